@@ -1,0 +1,32 @@
+# make run: the whole local stack on embedded defaults; make test: the whole suite.
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test setup lint migrate clean
+
+$(STAMP): pyproject.toml package.json
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	npm install --no-audit --no-fund --loglevel=error
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: setup
+	$(BIN)/copytrade up
+
+test: setup
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/ruff check .
+
+migrate: setup
+	$(BIN)/copytrade migrate
+
+clean:
+	rm -rf $(VENV) node_modules build *.egg-info

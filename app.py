@@ -1,0 +1,78 @@
+"""The application factory: config, database, extensions, blueprints, error handlers."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, g, request
+from werkzeug.exceptions import RequestEntityTooLarge
+
+import config as settings_module
+from blueprints import api as rest
+from blueprints import assets, errors, health
+from models import database, migrate
+from models.base import db
+from services import errors as domain_errors
+from services import redis_client
+
+MAX_BODY_BYTES = 1024 * 1024
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    """Build the web app; ``config`` overrides settings read from the environment."""
+    overrides = dict(config or {})
+    instance = overrides.get("INSTANCE_PATH")
+    settings = settings_module.load(instance=Path(instance) if instance else None)
+    settings.update(overrides)
+
+    app = Flask(__name__, instance_path=settings["INSTANCE_PATH"],
+                template_folder="templates", static_folder="static")
+    app.config.update(settings)
+    app.config["MAX_CONTENT_LENGTH"] = overrides.get("MAX_CONTENT_LENGTH", MAX_BODY_BYTES)
+    app.config.setdefault("REQUIRE_MIGRATED", True)
+    app.config["REDIS_URL"] = redis_client.resolve_url(settings["REDIS_URL"],
+                                                       settings["INSTANCE_PATH"])
+
+    bound = database.bind(app.config["DATABASE_URL"])
+    app.extensions["database"] = bound
+    if app.config["REQUIRE_MIGRATED"]:
+        with bound.connection_context():
+            migrate.require_migrated(bound)
+
+    _register_request_hooks(app)
+    rest.register(app)
+    app.register_blueprint(health.bp)
+    app.register_blueprint(assets.bp)
+    errors.register(app)  # after smorest's, so ours wins for HTTPException
+    logging.getLogger(__name__).debug("app created with venue %s", app.config["VENUE"])
+    return app
+
+
+def _register_request_hooks(app: Flask) -> None:
+    @app.before_request
+    def open_connection() -> None:
+        # Close at teardown only what this request opened (a test or a job
+        # running the app in-process may hold its own connection).
+        g.opened_db_connection = db.connect(reuse_if_open=True)
+
+    @app.before_request
+    def check_body() -> None:
+        # webargs reads bodies silently: an oversized or non-JSON body would
+        # surface as "missing field" errors. Say what is really wrong.
+        limit = app.config["MAX_CONTENT_LENGTH"]
+        if request.content_length and limit and request.content_length > limit:
+            raise RequestEntityTooLarge()
+        if (request.path.startswith("/api/") and request.method in ("POST", "PUT", "PATCH")
+                and request.content_length and not request.is_json):
+            err = domain_errors.BadRequest(
+                "Unsupported media type: send application/json.")
+            err.status = 415
+            raise err
+
+    @app.teardown_appcontext
+    def close_connection(exc: BaseException | None) -> None:
+        if g.pop("opened_db_connection", False) and not db.is_closed():
+            db.close()

@@ -1,0 +1,68 @@
+"""The REST surface under /api: the flask-smorest Api, its OpenAPI document, its blueprints."""
+
+from __future__ import annotations
+
+from flask import Flask
+from flask_smorest import Api
+
+from blueprints import errors as error_handler
+from blueprints.api.base import SECURITY_SCHEMES, DecimalStringComponent
+from schemas.common import ErrorSchema, PaginationSchema
+from schemas.fields import decimal_string_property
+
+OPENAPI_DESCRIPTION = """\
+Copy-trading platform for Polymarket.
+
+Money and quantities are `DecimalString`s: parse them as decimals, never floats.
+Every error body is `{error, code}`; branch on `code`. Status per code:
+`validation_failed`/`bad_request` 400 (409 for an idempotency conflict),
+`unauthorized`/`invalid_token` 401, `insufficient_balance`/`subscription_error`/
+`payment_failed` 402, `scope_required`/`tier_limit_exceeded` 403, `not_found` 404,
+`rate_limited` 429, `internal_error`/`crypto_error`/`wallet_error` 500,
+`feature_not_enabled` 501, `polymarket_unavailable`/`database_error`/`cache_error` 503.
+429 and 503 carry `Retry-After` (seconds).
+"""
+
+
+class CopytradeApi(Api):
+    """flask-smorest's Api with our error body and our single error handler."""
+
+    ERROR_SCHEMA = ErrorSchema
+
+    def handle_http_exception(self, error):  # type: ignore[override]
+        """Delegate to the one handler so smorest's own errors share the shape."""
+        return error_handler.handle(error)
+
+
+def api_config(base_url: str) -> dict[str, object]:
+    """flask-smorest settings: OpenAPI 3.1.0 at /openapi.json, the explorer at /api/docs."""
+    return {
+        "API_TITLE": "copytrade",
+        "API_VERSION": "1.1.0",
+        "OPENAPI_VERSION": "3.1.0",
+        "OPENAPI_URL_PREFIX": "/",
+        "OPENAPI_JSON_PATH": "openapi.json",
+        "OPENAPI_SWAGGER_UI_PATH": "api/docs",
+        "OPENAPI_SWAGGER_UI_URL": "/api/docs/assets/",
+        "API_SPEC_OPTIONS": {
+            "info": {"description": OPENAPI_DESCRIPTION},
+            "servers": [{"url": base_url}],
+            "components": {"securitySchemes": SECURITY_SCHEMES},
+        },
+    }
+
+
+def register(app: Flask) -> CopytradeApi:
+    """Create the Api for ``app`` and register every REST blueprint on it."""
+    from blueprints.api import stats
+
+    for key, value in api_config(app.config["BASE_URL"]).items():
+        app.config.setdefault(key, value)
+    api = CopytradeApi(app)
+    api.ma_plugin.converter.add_attribute_function(decimal_string_property)
+    api.spec.components.schema("DecimalString", DecimalStringComponent)
+    api.spec.components.schema("Pagination", schema=PaginationSchema)
+    for blueprint in (stats.blp,):
+        api.register_blueprint(blueprint)
+    app.extensions["copytrade_api"] = api
+    return api

@@ -1,0 +1,75 @@
+"""What every REST blueprint shares: the Blueprint class and documented error responses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import flask_smorest
+from webargs.flaskparser import FlaskParser
+
+from schemas.common import ErrorSchema
+from schemas.fields import DECIMAL_PATTERN
+
+DecimalStringComponent = {
+    "type": "string",
+    "pattern": DECIMAL_PATTERN,
+    "description": "A decimal number as a string. Parse as a decimal, never a float.",
+    "examples": ["12.5"],
+}
+
+SECURITY_SCHEMES = {
+    "sessionJWT": {
+        "type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+        "description": "Session token from /api/auth/verify-code; full account scope, 24 hours.",
+    },
+    "apiKey": {
+        "type": "http", "scheme": "bearer", "bearerFormat": "svck_live_...",
+        "description": "API key (`svck_live_...`) minted at POST /api/keys; carries scopes.",
+    },
+    "oauth": {
+        "type": "http", "scheme": "bearer", "bearerFormat": "svco_...",
+        "description": "OAuth 2.1 access token (`svco_...`) for hosted agents; carries scopes.",
+    },
+}
+
+_RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before retrying.",
+                                "schema": {"type": "integer"}}}
+
+ERROR_DESCRIPTIONS = {
+    400: "Bad request or validation failed (`bad_request`, `validation_failed`).",
+    401: "Missing credential (`unauthorized`) or invalid/expired one (`invalid_token`).",
+    402: "Payment required (`insufficient_balance`).",
+    403: "Credential lacks a scope (`scope_required`) or tier (`tier_limit_exceeded`).",
+    404: "Not found (`not_found`).",
+    409: "A request with this Idempotency-Key is in progress (`bad_request`).",
+    429: "Rate limited (`rate_limited`).",
+    500: "Internal error (`internal_error`, `crypto_error`, `wallet_error`).",
+    503: "A dependency is down (`polymarket_unavailable`, `database_error`, `cache_error`).",
+}
+
+
+class ArgumentsParser(FlaskParser):
+    """webargs parser answering 400, not 422, on invalid input."""
+
+    DEFAULT_VALIDATION_STATUS = 400
+
+
+class Blueprint(flask_smorest.Blueprint):
+    """A smorest Blueprint that parses with our parser and documents errors briefly."""
+
+    ARGUMENTS_PARSER = ArgumentsParser()
+
+    def errors(self, *statuses: int) -> Callable[[Any], Any]:
+        """Document the error responses a route may give, with the Error body."""
+
+        def decorator(func: Any) -> Any:
+            for status in statuses:
+                headers = _RETRY_AFTER if status in (409, 429, 503) else None
+                func = self.alt_response(
+                    status, schema=ErrorSchema, description=ERROR_DESCRIPTIONS.get(status),
+                    headers=headers,
+                )(func)
+            return func
+
+        return decorator

@@ -1,0 +1,98 @@
+"""The ``copytrade`` command: up, serve, worker, migrate, sandbox."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+import config as settings_module
+
+
+def _settings() -> dict[str, Any]:
+    return settings_module.load()
+
+
+@click.group()
+def main() -> None:
+    """copytrade: copy-trading for Polymarket."""
+
+
+@main.command()
+def migrate() -> None:
+    """Apply database migrations."""
+    from models import database
+    from models import migrate as migrations
+
+    settings = _settings()
+    bound = database.bind(settings["DATABASE_URL"])
+    with bound.connection_context():
+        ran = migrations.migrate(bound)
+    click.echo(f"applied {len(ran)} migration(s)" + (f": {', '.join(ran)}" if ran else ""))
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--workers", default=lambda: int(os.environ.get("WEB_CONCURRENCY", "2")),
+              show_default="2 (WEB_CONCURRENCY)", type=int)
+@click.option("--threads", default=4, show_default=True, type=int)
+def serve(host: str, port: int, workers: int, threads: int) -> None:
+    """Serve the web app with gunicorn (the production server)."""
+    from gunicorn.app.base import BaseApplication
+
+    from services import redis_client
+
+    settings = _settings()
+    # Resolve before forking so every gunicorn worker shares one embedded Redis.
+    redis_client.resolve_url(settings["REDIS_URL"], settings["INSTANCE_PATH"])
+
+    class Server(BaseApplication):
+        def load_config(self) -> None:
+            self.cfg.set("bind", f"{host}:{port}")
+            self.cfg.set("workers", workers)
+            self.cfg.set("threads", threads)
+            self.cfg.set("worker_class", "gthread")
+            self.cfg.set("graceful_timeout", 20)
+            self.cfg.set("accesslog", None)
+
+        def load(self) -> Any:
+            from wsgi import app
+
+            return app
+
+    Server().run()
+
+
+@main.command()
+def worker() -> None:
+    """Run the Trio worker: RQ jobs and copy executors."""
+    from worker import host
+
+    host.main()
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=settings_module.DEFAULT_SANDBOX_PORT, show_default=True,
+              type=int)
+def sandbox(host: str, port: int) -> None:
+    """Run the sandbox venue alone (Gamma /gamma, CLOB /clob, Data /data, RTDS /rtds)."""
+    from venue import sandbox as sandbox_venue
+
+    sandbox_venue.serve(host=host, port=port)
+
+
+@main.command()
+@click.option("--port", default=8000, show_default=True, type=int)
+def up(port: int) -> None:
+    """Run the whole local stack in one process group until Ctrl-C."""
+    from stack import LocalStack
+
+    LocalStack(web_port=port).run()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,6 @@
+"""Peewee models, one module per aggregate, bound to ``models.base.db`` at start-up."""
+
+from models.base import BaseModel, db
+from models.user import User
+
+__all__ = ["BaseModel", "User", "db"]

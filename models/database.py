@@ -1,0 +1,45 @@
+"""Opening the database named by DATABASE_URL and binding the model proxy to it."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, unquote, urlparse
+
+import peewee
+from playhouse.pool import PooledPostgresqlDatabase
+
+from models.base import db
+
+
+def open_database(url: str) -> peewee.Database:
+    """A peewee Database for ``sqlite:///path`` or ``postgresql://user@host:port/name``."""
+    parsed = urlparse(url)
+    options = dict(parse_qsl(parsed.query))
+    if parsed.scheme == "sqlite":
+        # SQLAlchemy's spelling: sqlite:///relative.db, sqlite:////absolute.db
+        path = unquote(parsed.path)[1:]
+        return peewee.SqliteDatabase(
+            path or ":memory:",
+            pragmas={"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 10000,
+                     "synchronous": "normal"},
+            timeout=10,
+        )
+    if parsed.scheme in ("postgres", "postgresql"):
+        kwargs: dict[str, object] = {
+            "host": parsed.hostname or "127.0.0.1",
+            "port": parsed.port or 5432,
+            "user": unquote(parsed.username) if parsed.username else None,
+            "password": unquote(parsed.password) if parsed.password else None,
+            "max_connections": int(options.pop("max_connections", 32)),
+            "stale_timeout": 300,
+            "timeout": 10,
+        }
+        kwargs.update(options)  # e.g. options=-c search_path=... for an isolated schema
+        return PooledPostgresqlDatabase(parsed.path.lstrip("/"), autorollback=True, **kwargs)
+    raise ValueError(f"unsupported DATABASE_URL scheme {parsed.scheme!r}")
+
+
+def bind(url: str) -> peewee.Database:
+    """Open the database at ``url`` and point every model at it."""
+    database = open_database(url)
+    db.initialize(database)
+    return database

@@ -1,0 +1,1 @@
+"""Migration modules ``mNNNN_name.py``; see models/migrate.py."""

@@ -1,0 +1,29 @@
+"""GET /healthz reports the process, the database and Redis."""
+
+from __future__ import annotations
+
+from app import create_app
+from tests.conftest import free_port
+
+
+def test_healthz_ok(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    body = response.get_json()
+    assert body["status"] == "ok"
+    assert body["database"]["ok"] and body["redis"]["ok"] and body["process"]["ok"]
+
+
+def test_healthz_reports_redis_down(app_config):
+    config = dict(app_config, REDIS_URL=f"redis://127.0.0.1:{free_port()}/0")
+    broken = create_app(config)
+    try:
+        response = broken.test_client().get("/healthz")
+    finally:
+        from models.base import db
+        db.initialize(broken.extensions["database"])
+    assert response.status_code == 503
+    body = response.get_json()
+    assert body["redis"]["ok"] is False and body["database"]["ok"] is True
+    assert body["code"] == "cache_error"
+    assert response.headers["Retry-After"] == "5"

@@ -1,0 +1,146 @@
+"""Shared fixtures: each database test runs on SQLite and on PostgreSQL.
+
+PostgreSQL: TEST_DATABASE_URL (default: the local server), a fresh schema per
+test run, dropped at the end. Redis: REDIS_URL (default: the local server),
+with a key prefix per run so parallel runs never see each other's keys.
+When PostgreSQL or Redis cannot be reached the run fails; it never skips.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import peewee
+import psycopg2
+import pytest
+import redis
+
+from models import database as database_module
+from models import migrate
+from models.base import db
+
+PG_URL = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+RUN_ID = secrets.token_hex(4)
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _pg_schema_url(schema: str) -> str:
+    sep = "&" if "?" in PG_URL else "?"
+    return f"{PG_URL}{sep}options={quote(f'-c search_path={schema}')}"
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The test Redis; the run fails if it does not answer."""
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping()
+    except redis.exceptions.ConnectionError as exc:
+        pytest.fail(f"Redis at {REDIS_URL} is unreachable: {exc}")
+    return REDIS_URL
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+                 ) -> Iterator[str]:
+    """A migrated, empty database of each kind for this test run."""
+    if request.param == "sqlite":
+        path = tmp_path_factory.mktemp("db") / "copytrade.db"
+        url = f"sqlite:///{path}"
+        schema = None
+    else:
+        schema = f"t_{RUN_ID}_{os.getpid()}"
+        try:
+            conn = psycopg2.connect(PG_URL, connect_timeout=3)
+        except psycopg2.OperationalError as exc:
+            pytest.fail(f"PostgreSQL at {PG_URL} is unreachable: {exc}")
+        conn.autocommit = True
+        with conn.cursor() as cur:
+            cur.execute(f'CREATE SCHEMA "{schema}"')
+        url = _pg_schema_url(schema)
+    bound = database_module.open_database(url)
+    with bound.connection_context():
+        migrate.migrate(bound)
+    bound.close_all() if hasattr(bound, "close_all") else None
+    yield url
+    if schema is not None:
+        with conn.cursor() as cur:
+            cur.execute(f'DROP SCHEMA "{schema}" CASCADE')
+        conn.close()
+
+
+def _empty_tables(database: peewee.Database) -> None:
+    tables = [t for t in database.get_tables() if t != "schema_migrations"]
+    if not tables:
+        return
+    with database.atomic():
+        if isinstance(database, peewee.PostgresqlDatabase):
+            database.execute_sql("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " CASCADE")
+        else:
+            database.execute_sql("PRAGMA defer_foreign_keys = ON")
+            for table in tables:
+                database.execute_sql(f'DELETE FROM "{table}"')
+
+
+@pytest.fixture(scope="session")
+def instance_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An instance folder for the run (generated secrets live here)."""
+    return tmp_path_factory.mktemp("instance")
+
+
+@pytest.fixture(scope="session")
+def app_config(database_url: str, redis_url: str, instance_path: Path) -> dict[str, Any]:
+    """Settings for the app under test."""
+    return {
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "REDIS_PREFIX": f"ct-test-{RUN_ID}-{os.getpid()}:",
+        "INSTANCE_PATH": str(instance_path),
+        "SECRET_KEY": "test-secret-key-" + RUN_ID,
+        "WALLET_ENCRYPTION_KEY": secrets.token_hex(32),
+        "TESTING": True,
+    }
+
+
+@pytest.fixture(scope="session")
+def _session_app(app_config: dict[str, Any]):
+    from app import create_app
+
+    return create_app(app_config)
+
+
+@pytest.fixture
+def app(_session_app):
+    """The app, bound to this test's database, with every table empty afterwards."""
+    database = _session_app.extensions["database"]
+    db.initialize(database)
+    yield _session_app
+    db.initialize(database)
+    with database.connection_context():
+        _empty_tables(database)
+
+
+@pytest.fixture
+def client(app):
+    """A Flask test client."""
+    return app.test_client()
+
+
+@pytest.fixture
+def bound_db(app) -> Iterator[peewee.Database]:
+    """An open connection to the test database for direct model use in a test."""
+    database = app.extensions["database"]
+    with database.connection_context():
+        yield database

@@ -1,0 +1,23 @@
+"""The embedded Redis default and the shared client."""
+
+from __future__ import annotations
+
+from services import redis_client
+
+
+def test_embedded_redis_when_no_url(tmp_path, monkeypatch):
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    url = redis_client.resolve_url(None, tmp_path)
+    assert url.startswith("unix://")
+    client = redis_client.connect(url)
+    assert client.ping()
+    client.set("copytrade:probe", "1")
+    assert client.get("copytrade:probe") == b"1"
+    # Exported so that child processes (gunicorn workers, the worker) share it.
+    import os
+    assert os.environ["REDIS_URL"] == url
+
+
+def test_configured_url_wins(redis_url, tmp_path):
+    assert redis_client.resolve_url(redis_url, tmp_path) == redis_url
+    assert redis_client.connect(redis_url) is redis_client.connect(redis_url)
