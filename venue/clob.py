@@ -1,0 +1,183 @@
+"""CLOB API: books and prices, market parameters, API-key auth, and V2 order placement.
+
+Written once for both transports (see ``venue.gamma``). Authenticated calls take the
+``ApiCreds`` explicitly, because one worker trades for many users' wallets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+
+from venue import parse
+from venue.gamma import Returns, Runner
+from venue.http import Call, VenueRequest, query
+from venue.models import (
+    ApiCreds,
+    CancelResult,
+    OpenOrder,
+    OpenOrdersPage,
+    OrderBook,
+    PostOrderResult,
+    PriceHistoryPoint,
+)
+from venue.signing import SignedOrder, address_of, compact_json, l1_headers, l2_headers
+
+INITIAL_CURSOR = "MA=="
+END_CURSOR = "LTE="
+
+# Market parameters change rarely (tick size can shrink near 0/1), so they get a longer TTL
+# than the default metadata TTL would give a busy copy burst.
+PARAMETER_TTL = 60.0
+
+
+class ClobApi:
+    """CLOB endpoints; tick size, neg-risk and fee rate are cached per token."""
+
+    def __init__(self, run: Runner, chain_id: int) -> None:
+        self._run = run
+        self.chain_id = chain_id
+
+    # --- public market data ------------------------------------------------------------
+
+    def book(self, token_id: str) -> Returns[OrderBook]:
+        """``GET /book?token_id=``: the order book snapshot."""
+        return self._run(Call(VenueRequest("clob", "GET", "/book", query(token_id=token_id)),
+                              parse.parse_book))
+
+    def price(self, token_id: str, side: str) -> Returns[Decimal]:
+        """``GET /price``: BUY gives the best bid, SELL the best ask."""
+        params = query(token_id=token_id, side=side.upper())
+        return self._run(Call(VenueRequest("clob", "GET", "/price", params), parse.parse_price))
+
+    def midpoint(self, token_id: str) -> Returns[Decimal]:
+        """``GET /midpoint``."""
+        request = VenueRequest("clob", "GET", "/midpoint", query(token_id=token_id))
+        return self._run(Call(request, parse.parse_midpoint))
+
+    def prices_history(
+        self,
+        token_id: str,
+        *,
+        interval: str | None = None,
+        start_ts: int | None = None,
+        end_ts: int | None = None,
+        fidelity: int | None = None,
+    ) -> Returns[list[PriceHistoryPoint]]:
+        """``GET /prices-history`` (``interval`` like 1h/6h/1d/1w/1m/max, or a ts range)."""
+        if interval is None and (start_ts is None or end_ts is None):
+            raise ValueError("prices_history needs interval, or both start_ts and end_ts")
+        params = query(market=token_id, interval=interval, startTs=start_ts, endTs=end_ts,
+                       fidelity=fidelity)
+        return self._run(Call(VenueRequest("clob", "GET", "/prices-history", params),
+                              parse.parse_prices_history))
+
+    def tick_size(self, token_id: str) -> Returns[Decimal]:
+        """``GET /tick-size``: minimum price increment (cached)."""
+        request = VenueRequest("clob", "GET", "/tick-size", query(token_id=token_id))
+        return self._run(Call(request, parse.parse_tick_size,
+                              cache_key=f"clob:tick:{token_id}", cache_ttl=PARAMETER_TTL))
+
+    def neg_risk(self, token_id: str) -> Returns[bool]:
+        """``GET /neg-risk``: whether orders go to the NegRisk exchange (cached)."""
+        request = VenueRequest("clob", "GET", "/neg-risk", query(token_id=token_id))
+        return self._run(Call(request, parse.parse_neg_risk,
+                              cache_key=f"clob:negrisk:{token_id}", cache_ttl=PARAMETER_TTL))
+
+    def fee_rate_bps(self, token_id: str) -> Returns[int]:
+        """``GET /fee-rate``: base fee in basis points (cached)."""
+        request = VenueRequest("clob", "GET", "/fee-rate", query(token_id=token_id))
+        return self._run(Call(request, parse.parse_fee_rate_bps,
+                              cache_key=f"clob:fee:{token_id}", cache_ttl=PARAMETER_TTL))
+
+    def server_time(self) -> Returns[int]:
+        """``GET /time``: venue clock in unix seconds."""
+        return self._run(Call(VenueRequest("clob", "GET", "/time"), parse.parse_server_time))
+
+    def version(self) -> Returns[int]:
+        """``GET /version``: order version the exchange accepts (2 after the V2 cutover)."""
+        return self._run(Call(VenueRequest("clob", "GET", "/version"), parse.parse_version))
+
+    # --- L1: API credentials -----------------------------------------------------------
+
+    def create_api_key(
+        self, private_key: str, nonce: int = 0, timestamp: int | None = None
+    ) -> Returns[ApiCreds]:
+        """``POST /auth/api-key`` (L1): mint credentials for the key's address."""
+        address = address_of(private_key)
+        headers = l1_headers(private_key, self.chain_id, timestamp, nonce)
+        request = VenueRequest("clob", "POST", "/auth/api-key", headers=headers, retryable=False)
+        return self._run(Call(request, lambda body: parse.parse_api_creds(body, address)))
+
+    def derive_api_key(
+        self, private_key: str, nonce: int = 0, timestamp: int | None = None
+    ) -> Returns[ApiCreds]:
+        """``GET /auth/derive-api-key`` (L1): the existing credentials for (address, nonce)."""
+        address = address_of(private_key)
+        headers = l1_headers(private_key, self.chain_id, timestamp, nonce)
+        request = VenueRequest("clob", "GET", "/auth/derive-api-key", headers=headers)
+        return self._run(Call(request, lambda body: parse.parse_api_creds(body, address)))
+
+    # --- L2: orders --------------------------------------------------------------------
+
+    def post_order(
+        self,
+        creds: ApiCreds,
+        order: SignedOrder,
+        order_type: str | None = None,
+        *,
+        post_only: bool = False,
+        defer_exec: bool = False,
+    ) -> Returns[PostOrderResult]:
+        """``POST /order``; never retried: a timeout raises VenueTimeout to reconcile."""
+        body = order.body(creds.api_key, order_type, post_only, defer_exec)
+        headers = l2_headers(creds, "POST", "/order", body)
+        request = VenueRequest("clob", "POST", "/order", body=body, headers=headers,
+                               retryable=False)
+        return self._run(Call(request, parse.parse_post_order))
+
+    def open_orders(
+        self,
+        creds: ApiCreds,
+        *,
+        market: str | None = None,
+        asset_id: str | None = None,
+        order_id: str | None = None,
+        next_cursor: str = INITIAL_CURSOR,
+    ) -> Returns[OpenOrdersPage]:
+        """``GET /data/orders``: one page of the creds' open orders."""
+        params = query(market=market, asset_id=asset_id, id=order_id, next_cursor=next_cursor)
+        # The HMAC covers the path only, never the query string.
+        headers = l2_headers(creds, "GET", "/data/orders")
+        request = VenueRequest("clob", "GET", "/data/orders", params, headers=headers)
+        return self._run(Call(request, parse.parse_open_orders))
+
+    def order(self, creds: ApiCreds, order_id: str) -> Returns[OpenOrder]:
+        """``GET /data/order/{id}``."""
+        path = f"/data/order/{order_id}"
+        request = VenueRequest("clob", "GET", path, headers=l2_headers(creds, "GET", path))
+        return self._run(Call(request, parse.parse_open_order))
+
+    def cancel_order(self, creds: ApiCreds, order_id: str) -> Returns[CancelResult]:
+        """``DELETE /order`` with ``{"orderID"}``; cancelling twice is harmless, so retried."""
+        return self._delete(creds, "/order", compact_json({"orderID": order_id}))
+
+    def cancel_orders(self, creds: ApiCreds, order_ids: Sequence[str]) -> Returns[CancelResult]:
+        """``DELETE /orders`` with a list of order ids."""
+        return self._delete(creds, "/orders", compact_json(list(order_ids)))
+
+    def cancel_all(self, creds: ApiCreds) -> Returns[CancelResult]:
+        """``DELETE /cancel-all``: every open order of the creds."""
+        return self._delete(creds, "/cancel-all", None)
+
+    def cancel_market_orders(
+        self, creds: ApiCreds, *, market: str | None = None, asset_id: str | None = None
+    ) -> Returns[CancelResult]:
+        """``DELETE /cancel-market-orders`` for a condition id and/or token."""
+        body = {k: v for k, v in (("market", market), ("asset_id", asset_id)) if v}
+        return self._delete(creds, "/cancel-market-orders", compact_json(body))
+
+    def _delete(self, creds: ApiCreds, path: str, body: str | None) -> Returns[CancelResult]:
+        headers = l2_headers(creds, "DELETE", path, body)
+        request = VenueRequest("clob", "DELETE", path, body=body, headers=headers)
+        return self._run(Call(request, parse.parse_cancel))

@@ -1,0 +1,66 @@
+"""Where the venue lives and how patiently we talk to it: base URLs, chain id, timeouts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+POLYMARKET_GAMMA_URL = "https://gamma-api.polymarket.com"
+POLYMARKET_CLOB_URL = "https://clob.polymarket.com"
+POLYMARKET_DATA_URL = "https://data-api.polymarket.com"
+POLYMARKET_RTDS_URL = "wss://ws-live-data.polymarket.com"
+POLYGON_CHAIN_ID = 137
+
+
+@dataclass(frozen=True, slots=True)
+class VenueConfig:
+    """Base URLs of the three HTTP APIs and the feed, plus signing and transport settings.
+
+    ``exchange_address``/``neg_risk_exchange_address`` override the V2 exchange contracts
+    that orders are signed for (None = py-clob-client-v2's table for ``chain_id``).
+    """
+
+    gamma_url: str
+    clob_url: str
+    data_url: str
+    rtds_url: str = ""
+    chain_id: int = POLYGON_CHAIN_ID
+    exchange_address: str | None = None
+    neg_risk_exchange_address: str | None = None
+    timeout: float = 10.0
+    connect_timeout: float = 5.0
+    max_retries: int = 2
+    backoff_base: float = 0.25
+    backoff_cap: float = 2.0
+    max_retry_after: float = 3.0
+    cache_ttl: float = 30.0
+    max_connections: int = 20
+    user_agent: str = "copytrade/0.1"
+
+    @classmethod
+    def polymarket(cls, **overrides: object) -> VenueConfig:
+        """Polymarket's public hosts."""
+        base = cls(
+            gamma_url=POLYMARKET_GAMMA_URL,
+            clob_url=POLYMARKET_CLOB_URL,
+            data_url=POLYMARKET_DATA_URL,
+            rtds_url=POLYMARKET_RTDS_URL,
+        )
+        return replace(base, **overrides)  # type: ignore[arg-type]
+
+    @classmethod
+    def for_sandbox(cls, base_url: str, **overrides: object) -> VenueConfig:
+        """The sandbox venue's layout: one host, APIs under ``/gamma``, ``/clob``, ``/data``."""
+        root = base_url.rstrip("/")
+        ws_root = "ws" + root[len("http") :] if root.startswith("http") else root
+        base = cls(
+            gamma_url=f"{root}/gamma",
+            clob_url=f"{root}/clob",
+            data_url=f"{root}/data",
+            rtds_url=f"{ws_root}/rtds",
+        )
+        return replace(base, **overrides)  # type: ignore[arg-type]
+
+    def base_url(self, api: str) -> str:
+        """Base URL of ``gamma``, ``clob`` or ``data``, without a trailing slash."""
+        urls = {"gamma": self.gamma_url, "clob": self.clob_url, "data": self.data_url}
+        return urls[api].rstrip("/")

@@ -1,0 +1,339 @@
+"""HTTP transport to the venue: one request description, a sync and an async runner.
+
+Every API call is a ``Call``: a ``VenueRequest`` (pure data) plus a parser. ``SyncTransport``
+(Flask, RQ threads) and ``AsyncTransport`` (the Trio worker; httpx runs on trio via anyio)
+share the URL building, error mapping, retry policy and metadata cache below and differ
+only in how they send and sleep.
+
+Failure mapping: timeouts -> VenueTimeout; connection errors, 5xx and 429 -> VenueUnavailable
+(with retry_after); 404 -> VenueNotFound; other 4xx -> VenueRejected(status, body).
+Only ``retryable`` requests (idempotent reads and cancels) are retried, with small bounded
+exponential backoff; order POSTs are never resent, so a timeout there surfaces as
+VenueTimeout for the caller to reconcile.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import anyio
+import httpx
+
+from venue.cache import MetadataCache
+from venue.config import VenueConfig
+from venue.errors import (
+    VenueError,
+    VenueNotFound,
+    VenueRejected,
+    VenueTimeout,
+    VenueUnavailable,
+)
+from venue.parse import MalformedResponse, loads
+
+T = TypeVar("T")
+
+_MISSING = object()
+_DEFAULT_RETRY_AFTER = 5
+
+
+@dataclass(frozen=True, slots=True)
+class VenueRequest:
+    """What to send: API (``gamma``/``clob``/``data``), method, path, query, body, headers."""
+
+    api: str
+    method: str
+    path: str
+    params: tuple[tuple[str, str], ...] = ()
+    body: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    retryable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[T]):
+    """A request and how to read its JSON answer; optionally cached for ``cache_ttl``."""
+
+    request: VenueRequest
+    parse: Callable[[Any], T]
+    cache_key: str | None = None
+    cache_ttl: float | None = None
+
+
+def query(**params: Any) -> tuple[tuple[str, str], ...]:
+    """Query pairs without the None values; lists repeat the key; booleans as true/false."""
+    pairs: list[tuple[str, str]] = []
+    for key, value in params.items():
+        if value is None:
+            continue
+        values = value if isinstance(value, list | tuple) else [value]
+        for item in values:
+            if isinstance(item, bool):
+                pairs.append((key, "true" if item else "false"))
+            else:
+                pairs.append((key, str(item)))
+    return tuple(pairs)
+
+
+# --- shared policy -------------------------------------------------------------------------
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> int | None:
+    """Seconds from a Retry-After header (delta-seconds or HTTP-date); None if absent/bad."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return int(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    current = time.time() if now is None else now
+    return max(0, int(when.timestamp() - current + 0.999))
+
+
+def _error_message(body: Any, fallback: str) -> str:
+    if isinstance(body, Mapping):
+        for key in ("error", "errorMsg", "message", "detail"):
+            if body.get(key):
+                return str(body[key])
+    if isinstance(body, str) and body.strip():
+        return body.strip()[:300]
+    return fallback
+
+
+def _decode_error_body(response: httpx.Response) -> Any:
+    try:
+        return loads(response.content)
+    except VenueError:
+        return response.text
+
+
+def error_for_response(response: httpx.Response, request: VenueRequest) -> VenueError | None:
+    """The venue error a non-2xx answer means, or None for success."""
+    status = response.status_code
+    if status < 400:
+        return None
+    body = _decode_error_body(response)
+    where = f"{request.method} {request.api}{request.path}"
+    if status == 404:
+        return VenueNotFound(_error_message(body, f"{where}: not found"))
+    if status == 429:
+        retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        return VenueUnavailable(
+            f"{where}: rate limited",
+            retry_after=_DEFAULT_RETRY_AFTER if retry_after is None else retry_after,
+        )
+    if status >= 500:
+        retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        message = f"{where}: venue error {status}: {_error_message(body, '')}".rstrip(": ")
+        kwargs = {"retry_after": _DEFAULT_RETRY_AFTER if retry_after is None else retry_after}
+        if status == 504:
+            # A gateway timeout does not tell whether the upstream acted: same as a timeout.
+            return VenueTimeout(message, **kwargs)
+        return VenueUnavailable(message, **kwargs)
+    message = _error_message(body, f"{where}: rejected ({status})")
+    return VenueRejected(message, status=status, body=body)
+
+
+def error_for_exception(exc: httpx.HTTPError, request: VenueRequest) -> VenueError:
+    """Map an httpx transport failure to a venue error."""
+    where = f"{request.method} {request.api}{request.path}"
+    if isinstance(exc, httpx.TimeoutException):
+        return VenueTimeout(f"{where}: timed out ({type(exc).__name__})", retry_after=1)
+    return VenueUnavailable(f"{where}: {type(exc).__name__}: {exc}", retry_after=1)
+
+
+def retry_delay(
+    config: VenueConfig, attempt: int, error: VenueError, wait_hint: int | None = None
+) -> float | None:
+    """Seconds to wait before retry number ``attempt`` (1-based), or None to give up.
+
+    ``wait_hint`` is the venue's Retry-After: honoured when short, and when long we give up
+    at once so the caller can reschedule with ``retry_after`` instead of blocking.
+    """
+    if not isinstance(error, VenueUnavailable) or attempt > config.max_retries:
+        return None
+    backoff = min(config.backoff_cap, config.backoff_base * (2 ** (attempt - 1)))
+    backoff *= 0.5 + random.random() / 2  # jitter so many workers do not retry in lockstep
+    if wait_hint is not None:
+        if wait_hint > config.max_retry_after:
+            return None
+        return max(backoff, float(wait_hint))
+    return backoff
+
+
+def _cached(cache: MetadataCache | None, call: Call[Any]) -> Any:
+    if cache is None or call.cache_key is None:
+        return _MISSING
+    return cache.get(call.cache_key, _MISSING)
+
+
+def _store(cache: MetadataCache | None, call: Call[Any], config: VenueConfig, value: Any) -> None:
+    if cache is not None and call.cache_key is not None:
+        ttl = config.cache_ttl if call.cache_ttl is None else call.cache_ttl
+        if ttl > 0:
+            cache.set(call.cache_key, value, ttl)
+
+
+def _timeout(config: VenueConfig) -> httpx.Timeout:
+    return httpx.Timeout(config.timeout, connect=config.connect_timeout)
+
+
+def _limits(config: VenueConfig) -> httpx.Limits:
+    return httpx.Limits(
+        max_connections=config.max_connections,
+        max_keepalive_connections=config.max_connections,
+    )
+
+
+def _build(client: httpx.Client | httpx.AsyncClient, config: VenueConfig,
+           req: VenueRequest) -> httpx.Request:
+    headers = {"Accept": "application/json", "User-Agent": config.user_agent, **req.headers}
+    if req.body is not None:
+        headers.setdefault("Content-Type", "application/json")
+    return client.build_request(
+        req.method,
+        config.base_url(req.api) + req.path,
+        params=list(req.params) if req.params else None,
+        content=req.body.encode("utf-8") if req.body is not None else None,
+        headers=headers,
+    )
+
+
+def _result(response: httpx.Response, call: Call[T]) -> T:
+    error = error_for_response(response, call.request)
+    if error is not None:
+        raise error
+    decoded = loads(response.content) if response.content else None
+    try:
+        return call.parse(decoded)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        where = f"{call.request.method} {call.request.api}{call.request.path}"
+        raise MalformedResponse(f"{where}: unreadable answer: {exc!r}") from exc
+
+
+class _Attempt:
+    """Outcome of one send: the parsed value, or the error and the venue's Retry-After."""
+
+    __slots__ = ("error", "value", "wait_hint")
+
+    def __init__(self) -> None:
+        self.value: Any = _MISSING
+        self.error: VenueError | None = None
+        self.wait_hint: int | None = None
+
+    def settle(self, call: Call[Any], response: httpx.Response) -> None:
+        try:
+            self.value = _result(response, call)
+        except VenueUnavailable as exc:
+            self.error = exc
+            self.wait_hint = parse_retry_after(response.headers.get("Retry-After"))
+
+    def fail(self, call: Call[Any], exc: httpx.HTTPError) -> None:
+        self.error = error_for_exception(exc, call.request)
+
+    def next_delay(self, config: VenueConfig, call: Call[Any], attempt: int) -> float | None:
+        assert self.error is not None
+        if not call.request.retryable:
+            return None
+        return retry_delay(config, attempt, self.error, self.wait_hint)
+
+
+# --- runners -------------------------------------------------------------------------------
+
+
+class SyncTransport:
+    """Blocking runner over one pooled ``httpx.Client`` (keep-alive connection reuse)."""
+
+    def __init__(
+        self,
+        config: VenueConfig,
+        http_client: httpx.Client | None = None,
+        cache: MetadataCache | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.config = config
+        self.cache = cache
+        self._sleep = sleep
+        self._client = http_client or httpx.Client(
+            timeout=_timeout(config), limits=_limits(config), follow_redirects=True
+        )
+
+    def run(self, call: Call[T]) -> T:
+        """Send ``call`` (from cache when fresh), retrying reads; return its parsed answer."""
+        hit = _cached(self.cache, call)
+        if hit is not _MISSING:
+            return hit
+        attempt = 0
+        while True:
+            attempt += 1
+            outcome = _Attempt()
+            try:
+                request = _build(self._client, self.config, call.request)
+                outcome.settle(call, self._client.send(request))
+            except httpx.HTTPError as exc:
+                outcome.fail(call, exc)
+            if outcome.error is None:
+                _store(self.cache, call, self.config, outcome.value)
+                return outcome.value
+            delay = outcome.next_delay(self.config, call, attempt)
+            if delay is None:
+                raise outcome.error
+            self._sleep(delay)
+
+    def close(self) -> None:
+        """Close pooled connections."""
+        self._client.close()
+
+
+class AsyncTransport:
+    """Async runner over one pooled ``httpx.AsyncClient``; works under trio and asyncio."""
+
+    def __init__(
+        self,
+        config: VenueConfig,
+        http_client: httpx.AsyncClient | None = None,
+        cache: MetadataCache | None = None,
+    ) -> None:
+        self.config = config
+        self.cache = cache
+        self._client = http_client or httpx.AsyncClient(
+            timeout=_timeout(config), limits=_limits(config), follow_redirects=True
+        )
+
+    async def run(self, call: Call[T]) -> T:
+        """Send ``call`` (from cache when fresh), retrying reads; return its parsed answer."""
+        hit = _cached(self.cache, call)
+        if hit is not _MISSING:
+            return hit
+        attempt = 0
+        while True:
+            attempt += 1
+            outcome = _Attempt()
+            try:
+                request = _build(self._client, self.config, call.request)
+                outcome.settle(call, await self._client.send(request))
+            except httpx.HTTPError as exc:
+                outcome.fail(call, exc)
+            if outcome.error is None:
+                _store(self.cache, call, self.config, outcome.value)
+                return outcome.value
+            delay = outcome.next_delay(self.config, call, attempt)
+            if delay is None:
+                raise outcome.error
+            await anyio.sleep(delay)
+
+    async def aclose(self) -> None:
+        """Close pooled connections."""
+        await self._client.aclose()
+
+
+def join_ids(ids: Sequence[str]) -> str:
+    """Comma-joined ids for query parameters that take lists."""
+    return ",".join(ids)

@@ -1,0 +1,378 @@
+"""Typed venue data: what Gamma, the CLOB, the Data API and RTDS answer, with Decimal money.
+
+Prices, sizes and amounts are ``Decimal`` parsed from the venue's exact text; token ids stay
+strings (they are 256-bit integers); timestamps keep the venue's unit and say it in the name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+BUY = "BUY"
+SELL = "SELL"
+
+# Tick sizes the CLOB allows; anything else is a parsing or configuration error.
+ALLOWED_TICK_SIZES: frozenset[Decimal] = frozenset(
+    Decimal(t) for t in ("0.1", "0.01", "0.001", "0.0001")
+)
+
+ORDER_TYPES: frozenset[str] = frozenset({"GTC", "GTD", "FOK", "FAK"})
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    """A Gamma tag (category) such as ``sports`` or ``world-affairs``."""
+
+    id: str
+    label: str
+    slug: str
+
+
+@dataclass(frozen=True, slots=True)
+class FeeSchedule:
+    """Gamma ``feeSchedule``: taker fee = shares x rate x (p(1-p))^exponent."""
+
+    rate: Decimal
+    exponent: Decimal
+    taker_only: bool
+    rebate_rate: Decimal
+
+    def taker_fee(self, shares: Decimal, price: Decimal) -> Decimal:
+        """Platform fee in pUSD for a taker fill of ``shares`` at ``price``."""
+        base = price * (Decimal(1) - price)
+        exponent = self.exponent
+        # Integral exponents (the only ones seen live) stay exact; others go through ln/exp.
+        if exponent == exponent.to_integral_value():
+            factor = base ** int(exponent)
+        else:
+            factor = (base.ln() * exponent).exp() if base > 0 else Decimal(0)
+        return shares * self.rate * factor
+
+
+@dataclass(frozen=True, slots=True)
+class Market:
+    """A binary market from Gamma, with its outcomes paired to CLOB token ids by index."""
+
+    id: str
+    condition_id: str
+    slug: str
+    question: str
+    outcomes: tuple[str, ...]
+    outcome_prices: tuple[Decimal, ...]
+    clob_token_ids: tuple[str, ...]
+    active: bool
+    closed: bool
+    archived: bool
+    accepting_orders: bool
+    enable_order_book: bool
+    neg_risk: bool
+    neg_risk_market_id: str | None
+    tick_size: Decimal | None
+    min_order_size: Decimal | None
+    best_bid: Decimal | None
+    best_ask: Decimal | None
+    last_trade_price: Decimal | None
+    liquidity: Decimal | None
+    volume: Decimal | None
+    volume_24hr: Decimal | None
+    start_date: datetime | None
+    end_date: datetime | None
+    description: str
+    image: str
+    icon: str
+    group_item_title: str
+    tags: tuple[Tag, ...]
+    event_slugs: tuple[str, ...]
+    fees_enabled: bool
+    fee_type: str | None
+    fee_schedule: FeeSchedule | None
+    uma_resolution_statuses: tuple[str, ...]
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def token_id_for(self, outcome: str) -> str:
+        """Token id of the outcome labelled ``outcome`` (case-insensitive)."""
+        for label, token in zip(self.outcomes, self.clob_token_ids, strict=False):
+            if label.lower() == outcome.lower():
+                return token
+        raise KeyError(outcome)
+
+    def outcome_for(self, token_id: str) -> str:
+        """Outcome label of ``token_id``."""
+        return self.outcomes[self.clob_token_ids.index(token_id)]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A Gamma event grouping one or more markets."""
+
+    id: str
+    slug: str
+    title: str
+    description: str
+    active: bool
+    closed: bool
+    archived: bool
+    neg_risk: bool
+    liquidity: Decimal | None
+    volume: Decimal | None
+    start_date: datetime | None
+    end_date: datetime | None
+    markets: tuple[Market, ...]
+    tags: tuple[Tag, ...]
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """Gamma ``/public-search`` answer: matching events and paging hints."""
+
+    events: tuple[Event, ...]
+    tags: tuple[Tag, ...]
+    has_more: bool
+    total_results: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """One price level of a book side: shares resting at a price."""
+
+    price: Decimal
+    size: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class OrderBook:
+    """CLOB ``/book`` snapshot; sides in the venue's order (worst first, best last)."""
+
+    market: str
+    asset_id: str
+    timestamp_ms: int
+    hash: str
+    bids: tuple[Level, ...]
+    asks: tuple[Level, ...]
+    min_order_size: Decimal | None
+    tick_size: Decimal | None
+    neg_risk: bool | None
+    last_trade_price: Decimal | None
+
+    @property
+    def best_bid(self) -> Decimal | None:
+        """Highest bid price, or None on an empty side."""
+        return max((lv.price for lv in self.bids), default=None)
+
+    @property
+    def best_ask(self) -> Decimal | None:
+        """Lowest ask price, or None on an empty side."""
+        return min((lv.price for lv in self.asks), default=None)
+
+    @property
+    def midpoint(self) -> Decimal | None:
+        """Mean of best bid and best ask when both exist."""
+        bid, ask = self.best_bid, self.best_ask
+        if bid is None or ask is None:
+            return None
+        return (bid + ask) / 2
+
+    def computed_hash(self) -> str:
+        """SHA-1 of the book as the venue hashes it (see venue-samples README)."""
+
+        def text(value: Decimal | None) -> str:
+            return "" if value is None else str(value)
+
+        payload = {
+            "market": self.market,
+            "asset_id": self.asset_id,
+            "timestamp": str(self.timestamp_ms),
+            "hash": "",
+            "bids": [{"price": str(lv.price), "size": str(lv.size)} for lv in self.bids],
+            "asks": [{"price": str(lv.price), "size": str(lv.size)} for lv in self.asks],
+            "min_order_size": text(self.min_order_size),
+            "tick_size": text(self.tick_size),
+            "neg_risk": self.neg_risk,
+            "last_trade_price": text(self.last_trade_price),
+        }
+        compact = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha1(compact.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class PriceHistoryPoint:
+    """One point of ``/prices-history``: unix seconds and price."""
+
+    t: int
+    p: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityItem:
+    """A wallet's activity row or trade (Data API v1/v2, RTDS ``activity/trades``).
+
+    ``type`` is ``TRADE`` for fills (``/trades`` and RTDS rows carry no type and are trades);
+    ``role`` is ``maker``/``taker`` when the source says so, else None.
+    """
+
+    proxy_wallet: str
+    timestamp: int
+    condition_id: str
+    type: str
+    asset: str
+    side: str
+    size: Decimal
+    price: Decimal
+    usdc_size: Decimal | None
+    outcome: str
+    outcome_index: int | None
+    transaction_hash: str
+    title: str
+    slug: str
+    event_slug: str
+    name: str
+    pseudonym: str
+    fee: Decimal | None = None
+    role: str | None = None
+
+    @property
+    def is_trade(self) -> bool:
+        """True for fills (BUY/SELL trades), False for redeems, splits, rewards..."""
+        return self.type == "TRADE" and self.side in (BUY, SELL)
+
+    @property
+    def wallet(self) -> str:
+        """The proxy wallet, lowercased: RTDS sends checksummed case, Data API lowercase."""
+        return self.proxy_wallet.lower()
+
+    @property
+    def dedup_key(self) -> tuple[str, str, str, str]:
+        """Identity of one fill of one wallet across polling and the live feed."""
+        return (self.transaction_hash.lower(), self.asset, self.side, self.wallet)
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityPage:
+    """A cursor page of Data API v2 activity or trades."""
+
+    items: tuple[ActivityItem, ...]
+    next_cursor: str | None
+    has_more: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A wallet's position in one outcome token (Data API ``/positions``)."""
+
+    proxy_wallet: str
+    asset: str
+    condition_id: str
+    size: Decimal
+    avg_price: Decimal
+    initial_value: Decimal | None
+    current_value: Decimal
+    cash_pnl: Decimal | None
+    realized_pnl: Decimal | None
+    cur_price: Decimal
+    redeemable: bool
+    mergeable: bool
+    title: str
+    slug: str
+    event_slug: str
+    outcome: str
+    outcome_index: int | None
+    opposite_outcome: str
+    opposite_asset: str
+    end_date: str
+    negative_risk: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardEntry:
+    """A trader on the Data API leaderboard."""
+
+    rank: int
+    proxy_wallet: str
+    user_name: str
+    x_username: str
+    verified_badge: bool
+    vol: Decimal
+    pnl: Decimal
+    profile_image: str
+
+
+@dataclass(frozen=True, slots=True)
+class OpenOrder:
+    """A resting order from ``GET /data/orders`` (sizes as the venue sends them)."""
+
+    id: str
+    status: str
+    owner: str
+    maker_address: str
+    market: str
+    asset_id: str
+    side: str
+    original_size: Decimal
+    size_matched: Decimal
+    price: Decimal
+    outcome: str
+    expiration: int
+    order_type: str
+    associate_trades: tuple[str, ...]
+    created_at: int
+
+    @property
+    def is_live(self) -> bool:
+        """True for ``LIVE`` and ``ORDER_STATUS_LIVE`` (both spellings are seen)."""
+        return self.status.upper().removeprefix("ORDER_STATUS_") == "LIVE"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenOrdersPage:
+    """One page of open orders and the cursor of the next (``LTE=`` ends)."""
+
+    orders: tuple[OpenOrder, ...]
+    next_cursor: str
+
+    @property
+    def is_last(self) -> bool:
+        """True when no further page exists."""
+        return self.next_cursor in ("", "LTE=")
+
+
+@dataclass(frozen=True, slots=True)
+class PostOrderResult:
+    """``POST /order`` answer; amounts are decimal units (not base units)."""
+
+    success: bool
+    order_id: str
+    status: str
+    making_amount: Decimal | None
+    taking_amount: Decimal | None
+    error_msg: str
+    transactions_hashes: tuple[str, ...]
+    trade_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CancelResult:
+    """Cancel answer: ids cancelled, and id -> reason for those that were not."""
+
+    canceled: tuple[str, ...]
+    not_canceled: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ApiCreds:
+    """CLOB L2 credentials, with the signer (EOA) address they belong to."""
+
+    api_key: str
+    secret: str
+    passphrase: str
+    address: str
+
+    def __repr__(self) -> str:
+        # Never print the secret or passphrase into logs.
+        return f"ApiCreds(api_key={self.api_key!r}, address={self.address!r})"

@@ -1,0 +1,165 @@
+"""RTDS live activity feed: ``activity/trades`` frames as parsed trades, reconnecting with backoff.
+
+Usage (Trio worker, or asyncio)::
+
+    async with open_activity_feed(config.rtds_url, wallets={"0xabc..."}) as feed:
+        async for trade in feed:        # ActivityItem, proxy wallet in ``wallets``
+            ...
+
+The feed is global, so wallets are filtered here (case-insensitively: RTDS sends
+checksummed addresses). Frames missed while disconnected are not replayed: consumers
+backfill by polling the Data API and de-duplicate on ``ActivityItem.dedup_key``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import sniffio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from websockets.exceptions import InvalidURI, WebSocketException
+from websockets.uri import parse_uri
+
+from venue.models import ActivityItem
+from venue.parse import parse_rtds_frame
+
+log = logging.getLogger(__name__)
+
+SUBSCRIBE_ACTIVITY_TRADES: dict[str, Any] = {
+    "action": "subscribe",
+    "subscriptions": [{"topic": "activity", "type": "trades"}],
+}
+
+
+def _connect(url: str, open_timeout: float) -> Any:
+    """The websockets client for the running event loop (trio or asyncio)."""
+    if sniffio.current_async_library() == "trio":
+        from websockets.trio.client import connect
+    else:
+        from websockets.asyncio.client import connect  # type: ignore[assignment]
+    return connect(url, open_timeout=open_timeout, close_timeout=2)
+
+
+class ActivityFeed:
+    """Live trades of watched wallets; iterate it inside ``open_activity_feed``."""
+
+    def __init__(
+        self,
+        url: str,
+        wallets: Iterable[str] | None = None,
+        *,
+        ping_interval: float = 5.0,
+        open_timeout: float = 10.0,
+        backoff_initial: float = 0.5,
+        backoff_max: float = 30.0,
+        buffer: int = 1000,
+    ) -> None:
+        parse_uri(url)  # a bad URL is a configuration error, not something to retry
+        self.url = url
+        self.wallets: set[str] | None = (
+            None if wallets is None else {w.lower() for w in wallets}
+        )
+        self.ping_interval = ping_interval
+        self.open_timeout = open_timeout
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.connected = False
+        self.connections = 0
+        self.frames = 0
+        self.last_error: str | None = None
+        self._up = anyio.Event()
+        self._send: MemoryObjectSendStream[ActivityItem]
+        self._receive: MemoryObjectReceiveStream[ActivityItem]
+        self._send, self._receive = anyio.create_memory_object_stream[ActivityItem](buffer)
+
+    def watch(self, wallet: str) -> None:
+        """Start passing through ``wallet``'s trades."""
+        if self.wallets is None:
+            self.wallets = set()
+        self.wallets.add(wallet.lower())
+
+    def unwatch(self, wallet: str) -> None:
+        """Stop passing through ``wallet``'s trades."""
+        if self.wallets is not None:
+            self.wallets.discard(wallet.lower())
+
+    def wanted(self, trade: ActivityItem) -> bool:
+        """True when the trade's wallet is watched (every wallet when ``wallets`` is None)."""
+        return self.wallets is None or trade.wallet in self.wallets
+
+    async def wait_connected(self) -> None:
+        """Return once a connection is up and subscribed."""
+        await self._up.wait()
+
+    async def receive(self) -> ActivityItem:
+        """The next watched trade."""
+        return await self._receive.receive()
+
+    def __aiter__(self) -> AsyncIterator[ActivityItem]:
+        return self._receive.__aiter__()
+
+    async def run(self) -> None:
+        """Connect, subscribe and pump trades forever, reconnecting with jittered backoff."""
+        delay = self.backoff_initial
+        try:
+            while True:
+                frames_before = self.frames
+                try:
+                    async with _connect(self.url, self.open_timeout) as websocket:
+                        await self._session(websocket)
+                except InvalidURI:
+                    raise
+                except (OSError, TimeoutError, WebSocketException) as exc:
+                    self.last_error = f"{type(exc).__name__}: {exc}"
+                    log.info("rtds feed disconnected: %s", self.last_error)
+                finally:
+                    if self.connected:
+                        self.connected = False
+                        self._up = anyio.Event()
+                if self.frames > frames_before:
+                    delay = self.backoff_initial  # the link worked: start backoff over
+                await anyio.sleep(delay * (0.5 + random.random() / 2))
+                delay = min(self.backoff_max, delay * 2)
+        finally:
+            self._send.close()
+
+    async def _session(self, websocket: Any) -> None:
+        """Subscribe and forward frames until the connection ends (ConnectionClosed)."""
+        await websocket.send(json.dumps(SUBSCRIBE_ACTIVITY_TRADES))
+        self.connected = True
+        self.connections += 1
+        self._up.set()
+        next_ping = anyio.current_time() + self.ping_interval
+        while True:
+            frame = None
+            # recv() is cancellation-safe, so a timeout here only means "time to ping".
+            with anyio.move_on_after(max(0.0, next_ping - anyio.current_time())):
+                frame = await websocket.recv()
+            if frame is None:
+                await websocket.send("PING")  # RTDS drops idle sockets without text pings
+                next_ping = anyio.current_time() + self.ping_interval
+                continue
+            self.frames += 1
+            for trade in parse_rtds_frame(frame):
+                if self.wanted(trade):
+                    await self._send.send(trade)
+
+
+@asynccontextmanager
+async def open_activity_feed(
+    url: str, wallets: Iterable[str] | None = None, **options: Any
+) -> AsyncIterator[ActivityFeed]:
+    """Run an ``ActivityFeed`` in the background for the duration of the block."""
+    feed = ActivityFeed(url, wallets, **options)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(feed.run)
+        try:
+            yield feed
+        finally:
+            tasks.cancel_scope.cancel()

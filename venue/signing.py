@@ -1,0 +1,400 @@
+"""Order signing and CLOB auth headers, built on py-clob-client-v2's own signers.
+
+We compute order amounts here in Decimal (the library rounds with floats) and hand the
+resulting integer base units to the library's V2 exchange order builder, which produces the
+EIP-712 signature (types 0-2) or the ERC-7739-wrapped deposit-wallet signature (type 3).
+L1 headers use the library's ClobAuth signer, L2 headers its HMAC.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from typing import Any
+
+from eth_account import Account
+from py_clob_client_v2.config import get_contract_config
+from py_clob_client_v2.headers.headers import (
+    POLY_ADDRESS,
+    POLY_API_KEY,
+    POLY_PASSPHRASE,
+    POLY_SIGNATURE,
+    POLY_TIMESTAMP,
+    create_level_1_headers,
+)
+from py_clob_client_v2.order_utils import ExchangeOrderBuilderV2, Side, SignatureTypeV2
+from py_clob_client_v2.order_utils.model.order_data_v2 import (
+    OrderDataV2,
+    SignedOrderV2,
+    order_to_json_v2,
+)
+from py_clob_client_v2.signer import Signer
+from py_clob_client_v2.signing.hmac import build_hmac_signature
+
+from venue.models import ALLOWED_TICK_SIZES, BUY, ORDER_TYPES, SELL, ApiCreds
+
+BYTES32_ZERO = "0x" + "00" * 32
+BASE_UNITS = Decimal(10) ** 6  # pUSD and outcome shares both have 6 decimals on chain
+SIZE_DECIMALS = 2
+
+SIGNATURE_TYPE_EOA = 0
+SIGNATURE_TYPE_POLY_PROXY = 1
+SIGNATURE_TYPE_POLY_GNOSIS_SAFE = 2
+SIGNATURE_TYPE_POLY_1271 = 3  # deposit wallet / smart-contract wallet maker
+
+
+@dataclass(frozen=True, slots=True)
+class SignedOrder:
+    """A signed V2 order ready for ``POST /order``, with what it was built from."""
+
+    order: SignedOrderV2
+    order_type: str
+    order_hash: str
+    exchange_address: str
+    chain_id: int
+    side: str
+    price: Decimal
+    size: Decimal
+    maker_amount: int
+    taker_amount: int
+
+    @property
+    def maker(self) -> str:
+        """The funding address (EOA, proxy, Safe or deposit wallet)."""
+        return self.order.maker
+
+    @property
+    def signer(self) -> str:
+        """The order's ``signer`` field (the EOA, or the deposit wallet for type 3)."""
+        return self.order.signer
+
+    @property
+    def signature(self) -> str:
+        """Hex signature as sent."""
+        return self.order.signature
+
+    def payload(
+        self,
+        owner: str,
+        order_type: str | None = None,
+        post_only: bool = False,
+        defer_exec: bool = False,
+    ) -> dict[str, Any]:
+        """The ``POST /order`` JSON object, in py-clob-client-v2's key order."""
+        kind = order_type or self.order_type
+        if post_only and kind in ("FOK", "FAK"):
+            raise ValueError("post_only is not allowed with FOK/FAK orders")
+        return order_to_json_v2(self.order, owner, kind, post_only, defer_exec)
+
+    def body(self, owner: str, order_type: str | None = None, post_only: bool = False,
+             defer_exec: bool = False) -> str:
+        """The exact compact JSON text to send and to HMAC-sign."""
+        return compact_json(self.payload(owner, order_type, post_only, defer_exec))
+
+
+def compact_json(value: Any) -> str:
+    """JSON as the CLOB clients serialise it: no spaces, non-ASCII kept."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def address_of(private_key: str) -> str:
+    """Checksummed address of a private key."""
+    return Account.from_key(private_key).address
+
+
+def exchange_address_for(
+    chain_id: int,
+    neg_risk: bool,
+    exchange_address: str | None = None,
+    neg_risk_exchange_address: str | None = None,
+) -> str:
+    """V2 exchange contract that orders are signed for (overrides win, else the lib's table)."""
+    override = neg_risk_exchange_address if neg_risk else exchange_address
+    if override:
+        return override
+    contracts = get_contract_config(chain_id)
+    return contracts.neg_risk_exchange_v2 if neg_risk else contracts.exchange_v2
+
+
+def _decimals(tick_size: Decimal) -> tuple[int, int]:
+    """(price decimals, amount decimals) for a tick: 0.01 -> (2, 4), 0.001 -> (3, 5)..."""
+    tick = Decimal(tick_size)
+    if tick not in ALLOWED_TICK_SIZES:
+        raise ValueError(f"tick size {tick_size} not in {sorted(ALLOWED_TICK_SIZES)}")
+    price_decimals = -tick.normalize().as_tuple().exponent  # type: ignore[operator]
+    return price_decimals, price_decimals + SIZE_DECIMALS
+
+
+def _quantize(value: Decimal, decimals: int, rounding: str) -> Decimal:
+    return value.quantize(Decimal(1).scaleb(-decimals), rounding=rounding)
+
+
+def _base_units(value: Decimal) -> int:
+    scaled = value * BASE_UNITS
+    if scaled != scaled.to_integral_value():
+        raise ValueError(f"{value} has more than 6 decimals")
+    return int(scaled)
+
+
+def _side(side: str) -> str:
+    upper = side.upper()
+    if upper not in (BUY, SELL):
+        raise ValueError(f"side must be BUY or SELL, not {side!r}")
+    return upper
+
+
+def check_price(price: Decimal, tick_size: Decimal) -> None:
+    """Raise ValueError unless ``price`` is on the tick grid within [tick, 1 - tick]."""
+    tick = Decimal(tick_size)
+    _decimals(tick)
+    if price % tick != 0:
+        raise ValueError(f"price {price} is not a multiple of tick size {tick}")
+    if not tick <= price <= Decimal(1) - tick:
+        raise ValueError(f"price {price} outside [{tick}, {Decimal(1) - tick}]")
+
+
+def round_price_to_tick(price: Decimal, tick_size: Decimal, side: str) -> Decimal:
+    """Price on the tick grid, rounded against the trader: BUY down, SELL up, then clamped."""
+    tick = Decimal(tick_size)
+    price_decimals, _ = _decimals(tick)
+    rounding = ROUND_FLOOR if _side(side) == BUY else ROUND_CEILING
+    rounded = _quantize(Decimal(price), price_decimals, rounding)
+    return min(max(rounded, tick), Decimal(1) - tick)
+
+
+def limit_order_amounts(
+    side: str, price: Decimal, size: Decimal, tick_size: Decimal
+) -> tuple[int, int, Decimal]:
+    """(maker base units, taker base units, size used) for ``size`` shares at ``price``.
+
+    BUY pays price x size pUSD for size shares; SELL gives size shares for that pUSD. Size is
+    floored to 2 decimals, so the product has at most the tick's amount decimals and is exact.
+    """
+    check_price(price, tick_size)
+    shares = _quantize(Decimal(size), SIZE_DECIMALS, ROUND_FLOOR)
+    if shares <= 0:
+        raise ValueError(f"size {size} rounds to zero shares")
+    collateral = shares * price
+    if _side(side) == BUY:
+        return _base_units(collateral), _base_units(shares), shares
+    return _base_units(shares), _base_units(collateral), shares
+
+
+def market_order_amounts(
+    side: str, amount: Decimal, price: Decimal, tick_size: Decimal
+) -> tuple[int, int, Decimal]:
+    """(maker, taker, price used) for a FOK/FAK market order, as py-clob-client-v2 rounds.
+
+    BUY ``amount`` is pUSD to spend, SELL ``amount`` is shares to sell; ``price`` is the worst
+    acceptable price (floored to the tick).
+    """
+    price_decimals, amount_decimals = _decimals(Decimal(tick_size))
+    worst = _quantize(Decimal(price), price_decimals, ROUND_FLOOR)
+    check_price(worst, tick_size)
+    maker = _quantize(Decimal(amount), SIZE_DECIMALS, ROUND_FLOOR)
+    if maker <= 0:
+        raise ValueError(f"amount {amount} rounds to zero")
+    if _side(side) == BUY:
+        taker = maker / worst
+        if -taker.as_tuple().exponent > amount_decimals:  # type: ignore[operator]
+            taker = _quantize(taker, amount_decimals + 4, ROUND_CEILING)
+            taker = _quantize(taker, amount_decimals, ROUND_FLOOR)
+    else:
+        taker = maker * worst
+    return _base_units(maker), _base_units(taker), worst
+
+
+def _sign(
+    *,
+    private_key: str,
+    chain_id: int,
+    token_id: str,
+    side: str,
+    maker_amount: int,
+    taker_amount: int,
+    neg_risk: bool,
+    signature_type: int,
+    funder: str | None,
+    expiration: int,
+    exchange_address: str | None,
+    neg_risk_exchange_address: str | None,
+    metadata: str | None,
+    builder: str | None,
+    salt: int | None,
+    timestamp_ms: int | None,
+) -> tuple[SignedOrderV2, str, str]:
+    """Sign with the library's V2 builder; returns (order, EIP-712 order hash, exchange)."""
+    sig_type = SignatureTypeV2(signature_type)
+    signer = Signer(private_key, chain_id)
+    if sig_type != SignatureTypeV2.EOA and not funder:
+        raise ValueError(f"signature type {signature_type} needs a funder address")
+    maker = funder or signer.address()
+    exchange = exchange_address_for(
+        chain_id, neg_risk, exchange_address, neg_risk_exchange_address
+    )
+    builder_kwargs: dict[str, Any] = {}
+    if salt is not None:
+        builder_kwargs["generate_salt"] = lambda: str(salt)
+    order_builder = ExchangeOrderBuilderV2(exchange, chain_id, signer, **builder_kwargs)
+    data = OrderDataV2(
+        maker=maker,
+        tokenId=str(token_id),
+        makerAmount=str(maker_amount),
+        takerAmount=str(taker_amount),
+        side=Side.BUY if side == BUY else Side.SELL,
+        # Type 3: the deposit wallet is both maker and signer; otherwise the EOA signs.
+        signer=maker if sig_type == SignatureTypeV2.POLY_1271 else signer.address(),
+        signatureType=sig_type,
+        timestamp=str(timestamp_ms if timestamp_ms is not None else time.time_ns() // 10**6),
+        metadata=metadata or BYTES32_ZERO,
+        builder=builder or BYTES32_ZERO,
+        expiration=str(expiration),
+    )
+    order = order_builder.build_order(data)
+    typed_data = order_builder.build_order_typed_data(order)
+    signature = order_builder.build_order_signature(typed_data)
+    signed = SignedOrderV2(**{**dataclasses.asdict(order), "signature": signature})
+    return signed, order_builder.build_order_hash(typed_data), exchange
+
+
+def _check_order_type(order_type: str, expiration: int) -> str:
+    kind = order_type.upper()
+    if kind not in ORDER_TYPES:
+        raise ValueError(f"order type must be one of {sorted(ORDER_TYPES)}, not {order_type!r}")
+    if kind == "GTD":
+        if expiration <= int(time.time()):
+            raise ValueError("GTD orders need an expiration (unix seconds) in the future")
+    elif expiration:
+        raise ValueError(f"expiration is only meaningful for GTD orders, not {kind}")
+    return kind
+
+
+def build_signed_order(
+    private_key: str,
+    chain_id: int,
+    token_id: str,
+    side: str,
+    price: Decimal,
+    size: Decimal,
+    order_type: str = "GTC",
+    tick_size: Decimal = Decimal("0.01"),
+    neg_risk: bool = False,
+    signature_type: int = SIGNATURE_TYPE_EOA,
+    funder: str | None = None,
+    expiration: int = 0,
+    *,
+    exchange_address: str | None = None,
+    neg_risk_exchange_address: str | None = None,
+    metadata: str | None = None,
+    builder: str | None = None,
+    salt: int | None = None,
+    timestamp_ms: int | None = None,
+) -> SignedOrder:
+    """Sign a V2 order for ``size`` shares at limit ``price`` (any of GTC/GTD/FOK/FAK)."""
+    kind = _check_order_type(order_type, expiration)
+    upper = _side(side)
+    price = Decimal(price)
+    maker_amount, taker_amount, shares = limit_order_amounts(upper, price, size, tick_size)
+    order, order_hash, exchange = _sign(
+        private_key=private_key, chain_id=chain_id, token_id=token_id, side=upper,
+        maker_amount=maker_amount, taker_amount=taker_amount, neg_risk=neg_risk,
+        signature_type=signature_type, funder=funder, expiration=expiration,
+        exchange_address=exchange_address, neg_risk_exchange_address=neg_risk_exchange_address,
+        metadata=metadata, builder=builder, salt=salt, timestamp_ms=timestamp_ms,
+    )
+    return SignedOrder(
+        order=order, order_type=kind, order_hash=order_hash, exchange_address=exchange,
+        chain_id=chain_id, side=upper, price=price, size=shares,
+        maker_amount=maker_amount, taker_amount=taker_amount,
+    )
+
+
+def build_signed_market_order(
+    private_key: str,
+    chain_id: int,
+    token_id: str,
+    side: str,
+    amount: Decimal,
+    worst_price: Decimal,
+    order_type: str = "FOK",
+    tick_size: Decimal = Decimal("0.01"),
+    neg_risk: bool = False,
+    signature_type: int = SIGNATURE_TYPE_EOA,
+    funder: str | None = None,
+    *,
+    exchange_address: str | None = None,
+    neg_risk_exchange_address: str | None = None,
+    metadata: str | None = None,
+    builder: str | None = None,
+    salt: int | None = None,
+    timestamp_ms: int | None = None,
+) -> SignedOrder:
+    """Sign a FOK/FAK market order: BUY spends ``amount`` pUSD, SELL sells ``amount`` shares."""
+    kind = _check_order_type(order_type, 0)
+    if kind not in ("FOK", "FAK"):
+        raise ValueError("market orders are FOK or FAK")
+    upper = _side(side)
+    maker_amount, taker_amount, price = market_order_amounts(
+        upper, Decimal(amount), Decimal(worst_price), tick_size
+    )
+    order, order_hash, exchange = _sign(
+        private_key=private_key, chain_id=chain_id, token_id=token_id, side=upper,
+        maker_amount=maker_amount, taker_amount=taker_amount, neg_risk=neg_risk,
+        signature_type=signature_type, funder=funder, expiration=0,
+        exchange_address=exchange_address, neg_risk_exchange_address=neg_risk_exchange_address,
+        metadata=metadata, builder=builder, salt=salt, timestamp_ms=timestamp_ms,
+    )
+    shares = Decimal(taker_amount if upper == BUY else maker_amount) / BASE_UNITS
+    return SignedOrder(
+        order=order, order_type=kind, order_hash=order_hash, exchange_address=exchange,
+        chain_id=chain_id, side=upper, price=price, size=shares,
+        maker_amount=maker_amount, taker_amount=taker_amount,
+    )
+
+
+def l1_headers(
+    private_key: str, chain_id: int, timestamp: int | None = None, nonce: int = 0
+) -> dict[str, str]:
+    """POLY_* headers proving control of the key (for creating/deriving API keys)."""
+    ts = int(time.time()) if timestamp is None else timestamp
+    return create_level_1_headers(Signer(private_key, chain_id), nonce=nonce, timestamp=ts)
+
+
+def l2_headers(
+    creds: ApiCreds,
+    method: str,
+    request_path: str,
+    body: str | None = None,
+    timestamp: int | None = None,
+) -> dict[str, str]:
+    """POLY_* API-key headers; ``body`` must be the exact text sent, path without query."""
+    ts = int(time.time()) if timestamp is None else timestamp
+    signature = build_hmac_signature(creds.secret, str(ts), method.upper(), request_path, body)
+    return {
+        POLY_ADDRESS: creds.address,
+        POLY_SIGNATURE: signature,
+        POLY_TIMESTAMP: str(ts),
+        POLY_API_KEY: creds.api_key,
+        POLY_PASSPHRASE: creds.passphrase,
+    }
+
+
+__all__ = [
+    "SIGNATURE_TYPE_EOA",
+    "SIGNATURE_TYPE_POLY_1271",
+    "SignedOrder",
+    "address_of",
+    "build_signed_market_order",
+    "build_signed_order",
+    "check_price",
+    "compact_json",
+    "exchange_address_for",
+    "l1_headers",
+    "l2_headers",
+    "limit_order_amounts",
+    "market_order_amounts",
+    "round_price_to_tick",
+]
