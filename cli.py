@@ -85,6 +85,32 @@ def sandbox(host: str, port: int) -> None:
     sandbox_venue.serve(host=host, port=port)
 
 
+@main.group()
+def translations() -> None:
+    """Market translations."""
+
+
+@translations.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+def translations_import(path: str) -> None:
+    """Import translations from a JSON or CSV file (slug, locale, title, description)."""
+    from models import database
+    from services import translations as service
+    from services.errors import ValidationFailed
+
+    settings = _settings()
+    bound = database.bind(settings["DATABASE_URL"])
+    try:
+        with bound.connection_context():
+            result = service.import_file(path)
+    except ValidationFailed as exc:
+        for where, problems in exc.fields.items():
+            click.echo(f"{where}: {'; '.join(problems)}", err=True)
+        raise click.ClickException(exc.message) from None
+    click.echo(f"imported: {result['created']} new, {result['updated']} updated, "
+               f"{result['unknown_slugs']} for slugs not in the catalogue yet")
+
+
 @main.command()
 @click.option("--port", default=8000, show_default=True, type=int)
 def up(port: int) -> None:

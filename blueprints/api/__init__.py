@@ -54,7 +54,7 @@ def api_config(base_url: str) -> dict[str, object]:
 
 def register(app: Flask) -> CopytradeApi:
     """Create the Api for ``app`` and register every REST blueprint on it."""
-    from blueprints.api import stats
+    from blueprints.api import markets, stats
 
     for key, value in api_config(app.config["BASE_URL"]).items():
         app.config.setdefault(key, value)
@@ -62,7 +62,7 @@ def register(app: Flask) -> CopytradeApi:
     api.ma_plugin.converter.add_attribute_function(decimal_string_property)
     api.spec.components.schema("DecimalString", DecimalStringComponent)
     api.spec.components.schema("Pagination", schema=PaginationSchema)
-    for blueprint in (stats.blp,):
+    for blueprint in (stats.blp, markets.blp):
         api.register_blueprint(blueprint)
     app.extensions["copytrade_api"] = api
     return api
