@@ -2,7 +2,7 @@
 
     ChainError                  a transaction or call failed (.reason)
     ├── ChainUnavailable        the RPC endpoint did not answer (.retry_after)
-    ├── InsufficientGas         the sender lacks native currency (MATIC) for gas (.needed_wei, .available_wei)
+    ├── InsufficientGas         the sender cannot pay gas in MATIC (.needed_wei, .available_wei)
     ├── TransactionRejected     the node refused a transaction or a call reverted (.reason)
     │   └── NonceConflict       the nonce was already used by a different transaction
     └── ReceiptTimeout          no receipt within the wait (.tx_hash); the tx may still land
