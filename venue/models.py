@@ -202,6 +202,35 @@ class OrderBook:
 
 
 @dataclass(frozen=True, slots=True)
+class PriceChange:
+    """CLOB market-channel ``price_change`` entry: the new total size at one level."""
+
+    market: str
+    asset_id: str
+    price: Decimal
+    size: Decimal
+    side: str
+    hash: str
+    best_bid: Decimal | None
+    best_ask: Decimal | None
+    timestamp_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class LastTradePrice:
+    """CLOB market-channel ``last_trade_price`` message."""
+
+    market: str
+    asset_id: str
+    price: Decimal
+    size: Decimal
+    side: str
+    fee_rate_bps: int
+    timestamp_ms: int
+    transaction_hash: str
+
+
+@dataclass(frozen=True, slots=True)
 class PriceHistoryPoint:
     """One point of ``/prices-history``: unix seconds and price."""
 

@@ -20,6 +20,7 @@ from venue.models import (
     CancelResult,
     Event,
     FeeSchedule,
+    LastTradePrice,
     LeaderboardEntry,
     Level,
     Market,
@@ -28,6 +29,7 @@ from venue.models import (
     OrderBook,
     Position,
     PostOrderResult,
+    PriceChange,
     PriceHistoryPoint,
     SearchResult,
     Tag,
@@ -276,6 +278,41 @@ def parse_book(body: Any) -> OrderBook:
         )
     except (KeyError, TypeError) as exc:
         raise MalformedResponse(f"bad book: {exc}") from exc
+
+
+def parse_price_changes(body: Any) -> list[PriceChange]:
+    """CLOB market-channel ``price_change`` message -> one entry per changed level."""
+    body = _require_mapping(body, "price_change")
+    timestamp = opt_int(body.get("timestamp")) or 0
+    return [
+        PriceChange(
+            market=_s(body.get("market")),
+            asset_id=_s(c.get("asset_id")),
+            price=req_dec(c.get("price")),
+            size=req_dec(c.get("size")),
+            side=_s(c.get("side")).upper(),
+            hash=_s(c.get("hash")),
+            best_bid=dec(c.get("best_bid")),
+            best_ask=dec(c.get("best_ask")),
+            timestamp_ms=timestamp,
+        )
+        for c in body.get("price_changes") or ()
+    ]
+
+
+def parse_last_trade_price(body: Any) -> LastTradePrice:
+    """CLOB market-channel ``last_trade_price`` message."""
+    body = _require_mapping(body, "last_trade_price")
+    return LastTradePrice(
+        market=_s(body.get("market")),
+        asset_id=_s(body.get("asset_id")),
+        price=req_dec(body.get("price")),
+        size=req_dec(body.get("size")),
+        side=_s(body.get("side")).upper(),
+        fee_rate_bps=opt_int(body.get("fee_rate_bps")) or 0,
+        timestamp_ms=opt_int(body.get("timestamp")) or 0,
+        transaction_hash=_s(body.get("transaction_hash")),
+    )
 
 
 def _field_dec(body: Any, *keys: str) -> Decimal:

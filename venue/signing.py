@@ -370,9 +370,10 @@ def l2_headers(
     body: str | None = None,
     timestamp: int | None = None,
 ) -> dict[str, str]:
-    """POLY_* API-key headers; ``body`` must be the exact text sent, path without query."""
+    """POLY_* API-key headers; ``method`` uppercase, ``body`` the exact text sent, path
+    without the query string (and without any base-URL prefix such as the sandbox's /clob)."""
     ts = int(time.time()) if timestamp is None else timestamp
-    signature = build_hmac_signature(creds.secret, str(ts), method.upper(), request_path, body)
+    signature = build_hmac_signature(creds.secret, str(ts), method, request_path, body)
     return {
         POLY_ADDRESS: creds.address,
         POLY_SIGNATURE: signature,
