@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -267,10 +267,7 @@ class DevContracts:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-able description (to hand the chain to another process)."""
-        data = asdict(self)
-        data.pop("_w3")
-        data.pop("_lock")
-        return data
+        return {f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DevContracts:

@@ -336,6 +336,10 @@ def sendable_native_wei(balance_wei: int, fees: Fees, gas: int = NATIVE_TRANSFER
     return max(0, balance_wei - gas * fees.max_fee_per_gas)
 
 
+# how nodes say "I have this exact transaction already": bor/geth, anvil, others
+_ALREADY_KNOWN = ("already known", "known transaction", "already imported", "alreadyknown")
+
+
 def _rpc_message(exc: Exception) -> str:
     if isinstance(exc, Web3RPCError) and isinstance(exc.rpc_response, dict):
         error = exc.rpc_response.get("error")
@@ -364,7 +368,7 @@ def send_raw(w3: Web3, raw: bytes | str) -> str:
         raise
     except (Web3Exception, ValueError) as exc:
         message = _rpc_message(exc).lower()
-        if "already known" in message or "known transaction" in message:
+        if any(marker in message for marker in _ALREADY_KNOWN):
             return tx_hash
         if "nonce too low" in message or "nonce has already been used" in message:
             # either our own transaction was mined already, or another one took the nonce
