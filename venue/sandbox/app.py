@@ -1,0 +1,80 @@
+"""The sandbox venue's Flask app: Gamma, CLOB, Data API, RTDS and control API on one port."""
+
+from __future__ import annotations
+
+import time
+
+from flask import Flask, Response, request
+
+from venue.sandbox import clob, control, data_api, gamma
+from venue.sandbox.config import SandboxConfig
+from venue.sandbox.responses import error_response
+from venue.sandbox.rtds import install_rtds
+from venue.sandbox.state import SandboxState
+from venue.sandbox.whales import WhaleRunner
+
+GAMMA_PREFIX = "/gamma"
+CLOB_PREFIX = "/clob"
+DATA_PREFIX = "/data"
+CONTROL_PREFIX = "/_sandbox"
+RTDS_PATH = "/rtds"
+
+
+def create_sandbox_app(
+    state: SandboxState | None = None,
+    *,
+    seed: int = 0,
+    whales: bool = False,
+    config: SandboxConfig | None = None,
+) -> Flask:
+    """Build the sandbox app around `state` (a fresh seeded one by default)."""
+    state = state or SandboxState(config, seed=seed)
+    app = Flask("copytrade_sandbox_venue")
+    app.extensions["sandbox_state"] = state
+    runner = WhaleRunner(state)
+    app.extensions["sandbox_whales"] = runner
+    app.register_blueprint(gamma.bp, url_prefix=GAMMA_PREFIX)
+    app.register_blueprint(clob.bp, url_prefix=CLOB_PREFIX)
+    app.register_blueprint(data_api.bp, url_prefix=DATA_PREFIX)
+    app.register_blueprint(control.bp, url_prefix=CONTROL_PREFIX)
+    install_rtds(app, state)
+
+    @app.before_request
+    def _inject_faults() -> Response | None:
+        path = request.path
+        if path.startswith(CONTROL_PREFIX):
+            return None
+        rule = state.faults.take(path, request.method)
+        if rule is None:
+            return None
+        if rule.delay:
+            time.sleep(rule.delay)  # the fault itself: a stalled venue
+        if not rule.status:
+            return None
+        if rule.body is not None:
+            response = Response(rule.body, status=rule.status, mimetype="application/json")
+        else:
+            response = error_response(_fault_text(rule.status), rule.status)
+        if rule.retry_after is not None:
+            response.headers["Retry-After"] = str(rule.retry_after)
+        return response
+
+    @app.errorhandler(404)
+    def _not_found(_exc) -> Response:
+        return error_response("not found", 404)
+
+    @app.errorhandler(405)
+    def _bad_method(_exc) -> Response:
+        return error_response("method not allowed", 405)
+
+    if whales:
+        runner.start()
+    return app
+
+
+def _fault_text(status: int) -> str:
+    if status == 429:
+        return "Too Many Requests"
+    if status == 503:
+        return "Trading is currently disabled. Check polymarket.com for updates"
+    return "Internal Server Error"

@@ -1,0 +1,134 @@
+"""Run the sandbox venue: in a background thread (tests, `copytrade up`) or in the foreground."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+
+from flask import Flask
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+
+from venue.sandbox.app import create_sandbox_app
+from venue.sandbox.config import SandboxConfig
+from venue.sandbox.state import SandboxState
+
+log = logging.getLogger(__name__)
+
+
+class PolyHeaderRequestHandler(WSGIRequestHandler):
+    """Werkzeug drops headers with underscores; Polymarket's auth headers all have them."""
+
+    def make_environ(self):
+        environ = super().make_environ()
+        for key, value in self.headers.items():
+            if "_" in key:
+                environ["HTTP_" + key.upper().replace("-", "_")] = value
+        return environ
+
+    def log_request(self, code="-", size="-") -> None:
+        # Per-request logging costs time the latency benchmark would measure.
+        return None
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """An unused TCP port on host."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
+
+
+class SandboxServer:
+    """The sandbox venue served on host:port from a background thread."""
+
+    def __init__(
+        self,
+        app: Flask | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        seed: int = 0,
+        whales: bool = False,
+        config: SandboxConfig | None = None,
+    ) -> None:
+        self.app = app or create_sandbox_app(seed=seed, whales=whales, config=config)
+        self.host = host
+        self._server: BaseWSGIServer = make_server(
+            host, port, self.app, threaded=True, request_handler=PolyHeaderRequestHandler
+        )
+        self.port = self._server.server_port
+        self._thread: threading.Thread | None = None
+
+    @property
+    def state(self) -> SandboxState:
+        """The venue state behind the app."""
+        return self.app.extensions["sandbox_state"]
+
+    @property
+    def url(self) -> str:
+        """Base URL, e.g. http://127.0.0.1:5123 (APIs live under /gamma, /clob, /data)."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def gamma_url(self) -> str:
+        """POLYMARKET_GAMMA_URL for this venue."""
+        return f"{self.url}/gamma"
+
+    @property
+    def clob_url(self) -> str:
+        """POLYMARKET_CLOB_URL for this venue (the ClobClient host)."""
+        return f"{self.url}/clob"
+
+    @property
+    def data_url(self) -> str:
+        """POLYMARKET_DATA_URL for this venue."""
+        return f"{self.url}/data"
+
+    @property
+    def rtds_url(self) -> str:
+        """POLYMARKET_RTDS_URL for this venue."""
+        return f"ws://{self.host}:{self.port}/rtds"
+
+    @property
+    def control_url(self) -> str:
+        """Base of the sandbox-only control API."""
+        return f"{self.url}/_sandbox"
+
+    def start(self) -> SandboxServer:
+        """Serve in a daemon thread; returns self."""
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name=f"sandbox-venue-{self.port}", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop whales, close websockets, stop serving and free the port."""
+        self.app.extensions["sandbox_whales"].stop()
+        self.state.feed.close_all()
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> SandboxServer:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+
+def serve(host: str = "127.0.0.1", port: int = 8765, *, seed: int = 0,
+          whales: bool = True) -> None:
+    """Serve the sandbox venue in the foreground until interrupted (`copytrade sandbox`)."""
+    server = SandboxServer(host=host, port=port, seed=seed, whales=whales)
+    log.info("sandbox venue on %s (gamma /gamma, clob /clob, data /data, ws /rtds)", server.url)
+    print(f"sandbox venue listening on {server.url}", flush=True)
+    try:
+        server._server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.app.extensions["sandbox_whales"].stop()
+        server.state.feed.close_all()
+        server._server.server_close()
