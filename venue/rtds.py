@@ -101,6 +101,11 @@ class ActivityFeed:
         """The next watched trade."""
         return await self._receive.receive()
 
+    def close(self) -> None:
+        """Release the hand-off buffer; iteration then ends."""
+        self._send.close()
+        self._receive.close()
+
     def __aiter__(self) -> AsyncIterator[ActivityItem]:
         return self._receive.__aiter__()
 
@@ -157,9 +162,12 @@ async def open_activity_feed(
 ) -> AsyncIterator[ActivityFeed]:
     """Run an ``ActivityFeed`` in the background for the duration of the block."""
     feed = ActivityFeed(url, wallets, **options)
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(feed.run)
-        try:
-            yield feed
-        finally:
-            tasks.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(feed.run)
+            try:
+                yield feed
+            finally:
+                tasks.cancel_scope.cancel()
+    finally:
+        feed.close()
