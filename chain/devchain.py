@@ -88,7 +88,8 @@ def _free_port() -> int:
 
 
 def _die_with_parent() -> None:
-    # Linux only: have the kernel SIGTERM anvil if the test process dies without stop()
+    # Linux only: have the kernel SIGTERM anvil if the test process dies without stop().
+    # The signal follows the spawning *thread*, so it is only armed from the main thread.
     with contextlib.suppress(Exception):
         import ctypes
 
@@ -175,16 +176,20 @@ def _start_once(
         "--port", str(port),
         "--chain-id", str(chain_id),
         "--config-out", str(config_out),
+        "--quiet",  # errors still reach the log; per-request lines would grow it forever
     ]  # fmt: skip
     if block_time is not None:
         args += ["--block-time", str(block_time)]
+    arm_death_signal = (
+        sys.platform == "linux" and threading.current_thread() is threading.main_thread()
+    )
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
             args,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            preexec_fn=_die_with_parent if arm_death_signal else None,
         )
     anvil = AnvilProcess(process, port, chain_id, [], workdir)
     w3 = connect(anvil.rpc_url, timeout=2)
@@ -317,7 +322,12 @@ class DevContracts:
 
     def fund_native(self, to: str, wei: int) -> None:
         """Set an address's native (MATIC) balance to exactly `wei` (anvil_setBalance)."""
-        self.web3().provider.make_request("anvil_setBalance", [checksum(to), hex(wei)])  # type: ignore[arg-type]
+        response = self.web3().provider.make_request(
+            "anvil_setBalance",  # type: ignore[arg-type]
+            [checksum(to), hex(wei)],
+        )
+        if response.get("error"):
+            raise ChainError(f"anvil_setBalance failed: {response['error']}")
 
     # -- plain CTF conditions, the deployer as oracle --
 

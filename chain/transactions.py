@@ -201,9 +201,12 @@ def build_native_transfer(
     chain_id: int | None = None,
 ) -> SignedTx:
     """Sign a native (MATIC) transfer."""
+    # to a plain account the cost is fixed; estimating would fail on a wallet that cannot
+    # pay, and callers want a signed transaction to ask has_gas_for() about
+    has_code = bool(read(lambda: w3.eth.get_code(checksum(to)), "recipient code"))
     return build_transaction(
         w3, private_key=private_key, to=to, nonce=nonce, value=value_wei, fees=fees,
-        chain_id=chain_id,
+        gas=None if has_code else NATIVE_TRANSFER_GAS, chain_id=chain_id,
     )
 
 

@@ -180,3 +180,17 @@ def test_wait_receipt_times_out_for_a_transaction_that_cannot_mine(chain) -> Non
     with pytest.raises(ReceiptTimeout) as caught:
         wait_receipt(w3, tx.tx_hash, timeout=0.5, poll_interval=0.1)
     assert caught.value.tx_hash == tx.tx_hash
+
+
+def test_a_native_transfer_beyond_the_balance_is_flagged_before_sending(chain) -> None:
+    w3 = chain.web3()
+    sender = chain.new_wallet(native_wei=10**15)
+    tx = build_native_transfer(
+        w3, private_key=sender.private_key, to=generate_keypair().address, value_wei=10**15,
+        nonce=next_nonce(w3, sender.address),
+    )  # fmt: skip
+    # the value fits, the value plus gas does not
+    assert gas_needed(tx) == 10**15 + tx.gas * tx.max_fee_per_gas
+    assert not has_gas_for(w3, tx)
+    with pytest.raises(InsufficientGas):
+        send_raw(w3, tx.raw)
