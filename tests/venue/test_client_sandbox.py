@@ -183,3 +183,23 @@ def test_sandbox_faults_retry_reads_and_surface_post_timeouts(
         assert ids == [order.order_hash]
     received = control(sandbox, "GET", "/orders")
     assert [r["order_id"] for r in received] == [order.order_hash]  # sent exactly once
+
+
+def test_deposit_wallet_type_3_order(sandbox: SandboxServer, config: VenueConfig) -> None:
+    key, owner = new_wallet()
+    _, wallet = new_wallet()  # stands in for the deposit wallet contract's address
+    control(sandbox, "POST", "/deposit-wallets", {"wallet": wallet, "owner": owner})
+    control(sandbox, "POST", "/eoa-refusal", {"enabled": True})
+    control(sandbox, "POST", "/fund", {"address": wallet, "amount": "20"})
+    with VenueClient(config) as client:
+        creds = client.create_or_derive_api_key(key)
+        token = open_market(client).clob_token_ids[0]
+        tick = client.clob.tick_size(token)
+        eoa_order = client.build_order(key, token, "BUY", tick, Decimal("5"))
+        with pytest.raises(VenueRejected, match="deposit wallet"):
+            client.clob.post_order(creds, eoa_order)
+        order = client.build_order(key, token, "BUY", tick, Decimal("5"),
+                                   signature_type=3, funder=wallet)
+        result = client.clob.post_order(creds, order)
+        assert result.success and result.order_id == order.order_hash
+        assert [o.id for o in client.all_open_orders(creds)] == [order.order_hash]
