@@ -16,7 +16,7 @@ from blueprints import assets, errors, health
 from models import database, migrate
 from models.base import db
 from services import errors as domain_errors
-from services import redis_client
+from services import redis_client, venues
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -36,6 +36,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config["REDIS_URL"] = redis_client.resolve_url(settings["REDIS_URL"],
                                                        settings["INSTANCE_PATH"])
 
+    venues.configure(app.config)
     bound = database.bind(app.config["DATABASE_URL"])
     app.extensions["database"] = bound
     if app.config["REQUIRE_MIGRATED"]:

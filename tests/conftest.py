@@ -101,9 +101,35 @@ def instance_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def app_config(database_url: str, redis_url: str, instance_path: Path) -> dict[str, Any]:
-    """Settings for the app under test."""
+def venue_server() -> Iterator[Any]:
+    """The sandbox venue over real HTTP on a free port, shared by the whole run."""
+    from venue.sandbox import SandboxServer
+
+    server = SandboxServer(seed=11).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def venue_control(venue_server: Any) -> Iterator[Any]:
+    """The sandbox's control API (/_sandbox) for the shared venue."""
+    from tests.venue.sandbox.conftest import Control
+
+    control = Control(venue_server)
+    yield control
+    control.close()
+
+
+@pytest.fixture(scope="session")
+def app_config(database_url: str, redis_url: str, instance_path: Path,
+               venue_server: Any) -> dict[str, Any]:
+    """Settings for the app under test: real PostgreSQL/SQLite, Redis and sandbox venue."""
     return {
+        "VENUE": "sandbox",
+        "POLYMARKET_GAMMA_URL": venue_server.gamma_url,
+        "POLYMARKET_CLOB_URL": venue_server.clob_url,
+        "POLYMARKET_DATA_URL": venue_server.data_url,
+        "POLYMARKET_RTDS_URL": venue_server.rtds_url,
         "DATABASE_URL": database_url,
         "REDIS_URL": redis_url,
         "REDIS_PREFIX": f"ct-test-{RUN_ID}-{os.getpid()}:",

@@ -1,0 +1,101 @@
+"""Market discovery against the sandbox venue over real HTTP."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from models import Market, MarketToken
+from services import markets
+from services.errors import NotFound, ValidationFailed
+from venue.models import Level, OrderBook
+
+BTC = "will-bitcoin-reach-150k-2026"
+
+
+def test_search_finds_markets_and_fills_catalogue(bound_db):
+    found = markets.search_markets("bitcoin", limit=5)
+    assert BTC in [m["slug"] for m in found]
+    btc = next(m for m in found if m["slug"] == BTC)
+    assert btc["category"].lower() == "crypto" and btc["status"] == "open"
+    assert [o["outcome"] for o in btc["outcomes"]] == ["Yes", "No"]
+    assert all(isinstance(o["price"], Decimal) for o in btc["outcomes"])
+    row = Market.get(Market.slug == BTC)
+    assert MarketToken.select().where(MarketToken.market == row.id).count() == 2
+
+
+def test_search_validation(bound_db):
+    with pytest.raises(ValidationFailed):
+        markets.search_markets("   ")
+    with pytest.raises(ValidationFailed):
+        markets.search_markets("x", limit=0)
+
+
+def test_details_by_slug_and_token(bound_db):
+    details = markets.market_details(slug=BTC)
+    assert details["condition_id"].startswith("0x") and details["tick_size"] > 0
+    token = details["outcomes"][0]["token_id"]
+    assert markets.market_details(token_id=token)["slug"] == BTC
+    with pytest.raises(NotFound):
+        markets.market_details(slug="no-such-market-anywhere")
+
+
+def test_depth_from_live_book(bound_db):
+    token = markets.market_details(slug=BTC)["outcomes"][0]["token_id"]
+    depth = markets.market_depth(token, levels=3)
+    assert depth["best_bid"] < depth["best_ask"]
+    assert depth["spread"] == depth["best_ask"] - depth["best_bid"]
+    assert len(depth["bids"]) <= 3
+    sizes = [lv["cumulative_size"] for lv in depth["bids"]]
+    assert sizes == sorted(sizes)
+    assert [b["within_cents"] for b in depth["liquidity"]] == [1, 2, 5]
+    assert depth["liquidity"][0]["bid_usdc"] <= depth["liquidity"][2]["bid_usdc"]
+    with pytest.raises(NotFound):
+        markets.market_depth("12345")
+
+
+def test_depth_math_is_exact():
+    book = OrderBook(market="0x", asset_id="1", timestamp_ms=0, hash="",
+                     bids=(Level(Decimal("0.48"), Decimal("100")),
+                           Level(Decimal("0.50"), Decimal("10"))),
+                     asks=(Level(Decimal("0.60"), Decimal("5")),
+                           Level(Decimal("0.52"), Decimal("20"))),
+                     min_order_size=Decimal("5"), tick_size=Decimal("0.01"), neg_risk=False,
+                     last_trade_price=None)
+    depth = markets.book_depth(book)
+    assert depth["midpoint"] == Decimal("0.51") and depth["spread"] == Decimal("0.02")
+    assert [lv["price"] for lv in depth["bids"]] == [Decimal("0.50"), Decimal("0.48")]
+    assert depth["bids"][1]["cumulative_size"] == Decimal("110")
+    one_cent, _, five = depth["liquidity"]
+    assert one_cent["bid_usdc"] == Decimal("5.00") and one_cent["ask_usdc"] == Decimal("10.40")
+    assert five["bid_usdc"] == Decimal("53.00") and five["ask_usdc"] == Decimal("10.40")
+
+
+WHALE = "0x" + "ab" * 20
+
+
+def test_price_history_summary(bound_db, venue_control):
+    token = markets.market_details(slug=BTC)["outcomes"][0]["token_id"]
+    for side, price in (("BUY", "0.61"), ("SELL", "0.58")):
+        venue_control.call("POST", "/trades", {"wallet": WHALE, "token_id": token,
+                                               "side": side, "price": price, "size": "10"},
+                           expect=201)
+    history = markets.price_history(token, "1w")
+    prices = [p["price"] for p in history["points"]]
+    assert prices, "trades should leave price points"
+    assert history["high"] == max(prices) and history["low"] == min(prices)
+    assert history["change"] == history["latest"] - history["open"]
+    with pytest.raises(ValidationFailed):
+        markets.price_history(token, "3y")
+
+
+def test_top_traders(bound_db, venue_control):
+    token = markets.market_details(slug=BTC)["outcomes"][0]["token_id"]
+    venue_control.call("POST", "/trades", {"wallet": WHALE, "token_id": token, "side": "BUY",
+                                           "price": "0.6", "size": "50"}, expect=201)
+    traders = markets.top_traders("week", "vol", 50)
+    assert WHALE.lower() in [t["address"].lower() for t in traders]
+    assert all(isinstance(t["volume"], Decimal) for t in traders)
+    with pytest.raises(ValidationFailed):
+        markets.top_traders("YEAR")
