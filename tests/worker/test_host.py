@@ -1,0 +1,205 @@
+"""The worker host in-process: jobs run in threads or on the loop, within capacity and timeouts."""
+
+from __future__ import annotations
+
+import time
+
+import trio
+from rq.job import Job
+
+from services import jobs as jobs_service
+from tests.worker.conftest import run_host, status, wait_for
+from tests.worker.jobs_for_tests import marker
+from worker import identity
+from worker.host import WorkerHost
+
+
+def finished(job: Job) -> bool:
+    return status(job) == "finished"
+
+
+def failed(job: Job) -> bool:
+    return status(job) == "failed"
+
+
+def test_sync_job_runs_in_a_thread_and_its_result_is_stored(settings):
+    job = jobs_service.enqueue("test.add", 2, 3)
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: finished(job))
+
+    run_host(settings, body)
+    assert job.return_value(refresh=True) == {"sum": 5, "main_thread": False}
+    queue = jobs_service.queue("default")
+    assert job.id in queue.finished_job_registry.get_job_ids()
+    assert queue.started_job_registry.get_job_ids(cleanup=False) == []
+    assert Job.fetch(job.id, connection=queue.connection).worker_name
+
+
+def test_async_job_runs_on_the_loop(settings):
+    job = jobs_service.enqueue("test.async_echo", "hi", queue="high")
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: finished(job))
+
+    run_host(settings, body)
+    assert job.return_value(refresh=True) == {"echo": "hi", "main_thread": True}
+
+
+def test_failing_job_lands_in_failed_registry_with_redacted_reason(settings):
+    job = jobs_service.enqueue("test.fail", "now")
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: failed(job))
+
+    run_host(settings, body)
+    queue = jobs_service.queue("default")
+    assert job.id in queue.failed_job_registry.get_job_ids()
+    reason = job.latest_result().exc_string
+    assert reason.startswith("ValueError: boom now at https://***@rpc.example/v1?api_key=***")
+    assert "hunter2" not in reason and "s3cr3t" not in reason
+    assert "jobs_for_tests.py" in reason  # the traceback is kept for operators
+
+
+def test_unknown_job_name_fails_with_a_clear_reason(settings):
+    job = jobs_service.enqueue("no.such.job", "x")
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: failed(job))
+
+    run_host(settings, body)
+    assert "unknown job 'no.such.job'" in job.latest_result().exc_string
+
+
+def test_timed_out_thread_job_fails_while_the_worker_serves_others(settings, redis_conn):
+    slow = jobs_service.enqueue("test.sleep", "5", timeout=1)
+    quick: list[Job] = []
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: status(slow) == "started")
+        quick.append(jobs_service.enqueue("test.add", 1, 1))
+        await wait_for(lambda: finished(quick[0]), timeout=1)  # served during the slow one
+        await wait_for(lambda: failed(slow), timeout=3)
+        # The abandoned thread sees it was cancelled and stops early.
+        await wait_for(lambda: redis_conn.exists(marker(f"cancelled:{slow.id}")) == 1,
+                       timeout=2)
+
+    started = time.monotonic()
+    run_host(settings, body)
+    assert time.monotonic() - started < 4
+    assert slow.latest_result().exc_string.startswith("JobTimeout: timed out after 1s")
+    assert slow.id in jobs_service.queue("default").failed_job_registry.get_job_ids()
+
+
+def test_timed_out_async_job_is_cancelled(settings):
+    job = jobs_service.enqueue("test.async_sleep", "30", timeout=1)
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: failed(job), timeout=4)
+        assert host.running == {}
+
+    run_host(settings, body)
+    assert "timed out after 1s" in job.latest_result().exc_string
+
+
+def test_jobs_run_concurrently_up_to_capacity(settings, redis_conn):
+    capped = type(settings)(**{**settings.__dict__, "capacity": 2})
+    jobs = [jobs_service.enqueue("test.concurrent", str(i)) for i in range(5)]
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: all(finished(j) for j in jobs), timeout=10)
+
+    started = time.monotonic()
+    run_host(capped, body)
+    elapsed = time.monotonic() - started
+    assert int(redis_conn.get(marker("max_active"))) == 2
+    assert 1.2 <= elapsed < 2.5  # three rounds of 0.4 s, two at a time
+
+
+def test_queues_are_served_in_priority_order(settings):
+    low = jobs_service.enqueue("test.count", "order", queue="low")
+    high = jobs_service.enqueue("test.count", "order", queue="high")
+    one = type(settings)(**{**settings.__dict__, "capacity": 1})
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: finished(low) and finished(high))
+
+    run_host(one, body)
+    assert high.return_value(refresh=True) == 1
+    assert low.return_value(refresh=True) == 2
+
+
+def test_same_job_id_runs_once(settings, redis_conn):
+    first = jobs_service.enqueue("test.count", "dedupe", job_id="count-dedupe")
+    second = jobs_service.enqueue("test.count", "dedupe", job_id="count-dedupe")
+    assert second.id == first.id
+    assert jobs_service.queue("default").count == 1
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: finished(first))
+        await trio.sleep(0.2)  # time for a duplicate to run, were there one
+
+    run_host(settings, body)
+    assert int(redis_conn.get(marker("runs:dedupe"))) == 1
+
+
+def test_worker_registers_its_identity_and_leaves_at_exit(settings, redis_conn):
+    seen: list[list[dict[str, str]]] = []
+
+    async def body(host: WorkerHost) -> None:
+        seen.append(await trio.to_thread.run_sync(identity.list_workers, redis_conn,
+                                                  settings.prefix))
+        ttl = await trio.to_thread.run_sync(redis_conn.ttl, host.identity.key)
+        assert 0 < ttl <= settings.worker_ttl
+
+    run_host(settings, body)
+    [record] = seen[0]
+    assert record["prefix"] == settings.prefix
+    assert record["pid"].isdigit() and record["hostname"] and record["started_at"]
+    assert record["queues"] == ",".join(f"{settings.prefix}{q}" for q in jobs_service.QUEUES)
+    assert identity.list_workers(redis_conn, settings.prefix) == []
+
+
+def test_control_jobs_start_and_stop_a_long_lived_task(settings, redis_conn):
+    ticks = marker("ticks:t1")
+
+    async def body(host: WorkerHost) -> None:
+        start = jobs_service.enqueue("test.start_ticker", "t1")
+        await wait_for(lambda: finished(start))
+        assert start.return_value(refresh=True) is True
+        assert host.task_names() == ["ticker:t1"]
+        await wait_for(lambda: int(redis_conn.get(ticks) or 0) >= 3)
+        again = jobs_service.enqueue("test.start_ticker", "t1")  # idempotent: no second task
+        await wait_for(lambda: finished(again))
+        assert again.return_value(refresh=True) is False
+        stop = jobs_service.enqueue("test.stop_ticker", "t1")
+        await wait_for(lambda: finished(stop))
+        assert stop.return_value(refresh=True) is True
+        assert host.task_names() == []
+        assert redis_conn.get(marker("stopped:t1")) == b"1"
+        count = int(redis_conn.get(ticks))
+        await trio.sleep(0.1)
+        assert int(redis_conn.get(ticks)) == count
+
+    run_host(settings, body)
+
+
+def test_shutdown_stops_long_lived_tasks(settings, redis_conn):
+    async def body(host: WorkerHost) -> None:
+        start = jobs_service.enqueue("test.start_ticker", "t2")
+        await wait_for(lambda: finished(start))
+
+    run_host(settings, body)
+    assert redis_conn.get(marker("stopped:t2")) == b"1"
+
+
+def test_ping_names_the_worker(settings):
+    job = jobs_service.enqueue("worker.ping", queue="high")
+    names: list[str] = []
+
+    async def body(host: WorkerHost) -> None:
+        names.append(host.name)
+        await wait_for(lambda: finished(job))
+
+    run_host(settings, body)
+    assert job.return_value(refresh=True) == {"worker": names[0]}

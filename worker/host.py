@@ -1,0 +1,485 @@
+"""``copytrade worker``: one Trio process that runs RQ jobs and hosts long-lived tasks.
+
+Jobs come from RQ queues (``<REDIS_PREFIX>high``, ``default``, ``low``, served in
+that order) and keep RQ's data model (started, finished and failed registries,
+results), so RQ's tools can inspect them. The loop is ours: RQ's Worker forks
+and times jobs out with SIGALRM, which cannot work for threads in one process.
+
+- A plain ``def`` job runs in a worker thread, an ``async def`` job on the loop;
+  at most ``capacity`` jobs run at once.
+- At ``job.timeout`` an async job is cancelled; a thread cannot be killed, so it
+  is abandoned (its ``current_job()`` reports cancelled) and the job is failed
+  with "timed out after Ns". Either way the slot is free for the next job.
+- SIGTERM/SIGINT: stop claiming, let running jobs finish within the grace period,
+  then put the rest back at the front of their queues and exit 0. A second
+  signal ends the grace period at once.
+- Jobs of workers that died (no heartbeat) go back to their queue, at start and
+  on every heartbeat.
+- Control jobs start and stop long-lived tasks (copy executors) in the host's
+  nursery with ``start_task`` / ``stop_task``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import signal
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import redis
+import trio
+
+import config as settings_module
+from services import jobs as jobs_service
+from services import redis_client
+from worker import identity, lifecycle, reasons
+from worker import jobs as job_table
+
+log = logging.getLogger("copytrade.worker")
+
+MIN_POLL_SECONDS = 0.02
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """How one worker process runs."""
+
+    redis_url: str
+    prefix: str = "copytrade:"
+    queues: tuple[str, ...] = jobs_service.QUEUES
+    capacity: int = 8
+    grace_seconds: float = 25.0
+    heartbeat_seconds: float = 10.0
+    poll_seconds: float = 0.5  # longest pause between claims while idle
+
+    @property
+    def worker_ttl(self) -> int:
+        """Seconds a heartbeat keeps this worker (and its jobs) alive: three missed beats."""
+        return max(2, math.ceil(3 * self.heartbeat_seconds))
+
+    @classmethod
+    def from_settings(cls, settings: dict[str, Any], redis_url: str) -> WorkerSettings:
+        """Worker settings from the ``config.load()`` dict."""
+        return cls(redis_url=redis_url, prefix=settings["REDIS_PREFIX"],
+                   capacity=int(settings.get("WORKER_CAPACITY", 8)),
+                   grace_seconds=float(settings.get("WORKER_GRACE_SECONDS", 25.0)),
+                   heartbeat_seconds=float(settings.get("WORKER_HEARTBEAT_SECONDS", 10.0)))
+
+
+@dataclass(frozen=True)
+class _Success:
+    value: Any
+
+
+@dataclass(frozen=True)
+class _Failure:
+    reason: str
+
+
+@dataclass(frozen=True)
+class _Requeue:
+    why: str
+
+
+@dataclass
+class RunningJob:
+    """A claimed job while this worker runs it."""
+
+    claim: lifecycle.Claim
+    context: job_table.JobContext
+    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    started: float = field(default_factory=time.monotonic)
+    settling: bool = False  # its outcome is being recorded: shutdown must leave it be
+    requeued: bool = False  # shutdown put it back on its queue: its outcome is void
+    thread_done: bool = False
+    abandoned: bool = False
+    recorded: bool = False  # its outcome is in Redis: no more heartbeats
+    lock: threading.Lock = field(default_factory=threading.Lock)  # heartbeat vs record
+
+
+@dataclass
+class LongTask:
+    """A long-lived task in the host's nursery (a copy executor, say)."""
+
+    name: str
+    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    done: trio.Event = field(default_factory=trio.Event)
+
+
+class WorkerStopping(RuntimeError):
+    """The worker is shutting down and takes no new tasks; the job goes back to its queue."""
+
+
+class WorkerHost:
+    """Claims jobs, runs them within capacity and timeouts, and hosts long-lived tasks."""
+
+    def __init__(self, settings: WorkerSettings, client: redis.Redis | None = None) -> None:
+        self.settings = settings
+        self.client = client or redis_client.connect(settings.redis_url)
+        self.queues = [jobs_service.queue(name, prefix=settings.prefix,
+                                          redis_connection=self.client)
+                       for name in settings.queues]
+        self.identity = identity.WorkerIdentity(prefix=settings.prefix,
+                                                queue_names=[q.name for q in self.queues])
+        self.running: dict[str, RunningJob] = {}
+        self.tasks: dict[str, LongTask] = {}
+        self.abandoned_threads = 0
+        self._slots = trio.Semaphore(settings.capacity)
+        self._taking_work = True
+        self._shutdown_requested = False
+        self._deadline = math.inf
+        self._wait_scope: trio.CancelScope | None = None
+        self._drain_scope: trio.CancelScope | None = None
+        self._job_nursery: trio.Nursery | None = None
+        self._task_nursery: trio.Nursery | None = None
+        self._accepting_tasks = False
+        self._thread_lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """This worker's unique name (host.pid.random)."""
+        return self.identity.name
+
+    # -- the run -----------------------------------------------------------------
+
+    async def run(self, *, install_signal_handlers: bool = False,
+                  task_status: trio.TaskStatus[WorkerHost] = trio.TASK_STATUS_IGNORED) -> None:
+        """Serve jobs until stopped (``request_shutdown``, or SIGTERM/SIGINT when installed)."""
+        await trio.to_thread.run_sync(self.identity.register, self.client,
+                                      self.settings.worker_ttl, self._status_fields())
+        try:
+            await self._reap()
+            log.info("worker %s serving %s (capacity %d)", self.name,
+                     ", ".join(q.name for q in self.queues), self.settings.capacity)
+            async with trio.open_nursery() as root:
+                root.start_soon(self._heartbeat_loop)
+                if install_signal_handlers:
+                    await root.start(self._signal_loop)
+                async with trio.open_nursery() as tasks:
+                    self._task_nursery = tasks
+                    self._accepting_tasks = True
+                    async with trio.open_nursery() as jobs:
+                        self._job_nursery = jobs
+                        task_status.started(self)
+                        await self._claim_loop()
+                        self._accepting_tasks = False
+                        self._cancel_all_tasks()
+                        await self._drain()
+                root.cancel_scope.cancel()
+        finally:
+            with trio.CancelScope(shield=True):
+                try:
+                    await trio.to_thread.run_sync(self.identity.unregister, self.client)
+                except redis.RedisError as exc:
+                    log.warning("worker %s could not unregister: %s", self.name, exc)
+            log.info("worker %s stopped", self.name)
+
+    def stop_taking_work(self) -> None:
+        """Claim no more jobs; running jobs and the grace period carry on (the drain path)."""
+        self._taking_work = False
+        if self._wait_scope is not None:
+            self._wait_scope.cancel()
+
+    def request_shutdown(self) -> None:
+        """Stop claiming and give running jobs the grace period before re-queueing them."""
+        if not self._shutdown_requested:
+            self._shutdown_requested = True
+            self._deadline = trio.current_time() + self.settings.grace_seconds
+            if self._drain_scope is not None:
+                self._drain_scope.deadline = self._deadline
+            log.info("worker %s shutting down: %d job(s) running, %gs grace", self.name,
+                     len(self.running), self.settings.grace_seconds)
+        self.stop_taking_work()
+
+    def hurry(self) -> None:
+        """End the grace period now: running jobs are re-queued."""
+        self._deadline = trio.current_time()
+        if self._drain_scope is not None:
+            self._drain_scope.deadline = self._deadline
+        self.stop_taking_work()
+
+    async def _signal_loop(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+                           ) -> None:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            task_status.started()
+            async for signum in signals:
+                if self._shutdown_requested:
+                    log.info("worker %s: second %s, re-queueing running jobs now", self.name,
+                             signal.Signals(signum).name)
+                    self.hurry()
+                else:
+                    self.request_shutdown()
+
+    # -- claiming ----------------------------------------------------------------
+
+    async def _claim_loop(self) -> None:
+        delay = MIN_POLL_SECONDS
+        while self._taking_work:
+            acquired = False
+            with trio.CancelScope() as self._wait_scope:
+                await self._slots.acquire()
+                acquired = True
+            if not self._taking_work:
+                if acquired:
+                    self._slots.release()
+                break
+            try:
+                with trio.CancelScope(shield=True):  # a claimed job must not be dropped
+                    claim = await trio.to_thread.run_sync(
+                        lifecycle.claim_next, self.client, self.queues, self.name,
+                        self.settings.worker_ttl)
+            except redis.RedisError as exc:
+                log.error("worker %s cannot claim jobs: %s", self.name, exc)
+                claim = None
+                delay = self.settings.poll_seconds
+            if claim is None:
+                self._slots.release()
+                if not self._taking_work:
+                    break
+                with trio.CancelScope() as self._wait_scope:
+                    await trio.sleep(delay)
+                delay = min(delay * 2, self.settings.poll_seconds)
+                continue
+            delay = MIN_POLL_SECONDS
+            self._start_job(claim)
+
+    def _start_job(self, claim: lifecycle.Claim) -> None:
+        timeout = claim.job.timeout
+        seconds = float(timeout) if timeout and timeout > 0 else math.inf
+        context = job_table.JobContext(job_id=claim.job_id, name="", ids=(),
+                                       timeout=seconds, host=self)
+        running = RunningJob(claim=claim, context=context)
+        self.running[claim.execution.composite_key] = running
+        assert self._job_nursery is not None
+        self._job_nursery.start_soon(self._run_job, running, name=f"job:{claim.job_id}")
+
+    # -- running -----------------------------------------------------------------
+
+    async def _run_job(self, running: RunningJob) -> None:
+        claim = running.claim
+        try:
+            with running.scope:
+                outcome = await self._execute(running)
+                if running.requeued:
+                    return
+                running.settling = True
+                with trio.CancelScope(shield=True):
+                    await trio.to_thread.run_sync(self._record, running, outcome)
+        except Exception:
+            # Our own failure (Redis down while recording, say): the started-registry
+            # entry stays, expires, and the job is re-queued by a reaper.
+            log.exception("worker %s could not settle job %s", self.name, claim.job_id)
+        finally:
+            self.running.pop(claim.execution.composite_key, None)
+            self._slots.release()
+
+    async def _execute(self, running: RunningJob) -> _Success | _Failure | _Requeue:
+        claim, context = running.claim, running.context
+        try:
+            context.name = claim.job.func_name or ""
+            context.ids = tuple(claim.job.args)
+            spec = job_table.resolve(context.name)
+        except job_table.UnknownJob as exc:
+            return _Failure(f"UnknownJob: {exc}")
+        except Exception as exc:  # undecodable job data
+            return _Failure(reasons.describe(exc))
+        log.info("job %s %s%r started", claim.job_id, spec.name, context.ids)
+        token = job_table.bind_context(context)
+        try:
+            with trio.move_on_after(context.timeout) as timer:
+                if spec.is_async:
+                    value = await spec.function(*context.ids)
+                else:
+                    value = await self._call_in_thread(running, spec.function, context.ids)
+            if timer.cancelled_caught:
+                context.cancel()
+                return _Failure(reasons.timed_out(context.timeout))
+            return _Success(value)
+        except WorkerStopping as exc:
+            return _Requeue(str(exc) or "worker stopping")
+        except Exception as exc:
+            return _Failure(reasons.describe(exc))
+        finally:
+            job_table._current.reset(token)
+
+    async def _call_in_thread(self, running: RunningJob, function: Callable[..., Any],
+                              args: tuple[Any, ...]) -> Any:
+        try:
+            return await trio.to_thread.run_sync(self._thread_body, running, function, args,
+                                                 abandon_on_cancel=True)
+        except trio.Cancelled:
+            with self._thread_lock:
+                running.abandoned = True
+                if not running.thread_done:
+                    self.abandoned_threads += 1
+            running.context.cancel()
+            log.warning("job %s: thread abandoned (still running: %d abandoned thread(s))",
+                        running.claim.job_id, self.abandoned_threads)
+            raise
+
+    def _thread_body(self, running: RunningJob, function: Callable[..., Any],
+                     args: tuple[Any, ...]) -> Any:
+        try:
+            return job_table.call_with_database(function, *args)
+        finally:
+            with self._thread_lock:
+                running.thread_done = True
+                if running.abandoned:
+                    self.abandoned_threads -= 1
+
+    def _record(self, running: RunningJob, outcome: _Success | _Failure | _Requeue) -> None:
+        claim = running.claim
+        elapsed = time.monotonic() - running.started
+        with running.lock:
+            if isinstance(outcome, _Success):
+                lifecycle.record_success(self.client, claim, outcome.value, self.name)
+                log.info("job %s %s finished in %.2fs", claim.job_id, running.context.name,
+                         elapsed)
+            elif isinstance(outcome, _Failure):
+                lifecycle.record_failure(self.client, claim, outcome.reason, self.name)
+                log.warning("job %s %s failed after %.2fs: %s", claim.job_id,
+                            running.context.name, elapsed, outcome.reason.splitlines()[0])
+            else:
+                lifecycle.requeue(self.client, claim.queue, claim.job_id, claim.execution.id)
+                log.info("job %s %s re-queued: %s", claim.job_id, running.context.name,
+                         outcome.why)
+            running.recorded = True
+
+    # -- shutdown ----------------------------------------------------------------
+
+    async def _drain(self) -> None:
+        with trio.move_on_at(self._deadline) as self._drain_scope:
+            while self.running:
+                await trio.sleep(0.02)
+        leftovers = [r for r in self.running.values() if not r.settling and not r.requeued]
+        for running in leftovers:
+            running.requeued = True
+            running.context.cancel()
+            running.scope.cancel()
+            claim = running.claim
+            with trio.CancelScope(shield=True):
+                try:
+                    await trio.to_thread.run_sync(self._requeue_running, running)
+                    log.warning("job %s re-queued at shutdown after %.1fs", claim.job_id,
+                                time.monotonic() - running.started)
+                except redis.RedisError as exc:
+                    log.error("job %s could not be re-queued (%s); it will be once this "
+                              "worker's heartbeat expires", claim.job_id, exc)
+        with trio.move_on_after(5):
+            while self.running:  # cancelled jobs unwinding, settling ones recording
+                await trio.sleep(0.02)
+
+    def _requeue_running(self, running: RunningJob) -> None:
+        claim = running.claim
+        with running.lock:  # not while a heartbeat renews this execution
+            lifecycle.requeue(self.client, claim.queue, claim.job_id, claim.execution.id)
+
+    # -- heartbeats --------------------------------------------------------------
+
+    def _status_fields(self) -> dict[str, Any]:
+        return {
+            "state": "busy" if self.running else "idle",
+            "capacity": self.settings.capacity,
+            "running": len(self.running),
+            "tasks": ",".join(sorted(self.tasks)),
+            "abandoned_threads": self.abandoned_threads,
+            "draining": int(not self._taking_work),
+        }
+
+    def _beat(self, fields: dict[str, Any], running: list[RunningJob]) -> None:
+        ttl = self.settings.worker_ttl
+        with self.client.pipeline() as pipe:
+            self.identity.heartbeat(pipe, ttl, fields)
+            pipe.execute()
+        for job in running:
+            with job.lock:
+                if job.recorded or job.requeued:
+                    continue
+                with self.client.pipeline() as pipe:
+                    lifecycle.heartbeat(pipe, job.claim, ttl)
+                    pipe.execute()
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            await trio.sleep(self.settings.heartbeat_seconds)
+            running = [r for r in self.running.values() if not r.settling and not r.requeued]
+            try:
+                await trio.to_thread.run_sync(self._beat, self._status_fields(), running)
+            except redis.RedisError as exc:
+                log.error("worker %s heartbeat failed: %s", self.name, exc)
+            await self._reap()
+
+    async def _reap(self) -> None:
+        try:
+            requeued = await trio.to_thread.run_sync(lifecycle.reap_abandoned, self.client,
+                                                     self.queues)
+        except redis.RedisError as exc:
+            log.error("worker %s could not check for abandoned jobs: %s", self.name, exc)
+            return
+        if requeued:
+            log.warning("re-queued %d job(s) abandoned by dead workers: %s", len(requeued),
+                        ", ".join(requeued))
+
+    # -- long-lived tasks --------------------------------------------------------
+
+    async def start_task(self, name: str, async_fn: Callable[..., Awaitable[Any]],
+                         *args: Any) -> bool:
+        """Run ``async_fn(*args)`` as long-lived task ``name``; False if one already runs."""
+        if not self._accepting_tasks or self._task_nursery is None:
+            raise WorkerStopping(f"worker {self.name} is stopping; task {name!r} not started")
+        if name in self.tasks:
+            return False
+        task = LongTask(name=name)
+        self.tasks[name] = task
+        self._task_nursery.start_soon(self._run_task, task, async_fn, args, name=f"task:{name}")
+        return True
+
+    async def stop_task(self, name: str) -> bool:
+        """Cancel task ``name`` and wait for it to end; False if no such task runs."""
+        task = self.tasks.get(name)
+        if task is None:
+            return False
+        task.scope.cancel()
+        await task.done.wait()
+        return True
+
+    def task_names(self) -> list[str]:
+        """Names of the long-lived tasks running now."""
+        return sorted(self.tasks)
+
+    async def _run_task(self, task: LongTask, async_fn: Callable[..., Awaitable[Any]],
+                        args: tuple[Any, ...]) -> None:
+        try:
+            with task.scope:
+                await async_fn(*args)
+            log.info("task %s ended", task.name)
+        except Exception:
+            log.exception("task %s crashed", task.name)
+        finally:
+            if self.tasks.get(task.name) is task:
+                del self.tasks[task.name]
+            task.done.set()
+
+    def _cancel_all_tasks(self) -> None:
+        for task in list(self.tasks.values()):
+            task.scope.cancel()
+
+
+def main() -> None:
+    """Entry point of ``copytrade worker``: bind the database, load the job table, serve."""
+    from models import database
+
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = settings_module.load()
+    redis_url = redis_client.resolve_url(settings["REDIS_URL"], settings["INSTANCE_PATH"])
+    jobs_service.configure(redis_url, settings["REDIS_PREFIX"])
+    database.bind(settings["DATABASE_URL"])
+    job_table.load_modules()
+    host = WorkerHost(WorkerSettings.from_settings(settings, redis_url))
+    trio.run(partial(host.run, install_signal_handlers=True))
