@@ -53,8 +53,13 @@ def _liquidity(state: SandboxState, market: Market) -> Decimal:
     return total.quantize(Decimal("0.0001"))
 
 
-def market_json(state: SandboxState, market: Market, *, with_event: bool = True) -> dict:
-    """A Gamma Market object (JSON-in-string outcomes, prices and token ids)."""
+def market_json(
+    state: SandboxState, market: Market, *, with_event: bool = True, nested: bool = False
+) -> dict:
+    """A Gamma Market object (JSON-in-string outcomes, prices and token ids).
+
+    `nested` is the slimmer form inside an Event (no events, tags or base fees).
+    """
     event = state.events[market.event_id]
     prices = [state.current_price(market, i) for i in (0, 1)]
     if market.winner is None:
@@ -104,20 +109,22 @@ def market_json(state: SandboxState, market: Market, *, with_event: bool = True)
         "umaReward": "5",
         "volumeClob": market.volume,
         "liquidityClob": liquidity,
-        "makerBaseFee": 1000 if market.fees else 0,
-        "takerBaseFee": 1000 if market.fees else 0,
         "acceptingOrders": not market.closed,
         "negRisk": market.neg_risk,
         "negRiskRequestID": "",
     }
+    if not nested:
+        data["makerBaseFee"] = 1000 if market.fees else 0
+        data["takerBaseFee"] = 1000 if market.fees else 0
     if market.neg_risk:
         data["negRiskMarketID"] = market.neg_risk_market_id
-    if with_event:
+    if with_event and not nested:
         data["events"] = [event_json(state, event, with_markets=False)]
     data["ready"] = False
     data["funded"] = False
     data["acceptingOrdersTimestamp"] = market.start_date
-    data["tags"] = [tag_json(market.category)]
+    if not nested:
+        data["tags"] = [tag_json(market.category)]
     data["cyom"] = False
     data["approved"] = True
     data["rewardsMinSize"] = 50
@@ -196,7 +203,7 @@ def event_json(state: SandboxState, event: Event, *, with_markets: bool = True) 
         data["negRiskMarketID"] = event.neg_risk_market_id
     data["commentCount"] = 0
     if with_markets:
-        data["markets"] = [market_json(state, m, with_event=False) for m in markets]
+        data["markets"] = [market_json(state, m, nested=True) for m in markets]
         data["tags"] = [tag_json(event.category)]
     data["cyom"] = False
     data["showAllOutcomes"] = True
@@ -263,7 +270,8 @@ def get_market(market_id: str):
         market = state.markets_by_id.get(market_id)
         if market is None:
             return error_response("market not found", 404)
-        return json_response(market_json(state, market))
+        # The by-id capture carries no nested events (unlike the /markets list).
+        return json_response(market_json(state, market, with_event=False))
 
 
 @bp.get("/markets/slug/<slug>")
@@ -274,7 +282,8 @@ def get_market_by_slug(slug: str):
         market = state.markets_by_slug.get(slug)
         if market is None:
             return error_response("market not found", 404)
-        return json_response(market_json(state, market))
+        # The by-id capture carries no nested events (unlike the /markets list).
+        return json_response(market_json(state, market, with_event=False))
 
 
 @bp.get("/events")
