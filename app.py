@@ -12,7 +12,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 import config as settings_module
 from blueprints import api as rest
-from blueprints import assets, errors, health
+from blueprints import access, assets, errors, health, ratelimit
 from models import database, migrate
 from models.base import db
 from services import errors as domain_errors
@@ -44,6 +44,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
             migrate.require_migrated(bound)
 
     _register_request_hooks(app)
+    ratelimit.init_app(app)  # before the access gate: a flood stops before any lookup
+    access.init_app(app)  # every /api route's declared policy, deny by default
     rest.register(app)
     app.register_blueprint(health.bp)
     app.register_blueprint(assets.bp)

@@ -34,6 +34,17 @@ POLYGON_CONTRACTS = {
 
 DEFAULT_SANDBOX_PORT = 8010
 
+# Plan limits, the one table (README "Tiers"); exceeding one answers 403 tier_limit_exceeded.
+TIER_LIMITS: dict[str, dict[str, int]] = {
+    "free": {"max_active_configs": 1, "max_api_keys": 3},
+    "pro": {"max_active_configs": 10, "max_api_keys": 10},
+    "elite": {"max_active_configs": 50, "max_api_keys": 50},
+}
+
+# Per client IP: a token bucket refilled at RATE_LIMIT_PER_SECOND, holding RATE_LIMIT_BURST.
+DEFAULT_RATE_LIMIT_PER_SECOND = 60
+DEFAULT_RATE_LIMIT_BURST = 500
+
 
 def instance_secret(instance: Path, name: str) -> str:
     """Read a secret from instance/NAME, generating it once (mode 0600) when absent."""
@@ -94,6 +105,10 @@ def load(env: Mapping[str, str] | None = None, instance: Path | None = None) -> 
         "POLYGON_RPC_URL": get("POLYGON_RPC_URL"),
         "CHAIN_ID": int(get("CHAIN_ID", "137") or 137),
         "SMTP_URL": get("SMTP_URL"),
+        "MAIL_FROM": get("MAIL_FROM", "copytrade <no-reply@localhost>"),
+        "RATE_LIMIT_PER_SECOND": int(get("RATE_LIMIT_PER_SECOND")
+                                     or DEFAULT_RATE_LIMIT_PER_SECOND),
+        "RATE_LIMIT_BURST": int(get("RATE_LIMIT_BURST") or DEFAULT_RATE_LIMIT_BURST),
     }
     for name, default in venue_defaults.items():
         # POLYMARKET_RTDS_URL set to "" means: detect by polling only.

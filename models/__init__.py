@@ -1,7 +1,12 @@
 """Peewee models, one module per aggregate, bound to ``models.base.db`` at start-up."""
 
 from models.base import BaseModel, db
+from models.idempotency import IdempotencyRecord
+from models.identity import ApiKey, LoginCode
 from models.market import Market, MarketToken, MarketTranslation
 from models.user import User
 
-__all__ = ["BaseModel", "Market", "MarketToken", "MarketTranslation", "User", "db"]
+__all__ = [
+    "ApiKey", "BaseModel", "IdempotencyRecord", "LoginCode", "Market", "MarketToken",
+    "MarketTranslation", "User", "db",
+]

@@ -137,6 +137,10 @@ def app_config(database_url: str, redis_url: str, instance_path: Path,
         "SECRET_KEY": "test-secret-key-" + RUN_ID,
         "WALLET_ENCRYPTION_KEY": secrets.token_hex(32),
         "TESTING": True,
+        # The shared test app must not throttle the suite; tests/api/test_ratelimit.py
+        # builds its own apps with the real default (60/s, burst 500) and others.
+        "RATE_LIMIT_PER_SECOND": 100_000,
+        "RATE_LIMIT_BURST": 100_000,
     }
 
 

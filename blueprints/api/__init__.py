@@ -6,7 +6,8 @@ from flask import Flask
 from flask_smorest import Api
 
 from blueprints import errors as error_handler
-from blueprints.api.base import SECURITY_SCHEMES, DecimalStringComponent
+from blueprints.access import openapi_notes as access_notes
+from blueprints.api.base import RATE_LIMIT_HEADERS, SECURITY_SCHEMES, DecimalStringComponent
 from schemas.common import ErrorSchema, PaginationSchema
 from schemas.fields import decimal_string_property
 
@@ -45,16 +46,16 @@ def api_config(base_url: str) -> dict[str, object]:
         "OPENAPI_SWAGGER_UI_PATH": "api/docs",
         "OPENAPI_SWAGGER_UI_URL": "/api/docs/assets/",
         "API_SPEC_OPTIONS": {
-            "info": {"description": OPENAPI_DESCRIPTION},
+            "info": {"description": OPENAPI_DESCRIPTION + access_notes()},
             "servers": [{"url": base_url}],
-            "components": {"securitySchemes": SECURITY_SCHEMES},
+            "components": {"securitySchemes": SECURITY_SCHEMES, "headers": RATE_LIMIT_HEADERS},
         },
     }
 
 
 def register(app: Flask) -> CopytradeApi:
     """Create the Api for ``app`` and register every REST blueprint on it."""
-    from blueprints.api import markets, stats
+    from blueprints.api import auth, keys, markets, stats, users
 
     for key, value in api_config(app.config["BASE_URL"]).items():
         app.config.setdefault(key, value)
@@ -62,7 +63,7 @@ def register(app: Flask) -> CopytradeApi:
     api.ma_plugin.converter.add_attribute_function(decimal_string_property)
     api.spec.components.schema("DecimalString", DecimalStringComponent)
     api.spec.components.schema("Pagination", schema=PaginationSchema)
-    for blueprint in (stats.blp, markets.blp):
+    for blueprint in (stats.blp, markets.blp, auth.blp, users.blp, keys.blp):
         api.register_blueprint(blueprint)
     app.extensions["copytrade_api"] = api
     return api

@@ -60,6 +60,10 @@ class Blueprint(flask_smorest.Blueprint):
 
     ARGUMENTS_PARSER = ArgumentsParser()
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._prepare_doc_cbks.append(merge_extra_doc)
+
     def errors(self, *statuses: int) -> Callable[[Any], Any]:
         """Document the error responses a route may give, with the Error body."""
 
@@ -73,3 +77,56 @@ class Blueprint(flask_smorest.Blueprint):
             return func
 
         return decorator
+
+
+# Headers every response carries (blueprints/ratelimit.py); referenced from each response.
+RATE_LIMIT_HEADERS = {
+    "X-RateLimit-Limit": {
+        "description": "Capacity of the caller's token bucket (the burst: 500 by default).",
+        "schema": {"type": "integer"}},
+    "X-RateLimit-Remaining": {
+        "description": "Requests the bucket admits right now; it refills at the sustained "
+                       "rate (60 per second by default).",
+        "schema": {"type": "integer"}},
+    "X-RateLimit-Reset": {
+        "description": "Unix time (seconds) at which the bucket is full again.",
+        "schema": {"type": "integer"}},
+}
+
+
+def merge_extra_doc(doc: dict[str, Any], doc_info: dict[str, Any], **_: Any) -> dict[str, Any]:
+    """Merge OpenAPI fragments left by decorators outside smorest (access, idempotency).
+
+    Fragments may carry ``security``, ``parameters`` (appended), ``responses`` (added
+    when absent), ``success_headers`` (added to 2xx responses), ``notes`` (appended
+    to the description) and ``extensions`` (``x-...`` keys). Every response also
+    references the rate-limit headers.
+    """
+    notes: list[str] = []
+    responses = doc.setdefault("responses", {})
+    for fragment in doc_info.get("extra_doc", []):
+        if "security" in fragment:
+            doc["security"] = fragment["security"]
+        doc.setdefault("parameters", []).extend(fragment.get("parameters", []))
+        if not doc["parameters"]:
+            del doc["parameters"]
+        for status, response in fragment.get("responses", {}).items():
+            if status not in responses and str(status) not in responses:
+                responses[str(status)] = response
+        for status, response in responses.items():
+            if isinstance(response, dict) and str(status).startswith("2"):
+                response.setdefault("headers", {}).update(fragment.get("success_headers", {}))
+        notes.extend(fragment.get("notes", []))
+        doc.update(fragment.get("extensions", {}))
+    for response in responses.values():
+        if not isinstance(response, dict):
+            continue  # a reference to a shared response component
+        headers = response.setdefault("headers", {})
+        for name in RATE_LIMIT_HEADERS:
+            headers.setdefault(name, {"$ref": f"#/components/headers/{name}"})
+    if notes:
+        docstring = doc_info.setdefault("docstring", {})
+        docstring["description"] = "\n\n".join(
+            [part for part in (docstring.get("description"),) if part] + notes)
+    return doc
+

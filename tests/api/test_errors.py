@@ -6,6 +6,7 @@ import pytest
 from flask.views import MethodView
 from marshmallow import Schema, fields
 
+from blueprints import access
 from blueprints import errors as error_handler
 from blueprints.api.base import Blueprint
 from schemas.fields import DecimalString
@@ -48,6 +49,7 @@ echo = Blueprint("echo_test", __name__, url_prefix="/api/_echo")
 
 @echo.route("")
 class Echo(MethodView):
+    @access.public
     @echo.arguments(EchoSchema)
     def post(self, body):
         return {"amount": str(body["amount"]), "name": body["name"]}

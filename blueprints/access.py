@@ -1,0 +1,228 @@
+"""Route access policies: declared next to each route, enforced in one place, documented.
+
+Every ``/api`` route declares one policy with a decorator::
+
+    @access.public                   # no credential
+    @access.jwt_only                 # a session JWT; API keys and OAuth tokens refused (403)
+    @access.api_credential_only      # an API key or OAuth token; a session JWT refused (401)
+    @access.requires("read:trades")  # a session JWT, or a key/token holding the scope
+
+The decorators only mark the view (and write its OpenAPI ``security`` and
+description); ``init_app`` installs the one before-request gate that resolves
+the credential (services/access.py) and applies the policy. Deny by default:
+an ``/api`` route without a policy refuses every request (403), and a test walks
+the URL map so none ships. Views read the caller with ``current_principal()``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from copy import deepcopy
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from flask import Flask, current_app, g, request
+
+from services import access as access_service
+from services import errors
+from services.access import ALL_SCOPES, Principal
+
+log = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable[..., Any])
+PolicyKind = Literal["public", "session", "api_credential", "scope"]
+
+API_PREFIX = "/api"
+_DECLARED = "access_declared_endpoints"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Who may call a route."""
+
+    kind: PolicyKind
+    scope: str | None = None
+
+    def security(self) -> list[dict[str, list[str]]]:
+        """The OpenAPI ``security`` requirement for this policy."""
+        if self.kind == "public":
+            return []
+        if self.kind == "session":
+            return [{"sessionJWT": []}]
+        if self.kind == "api_credential":
+            return [{"apiKey": []}, {"oauth": []}]
+        return [{"sessionJWT": []}, {"apiKey": [self.scope or ""]}, {"oauth": [self.scope or ""]}]
+
+    def describe(self) -> str:
+        """One sentence for the operation's description."""
+        if self.kind == "public":
+            return "**Auth:** none (public)."
+        if self.kind == "session":
+            return ("**Auth:** session JWT only; API keys and OAuth tokens are refused "
+                    "(403 `scope_required`).")
+        if self.kind == "api_credential":
+            return ("**Auth:** API key or OAuth token only; a session JWT is refused "
+                    "(401 `invalid_token`).")
+        return (f"**Auth:** session JWT, or an API key / OAuth token with scope "
+                f"`{self.scope}` (403 `scope_required` without it).")
+
+
+def add_doc(func: Any, fragment: dict[str, Any]) -> None:
+    """Attach an OpenAPI fragment our Blueprint merges in (see blueprints/api/base.py)."""
+    apidoc = deepcopy(getattr(func, "_apidoc", {}))
+    apidoc.setdefault("extra_doc", []).append(fragment)
+    func._apidoc = apidoc
+
+
+def _declare(policy: Policy) -> Callable[[F], F]:
+    def decorator(func: F) -> F:
+        func._access_policy = policy  # type: ignore[attr-defined]
+        extension: dict[str, Any] = {"policy": policy.kind}
+        if policy.scope:
+            extension["scope"] = policy.scope
+        add_doc(func, {"security": policy.security(), "notes": [policy.describe()],
+                       "extensions": {"x-access": extension}})
+        return func
+
+    return decorator
+
+
+def public(func: F) -> F:
+    """Declare a route open to anyone (no credential read)."""
+    return _declare(Policy("public"))(func)
+
+
+def jwt_only(func: F) -> F:
+    """Declare a route for session JWTs only (e.g. /api/keys)."""
+    return _declare(Policy("session"))(func)
+
+
+def api_credential_only(func: F) -> F:
+    """Declare a route for API keys and OAuth tokens only (e.g. /api/mcp)."""
+    return _declare(Policy("api_credential"))(func)
+
+
+def requires(scope: str) -> Callable[[F], F]:
+    """Declare a route for a session JWT or a key/token holding ``scope``."""
+    if scope not in ALL_SCOPES:
+        raise ValueError(f"unknown scope {scope!r}; known: {sorted(ALL_SCOPES)}")
+    return _declare(Policy("scope", scope))
+
+
+def declare(app: Flask, endpoint: str, policy: Policy) -> None:
+    """Give a view we do not decorate (a library's, e.g. the API explorer) a policy."""
+    app.extensions.setdefault(_DECLARED, {})[endpoint] = policy
+
+
+def policy_for(app: Flask, endpoint: str, method: str) -> Policy | None:
+    """The policy declared for ``endpoint`` answering ``method``; None when undeclared."""
+    declared = app.extensions.get(_DECLARED, {}).get(endpoint)
+    if declared is not None:
+        return declared
+    view = app.view_functions.get(endpoint)
+    if view is None:
+        return None
+    view_class = getattr(view, "view_class", None)
+    if view_class is not None:
+        handler = getattr(view_class, method.lower(), None)
+        if handler is None and method.upper() == "HEAD":
+            handler = getattr(view_class, "get", None)
+        return getattr(handler, "_access_policy", None) if handler else None
+    return getattr(view, "_access_policy", None)
+
+
+def current_principal() -> Principal:
+    """The caller of this request (routes with a non-public policy always have one)."""
+    principal = g.get("principal")
+    if principal is None:
+        raise errors.Unauthorized()
+    return principal
+
+
+def _challenge(err: errors.Unauthorized) -> errors.Unauthorized:
+    # RFC 6750: tell clients (and OAuth-aware MCP clients) how to authenticate.
+    value = 'Bearer realm="copytrade"'
+    if isinstance(err, errors.InvalidToken):
+        value += ', error="invalid_token"'
+    err.headers.setdefault("WWW-Authenticate", value)
+    return err
+
+
+def enforce() -> None:
+    """The gate: resolve the credential and apply the route's policy (deny by default)."""
+    rule = request.url_rule
+    if rule is None or request.method == "OPTIONS" or not (
+            rule.rule == API_PREFIX or rule.rule.startswith(API_PREFIX + "/")):
+        return
+    policy = policy_for(current_app, request.endpoint or "", request.method)
+    if policy is None:
+        log.error("refusing %s %s: the route declares no access policy", request.method,
+                  rule.rule)
+        raise errors.Forbidden("This route declares no access policy and refuses every request.")
+    if policy.kind == "public":
+        return
+    try:
+        principal = access_service.resolve(request.headers.get("Authorization"),
+                                           current_app.config)
+    except errors.Unauthorized as err:
+        raise _challenge(err) from None
+    g.principal = principal
+    if policy.kind == "session":
+        principal.require_session()
+    elif policy.kind == "api_credential":
+        try:
+            principal.require_api_credential()
+        except errors.Unauthorized as err:
+            raise _challenge(err) from None
+    else:
+        principal.require_scope(policy.scope or "")
+
+
+def init_app(app: Flask) -> None:
+    """Install the gate and give the API explorer's own views their public policy."""
+    for endpoint in ("api-docs.openapi_json", "api-docs.openapi_swagger_ui",
+                     "assets.swagger_asset"):
+        declare(app, endpoint, Policy("public"))
+    app.before_request(enforce)
+
+
+def openapi_notes() -> str:
+    """The authentication, tier, rate-limit and idempotency rules for the OpenAPI description."""
+    import config
+
+    tier_rows = "\n".join(
+        f"| `{tier}` | {row['max_active_configs']} | {row['max_api_keys']} |"
+        for tier, row in config.TIER_LIMITS.items())
+    return f"""
+## Authentication
+Send `Authorization: Bearer <token>`. Sign in with `POST /api/auth/magic` `{{email}}`
+(a 6-digit code and a one-time link are emailed; 202 whether or not the address is
+known) then `POST /api/auth/verify-code` `{{email, code}}`, or redeem the link's token at
+`POST /api/auth/magic` `{{token}}`: both answer a session JWT (24 hours, full account
+scope). API keys (`svck_live_...`, `POST /api/keys`) and OAuth tokens (`svco_...`) carry
+scopes. Each operation's `security` and description state its policy. A missing
+credential answers 401 `unauthorized`; a bad, revoked or expired one 401
+`invalid_token`; a credential without the operation's scope 403 `scope_required`.
+
+## Tiers
+Exceeding a plan limit answers 403 `tier_limit_exceeded`.
+
+| tier | active copy configs | active API keys |
+|---|---|---|
+{tier_rows}
+
+## Rate limits
+Per client IP, a token bucket: 60 requests per second sustained, bursts up to 500
+(operators may change both). Every response carries `X-RateLimit-Limit` (bucket
+capacity), `X-RateLimit-Remaining` and `X-RateLimit-Reset` (Unix time the bucket is full
+again). Past the burst, requests get 429 `rate_limited` with `Retry-After` (seconds)
+and are admitted again at the sustained rate.
+
+## Idempotency
+State-changing operations accept `Idempotency-Key` (a UUID, scoped to the user, kept 24
+hours in the database). A replay returns the first status and body with
+`Idempotent-Replay: true`; a duplicate while the first still runs gets 409 with
+`Retry-After`; the same key with a different request gets 400 `bad_request`; when the
+idempotency store is down keyed requests get 503 `cache_error` and are not run.
+"""

@@ -1,0 +1,55 @@
+"""API keys: mint (secret shown once), list, revoke. Session JWT only."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from flask import current_app
+from flask.views import MethodView
+
+from blueprints import access
+from blueprints.api.base import Blueprint
+from blueprints.idempotency import idempotency_exempt, idempotent
+from schemas.keys import ApiKeyCreateRequestSchema, ApiKeyCreateResponseSchema, ApiKeySchema
+from services import keys
+
+blp = Blueprint("keys", __name__, url_prefix="/api/keys", description="API keys")
+
+
+@blp.route("")
+class Keys(MethodView):
+    @access.jwt_only
+    @blp.response(200, ApiKeySchema(many=True))
+    @blp.errors(401, 403, 429)
+    def get(self):
+        """Every API key of the user, newest first; the secret is never included."""
+        return keys.list_keys(access.current_principal())
+
+    @access.jwt_only
+    @idempotency_exempt("the response holds the key's one-time secret, which is never "
+                        "stored, so it cannot be replayed. Retrying mints a second key; "
+                        "revoke the spare one.")
+    @blp.arguments(ApiKeyCreateRequestSchema)
+    @blp.response(201, ApiKeyCreateResponseSchema)
+    @blp.errors(400, 401, 403, 429)
+    def post(self, body):
+        """Mint a scoped API key; its secret (`svck_live_...`) is returned this once.
+
+        403 `tier_limit_exceeded` when the plan's number of active keys is reached.
+        """
+        created = keys.create(access.current_principal(), settings=current_app.config, **body)
+        key = created.key
+        return {**{field: getattr(key, field) for field in (
+            "id", "name", "prefix", "scope_list", "created_at", "last_used_at", "expires_at",
+            "revoked_at")}, "secret": created.secret}
+
+
+@blp.route("/<uuid:key_id>")
+class Key(MethodView):
+    @access.jwt_only
+    @idempotent
+    @blp.response(204)
+    @blp.errors(401, 403, 404, 409, 429, 503)
+    def delete(self, key_id: UUID):
+        """Revoke a key (it answers 401 `invalid_token` from then on); 404 if not yours."""
+        keys.revoke(access.current_principal(), key_id)

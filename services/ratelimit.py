@@ -1,0 +1,172 @@
+"""A token-bucket rate-limit strategy for the ``limits`` library, kept atomically in Redis.
+
+``limits`` (and so flask-limiter) ships fixed, moving and sliding windows, whose
+limit blocks a client for the rest of a window once spent. We add a token bucket
+through the library's own extension points:
+
+* ``TokenBucketRedisStorage`` is a ``limits`` storage (registered, like every
+  storage, by its ``STORAGE_SCHEME``: ``tokenbucket+redis://``, ``tokenbucket+rediss://``,
+  ``tokenbucket+unix://``) whose one Lua script runs GCRA (the generic cell rate
+  algorithm, an exact token bucket kept as one timestamp per client) on the
+  Redis server's clock, so every gunicorn worker shares one bucket per client.
+* ``TokenBucketRateLimiter`` is a ``limits`` strategy, registered in
+  ``limits.strategies.STRATEGIES`` as ``"token-bucket"`` (the name flask-limiter
+  looks strategies up by).
+
+A limit item ``N per T`` refills at N/T tokens per second; the bucket holds the
+storage's ``burst`` tokens (the item's N when no burst is set). After a burst,
+requests are admitted again at the refill rate, not after a whole window.
+Rate limiting fails open: if Redis cannot be reached, requests are admitted
+(logged), unlike idempotency, which fails closed.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from limits.limits import RateLimitItem
+from limits.storage import RedisStorage
+from limits.strategies import STRATEGIES, RateLimiter
+from limits.util import WindowStats
+
+log = logging.getLogger(__name__)
+
+STRATEGY_NAME = "token-bucket"
+SCHEME_PREFIX = "tokenbucket+"
+
+# GCRA: KEYS[1] holds the theoretical arrival time (TAT) in microseconds of the
+# Redis clock. ARGV: emission interval (µs per token), capacity (tokens), cost
+# (0 = only look). Returns allowed, remaining, µs until full, µs until allowed.
+TOKEN_BUCKET_LUA = """
+local interval = tonumber(ARGV[1])
+local capacity = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local stored = redis.call('GET', KEYS[1])
+local tat = now
+if stored then
+  tat = math.max(tonumber(stored), now)
+end
+local tolerance = interval * capacity
+local new_tat = tat + interval * cost
+local allowed = 0
+local wait = 0
+if new_tat - tolerance <= now then
+  allowed = 1
+  if cost > 0 then
+    local ttl_ms = math.ceil((new_tat - now) / 1000) + 1000
+    redis.call('SET', KEYS[1], string.format('%d', math.ceil(new_tat)), 'PX', ttl_ms)
+  end
+  tat = new_tat
+else
+  wait = new_tat - tolerance - now
+end
+local remaining = math.floor((now - (tat - tolerance)) / interval + 0.000001)
+if remaining < 0 then remaining = 0 end
+if remaining > capacity then remaining = capacity end
+return {allowed, remaining, math.ceil(tat - now), math.ceil(wait)}
+"""
+
+
+@dataclass(frozen=True)
+class BucketState:
+    """One client's bucket after a hit or a look."""
+
+    allowed: bool
+    remaining: int
+    capacity: int
+    full_in: float  # seconds until the bucket is full again
+    retry_in: float  # seconds until a request of this cost would be admitted (0 if now)
+    known: bool = True  # False when Redis could not be asked (the request was admitted)
+
+    @property
+    def retry_after_seconds(self) -> int:
+        """The integer Retry-After for a refused request: at least 1 second."""
+        return max(1, math.ceil(self.retry_in))
+
+
+class TokenBucketRedisStorage(RedisStorage):
+    """limits' Redis storage plus an atomic token bucket (GCRA in one Lua script)."""
+
+    STORAGE_SCHEME = ["tokenbucket+redis", "tokenbucket+rediss", "tokenbucket+unix"]
+
+    def __init__(self, uri: str, burst: int | None = None, **options: Any) -> None:
+        """``burst``: tokens every bucket holds (None: the limit's own amount)."""
+        self.burst = int(burst) if burst is not None else None
+        self._last_warning = 0.0
+        self._warning_lock = threading.Lock()
+        super().__init__(uri.removeprefix(SCHEME_PREFIX), **options)
+
+    def initialize_storage(self, uri: str) -> None:
+        """Register limits' scripts and ours."""
+        super().initialize_storage(uri)
+        self.lua_token_bucket = self.get_connection().register_script(TOKEN_BUCKET_LUA)
+
+    def capacity_for(self, amount: int) -> int:
+        """Bucket capacity for a limit of ``amount`` per period."""
+        return self.burst if self.burst is not None else amount
+
+    def take(self, key: str, rate_per_second: float, capacity: int, cost: int = 1) -> BucketState:
+        """Take ``cost`` tokens if the bucket holds them (cost 0 only looks)."""
+        interval = 1_000_000 / rate_per_second
+        try:
+            allowed, remaining, full_us, wait_us = self.lua_token_bucket(
+                [self.prefixed_key(key)], [repr(interval), capacity, cost])
+        except redis.exceptions.RedisError as exc:
+            self._warn(exc)
+            return BucketState(allowed=True, remaining=capacity, capacity=capacity,
+                               full_in=0.0, retry_in=0.0, known=False)
+        return BucketState(allowed=bool(allowed), remaining=int(remaining), capacity=capacity,
+                           full_in=int(full_us) / 1e6, retry_in=int(wait_us) / 1e6)
+
+    def _warn(self, exc: Exception) -> None:
+        with self._warning_lock:
+            if time.monotonic() - self._last_warning > 10:
+                self._last_warning = time.monotonic()
+                log.warning("rate-limit store unreachable, admitting requests: %s",
+                            type(exc).__name__)
+
+
+class TokenBucketRateLimiter(RateLimiter):
+    """limits strategy: a token bucket refilled at the item's rate, holding the storage's burst."""
+
+    def __init__(self, storage: Any) -> None:
+        if not hasattr(storage, "take"):
+            raise NotImplementedError(
+                f"the token-bucket strategy needs a tokenbucket+redis:// storage, "
+                f"not {type(storage).__name__}")
+        super().__init__(storage)
+        self.buckets: TokenBucketRedisStorage = storage
+
+    @staticmethod
+    def rate_of(item: RateLimitItem) -> float:
+        """Tokens per second the item allows."""
+        return item.amount / item.get_expiry()
+
+    def state(self, item: RateLimitItem, *identifiers: str, cost: int = 0) -> BucketState:
+        """The bucket for ``identifiers``; takes ``cost`` tokens when it holds them."""
+        return self.buckets.take(item.key_for(*identifiers), self.rate_of(item),
+                                 self.buckets.capacity_for(item.amount), cost)
+
+    def hit(self, item: RateLimitItem, *identifiers: str, cost: int = 1) -> bool:
+        """Take ``cost`` tokens; False when the bucket holds fewer."""
+        return self.state(item, *identifiers, cost=cost).allowed
+
+    def test(self, item: RateLimitItem, *identifiers: str, cost: int = 1) -> bool:
+        """Whether ``cost`` tokens could be taken now (takes none)."""
+        return self.state(item, *identifiers).remaining >= cost
+
+    def get_window_stats(self, item: RateLimitItem, *identifiers: str) -> WindowStats:
+        """(time the bucket is full again, tokens left)."""
+        bucket = self.state(item, *identifiers)
+        return WindowStats(time.time() + bucket.full_in, bucket.remaining)
+
+
+STRATEGIES[STRATEGY_NAME] = TokenBucketRateLimiter  # type: ignore[assignment]

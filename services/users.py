@@ -1,0 +1,23 @@
+"""User profiles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from models import User
+from services.access import Principal
+
+
+def profile_of(user: User) -> dict[str, Any]:
+    """The public profile of ``user``."""
+    return {
+        "id": user.id, "email": user.email, "tier": user.tier, "created_at": user.created_at,
+        # Filled by the trading-wallet capability once the wallet exists.
+        "trading_wallet_address": getattr(user, "trading_wallet_address", None),
+    }
+
+
+def me(principal: Principal) -> dict[str, Any]:
+    """The caller's own profile."""
+    principal.require_scope("read:account")
+    return profile_of(principal.user)
