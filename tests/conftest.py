@@ -174,3 +174,39 @@ def bound_db(app) -> Iterator[peewee.Database]:
     database = app.extensions["database"]
     with database.connection_context():
         yield database
+
+
+@pytest.fixture
+def user(bound_db):
+    """A signed-up user on the free tier."""
+    from models import User
+
+    return User.create(email=f"{secrets.token_hex(6)}@example.com")
+
+
+@pytest.fixture
+def session_token(app, user) -> str:
+    """A session JWT for ``user`` (full account scope)."""
+    from services import auth
+
+    return auth.issue_session(user, app.config).token
+
+
+@pytest.fixture
+def auth_headers(session_token) -> dict[str, str]:
+    """Authorization headers carrying ``session_token``."""
+    return {"Authorization": f"Bearer {session_token}"}
+
+
+@pytest.fixture
+def api_key(app, user):
+    """``api_key(*scopes, owner=None, expires_in_days=90)`` mints a key and returns its secret."""
+    from services import keys
+    from services.access import ALL_SCOPES, Principal
+
+    def mint(*scopes: str, owner=None, expires_in_days: int = 90) -> str:
+        principal = Principal(user=owner or user, kind="session", scopes=ALL_SCOPES)
+        return keys.create(principal, "test key", list(scopes), expires_in_days,
+                           settings=app.config).secret
+
+    return mint

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import current_app
+from flask import current_app, jsonify
 from flask.views import MethodView
 
 from blueprints import access
@@ -46,7 +46,9 @@ class Magic(MethodView):
         answers 200 with a session, like `/api/auth/verify-code`.
         """
         if "token" in body:
-            return _session_body(auth.redeem_link(body["token"], current_app.config)), 200
+            # Another body than the 202's schema: serialise it here.
+            session = auth.redeem_link(body["token"], current_app.config)
+            return jsonify(SessionSchema().dump(_session_body(session)))
         auth.request_login(body["email"], current_app.config)
         return {"status": "sent",
                 "message": "If the address can receive mail, a sign-in code is on its way."}

@@ -1,0 +1,236 @@
+"""Sign-in over a real SMTP server: the code and the link read from the delivered email."""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import UTC, datetime, timedelta
+from email import message_from_bytes, policy
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from aiosmtpd.controller import Controller
+
+from models import LoginCode, User
+from services import auth
+from tests.conftest import free_port
+
+
+class Inbox:
+    """An aiosmtpd handler keeping every delivered message."""
+
+    def __init__(self) -> None:
+        self.messages: list = []
+
+    async def handle_DATA(self, server, session, envelope):
+        message = message_from_bytes(envelope.content, policy=policy.default)
+        self.messages.append((envelope.rcpt_tos, message))
+        return "250 OK"
+
+    def last_for(self, address: str) -> tuple[str, str]:
+        """The (code, link token) of the newest mail to ``address``."""
+        for rcpt, message in reversed(self.messages):
+            if address in rcpt:
+                text = message.get_content()
+                code = re.search(r"sign-in code is (\d{6})", text).group(1)
+                link = re.search(r"(https?://\S+)", text).group(1)
+                return code, parse_qs(urlparse(link).query)["token"][0]
+        raise AssertionError(f"no mail to {address}")
+
+
+@pytest.fixture
+def inbox(app, monkeypatch):
+    """A real SMTP server on a free port, wired in as SMTP_URL."""
+    handler = Inbox()
+    port = free_port()
+    controller = Controller(handler, hostname="127.0.0.1", port=port)
+    controller.start()
+    monkeypatch.setitem(app.config, "SMTP_URL", f"smtp://127.0.0.1:{port}")
+    yield handler
+    controller.stop()
+
+
+def assert_error(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.data
+    body = response.get_json()
+    assert body["code"] == code
+    return body
+
+
+def test_login_with_emailed_code(client, inbox, bound_db):
+    sent = client.post("/api/auth/magic", json={"email": "  Ada.Lovelace@Example.COM "})
+    assert sent.status_code == 202
+    assert len(inbox.messages) == 1
+    rcpt, message = inbox.messages[0]
+    assert rcpt == ["ada.lovelace@example.com"]
+    assert message["Subject"].startswith("Your copytrade sign-in code")
+    assert User.select().count() == 0  # the account comes with the first verification
+
+    code, _ = inbox.last_for("ada.lovelace@example.com")
+    before = datetime.now(UTC)
+    verified = client.post("/api/auth/verify-code",
+                           json={"email": "ADA.lovelace@example.com ", "code": code})
+    assert verified.status_code == 200, verified.data
+    body = verified.get_json()
+    assert body["token_type"] == "Bearer"
+    expires = datetime.fromisoformat(body["expires_at"])
+    assert timedelta(hours=23, minutes=59) < expires - before <= timedelta(hours=24, seconds=1)
+    assert body["user"]["email"] == "ada.lovelace@example.com"
+    assert body["user"]["tier"] == "free"
+    assert body["user"]["trading_wallet_address"] is None
+    assert User.select().count() == 1
+
+    me = client.get("/api/users/me", headers={"Authorization": f"Bearer {body['token']}"})
+    assert me.status_code == 200
+    assert me.get_json() == body["user"]
+
+    # Single use: the same code never works twice.
+    again = client.post("/api/auth/verify-code",
+                        json={"email": "ada.lovelace@example.com", "code": code})
+    assert_error(again, 401, "invalid_token")
+
+
+def test_login_with_emailed_link_reuses_the_account(client, inbox, bound_db):
+    client.post("/api/auth/magic", json={"email": "grace@example.com"})
+    code, _ = inbox.last_for("grace@example.com")
+    first = client.post("/api/auth/verify-code", json={"email": "grace@example.com", "code": code})
+    user_id = first.get_json()["user"]["id"]
+
+    assert client.post("/api/auth/magic", json={"email": "grace@example.com"}).status_code == 202
+    code, token = inbox.last_for("grace@example.com")
+    redeemed = client.post("/api/auth/magic", json={"token": token})
+    assert redeemed.status_code == 200, redeemed.data
+    body = redeemed.get_json()
+    assert body["token_type"] == "Bearer" and body["user"]["id"] == user_id
+    assert User.select().count() == 1
+    # The link is single use, and the code of the same email died with it.
+    assert_error(client.post("/api/auth/magic", json={"token": token}), 401, "invalid_token")
+    assert_error(client.post("/api/auth/verify-code",
+                             json={"email": "grace@example.com", "code": code}),
+                 401, "invalid_token")
+
+
+def test_codes_and_links_are_stored_hashed(client, inbox, bound_db):
+    client.post("/api/auth/magic", json={"email": "hash@example.com"})
+    code, token = inbox.last_for("hash@example.com")
+    row = LoginCode.get(LoginCode.email == "hash@example.com")
+    assert code not in row.code_hash and token not in row.link_hash
+    assert len(row.code_hash) == 64 and len(row.link_hash) == 64
+
+
+def test_a_new_code_replaces_the_old_one(client, inbox, bound_db):
+    client.post("/api/auth/magic", json={"email": "twice@example.com"})
+    old, _ = inbox.last_for("twice@example.com")
+    client.post("/api/auth/magic", json={"email": "twice@example.com"})
+    new, _ = inbox.last_for("twice@example.com")
+    if old != new:
+        assert_error(client.post("/api/auth/verify-code",
+                                 json={"email": "twice@example.com", "code": old}),
+                     401, "invalid_token")
+    ok = client.post("/api/auth/verify-code", json={"email": "twice@example.com", "code": new})
+    assert ok.status_code == 200
+
+
+def test_code_locks_after_five_wrong_tries(client, inbox, bound_db):
+    client.post("/api/auth/magic", json={"email": "guess@example.com"})
+    code, token = inbox.last_for("guess@example.com")
+    wrong = f"{(int(code) + 1) % 1_000_000:06d}"
+    for _ in range(5):
+        assert_error(client.post("/api/auth/verify-code",
+                                 json={"email": "guess@example.com", "code": wrong}),
+                     401, "invalid_token")
+    locked = assert_error(client.post("/api/auth/verify-code",
+                                      json={"email": "guess@example.com", "code": code}),
+                          401, "invalid_token")
+    assert "Too many" in locked["error"]
+    assert_error(client.post("/api/auth/magic", json={"token": token}), 401, "invalid_token")
+    assert User.select().count() == 0
+
+
+def test_codes_expire_after_ten_minutes(client, inbox, bound_db):
+    client.post("/api/auth/magic", json={"email": "late@example.com"})
+    code, token = inbox.last_for("late@example.com")
+    row = LoginCode.get(LoginCode.email == "late@example.com")
+    assert timedelta(minutes=9) < row.expires_at - row.created_at <= timedelta(minutes=10)
+    LoginCode.update(expires_at=datetime.now(UTC) - timedelta(seconds=1)).execute()
+    assert_error(client.post("/api/auth/verify-code",
+                             json={"email": "late@example.com", "code": code}),
+                 401, "invalid_token")
+    assert_error(client.post("/api/auth/magic", json={"token": token}), 401, "invalid_token")
+
+
+@pytest.mark.parametrize("body", [
+    {"email": "not-an-email"}, {"email": ""}, {"email": "a@b"}, {"email": "a b@example.com"},
+    {"email": 42},
+])
+def test_magic_refuses_bad_addresses(client, body):
+    assert_error(client.post("/api/auth/magic", json=body), 400, "validation_failed")
+
+
+def test_magic_needs_exactly_one_of_email_and_token(client):
+    assert client.post("/api/auth/magic", json={}).status_code == 400
+    both = client.post("/api/auth/magic", json={"email": "a@example.com", "token": "x"})
+    assert both.status_code == 400
+
+
+@pytest.mark.parametrize("body", [
+    {"email": "a@example.com", "code": "12345"}, {"email": "a@example.com", "code": "abcdef"},
+    {"email": "a@example.com"}, {"code": "123456"}, {"email": "nope", "code": "123456"},
+])
+def test_verify_code_validates_input(client, body):
+    assert_error(client.post("/api/auth/verify-code", json=body), 400, "validation_failed")
+
+
+def test_without_smtp_the_code_is_logged(client, app, caplog, monkeypatch, bound_db):
+    monkeypatch.setitem(app.config, "SMTP_URL", None)
+    with caplog.at_level(logging.WARNING, logger="services.auth"):
+        assert client.post("/api/auth/magic", json={"email": "log@example.com"}).status_code == 202
+    code = re.search(r"sign-in code for log@example.com: (\d{6})", caplog.text).group(1)
+    ok = client.post("/api/auth/verify-code", json={"email": "log@example.com", "code": code})
+    assert ok.status_code == 200
+
+
+def test_with_smtp_the_code_is_never_logged(client, inbox, caplog, bound_db):
+    with caplog.at_level(logging.DEBUG):
+        client.post("/api/auth/magic", json={"email": "quiet@example.com"})
+    code, token = inbox.last_for("quiet@example.com")
+    ours = " ".join(r.getMessage() for r in caplog.records if not r.name.startswith("mail.log"))
+    assert ours is not None and code not in ours and token not in ours
+
+
+def test_smtp_down_answers_503(client, app, monkeypatch, bound_db):
+    monkeypatch.setitem(app.config, "SMTP_URL", f"smtp://127.0.0.1:{free_port()}")
+    response = client.post("/api/auth/magic", json={"email": "down@example.com"})
+    assert response.status_code == 503
+    assert int(response.headers["Retry-After"]) > 0
+
+
+def test_session_tokens_are_checked(client, app, user):
+    good = auth.issue_session(user, app.config).token
+    assert client.get("/api/users/me", headers={"Authorization": f"Bearer {good}"}
+                      ).status_code == 200
+    expired = auth.issue_session(user, app.config,
+                                 now=datetime.now(UTC) - timedelta(hours=24, seconds=5)).token
+    forged = auth.issue_session(user, {**app.config, "SECRET_KEY": "another"}).token
+    tampered = good[:-3] + ("AAA" if not good.endswith("AAA") else "BBB")
+    for token in (expired, forged, tampered, "garbage", "a.b.c"):
+        response = client.get("/api/users/me", headers={"Authorization": f"Bearer {token}"})
+        assert_error(response, 401, "invalid_token")
+        assert 'error="invalid_token"' in response.headers["WWW-Authenticate"]
+
+
+def test_session_of_a_deleted_user_is_invalid(client, app, user):
+    token = auth.issue_session(user, app.config).token
+    user.delete_instance()
+    assert_error(client.get("/api/users/me", headers={"Authorization": f"Bearer {token}"}),
+                 401, "invalid_token")
+
+
+def test_missing_or_non_bearer_credential_is_unauthorized(client):
+    response = client.get("/api/users/me")
+    assert_error(response, 401, "unauthorized")
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    assert_error(client.get("/api/users/me", headers={"Authorization": "Basic YTpi"}),
+                 401, "unauthorized")
+    assert_error(client.get("/api/users/me", headers={"Authorization": "Bearer "}),
+                 401, "unauthorized")
