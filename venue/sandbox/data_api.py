@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import re
 from decimal import Decimal
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, Response, current_app, request
 
 from venue.sandbox.responses import (
     error_response,
@@ -104,15 +107,15 @@ def _window(items: list, *, default_limit: int, max_limit: int) -> list:
     return items[offset : offset + limit]
 
 
-@bp.get("/trades")
-def trades():
-    """GET /trades: fills, newest first; takerOnly (default true) hides maker fills."""
-    state = _state()
+def _select_fills(state: SandboxState) -> list[Fill]:
+    """Fills matching the /trades query, newest first (takerOnly defaults to true)."""
     user = request.args.get("user", "").lower()
     markets = {m.lower() for m in query_list("market")}
     event_ids = set(query_list("eventId"))
     side = request.args.get("side", "").upper()
     taker_only = query_bool("takerOnly")
+    if taker_only is None:
+        taker_only = query_bool("taker_only")
     taker_only = True if taker_only is None else taker_only
     start = query_int("start", 0)
     end = query_int("end", 2**62)
@@ -137,17 +140,26 @@ def trades():
             if amount < filter_amount:
                 continue
         selected.append(fill)
-    page = _window(selected, default_limit=100, max_limit=10000)
+    return selected
+
+
+@bp.get("/trades")
+def trades():
+    """GET /trades: fills, newest first; takerOnly (default true) hides maker fills."""
+    state = _state()
+    page = _window(_select_fills(state), default_limit=100, max_limit=10000)
     return json_response([trade_row(state, f) for f in page])
 
 
-@bp.get("/activity")
-def activity():
-    """GET /activity?user=: the user's TRADE (maker and taker) and REDEEM rows."""
+@bp.get("/v2/trades")
+def trades_v2():
+    """GET /v2/trades: snake_case rows in a cursor envelope."""
     state = _state()
-    user = request.args.get("user", "").lower()
-    if not user:
-        return error_response("user is required", 400)
+    return _v2_page(_select_fills(state), lambda f: _snake(trade_row(state, f)))
+
+
+def _select_activity(state: SandboxState, user: str) -> list[Fill | Redemption]:
+    """The user's TRADE and REDEEM items matching the /activity query, sorted."""
     types = {t.upper() for t in query_list("type")}
     markets = {m.lower() for m in query_list("market")}
     side = request.args.get("side", "").upper()
@@ -172,8 +184,66 @@ def activity():
         items.sort(key=lambda i: (i.usdc, i.seq), reverse=descending)
     else:
         items.sort(key=lambda i: (i.timestamp, i.seq), reverse=descending)
-    page = _window(items, default_limit=100, max_limit=500)
+    return items
+
+
+@bp.get("/activity")
+def activity():
+    """GET /activity?user=: the user's TRADE (maker and taker) and REDEEM rows."""
+    state = _state()
+    user = request.args.get("user", "").lower()
+    if not user:
+        return error_response("user is required", 400)
+    page = _window(_select_activity(state, user), default_limit=100, max_limit=500)
     return json_response([activity_row(state, i) for i in page])
+
+
+@bp.get("/v2/activity")
+def activity_v2():
+    """GET /v2/activity?user=: snake_case rows in a cursor envelope."""
+    state = _state()
+    user = request.args.get("user", "").lower()
+    if not user:
+        return error_response("user is required", 400)
+    items = _select_activity(state, user)
+    return _v2_page(items, lambda i: _snake(activity_row(state, i)))
+
+
+_RENAMES = {"asset": "token_id", "oppositeAsset": "opposite_token_id"}
+
+
+def _snake(row: dict) -> dict:
+    """A v1 camelCase row in Data API v2 snake_case (asset -> token_id)."""
+    out = {}
+    for key, value in row.items():
+        name = _RENAMES.get(key) or re.sub(r"(?<!^)([A-Z])", r"_\1", key).lower()
+        out[name] = value
+    return out
+
+
+def _v2_page(items: list, render) -> Response:
+    """The v2 envelope {data, pagination:{limit, offset, has_more, next_cursor}}."""
+    limit = query_int("limit", 100, low=1, high=500)
+    offset = query_int("offset", 0)
+    cursor = request.args.get("cursor")
+    if cursor:
+        try:
+            state = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+            offset, limit = int(state["o"]), int(state["l"])
+        except (ValueError, KeyError, TypeError):
+            return error_response("invalid cursor", 400)
+    page = items[offset : offset + limit]
+    has_more = offset + limit < len(items)
+    next_cursor = ""
+    if has_more:
+        raw = json.dumps({"o": offset + limit, "l": limit}, separators=(",", ":"))
+        next_cursor = base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    return json_response({
+        "data": [render(item) for item in page],
+        "pagination": {
+            "limit": limit, "offset": offset, "has_more": has_more, "next_cursor": next_cursor,
+        },
+    })
 
 
 def _quant(value: Decimal, step: Decimal = _SIX) -> Decimal:
@@ -236,13 +306,8 @@ _POSITION_SORTS = {
 }
 
 
-@bp.get("/positions")
-def positions():
-    """GET /positions?user=: current positions with PnL, redeemable after resolution."""
-    state = _state()
-    user = request.args.get("user", "").lower()
-    if not user:
-        return error_response("user is required", 400)
+def _select_positions(state: SandboxState, user: str) -> list[dict]:
+    """v1 position rows matching the /positions query, sorted."""
     threshold = query_decimal("sizeThreshold")
     threshold = Decimal(1) if threshold is None else threshold
     markets = {m.lower() for m in query_list("market")}
@@ -260,7 +325,75 @@ def positions():
     key = _POSITION_SORTS.get(request.args.get("sortBy", "TOKENS").upper(), "size")
     descending = request.args.get("sortDirection", "DESC").upper() != "ASC"
     rows.sort(key=lambda r: r[key], reverse=descending)
+    return rows
+
+
+@bp.get("/positions")
+def positions():
+    """GET /positions?user=: current positions with PnL, redeemable after resolution."""
+    state = _state()
+    user = request.args.get("user", "").lower()
+    if not user:
+        return error_response("user is required", 400)
+    rows = _select_positions(state, user)
     return json_response(_window(rows, default_limit=100, max_limit=500))
+
+
+def position_v2(state: SandboxState, row: dict) -> dict:
+    """A v1 position row in the Data API v2 shape."""
+    times = [
+        f.timestamp for f in state.fills_snapshot()
+        if f.asset == row["asset"] and f.proxy_wallet.lower() == row["proxyWallet"]
+    ]
+    name, _ = state.profile(row["proxyWallet"])
+    return {
+        "proxy_wallet": row["proxyWallet"],
+        "token_id": row["asset"],
+        "condition_id": row["conditionId"],
+        "current_size": row["size"],
+        "avg_price": row["avgPrice"],
+        "entry_cost_usdc": row["initialValue"],
+        "entry_fees_usdc": row["entryFeesUsdc"],
+        "total_cost_usdc": row["grossInitialValue"],
+        "current_price": row["curPrice"],
+        "current_value": row["currentValue"],
+        "total_size": row["totalBought"],
+        "realized_pnl": row["realizedPnl"],
+        "unrealized_pnl": row["cashPnl"],
+        "total_pnl": row["cashPnl"] + row["realizedPnl"],
+        "percent_pnl": row["percentPnl"],
+        "percent_realized_pnl": row["percentRealizedPnl"],
+        "status": "RESOLVED" if row["redeemable"] else "OPEN",
+        "redeemable": row["redeemable"],
+        "mergeable": row["mergeable"],
+        "negative_risk": row["negativeRisk"],
+        "archived": False,
+        "title": row["title"],
+        "slug": row["slug"],
+        "icon": row["icon"],
+        "event_id": row["eventId"],
+        "event_slug": row["eventSlug"],
+        "outcome": row["outcome"],
+        "outcome_index": row["outcomeIndex"],
+        "opposite_outcome": row["oppositeOutcome"],
+        "opposite_token_id": row["oppositeAsset"],
+        "end_date": row["endDate"],
+        "last_event_at": max(times) if times else 0,
+        "first_entry_at": min(times) if times else 0,
+        "name": name,
+        "profile_image": "",
+        "verified": False,
+    }
+
+
+@bp.get("/v2/positions")
+def positions_v2():
+    """GET /v2/positions?user=: v2 rows in a cursor envelope."""
+    state = _state()
+    user = request.args.get("user", "").lower()
+    if not user:
+        return error_response("user is required", 400)
+    return _v2_page(_select_positions(state, user), lambda r: position_v2(state, r))
 
 
 _PERIODS = {"DAY": 86400, "WEEK": 604800, "MONTH": 2592000, "ALL": None}

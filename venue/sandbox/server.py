@@ -118,7 +118,7 @@ class SandboxServer:
         self.stop()
 
 
-def serve(host: str = "127.0.0.1", port: int = 8765, *, seed: int = 0,
+def serve(host: str = "127.0.0.1", port: int = 8010, *, seed: int = 0,
           whales: bool = True) -> None:
     """Serve the sandbox venue in the foreground until interrupted (`copytrade sandbox`)."""
     server = SandboxServer(host=host, port=port, seed=seed, whales=whales)

@@ -7,6 +7,7 @@ venue (order checks, matching, settlement, fees, resolution) lives in this modul
 from __future__ import annotations
 
 import random
+import secrets
 import threading
 import time
 import uuid
@@ -240,7 +241,9 @@ class SandboxState:
         return self._seq
 
     def _random_hash(self) -> str:
-        return "0x" + self.rng.getrandbits(256).to_bytes(32, "big").hex()
+        # Not from the seeded rng: hashes must differ between runs, or a consumer that
+        # persisted fills of an earlier run would take new fills for already-seen ones.
+        return "0x" + secrets.token_bytes(32).hex()
 
     def add_market(self, seed: MarketSeed, *, house_liquidity: bool | None = None) -> Market:
         """Create a market (and its event if new) from a seed; returns it."""
@@ -678,7 +681,7 @@ class SandboxState:
             return None
         tx_hash = self._random_hash()
         trade = ClobTrade(
-            id=str(uuid.UUID(int=self.rng.getrandbits(128), version=4)),
+            id=str(uuid.uuid4()),
             taker_order=taker,
             market=market,
             size=0,

@@ -231,3 +231,29 @@ def test_rtds_frame_shape(sandbox_venue, control):
         assert_has(frame["payload"], [k for k in real[1]["payload"]])
     taker = frames[0]["payload"]
     assert "fee" in taker  # a sports market charges the taker
+
+
+def test_data_api_v2_shapes_and_cursor(sandbox_venue, control, make_trader):
+    market, trader = _trade_setup(control, make_trader)
+    trader.client.create_and_post_order(
+        OrderArgsV2(token_id=market["token_ids"][0], price=Decimal("0.6"), size=Decimal(5),
+                    side="BUY")
+    )
+    user = trader.address
+    first = control.get("/data/v2/activity", user=user, limit=1)
+    real = sample("data-v2-activity.json")
+    assert_shape(first, real)
+    assert_has(first["data"][0], list(real["data"][0]))
+    assert first["pagination"]["has_more"] is True
+    second = control.get("/data/v2/activity", user=user, cursor=first["pagination"]["next_cursor"])
+    assert len(second["data"]) == 1 and second["pagination"]["has_more"] is False
+    assert second["data"][0]["transaction_hash"] != first["data"][0]["transaction_hash"]
+
+    trades = control.get("/data/v2/trades", user=user)
+    assert_shape(trades, sample("data-v2-trades.json"))
+    assert len(trades["data"]) == 2
+    positions = control.get("/data/v2/positions", user=user)
+    real_positions = sample("data-v2-positions.json")
+    assert_shape(positions, real_positions)
+    assert_has(positions["data"][0], list(real_positions["data"][0]))
+    assert positions["data"][0]["current_size"] == 15
