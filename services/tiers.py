@@ -40,16 +40,22 @@ def limits_for(tier: str, table: Mapping[str, Mapping[str, int]] | None = None) 
                       max_api_keys=int(row["max_api_keys"]))
 
 
-def _lock_user(user_id: UUID) -> None:
-    # Serialise quota checks of one user on PostgreSQL (SQLite has one writer anyway).
+def _current_tier(user_id: UUID) -> str:
+    """The user's tier as stored now (it may have changed since the request began).
+
+    On PostgreSQL the row is locked too, serialising one user's quota checks
+    (SQLite has a single writer anyway). Call inside a transaction.
+    """
+    query = User.select(User.tier).where(User.id == user_id)
     if isinstance(db.obj, peewee.PostgresqlDatabase):
-        User.select(User.id).where(User.id == user_id).for_update().execute()
+        query = query.for_update()
+    row = query.first()
+    return row.tier if row is not None else "free"
 
 
 def check_api_key_quota(user: User, *, now: datetime | None = None) -> None:
     """Raise TierLimitExceeded when ``user`` already holds the tier's number of usable keys."""
-    limits = limits_for(user.tier)
-    _lock_user(user.id)
+    limits = limits_for(_current_tier(user.id))
     now = now or utcnow()
     active = (ApiKey.select().where(
         ApiKey.user == user.id, ApiKey.revoked_at.is_null(),
@@ -66,7 +72,7 @@ def check_active_config_quota(user: User, active_configs: int) -> None:
     ``active_configs`` is how many the user runs now (the caller counts them,
     inside the transaction that activates the next one).
     """
-    limits = limits_for(user.tier)
+    limits = limits_for(_current_tier(user.id))
     if active_configs >= limits.max_active_configs:
         raise errors.TierLimitExceeded(
             f"The {limits.tier} plan allows {limits.max_active_configs} active copy "
