@@ -1,0 +1,158 @@
+"""Copy trading: configs, their previews, per-target detection cursors, copy intents, positions.
+
+A ``CopyIntent`` is the durable record of one decision about one target trade for one
+config (copied or skipped, and why). It is written, under a unique (config, target
+trade) constraint, before any order leaves the process: that constraint is what makes
+mirroring exactly-once across retries, restarts and several workers.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import peewee
+
+from models.base import BaseModel, DecimalTextField, UTCDateTimeField, utcnow
+from models.user import User
+
+# Intent statuses. ``pending``: written, the order may or may not have left (the
+# reconciler asks the venue); ``sent``: the venue answered with a resting/unknown order;
+# ``filled``/``failed``/``cancelled``: final; ``skipped``: decided not to copy (reason set).
+INTENT_PENDING, INTENT_SENT, INTENT_FILLED, INTENT_FAILED, INTENT_SKIPPED, INTENT_CANCELLED = (
+    "pending", "sent", "filled", "failed", "skipped", "cancelled")
+INTENT_OPEN = (INTENT_PENDING, INTENT_SENT)
+INTENT_FINAL = (INTENT_FILLED, INTENT_FAILED, INTENT_SKIPPED, INTENT_CANCELLED)
+
+# Why an intent exists: mirroring a target fill, or an exit the config's TP/SL triggered.
+KIND_MIRROR, KIND_TAKE_PROFIT, KIND_STOP_LOSS = "mirror", "take_profit", "stop_loss"
+
+
+class CopyConfig(BaseModel):
+    """A user's instruction to mirror one target wallet, with sizing, caps, guards and exits."""
+
+    user = peewee.ForeignKeyField(User, backref="copy_configs", on_delete="CASCADE")
+    target_address = peewee.CharField(max_length=42, index=True)  # lowercase
+    target_name = peewee.CharField(max_length=120, default="")
+    size_multiplier = DecimalTextField()
+    max_position_usdc = DecimalTextField()
+    price_deviation_bps = peewee.IntegerField()
+    blocked_categories = peewee.TextField(default="[]")  # JSON list of lowercase slugs
+    take_profit_bps = peewee.IntegerField(null=True)
+    stop_loss_bps = peewee.IntegerField(null=True)
+    is_active = peewee.BooleanField(default=False, index=True)
+    paper_trading = peewee.BooleanField(default=True)
+    # Bumped on every edit and start/stop: the executor reloads a config whose version moved.
+    version = peewee.IntegerField(default=1)
+    last_error = peewee.TextField(null=True)
+    last_error_at = UTCDateTimeField(null=True)
+    started_at = UTCDateTimeField(null=True)
+    stopped_at = UTCDateTimeField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)
+    updated_at = UTCDateTimeField(default=utcnow)
+    deleted_at = UTCDateTimeField(null=True, index=True)
+
+    class Meta:
+        table_name = "copy_configs"
+
+    @property
+    def blocked(self) -> list[str]:
+        """The blocked category slugs."""
+        return list(json.loads(self.blocked_categories or "[]"))
+
+
+class ConfigPreview(BaseModel):
+    """What a user saw before creating a config; creation needs one unexpired and unused."""
+
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE")
+    fields = peewee.TextField()  # the validated config fields, JSON with decimal strings
+    summary = peewee.TextField()  # what the preview showed, JSON
+    created_at = UTCDateTimeField(default=utcnow)
+    expires_at = UTCDateTimeField()
+    consumed_at = UTCDateTimeField(null=True)
+    config_id = peewee.UUIDField(null=True)
+
+    class Meta:
+        table_name = "config_previews"
+
+
+class TargetCursor(BaseModel):
+    """How far polling has read one target wallet's fills (unix seconds of the newest seen)."""
+
+    target_address = peewee.CharField(max_length=42, unique=True)
+    last_timestamp = peewee.BigIntegerField()
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "target_cursors"
+
+
+class CopyIntent(BaseModel):
+    """One decision about one target trade for one config, written before any order leaves."""
+
+    config = peewee.ForeignKeyField(CopyConfig, backref="intents", on_delete="CASCADE")
+    user_id = peewee.UUIDField(index=True)
+    kind = peewee.CharField(max_length=16, default=KIND_MIRROR)
+    # The target trade's identity (tx hash, asset, side, wallet); unique with the config.
+    target_trade_key = peewee.CharField(max_length=255)
+    target_address = peewee.CharField(max_length=42)
+    target_side = peewee.CharField(max_length=4, null=True)
+    target_size = DecimalTextField(null=True)
+    target_price = DecimalTextField(null=True)
+    target_timestamp = peewee.BigIntegerField(null=True)
+    target_tx_hash = peewee.CharField(max_length=80, null=True)
+    token_id = peewee.CharField(max_length=100)
+    condition_id = peewee.CharField(max_length=80, default="")
+    outcome = peewee.CharField(max_length=200, default="")
+    outcome_index = peewee.IntegerField(null=True)
+    market_slug = peewee.CharField(max_length=255, default="")
+    paper = peewee.BooleanField(default=False)
+    status = peewee.CharField(max_length=16, index=True)
+    reason = peewee.CharField(max_length=40, null=True)  # skip/failure reason code
+    detail = peewee.TextField(default="")
+    side = peewee.CharField(max_length=4, null=True)
+    size = DecimalTextField(null=True)  # shares we meant to trade
+    price = DecimalTextField(null=True)  # worst acceptable price of the order
+    usdc = DecimalTextField(null=True)  # pUSD to spend (buys) or expected (sells)
+    order_id = peewee.CharField(max_length=80, null=True, index=True)  # signed order hash
+    trade_id = peewee.UUIDField(null=True)  # the Trade row the order service wrote
+    filled_size = DecimalTextField(null=True)
+    filled_price = DecimalTextField(null=True)
+    fee = DecimalTextField(null=True)
+    seen_at = UTCDateTimeField()  # when we saw the target trade
+    sent_at = UTCDateTimeField(null=True)
+    settled_at = UTCDateTimeField(null=True)
+    latency_ms = peewee.IntegerField(null=True)  # order sent minus target trade seen
+    detection_delay_ms = peewee.IntegerField(null=True)  # seen minus the target's trade time
+    worker = peewee.CharField(max_length=120, default="")
+    created_at = UTCDateTimeField(default=utcnow, index=True)
+
+    class Meta:
+        table_name = "copy_intents"
+        indexes = (
+            (("config", "target_trade_key"), True),
+            (("config", "created_at"), False),
+        )
+
+
+class CopyPosition(BaseModel):
+    """A config's holding in one outcome token, from its own fills (live or paper)."""
+
+    config = peewee.ForeignKeyField(CopyConfig, backref="positions", on_delete="CASCADE")
+    paper = peewee.BooleanField(default=False)
+    token_id = peewee.CharField(max_length=100)
+    condition_id = peewee.CharField(max_length=80, default="")
+    market_slug = peewee.CharField(max_length=255, default="")
+    outcome = peewee.CharField(max_length=200, default="")
+    shares = DecimalTextField(default=Decimal(0))
+    cost_usdc = DecimalTextField(default=Decimal(0))  # cost basis of the shares held
+    realized_pnl = DecimalTextField(default=Decimal(0))
+    opened = peewee.IntegerField(default=0)  # times it went from flat to held (exit keys)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "copy_positions"
+        indexes = ((("config", "paper", "token_id"), True),)
+
+
+TABLES = [CopyConfig, ConfigPreview, TargetCursor, CopyIntent, CopyPosition]
