@@ -193,6 +193,7 @@ class SandboxState:
         self.feed = RtdsHub()
         self.faults = FaultBoard()
         self.house = derived_address(HOUSE_SEED)
+        self._initial_switches = (self.config.refuse_eoa_makers, set(self.config.legacy_makers))
         self.whales = [derived_address(f"sandbox-whale-{seed}-{i}") for i in range(4)]
         self._reset_locked()
 
@@ -201,6 +202,8 @@ class SandboxState:
     def reset(self) -> None:
         """Back to the seeded catalog with empty accounts, orders and fills."""
         with self.lock:
+            self.config.refuse_eoa_makers = self._initial_switches[0]
+            self.config.legacy_makers = set(self._initial_switches[1])
             self._reset_locked()
         self.faults.clear()
 
