@@ -11,12 +11,12 @@ from flask import Flask, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 import config as settings_module
-from blueprints import api as rest
 from blueprints import access, assets, errors, health, ratelimit
+from blueprints import api as rest
 from models import database, migrate
 from models.base import db
+from services import chain_access, redis_client, venues
 from services import errors as domain_errors
-from services import redis_client, venues
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -37,6 +37,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
                                                        settings["INSTANCE_PATH"])
 
     venues.configure(app.config)
+    chain_access.configure(app.config)  # wallets sign and read balances with these
     bound = database.bind(app.config["DATABASE_URL"])
     app.extensions["database"] = bound
     if app.config["REQUIRE_MIGRATED"]:

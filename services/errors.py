@@ -204,6 +204,11 @@ def from_external(exc: BaseException) -> CopytradeError | None:
         return BadRequest(f"The venue refused the request: {exc}")
     if isinstance(exc, chain_errors.ChainUnavailable):
         return Unavailable("The chain RPC is unavailable.", retry_after=exc.retry_after)
+    if isinstance(exc, chain_errors.CryptoFailure):
+        return CryptoError()
+    if isinstance(exc, chain_errors.InsufficientGas):
+        return InsufficientBalance(
+            "The trading wallet has too little MATIC to pay gas; deposit MATIC and retry.")
     if isinstance(exc, chain_errors.ChainError):
         return WalletError(str(exc) or None)
     if isinstance(exc, peewee.OperationalError | peewee.InterfaceError):

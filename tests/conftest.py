@@ -12,6 +12,7 @@ import os
 import secrets
 import socket
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -210,3 +211,59 @@ def api_key(app, user):
                            settings=app.config).secret
 
     return mint
+
+
+# ---- the local chain: one anvil per test session, our contracts deployed ----------------
+
+ONE_MATIC = 10**18
+
+
+@dataclass
+class DevChain:
+    """A running dev chain: node, deployed contracts, funded accounts."""
+
+    anvil: Any
+    contracts: Any
+
+    @property
+    def rpc_url(self) -> str:
+        """The node's JSON-RPC URL."""
+        return self.anvil.rpc_url
+
+    @property
+    def chain_id(self) -> int:
+        """The node's chain id."""
+        return self.anvil.chain_id
+
+    @property
+    def accounts(self) -> list[Any]:
+        """anvil's funded accounts; account 0 deployed the contracts."""
+        return self.anvil.accounts
+
+    def web3(self) -> Any:
+        """A Web3 for the node."""
+        return self.contracts.web3()
+
+    def new_wallet(self, native_wei: int = ONE_MATIC) -> Any:
+        """A fresh EOA holding native_wei of MATIC."""
+        from chain.keys import generate_keypair
+
+        wallet = generate_keypair()
+        if native_wei:
+            self.contracts.fund_native(wallet.address, native_wei)
+        return wallet
+
+
+@pytest.fixture(scope="session")
+def chain() -> Iterator[DevChain]:
+    """Start anvil on a free port, deploy the dev contracts, stop anvil at the end."""
+    from chain.devchain import deploy_dev_contracts, find_anvil, start_anvil
+
+    if find_anvil() is None:
+        pytest.fail("anvil is not installed: run `make setup` (npm install @foundry-rs/anvil)")
+    anvil = start_anvil()
+    try:
+        contracts = deploy_dev_contracts(anvil.rpc_url, anvil.accounts[0].private_key)
+        yield DevChain(anvil=anvil, contracts=contracts)
+    finally:
+        anvil.stop()

@@ -36,7 +36,7 @@ from models.base import db
 if TYPE_CHECKING:
     from worker.host import WorkerHost
 
-JOB_MODULES: tuple[str, ...] = ("worker.builtin_jobs",)
+JOB_MODULES: tuple[str, ...] = ("worker.builtin_jobs", "worker.jobs_wallets")
 """Modules whose ``@job`` functions make up the production job table."""
 
 EXTRA_MODULES_ENV = "COPYTRADE_JOB_MODULES"

@@ -1,0 +1,144 @@
+"""Custodial trading wallets and what leaves them: signed transactions, withdrawals, claims.
+
+Private keys and venue credentials are stored sealed (AES-GCM, see services/wallets.py);
+``key_id`` names the encryption key so secrets can be re-sealed when the key rotates.
+Every transaction a wallet sends is first written to ``wallet_transactions`` (raw bytes and
+hash) and only then broadcast, so a crash never leads to signing the same transfer twice.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import peewee
+
+from models.base import BaseModel, DecimalTextField, UTCDateTimeField, utcnow
+from models.user import User
+
+SIGNATURE_TYPE_EOA = 0
+SIGNATURE_TYPE_DEPOSIT_WALLET = 3
+
+# A transaction's life: signed (persisted, maybe sent) -> broadcast -> confirmed | failed;
+# dropped means the node refused it, so it can never be mined and its nonce was released.
+TX_SIGNED, TX_BROADCAST, TX_CONFIRMED, TX_FAILED, TX_DROPPED = (
+    "signed", "broadcast", "confirmed", "failed", "dropped")
+TX_IN_FLIGHT = (TX_SIGNED, TX_BROADCAST)
+
+# Withdrawals and claims: queued (nothing signed yet), then the states of their transaction.
+QUEUED, SIGNED, BROADCAST, CONFIRMED, FAILED = (
+    "queued", "signed", "broadcast", "confirmed", "failed")
+OPEN_STATES = (QUEUED, SIGNED, BROADCAST)
+
+
+class TradingWallet(BaseModel):
+    """A user's custodial EOA; the key is generated here and never leaves sealed storage."""
+
+    user = peewee.ForeignKeyField(User, backref="trading_wallets", unique=True,
+                                  on_delete="CASCADE")
+    address = peewee.CharField(max_length=42, unique=True)
+    private_key_sealed = peewee.TextField()
+    key_id = peewee.CharField(max_length=64, index=True)
+    signature_type = peewee.IntegerField(default=SIGNATURE_TYPE_EOA)
+    funder_address = peewee.CharField(max_length=42, null=True)
+    venue_api_key_sealed = peewee.TextField(null=True)
+    venue_api_secret_sealed = peewee.TextField(null=True)
+    venue_api_passphrase_sealed = peewee.TextField(null=True)
+    # The next nonce this service will use (kept in step with the chain's pending nonce).
+    next_nonce = peewee.BigIntegerField(default=0)
+    # A lease on nonce allocation: one signer per wallet at a time, across processes.
+    nonce_lease_owner = peewee.CharField(max_length=64, null=True)
+    nonce_lease_until = UTCDateTimeField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "trading_wallets"
+
+    def __repr__(self) -> str:
+        # the sealed fields are harmless without the key, but keep them out of logs anyway
+        return f"TradingWallet(address={self.address!r})"
+
+
+class WalletTransaction(BaseModel):
+    """One signed transaction from a trading wallet, persisted before it is broadcast."""
+
+    wallet = peewee.ForeignKeyField(TradingWallet, backref="transactions", on_delete="CASCADE")
+    kind = peewee.CharField(max_length=16)  # withdrawal, claim, approval
+    chain_id = peewee.IntegerField()
+    nonce = peewee.BigIntegerField(null=True)  # None once dropped: the nonce is free again
+    tx_hash = peewee.CharField(max_length=66, unique=True)
+    raw_tx = peewee.TextField()
+    to_address = peewee.CharField(max_length=42)
+    max_cost_wei = peewee.TextField(default="0")  # gas at the fee cap plus value, as text
+    status = peewee.CharField(max_length=16, default=TX_SIGNED, index=True)
+    block_number = peewee.BigIntegerField(null=True)
+    gas_used = peewee.BigIntegerField(null=True)
+    gas_fee = DecimalTextField(null=True)  # MATIC actually paid
+    error = peewee.TextField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)
+    broadcast_at = UTCDateTimeField(null=True)
+    settled_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        table_name = "wallet_transactions"
+        indexes = ((("wallet", "status"), False),)
+
+
+class Withdrawal(BaseModel):
+    """A user's request to send pUSD, USDC.e or MATIC out of the trading wallet."""
+
+    user = peewee.ForeignKeyField(User, backref="withdrawals", on_delete="CASCADE")
+    wallet = peewee.ForeignKeyField(TradingWallet, backref="withdrawals", on_delete="CASCADE")
+    token = peewee.CharField(max_length=8)  # usdc (pUSD), usdc_e, matic
+    token_address = peewee.CharField(max_length=42, null=True)  # None for MATIC
+    to_address = peewee.CharField(max_length=42)
+    amount = DecimalTextField()
+    status = peewee.CharField(max_length=16, default=QUEUED, index=True)
+    transaction = peewee.ForeignKeyField(WalletTransaction, null=True, on_delete="SET NULL",
+                                         backref="withdrawals")
+    error = peewee.TextField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "withdrawals"
+
+
+class Claim(BaseModel):
+    """Redeeming one resolved condition's outcome tokens into collateral."""
+
+    user = peewee.ForeignKeyField(User, backref="claims", on_delete="CASCADE")
+    wallet = peewee.ForeignKeyField(TradingWallet, backref="claims", on_delete="CASCADE")
+    condition_id = peewee.CharField(max_length=66, index=True)
+    neg_risk = peewee.BooleanField(default=False)
+    market_slug = peewee.CharField(max_length=255, default="")
+    token_ids = peewee.TextField()  # JSON list of token id strings, by outcome index
+    amounts = peewee.TextField()  # JSON list of base-unit balances (strings), by outcome index
+    collateral = peewee.CharField(max_length=42)  # the token the payout arrives in
+    expected_payout = DecimalTextField()
+    status = peewee.CharField(max_length=16, default=QUEUED, index=True)
+    approval_transaction = peewee.ForeignKeyField(
+        WalletTransaction, null=True, on_delete="SET NULL", backref="approved_claims")
+    transaction = peewee.ForeignKeyField(WalletTransaction, null=True, on_delete="SET NULL",
+                                         backref="claims")
+    error = peewee.TextField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "claims"
+
+    @property
+    def token_id_list(self) -> list[str]:
+        """The condition's outcome token ids, by outcome index."""
+        return [str(t) for t in json.loads(self.token_ids)]
+
+    @property
+    def amount_list(self) -> list[int]:
+        """The wallet's balance of each outcome token when the claim was made (base units)."""
+        return [int(a) for a in json.loads(self.amounts)]
+
+    @property
+    def payout(self) -> Decimal:
+        """The collateral the claim should pay."""
+        return Decimal(self.expected_payout)

@@ -1,0 +1,506 @@
+"""Claims: redeeming resolved positions of the trading wallet into collateral, on chain.
+
+``claimable_positions`` is the one computation of what can be redeemed (the Positions
+endpoint reuses it for ``claimable_value``): the wallet's outcome-token balances read on
+chain for tokens of the market catalogue, kept where the condition has resolved
+(``payoutDenominator`` set). ``claim`` records one Claim per condition and enqueues job
+``claims.redeem``, which redeems through ConditionalTokens ``redeemPositions`` (plain
+markets) or the NegRiskAdapter (neg-risk markets, after approving it on the CTF), with
+the same persist-before-broadcast and nonce rules as withdrawals.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from web3 import Web3
+
+from chain import ids
+from chain.abi import CONDITIONAL_TOKENS, NEG_RISK_ADAPTER, load_abi
+from chain.errors import ChainError, ChainUnavailable
+from chain.tokens import (
+    from_base_units,
+    native_balance_wei,
+    outcome_balances_base,
+    payout_fractions,
+    read,
+    token_decimals,
+)
+from chain.transactions import (
+    SignedTx,
+    build_ctf_approval,
+    build_ctf_redeem,
+    build_neg_risk_redeem,
+    estimate_gas,
+    require_gas_for,
+    suggest_fees,
+)
+from models.base import utcnow
+from models.market import Market, MarketToken
+from models.user import User
+from models.wallet import (
+    BROADCAST,
+    CONFIRMED,
+    FAILED,
+    OPEN_STATES,
+    QUEUED,
+    SIGNED,
+    TX_CONFIRMED,
+    TX_IN_FLIGHT,
+    Claim,
+    TradingWallet,
+    WalletTransaction,
+)
+from services import chain_access, errors, wallet_transactions, wallets
+
+log = logging.getLogger(__name__)
+
+JOB_NAME = "claims.redeem"
+BALANCE_BATCH = 200  # token ids per balanceOfBatch call
+# Gas budgeted per neg-risk claim when it cannot be estimated before the approval exists:
+# setApprovalForAll (~50k) plus the adapter's redeem (~250k), with room to spare.
+NEG_RISK_GAS_BUDGET = 400_000
+_POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class ClaimablePosition:
+    """A position in a resolved market held by the wallet, and what redeeming it pays."""
+
+    token_id: str
+    condition_id: str
+    outcome_index: int
+    outcome: str
+    market_slug: str
+    market_title: str
+    neg_risk: bool
+    size: Decimal  # shares (outcome tokens) held
+    payout_fraction: Decimal  # collateral per share
+    claimable_value: Decimal  # size * payout_fraction, in collateral
+    collateral: str  # the token the payout arrives in
+
+
+# A resolved condition's payouts never change: remember them per CTF and condition.
+_payouts: dict[tuple[str, str], list[Decimal]] = {}
+_adapter_tokens: dict[str, tuple[str, str]] = {}
+_cache_lock = threading.Lock()
+
+
+def _resolved_payouts(w3: Web3, ctf: str, condition_id: str) -> list[Decimal] | None:
+    key = (ctf, condition_id.lower())
+    with _cache_lock:
+        known = _payouts.get(key)
+    if known is not None:
+        return known
+    fractions = payout_fractions(w3, ctf, condition_id)
+    if fractions is not None:
+        with _cache_lock:
+            _payouts[key] = fractions
+    return fractions
+
+
+def neg_risk_tokens(w3: Web3, adapter: str) -> tuple[str, str]:
+    """The adapter's (wrapped collateral, payout collateral) addresses."""
+    with _cache_lock:
+        known = _adapter_tokens.get(adapter)
+    if known is not None:
+        return known
+    contract = w3.eth.contract(address=Web3.to_checksum_address(adapter),
+                               abi=load_abi(NEG_RISK_ADAPTER))
+    pair = (Web3.to_checksum_address(read(lambda: contract.functions.wcol().call(), "wcol")),
+            Web3.to_checksum_address(read(lambda: contract.functions.col().call(), "col")))
+    with _cache_lock:
+        _adapter_tokens[adapter] = pair
+    return pair
+
+
+def _position_collateral(w3: Web3, market: Market, tokens: list[MarketToken]) -> str | None:
+    """The collateral the market's token ids are derived from (None if none of ours)."""
+    contracts = chain_access.contracts()
+    count = max(t.outcome_index for t in tokens) + 1
+    by_index = {t.outcome_index: int(t.token_id) for t in tokens}
+    candidates = ([neg_risk_tokens(w3, contracts.neg_risk_adapter)[0]] if market.neg_risk
+                  else [contracts.usdce, contracts.pusd])
+    for collateral in candidates:
+        derived = ids.outcome_position_ids(collateral, market.condition_id, count)
+        if all(derived[i] == token_id for i, token_id in by_index.items()):
+            return collateral
+    return None
+
+
+def _candidate_tokens(token_ids: Sequence[str] | None) -> list[MarketToken]:
+    query = MarketToken.select(MarketToken, Market).join(Market)
+    if token_ids is not None:
+        wanted = [str(t) for t in token_ids]
+        if not wanted:
+            return []
+        query = query.where(MarketToken.token_id.in_(wanted))
+    else:
+        # a resolved market is closed on the venue; open ones cannot be redeemed
+        query = query.where(Market.closed == True)  # noqa: E712 - peewee expression
+    return list(query)
+
+
+def claimable_positions(owner: str, token_ids: Sequence[str] | None = None
+                        ) -> list[ClaimablePosition]:
+    """Positions of ``owner`` in resolved markets, with what redeeming each pays.
+
+    ``token_ids`` restricts the search; omitted, every closed market of the catalogue is
+    checked. Balances and resolutions are read on chain; losing positions are listed with
+    claimable_value 0 (redeeming them only burns them).
+    """
+    tokens = _candidate_tokens(token_ids)
+    if not tokens:
+        return []
+    w3 = chain_access.web3()
+    ctf = chain_access.contracts().ctf
+    balances: dict[int, int] = {}
+    for start in range(0, len(tokens), BALANCE_BATCH):
+        batch = [int(t.token_id) for t in tokens[start:start + BALANCE_BATCH]]
+        balances.update(outcome_balances_base(w3, ctf, owner, batch))
+    held_by_market: dict[UUID, list[MarketToken]] = defaultdict(list)
+    for token in tokens:
+        if balances.get(int(token.token_id), 0) > 0:
+            held_by_market[token.market.id].append(token)
+    positions: list[ClaimablePosition] = []
+    for held in held_by_market.values():
+        market = held[0].market
+        fractions = _resolved_payouts(w3, ctf, market.condition_id)
+        if fractions is None:
+            continue
+        all_tokens = list(MarketToken.select().where(MarketToken.market == market.id))
+        collateral = _position_collateral(w3, market, all_tokens)
+        if collateral is None:
+            log.warning("market %s: token ids match none of our collaterals", market.slug)
+            continue
+        payout_token = (neg_risk_tokens(w3, chain_access.contracts().neg_risk_adapter)[1]
+                        if market.neg_risk else collateral)
+        decimals = token_decimals(w3, payout_token)
+        for token in sorted(held, key=lambda t: t.outcome_index):
+            if token.outcome_index >= len(fractions):
+                continue
+            size = from_base_units(balances[int(token.token_id)], decimals)
+            fraction = fractions[token.outcome_index]
+            positions.append(ClaimablePosition(
+                token_id=token.token_id, condition_id=market.condition_id,
+                outcome_index=token.outcome_index, outcome=token.outcome,
+                market_slug=market.slug, market_title=market.title, neg_risk=market.neg_risk,
+                size=size, payout_fraction=fraction, claimable_value=size * fraction,
+                collateral=payout_token))
+    return positions
+
+
+def claimable_value(owner: str, token_id: str) -> Decimal | None:
+    """What redeeming one token pays now; None while its market is unresolved or not held."""
+    for position in claimable_positions(owner, [token_id]):
+        return position.claimable_value
+    return None
+
+
+def _user_id(user: User | UUID | str) -> UUID:
+    return user.id if isinstance(user, User) else UUID(str(user))
+
+
+def _claim_gas_wei(w3: Web3, wallet: TradingWallet, claim: Claim, max_fee: int) -> int:
+    """The most gas a claim may cost, at the current fee cap."""
+    if claim.neg_risk:
+        return NEG_RISK_GAS_BUDGET * max_fee
+    data = _redeem_calldata(w3, claim)
+    gas = estimate_gas(w3, sender=wallet.address, to=chain_access.contracts().ctf, data=data)
+    return gas * max_fee
+
+
+def _redeem_calldata(w3: Web3, claim: Claim) -> bytes:
+    contract = w3.eth.contract(abi=load_abi(CONDITIONAL_TOKENS))
+    args = [Web3.to_checksum_address(claim.collateral), b"\x00" * 32,
+            Web3.to_bytes(hexstr=claim.condition_id),
+            [1 << i for i in range(len(claim.token_id_list))]]
+    return Web3.to_bytes(hexstr=contract.encode_abi("redeemPositions", args=args))
+
+
+def _open_claim(wallet: TradingWallet, condition_id: str) -> Claim | None:
+    return (Claim.select().where((Claim.wallet == wallet.id)
+                                 & (Claim.condition_id == condition_id)
+                                 & Claim.status.in_(OPEN_STATES)).first())
+
+
+def _draft_claims(user_id: UUID, wallet: TradingWallet, positions: list[ClaimablePosition]
+                  ) -> list[Claim]:
+    w3 = chain_access.web3()
+    by_condition: dict[str, list[ClaimablePosition]] = defaultdict(list)
+    for position in positions:
+        by_condition[position.condition_id].append(position)
+    drafts: list[Claim] = []
+    for condition_id, held in by_condition.items():
+        payout = sum((p.claimable_value for p in held), Decimal(0))
+        if payout <= 0:
+            continue  # only losing tokens: redeeming would spend gas for nothing
+        first = held[0]
+        tokens = list(MarketToken.select().join(Market)
+                      .where(Market.condition_id == condition_id)
+                      .order_by(MarketToken.outcome_index))
+        token_ids = [t.token_id for t in tokens]
+        balances = outcome_balances_base(w3, chain_access.contracts().ctf, wallet.address,
+                                         token_ids)
+        drafts.append(Claim(
+            user=user_id, wallet=wallet.id, condition_id=condition_id, neg_risk=first.neg_risk,
+            market_slug=first.market_slug, token_ids=json.dumps(token_ids),
+            amounts=json.dumps([str(balances[int(t)]) for t in token_ids]),
+            collateral=first.collateral,
+            expected_payout=payout, status=QUEUED))
+    return drafts
+
+
+def request(user: User | UUID | str, token_ids: Sequence[str] | None = None) -> list[Claim]:
+    """Record claims for the user's claimable positions (one per condition); 402 without gas.
+
+    A condition already being claimed returns its open claim instead of a second one.
+    """
+    user_id = _user_id(user)
+    wallet = wallets.get_or_create(user_id)
+    positions = claimable_positions(wallet.address, token_ids)
+    claims: list[Claim] = []
+    drafts: list[Claim] = []
+    for draft in _draft_claims(user_id, wallet, positions):
+        existing = _open_claim(wallet, draft.condition_id)
+        (claims if existing is not None else drafts).append(existing or draft)
+    if drafts:
+        w3 = chain_access.web3()
+        fees = suggest_fees(w3)
+        needed = sum(_claim_gas_wei(w3, wallet, d, fees.max_fee_per_gas) for d in drafts)
+        free = native_balance_wei(w3, wallet.address) - wallet_transactions.reserved_wei(wallet)
+        if free < needed:
+            raise errors.InsufficientBalance(
+                "The trading wallet needs MATIC to pay gas for these claims: about "
+                f"{wallet_transactions.matic(needed)} MATIC, it has "
+                f"{wallet_transactions.matic(max(free, 0))}. Deposit MATIC to the deposit "
+                "address shown at GET /api/wallets/deposit-address.")
+        for draft in drafts:
+            draft.save(force_insert=True)
+            claims.append(draft)
+    return claims
+
+
+def enqueue(claim: Claim) -> None:
+    """Queue the redeem job for a claim (queued once per claim)."""
+    from services import jobs
+
+    jobs.enqueue(JOB_NAME, claim.id, job_id=jobs.logical_job_id(JOB_NAME, claim.id),
+                 queue="high")
+
+
+def wait_for_broadcast(claim_ids: Sequence[UUID], timeout: float) -> list[Claim]:
+    """Poll until every claim left ``queued``/``signed`` or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while True:
+        claims = [Claim.get_by_id(cid) for cid in claim_ids]
+        if all(c.status not in (QUEUED, SIGNED) for c in claims) or time.monotonic() >= deadline:
+            return claims
+        time.sleep(_POLL_SECONDS)
+
+
+def describe(claim: Claim) -> dict[str, Any]:
+    """A claim as the API shows it."""
+    tx: WalletTransaction | None = claim.transaction if claim.transaction_id else None
+    return {
+        "id": claim.id, "status": claim.status, "condition_id": claim.condition_id,
+        "market_slug": claim.market_slug, "neg_risk": claim.neg_risk,
+        "token_ids": claim.token_id_list, "expected_payout": claim.payout,
+        "tx_hash": tx.tx_hash if tx else None,
+        "approval_tx_hash": (claim.approval_transaction.tx_hash
+                             if claim.approval_transaction_id else None),
+        "block_number": tx.block_number if tx else None,
+        "gas_fee": tx.gas_fee if tx else None, "error": claim.error,
+        "created_at": claim.created_at, "updated_at": claim.updated_at,
+    }
+
+
+def claim(user: User | UUID | str, token_ids: Sequence[str] | None = None,
+          wait_seconds: float | None = None) -> dict[str, Any]:
+    """Submit claims for claimable positions and briefly await their broadcast."""
+    claims = request(user, token_ids)
+    for item in claims:
+        if item.status == QUEUED:
+            enqueue(item)
+    if wait_seconds is None:
+        wait_seconds = chain_access.current().withdraw_wait_seconds
+    claims = wait_for_broadcast([c.id for c in claims], wait_seconds) if claims else []
+    described = [describe(c) for c in claims]
+    if not claims:
+        message = "Nothing to claim: no resolved positions with a payout in the trading wallet."
+    else:
+        pending = sum(1 for c in claims if c.status in (QUEUED, SIGNED))
+        message = f"{len(claims)} claim(s) submitted."
+        if pending:
+            message += (f" {pending} still queued; follow each at "
+                        "/api/positions/claims/{id}.")
+    total = sum((c.payout for c in claims if c.status != FAILED), Decimal(0))
+    return {"claims": described, "message": message, "expected_payout": total}
+
+
+def get(user: User | UUID | str, claim_id: UUID | str) -> Claim:
+    """One of the user's claims; NotFound otherwise."""
+    try:
+        cid = UUID(str(claim_id))
+    except ValueError:
+        raise errors.NotFound("No such claim.") from None
+    found = Claim.get_or_none((Claim.id == cid) & (Claim.user == _user_id(user)))
+    if found is None:
+        raise errors.NotFound("No such claim.")
+    return found
+
+
+# ---- the job -----------------------------------------------------------------------------
+
+_TX_TO_STATUS = {"signed": SIGNED, "broadcast": BROADCAST, "confirmed": CONFIRMED,
+                 "failed": FAILED, "dropped": FAILED}
+
+
+def _save(claim: Claim, **changes: Any) -> None:
+    for name, value in changes.items():
+        setattr(claim, name, value)
+    claim.updated_at = utcnow()
+    claim.save(only=[getattr(Claim, n) for n in (*changes, "updated_at")])
+
+
+def _fail(claim: Claim, message: str) -> Claim:
+    _save(claim, status=FAILED, error=message)
+    return claim
+
+
+def _is_approved(w3: Web3, owner: str) -> bool:
+    contracts = chain_access.contracts()
+    ctf = w3.eth.contract(address=contracts.ctf, abi=load_abi(CONDITIONAL_TOKENS))
+    return bool(read(lambda: ctf.functions.isApprovedForAll(
+        Web3.to_checksum_address(owner), contracts.neg_risk_adapter).call(), "isApprovedForAll"))
+
+
+def _submit(claim: Claim, wallet: TradingWallet, kind: str, build: Any, field: str) -> Claim:
+    """Sign, persist (linked to the claim) and broadcast one transaction of the claim."""
+
+    def guarded(w3: Web3, key: bytes, nonce: int) -> SignedTx:
+        signed = build(w3, key, nonce)
+        require_gas_for(w3, signed)
+        return signed
+
+    def link(tx: WalletTransaction) -> None:
+        changes: dict[str, Any] = {field: tx.id}
+        if field == "transaction":
+            changes["status"] = SIGNED
+        _save(claim, **changes)
+
+    try:
+        wallet_transactions.submit(wallet, kind, guarded, on_persisted=link)
+    except errors.CopytradeError:
+        raise
+    except ChainUnavailable:
+        fresh = Claim.get_by_id(claim.id)
+        if getattr(fresh, f"{field}_id") is None:
+            return _fail(fresh, "The chain RPC was unreachable; nothing was sent. Try again.")
+        raise
+    except ChainError as exc:
+        fresh = Claim.get_by_id(claim.id)
+        if getattr(fresh, f"{field}_id") is None:
+            return _fail(fresh, wallet_transactions.as_chain_error_message(exc))
+        return fresh
+    return Claim.get_by_id(claim.id)
+
+
+def _ensure_approval(claim: Claim, wallet: TradingWallet) -> Claim:
+    """Neg-risk: make sure the adapter may move the wallet's CTF tokens (mined approval)."""
+    w3 = chain_access.web3()
+    if claim.approval_transaction_id is None:
+        if _is_approved(w3, wallet.address):
+            return claim
+        contracts = chain_access.contracts()
+
+        def build(w3: Web3, key: bytes, nonce: int) -> SignedTx:
+            return build_ctf_approval(w3, private_key=key, ctf=contracts.ctf,
+                                      operator=contracts.neg_risk_adapter, nonce=nonce,
+                                      chain_id=chain_access.chain_id())
+
+        claim = _submit(claim, wallet, "approval", build, "approval_transaction")
+        if claim.status == FAILED or claim.approval_transaction_id is None:
+            return claim
+    approval = wallet_transactions.settle(claim.approval_transaction)
+    if approval.status in TX_IN_FLIGHT:
+        raise errors.Unavailable("The approval is not mined yet; the claim job will retry.")
+    if approval.status != TX_CONFIRMED:
+        return _fail(claim, "Approving the neg-risk adapter failed; nothing was redeemed.")
+    return claim
+
+
+def _redeem_builder(claim: Claim, wallet: TradingWallet) -> Any:
+    contracts = chain_access.contracts()
+
+    def build(w3: Web3, key: bytes, nonce: int) -> SignedTx:
+        if claim.neg_risk:
+            # the balances now, not when the claim was recorded: more would revert
+            held = outcome_balances_base(w3, contracts.ctf, wallet.address, claim.token_id_list)
+            amounts = [held[int(t)] for t in claim.token_id_list]
+            return build_neg_risk_redeem(w3, private_key=key, adapter=contracts.neg_risk_adapter,
+                                         condition_id=claim.condition_id, amounts=amounts,
+                                         nonce=nonce, chain_id=chain_access.chain_id())
+        return build_ctf_redeem(w3, private_key=key, ctf=contracts.ctf,
+                                collateral=claim.collateral, condition_id=claim.condition_id,
+                                index_sets=[1 << i for i in range(len(claim.token_id_list))],
+                                nonce=nonce, chain_id=chain_access.chain_id())
+
+    return build
+
+
+def sign_and_broadcast(claim_id: UUID | str) -> Claim:
+    """Job step 1: (approve, then) sign the redeem once, persist it, broadcast; repeatable."""
+    claim = Claim.get_by_id(UUID(str(claim_id)))
+    if claim.status not in OPEN_STATES:
+        return claim
+    if claim.transaction_id is not None:
+        tx = claim.transaction
+        try:
+            wallet_transactions.broadcast(tx)
+        except ChainUnavailable:
+            raise
+        except ChainError:
+            pass  # dropped: recorded on the transaction
+        fresh = WalletTransaction.get_by_id(tx.id)
+        _save(claim, status=_TX_TO_STATUS[fresh.status])
+        return claim
+    wallet = TradingWallet.get_by_id(claim.wallet_id)
+    if claim.neg_risk:
+        claim = _ensure_approval(claim, wallet)
+        if claim.status == FAILED:
+            return claim
+    claim = _submit(claim, wallet, "claim", _redeem_builder(claim, wallet), "transaction")
+    if claim.transaction_id is not None:
+        _save(claim, status=_TX_TO_STATUS[claim.transaction.status])
+    return claim
+
+
+def settle(claim_id: UUID | str, timeout: float | None = None) -> Claim:
+    """Job step 2: wait for the redeem's receipt and record confirmed or failed."""
+    claim = Claim.get_by_id(UUID(str(claim_id)))
+    if claim.transaction_id is None or claim.status not in OPEN_STATES:
+        return claim
+    tx = wallet_transactions.settle(claim.transaction, timeout)
+    status = _TX_TO_STATUS[tx.status]
+    error = "The redeem was mined but reverted." if tx.status == "failed" else claim.error
+    _save(claim, status=status, error=error)
+    return claim
+
+
+def redeem(claim_id: UUID | str) -> str:
+    """The job: approve if needed, redeem once, record the receipt; return the final status."""
+    claim = sign_and_broadcast(claim_id)
+    if claim.status in OPEN_STATES:
+        claim = settle(claim.id)
+    log.info("claim %s: %s", claim.id, claim.status)
+    return claim.status

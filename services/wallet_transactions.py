@@ -1,0 +1,239 @@
+"""Sending from a trading wallet exactly once: nonce allocation, persist-then-broadcast, receipts.
+
+``submit`` takes a per-wallet lease in the database (one signer per wallet at a time,
+across threads and processes), re-broadcasts the wallet's transactions that are still in
+flight, allocates the lowest nonce at or above the chain's pending nonce that no in-flight
+transaction holds, signs, and commits the raw transaction and its hash BEFORE broadcasting.
+A crash at any point is recovered by broadcasting the stored bytes again: a transfer is
+never signed twice. ``settle`` waits for the receipt and records block, status and gas fee.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from decimal import Decimal
+
+from web3 import Web3
+
+from chain.errors import (
+    ChainError,
+    ChainUnavailable,
+    InsufficientGas,
+    ReceiptTimeout,
+    TransactionRejected,
+)
+from chain.tokens import NATIVE_DECIMALS, from_base_units
+from chain.transactions import Receipt, SignedTx, lookup_receipt, next_nonce, send_raw, wait_receipt
+from models.base import db, utcnow
+from models.wallet import (
+    TX_BROADCAST,
+    TX_CONFIRMED,
+    TX_DROPPED,
+    TX_FAILED,
+    TX_IN_FLIGHT,
+    TX_SIGNED,
+    TradingWallet,
+    WalletTransaction,
+)
+from services import chain_access, errors, wallets
+
+log = logging.getLogger(__name__)
+
+LEASE_SECONDS = 60
+LEASE_WAIT_SECONDS = 30.0
+_LEASE_POLL_SECONDS = 0.05
+
+# build(w3, private_key, nonce) -> SignedTx; may raise before anything is persisted
+Builder = Callable[[Web3, bytes, int], SignedTx]
+
+
+@contextlib.contextmanager
+def nonce_lease(wallet: TradingWallet, *, seconds: int = LEASE_SECONDS,
+                wait: float = LEASE_WAIT_SECONDS) -> Iterator[str]:
+    """Hold the wallet's signing lease (an atomic conditional UPDATE); Conflict if busy."""
+    owner = uuid.uuid4().hex
+    deadline = time.monotonic() + wait
+    while True:
+        now = utcnow()
+        taken = (TradingWallet
+                 .update(nonce_lease_owner=owner,
+                         nonce_lease_until=now + timedelta(seconds=seconds))
+                 .where((TradingWallet.id == wallet.id)
+                        & (TradingWallet.nonce_lease_until.is_null()
+                           | (TradingWallet.nonce_lease_until < now)))
+                 .execute())
+        if taken == 1:
+            break
+        if time.monotonic() >= deadline:
+            raise errors.Conflict("The trading wallet is busy sending another transaction; "
+                                  "retry shortly.")
+        time.sleep(_LEASE_POLL_SECONDS)
+    try:
+        yield owner
+    finally:
+        (TradingWallet.update(nonce_lease_owner=None, nonce_lease_until=None)
+         .where((TradingWallet.id == wallet.id) & (TradingWallet.nonce_lease_owner == owner))
+         .execute())
+
+
+def in_flight(wallet: TradingWallet) -> list[WalletTransaction]:
+    """The wallet's transactions signed or broadcast and not yet settled, by nonce."""
+    return list(WalletTransaction.select()
+                .where((WalletTransaction.wallet == wallet.id)
+                       & WalletTransaction.status.in_(TX_IN_FLIGHT))
+                .order_by(WalletTransaction.nonce))
+
+
+def _drop(tx: WalletTransaction, reason: str) -> None:
+    tx.status, tx.nonce, tx.error, tx.settled_at = TX_DROPPED, None, reason, utcnow()
+    tx.save(only=[WalletTransaction.status, WalletTransaction.nonce, WalletTransaction.error,
+                  WalletTransaction.settled_at])
+
+
+def broadcast(tx: WalletTransaction, w3: Web3 | None = None) -> WalletTransaction:
+    """Send the stored raw transaction (again); a node that already has it is fine.
+
+    ChainUnavailable leaves it signed for a later retry. A refusal that means it can never
+    be mined (nonce taken by another transaction, gas, invalid) drops it and raises.
+    """
+    w3 = w3 or chain_access.web3()
+    try:
+        send_raw(w3, tx.raw_tx)
+    except ChainUnavailable:
+        raise
+    except (InsufficientGas, TransactionRejected) as exc:
+        if tx.status == TX_SIGNED or not _known(w3, tx.tx_hash):
+            _drop(tx, str(exc))
+        raise
+    if tx.status == TX_SIGNED:
+        tx.status, tx.broadcast_at = TX_BROADCAST, utcnow()
+        tx.save(only=[WalletTransaction.status, WalletTransaction.broadcast_at])
+    return tx
+
+
+def _known(w3: Web3, tx_hash: str) -> bool:
+    try:
+        return lookup_receipt(w3, tx_hash) is not None or bool(w3.eth.get_transaction(tx_hash))
+    except ChainUnavailable:
+        raise
+    except Exception:
+        return False
+
+
+def _record_receipt(tx: WalletTransaction, receipt: Receipt) -> WalletTransaction:
+    tx.status = TX_CONFIRMED if receipt.succeeded else TX_FAILED
+    tx.block_number = receipt.block_number
+    tx.gas_used = receipt.gas_used
+    tx.gas_fee = from_base_units(receipt.fee_wei, NATIVE_DECIMALS)
+    tx.settled_at = utcnow()
+    if not receipt.succeeded:
+        tx.error = "The transaction was mined but reverted."
+    tx.save()
+    return tx
+
+
+def refresh(tx: WalletTransaction, w3: Web3 | None = None) -> WalletTransaction:
+    """Record the receipt if the transaction has been mined meanwhile (no waiting)."""
+    if tx.status not in TX_IN_FLIGHT:
+        return tx
+    receipt = lookup_receipt(w3 or chain_access.web3(), tx.tx_hash)
+    return _record_receipt(tx, receipt) if receipt is not None else tx
+
+
+def _heal(w3: Web3, wallet: TradingWallet, pending: int) -> set[int]:
+    """Settle mined in-flight transactions, re-send unmined ones; return nonces still held."""
+    held: set[int] = set()
+    for tx in in_flight(wallet):
+        if refresh(tx, w3).status not in TX_IN_FLIGHT or tx.nonce is None:
+            continue
+        if tx.nonce < pending:
+            continue  # mined or replaced; its own job records the receipt
+        try:
+            broadcast(tx, w3)
+        except (InsufficientGas, TransactionRejected) as exc:
+            log.warning("wallet %s: in-flight tx %s dropped: %s", wallet.address, tx.tx_hash, exc)
+            continue
+        held.add(int(tx.nonce))
+    return held
+
+
+def allocate_nonce(w3: Web3, wallet: TradingWallet) -> int:
+    """The next nonce for the wallet; call under its lease. Gaps left by dropped txs are reused."""
+    pending = next_nonce(w3, wallet.address)
+    held = _heal(w3, wallet, pending)
+    nonce = pending
+    while nonce in held:
+        nonce += 1
+    return nonce
+
+
+def submit(wallet: TradingWallet, kind: str, build: Builder,
+           on_persisted: Callable[[WalletTransaction], None] | None = None) -> WalletTransaction:
+    """Sign one transaction with a fresh nonce, persist it, then broadcast it.
+
+    ``on_persisted`` runs in the same database transaction that stores the signed bytes
+    (link the transaction to its withdrawal or claim there). Errors raised by ``build``
+    leave nothing behind. The broadcast's own failures are raised after persistence:
+    ChainUnavailable leaves the transaction signed for a retry, a refusal drops it.
+    """
+    w3 = chain_access.web3()
+    key = wallets.signer(wallet)
+    with nonce_lease(wallet):
+        nonce = allocate_nonce(w3, wallet)
+        signed = build(w3, key, nonce)
+        with db.atomic():
+            tx = WalletTransaction.create(
+                wallet=wallet.id, kind=kind, chain_id=signed.chain_id, nonce=signed.nonce,
+                tx_hash=signed.tx_hash, raw_tx=signed.raw_hex, to_address=signed.to,
+                max_cost_wei=str(signed.max_cost_wei), status=TX_SIGNED)
+            (TradingWallet.update(next_nonce=signed.nonce + 1)
+             .where(TradingWallet.id == wallet.id).execute())
+            if on_persisted is not None:
+                on_persisted(tx)
+        broadcast(tx, w3)
+    return tx
+
+
+def settle(tx: WalletTransaction, timeout: float | None = None) -> WalletTransaction:
+    """Wait for the receipt and record it; a transaction still pending stays in flight."""
+    if tx.status not in TX_IN_FLIGHT:
+        return tx
+    w3 = chain_access.web3()
+    if tx.status == TX_SIGNED:
+        broadcast(tx, w3)
+    if timeout is None:
+        timeout = chain_access.current().receipt_timeout_seconds
+    try:
+        receipt = wait_receipt(w3, tx.tx_hash, timeout=timeout)
+    except ReceiptTimeout:
+        return tx
+    return _record_receipt(tx, receipt)
+
+
+def reserved_wei(wallet: TradingWallet, *, exclude: uuid.UUID | None = None) -> int:
+    """MATIC (wei) that in-flight transactions may still spend: gas at the cap plus value."""
+    total = 0
+    for tx in in_flight(wallet):
+        if exclude is not None and tx.id == exclude:
+            continue
+        total += int(tx.max_cost_wei or 0)
+    return total
+
+
+def as_chain_error_message(exc: ChainError) -> str:
+    """A message for people about a chain failure (no internals)."""
+    if isinstance(exc, InsufficientGas):
+        return ("The trading wallet has too little MATIC to pay gas: needs "
+                f"{from_base_units(exc.needed_wei, NATIVE_DECIMALS)} MATIC, has "
+                f"{from_base_units(exc.available_wei, NATIVE_DECIMALS)}. Deposit MATIC.")
+    return str(exc)
+
+
+def matic(wei: int) -> Decimal:
+    """Wei as MATIC."""
+    return from_base_units(wei, NATIVE_DECIMALS)

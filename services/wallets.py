@@ -1,0 +1,201 @@
+"""Trading-wallet custody: one EOA per user, its key sealed at rest, balances read on chain.
+
+The private key is generated here, sealed with AES-GCM under WALLET_ENCRYPTION_KEY (its key
+id stored beside it for rotation), and opened only by ``signer`` in the process that signs.
+It is never logged and never returned by any surface. Venue API credentials derived for
+the wallet are sealed the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+import peewee
+
+from chain.errors import CryptoFailure
+from chain.keys import (
+    address_for_key,
+    decrypt_secret,
+    encrypt_secret,
+    generate_keypair,
+    key_id_of,
+    reseal_secret,
+)
+from chain.tokens import native_balance, token_balance, token_decimals
+from models.base import db
+from models.user import User
+from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET, SIGNATURE_TYPE_EOA, TradingWallet
+from services import chain_access, errors
+
+NATIVE_SYMBOL = "MATIC"
+
+
+@dataclass(frozen=True)
+class VenueCredentials:
+    """The venue's L2 API credentials for a wallet (opened in-process, never returned)."""
+
+    api_key: str
+    secret: str
+    passphrase: str
+
+    def __repr__(self) -> str:
+        return f"VenueCredentials(api_key={self.api_key!r}, secret=<hidden>, passphrase=<hidden>)"
+
+
+def _user_id(user: User | UUID | str) -> UUID:
+    return user.id if isinstance(user, User) else UUID(str(user))
+
+
+def seal(plaintext: bytes | str) -> tuple[str, str]:
+    """Seal a secret under the current wallet key; return (token, key id)."""
+    keys = chain_access.current().sealing
+    data = plaintext.encode() if isinstance(plaintext, str) else plaintext
+    return encrypt_secret(data, keys.current, keys.current_id), keys.current_id
+
+
+def unseal(token: str) -> bytes:
+    """Open a sealed secret; CryptoError (500 crypto_error) when it cannot be opened."""
+    try:
+        return decrypt_secret(token, chain_access.current().sealing.keys)
+    except CryptoFailure as exc:
+        raise errors.CryptoError() from exc
+
+
+def for_user(user: User | UUID | str) -> TradingWallet | None:
+    """The user's trading wallet, if one was created."""
+    return TradingWallet.get_or_none(TradingWallet.user == _user_id(user))
+
+
+def get_or_create(user: User | UUID | str) -> TradingWallet:
+    """The user's trading wallet, generating and sealing a new EOA the first time."""
+    user_id = _user_id(user)
+    existing = for_user(user_id)
+    if existing is not None:
+        return existing
+    keypair = generate_keypair()
+    sealed, key_id = seal(keypair.private_key)
+    try:
+        with db.atomic():
+            return TradingWallet.create(user=user_id, address=keypair.address,
+                                        private_key_sealed=sealed, key_id=key_id,
+                                        signature_type=SIGNATURE_TYPE_EOA)
+    except peewee.IntegrityError:
+        # a concurrent request created it first: theirs is the wallet
+        existing = for_user(user_id)
+        if existing is None:
+            raise
+        return existing
+
+
+def signer(wallet: TradingWallet) -> bytes:
+    """The wallet's private key, opened in this process for signing; never log or return it."""
+    key = unseal(wallet.private_key_sealed)
+    try:
+        matches = address_for_key(key) == wallet.address
+    except ValueError as exc:
+        raise errors.CryptoError() from exc
+    if not matches:
+        # a sealed key swapped between rows would open fine: refuse to sign with it
+        raise errors.CryptoError("The stored wallet key does not match the wallet address.")
+    return key
+
+
+def store_venue_credentials(wallet: TradingWallet, api_key: str, secret: str,
+                            passphrase: str) -> TradingWallet:
+    """Seal and store the venue API credentials derived for the wallet."""
+    wallet.venue_api_key_sealed = seal(api_key)[0]
+    wallet.venue_api_secret_sealed = seal(secret)[0]
+    wallet.venue_api_passphrase_sealed = seal(passphrase)[0]
+    wallet.save(only=[TradingWallet.venue_api_key_sealed, TradingWallet.venue_api_secret_sealed,
+                      TradingWallet.venue_api_passphrase_sealed])
+    return wallet
+
+
+def venue_credentials(wallet: TradingWallet) -> VenueCredentials | None:
+    """The wallet's venue API credentials, opened in-process; None until derived."""
+    if not (wallet.venue_api_key_sealed and wallet.venue_api_secret_sealed
+            and wallet.venue_api_passphrase_sealed):
+        return None
+    return VenueCredentials(api_key=unseal(wallet.venue_api_key_sealed).decode(),
+                            secret=unseal(wallet.venue_api_secret_sealed).decode(),
+                            passphrase=unseal(wallet.venue_api_passphrase_sealed).decode())
+
+
+def set_signature_type(wallet: TradingWallet, signature_type: int,
+                       funder_address: str | None = None) -> TradingWallet:
+    """Record how the venue should see the wallet: 0 EOA, 3 deposit wallet (with its funder)."""
+    if signature_type not in (SIGNATURE_TYPE_EOA, SIGNATURE_TYPE_DEPOSIT_WALLET):
+        raise errors.ValidationFailed(fields={"signature_type": ["Must be 0 or 3."]})
+    wallet.signature_type = signature_type
+    wallet.funder_address = funder_address
+    wallet.save(only=[TradingWallet.signature_type, TradingWallet.funder_address])
+    return wallet
+
+
+def reseal_all() -> int:
+    """Re-seal every wallet secret under the current key (after rotation); return how many."""
+    keys = chain_access.current().sealing
+    count = 0
+    secret_fields = ("private_key_sealed", "venue_api_key_sealed", "venue_api_secret_sealed",
+                     "venue_api_passphrase_sealed")
+    stale = TradingWallet.select().where(TradingWallet.key_id != keys.current_id)
+    for wallet in stale:
+        with db.atomic():
+            for name in secret_fields:
+                token = getattr(wallet, name)
+                if token and key_id_of(token) != keys.current_id:
+                    try:
+                        setattr(wallet, name,
+                                reseal_secret(token, keys.keys, keys.current, keys.current_id))
+                    except CryptoFailure as exc:
+                        raise errors.CryptoError() from exc
+            wallet.key_id = keys.current_id
+            wallet.save()
+        count += 1
+    return count
+
+
+def token_addresses() -> dict[str, str]:
+    """The ERC-20 tokens the wallet accepts, by API name: usdc (pUSD) and usdc_e."""
+    contracts = chain_access.contracts()
+    return {"usdc": contracts.pusd, "usdc_e": contracts.usdce}
+
+
+def deposit_address(user: User | UUID | str) -> dict[str, Any]:
+    """Where to send funds: the trading wallet's address, the chain and the accepted tokens."""
+    wallet = get_or_create(user)
+    chain = chain_access.current()
+    w3 = chain_access.web3()
+    accepted = [
+        {"token": "usdc", "symbol": "pUSD", "contract_address": chain.contracts.pusd,
+         "decimals": token_decimals(w3, chain.contracts.pusd)},
+        {"token": "usdc_e", "symbol": "USDC.e", "contract_address": chain.contracts.usdce,
+         "decimals": token_decimals(w3, chain.contracts.usdce)},
+        {"token": "matic", "symbol": NATIVE_SYMBOL, "contract_address": None, "decimals": 18},
+    ]
+    return {"address": wallet.address, "chain_id": chain.chain_id, "tokens": accepted,
+            "note": "Send only on this chain. MATIC pays the gas of withdrawals and claims."}
+
+
+def balances(user: User | UUID | str) -> dict[str, Any]:
+    """The trading wallet's pUSD, USDC.e and MATIC balances, read from the chain now."""
+    wallet = get_or_create(user)
+    contracts = chain_access.contracts()
+    w3 = chain_access.web3()
+    pusd = token_balance(w3, contracts.pusd, wallet.address)
+    usdce = token_balance(w3, contracts.usdce, wallet.address)
+    matic = native_balance(w3, wallet.address)
+    return {"address": wallet.address, "chain_id": chain_access.chain_id(),
+            "usdc": pusd, "pusd": pusd, "usdc_e": usdce, "matic": matic,
+            "total_usdc": pusd + usdce}
+
+
+def balance_of(wallet: TradingWallet, token: str) -> Decimal:
+    """One balance of the wallet (``usdc``, ``usdc_e`` or ``matic``), in whole units."""
+    w3 = chain_access.web3()
+    if token == "matic":
+        return native_balance(w3, wallet.address)
+    return token_balance(w3, token_addresses()[token], wallet.address)

@@ -1,0 +1,118 @@
+"""Trading-wallet custody: sealed keys, rotation, crypto failures, balances read on chain."""
+
+from __future__ import annotations
+
+import secrets
+from decimal import Decimal
+
+import pytest
+
+from chain.keys import address_for_key, key_id_of
+from models.wallet import TradingWallet
+from services import chain_access, errors, wallets
+from tests.conftest import ONE_MATIC
+from tests.wallet_fixtures import USDC, chain_settings, fund, wallet_chain  # noqa: F401
+
+
+def test_one_wallet_per_user_with_key_sealed(wallet_chain, user) -> None:
+    wallet = wallets.get_or_create(user)
+    assert wallets.get_or_create(user.id).id == wallet.id
+    assert TradingWallet.select().where(TradingWallet.user == user.id).count() == 1
+    key = wallets.signer(wallet)
+    assert address_for_key(key) == wallet.address
+    stored = TradingWallet.get_by_id(wallet.id)
+    # at rest: a sealed token naming its key, never the key itself
+    assert key.hex() not in stored.private_key_sealed
+    assert key_id_of(stored.private_key_sealed) == stored.key_id
+    assert stored.key_id == chain_access.current().sealing.current_id
+    assert stored.signature_type == 0 and stored.funder_address is None
+    assert key.hex() not in repr(stored)
+
+
+def test_wrong_key_or_tampering_is_a_crypto_error(app, wallet_chain, user) -> None:
+    wallet = wallets.get_or_create(user)
+    chain_access.configure(chain_settings(app, wallet_chain,
+                                          WALLET_ENCRYPTION_KEY=secrets.token_hex(32)))
+    with pytest.raises(errors.CryptoError) as caught:
+        wallets.signer(wallet)
+    assert caught.value.status == 500 and caught.value.code == "crypto_error"
+    chain_access.configure(chain_settings(app, wallet_chain))
+    token = wallet.private_key_sealed
+    wallet.private_key_sealed = token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB")
+    with pytest.raises(errors.CryptoError):
+        wallets.signer(wallet)
+
+
+def test_key_swapped_between_wallets_is_refused(wallet_chain, user) -> None:
+    from models.user import User
+
+    other = wallets.get_or_create(User.create(email=f"{secrets.token_hex(4)}@example.com"))
+    wallet = wallets.get_or_create(user)
+    wallet.private_key_sealed = other.private_key_sealed
+    with pytest.raises(errors.CryptoError, match="does not match"):
+        wallets.signer(wallet)
+
+
+def test_rotation_keeps_old_secrets_open_and_reseals(app, wallet_chain, user) -> None:
+    wallet = wallets.get_or_create(user)
+    wallets.store_venue_credentials(wallet, "api-key", "api-secret", "pass-phrase")
+    key_before = wallets.signer(wallet)
+    old_key = app.config["WALLET_ENCRYPTION_KEY"]
+    new_key = secrets.token_hex(32)
+    chain_access.configure(chain_settings(app, wallet_chain, WALLET_ENCRYPTION_KEY=new_key,
+                                          WALLET_ENCRYPTION_KEY_PREVIOUS=old_key))
+    # the retired key still opens what it sealed
+    assert wallets.signer(TradingWallet.get_by_id(wallet.id)) == key_before
+    assert wallets.reseal_all() == 1
+    resealed = TradingWallet.get_by_id(wallet.id)
+    assert resealed.key_id == chain_access.current().sealing.current_id != wallet.key_id
+    # and after re-sealing, the new key alone is enough
+    chain_access.configure(chain_settings(app, wallet_chain, WALLET_ENCRYPTION_KEY=new_key))
+    assert wallets.signer(resealed) == key_before
+    creds = wallets.venue_credentials(resealed)
+    assert (creds.api_key, creds.secret, creds.passphrase) == (
+        "api-key", "api-secret", "pass-phrase")
+    assert "api-secret" not in repr(creds)
+
+
+def test_passphrase_encryption_key_is_stretched(app, wallet_chain, user) -> None:
+    chain_access.configure(chain_settings(app, wallet_chain,
+                                          WALLET_ENCRYPTION_KEY="correct horse battery staple"))
+    wallet = wallets.get_or_create(user)
+    assert address_for_key(wallets.signer(wallet)) == wallet.address
+    assert len(chain_access.current().sealing.current) == 32
+
+
+def test_signature_type_and_funder(wallet_chain, user) -> None:
+    wallet = wallets.get_or_create(user)
+    funder = "0x" + "ab" * 20
+    wallets.set_signature_type(wallet, 3, funder)
+    stored = TradingWallet.get_by_id(wallet.id)
+    assert (stored.signature_type, stored.funder_address) == (3, funder)
+    with pytest.raises(errors.ValidationFailed):
+        wallets.set_signature_type(wallet, 2)
+
+
+def test_balances_after_funding_the_deposit_address(wallet_chain, fund, user) -> None:
+    deposit = wallets.deposit_address(user)
+    assert deposit["chain_id"] == wallet_chain.chain_id
+    tokens = {t["token"]: t for t in deposit["tokens"]}
+    assert tokens["usdc"]["contract_address"] == wallet_chain.contracts.pusd
+    assert tokens["usdc_e"]["contract_address"] == wallet_chain.contracts.usdce
+    assert tokens["usdc"]["decimals"] == 6 and tokens["matic"]["decimals"] == 18
+    empty = wallets.balances(user)
+    assert (empty["usdc"], empty["usdc_e"], empty["matic"]) == (0, 0, 0)
+
+    fund(deposit["address"], pusd=12_500_000, usdce=3 * USDC + 1, matic_wei=ONE_MATIC // 4)
+    balances = wallets.balances(user)
+    assert balances["usdc"] == Decimal("12.5")
+    assert balances["usdc_e"] == Decimal("3.000001")
+    assert balances["matic"] == Decimal("0.25")
+    assert balances["total_usdc"] == Decimal("15.500001")
+    assert all(isinstance(balances[k], Decimal) for k in ("usdc", "usdc_e", "matic"))
+
+
+def test_no_chain_configured_is_feature_not_enabled(app, wallet_chain, user) -> None:
+    chain_access.configure({**chain_settings(app, wallet_chain), "POLYGON_RPC_URL": None})
+    with pytest.raises(errors.FeatureNotEnabled):
+        wallets.balances(user)

@@ -1,0 +1,84 @@
+"""Fixtures for wallet, withdrawal and claim tests: services pointed at the session's anvil.
+
+Import the fixtures into a test module (``from tests.wallet_fixtures import ...``).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from web3 import Web3
+
+from chain.devchain import DevCondition
+from chain.errors import ChainUnavailable
+from chain.rpc import connect
+from services import catalogue, chain_access
+from tests.conftest import ONE_MATIC, DevChain
+
+USDC = 10**6  # base units of one pUSD / USDC.e
+
+
+def chain_settings(app: Any, chain: DevChain, **extra: Any) -> dict[str, Any]:
+    """The app's settings pointed at the dev chain."""
+    return {**app.config, **chain.contracts.env(), "WITHDRAW_WAIT_SECONDS": "5",
+            "RECEIPT_TIMEOUT_SECONDS": "30", **extra}
+
+
+@pytest.fixture
+def wallet_chain(app: Any, chain: DevChain) -> Iterator[DevChain]:
+    """The wallet services configured for the session's anvil (restored afterwards)."""
+    chain_access.configure(chain_settings(app, chain))
+    yield chain
+    chain_access.configure(app.config)
+
+
+@pytest.fixture
+def fund(wallet_chain: DevChain) -> Callable[..., None]:
+    """``fund(address, pusd=0, usdce=0, matic_wei=ONE_MATIC)``: give an address dev money."""
+
+    def give(address: str, *, pusd: int = 0, usdce: int = 0, matic_wei: int = ONE_MATIC) -> None:
+        dev = wallet_chain.contracts
+        if pusd:
+            dev.mint(dev.pusd, address, pusd)
+        if usdce:
+            dev.mint(dev.usdce, address, usdce)
+        dev.fund_native(address, matic_wei)
+
+    return give
+
+
+def faulty_web3(rpc_url: str, *, fail_send: str) -> Web3:
+    """A Web3 whose eth_sendRawTransaction fails: ``before`` sending, or ``after`` it reached
+    the node (the process 'dies' between broadcasting and recording the broadcast)."""
+    w3 = connect(rpc_url)
+    forward = w3.provider.make_request
+
+    def make_request(method: Any, params: Any) -> Any:
+        if method == "eth_sendRawTransaction":
+            if fail_send == "after":
+                forward(method, params)
+            raise ChainUnavailable("injected: connection lost during broadcast")
+        return forward(method, params)
+
+    w3.provider.make_request = make_request  # type: ignore[method-assign]
+    return w3
+
+
+def catalogue_market(condition: DevCondition, *, closed: bool = True) -> str:
+    """Insert a catalogue market for a dev condition (Yes/No); return its slug."""
+    slug = f"dev-market-{secrets.token_hex(4)}"
+    outcomes = ["Yes", "No"] if condition.outcome_slot_count == 2 else [
+        f"Outcome {i}" for i in range(condition.outcome_slot_count)]
+    catalogue.upsert_markets([SimpleNamespace(
+        id=secrets.randbelow(10**9), slug=slug, condition_id=condition.condition_id,
+        question=f"Dev question {slug}?", description="", tags=(), outcomes=outcomes,
+        clob_token_ids=[str(t) for t in condition.token_ids], active=not closed, closed=closed,
+        neg_risk=condition.neg_risk)])
+    return slug
+
+
+__all__ = ["USDC", "catalogue_market", "chain_settings", "faulty_web3", "fund", "wallet_chain"]
