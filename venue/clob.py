@@ -158,6 +158,21 @@ class ClobApi:
         request = VenueRequest("clob", "GET", path, headers=l2_headers(creds, "GET", path))
         return self._run(Call(request, parse.parse_open_order))
 
+    def balance_allowance(
+        self,
+        creds: ApiCreds,
+        *,
+        asset_type: str = "COLLATERAL",
+        token_id: str | None = None,
+        signature_type: int = 0,
+    ) -> Returns[Decimal]:
+        """``GET /balance-allowance`` (L2): the funder's pUSD (or token) balance, in units."""
+        params = query(asset_type=asset_type, token_id=token_id, signature_type=signature_type)
+        headers = l2_headers(creds, "GET", "/balance-allowance")
+        request = VenueRequest("clob", "GET", "/balance-allowance", params, headers=headers)
+        # The venue answers base units (6 decimals) as a decimal string.
+        return self._run(Call(request, lambda body: Decimal(str(body["balance"])).scaleb(-6)))
+
     def cancel_order(self, creds: ApiCreds, order_id: str) -> Returns[CancelResult]:
         """``DELETE /order`` with ``{"orderID"}``; cancelling twice is harmless, so retried."""
         return self._delete(creds, "/order", compact_json({"orderID": order_id}))

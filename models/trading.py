@@ -1,0 +1,155 @@
+"""Trading records: order previews, outgoing venue orders, the live fills ledger, the paper book.
+
+Money and sizes are ``DecimalTextField`` (exact text: sizes have 6 decimals on chain but
+prices like 0.123456789 from averages must not be rounded by the database).
+
+Life of a live order (services/orders.py):
+
+    OrderPreview (single use, expires) ──redeem──► Order(pending) + Trade(pending)
+        written in one transaction BEFORE the signed order leaves the process;
+        Order.order_hash is the signed order's EIP-712 hash = the venue's order id.
+    POST /order ─► live (resting) │ matched │ rejected │ unknown (timeout: reconcile by hash)
+"""
+
+from __future__ import annotations
+
+import peewee
+
+from models.base import BaseModel, DecimalTextField, UTCDateTimeField, utcnow
+from models.user import User
+
+# Order.status: our record of the venue order.
+ORDER_PENDING = "pending"      # written, not yet (known to be) at the venue
+ORDER_LIVE = "live"            # resting on the book
+ORDER_MATCHED = "matched"      # done with fills (FOK/FAK matched, or GTC fully filled)
+ORDER_CANCELLED = "cancelled"  # cancelled or killed (may carry a partial fill)
+ORDER_REJECTED = "rejected"    # the venue refused it (reason in .error)
+ORDER_FAILED = "failed"        # never reached the venue (reconciled as absent)
+ORDER_OPEN = (ORDER_PENDING, ORDER_LIVE)
+
+# Trade.status (SPEC): pending -> filled | cancelled | failed.
+TRADE_PENDING, TRADE_FILLED, TRADE_CANCELLED, TRADE_FAILED = (
+    "pending", "filled", "cancelled", "failed")
+
+
+class OrderPreview(BaseModel):
+    """A quoted order a user may place once before it expires (its id is the preview_id)."""
+
+    user = peewee.ForeignKeyField(User, backref="order_previews", on_delete="CASCADE")
+    token_id = peewee.CharField(max_length=100)
+    side = peewee.CharField(max_length=4)         # buy | sell
+    order_type = peewee.CharField(max_length=6)   # market | limit
+    size = DecimalTextField()
+    price = DecimalTextField(null=True)
+    summary = peewee.TextField()                  # JSON of the quote shown to the user
+    created_at = UTCDateTimeField(default=utcnow)
+    expires_at = UTCDateTimeField(index=True)
+    used_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        table_name = "order_previews"
+
+
+class Order(BaseModel):
+    """One signed order we send (or sent) to the venue; written before it leaves the process."""
+
+    user = peewee.ForeignKeyField(User, backref="orders", on_delete="CASCADE")
+    maker_address = peewee.CharField(max_length=42)
+    token_id = peewee.CharField(max_length=100, index=True)
+    market_slug = peewee.CharField(max_length=255, default="")
+    side = peewee.CharField(max_length=4)             # buy | sell
+    order_type = peewee.CharField(max_length=6)       # market | limit
+    time_in_force = peewee.CharField(max_length=3)    # GTC | FOK | FAK
+    size = DecimalTextField()                         # shares asked for
+    price = DecimalTextField()                        # limit, or protective limit of a market order
+    budget = DecimalTextField(null=True)              # pUSD a market BUY may spend
+    order_hash = peewee.CharField(max_length=66, unique=True)  # = the venue's order id
+    signed_body = peewee.TextField()                  # the exact POST /order JSON
+    status = peewee.CharField(max_length=10, default=ORDER_PENDING, index=True)
+    filled_size = DecimalTextField(default=0)
+    filled_value = DecimalTextField(default=0)        # pUSD paid or received, fees excluded
+    fee = DecimalTextField(default=0)
+    error = peewee.TextField(null=True)
+    source = peewee.CharField(max_length=8, default="manual")  # manual | copy | sell
+    config_id = peewee.UUIDField(null=True, index=True)
+    target_trade_id = peewee.CharField(max_length=200, null=True)
+    detected_at = UTCDateTimeField(null=True)
+    preview = peewee.ForeignKeyField(OrderPreview, null=True, unique=True,
+                                     on_delete="SET NULL")
+    created_at = UTCDateTimeField(default=utcnow)
+    submitted_at = UTCDateTimeField(null=True)
+    acknowledged_at = UTCDateTimeField(null=True)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "orders"
+        indexes = ((("user", "status"), False),)
+
+
+class Trade(BaseModel):
+    """The user-facing execution of one order: the live fills ledger (SPEC Trade)."""
+
+    user = peewee.ForeignKeyField(User, backref="trades", on_delete="CASCADE")
+    order = peewee.ForeignKeyField(Order, backref="trades", unique=True, null=True,
+                                   on_delete="SET NULL")
+    token_id = peewee.CharField(max_length=100, index=True)
+    market_slug = peewee.CharField(max_length=255, default="")
+    side = peewee.CharField(max_length=4)
+    requested_size = DecimalTextField()
+    price = DecimalTextField()
+    filled_size = DecimalTextField(default=0)
+    filled_value = DecimalTextField(default=0)
+    fee = DecimalTextField(default=0)
+    latency_ms = peewee.IntegerField(null=True)
+    status = peewee.CharField(max_length=10, default=TRADE_PENDING, index=True)
+    config_id = peewee.UUIDField(null=True, index=True)
+    created_at = UTCDateTimeField(default=utcnow, index=True)
+    filled_at = UTCDateTimeField(null=True, index=True)
+
+    class Meta:
+        table_name = "trades"
+        indexes = ((("user", "created_at"), False),)
+
+
+class PaperTrade(BaseModel):
+    """A simulated fill priced by walking the live book (never sent to the venue)."""
+
+    user = peewee.ForeignKeyField(User, backref="paper_trades", on_delete="CASCADE")
+    token_id = peewee.CharField(max_length=100, index=True)
+    market_slug = peewee.CharField(max_length=255, default="")
+    side = peewee.CharField(max_length=4)
+    requested_size = DecimalTextField()
+    price = DecimalTextField()                 # the limit used (or best price when none)
+    filled_size = DecimalTextField(default=0)
+    filled_value = DecimalTextField(default=0)
+    fee = DecimalTextField(default=0)
+    latency_ms = peewee.IntegerField(null=True)
+    status = peewee.CharField(max_length=10)   # filled | failed
+    reason = peewee.TextField(null=True)
+    config_id = peewee.UUIDField(null=True, index=True)
+    created_at = UTCDateTimeField(default=utcnow, index=True)
+    filled_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        table_name = "paper_trades"
+        indexes = ((("user", "created_at"), False),)
+
+
+class PaperPosition(BaseModel):
+    """The paper book's holding of one token (average-cost basis, fees included)."""
+
+    user = peewee.ForeignKeyField(User, backref="paper_positions", on_delete="CASCADE")
+    token_id = peewee.CharField(max_length=100)
+    market_slug = peewee.CharField(max_length=255, default="")
+    size = DecimalTextField(default=0)
+    cost_basis = DecimalTextField(default=0)
+    realized_pnl = DecimalTextField(default=0)
+    fees_paid = DecimalTextField(default=0)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "paper_positions"
+        indexes = ((("user", "token_id"), True),)
+
+
+TABLES = [OrderPreview, Order, Trade, PaperTrade, PaperPosition]

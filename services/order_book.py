@@ -1,0 +1,133 @@
+"""Walking a live order book: what a taker order of some size would get, level by level.
+
+Shared by previews, live orders (protective limits, fee estimates) and the paper book
+(simulated fills). Prices and sizes are Decimals straight from the venue's text; fees
+follow the market's Gamma ``feeSchedule`` per level, rounded to the 6 decimals of pUSD
+the way the venue charges them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
+
+from venue.models import FeeSchedule, Level, OrderBook
+
+BASE_UNIT = Decimal("0.000001")
+ZERO = Decimal(0)
+
+
+@dataclass(frozen=True)
+class Fill:
+    """Shares taken at one price level."""
+
+    price: Decimal
+    shares: Decimal
+
+    @property
+    def value(self) -> Decimal:
+        """pUSD moved for these shares."""
+        return self.price * self.shares
+
+
+@dataclass(frozen=True)
+class Walk:
+    """The fills a taker order would get against a book snapshot."""
+
+    side: str  # buy | sell
+    fills: tuple[Fill, ...]
+    complete: bool  # the whole requested size (or budget) was available
+
+    @property
+    def shares(self) -> Decimal:
+        """Shares filled."""
+        return sum((f.shares for f in self.fills), ZERO)
+
+    @property
+    def value(self) -> Decimal:
+        """pUSD paid (buy) or received (sell), fees excluded, to the base unit."""
+        total = sum((f.value for f in self.fills), ZERO)
+        rounding = "ROUND_CEILING" if self.side == "buy" else ROUND_FLOOR
+        return total.quantize(BASE_UNIT, rounding=rounding)
+
+    @property
+    def average_price(self) -> Decimal | None:
+        """Volume-weighted price of the fills, None when nothing fills."""
+        shares = self.shares
+        return (self.value / shares) if shares else None
+
+    @property
+    def worst_price(self) -> Decimal | None:
+        """The last (least favourable) level touched."""
+        return self.fills[-1].price if self.fills else None
+
+    def fee(self, schedule: FeeSchedule | None) -> Decimal:
+        """Taker fee of these fills under ``schedule`` (0 when fees are off)."""
+        return taker_fee(schedule, self.fills)
+
+
+def taker_fee(schedule: FeeSchedule | None, fills: tuple[Fill, ...] | list[Fill]) -> Decimal:
+    """Sum of the per-level taker fees, each rounded half-up to the pUSD base unit."""
+    if schedule is None:
+        return ZERO
+    return sum((schedule.taker_fee(f.shares, f.price).quantize(BASE_UNIT, ROUND_HALF_UP)
+                for f in fills), ZERO)
+
+
+def levels_best_first(book: OrderBook, side: str) -> list[Level]:
+    """The levels a taker on ``side`` trades against, best first (asks for a buy)."""
+    if side == "buy":
+        return sorted(book.asks, key=lambda lv: lv.price)
+    return sorted(book.bids, key=lambda lv: lv.price, reverse=True)
+
+
+def walk(book: OrderBook, side: str, *, shares: Decimal | None = None,
+         budget: Decimal | None = None, limit: Decimal | None = None) -> Walk:
+    """Take ``shares`` (or spend ``budget`` pUSD, buys only) from the book, up to ``limit``."""
+    if (shares is None) == (budget is None):
+        raise ValueError("give shares or budget")
+    fills: list[Fill] = []
+    left_shares = shares
+    left_budget = budget
+    for level in levels_best_first(book, side):
+        if limit is not None and (level.price > limit if side == "buy" else level.price < limit):
+            break
+        if level.size <= 0:
+            continue
+        if left_budget is not None:
+            affordable = (left_budget / level.price).quantize(BASE_UNIT, ROUND_FLOOR)
+            take = min(affordable, level.size)
+            if take <= 0:
+                break
+            left_budget -= (take * level.price).quantize(BASE_UNIT, "ROUND_CEILING")
+        else:
+            assert left_shares is not None
+            take = min(left_shares, level.size)
+            left_shares -= take
+        fills.append(Fill(level.price, take))
+        if left_shares is not None and left_shares <= 0:
+            break
+        if left_budget is not None and left_budget <= 0:
+            break
+    if left_budget is not None:
+        complete = left_budget <= 0 or (
+            bool(fills) and left_budget < fills[-1].price * BASE_UNIT * 2)
+    else:
+        complete = left_shares is not None and left_shares <= 0
+    return Walk(side=side, fills=tuple(fills), complete=complete)
+
+
+def midpoint(book: OrderBook) -> Decimal | None:
+    """Mean of the best bid and ask, None when a side is empty."""
+    return book.midpoint
+
+
+def mark_price(book: OrderBook) -> Decimal | None:
+    """The price positions are valued at: midpoint, else the one side, else the last trade."""
+    if book.midpoint is not None:
+        return book.midpoint
+    if book.best_bid is not None:
+        return book.best_bid
+    if book.best_ask is not None:
+        return book.best_ask
+    return book.last_trade_price

@@ -1,0 +1,384 @@
+"""Live orders: place (manual, copy and position sells alike), list, cancel, reconcile.
+
+``place_order`` is the one way an order reaches the venue. It plans the order from the
+live book (services/order_plan.py), checks collateral, signs it for the wallet's
+signature type, then writes the durable ``Order`` record (status ``pending``, the signed
+body and its EIP-712 hash, which is the venue's order id) and its ``Trade`` in one
+transaction, consuming the preview there, and only then sends it. A crash or a timeout
+after that point leaves a ``pending`` record whose hash ``reconcile`` looks up at the
+venue: found means it was placed (its fills are applied), absent means it never
+arrived (``failed``); nothing is ever signed or sent twice for one record.
+
+Order status: pending -> live | matched | cancelled | rejected | failed; live ->
+matched | cancelled. Trade status (SPEC): pending -> filled (any fill, once the order is
+done) | cancelled (done without a fill) | failed (rejected, or never reached the venue).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from models.base import db, utcnow
+from models.trading import (
+    ORDER_CANCELLED,
+    ORDER_FAILED,
+    ORDER_LIVE,
+    ORDER_MATCHED,
+    ORDER_OPEN,
+    ORDER_PENDING,
+    ORDER_REJECTED,
+    TRADE_CANCELLED,
+    TRADE_FAILED,
+    TRADE_FILLED,
+    TRADE_PENDING,
+    Order,
+    Trade,
+)
+from models.user import User
+from services import errors, order_book, order_plan, previews, venue_accounts, venues
+from services.order_plan import OrderPlan
+from services.venue_accounts import VenueAccount
+from venue.errors import VenueError, VenueNotFound, VenueRejected, VenueUnavailable
+from venue.models import OpenOrder, PostOrderResult
+from venue.signing import SignedOrder
+
+log = logging.getLogger(__name__)
+
+SOURCES = ("manual", "copy", "sell")
+RECONCILE_AFTER = timedelta(seconds=30)
+ZERO = Decimal(0)
+
+
+@dataclass(frozen=True)
+class PlacedOrder:
+    """What placing answered (PlaceOrderResponse) plus the records written."""
+
+    order_id: str          # the venue's order id (the signed order's hash)
+    status: str            # accepted | filled | rejected
+    filled_size: Decimal
+    average_price: Decimal
+    reason: str | None     # the venue's reason when rejected
+    trade_id: UUID
+    order: Order
+
+    def response(self) -> dict[str, Any]:
+        """The PlaceOrderResponse fields."""
+        return {"order_id": self.order_id, "status": self.status,
+                "filled_size": self.filled_size, "average_price": self.average_price,
+                "reason": self.reason, "trade_id": self.trade_id}
+
+
+def _user_id(user: User | UUID | str) -> UUID:
+    return user.id if isinstance(user, User) else UUID(str(user))
+
+
+# ------------------------------------------------------------------ placing
+
+
+def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
+                order_type: Any, price: Any = None, preview_id: Any = None,
+                source: str = "manual", config_id: UUID | str | None = None,
+                target_trade_id: str | None = None, detected_at: datetime | None = None,
+                time_in_force: str | None = None, floor_size: bool = False) -> PlacedOrder:
+    """Place one live order; manual orders need the matching unexpired ``preview_id``.
+
+    Copy trades pass ``source="copy"``, ``config_id``, ``target_trade_id`` and
+    ``detected_at`` (when the target's trade was seen; the trade's ``latency_ms`` runs
+    from there to the venue's acknowledgement) and may ask ``time_in_force="FAK"``.
+    Raises ValidationFailed/BadRequest (400), NotFound (404), InsufficientBalance (402);
+    a venue refusal is not an exception: it answers status ``rejected`` with the reason.
+    """
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {SOURCES}")
+    user_id = _user_id(user)
+    token, side_text, amount, kind, limit = order_plan.normalize_request(
+        token_id, side, size, order_type, price)
+    preview = None
+    if source == "manual":
+        preview = previews.check(user_id, preview_id, token, side_text, amount, kind, limit)
+    acct = venue_accounts.account(user_id)
+    plan = order_plan.plan_order(token, side_text, amount, kind, limit,
+                                 time_in_force=time_in_force, floor_size=floor_size)
+    _check_collateral(acct, plan)
+    signed = _sign(acct, plan)
+    body = signed.body(acct.creds.api_key)
+    with db.atomic():
+        if preview is not None:
+            previews.consume(preview)
+        order = Order.create(
+            user=user_id, maker_address=acct.maker, token_id=token,
+            market_slug=plan.market.market_slug, side=side_text, order_type=kind,
+            time_in_force=plan.time_in_force, size=plan.size, price=plan.limit_price,
+            budget=plan.budget, order_hash=signed.order_hash, signed_body=body,
+            status=ORDER_PENDING, source=source,
+            config_id=UUID(str(config_id)) if config_id else None,
+            target_trade_id=target_trade_id, detected_at=detected_at,
+            preview=preview.id if preview is not None else None)
+        Trade.create(
+            user=user_id, order=order.id, token_id=token, market_slug=plan.market.market_slug,
+            side=side_text, requested_size=plan.size, price=plan.limit_price,
+            status=TRADE_PENDING, config_id=order.config_id)
+    _send(acct, order, signed, plan)
+    order = Order.get_by_id(order.id)
+    return _placed(order, Trade.get(Trade.order == order.id))
+
+
+def _check_collateral(acct: VenueAccount, plan: OrderPlan) -> None:
+    if plan.side != "buy":
+        return
+    need = plan.max_collateral
+    have = venue_accounts.collateral_balance(acct)
+    if have < need:
+        raise errors.InsufficientBalance(
+            f"Insufficient balance: this order needs up to {order_plan._plain(need)} pUSD "
+            f"(fees included); the wallet holds {order_plan._plain(have)} pUSD.")
+
+
+def _sign(acct: VenueAccount, plan: OrderPlan) -> SignedOrder:
+    client = venues.client()
+    options = {"signature_type": acct.signature_type, "funder": acct.funder,
+               "tick_size": plan.market.tick_size, "neg_risk": plan.market.neg_risk}
+    side = plan.side.upper()
+    try:
+        if plan.order_type == "limit":
+            return client.build_order(acct.private_key, plan.market.token_id, side,
+                                      plan.limit_price, plan.size, "GTC", **options)
+        amount = plan.budget if plan.side == "buy" else plan.size
+        assert amount is not None
+        return client.build_market_order(acct.private_key, plan.market.token_id, side,
+                                         amount, plan.limit_price, plan.time_in_force,
+                                         **options)
+    except ValueError as exc:
+        raise errors.BadRequest(f"The order cannot be built: {exc}") from exc
+
+
+def _send(acct: VenueAccount, order: Order, signed: SignedOrder, plan: OrderPlan) -> None:
+    now = utcnow()
+    Order.update(submitted_at=now, updated_at=now).where(Order.id == order.id).execute()
+    try:
+        result = venues.client().clob.post_order(acct.creds, signed)
+    except VenueRejected as exc:
+        _finish(order, ORDER_REJECTED, error=str(exc), acknowledged=True)
+        return
+    except VenueUnavailable as exc:
+        # The order may or may not have arrived: look it up by its hash.
+        log.warning("order %s: POST failed (%s); reconciling", order.order_hash, exc)
+        try:
+            reconcile(order.id, acct=acct)
+        except VenueError:
+            log.warning("order %s left pending for later reconciliation", order.order_hash)
+        return
+    _apply_post_result(order, result, plan)
+
+
+def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan) -> None:
+    if not result.success:
+        _finish(order, ORDER_REJECTED, error=result.error_msg or "refused", acknowledged=True)
+        return
+    making, taking = result.making_amount or ZERO, result.taking_amount or ZERO
+    shares, value = (taking, making) if order.side == "buy" else (making, taking)
+    fee = ZERO
+    if shares > 0:
+        # The taker fee of what matched now, per level of the book we walked.
+        fills = order_book.walk(plan.book, order.side, shares=shares).fills
+        fee = order_book.taker_fee(plan.market.fee_schedule, fills)
+    if result.status in ("live", "delayed", "unmatched") and order.time_in_force == "GTC":
+        status = ORDER_LIVE
+    elif shares > 0:
+        status = ORDER_MATCHED
+    else:
+        status = ORDER_CANCELLED
+    _finish(order, status, filled_size=shares, filled_value=value, fee=fee, acknowledged=True)
+
+
+def _trade_status(order_status: str, filled: Decimal) -> str:
+    if order_status in ORDER_OPEN:
+        return TRADE_PENDING
+    if order_status in (ORDER_REJECTED, ORDER_FAILED):
+        return TRADE_FAILED
+    return TRADE_FILLED if filled > 0 else TRADE_CANCELLED
+
+
+def _finish(order: Order, status: str, *, filled_size: Decimal | None = None,
+            filled_value: Decimal | None = None, fee: Decimal | None = None,
+            error: str | None = None, acknowledged: bool = False) -> None:
+    """Write the order's new state and mirror it onto its trade."""
+    now = utcnow()
+    order = Order.get_by_id(order.id)
+    changes: dict[Any, Any] = {Order.status: status, Order.updated_at: now}
+    if filled_size is not None:
+        changes[Order.filled_size] = filled_size
+        changes[Order.filled_value] = filled_value if filled_value is not None else ZERO
+    if fee is not None:
+        changes[Order.fee] = fee
+    if error is not None:
+        changes[Order.error] = error
+    if acknowledged and order.acknowledged_at is None:
+        changes[Order.acknowledged_at] = now
+    with db.atomic():
+        Order.update(changes).where(Order.id == order.id).execute()
+        order = Order.get_by_id(order.id)
+        trade = Trade.get_or_none(Trade.order == order.id)
+        if trade is None:
+            return
+        trade_status = _trade_status(order.status, order.filled_size)
+        trade_changes: dict[Any, Any] = {
+            Trade.status: trade_status, Trade.filled_size: order.filled_size,
+            Trade.filled_value: order.filled_value, Trade.fee: order.fee}
+        if trade_status == TRADE_FILLED and trade.filled_at is None:
+            trade_changes[Trade.filled_at] = now
+        if order.detected_at is not None and order.acknowledged_at is not None:
+            elapsed = order.acknowledged_at - order.detected_at
+            trade_changes[Trade.latency_ms] = max(0, int(elapsed.total_seconds() * 1000))
+        Trade.update(trade_changes).where(Trade.id == trade.id).execute()
+
+
+def _placed(order: Order, trade: Trade) -> PlacedOrder:
+    filled = order.filled_size
+    if order.status in (ORDER_REJECTED, ORDER_FAILED):
+        status = "rejected"
+    elif order.status == ORDER_CANCELLED:
+        status = "filled" if filled > 0 else "rejected"
+    elif order.status == ORDER_MATCHED:
+        status = "filled"
+    else:
+        status = "accepted"
+    average = (order.filled_value / filled).quantize(Decimal("0.000001")) if filled else ZERO
+    reason = order.error
+    if status == "rejected" and not reason:
+        reason = "The order was not filled."
+    return PlacedOrder(order_id=order.order_hash, status=status, filled_size=filled,
+                       average_price=average, reason=reason, trade_id=trade.id, order=order)
+
+
+# ------------------------------------------------------------ reconciliation
+
+
+def _venue_status(remote: OpenOrder) -> str:
+    return remote.status.upper().removeprefix("ORDER_STATUS_")
+
+
+def reconcile(order_id: UUID, *, acct: VenueAccount | None = None) -> Order:
+    """Bring one order record in line with the venue, looking it up by its hash."""
+    order = Order.get_by_id(order_id)
+    if order.status not in ORDER_OPEN:
+        return order
+    acct = acct or venue_accounts.account(order.user_id)
+    try:
+        remote = venues.client().clob.order(acct.creds, order.order_hash)
+    except VenueNotFound:
+        if order.status == ORDER_PENDING:
+            _finish(order, ORDER_FAILED, error="The order never reached the venue.")
+        else:
+            _finish(order, ORDER_CANCELLED)
+        return Order.get_by_id(order.id)
+    matched = remote.size_matched
+    # Fills since our last look: resting (maker) fills happen at the order's own price.
+    extra = max(ZERO, matched - order.filled_size)
+    value = order.filled_value + extra * remote.price
+    status = _venue_status(remote)
+    if status == "LIVE":
+        new_status = ORDER_LIVE
+    elif status == "MATCHED" or (matched > 0 and matched >= remote.original_size):
+        new_status = ORDER_MATCHED
+    else:
+        new_status = ORDER_CANCELLED
+    _finish(order, new_status, filled_size=max(matched, order.filled_size),
+            filled_value=value, acknowledged=True)
+    return Order.get_by_id(order.id)
+
+
+def reconcile_pending(older_than: timedelta = RECONCILE_AFTER) -> int:
+    """Reconcile every order still pending after ``older_than`` (worker job after a crash)."""
+    cutoff = utcnow() - older_than
+    count = 0
+    for order in Order.select().where(Order.status == ORDER_PENDING,
+                                      Order.created_at <= cutoff):
+        try:
+            reconcile(order.id)
+            count += 1
+        except (VenueError, errors.CopytradeError) as exc:
+            log.warning("reconcile %s failed: %s", order.order_hash, exc)
+    return count
+
+
+def sync_user_orders(user: User | UUID | str) -> int:
+    """Refresh the user's open order records (resting fills, cancels by resolution)."""
+    user_id = _user_id(user)
+    open_orders = list(Order.select().where(Order.user == user_id,
+                                            Order.status.in_(ORDER_OPEN)))
+    if not open_orders:
+        return 0
+    acct = venue_accounts.account(user_id)
+    for order in open_orders:
+        reconcile(order.id, acct=acct)
+    return len(open_orders)
+
+
+# ----------------------------------------------------- open orders, cancels
+
+
+def _from_ms_or_s(value: int) -> datetime:
+    seconds = value / 1000 if value > 10**11 else value
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def open_orders(user: User | UUID | str) -> list[dict[str, Any]]:
+    """The user's orders resting on the book, as the venue lists them (SPEC Order)."""
+    acct = venue_accounts.account(user)
+    remote = venues.client().all_open_orders(acct.creds)
+    rows = []
+    for item in remote:
+        rows.append({
+            "order_id": item.id,
+            "token_id": item.asset_id,
+            "side": item.side.lower(),
+            "price": item.price,
+            "size": item.original_size,
+            "filled_size": item.size_matched,
+            "status": _venue_status(item).lower(),
+            "order_type": "market" if item.order_type.upper() in ("FOK", "FAK") else "limit",
+            "created_at": _from_ms_or_s(int(item.created_at)),
+        })
+    rows.sort(key=lambda r: r["created_at"], reverse=True)
+    return rows
+
+
+def _after_cancel(user_id: UUID, order_ids: list[str], acct: VenueAccount) -> None:
+    for order in Order.select().where(Order.user == user_id,
+                                      Order.order_hash.in_(order_ids)):
+        reconcile(order.id, acct=acct)
+
+
+def cancel_order(user: User | UUID | str, order_id: str) -> dict[str, Any]:
+    """Cancel one of the user's resting orders; NotFound for anyone else's or unknown ids."""
+    user_id = _user_id(user)
+    order = Order.get_or_none(Order.user == user_id, Order.order_hash == order_id)
+    if order is None:
+        raise errors.NotFound("No such order for this account.")
+    acct = venue_accounts.account(user_id)
+    result = venues.client().clob.cancel_order(acct.creds, order_id)
+    _after_cancel(user_id, list(result.canceled) or [order_id], acct)
+    return {"canceled": list(result.canceled), "not_canceled": dict(result.not_canceled)}
+
+
+def cancel_all(user: User | UUID | str) -> dict[str, Any]:
+    """Cancel every resting order of the user's wallet."""
+    user_id = _user_id(user)
+    acct = venue_accounts.account(user_id)
+    result = venues.client().clob.cancel_all(acct.creds)
+    _after_cancel(user_id, list(result.canceled), acct)
+    return {"canceled": list(result.canceled), "not_canceled": dict(result.not_canceled)}
+
+
+def get_order(user: User | UUID | str, order_id: str) -> Order:
+    """The user's order record by venue order id; NotFound otherwise."""
+    order = Order.get_or_none(Order.user == _user_id(user), Order.order_hash == order_id)
+    if order is None:
+        raise errors.NotFound("No such order for this account.")
+    return order
