@@ -54,6 +54,7 @@ from models.wallet import (
     WalletTransaction,
     Withdrawal,
 )
+from schemas.fields import format_decimal
 from services import chain_access, errors, wallet_transactions, wallets
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,8 @@ def validate_address(to_address: Any) -> str:
     if not isinstance(to_address, str) or not ADDRESS_RE.match(to_address):
         raise errors.ValidationFailed(fields={"to_address": [
             "Must be an address: 0x followed by 40 hex digits."]})
-    if not Web3.is_address(to_address):
+    body = to_address[2:]
+    if body != body.lower() and body != body.upper() and not Web3.is_checksum_address(to_address):
         # mixed case that fails its EIP-55 checksum is most likely a typo
         raise errors.ValidationFailed(fields={"to_address": [
             "The address's mixed-case checksum is wrong; check it or send it in lower case."]})
@@ -113,6 +115,11 @@ def validate_token(token: Any) -> str:
     if token not in TOKENS:
         raise errors.ValidationFailed(fields={"token": [f"Must be one of: {', '.join(TOKENS)}."]})
     return str(token)
+
+
+def _fmt(base: int, decimals: int) -> str:
+    """Base units as a plain decimal string for messages."""
+    return format_decimal(from_base_units(base, decimals))
 
 
 def _decimals(w3: Web3, token: str) -> int:
@@ -180,13 +187,13 @@ def _plan(w3: Web3, wallet: TradingWallet, token: str, to: str, amount_base: int
         available = native_free - _reserved_token_base(wallet, token, decimals, exclude)
         if available < amount_base:
             raise errors.InsufficientBalance(
-                f"Insufficient MATIC balance: {from_base_units(max(available, 0), decimals)} "
-                f"available, {from_base_units(amount_base, decimals)} requested.")
+                f"Insufficient MATIC balance: {_fmt(max(available, 0), decimals)} "
+                f"available, {_fmt(amount_base, decimals)} requested.")
         if available < amount_base + gas_cost:
             raise errors.InsufficientBalance(
                 "Not enough MATIC left to pay gas for this transfer: sending "
-                f"{from_base_units(amount_base, decimals)} MATIC needs about "
-                f"{from_base_units(gas_cost, decimals)} MATIC more for gas. Withdraw less.")
+                f"{_fmt(amount_base, decimals)} MATIC needs about "
+                f"{_fmt(gas_cost, decimals)} MATIC more for gas. Withdraw less.")
         return _Plan(token, to, amount_base, gas, fees)
     token_address = wallets.token_addresses()[token]
     balance = token_balance_base(w3, token_address, wallet.address)
@@ -194,16 +201,16 @@ def _plan(w3: Web3, wallet: TradingWallet, token: str, to: str, amount_base: int
     if available < amount_base:
         raise errors.InsufficientBalance(
             f"Insufficient {TOKEN_SYMBOLS[token]} balance: "
-            f"{from_base_units(max(available, 0), decimals)} available, "
-            f"{from_base_units(amount_base, decimals)} requested.")
+            f"{_fmt(max(available, 0), decimals)} available, "
+            f"{_fmt(amount_base, decimals)} requested.")
     gas = estimate_gas(w3, sender=wallet.address, to=token_address,
                        data=_transfer_data(w3, to, amount_base))
     gas_cost = gas * fees.max_fee_per_gas
     if native_free < gas_cost:
         raise errors.InsufficientBalance(
             "The trading wallet needs MATIC to pay gas for this withdrawal: about "
-            f"{from_base_units(gas_cost, NATIVE_DECIMALS)} MATIC, it has "
-            f"{from_base_units(max(native_free, 0), NATIVE_DECIMALS)}. Deposit MATIC to the "
+            f"{_fmt(gas_cost, NATIVE_DECIMALS)} MATIC, it has "
+            f"{_fmt(max(native_free, 0), NATIVE_DECIMALS)}. Deposit MATIC to the "
             "deposit address shown at GET /api/wallets/deposit-address.")
     return _Plan(token, to, amount_base, gas, fees)
 
@@ -349,11 +356,9 @@ def sign_and_broadcast(withdrawal_id: UUID | str) -> Withdrawal:
         _sync_from_transaction(withdrawal, WalletTransaction.get_by_id(tx.id))
         return withdrawal
     wallet = TradingWallet.get_by_id(withdrawal.wallet_id)
-    w3 = chain_access.web3()
-    decimals = _decimals(w3, withdrawal.token)
-    amount_base = to_base_units(withdrawal.amount, decimals)
 
     def build(w3: Web3, key: bytes, nonce: int) -> SignedTx:
+        amount_base = to_base_units(withdrawal.amount, _decimals(w3, withdrawal.token))
         # checked again under the wallet's lease: other withdrawals may have gone meanwhile
         plan = _plan(w3, wallet, withdrawal.token, withdrawal.to_address, amount_base,
                      exclude=withdrawal.id)

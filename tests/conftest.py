@@ -30,6 +30,9 @@ PG_URL = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:54
 REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
 RUN_ID = secrets.token_hex(4)
 
+# Fixture modules shared across test packages.
+pytest_plugins = ["tests.wallet_fixtures"]
+
 
 def free_port() -> int:
     """A TCP port nobody listens on right now."""

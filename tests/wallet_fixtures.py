@@ -1,6 +1,6 @@
 """Fixtures for wallet, withdrawal and claim tests: services pointed at the session's anvil.
 
-Import the fixtures into a test module (``from tests.wallet_fixtures import ...``).
+Registered for the whole suite by ``pytest_plugins`` in tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -17,19 +17,19 @@ from chain.devchain import DevCondition
 from chain.errors import ChainUnavailable
 from chain.rpc import connect
 from services import catalogue, chain_access
-from tests.conftest import ONE_MATIC, DevChain
 
 USDC = 10**6  # base units of one pUSD / USDC.e
+ONE_MATIC = 10**18
 
 
-def chain_settings(app: Any, chain: DevChain, **extra: Any) -> dict[str, Any]:
+def chain_settings(app: Any, chain: Any, **extra: Any) -> dict[str, Any]:
     """The app's settings pointed at the dev chain."""
     return {**app.config, **chain.contracts.env(), "WITHDRAW_WAIT_SECONDS": "5",
             "RECEIPT_TIMEOUT_SECONDS": "30", **extra}
 
 
 @pytest.fixture
-def wallet_chain(app: Any, chain: DevChain) -> Iterator[DevChain]:
+def wallet_chain(app: Any, chain: Any) -> Iterator[Any]:
     """The wallet services configured for the session's anvil (restored afterwards)."""
     chain_access.configure(chain_settings(app, chain))
     yield chain
@@ -37,7 +37,7 @@ def wallet_chain(app: Any, chain: DevChain) -> Iterator[DevChain]:
 
 
 @pytest.fixture
-def fund(wallet_chain: DevChain) -> Callable[..., None]:
+def fund(wallet_chain: Any) -> Callable[..., None]:
     """``fund(address, pusd=0, usdce=0, matic_wei=ONE_MATIC)``: give an address dev money."""
 
     def give(address: str, *, pusd: int = 0, usdce: int = 0, matic_wei: int = ONE_MATIC) -> None:

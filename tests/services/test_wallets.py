@@ -11,7 +11,7 @@ from chain.keys import address_for_key, key_id_of
 from models.wallet import TradingWallet
 from services import chain_access, errors, wallets
 from tests.conftest import ONE_MATIC
-from tests.wallet_fixtures import USDC, chain_settings, fund, wallet_chain  # noqa: F401
+from tests.wallet_fixtures import USDC, chain_settings
 
 
 def test_one_wallet_per_user_with_key_sealed(wallet_chain, user) -> None:
