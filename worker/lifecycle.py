@@ -152,6 +152,7 @@ def requeue(client: redis.Redis, queue: Queue, job_id: str, execution_id: str) -
         client.delete(execution.key)
         return False
     with client.pipeline() as pipe:
+        pipe.multi()  # Queue.enqueue_job wants a transaction it can join, not open
         execution.delete(job=job, pipeline=pipe)
         job.started_at = None
         job.ended_at = None

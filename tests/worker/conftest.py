@@ -19,7 +19,6 @@ import trio
 from rq.job import Job
 
 from models import database as database_module
-from models.base import db
 from services import jobs as jobs_service
 from tests.conftest import RUN_ID
 from worker import jobs as job_table

@@ -96,7 +96,7 @@ def test_timed_out_async_job_is_cancelled(settings):
 
     async def body(host: WorkerHost) -> None:
         await wait_for(lambda: failed(job), timeout=4)
-        assert host.running == {}
+        await wait_for(lambda: not host.running, timeout=1)  # its slot is free again
 
     run_host(settings, body)
     assert "timed out after 1s" in job.latest_result().exc_string
