@@ -27,7 +27,7 @@ EXTENSION = "copytrade_limiter"
 def _on_breach(limit: RequestLimit) -> None:
     """Refuse with our error shape and an honest Retry-After."""
     strategy = current_app.extensions[EXTENSION].limiter
-    state = strategy.state(limit.limit, *limit.request_args, cost=0)
+    state = strategy.last_hit(limit.limit, *limit.request_args, keep=True)
     raise errors.RateLimited("Too many requests from this address; slow down.",
                              retry_after=max(1, math.ceil(state.retry_in) if state.known
                                              else 1))
@@ -38,7 +38,7 @@ def _add_headers(response: Response) -> Response:
     current = limiter.current_limit if limiter is not None else None
     if current is None:
         return response
-    state = limiter.limiter.state(current.limit, *current.request_args, cost=0)
+    state = limiter.limiter.last_hit(current.limit, *current.request_args)
     if not state.known:
         return response
     response.headers["X-RateLimit-Limit"] = str(state.capacity)

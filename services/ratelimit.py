@@ -50,28 +50,29 @@ local cost = tonumber(ARGV[3])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 local stored = redis.call('GET', KEYS[1])
-local tat = now
+-- Work in microseconds relative to now: absolute times (~1e15) lose precision.
+local ahead = 0
 if stored then
-  tat = math.max(tonumber(stored), now)
+  ahead = math.max(tonumber(stored) - now, 0)
 end
 local tolerance = interval * capacity
-local new_tat = tat + interval * cost
+local new_ahead = ahead + interval * cost
 local allowed = 0
 local wait = 0
-if new_tat - tolerance <= now then
+if new_ahead <= tolerance + 1 then
   allowed = 1
   if cost > 0 then
-    local ttl_ms = math.ceil((new_tat - now) / 1000) + 1000
-    redis.call('SET', KEYS[1], string.format('%d', math.ceil(new_tat)), 'PX', ttl_ms)
+    local ttl_ms = math.ceil(new_ahead / 1000) + 1000
+    redis.call('SET', KEYS[1], string.format('%.1f', now + new_ahead), 'PX', ttl_ms)
   end
-  tat = new_tat
+  ahead = new_ahead
 else
-  wait = new_tat - tolerance - now
+  wait = new_ahead - tolerance
 end
-local remaining = math.floor((now - (tat - tolerance)) / interval + 0.000001)
+local remaining = math.floor((tolerance - ahead) / interval + 0.001)
 if remaining < 0 then remaining = 0 end
 if remaining > capacity then remaining = capacity end
-return {allowed, remaining, math.ceil(tat - now), math.ceil(wait)}
+return {allowed, remaining, math.ceil(ahead), math.ceil(wait)}
 """
 
 
@@ -144,6 +145,9 @@ class TokenBucketRateLimiter(RateLimiter):
                 f"not {type(storage).__name__}")
         super().__init__(storage)
         self.buckets: TokenBucketRedisStorage = storage
+        # The last hit's state per key, per thread: headers describe the bucket as this
+        # request left it, without a second round trip.
+        self._recent = threading.local()
 
     @staticmethod
     def rate_of(item: RateLimitItem) -> float:
@@ -152,8 +156,20 @@ class TokenBucketRateLimiter(RateLimiter):
 
     def state(self, item: RateLimitItem, *identifiers: str, cost: int = 0) -> BucketState:
         """The bucket for ``identifiers``; takes ``cost`` tokens when it holds them."""
-        return self.buckets.take(item.key_for(*identifiers), self.rate_of(item),
-                                 self.buckets.capacity_for(item.amount), cost)
+        key = item.key_for(*identifiers)
+        bucket = self.buckets.take(key, self.rate_of(item),
+                                   self.buckets.capacity_for(item.amount), cost)
+        if cost:
+            self._recent.__dict__[key] = bucket
+        return bucket
+
+    def last_hit(self, item: RateLimitItem, *identifiers: str, keep: bool = False
+                 ) -> BucketState:
+        """What this thread's latest hit left (dropped unless ``keep``), else the bucket now."""
+        key = item.key_for(*identifiers)
+        recent = (self._recent.__dict__.get(key) if keep
+                  else self._recent.__dict__.pop(key, None))
+        return recent if recent is not None else self.state(item, *identifiers)
 
     def hit(self, item: RateLimitItem, *identifiers: str, cost: int = 1) -> bool:
         """Take ``cost`` tokens; False when the bucket holds fewer."""
