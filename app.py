@@ -17,6 +17,7 @@ from models import database, migrate
 from models.base import db
 from services import chain_access, redis_client, venues
 from services import errors as domain_errors
+from services import jobs as background_jobs
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -36,6 +37,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config["REDIS_URL"] = redis_client.resolve_url(settings["REDIS_URL"],
                                                        settings["INSTANCE_PATH"])
 
+    # Enqueues from requests go to this app's Redis under its REDIS_PREFIX.
+    background_jobs.configure(app.config["REDIS_URL"], app.config["REDIS_PREFIX"])
     venues.configure(app.config)
     chain_access.configure(app.config)  # wallets sign and read balances with these
     bound = database.bind(app.config["DATABASE_URL"])
