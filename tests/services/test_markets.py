@@ -15,7 +15,7 @@ BTC = "will-bitcoin-reach-150k-2026"
 
 
 def test_search_finds_markets_and_fills_catalogue(bound_db):
-    found = markets.search_markets("bitcoin", limit=5)
+    found = markets.search_markets("bitcoin", limit=50)
     assert BTC in [m["slug"] for m in found]
     btc = next(m for m in found if m["slug"] == BTC)
     assert btc["category"].lower() == "crypto" and btc["status"] == "open"
