@@ -65,5 +65,9 @@ def register(app: Flask) -> CopytradeApi:
     api.spec.components.schema("Pagination", schema=PaginationSchema)
     for blueprint in (stats.blp, markets.blp, auth.blp, users.blp, keys.blp):
         api.register_blueprint(blueprint)
+    from blueprints.api import orders, paper, positions, trades
+
+    for blueprint in (orders.blp, positions.blp, trades.blp, paper.blp):
+        api.register_blueprint(blueprint)
     app.extensions["copytrade_api"] = api
     return api

@@ -1,0 +1,247 @@
+"""Trading schemas: order requests, previews, responses, open orders, positions, trades, stats.
+
+Shared by REST and MCP. Money and sizes are DecimalStrings; ``side`` and ``order_type``
+are accepted in any case and answered lowercase.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates_schema
+
+from schemas.fields import DecimalString
+
+SIDE = validate.OneOf(["buy", "sell"])
+ORDER_TYPE = validate.OneOf(["market", "limit"])
+
+
+class PlaceOrderRequestSchema(Schema):
+    """PlaceOrderRequest: ``size`` is in shares (at most 2 decimals)."""
+
+    token_id = fields.String(required=True, validate=validate.Length(min=1, max=100),
+                             metadata={"description": "The outcome token (CLOB asset id)."})
+    side = fields.String(required=True, validate=SIDE, metadata={"enum": ["buy", "sell"]})
+    size = DecimalString(required=True, positive=True, metadata={
+        "description": "Shares to buy or sell, at most 2 decimals (the venue's share step)."})
+    price = DecimalString(load_default=None, allow_none=True, metadata={
+        "description": "Limit price, required for limit orders: strictly between 0 and 1 "
+                       "and on the market's tick grid. Ignored for market orders, whose "
+                       "protective limit comes from the book."})
+    order_type = fields.String(required=True, validate=ORDER_TYPE,
+                               metadata={"enum": ["market", "limit"]})
+
+    @pre_load
+    def lowercase(self, data: Any, **kwargs: Any) -> Any:
+        """Accept BUY/Market as well as buy/market."""
+        if isinstance(data, dict):
+            data = dict(data)
+            for name in ("side", "order_type"):
+                if isinstance(data.get(name), str):
+                    data[name] = data[name].strip().lower()
+        return data
+
+    @validates_schema
+    def price_rules(self, data: dict[str, Any], **kwargs: Any) -> None:
+        """Limit orders need a price in (0, 1)."""
+        price = data.get("price")
+        if data.get("order_type") == "limit":
+            if price is None:
+                raise ValidationError("Required for limit orders.", field_name="price")
+            if not Decimal(0) < price < Decimal(1):
+                raise ValidationError("Must be between 0 and 1 (exclusive).",
+                                      field_name="price")
+
+
+class PlaceOrderSchema(PlaceOrderRequestSchema):
+    """PlaceOrderRequest plus the preview it was quoted by."""
+
+    preview_id = fields.UUID(load_default=None, allow_none=True, metadata={
+        "description": "Required: the id answered by POST /api/markets/order/preview for "
+                       "exactly this order, unexpired and unused."})
+
+
+class OrderPreviewSchema(Schema):
+    """The exact order that would be sent, and what it is expected to do."""
+
+    preview_id = fields.UUID(required=True)
+    expires_at = fields.DateTime(required=True, metadata={
+        "description": "Previews last 3 minutes and can place one order."})
+    token_id = fields.String(required=True)
+    market_slug = fields.String(required=True)
+    market_title = fields.String(required=True)
+    outcome = fields.String(required=True)
+    side = fields.String(required=True)
+    order_type = fields.String(required=True)
+    time_in_force = fields.String(required=True, metadata={
+        "description": "GTC for limit orders; FOK for market orders."})
+    size = DecimalString(required=True)
+    price = DecimalString(required=True, metadata={
+        "description": "The limit price, or a market order's protective limit (worst price "
+                       "it accepts)."})
+    expected_price = DecimalString(required=True, metadata={
+        "description": "Average price expected from walking the live book (the limit for "
+                       "limit orders)."})
+    estimated_shares = DecimalString(required=True)
+    estimated_cost = DecimalString(required=True, metadata={
+        "description": "pUSD paid (buy) or received (sell), fees excluded."})
+    fee = DecimalString(required=True, metadata={
+        "description": "Taker fee of the part that would match now."})
+    midpoint = DecimalString(allow_none=True)
+    best_bid = DecimalString(allow_none=True)
+    best_ask = DecimalString(allow_none=True)
+    slippage_bps = DecimalString(allow_none=True, metadata={
+        "description": "Expected price versus the midpoint, in basis points (positive: worse)."})
+    tick_size = DecimalString(required=True)
+    min_order_size = DecimalString(required=True)
+    confirmation = fields.String(required=True, metadata={
+        "description": "One line to show a person before they confirm."})
+
+
+class PlaceOrderResponseSchema(Schema):
+    """PlaceOrderResponse."""
+
+    order_id = fields.String(required=True, metadata={
+        "description": "The venue's order id (the signed order's hash)."})
+    status = fields.String(required=True, validate=validate.OneOf(
+        ["accepted", "filled", "rejected"]), metadata={
+        "description": "`filled`: shares were bought or sold (a market order, or a limit "
+                       "order that matched at once); `accepted`: resting on the book (or "
+                       "the venue's answer was lost and the order is being reconciled); "
+                       "`rejected`: refused by the venue (see `reason`)."})
+    filled_size = DecimalString(required=True)
+    average_price = DecimalString(required=True)
+    reason = fields.String(allow_none=True, metadata={
+        "description": "Why the order was rejected (the venue's own message)."})
+    trade_id = fields.UUID(allow_none=True, metadata={"description": "The Trade recording it."})
+
+
+class OpenOrderSchema(Schema):
+    """Order: an open order on the book."""
+
+    order_id = fields.String(required=True)
+    token_id = fields.String(required=True)
+    side = fields.String(required=True)
+    price = DecimalString(required=True)
+    size = DecimalString(required=True)
+    filled_size = DecimalString(required=True)
+    status = fields.String(required=True)
+    order_type = fields.String(required=True)
+    created_at = fields.DateTime(required=True)
+
+
+class CancelResultSchema(Schema):
+    """What the venue cancelled."""
+
+    canceled = fields.List(fields.String(), required=True)
+    not_canceled = fields.Dict(keys=fields.String(), values=fields.String(), required=True,
+                               metadata={"description": "order id -> reason"})
+
+
+class PositionSchema(Schema):
+    """Position."""
+
+    token_id = fields.String(required=True)
+    market_slug = fields.String(required=True)
+    market_title = fields.String(required=True)
+    outcome = fields.String(required=True)
+    size = DecimalString(required=True)
+    cost_basis = DecimalString(required=True)
+    current_price = DecimalString(required=True)
+    current_value = DecimalString(required=True)
+    unrealized_pnl = DecimalString(required=True)
+    realized_pnl = DecimalString(required=True)
+    resolved = fields.Boolean(required=True)
+    claimable_value = DecimalString(required=True, allow_none=True)
+
+
+class PositionsArgsSchema(Schema):
+    active_only = fields.Boolean(load_default=True, metadata={
+        "description": "true: only positions with shares above 0."})
+
+
+class SellPositionsRequestSchema(Schema):
+    token_ids = fields.List(fields.String(validate=validate.Length(min=1, max=100)),
+                            required=True, validate=validate.Length(min=1, max=100))
+
+
+class SellResultSchema(Schema):
+    token_id = fields.String(required=True)
+    order_id = fields.String(allow_none=True)
+    status = fields.String(required=True)
+    filled_size = DecimalString(required=True)
+    average_price = DecimalString(required=True)
+    reason = fields.String(allow_none=True)
+    trade_id = fields.UUID(allow_none=True)
+
+
+class SellPositionsResponseSchema(Schema):
+    results = fields.List(fields.Nested(SellResultSchema), required=True)
+
+
+class TradeSchema(Schema):
+    """Trade."""
+
+    id = fields.UUID(required=True)
+    token_id = fields.String(required=True)
+    market_slug = fields.String(required=True)
+    side = fields.String(required=True)
+    size = DecimalString(required=True)
+    price = DecimalString(required=True)
+    filled_price = DecimalString(required=True)
+    usdc_value = DecimalString(required=True)
+    fee = DecimalString(required=True)
+    latency_ms = fields.Integer(allow_none=True)
+    status = fields.String(required=True, validate=validate.OneOf(
+        ["pending", "filled", "cancelled", "failed"]))
+    created_at = fields.DateTime(required=True)
+    filled_at = fields.DateTime(allow_none=True)
+    config_id = fields.UUID(allow_none=True)
+    order_id = fields.String(allow_none=True)
+
+
+class PaperTradeSchema(TradeSchema):
+    """A simulated fill (Trade shape; status filled or failed)."""
+
+    reason = fields.String(allow_none=True)
+
+    class Meta:
+        exclude = ("order_id",)
+
+
+class TradesArgsSchema(Schema):
+    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=1000))
+    offset = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    config_id = fields.UUID(load_default=None)
+
+
+class UserSummarySchema(Schema):
+    """UserSummary."""
+
+    user_id = fields.UUID(required=True)
+    total_pnl = DecimalString(required=True)
+    realized_pnl = DecimalString(required=True)
+    trade_count = fields.Integer(required=True)
+    fees_paid = DecimalString(required=True)
+
+
+class LatencyFiguresSchema(Schema):
+    count = fields.Integer(required=True)
+    p50_ms = fields.Integer(required=True)
+    p95_ms = fields.Integer(required=True)
+    p99_ms = fields.Integer(required=True)
+    max_ms = fields.Integer(required=True)
+
+
+class LatencyDaySchema(LatencyFiguresSchema):
+    date = fields.Date(required=True)
+
+
+class LatencyStatsSchema(LatencyFiguresSchema):
+    """Copy latency of the user's live copy trades: detection to venue acknowledgement."""
+
+    days = fields.Integer(required=True)
+    since = fields.DateTime(required=True)
+    per_day = fields.List(fields.Nested(LatencyDaySchema), required=True, metadata={
+        "description": "One entry per UTC day, oldest first, zeros on days without trades."})

@@ -1,0 +1,238 @@
+"""services/orders.py against the sandbox venue over real HTTP: place, sign, reconcile, cancel."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from decimal import Decimal
+
+import pytest
+from eth_account import Account
+
+from models.trading import Order, Trade
+from services import errors, order_plan, orders, previews, venue_accounts, venues, wallets
+from tests.trading_support import make_market, make_trader, market, trader  # noqa: F401
+from venue.sandbox.order_signing import parse_order, recover_order_signer
+
+
+def _received(venue_control, order_hash: str) -> list[dict]:
+    return [e for e in venue_control.received_orders() if e["order_id"] == order_hash]
+
+
+def _place(trader, token, side, size, kind, price=None, **extra):
+    quote = previews.create(trader.user, token, side, size, kind, price)
+    return orders.place_order(trader.user, token_id=token, side=side, size=size,
+                              order_type=kind, price=price, preview_id=quote["preview_id"],
+                              **extra)
+
+
+def test_market_buy_sends_one_correctly_signed_fok_order(trader, market, venue_control,
+                                                         venue_server):
+    placed = _place(trader, market.yes, "buy", "10", "market")
+
+    assert placed.status == "filled"
+    assert placed.filled_size == Decimal("10")
+    assert placed.average_price == Decimal("0.51")
+    [entry] = _received(venue_control, placed.order_id)
+    assert entry["status"] == 200
+    body = entry["body"]
+    assert body["orderType"] == "FOK"
+    signed = body["order"]
+    assert signed["maker"] == signed["signer"] == trader.address
+    assert signed["signatureType"] == 0
+    assert signed["side"] == "BUY"
+    # The budget is the walked cost (10 x 0.51); the protective limit is 0.51 + 3% on the
+    # tick grid (0.53): at most 5.1 / 0.53 shares' worth of price movement is accepted.
+    assert signed["makerAmount"] == "5100000"
+    assert signed["takerAmount"] == "9622600"
+    state = venue_server.state
+    exchange = state.config.exchange_for(False)
+    assert recover_order_signer(parse_order(signed), state.config.chain_id, exchange) \
+        == trader.address
+    assert venue_control.balances(trader.address)["positions"] == {market.yes: "10"}
+    order = Order.get(Order.order_hash == placed.order_id)
+    assert order.status == "matched" and order.time_in_force == "FOK"
+    assert order.price == Decimal("0.53") and order.budget == Decimal("5.1")
+    assert json.loads(order.signed_body)["order"]["signature"] == signed["signature"]
+    trade = Trade.get_by_id(placed.trade_id)
+    assert (trade.status, trade.filled_size, trade.filled_value) == (
+        "filled", Decimal("10"), Decimal("5.1"))
+    assert trade.filled_at is not None
+
+
+def test_limit_order_rests_then_fills_and_the_trade_follows(trader, make_trader, make_market,
+                                                             venue_control):
+    market = make_market(liquidity=False)
+    placed = _place(trader, market.yes, "buy", "20", "limit", "0.45")
+    assert placed.status == "accepted"
+    assert placed.filled_size == 0
+    [entry] = _received(venue_control, placed.order_id)
+    assert entry["body"]["orderType"] == "GTC"
+    listed = orders.open_orders(trader.user)
+    assert [(o["order_id"], o["price"], o["size"], o["order_type"]) for o in listed] == [
+        (placed.order_id, Decimal("0.45"), Decimal("20"), "limit")]
+    assert Trade.get_by_id(placed.trade_id).status == "pending"
+
+    # Another trader sells into the resting bid: the maker fill shows up on sync.
+    seller = make_trader()
+    venue_control.call("POST", "/fund", {"address": seller.address, "token_id": market.yes,
+                                         "shares": "20"}, expect=200)
+    sold = _place(seller, market.yes, "sell", "20", "limit", "0.45")
+    assert sold.status == "filled" and sold.average_price == Decimal("0.45")
+    orders.sync_user_orders(trader.user)
+    trade = Trade.get_by_id(placed.trade_id)
+    assert (trade.status, trade.filled_size, trade.filled_value) == (
+        "filled", Decimal("20"), Decimal("9.00"))
+    assert orders.open_orders(trader.user) == []
+
+
+def test_cancel_only_own_orders(trader, make_trader, market, venue_control):
+    mine = _place(trader, market.yes, "buy", "10", "limit", "0.40")
+    other = make_trader()
+    theirs = _place(other, market.yes, "buy", "10", "limit", "0.41")
+
+    with pytest.raises(errors.NotFound):
+        orders.cancel_order(trader.user, theirs.order_id)
+    result = orders.cancel_order(trader.user, mine.order_id)
+    assert result == {"canceled": [mine.order_id], "not_canceled": {}}
+    assert Trade.get_by_id(mine.trade_id).status == "cancelled"
+    assert [o["order_id"] for o in orders.open_orders(other.user)] == [theirs.order_id]
+    again = orders.cancel_order(trader.user, mine.order_id)
+    assert again["canceled"] == [] and mine.order_id in again["not_canceled"]
+
+    second = _place(trader, market.yes, "buy", "10", "limit", "0.39")
+    third = _place(trader, market.no, "buy", "10", "limit", "0.39")
+    result = orders.cancel_all(trader.user)
+    assert sorted(result["canceled"]) == sorted([second.order_id, third.order_id])
+    assert orders.open_orders(trader.user) == []
+    assert [o["order_id"] for o in orders.open_orders(other.user)] == [theirs.order_id]
+
+
+def test_insufficient_collateral_is_402_before_sending(make_trader, market, venue_control):
+    poor = make_trader(funds="2")
+    quote = previews.create(poor.user, market.yes, "buy", "10", "market")
+    before = len(venue_control.received_orders())
+    with pytest.raises(errors.InsufficientBalance) as caught:
+        orders.place_order(poor.user, token_id=market.yes, side="buy", size="10",
+                           order_type="market", preview_id=quote["preview_id"])
+    assert caught.value.status == 402 and "5.1" in caught.value.message
+    assert len(venue_control.received_orders()) == before
+    assert Order.select().count() == 0
+    # The preview was not consumed by the refusal.
+    assert previews.check(poor.user, quote["preview_id"], market.yes, "buy", Decimal(10),
+                          "market", None)
+
+
+def test_venue_refusal_is_rejected_with_its_reason(trader, market, venue_control):
+    # A sell without shares: the venue refuses on balance.
+    placed = _place(trader, market.yes, "sell", "10", "limit", "0.60")
+    assert placed.status == "rejected"
+    assert placed.reason == "not enough balance / allowance"
+    assert Order.get(Order.order_hash == placed.order_id).status == "rejected"
+    assert Trade.get_by_id(placed.trade_id).status == "failed"
+
+
+def test_eoa_makers_refused_when_the_venue_says_so(trader, market, venue_control):
+    venue_control.call("POST", "/eoa-refusal", {"enabled": True}, expect=200)
+    try:
+        placed = _place(trader, market.yes, "buy", "10", "market")
+    finally:
+        venue_control.call("POST", "/eoa-refusal", {"enabled": False}, expect=200)
+    assert placed.status == "rejected"
+    assert placed.reason == "maker address not allowed, please use the deposit wallet flow"
+
+
+def test_deposit_wallet_signature_type_3(trader, market, venue_control, venue_server):
+    deposit = Account.create().address
+    venue_control.call("POST", "/deposit-wallets",
+                       {"wallet": deposit, "owner": trader.address}, expect=200)
+    venue_control.fund(deposit, "100")
+    wallets.set_signature_type(trader.wallet, 3, deposit)
+    venue_control.call("POST", "/eoa-refusal", {"enabled": True}, expect=200)
+    try:
+        placed = _place(trader, market.yes, "buy", "10", "market")
+    finally:
+        venue_control.call("POST", "/eoa-refusal", {"enabled": False}, expect=200)
+    assert placed.status == "filled", placed.reason
+    [entry] = _received(venue_control, placed.order_id)
+    signed = entry["body"]["order"]
+    assert signed["signatureType"] == 3
+    assert signed["maker"] == signed["signer"] == deposit
+    assert len(signed["signature"]) == 636
+    assert venue_control.balances(deposit)["positions"] == {market.yes: "10"}
+    assert venue_control.balances(trader.address)["positions"] == {}
+    assert venue_accounts.maker_address(trader.user) == deposit
+
+
+def test_credentials_are_derived_once_and_stored_sealed(trader, market):
+    assert wallets.venue_credentials(trader.wallet) is None
+    first = venue_accounts.account(trader.user)
+    stored = wallets.venue_credentials(wallets.get_or_create(trader.user))
+    assert stored is not None and stored.api_key == first.creds.api_key
+    assert first.creds.secret not in wallets.get_or_create(trader.user).venue_api_secret_sealed
+    assert venue_accounts.account(trader.user).creds.api_key == first.creds.api_key
+
+
+def test_copy_trade_goes_through_the_same_function(trader, market):
+    from datetime import timedelta
+
+    from models.base import utcnow
+
+    config_id = "6f0c1a44-6a53-4cbb-9d1f-3f8ab5a0c9a1"
+    detected = utcnow() - timedelta(milliseconds=250)
+    placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
+                                order_type="market", source="copy", config_id=config_id,
+                                target_trade_id="0xabc:1", detected_at=detected,
+                                time_in_force="FAK")
+    assert placed.status == "filled"
+    order = Order.get(Order.order_hash == placed.order_id)
+    assert (order.source, str(order.config_id), order.target_trade_id, order.time_in_force) \
+        == ("copy", config_id, "0xabc:1", "FAK")
+    trade = Trade.get_by_id(placed.trade_id)
+    assert str(trade.config_id) == config_id
+    assert trade.latency_ms is not None and trade.latency_ms >= 250
+
+
+def test_manual_orders_need_a_preview(trader, market):
+    with pytest.raises(errors.BadRequest, match="needs a preview_id"):
+        orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
+                           order_type="market")
+
+
+def test_record_is_written_before_sending_and_reconciled_by_hash(trader, market, venue_control):
+    # The venue fails the POST before reading it: the record exists and is marked failed.
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "status": 500, "count": 1}, expect=201)
+    placed = _place(trader, market.yes, "buy", "10", "market")
+    assert placed.status == "rejected"
+    order = Order.get(Order.order_hash == placed.order_id)
+    assert order.status == "failed" and order.submitted_at is not None
+    assert "never reached" in order.error
+    assert _received(venue_control, placed.order_id) == []
+
+
+def test_crash_after_send_is_reconciled_from_the_venue(trader, market, venue_control):
+    """The process dies right after POSTing: the pending record is settled by its hash."""
+    acct = venue_accounts.account(trader.user)
+    plan = order_plan.plan_order(market.yes, "buy", Decimal(10), "market")
+    signed = orders._sign(acct, plan)
+    order = Order.create(user=trader.user.id, maker_address=acct.maker, token_id=market.yes,
+                         side="buy", order_type="market", time_in_force="FOK", size=10,
+                         price=plan.limit_price, budget=plan.budget,
+                         order_hash=signed.order_hash,
+                         signed_body=signed.body(acct.creds.api_key))
+    trade = Trade.create(user=trader.user.id, order=order.id, token_id=market.yes, side="buy",
+                         requested_size=10, price=plan.limit_price)
+    venues.client().clob.post_order(acct.creds, signed)  # ...and the process "dies" here
+
+    assert orders.reconcile_pending(older_than=__import__("datetime").timedelta(0)) == 1
+    order = Order.get_by_id(order.id)
+    assert order.status == "matched" and order.filled_size == Decimal(10)
+    assert Trade.get_by_id(trade.id).status == "filled"
+    # Nothing was sent twice.
+    assert len(_received(venue_control, signed.order_hash)) == 1
+
+
+def test_unknown_token_is_not_found(trader):
+    with pytest.raises(errors.NotFound):
+        previews.create(trader.user, str(secrets.randbits(200)), "buy", "10", "market")
