@@ -1,6 +1,6 @@
 """Fixtures for trading tests: funded traders and fresh markets on the shared sandbox venue.
 
-Import the fixtures into a test module (``from tests.trading_support import market, trader``).
+Registered for tests/services and tests/api by their conftest.py.
 Each test gets its own market (a unique slug with house liquidity around 0.50), so tests
 never see each other's books on the session-wide sandbox.
 """
@@ -54,8 +54,8 @@ class SandboxMarket:
 
 
 @pytest.fixture
-def make_market(venue_control: Any) -> Callable[..., SandboxMarket]:
-    """``make_market(**fields)``: a fresh sandbox market (house liquidity on by default)."""
+def make_sandbox_market(venue_control: Any) -> Callable[..., SandboxMarket]:
+    """``make_sandbox_market(**fields)``: a fresh sandbox market (house liquidity on by default)."""
 
     def make(**fields: Any) -> SandboxMarket:
         slug = f"t-{secrets.token_hex(5)}"
@@ -69,9 +69,9 @@ def make_market(venue_control: Any) -> Callable[..., SandboxMarket]:
 
 
 @pytest.fixture
-def market(make_market: Callable[..., SandboxMarket]) -> SandboxMarket:
+def market(make_sandbox_market: Callable[..., SandboxMarket]) -> SandboxMarket:
     """A fresh fee-free market quoted by the house around 0.50 (tick 0.01, minimum 5)."""
-    return make_market()
+    return make_sandbox_market()
 
 
 @pytest.fixture

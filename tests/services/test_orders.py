@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -11,7 +12,6 @@ from eth_account import Account
 
 from models.trading import Order, Trade
 from services import errors, order_plan, orders, previews, venue_accounts, venues, wallets
-from tests.trading_support import make_market, make_trader, market, trader  # noqa: F401
 from venue.sandbox.order_signing import parse_order, recover_order_signer
 
 
@@ -60,9 +60,9 @@ def test_market_buy_sends_one_correctly_signed_fok_order(trader, market, venue_c
     assert trade.filled_at is not None
 
 
-def test_limit_order_rests_then_fills_and_the_trade_follows(trader, make_trader, make_market,
-                                                             venue_control):
-    market = make_market(liquidity=False)
+def test_limit_order_rests_then_fills_and_the_trade_follows(trader, make_trader,
+                                                             make_sandbox_market, venue_control):
+    market = make_sandbox_market(liquidity=False)
     placed = _place(trader, market.yes, "buy", "20", "limit", "0.45")
     assert placed.status == "accepted"
     assert placed.filled_size == 0
@@ -174,8 +174,6 @@ def test_credentials_are_derived_once_and_stored_sealed(trader, market):
 
 
 def test_copy_trade_goes_through_the_same_function(trader, market):
-    from datetime import timedelta
-
     from models.base import utcnow
 
     config_id = "6f0c1a44-6a53-4cbb-9d1f-3f8ab5a0c9a1"
@@ -225,7 +223,7 @@ def test_crash_after_send_is_reconciled_from_the_venue(trader, market, venue_con
                          requested_size=10, price=plan.limit_price)
     venues.client().clob.post_order(acct.creds, signed)  # ...and the process "dies" here
 
-    assert orders.reconcile_pending(older_than=__import__("datetime").timedelta(0)) == 1
+    assert orders.reconcile_pending(older_than=timedelta(0)) == 1
     order = Order.get_by_id(order.id)
     assert order.status == "matched" and order.filled_size == Decimal(10)
     assert Trade.get_by_id(trade.id).status == "filled"
