@@ -61,6 +61,7 @@ from models.wallet import (
     WalletTransaction,
 )
 from services import chain_access, errors, wallet_transactions, wallets
+from services.access import Principal
 
 log = logging.getLogger(__name__)
 
@@ -324,10 +325,10 @@ def describe(claim: Claim) -> dict[str, Any]:
     }
 
 
-def claim(user: User | UUID | str, token_ids: Sequence[str] | None = None,
+def claim(who: Principal | User | UUID | str, token_ids: Sequence[str] | None = None,
           wait_seconds: float | None = None) -> dict[str, Any]:
     """Submit claims for claimable positions and briefly await their broadcast."""
-    claims = request(user, token_ids)
+    claims = request(wallets.acting_user(who, "wallet:write"), token_ids)
     for item in claims:
         if item.status == QUEUED:
             enqueue(item)
@@ -347,8 +348,9 @@ def claim(user: User | UUID | str, token_ids: Sequence[str] | None = None,
     return {"claims": described, "message": message, "expected_payout": total}
 
 
-def get(user: User | UUID | str, claim_id: UUID | str) -> Claim:
+def get(who: Principal | User | UUID | str, claim_id: UUID | str) -> Claim:
     """One of the user's claims; NotFound otherwise."""
+    user = wallets.acting_user(who, "read:account")
     try:
         cid = UUID(str(claim_id))
     except ValueError:
@@ -400,6 +402,9 @@ def _submit(claim: Claim, wallet: TradingWallet, kind: str, build: Any, field: s
 
     try:
         wallet_transactions.submit(wallet, kind, guarded, on_persisted=link)
+    except errors.CryptoError:
+        return _fail(Claim.get_by_id(claim.id),
+                     "The wallet key could not be decrypted; nothing was sent.")
     except errors.CopytradeError:
         raise
     except ChainUnavailable:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from models import User
+from services import wallets
 from services.access import Principal
 
 
@@ -12,8 +13,8 @@ def profile_of(user: User) -> dict[str, Any]:
     """The public profile of ``user``."""
     return {
         "id": user.id, "email": user.email, "tier": user.tier, "created_at": user.created_at,
-        # Filled by the trading-wallet capability once the wallet exists.
-        "trading_wallet_address": getattr(user, "trading_wallet_address", None),
+        # None until the trading wallet is created (first balance, deposit or withdrawal).
+        "trading_wallet_address": wallets.address_of(user),
     }
 
 

@@ -16,7 +16,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import timedelta
-from decimal import Decimal
 
 from web3 import Web3
 
@@ -40,6 +39,7 @@ from models.wallet import (
     TradingWallet,
     WalletTransaction,
 )
+from schemas.fields import format_decimal
 from services import chain_access, errors, wallets
 
 log = logging.getLogger(__name__)
@@ -229,11 +229,11 @@ def as_chain_error_message(exc: ChainError) -> str:
     """A message for people about a chain failure (no internals)."""
     if isinstance(exc, InsufficientGas):
         return ("The trading wallet has too little MATIC to pay gas: needs "
-                f"{from_base_units(exc.needed_wei, NATIVE_DECIMALS)} MATIC, has "
-                f"{from_base_units(exc.available_wei, NATIVE_DECIMALS)}. Deposit MATIC.")
+                f"{matic(exc.needed_wei)} MATIC, has {matic(exc.available_wei)}. "
+                "Deposit MATIC to the deposit address.")
     return str(exc)
 
 
-def matic(wei: int) -> Decimal:
-    """Wei as MATIC."""
-    return from_base_units(wei, NATIVE_DECIMALS)
+def matic(wei: int) -> str:
+    """Wei as a MATIC decimal string, for messages."""
+    return format_decimal(from_base_units(wei, NATIVE_DECIMALS))

@@ -29,6 +29,7 @@ from models.base import db
 from models.user import User
 from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET, SIGNATURE_TYPE_EOA, TradingWallet
 from services import chain_access, errors
+from services.access import Principal
 
 NATIVE_SYMBOL = "MATIC"
 
@@ -49,6 +50,14 @@ def _user_id(user: User | UUID | str) -> UUID:
     return user.id if isinstance(user, User) else UUID(str(user))
 
 
+def acting_user(who: Principal | User | UUID | str, scope: str) -> User | UUID | str:
+    """The user an action is for; a Principal must hold ``scope`` (403 scope_required)."""
+    if isinstance(who, Principal):
+        who.require_scope(scope)
+        return who.user
+    return who
+
+
 def seal(plaintext: bytes | str) -> tuple[str, str]:
     """Seal a secret under the current wallet key; return (token, key id)."""
     keys = chain_access.current().sealing
@@ -67,6 +76,12 @@ def unseal(token: str) -> bytes:
 def for_user(user: User | UUID | str) -> TradingWallet | None:
     """The user's trading wallet, if one was created."""
     return TradingWallet.get_or_none(TradingWallet.user == _user_id(user))
+
+
+def address_of(user: User | UUID | str) -> str | None:
+    """The user's trading-wallet address, or None before the wallet exists."""
+    wallet = for_user(user)
+    return wallet.address if wallet is not None else None
 
 
 def get_or_create(user: User | UUID | str) -> TradingWallet:
@@ -164,9 +179,9 @@ def token_addresses() -> dict[str, str]:
     return {"usdc": contracts.pusd, "usdc_e": contracts.usdce}
 
 
-def deposit_address(user: User | UUID | str) -> dict[str, Any]:
+def deposit_address(who: Principal | User | UUID | str) -> dict[str, Any]:
     """Where to send funds: the trading wallet's address, the chain and the accepted tokens."""
-    wallet = get_or_create(user)
+    wallet = get_or_create(acting_user(who, "read:account"))
     chain = chain_access.current()
     w3 = chain_access.web3()
     accepted = [
@@ -180,9 +195,9 @@ def deposit_address(user: User | UUID | str) -> dict[str, Any]:
             "note": "Send only on this chain. MATIC pays the gas of withdrawals and claims."}
 
 
-def balances(user: User | UUID | str) -> dict[str, Any]:
+def balances(who: Principal | User | UUID | str) -> dict[str, Any]:
     """The trading wallet's pUSD, USDC.e and MATIC balances, read from the chain now."""
-    wallet = get_or_create(user)
+    wallet = get_or_create(acting_user(who, "read:account"))
     contracts = chain_access.contracts()
     w3 = chain_access.web3()
     pusd = token_balance(w3, contracts.pusd, wallet.address)

@@ -56,6 +56,7 @@ from models.wallet import (
 )
 from schemas.fields import format_decimal
 from services import chain_access, errors, wallet_transactions, wallets
+from services.access import Principal
 
 log = logging.getLogger(__name__)
 
@@ -284,18 +285,19 @@ def result(withdrawal: Withdrawal) -> WithdrawResult:
                           f"follow it at {url}.", withdrawal.id, withdrawal.status, url)
 
 
-def withdraw(user: User | UUID | str, to_address: Any, amount: Any, token: Any,
+def withdraw(who: Principal | User | UUID | str, to_address: Any, amount: Any, token: Any,
              wait_seconds: float | None = None) -> WithdrawResult:
     """Record, enqueue and briefly await a withdrawal; the hash is in the answer if sent in time."""
-    withdrawal = request(user, to_address, amount, token)
+    withdrawal = request(wallets.acting_user(who, "wallet:write"), to_address, amount, token)
     enqueue(withdrawal)
     if wait_seconds is None:
         wait_seconds = chain_access.current().withdraw_wait_seconds
     return result(wait_for_broadcast(withdrawal.id, wait_seconds))
 
 
-def get(user: User | UUID | str, withdrawal_id: UUID | str) -> Withdrawal:
+def get(who: Principal | User | UUID | str, withdrawal_id: UUID | str) -> Withdrawal:
     """One of the user's withdrawals; NotFound otherwise."""
+    user = wallets.acting_user(who, "read:account")
     try:
         wid = UUID(str(withdrawal_id))
     except ValueError:
@@ -370,8 +372,10 @@ def sign_and_broadcast(withdrawal_id: UUID | str) -> Withdrawal:
 
     try:
         tx = wallet_transactions.submit(wallet, "withdrawal", build, on_persisted=link)
-    except errors.PaymentRequired as exc:
-        _fail(withdrawal, exc.message)
+    except (errors.PaymentRequired, errors.CryptoError) as exc:
+        # refused before anything was signed: the record says why, nothing can go out later
+        _fail(withdrawal, exc.message if isinstance(exc, errors.PaymentRequired) else
+              "The wallet key could not be decrypted; nothing was sent.")
         return withdrawal
     except errors.CopytradeError:
         raise

@@ -55,7 +55,7 @@ def api_config(base_url: str) -> dict[str, object]:
 
 def register(app: Flask) -> CopytradeApi:
     """Create the Api for ``app`` and register every REST blueprint on it."""
-    from blueprints.api import auth, keys, markets, stats, users
+    from blueprints.api import auth, keys, markets, stats, users, wallets
 
     for key, value in api_config(app.config["BASE_URL"]).items():
         app.config.setdefault(key, value)
@@ -63,7 +63,7 @@ def register(app: Flask) -> CopytradeApi:
     api.ma_plugin.converter.add_attribute_function(decimal_string_property)
     api.spec.components.schema("DecimalString", DecimalStringComponent)
     api.spec.components.schema("Pagination", schema=PaginationSchema)
-    for blueprint in (stats.blp, markets.blp, auth.blp, users.blp, keys.blp):
+    for blueprint in (stats.blp, markets.blp, auth.blp, users.blp, keys.blp, wallets.blp):
         api.register_blueprint(blueprint)
     from blueprints.api import orders, paper, positions, trades
 
