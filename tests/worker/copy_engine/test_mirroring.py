@@ -1,0 +1,175 @@
+"""The copy engine against the sandbox venue: detection, mirroring rules, paper, stop, dedup."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import trio
+
+from models.base import db
+from models.copying import CopyConfig, CopyPosition
+from models.trading import Order, PaperTrade
+from tests.worker.copy_engine.conftest import inject, intents_of, owned, settled, wait_for
+from worker.copy_engine import store
+
+
+def _orders_from(venue_control, address: str) -> list[dict]:
+    return [e for e in venue_control.received_orders()
+            if e["body"]["order"]["maker"].lower() == address.lower()]
+
+
+def test_buy_is_mirrored_with_token_side_and_size(run_engines, make_config, trader, market,
+                                                  target, venue_control):
+    config = make_config(trader.user, target, size_multiplier=Decimal("0.5"))
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        # The target buys the NO token (outcome index 1): we must buy NO, not YES.
+        await inject(venue_control, target, market.no, "BUY", "40", "0.5")
+        [intent] = await wait_for(settled(config))
+        assert intent.status == "filled", (intent.reason, intent.detail)
+
+    run_engines(scenario)
+    [intent] = intents_of(config)
+    assert (intent.token_id, intent.side, intent.size) == (market.no, "BUY", Decimal(20))
+    assert intent.outcome_index == 1 and intent.filled_size == Decimal(20)
+    assert intent.latency_ms is not None and intent.detection_delay_ms is not None
+    [sent] = _orders_from(venue_control, trader.address)
+    assert sent["body"]["order"]["tokenId"] == market.no
+    assert sent["body"]["order"]["side"] == "BUY" and sent["body"]["orderType"] == "FAK"
+    assert venue_control.balances(trader.address)["positions"] == {market.no: "20"}
+    with db.connection_context():
+        order = Order.get(Order.order_hash == sent["order_id"])
+        assert (order.source, order.config_id, order.target_trade_id) == (
+            "copy", config.id, str(intent.id))
+        position = CopyPosition.get(CopyPosition.config == config.id)
+        assert position.shares == Decimal(20)
+
+
+def test_one_fill_fans_out_with_caps_min_size_blocked_category_and_price_guard(
+        run_engines, make_config, make_trader, market, target, venue_control):
+    capped = make_config(make_trader().user, target, max_position_usdc=Decimal(3))
+    tiny = make_config(make_trader().user, target, size_multiplier=Decimal("0.1"))
+    blocked = make_config(make_trader().user, target, blocked_categories=["politics"])
+    guarded = make_config(make_trader().user, target, price_deviation_bps=100)
+    plain = make_config(make_trader().user, target)
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        # The house asks 0.51: 200 bps from the target's 0.50 fill.
+        await inject(venue_control, target, market.yes, "BUY", "30", "0.5")
+        for config in (capped, tiny, blocked, guarded, plain):
+            await wait_for(settled(config))
+
+    run_engines(scenario)
+    [cap] = intents_of(capped)
+    assert cap.status == "filled" and cap.size == Decimal("5.76")  # 3 pUSD at worst 0.52
+    assert cap.filled_size * cap.filled_price <= Decimal(3)
+    assert [(i.status, i.reason) for i in intents_of(tiny)] == [("skipped", "below_min_size")]
+    assert [(i.status, i.reason) for i in intents_of(blocked)] == [
+        ("skipped", "category_blocked")]
+    assert [(i.status, i.reason) for i in intents_of(guarded)] == [
+        ("skipped", "price_deviation")]
+    [full] = intents_of(plain)
+    assert full.status == "filled" and full.filled_size == Decimal(30)
+
+
+def test_sells_are_proportional_to_the_share_the_target_sold(run_engines, make_config,
+                                                            trader, market, target,
+                                                            venue_control):
+    config = make_config(trader.user, target, size_multiplier=Decimal("0.5"))
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.yes, "BUY", "100", "0.5")
+        await wait_for(settled(config, 1))
+        await inject(venue_control, target, market.yes, "SELL", "25", "0.49")
+        await wait_for(settled(config, 2))
+
+    run_engines(scenario)
+    buy, sell = intents_of(config)
+    assert (buy.side, buy.filled_size) == ("BUY", Decimal(50))
+    assert sell.status == "filled", (sell.reason, sell.detail)
+    assert (sell.side, sell.size) == ("SELL", Decimal("12.5"))  # 25% of our 50
+    assert venue_control.balances(trader.address)["positions"] == {market.yes: "37.5"}
+
+
+def test_paper_config_fills_on_paper_and_leaves_the_venue_untouched(
+        run_engines, make_config, trader, market, target, venue_control):
+    config = make_config(trader.user, target, paper_trading=True)
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+        await wait_for(settled(config))
+
+    run_engines(scenario)
+    [intent] = intents_of(config)
+    assert intent.paper and intent.status == "filled" and intent.filled_size == Decimal(10)
+    assert _orders_from(venue_control, trader.address) == []
+    assert venue_control.balances(trader.address)["positions"] == {}
+    with db.connection_context():
+        [paper] = PaperTrade.select().where(PaperTrade.config_id == config.id)
+        assert paper.status == "filled" and paper.filled_size == Decimal(10)
+
+
+def test_stop_halts_copying(run_engines, make_config, trader, market, target, venue_control):
+    config = make_config(trader.user, target)
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+        await wait_for(settled(config))
+
+        def stop() -> None:
+            with db.connection_context():
+                CopyConfig.update(is_active=False, version=CopyConfig.version + 1).where(
+                    CopyConfig.id == config.id).execute()
+
+        await trio.to_thread.run_sync(stop)
+        await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+        await trio.sleep(2)  # several polls and sweeps
+
+    run_engines(scenario)
+    assert len(intents_of(config)) == 1
+    assert len(_orders_from(venue_control, trader.address)) == 1
+
+
+def test_feed_and_polling_see_a_fill_once(run_engines, make_config, trader, market, target,
+                                          venue_control):
+    config = make_config(trader.user, target, paper_trading=True)
+
+    async def scenario(engines):
+        engine = engines[0]
+        await owned(engine, target)
+        await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+        await wait_for(settled(config))
+        rt = engine.targets[target]
+        assert await engine.poll_once(rt) == 0  # already seen (feed or poll): not again
+        rt.seen.clear()  # a restarted engine forgets; the database still refuses a second
+        await engine.poll_once(rt)
+        await trio.sleep(1)
+
+    run_engines(scenario)
+    assert len(intents_of(config)) == 1
+
+
+def test_intent_insert_is_exactly_once(bound_db, make_config, trader, target):
+    config = make_config(trader.user, target)
+    import uuid
+
+    from models.base import utcnow
+
+    def row() -> dict:
+        now = utcnow()
+        return {"id": uuid.uuid4(), "config": config.id, "user_id": trader.user.id,
+                "kind": "mirror", "target_trade_key": "0xabc|1|BUY|" + target,
+                "target_address": target, "token_id": "1", "status": "pending",
+                "seen_at": now, "created_at": now}
+
+    assert len(store.insert_intents([row()])) == 1
+    assert store.insert_intents([row()]) == []
+    CopyConfig.update(is_active=False).where(CopyConfig.id == config.id).execute()
+    fresh = row()
+    fresh["target_trade_key"] = "other"
+    assert store.insert_intents([fresh]) == []  # a stopped config takes no new decision

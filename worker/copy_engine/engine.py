@@ -1,0 +1,603 @@
+"""``CopyEngine``: the long-lived Trio task that owns target leases and mirrors their fills.
+
+Loops (all in one nursery):
+
+- heartbeat: renews this engine's target leases every second; a lease it failed to renew
+  was taken over, so that target's tasks stop at once.
+- sweep: every second (or when nudged by a control job / pub-sub message) reads which
+  targets have active configs, claims free targets up to a fair share of the live
+  engines, releases targets with no active configs (or above its share), and reloads
+  configs whose version changed, so edits apply without a restart.
+- feed: the global RTDS activity feed, filtered locally to owned targets (one connection
+  whatever the number of targets).
+- per target: a poller (Data API ``/activity`` from the persisted cursor minus an overlap
+  window, de-duplicated on the fill's identity) and an executor that handles that
+  target's fills and TP/SL checks one at a time.
+
+A fill becomes one intent row per config (copied or skipped, with the reason) written
+in one transaction under the (config, target trade) unique constraint; only rows this
+engine inserted have their orders placed, so no target trade is ever mirrored twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+import redis
+import trio
+
+from models.copying import (
+    INTENT_PENDING,
+    INTENT_SKIPPED,
+    KIND_MIRROR,
+)
+from services import copy_control, copying, venues
+from services.copying import Holding, MarketView, TargetFill
+from venue.client import AsyncVenueClient
+from venue.errors import VenueError
+from venue.models import ActivityItem
+from worker.copy_engine import placement, store
+from worker.copy_engine.leases import TargetLeases
+from worker.copy_engine.store import ConfigSnapshot
+from worker.jobs import call_with_database
+
+log = logging.getLogger("copytrade.copy_engine")
+
+STALE_FILL = "stale_fill"
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """Timings of one engine (defaults suit production; tests shorten them)."""
+
+    lease_ms: int = 5000
+    heartbeat_seconds: float = 1.0
+    sweep_seconds: float = 1.0
+    poll_seconds: float = 1.0  # Data API polling while the feed is down
+    backstop_poll_seconds: float = 5.0  # polling while the feed is up (it only backfills)
+    overlap_seconds: int = 10
+    exit_check_seconds: float = 2.0
+    max_fill_age_seconds: int = 600
+    stale_intent_seconds: float = 120.0
+    use_feed: bool = True
+    db_threads: int = 16
+
+
+@dataclass
+class EngineStats:
+    """Counters for /status and the benchmark."""
+
+    polls: int = 0
+    poll_requests: int = 0
+    book_requests: int = 0
+    feed_fills: int = 0
+    poll_fills: int = 0
+    duplicates: int = 0
+    intents: int = 0
+    orders: int = 0
+
+
+@dataclass
+class TargetRuntime:
+    """One owned target: its configs, dedup memory, cursor and the channel to its executor."""
+
+    address: str
+    configs: dict[UUID, ConfigSnapshot] = field(default_factory=dict)
+    seen: dict[tuple[str, str, str, str], int] = field(default_factory=dict)
+    cursor: int = 0
+    processed_ts: int = 0
+    saved_ts: int = 0
+    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    send: Any = None
+    receive: Any = None
+    ready: trio.Event = field(default_factory=trio.Event)
+    last_error: str | None = None
+
+
+def trade_key(item: ActivityItem) -> str:
+    """The stored identity of a target fill (tx hash, asset, side, wallet)."""
+    return "|".join(item.dedup_key)
+
+
+class CopyEngine:
+    """Owns target leases and mirrors their fills to every config copying them."""
+
+    def __init__(self, name: str, redis_client: redis.Redis, prefix: str,
+                 settings: EngineSettings | None = None,
+                 venue_factory: Callable[[], AsyncVenueClient] | None = None) -> None:
+        self.name = name
+        self.settings = settings or EngineSettings()
+        self.prefix = prefix
+        self.redis = redis_client
+        self.leases = TargetLeases(redis_client, prefix, name, self.settings.lease_ms)
+        self.targets: dict[str, TargetRuntime] = {}
+        self.stats = EngineStats()
+        self.venue_factory = venue_factory or venues.async_client
+        self.venue: AsyncVenueClient | None = None
+        self.feed: Any = None
+        self.feed_connected = False
+        self._wake = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        self._db_limiter = trio.CapacityLimiter(self.settings.db_threads)
+        self._place_limiter = trio.CapacityLimiter(64)
+        self.running = False
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    async def db(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run blocking database work in a thread with its own connection."""
+        def call() -> Any:
+            return call_with_database(function, *args, **kwargs)
+        return await trio.to_thread.run_sync(call, limiter=self._db_limiter)
+
+    async def redis_call(self, function: Callable[..., Any], *args: Any) -> Any:
+        """Run a blocking Redis call in a thread."""
+        return await trio.to_thread.run_sync(function, *args)
+
+    def wake(self) -> None:
+        """Sweep now (a control job or message said a config changed)."""
+        self._wake.set()
+
+    def owned_configs(self) -> list[UUID]:
+        """Ids of the configs this engine runs."""
+        return [c for rt in self.targets.values() for c in rt.configs]
+
+    # -- run ----------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[CopyEngine] = trio.TASK_STATUS_IGNORED
+                  ) -> None:
+        """Run until cancelled; leases are released on the way out."""
+        self.venue = self.venue_factory()
+        try:
+            await self.redis_call(self.leases.heartbeat, self._heartbeat_fields())
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                self.running = True
+                nursery.start_soon(self._heartbeat_loop)
+                nursery.start_soon(self._sweep_loop)
+                nursery.start_soon(self._control_loop)
+                if self.settings.use_feed and self.venue.config.rtds_url:
+                    nursery.start_soon(self._feed_loop)
+                nursery.start_soon(self._exit_loop)
+                task_status.started(self)
+        finally:
+            self.running = False
+            with trio.CancelScope(shield=True):
+                owned = list(self.targets)
+                for rt in self.targets.values():
+                    rt.scope.cancel()
+                try:
+                    await self.redis_call(self.leases.release, owned)
+                    await self.redis_call(self.leases.unregister)
+                except redis.RedisError as exc:
+                    log.warning("engine %s could not release leases: %s", self.name, exc)
+                await self.venue.aclose()
+            log.info("copy engine %s stopped (released %d targets)", self.name, len(owned))
+
+    def _heartbeat_fields(self) -> dict[str, str]:
+        return {"heartbeat_at": datetime.now(UTC).isoformat(),
+                "targets": str(len(self.targets)),
+                "configs": str(sum(len(rt.configs) for rt in self.targets.values())),
+                "feed": "up" if self.feed_connected else "down"}
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            await trio.sleep(self.settings.heartbeat_seconds)
+            owned = list(self.targets)
+            try:
+                kept = await self.redis_call(self.leases.renew, owned)
+                await self.redis_call(self.leases.heartbeat, self._heartbeat_fields())
+            except redis.RedisError as exc:
+                log.error("engine %s: lease renewal failed: %s", self.name, exc)
+                continue
+            for target in owned:
+                if target not in kept and target in self.targets:
+                    log.warning("engine %s lost the lease on %s; stopping it", self.name, target)
+                    self._drop_target(target)
+
+    async def _control_loop(self) -> None:
+        """Wake the sweep on pub/sub messages about config changes."""
+        def listen(pubsub: Any) -> bool:
+            message = pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+            return copy_control.decode_message(message) is not None
+
+        pubsub = self.redis.pubsub()
+        try:
+            await self.redis_call(pubsub.subscribe, copy_control.channel(self.prefix))
+            while True:
+                try:
+                    got = await trio.to_thread.run_sync(listen, pubsub, abandon_on_cancel=True)
+                except redis.RedisError as exc:
+                    log.warning("engine %s: control channel: %s", self.name, exc)
+                    await trio.sleep(1)
+                    continue
+                if got:
+                    self.wake()
+        finally:
+            with trio.CancelScope(shield=True), contextlib.suppress(redis.RedisError):
+                await trio.to_thread.run_sync(pubsub.close)
+
+    # -- sweep: which targets this engine runs ----------------------------------------
+
+    async def _sweep_loop(self) -> None:
+        while True:
+            try:
+                await self.sweep()
+            except Exception:
+                log.exception("engine %s: sweep failed", self.name)
+            with trio.move_on_after(self.settings.sweep_seconds):
+                await self._wake.wait()
+            self._wake = trio.Event()
+
+    async def sweep(self) -> None:
+        """Claim, release and reload targets and configs from the database."""
+        active = await self.db(store.active_targets)
+        engines = await self.redis_call(self.leases.live_engines)
+        share = math.ceil(len(active) / max(1, len(engines))) if active else 0
+        for target in [t for t in self.targets if t not in active]:
+            await self._release_target(target)
+        if len(engines) > 1 and len(self.targets) > share + 1:
+            # Hand surplus targets to the others (they claim them on their next sweep).
+            surplus = sorted(self.targets, key=lambda t: len(self.targets[t].configs))
+            for target in surplus[: len(self.targets) - share]:
+                await self._release_target(target)
+        free = [t for t in active if t not in self.targets]
+        room = share - len(self.targets) if len(engines) > 1 else len(free)
+        if free and room > 0:
+            holders = await self.redis_call(self.leases.holders, free)
+            candidates = [t for t in free if holders[t] is None][:room]
+            for target in await self.redis_call(self.leases.claim, candidates):
+                self._start_target(target)
+        await self._reload_configs()
+
+    async def _reload_configs(self) -> None:
+        owned = list(self.targets)
+        if not owned:
+            return
+        versions = await self.db(store.config_versions, owned)
+        changed = [cid for cid, (target, version) in versions.items()
+                   if target in self.targets and (
+                       cid not in self.targets[target].configs
+                       or self.targets[target].configs[cid].version != version)]
+        snapshots = await self.db(store.load_configs, changed) if changed else []
+        for snap in snapshots:
+            rt = self.targets.get(snap.target)
+            if rt is not None:
+                old = rt.configs.get(snap.id)
+                if old is not None and old.paper == snap.paper:
+                    snap.holdings = old.holdings if not snap.holdings else snap.holdings
+                rt.configs[snap.id] = snap
+        for rt in self.targets.values():
+            for cid in [c for c in rt.configs if c not in versions]:
+                del rt.configs[cid]
+
+    def _start_target(self, target: str) -> None:
+        rt = TargetRuntime(address=target)
+        rt.send, rt.receive = trio.open_memory_channel(10000)
+        self.targets[target] = rt
+        if self.feed is not None:
+            self.feed.watch(target)
+        assert self._nursery is not None
+        self._nursery.start_soon(self._run_target, rt, name=f"copy-target:{target}")
+        log.info("engine %s runs target %s", self.name, target)
+
+    def _drop_target(self, target: str) -> None:
+        rt = self.targets.pop(target, None)
+        if rt is not None:
+            rt.scope.cancel()
+            if self.feed is not None:
+                self.feed.unwatch(target)
+
+    async def _release_target(self, target: str) -> None:
+        self._drop_target(target)
+        await self.redis_call(self.leases.release, [target])
+        log.info("engine %s released target %s", self.name, target)
+
+    # -- one target --------------------------------------------------------------------
+
+    async def _run_target(self, rt: TargetRuntime) -> None:
+        with rt.scope:
+            try:
+                snaps = await self.db(store.load_configs, [
+                    cid for cid, (t, _) in (await self.db(store.config_versions,
+                                                          [rt.address])).items()])
+                for snap in snaps:
+                    rt.configs.setdefault(snap.id, snap)
+                cursor = await self.db(store.read_cursor, rt.address)
+                if cursor is None:
+                    cursor = int(time.time()) - 1
+                    await self.db(store.write_cursor, rt.address, cursor)
+                rt.cursor = rt.processed_ts = rt.saved_ts = cursor
+                from worker.copy_engine import reconciler
+
+                await reconciler.reconcile_target(self, rt)
+            except Exception:
+                log.exception("engine %s: could not start target %s", self.name, rt.address)
+                self.targets.pop(rt.address, None)
+                await self.redis_call(self.leases.release, [rt.address])
+                return
+            rt.ready.set()
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._poll_loop, rt)
+                nursery.start_soon(self._executor_loop, rt)
+
+    def offer(self, rt: TargetRuntime, item: ActivityItem, source: str) -> bool:
+        """Queue a target fill for the executor unless already seen; True when queued."""
+        if not item.is_trade:
+            return False
+        key = item.dedup_key
+        if key in rt.seen:
+            self.stats.duplicates += 1
+            return False
+        seen_at = datetime.now(UTC)
+        try:
+            rt.send.send_nowait(("fill", item, seen_at))
+        except trio.WouldBlock:
+            return False  # the poller finds it again
+        rt.seen[key] = item.timestamp
+        if source == "feed":
+            self.stats.feed_fills += 1
+        else:
+            self.stats.poll_fills += 1
+        return True
+
+    async def _poll_loop(self, rt: TargetRuntime) -> None:
+        assert self.venue is not None
+        while True:
+            try:
+                await self.poll_once(rt)
+                rt.last_error = None
+            except VenueError as exc:
+                rt.last_error = f"polling the venue: {exc}"
+                log.warning("engine %s: polling %s failed: %s", self.name, rt.address, exc)
+            if rt.processed_ts > rt.saved_ts:
+                try:
+                    await self.db(store.write_cursor, rt.address, rt.processed_ts)
+                    rt.saved_ts = rt.processed_ts
+                except Exception:
+                    log.exception("engine %s: saving the cursor of %s failed", self.name,
+                                  rt.address)
+            self._prune_seen(rt)
+            delay = (self.settings.backstop_poll_seconds if self.feed_connected
+                     else self.settings.poll_seconds)
+            await trio.sleep(delay)
+
+    async def poll_once(self, rt: TargetRuntime) -> int:
+        """Read the target's fills since its cursor minus the overlap; how many were new."""
+        assert self.venue is not None
+        start = max(0, rt.cursor - self.settings.overlap_seconds)
+        new = 0
+        offset = 0
+        while True:
+            rows = await self.venue.data.activity(rt.address, types="TRADE", start=start,
+                                                  limit=500, offset=offset,
+                                                  sort_direction="ASC")
+            self.stats.poll_requests += 1
+            for item in rows:
+                if self.offer(rt, item, "poll"):
+                    new += 1
+                rt.cursor = max(rt.cursor, item.timestamp)
+            if len(rows) < 500:
+                break
+            offset += len(rows)
+        self.stats.polls += 1
+        return new
+
+    def _prune_seen(self, rt: TargetRuntime) -> None:
+        horizon = rt.cursor - self.settings.overlap_seconds - 60
+        if len(rt.seen) > 1000:
+            rt.seen = {k: v for k, v in rt.seen.items() if v >= horizon}
+
+    async def _executor_loop(self, rt: TargetRuntime) -> None:
+        async for kind, item, seen_at in rt.receive:
+            try:
+                if kind == "fill":
+                    await self.handle_fill(rt, item, seen_at)
+                    rt.processed_ts = max(rt.processed_ts, item.timestamp)
+                else:
+                    await self.check_exits(rt)
+            except Exception as exc:
+                log.exception("engine %s: handling %s of %s failed", self.name, kind,
+                              rt.address)
+                rt.last_error = f"{type(exc).__name__}: {exc}"
+                try:
+                    await self.db(store.record_error, list(rt.configs), rt.last_error)
+                except Exception:
+                    log.exception("could not record the error")
+                if kind == "fill":
+                    rt.seen.pop(item.dedup_key, None)  # let the poller retry it
+
+    # -- the feed -------------------------------------------------------------------------
+
+    async def _feed_loop(self) -> None:
+        assert self.venue is not None
+        async with self.venue.activity_feed(list(self.targets)) as feed:
+            self.feed = feed
+            for target in self.targets:
+                feed.watch(target)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._feed_status, feed)
+                async for item in feed:
+                    rt = self.targets.get(item.wallet)
+                    if rt is not None and rt.ready.is_set():
+                        self.offer(rt, item, "feed")
+
+    async def _feed_status(self, feed: Any) -> None:
+        while True:
+            self.feed_connected = bool(feed.connected)
+            await trio.sleep(0.5)
+
+    # -- deciding and placing --------------------------------------------------------------
+
+    async def market_view(self, token_id: str) -> MarketView:
+        """Category and limits (cached) with the live top of the book."""
+        assert self.venue is not None
+        market = await self.venue.gamma.market_by_token(token_id)
+        book = await self.venue.clob.book(token_id)
+        self.stats.book_requests += 1
+        names = [n for tag in market.tags for n in (tag.label, tag.slug) if n]
+        return MarketView(
+            category=market.tags[0].label if market.tags else "",
+            tick_size=book.tick_size or market.tick_size or copying.DEFAULT_TICK,
+            min_order_size=book.min_order_size or market.min_order_size
+            or copying.DEFAULT_MIN_SIZE,
+            best_bid=book.best_bid, best_ask=book.best_ask,
+            accepting_orders=market.accepting_orders and not market.closed,
+            categories=copying.normalise_categories(names))
+
+    async def handle_fill(self, rt: TargetRuntime, item: ActivityItem, seen_at: datetime
+                          ) -> list[dict[str, Any]]:
+        """Decide for every config of the target, write the intents, place the copies."""
+        configs = list(rt.configs.values())
+        if not configs:
+            return []
+        fill = TargetFill(
+            key=trade_key(item), wallet=item.wallet, token_id=item.asset,
+            side=item.side.upper(), size=item.size, price=item.price,
+            timestamp=item.timestamp, condition_id=item.condition_id, outcome=item.outcome,
+            outcome_index=item.outcome_index, market_slug=item.slug,
+            tx_hash=item.transaction_hash)
+        age = seen_at.timestamp() - item.timestamp
+        market = await self.market_view(item.asset)
+        target_after = None
+        if fill.side == copying.SELL and any(
+                c.holdings.get(fill.token_id, Holding()).shares > 0 for c in configs):
+            positions = await self.venue.data.positions(rt.address,  # type: ignore[union-attr]
+                                                         market=item.condition_id)
+            target_after = sum((p.size for p in positions if p.asset == fill.token_id),
+                               Decimal(0))
+        rows = []
+        for config in configs:
+            if config.started_ts and item.timestamp < config.started_ts - 2:
+                continue  # the fill predates this config's start: not its business
+            if age > self.settings.max_fill_age_seconds:
+                decision = copying.Decision(
+                    action="skip", token_id=fill.token_id, side=fill.side, reason=STALE_FILL,
+                    detail=f"Seen {int(age)} s after the target traded; too late to copy.")
+            else:
+                decision = copying.decide(
+                    config.rules, fill, market,
+                    config.holdings.get(fill.token_id, Holding()),
+                    target_position_after=target_after)
+            rows.append(self._intent_row(config, fill, decision, seen_at, KIND_MIRROR,
+                                         fill.key))
+        inserted = await self.db(store.insert_intents, rows)
+        self.stats.intents += len(inserted)
+        await self._place_all(rt, inserted)
+        return inserted
+
+    def _intent_row(self, config: ConfigSnapshot, fill: TargetFill | None,
+                    decision: copying.Decision, seen_at: datetime, kind: str, key: str
+                    ) -> dict[str, Any]:
+        delay = None
+        if fill is not None:
+            delay = max(0, int((seen_at.timestamp() - fill.timestamp) * 1000))
+        return {
+            "id": uuid.uuid4(), "config": config.id, "user_id": config.user_id,
+            "kind": kind, "target_trade_key": key, "target_address": config.target,
+            "target_side": fill.side if fill else None,
+            "target_size": fill.size if fill else None,
+            "target_price": fill.price if fill else None,
+            "target_timestamp": fill.timestamp if fill else None,
+            "target_tx_hash": fill.tx_hash if fill else None,
+            "token_id": decision.token_id,
+            "condition_id": fill.condition_id if fill else "",
+            "outcome": fill.outcome if fill else "",
+            "outcome_index": fill.outcome_index if fill else None,
+            "market_slug": fill.market_slug if fill else "",
+            "paper": config.paper,
+            "status": INTENT_PENDING if decision.copies else INTENT_SKIPPED,
+            "reason": decision.reason, "detail": decision.detail,
+            "side": decision.side if decision.copies else None,
+            "size": decision.size if decision.copies else None,
+            "price": decision.price, "usdc": decision.usdc if decision.copies else None,
+            "seen_at": seen_at, "detection_delay_ms": delay, "worker": self.name,
+            "created_at": seen_at,
+        }
+
+    async def _place_all(self, rt: TargetRuntime, rows: list[dict[str, Any]]) -> None:
+        pending = [r for r in rows if r["status"] == INTENT_PENDING]
+        if not pending:
+            return
+        # Orders in flight finish and are recorded even if the target is being dropped.
+        with trio.CancelScope(shield=True):
+            async with trio.open_nursery() as nursery:
+                for row in pending:
+                    config = rt.configs.get(row["config"])
+                    if config is not None:
+                        nursery.start_soon(self.place_intent, config, row)
+
+    async def place_intent(self, config: ConfigSnapshot, row: dict[str, Any]) -> None:
+        """Place one intent's order and record the outcome and the position change."""
+        def work() -> Holding | None:
+            outcome = placement.place(row, user_id=config.user_id, paper=config.paper)
+            changes = dict(outcome.changes)
+            if changes.get("reason") == "insufficient_balance" and not changes.get("order_id"):
+                changes["status"] = INTENT_SKIPPED  # refused before anything was signed
+            store.settle_intent(row["id"], changes)
+            if outcome.filled_size > 0:
+                holding, opened = store.apply_position(
+                    config.id, config.paper, row["token_id"], row["side"],
+                    outcome.filled_size, outcome.filled_value,
+                    condition_id=row.get("condition_id", ""),
+                    market_slug=row.get("market_slug", ""), outcome=row.get("outcome", ""))
+                config.opened[row["token_id"]] = opened
+                return holding
+            return None
+
+        async with self._place_limiter:
+            holding = await trio.to_thread.run_sync(call_with_database, work)
+        self.stats.orders += 1
+        if holding is not None:
+            config.holdings[row["token_id"]] = holding
+
+    # -- take-profit / stop-loss -----------------------------------------------------------
+
+    async def _exit_loop(self) -> None:
+        while True:
+            await trio.sleep(self.settings.exit_check_seconds)
+            for rt in list(self.targets.values()):
+                if any((c.rules.take_profit_bps or c.rules.stop_loss_bps)
+                       and any(h.shares > 0 for h in c.holdings.values())
+                       for c in rt.configs.values()):
+                    with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+                        rt.send.send_nowait(("exits", None, None))
+
+    async def check_exits(self, rt: TargetRuntime) -> list[dict[str, Any]]:
+        """Sell positions whose take-profit or stop-loss is crossed (one intent per opening)."""
+        watched = [(c, token, h) for c in rt.configs.values()
+                   if c.rules.take_profit_bps or c.rules.stop_loss_bps
+                   for token, h in c.holdings.items() if h.shares > 0]
+        if not watched:
+            return []
+        views: dict[str, MarketView] = {}
+        rows = []
+        now = datetime.now(UTC)
+        for config, token, holding in watched:
+            if token not in views:
+                try:
+                    views[token] = await self.market_view(token)
+                except VenueError:
+                    continue
+            decision = copying.decide_exit(config.rules, token, holding, views[token])
+            if decision is None or not decision.copies:
+                continue
+            signal = copying.exit_signal(config.rules, holding, views[token].best_bid)
+            key = f"{signal}:{token}:{config.opened.get(token, 0)}"
+            rows.append(self._intent_row(config, None, decision, now, signal or "exit", key))
+        inserted = await self.db(store.insert_intents, rows)
+        await self._place_all(rt, inserted)
+        return inserted
+
+
+__all__ = ["CopyEngine", "EngineSettings", "TargetRuntime"]

@@ -1,0 +1,205 @@
+"""The copy engine's database work, blocking (run in threads): configs, cursors, intents, positions.
+
+Intents for one target fill are written for every config in one transaction: the active
+configs are re-read (``FOR SHARE`` on PostgreSQL, so a concurrent ``stop`` waits for us or
+we see it), the rows go in with ``ON CONFLICT DO NOTHING`` on (config, target trade), and
+only the rows this call inserted come back to be acted on. Another worker, a retry or a
+restart that sees the same fill inserts nothing, so it never places a second order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+import peewee
+
+from models.base import db, utcnow
+from models.copying import (
+    INTENT_OPEN,
+    INTENT_PENDING,
+    CopyConfig,
+    CopyIntent,
+    CopyPosition,
+    TargetCursor,
+)
+from services import copying
+from services.copying import CopyRules, Holding
+
+
+@dataclass
+class ConfigSnapshot:
+    """What an executor keeps in memory about one active config."""
+
+    id: UUID
+    user_id: UUID
+    target: str
+    version: int
+    paper: bool
+    rules: CopyRules
+    started_ts: int = 0  # fills before the config started are not its business
+    holdings: dict[str, Holding] = field(default_factory=dict)
+    opened: dict[str, int] = field(default_factory=dict)  # token -> times opened (exit keys)
+
+
+def write_transaction() -> Any:
+    """A transaction that reads then writes: IMMEDIATE on SQLite, so the write lock is taken
+    up front (a deferred one fails with "database is locked" when it upgrades under load)."""
+    if isinstance(db.obj, peewee.SqliteDatabase):
+        return db.atomic("IMMEDIATE")
+    return db.atomic()
+
+
+def _rules(config: CopyConfig) -> CopyRules:
+    return CopyRules(
+        size_multiplier=config.size_multiplier, max_position_usdc=config.max_position_usdc,
+        price_deviation_bps=config.price_deviation_bps,
+        blocked_categories=copying.normalise_categories(json.loads(config.blocked_categories)),
+        take_profit_bps=config.take_profit_bps, stop_loss_bps=config.stop_loss_bps)
+
+
+def active_targets() -> dict[str, int]:
+    """Every target with active configs, and how many configs copy it."""
+    rows = (CopyConfig.select(CopyConfig.target_address,
+                              peewee.fn.COUNT(CopyConfig.id).alias("n"))
+            .where(CopyConfig.is_active, CopyConfig.deleted_at.is_null())
+            .group_by(CopyConfig.target_address).tuples())
+    return {target: count for target, count in rows}
+
+
+def config_versions(targets: Sequence[str]) -> dict[UUID, tuple[str, int]]:
+    """Active configs of ``targets``: id -> (target, version)."""
+    found: dict[UUID, tuple[str, int]] = {}
+    for start in range(0, len(targets), 500):
+        chunk = list(targets[start:start + 500])
+        rows = (CopyConfig.select(CopyConfig.id, CopyConfig.target_address, CopyConfig.version)
+                .where(CopyConfig.target_address.in_(chunk), CopyConfig.is_active,
+                       CopyConfig.deleted_at.is_null()).tuples())
+        for config_id, target, version in rows:
+            found[config_id] = (target, version)
+    return found
+
+
+def load_configs(config_ids: Iterable[UUID]) -> list[ConfigSnapshot]:
+    """Snapshots (rules and holdings) of the given configs that are still active."""
+    ids = list(config_ids)
+    snapshots: dict[UUID, ConfigSnapshot] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for config in CopyConfig.select().where(CopyConfig.id.in_(chunk), CopyConfig.is_active,
+                                                CopyConfig.deleted_at.is_null()):
+            snapshots[config.id] = ConfigSnapshot(
+                id=config.id, user_id=config.user_id, target=config.target_address,
+                version=config.version, paper=config.paper_trading, rules=_rules(config),
+                started_ts=int(config.started_at.timestamp()) if config.started_at else 0)
+        for position in CopyPosition.select().where(CopyPosition.config.in_(chunk)):
+            snap = snapshots.get(position.config_id)
+            if snap is not None and position.paper == snap.paper:
+                snap.holdings[position.token_id] = Holding(position.shares, position.cost_usdc)
+                snap.opened[position.token_id] = position.opened
+    return list(snapshots.values())
+
+
+def read_cursor(target: str) -> int | None:
+    """The newest fill timestamp already read for ``target``, if any."""
+    row = TargetCursor.get_or_none(TargetCursor.target_address == target)
+    return row.last_timestamp if row else None
+
+
+def write_cursor(target: str, timestamp: int) -> None:
+    """Move the target's cursor forward (never back)."""
+    now = utcnow()
+    (TargetCursor.insert(target_address=target, last_timestamp=timestamp, updated_at=now)
+     .on_conflict(conflict_target=[TargetCursor.target_address],
+                  update={TargetCursor.last_timestamp: peewee.Case(
+                      None, [(TargetCursor.last_timestamp < timestamp, timestamp)],
+                      TargetCursor.last_timestamp),
+                      TargetCursor.updated_at: now})
+     .execute())
+
+
+def insert_intents(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Insert the decisions of one fill for configs still active; the rows actually inserted."""
+    if not rows:
+        return []
+    config_ids = list({row["config"] for row in rows})
+    with write_transaction():
+        query = CopyConfig.select(CopyConfig.id).where(
+            CopyConfig.id.in_(config_ids), CopyConfig.is_active, CopyConfig.deleted_at.is_null())
+        if isinstance(db.obj, peewee.PostgresqlDatabase):
+            query = query.for_update("FOR SHARE")
+        active = {config_id for (config_id,) in query.tuples()}
+        live = [row for row in rows if row["config"] in active]
+        if not live:
+            return []
+        for start in range(0, len(live), 200):
+            CopyIntent.insert_many(live[start:start + 200]).on_conflict_ignore().execute()
+        ours = {r["id"] for r in live}
+        inserted = set()
+        id_list = list(ours)
+        for start in range(0, len(id_list), 500):
+            inserted |= {i for (i,) in CopyIntent.select(CopyIntent.id)
+                         .where(CopyIntent.id.in_(id_list[start:start + 500])).tuples()}
+    return [row for row in live if row["id"] in inserted]
+
+
+def settle_intent(intent_id: UUID, changes: dict[str, Any]) -> None:
+    """Record what became of an intent's order."""
+    CopyIntent.update({getattr(CopyIntent, k): v for k, v in changes.items()}).where(
+        CopyIntent.id == intent_id).execute()
+
+
+def apply_position(config_id: UUID, paper: bool, token_id: str, side: str, shares: Decimal,
+                   usdc: Decimal, *, condition_id: str = "", market_slug: str = "",
+                   outcome: str = "") -> tuple[Holding, int]:
+    """Add a fill to the config's position (average cost); the new holding and open count."""
+    with write_transaction():
+        row = CopyPosition.get_or_none(CopyPosition.config == config_id,
+                                       CopyPosition.paper == paper,
+                                       CopyPosition.token_id == token_id)
+        if row is None:
+            row = CopyPosition.create(config=config_id, paper=paper, token_id=token_id,
+                                      condition_id=condition_id, market_slug=market_slug,
+                                      outcome=outcome, updated_at=utcnow())
+        before = Holding(row.shares, row.cost_usdc)
+        after, realized = copying.apply_fill(before, side, shares, usdc)
+        opened = row.opened + (1 if before.shares <= 0 < after.shares else 0)
+        CopyPosition.update(shares=after.shares, cost_usdc=after.cost_usdc,
+                            realized_pnl=row.realized_pnl + realized, opened=opened,
+                            updated_at=utcnow()).where(CopyPosition.id == row.id).execute()
+    return after, opened
+
+
+def record_error(config_ids: Iterable[UUID], message: str) -> None:
+    """Remember the latest error of configs (shown by /status)."""
+    ids = list(config_ids)
+    if ids:
+        CopyConfig.update(last_error=message[:2000], last_error_at=utcnow()).where(
+            CopyConfig.id.in_(ids)).execute()
+
+
+def open_intents(config_ids: Sequence[UUID]) -> list[CopyIntent]:
+    """Intents of these configs whose order may still be unaccounted for."""
+    found: list[CopyIntent] = []
+    for start in range(0, len(config_ids), 500):
+        found.extend(CopyIntent.select().where(
+            CopyIntent.config.in_(list(config_ids[start:start + 500])),
+            CopyIntent.status.in_(INTENT_OPEN)))
+    return found
+
+
+def claim_intent(intent_id: UUID, worker: str, previous: str) -> bool:
+    """Take over a pending intent from ``previous`` (a dead engine); False if someone did."""
+    return bool(CopyIntent.update(worker=worker).where(
+        CopyIntent.id == intent_id, CopyIntent.worker == previous,
+        CopyIntent.status == INTENT_PENDING).execute())
+
+
+def now() -> datetime:
+    """The current UTC time (for callers that only import this module)."""
+    return utcnow()
