@@ -21,6 +21,7 @@ and times jobs out with SIGALRM, which cannot work for threads in one process.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import signal
@@ -56,6 +57,7 @@ class WorkerSettings:
     grace_seconds: float = 25.0
     heartbeat_seconds: float = 10.0
     poll_seconds: float = 0.5  # longest pause between claims while idle
+    startup_tasks: bool = False  # start jobs.startup_tasks() (the copy engine); main() does
 
     @property
     def worker_ttl(self) -> int:
@@ -163,6 +165,9 @@ class WorkerHost:
                 async with trio.open_nursery() as tasks:
                     self._task_nursery = tasks
                     self._accepting_tasks = True
+                    if self.settings.startup_tasks:
+                        for task_name, task_fn in job_table.startup_tasks().items():
+                            await self.start_task(task_name, task_fn, self)
                     async with trio.open_nursery() as jobs:
                         self._job_nursery = jobs
                         task_status.started(self)
@@ -481,5 +486,6 @@ def main() -> None:
     jobs_service.configure(redis_url, settings["REDIS_PREFIX"])
     database.bind(settings["DATABASE_URL"])
     job_table.load_modules()
-    host = WorkerHost(WorkerSettings.from_settings(settings, redis_url))
+    host = WorkerHost(dataclasses.replace(WorkerSettings.from_settings(settings, redis_url),
+                                          startup_tasks=True))
     trio.run(partial(host.run, install_signal_handlers=True))

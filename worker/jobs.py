@@ -36,7 +36,8 @@ from models.base import db
 if TYPE_CHECKING:
     from worker.host import WorkerHost
 
-JOB_MODULES: tuple[str, ...] = ("worker.builtin_jobs", "worker.jobs_wallets")
+JOB_MODULES: tuple[str, ...] = ("worker.builtin_jobs", "worker.jobs_wallets",
+                                "worker.copy_engine.jobs")
 """Modules whose ``@job`` functions make up the production job table."""
 
 EXTRA_MODULES_ENV = "COPYTRADE_JOB_MODULES"
@@ -76,6 +77,24 @@ def job(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         return function
 
     return register
+
+
+_startup: dict[str, Callable[..., Any]] = {}
+
+
+def on_worker_start(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``async fn(host)`` to run as long-lived task ``name`` in every worker."""
+
+    def register(function: Callable[..., Any]) -> Callable[..., Any]:
+        _startup[name] = function
+        return function
+
+    return register
+
+
+def startup_tasks() -> dict[str, Callable[..., Any]]:
+    """The long-lived tasks every worker starts (name -> ``async fn(host)``)."""
+    return dict(_startup)
 
 
 def resolve(name: str) -> JobSpec:

@@ -69,5 +69,9 @@ def register(app: Flask) -> CopytradeApi:
 
     for blueprint in (orders.blp, positions.blp, trades.blp, paper.blp):
         api.register_blueprint(blueprint)
+    from blueprints.api import configs, helpers
+
+    for blueprint in (configs.blp, helpers.blp):
+        api.register_blueprint(blueprint)
     app.extensions["copytrade_api"] = api
     return api
