@@ -1,4 +1,4 @@
-"""services/positions.py: venue sizes, ledger cost basis, PnL from the live book, resolution, sells."""
+"""services/positions.py: venue sizes, ledger basis, PnL from the live book, resolution, sells."""
 
 from __future__ import annotations
 

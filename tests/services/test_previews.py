@@ -93,7 +93,7 @@ def test_check_binds_user_parameters_use_and_time(trader, make_trader, market):
     with pytest.raises(errors.BadRequest, match=r"different order: size 11 \(preview: 10\)"):
         previews.check(trader.user, pid, market.yes, "buy", Decimal(11), "limit",
                        Decimal("0.45"))
-    with pytest.raises(errors.BadRequest, match="price 0.46"):
+    with pytest.raises(errors.BadRequest, match=r"price 0\.46"):
         previews.check(trader.user, pid, market.yes, "buy", Decimal(10), "limit",
                        Decimal("0.46"))
     with pytest.raises(errors.BadRequest, match="expired"):
