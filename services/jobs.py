@@ -129,7 +129,7 @@ def enqueue(job_name: str, *ids: object, job_id: str | None = None, queue: str =
 
     full_id = qualified_job_id(job_id)
     client = target.connection
-    while True:
+    for _attempt in range(10):
         existing = _fetch(full_id, client)
         if existing is not None and existing.get_status(refresh=False) in PENDING_STATUSES:
             return existing
@@ -142,6 +142,7 @@ def enqueue(job_name: str, *ids: object, job_id: str | None = None, queue: str =
                                        at_front=at_front, unique=True)
         except DuplicateJobError:
             continue  # someone queued it meanwhile: loop returns theirs (or retries)
+    raise RuntimeError(f"job {full_id} keeps changing; not enqueued")
 
 
 _queue = queue  # ``enqueue`` has a parameter named queue
@@ -153,7 +154,7 @@ def _delete_if_unchanged(job: Job, client: redis.Redis) -> None:
         try:
             pipe.watch(job.key)
             status = pipe.hget(job.key, "status")
-            if status is None or status.decode() in PENDING_STATUSES:
+            if status is not None and status.decode() in PENDING_STATUSES:
                 return
             pipe.multi()
             job.delete(pipeline=pipe)

@@ -132,6 +132,11 @@ class WorkerHost:
         self.tasks: dict[str, LongTask] = {}
         self.abandoned_threads = 0
         self._slots = trio.Semaphore(settings.capacity)
+        # Sync jobs' threads, running or abandoned after a timeout, apart from the
+        # threads the host itself uses for Redis: abandoned threads can never
+        # starve claims and heartbeats. Beyond ``capacity`` abandoned threads,
+        # new sync jobs wait for a thread (within their own timeout).
+        self._job_threads = trio.CapacityLimiter(2 * settings.capacity)
         self._taking_work = True
         self._shutdown_requested = False
         self._deadline = math.inf
@@ -238,7 +243,7 @@ class WorkerHost:
                     claim = await trio.to_thread.run_sync(
                         lifecycle.claim_next, self.client, self.queues, self.name,
                         self.settings.worker_ttl)
-            except redis.RedisError as exc:
+            except Exception as exc:  # Redis down, a corrupt job record: keep serving
                 log.error("worker %s cannot claim jobs: %s", self.name, exc)
                 claim = None
                 delay = self.settings.poll_seconds
@@ -316,7 +321,8 @@ class WorkerHost:
                               args: tuple[Any, ...]) -> Any:
         try:
             return await trio.to_thread.run_sync(self._thread_body, running, function, args,
-                                                 abandon_on_cancel=True)
+                                                 abandon_on_cancel=True,
+                                                 limiter=self._job_threads)
         except trio.Cancelled:
             with self._thread_lock:
                 running.abandoned = True

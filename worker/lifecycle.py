@@ -24,7 +24,7 @@ from typing import Any
 
 import redis
 from rq import Queue
-from rq.defaults import DEFAULT_RESULT_TTL
+from rq.defaults import DEFAULT_FAILURE_TTL, DEFAULT_RESULT_TTL
 from rq.exceptions import NoSuchJobError
 from rq.executions import Execution, ExecutionRegistry
 from rq.job import Job, JobStatus
@@ -82,6 +82,17 @@ def claim_next(client: redis.Redis, queues: Sequence[Queue], worker_name: str,
         except NoSuchJobError:
             # Deleted (or expired) while queued, as RQ's dequeue_any skips it.
             client.zrem(queue.started_job_registry.key, execution.composite_key)
+            continue
+        except Exception as exc:
+            # A record RQ cannot read: park it in the failed registry rather than
+            # let reapers hand it back forever.
+            log.error("job %s on %s is unreadable (%s); marked failed", job_id, queue.name, exc)
+            with client.pipeline() as pipe:
+                pipe.zrem(queue.started_job_registry.key, execution.composite_key)
+                pipe.zadd(queue.failed_job_registry.key,
+                          {job_id: current_timestamp() + DEFAULT_FAILURE_TTL})
+                pipe.hset(Job.key_for(job_id), "status", JobStatus.FAILED.value)
+                pipe.execute()
             continue
         with client.pipeline() as pipe:
             execution.save(ttl=ttl, pipeline=pipe)

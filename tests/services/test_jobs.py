@@ -19,8 +19,10 @@ from tests.worker.conftest import delete_prefixed_keys
 @pytest.fixture
 def prefix(redis_url: str) -> Iterator[str]:
     value = f"ct-test-{RUN_ID}-s{secrets.token_hex(3)}:"
+    previous = jobs_service._config  # the session app's, restored for later tests
     jobs_service.configure(redis_url, value)
     yield value
+    jobs_service._config = previous
     delete_prefixed_keys(redis.Redis.from_url(redis_url), value)
 
 

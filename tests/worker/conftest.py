@@ -55,8 +55,10 @@ def delete_prefixed_keys(client: redis.Redis, prefix: str) -> None:
 def prefix(redis_url: str) -> Iterator[str]:
     """A REDIS_PREFIX of this test's own; enqueues go there."""
     value = f"ct-test-{RUN_ID}-w{secrets.token_hex(3)}:"
+    previous = jobs_service._config  # the session app's, restored for later tests
     jobs_service.configure(redis_url, value)
     yield value
+    jobs_service._config = previous
     delete_prefixed_keys(redis.Redis.from_url(redis_url), value)
 
 
