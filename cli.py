@@ -111,6 +111,42 @@ def translations_import(path: str) -> None:
                f"{result['unknown_slugs']} for slugs not in the catalogue yet")
 
 
+@main.group()
+def dev() -> None:
+    """Local development helpers (the chain started by `copytrade up`)."""
+
+
+@dev.command("fund")
+@click.argument("address")
+@click.option("--pusd", default="1000", show_default=True, help="pUSD to mint.")
+@click.option("--usdce", default="0", show_default=True, help="USDC.e to mint.")
+@click.option("--matic", default="10", show_default=True, help="MATIC balance to top up to.")
+def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
+    """Fund ADDRESS (e.g. your trading wallet's deposit address) on the local chain."""
+    from decimal import Decimal, InvalidOperation
+
+    from web3 import Web3
+
+    from services import dev_faucet
+
+    if not Web3.is_address(address):
+        raise click.BadParameter("not an address", param_hint="ADDRESS")
+    try:
+        amounts = {name: Decimal(value) for name, value in
+                   (("pusd", pusd), ("usdce", usdce), ("matic", matic))}
+    except InvalidOperation:
+        raise click.BadParameter("amounts are decimal numbers such as 100 or 0.5") from None
+    settings = _settings()
+    try:
+        contracts = dev_faucet.load(settings["INSTANCE_PATH"])
+    except FileNotFoundError:
+        raise click.ClickException(
+            "no local chain recorded: start one with `copytrade up` (needs anvil)") from None
+    given = dev_faucet.fund(contracts, Web3.to_checksum_address(address), **amounts)
+    shown = ", ".join(f"{amount} {name}" for name, amount in given.items()) or "nothing"
+    click.echo(f"funded {Web3.to_checksum_address(address)} on {contracts.rpc_url}: {shown}")
+
+
 @main.command()
 @click.option("--port", default=8000, show_default=True, type=int)
 def up(port: int) -> None:

@@ -108,10 +108,15 @@ class LocalStack:
             return
         anvil = devchain.start_anvil()
         self.keep.append(anvil)
-        contracts = devchain.deploy_dev_contracts(anvil.rpc_url, anvil.accounts[0].key)
+        contracts = devchain.deploy_dev_contracts(anvil.rpc_url, anvil.accounts[0].private_key)
+        from services import dev_faucet
+
+        # recorded for `copytrade dev fund ADDRESS`, the local faucet
+        dev_faucet.save(settings["INSTANCE_PATH"], contracts)
         os.environ.update({"POLYGON_RPC_URL": anvil.rpc_url, "CHAIN_ID": str(anvil.chain_id),
                            **contracts.env()})
-        self.started.append(("chain", f"anvil {anvil.rpc_url} (chain id {anvil.chain_id})"))
+        self.started.append(("chain", f"anvil {anvil.rpc_url} (chain id {anvil.chain_id}); "
+                                      "fund a wallet: copytrade dev fund ADDRESS"))
 
     def report(self) -> None:
         """Print what runs where."""

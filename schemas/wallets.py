@@ -135,7 +135,7 @@ class ClaimRequestSchema(Schema):
         fields.String(validate=validate.Regexp(TOKEN_ID_PATTERN, error=(
             "Must be an outcome token id (decimal digits).")),
             metadata={"pattern": TOKEN_ID_PATTERN}),
-        load_default=None, allow_none=True,
+        allow_none=True,
         validate=validate.Length(min=1, max=500),
         metadata={"description": "Outcome token ids to claim; omitted or null: every "
                                  "claimable position."})
