@@ -6,7 +6,7 @@ once, in ``services.configs.validate_fields``, for every surface.
 
 from __future__ import annotations
 
-from marshmallow import EXCLUDE, Schema, fields, validate
+from marshmallow import RAISE, Schema, fields, validate
 
 from schemas.fields import DecimalString
 from schemas.trading import TradeSchema
@@ -26,10 +26,10 @@ _PAPER = ("Fill on the paper book instead of the venue. Defaults to true for a u
 
 
 class ConfigFieldsSchema(Schema):
-    """The editable fields of a config (PUT body; every field optional)."""
+    """The editable fields of a config (PUT body; every field optional; others refused)."""
 
     class Meta:
-        unknown = EXCLUDE
+        unknown = RAISE
 
     target_name = fields.String(allow_none=True, metadata={
         "description": "A label for the target (at most 120 characters)."})

@@ -282,6 +282,13 @@ def preview(principal: Principal, raw: Mapping[str, Any]) -> dict[str, Any]:
 
 # -- create / read / edit -----------------------------------------------------------------
 
+def _write_transaction() -> Any:
+    # SQLite: take the write lock up front (a deferred read-then-write can fail to upgrade).
+    if isinstance(db.obj, peewee.SqliteDatabase):
+        return db.atomic("IMMEDIATE")
+    return db.atomic()
+
+
 def _require_trade(principal: Principal) -> None:
     principal.require_scope("trade:execute")
 
@@ -391,12 +398,15 @@ def delete(principal: Principal, config_id: UUID | str) -> None:
 def start(principal: Principal, config_id: UUID | str) -> CopyConfig:
     """Start copying (within the tier's active-config limit); idempotent when running."""
     _require_trade(principal)
-    with db.atomic():
+    with _write_transaction():
         config = get(principal, config_id)
         if config.is_active:
             return config
-        user = User.get_by_id(principal.user_id)
-        tiers._lock_user(user.id)
+        # Lock the user first so two concurrent starts count each other (PostgreSQL).
+        query = User.select().where(User.id == principal.user_id)
+        if isinstance(db.obj, peewee.PostgresqlDatabase):
+            query = query.for_update()
+        user = query.get()
         running = CopyConfig.select().where(CopyConfig.user == user.id, CopyConfig.is_active,
                                             CopyConfig.deleted_at.is_null()).count()
         tiers.check_active_config_quota(user, running)

@@ -1,0 +1,231 @@
+"""Copy-config REST: preview, create, read, edit, start/stop, status, PnL, decisions, helpers."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from eth_account import Account
+
+from models.base import utcnow
+from models.copying import ConfigPreview, CopyConfig
+
+
+def decode(response):
+    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
+
+
+@pytest.fixture
+def whale(venue_control) -> tuple[str, dict]:
+    """A target wallet with a few fills on a fresh politics market."""
+    address = Account.create().address.lower()
+    slug = f"cfg-{uuid.uuid4().hex[:8]}"
+    market = venue_control.add_market(slug, liquidity=True, fair_price="0.5",
+                                      category="politics")
+    for side, size in (("BUY", "100"), ("BUY", "60"), ("SELL", "40")):
+        venue_control.call("POST", "/trades", {"wallet": address, "token_id":
+                           market["token_ids"][0], "side": side, "size": size,
+                           "price": "0.5"}, expect=201)
+    return address, market
+
+
+def body(target: str, **extra) -> dict:
+    return {"target_address": target, "target_name": "whale", "size_multiplier": "0.5",
+            "max_position_usdc": "100", "price_deviation_bps": 300,
+            "blocked_categories": ["sports"], "take_profit_bps": 5000, "stop_loss_bps": 2000,
+            **extra}
+
+
+def preview(client, headers, target: str, **extra) -> dict:
+    response = client.post("/api/configs/preview", json=body(target, **extra), headers=headers)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return decode(response)
+
+
+def create(client, headers, target: str, **extra) -> dict:
+    shown = preview(client, headers, target, **extra)
+    response = client.post("/api/configs", json={"preview_id": shown["preview_id"]},
+                           headers=headers)
+    assert response.status_code == 201, response.get_data(as_text=True)
+    return decode(response)
+
+
+def test_preview_summarises_the_target_and_the_config(client, auth_headers, whale):
+    target, _ = whale
+    shown = preview(client, auth_headers, target)
+    assert shown["preview_id"] and shown["expires_at"]
+    assert shown["mode"] == "paper"  # the user's first config for this target
+    assert shown["target"]["recent_trades"] == 3
+    assert shown["target"]["buys"] == 2 and shown["target"]["sells"] == 1
+    assert shown["target"]["categories"] == [{"category": "Politics", "trades": 3}]
+    assert Decimal(shown["target"]["typical_trade_usdc"]) == Decimal(30)
+    assert shown["sizing"]["size_multiplier"] == "0.5"
+    assert shown["guards"]["blocked_categories"] == ["sports"]
+
+
+def test_create_read_edit_start_stop_delete(client, auth_headers, whale, redis_url):
+    target, _ = whale
+    config = create(client, auth_headers, target)
+    assert config["is_active"] is False and config["paper_trading"] is True
+    assert config["target_address"] == target and config["size_multiplier"] == "0.5"
+    assert config["blocked_categories"] == ["sports"]
+    cid = config["id"]
+    assert [c["id"] for c in decode(client.get("/api/configs", headers=auth_headers))] == [cid]
+    assert decode(client.get(f"/api/configs/{cid}", headers=auth_headers))["id"] == cid
+
+    edited = client.put(f"/api/configs/{cid}", json={"size_multiplier": "2",
+                                                     "stop_loss_bps": None},
+                        headers=auth_headers)
+    assert edited.status_code == 200
+    assert decode(edited)["size_multiplier"] == "2" and decode(edited)["stop_loss_bps"] is None
+    refused = client.put(f"/api/configs/{cid}", json={"target_address": target},
+                         headers=auth_headers)
+    assert refused.status_code == 400 and decode(refused)["code"] == "validation_failed"
+
+    started = client.post(f"/api/configs/{cid}/start", headers=auth_headers)
+    assert started.status_code == 200 and decode(started)["is_active"] is True
+    status = decode(client.get(f"/api/configs/{cid}/status", headers=auth_headers))
+    assert status["is_active"] is True and status["mode"] == "paper"
+    assert status["fills_last_hour"] == 0 and status["last_error"] is None
+    stopped = client.post(f"/api/configs/{cid}/stop", headers=auth_headers)
+    assert stopped.status_code == 200 and decode(stopped)["is_active"] is False
+
+    pnl = decode(client.get(f"/api/configs/{cid}/pnl", headers=auth_headers))
+    assert pnl["total_pnl"] == "0" and pnl["positions"] == []
+    trades = client.get(f"/api/configs/{cid}/trades?limit=10", headers=auth_headers)
+    assert trades.status_code == 200 and decode(trades) == []
+    assert trades.headers["X-Pagination-Limit"] == "10"
+    assert trades.headers["X-Pagination-Has-Next"] == "false"
+
+    assert client.delete(f"/api/configs/{cid}", headers=auth_headers).status_code == 204
+    assert client.get(f"/api/configs/{cid}", headers=auth_headers).status_code == 404
+
+
+def test_second_config_for_a_target_defaults_to_live(client, auth_headers, whale):
+    target, _ = whale
+    create(client, auth_headers, target)
+    assert preview(client, auth_headers, target)["mode"] == "live"
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("target_address", "0x123"),
+    ("size_multiplier", "0"),
+    ("size_multiplier", "101"),
+    ("max_position_usdc", "-1"),
+    ("price_deviation_bps", 10001),
+    ("price_deviation_bps", -1),
+    ("blocked_categories", ["astrology"]),
+    ("take_profit_bps", 0),
+    ("stop_loss_bps", -5),
+])
+def test_validation_names_the_field(client, auth_headers, whale, field, value):
+    target, _ = whale
+    response = client.post("/api/configs/preview", json=body(target, **{field: value}),
+                           headers=auth_headers)
+    assert response.status_code == 400
+    error = decode(response)
+    assert error["code"] == "validation_failed"
+    assert field in error["fields"]
+
+
+def test_create_needs_a_fresh_unused_matching_preview(client, auth_headers, user, whale):
+    target, _ = whale
+    missing = client.post("/api/configs", json=body(target), headers=auth_headers)
+    assert missing.status_code == 400 and "preview_id" in decode(missing)["fields"]
+    shown = preview(client, auth_headers, target)
+    differs = client.post("/api/configs", json={"preview_id": shown["preview_id"],
+                                                "size_multiplier": "3"},
+                          headers=auth_headers)
+    assert differs.status_code == 400 and "size_multiplier" in decode(differs)["fields"]
+    ok = client.post("/api/configs", json={"preview_id": shown["preview_id"],
+                                           "size_multiplier": "0.5"}, headers=auth_headers)
+    assert ok.status_code == 201
+    again = client.post("/api/configs", json={"preview_id": shown["preview_id"]},
+                        headers=auth_headers)
+    assert again.status_code == 400 and decode(again)["code"] == "validation_failed"
+    old = preview(client, auth_headers, target)
+    ConfigPreview.update(expires_at=utcnow() - timedelta(seconds=1)).where(
+        ConfigPreview.id == old["preview_id"]).execute()
+    expired = client.post("/api/configs", json={"preview_id": old["preview_id"]},
+                          headers=auth_headers)
+    assert expired.status_code == 400 and "preview_id" in decode(expired)["fields"]
+
+
+def test_create_honours_idempotency_key(client, auth_headers, whale):
+    target, _ = whale
+    shown = preview(client, auth_headers, target)
+    headers = {**auth_headers, "Idempotency-Key": str(uuid.uuid4())}
+    first = client.post("/api/configs", json={"preview_id": shown["preview_id"]},
+                        headers=headers)
+    second = client.post("/api/configs", json={"preview_id": shown["preview_id"]},
+                         headers=headers)
+    assert first.status_code == second.status_code == 201
+    assert decode(first)["id"] == decode(second)["id"]
+    assert second.headers.get("Idempotent-Replay") == "true"
+    assert CopyConfig.select().count() == 1
+
+
+def test_tier_limit_on_active_configs(client, auth_headers, whale):
+    target, _ = whale
+    first = create(client, auth_headers, target)
+    second = create(client, auth_headers, target)
+    assert client.post(f"/api/configs/{first['id']}/start",
+                       headers=auth_headers).status_code == 200
+    refused = client.post(f"/api/configs/{second['id']}/start", headers=auth_headers)
+    assert refused.status_code == 403 and decode(refused)["code"] == "tier_limit_exceeded"
+
+
+def test_scopes(client, api_key, user, whale):
+    target, _ = whale
+    user.tier = "elite"  # four keys
+    user.save()
+    reader = {"Authorization": f"Bearer {api_key('read:account')}"}
+    assert client.get("/api/configs", headers=reader).status_code == 200
+    denied = client.post("/api/configs/preview", json=body(target), headers=reader)
+    assert denied.status_code == 403 and decode(denied)["code"] == "scope_required"
+    trader = {"Authorization": f"Bearer {api_key('trade:execute')}"}
+    config = create(client, trader, target)
+    assert client.get(f"/api/configs/{config['id']}/trades",
+                      headers=trader).status_code == 403
+    trades_reader = {"Authorization": f"Bearer {api_key('read:trades')}"}
+    assert client.get(f"/api/configs/{config['id']}/trades",
+                      headers=trades_reader).status_code == 200
+    helper = client.get(f"/api/helpers/suggest-multiplier?target_address={target}&balance=600",
+                        headers=reader)
+    assert helper.status_code == 403
+    markets = {"Authorization": f"Bearer {api_key('read:markets')}"}
+    helper = client.get(f"/api/helpers/suggest-multiplier?target_address={target}&balance=600",
+                        headers=markets)
+    assert helper.status_code == 200
+
+
+def test_suggest_multiplier_with_a_balance_override(client, auth_headers, whale):
+    target, _ = whale
+    response = client.get(
+        f"/api/helpers/suggest-multiplier?target_address={target}&balance=600",
+        headers=auth_headers)
+    assert response.status_code == 200
+    answer = decode(response)
+    assert answer["balance_source"] == "override" and answer["balance"] == "600"
+    assert answer["typical_trade_usdc"] == "30"
+    assert Decimal(answer["size_multiplier"]) == Decimal(1)  # 5% of 600 = 30 = one trade
+    assert "30" in answer["explanation"]
+    assert CopyConfig.select().count() == 0  # read-only
+
+
+def test_other_users_configs_are_not_found(client, auth_headers, whale, bound_db):
+    from models import User
+
+    target, _ = whale
+    stranger = User.create(email="stranger@example.com")
+    other = CopyConfig.create(user=stranger.id, target_address=target,
+                              size_multiplier=Decimal(1), max_position_usdc=Decimal(1),
+                              price_deviation_bps=0)
+    for path in ("", "/status", "/pnl", "/trades"):
+        assert client.get(f"/api/configs/{other.id}{path}",
+                          headers=auth_headers).status_code == 404
+    assert client.post(f"/api/configs/{other.id}/start",
+                       headers=auth_headers).status_code == 404
