@@ -98,12 +98,13 @@ def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
     user_id = _user_id(user)
     token, side_text, amount, kind, limit = order_plan.normalize_request(
         token_id, side, size, order_type, price)
+    # The order's own rules first (tick, minimum, depth), then the preview it must match.
+    plan = order_plan.plan_order(token, side_text, amount, kind, limit,
+                                 time_in_force=time_in_force, floor_size=floor_size)
     preview = None
     if source == "manual":
         preview = previews.check(user_id, preview_id, token, side_text, amount, kind, limit)
     acct = venue_accounts.account(user_id)
-    plan = order_plan.plan_order(token, side_text, amount, kind, limit,
-                                 time_in_force=time_in_force, floor_size=floor_size)
     _check_collateral(acct, plan)
     signed = _sign(acct, plan)
     body = signed.body(acct.creds.api_key)

@@ -1,0 +1,224 @@
+"""REST orders: preview, place, list, cancel, over the sandbox venue; idempotent under threads."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from decimal import Decimal
+
+import httpx
+import pytest
+from werkzeug.serving import make_server
+
+from tests.conftest import free_port
+
+
+def _json(response):
+    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
+
+
+@pytest.fixture
+def me(user, make_trader):
+    """The signed-in user (``auth_headers``) with a funded trading wallet."""
+    return make_trader(user=user)
+
+
+def _preview(client, headers, body):
+    response = client.post("/api/markets/order/preview", json=body, headers=headers)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return _json(response)
+
+
+def test_preview_then_market_order(client, auth_headers, me, market, venue_control):
+    body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
+    quote = _preview(client, auth_headers, body)
+    assert quote["price"] == "0.53" and quote["estimated_cost"] == "5.1"
+    assert quote["expected_price"] == "0.51" and quote["fee"] == "0"
+    assert quote["market_slug"] == market.slug and quote["outcome"] == "Yes"
+    assert quote["confirmation"].startswith("Buy 10 shares")
+
+    response = client.post("/api/markets/order", headers=auth_headers,
+                           json={**body, "preview_id": quote["preview_id"]})
+    assert response.status_code == 200
+    placed = _json(response)
+    assert placed["status"] == "filled"
+    assert (placed["filled_size"], placed["average_price"]) == ("10", "0.51")
+    received = [e for e in venue_control.received_orders() if e["order_id"] == placed["order_id"]]
+    assert len(received) == 1 and received[0]["body"]["order"]["maker"] == me.address
+
+    again = client.post("/api/markets/order", headers=auth_headers,
+                        json={**body, "preview_id": quote["preview_id"]})
+    assert again.status_code == 400
+    assert "already used" in _json(again)["error"]
+
+
+def test_limit_order_list_and_cancel(client, auth_headers, me, market):
+    body = {"token_id": market.yes, "side": "BUY", "size": "20", "order_type": "limit",
+            "price": "0.45"}
+    quote = _preview(client, auth_headers, body)
+    placed = _json(client.post("/api/markets/order", headers=auth_headers,
+                               json={**body, "preview_id": quote["preview_id"]}))
+    assert placed["status"] == "accepted" and placed["filled_size"] == "0"
+
+    listed = client.get("/api/markets/orders", headers=auth_headers)
+    assert listed.status_code == 200
+    [order] = _json(listed)
+    assert order == {"order_id": placed["order_id"], "token_id": market.yes, "side": "buy",
+                     "price": "0.45", "size": "20", "filled_size": "0", "status": "live",
+                     "order_type": "limit", "created_at": order["created_at"]}
+
+    second = {**body, "price": "0.44"}
+    quote2 = _preview(client, auth_headers, second)
+    other = _json(client.post("/api/markets/order", headers=auth_headers,
+                              json={**second, "preview_id": quote2["preview_id"]}))
+
+    one = client.delete(f"/api/markets/orders/{placed['order_id']}", headers=auth_headers)
+    assert one.status_code == 200
+    assert _json(one) == {"canceled": [placed["order_id"]], "not_canceled": {}}
+    assert client.delete("/api/markets/orders/0xdeadbeef", headers=auth_headers
+                         ).status_code == 404
+    everything = client.delete("/api/markets/orders", headers=auth_headers)
+    assert _json(everything)["canceled"] == [other["order_id"]]
+    assert _json(client.get("/api/markets/orders", headers=auth_headers)) == []
+    trades = _json(client.get("/api/trades", headers=auth_headers))
+    assert {t["status"] for t in trades} == {"cancelled"}
+
+
+def test_cannot_cancel_another_users_order(client, auth_headers, me, make_trader, market):
+    from services import orders, previews
+
+    other = make_trader()
+    quote = previews.create(other.user, market.yes, "buy", "10", "limit", "0.40")
+    theirs = orders.place_order(other.user, token_id=market.yes, side="buy", size="10",
+                                order_type="limit", price="0.40",
+                                preview_id=quote["preview_id"])
+    response = client.delete(f"/api/markets/orders/{theirs.order_id}", headers=auth_headers)
+    assert response.status_code == 404 and _json(response)["code"] == "not_found"
+    assert [o["order_id"] for o in orders.open_orders(other.user)] == [theirs.order_id]
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"side": "buy", "size": "10", "order_type": "limit"}, "price"),
+    ({"side": "hold", "size": "10", "order_type": "market"}, "side"),
+    ({"side": "buy", "size": "10", "order_type": "stop"}, "order_type"),
+    ({"side": "buy", "size": 10.5, "order_type": "market"}, "size"),
+    ({"side": "buy", "size": "-1", "order_type": "market"}, "size"),
+    ({"side": "buy", "size": "10", "order_type": "limit", "price": "1.5"}, "price"),
+    ({"side": "buy", "size": "10", "order_type": "limit", "price": "0.455"}, "price"),
+    ({"side": "buy", "size": "3", "order_type": "limit", "price": "0.45"}, "size"),
+])
+def test_bad_requests_are_400(client, auth_headers, me, market, body, field):
+    for path in ("/api/markets/order/preview", "/api/markets/order"):
+        response = client.post(path, headers=auth_headers,
+                               json={"token_id": market.yes, **body,
+                                     **({"preview_id": str(uuid.uuid4())}
+                                        if path.endswith("order") else {})})
+        assert response.status_code == 400, (path, response.get_data(as_text=True))
+        error = _json(response)
+        assert error["code"] == "validation_failed"
+        assert field in error.get("fields", {}) or field in error["error"]
+
+
+def test_preview_problems_are_400_with_the_reason(client, auth_headers, me, market):
+    body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
+    missing = client.post("/api/markets/order", headers=auth_headers, json=body)
+    assert missing.status_code == 400 and "preview_id" in _json(missing)["error"]
+    quote = _preview(client, auth_headers, body)
+    mismatch = client.post("/api/markets/order", headers=auth_headers,
+                           json={**body, "size": "12", "preview_id": quote["preview_id"]})
+    assert mismatch.status_code == 400
+    assert "size 12 (preview: 10)" in _json(mismatch)["error"]
+
+
+def test_unknown_token_404_and_poor_wallet_402(client, auth_headers, user, make_trader,
+                                               market, venue_control):
+    unknown = client.post("/api/markets/order/preview", headers=auth_headers, json={
+        "token_id": "123456789", "side": "buy", "size": "10", "order_type": "market"})
+    assert unknown.status_code == 404 and _json(unknown)["code"] == "not_found"
+
+    make_trader(user=user, funds="1")
+    body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
+    quote = _preview(client, auth_headers, body)
+    before = len(venue_control.received_orders())
+    poor = client.post("/api/markets/order", headers=auth_headers,
+                       json={**body, "preview_id": quote["preview_id"]})
+    assert poor.status_code == 402 and _json(poor)["code"] == "insufficient_balance"
+    assert len(venue_control.received_orders()) == before
+
+
+def test_venue_refusal_is_a_rejected_response(client, auth_headers, me, market):
+    body = {"token_id": market.yes, "side": "sell", "size": "10", "order_type": "limit",
+            "price": "0.6"}
+    quote = _preview(client, auth_headers, body)
+    response = client.post("/api/markets/order", headers=auth_headers,
+                           json={**body, "preview_id": quote["preview_id"]})
+    assert response.status_code == 200
+    assert _json(response)["status"] == "rejected"
+    assert _json(response)["reason"] == "not enough balance / allowance"
+
+
+def test_scopes(client, api_key, me, market):
+    reader = {"Authorization": f"Bearer {api_key('read:markets')}"}
+    assert client.get("/api/markets/orders", headers=reader).status_code == 200
+    body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
+    denied = client.post("/api/markets/order/preview", headers=reader, json=body)
+    assert denied.status_code == 403 and _json(denied)["code"] == "scope_required"
+    assert client.delete("/api/markets/orders", headers=reader).status_code == 403
+    trader_key = {"Authorization": f"Bearer {api_key('trade:execute')}"}
+    assert client.post("/api/markets/order/preview", headers=trader_key,
+                       json=body).status_code == 200
+    assert client.get("/api/markets/orders", headers=trader_key).status_code == 403
+    canceller = {"Authorization": f"Bearer {api_key('trade:cancel')}"}
+    assert client.delete("/api/markets/orders", headers=canceller).status_code == 200
+    assert client.post("/api/markets/order", json=body).status_code == 401
+
+
+@pytest.fixture
+def live_server(app):
+    """The app on a real threaded HTTP server."""
+    port = free_port()
+    server = make_server("127.0.0.1", port, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{port}"
+    server.shutdown()
+    thread.join(timeout=5)
+
+
+def test_parallel_retries_under_one_key_send_one_order(live_server, auth_headers, me, market,
+                                                       venue_control):
+    body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
+    with httpx.Client(base_url=live_server, timeout=30) as http:
+        quote = http.post("/api/markets/order/preview", json=body, headers=auth_headers).json()
+    key = str(uuid.uuid4())
+    headers = {**auth_headers, "Idempotency-Key": key}
+    payload = {**body, "preview_id": quote["preview_id"]}
+    barrier = threading.Barrier(8)
+    answers: list[httpx.Response] = []
+    lock = threading.Lock()
+
+    def send() -> None:
+        with httpx.Client(base_url=live_server, timeout=30) as http:
+            barrier.wait()
+            response = http.post("/api/markets/order", json=payload, headers=headers)
+        with lock:
+            answers.append(response)
+
+    threads = [threading.Thread(target=send) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {r.status_code for r in answers} <= {200, 409}
+    done = [r.json() for r in answers if r.status_code == 200]
+    assert done and len({d["order_id"] for d in done}) == 1
+    order_id = done[0]["order_id"]
+    assert len([e for e in venue_control.received_orders() if e["order_id"] == order_id]) == 1
+    with httpx.Client(base_url=live_server, timeout=30) as http:
+        replay = http.post("/api/markets/order", json=payload, headers=headers)
+    assert replay.status_code == 200 and replay.headers["Idempotent-Replay"] == "true"
+    assert replay.json()["order_id"] == order_id
+    sent_by_me = [e for e in venue_control.received_orders()
+                  if e["body"]["order"]["maker"] == me.address]
+    assert len(sent_by_me) == 1
