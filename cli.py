@@ -112,6 +112,31 @@ def translations_import(path: str) -> None:
 
 
 @main.group()
+def wallets() -> None:
+    """Trading wallets."""
+
+
+@wallets.command("reseal")
+def wallets_reseal() -> None:
+    """Re-seal every wallet secret under the current WALLET_ENCRYPTION_KEY (after rotation)."""
+    from models import database
+    from services import chain_access
+    from services import wallets as wallet_service
+    from services.errors import CryptoError
+
+    settings = _settings()
+    chain_access.configure(settings)
+    bound = database.bind(settings["DATABASE_URL"])
+    try:
+        with bound.connection_context():
+            count = wallet_service.reseal_all()
+    except CryptoError as exc:
+        raise click.ClickException(
+            f"{exc.message} Is the retired key in WALLET_ENCRYPTION_KEY_PREVIOUS?") from None
+    click.echo(f"re-sealed {count} wallet(s)")
+
+
+@main.group()
 def dev() -> None:
     """Local development helpers (the chain started by `copytrade up`)."""
 

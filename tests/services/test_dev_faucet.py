@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 from decimal import Decimal
 
 from click.testing import CliRunner
@@ -10,7 +11,8 @@ from click.testing import CliRunner
 from chain.keys import generate_keypair
 from chain.tokens import native_balance, token_balance
 from cli import main
-from services import dev_faucet
+from models.wallet import TradingWallet
+from services import chain_access, dev_faucet, wallets
 
 
 def test_dev_fund_mints_on_the_recorded_chain(chain, tmp_path, monkeypatch) -> None:
@@ -55,3 +57,23 @@ def test_local_stack_records_its_chain_for_the_faucet(tmp_path, monkeypatch) -> 
         assert token_balance(recorded.web3(), recorded.pusd, address) == Decimal(5)
     finally:
         stack.stop()
+
+
+def test_wallets_reseal_command(app, bound_db, user, tmp_path, monkeypatch) -> None:
+    # rotation: the new key is current, the old one retired; reseal moves every secret over
+
+    wallet = wallets.get_or_create(user)
+    old_key = app.config["WALLET_ENCRYPTION_KEY"]
+    key = wallets.signer(wallet)
+    monkeypatch.setenv("COPYTRADE_INSTANCE", str(tmp_path))
+    monkeypatch.setenv("DATABASE_URL", app.config["DATABASE_URL"])
+    monkeypatch.setenv("WALLET_ENCRYPTION_KEY", secrets.token_hex(32))
+    failed = CliRunner().invoke(main, ["wallets", "reseal"])
+    assert failed.exit_code != 0 and "WALLET_ENCRYPTION_KEY_PREVIOUS" in failed.output
+    monkeypatch.setenv("WALLET_ENCRYPTION_KEY_PREVIOUS", old_key)
+    result = CliRunner().invoke(main, ["wallets", "reseal"])
+    assert result.exit_code == 0 and "re-sealed 1" in result.output, result.output
+    resealed = TradingWallet.get_by_id(wallet.id)
+    assert resealed.key_id == chain_access.current().sealing.current_id != wallet.key_id
+    assert wallets.signer(resealed) == key
+    chain_access.configure(app.config)
