@@ -114,3 +114,13 @@ async def stop_ticker(name: str) -> bool:
     host = current_job().host
     assert host is not None
     return await host.stop_task(f"ticker:{name}")
+
+
+@job("test.start_ticker_late")
+async def start_ticker_late(name: str) -> bool:
+    """A control job that asks for a task only after the worker began shutting down."""
+    host = current_job().host
+    assert host is not None
+    while host._taking_work:
+        await trio.sleep(0.01)
+    return await host.start_task(f"ticker:{name}", ticker, name)

@@ -221,3 +221,16 @@ def test_undecodable_job_fails_and_the_worker_carries_on(settings, redis_conn):
     assert redis_conn.hget(unreadable.key, "status") == b"failed"
     assert "DeserializationError" in broken.latest_result().exc_string
     assert fine.return_value(refresh=True)["sum"] == 7
+
+
+def test_control_job_during_shutdown_goes_back_to_its_queue(settings):
+    job = jobs_service.enqueue("test.start_ticker_late", "t3")
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: status(job) == "started")
+
+    run_host(settings, body)  # shuts down: the job's start_task raises WorkerStopping
+    assert status(job) == "queued"
+    job.refresh()
+    assert job.meta["requeued"] == 1
+    assert jobs_service.queue("default").job_ids == [job.id]
