@@ -65,7 +65,10 @@ class DecimalString(fields.Field):
 def decimal_string_property(converter: Any, field: fields.Field, **kwargs: Any) -> dict[str, Any]:
     """apispec attribute function: document DecimalString as a patterned string."""
     if isinstance(field, DecimalString):
-        return {"type": "string", "pattern": DECIMAL_PATTERN, "format": "decimal"}
+        # This runs after apispec's own nullable handling, so restate it (OpenAPI 3.1 form);
+        # otherwise an allow_none DecimalString would be documented as never null.
+        kind: str | list[str] = ["string", "null"] if field.allow_none else "string"
+        return {"type": kind, "pattern": DECIMAL_PATTERN, "format": "decimal"}
     return {}
 
 
