@@ -11,6 +11,11 @@ $(STAMP): pyproject.toml package.json
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
 	npm install --no-audit --no-fund --loglevel=error
+	@# Dashboard browser tests drive Debian's Chromium (headless).
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get install -y chromium; \
+	  else echo 'hint: install Chromium for the dashboard tests: sudo apt-get install -y chromium'; fi; \
+	fi
 	touch $(STAMP)
 
 setup: $(STAMP)
