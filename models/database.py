@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import parse_qsl, unquote, urlparse
 
 import peewee
-from playhouse.pool import PooledPostgresqlDatabase
+from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
 
 from models.base import db
 
@@ -17,11 +17,17 @@ def open_database(url: str) -> peewee.Database:
     if parsed.scheme == "sqlite":
         # SQLAlchemy's spelling: sqlite:///relative.db, sqlite:////absolute.db
         path = unquote(parsed.path)[1:]
-        return peewee.SqliteDatabase(
+        # Pooled: a request's close() hands the connection back instead of paying
+        # for a fresh connect and pragmas on the next request.
+        return PooledSqliteDatabase(
             path or ":memory:",
+            max_connections=32,
+            stale_timeout=300,
             pragmas={"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 10000,
                      "synchronous": "normal"},
             timeout=10,
+            # The pool hands a connection to one thread at a time, maybe not its creator.
+            check_same_thread=False,
         )
     if parsed.scheme in ("postgres", "postgresql"):
         kwargs: dict[str, object] = {
