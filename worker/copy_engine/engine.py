@@ -158,6 +158,8 @@ class CopyEngine:
                   ) -> None:
         """Run until cancelled; leases are released on the way out."""
         self.venue = self.venue_factory()
+        # Every poll is a request: httpx's per-request INFO lines would drown the worker log.
+        logging.getLogger("httpx").setLevel(logging.WARNING)
         try:
             await self.redis_call(self.leases.heartbeat, self._heartbeat_fields())
             async with trio.open_nursery() as nursery:
@@ -246,7 +248,7 @@ class CopyEngine:
         share = math.ceil(len(active) / max(1, len(engines))) if active else 0
         for target in [t for t in self.targets if t not in active]:
             await self._release_target(target)
-        if len(engines) > 1 and len(self.targets) > share + 1:
+        if len(engines) > 1 and len(self.targets) > share:
             # Hand surplus targets to the others (they claim them on their next sweep).
             surplus = sorted(self.targets, key=lambda t: len(self.targets[t].configs))
             for target in surplus[: len(self.targets) - share]:
