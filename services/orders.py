@@ -23,6 +23,8 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
+from redis.exceptions import RedisError
+
 from models.base import db, utcnow
 from models.trading import (
     ORDER_CANCELLED,
@@ -51,6 +53,8 @@ log = logging.getLogger(__name__)
 
 SOURCES = ("manual", "copy", "sell")
 RECONCILE_AFTER = timedelta(seconds=30)
+RECONCILE_JOB = "orders.reconcile"
+RECONCILE_PENDING_JOB = "orders.reconcile_pending"
 ZERO = Decimal(0)
 
 
@@ -172,9 +176,21 @@ def _send(acct: VenueAccount, order: Order, signed: SignedOrder, plan: OrderPlan
         try:
             reconcile(order.id, acct=acct)
         except VenueError:
-            log.warning("order %s left pending for later reconciliation", order.order_hash)
+            log.warning("order %s left pending; queueing its reconciliation", order.order_hash)
+            _queue_reconcile(order)
         return
     _apply_post_result(order, result, plan)
+
+
+def _queue_reconcile(order: Order) -> None:
+    """Ask the worker to settle the record later; a sweep catches it if Redis is down too."""
+    from services import jobs
+
+    try:
+        jobs.enqueue(RECONCILE_JOB, str(order.id), job_id=f"reconcile-{order.id}",
+                     queue="high")
+    except (RedisError, errors.CopytradeError) as exc:  # reconcile_pending sweeps later
+        log.warning("could not queue reconciliation of %s: %s", order.order_hash, exc)
 
 
 def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan) -> None:
@@ -264,7 +280,7 @@ def _venue_status(remote: OpenOrder) -> str:
     return remote.status.upper().removeprefix("ORDER_STATUS_")
 
 
-def reconcile(order_id: UUID, *, acct: VenueAccount | None = None) -> Order:
+def reconcile(order_id: UUID | str, *, acct: VenueAccount | None = None) -> Order:
     """Bring one order record in line with the venue, looking it up by its hash."""
     order = Order.get_by_id(order_id)
     if order.status not in ORDER_OPEN:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from worker.host import WorkerHost
 
 JOB_MODULES: tuple[str, ...] = ("worker.builtin_jobs", "worker.jobs_wallets",
-                                "worker.copy_engine.jobs")
+                                "worker.copy_engine.jobs", "worker.jobs_trading")
 """Modules whose ``@job`` functions make up the production job table."""
 
 EXTRA_MODULES_ENV = "COPYTRADE_JOB_MODULES"

@@ -234,3 +234,26 @@ def test_crash_after_send_is_reconciled_from_the_venue(trader, market, venue_con
 def test_unknown_token_is_not_found(trader):
     with pytest.raises(errors.NotFound):
         previews.create(trader.user, str(secrets.randbits(200)), "buy", "10", "market")
+
+
+def test_lost_answer_is_queued_for_reconciliation(trader, market, venue_control):
+    from services import jobs
+
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "status": 500, "count": 1}, expect=201)
+    venue_control.call("POST", "/faults", {"path": "/clob/data/order/", "status": 503,
+                                           "count": 20}, expect=201)
+    try:
+        placed = _place(trader, market.yes, "buy", "10", "market")
+    finally:
+        venue_control.call("DELETE", "/faults", expect=200)
+    assert placed.status == "accepted" and placed.filled_size == 0
+    order = Order.get(Order.order_hash == placed.order_id)
+    assert order.status == "pending"
+    queued = jobs.fetch(jobs.qualified_job_id(f"reconcile-{order.id}"))
+    assert queued is not None and queued.func_name == orders.RECONCILE_JOB
+    assert queued.args == (str(order.id),)
+    queued.delete()
+    # What the job does, once the venue answers again: the order never arrived.
+    assert orders.reconcile(str(order.id)).status == "failed"
+    assert Trade.get_by_id(placed.trade_id).status == "failed"
