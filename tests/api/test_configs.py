@@ -229,3 +229,18 @@ def test_other_users_configs_are_not_found(client, auth_headers, whale, bound_db
                           headers=auth_headers).status_code == 404
     assert client.post(f"/api/configs/{other.id}/start",
                        headers=auth_headers).status_code == 404
+
+
+def test_trading_readiness_lists_blockers(client, auth_headers, user, venue_control):
+    from services import wallets
+
+    before = decode(client.get("/api/helpers/trading-readiness", headers=auth_headers))
+    assert before["ready_to_trade"] is False
+    assert [b["code"] for b in before["blockers"]] == ["no_wallet"]
+    wallet = wallets.get_or_create(user)
+    venue_control.fund(wallet.address, "250")
+    after = decode(client.get("/api/helpers/trading-readiness", headers=auth_headers))
+    assert after["wallet_address"] == wallet.address
+    assert after["balance_usdc"] == "250" and after["venue_credentials"] is True
+    assert after["ready_to_trade"] is True
+    assert after["max_active_configs"] == 1 and after["active_configs"] == 0

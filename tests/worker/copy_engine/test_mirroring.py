@@ -173,3 +173,87 @@ def test_intent_insert_is_exactly_once(bound_db, make_config, trader, target):
     fresh = row()
     fresh["target_trade_key"] = "other"
     assert store.insert_intents([fresh]) == []  # a stopped config takes no new decision
+
+
+def test_edits_apply_to_the_running_executor(run_engines, make_config, trader, market, target,
+                                             venue_control):
+    config = make_config(trader.user, target, paper_trading=True)
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+        await wait_for(settled(config, 1))
+
+        def edit() -> None:
+            with db.connection_context():
+                CopyConfig.update(size_multiplier=Decimal(2),
+                                  version=CopyConfig.version + 1).where(
+                    CopyConfig.id == config.id).execute()
+
+        await trio.to_thread.run_sync(edit)
+        await trio.sleep(1)  # a few sweeps
+        await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+        await wait_for(settled(config, 2))
+
+    run_engines(scenario)
+    assert [i.size for i in intents_of(config)] == [Decimal(10), Decimal(20)]
+
+
+def test_take_profit_sells_the_position_once(run_engines, make_config, trader, market, target,
+                                             venue_control, venue_server):
+    config = make_config(trader.user, target, take_profit_bps=1000)
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.yes, "BUY", "20", "0.5")
+        await wait_for(settled(config, 1))
+        # The market rallies: the house re-quotes around 0.70 (bid 0.69 > cost 0.51 + 10%).
+        def rally() -> None:
+            state = venue_server.state
+            with state.lock:
+                state.recenter_house(state.markets[market.condition_id], Decimal("0.7"))
+
+        await trio.to_thread.run_sync(rally)
+        await wait_for(settled(config, 2))
+        await trio.sleep(1.5)  # more exit checks: no second sale
+
+    run_engines(scenario)
+    _buy, exit_sale = intents_of(config)
+    assert exit_sale.kind == "take_profit" and exit_sale.side == "SELL"
+    assert exit_sale.status == "filled" and exit_sale.filled_size == Decimal(20)
+    assert len(intents_of(config)) == 2
+
+
+def test_rest_preview_create_start_then_the_engine_mirrors(client, auth_headers, user,
+                                                          run_engines, market, target,
+                                                          venue_control):
+    from services import wallets
+
+    wallet = wallets.get_or_create(user)
+    venue_control.fund(wallet.address, "500")
+    fields = {"target_address": target, "size_multiplier": "1.5", "max_position_usdc": "200",
+              "price_deviation_bps": 500, "paper_trading": False}
+    shown = client.post("/api/configs/preview", json=fields, headers=auth_headers).get_json()
+    created = client.post("/api/configs", json={"preview_id": shown["preview_id"]},
+                          headers=auth_headers)
+    assert created.status_code == 201
+    config_id = created.get_json()["id"]
+    assert client.post(f"/api/configs/{config_id}/start",
+                       headers=auth_headers).status_code == 200
+    config = CopyConfig.get_by_id(config_id)
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.no, "BUY", "8", "0.5")
+        await wait_for(settled(config))
+
+    run_engines(scenario)
+    trades = client.get(f"/api/configs/{config_id}/trades", headers=auth_headers).get_json()
+    assert [(t["side"], t["token_id"], t["size"], t["status"], t["decision"])
+            for t in trades] == [("buy", market.no, "12", "filled", "copied")]
+    assert trades[0]["latency_ms"] is not None
+    status = client.get(f"/api/configs/{config_id}/status", headers=auth_headers).get_json()
+    assert status["fills_last_hour"] == 1 and status["last_detection_at"]
+    pnl = client.get(f"/api/configs/{config_id}/pnl", headers=auth_headers).get_json()
+    assert pnl["positions"][0]["size"] == "12"
+    assert venue_control.balances(wallet.address)["positions"] == {market.no: "12"}
