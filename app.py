@@ -11,8 +11,9 @@ from flask import Flask, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 import config as settings_module
-from blueprints import access, assets, errors, health, ratelimit
+from blueprints import access, assets, errors, health, ratelimit, wellknown
 from blueprints import api as rest
+from blueprints import oauth as oauth_surface
 from models import database, migrate
 from models.base import db
 from services import chain_access, redis_client, venues
@@ -51,6 +52,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     ratelimit.init_app(app)  # before the access gate: a flood stops before any lookup
     access.init_app(app)  # every /api route's declared policy, deny by default
     rest.register(app)
+    oauth_surface.register(app)  # /oauth/..., /api/oauth/approvals, the svco_ resolver
+    wellknown.register(app)  # /.well-known discovery documents
     app.register_blueprint(health.bp)
     app.register_blueprint(assets.bp)
     errors.register(app)  # after smorest's, so ours wins for HTTPException

@@ -109,6 +109,9 @@ def load(env: Mapping[str, str] | None = None, instance: Path | None = None) -> 
         "RATE_LIMIT_PER_SECOND": int(get("RATE_LIMIT_PER_SECOND")
                                      or DEFAULT_RATE_LIMIT_PER_SECOND),
         "RATE_LIMIT_BURST": int(get("RATE_LIMIT_BURST") or DEFAULT_RATE_LIMIT_BURST),
+        # OAuth: accept http://127.0.0.1 client_id metadata URLs (tests, local development).
+        "OAUTH_ALLOW_HTTP_CLIENT_ID_URLS": (get("OAUTH_ALLOW_HTTP_CLIENT_ID_URLS", "") or ""
+                                            ).lower() in ("1", "true", "yes"),
     }
     for name, default in venue_defaults.items():
         # POLYMARKET_RTDS_URL set to "" means: detect by polling only.
