@@ -278,7 +278,8 @@ def request(user: User | UUID | str, token_ids: Sequence[str] | None = None) -> 
         w3 = chain_access.web3()
         fees = suggest_fees(w3)
         needed = sum(_claim_gas_wei(w3, wallet, d, fees.max_fee_per_gas) for d in drafts)
-        free = native_balance_wei(w3, wallet.address) - wallet_transactions.reserved_wei(wallet)
+        reserved = wallet_transactions.reserved_wei(wallet, w3)
+        free = native_balance_wei(w3, wallet.address) - reserved
         if free < needed:
             raise errors.InsufficientBalance(
                 "The trading wallet needs MATIC to pay gas for these claims: about "

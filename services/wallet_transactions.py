@@ -159,6 +159,7 @@ def _heal(w3: Web3, wallet: TradingWallet, pending: int) -> set[int]:
             log.warning("wallet %s: in-flight tx %s dropped: %s", wallet.address, tx.tx_hash, exc)
             continue
         held.add(int(tx.nonce))
+        refresh(tx, w3)  # mined at once on a fast chain: then it reserves nothing
     return held
 
 
@@ -215,13 +216,17 @@ def settle(tx: WalletTransaction, timeout: float | None = None) -> WalletTransac
     return _record_receipt(tx, receipt)
 
 
-def reserved_wei(wallet: TradingWallet, *, exclude: uuid.UUID | None = None) -> int:
-    """MATIC (wei) that in-flight transactions may still spend: gas at the cap plus value."""
+def reserved_wei(wallet: TradingWallet, w3: Web3 | None = None) -> int:
+    """MATIC (wei) that unmined in-flight transactions may still spend: gas cap plus value.
+
+    Read it before the balance: a transaction mined in between is then counted twice
+    (a refusal to retry), never missed (an overspend).
+    """
+    w3 = w3 or chain_access.web3()
     total = 0
     for tx in in_flight(wallet):
-        if exclude is not None and tx.id == exclude:
-            continue
-        total += int(tx.max_cost_wei or 0)
+        if refresh(tx, w3).status in TX_IN_FLIGHT:
+            total += int(tx.max_cost_wei or 0)
     return total
 
 

@@ -154,6 +154,8 @@ def _reserved_token_base(wallet: TradingWallet, token: str, decimals: int,
         if exclude is not None and other.id == exclude:
             continue
         if other.transaction_id is not None:
+            if token == "matic":
+                continue  # signed: its value is in wallet_transactions.reserved_wei already
             # mined meanwhile: the chain balance already shows it, do not count it twice
             _sync_from_transaction(other, wallet_transactions.refresh(other.transaction, w3))
             if other.status not in OPEN_STATES:
@@ -178,8 +180,8 @@ def _plan(w3: Web3, wallet: TradingWallet, token: str, to: str, amount_base: int
     """Check balance and gas for a transfer (InsufficientBalance, 402) and fix its gas."""
     decimals = _decimals(w3, token)
     fees = suggest_fees(w3)
-    native_free = (native_balance_wei(w3, wallet.address)
-                   - wallet_transactions.reserved_wei(wallet))
+    reserved_wei = wallet_transactions.reserved_wei(wallet, w3)  # first: see its docstring
+    native_free = native_balance_wei(w3, wallet.address) - reserved_wei
     if token == "matic":
         has_code = bool(w3.eth.get_code(Web3.to_checksum_address(to)))
         gas = (estimate_gas(w3, sender=wallet.address, to=to, value=amount_base)
@@ -197,8 +199,8 @@ def _plan(w3: Web3, wallet: TradingWallet, token: str, to: str, amount_base: int
                 f"{_fmt(gas_cost, decimals)} MATIC more for gas. Withdraw less.")
         return _Plan(token, to, amount_base, gas, fees)
     token_address = wallets.token_addresses()[token]
-    balance = token_balance_base(w3, token_address, wallet.address)
-    available = balance - _reserved_token_base(wallet, token, decimals, exclude)
+    reserved = _reserved_token_base(wallet, token, decimals, exclude)  # before the balance
+    available = token_balance_base(w3, token_address, wallet.address) - reserved
     if available < amount_base:
         raise errors.InsufficientBalance(
             f"Insufficient {TOKEN_SYMBOLS[token]} balance: "

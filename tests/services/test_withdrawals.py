@@ -265,3 +265,22 @@ def test_someone_elses_withdrawal_is_not_found(wallet_chain, fund, user) -> None
     with pytest.raises(errors.NotFound):
         withdrawals.get(other, withdrawal.id)
     assert withdrawals.get(user, withdrawal.id).id == withdrawal.id
+
+
+def test_matic_in_flight_is_reserved_once(app, wallet_chain, fund, user) -> None:
+    # a MATIC withdrawal signed but not yet sent holds its value and gas, counted once
+    wallet = wallets.get_or_create(user)
+    fund(wallet.address, matic_wei=ONE_MATIC)
+    to = generate_keypair().address
+    first = withdrawals.request(user, to, Decimal("0.4"), "matic")
+    chain_access.configure(chain_settings(app, wallet_chain),
+                           web3=faulty_web3(wallet_chain.rpc_url, fail_send="before"))
+    with pytest.raises(Exception, match="injected"):
+        withdrawals.send(first.id)
+    chain_access.configure(chain_settings(app, wallet_chain))
+    second = withdrawals.request(user, to, Decimal("0.4"), "matic")
+    with pytest.raises(errors.InsufficientBalance):
+        withdrawals.request(user, to, Decimal("0.4"), "matic")
+    assert withdrawals.send(second.id) == "confirmed"
+    assert withdrawals.send(first.id) == "confirmed"
+    assert native_balance_wei(wallet_chain.web3(), to) == 8 * 10**17
