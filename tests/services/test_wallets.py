@@ -116,3 +116,22 @@ def test_no_chain_configured_is_feature_not_enabled(app, wallet_chain, user) -> 
     chain_access.configure({**chain_settings(app, wallet_chain), "POLYGON_RPC_URL": None})
     with pytest.raises(errors.FeatureNotEnabled):
         wallets.balances(user)
+
+
+def test_crypto_failures_map_to_crypto_error_and_fail_the_job(app, wallet_chain, fund,
+                                                              user) -> None:
+    from chain.errors import CryptoFailure
+    from services import withdrawals
+
+    mapped = errors.from_external(CryptoFailure("tampered"))
+    assert (mapped.status, mapped.code) == (500, "crypto_error")
+    assert "tampered" not in mapped.message  # no internals in the answer
+
+    wallet = wallets.get_or_create(user)
+    fund(wallet.address, pusd=2 * USDC)
+    withdrawal = withdrawals.request(user, "0x" + "ab" * 20, Decimal("1"), "usdc")
+    # the worker runs with a different key: it refuses to sign, and says so on the record
+    chain_access.configure(chain_settings(app, wallet_chain,
+                                          WALLET_ENCRYPTION_KEY=secrets.token_hex(32)))
+    assert withdrawals.send(withdrawal.id) == "failed"
+    assert "decrypted" in withdrawals.get(user, withdrawal.id).error
