@@ -11,8 +11,9 @@ from flask import Flask, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 import config as settings_module
-from blueprints import access, assets, errors, health, ratelimit, wellknown
+from blueprints import access, assets, errors, health, operations, ratelimit, wellknown
 from blueprints import api as rest
+from blueprints import mcp as mcp_server
 from blueprints import oauth as oauth_surface
 from models import database, migrate
 from models.base import db
@@ -49,9 +50,11 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
             migrate.require_migrated(bound)
 
     _register_request_hooks(app)
+    operations.init_app(app)  # request ids, request log and metrics, /metrics; first
     ratelimit.init_app(app)  # before the access gate: a flood stops before any lookup
     access.init_app(app)  # every /api route's declared policy, deny by default
     rest.register(app)
+    mcp_server.init_app(app)  # POST /api/mcp on the same Api, /.well-known/mcp.json
     oauth_surface.register(app)  # /oauth/..., /api/oauth/approvals, the svco_ resolver
     wellknown.register(app)  # /.well-known discovery documents
     app.register_blueprint(health.bp)

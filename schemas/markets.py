@@ -138,3 +138,55 @@ class TraderSchema(Schema):
     pnl = DecimalString(required=True)
     volume = DecimalString(required=True)
     verified = fields.Boolean(required=True)
+
+
+# Arguments of the discovery services (services/markets.py), shared by every surface.
+
+class MarketSearchArgsSchema(Schema):
+    """Find markets by text."""
+
+    query = fields.String(required=True, validate=validate.Length(min=1, max=200), metadata={
+        "description": "Words to find in market and event titles, e.g. `bitcoin 100k`."})
+    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
+    include_closed = fields.Boolean(load_default=False, metadata={
+        "description": "Also return closed and resolved markets."})
+
+
+class MarketLookupArgsSchema(Schema):
+    """One market, by slug or by one of its outcome token ids."""
+
+    slug = fields.String(load_default=None, validate=validate.Length(min=1, max=200),
+                         metadata={"description": "The market's slug."})
+    token_id = fields.String(load_default=None, validate=validate.Length(min=1, max=100),
+                             metadata={"description": "An outcome token id of the market."})
+
+
+class MarketDepthArgsSchema(Schema):
+    """The order book of one outcome token."""
+
+    token_id = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    levels = fields.Integer(load_default=10, validate=validate.Range(min=1, max=100), metadata={
+        "description": "Price levels per side."})
+
+
+class PriceHistoryArgsSchema(Schema):
+    """Price history of one outcome token."""
+
+    token_id = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    interval = fields.String(load_default="1d", validate=validate.OneOf(
+        ["1h", "6h", "1d", "1w", "1m", "max"]), metadata={
+        "description": "How far back: 1h, 6h, 1d, 1w, 1m or max."})
+    fidelity = fields.Integer(load_default=None, allow_none=True,
+                              validate=validate.Range(min=1, max=1440), metadata={
+        "description": "Minutes between points (the venue's default when omitted)."})
+
+
+class TopTradersArgsSchema(Schema):
+    """The venue's leaderboard."""
+
+    period = fields.String(load_default="WEEK", validate=validate.OneOf(
+        ["DAY", "WEEK", "MONTH", "ALL"]))
+    order_by = fields.String(load_default="PNL", validate=validate.OneOf(["PNL", "VOL"]))
+    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=50))
+    category = fields.String(load_default=None, allow_none=True, metadata={
+        "description": "A venue category (e.g. `sports`); all categories when omitted."})

@@ -1,0 +1,123 @@
+"""The MCP server: POST /api/mcp, the manifest at /.well-known/mcp.json and the server card.
+
+``init_app(app)`` (after the REST Api exists) registers the endpoint on the Api so the
+OpenAPI document describes it, installs the Origin guard ahead of every other
+before-request hook, and builds the tool catalogue once. The manifest route sits on the
+/.well-known blueprint (blueprints/wellknown.py) beside the OAuth discovery documents.
+The transport is ``transport.py``, the tool table ``tools.py``.
+"""
+
+from __future__ import annotations
+
+from flask import Flask, Response, jsonify, request
+from flask.views import MethodView
+
+from blueprints import access
+from blueprints import wellknown as wellknown_documents
+from blueprints.api.base import Blueprint
+from blueprints.idempotency import idempotency_exempt
+from blueprints.mcp import manifest as manifest_doc
+from blueprints.mcp import transport
+from blueprints.mcp.catalogue import catalogue
+from schemas.jsonrpc import JsonRpcRequestSchema, JsonRpcResponseSchema
+
+ENDPOINT = "/api/mcp"
+
+blp = Blueprint("mcp", __name__, url_prefix=ENDPOINT, description="MCP server")
+
+_ENDPOINT_DOC = """\
+JSON-RPC 2.0 over the MCP Streamable HTTP transport, protocol versions 2025-06-18 and
+2025-11-25 (`initialize` handshake, `MCP-Protocol-Version`, optional `Mcp-Session-Id`)
+and 2026-07-28 (stateless: `params._meta` version and capabilities, `server/discover`,
+`Mcp-Method` / `Mcp-Name` headers). One message per POST (arrays are refused);
+answers are `application/json`; notifications get 202. GET and DELETE answer 405.
+
+`tools/list` lists only the tools the credential's scopes permit. A tool call without
+its scope answers 403 with `WWW-Authenticate: Bearer error="insufficient_scope"`. Write
+tools require an `idempotency_key` argument (the store behind REST's Idempotency-Key;
+refused when it is down); `place_market_order` and `create_copy_config` require a
+`preview_id`. Tool failures are results with `isError: true` and `{error, code}`. The
+manifest is at `/.well-known/mcp.json`.
+"""
+
+
+@blp.route("")
+class McpEndpoint(MethodView):
+    @access.api_credential_only
+    @idempotency_exempt("each MCP write tool takes its own `idempotency_key` argument, run "
+                        "through the same store as Idempotency-Key.")
+    @blp.doc(summary="MCP endpoint (Streamable HTTP)", description=_ENDPOINT_DOC,
+             requestBody={"required": True,
+                          "content": {"application/json": {"schema": JsonRpcRequestSchema}}})
+    @blp.alt_response(200, schema=JsonRpcResponseSchema,
+                      description="A JSON-RPC response (legacy-era JSON-RPC errors too).")
+    @blp.alt_response(202, description="A notification was accepted (no body).")
+    @blp.alt_response(400, schema=JsonRpcResponseSchema, description=(
+        "JSON-RPC error: not JSON (-32700), not one JSON-RPC message or a batch (-32600), "
+        "unsupported MCP-Protocol-Version (-32022), on 2026-07-28 missing `_meta` fields "
+        "or bad params (-32602) and headers not matching the body (-32020)."))
+    @blp.alt_response(403, schema=JsonRpcResponseSchema, description=(
+        "JSON-RPC error: a foreign `Origin` (-32600), or a tool needing a scope the "
+        "credential lacks (-31403, with `WWW-Authenticate: Bearer "
+        "error=\"insufficient_scope\", scope=\"...\"`)."))
+    @blp.alt_response(404, schema=JsonRpcResponseSchema, description=(
+        "JSON-RPC error: unknown method on 2026-07-28 (-32601), or an unknown or expired "
+        "Mcp-Session-Id (initialize again)."))
+    @blp.errors(401, 429)
+    def post(self):
+        return transport.handle()
+
+
+@blp.route("/server-card")
+class ServerCard(MethodView):
+    @access.public
+    @blp.doc(summary="MCP server card",
+             description="The MCP manifest (same document as /.well-known/mcp.json).")
+    @blp.alt_response(200, description="The manifest.")
+    @blp.errors(429)
+    def get(self):
+        return _manifest_response()
+
+
+# Beside the OAuth discovery documents, on their blueprint: public, cached, CORS-readable.
+@wellknown_documents.blp.route("/mcp.json", methods=["GET"])
+@access.public
+@wellknown_documents.blp.doc(summary="MCP manifest", description=(
+    "Endpoint, transport, protocol versions, authentication (OAuth discovery URLs, token "
+    "prefixes, scopes, recommended scopes), documentation links and a non-authoritative "
+    "list of tools with their scopes."), responses={
+    "200": {"description": "The manifest.",
+            "content": {"application/json": {"schema": {"type": "object"}}}},
+    "429": {"description": "Rate limited (`rate_limited`)."}})
+def well_known_manifest() -> Response:
+    """The MCP manifest: endpoint, transport, versions, auth and scopes, tools."""
+    return _manifest_response()
+
+
+def _manifest_response() -> Response:
+    response = jsonify(manifest_doc.manifest())
+    response.headers["Cache-Control"] = "public, max-age=300"
+    return response
+
+
+@blp.after_request
+def _challenge(response: Response) -> Response:
+    if request.endpoint == "mcp.ServerCard":
+        response.headers.update(manifest_doc.CORS_HEADERS)
+    return transport.challenge_unauthorized(response)
+
+
+def _origin_guard() -> Response | None:
+    if request.path.rstrip("/") != ENDPOINT:
+        return None
+    return transport.origin_refusal()
+
+
+def init_app(app: Flask) -> None:
+    """Register the MCP routes on the app's REST Api and guard the endpoint's Origin."""
+    api = app.extensions["copytrade_api"]
+    api.register_blueprint(blp)  # /.well-known/mcp.json comes with wellknown.register(app)
+    # First of all hooks: a foreign Origin is refused before rate limiting or the
+    # credential lookup, so a rebinding page learns nothing (not even 401 vs 403).
+    app.before_request_funcs.setdefault(None, []).insert(0, _origin_guard)
+    catalogue(app)  # now, so the OpenAPI document is complete before the first request

@@ -1,0 +1,95 @@
+"""Run one tool call: scope, arguments, idempotency, the service call, the result or the error.
+
+The same steps a REST route takes through its decorators, in the order they take them:
+the credential must hold the tool's scope (else ScopeRequired, which the transport
+answers with 403 and an ``insufficient_scope`` challenge); the arguments are loaded with
+the tool's marshmallow schema; a write with an ``idempotency_key`` runs through
+``services.idempotency.run_once`` (the store REST's Idempotency-Key uses, failing
+closed when it is down); the result is dumped with the REST response schema. Business
+failures become ``isError`` results carrying the REST error body ``{error, code, ...}``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from marshmallow import ValidationError
+
+from blueprints.mcp.catalogue import CatalogueEntry
+from blueprints.mcp.protocol import META_REPLAY
+from services import errors, idempotency
+from services.access import Principal
+
+log = logging.getLogger(__name__)
+
+OK = 200
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A CallToolResult: structured content (or the error body), and whether it failed."""
+
+    structured: Any
+    is_error: bool = False
+    replayed: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``result`` object of a tools/call response (a text block mirrors the data)."""
+        result: dict[str, Any] = {
+            "content": [{"type": "text", "text": json.dumps(self.structured, sort_keys=True)}],
+            "structuredContent": self.structured,
+            "isError": self.is_error,
+        }
+        if self.replayed:
+            result["_meta"] = {META_REPLAY: True}
+        return result
+
+
+def failure(err: errors.CopytradeError) -> ToolResult:
+    """The isError result for a domain error: the REST body, plus Retry-After as a field."""
+    body = err.to_dict()
+    if err.retry_after is not None:
+        body.setdefault("retry_after", int(err.retry_after))
+    return ToolResult(body, is_error=True)
+
+
+def _translate(exc: Exception, tool_name: str) -> errors.CopytradeError:
+    if isinstance(exc, ValidationError):
+        fields = exc.normalized_messages()
+        if isinstance(fields, dict) and list(fields) == ["_schema"]:
+            return errors.ValidationFailed(str(fields["_schema"][0]))
+        names = ", ".join(sorted(str(k) for k in fields)) if isinstance(fields, dict) else ""
+        return errors.ValidationFailed(f"Validation failed: {names}." if names else None,
+                                       fields=fields if isinstance(fields, dict) else None)
+    translated = errors.from_external(exc)
+    if translated is None:
+        log.exception("tool %s failed unexpectedly", tool_name)
+        return errors.InternalError()
+    if translated.status >= 500:
+        log.warning("tool %s: %s: %r", tool_name, translated.code, exc)
+    return translated
+
+
+def run(entry: CatalogueEntry, principal: Principal, arguments: dict[str, Any]) -> ToolResult:
+    """Call the tool for ``principal``; raises ScopeRequired when the credential lacks it."""
+    tool = entry.tool
+    if tool.scope is not None:
+        principal.require_scope(tool.scope)
+    try:
+        args = entry.input_schema().load(arguments)
+        key = args.pop("idempotency_key", None)
+        output = tool.output.schema()
+
+        def execute() -> tuple[int, Any]:
+            return OK, output.dump(tool.output.present(tool.call(principal, args)))
+
+        if key is None:
+            return ToolResult(execute()[1])
+        digest = idempotency.fingerprint("mcp", tool.name, args)
+        outcome = idempotency.run_once(principal.user_id, key, digest, execute)
+        return ToolResult(outcome.body, replayed=outcome.replayed)
+    except Exception as exc:  # every failure is the agent's to read, never a 500
+        return failure(_translate(exc, tool.name))

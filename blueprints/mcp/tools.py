@@ -1,0 +1,462 @@
+"""The MCP tool table: each tool's scope, schemas, service call and annotations, declared once.
+
+A tool is a surface like a REST route: it parses its arguments with the marshmallow
+schema the REST route uses, calls the same service function, and dumps the result with
+the REST response schema. Lists come back wrapped in an object (``{"positions": [...]}``,
+paginated ones with a ``pagination`` object) because 2025-era clients require object
+results. Write tools add a required ``idempotency_key`` (the same store as REST's
+Idempotency-Key); previews accept one. Scope checks, idempotency and error mapping
+happen in ``runner.py``; rules live in ``services/``; nothing here decides anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from marshmallow import Schema, fields
+
+from schemas.common import PageArgsSchema, PaginationSchema
+from schemas.configs import (
+    ConfigCreateRequestSchema,
+    ConfigPnlSchema,
+    ConfigPreviewRequestSchema,
+    ConfigPreviewSchema,
+    CopyConfigSchema,
+    DecisionSchema,
+    ReadinessSchema,
+    SuggestMultiplierArgsSchema,
+    SuggestMultiplierSchema,
+)
+from schemas.markets import (
+    MarketDepthArgsSchema,
+    MarketDepthSchema,
+    MarketDetailsSchema,
+    MarketLookupArgsSchema,
+    MarketSearchArgsSchema,
+    MarketSummarySchema,
+    PriceHistoryArgsSchema,
+    PriceHistorySchema,
+    TopTradersArgsSchema,
+    TraderSchema,
+)
+from schemas.stats import PlatformStatsSchema
+from schemas.trading import (
+    CancelResultSchema,
+    OpenOrderSchema,
+    OrderPreviewSchema,
+    PlaceOrderRequestSchema,
+    PlaceOrderResponseSchema,
+    PlaceOrderSchema,
+    PositionsArgsSchema,
+    PositionSchema,
+    TradesArgsSchema,
+    TradeSchema,
+    UserSummarySchema,
+)
+from schemas.wallets import ClaimRequestSchema, ClaimResponseSchema
+from services import (
+    claims,
+    configs,
+    markets,
+    orders,
+    paper,
+    positions,
+    previews,
+    readiness,
+    stats,
+    trades,
+)
+from services.access import Principal
+
+Idempotency = Literal["none", "optional", "required"]
+ServiceCall = Callable[[Principal, dict[str, Any]], Any]
+
+IDEMPOTENCY_KEY_DOC = (
+    "A UUID you generate for this action. Retrying with the same key (within 24 hours) "
+    "returns the first result without doing it again; use a new key for a new action.")
+
+
+@dataclass(frozen=True)
+class Annotations:
+    """MCP tool annotations (hints to clients about what a tool does)."""
+
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = True
+    open_world: bool = False
+
+    def as_json(self, title: str) -> dict[str, Any]:
+        """The ``annotations`` object of a tool definition."""
+        return {"title": title, "readOnlyHint": self.read_only,
+                "destructiveHint": self.destructive, "idempotentHint": self.idempotent,
+                "openWorldHint": self.open_world}
+
+
+# Reads of our own database; reads that ask the venue or the chain.
+LOCAL_READ = Annotations(read_only=True)
+VENUE_READ = Annotations(read_only=True, open_world=True)
+
+
+def _as_is(result: Any) -> Any:
+    return result
+
+
+@dataclass(frozen=True)
+class Output:
+    """A tool's result: the schema of its structured content and how the result fills it."""
+
+    schema: type[Schema]
+    present: Callable[[Any], Any] = _as_is
+
+
+def single(schema: type[Schema]) -> Output:
+    """The service's result is the structured content."""
+    return Output(schema)
+
+
+def listing(key: str, item: type[Schema], name: str) -> Output:
+    """A bare list from the service, answered as ``{key: [...]}``."""
+    wrapper = Schema.from_dict({key: fields.List(fields.Nested(item), required=True)},
+                               name=name)
+    return Output(wrapper, lambda items: {key: list(items)})
+
+
+def page_of(key: str, item: type[Schema], name: str) -> Output:
+    """A services.pagination.Page, answered as ``{key: [...], pagination: {...}}``."""
+    wrapper = Schema.from_dict({
+        key: fields.List(fields.Nested(item), required=True),
+        "pagination": fields.Nested(PaginationSchema, required=True, metadata={
+            "description": "has_next is exact: call again with offset + limit for more."}),
+    }, name=name)
+    return Output(wrapper, lambda page: {key: list(page.items), "pagination": page.meta()})
+
+
+def arguments(name: str, *bases: type[Schema], **extra: fields.Field) -> type[Schema]:
+    """An input schema: ``bases`` (REST's own schemas) plus ``extra`` fields (path params)."""
+    return type(name, bases or (Schema,), dict(extra))
+
+
+NO_ARGUMENTS = arguments("NoArguments")
+
+
+def _config_id(description: str = "The copy config's id (from list_copy_configs).") -> Any:
+    return fields.UUID(required=True, metadata={"description": description})
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One MCP tool: a name agents call, the scope it needs, and the capability behind it."""
+
+    name: str
+    title: str
+    description: str
+    scope: str | None
+    input: type[Schema]
+    output: Output
+    call: ServiceCall
+    annotations: Annotations
+    idempotency: Idempotency = "none"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_write(self) -> bool:
+        """True when the tool changes state (and so requires an idempotency_key)."""
+        return self.idempotency == "required"
+
+
+TOOLS: tuple[Tool, ...] = (
+    Tool(
+        name="get_platform_stats", title="Platform statistics", scope=None,
+        description=(
+            "Public figures about the platform: number of users, copy trades and pUSD "
+            "volume in the last 24 hours, and median / p95 copy latency (ms from a target "
+            "wallet's trade being detected to our order being acknowledged). Needs no scope."),
+        input=NO_ARGUMENTS, output=single(PlatformStatsSchema),
+        call=lambda principal, args: stats.platform_stats(),
+        annotations=LOCAL_READ),
+    Tool(
+        name="get_trading_readiness", title="Trading readiness", scope="read:account",
+        description=(
+            "Can this account trade and copy live right now? Reports the trading wallet, "
+            "its pUSD at the venue, MATIC for gas, venue credentials, active configs "
+            "against the plan's limit, `ready_to_trade`, and `blockers` (each with a code "
+            "and what to do). Call it before going live."),
+        input=NO_ARGUMENTS, output=single(ReadinessSchema),
+        call=lambda principal, args: readiness.readiness(principal),
+        annotations=VENUE_READ),
+    Tool(
+        name="search_markets", title="Search markets", scope="read:markets",
+        description=(
+            "Find prediction markets by text (e.g. `bitcoin`, `election`). Each result has "
+            "its slug, title, category, status and outcomes with their token_id and price "
+            "(0-1, the implied probability). Use a token_id for depth, history and orders."),
+        input=MarketSearchArgsSchema, output=listing("markets", MarketSummarySchema,
+                                                     "MarketSearchResult"),
+        call=lambda principal, args: markets.search_markets(
+            args["query"], limit=args["limit"], include_closed=args["include_closed"]),
+        annotations=VENUE_READ),
+    Tool(
+        name="get_market_details", title="Market details", scope="read:markets",
+        description=(
+            "One market by `slug` or by one of its outcome `token_id`s: status, outcomes "
+            "with token ids and prices, best bid/ask, last trade, volume, liquidity, tick "
+            "size, minimum order size, neg-risk flag and taker fee rate."),
+        input=MarketLookupArgsSchema, output=single(MarketDetailsSchema),
+        call=lambda principal, args: markets.market_details(args["slug"], args["token_id"]),
+        annotations=VENUE_READ),
+    Tool(
+        name="get_market_depth", title="Order book depth", scope="read:markets",
+        description=(
+            "The order book of one outcome token: best bid/ask, midpoint, spread, the top "
+            "`levels` price levels per side with cumulative size, and pUSD resting within "
+            "1, 2 and 5 cents of the midpoint. Use it to judge how much can trade and at "
+            "what slippage."),
+        input=MarketDepthArgsSchema, output=single(MarketDepthSchema),
+        call=lambda principal, args: markets.market_depth(args["token_id"], args["levels"]),
+        annotations=VENUE_READ),
+    Tool(
+        name="get_market_price_history", title="Price history", scope="read:markets",
+        description=(
+            "Price points of one outcome token over `interval` (1h, 6h, 1d, 1w, 1m, max) "
+            "with open, latest, high, low and change (absolute and percent)."),
+        input=PriceHistoryArgsSchema, output=single(PriceHistorySchema),
+        call=lambda principal, args: markets.price_history(
+            args["token_id"], args["interval"], args["fidelity"]),
+        annotations=VENUE_READ),
+    Tool(
+        name="list_top_traders", title="Top traders", scope="read:markets",
+        description=(
+            "The venue's leaderboard for a period (DAY, WEEK, MONTH, ALL), ranked by PnL or "
+            "volume: wallet address, name, PnL, volume. Candidates for `target_address` in "
+            "preview_copy_config."),
+        input=TopTradersArgsSchema, output=listing("traders", TraderSchema,
+                                                   "TopTradersResult"),
+        call=lambda principal, args: markets.top_traders(
+            args["period"], args["order_by"], args["limit"], args["category"]),
+        annotations=VENUE_READ),
+    Tool(
+        name="list_open_positions", title="Open positions", scope="read:positions",
+        description=(
+            "The live positions of the trading wallet: shares, cost basis, current price "
+            "(the book's midpoint, or the settlement price once resolved), value, "
+            "unrealized and realized PnL, and `claimable_value` for resolved winners "
+            "(claim them with claim_positions)."),
+        input=PositionsArgsSchema, output=listing("positions", PositionSchema,
+                                                  "OpenPositionsResult"),
+        call=lambda principal, args: positions.list_positions(principal.user,
+                                                              args["active_only"]),
+        annotations=VENUE_READ),
+    Tool(
+        name="list_paper_positions", title="Paper positions", scope="read:positions",
+        description=(
+            "Positions of the paper (simulated) book that paper-trading copy configs fill, "
+            "valued at the live book's midpoint. No real funds are involved."),
+        input=PositionsArgsSchema, output=listing("positions", PositionSchema,
+                                                  "PaperPositionsResult"),
+        call=lambda principal, args: paper.list_positions(principal.user,
+                                                          args["active_only"]),
+        annotations=VENUE_READ),
+    Tool(
+        name="list_trades", title="Trades", scope="read:trades",
+        description=(
+            "The account's live trades, newest first, one page at a time (`limit`, "
+            "`offset`; `config_id` keeps one copy config's). Status: pending, filled, "
+            "cancelled or failed; `latency_ms` is set on copy trades."),
+        input=TradesArgsSchema, output=page_of("trades", TradeSchema, "TradesResult"),
+        call=lambda principal, args: trades.list_trades(principal.user, **args),
+        annotations=VENUE_READ),
+    Tool(
+        name="get_user_summary", title="PnL summary", scope="read:account",
+        description=(
+            "The account's PnL: total (realized from fills plus unrealized at the live "
+            "book), realized, number of filled trades and fees paid, in pUSD."),
+        input=NO_ARGUMENTS, output=single(UserSummarySchema),
+        call=lambda principal, args: stats.user_summary(principal.user),
+        annotations=VENUE_READ),
+    Tool(
+        name="list_copy_configs", title="Copy configs", scope="read:account",
+        description=(
+            "The account's copy-trading configs, newest first: target wallet, sizing "
+            "(size_multiplier, max_position_usdc), guards, `is_active` (copying now) and "
+            "`paper_trading` (simulated fills)."),
+        input=NO_ARGUMENTS, output=listing("configs", CopyConfigSchema, "CopyConfigsResult"),
+        call=lambda principal, args: configs.list_configs(principal),
+        annotations=LOCAL_READ),
+    Tool(
+        name="get_copy_config", title="Copy config", scope="read:account",
+        description="One copy config by id.",
+        input=arguments("GetCopyConfigArgs", config_id=_config_id()),
+        output=single(CopyConfigSchema),
+        call=lambda principal, args: configs.get(principal, args["config_id"]),
+        annotations=LOCAL_READ),
+    Tool(
+        name="get_config_pnl", title="Copy config PnL", scope="read:account",
+        description=(
+            "Realized plus unrealized PnL of one copy config, with each of its positions "
+            "marked at the best bid (what selling would get now)."),
+        input=arguments("GetConfigPnlArgs", config_id=_config_id()),
+        output=single(ConfigPnlSchema),
+        call=lambda principal, args: configs.pnl(principal, args["config_id"]),
+        annotations=VENUE_READ),
+    Tool(
+        name="get_config_trades", title="Copy config decisions", scope="read:trades",
+        description=(
+            "Every decision one copy config made, newest first, one page at a time: "
+            "copied trades with their order's outcome, and skipped ones with `reason` and "
+            "`detail` (why the target's trade was not mirrored)."),
+        input=arguments("GetConfigTradesArgs", PageArgsSchema, config_id=_config_id()),
+        output=page_of("trades", DecisionSchema, "ConfigTradesResult"),
+        call=lambda principal, args: configs.decisions(
+            principal, args["config_id"], limit=args["limit"], offset=args["offset"]),
+        annotations=LOCAL_READ),
+    Tool(
+        name="suggest_multiplier", title="Suggest a size multiplier", scope="read:markets",
+        description=(
+            "Recommend a `size_multiplier` for copying `target_address`: a typical target "
+            "trade, mirrored, risks about 5% of the balance (the live venue balance, or "
+            "`balance` if given). Read-only; use the result in preview_copy_config."),
+        input=SuggestMultiplierArgsSchema, output=single(SuggestMultiplierSchema),
+        call=lambda principal, args: configs.suggest_multiplier(
+            principal, args["target_address"], args.get("balance")),
+        annotations=VENUE_READ),
+    Tool(
+        name="preview_copy_config", title="Preview a copy config", scope="trade:execute",
+        description=(
+            "Step 1 of 2 to start copying a wallet: validate the settings and summarise "
+            "what the config would do (the target's recent activity, PnL and categories, "
+            "sizing, caps, guards, paper or live mode, warnings). Nothing is created. "
+            "Returns a `preview_id` for create_copy_config, valid 10 minutes, usable once. "
+            "Start new targets with `paper_trading: true`."),
+        input=ConfigPreviewRequestSchema, output=single(ConfigPreviewSchema),
+        call=lambda principal, args: configs.preview(principal, args),
+        annotations=Annotations(read_only=False, idempotent=False, open_world=True),
+        idempotency="optional"),
+    Tool(
+        name="create_copy_config", title="Create a copy config", scope="trade:execute",
+        description=(
+            "Step 2 of 2: create the config previewed by preview_copy_config (pass its "
+            "unexpired `preview_id`; other fields, if sent, must equal the previewed ones). "
+            "The config is created stopped: call start_copying to begin."),
+        input=arguments("CreateCopyConfigArgs", ConfigCreateRequestSchema),
+        output=single(CopyConfigSchema),
+        call=lambda principal, args: configs.create(principal, args),
+        annotations=Annotations(read_only=False, idempotent=False),
+        idempotency="required"),
+    Tool(
+        name="start_copying", title="Start copying", scope="trade:execute",
+        description=(
+            "Start a copy config: new trades of its target wallet are mirrored (on the "
+            "paper book when `paper_trading`, else with real funds). Fails with "
+            "`tier_limit_exceeded` past the plan's active-config limit. Starting a running "
+            "config changes nothing."),
+        input=arguments("StartCopyingArgs", config_id=_config_id()),
+        output=single(CopyConfigSchema),
+        call=lambda principal, args: configs.start(principal, args["config_id"]),
+        annotations=Annotations(read_only=False, idempotent=True),
+        idempotency="required"),
+    Tool(
+        name="stop_copying", title="Stop copying", scope="trade:execute",
+        description=(
+            "Stop a copy config: no new order is made for it once this returns. Positions "
+            "it holds stay open. Stopping a stopped config changes nothing."),
+        input=arguments("StopCopyingArgs", config_id=_config_id()),
+        output=single(CopyConfigSchema),
+        call=lambda principal, args: configs.stop(principal, args["config_id"]),
+        annotations=Annotations(read_only=False, idempotent=True),
+        idempotency="required"),
+    Tool(
+        name="delete_copy_config", title="Delete a copy config", scope="trade:execute",
+        description=(
+            "Stop and delete a copy config. Its decision history stays in the trades "
+            "ledger; positions it holds stay open. Cannot be undone."),
+        input=arguments("DeleteCopyConfigArgs", config_id=_config_id()),
+        output=single(Schema.from_dict({
+            "deleted": fields.Boolean(required=True),
+            "config_id": fields.UUID(required=True)}, name="DeleteCopyConfigResult")),
+        call=lambda principal, args: (configs.delete(principal, args["config_id"])
+                                      or {"deleted": True, "config_id": args["config_id"]}),
+        annotations=Annotations(read_only=False, destructive=True, idempotent=True),
+        idempotency="required"),
+    Tool(
+        name="preview_market_order", title="Preview an order", scope="trade:execute",
+        description=(
+            "Step 1 of 2 to trade: quote an order on one outcome token against the live "
+            "book without sending it. `size` is in shares; `order_type` is `market` "
+            "(fill-or-kill at a protective limit) or `limit` (good-till-cancelled at "
+            "`price`, 0-1). Shows expected price, shares, cost, fee, slippage and a "
+            "confirmation line to show the user. Returns a `preview_id` for "
+            "place_market_order, valid 3 minutes, for exactly this order, usable once."),
+        input=PlaceOrderRequestSchema, output=single(OrderPreviewSchema),
+        call=lambda principal, args: previews.create(principal.user, **args),
+        annotations=Annotations(read_only=False, idempotent=False, open_world=True),
+        idempotency="optional"),
+    Tool(
+        name="place_market_order", title="Place an order", scope="trade:execute",
+        description=(
+            "Step 2 of 2: place the order quoted by preview_market_order, with real funds. "
+            "Send the same token_id, side, size, order_type (and price) plus its unexpired "
+            "`preview_id`. Answers the venue's order id and status: `filled`, `accepted` "
+            "(resting) or `rejected` (with `reason`). A buy needing more pUSD than the "
+            "wallet holds fails with `insufficient_balance` before anything is sent."),
+        input=arguments("PlaceMarketOrderArgs", PlaceOrderSchema, preview_id=fields.UUID(
+            required=True, metadata={"description": "From preview_market_order for exactly "
+                                                    "this order: unexpired and unused."})),
+        output=single(PlaceOrderResponseSchema),
+        call=lambda principal, args: orders.place_order(principal.user, source="manual",
+                                                        **args).response(),
+        annotations=Annotations(read_only=False, destructive=True, idempotent=False,
+                                open_world=True),
+        idempotency="required"),
+    Tool(
+        name="list_open_orders", title="Open orders", scope="read:markets",
+        description=(
+            "The account's orders resting on the venue's book, newest first: price, size, "
+            "filled size, side, type. Cancel them with cancel_order."),
+        input=NO_ARGUMENTS, output=listing("orders", OpenOrderSchema, "OpenOrdersResult"),
+        call=lambda principal, args: orders.open_orders(principal.user),
+        annotations=VENUE_READ),
+    Tool(
+        name="cancel_order", title="Cancel an order", scope="trade:cancel",
+        description=(
+            "Cancel one resting order by its `order_id` (from list_open_orders or "
+            "place_market_order). An order already filled or cancelled comes back in "
+            "`not_canceled` with the venue's reason."),
+        input=arguments("CancelOrderArgs", order_id=fields.String(required=True, metadata={
+            "description": "The venue's order id (0x... hash)."})),
+        output=single(CancelResultSchema),
+        call=lambda principal, args: orders.cancel_order(principal.user, args["order_id"]),
+        annotations=Annotations(read_only=False, destructive=True, idempotent=True,
+                                open_world=True),
+        idempotency="required"),
+    Tool(
+        name="claim_positions", title="Claim resolved positions", scope="wallet:write",
+        description=(
+            "Redeem resolved winning positions into collateral on chain (all claimable "
+            "ones, or `token_ids`). Needs MATIC for gas (`insufficient_balance` otherwise). "
+            "Each claim is broadcast by a background job; the answer lists each claim with "
+            "its tx_hash, or `queued`. A market already being claimed answers its open "
+            "claim rather than a second one."),
+        input=arguments("ClaimPositionsArgs", ClaimRequestSchema),
+        output=single(ClaimResponseSchema),
+        call=lambda principal, args: claims.claim(principal, args.get("token_ids")),
+        annotations=Annotations(read_only=False, idempotent=True, open_world=True),
+        idempotency="required"),
+)
+
+TOOLS_BY_NAME: dict[str, Tool] = {tool.name: tool for tool in TOOLS}
+
+
+def with_idempotency_key(tool: Tool) -> type[Schema]:
+    """The tool's full input schema: its arguments plus ``idempotency_key`` when it takes one."""
+    if tool.idempotency == "none":
+        return tool.input
+    key = fields.UUID(required=tool.idempotency == "required",
+                      metadata={"description": IDEMPOTENCY_KEY_DOC})
+    return type(f"{tool.input.__name__}WithKey", (tool.input,), {"idempotency_key": key})
+
+
+def visible_to(principal: Principal) -> list[Tool]:
+    """The tools the principal's scopes permit, in table order (public ones always)."""
+    return [tool for tool in TOOLS if tool.scope is None or principal.has_scope(tool.scope)]

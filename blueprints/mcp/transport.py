@@ -1,0 +1,411 @@
+"""MCP Streamable HTTP at POST /api/mcp: JSON-RPC 2.0, legacy and modern eras, one endpoint.
+
+Every request is answered with ``application/json`` (no SSE: no tool streams progress).
+What the server does, by revision:
+
+- **Both eras.** GET and DELETE answer 405 (no server-initiated stream; clients cannot end
+  sessions). A present ``Origin`` that is not BASE_URL's origin or listed in
+  MCP_ALLOWED_ORIGINS answers 403 before anything else (DNS-rebinding guard). A JSON
+  array (batch) is refused with 400 -32600; a body that is not JSON with 400 -32700. A
+  notification, or a JSON-RPC response, answers 202 with no body.
+  ``MCP-Protocol-Version`` naming a version we do not speak answers 400 -32022
+  (UnsupportedProtocolVersion, ``data.supported`` listing ours).
+- **Legacy** (2025-06-18, 2025-11-25): ``initialize`` negotiates (the client's version
+  when we speak it, else 2025-11-25) and returns an ``Mcp-Session-Id`` (optional for
+  clients; see sessions.py). Later requests carry ``MCP-Protocol-Version``; without it
+  the session's version is used, else 2025-06-18. ``ping``, ``tools/list`` and
+  ``tools/call``. JSON-RPC errors travel with HTTP 200 (unknown method -32601, bad
+  params -32602).
+- **Modern** (2026-07-28), chosen by ``MCP-Protocol-Version: 2026-07-28`` or a
+  ``params._meta`` protocol version: stateless, no handshake. ``_meta`` must carry
+  ``io.modelcontextprotocol/protocolVersion`` (equal to the header) and
+  ``clientCapabilities`` (400 -32602 otherwise); ``Mcp-Method`` must equal the method and
+  ``Mcp-Name`` the tool name of a ``tools/call`` (400 -32020 HeaderMismatch otherwise;
+  base64-sentinel values are decoded). ``server/discover``, ``tools/list`` (with
+  ``ttlMs`` and ``cacheScope: private``, since it varies with the credential) and
+  ``tools/call``; results carry ``resultType: complete`` and our serverInfo in
+  ``_meta``. Unknown methods answer 404 -32601, bad params 400 -32602.
+
+Authentication happens before this module runs (the ``api_credential_only`` gate: API
+keys and OAuth tokens; a session JWT is 401). A tool needing a scope the credential
+lacks answers HTTP 403 with ``WWW-Authenticate: Bearer error="insufficient_scope",
+scope="..."`` and a JSON-RPC error (-31403, ``data`` = the REST error body): the MCP
+authorization spec asks for the 403 challenge so clients can step up, and a JSON-RPC
+error rather than an ``isError`` result because the call never reached the tool.
+Business failures inside a tool are ``isError`` results (runner.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+from decimal import Decimal
+from importlib import metadata
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Response, current_app, g, request
+
+from blueprints.mcp import protocol, runner, sessions
+from blueprints.mcp.catalogue import catalogue
+from blueprints.mcp.protocol import JsonRpcError
+from blueprints.mcp.tools import visible_to
+from services import errors
+from services.access import Principal
+
+log = logging.getLogger(__name__)
+
+LIST_TTL_MS = 60_000
+DISCOVER_TTL_MS = 3_600_000
+SERVER_NAME = "copytrade"
+INSTRUCTIONS = (
+    "copytrade: copy trading and manual trading on Polymarket for one account. Money and "
+    "share quantities are decimal strings (\"12.5\"), never numbers. Reading needs the "
+    "read:* scopes. Trading is two steps: preview_market_order then place_market_order "
+    "with its preview_id (3 minutes); copying is preview_copy_config then "
+    "create_copy_config with its preview_id, then start_copying. Every write takes an "
+    "idempotency_key (a UUID you make): retrying with the same key never acts twice. Start "
+    "new copy targets with paper_trading true. Failures come back as isError results with "
+    "a stable `code`.")
+
+
+def server_info() -> dict[str, str]:
+    """Our Implementation object (name, title, version)."""
+    try:
+        version = metadata.version("copytrade")
+    except metadata.PackageNotFoundError:  # running from a checkout without install
+        version = "0"
+    return {"name": SERVER_NAME, "title": "copytrade copy-trading MCP server",
+            "version": version}
+
+
+# ---- HTTP-level guards -----------------------------------------------------------------
+
+def allowed_origins() -> set[str]:
+    """Origins a browser may call from: BASE_URL's, plus MCP_ALLOWED_ORIGINS (comma list)."""
+    base = urlsplit(current_app.config["BASE_URL"])
+    origins = {f"{base.scheme}://{base.netloc}".lower()}
+    extra = current_app.config.get("MCP_ALLOWED_ORIGINS") or ""
+    if isinstance(extra, str):
+        extra = extra.split(",")
+    origins.update(o.strip().rstrip("/").lower() for o in extra if o.strip())
+    return origins
+
+
+def origin_refusal() -> Response | None:
+    """403 for a present Origin we do not trust (checked before authentication)."""
+    origin = request.headers.get("Origin")
+    if origin is None or origin.rstrip("/").lower() in allowed_origins():
+        return None
+    err = JsonRpcError(protocol.INVALID_REQUEST,
+                       f"Origin {origin!r} is not allowed to call this MCP server.", status=403)
+    return _json(err.body(None), 403)
+
+
+def _accepts_json() -> bool:
+    accept = request.headers.get("Accept")
+    if not accept:
+        return True
+    return any(request.accept_mimetypes[mime] for mime in ("application/json",))
+
+
+# ---- request parsing -------------------------------------------------------------------
+
+def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    response = Response(json.dumps(body, default=_encode), status=status,
+                        mimetype="application/json")
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, Decimal):  # only ever an echoed id or argument
+        return str(value)
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def _decode_header(value: str) -> str | None:
+    """A header value with the ``=?base64?...?=`` sentinel decoded; None when malformed."""
+    if value.startswith("=?base64?") and value.endswith("?="):
+        try:
+            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+    return value
+
+
+def _request_id(message: dict[str, Any]) -> Any:
+    rid = message.get("id")
+    return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
+
+
+def handle() -> Response:
+    """Answer one POST to the MCP endpoint."""
+    if not _accepts_json():
+        err = JsonRpcError(protocol.INVALID_REQUEST,
+                           "Send Accept: application/json, text/event-stream.", status=406)
+        return _json(err.body(None), 406)
+    try:
+        message = json.loads(request.get_data(), parse_float=Decimal)
+    except (ValueError, UnicodeDecodeError):
+        return _json(JsonRpcError(protocol.PARSE_ERROR, "The body is not JSON.").body(None), 400)
+    if isinstance(message, list):
+        err = JsonRpcError(protocol.INVALID_REQUEST,
+                           "Batches (JSON arrays) are not supported: send one message per POST.")
+        return _json(err.body(None), 400)
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        err = JsonRpcError(protocol.INVALID_REQUEST, 'Not a JSON-RPC 2.0 message '
+                           '(an object with "jsonrpc": "2.0").')
+        return _json(err.body(_request_id(message) if isinstance(message, dict) else None), 400)
+
+    header_version = request.headers.get(protocol.VERSION_HEADER)
+    if header_version is not None and header_version not in protocol.SUPPORTED_VERSIONS:
+        return _json(protocol.unsupported_version(header_version).body(_request_id(message)),
+                     400)
+    modern = header_version in protocol.MODERN_VERSIONS
+
+    if "method" not in message:  # a JSON-RPC response: we never ask, so nothing awaits it
+        if modern:
+            err = JsonRpcError(protocol.INVALID_REQUEST, "Clients send requests, not responses.")
+            return _json(err.body(_request_id(message)), 400)
+        return Response(status=202)
+    if not isinstance(message["method"], str):
+        err = JsonRpcError(protocol.INVALID_REQUEST, "method must be a string.")
+        return _json(err.body(_request_id(message)), 400)
+    if "id" not in message:  # a notification (initialized, cancelled...): nothing to answer
+        return Response(status=202)
+    request_id = _request_id(message)
+    if request_id is None:
+        err = JsonRpcError(protocol.INVALID_REQUEST, "id must be a string or an integer.")
+        return _json(err.body(None), 400)
+
+    method: str = message["method"]
+    params = message.get("params", {})
+    if params is None:
+        params = {}
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    # initialize always selects the legacy handshake; a 2026 version header, or a _meta
+    # protocol version without any header, selects the stateless modern era.
+    use_modern = method != "initialize" and (modern or (
+        header_version is None and isinstance(meta, dict) and protocol.META_VERSION in meta))
+    try:
+        if not isinstance(params, dict):
+            raise JsonRpcError(protocol.INVALID_PARAMS, "params must be an object.")
+        if use_modern:
+            result, headers = _modern(method, params, header_version)
+        else:
+            result, headers = _legacy(method, params, header_version)
+    except JsonRpcError as err:
+        status = err.status
+        if use_modern and status == 200:
+            status = _modern_status(err.code)
+        return _json(err.body(request_id), status, err.headers)
+    return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200, headers)
+
+
+def _modern_status(code: int) -> int:
+    """The HTTP status a modern-era JSON-RPC error travels with (streamable-http 2026-07-28)."""
+    if code == protocol.METHOD_NOT_FOUND:
+        return 404
+    if code in (protocol.INVALID_PARAMS, protocol.INVALID_REQUEST, protocol.PARSE_ERROR,
+                protocol.HEADER_MISMATCH, protocol.UNSUPPORTED_PROTOCOL_VERSION):
+        return 400
+    return 200
+
+
+# ---- the legacy era --------------------------------------------------------------------
+
+def _principal() -> Principal:
+    principal = g.get("principal")
+    if principal is None:  # the access gate always sets it on this route
+        raise errors.Unauthorized()
+    return principal
+
+
+def _legacy(method: str, params: dict[str, Any], header_version: str | None
+            ) -> tuple[dict[str, Any], dict[str, str]]:
+    principal = _principal()
+    if method == "initialize":
+        return _initialize(principal, params)
+    session_id = request.headers.get(protocol.SESSION_HEADER)
+    session_version = None
+    if session_id:
+        session_version = sessions.version_of(current_app.config, session_id,
+                                              principal.user_id)
+        if session_version is None:
+            raise JsonRpcError(protocol.INVALID_REQUEST,
+                               "Unknown or expired Mcp-Session-Id: initialize again.",
+                               status=404)
+    version = header_version or session_version or protocol.DEFAULT_LEGACY
+    if method == "ping":
+        return {}, {}
+    if method == "tools/list":
+        return _list_tools(principal, params, modern=False), {}
+    if method == "tools/call":
+        return _call_tool(principal, params), {}
+    if method == "server/discover":
+        return _discover(), {}
+    raise JsonRpcError(protocol.METHOD_NOT_FOUND,
+                       f"Method not found: {method} (protocol version {version}).")
+
+
+def _initialize(principal: Principal, params: dict[str, Any]
+                ) -> tuple[dict[str, Any], dict[str, str]]:
+    requested = params.get("protocolVersion")
+    if not isinstance(requested, str):
+        raise JsonRpcError(protocol.INVALID_PARAMS,
+                           "initialize needs params.protocolVersion (a string).")
+    if not isinstance(params.get("capabilities", {}), dict):
+        raise JsonRpcError(protocol.INVALID_PARAMS, "params.capabilities must be an object.")
+    # Negotiation: the client's version when we speak it, else our latest handshake one.
+    version = requested if requested in protocol.LEGACY_VERSIONS else protocol.LATEST_LEGACY
+    session_id = sessions.issue(current_app.config, principal.user_id, version)
+    result = {
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": False}},
+        "serverInfo": server_info(),
+        "instructions": INSTRUCTIONS,
+    }
+    return result, {protocol.SESSION_HEADER: session_id}
+
+
+# ---- the modern era --------------------------------------------------------------------
+
+def _modern(method: str, params: dict[str, Any], header_version: str | None
+            ) -> tuple[dict[str, Any], dict[str, str]]:
+    meta = params.get("_meta")
+    if not isinstance(meta, dict):
+        raise JsonRpcError(protocol.INVALID_PARAMS,
+                           "params._meta is required: it carries the protocol version and "
+                           "client capabilities on every request.")
+    version = meta.get(protocol.META_VERSION)
+    if not isinstance(version, str):
+        raise JsonRpcError(protocol.INVALID_PARAMS,
+                           f"params._meta[{protocol.META_VERSION!r}] is required.")
+    if header_version is None:
+        raise JsonRpcError(protocol.HEADER_MISMATCH,
+                           f"Header mismatch: {protocol.VERSION_HEADER} is required.")
+    if header_version != version:
+        raise JsonRpcError(protocol.HEADER_MISMATCH,
+                           f"Header mismatch: {protocol.VERSION_HEADER} {header_version!r} "
+                           f"does not match _meta protocolVersion {version!r}.")
+    if version not in protocol.MODERN_VERSIONS:
+        raise protocol.unsupported_version(version)
+    if not isinstance(meta.get(protocol.META_CLIENT_CAPABILITIES), dict):
+        raise JsonRpcError(protocol.INVALID_PARAMS,
+                           f"params._meta[{protocol.META_CLIENT_CAPABILITIES!r}] is required "
+                           "(an object).")
+    _check_mirrored_headers(method, params)
+    principal = _principal()
+    if method == "server/discover":
+        result = _discover()
+    elif method == "tools/list":
+        result = _list_tools(principal, params, modern=True)
+    elif method == "tools/call":
+        result = _call_tool(principal, params)
+    else:
+        raise JsonRpcError(protocol.METHOD_NOT_FOUND, f"Method not found: {method}.")
+    result.setdefault("resultType", "complete")
+    result.setdefault("_meta", {})[protocol.META_SERVER_INFO] = server_info()
+    return result, {}
+
+
+def _check_mirrored_headers(method: str, params: dict[str, Any]) -> None:
+    """Mcp-Method must equal the method; Mcp-Name the name of name-bearing methods."""
+    sent_method = request.headers.get(protocol.METHOD_HEADER)
+    if sent_method is None:
+        raise JsonRpcError(protocol.HEADER_MISMATCH,
+                           f"Header mismatch: {protocol.METHOD_HEADER} is required.")
+    if sent_method != method:
+        raise JsonRpcError(protocol.HEADER_MISMATCH,
+                           f"Header mismatch: {protocol.METHOD_HEADER} {sent_method!r} does "
+                           f"not match body method {method!r}.")
+    name_key = protocol.NAME_BEARING.get(method)
+    if name_key is None:
+        return
+    raw_name = request.headers.get(protocol.NAME_HEADER)
+    if raw_name is None:
+        raise JsonRpcError(protocol.HEADER_MISMATCH,
+                           f"Header mismatch: {protocol.NAME_HEADER} is required for {method}.")
+    name = _decode_header(raw_name)
+    if name is None or name != params.get(name_key):
+        raise JsonRpcError(protocol.HEADER_MISMATCH,
+                           f"Header mismatch: {protocol.NAME_HEADER} {raw_name!r} does not "
+                           f"match params.{name_key} {params.get(name_key)!r}.")
+
+
+def _discover() -> dict[str, Any]:
+    return {
+        "supportedVersions": list(protocol.SUPPORTED_VERSIONS),
+        "capabilities": {"tools": {"listChanged": False}},
+        "instructions": INSTRUCTIONS,
+        "ttlMs": DISCOVER_TTL_MS,
+        "cacheScope": "public",
+        "_meta": {protocol.META_SERVER_INFO: server_info()},
+    }
+
+
+# ---- tools -----------------------------------------------------------------------------
+
+def _list_tools(principal: Principal, params: dict[str, Any], *, modern: bool
+                ) -> dict[str, Any]:
+    if params.get("cursor") is not None:
+        raise JsonRpcError(protocol.INVALID_PARAMS,
+                           "Invalid cursor: the tool list has a single page.")
+    entries = catalogue(current_app)
+    result: dict[str, Any] = {
+        "tools": [entries[tool.name].definition for tool in visible_to(principal)]}
+    if modern:
+        # The list depends on the credential's scopes: cacheable only per credential.
+        result.update(ttlMs=LIST_TTL_MS, cacheScope="private")
+    return result
+
+
+def _call_tool(principal: Principal, params: dict[str, Any]) -> dict[str, Any]:
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise JsonRpcError(protocol.INVALID_PARAMS, "tools/call needs params.name (a string).")
+    entry = catalogue(current_app).get(name)
+    if entry is None:
+        raise JsonRpcError(protocol.INVALID_PARAMS, f"Unknown tool: {name}.")
+    arguments = params.get("arguments")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise JsonRpcError(protocol.INVALID_PARAMS, "params.arguments must be an object.")
+    try:
+        outcome = runner.run(entry, principal, arguments)
+    except errors.ScopeRequired as err:
+        raise insufficient_scope(err) from None
+    return outcome.as_json()
+
+
+def resource_metadata_url() -> str:
+    """Where OAuth clients read this resource's metadata (RFC 9728)."""
+    return current_app.config["BASE_URL"].rstrip("/") + "/.well-known/oauth-protected-resource"
+
+
+def insufficient_scope(err: errors.ScopeRequired) -> JsonRpcError:
+    """HTTP 403 with the RFC 6750 challenge naming the missing scope."""
+    challenge = (f'Bearer error="insufficient_scope", scope="{err.scope}", '
+                 f'resource_metadata="{resource_metadata_url()}", '
+                 f'error_description="{err.message}"')
+    return JsonRpcError(protocol.SCOPE_REQUIRED, err.message, status=403,
+                        data=err.to_dict(), headers={"WWW-Authenticate": challenge})
+
+
+def challenge_unauthorized(response: Response) -> Response:
+    """Give a 401 from the access gate the MCP challenge: where the OAuth metadata lives."""
+    if response.status_code != 401:
+        return response
+    current = response.headers.get("WWW-Authenticate", "")
+    if "resource_metadata=" in current:
+        return response
+    value = f'Bearer resource_metadata="{resource_metadata_url()}"'
+    if 'error="invalid_token"' in current:
+        value += ', error="invalid_token"'
+    response.headers["WWW-Authenticate"] = value
+    return response
