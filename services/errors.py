@@ -24,6 +24,7 @@ the single handler in ``blueprints/errors.py`` turns them into ``{error, code}``
     ├── FeatureNotEnabled                501 feature_not_enabled
     └── Unavailable                      503                     (Retry-After)
         ├── VenueUnavailable             503 polymarket_unavailable
+        ├── ChainUnavailable             503 wallet_error
         ├── DatabaseUnavailable          503 database_error
         └── CacheUnavailable             503 cache_error
 
@@ -177,6 +178,10 @@ class VenueUnavailable(Unavailable):
     code, default_message = "polymarket_unavailable", "The venue is unavailable."
 
 
+class ChainUnavailable(Unavailable):
+    code, default_message = "wallet_error", "The chain RPC is unavailable; nothing was sent."
+
+
 class DatabaseUnavailable(Unavailable):
     code, default_message = "database_error", "The database is unavailable."
 
@@ -203,7 +208,7 @@ def from_external(exc: BaseException) -> CopytradeError | None:
     if isinstance(exc, venue_errors.VenueRejected):
         return BadRequest(f"The venue refused the request: {exc}")
     if isinstance(exc, chain_errors.ChainUnavailable):
-        return Unavailable("The chain RPC is unavailable.", retry_after=exc.retry_after)
+        return ChainUnavailable(retry_after=exc.retry_after)
     if isinstance(exc, chain_errors.CryptoFailure):
         return CryptoError()
     if isinstance(exc, chain_errors.InsufficientGas):

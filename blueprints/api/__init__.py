@@ -20,7 +20,8 @@ Every error body is `{error, code}`; branch on `code`. Status per code:
 `unauthorized`/`invalid_token` 401, `insufficient_balance`/`subscription_error`/
 `payment_failed` 402, `scope_required`/`tier_limit_exceeded` 403, `not_found` 404,
 `rate_limited` 429, `internal_error`/`crypto_error`/`wallet_error` 500,
-`feature_not_enabled` 501, `polymarket_unavailable`/`database_error`/`cache_error` 503.
+`feature_not_enabled` 501, `polymarket_unavailable`/`database_error`/`cache_error` 503,
+`wallet_error` 503 when the chain RPC is unreachable (500 when a chain operation fails).
 429 and 503 carry `Retry-After` (seconds).
 """
 

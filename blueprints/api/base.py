@@ -45,7 +45,8 @@ ERROR_DESCRIPTIONS = {
     409: "A request with this Idempotency-Key is in progress (`bad_request`).",
     429: "Rate limited (`rate_limited`).",
     500: "Internal error (`internal_error`, `crypto_error`, `wallet_error`).",
-    503: "A dependency is down (`polymarket_unavailable`, `database_error`, `cache_error`).",
+    503: "A dependency is down (`polymarket_unavailable`, `database_error`, `cache_error`, "
+         "`wallet_error` for the chain RPC).",
 }
 
 

@@ -128,7 +128,7 @@ def test_transport_errors_are_translated(app):
         (VenueTimeout("slow", retry_after=7), 503, "polymarket_unavailable", "7"),
         (peewee.OperationalError("gone"), 503, "database_error", "5"),
         (redis.exceptions.ConnectionError("down"), 503, "cache_error", "5"),
-        (ChainUnavailable(), 503, "internal_error", "5"),
+        (ChainUnavailable(), 503, "wallet_error", "5"),
     ]
     for exc, status, code, retry in cases:
         with app.test_request_context("/api/x"):

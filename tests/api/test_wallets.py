@@ -239,6 +239,7 @@ def test_rpc_unreachable_is_503_with_retry_after(app, client, auth_headers, user
             ("post", "/api/positions/claim", {})):
         response = getattr(client, method)(url, headers=auth_headers, json=body)
         assert response.status_code == 503, (url, response.get_data(as_text=True))
+        assert response.get_json()["code"] == "wallet_error"
         assert int(response.headers["Retry-After"]) > 0
     assert Withdrawal.select().count() == 0
 
