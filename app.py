@@ -11,7 +11,7 @@ from flask import Flask, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 import config as settings_module
-from blueprints import access, assets, errors, health, operations, ratelimit, wellknown
+from blueprints import access, assets, dashboard, errors, health, operations, ratelimit, wellknown
 from blueprints import api as rest
 from blueprints import mcp as mcp_server
 from blueprints import oauth as oauth_surface
@@ -59,6 +59,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     wellknown.register(app)  # /.well-known discovery documents
     app.register_blueprint(health.bp)
     app.register_blueprint(assets.bp)
+    dashboard.register(app)  # /dashboard (htmx pages), its htmx error renderer, / redirect
     errors.register(app)  # after smorest's, so ours wins for HTTPException
     logging.getLogger(__name__).debug("app created with venue %s", app.config["VENUE"])
     return app

@@ -10,6 +10,11 @@ from config import ROOT
 
 NODE_MODULES = ROOT / "node_modules"
 SWAGGER_UI = NODE_MODULES / "swagger-ui-dist"
+# The dashboard's browser libraries: package -> the folder of its built files.
+DASHBOARD_VENDOR = {
+    "htmx": NODE_MODULES / "htmx.org" / "dist",
+    "uplot": NODE_MODULES / "uplot" / "dist",
+}
 
 bp = Blueprint("assets", __name__)
 
@@ -24,3 +29,12 @@ def _serve(folder: Path, filename: str):
 def swagger_asset(filename: str):
     """Swagger UI's scripts and styles, from the swagger-ui-dist npm package."""
     return _serve(SWAGGER_UI, filename)
+
+
+@bp.get("/assets/vendor/<package>/<path:filename>")
+def vendor_asset(package: str, filename: str):
+    """The dashboard's htmx and uPlot builds, from their npm packages."""
+    folder = DASHBOARD_VENDOR.get(package)
+    if folder is None:
+        abort(404)
+    return _serve(folder, filename)

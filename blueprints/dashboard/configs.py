@@ -1,0 +1,180 @@
+"""Copy configs: list at a glance, preview -> confirm, start/stop/edit/delete, the config page
+with its PnL curve, decisions (copied and skipped, with reasons) and live executor status."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import Response, render_template, request
+
+from blueprints.dashboard.base import (
+    bp,
+    current_principal,
+    form_int,
+    form_text,
+    go,
+    parse,
+    present,
+)
+from schemas.configs import (
+    ConfigCreateRequestSchema,
+    ConfigFieldsSchema,
+    ConfigPnlSchema,
+    ConfigPreviewRequestSchema,
+    ConfigPreviewSchema,
+    ConfigStatusSchema,
+    CopyConfigSchema,
+    DecisionSchema,
+)
+from schemas.fields import format_decimal
+from services import configs, errors, pnl_history
+
+DECISIONS_SHOWN = 50
+
+
+def _config_form() -> dict[str, Any]:
+    """The editable fields as the JSON body of the REST call would carry them."""
+    blocked = [c.strip() for c in (request.form.get("blocked_categories") or "").split(",")]
+    data: dict[str, Any] = {
+        "target_name": request.form.get("target_name", "").strip(),
+        "size_multiplier": form_text("size_multiplier"),
+        "max_position_usdc": form_text("max_position_usdc"),
+        "blocked_categories": [c for c in blocked if c],
+        "take_profit_bps": form_int("take_profit_bps"),
+        "stop_loss_bps": form_int("stop_loss_bps"),
+        "paper_trading": request.form.get("paper_trading") == "true",
+    }
+    deviation = form_int("price_deviation_bps")
+    if deviation is not None:
+        data["price_deviation_bps"] = deviation
+    return {k: v for k, v in data.items()
+            if v is not None or k in ("take_profit_bps", "stop_loss_bps")}
+
+
+def _glance(config: Any) -> dict[str, Any]:
+    """A config with what the list shows beside it: running, last detection, last error."""
+    principal = current_principal()
+    shown = present(CopyConfigSchema(), config)
+    try:
+        shown["status"] = present(ConfigStatusSchema(), configs.status(principal, config.id))
+    except errors.Unavailable:  # Redis down: the list still shows the config itself
+        shown["status"] = None
+    return shown
+
+
+@bp.get("")
+@bp.get("/")
+def home() -> Response:
+    """The dashboard's start page is the configs list."""
+    return go("/dashboard/configs")
+
+
+@bp.get("/configs")
+def configs_page() -> str:
+    """Every config with its status at a glance."""
+    rows = [_glance(c) for c in configs.list_configs(current_principal())]
+    return render_template("dashboard/configs.html", configs=rows)
+
+
+@bp.get("/configs/new")
+def new_config() -> str:
+    """The create form (preview first)."""
+    return render_template("dashboard/config_new.html", values=request.args)
+
+
+@bp.post("/configs/preview")
+def preview_config() -> str:
+    """Preview the config (POST /api/configs/preview); the answer asks to confirm."""
+    data = {"target_address": form_text("target_address") or "", **_config_form()}
+    body = parse(ConfigPreviewRequestSchema(), data)
+    shown = present(ConfigPreviewSchema(), configs.preview(current_principal(), body))
+    return render_template("dashboard/_config_preview.html", preview=shown)
+
+
+@bp.post("/configs")
+def create_config() -> Response:
+    """Create from the confirmed preview (POST /api/configs); go to the config's page."""
+    body = parse(ConfigCreateRequestSchema(), {"preview_id": form_text("preview_id") or ""})
+    config = configs.create(current_principal(), body)
+    return go(f"/dashboard/configs/{config.id}")
+
+
+def _page_context(config_id: str) -> dict[str, Any]:
+    principal = current_principal()
+    config = configs.get(principal, config_id)
+    page = configs.decisions(principal, config.id, limit=DECISIONS_SHOWN)
+    series = pnl_history.config_series(principal, config.id)
+    chart = {"at": [int(p["at"].timestamp()) for p in series],
+             "total": [format_decimal(p["total_pnl"]) for p in series],
+             "realized": [format_decimal(p["realized_pnl"]) for p in series]}
+    return {
+        "config": present(CopyConfigSchema(), config),
+        "status": present(ConfigStatusSchema(), configs.status(principal, config.id)),
+        "decisions": present(DecisionSchema(many=True), page.items),
+        "pnl": present(ConfigPnlSchema(), configs.pnl(principal, config.id)),
+        "chart_json": json.dumps(chart),
+    }
+
+
+@bp.get("/configs/<config_id>")
+def config_page(config_id: str) -> str:
+    """One config: settings, controls, PnL over time, decisions, live executor status."""
+    return render_template("dashboard/config.html", **_page_context(config_id))
+
+
+@bp.get("/configs/<config_id>/status")
+def config_status(config_id: str) -> str:
+    """The executor-status fragment the config page polls (GET /api/configs/{id}/status)."""
+    principal = current_principal()
+    config = present(CopyConfigSchema(), configs.get(principal, config_id))
+    status = present(ConfigStatusSchema(), configs.status(principal, config_id))
+    return render_template("dashboard/_config_status.html", config=config, status=status)
+
+
+@bp.get("/configs/<config_id>/decisions")
+def config_decisions(config_id: str) -> str:
+    """The decisions table fragment (copied and skipped trades), refreshed while copying."""
+    page = configs.decisions(current_principal(), config_id, limit=DECISIONS_SHOWN)
+    return render_template("dashboard/_decisions.html", config_id=config_id,
+                           decisions=present(DecisionSchema(many=True), page.items))
+
+
+@bp.post("/configs/<config_id>/start")
+def start_config(config_id: str) -> str:
+    """Start copying (POST /api/configs/{id}/start)."""
+    principal = current_principal()
+    config = present(CopyConfigSchema(), configs.start(principal, config_id))
+    status = present(ConfigStatusSchema(), configs.status(principal, config_id))
+    return render_template("dashboard/_config_status.html", config=config, status=status)
+
+
+@bp.post("/configs/<config_id>/stop")
+def stop_config(config_id: str) -> str:
+    """Stop copying (POST /api/configs/{id}/stop)."""
+    principal = current_principal()
+    config = present(CopyConfigSchema(), configs.stop(principal, config_id))
+    status = present(ConfigStatusSchema(), configs.status(principal, config_id))
+    return render_template("dashboard/_config_status.html", config=config, status=status)
+
+
+@bp.get("/configs/<config_id>/edit")
+def edit_config(config_id: str) -> str:
+    """The edit form, filled with the config's values."""
+    config = present(CopyConfigSchema(), configs.get(current_principal(), config_id))
+    return render_template("dashboard/config_edit.html", config=config)
+
+
+@bp.post("/configs/<config_id>/edit")
+def update_config(config_id: str) -> Response:
+    """Save edits (PUT /api/configs/{id}); back to the config's page."""
+    body = parse(ConfigFieldsSchema(), _config_form())
+    config = configs.update(current_principal(), config_id, body)
+    return go(f"/dashboard/configs/{config.id}")
+
+
+@bp.delete("/configs/<config_id>")
+def delete_config(config_id: str) -> Response:
+    """Stop and delete (DELETE /api/configs/{id}); back to the list."""
+    configs.delete(current_principal(), config_id)
+    return go("/dashboard/configs")

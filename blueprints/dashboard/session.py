@@ -1,0 +1,79 @@
+"""The dashboard's browser session: the session JWT in a signed cookie, and CSRF tokens.
+
+Signing in stores the session JWT issued by services/auth.py in Flask's signed session
+cookie (HttpOnly, SameSite=Lax, Secure when BASE_URL is https), beside the keys the
+OAuth consent pages read (``user_id``, ``signed_in_at``, ``csrf_token``), so one sign-in
+serves both. Every request resolves the JWT through services/access.py, so the
+dashboard's caller is the same Principal the REST API would see for that token, with
+the same expiry and account checks.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from flask import request, session
+
+from services import access as access_service
+from services import auth, errors
+from services.access import Principal
+
+JWT_KEY = "session_jwt"
+USER_KEY = "user_id"
+SIGNED_IN_AT_KEY = "signed_in_at"
+CSRF_KEY = "csrf_token"
+CSRF_HEADER = "X-CSRF-Token"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def sign_in(signed: auth.Session) -> None:
+    """Remember a fresh session in this browser (a new CSRF token with it)."""
+    session.clear()
+    session[JWT_KEY] = signed.token
+    session[USER_KEY] = str(signed.user.id)
+    session[SIGNED_IN_AT_KEY] = int(signed.expires_at.timestamp() - auth.SESSION_TTL
+                                    .total_seconds())
+    session[CSRF_KEY] = secrets.token_urlsafe(32)
+
+
+def sign_out() -> None:
+    """Forget the session in this browser."""
+    session.clear()
+
+
+def principal(settings: Mapping[str, Any]) -> Principal | None:
+    """The signed-in caller, or None (no session, or its JWT expired or was refused)."""
+    token = session.get(JWT_KEY)
+    if not isinstance(token, str) or not token:
+        return None
+    try:
+        found = access_service.resolve_token(token, settings)
+    except errors.Unauthorized:
+        session.pop(JWT_KEY, None)
+        return None
+    return found if found.is_session else None
+
+
+def csrf_token() -> str:
+    """This browser session's CSRF token (created on first use, also before sign-in)."""
+    token = session.get(CSRF_KEY)
+    if not isinstance(token, str) or not token:
+        token = secrets.token_urlsafe(32)
+        session[CSRF_KEY] = token
+    return token
+
+
+def check_csrf() -> None:
+    """Refuse an unsafe request without this session's token (header or form field)."""
+    if request.method in SAFE_METHODS:
+        return
+    expected = session.get(CSRF_KEY)
+    sent = request.headers.get(CSRF_HEADER) or request.form.get(CSRF_KEY) or ""
+    if not isinstance(expected, str) or not expected or not secrets.compare_digest(
+            expected.encode(), sent.encode()):
+        err = errors.BadRequest("The form expired or did not come from this site (CSRF "
+                                "check failed); reload the page and try again.")
+        err.status = 403
+        raise err

@@ -1,0 +1,105 @@
+"""The trading wallet: deposit address with a QR code, balances, withdrawals and claims
+(services/wallets.py, withdrawals.py, claims.py), with their progress until the hash shows."""
+
+from __future__ import annotations
+
+import io
+from uuid import UUID
+
+import segno
+from flask import render_template, request
+from markupsafe import Markup
+
+from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
+from schemas.wallets import (
+    BalanceSchema,
+    ClaimResponseSchema,
+    ClaimSchema,
+    DepositAddressSchema,
+    WithdrawalSchema,
+    WithdrawRequestSchema,
+    WithdrawResponseSchema,
+)
+from services import claims, wallets, withdrawals
+
+TOKEN_LABELS = {"usdc": "pUSD", "usdc_e": "USDC.e", "matic": "MATIC"}
+
+
+def qr_svg(text: str) -> Markup:
+    """``text`` as an inline SVG QR code (rendered here: no image service, no script)."""
+    out = io.BytesIO()
+    segno.make(text, error="m").save(out, kind="svg", scale=4, border=2, xmldecl=False,
+                                    svgns=True, title="Deposit address QR code",
+                                    svgclass="qr", lineclass=None)
+    return Markup(out.getvalue().decode())
+
+
+@bp.get("/wallet")
+def wallet_page() -> str:
+    """Deposit address and QR code; balances, withdraw and claims load as fragments."""
+    deposit = present(DepositAddressSchema(), wallets.deposit_address(current_principal()))
+    return render_template("dashboard/wallet.html", deposit=deposit,
+                           qr=qr_svg(deposit["address"]), tokens=TOKEN_LABELS)
+
+
+@bp.get("/wallet/balances")
+def wallet_balances() -> str:
+    """Balances read from the chain now (GET /api/wallets/balance)."""
+    balance = present(BalanceSchema(), wallets.balances(current_principal()))
+    return render_template("dashboard/_balances.html", balance=balance)
+
+
+def _withdraw_form() -> dict:
+    return {"to_address": form_text("to_address") or "", "amount": form_text("amount") or "",
+            "token": form_text("token") or ""}
+
+
+@bp.post("/wallet/withdraw/confirm")
+def confirm_withdrawal() -> str:
+    """Check the withdrawal's fields and ask to confirm it; nothing is sent yet."""
+    body = parse(WithdrawRequestSchema(), _withdraw_form())
+    return render_template("dashboard/_withdraw_confirm.html", body=present(
+        WithdrawRequestSchema(), body), label=TOKEN_LABELS[body["token"]])
+
+
+@bp.post("/wallet/withdraw")
+def withdraw() -> str:
+    """Send it (POST /api/trading-wallet/withdraw); then follow its progress."""
+    body = parse(WithdrawRequestSchema(), _withdraw_form())
+    answer = present(WithdrawResponseSchema(), withdrawals.withdraw(
+        current_principal(), **body).to_dict())
+    record = withdrawals.get(current_principal(), answer["withdrawal_id"])
+    return render_template("dashboard/_withdrawal.html", message=answer["message"],
+                           withdrawal=present(WithdrawalSchema(), withdrawals.describe(record)),
+                           label=TOKEN_LABELS)
+
+
+@bp.get("/wallet/withdrawals/<uuid:withdrawal_id>")
+def withdrawal_status(withdrawal_id: UUID) -> str:
+    """One withdrawal's progress (polled until confirmed or failed)."""
+    record = withdrawals.get(current_principal(), withdrawal_id)
+    return render_template("dashboard/_withdrawal.html", message=None, label=TOKEN_LABELS,
+                           withdrawal=present(WithdrawalSchema(), withdrawals.describe(record)))
+
+
+@bp.get("/wallet/claimable")
+def claimable() -> str:
+    """Positions of resolved markets the wallet holds, and what claiming each pays."""
+    address = wallets.get_or_create(current_principal().user).address
+    positions = claims.claimable_positions(address)
+    return render_template("dashboard/_claimable.html", positions=positions)
+
+
+@bp.post("/wallet/claim")
+def claim() -> str:
+    """Claim resolved positions (POST /api/positions/claim); then follow each claim."""
+    token_ids = request.form.getlist("token_ids") or None
+    answer = present(ClaimResponseSchema(), claims.claim(current_principal(), token_ids))
+    return render_template("dashboard/_claims.html", answer=answer)
+
+
+@bp.get("/wallet/claims/<uuid:claim_id>")
+def claim_status(claim_id: UUID) -> str:
+    """One claim's progress (polled until confirmed or failed)."""
+    item = present(ClaimSchema(), claims.describe(claims.get(current_principal(), claim_id)))
+    return render_template("dashboard/_claim.html", claim=item)

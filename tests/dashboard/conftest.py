@@ -1,0 +1,179 @@
+"""Browser-test fixtures: the app on a real threaded server, headless Chromium (Playwright),
+a real SMTP inbox for sign-in, an in-process copy engine and worker host, screenshots.
+
+Chromium is Debian's (/usr/bin/chromium; `make setup` installs it). Screenshots go to
+test-artifacts/screenshots/ (ignored by git).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+import trio
+from aiosmtpd.controller import Controller
+from werkzeug.serving import make_server
+
+from services import jobs as jobs_service
+from tests.api.test_auth import Inbox
+from tests.conftest import RUN_ID, free_port
+from tests.worker.conftest import delete_prefixed_keys
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Headless Debian Chromium driven by Playwright, for the whole run."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make setup` (apt-get install -y chromium)")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                              args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def live_server(app: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The app on a real threaded HTTP server on a free port; its base URL."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    monkeypatch.setitem(app.config, "BASE_URL", base)  # sign-in links point here
+    server = make_server("127.0.0.1", port, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, name="dashboard-server",
+                              daemon=True)
+    thread.start()
+    yield base
+    server.shutdown()
+    thread.join(10)
+
+
+@pytest.fixture
+def inbox(app: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Inbox]:
+    """A real SMTP server on a free port receiving the sign-in emails."""
+    handler = Inbox()
+    port = free_port()
+    controller = Controller(handler, hostname="127.0.0.1", port=port)
+    controller.start()
+    monkeypatch.setitem(app.config, "SMTP_URL", f"smtp://127.0.0.1:{port}")
+    yield handler
+    controller.stop()
+
+
+@pytest.fixture
+def page(browser: Any, live_server: str) -> Iterator[Any]:
+    """A fresh browser context (no cookies) and page at desktop width."""
+    context = browser.new_context(base_url=live_server, viewport=DESKTOP)
+    context.set_default_timeout(15_000)
+    tab = context.new_page()
+    tab.on("dialog", lambda dialog: dialog.accept())  # hx-confirm prompts: say yes
+    yield tab
+    context.close()
+
+
+def screenshot(page: Any, name: str, *, phone: bool = False) -> Path:
+    """Save a full-page screenshot of ``page`` (optionally at phone width)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    if phone:
+        page.set_viewport_size(PHONE)
+    page.screenshot(path=str(path), full_page=True)
+    if phone:
+        page.set_viewport_size(DESKTOP)
+    return path
+
+
+def sign_in(page: Any, inbox: Inbox, email: str | None = None) -> str:
+    """Sign in through the UI with the code from the delivered email; the address used."""
+    email = email or f"{secrets.token_hex(5)}@example.com"
+    page.goto("/dashboard/login")
+    page.fill("input[name=email]", email)
+    page.click("button:has-text('Email me a code')")
+    page.wait_for_selector("input[name=code]")
+    code, _token = inbox.last_for(email)
+    page.fill("input[name=code]", code)
+    page.click("button:has-text('Sign in')")
+    page.wait_for_url(re.compile(r".*/dashboard/configs$"))
+    return email
+
+
+@pytest.fixture
+def job_prefix(app: Any, redis_url: str) -> Iterator[str]:
+    """A Redis prefix of this test's own for jobs and copy-engine leases (cleaned after)."""
+    prefix = f"ct-test-{RUN_ID}-dash-{secrets.token_hex(3)}:"
+    jobs_service.configure(redis_url, prefix)
+    yield prefix
+    delete_prefixed_keys(redis.Redis.from_url(redis_url), prefix)
+    jobs_service.configure(app.config["REDIS_URL"], app.config["REDIS_PREFIX"])
+
+
+def _trio_thread(name: str, start: Callable[[Any], Any]) -> tuple[threading.Thread, dict]:
+    """Run ``start(nursery)`` (returns the started object) under trio in a thread."""
+    started = threading.Event()
+    box: dict[str, Any] = {}
+
+    def serve() -> None:
+        async def main() -> None:
+            async with trio.open_nursery() as nursery:
+                box["cancel"] = nursery.cancel_scope
+                box["object"] = await start(nursery)
+                box["token"] = trio.lowlevel.current_trio_token()
+                started.set()
+
+        trio.run(main)
+
+    thread = threading.Thread(target=serve, name=name, daemon=True)
+    thread.start()
+    assert started.wait(20), f"{name} did not start"
+    return thread, box
+
+
+@pytest.fixture
+def copy_engine(app: Any, redis_url: str, job_prefix: str) -> Iterator[Any]:
+    """A copy engine (fast test timings) running in a thread on this test's prefix."""
+    from tests.worker.copy_engine.conftest import FAST
+    from worker.copy_engine.engine import CopyEngine
+
+    client = redis.Redis.from_url(redis_url)
+    engine = CopyEngine(f"dash-engine-{secrets.token_hex(3)}", client, job_prefix, FAST)
+
+    async def start(nursery: Any) -> Any:
+        return await nursery.start(engine.run)
+
+    thread, box = _trio_thread("dashboard-copy-engine", start)
+    yield engine
+    trio.from_thread.run_sync(box["cancel"].cancel, trio_token=box["token"])
+    thread.join(15)
+
+
+@pytest.fixture
+def worker_host(app: Any, redis_url: str, job_prefix: str, wallet_chain: Any) -> Iterator[Any]:
+    """A real worker host (Trio, jobs in threads) serving this test's queues on anvil."""
+    from worker import jobs as job_table
+    from worker.host import WorkerHost, WorkerSettings
+
+    job_table.load_modules("")
+    settings = WorkerSettings(redis_url=redis_url, prefix=job_prefix, capacity=4,
+                              grace_seconds=2, heartbeat_seconds=0.5, poll_seconds=0.05)
+
+    async def start(nursery: Any) -> Any:
+        return await nursery.start(WorkerHost(settings).run)
+
+    thread, box = _trio_thread("dashboard-worker", start)
+    yield box["object"]
+    trio.from_thread.run_sync(box["object"].request_shutdown, trio_token=box["token"])
+    thread.join(15)
