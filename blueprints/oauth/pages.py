@@ -79,7 +79,7 @@ def login() -> Response:
         step = "code" if request.form.get("action") == "verify" else "email"
         return _render(400 if exc.status < 500 else 503, step=step, email=email,
                        error=exc.message)
-    browser.sign_in(session.user)
+    browser.sign_in(session)
     if target:
         return redirect(target)
     return _render(step="done", email=session.user.email)

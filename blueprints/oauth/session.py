@@ -2,8 +2,8 @@
 
 The cookie (Flask's session, signed with SECRET_KEY, HttpOnly, SameSite=Lax)
 holds the user id and when they signed in; it lasts SIGN_IN_TTL like a session
-JWT. Every form carries a per-session CSRF token. The dashboard will adopt this
-sign-in when it lands (same session keys).
+JWT. Every form carries a per-session CSRF token. The keys are the dashboard's
+(blueprints/dashboard/session.py), so signing in on either signs in both.
 """
 
 from __future__ import annotations
@@ -15,17 +15,20 @@ from uuid import UUID
 from flask import request, session
 
 from models.user import User
+from services import auth
 
 SIGN_IN_TTL = timedelta(hours=24)
+JWT_KEY = "session_jwt"  # what the dashboard reads: one sign-in serves both
 USER_KEY = "user_id"
 SIGNED_IN_AT_KEY = "signed_in_at"
 CSRF_KEY = "csrf_token"
 
 
-def sign_in(user: User) -> None:
-    """Remember ``user`` in this browser (a fresh CSRF token with it)."""
+def sign_in(signed: auth.Session) -> None:
+    """Remember a fresh sign-in in this browser (a fresh CSRF token with it)."""
     session.clear()
-    session[USER_KEY] = str(user.id)
+    session[JWT_KEY] = signed.token
+    session[USER_KEY] = str(signed.user.id)
     session[SIGNED_IN_AT_KEY] = int(datetime.now(UTC).timestamp())
     session[CSRF_KEY] = secrets.token_urlsafe(32)
 

@@ -41,12 +41,12 @@ from models.copying import (
     INTENT_SKIPPED,
     KIND_MIRROR,
 )
-from services import copy_control, copying, venues
+from services import copy_control, copying, metrics, venues
 from services.copying import Holding, MarketView, TargetFill
 from venue.client import AsyncVenueClient
 from venue.errors import VenueError
 from venue.models import ActivityItem
-from worker.copy_engine import placement, store
+from worker.copy_engine import leases, placement, store
 from worker.copy_engine.leases import TargetLeases
 from worker.copy_engine.store import ConfigSnapshot
 from worker.jobs import call_with_database
@@ -181,12 +181,16 @@ class CopyEngine:
                 try:
                     await self.redis_call(self.leases.release, owned)
                     await self.redis_call(self.leases.unregister)
+                    if owned:  # the others take them now, not at their next sweep
+                        await self.redis_call(leases.announce, self.redis, self.prefix)
                 except redis.RedisError as exc:
                     log.warning("engine %s could not release leases: %s", self.name, exc)
                 await self.venue.aclose()
             log.info("copy engine %s stopped (released %d targets)", self.name, len(owned))
 
     def _heartbeat_fields(self) -> dict[str, str]:
+        metrics.copy_executors(len(self.targets),
+                               sum(len(rt.configs) for rt in self.targets.values()))
         return {"heartbeat_at": datetime.now(UTC).isoformat(),
                 "targets": str(len(self.targets)),
                 "configs": str(sum(len(rt.configs) for rt in self.targets.values())),
@@ -248,16 +252,25 @@ class CopyEngine:
         share = math.ceil(len(active) / max(1, len(engines))) if active else 0
         for target in [t for t in self.targets if t not in active]:
             await self._release_target(target)
+        # Targets an operator moved: never back to the engine they left, taken by another
+        # at once (above its share) and not shed while the mark lasts.
+        moved = await self.redis_call(self.leases.moved_from, list(active))
         if len(engines) > 1 and len(self.targets) > share:
             # Hand surplus targets to the others (they claim them on their next sweep).
-            surplus = sorted(self.targets, key=lambda t: len(self.targets[t].configs))
+            surplus = sorted((t for t in self.targets if t not in moved),
+                             key=lambda t: len(self.targets[t].configs))
             for target in surplus[: len(self.targets) - share]:
                 await self._release_target(target)
-        free = [t for t in active if t not in self.targets]
+        free = [t for t in active if t not in self.targets and moved.get(t) != self.name]
         room = share - len(self.targets) if len(engines) > 1 else len(free)
-        if free and room > 0:
+        handed = [t for t in free if t in moved]
+        if free and (room > 0 or handed):
             holders = await self.redis_call(self.leases.holders, free)
-            candidates = [t for t in free if holders[t] is None][:room]
+            for target in [t for t in handed if holders[t] == self.name]:
+                self._start_target(target)  # an operator handed its lease to this engine
+            unheld = [t for t in free if holders[t] is None]
+            candidates = ([t for t in unheld if t in moved]
+                          + [t for t in unheld if t not in moved][:max(room, 0)])
             for target in await self.redis_call(self.leases.claim, candidates):
                 self._start_target(target)
         await self._reload_configs()
@@ -347,6 +360,7 @@ class CopyEngine:
         except trio.WouldBlock:
             return False  # the poller finds it again
         rt.seen[key] = item.timestamp
+        metrics.copy_detected(source)
         if source == "feed":
             self.stats.feed_fills += 1
         else:

@@ -1,0 +1,127 @@
+"""Client ID Metadata Documents: an unregistered client whose client_id is its document's URL,
+served by a real local HTTP server."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlencode
+
+import pytest
+
+from models.oauth import OAuthClient
+from tests.api.oauth_flow import (
+    REDIRECT_URI,
+    authorize_params,
+    bearer,
+    consent,
+    exchange,
+    pkce,
+    redirect_params,
+    refresh,
+    sign_in,
+)
+
+
+class DocumentServer:
+    """Serves whatever ``documents[path]`` holds, and counts requests."""
+
+    def __init__(self) -> None:
+        self.documents: dict[str, tuple[int, bytes]] = {}
+        self.hits = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                outer.hits += 1
+                status, body = outer.documents.get(self.path, (404, b"{}"))
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                if status in (301, 302):
+                    self.send_header("Location", "https://elsewhere.example/doc.json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def serve(self, path: str, document: dict | None = None, status: int = 200) -> str:
+        url = self.base + path
+        body = {"client_id": url, "client_name": "Metadata Agent",
+                "redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none",
+                "grant_types": ["authorization_code", "refresh_token"],
+                "client_uri": "https://agent.example"} if document is None else document
+        self.documents[path] = (status, json.dumps(body).encode())
+        return url
+
+
+@pytest.fixture
+def documents(app, monkeypatch) -> Iterator[DocumentServer]:
+    """A document server on a free port; the app accepts http://127.0.0.1 client ids."""
+    monkeypatch.setitem(app.config, "OAUTH_ALLOW_HTTP_CLIENT_ID_URLS", True)
+    server = DocumentServer()
+    server.thread.start()
+    yield server
+    server.server.shutdown()
+    server.server.server_close()
+
+
+def test_unregistered_client_with_a_metadata_document(client, user, documents, app):
+    client_id = documents.serve("/agent/client.json")
+    sign_in(client, user)
+    verifier, challenge = pkce()
+    params = authorize_params(client_id, challenge, resource=app.config["BASE_URL"] + "/api")
+    page = client.get("/oauth/authorize?" + urlencode(params))
+    assert page.status_code == 200, page.data
+    assert "Metadata Agent" in page.get_data(as_text=True)
+    back = redirect_params(consent(client, params, ["read:account"]))
+    response = exchange(client, client_id, back["code"], verifier)
+    assert response.status_code == 200, response.data
+    tokens = response.get_json()
+    assert client.get("/api/users/me", headers=bearer(tokens["access_token"])).status_code == 200
+    assert refresh(client, client_id, tokens["refresh_token"]).status_code == 200
+    stored = OAuthClient.get(OAuthClient.client_id == client_id)
+    assert stored.kind == "metadata_document"
+    assert documents.hits == 1  # fetched once, then served from the cache
+
+
+@pytest.mark.parametrize("document", [
+    "wrong_client_id", "secret", "bad_redirect", "not_json", "redirected", "missing"])
+def test_unusable_metadata_documents_are_invalid_client(client, user, documents, document):
+    path = f"/{document}.json"
+    url = documents.base + path
+    good = {"client_id": url, "redirect_uris": [REDIRECT_URI]}
+    if document == "wrong_client_id":
+        documents.serve(path, {**good, "client_id": documents.base + "/other.json"})
+    elif document == "secret":
+        documents.serve(path, {**good, "client_secret": "s3cret"})
+    elif document == "bad_redirect":
+        documents.serve(path, {**good, "redirect_uris": ["http://evil.example/cb"]})
+    elif document == "not_json":
+        documents.documents[path] = (200, b"<html>")
+    elif document == "redirected":
+        documents.serve(path, good, status=302)
+    sign_in(client, user)
+    _, challenge = pkce()
+    response = client.get("/oauth/authorize?" + urlencode(authorize_params(url, challenge)))
+    assert response.status_code == 400
+    assert "Location" not in response.headers
+    assert "invalid_client" in response.get_data(as_text=True)
+
+
+def test_http_client_id_urls_need_the_development_flag(client, user, documents, monkeypatch,
+                                                       app):
+    client_id = documents.serve("/agent/client.json")
+    monkeypatch.setitem(app.config, "OAUTH_ALLOW_HTTP_CLIENT_ID_URLS", False)
+    sign_in(client, user)
+    _, challenge = pkce()
+    response = client.get("/oauth/authorize?" + urlencode(authorize_params(client_id,
+                                                                           challenge)))
+    assert response.status_code == 400 and documents.hits == 0

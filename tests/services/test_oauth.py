@@ -1,0 +1,248 @@
+"""OAuth services: the svco_ resolver, approvals, single-use codes and refresh tokens,
+resource indicators, client metadata validation and metadata-document fetch faults."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import timedelta
+
+import httpx
+import pytest
+
+from models.base import utcnow
+from models.oauth import OAuthClient, OAuthToken
+from services import access, errors, oauth, oauth_clients, oauth_resources
+from services.access import ALL_SCOPES, Principal
+
+SETTINGS = {"SECRET_KEY": "s", "BASE_URL": "https://ct.example"}
+
+
+@pytest.fixture
+def settings(app):
+    return {**app.config, "BASE_URL": "https://ct.example"}
+
+
+@pytest.fixture
+def oauth_client(bound_db):
+    record, _ = oauth_clients.register(
+        {"redirect_uris": ["https://agent.example/cb"], "token_endpoint_auth_method": "none",
+         "grant_types": ["authorization_code", "refresh_token"], "client_name": "Agent"},
+        {"SECRET_KEY": "x"})
+    return record
+
+
+def _issue(settings, user, client, scopes=("read:account",), resource=None):
+    approval = oauth.record_approval(user, client, scopes)
+    return oauth.issue_tokens(
+        settings, client=client, user=user, approval=approval, scope=" ".join(scopes),
+        resource=resource or oauth_resources.mcp_resource(settings), family_id=uuid.uuid4(),
+        with_refresh=True)
+
+
+def session_of(user) -> Principal:
+    return Principal(user=user, kind="session", scopes=ALL_SCOPES)
+
+
+# ---- the resolver --------------------------------------------------------------------------
+
+
+def test_resolver_gives_an_oauth_principal_for_its_resource(settings, user, oauth_client):
+    issued = _issue(settings, user, oauth_client, ("read:account", "read:markets"))
+    token = oauth_resources.request_resource.set(oauth_resources.mcp_resource(settings))
+    try:
+        principal = access.resolve_token(issued.access_token, settings)
+    finally:
+        oauth_resources.request_resource.reset(token)
+    assert principal.kind == "oauth" and principal.user_id == user.id
+    assert principal.scopes == {"read:account", "read:markets"}
+    assert principal.has_scope("read:markets") and not principal.has_scope("wallet:write")
+    assert principal.extra["client_id"] == oauth_client.client_id
+    with pytest.raises(errors.Forbidden):
+        principal.require_session()
+
+
+def test_resolver_refuses_other_resources_and_no_resource(settings, user, oauth_client):
+    issued = _issue(settings, user, oauth_client)
+    with pytest.raises(errors.InvalidToken):
+        access.resolve_token(issued.access_token, settings)  # no request: fail closed
+    with pytest.raises(errors.InvalidToken):
+        oauth.resolve_for_resource(issued.access_token, settings,
+                                   oauth_resources.api_resource(settings))
+
+
+def test_resolver_refuses_expired_revoked_and_unknown_tokens(settings, user, oauth_client):
+    mcp = oauth_resources.mcp_resource(settings)
+    expired = _issue(settings, user, oauth_client)
+    OAuthToken.update(access_expires_at=utcnow() - timedelta(seconds=1)).where(
+        OAuthToken.id == expired.record.id).execute()
+    revoked = _issue(settings, user, oauth_client)
+    oauth.revoke_token(revoked.record, whole_family=False)
+    for secret in (expired.access_token, revoked.access_token, "svco_" + "a" * 43,
+                   revoked.refresh_token):
+        with pytest.raises(errors.InvalidToken):
+            oauth.resolve_for_resource(secret, settings, mcp)
+
+
+def test_secrets_are_stored_only_as_keyed_hashes(settings, user, oauth_client):
+    issued = _issue(settings, user, oauth_client)
+    assert issued.access_token.startswith("svco_") and len(issued.access_token) == 5 + 43
+    record = OAuthToken.get_by_id(issued.record.id)
+    assert issued.access_token not in (record.access_token_hash, record.refresh_token_hash)
+    assert record.access_token_hash == oauth.hash_secret(settings, "access",
+                                                         issued.access_token)
+
+
+# ---- rotation, codes -----------------------------------------------------------------------
+
+
+def test_refresh_tokens_rotate_once_and_reuse_revokes_the_family(settings, user, oauth_client):
+    issued = _issue(settings, user, oauth_client)
+    record = oauth.usable_refresh_token(settings, issued.refresh_token)
+    assert record is not None
+    assert oauth.rotate(record) is True
+    assert oauth.rotate(record) is False  # a racing second exchange loses
+    assert oauth.usable_refresh_token(settings, issued.refresh_token) is None
+    assert OAuthToken.get_by_id(record.id).revoked_at is not None
+
+
+def test_codes_work_once(settings, user, oauth_client):
+    approval = oauth.record_approval(user, oauth_client, ["read:account"])
+    code = oauth.new_code()
+    record = oauth.store_code(settings, code, client=oauth_client, user=user,
+                              approval=approval, redirect_uri="https://agent.example/cb",
+                              scope="read:account", resource="r", code_challenge="c" * 43,
+                              code_challenge_method="S256")
+    found = oauth.find_code(settings, code, oauth_client)
+    assert found is not None and found.id == record.id
+    assert oauth.consume_code(found) is True
+    assert oauth.consume_code(found) is False
+    assert oauth.find_code(settings, code, oauth_client) is None
+
+
+# ---- approvals -----------------------------------------------------------------------------
+
+
+def test_approvals_need_a_session_and_belong_to_their_user(settings, user, oauth_client,
+                                                           bound_db):
+    from models import User
+
+    _issue(settings, user, oauth_client)
+    (approval,) = oauth.list_approvals(session_of(user))
+    key_principal = Principal(user=user, kind="api_key", scopes=ALL_SCOPES)
+    with pytest.raises(errors.Forbidden):
+        oauth.list_approvals(key_principal)
+    stranger = User.create(email="stranger@example.com")
+    with pytest.raises(errors.NotFound):
+        oauth.revoke_approval(session_of(stranger), approval.id)
+    oauth.revoke_approval(session_of(user), approval.id)
+    assert oauth.list_approvals(session_of(user)) == []
+    assert OAuthToken.select().where(OAuthToken.revoked_at.is_null()).count() == 0
+
+
+def test_approving_again_replaces_the_scopes(user, oauth_client):
+    first = oauth.record_approval(user, oauth_client, ["read:trades", "read:account"])
+    assert first.scope_list == ["read:account", "read:trades"]
+    oauth.revoke_approval(session_of(user), first.id)
+    again = oauth.record_approval(user, oauth_client, ["read:markets"])
+    assert again.id == first.id and again.scope_list == ["read:markets"]
+    assert again.revoked_at is None
+
+
+# ---- resources (RFC 8707) ------------------------------------------------------------------
+
+
+def test_resource_selection():
+    assert oauth_resources.select([], SETTINGS) == "https://ct.example/api/mcp"
+    assert oauth_resources.select(["https://CT.example/api/"], SETTINGS) == (
+        "https://ct.example/api")
+    for values in (["https://ct.example/api", "https://ct.example/api/mcp"],
+                   ["https://other.example/api"], ["https://ct.example/api/mcp#x"],
+                   ["/api/mcp"], ["https://ct.example/api/keys"]):
+        with pytest.raises(oauth_resources.InvalidTargetError):
+            oauth_resources.select(values, SETTINGS)
+
+
+def test_resource_for_path():
+    assert oauth_resources.resource_for_path("/api/mcp", SETTINGS) == (
+        "https://ct.example/api/mcp")
+    assert oauth_resources.resource_for_path("/api/mcpx", SETTINGS) == "https://ct.example/api"
+    assert oauth_resources.resource_for_path("/api/users/me", SETTINGS) == (
+        "https://ct.example/api")
+    assert oauth_resources.resource_for_path("/oauth/token", SETTINGS) is None
+    assert oauth_resources.metadata_url(SETTINGS, "https://ct.example/api/mcp") == (
+        "https://ct.example/.well-known/oauth-protected-resource/api/mcp")
+
+
+# ---- client metadata -----------------------------------------------------------------------
+
+
+def test_client_metadata_rules():
+    clean = oauth_clients.normalize_metadata(
+        {"redirect_uris": ["https://a.example/cb", "http://127.0.0.1:7777/cb",
+                           "com.example.app:/cb"]}, metadata_document=False)
+    assert clean["token_endpoint_auth_method"] == "client_secret_basic"
+    assert clean["grant_types"] == ["authorization_code"]
+    for uri in ("http://a.example/cb", "https://a.example/cb#x", "data:text/html,x",
+                "javascript:alert(1)"):
+        with pytest.raises(oauth_clients.ClientMetadataError) as caught:
+            oauth_clients.normalize_metadata({"redirect_uris": [uri]}, metadata_document=False)
+        assert caught.value.error == "invalid_redirect_uri"
+    with pytest.raises(oauth_clients.ClientMetadataError):
+        oauth_clients.normalize_metadata(
+            {"redirect_uris": ["https://a.example/cb"],
+             "token_endpoint_auth_method": "client_secret_post"}, metadata_document=True)
+
+
+def test_client_scope_rules(oauth_client, bound_db):
+    client = oauth_clients.Client(oauth_client, SETTINGS)
+    assert client.get_allowed_scope(None) == " ".join(oauth.RECOMMENDED_SCOPES)
+    assert client.get_allowed_scope("wallet:write read:account") == "read:account wallet:write"
+    OAuthClient.update(scope="read:account").execute()
+    limited = oauth_clients.Client(OAuthClient.get_by_id(oauth_client.id), SETTINGS)
+    assert limited.get_allowed_scope("read:account trade:execute") == "read:account"
+    assert limited.get_allowed_scope("trade:execute") is None
+    assert limited.check_redirect_uri("https://agent.example/cb")
+    assert not limited.check_redirect_uri("https://agent.example/cb/")
+
+
+# ---- metadata documents: URL rules and fetch faults (MockTransport injects them) -------------
+
+
+def test_metadata_urls_must_be_https_with_a_path():
+    dev = {"OAUTH_ALLOW_HTTP_CLIENT_ID_URLS": True}
+    assert oauth_clients.check_metadata_url("https://agent.example/client.json", {})
+    for url in ("https://agent.example", "https://agent.example/", "http://agent.example/c",
+                "https://u:p@agent.example/c", "https://agent.example/c#f",
+                "http://127.0.0.1:8/c"):
+        assert not oauth_clients.check_metadata_url(url, {}), url
+    assert oauth_clients.check_metadata_url("http://127.0.0.1:8/c", dev)
+    assert not oauth_clients.check_metadata_url("http://10.0.0.1:8/c", dev)
+
+
+def _fetch(handler):
+    url = "https://agent.example/client.json"
+    return oauth_clients.fetch_metadata_document(url, {}, transport=httpx.MockTransport(handler))
+
+
+def test_metadata_fetch_faults_are_refusals():
+    def timeout(request):
+        raise httpx.ConnectTimeout("timed out", request=request)
+
+    def huge(request):
+        return httpx.Response(200, content=b"{" + b" " * (oauth_clients.CIMD_MAX_BYTES + 1))
+
+    def server_error(request):
+        return httpx.Response(503)
+
+    for handler in (timeout, huge, server_error):
+        with pytest.raises(oauth_clients.ClientMetadataError) as caught:
+            _fetch(handler)
+        assert caught.value.error == "invalid_client"
+
+    def good(request):
+        return httpx.Response(200, content=json.dumps({
+            "client_id": str(request.url), "redirect_uris": ["https://agent.example/cb"],
+            "client_name": "Agent"}).encode())
+
+    assert _fetch(good)["token_endpoint_auth_method"] == "none"
