@@ -43,9 +43,10 @@ def serve(host: str, port: int, workers: int, threads: int) -> None:
     """Serve the web app with gunicorn (the production server)."""
     from gunicorn.app.base import BaseApplication
 
-    from services import redis_client
-
     settings = _settings()
+    _prepare_operations(settings)  # before anything imports prometheus_client
+    from services import metrics, redis_client
+
     # Resolve before forking so every gunicorn worker shares one embedded Redis.
     redis_client.resolve_url(settings["REDIS_URL"], settings["INSTANCE_PATH"])
 
@@ -56,7 +57,9 @@ def serve(host: str, port: int, workers: int, threads: int) -> None:
             self.cfg.set("threads", threads)
             self.cfg.set("worker_class", "gthread")
             self.cfg.set("graceful_timeout", 20)
-            self.cfg.set("accesslog", None)
+            self.cfg.set("accesslog", None)  # our request log line replaces it
+            # A dead web process's live gauges must not be summed any more.
+            self.cfg.set("child_exit", lambda _server, child: metrics.process_exited(child.pid))
 
         def load(self) -> Any:
             from wsgi import app
@@ -67,11 +70,37 @@ def serve(host: str, port: int, workers: int, threads: int) -> None:
 
 
 @main.command()
-def worker() -> None:
-    """Run the Trio worker: RQ jobs and copy executors."""
-    from worker import host
+@click.option("--drain", is_flag=True,
+              help="Do not start a worker: ask running ones to stop taking work, finish or "
+                   "hand back what they hold (copy leases included) and exit.")
+@click.option("--id", "worker_ids", multiple=True, metavar="ID",
+              help="With --drain: the worker id (see `copytrade status`) or a pid on this "
+                   "host; repeatable. Default: every worker on this host.")
+@click.option("--timeout", default=120.0, show_default=True,
+              help="With --drain: seconds to wait for the workers to exit.")
+def worker(drain: bool, worker_ids: tuple[str, ...], timeout: float) -> None:
+    """Run the Trio worker: RQ jobs and copy executors (or drain running ones)."""
+    if not drain:
+        from worker import host
 
-    host.main()
+        host.main()
+        return
+    from services import operations
+
+    client, prefix = _operations_store(bind_database=False)
+    try:
+        names = operations.resolve_workers(client, prefix, worker_ids, this_host=True)
+    except LookupError as exc:
+        raise click.ClickException(str(exc)) from None
+    if not names:
+        raise click.ClickException("no live worker on this host; name one with --id")
+    operations.request_drain(client, prefix, names)
+    click.echo(f"draining {len(names)} worker(s): {', '.join(names)}")
+    left = operations.wait_until_gone(client, prefix, names, timeout)
+    for name in names:
+        click.echo(f"  {name}: {'still running' if name in left else 'exited'}")
+    if left:
+        raise click.ClickException(f"{len(left)} worker(s) did not exit within {timeout:g}s")
 
 
 @main.command()
@@ -178,7 +207,180 @@ def up(port: int) -> None:
     """Run the whole local stack in one process group until Ctrl-C."""
     from stack import LocalStack
 
+    _prepare_operations(_settings())  # the children share one metrics folder
     LocalStack(web_port=port).run()
+
+
+# -- operations ---------------------------------------------------------------------------
+
+
+def _prepare_operations(settings: dict[str, Any]) -> None:
+    """JSON logs, and a clean shared metrics folder unless the operator named one."""
+    from services import logs
+
+    logs.configure()
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from pathlib import Path
+
+        # Inherited by gunicorn's processes and, under `up`, by the worker: one /metrics
+        # for the machine. Set before prometheus_client is imported (it reads the variable
+        # once), and cleaned: files of processes from an earlier run would be summed.
+        folder = Path(settings["INSTANCE_PATH"]) / "prometheus"
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in folder.glob("*.db"):
+            stale.unlink()
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(folder)
+
+
+def _operations_store(bind_database: bool = True) -> tuple[Any, str]:
+    """The deployment's Redis client and key prefix (and the database bound, when asked)."""
+    from services import redis_client
+
+    settings = _settings()
+    if bind_database:
+        from models import database
+
+        database.bind(settings["DATABASE_URL"])
+    url = redis_client.resolve_url(settings["REDIS_URL"], settings["INSTANCE_PATH"])
+    return redis_client.connect(url), settings["REDIS_PREFIX"]
+
+
+def _ago(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{seconds:.1f}s ago"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f}m ago"
+    if seconds < 86400:
+        return f"{seconds / 3600:.1f}h ago"
+    return f"{seconds / 86400:.1f}d ago"
+
+
+def _table(rows: list[list[str]], headers: list[str]) -> str:
+    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=True)]
+    lines = ["  " + "  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True))]
+    lines += ["  " + "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True))
+              for row in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the same data as JSON.")
+def status(as_json: bool) -> None:
+    """Workers, queues, failed jobs and copy executors of this deployment."""
+    import json
+
+    from models.base import db
+    from services import operations
+
+    client, prefix = _operations_store()
+    with db.connection_context():
+        data = operations.snapshot(client, prefix)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(f"deployment {prefix!r} at {data['generated_at']}")
+    click.echo(f"\nWORKERS ({len(data['workers'])})")
+    if data["workers"]:
+        click.echo(_table([[w["id"], w["host"], str(w["pid"]), w["started_at"] or "-",
+                            _ago(w["heartbeat_age_seconds"]),
+                            f"{w['running_jobs']}/{w['capacity']}"
+                            + (" draining" if w["draining"] else ""),
+                            str(len(w["leases"]))] for w in data["workers"]],
+                          ["ID", "HOST", "PID", "STARTED", "HEARTBEAT", "JOBS", "LEASES"]))
+    click.echo("\nQUEUES")
+    click.echo(_table([[q["name"], str(q["depth"]), _ago(q["oldest_job_age_seconds"]),
+                        str(q["running"]), str(q["failed"])] for q in data["queues"]],
+                      ["QUEUE", "DEPTH", "OLDEST", "RUNNING", "FAILED"]))
+    failed = data["failed"]
+    click.echo(f"\nFAILED JOBS ({failed['count']})")
+    if failed["newest"]:
+        click.echo(_table([[j["id"], j["job"], _ago(j["age_seconds"]), j["reason"][:80]]
+                           for j in failed["newest"]], ["ID", "JOB", "FAILED", "REASON"]))
+    click.echo(f"\nCOPY EXECUTORS ({len(data['executors'])})")
+    if data["executors"]:
+        click.echo(_table([[e["config_id"], e["target"], e["owner"] or "(unowned)",
+                            _ago(e["last_detection_age_seconds"]),
+                            (e["last_error"] or "-").splitlines()[0][:60]]
+                           for e in data["executors"]],
+                          ["CONFIG", "TARGET", "OWNER", "LAST DETECTION", "LAST ERROR"]))
+
+
+@main.group()
+def jobs() -> None:
+    """Background jobs: retry and purge failed ones."""
+
+
+@jobs.command("retry")
+@click.argument("job_id", required=False)
+@click.option("--all-failed", is_flag=True, help="Re-queue every failed job.")
+def jobs_retry(job_id: str | None, all_failed: bool) -> None:
+    """Put a failed job (ID) or every failed job back on its queue."""
+    from services import operations
+
+    if bool(job_id) == all_failed:
+        raise click.UsageError("give a job ID or --all-failed (not both)")
+    client, prefix = _operations_store(bind_database=False)
+    if all_failed:
+        done = operations.retry_all_failed(client, prefix)
+    else:
+        try:
+            done = [operations.retry_job(client, prefix, job_id or "")]
+        except LookupError as exc:
+            raise click.ClickException(str(exc)) from None
+    for item in done:
+        click.echo(f"re-queued {item['id']} ({item['job']}) on {item['queue']}")
+    click.echo(f"{len(done)} job(s) re-queued")
+
+
+@jobs.command("purge")
+@click.option("--failed", is_flag=True, required=True, help="Purge failed jobs (required).")
+@click.option("--older-than", "older_than", default="7d", show_default=True,
+              help="Only jobs that failed longer ago than this (s, m, h, d, w).")
+def jobs_purge(failed: bool, older_than: str) -> None:
+    """Delete failed jobs older than --older-than."""
+    from services import operations
+
+    try:
+        age = operations.parse_age(older_than)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--older-than") from None
+    client, prefix = _operations_store(bind_database=False)
+    purged = operations.purge_failed(client, prefix, age)
+    click.echo(f"purged {len(purged)} failed job(s) older than {older_than}")
+
+
+@main.group()
+def executors() -> None:
+    """Copy executors (each runs the configs of one target wallet on one worker)."""
+
+
+@executors.command("move")
+@click.argument("config_id")
+@click.option("--wait", "wait_seconds", default=15.0, show_default=True,
+              help="Seconds to wait for another worker to take it (0: do not wait).")
+def executors_move(config_id: str, wait_seconds: float) -> None:
+    """Release the lease running CONFIG_ID so another worker takes it now."""
+    from models.base import db
+    from services import operations
+
+    client, prefix = _operations_store()
+    try:
+        with db.connection_context():
+            moved = operations.move_executor(client, prefix, config_id)
+    except LookupError as exc:
+        raise click.ClickException(str(exc)) from None
+    except operations.OperationRefused as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"released target {moved['target']} from {moved['from']} "
+               f"({len(moved['configs'])} config(s) move together)")
+    if wait_seconds > 0:
+        owner = operations.wait_for_owner(client, prefix, moved["target"],
+                                          not_owner=moved["from"], timeout=wait_seconds)
+        if owner is None:
+            raise click.ClickException(f"no other worker took it within {wait_seconds:g}s")
+        click.echo(f"now run by {owner}")
 
 
 if __name__ == "__main__":  # pragma: no cover

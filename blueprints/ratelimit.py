@@ -18,7 +18,7 @@ from flask import Flask, Response, current_app
 from flask_limiter import Limiter, RequestLimit
 from flask_limiter.util import get_remote_address
 
-from services import errors, redis_client
+from services import errors, metrics, redis_client
 from services import ratelimit as buckets
 
 EXTENSION = "copytrade_limiter"
@@ -26,6 +26,7 @@ EXTENSION = "copytrade_limiter"
 
 def _on_breach(limit: RequestLimit) -> None:
     """Refuse with our error shape and an honest Retry-After."""
+    metrics.rate_limit_rejected()
     strategy = current_app.extensions[EXTENSION].limiter
     state = strategy.last_hit(limit.limit, *limit.request_args, keep=True)
     raise errors.RateLimited("Too many requests from this address; slow down.",

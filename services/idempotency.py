@@ -27,7 +27,7 @@ import peewee
 
 from models import IdempotencyRecord
 from models.base import db, utcnow
-from services import errors
+from services import errors, metrics
 
 log = logging.getLogger(__name__)
 
@@ -138,13 +138,16 @@ def run_once(user_id: UUID, key: UUID | str, request_fingerprint: str,
     token, existing = _claim(user_id, key, request_fingerprint, now, lock_ttl)
     if existing is not None:
         if existing.fingerprint != request_fingerprint:
+            metrics.idempotency_conflict("mismatch")
             raise errors.BadRequest(
                 "This Idempotency-Key was already used for a different request (another "
                 "route, arguments or body); use a new key for a new request.")
         if existing.status_code is None:
+            metrics.idempotency_conflict("in_flight")
             raise errors.Conflict("A request with this Idempotency-Key is still running; "
                                   "retry shortly to get its result.")
         body = json.loads(existing.body) if existing.body is not None else None
+        metrics.idempotency_replayed()
         return Outcome(status=existing.status_code, body=body, replayed=True)
 
     assert token is not None

@@ -23,7 +23,7 @@ from rq.exceptions import DuplicateJobError, NoSuchJobError
 from rq.job import Job, JobStatus
 
 import config as settings_module
-from services import redis_client
+from services import logs, redis_client
 
 QUEUES: tuple[str, ...] = ("high", "default", "low")
 """Queue names, most urgent first; the worker serves them in this order."""
@@ -124,8 +124,12 @@ def enqueue(job_name: str, *ids: object, job_id: str | None = None, queue: str =
         raise ValueError("timeout must be a positive number of seconds")
     args = _job_args(ids)
     target = _queue(queue)
+    # The request (or job) that asked for this work: its id follows the job into the worker.
+    origin = logs.request_id.get()
+    meta = {"request_id": origin} if origin else None
     if job_id is None:
-        return target.enqueue_call(job_name, args=args, timeout=timeout, at_front=at_front)
+        return target.enqueue_call(job_name, args=args, timeout=timeout, at_front=at_front,
+                                   meta=meta)
 
     full_id = qualified_job_id(job_id)
     client = target.connection
@@ -139,7 +143,7 @@ def enqueue(job_name: str, *ids: object, job_id: str | None = None, queue: str =
             # RQ's unique enqueue checks and writes in one Lua script: of two racing
             # enqueues, exactly one creates the job.
             return target.enqueue_call(job_name, args=args, timeout=timeout, job_id=full_id,
-                                       at_front=at_front, unique=True)
+                                       at_front=at_front, unique=True, meta=meta)
         except DuplicateJobError:
             continue  # someone queued it meanwhile: loop returns theirs (or retries)
     raise RuntimeError(f"job {full_id} keeps changing; not enqueued")

@@ -14,6 +14,7 @@ VenueTimeout for the caller to reconcile.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import random
 import time
@@ -39,6 +40,22 @@ T = TypeVar("T")
 
 _MISSING = object()
 _DEFAULT_RETRY_AFTER = 5
+
+VenueObserver = Callable[["VenueRequest", float, "VenueError | None"], None]
+_observers: list[VenueObserver] = []
+
+
+def add_observer(observer: VenueObserver) -> None:
+    """Call ``observer(request, seconds, error_or_None)`` after every HTTP exchange (metrics)."""
+    if observer not in _observers:
+        _observers.append(observer)
+
+
+def _observe(request: VenueRequest, started: float, error: VenueError | None) -> None:
+    seconds = time.perf_counter() - started
+    for observer in _observers:
+        with contextlib.suppress(Exception):  # an observer must never break a venue call
+            observer(request, seconds, error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,11 +291,16 @@ class SyncTransport:
         while True:
             attempt += 1
             outcome = _Attempt()
+            started = time.perf_counter()
             try:
                 request = _build(self._client, self.config, call.request)
                 outcome.settle(call, self._client.send(request))
             except httpx.HTTPError as exc:
                 outcome.fail(call, exc)
+            except VenueError as exc:
+                _observe(call.request, started, exc)
+                raise
+            _observe(call.request, started, outcome.error)
             if outcome.error is None:
                 _store(self.cache, call, self.config, outcome.value)
                 return outcome.value
@@ -316,11 +338,16 @@ class AsyncTransport:
         while True:
             attempt += 1
             outcome = _Attempt()
+            started = time.perf_counter()
             try:
                 request = _build(self._client, self.config, call.request)
                 outcome.settle(call, await self._client.send(request))
             except httpx.HTTPError as exc:
                 outcome.fail(call, exc)
+            except VenueError as exc:
+                _observe(call.request, started, exc)
+                raise
+            _observe(call.request, started, outcome.error)
             if outcome.error is None:
                 _store(self.cache, call, self.config, outcome.value)
                 return outcome.value

@@ -17,6 +17,8 @@ and times jobs out with SIGALRM, which cannot work for threads in one process.
   on every heartbeat.
 - Control jobs start and stop long-lived tasks (copy executors) in the host's
   nursery with ``start_task`` / ``stop_task``.
+- ``copytrade worker --drain`` asks a worker (on any machine) to do what SIGTERM does:
+  it sets ``identity.drain_key``, which the worker checks twice a second.
 """
 
 from __future__ import annotations
@@ -37,13 +39,14 @@ import trio
 
 import config as settings_module
 from services import jobs as jobs_service
-from services import redis_client
+from services import logs, metrics, redis_client
 from worker import identity, lifecycle, reasons
 from worker import jobs as job_table
 
 log = logging.getLogger("copytrade.worker")
 
 MIN_POLL_SECONDS = 0.02
+DRAIN_POLL_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,7 @@ class WorkerHost:
                      ", ".join(q.name for q in self.queues), self.settings.capacity)
             async with trio.open_nursery() as root:
                 root.start_soon(self._heartbeat_loop)
+                root.start_soon(self._drain_request_loop)
                 if install_signal_handlers:
                     await root.start(self._signal_loop)
                 async with trio.open_nursery() as tasks:
@@ -212,6 +216,20 @@ class WorkerHost:
         if self._drain_scope is not None:
             self._drain_scope.deadline = self._deadline
         self.stop_taking_work()
+
+    async def _drain_request_loop(self) -> None:
+        """Drain when an operator asks (``copytrade worker --drain``), like SIGTERM."""
+        key = identity.drain_key(self.settings.prefix, self.name)
+        while True:
+            await trio.sleep(DRAIN_POLL_SECONDS)
+            try:
+                asked = await trio.to_thread.run_sync(self.client.get, key)
+            except redis.RedisError:
+                continue
+            if asked:
+                log.info("worker %s: drain requested by %s", self.name, asked.decode())
+                self.request_shutdown()
+                return
 
     async def _signal_loop(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                            ) -> None:
@@ -272,6 +290,10 @@ class WorkerHost:
 
     async def _run_job(self, running: RunningJob) -> None:
         claim = running.claim
+        # This task's log lines (and its threads') carry the job id and the request id
+        # that enqueued it.
+        logs.job_id.set(claim.job_id)
+        logs.request_id.set((claim.job.meta or {}).get("request_id"))
         try:
             with running.scope:
                 outcome = await self._execute(running)
@@ -346,19 +368,26 @@ class WorkerHost:
     def _record(self, running: RunningJob, outcome: _Success | _Failure | _Requeue) -> None:
         claim = running.claim
         elapsed = time.monotonic() - running.started
+        name = running.context.name
+        fields = {"event": "job", "job": name, "queue": claim.queue.name,
+                  "duration_ms": round(elapsed * 1000, 2), "worker": self.name}
         with running.lock:
             if isinstance(outcome, _Success):
                 lifecycle.record_success(self.client, claim, outcome.value, self.name)
-                log.info("job %s %s finished in %.2fs", claim.job_id, running.context.name,
-                         elapsed)
+                metrics.job_finished(name, "succeeded", elapsed)
+                log.info("job %s %s finished in %.2fs", claim.job_id, name, elapsed,
+                         extra={**fields, "outcome": "succeeded"})
             elif isinstance(outcome, _Failure):
                 lifecycle.record_failure(self.client, claim, outcome.reason, self.name)
-                log.warning("job %s %s failed after %.2fs: %s", claim.job_id,
-                            running.context.name, elapsed, outcome.reason.splitlines()[0])
+                metrics.job_finished(name, "failed", elapsed)
+                log.warning("job %s %s failed after %.2fs: %s", claim.job_id, name, elapsed,
+                            outcome.reason.splitlines()[0],
+                            extra={**fields, "outcome": "failed"})
             else:
                 lifecycle.requeue(self.client, claim.queue, claim.job_id, claim.execution.id)
-                log.info("job %s %s re-queued: %s", claim.job_id, running.context.name,
-                         outcome.why)
+                metrics.job_finished(name, "requeued", elapsed)
+                log.info("job %s %s re-queued: %s", claim.job_id, name, outcome.why,
+                         extra={**fields, "outcome": "requeued"})
             running.recorded = True
 
     # -- shutdown ----------------------------------------------------------------
@@ -483,15 +512,23 @@ class WorkerHost:
 
 def main() -> None:
     """Entry point of ``copytrade worker``: bind the database, load the job table, serve."""
+    import os
+
     from models import database
 
-    logging.basicConfig(level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure()
     settings = settings_module.load()
+    port = os.environ.get("WORKER_METRICS_PORT")
+    if port:  # a worker on its own machine: scraped directly (same token rule as the web)
+        metrics.serve_worker_metrics(os.environ.get("WORKER_METRICS_HOST", "127.0.0.1"),
+                                     int(port), os.environ.get(metrics.TOKEN_ENV))
     redis_url = redis_client.resolve_url(settings["REDIS_URL"], settings["INSTANCE_PATH"])
     jobs_service.configure(redis_url, settings["REDIS_PREFIX"])
     database.bind(settings["DATABASE_URL"])
     job_table.load_modules()
     host = WorkerHost(dataclasses.replace(WorkerSettings.from_settings(settings, redis_url),
                                           startup_tasks=True))
-    trio.run(partial(host.run, install_signal_handlers=True))
+    try:
+        trio.run(partial(host.run, install_signal_handlers=True))
+    finally:
+        metrics.process_exited(os.getpid())

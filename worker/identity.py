@@ -31,6 +31,11 @@ def workers_set_key(prefix: str) -> str:
     return f"{prefix}workers"
 
 
+def drain_key(prefix: str, name: str) -> str:
+    """Set (value: who asked) to ask worker ``name`` to drain and exit."""
+    return f"{prefix}worker:drain:{name}"
+
+
 def worker_key(name: str) -> str:
     """The Redis hash of worker ``name``."""
     return f"{WORKER_KEY_PREFIX}{name}"

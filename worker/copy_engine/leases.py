@@ -3,15 +3,55 @@
 A lease is ``SET <prefix>copy:lease:<target> <engine> NX PX <ttl>``; renewals and
 releases run as Lua scripts that only touch keys still holding this engine's name, so
 an engine can never renew or drop a lease another engine took over.
+
+An operator moves a target (``copytrade executors move``) with ``move_target``: the lease
+is handed to another live engine (same remaining TTL) and ``<prefix>copy:moved:<target>``
+names the engine it was taken from for a while. That engine sees another holder at its
+next renewal and drops the target; the new holder adopts it at its next sweep (nudged at
+once); while the mark lasts the old engine does not claim it back and the new one does
+not shed it to keep its fair share.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import redis
 
 from services import copy_control
+
+# Hand the lease to ARGV[1] for what remains of it; remember the holder so it stays away.
+MOVE_SCRIPT = """
+local holder = redis.call('GET', KEYS[1])
+if not holder or holder == ARGV[1] then return false end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 1000 then ttl = 1000 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+redis.call('SET', KEYS[2], holder, 'PX', ARGV[2])
+return holder
+"""
+
+
+def moved_key(target: str, prefix: str) -> str:
+    """The key naming the engine an operator moved ``target`` away from."""
+    return f"{prefix}copy:moved:{target.lower()}"
+
+
+def move_target(client: redis.Redis, prefix: str, target: str, to_engine: str,
+                hold_off_ms: int) -> str | None:
+    """Hand ``target``'s lease from its holder to engine ``to_engine``; the old holder."""
+    holder = client.register_script(MOVE_SCRIPT)(
+        keys=[copy_control.lease_key(target, prefix), moved_key(target, prefix)],
+        args=[to_engine, hold_off_ms])
+    if holder:
+        announce(client, prefix)
+    return holder.decode() if holder else None
+
+
+def announce(client: redis.Redis, prefix: str) -> None:
+    """Tell every engine to sweep now (targets were released or moved)."""
+    client.publish(copy_control.channel(prefix), json.dumps({"op": "rebalance"}))
 
 
 class TargetLeases:
@@ -45,6 +85,13 @@ class TargetLeases:
                 pipe.set(self.key(target), self.owner, nx=True, px=self.ttl_ms)
             results = pipe.execute()
         return [t for t, ok in zip(targets, results, strict=True) if ok]
+
+    def moved_from(self, targets: Sequence[str]) -> dict[str, str]:
+        """Targets an operator moved recently, with the engine they were moved away from."""
+        if not targets:
+            return {}
+        values = self.client.mget([moved_key(t, self.prefix) for t in targets])
+        return {t: v.decode() for t, v in zip(targets, values, strict=True) if v}
 
     def renew(self, targets: Sequence[str]) -> set[str]:
         """Extend this engine's leases; the targets still held (the rest were lost)."""

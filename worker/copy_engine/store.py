@@ -28,7 +28,7 @@ from models.copying import (
     CopyPosition,
     TargetCursor,
 )
-from services import copying
+from services import copying, metrics
 from services.copying import CopyRules, Holding
 
 
@@ -145,13 +145,16 @@ def insert_intents(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for start in range(0, len(id_list), 500):
             inserted |= {i for (i,) in CopyIntent.select(CopyIntent.id)
                          .where(CopyIntent.id.in_(id_list[start:start + 500])).tuples()}
-    return [row for row in live if row["id"] in inserted]
+    recorded = [row for row in live if row["id"] in inserted]
+    metrics.copy_decisions(recorded)
+    return recorded
 
 
 def settle_intent(intent_id: UUID, changes: dict[str, Any]) -> None:
     """Record what became of an intent's order."""
     CopyIntent.update({getattr(CopyIntent, k): v for k, v in changes.items()}).where(
         CopyIntent.id == intent_id).execute()
+    metrics.copy_settled(changes)
 
 
 def apply_position(config_id: UUID, paper: bool, token_id: str, side: str, shares: Decimal,

@@ -1,0 +1,80 @@
+"""Operator surfaces of the web: request ids, a log line and metrics per request, /metrics.
+
+``init_app`` installs the request hooks (before the rate limiter, so refused requests are
+counted and logged too):
+
+- the request id: the caller's ``X-Request-Id`` when sane, else a new one; echoed on the
+  response, stamped on every log line of the request and copied into the meta of any job
+  the request enqueues (``services.jobs``), so one id follows the work into the worker;
+- one structured log line per request (method, route, path, status, duration);
+- request count and latency by route and status.
+
+``GET /metrics`` is the Prometheus text exposition. It is not public: with
+``METRICS_TOKEN`` set it needs ``Authorization: Bearer <METRICS_TOKEN>``; without it only
+loopback clients (a scraper on the same machine) may read it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+from flask import Blueprint, Flask, Response, current_app, g, request
+
+from services import logs, metrics
+
+log = logging.getLogger("copytrade.request")
+
+bp = Blueprint("operations", __name__)
+
+
+@bp.route("/metrics")
+def metrics_view() -> Response:
+    """The Prometheus exposition of every series (all local processes when shared)."""
+    token = current_app.config.get("METRICS_TOKEN") or os.environ.get(metrics.TOKEN_ENV)
+    if not metrics.authorized(request.headers.get("Authorization"), request.remote_addr,
+                              token):
+        return Response("metrics need the operator token (Authorization: Bearer ...)\n",
+                        status=401, mimetype="text/plain",
+                        headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
+    body, content_type = metrics.exposition()
+    return Response(body, status=200, headers={"Content-Type": content_type})
+
+
+def _start() -> None:
+    g.request_started = time.perf_counter()
+    g.request_id = logs.accept_request_id(request.headers.get(logs.REQUEST_ID_HEADER))
+    g.request_id_token = logs.request_id.set(g.request_id)
+
+
+def _finish(response: Response) -> Response:
+    started = g.get("request_started")
+    seconds = time.perf_counter() - started if started is not None else 0.0
+    route = request.url_rule.rule if request.url_rule is not None else "<unmatched>"
+    metrics.observe_request(request.method, route, response.status_code, seconds)
+    if g.get("request_id"):
+        response.headers[logs.REQUEST_ID_HEADER] = g.request_id
+    log.info("%s %s %s %.1fms", request.method, request.path, response.status_code,
+             seconds * 1000, extra={
+                 "event": "request", "method": request.method, "route": route,
+                 "path": request.path, "status": response.status_code,
+                 "duration_ms": round(seconds * 1000, 2), "remote_addr": request.remote_addr})
+    return response
+
+
+def _end(exc: BaseException | None) -> None:
+    token = g.pop("request_id_token", None)
+    if token is not None:
+        try:
+            logs.request_id.reset(token)
+        except ValueError:  # set in another context (a streamed response): just clear it
+            logs.request_id.set(None)
+
+
+def init_app(app: Flask) -> None:
+    """Install the request hooks and the /metrics route (call before the rate limiter)."""
+    app.before_request(_start)
+    app.after_request(_finish)
+    app.teardown_request(_end)
+    app.register_blueprint(bp)

@@ -1,0 +1,304 @@
+"""Every Prometheus series copytrade exports, defined once, with the small calls that feed them.
+
+The places where things happen call one function here each (the request hooks, the rate
+limiter's breach handler, the idempotency service, the venue transport's observer, the
+job recorder, the copy engine's decision and settlement records); nothing else defines a
+metric.
+
+Processes: gunicorn runs several web processes and the worker is another one, so values
+live in ``prometheus_client``'s multiprocess files when ``PROMETHEUS_MULTIPROC_DIR`` is
+set (``copytrade serve`` and ``copytrade up`` set it to ``instance/prometheus`` and clean
+it at start). Then the web's ``GET /metrics`` adds up every process of the machine,
+workers included. A worker on another machine serves its own ``/metrics`` on
+``WORKER_METRICS_PORT`` (see ``serve_worker_metrics``). Without the variable (tests, a
+single process) the default in-process registry is used.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import os
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+from venue import http as venue_http
+
+log = logging.getLogger(__name__)
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+TOKEN_ENV = "METRICS_TOKEN"
+
+# Web requests and venue calls: milliseconds to tens of seconds.
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+# Jobs: claims and withdrawals can wait minutes on the chain.
+JOB_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 15.0, 60.0, 180.0, 600.0)
+# Copy latency (target trade seen -> our order sent) and detection delay.
+COPY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0)
+
+# -- the web ------------------------------------------------------------------------------
+
+HTTP_REQUESTS = Counter("copytrade_http_requests_total", "HTTP requests answered.",
+                        ["method", "route", "status"])
+HTTP_LATENCY = Histogram("copytrade_http_request_duration_seconds",
+                         "Time to answer an HTTP request.", ["method", "route", "status"],
+                         buckets=LATENCY_BUCKETS)
+RATE_LIMITED = Counter("copytrade_rate_limit_rejections_total",
+                       "Requests refused with 429 by the per-IP rate limit.")
+IDEMPOTENCY_REPLAYS = Counter("copytrade_idempotency_replays_total",
+                              "Keyed writes answered with the saved first response.")
+IDEMPOTENCY_CONFLICTS = Counter(
+    "copytrade_idempotency_conflicts_total",
+    "Keyed writes refused: in_flight (409, the first still runs) or mismatch (400, the key "
+    "was used for another request).", ["kind"])
+
+# -- the venue ----------------------------------------------------------------------------
+
+VENUE_LATENCY = Histogram("copytrade_venue_request_duration_seconds",
+                          "Time of one HTTP exchange with the venue.",
+                          ["api", "method", "endpoint"], buckets=LATENCY_BUCKETS)
+VENUE_ERRORS = Counter("copytrade_venue_request_errors_total",
+                       "Venue exchanges that failed, by error class.",
+                       ["api", "method", "endpoint", "error"])
+
+# -- copying ------------------------------------------------------------------------------
+
+COPY_DETECTIONS = Counter("copytrade_copy_detections_total",
+                          "Target fills detected (new, de-duplicated), by source.", ["source"])
+COPIES = Counter("copytrade_copies_total", "Copy decisions to trade, by kind (mirror or exit).",
+                 ["kind"])
+COPY_SKIPS = Counter("copytrade_copy_skips_total", "Copy decisions not to trade, by reason.",
+                     ["reason"])
+COPY_OUTCOMES = Counter("copytrade_copy_outcomes_total",
+                        "Copy orders settled, by final status (and reason when failed).",
+                        ["status", "reason"])
+COPY_LATENCY = Histogram("copytrade_copy_latency_seconds",
+                         "Target trade seen -> copy order sent.", buckets=COPY_BUCKETS)
+COPY_DETECTION_DELAY = Histogram("copytrade_copy_detection_delay_seconds",
+                                 "Target trade time -> seen by the copy engine.",
+                                 buckets=COPY_BUCKETS)
+COPY_EXECUTORS = Gauge("copytrade_copy_executors",
+                       "Copy executors running: targets leased and configs run, summed over "
+                       "live worker processes.", ["kind"], multiprocess_mode="livesum")
+
+# -- jobs ---------------------------------------------------------------------------------
+
+JOB_DURATION = Histogram("copytrade_job_duration_seconds",
+                         "Background job run time, by job and outcome.", ["job", "outcome"],
+                         buckets=JOB_BUCKETS)
+JOB_FAILURES = Counter("copytrade_job_failures_total", "Background jobs that failed.", ["job"])
+
+_IDISH = re.compile(r"^(0x[0-9a-fA-F]+|\d+|[0-9a-fA-F-]{16,}|[A-Za-z0-9_-]{24,})$")
+
+
+def _safe(fn: Any) -> Any:
+    """Metrics must never break the work they watch: log and carry on."""
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            fn(*args, **kwargs)
+        except Exception:  # pragma: no cover - a bug here must not fail a request
+            log.exception("recording metric %s failed", fn.__name__)
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+# -- recording ----------------------------------------------------------------------------
+
+
+@_safe
+def observe_request(method: str, route: str, status: int, seconds: float) -> None:
+    """One answered HTTP request (route is the URL rule, not the raw path)."""
+    labels = (method, route, str(status))
+    HTTP_REQUESTS.labels(*labels).inc()
+    HTTP_LATENCY.labels(*labels).observe(seconds)
+
+
+@_safe
+def rate_limit_rejected() -> None:
+    """A request refused by the rate limit."""
+    RATE_LIMITED.inc()
+
+
+@_safe
+def idempotency_replayed() -> None:
+    """A keyed write answered from its saved response."""
+    IDEMPOTENCY_REPLAYS.inc()
+
+
+@_safe
+def idempotency_conflict(kind: str) -> None:
+    """A keyed write refused (``in_flight`` or ``mismatch``)."""
+    IDEMPOTENCY_CONFLICTS.labels(kind).inc()
+
+
+def venue_endpoint(path: str) -> str:
+    """The path with ids and slugs replaced, so the label set stays small."""
+    parts = path.split("?")[0].split("/")
+    out = []
+    for i, part in enumerate(parts):
+        if i > 0 and parts[i - 1] == "slug":
+            out.append("{slug}")
+        elif part and _IDISH.match(part):
+            out.append("{id}")
+        else:
+            out.append(part)
+    return "/".join(out)
+
+
+@_safe
+def observe_venue(api: str, method: str, path: str, seconds: float,
+                  error: BaseException | None) -> None:
+    """One HTTP exchange with the venue (the transport's observer calls this)."""
+    endpoint = venue_endpoint(path)
+    VENUE_LATENCY.labels(api, method, endpoint).observe(seconds)
+    if error is not None:
+        VENUE_ERRORS.labels(api, method, endpoint, type(error).__name__).inc()
+
+
+@_safe
+def copy_detected(source: str) -> None:
+    """A new target fill queued for an executor (``feed`` or ``poll``)."""
+    COPY_DETECTIONS.labels(source).inc()
+
+
+@_safe
+def copy_decisions(rows: Iterable[Mapping[str, Any]]) -> None:
+    """The intents just recorded: copies by kind, skips by reason, detection delays."""
+    for row in rows:
+        if row.get("status") == "skipped":
+            COPY_SKIPS.labels(row.get("reason") or "unknown").inc()
+        else:
+            COPIES.labels(row.get("kind") or "mirror").inc()
+        delay = row.get("detection_delay_ms")
+        if delay is not None:
+            COPY_DETECTION_DELAY.observe(int(delay) / 1000)
+
+
+@_safe
+def copy_settled(changes: Mapping[str, Any]) -> None:
+    """An intent's order outcome was recorded: its final status and its latency."""
+    status = changes.get("status")
+    if status in ("filled", "failed", "cancelled", "skipped"):
+        reason = "" if status == "filled" else str(changes.get("reason") or "")
+        COPY_OUTCOMES.labels(status, reason).inc()
+    latency = changes.get("latency_ms")
+    if latency is not None:
+        COPY_LATENCY.observe(int(latency) / 1000)
+
+
+@_safe
+def copy_executors(targets: int, configs: int) -> None:
+    """This process's copy engine runs ``targets`` leased targets with ``configs`` configs."""
+    COPY_EXECUTORS.labels("targets").set(targets)
+    COPY_EXECUTORS.labels("configs").set(configs)
+
+
+@_safe
+def job_finished(job: str, outcome: str, seconds: float) -> None:
+    """A background job ended: ``succeeded``, ``failed`` or ``requeued``."""
+    JOB_DURATION.labels(job or "unknown", outcome).observe(seconds)
+    if outcome == "failed":
+        JOB_FAILURES.labels(job or "unknown").inc()
+
+
+# -- exporting ----------------------------------------------------------------------------
+
+
+def multiprocess_dir() -> str | None:
+    """The shared multiprocess folder when this process writes there."""
+    return os.environ.get(MULTIPROC_ENV) or None
+
+
+def exposition() -> tuple[bytes, str]:
+    """The text exposition of every series (all processes of the machine when shared)."""
+    if multiprocess_dir():
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return generate_latest(registry), CONTENT_TYPE_LATEST
+    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+
+
+def prepare_multiprocess_dir(path: str | os.PathLike[str]) -> str:
+    """Create ``path`` empty (stale files of dead processes would be summed) and export it."""
+    folder = os.fspath(path)
+    os.makedirs(folder, exist_ok=True)
+    for name in os.listdir(folder):
+        if name.endswith(".db"):
+            os.unlink(os.path.join(folder, name))
+    os.environ[MULTIPROC_ENV] = folder
+    return folder
+
+
+def process_exited(pid: int) -> None:
+    """Forget a dead process's live gauges (gunicorn's child_exit, the worker at exit)."""
+    if multiprocess_dir():
+        multiprocess.mark_process_dead(pid)
+
+
+def is_internal(address: str | None) -> bool:
+    """True for loopback addresses (allowed to scrape without a token)."""
+    try:
+        return ipaddress.ip_address((address or "").split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def authorized(authorization: str | None, remote_addr: str | None,
+               token: str | None) -> bool:
+    """Whether a scrape may read /metrics: the Bearer METRICS_TOKEN, or loopback without one."""
+    if token:
+        scheme, _, given = (authorization or "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(),
+                                                                  token.encode())
+    return is_internal(remote_addr)
+
+
+def serve_worker_metrics(host: str, port: int, token: str | None) -> threading.Thread:
+    """Serve /metrics for this (worker) process in a daemon thread; same access rule as web."""
+    from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        if environ.get("PATH_INFO") != "/metrics":
+            start_response("404 Not Found", [("Content-Type", "text/plain")])
+            return [b"not found\n"]
+        if not authorized(environ.get("HTTP_AUTHORIZATION"), environ.get("REMOTE_ADDR"),
+                          token):
+            start_response("401 Unauthorized", [("Content-Type", "text/plain"),
+                                                ("WWW-Authenticate", "Bearer")])
+            return [b"unauthorized\n"]
+        body, content_type = exposition()
+        start_response("200 OK", [("Content-Type", content_type)])
+        return [body]
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args: Any) -> None:  # scrapes are not worth a log line
+            pass
+
+    server = make_server(host, port, app, handler_class=Quiet)
+    thread = threading.Thread(target=server.serve_forever, name="worker-metrics", daemon=True)
+    thread.start()
+    log.info("worker metrics on http://%s:%d/metrics", host, port)
+    return thread
+
+
+def _venue_observer(request: Any, seconds: float, error: BaseException | None) -> None:
+    observe_venue(request.api, request.method, request.path, seconds, error)
+
+
+# The venue layer knows nothing of ours; it reports every exchange to its observers.
+venue_http.add_observer(_venue_observer)
