@@ -1,0 +1,123 @@
+"""Copy configs in a real browser: preview -> confirm -> start on paper, a copied trade
+appearing (an in-process copy engine on the sandbox venue), stop, edit, delete."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+
+from eth_account import Account
+
+from models.copying import CopyConfig
+from tests.dashboard.conftest import screenshot, sign_in
+
+
+def _wait(check, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while not (value := check()):
+        assert time.monotonic() < deadline, f"timed out waiting for {check}"
+        time.sleep(0.1)
+    return value
+
+
+def _fresh_market(venue_control) -> dict:
+    slug = f"dash-{secrets.token_hex(5)}"
+    return venue_control.add_market(slug, liquidity=True, fair_price="0.5", category="politics")
+
+
+def test_preview_create_start_paper_config_and_see_a_copied_trade(
+        page, inbox, venue_control, copy_engine):
+    market = _fresh_market(venue_control)
+    yes = market["token_ids"][0]
+    target = Account.create().address.lower()
+    sign_in(page, inbox)
+
+    page.click("a:has-text('New config')")
+    page.fill("input[name=target_address]", target)
+    page.fill("input[name=target_name]", "Dashboard whale")
+    page.fill("input[name=size_multiplier]", "0.5")
+    page.fill("input[name=max_position_usdc]", "100")
+    assert page.is_checked("input[name=paper_trading]")  # a new target starts on paper
+    page.click("button:has-text('Preview')")
+    preview = page.locator("#config-preview")
+    preview.wait_for()
+    assert "paper" in preview.inner_text()
+    screenshot(page, "config-preview")
+    page.click("button:has-text('Confirm and create')")
+    page.wait_for_url(re.compile(r".*/dashboard/configs/[0-9a-f-]{36}$"))
+    config_id = page.url.rsplit("/", 1)[1]
+    assert page.locator("[data-state=stopped]").count() == 1
+
+    page.click("button:has-text('Start copying')")
+    page.wait_for_selector("#config-status [data-state=copying]")
+    # The engine takes the target within a sweep; the status fragment polls itself.
+    page.wait_for_selector("#config-status [data-executor=running]")
+    _wait(lambda: (rt := copy_engine.targets.get(target)) is not None and rt.ready.is_set())
+
+    venue_control.call("POST", "/trades", {"wallet": target, "token_id": yes, "side": "BUY",
+                                          "size": "40", "price": "0.5"}, expect=201)
+    copied = page.locator("#decisions tr[data-decision=copied]")
+    copied.wait_for(timeout=20_000)
+    assert "filled" in copied.inner_text() and "20" in copied.inner_text()
+    assert "paper" in copied.inner_text()
+    page.wait_for_selector("#config-status dd:has-text('1 last hour')")
+
+    page.reload()  # the PnL curve is drawn from the fills at page load
+    page.wait_for_selector("#pnl-chart canvas")
+    screenshot(page, "config")
+    screenshot(page, "config-phone", phone=True)
+
+    page.goto("/dashboard/configs")
+    card = page.locator(f"[data-config-id='{config_id}']")
+    assert "copying" in card.inner_text() and "paper" in card.inner_text()
+    assert "Last detection: 20" in card.inner_text()
+    screenshot(page, "configs")
+
+    card.click()
+    page.click("button:has-text('Stop copying')")
+    page.wait_for_selector("#config-status [data-state=stopped]")
+    assert not CopyConfig.get_by_id(config_id).is_active
+
+
+def test_preview_errors_edit_and_delete(page, inbox, venue_control):
+    target = Account.create().address.lower()
+    sign_in(page, inbox)
+    page.goto("/dashboard/configs/new")
+    page.fill("input[name=target_address]", target)
+    page.fill("input[name=size_multiplier]", "1000")  # above the 100 cap
+    page.fill("input[name=max_position_usdc]", "50")
+    page.click("button:has-text('Preview')")
+    alert = page.locator("#config-errors .alert")
+    alert.wait_for()
+    assert alert.get_attribute("data-code") == "validation_failed"
+    assert alert.locator("[data-field=size_multiplier]").count() == 1
+
+    page.fill("input[name=size_multiplier]", "2")
+    page.click("button:has-text('Preview')")
+    page.locator("#config-preview").wait_for()
+    assert page.locator("#config-errors .alert").count() == 0
+    page.click("button:has-text('Confirm and create')")
+    page.wait_for_url(re.compile(r".*/dashboard/configs/[0-9a-f-]{36}$"))
+    config_id = page.url.rsplit("/", 1)[1]
+
+    page.click("a:has-text('Edit')")
+    page.fill("input[name=size_multiplier]", "1.25")
+    page.fill("input[name=stop_loss_bps]", "1500")
+    page.uncheck("input[name=paper_trading]")
+    page.click("button:has-text('Save')")
+    page.wait_for_url(re.compile(rf".*/dashboard/configs/{config_id}$"))
+    assert "×1.25" in page.content()
+    page.wait_for_selector("#config-status .badge.live")
+    config = CopyConfig.get_by_id(config_id)
+    assert (str(config.size_multiplier), config.stop_loss_bps, config.paper_trading) == (
+        "1.25", 1500, False)
+
+    page.click("button:has-text('Delete')")  # confirm: yes
+    page.wait_for_url(re.compile(r".*/dashboard/configs$"))
+    assert page.locator(f"[data-config-id='{config_id}']").count() == 0
+    assert CopyConfig.get_by_id(config_id).deleted_at is not None
+
+    # Someone else's (or a deleted) config answers the API's not_found.
+    page.goto(f"/dashboard/configs/{config_id}")
+    assert page.locator(".alert").get_attribute("data-code") == "not_found"
