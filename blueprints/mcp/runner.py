@@ -16,6 +16,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from flask import current_app
 from marshmallow import ValidationError
 
 from blueprints.mcp.catalogue import CatalogueEntry
@@ -84,7 +85,10 @@ def run(entry: CatalogueEntry, principal: Principal, arguments: dict[str, Any]) 
         output = tool.output.schema()
 
         def execute() -> tuple[int, Any]:
-            return OK, output.dump(tool.output.present(tool.call(principal, args)))
+            dumped = output.dump(tool.output.present(tool.call(principal, args)))
+            # Through the app's JSON provider, as a REST response body would be: free-form
+            # Dict fields may still hold Decimals or datetimes.
+            return OK, json.loads(current_app.json.dumps(dumped))
 
         if key is None:
             return ToolResult(execute()[1])

@@ -1,0 +1,139 @@
+"""Every read tool, called with the SDK client on the sandbox venue, returns schema-valid data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from eth_account import Account
+from jsonschema import Draft202012Validator
+from mcp import Client
+
+from services import configs, orders, paper, previews
+from services.access import SCOPES, Principal
+from tests.mcp_server.conftest import run_client
+from tests.mcp_server.test_sdk_client import READ_TOOLS
+
+
+@dataclass
+class Scenario:
+    """An account with something in every list: trades, a position, an order, a config."""
+
+    market: Any
+    whale: str
+    config_id: str
+    resting_order_id: str
+
+
+@pytest.fixture
+def scenario(trader, market, venue_control, fresh_venue_cache) -> Scenario:
+    whale = Account.create().address.lower()
+    for side, size, price in (("BUY", "40", "0.52"), ("SELL", "10", "0.55")):
+        venue_control.call("POST", "/trades", {"wallet": whale, "token_id": market.yes,
+                                               "side": side, "size": size, "price": price},
+                           expect=201)
+    quote = previews.create(trader.user, market.yes, "buy", "10", "market")
+    placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
+                                order_type="market", preview_id=quote["preview_id"])
+    assert placed.status == "filled"
+    rest = previews.create(trader.user, market.yes, "buy", "10", "limit", Decimal("0.30"))
+    resting = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
+                                 order_type="limit", price=Decimal("0.30"),
+                                 preview_id=rest["preview_id"])
+    assert resting.status == "accepted"
+    paper.fill(trader.user, market.no, "buy", Decimal("10"))
+    owner = Principal(user=trader.user, kind="session", scopes=frozenset(SCOPES))
+    shown = configs.preview(owner, {"target_address": whale, "size_multiplier": "1",
+                                    "max_position_usdc": "50"})
+    config = configs.create(owner, {"preview_id": str(shown["preview_id"])})
+    return Scenario(market=market, whale=whale, config_id=str(config.id),
+                    resting_order_id=resting.order_id)
+
+
+def read_calls(s: Scenario) -> dict[str, dict[str, Any]]:
+    """Arguments for each read tool."""
+    return {
+        "get_platform_stats": {},
+        "get_trading_readiness": {},
+        "search_markets": {"query": "bitcoin", "limit": 5},
+        "get_market_details": {"slug": s.market.slug},
+        "get_market_depth": {"token_id": s.market.yes, "levels": 3},
+        "get_market_price_history": {"token_id": s.market.yes, "interval": "1w"},
+        "list_top_traders": {"period": "WEEK", "order_by": "VOL", "limit": 10},
+        "list_open_positions": {},
+        "list_paper_positions": {"active_only": False},
+        "list_trades": {"limit": 1},
+        "get_user_summary": {},
+        "list_copy_configs": {},
+        "get_copy_config": {"config_id": s.config_id},
+        "get_config_pnl": {"config_id": s.config_id},
+        "get_config_trades": {"config_id": s.config_id},
+        "suggest_multiplier": {"target_address": s.whale, "balance": "1000"},
+        "list_open_orders": {},
+    }
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_every_read_tool_returns_schema_valid_structured_content(mode, scenario, mcp_url,
+                                                                 trader_key):
+    key = trader_key(*SCOPES)
+    calls = read_calls(scenario)
+    assert set(calls) == set(READ_TOOLS)
+
+    async def body(client: Client):
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        results = {}
+        for name, arguments in calls.items():
+            results[name] = await client.call_tool(name, arguments)
+        return listed, results
+
+    listed, results = run_client(mcp_url, key, mode, body)
+    for name, result in results.items():
+        assert not result.is_error, (name, result.structured_content)
+        schema = listed[name].output_schema
+        Draft202012Validator.check_schema(schema)
+        errors = list(Draft202012Validator(schema).iter_errors(result.structured_content))
+        assert not errors, (name, [e.message for e in errors])
+        assert result.content[0].type == "text"
+        assert listed[name].annotations.read_only_hint is True
+
+    found = results
+    assert [p["token_id"] for p in found["list_open_positions"].structured_content[
+        "positions"]] == [scenario.market.yes]
+    assert [o["order_id"] for o in found["list_open_orders"].structured_content[
+        "orders"]] == [scenario.resting_order_id]
+    trades = found["list_trades"].structured_content
+    assert len(trades["trades"]) == 1 and trades["pagination"] == {
+        "limit": 1, "offset": 0, "has_next": True}
+    assert found["get_copy_config"].structured_content["id"] == scenario.config_id
+    assert found["list_paper_positions"].structured_content["positions"][0]["token_id"] == \
+        scenario.market.no
+    assert found["get_market_details"].structured_content["slug"] == scenario.market.slug
+    assert scenario.whale in [t["address"].lower() for t in found[
+        "list_top_traders"].structured_content["traders"]]
+    # Money is a decimal string on the wire, never a JSON number.
+    summary = found["get_user_summary"].structured_content
+    assert isinstance(summary["fees_paid"], str) and Decimal(summary["fees_paid"]) >= 0
+
+
+def test_business_failures_are_is_error_results_with_the_rest_code(scenario, mcp_url,
+                                                                   trader_key):
+    key = trader_key("read:markets", "read:account")
+
+    async def body(client: Client):
+        return (await client.call_tool("get_market_details", {"slug": "no-such-market"}),
+                await client.call_tool("get_copy_config",
+                                       {"config_id": "00000000-0000-0000-0000-000000000000"}),
+                await client.call_tool("search_markets", {"query": "x", "limit": 0}),
+                await client.call_tool("get_market_depth", {}))
+
+    unknown, missing, out_of_range, no_token = run_client(mcp_url, key, "auto", body)
+    assert unknown.is_error and unknown.structured_content["code"] == "not_found"
+    assert missing.is_error and missing.structured_content["code"] == "not_found"
+    assert out_of_range.is_error and out_of_range.structured_content["code"] == \
+        "validation_failed"
+    assert "limit" in out_of_range.structured_content["fields"]
+    assert no_token.is_error and "token_id" in no_token.structured_content["fields"]
+    assert set(unknown.structured_content) >= {"error", "code"}
