@@ -17,8 +17,8 @@ import trio
 
 from services import auth, venues
 from tests.operations.scrape import names, total
-from venue.errors import VenueNotFound
 from tests.worker.copy_engine.conftest import inject, owned, settled, wait_for
+from venue.errors import VenueNotFound
 from worker.host import WorkerHost, WorkerSettings
 
 SERIES = [
