@@ -29,7 +29,7 @@ def qr_svg(text: str) -> Markup:
     """``text`` as an inline SVG QR code (rendered here: no image service, no script)."""
     out = io.BytesIO()
     segno.make(text, error="m").save(out, kind="svg", scale=4, border=2, xmldecl=False,
-                                    svgns=True, title="Deposit address QR code",
+                                    svgns=True, omitsize=True, title="Deposit address QR code",
                                     svgclass="qr", lineclass=None)
     return Markup(out.getvalue().decode())
 

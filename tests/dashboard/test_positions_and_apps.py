@@ -1,0 +1,70 @@
+"""Positions, trades and open orders (live and paper), and approved OAuth apps, in a browser."""
+
+from __future__ import annotations
+
+import secrets
+from decimal import Decimal
+
+from models import User
+from models.oauth import Approval, OAuthClient
+from services import oauth, orders, paper, previews, wallets
+from tests.dashboard.conftest import screenshot, sign_in
+
+
+def test_positions_trades_and_cancelling_an_open_order(page, inbox, venue_control):
+    email = sign_in(page, inbox)
+    user = User.get(User.email == email)
+    wallet = wallets.get_or_create(user)
+    venue_control.fund(wallet.address, "200")
+    slug = f"dash-pos-{secrets.token_hex(4)}"
+    market = venue_control.add_market(slug, liquidity=True, fair_price="0.5",
+                                      category="politics")
+    yes, no = market["token_ids"]
+    # A live fill, a resting limit order, and a paper fill, through the trading services.
+    quote = previews.create(user, token_id=yes, side="buy", size=Decimal(10),
+                            order_type="market")
+    orders.place_order(user, source="manual", token_id=yes, side="buy", size=Decimal(10),
+                       order_type="market", preview_id=quote["preview_id"])
+    quote = previews.create(user, token_id=no, side="buy", size=Decimal(10),
+                            price=Decimal("0.2"), order_type="limit")
+    resting = orders.place_order(user, source="manual", token_id=no, side="buy",
+                                 size=Decimal(10), price=Decimal("0.2"), order_type="limit",
+                                 preview_id=quote["preview_id"]).response()
+    paper.fill(user, yes, "BUY", Decimal(4))
+
+    page.goto("/dashboard/positions")
+    live = page.locator(f"#live-positions tr[data-token-id='{yes}']")
+    live.wait_for()
+    assert "10" in live.inner_text()
+    page.locator(f"#paper-positions tr[data-token-id='{yes}']").wait_for()
+    page.wait_for_selector("#live-trades td:has-text('filled')")
+    page.wait_for_selector("#paper-trades td:has-text('filled')")
+    order_row = page.locator(f"#open-orders tr[data-order-id='{resting['order_id']}']")
+    order_row.wait_for()
+    screenshot(page, "positions")
+    screenshot(page, "positions-phone", phone=True)
+
+    order_row.locator("button:has-text('Cancel')").click()  # confirm: yes
+    page.wait_for_selector(f"#open-orders:has-text('Cancelled: {resting['order_id']}')")
+    assert page.locator(f"#open-orders tr[data-order-id='{resting['order_id']}']").count() == 0
+    assert orders.open_orders(user) == []
+
+
+def test_approved_apps_are_listed_and_revoked(page, inbox, app):
+    email = sign_in(page, inbox)
+    user = User.get(User.email == email)
+    client = OAuthClient.create(client_id=f"client-{secrets.token_hex(4)}", kind="registered",
+                                client_name="Research agent",
+                                redirect_uris='["https://agent.example/cb"]',
+                                grant_types="authorization_code refresh_token",
+                                response_types="code", token_endpoint_auth_method="none")
+    oauth.record_approval(user, client, ["read:account", "read:trades"])
+
+    page.goto("/dashboard/apps")
+    row = page.locator("tr", has_text="Research agent")
+    row.wait_for()
+    assert "read:trades" in row.inner_text()
+    screenshot(page, "apps")
+    row.locator("button:has-text('Revoke')").click()  # confirm: yes
+    page.wait_for_selector("#apps:has-text('No apps approved.')")
+    assert Approval.get(Approval.client == client.id).revoked_at is not None

@@ -1,0 +1,64 @@
+"""The wallet page in a real browser against anvil: deposit address and QR code, balances,
+a withdrawal confirmed and followed until its hash shows (a real worker host runs the job)."""
+
+from __future__ import annotations
+
+from chain.keys import generate_keypair
+from chain.tokens import token_balance_base
+from models import User
+from services import wallets
+from tests.dashboard.conftest import screenshot, sign_in
+from tests.wallet_fixtures import ONE_MATIC, USDC
+
+
+def test_deposit_balances_and_a_withdrawal_until_its_hash_appears(
+        page, inbox, fund, worker_host, wallet_chain):
+    email = sign_in(page, inbox)
+    wallet = wallets.get_or_create(User.get(User.email == email))
+    fund(wallet.address, pusd=5 * USDC, matic_wei=ONE_MATIC)
+
+    page.goto("/dashboard/wallet")
+    assert page.locator("#deposit-address").inner_text() == wallet.address
+    assert page.locator(".qr-wrap svg path").count() == 1
+    page.wait_for_selector("[data-balance=usdc]")
+    assert page.locator("[data-balance=usdc]").inner_text() == "5"
+    assert page.locator("[data-balance=matic]").inner_text() == "1"
+    screenshot(page, "wallet")
+
+    to = generate_keypair().address
+    # A bad address is refused inline, with the API's code, before anything is confirmed.
+    page.fill("input[name=to_address]", "0x1234")
+    page.fill("input[name=amount]", "1.5")
+    page.click("button:has-text('Review withdrawal')")
+    alert = page.locator("#withdraw-errors .alert")
+    alert.wait_for()
+    assert alert.get_attribute("data-code") == "validation_failed"
+    assert alert.locator("[data-field=to_address]").count() == 1
+    page.fill("input[name=to_address]", to)
+
+    page.fill("input[name=amount]", "1.5")
+    page.click("button:has-text('Review withdrawal')")
+    confirm = page.locator("#withdraw-confirm")
+    confirm.wait_for()
+    assert "1.5 pUSD" in confirm.inner_text() and to in confirm.inner_text()
+    page.click("button:has-text('Confirm withdrawal')")
+    tx_hash = page.locator("[data-tx-hash]")
+    tx_hash.wait_for(timeout=30_000)
+    hash_text = tx_hash.get_attribute("data-tx-hash")
+    assert hash_text.startswith("0x") and len(hash_text) == 66
+    page.wait_for_selector(".progress[data-status=confirmed]", timeout=30_000)
+    screenshot(page, "wallet-withdrawal")
+    receipt = wallet_chain.web3().eth.wait_for_transaction_receipt(hash_text, timeout=10)
+    assert receipt["status"] == 1
+    assert token_balance_base(wallet_chain.web3(), wallet_chain.contracts.pusd, to) == (
+        3 * USDC // 2)
+
+    # The chain's own checks answer at confirmation with the API's codes, inline.
+    for amount, code in (("100", "insufficient_balance"), ("1.0000001", "validation_failed")):
+        page.fill("input[name=amount]", amount)
+        page.click("button:has-text('Review withdrawal')")
+        page.wait_for_selector(f"#withdraw-confirm:has-text('Send {amount} pUSD')")
+        page.click("button:has-text('Confirm withdrawal')")
+        alert = page.locator("#withdraw-errors .alert")
+        alert.wait_for()
+        assert alert.get_attribute("data-code") == code
