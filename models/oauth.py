@@ -20,7 +20,7 @@ class OAuthClient(BaseModel):
     """A client: dynamically registered (RFC 7591) or known by its metadata document URL."""
 
     client_id = peewee.CharField(max_length=2048, unique=True)
-    kind = peewee.CharField(max_length=16)  # "registered" or "metadata_document"
+    kind = peewee.CharField(max_length=16)  # "registered" or "metadata_doc"
     client_secret_hash = peewee.CharField(max_length=64, null=True)
     client_name = peewee.CharField(max_length=200, default="")
     client_uri = peewee.TextField(null=True)

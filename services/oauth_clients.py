@@ -310,7 +310,7 @@ def fetch_metadata_document(url: str, settings: Mapping[str, Any], *,
 
 def _metadata_document_client(url: str, settings: Mapping[str, Any]) -> OAuthClient | None:
     cached = OAuthClient.get_or_none(OAuthClient.client_id == url,
-                                     OAuthClient.kind == "metadata_document")
+                                     OAuthClient.kind == "metadata_doc")
     now = utcnow()
     if cached is not None and cached.metadata_fetched_at and (
             now - cached.metadata_fetched_at < CIMD_CACHE_TTL):
@@ -336,7 +336,7 @@ def _metadata_document_client(url: str, settings: Mapping[str, Any]) -> OAuthCli
         return OAuthClient.get_by_id(cached.id)
     try:
         with db.atomic():
-            return OAuthClient.create(client_id=url, kind="metadata_document",
+            return OAuthClient.create(client_id=url, kind="metadata_doc",
                                       created_at=now, **fields)
     except peewee.IntegrityError:  # a parallel request stored it first
         return OAuthClient.get_or_none(OAuthClient.client_id == url)

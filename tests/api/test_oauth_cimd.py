@@ -88,7 +88,7 @@ def test_unregistered_client_with_a_metadata_document(client, user, documents, a
     assert client.get("/api/users/me", headers=bearer(tokens["access_token"])).status_code == 200
     assert refresh(client, client_id, tokens["refresh_token"]).status_code == 200
     stored = OAuthClient.get(OAuthClient.client_id == client_id)
-    assert stored.kind == "metadata_document"
+    assert stored.kind == "metadata_doc"
     assert documents.hits == 1  # fetched once, then served from the cache
 
 
