@@ -1,0 +1,82 @@
+"""Session-wide log capture: every record of the test run goes through the production log
+handler (JSON lines, context and redaction filters) into a file, which is then searched for
+secrets. Registered for the whole suite by tests/conftest.py (``pytest_plugins``).
+
+A leak fails the run at the end (exit status 1) and names the lines. The patterns match
+every kind of secret the suite creates: API key secrets (``svck_live_``), OAuth tokens
+(``svco_``), session and OAuth JWTs, 32-byte hex (wallet private keys, venue passphrases,
+HMAC secrets), venue API secrets (url-safe base64) and six-digit sign-in codes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from services import logs
+
+SECRET_PATTERNS = {
+    "api key secret": re.compile(r"svck_live_[A-Za-z0-9_-]{8,}"),
+    "oauth token": re.compile(r"svco_[A-Za-z0-9_-]{8,}"),
+    "jwt": re.compile(r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]+"),
+    "32-byte hex (private key, passphrase)": re.compile(r"\b(0x)?[0-9a-fA-F]{64}\b"),
+    "base64 secret": re.compile(r"(?<![A-Za-z0-9_-])(?=[A-Za-z0-9_-]*[A-Z])"
+                                r"(?=[A-Za-z0-9_-]*[a-z])(?=[A-Za-z0-9_-]*[0-9])"
+                                r"[A-Za-z0-9_-]{40,}={0,2}"),
+    "sign-in code": re.compile(r"(?i)\bcode\b[^0-9\n]{0,40}\b\d{6}\b"),
+}
+
+_state: dict[str, object] = {}
+
+
+def leaks(text: str) -> list[tuple[str, str]]:
+    """(kind, line) for each line of captured output that holds a secret."""
+    found = []
+    for line in text.splitlines():
+        if logs.DEV_SIGNIN_NOTICE[1] in line:
+            continue  # the documented laptop-only notice (no SMTP_URL); see services/logs.py
+        for kind, pattern in SECRET_PATTERNS.items():
+            if pattern.search(line):
+                found.append((kind, line))
+    return found
+
+
+def capture_path() -> Path | None:
+    """The file this run's logs go to (None before the session starts)."""
+    path = _state.get("path")
+    return Path(str(path)) if path else None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Attach the production handler, writing to a file, to the root logger."""
+    folder = Path(os.environ.get("COPYTRADE_TEST_LOGS") or session.config.rootpath / "instance")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"test-logs-{os.getpid()}.jsonl"
+    stream = path.open("w", encoding="utf-8")
+    handler = logs.build_handler(stream, fmt="json")
+    handler.setLevel(logging.DEBUG)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    _state.update(path=str(path), handler=handler, stream=stream, level=root.level)
+    root.setLevel(min(root.level or logging.WARNING, logging.INFO))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Detach, then fail the run if any captured line holds a secret."""
+    handler = _state.get("handler")
+    if handler is None:
+        return
+    logging.getLogger().removeHandler(handler)  # type: ignore[arg-type]
+    _state["stream"].close()  # type: ignore[union-attr]
+    found = leaks(Path(str(_state["path"])).read_text(encoding="utf-8", errors="replace"))
+    if found:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = "\n".join(f"  {kind}: {line[:300]}" for kind, line in found[:20])
+        text = f"secrets found in the test run's logs ({len(found)} line(s)):\n{message}"
+        if reporter is not None:
+            reporter.write_line(text, red=True)
+        session.exitstatus = 1

@@ -1,0 +1,161 @@
+"""Structured logs: a JSON line per request and per job, one id from the API into the worker,
+and no secret in any line (targeted checks here; the whole run is searched by log_capture).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import secrets
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+import trio
+
+from models.base import utcnow
+from services import auth, keys, logs, wallets
+from services import jobs as jobs_service
+from services.access import ALL_SCOPES, Principal
+from tests.operations import log_capture
+from tests.worker.copy_engine.conftest import wait_for
+from worker.host import WorkerHost, WorkerSettings
+
+
+@pytest.fixture
+def captured() -> Iterator[io.StringIO]:
+    """Log output of the production handler (JSON, context and redaction filters)."""
+    stream = io.StringIO()
+    handler = logs.build_handler(stream, fmt="json")
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    yield stream
+    root.removeHandler(handler)
+    root.setLevel(level)
+
+
+def lines(stream: io.StringIO) -> list[dict]:
+    """The JSON objects written so far (every line must be one)."""
+    return [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
+
+
+def test_one_json_line_per_request_with_the_request_id_in_and_out(client, captured):
+    given = client.get("/healthz", headers={"X-Request-Id": "op-trace-42"})
+    assert given.headers["X-Request-Id"] == "op-trace-42"
+    fresh = client.get("/api/stats/platform", headers={"X-Request-Id": "bad id <script>"})
+    minted = fresh.headers["X-Request-Id"]
+    assert minted != "bad id <script>" and len(minted) == 32
+
+    requests = [e for e in lines(captured) if e.get("event") == "request"]
+    by_id = {e["request_id"]: e for e in requests}
+    assert by_id["op-trace-42"]["route"] == "/healthz"
+    assert by_id["op-trace-42"]["status"] == given.status_code
+    assert by_id[minted]["path"] == "/api/stats/platform" and by_id[minted]["method"] == "GET"
+    assert isinstance(by_id[minted]["duration_ms"], float)
+    assert len([e for e in requests if e["request_id"] == minted]) == 1
+
+
+def test_the_request_id_follows_the_work_into_the_worker(
+        app, client, user, auth_headers, make_config, captured, redis_url, engine_prefix):
+    saved = jobs_service._config
+    jobs_service.configure(redis_url, engine_prefix)
+    try:
+        config = make_config(user, "0x" + secrets.token_hex(20), is_active=False,
+                             paper_trading=True)
+        started = client.post(f"/api/configs/{config.id}/start", headers={
+            **auth_headers, "X-Request-Id": "req-into-worker"})
+        assert started.status_code == 200, started.get_data(as_text=True)
+        job = jobs_service.fetch(jobs_service.qualified_job_id(
+            jobs_service.logical_job_id("copy.sync", config.id)))
+        assert job is not None and job.meta["request_id"] == "req-into-worker"
+
+        settings = WorkerSettings(redis_url=redis_url, prefix=engine_prefix, capacity=2,
+                                  grace_seconds=2, heartbeat_seconds=0.5, poll_seconds=0.05)
+
+        async def main() -> None:
+            async with trio.open_nursery() as nursery:
+                host = await nursery.start(WorkerHost(settings).run)
+                await wait_for(lambda: job.get_status(refresh=True).value == "finished")
+                host.request_shutdown()
+
+        trio.run(main)
+    finally:
+        jobs_service._config = saved
+
+    entries = lines(captured)
+    job_lines = [e for e in entries if e.get("event") == "job"]
+    assert len(job_lines) == 1
+    done = job_lines[0]
+    assert done["job_id"] == job.id and done["request_id"] == "req-into-worker"
+    assert done["job"] == "copy.sync" and done["outcome"] == "succeeded"
+    assert done["queue"].endswith("high") and done["duration_ms"] >= 0
+    # every line the job wrote carries both ids
+    assert all(e.get("request_id") == "req-into-worker"
+               for e in entries if e.get("job_id") == job.id)
+
+
+def test_secrets_the_app_creates_never_reach_a_log_line(app, client, user, captured):
+    session = auth.issue_session(user, app.config).token
+    api_secret = keys.create(Principal(user=user, kind="session", scopes=ALL_SCOPES), "k",
+                             ["read:trades"], 30, settings=app.config).secret
+    wallet = wallets.get_or_create(user)
+    private_key = wallets.signer(wallet)
+    venue_secret = "Zm9vYmFyYmF6cXV4" + secrets.token_urlsafe(32)
+    passphrase = secrets.token_hex(32)
+    wallets.store_venue_credentials(wallet, "venue-key", venue_secret, passphrase)
+    oauth_token = "svco_" + secrets.token_urlsafe(32)
+    code = f"{secrets.randbelow(900000) + 100000}"
+    created = [session, api_secret, private_key.hex(), "0x" + private_key.hex(), venue_secret,
+               passphrase, oauth_token]
+
+    # Real traffic carrying them, then the ways a careless line could quote them.
+    assert client.get("/api/users/me", headers={"Authorization": f"Bearer {session}"}
+                      ).status_code == 200
+    client.get("/api/keys", headers={"Authorization": f"Bearer {api_secret}"})
+    client.get(f"/api/users/me?token={session}&api_key={api_secret}")
+    log = logging.getLogger("copytrade.test.careless")
+    log.warning("headers %s", {"Authorization": f"Bearer {session}", "POLY_API_KEY": "k",
+                               "POLY_PASSPHRASE": passphrase, "secret": venue_secret})
+    log.info("minted %s for %s; oauth %s", api_secret, user.email, oauth_token)
+    log.info("wallet key 0x%s", private_key.hex(), extra={"detail": venue_secret})
+    log.info("your sign-in code is %s", code)
+    try:
+        raise RuntimeError(f"rpc https://u:{passphrase}@rpc.example/?key={api_secret} {session}")
+    except RuntimeError:
+        log.exception("call failed")
+
+    text = captured.getvalue()
+    assert lines(captured)  # every line is JSON
+    for value in [*created, code]:
+        assert value not in text, value
+    assert not log_capture.leaks(text)
+    assert "<redacted-jwt>" in text and "svck_***" in text and "<redacted-hex>" in text
+
+
+def test_login_codes_are_not_logged_when_mail_is_configured(app, client, captured, bound_db):
+    from models.identity import LoginCode
+
+    saved = app.config.get("SMTP_URL")
+    app.config["SMTP_URL"] = "smtp://127.0.0.1:1"  # nothing listens: delivery fails
+    try:
+        response = client.post("/api/auth/magic", json={"email": "ops@example.com"})
+    finally:
+        app.config["SMTP_URL"] = saved
+    assert response.status_code in (202, 503)
+    assert LoginCode.select().where(LoginCode.email == "ops@example.com",
+                                    LoginCode.created_at > utcnow() - timedelta(minutes=1)
+                                    ).exists()
+    assert not log_capture.leaks(captured.getvalue())
+
+
+def test_the_session_capture_is_recording_this_run(client):
+    client.get("/healthz", headers={"X-Request-Id": "capture-probe"})
+    path = log_capture.capture_path()
+    assert path is not None and path.exists()
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    recorded = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    assert any(e.get("request_id") == "capture-probe" for e in recorded)
