@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,8 @@ def capture_path() -> Path | None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Attach the production handler, writing to a file, to the root logger."""
-    folder = Path(os.environ.get("COPYTRADE_TEST_LOGS") or session.config.rootpath / "instance")
+    # COPYTRADE_TEST_LOGS keeps the file somewhere chosen (CI artifacts); a temp folder else.
+    folder = Path(os.environ.get("COPYTRADE_TEST_LOGS") or tempfile.mkdtemp(prefix="ct-logs-"))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"test-logs-{os.getpid()}.jsonl"
     stream = path.open("w", encoding="utf-8")
@@ -76,7 +78,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if found:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         message = "\n".join(f"  {kind}: {line[:300]}" for kind, line in found[:20])
-        text = f"secrets found in the test run's logs ({len(found)} line(s)):\n{message}"
+        text = (f"secrets found in the test run's logs ({len(found)} line(s), "
+                f"{_state['path']}):\n{message}")
         if reporter is not None:
             reporter.write_line(text, red=True)
         session.exitstatus = 1
