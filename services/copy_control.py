@@ -22,11 +22,17 @@ import redis
 
 from services import jobs
 
+# Renew this engine's leases; one that expired while nobody else took it is taken back
+# (a late heartbeat is not a reason to drop a target no one else runs).
 LEASE_SCRIPT_RENEW = """
 local renewed = {}
 for i, key in ipairs(KEYS) do
-  if redis.call('GET', key) == ARGV[1] then
+  local holder = redis.call('GET', key)
+  if holder == ARGV[1] then
     redis.call('PEXPIRE', key, ARGV[2])
+    renewed[#renewed + 1] = i
+  elseif not holder then
+    redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
     renewed[#renewed + 1] = i
   end
 end

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import random
 import time
 import uuid
 from collections.abc import Callable
@@ -71,6 +72,7 @@ class EngineSettings:
     stale_intent_seconds: float = 120.0
     use_feed: bool = True
     db_threads: int = 16
+    poll_concurrency: int = 8  # polls in flight at once, whatever the number of targets
 
 
 @dataclass
@@ -130,6 +132,8 @@ class CopyEngine:
         self._nursery: trio.Nursery | None = None
         self._db_limiter = trio.CapacityLimiter(self.settings.db_threads)
         self._place_limiter = trio.CapacityLimiter(64)
+        # Backstop polls of many targets share the connection pool with the hot path.
+        self._poll_limiter = trio.CapacityLimiter(self.settings.poll_concurrency)
         self.running = False
 
     # -- plumbing ---------------------------------------------------------------------
@@ -369,6 +373,8 @@ class CopyEngine:
 
     async def _poll_loop(self, rt: TargetRuntime) -> None:
         assert self.venue is not None
+        # Spread the targets' polls over the interval instead of all at once.
+        await trio.sleep(random.random() * self.settings.poll_seconds)
         while True:
             try:
                 await self.poll_once(rt)
@@ -395,9 +401,10 @@ class CopyEngine:
         new = 0
         offset = 0
         while True:
-            rows = await self.venue.data.activity(rt.address, types="TRADE", start=start,
-                                                  limit=500, offset=offset,
-                                                  sort_direction="ASC")
+            async with self._poll_limiter:
+                rows = await self.venue.data.activity(rt.address, types="TRADE", start=start,
+                                                      limit=500, offset=offset,
+                                                      sort_direction="ASC")
             self.stats.poll_requests += 1
             for item in rows:
                 if self.offer(rt, item, "poll"):

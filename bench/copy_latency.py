@@ -1,0 +1,213 @@
+"""Copy overhead of the copy engine against the sandbox venue (zero artificial latency).
+
+Starts a sandbox venue in-process, a fresh SQLite database (or ``--database-url``), uses
+the Redis at REDIS_URL (default local), creates ``--users`` funded users with derived
+venue credentials and ``--configs`` live configs spread over ``--targets`` target
+wallets, runs one ``CopyEngine`` (RTDS feed on, polling as backstop) and then, for
+``--samples`` target trades injected through the sandbox control API, measures:
+
+- copy overhead: "target trade visible" (just before the injecting call) to "order
+  received by the venue" (the sandbox's receive time), for every mirrored order, in ms;
+- venue polling requests per detection cycle (one cycle polls every owned target once);
+- the process's RSS before and after the engine loaded its configs.
+
+Prints a Markdown row per run::
+
+    .venv/bin/python bench/copy_latency.py --configs 1000 --targets 100 --samples 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import os
+import resource
+import secrets
+import sys
+import tempfile
+import time
+import uuid
+from decimal import Decimal
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(pct / 100 * len(ordered))) - 1]
+
+
+def rss_mb() -> float:
+    """Resident set size now, MB (from /proc; ru_maxrss is only the peak)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    """Run one configuration and print its figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", type=int, default=100)
+    parser.add_argument("--targets", type=int, default=10)
+    parser.add_argument("--users", type=int, default=50)
+    parser.add_argument("--samples", type=int, default=20)
+    parser.add_argument("--database-url", default="")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also print where the time goes (detect, decide, plan/sign, send)")
+    parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL",
+                                                              "redis://127.0.0.1:6379/0"))
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    folder = Path(tempfile.mkdtemp(prefix="copybench-"))
+    os.environ["COPYTRADE_INSTANCE"] = str(folder / "instance")
+    os.environ.setdefault("WALLET_ENCRYPTION_KEY", secrets.token_hex(32))
+
+    import httpx
+    import redis
+    import trio
+    from eth_account import Account
+
+    from models import User, migrate
+    from models import database as database_module
+    from models.base import db, utcnow
+    from models.copying import CopyConfig, CopyIntent
+    from services import jobs, venue_accounts, venues, wallets
+    from venue.sandbox import SandboxServer
+    from worker.copy_engine.engine import CopyEngine, EngineSettings
+
+    sandbox = SandboxServer(seed=3).start()
+    venues.configure({
+        "VENUE": "sandbox", "POLYMARKET_GAMMA_URL": sandbox.gamma_url,
+        "POLYMARKET_CLOB_URL": sandbox.clob_url, "POLYMARKET_DATA_URL": sandbox.data_url,
+        "POLYMARKET_RTDS_URL": sandbox.rtds_url, "CHAIN_ID": 137})
+    url = args.database_url or f"sqlite:///{folder / 'bench.db'}"
+    database = database_module.bind(url)
+    with database.connection_context():
+        migrate.migrate(database)
+    prefix = f"copybench-{secrets.token_hex(3)}:"
+    jobs.configure(args.redis_url, prefix)
+    control = httpx.Client(base_url=sandbox.control_url, timeout=30)
+    control.post("/markets", json={"slug": "bench", "question": "Bench?", "liquidity": True,
+                                   "fair_price": "0.5", "category": "politics"})
+    token = next(m for m in control.get("/state").json()["markets"]
+                 if m["slug"] == "bench")["token_ids"][0]
+
+    started = time.perf_counter()
+    with db.connection_context():
+        users = []
+        for _ in range(min(args.users, args.configs)):
+            user = User.create(email=f"{secrets.token_hex(6)}@bench.local", tier="elite")
+            wallet = wallets.get_or_create(user)
+            control.post("/fund", json={"address": wallet.address, "amount": "1000000"})
+            venue_accounts.account(user)  # derive and store the venue credentials once
+            users.append(user)
+        targets = [Account.create().address.lower() for _ in range(args.targets)]
+        now = utcnow()
+        rows = [{"id": uuid.uuid4(), "user": users[i % len(users)].id,
+                 "target_address": targets[i % len(targets)],
+                 "size_multiplier": Decimal("0.5"), "max_position_usdc": Decimal(100000),
+                 "price_deviation_bps": 500, "blocked_categories": "[]",
+                 "is_active": True, "paper_trading": False, "started_at": now,
+                 "created_at": now, "updated_at": now} for i in range(args.configs)]
+        with db.atomic():
+            for start in range(0, len(rows), 500):
+                CopyConfig.insert_many(rows[start:start + 500]).execute()
+    setup_seconds = time.perf_counter() - started
+
+    client = redis.Redis.from_url(args.redis_url)
+    settings = EngineSettings(poll_seconds=1.0, backstop_poll_seconds=5.0, sweep_seconds=1.0,
+                              exit_check_seconds=60)
+    latencies: list[float] = []
+    marks: list[tuple[float, dict[str, int]]] = []
+    figures: dict[str, float] = {}
+
+    def settled_count() -> int:
+        with db.connection_context():
+            return CopyIntent.select().where(CopyIntent.status != "pending").count()
+
+    async def run() -> None:
+        engine = CopyEngine(f"bench-{secrets.token_hex(3)}", client, prefix, settings)
+        rss_before = rss_mb()
+        async with trio.open_nursery() as nursery:
+            await nursery.start(engine.run)
+            deadline = time.monotonic() + 600
+            while not (len(engine.targets) == len(targets) and all(
+                    rt.ready.is_set() for rt in engine.targets.values())
+                    and engine.feed_connected):
+                if time.monotonic() > deadline:
+                    raise SystemExit("the engine did not take all targets")
+                await trio.sleep(0.2)
+            figures["rss_mb"] = rss_mb()
+            figures["rss_delta_mb"] = figures["rss_mb"] - rss_before
+            polls, requests = engine.stats.polls, engine.stats.poll_requests
+            await trio.sleep(6)  # idle: polling only (feed up -> backstop interval)
+            cycles = (engine.stats.polls - polls) / max(1, len(targets))
+            figures["poll_requests_per_cycle"] = (
+                (engine.stats.poll_requests - requests) / cycles if cycles else float("nan"))
+            per_target = args.configs // len(targets)
+            done = await trio.to_thread.run_sync(settled_count)
+            for sample in range(args.samples):
+                target = targets[sample % len(targets)]
+                await trio.to_thread.run_sync(lambda: control.delete("/orders"))
+                visible = time.time()
+                await trio.to_thread.run_sync(lambda t=target: control.post("/trades", json={
+                    "wallet": t, "token_id": token, "side": "BUY", "size": "20",
+                    "price": "0.5"}))
+                done += per_target
+                wait_until = time.monotonic() + 120
+                while await trio.to_thread.run_sync(settled_count) < done:
+                    if time.monotonic() > wait_until:
+                        raise SystemExit("orders did not settle")
+                    await trio.sleep(0.01)
+                received = await trio.to_thread.run_sync(
+                    lambda: control.get("/orders").json())
+                latencies.extend(e["received_at"] - visible * 1000 for e in received)
+                marks.append((visible, {e["order_id"]: e["received_at"] for e in received}))
+            nursery.cancel_scope.cancel()
+
+    trio.run(run)
+    sandbox.stop()
+    if args.breakdown:
+        print_breakdown(marks)
+    print(f"| {args.configs} | {args.targets} | {len(latencies)} | "
+          f"{percentile(latencies, 50):.1f} | {percentile(latencies, 95):.1f} | "
+          f"{percentile(latencies, 99):.1f} | {figures['poll_requests_per_cycle']:.2f} | "
+          f"{figures['rss_mb']:.0f} ({figures['rss_delta_mb']:+.0f}) | {setup_seconds:.0f} s |")
+
+
+def print_breakdown(marks: list[tuple[float, dict[str, int]]]) -> None:
+    """Median ms of: visible->seen, seen->order call, call->POST, POST->venue received."""
+    from models.base import db
+    from models.copying import CopyIntent
+    from models.trading import Order
+
+    steps: dict[str, list[float]] = {"detect": [], "decide+record": [], "plan+sign+record": [],
+                                     "post": []}
+    received = {k: v for _, m in marks for k, v in m.items()}
+    with db.connection_context():
+        for intent in CopyIntent.select().where(CopyIntent.order_id.is_null(False)):
+            order = Order.get_or_none(Order.order_hash == intent.order_id)
+            visible = next((v for v, m in marks if intent.order_id in m), None)
+            if order is None or visible is None or order.submitted_at is None:
+                continue
+            steps["detect"].append((intent.seen_at.timestamp() - visible) * 1000)
+            steps["decide+record"].append(float(intent.latency_ms or 0))
+            steps["plan+sign+record"].append(
+                (order.submitted_at - intent.sent_at).total_seconds() * 1000)
+            steps["post"].append(received[intent.order_id]
+                                 - order.submitted_at.timestamp() * 1000)
+    for name, values in steps.items():
+        if values:
+            print(f"  {name}: p50 {percentile(values, 50):.1f} ms, "
+                  f"p95 {percentile(values, 95):.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
