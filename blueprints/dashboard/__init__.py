@@ -12,6 +12,10 @@ from blueprints import errors as error_mapping
 from blueprints.dashboard import apps, auth, configs, error_pages, keys, positions, wallet  # noqa: F401
 from blueprints.dashboard.base import bp
 
+# Set up once, at import: a blueprint cannot change after its first registration, and
+# the factory may build several apps in one process (tests do).
+bp.register_error_handler(Exception, error_pages.handle)
+
 
 def register(app: Flask) -> None:
     """Mount the dashboard on ``app``."""
@@ -21,7 +25,6 @@ def register(app: Flask) -> None:
     app.config["SESSION_COOKIE_HTTPONLY"] = True
     if str(app.config.get("BASE_URL", "")).startswith("https://"):
         app.config["SESSION_COOKIE_SECURE"] = True
-    bp.register_error_handler(Exception, error_pages.handle)
     app.register_blueprint(bp)
     error_mapping.register_renderer("htmx", error_pages.render_fragment)
 

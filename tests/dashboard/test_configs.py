@@ -107,7 +107,7 @@ def test_preview_errors_edit_and_delete(page, inbox, venue_control):
     page.uncheck("input[name=paper_trading]")
     page.click("button:has-text('Save')")
     page.wait_for_url(re.compile(rf".*/dashboard/configs/{config_id}$"))
-    assert "×1.25" in page.content()
+    assert "\u00d71.25" in page.content()  # the multiplier sign, then 1.25
     page.wait_for_selector("#config-status .badge.live")
     config = CopyConfig.get_by_id(config_id)
     assert (str(config.size_multiplier), config.stop_loss_bps, config.paper_trading) == (

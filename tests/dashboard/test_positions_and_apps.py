@@ -68,3 +68,26 @@ def test_approved_apps_are_listed_and_revoked(page, inbox, app):
     row.locator("button:has-text('Revoke')").click()  # confirm: yes
     page.wait_for_selector("#apps:has-text('No apps approved.')")
     assert Approval.get(Approval.client == client.id).revoked_at is not None
+
+
+def test_a_dashboard_sign_in_also_signs_the_browser_in_for_oauth_consent(page, inbox, app):
+    from urllib.parse import urlencode
+
+    from tests.api.oauth_flow import authorize_params, pkce, register
+
+    registration = register(app.test_client(), client_name="Consent agent")
+    _, challenge = pkce()
+    authorize = "/oauth/authorize?" + urlencode(authorize_params(registration["client_id"],
+                                                                 challenge))
+    # Signing in from the dashboard login with the consent page as `next` lands on it.
+    page.goto("/dashboard/login?" + urlencode({"next": authorize}))
+    sign_in_from_login = page.locator("input[name=email]")
+    sign_in_from_login.fill("consent@example.com")
+    page.click("button:has-text('Email me a code')")
+    page.wait_for_selector("input[name=code]")
+    code, _ = inbox.last_for("consent@example.com")
+    page.fill("input[name=code]", code)
+    page.click("button:has-text('Sign in')")
+    page.wait_for_selector("text=Allow")
+    assert "/oauth/authorize" in page.url and "Consent agent" in page.content()
+    screenshot(page, "oauth-consent")
