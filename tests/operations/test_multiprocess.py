@@ -1,0 +1,108 @@
+"""Metrics across processes: ``copytrade serve`` (gunicorn, two web processes) and a worker
+process share the multiprocess folder; one scrape of the web shows both. SIGTERM on the web
+lets an in-flight request finish.
+"""
+
+from __future__ import annotations
+
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from services import jobs as jobs_service
+from tests.conftest import free_port
+from tests.operations.scrape import total
+from tests.operations.stack import ROOT, WorkerProcess, stack_env, wait
+
+
+def test_web_and_worker_processes_share_one_metrics_exposition(
+        app, tmp_path, redis_url, engine_prefix, venue_server):
+    instance = tmp_path / "instance"
+    folder = instance / "prometheus"
+    folder.mkdir(parents=True)
+    (folder / "counter_999999.db").write_bytes(b"stale")  # an earlier run's leftovers
+    token = secrets.token_urlsafe(16)
+    env = {**stack_env(app, redis_url, engine_prefix, venue_server, instance),
+           "METRICS_TOKEN": token}
+    port = free_port()
+    log = (tmp_path / "web.log").open("wb")
+    web = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port),
+                            "--workers", "2"], cwd=ROOT, env=env, stdout=log,
+                           stderr=subprocess.STDOUT)
+    worker = None
+    saved = jobs_service._config
+    try:
+        base = f"http://127.0.0.1:{port}"
+
+        def up() -> bool:
+            assert web.poll() is None, (tmp_path / "web.log").read_text()
+            try:
+                return httpx.get(f"{base}/healthz", timeout=2).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait(up, 60, "gunicorn to serve")
+        assert not (folder / "counter_999999.db").exists()  # cleaned at start
+
+        # The worker writes into the same folder (as under `copytrade up`).
+        worker = WorkerProcess({**env, "PROMETHEUS_MULTIPROC_DIR": str(folder)}, tmp_path)
+        jobs_service.configure(redis_url, engine_prefix)
+        ping = jobs_service.enqueue("worker.ping")
+        wait(lambda: ping.get_status(refresh=True).value == "finished", 20, "the ping job",
+             [worker])
+        for _ in range(6):  # spread over both gunicorn processes
+            httpx.get(f"{base}/healthz", headers={"X-Request-Id": "mp-probe"})
+
+        assert httpx.get(f"{base}/metrics").status_code == 401
+        scraped = httpx.get(f"{base}/metrics", headers={"Authorization": f"Bearer {token}"})
+        assert scraped.status_code == 200
+        text = scraped.text
+        assert total(text, "copytrade_job_duration_seconds_count", job="worker.ping",
+                     outcome="succeeded") == 1
+        assert total(text, "copytrade_http_requests_total", route="/healthz") >= 6
+        assert len(list(folder.glob("*.db"))) >= 2  # web processes and the worker
+
+        # SIGTERM: a request in flight is answered before the web exits.
+        answers: list[int] = []
+        slow = threading.Thread(target=lambda: answers.append(httpx.get(
+            f"{base}/api/markets/search", params={"q": "x"}, timeout=30).status_code))
+        slow.start()
+        time.sleep(0.05)
+        web.send_signal(signal.SIGTERM)
+        slow.join(30)
+        assert web.wait(timeout=30) == 0
+        assert answers and answers[0] < 500
+    finally:
+        jobs_service._config = saved
+        if worker is not None:
+            worker.close()
+        if web.poll() is None:
+            web.kill()
+            web.wait(timeout=10)
+        log.close()
+
+
+def test_a_worker_serves_its_own_metrics_port(app, tmp_path, redis_url, engine_prefix,
+                                               venue_server):
+    port = free_port()
+    env = {**stack_env(app, redis_url, engine_prefix, venue_server, tmp_path / "instance"),
+           "WORKER_METRICS_PORT": str(port)}
+    worker = WorkerProcess(env, tmp_path)
+    saved = jobs_service._config
+    try:
+        jobs_service.configure(redis_url, engine_prefix)
+        failing = jobs_service.enqueue("no.such.job")
+        wait(lambda: failing.get_status(refresh=True).value == "failed", 20, "the job",
+             [worker])
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+        assert total(text, "copytrade_job_failures_total", job="no.such.job") == 1
+        assert Path(worker.log).exists()
+    finally:
+        jobs_service._config = saved
+        worker.close()
