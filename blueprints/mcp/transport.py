@@ -108,7 +108,7 @@ def _accepts_json() -> bool:
     accept = request.headers.get("Accept")
     if not accept:
         return True
-    return any(request.accept_mimetypes[mime] for mime in ("application/json",))
+    return bool(request.accept_mimetypes["application/json"])  # */* and application/* count
 
 
 # ---- request parsing -------------------------------------------------------------------

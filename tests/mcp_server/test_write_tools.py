@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 from datetime import timedelta
 from decimal import Decimal
@@ -334,3 +335,34 @@ def test_a_session_jwt_is_refused(mcp_url, session_token, live_server):
     assert anonymous.status_code == 401
     assert anonymous.headers["WWW-Authenticate"] == (
         'Bearer resource_metadata="http://127.0.0.1:8000/.well-known/oauth-protected-resource"')
+
+
+def test_parallel_duplicate_places_reach_the_venue_once(mcp_url, trader_key, trader, market,
+                                                        venue_control):
+    token = trader_key("trade:execute")
+    order = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
+    quote = rpc(mcp_url, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "preview_market_order", "arguments": order}}, token, version="2025-11-25")
+    preview_id = quote.json()["result"]["structuredContent"]["preview_id"]
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "place_market_order",
+        "arguments": {**order, "preview_id": preview_id, "idempotency_key": key()}}}
+    results: list[dict] = []
+    barrier = threading.Barrier(6)
+
+    def send() -> None:
+        barrier.wait()
+        results.append(rpc(mcp_url, call, token, version="2025-11-25").json()["result"])
+
+    threads = [threading.Thread(target=send) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    placed = [r for r in results if not r["isError"]]
+    assert placed and {r["structuredContent"]["order_id"] for r in placed} == {
+        placed[0]["structuredContent"]["order_id"]}
+    # The rest saw the first still running (409 in REST): retry later, nothing sent.
+    assert all(r["structuredContent"]["code"] == "bad_request" for r in results
+               if r["isError"])
+    assert len(orders_for(venue_control, trader.address)) == 1
