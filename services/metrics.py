@@ -233,17 +233,6 @@ def exposition() -> tuple[bytes, str]:
     return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
 
 
-def prepare_multiprocess_dir(path: str | os.PathLike[str]) -> str:
-    """Create ``path`` empty (stale files of dead processes would be summed) and export it."""
-    folder = os.fspath(path)
-    os.makedirs(folder, exist_ok=True)
-    for name in os.listdir(folder):
-        if name.endswith(".db"):
-            os.unlink(os.path.join(folder, name))
-    os.environ[MULTIPROC_ENV] = folder
-    return folder
-
-
 def process_exited(pid: int) -> None:
     """Forget a dead process's live gauges (gunicorn's child_exit, the worker at exit)."""
     if multiprocess_dir():
