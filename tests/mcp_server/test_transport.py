@@ -310,3 +310,17 @@ def test_openapi_documents_the_endpoint(client):
     assert {"200", "202", "400", "401", "403", "404", "429"} <= set(operation["responses"])
     assert "get" not in spec["paths"]["/api/mcp"]
     assert "/.well-known/mcp.json" in spec["paths"]
+
+
+def test_a_client_that_cannot_take_json_is_406(mcp_url, token):
+    response = rpc(mcp_url, LIST, token, version="2025-11-25",
+                   headers={"Accept": "text/event-stream"})
+    assert response.status_code == 406 and response.json()["error"]["code"] == -32600
+
+
+def test_an_unknown_oauth_token_gets_the_challenge(mcp_url):
+    response = rpc(mcp_url, LIST, "svco_not-a-token", version="2025-11-25")
+    assert response.status_code == 401 and response.json()["code"] == "invalid_token"
+    challenge = response.headers["WWW-Authenticate"]
+    assert 'resource_metadata="http://127.0.0.1:8000/.well-known/oauth-protected-resource"' \
+        in challenge and 'error="invalid_token"' in challenge
