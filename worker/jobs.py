@@ -36,7 +36,7 @@ from models.base import db
 if TYPE_CHECKING:
     from worker.host import WorkerHost
 
-JOB_MODULES: tuple[str, ...] = ("worker.builtin_jobs", "worker.jobs_wallets",
+JOB_MODULES: tuple[str, ...] = ("worker.builtin_jobs", "worker.jobs_wallets", "worker.maintenance",
                                 "worker.copy_engine.jobs", "worker.jobs_trading")
 """Modules whose ``@job`` functions make up the production job table."""
 

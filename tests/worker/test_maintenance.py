@@ -1,0 +1,70 @@
+"""Periodic upkeep: lost chain jobs come back, stale records go, ticks queue each job once."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+import redis
+
+from models.base import utcnow
+from models.idempotency import IdempotencyRecord
+from models.wallet import CONFIRMED, QUEUED, Withdrawal
+from services import jobs as jobs_service
+from services import orders, wallets
+from tests.conftest import RUN_ID
+from tests.worker.conftest import delete_prefixed_keys
+from worker import maintenance
+
+
+@pytest.fixture
+def prefix(redis_url: str) -> Iterator[str]:
+    value = f"ct-test-{RUN_ID}-m{secrets.token_hex(3)}:"
+    previous = jobs_service._config
+    jobs_service.configure(redis_url, value)
+    yield value
+    jobs_service._config = previous
+    delete_prefixed_keys(redis.Redis.from_url(redis_url), value)
+
+
+def _withdrawal(user, status: str, age: timedelta) -> Withdrawal:
+    wallet = wallets.get_or_create(user)
+    return Withdrawal.create(user=user, wallet=wallet, token="usdc", to_address="0x" + "ab" * 20,
+                             amount=Decimal("1.5"), status=status, created_at=utcnow() - age)
+
+
+def test_lost_withdrawal_jobs_are_requeued_once(prefix, bound_db, user):
+    stale = _withdrawal(user, QUEUED, timedelta(minutes=5))
+    _withdrawal(user, QUEUED, timedelta(seconds=1))  # its job may still be running
+    _withdrawal(user, CONFIRMED, timedelta(minutes=5))  # done: nothing to resume
+    assert maintenance.resume_chain_work(60) == 1
+    assert maintenance.resume_chain_work(60) == 1  # asked again: the queued job is reused
+    queued = jobs_service.queue("high").job_ids
+    assert queued == [jobs_service.qualified_job_id(
+        jobs_service.logical_job_id("withdrawals.send", stale.id))]
+
+
+def test_purge_drops_expired_idempotency_records(prefix, bound_db, user):
+    now = utcnow()
+    old = IdempotencyRecord.create(user=user, key=uuid.uuid4(), fingerprint="f", status_code=200,
+                                   body="{}", locked_until=now, expires_at=now - timedelta(hours=1))
+    fresh = IdempotencyRecord.create(user=user, key=uuid.uuid4(), fingerprint="f",
+                                     status_code=200, body="{}", locked_until=now,
+                                     expires_at=now + timedelta(hours=1))
+    result = maintenance.purge()
+    assert result["idempotency"] == 1
+    assert IdempotencyRecord.get_or_none(id=old.id) is None
+    assert IdempotencyRecord.get_or_none(id=fresh.id) is not None
+
+
+def test_every_worker_ticking_queues_each_job_once(prefix):
+    for _ in range(3):  # three workers (or ticks) before any job ran
+        maintenance.schedule_once()
+    low = jobs_service.queue("low").job_ids
+    assert sorted(low) == sorted(jobs_service.qualified_job_id(jobs_service.logical_job_id(name))
+                                for name in (
+        orders.RECONCILE_PENDING_JOB, maintenance.RESUME_JOB, maintenance.PURGE_JOB))

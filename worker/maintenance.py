@@ -1,0 +1,70 @@
+"""Periodic upkeep: nothing is left half-done after a crash or a lost job.
+
+Every worker runs the scheduler; each tick enqueues idempotent jobs under fixed
+job ids, so several workers ticking together still queue each job once, and a
+job already queued or running is not queued again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from datetime import timedelta
+from typing import Any
+
+import trio
+
+from models.base import utcnow
+from models.wallet import OPEN_STATES, Claim, Withdrawal
+from services import claims, idempotency, jobs, orders, previews, withdrawals
+from worker.jobs import job, on_worker_start
+
+log = logging.getLogger(__name__)
+
+INTERVAL_ENV = "COPYTRADE_MAINTENANCE_SECONDS"
+DEFAULT_INTERVAL = 30.0
+RESUME_JOB = "maintenance.resume_chain_work"
+PURGE_JOB = "maintenance.purge"
+CHAIN_WORK_GRACE = timedelta(seconds=60)  # a job younger than this is still being worked
+
+
+@job(RESUME_JOB)
+def resume_chain_work(older_than_seconds: int = 60) -> int:
+    """Re-queue withdrawals and claims whose job was lost; their jobs never send twice."""
+    cutoff = utcnow() - timedelta(seconds=older_than_seconds)
+    count = 0
+    for withdrawal in Withdrawal.select().where(Withdrawal.status.in_(OPEN_STATES),
+                                                Withdrawal.created_at <= cutoff):
+        withdrawals.enqueue(withdrawal)
+        count += 1
+    for claim in Claim.select().where(Claim.status.in_(OPEN_STATES), Claim.created_at <= cutoff):
+        claims.enqueue(claim)
+        count += 1
+    return count
+
+
+@job(PURGE_JOB)
+def purge() -> dict[str, int]:
+    """Drop expired order previews and idempotency records."""
+    return {"previews": previews.purge_expired(), "idempotency": idempotency.purge_expired()}
+
+
+def schedule_once() -> None:
+    """Enqueue one round of upkeep (deduplicated by job id)."""
+    grace = int(CHAIN_WORK_GRACE.total_seconds())
+    for name, args, queue in ((orders.RECONCILE_PENDING_JOB, (30,), "low"),
+                              (RESUME_JOB, (grace,), "low"),
+                              (PURGE_JOB, (), "low")):
+        jobs.enqueue(name, *args, job_id=jobs.logical_job_id(name), queue=queue)
+
+
+@on_worker_start("maintenance")
+async def run_scheduler(host: Any) -> None:
+    """Tick every COPYTRADE_MAINTENANCE_SECONDS until the worker stops."""
+    interval = float(os.environ.get(INTERVAL_ENV, DEFAULT_INTERVAL))
+    while True:
+        try:
+            await trio.to_thread.run_sync(schedule_once)
+        except Exception:  # Redis blips must not end the scheduler
+            log.warning("maintenance tick failed", exc_info=True)
+        await trio.sleep(interval)
