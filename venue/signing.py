@@ -1,21 +1,28 @@
-"""Order signing and CLOB auth headers, built on py-clob-client-v2's own signers.
+"""Order signing and CLOB auth headers.
 
-We compute order amounts here in Decimal (the library rounds with floats) and hand the
-resulting integer base units to the library's V2 exchange order builder, which produces the
-EIP-712 signature (types 0-2) or the ERC-7739-wrapped deposit-wallet signature (type 3).
+We compute order amounts here in Decimal (the library rounds with floats) and sign the V2
+order ourselves: the EIP-712 digest is built from the fixed Order struct with the domain
+separator computed once per exchange, and signed with libsecp256k1 (coincurve), producing
+byte for byte what py-clob-client-v2's ``ExchangeOrderBuilderV2`` produces (tests compare
+the two) in a tenth of the time, because the library re-encodes the typed data twice per
+order. Type 3 (deposit wallet) gets the ERC-7739-wrapped signature. ``OrderKey`` holds an
+opened key with its address derived once, so a copy burst does not re-derive it per order.
 L1 headers use the library's ClobAuth signer, L2 headers its HMAC.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from functools import lru_cache
 from typing import Any
 
+from coincurve import PrivateKey
 from eth_account import Account
+from eth_hash.auto import keccak
+from eth_utils import to_checksum_address
 from py_clob_client_v2.config import get_contract_config
 from py_clob_client_v2.headers.headers import (
     POLY_ADDRESS,
@@ -25,12 +32,9 @@ from py_clob_client_v2.headers.headers import (
     POLY_TIMESTAMP,
     create_level_1_headers,
 )
-from py_clob_client_v2.order_utils import ExchangeOrderBuilderV2, Side, SignatureTypeV2
-from py_clob_client_v2.order_utils.model.order_data_v2 import (
-    OrderDataV2,
-    SignedOrderV2,
-    order_to_json_v2,
-)
+from py_clob_client_v2.order_utils import Side, SignatureTypeV2
+from py_clob_client_v2.order_utils.model.order_data_v2 import SignedOrderV2, order_to_json_v2
+from py_clob_client_v2.order_utils.utils import generate_order_salt
 from py_clob_client_v2.signer import Signer
 from py_clob_client_v2.signing.hmac import build_hmac_signature
 
@@ -44,6 +48,87 @@ SIGNATURE_TYPE_EOA = 0
 SIGNATURE_TYPE_POLY_PROXY = 1
 SIGNATURE_TYPE_POLY_GNOSIS_SAFE = 2
 SIGNATURE_TYPE_POLY_1271 = 3  # deposit wallet / smart-contract wallet maker
+
+ORDER_TYPE_STRING = (
+    "Order(uint256 salt,address maker,address signer,uint256 tokenId,"
+    "uint256 makerAmount,uint256 takerAmount,uint8 side,uint8 signatureType,"
+    "uint256 timestamp,bytes32 metadata,bytes32 builder)"
+)
+_ORDER_TYPE_HASH = keccak(ORDER_TYPE_STRING.encode())
+_DOMAIN_TYPE_HASH = keccak(
+    b"EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)")
+_EXCHANGE_NAME_HASH = keccak(b"Polymarket CTF Exchange")
+_EXCHANGE_VERSION_HASH = keccak(b"2")
+# ERC-7739 (Solady) nested typed-data signature of a deposit wallet (type 3).
+_TYPED_DATA_SIGN_TYPE_HASH = keccak(
+    b"TypedDataSign(Order contents,string name,string version,uint256 chainId,"
+    b"address verifyingContract,bytes32 salt)" + ORDER_TYPE_STRING.encode())
+_DEPOSIT_WALLET_NAME_HASH = keccak(b"DepositWallet")
+_DEPOSIT_WALLET_VERSION_HASH = keccak(b"1")
+_TYPE_STRING_SUFFIX = (ORDER_TYPE_STRING.encode().hex()
+                       + len(ORDER_TYPE_STRING).to_bytes(2, "big").hex())
+
+
+class OrderKey:
+    """An opened signing key with its address derived once (never log or repr the key)."""
+
+    __slots__ = ("_key", "_private_key", "address")
+
+    def __init__(self, private_key: str | bytes) -> None:
+        raw = (bytes.fromhex(private_key.removeprefix("0x")) if isinstance(private_key, str)
+               else bytes(private_key))
+        self._key = PrivateKey(raw)
+        self._private_key = "0x" + raw.hex()
+        public = self._key.public_key.format(compressed=False)[1:]
+        self.address: str = to_checksum_address(keccak(public)[-20:])
+
+    @property
+    def private_key(self) -> str:
+        """The hex key, for the library's L1 signer (API-key derivation only)."""
+        return self._private_key
+
+    def sign_digest(self, digest: bytes) -> bytes:
+        """65-byte Ethereum signature (r, s, v = 27/28) of a 32-byte digest."""
+        raw = self._key.sign_recoverable(digest, hasher=None)
+        return raw[:64] + bytes([raw[64] + 27])
+
+    def __repr__(self) -> str:
+        return f"OrderKey(address={self.address!r}, key=<hidden>)"
+
+
+def order_key(private_key: str | OrderKey) -> OrderKey:
+    """``private_key`` as an OrderKey (opened now when given as hex)."""
+    return private_key if isinstance(private_key, OrderKey) else OrderKey(private_key)
+
+
+def _word(value: int) -> bytes:
+    return value.to_bytes(32, "big")
+
+
+def _address_word(address: str) -> bytes:
+    return bytes.fromhex(address.removeprefix("0x")).rjust(32, b"\x00")
+
+
+def _bytes32_of(value: str) -> bytes:
+    return bytes.fromhex(value.removeprefix("0x").zfill(64))
+
+
+@lru_cache(maxsize=64)
+def domain_separator(chain_id: int, exchange: str) -> bytes:
+    """EIP-712 domain separator of the V2 exchange at ``exchange`` (computed once each)."""
+    return keccak(_DOMAIN_TYPE_HASH + _EXCHANGE_NAME_HASH + _EXCHANGE_VERSION_HASH
+                  + _word(chain_id) + _address_word(exchange))
+
+
+def order_struct_hash(order: SignedOrderV2) -> bytes:
+    """hashStruct(Order) of a V2 order."""
+    return keccak(
+        _ORDER_TYPE_HASH + _word(int(order.salt)) + _address_word(order.maker)
+        + _address_word(order.signer) + _word(int(order.tokenId))
+        + _word(int(order.makerAmount)) + _word(int(order.takerAmount))
+        + _word(int(order.side)) + _word(int(order.signatureType))
+        + _word(int(order.timestamp)) + _bytes32_of(order.metadata)
+        + _bytes32_of(order.builder))
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +294,7 @@ def market_order_amounts(
 
 def _sign(
     *,
-    private_key: str,
+    private_key: str | OrderKey,
     chain_id: int,
     token_id: str,
     side: str,
@@ -226,38 +311,45 @@ def _sign(
     salt: int | None,
     timestamp_ms: int | None,
 ) -> tuple[SignedOrderV2, str, str]:
-    """Sign with the library's V2 builder; returns (order, EIP-712 order hash, exchange)."""
+    """Build and sign a V2 order; returns (order, EIP-712 order hash, exchange)."""
     sig_type = SignatureTypeV2(signature_type)
-    signer = Signer(private_key, chain_id)
+    key = order_key(private_key)
     if sig_type != SignatureTypeV2.EOA and not funder:
         raise ValueError(f"signature type {signature_type} needs a funder address")
-    maker = funder or signer.address()
+    maker = funder or key.address
     exchange = exchange_address_for(
         chain_id, neg_risk, exchange_address, neg_risk_exchange_address
     )
-    builder_kwargs: dict[str, Any] = {}
-    if salt is not None:
-        builder_kwargs["generate_salt"] = lambda: str(salt)
-    order_builder = ExchangeOrderBuilderV2(exchange, chain_id, signer, **builder_kwargs)
-    data = OrderDataV2(
+    order = SignedOrderV2(
+        salt=str(salt) if salt is not None else generate_order_salt(),
         maker=maker,
+        # Type 3: the deposit wallet is both maker and signer; otherwise the EOA signs.
+        signer=maker if sig_type == SignatureTypeV2.POLY_1271 else key.address,
         tokenId=str(token_id),
         makerAmount=str(maker_amount),
         takerAmount=str(taker_amount),
         side=Side.BUY if side == BUY else Side.SELL,
-        # Type 3: the deposit wallet is both maker and signer; otherwise the EOA signs.
-        signer=maker if sig_type == SignatureTypeV2.POLY_1271 else signer.address(),
         signatureType=sig_type,
         timestamp=str(timestamp_ms if timestamp_ms is not None else time.time_ns() // 10**6),
         metadata=metadata or BYTES32_ZERO,
         builder=builder or BYTES32_ZERO,
         expiration=str(expiration),
     )
-    order = order_builder.build_order(data)
-    typed_data = order_builder.build_order_typed_data(order)
-    signature = order_builder.build_order_signature(typed_data)
-    signed = SignedOrderV2(**{**dataclasses.asdict(order), "signature": signature})
-    return signed, order_builder.build_order_hash(typed_data), exchange
+    app_domain = domain_separator(chain_id, exchange)
+    contents = order_struct_hash(order)
+    order_hash = keccak(b"\x19\x01" + app_domain + contents)
+    if sig_type == SignatureTypeV2.POLY_1271:
+        # ERC-7739: the owner signs TypedDataSign(contents, the wallet's domain) under the
+        # exchange's domain; the envelope carries that domain, the contents and the type.
+        wrapped = keccak(_TYPED_DATA_SIGN_TYPE_HASH + contents + _DEPOSIT_WALLET_NAME_HASH
+                         + _DEPOSIT_WALLET_VERSION_HASH + _word(chain_id)
+                         + _address_word(order.signer) + bytes(32))
+        inner = key.sign_digest(keccak(b"\x19\x01" + app_domain + wrapped))
+        order.signature = ("0x" + inner.hex() + app_domain.hex() + contents.hex()
+                           + _TYPE_STRING_SUFFIX)
+    else:
+        order.signature = "0x" + key.sign_digest(order_hash).hex()
+    return order, "0x" + order_hash.hex(), exchange
 
 
 def _check_order_type(order_type: str, expiration: int) -> str:
@@ -273,7 +365,7 @@ def _check_order_type(order_type: str, expiration: int) -> str:
 
 
 def build_signed_order(
-    private_key: str,
+    private_key: str | OrderKey,
     chain_id: int,
     token_id: str,
     side: str,
@@ -313,7 +405,7 @@ def build_signed_order(
 
 
 def build_signed_market_order(
-    private_key: str,
+    private_key: str | OrderKey,
     chain_id: int,
     token_id: str,
     side: str,
@@ -386,16 +478,20 @@ def l2_headers(
 __all__ = [
     "SIGNATURE_TYPE_EOA",
     "SIGNATURE_TYPE_POLY_1271",
+    "OrderKey",
     "SignedOrder",
     "address_of",
     "build_signed_market_order",
     "build_signed_order",
     "check_price",
     "compact_json",
+    "domain_separator",
     "exchange_address_for",
     "l1_headers",
     "l2_headers",
     "limit_order_amounts",
     "market_order_amounts",
+    "order_key",
+    "order_struct_hash",
     "round_price_to_tick",
 ]

@@ -265,3 +265,37 @@ def test_l2_header_vector_and_body_binding() -> None:
     key = base64.urlsafe_b64decode(creds.secret)
     expected = base64.urlsafe_b64encode(hmac.new(key, message, hashlib.sha256).digest())
     assert signed["POLY_SIGNATURE"] == expected.decode()
+
+
+@pytest.mark.parametrize("signature_type,funder", [(0, None), (3, DEPOSIT_WALLET)])
+def test_fast_signer_matches_the_librarys_builder_byte_for_byte(signature_type: int,
+                                                               funder: str | None) -> None:
+    """Our direct EIP-712 digest and libsecp256k1 signature equal py-clob-client-v2's."""
+    import dataclasses
+
+    from py_clob_client_v2.order_utils import ExchangeOrderBuilderV2, Side, SignatureTypeV2
+    from py_clob_client_v2.order_utils.model.order_data_v2 import OrderDataV2
+    from py_clob_client_v2.signer import Signer
+
+    from venue.signing import OrderKey
+
+    key = OrderKey(KEY)
+    assert key.address == ADDRESS and KEY not in repr(key)
+    ours = build_signed_order(key, 137, TOKEN, "SELL", Decimal("0.455"), Decimal("10.12"),
+                              "GTC", Decimal("0.001"), True, signature_type, funder,
+                              salt=987654321, timestamp_ms=1784486089486)
+    signer = Signer(KEY, 137)
+    builder = ExchangeOrderBuilderV2(NEG_RISK_EXCHANGE_V2, 137, signer,
+                                     generate_salt=lambda: "987654321")
+    theirs = builder.build_order(OrderDataV2(
+        maker=funder or ADDRESS, tokenId=TOKEN, makerAmount=str(ours.maker_amount),
+        takerAmount=str(ours.taker_amount), side=Side.SELL,
+        signer=funder or ADDRESS, signatureType=SignatureTypeV2(signature_type),
+        timestamp="1784486089486", expiration="0"))
+    typed = builder.build_order_typed_data(theirs)
+    assert ours.exchange_address == NEG_RISK_EXCHANGE_V2
+    assert ours.order.signature == builder.build_order_signature(typed)
+    assert ours.order_hash == builder.build_order_hash(typed)
+    fields = dataclasses.asdict(ours.order)
+    fields.pop("signature")
+    assert fields == dataclasses.asdict(theirs)
