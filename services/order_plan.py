@@ -25,6 +25,7 @@ from services import catalogue, errors, order_book, venues
 from services.order_book import Walk
 from venue.errors import VenueNotFound
 from venue.models import FeeSchedule, OrderBook
+from venue.models import Market as GammaMarket
 
 SIDES = ("buy", "sell")
 ORDER_TYPES = ("market", "limit")
@@ -219,6 +220,11 @@ def market_info(token_id: str, book: OrderBook | None = None) -> MarketInfo:
         raise errors.NotFound(f"Unknown token {token_id}.") from None
     if catalogue.token(token_id) is None:
         catalogue.upsert_markets([market])
+    return market_info_from(token_id, market, book)
+
+
+def market_info_from(token_id: str, market: GammaMarket, book: OrderBook) -> MarketInfo:
+    """MarketInfo from a Gamma market and a book already at hand (no I/O)."""
     try:
         outcome = market.outcome_for(token_id)
     except ValueError:
@@ -259,20 +265,25 @@ def protective_limit(worst: Decimal, side: str, tick: Decimal,
 
 def plan_order(token_id: str, side: str, size: Decimal, order_type: str,
                price: Decimal | None = None, *, time_in_force: str | None = None,
-               floor_size: bool = False) -> OrderPlan:
+               floor_size: bool = False, book: OrderBook | None = None,
+               market: MarketInfo | None = None) -> OrderPlan:
     """Price the order against the live book and check it against the market's rules.
 
     ``floor_size`` floors the size to the share grid instead of refusing extra decimals
     (used when selling a whole position, whose size comes from fills, not from a person).
+    ``book`` and ``market`` let a caller that just read them (the copy engine's decision)
+    plan without reading them again.
     """
     token_id, side, size, order_type, price = normalize_request(
         token_id, side, size, order_type, price)
-    try:
-        book = venues.client().clob.book(token_id)
-    except VenueNotFound:
-        raise errors.NotFound(f"Unknown token {token_id}: the venue has no order book "
-                              "for it.") from None
-    market = market_info(token_id, book)
+    if book is None:
+        try:
+            book = venues.client().clob.book(token_id)
+        except VenueNotFound:
+            raise errors.NotFound(f"Unknown token {token_id}: the venue has no order book "
+                                  "for it.") from None
+    if market is None:
+        market = market_info(token_id, book)
     if market.closed or not market.accepting_orders:
         raise errors.BadRequest(f"The market \"{market.market_title}\" is not accepting "
                                 "orders (closed or paused).")

@@ -1,13 +1,20 @@
 """Live orders: place (manual, copy and position sells alike), list, cancel, reconcile.
 
-``place_order`` is the one way an order reaches the venue. It plans the order from the
-live book (services/order_plan.py), checks collateral, signs it for the wallet's
-signature type, then writes the durable ``Order`` record (status ``pending``, the signed
-body and its EIP-712 hash, which is the venue's order id) and its ``Trade`` in one
-transaction, consuming the preview there, and only then sends it. A crash or a timeout
-after that point leaves a ``pending`` record whose hash ``reconcile`` looks up at the
-venue: found means it was placed (its fills are applied), absent means it never
-arrived (``failed``); nothing is ever signed or sent twice for one record.
+Every order reaches the venue through the same three steps, which ``place_order`` runs
+one after the other for one order and the copy engine runs for a batch:
+
+1. ``prepare_order`` plans the order from the book (services/order_plan.py; a caller that
+   just read the book and the market passes them in), checks the preview and collateral
+   (a caller that keeps a collateral estimate passes it in), and signs it for the
+   wallet's signature type (a caller that keeps the opened account passes it in).
+2. ``record_orders`` writes the durable ``Order`` records (status ``pending``, the signed
+   body and its EIP-712 hash, which is the venue's order id) and their ``Trade`` rows in
+   one transaction, consuming previews there. Only then is anything sent.
+3. ``post`` / ``post_async`` send it (never retried) and ``settle`` records the answer.
+
+A crash or a timeout after step 2 leaves a ``pending`` record whose hash ``reconcile``
+looks up at the venue: found means it was placed (its fills are applied), absent means
+it never arrived (``failed``); nothing is ever signed or sent twice for one record.
 
 Order status: pending -> live | matched | cancelled | rejected | failed; live ->
 matched | cancelled. Trade status (SPEC): pending -> filled (any fill, once the order is
@@ -17,11 +24,12 @@ done) | cancelled (done without a fill) | failed (rejected, or never reached the
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from redis.exceptions import RedisError
 
@@ -43,10 +51,11 @@ from models.trading import (
 )
 from models.user import User
 from services import errors, order_book, order_plan, previews, venue_accounts, venues
-from services.order_plan import OrderPlan
+from services.order_plan import MarketInfo, OrderPlan
 from services.venue_accounts import VenueAccount
-from venue.errors import VenueError, VenueNotFound, VenueRejected, VenueUnavailable
-from venue.models import OpenOrder, PostOrderResult
+from venue.client import AsyncVenueClient
+from venue.errors import VenueError, VenueNotFound, VenueRejected
+from venue.models import OpenOrder, OrderBook, PostOrderResult
 from venue.signing import SignedOrder
 
 log = logging.getLogger(__name__)
@@ -84,6 +93,36 @@ def _user_id(user: User | UUID | str) -> UUID:
 # ------------------------------------------------------------------ placing
 
 
+@dataclass(frozen=True)
+class PreparedOrder:
+    """One order planned, checked and signed; nothing written or sent yet."""
+
+    user_id: UUID
+    acct: VenueAccount
+    plan: OrderPlan
+    signed: SignedOrder
+    body: str              # the exact POST /order JSON (stored, then sent)
+    source: str
+    config_id: UUID | None = None
+    target_trade_id: str | None = None
+    detected_at: datetime | None = None
+    preview: Any = None    # the OrderPreview consumed with the record (manual orders)
+
+    @property
+    def order_hash(self) -> str:
+        """The venue's order id (the signed order's EIP-712 hash)."""
+        return self.signed.order_hash
+
+
+@dataclass(frozen=True)
+class PostAnswer:
+    """What one POST /order came back with: the venue's result, its refusal, or nothing."""
+
+    result: PostOrderResult | None = None
+    refused: VenueRejected | None = None
+    lost: VenueError | None = None  # no readable answer: the order may or may not be there
+
+
 def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
                 order_type: Any, price: Any = None, preview_id: Any = None,
                 source: str = "manual", config_id: UUID | str | None = None,
@@ -97,6 +136,29 @@ def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
     Raises ValidationFailed/BadRequest (400), NotFound (404), InsufficientBalance (402);
     a venue refusal is not an exception: it answers status ``rejected`` with the reason.
     """
+    prepared = prepare_order(
+        user, token_id=token_id, side=side, size=size, order_type=order_type, price=price,
+        preview_id=preview_id, source=source, config_id=config_id,
+        target_trade_id=target_trade_id, detected_at=detected_at,
+        time_in_force=time_in_force, floor_size=floor_size)
+    [order] = record_orders([prepared])
+    return settle(order, prepared, post(prepared))
+
+
+def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
+                  order_type: Any, price: Any = None, preview_id: Any = None,
+                  source: str = "manual", config_id: UUID | str | None = None,
+                  target_trade_id: str | None = None, detected_at: datetime | None = None,
+                  time_in_force: str | None = None, floor_size: bool = False,
+                  account: VenueAccount | None = None, book: OrderBook | None = None,
+                  market: MarketInfo | None = None,
+                  collateral: Decimal | None = None) -> PreparedOrder:
+    """Plan, check and sign one order (step 1); nothing is written or sent.
+
+    ``account``, ``book``, ``market`` and ``collateral`` (pUSD available) let a caller that
+    already holds them (the copy engine) skip reading them again; without them they are
+    read now. Raises like ``place_order``.
+    """
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}")
     user_id = _user_id(user)
@@ -104,40 +166,112 @@ def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
         token_id, side, size, order_type, price)
     # The order's own rules first (tick, minimum, depth), then the preview it must match.
     plan = order_plan.plan_order(token, side_text, amount, kind, limit,
-                                 time_in_force=time_in_force, floor_size=floor_size)
+                                 time_in_force=time_in_force, floor_size=floor_size,
+                                 book=book, market=market)
     preview = None
     if source == "manual":
         preview = previews.check(user_id, preview_id, token, side_text, amount, kind, limit)
-    acct = venue_accounts.account(user_id)
-    _check_collateral(acct, plan)
+    acct = account or venue_accounts.account(user_id)
+    _check_collateral(acct, plan, collateral)
     signed = _sign(acct, plan)
-    body = signed.body(acct.creds.api_key)
+    return PreparedOrder(
+        user_id=user_id, acct=acct, plan=plan, signed=signed,
+        body=signed.body(acct.creds.api_key), source=source,
+        config_id=UUID(str(config_id)) if config_id else None,
+        target_trade_id=target_trade_id, detected_at=detected_at, preview=preview)
+
+
+def record_orders(prepared: Sequence[PreparedOrder]) -> list[Order]:
+    """Write the durable Order and Trade records of prepared orders in one transaction (step 2).
+
+    Consumes their previews in the same transaction; the orders may be sent once it commits
+    (inside a caller's transaction: once that commits). ``submitted_at`` is now.
+    """
+    if not prepared:
+        return []
+    now = utcnow()
+    orders: list[Order] = []
+    trades: list[dict[str, Any]] = []
+    for item in prepared:
+        plan = item.plan
+        order = Order(
+            id=uuid4(), user=item.user_id, maker_address=item.acct.maker,
+            token_id=plan.market.token_id, market_slug=plan.market.market_slug,
+            side=plan.side, order_type=plan.order_type, time_in_force=plan.time_in_force,
+            size=plan.size, price=plan.limit_price, budget=plan.budget,
+            order_hash=item.order_hash, signed_body=item.body, status=ORDER_PENDING,
+            filled_size=ZERO, filled_value=ZERO, fee=ZERO, source=item.source,
+            config_id=item.config_id, target_trade_id=item.target_trade_id,
+            detected_at=item.detected_at,
+            preview=item.preview.id if item.preview is not None else None,
+            created_at=now, submitted_at=now, updated_at=now)
+        orders.append(order)
+        trades.append({
+            "id": uuid4(), "user": item.user_id, "order": order.id,
+            "token_id": plan.market.token_id, "market_slug": plan.market.market_slug,
+            "side": plan.side, "requested_size": plan.size, "price": plan.limit_price,
+            "filled_size": ZERO, "filled_value": ZERO, "fee": ZERO,
+            "status": TRADE_PENDING, "config_id": item.config_id, "created_at": now})
     with db.atomic():
-        if preview is not None:
-            previews.consume(preview)
-        order = Order.create(
-            user=user_id, maker_address=acct.maker, token_id=token,
-            market_slug=plan.market.market_slug, side=side_text, order_type=kind,
-            time_in_force=plan.time_in_force, size=plan.size, price=plan.limit_price,
-            budget=plan.budget, order_hash=signed.order_hash, signed_body=body,
-            status=ORDER_PENDING, source=source,
-            config_id=UUID(str(config_id)) if config_id else None,
-            target_trade_id=target_trade_id, detected_at=detected_at,
-            preview=preview.id if preview is not None else None)
-        Trade.create(
-            user=user_id, order=order.id, token_id=token, market_slug=plan.market.market_slug,
-            side=side_text, requested_size=plan.size, price=plan.limit_price,
-            status=TRADE_PENDING, config_id=order.config_id)
-    _send(acct, order, signed, plan)
+        for item in prepared:
+            if item.preview is not None:
+                previews.consume(item.preview)
+        for start in range(0, len(orders), 100):
+            Order.insert_many([o.__data__ for o in orders[start:start + 100]]).execute()
+            Trade.insert_many(trades[start:start + 100]).execute()
+    return orders
+
+
+def post(prepared: PreparedOrder) -> PostAnswer:
+    """Send a recorded order (step 3, blocking); never retried, never raises for the venue."""
+    try:
+        return PostAnswer(result=venues.client().clob.post_order(prepared.acct.creds,
+                                                                 prepared.signed))
+    except VenueRejected as exc:
+        return PostAnswer(refused=exc)
+    except VenueError as exc:
+        return PostAnswer(lost=exc)
+
+
+async def post_async(client: AsyncVenueClient, prepared: PreparedOrder) -> PostAnswer:
+    """``post`` on an async client (the worker's Trio loop, pooled connections)."""
+    try:
+        return PostAnswer(result=await client.clob.post_order(prepared.acct.creds,
+                                                              prepared.signed))
+    except VenueRejected as exc:
+        return PostAnswer(refused=exc)
+    except VenueError as exc:
+        return PostAnswer(lost=exc)
+
+
+def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedOrder:
+    """Record the venue's answer to a sent order, or reconcile a lost one; what placing answered.
+
+    A lost answer is looked up at the venue by the order's hash now (blocking HTTP: call it
+    outside any open transaction), or queued for reconciliation when the venue is down.
+    """
+    if answer.refused is not None:
+        _finish(order, ORDER_REJECTED, error=str(answer.refused), acknowledged=True)
+    elif answer.lost is not None or answer.result is None:
+        # The order may or may not have arrived: look it up by its hash.
+        log.warning("order %s: POST failed (%s); reconciling", order.order_hash, answer.lost)
+        try:
+            reconcile(order.id, acct=prepared.acct)
+        except VenueError:
+            log.warning("order %s left pending; queueing its reconciliation", order.order_hash)
+            _queue_reconcile(order)
+    else:
+        _apply_post_result(order, answer.result, prepared.plan)
     order = Order.get_by_id(order.id)
     return _placed(order, Trade.get(Trade.order == order.id))
 
 
-def _check_collateral(acct: VenueAccount, plan: OrderPlan) -> None:
+def _check_collateral(acct: VenueAccount, plan: OrderPlan,
+                      available: Decimal | None = None) -> None:
     if plan.side != "buy":
         return
     need = plan.max_collateral
-    have = venue_accounts.collateral_balance(acct)
+    have = venue_accounts.collateral_balance(acct) if available is None else available
     if have < need:
         raise errors.InsufficientBalance(
             f"Insufficient balance: this order needs up to {order_plan._plain(need)} pUSD "
@@ -151,35 +285,15 @@ def _sign(acct: VenueAccount, plan: OrderPlan) -> SignedOrder:
     side = plan.side.upper()
     try:
         if plan.order_type == "limit":
-            return client.build_order(acct.private_key, plan.market.token_id, side,
+            return client.build_order(acct.key, plan.market.token_id, side,
                                       plan.limit_price, plan.size, "GTC", **options)
         amount = plan.budget if plan.side == "buy" else plan.size
         assert amount is not None
-        return client.build_market_order(acct.private_key, plan.market.token_id, side,
+        return client.build_market_order(acct.key, plan.market.token_id, side,
                                          amount, plan.limit_price, plan.time_in_force,
                                          **options)
     except ValueError as exc:
         raise errors.BadRequest(f"The order cannot be built: {exc}") from exc
-
-
-def _send(acct: VenueAccount, order: Order, signed: SignedOrder, plan: OrderPlan) -> None:
-    now = utcnow()
-    Order.update(submitted_at=now, updated_at=now).where(Order.id == order.id).execute()
-    try:
-        result = venues.client().clob.post_order(acct.creds, signed)
-    except VenueRejected as exc:
-        _finish(order, ORDER_REJECTED, error=str(exc), acknowledged=True)
-        return
-    except VenueUnavailable as exc:
-        # The order may or may not have arrived: look it up by its hash.
-        log.warning("order %s: POST failed (%s); reconciling", order.order_hash, exc)
-        try:
-            reconcile(order.id, acct=acct)
-        except VenueError:
-            log.warning("order %s left pending; queueing its reconciliation", order.order_hash)
-            _queue_reconcile(order)
-        return
-    _apply_post_result(order, result, plan)
 
 
 def _queue_reconcile(order: Order) -> None:

@@ -18,6 +18,7 @@ from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET, TradingWallet
 from services import chain_access, errors, venues, wallets
 from venue.errors import VenueNotFound, VenueRejected
 from venue.models import ApiCreds
+from venue.signing import OrderKey
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class VenueAccount:
     private_key: str
     signature_type: int
     creds: ApiCreds
+    key: OrderKey  # the opened key with its address derived once (what orders are signed with)
 
     @property
     def funder(self) -> str | None:
@@ -70,7 +72,7 @@ def account(user: User | UUID | str) -> VenueAccount:
     private_key = "0x" + bytes(key).hex()
     return VenueAccount(wallet=wallet, private_key=private_key,
                         signature_type=wallet.signature_type,
-                        creds=_credentials(wallet, private_key))
+                        creds=_credentials(wallet, private_key), key=OrderKey(private_key))
 
 
 def maker_address(user: User | UUID | str) -> str:
