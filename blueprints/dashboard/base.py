@@ -26,6 +26,7 @@ bp = Blueprint("dashboard", __name__, url_prefix="/dashboard")
 # Endpoints a visitor without a session may reach (sign-in itself).
 PUBLIC_ENDPOINTS: set[str] = set()
 _SAFE_NEXT = re.compile(r"^/(dashboard|oauth/authorize)(/|\?|$)")
+_UNSAFE_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def public(view: Any) -> Any:
@@ -36,7 +37,10 @@ def public(view: Any) -> Any:
 
 def safe_next(raw: str | None) -> str | None:
     """``raw`` when it is a dashboard or OAuth-consent path on this site (no open redirect)."""
-    if not raw or "\\" in raw or raw.startswith("//") or not _SAFE_NEXT.match(raw):
+    # Browsers read a backslash as "/" and drop tabs and newlines inside URLs, and a newline
+    # cannot go into the Location header: none of them is in a path this site issued.
+    if (not raw or "\\" in raw or raw.startswith("//") or _UNSAFE_CHARS.search(raw)
+            or not _SAFE_NEXT.match(raw)):
         return None
     return raw
 

@@ -1,11 +1,11 @@
-"""The dashboard's browser session: the session JWT in a signed cookie, and CSRF tokens.
+"""The site's browser session: the session JWT in a signed cookie, and CSRF tokens.
 
 Signing in stores the session JWT issued by services/auth.py in Flask's signed session
-cookie (HttpOnly, SameSite=Lax, Secure when BASE_URL is https), beside the keys the
-OAuth consent pages read (``user_id``, ``signed_in_at``, ``csrf_token``), so one sign-in
-serves both. Every request resolves the JWT through services/access.py, so the
-dashboard's caller is the same Principal the REST API would see for that token, with
-the same expiry and account checks.
+cookie (HttpOnly, SameSite=Lax, Secure when BASE_URL is https) with a fresh CSRF token.
+Every request resolves the JWT through services/access.py, so the caller is the same
+Principal the REST API would see for that token, with the same expiry and account
+checks. The dashboard and the OAuth consent page (blueprints/oauth/endpoints.py) both
+use this module: one sign-in, one cookie, one CSRF token.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from services import auth, errors
 from services.access import Principal
 
 JWT_KEY = "session_jwt"
-USER_KEY = "user_id"
-SIGNED_IN_AT_KEY = "signed_in_at"
 CSRF_KEY = "csrf_token"
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -32,9 +30,6 @@ def sign_in(signed: auth.Session) -> None:
     """Remember a fresh session in this browser (a new CSRF token with it)."""
     session.clear()
     session[JWT_KEY] = signed.token
-    session[USER_KEY] = str(signed.user.id)
-    session[SIGNED_IN_AT_KEY] = int(signed.expires_at.timestamp() - auth.SESSION_TTL
-                                    .total_seconds())
     session[CSRF_KEY] = secrets.token_urlsafe(32)
 
 
@@ -65,14 +60,19 @@ def csrf_token() -> str:
     return token
 
 
+def csrf_ok() -> bool:
+    """True when the request carries this session's CSRF token (header or form field)."""
+    expected = session.get(CSRF_KEY)
+    sent = request.headers.get(CSRF_HEADER) or request.form.get(CSRF_KEY) or ""
+    return isinstance(expected, str) and bool(expected) and secrets.compare_digest(
+        expected.encode(), sent.encode())
+
+
 def check_csrf() -> None:
     """Refuse an unsafe request without this session's token (header or form field)."""
     if request.method in SAFE_METHODS:
         return
-    expected = session.get(CSRF_KEY)
-    sent = request.headers.get(CSRF_HEADER) or request.form.get(CSRF_KEY) or ""
-    if not isinstance(expected, str) or not expected or not secrets.compare_digest(
-            expected.encode(), sent.encode()):
+    if not csrf_ok():
         err = errors.BadRequest("The form expired or did not come from this site (CSRF "
                                 "check failed); reload the page and try again.")
         err.status = 403

@@ -1,8 +1,10 @@
-"""The OAuth 2.1 surface: /oauth endpoints and pages, /api/oauth/approvals, the resource hook.
+"""The OAuth 2.1 surface: /oauth endpoints, /api/oauth/approvals, the resource hook.
 
 ``register(app)`` builds the authorization server, adds the routes, and binds
 each request to the protected resource it targets (services/oauth_resources.py)
-so the ``svco_`` resolver can refuse tokens issued for another resource.
+so the ``svco_`` resolver can refuse tokens issued for another resource. Users sign
+in on the dashboard (blueprints/dashboard), whose browser session the consent page
+reads; the dashboard's ``register`` sets the session cookie's flags.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any
 
 from flask import Flask, current_app, request
 
-from blueprints.oauth import approvals, endpoints, pages, server
+from blueprints.oauth import approvals, endpoints, server
 from services import oauth, oauth_resources  # noqa: F401 - importing oauth registers svco_
 
 OPENAPI_NOTES = """
@@ -19,7 +21,8 @@ OPENAPI_NOTES = """
 Discovery: `/.well-known/oauth-authorization-server` (RFC 8414) and
 `/.well-known/oauth-protected-resource` (RFC 9728; also at
 `/.well-known/oauth-protected-resource/api/mcp`, and `/.well-known/oauth-protected-resource/api`
-for the REST API). Endpoints: `/oauth/authorize` (sign-in and consent page),
+for the REST API). Endpoints: `/oauth/authorize` (consent page; a signed-out user signs in
+on the dashboard's `/dashboard/login` first and comes back),
 `/oauth/token`, `/oauth/register` (RFC 7591, open), `/oauth/revoke` (RFC 7009).
 Authorization code with PKCE, S256 only and required. Public clients
 (`token_endpoint_auth_method: none`) and Client ID Metadata Documents (an https
@@ -53,16 +56,9 @@ def _unbind_resource(exc: BaseException | None) -> None:
 def register(app: Flask) -> None:
     """Build the authorization server and register the OAuth routes on ``app``."""
     server.init_app(app)
-    # The consent flow's sign-in cookie: never sent on cross-site POSTs, https-only in
-    # production (Flask's defaults are None and False).
-    if not app.config.get("SESSION_COOKIE_SAMESITE"):
-        app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
-    if str(app.config.get("BASE_URL", "")).startswith("https://"):
-        app.config["SESSION_COOKIE_SECURE"] = True
     app.config.setdefault("OAUTH_ALLOW_HTTP_CLIENT_ID_URLS", False)
     app.url_value_preprocessor(_bind_resource)
     app.teardown_request(_unbind_resource)
-    app.register_blueprint(pages.bp)
     api = app.extensions["copytrade_api"]
     api.register_blueprint(endpoints.blp)
     api.register_blueprint(approvals.blp)

@@ -3,7 +3,9 @@
 They speak OAuth's error format (``{error, error_description}``, RFC 6749 5.2),
 not the API's ``{error, code}``. The authorize endpoint redirects errors to the
 client only once the client and its redirect URI are verified; before that it
-shows an error page. Token, register and revoke answer CORS requests from any
+shows an error page. A signed-out browser signs in on the dashboard's sign-in page,
+which sends it back here (``next=``); the consent and error pages use the dashboard's
+browser session and layout. Token, register and revoke answer CORS requests from any
 origin (they take no cookies).
 """
 
@@ -14,12 +16,19 @@ from urllib.parse import urlsplit
 
 from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749 import OAuth2Error
-from flask import Response, make_response, redirect, render_template, request, url_for
+from flask import (
+    Response,
+    current_app,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 
 from blueprints import access
 from blueprints.api.base import Blueprint
-from blueprints.oauth import session as browser
-from blueprints.oauth.pages import page_headers
+from blueprints.dashboard import session as browser
 from blueprints.oauth.server import current_server
 from schemas.oauth import ClientInformationSchema, OAuthErrorSchema, TokenResponseSchema
 from services import oauth, oauth_resources, oauth_server
@@ -31,6 +40,12 @@ blp = Blueprint("oauth", __name__, url_prefix="/oauth", description=(
     "OAuth's format `{error, error_description}`, not `{error, code}`."))
 
 FORM = "application/x-www-form-urlencoded"
+# The consent and error pages load only this site's stylesheet and scripts (the dashboard's
+# layout, htmx for its sign-out button) and may never be framed (clickjacking). No
+# form-action: browsers apply it to the redirect after the consent form, and that goes to
+# the client's redirect URI, which may be any origin or a private-use scheme.
+PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+            "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'")
 CORS_HEADERS = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "POST, OPTIONS",
@@ -59,9 +74,22 @@ def _cors(response: Response) -> Response:
 # ---- authorize -----------------------------------------------------------------------------
 
 
-def _with_issuer(location: str) -> str:
-    from flask import current_app
+def _page_headers(response: Response) -> Response:
+    """Headers the consent and error pages carry: strict CSP, no framing, caching or referrer."""
+    response.headers["Content-Security-Policy"] = PAGE_CSP
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["Cache-Control"] = "no-store"
+    # The page's URL carries the request's state and PKCE challenge.
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response
 
+
+def _signed_in_user() -> Any:
+    caller = browser.principal(current_app.config)
+    return caller.user if caller is not None else None
+
+
+def _with_issuer(location: str) -> str:
     return add_params_to_uri(location, {"iss": oauth_server.issuer(current_app.config)})
 
 
@@ -74,12 +102,10 @@ def _authorize_error(error: OAuth2Error) -> Response:
         return response
     response = make_response(render_template(
         "oauth/error.html", error=error.error, description=error.description), 400)
-    return page_headers(response)
+    return _page_headers(response)
 
 
 def _resource_name(resource: str) -> str:
-    from flask import current_app
-
     if resource == oauth_resources.mcp_resource(current_app.config):
         return "MCP server (tools for AI agents)"
     return "REST API"
@@ -97,14 +123,14 @@ def _consent_page(grant: Any, user: Any, *, error: str | None = None,
         "oauth/consent.html", client_name=client.name, client_uri=client.record.client_uri,
         redirect_host=redirect_parts.hostname or redirect_parts.scheme, scopes=scopes,
         resource_name=_resource_name(grant.request.resource), user_email=user.email,
-        csrf_token=browser.csrf_token(), action=request.full_path, error=error), status)
-    return page_headers(response)
+        signed_in_email=user.email, action=request.full_path, error=error), status)
+    return _page_headers(response)
 
 
 @blp.route("/authorize", methods=["GET", "POST"])
 @access.public
 @blp.doc(
-    summary="Authorization endpoint (HTML sign-in and consent)",
+    summary="Authorization endpoint (HTML consent)",
     description=(
         "RFC 6749 authorization code flow with PKCE (**S256 required**; `plain` or a missing "
         "`code_challenge` is `invalid_request`). Parameters: `response_type=code`, "
@@ -112,17 +138,19 @@ def _consent_page(grant: Any, user: Any, *, error: str | None = None,
         "Metadata Document), `redirect_uri` (exact match; optional when exactly one is "
         "registered), `scope` (space-separated; default the recommended scopes), `state`, "
         "`code_challenge`, `code_challenge_method=S256`, `resource` (RFC 8707: "
-        "`<BASE_URL>/api/mcp`, the default, or `<BASE_URL>/api`). The user signs in with an "
-        "emailed code, sees the client's name, its redirect host and each scope in plain "
-        "words (`wallet:write` is never ticked in advance), and allows or denies (a "
-        "CSRF-protected form POSTed to this same URL). The redirect carries `code`, `state` "
+        "`<BASE_URL>/api/mcp`, the default, or `<BASE_URL>/api`). A signed-out user "
+        "signs in on the dashboard (`/dashboard/login?next=...`: emailed code or one-time "
+        "link) and comes back here; the consent page shows the client's name, its "
+        "redirect host and each scope in plain words (`wallet:write` is never ticked in "
+        "advance), and the user allows or denies (a CSRF-protected form POSTed to this "
+        "same URL). The redirect carries `code`, `state` "
         "and `iss` (RFC 9207), or `error` (`access_denied`, `invalid_request`, "
         "`invalid_scope`, `invalid_target`, ...). An unknown client or an unregistered "
         "redirect URI is shown to the user as a 400 page and never redirected."),
     responses={
         "200": {"description": "The consent page (HTML).", "content": {"text/html": {}}},
-        "302": {"description": "To the sign-in page, or back to the client's redirect URI "
-                               "with `code`/`error`, `state` and `iss`."},
+        "302": {"description": "To the dashboard's sign-in page, or back to the client's "
+                               "redirect URI with `code`/`error`, `state` and `iss`."},
         "400": {"description": "Invalid client or redirect URI, or a stale form (HTML).",
                 "content": {"text/html": {}}},
         "429": {"description": "Rate limited (`rate_limited`)."},
@@ -130,13 +158,13 @@ def _consent_page(grant: Any, user: Any, *, error: str | None = None,
 def authorize() -> Response:
     """Show the consent page, or record the user's decision and redirect to the client."""
     server = current_server()
-    user = browser.signed_in_user()
+    user = _signed_in_user()
     try:
         grant = server.get_consent_grant(end_user=user)
     except OAuth2Error as error:
         return _authorize_error(error)
     if user is None:
-        return redirect(url_for("oauth_pages.login", next=request.full_path))
+        return redirect(url_for("dashboard.login", next=request.full_path))
     if request.method == "GET":
         return _consent_page(grant, user)
     if not browser.csrf_ok():

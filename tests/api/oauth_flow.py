@@ -6,9 +6,11 @@ import base64
 import hashlib
 import re
 import secrets
-import time
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from blueprints.dashboard.session import CSRF_KEY, JWT_KEY
+from services import auth
 
 REDIRECT_URI = "http://127.0.0.1:9/callback"
 RECOMMENDED = ["read:account", "read:positions", "read:trades", "read:markets",
@@ -33,12 +35,14 @@ def register(client: Any, **metadata: Any) -> dict[str, Any]:
 
 
 def sign_in(client: Any, user: Any) -> str:
-    """Sign ``user`` in to the test client's browser session; returns its CSRF token."""
+    """Sign ``user`` in to the test client's browser session as the dashboard's sign-in does
+    (a real session JWT in the cookie); returns its CSRF token. Tests that go through the
+    sign-in page itself are in test_oauth_login.py."""
     csrf = secrets.token_urlsafe(16)
+    signed = auth.issue_session(user, client.application.config)
     with client.session_transaction() as session:
-        session["user_id"] = str(user.id)
-        session["signed_in_at"] = int(time.time())
-        session["csrf_token"] = csrf
+        session[JWT_KEY] = signed.token
+        session[CSRF_KEY] = csrf
     return csrf
 
 
@@ -54,6 +58,11 @@ def authorize_params(client_id: str, challenge: str, **extra: Any) -> dict[str, 
 def csrf_from(html: str) -> str:
     """The CSRF token of a rendered form."""
     return re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)
+
+
+def page_csrf(html: str) -> str:
+    """The CSRF token a dashboard page carries for its htmx forms (its csrf-token meta)."""
+    return re.search(r'<meta name="csrf-token" content="([^"]+)"', html).group(1)
 
 
 def consent(client: Any, params: dict[str, str], scopes: list[str] | None = None,

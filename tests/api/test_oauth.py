@@ -147,8 +147,8 @@ def test_unsigned_browser_is_sent_to_sign_in(client):
     response = client.get(url)
     assert response.status_code == 302
     location = urlsplit(response.headers["Location"])
-    assert location.path == "/oauth/login"
-    assert parse_qs(location.query)["next"][0].startswith("/oauth/authorize?")
+    assert location.path == "/dashboard/login"
+    assert parse_qs(location.query)["next"][0] == url  # back to this very request
 
 
 def test_consent_page_shows_client_host_and_scopes_in_plain_words(client, user):

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
@@ -26,7 +27,7 @@ from mcp.shared.auth import (
 from werkzeug.serving import make_server
 
 from models.oauth import OAuthToken as StoredToken
-from tests.api.oauth_flow import REDIRECT_URI, csrf_from
+from tests.api.oauth_flow import REDIRECT_URI, csrf_from, page_csrf
 from tests.api.test_auth import Inbox
 from tests.conftest import free_port
 
@@ -81,7 +82,8 @@ def mailbox(app, monkeypatch) -> Iterator[Inbox]:
 
 
 class Browser:
-    """The user's browser: signs in with the emailed code and answers the consent page."""
+    """The user's browser: signs in on the dashboard's sign-in page with the emailed code
+    and answers the consent page."""
 
     def __init__(self, base: str, inbox: Inbox) -> None:
         self.base = base
@@ -100,16 +102,23 @@ class Browser:
         response = await self.http.get(self.authorization_url)
         assert response.status_code == 302
         login_url = response.headers["location"]
-        assert urlsplit(login_url).path == "/oauth/login"
+        assert urlsplit(login_url).path == "/dashboard/login"
+        [target] = parse_qs(urlsplit(login_url).query)["next"]
+        assert target.startswith("/oauth/authorize?")
+        # The sign-in page's two forms (email, then code) as its htmx would post them,
+        # without htmx: the token from the page, `next` carried through both steps.
         page = await self.http.get(login_url)
-        sent = await self.http.post(login_url, data={
-            "csrf_token": csrf_from(page.text), "action": "send", "email": EMAIL})
+        assert page.status_code == 200, page.text
+        csrf = page_csrf(page.text)
+        sent = await self.http.post("/dashboard/login", data={
+            "csrf_token": csrf, "email": EMAIL, "next": target})
         assert sent.status_code == 200, sent.text
+        assert f'name="next" value="{target.replace("&", "&amp;")}"' in sent.text
         code, _ = self.inbox.last_for(EMAIL)
-        verified = await self.http.post(login_url, data={
-            "csrf_token": csrf_from(sent.text), "action": "verify", "email": EMAIL,
-            "code": code})
-        assert verified.status_code == 302, verified.text
+        verified = await self.http.post("/dashboard/login/verify", data={
+            "csrf_token": csrf, "email": EMAIL, "code": code, "next": target})
+        assert verified.status_code == 303, verified.text
+        assert verified.headers["location"] == target
         consent_url = urljoin(self.base, verified.headers["location"])
         page = await self.http.get(consent_url)
         assert page.status_code == 200, page.text
@@ -143,6 +152,13 @@ def _recorder(log: list[tuple[str, str]]) -> dict[str, list[Any]]:
     return {"response": [on_response]}
 
 
+def _run(main: Callable[[], Awaitable[Any]]) -> Any:
+    """``anyio.run(main)`` on a thread of its own: when the dashboard's browser tests run in
+    the same session, Playwright's event loop is already running on this one."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, main).result()
+
+
 def _paths(log: list[tuple[str, str, int]]) -> list[str]:
     return [path for _, path, _ in log]
 
@@ -168,7 +184,7 @@ def test_hosted_mcp_client_runs_the_whole_flow(live_app, mailbox, bound_db):
         await browser.http.aclose()
         return {"first": first, "second": second, "tokens_before": tokens_before}
 
-    result = anyio.run(run)
+    result = _run(run)
     paths = _paths(log)
     # 401 with resource_metadata -> discovery -> registration -> token.
     assert log[0][1] == "/api/mcp" and log[0][2] == 401
@@ -216,7 +232,7 @@ def test_the_provider_flow_against_the_rest_api_resource(live_app, mailbox, boun
         await browser.http.aclose()
         return me.status_code, me.json(), positions.status_code, cross.status_code
 
-    status, body, positions_status, cross_status = anyio.run(run)
+    status, body, positions_status, cross_status = _run(run)
     assert status == 200 and body["email"] == EMAIL
     assert positions_status == 403  # read:positions was not approved
     assert cross_status == 401

@@ -70,24 +70,55 @@ def test_approved_apps_are_listed_and_revoked(page, inbox, app):
     assert Approval.get(Approval.client == client.id).revoked_at is not None
 
 
-def test_a_dashboard_sign_in_also_signs_the_browser_in_for_oauth_consent(page, inbox, app):
-    from urllib.parse import urlencode
+def test_oauth_consent_signs_in_on_the_dashboard_and_renders_in_its_layout(page, inbox, app):
+    from urllib.parse import parse_qs, urlencode, urlsplit
 
-    from tests.api.oauth_flow import authorize_params, pkce, register
+    from tests.api.oauth_flow import REDIRECT_URI, authorize_params, pkce, register
 
     registration = register(app.test_client(), client_name="Consent agent")
     _, challenge = pkce()
-    authorize = "/oauth/authorize?" + urlencode(authorize_params(registration["client_id"],
-                                                                 challenge))
-    # Signing in from the dashboard login with the consent page as `next` lands on it.
-    page.goto("/dashboard/login?" + urlencode({"next": authorize}))
-    sign_in_from_login = page.locator("input[name=email]")
-    sign_in_from_login.fill("consent@example.com")
+    params = authorize_params(registration["client_id"], challenge)
+    authorize = "/oauth/authorize?" + urlencode(params)
+    refused: list[str] = []  # what the pages' Content-Security-Policy blocked, if anything
+    page.on("console", lambda message: refused.append(message.text)
+            if "Content Security Policy" in message.text else None)
+    callbacks: list[str] = []
+
+    def client_callback(route):
+        callbacks.append(route.request.url)
+        route.fulfill(status=200, content_type="text/html", body="<p>back at the client</p>")
+
+    page.route(REDIRECT_URI + "**", client_callback)
+
+    # Signed out, the authorization request lands on the dashboard's sign-in page ...
+    page.goto(authorize)
+    page.wait_for_selector("input[name=email]")
+    assert urlsplit(page.url).path == "/dashboard/login"
+    page.fill("input[name=email]", "consent@example.com")
     page.click("button:has-text('Email me a code')")
     page.wait_for_selector("input[name=code]")
     code, _ = inbox.last_for("consent@example.com")
     page.fill("input[name=code]", code)
     page.click("button:has-text('Sign in')")
-    page.wait_for_selector("text=Allow")
+    # ... and signing in there goes back to the consent page, in the dashboard's layout.
+    page.wait_for_selector("#consent")
     assert "/oauth/authorize" in page.url and "Consent agent" in page.content()
+    assert page.locator(".topbar .who").inner_text() == "consent@example.com"
+    assert page.eval_on_selector(".topbar", "e => getComputedStyle(e).backgroundColor") == (
+        "rgb(17, 24, 39)")  # dashboard.css applied under the page's CSP
+    assert page.evaluate("typeof htmx") == "object"
     screenshot(page, "oauth-consent")
+
+    # Allowing sends the browser to the client's redirect URI with the code.
+    page.click("button:has-text('Allow')")
+    page.wait_for_selector("text=back at the client")
+    [callback] = callbacks
+    back = parse_qs(urlsplit(callback).query)
+    assert back["code"] and back["state"] == [params["state"]]
+
+    # The error page for a request that cannot go back to any client: same layout.
+    page.goto("/oauth/authorize?" + urlencode({**params, "client_id": "no-such-client"}))
+    page.wait_for_selector("#oauth-error .alert")
+    assert page.eval_on_selector(".topbar", "e => getComputedStyle(e).backgroundColor") == (
+        "rgb(17, 24, 39)")
+    assert refused == []
