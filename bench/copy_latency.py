@@ -1,15 +1,21 @@
 """Copy overhead of the copy engine against the sandbox venue (zero artificial latency).
 
-Starts a sandbox venue in-process, a fresh SQLite database (or ``--database-url``), uses
+Starts a sandbox venue (in this process, or with ``--venue-process`` in a process of its
+own, so that the venue's CPU work does not share our interpreter), a fresh SQLite
+database (or ``--database-url``, e.g. ``postgresql://...``: its tables are emptied), uses
 the Redis at REDIS_URL (default local), creates ``--users`` funded users with derived
 venue credentials and ``--configs`` live configs spread over ``--targets`` target
 wallets, runs one ``CopyEngine`` (RTDS feed on, polling as backstop) and then, for
 ``--samples`` target trades injected through the sandbox control API, measures:
 
 - copy overhead: "target trade visible" (just before the injecting call) to "order
-  received by the venue" (the sandbox's receive time), for every mirrored order, in ms;
+  received by the venue" (the sandbox stamps a request's arrival before doing any work
+  on it), for every mirrored order, in ms;
 - venue polling requests per detection cycle (one cycle polls every owned target once);
 - the process's RSS before and after the engine loaded its configs.
+
+``--breakdown`` also prints where the time goes, and the venue's own handling time
+(arrival to answer: auth, signature checks, matching; not part of the overhead).
 
 Prints a Markdown row per run::
 
@@ -24,6 +30,8 @@ import math
 import os
 import resource
 import secrets
+import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -51,6 +59,39 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+class VenueProcess:
+    """The sandbox venue served by a child process (same URLs as ``SandboxServer``)."""
+
+    def __init__(self, seed: int) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        root = str(Path(__file__).resolve().parent.parent)
+        code = (f"import sys; sys.path.insert(0, {root!r})\n"
+                "from venue.sandbox.server import SandboxServer\n"
+                f"server = SandboxServer(port={self.port}, seed={seed})\n"
+                "server._server.serve_forever()\n")
+        self.process = subprocess.Popen([sys.executable, "-c", code])
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    raise SystemExit("the venue process did not start") from None
+                time.sleep(0.1)
+        url = f"http://127.0.0.1:{self.port}"
+        self.gamma_url, self.clob_url, self.data_url = (f"{url}/gamma", f"{url}/clob",
+                                                        f"{url}/data")
+        self.rtds_url, self.control_url = f"ws://127.0.0.1:{self.port}/rtds", f"{url}/_sandbox"
+
+    def stop(self) -> None:
+        """Stop the child process."""
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
 def main() -> None:
     """Run one configuration and print its figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -61,6 +102,10 @@ def main() -> None:
     parser.add_argument("--database-url", default="")
     parser.add_argument("--breakdown", action="store_true",
                         help="also print where the time goes (detect, decide, plan/sign, send)")
+    parser.add_argument("--venue-process", action="store_true",
+                        help="serve the sandbox venue from its own process")
+    parser.add_argument("--profile", default="",
+                        help="write a pyinstrument HTML profile of the engine's loop here")
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL",
                                                               "redis://127.0.0.1:6379/0"))
     args = parser.parse_args()
@@ -82,7 +127,7 @@ def main() -> None:
     from venue.sandbox import SandboxServer
     from worker.copy_engine.engine import CopyEngine, EngineSettings
 
-    sandbox = SandboxServer(seed=3).start()
+    sandbox = VenueProcess(seed=3) if args.venue_process else SandboxServer(seed=3).start()
     venues.configure({
         "VENUE": "sandbox", "POLYMARKET_GAMMA_URL": sandbox.gamma_url,
         "POLYMARKET_CLOB_URL": sandbox.clob_url, "POLYMARKET_DATA_URL": sandbox.data_url,
@@ -91,6 +136,12 @@ def main() -> None:
     database = database_module.bind(url)
     with database.connection_context():
         migrate.migrate(database)
+        if args.database_url:  # a server database: start from empty tables
+            from models.copying import CopyPosition, TargetCursor
+            from models.trading import Order, Trade
+
+            for model in (Trade, Order, CopyIntent, CopyPosition, TargetCursor, CopyConfig):
+                model.delete().execute()
     prefix = f"copybench-{secrets.token_hex(3)}:"
     jobs.configure(args.redis_url, prefix)
     control = httpx.Client(base_url=sandbox.control_url, timeout=30)
@@ -126,6 +177,7 @@ def main() -> None:
                               exit_check_seconds=60)
     latencies: list[float] = []
     marks: list[tuple[float, dict[str, int]]] = []
+    handled: list[float] = []
     figures: dict[str, float] = {}
 
     def settled_count() -> int:
@@ -169,13 +221,25 @@ def main() -> None:
                 received = await trio.to_thread.run_sync(
                     lambda: control.get("/orders").json())
                 latencies.extend(e["received_at"] - visible * 1000 for e in received)
+                handled.extend(e["handled_us"] / 1000 for e in received if "handled_us" in e)
                 marks.append((visible, {e["order_id"]: e["received_at"] for e in received}))
             nursery.cancel_scope.cancel()
 
+    if args.profile:
+        from pyinstrument import Profiler
+
+        profiler = Profiler(async_mode="disabled", interval=0.0005)
+        profiler.start()
     trio.run(run)
+    if args.profile:
+        profiler.stop()
+        Path(args.profile).write_text(profiler.output_html())
     sandbox.stop()
     if args.breakdown:
         print_breakdown(marks)
+        if handled:
+            print(f"  venue handling (arrival -> answer, not overhead): p50 "
+                  f"{percentile(handled, 50):.1f} ms, p95 {percentile(handled, 95):.1f} ms")
     print(f"| {args.configs} | {args.targets} | {len(latencies)} | "
           f"{percentile(latencies, 50):.1f} | {percentile(latencies, 95):.1f} | "
           f"{percentile(latencies, 99):.1f} | {figures['poll_requests_per_cycle']:.2f} | "
@@ -183,26 +247,30 @@ def main() -> None:
 
 
 def print_breakdown(marks: list[tuple[float, dict[str, int]]]) -> None:
-    """Median ms of: visible->seen, seen->order call, call->POST, POST->venue received."""
+    """Median and p95 ms of each step from the target trade to the venue's receipt."""
     from models.base import db
     from models.copying import CopyIntent
     from models.trading import Order
 
-    steps: dict[str, list[float]] = {"detect": [], "decide+record": [], "plan+sign+record": [],
-                                     "post": []}
+    steps: dict[str, list[float]] = {
+        "detect (visible -> seen)": [],
+        "decide, sign, record (seen -> order record)": [],
+        "commit -> POST started": [],
+        "POST -> venue received": []}
     received = {k: v for _, m in marks for k, v in m.items()}
     with db.connection_context():
         for intent in CopyIntent.select().where(CopyIntent.order_id.is_null(False)):
             order = Order.get_or_none(Order.order_hash == intent.order_id)
             visible = next((v for v, m in marks if intent.order_id in m), None)
-            if order is None or visible is None or order.submitted_at is None:
+            if order is None or visible is None or order.submitted_at is None \
+                    or intent.sent_at is None:
                 continue
-            steps["detect"].append((intent.seen_at.timestamp() - visible) * 1000)
-            steps["decide+record"].append(float(intent.latency_ms or 0))
-            steps["plan+sign+record"].append(
-                (order.submitted_at - intent.sent_at).total_seconds() * 1000)
-            steps["post"].append(received[intent.order_id]
-                                 - order.submitted_at.timestamp() * 1000)
+            values = [(intent.seen_at.timestamp() - visible) * 1000,
+                      (order.submitted_at - intent.seen_at).total_seconds() * 1000,
+                      (intent.sent_at - order.submitted_at).total_seconds() * 1000,
+                      received[intent.order_id] - intent.sent_at.timestamp() * 1000]
+            for name, value in zip(steps, values, strict=True):
+                steps[name].append(value)
     for name, values in steps.items():
         if values:
             print(f"  {name}: p50 {percentile(values, 50):.1f} ms, "

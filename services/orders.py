@@ -31,9 +31,11 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID, uuid4
 
+from peewee import fn
 from redis.exceptions import RedisError
 
 from models.base import db, utcnow
+from models.bulk import insert_rows
 from models.trading import (
     ORDER_CANCELLED,
     ORDER_FAILED,
@@ -185,7 +187,8 @@ def record_orders(prepared: Sequence[PreparedOrder]) -> list[Order]:
     """Write the durable Order and Trade records of prepared orders in one transaction (step 2).
 
     Consumes their previews in the same transaction; the orders may be sent once it commits
-    (inside a caller's transaction: once that commits). ``submitted_at`` is now.
+    (inside a caller's transaction: once that commits). ``submitted_at`` is now. Each Trade
+    gets its Order's id, so one id names both (``settle`` relies on it).
     """
     if not prepared:
         return []
@@ -207,7 +210,7 @@ def record_orders(prepared: Sequence[PreparedOrder]) -> list[Order]:
             created_at=now, submitted_at=now, updated_at=now)
         orders.append(order)
         trades.append({
-            "id": uuid4(), "user": item.user_id, "order": order.id,
+            "id": order.id, "user": item.user_id, "order": order.id,
             "token_id": plan.market.token_id, "market_slug": plan.market.market_slug,
             "side": plan.side, "requested_size": plan.size, "price": plan.limit_price,
             "filled_size": ZERO, "filled_value": ZERO, "fee": ZERO,
@@ -216,9 +219,8 @@ def record_orders(prepared: Sequence[PreparedOrder]) -> list[Order]:
         for item in prepared:
             if item.preview is not None:
                 previews.consume(item.preview)
-        for start in range(0, len(orders), 100):
-            Order.insert_many([o.__data__ for o in orders[start:start + 100]]).execute()
-            Trade.insert_many(trades[start:start + 100]).execute()
+        insert_rows(Order, [order.__data__ for order in orders])
+        insert_rows(Trade, trades)
     return orders
 
 
@@ -251,19 +253,19 @@ def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedO
     outside any open transaction), or queued for reconciliation when the venue is down.
     """
     if answer.refused is not None:
-        _finish(order, ORDER_REJECTED, error=str(answer.refused), acknowledged=True)
+        order = _finish(order, ORDER_REJECTED, error=str(answer.refused), acknowledged=True)
     elif answer.lost is not None or answer.result is None:
         # The order may or may not have arrived: look it up by its hash.
         log.warning("order %s: POST failed (%s); reconciling", order.order_hash, answer.lost)
         try:
-            reconcile(order.id, acct=prepared.acct)
+            order = reconcile(order.id, acct=prepared.acct)
         except VenueError:
             log.warning("order %s left pending; queueing its reconciliation", order.order_hash)
             _queue_reconcile(order)
+            order = Order.get_by_id(order.id)
     else:
-        _apply_post_result(order, answer.result, prepared.plan)
-    order = Order.get_by_id(order.id)
-    return _placed(order, Trade.get(Trade.order == order.id))
+        order = _apply_post_result(order, answer.result, prepared.plan)
+    return _placed(order, order.id)  # record_orders gave the Trade its Order's id
 
 
 def _check_collateral(acct: VenueAccount, plan: OrderPlan,
@@ -307,10 +309,10 @@ def _queue_reconcile(order: Order) -> None:
         log.warning("could not queue reconciliation of %s: %s", order.order_hash, exc)
 
 
-def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan) -> None:
+def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan) -> Order:
     if not result.success:
-        _finish(order, ORDER_REJECTED, error=result.error_msg or "refused", acknowledged=True)
-        return
+        return _finish(order, ORDER_REJECTED, error=result.error_msg or "refused",
+                       acknowledged=True)
     making, taking = result.making_amount or ZERO, result.taking_amount or ZERO
     shares, value = (taking, making) if order.side == "buy" else (making, taking)
     fee = ZERO
@@ -324,7 +326,8 @@ def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan) -
         status = ORDER_MATCHED
     else:
         status = ORDER_CANCELLED
-    _finish(order, status, filled_size=shares, filled_value=value, fee=fee, acknowledged=True)
+    return _finish(order, status, filled_size=shares, filled_value=value, fee=fee,
+                   acknowledged=True)
 
 
 def _trade_status(order_status: str, filled: Decimal) -> str:
@@ -337,10 +340,10 @@ def _trade_status(order_status: str, filled: Decimal) -> str:
 
 def _finish(order: Order, status: str, *, filled_size: Decimal | None = None,
             filled_value: Decimal | None = None, fee: Decimal | None = None,
-            error: str | None = None, acknowledged: bool = False) -> None:
-    """Write the order's new state and mirror it onto its trade."""
+            error: str | None = None, acknowledged: bool = False) -> Order:
+    """Write the order's new state and mirror it onto its trade; the order as now stored."""
     now = utcnow()
-    order = Order.get_by_id(order.id)
+    order = Order.get_by_id(order.id)  # as stored now (a reconciliation may have moved it)
     changes: dict[Any, Any] = {Order.status: status, Order.updated_at: now}
     if filled_size is not None:
         changes[Order.filled_size] = filled_size
@@ -351,25 +354,25 @@ def _finish(order: Order, status: str, *, filled_size: Decimal | None = None,
         changes[Order.error] = error
     if acknowledged and order.acknowledged_at is None:
         changes[Order.acknowledged_at] = now
+    for field, value in changes.items():
+        setattr(order, field.name, value)
+    trade_status = _trade_status(order.status, order.filled_size)
+    trade_changes: dict[Any, Any] = {
+        Trade.status: trade_status, Trade.filled_size: order.filled_size,
+        Trade.filled_value: order.filled_value, Trade.fee: order.fee}
+    if trade_status == TRADE_FILLED:  # the first time it counts as filled
+        trade_changes[Trade.filled_at] = fn.COALESCE(Trade.filled_at,
+                                                     Trade.filled_at.db_value(now))
+    if order.detected_at is not None and order.acknowledged_at is not None:
+        elapsed = order.acknowledged_at - order.detected_at
+        trade_changes[Trade.latency_ms] = max(0, int(elapsed.total_seconds() * 1000))
     with db.atomic():
         Order.update(changes).where(Order.id == order.id).execute()
-        order = Order.get_by_id(order.id)
-        trade = Trade.get_or_none(Trade.order == order.id)
-        if trade is None:
-            return
-        trade_status = _trade_status(order.status, order.filled_size)
-        trade_changes: dict[Any, Any] = {
-            Trade.status: trade_status, Trade.filled_size: order.filled_size,
-            Trade.filled_value: order.filled_value, Trade.fee: order.fee}
-        if trade_status == TRADE_FILLED and trade.filled_at is None:
-            trade_changes[Trade.filled_at] = now
-        if order.detected_at is not None and order.acknowledged_at is not None:
-            elapsed = order.acknowledged_at - order.detected_at
-            trade_changes[Trade.latency_ms] = max(0, int(elapsed.total_seconds() * 1000))
-        Trade.update(trade_changes).where(Trade.id == trade.id).execute()
+        Trade.update(trade_changes).where(Trade.order == order.id).execute()
+    return order
 
 
-def _placed(order: Order, trade: Trade) -> PlacedOrder:
+def _placed(order: Order, trade_id: UUID) -> PlacedOrder:
     filled = order.filled_size
     if order.status in (ORDER_REJECTED, ORDER_FAILED):
         status = "rejected"
@@ -384,7 +387,7 @@ def _placed(order: Order, trade: Trade) -> PlacedOrder:
     if status == "rejected" and not reason:
         reason = "The order was not filled."
     return PlacedOrder(order_id=order.order_hash, status=status, filled_size=filled,
-                       average_price=average, reason=reason, trade_id=trade.id, order=order)
+                       average_price=average, reason=reason, trade_id=trade_id, order=order)
 
 
 # ------------------------------------------------------------ reconciliation

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from flask import Flask, Response, request
+from flask import Flask, Response, g, request
 
 from venue.sandbox import clob, control, data_api, gamma
 from venue.sandbox.config import SandboxConfig
@@ -38,6 +38,12 @@ def create_sandbox_app(
     app.register_blueprint(data_api.bp, url_prefix=DATA_PREFIX)
     app.register_blueprint(control.bp, url_prefix=CONTROL_PREFIX)
     install_rtds(app, state)
+
+    @app.before_request
+    def _stamp_arrival() -> None:
+        # When the request reached the venue: a latency benchmark's end point, taken before
+        # the venue's own work (auth, signature checks, waiting for the matching lock).
+        g.venue_received_at = state.clock()
 
     @app.before_request
     def _inject_faults() -> Response | None:

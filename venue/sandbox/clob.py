@@ -459,7 +459,8 @@ def _parse_body() -> object:
 @l2_required
 def post_order():
     """POST /order (L2): one signed V2 order."""
-    return json_response(_state().submit_order(g.api_key, _parse_body()))
+    return json_response(_state().submit_order(g.api_key, _parse_body(),
+                                               received_at=g.get("venue_received_at")))
 
 
 @bp.post("/orders")
@@ -473,7 +474,8 @@ def post_orders():
     answers = []
     for envelope in envelopes:
         try:
-            answers.append(state.submit_order(g.api_key, envelope))
+            answers.append(state.submit_order(g.api_key, envelope,
+                                              received_at=g.get("venue_received_at")))
         except VenueRejection as exc:
             answers.append({
                 "errorMsg": exc.message, "orderID": "", "takingAmount": "", "makingAmount": "",

@@ -495,19 +495,23 @@ class SandboxState:
 
     # ----------------------------------------------------------------- orders
 
-    def submit_order(self, record: ApiKeyRecord, envelope: object) -> dict:
+    def submit_order(self, record: ApiKeyRecord, envelope: object,
+                     received_at: float | None = None) -> dict:
         """Validate, match and settle one POST /order envelope; returns the venue's answer.
 
         Raises VenueRejection with the venue's message when the order is refused.
-        Every envelope is logged in `received_orders`, accepted or not.
+        Every envelope is logged in `received_orders`, accepted or not, with when the
+        request arrived (``received_at``, ms; ``received_at`` given by the HTTP layer, else
+        now) and how long the venue took from then to its answer (``handled_us``, µs).
         """
+        arrived = self.clock() if received_at is None else received_at
+        entry: dict = {
+            "received_at": int(arrived * 1000),
+            "body": envelope,
+            "api_key": record.api_key,
+            "order_id": "",
+        }
         with self.lock:
-            entry: dict = {
-                "received_at": int(self.clock() * 1000),
-                "body": envelope,
-                "api_key": record.api_key,
-                "order_id": "",
-            }
             self.received_orders.append(entry)
             try:
                 result = self._submit_locked(record, envelope, entry)
@@ -515,6 +519,8 @@ class SandboxState:
                 entry["status"] = exc.status
                 entry["error"] = exc.message
                 raise
+            finally:
+                entry["handled_us"] = int((self.clock() - arrived) * 1_000_000)
             entry["status"] = 200
             entry["response"] = result
         return result

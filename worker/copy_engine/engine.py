@@ -14,20 +14,24 @@ Loops (all in one nursery):
   window, de-duplicated on the fill's identity) and an executor that handles that
   target's fills and TP/SL checks one at a time.
 
-A fill becomes one intent row per config (copied or skipped, with the reason) written
-in one transaction under the (config, target trade) unique constraint; only rows this
-engine inserted have their orders placed, so no target trade is ever mirrored twice.
+A fill becomes one intent row per config (copied or skipped, with the reason). The live
+copies' orders are planned from the book the decision read and signed with the copiers'
+accounts kept open in memory (``accounts.py``); the intents and, for the rows this engine
+inserted under the (config, target trade) unique constraint, the orders' durable records
+are written in one transaction; then the orders go out concurrently (``placement.py``).
+No target trade is ever mirrored twice, and no order leaves before its record.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 import random
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -37,18 +41,21 @@ from uuid import UUID
 import redis
 import trio
 
+from models.base import utcnow
 from models.copying import (
     INTENT_PENDING,
     INTENT_SKIPPED,
     KIND_MIRROR,
 )
-from services import copy_control, copying, metrics, venues
+from services import copy_control, copying, metrics, order_plan, orders, venue_accounts, venues
 from services.copying import Holding, MarketView, TargetFill
 from venue.client import AsyncVenueClient
-from venue.errors import VenueError
+from venue.errors import VenueError, VenueNotFound
 from venue.models import ActivityItem
 from worker.copy_engine import leases, placement, store
+from worker.copy_engine.accounts import AccountCache, WalletSlot
 from worker.copy_engine.leases import TargetLeases
+from worker.copy_engine.placement import Quote, Ticket
 from worker.copy_engine.store import ConfigSnapshot
 from worker.jobs import call_with_database
 
@@ -73,6 +80,8 @@ class EngineSettings:
     use_feed: bool = True
     db_threads: int = 16
     poll_concurrency: int = 8  # polls in flight at once, whatever the number of targets
+    wallet_refresh_seconds: float = 15.0  # collateral estimates re-read from the venue
+    account_reopen_seconds: float = 600.0  # opened accounts re-read from the database
 
 
 @dataclass
@@ -134,6 +143,9 @@ class CopyEngine:
         self._place_limiter = trio.CapacityLimiter(64)
         # Backstop polls of many targets share the connection pool with the hot path.
         self._poll_limiter = trio.CapacityLimiter(self.settings.poll_concurrency)
+        # Copiers' opened venue accounts and collateral estimates, for the configs run here.
+        self.accounts = AccountCache(self.settings.wallet_refresh_seconds,
+                                     self.settings.account_reopen_seconds)
         self.running = False
 
     # -- plumbing ---------------------------------------------------------------------
@@ -175,9 +187,11 @@ class CopyEngine:
                 if self.settings.use_feed and self.venue.config.rtds_url:
                     nursery.start_soon(self._feed_loop)
                 nursery.start_soon(self._exit_loop)
+                nursery.start_soon(self._wallet_loop)
                 task_status.started(self)
         finally:
             self.running = False
+            self.accounts.clear()  # opened keys live no longer than the engine
             with trio.CancelScope(shield=True):
                 owned = list(self.targets)
                 for rt in self.targets.values():
@@ -299,6 +313,8 @@ class CopyEngine:
         for rt in self.targets.values():
             for cid in [c for c in rt.configs if c not in versions]:
                 del rt.configs[cid]
+        self._retain_accounts()
+        await self.open_accounts(s.user_id for s in snapshots if not s.paper)
 
     def _start_target(self, target: str) -> None:
         rt = TargetRuntime(address=target)
@@ -316,6 +332,7 @@ class CopyEngine:
             rt.scope.cancel()
             if self.feed is not None:
                 self.feed.unwatch(target)
+            self._retain_accounts()
 
     async def _release_target(self, target: str) -> None:
         self._drop_target(target)
@@ -332,6 +349,7 @@ class CopyEngine:
                                                           [rt.address])).items()])
                 for snap in snaps:
                     rt.configs.setdefault(snap.id, snap)
+                await self.open_accounts(c.user_id for c in rt.configs.values() if not c.paper)
                 cursor = await self.db(store.read_cursor, rt.address)
                 if cursor is None:
                     cursor = int(time.time()) - 1
@@ -462,14 +480,14 @@ class CopyEngine:
 
     # -- deciding and placing --------------------------------------------------------------
 
-    async def market_view(self, token_id: str) -> MarketView:
-        """Category and limits (cached) with the live top of the book."""
+    async def quote(self, token_id: str) -> Quote:
+        """The token's market (cached) with the live book: what deciding and placing need."""
         assert self.venue is not None
         market = await self.venue.gamma.market_by_token(token_id)
         book = await self.venue.clob.book(token_id)
         self.stats.book_requests += 1
         names = [n for tag in market.tags for n in (tag.label, tag.slug) if n]
-        return MarketView(
+        view = MarketView(
             category=market.tags[0].label if market.tags else "",
             tick_size=book.tick_size or market.tick_size or copying.DEFAULT_TICK,
             min_order_size=book.min_order_size or market.min_order_size
@@ -477,6 +495,13 @@ class CopyEngine:
             best_bid=book.best_bid, best_ask=book.best_ask,
             accepting_orders=market.accepting_orders and not market.closed,
             categories=copying.normalise_categories(names))
+        return Quote(view=view, book=book, info=order_plan.market_info_from(token_id, market,
+                                                                             book),
+                     market=market)
+
+    async def market_view(self, token_id: str) -> MarketView:
+        """Category and limits (cached) with the live top of the book."""
+        return (await self.quote(token_id)).view
 
     async def handle_fill(self, rt: TargetRuntime, item: ActivityItem, seen_at: datetime
                           ) -> list[dict[str, Any]]:
@@ -491,7 +516,8 @@ class CopyEngine:
             outcome_index=item.outcome_index, market_slug=item.slug,
             tx_hash=item.transaction_hash)
         age = seen_at.timestamp() - item.timestamp
-        market = await self.market_view(item.asset)
+        quote = await self.quote(item.asset)
+        market = quote.view
         target_after = None
         if fill.side == copying.SELL and any(
                 c.holdings.get(fill.token_id, Holding()).shares > 0 for c in configs):
@@ -514,10 +540,7 @@ class CopyEngine:
                     target_position_after=target_after)
             rows.append(self._intent_row(config, fill, decision, seen_at, KIND_MIRROR,
                                          fill.key))
-        inserted = await self.db(store.insert_intents, rows)
-        self.stats.intents += len(inserted)
-        await self._place_all(rt, inserted)
-        return inserted
+        return await self.execute(rt.configs, rows, quote)
 
     def _intent_row(self, config: ConfigSnapshot, fill: TargetFill | None,
                     decision: copying.Decision, seen_at: datetime, kind: str, key: str
@@ -548,26 +571,91 @@ class CopyEngine:
             "created_at": seen_at,
         }
 
-    async def _place_all(self, rt: TargetRuntime, rows: list[dict[str, Any]]) -> None:
-        pending = [r for r in rows if r["status"] == INTENT_PENDING]
-        if not pending:
-            return
-        # Orders in flight finish and are recorded even if the target is being dropped.
+    async def execute(self, configs: dict[UUID, ConfigSnapshot], rows: list[dict[str, Any]],
+                      quote: Quote, *, insert: bool = True) -> list[dict[str, Any]]:
+        """Record intents (``insert``) and place their orders: live ones as one batch.
+
+        The live orders are prepared from ``quote`` and the open accounts, written with the
+        intents in one transaction, sent concurrently, and settled in one transaction
+        (``placement.py``). Without ``insert`` the rows are stored intents re-placed after a
+        restart. Returns the rows recorded.
+        """
+        tickets = [Ticket(row=row, user_id=configs[row["config"]].user_id) for row in rows
+                   if row["status"] == INTENT_PENDING and not row["paper"]
+                   and row["config"] in configs]
+        ready = functools.partial(placement.ready, rows, tickets, quote, self.accounts,
+                                  insert=insert)
+        recorded, short = await self.db(functools.partial(ready, final=False))
+        if short:  # the estimate says the wallet cannot pay: ask the venue before skipping
+            await self.refresh_balances({t.user_id for t in short})
+            recorded, _ = await self.db(functools.partial(ready, final=True))
+        assert recorded is not None
+        self.stats.intents += len(recorded) if insert else 0
+        recorded_ids = {row["id"] for row in recorded}
+        going = [t for t in tickets if t.order is not None]
+        paper = [row for row in recorded if row["paper"] and row["status"] == INTENT_PENDING]
+        # Recorded orders go out and are settled even if the target is being dropped.
         with trio.CancelScope(shield=True):
             async with trio.open_nursery() as nursery:
-                for row in pending:
-                    config = rt.configs.get(row["config"])
+                for ticket in going:
+                    nursery.start_soon(self._send, ticket)
+                for row in paper:
+                    config = configs.get(row["config"])
                     if config is not None:
                         nursery.start_soon(self.place_intent, config, row)
+            if going:
+                try:
+                    await self.db(placement.settle, going,
+                                  {cid: c.paper for cid, c in configs.items()})
+                finally:
+                    self._after_settle(configs, going)
+        for ticket in tickets:  # reserved for orders that were not recorded (duplicates)
+            if ticket.order is None and ticket.reserved and ticket.row["id"] not in \
+                    recorded_ids:
+                self._release(ticket)
+        self.stats.orders += len(going)
+        return recorded
+
+    async def _send(self, ticket: Ticket) -> None:
+        assert self.venue is not None and ticket.prepared is not None
+        async with self._place_limiter:
+            ticket.sent_at = utcnow()
+            ticket.answer = await orders.post_async(self.venue, ticket.prepared)
+        refused = ticket.answer.refused
+        if refused is not None and refused.status in (401, 403):
+            self.accounts.drop(ticket.user_id)  # credentials refused: re-open them next time
+
+    def _after_settle(self, configs: dict[UUID, ConfigSnapshot], tickets: list[Ticket]
+                      ) -> None:
+        for ticket in tickets:
+            self._release(ticket)
+            config = configs.get(ticket.row["config"])
+            if config is not None and ticket.holding is not None:
+                config.holdings[ticket.row["token_id"]] = ticket.holding
+                config.opened[ticket.row["token_id"]] = ticket.opened
+            changes = ticket.outcome.changes if ticket.outcome else {}
+            if changes.get("reason") == "insufficient_balance":
+                slot = self.accounts.get(ticket.user_id)
+                if slot is not None:
+                    slot.refreshed_at = 0.0  # the venue disagreed: re-read it soon
+
+    def _release(self, ticket: Ticket) -> None:
+        slot = self.accounts.get(ticket.user_id)
+        if slot is not None and (ticket.reserved or ticket.outcome is not None):
+            slot.release(ticket.reserved, placement.spent(ticket))
+            ticket.reserved = Decimal(0)
 
     async def place_intent(self, config: ConfigSnapshot, row: dict[str, Any]) -> None:
-        """Place one intent's order and record the outcome and the position change."""
+        """Place one stored intent's order (paper, or live re-placed after a restart)."""
+        if not config.paper and not row.get("paper", False):
+            quote = await self.quote(row["token_id"])
+            await self.execute({config.id: config}, [{**row, "paper": False}], quote,
+                               insert=False)
+            return
+
         def work() -> Holding | None:
             outcome = placement.place(row, user_id=config.user_id, paper=config.paper)
-            changes = dict(outcome.changes)
-            if changes.get("reason") == "insufficient_balance" and not changes.get("order_id"):
-                changes["status"] = INTENT_SKIPPED  # refused before anything was signed
-            store.settle_intent(row["id"], changes)
+            store.settle_intent(row["id"], outcome.changes)
             if outcome.filled_size > 0:
                 holding, opened = store.apply_position(
                     config.id, config.paper, row["token_id"], row["side"],
@@ -583,6 +671,77 @@ class CopyEngine:
         self.stats.orders += 1
         if holding is not None:
             config.holdings[row["token_id"]] = holding
+
+    # -- copiers' accounts -------------------------------------------------------------
+
+    def _account_users(self) -> set[UUID]:
+        return {c.user_id for rt in self.targets.values() for c in rt.configs.values()
+                if not c.paper}
+
+    def _retain_accounts(self) -> None:
+        """Forget the opened accounts of users none of whose live configs runs here now."""
+        self.accounts.retain(self._account_users())
+
+    async def open_accounts(self, user_ids: Iterable[UUID]) -> None:
+        """Open (decrypt) the venue accounts of these copiers once, and read their balances."""
+        missing = self.accounts.missing(user_ids)
+        if not missing:
+            return
+
+        def open_all() -> dict[UUID, venue_accounts.VenueAccount]:
+            opened = {}
+            for user_id in missing:
+                try:
+                    opened[user_id] = venue_accounts.account(user_id)
+                except Exception as exc:  # placing will report it on the intent
+                    log.warning("engine %s: cannot open the account of user %s: %s",
+                                self.name, user_id, type(exc).__name__)
+            return opened
+
+        opened = await self.db(open_all)
+        keep = self._account_users()
+        for user_id, account in opened.items():
+            if user_id in keep:
+                self.accounts.put(user_id, account)
+        await self.refresh_balances([u for u in opened if u in keep])
+
+    async def refresh_balances(self, user_ids: Iterable[UUID]) -> None:
+        """Re-read the venue's collateral figure of these copiers (concurrently, bounded)."""
+        slots = [(u, s) for u in user_ids if (s := self.accounts.get(u)) is not None]
+        async with trio.open_nursery() as nursery:
+            for user_id, slot in slots:
+                nursery.start_soon(self._refresh_balance, user_id, slot)
+
+    async def _refresh_balance(self, user_id: UUID, slot: WalletSlot) -> None:
+        assert self.venue is not None
+        account = slot.account
+        started = self.accounts.now()
+        try:
+            async with self._poll_limiter:
+                balance = await self.venue.clob.balance_allowance(
+                    account.creds, asset_type="COLLATERAL",
+                    signature_type=account.signature_type)
+        except VenueNotFound:  # a venue without the endpoint: the chain's figure
+            try:
+                balance = await trio.to_thread.run_sync(venue_accounts.collateral_balance,
+                                                        account)
+            except Exception as exc:
+                log.warning("engine %s: balance of user %s: %s", self.name, user_id, exc)
+                return
+        except VenueError as exc:
+            log.warning("engine %s: balance of user %s: %s", self.name, user_id, exc)
+            return
+        slot.refreshed(balance, started)
+
+    async def _wallet_loop(self) -> None:
+        """Keep collateral estimates fresh and re-open accounts now and then."""
+        while True:
+            await trio.sleep(max(0.5, self.settings.wallet_refresh_seconds / 3))
+            try:
+                await self.open_accounts(self._account_users())
+                await self.refresh_balances([u for u, _ in self.accounts.stale()])
+            except Exception:
+                log.exception("engine %s: refreshing accounts failed", self.name)
 
     # -- take-profit / stop-loss -----------------------------------------------------------
 
@@ -603,23 +762,25 @@ class CopyEngine:
                    for token, h in c.holdings.items() if h.shares > 0]
         if not watched:
             return []
-        views: dict[str, MarketView] = {}
+        quotes: dict[str, Quote] = {}
         rows = []
         now = datetime.now(UTC)
         for config, token, holding in watched:
-            if token not in views:
+            if token not in quotes:
                 try:
-                    views[token] = await self.market_view(token)
+                    quotes[token] = await self.quote(token)
                 except VenueError:
                     continue
-            decision = copying.decide_exit(config.rules, token, holding, views[token])
+            decision = copying.decide_exit(config.rules, token, holding, quotes[token].view)
             if decision is None or not decision.copies:
                 continue
-            signal = copying.exit_signal(config.rules, holding, views[token].best_bid)
+            signal = copying.exit_signal(config.rules, holding, quotes[token].view.best_bid)
             key = f"{signal}:{token}:{config.opened.get(token, 0)}"
             rows.append(self._intent_row(config, None, decision, now, signal or "exit", key))
-        inserted = await self.db(store.insert_intents, rows)
-        await self._place_all(rt, inserted)
+        inserted = []
+        for token in dict.fromkeys(row["token_id"] for row in rows):
+            inserted += await self.execute(
+                rt.configs, [row for row in rows if row["token_id"] == token], quotes[token])
         return inserted
 
 

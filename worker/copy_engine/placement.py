@@ -1,15 +1,29 @@
-"""Placing a copy intent's order through the trading services (blocking; run in a thread).
+"""Placing copy intents' orders through the order service's three steps (blocking parts).
 
-Live intents go through ``services.orders.place_order`` (which writes its durable Order
-and Trade before the signed order leaves, attributed to the config and the intent), paper
-intents through the paper book. Either way the outcome comes back as intent changes and,
-when something filled, the fill to add to the config's position.
+Live intents of one target fill (or one exit check) go out as a batch, through the same
+``services.orders`` core as a manual order, fed with what the engine already holds:
+
+1. ``prepare``: each intent's order is planned from the book the decision just read (no
+   second read), with the market parameters from that read, checked against the copier's
+   collateral estimate and signed with the copier's opened key (``accounts.py``): no
+   database, no HTTP. An order that cannot be built becomes the intent's failure (or a
+   ``insufficient_balance`` skip) before anything is written.
+2. ``record``: in ONE transaction, the fill's intents are inserted under the (config,
+   target trade) unique constraint and, for the intents this call inserted, the orders'
+   durable records are written (``orders.record_orders``). An intent that another engine,
+   a retry or a restart already recorded inserts nothing and gets no order, so a target
+   trade is never mirrored twice; an order leaves only once its record is committed.
+3. The engine sends the batch concurrently on its async client; ``settle`` then records
+   the answers, the intents' outcomes and the position changes in one transaction (lost
+   answers are reconciled by hash outside it, since that asks the venue).
+
+Paper intents go through the paper book (``place``).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -22,10 +36,32 @@ from models.copying import (
     INTENT_FILLED,
     INTENT_PENDING,
     INTENT_SENT,
+    INTENT_SKIPPED,
 )
-from services import errors
+from models.trading import Order
+from services import catalogue, errors, orders
+from services.copying import Holding, MarketView
+from services.order_plan import MarketInfo
+from services.orders import PostAnswer, PreparedOrder
+from venue.models import Market as GammaMarket
+from venue.models import OrderBook
+from worker.copy_engine import store
+from worker.copy_engine.accounts import AccountCache
 
 log = logging.getLogger(__name__)
+
+ZERO = Decimal(0)
+BALANCE_REFUSAL = "not enough balance"  # the venue's words when the wallet cannot pay
+
+
+@dataclass(frozen=True)
+class Quote:
+    """What the decision read about a token: its view, the book and the market behind it."""
+
+    view: MarketView
+    book: OrderBook
+    info: MarketInfo
+    market: GammaMarket
 
 
 @dataclass(frozen=True)
@@ -37,12 +73,177 @@ class Outcome:
     filled_value: Decimal = Decimal(0)
 
 
+@dataclass
+class Ticket:
+    """One live intent on its way out: its row, its prepared order and, later, the answer."""
+
+    row: dict[str, Any]
+    user_id: UUID
+    prepared: PreparedOrder | None = None
+    order: Order | None = None
+    reserved: Decimal = ZERO       # collateral held from the copier's estimate
+    short: bool = False            # the estimate said the wallet cannot pay
+    sent_at: datetime | None = None
+    answer: PostAnswer | None = None
+    outcome: Outcome | None = None
+    holding: Holding | None = None  # the config's position after a fill
+    opened: int = 0
+    failure: dict[str, Any] = field(default_factory=dict)
+
+
 def _ms(later: datetime, earlier: datetime) -> int:
     return max(0, int((later - earlier).total_seconds() * 1000))
 
 
+def _failure(exc: Exception) -> dict[str, Any]:
+    """Intent changes for an order refused before it was sent."""
+    if isinstance(exc, errors.InsufficientBalance):
+        # Nothing was signed for the venue to see: the copy is skipped, as a rule would.
+        return {"status": INTENT_SKIPPED, "reason": "insufficient_balance",
+                "detail": exc.message, "settled_at": utcnow()}
+    if isinstance(exc, errors.CopytradeError):
+        reason = "venue_unavailable" if isinstance(exc, errors.Unavailable) else "order_refused"
+        return {"status": INTENT_FAILED, "reason": reason, "detail": exc.message,
+                "settled_at": utcnow()}
+    translated = errors.from_external(exc)
+    message = translated.message if translated else f"{type(exc).__name__}: {exc}"
+    return {"status": INTENT_FAILED, "reason": "order_error", "detail": message,
+            "settled_at": utcnow()}
+
+
+def prepare(tickets: list[Ticket], quote: Quote, accounts: AccountCache, *,
+            final: bool = True) -> list[Ticket]:
+    """Plan, check and sign each ticket's order from the quote (step 1); the short ones.
+
+    A ticket whose copier's estimate cannot pay is returned (not failed) unless ``final``,
+    so the engine can ask the venue for the real balance and try once more. A copier
+    without an opened account is served the slow way (account and balance read now; this
+    needs a database connection).
+    """
+    short: list[Ticket] = []
+    for ticket in tickets:
+        row = ticket.row
+        request = {"token_id": row["token_id"], "side": row["side"].lower(),
+                   "size": row["size"], "order_type": "market", "source": "copy",
+                   "config_id": row["config"], "target_trade_id": str(row["id"]),
+                   "detected_at": row["seen_at"], "time_in_force": "FAK",
+                   "floor_size": row["side"] == "SELL", "book": quote.book,
+                   "market": quote.info}
+        slot = accounts.get(ticket.user_id)
+        try:
+            if slot is None:
+                ticket.prepared = orders.prepare_order(ticket.user_id, **request)
+                continue
+            with slot.lock:
+                ticket.prepared = orders.prepare_order(
+                    ticket.user_id, account=slot.account, collateral=slot.available,
+                    **request)
+                ticket.reserved = ticket.prepared.plan.max_collateral
+                slot.reserve(ticket.reserved)
+        except errors.InsufficientBalance as exc:
+            if not final and slot is not None:
+                ticket.short = True
+                short.append(ticket)
+                continue
+            ticket.failure = _failure(exc)
+        except Exception as exc:  # a bug must fail this intent, not the whole fill
+            if not isinstance(exc, errors.CopytradeError):
+                log.exception("copy intent %s: preparing the order failed", row["id"])
+            ticket.failure = _failure(exc)
+        ticket.short = False
+        if ticket.failure:
+            row.update(ticket.failure)
+    return short
+
+
+def ready(rows: list[dict[str, Any]], tickets: list[Ticket], quote: Quote,
+          accounts: AccountCache, *, insert: bool = True, final: bool = True
+          ) -> tuple[list[dict[str, Any]] | None, list[Ticket]]:
+    """Steps 1 and 2 in one database thread: (rows recorded, []), or (None, the short ones).
+
+    Tickets already prepared by an earlier call are not prepared again. When some copier's
+    estimate is short and not ``final``, nothing is written: the engine asks the venue for
+    the real balance and calls again with ``final``.
+    """
+    short = prepare([t for t in tickets if t.prepared is None and not t.failure], quote,
+                    accounts, final=final)
+    if short:
+        return None, short
+    return record(rows, tickets, quote, insert=insert), []
+
+
+def record(rows: list[dict[str, Any]], tickets: list[Ticket], quote: Quote | None = None,
+           *, insert: bool = True) -> list[dict[str, Any]]:
+    """Write the intents and their orders' durable records in one transaction (step 2).
+
+    With ``insert`` the rows are new intents (only those inserted now get an order; the
+    inserted rows are returned); without, they are stored intents being re-placed after a
+    restart, whose failures are written as their outcome. Run in a database thread.
+    """
+    if quote is not None and tickets and catalogue.token(quote.info.token_id) is None:
+        catalogue.upsert_markets([quote.market])  # trade lists show the market's title
+    with store.write_transaction():
+        if insert:
+            inserted = store.insert_intents(rows)
+        else:
+            inserted = rows
+            for ticket in tickets:
+                if ticket.failure:
+                    store.settle_intent(ticket.row["id"], ticket.failure)
+        ids = {row["id"] for row in inserted}
+        going = [t for t in tickets if t.prepared is not None and t.row["id"] in ids]
+        for ticket, order in zip(going, orders.record_orders([t.prepared for t in going]),
+                                 strict=True):
+            ticket.order = order
+    return inserted
+
+
+def settle(tickets: list[Ticket], paper: dict[UUID, bool]) -> None:
+    """Record the venue's answers, the intents' outcomes and positions (step 3's writes).
+
+    Answers lost in transit are reconciled by hash first (that asks the venue, so outside
+    the transaction); the rest is one transaction. Run in a database thread.
+    """
+    placed_by_id: dict[UUID, Any] = {}
+    for ticket in tickets:
+        if ticket.answer is not None and ticket.answer.result is None \
+                and ticket.answer.refused is None:
+            assert ticket.order is not None and ticket.prepared is not None
+            placed_by_id[ticket.row["id"]] = orders.settle(ticket.order, ticket.prepared,
+                                                           ticket.answer)
+    with store.write_transaction():
+        for ticket in tickets:
+            if ticket.order is None or ticket.prepared is None or ticket.answer is None:
+                continue
+            row = ticket.row
+            placed = placed_by_id.get(row["id"]) or orders.settle(
+                ticket.order, ticket.prepared, ticket.answer)
+            assert ticket.sent_at is not None
+            base = {"sent_at": ticket.sent_at, "latency_ms": _ms(ticket.sent_at,
+                                                                  row["seen_at"])}
+            ticket.outcome = _from_placed(placed, base)
+            store.settle_intent(row["id"], ticket.outcome.changes)
+            if ticket.outcome.filled_size > 0:
+                ticket.holding, ticket.opened = store.apply_position(
+                    row["config"], paper.get(row["config"], False), row["token_id"],
+                    row["side"], ticket.outcome.filled_size, ticket.outcome.filled_value,
+                    condition_id=row.get("condition_id", ""),
+                    market_slug=row.get("market_slug", ""), outcome=row.get("outcome", ""))
+
+
+def spent(ticket: Ticket) -> Decimal:
+    """pUSD the ticket's order took from the wallet (negative: a sale's proceeds)."""
+    if ticket.outcome is None:
+        return ticket.reserved if ticket.order is not None else ZERO  # unknown: assume all
+    changes = ticket.outcome.changes
+    fee = Decimal(changes.get("fee") or 0)
+    if ticket.row["side"] == "BUY":
+        return ticket.outcome.filled_value + fee
+    return -(ticket.outcome.filled_value - fee)
+
+
 def place(intent: dict[str, Any], *, user_id: UUID, paper: bool) -> Outcome:
-    """Send (or paper-fill) the order of an intent row; never raises for a refused order."""
+    """Send (or paper-fill) one intent's order the plain way; never raises for a refusal."""
     sent_at = utcnow()
     base: dict[str, Any] = {"sent_at": sent_at,
                             "latency_ms": _ms(sent_at, intent["seen_at"])}
@@ -50,22 +251,13 @@ def place(intent: dict[str, Any], *, user_id: UUID, paper: bool) -> Outcome:
         if paper:
             return _paper(intent, user_id, base)
         return _live(intent, user_id, base)
-    except errors.CopytradeError as exc:
-        reason = "insufficient_balance" if isinstance(exc, errors.InsufficientBalance) else (
-            "venue_unavailable" if isinstance(exc, errors.Unavailable) else "order_refused")
-        return Outcome({**base, "status": INTENT_FAILED, "reason": reason,
-                        "detail": exc.message, "settled_at": utcnow()})
-    except Exception as exc:  # a bug or transport failure must not kill the executor
-        translated = errors.from_external(exc)
-        log.exception("copy intent %s: placing failed", intent["id"])
-        message = translated.message if translated else f"{type(exc).__name__}: {exc}"
-        return Outcome({**base, "status": INTENT_FAILED, "reason": "order_error",
-                        "detail": message, "settled_at": utcnow()})
+    except Exception as exc:
+        if not isinstance(exc, errors.CopytradeError):
+            log.exception("copy intent %s: placing failed", intent["id"])
+        return Outcome({**base, **_failure(exc)})
 
 
 def _live(intent: dict[str, Any], user_id: UUID, base: dict[str, Any]) -> Outcome:
-    from services import orders
-
     placed = orders.place_order(
         user_id, token_id=intent["token_id"], side=intent["side"].lower(),
         size=intent["size"], order_type="market", source="copy",
@@ -85,8 +277,10 @@ def _from_placed(placed: Any, base: dict[str, Any]) -> Outcome:
                        filled_price=(value / filled) if filled else None, fee=order.fee,
                        settled_at=utcnow())
     elif placed.status == "rejected":
+        refused_for_balance = BALANCE_REFUSAL in (placed.reason or "").lower()
         changes.update(status=INTENT_FAILED if filled == 0 else INTENT_FILLED,
-                       reason="order_refused", detail=placed.reason or "", settled_at=utcnow())
+                       reason="insufficient_balance" if refused_for_balance
+                       else "order_refused", detail=placed.reason or "", settled_at=utcnow())
     elif order.status == "pending":
         changes.update(status=INTENT_PENDING)  # left for the reconciler
     else:

@@ -20,6 +20,7 @@ from uuid import UUID
 import peewee
 
 from models.base import db, utcnow
+from models.bulk import insert_rows
 from models.copying import (
     INTENT_OPEN,
     INTENT_PENDING,
@@ -137,14 +138,9 @@ def insert_intents(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         live = [row for row in rows if row["config"] in active]
         if not live:
             return []
-        for start in range(0, len(live), 200):
-            CopyIntent.insert_many(live[start:start + 200]).on_conflict_ignore().execute()
-        ours = {r["id"] for r in live}
-        inserted = set()
-        id_list = list(ours)
-        for start in range(0, len(id_list), 500):
-            inserted |= {i for (i,) in CopyIntent.select(CopyIntent.id)
-                         .where(CopyIntent.id.in_(id_list[start:start + 500])).tuples()}
+        # One multi-row statement; RETURNING names the rows inserted (not the conflicts).
+        inserted = set(insert_rows(CopyIntent, live, ignore_conflicts=True,
+                                   returning_ids=True))
     recorded = [row for row in live if row["id"] in inserted]
     metrics.copy_decisions(recorded)
     return recorded
