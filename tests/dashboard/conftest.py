@@ -33,9 +33,13 @@ PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
-    """Headless Debian Chromium driven by Playwright, for the whole run."""
+    """Headless Debian Chromium driven by Playwright, for the dashboard tests only.
+
+    Package scope, not session: Playwright's sync API keeps an asyncio loop running on
+    the main thread while it is open, which would break every later ``asyncio.run``.
+    """
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
