@@ -14,7 +14,8 @@ import ipaddress
 import json
 import logging
 import secrets
-from collections.abc import Mapping
+import socket
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -249,7 +250,34 @@ def registration_response(record: OAuthClient, secret: str | None) -> dict[str, 
 # ---- Client ID Metadata Documents ------------------------------------------------------------
 
 
-def check_metadata_url(url: str, settings: Mapping[str, Any]) -> bool:
+Resolver = Callable[[str], set[str]]
+
+
+def resolve_addresses(hostname: str) -> set[str]:
+    """The IP addresses DNS gives for ``hostname``."""
+    return {info[4][0] for info in socket.getaddrinfo(hostname, 443, type=socket.SOCK_STREAM)}
+
+
+def _public_host(hostname: str, resolver: Resolver | None = None) -> bool:
+    """True when every address ``hostname`` resolves to is public.
+
+    A client_id URL makes this server fetch it, so it must not reach loopback,
+    private, link-local or reserved addresses (SSRF). A DNS answer that changes
+    between this check and the fetch is not covered.
+    """
+    try:
+        addresses = (resolver or resolve_addresses)(hostname)
+    except (OSError, UnicodeError):
+        return False
+    for text in addresses:
+        address = ipaddress.ip_address(text.split("%", 1)[0])
+        if not address.is_global or address.is_multicast:
+            return False
+    return bool(addresses)
+
+
+def check_metadata_url(url: str, settings: Mapping[str, Any], *,
+                       resolver: Resolver | None = None) -> bool:
     """Whether ``url`` may serve as a client_id: https with a path (http loopback in dev)."""
     try:
         parts = urlsplit(url)
@@ -261,7 +289,7 @@ def check_metadata_url(url: str, settings: Mapping[str, Any]) -> bool:
     if parts.path in ("", "/") or "/./" in parts.path or "/../" in parts.path:
         return False
     if parts.scheme == "https":
-        return True
+        return _public_host(parts.hostname, resolver)
     if parts.scheme == "http" and settings.get("OAUTH_ALLOW_HTTP_CLIENT_ID_URLS"):
         try:
             return ipaddress.ip_address(parts.hostname).is_loopback
@@ -271,9 +299,10 @@ def check_metadata_url(url: str, settings: Mapping[str, Any]) -> bool:
 
 
 def fetch_metadata_document(url: str, settings: Mapping[str, Any], *,
-                            transport: httpx.BaseTransport | None = None) -> dict[str, Any]:
+                            transport: httpx.BaseTransport | None = None,
+                            resolver: Resolver | None = None) -> dict[str, Any]:
     """GET the client's metadata document and validate it; ClientMetadataError when unusable."""
-    if not check_metadata_url(url, settings):
+    if not check_metadata_url(url, settings, resolver=resolver):
         raise ClientMetadataError("invalid_client", "This client_id URL is not accepted.")
     timeout = float(settings.get("OAUTH_CIMD_TIMEOUT_SECONDS") or CIMD_TIMEOUT_SECONDS)
     try:

@@ -209,20 +209,46 @@ def test_client_scope_rules(oauth_client, bound_db):
 # ---- metadata documents: URL rules and fetch faults (MockTransport injects them) -------------
 
 
+# What DNS would answer for the hosts these tests name (there is no DNS here).
+DNS = {"agent.example": {"93.184.216.34"}, "inside.example": {"10.1.2.3"},
+       "mixed.example": {"93.184.216.34", "127.0.0.1"}, "v6.example": {"fe80::1%eth0"}}
+
+
+def fake_dns(hostname: str) -> set[str]:
+    if hostname not in DNS:
+        raise OSError("no such host")
+    return DNS[hostname]
+
+
 def test_metadata_urls_must_be_https_with_a_path():
     dev = {"OAUTH_ALLOW_HTTP_CLIENT_ID_URLS": True}
-    assert oauth_clients.check_metadata_url("https://agent.example/client.json", {})
+    assert oauth_clients.check_metadata_url("https://agent.example/client.json", {},
+                                            resolver=fake_dns)
     for url in ("https://agent.example", "https://agent.example/", "http://agent.example/c",
                 "https://u:p@agent.example/c", "https://agent.example/c#f",
                 "http://127.0.0.1:8/c"):
-        assert not oauth_clients.check_metadata_url(url, {}), url
+        assert not oauth_clients.check_metadata_url(url, {}, resolver=fake_dns), url
     assert oauth_clients.check_metadata_url("http://127.0.0.1:8/c", dev)
     assert not oauth_clients.check_metadata_url("http://10.0.0.1:8/c", dev)
 
 
 def _fetch(handler):
     url = "https://agent.example/client.json"
-    return oauth_clients.fetch_metadata_document(url, {}, transport=httpx.MockTransport(handler))
+    return oauth_clients.fetch_metadata_document(url, {}, transport=httpx.MockTransport(handler),
+                                                 resolver=fake_dns)
+
+
+def test_metadata_urls_must_not_reach_internal_addresses():
+    # The server fetches a client_id URL itself: no loopback, private or link-local
+    # targets (SSRF), decided before any connection is made.
+    for url in ("https://127.0.0.1/c.json", "https://10.0.0.8/c.json", "https://[::1]/c.json",
+                "https://169.254.169.254/latest", "https://inside.example/c.json",
+                "https://mixed.example/c.json", "https://v6.example/c.json",
+                "https://unknown.example/c.json"):
+        assert not oauth_clients.check_metadata_url(url, {}, resolver=fake_dns), url
+    with pytest.raises(oauth_clients.ClientMetadataError):
+        oauth_clients.fetch_metadata_document("https://inside.example/c.json", {},
+                                              resolver=fake_dns)
 
 
 def test_metadata_fetch_faults_are_refusals():
