@@ -6,6 +6,7 @@ short-lived metadata cache; markets seen are mirrored into the catalogue.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -63,7 +64,10 @@ def search_markets(query: str, *, limit: int = 20, include_closed: bool = False
         raise ValidationFailed(fields={"limit": ["Must be between 1 and 100."]})
     result = venues.client().gamma.search(text, limit_per_type=limit,
                                           keep_closed_markets=1 if include_closed else 0)
-    markets = [m for event in result.events for m in event.markets
+    # Markets nested in an event carry no tags of their own (as on the real venue):
+    # they take their event's, so categories survive into results and the catalogue.
+    markets = [m if m.tags else replace(m, tags=event.tags)
+               for event in result.events for m in event.markets
                if include_closed or not m.closed]
     catalogue.upsert_markets(markets)
     return [market_summary(m) for m in markets[:limit]]
