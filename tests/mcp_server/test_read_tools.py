@@ -30,7 +30,8 @@ class Scenario:
 @pytest.fixture
 def scenario(trader, market, venue_control, fresh_venue_cache) -> Scenario:
     whale = Account.create().address.lower()
-    for side, size, price in (("BUY", "40", "0.52"), ("SELL", "10", "0.55")):
+    # Big enough to rank among the top traders of a sandbox other tests share.
+    for side, size, price in (("BUY", "40000", "0.52"), ("SELL", "10000", "0.55")):
         venue_control.call("POST", "/trades", {"wallet": whale, "token_id": market.yes,
                                                "side": side, "size": size, "price": price},
                            expect=201)
@@ -61,7 +62,7 @@ def read_calls(s: Scenario) -> dict[str, dict[str, Any]]:
         "get_market_details": {"slug": s.market.slug},
         "get_market_depth": {"token_id": s.market.yes, "levels": 3},
         "get_market_price_history": {"token_id": s.market.yes, "interval": "1w"},
-        "list_top_traders": {"period": "WEEK", "order_by": "VOL", "limit": 10},
+        "list_top_traders": {"period": "WEEK", "order_by": "VOL", "limit": 50},
         "list_open_positions": {},
         "list_paper_positions": {"active_only": False},
         "list_trades": {"limit": 1},
