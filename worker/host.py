@@ -470,7 +470,9 @@ class WorkerHost:
     async def start_task(self, name: str, async_fn: Callable[..., Awaitable[Any]],
                          *args: Any) -> bool:
         """Run ``async_fn(*args)`` as long-lived task ``name``; False if one already runs."""
-        if not self._accepting_tasks or self._task_nursery is None:
+        # Refused as soon as the worker stops taking work (shutdown or drain), not only
+        # once its claim loop has wound down: the task would be cancelled at once anyway.
+        if not self._accepting_tasks or not self._taking_work or self._task_nursery is None:
             raise WorkerStopping(f"worker {self.name} is stopping; task {name!r} not started")
         if name in self.tasks:
             return False
