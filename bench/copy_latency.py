@@ -105,7 +105,8 @@ def main() -> None:
     parser.add_argument("--venue-process", action="store_true",
                         help="serve the sandbox venue from its own process")
     parser.add_argument("--profile", default="",
-                        help="write a pyinstrument HTML profile of the engine's loop here")
+                        help="write a pyinstrument profile of the engine's loop to this file "
+                             "(HTML when it ends in .html)")
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL",
                                                               "redis://127.0.0.1:6379/0"))
     args = parser.parse_args()
@@ -233,7 +234,8 @@ def main() -> None:
     trio.run(run)
     if args.profile:
         profiler.stop()
-        Path(args.profile).write_text(profiler.output_html())
+        Path(args.profile).write_text(profiler.output_html() if args.profile.endswith(".html")
+                                      else profiler.output_text(show_all=False))
     sandbox.stop()
     if args.breakdown:
         print_breakdown(marks)

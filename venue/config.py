@@ -34,6 +34,7 @@ class VenueConfig:
     max_retry_after: float = 3.0
     cache_ttl: float = 30.0
     max_connections: int = 20
+    lean_http: bool = True  # async clients on trio use venue.http11 (see venue.http)
     user_agent: str = "copytrade/0.1"
 
     @classmethod

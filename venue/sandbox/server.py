@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import socket
 import threading
+from typing import Any
 
 from flask import Flask
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
@@ -17,15 +19,66 @@ from venue.sandbox.state import SandboxState
 log = logging.getLogger(__name__)
 
 
+class _RequestStream:
+    """A connection's input as the handler reads it, refusing werkzeug's after-answer drain.
+
+    After each answer werkzeug reads whatever the client sent next and throws it away (it
+    expects to close the connection). On a kept-alive connection that is the next request,
+    so while the current request's body has been read in full, ``read`` answers nothing;
+    request lines and headers are read with ``readline`` and pass through.
+    """
+
+    def __init__(self, raw: Any, handler: PolyHeaderRequestHandler) -> None:
+        self.raw = raw
+        self._handler = handler
+
+    def read(self, size: int = -1) -> bytes:
+        if self._handler.keep_alive:
+            return b""
+        return self.raw.read(size)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
 class PolyHeaderRequestHandler(WSGIRequestHandler):
-    """Werkzeug drops headers with underscores; Polymarket's auth headers all have them."""
+    """Werkzeug's handler with Polymarket's underscore headers and HTTP/1.1 keep-alive.
+
+    Werkzeug drops headers with underscores; Polymarket's auth headers all have them.
+    Werkzeug also closes every connection after one answer (http.server cannot skip an
+    unread body before the next request); the real venue keeps connections open, and a
+    new connection (and server thread) per request would dominate what a latency benchmark
+    measures. So a plain HTTP/1.1 request's body is read in full up front and the
+    connection stays open; websocket upgrades and chunked bodies still close it.
+    """
+
+    timeout = 120  # an idle kept-alive connection is dropped after this many seconds
+    keep_alive = False
+
+    def handle_one_request(self) -> None:
+        self.keep_alive = False
+        super().handle_one_request()
 
     def make_environ(self):
         environ = super().make_environ()
         for key, value in self.headers.items():
             if "_" in key:
                 environ["HTTP_" + key.upper().replace("-", "_")] = value
+        self.keep_alive = False
+        connection = self.headers.get("Connection", "").lower()
+        if (self.request_version == "HTTP/1.1" and "close" not in connection
+                and "upgrade" not in connection
+                and "wsgi.input_terminated" not in environ):  # not a chunked body
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            body = self.rfile.raw.read(length) if length > 0 else b""
+            environ["wsgi.input"] = io.BytesIO(body)
+            self.keep_alive = True
         return environ
+
+    def send_header(self, keyword: str, value: str) -> None:
+        if keyword.lower() == "connection" and value.lower() == "close" and self.keep_alive:
+            return  # the body was read in full: the next request can follow
+        super().send_header(keyword, value)
 
     def setup(self) -> None:
         super().setup()
@@ -33,6 +86,12 @@ class PolyHeaderRequestHandler(WSGIRequestHandler):
         # body until the client's delayed ACK of the headers (up to 40 ms per answer).
         with contextlib.suppress(OSError):
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.rfile = _RequestStream(self.rfile, self)  # type: ignore[assignment]
+        self.server.open_connections.add(self.connection)  # type: ignore[attr-defined]
+
+    def finish(self) -> None:
+        self.server.open_connections.discard(self.connection)  # type: ignore[attr-defined]
+        super().finish()
 
     def log_request(self, code="-", size="-") -> None:
         # Per-request logging costs time the latency benchmark would measure.
@@ -64,6 +123,7 @@ class SandboxServer:
         self._server: BaseWSGIServer = make_server(
             host, port, self.app, threaded=True, request_handler=PolyHeaderRequestHandler
         )
+        self._server.open_connections = set()  # type: ignore[attr-defined]
         self.port = self._server.server_port
         self._thread: threading.Thread | None = None
 
@@ -116,6 +176,10 @@ class SandboxServer:
         self.state.feed.close_all()
         self._server.shutdown()
         self._server.server_close()
+        # Kept-alive connections would keep answering after the stop: end them too.
+        for connection in list(self._server.open_connections):  # type: ignore[attr-defined]
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
         if self._thread is not None:
             self._thread.join(timeout=5)
 
