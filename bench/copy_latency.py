@@ -68,9 +68,8 @@ class VenueProcess:
             self.port = probe.getsockname()[1]
         root = str(Path(__file__).resolve().parent.parent)
         code = (f"import sys; sys.path.insert(0, {root!r})\n"
-                "from venue.sandbox.server import SandboxServer\n"
-                f"server = SandboxServer(port={self.port}, seed={seed})\n"
-                "server._server.serve_forever()\n")
+                "from venue.sandbox.server import serve\n"
+                f"serve(port={self.port}, seed={seed}, whales=False)\n")
         self.process = subprocess.Popen([sys.executable, "-c", code])
         deadline = time.monotonic() + 30
         while True:

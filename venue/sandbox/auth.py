@@ -6,9 +6,10 @@ import base64
 import hashlib
 import hmac
 import uuid
+from functools import lru_cache
 
+from coincurve import PublicKey
 from eth_abi import encode as abi_encode
-from eth_account import Account
 from eth_utils import keccak, to_checksum_address
 
 CLOB_AUTH_MESSAGE = "This message attests that I control the given wallet"
@@ -42,13 +43,22 @@ def clob_auth_digest(chain_id: int, address: str, timestamp: str, nonce: int) ->
     return keccak(b"\x19\x01" + domain + struct)
 
 
+@lru_cache(maxsize=8192)
+def _address_of(public_key: bytes) -> str:
+    return to_checksum_address(keccak(public_key[1:])[-20:])
+
+
 def recover_digest_signer(digest: bytes, signature: str) -> str | None:
     """Return the checksummed address that signed digest, or None if the signature is bad."""
     try:
         raw = bytes.fromhex(signature.removeprefix("0x"))
-        if len(raw) != 65:
+        if len(raw) != 65 or raw[64] not in (0, 1, 27, 28):
             return None
-        return Account._recover_hash(digest, signature=raw)
+        recovery_id = raw[64] - 27 if raw[64] >= 27 else raw[64]
+        # libsecp256k1 directly (what eth_account uses underneath, minus its layers).
+        public = PublicKey.from_signature_and_message(raw[:64] + bytes([recovery_id]),
+                                                      digest, hasher=None)
+        return _address_of(public.format(compressed=False))
     except Exception:  # malformed r/s/v: treat as an invalid signature, never a 500
         return None
 

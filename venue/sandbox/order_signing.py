@@ -65,6 +65,12 @@ def _bytes32(value: str) -> bytes:
     return raw.rjust(32, b"\x00")
 
 
+@lru_cache(maxsize=8192)
+def checksum(address: str) -> str:
+    """The EIP-55 form of an address (cached: the same few wallets trade all day)."""
+    return to_checksum_address(address)
+
+
 def parse_order(payload: dict) -> SignedOrder:
     """Parse the JSON `order` object; raises ValueError/KeyError/TypeError on bad input."""
     side_text = payload["side"]
@@ -72,8 +78,8 @@ def parse_order(payload: dict) -> SignedOrder:
         raise ValueError("side")
     order = SignedOrder(
         salt=int(payload["salt"]),
-        maker=to_checksum_address(payload["maker"]),
-        signer=to_checksum_address(payload["signer"]),
+        maker=checksum(payload["maker"]),
+        signer=checksum(payload["signer"]),
         token_id=int(str(payload["tokenId"])),
         maker_amount=int(str(payload["makerAmount"])),
         taker_amount=int(str(payload["takerAmount"])),
@@ -85,9 +91,12 @@ def parse_order(payload: dict) -> SignedOrder:
         expiration=int(str(payload.get("expiration") or "0")),
         signature=str(payload["signature"]),
     )
-    for value in (order.salt, order.token_id, order.maker_amount, order.taker_amount):
+    for value in (order.salt, order.token_id, order.maker_amount, order.taker_amount,
+                  order.timestamp):
         if value < 0 or value >= 2**256:
             raise ValueError("uint256 out of range")
+    if not 0 <= order.signature_type < 256:
+        raise ValueError("uint8 out of range")
     if order.maker_amount == 0 or order.taker_amount == 0:
         raise ValueError("zero amount")
     return order
@@ -110,20 +119,21 @@ def exchange_domain_separator(chain_id: int, exchange: str) -> bytes:
     )
 
 
+def _uint(value: int) -> bytes:
+    return value.to_bytes(32, "big")
+
+
+def _address(value: str) -> bytes:
+    return bytes.fromhex(value[2:]).rjust(32, b"\x00")
+
+
 def order_struct_hash(order: SignedOrder) -> bytes:
-    """hashStruct(Order) for a V2 order."""
+    """hashStruct(Order) for a V2 order (ABI-encoded by hand: every field is one word)."""
     return keccak(
-        abi_encode(
-            [
-                "bytes32", "uint256", "address", "address", "uint256", "uint256",
-                "uint256", "uint8", "uint8", "uint256", "bytes32", "bytes32",
-            ],
-            [
-                _ORDER_TYPE_HASH, order.salt, order.maker, order.signer, order.token_id,
-                order.maker_amount, order.taker_amount, order.side, order.signature_type,
-                order.timestamp, order.metadata, order.builder,
-            ],
-        )
+        _ORDER_TYPE_HASH + _uint(order.salt) + _address(order.maker)
+        + _address(order.signer) + _uint(order.token_id) + _uint(order.maker_amount)
+        + _uint(order.taker_amount) + _uint(order.side) + _uint(order.signature_type)
+        + _uint(order.timestamp) + order.metadata + order.builder
     )
 
 
@@ -134,16 +144,19 @@ def order_digest(order: SignedOrder, chain_id: int, exchange: str) -> bytes:
     )
 
 
-def recover_order_signer(order: SignedOrder, chain_id: int, exchange: str) -> str | None:
+def recover_order_signer(order: SignedOrder, chain_id: int, exchange: str,
+                         digest: bytes | None = None) -> str | None:
     """Return the EOA whose signature authorises the order, or None when it does not verify.
 
-    Types 0-2: the plain ECDSA signer of the order digest.
-    Type 3: the signer of the inner signature of the ERC-7739 envelope, after
+    Types 0-2: the plain ECDSA signer of the order digest (pass ``digest`` when already
+    computed). Type 3: the signer of the inner signature of the ERC-7739 envelope, after
     checking that the envelope carries this exchange's domain, this order's
     struct hash and the Order type string.
     """
     if order.signature_type in (SIG_EOA, SIG_POLY_PROXY, SIG_POLY_GNOSIS_SAFE):
-        return recover_digest_signer(order_digest(order, chain_id, exchange), order.signature)
+        if digest is None:
+            digest = order_digest(order, chain_id, exchange)
+        return recover_digest_signer(digest, order.signature)
     if order.signature_type == SIG_POLY_1271:
         return _recover_deposit_wallet_owner(order, chain_id, exchange)
     return None

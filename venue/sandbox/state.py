@@ -32,6 +32,7 @@ from venue.sandbox.feed import RtdsHub
 from venue.sandbox.matching import BookOrder, MarketBook, PlannedFill, cost_of, proceeds_of
 from venue.sandbox.order_signing import (
     SIG_POLY_1271,
+    checksum,
     order_digest,
     parse_order,
     recover_order_signer,
@@ -542,9 +543,10 @@ class SandboxState:
             raise VenueRejection(ERR_OWNER_NOT_API_KEY)
         market, index = self._tradable_market(str(signed.token_id))
         exchange = self.config.exchange_for(market.neg_risk)
-        order_id = "0x" + order_digest(signed, self.config.chain_id, exchange).hex()
+        digest = order_digest(signed, self.config.chain_id, exchange)
+        order_id = "0x" + digest.hex()
         entry["order_id"] = order_id
-        authoriser = recover_order_signer(signed, self.config.chain_id, exchange)
+        authoriser = recover_order_signer(signed, self.config.chain_id, exchange, digest)
         if authoriser is None:
             raise VenueRejection(ERR_INVALID_SIGNATURE)
         self._check_signer(record, signed, authoriser)
@@ -770,7 +772,7 @@ class SandboxState:
         role: str, trade: ClobTrade, seq: int, now: float,
     ) -> Fill:
         return Fill(
-            proxy_wallet=to_checksum_address(order.maker),
+            proxy_wallet=checksum(order.maker),
             side=order.side,
             asset=order.token_id,
             condition_id=market.condition_id,
