@@ -146,6 +146,7 @@ class CopyEngine:
         # Copiers' opened venue accounts and collateral estimates, for the configs run here.
         self.accounts = AccountCache(self.settings.wallet_refresh_seconds,
                                      self.settings.account_reopen_seconds)
+        self._catalogued: set[str] = set()  # tokens whose market the catalogue holds
         self.running = False
 
     # -- plumbing ---------------------------------------------------------------------
@@ -583,13 +584,16 @@ class CopyEngine:
         tickets = [Ticket(row=row, user_id=configs[row["config"]].user_id) for row in rows
                    if row["status"] == INTENT_PENDING and not row["paper"]
                    and row["config"] in configs]
+        token = quote.info.token_id
         ready = functools.partial(placement.ready, rows, tickets, quote, self.accounts,
-                                  insert=insert)
+                                  insert=insert, catalogue_market=token not in self._catalogued)
         recorded, short = await self.db(functools.partial(ready, final=False))
         if short:  # the estimate says the wallet cannot pay: ask the venue before skipping
             await self.refresh_balances({t.user_id for t in short})
             recorded, _ = await self.db(functools.partial(ready, final=True))
         assert recorded is not None
+        if tickets:
+            self._catalogued.add(token)  # its market is in the catalogue now
         self.stats.intents += len(recorded) if insert else 0
         recorded_ids = {row["id"] for row in recorded}
         going = [t for t in tickets if t.order is not None]

@@ -157,7 +157,8 @@ def prepare(tickets: list[Ticket], quote: Quote, accounts: AccountCache, *,
 
 
 def ready(rows: list[dict[str, Any]], tickets: list[Ticket], quote: Quote,
-          accounts: AccountCache, *, insert: bool = True, final: bool = True
+          accounts: AccountCache, *, insert: bool = True, final: bool = True,
+          catalogue_market: bool = True
           ) -> tuple[list[dict[str, Any]] | None, list[Ticket]]:
     """Steps 1 and 2 in one database thread: (rows recorded, []), or (None, the short ones).
 
@@ -169,7 +170,7 @@ def ready(rows: list[dict[str, Any]], tickets: list[Ticket], quote: Quote,
                     accounts, final=final)
     if short:
         return None, short
-    return record(rows, tickets, quote, insert=insert), []
+    return record(rows, tickets, quote if catalogue_market else None, insert=insert), []
 
 
 def record(rows: list[dict[str, Any]], tickets: list[Ticket], quote: Quote | None = None,
@@ -178,7 +179,8 @@ def record(rows: list[dict[str, Any]], tickets: list[Ticket], quote: Quote | Non
 
     With ``insert`` the rows are new intents (only those inserted now get an order; the
     inserted rows are returned); without, they are stored intents being re-placed after a
-    restart, whose failures are written as their outcome. Run in a database thread.
+    restart, whose failures are written as their outcome. With ``quote`` its market is
+    put in the catalogue if missing. Run in a database thread.
     """
     if quote is not None and tickets and catalogue.token(quote.info.token_id) is None:
         catalogue.upsert_markets([quote.market])  # trade lists show the market's title

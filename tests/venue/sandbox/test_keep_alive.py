@@ -1,0 +1,45 @@
+"""The sandbox server keeps HTTP/1.1 connections open between requests, like the venue."""
+
+from __future__ import annotations
+
+import socket
+
+import httpx
+
+from venue.sandbox import SandboxServer
+
+
+def _exchange(sock: socket.socket, request: bytes) -> bytes:
+    sock.sendall(request)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length"))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head
+
+
+def test_requests_follow_each_other_on_one_connection_until_stop() -> None:
+    server = SandboxServer(seed=5).start()
+    try:
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        # A POST whose body the app refuses unread, then a GET on the same socket.
+        post = (b"POST /clob/order HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 2\r\n\r\n{}")
+        assert b"Connection: close" not in _exchange(sock, post)
+        head = _exchange(sock, b"GET /clob/time HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200")
+        with httpx.Client() as client:  # ordinary clients reuse their connection too
+            first = client.get(f"{server.url}/clob/time")
+            second = client.get(f"{server.url}/clob/ok")
+            assert first.status_code == second.status_code == 200
+            assert "close" not in first.headers.get("connection", "")
+    finally:
+        server.stop()
+    # Stopping ends kept-alive connections too: the venue is gone for them as well.
+    sock.settimeout(5)
+    assert sock.recv(1) == b""
+    sock.close()
