@@ -71,6 +71,7 @@ class EngineSettings:
     lease_ms: int = 5000
     heartbeat_seconds: float = 1.0
     sweep_seconds: float = 1.0
+    full_sweep_seconds: float = 15.0  # configs re-read at least this often (else on change)
     poll_seconds: float = 1.0  # Data API polling while the feed is down
     backstop_poll_seconds: float = 5.0  # polling while the feed is up (it only backfills)
     overlap_seconds: int = 10
@@ -147,6 +148,10 @@ class CopyEngine:
         self.accounts = AccountCache(self.settings.wallet_refresh_seconds,
                                      self.settings.account_reopen_seconds)
         self._catalogued: set[str] = set()  # tokens whose market the catalogue holds
+        self._active: dict[str, int] = {}  # active targets as last read by a full sweep
+        self._fingerprint: Any = None
+        self._full_sweep = True
+        self._full_sweep_at = 0.0
         self.running = False
 
     # -- plumbing ---------------------------------------------------------------------
@@ -163,6 +168,7 @@ class CopyEngine:
 
     def wake(self) -> None:
         """Sweep now (a control job or message said a config changed)."""
+        self._full_sweep = True
         self._wake.set()
 
     def owned_configs(self) -> list[UUID]:
@@ -265,8 +271,18 @@ class CopyEngine:
             self._wake = trio.Event()
 
     async def sweep(self) -> None:
-        """Claim, release and reload targets and configs from the database."""
-        active = await self.db(store.active_targets)
+        """Claim, release and reload targets and configs from the database.
+
+        Reading every active config costs tens of milliseconds of CPU at 10,000 configs, so
+        it happens only when the configs' fingerprint moved (any create, edit, start, stop
+        or delete), when woken, and every ``full_sweep_seconds``; otherwise the leases are
+        still checked every sweep against the targets read last time.
+        """
+        fingerprint = await self.db(store.config_fingerprint)
+        full = (self._full_sweep or fingerprint != self._fingerprint
+                or time.monotonic() - self._full_sweep_at >= self.settings.full_sweep_seconds)
+        self._full_sweep = False
+        active = await self.db(store.active_targets) if full else self._active
         engines = await self.redis_call(self.leases.live_engines)
         share = math.ceil(len(active) / max(1, len(engines))) if active else 0
         for target in [t for t in self.targets if t not in active]:
@@ -292,7 +308,10 @@ class CopyEngine:
                           + [t for t in unheld if t not in moved][:max(room, 0)])
             for target in await self.redis_call(self.leases.claim, candidates):
                 self._start_target(target)
-        await self._reload_configs()
+        if full:
+            await self._reload_configs()
+            self._active, self._fingerprint = active, fingerprint
+            self._full_sweep_at = time.monotonic()
 
     async def _reload_configs(self) -> None:
         owned = list(self.targets)

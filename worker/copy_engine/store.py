@@ -73,6 +73,18 @@ def active_targets() -> dict[str, int]:
     return {target: count for target, count in rows}
 
 
+def config_fingerprint() -> tuple[int, int, Any]:
+    """(count, sum of versions, latest update) of every config: moves on any change.
+
+    Every edit, start, stop and delete bumps a config's version, and creations and
+    removals change the count, so an unchanged fingerprint means nothing to reload.
+    """
+    count, versions, latest = CopyConfig.select(
+        peewee.fn.COUNT(CopyConfig.id), peewee.fn.COALESCE(peewee.fn.SUM(CopyConfig.version), 0),
+        peewee.fn.MAX(CopyConfig.updated_at)).tuples().get()
+    return int(count), int(versions), latest
+
+
 def config_versions(targets: Sequence[str]) -> dict[UUID, tuple[str, int]]:
     """Active configs of ``targets``: id -> (target, version)."""
     found: dict[UUID, tuple[str, int]] = {}
