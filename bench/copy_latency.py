@@ -1,7 +1,8 @@
 """Copy overhead of the copy engine against the sandbox venue (zero artificial latency).
 
-Starts a sandbox venue (in this process, or with ``--venue-process`` in a process of its
-own, so that the venue's CPU work does not share our interpreter), a fresh SQLite
+Starts a sandbox venue in a process of its own (so that the venue's CPU work, which is
+not our overhead, does not share our interpreter; ``--venue-in-process`` serves it from
+a thread of this process, as the first version of this benchmark did), a fresh SQLite
 database (or ``--database-url``, e.g. ``postgresql://...``: its tables are emptied), uses
 the Redis at REDIS_URL (default local), creates ``--users`` funded users with derived
 venue credentials and ``--configs`` live configs spread over ``--targets`` target
@@ -101,8 +102,8 @@ def main() -> None:
     parser.add_argument("--database-url", default="")
     parser.add_argument("--breakdown", action="store_true",
                         help="also print where the time goes (detect, decide, plan/sign, send)")
-    parser.add_argument("--venue-process", action="store_true",
-                        help="serve the sandbox venue from its own process")
+    parser.add_argument("--venue-in-process", action="store_true",
+                        help="serve the sandbox venue from a thread of this process")
     parser.add_argument("--profile", default="",
                         help="write a pyinstrument profile of the engine's loop to this file "
                              "(HTML when it ends in .html)")
@@ -127,7 +128,7 @@ def main() -> None:
     from venue.sandbox import SandboxServer
     from worker.copy_engine.engine import CopyEngine, EngineSettings
 
-    sandbox = VenueProcess(seed=3) if args.venue_process else SandboxServer(seed=3).start()
+    sandbox = SandboxServer(seed=3).start() if args.venue_in_process else VenueProcess(seed=3)
     venues.configure({
         "VENUE": "sandbox", "POLYMARKET_GAMMA_URL": sandbox.gamma_url,
         "POLYMARKET_CLOB_URL": sandbox.clob_url, "POLYMARKET_DATA_URL": sandbox.data_url,
