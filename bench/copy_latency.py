@@ -99,7 +99,9 @@ def main() -> None:
     parser.add_argument("--targets", type=int, default=10)
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--samples", type=int, default=20)
-    parser.add_argument("--database-url", default="")
+    parser.add_argument("--database-url", default="",
+                        help="a scratch database (its configs, intents, orders and trades "
+                             "are deleted first); default: a fresh SQLite file")
     parser.add_argument("--breakdown", action="store_true",
                         help="also print where the time goes (detect, decide, plan/sign, send)")
     parser.add_argument("--venue-in-process", action="store_true",
