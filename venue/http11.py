@@ -1,14 +1,15 @@
 """A lean HTTP/1.1 client on trio for the worker's venue calls: kept-alive pool, TLS.
 
 httpx on trio spends about a millisecond of CPU per request in its own layers (request
-models, httpcore, h11, anyio). The copy engine sends a fan-out's orders and every
-target's backstop polls from one Trio loop, so that per-request cost becomes latency and
-a CPU ceiling. This client writes a request in one send and reads the answer with a
-small parser (status line, headers, ``Content-Length`` or chunked body), reusing
-connections per origin. It answers ``httpx.Response`` objects and raises httpx's
-exception types, so ``venue.http.AsyncTransport`` maps results, errors and retries
-exactly as it does for httpx. It does not do proxies, redirects or compression
-(``AsyncTransport`` keeps httpx when a proxy is configured).
+models, httpcore, anyio). The copy engine sends a fan-out's orders and every target's
+backstop polls from one Trio loop, so that per-request cost becomes latency and a CPU
+ceiling. This client keeps one ``h11.Connection`` per pooled socket: h11 does the HTTP/1.1
+framing (writing the request, parsing status, headers, ``Content-Length`` or chunked
+bodies, deciding whether the connection may carry another request); this module only moves
+bytes, pools connections per origin and applies timeouts. It answers ``httpx.Response``
+objects and raises httpx's exception types, so ``venue.http.AsyncTransport`` maps results,
+errors and retries exactly as it does for httpx. It does not do proxies, redirects or
+compression (``AsyncTransport`` keeps httpx when a proxy is configured).
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+import h11
 import httpx
 import trio
 
 MAX_HEADER_BYTES = 64 * 1024
 _READ = 65536
+# Framing headers httpx would act on again if they stayed on the decoded response.
+_DROPPED = (b"transfer-encoding", b"content-encoding")
 
 
 @dataclass
@@ -34,50 +38,52 @@ class _Origin:
     """Idle connections to one (scheme, host, port) and the cap on open ones."""
 
     limit: trio.Semaphore
-    idle: deque[tuple[trio.abc.Stream, float]] = field(default_factory=deque)
+    idle: deque[tuple[_Connection, float]] = field(default_factory=deque)
 
 
 class _Connection:
-    """One open stream with its unread bytes."""
+    """One open stream and the h11 state machine that frames what crosses it."""
 
-    __slots__ = ("buffer", "stream")
+    __slots__ = ("h11", "stream")
 
     def __init__(self, stream: trio.abc.Stream) -> None:
         self.stream = stream
-        self.buffer = bytearray()
+        self.h11 = h11.Connection(our_role=h11.CLIENT,
+                                  max_incomplete_event_size=MAX_HEADER_BYTES)
 
-    async def fill(self) -> None:
-        data = await self.stream.receive_some(_READ)
-        if not data:
-            raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
-        self.buffer += data
+    def reusable(self) -> bool:
+        """True when both sides finished the exchange cleanly and nothing extra arrived."""
+        conn = self.h11
+        return (conn.our_state is h11.DONE and conn.their_state is h11.DONE
+                and conn.trailing_data == (b"", False))
 
-    async def read_until(self, marker: bytes, limit: int = MAX_HEADER_BYTES) -> bytes:
+    async def exchange(self, request: h11.Request, body: bytes | None) -> httpx.Response:
+        conn = self.h11
+        data = conn.send(request)
+        if body:
+            data += conn.send(h11.Data(data=body))
+        data += conn.send(h11.EndOfMessage())
+        await self.stream.send_all(data)
+        head: h11.Response | None = None
+        content = bytearray()
         while True:
-            index = self.buffer.find(marker)
-            if index >= 0:
-                chunk = bytes(self.buffer[:index])
-                del self.buffer[:index + len(marker)]
-                return chunk
-            if len(self.buffer) > limit:
-                raise httpx.RemoteProtocolError("Response header too long.")
-            await self.fill()
-
-    async def read_exactly(self, size: int) -> bytes:
-        while len(self.buffer) < size:
-            await self.fill()
-        chunk = bytes(self.buffer[:size])
-        del self.buffer[:size]
-        return chunk
-
-    async def read_to_end(self) -> bytes:
-        while True:
-            data = await self.stream.receive_some(_READ)
-            if not data:
-                chunk = bytes(self.buffer)
-                self.buffer.clear()
-                return chunk
-            self.buffer += data
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                conn.receive_data(await self.stream.receive_some(_READ))  # b"" = EOF
+            elif isinstance(event, h11.Response):
+                head = event
+            elif isinstance(event, h11.Data):
+                content += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                break
+            elif isinstance(event, h11.ConnectionClosed):
+                raise httpx.RemoteProtocolError(
+                    "Server disconnected without sending a response.")
+            # InformationalResponse (100 Continue): the real answer follows.
+        assert head is not None  # h11 yields a Response before any EndOfMessage
+        kept = [(name, value) for name, value in head.headers.raw_items()
+                if name.lower() not in _DROPPED]
+        return httpx.Response(head.status_code, headers=kept, content=bytes(content))
 
 
 def _socket_of(stream: trio.abc.Stream) -> trio.socket.SocketType | None:
@@ -137,13 +143,13 @@ class Http11Pool:
         except (OSError, trio.BrokenResourceError, ssl.SSLError) as exc:
             raise httpx.ConnectError(f"connecting to {host}:{port}: {exc}") from exc
 
-    def _take_idle(self, origin: _Origin) -> trio.abc.Stream | None:
+    def _take_idle(self, origin: _Origin) -> _Connection | None:
         now = time.monotonic()
         while origin.idle:
-            stream, since = origin.idle.pop()
-            if now - since < self.keepalive_expiry and _still_open(stream):
-                return stream
-            _close_quietly(stream)
+            connection, since = origin.idle.pop()
+            if now - since < self.keepalive_expiry and _still_open(connection.stream):
+                return connection
+            _close_quietly(connection.stream)
         return None
 
     async def request(self, method: str, url: str, headers: Mapping[str, str],
@@ -157,96 +163,43 @@ class Http11Pool:
         port = parts.port or (443 if scheme == "https" else 80)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         default_port = port == (443 if scheme == "https" else 80)
-        lines = [f"{method} {target} HTTP/1.1",
-                 f"Host: {host if default_port else f'{host}:{port}'}",
-                 f"User-Agent: {self.user_agent}"]
-        lines += [f"{name}: {value}" for name, value in headers.items()]
+        fields = [("Host", host if default_port else f"{host}:{port}"),
+                  ("User-Agent", self.user_agent), *headers.items()]
         if body is not None or method in ("POST", "PUT", "PATCH", "DELETE"):
-            lines.append(f"Content-Length: {len(body or b'')}")
-        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+            fields.append(("Content-Length", str(len(body or b""))))
         origin = self._origin((scheme, host, port))
         async with origin.limit:
-            stream = self._take_idle(origin)
-            if stream is None:
-                stream = await self._connect(scheme, host, port)
-            connection = _Connection(stream)
-            reusable = False
+            connection = self._take_idle(origin)
+            if connection is None:
+                connection = _Connection(await self._connect(scheme, host, port))
             try:
                 with trio.fail_after(self.timeout):
-                    await stream.send_all(head + body if body else head)
-                    response, reusable = await self._read_response(connection, method)
+                    request = h11.Request(method=method, target=target, headers=fields)
+                    response = await connection.exchange(request, body)
             except trio.TooSlowError:
                 raise httpx.ReadTimeout(f"{method} {url} timed out") from None
+            except h11.RemoteProtocolError as exc:
+                raise httpx.RemoteProtocolError(f"{method} {url}: {exc}") from exc
+            except h11.LocalProtocolError as exc:
+                raise httpx.LocalProtocolError(f"{method} {url}: {exc}") from exc
             except (OSError, trio.BrokenResourceError, trio.ClosedResourceError,
                     ssl.SSLError) as exc:
                 raise httpx.ReadError(f"{method} {url}: {exc}") from exc
             finally:
-                if reusable and not connection.buffer and not self._closed:
-                    origin.idle.append((stream, time.monotonic()))
+                if connection.reusable() and not self._closed:
+                    connection.h11.start_next_cycle()
+                    origin.idle.append((connection, time.monotonic()))
                 else:
-                    _close_quietly(stream)
+                    _close_quietly(connection.stream)
         return response
-
-    async def _read_response(self, connection: _Connection, method: str
-                             ) -> tuple[httpx.Response, bool]:
-        while True:
-            status_line, *lines = (await connection.read_until(b"\r\n\r\n")
-                                   ).decode("latin-1").split("\r\n")
-            version, _, rest = status_line.partition(" ")
-            code_text = rest[:3]
-            if not version.startswith("HTTP/1.") or not code_text.isdigit():
-                raise httpx.RemoteProtocolError(f"Malformed status line {status_line!r}.")
-            status = int(code_text)
-            header_pairs: list[tuple[str, str]] = []
-            for line in lines:
-                name, sep, value = line.partition(":")
-                if not sep:
-                    raise httpx.RemoteProtocolError(f"Malformed header {line!r}.")
-                header_pairs.append((name.strip(), value.strip()))
-            if 100 <= status < 200:
-                continue  # an interim answer (100 Continue): the real one follows
-            break
-        lowered = {name.lower(): value for name, value in header_pairs}
-        connection_header = lowered.get("connection", "").lower()
-        keep = ("close" not in connection_header if version == "HTTP/1.1"
-                else "keep-alive" in connection_header)
-        if method == "HEAD" or status in (204, 304):
-            content = b""
-        elif "chunked" in lowered.get("transfer-encoding", "").lower():
-            content = await _read_chunked(connection)
-        elif "content-length" in lowered:
-            content = await connection.read_exactly(int(lowered["content-length"]))
-        else:
-            content = await connection.read_to_end()
-            keep = False
-        # The header block as sent, minus framing headers httpx would act on again.
-        kept = [(n, v) for n, v in header_pairs
-                if n.lower() not in ("transfer-encoding", "content-encoding")]
-        return httpx.Response(status, headers=kept, content=content), keep
 
     async def aclose(self) -> None:
         """Close every idle connection; the pool takes no more requests."""
         self._closed = True
         for origin in self._origins.values():
             while origin.idle:
-                stream, _ = origin.idle.pop()
-                _close_quietly(stream)
-
-
-async def _read_chunked(connection: _Connection) -> bytes:
-    body = bytearray()
-    while True:
-        size_line = (await connection.read_until(b"\r\n")).split(b";", 1)[0].strip()
-        try:
-            size = int(size_line, 16)
-        except ValueError:
-            raise httpx.RemoteProtocolError(f"Malformed chunk size {size_line!r}.") from None
-        if size == 0:
-            while await connection.read_until(b"\r\n"):  # trailers, up to the empty line
-                pass
-            return bytes(body)
-        body += await connection.read_exactly(size)
-        await connection.read_until(b"\r\n")
+                connection, _ = origin.idle.pop()
+                _close_quietly(connection.stream)
 
 
 def _close_quietly(stream: trio.abc.Stream) -> None:
