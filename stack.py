@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import socket
@@ -83,9 +82,8 @@ class LocalStack:
 
         self.start_chain(settings)
 
-        if importlib.util.find_spec("worker.host") is not None:
-            self.spawn("worker", "worker")
-            self.started.append(("worker", "copytrade worker"))
+        self.spawn("worker", "worker")
+        self.started.append(("worker", "copytrade worker"))
 
         self.spawn("web", "serve", "--port", str(self.web_port))
         if not wait_for_port("127.0.0.1", self.web_port, timeout=60):
@@ -96,9 +94,6 @@ class LocalStack:
         """Start anvil with our dev contracts unless a chain is configured or anvil is absent."""
         if settings["POLYGON_RPC_URL"]:
             self.started.append(("chain", settings["POLYGON_RPC_URL"]))
-            return
-        if importlib.util.find_spec("chain.devchain") is None:
-            self.started.append(("chain", "none (no dev chain support)"))
             return
         from chain import devchain
 
