@@ -11,6 +11,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates_schema
 
+from schemas.common import PageArgsSchema
 from schemas.fields import DecimalString
 
 SIDE = validate.OneOf(["buy", "sell"])
@@ -210,9 +211,9 @@ class PaperTradeSchema(TradeSchema):
         exclude = ("order_id",)
 
 
-class TradesArgsSchema(Schema):
-    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=1000))
-    offset = fields.Integer(load_default=0, validate=validate.Range(min=0))
+class TradesArgsSchema(PageArgsSchema):
+    """``limit``/``offset`` plus an optional ``config_id`` filter."""
+
     config_id = fields.UUID(load_default=None)
 
 
