@@ -22,7 +22,7 @@ from tests.operations.stack import ROOT, WorkerProcess, stack_env, wait
 
 
 def test_web_and_worker_processes_share_one_metrics_exposition(
-        app, tmp_path, redis_url, engine_prefix, venue_server):
+        app, tmp_path, redis_url, engine_prefix, venue_server, api_key):
     instance = tmp_path / "instance"
     folder = instance / "prometheus"
     folder.mkdir(parents=True)
@@ -68,16 +68,25 @@ def test_web_and_worker_processes_share_one_metrics_exposition(
         assert total(text, "copytrade_http_requests_total", route="/healthz") >= 6
         assert len(list(folder.glob("*.db"))) >= 2  # web processes and the worker
 
-        # SIGTERM: a request in flight is answered before the web exits.
+        # SIGTERM: a request in flight is answered before the web exits. The venue is
+        # told to hold its next Data API answer for a second (then fail once, which the
+        # client retries), so the request is surely still running when the signal lands.
+        httpx.post(f"{venue_server.url}/_sandbox/faults", json={
+            "path": "/data", "delay": "1", "status": 503, "count": 1}).raise_for_status()
+        key = api_key("read:markets")
         answers: list[int] = []
         slow = threading.Thread(target=lambda: answers.append(httpx.get(
-            f"{base}/api/markets/search", params={"q": "x"}, timeout=30).status_code))
+            f"{base}/api/helpers/suggest-multiplier",
+            params={"target_address": "0x" + "ab" * 20, "balance": "1000"},
+            headers={"Authorization": f"Bearer {key}"}, timeout=30).status_code))
         slow.start()
-        time.sleep(0.05)
+        time.sleep(0.4)
         web.send_signal(signal.SIGTERM)
         slow.join(30)
         assert web.wait(timeout=30) == 0
-        assert answers and answers[0] < 500
+        assert answers == [200]
+        # The held answer was this request's: the fault is spent, nothing leaks onward.
+        assert httpx.get(f"{venue_server.url}/_sandbox/state").json()["faults"] == []
     finally:
         jobs_service._config = saved
         if worker is not None:
