@@ -9,9 +9,11 @@ venue credentials and ``--configs`` live configs spread over ``--targets`` targe
 wallets, runs one ``CopyEngine`` (RTDS feed on, polling as backstop) and then, for
 ``--samples`` target trades injected through the sandbox control API, measures:
 
-- copy overhead: "target trade visible" (just before the injecting call) to "order
-  received by the venue" (the sandbox stamps a request's arrival before doing any work
-  on it), for every mirrored order, in ms;
+- copy overhead: "target trade visible" (the venue's own stamp of the moment it published
+  the fill to the Data API and the RTDS feed; the injecting call's work before that is the
+  harness's, printed apart by ``--breakdown``) to "order received by the venue" (the
+  sandbox stamps a request's arrival before doing any work on it), for every mirrored
+  order, in ms;
 - venue polling requests per detection cycle (one cycle polls every owned target once);
 - the process's RSS before and after the engine loaded its configs.
 
@@ -181,6 +183,7 @@ def main() -> None:
     latencies: list[float] = []
     marks: list[tuple[float, dict[str, int]]] = []
     handled: list[float] = []
+    injections: list[float] = []
     figures: dict[str, float] = {}
 
     def settled_count() -> int:
@@ -211,10 +214,14 @@ def main() -> None:
             for sample in range(args.samples):
                 target = targets[sample % len(targets)]
                 await trio.to_thread.run_sync(lambda: control.delete("/orders"))
-                visible = time.time()
-                await trio.to_thread.run_sync(lambda t=target: control.post("/trades", json={
-                    "wallet": t, "token_id": token, "side": "BUY", "size": "20",
-                    "price": "0.5"}))
+                injected = time.time()
+                answer = await trio.to_thread.run_sync(lambda t=target: control.post(
+                    "/trades", json={"wallet": t, "token_id": token, "side": "BUY",
+                                     "size": "20", "price": "0.5"}).json())
+                # Visible = when the venue published the fill (Data API and feed), stamped
+                # by the venue; the injecting call's own work before that is the harness's.
+                visible = answer["published_us"] / 1_000_000
+                injections.append((visible - injected) * 1000)
                 done += per_target
                 wait_until = time.monotonic() + 120
                 while await trio.to_thread.run_sync(settled_count) < done:
@@ -233,13 +240,17 @@ def main() -> None:
 
         profiler = Profiler(async_mode="disabled", interval=0.0005)
         profiler.start()
-    trio.run(run)
+    try:
+        trio.run(run)
+    finally:
+        sandbox.stop()  # a failed run must not leave the venue process behind
     if args.profile:
         profiler.stop()
         Path(args.profile).write_text(profiler.output_html() if args.profile.endswith(".html")
                                       else profiler.output_text(show_all=False))
-    sandbox.stop()
     if args.breakdown:
+        print(f"  inject call -> venue published (harness, not overhead): p50 "
+              f"{percentile(injections, 50):.1f} ms, p95 {percentile(injections, 95):.1f} ms")
         print_breakdown(marks)
         if handled:
             print(f"  venue handling (arrival -> answer, not overhead): p50 "

@@ -9,6 +9,7 @@ Routes (JSON bodies; money and sizes as decimal strings):
 * POST   /_sandbox/fund                       {address, amount} pUSD, or {address, token_id, shares}
 * GET    /_sandbox/balances/<address>         {pusd, positions: {token_id: shares}}
 * POST   /_sandbox/trades                     inject a fill {wallet, token_id, side, price?, size?}
+                                             (answers its RTDS payloads and published_us)
 * POST   /_sandbox/redeem                     {address, condition_id}
 * POST   /_sandbox/deposit-wallets            {wallet, owner}
 * POST   /_sandbox/eoa-refusal                {enabled, legacy?: [addresses]}
@@ -203,7 +204,11 @@ def balances(address: str):
 
 @bp.post("/trades")
 def inject_trade():
-    """Inject a wallet's fill (as if a whale traded); answers the RTDS payloads."""
+    """Inject a wallet's fill (as if a whale traded); answers the RTDS payloads.
+
+    ``published_us`` (epoch µs) is when the venue made the fill visible on the Data
+    API and the RTDS feed: a copier's overhead is measured from then.
+    """
     body = _body()
     state = _state()
     token_id = body.get("token_id")
@@ -220,7 +225,9 @@ def inject_trade():
         size=_decimal(body, "size"),
         counterparty=body.get("counterparty"),
     )
-    return json_response({"fills": [state.rtds_payload(f) for f in fills]}, 201)
+    return json_response({"fills": [state.rtds_payload(f) for f in fills],
+                          "published_us": int(max((f.published_at for f in fills),
+                                                  default=0.0) * 1_000_000)}, 201)
 
 
 @bp.post("/redeem")
@@ -311,4 +318,6 @@ def whales_tick():
     """Make one whale trade now."""
     state = _state()
     fills = state.whale_tick()
-    return json_response({"fills": [state.rtds_payload(f) for f in fills]}, 201)
+    return json_response({"fills": [state.rtds_payload(f) for f in fills],
+                          "published_us": int(max((f.published_at for f in fills),
+                                                  default=0.0) * 1_000_000)}, 201)

@@ -132,6 +132,9 @@ class Fill:
     order_id: str
     trade_id: str
     seq: int
+    # When the venue made the fill visible (Data API and RTDS), epoch seconds: the start of
+    # a copier's overhead in the latency benchmark (stamped by the venue, like arrivals).
+    published_at: float = 0.0
 
 
 @dataclass
@@ -734,6 +737,9 @@ class SandboxState:
         self.price_history[market.token_ids[1]].append((ts, 1 - last_book_price))
         self.clob_trades[trade.id] = trade
         self.fills.extend(new_fills)
+        published = time.time()
+        for fill in new_fills:
+            fill.published_at = published
         self._broadcast(new_fills, now)
         return trade
 
