@@ -28,6 +28,7 @@ Prints a Markdown row per run::
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import math
 import os
@@ -94,6 +95,40 @@ class VenueProcess:
         self.process.wait(timeout=10)
 
 
+class Injector:
+    """Injects target trades from a process of its own, so that the harness's HTTP work
+    (building the call, reading the venue's answer) never competes with the engine for
+    this interpreter while the engine is copying."""
+
+    CODE = ("import sys, json, httpx\n"
+            "client = httpx.Client(base_url=sys.argv[1], timeout=30)\n"
+            "for line in sys.stdin:\n"
+            "    answer = client.post('/trades', json=json.loads(line))\n"
+            "    answer.raise_for_status()\n"
+            "    print(answer.text, flush=True)\n")
+
+    def __init__(self, control_url: str) -> None:
+        self.process = subprocess.Popen([sys.executable, "-c", self.CODE, control_url],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True)
+
+    def inject(self, trade: dict[str, str]) -> dict:
+        """POST /_sandbox/trades from the child process; the venue's answer."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(trade) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit("the injecting process failed")
+        return json.loads(line)
+
+    def stop(self) -> None:
+        """End the child process."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=10)
+
+
 def main() -> None:
     """Run one configuration and print its figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -106,6 +141,8 @@ def main() -> None:
                              "are deleted first); default: a fresh SQLite file")
     parser.add_argument("--breakdown", action="store_true",
                         help="also print where the time goes (detect, decide, plan/sign, send)")
+    parser.add_argument("--samples-detail", action="store_true",
+                        help="with --breakdown, also print each sample's steps (slowest last)")
     parser.add_argument("--venue-in-process", action="store_true",
                         help="serve the sandbox venue from a thread of this process")
     parser.add_argument("--profile", default="",
@@ -186,10 +223,6 @@ def main() -> None:
     injections: list[float] = []
     figures: dict[str, float] = {}
 
-    def settled_count() -> int:
-        with db.connection_context():
-            return CopyIntent.select().where(CopyIntent.status != "pending").count()
-
     async def run() -> None:
         engine = CopyEngine(f"bench-{secrets.token_hex(3)}", client, prefix, settings)
         rss_before = rss_mb()
@@ -210,21 +243,22 @@ def main() -> None:
             figures["poll_requests_per_cycle"] = (
                 (engine.stats.poll_requests - requests) / cycles if cycles else float("nan"))
             per_target = args.configs // len(targets)
-            done = await trio.to_thread.run_sync(settled_count)
+            done = engine.stats.orders
             for sample in range(args.samples):
                 target = targets[sample % len(targets)]
                 await trio.to_thread.run_sync(lambda: control.delete("/orders"))
+                await trio.sleep(0.05)  # let that call's thread go quiet
                 injected = time.time()
-                answer = await trio.to_thread.run_sync(lambda t=target: control.post(
-                    "/trades", json={"wallet": t, "token_id": token, "side": "BUY",
-                                     "size": "20", "price": "0.5"}).json())
+                answer = await trio.to_thread.run_sync(injector.inject, {
+                    "wallet": target, "token_id": token, "side": "BUY", "size": "20",
+                    "price": "0.5"})
                 # Visible = when the venue published the fill (Data API and feed), stamped
                 # by the venue; the injecting call's own work before that is the harness's.
                 visible = answer["published_us"] / 1_000_000
                 injections.append((visible - injected) * 1000)
                 done += per_target
                 wait_until = time.monotonic() + 120
-                while await trio.to_thread.run_sync(settled_count) < done:
+                while engine.stats.orders < done:  # sent and settled (read in this loop)
                     if time.monotonic() > wait_until:
                         raise SystemExit("orders did not settle")
                     await trio.sleep(0.01)
@@ -240,9 +274,11 @@ def main() -> None:
 
         profiler = Profiler(async_mode="disabled", interval=0.0005)
         profiler.start()
+    injector = Injector(sandbox.control_url)
     try:
         trio.run(run)
     finally:
+        injector.stop()
         sandbox.stop()  # a failed run must not leave the venue process behind
     if args.profile:
         profiler.stop()
@@ -251,7 +287,7 @@ def main() -> None:
     if args.breakdown:
         print(f"  inject call -> venue published (harness, not overhead): p50 "
               f"{percentile(injections, 50):.1f} ms, p95 {percentile(injections, 95):.1f} ms")
-        print_breakdown(marks)
+        print_breakdown(marks, detail=args.samples_detail)
         if handled:
             print(f"  venue handling (arrival -> answer, not overhead): p50 "
                   f"{percentile(handled, 50):.1f} ms, p95 {percentile(handled, 95):.1f} ms")
@@ -261,7 +297,8 @@ def main() -> None:
           f"{figures['rss_mb']:.0f} ({figures['rss_delta_mb']:+.0f}) | {setup_seconds:.0f} s |")
 
 
-def print_breakdown(marks: list[tuple[float, dict[str, int]]]) -> None:
+def print_breakdown(marks: list[tuple[float, dict[str, int]]], *, detail: bool = False
+                    ) -> None:
     """Median and p95 ms of each step from the target trade to the venue's receipt."""
     from models.base import db
     from models.copying import CopyIntent
@@ -273,6 +310,7 @@ def print_breakdown(marks: list[tuple[float, dict[str, int]]]) -> None:
         "commit -> POST started": [],
         "POST -> venue received": []}
     received = {k: v for _, m in marks for k, v in m.items()}
+    per_sample: dict[float, list[list[float]]] = {}
     with db.connection_context():
         for intent in CopyIntent.select().where(CopyIntent.order_id.is_null(False)):
             order = Order.get_or_none(Order.order_hash == intent.order_id)
@@ -286,10 +324,17 @@ def print_breakdown(marks: list[tuple[float, dict[str, int]]]) -> None:
                       received[intent.order_id] - intent.sent_at.timestamp() * 1000]
             for name, value in zip(steps, values, strict=True):
                 steps[name].append(value)
+            per_sample.setdefault(visible, []).append(values)
     for name, values in steps.items():
         if values:
             print(f"  {name}: p50 {percentile(values, 50):.1f} ms, "
                   f"p95 {percentile(values, 95):.1f} ms")
+    if detail:  # per sample: each step's first..last order, and the slowest order's total
+        rows = sorted(per_sample.values(), key=lambda r: max(sum(v) for v in r))
+        for orders in rows:
+            spans = [f"{min(v[i] for v in orders):.1f}-{max(v[i] for v in orders):.1f}"
+                     for i in range(4)]
+            print("   ", " | ".join(spans), f"| max total {max(sum(v) for v in orders):.1f}")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import contextlib
 import io
 import logging
 import socket
+import struct
 import sys
 import threading
 import time
@@ -43,6 +44,36 @@ class _RequestStream:
         return getattr(self.raw, name)
 
 
+# Linux's SO_TIMESTAMPNS (= SCM_TIMESTAMPNS): the kernel stamps each received segment.
+_SO_TIMESTAMPNS = 35 if sys.platform == "linux" else None
+
+
+class _StampedSocketIO(io.RawIOBase):
+    """A connection's bytes, noting when the kernel received the first of each request.
+
+    A request's arrival is when its bytes reached the venue's socket, not when one of the
+    venue's threads next got the interpreter to look at them: under a burst of orders the
+    sandbox's own threads (signature checks, matching) would otherwise delay the stamp.
+    """
+
+    def __init__(self, sock: socket.socket, handler: PolyHeaderRequestHandler) -> None:
+        super().__init__()
+        self._sock = sock
+        self._handler = handler
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        size, ancillary, _, _ = self._sock.recvmsg_into([buffer], 64)
+        for level, kind, data in ancillary:
+            if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(data) >= 16:
+                seconds, nanoseconds = struct.unpack("qq", data[:16])
+                if self._handler.arrived_at is None:
+                    self._handler.arrived_at = seconds + nanoseconds / 1e9
+        return size
+
+
 class PolyHeaderRequestHandler(WSGIRequestHandler):
     """Werkzeug's handler with Polymarket's underscore headers and HTTP/1.1 keep-alive.
 
@@ -56,15 +87,18 @@ class PolyHeaderRequestHandler(WSGIRequestHandler):
 
     timeout = 120  # an idle kept-alive connection is dropped after this many seconds
     keep_alive = False
+    arrived_at: float | None = None  # kernel receive time of this request's first bytes
 
     def handle_one_request(self) -> None:
         self.keep_alive = False
+        self.arrived_at = None
         super().handle_one_request()
 
     def make_environ(self):
         environ = super().make_environ()
-        # The request is here (line and headers read): the venue's receive time.
-        environ["sandbox.received_at"] = time.time()
+        # The venue's receive time: when the kernel got the request's first bytes (now,
+        # with the line and headers read, where the platform cannot say).
+        environ["sandbox.received_at"] = self.arrived_at or time.time()
         for key, value in self.headers.items():
             if "_" in key:
                 environ["HTTP_" + key.upper().replace("-", "_")] = value
@@ -90,12 +124,23 @@ class PolyHeaderRequestHandler(WSGIRequestHandler):
         # body until the client's delayed ACK of the headers (up to 40 ms per answer).
         with contextlib.suppress(OSError):
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.rfile = _RequestStream(self.rfile, self)  # type: ignore[assignment]
+        # The socket's own file stays open until ``finish``: it holds the socket's fd open
+        # after a websocket handler closes the socket, so werkzeug's closing write fails
+        # quietly, as it did before the stamping reader took over reading.
+        self._socket_file = reader = self.rfile
+        if _SO_TIMESTAMPNS is not None:
+            with contextlib.suppress(OSError):
+                self.connection.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+                reader = io.BufferedReader(_StampedSocketIO(self.connection, self))
+        self.rfile = _RequestStream(reader, self)  # type: ignore[assignment]
         self.server.open_connections.add(self.connection)  # type: ignore[attr-defined]
 
     def finish(self) -> None:
         self.server.open_connections.discard(self.connection)  # type: ignore[attr-defined]
-        super().finish()
+        try:
+            super().finish()
+        finally:
+            self._socket_file.close()
 
     def log_request(self, code="-", size="-") -> None:
         # Per-request logging costs time the latency benchmark would measure.

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import socket
+import time
 
 import httpx
 
+from venue.models import ApiCreds
 from venue.sandbox import SandboxServer
+from venue.signing import l2_headers
 
 
 def _exchange(sock: socket.socket, request: bytes) -> bytes:
@@ -43,3 +47,31 @@ def test_requests_follow_each_other_on_one_connection_until_stop() -> None:
     sock.settimeout(5)
     assert sock.recv(1) == b""
     sock.close()
+
+
+def test_an_order_is_stamped_when_its_first_bytes_arrive(sandbox_venue, control,
+                                                        make_trader) -> None:
+    """The benchmark's "received by the venue": the kernel's receive time of the request's
+    first bytes, not when a busy venue thread next got round to reading them."""
+    trader = make_trader("0")
+    creds = ApiCreds(api_key=trader.client.creds.api_key,
+                     secret=trader.client.creds.api_secret,
+                     passphrase=trader.client.creds.api_passphrase, address=trader.address)
+    body = json.dumps({"order": {}, "owner": creds.api_key, "orderType": "GTC"})
+    headers = "".join(f"{name}: {value}\r\n"
+                      for name, value in l2_headers(creds, "POST", "/order", body).items())
+    head = (f"POST /clob/order HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"{headers}Content-Length: {len(body)}\r\n\r\n").encode()
+    control.call("DELETE", "/orders", expect=200)
+    sock = socket.create_connection(("127.0.0.1", sandbox_venue.port), timeout=5)
+    try:
+        sent = time.time()
+        sock.sendall(head[:40])  # the request line arrives, the rest 300 ms later
+        time.sleep(0.3)
+        answer = _exchange(sock, head[40:] + body.encode())
+        assert answer.startswith(b"HTTP/1.1 400")  # an empty order is refused...
+    finally:
+        sock.close()
+    [entry] = control.call("GET", "/orders", expect=200)  # ...and logged with its arrival
+    assert entry["api_key"] == creds.api_key
+    assert sent * 1000 - 5 <= entry["received_at"] <= sent * 1000 + 150
