@@ -175,7 +175,7 @@ def main() -> None:
         "POLYMARKET_CLOB_URL": sandbox.clob_url, "POLYMARKET_DATA_URL": sandbox.data_url,
         "POLYMARKET_RTDS_URL": sandbox.rtds_url, "CHAIN_ID": 137})
     url = args.database_url or f"sqlite:///{folder / 'bench.db'}"
-    database = database_module.bind(url)
+    database = database_module.bind(url, fold_on_commit=False)  # as the worker does
     with database.connection_context():
         migrate.migrate(database)
         if args.database_url:  # a server database: start from empty tables

@@ -10,8 +10,14 @@ from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
 from models.base import db
 
 
-def open_database(url: str) -> peewee.Database:
-    """A peewee Database for ``sqlite:///path`` or ``postgresql://user@host:port/name``."""
+def open_database(url: str, *, fold_on_commit: bool = True) -> peewee.Database:
+    """A peewee Database for ``sqlite:///path`` or ``postgresql://user@host:port/name``.
+
+    Without ``fold_on_commit`` SQLite connections never fold the write-ahead log into the
+    database themselves (SQLite's default does it inside whichever commit finds the log past
+    1,000 pages, fsyncs included): the process calls ``fold_log`` on its own schedule
+    instead. The worker does, so that a copy's commit never pays for it.
+    """
     parsed = urlparse(url)
     options = dict(parse_qsl(parsed.query))
     if parsed.scheme == "sqlite":
@@ -24,7 +30,8 @@ def open_database(url: str) -> peewee.Database:
             max_connections=32,
             stale_timeout=300,
             pragmas={"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 10000,
-                     "synchronous": "normal"},
+                     "synchronous": "normal",
+                     "wal_autocheckpoint": 1000 if fold_on_commit else 0},
             timeout=10,
             # The pool hands a connection to one thread at a time, maybe not its creator.
             check_same_thread=False,
@@ -44,8 +51,24 @@ def open_database(url: str) -> peewee.Database:
     raise ValueError(f"unsupported DATABASE_URL scheme {parsed.scheme!r}")
 
 
-def bind(url: str) -> peewee.Database:
+def bind(url: str, *, fold_on_commit: bool = True) -> peewee.Database:
     """Open the database at ``url`` and point every model at it."""
-    database = open_database(url)
+    database = open_database(url, fold_on_commit=fold_on_commit)
     db.initialize(database)
     return database
+
+
+def has_log_to_fold() -> bool:
+    """True when the bound database is SQLite, whose write-ahead log needs folding."""
+    return isinstance(db.obj, peewee.SqliteDatabase)
+
+
+def fold_log() -> tuple[int, int] | None:
+    """Fold SQLite's write-ahead log into the database without blocking anyone (PASSIVE).
+
+    Returns (frames in the log, frames folded); None on PostgreSQL, which has no such log.
+    """
+    if not has_log_to_fold():
+        return None
+    _, frames, folded = db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    return frames, folded

@@ -34,7 +34,7 @@ from uuid import UUID, uuid4
 from peewee import fn
 from redis.exceptions import RedisError
 
-from models.base import db, utcnow
+from models.base import atomic, utcnow
 from models.bulk import insert_rows
 from models.trading import (
     ORDER_CANCELLED,
@@ -215,7 +215,7 @@ def record_orders(prepared: Sequence[PreparedOrder]) -> list[Order]:
             "side": plan.side, "requested_size": plan.size, "price": plan.limit_price,
             "filled_size": ZERO, "filled_value": ZERO, "fee": ZERO,
             "status": TRADE_PENDING, "config_id": item.config_id, "created_at": now})
-    with db.atomic():
+    with atomic():
         for item in prepared:
             if item.preview is not None:
                 previews.consume(item.preview)
@@ -366,7 +366,7 @@ def _finish(order: Order, status: str, *, filled_size: Decimal | None = None,
     if order.detected_at is not None and order.acknowledged_at is not None:
         elapsed = order.acknowledged_at - order.detected_at
         trade_changes[Trade.latency_ms] = max(0, int(elapsed.total_seconds() * 1000))
-    with db.atomic():
+    with atomic():
         Order.update(changes).where(Order.id == order.id).execute()
         Trade.update(trade_changes).where(Trade.order == order.id).execute()
     return order

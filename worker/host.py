@@ -526,7 +526,8 @@ def main() -> None:
                                      int(port), os.environ.get(metrics.TOKEN_ENV))
     redis_url = redis_client.resolve_url(settings["REDIS_URL"], settings["INSTANCE_PATH"])
     jobs_service.configure(redis_url, settings["REDIS_PREFIX"])
-    database.bind(settings["DATABASE_URL"])
+    # The copy engine folds SQLite's log between fills (models.database.fold_log).
+    database.bind(settings["DATABASE_URL"], fold_on_commit=False)
     job_table.load_modules()
     host = WorkerHost(dataclasses.replace(WorkerSettings.from_settings(settings, redis_url),
                                           startup_tasks=True))

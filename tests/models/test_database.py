@@ -58,3 +58,50 @@ def test_user_timestamps_are_utc(bound_db):
     assert fetched.created_at.tzinfo is not None
     assert fetched.tier == "free"
     assert abs((fetched.created_at - user.created_at).total_seconds()) < 1
+
+
+class Blob(BaseModel):
+    payload = peewee.TextField()
+
+    class Meta:
+        table_name = "test_blobs"
+
+
+def _write_pages(database: peewee.Database, pages: int) -> None:
+    with database.bind_ctx([Blob]):
+        database.create_tables([Blob])
+        for _ in range(pages // 10):
+            with database.atomic():  # one commit per ~10 pages, like a burst of copies
+                Blob.insert_many([{"payload": "x" * 3500} for _ in range(10)]).execute()
+
+
+@pytest.mark.parametrize("fold_on_commit", [True, False])
+def test_the_worker_folds_sqlite_log_itself(tmp_path, fold_on_commit):
+    """Commits fold the log past 1,000 pages by default; the worker's never do (the copy
+    engine calls ``fold_log`` between fills), and ``fold_log`` folds all of it."""
+    opened = database.open_database(f"sqlite:///{tmp_path / 'log.db'}",
+                                    fold_on_commit=fold_on_commit)
+    with opened.connection_context():
+        _write_pages(opened, 1500)
+    from models.base import db
+
+    previous = db.obj
+    db.initialize(opened)
+    try:
+        with opened.connection_context():
+            frames, folded = database.fold_log()
+    finally:
+        db.initialize(previous)
+    if fold_on_commit:
+        assert frames < 1000  # a commit folded it on the way
+    else:
+        assert frames >= 1500  # nothing folded it until now
+    assert folded == frames
+
+
+def test_postgresql_has_no_log_to_fold(bound_db):
+    if isinstance(bound_db, peewee.SqliteDatabase):
+        assert database.has_log_to_fold()
+    else:
+        assert not database.has_log_to_fold()
+        assert database.fold_log() is None

@@ -41,6 +41,7 @@ from uuid import UUID
 import redis
 import trio
 
+from models import database
 from models.base import utcnow
 from models.copying import (
     INTENT_PENDING,
@@ -83,6 +84,7 @@ class EngineSettings:
     poll_concurrency: int = 8  # polls in flight at once, whatever the number of targets
     wallet_refresh_seconds: float = 15.0  # collateral estimates re-read from the venue
     account_reopen_seconds: float = 600.0  # opened accounts re-read from the database
+    fold_log_seconds: float = 5.0  # SQLite: the log is folded here, not in a copy's commit
 
 
 @dataclass
@@ -195,6 +197,8 @@ class CopyEngine:
                     nursery.start_soon(self._feed_loop)
                 nursery.start_soon(self._exit_loop)
                 nursery.start_soon(self._wallet_loop)
+                if database.has_log_to_fold():
+                    nursery.start_soon(self._fold_log_loop)
                 task_status.started(self)
         finally:
             self.running = False
@@ -235,6 +239,17 @@ class CopyEngine:
                 if target not in kept and target in self.targets:
                     log.warning("engine %s lost the lease on %s; stopping it", self.name, target)
                     self._drop_target(target)
+
+    async def _fold_log_loop(self) -> None:
+        # The worker's connections leave SQLite's log to this loop (``fold_on_commit``):
+        # a fold every few seconds costs one fill a little; one inside a commit, every ~10
+        # fills, cost that fill an fsync.
+        while True:
+            await trio.sleep(self.settings.fold_log_seconds)
+            try:
+                await self.db(database.fold_log)
+            except Exception:  # retried at the next turn
+                log.exception("engine %s: folding the database log failed", self.name)
 
     async def _control_loop(self) -> None:
         """Wake the sweep on pub/sub messages about config changes."""

@@ -19,7 +19,7 @@ from uuid import UUID
 
 import peewee
 
-from models.base import db, utcnow
+from models.base import atomic, db, utcnow
 from models.bulk import insert_rows
 from models.copying import (
     INTENT_OPEN,
@@ -50,7 +50,10 @@ class ConfigSnapshot:
 
 def write_transaction() -> Any:
     """A transaction that reads then writes: IMMEDIATE on SQLite, so the write lock is taken
-    up front (a deferred one fails with "database is locked" when it upgrades under load)."""
+    up front (a deferred one fails with "database is locked" when it upgrades under load).
+    Inside an open transaction it adds nothing (no savepoint: see ``models.base.atomic``)."""
+    if db.in_transaction():
+        return atomic()
     if isinstance(db.obj, peewee.SqliteDatabase):
         return db.atomic("IMMEDIATE")
     return db.atomic()
