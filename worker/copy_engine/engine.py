@@ -31,7 +31,7 @@ import math
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -75,6 +75,10 @@ class EngineSettings:
     full_sweep_seconds: float = 15.0  # configs re-read at least this often (else on change)
     poll_seconds: float = 1.0  # Data API polling while the feed is down
     backstop_poll_seconds: float = 5.0  # polling while the feed is up (it only backfills)
+    # With the feed up, all targets' backstop polls together stay under this rate (1,000
+    # targets: each every 50 s): each costs the venue and this loop a request.
+    backstop_polls_per_second: float = 20.0
+    backstop_hold_seconds: float = 10.0  # how long a backstop poll waits for copies in flight
     overlap_seconds: int = 10
     exit_check_seconds: float = 2.0
     max_fill_age_seconds: int = 600
@@ -155,6 +159,10 @@ class CopyEngine:
         self._full_sweep = True
         self._full_sweep_at = 0.0
         self.running = False
+        # Fills being copied right now (seen -> answers in): backstop polls wait for none.
+        self._copying = 0
+        self._quiet = trio.Event()
+        self._quiet.set()
 
     # -- plumbing ---------------------------------------------------------------------
 
@@ -167,6 +175,24 @@ class CopyEngine:
     async def redis_call(self, function: Callable[..., Any], *args: Any) -> Any:
         """Run a blocking Redis call in a thread."""
         return await trio.to_thread.run_sync(function, *args)
+
+    @contextlib.contextmanager
+    def _copying_now(self) -> Iterator[None]:
+        """Mark a fill's copy in progress (the backstop polls hold off meanwhile)."""
+        self._copying += 1
+        self._quiet = trio.Event() if self._quiet.is_set() else self._quiet
+        try:
+            yield
+        finally:
+            self._copying -= 1
+            if self._copying == 0:
+                self._quiet.set()
+
+    def _poll_delay(self) -> float:
+        if not self.feed_connected:
+            return self.settings.poll_seconds
+        return max(self.settings.backstop_poll_seconds,
+                   len(self.targets) / self.settings.backstop_polls_per_second)
 
     def wake(self) -> None:
         """Sweep now (a control job or message said a config changed)."""
@@ -443,9 +469,13 @@ class CopyEngine:
                     log.exception("engine %s: saving the cursor of %s failed", self.name,
                                   rt.address)
             self._prune_seen(rt)
-            delay = (self.settings.backstop_poll_seconds if self.feed_connected
-                     else self.settings.poll_seconds)
-            await trio.sleep(delay)
+            await trio.sleep(self._poll_delay())
+            if self.feed_connected:
+                # A backstop poll is never urgent: it waits for copies in flight, whose
+                # latency its request and parsing on this loop would add to (a while at
+                # most, so a stream of fills cannot starve it).
+                with trio.move_on_after(self.settings.backstop_hold_seconds):
+                    await self._quiet.wait()
 
     async def poll_once(self, rt: TargetRuntime) -> int:
         """Read the target's fills since its cursor minus the overlap; how many were new."""
@@ -544,6 +574,11 @@ class CopyEngine:
         configs = list(rt.configs.values())
         if not configs:
             return []
+        with self._copying_now():
+            return await self._handle_fill(rt, item, seen_at, configs)
+
+    async def _handle_fill(self, rt: TargetRuntime, item: ActivityItem, seen_at: datetime,
+                           configs: list[ConfigSnapshot]) -> list[dict[str, Any]]:
         fill = TargetFill(
             key=trade_key(item), wallet=item.wallet, token_id=item.asset,
             side=item.side.upper(), size=item.size, price=item.price,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import redis
 import trio
 
 from models.base import db
@@ -11,6 +12,7 @@ from models.copying import CopyConfig, CopyPosition
 from models.trading import Order, PaperTrade
 from tests.worker.copy_engine.conftest import inject, intents_of, owned, settled, wait_for
 from worker.copy_engine import store
+from worker.copy_engine.engine import CopyEngine, EngineSettings, TargetRuntime
 
 
 def _orders_from(venue_control, address: str) -> list[dict]:
@@ -257,3 +259,49 @@ def test_rest_preview_create_start_then_the_engine_mirrors(client, auth_headers,
     pnl = client.get(f"/api/configs/{config_id}/pnl", headers=auth_headers).get_json()
     assert pnl["positions"][0]["size"] == "12"
     assert venue_control.balances(wallet.address)["positions"] == {market.no: "12"}
+
+
+def test_backstop_polls_hold_off_while_a_fill_is_being_copied(
+        run_engines, make_config, trader, market, target, venue_control):
+    """With the feed up, polling only backfills: it waits for copies in flight (whose
+    latency its requests would add to) and resumes after them."""
+    config = make_config(trader.user, target)
+
+    async def scenario(engines):
+        engine = engines[0]
+        await owned(engine, target)
+        with trio.fail_after(10):
+            while not engine.feed_connected:
+                await trio.sleep(0.05)
+        # The venue holds the copy's POST /order for 2.5 s: the fill stays in flight.
+        await trio.to_thread.run_sync(lambda: venue_control.call(
+            "POST", "/faults", {"path": "/clob/order", "method": "POST", "status": 0,
+                                "delay": "2.5", "count": 1}, expect=201))
+        await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+        with trio.fail_after(10):
+            while engine._copying == 0:
+                await trio.sleep(0.01)
+        await trio.sleep(0.3)  # a poll already past the gate when the fill came finishes
+        before = engine.stats.poll_requests
+        await trio.sleep(1.5)  # longer than the backstop interval (1 s)
+        assert engine._copying == 1
+        assert engine.stats.poll_requests == before
+        await wait_for(settled(config))
+        after = engine.stats.poll_requests
+        await trio.sleep(1.5)
+        assert engine.stats.poll_requests > after
+
+    run_engines(scenario)
+
+
+def test_backstop_polling_is_capped_per_second_across_targets(redis_url, engine_prefix):
+    settings = EngineSettings(backstop_poll_seconds=5.0, backstop_polls_per_second=20.0,
+                              poll_seconds=1.0)
+    engine = CopyEngine("capped", redis.Redis.from_url(redis_url), engine_prefix, settings)
+    engine.targets = {f"0x{i:040x}": TargetRuntime(address=f"0x{i:040x}") for i in range(1000)}
+    engine.feed_connected = False
+    assert engine._poll_delay() == 1.0  # no feed: every target polled every second
+    engine.feed_connected = True
+    assert engine._poll_delay() == 50.0  # 1,000 targets at 20 polls/s in all
+    engine.targets = dict(list(engine.targets.items())[:10])
+    assert engine._poll_delay() == 5.0
