@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import logging
 import math
 import random
@@ -79,6 +80,7 @@ class EngineSettings:
     # targets: each every 50 s): each costs the venue and this loop a request.
     backstop_polls_per_second: float = 20.0
     backstop_hold_seconds: float = 10.0  # how long a backstop poll waits for copies in flight
+    gc_hold_seconds: float = 0.25  # garbage collection put off while copying, at most this
     overlap_seconds: int = 10
     exit_check_seconds: float = 2.0
     max_fill_age_seconds: int = 600
@@ -163,6 +165,7 @@ class CopyEngine:
         self._copying = 0
         self._quiet = trio.Event()
         self._quiet.set()
+        self._gc_held_since: float | None = None
 
     # -- plumbing ---------------------------------------------------------------------
 
@@ -178,15 +181,30 @@ class CopyEngine:
 
     @contextlib.contextmanager
     def _copying_now(self) -> Iterator[None]:
-        """Mark a fill's copy in progress (the backstop polls hold off meanwhile)."""
+        """Mark a fill's copy in progress: backstop polls and garbage collection wait.
+
+        A collection pass of a heap holding thousands of configs takes milliseconds to tens
+        of milliseconds; during a copy that is latency. It is put off until no copy is in
+        flight; under a stream of overlapping copies, until one ends ``gc_hold_seconds``
+        or more after the hold began.
+        """
+        if self._copying == 0:
+            self._quiet = trio.Event()
+            if gc.isenabled() and self.settings.gc_hold_seconds > 0:
+                gc.disable()
+                self._gc_held_since = time.monotonic()
         self._copying += 1
-        self._quiet = trio.Event() if self._quiet.is_set() else self._quiet
         try:
             yield
         finally:
             self._copying -= 1
             if self._copying == 0:
                 self._quiet.set()
+            if self._gc_held_since is not None and (
+                    self._copying == 0 or time.monotonic() - self._gc_held_since
+                    > self.settings.gc_hold_seconds):
+                self._gc_held_since = None
+                gc.enable()
 
     def _poll_delay(self) -> float:
         if not self.feed_connected:

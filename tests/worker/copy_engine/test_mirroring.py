@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from decimal import Decimal
 
 import redis
@@ -264,7 +265,7 @@ def test_rest_preview_create_start_then_the_engine_mirrors(client, auth_headers,
 def test_backstop_polls_hold_off_while_a_fill_is_being_copied(
         run_engines, make_config, trader, market, target, venue_control):
     """With the feed up, polling only backfills: it waits for copies in flight (whose
-    latency its requests would add to) and resumes after them."""
+    latency its requests would add to) and resumes after them; so does garbage collection."""
     config = make_config(trader.user, target)
 
     async def scenario(engines):
@@ -286,7 +287,9 @@ def test_backstop_polls_hold_off_while_a_fill_is_being_copied(
         await trio.sleep(1.5)  # longer than the backstop interval (1 s)
         assert engine._copying == 1
         assert engine.stats.poll_requests == before
+        assert not gc.isenabled()  # collection waits for the copy too...
         await wait_for(settled(config))
+        assert gc.isenabled()  # ...and only for it
         after = engine.stats.poll_requests
         await trio.sleep(1.5)
         assert engine.stats.poll_requests > after
