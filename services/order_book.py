@@ -9,7 +9,7 @@ the way the venue charges them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 
 from venue.models import FeeSchedule, Level, OrderBook
 
@@ -41,14 +41,18 @@ class Walk:
     @property
     def shares(self) -> Decimal:
         """Shares filled."""
-        return sum((f.shares for f in self.fills), ZERO)
+        total = ZERO
+        for fill in self.fills:  # a loop, not sum() over a generator: planning reads it often
+            total += fill.shares
+        return total
 
     @property
     def value(self) -> Decimal:
         """pUSD paid (buy) or received (sell), fees excluded, to the base unit."""
-        total = sum((f.value for f in self.fills), ZERO)
-        rounding = "ROUND_CEILING" if self.side == "buy" else ROUND_FLOOR
-        return total.quantize(BASE_UNIT, rounding=rounding)
+        total = ZERO
+        for fill in self.fills:
+            total += fill.price * fill.shares
+        return total.quantize(BASE_UNIT, ROUND_CEILING if self.side == "buy" else ROUND_FLOOR)
 
     @property
     def average_price(self) -> Decimal | None:
@@ -70,15 +74,15 @@ def taker_fee(schedule: FeeSchedule | None, fills: tuple[Fill, ...] | list[Fill]
     """Sum of the per-level taker fees, each rounded half-up to the pUSD base unit."""
     if schedule is None:
         return ZERO
-    return sum((schedule.taker_fee(f.shares, f.price).quantize(BASE_UNIT, ROUND_HALF_UP)
-                for f in fills), ZERO)
+    total = ZERO
+    for fill in fills:  # a loop, not sum() over a generator: every live BUY checks its fee
+        total += schedule.taker_fee(fill.shares, fill.price).quantize(BASE_UNIT, ROUND_HALF_UP)
+    return total
 
 
 def levels_best_first(book: OrderBook, side: str) -> list[Level]:
     """The levels a taker on ``side`` trades against, best first (asks for a buy)."""
-    if side == "buy":
-        return sorted(book.asks, key=lambda lv: lv.price)
-    return sorted(book.bids, key=lambda lv: lv.price, reverse=True)
+    return list(book.asks_best_first() if side == "buy" else book.bids_best_first())
 
 
 def walk(book: OrderBook, side: str, *, shares: Decimal | None = None,
@@ -86,29 +90,33 @@ def walk(book: OrderBook, side: str, *, shares: Decimal | None = None,
     """Take ``shares`` (or spend ``budget`` pUSD, buys only) from the book, up to ``limit``."""
     if (shares is None) == (budget is None):
         raise ValueError("give shares or budget")
+    buying = side == "buy"
     fills: list[Fill] = []
     left_shares = shares
     left_budget = budget
-    for level in levels_best_first(book, side):
-        if limit is not None and (level.price > limit if side == "buy" else level.price < limit):
+    # Sorted once per book (the book keeps them): one book prices every follower's order.
+    for level in book.asks_best_first() if buying else book.bids_best_first():
+        price = level.price
+        if limit is not None and (price > limit if buying else price < limit):
             break
         if level.size <= 0:
             continue
         if left_budget is not None:
-            affordable = (left_budget / level.price).quantize(BASE_UNIT, ROUND_FLOOR)
+            affordable = (left_budget / price).quantize(BASE_UNIT, ROUND_FLOOR)
             take = min(affordable, level.size)
             if take <= 0:
                 break
-            left_budget -= (take * level.price).quantize(BASE_UNIT, "ROUND_CEILING")
+            left_budget -= (take * price).quantize(BASE_UNIT, ROUND_CEILING)
+            fills.append(Fill(price, take))
+            if left_budget <= 0:
+                break
         else:
             assert left_shares is not None
             take = min(left_shares, level.size)
             left_shares -= take
-        fills.append(Fill(level.price, take))
-        if left_shares is not None and left_shares <= 0:
-            break
-        if left_budget is not None and left_budget <= 0:
-            break
+            fills.append(Fill(price, take))
+            if left_shares <= 0:
+                break
     if left_budget is not None:
         complete = left_budget <= 0 or (
             bool(fills) and left_budget < fills[-1].price * BASE_UNIT * 2)

@@ -276,6 +276,15 @@ def plan_order(token_id: str, side: str, size: Decimal, order_type: str,
     """
     token_id, side, size, order_type, price = normalize_request(
         token_id, side, size, order_type, price)
+    return plan_normalized(token_id, side, size, order_type, price, time_in_force=time_in_force,
+                           floor_size=floor_size, book=book, market=market)
+
+
+def plan_normalized(token_id: str, side: str, size: Decimal, order_type: str,
+                    price: Decimal | None = None, *, time_in_force: str | None = None,
+                    floor_size: bool = False, book: OrderBook | None = None,
+                    market: MarketInfo | None = None) -> OrderPlan:
+    """``plan_order`` of a request that ``normalize_request`` already returned (not again)."""
     if book is None:
         try:
             book = venues.client().clob.book(token_id)
@@ -293,9 +302,9 @@ def plan_order(token_id: str, side: str, size: Decimal, order_type: str,
             raise _invalid("size", "Below the venue's 0.01-share granularity.")
     _check_size_grid(size)
     tick = market.tick_size
+    best_bid, best_ask, midpoint = book.top_of_book()
     common = {"market": market, "side": side, "order_type": order_type, "size": size,
-              "best_bid": book.best_bid, "best_ask": book.best_ask,
-              "midpoint": book.midpoint, "book": book}
+              "best_bid": best_bid, "best_ask": best_ask, "midpoint": midpoint, "book": book}
     if order_type == "limit":
         assert price is not None
         if price % tick != 0 or not tick <= price <= Decimal(1) - tick:
@@ -325,8 +334,9 @@ def plan_order(token_id: str, side: str, size: Decimal, order_type: str,
             f"The book holds only {_plain(needed.shares)} shares on the "
             f"{'ask' if side == 'buy' else 'bid'} side; a market order for "
             f"{_plain(size)} cannot fill completely. Reduce the size or use a limit order.")
-    assert needed.worst_price is not None
-    limit = protective_limit(needed.worst_price, side, tick)
+    worst = needed.worst_price
+    assert worst is not None
+    limit = protective_limit(worst, side, tick)
     if side == "buy":
         budget = needed.value.quantize(CENT, ROUND_FLOOR)
         if budget < MIN_MARKET_BUY:

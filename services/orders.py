@@ -163,13 +163,14 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
     """
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}")
-    user_id = _user_id(user)
+    # The copy engine passes UUIDs already: skip their round trip through text.
+    user_id = user if type(user) is UUID else _user_id(user)
     token, side_text, amount, kind, limit = order_plan.normalize_request(
         token_id, side, size, order_type, price)
     # The order's own rules first (tick, minimum, depth), then the preview it must match.
-    plan = order_plan.plan_order(token, side_text, amount, kind, limit,
-                                 time_in_force=time_in_force, floor_size=floor_size,
-                                 book=book, market=market)
+    plan = order_plan.plan_normalized(token, side_text, amount, kind, limit,
+                                      time_in_force=time_in_force, floor_size=floor_size,
+                                      book=book, market=market)
     preview = None
     if source == "manual":
         preview = previews.check(user_id, preview_id, token, side_text, amount, kind, limit)
@@ -179,7 +180,8 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
     return PreparedOrder(
         user_id=user_id, acct=acct, plan=plan, signed=signed,
         body=signed.body(acct.creds.api_key), source=source,
-        config_id=UUID(str(config_id)) if config_id else None,
+        config_id=(config_id if type(config_id) is UUID
+                   else UUID(str(config_id)) if config_id else None),
         target_trade_id=target_trade_id, detected_at=detected_at, preview=preview)
 
 

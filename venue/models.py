@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from operator import attrgetter
 from typing import Any
 
 BUY = "BUY"
@@ -146,8 +147,22 @@ class Level:
     size: Decimal
 
 
+_price = attrgetter("price")
+
+
+class _BookDerived:
+    """Slots an OrderBook fills on first use with what it derives from its levels.
+
+    They are not dataclass fields, so equality, hashing, repr and pickling ignore them; an
+    unpickled or copied book computes them again. The copy engine prices and walks one book
+    for every follower of a fill, so each is computed once per book instead of per order.
+    """
+
+    __slots__ = ("_asks_best_first", "_best", "_bids_best_first")
+
+
 @dataclass(frozen=True, slots=True)
-class OrderBook:
+class OrderBook(_BookDerived):
     """CLOB ``/book`` snapshot; sides in the venue's order (worst first, best last)."""
 
     market: str
@@ -164,20 +179,46 @@ class OrderBook:
     @property
     def best_bid(self) -> Decimal | None:
         """Highest bid price, or None on an empty side."""
-        return max((lv.price for lv in self.bids), default=None)
+        return self.top_of_book()[0]
 
     @property
     def best_ask(self) -> Decimal | None:
         """Lowest ask price, or None on an empty side."""
-        return min((lv.price for lv in self.asks), default=None)
+        return self.top_of_book()[1]
 
     @property
     def midpoint(self) -> Decimal | None:
         """Mean of best bid and best ask when both exist."""
-        bid, ask = self.best_bid, self.best_ask
-        if bid is None or ask is None:
-            return None
-        return (bid + ask) / 2
+        return self.top_of_book()[2]
+
+    def top_of_book(self) -> tuple[Decimal | None, Decimal | None, Decimal | None]:
+        """(best bid, best ask, midpoint), computed on first use and kept."""
+        try:
+            return self._best
+        except AttributeError:  # first use (the slot is empty until then)
+            bid = max(map(_price, self.bids), default=None)
+            ask = min(map(_price, self.asks), default=None)
+            return self._keep("_best", (
+                bid, ask, None if bid is None or ask is None else (bid + ask) / 2))
+
+    def asks_best_first(self) -> tuple[Level, ...]:
+        """The asks sorted by price, lowest first (ties keep the venue's order)."""
+        try:
+            return self._asks_best_first
+        except AttributeError:
+            return self._keep("_asks_best_first", tuple(sorted(self.asks, key=_price)))
+
+    def bids_best_first(self) -> tuple[Level, ...]:
+        """The bids sorted by price, highest first (ties keep the venue's order)."""
+        try:
+            return self._bids_best_first
+        except AttributeError:
+            return self._keep("_bids_best_first",
+                              tuple(sorted(self.bids, key=_price, reverse=True)))
+
+    def _keep(self, slot: str, value: Any) -> Any:
+        object.__setattr__(self, slot, value)  # the book is frozen; its derived slots are not
+        return value
 
     def computed_hash(self) -> str:
         """SHA-1 of the book as the venue hashes it (see venue-samples README)."""

@@ -7,19 +7,34 @@ byte for byte what py-clob-client-v2's ``ExchangeOrderBuilderV2`` produces (test
 the two) in a tenth of the time, because the library re-encodes the typed data twice per
 order. Type 3 (deposit wallet) gets the ERC-7739-wrapped signature. ``OrderKey`` holds an
 opened key with its address derived once, so a copy burst does not re-derive it per order.
-L1 headers use the library's ClobAuth signer, L2 headers its HMAC.
+The per-order Keccak runs on one pycryptodome state per thread (reset, not re-created) and
+the struct is encoded from the integers at hand, not parsed back from the order's strings;
+the ``POST /order`` body is written directly in the library's key order (tests compare it
+with ``json.dumps`` of the library's dict). L1 headers use the library's ClobAuth signer,
+L2 headers its HMAC.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from coincurve import PrivateKey
+from Crypto.Hash.keccak import _raw_keccak_lib
+from Crypto.Util._raw_api import (
+    SmartPointer,
+    VoidPointer,
+    c_size_t,
+    c_ubyte,
+    c_uint8_ptr,
+    create_string_buffer,
+    get_raw_buffer,
+)
 from eth_account import Account
 from eth_hash.auto import keccak
 from eth_utils import to_checksum_address
@@ -67,6 +82,50 @@ _DEPOSIT_WALLET_NAME_HASH = keccak(b"DepositWallet")
 _DEPOSIT_WALLET_VERSION_HASH = keccak(b"1")
 _TYPE_STRING_SUFFIX = (ORDER_TYPE_STRING.encode().hex()
                        + len(ORDER_TYPE_STRING).to_bytes(2, "big").hex())
+_ZERO_WORD = bytes(32)
+_SIDE_WORDS = {side: int(side).to_bytes(32, "big") for side in Side}
+# Calling an Enum class to look a member up costs more than the dict it ends up reading.
+_SIGNATURE_TYPES = {int(kind): kind for kind in SignatureTypeV2}
+
+# Keccak-256 (the original padding 0x01, not SHA3's 0x06): capacity 64 bytes, 24 rounds.
+_KECCAK_CAPACITY = c_size_t(64)
+_KECCAK_ROUNDS = c_ubyte(24)
+_KECCAK_PADDING = c_ubyte(0x01)
+_DIGEST_SIZE = c_size_t(32)
+
+
+class _KeccakState(threading.local):
+    """One pycryptodome Keccak state and output buffer per thread, reset for each digest.
+
+    ``keccak.new`` allocates a state, a smart pointer and a buffer per call, which costs
+    more than hashing the few hundred bytes of an order; the C state is freed with the
+    thread's copy of this object.
+    """
+
+    def __init__(self) -> None:
+        pointer = VoidPointer()
+        if _raw_keccak_lib.keccak_init(pointer.address_of(), _KECCAK_CAPACITY, _KECCAK_ROUNDS):
+            raise ValueError("could not initialise a keccak state")
+        self.owner = SmartPointer(pointer.get(), _raw_keccak_lib.keccak_destroy)
+        self.state = pointer.get()
+        self.out = create_string_buffer(32)
+
+
+_keccak_state = _KeccakState()
+
+
+def keccak256(data: bytes | bytearray | memoryview) -> bytes:
+    """Keccak-256 of ``data`` (what eth_hash's ``keccak`` returns), without per-call objects."""
+    local = _keccak_state
+    state, out = local.state, local.out
+    # bytes reach C as they are (both pycryptodome backends); other buffers need a pointer.
+    pointer = data if type(data) is bytes else c_uint8_ptr(data)
+    # Reset first: a digest interrupted between absorb and squeeze leaves nothing behind.
+    if (_raw_keccak_lib.keccak_reset(state)
+            or _raw_keccak_lib.keccak_absorb(state, pointer, c_size_t(len(data)))
+            or _raw_keccak_lib.keccak_digest(state, out, _DIGEST_SIZE, _KECCAK_PADDING)):
+        raise ValueError("keccak failed")
+    return get_raw_buffer(out)
 
 
 class OrderKey:
@@ -105,11 +164,21 @@ def _word(value: int) -> bytes:
     return value.to_bytes(32, "big")
 
 
+@lru_cache(maxsize=4096)
 def _address_word(address: str) -> bytes:
+    # Cached: a copier's maker and signer addresses come back on every order they place.
     return bytes.fromhex(address.removeprefix("0x")).rjust(32, b"\x00")
 
 
+@lru_cache(maxsize=4096)
+def _token_word(token_id: str) -> bytes:
+    # Cached: one target fill signs the same 77-digit token id for every follower.
+    return int(token_id).to_bytes(32, "big")
+
+
 def _bytes32_of(value: str) -> bytes:
+    if value == BYTES32_ZERO:  # metadata and builder, on every order we sign
+        return _ZERO_WORD
     return bytes.fromhex(value.removeprefix("0x").zfill(64))
 
 
@@ -122,13 +191,22 @@ def domain_separator(chain_id: int, exchange: str) -> bytes:
 
 def order_struct_hash(order: SignedOrderV2) -> bytes:
     """hashStruct(Order) of a V2 order."""
-    return keccak(
-        _ORDER_TYPE_HASH + _word(int(order.salt)) + _address_word(order.maker)
-        + _address_word(order.signer) + _word(int(order.tokenId))
-        + _word(int(order.makerAmount)) + _word(int(order.takerAmount))
-        + _word(int(order.side)) + _word(int(order.signatureType))
-        + _word(int(order.timestamp)) + _bytes32_of(order.metadata)
-        + _bytes32_of(order.builder))
+    return _struct_hash(int(order.salt), _address_word(order.maker),
+                        _address_word(order.signer), _word(int(order.tokenId)),
+                        int(order.makerAmount), int(order.takerAmount), _word(int(order.side)),
+                        int(order.signatureType), int(order.timestamp), order.metadata,
+                        order.builder)
+
+
+def _struct_hash(salt: int, maker_word: bytes, signer_word: bytes, token_word: bytes,
+                 maker_amount: int, taker_amount: int, side_word: bytes, signature_type: int,
+                 timestamp: int, metadata: str, builder: str) -> bytes:
+    # The integers the order was built from, so signing does not parse its strings back.
+    return keccak256(b"".join((
+        _ORDER_TYPE_HASH, salt.to_bytes(32, "big"), maker_word, signer_word, token_word,
+        maker_amount.to_bytes(32, "big"), taker_amount.to_bytes(32, "big"), side_word,
+        signature_type.to_bytes(32, "big"), timestamp.to_bytes(32, "big"),
+        _bytes32_of(metadata), _bytes32_of(builder))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +255,34 @@ class SignedOrder:
     def body(self, owner: str, order_type: str | None = None, post_only: bool = False,
              defer_exec: bool = False) -> str:
         """The exact compact JSON text to send and to HMAC-sign."""
-        return compact_json(self.payload(owner, order_type, post_only, defer_exec))
+        kind = order_type or self.order_type
+        if post_only and kind in ("FOK", "FAK"):
+            raise ValueError("post_only is not allowed with FOK/FAK orders")
+        order = self.order
+        texts = (order.maker, order.signer, order.tokenId, order.makerAmount, order.takerAmount,
+                 order.expiration, order.timestamp, order.metadata, order.builder,
+                 order.signature, owner, kind)
+        if (type(post_only) is not bool or type(defer_exec) is not bool
+                or set(map(type, texts)) != _STR_ONLY):
+            # Whatever json.dumps makes of other types (None, ints...), through the dict.
+            return compact_json(self.payload(owner, order_type, post_only, defer_exec))
+        # What compact_json(self.payload(...)) writes, without building the dicts first.
+        (maker, signer, token_id, maker_amount, taker_amount, expiration, timestamp, metadata,
+         builder, signature, owner_text, kind_text) = map(_json_string, texts)
+        side = '"BUY"' if order.side == Side.BUY else '"SELL"'
+        return (f'{{"order":{{"salt":{int(order.salt)!r},"maker":{maker},"signer":{signer},'
+                f'"tokenId":{token_id},"makerAmount":{maker_amount},'
+                f'"takerAmount":{taker_amount},"side":{side},"expiration":{expiration},'
+                f'"signatureType":{int(order.signatureType)!r},"timestamp":{timestamp},'
+                f'"metadata":{metadata},"builder":{builder},"signature":{signature}}},'
+                f'"owner":{owner_text},"orderType":{kind_text},'
+                f'"deferExec":{"true" if defer_exec else "false"},'
+                f'"postOnly":{"true" if post_only else "false"}}}')
+
+
+# The string encoder json.dumps uses with ensure_ascii=False.
+_json_string = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_STR_ONLY = {str}
 
 
 def compact_json(value: Any) -> str:
@@ -200,10 +305,18 @@ def exchange_address_for(
     override = neg_risk_exchange_address if neg_risk else exchange_address
     if override:
         return override
+    exchange, neg_risk_exchange = _exchanges(chain_id)
+    return neg_risk_exchange if neg_risk else exchange
+
+
+@lru_cache(maxsize=16)
+def _exchanges(chain_id: int) -> tuple[str, str]:
+    # The library rebuilds its whole contract table on every lookup.
     contracts = get_contract_config(chain_id)
-    return contracts.neg_risk_exchange_v2 if neg_risk else contracts.exchange_v2
+    return contracts.exchange_v2, contracts.neg_risk_exchange_v2
 
 
+@lru_cache(maxsize=64, typed=True)
 def _decimals(tick_size: Decimal) -> tuple[int, int]:
     """(price decimals, amount decimals) for a tick: 0.01 -> (2, 4), 0.001 -> (3, 5)..."""
     tick = Decimal(tick_size)
@@ -214,7 +327,33 @@ def _decimals(tick_size: Decimal) -> tuple[int, int]:
 
 
 def _quantize(value: Decimal, decimals: int, rounding: str) -> Decimal:
-    return value.quantize(Decimal(1).scaleb(-decimals), rounding=rounding)
+    return value.quantize(_unit(decimals), rounding)
+
+
+@lru_cache(maxsize=32)
+def _unit(decimals: int) -> Decimal:
+    return Decimal(1).scaleb(-decimals)
+
+
+_SIZE_UNIT = _unit(SIZE_DECIMALS)
+
+
+class _TickGrid(NamedTuple):
+    tick: Decimal
+    top: Decimal  # 1 - tick, the highest price
+    price_unit: Decimal
+    amount_decimals: int
+    amount_unit: Decimal
+    fine_unit: Decimal  # four more decimals, where a market BUY's taker amount rounds up first
+
+
+@lru_cache(maxsize=16)
+def _tick_grid(tick: Decimal) -> _TickGrid:
+    # Once per tick size, not per order; equal ticks (0.01, 0.010) share a grid, so the
+    # grid is only compared against, never shown (check_price words the errors).
+    price_decimals, amount_decimals = _decimals(tick)
+    return _TickGrid(tick, Decimal(1) - tick, _unit(price_decimals), amount_decimals,
+                     _unit(amount_decimals), _unit(amount_decimals + 4))
 
 
 def _base_units(value: Decimal) -> int:
@@ -276,17 +415,18 @@ def market_order_amounts(
     BUY ``amount`` is pUSD to spend, SELL ``amount`` is shares to sell; ``price`` is the worst
     acceptable price (floored to the tick).
     """
-    price_decimals, amount_decimals = _decimals(Decimal(tick_size))
-    worst = _quantize(Decimal(price), price_decimals, ROUND_FLOOR)
-    check_price(worst, tick_size)
-    maker = _quantize(Decimal(amount), SIZE_DECIMALS, ROUND_FLOOR)
+    grid = _tick_grid(Decimal(tick_size))
+    worst = Decimal(price).quantize(grid.price_unit, ROUND_FLOOR)
+    if worst % grid.tick != 0 or not grid.tick <= worst <= grid.top:
+        check_price(worst, tick_size)  # raises, with the message of the tick as given
+    maker = Decimal(amount).quantize(_SIZE_UNIT, ROUND_FLOOR)
     if maker <= 0:
         raise ValueError(f"amount {amount} rounds to zero")
     if _side(side) == BUY:
         taker = maker / worst
-        if -taker.as_tuple().exponent > amount_decimals:  # type: ignore[operator]
-            taker = _quantize(taker, amount_decimals + 4, ROUND_CEILING)
-            taker = _quantize(taker, amount_decimals, ROUND_FLOOR)
+        if -taker.as_tuple().exponent > grid.amount_decimals:  # type: ignore[operator]
+            taker = taker.quantize(grid.fine_unit, ROUND_CEILING).quantize(
+                grid.amount_unit, ROUND_FLOOR)
     else:
         taker = maker * worst
     return _base_units(maker), _base_units(taker), worst
@@ -312,39 +452,54 @@ def _sign(
     timestamp_ms: int | None,
 ) -> tuple[SignedOrderV2, str, str]:
     """Build and sign a V2 order; returns (order, EIP-712 order hash, exchange)."""
-    sig_type = SignatureTypeV2(signature_type)
+    try:
+        sig_type = _SIGNATURE_TYPES[signature_type]
+    except (KeyError, TypeError):  # not a known type: the Enum's own error
+        sig_type = SignatureTypeV2(signature_type)
     key = order_key(private_key)
     if sig_type != SignatureTypeV2.EOA and not funder:
         raise ValueError(f"signature type {signature_type} needs a funder address")
     maker = funder or key.address
+    # Type 3: the deposit wallet is both maker and signer; otherwise the EOA signs.
+    signer = maker if sig_type == SignatureTypeV2.POLY_1271 else key.address
     exchange = exchange_address_for(
         chain_id, neg_risk, exchange_address, neg_risk_exchange_address
     )
+    salt_text = str(salt) if salt is not None else generate_order_salt()
+    token_text = str(token_id)
+    timestamp = timestamp_ms if timestamp_ms is not None else time.time_ns() // 10**6
+    side_enum = Side.BUY if side == BUY else Side.SELL
+    metadata = metadata or BYTES32_ZERO
+    builder = builder or BYTES32_ZERO
     order = SignedOrderV2(
-        salt=str(salt) if salt is not None else generate_order_salt(),
+        salt=salt_text,
         maker=maker,
-        # Type 3: the deposit wallet is both maker and signer; otherwise the EOA signs.
-        signer=maker if sig_type == SignatureTypeV2.POLY_1271 else key.address,
-        tokenId=str(token_id),
+        signer=signer,
+        tokenId=token_text,
         makerAmount=str(maker_amount),
         takerAmount=str(taker_amount),
-        side=Side.BUY if side == BUY else Side.SELL,
+        side=side_enum,
         signatureType=sig_type,
-        timestamp=str(timestamp_ms if timestamp_ms is not None else time.time_ns() // 10**6),
-        metadata=metadata or BYTES32_ZERO,
-        builder=builder or BYTES32_ZERO,
+        timestamp=str(timestamp),
+        metadata=metadata,
+        builder=builder,
         expiration=str(expiration),
     )
     app_domain = domain_separator(chain_id, exchange)
-    contents = order_struct_hash(order)
-    order_hash = keccak(b"\x19\x01" + app_domain + contents)
+    # order_struct_hash(order), from the values before they became the order's strings.
+    contents = _struct_hash(int(salt_text), _address_word(maker), _address_word(signer),
+                            _token_word(token_text), int(maker_amount),
+                            int(taker_amount), _SIDE_WORDS[side_enum], int(sig_type),
+                            int(timestamp), metadata, builder)
+    order_hash = keccak256(b"\x19\x01" + app_domain + contents)
     if sig_type == SignatureTypeV2.POLY_1271:
         # ERC-7739: the owner signs TypedDataSign(contents, the wallet's domain) under the
         # exchange's domain; the envelope carries that domain, the contents and the type.
-        wrapped = keccak(_TYPED_DATA_SIGN_TYPE_HASH + contents + _DEPOSIT_WALLET_NAME_HASH
-                         + _DEPOSIT_WALLET_VERSION_HASH + _word(chain_id)
-                         + _address_word(order.signer) + bytes(32))
-        inner = key.sign_digest(keccak(b"\x19\x01" + app_domain + wrapped))
+        wrapped = keccak256(b"".join((
+            _TYPED_DATA_SIGN_TYPE_HASH, contents, _DEPOSIT_WALLET_NAME_HASH,
+            _DEPOSIT_WALLET_VERSION_HASH, _word(chain_id), _address_word(signer),
+            _ZERO_WORD)))
+        inner = key.sign_digest(keccak256(b"\x19\x01" + app_domain + wrapped))
         order.signature = ("0x" + inner.hex() + app_domain.hex() + contents.hex()
                            + _TYPE_STRING_SUFFIX)
     else:

@@ -299,3 +299,120 @@ def test_fast_signer_matches_the_librarys_builder_byte_for_byte(signature_type: 
     fields = dataclasses.asdict(ours.order)
     fields.pop("signature")
     assert fields == dataclasses.asdict(theirs)
+
+
+@pytest.mark.parametrize("signature_type,funder", [(0, None), (3, DEPOSIT_WALLET)])
+@pytest.mark.parametrize("kind", ["market BUY", "market SELL", "limit BUY with metadata"])
+def test_fast_signer_matches_the_library_for_market_orders_and_metadata(
+        signature_type: int, funder: str | None, kind: str) -> None:
+    """The per-thread Keccak, the cached words and the integer encoding sign what the
+    library signs, for market orders and for non-zero metadata and builder fields too."""
+    import dataclasses
+
+    from py_clob_client_v2.order_utils import ExchangeOrderBuilderV2, Side, SignatureTypeV2
+    from py_clob_client_v2.order_utils.model.order_data_v2 import OrderDataV2
+    from py_clob_client_v2.signer import Signer
+
+    from venue.signing import OrderKey, order_struct_hash
+
+    metadata = builder_code = None
+    if kind == "market BUY":
+        ours = build_signed_market_order(
+            OrderKey(KEY), 137, TOKEN, "BUY", Decimal("7.77"), Decimal("0.53"), "FAK",
+            signature_type=signature_type, funder=funder, salt=1, timestamp_ms=1784486089486)
+    elif kind == "market SELL":
+        ours = build_signed_market_order(
+            OrderKey(KEY), 137, TOKEN, "SELL", Decimal("12.345"), Decimal("0.337"),
+            signature_type=signature_type, funder=funder, salt=2**255 + 12345,
+            timestamp_ms=1784486089486)
+    else:
+        metadata, builder_code = "0x" + "5a" * 32, "0x" + "00" * 12 + "ab" * 20
+        ours = build_signed_order(
+            KEY, 137, TOKEN, "BUY", Decimal("0.5"), Decimal("3"), signature_type=signature_type,
+            funder=funder, metadata=metadata, builder=builder_code, salt=42,
+            timestamp_ms=1784486089486)
+    builder = ExchangeOrderBuilderV2(EXCHANGE_V2, 137, Signer(KEY, 137),
+                                     generate_salt=lambda: ours.order.salt)
+    theirs = builder.build_order(OrderDataV2(
+        maker=funder or ADDRESS, tokenId=TOKEN, makerAmount=str(ours.maker_amount),
+        takerAmount=str(ours.taker_amount), side=Side.BUY if "BUY" in kind else Side.SELL,
+        signer=funder or ADDRESS, signatureType=SignatureTypeV2(signature_type),
+        timestamp="1784486089486", metadata=metadata, builder=builder_code, expiration="0"))
+    typed = builder.build_order_typed_data(theirs)
+    assert ours.order.signature == builder.build_order_signature(typed)
+    assert ours.order_hash == builder.build_order_hash(typed)
+    fields = dataclasses.asdict(ours.order)
+    fields.pop("signature")
+    assert fields == dataclasses.asdict(theirs)
+    # The public struct hash (from the order's strings) equals the one signing used.
+    contents = encode_typed_data(full_message=typed).body
+    assert order_struct_hash(ours.order) == contents
+
+
+def test_keccak256_matches_eth_hash_across_block_boundaries_and_threads() -> None:
+    """Keccak on a reused per-thread state equals a fresh hash at every length near the
+    136-byte rate, for bytes and other buffers, and threads do not share a state."""
+    import threading
+
+    from venue.signing import keccak256
+
+    data = bytes(range(256)) * 2
+    for length in [*range(0, 140), *range(268, 276), 384, 410, 512]:
+        assert keccak256(data[:length]) == keccak(data[:length]), length
+    assert keccak256(bytearray(b"abc")) == keccak256(memoryview(b"abc")) == keccak(b"abc")
+    results: dict[int, list[bool]] = {}
+
+    def hash_many(seed: int) -> None:
+        results[seed] = [keccak256(bytes([seed]) * n) == keccak(bytes([seed]) * n)
+                         for n in range(0, 600, 7)]
+
+    threads = [threading.Thread(target=hash_many, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(all(ok) for ok in results.values()) and len(results) == 4
+
+
+@pytest.mark.parametrize("owner", ["owner-key", "clé \"quoted\" \\ \n\u2028 ✓"])
+def test_body_is_the_librarys_json_byte_for_byte(owner: str) -> None:
+    """The directly written body equals json.dumps of the library's order dict, whatever
+    the owner text, order type and flags (non-bool flags go through the dict)."""
+    from py_clob_client_v2.order_utils.model.order_data_v2 import order_to_json_v2
+
+    from venue.signing import compact_json
+
+    orders = [
+        build_signed_order(KEY, 137, TOKEN, "BUY", Decimal("0.5"), Decimal("5"), salt=7,
+                           timestamp_ms=1784486089486),
+        build_signed_market_order(KEY, 137, TOKEN, "SELL", Decimal("3"), Decimal("0.41"),
+                                  "FAK", signature_type=3, funder=DEPOSIT_WALLET),
+    ]
+    for order in orders:
+        for order_type in (None, "GTC", "GTD", "FOK"):
+            kind = order_type or order.order_type
+            for post_only, defer_exec in ((False, False), (True, False), (False, True), (1, 0)):
+                if post_only and kind in ("FOK", "FAK"):
+                    with pytest.raises(ValueError, match="post_only"):
+                        order.body(owner, order_type, post_only, defer_exec)  # type: ignore[arg-type]
+                    continue
+                expected = json.dumps(
+                    order_to_json_v2(order.order, owner, kind, post_only, defer_exec),  # type: ignore[arg-type]
+                    separators=(",", ":"), ensure_ascii=False)
+                body = order.body(owner, order_type, post_only, defer_exec)  # type: ignore[arg-type]
+                assert body == expected
+                assert body == compact_json(order.payload(owner, order_type, post_only,
+                                                          defer_exec))  # type: ignore[arg-type]
+
+
+def test_market_amounts_grid_is_shared_by_equal_ticks_but_errors_name_the_tick_given() -> None:
+    """0.01 and 0.010 price alike; an off-grid or out-of-range price names the tick as given."""
+    for tick in ("0.01", Decimal("0.010"), Decimal("1E-2")):
+        assert market_order_amounts("BUY", Decimal("10"), Decimal("0.33"), tick) == (
+            10000000, 30303000, Decimal("0.33"))
+    with pytest.raises(ValueError, match=r"outside \[0\.010, 0\.990\]"):
+        market_order_amounts("BUY", Decimal("10"), Decimal("0.005"), Decimal("0.010"))
+    with pytest.raises(ValueError, match=r"outside \[0\.01, 0\.99\]"):
+        market_order_amounts("SELL", Decimal("10"), Decimal("0.0001"), "0.01")
+    with pytest.raises(ValueError, match=r"tick size 0\.05 not in"):
+        market_order_amounts("BUY", Decimal("10"), Decimal("0.5"), Decimal("0.05"))
