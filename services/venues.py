@@ -7,7 +7,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from venue.client import AsyncVenueClient, VenueClient
-from venue.config import POLYGON_CHAIN_ID, VenueConfig
+from venue.config import (
+    POLYGON_CHAIN_ID,
+    POLYMARKET_MARKET_WS_URL,
+    VenueConfig,
+    sandbox_market_ws_url,
+)
 
 _lock = threading.Lock()
 _config: VenueConfig | None = None
@@ -18,12 +23,18 @@ def venue_config(settings: Mapping[str, Any]) -> VenueConfig:
     """The VenueConfig the settings describe (Polymarket's or the sandbox's URLs)."""
     # Orders are signed for the venue's chain: Polygon's (or Amoy's) against Polymarket,
     # the sandbox's own (Polygon's id) otherwise, whatever local chain backs the wallets.
-    chain_id = settings["CHAIN_ID"] if settings["VENUE"] == "polymarket" else POLYGON_CHAIN_ID
+    polymarket = settings["VENUE"] == "polymarket"
+    chain_id = settings["CHAIN_ID"] if polymarket else POLYGON_CHAIN_ID
+    # No setting of its own (the env names are fixed): Polymarket's channel, or the sandbox's
+    # on the host of its CLOB.
+    clob_url = settings["POLYMARKET_CLOB_URL"]
+    market_ws_url = POLYMARKET_MARKET_WS_URL if polymarket else sandbox_market_ws_url(clob_url)
     return VenueConfig(
         gamma_url=settings["POLYMARKET_GAMMA_URL"],
-        clob_url=settings["POLYMARKET_CLOB_URL"],
+        clob_url=clob_url,
         data_url=settings["POLYMARKET_DATA_URL"],
         rtds_url=settings.get("POLYMARKET_RTDS_URL") or "",
+        market_ws_url=market_ws_url,
         chain_id=chain_id,
         exchange_address=settings.get("CTF_EXCHANGE_ADDRESS"),
         neg_risk_exchange_address=settings.get("NEG_RISK_EXCHANGE_ADDRESS"),

@@ -22,6 +22,7 @@ from venue.data_api import DataApi
 from venue.errors import VenueRejected
 from venue.gamma import GammaApi
 from venue.http import AsyncTransport, SyncTransport
+from venue.market_feed import BookFeed, open_book_feed
 from venue.models import ApiCreds, FeeSchedule, OpenOrder
 from venue.rtds import ActivityFeed, open_activity_feed
 from venue.signing import (
@@ -238,6 +239,14 @@ class AsyncVenueClient:
         if not self.config.rtds_url:
             raise ValueError("no RTDS URL configured; detect trades by polling")
         return open_activity_feed(self.config.rtds_url, wallets, **options)
+
+    def book_feed(
+        self, token_ids: Iterable[str] = (), **options: Any
+    ) -> AbstractAsyncContextManager[BookFeed]:
+        """``async with client.book_feed(tokens) as books: books.book(token)`` (None = use REST)."""
+        if not self.config.market_ws_url:
+            raise ValueError("no market channel URL configured; read books with GET /book")
+        return open_book_feed(self.config.market_ws_url, token_ids, **options)
 
     async def aclose(self) -> None:
         """Close pooled connections."""

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from urllib.parse import urlsplit, urlunsplit
 
 POLYMARKET_GAMMA_URL = "https://gamma-api.polymarket.com"
 POLYMARKET_CLOB_URL = "https://clob.polymarket.com"
 POLYMARKET_DATA_URL = "https://data-api.polymarket.com"
 POLYMARKET_RTDS_URL = "wss://ws-live-data.polymarket.com"
+POLYMARKET_MARKET_WS_URL = "wss://ws-subscriptions-clob.polymarket.com/ws/market"
+SANDBOX_CLOB_PREFIX = "/clob"
+SANDBOX_MARKET_WS_PATH = "/ws/market"
 POLYGON_CHAIN_ID = 137
 
 
 @dataclass(frozen=True, slots=True)
 class VenueConfig:
-    """Base URLs of the three HTTP APIs and the feed, plus signing and transport settings.
+    """Base URLs of the three HTTP APIs and the feeds, plus signing and transport settings.
+
+    ``rtds_url`` is the activity feed, ``market_ws_url`` the CLOB market channel (order
+    books pushed live); "" means not configured.
 
     ``exchange_address``/``neg_risk_exchange_address`` override the V2 exchange contracts
     that orders are signed for (None = py-clob-client-v2's table for ``chain_id``).
@@ -23,6 +30,7 @@ class VenueConfig:
     clob_url: str
     data_url: str
     rtds_url: str = ""
+    market_ws_url: str = ""
     chain_id: int = POLYGON_CHAIN_ID
     exchange_address: str | None = None
     neg_risk_exchange_address: str | None = None
@@ -45,6 +53,7 @@ class VenueConfig:
             clob_url=POLYMARKET_CLOB_URL,
             data_url=POLYMARKET_DATA_URL,
             rtds_url=POLYMARKET_RTDS_URL,
+            market_ws_url=POLYMARKET_MARKET_WS_URL,
         )
         return replace(base, **overrides)  # type: ignore[arg-type]
 
@@ -58,6 +67,7 @@ class VenueConfig:
             clob_url=f"{root}/clob",
             data_url=f"{root}/data",
             rtds_url=f"{ws_root}/rtds",
+            market_ws_url=f"{ws_root}{SANDBOX_MARKET_WS_PATH}",
         )
         return replace(base, **overrides)  # type: ignore[arg-type]
 
@@ -65,3 +75,11 @@ class VenueConfig:
         """Base URL of ``gamma``, ``clob`` or ``data``, without a trailing slash."""
         urls = {"gamma": self.gamma_url, "clob": self.clob_url, "data": self.data_url}
         return urls[api].rstrip("/")
+
+
+def sandbox_market_ws_url(clob_url: str) -> str:
+    """The sandbox's market channel from its CLOB base (same host, ws scheme, /ws/market)."""
+    parts = urlsplit(clob_url.rstrip("/"))
+    scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
+    root = parts.path.removesuffix(SANDBOX_CLOB_PREFIX)  # the CLOB is mounted at <root>/clob
+    return urlunsplit((scheme, parts.netloc, root + SANDBOX_MARKET_WS_PATH, "", ""))

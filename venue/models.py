@@ -446,3 +446,14 @@ class ApiCreds:
     def __repr__(self) -> str:
         # Never print the secret or passphrase into logs.
         return f"ApiCreds(api_key={self.api_key!r}, address={self.address!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class TickSizeChange:
+    """CLOB market-channel ``tick_size_change``: a token's minimum tick moved."""
+
+    market: str
+    asset_id: str
+    old_tick_size: Decimal | None
+    new_tick_size: Decimal
+    timestamp_ms: int

@@ -33,6 +33,7 @@ from venue.models import (
     PriceHistoryPoint,
     SearchResult,
     Tag,
+    TickSizeChange,
 )
 
 
@@ -313,6 +314,58 @@ def parse_last_trade_price(body: Any) -> LastTradePrice:
         timestamp_ms=opt_int(body.get("timestamp")) or 0,
         transaction_hash=_s(body.get("transaction_hash")),
     )
+
+
+def parse_tick_size_change(body: Any) -> TickSizeChange:
+    """CLOB market-channel ``tick_size_change`` message."""
+    body = _require_mapping(body, "tick_size_change")
+    new = dec(body.get("new_tick_size"))
+    if new is None:
+        raise MalformedResponse("tick_size_change without new_tick_size")
+    return TickSizeChange(
+        market=_s(body.get("market")),
+        asset_id=_s(body.get("asset_id")),
+        old_tick_size=dec(body.get("old_tick_size")),
+        new_tick_size=new,
+        timestamp_ms=opt_int(body.get("timestamp")) or 0,
+    )
+
+
+MarketEvent = OrderBook | PriceChange | LastTradePrice | TickSizeChange
+# One decoder for every frame: json.loads builds a new one per call when given parse_float,
+# which costs about as much as decoding a one-level price_change.
+_MARKET_DECODER = json.JSONDecoder(parse_float=Decimal)
+
+
+def parse_market_frame(text: str | bytes) -> list[MarketEvent]:
+    """Events of one market-channel text frame in order, one PriceChange per changed level.
+
+    ``[]`` for ``PONG`` and other non-JSON keepalives; event types we do not use are skipped;
+    invalid JSON raises MalformedResponse (a book fed from this stream can no longer be trusted).
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{":
+        return []
+    try:
+        decoded = _MARKET_DECODER.decode(stripped)
+    except ValueError as exc:
+        raise MalformedResponse(f"venue sent invalid JSON: {exc}") from exc
+    events: list[MarketEvent] = []
+    for message in decoded if isinstance(decoded, list) else [decoded]:
+        if not isinstance(message, Mapping):
+            continue
+        kind = message.get("event_type")
+        if kind == "book":
+            events.append(parse_book(message))
+        elif kind == "price_change":
+            events.extend(parse_price_changes(message))
+        elif kind == "last_trade_price":
+            events.append(parse_last_trade_price(message))
+        elif kind == "tick_size_change":
+            events.append(parse_tick_size_change(message))
+    return events
 
 
 def _field_dec(body: Any, *keys: str) -> Decimal:

@@ -5,7 +5,8 @@
         ClobClient(venue.clob_url, chain_id=137, key=...)
 
 Base URLs: Gamma `<url>/gamma`, CLOB `<url>/clob`, Data API `<url>/data`,
-RTDS `ws://host:port/rtds`, control API `<url>/_sandbox` (see venue.sandbox.control).
+RTDS `ws://host:port/rtds`, CLOB market channel `ws://host:port/ws/market`,
+control API `<url>/_sandbox` (see venue.sandbox.control).
 """
 
 from venue.sandbox.app import create_sandbox_app

@@ -1,4 +1,5 @@
-"""The sandbox venue's Flask app: Gamma, CLOB, Data API, RTDS and control API on one port."""
+"""The sandbox venue's Flask app: Gamma, CLOB, Data API, RTDS, the CLOB market channel and
+the control API on one port."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from flask import Flask, Response, g, request
 
 from venue.sandbox import clob, control, data_api, gamma
 from venue.sandbox.config import SandboxConfig
+from venue.sandbox.market_ws import install_market_ws
 from venue.sandbox.responses import error_response
 from venue.sandbox.rtds import install_rtds
 from venue.sandbox.state import SandboxState
@@ -37,7 +39,7 @@ def create_sandbox_app(
     app.register_blueprint(clob.bp, url_prefix=CLOB_PREFIX)
     app.register_blueprint(data_api.bp, url_prefix=DATA_PREFIX)
     app.register_blueprint(control.bp, url_prefix=CONTROL_PREFIX)
-    install_rtds(app, state)
+    install_market_ws(install_rtds(app, state), state)
 
     @app.before_request
     def _stamp_arrival() -> None:

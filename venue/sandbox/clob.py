@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -13,6 +12,7 @@ from functools import wraps
 from flask import Blueprint, current_app, g, request
 
 from venue.sandbox import auth
+from venue.sandbox.market_channel import book_summary
 from venue.sandbox.matching import BookOrder
 from venue.sandbox.responses import error_response, json_response, poly_headers, query_int
 from venue.sandbox.state import (
@@ -120,21 +120,14 @@ def book_json(state: SandboxState, token_id: str) -> dict:
     """An order book summary as GET /book sends it (best price last, hash included)."""
     market, _, bids, asks = state.token_book(token_id)
     last = state.last_trade_price(token_id)
-    summary = {
-        "market": market.condition_id,
-        "asset_id": token_id,
-        "timestamp": str(int(state.clock() * 1000)),
-        "hash": "",
-        "bids": [{"price": _plain(p), "size": _plain(s)} for p, s in reversed(bids)],
-        "asks": [{"price": _plain(p), "size": _plain(s)} for p, s in reversed(asks)],
-        "min_order_size": _plain(market.min_order_size),
-        "tick_size": str(market.tick_size),
-        "neg_risk": market.neg_risk,
-        "last_trade_price": _plain(last) if last is not None else "",
-    }
-    compact = json.dumps(summary, separators=(",", ":"), ensure_ascii=False)
-    summary["hash"] = hashlib.sha1(compact.encode("utf-8")).hexdigest()
-    return summary
+    return book_summary(
+        market,
+        token_id,
+        [(_plain(p), _plain(s)) for p, s in reversed(bids)],
+        [(_plain(p), _plain(s)) for p, s in reversed(asks)],
+        _plain(last) if last is not None else "",
+        int(state.clock() * 1000),
+    )
 
 
 @bp.get("/book")

@@ -17,6 +17,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from venue.sandbox.app import create_sandbox_app
 from venue.sandbox.config import SandboxConfig
+from venue.sandbox.market_ws import MARKET_WS_PATH
 from venue.sandbox.state import SandboxState
 
 log = logging.getLogger(__name__)
@@ -207,6 +208,11 @@ class SandboxServer:
         return f"ws://{self.host}:{self.port}/rtds"
 
     @property
+    def market_ws_url(self) -> str:
+        """The CLOB market channel of this venue (derived from the CLOB URL by clients)."""
+        return f"ws://{self.host}:{self.port}{MARKET_WS_PATH}"
+
+    @property
     def control_url(self) -> str:
         """Base of the sandbox-only control API."""
         return f"{self.url}/_sandbox"
@@ -223,6 +229,7 @@ class SandboxServer:
         """Stop whales, close websockets, stop serving and free the port."""
         self.app.extensions["sandbox_whales"].stop()
         self.state.feed.close_all()
+        self.state.market_channel.close_all()
         self._server.shutdown()
         self._server.server_close()
         # Kept-alive connections would keep answering after the stop: end them too.
@@ -246,7 +253,8 @@ def serve(host: str = "127.0.0.1", port: int = 8010, *, seed: int = 0,
     # so a burst of orders is read (and stamped) as it arrives rather than one by one.
     sys.setswitchinterval(0.0005)
     server = SandboxServer(host=host, port=port, seed=seed, whales=whales)
-    log.info("sandbox venue on %s (gamma /gamma, clob /clob, data /data, ws /rtds)", server.url)
+    log.info("sandbox venue on %s (gamma /gamma, clob /clob, data /data, ws /rtds, /ws/market)",
+             server.url)
     print(f"sandbox venue listening on {server.url}", flush=True)
     try:
         server._server.serve_forever()
@@ -255,4 +263,5 @@ def serve(host: str = "127.0.0.1", port: int = 8010, *, seed: int = 0,
     finally:
         server.app.extensions["sandbox_whales"].stop()
         server.state.feed.close_all()
+        server.state.market_channel.close_all()
         server._server.server_close()

@@ -29,6 +29,7 @@ from venue.sandbox.catalog import (
 from venue.sandbox.config import SandboxConfig
 from venue.sandbox.faults import FaultBoard
 from venue.sandbox.feed import RtdsHub
+from venue.sandbox.market_channel import MarketChannel
 from venue.sandbox.matching import BookOrder, MarketBook, PlannedFill, cost_of, proceeds_of
 from venue.sandbox.order_signing import (
     SIG_POLY_1271,
@@ -195,6 +196,7 @@ class SandboxState:
         self.clock = clock
         self.lock = threading.RLock()
         self.feed = RtdsHub()
+        self.market_channel = MarketChannel(self)
         self.faults = FaultBoard()
         self.house = derived_address(HOUSE_SEED)
         self._initial_switches = (self.config.refuse_eoa_makers, set(self.config.legacy_makers))
@@ -209,6 +211,7 @@ class SandboxState:
             self.config.refuse_eoa_makers = self._initial_switches[0]
             self.config.legacy_makers = set(self._initial_switches[1])
             self._reset_locked()
+            self.market_channel.resync()
         self.faults.clear()
 
     def _reset_locked(self) -> None:
@@ -374,6 +377,7 @@ class SandboxState:
             for order in [o for o in book.orders() if o.is_house]:
                 self._close_order(order, "CANCELED")
             self._replenish_house(market)
+            self.market_channel.publish(market)
 
     # ---------------------------------------------------------------- lookups
 
@@ -632,6 +636,7 @@ class SandboxState:
                 order.original_size = order.size_matched
             order.status = "MATCHED" if order.size_matched else "CANCELED"
         self._replenish_house(market)
+        self.market_channel.publish(market)
         return self._order_response(order, trade)
 
     def _tradable_market(self, token_id: str) -> tuple[Market, int]:
@@ -735,6 +740,8 @@ class SandboxState:
         ts = int(now)
         self.price_history[market.token_ids[0]].append((ts, last_book_price))
         self.price_history[market.token_ids[1]].append((ts, 1 - last_book_price))
+        self.market_channel.note_trade(market, taker.token_index, taker.side, trade.size,
+                                       trade.fee_rate_bps, tx_hash, now)
         self.clob_trades[trade.id] = trade
         self.fills.extend(new_fills)
         published = time.time()
@@ -830,6 +837,7 @@ class SandboxState:
         canceled: list[str] = []
         not_canceled: dict[str, str] = {}
         with self.lock:
+            touched: dict[str, Market] = {}
             for order_id in order_ids:
                 order = self.orders.get(order_id)
                 if order is None or order.owner != record.api_key:
@@ -841,6 +849,9 @@ class SandboxState:
                 else:
                     self._close_order(order, "CANCELED")
                     canceled.append(order_id)
+                    touched[order.condition_id] = self.markets[order.condition_id]
+            for market in touched.values():
+                self.market_channel.publish(market)
         return {"canceled": canceled, "not_canceled": not_canceled}
 
     def cancel_where(
@@ -951,6 +962,7 @@ class SandboxState:
             before = len(self.fills)
             self._execute(market, taker, [PlannedFill(maker, shares, book_price)], now)
             taker.status = "MATCHED"
+            self.market_channel.publish(market)  # the trade price (the book is untouched)
             return self.fills[before:]
 
     def whale_tick(self) -> list[Fill]:
@@ -996,6 +1008,7 @@ class SandboxState:
             )
             for order in self.books[market.condition_id].orders():
                 self._close_order(order, "CANCELED")
+            self.market_channel.publish(market)
             return market
 
     def redeem(self, address: str, condition_id: str) -> Decimal:
