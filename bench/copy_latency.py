@@ -141,6 +141,9 @@ def main() -> None:
                              "are deleted first); default: a fresh SQLite file")
     parser.add_argument("--breakdown", action="store_true",
                         help="also print where the time goes (detect, decide, plan/sign, send)")
+    parser.add_argument("--cold-books", action="store_true",
+                        help="a new market per sample: every copy reads GET /book (by "
+                             "default later samples find the book on the market channel)")
     parser.add_argument("--samples-detail", action="store_true",
                         help="with --breakdown, also print each sample's steps (slowest last)")
     parser.add_argument("--venue-in-process", action="store_true",
@@ -187,10 +190,15 @@ def main() -> None:
     prefix = f"copybench-{secrets.token_hex(3)}:"
     jobs.configure(args.redis_url, prefix)
     control = httpx.Client(base_url=sandbox.control_url, timeout=30)
-    control.post("/markets", json={"slug": "bench", "question": "Bench?", "liquidity": True,
-                                   "fair_price": "0.5", "category": "politics"})
-    token = next(m for m in control.get("/state").json()["markets"]
-                 if m["slug"] == "bench")["token_ids"][0]
+    # One market; with --cold-books one per sample, so that no sample's book can come from
+    # the market channel (each copy reads GET /book, as a target's first fill in a token).
+    slugs = [f"bench-{i}" for i in range(args.samples if args.cold_books else 1)]
+    for slug in slugs:
+        control.post("/markets", json={"slug": slug, "question": f"Bench {slug}?",
+                                       "liquidity": True, "fair_price": "0.5",
+                                       "category": "politics"})
+    by_slug = {m["slug"]: m["token_ids"][0] for m in control.get("/state").json()["markets"]}
+    tokens = [by_slug[slug] for slug in slugs]
 
     started = time.perf_counter()
     with db.connection_context():
@@ -244,14 +252,15 @@ def main() -> None:
                 (engine.stats.poll_requests - requests) / cycles if cycles else float("nan"))
             per_target = args.configs // len(targets)
             done = engine.stats.orders
+            reads, hits = engine.stats.book_requests, engine.stats.book_hits
             for sample in range(args.samples):
                 target = targets[sample % len(targets)]
                 await trio.to_thread.run_sync(lambda: control.delete("/orders"))
                 await trio.sleep(0.05)  # let that call's thread go quiet
                 injected = time.time()
                 answer = await trio.to_thread.run_sync(injector.inject, {
-                    "wallet": target, "token_id": token, "side": "BUY", "size": "20",
-                    "price": "0.5"})
+                    "wallet": target, "token_id": tokens[sample % len(tokens)], "side": "BUY",
+                    "size": "20", "price": "0.5"})
                 # Visible = when the venue published the fill (Data API and feed), stamped
                 # by the venue; the injecting call's own work before that is the harness's.
                 visible = answer["published_us"] / 1_000_000
@@ -267,6 +276,8 @@ def main() -> None:
                 latencies.extend(e["received_at"] - visible * 1000 for e in received)
                 handled.extend(e["handled_us"] / 1000 for e in received if "handled_us" in e)
                 marks.append((visible, {e["order_id"]: e["received_at"] for e in received}))
+            figures["book_reads"] = engine.stats.book_requests - reads
+            figures["book_hits"] = engine.stats.book_hits - hits
             nursery.cancel_scope.cancel()
 
     if args.profile:
@@ -285,6 +296,8 @@ def main() -> None:
         Path(args.profile).write_text(profiler.output_html() if args.profile.endswith(".html")
                                       else profiler.output_text(show_all=False))
     if args.breakdown:
+        print(f"  books: {figures['book_reads']:.0f} read with GET /book, "
+              f"{figures['book_hits']:.0f} from the market channel")
         print(f"  inject call -> venue published (harness, not overhead): p50 "
               f"{percentile(injections, 50):.1f} ms, p95 {percentile(injections, 95):.1f} ms")
         print_breakdown(marks, detail=args.samples_detail)

@@ -32,6 +32,7 @@ import math
 import random
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -53,7 +54,8 @@ from services import copy_control, copying, metrics, order_plan, orders, venue_a
 from services.copying import Holding, MarketView, TargetFill
 from venue.client import AsyncVenueClient
 from venue.errors import VenueError, VenueNotFound
-from venue.models import ActivityItem
+from venue.market_feed import BookFeed
+from venue.models import ActivityItem, OrderBook
 from worker.copy_engine import leases, placement, store
 from worker.copy_engine.accounts import AccountCache, WalletSlot
 from worker.copy_engine.leases import TargetLeases
@@ -86,6 +88,8 @@ class EngineSettings:
     max_fill_age_seconds: int = 600
     stale_intent_seconds: float = 120.0
     use_feed: bool = True
+    use_book_feed: bool = True  # books from the CLOB market channel once a token is watched
+    max_watched_books: int = 500  # tokens followed on the market channel (least recent out)
     db_threads: int = 16
     poll_concurrency: int = 8  # polls in flight at once, whatever the number of targets
     wallet_refresh_seconds: float = 15.0  # collateral estimates re-read from the venue
@@ -100,6 +104,7 @@ class EngineStats:
     polls: int = 0
     poll_requests: int = 0
     book_requests: int = 0
+    book_hits: int = 0  # books taken from the market channel instead of GET /book
     feed_fills: int = 0
     poll_fills: int = 0
     duplicates: int = 0
@@ -146,6 +151,8 @@ class CopyEngine:
         self.venue: AsyncVenueClient | None = None
         self.feed: Any = None
         self.feed_connected = False
+        self.books: BookFeed | None = None
+        self._watched: OrderedDict[str, None] = OrderedDict()  # least recently quoted first
         self._wake = trio.Event()
         self._nursery: trio.Nursery | None = None
         self._db_limiter = trio.CapacityLimiter(self.settings.db_threads)
@@ -239,6 +246,8 @@ class CopyEngine:
                 nursery.start_soon(self._control_loop)
                 if self.settings.use_feed and self.venue.config.rtds_url:
                     nursery.start_soon(self._feed_loop)
+                if self.settings.use_book_feed and self.venue.config.market_ws_url:
+                    nursery.start_soon(self._book_feed_loop)
                 nursery.start_soon(self._exit_loop)
                 nursery.start_soon(self._wallet_loop)
                 if database.has_log_to_fold():
@@ -563,12 +572,44 @@ class CopyEngine:
 
     # -- deciding and placing --------------------------------------------------------------
 
+    async def _book_feed_loop(self) -> None:
+        assert self.venue is not None
+        async with self.venue.book_feed() as books:
+            self.books = books
+            try:
+                await trio.sleep_forever()
+            finally:
+                self.books = None
+                self._watched.clear()
+
+    async def _book(self, token_id: str) -> OrderBook:
+        """The token's live book: from the market channel when it follows the token, else
+        read now (and followed from then on, so the next fill in it skips the read)."""
+        assert self.venue is not None
+        books = self.books
+        book = books.book(token_id) if books is not None else None
+        if book is not None:
+            self.stats.book_hits += 1
+            self._watched.move_to_end(token_id)
+            return book
+        book = await self.venue.clob.book(token_id)
+        self.stats.book_requests += 1
+        if books is not None and self.books is books:
+            books.seed(book)  # the channel's books lack the minimum size and neg-risk flag
+            if token_id not in self._watched:
+                books.watch([token_id])
+            self._watched[token_id] = None
+            self._watched.move_to_end(token_id)
+            while len(self._watched) > self.settings.max_watched_books:
+                stale, _ = self._watched.popitem(last=False)
+                books.unwatch([stale])
+        return book
+
     async def quote(self, token_id: str) -> Quote:
         """The token's market (cached) with the live book: what deciding and placing need."""
         assert self.venue is not None
         market = await self.venue.gamma.market_by_token(token_id)
-        book = await self.venue.clob.book(token_id)
-        self.stats.book_requests += 1
+        book = await self._book(token_id)
         names = [n for tag in market.tags for n in (tag.label, tag.slug) if n]
         view = MarketView(
             category=market.tags[0].label if market.tags else "",

@@ -308,3 +308,32 @@ def test_backstop_polling_is_capped_per_second_across_targets(redis_url, engine_
     assert engine._poll_delay() == 50.0  # 1,000 targets at 20 polls/s in all
     engine.targets = dict(list(engine.targets.items())[:10])
     assert engine._poll_delay() == 5.0
+
+
+def test_later_fills_in_a_token_are_priced_from_the_market_channel(
+        run_engines, make_config, trader, market, target, venue_control):
+    """The first fill in a token reads GET /book and follows the token on the market
+    channel; the next one decides and prices from the channel's book, which matches the
+    venue's after our own copy took liquidity."""
+    config = make_config(trader.user, target)
+
+    async def scenario(engines):
+        engine = engines[0]
+        await owned(engine, target)
+        await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+        await wait_for(settled(config))
+        assert engine.stats.book_requests >= 1
+        followed = await engine.books.wait_synced(market.yes, 5)
+        venue_book = await engine.venue.clob.book(market.yes)
+        assert (followed.bids, followed.asks) == (venue_book.bids, venue_book.asks)
+        assert followed.min_order_size == venue_book.min_order_size  # seeded from REST
+        reads, hits = engine.stats.book_requests, engine.stats.book_hits
+        await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+        await wait_for(settled(config, 2))
+        assert engine.stats.book_requests == reads
+        assert engine.stats.book_hits > hits
+
+    run_engines(scenario)
+    intents = intents_of(config)
+    assert [(i.status, i.filled_size) for i in intents] == [
+        ("filled", Decimal(10)), ("filled", Decimal(10))]
