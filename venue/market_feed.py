@@ -17,19 +17,17 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 from bisect import bisect_left, insort
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-from websockets.exceptions import InvalidURI, WebSocketException
 from websockets.uri import parse_uri
 
 from venue.models import BUY, LastTradePrice, Level, OrderBook, PriceChange, TickSizeChange
 from venue.parse import MalformedResponse, MarketEvent, parse_market_frame
-from venue.rtds import _connect
+from venue.ws import LINK_ERRORS, keep_connected
 
 log = logging.getLogger(__name__)
 
@@ -198,26 +196,18 @@ class BookFeed:
 
     async def run(self) -> None:
         """Connect, subscribe and apply messages forever, reconnecting with jittered backoff."""
-        delay = self.backoff_initial
         try:
-            while True:
-                messages_before = self.messages
-                try:
-                    async with _connect(self.url, self.open_timeout) as websocket:
-                        await self._session(websocket)
-                except InvalidURI:
-                    raise
-                except (OSError, TimeoutError, WebSocketException, MalformedResponse) as exc:
-                    self.last_error = f"{type(exc).__name__}: {exc}"
-                    log.info("market channel disconnected: %s", self.last_error)
-                finally:
-                    self._lost()
-                if self.messages > messages_before:
-                    delay = self.backoff_initial  # the link worked: start backoff over
-                await anyio.sleep(delay * (0.5 + random.random() / 2))
-                delay = min(self.backoff_max, delay * 2)
+            await keep_connected(self.url, self._session, name="market channel",
+                                 open_timeout=self.open_timeout,
+                                 backoff_initial=self.backoff_initial,
+                                 backoff_max=self.backoff_max, heard=lambda: self.messages,
+                                 on_error=self._link_error, on_end=self._lost,
+                                 errors=(*LINK_ERRORS, MalformedResponse))
         finally:
             self._lost()
+
+    def _link_error(self, message: str) -> None:
+        self.last_error = message
 
     async def _session(self, websocket: Any) -> None:
         """Subscribe everything watched, then apply frames until the connection ends."""

@@ -15,19 +15,17 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import sniffio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from websockets.exceptions import InvalidURI, WebSocketException
 from websockets.uri import parse_uri
 
 from venue.models import ActivityItem
 from venue.parse import parse_rtds_frame
+from venue.ws import keep_connected
 
 log = logging.getLogger(__name__)
 
@@ -35,15 +33,6 @@ SUBSCRIBE_ACTIVITY_TRADES: dict[str, Any] = {
     "action": "subscribe",
     "subscriptions": [{"topic": "activity", "type": "trades"}],
 }
-
-
-def _connect(url: str, open_timeout: float) -> Any:
-    """The websockets client for the running event loop (trio or asyncio)."""
-    if sniffio.current_async_library() == "trio":
-        from websockets.trio.client import connect
-    else:
-        from websockets.asyncio.client import connect  # type: ignore[assignment]
-    return connect(url, open_timeout=open_timeout, close_timeout=2)
 
 
 class ActivityFeed:
@@ -111,28 +100,22 @@ class ActivityFeed:
 
     async def run(self) -> None:
         """Connect, subscribe and pump trades forever, reconnecting with jittered backoff."""
-        delay = self.backoff_initial
         try:
-            while True:
-                frames_before = self.frames
-                try:
-                    async with _connect(self.url, self.open_timeout) as websocket:
-                        await self._session(websocket)
-                except InvalidURI:
-                    raise
-                except (OSError, TimeoutError, WebSocketException) as exc:
-                    self.last_error = f"{type(exc).__name__}: {exc}"
-                    log.info("rtds feed disconnected: %s", self.last_error)
-                finally:
-                    if self.connected:
-                        self.connected = False
-                        self._up = anyio.Event()
-                if self.frames > frames_before:
-                    delay = self.backoff_initial  # the link worked: start backoff over
-                await anyio.sleep(delay * (0.5 + random.random() / 2))
-                delay = min(self.backoff_max, delay * 2)
+            await keep_connected(self.url, self._session, name="rtds feed",
+                                 open_timeout=self.open_timeout,
+                                 backoff_initial=self.backoff_initial,
+                                 backoff_max=self.backoff_max, heard=lambda: self.frames,
+                                 on_error=self._link_error, on_end=self._link_down)
         finally:
             self._send.close()
+
+    def _link_error(self, message: str) -> None:
+        self.last_error = message
+
+    def _link_down(self) -> None:
+        if self.connected:
+            self.connected = False
+            self._up = anyio.Event()
 
     async def _session(self, websocket: Any) -> None:
         """Subscribe and forward frames until the connection ends (ConnectionClosed)."""
