@@ -1,14 +1,20 @@
-"""Multi-row INSERTs for hot paths (the copy engine's intents and order records).
+"""Plain-SQL writes and reads for hot paths (the copy engine's intents, orders and positions).
 
-peewee builds an INSERT value by value through its query compiler, which costs more than
-the database's own work for a batch of a few dozen wide rows. ``insert_rows`` converts
-each value with its field's own ``db_value`` (so what is stored is exactly what peewee
-would store) and sends one multi-row statement per chunk, on SQLite and PostgreSQL alike.
+peewee builds a statement value by value through its query compiler, which costs more than
+the database's own work for a batch of a few dozen wide rows. These helpers convert each
+value with its field's own ``db_value`` (so what is stored is exactly what peewee would
+store; what is read back goes through ``python_value``) and send statements whose text is
+built once per shape: ``insert_rows`` one multi-row INSERT per chunk, ``update_rows`` one
+prepared UPDATE per set of changed fields (``executemany``), ``update_returning`` one
+UPDATE that reads the row back, ``select_rows`` one SELECT; on SQLite and PostgreSQL alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import functools
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -61,4 +67,118 @@ def insert_rows(model: type[peewee.Model], rows: Sequence[dict[str, Any]], *,
     return inserted
 
 
-__all__ = ["insert_rows"]
+@dataclass(frozen=True, slots=True)
+class IfNull:
+    """A change written only where the column is still NULL (a first time is kept)."""
+
+    value: Any
+
+
+Shape = tuple[tuple[str, bool], ...]  # (field name, written only if NULL) per change
+
+
+@functools.lru_cache(maxsize=256)
+def _update_sql(model: type[peewee.Model], key: str, shape: Shape, returning: tuple[str, ...],
+                param: str) -> str:
+    meta = model._meta  # type: ignore[attr-defined]
+    fields = meta.fields
+    sets = []
+    for name, if_null in shape:
+        column = f'"{fields[name].column_name}"'
+        sets.append(f"{column} = COALESCE({column}, {param})" if if_null
+                    else f"{column} = {param}")
+    sql = (f'UPDATE "{meta.table_name}" SET {", ".join(sets)} '
+           f'WHERE "{fields[key].column_name}" = {param}')
+    if returning:
+        sql += " RETURNING " + ", ".join(f'"{fields[name].column_name}"' for name in returning)
+    return sql
+
+
+def _update_params(fields: Mapping[str, peewee.Field], key_field: peewee.Field, key_value: Any,
+                   changes: Mapping[str, Any]) -> tuple[Shape, list[Any]]:
+    shape: list[tuple[str, bool]] = []
+    params: list[Any] = []
+    for name, value in changes.items():
+        if_null = isinstance(value, IfNull)
+        shape.append((name, if_null))
+        params.append(fields[name].db_value(value.value if if_null else value))
+    params.append(key_field.db_value(key_value))
+    return tuple(shape), params
+
+
+def update_rows(model: type[peewee.Model], rows: Sequence[tuple[Any, Mapping[str, Any]]], *,
+                key: str = "id") -> None:
+    """UPDATE each (key value, {field name: value}) row of ``model`` with its own changes.
+
+    The row is the one whose ``key`` field holds the key value; an ``IfNull`` value is
+    written only where the column is NULL. Rows changing the same fields share one
+    prepared statement, sent with ``executemany``.
+    """
+    meta = model._meta  # type: ignore[attr-defined]
+    fields = meta.fields
+    database = meta.database
+    groups: dict[Shape, list[list[Any]]] = {}
+    for key_value, changes in rows:
+        shape, params = _update_params(fields, fields[key], key_value, changes)
+        groups.setdefault(shape, []).append(params)
+    # All or nothing (inside a caller's transaction that is the caller's).
+    with contextlib.nullcontext() if database.in_transaction() else database.atomic():
+        for shape, group in groups.items():
+            sql = _update_sql(model, key, shape, (), database.param)
+            if len(group) == 1:
+                database.execute_sql(sql, group[0])
+                continue
+            with peewee.__exception_wrapper__:  # the driver's errors as peewee's raises them
+                database.cursor().executemany(sql, group)
+
+
+def update_returning(model: type[peewee.Model], key_value: Any, changes: Mapping[str, Any],
+                     returning: Sequence[str], *, key: str = "id") -> dict[str, Any] | None:
+    """``update_rows`` for one row, whose ``returning`` fields come back as now stored.
+
+    One statement writes and reads, so what comes back is the row this change produced
+    (on PostgreSQL, under the row lock the UPDATE took). None when no row matched.
+    """
+    meta = model._meta  # type: ignore[attr-defined]
+    fields = meta.fields
+    database = meta.database
+    shape, params = _update_params(fields, fields[key], key_value, changes)
+    sql = _update_sql(model, key, shape, tuple(returning), database.param)
+    found = database.execute_sql(sql, params).fetchall()
+    if not found:
+        return None
+    return {name: fields[name].python_value(value)
+            for name, value in zip(returning, found[0], strict=True)}
+
+
+def select_rows(model: type[peewee.Model], names: Sequence[str],
+                where_in: Mapping[str, Collection[Any]], *, for_update: bool = False
+                ) -> list[dict[str, Any]]:
+    """The ``names`` fields of ``model``'s rows whose every ``where_in`` field is in its values.
+
+    With ``for_update`` they stay locked until the transaction ends (``FOR UPDATE``) on a
+    database with row locks; on SQLite a write transaction already keeps other writers out.
+    """
+    meta = model._meta  # type: ignore[attr-defined]
+    fields = meta.fields
+    database = meta.database
+    if any(not values for values in where_in.values()):
+        return []
+    conditions = []
+    params: list[Any] = []
+    for name, values in where_in.items():
+        field = fields[name]
+        conditions.append(f'"{field.column_name}" IN ('
+                          + ", ".join([database.param] * len(values)) + ")")
+        params.extend(field.db_value(value) for value in values)
+    columns = ", ".join(f'"{fields[name].column_name}"' for name in names)
+    sql = f'SELECT {columns} FROM "{meta.table_name}" WHERE {" AND ".join(conditions)}'
+    if for_update and database.for_update:  # SQLite has no row locks (nor the clause)
+        sql += " FOR UPDATE"
+    converters = [fields[name].python_value for name in names]
+    return [{name: convert(value) for name, convert, value in zip(names, converters, row,
+                                                                   strict=True)}
+            for row in database.execute_sql(sql, params).fetchall()]
+
+
+__all__ = ["IfNull", "insert_rows", "select_rows", "update_returning", "update_rows"]

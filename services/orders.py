@@ -31,11 +31,10 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID, uuid4
 
-from peewee import fn
 from redis.exceptions import RedisError
 
 from models.base import atomic, utcnow
-from models.bulk import insert_rows
+from models.bulk import IfNull, insert_rows, update_returning, update_rows
 from models.trading import (
     ORDER_CANCELLED,
     ORDER_FAILED,
@@ -340,38 +339,52 @@ def _trade_status(order_status: str, filled: Decimal) -> str:
     return TRADE_FILLED if filled > 0 else TRADE_CANCELLED
 
 
+# Every column written after the record: here (also by a reconciliation) or, for the
+# preview, by the database when it purges the preview.
+_STORED_STATE = ("status", "filled_size", "filled_value", "fee", "error", "acknowledged_at",
+                 "updated_at", "preview")
+
+
 def _finish(order: Order, status: str, *, filled_size: Decimal | None = None,
             filled_value: Decimal | None = None, fee: Decimal | None = None,
             error: str | None = None, acknowledged: bool = False) -> Order:
     """Write the order's new state and mirror it onto its trade; the order as now stored."""
     now = utcnow()
-    order = Order.get_by_id(order.id)  # as stored now (a reconciliation may have moved it)
-    changes: dict[Any, Any] = {Order.status: status, Order.updated_at: now}
+    changes: dict[str, Any] = {"status": status, "updated_at": now}
     if filled_size is not None:
-        changes[Order.filled_size] = filled_size
-        changes[Order.filled_value] = filled_value if filled_value is not None else ZERO
+        changes["filled_size"] = filled_size
+        changes["filled_value"] = filled_value if filled_value is not None else ZERO
     if fee is not None:
-        changes[Order.fee] = fee
+        changes["fee"] = fee
     if error is not None:
-        changes[Order.error] = error
-    if acknowledged and order.acknowledged_at is None:
-        changes[Order.acknowledged_at] = now
-    for field, value in changes.items():
-        setattr(order, field.name, value)
+        changes["error"] = error
+    if acknowledged:  # the first acknowledgement stays (a reconciliation may have made it)
+        changes["acknowledged_at"] = IfNull(now)
+    with atomic():
+        # Written and read back in one statement (plain SQL: peewee's compiler cost more
+        # than the database): the fills, fee and error a reconciliation stored and this
+        # answer does not replace are what the trade mirrors and the caller gets.
+        state = update_returning(Order, order.id, changes, _STORED_STATE)
+        if state is None:
+            raise Order.DoesNotExist(f"order {order.id} is not stored")
+        stored = Order(__no_default__=True)
+        stored.__data__.update(order.__data__)  # the rest never changes after the record
+        stored.__data__.update(state)
+        update_rows(Trade, [(order.id, _trade_changes(stored, now))], key="order")
+    return stored
+
+
+def _trade_changes(order: Order, now: datetime) -> dict[str, Any]:
+    """What the order's trade mirrors of its stored state (``now``: a first fill's time)."""
     trade_status = _trade_status(order.status, order.filled_size)
-    trade_changes: dict[Any, Any] = {
-        Trade.status: trade_status, Trade.filled_size: order.filled_size,
-        Trade.filled_value: order.filled_value, Trade.fee: order.fee}
+    changes: dict[str, Any] = {"status": trade_status, "filled_size": order.filled_size,
+                               "filled_value": order.filled_value, "fee": order.fee}
     if trade_status == TRADE_FILLED:  # the first time it counts as filled
-        trade_changes[Trade.filled_at] = fn.COALESCE(Trade.filled_at,
-                                                     Trade.filled_at.db_value(now))
+        changes["filled_at"] = IfNull(now)
     if order.detected_at is not None and order.acknowledged_at is not None:
         elapsed = order.acknowledged_at - order.detected_at
-        trade_changes[Trade.latency_ms] = max(0, int(elapsed.total_seconds() * 1000))
-    with atomic():
-        Order.update(changes).where(Order.id == order.id).execute()
-        Trade.update(trade_changes).where(Trade.order == order.id).execute()
-    return order
+        changes["latency_ms"] = max(0, int(elapsed.total_seconds() * 1000))
+    return changes
 
 
 def _placed(order: Order, trade_id: UUID) -> PlacedOrder:

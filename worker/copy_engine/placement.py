@@ -39,7 +39,7 @@ from models.copying import (
     INTENT_SKIPPED,
 )
 from models.trading import Order
-from services import catalogue, errors, orders
+from services import catalogue, errors, metrics, orders
 from services.copying import Holding, MarketView
 from services.order_plan import MarketInfo
 from services.orders import PostAnswer, PreparedOrder
@@ -213,6 +213,7 @@ def settle(tickets: list[Ticket], paper: dict[UUID, bool]) -> None:
             assert ticket.order is not None and ticket.prepared is not None
             placed_by_id[ticket.row["id"]] = orders.settle(ticket.order, ticket.prepared,
                                                            ticket.answer)
+    settled: list[tuple[Ticket, Outcome]] = []
     with store.write_transaction():
         for ticket in tickets:
             if ticket.order is None or ticket.prepared is None or ticket.answer is None:
@@ -224,13 +225,21 @@ def settle(tickets: list[Ticket], paper: dict[UUID, bool]) -> None:
             base = {"sent_at": ticket.sent_at, "latency_ms": _ms(ticket.sent_at,
                                                                   row["seen_at"])}
             ticket.outcome = _from_placed(placed, base)
-            store.settle_intent(row["id"], ticket.outcome.changes)
-            if ticket.outcome.filled_size > 0:
-                ticket.holding, ticket.opened = store.apply_position(
-                    row["config"], paper.get(row["config"], False), row["token_id"],
-                    row["side"], ticket.outcome.filled_size, ticket.outcome.filled_value,
-                    condition_id=row.get("condition_id", ""),
-                    market_slug=row.get("market_slug", ""), outcome=row.get("outcome", ""))
+            settled.append((ticket, ticket.outcome))
+        # The intents and positions of the whole batch in a few statements, not a few per
+        # ticket: this transaction holds SQLite's write lock (PostgreSQL's row locks).
+        store.settle_intents([(t.row["id"], outcome.changes) for t, outcome in settled])
+        filled = [(t, outcome) for t, outcome in settled if outcome.filled_size > 0]
+        moves = store.apply_positions([store.PositionFill(
+            t.row["config"], paper.get(t.row["config"], False), t.row["token_id"],
+            t.row["side"], outcome.filled_size, outcome.filled_value,
+            condition_id=t.row.get("condition_id", ""),
+            market_slug=t.row.get("market_slug", ""), outcome=t.row.get("outcome", ""))
+            for t, outcome in filled])
+        for (ticket, _), (holding, opened) in zip(filled, moves, strict=True):
+            ticket.holding, ticket.opened = holding, opened
+    for _, outcome in settled:  # counted once committed, and not while holding the lock
+        metrics.copy_settled(outcome.changes)
 
 
 def spent(ticket: Ticket) -> Decimal:

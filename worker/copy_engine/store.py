@@ -10,17 +10,17 @@ restart that sees the same fill inserts nothing, so it never places a second ord
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import peewee
 
 from models.base import atomic, db, utcnow
-from models.bulk import insert_rows
+from models.bulk import insert_rows, select_rows, update_rows
 from models.copying import (
     INTENT_OPEN,
     INTENT_PENDING,
@@ -31,6 +31,8 @@ from models.copying import (
 )
 from services import copying, metrics
 from services.copying import CopyRules, Holding
+
+ZERO = Decimal(0)
 
 
 @dataclass
@@ -163,30 +165,94 @@ def insert_intents(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def settle_intent(intent_id: UUID, changes: dict[str, Any]) -> None:
     """Record what became of an intent's order."""
-    CopyIntent.update({getattr(CopyIntent, k): v for k, v in changes.items()}).where(
-        CopyIntent.id == intent_id).execute()
+    settle_intents([(intent_id, changes)])
     metrics.copy_settled(changes)
+
+
+def settle_intents(settled: Sequence[tuple[UUID, Mapping[str, Any]]]) -> None:
+    """Record what became of intents' orders: (intent id, changes) each; counted by the caller.
+
+    Intents with the same kind of outcome share one prepared statement (the copy engine
+    settles a fill's intents inside the transaction that holds the write lock).
+    """
+    update_rows(CopyIntent, settled)
+
+
+@dataclass(frozen=True)
+class PositionFill:
+    """A fill to add to a config's position (``apply_positions``)."""
+
+    config_id: UUID
+    paper: bool
+    token_id: str
+    side: str
+    shares: Decimal
+    usdc: Decimal
+    condition_id: str = ""
+    market_slug: str = ""
+    outcome: str = ""
+
+
+_POSITION_MOVES = ("shares", "cost_usdc", "realized_pnl", "opened")  # what a fill changes
+_POSITION_STATE = ("id", "config", "paper", "token_id", *_POSITION_MOVES)
 
 
 def apply_position(config_id: UUID, paper: bool, token_id: str, side: str, shares: Decimal,
                    usdc: Decimal, *, condition_id: str = "", market_slug: str = "",
                    outcome: str = "") -> tuple[Holding, int]:
     """Add a fill to the config's position (average cost); the new holding and open count."""
+    [result] = apply_positions([PositionFill(
+        config_id, paper, token_id, side, shares, usdc, condition_id=condition_id,
+        market_slug=market_slug, outcome=outcome)])
+    return result
+
+
+def apply_positions(fills: Sequence[PositionFill]) -> list[tuple[Holding, int]]:
+    """Add fills, in order, to their configs' positions; each fill's new holding and open count.
+
+    The positions involved are read (and locked, on PostgreSQL) in one statement, missing
+    ones inserted with their first fill applied, the rest written with one prepared
+    statement: a fill's copies settle in three statements instead of two or three each.
+    """
+    if not fills:
+        return []
     with write_transaction():
-        row = CopyPosition.get_or_none(CopyPosition.config == config_id,
-                                       CopyPosition.paper == paper,
-                                       CopyPosition.token_id == token_id)
-        if row is None:
-            row = CopyPosition.create(config=config_id, paper=paper, token_id=token_id,
-                                      condition_id=condition_id, market_slug=market_slug,
-                                      outcome=outcome, updated_at=utcnow())
-        before = Holding(row.shares, row.cost_usdc)
-        after, realized = copying.apply_fill(before, side, shares, usdc)
-        opened = row.opened + (1 if before.shares <= 0 < after.shares else 0)
-        CopyPosition.update(shares=after.shares, cost_usdc=after.cost_usdc,
-                            realized_pnl=row.realized_pnl + realized, opened=opened,
-                            updated_at=utcnow()).where(CopyPosition.id == row.id).execute()
-    return after, opened
+        config_ids = list({fill.config_id for fill in fills})
+        where: dict[str, list[Any]] = {"paper": list({fill.paper for fill in fills}),
+                                       "token_id": list({fill.token_id for fill in fills})}
+        positions: dict[tuple[UUID, bool, str], dict[str, Any]] = {}
+        for start in range(0, len(config_ids), 500):
+            for row in select_rows(CopyPosition, _POSITION_STATE,
+                                   {"config": config_ids[start:start + 500], **where},
+                                   for_update=True):
+                positions[(row["config"], row["paper"], row["token_id"])] = row
+        new: set[tuple[UUID, bool, str]] = set()
+        moved: set[tuple[UUID, bool, str]] = set()
+        results: list[tuple[Holding, int]] = []
+        for fill in fills:
+            key = (fill.config_id, fill.paper, fill.token_id)
+            row = positions.get(key)
+            if row is None:
+                row = positions[key] = {
+                    "id": uuid4(), "config": fill.config_id, "paper": fill.paper,
+                    "token_id": fill.token_id, "condition_id": fill.condition_id,
+                    "market_slug": fill.market_slug, "outcome": fill.outcome,
+                    "shares": ZERO, "cost_usdc": ZERO, "realized_pnl": ZERO, "opened": 0}
+                new.add(key)
+            before = Holding(row["shares"], row["cost_usdc"])
+            after, realized = copying.apply_fill(before, fill.side, fill.shares, fill.usdc)
+            row.update(shares=after.shares, cost_usdc=after.cost_usdc,
+                       realized_pnl=row["realized_pnl"] + realized,
+                       opened=row["opened"] + (1 if before.shares <= 0 < after.shares else 0))
+            moved.add(key)
+            results.append((after, row["opened"]))
+        now = utcnow()
+        if new:
+            insert_rows(CopyPosition, [{**positions[key], "updated_at": now} for key in new])
+        update_rows(CopyPosition, [
+            (positions[key]["id"], {name: positions[key][name] for name in _POSITION_MOVES}
+             | {"updated_at": now}) for key in moved - new])
+    return results
 
 
 def record_error(config_ids: Iterable[UUID], message: str) -> None:
