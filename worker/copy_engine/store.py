@@ -147,11 +147,15 @@ def insert_intents(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return []
     config_ids = list({row["config"] for row in rows})
     with write_transaction():
-        query = CopyConfig.select(CopyConfig.id).where(
-            CopyConfig.id.in_(config_ids), CopyConfig.is_active, CopyConfig.deleted_at.is_null())
+        # By id alone, the state checked here: given "deleted_at IS NULL", SQLite's planner
+        # walks the deleted_at index over every live config (4 ms at 10,000) instead of
+        # looking up the fill's ten by primary key.
+        query = CopyConfig.select(CopyConfig.id, CopyConfig.is_active,
+                                  CopyConfig.deleted_at).where(CopyConfig.id.in_(config_ids))
         if isinstance(db.obj, peewee.PostgresqlDatabase):
             query = query.for_update("FOR SHARE")
-        active = {config_id for (config_id,) in query.tuples()}
+        active = {config_id for (config_id, is_active, deleted_at) in query.tuples()
+                  if is_active and deleted_at is None}
         live = [row for row in rows if row["config"] in active]
         if not live:
             return []
