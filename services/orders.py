@@ -239,8 +239,9 @@ def post(prepared: PreparedOrder) -> PostAnswer:
 async def post_async(client: AsyncVenueClient, prepared: PreparedOrder) -> PostAnswer:
     """``post`` on an async client (the worker's Trio loop, pooled connections)."""
     try:
-        return PostAnswer(result=await client.clob.post_order(prepared.acct.creds,
-                                                              prepared.signed))
+        # The body recorded with the order is the one sent (and signed): not encoded again.
+        return PostAnswer(result=await client.clob.post_order(
+            prepared.acct.creds, prepared.signed, body=prepared.body))
     except VenueRejected as exc:
         return PostAnswer(refused=exc)
     except VenueError as exc:

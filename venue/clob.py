@@ -128,9 +128,15 @@ class ClobApi:
         *,
         post_only: bool = False,
         defer_exec: bool = False,
+        body: str | None = None,
     ) -> Returns[PostOrderResult]:
-        """``POST /order``; never retried: a timeout raises VenueTimeout to reconcile."""
-        body = order.body(creds.api_key, order_type, post_only, defer_exec)
+        """``POST /order``; never retried: a timeout raises VenueTimeout to reconcile.
+
+        ``body``: the order's JSON already written by ``order.body`` with these same
+        arguments (a prepared order's), sent as it is instead of being encoded again.
+        """
+        if body is None:
+            body = order.body(creds.api_key, order_type, post_only, defer_exec)
         headers = l2_headers(creds, "POST", "/order", body)
         request = VenueRequest("clob", "POST", "/order", body=body, headers=headers,
                                retryable=False)

@@ -19,7 +19,7 @@ import email.utils
 import os
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlencode
@@ -37,10 +37,12 @@ from venue.errors import (
     VenueTimeout,
     VenueUnavailable,
 )
-from venue.http11 import Http11Pool
+from venue.http11 import Http11Pool, Http11Response
 from venue.parse import MalformedResponse, loads
 
 T = TypeVar("T")
+# An answer as a runner got it: httpx's, or the lean pool's (status, headers, body).
+Answer = httpx.Response | Http11Response
 
 _MISSING = object()
 _DEFAULT_RETRY_AFTER = 5
@@ -128,6 +130,11 @@ def _error_message(body: Any, fallback: str) -> str:
     return fallback
 
 
+def _as_httpx(response: Answer) -> httpx.Response:
+    """httpx's model of an answer (the lean pool's is built only when an error reads it)."""
+    return response if isinstance(response, httpx.Response) else response.to_httpx()
+
+
 def _decode_error_body(response: httpx.Response) -> Any:
     try:
         return loads(response.content)
@@ -135,11 +142,12 @@ def _decode_error_body(response: httpx.Response) -> Any:
         return response.text
 
 
-def error_for_response(response: httpx.Response, request: VenueRequest) -> VenueError | None:
+def error_for_response(response: Answer, request: VenueRequest) -> VenueError | None:
     """The venue error a non-2xx answer means, or None for success."""
     status = response.status_code
     if status < 400:
         return None
+    response = _as_httpx(response)  # headers and text decoded as httpx decodes them
     body = _decode_error_body(response)
     where = f"{request.method} {request.api}{request.path}"
     if status == 404:
@@ -227,7 +235,7 @@ def _build(client: httpx.Client | httpx.AsyncClient, config: VenueConfig,
     )
 
 
-def _result(response: httpx.Response, call: Call[T]) -> T:
+def _result(response: Answer, call: Call[T]) -> T:
     error = error_for_response(response, call.request)
     if error is not None:
         raise error
@@ -249,12 +257,13 @@ class _Attempt:
         self.error: VenueError | None = None
         self.wait_hint: int | None = None
 
-    def settle(self, call: Call[Any], response: httpx.Response) -> None:
+    def settle(self, call: Call[Any], response: Answer) -> None:
         try:
             self.value = _result(response, call)
         except VenueUnavailable as exc:
             self.error = exc
-            self.wait_hint = parse_retry_after(response.headers.get("Retry-After"))
+            retry_after = _as_httpx(response).headers.get("Retry-After")
+            self.wait_hint = parse_retry_after(retry_after)
 
     def fail(self, call: Call[Any], exc: httpx.HTTPError) -> None:
         self.error = error_for_exception(exc, call.request)
@@ -323,7 +332,8 @@ def _proxy_configured() -> bool:
         "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"))
 
 
-def _lean_request(client: Http11Pool, config: VenueConfig, req: VenueRequest) -> Any:
+def _lean_request(client: Http11Pool, config: VenueConfig, req: VenueRequest
+                  ) -> Awaitable[Http11Response]:
     url = config.base_url(req.api) + req.path
     if req.params:
         url += "?" + urlencode(req.params)
@@ -331,7 +341,7 @@ def _lean_request(client: Http11Pool, config: VenueConfig, req: VenueRequest) ->
     body = req.body.encode("utf-8") if req.body is not None else None
     if body is not None:
         headers.setdefault("Content-Type", "application/json")
-    return client.request(req.method, url, headers, body)
+    return client.fetch(req.method, url, headers, body)
 
 
 class AsyncTransport:
@@ -340,7 +350,8 @@ class AsyncTransport:
     Under trio with no client given and no proxy configured, requests go through the lean
     kept-alive HTTP/1.1 pool of ``venue.http11`` (a fraction of httpx's CPU per request,
     which the copy engine's order fan-out and polling pay on one loop); otherwise through
-    one pooled ``httpx.AsyncClient``. Both answer httpx responses and errors, mapped below.
+    one pooled ``httpx.AsyncClient``. Both raise httpx's errors, mapped below; the lean pool
+    answers its plain ``Http11Response`` (httpx's model is built only for an error's reading).
     """
 
     def __init__(
@@ -362,7 +373,7 @@ class AsyncTransport:
             timeout=_timeout(config), limits=_limits(config), follow_redirects=True
         )
 
-    async def _send(self, req: VenueRequest) -> httpx.Response:
+    async def _send(self, req: VenueRequest) -> Answer:
         if self._lean is not None:
             return await _lean_request(self._lean, self.config, req)
         return await self._client.send(_build(self._client, self.config, req))

@@ -4,12 +4,18 @@ httpx on trio spends about a millisecond of CPU per request in its own layers (r
 models, httpcore, anyio). The copy engine sends a fan-out's orders and every target's
 backstop polls from one Trio loop, so that per-request cost becomes latency and a CPU
 ceiling. This client keeps one ``h11.Connection`` per pooled socket: h11 does the HTTP/1.1
-framing (writing the request, parsing status, headers, ``Content-Length`` or chunked
-bodies, deciding whether the connection may carry another request); this module only moves
-bytes, pools connections per origin and applies timeouts. It answers ``httpx.Response``
-objects and raises httpx's exception types, so ``venue.http.AsyncTransport`` maps results,
-errors and retries exactly as it does for httpx. It does not do proxies, redirects or
+framing (validating and writing the request, parsing status, headers, ``Content-Length`` or
+chunked bodies, deciding whether the connection may carry another request); this module
+only moves bytes, pools connections per origin and applies timeouts. It raises httpx's
+exception types, so ``venue.http.AsyncTransport`` maps errors and retries exactly as it does
+for httpx; ``fetch`` answers a plain ``Http11Response`` (status, headers, body) and
+``request`` the equivalent ``httpx.Response``. It does not do proxies, redirects or
 compression (``AsyncTransport`` keeps httpx when a proxy is configured).
+
+The path to the write is kept free of scheduler trips: a free connection slot is taken
+without a checkpoint, and header fields h11 already validated (the origin's, a copier's API
+key and passphrase) are not validated again, so a fan-out's orders all go out in the loop's
+first pass over them.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import select
 import ssl
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -27,17 +33,74 @@ import h11
 import httpx
 import trio
 
+# h11's own header normalisation and its validated-headers type (h11 is pinned): fields it
+# validated once are reused as they are, not checked again on every request.
+from h11._headers import Headers, normalize_and_validate
+
 MAX_HEADER_BYTES = 64 * 1024
 _READ = 65536
 # Framing headers httpx would act on again if they stayed on the decoded response.
 _DROPPED = (b"transfer-encoding", b"content-encoding")
+# Fields h11 checks against one another (duplicate or conflicting lengths, chunked + length).
+_FRAMING = (b"content-length", b"transfer-encoding")
+# Validated fields and split URLs remembered: most are per-origin or per-copier constants,
+# but a signature is new on every order, so a memo is emptied when it reaches this size.
+_MEMO_SIZE = 1024
+_END = h11.EndOfMessage()  # an immutable event: one serves every request
+
+
+@dataclass(frozen=True, slots=True)
+class Http11Response:
+    """One answer as h11 read it: status, header fields (h11's ``Headers``) and the body."""
+
+    status_code: int
+    headers: Headers
+    content: bytes
+
+    def to_httpx(self) -> httpx.Response:
+        """The same answer as an ``httpx.Response`` (body already de-chunked)."""
+        kept = [(name, value) for name, value in self.headers.raw_items()
+                if name.lower() not in _DROPPED]
+        return httpx.Response(self.status_code, headers=kept, content=self.content)
+
+
+class _CheckedFields:
+    """Request header fields through h11's validation, each distinct field once."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, str], tuple[bytes, bytes, bytes]] = {}
+
+    def headers(self, fields: Sequence[tuple[str, str]]) -> Headers:
+        """h11 ``Headers`` of ``fields``; raises h11.LocalProtocolError on an invalid one."""
+        known = self._known
+        items: list[tuple[bytes, bytes, bytes]] = []
+        framing = 0
+        for pair in fields:
+            item = known.get(pair)
+            if item is None:
+                # Alone, a field's validation and normal form depend on nothing else.
+                (item,) = normalize_and_validate([pair])._full_items
+                if len(known) >= _MEMO_SIZE:
+                    known.clear()
+                known[pair] = item
+            framing += item[1] in _FRAMING
+            items.append(item)
+        if framing > 1:  # h11 checks these against one another: let it see them all at once
+            return normalize_and_validate(list(fields))
+        return Headers(items)
 
 
 @dataclass
 class _Origin:
-    """Idle connections to one (scheme, host, port) and the cap on open ones."""
+    """Idle connections to one (scheme, host, port), the cap on open ones, its Host field."""
 
+    scheme: str
+    host: str
+    port: int
     limit: trio.Semaphore
+    host_field: tuple[str, str]
     idle: deque[tuple[_Connection, float]] = field(default_factory=deque)
 
 
@@ -57,15 +120,15 @@ class _Connection:
         return (conn.our_state is h11.DONE and conn.their_state is h11.DONE
                 and conn.trailing_data == (b"", False))
 
-    async def exchange(self, request: h11.Request, body: bytes | None) -> httpx.Response:
+    async def exchange(self, request: h11.Request, body: bytes | None) -> Http11Response:
         conn = self.h11
         data = conn.send(request)
         if body:
             data += conn.send(h11.Data(data=body))
-        data += conn.send(h11.EndOfMessage())
+        data += conn.send(_END)
         await self.stream.send_all(data)
         head: h11.Response | None = None
-        content = bytearray()
+        chunks: list[bytes] = []
         while True:
             event = conn.next_event()
             if event is h11.NEED_DATA:
@@ -73,7 +136,7 @@ class _Connection:
             elif isinstance(event, h11.Response):
                 head = event
             elif isinstance(event, h11.Data):
-                content += event.data
+                chunks.append(event.data)
             elif isinstance(event, h11.EndOfMessage):
                 break
             elif isinstance(event, h11.ConnectionClosed):
@@ -81,9 +144,7 @@ class _Connection:
                     "Server disconnected without sending a response.")
             # InformationalResponse (100 Continue): the real answer follows.
         assert head is not None  # h11 yields a Response before any EndOfMessage
-        kept = [(name, value) for name, value in head.headers.raw_items()
-                if name.lower() not in _DROPPED]
-        return httpx.Response(head.status_code, headers=kept, content=bytes(content))
+        return Http11Response(head.status_code, head.headers, b"".join(chunks))
 
 
 def _socket_of(stream: trio.abc.Stream) -> trio.socket.SocketType | None:
@@ -117,13 +178,28 @@ class Http11Pool:
         self.user_agent = user_agent
         self._ssl_context = ssl_context
         self._origins: dict[tuple[str, str, int], _Origin] = {}
+        self._routes: dict[str, tuple[_Origin, str]] = {}  # URL -> its origin, request target
+        self._fields = _CheckedFields()
         self._closed = False
 
-    def _origin(self, key: tuple[str, str, int]) -> _Origin:
-        origin = self._origins.get(key)
-        if origin is None:
-            origin = self._origins[key] = _Origin(limit=trio.Semaphore(self.max_connections))
-        return origin
+    def _route(self, url: str) -> tuple[_Origin, str]:
+        route = self._routes.get(url)
+        if route is None:
+            parts = urlsplit(url)
+            scheme = parts.scheme or "http"
+            host = parts.hostname or ""
+            port = parts.port or (443 if scheme == "https" else 80)
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            origin = self._origins.get((scheme, host, port))
+            if origin is None:
+                default_port = port == (443 if scheme == "https" else 80)
+                origin = self._origins[(scheme, host, port)] = _Origin(
+                    scheme, host, port, trio.Semaphore(self.max_connections),
+                    ("Host", host if default_port else f"{host}:{port}"))
+            if len(self._routes) >= _MEMO_SIZE:
+                self._routes.clear()
+            route = self._routes[url] = (origin, target)
+        return route
 
     async def _connect(self, scheme: str, host: str, port: int) -> trio.abc.Stream:
         try:
@@ -155,29 +231,37 @@ class Http11Pool:
     async def request(self, method: str, url: str, headers: Mapping[str, str],
                       body: bytes | None = None) -> httpx.Response:
         """Send one request and read the whole answer (raises httpx's exception types)."""
+        return (await self.fetch(method, url, headers, body)).to_httpx()
+
+    async def fetch(self, method: str, url: str, headers: Mapping[str, str],
+                    body: bytes | None = None) -> Http11Response:
+        """``request``, answering h11's status, headers and body without httpx's model."""
         if self._closed:
             raise httpx.ConnectError("the connection pool is closed")
-        parts = urlsplit(url)
-        scheme = parts.scheme or "http"
-        host = parts.hostname or ""
-        port = parts.port or (443 if scheme == "https" else 80)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        default_port = port == (443 if scheme == "https" else 80)
-        fields = [("Host", host if default_port else f"{host}:{port}"),
-                  ("User-Agent", self.user_agent), *headers.items()]
+        # A cancelled caller stops here, as at the slot's checkpoint before (no yield when not).
+        await trio.lowlevel.checkpoint_if_cancelled()
+        origin, target = self._route(url)
+        fields = [origin.host_field, ("User-Agent", self.user_agent), *headers.items()]
         if body is not None or method in ("POST", "PUT", "PATCH", "DELETE"):
             fields.append(("Content-Length", str(len(body or b""))))
-        origin = self._origin((scheme, host, port))
-        async with origin.limit:
+        try:
+            request = h11.Request(method=method, target=target,
+                                  headers=self._fields.headers(fields))
+        except h11.LocalProtocolError as exc:
+            raise httpx.LocalProtocolError(f"{method} {url}: {exc}") from exc
+        limit = origin.limit
+        try:
+            limit.acquire_nowait()  # a free slot: no trip through the scheduler before the write
+        except trio.WouldBlock:
+            await limit.acquire()
+        try:
             connection = self._take_idle(origin)
             if connection is None:
-                connection = _Connection(await self._connect(scheme, host, port))
+                connection = _Connection(
+                    await self._connect(origin.scheme, origin.host, origin.port))
             try:
-                with trio.fail_after(self.timeout):
-                    request = h11.Request(method=method, target=target, headers=fields)
+                with trio.move_on_after(self.timeout) as deadline:
                     response = await connection.exchange(request, body)
-            except trio.TooSlowError:
-                raise httpx.ReadTimeout(f"{method} {url} timed out") from None
             except h11.RemoteProtocolError as exc:
                 raise httpx.RemoteProtocolError(f"{method} {url}: {exc}") from exc
             except h11.LocalProtocolError as exc:
@@ -191,6 +275,10 @@ class Http11Pool:
                     origin.idle.append((connection, time.monotonic()))
                 else:
                     _close_quietly(connection.stream)
+        finally:
+            limit.release()
+        if deadline.cancelled_caught:
+            raise httpx.ReadTimeout(f"{method} {url} timed out")
         return response
 
     async def aclose(self) -> None:
@@ -209,4 +297,4 @@ def _close_quietly(stream: trio.abc.Stream) -> None:
             sock.close()
 
 
-__all__ = ["Http11Pool"]
+__all__ = ["Http11Pool", "Http11Response"]

@@ -7,27 +7,42 @@ Content-Length and chunked answers); the client side is what the worker runs und
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import trio
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from h11._headers import normalize_and_validate
 
 from venue.client import AsyncVenueClient
 from venue.config import VenueConfig
-from venue.errors import VenueTimeout, VenueUnavailable
+from venue.errors import VenueNotFound, VenueRejected, VenueTimeout, VenueUnavailable
 from venue.http import Call, VenueRequest
-from venue.http11 import Http11Pool
+from venue.http11 import _MEMO_SIZE, Http11Pool, Http11Response, _CheckedFields
+from venue.parse import MalformedResponse
 
 
 class Answers(BaseHTTPRequestHandler):
-    """``json`` (Content-Length), ``chunked``, ``bye`` (then closes), ``slow``; POST echoes."""
+    """``json`` (Content-Length), ``chunked``, ``bye`` (then closes), ``slow``, ``hold``
+    (counts requests in progress), ``linger`` (closes after a keep-alive answer), a status
+    code (a JSON error with ``Retry-After: 7``), ``garbled`` (200, not JSON); POST echoes."""
 
     protocol_version = "HTTP/1.1"
     ports: list[int] = []
+    lock = threading.Lock()
+    in_progress = 0
+    most_in_progress = 0
 
     def _answer(self, status: int, body: bytes, *, chunked: bool = False,
                 close: bool = False) -> None:
@@ -53,8 +68,32 @@ class Answers(BaseHTTPRequestHandler):
         name = self.path.split("?")[0].rsplit("/", 1)[-1]  # any prefix (/clob/...) works
         if name == "slow":
             threading.Event().wait(1.0)
+        if name == "hold":
+            self._hold()
+        if name.isdigit():
+            self.send_response(int(name))
+            self.send_header("Retry-After", "7")
+            body = json.dumps({"error": f"status {name}"}).encode()
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        if name == "garbled":
+            self._answer(200, b"<html>not json")
+            return
         body = json.dumps({"path": self.path, "n": "12.5"}).encode()
         self._answer(200, body, chunked=name == "chunked", close=name == "bye")
+        if name == "linger":
+            self.close_connection = True  # the answer said keep-alive; the server closes anyway
+
+    def _hold(self) -> None:
+        cls = type(self)
+        with cls.lock:
+            cls.in_progress += 1
+            cls.most_in_progress = max(cls.most_in_progress, cls.in_progress)
+        threading.Event().wait(0.1)
+        with cls.lock:
+            cls.in_progress -= 1
 
     def do_POST(self) -> None:
         self.ports.append(self.client_address[1])
@@ -71,10 +110,63 @@ def server_url() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Answers)
     server.daemon_threads = True
     Answers.ports = []
+    Answers.in_progress = Answers.most_in_progress = 0
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+class TlsServer(ThreadingHTTPServer):
+    """``ThreadingHTTPServer`` over TLS, each handshake in its connection's own thread."""
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+
+    def get_request(self) -> tuple[ssl.SSLSocket, Any]:
+        conn, address = self.socket.accept()
+        return self.context.wrap_socket(conn, server_side=True,
+                                        do_handshake_on_connect=False), address
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        try:
+            request.do_handshake()
+        except OSError:  # ssl.SSLError too: a client that refused the certificate
+            return
+        super().finish_request(request, client_address)
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[tuple[str, ssl.SSLContext]]:
+    """The same server over TLS with a fresh self-signed certificate for localhost, and a
+    client context that trusts it."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.now(UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(days=1)).not_valid_after(now + timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    server = TlsServer(("127.0.0.1", 0), Answers)
+    server.context.load_cert_chain(cert_file, key_file)
+    server.daemon_threads = True
+    Answers.ports = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield (f"https://localhost:{server.server_address[1]}",
+               ssl.create_default_context(cafile=str(cert_file)))
     finally:
         server.shutdown()
         server.server_close()
@@ -156,5 +248,175 @@ def test_the_async_client_under_trio_uses_it_and_maps_errors(server_url: str) ->
     trio.run(main)
 
 
-def _call(path: str) -> Call[object]:
-    return Call(VenueRequest("clob", "GET", path, retryable=False), lambda body: body)
+def _call(path: str, headers: dict[str, str] | None = None) -> Call[object]:
+    return Call(VenueRequest("clob", "GET", path, headers=headers or {}, retryable=False),
+                lambda body: body)
+
+
+def test_requests_over_tls_are_verified_and_reuse_one_connection(
+        tls_server: tuple[str, ssl.SSLContext]) -> None:
+    url, trusted = tls_server
+
+    async def main() -> None:
+        pool = Http11Pool(timeout=2, connect_timeout=2, max_connections=4, ssl_context=trusted)
+        first = await pool.fetch("GET", f"{url}/chunked", {})
+        posted = await pool.fetch("POST", f"{url}/echo", {"POLY_API_KEY": "k-1"}, b'{"x":1}')
+        await pool.aclose()
+        assert first.status_code == 200 and json.loads(first.content)["n"] == "12.5"
+        assert json.loads(posted.content) == {"got": '{"x":1}', "key": "k-1"}
+        untrusting = _pool(connect_timeout=2)  # the system's roots: the certificate is refused
+        with pytest.raises(httpx.ConnectError) as refused:
+            await untrusting.fetch("GET", f"{url}/json", {})
+        await untrusting.aclose()
+        causes = []
+        cause: BaseException | None = refused.value
+        while cause is not None:
+            causes.append(cause)
+            cause = cause.__cause__
+        assert any(isinstance(c, ssl.SSLCertVerificationError) for c in causes)
+
+    trio.run(main)
+    assert len(Answers.ports) == 2 and len(set(Answers.ports)) == 1
+
+
+def test_a_connection_the_server_closed_while_idle_is_not_reused(server_url: str) -> None:
+    async def main() -> None:
+        pool = _pool()
+        first = await pool.request("GET", f"{server_url}/linger", {})
+        await trio.sleep(0.1)  # the server's close (FIN) arrives while the connection idles
+        second = await pool.request("GET", f"{server_url}/json", {})
+        await pool.aclose()
+        assert first.status_code == second.status_code == 200
+
+    trio.run(main)
+    assert len(Answers.ports) == 2 and Answers.ports[0] != Answers.ports[1]
+
+
+def test_requests_beyond_the_connection_cap_wait_for_a_free_connection(server_url: str) -> None:
+    answers: list[int] = []
+
+    async def main() -> None:
+        pool = _pool(max_connections=2)
+
+        async def one() -> None:
+            answers.append((await pool.fetch("GET", f"{server_url}/hold", {})).status_code)
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(6):
+                nursery.start_soon(one)
+        await pool.aclose()
+
+    trio.run(main)
+    assert answers == [200] * 6
+    assert Answers.most_in_progress == 2 and len(set(Answers.ports)) == 2
+
+
+def test_a_cancelled_caller_sends_nothing_and_leaves_the_idle_connection(
+        server_url: str) -> None:
+    async def main() -> None:
+        pool = _pool()
+        await pool.request("GET", f"{server_url}/json", {})
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await pool.request("GET", f"{server_url}/json?never", {})
+        assert scope.cancelled_caught
+        await pool.request("GET", f"{server_url}/json", {})
+        await pool.aclose()
+
+    trio.run(main)
+    assert len(Answers.ports) == 2 and Answers.ports[0] == Answers.ports[1]
+
+
+@pytest.mark.parametrize("headers", [
+    {"POLY_API_KEY": "k-1\r\nX-Injected: 1"},  # a value that would forge a header
+    {"POLY_API_KEY": " k-1"},  # leading whitespace
+    {"Bad Name": "x"},
+    {"Content-Length": "3"},  # conflicts with the body's length
+    {"Transfer-Encoding": "gzip"},
+])
+def test_a_request_with_an_invalid_header_is_refused_every_time_and_never_sent(
+        server_url: str, headers: dict[str, str]) -> None:
+    async def main() -> None:
+        pool = _pool()
+        for _ in range(2):  # the second time too: refusals are not remembered as valid
+            with pytest.raises(httpx.LocalProtocolError):
+                await pool.request("POST", f"{server_url}/echo", headers, b'{"x":1}')
+        valid = {"POLY_API_KEY": "k-1", "Content-Length": "7"}  # a matching length is fine
+        posted = await pool.request("POST", f"{server_url}/echo", valid, b'{"x":1}')
+        await pool.aclose()
+        assert posted.json() == {"got": '{"x":1}', "key": "k-1"}
+
+    trio.run(main)
+    assert len(Answers.ports) == 1
+
+
+def test_the_transport_refuses_an_invalid_header_as_venue_unavailable(server_url: str) -> None:
+    config = VenueConfig.for_sandbox(server_url, timeout=0.5, max_retries=0)
+
+    async def main() -> None:
+        async with AsyncVenueClient(config) as client:
+            assert client.transport._lean is not None
+            with pytest.raises(VenueUnavailable, match="LocalProtocolError"):
+                await client.transport.run(_call("/json", {"POLY_API_KEY": "k\nX: 1"}))
+
+    trio.run(main)
+    assert Answers.ports == []
+
+
+@pytest.mark.parametrize("fields", [
+    [("Host", "example.org"), ("POLY_API_KEY", "k-1"), ("Content-Length", "7")],
+    [("Host", "example.org"), ("Content-Length", "7"), ("content-length", "7")],
+    [("Host", "example.org"), ("Content-Length", "7, 7")],
+    [("Host", "example.org"), ("Content-Length", "7"), ("Content-Length", "8")],
+    [("Host", "example.org"), ("Transfer-Encoding", "Chunked"), ("Content-Length", "7")],
+    [("Host", "example.org"), ("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "chunked")],
+    [("Host", "example.org"), ("X-Value", "a\x00b")],
+    [("Host", "example.org"), ("X-Value", "trailing ")],
+])
+def test_checked_fields_are_what_h11_makes_of_them(fields: list[tuple[str, str]]) -> None:
+    checked = _CheckedFields()
+    for _ in range(2):  # validated, then remembered
+        try:
+            expected: object = normalize_and_validate(fields)._full_items
+        except Exception as exc:  # h11's refusal, whatever its type, must be the same
+            expected = (type(exc), str(exc))
+        try:
+            got: object = checked.headers(fields)._full_items
+        except Exception as exc:
+            got = (type(exc), str(exc))
+        assert got == expected
+
+
+def test_the_memo_of_checked_fields_stays_bounded() -> None:
+    checked = _CheckedFields()
+    for n in range(3 * _MEMO_SIZE):  # a new signature on every request
+        fields = [("Host", "example.org"), ("POLY_SIGNATURE", f"sig-{n}")]
+        assert checked.headers(fields)._full_items[1] == (
+            b"POLY_SIGNATURE", b"poly_signature", f"sig-{n}".encode())
+        assert len(checked._known) <= _MEMO_SIZE
+
+
+def test_the_lean_transport_reads_errors_and_their_retry_after_as_httpx_does(
+        server_url: str) -> None:
+    config = VenueConfig.for_sandbox(server_url, timeout=0.5, max_retries=0)
+
+    async def main() -> None:
+        async with AsyncVenueClient(config) as client:
+            transport = client.transport
+            assert transport._lean is not None
+            success = await transport._send(_call("/json").request)
+            assert isinstance(success, Http11Response)  # no httpx model on the way in
+            with pytest.raises(VenueUnavailable) as limited:
+                await transport.run(_call("/429"))
+            assert limited.value.retry_after == 7
+            with pytest.raises(VenueTimeout):
+                await transport.run(_call("/504"))
+            with pytest.raises(VenueNotFound, match="status 404"):
+                await transport.run(_call("/404"))
+            with pytest.raises(VenueRejected) as refused:
+                await transport.run(_call("/400"))
+            assert refused.value.status == 400 and refused.value.body == {"error": "status 400"}
+            with pytest.raises(MalformedResponse):
+                await transport.run(_call("/garbled"))
+
+    trio.run(main)

@@ -192,3 +192,49 @@ def test_opened_accounts_live_only_while_their_configs_run_here(
 
     run_engines(scenario)
     assert len(kept["engine"].accounts) == 0  # nothing stays open once the engine stopped
+
+
+def test_the_place_limiter_bounds_the_orders_in_flight(
+        bound_db, make_config, make_trader, market, target, redis_url, engine_prefix):
+    traders = [make_trader() for _ in range(3)]
+    configs = [make_config(t.user, target) for t in traders]
+    engine = _engine(redis_url, engine_prefix)
+    peaks: dict[int, int] = {}
+
+    async def send_all(tickets: list[placement.Ticket], tokens: int) -> None:
+        limiter = engine._place_limiter = trio.CapacityLimiter(tokens)
+        done = trio.Event()
+
+        async def watch() -> None:  # samples the sends in flight at every scheduler pass
+            while not done.is_set():
+                peaks[tokens] = max(peaks.get(tokens, 0), limiter.borrowed_tokens)
+                await trio.sleep(0)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch)
+            async with trio.open_nursery() as sends:
+                for ticket in tickets:
+                    sends.start_soon(engine._send, ticket)
+            done.set()
+        assert limiter.borrowed_tokens == 0  # every slot given back
+
+    async def main():
+        engine.venue = venues.async_client()
+        try:
+            await engine.open_accounts([t.user.id for t in traders])
+            quote = await engine.quote(market.yes)
+            for tokens in (1, 3):
+                rows = [_row(engine, c, market.yes, f"fill-{tokens}") for c in configs]
+                tickets = [placement.Ticket(row=row, user_id=t.user.id)
+                           for row, t in zip(rows, traders, strict=True)]
+                placement.prepare(tickets, quote, engine.accounts)
+                assert placement.record(rows, tickets, quote) == rows
+                with trio.fail_after(30):
+                    await send_all(tickets, tokens)
+                for ticket in tickets:
+                    assert ticket.answer is not None and ticket.answer.result is not None
+        finally:
+            await engine.venue.aclose()
+
+    trio.run(main)
+    assert peaks == {1: 1, 3: 3}
