@@ -23,11 +23,10 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-from websockets.uri import parse_uri
 
 from venue.models import BUY, LastTradePrice, Level, OrderBook, PriceChange, TickSizeChange
 from venue.parse import MalformedResponse, MarketEvent, parse_market_frame
-from venue.ws import LINK_ERRORS, keep_connected
+from venue.ws import LINK_ERRORS, ReconnectingFeed
 
 log = logging.getLogger(__name__)
 
@@ -97,11 +96,14 @@ def _first(value: Any, seeded: OrderBook | None, name: str) -> Any:
     return value if value is not None or seeded is None else getattr(seeded, name)
 
 
-class BookFeed:
+class BookFeed(ReconnectingFeed):
     """Local order books of watched tokens; run it inside ``open_book_feed``.
 
     Not thread-safe: call it from the event loop that runs it.
     """
+
+    name = "market channel"
+    link_errors = (*LINK_ERRORS, MalformedResponse)
 
     def __init__(
         self,
@@ -113,16 +115,9 @@ class BookFeed:
         backoff_initial: float = 0.5,
         backoff_max: float = 30.0,
     ) -> None:
-        parse_uri(url)  # a bad URL is a configuration error, not something to retry
-        self.url = url
-        self.ping_interval = ping_interval
-        self.open_timeout = open_timeout
-        self.backoff_initial = backoff_initial
-        self.backoff_max = backoff_max
-        self.connected = False
-        self.connections = 0
+        super().__init__(url, ping_interval=ping_interval, open_timeout=open_timeout,
+                         backoff_initial=backoff_initial, backoff_max=backoff_max)
         self.messages = 0
-        self.last_error: str | None = None
         self._wanted: set[str] = set()
         self._seeds: dict[str, OrderBook] = {}
         self._books: dict[str, _LocalBook] = {}  # only books in sync on this connection
@@ -132,7 +127,6 @@ class BookFeed:
         self._to_unsubscribe: set[str] = set()
         self._initial_sent = False
         self._wake: anyio.CancelScope | None = None
-        self._up = anyio.Event()
         self._changed = anyio.Event()
         self.watch(token_ids)
 
@@ -188,26 +182,17 @@ class BookFeed:
                 await self._changed.wait()
         return None
 
-    async def wait_connected(self) -> None:
-        """Return once a connection is up."""
-        await self._up.wait()
-
     # ------------------------------------------------------------ connection
 
     async def run(self) -> None:
         """Connect, subscribe and apply messages forever, reconnecting with jittered backoff."""
         try:
-            await keep_connected(self.url, self._session, name="market channel",
-                                 open_timeout=self.open_timeout,
-                                 backoff_initial=self.backoff_initial,
-                                 backoff_max=self.backoff_max, heard=lambda: self.messages,
-                                 on_error=self._link_error, on_end=self._lost,
-                                 errors=(*LINK_ERRORS, MalformedResponse))
+            await self._run_links()
         finally:
-            self._lost()
+            self._link_down()
 
-    def _link_error(self, message: str) -> None:
-        self.last_error = message
+    def _heard(self) -> int:
+        return self.messages
 
     async def _session(self, websocket: Any) -> None:
         """Subscribe everything watched, then apply frames until the connection ends."""
@@ -215,9 +200,7 @@ class BookFeed:
         self._to_unsubscribe = set()
         self._to_subscribe = set(self._wanted)
         self._initial_sent = False
-        self.connected = True
-        self.connections += 1
-        self._up.set()
+        self._link_up()
         answered = True  # anything heard since the last PING
         next_ping = anyio.current_time() + self.ping_interval
         while True:
@@ -283,12 +266,10 @@ class BookFeed:
         if snapshots:
             self._notify()
 
-    def _lost(self) -> None:
+    def _link_down(self) -> None:
         """The connection is gone: nothing it told can be trusted any more."""
         self._books.clear()
-        if self.connected:
-            self.connected = False
-            self._up = anyio.Event()
+        super()._link_down()
         self._notify()
 
     def _notify(self) -> None:

@@ -21,11 +21,10 @@ from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from websockets.uri import parse_uri
 
 from venue.models import ActivityItem
 from venue.parse import parse_rtds_frame
-from venue.ws import keep_connected
+from venue.ws import ReconnectingFeed
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +34,10 @@ SUBSCRIBE_ACTIVITY_TRADES: dict[str, Any] = {
 }
 
 
-class ActivityFeed:
+class ActivityFeed(ReconnectingFeed):
     """Live trades of watched wallets; iterate it inside ``open_activity_feed``."""
+
+    name = "rtds feed"
 
     def __init__(
         self,
@@ -49,20 +50,12 @@ class ActivityFeed:
         backoff_max: float = 30.0,
         buffer: int = 1000,
     ) -> None:
-        parse_uri(url)  # a bad URL is a configuration error, not something to retry
-        self.url = url
+        super().__init__(url, ping_interval=ping_interval, open_timeout=open_timeout,
+                         backoff_initial=backoff_initial, backoff_max=backoff_max)
         self.wallets: set[str] | None = (
             None if wallets is None else {w.lower() for w in wallets}
         )
-        self.ping_interval = ping_interval
-        self.open_timeout = open_timeout
-        self.backoff_initial = backoff_initial
-        self.backoff_max = backoff_max
-        self.connected = False
-        self.connections = 0
         self.frames = 0
-        self.last_error: str | None = None
-        self._up = anyio.Event()
         self._send: MemoryObjectSendStream[ActivityItem]
         self._receive: MemoryObjectReceiveStream[ActivityItem]
         self._send, self._receive = anyio.create_memory_object_stream[ActivityItem](buffer)
@@ -82,10 +75,6 @@ class ActivityFeed:
         """True when the trade's wallet is watched (every wallet when ``wallets`` is None)."""
         return self.wallets is None or trade.wallet in self.wallets
 
-    async def wait_connected(self) -> None:
-        """Return once a connection is up and subscribed."""
-        await self._up.wait()
-
     async def receive(self) -> ActivityItem:
         """The next watched trade."""
         return await self._receive.receive()
@@ -101,28 +90,17 @@ class ActivityFeed:
     async def run(self) -> None:
         """Connect, subscribe and pump trades forever, reconnecting with jittered backoff."""
         try:
-            await keep_connected(self.url, self._session, name="rtds feed",
-                                 open_timeout=self.open_timeout,
-                                 backoff_initial=self.backoff_initial,
-                                 backoff_max=self.backoff_max, heard=lambda: self.frames,
-                                 on_error=self._link_error, on_end=self._link_down)
+            await self._run_links()
         finally:
             self._send.close()
 
-    def _link_error(self, message: str) -> None:
-        self.last_error = message
-
-    def _link_down(self) -> None:
-        if self.connected:
-            self.connected = False
-            self._up = anyio.Event()
+    def _heard(self) -> int:
+        return self.frames
 
     async def _session(self, websocket: Any) -> None:
         """Subscribe and forward frames until the connection ends (ConnectionClosed)."""
         await websocket.send(json.dumps(SUBSCRIBE_ACTIVITY_TRADES))
-        self.connected = True
-        self.connections += 1
-        self._up.set()
+        self._link_up()
         next_ping = anyio.current_time() + self.ping_interval
         while True:
             frame = None
