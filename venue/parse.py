@@ -337,16 +337,22 @@ MarketEvent = OrderBook | PriceChange | LastTradePrice | TickSizeChange
 _MARKET_DECODER = json.JSONDecoder(parse_float=Decimal)
 
 
+def _json_frame(text: str | bytes) -> str | None:
+    """A websocket text frame's JSON text, or None for keepalives (PONG, blanks)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    stripped = text.strip()
+    return stripped if stripped and stripped[0] in "[{" else None
+
+
 def parse_market_frame(text: str | bytes) -> list[MarketEvent]:
     """Events of one market-channel text frame in order, one PriceChange per changed level.
 
     ``[]`` for ``PONG`` and other non-JSON keepalives; event types we do not use are skipped;
     invalid JSON raises MalformedResponse (a book fed from this stream can no longer be trusted).
     """
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    stripped = text.strip()
-    if not stripped or stripped[0] not in "[{":
+    stripped = _json_frame(text)
+    if stripped is None:
         return []
     try:
         decoded = _MARKET_DECODER.decode(stripped)
@@ -610,10 +616,8 @@ def parse_leaderboard(rows: Any) -> list[LeaderboardEntry]:
 
 def parse_rtds_frame(text: str | bytes) -> list[ActivityItem]:
     """Trades in one RTDS text frame; ``[]`` for pongs, other topics and non-JSON keepalives."""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    stripped = text.strip()
-    if not stripped or stripped[0] not in "[{":
+    stripped = _json_frame(text)
+    if stripped is None:
         return []
     try:
         decoded = json.loads(stripped, parse_float=Decimal)
