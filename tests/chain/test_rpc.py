@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from chain.errors import ChainUnavailable
 from chain.rpc import connect
+from tests.local_http import serving
 
 
 class _Faulty(BaseHTTPRequestHandler):
@@ -30,14 +30,8 @@ class _Faulty(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def faulty_rpc() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Faulty)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Faulty) as url:
+        yield url
 
 
 def test_server_errors_are_unavailable(faulty_rpc: str) -> None:

@@ -6,12 +6,13 @@ import asyncio
 import threading
 from collections.abc import Iterator
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import trio
 
+from tests.local_http import serving
 from tests.venue.conftest import sample_text
 from venue.client import AsyncVenueClient, VenueClient
 from venue.config import VenueConfig
@@ -58,17 +59,9 @@ class SampleVenue(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def venue_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), SampleVenue)
-    server.daemon_threads = True
     SampleVenue.seen = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(SampleVenue) as url:
+        yield url
 
 
 def test_sync_client_against_real_http(venue_url: str) -> None:

@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from h11._headers import normalize_and_validate
 
+from tests.local_http import serving
 from venue.client import AsyncVenueClient
 from venue.config import VenueConfig
 from venue.errors import VenueNotFound, VenueRejected, VenueTimeout, VenueUnavailable
@@ -107,18 +108,10 @@ class Answers(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Answers)
-    server.daemon_threads = True
     Answers.ports = []
     Answers.in_progress = Answers.most_in_progress = 0
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(Answers) as url:
+        yield url
 
 
 class TlsServer(ThreadingHTTPServer):
