@@ -5,7 +5,6 @@ short-lived metadata cache; markets seen are mirrored into the catalogue.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from decimal import Decimal
 from typing import Any
@@ -106,14 +105,10 @@ def market_details(slug: str | None = None, token_id: str | None = None) -> dict
     return details
 
 
-def _levels_best_first(levels: Sequence[Level], *, descending: bool) -> list[Level]:
-    return sorted(levels, key=lambda lv: lv.price, reverse=descending)
-
-
 def book_depth(book: OrderBook, levels: int = 10) -> dict[str, Any]:
     """Best bid/ask, spread, top levels with cumulative size, liquidity near the midpoint."""
-    bids = _levels_best_first(book.bids, descending=True)
-    asks = _levels_best_first(book.asks, descending=False)
+    bids = list(book.bids_best_first())
+    asks = list(book.asks_best_first())
     mid = book.midpoint
 
     def side(rows: list[Level]) -> list[dict[str, Decimal]]:
