@@ -254,15 +254,16 @@ def _with_metrics_folder(settings: settings_module.Settings, env: dict[str, str]
 
 def _operations_store(bind_database: bool = True) -> tuple[Any, str]:
     """The deployment's Redis client and key prefix (and the database bound, when asked)."""
-    from services import redis_client
+    from services import runtime
 
     settings = _settings()
     if bind_database:
         from models import database
 
         database.bind(settings.database_url)
-    url = redis_client.resolve_url(settings.redis_url, settings.instance_path)
-    return redis_client.connect(url), settings.redis_prefix
+    built = runtime.build_runtime(settings)
+    runtime.install(built)  # the services these commands call may enqueue
+    return built.redis(), settings.redis_prefix
 
 
 def _ago(seconds: float | None) -> str:
