@@ -306,7 +306,9 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
     urls = {name: _text(source.get(name)) for name in venue_defaults}
     urls = {name: default if urls[name] is None else urls[name]
             for name, default in venue_defaults.items()}
-    engine_defaults = CopyEngineConfig()
+    # Each default is written once, on its dataclass field.
+    engine_defaults, chain_defaults, worker_defaults = (
+        CopyEngineConfig(), ChainConfig(rpc_url=None), WorkerConfig())
     engine = CopyEngineConfig(
         **{attribute: type(getattr(engine_defaults, attribute))(
             number(name, getattr(engine_defaults, attribute)))
@@ -340,26 +342,30 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
             behind_proxy=any(get(name) for name in PROXY_VARIABLES)),
         chain=ChainConfig(
             rpc_url=get("POLYGON_RPC_URL"),
-            chain_id=int(get("CHAIN_ID") or 137),
-            rpc_timeout=number("POLYGON_RPC_TIMEOUT", 10.0),
-            withdraw_wait_seconds=number("WITHDRAW_WAIT_SECONDS", 5.0),
-            receipt_timeout_seconds=number("RECEIPT_TIMEOUT_SECONDS", 120.0)),
+            chain_id=int(get("CHAIN_ID") or chain_defaults.chain_id),
+            rpc_timeout=number("POLYGON_RPC_TIMEOUT", chain_defaults.rpc_timeout),
+            withdraw_wait_seconds=number("WITHDRAW_WAIT_SECONDS",
+                                         chain_defaults.withdraw_wait_seconds),
+            receipt_timeout_seconds=number("RECEIPT_TIMEOUT_SECONDS",
+                                           chain_defaults.receipt_timeout_seconds)),
         contracts=ContractAddresses(**{
             attribute: get(name, POLYGON_CONTRACTS[name]) or ""
             for name, attribute in _CONTRACT_FIELDS.items()}),
         worker=WorkerConfig(
-            capacity=int(get("WORKER_CAPACITY") or 8),
-            grace_seconds=number("WORKER_GRACE_SECONDS", 25.0),
-            heartbeat_seconds=number("WORKER_HEARTBEAT_SECONDS", 10.0),
+            capacity=int(get("WORKER_CAPACITY") or worker_defaults.capacity),
+            grace_seconds=number("WORKER_GRACE_SECONDS", worker_defaults.grace_seconds),
+            heartbeat_seconds=number("WORKER_HEARTBEAT_SECONDS",
+                                     worker_defaults.heartbeat_seconds),
             job_modules=tuple(m.strip() for m in (get("COPYTRADE_JOB_MODULES") or "").split(",")
                               if m.strip()),
-            maintenance_seconds=number("COPYTRADE_MAINTENANCE_SECONDS", 30.0),
+            maintenance_seconds=number("COPYTRADE_MAINTENANCE_SECONDS",
+                                       worker_defaults.maintenance_seconds),
             metrics_port=int(metrics_port) if metrics_port else None,
-            metrics_host=get("WORKER_METRICS_HOST", "127.0.0.1") or "127.0.0.1"),
+            metrics_host=get("WORKER_METRICS_HOST") or worker_defaults.metrics_host),
         engine=engine,
-        logging=LoggingConfig(format=(get("LOG_FORMAT") or "json").lower(),
-                              level=(get("LOG_LEVEL") or "INFO").upper()),
+        logging=LoggingConfig(format=(get("LOG_FORMAT") or LoggingConfig.format).lower(),
+                              level=(get("LOG_LEVEL") or LoggingConfig.level).upper()),
         metrics=MetricsConfig(token=get("METRICS_TOKEN"),
                               multiproc_dir=get("PROMETHEUS_MULTIPROC_DIR")),
-        web_concurrency=int(get("WEB_CONCURRENCY") or 2),
+        web_concurrency=int(get("WEB_CONCURRENCY") or Settings.web_concurrency),
     )

@@ -23,10 +23,6 @@ from config import Settings
 from services import errors
 from services.runtime import runtime
 
-DEFAULT_RPC_TIMEOUT = 10.0
-DEFAULT_WITHDRAW_WAIT_SECONDS = 5.0
-DEFAULT_RECEIPT_TIMEOUT_SECONDS = 120.0
-
 
 @dataclass(frozen=True)
 class Contracts:
@@ -62,9 +58,10 @@ class ChainSettings:
     chain_id: int
     contracts: Contracts
     sealing: SealingKeys
-    rpc_timeout: float = DEFAULT_RPC_TIMEOUT
-    withdraw_wait_seconds: float = DEFAULT_WITHDRAW_WAIT_SECONDS
-    receipt_timeout_seconds: float = DEFAULT_RECEIPT_TIMEOUT_SECONDS
+    # Defaults live in config.ChainConfig (POLYGON_RPC_TIMEOUT and kin).
+    rpc_timeout: float
+    withdraw_wait_seconds: float
+    receipt_timeout_seconds: float
 
 
 def encryption_key(text: str) -> bytes:
