@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from flask import Flask, g, request
@@ -17,9 +16,8 @@ from blueprints import mcp as mcp_server
 from blueprints import oauth as oauth_surface
 from models import database, migrate
 from models.base import db
-from services import chain_access, redis_client, venues
 from services import errors as domain_errors
-from services import jobs as background_jobs
+from services import runtime as process_runtime
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -27,22 +25,24 @@ MAX_BODY_BYTES = 1024 * 1024
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Build the web app; ``config`` overrides settings read from the environment."""
     overrides = dict(config or {})
-    instance = overrides.get("INSTANCE_PATH")
-    settings = settings_module.load(instance=Path(instance) if instance else None)
-    settings.update(overrides)
+    settings = settings_module.load(overrides=overrides)
+    flat = settings.flat()
 
-    app = Flask(__name__, instance_path=settings["INSTANCE_PATH"],
+    app = Flask(__name__, instance_path=settings.instance_path,
                 template_folder="templates", static_folder="static")
-    app.config.update(settings)
+    app.config.update(flat)
+    # Keys that are not settings (TESTING, REQUIRE_MIGRATED...) pass through as given.
+    app.config.update({k: v for k, v in overrides.items() if k not in flat})
     app.config["MAX_CONTENT_LENGTH"] = overrides.get("MAX_CONTENT_LENGTH", MAX_BODY_BYTES)
     app.config.setdefault("REQUIRE_MIGRATED", True)
-    app.config["REDIS_URL"] = redis_client.resolve_url(settings["REDIS_URL"],
-                                                       settings["INSTANCE_PATH"])
 
-    # Enqueues from requests go to this app's Redis under its REDIS_PREFIX.
-    background_jobs.configure(app.config["REDIS_URL"], app.config["REDIS_PREFIX"])
-    venues.configure(app.config)
-    chain_access.configure(app.config)  # wallets sign and read balances with these
+    # Enqueues, venue calls and wallets of this process go where this app's settings say.
+    built = process_runtime.build_runtime(settings)
+    app.config["REDIS_URL"] = built.redis_url
+    app.extensions["runtime"] = built
+    previous = process_runtime.install(built)
+    if previous is not None:
+        previous.close()  # its pooled venue connections (reopened if it is used again)
     bound = database.bind(app.config["DATABASE_URL"])
     app.extensions["database"] = bound
     if app.config["REQUIRE_MIGRATED"]:

@@ -11,8 +11,9 @@ import click
 import config as settings_module
 
 
-def _settings() -> dict[str, Any]:
-    return settings_module.load()
+def _settings() -> settings_module.Settings:
+    # The CLI is an entry point: it hands the process environment to config, once per command.
+    return settings_module.load(os.environ)
 
 
 @click.group()
@@ -27,7 +28,7 @@ def migrate() -> None:
     from models import migrate as migrations
 
     settings = _settings()
-    bound = database.bind(settings["DATABASE_URL"])
+    bound = database.bind(settings.database_url)
     with bound.connection_context():
         ran = migrations.migrate(bound)
     click.echo(f"applied {len(ran)} migration(s)" + (f": {', '.join(ran)}" if ran else ""))
@@ -36,19 +37,28 @@ def migrate() -> None:
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-@click.option("--workers", default=lambda: int(os.environ.get("WEB_CONCURRENCY", "2")),
-              show_default="2 (WEB_CONCURRENCY)", type=int)
+@click.option("--workers", default=None, show_default="2 (WEB_CONCURRENCY)", type=int)
 @click.option("--threads", default=4, show_default=True, type=int)
-def serve(host: str, port: int, workers: int, threads: int) -> None:
+def serve(host: str, port: int, workers: int | None, threads: int) -> None:
     """Serve the web app with gunicorn (the production server)."""
     from gunicorn.app.base import BaseApplication
 
     settings = _settings()
-    _prepare_operations(settings)  # before anything imports prometheus_client
+    _configure_logs(settings)
+    if settings.metrics.multiproc_dir is None:
+        # prometheus_client reads PROMETHEUS_MULTIPROC_DIR once, at import: start this
+        # command afresh with the folder in its environment (gunicorn's processes fork from
+        # it and inherit it) rather than write to our own environment.
+        env = _with_metrics_folder(settings, dict(os.environ))
+        again = ["serve", "--host", host, "--port", str(port), "--threads", str(threads)]
+        again += ["--workers", str(workers)] if workers is not None else []
+        os.execve(sys.executable, [sys.executable, "-m", "cli", *again], env)
     from services import metrics, redis_client
 
     # Resolve before forking so every gunicorn worker shares one embedded Redis.
-    redis_client.resolve_url(settings["REDIS_URL"], settings["INSTANCE_PATH"])
+    redis_client.resolve_url(settings.redis_url, settings.instance_path)
+    workers = settings.web_concurrency if workers is None else workers
+    multiproc_dir = settings.metrics.multiproc_dir
 
     class Server(BaseApplication):
         def load_config(self) -> None:
@@ -59,7 +69,8 @@ def serve(host: str, port: int, workers: int, threads: int) -> None:
             self.cfg.set("graceful_timeout", 20)
             self.cfg.set("accesslog", None)  # our request log line replaces it
             # A dead web process's live gauges must not be summed any more.
-            self.cfg.set("child_exit", lambda _server, child: metrics.process_exited(child.pid))
+            self.cfg.set("child_exit", lambda _server, child: metrics.process_exited(
+                child.pid, multiproc_dir))
 
         def load(self) -> Any:
             from wsgi import app
@@ -83,7 +94,7 @@ def worker(drain: bool, worker_ids: tuple[str, ...], timeout: float) -> None:
     if not drain:
         from worker import host
 
-        host.main()
+        host.main(_settings())
         return
     from services import operations
 
@@ -128,7 +139,7 @@ def translations_import(path: str) -> None:
     from services.errors import ValidationFailed
 
     settings = _settings()
-    bound = database.bind(settings["DATABASE_URL"])
+    bound = database.bind(settings.database_url)
     try:
         with bound.connection_context():
             result = service.import_file(path)
@@ -149,13 +160,13 @@ def wallets() -> None:
 def wallets_reseal() -> None:
     """Re-seal every wallet secret under the current WALLET_ENCRYPTION_KEY (after rotation)."""
     from models import database
-    from services import chain_access
+    from services import runtime
     from services import wallets as wallet_service
     from services.errors import CryptoError
 
     settings = _settings()
-    chain_access.configure(settings)
-    bound = database.bind(settings["DATABASE_URL"])
+    runtime.install(runtime.build_runtime(settings))  # the wallet keys to seal with
+    bound = database.bind(settings.database_url)
     try:
         with bound.connection_context():
             count = wallet_service.reseal_all()
@@ -192,7 +203,7 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
         raise click.BadParameter("amounts are decimal numbers such as 100 or 0.5") from None
     settings = _settings()
     try:
-        contracts = dev_faucet.load(settings["INSTANCE_PATH"])
+        contracts = dev_faucet.load(settings.instance_path)
     except FileNotFoundError:
         raise click.ClickException(
             "no local chain recorded: start one with `copytrade up` (needs anvil)") from None
@@ -207,42 +218,52 @@ def up(port: int) -> None:
     """Run the whole local stack in one process group until Ctrl-C."""
     from stack import LocalStack
 
-    _prepare_operations(_settings())  # the children share one metrics folder
-    LocalStack(web_port=port).run()
+    settings = _settings()
+    _configure_logs(settings)
+    env = dict(os.environ)
+    if settings.metrics.multiproc_dir is None:
+        env = _with_metrics_folder(settings, env)  # the children share one metrics folder
+    LocalStack(web_port=port, env=env).run()
 
 
 # -- operations ---------------------------------------------------------------------------
 
 
-def _prepare_operations(settings: dict[str, Any]) -> None:
-    """JSON logs, and a clean shared metrics folder unless the operator named one."""
+def _configure_logs(settings: settings_module.Settings) -> None:
+    """JSON (or LOG_FORMAT) logs at LOG_LEVEL through our redacting handler."""
     from services import logs
 
-    logs.configure()
-    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from pathlib import Path
+    logs.configure(settings.logging.level, settings.logging.format)
 
-        # Inherited by gunicorn's processes and, under `up`, by the worker: one /metrics
-        # for the machine. Set before prometheus_client is imported (it reads the variable
-        # once), and cleaned: files of processes from an earlier run would be summed.
-        folder = Path(settings["INSTANCE_PATH"]) / "prometheus"
-        folder.mkdir(parents=True, exist_ok=True)
-        for stale in folder.glob("*.db"):
-            stale.unlink()
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(folder)
+
+def _with_metrics_folder(settings: settings_module.Settings, env: dict[str, str]
+                         ) -> dict[str, str]:
+    """``env`` naming a clean shared metrics folder, for the processes this command starts."""
+    from pathlib import Path
+
+    # Given to gunicorn's processes and, under `up`, to the worker: one /metrics for the
+    # machine. prometheus_client reads the variable once, at import, so it goes into the
+    # environment of a process about to start, never into ours. Cleaned: files of
+    # processes from an earlier run would be summed.
+    folder = Path(settings.instance_path) / "prometheus"
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.db"):
+        stale.unlink()
+    return {**env, "PROMETHEUS_MULTIPROC_DIR": str(folder)}
 
 
 def _operations_store(bind_database: bool = True) -> tuple[Any, str]:
     """The deployment's Redis client and key prefix (and the database bound, when asked)."""
-    from services import redis_client
+    from services import runtime
 
     settings = _settings()
     if bind_database:
         from models import database
 
-        database.bind(settings["DATABASE_URL"])
-    url = redis_client.resolve_url(settings["REDIS_URL"], settings["INSTANCE_PATH"])
-    return redis_client.connect(url), settings["REDIS_PREFIX"]
+        database.bind(settings.database_url)
+    built = runtime.build_runtime(settings)
+    runtime.install(built)  # the services these commands call may enqueue
+    return built.redis(), settings.redis_prefix
 
 
 def _ago(seconds: float | None) -> str:

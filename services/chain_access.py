@@ -1,31 +1,27 @@
 """The chain as the services see it: one Web3, the contract addresses and the sealing keys.
 
-Built once from settings (``configure``), by the app factory, the worker or a test, and
-read lazily from the environment on first use otherwise, so no Flask is needed. Services
-ask ``web3()`` and ``contracts()``; nothing else reads POLYGON_RPC_URL or the addresses.
+``ChainAccess`` is the runtime's chain part, built from Settings by ``build_runtime`` (the
+app factory, the worker, a CLI command or a test), so no Flask is needed. Services ask
+``web3()`` and ``contracts()``, which reach it through ``services.runtime``; nothing else
+reads POLYGON_RPC_URL or the addresses.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from web3 import Web3
 
-import config as settings_module
 from chain.errors import CryptoFailure
 from chain.keys import parse_encryption_key
 from chain.rpc import connect
 from chain.tokens import checksum
+from config import Settings
 from services import errors
-
-DEFAULT_RPC_TIMEOUT = 10.0
-DEFAULT_WITHDRAW_WAIT_SECONDS = 5.0
-DEFAULT_RECEIPT_TIMEOUT_SECONDS = 120.0
+from services.runtime import runtime
 
 
 @dataclass(frozen=True)
@@ -62,9 +58,10 @@ class ChainSettings:
     chain_id: int
     contracts: Contracts
     sealing: SealingKeys
-    rpc_timeout: float = DEFAULT_RPC_TIMEOUT
-    withdraw_wait_seconds: float = DEFAULT_WITHDRAW_WAIT_SECONDS
-    receipt_timeout_seconds: float = DEFAULT_RECEIPT_TIMEOUT_SECONDS
+    # Defaults live in config.ChainConfig (POLYGON_RPC_TIMEOUT and kin).
+    rpc_timeout: float
+    withdraw_wait_seconds: float
+    receipt_timeout_seconds: float
 
 
 def encryption_key(text: str) -> bytes:
@@ -98,69 +95,54 @@ def sealing_keys(current: str, previous: str | None = None) -> SealingKeys:
     return SealingKeys(current_id=key_id_for(key), keys=keys)
 
 
-def _setting(settings: Mapping[str, Any], name: str, default: Any = None) -> Any:
-    # Optional knobs may come from the settings dict or straight from the environment.
-    value = settings.get(name)
-    if value in (None, ""):
-        value = os.environ.get(name)
-    return default if value in (None, "") else value
-
-
-def from_settings(settings: Mapping[str, Any]) -> ChainSettings:
-    """Build ChainSettings from a settings mapping (config.load() or app.config)."""
+def from_settings(settings: Settings) -> ChainSettings:
+    """Build ChainSettings from the process's Settings."""
+    addresses = settings.contracts
     return ChainSettings(
-        rpc_url=settings.get("POLYGON_RPC_URL") or None,
-        chain_id=int(settings.get("CHAIN_ID") or 137),
+        rpc_url=settings.chain.rpc_url or None,
+        chain_id=settings.chain.chain_id,
         contracts=Contracts(
-            pusd=checksum(settings["PUSD_ADDRESS"]),
-            usdce=checksum(settings["USDCE_ADDRESS"]),
-            ctf=checksum(settings["CTF_ADDRESS"]),
-            neg_risk_adapter=checksum(settings["NEG_RISK_ADAPTER_ADDRESS"]),
+            pusd=checksum(addresses.pusd),
+            usdce=checksum(addresses.usdce),
+            ctf=checksum(addresses.ctf),
+            neg_risk_adapter=checksum(addresses.neg_risk_adapter),
         ),
-        sealing=sealing_keys(settings["WALLET_ENCRYPTION_KEY"],
-                             _setting(settings, "WALLET_ENCRYPTION_KEY_PREVIOUS")),
-        rpc_timeout=float(_setting(settings, "POLYGON_RPC_TIMEOUT", DEFAULT_RPC_TIMEOUT)),
-        withdraw_wait_seconds=float(_setting(settings, "WITHDRAW_WAIT_SECONDS",
-                                             DEFAULT_WITHDRAW_WAIT_SECONDS)),
-        receipt_timeout_seconds=float(_setting(settings, "RECEIPT_TIMEOUT_SECONDS",
-                                               DEFAULT_RECEIPT_TIMEOUT_SECONDS)),
+        sealing=sealing_keys(settings.wallet_encryption_key,
+                             settings.wallet_encryption_key_previous),
+        rpc_timeout=settings.chain.rpc_timeout,
+        withdraw_wait_seconds=settings.chain.withdraw_wait_seconds,
+        receipt_timeout_seconds=settings.chain.receipt_timeout_seconds,
     )
 
 
-_lock = threading.Lock()
-_settings: ChainSettings | None = None
-_web3: Web3 | None = None
+class ChainAccess:
+    """One chain's settings and its shared Web3, connected on first use."""
 
+    def __init__(self, settings: ChainSettings, *, web3: Web3 | None = None) -> None:
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._web3 = web3  # given: overrides the connection (fault tests)
 
-def configure(settings: Mapping[str, Any] | ChainSettings, *, web3: Web3 | None = None) -> None:
-    """Point the wallet services at a chain; ``web3`` overrides the connection (fault tests)."""
-    global _settings, _web3
-    built = settings if isinstance(settings, ChainSettings) else from_settings(settings)
-    with _lock:
-        _settings = built
-        _web3 = web3
+    def web3(self) -> Web3:
+        """The shared Web3 (thread-safe for calls); FeatureNotEnabled when no RPC is set."""
+        with self._lock:
+            if self._web3 is None:
+                if not self.settings.rpc_url:
+                    raise errors.FeatureNotEnabled(
+                        "No chain is configured: set POLYGON_RPC_URL (and the contract "
+                        "addresses).")
+                self._web3 = connect(self.settings.rpc_url, timeout=self.settings.rpc_timeout)
+            return self._web3
 
 
 def current() -> ChainSettings:
-    """The configured settings, read from the environment on first use."""
-    global _settings
-    with _lock:
-        if _settings is None:
-            _settings = from_settings(settings_module.load())
-        return _settings
+    """The runtime's chain settings."""
+    return runtime().chain.settings
 
 
 def web3() -> Web3:
-    """The shared Web3 (thread-safe for calls); FeatureNotEnabled when no RPC is configured."""
-    global _web3
-    chain = current()
-    with _lock:
-        if _web3 is None:
-            if not chain.rpc_url:
-                raise errors.FeatureNotEnabled(
-                    "No chain is configured: set POLYGON_RPC_URL (and the contract addresses).")
-            _web3 = connect(chain.rpc_url, timeout=chain.rpc_timeout)
-        return _web3
+    """The runtime's shared Web3; FeatureNotEnabled when no RPC is configured."""
+    return runtime().chain.web3()
 
 
 def contracts() -> Contracts:

@@ -22,8 +22,8 @@ from rq import Queue
 from rq.exceptions import DuplicateJobError, NoSuchJobError
 from rq.job import Job, JobStatus
 
-import config as settings_module
 from services import logs, redis_client
+from services.runtime import runtime
 
 QUEUES: tuple[str, ...] = ("high", "default", "low")
 """Queue names, most urgent first; the worker serves them in this order."""
@@ -41,29 +41,15 @@ _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 @dataclass(frozen=True)
 class JobsConfig:
-    """Where jobs go: the Redis server and the deployment's key prefix."""
+    """Where jobs go: the Redis server and the deployment's key prefix (the runtime's queue)."""
 
     redis_url: str
     prefix: str
 
 
-_config: JobsConfig | None = None
-
-
-def configure(redis_url: str, prefix: str) -> None:
-    """Point enqueues at ``redis_url`` under ``prefix`` (the app and the worker call this)."""
-    global _config
-    _config = JobsConfig(redis_url=redis_url, prefix=prefix)
-
-
 def current_config() -> JobsConfig:
-    """The configured target, or one read from the environment on first use."""
-    global _config
-    if _config is None:
-        settings = settings_module.load()
-        url = redis_client.resolve_url(settings["REDIS_URL"], settings["INSTANCE_PATH"])
-        _config = JobsConfig(redis_url=url, prefix=settings["REDIS_PREFIX"])
-    return _config
+    """Where this process's runtime sends jobs."""
+    return runtime().jobs
 
 
 def connection() -> redis.Redis:

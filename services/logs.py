@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
-import os
 import re
 import sys
 import uuid
@@ -152,21 +151,24 @@ def install_filters(handler: logging.Handler, fmt: str | None = None) -> logging
     """Give ``handler`` the context and redaction filters and our formatter."""
     handler.addFilter(ContextFilter())
     handler.addFilter(RedactionFilter())
-    chosen = (fmt or os.environ.get("LOG_FORMAT") or "json").lower()
+    chosen = (fmt or "json").lower()
     handler.setFormatter(JsonFormatter() if chosen == "json" else logging.Formatter(
         "%(asctime)s %(levelname)s %(name)s [%(request_id)s %(job_id)s]: %(message)s"))
     return handler
 
 
 def configure(level: str | int | None = None, fmt: str | None = None) -> logging.Handler:
-    """Route every log record through one redacting handler on the root logger."""
+    """Route every log record through one redacting handler on the root logger.
+
+    ``level`` and ``fmt`` are Settings' LOG_LEVEL and LOG_FORMAT (default INFO, json).
+    """
     root = logging.getLogger()
     for old in [h for h in root.handlers if getattr(h, "_copytrade", False)]:
         root.removeHandler(old)
     handler = build_handler(fmt=fmt)
     handler._copytrade = True  # type: ignore[attr-defined]
     root.addHandler(handler)
-    root.setLevel(level or os.environ.get("LOG_LEVEL", "INFO").upper())
+    root.setLevel(level.upper() if isinstance(level, str) else level or "INFO")
     # Every venue poll is a request: httpx's per-request lines would drown the log.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     return handler

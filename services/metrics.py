@@ -12,6 +12,11 @@ it at start). Then the web's ``GET /metrics`` adds up every process of the machi
 workers included. A worker on another machine serves its own ``/metrics`` on
 ``WORKER_METRICS_PORT`` (see ``serve_worker_metrics``). Without the variable (tests, a
 single process) the default in-process registry is used.
+
+prometheus_client itself reads ``PROMETHEUS_MULTIPROC_DIR`` from the environment once, at
+import, to choose where values live; so the variable must be in a process's environment
+when it starts (the CLI gives it to the processes it starts). Our own functions take the
+folder from Settings as an argument and read no environment.
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
-import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
@@ -40,8 +44,6 @@ from venue import http as venue_http
 
 log = logging.getLogger(__name__)
 
-MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
-TOKEN_ENV = "METRICS_TOKEN"
 
 # Web requests and venue calls: milliseconds to tens of seconds.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -219,24 +221,19 @@ def job_finished(job: str, outcome: str, seconds: float) -> None:
 # -- exporting ----------------------------------------------------------------------------
 
 
-def multiprocess_dir() -> str | None:
-    """The shared multiprocess folder when this process writes there."""
-    return os.environ.get(MULTIPROC_ENV) or None
-
-
-def exposition() -> tuple[bytes, str]:
+def exposition(multiproc_dir: str | None = None) -> tuple[bytes, str]:
     """The text exposition of every series (all processes of the machine when shared)."""
-    if multiprocess_dir():
+    if multiproc_dir:
         registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
+        multiprocess.MultiProcessCollector(registry, path=multiproc_dir)
         return generate_latest(registry), CONTENT_TYPE_LATEST
     return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
 
 
-def process_exited(pid: int) -> None:
+def process_exited(pid: int, multiproc_dir: str | None = None) -> None:
     """Forget a dead process's live gauges (gunicorn's child_exit, the worker at exit)."""
-    if multiprocess_dir():
-        multiprocess.mark_process_dead(pid)
+    if multiproc_dir:
+        multiprocess.mark_process_dead(pid, path=multiproc_dir)
 
 
 def is_internal(address: str | None) -> bool:
@@ -257,7 +254,8 @@ def authorized(authorization: str | None, remote_addr: str | None,
     return is_internal(remote_addr)
 
 
-def serve_worker_metrics(host: str, port: int, token: str | None) -> threading.Thread:
+def serve_worker_metrics(host: str, port: int, token: str | None,
+                         multiproc_dir: str | None = None) -> threading.Thread:
     """Serve /metrics for this (worker) process in a daemon thread; same access rule as web."""
     from wsgiref.simple_server import WSGIRequestHandler, make_server
 
@@ -270,7 +268,7 @@ def serve_worker_metrics(host: str, port: int, token: str | None) -> threading.T
             start_response("401 Unauthorized", [("Content-Type", "text/plain"),
                                                 ("WWW-Authenticate", "Bearer")])
             return [b"unauthorized\n"]
-        body, content_type = exposition()
+        body, content_type = exposition(multiproc_dir)
         start_response("200 OK", [("Content-Type", content_type)])
         return [body]
 

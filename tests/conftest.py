@@ -12,7 +12,7 @@ import os
 import secrets
 import socket
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -39,6 +39,24 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def use_queue(redis_url: str, prefix: str) -> Any:
+    """Send this process's enqueues to ``prefix`` on ``redis_url`` (the runtime's job queue).
+
+    Returns the runtime it replaced, None if there was none (restore: ``runtime.install``).
+    Without one (a test without the app), a runtime of test settings is built.
+    """
+    import config
+    from services import runtime
+    from services.jobs import JobsConfig
+
+    previous = runtime.install(None)
+    base = previous or runtime.build_runtime(config.load(env={}, overrides={
+        "REDIS_URL": redis_url, "SECRET_KEY": "test-secret-key-" + RUN_ID,
+        "WALLET_ENCRYPTION_KEY": secrets.token_hex(32)}))
+    runtime.install(replace(base, jobs=JobsConfig(redis_url=redis_url, prefix=prefix)))
+    return previous
 
 
 def _pg_schema_url(schema: str) -> str:

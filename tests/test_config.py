@@ -2,36 +2,113 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import stat
+from pathlib import Path
+
+import pytest
 
 import config
+
+ROOT = Path(config.__file__).resolve().parent
 
 
 def test_secrets_generated_once_with_private_mode(tmp_path):
     first = config.load(env={}, instance=tmp_path)
     second = config.load(env={}, instance=tmp_path)
-    assert first["SECRET_KEY"] == second["SECRET_KEY"]
-    assert first["WALLET_ENCRYPTION_KEY"] == second["WALLET_ENCRYPTION_KEY"]
-    assert first["SECRET_KEY"] != first["WALLET_ENCRYPTION_KEY"]
+    assert first.secret_key == second.secret_key
+    assert first.wallet_encryption_key == second.wallet_encryption_key
+    assert first.secret_key != first.wallet_encryption_key
     for name in ("secret_key", "wallet_encryption_key"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600
 
 
 def test_embedded_defaults(tmp_path):
     settings = config.load(env={}, instance=tmp_path)
-    assert settings["DATABASE_URL"] == f"sqlite:///{tmp_path / 'copytrade.db'}"
-    assert settings["REDIS_URL"] is None
-    assert settings["VENUE"] == "sandbox"
-    assert settings["POLYMARKET_CLOB_URL"] == "http://127.0.0.1:8010/clob"
-    assert settings["POLYMARKET_RTDS_URL"] == "ws://127.0.0.1:8010/rtds"
+    assert settings.database_url == f"sqlite:///{tmp_path / 'copytrade.db'}"
+    assert settings.redis_url is None
+    assert settings.venue.name == "sandbox"
+    assert settings.venue.clob_url == "http://127.0.0.1:8010/clob"
+    assert settings.venue.rtds_url == "ws://127.0.0.1:8010/rtds"
 
 
 def test_polymarket_venue_and_overrides(tmp_path):
     env = {"VENUE": "polymarket", "SECRET_KEY": "s", "POLYMARKET_RTDS_URL": "",
            "CHAIN_ID": "80002", "BASE_URL": "https://ct.example/"}
     settings = config.load(env=env, instance=tmp_path)
-    assert settings["POLYMARKET_GAMMA_URL"] == "https://gamma-api.polymarket.com"
-    assert settings["POLYMARKET_RTDS_URL"] == ""  # empty: poll only
-    assert settings["SECRET_KEY"] == "s"
-    assert settings["CHAIN_ID"] == 80002
-    assert settings["BASE_URL"] == "https://ct.example"
+    assert settings.venue.gamma_url == "https://gamma-api.polymarket.com"
+    assert settings.venue.rtds_url == ""  # empty: poll only
+    assert settings.secret_key == "s"
+    assert settings.chain.chain_id == 80002
+    assert settings.base_url == "https://ct.example"
+
+
+def test_every_knob_is_typed_and_read_from_its_variable(tmp_path):
+    env = {"WORKER_CAPACITY": "3", "WORKER_METRICS_PORT": "9101", "METRICS_TOKEN": "tok-123",
+           "PROMETHEUS_MULTIPROC_DIR": "/tmp/prom", "LOG_FORMAT": "TEXT", "LOG_LEVEL": "debug",
+           "COPY_LEASE_MS": "1500", "COPY_USE_FEED": "0", "COPYTRADE_JOB_MODULES": "a.b, c",
+           "COPYTRADE_MAINTENANCE_SECONDS": "0.5", "WITHDRAW_WAIT_SECONDS": "0.2",
+           "HTTPS_PROXY": "http://proxy:3128", "WEB_CONCURRENCY": "5"}
+    settings = config.load(env=env, instance=tmp_path)
+    assert settings.worker.capacity == 3 and settings.worker.metrics_port == 9101
+    assert settings.worker.job_modules == ("a.b", "c")
+    assert settings.worker.maintenance_seconds == 0.5
+    assert settings.metrics.token == "tok-123" and settings.metrics.multiproc_dir == "/tmp/prom"
+    assert (settings.logging.format, settings.logging.level) == ("text", "DEBUG")
+    assert settings.engine.lease_ms == 1500 and settings.engine.use_feed is False
+    assert settings.chain.withdraw_wait_seconds == 0.2
+    assert settings.venue.behind_proxy is True
+    assert settings.web_concurrency == 5
+    assert "tok-123" not in repr(settings)  # secrets stay out of logs
+
+
+def test_overrides_win_over_the_environment(tmp_path):
+    settings = config.load(env={"REDIS_PREFIX": "env:", "COPYTRADE_INSTANCE": "/nowhere"},
+                           overrides={"REDIS_PREFIX": "mine:", "RATE_LIMIT_BURST": 7,
+                                      "INSTANCE_PATH": str(tmp_path)})
+    assert settings.redis_prefix == "mine:"
+    assert settings.rate_limit_burst == 7
+    assert settings.instance_path == str(tmp_path)
+    assert settings.flat()["RATE_LIMIT_BURST"] == 7
+
+
+def test_settings_are_frozen(tmp_path):
+    settings = config.load(env={}, instance=tmp_path)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.redis_prefix = "other:"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.worker.capacity = 1  # type: ignore[misc]
+
+
+# The process environment is read in config.py only; the CLI hands it over. The sandbox
+# venue, the dev chain and `copytrade up` (moving to devstack/) are dev tools of their own.
+ENVIRONMENT_READERS = {"config.py", "cli.py", "chain/devchain.py"}
+_ENVIRONMENT = re.compile(r"\bos\.(environ|getenv|putenv|unsetenv)\b|\bgetenv\(")
+
+
+def test_only_config_reads_the_environment():
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.split("/")[0] in ("tests", "bench", "node_modules", "instance") \
+                or relative.startswith(".") or relative in ENVIRONMENT_READERS:
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if _ENVIRONMENT.search(line):
+                found.append(f"{relative}:{number}: {line.strip()}")
+    assert found == []
+
+
+def test_nothing_writes_the_environment():
+    found = []
+    writes = re.compile(r"os\.environ(\[[^]]+\]\s*=(?!=)|\.(setdefault|update|pop)\()"
+                        r"|\bputenv\(")
+    for path in sorted(ROOT.rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.split("/")[0] in ("tests", "bench", "node_modules") \
+                or relative.startswith("."):
+            continue
+        found += [f"{relative}: {line.strip()}" for line in path.read_text().splitlines()
+                  if writes.search(line)]
+    assert found == []

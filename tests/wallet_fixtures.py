@@ -7,33 +7,43 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from web3 import Web3
 
+import config
 from chain.devchain import DevCondition
 from chain.errors import ChainUnavailable
 from chain.rpc import connect
-from services import catalogue, chain_access
+from services import catalogue, chain_access, runtime
 
 USDC = 10**6  # base units of one pUSD / USDC.e
 ONE_MATIC = 10**18
 
 
-def chain_settings(app: Any, chain: Any, **extra: Any) -> dict[str, Any]:
-    """The app's settings pointed at the dev chain."""
-    return {**app.config, **chain.contracts.env(), "WITHDRAW_WAIT_SECONDS": "5",
-            "RECEIPT_TIMEOUT_SECONDS": "30", **extra}
+def chain_settings(app: Any, chain: Any, **extra: Any) -> chain_access.ChainSettings:
+    """The app's settings pointed at the dev chain (``extra``: more settings by env name)."""
+    overrides = {**app.config, **chain.contracts.env(), "WITHDRAW_WAIT_SECONDS": "5",
+                 "RECEIPT_TIMEOUT_SECONDS": "30", **extra}
+    return chain_access.from_settings(config.load(env={}, overrides=overrides))
+
+
+def use_chain(settings: chain_access.ChainSettings, *, web3: Web3 | None = None) -> None:
+    """Point the runtime's chain part at ``settings`` (``web3``: a faulty connection)."""
+    runtime.install(replace(runtime.runtime(),
+                            chain=chain_access.ChainAccess(settings, web3=web3)))
 
 
 @pytest.fixture
 def wallet_chain(app: Any, chain: Any) -> Iterator[Any]:
     """The wallet services configured for the session's anvil (restored afterwards)."""
-    chain_access.configure(chain_settings(app, chain))
+    previous = runtime.runtime()
+    use_chain(chain_settings(app, chain))
     yield chain
-    chain_access.configure(app.config)
+    runtime.install(previous)
 
 
 @pytest.fixture

@@ -43,6 +43,9 @@ class VenueConfig:
     cache_ttl: float = 30.0
     max_connections: int = 20
     lean_http: bool = True  # async clients on trio use venue.http11 (see venue.http)
+    # An HTTP(S) proxy is configured (HTTP_PROXY and kin): only httpx goes through it, so
+    # the lean pool is not used. Set from Settings; the venue layer reads no environment.
+    behind_proxy: bool = False
     user_agent: str = "copytrade/0.1"
 
     @classmethod

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
-import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -327,11 +326,6 @@ class SyncTransport:
         self._client.close()
 
 
-def _proxy_configured() -> bool:
-    return any(os.environ.get(name) for name in (
-        "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"))
-
-
 def _lean_request(client: Http11Pool, config: VenueConfig, req: VenueRequest
                   ) -> Awaitable[Http11Response]:
     url = config.base_url(req.api) + req.path
@@ -363,7 +357,7 @@ class AsyncTransport:
         self.config = config
         self.cache = cache
         self._lean: Http11Pool | None = None
-        if http_client is None and config.lean_http and not _proxy_configured() \
+        if http_client is None and config.lean_http and not config.behind_proxy \
                 and _running_trio():
             self._lean = Http11Pool(timeout=config.timeout,
                                     connect_timeout=config.connect_timeout,

@@ -37,9 +37,10 @@ from typing import Any
 import redis
 import trio
 
-import config as settings_module
+from config import Settings
 from services import jobs as jobs_service
 from services import logs, metrics, redis_client
+from services import runtime as process_runtime
 from worker import identity, lifecycle, reasons
 from worker import jobs as job_table
 
@@ -68,12 +69,12 @@ class WorkerSettings:
         return max(2, math.ceil(3 * self.heartbeat_seconds))
 
     @classmethod
-    def from_settings(cls, settings: dict[str, Any], redis_url: str) -> WorkerSettings:
-        """Worker settings from the ``config.load()`` dict."""
-        return cls(redis_url=redis_url, prefix=settings["REDIS_PREFIX"],
-                   capacity=int(settings.get("WORKER_CAPACITY", 8)),
-                   grace_seconds=float(settings.get("WORKER_GRACE_SECONDS", 25.0)),
-                   heartbeat_seconds=float(settings.get("WORKER_HEARTBEAT_SECONDS", 10.0)))
+    def from_settings(cls, settings: Settings, redis_url: str) -> WorkerSettings:
+        """Worker settings from the process's Settings."""
+        return cls(redis_url=redis_url, prefix=settings.redis_prefix,
+                   capacity=settings.worker.capacity,
+                   grace_seconds=settings.worker.grace_seconds,
+                   heartbeat_seconds=settings.worker.heartbeat_seconds)
 
 
 @dataclass(frozen=True)
@@ -512,26 +513,27 @@ class WorkerHost:
             task.scope.cancel()
 
 
-def main() -> None:
-    """Entry point of ``copytrade worker``: bind the database, load the job table, serve."""
+def main(settings: Settings) -> None:
+    """Entry point of ``copytrade worker``: build the runtime, bind the database, serve."""
     import os
 
     from models import database
 
-    logs.configure()
-    settings = settings_module.load()
-    port = os.environ.get("WORKER_METRICS_PORT")
-    if port:  # a worker on its own machine: scraped directly (same token rule as the web)
-        metrics.serve_worker_metrics(os.environ.get("WORKER_METRICS_HOST", "127.0.0.1"),
-                                     int(port), os.environ.get(metrics.TOKEN_ENV))
-    redis_url = redis_client.resolve_url(settings["REDIS_URL"], settings["INSTANCE_PATH"])
-    jobs_service.configure(redis_url, settings["REDIS_PREFIX"])
+    logs.configure(settings.logging.level, settings.logging.format)
+    multiproc_dir = settings.metrics.multiproc_dir
+    if settings.worker.metrics_port:
+        # A worker on its own machine: scraped directly (same token rule as the web).
+        metrics.serve_worker_metrics(settings.worker.metrics_host, settings.worker.metrics_port,
+                                     settings.metrics.token, multiproc_dir)
+    built = process_runtime.build_runtime(settings)
+    process_runtime.install(built)
     # The copy engine folds SQLite's log between fills (models.database.fold_log).
-    database.bind(settings["DATABASE_URL"], fold_on_commit=False)
-    job_table.load_modules()
-    host = WorkerHost(dataclasses.replace(WorkerSettings.from_settings(settings, redis_url),
+    database.bind(settings.database_url, fold_on_commit=False)
+    job_table.load_modules(settings.worker.job_modules)
+    host = WorkerHost(dataclasses.replace(WorkerSettings.from_settings(settings, built.redis_url),
                                           startup_tasks=True))
     try:
         trio.run(partial(host.run, install_signal_handlers=True))
     finally:
-        metrics.process_exited(os.getpid())
+        metrics.process_exited(os.getpid(), multiproc_dir)
+        process_runtime.close()

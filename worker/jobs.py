@@ -22,10 +22,9 @@ from __future__ import annotations
 import contextvars
 import importlib
 import inspect
-import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +39,6 @@ JOB_MODULES: tuple[str, ...] = ("worker.builtin_jobs", "worker.jobs_wallets", "w
                                 "worker.copy_engine.jobs", "worker.jobs_trading")
 """Modules whose ``@job`` functions make up the production job table."""
 
-EXTRA_MODULES_ENV = "COPYTRADE_JOB_MODULES"
 """Comma-separated extra modules to import at worker start (tests, plugins)."""
 
 
@@ -110,10 +108,10 @@ def names() -> list[str]:
     return sorted(_table)
 
 
-def load_modules(extra: str | None = None) -> list[str]:
-    """Import the production job modules and those listed in COPYTRADE_JOB_MODULES."""
-    listed = os.environ.get(EXTRA_MODULES_ENV, "") if extra is None else extra
-    modules = [*JOB_MODULES, *(m.strip() for m in listed.split(",") if m.strip())]
+def load_modules(extra: str | Sequence[str] = ()) -> list[str]:
+    """Import the production job modules and ``extra`` ones (COPYTRADE_JOB_MODULES's list)."""
+    listed = extra.split(",") if isinstance(extra, str) else extra
+    modules = [*JOB_MODULES, *(m.strip() for m in listed if m.strip())]
     for module in modules:
         importlib.import_module(module)
     return modules

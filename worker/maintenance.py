@@ -8,7 +8,6 @@ job already queued or running is not queued again.
 from __future__ import annotations
 
 import logging
-import os
 from datetime import timedelta
 from typing import Any
 
@@ -17,12 +16,11 @@ import trio
 from models.base import utcnow
 from models.wallet import OPEN_STATES, Claim, Withdrawal
 from services import claims, idempotency, jobs, orders, previews, withdrawals
+from services.runtime import runtime
 from worker.jobs import job, on_worker_start
 
 log = logging.getLogger(__name__)
 
-INTERVAL_ENV = "COPYTRADE_MAINTENANCE_SECONDS"
-DEFAULT_INTERVAL = 30.0
 RESUME_JOB = "maintenance.resume_chain_work"
 PURGE_JOB = "maintenance.purge"
 CHAIN_WORK_GRACE = timedelta(seconds=60)  # a job younger than this is still being worked
@@ -61,7 +59,7 @@ def schedule_once() -> None:
 @on_worker_start("maintenance")
 async def run_scheduler(host: Any) -> None:
     """Tick every COPYTRADE_MAINTENANCE_SECONDS until the worker stops."""
-    interval = float(os.environ.get(INTERVAL_ENV, DEFAULT_INTERVAL))
+    interval = runtime().settings.worker.maintenance_seconds
     while True:
         try:
             await trio.to_thread.run_sync(schedule_once)

@@ -18,10 +18,9 @@ import trio
 from chain.keys import generate_keypair
 from chain.tokens import native_balance_wei, token_balance_base
 from models.wallet import Withdrawal
-from services import chain_access, wallets
-from services import jobs as jobs_service
-from tests.conftest import RUN_ID, free_port
-from tests.wallet_fixtures import ONE_MATIC, USDC, catalogue_market, chain_settings
+from services import runtime, wallets
+from tests.conftest import RUN_ID, free_port, use_queue
+from tests.wallet_fixtures import ONE_MATIC, USDC, catalogue_market, chain_settings, use_chain
 from worker import jobs as job_table
 from worker.host import WorkerHost, WorkerSettings
 
@@ -34,7 +33,7 @@ def _json(response) -> Any:
 def worker(app, redis_url: str, wallet_chain) -> Iterator[WorkerHost]:
     """A real worker host (Trio, jobs in threads) serving this test's own queues."""
     prefix = f"ct-test-{RUN_ID}-wallets-{secrets.token_hex(3)}:"
-    jobs_service.configure(redis_url, prefix)
+    saved = use_queue(redis_url, prefix)
     job_table.load_modules("")
     settings = WorkerSettings(redis_url=redis_url, prefix=prefix, capacity=4, grace_seconds=2,
                               heartbeat_seconds=0.5, poll_seconds=0.05)
@@ -61,21 +60,21 @@ def worker(app, redis_url: str, wallet_chain) -> Iterator[WorkerHost]:
     keys += list(client.scan_iter(match=f"*{prefix.replace(':', '-')}*", count=1000))
     if keys:
         client.delete(*keys)
-    jobs_service.configure(app.config["REDIS_URL"], app.config["REDIS_PREFIX"])
+    runtime.install(saved)
 
 
 @pytest.fixture
 def no_worker(app, redis_url: str, wallet_chain) -> Iterator[str]:
     """Queues nobody serves: jobs stay queued."""
     prefix = f"ct-test-{RUN_ID}-idle-{secrets.token_hex(3)}:"
-    jobs_service.configure(redis_url, prefix)
+    saved = use_queue(redis_url, prefix)
     yield prefix
     client = redis.Redis.from_url(redis_url)
     keys = list(client.scan_iter(match=f"*{prefix}*", count=1000))
     keys += list(client.scan_iter(match=f"*{prefix.replace(':', '-')}*", count=1000))
     if keys:
         client.delete(*keys)
-    jobs_service.configure(app.config["REDIS_URL"], app.config["REDIS_PREFIX"])
+    runtime.install(saved)
 
 
 def _wait_status(client, headers, url: str, wanted: str, timeout: float = 20) -> dict:
@@ -176,7 +175,7 @@ def test_two_concurrent_withdrawals_both_land(app, auth_headers, user, fund, wor
 
 def test_queued_when_not_broadcast_in_time(app, client, auth_headers, user, fund,
                                            no_worker, wallet_chain) -> None:
-    chain_access.configure(chain_settings(app, wallet_chain, WITHDRAW_WAIT_SECONDS="0.2"))
+    use_chain(chain_settings(app, wallet_chain, WITHDRAW_WAIT_SECONDS="0.2"))
     wallet = wallets.get_or_create(user)
     fund(wallet.address, pusd=2 * USDC)
     response = client.post("/api/trading-wallet/withdraw", headers=auth_headers,
@@ -230,7 +229,7 @@ def test_rpc_unreachable_is_503_with_retry_after(app, client, auth_headers, user
                                                  wallet_chain) -> None:
     wallets.get_or_create(user)
     catalogue_market(wallet_chain.contracts.prepare_condition())  # something to look up
-    chain_access.configure(chain_settings(app, wallet_chain, POLYGON_RPC_TIMEOUT="1",
+    use_chain(chain_settings(app, wallet_chain, POLYGON_RPC_TIMEOUT="1",
                                           POLYGON_RPC_URL=f"http://127.0.0.1:{free_port()}"))
     for method, url, body in (
             ("get", "/api/wallets/balance", None),

@@ -20,9 +20,9 @@ import trio
 from aiosmtpd.controller import Controller
 from werkzeug.serving import make_server
 
-from services import jobs as jobs_service
+from services import runtime
 from tests.api.test_auth import Inbox
-from tests.conftest import RUN_ID, free_port
+from tests.conftest import RUN_ID, free_port, use_queue
 from tests.worker.conftest import delete_prefixed_keys
 
 CHROMIUM = "/usr/bin/chromium"
@@ -119,10 +119,10 @@ def sign_in(page: Any, inbox: Inbox, email: str | None = None) -> str:
 def job_prefix(app: Any, redis_url: str) -> Iterator[str]:
     """A Redis prefix of this test's own for jobs and copy-engine leases (cleaned after)."""
     prefix = f"ct-test-{RUN_ID}-dash-{secrets.token_hex(3)}:"
-    jobs_service.configure(redis_url, prefix)
+    saved = use_queue(redis_url, prefix)
     yield prefix
     delete_prefixed_keys(redis.Redis.from_url(redis_url), prefix)
-    jobs_service.configure(app.config["REDIS_URL"], app.config["REDIS_PREFIX"])
+    runtime.install(saved)
 
 
 def _trio_thread(name: str, start: Callable[[Any], Any]) -> tuple[threading.Thread, dict]:

@@ -19,6 +19,8 @@ from eth_account import Account
 from models.base import db
 from models.copying import CopyIntent
 from services import jobs as jobs_service
+from services import runtime
+from tests.conftest import use_queue
 from tests.operations.stack import WorkerProcess, cli, stack_env, wait
 
 
@@ -33,10 +35,9 @@ def deployment(app, tmp_path, redis_url, engine_prefix, venue_server) -> Iterato
         started.append(worker)
         return worker
 
-    saved = jobs_service._config
-    jobs_service.configure(redis_url, engine_prefix)  # this test's enqueues
+    saved = use_queue(redis_url, engine_prefix)  # this test's enqueues
     yield {"env": env, "spawn": spawn}
-    jobs_service._config = saved
+    runtime.install(saved)
     for worker in started:
         worker.close()
 

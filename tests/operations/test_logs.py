@@ -15,9 +15,10 @@ import pytest
 import trio
 
 from models.base import utcnow
-from services import auth, keys, logs, wallets
+from services import auth, keys, logs, runtime, wallets
 from services import jobs as jobs_service
 from services.access import ALL_SCOPES, Principal
+from tests.conftest import use_queue
 from tests.operations import log_capture
 from tests.worker.copy_engine.conftest import wait_for
 from worker.host import WorkerHost, WorkerSettings
@@ -60,8 +61,7 @@ def test_one_json_line_per_request_with_the_request_id_in_and_out(client, captur
 
 def test_the_request_id_follows_the_work_into_the_worker(
         app, client, user, auth_headers, make_config, captured, redis_url, engine_prefix):
-    saved = jobs_service._config
-    jobs_service.configure(redis_url, engine_prefix)
+    saved = use_queue(redis_url, engine_prefix)
     try:
         config = make_config(user, "0x" + secrets.token_hex(20), is_active=False,
                              paper_trading=True)
@@ -83,7 +83,7 @@ def test_the_request_id_follows_the_work_into_the_worker(
 
         trio.run(main)
     finally:
-        jobs_service._config = saved
+        runtime.install(saved)
 
     entries = lines(captured)
     job_lines = [e for e in entries if e.get("event") == "job"]

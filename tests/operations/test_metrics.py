@@ -15,7 +15,8 @@ from decimal import Decimal
 import pytest
 import trio
 
-from services import auth, venues
+from services import auth, runtime, venues
+from tests.conftest import use_queue
 from tests.operations.scrape import names, total
 from tests.worker.copy_engine.conftest import inject, owned, settled, wait_for
 from venue.errors import VenueNotFound
@@ -124,8 +125,7 @@ def test_series_move_when_the_suite_trades_copies_and_runs_jobs(
     # Jobs: one succeeds, one fails, on an in-process worker host.
     from services import jobs as jobs_service
 
-    saved = jobs_service._config
-    jobs_service.configure(redis_url, engine_prefix)
+    saved = use_queue(redis_url, engine_prefix)
     try:
         ok = jobs_service.enqueue("worker.ping")
         bad = jobs_service.enqueue("no.such.job")
@@ -145,7 +145,7 @@ def test_series_move_when_the_suite_trades_copies_and_runs_jobs(
 
         trio.run(main)
     finally:
-        jobs_service._config = saved
+        runtime.install(saved)
 
     # A venue call that fails (an unknown market: 404).
     with pytest.raises(VenueNotFound):

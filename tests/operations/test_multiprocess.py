@@ -16,7 +16,8 @@ from pathlib import Path
 import httpx
 
 from services import jobs as jobs_service
-from tests.conftest import free_port
+from services import runtime
+from tests.conftest import free_port, use_queue
 from tests.operations.scrape import total
 from tests.operations.stack import ROOT, WorkerProcess, stack_env, wait
 
@@ -36,7 +37,7 @@ def test_web_and_worker_processes_share_one_metrics_exposition(
                             "--workers", "2"], cwd=ROOT, env=env, stdout=log,
                            stderr=subprocess.STDOUT)
     worker = None
-    saved = jobs_service._config
+    saved = runtime.runtime()
     try:
         base = f"http://127.0.0.1:{port}"
 
@@ -52,7 +53,7 @@ def test_web_and_worker_processes_share_one_metrics_exposition(
 
         # The worker writes into the same folder (as under `copytrade up`).
         worker = WorkerProcess({**env, "PROMETHEUS_MULTIPROC_DIR": str(folder)}, tmp_path)
-        jobs_service.configure(redis_url, engine_prefix)
+        use_queue(redis_url, engine_prefix)
         ping = jobs_service.enqueue("worker.ping")
         wait(lambda: ping.get_status(refresh=True).value == "finished", 20, "the ping job",
              [worker])
@@ -88,7 +89,7 @@ def test_web_and_worker_processes_share_one_metrics_exposition(
         # The held answer was this request's: the fault is spent, nothing leaks onward.
         assert httpx.get(f"{venue_server.url}/_sandbox/state").json()["faults"] == []
     finally:
-        jobs_service._config = saved
+        runtime.install(saved)
         if worker is not None:
             worker.close()
         if web.poll() is None:
@@ -103,9 +104,9 @@ def test_a_worker_serves_its_own_metrics_port(app, tmp_path, redis_url, engine_p
     env = {**stack_env(app, redis_url, engine_prefix, venue_server, tmp_path / "instance"),
            "WORKER_METRICS_PORT": str(port)}
     worker = WorkerProcess(env, tmp_path)
-    saved = jobs_service._config
+    saved = runtime.runtime()
     try:
-        jobs_service.configure(redis_url, engine_prefix)
+        use_queue(redis_url, engine_prefix)
         failing = jobs_service.enqueue("no.such.job")
         wait(lambda: failing.get_status(refresh=True).value == "failed", 20, "the job",
              [worker])
@@ -113,5 +114,5 @@ def test_a_worker_serves_its_own_metrics_port(app, tmp_path, redis_url, engine_p
         assert total(text, "copytrade_job_failures_total", job="no.such.job") == 1
         assert Path(worker.log).exists()
     finally:
-        jobs_service._config = saved
+        runtime.install(saved)
         worker.close()

@@ -9,8 +9,8 @@ import pytest
 from chain.tokens import outcome_balances_base, token_balance_base
 from chain.transactions import next_nonce
 from models.wallet import Claim, WalletTransaction
-from services import chain_access, claims, errors, wallets
-from tests.wallet_fixtures import USDC, catalogue_market, chain_settings, faulty_web3
+from services import claims, errors, wallets
+from tests.wallet_fixtures import USDC, catalogue_market, chain_settings, faulty_web3, use_chain
 
 
 def _wallet_with_position(chain, user, condition, amount: int, outcomes=None):
@@ -156,12 +156,12 @@ def test_rerun_after_a_crash_during_broadcast_redeems_once(app, wallet_chain, us
     wallet = _wallet_with_position(wallet_chain, user, condition, 2 * USDC, outcomes=[0])
     dev.resolve_condition(condition.question_id, [1, 0])
     [claim] = claims.request(user)
-    chain_access.configure(chain_settings(app, wallet_chain),
+    use_chain(chain_settings(app, wallet_chain),
                            web3=faulty_web3(wallet_chain.rpc_url, fail_send="after"))
     with pytest.raises(Exception, match="injected"):
         claims.redeem(claim.id)
     assert Claim.get_by_id(claim.id).status == "signed"
-    chain_access.configure(chain_settings(app, wallet_chain))
+    use_chain(chain_settings(app, wallet_chain))
     assert claims.redeem(claim.id) == "confirmed"
     assert token_balance_base(w3, dev.usdce, wallet.address) == 2 * USDC
     assert WalletTransaction.select().where(WalletTransaction.wallet == wallet.id).count() == 1

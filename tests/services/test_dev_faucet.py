@@ -12,7 +12,7 @@ from chain.keys import generate_keypair
 from chain.tokens import native_balance, token_balance
 from cli import main
 from models.wallet import TradingWallet
-from services import chain_access, dev_faucet, wallets
+from services import chain_access, dev_faucet, runtime, wallets
 
 
 def test_dev_fund_mints_on_the_recorded_chain(chain, tmp_path, monkeypatch) -> None:
@@ -41,17 +41,15 @@ def test_dev_fund_without_a_local_chain_says_how(tmp_path, monkeypatch) -> None:
 def test_local_stack_records_its_chain_for_the_faucet(tmp_path, monkeypatch) -> None:
     from stack import LocalStack
 
-    # start_chain exports the chain's settings for its children: restore them afterwards
-    for name in ("POLYGON_RPC_URL", "CHAIN_ID", "PUSD_ADDRESS", "USDCE_ADDRESS", "CTF_ADDRESS",
-                 "CTF_EXCHANGE_ADDRESS", "NEG_RISK_EXCHANGE_ADDRESS",
-                 "NEG_RISK_ADAPTER_ADDRESS"):
-        monkeypatch.setenv(name, "")
+    # start_chain gives the chain's settings to its children, never to this process
+    before = dict(os.environ)
     stack = LocalStack()
     stack.start_chain({"POLYGON_RPC_URL": None, "INSTANCE_PATH": str(tmp_path)})
     try:
         recorded = dev_faucet.load(tmp_path)
-        assert recorded.rpc_url == os.environ["POLYGON_RPC_URL"]
-        assert recorded.pusd == os.environ["PUSD_ADDRESS"]
+        assert recorded.rpc_url == stack.env["POLYGON_RPC_URL"]
+        assert recorded.pusd == stack.env["PUSD_ADDRESS"]
+        assert dict(os.environ) == before
         address = generate_keypair().address
         dev_faucet.fund(recorded, address, pusd=Decimal(5), matic=Decimal(1))
         assert token_balance(recorded.web3(), recorded.pusd, address) == Decimal(5)
@@ -61,6 +59,7 @@ def test_local_stack_records_its_chain_for_the_faucet(tmp_path, monkeypatch) -> 
 
 def test_wallets_reseal_command(app, bound_db, user, tmp_path, monkeypatch) -> None:
     # rotation: the new key is current, the old one retired; reseal moves every secret over
+    saved = runtime.runtime()  # the command builds its own runtime: restored afterwards
 
     wallet = wallets.get_or_create(user)
     old_key = app.config["WALLET_ENCRYPTION_KEY"]
@@ -76,4 +75,4 @@ def test_wallets_reseal_command(app, bound_db, user, tmp_path, monkeypatch) -> N
     resealed = TradingWallet.get_by_id(wallet.id)
     assert resealed.key_id == chain_access.current().sealing.current_id != wallet.key_id
     assert wallets.signer(resealed) == key
-    chain_access.configure(app.config)
+    runtime.install(saved)

@@ -12,17 +12,17 @@ import redis
 from rq.job import Job, JobStatus
 
 from services import jobs as jobs_service
-from tests.conftest import RUN_ID
+from services import runtime
+from tests.conftest import RUN_ID, use_queue
 from tests.worker.conftest import delete_prefixed_keys
 
 
 @pytest.fixture
 def prefix(redis_url: str) -> Iterator[str]:
     value = f"ct-test-{RUN_ID}-s{secrets.token_hex(3)}:"
-    previous = jobs_service._config  # the session app's, restored for later tests
-    jobs_service.configure(redis_url, value)
+    previous = use_queue(redis_url, value)
     yield value
-    jobs_service._config = previous
+    runtime.install(previous)
     delete_prefixed_keys(redis.Redis.from_url(redis_url), value)
 
 

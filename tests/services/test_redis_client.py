@@ -13,9 +13,9 @@ def test_embedded_redis_when_no_url(tmp_path, monkeypatch):
     assert client.ping()
     client.set("copytrade:probe", "1")
     assert client.get("copytrade:probe") == b"1"
-    # Exported so that child processes (gunicorn workers, the worker) share it.
+    # Not exported: spawned children are given the URL explicitly (copytrade up).
     import os
-    assert os.environ["REDIS_URL"] == url
+    assert "REDIS_URL" not in os.environ
 
 
 def test_configured_url_wins(redis_url, tmp_path):

@@ -11,7 +11,7 @@ from chain.keys import address_for_key, key_id_of
 from models.wallet import TradingWallet
 from services import chain_access, errors, wallets
 from tests.conftest import ONE_MATIC
-from tests.wallet_fixtures import USDC, chain_settings
+from tests.wallet_fixtures import USDC, chain_settings, use_chain
 
 
 def test_one_wallet_per_user_with_key_sealed(wallet_chain, user) -> None:
@@ -31,12 +31,12 @@ def test_one_wallet_per_user_with_key_sealed(wallet_chain, user) -> None:
 
 def test_wrong_key_or_tampering_is_a_crypto_error(app, wallet_chain, user) -> None:
     wallet = wallets.get_or_create(user)
-    chain_access.configure(chain_settings(app, wallet_chain,
+    use_chain(chain_settings(app, wallet_chain,
                                           WALLET_ENCRYPTION_KEY=secrets.token_hex(32)))
     with pytest.raises(errors.CryptoError) as caught:
         wallets.signer(wallet)
     assert caught.value.status == 500 and caught.value.code == "crypto_error"
-    chain_access.configure(chain_settings(app, wallet_chain))
+    use_chain(chain_settings(app, wallet_chain))
     token = wallet.private_key_sealed
     wallet.private_key_sealed = token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB")
     with pytest.raises(errors.CryptoError):
@@ -59,7 +59,7 @@ def test_rotation_keeps_old_secrets_open_and_reseals(app, wallet_chain, user) ->
     key_before = wallets.signer(wallet)
     old_key = app.config["WALLET_ENCRYPTION_KEY"]
     new_key = secrets.token_hex(32)
-    chain_access.configure(chain_settings(app, wallet_chain, WALLET_ENCRYPTION_KEY=new_key,
+    use_chain(chain_settings(app, wallet_chain, WALLET_ENCRYPTION_KEY=new_key,
                                           WALLET_ENCRYPTION_KEY_PREVIOUS=old_key))
     # the retired key still opens what it sealed
     assert wallets.signer(TradingWallet.get_by_id(wallet.id)) == key_before
@@ -67,7 +67,7 @@ def test_rotation_keeps_old_secrets_open_and_reseals(app, wallet_chain, user) ->
     resealed = TradingWallet.get_by_id(wallet.id)
     assert resealed.key_id == chain_access.current().sealing.current_id != wallet.key_id
     # and after re-sealing, the new key alone is enough
-    chain_access.configure(chain_settings(app, wallet_chain, WALLET_ENCRYPTION_KEY=new_key))
+    use_chain(chain_settings(app, wallet_chain, WALLET_ENCRYPTION_KEY=new_key))
     assert wallets.signer(resealed) == key_before
     creds = wallets.venue_credentials(resealed)
     assert (creds.api_key, creds.secret, creds.passphrase) == (
@@ -76,7 +76,7 @@ def test_rotation_keeps_old_secrets_open_and_reseals(app, wallet_chain, user) ->
 
 
 def test_passphrase_encryption_key_is_stretched(app, wallet_chain, user) -> None:
-    chain_access.configure(chain_settings(app, wallet_chain,
+    use_chain(chain_settings(app, wallet_chain,
                                           WALLET_ENCRYPTION_KEY="correct horse battery staple"))
     wallet = wallets.get_or_create(user)
     assert address_for_key(wallets.signer(wallet)) == wallet.address
@@ -113,7 +113,7 @@ def test_balances_after_funding_the_deposit_address(wallet_chain, fund, user) ->
 
 
 def test_no_chain_configured_is_feature_not_enabled(app, wallet_chain, user) -> None:
-    chain_access.configure({**chain_settings(app, wallet_chain), "POLYGON_RPC_URL": None})
+    use_chain(chain_settings(app, wallet_chain, POLYGON_RPC_URL=None))
     with pytest.raises(errors.FeatureNotEnabled):
         wallets.balances(user)
 
@@ -131,7 +131,7 @@ def test_crypto_failures_map_to_crypto_error_and_fail_the_job(app, wallet_chain,
     fund(wallet.address, pusd=2 * USDC)
     withdrawal = withdrawals.request(user, "0x" + "ab" * 20, Decimal("1"), "usdc")
     # the worker runs with a different key: it refuses to sign, and says so on the record
-    chain_access.configure(chain_settings(app, wallet_chain,
+    use_chain(chain_settings(app, wallet_chain,
                                           WALLET_ENCRYPTION_KEY=secrets.token_hex(32)))
     assert withdrawals.send(withdrawal.id) == "failed"
     assert "decrypted" in withdrawals.get(user, withdrawal.id).error

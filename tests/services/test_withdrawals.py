@@ -12,9 +12,9 @@ from chain.tokens import native_balance_wei, token_balance_base
 from chain.transactions import next_nonce
 from models.base import db
 from models.wallet import TradingWallet, WalletTransaction, Withdrawal
-from services import chain_access, errors, wallets, withdrawals
+from services import errors, wallets, withdrawals
 from tests.conftest import ONE_MATIC, free_port
-from tests.wallet_fixtures import USDC, chain_settings, faulty_web3
+from tests.wallet_fixtures import USDC, chain_settings, faulty_web3, use_chain
 
 
 def _received(chain, token: str, address: str) -> int:
@@ -127,7 +127,7 @@ def test_rerun_after_a_crash_between_signing_and_recording_sends_once(
     # the first run signs and persists, then loses the connection while broadcasting
     # (before the node got it, or after): the job fails with the transaction still "signed"
     broken = faulty_web3(wallet_chain.rpc_url, fail_send=fail_send)
-    chain_access.configure(chain_settings(app, wallet_chain), web3=broken)
+    use_chain(chain_settings(app, wallet_chain), web3=broken)
     with pytest.raises(errors.Unavailable) as caught:
         try:
             withdrawals.send(withdrawal.id)
@@ -141,7 +141,7 @@ def test_rerun_after_a_crash_between_signing_and_recording_sends_once(
     assert next_nonce(wallet_chain.web3(), wallet.address) == expected_on_chain
 
     # the re-run re-sends the stored bytes: same hash, one transfer, one nonce used
-    chain_access.configure(chain_settings(app, wallet_chain))
+    use_chain(chain_settings(app, wallet_chain))
     assert withdrawals.send(withdrawal.id) == "confirmed"
     assert Withdrawal.get_by_id(withdrawal.id).transaction.tx_hash == signed_hash
     assert WalletTransaction.select().where(WalletTransaction.wallet == wallet.id).count() == 1
@@ -157,11 +157,11 @@ def test_unsent_signed_transaction_is_resent_before_the_next_nonce(app, wallet_c
     fund(wallet.address, pusd=5 * USDC)
     to = generate_keypair().address
     orphan = withdrawals.request(user, to, Decimal("1"), "usdc")
-    chain_access.configure(chain_settings(app, wallet_chain),
+    use_chain(chain_settings(app, wallet_chain),
                            web3=faulty_web3(wallet_chain.rpc_url, fail_send="before"))
     with pytest.raises(Exception, match="injected"):
         withdrawals.send(orphan.id)
-    chain_access.configure(chain_settings(app, wallet_chain))
+    use_chain(chain_settings(app, wallet_chain))
     later = withdrawals.request(user, to, Decimal("2"), "usdc")
     assert withdrawals.send(later.id) == "confirmed"
     assert Withdrawal.get_by_id(later.id).transaction.nonce == 1
@@ -231,7 +231,7 @@ def test_gas_gone_by_the_time_the_job_runs_fails_without_sending(wallet_chain, f
 def test_rpc_unreachable_is_503_and_leaves_no_record(app, wallet_chain, user) -> None:
     wallets.get_or_create(user)
     dead = f"http://127.0.0.1:{free_port()}"
-    chain_access.configure(chain_settings(app, wallet_chain, POLYGON_RPC_URL=dead,
+    use_chain(chain_settings(app, wallet_chain, POLYGON_RPC_URL=dead,
                                           POLYGON_RPC_TIMEOUT="1"))
     with pytest.raises(Exception) as caught:
         withdrawals.request(user, "0x" + "ab" * 20, Decimal("1"), "usdc")
@@ -245,11 +245,11 @@ def test_rpc_down_when_the_job_starts_fails_it_unsent(app, wallet_chain, fund, u
     fund(wallet.address, pusd=5 * USDC)
     withdrawal = withdrawals.request(user, "0x" + "ab" * 20, Decimal("1"), "usdc")
     dead = f"http://127.0.0.1:{free_port()}"
-    chain_access.configure(chain_settings(app, wallet_chain, POLYGON_RPC_URL=dead,
+    use_chain(chain_settings(app, wallet_chain, POLYGON_RPC_URL=dead,
                                           POLYGON_RPC_TIMEOUT="1"))
     assert withdrawals.send(withdrawal.id) == "failed"
     assert "nothing was sent" in Withdrawal.get_by_id(withdrawal.id).error
-    chain_access.configure(chain_settings(app, wallet_chain))
+    use_chain(chain_settings(app, wallet_chain))
     # failed for good: running the job again can never send it
     assert withdrawals.send(withdrawal.id) == "failed"
     assert next_nonce(wallet_chain.web3(), wallet.address) == 0
@@ -273,11 +273,11 @@ def test_matic_in_flight_is_reserved_once(app, wallet_chain, fund, user) -> None
     fund(wallet.address, matic_wei=ONE_MATIC)
     to = generate_keypair().address
     first = withdrawals.request(user, to, Decimal("0.4"), "matic")
-    chain_access.configure(chain_settings(app, wallet_chain),
+    use_chain(chain_settings(app, wallet_chain),
                            web3=faulty_web3(wallet_chain.rpc_url, fail_send="before"))
     with pytest.raises(Exception, match="injected"):
         withdrawals.send(first.id)
-    chain_access.configure(chain_settings(app, wallet_chain))
+    use_chain(chain_settings(app, wallet_chain))
     second = withdrawals.request(user, to, Decimal("0.4"), "matic")
     with pytest.raises(errors.InsufficientBalance):
         withdrawals.request(user, to, Decimal("0.4"), "matic")

@@ -12,7 +12,8 @@ import pytest
 import trio
 from websockets.exceptions import ConnectionClosed
 
-from services.venues import venue_config
+import config
+from services import venues as services_venues
 from tests.venue.conftest import sample, sample_text
 from venue.client import AsyncVenueClient
 from venue.config import VenueConfig
@@ -176,7 +177,12 @@ def test_market_channel_urls() -> None:
     settings = {
         "VENUE": "sandbox", "CHAIN_ID": 31337, "POLYMARKET_GAMMA_URL": "http://h:9/gamma",
         "POLYMARKET_CLOB_URL": "http://h:9/clob", "POLYMARKET_DATA_URL": "http://h:9/data",
+        "SECRET_KEY": "s", "WALLET_ENCRYPTION_KEY": "w",
     }
+
+    def venue_config(env: dict) -> VenueConfig:
+        return services_venues.venue_config(config.load(env=env))
+
     assert venue_config(settings).market_ws_url == "ws://h:9/ws/market"
     secure = venue_config(dict(settings, POLYMARKET_CLOB_URL="https://venue.test/clob/"))
     assert secure.market_ws_url == "wss://venue.test/ws/market"

@@ -20,7 +20,8 @@ from rq.job import Job
 
 from models import database as database_module
 from services import jobs as jobs_service
-from tests.conftest import RUN_ID
+from services import runtime
+from tests.conftest import RUN_ID, use_queue
 from worker import jobs as job_table
 from worker.host import WorkerHost, WorkerSettings
 
@@ -55,10 +56,9 @@ def delete_prefixed_keys(client: redis.Redis, prefix: str) -> None:
 def prefix(redis_url: str) -> Iterator[str]:
     """A REDIS_PREFIX of this test's own; enqueues go there."""
     value = f"ct-test-{RUN_ID}-w{secrets.token_hex(3)}:"
-    previous = jobs_service._config  # the session app's, restored for later tests
-    jobs_service.configure(redis_url, value)
+    previous = use_queue(redis_url, value)
     yield value
-    jobs_service._config = previous
+    runtime.install(previous)
     delete_prefixed_keys(redis.Redis.from_url(redis_url), value)
 
 

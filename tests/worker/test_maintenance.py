@@ -15,8 +15,8 @@ from models.base import utcnow
 from models.idempotency import IdempotencyRecord
 from models.wallet import CONFIRMED, QUEUED, Withdrawal
 from services import jobs as jobs_service
-from services import orders, wallets
-from tests.conftest import RUN_ID
+from services import orders, runtime, wallets
+from tests.conftest import RUN_ID, use_queue
 from tests.worker.conftest import delete_prefixed_keys
 from worker import maintenance
 
@@ -24,10 +24,9 @@ from worker import maintenance
 @pytest.fixture
 def prefix(redis_url: str) -> Iterator[str]:
     value = f"ct-test-{RUN_ID}-m{secrets.token_hex(3)}:"
-    previous = jobs_service._config
-    jobs_service.configure(redis_url, value)
+    previous = use_queue(redis_url, value)
     yield value
-    jobs_service._config = previous
+    runtime.install(previous)
     delete_prefixed_keys(redis.Redis.from_url(redis_url), value)
 
 

@@ -9,11 +9,10 @@ also hears the pub/sub nudge. Both are idempotent: a sweep reads the database.
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
-import config as settings_module
-from services import venues
+from config import CopyEngineConfig
+from services.runtime import runtime
 from worker.copy_engine.engine import CopyEngine, EngineSettings
 from worker.jobs import current_job, job, on_worker_start
 
@@ -27,33 +26,25 @@ def engine_for(host: Any) -> CopyEngine | None:
     return _engines.get(host.name) if host is not None else None
 
 
-def settings_from_env() -> EngineSettings:
-    """Engine timings, overridable by COPY_* environment variables (tests use short ones)."""
-    env = os.environ
-    defaults = EngineSettings()
+def engine_settings(config: CopyEngineConfig) -> EngineSettings:
+    """Engine timings from Settings (COPY_* variables; tests use short ones)."""
     return EngineSettings(
-        lease_ms=int(env.get("COPY_LEASE_MS", defaults.lease_ms)),
-        heartbeat_seconds=float(env.get("COPY_HEARTBEAT_SECONDS", defaults.heartbeat_seconds)),
-        sweep_seconds=float(env.get("COPY_SWEEP_SECONDS", defaults.sweep_seconds)),
-        poll_seconds=float(env.get("COPY_POLL_SECONDS", defaults.poll_seconds)),
-        backstop_poll_seconds=float(env.get("COPY_BACKSTOP_POLL_SECONDS",
-                                            defaults.backstop_poll_seconds)),
-        exit_check_seconds=float(env.get("COPY_EXIT_CHECK_SECONDS",
-                                         defaults.exit_check_seconds)),
-        stale_intent_seconds=float(env.get("COPY_STALE_INTENT_SECONDS",
-                                           defaults.stale_intent_seconds)),
-        use_feed=env.get("COPY_USE_FEED", "1") not in ("0", "false", "no"),
+        lease_ms=config.lease_ms,
+        heartbeat_seconds=config.heartbeat_seconds,
+        sweep_seconds=config.sweep_seconds,
+        poll_seconds=config.poll_seconds,
+        backstop_poll_seconds=config.backstop_poll_seconds,
+        exit_check_seconds=config.exit_check_seconds,
+        stale_intent_seconds=config.stale_intent_seconds,
+        use_feed=config.use_feed,
     )
 
 
 @on_worker_start("copy-engine")
 async def run_engine(host: Any) -> None:
     """Run this worker's copy engine until the worker stops."""
-    try:
-        venues.client()
-    except RuntimeError:
-        venues.configure(settings_module.load())
-    engine = CopyEngine(host.name, host.client, host.settings.prefix, settings_from_env())
+    engine = CopyEngine(host.name, host.client, host.settings.prefix,
+                        engine_settings(runtime().settings.engine))
     _engines[host.name] = engine
     try:
         await engine.run()

@@ -1,0 +1,100 @@
+"""The process's runtime: venue clients, chain access, Redis and the job queue, built once.
+
+``create_app`` and the worker build one ``Runtime`` from ``Settings`` and ``install`` it;
+services reach it through ``runtime()``, which raises until one is installed. Nothing
+here falls back to the environment: settings come only from ``config.load``.
+No Flask: the worker and the CLI use it too.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import redis
+
+from config import Settings
+
+if TYPE_CHECKING:
+    from services.chain_access import ChainAccess
+    from services.jobs import JobsConfig
+    from services.venues import VenueAccess
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What a process talks to: the venue, the chain, Redis and the job queue."""
+
+    settings: Settings
+    venue: VenueAccess
+    chain: ChainAccess
+    redis_url: str  # resolved: the embedded server's unix:// URL when none is configured
+    jobs: JobsConfig
+
+    def redis(self) -> redis.Redis:
+        """The shared Redis client of this runtime."""
+        from services import redis_client
+
+        return redis_client.connect(self.redis_url)
+
+    def close(self) -> None:
+        """Close pooled venue connections (a later use opens new ones)."""
+        self.venue.close()
+
+
+def build_runtime(settings: Settings) -> Runtime:
+    """A Runtime for ``settings``; starts the embedded Redis when no REDIS_URL is set."""
+    # Imported here: those modules reach the runtime through this one.
+    from services import chain_access, jobs, redis_client, venues
+
+    redis_url = redis_client.resolve_url(settings.redis_url, settings.instance_path)
+    return Runtime(
+        settings=settings,
+        venue=venues.VenueAccess(venues.venue_config(settings)),
+        chain=chain_access.ChainAccess(chain_access.from_settings(settings)),
+        redis_url=redis_url,
+        jobs=jobs.JobsConfig(redis_url=redis_url, prefix=settings.redis_prefix),
+    )
+
+
+_lock = threading.Lock()
+_installed: Runtime | None = None
+
+
+def install(built: Runtime | None) -> Runtime | None:
+    """Make ``built`` this process's runtime (None: none); returns the one it replaces."""
+    global _installed
+    with _lock:
+        previous, _installed = _installed, built
+    return previous
+
+
+def runtime() -> Runtime:
+    """This process's runtime; RuntimeError when none was ever built and installed."""
+    current = _installed
+    if current is None:
+        raise RuntimeError("the runtime was never built: create_app() or the worker builds "
+                           "it (services.runtime.install(build_runtime(settings)))")
+    return current
+
+
+def close() -> None:
+    """Uninstall this process's runtime and close its connections."""
+    previous = install(None)
+    if previous is not None:
+        previous.close()
+
+
+@contextmanager
+def replaced(**parts: Any) -> Iterator[Runtime]:
+    """Run the block with some parts of the runtime replaced (``chain=...``), then restore."""
+    previous = runtime()
+    swapped = replace(previous, **parts)
+    install(swapped)
+    try:
+        yield swapped
+    finally:
+        install(previous)
