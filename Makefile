@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test setup lint migrate clean
+.PHONY: run test setup lint migrate dist clean
 
 $(STAMP): pyproject.toml package.json
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -33,5 +33,13 @@ lint: setup
 migrate: setup
 	$(BIN)/copytrade migrate
 
+# An sdist and a wheel in dist/, carrying the explorer's and dashboard's npm assets
+# (setup.py vendors them from node_modules). The wheel is built from the sdist, so both carry
+# them. Install the wheel anywhere: no Node, no checkout, no CDN needed at run time.
+dist: setup
+	rm -rf dist
+	$(BIN)/pip install -q 'build==1.6.1'
+	$(BIN)/python -m build --outdir dist .
+
 clean:
-	rm -rf $(VENV) node_modules build *.egg-info
+	rm -rf $(VENV) node_modules build dist static/vendor *.egg-info

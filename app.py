@@ -58,7 +58,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     oauth_surface.register(app)  # /oauth/..., /api/oauth/approvals, the svco_ resolver
     wellknown.register(app)  # /.well-known discovery documents
     app.register_blueprint(health.bp)
-    app.register_blueprint(assets.bp)
+    assets.init_app(app)  # the explorer's and dashboard's npm assets; warns when missing
     dashboard.register(app)  # /dashboard (htmx pages), its htmx error renderer, / redirect
     errors.register(app)  # after smorest's, so ours wins for HTTPException
     logging.getLogger(__name__).debug("app created with venue %s", app.config["VENUE"])

@@ -22,10 +22,10 @@ from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from flask import Flask, current_app, g, request
+from flask import Flask, Response, current_app, g, request
 
 from services import access as access_service
-from services import errors
+from services import errors, oauth_resources
 from services.access import ALL_SCOPES, Principal
 
 log = logging.getLogger(__name__)
@@ -149,6 +149,25 @@ def _challenge(err: errors.Unauthorized) -> errors.Unauthorized:
     return err
 
 
+def point_to_resource_metadata(response: Response) -> Response:
+    """Give every REST 401 a challenge naming the REST resource's OAuth metadata (RFC 9728 §5).
+
+    A client that starts at ``/api/...`` learns where ``<BASE_URL>/api``'s metadata lives,
+    and from it the authorization server. ``/api/mcp`` sets its own (blueprints/mcp).
+    """
+    settings = current_app.config
+    if response.status_code != 401 or oauth_resources.resource_for_path(
+            request.path, settings) != oauth_resources.api_resource(settings):
+        return response
+    metadata = oauth_resources.metadata_url(settings, oauth_resources.api_resource(settings))
+    value = f'Bearer realm="copytrade", resource_metadata="{metadata}"'
+    body = response.get_json(silent=True) if response.is_json else None
+    if isinstance(body, dict) and body.get("code") == "invalid_token":
+        value += ', error="invalid_token"'
+    response.headers["WWW-Authenticate"] = value
+    return response
+
+
 def enforce() -> None:
     """The gate: resolve the credential and apply the route's policy (deny by default)."""
     rule = request.url_rule
@@ -185,6 +204,7 @@ def init_app(app: Flask) -> None:
                      "assets.swagger_asset"):
         declare(app, endpoint, Policy("public"))
     app.before_request(enforce)
+    app.after_request(point_to_resource_metadata)
 
 
 def openapi_notes() -> str:

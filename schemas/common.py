@@ -6,6 +6,10 @@ from marshmallow import Schema, fields, validate
 
 from services.errors import ERROR_CODES
 
+# The plan limits a tier_limit_exceeded error can name (services/tiers.py).
+TIER_LIMIT_NAMES = ("max_active_configs", "max_api_keys")
+MAX_OFFSET = 2**31 - 1
+
 
 class ErrorSchema(Schema):
     """The body of every error: a message for people, a stable code for programs."""
@@ -14,6 +18,17 @@ class ErrorSchema(Schema):
         "description": "Human-readable; clients must not branch on it."})
     code = fields.String(required=True, validate=validate.OneOf(ERROR_CODES),
                          metadata={"description": "Stable machine-readable code."})
+    # Members some codes add. The schema stays closed, so each one the API sends is here.
+    field_messages = fields.Dict(keys=fields.String(), values=fields.Raw(), data_key="fields",
+                                 metadata={"description": "`validation_failed`: each invalid "
+                                                          "field (by name) with its messages.",
+                                           "examples": [{"size": ["Must be greater than 0."]}]})
+    required_scope = fields.String(metadata={
+        "description": "`scope_required`: the scope the credential lacks."})
+    limit = fields.String(validate=validate.OneOf(TIER_LIMIT_NAMES), metadata={
+        "description": "`tier_limit_exceeded`: which plan limit was reached."})
+    allowed = fields.Integer(metadata={
+        "description": "`tier_limit_exceeded`: how many the plan allows."})
 
 
 class PaginationSchema(Schema):
@@ -28,4 +43,5 @@ class PageArgsSchema(Schema):
     """The ``limit`` and ``offset`` query parameters."""
 
     limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=1000))
-    offset = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    # Bounded so the database never sees an integer it cannot hold (SQLite: 64 bits).
+    offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_OFFSET))

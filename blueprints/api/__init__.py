@@ -15,7 +15,9 @@ OPENAPI_DESCRIPTION = """\
 Copy-trading platform for Polymarket.
 
 Money and quantities are `DecimalString`s: parse them as decimals, never floats.
-Every error body is `{error, code}`; branch on `code`. Status per code:
+Every error body is `{error, code}`; branch on `code`. Some codes add members (the Error
+schema lists them): `fields` on `validation_failed`, `required_scope` on `scope_required`,
+`limit` and `allowed` on `tier_limit_exceeded`. Status per code:
 `validation_failed`/`bad_request` 400 (409 for an idempotency conflict),
 `unauthorized`/`invalid_token` 401, `insufficient_balance`/`subscription_error`/
 `payment_failed` 402, `scope_required`/`tier_limit_exceeded` 403, `not_found` 404,

@@ -31,13 +31,24 @@ class CatalogueEntry:
     definition: dict[str, Any]
 
 
+def _with_argument_groups(tool: Tool, input_json: dict[str, Any]) -> dict[str, Any]:
+    """``input_json`` stating the tool's "one of these" argument groups (``anyOf``)."""
+    if not tool.one_of:
+        return input_json
+    known = set(input_json.get("properties", {}))
+    for group in tool.one_of:
+        if not set(group) <= known:
+            raise ValueError(f"{tool.name}: argument group {group} names unknown arguments")
+    return {**input_json, "anyOf": [{"required": list(group)} for group in tool.one_of]}
+
+
 def _definition(tool: Tool, input_json: dict[str, Any], output_json: dict[str, Any]
                 ) -> dict[str, Any]:
     return {
         "name": tool.name,
         "title": tool.title,
         "description": tool.description,
-        "inputSchema": input_json,
+        "inputSchema": _with_argument_groups(tool, input_json),
         "outputSchema": output_json,
         "annotations": tool.annotations.as_json(tool.title),
         "_meta": {META_SCOPE: tool.scope},

@@ -159,6 +159,10 @@ class Tool:
     annotations: Annotations
     idempotency: Idempotency = "none"
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # Argument groups of which a call must give at least one whole group ("slug or
+    # token_id"): published as inputSchema ``anyOf`` of ``required``, since agents build
+    # calls from the schema and the service would refuse the call otherwise.
+    one_of: tuple[tuple[str, ...], ...] = ()
 
     @property
     def is_write(self) -> bool:
@@ -205,7 +209,7 @@ TOOLS: tuple[Tool, ...] = (
             "size, minimum order size, neg-risk flag and taker fee rate."),
         input=MarketLookupArgsSchema, output=single(MarketDetailsSchema),
         call=lambda principal, args: markets.market_details(args["slug"], args["token_id"]),
-        annotations=VENUE_READ),
+        annotations=VENUE_READ, one_of=(("slug",), ("token_id",))),
     Tool(
         name="get_market_depth", title="Order book depth", scope="read:markets",
         description=(

@@ -49,3 +49,28 @@ def test_docs_explorer_served_without_cdn(client):
     assert "cdn" not in html.lower() and "unpkg" not in html.lower()
     bundle = client.get("/api/docs/assets/swagger-ui-bundle.js")
     assert bundle.status_code == 200 and b"SwaggerUI" in bundle.data[:5_000_000]
+
+
+def test_error_bodies_with_extra_members_match_the_published_error_schema(
+        client, auth_headers, api_key):
+    from jsonschema import Draft202012Validator
+
+    published = Draft202012Validator(client.get("/openapi.json").get_json()[
+        "components"]["schemas"]["Error"])
+    markets_only = api_key("read:markets")  # one of the free plan's 3 keys
+    invalid = client.post("/api/keys", json={"name": "k", "scopes": ["nope"]},
+                          headers=auth_headers)
+    for _ in range(2):  # the free plan's keys, then one too many
+        client.post("/api/keys", json={"name": "k", "scopes": ["read:trades"]},
+                    headers=auth_headers)
+    over_quota = client.post("/api/keys", json={"name": "k", "scopes": ["read:trades"]},
+                             headers=auth_headers)
+    unscoped = client.get("/api/trades", headers={"Authorization": f"Bearer {markets_only}"})
+    bodies = {"fields": invalid.get_json(), "limit": over_quota.get_json(),
+              "required_scope": unscoped.get_json()}
+    assert (invalid.status_code, over_quota.status_code, unscoped.status_code) == (
+        400, 403, 403)
+    for member, body in bodies.items():
+        assert member in body, body
+        assert not list(published.iter_errors(body)), (member, body)
+    assert bodies["limit"]["limit"] == "max_api_keys" and bodies["limit"]["allowed"] == 3

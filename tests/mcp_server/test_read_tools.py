@@ -138,3 +138,52 @@ def test_business_failures_are_is_error_results_with_the_rest_code(scenario, mcp
     assert "limit" in out_of_range.structured_content["fields"]
     assert no_token.is_error and "token_id" in no_token.structured_content["fields"]
     assert set(unknown.structured_content) >= {"error", "code"}
+
+
+def _required_only(schema: dict[str, Any], values: dict[str, Any], branch: int = 0
+                   ) -> dict[str, Any]:
+    """Exactly the arguments ``schema`` demands: ``required`` plus one ``anyOf`` branch."""
+    names = list(schema.get("required", []))
+    groups = schema.get("anyOf", [])
+    if groups:
+        names += groups[branch]["required"]
+    return {name: values[name] for name in names}
+
+
+def test_every_read_tool_succeeds_with_just_the_arguments_its_schema_requires(
+        scenario, mcp_url, trader_key):
+    key = trader_key(*SCOPES)
+    values = {"slug": scenario.market.slug, "token_id": scenario.market.yes,
+              "config_id": scenario.config_id, "target_address": scenario.whale,
+              "query": scenario.market.slug.split("-")[0]}
+
+    async def body(client: Client):
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        results = {}
+        for name in READ_TOOLS:
+            schema = listed[name].input_schema
+            for branch in range(max(1, len(schema.get("anyOf", [])))):
+                arguments = _required_only(schema, values, branch)
+                results[name, tuple(arguments)] = await client.call_tool(name, arguments)
+        return results
+
+    results = run_client(mcp_url, key, "auto", body)
+    failed = {call: result.structured_content for call, result in results.items()
+              if result.is_error}
+    assert not failed
+    assert ("get_market_details", ("token_id",)) in results  # both branches were called
+
+
+def test_one_of_argument_groups_are_stated_in_the_input_schema(scenario, mcp_url, trader_key):
+    key = trader_key("read:markets")
+
+    async def body(client: Client):
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        return listed["get_market_details"].input_schema, await client.call_tool(
+            "get_market_details", {})
+
+    schema, refused = run_client(mcp_url, key, "auto", body)
+    assert schema["anyOf"] == [{"required": ["slug"]}, {"required": ["token_id"]}]
+    # An empty call breaks the schema, and the service refuses it: the two agree.
+    assert list(Draft202012Validator(schema).iter_errors({}))
+    assert refused.is_error and refused.structured_content["code"] == "validation_failed"
