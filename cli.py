@@ -109,7 +109,7 @@ def worker(drain: bool, worker_ids: tuple[str, ...], timeout: float) -> None:
               type=int)
 def sandbox(host: str, port: int) -> None:
     """Run the sandbox venue alone (Gamma /gamma, CLOB /clob, Data /data, RTDS /rtds)."""
-    from venue import sandbox as sandbox_venue
+    from devstack import venue as sandbox_venue
 
     sandbox_venue.serve(host=host, port=port)
 
@@ -181,7 +181,7 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
 
     from web3 import Web3
 
-    from services import dev_faucet
+    from devstack import faucet
 
     if not Web3.is_address(address):
         raise click.BadParameter("not an address", param_hint="ADDRESS")
@@ -192,11 +192,11 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
         raise click.BadParameter("amounts are decimal numbers such as 100 or 0.5") from None
     settings = _settings()
     try:
-        contracts = dev_faucet.load(settings["INSTANCE_PATH"])
+        contracts = faucet.load(settings["INSTANCE_PATH"])
     except FileNotFoundError:
         raise click.ClickException(
             "no local chain recorded: start one with `copytrade up` (needs anvil)") from None
-    given = dev_faucet.fund(contracts, Web3.to_checksum_address(address), **amounts)
+    given = faucet.fund(contracts, Web3.to_checksum_address(address), **amounts)
     shown = ", ".join(f"{amount} {name}" for name, amount in given.items()) or "nothing"
     click.echo(f"funded {Web3.to_checksum_address(address)} on {contracts.rpc_url}: {shown}")
 
@@ -205,10 +205,11 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
 @click.option("--port", default=8000, show_default=True, type=int)
 def up(port: int) -> None:
     """Run the whole local stack in one process group until Ctrl-C."""
-    from stack import LocalStack
+    from devstack.stack import LocalStack
 
-    _prepare_operations(_settings())  # the children share one metrics folder
-    LocalStack(web_port=port).run()
+    settings = _settings()
+    _prepare_operations(settings)  # the children share one metrics folder
+    LocalStack(settings=settings, web_port=port).run()
 
 
 # -- operations ---------------------------------------------------------------------------

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from web3 import Web3
 
-from chain.devchain import DevCondition
 from chain.errors import ChainUnavailable
 from chain.rpc import connect
+from devstack.chain.devchain import DevCondition
 from services import catalogue, chain_access
 
 USDC = 10**6  # base units of one pUSD / USDC.e
