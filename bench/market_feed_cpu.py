@@ -115,7 +115,7 @@ def sandbox_side(venue: SandboxServer, token: str, args: argparse.Namespace) -> 
                     book.remove(order)
                 else:
                     book.add(order)
-                channel.publish(market)
+                channel.on_book_changed(market)
         return time.process_time() - start
 
     sub = channel.connect()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from eth_utils import keccak
 
 from devstack.ctf import binary_token_ids, condition_id
+from devstack.venue.rejections import VenueRejection
 
 TAGS: dict[str, dict[str, str]] = {
     "politics": {"id": "2", "label": "Politics"},
@@ -202,3 +204,101 @@ def build_market(
         house_liquidity=house_liquidity,
         image=f"https://sandbox.invalid/images/{seed.category}.png",
     )
+
+
+def iso(moment: datetime) -> str:
+    """ISO-8601 with a Z suffix, the way Gamma writes dates."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Catalog:
+    """The listed events and markets, by every key the APIs look them up with.
+
+    Not locked here: the sandbox state's lock guards every call.
+    """
+
+    def __init__(self, oracle: str, collateral: str, started_at: datetime) -> None:
+        self.oracle = oracle
+        self.collateral = collateral
+        self.started_at = started_at
+        self.markets: dict[str, Market] = {}  # by condition id
+        self.markets_by_id: dict[str, Market] = {}
+        self.markets_by_slug: dict[str, Market] = {}
+        self.tokens: dict[str, tuple[Market, int]] = {}
+        self.events: dict[str, Event] = {}
+        self.events_by_slug: dict[str, Event] = {}
+        self._next_market_id = 900001
+        self._next_event_id = 90001
+
+    @property
+    def listed_at(self) -> datetime:
+        """When every market was created: three days before the venue started."""
+        return self.started_at - timedelta(days=3)
+
+    def add(self, seed: MarketSeed, *, house_liquidity: bool) -> Market:
+        """List a market (and its event if new) from a seed; returns it."""
+        created = self.listed_at
+        end = self.started_at + timedelta(days=seed.days_to_end)
+        event = self.events_by_slug.get(seed.event_slug)
+        if event is None:
+            event = Event(
+                id=str(self._next_event_id),
+                slug=seed.event_slug,
+                title=seed.event_title,
+                description=f"Markets on: {seed.event_title}",
+                category=seed.category,
+                neg_risk=seed.neg_risk,
+                neg_risk_market_id=(
+                    "0x" + keccak(text=f"sandbox-neg-risk:{seed.event_slug}").hex()
+                    if seed.neg_risk
+                    else ""
+                ),
+                created_at=iso(created),
+                start_date=iso(created),
+                end_date=iso(end),
+            )
+            self._next_event_id += 1
+            self.events[event.id] = event
+            self.events_by_slug[event.slug] = event
+        market = build_market(
+            seed,
+            market_id=str(self._next_market_id),
+            event=event,
+            oracle=self.oracle,
+            collateral=self.collateral,
+            created_at=iso(created),
+            end_date=iso(end),
+            house_liquidity=house_liquidity,
+        )
+        self._next_market_id += 1
+        event.market_ids.append(market.id)
+        self.markets[market.condition_id] = market
+        self.markets_by_id[market.id] = market
+        self.markets_by_slug[market.slug] = market
+        for index, token in enumerate(market.token_ids):
+            self.tokens[token] = (market, index)
+        return market
+
+    def market_for_token(self, token_id: str) -> tuple[Market, int]:
+        """The market and outcome index of a token id, or VenueRejection 404."""
+        found = self.tokens.get(str(token_id))
+        if found is None:
+            raise VenueRejection("No orderbook exists for the requested token id", 404)
+        return found
+
+    def market(self, condition_id: str) -> Market:
+        """A market by condition id, or VenueRejection 404."""
+        market = self.markets.get(condition_id.lower()) or self.markets.get(condition_id)
+        if market is None:
+            raise VenueRejection("market not found", 404)
+        return market
+
+    def tradable_market(self, token_id: str) -> tuple[Market, int]:
+        """The market and index of a token that takes orders now, else VenueRejection."""
+        found = self.tokens.get(token_id)
+        if found is None:
+            raise VenueRejection("Invalid token id")
+        market, index = found
+        if market.closed or not market.active:
+            raise VenueRejection("market is closed, orders are not accepted")
+        return market, index

@@ -233,12 +233,8 @@ def spreads():
 
 def _last_trade(state: SandboxState, token_id: str) -> dict:
     last = state.last_trade_price(token_id)
-    side = ""
     with state.lock:
-        for fill in reversed(state.fills):
-            if fill.asset == token_id and fill.role == "TAKER":
-                side = fill.side
-                break
+        side = state.tape.last_taker_side(token_id)
     return {"price": _plain(last) if last is not None else "0.5", "side": side}
 
 
@@ -387,7 +383,7 @@ def prices_history():
         start, end = now - spans.get(interval, 86400), now
     fidelity = query_int("fidelity", 1, low=1) * 60
     with state.lock:
-        points = [(t, p) for t, p in state.price_history.get(token, []) if start <= t <= end]
+        points = [(t, p) for t, p in state.tape.price_history.get(token, []) if start <= t <= end]
     buckets: dict[int, tuple[int, Decimal]] = {}
     for t, p in points:
         buckets[t // fidelity] = (t, p)
@@ -422,7 +418,7 @@ def api_keys():
     state = _state()
     record: ApiKeyRecord = g.api_key
     with state.lock:
-        keys = [k.api_key for k in state.api_keys.values() if k.address == record.address]
+        keys = state.keys.keys_of(record.address)
     return json_response({"apiKeys": keys})
 
 
@@ -613,12 +609,10 @@ def trades():
     maker_address = request.args.get("maker_address", "")
     after = query_int("after", 0)
     before = query_int("before", 2**62)
-    funders = {record.address.lower()} | {
-        w for w, owners in state.deposit_owners.items() if record.address.lower() in owners
-    }
+    funders = {record.address.lower()} | state.keys.wallets_of(record.address)
     with state.lock:
         rows = []
-        for trade in reversed(state.clob_trades.values()):
+        for trade in reversed(state.tape.clob_trades.values()):
             parties = {trade.taker_order.maker.lower()} | {
                 o.maker.lower() for o, _, _ in trade.maker_fills
             }

@@ -194,7 +194,7 @@ def balances(address: str):
     """pUSD and token balances of an address (decimal strings, units)."""
     state = _state()
     with state.lock:
-        held = state.positions.get(address.lower(), {})
+        held = state.ledger.positions.get(address.lower(), {})
         return json_response({
             "address": address,
             "pusd": amount_text(state.balance(address)),

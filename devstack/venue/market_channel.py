@@ -2,9 +2,12 @@
 
 Messages are the venue's (samples ws-market-*.json): a ``book`` per token on subscribe, then
 ``price_change`` (the new total size of each changed level, "0" removes it) whenever a
-watched book changes, and ``last_trade_price`` after matches. Every method runs under the
-state's lock, right after the state change it reports, so a subscriber's outbox receives
-changes in the order the book changed and after they were applied. A market nobody watches
+watched book changes, and ``last_trade_price`` after matches. The order desk tells the
+channel of each change through the ``BookListener`` methods (``on_book_changed``,
+``on_trade``); the channel reads books and tokens through a narrow ``BookSource``. Every
+method runs under the state's lock, right after the state change it reports, so a
+subscriber's outbox receives changes in the order the book changed and after they were
+applied. A market nobody watches
 costs one dict lookup per change: levels are only aggregated for watched tokens.
 """
 
@@ -15,16 +18,13 @@ import json
 import queue
 import secrets
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from devstack.venue.catalog import Market
-from devstack.venue.matching import BookOrder
-
-if TYPE_CHECKING:
-    from devstack.venue.state import SandboxState
+from devstack.venue.matching import BookOrder, MarketBook
 
 ONE = Decimal(1)
 D_SCALE = Decimal(10**6)
@@ -190,10 +190,32 @@ class _Tracked:
     trades: list[_Trade] = field(default_factory=list)
 
 
-class MarketChannel:
-    """Subscribers of the market channel and the books they watch (thread-safe)."""
+class BookSource(Protocol):
+    """What the channel reads: the state's lock and clock, its tokens, markets and books."""
 
-    def __init__(self, state: SandboxState) -> None:
+    lock: threading.RLock
+    clock: Callable[[], float]
+
+    @property
+    def tokens(self) -> Mapping[str, tuple[Market, int]]:
+        """(market, outcome index) by token id."""
+
+    @property
+    def markets(self) -> Mapping[str, Market]:
+        """Markets by condition id."""
+
+    @property
+    def books(self) -> Mapping[str, MarketBook]:
+        """Order books by condition id."""
+
+
+class MarketChannel:
+    """Subscribers of the market channel and the books they watch (thread-safe).
+
+    A ``BookListener`` of the order desk: it is told of book changes and trades.
+    """
+
+    def __init__(self, state: BookSource) -> None:
         self._state = state
         self._subscribers: set[MarketSubscriber] = set()
         self._markets: dict[str, _Tracked] = {}  # by condition id
@@ -254,7 +276,7 @@ class MarketChannel:
                     tracked = _Tracked(market, market.last_trade_price)
                     self._markets[market.condition_id] = tracked
                 else:
-                    self.publish(market)  # expiries not yet told: out before the snapshot
+                    self.on_book_changed(market)  # expiries not yet told: out before the snapshot
                 view = tracked.views.get(index)
                 if view is None:
                     bids, asks = self._aggregate(tracked, now)
@@ -287,11 +309,11 @@ class MarketChannel:
 
     # --------------------------------------------------------------- changes
 
-    def note_trade(
+    def on_trade(
         self, market: Market, taker_index: int, side: str, size: int, fee_rate_bps: int,
         transaction_hash: str, now: float,
     ) -> None:
-        """Remember a match of a watched market; `publish` reports it after the book."""
+        """Remember a match of a watched market; `on_book_changed` reports it after the book."""
         tracked = self._markets.get(market.condition_id)
         if tracked is None or market.last_trade_price is None:
             return
@@ -300,7 +322,7 @@ class MarketChannel:
             int(now * 1000),
         ))
 
-    def publish(self, market: Market) -> None:
+    def on_book_changed(self, market: Market) -> None:
         """Tell the watchers of a market how its book changed (and the trades noted)."""
         tracked = self._markets.get(market.condition_id)
         if tracked is None:
@@ -452,7 +474,7 @@ class MarketChannel:
                 now = state.clock()
                 for tracked in list(self._markets.values()):
                     if tracked.expires_at is not None and tracked.expires_at <= now:
-                        self.publish(tracked.market)
+                        self.on_book_changed(tracked.market)
                 deadlines = [t.expires_at for t in self._markets.values() if t.expires_at]
                 wait = min(deadlines) - now if deadlines else None
             # No deadline: nothing can expire until an order rests, which wakes us up.
