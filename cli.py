@@ -15,6 +15,13 @@ def _settings() -> dict[str, Any]:
     return settings_module.load()
 
 
+def _without_sandbox_extra(exc: ModuleNotFoundError) -> click.ClickException:
+    """The error for a local-stack command on an install without `copytrade[sandbox]`."""
+    return click.ClickException(
+        f"{exc}: this command is part of the local stack; install it with "
+        "pip install 'copytrade[sandbox]'")
+
+
 @click.group()
 def main() -> None:
     """copytrade: copy-trading for Polymarket."""
@@ -109,7 +116,10 @@ def worker(drain: bool, worker_ids: tuple[str, ...], timeout: float) -> None:
               type=int)
 def sandbox(host: str, port: int) -> None:
     """Run the sandbox venue alone (Gamma /gamma, CLOB /clob, Data /data, RTDS /rtds)."""
-    from devstack import venue as sandbox_venue
+    try:
+        from devstack import venue as sandbox_venue
+    except ModuleNotFoundError as exc:
+        raise _without_sandbox_extra(exc) from None
 
     sandbox_venue.serve(host=host, port=port)
 
@@ -181,7 +191,10 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
 
     from web3 import Web3
 
-    from devstack import faucet
+    try:
+        from devstack import faucet
+    except ModuleNotFoundError as exc:
+        raise _without_sandbox_extra(exc) from None
 
     if not Web3.is_address(address):
         raise click.BadParameter("not an address", param_hint="ADDRESS")
@@ -205,7 +218,10 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
 @click.option("--port", default=8000, show_default=True, type=int)
 def up(port: int) -> None:
     """Run the whole local stack in one process group until Ctrl-C."""
-    from devstack.stack import LocalStack
+    try:
+        from devstack.stack import LocalStack
+    except ModuleNotFoundError as exc:
+        raise _without_sandbox_extra(exc) from None
 
     settings = _settings()
     _prepare_operations(settings)  # the children share one metrics folder

@@ -24,7 +24,7 @@ PRODUCTION_RUN = textwrap.dedent("""
     class NotInstalled(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):
             if name.split(".")[0] in BLOCKED:
-                raise ImportError(f"{name} is not installed (no sandbox extra)")
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
             return None
 
     sys.meta_path.insert(0, NotInstalled())
@@ -48,6 +48,8 @@ PRODUCTION_RUN = textwrap.dedent("""
     from click.testing import CliRunner
     shown = CliRunner().invoke(cli.main, ["--help"])
     assert shown.exit_code == 0 and "sandbox" in shown.output, shown.output
+    refused = CliRunner().invoke(cli.main, ["sandbox"])
+    assert refused.exit_code != 0 and "copytrade[sandbox]" in refused.output, refused.output
 
     loaded = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
     assert not loaded, loaded
