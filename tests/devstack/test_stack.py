@@ -1,0 +1,24 @@
+"""`copytrade up`'s own steps: migrations through the CLI, the embedded Redis."""
+
+from __future__ import annotations
+
+import redis
+
+from devstack.stack import embedded_redis, migrate_database
+
+
+def test_migrations_run_through_the_cli_and_count_what_they_applied(tmp_path,
+                                                                      monkeypatch) -> None:
+    monkeypatch.setenv("COPYTRADE_INSTANCE", str(tmp_path))
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'up.db'}")
+    assert migrate_database() > 0
+    assert migrate_database() == 0
+
+
+def test_embedded_redis_serves_on_a_unix_socket(tmp_path) -> None:
+    url, server = embedded_redis(tmp_path / "instance")
+    assert url.startswith("unix://")
+    client = redis.Redis.from_url(url)
+    assert client.ping()
+    client.close()
+    server.shutdown()
