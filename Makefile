@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml package.json
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[sandbox,test]'
 	npm install --no-audit --no-fund --loglevel=error
 	@# Dashboard browser tests drive Debian's Chromium (headless).
 	@if ! command -v chromium >/dev/null 2>&1; then \

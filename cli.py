@@ -16,6 +16,13 @@ def _settings() -> settings_module.Settings:
     return settings_module.load(os.environ)
 
 
+def _without_sandbox_extra(exc: ModuleNotFoundError) -> click.ClickException:
+    """The error for a local-stack command on an install without `copytrade[sandbox]`."""
+    return click.ClickException(
+        f"{exc}: this command is part of the local stack; install it with "
+        "pip install 'copytrade[sandbox]'")
+
+
 @click.group()
 def main() -> None:
     """copytrade: copy-trading for Polymarket."""
@@ -120,7 +127,10 @@ def worker(drain: bool, worker_ids: tuple[str, ...], timeout: float) -> None:
               type=int)
 def sandbox(host: str, port: int) -> None:
     """Run the sandbox venue alone (Gamma /gamma, CLOB /clob, Data /data, RTDS /rtds)."""
-    from venue import sandbox as sandbox_venue
+    try:
+        from devstack import venue as sandbox_venue
+    except ModuleNotFoundError as exc:
+        raise _without_sandbox_extra(exc) from None
 
     sandbox_venue.serve(host=host, port=port)
 
@@ -192,7 +202,10 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
 
     from web3 import Web3
 
-    from services import dev_faucet
+    try:
+        from devstack import faucet
+    except ModuleNotFoundError as exc:
+        raise _without_sandbox_extra(exc) from None
 
     if not Web3.is_address(address):
         raise click.BadParameter("not an address", param_hint="ADDRESS")
@@ -203,11 +216,11 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
         raise click.BadParameter("amounts are decimal numbers such as 100 or 0.5") from None
     settings = _settings()
     try:
-        contracts = dev_faucet.load(settings.instance_path)
+        contracts = faucet.load(settings.instance_path)
     except FileNotFoundError:
         raise click.ClickException(
             "no local chain recorded: start one with `copytrade up` (needs anvil)") from None
-    given = dev_faucet.fund(contracts, Web3.to_checksum_address(address), **amounts)
+    given = faucet.fund(contracts, Web3.to_checksum_address(address), **amounts)
     shown = ", ".join(f"{amount} {name}" for name, amount in given.items()) or "nothing"
     click.echo(f"funded {Web3.to_checksum_address(address)} on {contracts.rpc_url}: {shown}")
 
@@ -216,14 +229,17 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
 @click.option("--port", default=8000, show_default=True, type=int)
 def up(port: int) -> None:
     """Run the whole local stack in one process group until Ctrl-C."""
-    from stack import LocalStack
+    try:
+        from devstack.stack import LocalStack
+    except ModuleNotFoundError as exc:
+        raise _without_sandbox_extra(exc) from None
 
     settings = _settings()
     _configure_logs(settings)
     env = dict(os.environ)
     if settings.metrics.multiproc_dir is None:
         env = _with_metrics_folder(settings, env)  # the children share one metrics folder
-    LocalStack(web_port=port, env=env).run()
+    LocalStack(settings=settings.flat(), web_port=port, env=env).run()
 
 
 # -- operations ---------------------------------------------------------------------------

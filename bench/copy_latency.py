@@ -72,7 +72,7 @@ class VenueProcess:
             self.port = probe.getsockname()[1]
         root = str(Path(__file__).resolve().parent.parent)
         code = (f"import sys; sys.path.insert(0, {root!r})\n"
-                "from venue.sandbox.server import serve\n"
+                "from devstack.venue.server import serve\n"
                 f"serve(port={self.port}, seed={seed}, whales=False)\n")
         self.process = subprocess.Popen([sys.executable, "-c", code])
         deadline = time.monotonic() + 30
@@ -165,12 +165,12 @@ def main() -> None:
     from eth_account import Account
 
     import config
+    from devstack.venue import SandboxServer
     from models import User, migrate
     from models import database as database_module
     from models.base import db, utcnow
     from models.copying import CopyConfig, CopyIntent
     from services import runtime, venue_accounts, wallets
-    from venue.sandbox import SandboxServer
     from worker.copy_engine.engine import CopyEngine, EngineSettings
 
     sandbox = SandboxServer(seed=3).start() if args.venue_in_process else VenueProcess(seed=3)

@@ -31,12 +31,12 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from devstack.venue import SandboxServer
+from devstack.venue.matching import BookOrder
 from venue.client import AsyncVenueClient
 from venue.config import VenueConfig
 from venue.market_feed import BookFeed
 from venue.parse import parse_market_frame
-from venue.sandbox import SandboxServer
-from venue.sandbox.matching import BookOrder
 
 SAMPLE = Path(__file__).resolve().parent.parent / "tests/venue/samples/ws-market-book.json"
 
@@ -115,7 +115,7 @@ def sandbox_side(venue: SandboxServer, token: str, args: argparse.Namespace) -> 
                     book.remove(order)
                 else:
                     book.add(order)
-                channel.publish(market)
+                channel.on_book_changed(market)
         return time.process_time() - start
 
     sub = channel.connect()

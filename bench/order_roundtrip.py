@@ -28,11 +28,11 @@ from werkzeug.serving import make_server
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app import create_app
+from devstack.venue import SandboxServer, free_port
 from models import User, migrate
 from models import database as database_module
 from models.base import db
 from services import auth, wallets
-from venue.sandbox import SandboxServer, free_port
 
 
 def percentile(values: list[float], pct: float) -> float:

@@ -125,7 +125,7 @@ def instance_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def venue_server() -> Iterator[Any]:
     """The sandbox venue over real HTTP on a free port, shared by the whole run."""
-    from venue.sandbox import SandboxServer
+    from devstack.venue import SandboxServer
 
     server = SandboxServer(seed=11).start()
     yield server
@@ -135,7 +135,7 @@ def venue_server() -> Iterator[Any]:
 @pytest.fixture
 def venue_control(venue_server: Any) -> Iterator[Any]:
     """The sandbox's control API (/_sandbox) for the shared venue."""
-    from tests.venue.sandbox.conftest import Control
+    from tests.devstack.venue.conftest import Control
 
     control = Control(venue_server)
     yield control
@@ -245,6 +245,7 @@ class DevChain:
 
     anvil: Any
     contracts: Any
+    _w3: Any = None
 
     @property
     def rpc_url(self) -> str:
@@ -262,8 +263,12 @@ class DevChain:
         return self.anvil.accounts
 
     def web3(self) -> Any:
-        """A Web3 for the node."""
-        return self.contracts.web3()
+        """A Web3 for the node, through the app's connection (RPC failures: ChainUnavailable)."""
+        if self._w3 is None:
+            from chain.rpc import connect
+
+            self._w3 = connect(self.rpc_url)
+        return self._w3
 
     def new_wallet(self, native_wei: int = ONE_MATIC) -> Any:
         """A fresh EOA holding native_wei of MATIC."""
@@ -278,7 +283,7 @@ class DevChain:
 @pytest.fixture(scope="session")
 def chain() -> Iterator[DevChain]:
     """Start anvil on a free port, deploy the dev contracts, stop anvil at the end."""
-    from chain.devchain import deploy_dev_contracts, find_anvil, start_anvil
+    from devstack.chain.devchain import deploy_dev_contracts, find_anvil, start_anvil
 
     if find_anvil() is None:
         pytest.fail("anvil is not installed: run `make setup` (npm install @foundry-rs/anvil)")

@@ -1,14 +1,19 @@
-"""The copytrade command: migrate and serve, run as real processes."""
+"""The copytrade command: migrate and serve run as real processes; wallets reseal in-process."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 import time
 
 import httpx
+from click.testing import CliRunner
 
+from cli import main
+from models.wallet import TradingWallet
+from services import chain_access, runtime, wallets
 from tests.conftest import free_port
 
 
@@ -56,3 +61,24 @@ def test_serve_refuses_unmigrated_database(tmp_path, redis_url):
         timeout=60)
     assert done.returncode != 0
     assert "copytrade migrate" in done.stderr
+
+
+def test_wallets_reseal_command(app, bound_db, user, tmp_path, monkeypatch) -> None:
+    # rotation: the new key is current, the old one retired; reseal moves every secret over
+    saved = runtime.runtime()  # the command builds its own runtime: restored afterwards
+
+    wallet = wallets.get_or_create(user)
+    old_key = app.config["WALLET_ENCRYPTION_KEY"]
+    key = wallets.signer(wallet)
+    monkeypatch.setenv("COPYTRADE_INSTANCE", str(tmp_path))
+    monkeypatch.setenv("DATABASE_URL", app.config["DATABASE_URL"])
+    monkeypatch.setenv("WALLET_ENCRYPTION_KEY", secrets.token_hex(32))
+    failed = CliRunner().invoke(main, ["wallets", "reseal"])
+    assert failed.exit_code != 0 and "WALLET_ENCRYPTION_KEY_PREVIOUS" in failed.output
+    monkeypatch.setenv("WALLET_ENCRYPTION_KEY_PREVIOUS", old_key)
+    result = CliRunner().invoke(main, ["wallets", "reseal"])
+    assert result.exit_code == 0 and "re-sealed 1" in result.output, result.output
+    resealed = TradingWallet.get_by_id(wallet.id)
+    assert resealed.key_id == chain_access.current().sealing.current_id != wallet.key_id
+    assert wallets.signer(resealed) == key
+    runtime.install(saved)

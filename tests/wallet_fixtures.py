@@ -15,9 +15,9 @@ import pytest
 from web3 import Web3
 
 import config
-from chain.devchain import DevCondition
 from chain.errors import ChainUnavailable
 from chain.rpc import connect
+from devstack.chain.devchain import DevCondition
 from services import catalogue, chain_access, runtime
 
 USDC = 10**6  # base units of one pUSD / USDC.e

@@ -8,7 +8,7 @@ import pytest
 
 from chain import ids
 from chain.addresses import POLYGON_MAINNET, POLYGON_NEG_RISK_WRAPPED_COLLATERAL
-from chain.compile import compile_contracts
+from devstack.chain.compile import compile_contracts
 
 # Real markets from the venue samples (Gamma `conditionId` and `clobTokenIds`, see
 # /work/shared/venue-samples/README.md): gamma-market-by-slug.json, gamma-public-search.json

@@ -7,7 +7,6 @@ from decimal import Decimal
 import pytest
 
 from chain.abi import CONDITIONAL_TOKENS, ERC20, NEG_RISK_ADAPTER, load_abi
-from chain.compile import compile_contracts
 from chain.errors import ChainError, ChainUnavailable
 from chain.rpc import connect
 from chain.tokens import (
@@ -19,6 +18,7 @@ from chain.tokens import (
     token_balance_base,
     token_decimals,
 )
+from devstack.chain.compile import compile_contracts
 from tests.conftest import free_port
 
 

@@ -6,9 +6,9 @@ from decimal import Decimal
 
 import pytest
 
-from chain.devchain import start_anvil
 from chain.errors import InsufficientGas, NonceConflict, ReceiptTimeout, TransactionRejected
 from chain.keys import generate_keypair
+from chain.rpc import connect
 from chain.tokens import native_balance_wei, token_balance, token_balance_base
 from chain.transactions import (
     Fees,
@@ -24,6 +24,7 @@ from chain.transactions import (
     suggest_fees,
     wait_receipt,
 )
+from devstack.chain.devchain import start_anvil
 
 
 def test_two_transfers_with_explicit_nonces_both_land(chain) -> None:
@@ -72,7 +73,7 @@ def test_sending_the_same_raw_twice_transfers_once(chain) -> None:
 def test_resend_while_pending_is_already_known() -> None:
     # with interval mining the second send reaches the node while the first is still pending
     with start_anvil(block_time=1) as node:
-        w3 = node.web3()
+        w3 = connect(node.rpc_url)
         key, receiver = node.accounts[1].private_key, generate_keypair()
         tx = build_native_transfer(
             w3, private_key=key, to=receiver.address, value_wei=10**15,

@@ -10,9 +10,9 @@ from decimal import Decimal
 import pytest
 from eth_account import Account
 
+from devstack.venue.order_signing import parse_order, recover_order_signer
 from models.trading import Order, Trade
 from services import errors, order_plan, orders, previews, venue_accounts, venues, wallets
-from venue.sandbox.order_signing import parse_order, recover_order_signer
 
 
 def _received(venue_control, order_hash: str) -> list[dict]:

@@ -13,12 +13,12 @@ import pytest
 import trio
 from eth_account import Account
 
+from devstack.venue import SandboxServer
 from venue.client import AsyncVenueClient, VenueClient
 from venue.config import VenueConfig
 from venue.errors import VenueNotFound, VenueRejected, VenueTimeout
 from venue.models import Market
 from venue.parse import loads
-from venue.sandbox import SandboxServer
 
 
 @pytest.fixture

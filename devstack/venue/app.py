@@ -1,0 +1,89 @@
+"""The sandbox venue's Flask app: Gamma, CLOB, Data API, RTDS, the CLOB market channel and
+the control API on one port."""
+
+from __future__ import annotations
+
+import time
+
+from flask import Flask, Response, g, request
+
+from devstack.venue import clob, control, data_api, gamma
+from devstack.venue.config import SandboxConfig
+from devstack.venue.market_ws import install_market_ws
+from devstack.venue.responses import error_response
+from devstack.venue.rtds import install_rtds
+from devstack.venue.state import SandboxState
+from devstack.venue.whales import WhaleRunner
+
+GAMMA_PREFIX = "/gamma"
+CLOB_PREFIX = "/clob"
+DATA_PREFIX = "/data"
+CONTROL_PREFIX = "/_sandbox"
+RTDS_PATH = "/rtds"
+
+
+def create_sandbox_app(
+    state: SandboxState | None = None,
+    *,
+    seed: int = 0,
+    whales: bool = False,
+    config: SandboxConfig | None = None,
+) -> Flask:
+    """Build the sandbox app around `state` (a fresh seeded one by default)."""
+    state = state or SandboxState(config, seed=seed)
+    app = Flask("copytrade_sandbox_venue")
+    app.extensions["sandbox_state"] = state
+    runner = WhaleRunner(state)
+    app.extensions["sandbox_whales"] = runner
+    app.register_blueprint(gamma.bp, url_prefix=GAMMA_PREFIX)
+    app.register_blueprint(clob.bp, url_prefix=CLOB_PREFIX)
+    app.register_blueprint(data_api.bp, url_prefix=DATA_PREFIX)
+    app.register_blueprint(control.bp, url_prefix=CONTROL_PREFIX)
+    install_market_ws(install_rtds(app, state), state)
+
+    @app.before_request
+    def _stamp_arrival() -> None:
+        # When the request reached the venue: a latency benchmark's end point, taken before
+        # the venue's own work (auth, signature checks, waiting for the matching lock).
+        stamped = request.environ.get("sandbox.received_at")  # by the server, on arrival
+        g.venue_received_at = stamped if stamped and state.clock is time.time else state.clock()
+
+    @app.before_request
+    def _inject_faults() -> Response | None:
+        path = request.path
+        if path.startswith(CONTROL_PREFIX):
+            return None
+        rule = state.faults.take(path, request.method)
+        if rule is None:
+            return None
+        if rule.delay:
+            time.sleep(rule.delay)  # the fault itself: a stalled venue
+        if not rule.status:
+            return None
+        if rule.body is not None:
+            response = Response(rule.body, status=rule.status, mimetype="application/json")
+        else:
+            response = error_response(_fault_text(rule.status), rule.status)
+        if rule.retry_after is not None:
+            response.headers["Retry-After"] = str(rule.retry_after)
+        return response
+
+    @app.errorhandler(404)
+    def _not_found(_exc) -> Response:
+        return error_response("not found", 404)
+
+    @app.errorhandler(405)
+    def _bad_method(_exc) -> Response:
+        return error_response("method not allowed", 405)
+
+    if whales:
+        runner.start()
+    return app
+
+
+def _fault_text(status: int) -> str:
+    if status == 429:
+        return "Too Many Requests"
+    if status == 503:
+        return "Trading is currently disabled. Check polymarket.com for updates"
+    return "Internal Server Error"

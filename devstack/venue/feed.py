@@ -1,0 +1,71 @@
+"""The RTDS hub: websocket subscribers and the activity/trades messages pushed to them."""
+
+from __future__ import annotations
+
+import queue
+import secrets
+import threading
+from dataclasses import dataclass, field
+
+from devstack.venue.jsonenc import dumps
+
+
+@dataclass
+class Subscriber:
+    """One websocket connection and the (topic, type) pairs it asked for."""
+
+    connection_id: str
+    outbox: queue.Queue = field(default_factory=queue.Queue)
+    topics: set[tuple[str, str]] = field(default_factory=set)
+
+    def wants(self, topic: str, kind: str) -> bool:
+        """True when subscribed to topic/kind (a type of "*" means every type)."""
+        return (topic, kind) in self.topics or (topic, "*") in self.topics
+
+
+class RtdsHub:
+    """Fan-out of feed messages to every subscribed connection (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._subscribers: dict[str, Subscriber] = {}
+
+    def connect(self) -> Subscriber:
+        """Register a new connection."""
+        sub = Subscriber(connection_id=secrets.token_urlsafe(14))
+        with self._lock:
+            self._subscribers[sub.connection_id] = sub
+        return sub
+
+    def disconnect(self, sub: Subscriber) -> None:
+        """Forget a connection."""
+        with self._lock:
+            self._subscribers.pop(sub.connection_id, None)
+
+    def close_all(self) -> None:
+        """Tell every sender loop to stop (server shutdown)."""
+        with self._lock:
+            subs = list(self._subscribers.values())
+        for sub in subs:
+            sub.outbox.put(None)
+
+    def count(self) -> int:
+        """Number of connected subscribers."""
+        return len(self._subscribers)
+
+    def publish(self, topic: str, kind: str, payloads: list[dict], timestamp_ms: int) -> None:
+        """Send one frame per payload to subscribers of topic/kind."""
+        if not payloads or not self._subscribers:
+            return
+        with self._lock:
+            targets = [s for s in self._subscribers.values() if s.wants(topic, kind)]
+        for sub in targets:
+            for payload in payloads:
+                frame = {
+                    "connection_id": sub.connection_id,
+                    "payload": payload,
+                    "timestamp": timestamp_ms,
+                    "topic": topic,
+                    "type": kind,
+                }
+                sub.outbox.put(dumps(frame))

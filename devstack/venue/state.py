@@ -1,0 +1,474 @@
+"""The sandbox venue's state: a façade over the parts that each own their data.
+
+``Catalog`` (markets, events), ``Ledger`` (balances, positions, reservations),
+``ApiKeyRegistry`` (keys, deposit-wallet owners), ``OrderDesk`` (books, orders: submit,
+match, settle, fill, cancel), ``HouseMaker`` (the house's quotes), ``Settlement``
+(resolution, redemption) and ``Tape`` (fills and trade history). HTTP views call the
+methods here and only shape their answers. One re-entrant lock guards every part: the
+methods here take it as a whole operation needs, and the parts assume it is held.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from decimal import Decimal
+
+from eth_utils import keccak, to_checksum_address
+
+from devstack.venue.amounts import SCALE, amount_text, to_base, units
+from devstack.venue.api_keys import ApiKeyRecord, ApiKeyRegistry
+from devstack.venue.catalog import SEED_MARKETS, Catalog, Event, Market, MarketSeed
+from devstack.venue.config import SandboxConfig
+from devstack.venue.desk import OrderDesk, order_response
+from devstack.venue.faults import FaultBoard
+from devstack.venue.feed import RtdsHub
+from devstack.venue.house import HouseMaker
+from devstack.venue.ledger import Ledger, PositionStats
+from devstack.venue.market_channel import MarketChannel
+from devstack.venue.matching import BookOrder, MarketBook
+from devstack.venue.rejections import ERR_L1, VenueRejection
+from devstack.venue.settlement import Settlement
+from devstack.venue.tape import ClobTrade, Fill, Redemption, Tape
+
+# Routes import these from here: the façade is their one entry point.
+__all__ = [
+    "ERR_L1",
+    "ApiKeyRecord",
+    "ClobTrade",
+    "Fill",
+    "PositionStats",
+    "Redemption",
+    "SandboxState",
+    "VenueRejection",
+    "amount_text",
+    "units",
+]
+
+HOUSE_SEED = "sandbox-house"
+WHALE_PROFILES: tuple[tuple[str, str], ...] = (
+    ("SandboxWhale", "Bold-Harpoon"),
+    ("TideRunner", "Quiet-Current"),
+    ("DeepBlue", "Patient-Abyss"),
+    ("Orca9", "Swift-Pod"),
+)
+
+
+def derived_address(label: str) -> str:
+    """A stable checksummed address for a sandbox actor (house, whales)."""
+    return to_checksum_address(keccak(text=label)[-20:])
+
+
+class SandboxState:
+    """Everything the sandbox venue knows; all public methods are thread-safe."""
+
+    def __init__(
+        self,
+        config: SandboxConfig | None = None,
+        *,
+        seed: int = 0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.config = config or SandboxConfig()
+        self.seed = seed
+        self.clock = clock
+        self.lock = threading.RLock()
+        self.feed = RtdsHub()
+        self.market_channel = MarketChannel(self)
+        self.faults = FaultBoard()
+        self.house = derived_address(HOUSE_SEED)
+        self._initial_switches = (self.config.refuse_eoa_makers, set(self.config.legacy_makers))
+        self.whales = [derived_address(f"sandbox-whale-{seed}-{i}") for i in range(4)]
+        self._reset_locked()
+
+    # ------------------------------------------------------------------ setup
+
+    def reset(self) -> None:
+        """Back to the seeded catalog with empty accounts, orders and fills."""
+        with self.lock:
+            self.config.refuse_eoa_makers = self._initial_switches[0]
+            self.config.legacy_makers = set(self._initial_switches[1])
+            self._reset_locked()
+            self.market_channel.resync()
+        self.faults.clear()
+
+    def _reset_locked(self) -> None:
+        self.rng = random.Random(self.seed)
+        started_at = datetime.fromtimestamp(self.clock(), UTC).replace(microsecond=0)
+        self.catalog = Catalog(self.config.oracle, self.config.collateral, started_at)
+        self.ledger = Ledger()
+        self.keys = ApiKeyRegistry(self.config.server_secret, self.lock)
+        self.tape = Tape()
+        self.desk = OrderDesk(self.config, self._now, self.catalog, self.ledger, self.keys,
+                              self.tape, self.house, self._broadcast)
+        self.desk.listen(self.market_channel)
+        self.house_maker = HouseMaker(self.house, self.desk)
+        self.settlement = Settlement(self._now, self.catalog, self.desk, self.ledger, self.tape)
+        self.profiles: dict[str, tuple[str, str]] = {}
+        for index, whale in enumerate(self.whales):
+            self.profiles[whale.lower()] = WHALE_PROFILES[index % len(WHALE_PROFILES)]
+        self.ledger.set_balance(self.house, 10**18)
+        for market_seed in SEED_MARKETS:
+            self._add_market_locked(market_seed, self.config.house_liquidity)
+
+    def _now(self) -> float:
+        # read at each call: tests swap `clock` on a running state
+        return self.clock()
+
+    def add_market(self, seed: MarketSeed, *, house_liquidity: bool | None = None) -> Market:
+        """Create a market (and its event if new) from a seed; returns it."""
+        with self.lock:
+            if seed.slug in self.catalog.markets_by_slug:
+                raise VenueRejection(f"market slug already exists: {seed.slug}", 409)
+            liquidity = self.config.house_liquidity if house_liquidity is None else house_liquidity
+            return self._add_market_locked(seed, liquidity)
+
+    def _add_market_locked(self, seed: MarketSeed, house_liquidity: bool) -> Market:
+        market = self.catalog.add(seed, house_liquidity=house_liquidity)
+        self.desk.open_book(market)
+        self.tape.open_history(market, int(self.catalog.listed_at.timestamp()))
+        if house_liquidity:
+            self.house_maker.replenish(market)
+        return market
+
+    # ------------------------------------------------------ catalog (read-through)
+
+    @property
+    def markets(self) -> dict[str, Market]:
+        """Markets by condition id."""
+        return self.catalog.markets
+
+    @property
+    def markets_by_id(self) -> dict[str, Market]:
+        """Markets by Gamma id."""
+        return self.catalog.markets_by_id
+
+    @property
+    def markets_by_slug(self) -> dict[str, Market]:
+        """Markets by slug."""
+        return self.catalog.markets_by_slug
+
+    @property
+    def tokens(self) -> dict[str, tuple[Market, int]]:
+        """(market, outcome index) by token id."""
+        return self.catalog.tokens
+
+    @property
+    def events(self) -> dict[str, Event]:
+        """Events by id."""
+        return self.catalog.events
+
+    @property
+    def events_by_slug(self) -> dict[str, Event]:
+        """Events by slug."""
+        return self.catalog.events_by_slug
+
+    @property
+    def books(self) -> dict[str, MarketBook]:
+        """Order books by condition id."""
+        return self.desk.books
+
+    def market_for_token(self, token_id: str) -> tuple[Market, int]:
+        """The market and outcome index of a token id, or VenueRejection 404."""
+        return self.catalog.market_for_token(token_id)
+
+    def market(self, condition_id: str) -> Market:
+        """A market by condition id, or VenueRejection 404."""
+        return self.catalog.market(condition_id)
+
+    # ------------------------------------------------------------ house quotes
+
+    def recenter_house(self, market: Market, fair_price: Decimal) -> None:
+        """Move the house quotes of a market to a new fair price."""
+        with self.lock:
+            self.house_maker.recenter(market, fair_price)
+            self.desk.publish(market)
+
+    # ---------------------------------------------------------------- ledger
+
+    def fund(self, address: str, amount: Decimal) -> int:
+        """Add pUSD to an address; returns the new balance in base units."""
+        with self.lock:
+            return self.ledger.credit(address, to_base(amount))
+
+    def grant_tokens(self, address: str, token_id: str, shares: Decimal) -> int:
+        """Credit outcome tokens to an address (as if split earlier); returns the new size."""
+        with self.lock:
+            self.catalog.market_for_token(token_id)
+            return self.ledger.grant(address, token_id, to_base(shares))
+
+    def balance(self, address: str) -> int:
+        """pUSD base units held by an address."""
+        return self.ledger.balance(address)
+
+    def token_balance(self, address: str, token_id: str) -> int:
+        """Outcome-token base units held by an address."""
+        return self.ledger.token_balance(address, token_id)
+
+    def register_deposit_wallet(self, wallet: str, owner: str) -> None:
+        """Record `owner` (an EOA) as an owner of deposit wallet `wallet`."""
+        self.keys.register_deposit_wallet(wallet, owner)
+
+    def funder_for(self, address: str, signature_type: int) -> str:
+        """The funding address behind an API-key address for a signature type."""
+        return self.keys.funder_for(address, signature_type)
+
+    def set_eoa_refusal(self, enabled: bool, legacy: list[str] | None = None) -> None:
+        """Switch the deposit-wallet-only mode; `legacy` makers stay allowed as EOAs."""
+        with self.lock:
+            self.config.refuse_eoa_makers = enabled
+            if legacy is not None:
+                self.config.legacy_makers = {a.lower() for a in legacy}
+
+    # ------------------------------------------------------------------- auth
+
+    def create_api_key(self, address: str, nonce: int) -> ApiKeyRecord:
+        """Issue (or re-issue, idempotently) the creds of (address, nonce)."""
+        return self.keys.create(address, nonce)
+
+    def derive_api_key(self, address: str, nonce: int) -> ApiKeyRecord:
+        """The creds of (address, nonce) if they were created, else VenueRejection."""
+        return self.keys.derive(address, nonce)
+
+    def delete_api_key(self, record: ApiKeyRecord) -> None:
+        """Revoke an API key."""
+        self.keys.delete(record)
+
+    def authenticate_l2(
+        self, headers: dict[str, str], method: str, path: str, body: str
+    ) -> ApiKeyRecord:
+        """Check the five L2 headers and the HMAC; returns the key's record or raises 401."""
+        return self.keys.authenticate_l2(headers, method, path, body)
+
+    # ----------------------------------------------------------------- orders
+
+    def submit_order(self, record: ApiKeyRecord, envelope: object,
+                     received_at: float | None = None) -> dict:
+        """Validate, match and settle one POST /order envelope; returns the venue's answer.
+
+        Raises VenueRejection with the venue's message when the order is refused.
+        Every envelope is logged in `received_orders`, accepted or not, with when the
+        request arrived (``received_at``, ms; ``received_at`` given by the HTTP layer, else
+        now) and how long the venue took from then to its answer (``handled_us``, µs).
+        """
+        arrived = self.clock() if received_at is None else received_at
+        entry: dict = {
+            "received_at": int(arrived * 1000),
+            "body": envelope,
+            "api_key": record.api_key,
+            "order_id": "",
+        }
+        with self.lock:
+            self.desk.received_orders.append(entry)
+            try:
+                market, order, trade = self.desk.submit(record, envelope, entry)
+                self.house_maker.replenish(market)
+                self.desk.publish(market)
+                result = order_response(order, trade)
+            except VenueRejection as exc:
+                entry["status"] = exc.status
+                entry["error"] = exc.message
+                raise
+            finally:
+                entry["handled_us"] = int((self.clock() - arrived) * 1_000_000)
+            entry["status"] = 200
+            entry["response"] = result
+        return result
+
+    @property
+    def received_orders(self) -> list[dict]:
+        """Every POST /order envelope so far, accepted or not (the control API shows them)."""
+        return self.desk.received_orders
+
+    def cancel_orders(self, record: ApiKeyRecord, order_ids: list[str]) -> dict:
+        """Cancel the key's orders by id; answers {canceled, not_canceled}."""
+        with self.lock:
+            return self.desk.cancel(record, order_ids)
+
+    def cancel_where(
+        self, record: ApiKeyRecord, market: str | None = None, asset_id: str | None = None
+    ) -> dict:
+        """Cancel all the key's live orders, optionally in one market or token."""
+        with self.lock:
+            ids = [
+                o.order_id for o in self.desk.open_orders_of(record)
+                if (not market or o.condition_id == market)
+                and (not asset_id or o.token_id == asset_id)
+            ]
+            return self.cancel_orders(record, ids)
+
+    def open_orders(
+        self, record: ApiKeyRecord, *, market: str = "", asset_id: str = "", order_id: str = ""
+    ) -> list[BookOrder]:
+        """The key's live orders, filtered like GET /data/orders."""
+        with self.lock:
+            return [
+                o for o in self.desk.open_orders_of(record)
+                if (not market or o.condition_id == market)
+                and (not asset_id or o.token_id == asset_id)
+                and (not order_id or o.order_id == order_id)
+            ]
+
+    def order_for(self, record: ApiKeyRecord, order_id: str) -> BookOrder:
+        """One of the key's orders (any status), or 404."""
+        return self.desk.order_for(record, order_id)
+
+    # ------------------------------------------------------- whales, injection
+
+    def inject_trade(
+        self,
+        wallet: str,
+        token_id: str,
+        side: str,
+        *,
+        price: Decimal | None = None,
+        size: Decimal | None = None,
+        counterparty: str | None = None,
+    ) -> list[Fill]:
+        """A fill for `wallet` as taker against a counterparty (the house by default).
+
+        The book is left alone; balances, positions, Data API, prices and RTDS all see it.
+        """
+        with self.lock:
+            return self.desk.inject(wallet, token_id, side, price=price, size=size,
+                                    counterparty=counterparty, rng=self.rng)
+
+    def whale_tick(self) -> list[Fill]:
+        """One scripted whale trade: a random whale takes liquidity in a random open market."""
+        with self.lock:
+            open_markets = [m for m in self.catalog.markets.values() if not m.closed]
+            if not open_markets:
+                return []
+            market = self.rng.choice(open_markets)
+            whale = self.rng.choice(self.whales)
+            index = self.rng.randint(0, 1)
+            token = market.token_ids[index]
+            held = self.token_balance(whale, token)
+            side = "SELL" if held > 50 * SCALE and self.rng.random() < 0.3 else "BUY"
+            shares = Decimal(self.rng.randint(20, 300))
+            if side == "SELL":
+                shares = min(shares, units(held))
+            fair = market.fair_price if index == 0 else 1 - market.fair_price
+            spacing = max(market.tick_size, Decimal("0.01"))
+            price = fair + spacing if side == "BUY" else fair - spacing
+            price = min(max(price, market.tick_size), 1 - market.tick_size)
+            fills = self.inject_trade(whale, token, side, price=price, size=shares)
+            drift = spacing * self.rng.choice((-1, 0, 0, 1))
+            if market.house_liquidity:
+                self.recenter_house(market, market.fair_price + drift)
+            else:
+                market.fair_price = min(max(market.fair_price + drift, spacing), 1 - spacing)
+            return fills
+
+    # ------------------------------------------------------------ resolution
+
+    def resolve(self, condition_id: str, winner: int) -> Market:
+        """Close a market with outcome `winner` winning; cancels its open orders."""
+        with self.lock:
+            return self.settlement.resolve(condition_id, winner)
+
+    def redeem(self, address: str, condition_id: str) -> Decimal:
+        """Pay out a resolved market's winning tokens to `address`; returns pUSD paid."""
+        with self.lock:
+            return self.settlement.redeem(address, condition_id)
+
+    # ----------------------------------------------------------- market data
+
+    def token_book(self, token_id: str) -> tuple[Market, int, list, list]:
+        """(market, index, bids, asks) for a token: levels (price, shares) best first."""
+        with self.lock:
+            market, index = self.catalog.market_for_token(token_id)
+            bids, asks = self.desk.levels(market)
+        if index == 0:
+            return market, index, bids, asks
+        flip = [(1 - price, size) for price, size in asks]
+        flop = [(1 - price, size) for price, size in bids]
+        return market, index, flip, flop
+
+    def best_prices(self, token_id: str) -> tuple[Decimal | None, Decimal | None]:
+        """(best bid, best ask) of a token, None where a side is empty."""
+        _, _, bids, asks = self.token_book(token_id)
+        return (bids[0][0] if bids else None, asks[0][0] if asks else None)
+
+    def last_trade_price(self, token_id: str) -> Decimal | None:
+        """Last traded price of a token, or None before any trade."""
+        market, index = self.catalog.market_for_token(token_id)
+        if market.last_trade_price is None:
+            return None
+        return market.last_trade_price if index == 0 else 1 - market.last_trade_price
+
+    def current_price(self, market: Market, index: int) -> Decimal:
+        """Settlement price once resolved, else the midpoint, last trade, or fair price."""
+        settled = market.settlement_price(index)
+        if settled is not None:
+            return settled
+        bid, ask = self.best_prices(market.token_ids[index])
+        if bid is not None and ask is not None:
+            return (bid + ask) / 2
+        last = self.last_trade_price(market.token_ids[index])
+        if last is not None:
+            return last
+        return market.fair_price if index == 0 else 1 - market.fair_price
+
+    def fills_snapshot(self) -> list[Fill]:
+        """A copy of every fill so far, oldest first."""
+        with self.lock:
+            return list(self.tape.fills)
+
+    def redemptions_snapshot(self) -> list[Redemption]:
+        """A copy of every redemption so far."""
+        with self.lock:
+            return list(self.tape.redemptions)
+
+    def held_positions(self, address: str) -> list[tuple[Market, int, int, PositionStats]]:
+        """(market, index, shares, stats) of every token an address holds or held."""
+        with self.lock:
+            result = []
+            for token, shares, stats in self.ledger.held(address):
+                market, index = self.catalog.tokens[token]
+                result.append((market, index, shares, stats))
+            return result
+
+    # -------------------------------------------------------------- feeds
+
+    def _broadcast(self, fills: list[Fill], now: float) -> None:
+        if not self.feed.count():
+            return
+        payloads = [self.rtds_payload(f) for f in fills]
+        self.feed.publish("activity", "trades", payloads, int(now * 1000))
+
+    def profile(self, address: str) -> tuple[str, str]:
+        """(name, pseudonym) shown for an address."""
+        return self.profiles.get(address.lower(), ("", ""))
+
+    def rtds_payload(self, fill: Fill) -> dict:
+        """The RTDS activity/trades payload for one fill (proxyWallet checksummed)."""
+        market = self.catalog.markets[fill.condition_id]
+        event = self.catalog.events[market.event_id]
+        name, pseudonym = self.profile(fill.proxy_wallet)
+        payload = {
+            "asset": fill.asset,
+            "bio": "",
+            "conditionId": fill.condition_id,
+            "eventSlug": event.slug,
+            "icon": market.image,
+            "name": name,
+            "outcome": fill.outcome,
+            "outcomeIndex": fill.outcome_index,
+            "price": fill.price,
+            "profileImage": "",
+            "proxyWallet": fill.proxy_wallet,
+            "pseudonym": pseudonym,
+            "side": fill.side,
+            "size": units(fill.size),
+            "slug": market.slug,
+            "timestamp": fill.timestamp,
+            "title": market.question,
+            "transactionHash": fill.transaction_hash,
+        }
+        if fill.fee:
+            payload["fee"] = units(fill.fee)
+        return dict(sorted(payload.items()))

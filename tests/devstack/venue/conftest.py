@@ -1,0 +1,128 @@
+"""Fixtures for the sandbox venue: a started server on a free port, control calls, traders.
+
+Copy the pattern elsewhere:
+
+    def test_something(sandbox_venue):
+        sandbox_venue.clob_url   # ClobClient host
+        sandbox_venue.data_url   # POLYMARKET_DATA_URL
+        sandbox_venue.rtds_url   # ws://127.0.0.1:P/rtds
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import pytest
+from eth_account import Account
+from py_clob_client_v2.client import ClobClient
+
+from devstack.venue import SandboxServer
+
+
+def decode(response: httpx.Response) -> Any:
+    """JSON body with floats as Decimal (never float)."""
+    return json.loads(response.text, parse_float=Decimal)
+
+
+class Control:
+    """Thin client of the sandbox-only control API."""
+
+    def __init__(self, venue: SandboxServer) -> None:
+        self.venue = venue
+        self.http = httpx.Client(base_url=venue.url, timeout=10)
+
+    def get(self, path: str, **params: Any) -> Any:
+        """GET a path of the venue (any API) and decode it."""
+        response = self.http.get(path, params=params or None)
+        return decode(response)
+
+    def call(self, method: str, path: str, body: Any = None, expect: int | None = None) -> Any:
+        """Call /_sandbox{path}; asserts the status when `expect` is given."""
+        response = self.http.request(method, f"/_sandbox{path}", json=body)
+        if expect is not None:
+            assert response.status_code == expect, response.text
+        return decode(response)
+
+    def state(self) -> dict:
+        """GET /_sandbox/state."""
+        return self.call("GET", "/state", expect=200)
+
+    def market(self, slug: str | None = None, *, index: int = 0) -> dict:
+        """A market summary by slug, or the index-th market."""
+        markets = self.state()["markets"]
+        if slug is None:
+            return markets[index]
+        return next(m for m in markets if m["slug"] == slug)
+
+    def add_market(self, slug: str, **fields: Any) -> dict:
+        """Create a market (no house liquidity unless asked); returns its control summary."""
+        body = {"slug": slug, "question": f"Will {slug} happen?", "liquidity": False, **fields}
+        self.call("POST", "/markets", body, expect=201)
+        return self.market(slug)
+
+    def fund(self, address: str, amount: str) -> None:
+        """Credit pUSD."""
+        self.call("POST", "/fund", {"address": address, "amount": amount}, expect=200)
+
+    def balances(self, address: str) -> dict:
+        """pUSD and positions of an address."""
+        return self.call("GET", f"/balances/{address}", expect=200)
+
+    def received_orders(self) -> list[dict]:
+        """Every order envelope the venue received."""
+        return self.call("GET", "/orders", expect=200)
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self.http.close()
+
+
+@dataclass
+class Trader:
+    """A funded wallet with API creds and an official ClobClient."""
+
+    address: str
+    key: str
+    client: ClobClient
+
+
+@pytest.fixture
+def sandbox_venue() -> Iterator[SandboxServer]:
+    """A sandbox venue on a free 127.0.0.1 port, stopped after the test."""
+    venue = SandboxServer(seed=7).start()
+    try:
+        yield venue
+    finally:
+        venue.stop()
+
+
+@pytest.fixture
+def control(sandbox_venue: SandboxServer) -> Iterator[Control]:
+    """The control API of `sandbox_venue`."""
+    ctl = Control(sandbox_venue)
+    try:
+        yield ctl
+    finally:
+        ctl.close()
+
+
+@pytest.fixture
+def make_trader(sandbox_venue: SandboxServer, control: Control) -> Callable[..., Trader]:
+    """Factory: a fresh EOA with API creds (L1 create) and `funds` pUSD."""
+
+    def make(funds: str = "1000", **client_kwargs: Any) -> Trader:
+        key = "0x" + secrets.token_hex(32)
+        address = Account.from_key(key).address
+        client = ClobClient(sandbox_venue.clob_url, chain_id=137, key=key, **client_kwargs)
+        client.set_api_creds(client.create_or_derive_api_key())
+        if Decimal(funds):
+            control.fund(address, funds)
+        return Trader(address=address, key=key, client=client)
+
+    return make
