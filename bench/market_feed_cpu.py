@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from venue.client import AsyncVenueClient
 from venue.config import VenueConfig
 from venue.market_feed import BookFeed
-from venue.parse import parse_market_frame
+from venue.parse.feeds import parse_market_frame
 from venue.sandbox import SandboxServer
 from venue.sandbox.matching import BookOrder
 

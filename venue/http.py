@@ -38,7 +38,7 @@ from venue.errors import (
     VenueUnavailable,
 )
 from venue.http11 import Http11Pool, Http11Response
-from venue.parse import MalformedResponse, loads
+from venue.parse.values import MalformedResponse, loads
 
 T = TypeVar("T")
 # An answer as a runner got it: httpx's, or the lean pool's (status, headers, body).

@@ -31,7 +31,7 @@ from venue.config import VenueConfig
 from venue.errors import VenueNotFound, VenueRejected, VenueTimeout, VenueUnavailable
 from venue.http import Call, VenueRequest
 from venue.http11 import _MEMO_SIZE, Http11Pool, Http11Response, _CheckedFields
-from venue.parse import MalformedResponse
+from venue.parse.values import MalformedResponse
 
 
 class Answers(BaseHTTPRequestHandler):
