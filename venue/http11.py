@@ -9,8 +9,10 @@ chunked bodies, deciding whether the connection may carry another request); this
 only moves bytes, pools connections per origin and applies timeouts. It raises httpx's
 exception types, so ``venue.http.AsyncTransport`` maps errors and retries exactly as it does
 for httpx; ``fetch`` answers a plain ``Http11Response`` (status, headers, body) and
-``request`` the equivalent ``httpx.Response``. It does not do proxies, redirects or
-compression (``AsyncTransport`` keeps httpx when a proxy is configured).
+``request`` the equivalent ``httpx.Response``. ``Http11Transport`` puts the pool behind
+httpx's transport interface, so an ``httpx.AsyncClient`` can carry it (httpx then follows
+redirects and decodes compressed bodies); it does not do proxies (``venue.http`` chooses
+httpx's own transport when a proxy is configured).
 
 The path to the write is kept free of scheduler trips: a free connection slot is taken
 without a checkpoint, and header fields h11 already validated (the origin's, a copier's API
@@ -244,6 +246,21 @@ class Http11Pool:
         fields = [origin.host_field, ("User-Agent", self.user_agent), *headers.items()]
         if body is not None or method in ("POST", "PUT", "PATCH", "DELETE"):
             fields.append(("Content-Length", str(len(body or b""))))
+        return await self._exchange(method, url, origin, target, fields, body)
+
+    async def send_fields(self, method: str, url: str, fields: Sequence[tuple[bytes, bytes]],
+                          body: bytes | None = None) -> Http11Response:
+        """``fetch`` with every header field given (Host and framing included), as httpx
+        builds a request for a transport."""
+        if self._closed:
+            raise httpx.ConnectError("the connection pool is closed")
+        await trio.lowlevel.checkpoint_if_cancelled()
+        origin, target = self._route(url)
+        return await self._exchange(method, url, origin, target, fields, body)
+
+    async def _exchange(self, method: str, url: str, origin: _Origin, target: str,
+                        fields: Sequence[tuple[str, str]] | Sequence[tuple[bytes, bytes]],
+                        body: bytes | None) -> Http11Response:
         try:
             request = h11.Request(method=method, target=target,
                                   headers=self._fields.headers(fields))
@@ -290,6 +307,31 @@ class Http11Pool:
                 _close_quietly(connection.stream)
 
 
+class Http11Transport(httpx.AsyncBaseTransport):
+    """The lean pool behind httpx's transport interface: ``httpx.AsyncClient(transport=...)``.
+
+    httpx builds the request (its default headers included) and reads the answer through
+    its own decoders; this carries it over the pool. Timeouts are the pool's.
+    """
+
+    def __init__(self, pool: Http11Pool) -> None:
+        self.pool = pool
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` over a pooled connection; the answer's body is read whole."""
+        body = await request.aread()
+        answer = await self.pool.send_fields(request.method, str(request.url),
+                                             request.headers.raw, body or None)
+        # The answer's fields as they came (httpx's own transport keeps the framing ones too).
+        return httpx.Response(answer.status_code, headers=list(answer.headers.raw_items()),
+                              stream=httpx.ByteStream(answer.content),
+                              extensions={"http_version": b"HTTP/1.1"})
+
+    async def aclose(self) -> None:
+        """Close the pool's connections."""
+        await self.pool.aclose()
+
+
 def _close_quietly(stream: trio.abc.Stream) -> None:
     sock = _socket_of(stream)
     if sock is not None:
@@ -297,4 +339,4 @@ def _close_quietly(stream: trio.abc.Stream) -> None:
             sock.close()
 
 
-__all__ = ["Http11Pool", "Http11Response"]
+__all__ = ["Http11Pool", "Http11Response", "Http11Transport"]

@@ -6,6 +6,8 @@ Content-Length and chunked answers); the client side is what the worker runs und
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
 import json
 import ssl
 import threading
@@ -29,15 +31,16 @@ from tests.local_http import serving
 from venue.client import AsyncVenueClient
 from venue.config import VenueConfig
 from venue.errors import VenueNotFound, VenueRejected, VenueTimeout, VenueUnavailable
-from venue.http import Call, VenueRequest
-from venue.http11 import _MEMO_SIZE, Http11Pool, Http11Response, _CheckedFields
+from venue.http import AsyncTransport, Call, VenueRequest, lean_transport
+from venue.http11 import _MEMO_SIZE, Http11Pool, Http11Response, Http11Transport, _CheckedFields
 from venue.parse.values import MalformedResponse
 
 
 class Answers(BaseHTTPRequestHandler):
     """``json`` (Content-Length), ``chunked``, ``bye`` (then closes), ``slow``, ``hold``
     (counts requests in progress), ``linger`` (closes after a keep-alive answer), a status
-    code (a JSON error with ``Retry-After: 7``), ``garbled`` (200, not JSON); POST echoes."""
+    code (a JSON error with ``Retry-After: 7``), ``garbled`` (200, not JSON), ``gzip``
+    (a gzip-encoded JSON body); POST echoes."""
 
     protocol_version = "HTTP/1.1"
     ports: list[int] = []
@@ -81,6 +84,14 @@ class Answers(BaseHTTPRequestHandler):
             return
         if name == "garbled":
             self._answer(200, b"<html>not json")
+            return
+        if name == "gzip":
+            body = gzip.compress(json.dumps({"path": self.path}).encode())
+            self.send_response(200)
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
             return
         body = json.dumps({"path": self.path, "n": "12.5"}).encode()
         self._answer(200, body, chunked=name == "chunked", close=name == "bye")
@@ -389,6 +400,22 @@ def test_the_memo_of_checked_fields_stays_bounded() -> None:
         assert len(checked._known) <= _MEMO_SIZE
 
 
+async def _errors_read_as_httpx_reads_them(transport: AsyncTransport) -> None:
+    """429 with its Retry-After, 504, 404, 400 with its body and a garbled 200, mapped."""
+    with pytest.raises(VenueUnavailable) as limited:
+        await transport.run(_call("/429"))
+    assert limited.value.retry_after == 7
+    with pytest.raises(VenueTimeout):
+        await transport.run(_call("/504"))
+    with pytest.raises(VenueNotFound, match="status 404"):
+        await transport.run(_call("/404"))
+    with pytest.raises(VenueRejected) as refused:
+        await transport.run(_call("/400"))
+    assert refused.value.status == 400 and refused.value.body == {"error": "status 400"}
+    with pytest.raises(MalformedResponse):
+        await transport.run(_call("/garbled"))
+
+
 def test_the_lean_transport_reads_errors_and_their_retry_after_as_httpx_does(
         server_url: str) -> None:
     config = VenueConfig.for_sandbox(server_url, timeout=0.5, max_retries=0)
@@ -399,17 +426,89 @@ def test_the_lean_transport_reads_errors_and_their_retry_after_as_httpx_does(
             assert transport._lean is not None
             success = await transport._send(_call("/json").request)
             assert isinstance(success, Http11Response)  # no httpx model on the way in
-            with pytest.raises(VenueUnavailable) as limited:
-                await transport.run(_call("/429"))
-            assert limited.value.retry_after == 7
-            with pytest.raises(VenueTimeout):
-                await transport.run(_call("/504"))
-            with pytest.raises(VenueNotFound, match="status 404"):
-                await transport.run(_call("/404"))
-            with pytest.raises(VenueRejected) as refused:
-                await transport.run(_call("/400"))
-            assert refused.value.status == 400 and refused.value.body == {"error": "status 400"}
-            with pytest.raises(MalformedResponse):
-                await transport.run(_call("/garbled"))
+            await _errors_read_as_httpx_reads_them(transport)
+
+    trio.run(main)
+
+
+def test_an_httpx_client_over_the_transport_reads_answers_as_httpx_does(server_url: str) -> None:
+    """Through ``httpx.AsyncClient(transport=Http11Transport(...))``: both framings, a POST,
+    a gzip-encoded body decoded by httpx, httpx's errors; one kept-alive connection."""
+
+    async def main() -> None:
+        async with httpx.AsyncClient(transport=Http11Transport(_pool(timeout=0.2))) as client:
+            first = await client.get(f"{server_url}/json", params={"a": "1"})
+            chunked = await client.get(f"{server_url}/chunked")
+            posted = await client.post(f"{server_url}/echo", content=b'{"x":1}',
+                                       headers={"POLY_API_KEY": "k-1"})
+            packed = await client.get(f"{server_url}/gzip")
+            assert first.status_code == 200 and first.json()["path"] == "/json?a=1"
+            assert first.http_version == "HTTP/1.1"
+            assert json.loads(chunked.content, parse_float=Decimal)["n"] == "12.5"
+            assert posted.json() == {"got": '{"x":1}', "key": "k-1"}
+            assert packed.json() == {"path": "/gzip"}
+            with pytest.raises(httpx.ReadTimeout):
+                await client.get(f"{server_url}/slow")
+            with pytest.raises(httpx.ConnectError):
+                await client.get("http://127.0.0.1:9/json")
+
+    trio.run(main)
+    assert len(Answers.ports) == 5 and len(set(Answers.ports[:4])) == 1
+
+
+def test_the_runner_reads_the_same_answers_through_httpx_over_the_transport(
+        server_url: str) -> None:
+    """An ``AsyncTransport`` given a client over the lean transport (no fast path) maps
+    answers and errors as the fast path does, in httpx's model."""
+    config = VenueConfig.for_sandbox(server_url, timeout=0.5, max_retries=0)
+
+    async def main() -> None:
+        client = httpx.AsyncClient(transport=Http11Transport(_pool()))
+        transport = AsyncTransport(config, client)
+        assert transport._lean is None
+        success = await transport._send(_call("/json").request)
+        assert isinstance(success, httpx.Response)
+        assert (await transport.run(_call("/chunked")))["n"] == "12.5"
+        await _errors_read_as_httpx_reads_them(transport)
+        await transport.aclose()
+
+    trio.run(main)
+    assert len(set(Answers.ports)) == 1
+
+
+def test_the_lean_pool_is_the_clients_transport_and_closes_with_it(server_url: str) -> None:
+    """Under trio the runner's one httpx client carries the lean transport; the fast path
+    and the client share its pool (one connection), and closing the client closes it."""
+    config = VenueConfig.for_sandbox(server_url, timeout=0.5, max_retries=0)
+
+    async def main() -> None:
+        transport = AsyncTransport(config)
+        pool = transport._lean
+        assert pool is not None
+        assert isinstance(await transport._send(_call("/json").request), Http11Response)
+        through_httpx = await transport._client.get(f"{server_url}/clob/json")
+        assert through_httpx.json()["path"] == "/clob/json"
+        await transport.aclose()
+        with pytest.raises(httpx.ConnectError, match="closed"):
+            await pool.fetch("GET", f"{server_url}/json", {})
+
+    trio.run(main)
+    assert len(Answers.ports) == 2 and len(set(Answers.ports)) == 1
+
+
+def test_httpx_carries_the_requests_where_the_lean_transport_does_not_apply(
+        server_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not under trio, with a proxy configured, or with ``lean_http`` off: httpx's own."""
+    config = VenueConfig.for_sandbox(server_url, timeout=0.5, max_retries=0)
+    assert lean_transport(config) is None  # no trio loop running here
+
+    async def main() -> None:
+        assert isinstance(lean_transport(config), Http11Transport)
+        assert lean_transport(dataclasses.replace(config, lean_http=False)) is None
+        monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+        assert lean_transport(config) is None
+        runner = AsyncTransport(config)
+        assert runner._lean is None
+        await runner.aclose()
 
     trio.run(main)
