@@ -17,7 +17,9 @@ httpx's own transport when a proxy is configured).
 The path to the write is kept free of scheduler trips: a free connection slot is taken
 without a checkpoint, and header fields h11 already validated (the origin's, a copier's API
 key and passphrase) are not validated again, so a fan-out's orders all go out in the loop's
-first pass over them.
+first pass over them. That reuse reaches h11's private header helpers; where they are
+missing or changed, h11.Request validates every field every time (``FIELD_CHECKS`` says
+which), writing the same bytes.
 """
 
 from __future__ import annotations
@@ -35,9 +37,11 @@ import h11
 import httpx
 import trio
 
-# h11's own header normalisation and its validated-headers type (h11 is pinned): fields it
-# validated once are reused as they are, not checked again on every request.
-from h11._headers import Headers, normalize_and_validate
+try:  # h11's own header normalisation and validated-headers type (private; h11 is pinned):
+    # fields it validated once are reused as they are, not checked again on every request.
+    from h11._headers import Headers, normalize_and_validate
+except ImportError:  # an h11 without them: h11.Request validates every field every time
+    Headers = normalize_and_validate = None  # type: ignore[assignment,misc]
 
 MAX_HEADER_BYTES = 64 * 1024
 _READ = 65536
@@ -92,6 +96,33 @@ class _CheckedFields:
         if framing > 1:  # h11 checks these against one another: let it see them all at once
             return normalize_and_validate(list(fields))
         return Headers(items)
+
+
+class _PublicFields:
+    """``_CheckedFields``' stand-in where h11's private helpers are missing or changed: the
+    fields go to ``h11.Request`` as they are, which validates all of them on every request."""
+
+    __slots__ = ()
+
+    def headers(self, fields: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        """``fields`` for ``h11.Request`` to validate (it raises h11.LocalProtocolError)."""
+        return list(fields)
+
+
+def _choose_fields() -> tuple[type[_CheckedFields] | type[_PublicFields], str]:
+    """``_CheckedFields`` when h11's private helpers work as it expects, else the public path."""
+    if normalize_and_validate is not None:
+        probe = [("Host", "example.org"), ("X-Probe", "1"), ("Content-Length", "2")]
+        try:
+            if _CheckedFields().headers(probe).raw_items() == (
+                    normalize_and_validate(probe).raw_items()):
+                return _CheckedFields, "memo"
+        except (AttributeError, TypeError, ValueError):
+            pass  # a changed h11: fall through to the public path
+    return _PublicFields, "h11"
+
+
+_Fields, FIELD_CHECKS = _choose_fields()
 
 
 @dataclass
@@ -181,7 +212,7 @@ class Http11Pool:
         self._ssl_context = ssl_context
         self._origins: dict[tuple[str, str, int], _Origin] = {}
         self._routes: dict[str, tuple[_Origin, str]] = {}  # URL -> its origin, request target
-        self._fields = _CheckedFields()
+        self._fields = _Fields()
         self._closed = False
 
     def _route(self, url: str) -> tuple[_Origin, str]:

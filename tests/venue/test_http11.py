@@ -9,7 +9,10 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import os
 import ssl
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -18,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import h11
 import httpx
 import pytest
 import trio
@@ -32,7 +36,14 @@ from venue.client import AsyncVenueClient
 from venue.config import VenueConfig
 from venue.errors import VenueNotFound, VenueRejected, VenueTimeout, VenueUnavailable
 from venue.http import AsyncTransport, Call, VenueRequest, lean_transport
-from venue.http11 import _MEMO_SIZE, Http11Pool, Http11Response, Http11Transport, _CheckedFields
+from venue.http11 import (
+    _MEMO_SIZE,
+    FIELD_CHECKS,
+    Http11Pool,
+    Http11Response,
+    Http11Transport,
+    _CheckedFields,
+)
 from venue.parse.values import MalformedResponse
 
 
@@ -367,7 +378,7 @@ def test_the_transport_refuses_an_invalid_header_as_venue_unavailable(server_url
     assert Answers.ports == []
 
 
-@pytest.mark.parametrize("fields", [
+FIELD_SETS = [
     [("Host", "example.org"), ("POLY_API_KEY", "k-1"), ("Content-Length", "7")],
     [("Host", "example.org"), ("Content-Length", "7"), ("content-length", "7")],
     [("Host", "example.org"), ("Content-Length", "7, 7")],
@@ -376,7 +387,10 @@ def test_the_transport_refuses_an_invalid_header_as_venue_unavailable(server_url
     [("Host", "example.org"), ("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "chunked")],
     [("Host", "example.org"), ("X-Value", "a\x00b")],
     [("Host", "example.org"), ("X-Value", "trailing ")],
-])
+]
+
+
+@pytest.mark.parametrize("fields", FIELD_SETS)
 def test_checked_fields_are_what_h11_makes_of_them(fields: list[tuple[str, str]]) -> None:
     checked = _CheckedFields()
     for _ in range(2):  # validated, then remembered
@@ -512,3 +526,52 @@ def test_httpx_carries_the_requests_where_the_lean_transport_does_not_apply(
         await runner.aclose()
 
     trio.run(main)
+
+
+def request_heads() -> list[str]:
+    """What the pool's field check lets h11 write for each of FIELD_SETS (and for fields it
+    has seen before), or h11's refusal."""
+    checker = _pool()._fields
+    heads = []
+    for fields in [*FIELD_SETS, *FIELD_SETS]:
+        try:
+            request = h11.Request(method="POST", target="/order",
+                                  headers=checker.headers(fields))
+            heads.append(h11.Connection(our_role=h11.CLIENT).send(request).decode("latin-1"))
+        except h11.LocalProtocolError as exc:
+            heads.append(f"refused: {exc}")
+    return heads
+
+
+def test_this_install_checks_fields_once() -> None:
+    """The pinned h11 has the private helpers the once-only field check needs."""
+    assert FIELD_CHECKS == "memo"
+
+
+@pytest.mark.parametrize("helpers", ["missing", "changed"])
+def test_without_h11s_private_helpers_requests_are_written_the_same(helpers: str) -> None:
+    """With h11's private header helpers absent (or not what we expect), the pool falls back
+    to h11.Request's own validation: the same request bytes, the same refusals."""
+    script = (
+        "import json, sys\n"
+        "import h11, h11._headers as private\n"
+        "kept = private.normalize_and_validate\n"
+        "if sys.argv[1] == 'missing':\n"
+        "    del private.normalize_and_validate\n"
+        "else:  # validated headers without the field list the memo reads\n"
+        "    private.normalize_and_validate = lambda headers, _parsed=False: list(headers)\n"
+        "from venue import http11\n"
+        "private.normalize_and_validate = kept  # back, for this test module's own import\n"
+        "from tests.venue.test_http11 import request_heads\n"
+        "print(json.dumps([http11.FIELD_CHECKS, request_heads()]))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    result = subprocess.run([sys.executable, "-c", script, helpers], cwd=root, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    checks, heads = json.loads(result.stdout)
+    assert checks == "h11"
+    assert heads == request_heads()
+    assert sum(head.startswith("refused") for head in heads) == 2 * 4  # and 4 written
