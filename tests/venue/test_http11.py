@@ -9,10 +9,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
-import os
 import ssl
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -31,6 +28,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from h11._headers import normalize_and_validate
 
+from tests.fresh_interpreter import run_python
 from tests.local_http import serving
 from venue.client import AsyncVenueClient
 from venue.config import VenueConfig
@@ -565,13 +563,7 @@ def test_without_h11s_private_helpers_requests_are_written_the_same(helpers: str
         "from tests.venue.test_http11 import request_heads\n"
         "print(json.dumps([http11.FIELD_CHECKS, request_heads()]))\n"
     )
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ,
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
-    result = subprocess.run([sys.executable, "-c", script, helpers], cwd=root, env=env,
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    checks, heads = json.loads(result.stdout)
+    checks, heads = json.loads(run_python(script, helpers))
     assert checks == "h11"
     assert heads == request_heads()
     assert sum(head.startswith("refused") for head in heads) == 2 * 4  # and 4 written

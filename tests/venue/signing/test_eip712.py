@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from eth_utils import keccak
 
+from tests.fresh_interpreter import run_python
 from venue.signing import OrderKey, build_signed_market_order, build_signed_order
 from venue.signing.eip712 import KECCAK_BACKEND, keccak256, public_keccak256
 
-ROOT = Path(__file__).resolve().parents[3]
 # Public Hardhat/Anvil account #0: a well-known test key, never funded on a real chain.
 KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
 DEPOSIT_WALLET = "0x43bc9b674bA052f815CbE2113cDe784cF9475B35"
@@ -73,11 +69,6 @@ def test_without_the_private_binding_signing_falls_back_to_identical_bytes(bindi
         "from tests.venue.signing.test_eip712 import signed_samples\n"
         "print(json.dumps([eip712.KECCAK_BACKEND, signed_samples()]))\n"
     )
-    env = {**os.environ,
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    result = subprocess.run([sys.executable, "-c", script, binding], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    backend, samples = json.loads(result.stdout)
+    backend, samples = json.loads(run_python(script, binding))
     assert backend == "pycryptodome-public"
     assert samples == signed_samples()
