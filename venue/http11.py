@@ -354,7 +354,7 @@ class Http11Transport(httpx.AsyncBaseTransport):
         answer = await self.pool.send_fields(request.method, str(request.url),
                                              request.headers.raw, body or None)
         # The answer's fields as they came (httpx's own transport keeps the framing ones too).
-        return httpx.Response(answer.status_code, headers=list(answer.headers.raw_items()),
+        return httpx.Response(answer.status_code, headers=answer.headers.raw_items(),
                               stream=httpx.ByteStream(answer.content),
                               extensions={"http_version": b"HTTP/1.1"})
 
