@@ -36,7 +36,7 @@ from devstack.venue.matching import BookOrder
 from venue.client import AsyncVenueClient
 from venue.config import VenueConfig
 from venue.market_feed import BookFeed
-from venue.parse import parse_market_frame
+from venue.parse.feeds import parse_market_frame
 
 SAMPLE = Path(__file__).resolve().parent.parent / "tests/venue/samples/ws-market-book.json"
 

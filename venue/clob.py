@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
-from venue import parse
 from venue.gamma import Returns, Runner
 from venue.http import Call, VenueRequest, query
 from venue.models import (
@@ -21,6 +20,7 @@ from venue.models import (
     PostOrderResult,
     PriceHistoryPoint,
 )
+from venue.parse import clob as parse
 from venue.signing import SignedOrder, address_of, compact_json, l1_headers, l2_headers
 
 INITIAL_CURSOR = "MA=="

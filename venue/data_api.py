@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from venue import parse
 from venue.gamma import Returns, Runner
 from venue.http import Call, VenueRequest, query
 from venue.models import ActivityItem, ActivityPage, LeaderboardEntry, Position
+from venue.parse import data_api as parse
 
 
 def _csv(values: Sequence[str] | str | None) -> str | None:

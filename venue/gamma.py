@@ -10,10 +10,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from venue import parse
 from venue.errors import VenueNotFound
 from venue.http import Call, VenueRequest, query
 from venue.models import Event, Market, SearchResult, Tag
+from venue.parse import gamma as parse
 
 T = TypeVar("T")
 Returns = T | Awaitable[T]  # the value (sync runner) or an awaitable of it (async runner)

@@ -9,13 +9,17 @@ chunked bodies, deciding whether the connection may carry another request); this
 only moves bytes, pools connections per origin and applies timeouts. It raises httpx's
 exception types, so ``venue.http.AsyncTransport`` maps errors and retries exactly as it does
 for httpx; ``fetch`` answers a plain ``Http11Response`` (status, headers, body) and
-``request`` the equivalent ``httpx.Response``. It does not do proxies, redirects or
-compression (``AsyncTransport`` keeps httpx when a proxy is configured).
+``request`` the equivalent ``httpx.Response``. ``Http11Transport`` puts the pool behind
+httpx's transport interface, so an ``httpx.AsyncClient`` can carry it (httpx then follows
+redirects and decodes compressed bodies); it does not do proxies (``venue.http`` chooses
+httpx's own transport when a proxy is configured).
 
 The path to the write is kept free of scheduler trips: a free connection slot is taken
 without a checkpoint, and header fields h11 already validated (the origin's, a copier's API
 key and passphrase) are not validated again, so a fan-out's orders all go out in the loop's
-first pass over them.
+first pass over them. That reuse reaches h11's private header helpers; where they are
+missing or changed, h11.Request validates every field every time (``FIELD_CHECKS`` says
+which), writing the same bytes.
 """
 
 from __future__ import annotations
@@ -33,9 +37,11 @@ import h11
 import httpx
 import trio
 
-# h11's own header normalisation and its validated-headers type (h11 is pinned): fields it
-# validated once are reused as they are, not checked again on every request.
-from h11._headers import Headers, normalize_and_validate
+try:  # h11's own header normalisation and validated-headers type (private; h11 is pinned):
+    # fields it validated once are reused as they are, not checked again on every request.
+    from h11._headers import Headers, normalize_and_validate
+except ImportError:  # an h11 without them: h11.Request validates every field every time
+    Headers = normalize_and_validate = None  # type: ignore[assignment,misc]
 
 MAX_HEADER_BYTES = 64 * 1024
 _READ = 65536
@@ -90,6 +96,33 @@ class _CheckedFields:
         if framing > 1:  # h11 checks these against one another: let it see them all at once
             return normalize_and_validate(list(fields))
         return Headers(items)
+
+
+class _PublicFields:
+    """``_CheckedFields``' stand-in where h11's private helpers are missing or changed: the
+    fields go to ``h11.Request`` as they are, which validates all of them on every request."""
+
+    __slots__ = ()
+
+    def headers(self, fields: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        """``fields`` for ``h11.Request`` to validate (it raises h11.LocalProtocolError)."""
+        return list(fields)
+
+
+def _choose_fields() -> tuple[type[_CheckedFields] | type[_PublicFields], str]:
+    """``_CheckedFields`` when h11's private helpers work as it expects, else the public path."""
+    if normalize_and_validate is not None:
+        probe = [("Host", "example.org"), ("X-Probe", "1"), ("Content-Length", "2")]
+        try:
+            if _CheckedFields().headers(probe).raw_items() == (
+                    normalize_and_validate(probe).raw_items()):
+                return _CheckedFields, "memo"
+        except (AttributeError, TypeError, ValueError):
+            pass  # a changed h11: fall through to the public path
+    return _PublicFields, "h11"
+
+
+_Fields, FIELD_CHECKS = _choose_fields()
 
 
 @dataclass
@@ -179,7 +212,7 @@ class Http11Pool:
         self._ssl_context = ssl_context
         self._origins: dict[tuple[str, str, int], _Origin] = {}
         self._routes: dict[str, tuple[_Origin, str]] = {}  # URL -> its origin, request target
-        self._fields = _CheckedFields()
+        self._fields = _Fields()
         self._closed = False
 
     def _route(self, url: str) -> tuple[_Origin, str]:
@@ -244,6 +277,21 @@ class Http11Pool:
         fields = [origin.host_field, ("User-Agent", self.user_agent), *headers.items()]
         if body is not None or method in ("POST", "PUT", "PATCH", "DELETE"):
             fields.append(("Content-Length", str(len(body or b""))))
+        return await self._exchange(method, url, origin, target, fields, body)
+
+    async def send_fields(self, method: str, url: str, fields: Sequence[tuple[bytes, bytes]],
+                          body: bytes | None = None) -> Http11Response:
+        """``fetch`` with every header field given (Host and framing included), as httpx
+        builds a request for a transport."""
+        if self._closed:
+            raise httpx.ConnectError("the connection pool is closed")
+        await trio.lowlevel.checkpoint_if_cancelled()
+        origin, target = self._route(url)
+        return await self._exchange(method, url, origin, target, fields, body)
+
+    async def _exchange(self, method: str, url: str, origin: _Origin, target: str,
+                        fields: Sequence[tuple[str, str]] | Sequence[tuple[bytes, bytes]],
+                        body: bytes | None) -> Http11Response:
         try:
             request = h11.Request(method=method, target=target,
                                   headers=self._fields.headers(fields))
@@ -290,6 +338,31 @@ class Http11Pool:
                 _close_quietly(connection.stream)
 
 
+class Http11Transport(httpx.AsyncBaseTransport):
+    """The lean pool behind httpx's transport interface: ``httpx.AsyncClient(transport=...)``.
+
+    httpx builds the request (its default headers included) and reads the answer through
+    its own decoders; this carries it over the pool. Timeouts are the pool's.
+    """
+
+    def __init__(self, pool: Http11Pool) -> None:
+        self.pool = pool
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` over a pooled connection; the answer's body is read whole."""
+        body = await request.aread()
+        answer = await self.pool.send_fields(request.method, str(request.url),
+                                             request.headers.raw, body or None)
+        # The answer's fields as they came (httpx's own transport keeps the framing ones too).
+        return httpx.Response(answer.status_code, headers=answer.headers.raw_items(),
+                              stream=httpx.ByteStream(answer.content),
+                              extensions={"http_version": b"HTTP/1.1"})
+
+    async def aclose(self) -> None:
+        """Close the pool's connections."""
+        await self.pool.aclose()
+
+
 def _close_quietly(stream: trio.abc.Stream) -> None:
     sock = _socket_of(stream)
     if sock is not None:
@@ -297,4 +370,4 @@ def _close_quietly(stream: trio.abc.Stream) -> None:
             sock.close()
 
 
-__all__ = ["Http11Pool", "Http11Response"]
+__all__ = ["Http11Pool", "Http11Response", "Http11Transport"]

@@ -25,7 +25,8 @@ from typing import Any
 import anyio
 
 from venue.models import BUY, LastTradePrice, Level, OrderBook, PriceChange, TickSizeChange
-from venue.parse import MalformedResponse, MarketEvent, parse_market_frame
+from venue.parse.feeds import MarketEvent, parse_market_frame
+from venue.parse.values import MalformedResponse
 from venue.ws import LINK_ERRORS, ReconnectingFeed
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from venue.models import ActivityItem
-from venue.parse import parse_rtds_frame
+from venue.parse.feeds import parse_rtds_frame
 from venue.ws import ReconnectingFeed
 
 log = logging.getLogger(__name__)

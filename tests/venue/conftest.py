@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from venue.parse import loads
+from venue.parse.values import loads
 
 SAMPLES = Path(__file__).parent / "samples"
 

@@ -18,7 +18,7 @@ from venue.client import AsyncVenueClient, VenueClient
 from venue.config import VenueConfig
 from venue.errors import VenueNotFound, VenueRejected, VenueTimeout
 from venue.models import Market
-from venue.parse import loads
+from venue.parse.values import loads
 
 
 @pytest.fixture

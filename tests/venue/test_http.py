@@ -23,7 +23,7 @@ from venue.errors import (
 )
 from venue.http import AsyncTransport, SyncTransport, parse_retry_after
 from venue.models import ApiCreds
-from venue.parse import MalformedResponse
+from venue.parse.values import MalformedResponse
 from venue.signing import build_signed_order, l2_headers
 
 CONFIG = VenueConfig(

@@ -6,6 +6,8 @@ Content-Length and chunked answers); the client side is what the worker runs und
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
 import json
 import ssl
 import threading
@@ -16,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import h11
 import httpx
 import pytest
 import trio
@@ -25,19 +28,28 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from h11._headers import normalize_and_validate
 
+from tests.fresh_interpreter import run_python
 from tests.local_http import serving
 from venue.client import AsyncVenueClient
 from venue.config import VenueConfig
 from venue.errors import VenueNotFound, VenueRejected, VenueTimeout, VenueUnavailable
-from venue.http import Call, VenueRequest
-from venue.http11 import _MEMO_SIZE, Http11Pool, Http11Response, _CheckedFields
-from venue.parse import MalformedResponse
+from venue.http import AsyncTransport, Call, VenueRequest, lean_transport
+from venue.http11 import (
+    _MEMO_SIZE,
+    FIELD_CHECKS,
+    Http11Pool,
+    Http11Response,
+    Http11Transport,
+    _CheckedFields,
+)
+from venue.parse.values import MalformedResponse
 
 
 class Answers(BaseHTTPRequestHandler):
     """``json`` (Content-Length), ``chunked``, ``bye`` (then closes), ``slow``, ``hold``
     (counts requests in progress), ``linger`` (closes after a keep-alive answer), a status
-    code (a JSON error with ``Retry-After: 7``), ``garbled`` (200, not JSON); POST echoes."""
+    code (a JSON error with ``Retry-After: 7``), ``garbled`` (200, not JSON), ``gzip``
+    (a gzip-encoded JSON body); POST echoes."""
 
     protocol_version = "HTTP/1.1"
     ports: list[int] = []
@@ -81,6 +93,14 @@ class Answers(BaseHTTPRequestHandler):
             return
         if name == "garbled":
             self._answer(200, b"<html>not json")
+            return
+        if name == "gzip":
+            body = gzip.compress(json.dumps({"path": self.path}).encode())
+            self.send_response(200)
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
             return
         body = json.dumps({"path": self.path, "n": "12.5"}).encode()
         self._answer(200, body, chunked=name == "chunked", close=name == "bye")
@@ -356,7 +376,7 @@ def test_the_transport_refuses_an_invalid_header_as_venue_unavailable(server_url
     assert Answers.ports == []
 
 
-@pytest.mark.parametrize("fields", [
+FIELD_SETS = [
     [("Host", "example.org"), ("POLY_API_KEY", "k-1"), ("Content-Length", "7")],
     [("Host", "example.org"), ("Content-Length", "7"), ("content-length", "7")],
     [("Host", "example.org"), ("Content-Length", "7, 7")],
@@ -365,7 +385,10 @@ def test_the_transport_refuses_an_invalid_header_as_venue_unavailable(server_url
     [("Host", "example.org"), ("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "chunked")],
     [("Host", "example.org"), ("X-Value", "a\x00b")],
     [("Host", "example.org"), ("X-Value", "trailing ")],
-])
+]
+
+
+@pytest.mark.parametrize("fields", FIELD_SETS)
 def test_checked_fields_are_what_h11_makes_of_them(fields: list[tuple[str, str]]) -> None:
     checked = _CheckedFields()
     for _ in range(2):  # validated, then remembered
@@ -389,6 +412,22 @@ def test_the_memo_of_checked_fields_stays_bounded() -> None:
         assert len(checked._known) <= _MEMO_SIZE
 
 
+async def _errors_read_as_httpx_reads_them(transport: AsyncTransport) -> None:
+    """429 with its Retry-After, 504, 404, 400 with its body and a garbled 200, mapped."""
+    with pytest.raises(VenueUnavailable) as limited:
+        await transport.run(_call("/429"))
+    assert limited.value.retry_after == 7
+    with pytest.raises(VenueTimeout):
+        await transport.run(_call("/504"))
+    with pytest.raises(VenueNotFound, match="status 404"):
+        await transport.run(_call("/404"))
+    with pytest.raises(VenueRejected) as refused:
+        await transport.run(_call("/400"))
+    assert refused.value.status == 400 and refused.value.body == {"error": "status 400"}
+    with pytest.raises(MalformedResponse):
+        await transport.run(_call("/garbled"))
+
+
 def test_the_lean_transport_reads_errors_and_their_retry_after_as_httpx_does(
         server_url: str) -> None:
     config = VenueConfig.for_sandbox(server_url, timeout=0.5, max_retries=0)
@@ -399,17 +438,133 @@ def test_the_lean_transport_reads_errors_and_their_retry_after_as_httpx_does(
             assert transport._lean is not None
             success = await transport._send(_call("/json").request)
             assert isinstance(success, Http11Response)  # no httpx model on the way in
-            with pytest.raises(VenueUnavailable) as limited:
-                await transport.run(_call("/429"))
-            assert limited.value.retry_after == 7
-            with pytest.raises(VenueTimeout):
-                await transport.run(_call("/504"))
-            with pytest.raises(VenueNotFound, match="status 404"):
-                await transport.run(_call("/404"))
-            with pytest.raises(VenueRejected) as refused:
-                await transport.run(_call("/400"))
-            assert refused.value.status == 400 and refused.value.body == {"error": "status 400"}
-            with pytest.raises(MalformedResponse):
-                await transport.run(_call("/garbled"))
+            await _errors_read_as_httpx_reads_them(transport)
 
     trio.run(main)
+
+
+def test_an_httpx_client_over_the_transport_reads_answers_as_httpx_does(server_url: str) -> None:
+    """Through ``httpx.AsyncClient(transport=Http11Transport(...))``: both framings, a POST,
+    a gzip-encoded body decoded by httpx, httpx's errors; one kept-alive connection."""
+
+    async def main() -> None:
+        async with httpx.AsyncClient(transport=Http11Transport(_pool(timeout=0.2))) as client:
+            first = await client.get(f"{server_url}/json", params={"a": "1"})
+            chunked = await client.get(f"{server_url}/chunked")
+            posted = await client.post(f"{server_url}/echo", content=b'{"x":1}',
+                                       headers={"POLY_API_KEY": "k-1"})
+            packed = await client.get(f"{server_url}/gzip")
+            assert first.status_code == 200 and first.json()["path"] == "/json?a=1"
+            assert first.http_version == "HTTP/1.1"
+            assert json.loads(chunked.content, parse_float=Decimal)["n"] == "12.5"
+            assert posted.json() == {"got": '{"x":1}', "key": "k-1"}
+            assert packed.json() == {"path": "/gzip"}
+            with pytest.raises(httpx.ReadTimeout):
+                await client.get(f"{server_url}/slow")
+            with pytest.raises(httpx.ConnectError):
+                await client.get("http://127.0.0.1:9/json")
+
+    trio.run(main)
+    assert len(Answers.ports) == 5 and len(set(Answers.ports[:4])) == 1
+
+
+def test_the_runner_reads_the_same_answers_through_httpx_over_the_transport(
+        server_url: str) -> None:
+    """An ``AsyncTransport`` given a client over the lean transport (no fast path) maps
+    answers and errors as the fast path does, in httpx's model."""
+    config = VenueConfig.for_sandbox(server_url, timeout=0.5, max_retries=0)
+
+    async def main() -> None:
+        client = httpx.AsyncClient(transport=Http11Transport(_pool()))
+        transport = AsyncTransport(config, client)
+        assert transport._lean is None
+        success = await transport._send(_call("/json").request)
+        assert isinstance(success, httpx.Response)
+        assert (await transport.run(_call("/chunked")))["n"] == "12.5"
+        await _errors_read_as_httpx_reads_them(transport)
+        await transport.aclose()
+
+    trio.run(main)
+    assert len(set(Answers.ports)) == 1
+
+
+def test_the_lean_pool_is_the_clients_transport_and_closes_with_it(server_url: str) -> None:
+    """Under trio the runner's one httpx client carries the lean transport; the fast path
+    and the client share its pool (one connection), and closing the client closes it."""
+    config = VenueConfig.for_sandbox(server_url, timeout=0.5, max_retries=0)
+
+    async def main() -> None:
+        transport = AsyncTransport(config)
+        pool = transport._lean
+        assert pool is not None
+        assert isinstance(await transport._send(_call("/json").request), Http11Response)
+        through_httpx = await transport._client.get(f"{server_url}/clob/json")
+        assert through_httpx.json()["path"] == "/clob/json"
+        await transport.aclose()
+        with pytest.raises(httpx.ConnectError, match="closed"):
+            await pool.fetch("GET", f"{server_url}/json", {})
+
+    trio.run(main)
+    assert len(Answers.ports) == 2 and len(set(Answers.ports)) == 1
+
+
+def test_httpx_carries_the_requests_where_the_lean_transport_does_not_apply(
+        server_url: str) -> None:
+    """Not under trio, with a proxy configured, or with ``lean_http`` off: httpx's own."""
+    config = VenueConfig.for_sandbox(server_url, timeout=0.5, max_retries=0)
+    assert lean_transport(config) is None  # no trio loop running here
+
+    async def main() -> None:
+        assert isinstance(lean_transport(config), Http11Transport)
+        assert lean_transport(dataclasses.replace(config, lean_http=False)) is None
+        # config.load sets behind_proxy when HTTP(S)_PROXY is in the environment
+        proxied = dataclasses.replace(config, behind_proxy=True)
+        assert lean_transport(proxied) is None
+        runner = AsyncTransport(proxied)
+        assert runner._lean is None
+        await runner.aclose()
+
+    trio.run(main)
+
+
+def request_heads() -> list[str]:
+    """What the pool's field check lets h11 write for each of FIELD_SETS (and for fields it
+    has seen before), or h11's refusal."""
+    checker = _pool()._fields
+    heads = []
+    for fields in [*FIELD_SETS, *FIELD_SETS]:
+        try:
+            request = h11.Request(method="POST", target="/order",
+                                  headers=checker.headers(fields))
+            heads.append(h11.Connection(our_role=h11.CLIENT).send(request).decode("latin-1"))
+        except h11.LocalProtocolError as exc:
+            heads.append(f"refused: {exc}")
+    return heads
+
+
+def test_this_install_checks_fields_once() -> None:
+    """The pinned h11 has the private helpers the once-only field check needs."""
+    assert FIELD_CHECKS == "memo"
+
+
+@pytest.mark.parametrize("helpers", ["missing", "changed"])
+def test_without_h11s_private_helpers_requests_are_written_the_same(helpers: str) -> None:
+    """With h11's private header helpers absent (or not what we expect), the pool falls back
+    to h11.Request's own validation: the same request bytes, the same refusals."""
+    script = (
+        "import json, sys\n"
+        "import h11, h11._headers as private\n"
+        "kept = private.normalize_and_validate\n"
+        "if sys.argv[1] == 'missing':\n"
+        "    del private.normalize_and_validate\n"
+        "else:  # validated headers without the field list the memo reads\n"
+        "    private.normalize_and_validate = lambda headers, _parsed=False: list(headers)\n"
+        "from venue import http11\n"
+        "private.normalize_and_validate = kept  # back, for this test module's own import\n"
+        "from tests.venue.test_http11 import request_heads\n"
+        "print(json.dumps([http11.FIELD_CHECKS, request_heads()]))\n"
+    )
+    checks, heads = json.loads(run_python(script, helpers))
+    assert checks == "h11"
+    assert heads == request_heads()
+    assert sum(head.startswith("refused") for head in heads) == 2 * 4  # and 4 written

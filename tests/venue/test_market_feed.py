@@ -19,7 +19,9 @@ from venue.client import AsyncVenueClient
 from venue.config import VenueConfig
 from venue.market_feed import BookFeed, open_book_feed
 from venue.models import LastTradePrice, OrderBook, PriceChange, TickSizeChange
-from venue.parse import MalformedResponse, parse_book, parse_market_frame
+from venue.parse.clob import parse_book
+from venue.parse.feeds import parse_market_frame
+from venue.parse.values import MalformedResponse
 
 D = Decimal
 BOOK = sample("ws-market-book.json")

@@ -9,8 +9,8 @@ from decimal import Decimal
 import pytest
 
 from tests.venue.conftest import SAMPLES, sample, sample_text
-from venue import parse
 from venue.models import FeeSchedule, Level
+from venue.parse import clob, data_api, feeds, gamma, values
 
 
 def test_every_sample_file_is_covered_here() -> None:
@@ -30,17 +30,17 @@ def test_every_sample_file_is_covered_here() -> None:
 
 
 def test_loads_keeps_number_text_exact() -> None:
-    assert parse.loads('{"a": 0.010, "b": 5.0, "c": 7}') == {
+    assert values.loads('{"a": 0.010, "b": 5.0, "c": 7}') == {
         "a": Decimal("0.010"), "b": Decimal("5.0"), "c": 7
     }
-    assert str(parse.loads("[0.010]")[0]) == "0.010"
+    assert str(values.loads("[0.010]")[0]) == "0.010"
 
 
 # --- Gamma ---------------------------------------------------------------------------------
 
 
 def test_gamma_markets_list() -> None:
-    [market] = parse.parse_markets(sample("gamma-markets.json"))
+    [market] = gamma.parse_markets(sample("gamma-markets.json"))
     assert market.id == "4464920"
     assert market.slug == "unl-nor-den-2026-09-24-nor"
     assert market.condition_id == (
@@ -76,7 +76,7 @@ def test_gamma_markets_list() -> None:
 
 
 def test_gamma_market_by_slug_object() -> None:
-    market = parse.parse_market(sample("gamma-market-by-slug.json"))
+    market = gamma.parse_market(sample("gamma-market-by-slug.json"))
     assert market.id == "559651"
     assert market.slug == "xi-jinping-out-before-2027"
     assert market.outcome_prices == (Decimal("0.0455"), Decimal("0.9545"))
@@ -92,7 +92,7 @@ def test_gamma_market_by_slug_object() -> None:
 
 
 def test_gamma_events_with_nested_markets() -> None:
-    [event] = parse.parse_events(sample("gamma-events.json"))
+    [event] = gamma.parse_events(sample("gamma-events.json"))
     assert event.slug == "democratic-presidential-nominee-2028"
     assert event.id == "30829"
     assert event.neg_risk is True
@@ -108,7 +108,7 @@ def test_gamma_events_with_nested_markets() -> None:
 
 
 def test_gamma_public_search() -> None:
-    result = parse.parse_search(sample("gamma-public-search.json"))
+    result = gamma.parse_search(sample("gamma-public-search.json"))
     assert result.has_more is True
     assert result.total_results == 46940
     [event] = result.events
@@ -120,7 +120,7 @@ def test_gamma_public_search() -> None:
 
 
 def test_fee_schedule_taker_fee_matches_formula() -> None:
-    schedule = parse.parse_market(sample("gamma-markets.json")[0]).fee_schedule
+    schedule = gamma.parse_market(sample("gamma-markets.json")[0]).fee_schedule
     assert schedule is not None
     # 100 shares at 0.5: 100 x 0.05 x (0.25)^1 = 1.25 pUSD
     assert schedule.taker_fee(Decimal("100"), Decimal("0.5")) == Decimal("1.2500")
@@ -130,7 +130,7 @@ def test_fee_schedule_taker_fee_matches_formula() -> None:
 
 
 def test_clob_book_and_hash() -> None:
-    book = parse.parse_book(sample("clob-book.json"))
+    book = clob.parse_book(sample("clob-book.json"))
     assert book.asset_id == (
         "23305969272951306317157739183583008201155714184462027894470739210983097393455"
     )
@@ -147,7 +147,7 @@ def test_clob_book_and_hash() -> None:
 
 
 def test_clob_book_empty_asks() -> None:
-    book = parse.parse_book(sample("clob-book-empty-asks.json"))
+    book = clob.parse_book(sample("clob-book-empty-asks.json"))
     assert book.asks == ()
     assert book.best_ask is None and book.midpoint is None
     assert book.best_bid == Decimal("0.002")
@@ -158,46 +158,46 @@ def test_clob_book_empty_asks() -> None:
 
 def test_ws_book_hash_uses_market_min_size_and_neg_risk() -> None:
     raw = sample("ws-market-book.json")
-    book = parse.parse_book({**raw, "min_order_size": "5", "neg_risk": False})
+    book = clob.parse_book({**raw, "min_order_size": "5", "neg_risk": False})
     assert book.computed_hash() == raw["hash"] == "ed47eb91f3c7985fac1cb18cb7c19535eddd3c0a"
     assert str(book.last_trade_price) == "0.920"
 
 
 def test_ws_price_change_and_last_trade() -> None:
-    changes = parse.parse_price_changes(sample("ws-market-price-change.json"))
+    changes = feeds.parse_price_changes(sample("ws-market-price-change.json"))
     assert [c.side for c in changes] == ["BUY", "SELL"]
     assert changes[0].size == Decimal("703988.22")
     assert changes[0].best_bid == Decimal("0.61")
     assert changes[1].price == Decimal("0.41")
     assert changes[0].timestamp_ms == 1790272269309
-    last = parse.parse_last_trade_price(sample("ws-market-last-trade-price.json"))
+    last = feeds.parse_last_trade_price(sample("ws-market-last-trade-price.json"))
     assert last.price == Decimal("0.002") and last.size == Decimal("20")
     assert last.fee_rate_bps == 0 and last.side == "SELL"
     assert last.transaction_hash.startswith("0x8ed4b95e")
 
 
 def test_clob_scalar_answers() -> None:
-    assert parse.parse_price(sample("clob-price.json")) == Decimal("0.045")
-    assert parse.parse_midpoint(sample("clob-midpoint.json")) == Decimal("0.0455")
-    assert parse.parse_midpoint({"mid_price": "0.5"}) == Decimal("0.5")
-    tick = parse.parse_tick_size(sample("clob-tick-size.json"))
+    assert clob.parse_price(sample("clob-price.json")) == Decimal("0.045")
+    assert clob.parse_midpoint(sample("clob-midpoint.json")) == Decimal("0.0455")
+    assert clob.parse_midpoint({"mid_price": "0.5"}) == Decimal("0.5")
+    tick = clob.parse_tick_size(sample("clob-tick-size.json"))
     assert tick == Decimal("0.001") and str(tick) == "0.001"
-    assert parse.parse_tick_size({"minimum_tick_size": "0.01"}) == Decimal("0.01")
-    assert parse.parse_neg_risk(sample("clob-neg-risk.json")) is True
-    assert parse.parse_fee_rate_bps({"base_fee": 1000}) == 1000
-    assert parse.parse_server_time(1790262939) == 1790262939
-    assert parse.parse_version({"version": 2}) == 2
+    assert clob.parse_tick_size({"minimum_tick_size": "0.01"}) == Decimal("0.01")
+    assert clob.parse_neg_risk(sample("clob-neg-risk.json")) is True
+    assert clob.parse_fee_rate_bps({"base_fee": 1000}) == 1000
+    assert clob.parse_server_time(1790262939) == 1790262939
+    assert clob.parse_version({"version": 2}) == 2
 
 
 def test_clob_prices_history() -> None:
-    points = parse.parse_prices_history(sample("clob-prices-history.json"))
+    points = clob.parse_prices_history(sample("clob-prices-history.json"))
     assert len(points) == 8
     assert points[0].t == 1789660814 and points[0].p == Decimal("0.515")
     assert points[-1].t == 1790262855 and points[-1].p == Decimal("0.575")
 
 
 def test_clob_api_creds_fixture() -> None:
-    creds = parse.parse_api_creds(sample("clob-derive-api-key-response.json"), "0xabc")
+    creds = clob.parse_api_creds(sample("clob-derive-api-key-response.json"), "0xabc")
     assert (creds.api_key, creds.secret, creds.passphrase) == (
         "test-api-key", "test-secret", "test-passphrase"
     )
@@ -205,7 +205,7 @@ def test_clob_api_creds_fixture() -> None:
 
 
 def test_clob_open_orders() -> None:
-    page = parse.parse_open_orders(sample("clob-open-orders.json"))
+    page = clob.parse_open_orders(sample("clob-open-orders.json"))
     assert page.next_cursor == "MTAw" and not page.is_last
     first, second = page.orders
     assert first.id == "0xabcdef1234567890abcdef1234567890abcdef12"
@@ -215,11 +215,11 @@ def test_clob_open_orders() -> None:
     assert first.created_at == 1700000000 and first.expiration == 1735689600
     assert second.size_matched == Decimal("50000000")
     assert second.associate_trades == ("trade-123",)
-    assert parse.parse_open_order({"status": "LIVE"}).is_live
+    assert clob.parse_open_order({"status": "LIVE"}).is_live
 
 
 def test_clob_post_order_response() -> None:
-    result = parse.parse_post_order(sample("clob-post-order-response.json"))
+    result = clob.parse_post_order(sample("clob-post-order-response.json"))
     assert result.success is True and result.status == "matched"
     assert result.order_id == "0x2edf84dfc54d8d60e1c4549f01cf2e8ea73f6d284c75ebe648c9e2c4ba7c8d51"
     assert result.making_amount == Decimal("1.519999")
@@ -231,7 +231,7 @@ def test_clob_post_order_response() -> None:
 
 
 def test_clob_cancel_response() -> None:
-    result = parse.parse_cancel(sample("clob-cancel-response.json"))
+    result = clob.parse_cancel(sample("clob-cancel-response.json"))
     assert result.canceled == ("0xabcdef1234567890abcdef1234567890abcdef12",)
     assert result.not_canceled == {}
 
@@ -253,7 +253,7 @@ def test_post_order_request_samples_have_our_wire_shape() -> None:
 
 
 def test_data_activity_redeem_row() -> None:
-    [row] = parse.parse_activity(sample("data-activity.json"))
+    [row] = data_api.parse_activity(sample("data-activity.json"))
     assert row.type == "REDEEM" and not row.is_trade
     assert row.side == ""
     assert row.size == Decimal("20") and row.price == Decimal("0")
@@ -264,7 +264,7 @@ def test_data_activity_redeem_row() -> None:
 
 
 def test_data_trades_rows() -> None:
-    first, second = parse.parse_activity(sample("data-trades.json"))
+    first, second = data_api.parse_activity(sample("data-trades.json"))
     assert first.is_trade and first.type == "TRADE" and first.side == "BUY"
     assert first.size == Decimal("8643") and first.price == Decimal("0.68")
     assert first.asset.startswith("968133508637750942102724")
@@ -278,7 +278,7 @@ def test_data_trades_rows() -> None:
 
 
 def test_data_v2_activity_and_trades_pages() -> None:
-    page = parse.parse_activity_page(sample("data-v2-activity.json"))
+    page = data_api.parse_activity_page(sample("data-v2-activity.json"))
     assert page.has_more and page.next_cursor and page.next_cursor.startswith("eyJkYXRh")
     first = page.items[0]
     assert first.type == "TRADE" and first.is_trade
@@ -287,14 +287,14 @@ def test_data_v2_activity_and_trades_pages() -> None:
     assert first.price == Decimal("0.52") and first.size == Decimal("22.84")
     assert first.outcome_index == 999
     assert first.asset.startswith("1075629529365558196687")
-    trades = parse.parse_activity_page(sample("data-v2-trades.json"))
+    trades = data_api.parse_activity_page(sample("data-v2-trades.json"))
     assert len(trades.items) == 2
     assert trades.items[1].size == Decimal("5.0") and str(trades.items[1].size) == "5.0"
     assert trades.items[1].price == Decimal("0.002")
 
 
 def test_data_positions_v1_and_v2() -> None:
-    [pos] = parse.parse_positions(sample("data-positions.json"))
+    [pos] = data_api.parse_positions(sample("data-positions.json"))
     assert pos.size == Decimal("162963.4451")
     assert pos.avg_price == Decimal("0.9979")
     assert pos.current_value == Decimal("155630.09")
@@ -302,7 +302,7 @@ def test_data_positions_v1_and_v2() -> None:
     assert pos.cur_price == Decimal("0.955")
     assert pos.outcome == "Over" and pos.opposite_outcome == "Under"
     assert pos.end_date == "2026-08-16"
-    v2 = parse.parse_positions(sample("data-v2-positions.json"))
+    v2 = data_api.parse_positions(sample("data-v2-positions.json"))
     assert len(v2) == 2
     assert v2[0].size == Decimal("28.09") and v2[0].avg_price == Decimal("0.6699")
     assert v2[0].current_value == Decimal("20.0843")
@@ -311,7 +311,7 @@ def test_data_positions_v1_and_v2() -> None:
 
 
 def test_data_leaderboard() -> None:
-    entries = parse.parse_leaderboard(sample("data-leaderboard.json"))
+    entries = data_api.parse_leaderboard(sample("data-leaderboard.json"))
     assert [e.rank for e in entries] == [1, 2, 3, 4]
     assert entries[0].user_name == "Theo4"
     assert entries[0].pnl == Decimal("22053933.752321")
@@ -324,8 +324,8 @@ def test_data_leaderboard() -> None:
 
 def test_rtds_frames() -> None:
     frames = json.loads(sample_text("rtds-activity-trades.json"))
-    first = parse.parse_rtds_frame(json.dumps(frames[0]))
-    second = parse.parse_rtds_frame(json.dumps(frames[1]).encode())
+    first = feeds.parse_rtds_frame(json.dumps(frames[0]))
+    second = feeds.parse_rtds_frame(json.dumps(frames[1]).encode())
     [taker_side] = first
     [other_side] = second
     assert taker_side.proxy_wallet == "0xf5848342fc388908f2D25a9012Cc18a0Ad193979"
@@ -341,15 +341,15 @@ def test_rtds_frames() -> None:
 
 @pytest.mark.parametrize("frame", ["", "PONG", "pong", "[]", '{"topic":"comments"}', "{bad"])
 def test_rtds_frames_without_trades(frame: str) -> None:
-    assert parse.parse_rtds_frame(frame) == []
+    assert feeds.parse_rtds_frame(frame) == []
 
 
 def test_bad_payloads_raise_malformed() -> None:
-    with pytest.raises(parse.MalformedResponse):
-        parse.loads("not json")
-    with pytest.raises(parse.MalformedResponse):
-        parse.parse_markets({"not": "a list"})
-    with pytest.raises(parse.MalformedResponse):
-        parse.parse_price({})
-    with pytest.raises(parse.MalformedResponse):
-        parse.dec("abc")
+    with pytest.raises(values.MalformedResponse):
+        values.loads("not json")
+    with pytest.raises(values.MalformedResponse):
+        gamma.parse_markets({"not": "a list"})
+    with pytest.raises(values.MalformedResponse):
+        clob.parse_price({})
+    with pytest.raises(values.MalformedResponse):
+        values.dec("abc")

@@ -1,0 +1,49 @@
+"""CLOB auth headers: L1 (the key signs a ClobAuth message) and L2 (API-key HMAC).
+
+L1 headers use py-clob-client-v2's ClobAuth signer, L2 headers its HMAC.
+"""
+
+from __future__ import annotations
+
+import time
+
+from py_clob_client_v2.headers.headers import (
+    POLY_ADDRESS,
+    POLY_API_KEY,
+    POLY_PASSPHRASE,
+    POLY_SIGNATURE,
+    POLY_TIMESTAMP,
+    create_level_1_headers,
+)
+from py_clob_client_v2.signer import Signer
+from py_clob_client_v2.signing.hmac import build_hmac_signature
+
+from venue.models import ApiCreds
+
+
+def l1_headers(
+    private_key: str, chain_id: int, timestamp: int | None = None, nonce: int = 0
+) -> dict[str, str]:
+    """POLY_* headers proving control of the key (for creating/deriving API keys)."""
+    ts = int(time.time()) if timestamp is None else timestamp
+    return create_level_1_headers(Signer(private_key, chain_id), nonce=nonce, timestamp=ts)
+
+
+def l2_headers(
+    creds: ApiCreds,
+    method: str,
+    request_path: str,
+    body: str | None = None,
+    timestamp: int | None = None,
+) -> dict[str, str]:
+    """POLY_* API-key headers; ``method`` uppercase, ``body`` the exact text sent, path
+    without the query string (and without any base-URL prefix such as the sandbox's /clob)."""
+    ts = int(time.time()) if timestamp is None else timestamp
+    signature = build_hmac_signature(creds.secret, str(ts), method, request_path, body)
+    return {
+        POLY_ADDRESS: creds.address,
+        POLY_SIGNATURE: signature,
+        POLY_TIMESTAMP: str(ts),
+        POLY_API_KEY: creds.api_key,
+        POLY_PASSPHRASE: creds.passphrase,
+    }
