@@ -50,15 +50,24 @@ from models.copying import (
     INTENT_SKIPPED,
     KIND_MIRROR,
 )
-from services import copy_control, copying, metrics, order_plan, orders, venue_accounts, venues
+from services import (
+    copy_control,
+    copy_leases,
+    copying,
+    metrics,
+    order_plan,
+    orders,
+    venue_accounts,
+    venues,
+)
+from services.copy_leases import TargetLeases
 from services.copying import Holding, MarketView, TargetFill
 from venue.client import AsyncVenueClient
 from venue.errors import VenueError, VenueNotFound
 from venue.market_feed import BookFeed
 from venue.models import ActivityItem, OrderBook
-from worker.copy_engine import leases, placement, store
+from worker.copy_engine import placement, store
 from worker.copy_engine.accounts import AccountCache, WalletSlot
-from worker.copy_engine.leases import TargetLeases
 from worker.copy_engine.placement import Quote, Ticket
 from worker.copy_engine.store import ConfigSnapshot
 from worker.jobs import call_with_database
@@ -264,7 +273,7 @@ class CopyEngine:
                     await self.redis_call(self.leases.release, owned)
                     await self.redis_call(self.leases.unregister)
                     if owned:  # the others take them now, not at their next sweep
-                        await self.redis_call(leases.announce, self.redis, self.prefix)
+                        await self.redis_call(copy_leases.announce, self.redis, self.prefix)
                 except redis.RedisError as exc:
                     log.warning("engine %s could not release leases: %s", self.name, exc)
                 await self.venue.aclose()
