@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from services import orders, venue_accounts, venues
 from services.order_plan import MarketInfo
 from venue.models import ApiCreds, FeeSchedule, Level, OrderBook
+from venue.order_signer import OrderSigner
 from venue.signing import OrderKey
 from worker.copy_engine.engine import CopyEngine
 from worker.copy_engine.placement import Ticket
@@ -114,7 +115,8 @@ def prepared_orders(count: int) -> list[orders.PreparedOrder]:
                          passphrase=secrets.token_hex(16), address=opened.address)
         account = venue_accounts.VenueAccount(
             wallet=SimpleNamespace(address=opened.address, funder_address=None),  # type: ignore[arg-type]
-            private_key=key, signature_type=0, creds=creds, key=opened)
+            private_key=key, signature_type=0, creds=creds, key=opened,
+            signer=OrderSigner.for_venue(venues.client().config, opened))
         prepared.append(orders.prepare_order(
             uuid.uuid4(), token_id=token, side="buy", size=Decimal("10"), order_type="market",
             source="copy", config_id=uuid.uuid4(), target_trade_id=str(uuid.uuid4()),

@@ -52,6 +52,7 @@ from services.order_plan import MarketInfo
 from services.orders import PostAnswer
 from venue.errors import VenueRejected
 from venue.models import ApiCreds, FeeSchedule, Level, OrderBook, PostOrderResult
+from venue.order_signer import OrderSigner
 from venue.signing import OrderKey
 from worker.copy_engine import placement
 from worker.copy_engine.placement import Ticket
@@ -68,7 +69,8 @@ def _account() -> venue_accounts.VenueAccount:
                      passphrase=secrets.token_hex(16), address=opened.address)
     return venue_accounts.VenueAccount(
         wallet=SimpleNamespace(address=opened.address, funder_address=None),  # type: ignore[arg-type]
-        private_key=key, signature_type=0, creds=creds, key=opened)
+        private_key=key, signature_type=0, creds=creds, key=opened,
+        signer=OrderSigner.for_venue(venues.client().config, opened))
 
 
 def _market(token: str) -> tuple[OrderBook, MarketInfo]:
