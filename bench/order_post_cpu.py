@@ -5,7 +5,7 @@ spends on each order before its bytes are written delays every later order of th
 This benchmark prepares ``--orders`` signed orders (one copier each, distinct API creds),
 starts a raw local HTTP server in a process of its own (so that its work does not hold
 this interpreter's GIL; it answers each request with a fixed JSON body, nothing else) and
-sends the orders as one fan-out through ``CopyEngine._send`` -> ``post_async`` ->
+sends the orders as one fan-out through ``FillExecutor.send`` -> ``post_async`` ->
 ``ClobApi.post_order`` -> ``AsyncTransport`` -> ``Http11Pool``, ``--rounds`` times per
 run. It prints the medians over ``--runs`` runs, in µs of the loop thread's CPU
 (``time.thread_time``: the server's CPU is not counted) per order:
@@ -49,9 +49,9 @@ import config
 from services import orders, runtime, venue_accounts, venues
 from services.order_plan import MarketInfo
 from venue.models import ApiCreds, FeeSchedule, Level, OrderBook
+from venue.order_signer import OrderSigner
 from venue.signing import OrderKey
-from worker.copy_engine.engine import CopyEngine
-from worker.copy_engine.placement import Ticket
+from worker.copy_engine.fill_executor import FillExecutor
 
 ANSWER = (b'{"success":true,"errorMsg":"","orderID":"0x' + b"ab" * 32
           + b'","takingAmount":"0","makingAmount":"0","status":"unmatched"}')
@@ -115,7 +115,8 @@ def prepared_orders(count: int) -> list[orders.PreparedOrder]:
                          passphrase=secrets.token_hex(16), address=opened.address)
         account = venue_accounts.VenueAccount(
             wallet=SimpleNamespace(address=opened.address, funder_address=None),  # type: ignore[arg-type]
-            private_key=key, signature_type=0, creds=creds, key=opened)
+            private_key=key, signature_type=0, creds=creds, key=opened,
+            signer=OrderSigner.for_venue(venues.client().config, opened))
         prepared.append(orders.prepare_order(
             uuid.uuid4(), token_id=token, side="buy", size=Decimal("10"), order_type="market",
             source="copy", config_id=uuid.uuid4(), target_trade_id=str(uuid.uuid4()),
@@ -128,8 +129,9 @@ async def measure(prepared: list[orders.PreparedOrder], runs: int, rounds: int
                   ) -> dict[str, list[float]]:
     """Per-run µs of loop CPU per order: until written, total, sequential."""
     client = venues.async_client()
-    engine: Any = SimpleNamespace(venue=client, _place_limiter=trio.CapacityLimiter(64),
-                                  accounts=SimpleNamespace(drop=lambda user_id: None))
+    executor: Any = SimpleNamespace(
+        venue=client, place_limiter=trio.CapacityLimiter(64),
+        wallets=SimpleNamespace(accounts=SimpleNamespace(drop=lambda user_id: None)))
     written: list[float] = []
     returned: list[float] = []
     in_send: list[float] = []  # CPU inside the send system calls (the kernel's TCP work)
@@ -154,11 +156,15 @@ async def measure(prepared: list[orders.PreparedOrder], runs: int, rounds: int
         returned.append(time.thread_time())
 
     async def fan_out() -> float:
-        tickets = [Ticket(row={}, user_id=p.user_id, prepared=p) for p in prepared]
+        answers: list[Any] = []
+
+        async def send(item: orders.PreparedOrder) -> None:
+            answers.append((await FillExecutor.send(executor, item))[1])
+
         async with trio.open_nursery() as nursery:
-            for ticket in tickets:
-                nursery.start_soon(CopyEngine._send, engine, ticket)
-        assert all(t.answer is not None and t.answer.result is not None for t in tickets)
+            for item in prepared:
+                nursery.start_soon(send, item)
+        assert len(answers) == len(prepared) and all(a.result is not None for a in answers)
         return time.thread_time()
 
     for _ in range(20):  # connections opened, caches warm

@@ -1,14 +1,17 @@
-"""CPU per ``placement.settle`` of one target fill's copies (the transaction holding the lock).
+"""CPU per ``copy_execution.settle`` of one target fill's copies (the transaction holding
+the lock).
 
 After a fill's orders are answered, the copy engine records the answers, the intents'
 outcomes and the position changes in one transaction; on SQLite that transaction holds the
 write lock, so the next fill of another target waits for it. This benchmark binds a fresh
 SQLite file (or ``--database-url``, e.g. ``postgresql://...``: a scratch database, whose
 copy tables are emptied), creates one user with ``--orders`` live configs and, ``--fills``
-times per run, records a fill's intents and orders with ``placement.record`` (not timed)
+times per run, records a fill's intents and orders with ``copy_execution.record`` (not
+timed)
 and settles answers built in process (``PostAnswer`` with a ``matched`` result per order,
 or with ``--mix`` a mix of buys, a sell, a refusal, a venue error, an unmatched order and
-an order a reconciliation moved before the answer was recorded) with ``placement.settle``.
+an order a reconciliation moved before the answer was recorded) with
+``copy_execution.settle``.
 
 It prints the median over ``--runs`` runs of the per-fill median of the settling thread's
 CPU (``time.thread_time``) and wall time, in ms per settle of ``--orders`` orders. Each run
@@ -45,14 +48,15 @@ from models import database as database_module
 from models.base import utcnow
 from models.copying import CopyConfig, CopyIntent, CopyPosition
 from models.trading import Order, Trade
-from services import orders, runtime, venue_accounts
+from services import copy_execution, orders, runtime, venue_accounts, venues
+from services.copy_execution import Ticket
+from services.copy_intents import CopyIntentDraft
 from services.order_plan import MarketInfo
 from services.orders import PostAnswer
 from venue.errors import VenueRejected
-from venue.models import ApiCreds, FeeSchedule, Level, OrderBook, PostOrderResult
+from venue.models import ApiCreds, FeeSchedule, Level, OrderBook, PostOrderResult, Side
+from venue.order_signer import OrderSigner
 from venue.signing import OrderKey
-from worker.copy_engine import placement
-from worker.copy_engine.placement import Ticket
 
 FEES = FeeSchedule(rate=Decimal("0.02"), exponent=Decimal(1), taker_only=True,
                    rebate_rate=Decimal(0))
@@ -66,7 +70,8 @@ def _account() -> venue_accounts.VenueAccount:
                      passphrase=secrets.token_hex(16), address=opened.address)
     return venue_accounts.VenueAccount(
         wallet=SimpleNamespace(address=opened.address, funder_address=None),  # type: ignore[arg-type]
-        private_key=key, signature_type=0, creds=creds, key=opened)
+        private_key=key, signature_type=0, creds=creds, key=opened,
+        signer=OrderSigner.for_venue(venues.client().config, opened))
 
 
 def _market(token: str) -> tuple[OrderBook, MarketInfo]:
@@ -106,54 +111,52 @@ class Bench:
         self.token = f"{number + 1}{'7' * 70}"
         self.book, self.info = _market(self.token)
 
-    def _side(self, index: int) -> str:
-        return "SELL" if self.mix and index == 1 else "BUY"
+    def _side(self, index: int) -> Side:
+        return Side.SELL if self.mix and index == 1 else Side.BUY
 
     def record(self) -> list[Ticket]:
-        """Record one fill's intents and orders (``placement.record``); the tickets."""
+        """Record one fill's intents and orders (``copy_execution.record``); the tickets."""
         self.fill_number += 1
         seen = utcnow()
         key = f"fill-{self.fill_number}-{secrets.token_hex(4)}"
         rows, tickets = [], []
         for index, config_id in enumerate(self.configs):
             side = self._side(index)
-            size = Decimal(10 + index) if side == "BUY" else Decimal("5.5")
-            row = {"id": uuid.uuid4(), "config": config_id, "user_id": self.user_id,
-                   "kind": "mirror", "target_trade_key": key,
-                   "target_address": "0x" + "12" * 20, "target_side": side,
-                   "target_size": size * 2, "target_price": Decimal("0.5"),
-                   "target_timestamp": 1_700_000_000 + self.fill_number,
-                   "target_tx_hash": "0x" + "cd" * 32,
-                   "token_id": self.token, "condition_id": self.info.condition_id,
-                   "outcome": "Yes", "outcome_index": 0, "market_slug": "bench",
-                   "paper": False, "status": "pending", "reason": "", "detail": "",
-                   "side": side, "size": size, "price": Decimal("0.55"),
-                   "usdc": size * Decimal("0.55"), "seen_at": seen,
-                   "detection_delay_ms": 3, "worker": "bench", "created_at": seen}
-            rows.append(row)
-            ticket = Ticket(row=row, user_id=self.user_id)
+            size = Decimal(10 + index) if side is Side.BUY else Decimal("5.5")
+            draft = CopyIntentDraft(
+                id=uuid.uuid4(), config_id=config_id, user_id=self.user_id,
+                kind="mirror", target_trade_key=key, target_address="0x" + "12" * 20,
+                target_side=side, target_size=size * 2, target_price=Decimal("0.5"),
+                target_timestamp=1_700_000_000 + self.fill_number,
+                target_tx_hash="0x" + "cd" * 32, token_id=self.token,
+                condition_id=self.info.condition_id, outcome="Yes", outcome_index=0,
+                market_slug="bench", paper=False, status="pending", reason="", detail="",
+                side=side, size=size, price=Decimal("0.55"), usdc=size * Decimal("0.55"),
+                seen_at=seen, detection_delay_ms=3, worker="bench", created_at=seen)
+            rows.append(draft)
+            ticket = Ticket(draft)
             ticket.prepared = orders.prepare_order(
-                self.user_id, token_id=self.token, side=side.lower(), size=size,
+                self.user_id, token_id=self.token, side=side, size=size,
                 order_type="market", source="copy", config_id=config_id,
-                target_trade_id=str(row["id"]), detected_at=seen, time_in_force="FAK",
-                floor_size=side == "SELL", book=self.book, market=self.info,
+                target_trade_id=str(draft.id), detected_at=seen, time_in_force="FAK",
+                floor_size=side is Side.SELL, book=self.book, market=self.info,
                 account=self.account, collateral=Decimal(100000))
             tickets.append(ticket)
-        placement.record(rows, tickets, None)
+        copy_execution.record(rows, tickets, None)
         return tickets
 
     def answer(self, tickets: list[Ticket]) -> None:
         """Give every ticket the venue's answer (and, with ``mix``, one reconciled order)."""
         for index, ticket in enumerate(tickets):
             assert ticket.prepared is not None and ticket.order is not None
-            ticket.sent_at = ticket.row["seen_at"] + timedelta(milliseconds=7 + index)
+            ticket.sent_at = ticket.draft.seen_at + timedelta(milliseconds=7 + index)
             plan = ticket.prepared.plan
             shares = plan.size.quantize(Decimal("0.01"))
             value = (shares * Decimal("0.53")).quantize(Decimal("0.0001"))
             result = PostOrderResult(
                 success=True, order_id=ticket.prepared.order_hash, status="matched",
-                making_amount=value if ticket.row["side"] == "BUY" else shares,
-                taking_amount=shares if ticket.row["side"] == "BUY" else value,
+                making_amount=value if ticket.draft.side is Side.BUY else shares,
+                taking_amount=shares if ticket.draft.side is Side.BUY else value,
                 error_msg="", transactions_hashes=(), trade_ids=())
             ticket.answer = PostAnswer(result=result)
             if not self.mix:
@@ -173,7 +176,7 @@ class Bench:
             elif index == 5:  # a reconciliation got there first (partly filled, acked)
                 Order.update(status="matched", filled_size=Decimal("3.25"),
                              filled_value=Decimal("1.7225"), error="seen at the venue",
-                             acknowledged_at=ticket.row["seen_at"]).where(
+                             acknowledged_at=ticket.draft.seen_at).where(
                     Order.id == ticket.order.id).execute()
                 ticket.answer = PostAnswer(refused=VenueRejected("duplicate order"))
             elif index == 6:  # fractional amounts with many places survive exactly
@@ -207,7 +210,7 @@ def dump(bench: Bench, fills: list[list[Ticket]]) -> dict[str, Any]:
             assert ticket.order is not None and ticket.outcome is not None
             order = Order.get_by_id(ticket.order.id)
             trade = Trade.get(Trade.order == order.id)
-            intent = CopyIntent.get_by_id(ticket.row["id"])
+            intent = CopyIntent.get_by_id(ticket.draft.id)
             stored_trade = {k: _plain(v) for k, v in trade.__data__.items() if k not in skip}
             # Acknowledgement minus detection: a clock reading, unless a reconciliation set it.
             acked_at_seen = order.acknowledged_at == intent.seen_at
@@ -264,7 +267,7 @@ def main() -> None:
         for _ in range(20):  # caches and the connection warm
             tickets = bench.record()
             bench.answer(tickets)
-            placement.settle(tickets, {})
+            copy_execution.settle(tickets)
         cpus: list[float] = []
         walls: list[float] = []
         kept: list[list[Ticket]] = []
@@ -282,7 +285,7 @@ def main() -> None:
                 if profile is not None:
                     profile.enable()
                 wall, cpu = time.perf_counter(), time.thread_time()
-                placement.settle(tickets, {})
+                copy_execution.settle(tickets)
                 run_cpu.append((time.thread_time() - cpu) * 1000)
                 run_wall.append((time.perf_counter() - wall) * 1000)
                 if profile is not None:
@@ -293,7 +296,7 @@ def main() -> None:
             walls.append(statistics.median(run_wall))
         if args.dump:
             Path(args.dump).write_text(json.dumps(dump(bench, kept), indent=1, sort_keys=True))
-    print(f"placement.settle of {args.orders} orders{' (mixed answers)' if args.mix else ''}"
+    print(f"copy_execution.settle of {args.orders} orders{' (mixed answers)' if args.mix else ''}"
           f" on {url.split(':')[0]}: median of {args.runs} runs x {args.fills} fills")
     print(f"  CPU  {statistics.median(cpus):6.2f} ms  [{min(cpus):.2f}-{max(cpus):.2f}]")
     print(f"  wall {statistics.median(walls):6.2f} ms  [{min(walls):.2f}-{max(walls):.2f}]")

@@ -449,12 +449,12 @@ def _nudge(job_name: str, config_id: UUID) -> None:
 
 def status(principal: Principal, config_id: UUID | str) -> dict[str, Any]:
     """Whether an executor runs it (and where), last detection and error, recent fills/skips."""
-    from services import copy_control
+    from services import copy_leases
 
     config = get(principal, config_id)
     now = utcnow()
-    owner = copy_control.owner_of_target(config.target_address) if config.is_active else None
-    heartbeat = copy_control.engine_heartbeat(owner) if owner else None
+    owner = copy_leases.owner_of_target(config.target_address) if config.is_active else None
+    heartbeat = copy_leases.engine_heartbeat(owner) if owner else None
     last = (CopyIntent.select().where(CopyIntent.config == config.id)
             .order_by(CopyIntent.created_at.desc()).first())
 

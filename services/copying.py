@@ -27,7 +27,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_DOWN, Decimal
 
-BUY, SELL = "BUY", "SELL"
+from venue.models import Side
+
+BUY, SELL = Side.BUY, Side.SELL
 BPS = Decimal(10000)
 SHARE_STEP = Decimal("0.01")  # order sizes carry 2 decimals at every tick size
 USDC_STEP = Decimal("0.01")
@@ -80,7 +82,7 @@ class TargetFill:
     key: str
     wallet: str
     token_id: str
-    side: str
+    side: Side | str  # the venue's text when it names no side (not a trade: skipped)
     size: Decimal
     price: Decimal
     timestamp: int
@@ -123,7 +125,7 @@ class Decision:
 
     action: str  # "copy" or "skip"
     token_id: str
-    side: str
+    side: Side | str  # a copy's side; a skip keeps the fill's text when it names no side
     reason: str | None = None
     size: Decimal = Decimal(0)
     price: Decimal | None = None  # worst acceptable price (the order's limit)
@@ -136,7 +138,7 @@ class Decision:
         return self.action == "copy"
 
 
-def _skip(fill_token: str, side: str, reason: str, detail: str = "") -> Decision:
+def _skip(fill_token: str, side: Side | str, reason: str, detail: str = "") -> Decision:
     return Decision(action="skip", token_id=fill_token, side=side, reason=reason,
                     detail=detail or REASONS.get(reason, ""))
 
@@ -156,7 +158,7 @@ def deviation_bps(book_price: Decimal, target_price: Decimal) -> Decimal:
     return abs(book_price - target_price) / target_price * BPS
 
 
-def worst_price(side: str, reference: Decimal, deviation: int, tick: Decimal) -> Decimal:
+def worst_price(side: Side | str, reference: Decimal, deviation: int, tick: Decimal) -> Decimal:
     """The limit of a mirrored order: the reference price moved ``deviation`` bps against us."""
     slack = reference * Decimal(deviation) / BPS
     if side == BUY:
@@ -183,9 +185,12 @@ def decide(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Hold
            *, available_usdc: Decimal | None = None,
            target_position_after: Decimal | None = None) -> Decision:
     """What one config does about one target fill (see the module rules)."""
-    side = fill.side.upper()
-    if side not in (BUY, SELL) or fill.size <= 0:
-        return _skip(fill.token_id, side or "?", NOT_A_TRADE)
+    try:
+        side = Side.parse(fill.side)
+    except ValueError:
+        return _skip(fill.token_id, str(fill.side).upper() or "?", NOT_A_TRADE)
+    if fill.size <= 0:
+        return _skip(fill.token_id, side, NOT_A_TRADE)
     if not market.accepting_orders:
         return _skip(fill.token_id, side, MARKET_CLOSED)
     if category_blocked(rules, market):
@@ -295,7 +300,7 @@ def decide_exit(rules: CopyRules, token_id: str, holding: Holding, market: Marke
                            f"{holding.average_price:.4f}.")
 
 
-def apply_fill(holding: Holding, side: str, shares: Decimal, usdc: Decimal
+def apply_fill(holding: Holding, side: Side | str, shares: Decimal, usdc: Decimal
                ) -> tuple[Holding, Decimal]:
     """The holding after a fill, and the realized PnL of a sell (average-cost method)."""
     if side == BUY:

@@ -5,9 +5,9 @@ database) for ``copytrade status``; the control functions back ``copytrade jobs`
 ``copytrade executors`` and ``copytrade worker --drain``. Everything is read from the
 shared stores, so the commands work from any machine of the deployment.
 
-Worker records and copy leases are read through ``worker.identity`` and
-``worker.copy_engine.leases``: leaf modules (Redis key layouts) that import nothing
-above ``services``, so one definition of each key serves the worker and the operator.
+Worker records and copy leases are read through ``services.worker_registry`` and
+``services.copy_leases`` (Redis key layouts), so one definition of each key serves the
+worker and the operator.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from rq.job import Job
 from rq.registry import FailedJobRegistry
 from rq.utils import utcparse
 
-from services import copy_control
+from services import copy_leases, worker_registry
 from services import jobs as jobs_service
 
 NEWEST_FAILURES = 5
@@ -88,7 +88,7 @@ def _glob_escape(text: str) -> str:
 
 def lease_holders(client: redis.Redis, prefix: str) -> dict[str, str]:
     """Every leased copy target of the deployment, with the worker (engine) holding it."""
-    base = copy_control.lease_key("", prefix)
+    base = copy_leases.lease_key("", prefix)
     keys = list(client.scan_iter(match=_glob_escape(base) + "*", count=1000))
     if not keys:
         return {}
@@ -100,11 +100,9 @@ def lease_holders(client: redis.Redis, prefix: str) -> dict[str, str]:
 def workers(client: redis.Redis, prefix: str, now: datetime,
             holders: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Live workers: id, host, pid, start, heartbeat age, jobs running, leases held."""
-    from worker import identity
-
     holders = lease_holders(client, prefix) if holders is None else holders
     found = []
-    for record in identity.list_workers(client, prefix):
+    for record in worker_registry.list_workers(client, prefix):
         name = record.get("id") or record.get("name", "")
         started = _parse_time(record.get("started_at")) or _parse_time(record.get("birth"))
         leases = sorted(t for t, h in holders.items() if h == name)
@@ -231,7 +229,7 @@ def snapshot(client: redis.Redis, prefix: str, *, now: datetime | None = None,
         "queues": queues(client, prefix, now),
         "failed": failed_jobs(client, prefix, now),
         "executors": executors(client, prefix, now, holders) if include_executors else [],
-        "engines": copy_control.live_engines(client, prefix),
+        "engines": copy_leases.live_engines(client, prefix),
     }
 
 
@@ -299,7 +297,6 @@ def move_executor(client: redis.Redis, prefix: str, config_id: str,
     same target moves with it; they are listed in the answer.
     """
     from models.copying import CopyConfig
-    from worker.copy_engine import leases
 
     try:
         config = CopyConfig.get_or_none(CopyConfig.id == UUID(str(config_id)))
@@ -310,11 +307,11 @@ def move_executor(client: redis.Redis, prefix: str, config_id: str,
     if not config.is_active:
         raise OperationRefused(f"config {config_id} is not active: no executor runs it")
     target = config.target_address.lower()
-    holder = client.get(copy_control.lease_key(target, prefix))
+    holder = client.get(copy_leases.lease_key(target, prefix))
     if holder is None:
         raise OperationRefused(f"no worker holds target {target} right now; a worker "
                                "takes it at its next sweep")
-    others = [e for e in copy_control.live_engines(client, prefix) if e != holder.decode()]
+    others = [e for e in copy_leases.live_engines(client, prefix) if e != holder.decode()]
     if not others:
         raise OperationRefused(f"{holder.decode()} is the only live worker; start another "
                                "before moving executors")
@@ -323,7 +320,7 @@ def move_executor(client: redis.Redis, prefix: str, config_id: str,
         if held_by in load:
             load[held_by] += 1
     chosen = min(others, key=lambda e: (load[e], e))  # the least busy other worker
-    moved_from = leases.move_target(client, prefix, target, chosen, hold_off_ms)
+    moved_from = copy_leases.move_target(client, prefix, target, chosen, hold_off_ms)
     if moved_from is None:
         raise OperationRefused(f"the lease on {target} changed hands meanwhile; try again")
     together = [str(c.id) for c in CopyConfig.select(CopyConfig.id).where(
@@ -337,7 +334,7 @@ def wait_for_owner(client: redis.Redis, prefix: str, target: str, *, not_owner: 
                    timeout: float) -> str | None:
     """Block until someone other than ``not_owner`` holds ``target``; the holder or None."""
     deadline = time.monotonic() + timeout
-    key = copy_control.lease_key(target, prefix)
+    key = copy_leases.lease_key(target, prefix)
     while time.monotonic() < deadline:
         raw = client.get(key)
         if raw is not None and raw.decode() != not_owner:
@@ -349,9 +346,7 @@ def wait_for_owner(client: redis.Redis, prefix: str, target: str, *, not_owner: 
 def resolve_workers(client: redis.Redis, prefix: str, wanted: Iterable[str],
                     *, this_host: bool = False) -> list[str]:
     """Worker ids matching ``wanted`` (full ids, or pids on this host); this host's when empty."""
-    from worker import identity
-
-    live = identity.list_workers(client, prefix)
+    live = worker_registry.list_workers(client, prefix)
     here = socket.gethostname()
     wanted = list(wanted)
     if not wanted:
@@ -369,12 +364,10 @@ def resolve_workers(client: redis.Redis, prefix: str, wanted: Iterable[str],
 def request_drain(client: redis.Redis, prefix: str, names: Iterable[str],
                   requested_by: str = "") -> list[str]:
     """Ask workers to drain: stop claiming, finish (or re-queue) jobs, hand leases back, exit."""
-    from worker import identity
-
     asked = []
     who = requested_by or f"{socket.gethostname()}.{os.getpid()}"
     for name in names:
-        client.set(identity.drain_key(prefix, name), who, ex=DRAIN_REQUEST_TTL)
+        client.set(worker_registry.drain_key(prefix, name), who, ex=DRAIN_REQUEST_TTL)
         asked.append(name)
     return asked
 
@@ -382,15 +375,13 @@ def request_drain(client: redis.Redis, prefix: str, names: Iterable[str],
 def wait_until_gone(client: redis.Redis, prefix: str, names: Iterable[str],
                     timeout: float) -> list[str]:
     """Wait for workers to unregister; the ones still registered at ``timeout``."""
-    from worker import identity
-
     remaining = set(names)
     deadline = time.monotonic() + timeout
     while remaining and time.monotonic() < deadline:
-        live = {w["id"] for w in identity.list_workers(client, prefix)}
+        live = {w["id"] for w in worker_registry.list_workers(client, prefix)}
         remaining &= live
         if remaining:
             time.sleep(0.2)
     for name in set(names) - remaining:
-        client.delete(identity.drain_key(prefix, name))
+        client.delete(worker_registry.drain_key(prefix, name))
     return sorted(remaining)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 
-from venue.models import FeeSchedule, Level, OrderBook
+from venue.models import FeeSchedule, Level, OrderBook, Side
 
 BASE_UNIT = Decimal("0.000001")
 ZERO = Decimal(0)
@@ -34,7 +34,7 @@ class Fill:
 class Walk:
     """The fills a taker order would get against a book snapshot."""
 
-    side: str  # buy | sell
+    side: Side
     fills: tuple[Fill, ...]
     complete: bool  # the whole requested size (or budget) was available
 
@@ -52,7 +52,7 @@ class Walk:
         total = ZERO
         for fill in self.fills:
             total += fill.price * fill.shares
-        return total.quantize(BASE_UNIT, ROUND_CEILING if self.side == "buy" else ROUND_FLOOR)
+        return total.quantize(BASE_UNIT, ROUND_CEILING if self.side is Side.BUY else ROUND_FLOOR)
 
     @property
     def average_price(self) -> Decimal | None:
@@ -80,17 +80,19 @@ def taker_fee(schedule: FeeSchedule | None, fills: tuple[Fill, ...] | list[Fill]
     return total
 
 
-def levels_best_first(book: OrderBook, side: str) -> list[Level]:
+def levels_best_first(book: OrderBook, side: Side | str) -> list[Level]:
     """The levels a taker on ``side`` trades against, best first (asks for a buy)."""
-    return list(book.asks_best_first() if side == "buy" else book.bids_best_first())
+    buying = Side.parse(side) is Side.BUY
+    return list(book.asks_best_first() if buying else book.bids_best_first())
 
 
-def walk(book: OrderBook, side: str, *, shares: Decimal | None = None,
+def walk(book: OrderBook, side: Side | str, *, shares: Decimal | None = None,
          budget: Decimal | None = None, limit: Decimal | None = None) -> Walk:
     """Take ``shares`` (or spend ``budget`` pUSD, buys only) from the book, up to ``limit``."""
     if (shares is None) == (budget is None):
         raise ValueError("give shares or budget")
-    buying = side == "buy"
+    side = Side.parse(side)
+    buying = side is Side.BUY
     fills: list[Fill] = []
     left_shares = shares
     left_budget = budget

@@ -24,10 +24,10 @@ from typing import Any
 from services import catalogue, errors, order_book, venues
 from services.order_book import Walk
 from venue.errors import VenueNotFound
-from venue.models import FeeSchedule, OrderBook
+from venue.models import FeeSchedule, OrderBook, Side
 from venue.models import Market as GammaMarket
 
-SIDES = ("buy", "sell")
+SIDES = ("buy", "sell")  # the API's words for the sides (Side.lower())
 ORDER_TYPES = ("market", "limit")
 TIME_IN_FORCE = ("FOK", "FAK")
 SIZE_DECIMALS = 2
@@ -59,7 +59,7 @@ class OrderPlan:
     """The order as it would be signed, and what it is expected to do."""
 
     market: MarketInfo
-    side: str
+    side: Side
     order_type: str
     size: Decimal                 # shares asked for
     limit_price: Decimal          # limit price, or the protective limit of a market order
@@ -98,7 +98,7 @@ class OrderPlan:
     @property
     def max_collateral(self) -> Decimal:
         """The most pUSD a BUY can take from the wallet, fee included (0 for sells)."""
-        if self.side != "buy":
+        if self.side is not Side.BUY:
             return Decimal(0)
         spend = self.budget if self.budget is not None else self.size * self.limit_price
         return spend + self.estimated_fee
@@ -109,13 +109,13 @@ class OrderPlan:
         if self.midpoint is None or not self.midpoint:
             return None
         diff = self.expected_price - self.midpoint
-        if self.side == "sell":
+        if self.side is Side.SELL:
             diff = -diff
         return (diff / self.midpoint * BPS).quantize(CENT)
 
     def confirmation(self) -> str:
         """One line a person can confirm."""
-        verb = "Buy" if self.side == "buy" else "Sell"
+        verb = "Buy" if self.side is Side.BUY else "Sell"
         what = f"'{self.market.outcome}' in \"{self.market.market_title}\""
         cost = f"{_plain(self.estimated_cost)} pUSD"
         fee = self.estimated_fee
@@ -123,7 +123,7 @@ class OrderPlan:
         if self.order_type == "limit":
             return (f"{verb} {_plain(self.size)} shares of {what} at limit "
                     f"{_plain(self.limit_price)} (GTC) for up to {cost}{fee_text}.")
-        paid = "for about" if self.side == "buy" else "receiving about"
+        paid = "for about" if self.side is Side.BUY else "receiving about"
         return (f"{verb} {_plain(self.estimated_shares)} shares of {what} at market "
                 f"(average ~{_plain(self.expected_price)}, worst {_plain(self.limit_price)}, "
                 f"{self.time_in_force}) {paid} {cost}{fee_text}.")
@@ -135,7 +135,7 @@ class OrderPlan:
             "market_slug": self.market.market_slug,
             "market_title": self.market.market_title,
             "outcome": self.market.outcome,
-            "side": self.side,
+            "side": self.side.lower(),
             "order_type": self.order_type,
             "time_in_force": self.time_in_force,
             "size": self.size,
@@ -170,14 +170,15 @@ def _invalid(name: str, message: str) -> errors.ValidationFailed:
 
 
 def normalize_request(token_id: Any, side: Any, size: Any, order_type: Any,
-                      price: Any = None) -> tuple[str, str, Decimal, str, Decimal | None]:
+                      price: Any = None) -> tuple[str, Side, Decimal, str, Decimal | None]:
     """Check the fields of a PlaceOrderRequest (any surface); ValidationFailed (400) if bad."""
     token = str(token_id or "").strip()
     if not token:
         raise _invalid("token_id", "Required.")
-    side_text = str(side or "").strip().lower()
-    if side_text not in SIDES:
-        raise _invalid("side", "Must be 'buy' or 'sell'.")
+    try:
+        parsed_side = Side.parse(side)
+    except ValueError:
+        raise _invalid("side", "Must be 'buy' or 'sell'.") from None
     kind = str(order_type or "").strip().lower()
     if kind not in ORDER_TYPES:
         raise _invalid("order_type", "Must be 'market' or 'limit'.")
@@ -192,7 +193,7 @@ def normalize_request(token_id: Any, side: Any, size: Any, order_type: Any,
         if not Decimal(0) < limit < Decimal(1):
             raise _invalid("price", "Must be between 0 and 1 (exclusive).")
     # A market order's price is ignored: its protective limit comes from the book.
-    return token, side_text, amount, kind, limit
+    return token, parsed_side, amount, kind, limit
 
 
 def _decimal(name: str, value: Any) -> Decimal:
@@ -252,18 +253,18 @@ def _check_size_grid(size: Decimal) -> None:
             fields={"size": [f"At most {SIZE_DECIMALS} decimal places."]})
 
 
-def protective_limit(worst: Decimal, side: str, tick: Decimal,
+def protective_limit(worst: Decimal, side: Side, tick: Decimal,
                      protection_bps: Decimal = PROTECTION_BPS) -> Decimal:
     """The worst price a market order accepts: past ``worst`` by the protection, on the grid."""
     move = max(tick, worst * protection_bps / BPS)
-    if side == "buy":
+    if side is Side.BUY:
         price = (worst + move).quantize(tick, ROUND_CEILING)
         return min(price, Decimal(1) - tick)
     price = (worst - move).quantize(tick, ROUND_FLOOR)
     return max(price, tick)
 
 
-def plan_order(token_id: str, side: str, size: Decimal, order_type: str,
+def plan_order(token_id: str, side: Side | str, size: Decimal, order_type: str,
                price: Decimal | None = None, *, time_in_force: str | None = None,
                floor_size: bool = False, book: OrderBook | None = None,
                market: MarketInfo | None = None) -> OrderPlan:
@@ -280,11 +281,12 @@ def plan_order(token_id: str, side: str, size: Decimal, order_type: str,
                            floor_size=floor_size, book=book, market=market)
 
 
-def plan_normalized(token_id: str, side: str, size: Decimal, order_type: str,
+def plan_normalized(token_id: str, side: Side | str, size: Decimal, order_type: str,
                     price: Decimal | None = None, *, time_in_force: str | None = None,
                     floor_size: bool = False, book: OrderBook | None = None,
                     market: MarketInfo | None = None) -> OrderPlan:
     """``plan_order`` of a request that ``normalize_request`` already returned (not again)."""
+    side = Side.parse(side)  # a Side already (the usual case) costs nothing
     if book is None:
         try:
             book = venues.client().clob.book(token_id)
@@ -326,18 +328,18 @@ def plan_normalized(token_id: str, side: str, size: Decimal, order_type: str,
         raise _invalid("time_in_force", "Market orders are FOK or FAK.")
     needed = order_book.walk(book, side, shares=size)
     if not needed.fills:
-        other = "asks" if side == "buy" else "bids"
+        other = "asks" if side is Side.BUY else "bids"
         raise errors.BadRequest(f"The book has no {other} for this token; a market "
-                                f"{side} cannot fill. Use a limit order.")
+                                f"{side.lower()} cannot fill. Use a limit order.")
     if tif == "FOK" and not needed.complete:
         raise errors.BadRequest(
             f"The book holds only {_plain(needed.shares)} shares on the "
-            f"{'ask' if side == 'buy' else 'bid'} side; a market order for "
+            f"{'ask' if side is Side.BUY else 'bid'} side; a market order for "
             f"{_plain(size)} cannot fill completely. Reduce the size or use a limit order.")
     worst = needed.worst_price
     assert worst is not None
     limit = protective_limit(worst, side, tick)
-    if side == "buy":
+    if side is Side.BUY:
         budget = needed.value.quantize(CENT, ROUND_FLOOR)
         if budget < MIN_MARKET_BUY:
             raise errors.ValidationFailed(

@@ -56,7 +56,7 @@ from services.order_plan import MarketInfo, OrderPlan
 from services.venue_accounts import VenueAccount
 from venue.client import AsyncVenueClient
 from venue.errors import VenueError, VenueNotFound, VenueRejected
-from venue.models import OpenOrder, OrderBook, PostOrderResult
+from venue.models import OpenOrder, OrderBook, PostOrderResult, Side
 from venue.signing import SignedOrder
 
 log = logging.getLogger(__name__)
@@ -164,15 +164,15 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
         raise ValueError(f"source must be one of {SOURCES}")
     # The copy engine passes UUIDs already: skip their round trip through text.
     user_id = user if type(user) is UUID else _user_id(user)
-    token, side_text, amount, kind, limit = order_plan.normalize_request(
+    token, parsed_side, amount, kind, limit = order_plan.normalize_request(
         token_id, side, size, order_type, price)
     # The order's own rules first (tick, minimum, depth), then the preview it must match.
-    plan = order_plan.plan_normalized(token, side_text, amount, kind, limit,
+    plan = order_plan.plan_normalized(token, parsed_side, amount, kind, limit,
                                       time_in_force=time_in_force, floor_size=floor_size,
                                       book=book, market=market)
     preview = None
     if source == "manual":
-        preview = previews.check(user_id, preview_id, token, side_text, amount, kind, limit)
+        preview = previews.check(user_id, preview_id, token, parsed_side, amount, kind, limit)
     acct = account or venue_accounts.account(user_id)
     _check_collateral(acct, plan, collateral)
     signed = _sign(acct, plan)
@@ -198,10 +198,11 @@ def record_orders(prepared: Sequence[PreparedOrder]) -> list[Order]:
     trades: list[dict[str, Any]] = []
     for item in prepared:
         plan = item.plan
+        side = plan.side.lower()  # the API's word, as the records keep it
         order = Order(
             id=uuid4(), user=item.user_id, maker_address=item.acct.maker,
             token_id=plan.market.token_id, market_slug=plan.market.market_slug,
-            side=plan.side, order_type=plan.order_type, time_in_force=plan.time_in_force,
+            side=side, order_type=plan.order_type, time_in_force=plan.time_in_force,
             size=plan.size, price=plan.limit_price, budget=plan.budget,
             order_hash=item.order_hash, signed_body=item.body, status=ORDER_PENDING,
             filled_size=ZERO, filled_value=ZERO, fee=ZERO, source=item.source,
@@ -213,7 +214,7 @@ def record_orders(prepared: Sequence[PreparedOrder]) -> list[Order]:
         trades.append({
             "id": order.id, "user": item.user_id, "order": order.id,
             "token_id": plan.market.token_id, "market_slug": plan.market.market_slug,
-            "side": plan.side, "requested_size": plan.size, "price": plan.limit_price,
+            "side": side, "requested_size": plan.size, "price": plan.limit_price,
             "filled_size": ZERO, "filled_value": ZERO, "fee": ZERO,
             "status": TRADE_PENDING, "config_id": item.config_id, "created_at": now})
     with atomic():
@@ -272,7 +273,7 @@ def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedO
 
 def _check_collateral(acct: VenueAccount, plan: OrderPlan,
                       available: Decimal | None = None) -> None:
-    if plan.side != "buy":
+    if plan.side is not Side.BUY:
         return
     need = plan.max_collateral
     have = venue_accounts.collateral_balance(acct) if available is None else available
@@ -283,19 +284,17 @@ def _check_collateral(acct: VenueAccount, plan: OrderPlan,
 
 
 def _sign(acct: VenueAccount, plan: OrderPlan) -> SignedOrder:
-    client = venues.client()
-    options = {"signature_type": acct.signature_type, "funder": acct.funder,
-               "tick_size": plan.market.tick_size, "neg_risk": plan.market.neg_risk}
-    side = plan.side.upper()
+    """Sign the plan with the account's pure signer (no venue client, no request)."""
+    signer, market = acct.signer, plan.market
     try:
         if plan.order_type == "limit":
-            return client.build_order(acct.key, plan.market.token_id, side,
-                                      plan.limit_price, plan.size, "GTC", **options)
-        amount = plan.budget if plan.side == "buy" else plan.size
+            return signer.limit(market.token_id, plan.side, plan.limit_price, plan.size,
+                                tick_size=market.tick_size, neg_risk=market.neg_risk)
+        amount = plan.budget if plan.side is Side.BUY else plan.size
         assert amount is not None
-        return client.build_market_order(acct.key, plan.market.token_id, side,
-                                         amount, plan.limit_price, plan.time_in_force,
-                                         **options)
+        return signer.market(market.token_id, plan.side, amount, plan.limit_price,
+                             tick_size=market.tick_size, neg_risk=market.neg_risk,
+                             order_type=plan.time_in_force)
     except ValueError as exc:
         raise errors.BadRequest(f"The order cannot be built: {exc}") from exc
 
@@ -320,7 +319,7 @@ def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan) -
     fee = ZERO
     if shares > 0:
         # The taker fee of what matched now, per level of the book we walked.
-        fills = order_book.walk(plan.book, order.side, shares=shares).fills
+        fills = order_book.walk(plan.book, plan.side, shares=shares).fills
         fee = order_book.taker_fee(plan.market.fee_schedule, fills)
     if result.status in ("live", "delayed", "unmatched") and order.time_in_force == "GTC":
         status = ORDER_LIVE

@@ -20,6 +20,7 @@ from models.user import User
 from services import errors, order_book, order_plan, venues
 from services.pagination import Page, paginate
 from venue.errors import VenueNotFound
+from venue.models import Side
 
 ZERO = Decimal(0)
 SIX = order_book.BASE_UNIT
@@ -29,20 +30,21 @@ def _user_id(user: User | UUID | str) -> UUID:
     return user.id if isinstance(user, User) else UUID(str(user))
 
 
-def fill(user: User | UUID | str, token_id: str, side: str, size: Decimal | str | None = None,
-         *, amount: Decimal | str | None = None, limit_price: Decimal | str | None = None,
-         config_id: UUID | str | None = None, detected_at: datetime | None = None
-         ) -> PaperTrade:
+def fill(user: User | UUID | str, token_id: str, side: Side | str,
+         size: Decimal | str | None = None, *, amount: Decimal | str | None = None,
+         limit_price: Decimal | str | None = None, config_id: UUID | str | None = None,
+         detected_at: datetime | None = None) -> PaperTrade:
     """Simulate a taker order against the live book and book it in the paper ledger.
 
     Give ``size`` (shares) or, for buys, ``amount`` (pUSD to spend). ``detected_at`` (copy
     trades) sets ``latency_ms`` to the time from detection to the simulated fill.
     """
     user_id = _user_id(user)
-    side = str(side).lower()
-    if side not in order_plan.SIDES:
-        raise errors.ValidationFailed(fields={"side": ["Must be 'buy' or 'sell'."]})
-    if (size is None) == (amount is None) or (amount is not None and side != "buy"):
+    try:
+        side = Side.parse(side)
+    except ValueError:
+        raise errors.ValidationFailed(fields={"side": ["Must be 'buy' or 'sell'."]}) from None
+    if (size is None) == (amount is None) or (amount is not None and side is not Side.BUY):
         raise errors.ValidationFailed(
             fields={"size": ["Give size (shares), or amount (pUSD) for a buy."]})
     shares = Decimal(str(size)) if size is not None else None
@@ -58,7 +60,7 @@ def fill(user: User | UUID | str, token_id: str, side: str, size: Decimal | str 
     reason = None
     with db.atomic():
         position = _position(user_id, token_id, market.market_slug)
-        if side == "sell":
+        if side is Side.SELL:
             assert shares is not None
             shares = min(shares, position.size)
             if shares <= 0:
@@ -75,9 +77,9 @@ def fill(user: User | UUID | str, token_id: str, side: str, size: Decimal | str 
         latency = (max(0, int((now - detected_at).total_seconds() * 1000))
                    if detected_at is not None else None)
         requested = shares if shares is not None else (budget or ZERO)
-        best = book.best_ask if side == "buy" else book.best_bid
+        best = book.best_ask if side is Side.BUY else book.best_bid
         common = {"user": user_id, "token_id": token_id, "market_slug": market.market_slug,
-                  "side": side, "requested_size": requested,
+                  "side": side.lower(), "requested_size": requested,
                   "price": limit if limit is not None else (best or ZERO),
                   "latency_ms": latency,
                   "config_id": UUID(str(config_id)) if config_id else None, "created_at": now}
@@ -98,11 +100,11 @@ def _position(user_id: UUID, token_id: str, slug: str) -> PaperPosition:
     return position
 
 
-def _book_fill(position: PaperPosition, side: str, shares: Decimal, value: Decimal,
+def _book_fill(position: PaperPosition, side: Side, shares: Decimal, value: Decimal,
                fee: Decimal) -> None:
     """Average-cost accounting, as the live ledger does it."""
     position.fees_paid += fee
-    if side == "buy":
+    if side is Side.BUY:
         position.size += shares
         position.cost_basis += value + fee
     else:

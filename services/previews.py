@@ -20,6 +20,7 @@ from models.base import utcnow
 from models.trading import OrderPreview
 from models.user import User
 from services import errors, order_plan
+from venue.models import Side
 
 PREVIEW_TTL = timedelta(minutes=3)
 
@@ -35,7 +36,7 @@ def create(user: User | UUID | str, token_id: Any, side: Any, size: Any, order_t
     summary = plan.summary()
     now = utcnow()
     preview = OrderPreview.create(
-        user=_user_id(user), token_id=plan.market.token_id, side=plan.side,
+        user=_user_id(user), token_id=plan.market.token_id, side=plan.side.lower(),
         order_type=plan.order_type, size=plan.size,
         price=price if plan.order_type == "limit" else None,
         summary=order_plan.summary_json(summary), created_at=now, expires_at=now + PREVIEW_TTL)
@@ -48,7 +49,7 @@ def _describe(value: Decimal | str | None) -> str:
     return order_plan._plain(value) if isinstance(value, Decimal) else str(value)
 
 
-def check(user: User | UUID | str, preview_id: Any, token_id: str, side: str, size: Decimal,
+def check(user: User | UUID | str, preview_id: Any, token_id: str, side: Side, size: Decimal,
           order_type: str, price: Decimal | None, *, now: datetime | None = None
           ) -> OrderPreview:
     """The user's unexpired, unused preview for exactly these parameters; BadRequest otherwise."""
@@ -72,7 +73,7 @@ def check(user: User | UUID | str, preview_id: Any, token_id: str, side: str, si
         raise errors.BadRequest(
             f"This preview expired at {preview.expires_at.isoformat()}; previews last "
             f"{int(PREVIEW_TTL.total_seconds())} seconds. Request a new preview.")
-    wanted = {"token_id": token_id, "side": side, "order_type": order_type, "size": size,
+    wanted = {"token_id": token_id, "side": side.lower(), "order_type": order_type, "size": size,
               "price": price if order_type == "limit" else None}
     held = {"token_id": preview.token_id, "side": preview.side,
             "order_type": preview.order_type, "size": preview.size, "price": preview.price}

@@ -18,6 +18,7 @@ from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET, TradingWallet
 from services import chain_access, errors, venues, wallets
 from venue.errors import VenueNotFound, VenueRejected
 from venue.models import ApiCreds
+from venue.order_signer import OrderSigner
 from venue.signing import OrderKey
 
 
@@ -30,6 +31,7 @@ class VenueAccount:
     signature_type: int
     creds: ApiCreds
     key: OrderKey  # the opened key with its address derived once (what orders are signed with)
+    signer: OrderSigner  # the key with the venue's exchange settings: signs, asks nothing
 
     @property
     def funder(self) -> str | None:
@@ -70,9 +72,14 @@ def account(user: User | UUID | str) -> VenueAccount:
         raise errors.WalletError("Signature type 3 needs the deposit wallet's funder address.")
     key = wallets.signer(wallet)
     private_key = "0x" + bytes(key).hex()
+    order_key = OrderKey(private_key)
+    funder = (wallet.funder_address
+              if wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET else None)
+    signer = OrderSigner.for_venue(venues.client().config, order_key,
+                                   signature_type=wallet.signature_type, funder=funder)
     return VenueAccount(wallet=wallet, private_key=private_key,
                         signature_type=wallet.signature_type,
-                        creds=_credentials(wallet, private_key), key=OrderKey(private_key))
+                        creds=_credentials(wallet, private_key), key=order_key, signer=signer)
 
 
 def maker_address(user: User | UUID | str) -> str:

@@ -12,11 +12,35 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from enum import StrEnum
 from operator import attrgetter
 from typing import Any
 
-BUY = "BUY"
-SELL = "SELL"
+
+class Side(StrEnum):
+    """A trade's or an order's side, as the venue writes it on the wire ("BUY", "SELL").
+
+    The one side type of the code: text from elsewhere (the API's "buy", a stored column)
+    becomes a ``Side`` once, where it comes in (``Side.parse``), and goes back to text only
+    where it goes out (``Side.BUY.lower()`` is the API's "buy").
+    """
+
+    BUY = "BUY"
+    SELL = "SELL"
+
+    @classmethod
+    def parse(cls, text: object) -> Side:
+        """The side named by ``text`` in any case; ValueError for anything else."""
+        if type(text) is cls:
+            return text
+        try:
+            return cls(str(text).strip().upper())
+        except ValueError:
+            raise ValueError(f"side must be BUY or SELL, not {text!r}") from None
+
+
+BUY = Side.BUY
+SELL = Side.SELL
 
 # Tick sizes the CLOB allows; anything else is a parsing or configuration error.
 ALLOWED_TICK_SIZES: frozenset[Decimal] = frozenset(

@@ -18,7 +18,7 @@ and times jobs out with SIGALRM, which cannot work for threads in one process.
 - Control jobs start and stop long-lived tasks (copy executors) in the host's
   nursery with ``start_task`` / ``stop_task``.
 - ``copytrade worker --drain`` asks a worker (on any machine) to do what SIGTERM does:
-  it sets ``identity.drain_key``, which the worker checks twice a second.
+  it sets ``worker_registry.drain_key``, which the worker checks twice a second.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ import trio
 
 from config import Settings
 from services import jobs as jobs_service
-from services import logs, metrics, redis_client
+from services import logs, metrics, redis_client, worker_registry
 from services import runtime as process_runtime
-from worker import identity, lifecycle, reasons
 from worker import jobs as job_table
+from worker import lifecycle, reasons
 
 log = logging.getLogger("copytrade.worker")
 
@@ -130,8 +130,8 @@ class WorkerHost:
         self.queues = [jobs_service.queue(name, prefix=settings.prefix,
                                           redis_connection=self.client)
                        for name in settings.queues]
-        self.identity = identity.WorkerIdentity(prefix=settings.prefix,
-                                                queue_names=[q.name for q in self.queues])
+        self.identity = worker_registry.WorkerIdentity(prefix=settings.prefix,
+                                                       queue_names=[q.name for q in self.queues])
         self.running: dict[str, RunningJob] = {}
         self.tasks: dict[str, LongTask] = {}
         self.abandoned_threads = 0
@@ -220,7 +220,7 @@ class WorkerHost:
 
     async def _drain_request_loop(self) -> None:
         """Drain when an operator asks (``copytrade worker --drain``), like SIGTERM."""
-        key = identity.drain_key(self.settings.prefix, self.name)
+        key = worker_registry.drain_key(self.settings.prefix, self.name)
         while True:
             await trio.sleep(DRAIN_POLL_SECONDS)
             try:

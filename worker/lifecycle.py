@@ -30,7 +30,7 @@ from rq.executions import Execution, ExecutionRegistry
 from rq.job import Job, JobStatus
 from rq.utils import current_timestamp, now, parse_composite_key, utcformat
 
-from worker import identity
+from services import worker_registry
 
 log = logging.getLogger(__name__)
 
@@ -110,10 +110,10 @@ def heartbeat(pipe: Any, claim: Claim, ttl: int) -> None:
 
 
 def _count(pipe: Any, worker_name: str, field: str, claim: Claim) -> None:
-    pipe.hincrby(identity.worker_key(worker_name), field, 1)
+    pipe.hincrby(worker_registry.worker_key(worker_name), field, 1)
     if claim.job.started_at and claim.job.ended_at:
         seconds = (claim.job.ended_at - claim.job.started_at).total_seconds()
-        pipe.hincrbyfloat(identity.worker_key(worker_name), "total_working_time", seconds)
+        pipe.hincrbyfloat(worker_registry.worker_key(worker_name), "total_working_time", seconds)
 
 
 def record_success(client: redis.Redis, claim: Claim, return_value: Any,
@@ -186,7 +186,7 @@ def reap_abandoned(client: redis.Redis, queues: Sequence[Queue]) -> list[str]:
             if score > current_timestamp():
                 owner = client.hget(Execution(execution_id, job_id, client).key, "worker_name")
                 # No execution record yet: a live worker is between claim and start.
-                if owner is None or identity.is_alive(client, owner.decode()):
+                if owner is None or worker_registry.is_alive(client, owner.decode()):
                     continue
             if requeue(client, queue, job_id, execution_id):
                 requeued.append(job_id)

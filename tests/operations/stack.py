@@ -12,8 +12,7 @@ from typing import Any
 
 import redis
 
-from services import copy_control
-from worker import identity
+from services import copy_leases, worker_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,14 +55,14 @@ class WorkerProcess:
 
     def _registered(self) -> str | None:
         assert self.proc.poll() is None, self.text()
-        for record in identity.list_workers(self.client, self.prefix):
+        for record in worker_registry.list_workers(self.client, self.prefix):
             if record["pid"] == str(self.proc.pid):
                 return record["id"]
         return None
 
     def leases(self) -> list[str]:
         """Targets whose lease this worker holds."""
-        base = copy_control.lease_key("", self.prefix)
+        base = copy_leases.lease_key("", self.prefix)
         return sorted(k.decode()[len(base):] for k in self.client.scan_iter(match=base + "*")
                       if self.client.get(k) == self.name.encode())
 

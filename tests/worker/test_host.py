@@ -8,9 +8,9 @@ import trio
 from rq.job import Job
 
 from services import jobs as jobs_service
+from services import worker_registry
 from tests.worker.conftest import run_host, status, wait_for
 from tests.worker.jobs_for_tests import marker
-from worker import identity
 from worker.host import WorkerHost
 
 
@@ -147,7 +147,7 @@ def test_worker_registers_its_identity_and_leaves_at_exit(settings, redis_conn):
     seen: list[list[dict[str, str]]] = []
 
     async def body(host: WorkerHost) -> None:
-        seen.append(await trio.to_thread.run_sync(identity.list_workers, redis_conn,
+        seen.append(await trio.to_thread.run_sync(worker_registry.list_workers, redis_conn,
                                                   settings.prefix))
         ttl = await trio.to_thread.run_sync(redis_conn.ttl, host.identity.key)
         assert 0 < ttl <= settings.worker_ttl
@@ -157,7 +157,7 @@ def test_worker_registers_its_identity_and_leaves_at_exit(settings, redis_conn):
     assert record["prefix"] == settings.prefix
     assert record["pid"].isdigit() and record["hostname"] and record["started_at"]
     assert record["queues"] == ",".join(f"{settings.prefix}{q}" for q in jobs_service.QUEUES)
-    assert identity.list_workers(redis_conn, settings.prefix) == []
+    assert worker_registry.list_workers(redis_conn, settings.prefix) == []
 
 
 def test_control_jobs_start_and_stop_a_long_lived_task(settings, redis_conn):

@@ -14,9 +14,9 @@ import pytest
 import redis
 
 from services import jobs as jobs_service
+from services import worker_registry
 from tests.worker.conftest import TEST_JOB_MODULE, run_host, status, wait_for, wait_status
 from tests.worker.jobs_for_tests import marker
-from worker import identity
 from worker.host import WorkerHost
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +49,7 @@ class WorkerProcess:
 
     def pid_registered(self) -> bool:
         return any(w["pid"] == str(self.proc.pid)
-                   for w in identity.list_workers(self.client, self.prefix))
+                   for w in worker_registry.list_workers(self.client, self.prefix))
 
     def text(self) -> str:
         self.output.flush()

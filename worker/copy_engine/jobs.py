@@ -11,9 +11,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from config import CopyEngineConfig
 from services.runtime import runtime
-from worker.copy_engine.engine import CopyEngine, EngineSettings
+from worker.copy_engine.engine import CopyEngine
 from worker.jobs import current_job, job, on_worker_start
 
 log = logging.getLogger("copytrade.copy_engine")
@@ -26,25 +25,11 @@ def engine_for(host: Any) -> CopyEngine | None:
     return _engines.get(host.name) if host is not None else None
 
 
-def engine_settings(config: CopyEngineConfig) -> EngineSettings:
-    """Engine timings from Settings (COPY_* variables; tests use short ones)."""
-    return EngineSettings(
-        lease_ms=config.lease_ms,
-        heartbeat_seconds=config.heartbeat_seconds,
-        sweep_seconds=config.sweep_seconds,
-        poll_seconds=config.poll_seconds,
-        backstop_poll_seconds=config.backstop_poll_seconds,
-        exit_check_seconds=config.exit_check_seconds,
-        stale_intent_seconds=config.stale_intent_seconds,
-        use_feed=config.use_feed,
-    )
-
-
 @on_worker_start("copy-engine")
 async def run_engine(host: Any) -> None:
     """Run this worker's copy engine until the worker stops."""
     engine = CopyEngine(host.name, host.client, host.settings.prefix,
-                        engine_settings(runtime().settings.engine))
+                        runtime().settings.engine)
     _engines[host.name] = engine
     try:
         await engine.run()

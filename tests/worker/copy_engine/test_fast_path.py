@@ -18,7 +18,8 @@ import trio
 from models.base import db
 from models.copying import CopyConfig
 from models.trading import Order, Trade
-from services import venues
+from services import copy_execution, venues
+from services.copy_intents import CopyIntentDraft
 from services.copying import Decision
 from tests.worker.copy_engine.conftest import (
     FAST,
@@ -28,7 +29,7 @@ from tests.worker.copy_engine.conftest import (
     settled,
     wait_for,
 )
-from worker.copy_engine import placement, store
+from worker.copy_engine import store
 from worker.copy_engine.engine import CopyEngine
 
 
@@ -63,14 +64,15 @@ def test_one_fill_fans_out_to_one_order_per_config_recorded_before_it_is_sent(
             assert Trade.get_by_id(intent.trade_id).order_id == order.id
 
 
-def _row(engine: CopyEngine, config, token: str, key: str, size: str = "5") -> dict:
-    """An intent row as the engine writes it, for a copy of ``size`` shares."""
+def _row(engine: CopyEngine, config, token: str, key: str, size: str = "5"
+         ) -> CopyIntentDraft:
+    """An intent draft as the engine writes it, for a copy of ``size`` shares."""
     from models.base import utcnow
 
     snapshot = store.load_configs([config.id])[0]
     decision = Decision(action="copy", token_id=token, side="BUY", size=Decimal(size),
                         price=Decimal("0.55"), usdc=Decimal("2.75"))
-    return engine._intent_row(snapshot, None, decision, utcnow(), "mirror", key)
+    return engine.executor.draft(snapshot, None, decision, utcnow(), "mirror", key)
 
 
 def _engine(redis_url: str, engine_prefix: str) -> CopyEngine:
@@ -86,19 +88,18 @@ def test_intents_and_their_order_records_are_written_all_or_nothing(
     async def main():
         engine.venue = venues.async_client()
         try:
-            await engine.open_accounts([trader.user.id])
-            quote = await engine.quote(market.yes)
+            await engine.wallets.open([trader.user.id])
+            quote = await engine.quotes.quote(market.yes)
             first = [_row(engine, config, market.yes, "fill-1")]
-            tickets = [placement.Ticket(row=first[0], user_id=trader.user.id)]
-            placement.prepare(tickets, quote, engine.accounts)
-            assert placement.record(first, tickets, quote) == first
+            tickets = [copy_execution.Ticket(first[0])]
+            copy_execution.prepare(tickets, quote, engine.wallets.accounts)
+            assert copy_execution.record(first, tickets, quote) == first
             # A second fill whose order record collides with the stored one (same signed
             # order): the transaction fails, and the second fill's intent is not kept.
             second = [_row(engine, config, market.yes, "fill-2")]
-            again = [placement.Ticket(row=second[0], user_id=trader.user.id,
-                                      prepared=tickets[0].prepared)]
+            again = [copy_execution.Ticket(second[0], prepared=tickets[0].prepared)]
             with pytest.raises(peewee.IntegrityError):
-                placement.record(second, again, quote)
+                copy_execution.record(second, again, quote)
         finally:
             await engine.venue.aclose()
 
@@ -120,13 +121,13 @@ def test_concurrent_batches_of_one_fill_send_one_order_per_config(
     async def main():
         engine.venue = venues.async_client()
         try:
-            await engine.open_accounts([t.user.id for t in traders])
-            quote = await engine.quote(market.yes)
+            await engine.wallets.open([t.user.id for t in traders])
+            quote = await engine.quotes.quote(market.yes)
             key = f"0x{secrets.token_hex(8)}|{market.yes}|BUY|{target}"
             batches = [[_row(engine, c, market.yes, key) for c in configs] for _ in range(3)]
             async with trio.open_nursery() as nursery:
                 for rows in batches:  # the same target trade decided three times at once
-                    nursery.start_soon(engine.execute, snapshots, rows, quote)
+                    nursery.start_soon(engine.executor.execute, snapshots, rows, quote)
         finally:
             await engine.venue.aclose()
 
@@ -150,7 +151,7 @@ def test_a_stale_short_estimate_is_checked_at_the_venue_and_a_real_shortage_skip
     async def scenario(engines):
         engine = engines[0]
         await owned(engine, target)
-        slot = engine.accounts.get(late.user.id)
+        slot = engine.wallets.accounts.get(late.user.id)
         seen["before"] = slot.available if slot else None
         venue_control.fund(late.address, "100")  # a deposit the estimate has not seen
         await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
@@ -177,21 +178,21 @@ def test_opened_accounts_live_only_while_their_configs_run_here(
         engine = engines[0]
         kept["engine"] = engine
         await owned(engine, target)
-        slot = engine.accounts.get(trader.user.id)
+        slot = engine.wallets.accounts.get(trader.user.id)
         assert slot is not None and slot.account.key.address == trader.address
         secret = slot.account.private_key.removeprefix("0x")
         assert secret not in repr(slot) and secret not in repr(slot.account.key)
-        assert other.user.id not in engine.accounts
+        assert other.user.id not in engine.wallets.accounts
         with db.connection_context():
             CopyConfig.update(is_active=False).where(CopyConfig.id == config.id).execute()
         engine.wake()
 
         def dropped() -> bool:
-            return trader.user.id not in engine.accounts
+            return trader.user.id not in engine.wallets.accounts
         await wait_for(dropped)
 
     run_engines(scenario)
-    assert len(kept["engine"].accounts) == 0  # nothing stays open once the engine stopped
+    assert len(kept["engine"].wallets.accounts) == 0  # nothing stays open once the engine stopped
 
 
 def test_the_place_limiter_bounds_the_orders_in_flight(
@@ -201,8 +202,12 @@ def test_the_place_limiter_bounds_the_orders_in_flight(
     engine = _engine(redis_url, engine_prefix)
     peaks: dict[int, int] = {}
 
-    async def send_all(tickets: list[placement.Ticket], tokens: int) -> None:
-        limiter = engine._place_limiter = trio.CapacityLimiter(tokens)
+    async def send(ticket: copy_execution.Ticket) -> None:
+        assert ticket.prepared is not None
+        ticket.sent_at, ticket.answer = await engine.executor.send(ticket.prepared)
+
+    async def send_all(tickets: list[copy_execution.Ticket], tokens: int) -> None:
+        limiter = engine.executor.place_limiter = trio.CapacityLimiter(tokens)
         done = trio.Event()
 
         async def watch() -> None:  # samples the sends in flight at every scheduler pass
@@ -214,21 +219,20 @@ def test_the_place_limiter_bounds_the_orders_in_flight(
             nursery.start_soon(watch)
             async with trio.open_nursery() as sends:
                 for ticket in tickets:
-                    sends.start_soon(engine._send, ticket)
+                    sends.start_soon(send, ticket)
             done.set()
         assert limiter.borrowed_tokens == 0  # every slot given back
 
     async def main():
         engine.venue = venues.async_client()
         try:
-            await engine.open_accounts([t.user.id for t in traders])
-            quote = await engine.quote(market.yes)
+            await engine.wallets.open([t.user.id for t in traders])
+            quote = await engine.quotes.quote(market.yes)
             for tokens in (1, 3):
                 rows = [_row(engine, c, market.yes, f"fill-{tokens}") for c in configs]
-                tickets = [placement.Ticket(row=row, user_id=t.user.id)
-                           for row, t in zip(rows, traders, strict=True)]
-                placement.prepare(tickets, quote, engine.accounts)
-                assert placement.record(rows, tickets, quote) == rows
+                tickets = [copy_execution.Ticket(row) for row in rows]
+                copy_execution.prepare(tickets, quote, engine.wallets.accounts)
+                assert copy_execution.record(rows, tickets, quote) == rows
                 with trio.fail_after(30):
                     await send_all(tickets, tokens)
                 for ticket in tickets:

@@ -11,9 +11,10 @@ import trio
 from models.base import db
 from models.copying import CopyConfig, CopyPosition
 from models.trading import Order, PaperTrade
+from services import copy_intents
+from services.copy_intents import CopyIntentDraft
 from tests.worker.copy_engine.conftest import inject, intents_of, owned, settled, wait_for
-from worker.copy_engine import store
-from worker.copy_engine.engine import CopyEngine, EngineSettings, TargetRuntime
+from worker.copy_engine.engine import CopyEngine, EngineSettings
 
 
 def _orders_from(venue_control, address: str) -> list[dict]:
@@ -148,9 +149,9 @@ def test_feed_and_polling_see_a_fill_once(run_engines, make_config, trader, mark
         await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
         await wait_for(settled(config))
         rt = engine.targets[target]
-        assert await engine.poll_once(rt) == 0  # already seen (feed or poll): not again
+        assert await rt.poll_once() == 0  # already seen (feed or poll): not again
         rt.seen.clear()  # a restarted engine forgets; the database still refuses a second
-        await engine.poll_once(rt)
+        await rt.poll_once()
         await trio.sleep(1)
 
     run_engines(scenario)
@@ -163,19 +164,19 @@ def test_intent_insert_is_exactly_once(bound_db, make_config, trader, target):
 
     from models.base import utcnow
 
-    def row() -> dict:
+    def row() -> CopyIntentDraft:
         now = utcnow()
-        return {"id": uuid.uuid4(), "config": config.id, "user_id": trader.user.id,
-                "kind": "mirror", "target_trade_key": "0xabc|1|BUY|" + target,
-                "target_address": target, "token_id": "1", "status": "pending",
-                "seen_at": now, "created_at": now}
+        return CopyIntentDraft(id=uuid.uuid4(), config_id=config.id, user_id=trader.user.id,
+                               kind="mirror", target_trade_key="0xabc|1|BUY|" + target,
+                               target_address=target, token_id="1", status="pending",
+                               seen_at=now, created_at=now)
 
-    assert len(store.insert_intents([row()])) == 1
-    assert store.insert_intents([row()]) == []
+    assert len(copy_intents.insert([row()])) == 1
+    assert copy_intents.insert([row()]) == []
     CopyConfig.update(is_active=False).where(CopyConfig.id == config.id).execute()
     fresh = row()
-    fresh["target_trade_key"] = "other"
-    assert store.insert_intents([fresh]) == []  # a stopped config takes no new decision
+    fresh.target_trade_key = "other"
+    assert copy_intents.insert([fresh]) == []  # a stopped config takes no new decision
 
 
 def test_edits_apply_to_the_running_executor(run_engines, make_config, trader, market, target,
@@ -280,12 +281,12 @@ def test_backstop_polls_hold_off_while_a_fill_is_being_copied(
                                 "delay": "2.5", "count": 1}, expect=201))
         await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
         with trio.fail_after(10):
-            while engine._copying == 0:
+            while engine.executor.copying == 0:
                 await trio.sleep(0.01)
         await trio.sleep(0.3)  # a poll already past the gate when the fill came finishes
         before = engine.stats.poll_requests
         await trio.sleep(1.5)  # longer than the backstop interval (1 s)
-        assert engine._copying == 1
+        assert engine.executor.copying == 1
         assert engine.stats.poll_requests == before
         assert not gc.isenabled()  # collection waits for the copy too...
         await wait_for(settled(config))
@@ -301,13 +302,13 @@ def test_backstop_polling_is_capped_per_second_across_targets(redis_url, engine_
     settings = EngineSettings(backstop_poll_seconds=5.0, backstop_polls_per_second=20.0,
                               poll_seconds=1.0)
     engine = CopyEngine("capped", redis.Redis.from_url(redis_url), engine_prefix, settings)
-    engine.targets = {f"0x{i:040x}": TargetRuntime(address=f"0x{i:040x}") for i in range(1000)}
+    engine.targets = {f"0x{i:040x}": engine.watcher_for(f"0x{i:040x}") for i in range(1000)}
     engine.feed_connected = False
-    assert engine._poll_delay() == 1.0  # no feed: every target polled every second
+    assert engine.poll_delay() == 1.0  # no feed: every target polled every second
     engine.feed_connected = True
-    assert engine._poll_delay() == 50.0  # 1,000 targets at 20 polls/s in all
+    assert engine.poll_delay() == 50.0  # 1,000 targets at 20 polls/s in all
     engine.targets = dict(list(engine.targets.items())[:10])
-    assert engine._poll_delay() == 5.0
+    assert engine.poll_delay() == 5.0
 
 
 def test_later_fills_in_a_token_are_priced_from_the_market_channel(
@@ -323,7 +324,7 @@ def test_later_fills_in_a_token_are_priced_from_the_market_channel(
         await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
         await wait_for(settled(config))
         assert engine.stats.book_requests >= 1
-        followed = await engine.books.wait_synced(market.yes, 5)
+        followed = await engine.quotes.books.wait_synced(market.yes, 5)
         venue_book = await engine.venue.clob.book(market.yes)
         assert (followed.bids, followed.asks) == (venue_book.bids, venue_book.asks)
         assert followed.min_order_size == venue_book.min_order_size  # seeded from REST

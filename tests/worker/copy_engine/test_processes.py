@@ -18,7 +18,7 @@ import redis
 from models.base import db
 from models.copying import CopyIntent
 from models.trading import Order
-from services import copy_control
+from services import copy_leases
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -88,7 +88,7 @@ def wait(check: Callable[[], Any], timeout: float = 30.0, what: str = "", worker
 
 
 def lease_owner(redis_url: str, prefix: str, target: str) -> str | None:
-    raw = redis.Redis.from_url(redis_url).get(copy_control.lease_key(target, prefix))
+    raw = redis.Redis.from_url(redis_url).get(copy_leases.lease_key(target, prefix))
     return raw.decode() if raw else None
 
 

@@ -5,6 +5,7 @@ Against the shared sandbox venue over real HTTP and both databases.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from datetime import timedelta
 from decimal import Decimal
@@ -14,10 +15,9 @@ import trio
 from models.base import db, utcnow
 from models.copying import CopyIntent, CopyPosition
 from models.trading import Order, Trade
-from services import orders, venues
+from services import copy_execution, copy_intents, copy_positions, orders, venues
 from services.copying import Holding
 from tests.worker.copy_engine.test_fast_path import _engine, _row
-from worker.copy_engine import placement, store
 
 
 def _position(config_id, token: str, paper: bool = False) -> CopyPosition:
@@ -30,24 +30,24 @@ def test_a_fills_copies_settle_together_and_a_reconciled_order_keeps_its_record(
     traders = [make_trader() for _ in range(3)]
     configs = [make_config(t.user, target) for t in traders]
     engine = _engine(redis_url, engine_prefix)
-    fills: list[list[placement.Ticket]] = []
+    fills: list[list[copy_execution.Ticket]] = []
     reconciled: list[Order] = []
     first_fills: list = []
 
     async def main():
         engine.venue = venues.async_client()
         try:
-            await engine.open_accounts([t.user.id for t in traders])
-            quote = await engine.quote(market.yes)
+            await engine.wallets.open([t.user.id for t in traders])
+            quote = await engine.quotes.quote(market.yes)
             for number in range(2):
                 key = f"0x{secrets.token_hex(8)}|{market.yes}|BUY|{target}"
-                rows = [{**_row(engine, c, market.yes, key, size=str(5 + i)),
-                         "condition_id": market.condition_id, "market_slug": market.slug,
-                         "outcome": "Yes"} for i, c in enumerate(configs)]
-                tickets = [placement.Ticket(row=row, user_id=t.user.id)
-                           for row, t in zip(rows, traders, strict=True)]
-                placement.prepare(tickets, quote, engine.accounts)
-                assert placement.record(rows, tickets, quote) == rows
+                rows = [dataclasses.replace(
+                    _row(engine, c, market.yes, key, size=str(5 + i)),
+                    condition_id=market.condition_id, market_slug=market.slug, outcome="Yes")
+                    for i, c in enumerate(configs)]
+                tickets = [copy_execution.Ticket(row) for row in rows]
+                copy_execution.prepare(tickets, quote, engine.wallets.accounts)
+                assert copy_execution.record(rows, tickets, quote) == rows
                 for ticket in tickets:
                     assert ticket.prepared is not None
                     ticket.sent_at = utcnow()
@@ -58,7 +58,7 @@ def test_a_fills_copies_settle_together_and_a_reconciled_order_keeps_its_record(
                     reconciled.append(orders.reconcile(first.order.id,
                                                        acct=first.prepared.acct))
                     first_fills.append(Trade.get_by_id(first.order.id).filled_at)
-                placement.settle(tickets, {})
+                copy_execution.settle(tickets)
                 fills.append(tickets)
         finally:
             await engine.venue.aclose()
@@ -69,18 +69,18 @@ def test_a_fills_copies_settle_together_and_a_reconciled_order_keeps_its_record(
         for ticket in tickets:
             assert ticket.order is not None and ticket.outcome is not None
             order = Order.get_by_id(ticket.order.id)
-            intent = CopyIntent.get_by_id(ticket.row["id"])
-            assert order.status == "matched" and order.filled_size == ticket.row["size"]
+            intent = CopyIntent.get_by_id(ticket.draft.id)
+            assert order.status == "matched" and order.filled_size == ticket.draft.size
             assert (intent.status, intent.order_id, intent.trade_id) == (
                 "filled", order.order_hash, order.id)
             assert (intent.filled_size, intent.fee) == (order.filled_size, order.fee)
             assert intent.filled_price == order.filled_value / order.filled_size
-            assert intent.latency_ms == int((ticket.sent_at - ticket.row["seen_at"])
+            assert intent.latency_ms == int((ticket.sent_at - ticket.draft.seen_at)
                                             .total_seconds() * 1000)
             trade = Trade.get_by_id(order.id)
             assert (trade.status, trade.filled_size, trade.filled_value) == (
                 "filled", order.filled_size, order.filled_value)
-            config_id = ticket.row["config"]
+            config_id = ticket.draft.config_id
             before = held[config_id]
             held[config_id] = Holding(before.shares + order.filled_size,
                                       before.cost_usdc + order.filled_value)
@@ -111,14 +111,14 @@ def test_positions_applied_in_one_batch_equal_one_at_a_time(bound_db, make_confi
              (False, live, "SELL", "100", "6.0000001"), (False, live, "BUY", "2", "1.1"),
              (False, other, "SELL", "0.5", "0.3")]
     for config in (batched, single):  # a position stored before the batch
-        store.apply_position(config.id, False, other, "BUY", Decimal("2.25"), Decimal("1"),
+        copy_positions.apply_position(config.id, False, other, "BUY", Decimal("2.25"), Decimal("1"),
                              condition_id="0xc", market_slug="slug", outcome="Yes")
 
-    results = store.apply_positions([
-        store.PositionFill(batched.id, paper, token, side, Decimal(shares), Decimal(usdc),
+    results = copy_positions.apply_positions([
+        copy_positions.PositionFill(batched.id, paper, token, side, Decimal(shares), Decimal(usdc),
                            condition_id="0xc", market_slug="slug", outcome="Yes")
         for paper, token, side, shares, usdc in moves])
-    expected = [store.apply_position(single.id, paper, token, side, Decimal(shares),
+    expected = [copy_positions.apply_position(single.id, paper, token, side, Decimal(shares),
                                      Decimal(usdc), condition_id="0xc", market_slug="slug",
                                      outcome="Yes")
                 for paper, token, side, shares, usdc in moves]
@@ -139,29 +139,28 @@ def test_intents_settled_together_keep_each_outcome_exactly(bound_db, make_confi
     config = make_config(trader.user, target)
     engine = _engine(redis_url, engine_prefix)
     rows = [_row(engine, config, "1234", f"fill-{i}") for i in range(4)]
-    assert store.insert_intents(rows) == rows
+    assert copy_intents.insert(rows) == rows
     now = utcnow()
     outcomes = [
         {"status": "filled", "sent_at": now, "latency_ms": 12, "order_id": "0x" + "ab" * 32,
-         "trade_id": rows[0]["id"], "filled_size": Decimal("10.123456789"),
+         "trade_id": rows[0].id, "filled_size": Decimal("10.123456789"),
          "filled_price": Decimal("0.51230000"), "fee": Decimal("0.000001"),
          "settled_at": now + timedelta(milliseconds=3)},
         {"status": "failed", "sent_at": now, "latency_ms": 9, "order_id": None,
          "trade_id": None, "reason": "insufficient_balance",
          "detail": "not enough balance / allowance", "settled_at": now},
         {"status": "filled", "sent_at": now, "latency_ms": 0, "order_id": "0x" + "cd" * 32,
-         "trade_id": rows[2]["id"], "filled_size": Decimal(0), "filled_price": None,
+         "trade_id": rows[2].id, "filled_size": Decimal(0), "filled_price": None,
          "fee": Decimal(0), "settled_at": now},
         {"status": "sent", "sent_at": now, "latency_ms": 40},
     ]
-    store.settle_intents([(row["id"], changes) for row, changes in zip(rows, outcomes,
+    copy_intents.settle_many([(row.id, changes) for row, changes in zip(rows, outcomes,
                                                                         strict=True)])
     with db.connection_context():
         for row, changes in zip(rows, outcomes, strict=True):
-            intent = CopyIntent.get_by_id(row["id"])
+            intent = CopyIntent.get_by_id(row.id)
             for name, value in changes.items():
                 assert getattr(intent, name) == value, name
                 if isinstance(value, Decimal):
                     assert str(getattr(intent, name)) == str(value), name
-            assert intent.size == row["size"] and intent.target_trade_key == row[
-                "target_trade_key"]
+            assert intent.size == row.size and intent.target_trade_key == row.target_trade_key

@@ -1,8 +1,15 @@
-"""Target leases in Redis (blocking calls; the engine runs them in threads).
+"""Who runs which copy target, in Redis: target leases and copy engines' heartbeats.
+
+Every active config is run by the worker whose copy engine holds the lease on the
+config's target wallet (``<REDIS_PREFIX>copy:lease:<target>``, value = engine name, a few
+seconds of TTL renewed every second). Leasing by target keeps one watcher per target
+across the whole deployment, and makes each config owned by exactly one worker. A dead
+worker stops renewing; its leases expire and another engine claims them on its next sweep.
 
 A lease is ``SET <prefix>copy:lease:<target> <engine> NX PX <ttl>``; renewals and
 releases run as Lua scripts that only touch keys still holding this engine's name, so
-an engine can never renew or drop a lease another engine took over.
+an engine can never renew or drop a lease another engine took over. The calls block
+(the engine runs them in threads); the operator's commands use the same key layout.
 
 An operator moves a target (``copytrade executors move``) with ``move_target``: the lease
 is handed to another live engine (same remaining TTL) and ``<prefix>copy:moved:<target>``
@@ -20,6 +27,81 @@ from collections.abc import Sequence
 import redis
 
 from services import copy_control
+
+# Renew this engine's leases; one that expired while nobody else took it is taken back
+# (a late heartbeat is not a reason to drop a target no one else runs).
+LEASE_SCRIPT_RENEW = """
+local renewed = {}
+for i, key in ipairs(KEYS) do
+  local holder = redis.call('GET', key)
+  if holder == ARGV[1] then
+    redis.call('PEXPIRE', key, ARGV[2])
+    renewed[#renewed + 1] = i
+  elseif not holder then
+    redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
+    renewed[#renewed + 1] = i
+  end
+end
+return renewed
+"""
+
+LEASE_SCRIPT_RELEASE = """
+local released = 0
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then
+    redis.call('DEL', key)
+    released = released + 1
+  end
+end
+return released
+"""
+
+
+def _prefix(key_prefix: str | None) -> str:
+    return key_prefix if key_prefix is not None else copy_control.prefix()
+
+
+def lease_key(target: str, key_prefix: str | None = None) -> str:
+    """The Redis key of a target's lease."""
+    return f"{_prefix(key_prefix)}copy:lease:{target.lower()}"
+
+
+def engine_key(name: str, key_prefix: str | None = None) -> str:
+    """The Redis hash of a copy engine's heartbeat."""
+    return f"{_prefix(key_prefix)}copy:engine:{name}"
+
+
+def engines_key(key_prefix: str | None = None) -> str:
+    """The set of copy engine names of this deployment."""
+    return f"{_prefix(key_prefix)}copy:engines"
+
+
+def owner_of_target(target: str) -> str | None:
+    """The engine (worker) name holding the target's lease, or None."""
+    raw = copy_control.connection().get(lease_key(target))
+    return raw.decode() if raw else None
+
+
+def engine_heartbeat(name: str) -> str | None:
+    """When the engine last heartbeated (ISO time), None when it is gone."""
+    raw = copy_control.connection().hget(engine_key(name), "heartbeat_at")
+    return raw.decode() if raw else None
+
+
+def live_engines(client: redis.Redis, key_prefix: str) -> list[str]:
+    """Names of engines whose heartbeat has not expired (expired ones are forgotten)."""
+    names = sorted(n.decode() for n in client.smembers(engines_key(key_prefix)))
+    if not names:
+        return []
+    with client.pipeline() as pipe:
+        for name in names:
+            pipe.exists(engine_key(name, key_prefix))
+        alive = pipe.execute()
+    dead = [n for n, ok in zip(names, alive, strict=True) if not ok]
+    if dead:
+        client.srem(engines_key(key_prefix), *dead)
+    return [n for n, ok in zip(names, alive, strict=True) if ok]
+
 
 # Hand the lease to ARGV[1] for what remains of it; remember the holder so it stays away.
 MOVE_SCRIPT = """
@@ -42,7 +124,7 @@ def move_target(client: redis.Redis, prefix: str, target: str, to_engine: str,
                 hold_off_ms: int) -> str | None:
     """Hand ``target``'s lease from its holder to engine ``to_engine``; the old holder."""
     holder = client.register_script(MOVE_SCRIPT)(
-        keys=[copy_control.lease_key(target, prefix), moved_key(target, prefix)],
+        keys=[lease_key(target, prefix), moved_key(target, prefix)],
         args=[to_engine, hold_off_ms])
     if holder:
         announce(client, prefix)
@@ -62,12 +144,12 @@ class TargetLeases:
         self.prefix = prefix
         self.owner = owner
         self.ttl_ms = ttl_ms
-        self._renew = client.register_script(copy_control.LEASE_SCRIPT_RENEW)
-        self._release = client.register_script(copy_control.LEASE_SCRIPT_RELEASE)
+        self._renew = client.register_script(LEASE_SCRIPT_RENEW)
+        self._release = client.register_script(LEASE_SCRIPT_RELEASE)
 
     def key(self, target: str) -> str:
         """The lease key of ``target``."""
-        return copy_control.lease_key(target, self.prefix)
+        return lease_key(target, self.prefix)
 
     def holders(self, targets: Sequence[str]) -> dict[str, str | None]:
         """Who holds each target's lease now (None: nobody)."""
@@ -109,20 +191,20 @@ class TargetLeases:
 
     def heartbeat(self, fields: dict[str, str]) -> None:
         """Announce this engine alive for one lease period."""
-        key = copy_control.engine_key(self.owner, self.prefix)
+        key = engine_key(self.owner, self.prefix)
         with self.client.pipeline() as pipe:
             pipe.hset(key, mapping=fields)
             pipe.pexpire(key, self.ttl_ms)
-            pipe.sadd(copy_control.engines_key(self.prefix), self.owner)
+            pipe.sadd(engines_key(self.prefix), self.owner)
             pipe.execute()
 
     def unregister(self) -> None:
         """Leave the engine set at once (so others rebalance without waiting for expiry)."""
         with self.client.pipeline() as pipe:
-            pipe.delete(copy_control.engine_key(self.owner, self.prefix))
-            pipe.srem(copy_control.engines_key(self.prefix), self.owner)
+            pipe.delete(engine_key(self.owner, self.prefix))
+            pipe.srem(engines_key(self.prefix), self.owner)
             pipe.execute()
 
     def live_engines(self) -> list[str]:
         """Engines heartbeating now."""
-        return copy_control.live_engines(self.client, self.prefix)
+        return live_engines(self.client, self.prefix)

@@ -1,0 +1,68 @@
+"""``OrderSigner``: one wallet's key and the venue's exchange settings, signing orders.
+
+Pure: no HTTP client, no database. The market's tick size and neg-risk flag come from the
+caller (who read the book and the market), so signing never asks the venue anything; the
+same signer serves the copy engine (opened once per copier) and the order service.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from venue.config import VenueConfig
+from venue.models import Side
+from venue.signing import (
+    SIGNATURE_TYPE_EOA,
+    OrderKey,
+    SignedOrder,
+    build_signed_market_order,
+    build_signed_order,
+)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class OrderSigner:
+    """Signs V2 orders for one wallet (maker/signer per its signature type) on one venue."""
+
+    key: OrderKey
+    chain_id: int
+    signature_type: int = SIGNATURE_TYPE_EOA
+    funder: str | None = None  # the maker when not the key's own address (deposit wallet)
+    exchange_address: str | None = None  # None: the exchange table of ``chain_id``
+    neg_risk_exchange_address: str | None = None
+
+    @classmethod
+    def for_venue(cls, config: VenueConfig, key: OrderKey, *,
+                  signature_type: int = SIGNATURE_TYPE_EOA,
+                  funder: str | None = None) -> OrderSigner:
+        """A signer for ``key`` on the venue ``config`` describes (its chain and exchanges)."""
+        return cls(key=key, chain_id=config.chain_id, signature_type=signature_type,
+                   funder=funder, exchange_address=config.exchange_address,
+                   neg_risk_exchange_address=config.neg_risk_exchange_address)
+
+    def limit(self, token_id: str, side: Side, price: Decimal, size: Decimal, *,
+              tick_size: Decimal, neg_risk: bool, order_type: str = "GTC",
+              expiration: int = 0) -> SignedOrder:
+        """Sign a limit order for ``size`` shares at ``price``; ValueError if it cannot be."""
+        return build_signed_order(
+            self.key, self.chain_id, token_id, side, price, size, order_type, tick_size,
+            neg_risk, self.signature_type, self.funder, expiration,
+            exchange_address=self.exchange_address,
+            neg_risk_exchange_address=self.neg_risk_exchange_address)
+
+    def market(self, token_id: str, side: Side, amount: Decimal, worst_price: Decimal, *,
+               tick_size: Decimal, neg_risk: bool, order_type: str = "FOK") -> SignedOrder:
+        """Sign a FOK/FAK order (BUY: pUSD to spend; SELL: shares); ValueError if it cannot be."""
+        return build_signed_market_order(
+            self.key, self.chain_id, token_id, side, amount, worst_price, order_type,
+            tick_size, neg_risk, self.signature_type, self.funder,
+            exchange_address=self.exchange_address,
+            neg_risk_exchange_address=self.neg_risk_exchange_address)
+
+    def __repr__(self) -> str:
+        return (f"OrderSigner(chain_id={self.chain_id}, "
+                f"signature_type={self.signature_type}, key=<hidden>)")
+
+
+__all__ = ["OrderSigner"]

@@ -1,0 +1,114 @@
+"""``CopierWallets``: the copiers' opened accounts and collateral estimates, kept fresh.
+
+An engine opens (decrypts) a copier's venue account once, when a live config of that user
+starts running here, keeps it only in memory (``services.copier_accounts``), re-opens it
+every ``account_reopen_seconds`` and drops it when none of the user's configs runs here
+any more (and all of them when the engine stops). The collateral estimates are re-read
+from the venue every ``wallet_refresh_seconds``, and at once for a copy the estimate says
+a wallet cannot pay.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+from uuid import UUID
+
+import trio
+
+from services import venue_accounts
+from services.copier_accounts import AccountCache, WalletSlot
+from venue.client import AsyncVenueClient
+from venue.errors import VenueError, VenueNotFound
+from worker.copy_engine.settings import EngineSettings
+
+log = logging.getLogger("copytrade.copy_engine")
+
+
+class CopierWallets:
+    """The opened accounts of the copiers whose live configs run here (owns the refresh task)."""
+
+    def __init__(self, name: str, settings: EngineSettings,
+                 db: Callable[..., Any], limiter: trio.CapacityLimiter,
+                 users: Callable[[], set[UUID]]) -> None:
+        self.name = name
+        self.settings = settings
+        self.accounts = AccountCache(settings.wallet_refresh_seconds,
+                                     settings.account_reopen_seconds)
+        self.venue: AsyncVenueClient | None = None
+        self._db = db
+        self._limiter = limiter  # shared with the targets' polls (one connection pool)
+        self._users = users  # the users with live configs running here now
+
+    def retain(self) -> None:
+        """Forget the opened accounts of users none of whose live configs runs here now."""
+        self.accounts.retain(self._users())
+
+    def clear(self) -> None:
+        """Forget every opened account (the engine stops)."""
+        self.accounts.clear()
+
+    async def open(self, user_ids: Iterable[UUID]) -> None:
+        """Open (decrypt) the venue accounts of these copiers once, and read their balances."""
+        missing = self.accounts.missing(user_ids)
+        if not missing:
+            return
+
+        def open_all() -> dict[UUID, venue_accounts.VenueAccount]:
+            opened = {}
+            for user_id in missing:
+                try:
+                    opened[user_id] = venue_accounts.account(user_id)
+                except Exception as exc:  # placing will report it on the intent
+                    log.warning("engine %s: cannot open the account of user %s: %s",
+                                self.name, user_id, type(exc).__name__)
+            return opened
+
+        opened = await self._db(open_all)
+        keep = self._users()
+        for user_id, account in opened.items():
+            if user_id in keep:
+                self.accounts.put(user_id, account)
+        await self.refresh([u for u in opened if u in keep])
+
+    async def refresh(self, user_ids: Iterable[UUID]) -> None:
+        """Re-read the venue's collateral figure of these copiers (concurrently, bounded)."""
+        slots = [(u, s) for u in user_ids if (s := self.accounts.get(u)) is not None]
+        async with trio.open_nursery() as nursery:
+            for user_id, slot in slots:
+                nursery.start_soon(self._refresh_one, user_id, slot)
+
+    async def _refresh_one(self, user_id: UUID, slot: WalletSlot) -> None:
+        assert self.venue is not None
+        account = slot.account
+        started = self.accounts.now()
+        try:
+            async with self._limiter:
+                balance = await self.venue.clob.balance_allowance(
+                    account.creds, asset_type="COLLATERAL",
+                    signature_type=account.signature_type)
+        except VenueNotFound:  # a venue without the endpoint: the chain's figure
+            try:
+                balance = await trio.to_thread.run_sync(venue_accounts.collateral_balance,
+                                                        account)
+            except Exception as exc:
+                log.warning("engine %s: balance of user %s: %s", self.name, user_id, exc)
+                return
+        except VenueError as exc:
+            log.warning("engine %s: balance of user %s: %s", self.name, user_id, exc)
+            return
+        slot.refreshed(balance, started)
+
+    async def run(self) -> None:
+        """Keep collateral estimates fresh and re-open accounts now and then, until cancelled."""
+        while True:
+            await trio.sleep(max(0.5, self.settings.wallet_refresh_seconds / 3))
+            try:
+                await self.open(self._users())
+                await self.refresh([u for u, _ in self.accounts.stale()])
+            except Exception:
+                log.exception("engine %s: refreshing accounts failed", self.name)
+
+
+__all__ = ["CopierWallets"]

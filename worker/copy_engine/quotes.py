@@ -1,0 +1,91 @@
+"""``QuoteSource``: what a decision reads about a token, its market (cached) and live book.
+
+Books come from the CLOB market channel once the engine follows a token, else from
+``GET /book``, after which the token is followed (the channel's book is used only while
+it is known to be in sync). At most ``max_watched_books`` tokens are followed; the least
+recently quoted is dropped first.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import trio
+
+from services import copying, order_plan
+from services.copy_execution import Quote
+from services.copying import MarketView
+from venue.client import AsyncVenueClient
+from venue.market_feed import BookFeed
+from venue.models import OrderBook
+from worker.copy_engine.settings import EngineSettings, EngineStats
+
+
+class QuoteSource:
+    """Markets and live books for the engine's decisions (owns the market-channel task)."""
+
+    def __init__(self, settings: EngineSettings, stats: EngineStats) -> None:
+        self.settings = settings
+        self.stats = stats
+        self.venue: AsyncVenueClient | None = None
+        self.books: BookFeed | None = None
+        self._watched: OrderedDict[str, None] = OrderedDict()  # least recently quoted first
+
+    async def run(self) -> None:
+        """Follow books on the market channel until cancelled."""
+        assert self.venue is not None
+        async with self.venue.book_feed() as books:
+            self.books = books
+            try:
+                await trio.sleep_forever()
+            finally:
+                self.books = None
+                self._watched.clear()
+
+    async def book(self, token_id: str) -> OrderBook:
+        """The token's live book: from the market channel when it follows the token, else
+        read now (and followed from then on, so the next fill in it skips the read)."""
+        assert self.venue is not None
+        books = self.books
+        book = books.book(token_id) if books is not None else None
+        if book is not None:
+            self.stats.book_hits += 1
+            self._watched.move_to_end(token_id)
+            return book
+        book = await self.venue.clob.book(token_id)
+        self.stats.book_requests += 1
+        if books is not None and self.books is books:
+            books.seed(book)  # the channel's books lack the minimum size and neg-risk flag
+            if token_id not in self._watched:
+                books.watch([token_id])
+            self._watched[token_id] = None
+            self._watched.move_to_end(token_id)
+            while len(self._watched) > self.settings.max_watched_books:
+                stale, _ = self._watched.popitem(last=False)
+                books.unwatch([stale])
+        return book
+
+    async def quote(self, token_id: str) -> Quote:
+        """The token's market (cached) with the live book: what deciding and placing need."""
+        assert self.venue is not None
+        market = await self.venue.gamma.market_by_token(token_id)
+        book = await self.book(token_id)
+        names = [n for tag in market.tags for n in (tag.label, tag.slug) if n]
+        view = MarketView(
+            category=market.tags[0].label if market.tags else "",
+            tick_size=book.tick_size or market.tick_size or copying.DEFAULT_TICK,
+            min_order_size=book.min_order_size or market.min_order_size
+            or copying.DEFAULT_MIN_SIZE,
+            best_bid=book.best_bid, best_ask=book.best_ask,
+            accepting_orders=market.accepting_orders and not market.closed,
+            categories=copying.normalise_categories(names))
+        return Quote(view=view, book=book, info=order_plan.market_info_from(token_id, market,
+                                                                             book),
+                     market=market)
+
+    async def market_view(self, token_id: str) -> MarketView:
+        """Category and limits (cached) with the live top of the book."""
+        return (await self.quote(token_id)).view
+
+
+__all__ = ["QuoteSource"]

@@ -1,0 +1,191 @@
+"""``TargetWatcher``: one owned target wallet's fills, detected once and handled in order.
+
+Fills come in from the global RTDS feed (the engine fans them in with ``offer``) and from
+Data API ``/activity`` polling since the persisted cursor minus an overlap window; both
+are de-duplicated on the fill's identity (tx hash, asset, side, wallet). The watcher's
+executor task hands its fills and TP/SL checks to the ``FillExecutor`` one at a time.
+With the feed up, polling only backfills: a poll waits (a while at most) for copies in
+flight, whose latency its request would add to.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+import trio
+
+from services import metrics
+from venue.client import AsyncVenueClient
+from venue.errors import VenueError
+from venue.models import ActivityItem
+from worker.copy_engine import store
+from worker.copy_engine.fill_executor import FillExecutor
+from worker.copy_engine.settings import EngineSettings, EngineStats
+from worker.copy_engine.store import ConfigSnapshot
+
+log = logging.getLogger("copytrade.copy_engine")
+
+
+@dataclass(frozen=True)
+class WatchContext:
+    """What every target's watcher shares with its engine."""
+
+    name: str  # the engine's
+    settings: EngineSettings
+    stats: EngineStats
+    executor: FillExecutor
+    db: Callable[..., Any]
+    poll_limiter: trio.CapacityLimiter  # polls in flight at once, whatever the targets
+    venue: Callable[[], AsyncVenueClient | None]  # the engine's client (while it runs)
+    poll_delay: Callable[[], float]  # seconds between a target's polls, as things stand
+    feed_up: Callable[[], bool]
+
+
+class TargetWatcher:
+    """One owned target: its configs, dedup memory and cursor (owns its poll and executor)."""
+
+    def __init__(self, address: str, context: WatchContext) -> None:
+        self.address = address
+        self.context = context
+        self.configs: dict[UUID, ConfigSnapshot] = {}
+        self.seen: dict[tuple[str, str, str, str], int] = {}
+        self.cursor = 0
+        self.processed_ts = 0
+        self.saved_ts = 0
+        self.scope = trio.CancelScope()
+        self.send: trio.MemorySendChannel[tuple[str, Any, Any]]
+        self.receive: trio.MemoryReceiveChannel[tuple[str, Any, Any]]
+        self.send, self.receive = trio.open_memory_channel(10000)
+        self.ready = trio.Event()
+        self.last_error: str | None = None
+
+    async def load_cursor(self) -> None:
+        """Start from the persisted cursor (a new target: from now)."""
+        cursor = await self.context.db(store.read_cursor, self.address)
+        if cursor is None:
+            cursor = int(time.time()) - 1
+            await self.context.db(store.write_cursor, self.address, cursor)
+        self.cursor = self.processed_ts = self.saved_ts = cursor
+
+    async def run(self) -> None:
+        """Poll and handle fills until cancelled (``ready`` is set as it starts)."""
+        self.ready.set()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._poll_loop)
+            nursery.start_soon(self._executor_loop)
+
+    def offer(self, item: ActivityItem, source: str) -> bool:
+        """Queue a target fill for the executor unless already seen; True when queued."""
+        if not item.is_trade:
+            return False
+        key = item.dedup_key
+        stats = self.context.stats
+        if key in self.seen:
+            stats.duplicates += 1
+            return False
+        seen_at = datetime.now(UTC)
+        try:
+            self.send.send_nowait(("fill", item, seen_at))
+        except trio.WouldBlock:
+            return False  # the poller finds it again
+        self.seen[key] = item.timestamp
+        metrics.copy_detected(source)
+        if source == "feed":
+            stats.feed_fills += 1
+        else:
+            stats.poll_fills += 1
+        return True
+
+    def request_exit_check(self) -> None:
+        """Queue a TP/SL check behind the fills already queued (skipped when full)."""
+        with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+            self.send.send_nowait(("exits", None, None))
+
+    async def _poll_loop(self) -> None:
+        context = self.context
+        # Spread the targets' polls over the interval instead of all at once.
+        await trio.sleep(random.random() * context.settings.poll_seconds)
+        while True:
+            try:
+                await self.poll_once()
+                self.last_error = None
+            except VenueError as exc:
+                self.last_error = f"polling the venue: {exc}"
+                log.warning("engine %s: polling %s failed: %s", context.name, self.address,
+                            exc)
+            if self.processed_ts > self.saved_ts:
+                try:
+                    await context.db(store.write_cursor, self.address, self.processed_ts)
+                    self.saved_ts = self.processed_ts
+                except Exception:
+                    log.exception("engine %s: saving the cursor of %s failed", context.name,
+                                  self.address)
+            self._prune_seen()
+            await trio.sleep(context.poll_delay())
+            if context.feed_up():
+                # A backstop poll is never urgent: it waits for copies in flight, whose
+                # latency its request and parsing on this loop would add to (a while at
+                # most, so a stream of fills cannot starve it).
+                with trio.move_on_after(context.settings.backstop_hold_seconds):
+                    await context.executor.quiet.wait()
+
+    async def poll_once(self) -> int:
+        """Read the target's fills since its cursor minus the overlap; how many were new."""
+        context = self.context
+        venue = context.venue()
+        assert venue is not None
+        start = max(0, self.cursor - context.settings.overlap_seconds)
+        new = 0
+        offset = 0
+        while True:
+            async with context.poll_limiter:
+                rows = await venue.data.activity(self.address, types="TRADE", start=start,
+                                                 limit=500, offset=offset,
+                                                 sort_direction="ASC")
+            context.stats.poll_requests += 1
+            for item in rows:
+                if self.offer(item, "poll"):
+                    new += 1
+                self.cursor = max(self.cursor, item.timestamp)
+            if len(rows) < 500:
+                break
+            offset += len(rows)
+        context.stats.polls += 1
+        return new
+
+    def _prune_seen(self) -> None:
+        horizon = self.cursor - self.context.settings.overlap_seconds - 60
+        if len(self.seen) > 1000:
+            self.seen = {k: v for k, v in self.seen.items() if v >= horizon}
+
+    async def _executor_loop(self) -> None:
+        context = self.context
+        executor = context.executor
+        async for kind, item, seen_at in self.receive:
+            try:
+                if kind == "fill":
+                    await executor.handle_fill(self.address, self.configs, item, seen_at)
+                    self.processed_ts = max(self.processed_ts, item.timestamp)
+                else:
+                    await executor.check_exits(self.configs)
+            except Exception as exc:
+                log.exception("engine %s: handling %s of %s failed", context.name, kind,
+                              self.address)
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                try:
+                    await context.db(store.record_error, list(self.configs), self.last_error)
+                except Exception:
+                    log.exception("could not record the error")
+                if kind == "fill":
+                    self.seen.pop(item.dedup_key, None)  # let the poller retry it
+
+
+__all__ = ["TargetWatcher", "WatchContext"]
