@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from services.errors import ERROR_CODES
+from schemas.vocabulary import ERROR_CODES
 
 
 class ErrorSchema(Schema):
