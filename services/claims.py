@@ -61,7 +61,7 @@ from models.wallet import (
     WalletTransaction,
 )
 from services import chain_access, errors, wallet_transactions, wallets
-from services.access import Principal
+from services.principal import Principal
 
 log = logging.getLogger(__name__)
 

@@ -33,8 +33,8 @@ from models.copying import (
 )
 from models.user import User
 from services import copying, errors, tiers, venues
-from services.access import Principal
 from services.pagination import Page, paginate
+from services.principal import Principal
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from uuid import UUID
 from models.base import utcnow
 from models.copying import CopyIntent
 from services import configs, copying, errors
-from services.access import Principal
+from services.principal import Principal
 
 MAX_POINTS = 500
 

@@ -18,7 +18,7 @@ from uuid import UUID
 from models.copying import CopyConfig
 from models.user import User
 from services import errors, tiers, venue_accounts, wallets
-from services.access import Principal
+from services.principal import Principal
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from models import User
 from services import wallets
-from services.access import Principal
+from services.principal import Principal
 
 
 def profile_of(user: User) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from models.base import db
 from models.user import User
 from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET, SIGNATURE_TYPE_EOA, TradingWallet
 from services import chain_access, errors
-from services.access import Principal
+from services.principal import Principal
 
 NATIVE_SYMBOL = "MATIC"
 

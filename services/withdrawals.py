@@ -56,7 +56,7 @@ from models.wallet import (
 )
 from schemas.fields import format_decimal
 from services import chain_access, errors, wallet_transactions, wallets
-from services.access import Principal
+from services.principal import Principal
 
 log = logging.getLogger(__name__)
 

@@ -205,8 +205,9 @@ def auth_headers(session_token) -> dict[str, str]:
 @pytest.fixture
 def api_key(app, user):
     """``api_key(*scopes, owner=None, expires_in_days=90)`` mints a key and returns its secret."""
+    from schemas.vocabulary import ALL_SCOPES
     from services import keys
-    from services.access import ALL_SCOPES, Principal
+    from services.principal import Principal
 
     def mint(*scopes: str, owner=None, expires_in_days: int = 90) -> str:
         principal = Principal(user=owner or user, kind="session", scopes=ALL_SCOPES)

@@ -68,7 +68,7 @@ from services import (
     stats,
     trades,
 )
-from services.access import Principal
+from services.principal import Principal
 
 Idempotency = Literal["none", "optional", "required"]
 ServiceCall = Callable[[Principal, dict[str, Any]], Any]

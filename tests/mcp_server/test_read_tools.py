@@ -11,8 +11,9 @@ from eth_account import Account
 from jsonschema import Draft202012Validator
 from mcp import Client
 
+from schemas.vocabulary import SCOPES
 from services import configs, orders, paper, previews
-from services.access import SCOPES, Principal
+from services.principal import Principal
 from tests.mcp_server.conftest import run_client
 from tests.mcp_server.test_sdk_client import READ_TOOLS
 
