@@ -63,8 +63,6 @@ class Principal:
                 "Session tokens are not accepted here; use an API key or an OAuth token.")
 
 
-def user_id_of(user: Principal | User | UUID | str) -> UUID:
-    """The user id of a Principal, a User row, or an id (UUID or its text)."""
-    if isinstance(user, Principal):
-        return user.user_id
+def user_id_of(user: User | UUID | str) -> UUID:
+    """The id of a user given as a User row or an id (UUID or its text)."""
     return user.id if isinstance(user, User) else UUID(str(user))

@@ -29,7 +29,7 @@ from models.base import db
 from models.user import User
 from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET, SIGNATURE_TYPE_EOA, TradingWallet
 from services import chain_access, errors
-from services.principal import Principal
+from services.principal import Principal, user_id_of
 
 NATIVE_SYMBOL = "MATIC"
 
@@ -44,10 +44,6 @@ class VenueCredentials:
 
     def __repr__(self) -> str:
         return f"VenueCredentials(api_key={self.api_key!r}, secret=<hidden>, passphrase=<hidden>)"
-
-
-def _user_id(user: User | UUID | str) -> UUID:
-    return user.id if isinstance(user, User) else UUID(str(user))
 
 
 def acting_user(who: Principal | User | UUID | str, scope: str) -> User | UUID | str:
@@ -75,7 +71,7 @@ def unseal(token: str) -> bytes:
 
 def for_user(user: User | UUID | str) -> TradingWallet | None:
     """The user's trading wallet, if one was created."""
-    return TradingWallet.get_or_none(TradingWallet.user == _user_id(user))
+    return TradingWallet.get_or_none(TradingWallet.user == user_id_of(user))
 
 
 def address_of(user: User | UUID | str) -> str | None:
@@ -86,7 +82,7 @@ def address_of(user: User | UUID | str) -> str | None:
 
 def get_or_create(user: User | UUID | str) -> TradingWallet:
     """The user's trading wallet, generating and sealing a new EOA the first time."""
-    user_id = _user_id(user)
+    user_id = user_id_of(user)
     existing = for_user(user_id)
     if existing is not None:
         return existing

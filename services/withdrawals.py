@@ -56,7 +56,7 @@ from models.wallet import (
 )
 from schemas.fields import format_decimal
 from services import chain_access, errors, wallet_transactions, wallets
-from services.principal import Principal
+from services.principal import Principal, user_id_of
 
 log = logging.getLogger(__name__)
 
@@ -89,10 +89,6 @@ class WithdrawResult:
 def status_url(withdrawal_id: UUID | str) -> str:
     """Where to follow a withdrawal over REST."""
     return f"/api/trading-wallet/withdrawals/{withdrawal_id}"
-
-
-def _user_id(user: User | UUID | str) -> UUID:
-    return user.id if isinstance(user, User) else UUID(str(user))
 
 
 def validate_address(to_address: Any) -> str:
@@ -247,7 +243,7 @@ def request(user: User | UUID | str, to_address: Any, amount: Any, token: Any) -
     amount_base = validate_amount(amount, decimals)
     _plan(w3, wallet, token, to, amount_base, exclude=None)  # the job checks again
     token_address = None if token == "matic" else wallets.token_addresses()[token]
-    return Withdrawal.create(user=_user_id(user), wallet=wallet.id, token=token,
+    return Withdrawal.create(user=user_id_of(user), wallet=wallet.id, token=token,
                              token_address=token_address, to_address=to,
                              amount=from_base_units(amount_base, decimals), status=QUEUED)
 
@@ -305,7 +301,7 @@ def get(who: Principal | User | UUID | str, withdrawal_id: UUID | str) -> Withdr
     except ValueError:
         raise errors.NotFound("No such withdrawal.") from None
     withdrawal = Withdrawal.get_or_none((Withdrawal.id == wid)
-                                        & (Withdrawal.user == _user_id(user)))
+                                        & (Withdrawal.user == user_id_of(user)))
     if withdrawal is None:
         raise errors.NotFound("No such withdrawal.")
     return withdrawal
