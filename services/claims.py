@@ -61,7 +61,7 @@ from models.wallet import (
     WalletTransaction,
 )
 from services import chain_access, errors, wallet_transactions, wallets
-from services.principal import Principal, user_id_of
+from services.principal import user_id_of
 
 log = logging.getLogger(__name__)
 
@@ -322,10 +322,10 @@ def describe(claim: Claim) -> dict[str, Any]:
     }
 
 
-def claim(who: Principal | User | UUID | str, token_ids: Sequence[str] | None = None,
+def claim(user: User | UUID | str, token_ids: Sequence[str] | None = None,
           wait_seconds: float | None = None) -> dict[str, Any]:
     """Submit claims for claimable positions and briefly await their broadcast."""
-    claims = request(wallets.acting_user(who, "wallet:write"), token_ids)
+    claims = request(user, token_ids)
     for item in claims:
         if item.status == QUEUED:
             enqueue(item)
@@ -345,9 +345,8 @@ def claim(who: Principal | User | UUID | str, token_ids: Sequence[str] | None = 
     return {"claims": described, "message": message, "expected_payout": total}
 
 
-def get(who: Principal | User | UUID | str, claim_id: UUID | str) -> Claim:
+def get(user: User | UUID | str, claim_id: UUID | str) -> Claim:
     """One of the user's claims; NotFound otherwise."""
-    user = wallets.acting_user(who, "read:account")
     try:
         cid = UUID(str(claim_id))
     except ValueError:

@@ -1,11 +1,11 @@
 """Copy configs: validate, preview, create, edit, start/stop, and read their status and PnL.
 
-Every surface (REST, MCP, dashboard) calls these functions with a Principal. Creating a
-config needs an unexpired, unused preview of the same fields. ``is_active`` is true
-exactly while the config is copying: ``start`` sets it (within the tier's active-config
-limit) and nudges the workers, ``stop`` clears it; a running executor sees either within
-a second, and the copy intent insert itself refuses an inactive config, so no order for
-a stopped config leaves after ``stop`` returns.
+Every surface (REST, MCP, dashboard) calls these functions with the caller's user (its
+gate has checked the scope). Creating a config needs an unexpired, unused preview of the
+same fields. ``is_active`` is true exactly while the config is copying: ``start`` sets it
+(within the tier's active-config limit) and nudges the workers, ``stop`` clears it; a
+running executor sees either within a second, and the copy intent insert itself refuses
+an inactive config, so no order for a stopped config leaves after ``stop`` returns.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from models.copying import (
 from models.user import User
 from services import copying, errors, tiers, venues
 from services.pagination import Page, paginate
-from services.principal import Principal
+from services.principal import user_id_of
 
 log = logging.getLogger(__name__)
 
@@ -237,10 +237,10 @@ def target_profile(address: str, *, limit: int = 100) -> dict[str, Any]:
     }
 
 
-def preview(principal: Principal, raw: Mapping[str, Any]) -> dict[str, Any]:
+def preview(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
     """Validate the fields and summarise what the config would do; returns a preview_id."""
     clean = validate_fields({k: v for k, v in raw.items() if k != "preview_id"})
-    fields = _with_defaults(principal.user_id, clean)
+    fields = _with_defaults(user_id_of(user), clean)
     profile = target_profile(fields["target_address"])
     typical = profile["typical_trade_usdc"]
     mirrored = (typical * fields["size_multiplier"]).quantize(Decimal("0.01"))
@@ -274,7 +274,7 @@ def preview(principal: Principal, raw: Mapping[str, Any]) -> dict[str, Any]:
         "warnings": warnings,
     }
     with db.atomic():
-        row = ConfigPreview.create(user=principal.user_id, fields=_encode(fields),
+        row = ConfigPreview.create(user=user_id_of(user), fields=_encode(fields),
                                    summary=json.dumps(summary, default=str),
                                    created_at=now, expires_at=now + PREVIEW_TTL)
     return {"preview_id": row.id, "expires_at": row.expires_at, **summary}
@@ -289,13 +289,8 @@ def _write_transaction() -> Any:
     return db.atomic()
 
 
-def _require_trade(principal: Principal) -> None:
-    principal.require_scope("trade:execute")
-
-
-def create(principal: Principal, raw: Mapping[str, Any]) -> CopyConfig:
+def create(user: User | UUID | str, raw: Mapping[str, Any]) -> CopyConfig:
     """Create an inactive config from an unexpired, unused preview with the same fields."""
-    _require_trade(principal)
     preview_id = raw.get("preview_id")
     if not preview_id:
         raise errors.ValidationFailed("A preview_id is required; call POST /api/configs/preview.",
@@ -305,7 +300,7 @@ def create(principal: Principal, raw: Mapping[str, Any]) -> CopyConfig:
     with db.atomic():
         try:
             query = ConfigPreview.select().where(ConfigPreview.id == UUID(str(preview_id)),
-                                                 ConfigPreview.user == principal.user_id)
+                                                 ConfigPreview.user == user_id_of(user))
         except ValueError:
             raise errors.ValidationFailed(fields={"preview_id": ["Not a preview id."]}) from None
         if isinstance(db.obj, peewee.PostgresqlDatabase):
@@ -327,7 +322,7 @@ def create(principal: Principal, raw: Mapping[str, Any]) -> CopyConfig:
                 "The request differs from the preview; preview the new values.",
                 fields={k: ["Differs from the previewed value."] for k in differing})
         config = CopyConfig.create(
-            user=principal.user_id, target_address=fields["target_address"],
+            user=user_id_of(user), target_address=fields["target_address"],
             target_name=fields.get("target_name") or "",
             size_multiplier=fields["size_multiplier"],
             max_position_usdc=fields["max_position_usdc"],
@@ -342,36 +337,35 @@ def create(principal: Principal, raw: Mapping[str, Any]) -> CopyConfig:
     return config
 
 
-def get(principal: Principal, config_id: UUID | str) -> CopyConfig:
+def get(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
     """The caller's config; NotFound for another user's or a deleted one."""
     try:
         key = UUID(str(config_id))
     except ValueError:
         raise errors.NotFound("No such config.") from None
-    config = CopyConfig.get_or_none(CopyConfig.id == key, CopyConfig.user == principal.user_id,
+    config = CopyConfig.get_or_none(CopyConfig.id == key, CopyConfig.user == user_id_of(user),
                                     CopyConfig.deleted_at.is_null())
     if config is None:
         raise errors.NotFound("No such config.")
     return config
 
 
-def list_configs(principal: Principal) -> list[CopyConfig]:
+def list_configs(user: User | UUID | str) -> list[CopyConfig]:
     """The caller's configs, newest first."""
-    return list(CopyConfig.select().where(CopyConfig.user == principal.user_id,
+    return list(CopyConfig.select().where(CopyConfig.user == user_id_of(user),
                                           CopyConfig.deleted_at.is_null())
                 .order_by(CopyConfig.created_at.desc()))
 
 
-def update(principal: Principal, config_id: UUID | str, raw: Mapping[str, Any]) -> CopyConfig:
+def update(user: User | UUID | str, config_id: UUID | str, raw: Mapping[str, Any]) -> CopyConfig:
     """Change editable fields; a running executor applies them from its next decision."""
-    _require_trade(principal)
     if "target_address" in raw:
         raise errors.ValidationFailed(
             "target_address cannot change; create a new config for another target.",
             fields={"target_address": ["Not editable."]})
     clean = validate_fields(raw, partial=True)
     with db.atomic():
-        config = get(principal, config_id)
+        config = get(user, config_id)
         for name, value in clean.items():
             setattr(config, name, json.dumps(value) if name == "blocked_categories" else value)
         config.version += 1
@@ -381,11 +375,10 @@ def update(principal: Principal, config_id: UUID | str, raw: Mapping[str, Any]) 
     return config
 
 
-def delete(principal: Principal, config_id: UUID | str) -> None:
+def delete(user: User | UUID | str, config_id: UUID | str) -> None:
     """Stop the config and remove it from every list (its decision history stays)."""
-    _require_trade(principal)
     with db.atomic():
-        config = get(principal, config_id)
+        config = get(user, config_id)
         was_active = config.is_active
         config.is_active = False
         config.deleted_at = config.stopped_at = config.updated_at = utcnow()
@@ -395,21 +388,20 @@ def delete(principal: Principal, config_id: UUID | str) -> None:
         _nudge("copy.stop", config.id)
 
 
-def start(principal: Principal, config_id: UUID | str) -> CopyConfig:
+def start(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
     """Start copying (within the tier's active-config limit); idempotent when running."""
-    _require_trade(principal)
     with _write_transaction():
-        config = get(principal, config_id)
+        config = get(user, config_id)
         if config.is_active:
             return config
         # Lock the user first so two concurrent starts count each other (PostgreSQL).
-        query = User.select().where(User.id == principal.user_id)
+        query = User.select().where(User.id == user_id_of(user))
         if isinstance(db.obj, peewee.PostgresqlDatabase):
             query = query.for_update()
-        user = query.get()
-        running = CopyConfig.select().where(CopyConfig.user == user.id, CopyConfig.is_active,
+        owner = query.get()
+        running = CopyConfig.select().where(CopyConfig.user == owner.id, CopyConfig.is_active,
                                             CopyConfig.deleted_at.is_null()).count()
-        tiers.check_active_config_quota(user, running)
+        tiers.check_active_config_quota(owner, running)
         now = utcnow()
         config.is_active = True
         config.started_at = config.updated_at = now
@@ -420,11 +412,10 @@ def start(principal: Principal, config_id: UUID | str) -> CopyConfig:
     return config
 
 
-def stop(principal: Principal, config_id: UUID | str) -> CopyConfig:
+def stop(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
     """Stop copying; no order for this config leaves once this returns."""
-    _require_trade(principal)
     with db.atomic():
-        config = get(principal, config_id)
+        config = get(user, config_id)
         if not config.is_active:
             return config
         config.is_active = False
@@ -447,11 +438,11 @@ def _nudge(job_name: str, config_id: UUID) -> None:
 
 # -- status, pnl, decisions --------------------------------------------------------------
 
-def status(principal: Principal, config_id: UUID | str) -> dict[str, Any]:
+def status(user: User | UUID | str, config_id: UUID | str) -> dict[str, Any]:
     """Whether an executor runs it (and where), last detection and error, recent fills/skips."""
     from services import copy_control
 
-    config = get(principal, config_id)
+    config = get(user, config_id)
     now = utcnow()
     owner = copy_control.owner_of_target(config.target_address) if config.is_active else None
     heartbeat = copy_control.engine_heartbeat(owner) if owner else None
@@ -488,9 +479,9 @@ def status(principal: Principal, config_id: UUID | str) -> dict[str, Any]:
     }
 
 
-def pnl(principal: Principal, config_id: UUID | str) -> dict[str, Any]:
+def pnl(user: User | UUID | str, config_id: UUID | str) -> dict[str, Any]:
     """Realized plus unrealized PnL of the config, per position (best bid as the mark)."""
-    config = get(principal, config_id)
+    config = get(user, config_id)
     rows = list(CopyPosition.select().where(CopyPosition.config == config.id))
     client = venues.client()
     positions = []
@@ -548,16 +539,16 @@ def decision_view(intent: CopyIntent) -> dict[str, Any]:
     }
 
 
-def decisions(principal: Principal, config_id: UUID | str, *, limit: int = 50,
+def decisions(user: User | UUID | str, config_id: UUID | str, *, limit: int = 50,
               offset: int = 0) -> Page[dict[str, Any]]:
     """The config's decisions (copied and skipped, with reasons), newest first, one page."""
-    config = get(principal, config_id)
+    config = get(user, config_id)
     query = (CopyIntent.select().where(CopyIntent.config == config.id)
              .order_by(CopyIntent.created_at.desc(), CopyIntent.id.desc()))
     return paginate(query, limit, offset).map(decision_view)
 
 
-def suggest_multiplier(principal: Principal, target_address: str | None = None,
+def suggest_multiplier(user: User | UUID | str, target_address: str | None = None,
                        balance: Decimal | None = None) -> dict[str, Any]:
     """A size_multiplier from the balance and the target's typical trade and exposure."""
     if target_address is None or not ADDRESS_RE.match(target_address or ""):
@@ -569,7 +560,7 @@ def suggest_multiplier(principal: Principal, target_address: str | None = None,
     if balance is None:
         from services import readiness
 
-        balance = readiness.available_usdc(principal.user_id)
+        balance = readiness.available_usdc(user_id_of(user))
         source = "live"
     profile = target_profile(target_address.lower())
     multiplier, how = copying.suggest_multiplier(balance, profile["typical_trade_usdc"],

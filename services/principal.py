@@ -1,4 +1,13 @@
-"""Who is calling: the Principal a resolved credential gives every service.
+"""Who is calling: the Principal a resolved credential gives, and the user-id helper.
+
+The conventions every service follows:
+
+- Scopes are declared by the surface (``@access.requires`` on a REST route, ``scope`` on
+  an MCP tool) and enforced by that surface's one gate (``blueprints/access.py``,
+  ``blueprints/mcp/runner.py``). Services do not re-check them.
+- Services take the user they act for (``User`` or its id, read with ``user_id_of``).
+  Only rules about the credential itself take the Principal: managing API keys and
+  OAuth approvals needs a session (``require_session``).
 
 A leaf: it imports models, the vocabulary and the error tree, nothing that resolves
 credentials (services/credentials.py does that) and nothing about Flask.

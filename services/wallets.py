@@ -29,7 +29,7 @@ from models.base import db
 from models.user import User
 from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET, SIGNATURE_TYPE_EOA, TradingWallet
 from services import chain_access, errors
-from services.principal import Principal, user_id_of
+from services.principal import user_id_of
 
 NATIVE_SYMBOL = "MATIC"
 
@@ -44,14 +44,6 @@ class VenueCredentials:
 
     def __repr__(self) -> str:
         return f"VenueCredentials(api_key={self.api_key!r}, secret=<hidden>, passphrase=<hidden>)"
-
-
-def acting_user(who: Principal | User | UUID | str, scope: str) -> User | UUID | str:
-    """The user an action is for; a Principal must hold ``scope`` (403 scope_required)."""
-    if isinstance(who, Principal):
-        who.require_scope(scope)
-        return who.user
-    return who
 
 
 def seal(plaintext: bytes | str) -> tuple[str, str]:
@@ -175,9 +167,9 @@ def token_addresses() -> dict[str, str]:
     return {"usdc": contracts.pusd, "usdc_e": contracts.usdce}
 
 
-def deposit_address(who: Principal | User | UUID | str) -> dict[str, Any]:
+def deposit_address(user: User | UUID | str) -> dict[str, Any]:
     """Where to send funds: the trading wallet's address, the chain and the accepted tokens."""
-    wallet = get_or_create(acting_user(who, "read:account"))
+    wallet = get_or_create(user)
     chain = chain_access.current()
     w3 = chain_access.web3()
     accepted = [
@@ -191,9 +183,9 @@ def deposit_address(who: Principal | User | UUID | str) -> dict[str, Any]:
             "note": "Send only on this chain. MATIC pays the gas of withdrawals and claims."}
 
 
-def balances(who: Principal | User | UUID | str) -> dict[str, Any]:
+def balances(user: User | UUID | str) -> dict[str, Any]:
     """The trading wallet's pUSD, USDC.e and MATIC balances, read from the chain now."""
-    wallet = get_or_create(acting_user(who, "read:account"))
+    wallet = get_or_create(user)
     contracts = chain_access.contracts()
     w3 = chain_access.web3()
     pusd = token_balance(w3, contracts.pusd, wallet.address)
