@@ -112,4 +112,4 @@ def test_service_calls_reads_lambdas_and_views():
     assert service_calls(lambda principal, args: stats.user_summary(principal.user)) == {
         "services.stats.user_summary"}
     assert service_calls(lambda principal, args: [configs.get(principal.user, i)
-                                                  for i in args]) == {"services.configs.get"}
+                                                  for i in args]) == {"services.configs.crud.get"}
