@@ -164,7 +164,7 @@ def enforce() -> None:
         return
     try:
         principal = credentials.resolve(request.headers.get("Authorization"),
-                                           current_app.config)
+                                        current_app.config)
     except errors.Unauthorized as err:
         raise _challenge(err) from None
     g.principal = principal

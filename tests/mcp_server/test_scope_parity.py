@@ -67,7 +67,8 @@ def rest_routes_by_service(app) -> dict[str, set[tuple[str, str, str | None]]]:
             continue
         for method in sorted(set(rule.methods or ()) & set(API_METHODS)):
             policy = access.policy_for(app, rule.endpoint, method)
-            assert policy is not None, f"{method} {rule.rule} declares no policy"
+            if policy is None:  # refused outright; tests/api/test_access.py forbids shipping one
+                continue
             for called in service_calls(getattr(view_class, method.lower())):
                 routes.setdefault(called, set()).add(
                     (method, rule.rule, _declared_scope(policy)))
