@@ -18,6 +18,7 @@ from models import database, migrate
 from models.base import db
 from services import errors as domain_errors
 from services import runtime as process_runtime
+from services import wiring
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -37,7 +38,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config.setdefault("REQUIRE_MIGRATED", True)
 
     # Enqueues, venue calls and wallets of this process go where this app's settings say.
-    built = process_runtime.build_runtime(settings)
+    built = wiring.build_runtime(settings)
     app.config["REDIS_URL"] = built.redis_url
     app.extensions["runtime"] = built
     previous = process_runtime.install(built)

@@ -170,12 +170,12 @@ def wallets() -> None:
 def wallets_reseal() -> None:
     """Re-seal every wallet secret under the current WALLET_ENCRYPTION_KEY (after rotation)."""
     from models import database
-    from services import runtime
+    from services import runtime, wiring
     from services import wallets as wallet_service
     from services.errors import CryptoError
 
     settings = _settings()
-    runtime.install(runtime.build_runtime(settings))  # the wallet keys to seal with
+    runtime.install(wiring.build_runtime(settings))  # the wallet keys to seal with
     bound = database.bind(settings.database_url)
     try:
         with bound.connection_context():
@@ -270,14 +270,14 @@ def _with_metrics_folder(settings: settings_module.Settings, env: dict[str, str]
 
 def _operations_store(bind_database: bool = True) -> tuple[Any, str]:
     """The deployment's Redis client and key prefix (and the database bound, when asked)."""
-    from services import runtime
+    from services import runtime, wiring
 
     settings = _settings()
     if bind_database:
         from models import database
 
         database.bind(settings.database_url)
-    built = runtime.build_runtime(settings)
+    built = wiring.build_runtime(settings)
     runtime.install(built)  # the services these commands call may enqueue
     return built.redis(), settings.redis_prefix
 

@@ -170,12 +170,12 @@ def main() -> None:
     from models import database as database_module
     from models.base import db, utcnow
     from models.copying import CopyConfig, CopyIntent
-    from services import runtime, venue_accounts, wallets
+    from services import runtime, venue_accounts, wallets, wiring
     from worker.copy_engine.engine import CopyEngine, EngineSettings
 
     sandbox = SandboxServer(seed=3).start() if args.venue_in_process else VenueProcess(seed=3)
     prefix = f"copybench-{secrets.token_hex(3)}:"
-    runtime.install(runtime.build_runtime(config.load(os.environ, overrides={
+    runtime.install(wiring.build_runtime(config.load(os.environ, overrides={
         "VENUE": "sandbox", "POLYMARKET_GAMMA_URL": sandbox.gamma_url,
         "POLYMARKET_CLOB_URL": sandbox.clob_url, "POLYMARKET_DATA_URL": sandbox.data_url,
         "POLYMARKET_RTDS_URL": sandbox.rtds_url, "CHAIN_ID": 137,

@@ -46,7 +46,7 @@ import trio
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import config
-from services import orders, runtime, venue_accounts, venues
+from services import orders, runtime, venue_accounts, venues, wiring
 from services.order_plan import MarketInfo
 from venue.models import ApiCreds, FeeSchedule, Level, OrderBook
 from venue.order_signer import OrderSigner
@@ -220,7 +220,7 @@ def main() -> None:
     assert server.stdout is not None
     port = int(server.stdout.readline())
     base = f"http://127.0.0.1:{port}"
-    runtime.install(runtime.build_runtime(config.load(env={
+    runtime.install(wiring.build_runtime(config.load(env={
         "VENUE": "sandbox", "POLYMARKET_GAMMA_URL": f"{base}/gamma",
         "POLYMARKET_CLOB_URL": f"{base}/clob", "POLYMARKET_DATA_URL": f"{base}/data",
         "POLYMARKET_RTDS_URL": "ws://127.0.0.1:9/rtds", "CHAIN_ID": "137",

@@ -48,7 +48,7 @@ from models import database as database_module
 from models.base import utcnow
 from models.copying import CopyConfig, CopyIntent, CopyPosition
 from models.trading import Order, Trade
-from services import copy_execution, orders, runtime, venue_accounts, venues
+from services import copy_execution, orders, runtime, venue_accounts, venues, wiring
 from services.copy_execution import Ticket
 from services.copy_intents import CopyIntentDraft
 from services.order_plan import MarketInfo
@@ -248,7 +248,7 @@ def main() -> None:
     parser.add_argument("--dump", default="", help="write what was stored to this file")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
-    runtime.install(runtime.build_runtime(config.load(env={
+    runtime.install(wiring.build_runtime(config.load(env={
         "VENUE": "sandbox", "POLYMARKET_GAMMA_URL": "http://127.0.0.1:9/gamma",
         "POLYMARKET_CLOB_URL": "http://127.0.0.1:9/clob",
         "POLYMARKET_DATA_URL": "http://127.0.0.1:9/data",

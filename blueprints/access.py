@@ -9,7 +9,7 @@ Every ``/api`` route declares one policy with a decorator::
 
 The decorators only mark the view (and write its OpenAPI ``security`` and
 description); ``init_app`` installs the one before-request gate that resolves
-the credential (services/access.py) and applies the policy. Deny by default:
+the credential (services/credentials.py) and applies the policy. Deny by default:
 an ``/api`` route without a policy refuses every request (403), and a test walks
 the URL map so none ships. Views read the caller with ``current_principal()``.
 """
@@ -24,9 +24,9 @@ from typing import Any, Literal, TypeVar
 
 from flask import Flask, Response, current_app, g, request
 
-from services import access as access_service
-from services import errors, oauth_resources
-from services.access import ALL_SCOPES, Principal
+from schemas.vocabulary import ALL_SCOPES
+from services import credentials, errors, oauth_resources
+from services.principal import Principal
 
 log = logging.getLogger(__name__)
 
@@ -182,8 +182,8 @@ def enforce() -> None:
     if policy.kind == "public":
         return
     try:
-        principal = access_service.resolve(request.headers.get("Authorization"),
-                                           current_app.config)
+        principal = credentials.resolve(request.headers.get("Authorization"),
+                                        current_app.config)
     except errors.Unauthorized as err:
         raise _challenge(err) from None
     g.principal = principal

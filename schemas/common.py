@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from services.errors import ERROR_CODES
+from schemas.vocabulary import ERROR_CODES
 
 # The plan limits a tier_limit_exceeded error can name (services/tiers.py).
 TIER_LIMIT_NAMES = ("max_active_configs", "max_api_keys")

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, ValidationError, fields, validate, validates
 
-# The seven scopes in canonical order (SPEC "Authentication"); services/access.py uses these.
-SCOPES: tuple[str, ...] = ("read:account", "read:positions", "read:trades", "read:markets",
-                "trade:execute", "trade:cancel", "wallet:write")
+from schemas.vocabulary import SCOPES
 
 
 class ApiKeySchema(Schema):

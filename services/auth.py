@@ -25,8 +25,9 @@ from joserfc.jwk import OctKey
 
 from models import LoginCode, User
 from models.base import db, utcnow
+from schemas.vocabulary import ALL_SCOPES, SCOPES
 from services import errors, keyring, mailer
-from services.access import ALL_SCOPES, SCOPES, Principal
+from services.principal import Principal
 
 log = logging.getLogger(__name__)
 

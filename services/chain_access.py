@@ -1,6 +1,6 @@
 """The chain as the services see it: one Web3, the contract addresses and the sealing keys.
 
-``ChainAccess`` is the runtime's chain part, built from Settings by ``build_runtime`` (the
+``ChainAccess`` is the runtime's chain part, built from Settings by ``wiring.build_runtime`` (the
 app factory, the worker, a CLI command or a test), so no Flask is needed. Services ask
 ``web3()`` and ``contracts()``, which reach it through ``services.runtime``; nothing else
 reads POLYGON_RPC_URL or the addresses.

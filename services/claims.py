@@ -61,7 +61,7 @@ from models.wallet import (
     WalletTransaction,
 )
 from services import chain_access, errors, wallet_transactions, wallets
-from services.access import Principal
+from services.principal import user_id_of
 
 log = logging.getLogger(__name__)
 
@@ -207,10 +207,6 @@ def claimable_value(owner: str, token_id: str) -> Decimal | None:
     return None
 
 
-def _user_id(user: User | UUID | str) -> UUID:
-    return user.id if isinstance(user, User) else UUID(str(user))
-
-
 def _claim_gas_wei(w3: Web3, wallet: TradingWallet, claim: Claim, max_fee: int) -> int:
     """The most gas a claim may cost, at the current fee cap."""
     if claim.neg_risk:
@@ -266,7 +262,7 @@ def request(user: User | UUID | str, token_ids: Sequence[str] | None = None) -> 
 
     A condition already being claimed returns its open claim instead of a second one.
     """
-    user_id = _user_id(user)
+    user_id = user_id_of(user)
     wallet = wallets.get_or_create(user_id)
     positions = claimable_positions(wallet.address, token_ids)
     claims: list[Claim] = []
@@ -326,10 +322,10 @@ def describe(claim: Claim) -> dict[str, Any]:
     }
 
 
-def claim(who: Principal | User | UUID | str, token_ids: Sequence[str] | None = None,
+def claim(user: User | UUID | str, token_ids: Sequence[str] | None = None,
           wait_seconds: float | None = None) -> dict[str, Any]:
     """Submit claims for claimable positions and briefly await their broadcast."""
-    claims = request(wallets.acting_user(who, "wallet:write"), token_ids)
+    claims = request(user, token_ids)
     for item in claims:
         if item.status == QUEUED:
             enqueue(item)
@@ -349,14 +345,13 @@ def claim(who: Principal | User | UUID | str, token_ids: Sequence[str] | None = 
     return {"claims": described, "message": message, "expected_payout": total}
 
 
-def get(who: Principal | User | UUID | str, claim_id: UUID | str) -> Claim:
+def get(user: User | UUID | str, claim_id: UUID | str) -> Claim:
     """One of the user's claims; NotFound otherwise."""
-    user = wallets.acting_user(who, "read:account")
     try:
         cid = UUID(str(claim_id))
     except ValueError:
         raise errors.NotFound("No such claim.") from None
-    found = Claim.get_or_none((Claim.id == cid) & (Claim.user == _user_id(user)))
+    found = Claim.get_or_none((Claim.id == cid) & (Claim.user == user_id_of(user)))
     if found is None:
         raise errors.NotFound("No such claim.")
     return found

@@ -36,13 +36,7 @@ from __future__ import annotations
 
 from typing import Any
 
-ERROR_CODES: tuple[str, ...] = (
-    "unauthorized", "not_found", "bad_request", "validation_failed", "database_error",
-    "cache_error", "invalid_token", "crypto_error", "wallet_error", "internal_error",
-    "polymarket_unavailable", "tier_limit_exceeded", "insufficient_balance",
-    "subscription_error", "payment_failed", "feature_not_enabled", "rate_limited",
-    "scope_required",
-)
+from schemas.vocabulary import ERROR_CODES
 
 
 class CopytradeError(Exception):
@@ -51,6 +45,12 @@ class CopytradeError(Exception):
     status: int = 500
     code: str = "internal_error"
     default_message: str = "Internal error."
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Only the spec's codes exist (schemas/vocabulary.py): a typo fails at import.
+        super().__init_subclass__(**kwargs)
+        if cls.code not in ERROR_CODES:
+            raise TypeError(f"{cls.__name__}.code {cls.code!r} is not one of the spec's codes")
 
     def __init__(self, message: str | None = None, *, retry_after: int | None = None,
                  headers: dict[str, str] | None = None, **details: Any) -> None:

@@ -17,8 +17,9 @@ from uuid import UUID
 
 from models import ApiKey
 from models.base import db, utcnow
+from schemas.vocabulary import ALL_SCOPES, SCOPES
 from services import errors, keyring, tiers
-from services.access import ALL_SCOPES, SCOPES, Principal
+from services.principal import Principal
 
 SECRET_PREFIX = "svck_"
 LIVE_PREFIX = "svck_live_"

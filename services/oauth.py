@@ -23,8 +23,9 @@ from uuid import UUID
 from models.base import db, utcnow
 from models.oauth import Approval, AuthorizationCode, OAuthClient, OAuthToken
 from models.user import User
-from services import access, errors, keyring, oauth_resources
-from services.access import SCOPES, Principal
+from schemas.vocabulary import SCOPES
+from services import errors, keyring, oauth_resources
+from services.principal import Principal
 
 ACCESS_TOKEN_PREFIX = "svco_"
 REFRESH_TOKEN_PREFIX = "svcr_"
@@ -274,5 +275,3 @@ def resolve(token: str, settings: Mapping[str, Any]) -> Principal:
     """The ``svco_`` resolver: the token checked against the resource the request targets."""
     return resolve_for_resource(token, settings, oauth_resources.request_resource.get())
 
-
-access.register_resolver(ACCESS_TOKEN_PREFIX, resolve)

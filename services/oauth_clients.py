@@ -26,8 +26,8 @@ from authlib.oauth2.rfc6749 import ClientMixin
 
 from models.base import db, utcnow
 from models.oauth import OAuthClient
+from schemas.vocabulary import SCOPES
 from services import oauth
-from services.access import SCOPES
 
 log = logging.getLogger(__name__)
 

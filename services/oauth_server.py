@@ -32,8 +32,8 @@ from authlib.oauth2.rfc9207 import IssuerParameter
 
 from models.oauth import AuthorizationCode, OAuthToken
 from models.user import User
+from schemas.vocabulary import SCOPES
 from services import oauth, oauth_clients, oauth_resources
-from services.access import SCOPES
 
 AUTHORIZE_PATH = "/oauth/authorize"
 TOKEN_PATH = "/oauth/token"

@@ -53,6 +53,7 @@ from models.trading import (
 from models.user import User
 from services import errors, order_book, order_plan, previews, venue_accounts, venues
 from services.order_plan import MarketInfo, OrderPlan
+from services.principal import user_id_of
 from services.venue_accounts import VenueAccount
 from venue.client import AsyncVenueClient
 from venue.errors import VenueError, VenueNotFound, VenueRejected
@@ -85,10 +86,6 @@ class PlacedOrder:
         return {"order_id": self.order_id, "status": self.status,
                 "filled_size": self.filled_size, "average_price": self.average_price,
                 "reason": self.reason, "trade_id": self.trade_id}
-
-
-def _user_id(user: User | UUID | str) -> UUID:
-    return user.id if isinstance(user, User) else UUID(str(user))
 
 
 # ------------------------------------------------------------------ placing
@@ -163,7 +160,7 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}")
     # The copy engine passes UUIDs already: skip their round trip through text.
-    user_id = user if type(user) is UUID else _user_id(user)
+    user_id = user if type(user) is UUID else user_id_of(user)
     token, parsed_side, amount, kind, limit = order_plan.normalize_request(
         token_id, side, size, order_type, price)
     # The order's own rules first (tick, minimum, depth), then the preview it must match.
@@ -458,7 +455,7 @@ def reconcile_pending(older_than: timedelta = RECONCILE_AFTER) -> int:
 
 def sync_user_orders(user: User | UUID | str) -> int:
     """Refresh the user's open order records (resting fills, cancels by resolution)."""
-    user_id = _user_id(user)
+    user_id = user_id_of(user)
     open_orders = list(Order.select().where(Order.user == user_id,
                                             Order.status.in_(ORDER_OPEN)))
     if not open_orders:
@@ -506,7 +503,7 @@ def _after_cancel(user_id: UUID, order_ids: list[str], acct: VenueAccount) -> No
 
 def cancel_order(user: User | UUID | str, order_id: str) -> dict[str, Any]:
     """Cancel one of the user's resting orders; NotFound for anyone else's or unknown ids."""
-    user_id = _user_id(user)
+    user_id = user_id_of(user)
     order = Order.get_or_none(Order.user == user_id, Order.order_hash == order_id)
     if order is None:
         raise errors.NotFound("No such order for this account.")
@@ -518,7 +515,7 @@ def cancel_order(user: User | UUID | str, order_id: str) -> dict[str, Any]:
 
 def cancel_all(user: User | UUID | str) -> dict[str, Any]:
     """Cancel every resting order of the user's wallet."""
-    user_id = _user_id(user)
+    user_id = user_id_of(user)
     acct = venue_accounts.account(user_id)
     result = venues.client().clob.cancel_all(acct.creds)
     _after_cancel(user_id, list(result.canceled), acct)
@@ -527,7 +524,7 @@ def cancel_all(user: User | UUID | str) -> dict[str, Any]:
 
 def get_order(user: User | UUID | str, order_id: str) -> Order:
     """The user's order record by venue order id; NotFound otherwise."""
-    order = Order.get_or_none(Order.user == _user_id(user), Order.order_hash == order_id)
+    order = Order.get_or_none(Order.user == user_id_of(user), Order.order_hash == order_id)
     if order is None:
         raise errors.NotFound("No such order for this account.")
     return order

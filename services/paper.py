@@ -19,15 +19,12 @@ from models.trading import PaperPosition, PaperTrade
 from models.user import User
 from services import errors, order_book, order_plan, venues
 from services.pagination import Page, paginate
+from services.principal import user_id_of
 from venue.errors import VenueNotFound
 from venue.models import Side
 
 ZERO = Decimal(0)
 SIX = order_book.BASE_UNIT
-
-
-def _user_id(user: User | UUID | str) -> UUID:
-    return user.id if isinstance(user, User) else UUID(str(user))
 
 
 def fill(user: User | UUID | str, token_id: str, side: Side | str,
@@ -39,7 +36,7 @@ def fill(user: User | UUID | str, token_id: str, side: Side | str,
     Give ``size`` (shares) or, for buys, ``amount`` (pUSD to spend). ``detected_at`` (copy
     trades) sets ``latency_ms`` to the time from detection to the simulated fill.
     """
-    user_id = _user_id(user)
+    user_id = user_id_of(user)
     try:
         side = Side.parse(side)
     except ValueError:
@@ -134,7 +131,7 @@ def trade_view(trade: PaperTrade) -> dict[str, Any]:
 def list_trades(user: User | UUID | str, *, limit: int = 50, offset: int = 0,
                 config_id: UUID | str | None = None) -> Page[dict[str, Any]]:
     """The user's paper trades, newest first."""
-    query = PaperTrade.select().where(PaperTrade.user == _user_id(user))
+    query = PaperTrade.select().where(PaperTrade.user == user_id_of(user))
     if config_id is not None:
         query = query.where(PaperTrade.config_id == UUID(str(config_id)))
     query = query.order_by(PaperTrade.created_at.desc(), PaperTrade.id.desc())
@@ -165,7 +162,7 @@ def _valuation(token_id: str) -> tuple[Decimal | None, bool, str, str]:
 
 def list_positions(user: User | UUID | str, active_only: bool = True) -> list[dict[str, Any]]:
     """The paper book's positions with every Position field, valued from the live book."""
-    query = (PaperPosition.select().where(PaperPosition.user == _user_id(user))
+    query = (PaperPosition.select().where(PaperPosition.user == user_id_of(user))
              .order_by(PaperPosition.token_id))
     result = []
     for position in query:

@@ -14,15 +14,15 @@ from uuid import UUID
 
 from models.base import utcnow
 from models.copying import CopyIntent
+from models.user import User
 from services import configs, copying, errors
-from services.access import Principal
 
 MAX_POINTS = 500
 
 
-def config_series(principal: Principal, config_id: UUID | str) -> list[dict[str, Any]]:
+def config_series(user: User | UUID | str, config_id: UUID | str) -> list[dict[str, Any]]:
     """Points ``{at, realized_pnl, unrealized_pnl, total_pnl}``, oldest first."""
-    config = configs.get(principal, config_id)
+    config = configs.get(user, config_id)
     fills = (CopyIntent.select()
              .where(CopyIntent.config == config.id, CopyIntent.filled_size.is_null(False))
              .order_by(CopyIntent.settled_at, CopyIntent.created_at))
@@ -46,7 +46,7 @@ def config_series(principal: Principal, config_id: UUID | str) -> list[dict[str,
         points.append({"at": intent.settled_at or intent.created_at, "realized_pnl": realized,
                        "unrealized_pnl": unrealized, "total_pnl": realized + unrealized})
     try:
-        now = configs.pnl(principal, config.id)
+        now = configs.pnl(user, config.id)
     except errors.Unavailable:
         now = None  # the venue is down: the curve ends at the last fill
     if now is not None:

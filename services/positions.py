@@ -29,6 +29,7 @@ from chain.errors import ChainError
 from models.trading import Trade
 from models.user import User
 from services import catalogue, chain_access, errors, order_book, orders, trades, venues
+from services.principal import user_id_of
 from services.venue_accounts import maker_address
 from venue.errors import VenueError, VenueNotFound
 from venue.models import Position as VenuePosition
@@ -64,14 +65,10 @@ class LedgerEntry:
         self.realized_pnl += value - fee - basis
 
 
-def _user_id(user: User | UUID | str) -> UUID:
-    return user.id if isinstance(user, User) else UUID(str(user))
-
-
 def ledger(user: User | UUID | str) -> dict[str, LedgerEntry]:
     """Per token, the user's holding according to our own fills."""
     entries: dict[str, LedgerEntry] = {}
-    rows = (Trade.select().where(Trade.user == _user_id(user))
+    rows = (Trade.select().where(Trade.user == user_id_of(user))
             .order_by(Trade.created_at, Trade.id))
     for trade in rows:
         entry = entries.setdefault(trade.token_id, LedgerEntry(market_slug=trade.market_slug))
@@ -118,7 +115,7 @@ def _labels(token_id: str, remote: VenuePosition | None, entry: LedgerEntry | No
 
 def list_positions(user: User | UUID | str, active_only: bool = True) -> list[dict[str, Any]]:
     """Every Position field of SPEC for the user's holdings (only size > 0 when active_only)."""
-    user_id = _user_id(user)
+    user_id = user_id_of(user)
     trades.refresh(user_id)
     owner = maker_address(user_id)
     held = ledger(user_id)
@@ -157,7 +154,7 @@ def list_positions(user: User | UUID | str, active_only: bool = True) -> list[di
 
 def ledger_drift(user: User | UUID | str) -> dict[str, tuple[Decimal, Decimal]]:
     """Tokens whose ledger size differs from the venue's: token -> (ledger, venue)."""
-    user_id = _user_id(user)
+    user_id = user_id_of(user)
     held = ledger(user_id)
     remote = venue_positions(maker_address(user_id))
     drift = {}
@@ -173,7 +170,7 @@ def sell_positions(user: User | UUID | str, token_ids: Sequence[str]) -> list[di
     """Sell the whole holding of each token at market (FAK); one result per token."""
     if not token_ids:
         raise errors.ValidationFailed(fields={"token_ids": ["Give at least one token id."]})
-    user_id = _user_id(user)
+    user_id = user_id_of(user)
     remote = venue_positions(maker_address(user_id))
     results = []
     for token_id in dict.fromkeys(str(t) for t in token_ids):

@@ -20,13 +20,10 @@ from models.base import utcnow
 from models.trading import OrderPreview
 from models.user import User
 from services import errors, order_plan
+from services.principal import user_id_of
 from venue.models import Side
 
 PREVIEW_TTL = timedelta(minutes=3)
-
-
-def _user_id(user: User | UUID | str) -> UUID:
-    return user.id if isinstance(user, User) else UUID(str(user))
 
 
 def create(user: User | UUID | str, token_id: Any, side: Any, size: Any, order_type: Any,
@@ -36,7 +33,7 @@ def create(user: User | UUID | str, token_id: Any, side: Any, size: Any, order_t
     summary = plan.summary()
     now = utcnow()
     preview = OrderPreview.create(
-        user=_user_id(user), token_id=plan.market.token_id, side=plan.side.lower(),
+        user=user_id_of(user), token_id=plan.market.token_id, side=plan.side.lower(),
         order_type=plan.order_type, size=plan.size,
         price=price if plan.order_type == "limit" else None,
         summary=order_plan.summary_json(summary), created_at=now, expires_at=now + PREVIEW_TTL)
@@ -62,7 +59,7 @@ def check(user: User | UUID | str, preview_id: Any, token_id: str, side: Side, s
     except ValueError:
         raise errors.BadRequest("preview_id is not a valid preview id.") from None
     preview = OrderPreview.get_or_none(OrderPreview.id == pid,
-                                       OrderPreview.user == _user_id(user))
+                                       OrderPreview.user == user_id_of(user))
     if preview is None:
         raise errors.BadRequest("Unknown preview_id: no such preview for this account.")
     if preview.used_at is not None:

@@ -18,7 +18,7 @@ from uuid import UUID
 from models.copying import CopyConfig
 from models.user import User
 from services import errors, tiers, venue_accounts, wallets
-from services.access import Principal
+from services.principal import user_id_of
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +43,9 @@ def _blocker(code: str, message: str) -> dict[str, str]:
     return {"code": code, "message": message}
 
 
-def readiness(principal: Principal) -> dict[str, Any]:
+def readiness(user: User | UUID | str) -> dict[str, Any]:
     """Wallet, balance, gas, credentials, allowance, configs and blockers for live copying."""
-    user = User.get_by_id(principal.user_id)
+    user = User.get_by_id(user_id_of(user))
     blockers: list[dict[str, str]] = []
     wallet = wallets.for_user(user.id)
     result: dict[str, Any] = {

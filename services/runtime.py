@@ -1,6 +1,7 @@
 """The process's runtime: venue clients, chain access, Redis and the job queue, built once.
 
-``create_app`` and the worker build one ``Runtime`` from ``Settings`` and ``install`` it;
+``create_app`` and the worker build one ``Runtime`` from ``Settings``
+(``services.wiring.build_runtime``) and ``install`` it;
 services reach it through ``runtime()``, which raises until one is installed. Nothing
 here falls back to the environment: settings come only from ``config.load``.
 No Flask: the worker and the CLI use it too.
@@ -45,21 +46,6 @@ class Runtime:
         self.venue.close()
 
 
-def build_runtime(settings: Settings) -> Runtime:
-    """A Runtime for ``settings``; starts the embedded Redis when no REDIS_URL is set."""
-    # Imported here: those modules reach the runtime through this one.
-    from services import chain_access, jobs, redis_client, venues
-
-    redis_url = redis_client.resolve_url(settings.redis_url, settings.instance_path)
-    return Runtime(
-        settings=settings,
-        venue=venues.VenueAccess(venues.venue_config(settings)),
-        chain=chain_access.ChainAccess(chain_access.from_settings(settings)),
-        redis_url=redis_url,
-        jobs=jobs.JobsConfig(redis_url=redis_url, prefix=settings.redis_prefix),
-    )
-
-
 _lock = threading.Lock()
 _installed: Runtime | None = None
 
@@ -77,7 +63,7 @@ def runtime() -> Runtime:
     current = _installed
     if current is None:
         raise RuntimeError("the runtime was never built: create_app() or the worker builds "
-                           "it (services.runtime.install(build_runtime(settings)))")
+                           "it (runtime.install(wiring.build_runtime(settings)))")
     return current
 
 

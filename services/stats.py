@@ -19,6 +19,7 @@ from models import User
 from models.base import utcnow
 from models.trading import TRADE_FILLED, Trade
 from services import positions
+from services.principal import user_id_of
 
 LATENCY_DAYS = 7
 
@@ -53,13 +54,9 @@ def platform_stats(now: datetime | None = None) -> dict[str, Any]:
     }
 
 
-def _user_id(user: User | UUID | str) -> UUID:
-    return user.id if isinstance(user, User) else UUID(str(user))
-
-
 def user_summary(user: User | UUID | str) -> dict[str, Any]:
     """UserSummary: realized PnL (our fills ledger) plus unrealized PnL of open positions."""
-    user_id = _user_id(user)
+    user_id = user_id_of(user)
     held = positions.ledger(user_id)
     realized = sum((entry.realized_pnl for entry in held.values()), Decimal(0))
     unrealized = sum((p["unrealized_pnl"] for p in positions.list_positions(user_id)),
@@ -80,7 +77,7 @@ def latency(user: User | UUID | str, days: int = LATENCY_DAYS,
     now = now or utcnow()
     since = now - timedelta(days=days)
     rows = (Trade.select(Trade.latency_ms, Trade.created_at)
-            .where(Trade.user == _user_id(user), Trade.latency_ms.is_null(False),
+            .where(Trade.user == user_id_of(user), Trade.latency_ms.is_null(False),
                    Trade.created_at >= since))
     by_day: dict[date, list[int]] = defaultdict(list)
     values: list[int] = []

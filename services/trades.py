@@ -20,13 +20,10 @@ from models.trading import Trade
 from models.user import User
 from services import errors, orders
 from services.pagination import Page, paginate
+from services.principal import user_id_of
 from venue.errors import VenueError
 
 log = logging.getLogger(__name__)
-
-
-def _user_id(user: User | UUID | str) -> UUID:
-    return user.id if isinstance(user, User) else UUID(str(user))
 
 
 def trade_view(trade: Trade) -> dict[str, Any]:
@@ -63,7 +60,7 @@ def refresh(user: User | UUID | str) -> None:
 def list_trades(user: User | UUID | str, *, limit: int = 50, offset: int = 0,
                 config_id: UUID | str | None = None) -> Page[dict[str, Any]]:
     """The user's trades, newest first, optionally only those of one copy config."""
-    user_id = _user_id(user)
+    user_id = user_id_of(user)
     refresh(user_id)
     query = Trade.select().where(Trade.user == user_id)
     if config_id is not None:
@@ -78,7 +75,7 @@ def get_trade(user: User | UUID | str, trade_id: UUID | str) -> dict[str, Any]:
         tid = UUID(str(trade_id))
     except ValueError:
         raise errors.NotFound("No such trade.") from None
-    trade = Trade.get_or_none(Trade.id == tid, Trade.user == _user_id(user))
+    trade = Trade.get_or_none(Trade.id == tid, Trade.user == user_id_of(user))
     if trade is None:
         raise errors.NotFound("No such trade.")
     if trade.status == "pending":

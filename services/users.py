@@ -6,7 +6,6 @@ from typing import Any
 
 from models import User
 from services import wallets
-from services.access import Principal
 
 
 def profile_of(user: User) -> dict[str, Any]:
@@ -16,9 +15,3 @@ def profile_of(user: User) -> dict[str, Any]:
         # None until the trading wallet is created (first balance, deposit or withdrawal).
         "trading_wallet_address": wallets.address_of(user),
     }
-
-
-def me(principal: Principal) -> dict[str, Any]:
-    """The caller's own profile."""
-    principal.require_scope("read:account")
-    return profile_of(principal.user)

@@ -29,7 +29,7 @@ from models.base import db
 from models.user import User
 from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET, SIGNATURE_TYPE_EOA, TradingWallet
 from services import chain_access, errors
-from services.access import Principal
+from services.principal import user_id_of
 
 NATIVE_SYMBOL = "MATIC"
 
@@ -44,18 +44,6 @@ class VenueCredentials:
 
     def __repr__(self) -> str:
         return f"VenueCredentials(api_key={self.api_key!r}, secret=<hidden>, passphrase=<hidden>)"
-
-
-def _user_id(user: User | UUID | str) -> UUID:
-    return user.id if isinstance(user, User) else UUID(str(user))
-
-
-def acting_user(who: Principal | User | UUID | str, scope: str) -> User | UUID | str:
-    """The user an action is for; a Principal must hold ``scope`` (403 scope_required)."""
-    if isinstance(who, Principal):
-        who.require_scope(scope)
-        return who.user
-    return who
 
 
 def seal(plaintext: bytes | str) -> tuple[str, str]:
@@ -75,7 +63,7 @@ def unseal(token: str) -> bytes:
 
 def for_user(user: User | UUID | str) -> TradingWallet | None:
     """The user's trading wallet, if one was created."""
-    return TradingWallet.get_or_none(TradingWallet.user == _user_id(user))
+    return TradingWallet.get_or_none(TradingWallet.user == user_id_of(user))
 
 
 def address_of(user: User | UUID | str) -> str | None:
@@ -86,7 +74,7 @@ def address_of(user: User | UUID | str) -> str | None:
 
 def get_or_create(user: User | UUID | str) -> TradingWallet:
     """The user's trading wallet, generating and sealing a new EOA the first time."""
-    user_id = _user_id(user)
+    user_id = user_id_of(user)
     existing = for_user(user_id)
     if existing is not None:
         return existing
@@ -179,9 +167,9 @@ def token_addresses() -> dict[str, str]:
     return {"usdc": contracts.pusd, "usdc_e": contracts.usdce}
 
 
-def deposit_address(who: Principal | User | UUID | str) -> dict[str, Any]:
+def deposit_address(user: User | UUID | str) -> dict[str, Any]:
     """Where to send funds: the trading wallet's address, the chain and the accepted tokens."""
-    wallet = get_or_create(acting_user(who, "read:account"))
+    wallet = get_or_create(user)
     chain = chain_access.current()
     w3 = chain_access.web3()
     accepted = [
@@ -195,9 +183,9 @@ def deposit_address(who: Principal | User | UUID | str) -> dict[str, Any]:
             "note": "Send only on this chain. MATIC pays the gas of withdrawals and claims."}
 
 
-def balances(who: Principal | User | UUID | str) -> dict[str, Any]:
+def balances(user: User | UUID | str) -> dict[str, Any]:
     """The trading wallet's pUSD, USDC.e and MATIC balances, read from the chain now."""
-    wallet = get_or_create(acting_user(who, "read:account"))
+    wallet = get_or_create(user)
     contracts = chain_access.contracts()
     w3 = chain_access.web3()
     pusd = token_balance(w3, contracts.pusd, wallet.address)

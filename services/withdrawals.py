@@ -56,7 +56,7 @@ from models.wallet import (
 )
 from schemas.fields import format_decimal
 from services import chain_access, errors, wallet_transactions, wallets
-from services.access import Principal
+from services.principal import user_id_of
 
 log = logging.getLogger(__name__)
 
@@ -89,10 +89,6 @@ class WithdrawResult:
 def status_url(withdrawal_id: UUID | str) -> str:
     """Where to follow a withdrawal over REST."""
     return f"/api/trading-wallet/withdrawals/{withdrawal_id}"
-
-
-def _user_id(user: User | UUID | str) -> UUID:
-    return user.id if isinstance(user, User) else UUID(str(user))
 
 
 def validate_address(to_address: Any) -> str:
@@ -247,7 +243,7 @@ def request(user: User | UUID | str, to_address: Any, amount: Any, token: Any) -
     amount_base = validate_amount(amount, decimals)
     _plan(w3, wallet, token, to, amount_base, exclude=None)  # the job checks again
     token_address = None if token == "matic" else wallets.token_addresses()[token]
-    return Withdrawal.create(user=_user_id(user), wallet=wallet.id, token=token,
+    return Withdrawal.create(user=user_id_of(user), wallet=wallet.id, token=token,
                              token_address=token_address, to_address=to,
                              amount=from_base_units(amount_base, decimals), status=QUEUED)
 
@@ -287,25 +283,24 @@ def result(withdrawal: Withdrawal) -> WithdrawResult:
                           f"follow it at {url}.", withdrawal.id, withdrawal.status, url)
 
 
-def withdraw(who: Principal | User | UUID | str, to_address: Any, amount: Any, token: Any,
+def withdraw(user: User | UUID | str, to_address: Any, amount: Any, token: Any,
              wait_seconds: float | None = None) -> WithdrawResult:
     """Record, enqueue and briefly await a withdrawal; the hash is in the answer if sent in time."""
-    withdrawal = request(wallets.acting_user(who, "wallet:write"), to_address, amount, token)
+    withdrawal = request(user, to_address, amount, token)
     enqueue(withdrawal)
     if wait_seconds is None:
         wait_seconds = chain_access.current().withdraw_wait_seconds
     return result(wait_for_broadcast(withdrawal.id, wait_seconds))
 
 
-def get(who: Principal | User | UUID | str, withdrawal_id: UUID | str) -> Withdrawal:
+def get(user: User | UUID | str, withdrawal_id: UUID | str) -> Withdrawal:
     """One of the user's withdrawals; NotFound otherwise."""
-    user = wallets.acting_user(who, "read:account")
     try:
         wid = UUID(str(withdrawal_id))
     except ValueError:
         raise errors.NotFound("No such withdrawal.") from None
     withdrawal = Withdrawal.get_or_none((Withdrawal.id == wid)
-                                        & (Withdrawal.user == _user_id(user)))
+                                        & (Withdrawal.user == user_id_of(user)))
     if withdrawal is None:
         raise errors.NotFound("No such withdrawal.")
     return withdrawal

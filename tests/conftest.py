@@ -48,11 +48,11 @@ def use_queue(redis_url: str, prefix: str) -> Any:
     Without one (a test without the app), a runtime of test settings is built.
     """
     import config
-    from services import runtime
+    from services import runtime, wiring
     from services.jobs import JobsConfig
 
     previous = runtime.install(None)
-    base = previous or runtime.build_runtime(config.load(env={}, overrides={
+    base = previous or wiring.build_runtime(config.load(env={}, overrides={
         "REDIS_URL": redis_url, "SECRET_KEY": "test-secret-key-" + RUN_ID,
         "WALLET_ENCRYPTION_KEY": secrets.token_hex(32)}))
     runtime.install(replace(base, jobs=JobsConfig(redis_url=redis_url, prefix=prefix)))
@@ -223,8 +223,9 @@ def auth_headers(session_token) -> dict[str, str]:
 @pytest.fixture
 def api_key(app, user):
     """``api_key(*scopes, owner=None, expires_in_days=90)`` mints a key and returns its secret."""
+    from schemas.vocabulary import ALL_SCOPES
     from services import keys
-    from services.access import ALL_SCOPES, Principal
+    from services.principal import Principal
 
     def mint(*scopes: str, owner=None, expires_in_days: int = 90) -> str:
         principal = Principal(user=owner or user, kind="session", scopes=ALL_SCOPES)

@@ -39,7 +39,7 @@ import trio
 
 from config import Settings
 from services import jobs as jobs_service
-from services import logs, metrics, redis_client, worker_registry
+from services import logs, metrics, redis_client, wiring, worker_registry
 from services import runtime as process_runtime
 from worker import jobs as job_table
 from worker import lifecycle, reasons
@@ -525,7 +525,7 @@ def main(settings: Settings) -> None:
         # A worker on its own machine: scraped directly (same token rule as the web).
         metrics.serve_worker_metrics(settings.worker.metrics_host, settings.worker.metrics_port,
                                      settings.metrics.token, multiproc_dir)
-    built = process_runtime.build_runtime(settings)
+    built = wiring.build_runtime(settings)
     process_runtime.install(built)
     # The copy engine folds SQLite's log between fills (models.database.fold_log).
     database.bind(settings.database_url, fold_on_commit=False)

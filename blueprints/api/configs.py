@@ -37,7 +37,7 @@ class ConfigPreview(MethodView):
         caps, TP/SL and mode. Answers a `preview_id` that POST /api/configs redeems once
         before `expires_at` (10 minutes).
         """
-        return configs.preview(access.current_principal(), body)
+        return configs.preview(access.current_principal().user, body)
 
 
 @blp.route("")
@@ -47,7 +47,7 @@ class Configs(MethodView):
     @blp.errors(401, 403, 429)
     def get(self):
         """The caller's copy configs, newest first."""
-        return configs.list_configs(access.current_principal())
+        return configs.list_configs(access.current_principal().user)
 
     @access.requires("trade:execute")
     @idempotent
@@ -60,7 +60,7 @@ class Configs(MethodView):
         Fields sent besides `preview_id` must equal the previewed ones (400
         `validation_failed` naming the field otherwise).
         """
-        return configs.create(access.current_principal(), body)
+        return configs.create(access.current_principal().user, body)
 
 
 @blp.route("/<config_id>")
@@ -70,7 +70,7 @@ class ConfigItem(MethodView):
     @blp.errors(401, 403, 404, 429)
     def get(self, config_id: str):
         """One of the caller's configs."""
-        return configs.get(access.current_principal(), config_id)
+        return configs.get(access.current_principal().user, config_id)
 
     @access.requires("trade:execute")
     @idempotent
@@ -83,7 +83,7 @@ class ConfigItem(MethodView):
         `paper_trading` (each optional; `target_address` cannot change). A running executor
         applies the change from its next decision, without a restart.
         """
-        return configs.update(access.current_principal(), config_id, body)
+        return configs.update(access.current_principal().user, config_id, body)
 
     @access.requires("trade:execute")
     @idempotent
@@ -91,7 +91,7 @@ class ConfigItem(MethodView):
     @blp.errors(401, 403, 404, 429)
     def delete(self, config_id: str):
         """Stop and delete a config (its decision history is kept for the trades ledger)."""
-        configs.delete(access.current_principal(), config_id)
+        configs.delete(access.current_principal().user, config_id)
         return None
 
 
@@ -105,7 +105,7 @@ class ConfigStart(MethodView):
         """Start copying: `is_active` becomes true; 403 `tier_limit_exceeded` past the plan's
         active-config limit. A worker picks it up within a second.
         """
-        return configs.start(access.current_principal(), config_id)
+        return configs.start(access.current_principal().user, config_id)
 
 
 @blp.route("/<config_id>/stop")
@@ -116,7 +116,7 @@ class ConfigStop(MethodView):
     @blp.errors(401, 403, 404, 429)
     def post(self, config_id: str):
         """Stop copying: `is_active` becomes false; no new decision is made afterwards."""
-        return configs.stop(access.current_principal(), config_id)
+        return configs.stop(access.current_principal().user, config_id)
 
 
 @blp.route("/<config_id>/status")
@@ -128,7 +128,7 @@ class ConfigStatus(MethodView):
         """Whether the executor runs and on which worker, the last detection, decision, skip
         and error, and fills/skips in the last hour and day.
         """
-        return configs.status(access.current_principal(), config_id)
+        return configs.status(access.current_principal().user, config_id)
 
 
 @blp.route("/<config_id>/pnl")
@@ -138,7 +138,7 @@ class ConfigPnl(MethodView):
     @blp.errors(401, 403, 404, 429, 503)
     def get(self, config_id: str):
         """Realized plus unrealized PnL, with each position marked at the best bid."""
-        return configs.pnl(access.current_principal(), config_id)
+        return configs.pnl(access.current_principal().user, config_id)
 
 
 @blp.route("/<config_id>/trades")
@@ -151,4 +151,4 @@ class ConfigTrades(MethodView):
         """Every decision of the config, newest first (bare array, X-Pagination-* headers):
         copied ones with their order's outcome, skipped ones with `reason` and `detail`.
         """
-        return paged(configs.decisions(access.current_principal(), config_id, **args))
+        return paged(configs.decisions(access.current_principal().user, config_id, **args))

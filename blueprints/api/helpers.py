@@ -23,7 +23,7 @@ class SuggestMultiplier(MethodView):
         mirrored, risks about 5% of the balance (the live venue balance, or `balance`),
         reduced so the target's typical exposure mirrors to at most half of it. Read-only.
         """
-        return configs.suggest_multiplier(access.current_principal(), args["target_address"],
+        return configs.suggest_multiplier(access.current_principal().user, args["target_address"],
                                           args.get("balance"))
 
 
@@ -36,4 +36,4 @@ class TradingReadiness(MethodView):
         """Wallet, venue balance, gas, credentials, active configs and what blocks live
         copy trading.
         """
-        return readiness.readiness(access.current_principal())
+        return readiness.readiness(access.current_principal().user)

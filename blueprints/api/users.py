@@ -19,4 +19,4 @@ class Me(MethodView):
     @blp.errors(401, 403, 429)
     def get(self):
         """The current user's profile: id, email, tier, created_at, trading wallet address."""
-        return users.me(access.current_principal())
+        return users.profile_of(access.current_principal().user)

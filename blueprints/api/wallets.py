@@ -35,7 +35,7 @@ class DepositAddress(MethodView):
         The wallet (an EOA whose key is generated and kept encrypted by the server) is
         created on first use. Deposit pUSD or USDC.e to trade, and MATIC for gas.
         """
-        return wallets.deposit_address(access.current_principal())
+        return wallets.deposit_address(access.current_principal().user)
 
 
 @blp.route("/wallets/balance")
@@ -49,7 +49,7 @@ class Balance(MethodView):
         Token decimals are read from the token contracts. 503 (Retry-After) when the
         chain RPC is unreachable.
         """
-        return wallets.balances(access.current_principal())
+        return wallets.balances(access.current_principal().user)
 
 
 @blp.route("/trading-wallet/withdraw")
@@ -72,7 +72,7 @@ class Withdraw(MethodView):
         (`GET /api/trading-wallet/withdrawals/{id}`). 503 with Retry-After when the chain
         RPC is unreachable; nothing is recorded then.
         """
-        return withdrawals.withdraw(access.current_principal(), **body).to_dict()
+        return withdrawals.withdraw(access.current_principal().user, **body).to_dict()
 
 
 @blp.route("/trading-wallet/withdrawals/<uuid:withdrawal_id>")
@@ -83,7 +83,7 @@ class WithdrawalStatus(MethodView):
     def get(self, withdrawal_id: UUID):
         """Follow a withdrawal: its status, transaction hash, block and gas fee; 404 if not
         yours."""
-        return withdrawals.describe(withdrawals.get(access.current_principal(), withdrawal_id))
+        return withdrawals.describe(withdrawals.get(access.current_principal().user, withdrawal_id))
 
 
 @blp.route("/positions/claim")
@@ -105,7 +105,7 @@ class ClaimPositions(MethodView):
         market already being claimed answers its open claim, not a second one.
         """
         token_ids = (body or {}).get("token_ids")
-        return claims.claim(access.current_principal(), token_ids)
+        return claims.claim(access.current_principal().user, token_ids)
 
 
 @blp.route("/positions/claims/<uuid:claim_id>")
@@ -115,4 +115,4 @@ class ClaimStatus(MethodView):
     @blp.errors(401, 403, 404, 429)
     def get(self, claim_id: UUID):
         """Follow a claim: status, transaction hashes, block and gas fee; 404 if not yours."""
-        return claims.describe(claims.get(access.current_principal(), claim_id))
+        return claims.describe(claims.get(access.current_principal().user, claim_id))

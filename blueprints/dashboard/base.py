@@ -19,7 +19,7 @@ from marshmallow import Schema, ValidationError
 
 from blueprints.dashboard import session as browser
 from services import errors
-from services.access import Principal
+from services.principal import Principal
 
 bp = Blueprint("dashboard", __name__, url_prefix="/dashboard")
 

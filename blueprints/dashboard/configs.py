@@ -54,10 +54,10 @@ def _config_form() -> dict[str, Any]:
 
 def _glance(config: Any) -> dict[str, Any]:
     """A config with what the list shows beside it: running, last detection, last error."""
-    principal = current_principal()
+    user = current_principal().user
     shown = present(CopyConfigSchema(), config)
     try:
-        shown["status"] = present(ConfigStatusSchema(), configs.status(principal, config.id))
+        shown["status"] = present(ConfigStatusSchema(), configs.status(user, config.id))
     except errors.Unavailable:  # Redis down: the list still shows the config itself
         shown["status"] = None
     return shown
@@ -73,7 +73,7 @@ def home() -> Response:
 @bp.get("/configs")
 def configs_page() -> str:
     """Every config with its status at a glance."""
-    rows = [_glance(c) for c in configs.list_configs(current_principal())]
+    rows = [_glance(c) for c in configs.list_configs(current_principal().user)]
     return render_template("dashboard/configs.html", configs=rows)
 
 
@@ -88,7 +88,7 @@ def preview_config() -> str:
     """Preview the config (POST /api/configs/preview); the answer asks to confirm."""
     data = {"target_address": form_text("target_address") or "", **_config_form()}
     body = parse(ConfigPreviewRequestSchema(), data)
-    shown = present(ConfigPreviewSchema(), configs.preview(current_principal(), body))
+    shown = present(ConfigPreviewSchema(), configs.preview(current_principal().user, body))
     return render_template("dashboard/_config_preview.html", preview=shown)
 
 
@@ -96,23 +96,23 @@ def preview_config() -> str:
 def create_config() -> Response:
     """Create from the confirmed preview (POST /api/configs); go to the config's page."""
     body = parse(ConfigCreateRequestSchema(), {"preview_id": form_text("preview_id") or ""})
-    config = configs.create(current_principal(), body)
+    config = configs.create(current_principal().user, body)
     return go(f"/dashboard/configs/{config.id}")
 
 
 def _page_context(config_id: str) -> dict[str, Any]:
-    principal = current_principal()
-    config = configs.get(principal, config_id)
-    page = configs.decisions(principal, config.id, limit=DECISIONS_SHOWN)
-    series = pnl_history.config_series(principal, config.id)
+    user = current_principal().user
+    config = configs.get(user, config_id)
+    page = configs.decisions(user, config.id, limit=DECISIONS_SHOWN)
+    series = pnl_history.config_series(user, config.id)
     chart = {"at": [int(p["at"].timestamp()) for p in series],
              "total": [format_decimal(p["total_pnl"]) for p in series],
              "realized": [format_decimal(p["realized_pnl"]) for p in series]}
     return {
         "config": present(CopyConfigSchema(), config),
-        "status": present(ConfigStatusSchema(), configs.status(principal, config.id)),
+        "status": present(ConfigStatusSchema(), configs.status(user, config.id)),
         "decisions": present(DecisionSchema(many=True), page.items),
-        "pnl": present(ConfigPnlSchema(), configs.pnl(principal, config.id)),
+        "pnl": present(ConfigPnlSchema(), configs.pnl(user, config.id)),
         "chart_json": json.dumps(chart),
     }
 
@@ -126,16 +126,16 @@ def config_page(config_id: str) -> str:
 @bp.get("/configs/<config_id>/status")
 def config_status(config_id: str) -> str:
     """The executor-status fragment the config page polls (GET /api/configs/{id}/status)."""
-    principal = current_principal()
-    config = present(CopyConfigSchema(), configs.get(principal, config_id))
-    status = present(ConfigStatusSchema(), configs.status(principal, config_id))
+    user = current_principal().user
+    config = present(CopyConfigSchema(), configs.get(user, config_id))
+    status = present(ConfigStatusSchema(), configs.status(user, config_id))
     return render_template("dashboard/_config_status.html", config=config, status=status)
 
 
 @bp.get("/configs/<config_id>/decisions")
 def config_decisions(config_id: str) -> str:
     """The decisions table fragment (copied and skipped trades), refreshed while copying."""
-    page = configs.decisions(current_principal(), config_id, limit=DECISIONS_SHOWN)
+    page = configs.decisions(current_principal().user, config_id, limit=DECISIONS_SHOWN)
     return render_template("dashboard/_decisions.html", config_id=config_id,
                            decisions=present(DecisionSchema(many=True), page.items))
 
@@ -143,25 +143,25 @@ def config_decisions(config_id: str) -> str:
 @bp.post("/configs/<config_id>/start")
 def start_config(config_id: str) -> str:
     """Start copying (POST /api/configs/{id}/start)."""
-    principal = current_principal()
-    config = present(CopyConfigSchema(), configs.start(principal, config_id))
-    status = present(ConfigStatusSchema(), configs.status(principal, config_id))
+    user = current_principal().user
+    config = present(CopyConfigSchema(), configs.start(user, config_id))
+    status = present(ConfigStatusSchema(), configs.status(user, config_id))
     return render_template("dashboard/_config_status.html", config=config, status=status)
 
 
 @bp.post("/configs/<config_id>/stop")
 def stop_config(config_id: str) -> str:
     """Stop copying (POST /api/configs/{id}/stop)."""
-    principal = current_principal()
-    config = present(CopyConfigSchema(), configs.stop(principal, config_id))
-    status = present(ConfigStatusSchema(), configs.status(principal, config_id))
+    user = current_principal().user
+    config = present(CopyConfigSchema(), configs.stop(user, config_id))
+    status = present(ConfigStatusSchema(), configs.status(user, config_id))
     return render_template("dashboard/_config_status.html", config=config, status=status)
 
 
 @bp.get("/configs/<config_id>/edit")
 def edit_config(config_id: str) -> str:
     """The edit form, filled with the config's values."""
-    config = present(CopyConfigSchema(), configs.get(current_principal(), config_id))
+    config = present(CopyConfigSchema(), configs.get(current_principal().user, config_id))
     return render_template("dashboard/config_edit.html", config=config)
 
 
@@ -169,12 +169,12 @@ def edit_config(config_id: str) -> str:
 def update_config(config_id: str) -> Response:
     """Save edits (PUT /api/configs/{id}); back to the config's page."""
     body = parse(ConfigFieldsSchema(), _config_form())
-    config = configs.update(current_principal(), config_id, body)
+    config = configs.update(current_principal().user, config_id, body)
     return go(f"/dashboard/configs/{config.id}")
 
 
 @bp.delete("/configs/<config_id>")
 def delete_config(config_id: str) -> Response:
     """Stop and delete (DELETE /api/configs/{id}); back to the list."""
-    configs.delete(current_principal(), config_id)
+    configs.delete(current_principal().user, config_id)
     return go("/dashboard/configs")

@@ -2,7 +2,7 @@
 
 Signing in stores the session JWT issued by services/auth.py in Flask's signed session
 cookie (HttpOnly, SameSite=Lax, Secure when BASE_URL is https) with a fresh CSRF token.
-Every request resolves the JWT through services/access.py, so the caller is the same
+Every request resolves the JWT through services/credentials.py, so the caller is the same
 Principal the REST API would see for that token, with the same expiry and account
 checks. The dashboard and the OAuth consent page (blueprints/oauth/endpoints.py) both
 use this module: one sign-in, one cookie, one CSRF token.
@@ -16,9 +16,8 @@ from typing import Any
 
 from flask import request, session
 
-from services import access as access_service
-from services import auth, errors
-from services.access import Principal
+from services import auth, credentials, errors
+from services.principal import Principal
 
 JWT_KEY = "session_jwt"
 CSRF_KEY = "csrf_token"
@@ -44,7 +43,7 @@ def principal(settings: Mapping[str, Any]) -> Principal | None:
     if not isinstance(token, str) or not token:
         return None
     try:
-        found = access_service.resolve_token(token, settings)
+        found = credentials.resolve_token(token, settings)
     except errors.Unauthorized:
         session.pop(JWT_KEY, None)
         return None

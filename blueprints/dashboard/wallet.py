@@ -37,7 +37,7 @@ def qr_svg(text: str) -> Markup:
 @bp.get("/wallet")
 def wallet_page() -> str:
     """Deposit address and QR code; balances, withdraw and claims load as fragments."""
-    deposit = present(DepositAddressSchema(), wallets.deposit_address(current_principal()))
+    deposit = present(DepositAddressSchema(), wallets.deposit_address(current_principal().user))
     return render_template("dashboard/wallet.html", deposit=deposit,
                            qr=qr_svg(deposit["address"]), tokens=TOKEN_LABELS)
 
@@ -45,7 +45,7 @@ def wallet_page() -> str:
 @bp.get("/wallet/balances")
 def wallet_balances() -> str:
     """Balances read from the chain now (GET /api/wallets/balance)."""
-    balance = present(BalanceSchema(), wallets.balances(current_principal()))
+    balance = present(BalanceSchema(), wallets.balances(current_principal().user))
     return render_template("dashboard/_balances.html", balance=balance)
 
 
@@ -67,8 +67,8 @@ def withdraw() -> str:
     """Send it (POST /api/trading-wallet/withdraw); then follow its progress."""
     body = parse(WithdrawRequestSchema(), _withdraw_form())
     answer = present(WithdrawResponseSchema(), withdrawals.withdraw(
-        current_principal(), **body).to_dict())
-    record = withdrawals.get(current_principal(), answer["withdrawal_id"])
+        current_principal().user, **body).to_dict())
+    record = withdrawals.get(current_principal().user, answer["withdrawal_id"])
     return render_template("dashboard/_withdrawal.html", message=answer["message"],
                            withdrawal=present(WithdrawalSchema(), withdrawals.describe(record)),
                            label=TOKEN_LABELS)
@@ -77,7 +77,7 @@ def withdraw() -> str:
 @bp.get("/wallet/withdrawals/<uuid:withdrawal_id>")
 def withdrawal_status(withdrawal_id: UUID) -> str:
     """One withdrawal's progress (polled until confirmed or failed)."""
-    record = withdrawals.get(current_principal(), withdrawal_id)
+    record = withdrawals.get(current_principal().user, withdrawal_id)
     return render_template("dashboard/_withdrawal.html", message=None, label=TOKEN_LABELS,
                            withdrawal=present(WithdrawalSchema(), withdrawals.describe(record)))
 
@@ -94,12 +94,12 @@ def claimable() -> str:
 def claim() -> str:
     """Claim resolved positions (POST /api/positions/claim); then follow each claim."""
     token_ids = request.form.getlist("token_ids") or None
-    answer = present(ClaimResponseSchema(), claims.claim(current_principal(), token_ids))
+    answer = present(ClaimResponseSchema(), claims.claim(current_principal().user, token_ids))
     return render_template("dashboard/_claims.html", answer=answer)
 
 
 @bp.get("/wallet/claims/<uuid:claim_id>")
 def claim_status(claim_id: UUID) -> str:
     """One claim's progress (polled until confirmed or failed)."""
-    item = present(ClaimSchema(), claims.describe(claims.get(current_principal(), claim_id)))
+    item = present(ClaimSchema(), claims.describe(claims.get(current_principal().user, claim_id)))
     return render_template("dashboard/_claim.html", claim=item)

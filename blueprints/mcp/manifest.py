@@ -15,7 +15,7 @@ from flask import current_app
 from blueprints.mcp import protocol
 from blueprints.mcp.tools import TOOLS
 from blueprints.mcp.transport import INSTRUCTIONS, resource_metadata_url, server_info
-from services.access import SCOPES
+from schemas.vocabulary import SCOPES
 
 SCOPE_GRANTS = {
     "read:account": "Profile, balance, PnL summary, copy configs and their PnL",

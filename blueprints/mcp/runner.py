@@ -22,7 +22,7 @@ from marshmallow import ValidationError
 from blueprints.mcp.catalogue import CatalogueEntry
 from blueprints.mcp.protocol import META_REPLAY
 from services import errors, idempotency
-from services.access import Principal
+from services.principal import Principal
 
 log = logging.getLogger(__name__)
 

@@ -68,7 +68,7 @@ from services import (
     stats,
     trades,
 )
-from services.access import Principal
+from services.principal import Principal
 
 Idempotency = Literal["none", "optional", "required"]
 ServiceCall = Callable[[Principal, dict[str, Any]], Any]
@@ -188,7 +188,7 @@ TOOLS: tuple[Tool, ...] = (
             "against the plan's limit, `ready_to_trade`, and `blockers` (each with a code "
             "and what to do). Call it before going live."),
         input=NO_ARGUMENTS, output=single(ReadinessSchema),
-        call=lambda principal, args: readiness.readiness(principal),
+        call=lambda principal, args: readiness.readiness(principal.user),
         annotations=VENUE_READ),
     Tool(
         name="search_markets", title="Search markets", scope="read:markets",
@@ -286,14 +286,14 @@ TOOLS: tuple[Tool, ...] = (
             "(size_multiplier, max_position_usdc), guards, `is_active` (copying now) and "
             "`paper_trading` (simulated fills)."),
         input=NO_ARGUMENTS, output=listing("configs", CopyConfigSchema, "CopyConfigsResult"),
-        call=lambda principal, args: configs.list_configs(principal),
+        call=lambda principal, args: configs.list_configs(principal.user),
         annotations=LOCAL_READ),
     Tool(
         name="get_copy_config", title="Copy config", scope="read:account",
         description="One copy config by id.",
         input=arguments("GetCopyConfigArgs", config_id=_config_id()),
         output=single(CopyConfigSchema),
-        call=lambda principal, args: configs.get(principal, args["config_id"]),
+        call=lambda principal, args: configs.get(principal.user, args["config_id"]),
         annotations=LOCAL_READ),
     Tool(
         name="get_config_pnl", title="Copy config PnL", scope="read:account",
@@ -302,7 +302,7 @@ TOOLS: tuple[Tool, ...] = (
             "marked at the best bid (what selling would get now)."),
         input=arguments("GetConfigPnlArgs", config_id=_config_id()),
         output=single(ConfigPnlSchema),
-        call=lambda principal, args: configs.pnl(principal, args["config_id"]),
+        call=lambda principal, args: configs.pnl(principal.user, args["config_id"]),
         annotations=VENUE_READ),
     Tool(
         name="get_config_trades", title="Copy config decisions", scope="read:trades",
@@ -313,7 +313,7 @@ TOOLS: tuple[Tool, ...] = (
         input=arguments("GetConfigTradesArgs", PageArgsSchema, config_id=_config_id()),
         output=page_of("trades", DecisionSchema, "ConfigTradesResult"),
         call=lambda principal, args: configs.decisions(
-            principal, args["config_id"], limit=args["limit"], offset=args["offset"]),
+            principal.user, args["config_id"], limit=args["limit"], offset=args["offset"]),
         annotations=LOCAL_READ),
     Tool(
         name="suggest_multiplier", title="Suggest a size multiplier", scope="read:markets",
@@ -323,7 +323,7 @@ TOOLS: tuple[Tool, ...] = (
             "`balance` if given). Read-only; use the result in preview_copy_config."),
         input=SuggestMultiplierArgsSchema, output=single(SuggestMultiplierSchema),
         call=lambda principal, args: configs.suggest_multiplier(
-            principal, args["target_address"], args.get("balance")),
+            principal.user, args["target_address"], args.get("balance")),
         annotations=VENUE_READ),
     Tool(
         name="preview_copy_config", title="Preview a copy config", scope="trade:execute",
@@ -334,7 +334,7 @@ TOOLS: tuple[Tool, ...] = (
             "Returns a `preview_id` for create_copy_config, valid 10 minutes, usable once. "
             "Start new targets with `paper_trading: true`."),
         input=ConfigPreviewRequestSchema, output=single(ConfigPreviewSchema),
-        call=lambda principal, args: configs.preview(principal, args),
+        call=lambda principal, args: configs.preview(principal.user, args),
         annotations=Annotations(read_only=False, idempotent=False, open_world=True),
         idempotency="optional"),
     Tool(
@@ -345,7 +345,7 @@ TOOLS: tuple[Tool, ...] = (
             "The config is created stopped: call start_copying to begin."),
         input=arguments("CreateCopyConfigArgs", ConfigCreateRequestSchema),
         output=single(CopyConfigSchema),
-        call=lambda principal, args: configs.create(principal, args),
+        call=lambda principal, args: configs.create(principal.user, args),
         annotations=Annotations(read_only=False, idempotent=False),
         idempotency="required"),
     Tool(
@@ -357,7 +357,7 @@ TOOLS: tuple[Tool, ...] = (
             "config changes nothing."),
         input=arguments("StartCopyingArgs", config_id=_config_id()),
         output=single(CopyConfigSchema),
-        call=lambda principal, args: configs.start(principal, args["config_id"]),
+        call=lambda principal, args: configs.start(principal.user, args["config_id"]),
         annotations=Annotations(read_only=False, idempotent=True),
         idempotency="required"),
     Tool(
@@ -367,7 +367,7 @@ TOOLS: tuple[Tool, ...] = (
             "it holds stay open. Stopping a stopped config changes nothing."),
         input=arguments("StopCopyingArgs", config_id=_config_id()),
         output=single(CopyConfigSchema),
-        call=lambda principal, args: configs.stop(principal, args["config_id"]),
+        call=lambda principal, args: configs.stop(principal.user, args["config_id"]),
         annotations=Annotations(read_only=False, idempotent=True),
         idempotency="required"),
     Tool(
@@ -379,7 +379,7 @@ TOOLS: tuple[Tool, ...] = (
         output=single(Schema.from_dict({
             "deleted": fields.Boolean(required=True),
             "config_id": fields.UUID(required=True)}, name="DeleteCopyConfigResult")),
-        call=lambda principal, args: (configs.delete(principal, args["config_id"])
+        call=lambda principal, args: (configs.delete(principal.user, args["config_id"])
                                       or {"deleted": True, "config_id": args["config_id"]}),
         annotations=Annotations(read_only=False, destructive=True, idempotent=True),
         idempotency="required"),
@@ -444,7 +444,7 @@ TOOLS: tuple[Tool, ...] = (
             "claim rather than a second one."),
         input=arguments("ClaimPositionsArgs", ClaimRequestSchema),
         output=single(ClaimResponseSchema),
-        call=lambda principal, args: claims.claim(principal, args.get("token_ids")),
+        call=lambda principal, args: claims.claim(principal.user, args.get("token_ids")),
         annotations=Annotations(read_only=False, idempotent=True, open_world=True),
         idempotency="required"),
 )

@@ -53,7 +53,7 @@ from blueprints.mcp.catalogue import catalogue
 from blueprints.mcp.protocol import JsonRpcError
 from blueprints.mcp.tools import visible_to
 from services import errors
-from services.access import Principal
+from services.principal import Principal
 
 log = logging.getLogger(__name__)
 

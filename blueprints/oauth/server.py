@@ -7,8 +7,8 @@ from typing import Any
 from authlib.integrations.flask_oauth2 import AuthorizationServer
 from flask import Flask, current_app
 
+from schemas.vocabulary import SCOPES
 from services import oauth_clients, oauth_server
-from services.access import SCOPES
 
 EXTENSION = "oauth_server"
 

@@ -9,8 +9,9 @@ from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import mode_of
 from models import User
+from schemas.vocabulary import SCOPES
 from services import errors
-from services.access import SCOPES, Principal
+from services.principal import Principal
 
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 

@@ -26,7 +26,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from services.access import SCOPES
+from schemas.vocabulary import SCOPES
 
 # A few examples keep the run short; FUZZ_EXAMPLES=200 (random, not derandomized) digs deeper.
 EXAMPLES_PER_OPERATION = int(os.environ.get("FUZZ_EXAMPLES", "4"))

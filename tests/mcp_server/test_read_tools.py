@@ -11,8 +11,8 @@ from eth_account import Account
 from jsonschema import Draft202012Validator
 from mcp import Client
 
+from schemas.vocabulary import SCOPES
 from services import configs, orders, paper, previews
-from services.access import SCOPES, Principal
 from tests.mcp_server.conftest import run_client
 from tests.mcp_server.test_sdk_client import READ_TOOLS
 
@@ -45,10 +45,9 @@ def scenario(trader, market, venue_control, fresh_venue_cache) -> Scenario:
                                  preview_id=rest["preview_id"])
     assert resting.status == "accepted"
     paper.fill(trader.user, market.no, "buy", Decimal("10"))
-    owner = Principal(user=trader.user, kind="session", scopes=frozenset(SCOPES))
-    shown = configs.preview(owner, {"target_address": whale, "size_multiplier": "1",
-                                    "max_position_usdc": "50"})
-    config = configs.create(owner, {"preview_id": str(shown["preview_id"])})
+    shown = configs.preview(trader.user, {"target_address": whale, "size_multiplier": "1",
+                                          "max_position_usdc": "50"})
+    config = configs.create(trader.user, {"preview_id": str(shown["preview_id"])})
     return Scenario(market=market, whale=whale, config_id=str(config.id),
                     resting_order_id=resting.order_id)
 

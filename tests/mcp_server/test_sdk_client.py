@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from services.access import SCOPES
+from schemas.vocabulary import SCOPES
 from tests.mcp_server.conftest import run_client
 
 MODES = ["legacy", "auto"]

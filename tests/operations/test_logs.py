@@ -15,9 +15,10 @@ import pytest
 import trio
 
 from models.base import utcnow
+from schemas.vocabulary import ALL_SCOPES
 from services import auth, keys, logs, runtime, wallets
 from services import jobs as jobs_service
-from services.access import ALL_SCOPES, Principal
+from services.principal import Principal
 from tests.conftest import use_queue
 from tests.operations import log_capture
 from tests.worker.copy_engine.conftest import wait_for

@@ -12,8 +12,9 @@ import pytest
 
 from models.base import utcnow
 from models.oauth import OAuthClient, OAuthToken
-from services import access, errors, oauth, oauth_clients, oauth_resources
-from services.access import ALL_SCOPES, Principal
+from schemas.vocabulary import ALL_SCOPES
+from services import credentials, errors, oauth, oauth_clients, oauth_resources
+from services.principal import Principal
 
 SETTINGS = {"SECRET_KEY": "s", "BASE_URL": "https://ct.example"}
 
@@ -51,7 +52,7 @@ def test_resolver_gives_an_oauth_principal_for_its_resource(settings, user, oaut
     issued = _issue(settings, user, oauth_client, ("read:account", "read:markets"))
     token = oauth_resources.request_resource.set(oauth_resources.mcp_resource(settings))
     try:
-        principal = access.resolve_token(issued.access_token, settings)
+        principal = credentials.resolve_token(issued.access_token, settings)
     finally:
         oauth_resources.request_resource.reset(token)
     assert principal.kind == "oauth" and principal.user_id == user.id
@@ -65,7 +66,7 @@ def test_resolver_gives_an_oauth_principal_for_its_resource(settings, user, oaut
 def test_resolver_refuses_other_resources_and_no_resource(settings, user, oauth_client):
     issued = _issue(settings, user, oauth_client)
     with pytest.raises(errors.InvalidToken):
-        access.resolve_token(issued.access_token, settings)  # no request: fail closed
+        credentials.resolve_token(issued.access_token, settings)  # no request: fail closed
     with pytest.raises(errors.InvalidToken):
         oauth.resolve_for_resource(issued.access_token, settings,
                                    oauth_resources.api_resource(settings))

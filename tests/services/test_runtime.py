@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import config
-from services import chain_access, jobs, runtime, venues
+from services import chain_access, jobs, runtime, venues, wiring
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def test_build_install_and_close(no_runtime, tmp_path, redis_url):
     settings = config.load(env={"REDIS_URL": redis_url, "REDIS_PREFIX": "rt-test:",
                                 "VENUE": "polymarket", "CHAIN_ID": "80002"},
                            instance=tmp_path)
-    built = runtime.build_runtime(settings)
+    built = wiring.build_runtime(settings)
     assert runtime.install(built) is None
     assert runtime.runtime() is built
     assert jobs.current_config() == jobs.JobsConfig(redis_url=redis_url, prefix="rt-test:")

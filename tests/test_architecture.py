@@ -1,0 +1,196 @@
+"""The import floors of ARCHITECTURE.md, checked: no import crosses a floor the wrong way,
+the app reaches the devstack only from the CLI (lazily), and no modules form a cycle.
+
+Imports are read with ``ast`` (nothing is imported), at module level and inside functions
+alike, so a lazy import that closes a cycle counts; ``if TYPE_CHECKING:`` blocks do not.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Who may import whom, by top-level place (ARCHITECTURE.md "Layout"). A place may always
+# import itself; `config` (settings, a leaf) may be imported by every app place.
+FLOORS: dict[str, set[str]] = {
+    "config": set(),
+    "models": set(),
+    "schemas": set(),
+    "venue": set(),
+    "chain": set(),
+    "services": {"models", "venue", "chain", "schemas"},
+    "blueprints": {"services", "schemas"},
+    "worker": {"services", "models", "venue", "chain", "schemas"},
+    "app": {"blueprints", "services", "models", "schemas"},
+    "wsgi": {"app"},
+    "cli": {"app", "wsgi", "worker", "services", "models", "venue", "chain", "schemas",
+            "devstack"},
+    "devstack": set(),
+}
+EVERYWHERE = {"config"}
+# The only modules that may import the devstack, and only inside functions.
+DEVSTACK_GATES = {"cli"}
+SKIP = {"tests", "bench", "node_modules", "build", "instance", "docs"}
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One import of a project module: who, whom, where, and whether inside a function."""
+
+    source: str
+    target: str
+    line: int
+    lazy: bool
+
+
+def project_modules(root: Path) -> dict[str, Path]:
+    """Every module of the app and the devstack under ``root``, by dotted name."""
+    modules: dict[str, Path] = {}
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root)
+        if rel.parts[0] in SKIP or rel.parts[0].startswith("."):
+            continue
+        if rel.parts[0].removesuffix(".py") not in FLOORS:
+            continue
+        parts = list(rel.with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def _imports(name: str, path: Path) -> Iterable[tuple[str, int, bool]]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+
+    def walk(node: ast.AST, lazy: bool) -> Iterable[tuple[str, int, bool]]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                for other in child.orelse:
+                    yield from walk(other, lazy)
+                continue
+            inner = lazy or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    yield alias.name, child.lineno, lazy
+            elif isinstance(child, ast.ImportFrom):
+                base = package[: len(package) - child.level + 1] if child.level else []
+                module = ".".join([*base, child.module] if child.module else base)
+                for alias in child.names:
+                    yield f"{module}.{alias.name}", child.lineno, lazy
+            yield from walk(child, inner)
+
+    yield from walk(tree, False)
+
+
+def import_edges(root: Path) -> list[Edge]:
+    """The imports between distinct project modules under ``root``."""
+    modules = project_modules(root)
+    edges = []
+    for name, path in modules.items():
+        for target, line, lazy in _imports(name, path):
+            while target not in modules and "." in target:
+                target = target.rsplit(".", 1)[0]
+            if target in modules and target != name:
+                edges.append(Edge(name, target, line, lazy))
+    return edges
+
+
+def floor_violations(edges: Iterable[Edge]) -> list[str]:
+    """Each import that crosses a floor the wrong way, as 'module:line -> module (why)'."""
+    found = []
+    for edge in edges:
+        source, target = edge.source.split(".")[0], edge.target.split(".")[0]
+        if source == target or (target in EVERYWHERE and source != "devstack"):
+            continue
+        where = f"{edge.source}:{edge.line} -> {edge.target}"
+        if target == "devstack" and (source not in DEVSTACK_GATES or not edge.lazy):
+            found.append(f"{where} (the app reaches the devstack only lazily, from the CLI)")
+        elif target not in FLOORS.get(source, set()):
+            found.append(f"{where} ({source} may not import {target})")
+    return sorted(found)
+
+
+def cycles(edges: Iterable[Edge]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or through others."""
+    graph: dict[str, set[str]] = {}
+    for edge in edges:
+        graph.setdefault(edge.source, set()).add(edge.target)
+        graph.setdefault(edge.target, set())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        # Tarjan's strongly connected components, iterative enough for this graph's depth.
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_no_import_crosses_a_floor_the_wrong_way() -> None:
+    assert floor_violations(import_edges(ROOT)) == []
+
+
+def test_no_modules_import_each_other_in_a_cycle() -> None:
+    assert cycles(import_edges(ROOT)) == []
+
+
+def test_the_checker_sees_wrong_floors_lazy_devstack_imports_and_cycles(tmp_path: Path) -> None:
+    files = {
+        "venue/__init__.py": "",
+        "venue/client.py": "from services import orders\n",  # venue is a floor below services
+        "services/__init__.py": "",
+        "services/orders.py": "def f():\n    from services import keys\n",
+        "services/keys.py": "from services.orders import f\n",  # a cycle through a lazy import
+        "services/typed.py": "from typing import TYPE_CHECKING\n"
+                             "if TYPE_CHECKING:\n    from worker import host\n",
+        "worker/__init__.py": "",
+        "worker/host.py": "import devstack.venue\n",  # only the CLI, lazily
+        "cli.py": "def up():\n    from devstack import venue\n",
+        "devstack/__init__.py": "",
+        "devstack/venue.py": "from config import load\n",  # the devstack imports no app code
+        "config.py": "",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    edges = import_edges(tmp_path)
+    assert floor_violations(edges) == [
+        "devstack.venue:1 -> config (devstack may not import config)",
+        "venue.client:1 -> services.orders (venue may not import services)",
+        "worker.host:1 -> devstack.venue (the app reaches the devstack only lazily, from the CLI)",
+    ]
+    assert cycles(edges) == [["services.keys", "services.orders"]]
+
+
+def test_principal_and_vocabulary_are_leaves() -> None:
+    # Everything resolves credentials and names scopes: these two must not pull anything in.
+    edges = import_edges(ROOT)
+    assert {e.target for e in edges if e.source == "schemas.vocabulary"} == set()
+    assert {e.target for e in edges if e.source == "services.principal"} <= {
+        "models", "models.user", "schemas.vocabulary", "services.errors"}
