@@ -290,6 +290,11 @@ def test_backstop_polls_hold_off_while_a_fill_is_being_copied(
         assert engine.stats.poll_requests == before
         assert not gc.isenabled()  # collection waits for the copy too...
         await wait_for(settled(config))
+        # The settle commit lands a moment before the copy ends (positions, answers): wait for
+        # the copy itself, then collection must be back on.
+        with trio.fail_after(5):
+            while engine.executor.copying:
+                await trio.sleep(0.01)
         assert gc.isenabled()  # ...and only for it
         after = engine.stats.poll_requests
         await trio.sleep(1.5)
