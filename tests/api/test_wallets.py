@@ -20,7 +20,14 @@ from chain.tokens import native_balance_wei, token_balance_base
 from models.wallet import Withdrawal
 from services import runtime, wallets
 from tests.conftest import RUN_ID, free_port, use_queue
-from tests.wallet_fixtures import ONE_MATIC, USDC, catalogue_market, chain_settings, use_chain
+from tests.wallet_fixtures import (
+    ONE_MATIC,
+    USDC,
+    catalogue_market,
+    chain_settings,
+    use_chain,
+    wallet_with_position,
+)
 from worker import jobs as job_table
 from worker.host import WorkerHost, WorkerSettings
 
@@ -227,8 +234,11 @@ def test_more_than_the_balance_and_no_gas_are_402(client, auth_headers, user, fu
 
 def test_rpc_unreachable_is_503_with_retry_after(app, client, auth_headers, user,
                                                  wallet_chain) -> None:
-    wallets.get_or_create(user)
-    catalogue_market(wallet_chain.contracts.prepare_condition())  # something to look up
+    condition = wallet_chain.contracts.prepare_condition()
+    catalogue_market(condition)
+    # something to look up on chain: the venue lists a redeemable position
+    wallet_with_position(wallet_chain, user, condition, USDC, [0])
+    wallet_chain.contracts.resolve_condition(condition.question_id, [1, 0])
     use_chain(chain_settings(app, wallet_chain, POLYGON_RPC_TIMEOUT="1",
                                           POLYGON_RPC_URL=f"http://127.0.0.1:{free_port()}"))
     for method, url, body in (
