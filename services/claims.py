@@ -80,6 +80,7 @@ NEG_RISK_GAS_BUDGET = 400_000
 _POLL_SECONDS = 0.05
 DATA_API_PAGE = 500  # the Data API's largest /positions page
 DATA_API_MAX_OFFSET = 10_000  # and its largest offset
+GAMMA_BATCH = 50  # condition or token ids per Gamma /markets query (keeps URLs short)
 
 
 @dataclass(frozen=True)
@@ -180,10 +181,12 @@ def _catalogue_missing(condition_ids: Sequence[str] = (), token_ids: Sequence[st
     gamma = venues.client().gamma
     fetched = []
     try:
-        if conditions:
-            fetched += gamma.markets(condition_ids=sorted(conditions), limit=len(conditions))
-        if tokens:
-            fetched += gamma.markets(clob_token_ids=sorted(tokens), limit=len(tokens))
+        # no ``closed`` filter: resolved markets are closed ones
+        for key, values in (("condition_ids", sorted(conditions)),
+                            ("clob_token_ids", sorted(tokens))):
+            for start in range(0, len(values), GAMMA_BATCH):
+                batch = values[start:start + GAMMA_BATCH]
+                fetched += gamma.markets(**{key: batch}, limit=len(batch))
     except VenueError as exc:  # those positions wait for the next claim
         log.warning("claims: fetching markets from Gamma failed: %s", exc)
     if fetched:
