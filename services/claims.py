@@ -178,6 +178,8 @@ def _catalogue_missing(condition_ids: Sequence[str] = (), token_ids: Sequence[st
         known_tokens = MarketToken.select(MarketToken.token_id).where(
             MarketToken.token_id.in_(list(tokens)))
         tokens -= {row.token_id for row in known_tokens}
+    if not conditions and not tokens:
+        return
     gamma = venues.client().gamma
     fetched = []
     try:
@@ -208,7 +210,7 @@ def _candidate_tokens(owner: str, token_ids: Sequence[str] | None) -> list[Marke
         return list(query.where(Market.closed == True))  # noqa: E712 - peewee expression
     if not listed:
         return []
-    conditions = sorted({row.condition_id.lower() for row in listed})
+    conditions = sorted({row.condition_id.lower() for row in listed if row.condition_id})
     _catalogue_missing(condition_ids=conditions)
     return list(query.where(fn.LOWER(Market.condition_id).in_(conditions)))
 
