@@ -50,6 +50,15 @@ def migrate_database(env: Mapping[str, str]) -> int:
     return int(applied.group(1))
 
 
+def attach_sandbox_chain(port: int, rpc_url: str, ctf: str) -> None:
+    """Have the sandbox venue on ``port`` index outcome-token holdings on ``rpc_url``."""
+    import requests
+
+    response = requests.post(f"http://127.0.0.1:{port}/_sandbox/chain",
+                             json={"rpc_url": rpc_url, "ctf": ctf}, timeout=10)
+    response.raise_for_status()
+
+
 @dataclass
 class LocalStack:
     """Starts migrations, Redis, the sandbox venue, a chain, the worker and the web app.
@@ -144,6 +153,9 @@ class LocalStack:
                            **contracts.env()})
         self.started.append(("chain", f"anvil {anvil.rpc_url} (chain id {anvil.chain_id}); "
                                       "fund a wallet: copytrade dev fund ADDRESS"))
+        if settings.get("VENUE") == "sandbox":
+            # like the real Data API, the sandbox lists what wallets hold on this chain
+            attach_sandbox_chain(settings["SANDBOX_PORT"], anvil.rpc_url, contracts.ctf)
 
     def report(self) -> None:
         """Print what runs where."""

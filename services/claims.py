@@ -1,12 +1,16 @@
 """Claims: redeeming resolved positions of the trading wallet into collateral, on chain.
 
 ``claimable_positions`` is the one computation of what can be redeemed (the Positions
-endpoint reuses it for ``claimable_value``): the wallet's outcome-token balances read on
-chain for tokens of the market catalogue, kept where the condition has resolved
-(``payoutDenominator`` set). ``claim`` records one Claim per condition and enqueues job
-``claims.redeem``, which redeems through ConditionalTokens ``redeemPositions`` (plain
-markets) or the NegRiskAdapter (neg-risk markets, after approving it on the CTF), with
-the same persist-before-broadcast and nonce rules as withdrawals.
+endpoint reuses it for ``claimable_value``): the venue's Data API lists the wallet's
+redeemable positions, whatever brought them there (bought here, deposited, transferred);
+their markets are catalogued from Gamma when missing; then the wallet's balances and the
+conditions' payouts are read on chain (``balanceOfBatch``, ``payoutDenominator``), which
+decide. When the Data API cannot answer, the catalogue's closed markets are the candidates.
+
+``claim`` records one Claim per condition and enqueues job ``claims.redeem``, which
+redeems through ConditionalTokens ``redeemPositions`` (plain markets) or the
+NegRiskAdapter (neg-risk markets, after approving it on the CTF), with the same
+persist-before-broadcast and nonce rules as withdrawals.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
+from peewee import fn
 from web3 import Web3
 
 from chain import ids
@@ -60,8 +65,10 @@ from models.wallet import (
     TradingWallet,
     WalletTransaction,
 )
-from services import chain_access, errors, wallet_transactions, wallets
+from services import catalogue, chain_access, errors, venues, wallet_transactions, wallets
 from services.principal import user_id_of
+from venue.errors import VenueError
+from venue.models import Position as VenuePosition
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +78,9 @@ BALANCE_BATCH = 200  # token ids per balanceOfBatch call
 # setApprovalForAll (~50k) plus the adapter's redeem (~250k), with room to spare.
 NEG_RISK_GAS_BUDGET = 400_000
 _POLL_SECONDS = 0.05
+DATA_API_PAGE = 500  # the Data API's largest /positions page
+DATA_API_MAX_OFFSET = 10_000  # and its largest offset
+GAMMA_BATCH = 50  # condition or token ids per Gamma /markets query (keeps URLs short)
 
 
 @dataclass(frozen=True)
@@ -138,28 +148,84 @@ def _position_collateral(w3: Web3, market: Market, tokens: list[MarketToken]) ->
     return None
 
 
-def _candidate_tokens(token_ids: Sequence[str] | None) -> list[MarketToken]:
+def _venue_redeemable(owner: str) -> list[VenuePosition] | None:
+    """The Data API's redeemable positions of ``owner``; None when it cannot answer."""
+    rows: list[VenuePosition] = []
+    try:
+        for offset in range(0, DATA_API_MAX_OFFSET + 1, DATA_API_PAGE):
+            page = venues.client().data.positions(owner, redeemable=True, size_threshold="0",
+                                                  limit=DATA_API_PAGE, offset=offset)
+            rows.extend(page)
+            if len(page) < DATA_API_PAGE:
+                break
+    except VenueError as exc:
+        log.warning("claims: the Data API's positions of %s failed (%s); falling back to the "
+                    "catalogue's closed markets", owner, exc)
+        return None
+    return [row for row in rows if row.redeemable and row.size > 0]
+
+
+def _catalogue_missing(condition_ids: Sequence[str] = (), token_ids: Sequence[str] = ()
+                       ) -> None:
+    """Fetch from Gamma and catalogue the markets of conditions or tokens we do not list."""
+    conditions = {c.lower() for c in condition_ids}
+    if conditions:
+        known = Market.select(Market.condition_id).where(
+            fn.LOWER(Market.condition_id).in_(list(conditions)))
+        conditions -= {row.condition_id.lower() for row in known}
+    tokens = set(token_ids)
+    if tokens:
+        known_tokens = MarketToken.select(MarketToken.token_id).where(
+            MarketToken.token_id.in_(list(tokens)))
+        tokens -= {row.token_id for row in known_tokens}
+    if not conditions and not tokens:
+        return
+    gamma = venues.client().gamma
+    fetched = []
+    try:
+        # no ``closed`` filter: resolved markets are closed ones
+        for key, values in (("condition_ids", sorted(conditions)),
+                            ("clob_token_ids", sorted(tokens))):
+            for start in range(0, len(values), GAMMA_BATCH):
+                batch = values[start:start + GAMMA_BATCH]
+                fetched += gamma.markets(**{key: batch}, limit=len(batch))
+    except VenueError as exc:  # those positions wait for the next claim
+        log.warning("claims: fetching markets from Gamma failed: %s", exc)
+    if fetched:
+        catalogue.upsert_markets(fetched)
+
+
+def _candidate_tokens(owner: str, token_ids: Sequence[str] | None) -> list[MarketToken]:
+    """Outcome tokens that may be claimable: checked on chain by the caller."""
     query = MarketToken.select(MarketToken, Market).join(Market)
     if token_ids is not None:
         wanted = [str(t) for t in token_ids]
         if not wanted:
             return []
-        query = query.where(MarketToken.token_id.in_(wanted))
-    else:
+        _catalogue_missing(token_ids=wanted)
+        return list(query.where(MarketToken.token_id.in_(wanted)))
+    listed = _venue_redeemable(owner)
+    if listed is None:
         # a resolved market is closed on the venue; open ones cannot be redeemed
-        query = query.where(Market.closed == True)  # noqa: E712 - peewee expression
-    return list(query)
+        return list(query.where(Market.closed == True))  # noqa: E712 - peewee expression
+    if not listed:
+        return []
+    conditions = sorted({row.condition_id.lower() for row in listed if row.condition_id})
+    _catalogue_missing(condition_ids=conditions)
+    return list(query.where(fn.LOWER(Market.condition_id).in_(conditions)))
 
 
 def claimable_positions(owner: str, token_ids: Sequence[str] | None = None
                         ) -> list[ClaimablePosition]:
     """Positions of ``owner`` in resolved markets, with what redeeming each pays.
 
-    ``token_ids`` restricts the search; omitted, every closed market of the catalogue is
-    checked. Balances and resolutions are read on chain; losing positions are listed with
-    claimable_value 0 (redeeming them only burns them).
+    Candidates are the Data API's redeemable positions of ``owner`` (the catalogue's closed
+    markets when the Data API cannot answer), or exactly ``token_ids`` when given; markets
+    missing from the catalogue are fetched from Gamma and catalogued. Balances and
+    resolutions are then read on chain; losing positions are listed with claimable_value 0
+    (redeeming them only burns them).
     """
-    tokens = _candidate_tokens(token_ids)
+    tokens = _candidate_tokens(owner, token_ids)
     if not tokens:
         return []
     w3 = chain_access.web3()

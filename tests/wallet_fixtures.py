@@ -11,6 +11,7 @@ from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
+import httpx
 import pytest
 from web3 import Web3
 
@@ -18,7 +19,7 @@ import config
 from chain.errors import ChainUnavailable
 from chain.rpc import connect
 from devstack.chain.devchain import DevCondition
-from services import catalogue, chain_access, runtime
+from services import catalogue, chain_access, runtime, wallets
 
 USDC = 10**6  # base units of one pUSD / USDC.e
 ONE_MATIC = 10**18
@@ -37,12 +38,25 @@ def use_chain(settings: chain_access.ChainSettings, *, web3: Web3 | None = None)
                             chain=chain_access.ChainAccess(settings, web3=web3)))
 
 
+def sandbox_control(method: str, path: str, body: Any = None) -> Any:
+    """Call the sandbox venue's control API (the port of its Gamma, ARCHITECTURE.md)."""
+    base = runtime.runtime().settings.venue.gamma_url.removesuffix("/gamma") + "/_sandbox"
+    response = httpx.request(method, base + path, json=body, timeout=30)
+    response.raise_for_status()
+    return response.json()
+
+
 @pytest.fixture
 def wallet_chain(app: Any, chain: Any) -> Iterator[Any]:
-    """The wallet services configured for the session's anvil (restored afterwards)."""
+    """The wallet services configured for the session's anvil (restored afterwards).
+
+    The sandbox venue indexes the same chain meanwhile, as the real Data API indexes Polygon.
+    """
     previous = runtime.runtime()
     use_chain(chain_settings(app, chain))
+    sandbox_control("POST", "/chain", {"rpc_url": chain.rpc_url, "ctf": chain.contracts.ctf})
     yield chain
+    sandbox_control("POST", "/chain", {"rpc_url": ""})
     runtime.install(previous)
 
 
@@ -78,9 +92,20 @@ def faulty_web3(rpc_url: str, *, fail_send: str) -> Web3:
     return w3
 
 
+def list_on_venue(condition: DevCondition, slug: str | None = None) -> dict[str, Any]:
+    """List a dev-chain condition as a sandbox market (Gamma, Data API); its Gamma object."""
+    slug = slug or f"dev-market-{secrets.token_hex(4)}"
+    return sandbox_control("POST", "/markets", {
+        "slug": slug, "question": f"Dev question {slug}?", "liquidity": False,
+        "question_id": condition.question_id, "condition_id": condition.condition_id,
+        "collateral": condition.collateral, "neg_risk": condition.neg_risk})
+
+
 def catalogue_market(condition: DevCondition, *, closed: bool = True) -> str:
-    """Insert a catalogue market for a dev condition (Yes/No); return its slug."""
+    """Insert a catalogue market for a dev condition (Yes/No) the venue lists; return its slug."""
     slug = f"dev-market-{secrets.token_hex(4)}"
+    if condition.outcome_slot_count == 2:
+        list_on_venue(condition, slug)
     outcomes = ["Yes", "No"] if condition.outcome_slot_count == 2 else [
         f"Outcome {i}" for i in range(condition.outcome_slot_count)]
     catalogue.upsert_markets([SimpleNamespace(
@@ -91,4 +116,29 @@ def catalogue_market(condition: DevCondition, *, closed: bool = True) -> str:
     return slug
 
 
-__all__ = ["USDC", "catalogue_market", "chain_settings", "faulty_web3", "fund", "wallet_chain"]
+def wallet_with_position(chain: Any, user: Any, condition: DevCondition, amount: int,
+                         outcomes: list[int] | None = None) -> Any:
+    """The user's trading wallet, with gas and ``amount`` of the chosen outcomes' tokens sent
+    to it on chain by another address (all outcomes by default)."""
+    wallet = wallets.get_or_create(user)
+    chain.contracts.fund_native(wallet.address, 10**18)
+    chain.contracts.split_position(wallet.address, condition, amount, outcomes=outcomes)
+    return wallet
+
+
+def neg_risk_holding(chain: Any, user: Any, register: Callable[[DevCondition], Any]
+                     ) -> tuple[Any, DevCondition, DevCondition]:
+    """Two questions of one neg-risk market, each passed to ``register``; the user's wallet
+    holds 5 Yes of the first and 1 No of the second. Answers (wallet, first, second)."""
+    dev = chain.contracts
+    question = dev.prepare_neg_risk_question()
+    sibling = dev.prepare_neg_risk_question(question.market_id)
+    register(question)
+    register(sibling)
+    wallet = wallet_with_position(chain, user, question, 5 * USDC, outcomes=[0])
+    dev.split_position(wallet.address, sibling, 1 * USDC, outcomes=[1])
+    return wallet, question, sibling
+
+
+__all__ = ["USDC", "catalogue_market", "chain_settings", "faulty_web3", "fund", "list_on_venue",
+           "neg_risk_holding", "sandbox_control", "wallet_chain", "wallet_with_position"]

@@ -114,6 +114,11 @@ class MarketSeed:
     outcomes: tuple[str, str] = ("Yes", "No")
     days_to_end: int = 60
     min_order_size: Decimal = Decimal(5)
+    # An existing on-chain condition to list (e.g. one prepared on the dev chain): its
+    # question id, condition id and collateral; unset, they derive from the slug and venue.
+    question_id: str | None = None
+    condition_id: str | None = None
+    collateral: str | None = None
 
 
 SEED_MARKETS: tuple[MarketSeed, ...] = (
@@ -171,8 +176,8 @@ def build_market(
     house_liquidity: bool,
 ) -> Market:
     """Derive a Market's ids (question, condition, CTF token ids) from its seed."""
-    question_id = question_id_for(seed.slug)
-    condition = condition_id(oracle, question_id, 2)
+    question_id = seed.question_id or question_id_for(seed.slug)
+    condition = (seed.condition_id or condition_id(oracle, question_id, 2)).lower()
     fees = None
     if seed.fee_rate is not None:
         fees = FeeSchedule(
@@ -189,7 +194,7 @@ def build_market(
         event_id=event.id,
         question_id=question_id,
         condition_id=condition,
-        token_ids=binary_token_ids(collateral, condition),
+        token_ids=binary_token_ids(seed.collateral or collateral, condition),
         outcomes=seed.outcomes,
         neg_risk=seed.neg_risk,
         neg_risk_market_id=event.neg_risk_market_id if seed.neg_risk else "",

@@ -33,6 +33,9 @@ class SandboxConfig:
     refuse_eoa_makers: bool = False
     # Makers still allowed as EOAs when refuse_eoa_makers is on ("old accounts").
     legacy_makers: set[str] = field(default_factory=set)
+    # The chain whose ConditionalTokens the Data API indexes (empty: the ledger only).
+    chain_rpc_url: str = ""
+    chain_ctf: str = ""
 
     def exchange_for(self, neg_risk: bool) -> str:
         """The exchange address orders of a (neg-risk or plain) market are signed for."""

@@ -4,7 +4,11 @@ Routes (JSON bodies; money and sizes as decimal strings):
 
 * GET    /_sandbox/state                      markets, house and whale addresses, switches
 * POST   /_sandbox/reset                      back to the seeded catalog, empty accounts
-* POST   /_sandbox/markets                    add a market {question, slug, category, ...}
+* POST   /_sandbox/markets                    add a market {question, slug, category, ...};
+                                             {question_id, condition_id, collateral}
+                                             list an existing on-chain condition
+* POST   /_sandbox/chain                      {rpc_url, ctf}: index on-chain holdings
+                                             ({rpc_url: ""} stops)
 * POST   /_sandbox/markets/<condition>/resolve {winner: 0|1|"Yes"}
 * POST   /_sandbox/fund                       {address, amount} pUSD, or {address, token_id, shares}
 * GET    /_sandbox/balances/<address>         {pusd, positions: {token_id: shares}}
@@ -77,6 +81,11 @@ def _required(body: dict, name: str) -> str:
     return str(value)
 
 
+def _optional(body: dict, name: str) -> str | None:
+    value = body.get(name)
+    return str(value) if value else None
+
+
 @bp.get("/state")
 def state_summary():
     """Markets (ids and tokens), house and whale wallets, switches."""
@@ -103,6 +112,7 @@ def state_summary():
             "refuse_eoa_makers": state.config.refuse_eoa_makers,
             "markets": markets,
             "faults": state.faults.snapshot(),
+            "chain": state.chain.describe() if state.chain else None,
         })
 
 
@@ -143,12 +153,28 @@ def add_market():
         outcomes=(str(outcomes[0]), str(outcomes[1])),
         days_to_end=int(body.get("days_to_end", 30)),
         min_order_size=_decimal(body, "min_order_size", Decimal(5)),
+        question_id=_optional(body, "question_id"),
+        condition_id=_optional(body, "condition_id"),
+        collateral=_optional(body, "collateral"),
     )
     state = _state()
     liquidity = body.get("liquidity")
     market = state.add_market(seed, house_liquidity=None if liquidity is None else bool(liquidity))
     with state.lock:
         return json_response(market_json(state, market), 201)
+
+
+@bp.post("/chain")
+def attach_chain():
+    """Index a chain's ConditionalTokens ({rpc_url, ctf}); an empty rpc_url stops indexing."""
+    body = _body()
+    rpc_url = str(body.get("rpc_url") or "")
+    ctf = _required(body, "ctf") if rpc_url else ""
+    try:
+        holdings = _state().attach_chain(rpc_url, ctf)
+    except ValueError as exc:
+        raise VenueRejection(str(exc)) from exc
+    return json_response({"chain": holdings.describe() if holdings else None})
 
 
 @bp.post("/markets/<condition_id>/resolve")

@@ -264,6 +264,7 @@ def position_rows(state: SandboxState, user: str) -> list[dict]:
         gross = units(stats.gross_cost)
         realized = units(stats.realized)
         event = state.events[market.event_id]
+        redeemable = state.redeemable(market)
         rows.append({
             "proxyWallet": user.lower(),
             "asset": market.token_ids[index],
@@ -280,8 +281,8 @@ def position_rows(state: SandboxState, user: str) -> list[dict]:
             "realizedPnl": _quant(realized),
             "percentRealizedPnl": _quant(realized / gross * 100, _FOUR) if gross else Decimal(0),
             "curPrice": _quant(cur_price, _FOUR),
-            "redeemable": market.winner is not None,
-            "mergeable": market.winner is None and all(
+            "redeemable": redeemable,
+            "mergeable": not redeemable and all(
                 state.token_balance(user, t) > 0 for t in market.token_ids
             ),
             "title": market.question,

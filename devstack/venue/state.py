@@ -10,6 +10,7 @@ methods here take it as a whole operation needs, and the parts assume it is held
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -30,6 +31,7 @@ from devstack.venue.house import HouseMaker
 from devstack.venue.ledger import Ledger, PositionStats
 from devstack.venue.market_channel import MarketChannel
 from devstack.venue.matching import BookOrder, MarketBook
+from devstack.venue.onchain import ChainHoldings
 from devstack.venue.rejections import ERR_L1, VenueRejection
 from devstack.venue.settlement import Settlement
 from devstack.venue.tape import ClobTrade, Fill, Redemption, Tape
@@ -47,6 +49,8 @@ __all__ = [
     "amount_text",
     "units",
 ]
+
+log = logging.getLogger(__name__)
 
 HOUSE_SEED = "sandbox-house"
 WHALE_PROFILES: tuple[tuple[str, str], ...] = (
@@ -82,6 +86,9 @@ class SandboxState:
         self.house = derived_address(HOUSE_SEED)
         self._initial_switches = (self.config.refuse_eoa_makers, set(self.config.legacy_makers))
         self.whales = [derived_address(f"sandbox-whale-{seed}-{i}") for i in range(4)]
+        self.chain: ChainHoldings | None = None
+        if self.config.chain_rpc_url:
+            self.attach_chain(self.config.chain_rpc_url, self.config.chain_ctf)
         self._reset_locked()
 
     # ------------------------------------------------------------------ setup
@@ -113,6 +120,15 @@ class SandboxState:
         self.ledger.set_balance(self.house, 10**18)
         for market_seed in SEED_MARKETS:
             self._add_market_locked(market_seed, self.config.house_liquidity)
+
+    def attach_chain(self, rpc_url: str, ctf: str) -> ChainHoldings | None:
+        """Index on-chain holdings of ``ctf`` on ``rpc_url`` (empty URL: stop); kept on reset."""
+        holdings = ChainHoldings(rpc_url, ctf) if rpc_url else None
+        with self.lock:
+            self.chain = holdings
+            self.config.chain_rpc_url = rpc_url
+            self.config.chain_ctf = ctf if rpc_url else ""
+        return holdings
 
     def _now(self) -> float:
         # read at each call: tests swap `clock` on a running state
@@ -424,13 +440,41 @@ class SandboxState:
             return list(self.tape.redemptions)
 
     def held_positions(self, address: str) -> list[tuple[Market, int, int, PositionStats]]:
-        """(market, index, shares, stats) of every token an address holds or held."""
+        """(market, index, shares, stats) of every token an address holds or held.
+
+        Shares are the ledger's plus, when a chain is attached, the address's on-chain
+        balance of the token (tokens that arrived from outside the venue count too).
+        """
         with self.lock:
-            result = []
-            for token, shares, stats in self.ledger.held(address):
-                market, index = self.catalog.tokens[token]
-                result.append((market, index, shares, stats))
-            return result
+            held = {token: (shares, stats) for token, shares, stats in self.ledger.held(address)}
+            chain = self.chain
+            tokens = dict(self.catalog.tokens)
+        if chain is not None:
+            for token, amount in self._chain_balances(chain, address, list(tokens)).items():
+                shares, stats = held.get(token, (0, PositionStats()))
+                held[token] = (shares + amount, stats)
+        return [(*tokens[token], shares, stats) for token, (shares, stats) in held.items()]
+
+    @staticmethod
+    def _chain_balances(chain: ChainHoldings, address: str, tokens: list[str]) -> dict[str, int]:
+        try:
+            return chain.balances(address, tokens)
+        except Exception as exc:  # a stopped chain must not break the Data API
+            log.warning("sandbox: reading balances from %s failed: %s", chain.rpc_url, exc)
+            return {}
+
+    def redeemable(self, market: Market) -> bool:
+        """Resolved here, or (attached to a chain) its condition's payouts are reported there."""
+        if market.winner is not None:
+            return True
+        chain = self.chain
+        if chain is None:
+            return False
+        try:
+            return chain.resolved(market.condition_id)
+        except Exception as exc:  # as above
+            log.warning("sandbox: reading payouts from %s failed: %s", chain.rpc_url, exc)
+            return False
 
     # -------------------------------------------------------------- feeds
 

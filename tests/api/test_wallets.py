@@ -20,7 +20,15 @@ from chain.tokens import native_balance_wei, token_balance_base
 from models.wallet import Withdrawal
 from services import runtime, wallets
 from tests.conftest import RUN_ID, free_port, use_queue
-from tests.wallet_fixtures import ONE_MATIC, USDC, catalogue_market, chain_settings, use_chain
+from tests.wallet_fixtures import (
+    ONE_MATIC,
+    USDC,
+    catalogue_market,
+    chain_settings,
+    list_on_venue,
+    use_chain,
+    wallet_with_position,
+)
 from worker import jobs as job_table
 from worker.host import WorkerHost, WorkerSettings
 
@@ -227,8 +235,11 @@ def test_more_than_the_balance_and_no_gas_are_402(client, auth_headers, user, fu
 
 def test_rpc_unreachable_is_503_with_retry_after(app, client, auth_headers, user,
                                                  wallet_chain) -> None:
-    wallets.get_or_create(user)
-    catalogue_market(wallet_chain.contracts.prepare_condition())  # something to look up
+    condition = wallet_chain.contracts.prepare_condition()
+    catalogue_market(condition)
+    # something to look up on chain: the venue lists a redeemable position
+    wallet_with_position(wallet_chain, user, condition, USDC, [0])
+    wallet_chain.contracts.resolve_condition(condition.question_id, [1, 0])
     use_chain(chain_settings(app, wallet_chain, POLYGON_RPC_TIMEOUT="1",
                                           POLYGON_RPC_URL=f"http://127.0.0.1:{free_port()}"))
     for method, url, body in (
@@ -296,6 +307,32 @@ def test_claim_after_resolution_over_rest(client, auth_headers, user, worker,
         done = _wait_status(client, auth_headers, url, "confirmed")
         assert done["status"] == "confirmed" and done["tx_hash"]
     assert token_balance_base(w3, dev.usdce, wallet.address) == 5 * USDC
+
+
+def test_outside_positions_in_uncatalogued_markets_are_claimed_over_rest(
+        client, auth_headers, user, worker, wallet_chain) -> None:
+    dev, w3 = wallet_chain.contracts, wallet_chain.web3()
+    first, second = dev.prepare_condition(), dev.prepare_condition()
+    list_on_venue(first)  # listed by the venue, never catalogued here
+    list_on_venue(second)
+    # transferred in on chain by another address: never bought through copytrade
+    wallet = wallet_with_position(wallet_chain, user, first, 2 * USDC, [0])
+    dev.split_position(wallet.address, second, 3 * USDC, outcomes=[1])
+    dev.resolve_condition(first.question_id, [1, 0])
+    dev.resolve_condition(second.question_id, [0, 1])
+
+    chosen = _json(client.post("/api/positions/claim", headers=auth_headers,
+                               json={"token_ids": [str(second.token_ids[1])]}))
+    [one] = chosen["claims"]
+    assert one["condition_id"] == second.condition_id and chosen["expected_payout"] == "3"
+    _wait_status(client, auth_headers, f"/api/positions/claims/{one['id']}", "confirmed")
+    rest = _json(client.post("/api/positions/claim", headers=auth_headers, json={}))
+    [other] = rest["claims"]
+    assert other["condition_id"] == first.condition_id and rest["expected_payout"] == "2"
+    _wait_status(client, auth_headers, f"/api/positions/claims/{other['id']}", "confirmed")
+    assert token_balance_base(w3, dev.usdce, wallet.address) == 5 * USDC
+    nothing = _json(client.post("/api/positions/claim", headers=auth_headers, json={}))
+    assert nothing["claims"] == [] and "Nothing to claim" in nothing["message"]
 
 
 def test_claim_without_gas_is_402(client, auth_headers, user, wallet_chain) -> None:

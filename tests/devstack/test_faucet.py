@@ -38,12 +38,19 @@ def test_dev_fund_without_a_local_chain_says_how(tmp_path, monkeypatch) -> None:
 
 def test_local_stack_records_its_chain_for_the_faucet(tmp_path, monkeypatch) -> None:
     from devstack.stack import LocalStack
+    from devstack.venue import SandboxServer
 
     # start_chain gives the chain's settings to its children, never to this process
     before = dict(os.environ)
     stack = LocalStack()
-    stack.start_chain({"POLYGON_RPC_URL": None, "INSTANCE_PATH": str(tmp_path)})
+    sandbox = SandboxServer().start()
+    stack.start_chain({"POLYGON_RPC_URL": None, "INSTANCE_PATH": str(tmp_path),
+                       "VENUE": "sandbox", "SANDBOX_PORT": sandbox.port})
     try:
+        # the sandbox's Data API indexes the chain the stack started
+        assert sandbox.state.chain is not None
+        assert sandbox.state.chain.rpc_url == stack.env["POLYGON_RPC_URL"]
+        assert sandbox.state.chain.ctf == stack.env["CTF_ADDRESS"]
         recorded = faucet.load(tmp_path)
         assert recorded.rpc_url == stack.env["POLYGON_RPC_URL"]
         assert recorded.pusd == stack.env["PUSD_ADDRESS"]
@@ -53,3 +60,4 @@ def test_local_stack_records_its_chain_for_the_faucet(tmp_path, monkeypatch) -> 
         assert token_balance(recorded.web3(), recorded.pusd, address) == Decimal(5)
     finally:
         stack.stop()
+        sandbox.stop()

@@ -9,22 +9,23 @@ import pytest
 from chain.tokens import outcome_balances_base, token_balance_base
 from chain.transactions import next_nonce
 from models.wallet import Claim, WalletTransaction
-from services import claims, errors, wallets
-from tests.wallet_fixtures import USDC, catalogue_market, chain_settings, faulty_web3, use_chain
-
-
-def _wallet_with_position(chain, user, condition, amount: int, outcomes=None):
-    wallet = wallets.get_or_create(user)
-    chain.contracts.fund_native(wallet.address, 10**18)
-    chain.contracts.split_position(wallet.address, condition, amount, outcomes=outcomes)
-    return wallet
+from services import claims, errors
+from tests.wallet_fixtures import (
+    USDC,
+    catalogue_market,
+    chain_settings,
+    faulty_web3,
+    neg_risk_holding,
+    use_chain,
+    wallet_with_position,
+)
 
 
 def test_claim_after_resolution_pays_collateral(wallet_chain, user) -> None:
     dev, w3 = wallet_chain.contracts, wallet_chain.web3()
     condition = dev.prepare_condition()
     slug = catalogue_market(condition)
-    wallet = _wallet_with_position(wallet_chain, user, condition, 4 * USDC, outcomes=[0])
+    wallet = wallet_with_position(wallet_chain, user, condition, 4 * USDC, outcomes=[0])
     # unresolved: nothing to claim, and the claim action says so
     assert claims.claimable_positions(wallet.address) == []
     assert claims.claim(user, wait_seconds=0)["claims"] == []
@@ -56,7 +57,7 @@ def test_pusd_backed_split_payout(wallet_chain, user) -> None:
     dev, w3 = wallet_chain.contracts, wallet_chain.web3()
     condition = dev.prepare_condition(collateral=dev.pusd)
     catalogue_market(condition)
-    wallet = _wallet_with_position(wallet_chain, user, condition, 3 * USDC)
+    wallet = wallet_with_position(wallet_chain, user, condition, 3 * USDC)
     dev.resolve_condition(condition.question_id, [1, 1])
     positions = claims.claimable_positions(wallet.address)
     assert [p.claimable_value for p in positions] == [Decimal("1.5"), Decimal("1.5")]
@@ -68,12 +69,7 @@ def test_pusd_backed_split_payout(wallet_chain, user) -> None:
 
 def test_neg_risk_claim_approves_the_adapter_then_redeems(wallet_chain, user) -> None:
     dev, w3 = wallet_chain.contracts, wallet_chain.web3()
-    question = dev.prepare_neg_risk_question()
-    sibling = dev.prepare_neg_risk_question(question.market_id)
-    catalogue_market(question)
-    catalogue_market(sibling)
-    wallet = _wallet_with_position(wallet_chain, user, question, 5 * USDC, outcomes=[0])
-    dev.split_position(wallet.address, sibling, 1 * USDC, outcomes=[1])
+    wallet, question, sibling = neg_risk_holding(wallet_chain, user, catalogue_market)
     dev.resolve_neg_risk_question(question.question_id, True)
 
     [position] = claims.claimable_positions(wallet.address)  # the sibling is unresolved
@@ -101,7 +97,7 @@ def test_token_ids_restrict_the_claim(wallet_chain, user) -> None:
     first, second = dev.prepare_condition(), dev.prepare_condition()
     catalogue_market(first)
     catalogue_market(second)
-    wallet = _wallet_with_position(wallet_chain, user, first, 1 * USDC, outcomes=[0])
+    wallet = wallet_with_position(wallet_chain, user, first, 1 * USDC, outcomes=[0])
     dev.split_position(wallet.address, second, 2 * USDC, outcomes=[1])
     dev.resolve_condition(first.question_id, [1, 0])
     dev.resolve_condition(second.question_id, [0, 1])
@@ -118,7 +114,7 @@ def test_losing_positions_are_not_submitted(wallet_chain, user) -> None:
     dev = wallet_chain.contracts
     condition = dev.prepare_condition()
     catalogue_market(condition)
-    wallet = _wallet_with_position(wallet_chain, user, condition, 2 * USDC, outcomes=[0])
+    wallet = wallet_with_position(wallet_chain, user, condition, 2 * USDC, outcomes=[0])
     dev.resolve_condition(condition.question_id, [0, 1])
     [position] = claims.claimable_positions(wallet.address)
     assert position.claimable_value == 0
@@ -129,7 +125,7 @@ def test_no_gas_is_402_and_records_nothing(wallet_chain, user) -> None:
     dev = wallet_chain.contracts
     condition = dev.prepare_condition()
     catalogue_market(condition)
-    wallet = _wallet_with_position(wallet_chain, user, condition, 1 * USDC)
+    wallet = wallet_with_position(wallet_chain, user, condition, 1 * USDC)
     dev.fund_native(wallet.address, 0)
     dev.resolve_condition(condition.question_id, [1, 0])
     with pytest.raises(errors.InsufficientBalance, match="MATIC") as caught:
@@ -142,7 +138,7 @@ def test_neg_risk_without_gas_is_402(wallet_chain, user) -> None:
     dev = wallet_chain.contracts
     question = dev.prepare_neg_risk_question()
     catalogue_market(question)
-    wallet = _wallet_with_position(wallet_chain, user, question, 1 * USDC, outcomes=[0])
+    wallet = wallet_with_position(wallet_chain, user, question, 1 * USDC, outcomes=[0])
     dev.fund_native(wallet.address, 0)
     dev.resolve_neg_risk_question(question.question_id, True)
     with pytest.raises(errors.InsufficientBalance):
@@ -153,7 +149,7 @@ def test_rerun_after_a_crash_during_broadcast_redeems_once(app, wallet_chain, us
     dev, w3 = wallet_chain.contracts, wallet_chain.web3()
     condition = dev.prepare_condition()
     catalogue_market(condition)
-    wallet = _wallet_with_position(wallet_chain, user, condition, 2 * USDC, outcomes=[0])
+    wallet = wallet_with_position(wallet_chain, user, condition, 2 * USDC, outcomes=[0])
     dev.resolve_condition(condition.question_id, [1, 0])
     [claim] = claims.request(user)
     use_chain(chain_settings(app, wallet_chain),
