@@ -21,7 +21,8 @@ from services import errors
 
 ALL_SCOPES: frozenset[str] = frozenset(SCOPES)
 
-__all__ = ["ALL_SCOPES", "SCOPES", "Principal", "register_resolver", "resolve"]
+__all__ = ["ALL_SCOPES", "SCOPES", "Principal", "register_resolver", "require_enabled",
+           "resolve"]
 
 CredentialKind = Literal["session", "api_key", "oauth"]
 
@@ -108,13 +109,24 @@ def bearer_token(authorization: str | None) -> str:
     return token
 
 
+def require_enabled(user: User) -> None:
+    """Raise InvalidToken (401) when the operator disabled ``user``'s account.
+
+    The one disabled-account check: every credential passes through ``resolve_token``,
+    and sign-in (services/auth.py) calls it before issuing a session.
+    """
+    if user.disabled_at is not None:
+        raise errors.InvalidToken("This account is disabled; ask the operator.")
+
+
 def resolve_token(token: str, settings: Mapping[str, Any]) -> Principal:
     """The Principal for a bearer token; InvalidToken (401) when it is not valid."""
     _ensure_builtin_resolvers()
-    for prefix, resolver in _resolvers.items():
-        if token.startswith(prefix):
-            return resolver(token, settings)
-    return _session_resolver[0](token, settings)
+    resolver = next((resolver for prefix, resolver in _resolvers.items()
+                     if token.startswith(prefix)), _session_resolver[0])
+    principal = resolver(token, settings)
+    require_enabled(principal.user)
+    return principal
 
 
 def resolve(authorization: str | None, settings: Mapping[str, Any]) -> Principal:

@@ -407,9 +407,7 @@ def start(principal: Principal, config_id: UUID | str) -> CopyConfig:
         if isinstance(db.obj, peewee.PostgresqlDatabase):
             query = query.for_update()
         user = query.get()
-        running = CopyConfig.select().where(CopyConfig.user == user.id, CopyConfig.is_active,
-                                            CopyConfig.deleted_at.is_null()).count()
-        tiers.check_active_config_quota(user, running)
+        tiers.check_active_config_quota(user, tiers.active_configs(user.id).count())
         now = utcnow()
         config.is_active = True
         config.started_at = config.updated_at = now
