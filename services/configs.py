@@ -33,7 +33,7 @@ from models.copying import (
 )
 from models.user import User
 from services import copying, errors, tiers, venues
-from services.access import Principal
+from services.access import Principal, require_enabled
 from services.pagination import Page, paginate
 
 log = logging.getLogger(__name__)
@@ -407,6 +407,9 @@ def start(principal: Principal, config_id: UUID | str) -> CopyConfig:
         if isinstance(db.obj, peewee.PostgresqlDatabase):
             query = query.for_update()
         user = query.get()
+        # Read under the lock: a start racing `copytrade users disable` either finishes
+        # first (and is stopped by it) or sees the account disabled.
+        require_enabled(user)
         tiers.check_active_config_quota(user, tiers.active_configs(user.id).count())
         now = utcnow()
         config.is_active = True

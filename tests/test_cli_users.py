@@ -145,3 +145,16 @@ def test_disable_refuses_every_credential_and_stops_configs(app, client, user, o
         assert client.get("/api/users/me", headers=_bearer(credential)).status_code == 200
     assert not CopyConfig.get_by_id(config.id).is_active  # enabling restarts nothing
 
+
+
+def test_a_start_resolved_before_disable_is_refused(user, operator, bound_db):
+    from services import access, configs, errors
+
+    # the request authenticated before the operator disabled the account
+    principal = access.Principal(user=user, kind="session", scopes=access.ALL_SCOPES)
+    config = _active_config(user)
+    CopyConfig.update(is_active=False).where(CopyConfig.id == config.id).execute()
+    assert operator("users", "disable", user.email).exit_code == 0
+    with pytest.raises(errors.InvalidToken):
+        configs.start(principal, config.id)
+    assert not CopyConfig.get_by_id(config.id).is_active
