@@ -112,8 +112,9 @@ def bearer_token(authorization: str | None) -> str:
 def require_enabled(user: User) -> None:
     """Raise InvalidToken (401) when the operator disabled ``user``'s account.
 
-    The one disabled-account check: every credential passes through ``resolve_token``,
-    and sign-in (services/auth.py) calls it before issuing a session.
+    The one disabled-account check: every credential passes through ``resolve_token``;
+    sign-in (services/auth.py) calls it before issuing a session, and configs.start
+    under the user-row lock (a start racing the disable).
     """
     if user.disabled_at is not None:
         raise errors.InvalidToken("This account is disabled; ask the operator.")
