@@ -1,4 +1,4 @@
-"""The ``copytrade`` command: up, serve, worker, migrate, sandbox."""
+"""The ``copytrade`` command: up, serve, worker, migrate, sandbox, and operator commands."""
 
 from __future__ import annotations
 
@@ -422,3 +422,80 @@ def executors_move(config_id: str, wait_seconds: float) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+@main.group()
+def users() -> None:
+    """Accounts: list them, move one to another tier, disable or enable one."""
+
+
+def _user_command(action: Any) -> Any:
+    """Run ``action`` against this deployment's database; a service error exits non-zero."""
+    from models.base import db
+    from services.errors import CopytradeError
+
+    _operations_store()  # binds the database; the runtime carries the tier table
+    try:
+        with db.connection_context():
+            return action()
+    except CopytradeError as exc:
+        raise click.ClickException(exc.message) from None
+
+
+def _limit(limit: int | None) -> str:
+    return "unlimited" if limit is None else str(limit)
+
+
+@users.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the same data as JSON.")
+def users_list(as_json: bool) -> None:
+    """Every account: tier, active configs and API keys against the tier's limits."""
+    import json
+
+    from services import users as user_service
+
+    rows = _user_command(user_service.overview)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    click.echo(_table([[r["email"], r["tier"] if r["tier"] == r["effective_tier"]
+                        else f"{r['tier']} (unknown: {r['effective_tier']} limits)",
+                        f"{r['active_configs']}/{_limit(r['max_active_configs'])}",
+                        f"{r['api_keys']}/{_limit(r['max_api_keys'])}",
+                        "disabled" if r["disabled_at"] else "-"] for r in rows],
+                      ["EMAIL", "TIER", "CONFIGS", "KEYS", "DISABLED"]) if rows
+               else "no accounts yet")
+
+
+@users.command("set-tier")
+@click.argument("email")
+@click.argument("tier")
+def users_set_tier(email: str, tier: str) -> None:
+    """Move the account of EMAIL to TIER (its limits apply at once)."""
+    from services import tiers
+    from services import users as user_service
+
+    user = _user_command(lambda: user_service.set_tier(email, tier))
+    limits = tiers.limits_for(user.tier)
+    click.echo(f"{user.email}: tier {user.tier} (active configs "
+               f"{_limit(limits.max_active_configs)}, API keys {_limit(limits.max_api_keys)})")
+
+
+@users.command("disable")
+@click.argument("email")
+def users_disable(email: str) -> None:
+    """Refuse the account's sign-in and every credential of it; stop its copy configs."""
+    from services import users as user_service
+
+    user, stopped = _user_command(lambda: user_service.disable(email))
+    click.echo(f"{user.email}: disabled; stopped {stopped} copy config(s)")
+
+
+@users.command("enable")
+@click.argument("email")
+def users_enable(email: str) -> None:
+    """Accept the account's sign-in and credentials again (stopped configs stay stopped)."""
+    from services import users as user_service
+
+    user = _user_command(lambda: user_service.enable(email))
+    click.echo(f"{user.email}: enabled")

@@ -8,10 +8,13 @@ the only reader of the process environment (and only when ``load`` is given no m
 from __future__ import annotations
 
 import os
+import re
 import secrets
+import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent
@@ -36,12 +39,19 @@ POLYGON_CONTRACTS = {
 
 DEFAULT_SANDBOX_PORT = 8010
 
-# Plan limits, the one table (README "Tiers"); exceeding one answers 403 tier_limit_exceeded.
-TIER_LIMITS: dict[str, dict[str, int]] = {
+# Plan limits, the built-in table (README "Tiers"); exceeding one answers 403
+# tier_limit_exceeded. None is unlimited. TIERS_FILE adds tiers or replaces these; the
+# default tier fits a self-hosted install, where the operator is the only customer.
+TIER_LIMITS: dict[str, dict[str, int | None]] = {
+    "self-hosted": {"max_active_configs": None, "max_api_keys": None},
     "free": {"max_active_configs": 1, "max_api_keys": 3},
     "pro": {"max_active_configs": 10, "max_api_keys": 10},
     "elite": {"max_active_configs": 50, "max_api_keys": 50},
 }
+DEFAULT_TIER = "self-hosted"
+UNLIMITED = "unlimited"  # how a TIERS_FILE spells "no limit"
+# A tier name is stored on the user row (users.tier is 16 characters).
+_TIER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,15}$")
 
 # Per client IP: a token bucket refilled at RATE_LIMIT_PER_SECOND, holding RATE_LIMIT_BURST.
 DEFAULT_RATE_LIMIT_PER_SECOND = 60
@@ -137,6 +147,30 @@ class CopyEngineConfig:
 
 
 @dataclass(frozen=True)
+class PlanLimits:
+    """What one tier allows; None means unlimited."""
+
+    max_active_configs: int | None
+    max_api_keys: int | None
+
+
+_LIMIT_KEYS = tuple(limit.name for limit in fields(PlanLimits))
+
+
+def _builtin_tiers() -> Mapping[str, PlanLimits]:
+    return MappingProxyType({name: PlanLimits(**row) for name, row in TIER_LIMITS.items()})
+
+
+@dataclass(frozen=True)
+class TierSettings:
+    """The tier table, the tier new accounts start on, and the file they came from."""
+
+    default: str = DEFAULT_TIER
+    table: Mapping[str, PlanLimits] = field(default_factory=_builtin_tiers)
+    source: str | None = None  # TIERS_FILE, when one was read
+
+
+@dataclass(frozen=True)
 class LoggingConfig:
     """Log line format (``json`` or ``text``) and the root level."""
 
@@ -176,6 +210,7 @@ class Settings:
     engine: CopyEngineConfig = CopyEngineConfig()
     logging: LoggingConfig = LoggingConfig()
     metrics: MetricsConfig = MetricsConfig()
+    tiers: TierSettings = TierSettings()
     web_concurrency: int = 2
 
     def flat(self) -> dict[str, Any]:
@@ -212,6 +247,8 @@ class Settings:
             "PROMETHEUS_MULTIPROC_DIR": self.metrics.multiproc_dir,
             "LOG_FORMAT": self.logging.format,
             "LOG_LEVEL": self.logging.level,
+            "TIERS_FILE": self.tiers.source,
+            "DEFAULT_TIER": self.tiers.default,
         }
         for name, attribute in _CONTRACT_FIELDS.items():
             flat[name] = getattr(self.contracts, attribute)
@@ -256,6 +293,72 @@ def instance_secret(instance: Path, name: str) -> str:
     with os.fdopen(fd, "w") as fh:
         fh.write(value + "\n")
     return value
+
+
+class TierSettingsError(ValueError):
+    """A TIERS_FILE or DEFAULT_TIER that cannot be used (the message names file and key)."""
+
+
+def _limit(value: Any, where: str) -> int | None:
+    if value == UNLIMITED:
+        return None
+    # bool is an int to Python; "true" is no limit anyone meant.
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise TierSettingsError(f"{where} must be a whole number >= 0 or \"{UNLIMITED}\", "
+                            f"not {value!r}")
+
+
+def load_tiers(path: str | None, default_tier: str | None = None) -> TierSettings:
+    """The tier table: built-in tiers, then those of the TOML file ``path`` over them.
+
+    The file holds ``default_tier = "NAME"`` (optional) and ``[tiers.NAME]`` tables with
+    ``max_active_configs`` and ``max_api_keys``, each a whole number or ``"unlimited"``.
+    ``default_tier`` (DEFAULT_TIER) wins over the file's. TierSettingsError names the bad key.
+    """
+    table = dict(_builtin_tiers())
+    default = DEFAULT_TIER
+    if path:
+        try:
+            with open(path, "rb") as fh:
+                document = tomllib.load(fh)
+        except OSError as exc:
+            raise TierSettingsError(f"TIERS_FILE {path}: cannot be read ({exc.strerror})") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise TierSettingsError(f"TIERS_FILE {path}: not valid TOML ({exc})") from None
+        unknown = set(document) - {"default_tier", "tiers"}
+        if unknown:
+            raise TierSettingsError(f"TIERS_FILE {path}: unknown key(s) {sorted(unknown)}; "
+                                    "expected default_tier and [tiers.NAME] tables")
+        tiers = document.get("tiers", {})
+        if not isinstance(tiers, dict):
+            raise TierSettingsError(f"TIERS_FILE {path}: tiers must be tables [tiers.NAME]")
+        for name, row in tiers.items():
+            where = f"TIERS_FILE {path}: tiers.{name}"
+            if not _TIER_NAME.match(name):
+                raise TierSettingsError(f"{where}: a tier name is 1-16 of a-z, 0-9, - and _")
+            if not isinstance(row, dict):
+                raise TierSettingsError(f"{where} must be a table")
+            extra, missing = set(row) - set(_LIMIT_KEYS), set(_LIMIT_KEYS) - set(row)
+            if extra or missing:
+                raise TierSettingsError(
+                    f"{where}: needs exactly {', '.join(_LIMIT_KEYS)}"
+                    + (f"; unknown {sorted(extra)}" if extra else "")
+                    + (f"; missing {sorted(missing)}" if missing else ""))
+            table[name] = PlanLimits(**{key: _limit(row[key], f"{where}.{key}")
+                                        for key in _LIMIT_KEYS})
+        default = document.get("default_tier", default)
+        if not isinstance(default, str):
+            raise TierSettingsError(f"TIERS_FILE {path}: default_tier must be a tier name")
+        if default not in table:
+            raise TierSettingsError(f"TIERS_FILE {path}: default_tier {default!r} is not a "
+                                    f"tier (known: {', '.join(table)})")
+    if default_tier:
+        if default_tier not in table:
+            raise TierSettingsError(f"DEFAULT_TIER {default_tier!r} is not a tier "
+                                    f"(known: {', '.join(table)})")
+        default = default_tier
+    return TierSettings(default=default, table=MappingProxyType(table), source=path)
 
 
 def _text(value: Any) -> str | None:
@@ -369,5 +472,6 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
                               level=(get("LOG_LEVEL") or LoggingConfig.level).upper()),
         metrics=MetricsConfig(token=get("METRICS_TOKEN"),
                               multiproc_dir=get("PROMETHEUS_MULTIPROC_DIR")),
+        tiers=load_tiers(get("TIERS_FILE"), get("DEFAULT_TIER")),
         web_concurrency=int(get("WEB_CONCURRENCY") or Settings.web_concurrency),
     )

@@ -24,6 +24,7 @@ from typing import Any, Literal, TypeVar
 
 from flask import Flask, Response, current_app, g, request
 
+from config import TierSettings
 from schemas.vocabulary import ALL_SCOPES
 from services import credentials, errors, oauth_resources
 from services.principal import Principal
@@ -207,13 +208,16 @@ def init_app(app: Flask) -> None:
     app.after_request(point_to_resource_metadata)
 
 
-def openapi_notes() -> str:
+def openapi_notes(plans: TierSettings) -> str:
     """The authentication, tier, rate-limit and idempotency rules for the OpenAPI description."""
-    import config
+
+    def shown(limit: int | None) -> str:
+        return "unlimited" if limit is None else str(limit)
 
     tier_rows = "\n".join(
-        f"| `{tier}` | {row['max_active_configs']} | {row['max_api_keys']} |"
-        for tier, row in config.TIER_LIMITS.items())
+        f"| `{tier}`{' (default)' if tier == plans.default else ''} | "
+        f"{shown(row.max_active_configs)} | {shown(row.max_api_keys)} |"
+        for tier, row in plans.table.items())
     return f"""
 ## Authentication
 Send `Authorization: Bearer <token>`. Sign in with `POST /api/auth/magic` `{{email}}`
@@ -222,11 +226,15 @@ known) then `POST /api/auth/verify-code` `{{email, code}}`, or redeem the link's
 `POST /api/auth/magic` `{{token}}`: both answer a session JWT (24 hours, full account
 scope). API keys (`svck_live_...`, `POST /api/keys`) and OAuth tokens (`svco_...`) carry
 scopes. Each operation's `security` and description state its policy. A missing
-credential answers 401 `unauthorized`; a bad, revoked or expired one 401
-`invalid_token`; a credential without the operation's scope 403 `scope_required`.
+credential answers 401 `unauthorized`; a bad, revoked or expired one, or any credential
+of an account the operator disabled, 401 `invalid_token`; a credential without the
+operation's scope 403 `scope_required`.
 
 ## Tiers
-Exceeding a plan limit answers 403 `tier_limit_exceeded`.
+Each account is on a tier; `GET /api/users/me` shows it and its limits (null: unlimited).
+New accounts start on the default tier; the operator configures the table and moves
+accounts between tiers (`copytrade users set-tier`). Exceeding a limit answers 403
+`tier_limit_exceeded`. This server's tiers:
 
 | tier | active copy configs | active API keys |
 |---|---|---|

@@ -6,15 +6,19 @@ import peewee
 
 from models.base import BaseModel, UTCDateTimeField, utcnow
 
-TIERS = ("free", "pro", "elite")
-
 
 class User(BaseModel):
-    """A person with an account; ``tier`` selects the limits in config."""
+    """A person with an account; ``tier`` names a row of the configured tier table.
+
+    Sign-up stores the configured default tier (services/auth.py); the column default
+    only serves rows made directly. ``disabled_at`` set: the operator disabled the
+    account, and none of its credentials is accepted.
+    """
 
     email = peewee.CharField(max_length=320, unique=True)
     tier = peewee.CharField(max_length=16, default="free")
     created_at = UTCDateTimeField(default=utcnow)
+    disabled_at = UTCDateTimeField(null=True)
 
     class Meta:
         table_name = "users"

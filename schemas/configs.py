@@ -200,6 +200,7 @@ class ReadinessSchema(Schema):
     tier = fields.String(required=True)
     active_configs = fields.Integer(required=True)
     active_live_configs = fields.Integer(required=True)
-    max_active_configs = fields.Integer(required=True)
+    max_active_configs = fields.Integer(required=True, allow_none=True,
+                                        metadata={"description": "null: unlimited."})
     ready_to_trade = fields.Boolean(required=True)
     blockers = fields.List(fields.Dict(), required=True)

@@ -5,12 +5,27 @@ from __future__ import annotations
 from marshmallow import Schema, fields
 
 
+class TierLimitsSchema(Schema):
+    """What the user's tier allows; null means unlimited."""
+
+    max_active_configs = fields.Integer(
+        required=True, allow_none=True,
+        metadata={"description": "Copy configs that may run at once; null: unlimited."})
+    max_api_keys = fields.Integer(
+        required=True, allow_none=True,
+        metadata={"description": "Usable (unrevoked, unexpired) API keys; null: unlimited."})
+
+
 class UserProfileSchema(Schema):
     """The signed-in user's profile."""
 
     id = fields.UUID(required=True)
     email = fields.String(required=True)
-    tier = fields.String(required=True, metadata={"enum": ["free", "pro", "elite"]})
+    tier = fields.String(required=True, metadata={
+        "description": "The plan whose limits apply. The operator names the tiers "
+                       "(built in: self-hosted, free, pro, elite) and moves accounts "
+                       "between them."})
+    limits = fields.Nested(TierLimitsSchema, required=True)
     created_at = fields.DateTime(required=True)
     trading_wallet_address = fields.String(
         required=True, allow_none=True,

@@ -26,8 +26,8 @@ from joserfc.jwk import OctKey
 from models import LoginCode, User
 from models.base import db, utcnow
 from schemas.vocabulary import ALL_SCOPES, SCOPES
-from services import errors, keyring, mailer
-from services.principal import Principal
+from services import errors, keyring, mailer, tiers
+from services.principal import Principal, require_enabled
 
 log = logging.getLogger(__name__)
 
@@ -157,15 +157,19 @@ def redeem_link(token: str, settings: Mapping[str, Any]) -> Session:
 
 
 def _user_for(email: str) -> User:
-    """The account for ``email``, created on its first verified sign-in."""
+    """The account for ``email``, created on the default tier at its first verified sign-in.
+
+    InvalidToken (401) when the operator disabled it.
+    """
     user = User.get_or_none(User.email == email)
-    if user is not None:
-        return user
-    try:
-        with db.atomic():
-            return User.create(email=email)
-    except peewee.IntegrityError:  # a parallel first sign-in created it
-        return User.get(User.email == email)
+    if user is None:
+        try:
+            with db.atomic():
+                return User.create(email=email, tier=tiers.default_tier())
+        except peewee.IntegrityError:  # a parallel first sign-in created it
+            user = User.get(User.email == email)
+    require_enabled(user)
+    return user
 
 
 def _jwt_key(settings: Mapping[str, Any]) -> OctKey:

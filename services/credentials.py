@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from services import auth, errors, keys, oauth
-from services.principal import Principal
+from services.principal import Principal, require_enabled
 
 # token, settings -> Principal; raises errors.InvalidToken when the token is not valid.
 CredentialResolver = Callable[[str, Mapping[str, Any]], Principal]
@@ -39,10 +39,11 @@ def bearer_token(authorization: str | None) -> str:
 
 def resolve_token(token: str, settings: Mapping[str, Any]) -> Principal:
     """The Principal for a bearer token; InvalidToken (401) when it is not valid."""
-    for prefix, resolver in RESOLVERS_BY_PREFIX:
-        if token.startswith(prefix):
-            return resolver(token, settings)
-    return SESSION_RESOLVER(token, settings)
+    resolver = next((resolver for prefix, resolver in RESOLVERS_BY_PREFIX
+                     if token.startswith(prefix)), SESSION_RESOLVER)
+    principal = resolver(token, settings)
+    require_enabled(principal.user)
+    return principal
 
 
 def resolve(authorization: str | None, settings: Mapping[str, Any]) -> Principal:

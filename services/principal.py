@@ -75,3 +75,14 @@ class Principal:
 def user_id_of(user: User | UUID | str) -> UUID:
     """The id of a user given as a User row or an id (UUID or its text)."""
     return user.id if isinstance(user, User) else UUID(str(user))
+
+
+def require_enabled(user: User) -> None:
+    """Raise InvalidToken (401) when the operator disabled ``user``'s account.
+
+    The one disabled-account check: every credential passes through
+    ``credentials.resolve_token``; sign-in (services/auth.py) calls it before issuing a
+    session, and configs.start under the user-row lock (a start racing the disable).
+    """
+    if user.disabled_at is not None:
+        raise errors.InvalidToken("This account is disabled; ask the operator.")

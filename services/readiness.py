@@ -90,7 +90,8 @@ def readiness(user: User | UUID | str) -> dict[str, Any]:
         "active_live_configs": live_active,
         "max_active_configs": limits.max_active_configs,
     })
-    if result["active_configs"] >= limits.max_active_configs:
+    if (limits.max_active_configs is not None
+            and result["active_configs"] >= limits.max_active_configs):
         blockers.append(_blocker("tier_limit", f"The {limits.tier} plan runs "
                                  f"{limits.max_active_configs} active configs at once."))
     # Gas only matters for on-chain work; live copying needs a wallet, funds and the venue.

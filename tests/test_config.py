@@ -114,3 +114,63 @@ def test_nothing_writes_the_environment():
         found += [f"{relative}: {line.strip()}" for line in path.read_text().splitlines()
                   if writes.search(line)]
     assert found == []
+
+
+# ---- tiers: the built-in table, TIERS_FILE and DEFAULT_TIER ------------------------------
+
+def test_default_tier_fits_a_self_hosted_install(tmp_path):
+    plans = config.load(env={}, instance=tmp_path).tiers
+    default = plans.table[plans.default]
+    for limit in (default.max_active_configs, default.max_api_keys):
+        assert limit is None or limit >= 10  # None: unlimited
+    # the names stored on existing rows keep their limits
+    assert {"free", "pro", "elite"} <= set(plans.table)
+    assert plans.table["free"] == config.PlanLimits(max_active_configs=1, max_api_keys=3)
+    assert plans.source is None
+
+
+def test_tiers_file_adds_and_replaces_tiers(tmp_path):
+    path = tmp_path / "tiers.toml"
+    path.write_text('default_tier = "household"\n'
+                    '[tiers.household]\nmax_active_configs = 2\nmax_api_keys = "unlimited"\n'
+                    '[tiers.free]\nmax_active_configs = 0\nmax_api_keys = 1\n')
+    settings = config.load(env={"TIERS_FILE": str(path)}, instance=tmp_path)
+    plans = settings.tiers
+    assert plans.default == "household" and plans.source == str(path)
+    assert plans.table["household"] == config.PlanLimits(2, None)
+    assert plans.table["free"] == config.PlanLimits(0, 1)
+    assert plans.table["pro"] == config.PlanLimits(10, 10)  # untouched built-in
+    assert settings.flat()["TIERS_FILE"] == str(path)
+    with pytest.raises(TypeError):
+        plans.table["x"] = config.PlanLimits(1, 1)  # type: ignore[index]
+    # DEFAULT_TIER wins over the file's default_tier
+    env = {"TIERS_FILE": str(path), "DEFAULT_TIER": "pro"}
+    assert config.load(env=env, instance=tmp_path).tiers.default == "pro"
+    assert config.load(env={"DEFAULT_TIER": "elite"}, instance=tmp_path).tiers.default == "elite"
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ('[tiers.a]\nmax_active_configs = -1\nmax_api_keys = 1\n', "tiers.a.max_active_configs"),
+    ('[tiers.a]\nmax_active_configs = 1\nmax_api_keys = "lots"\n', "tiers.a.max_api_keys"),
+    ('[tiers.a]\nmax_active_configs = 1.5\nmax_api_keys = 1\n', "tiers.a.max_active_configs"),
+    ('[tiers.a]\nmax_active_configs = true\nmax_api_keys = 1\n', "tiers.a.max_active_configs"),
+    ('[tiers.a]\nmax_active_configs = 1\n', "max_api_keys"),
+    ('[tiers.a]\nmax_active_configs = 1\nmax_api_keys = 1\nmax_x = 1\n', "max_x"),
+    ('[tiers.Big_Name]\nmax_active_configs = 1\nmax_api_keys = 1\n', "tiers.Big_Name"),
+    ('default_tier = "gold"\n', "default_tier 'gold'"),
+    ('default_tiers = "free"\n', "default_tiers"),
+    ('[tiers\n', "not valid TOML"),
+])
+def test_a_bad_tiers_file_names_the_file_and_the_key(tmp_path, text, named):
+    path = tmp_path / "tiers.toml"
+    path.write_text(text)
+    with pytest.raises(config.TierSettingsError) as refused:
+        config.load(env={"TIERS_FILE": str(path)}, instance=tmp_path)
+    assert str(path) in str(refused.value) and named in str(refused.value)
+
+
+def test_a_missing_tiers_file_or_unknown_default_tier_stops_start_up(tmp_path):
+    with pytest.raises(config.TierSettingsError, match=r"nowhere\.toml: cannot be read"):
+        config.load(env={"TIERS_FILE": str(tmp_path / "nowhere.toml")}, instance=tmp_path)
+    with pytest.raises(config.TierSettingsError, match="DEFAULT_TIER 'gold' is not a tier"):
+        config.load(env={"DEFAULT_TIER": "gold"}, instance=tmp_path)

@@ -8,6 +8,7 @@ from flask_smorest import Api
 from blueprints import errors as error_handler
 from blueprints.access import openapi_notes as access_notes
 from blueprints.api.base import RATE_LIMIT_HEADERS, SECURITY_SCHEMES, DecimalStringComponent
+from config import TierSettings
 from schemas.common import ErrorSchema, PaginationSchema
 from schemas.fields import decimal_string_property
 
@@ -38,7 +39,7 @@ class CopytradeApi(Api):
         return error_handler.handle(error)
 
 
-def api_config(base_url: str) -> dict[str, object]:
+def api_config(base_url: str, plans: TierSettings) -> dict[str, object]:
     """flask-smorest settings: OpenAPI 3.1.0 at /openapi.json, the explorer at /api/docs."""
     return {
         "API_TITLE": "copytrade",
@@ -49,7 +50,7 @@ def api_config(base_url: str) -> dict[str, object]:
         "OPENAPI_SWAGGER_UI_PATH": "api/docs",
         "OPENAPI_SWAGGER_UI_URL": "/api/docs/assets/",
         "API_SPEC_OPTIONS": {
-            "info": {"description": OPENAPI_DESCRIPTION + access_notes()},
+            "info": {"description": OPENAPI_DESCRIPTION + access_notes(plans)},
             "servers": [{"url": base_url}],
             "components": {"securitySchemes": SECURITY_SCHEMES, "headers": RATE_LIMIT_HEADERS},
         },
@@ -60,7 +61,8 @@ def register(app: Flask) -> CopytradeApi:
     """Create the Api for ``app`` and register every REST blueprint on it."""
     from blueprints.api import auth, keys, markets, stats, users, wallets
 
-    for key, value in api_config(app.config["BASE_URL"]).items():
+    for key, value in api_config(app.config["BASE_URL"],
+                                 app.extensions["runtime"].settings.tiers).items():
         app.config.setdefault(key, value)
     api = CopytradeApi(app)
     api.ma_plugin.converter.add_attribute_function(decimal_string_property)

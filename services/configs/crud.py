@@ -25,7 +25,7 @@ from models.user import User
 from services import errors, tiers
 from services.configs.rules import validate_fields, with_defaults
 from services.configs.targets import target_profile
-from services.principal import user_id_of
+from services.principal import require_enabled, user_id_of
 
 log = logging.getLogger(__name__)
 
@@ -205,9 +205,10 @@ def start(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
         if isinstance(db.obj, peewee.PostgresqlDatabase):
             query = query.for_update()
         owner = query.get()
-        running = CopyConfig.select().where(CopyConfig.user == owner.id, CopyConfig.is_active,
-                                            CopyConfig.deleted_at.is_null()).count()
-        tiers.check_active_config_quota(owner, running)
+        # Read under the lock: a start racing `copytrade users disable` either finishes
+        # first (and is stopped by it) or sees the account disabled.
+        require_enabled(owner)
+        tiers.check_active_config_quota(owner, tiers.active_configs(owner.id).count())
         now = utcnow()
         config.is_active = True
         config.started_at = config.updated_at = now

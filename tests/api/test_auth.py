@@ -76,7 +76,8 @@ def test_login_with_emailed_code(client, inbox, bound_db):
     expires = datetime.fromisoformat(body["expires_at"])
     assert timedelta(hours=23, minutes=59) < expires - before <= timedelta(hours=24, seconds=1)
     assert body["user"]["email"] == "ada.lovelace@example.com"
-    assert body["user"]["tier"] == "free"
+    assert body["user"]["tier"] == "self-hosted"  # the configured default tier
+    assert body["user"]["limits"] == {"max_active_configs": None, "max_api_keys": None}
     assert body["user"]["trading_wallet_address"] is None
     assert User.select().count() == 1
 
@@ -234,3 +235,35 @@ def test_missing_or_non_bearer_credential_is_unauthorized(client):
                  401, "unauthorized")
     assert_error(client.get("/api/users/me", headers={"Authorization": "Bearer "}),
                  401, "unauthorized")
+
+
+def _sign_in(client, inbox, email: str):
+    assert client.post("/api/auth/magic", json={"email": email}).status_code == 202
+    code, _ = inbox.last_for(email)
+    return client.post("/api/auth/verify-code", json={"email": email, "code": code})
+
+
+def test_a_new_account_gets_ten_keys_and_configs_on_the_default_tier(client, inbox, bound_db):
+    from services import tiers
+
+    body = _sign_in(client, inbox, "household@example.com").get_json()
+    headers = {"Authorization": f"Bearer {body['token']}"}
+    for number in range(10):
+        minted = client.post("/api/keys", headers=headers,
+                             json={"name": f"agent {number}", "scopes": ["read:account"]})
+        assert minted.status_code == 201, minted.data
+    user = User.get(User.email == "household@example.com")
+    tiers.check_active_config_quota(user, 10)  # an eleventh config may start too
+
+
+def test_a_disabled_account_cannot_sign_in(client, inbox, bound_db):
+    from services import users
+
+    assert _sign_in(client, inbox, "gone@example.com").status_code == 200
+    users.disable("gone@example.com")
+    assert_error(_sign_in(client, inbox, "gone@example.com"), 401, "invalid_token")
+    assert client.post("/api/auth/magic", json={"email": "gone@example.com"}).status_code == 202
+    _, link = inbox.last_for("gone@example.com")
+    assert_error(client.post("/api/auth/magic", json={"token": link}), 401, "invalid_token")
+    users.enable("gone@example.com")
+    assert _sign_in(client, inbox, "gone@example.com").status_code == 200

@@ -10,6 +10,7 @@ from decimal import Decimal
 import pytest
 from eth_account import Account
 
+from models import User
 from models.base import utcnow
 from models.copying import ConfigPreview, CopyConfig
 
@@ -244,3 +245,7 @@ def test_trading_readiness_lists_blockers(client, auth_headers, user, venue_cont
     assert after["balance_usdc"] == "250" and after["venue_credentials"] is True
     assert after["ready_to_trade"] is True
     assert after["max_active_configs"] == 1 and after["active_configs"] == 0
+    User.update(tier="self-hosted").where(User.id == user.id).execute()
+    unlimited = decode(client.get("/api/helpers/trading-readiness", headers=auth_headers))
+    assert unlimited["max_active_configs"] is None and unlimited["tier"] == "self-hosted"
+    assert "tier_limit" not in [b["code"] for b in unlimited["blockers"]]

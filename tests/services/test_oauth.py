@@ -273,3 +273,19 @@ def test_metadata_fetch_faults_are_refusals():
             "client_name": "Agent"}).encode())
 
     assert _fetch(good)["token_endpoint_auth_method"] == "none"
+
+
+def test_a_disabled_users_oauth_token_is_refused(settings, user, oauth_client):
+    from services import users
+
+    issued = _issue(settings, user, oauth_client)
+    token = oauth_resources.request_resource.set(oauth_resources.mcp_resource(settings))
+    try:
+        assert credentials.resolve_token(issued.access_token, settings).user_id == user.id
+        users.disable(user.email)
+        with pytest.raises(errors.InvalidToken, match="disabled"):
+            credentials.resolve_token(issued.access_token, settings)
+        users.enable(user.email)
+        assert credentials.resolve_token(issued.access_token, settings).user_id == user.id
+    finally:
+        oauth_resources.request_resource.reset(token)
