@@ -15,6 +15,8 @@ class User(BaseModel):
     email = peewee.CharField(max_length=320, unique=True)
     tier = peewee.CharField(max_length=16, default="free")
     created_at = UTCDateTimeField(default=utcnow)
+    # Session JWTs issued before this moment are refused ("sign out everywhere").
+    sessions_valid_after = UTCDateTimeField(null=True)
 
     class Meta:
         table_name = "users"

@@ -124,12 +124,13 @@ def test_scopes_gate_reads_and_writes(client, api_key, user, wallet_chain) -> No
 
 @pytest.mark.parametrize(("token", "amount", "base"), [
     ("usdc", "1.5", 1_500_000), ("usdc_e", "0.25", 250_000), ("matic", "0.01", 10**16)])
-def test_withdraw_each_token_returns_the_real_hash(client, auth_headers, user, fund, worker,
+def test_withdraw_each_token_returns_the_real_hash(client, auth_headers, stepped_up_headers,
+                                                   user, fund, worker,
                                                    wallet_chain, token, amount, base) -> None:
     wallet = wallets.get_or_create(user)
     fund(wallet.address, pusd=2 * USDC, usdce=2 * USDC, matic_wei=ONE_MATIC)
     to = generate_keypair().address
-    response = client.post("/api/trading-wallet/withdraw", headers=auth_headers,
+    response = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
                            json={"to_address": to, "amount": amount, "token": token})
     assert response.status_code == 200, response.get_data(as_text=True)
     body = _json(response)
@@ -145,7 +146,8 @@ def test_withdraw_each_token_returns_the_real_hash(client, auth_headers, user, f
     assert followed["amount"] == amount and Decimal(followed["gas_fee"]) > 0
 
 
-def test_two_concurrent_withdrawals_both_land(app, auth_headers, user, fund, worker,
+def test_two_concurrent_withdrawals_both_land(app, auth_headers, stepped_up_headers,
+                                              user, fund, worker,
                                              wallet_chain) -> None:
     wallet = wallets.get_or_create(user)
     fund(wallet.address, pusd=5 * USDC)
@@ -154,7 +156,8 @@ def test_two_concurrent_withdrawals_both_land(app, auth_headers, user, fund, wor
 
     def post(amount: str) -> None:
         with app.test_client() as own:
-            answers.append(_json(own.post("/api/trading-wallet/withdraw", headers=auth_headers,
+            answers.append(_json(own.post("/api/trading-wallet/withdraw",
+                                          headers=stepped_up_headers,
                                           json={"to_address": to, "amount": amount,
                                                 "token": "usdc"})))
 
@@ -173,12 +176,13 @@ def test_two_concurrent_withdrawals_both_land(app, auth_headers, user, fund, wor
     assert token_balance_base(w3, wallet_chain.contracts.pusd, to) == 3 * USDC
 
 
-def test_queued_when_not_broadcast_in_time(app, client, auth_headers, user, fund,
+def test_queued_when_not_broadcast_in_time(app, client, auth_headers, stepped_up_headers,
+                                           user, fund,
                                            no_worker, wallet_chain) -> None:
     use_chain(chain_settings(app, wallet_chain, WITHDRAW_WAIT_SECONDS="0.2"))
     wallet = wallets.get_or_create(user)
     fund(wallet.address, pusd=2 * USDC)
-    response = client.post("/api/trading-wallet/withdraw", headers=auth_headers,
+    response = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
                            json={"to_address": "0x" + "cd" * 20, "amount": "1",
                                  "token": "usdc"})
     body = _json(response)
@@ -201,23 +205,25 @@ def test_queued_when_not_broadcast_in_time(app, client, auth_headers, user, fund
     ({"to_address": "0x" + "ab" * 20, "amount": "1", "token": "dai"}, "token"),
     ({"to_address": "0x" + "ab" * 20, "token": "usdc"}, "amount"),
 ])
-def test_bad_withdrawals_are_validation_failed(client, auth_headers, user, wallet_chain, body,
+def test_bad_withdrawals_are_validation_failed(client, auth_headers, stepped_up_headers,
+                                               user, wallet_chain, body,
                                                field) -> None:
-    response = client.post("/api/trading-wallet/withdraw", json=body, headers=auth_headers)
+    response = client.post("/api/trading-wallet/withdraw", json=body, headers=stepped_up_headers)
     error = _json(response)
     assert response.status_code == 400 and error["code"] == "validation_failed", error
     assert field in error["fields"]
     assert Withdrawal.select().count() == 0
 
 
-def test_more_than_the_balance_and_no_gas_are_402(client, auth_headers, user, fund,
+def test_more_than_the_balance_and_no_gas_are_402(client, auth_headers, stepped_up_headers,
+                                                  user, fund,
                                                   wallet_chain) -> None:
     wallet = wallets.get_or_create(user)
     fund(wallet.address, pusd=1 * USDC, matic_wei=0)
-    too_much = client.post("/api/trading-wallet/withdraw", headers=auth_headers,
+    too_much = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
                            json={"to_address": "0x" + "ab" * 20, "amount": "2", "token": "usdc"})
     assert too_much.status_code == 402 and _json(too_much)["code"] == "insufficient_balance"
-    no_gas = client.post("/api/trading-wallet/withdraw", headers=auth_headers,
+    no_gas = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
                          json={"to_address": "0x" + "ab" * 20, "amount": "1", "token": "usdc"})
     error = _json(no_gas)
     assert no_gas.status_code == 402 and error["code"] == "insufficient_balance"
@@ -225,7 +231,8 @@ def test_more_than_the_balance_and_no_gas_are_402(client, auth_headers, user, fu
     assert Withdrawal.select().count() == 0
 
 
-def test_rpc_unreachable_is_503_with_retry_after(app, client, auth_headers, user,
+def test_rpc_unreachable_is_503_with_retry_after(app, client, auth_headers, stepped_up_headers,
+                                                 user,
                                                  wallet_chain) -> None:
     wallets.get_or_create(user)
     catalogue_market(wallet_chain.contracts.prepare_condition())  # something to look up
@@ -236,18 +243,19 @@ def test_rpc_unreachable_is_503_with_retry_after(app, client, auth_headers, user
             ("post", "/api/trading-wallet/withdraw",
              {"to_address": "0x" + "ab" * 20, "amount": "1", "token": "usdc"}),
             ("post", "/api/positions/claim", {})):
-        response = getattr(client, method)(url, headers=auth_headers, json=body)
+        response = getattr(client, method)(url, headers=stepped_up_headers, json=body)
         assert response.status_code == 503, (url, response.get_data(as_text=True))
         assert response.get_json()["code"] == "wallet_error"
         assert int(response.headers["Retry-After"]) > 0
     assert Withdrawal.select().count() == 0
 
 
-def test_idempotency_key_replays_one_withdrawal(client, auth_headers, user, fund, worker,
+def test_idempotency_key_replays_one_withdrawal(client, auth_headers, stepped_up_headers,
+                                                user, fund, worker,
                                                 wallet_chain) -> None:
     wallet = wallets.get_or_create(user)
     fund(wallet.address, pusd=3 * USDC)
-    headers = {**auth_headers, "Idempotency-Key": str(uuid.uuid4())}
+    headers = {**stepped_up_headers, "Idempotency-Key": str(uuid.uuid4())}
     body = {"to_address": "0x" + "ef" * 20, "amount": "1", "token": "usdc"}
     first = client.post("/api/trading-wallet/withdraw", headers=headers, json=body)
     again = client.post("/api/trading-wallet/withdraw", headers=headers, json=body)
