@@ -6,11 +6,9 @@ from __future__ import annotations
 import re
 
 from models import ApiKey, User
-from models.wallet import Withdrawal
 from services import auth
 from tests.api.test_auth import assert_error
 
-WITHDRAW = {"to_address": "0x" + "ab" * 20, "amount": "1", "token": "usdc"}
 MONEY_KEY = {"name": "mover", "scopes": ["read:account", "wallet:write"]}
 
 
@@ -114,14 +112,6 @@ def test_a_wrong_step_up_code_is_refused_and_counted(client, inbox, bound_db):
     # A sign-in code is not a step-up code, and the reverse.
     assert_error(client.post("/api/auth/verify-code", json={"email": email, "code": code}),
                  401, "invalid_token")
-
-
-def test_withdraw_with_a_bare_session_is_refused(client, inbox, bound_db):
-    token = sign_in(client, inbox, "bare@example.com")
-    refused = assert_error(client.post("/api/trading-wallet/withdraw", headers=bearer(token),
-                                       json=WITHDRAW), 403, "scope_required")
-    assert "X-Step-Up-Token" in refused["error"]
-    assert Withdrawal.select().count() == 0
 
 
 def test_expired_step_up_is_refused(app, client, inbox, bound_db):

@@ -195,6 +195,21 @@ def test_queued_when_not_broadcast_in_time(app, client, auth_headers, stepped_up
         "0x" + "cd" * 20)
 
 
+def test_withdraw_with_a_bare_session_is_refused(app, client, auth_headers, stepped_up_headers,
+                                                user, fund, no_worker, wallet_chain) -> None:
+    # Issue 18, finding 11: a stolen session cookie alone must not move money.
+    use_chain(chain_settings(app, wallet_chain, WITHDRAW_WAIT_SECONDS="0.2"))
+    fund(wallets.get_or_create(user).address, pusd=2 * USDC)
+    body = {"to_address": "0x" + "cd" * 20, "amount": "1", "token": "usdc"}
+    refused = client.post("/api/trading-wallet/withdraw", headers=auth_headers, json=body)
+    assert refused.status_code == 403 and _json(refused)["code"] == "scope_required"
+    assert "X-Step-Up-Token" in _json(refused)["error"]
+    assert Withdrawal.select().count() == 0
+    sent = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers, json=body)
+    assert sent.status_code == 200 and _json(sent)["success"] is True
+    assert Withdrawal.select().count() == 1
+
+
 @pytest.mark.parametrize(("body", "field"), [
     ({"to_address": "0x1234", "amount": "1", "token": "usdc"}, "to_address"),
     ({"to_address": "0x" + "zz" * 20, "amount": "1", "token": "usdc"}, "to_address"),
