@@ -225,8 +225,8 @@ IP: 429 `rate_limited` with Retry-After), in the database, so Redis being down d
 lift them. `POST /api/auth/sign-out` ends a session; `POST /api/auth/sign-out-everywhere`
 ends all of the account's. A session withdraws or mints a `wallet:write` key only with a
 step-up token (`POST /api/auth/step-up`, 5 minutes) in `X-Step-Up-Token`: without one,
-403 `scope_required`. API keys (`svck_live_...`, `POST /api/keys`) and OAuth tokens (`svco_...`) carry
-scopes. Each operation's `security` and description state its policy. A missing
+403 `scope_required`. API keys (`svck_live_...`, `POST /api/keys`) and OAuth tokens
+(`svco_...`) carry scopes. Each operation's `security` and description state its policy. A missing
 credential answers 401 `unauthorized`; a bad, revoked or expired one 401
 `invalid_token`; a credential without the operation's scope 403 `scope_required`.
 
