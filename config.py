@@ -171,6 +171,19 @@ class TierSettings:
 
 
 @dataclass(frozen=True)
+class SignInConfig:
+    """Sign-in budgets (kept in the database, so they hold while Redis is down) and lifetimes."""
+
+    emails_per_address: int = 5  # sign-in emails per address per window; beyond: none sent
+    emails_per_ip: int = 20  # sign-in emails asked for per client IP per window; beyond: 429
+    misses_per_address: int = 10  # wrong codes per address per window, across codes: locked
+    misses_per_ip: int = 50  # wrong codes per client IP per window, across addresses: 429
+    window_seconds: int = 3600  # the budgets' sliding window (and so the longest lockout)
+    step_up_seconds: int = 300  # how long a step-up token (a fresh code) is valid
+    retention_days: int = 7  # used/expired codes and OAuth rows are purged after this
+
+
+@dataclass(frozen=True)
 class LoggingConfig:
     """Log line format (``json`` or ``text``) and the root level."""
 
@@ -211,6 +224,7 @@ class Settings:
     logging: LoggingConfig = LoggingConfig()
     metrics: MetricsConfig = MetricsConfig()
     tiers: TierSettings = TierSettings()
+    sign_in: SignInConfig = SignInConfig()
     web_concurrency: int = 2
 
     def flat(self) -> dict[str, Any]:
@@ -252,6 +266,8 @@ class Settings:
         }
         for name, attribute in _CONTRACT_FIELDS.items():
             flat[name] = getattr(self.contracts, attribute)
+        for name, attribute in _SIGN_IN_VARIABLES.items():
+            flat[name] = getattr(self.sign_in, attribute)
         return flat
 
 
@@ -262,6 +278,17 @@ _CONTRACT_FIELDS = {
     "CTF_EXCHANGE_ADDRESS": "ctf_exchange",
     "NEG_RISK_EXCHANGE_ADDRESS": "neg_risk_exchange",
     "NEG_RISK_ADAPTER_ADDRESS": "neg_risk_adapter",
+}
+
+# SIGN_IN_* variables: the sign-in budgets (README "Configuration").
+_SIGN_IN_VARIABLES = {
+    "SIGN_IN_EMAILS_PER_ADDRESS": "emails_per_address",
+    "SIGN_IN_EMAILS_PER_IP": "emails_per_ip",
+    "SIGN_IN_MISSES_PER_ADDRESS": "misses_per_address",
+    "SIGN_IN_MISSES_PER_IP": "misses_per_ip",
+    "SIGN_IN_WINDOW_SECONDS": "window_seconds",
+    "STEP_UP_SECONDS": "step_up_seconds",
+    "AUTH_RETENTION_DAYS": "retention_days",
 }
 
 # COPY_* variables that override engine timings (the others keep their defaults).
@@ -412,8 +439,8 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
     urls = {name: default if urls[name] is None else urls[name]
             for name, default in venue_defaults.items()}
     # Each default is written once, on its dataclass field.
-    engine_defaults, chain_defaults, worker_defaults = (
-        CopyEngineConfig(), ChainConfig(rpc_url=None), WorkerConfig())
+    engine_defaults, chain_defaults, worker_defaults, sign_in_defaults = (
+        CopyEngineConfig(), ChainConfig(rpc_url=None), WorkerConfig(), SignInConfig())
     engine = CopyEngineConfig(
         **{attribute: type(getattr(engine_defaults, attribute))(
             number(name, getattr(engine_defaults, attribute)))
@@ -473,5 +500,7 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
         metrics=MetricsConfig(token=get("METRICS_TOKEN"),
                               multiproc_dir=get("PROMETHEUS_MULTIPROC_DIR")),
         tiers=load_tiers(get("TIERS_FILE"), get("DEFAULT_TIER")),
+        sign_in=SignInConfig(**{attribute: int(number(name, getattr(sign_in_defaults, attribute)))
+                                for name, attribute in _SIGN_IN_VARIABLES.items()}),
         web_concurrency=int(get("WEB_CONCURRENCY") or Settings.web_concurrency),
     )

@@ -224,11 +224,16 @@ Send `Authorization: Bearer <token>`. Sign in with `POST /api/auth/magic` `{{ema
 (a 6-digit code and a one-time link are emailed; 202 whether or not the address is
 known) then `POST /api/auth/verify-code` `{{email, code}}`, or redeem the link's token at
 `POST /api/auth/magic` `{{token}}`: both answer a session JWT (24 hours, full account
-scope). API keys (`svck_live_...`, `POST /api/keys`) and OAuth tokens (`svco_...`) carry
-scopes. Each operation's `security` and description state its policy. A missing
-credential answers 401 `unauthorized`; a bad, revoked or expired one, or any credential
-of an account the operator disabled, 401 `invalid_token`; a credential without the
-operation's scope 403 `scope_required`.
+scope). Wrong codes are budgeted across codes (10 an hour lock the address, 50 the client
+IP: 429 `rate_limited` with Retry-After), in the database, so Redis being down does not
+lift them. `POST /api/auth/sign-out` ends a session; `POST /api/auth/sign-out-everywhere`
+ends all of the account's. A session withdraws or mints a `wallet:write` key only with a
+step-up token (`POST /api/auth/step-up`, 5 minutes) in `X-Step-Up-Token`: without one,
+403 `scope_required`. API keys (`svck_live_...`, `POST /api/keys`) and OAuth tokens
+(`svco_...`) carry scopes. Each operation's `security` and description state its policy.
+A missing credential answers 401 `unauthorized`; a bad, revoked or expired one, or any
+credential of an account the operator disabled, 401 `invalid_token`; a credential without
+the operation's scope 403 `scope_required`.
 
 ## Tiers
 Each account is on a tier; `GET /api/users/me` shows it and its limits (null: unlimited).

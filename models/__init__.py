@@ -2,11 +2,11 @@
 
 from models.base import BaseModel, db
 from models.idempotency import IdempotencyRecord
-from models.identity import ApiKey, LoginCode
+from models.identity import ApiKey, LoginCode, RevokedSession, SignInEvent
 from models.market import Market, MarketToken, MarketTranslation
 from models.user import User
 
 __all__ = [
     "ApiKey", "BaseModel", "IdempotencyRecord", "LoginCode", "Market", "MarketToken",
-    "MarketTranslation", "User", "db",
+    "MarketTranslation", "RevokedSession", "SignInEvent", "User", "db",
 ]

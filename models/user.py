@@ -19,6 +19,8 @@ class User(BaseModel):
     tier = peewee.CharField(max_length=16, default="free")
     created_at = UTCDateTimeField(default=utcnow)
     disabled_at = UTCDateTimeField(null=True)
+    # Session JWTs issued before this moment are refused ("sign out everywhere").
+    sessions_valid_after = UTCDateTimeField(null=True)
 
     class Meta:
         table_name = "users"

@@ -6,6 +6,8 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 
 from schemas.users import UserProfileSchema
 
+PURPOSES = ("sign_in", "step_up")
+
 
 class MagicRequestSchema(Schema):
     """Either ``email`` (send a code and link) or ``token`` (redeem the emailed link)."""
@@ -13,12 +15,31 @@ class MagicRequestSchema(Schema):
     email = fields.String(metadata={"description": "Send a sign-in email to this address.",
                                     "example": "ada@example.com"})
     token = fields.String(metadata={"description": "The `token` of the emailed sign-in link."})
+    purpose = fields.String(load_default="sign_in", validate=validate.OneOf(PURPOSES), metadata={
+        "description": "`sign_in` (default): a code and a link to sign in. `step_up`: a "
+                       "confirmation code (no link) for `POST /api/auth/step-up`, needed "
+                       "before a session withdraws or mints a `wallet:write` key."})
 
     @validates_schema
     def one_of(self, data: dict, **kwargs: object) -> None:
         """Exactly one of email and token."""
         if ("email" in data) == ("token" in data):
             raise ValidationError("Send either email or token.", "email")
+
+
+class StepUpRequestSchema(Schema):
+    """The confirmation code emailed for a step-up."""
+
+    code = fields.String(required=True, validate=validate.Regexp(
+        r"^\s*[0-9]{6}\s*$", error="Must be the 6-digit code."),
+        metadata={"example": "123456"})
+
+
+class StepUpSchema(Schema):
+    """A step-up token: send it as `X-Step-Up-Token` to withdraw or mint a `wallet:write` key."""
+
+    step_up_token = fields.String(required=True)
+    expires_at = fields.DateTime(required=True)
 
 
 class VerifyCodeSchema(Schema):

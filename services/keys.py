@@ -18,7 +18,7 @@ from uuid import UUID
 from models import ApiKey
 from models.base import db, utcnow
 from schemas.vocabulary import ALL_SCOPES, SCOPES
-from services import errors, keyring, tiers
+from services import auth, errors, keyring, tiers
 from services.principal import Principal
 
 SECRET_PREFIX = "svck_"
@@ -29,6 +29,7 @@ DEFAULT_EXPIRES_IN_DAYS = 90
 MAX_EXPIRES_IN_DAYS = 365
 NAME_MAX = 80
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+MONEY_SCOPE = "wallet:write"
 
 
 @dataclass(frozen=True)
@@ -68,10 +69,14 @@ def _check_request(name: Any, scopes: Any, expires_in_days: Any) -> tuple[str, l
 
 def create(principal: Principal, name: str, scopes: Sequence[str],
            expires_in_days: int | None = DEFAULT_EXPIRES_IN_DAYS, *,
-           settings: Mapping[str, Any]) -> CreatedKey:
-    """Mint a key for the principal's user (session only, within the tier's key quota)."""
+           settings: Mapping[str, Any], step_up_token: str | None = None) -> CreatedKey:
+    """Mint a key for the principal's user (session only, within the tier's key quota);
+    a key that can move money (``wallet:write``) needs a step-up token as well."""
     principal.require_session()
     name, ordered, days = _check_request(name, list(scopes), expires_in_days)
+    if MONEY_SCOPE in ordered:
+        # A stolen session cookie alone must not mint a key that withdraws.
+        auth.require_step_up(principal, step_up_token, settings)
     now = utcnow()
     secret = LIVE_PREFIX + secrets.token_urlsafe(SECRET_RANDOM_BYTES)
     with db.atomic():

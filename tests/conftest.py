@@ -220,17 +220,40 @@ def auth_headers(session_token) -> dict[str, str]:
     return {"Authorization": f"Bearer {session_token}"}
 
 
+def step_up_headers(app, session_token: str) -> dict[str, str]:
+    """Authorization plus a live step-up token for ``session_token`` (as if a fresh
+    confirmation code had been exchanged at POST /api/auth/step-up)."""
+    from services import auth, credentials
+
+    principal = credentials.resolve_token(session_token, app.config)
+    return {"Authorization": f"Bearer {session_token}",
+            auth.STEP_UP_HEADER: auth.issue_step_up(principal, app.config).token}
+
+
+@pytest.fixture
+def stepped_up_headers(app, session_token) -> dict[str, str]:
+    """``auth_headers`` plus a live step-up token (what moving money with a session needs)."""
+    return step_up_headers(app, session_token)
+
+
 @pytest.fixture
 def api_key(app, user):
-    """``api_key(*scopes, owner=None, expires_in_days=90)`` mints a key and returns its secret."""
+    """``api_key(*scopes, owner=None, expires_in_days=90)`` mints a key and returns its secret.
+
+    Minted as the owner's session would after a step-up (a ``wallet:write`` key needs one).
+    """
+    import uuid
+
     from schemas.vocabulary import ALL_SCOPES
-    from services import keys
+    from services import auth, keys
     from services.principal import Principal
 
     def mint(*scopes: str, owner=None, expires_in_days: int = 90) -> str:
-        principal = Principal(user=owner or user, kind="session", scopes=ALL_SCOPES)
+        principal = Principal(user=owner or user, kind="session", scopes=ALL_SCOPES,
+                              credential_id=uuid.uuid4())
+        step_up = auth.issue_step_up(principal, app.config).token
         return keys.create(principal, "test key", list(scopes), expires_in_days,
-                           settings=app.config).secret
+                           settings=app.config, step_up_token=step_up).secret
 
     return mint
 

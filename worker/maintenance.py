@@ -15,7 +15,7 @@ import trio
 
 from models.base import utcnow
 from models.wallet import OPEN_STATES, Claim, Withdrawal
-from services import claims, idempotency, jobs, orders, previews, withdrawals
+from services import claims, idempotency, jobs, orders, previews, retention, withdrawals
 from services.runtime import runtime
 from worker.jobs import job, on_worker_start
 
@@ -43,8 +43,11 @@ def resume_chain_work(older_than_seconds: int = 60) -> int:
 
 @job(PURGE_JOB)
 def purge() -> dict[str, int]:
-    """Drop expired order previews and idempotency records."""
-    return {"previews": previews.purge_expired(), "idempotency": idempotency.purge_expired()}
+    """Drop expired order previews, idempotency records and spent sign-in and OAuth rows."""
+    sign_in = runtime().settings.sign_in
+    return {"previews": previews.purge_expired(), "idempotency": idempotency.purge_expired(),
+            **retention.purge(timedelta(days=sign_in.retention_days),
+                              timedelta(seconds=sign_in.window_seconds))}
 
 
 def schedule_once() -> None:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from flask import current_app
+from flask import current_app, request
 from flask.views import MethodView
 
 from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotency_exempt, idempotent
 from schemas.keys import ApiKeyCreateRequestSchema, ApiKeyCreateResponseSchema, ApiKeySchema
-from services import keys
+from services import auth, keys
 
 blp = Blueprint("keys", __name__, url_prefix="/api/keys", description="API keys")
 
@@ -35,9 +35,13 @@ class Keys(MethodView):
     def post(self, body):
         """Mint a scoped API key; its secret (`svck_live_...`) is returned this once.
 
-        403 `tier_limit_exceeded` when the plan's number of active keys is reached.
+        403 `tier_limit_exceeded` when the plan's number of active keys is reached. A key
+        with `wallet:write` needs a fresh confirmation code too: send the token of
+        `POST /api/auth/step-up` as the `X-Step-Up-Token` header (403 `scope_required`
+        without a live one).
         """
-        created = keys.create(access.current_principal(), settings=current_app.config, **body)
+        created = keys.create(access.current_principal(), settings=current_app.config,
+                              step_up_token=request.headers.get(auth.STEP_UP_HEADER), **body)
         key = created.key
         return {**{field: getattr(key, field) for field in (
             "id", "name", "prefix", "scope_list", "created_at", "last_used_at", "expires_at",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from flask import current_app, request
 from flask.views import MethodView
 
 from blueprints import access
@@ -19,7 +20,7 @@ from schemas.wallets import (
     WithdrawRequestSchema,
     WithdrawResponseSchema,
 )
-from services import claims, wallets, withdrawals
+from services import auth, claims, wallets, withdrawals
 
 blp = Blueprint("wallets", __name__, url_prefix="/api", description="Trading wallet")
 
@@ -71,8 +72,16 @@ class Withdraw(MethodView):
         time, else null with `status: queued`; follow it at `status_url`
         (`GET /api/trading-wallet/withdrawals/{id}`). 503 with Retry-After when the chain
         RPC is unreachable; nothing is recorded then.
+
+        With a session JWT, send a step-up token (`POST /api/auth/step-up`, 5 minutes) as
+        the `X-Step-Up-Token` header: without a live one the answer is 403
+        `scope_required` and nothing is recorded. API keys and OAuth tokens holding
+        `wallet:write` need none (a key with it is minted only after a step-up).
         """
-        return withdrawals.withdraw(access.current_principal().user, **body).to_dict()
+        principal = access.current_principal()
+        auth.require_step_up(principal, request.headers.get(auth.STEP_UP_HEADER),
+                             current_app.config)
+        return withdrawals.withdraw(principal.user, **body).to_dict()
 
 
 @blp.route("/trading-wallet/withdrawals/<uuid:withdrawal_id>")

@@ -5,9 +5,17 @@ from __future__ import annotations
 from flask import Response, current_app, render_template, request
 
 from blueprints.dashboard import session as browser
-from blueprints.dashboard.base import bp, form_text, go, parse, public, safe_next
+from blueprints.dashboard.base import (
+    bp,
+    current_principal,
+    form_text,
+    go,
+    parse,
+    public,
+    safe_next,
+)
 from schemas.auth import MagicRequestSchema, VerifyCodeSchema
-from services import auth
+from services import auth, errors
 
 HOME = "/dashboard/configs"
 
@@ -16,12 +24,26 @@ def _next() -> str | None:
     return safe_next(request.values.get("next"))
 
 
+def _link(token: str) -> auth.LinkInfo | None:
+    return auth.link_info(token, current_app.config, browser.login_browser())
+
+
 @bp.get("/login")
 @public
 def login() -> str:
-    """The sign-in page; with ``?token=`` (the emailed link) a button redeems it."""
-    return render_template("dashboard/login.html", step="link" if request.args.get("token")
-                           else "email", token=request.args.get("token", ""), next=_next())
+    """The sign-in page; with ``?token=`` (the emailed link) a button redeems it.
+
+    A link this browser did not ask for (login CSRF: someone else's link sent to you)
+    names the account it signs in to and asks to confirm it, and never follows ``next``.
+    """
+    token = request.args.get("token", "")
+    if not token:
+        return render_template("dashboard/login.html", step="email", next=_next())
+    info = _link(token)
+    foreign = info is not None and not info.same_browser
+    return render_template("dashboard/login.html", step="confirm" if foreign else "link",
+                           token=token, account=info.email if info else None,
+                           next=None if foreign else _next())
 
 
 @bp.post("/login")
@@ -29,7 +51,8 @@ def login() -> str:
 def send_code() -> str:
     """Email a code and link (POST /api/auth/magic), then ask for the code."""
     body = parse(MagicRequestSchema(), {"email": request.form.get("email", "")})
-    auth.request_login(body["email"], current_app.config)
+    auth.request_login(body["email"], current_app.config, client_ip=request.remote_addr,
+                       browser=browser.login_browser(create=True))
     return render_template("dashboard/_login_code.html", email=auth.normalize_email(
         body["email"]), next=_next())
 
@@ -40,22 +63,40 @@ def verify() -> Response:
     """Exchange the code for a session (POST /api/auth/verify-code) and sign in."""
     body = parse(VerifyCodeSchema(), {"email": request.form.get("email", ""),
                                       "code": request.form.get("code", "")})
-    browser.sign_in(auth.verify_code(body["email"], body["code"], current_app.config))
+    browser.sign_in(auth.verify_code(body["email"], body["code"], current_app.config,
+                                     client_ip=request.remote_addr))
     return go(_next() or HOME)
 
 
 @bp.post("/login/link")
 @public
 def redeem_link() -> Response:
-    """Redeem the emailed link's token (POST /api/auth/magic with a token) and sign in."""
+    """Redeem the emailed link's token (POST /api/auth/magic with a token) and sign in.
+
+    A link another browser asked for signs in only when the form confirms the account it
+    names, and then lands on the home page whatever ``next`` says.
+    """
     body = parse(MagicRequestSchema(), {"token": form_text("token") or ""})
+    info = _link(body["token"])
+    same_browser = info is not None and info.same_browser
+    if info is not None and not same_browser and form_text("account") != info.email:
+        raise errors.BadRequest(f"This link signs in as {info.email}, which this browser "
+                                "did not ask for; open it again and confirm the account.")
     browser.sign_in(auth.redeem_link(body["token"], current_app.config))
-    return go(_next() or HOME)
+    return go((_next() if same_browser else None) or HOME)
 
 
 @bp.post("/logout")
 @public
 def logout() -> Response:
-    """Sign out of this browser."""
-    browser.sign_out()
+    """Sign out of this browser (the session is ended on the server too)."""
+    browser.sign_out(current_app.config)
+    return go("/dashboard/login")
+
+
+@bp.post("/logout/everywhere")
+def logout_everywhere() -> Response:
+    """Sign out of every browser and API client using a session of this account."""
+    auth.sign_out_everywhere(current_principal())
+    browser.sign_out(current_app.config)
     return go("/dashboard/login")

@@ -6,9 +6,10 @@ from uuid import UUID
 
 from flask import current_app, render_template, request
 
+from blueprints.dashboard import session as browser
 from blueprints.dashboard.base import bp, current_principal, form_int, form_text, parse, present
 from schemas.keys import SCOPES, ApiKeyCreateRequestSchema, ApiKeyCreateResponseSchema, ApiKeySchema
-from services import keys
+from services import auth, keys
 
 # What each scope lets a key do, in plain words (SPEC "Authentication").
 SCOPE_HINTS: dict[str, str] = {
@@ -43,12 +44,23 @@ def create_key() -> str:
     if days is not None or form_text("expires_in_days") is not None:
         data["expires_in_days"] = days
     body = parse(ApiKeyCreateRequestSchema(), data)
-    created = keys.create(current_principal(), settings=current_app.config, **body)
+    caller = current_principal()
+    step_up = (browser.step_up_token(caller, current_app.config, form_text("step_up_code"))
+               if keys.MONEY_SCOPE in body["scopes"] else None)
+    created = keys.create(caller, settings=current_app.config, step_up_token=step_up, **body)
     shown = present(ApiKeyCreateResponseSchema(), {
         **{name: getattr(created.key, name) for name in (
             "id", "name", "prefix", "scope_list", "created_at", "last_used_at", "expires_at",
             "revoked_at")}, "secret": created.secret})
     return render_template("dashboard/_key_created.html", created=shown, keys=_listing())
+
+
+@bp.post("/step-up")
+def send_step_up_code() -> str:
+    """Email a confirmation code for moving money (POST /api/auth/magic, purpose step_up)."""
+    auth.request_step_up(current_principal().user.email, current_app.config,
+                         client_ip=request.remote_addr)
+    return "Code sent: check your email."
 
 
 @bp.post("/keys/<uuid:key_id>/revoke")

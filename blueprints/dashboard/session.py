@@ -21,6 +21,8 @@ from services.principal import Principal
 
 JWT_KEY = "session_jwt"
 CSRF_KEY = "csrf_token"
+LOGIN_BROWSER_KEY = "login_browser"  # the nonce sign-in links asked here are bound to
+STEP_UP_KEY = "step_up_token"
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -32,9 +34,34 @@ def sign_in(signed: auth.Session) -> None:
     session[CSRF_KEY] = secrets.token_urlsafe(32)
 
 
-def sign_out() -> None:
-    """Forget the session in this browser."""
+def sign_out(settings: Mapping[str, Any]) -> None:
+    """End this browser's session (its JWT is refused from now on) and forget it."""
+    signed_in = principal(settings)
+    if signed_in is not None:
+        auth.sign_out(signed_in)
     session.clear()
+
+
+def login_browser(*, create: bool = False) -> str | None:
+    """This browser's sign-in nonce (made when ``create``): links it asks for carry it."""
+    nonce = session.get(LOGIN_BROWSER_KEY)
+    if (not isinstance(nonce, str) or not nonce) and create:
+        nonce = secrets.token_urlsafe(24)
+        session[LOGIN_BROWSER_KEY] = nonce
+    return nonce if isinstance(nonce, str) and nonce else None
+
+
+def step_up_token(caller: Principal, settings: Mapping[str, Any], code: str | None
+                  ) -> str | None:
+    """This session's live step-up token, or one earned now with ``code``; None without."""
+    held = session.get(STEP_UP_KEY)
+    if auth.step_up_valid(caller, held, settings):
+        return held
+    if not code:
+        return None
+    earned = auth.verify_step_up(caller, code, settings, client_ip=request.remote_addr)
+    session[STEP_UP_KEY] = earned.token
+    return earned.token
 
 
 def principal(settings: Mapping[str, Any]) -> Principal | None:

@@ -7,9 +7,10 @@ import io
 from uuid import UUID
 
 import segno
-from flask import render_template, request
+from flask import current_app, render_template, request
 from markupsafe import Markup
 
+from blueprints.dashboard import session as browser
 from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
 from schemas.wallets import (
     BalanceSchema,
@@ -20,7 +21,7 @@ from schemas.wallets import (
     WithdrawRequestSchema,
     WithdrawResponseSchema,
 )
-from services import claims, wallets, withdrawals
+from services import auth, claims, wallets, withdrawals
 
 TOKEN_LABELS = {"usdc": "pUSD", "usdc_e": "USDC.e", "matic": "MATIC"}
 
@@ -58,16 +59,26 @@ def _withdraw_form() -> dict:
 def confirm_withdrawal() -> str:
     """Check the withdrawal's fields and ask to confirm it; nothing is sent yet."""
     body = parse(WithdrawRequestSchema(), _withdraw_form())
+    caller = current_principal()
+    # Moving money needs a fresh code: email one unless this session proved one lately.
+    code_sent = browser.step_up_token(caller, current_app.config, None) is None
+    if code_sent:
+        auth.request_step_up(caller.user.email, current_app.config,
+                             client_ip=request.remote_addr)
     return render_template("dashboard/_withdraw_confirm.html", body=present(
-        WithdrawRequestSchema(), body), label=TOKEN_LABELS[body["token"]])
+        WithdrawRequestSchema(), body), label=TOKEN_LABELS[body["token"]],
+        code_sent=code_sent)
 
 
 @bp.post("/wallet/withdraw")
 def withdraw() -> str:
     """Send it (POST /api/trading-wallet/withdraw); then follow its progress."""
     body = parse(WithdrawRequestSchema(), _withdraw_form())
+    caller = current_principal()
+    auth.require_step_up(caller, browser.step_up_token(
+        caller, current_app.config, form_text("step_up_code")), current_app.config)
     answer = present(WithdrawResponseSchema(), withdrawals.withdraw(
-        current_principal().user, **body).to_dict())
+        caller.user, **body).to_dict())
     record = withdrawals.get(current_principal().user, answer["withdrawal_id"])
     return render_template("dashboard/_withdrawal.html", message=answer["message"],
                            withdrawal=present(WithdrawalSchema(), withdrawals.describe(record)),

@@ -31,7 +31,7 @@ from blueprints.api.base import Blueprint
 from blueprints.dashboard import session as browser
 from blueprints.oauth.server import current_server
 from schemas.oauth import ClientInformationSchema, OAuthErrorSchema, TokenResponseSchema
-from services import oauth, oauth_resources, oauth_server
+from services import auth, errors, keys, oauth, oauth_resources, oauth_server
 
 blp = Blueprint("oauth", __name__, url_prefix="/oauth", description=(
     "OAuth 2.1 authorization server for hosted agents. Lifetimes: access tokens (`svco_...`) "
@@ -112,19 +112,42 @@ def _resource_name(resource: str) -> str:
 
 
 def _consent_page(grant: Any, user: Any, *, error: str | None = None,
-                  status: int = 200) -> Response:
+                  status: int = 200, chosen: list[str] | None = None,
+                  need_code: bool = False) -> Response:
     client = grant.client
     redirect_parts = urlsplit(grant.redirect_uri)
+    ticked = set(chosen) if chosen is not None else set(oauth.RECOMMENDED_SCOPES)
     scopes = [{"scope": scope, "description": oauth.describe_scope(scope),
-               "checked": scope in oauth.RECOMMENDED_SCOPES,
+               "checked": scope in ticked,
                "optional": scope in oauth.OPTIONAL_SCOPES}
               for scope in grant.request.scope.split()]
     response = make_response(render_template(
         "oauth/consent.html", client_name=client.name, client_uri=client.record.client_uri,
         redirect_host=redirect_parts.hostname or redirect_parts.scheme, scopes=scopes,
         resource_name=_resource_name(grant.request.resource), user_email=user.email,
-        signed_in_email=user.email, action=request.full_path, error=error), status)
+        signed_in_email=user.email, action=request.full_path, error=error,
+        need_code=need_code), status)
     return _page_headers(response)
+
+
+def _money_step_up(grant: Any, user: Any, chosen: list[str]) -> Response | None:
+    """Allowing ``wallet:write`` needs a fresh emailed code, as minting such a key does:
+    a stolen session cookie must not hand an app the power to withdraw. None when proven."""
+    settings = current_app.config
+    caller = browser.principal(settings)
+    if caller is None:
+        return redirect(url_for("dashboard.login", next=request.full_path))
+    code = (request.form.get("step_up_code") or "").strip() or None
+    try:
+        if browser.step_up_token(caller, settings, code) is not None:
+            return None
+    except errors.CopytradeError as err:
+        return _consent_page(grant, user, status=err.status, chosen=chosen, need_code=True,
+                             error=err.message)
+    auth.request_step_up(user.email, settings, client_ip=request.remote_addr)
+    return _consent_page(grant, user, status=403, chosen=chosen, need_code=True, error=(
+        "Allowing wallet:write lets the app move your money: enter the confirmation code "
+        "we just emailed you."))
 
 
 @blp.route("/authorize", methods=["GET", "POST"])
@@ -175,6 +198,10 @@ def authorize() -> Response:
     if request.form.get("decision") != "approve" or not chosen:
         response = server.create_authorization_response(grant=grant, grant_user=None)
     else:
+        if keys.MONEY_SCOPE in chosen:
+            refused = _money_step_up(grant, user, chosen)
+            if refused is not None:
+                return refused
         approval = oauth.record_approval(user, grant.client.record, chosen)
         grant.request.approval = approval
         grant.request.approved_scope = " ".join(oauth.ordered_scopes(chosen))

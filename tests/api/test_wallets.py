@@ -132,12 +132,13 @@ def test_scopes_gate_reads_and_writes(client, api_key, user, wallet_chain) -> No
 
 @pytest.mark.parametrize(("token", "amount", "base"), [
     ("usdc", "1.5", 1_500_000), ("usdc_e", "0.25", 250_000), ("matic", "0.01", 10**16)])
-def test_withdraw_each_token_returns_the_real_hash(client, auth_headers, user, fund, worker,
+def test_withdraw_each_token_returns_the_real_hash(client, auth_headers, stepped_up_headers,
+                                                   user, fund, worker,
                                                    wallet_chain, token, amount, base) -> None:
     wallet = wallets.get_or_create(user)
     fund(wallet.address, pusd=2 * USDC, usdce=2 * USDC, matic_wei=ONE_MATIC)
     to = generate_keypair().address
-    response = client.post("/api/trading-wallet/withdraw", headers=auth_headers,
+    response = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
                            json={"to_address": to, "amount": amount, "token": token})
     assert response.status_code == 200, response.get_data(as_text=True)
     body = _json(response)
@@ -153,7 +154,8 @@ def test_withdraw_each_token_returns_the_real_hash(client, auth_headers, user, f
     assert followed["amount"] == amount and Decimal(followed["gas_fee"]) > 0
 
 
-def test_two_concurrent_withdrawals_both_land(app, auth_headers, user, fund, worker,
+def test_two_concurrent_withdrawals_both_land(app, auth_headers, stepped_up_headers,
+                                              user, fund, worker,
                                              wallet_chain) -> None:
     wallet = wallets.get_or_create(user)
     fund(wallet.address, pusd=5 * USDC)
@@ -162,7 +164,8 @@ def test_two_concurrent_withdrawals_both_land(app, auth_headers, user, fund, wor
 
     def post(amount: str) -> None:
         with app.test_client() as own:
-            answers.append(_json(own.post("/api/trading-wallet/withdraw", headers=auth_headers,
+            answers.append(_json(own.post("/api/trading-wallet/withdraw",
+                                          headers=stepped_up_headers,
                                           json={"to_address": to, "amount": amount,
                                                 "token": "usdc"})))
 
@@ -181,12 +184,13 @@ def test_two_concurrent_withdrawals_both_land(app, auth_headers, user, fund, wor
     assert token_balance_base(w3, wallet_chain.contracts.pusd, to) == 3 * USDC
 
 
-def test_queued_when_not_broadcast_in_time(app, client, auth_headers, user, fund,
+def test_queued_when_not_broadcast_in_time(app, client, auth_headers, stepped_up_headers,
+                                           user, fund,
                                            no_worker, wallet_chain) -> None:
     use_chain(chain_settings(app, wallet_chain, WITHDRAW_WAIT_SECONDS="0.2"))
     wallet = wallets.get_or_create(user)
     fund(wallet.address, pusd=2 * USDC)
-    response = client.post("/api/trading-wallet/withdraw", headers=auth_headers,
+    response = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
                            json={"to_address": "0x" + "cd" * 20, "amount": "1",
                                  "token": "usdc"})
     body = _json(response)
@@ -199,6 +203,21 @@ def test_queued_when_not_broadcast_in_time(app, client, auth_headers, user, fund
         "0x" + "cd" * 20)
 
 
+def test_withdraw_with_a_bare_session_is_refused(app, client, auth_headers, stepped_up_headers,
+                                                user, fund, no_worker, wallet_chain) -> None:
+    # Issue 18, finding 11: a stolen session cookie alone must not move money.
+    use_chain(chain_settings(app, wallet_chain, WITHDRAW_WAIT_SECONDS="0.2"))
+    fund(wallets.get_or_create(user).address, pusd=2 * USDC)
+    body = {"to_address": "0x" + "cd" * 20, "amount": "1", "token": "usdc"}
+    refused = client.post("/api/trading-wallet/withdraw", headers=auth_headers, json=body)
+    assert refused.status_code == 403 and _json(refused)["code"] == "scope_required"
+    assert "X-Step-Up-Token" in _json(refused)["error"]
+    assert Withdrawal.select().count() == 0
+    sent = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers, json=body)
+    assert sent.status_code == 200 and _json(sent)["success"] is True
+    assert Withdrawal.select().count() == 1
+
+
 @pytest.mark.parametrize(("body", "field"), [
     ({"to_address": "0x1234", "amount": "1", "token": "usdc"}, "to_address"),
     ({"to_address": "0x" + "zz" * 20, "amount": "1", "token": "usdc"}, "to_address"),
@@ -209,23 +228,25 @@ def test_queued_when_not_broadcast_in_time(app, client, auth_headers, user, fund
     ({"to_address": "0x" + "ab" * 20, "amount": "1", "token": "dai"}, "token"),
     ({"to_address": "0x" + "ab" * 20, "token": "usdc"}, "amount"),
 ])
-def test_bad_withdrawals_are_validation_failed(client, auth_headers, user, wallet_chain, body,
+def test_bad_withdrawals_are_validation_failed(client, auth_headers, stepped_up_headers,
+                                               user, wallet_chain, body,
                                                field) -> None:
-    response = client.post("/api/trading-wallet/withdraw", json=body, headers=auth_headers)
+    response = client.post("/api/trading-wallet/withdraw", json=body, headers=stepped_up_headers)
     error = _json(response)
     assert response.status_code == 400 and error["code"] == "validation_failed", error
     assert field in error["fields"]
     assert Withdrawal.select().count() == 0
 
 
-def test_more_than_the_balance_and_no_gas_are_402(client, auth_headers, user, fund,
+def test_more_than_the_balance_and_no_gas_are_402(client, auth_headers, stepped_up_headers,
+                                                  user, fund,
                                                   wallet_chain) -> None:
     wallet = wallets.get_or_create(user)
     fund(wallet.address, pusd=1 * USDC, matic_wei=0)
-    too_much = client.post("/api/trading-wallet/withdraw", headers=auth_headers,
+    too_much = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
                            json={"to_address": "0x" + "ab" * 20, "amount": "2", "token": "usdc"})
     assert too_much.status_code == 402 and _json(too_much)["code"] == "insufficient_balance"
-    no_gas = client.post("/api/trading-wallet/withdraw", headers=auth_headers,
+    no_gas = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
                          json={"to_address": "0x" + "ab" * 20, "amount": "1", "token": "usdc"})
     error = _json(no_gas)
     assert no_gas.status_code == 402 and error["code"] == "insufficient_balance"
@@ -233,7 +254,8 @@ def test_more_than_the_balance_and_no_gas_are_402(client, auth_headers, user, fu
     assert Withdrawal.select().count() == 0
 
 
-def test_rpc_unreachable_is_503_with_retry_after(app, client, auth_headers, user,
+def test_rpc_unreachable_is_503_with_retry_after(app, client, auth_headers, stepped_up_headers,
+                                                 user,
                                                  wallet_chain) -> None:
     condition = wallet_chain.contracts.prepare_condition()
     catalogue_market(condition)
@@ -247,18 +269,19 @@ def test_rpc_unreachable_is_503_with_retry_after(app, client, auth_headers, user
             ("post", "/api/trading-wallet/withdraw",
              {"to_address": "0x" + "ab" * 20, "amount": "1", "token": "usdc"}),
             ("post", "/api/positions/claim", {})):
-        response = getattr(client, method)(url, headers=auth_headers, json=body)
+        response = getattr(client, method)(url, headers=stepped_up_headers, json=body)
         assert response.status_code == 503, (url, response.get_data(as_text=True))
         assert response.get_json()["code"] == "wallet_error"
         assert int(response.headers["Retry-After"]) > 0
     assert Withdrawal.select().count() == 0
 
 
-def test_idempotency_key_replays_one_withdrawal(client, auth_headers, user, fund, worker,
+def test_idempotency_key_replays_one_withdrawal(client, auth_headers, stepped_up_headers,
+                                                user, fund, worker,
                                                 wallet_chain) -> None:
     wallet = wallets.get_or_create(user)
     fund(wallet.address, pusd=3 * USDC)
-    headers = {**auth_headers, "Idempotency-Key": str(uuid.uuid4())}
+    headers = {**stepped_up_headers, "Idempotency-Key": str(uuid.uuid4())}
     body = {"to_address": "0x" + "ef" * 20, "amount": "1", "token": "usdc"}
     first = client.post("/api/trading-wallet/withdraw", headers=headers, json=body)
     again = client.post("/api/trading-wallet/withdraw", headers=headers, json=body)

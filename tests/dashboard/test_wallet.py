@@ -7,6 +7,7 @@ from chain.keys import generate_keypair
 from chain.tokens import token_balance_base
 from models import User
 from services import wallets
+from tests.api.test_sessions import confirmation_code
 from tests.dashboard.conftest import screenshot, sign_in
 from tests.wallet_fixtures import ONE_MATIC, USDC
 
@@ -41,6 +42,8 @@ def test_deposit_balances_and_a_withdrawal_until_its_hash_appears(
     confirm = page.locator("#withdraw-confirm")
     confirm.wait_for()
     assert "1.5 pUSD" in confirm.inner_text() and to in confirm.inner_text()
+    # Moving money asks for a fresh code, emailed when the confirmation opened.
+    page.fill("input[name=step_up_code]", confirmation_code(inbox, email))
     page.click("button:has-text('Confirm withdrawal')")
     tx_hash = page.locator("[data-tx-hash]")
     tx_hash.wait_for(timeout=30_000)
