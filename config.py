@@ -177,6 +177,8 @@ class Settings:
     logging: LoggingConfig = LoggingConfig()
     metrics: MetricsConfig = MetricsConfig()
     web_concurrency: int = 2
+    # Reverse proxies in front of the web (X-Forwarded-For/-Proto hops to trust); 0: none.
+    trusted_proxies: int = 0
 
     def flat(self) -> dict[str, Any]:
         """The settings under their environment names (what Flask's ``app.config`` carries)."""
@@ -212,6 +214,7 @@ class Settings:
             "PROMETHEUS_MULTIPROC_DIR": self.metrics.multiproc_dir,
             "LOG_FORMAT": self.logging.format,
             "LOG_LEVEL": self.logging.level,
+            "TRUSTED_PROXIES": self.trusted_proxies,
         }
         for name, attribute in _CONTRACT_FIELDS.items():
             flat[name] = getattr(self.contracts, attribute)
@@ -370,4 +373,12 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
         metrics=MetricsConfig(token=get("METRICS_TOKEN"),
                               multiproc_dir=get("PROMETHEUS_MULTIPROC_DIR")),
         web_concurrency=int(get("WEB_CONCURRENCY") or Settings.web_concurrency),
+        trusted_proxies=_hop_count(get("TRUSTED_PROXIES")),
     )
+
+
+def _hop_count(value: str | None) -> int:
+    count = int(value or 0)
+    if count < 0:
+        raise ValueError(f"TRUSTED_PROXIES must be a count of proxy hops (0 or more), not {count}")
+    return count
