@@ -153,6 +153,19 @@ class MetricsConfig:
 
 
 @dataclass(frozen=True)
+class OAuthFetchConfig:
+    """Bounds on the fetches a stranger can make the web do (OAuth client metadata documents).
+
+    A fetch beyond ``concurrency`` in one process is refused at once, so keep it below
+    gunicorn's threads per process (4): the other threads keep serving.
+    """
+
+    deadline_seconds: float = 3.0  # the whole fetch, DNS included
+    concurrency: int = 2
+    failure_ttl_seconds: float = 60.0  # a failed URL is answered from memory this long
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every knob of a copytrade process, typed; built once by ``load``."""
 
@@ -179,6 +192,7 @@ class Settings:
     web_concurrency: int = 2
     # Reverse proxies in front of the web (X-Forwarded-For/-Proto hops to trust); 0: none.
     trusted_proxies: int = 0
+    oauth_fetch: OAuthFetchConfig = OAuthFetchConfig()
 
     def flat(self) -> dict[str, Any]:
         """The settings under their environment names (what Flask's ``app.config`` carries)."""
@@ -215,6 +229,9 @@ class Settings:
             "LOG_FORMAT": self.logging.format,
             "LOG_LEVEL": self.logging.level,
             "TRUSTED_PROXIES": self.trusted_proxies,
+            "OAUTH_FETCH_DEADLINE_SECONDS": self.oauth_fetch.deadline_seconds,
+            "OAUTH_FETCH_CONCURRENCY": self.oauth_fetch.concurrency,
+            "OAUTH_FETCH_FAILURE_TTL_SECONDS": self.oauth_fetch.failure_ttl_seconds,
         }
         for name, attribute in _CONTRACT_FIELDS.items():
             flat[name] = getattr(self.contracts, attribute)
@@ -374,6 +391,13 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
                               multiproc_dir=get("PROMETHEUS_MULTIPROC_DIR")),
         web_concurrency=int(get("WEB_CONCURRENCY") or Settings.web_concurrency),
         trusted_proxies=_hop_count(get("TRUSTED_PROXIES")),
+        oauth_fetch=OAuthFetchConfig(
+            deadline_seconds=number("OAUTH_FETCH_DEADLINE_SECONDS",
+                                    OAuthFetchConfig.deadline_seconds),
+            concurrency=max(1, int(get("OAUTH_FETCH_CONCURRENCY")
+                                   or OAuthFetchConfig.concurrency)),
+            failure_ttl_seconds=number("OAUTH_FETCH_FAILURE_TTL_SECONDS",
+                                       OAuthFetchConfig.failure_ttl_seconds)),
     )
 
 
