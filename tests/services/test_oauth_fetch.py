@@ -14,56 +14,11 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 
 from services import oauth_clients
-from tests.local_http import serving
+from tests.local_http import Dripper, serving
 
 DEADLINE = 1.0
 SLACK = 0.4  # thread start-up and scheduling on a busy two-core machine
 DEV = {"OAUTH_ALLOW_HTTP_CLIENT_ID_URLS": True, "OAUTH_FETCH_DEADLINE_SECONDS": DEADLINE}
-
-
-class Dripper:
-    """A loopback server that answers one byte every half second, headers included when
-    ``drip_headers``; counts the connections it is holding."""
-
-    def __init__(self, drip_headers: bool) -> None:
-        self.stop = threading.Event()
-        self.holding = 0
-        self.changed = threading.Condition()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                with outer.changed:
-                    outer.holding += 1
-                    outer.changed.notify_all()
-                head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" \
-                       b"Content-Length: 64\r\n\r\n"
-                if not drip_headers:
-                    self.wfile.write(head)
-                    self.wfile.flush()
-                    head = b""
-                try:
-                    for byte in head + b" " * 64:
-                        # Paced by the clock on purpose: this is the slow server.
-                        if outer.stop.wait(0.5):
-                            return
-                        self.wfile.write(bytes([byte]))
-                        self.wfile.flush()
-                except OSError:
-                    pass  # the client gave up, as it should
-                finally:
-                    with outer.changed:
-                        outer.holding -= 1
-                        outer.changed.notify_all()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.handler = Handler
-
-    def wait_holding(self, count: int) -> None:
-        with self.changed:
-            assert self.changed.wait_for(lambda: self.holding >= count, timeout=10)
 
 
 @pytest.fixture(params=["dripping body", "dripping headers"])
