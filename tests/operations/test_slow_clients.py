@@ -21,7 +21,7 @@ from flask import Flask
 from tests.api.oauth_flow import authorize_params, pkce
 from tests.conftest import free_port
 from tests.local_http import Dripper, serving
-from tests.operations.stack import ROOT, cli, wait
+from tests.operations.stack import ROOT, cli, wait_serving
 
 SLOW_CLIENTS = 50
 PROBES = 5
@@ -81,13 +81,6 @@ def test_healthz_and_an_authenticated_get_answer_while_50_clients_hold_authorize
     stop = threading.Event()
     answered: list[int] = []
 
-    def up() -> bool:
-        assert web.poll() is None, (tmp_path / "web.log").read_text()
-        try:
-            return httpx.get(f"{base}/healthz", timeout=2).status_code == 200
-        except httpx.HTTPError:
-            return False
-
     def slow_client(number: int, drip_base: str) -> None:
         with httpx.Client(base_url=base, cookies={"session": cookie}, timeout=60) as http:
             attempt = 0
@@ -105,7 +98,7 @@ def test_healthz_and_an_authenticated_get_answer_while_50_clients_hold_authorize
                 stop.wait(1.0)
 
     try:
-        wait(up, 60, "gunicorn to serve")
+        wait_serving(web, base, tmp_path / "web.log")
         with serving(dripper.handler) as drip_base:
             clients = [threading.Thread(target=slow_client, args=(n, drip_base), daemon=True)
                        for n in range(SLOW_CLIENTS)]
