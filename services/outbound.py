@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import ssl
 import threading
 import time
 from collections import OrderedDict
@@ -213,20 +214,22 @@ class _PinnedBackend(httpcore.NetworkBackend):
 class _PinnedTransport(httpx.HTTPTransport):
     """httpx's transport over the pinned backend (one connection, no proxies, no retries)."""
 
-    def __init__(self, backend: _PinnedBackend) -> None:
+    def __init__(self, backend: _PinnedBackend, ssl_context: ssl.SSLContext | None) -> None:
         super().__init__()
         self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(), max_connections=1, network_backend=backend)
+            ssl_context=ssl_context or httpx.create_ssl_context(), max_connections=1,
+            network_backend=backend)
 
 
 def fetch(url: str, *, deadline_seconds: float, max_bytes: int,
           allow: Callable[[Address], bool], headers: Mapping[str, str] | None = None,
-          resolver: Resolver | None = None,
+          resolver: Resolver | None = None, ssl_context: ssl.SSLContext | None = None,
           transport: httpx.BaseTransport | None = None) -> Fetched:
     """GET ``url`` (no redirects) within ``deadline_seconds``, from an address ``allow`` accepts.
 
     Every resolved address must pass ``allow``, else FetchError before any connection.
-    ``transport`` replaces the network (fault injection in tests). Bodies over
+    ``ssl_context`` replaces the default (certifi's roots, names checked); ``transport``
+    replaces the network (fault injection in tests). Bodies over
     ``max_bytes`` are a FetchError.
     """
     deadline = time.monotonic() + deadline_seconds
@@ -239,7 +242,7 @@ def fetch(url: str, *, deadline_seconds: float, max_bytes: int,
     watchdog.daemon = True
     watchdog.start()
     try:
-        with (httpx.Client(transport=transport or _PinnedTransport(backend),
+        with (httpx.Client(transport=transport or _PinnedTransport(backend, ssl_context),
                            timeout=deadline_seconds, follow_redirects=False,
                            trust_env=False) as http,
               http.stream("GET", url, headers=dict(headers or {})) as response):

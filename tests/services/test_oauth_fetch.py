@@ -6,14 +6,16 @@ fast), remember failures for a while, and connect to the address it checked."""
 from __future__ import annotations
 
 import json
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from services import oauth_clients
+from services import oauth_clients, outbound
 from tests.local_http import Dripper, serving
 
 DEADLINE = 1.0
@@ -124,3 +126,47 @@ def test_the_fetch_connects_to_the_address_it_checked():
         document = oauth_clients.fetch_metadata_document(url, DEV, resolver=resolver)
     assert document["redirect_uris"] == ["http://127.0.0.1:9/cb"]
     assert asked == ["localhost"]
+
+
+def test_https_goes_to_the_checked_address_and_checks_the_certificate_by_name(tmp_path):
+    """The pinned connection still speaks TLS to the URL's name: SNI and the certificate's
+    name are the host name's, whatever address was dialled."""
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(key), "-out", str(cert), "-subj", "/CN=client.test",
+                    "-addext", "subjectAltName=DNS:client.test"],
+                   check=True, capture_output=True, timeout=60)
+    seen: list[str | None] = []
+
+    class Document(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers["Host"])
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Document)
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    served.load_cert_chain(cert, key)
+    server.socket = served.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    trusting = ssl.create_default_context(cafile=str(cert))
+    port = server.server_address[1]
+
+    def fetch(host: str) -> outbound.Fetched:
+        return outbound.fetch(f"https://{host}:{port}/client.json", deadline_seconds=DEADLINE,
+                              max_bytes=1024, allow=lambda address: address.is_loopback,
+                              resolver=lambda name: {"127.0.0.1"}, ssl_context=trusting)
+
+    try:
+        assert fetch("client.test") == outbound.Fetched(200, b"{}")
+        assert seen == [f"client.test:{port}"]
+        with pytest.raises(outbound.FetchError):  # same address, a name the cert lacks
+            fetch("other.test")
+    finally:
+        server.shutdown()
+        server.server_close()
