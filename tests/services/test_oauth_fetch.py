@@ -19,7 +19,7 @@ from services import oauth_clients, outbound
 from tests.local_http import Dripper, serving
 
 DEADLINE = 1.0
-SLACK = 0.4  # thread start-up and scheduling on a busy two-core machine
+SLACK = 0.75  # thread start-up and scheduling on a busy, shared two-core machine
 DEV = {"OAUTH_ALLOW_HTTP_CLIENT_ID_URLS": True, "OAUTH_FETCH_DEADLINE_SECONDS": DEADLINE}
 
 
@@ -72,7 +72,7 @@ def test_fetches_beyond_the_concurrency_cap_fail_fast(dripper):
     server.wait_holding(2)
     elapsed, error = _timed_refusal(base + "/one-more.json", settings)
     assert error.error == "invalid_client"
-    assert elapsed < 0.5, elapsed  # refused at once, not queued behind the slow ones
+    assert elapsed < 1.0, elapsed  # refused at once, not queued behind the slow ones (5 s)
     server.stop.set()
     for thread in held:
         thread.join(10)
