@@ -8,6 +8,7 @@ from typing import Any
 
 from flask import Flask, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 import config as settings_module
 from blueprints import access, assets, dashboard, errors, health, operations, ratelimit, wellknown
@@ -36,6 +37,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config.update({k: v for k, v in overrides.items() if k not in flat})
     app.config["MAX_CONTENT_LENGTH"] = overrides.get("MAX_CONTENT_LENGTH", MAX_BODY_BYTES)
     app.config.setdefault("REQUIRE_MIGRATED", True)
+    if settings.trusted_proxies:
+        # The client address (rate-limit bucket, logs) and scheme come from the hops our
+        # own proxies appended; without the setting X-Forwarded-* are ignored, since any
+        # client can send them.
+        hops = settings.trusted_proxies
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)  # type: ignore
 
     # Enqueues, venue calls and wallets of this process go where this app's settings say.
     built = wiring.build_runtime(settings)

@@ -200,6 +200,19 @@ class MetricsConfig:
 
 
 @dataclass(frozen=True)
+class OAuthFetchConfig:
+    """Bounds on the fetches a stranger can make the web do (OAuth client metadata documents).
+
+    A fetch beyond ``concurrency`` in one process is refused at once, so keep it below
+    gunicorn's threads per process (4): the other threads keep serving.
+    """
+
+    deadline_seconds: float = 3.0  # the whole fetch, DNS included
+    concurrency: int = 2
+    failure_ttl_seconds: float = 60.0  # a failed URL is answered from memory this long
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every knob of a copytrade process, typed; built once by ``load``."""
 
@@ -226,6 +239,9 @@ class Settings:
     tiers: TierSettings = TierSettings()
     sign_in: SignInConfig = SignInConfig()
     web_concurrency: int = 2
+    # Reverse proxies in front of the web (X-Forwarded-For/-Proto hops to trust); 0: none.
+    trusted_proxies: int = 0
+    oauth_fetch: OAuthFetchConfig = OAuthFetchConfig()
 
     def flat(self) -> dict[str, Any]:
         """The settings under their environment names (what Flask's ``app.config`` carries)."""
@@ -263,6 +279,10 @@ class Settings:
             "LOG_LEVEL": self.logging.level,
             "TIERS_FILE": self.tiers.source,
             "DEFAULT_TIER": self.tiers.default,
+            "TRUSTED_PROXIES": self.trusted_proxies,
+            "OAUTH_FETCH_DEADLINE_SECONDS": self.oauth_fetch.deadline_seconds,
+            "OAUTH_FETCH_CONCURRENCY": self.oauth_fetch.concurrency,
+            "OAUTH_FETCH_FAILURE_TTL_SECONDS": self.oauth_fetch.failure_ttl_seconds,
         }
         for name, attribute in _CONTRACT_FIELDS.items():
             flat[name] = getattr(self.contracts, attribute)
@@ -503,4 +523,19 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
         sign_in=SignInConfig(**{attribute: int(number(name, getattr(sign_in_defaults, attribute)))
                                 for name, attribute in _SIGN_IN_VARIABLES.items()}),
         web_concurrency=int(get("WEB_CONCURRENCY") or Settings.web_concurrency),
+        trusted_proxies=_hop_count(get("TRUSTED_PROXIES")),
+        oauth_fetch=OAuthFetchConfig(
+            deadline_seconds=number("OAUTH_FETCH_DEADLINE_SECONDS",
+                                    OAuthFetchConfig.deadline_seconds),
+            concurrency=max(1, int(get("OAUTH_FETCH_CONCURRENCY")
+                                   or OAuthFetchConfig.concurrency)),
+            failure_ttl_seconds=number("OAUTH_FETCH_FAILURE_TTL_SECONDS",
+                                       OAuthFetchConfig.failure_ttl_seconds)),
     )
+
+
+def _hop_count(value: str | None) -> int:
+    count = int(value or 0)
+    if count < 0:
+        raise ValueError(f"TRUSTED_PROXIES must be a count of proxy hops (0 or more), not {count}")
+    return count

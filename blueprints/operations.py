@@ -11,7 +11,8 @@ counted and logged too):
 
 ``GET /metrics`` is the Prometheus text exposition. It is not public: with
 ``METRICS_TOKEN`` set it needs ``Authorization: Bearer <METRICS_TOKEN>``; without it only
-loopback clients (a scraper on the same machine) may read it.
+loopback clients (a scraper on the same machine) may read it, and only while ``BASE_URL`` is
+a loopback URL (behind a proxy on the same host every client looks like loopback).
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ bp = Blueprint("operations", __name__)
 def metrics_view() -> Response:
     """The Prometheus exposition of every series (all local processes when shared)."""
     token = current_app.config.get("METRICS_TOKEN")
-    if not metrics.authorized(request.headers.get("Authorization"), request.remote_addr,
-                              token):
+    if not metrics.authorized(
+            request.headers.get("Authorization"), request.remote_addr, token,
+            loopback_trusted=metrics.is_loopback_url(current_app.config.get("BASE_URL"))):
         return Response("metrics need the operator token (Authorization: Bearer ...)\n",
                         status=401, mimetype="text/plain",
                         headers={"WWW-Authenticate": 'Bearer realm="metrics"'})

@@ -28,6 +28,7 @@ import re
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -244,14 +245,24 @@ def is_internal(address: str | None) -> bool:
         return False
 
 
+def is_loopback_url(url: str | None) -> bool:
+    """True when ``url``'s host is a loopback address or ``localhost``."""
+    host = urlsplit(url or "").hostname or ""
+    return host == "localhost" or is_internal(host)
+
+
 def authorized(authorization: str | None, remote_addr: str | None,
-               token: str | None) -> bool:
-    """Whether a scrape may read /metrics: the Bearer METRICS_TOKEN, or loopback without one."""
+               token: str | None, *, loopback_trusted: bool = True) -> bool:
+    """Whether a scrape may read /metrics: the Bearer METRICS_TOKEN, or loopback without one.
+
+    ``loopback_trusted`` False (a public BASE_URL) takes the loopback exemption away: a
+    reverse proxy on the same host makes every outside client a loopback peer.
+    """
     if token:
         scheme, _, given = (authorization or "").partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(),
                                                                   token.encode())
-    return is_internal(remote_addr)
+    return loopback_trusted and is_internal(remote_addr)
 
 
 def serve_worker_metrics(host: str, port: int, token: str | None,

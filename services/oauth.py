@@ -83,6 +83,13 @@ def ordered_scopes(scopes: Iterable[str]) -> list[str]:
     return [scope for scope in SCOPES if scope in wanted]
 
 
+def clamp_scope(scope: str, approval: Approval) -> str:
+    """``scope`` limited to what ``approval`` allows now: a narrower re-approval narrows the
+    codes and tokens already issued under it (and refresh cannot bring a scope back)."""
+    allowed = set(approval.scope.split())
+    return " ".join(ordered_scopes(s for s in scope.split() if s in allowed))
+
+
 def describe_scope(scope: str) -> str:
     """The plain-words description of ``scope`` shown on the consent screen."""
     return SCOPE_DESCRIPTIONS.get(scope, scope)
@@ -265,7 +272,8 @@ def resolve_for_resource(token: str, settings: Mapping[str, Any],
     if resource is None or record.resource != resource:
         raise errors.InvalidToken(
             "This OAuth token was issued for another resource (RFC 8707 audience).")
-    return Principal(user=record.user, kind="oauth", scopes=frozenset(record.scope_list),
+    scopes = clamp_scope(record.scope, record.approval).split()
+    return Principal(user=record.user, kind="oauth", scopes=frozenset(scopes),
                      credential_id=record.id,
                      extra={"client_id": record.client.client_id, "resource": record.resource,
                             "approval_id": record.approval_id})

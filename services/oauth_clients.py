@@ -2,7 +2,8 @@
 
 A client arrives either registered (``POST /oauth/register`` gives it a random
 ``client_id``) or unregistered, with an https URL as its ``client_id``: the
-URL's JSON metadata document is fetched (httpx, short timeout, no redirects,
+URL's JSON metadata document is fetched (services/outbound.py: a wall-clock deadline, a
+per-process cap, failures remembered, the checked address pinned; no redirects,
 size-capped) and cached in ``oauth_clients`` for CIMD_CACHE_TTL. Plain http is
 accepted only for loopback hosts and only when OAUTH_ALLOW_HTTP_CLIENT_ID_URLS is
 set (tests, local development). Redirect URIs are matched exactly.
@@ -14,11 +15,11 @@ import ipaddress
 import json
 import logging
 import secrets
-import socket
+import time
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import httpx
 import peewee
@@ -27,11 +28,14 @@ from authlib.oauth2.rfc6749 import ClientMixin
 from models.base import db, utcnow
 from models.oauth import OAuthClient
 from schemas.vocabulary import SCOPES
-from services import oauth
+from services import oauth, outbound
 
 log = logging.getLogger(__name__)
 
-CIMD_TIMEOUT_SECONDS = 3.0
+# Defaults of the OAUTH_FETCH_* settings (config.OAuthFetchConfig), for plain mappings.
+CIMD_DEADLINE_SECONDS = 3.0
+CIMD_CONCURRENCY = 2
+CIMD_FAILURE_TTL_SECONDS = 60.0
 CIMD_MAX_BYTES = 16 * 1024
 CIMD_CACHE_TTL = timedelta(minutes=10)
 CIMD_STALE_LIMIT = timedelta(hours=24)  # a cached copy used while the host is down
@@ -46,9 +50,12 @@ LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 class ClientMetadataError(ValueError):
     """Client metadata is unacceptable; ``error`` is the RFC 7591 error code."""
 
-    def __init__(self, error: str, description: str) -> None:
+    def __init__(self, error: str, description: str, transient: bool = False,
+                 busy: bool = False) -> None:
         self.error = error
         self.description = description
+        self.transient = transient  # the host could not be reached: a cached copy may serve
+        self.busy = busy  # refused for our load, not the client's fault: not remembered
         super().__init__(description)
 
 
@@ -250,78 +257,118 @@ def registration_response(record: OAuthClient, secret: str | None) -> dict[str, 
 # ---- Client ID Metadata Documents ------------------------------------------------------------
 
 
-Resolver = Callable[[str], set[str]]
+Resolver = outbound.Resolver
 
 
-def resolve_addresses(hostname: str) -> set[str]:
-    """The IP addresses DNS gives for ``hostname``."""
-    return {info[4][0] for info in socket.getaddrinfo(hostname, 443, type=socket.SOCK_STREAM)}
-
-
-def _public_host(hostname: str, resolver: Resolver | None = None) -> bool:
-    """True when every address ``hostname`` resolves to is public.
-
-    A client_id URL makes this server fetch it, so it must not reach loopback,
-    private, link-local or reserved addresses (SSRF). A DNS answer that changes
-    between this check and the fetch is not covered.
-    """
-    try:
-        addresses = (resolver or resolve_addresses)(hostname)
-    except (OSError, UnicodeError):
-        return False
-    for text in addresses:
-        address = ipaddress.ip_address(text.split("%", 1)[0])
-        if not address.is_global or address.is_multicast:
-            return False
-    return bool(addresses)
-
-
-def check_metadata_url(url: str, settings: Mapping[str, Any], *,
-                       resolver: Resolver | None = None) -> bool:
-    """Whether ``url`` may serve as a client_id: https with a path (http loopback in dev)."""
+def _acceptable_url(url: str, settings: Mapping[str, Any]) -> SplitResult | None:
+    """``url`` split, when its form may serve as a client_id: https with a path, or http on
+    a loopback host when OAUTH_ALLOW_HTTP_CLIENT_ID_URLS is set (tests, development)."""
     try:
         parts = urlsplit(url)
         port = parts.port  # noqa: F841 - raises on a malformed port
     except ValueError:
-        return False
+        return None
     if parts.fragment or parts.username or parts.password or not parts.hostname:
-        return False
+        return None
     if parts.path in ("", "/") or "/./" in parts.path or "/../" in parts.path:
-        return False
+        return None
     if parts.scheme == "https":
-        return _public_host(parts.hostname, resolver)
+        return parts
     if parts.scheme == "http" and settings.get("OAUTH_ALLOW_HTTP_CLIENT_ID_URLS"):
         try:
-            return ipaddress.ip_address(parts.hostname).is_loopback
+            loopback = ipaddress.ip_address(parts.hostname).is_loopback
         except ValueError:
-            return parts.hostname == "localhost"
-    return False
+            loopback = parts.hostname == "localhost"
+        return parts if loopback else None
+    return None
+
+
+def _address_rule(parts: SplitResult) -> Callable[[outbound.Address], bool]:
+    """Which resolved addresses the fetch may connect to.
+
+    A client_id URL makes this server fetch it, so an https one must reach only public
+    addresses (no loopback, private, link-local or reserved: SSRF); the development http
+    form only loopback ones.
+    """
+    if parts.scheme == "http":
+        return lambda address: address.is_loopback
+    return lambda address: address.is_global and not address.is_multicast
+
+
+def _deadline(settings: Mapping[str, Any]) -> float:
+    return float(settings.get("OAUTH_FETCH_DEADLINE_SECONDS") or CIMD_DEADLINE_SECONDS)
+
+
+def check_metadata_url(url: str, settings: Mapping[str, Any], *,
+                       resolver: Resolver | None = None) -> bool:
+    """Whether ``url`` may serve as a client_id: its form, and every address it resolves to."""
+    parts = _acceptable_url(url, settings)
+    if parts is None:
+        return False
+    try:
+        addresses = outbound.resolve(parts.hostname or "",
+                                     time.monotonic() + _deadline(settings), resolver)
+    except outbound.FetchError:
+        return False
+    return all(_address_rule(parts)(address) for address in addresses)
+
+
+def _fetch_gate(settings: Mapping[str, Any]) -> outbound.Gate:
+    return outbound.gate(
+        "oauth-client-metadata",
+        int(settings.get("OAUTH_FETCH_CONCURRENCY") or CIMD_CONCURRENCY),
+        float(settings.get("OAUTH_FETCH_FAILURE_TTL_SECONDS", CIMD_FAILURE_TTL_SECONDS)))
 
 
 def fetch_metadata_document(url: str, settings: Mapping[str, Any], *,
                             transport: httpx.BaseTransport | None = None,
                             resolver: Resolver | None = None) -> dict[str, Any]:
-    """GET the client's metadata document and validate it; ClientMetadataError when unusable."""
-    if not check_metadata_url(url, settings, resolver=resolver):
+    """GET the client's metadata document and validate it; ClientMetadataError when unusable.
+
+    The fetch is bounded (services/outbound.py): a wall-clock deadline, DNS included; at
+    most OAUTH_FETCH_CONCURRENCY at once per process (more are refused at once); a failure
+    is remembered for OAUTH_FETCH_FAILURE_TTL_SECONDS and answered without fetching again.
+    """
+    parts = _acceptable_url(url, settings)
+    if parts is None:
         raise ClientMetadataError("invalid_client", "This client_id URL is not accepted.")
-    timeout = float(settings.get("OAUTH_CIMD_TIMEOUT_SECONDS") or CIMD_TIMEOUT_SECONDS)
+    gate = _fetch_gate(settings)
+    remembered = gate.failure(url)
+    if remembered is not None:
+        raise ClientMetadataError(*remembered)
     try:
-        with (httpx.Client(timeout=timeout, follow_redirects=False, transport=transport) as http,
-              http.stream("GET", url, headers={"Accept": "application/json"}) as response):
-            if response.status_code != 200:
-                raise ClientMetadataError(
-                    "invalid_client", f"The metadata document answered {response.status_code}.")
-            body = b""
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > CIMD_MAX_BYTES:
-                    raise ClientMetadataError("invalid_client",
-                                              "The metadata document is too large.")
-    except httpx.HTTPError as exc:
+        document = _fetched_document(url, parts, settings, gate, transport, resolver)
+    except ClientMetadataError as exc:
+        if not exc.busy:
+            gate.remember_failure(url, (exc.error, exc.description, exc.transient))
+        raise
+    return document
+
+
+def _fetched_document(url: str, parts: SplitResult, settings: Mapping[str, Any],
+                      gate: outbound.Gate, transport: httpx.BaseTransport | None,
+                      resolver: Resolver | None) -> dict[str, Any]:
+    try:
+        with gate.slot():
+            fetched = outbound.fetch(
+                url, deadline_seconds=_deadline(settings), max_bytes=CIMD_MAX_BYTES,
+                allow=_address_rule(parts), headers={"Accept": "application/json"},
+                resolver=resolver, transport=transport)
+    except outbound.Busy as exc:
+        raise ClientMetadataError("invalid_client", str(exc), transient=True,
+                                  busy=True) from exc
+    except outbound.Refused as exc:
         raise ClientMetadataError("invalid_client",
-                                  f"The metadata document could not be fetched: {exc}") from exc
+                                  "This client_id URL is not accepted.") from exc
+    except outbound.FetchError as exc:
+        raise ClientMetadataError("invalid_client",
+                                  f"The metadata document could not be fetched: {exc}",
+                                  transient=True) from exc
+    if fetched.status != 200:
+        raise ClientMetadataError(
+            "invalid_client", f"The metadata document answered {fetched.status}.")
     try:
-        document = json.loads(body)
+        document = json.loads(fetched.body)
     except ValueError as exc:
         raise ClientMetadataError("invalid_client",
                                   "The metadata document is not JSON.") from exc
@@ -349,9 +396,9 @@ def _metadata_document_client(url: str, settings: Mapping[str, Any]) -> OAuthCli
     except ClientMetadataError as exc:
         log.info("client metadata document %s refused: %s", url, exc.description)
         if cached is not None and cached.metadata_fetched_at and (
-                now - cached.metadata_fetched_at < CIMD_STALE_LIMIT
-                and exc.description.startswith("The metadata document could not be fetched")):
-            return cached  # the client's host is briefly down: keep serving the known copy
+                now - cached.metadata_fetched_at < CIMD_STALE_LIMIT and exc.transient):
+            # The client's host is briefly down (or we are busy): serve the known copy.
+            return cached
         return None
     fields = {
         "client_name": clean["client_name"], "client_uri": clean.get("client_uri"),

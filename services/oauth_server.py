@@ -86,8 +86,8 @@ class CodeView(AuthorizationCodeMixin):
         return self.record.redirect_uri
 
     def get_scope(self) -> str:
-        """The approved scopes."""
-        return self.record.scope
+        """The approved scopes, within what the approval allows now."""
+        return oauth.clamp_scope(self.record.scope, self.record.approval)
 
 
 class TokenView(TokenMixin):
@@ -102,8 +102,8 @@ class TokenView(TokenMixin):
         return self.record.client_id == client.record.id
 
     def get_scope(self) -> str:
-        """The granted scopes."""
-        return self.record.scope
+        """The granted scopes, within what the approval allows now (refresh narrows from it)."""
+        return oauth.clamp_scope(self.record.scope, self.record.approval)
 
     def get_expires_in(self) -> int:
         """Lifetime of the access token in seconds."""
@@ -216,7 +216,8 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
         self.request.user = user
         issued = oauth.issue_tokens(
             _settings(self.server), client=client.record, user=user, approval=code.approval,
-            scope=code.scope, resource=code.resource, family_id=code.family_id,
+            scope=oauth.clamp_scope(code.scope, code.approval), resource=code.resource,
+            family_id=code.family_id,
             with_refresh=client.check_grant_type("refresh_token"))
         return 200, issued.response(), self.TOKEN_RESPONSE_HEADER
 
@@ -252,7 +253,8 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
             oauth.revoke_family(old.family_id)
             raise InvalidGrantError("The refresh token was already used.")
         requested = self.request.payload.scope
-        scope = " ".join(oauth.ordered_scopes(requested.split())) if requested else old.scope
+        # authlib checked ``requested`` against get_scope(), which is already clamped.
+        scope = oauth.clamp_scope(requested or old.scope, old.approval)
         self.request.user = user
         issued = oauth.issue_tokens(
             _settings(self.server), client=old.client, user=user, approval=old.approval,

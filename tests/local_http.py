@@ -1,4 +1,5 @@
-"""A throwaway HTTP server on a free 127.0.0.1 port, for tests that script the answers."""
+"""A throwaway HTTP server on a free loopback port, for tests that script the answers, and a
+handler that answers very slowly."""
 
 from __future__ import annotations
 
@@ -9,15 +10,60 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 @contextmanager
-def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    """Serve ``handler`` from a thread for the block; yields the base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+def serving(handler: type[BaseHTTPRequestHandler], host: str = "127.0.0.1") -> Iterator[str]:
+    """Serve ``handler`` from a thread for the block on ``host``; yields the base URL."""
+    server = ThreadingHTTPServer((host, 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"http://{host}:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+class Dripper:
+    """A loopback server that answers one byte every half second, headers included when
+    ``drip_headers``; counts the connections it is holding."""
+
+    def __init__(self, drip_headers: bool) -> None:
+        self.stop = threading.Event()
+        self.holding = 0
+        self.changed = threading.Condition()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                with outer.changed:
+                    outer.holding += 1
+                    outer.changed.notify_all()
+                head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" \
+                       b"Content-Length: 64\r\n\r\n"
+                if not drip_headers:
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                    head = b""
+                try:
+                    for byte in head + b" " * 64:
+                        # Paced by the clock on purpose: this is the slow server.
+                        if outer.stop.wait(0.5):
+                            return
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                except OSError:
+                    pass  # the client gave up, as it should
+                finally:
+                    with outer.changed:
+                        outer.holding -= 1
+                        outer.changed.notify_all()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.handler = Handler
+
+    def wait_holding(self, count: int) -> None:
+        with self.changed:
+            assert self.changed.wait_for(lambda: self.holding >= count, timeout=10)

@@ -31,7 +31,7 @@ from blueprints.api.base import Blueprint
 from blueprints.dashboard import session as browser
 from blueprints.oauth.server import current_server
 from schemas.oauth import ClientInformationSchema, OAuthErrorSchema, TokenResponseSchema
-from services import auth, errors, keys, oauth, oauth_resources, oauth_server
+from services import auth, errors, keys, oauth, oauth_clients, oauth_resources, oauth_server
 
 blp = Blueprint("oauth", __name__, url_prefix="/oauth", description=(
     "OAuth 2.1 authorization server for hosted agents. Lifetimes: access tokens (`svco_...`) "
@@ -182,6 +182,10 @@ def authorize() -> Response:
     """Show the consent page, or record the user's decision and redirect to the client."""
     server = current_server()
     user = _signed_in_user()
+    if user is None and oauth_clients.is_metadata_url(request.args.get("client_id") or ""):
+        # Checking this client means fetching its metadata document: only for a signed-in
+        # user, so an anonymous request never makes this server fetch anything.
+        return redirect(url_for("dashboard.login", next=request.full_path))
     try:
         grant = server.get_consent_grant(end_user=user)
     except OAuth2Error as error:

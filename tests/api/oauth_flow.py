@@ -66,15 +66,23 @@ def page_csrf(html: str) -> str:
 
 
 def consent(client: Any, params: dict[str, str], scopes: list[str] | None = None,
-            decision: str = "approve", csrf: str | None = None) -> Any:
-    """Load the consent page and post a decision; returns the POST response."""
+            decision: str = "approve", csrf: str | None = None,
+            step_up_code: Any = None) -> Any:
+    """Load the consent page and post a decision; returns the POST response.
+
+    Allowing ``wallet:write`` asks for an emailed code: ``step_up_code`` is a function that
+    reads it once the page has sent it (e.g. from the test inbox).
+    """
     url = "/oauth/authorize?" + urlencode(params)
     page = client.get(url)
     assert page.status_code == 200, page.data
     token = csrf if csrf is not None else csrf_from(page.get_data(as_text=True))
     form: dict[str, Any] = {"csrf_token": token, "decision": decision,
                             "approved_scope": scopes if scopes is not None else RECOMMENDED}
-    return client.post(url, data=form)
+    answer = client.post(url, data=form)
+    if step_up_code is not None and answer.status_code == 403:
+        answer = client.post(url, data={**form, "step_up_code": step_up_code()})
+    return answer
 
 
 def redirect_params(response: Any) -> dict[str, str]:

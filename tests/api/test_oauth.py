@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -481,3 +482,57 @@ def test_a_code_issued_before_revocation_is_useless(client, user, auth_headers):
     client.delete(f"/api/oauth/approvals/{approval.id}", headers=auth_headers)
     oauth_error(exchange(client, registration["client_id"], code, verifier), 400,
                 "invalid_grant")
+
+
+def test_reapproving_with_fewer_scopes_clamps_the_tokens_already_issued(client, user, app,
+                                                                        inbox):
+    """Issue 18 finding 5: a narrower re-approval narrows every token of the approval."""
+    from tests.api.test_sessions import confirmation_code
+
+    def code() -> str:
+        return confirmation_code(inbox, user.email)
+
+    registration = register(client)
+    client_id = registration["client_id"]
+    sign_in(client, user)
+    verifier, challenge = pkce()
+    params = authorize_params(client_id, challenge, scope=" ".join(ALL_SCOPES),
+                              resource=api_resource(app))
+    back = redirect_params(consent(client, params, ["read:account", "wallet:write"],
+                                   step_up_code=code))
+    tokens = exchange(client, client_id, back["code"], verifier).get_json()
+    assert tokens["scope"] == "read:account wallet:write"
+    withdraw = {"token": "usdc", "amount": "1", "to": "0x" + "11" * 20}
+
+    def wallet_write_refused(token: str) -> bool:
+        response = client.post("/api/trading-wallet/withdraw", json=withdraw,
+                               headers={**bearer(token), "Idempotency-Key": str(uuid.uuid4())})
+        return response.get_json().get("code") == "scope_required"
+
+    assert not wallet_write_refused(tokens["access_token"])
+
+    # The user re-approves the same client without wallet:write (a code left over from
+    # before the re-approval is clamped too).
+    old_verifier, old_challenge = pkce()
+    old_params = authorize_params(client_id, old_challenge, scope=" ".join(ALL_SCOPES),
+                                  resource=api_resource(app))
+    old_code = redirect_params(consent(client, old_params, ["read:account", "wallet:write"],
+                                       step_up_code=code))
+    new_params = authorize_params(client_id, pkce()[1], scope=" ".join(ALL_SCOPES),
+                                  resource=api_resource(app))
+    redirect_params(consent(client, new_params, ["read:account"]))
+    assert Approval.get().scope_list == ["read:account"]
+
+    assert wallet_write_refused(tokens["access_token"])
+    assert client.get("/api/users/me",
+                      headers=bearer(tokens["access_token"])).status_code == 200
+    refreshed = refresh(client, client_id, tokens["refresh_token"])
+    assert refreshed.status_code == 200, refreshed.data
+    assert refreshed.get_json()["scope"] == "read:account"
+    assert wallet_write_refused(refreshed.get_json()["access_token"])
+    again = refresh(client, client_id, refreshed.get_json()["refresh_token"],
+                    scope="read:account wallet:write")
+    oauth_error(again, 400, "invalid_scope")
+    late = exchange(client, client_id, old_code["code"], old_verifier)
+    assert late.status_code == 200 and late.get_json()["scope"] == "read:account"
+    assert wallet_write_refused(late.get_json()["access_token"])

@@ -125,3 +125,15 @@ def test_http_client_id_urls_need_the_development_flag(client, user, documents, 
     response = client.get("/oauth/authorize?" + urlencode(authorize_params(client_id,
                                                                            challenge)))
     assert response.status_code == 400 and documents.hits == 0
+
+
+def test_a_signed_out_browser_is_sent_to_sign_in_without_a_fetch(client, documents):
+    """Issue 18 finding 3: an anonymous request must not make this server fetch anything."""
+    client_id = documents.serve("/agent/client.json")
+    _, challenge = pkce()
+    response = client.get("/oauth/authorize?" + urlencode(authorize_params(client_id,
+                                                                           challenge)))
+    assert response.status_code == 302
+    assert "/dashboard/login" in response.headers["Location"]
+    assert documents.hits == 0
+    assert OAuthClient.select().where(OAuthClient.client_id == client_id).count() == 0

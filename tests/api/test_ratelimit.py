@@ -143,3 +143,25 @@ def test_redis_down_admits_requests(make_app):
         response = client.get("/api/stats/platform")
         assert response.status_code == 200
         assert "X-RateLimit-Remaining" not in response.headers
+
+
+def _forwarded(client, address: str):
+    return client.get("/api/stats/platform", headers={"X-Forwarded-For": address})
+
+
+def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_bucket(make_app):
+    """Issue 18 finding 4: with TRUSTED_PROXIES=1 the proxy's X-Forwarded-For names the client."""
+    proxy = client_for(make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=2,
+                                TRUSTED_PROXIES=1))
+    first, second = (f"198.51.100.{secrets.randbelow(250)}", f"203.0.113.{secrets.randbelow(250)}")
+    assert [_forwarded(proxy, first).status_code for _ in range(3)] == [200, 200, 429]
+    assert _forwarded(proxy, second).status_code == 200
+    # Only the hop the proxy appended counts: a client cannot pick its bucket by
+    # sending its own X-Forwarded-For (the proxy appends the real address after it).
+    assert _forwarded(proxy, f"{second}, {first}").status_code == 429
+
+
+def test_without_trusted_proxies_x_forwarded_for_is_ignored(make_app):
+    peer = client_for(make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=2))
+    statuses = [_forwarded(peer, f"192.0.2.{n}").status_code for n in range(3)]
+    assert statuses == [200, 200, 429]  # one bucket: the peer's address

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import redis
 
 from services import copy_leases, worker_registry
@@ -100,3 +101,16 @@ def wait(check: Callable[[], Any], timeout: float = 30.0, what: str = "",
             logs = "\n".join(w.text()[-4000:] for w in workers)
             raise AssertionError(f"timed out waiting for {what or check}\n{logs}")
         time.sleep(0.1)
+
+
+def wait_serving(web: subprocess.Popen, base: str, log: Path, timeout: float = 60) -> None:
+    """Wait until the web process at ``base`` answers /healthz (fail with its log if it died)."""
+
+    def up() -> bool:
+        assert web.poll() is None, log.read_text()
+        try:
+            return httpx.get(f"{base}/healthz", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait(up, timeout, "gunicorn to serve")

@@ -182,3 +182,16 @@ def test_series_move_when_the_suite_trades_copies_and_runs_jobs(
     assert moved("copytrade_job_duration_seconds_count", job="worker.ping",
                  outcome="succeeded") == 1
     assert moved("copytrade_job_failures_total", job="no.such.job") == 1
+
+
+def test_metrics_need_the_token_whenever_base_url_is_not_loopback(app, client, monkeypatch):
+    """Issue 18 finding 4: behind a proxy on the same host every client is loopback, so a
+    public BASE_URL takes away the loopback exemption."""
+    monkeypatch.setitem(app.config, "BASE_URL", "https://copytrade.example")
+    monkeypatch.setitem(app.config, "METRICS_TOKEN", None)
+    assert client.get("/metrics").status_code == 401  # a loopback peer, no token configured
+    token = secrets.token_urlsafe(24)
+    monkeypatch.setitem(app.config, "METRICS_TOKEN", token)
+    assert client.get("/metrics").status_code == 401
+    assert client.get("/metrics", headers={"Authorization": f"Bearer {token}"}
+                      ).status_code == 200

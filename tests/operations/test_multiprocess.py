@@ -19,7 +19,7 @@ from services import jobs as jobs_service
 from services import runtime
 from tests.conftest import free_port, use_queue
 from tests.operations.scrape import total
-from tests.operations.stack import ROOT, WorkerProcess, stack_env, wait
+from tests.operations.stack import ROOT, WorkerProcess, stack_env, wait, wait_serving
 
 
 def test_web_and_worker_processes_share_one_metrics_exposition(
@@ -40,15 +40,7 @@ def test_web_and_worker_processes_share_one_metrics_exposition(
     saved = runtime.runtime()
     try:
         base = f"http://127.0.0.1:{port}"
-
-        def up() -> bool:
-            assert web.poll() is None, (tmp_path / "web.log").read_text()
-            try:
-                return httpx.get(f"{base}/healthz", timeout=2).status_code == 200
-            except httpx.HTTPError:
-                return False
-
-        wait(up, 60, "gunicorn to serve")
+        wait_serving(web, base, tmp_path / "web.log")
         assert not (folder / "counter_999999.db").exists()  # cleaned at start
 
         # The worker writes into the same folder (as under `copytrade up`).

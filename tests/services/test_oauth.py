@@ -235,7 +235,11 @@ def test_metadata_urls_must_be_https_with_a_path():
 
 def _fetch(handler):
     url = "https://agent.example/client.json"
-    return oauth_clients.fetch_metadata_document(url, {}, transport=httpx.MockTransport(handler),
+    # One URL, several faults in a row: failures are not remembered here (see
+    # test_oauth_fetch.py for the memory).
+    settings = {"OAUTH_FETCH_FAILURE_TTL_SECONDS": 0}
+    return oauth_clients.fetch_metadata_document(url, settings,
+                                                 transport=httpx.MockTransport(handler),
                                                  resolver=fake_dns)
 
 
