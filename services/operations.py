@@ -134,14 +134,16 @@ def queues(client: redis.Redis, prefix: str, now: datetime) -> list[dict[str, An
     """Each queue: depth, age of its oldest waiting job, jobs running, jobs failed."""
     found = []
     for name in jobs_service.QUEUES:
-        queue = jobs_service.queue(name, prefix=prefix, redis_connection=client)
+        queue = jobs_service.queue(name, prefix=prefix, redis_connection=client,
+                                         serializer=jobs_service.SERIALIZER)
         depth = client.llen(queue.key)
         oldest = None
         if depth:
             ends = {v.decode() for v in (client.lindex(queue.key, 0),
                                          client.lindex(queue.key, -1)) if v}
-            times = [_utc(job.enqueued_at) for job in Job.fetch_many(list(ends),
-                                                                     connection=client)
+            found_jobs = Job.fetch_many(list(ends), connection=client,
+                                        serializer=jobs_service.SERIALIZER)
+            times = [_utc(job.enqueued_at) for job in found_jobs
                      if job is not None and job.enqueued_at is not None]
             oldest = min(times) if times else None
         found.append({
@@ -163,7 +165,8 @@ def failed_jobs(client: redis.Redis, prefix: str, now: datetime,
         registry = _failed_registry(client, prefix, name)
         ids = [v.decode() for v in client.zrange(registry.key, 0, -1)]
         count += len(ids)
-        for job_id, job in zip(ids, Job.fetch_many(ids, connection=client), strict=True):
+        for job_id, job in zip(ids, Job.fetch_many(
+                ids, connection=client, serializer=jobs_service.SERIALIZER), strict=True):
             ended = _utc(job.ended_at) if job is not None else None
             jobs.append({
                 "id": job_id, "queue": name,
@@ -237,7 +240,8 @@ def snapshot(client: redis.Redis, prefix: str, *, now: datetime | None = None,
 
 
 def _failed_registry(client: redis.Redis, prefix: str, name: str) -> FailedJobRegistry:
-    return jobs_service.queue(name, prefix=prefix, redis_connection=client).failed_job_registry
+    return jobs_service.queue(name, prefix=prefix, redis_connection=client,
+                                         serializer=jobs_service.SERIALIZER).failed_job_registry
 
 
 def retry_job(client: redis.Redis, prefix: str, job_id: str) -> dict[str, str]:
@@ -276,7 +280,8 @@ def purge_failed(client: redis.Redis, prefix: str, older_than: timedelta,
     for name in jobs_service.QUEUES:
         registry = _failed_registry(client, prefix, name)
         ids = [v.decode() for v in client.zrange(registry.key, 0, -1)]
-        for job_id, job in zip(ids, Job.fetch_many(ids, connection=client), strict=True):
+        for job_id, job in zip(ids, Job.fetch_many(
+                ids, connection=client, serializer=jobs_service.SERIALIZER), strict=True):
             if job is None:
                 client.zrem(registry.key, job_id)  # its record expired already
                 purged.append(job_id)

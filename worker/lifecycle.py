@@ -30,6 +30,7 @@ from rq.executions import Execution, ExecutionRegistry
 from rq.job import Job, JobStatus
 from rq.utils import current_timestamp, now, parse_composite_key, utcformat
 
+from services import jobs as jobs_service
 from services import worker_registry
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,7 @@ def claim_next(client: redis.Redis, queues: Sequence[Queue], worker_name: str,
         execution = Execution(id=execution_id, job_id=job_id, connection=client,
                               worker_name=worker_name)
         try:
-            job = Job.fetch(job_id, connection=client)
+            job = Job.fetch(job_id, connection=client, serializer=jobs_service.SERIALIZER)
         except NoSuchJobError:
             # Deleted (or expired) while queued, as RQ's dequeue_any skips it.
             client.zrem(queue.started_job_registry.key, execution.composite_key)
@@ -158,7 +159,7 @@ def requeue(client: redis.Redis, queue: Queue, job_id: str, execution_id: str) -
     if not client.zrem(queue.started_job_registry.key, execution.composite_key):
         return False
     try:
-        job = Job.fetch(job_id, connection=client)
+        job = Job.fetch(job_id, connection=client, serializer=jobs_service.SERIALIZER)
     except NoSuchJobError:
         client.delete(execution.key)
         return False

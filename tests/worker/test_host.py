@@ -33,7 +33,7 @@ def test_sync_job_runs_in_a_thread_and_its_result_is_stored(settings):
     queue = jobs_service.queue("default")
     assert job.id in queue.finished_job_registry.get_job_ids()
     assert queue.started_job_registry.get_job_ids(cleanup=False) == []
-    assert Job.fetch(job.id, connection=queue.connection).worker_name
+    assert Job.fetch(job.id, connection=queue.connection, serializer=queue.serializer).worker_name
 
 
 def test_async_job_runs_on_the_loop(settings):
