@@ -196,3 +196,40 @@ def test_a_withdrawal_that_could_not_be_queued_never_goes_out(wallet_chain, fund
     assert record.transaction_id is None
     assert withdrawals.send(record.id) == "failed"
     assert next_nonce(wallet_chain.web3(), wallet.address) == 0
+
+
+def test_two_runs_of_one_claim_at_once_redeem_it_once(wallet_chain, user) -> None:
+    # claims share the fencing rule: the second run re-sends the first run's redeem
+    from models.wallet import Claim
+    from services import claims
+    from tests.wallet_fixtures import catalogue_market
+
+    dev = wallet_chain.contracts
+    condition = dev.prepare_condition()
+    catalogue_market(condition)
+    wallet = wallets.get_or_create(user)
+    dev.fund_native(wallet.address, ONE_MATIC)
+    dev.split_position(wallet.address, condition, 4 * USDC, outcomes=[0])
+    dev.resolve_condition(condition.question_id, [1, 0])
+    [claim] = claims.request(user)
+    outcomes: list[object] = []
+
+    def run() -> None:
+        with db.connection_context():
+            try:
+                outcomes.append(claims.redeem(claim.id))
+            except Exception as exc:
+                outcomes.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    with wallet_transactions.nonce_lease(wallet):
+        for thread in threads:
+            thread.start()
+        _until(lambda: all(_in_function(t, "nonce_lease") for t in threads))
+    for thread in threads:
+        thread.join(60)
+
+    assert outcomes == ["confirmed", "confirmed"]
+    assert next_nonce(wallet_chain.web3(), wallet.address) == 1  # one redeem signed
+    assert WalletTransaction.select().where(WalletTransaction.wallet == wallet.id).count() == 1
+    assert Claim.get_by_id(claim.id).status == "confirmed"
