@@ -174,27 +174,53 @@ def test_withdrawals_to_the_token_contracts_are_refused(app, wallet_chain, fund,
     assert Withdrawal.select().count() == 0
 
 
-def test_a_withdrawal_that_could_not_be_queued_never_goes_out(wallet_chain, fund,
-                                                              user) -> None:
-    # Redis is down at enqueue: the caller gets 503 and retries; the first record must not
-    # be sent later by maintenance behind the caller's back
-    wallet = wallets.get_or_create(user)
-    fund(wallet.address, pusd=5 * USDC)
+def _with_dead_queue(action):
+    """Run ``action`` with the runtime's job queue pointed at a dead Redis; its exception."""
     previous = runtime.runtime()
     dead = jobs.JobsConfig(redis_url=f"redis://127.0.0.1:{free_port()}/0",
                            prefix=previous.jobs.prefix)
     runtime.install(replace(previous, jobs=dead))
     try:
         with pytest.raises(Exception) as caught:
-            withdrawals.withdraw(user, generate_keypair().address, Decimal("1"), "usdc",
-                                 wait_seconds=0)
+            action()
     finally:
         runtime.install(previous)
-    assert errors.from_external(caught.value).status == 503
+    return caught.value
+
+
+def test_a_withdrawal_that_could_not_be_queued_never_goes_out(wallet_chain, fund,
+                                                              user) -> None:
+    # Redis is down at enqueue: the caller gets 503 and retries; the first record must not
+    # be sent later by maintenance behind the caller's back
+    wallet = wallets.get_or_create(user)
+    fund(wallet.address, pusd=5 * USDC)
+    failure = _with_dead_queue(lambda: withdrawals.withdraw(
+        user, generate_keypair().address, Decimal("1"), "usdc", wait_seconds=0))
+    assert errors.from_external(failure).status == 503
     record = Withdrawal.get()
     assert record.status == "failed" and "nothing was sent" in record.error
     assert record.transaction_id is None
     assert withdrawals.send(record.id) == "failed"
+    assert next_nonce(wallet_chain.web3(), wallet.address) == 0
+
+
+def test_a_claim_that_could_not_be_queued_never_goes_out(wallet_chain, user) -> None:
+    from models.wallet import Claim
+    from services import claims
+    from tests.wallet_fixtures import catalogue_market
+
+    dev = wallet_chain.contracts
+    condition = dev.prepare_condition()
+    catalogue_market(condition)
+    wallet = wallets.get_or_create(user)
+    dev.fund_native(wallet.address, ONE_MATIC)
+    dev.split_position(wallet.address, condition, 4 * USDC, outcomes=[0])
+    dev.resolve_condition(condition.question_id, [1, 0])
+    failure = _with_dead_queue(lambda: claims.claim(user, wait_seconds=0))
+    assert errors.from_external(failure).status == 503
+    record = Claim.get()
+    assert record.status == "failed" and "nothing was sent" in record.error
+    assert claims.redeem(record.id) == "failed"
     assert next_nonce(wallet_chain.web3(), wallet.address) == 0
 
 
