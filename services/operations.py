@@ -134,8 +134,7 @@ def queues(client: redis.Redis, prefix: str, now: datetime) -> list[dict[str, An
     """Each queue: depth, age of its oldest waiting job, jobs running, jobs failed."""
     found = []
     for name in jobs_service.QUEUES:
-        queue = jobs_service.queue(name, prefix=prefix, redis_connection=client,
-                                         serializer=jobs_service.SERIALIZER)
+        queue = jobs_service.queue(name, prefix=prefix, redis_connection=client)
         depth = client.llen(queue.key)
         oldest = None
         if depth:
@@ -170,8 +169,7 @@ def failed_jobs(client: redis.Redis, prefix: str, now: datetime,
             ended = _utc(job.ended_at) if job is not None else None
             jobs.append({
                 "id": job_id, "queue": name,
-                "job": job.func_name if job is not None else "",
-                "args": [str(a) for a in job.args] if job is not None else [],
+                **_call_of(job),
                 "failed_at": _iso(ended), "age_seconds": _age(ended, now),
                 "reason": _failure_reason(job) if job is not None else "record gone",
                 "request_id": (job.meta or {}).get("request_id") if job is not None else None,
@@ -239,9 +237,18 @@ def snapshot(client: redis.Redis, prefix: str, *, now: datetime | None = None,
 # -- steering -----------------------------------------------------------------------------
 
 
+def _call_of(job: Job | None) -> dict[str, Any]:
+    """A job's name and args; a record that is not JSON (a planted pickle) is shown as such."""
+    if job is None:
+        return {"job": "", "args": []}
+    try:
+        return {"job": job.func_name or "", "args": [str(a) for a in job.args]}
+    except Exception:  # never decoded as anything but JSON: that is the point
+        return {"job": "(unreadable record)", "args": []}
+
+
 def _failed_registry(client: redis.Redis, prefix: str, name: str) -> FailedJobRegistry:
-    return jobs_service.queue(name, prefix=prefix, redis_connection=client,
-                                         serializer=jobs_service.SERIALIZER).failed_job_registry
+    return jobs_service.queue(name, prefix=prefix, redis_connection=client).failed_job_registry
 
 
 def retry_job(client: redis.Redis, prefix: str, job_id: str) -> dict[str, str]:
@@ -254,7 +261,7 @@ def retry_job(client: redis.Redis, prefix: str, job_id: str) -> dict[str, str]:
             job = registry.requeue(job_id)
         except (InvalidJobOperation, NoSuchJobError):
             break
-        return {"id": job.id, "queue": name, "job": job.func_name or ""}
+        return {"id": job.id, "queue": name, "job": _call_of(job)["job"]}
     raise LookupError(f"no failed job {job_id!r} in this deployment's queues")
 
 

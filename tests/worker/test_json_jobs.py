@@ -43,3 +43,22 @@ def test_a_pickled_job_planted_in_redis_is_not_executed(settings, redis_conn, tm
 
     run_host(settings, body)
     assert not planted.exists()
+
+
+def test_operations_show_a_planted_pickled_job_without_running_it(settings, redis_conn,
+                                                                   tmp_path):
+    from datetime import UTC, datetime
+
+    from services import operations
+
+    planted = tmp_path / "pwned"
+    queue = Queue(jobs_service.queue_name("default"), connection=redis_conn)
+    job = queue.enqueue_call("test.add", args=(_Touch(planted), 1))
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: status(job) == "failed")
+
+    run_host(settings, body)
+    shown = operations.failed_jobs(redis_conn, settings.prefix, datetime.now(UTC))
+    assert [j["job"] for j in shown["newest"]] == ["(unreadable record)"]
+    assert not planted.exists()
