@@ -119,6 +119,62 @@ def test_a_signer_that_lost_its_lease_persists_and_sends_nothing(wallet_chain, f
     assert next_nonce(wallet_chain.web3(), wallet.address) == 1
 
 
+def _stalling_web3(rpc_url: str, method: str, stalled: threading.Event,
+                   resume: threading.Event, thread_name: str):
+    """A Web3 whose first ``method`` call from thread ``thread_name`` hangs until ``resume``
+    (a slow RPC provider: the fault), while every other call goes straight through."""
+    from chain.rpc import connect
+
+    w3 = connect(rpc_url)
+    forward = w3.provider.make_request
+
+    def make_request(name, params):
+        if (name == method and threading.current_thread().name == thread_name
+                and not stalled.is_set()):
+            stalled.set()
+            assert resume.wait(30)
+        return forward(name, params)
+
+    w3.provider.make_request = make_request
+    return w3
+
+
+def test_a_withdrawal_job_stalled_by_a_slow_rpc_past_its_lease_sends_once(
+        app, wallet_chain, fund, user) -> None:
+    wallet = wallets.get_or_create(user)
+    fund(wallet.address, pusd=10 * USDC)
+    to = generate_keypair().address
+    slow = withdrawals.request(user, to, Decimal("3"), "usdc")
+    fast = withdrawals.request(user, to, Decimal("4"), "usdc")
+    stalled, resume = threading.Event(), threading.Event()
+    use_chain(chain_settings(app, wallet_chain), web3=_stalling_web3(
+        wallet_chain.rpc_url, "eth_estimateGas", stalled, resume, "slow-job"))
+    outcome: list[object] = []
+
+    def run() -> None:
+        with db.connection_context():
+            try:
+                outcome.append(withdrawals.send(slow.id))
+            except Exception as exc:
+                outcome.append(exc)
+
+    thread = threading.Thread(target=run, name="slow-job")
+    thread.start()
+    assert stalled.wait(30)  # the slow job holds the lease and nonce 0, waiting on the RPC
+    TradingWallet.update(nonce_lease_until=utcnow() - timedelta(seconds=1)).where(
+        TradingWallet.id == wallet.id).execute()  # ... for longer than the lease lasts
+    assert withdrawals.send(fast.id) == "confirmed"  # another job takes the wallet: nonce 0
+    resume.set()
+    thread.join(60)
+
+    assert isinstance(outcome[0], errors.Conflict)  # the stalled job stored and sent nothing
+    assert Withdrawal.get_by_id(slow.id).status == "queued"
+    assert withdrawals.send(slow.id) == "confirmed"  # its retry signs with the next nonce
+    nonces = sorted(t.nonce for t in WalletTransaction.select())
+    assert nonces == [0, 1]
+    assert _received(wallet_chain, "usdc", to) == 7 * USDC
+
+
 def test_a_second_in_flight_transaction_with_the_same_nonce_is_refused(wallet_chain,
                                                                        user) -> None:
     # the database itself refuses twin nonces while both would be in flight
