@@ -507,7 +507,9 @@ def settle(claim_id: UUID | str, timeout: float | None = None) -> Claim:
         return claim
     tx = wallet_transactions.settle(claim.transaction, timeout)
     status = _TX_TO_STATUS[tx.status]
-    error = "The redeem was mined but reverted." if tx.status == "failed" else claim.error
+    error = {"failed": "The redeem was mined but reverted.",
+             "replaced": "Another transaction from the trading wallet took this redeem's "
+                         "nonce; nothing was redeemed."}.get(tx.status, claim.error)
     _save(claim, status=status, error=error)
     return claim
 
