@@ -10,9 +10,10 @@ enters the queue's StartedJobRegistry (``rq:wip:<queue>``) as
 loses it. Heartbeats push the entry's expiry forward; an entry whose execution
 names a dead worker (or a lapsed entry of the reaping worker itself that it no
 longer runs, or a lapsed one with no execution yet) is abandoned and goes back to
-its queue (``reap_abandoned``); a live worker's late entry is left to it, not to the failed registry as RQ's
+its queue (``reap_abandoned``), not to the failed registry as RQ's
 ``StartedJobRegistry.cleanup`` would do: our jobs are idempotent, so running
-abandoned work again is the safe way to finish it.
+abandoned work again is the safe way to finish it. A live worker's late entry is
+left to it: handing it out again would run one job twice at once.
 """
 
 from __future__ import annotations
