@@ -109,6 +109,12 @@ def next_nonce(w3: Web3, address: str) -> int:
     return int(read(lambda: w3.eth.get_transaction_count(checksum(address), "pending"), "nonce"))
 
 
+def mined_nonce(w3: Web3, address: str) -> int:
+    """Return how many of address's transactions are mined (the latest block's nonce)."""
+    return int(read(lambda: w3.eth.get_transaction_count(checksum(address), "latest"),
+                    "mined nonce"))
+
+
 def suggest_fees(w3: Web3, *, min_priority_wei: int | None = None) -> Fees:
     """Return fee caps that survive a doubling of the base fee; Polygon's tip floor applies."""
     block = read(lambda: w3.eth.get_block("latest"), "latest block")

@@ -20,10 +20,14 @@ SIGNATURE_TYPE_EOA = 0
 SIGNATURE_TYPE_DEPOSIT_WALLET = 3
 
 # A transaction's life: signed (persisted, maybe sent) -> broadcast -> confirmed | failed;
-# dropped means the node refused it, so it can never be mined and its nonce was released.
-TX_SIGNED, TX_BROADCAST, TX_CONFIRMED, TX_FAILED, TX_DROPPED = (
-    "signed", "broadcast", "confirmed", "failed", "dropped")
+# dropped means the node refused it, so it can never be mined and its nonce was released;
+# replaced means another transaction was mined with its nonce, so it never can be either.
+TX_SIGNED, TX_BROADCAST, TX_CONFIRMED, TX_FAILED, TX_DROPPED, TX_REPLACED = (
+    "signed", "broadcast", "confirmed", "failed", "dropped", "replaced")
 TX_IN_FLIGHT = (TX_SIGNED, TX_BROADCAST)
+# At most one in-flight transaction per (wallet, nonce): the database refuses a twin
+# (migration m0060; a partial unique index, which peewee's Meta cannot express).
+IN_FLIGHT_NONCE_INDEX = "wallet_transactions_in_flight_nonce"
 
 # Withdrawals and claims: queued (nothing signed yet), then the states of their transaction.
 QUEUED, SIGNED, BROADCAST, CONFIRMED, FAILED = (

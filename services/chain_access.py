@@ -32,6 +32,13 @@ class Contracts:
     usdce: str
     ctf: str
     neg_risk_adapter: str
+    ctf_exchange: str = ""
+    neg_risk_exchange: str = ""
+
+    def addresses(self) -> frozenset[str]:
+        """Every configured contract address (checksummed): never a withdrawal's destination."""
+        return frozenset(a for a in (self.pusd, self.usdce, self.ctf, self.neg_risk_adapter,
+                                     self.ctf_exchange, self.neg_risk_exchange) if a)
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,8 @@ def from_settings(settings: Settings) -> ChainSettings:
             usdce=checksum(addresses.usdce),
             ctf=checksum(addresses.ctf),
             neg_risk_adapter=checksum(addresses.neg_risk_adapter),
+            ctf_exchange=checksum(addresses.ctf_exchange),
+            neg_risk_exchange=checksum(addresses.neg_risk_exchange),
         ),
         sealing=sealing_keys(settings.wallet_encryption_key,
                              settings.wallet_encryption_key_previous),

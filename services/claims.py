@@ -392,9 +392,18 @@ def claim(user: User | UUID | str, token_ids: Sequence[str] | None = None,
           wait_seconds: float | None = None) -> dict[str, Any]:
     """Submit claims for claimable positions and briefly await their broadcast."""
     claims = request(user, token_ids)
-    for item in claims:
-        if item.status == QUEUED:
-            enqueue(item)
+    try:
+        for item in claims:
+            if item.status == QUEUED:
+                enqueue(item)
+    except Exception:
+        # the queue is unreachable and the caller gets 503: none of these may go out later
+        # behind its back (maintenance re-queues open claims), unless a job already signed
+        for item in claims:
+            _link(item.id, "transaction").fail_unsent(
+                "The claim could not be queued (the job queue was unreachable); nothing was "
+                "sent. Try again.")
+        raise
     if wait_seconds is None:
         wait_seconds = chain_access.current().withdraw_wait_seconds
     claims = wait_for_broadcast([c.id for c in claims], wait_seconds) if claims else []
@@ -426,7 +435,7 @@ def get(user: User | UUID | str, claim_id: UUID | str) -> Claim:
 # ---- the job -----------------------------------------------------------------------------
 
 _TX_TO_STATUS = {"signed": SIGNED, "broadcast": BROADCAST, "confirmed": CONFIRMED,
-                 "failed": FAILED, "dropped": FAILED}
+                 "failed": FAILED, "dropped": FAILED, "replaced": FAILED}
 
 
 def _save(claim: Claim, **changes: Any) -> None:
@@ -448,37 +457,42 @@ def _is_approved(w3: Web3, owner: str) -> bool:
         Web3.to_checksum_address(owner), contracts.neg_risk_adapter).call(), "isApprovedForAll"))
 
 
+def _link(claim_id: UUID, field: str) -> wallet_transactions.Link:
+    return wallet_transactions.Link(Claim, claim_id, field,
+                                    {"status": SIGNED} if field == "transaction" else {})
+
+
 def _submit(claim: Claim, wallet: TradingWallet, kind: str, build: Any, field: str) -> Claim:
-    """Sign, persist (linked to the claim) and broadcast one transaction of the claim."""
+    """Sign, persist (linked to the claim) and broadcast one transaction of the claim.
+
+    The fencing rule of services/wallet_transactions.py: a run that finds the field linked
+    under the wallet's lease re-sends those bytes instead of signing again.
+    """
 
     def guarded(w3: Web3, key: bytes, nonce: int) -> SignedTx:
         signed = build(w3, key, nonce)
         require_gas_for(w3, signed)
         return signed
 
-    def link(tx: WalletTransaction) -> None:
-        changes: dict[str, Any] = {field: tx.id}
-        if field == "transaction":
-            changes["status"] = SIGNED
-        _save(claim, **changes)
+    link = _link(claim.id, field)
+
+    def fail_unsent(message: str) -> Claim:
+        link.fail_unsent(message)
+        return Claim.get_by_id(claim.id)
 
     try:
-        wallet_transactions.submit(wallet, kind, guarded, on_persisted=link)
+        wallet_transactions.submit(wallet, kind, guarded, link=link)
     except errors.CryptoError:
-        return _fail(Claim.get_by_id(claim.id),
-                     "The wallet key could not be decrypted; nothing was sent.")
+        return fail_unsent("The wallet key could not be decrypted; nothing was sent.")
     except errors.CopytradeError:
         raise
     except ChainUnavailable:
-        fresh = Claim.get_by_id(claim.id)
+        fresh = fail_unsent("The chain RPC was unreachable; nothing was sent. Try again.")
         if getattr(fresh, f"{field}_id") is None:
-            return _fail(fresh, "The chain RPC was unreachable; nothing was sent. Try again.")
+            return fresh
         raise
     except ChainError as exc:
-        fresh = Claim.get_by_id(claim.id)
-        if getattr(fresh, f"{field}_id") is None:
-            return _fail(fresh, wallet_transactions.as_chain_error_message(exc))
-        return fresh
+        return fail_unsent(wallet_transactions.as_chain_error_message(exc))
     return Claim.get_by_id(claim.id)
 
 
@@ -559,7 +573,9 @@ def settle(claim_id: UUID | str, timeout: float | None = None) -> Claim:
         return claim
     tx = wallet_transactions.settle(claim.transaction, timeout)
     status = _TX_TO_STATUS[tx.status]
-    error = "The redeem was mined but reverted." if tx.status == "failed" else claim.error
+    error = {"failed": "The redeem was mined but reverted.",
+             "replaced": "Another transaction from the trading wallet took this redeem's "
+                         "nonce; nothing was redeemed."}.get(tx.status, claim.error)
     _save(claim, status=status, error=error)
     return claim
 

@@ -9,6 +9,11 @@ Queues are RQ queues named ``REDIS_PREFIX + name`` (``copytrade:default``), so
 several deployments can share one Redis and operators can inspect jobs with
 RQ's own tools (``rq info``). Jobs enqueued with a deterministic ``job_id`` are
 queued once: enqueuing again while the first is waiting or running returns it.
+
+Jobs are stored as JSON (``SERIALIZER``), never pickled: whoever can write to the Redis
+must not be able to run code in the worker, which holds the wallet encryption key. Every
+queue, fetch and worker in the project uses ``SERIALIZER``; a pickled record fails to
+decode and nothing runs.
 """
 
 from __future__ import annotations
@@ -21,9 +26,13 @@ import redis
 from rq import Queue
 from rq.exceptions import DuplicateJobError, NoSuchJobError
 from rq.job import Job, JobStatus
+from rq.serializers import JSONSerializer
 
 from services import logs, redis_client
 from services.runtime import runtime
+
+SERIALIZER = JSONSerializer
+"""How job records are stored in Redis: JSON (jobs carry only IDs), never pickle."""
 
 QUEUES: tuple[str, ...] = ("high", "default", "low")
 """Queue names, most urgent first; the worker serves them in this order."""
@@ -68,7 +77,7 @@ def queue(name: str = "default", *, prefix: str | None = None,
           redis_connection: redis.Redis | None = None) -> Queue:
     """The RQ Queue behind one of our queue names."""
     return Queue(queue_name(name, prefix), connection=redis_connection or connection(),
-                 default_timeout=DEFAULT_TIMEOUT)
+                 default_timeout=DEFAULT_TIMEOUT, serializer=SERIALIZER)
 
 
 def qualified_job_id(job_id: str, prefix: str | None = None) -> str:
@@ -155,7 +164,7 @@ def _delete_if_unchanged(job: Job, client: redis.Redis) -> None:
 
 def _fetch(full_id: str, client: redis.Redis) -> Job | None:
     try:
-        return Job.fetch(full_id, connection=client)
+        return Job.fetch(full_id, connection=client, serializer=SERIALIZER)
     except NoSuchJobError:
         return None
 

@@ -140,8 +140,9 @@ def queues(client: redis.Redis, prefix: str, now: datetime) -> list[dict[str, An
         if depth:
             ends = {v.decode() for v in (client.lindex(queue.key, 0),
                                          client.lindex(queue.key, -1)) if v}
-            times = [_utc(job.enqueued_at) for job in Job.fetch_many(list(ends),
-                                                                     connection=client)
+            found_jobs = Job.fetch_many(list(ends), connection=client,
+                                        serializer=jobs_service.SERIALIZER)
+            times = [_utc(job.enqueued_at) for job in found_jobs
                      if job is not None and job.enqueued_at is not None]
             oldest = min(times) if times else None
         found.append({
@@ -163,12 +164,12 @@ def failed_jobs(client: redis.Redis, prefix: str, now: datetime,
         registry = _failed_registry(client, prefix, name)
         ids = [v.decode() for v in client.zrange(registry.key, 0, -1)]
         count += len(ids)
-        for job_id, job in zip(ids, Job.fetch_many(ids, connection=client), strict=True):
+        for job_id, job in zip(ids, Job.fetch_many(
+                ids, connection=client, serializer=jobs_service.SERIALIZER), strict=True):
             ended = _utc(job.ended_at) if job is not None else None
             jobs.append({
                 "id": job_id, "queue": name,
-                "job": job.func_name if job is not None else "",
-                "args": [str(a) for a in job.args] if job is not None else [],
+                **_call_of(job),
                 "failed_at": _iso(ended), "age_seconds": _age(ended, now),
                 "reason": _failure_reason(job) if job is not None else "record gone",
                 "request_id": (job.meta or {}).get("request_id") if job is not None else None,
@@ -236,6 +237,16 @@ def snapshot(client: redis.Redis, prefix: str, *, now: datetime | None = None,
 # -- steering -----------------------------------------------------------------------------
 
 
+def _call_of(job: Job | None) -> dict[str, Any]:
+    """A job's name and args; a record that is not JSON (a planted pickle) is shown as such."""
+    if job is None:
+        return {"job": "", "args": []}
+    try:
+        return {"job": job.func_name or "", "args": [str(a) for a in job.args]}
+    except Exception:  # never decoded as anything but JSON: that is the point
+        return {"job": "(unreadable record)", "args": []}
+
+
 def _failed_registry(client: redis.Redis, prefix: str, name: str) -> FailedJobRegistry:
     return jobs_service.queue(name, prefix=prefix, redis_connection=client).failed_job_registry
 
@@ -250,7 +261,7 @@ def retry_job(client: redis.Redis, prefix: str, job_id: str) -> dict[str, str]:
             job = registry.requeue(job_id)
         except (InvalidJobOperation, NoSuchJobError):
             break
-        return {"id": job.id, "queue": name, "job": job.func_name or ""}
+        return {"id": job.id, "queue": name, "job": _call_of(job)["job"]}
     raise LookupError(f"no failed job {job_id!r} in this deployment's queues")
 
 
@@ -276,7 +287,8 @@ def purge_failed(client: redis.Redis, prefix: str, older_than: timedelta,
     for name in jobs_service.QUEUES:
         registry = _failed_registry(client, prefix, name)
         ids = [v.decode() for v in client.zrange(registry.key, 0, -1)]
-        for job_id, job in zip(ids, Job.fetch_many(ids, connection=client), strict=True):
+        for job_id, job in zip(ids, Job.fetch_many(
+                ids, connection=client, serializer=jobs_service.SERIALIZER), strict=True):
             if job is None:
                 client.zrem(registry.key, job_id)  # its record expired already
                 purged.append(job_id)

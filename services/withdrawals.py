@@ -9,7 +9,6 @@ records the receipt. Running it again re-broadcasts the stored bytes; it never s
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 import time
@@ -21,7 +20,7 @@ from uuid import UUID
 from web3 import Web3
 
 from chain.abi import ERC20, load_abi
-from chain.errors import ChainError, ChainUnavailable, InsufficientGas, TransactionRejected
+from chain.errors import ChainError, ChainUnavailable
 from chain.tokens import (
     NATIVE_DECIMALS,
     from_base_units,
@@ -50,6 +49,7 @@ from models.wallet import (
     SIGNED,
     TX_DROPPED,
     TX_FAILED,
+    TX_REPLACED,
     TradingWallet,
     WalletTransaction,
     Withdrawal,
@@ -238,6 +238,11 @@ def request(user: User | UUID | str, to_address: Any, amount: Any, token: Any) -
     if to == wallet.address:
         raise errors.ValidationFailed(fields={"to_address": [
             "That is the trading wallet itself."]})
+    if to in chain_access.contracts().addresses():
+        # a token sent to a token (or exchange) contract is lost for good
+        raise errors.ValidationFailed(fields={"to_address": [
+            "That is one of Polymarket's contracts (a token, the CTF, an exchange or an "
+            "adapter); funds sent there are lost. Send to your own wallet."]})
     w3 = chain_access.web3()
     decimals = _decimals(w3, token)
     amount_base = validate_amount(amount, decimals)
@@ -287,7 +292,16 @@ def withdraw(user: User | UUID | str, to_address: Any, amount: Any, token: Any,
              wait_seconds: float | None = None) -> WithdrawResult:
     """Record, enqueue and briefly await a withdrawal; the hash is in the answer if sent in time."""
     withdrawal = request(user, to_address, amount, token)
-    enqueue(withdrawal)
+    try:
+        enqueue(withdrawal)
+    except Exception:
+        # The queue is unreachable and the caller gets 503: it will retry, so this record
+        # must never go out later (maintenance re-queues open rows). Unless a job already
+        # signed it (the enqueue did land), it is failed with nothing sent.
+        if _link(withdrawal.id).fail_unsent(
+                "The withdrawal could not be queued (the job queue was unreachable); "
+                "nothing was sent. Try again."):
+            raise
     if wait_seconds is None:
         wait_seconds = chain_access.current().withdraw_wait_seconds
     return result(wait_for_broadcast(withdrawal.id, wait_seconds))
@@ -321,7 +335,7 @@ def describe(withdrawal: Withdrawal) -> dict[str, Any]:
 
 
 _TX_TO_STATUS = {"signed": SIGNED, "broadcast": BROADCAST, "confirmed": CONFIRMED,
-                 "failed": FAILED, "dropped": FAILED}
+                 "failed": FAILED, "dropped": FAILED, "replaced": FAILED}
 
 
 def _sync_from_transaction(withdrawal: Withdrawal, tx: WalletTransaction) -> None:
@@ -331,28 +345,32 @@ def _sync_from_transaction(withdrawal: Withdrawal, tx: WalletTransaction) -> Non
         error = "The transfer was mined but reverted; nothing was sent."
     elif tx.status == TX_DROPPED:
         error = f"The network refused the transfer; nothing was sent. ({tx.error})"
+    elif tx.status == TX_REPLACED:
+        error = ("Another transaction from the trading wallet took this transfer's nonce; "
+                 "nothing was sent.")
     if status != withdrawal.status or error != withdrawal.error:
         withdrawal.status, withdrawal.error, withdrawal.updated_at = status, error, utcnow()
         withdrawal.save(only=[Withdrawal.status, Withdrawal.error, Withdrawal.updated_at])
 
 
-def _fail(withdrawal: Withdrawal, message: str) -> None:
-    withdrawal.status, withdrawal.error, withdrawal.updated_at = FAILED, message, utcnow()
-    withdrawal.save(only=[Withdrawal.status, Withdrawal.error, Withdrawal.updated_at])
+def _link(withdrawal_id: UUID) -> wallet_transactions.Link:
+    return wallet_transactions.Link(Withdrawal, withdrawal_id, "transaction", {"status": SIGNED})
+
+
+def _fail_unsent(withdrawal_id: UUID, message: str) -> Withdrawal:
+    """Fail the withdrawal if nothing was signed for it (never over a winner's truth)."""
+    _link(withdrawal_id).fail_unsent(message)
+    return Withdrawal.get_by_id(withdrawal_id)
 
 
 def sign_and_broadcast(withdrawal_id: UUID | str) -> Withdrawal:
-    """Job step 1: sign once (persisted before sending) and broadcast; safe to repeat."""
+    """Job step 1: sign once (persisted before sending) and broadcast; safe to repeat.
+
+    Safe to run twice at once: the record is re-read under the wallet's signing lease
+    (services/wallet_transactions.py), so a second run re-sends the first run's bytes.
+    """
     withdrawal = Withdrawal.get_by_id(UUID(str(withdrawal_id)))
     if withdrawal.status not in OPEN_STATES:
-        return withdrawal
-    if withdrawal.transaction_id is not None:
-        # signed by an earlier run: never sign again, only (re)send the stored bytes
-        tx = withdrawal.transaction
-        # a refusal drops it, which is recorded on the transaction
-        with contextlib.suppress(InsufficientGas, TransactionRejected):
-            wallet_transactions.broadcast(tx)
-        _sync_from_transaction(withdrawal, WalletTransaction.get_by_id(tx.id))
         return withdrawal
     wallet = TradingWallet.get_by_id(withdrawal.wallet_id)
 
@@ -363,35 +381,29 @@ def sign_and_broadcast(withdrawal_id: UUID | str) -> Withdrawal:
                      exclude=withdrawal.id)
         return _sign(w3, plan, key, nonce)
 
-    def link(tx: WalletTransaction) -> None:
-        withdrawal.transaction, withdrawal.status, withdrawal.updated_at = tx.id, SIGNED, utcnow()
-        withdrawal.save(only=[Withdrawal.transaction, Withdrawal.status, Withdrawal.updated_at])
-
     try:
-        tx = wallet_transactions.submit(wallet, "withdrawal", build, on_persisted=link)
+        wallet_transactions.submit(wallet, "withdrawal", build, link=_link(withdrawal.id))
     except (errors.PaymentRequired, errors.CryptoError) as exc:
         # refused before anything was signed: the record says why, nothing can go out later
-        _fail(withdrawal, exc.message if isinstance(exc, errors.PaymentRequired) else
-              "The wallet key could not be decrypted; nothing was sent.")
-        return withdrawal
+        return _fail_unsent(withdrawal.id, exc.message if isinstance(
+            exc, errors.PaymentRequired) else
+            "The wallet key could not be decrypted; nothing was sent.")
     except errors.CopytradeError:
         raise
     except ChainUnavailable:
-        withdrawal = Withdrawal.get_by_id(withdrawal.id)
+        withdrawal = _fail_unsent(withdrawal.id, "The chain RPC was unreachable; nothing was "
+                                  "sent. Try again.")
         if withdrawal.transaction_id is None:
-            # nothing was signed: fail it, so it can never be sent later behind the user's back
-            _fail(withdrawal, "The chain RPC was unreachable; nothing was sent. Try again.")
+            # nothing was signed: failed, so it can never be sent later behind the user's back
             return withdrawal
         raise  # signed: the stored bytes are re-sent when the job runs again
     except ChainError as exc:
-        withdrawal = Withdrawal.get_by_id(withdrawal.id)
-        if withdrawal.transaction_id is None:
-            _fail(withdrawal, wallet_transactions.as_chain_error_message(exc))
-            return withdrawal
+        withdrawal = _fail_unsent(withdrawal.id,
+                                  wallet_transactions.as_chain_error_message(exc))
+    withdrawal = Withdrawal.get_by_id(withdrawal.id)
+    if withdrawal.transaction_id is not None:
         _sync_from_transaction(withdrawal, WalletTransaction.get_by_id(
             withdrawal.transaction_id))
-        return withdrawal
-    _sync_from_transaction(withdrawal, WalletTransaction.get_by_id(tx.id))
     return withdrawal
 
 

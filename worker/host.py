@@ -13,8 +13,10 @@ and times jobs out with SIGALRM, which cannot work for threads in one process.
 - SIGTERM/SIGINT: stop claiming, let running jobs finish within the grace period,
   then put the rest back at the front of their queues and exit 0. A second
   signal ends the grace period at once.
-- Jobs of workers that died (no heartbeat) go back to their queue, at start and
-  on every heartbeat.
+- Jobs of workers that died (no heartbeat, or registered death) go back to their
+  queue, at start and on every heartbeat. A live worker's late entry is left to it
+  (the same job never runs twice at once); each worker re-queues its own lapsed
+  entries that it no longer runs.
 - Control jobs start and stop long-lived tasks (copy executors) in the host's
   nursery with ``start_task`` / ``stop_task``.
 - ``copytrade worker --drain`` asks a worker (on any machine) to do what SIGTERM does:
@@ -457,8 +459,9 @@ class WorkerHost:
 
     async def _reap(self) -> None:
         try:
-            requeued = await trio.to_thread.run_sync(lifecycle.reap_abandoned, self.client,
-                                                     self.queues)
+            requeued = await trio.to_thread.run_sync(partial(
+                lifecycle.reap_abandoned, self.client, self.queues, me=self.name,
+                mine=frozenset(self.running)))
         except redis.RedisError as exc:
             log.error("worker %s could not check for abandoned jobs: %s", self.name, exc)
             return

@@ -7,11 +7,13 @@ blocks on Redis: the host calls them from threads.
 Claiming is one atomic step (a Lua script): the job id leaves its queue and
 enters the queue's StartedJobRegistry (``rq:wip:<queue>``) as
 ``<job_id>:<execution_id>`` together, so there is no moment where a crash
-loses it. Heartbeats push the entry's expiry forward; an entry whose expiry
-passed, or whose execution names a dead worker, is abandoned and goes back to
+loses it. Heartbeats push the entry's expiry forward; an entry whose execution
+names a dead worker (or a lapsed entry of the reaping worker itself that it no
+longer runs, or a lapsed one with no execution yet) is abandoned and goes back to
 its queue (``reap_abandoned``), not to the failed registry as RQ's
 ``StartedJobRegistry.cleanup`` would do: our jobs are idempotent, so running
-abandoned work again is the safe way to finish it.
+abandoned work again is the safe way to finish it. A live worker's late entry is
+left to it: handing it out again would run one job twice at once.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from rq.executions import Execution, ExecutionRegistry
 from rq.job import Job, JobStatus
 from rq.utils import current_timestamp, now, parse_composite_key, utcformat
 
+from services import jobs as jobs_service
 from services import worker_registry
 
 log = logging.getLogger(__name__)
@@ -78,7 +81,7 @@ def claim_next(client: redis.Redis, queues: Sequence[Queue], worker_name: str,
         execution = Execution(id=execution_id, job_id=job_id, connection=client,
                               worker_name=worker_name)
         try:
-            job = Job.fetch(job_id, connection=client)
+            job = Job.fetch(job_id, connection=client, serializer=jobs_service.SERIALIZER)
         except NoSuchJobError:
             # Deleted (or expired) while queued, as RQ's dequeue_any skips it.
             client.zrem(queue.started_job_registry.key, execution.composite_key)
@@ -158,7 +161,7 @@ def requeue(client: redis.Redis, queue: Queue, job_id: str, execution_id: str) -
     if not client.zrem(queue.started_job_registry.key, execution.composite_key):
         return False
     try:
-        job = Job.fetch(job_id, connection=client)
+        job = Job.fetch(job_id, connection=client, serializer=jobs_service.SERIALIZER)
     except NoSuchJobError:
         client.delete(execution.key)
         return False
@@ -174,8 +177,17 @@ def requeue(client: redis.Redis, queue: Queue, job_id: str, execution_id: str) -
     return True
 
 
-def reap_abandoned(client: redis.Redis, queues: Sequence[Queue]) -> list[str]:
-    """Re-queue started jobs whose heartbeat expired or whose worker is dead; their ids."""
+def reap_abandoned(client: redis.Redis, queues: Sequence[Queue], *, me: str | None = None,
+                   mine: frozenset[str] = frozenset()) -> list[str]:
+    """Re-queue started jobs whose worker is dead; their ids.
+
+    A lapsed entry of a worker that is still alive is left to it: its heartbeat was late
+    (a blocked loop, a Redis blip) but it may well still be running the job, and handing
+    the job out again would run it twice at once. The owner itself (``me``, running the
+    executions in ``mine``) re-queues its own lapsed entries that it no longer runs (a
+    run whose outcome could not be recorded). An entry without an execution record is
+    a worker between claim and start: reaped once it lapses.
+    """
     requeued = []
     for queue in queues:
         started = queue.started_job_registry
@@ -183,11 +195,17 @@ def reap_abandoned(client: redis.Redis, queues: Sequence[Queue]) -> list[str]:
         # RQ's cleanup, which sends abandoned jobs to the failed registry.
         for member, score in client.zrange(started.key, 0, -1, withscores=True):
             job_id, execution_id = parse_composite_key(member.decode())
-            if score > current_timestamp():
-                owner = client.hget(Execution(execution_id, job_id, client).key, "worker_name")
-                # No execution record yet: a live worker is between claim and start.
-                if owner is None or worker_registry.is_alive(client, owner.decode()):
-                    continue
+            lapsed = score <= current_timestamp()
+            raw_owner = client.hget(Execution(execution_id, job_id, client).key, "worker_name")
+            owner = raw_owner.decode() if raw_owner is not None else None
+            if owner is None:
+                if not lapsed:
+                    continue  # a live worker is between claim and start
+            elif owner == me:
+                if not lapsed or member.decode() in mine:
+                    continue  # ours and still running: our heartbeat renews it
+            elif worker_registry.is_alive(client, owner):
+                continue  # a live worker's: never run the same job twice at once
             if requeue(client, queue, job_id, execution_id):
                 requeued.append(job_id)
     return requeued

@@ -14,7 +14,7 @@ from typing import Any
 import trio
 
 from models.base import utcnow
-from models.wallet import OPEN_STATES, Claim, Withdrawal
+from models.wallet import OPEN_STATES, Claim, TradingWallet, Withdrawal
 from services import claims, idempotency, jobs, orders, previews, retention, withdrawals
 from services.runtime import runtime
 from worker.jobs import job, on_worker_start
@@ -26,16 +26,31 @@ PURGE_JOB = "maintenance.purge"
 CHAIN_WORK_GRACE = timedelta(seconds=60)  # a job younger than this is still being worked
 
 
+def _signing_now(model: type[Withdrawal] | type[Claim]) -> Any:
+    """Rows whose wallet's signing lease is held: a run of their job is still going."""
+    busy = (TradingWallet.select(TradingWallet.id)
+            .where(TradingWallet.nonce_lease_until > utcnow()))
+    return model.wallet.in_(busy)
+
+
 @job(RESUME_JOB)
 def resume_chain_work(older_than_seconds: int = 60) -> int:
-    """Re-queue withdrawals and claims whose job was lost; their jobs never send twice."""
+    """Re-queue withdrawals and claims whose job was lost; their jobs never send twice.
+
+    Rows whose wallet is signing right now are left alone: a run that is still going
+    (abandoned after a timeout, re-queued at shutdown while its thread went on) would
+    otherwise meet a second one. The second would be harmless (it re-reads under the
+    lease), but avoidable.
+    """
     cutoff = utcnow() - timedelta(seconds=older_than_seconds)
     count = 0
     for withdrawal in Withdrawal.select().where(Withdrawal.status.in_(OPEN_STATES),
-                                                Withdrawal.created_at <= cutoff):
+                                                Withdrawal.created_at <= cutoff,
+                                                ~_signing_now(Withdrawal)):
         withdrawals.enqueue(withdrawal)
         count += 1
-    for claim in Claim.select().where(Claim.status.in_(OPEN_STATES), Claim.created_at <= cutoff):
+    for claim in Claim.select().where(Claim.status.in_(OPEN_STATES), Claim.created_at <= cutoff,
+                                      ~_signing_now(Claim)):
         claims.enqueue(claim)
         count += 1
     return count

@@ -97,5 +97,6 @@ def test_a_job_id_whose_run_ended_is_queued_again(prefix, ended):
     first.set_status(ended)  # as the worker leaves it
     again = jobs_service.enqueue("claims.run", "u3", job_id="claims-u3")
     assert again.id == first.id
-    assert Job.fetch(again.id, connection=queue.connection).get_status() == JobStatus.QUEUED
+    assert Job.fetch(again.id, connection=queue.connection,
+                     serializer=queue.serializer).get_status() == JobStatus.QUEUED
     assert queue.job_ids == [again.id]

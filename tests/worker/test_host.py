@@ -33,7 +33,7 @@ def test_sync_job_runs_in_a_thread_and_its_result_is_stored(settings):
     queue = jobs_service.queue("default")
     assert job.id in queue.finished_job_registry.get_job_ids()
     assert queue.started_job_registry.get_job_ids(cleanup=False) == []
-    assert Job.fetch(job.id, connection=queue.connection).worker_name
+    assert Job.fetch(job.id, connection=queue.connection, serializer=queue.serializer).worker_name
 
 
 def test_async_job_runs_on_the_loop(settings):
@@ -234,3 +234,29 @@ def test_control_job_during_shutdown_goes_back_to_its_queue(settings):
     job.refresh()
     assert job.meta["requeued"] == 1
     assert jobs_service.queue("default").job_ids == [job.id]
+
+
+def test_a_live_workers_job_whose_entry_lapsed_is_not_reaped_by_another(settings, redis_conn):
+    # A worker's heartbeat can lapse while the worker still runs the job (a blocked loop, a
+    # Redis blip). Another worker's reaper must not hand the job out a second time while
+    # its owner is alive: the same withdrawal would run twice at once.
+    import dataclasses
+
+    from worker import lifecycle
+
+    slow = jobs_service.enqueue("test.sleep", "3")
+    quiet = dataclasses.replace(settings, heartbeat_seconds=30)  # no renewals in the test
+    reaped: list[list[str]] = []
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: status(slow) == "started")
+        started = host.queues[1].started_job_registry
+        [member] = redis_conn.zrange(started.key, 0, -1)
+        redis_conn.zadd(started.key, {member: 1})  # the fault: its expiry is long past
+        reaped.append(await trio.to_thread.run_sync(
+            lifecycle.reap_abandoned, redis_conn, host.queues))
+        await wait_for(lambda: finished(slow))
+
+    run_host(quiet, body)
+    assert reaped == [[]]
+    assert slow.return_value(refresh=True) == "slept"

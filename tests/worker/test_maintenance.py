@@ -67,3 +67,15 @@ def test_every_worker_ticking_queues_each_job_once(prefix):
     assert sorted(low) == sorted(jobs_service.qualified_job_id(jobs_service.logical_job_id(name))
                                 for name in (
         orders.RECONCILE_PENDING_JOB, maintenance.RESUME_JOB, maintenance.PURGE_JOB))
+
+
+def test_a_withdrawal_whose_wallet_is_signing_now_is_not_requeued(prefix, bound_db, user):
+    # a job still running (abandoned after its timeout, or re-queued at shutdown while its
+    # thread goes on) holds the wallet's signing lease: a second run now would only wait
+    from services import wallet_transactions
+
+    stale = _withdrawal(user, QUEUED, timedelta(minutes=5))
+    with wallet_transactions.nonce_lease(stale.wallet):
+        assert maintenance.resume_chain_work(60) == 0
+    assert jobs_service.queue("high").job_ids == []
+    assert maintenance.resume_chain_work(60) == 1  # lease released: resumed
