@@ -177,6 +177,9 @@ class Settings:
     logging: LoggingConfig = LoggingConfig()
     metrics: MetricsConfig = MetricsConfig()
     web_concurrency: int = 2
+    # A pending order the venue does not know is failed only this long after it was sent
+    # (before, it may still be on its way and is looked up again).
+    order_not_found_grace_seconds: float = 120.0
 
     def flat(self) -> dict[str, Any]:
         """The settings under their environment names (what Flask's ``app.config`` carries)."""
@@ -212,6 +215,7 @@ class Settings:
             "PROMETHEUS_MULTIPROC_DIR": self.metrics.multiproc_dir,
             "LOG_FORMAT": self.logging.format,
             "LOG_LEVEL": self.logging.level,
+            "ORDER_NOT_FOUND_GRACE_SECONDS": self.order_not_found_grace_seconds,
         }
         for name, attribute in _CONTRACT_FIELDS.items():
             flat[name] = getattr(self.contracts, attribute)
@@ -370,4 +374,6 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
         metrics=MetricsConfig(token=get("METRICS_TOKEN"),
                               multiproc_dir=get("PROMETHEUS_MULTIPROC_DIR")),
         web_concurrency=int(get("WEB_CONCURRENCY") or Settings.web_concurrency),
+        order_not_found_grace_seconds=number("ORDER_NOT_FOUND_GRACE_SECONDS",
+                                             Settings.order_not_found_grace_seconds),
     )

@@ -1,0 +1,176 @@
+"""Two engines racing on one target: outcomes are written once and agree with the venue.
+
+Engine A records and sends a copy, then loses the target's lease (its Redis lease and
+heartbeat expire) before it settles; engine B takes the target over and reconciles A's
+intent. Whatever the order of their writes, the ledger (Order, Trade, CopyIntent,
+CopyPosition) ends as the venue has it, and the fill is counted once. Against the shared
+sandbox venue over real HTTP, real Redis and both databases; the venue's faults (a stalled
+POST /order) are armed through its control API.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import pytest
+import trio
+
+from models.base import db, utcnow
+from models.copying import CopyIntent, CopyPosition
+from models.trading import Order, Trade
+from services import copy_execution, orders, venues
+from tests.worker.copy_engine.test_execution_seams import _in_thread
+from tests.worker.copy_engine.test_fast_path import _engine, _row
+from worker.copy_engine import reconciler, store
+from worker.copy_engine.engine import CopyEngine
+
+
+def _take(engine: CopyEngine, target: str) -> None:
+    """``engine`` holds the target's lease and heartbeats (as its sweep would make it)."""
+    assert engine.ownership.leases.claim([target]) == [target]
+    engine.ownership.leases.heartbeat({"heartbeat_at": "now"})
+
+
+def _lose(engine: CopyEngine, target: str) -> None:
+    """The engine is cut off: its lease and heartbeat expire (deleted: no waiting)."""
+    client = engine.ownership.leases.client
+    client.delete(engine.ownership.leases.key(target))
+    engine.ownership.leases.unregister()
+
+
+def _recorded(engine: CopyEngine, config: Any, market: Any, size: str
+              ) -> copy_execution.Ticket:
+    """Engine A's copy of one fill, prepared and recorded (not sent)."""
+    async def main() -> list[copy_execution.Ticket]:
+        engine.venue = venues.async_client()
+        try:
+            await engine.wallets.open([config.user_id])
+            quote = await engine.quotes.quote(market.yes)
+        finally:
+            await engine.venue.aclose()
+        key = f"0x{secrets.token_hex(8)}|{market.yes}|BUY|{config.target_address}"
+        draft = _row(engine, config, market.yes, key, size=size)
+        tickets = [copy_execution.Ticket(draft)]
+        copy_execution.prepare(tickets, quote, engine.wallets.accounts)
+        assert copy_execution.record([draft], tickets, quote) == [draft]
+        assert tickets[0].prepared is not None
+        return tickets[0]
+
+    return trio.run(main)
+
+
+@dataclass
+class Race:
+    """Engine A holding the target with its copy recorded (not sent), and engine B."""
+
+    config: Any
+    a: CopyEngine
+    b: CopyEngine
+    ticket: copy_execution.Ticket
+
+    def hand_over(self) -> None:
+        """A is cut off (lease and heartbeat expire); B takes the target."""
+        _lose(self.a, self.config.target_address)
+        _take(self.b, self.config.target_address)
+
+
+@pytest.fixture
+def race(bound_db, make_config, trader, market, target, redis_url, engine_prefix) -> Race:
+    """Two engines on one target; A's copy of a fill for ``trader`` is recorded."""
+    config = make_config(trader.user, target)
+    a, b = _engine(redis_url, engine_prefix), _engine(redis_url, engine_prefix)
+    _take(a, target)
+    return Race(config, a, b, _recorded(a, config, market, "5"))
+
+
+def _reconcile(engine: CopyEngine, config: Any) -> int:
+    """Engine B's reconciliation of the target's open intents (as at take-over)."""
+    [snapshot] = store.load_configs([config.id])
+
+    async def main() -> int:
+        engine.venue = venues.async_client()
+        try:
+            return await reconciler.reconcile_target(
+                engine.name, {snapshot.id: snapshot}, db=_in_thread,
+                live_engines=engine.ownership.live_engines, placer=engine.executor,
+                stale_after=60)
+        finally:
+            await engine.venue.aclose()
+
+    return trio.run(main)
+
+
+def _assert_ledger_agrees(ticket: copy_execution.Ticket, config: Any, trader: Any,
+                          market: Any, venue_control: Any) -> None:
+    venue_shares = Decimal(venue_control.balances(trader.address)["positions"][market.yes])
+    with db.connection_context():
+        order = Order.get(Order.target_trade_id == str(ticket.draft.id))
+        trade = Trade.get_by_id(order.id)
+        intent = CopyIntent.get_by_id(ticket.draft.id)
+        [position] = CopyPosition.select().where(CopyPosition.config == config.id)
+    assert (order.status, order.filled_size) == ("matched", venue_shares)
+    assert (trade.status, trade.filled_size) == ("filled", venue_shares)
+    assert (intent.status, intent.reason, intent.filled_size) == ("filled", None, venue_shares)
+    assert intent.order_id == order.order_hash
+    assert position.shares == venue_shares  # the fill counted once
+    assert position.opened == 1
+
+
+def test_a_stale_answer_settled_after_the_new_owner_reconciled_counts_once(
+        race, trader, market, venue_control):
+    ticket = race.ticket
+    assert ticket.prepared is not None
+    ticket.sent_at, ticket.answer = utcnow(), orders.post(ticket.prepared)
+    assert ticket.answer.result is not None and ticket.answer.result.success
+
+    race.hand_over()  # between A's send and its settle; B reconciles first
+    assert _reconcile(race.b, race.config) == 0
+    with db.connection_context():
+        intent = CopyIntent.get_by_id(ticket.draft.id)
+    assert (intent.status, intent.worker) == ("filled", race.b.name)
+
+    copy_execution.settle([ticket])  # A, cut off until now, settles its stale answer
+
+    assert ticket.holding is None  # A moved no position: B's reconciliation did
+    _assert_ledger_agrees(ticket, race.config, trader, market, venue_control)
+
+
+def test_not_found_during_a_slow_send_keeps_the_order_pending_until_the_venue_has_it(
+        race, trader, market, venue_control):
+    ticket = race.ticket
+    assert ticket.prepared is not None
+    prepared = ticket.prepared
+    # The venue sits on A's POST /order for a while before matching it.
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "status": 0, "delay": 3, "count": 1}, expect=201)
+    answers: list[orders.PostAnswer] = []
+    sending = threading.Thread(target=lambda: answers.append(orders.post(prepared)))
+    sending.start()
+    try:
+        race.hand_over()
+        # B looks A's order up while it is still on its way: not found, within the grace.
+        assert _reconcile(race.b, race.config) == 0
+        with db.connection_context():
+            order = Order.get(Order.target_trade_id == str(ticket.draft.id))
+            intent = CopyIntent.get_by_id(ticket.draft.id)
+            assert (order.status, Trade.get_by_id(order.id).status) == ("pending", "pending")
+        assert (intent.status, intent.worker) == ("pending", race.b.name)
+    finally:
+        sending.join(30)
+        venue_control.call("DELETE", "/faults", expect=200)
+    [answer] = answers
+    assert answer.result is not None and answer.result.success
+
+    ticket.sent_at, ticket.answer = utcnow(), answer
+    copy_execution.settle([ticket])  # A's answer: the order's fact, but not A's intent
+    with db.connection_context():
+        assert Order.get_by_id(order.id).status == "matched"
+        assert CopyIntent.get_by_id(ticket.draft.id).status == "pending"  # B's now
+    assert ticket.holding is None
+
+    assert _reconcile(race.b, race.config) == 0  # B's next lookup finds it and settles it
+    _assert_ledger_agrees(ticket, race.config, trader, market, venue_control)
