@@ -126,6 +126,10 @@ class CopyEngineConfig:
     exit_check_seconds: float = 2.0
     max_fill_age_seconds: int = 600
     stale_intent_seconds: float = 120.0
+    # This engine's own open live intents are looked up again this often, once they are at
+    # least recheck_after_seconds old (an order the venue did not know yet, a lost answer).
+    recheck_seconds: float = 10.0
+    recheck_after_seconds: float = 30.0
     use_feed: bool = True
     use_book_feed: bool = True  # books from the CLOB market channel once a token is watched
     max_watched_books: int = 500  # tokens followed on the market channel (least recent out)
@@ -240,6 +244,8 @@ _ENGINE_VARIABLES = {
     "COPY_BACKSTOP_POLL_SECONDS": "backstop_poll_seconds",
     "COPY_EXIT_CHECK_SECONDS": "exit_check_seconds",
     "COPY_STALE_INTENT_SECONDS": "stale_intent_seconds",
+    "COPY_RECHECK_SECONDS": "recheck_seconds",
+    "COPY_RECHECK_AFTER_SECONDS": "recheck_after_seconds",
 }
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
@@ -218,6 +218,14 @@ def open_intents(config_ids: Sequence[UUID]) -> list[CopyIntent]:
     return found
 
 
+def unsettled(worker: str, older_than: float) -> list[UUID]:
+    """This engine's open live intents seen at least ``older_than`` seconds ago."""
+    cutoff = utcnow() - timedelta(seconds=older_than)
+    return [intent_id for (intent_id,) in CopyIntent.select(CopyIntent.id).where(
+        CopyIntent.status.in_(INTENT_OPEN), CopyIntent.worker == worker,
+        CopyIntent.paper == False, CopyIntent.seen_at <= cutoff).tuples()]  # noqa: E712
+
+
 def claim(intent_id: UUID, worker: str, previous: str) -> bool:
     """Take over a pending intent from ``previous`` (a dead engine); False if someone did."""
     return bool(CopyIntent.update(worker=worker).where(
@@ -297,4 +305,4 @@ def _replace_or_expire(intent: CopyIntent, age: float, stale_after: float, fence
 
 
 __all__ = ["CopyIntentDraft", "claim", "insert", "open_intents", "reconcile", "settle",
-           "settle_many"]
+           "settle_many", "unsettled"]

@@ -376,8 +376,14 @@ def _finish(order: Order, status: str, *, filled_size: Decimal | None = None,
         if state is None:
             # Lost the race (or no such record): what the winner stored stands, trade too.
             stored = Order.get_by_id(order.id)
-            log.info("order %s is %s already; %s not written", order.order_hash,
-                     stored.status, status)
+            if stored.status == ORDER_FAILED and status in (ORDER_LIVE, ORDER_MATCHED):
+                # The venue has an order we failed after the grace: tell the operator.
+                log.error("order %s was failed as never sent, but the venue answers %s; "
+                          "the grace (ORDER_NOT_FOUND_GRACE_SECONDS) is too short",
+                          order.order_hash, status)
+            else:
+                log.info("order %s is %s already; %s not written", order.order_hash,
+                         stored.status, status)
             return stored
         stored = Order(__no_default__=True)
         stored.__data__.update(order.__data__)  # the rest never changes after the record

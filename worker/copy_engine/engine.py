@@ -14,6 +14,8 @@ The engine owns the nursery and a few parts, each owning the tasks it starts:
 - ``QuoteSource`` (``quotes.py``): markets, and books from the CLOB market channel.
 - ``FillExecutor`` (``fill_executor.py``): decisions, copy execution, TP/SL exits.
 - ``CopierWallets`` (``copier_wallets.py``): the copiers' opened accounts and estimates.
+- a recheck loop (``reconciler.recheck``): this engine's open live intents are looked up
+  again until the venue's answer settles them (an order it did not know yet, a lost answer).
 
 A fill becomes one intent per config (copied or skipped, with the reason); the live copies
 are recorded with their orders in one transaction and sent concurrently
@@ -156,6 +158,7 @@ class CopyEngine:
                     nursery.start_soon(self.quotes.run)
                 nursery.start_soon(self.executor.run_exit_checks, lambda: self.targets.values())
                 nursery.start_soon(self.wallets.run)
+                nursery.start_soon(self._recheck_loop)
                 if database.has_log_to_fold():
                     nursery.start_soon(self._fold_log_loop)
                 task_status.started(self)
@@ -191,6 +194,18 @@ class CopyEngine:
                 if target not in kept and target in self.targets:
                     log.warning("engine %s lost the lease on %s; stopping it", self.name, target)
                     self._drop_target(target)
+
+    async def _recheck_loop(self) -> None:
+        # Intents whose order the venue did not know yet (or whose answer was lost) are
+        # settled here once it does, rather than at the next restart or take-over.
+        while True:
+            await trio.sleep(self.settings.recheck_seconds)
+            try:
+                await reconciler.recheck(self.name, db=self.db,
+                                         older_than=self.settings.recheck_after_seconds,
+                                         stale_after=self.settings.stale_intent_seconds)
+            except Exception:  # retried at the next turn
+                log.exception("engine %s: rechecking open intents failed", self.name)
 
     async def _fold_log_loop(self) -> None:
         # The worker's connections leave SQLite's log to this loop (``fold_on_commit``):

@@ -7,6 +7,13 @@ when too old); one with an order record takes the outcome the venue gives for it
 Intents of an engine still alive (a hand-over in progress) are left to it. Nothing is ever
 sent twice: a re-placed intent had no order, and a take-over only one engine wins.
 
+While it runs, an engine also looks again at its own open live intents (``recheck``):
+an order the venue did not know yet when it was looked up (within the order service's
+grace period) or whose answer was lost is settled once the venue knows it, or failed once
+the grace has passed. It looks by its own name, not by target: an intent this engine sent
+is its to settle even after an operator moved the target (the new owner leaves it alone
+while this engine lives).
+
 The reconciler needs no engine: the target's configs, a database runner, the live
 engines and something that places an intent (``IntentPlacer``).
 """
@@ -60,4 +67,18 @@ async def reconcile_target(worker: str, configs: Mapping[UUID, ConfigSnapshot], 
     return placed
 
 
-__all__ = ["IntentPlacer", "reconcile_target"]
+async def recheck(worker: str, *, db: Callable[..., Awaitable[Any]], older_than: float,
+                  stale_after: float) -> int:
+    """Look up this engine's open live intents older than ``older_than`` s; how many."""
+    intent_ids = await db(copy_intents.unsettled, worker, older_than)
+    for intent_id in intent_ids:
+        try:
+            # A draft back means no order record: never sent, failed once stale, else left
+            # for the take-over path (placing is not this sweep's business).
+            await db(copy_intents.reconcile, intent_id, worker, stale_after)
+        except Exception:
+            log.exception("engine %s: rechecking intent %s failed", worker, intent_id)
+    return len(intent_ids)
+
+
+__all__ = ["IntentPlacer", "recheck", "reconcile_target"]

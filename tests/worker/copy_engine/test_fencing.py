@@ -10,8 +10,11 @@ POST /order) are armed through its control API.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import secrets
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -22,9 +25,11 @@ import trio
 from models.base import db, utcnow
 from models.copying import CopyIntent, CopyPosition
 from models.trading import Order, Trade
-from services import copy_execution, orders, venues
+from services import copy_execution, orders, runtime, venues
+from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
 from tests.worker.copy_engine.test_execution_seams import _in_thread
 from tests.worker.copy_engine.test_fast_path import _engine, _row
+from venue.errors import VenueError
 from worker.copy_engine import reconciler, store
 from worker.copy_engine.engine import CopyEngine
 
@@ -87,6 +92,24 @@ def race(bound_db, make_config, trader, market, target, redis_url, engine_prefix
     return Race(config, a, b, _recorded(a, config, market, "5"))
 
 
+@contextlib.contextmanager
+def _sent_slowly(ticket: copy_execution.Ticket, venue_control: Any,
+                 answers: list[orders.PostAnswer]) -> Iterator[None]:
+    """The ticket's order is POSTed in a thread while the block runs; the venue sits on it
+    for two seconds before matching it. Its answer is in ``answers`` after the block."""
+    prepared = ticket.prepared
+    assert prepared is not None
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "status": 0, "delay": 2, "count": 1}, expect=201)
+    sending = threading.Thread(target=lambda: answers.append(orders.post(prepared)))
+    sending.start()
+    try:
+        yield
+    finally:
+        sending.join(30)
+        venue_control.call("DELETE", "/faults", expect=200)
+
+
 def _reconcile(engine: CopyEngine, config: Any) -> int:
     """Engine B's reconciliation of the target's open intents (as at take-over)."""
     [snapshot] = store.load_configs([config.id])
@@ -142,15 +165,8 @@ def test_a_stale_answer_settled_after_the_new_owner_reconciled_counts_once(
 def test_not_found_during_a_slow_send_keeps_the_order_pending_until_the_venue_has_it(
         race, trader, market, venue_control):
     ticket = race.ticket
-    assert ticket.prepared is not None
-    prepared = ticket.prepared
-    # The venue sits on A's POST /order for a while before matching it.
-    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
-                                           "status": 0, "delay": 3, "count": 1}, expect=201)
     answers: list[orders.PostAnswer] = []
-    sending = threading.Thread(target=lambda: answers.append(orders.post(prepared)))
-    sending.start()
-    try:
+    with _sent_slowly(ticket, venue_control, answers):
         race.hand_over()
         # B looks A's order up while it is still on its way: not found, within the grace.
         assert _reconcile(race.b, race.config) == 0
@@ -159,9 +175,6 @@ def test_not_found_during_a_slow_send_keeps_the_order_pending_until_the_venue_ha
             intent = CopyIntent.get_by_id(ticket.draft.id)
             assert (order.status, Trade.get_by_id(order.id).status) == ("pending", "pending")
         assert (intent.status, intent.worker) == ("pending", race.b.name)
-    finally:
-        sending.join(30)
-        venue_control.call("DELETE", "/faults", expect=200)
     [answer] = answers
     assert answer.result is not None and answer.result.success
 
@@ -174,3 +187,56 @@ def test_not_found_during_a_slow_send_keeps_the_order_pending_until_the_venue_ha
 
     assert _reconcile(race.b, race.config) == 0  # B's next lookup finds it and settles it
     _assert_ledger_agrees(ticket, race.config, trader, market, venue_control)
+
+
+def test_an_answer_lost_during_a_slow_send_is_settled_by_the_engines_recheck(
+        race, trader, market, venue_control):
+    ticket = race.ticket
+    with _sent_slowly(ticket, venue_control, []):
+        # A's client gave up on the answer; the order is still on its way to the venue.
+        ticket.sent_at = utcnow()
+        ticket.answer = orders.PostAnswer(lost=VenueError("read timeout"))
+        copy_execution.settle([ticket])
+        with db.connection_context():
+            assert CopyIntent.get_by_id(ticket.draft.id).status == "pending"
+            assert Order.get(Order.target_trade_id == str(ticket.draft.id)).status \
+                == "pending"
+
+    async def recheck() -> int:
+        return await reconciler.recheck(race.a.name, db=_in_thread, older_than=0,
+                                        stale_after=60)
+
+    assert trio.run(recheck) == 1  # A's next look finds it at the venue
+    assert trio.run(recheck) == 0  # and settled it once
+    _assert_ledger_agrees(ticket, race.config, trader, market, venue_control)
+
+
+def test_a_running_engine_fails_an_order_the_venue_never_got_only_after_the_grace(
+        run_engines, make_config, trader, market, target, venue_control):
+    config = make_config(trader.user, target)
+    grace = 1.5
+    settings = dataclasses.replace(runtime.runtime().settings,
+                                   order_not_found_grace_seconds=grace)
+    # The venue fails the POST before reading it: the order never arrives.
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "status": 500, "count": 1}, expect=201)
+
+    async def scenario(engines: list[CopyEngine]) -> None:
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+        [intent] = await wait_for(settled(config))
+        assert (intent.status, intent.reason) == ("failed", "order_refused")
+
+    try:
+        with runtime.replaced(settings=settings):
+            run_engines(scenario, settings=dataclasses.replace(
+                FAST, recheck_seconds=0.2, recheck_after_seconds=0))
+    finally:
+        venue_control.call("DELETE", "/faults", expect=200)
+    [intent] = intents_of(config)
+    with db.connection_context():
+        order = Order.get(Order.target_trade_id == str(intent.id))
+    assert order.status == "failed" and "never reached" in (order.error or "")
+    assert intent.settled_at is not None and order.submitted_at is not None
+    # Pending while the order might still have been on its way; failed by the recheck.
+    assert (intent.settled_at - order.submitted_at).total_seconds() >= grace
