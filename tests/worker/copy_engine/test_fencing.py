@@ -20,12 +20,13 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+import redis
 import trio
 
 from models.base import db, utcnow
 from models.copying import CopyIntent, CopyPosition
 from models.trading import Order, Trade
-from services import copy_execution, orders, runtime, venues
+from services import copy_execution, copy_leases, orders, runtime, venues
 from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
 from tests.worker.copy_engine.test_execution_seams import _in_thread
 from tests.worker.copy_engine.test_fast_path import _engine, _row
@@ -240,3 +241,71 @@ def test_a_running_engine_fails_an_order_the_venue_never_got_only_after_the_grac
     assert intent.settled_at is not None and order.submitted_at is not None
     # Pending while the order might still have been on its way; failed by the recheck.
     assert (intent.settled_at - order.submitted_at).total_seconds() >= grace
+
+
+def _cut_off(client: redis.Redis) -> None:
+    """Every later command of this client fails to connect, as if Redis were unreachable.
+
+    (A connection a thread is using right now, the control channel's, is left to it.)
+    """
+    client.connection_pool.connection_kwargs.update(host="127.0.0.1", port=1)
+    client.connection_pool.disconnect(inuse_connections=False)
+
+
+def test_an_engine_cut_off_from_redis_mid_send_and_the_new_owner_settle_the_copy_once(
+        app, make_config, trader, market, target, venue_control, redis_url, engine_prefix):
+    config = make_config(trader.user, target)
+    settings = dataclasses.replace(FAST, recheck_seconds=0.2, recheck_after_seconds=0)
+
+    async def main() -> None:
+        clients = [redis.Redis.from_url(redis_url) for _ in range(2)]
+        engines = [CopyEngine(f"engine-{i}-{secrets.token_hex(3)}", client, engine_prefix,
+                              settings) for i, client in enumerate(clients)]
+        async with trio.open_nursery() as nursery:
+            for engine in engines:
+                await nursery.start(engine.run)
+            with trio.fail_after(60):
+                while not any(target in e.targets and e.targets[target].ready.is_set()
+                              for e in engines):
+                    await trio.sleep(0.05)
+                a, b = engines if target in engines[0].targets else engines[::-1]
+                # The venue sits on the copy's POST /order long enough for a take-over.
+                venue_control.call("POST", "/faults", {
+                    "path": "/clob/order", "method": "POST", "status": 0, "delay": 5,
+                    "count": 1}, expect=201)
+                await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+
+                def in_flight() -> Any:
+                    with db.connection_context():
+                        return Order.get_or_none(Order.config_id == config.id)
+
+                await wait_for(in_flight)
+                _cut_off(a.redis)  # A keeps running, but its lease and heartbeat lapse
+                expire = redis.Redis.from_url(redis_url)  # now, not a lease period later
+                expire.delete(copy_leases.lease_key(target, engine_prefix),
+                              copy_leases.engine_key(a.name, engine_prefix))
+                while target not in b.targets or not b.targets[target].ready.is_set():
+                    await trio.sleep(0.05)
+                with db.connection_context():  # B took the intent over; the order is
+                    [intent] = CopyIntent.select().where(CopyIntent.config == config.id)
+                    assert intent.worker == b.name  # still on its way: not failed
+                    assert Order.get(Order.config_id == config.id).status == "pending"
+                await wait_for(settled(config))
+            nursery.cancel_scope.cancel()
+
+    try:
+        trio.run(main)
+    finally:
+        venue_control.call("DELETE", "/faults", expect=200)
+    [intent] = intents_of(config)
+    with db.connection_context():
+        order = Order.get(Order.target_trade_id == str(intent.id))
+        trade = Trade.get_by_id(order.id)
+        [position] = CopyPosition.select().where(CopyPosition.config == config.id)
+    venue_shares = Decimal(venue_control.balances(trader.address)["positions"][market.yes])
+    assert (order.status, order.filled_size) == ("matched", venue_shares)
+    assert (trade.status, trade.filled_size) == ("filled", venue_shares)
+    assert (intent.status, intent.reason, intent.filled_size) == ("filled", None, venue_shares)
+    assert position.shares == venue_shares
+    sent = [e for e in venue_control.received_orders() if e["order_id"] == order.order_hash]
+    assert len(sent) == 1
