@@ -218,12 +218,14 @@ def open_intents(config_ids: Sequence[UUID]) -> list[CopyIntent]:
     return found
 
 
-def unsettled(worker: str, older_than: float) -> list[UUID]:
-    """This engine's open live intents seen at least ``older_than`` seconds ago."""
+def unsettled(older_than: float) -> list[tuple[UUID, UUID, str]]:
+    """Open live intents seen at least ``older_than`` seconds ago: (id, config id, worker)."""
     cutoff = utcnow() - timedelta(seconds=older_than)
-    return [intent_id for (intent_id,) in CopyIntent.select(CopyIntent.id).where(
-        CopyIntent.status.in_(INTENT_OPEN), CopyIntent.worker == worker,
-        CopyIntent.paper == False, CopyIntent.seen_at <= cutoff).tuples()]  # noqa: E712
+    # By status first (its index): open intents that old are few (orders the venue did not
+    # know yet, answers lost, engines gone), whatever the number of configs.
+    return list(CopyIntent.select(CopyIntent.id, CopyIntent.config, CopyIntent.worker).where(
+        CopyIntent.status.in_(INTENT_OPEN), CopyIntent.paper == False,  # noqa: E712
+        CopyIntent.seen_at <= cutoff).tuples())
 
 
 def claim(intent_id: UUID, worker: str, previous: str) -> bool:

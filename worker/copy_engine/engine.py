@@ -14,8 +14,9 @@ The engine owns the nursery and a few parts, each owning the tasks it starts:
 - ``QuoteSource`` (``quotes.py``): markets, and books from the CLOB market channel.
 - ``FillExecutor`` (``fill_executor.py``): decisions, copy execution, TP/SL exits.
 - ``CopierWallets`` (``copier_wallets.py``): the copiers' opened accounts and estimates.
-- a recheck loop (``reconciler.recheck``): this engine's open live intents are looked up
-  again until the venue's answer settles them (an order it did not know yet, a lost answer).
+- a recheck loop (``reconciler.recheck``): open live intents (this engine's, and those of
+  its configs whose engine died) are looked up again until the venue's answer settles
+  them (an order it did not know yet, a lost answer, a hand-over that never finished).
 
 A fill becomes one intent per config (copied or skipped, with the reason); the live copies
 are recorded with their orders in one transaction and sent concurrently
@@ -46,6 +47,7 @@ from worker.copy_engine.fill_executor import FillExecutor
 from worker.copy_engine.ownership import TargetOwnership
 from worker.copy_engine.quotes import QuoteSource
 from worker.copy_engine.settings import EngineSettings, EngineStats
+from worker.copy_engine.store import ConfigSnapshot
 from worker.copy_engine.watcher import TargetWatcher, WatchContext
 
 log = logging.getLogger("copytrade.copy_engine")
@@ -132,6 +134,10 @@ class CopyEngine:
         """A watcher of ``target`` bound to this engine (not started)."""
         return TargetWatcher(target, self._watch)
 
+    def _running_configs(self) -> dict[UUID, ConfigSnapshot]:
+        return {cid: snap for watcher in self.targets.values()
+                for cid, snap in watcher.configs.items()}
+
     def _account_users(self) -> set[UUID]:
         return {c.user_id for watcher in self.targets.values()
                 for c in watcher.configs.values() if not c.paper}
@@ -201,9 +207,11 @@ class CopyEngine:
         while True:
             await trio.sleep(self.settings.recheck_seconds)
             try:
-                await reconciler.recheck(self.name, db=self.db,
-                                         older_than=self.settings.recheck_after_seconds,
-                                         stale_after=self.settings.stale_intent_seconds)
+                await reconciler.recheck(
+                    self.name, self._running_configs, db=self.db,
+                    live_engines=self.ownership.live_engines, placer=self.executor,
+                    older_than=self.settings.recheck_after_seconds,
+                    stale_after=self.settings.stale_intent_seconds)
             except Exception:  # retried at the next turn
                 log.exception("engine %s: rechecking open intents failed", self.name)
 

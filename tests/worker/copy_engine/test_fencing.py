@@ -111,21 +111,35 @@ def _sent_slowly(ticket: copy_execution.Ticket, venue_control: Any,
         venue_control.call("DELETE", "/faults", expect=200)
 
 
-def _reconcile(engine: CopyEngine, config: Any) -> int:
-    """Engine B's reconciliation of the target's open intents (as at take-over)."""
+def _pass(engine: CopyEngine, config: Any, recheck: bool = False) -> int:
+    """One reconciliation pass of ``engine``, running ``config``: as at a target's start,
+    or (``recheck``) the running engine's recheck of open intents of any age."""
     [snapshot] = store.load_configs([config.id])
+    configs = {snapshot.id: snapshot}
+    parts = {"db": _in_thread, "live_engines": engine.ownership.live_engines,
+             "placer": engine.executor, "stale_after": 60}
 
     async def main() -> int:
         engine.venue = venues.async_client()
         try:
-            return await reconciler.reconcile_target(
-                engine.name, {snapshot.id: snapshot}, db=_in_thread,
-                live_engines=engine.ownership.live_engines, placer=engine.executor,
-                stale_after=60)
+            if recheck:
+                return await reconciler.recheck(engine.name, lambda: configs,
+                                                older_than=0, **parts)
+            return await reconciler.reconcile_target(engine.name, configs, **parts)
         finally:
             await engine.venue.aclose()
 
     return trio.run(main)
+
+
+def _reconcile(engine: CopyEngine, config: Any) -> int:
+    """The engine's reconciliation of the target's open intents (as at take-over)."""
+    return _pass(engine, config)
+
+
+def _recheck(engine: CopyEngine, config: Any) -> int:
+    """The running engine's recheck pass over open intents (any age)."""
+    return _pass(engine, config, recheck=True)
 
 
 def _assert_ledger_agrees(ticket: copy_execution.Ticket, config: Any, trader: Any,
@@ -203,12 +217,23 @@ def test_an_answer_lost_during_a_slow_send_is_settled_by_the_engines_recheck(
             assert Order.get(Order.target_trade_id == str(ticket.draft.id)).status \
                 == "pending"
 
-    async def recheck() -> int:
-        return await reconciler.recheck(race.a.name, db=_in_thread, older_than=0,
-                                        stale_after=60)
+    assert _recheck(race.a, race.config) == 1  # A's next look finds it at the venue
+    assert _recheck(race.a, race.config) == 0  # and settled it once
+    _assert_ledger_agrees(ticket, race.config, trader, market, venue_control)
 
-    assert trio.run(recheck) == 1  # A's next look finds it at the venue
-    assert trio.run(recheck) == 0  # and settled it once
+
+def test_a_dead_engines_copy_is_settled_by_the_recheck_of_the_engine_running_its_config(
+        race, trader, market, venue_control):
+    ticket = race.ticket
+    assert ticket.prepared is not None
+    ticket.sent_at, ticket.answer = utcnow(), orders.post(ticket.prepared)
+    # B runs the target already (its start-up reconciliation saw A alive); A dies.
+    race.hand_over()
+    assert _recheck(race.b, race.config) == 1
+    with db.connection_context():
+        assert CopyIntent.get_by_id(ticket.draft.id).worker == race.b.name
+    copy_execution.settle([ticket])  # A's answer, had it lived to record it
+    assert ticket.holding is None
     _assert_ledger_agrees(ticket, race.config, trader, market, venue_control)
 
 
@@ -248,8 +273,10 @@ def _cut_off(client: redis.Redis) -> None:
 
     (A connection a thread is using right now, the control channel's, is left to it.)
     """
-    client.connection_pool.connection_kwargs.update(host="127.0.0.1", port=1)
-    client.connection_pool.disconnect(inuse_connections=False)
+    pool = client.connection_pool
+    pool.connection_kwargs.update(host="127.0.0.1", port=1)
+    pool.disconnect(inuse_connections=False)
+    pool.reset()  # a connection in use now is dropped when it comes back, not reused
 
 
 def test_an_engine_cut_off_from_redis_mid_send_and_the_new_owner_settle_the_copy_once(
@@ -281,14 +308,23 @@ def test_an_engine_cut_off_from_redis_mid_send_and_the_new_owner_settle_the_copy
 
                 await wait_for(in_flight)
                 _cut_off(a.redis)  # A keeps running, but its lease and heartbeat lapse
-                expire = redis.Redis.from_url(redis_url)  # now, not a lease period later
-                expire.delete(copy_leases.lease_key(target, engine_prefix),
-                              copy_leases.engine_key(a.name, engine_prefix))
+                expire = redis.Redis.from_url(redis_url)
+                lease = copy_leases.lease_key(target, engine_prefix)
                 while target not in b.targets or not b.targets[target].ready.is_set():
+                    # Now, not a lease period later (again, if a call A had in flight
+                    # when it was cut off renewed them).
+                    expire.delete(copy_leases.engine_key(a.name, engine_prefix))
+                    if expire.get(lease) == a.name.encode():
+                        expire.delete(lease)
                     await trio.sleep(0.05)
-                with db.connection_context():  # B took the intent over; the order is
-                    [intent] = CopyIntent.select().where(CopyIntent.config == config.id)
-                    assert intent.worker == b.name  # still on its way: not failed
+
+                def taken_over() -> bool:
+                    with db.connection_context():
+                        return CopyIntent.select().where(CopyIntent.config == config.id,
+                                                         CopyIntent.worker == b.name).exists()
+
+                await wait_for(taken_over)  # B took the intent over, and looked its order
+                with db.connection_context():  # up: still on its way, so not failed
                     assert Order.get(Order.config_id == config.id).status == "pending"
                 await wait_for(settled(config))
             nursery.cancel_scope.cancel()
