@@ -342,9 +342,10 @@ def settle(tickets: list[Ticket]) -> None:
         # ticket: this transaction holds SQLite's write lock (PostgreSQL's row locks).
         # Fenced: an intent another engine took over (this one lost the target's lease
         # while sending) or settled meanwhile is not written, and its fill not counted.
+        # One engine's batch: its drafts carry its name (its fencing token).
         written = copy_intents.settle_many(
             [(t.draft.id, outcome.changes) for t, outcome in settled],
-            worker=tickets[0].draft.worker)
+            worker=settled[0][0].draft.worker if settled else None)
         settled = [(t, outcome) for t, outcome in settled if t.draft.id in written]
         filled = [(t, outcome) for t, outcome in settled if outcome.filled_size > 0]
         moves = copy_positions.apply_positions([copy_positions.PositionFill(
