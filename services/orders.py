@@ -41,7 +41,7 @@ from uuid import UUID, uuid4
 from redis.exceptions import RedisError
 
 from models.base import atomic, utcnow
-from models.bulk import IfNull, insert_rows, update_returning, update_rows
+from models.bulk import IfNull, insert_rows, select_rows, update_returning, update_rows
 from models.trading import (
     ORDER_CANCELLED,
     ORDER_FAILED,
@@ -374,22 +374,29 @@ def _finish(order: Order, status: str, *, filled_size: Decimal | None = None,
         state = update_returning(Order, order.id, changes, _STORED_STATE,
                                  guard={"status": ORDER_PREDECESSORS[status]})
         if state is None:
-            # Lost the race (or no such record): what the winner stored stands, trade too.
-            stored = Order.get_by_id(order.id)
-            if stored.status == ORDER_FAILED and status in (ORDER_LIVE, ORDER_MATCHED):
-                # The venue has an order we failed after the grace: tell the operator.
-                log.error("order %s was failed as never sent, but the venue answers %s; "
-                          "the grace (ORDER_NOT_FOUND_GRACE_SECONDS) is too short",
-                          order.order_hash, status)
-            else:
-                log.info("order %s is %s already; %s not written", order.order_hash,
-                         stored.status, status)
-            return stored
+            # Lost the race (or no such record): what the winner stored stands.
+            state = _lost_race(order, status)
         stored = Order(__no_default__=True)
         stored.__data__.update(order.__data__)  # the rest never changes after the record
         stored.__data__.update(state)
         update_rows(Trade, [(order.id, _trade_changes(stored, now))], key="order")
     return stored
+
+
+def _lost_race(order: Order, status: str) -> dict[str, Any]:
+    """The order's stored state after a write of ``status`` found its predecessor gone."""
+    found = select_rows(Order, _STORED_STATE, {"id": [order.id]})  # plain SQL, as above
+    if not found:
+        raise Order.DoesNotExist(f"order {order.id} is not stored")
+    [state] = found
+    if state["status"] == ORDER_FAILED and status in (ORDER_LIVE, ORDER_MATCHED):
+        # The venue has an order we failed after the grace: tell the operator.
+        log.error("order %s was failed as never sent, but the venue answers %s; the grace "
+                  "(ORDER_NOT_FOUND_GRACE_SECONDS) is too short", order.order_hash, status)
+    else:
+        log.info("order %s is %s already; %s not written", order.order_hash,
+                 state["status"], status)
+    return state
 
 
 def _trade_changes(order: Order, now: datetime) -> dict[str, Any]:
