@@ -7,6 +7,8 @@ store; what is read back goes through ``python_value``) and send statements whos
 built once per shape: ``insert_rows`` one multi-row INSERT per chunk, ``update_rows`` one
 prepared UPDATE per set of changed fields (``executemany``), ``update_returning`` one
 UPDATE that reads the row back, ``select_rows`` one SELECT; on SQLite and PostgreSQL alike.
+An update may carry a guard (conditional write: ``WHERE status IN (...)``), which is how
+monotonic status transitions are written without an extra round trip.
 """
 
 from __future__ import annotations
