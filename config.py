@@ -136,6 +136,10 @@ class CopyEngineConfig:
     exit_check_seconds: float = 2.0
     max_fill_age_seconds: int = 600
     stale_intent_seconds: float = 120.0
+    # This engine's own open live intents are looked up again this often, once they are at
+    # least recheck_after_seconds old (an order the venue did not know yet, a lost answer).
+    recheck_seconds: float = 10.0
+    recheck_after_seconds: float = 30.0
     use_feed: bool = True
     use_book_feed: bool = True  # books from the CLOB market channel once a token is watched
     max_watched_books: int = 500  # tokens followed on the market channel (least recent out)
@@ -242,6 +246,9 @@ class Settings:
     # Reverse proxies in front of the web (X-Forwarded-For/-Proto hops to trust); 0: none.
     trusted_proxies: int = 0
     oauth_fetch: OAuthFetchConfig = OAuthFetchConfig()
+    # A pending order the venue does not know is failed only this long after it was sent
+    # (before, it may still be on its way and is looked up again).
+    order_not_found_grace_seconds: float = 120.0
 
     def flat(self) -> dict[str, Any]:
         """The settings under their environment names (what Flask's ``app.config`` carries)."""
@@ -283,6 +290,7 @@ class Settings:
             "OAUTH_FETCH_DEADLINE_SECONDS": self.oauth_fetch.deadline_seconds,
             "OAUTH_FETCH_CONCURRENCY": self.oauth_fetch.concurrency,
             "OAUTH_FETCH_FAILURE_TTL_SECONDS": self.oauth_fetch.failure_ttl_seconds,
+            "ORDER_NOT_FOUND_GRACE_SECONDS": self.order_not_found_grace_seconds,
         }
         for name, attribute in _CONTRACT_FIELDS.items():
             flat[name] = getattr(self.contracts, attribute)
@@ -320,6 +328,8 @@ _ENGINE_VARIABLES = {
     "COPY_BACKSTOP_POLL_SECONDS": "backstop_poll_seconds",
     "COPY_EXIT_CHECK_SECONDS": "exit_check_seconds",
     "COPY_STALE_INTENT_SECONDS": "stale_intent_seconds",
+    "COPY_RECHECK_SECONDS": "recheck_seconds",
+    "COPY_RECHECK_AFTER_SECONDS": "recheck_after_seconds",
 }
 
 
@@ -531,6 +541,8 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
                                    or OAuthFetchConfig.concurrency)),
             failure_ttl_seconds=number("OAUTH_FETCH_FAILURE_TTL_SECONDS",
                                        OAuthFetchConfig.failure_ttl_seconds)),
+        order_not_found_grace_seconds=number("ORDER_NOT_FOUND_GRACE_SECONDS",
+                                             Settings.order_not_found_grace_seconds),
     )
 
 

@@ -7,13 +7,15 @@ store; what is read back goes through ``python_value``) and send statements whos
 built once per shape: ``insert_rows`` one multi-row INSERT per chunk, ``update_rows`` one
 prepared UPDATE per set of changed fields (``executemany``), ``update_returning`` one
 UPDATE that reads the row back, ``select_rows`` one SELECT; on SQLite and PostgreSQL alike.
+An update may carry a guard (conditional write: ``WHERE status IN (...)``), which is how
+monotonic status transitions are written without an extra round trip.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -75,11 +77,15 @@ class IfNull:
 
 
 Shape = tuple[tuple[str, bool], ...]  # (field name, written only if NULL) per change
+# A row's precondition: (field name, how many allowed values) per field it checks.
+GuardShape = tuple[tuple[str, int], ...]
+# A row's precondition: field name -> the values it may hold for the row to be written.
+Guard = Mapping[str, Sequence[Any]]
 
 
 @functools.lru_cache(maxsize=256)
 def _update_sql(model: type[peewee.Model], key: str, shape: Shape, returning: tuple[str, ...],
-                param: str) -> str:
+                param: str, guard: GuardShape = ()) -> str:
     meta = model._meta  # type: ignore[attr-defined]
     fields = meta.fields
     sets = []
@@ -89,13 +95,16 @@ def _update_sql(model: type[peewee.Model], key: str, shape: Shape, returning: tu
                     else f"{column} = {param}")
     sql = (f'UPDATE "{meta.table_name}" SET {", ".join(sets)} '
            f'WHERE "{fields[key].column_name}" = {param}')
+    for name, count in guard:
+        sql += f' AND "{fields[name].column_name}" IN ({", ".join([param] * count)})'
     if returning:
         sql += " RETURNING " + ", ".join(f'"{fields[name].column_name}"' for name in returning)
     return sql
 
 
 def _update_params(fields: Mapping[str, peewee.Field], key_field: peewee.Field, key_value: Any,
-                   changes: Mapping[str, Any]) -> tuple[Shape, list[Any]]:
+                   changes: Mapping[str, Any], guard: Guard | None = None
+                   ) -> tuple[Shape, GuardShape, list[Any]]:
     shape: list[tuple[str, bool]] = []
     params: list[Any] = []
     for name, value in changes.items():
@@ -103,28 +112,36 @@ def _update_params(fields: Mapping[str, peewee.Field], key_field: peewee.Field, 
         shape.append((name, if_null))
         params.append(fields[name].db_value(value.value if if_null else value))
     params.append(key_field.db_value(key_value))
-    return tuple(shape), params
+    checks: list[tuple[str, int]] = []
+    for name, allowed in (guard or {}).items():
+        checks.append((name, len(allowed)))
+        params.extend(fields[name].db_value(value) for value in allowed)
+    return tuple(shape), tuple(checks), params
 
 
 def update_rows(model: type[peewee.Model], rows: Sequence[tuple[Any, Mapping[str, Any]]], *,
-                key: str = "id") -> None:
+                key: str = "id", guard: Callable[[Mapping[str, Any]], Guard] | None = None
+                ) -> None:
     """UPDATE each (key value, {field name: value}) row of ``model`` with its own changes.
 
     The row is the one whose ``key`` field holds the key value; an ``IfNull`` value is
-    written only where the column is NULL. Rows changing the same fields share one
-    prepared statement, sent with ``executemany``.
+    written only where the column is NULL. With ``guard``, a row is written only where
+    each field it names (for that row's changes) still holds one of the values given: a
+    conditional write that leaves a row someone else moved on alone. Rows changing the
+    same fields under the same kind of guard share one prepared statement (``executemany``).
     """
     meta = model._meta  # type: ignore[attr-defined]
     fields = meta.fields
     database = meta.database
-    groups: dict[Shape, list[list[Any]]] = {}
+    groups: dict[tuple[Shape, GuardShape], list[list[Any]]] = {}
     for key_value, changes in rows:
-        shape, params = _update_params(fields, fields[key], key_value, changes)
-        groups.setdefault(shape, []).append(params)
+        shape, checks, params = _update_params(fields, fields[key], key_value, changes,
+                                               guard(changes) if guard else None)
+        groups.setdefault((shape, checks), []).append(params)
     # All or nothing (inside a caller's transaction that is the caller's).
     with contextlib.nullcontext() if database.in_transaction() else database.atomic():
-        for shape, group in groups.items():
-            sql = _update_sql(model, key, shape, (), database.param)
+        for (shape, checks), group in groups.items():
+            sql = _update_sql(model, key, shape, (), database.param, checks)
             if len(group) == 1:
                 database.execute_sql(sql, group[0])
                 continue
@@ -133,17 +150,19 @@ def update_rows(model: type[peewee.Model], rows: Sequence[tuple[Any, Mapping[str
 
 
 def update_returning(model: type[peewee.Model], key_value: Any, changes: Mapping[str, Any],
-                     returning: Sequence[str], *, key: str = "id") -> dict[str, Any] | None:
+                     returning: Sequence[str], *, key: str = "id", guard: Guard | None = None
+                     ) -> dict[str, Any] | None:
     """``update_rows`` for one row, whose ``returning`` fields come back as now stored.
 
     One statement writes and reads, so what comes back is the row this change produced
-    (on PostgreSQL, under the row lock the UPDATE took). None when no row matched.
+    (on PostgreSQL, under the row lock the UPDATE took). None when no row matched (none
+    with this key, or ``guard``'s condition no longer held: the write lost a race).
     """
     meta = model._meta  # type: ignore[attr-defined]
     fields = meta.fields
     database = meta.database
-    shape, params = _update_params(fields, fields[key], key_value, changes)
-    sql = _update_sql(model, key, shape, tuple(returning), database.param)
+    shape, checks, params = _update_params(fields, fields[key], key_value, changes, guard)
+    sql = _update_sql(model, key, shape, tuple(returning), database.param, checks)
     found = database.execute_sql(sql, params).fetchall()
     if not found:
         return None
@@ -181,4 +200,4 @@ def select_rows(model: type[peewee.Model], names: Sequence[str],
             for row in database.execute_sql(sql, params).fetchall()]
 
 
-__all__ = ["IfNull", "insert_rows", "select_rows", "update_returning", "update_rows"]
+__all__ = ["Guard", "IfNull", "insert_rows", "select_rows", "update_returning", "update_rows"]

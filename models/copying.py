@@ -23,6 +23,13 @@ INTENT_PENDING, INTENT_SENT, INTENT_FILLED, INTENT_FAILED, INTENT_SKIPPED, INTEN
     "pending", "sent", "filled", "failed", "skipped", "cancelled")
 INTENT_OPEN = (INTENT_PENDING, INTENT_SENT)
 INTENT_FINAL = (INTENT_FILLED, INTENT_FAILED, INTENT_SKIPPED, INTENT_CANCELLED)
+# Monotonic transitions: each status, with the statuses it may be written over (a final
+# outcome is written once; a write whose predecessor is gone lost a race).
+INTENT_PREDECESSORS: dict[str, tuple[str, ...]] = {
+    INTENT_PENDING: (INTENT_PENDING,),
+    INTENT_SENT: INTENT_OPEN,
+    **{final: INTENT_OPEN for final in INTENT_FINAL},
+}
 
 # Why an intent exists: mirroring a target fill, or an exit the config's TP/SL triggered.
 KIND_MIRROR, KIND_TAKE_PROFIT, KIND_STOP_LOSS = "mirror", "take_profit", "stop_loss"

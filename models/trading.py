@@ -26,6 +26,17 @@ ORDER_CANCELLED = "cancelled"  # cancelled or killed (may carry a partial fill)
 ORDER_REJECTED = "rejected"    # the venue refused it (reason in .error)
 ORDER_FAILED = "failed"        # never reached the venue (reconciled as absent)
 ORDER_OPEN = (ORDER_PENDING, ORDER_LIVE)
+# Monotonic transitions: each status, with the statuses it may be written over. A final
+# status is never replaced by another (a matched or cancelled one may only gain details,
+# such as the fee an answer prices after a reconciliation stored the fills); a write whose
+# predecessor is gone lost a race and changes nothing.
+ORDER_PREDECESSORS: dict[str, tuple[str, ...]] = {
+    ORDER_LIVE: (ORDER_PENDING, ORDER_LIVE),
+    ORDER_MATCHED: (ORDER_PENDING, ORDER_LIVE, ORDER_MATCHED),
+    ORDER_CANCELLED: (ORDER_PENDING, ORDER_LIVE, ORDER_CANCELLED),
+    ORDER_REJECTED: (ORDER_PENDING,),
+    ORDER_FAILED: (ORDER_PENDING,),
+}
 
 # Trade.status (SPEC): pending -> filled | cancelled | failed.
 TRADE_PENDING, TRADE_FILLED, TRADE_CANCELLED, TRADE_FAILED = (

@@ -19,6 +19,8 @@ same ``services.orders`` core as a manual order, fed with what the engine alread
    if the target is being dropped.
 4. settle: the answers, the intents' outcomes and the positions in one more transaction
    (lost answers are reconciled by hash first, outside it, since that asks the venue).
+   The writes are fenced (``copy_intents.settle_many``): an intent another engine took
+   over, or already settled, is left alone and its fill is not counted again.
 
 Paper copies go through the paper book. Blocking steps run through the injected
 ``run_db`` (a database thread each), so this module never blocks the caller's loop.
@@ -300,7 +302,8 @@ def record(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket],
             inserted = list(drafts)
             for ticket in tickets:
                 if ticket.failure:
-                    copy_intents.settle(ticket.draft.id, ticket.failure)
+                    copy_intents.settle(ticket.draft.id, ticket.failure,
+                                        worker=ticket.draft.worker)
         ids = {draft.id for draft in inserted}
         going = [t for t in tickets if t.prepared is not None and t.draft.id in ids]
         for ticket, order in zip(going, orders.record_orders([t.prepared for t in going]),
@@ -337,7 +340,13 @@ def settle(tickets: list[Ticket]) -> None:
             settled.append((ticket, ticket.outcome))
         # The intents and positions of the whole batch in a few statements, not a few per
         # ticket: this transaction holds SQLite's write lock (PostgreSQL's row locks).
-        copy_intents.settle_many([(t.draft.id, outcome.changes) for t, outcome in settled])
+        # Fenced: an intent another engine took over (this one lost the target's lease
+        # while sending) or settled meanwhile is not written, and its fill not counted.
+        # One engine's batch: its drafts carry its name (its fencing token).
+        written = copy_intents.settle_many(
+            [(t.draft.id, outcome.changes) for t, outcome in settled],
+            worker=settled[0][0].draft.worker if settled else None)
+        settled = [(t, outcome) for t, outcome in settled if t.draft.id in written]
         filled = [(t, outcome) for t, outcome in settled if outcome.filled_size > 0]
         moves = copy_positions.apply_positions([copy_positions.PositionFill(
             t.draft.config_id, t.draft.paper, t.draft.token_id, t.draft.side,
@@ -368,8 +377,8 @@ def place_and_settle(draft: CopyIntentDraft, *, paper: bool) -> PositionMove | N
     paper copies and an intent whose config changed from paper to live meanwhile.
     """
     outcome = place(draft, paper=paper)
-    copy_intents.settle(draft.id, outcome.changes)
-    if outcome.filled_size <= 0:
+    written = copy_intents.settle(draft.id, outcome.changes, worker=draft.worker)
+    if not written or outcome.filled_size <= 0:
         return None
     holding, opened = copy_positions.apply_position(
         draft.config_id, paper, draft.token_id, draft.side or Side.BUY, outcome.filled_size,

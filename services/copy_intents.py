@@ -11,15 +11,24 @@ skip with a reason). The rules that make mirroring exactly-once:
 - ``reconcile``: after a restart or a take-over, an open intent with no order record
   never left (the order service writes the record before sending) and is handed back to
   be placed, or failed as ``not_sent`` when too old; one with an order record takes the
-  outcome the venue gives for its hash. Taking over another engine's pending intent is a
-  conditional update only one engine wins (``claim``).
+  outcome the venue gives for its hash (an order the venue does not know yet, within the
+  order service's grace period, leaves the intent pending: it is looked up again). Taking
+  over another engine's pending intent is a conditional update only one engine wins
+  (``claim``).
+- ``settle`` / ``settle_many``: outcomes are fenced. An intent's status only moves forward
+  (``models.copying.INTENT_PREDECESSORS``: a final outcome is written once), and only for
+  the engine named in its ``worker`` column, the fencing token a take-over rewrites. An
+  engine that lost the target's lease while sending, and whose intents another engine
+  took over, writes no outcome and moves no position for them; its venue answer still
+  reaches the order record, whose writes are conditional too. Only the intents actually
+  written come back, and only those may move a position.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
@@ -27,13 +36,14 @@ from uuid import UUID
 import peewee
 
 from models.base import db, utcnow, write_transaction
-from models.bulk import insert_rows, update_rows
+from models.bulk import Guard, insert_rows, select_rows, update_rows
 from models.copying import (
     INTENT_CANCELLED,
     INTENT_FAILED,
     INTENT_FILLED,
     INTENT_OPEN,
     INTENT_PENDING,
+    INTENT_PREDECESSORS,
     INTENT_SENT,
     KIND_MIRROR,
     CopyConfig,
@@ -149,19 +159,53 @@ def insert(drafts: Sequence[CopyIntentDraft]) -> list[CopyIntentDraft]:
     return [draft for draft in live if draft.id in inserted]
 
 
-def settle(intent_id: UUID, changes: dict[str, Any]) -> None:
-    """Record what became of an intent's order."""
-    settle_many([(intent_id, changes)])
-    metrics.copy_settled(changes)
+def settle(intent_id: UUID, changes: dict[str, Any], *, worker: str | None = None) -> bool:
+    """Record what became of an intent's order; False when the write lost (see settle_many)."""
+    written = bool(settle_many([(intent_id, changes)], worker=worker))
+    if written:
+        metrics.copy_settled(changes)
+    return written
 
 
-def settle_many(settled: Sequence[tuple[UUID, Mapping[str, Any]]]) -> None:
-    """Record what became of intents' orders: (intent id, changes) each; counted by the caller.
+def _may_follow(changes: Mapping[str, Any]) -> tuple[str, ...]:
+    status = changes.get("status")
+    return INTENT_PREDECESSORS[status] if status is not None else INTENT_OPEN
 
-    Intents with the same kind of outcome share one prepared statement (the copy engine
-    settles a fill's intents inside the transaction that holds the write lock).
+
+def settle_many(settled: Sequence[tuple[UUID, Mapping[str, Any]]], *,
+                worker: str | None = None) -> set[UUID]:
+    """Record what became of intents' orders: (intent id, changes) each; the ids written.
+
+    An intent is written only over a status its new one may follow and, with ``worker``,
+    only while that engine still owns it (its fencing token); the others lost a race and
+    are left as the winner wrote them. The intents are read and locked in one statement,
+    then written with one prepared statement per kind of outcome (the copy engine settles
+    a fill's intents inside the transaction that holds the write lock); counted by the
+    caller.
     """
-    update_rows(CopyIntent, settled)
+    if not settled:
+        return set()
+    ids = [intent_id for intent_id, _ in settled]
+    with write_transaction():
+        current: dict[UUID, dict[str, Any]] = {}
+        for start in range(0, len(ids), 500):
+            for row in select_rows(CopyIntent, ("id", "status", "worker"),
+                                   {"id": ids[start:start + 500]}, for_update=True):
+                current[row["id"]] = row
+        won = [(intent_id, changes) for intent_id, changes in settled
+               if (row := current.get(intent_id)) is not None
+               and row["status"] in _may_follow(changes)
+               and (worker is None or row["worker"] == worker)]
+
+        def guard(changes: Mapping[str, Any]) -> Guard:
+            # The same rule in the statement itself: what another writer may have changed.
+            fence: dict[str, Sequence[Any]] = {"status": _may_follow(changes)}
+            if worker is not None:
+                fence["worker"] = (worker,)
+            return fence
+
+        update_rows(CopyIntent, won, guard=guard)
+    return {intent_id for intent_id, _ in won}
 
 
 def open_intents(config_ids: Sequence[UUID]) -> list[CopyIntent]:
@@ -172,6 +216,16 @@ def open_intents(config_ids: Sequence[UUID]) -> list[CopyIntent]:
             CopyIntent.config.in_(list(config_ids[start:start + 500])),
             CopyIntent.status.in_(INTENT_OPEN)))
     return found
+
+
+def unsettled(older_than: float) -> list[tuple[UUID, UUID, str]]:
+    """Open live intents seen at least ``older_than`` seconds ago: (id, config id, worker)."""
+    cutoff = utcnow() - timedelta(seconds=older_than)
+    # By status first (its index): open intents that old are few (orders the venue did not
+    # know yet, answers lost, engines gone), whatever the number of configs.
+    return list(CopyIntent.select(CopyIntent.id, CopyIntent.config, CopyIntent.worker).where(
+        CopyIntent.status.in_(INTENT_OPEN), CopyIntent.paper == False,  # noqa: E712
+        CopyIntent.seen_at <= cutoff).tuples())
 
 
 def claim(intent_id: UUID, worker: str, previous: str) -> bool:
@@ -191,7 +245,7 @@ def _paper_done(intent: CopyIntent) -> bool:
 
 def reconcile(intent_id: UUID, worker: str, stale_after: float) -> CopyIntentDraft | None:
     """Settle one open intent from the records and the venue; a draft to place, or None."""
-    from models.trading import ORDER_OPEN, Order
+    from models.trading import ORDER_OPEN, ORDER_PENDING, Order
     from services import orders
 
     intent = CopyIntent.get_by_id(intent_id)
@@ -200,17 +254,22 @@ def reconcile(intent_id: UUID, worker: str, stale_after: float) -> CopyIntentDra
     if intent.status == INTENT_PENDING and intent.worker != worker and not claim(
             intent.id, worker, intent.worker):
         return None
+    # The fencing token this engine writes under: its own (a pending intent it now owns),
+    # or, for a sent one, the engine that sent it, as read (unless someone moved it since).
+    fence = worker if intent.status == INTENT_PENDING else intent.worker
     age = (utcnow() - intent.seen_at).total_seconds()
     if intent.paper:
         if _paper_done(intent):
-            settle(intent.id, {"status": INTENT_FILLED, "settled_at": utcnow()})
+            settle(intent.id, {"status": INTENT_FILLED, "settled_at": utcnow()}, worker=fence)
             return None
-        return _replace_or_expire(intent, age, stale_after)
+        return _replace_or_expire(intent, age, stale_after, fence)
     order = Order.get_or_none(Order.target_trade_id == str(intent.id))
     if order is None:
-        return _replace_or_expire(intent, age, stale_after)
+        return _replace_or_expire(intent, age, stale_after, fence)
     if order.status in ORDER_OPEN:
         order = orders.reconcile(order.id)
+    if order.status == ORDER_PENDING:
+        return None  # the venue does not know it yet (within the grace): looked up again
     filled = Decimal(order.filled_size or 0)
     value = Decimal(order.filled_value or 0)
     changes: dict[str, Any] = {"order_id": order.order_hash}
@@ -228,18 +287,18 @@ def reconcile(intent_id: UUID, worker: str, stale_after: float) -> CopyIntentDra
         changes["sent_at"] = order.submitted_at
         changes["latency_ms"] = max(0, int((order.submitted_at - intent.seen_at)
                                            .total_seconds() * 1000))
-    settle(intent.id, changes)
-    if changes.get("status") == INTENT_FILLED:
+    written = settle(intent.id, changes, worker=fence)
+    if written and changes.get("status") == INTENT_FILLED:  # a fill is counted once
         copy_positions.apply_position(intent.config_id, False, intent.token_id, intent.side,
                                       filled, value, condition_id=intent.condition_id,
                                       market_slug=intent.market_slug, outcome=intent.outcome)
     return None
 
 
-def _replace_or_expire(intent: CopyIntent, age: float, stale_after: float
+def _replace_or_expire(intent: CopyIntent, age: float, stale_after: float, fence: str
                        ) -> CopyIntentDraft | None:
     if age > stale_after:
-        settle(intent.id, {
+        settle(intent.id, worker=fence, changes={
             "status": INTENT_FAILED, "reason": "not_sent", "settled_at": utcnow(),
             "detail": f"The worker stopped before sending; {int(age)} s later it is too late "
                       "to copy."})
@@ -248,4 +307,4 @@ def _replace_or_expire(intent: CopyIntent, age: float, stale_after: float
 
 
 __all__ = ["CopyIntentDraft", "claim", "insert", "open_intents", "reconcile", "settle",
-           "settle_many"]
+           "settle_many", "unsettled"]

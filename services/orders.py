@@ -13,12 +13,19 @@ one after the other for one order and the copy engine runs for a batch:
 3. ``post`` / ``post_async`` send it (never retried) and ``settle`` records the answer.
 
 A crash or a timeout after step 2 leaves a ``pending`` record whose hash ``reconcile``
-looks up at the venue: found means it was placed (its fills are applied), absent means
-it never arrived (``failed``); nothing is ever signed or sent twice for one record.
+looks up at the venue: found means it was placed (its fills are applied); absent means
+it never arrived (``failed``), but only once ``order_not_found_grace_seconds`` have passed
+since it was sent: before that it may still be on its way (a slow POST, another process's
+send), so it stays ``pending`` and is looked up again. Nothing is ever signed or sent
+twice for one record.
 
 Order status: pending -> live | matched | cancelled | rejected | failed; live ->
-matched | cancelled. Trade status (SPEC): pending -> filled (any fill, once the order is
-done) | cancelled (done without a fill) | failed (rejected, or never reached the venue).
+matched | cancelled (``models.trading.ORDER_PREDECESSORS``). Every write is a conditional
+UPDATE on the statuses the new one may follow, so two processes settling one order (an
+answer and a reconciliation, two engines) never replace a final status with another: the
+later write changes nothing and reads back what the earlier one stored. Trade status
+(SPEC): pending -> filled (any fill, once the order is done) | cancelled (done without a
+fill) | failed (rejected, or never reached the venue).
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from uuid import UUID, uuid4
 from redis.exceptions import RedisError
 
 from models.base import atomic, utcnow
-from models.bulk import IfNull, insert_rows, update_returning, update_rows
+from models.bulk import IfNull, insert_rows, select_rows, update_returning, update_rows
 from models.trading import (
     ORDER_CANCELLED,
     ORDER_FAILED,
@@ -42,6 +49,7 @@ from models.trading import (
     ORDER_MATCHED,
     ORDER_OPEN,
     ORDER_PENDING,
+    ORDER_PREDECESSORS,
     ORDER_REJECTED,
     TRADE_CANCELLED,
     TRADE_FAILED,
@@ -54,6 +62,7 @@ from models.user import User
 from services import errors, order_book, order_plan, previews, venue_accounts, venues
 from services.order_plan import MarketInfo, OrderPlan
 from services.principal import user_id_of
+from services.runtime import runtime
 from services.venue_accounts import VenueAccount
 from venue.client import AsyncVenueClient
 from venue.errors import VenueError, VenueNotFound, VenueRejected
@@ -360,15 +369,34 @@ def _finish(order: Order, status: str, *, filled_size: Decimal | None = None,
     with atomic():
         # Written and read back in one statement (plain SQL: peewee's compiler cost more
         # than the database): the fills, fee and error a reconciliation stored and this
-        # answer does not replace are what the trade mirrors and the caller gets.
-        state = update_returning(Order, order.id, changes, _STORED_STATE)
+        # answer does not replace are what the trade mirrors and the caller gets. Only
+        # over a status this one may follow: a final status is never replaced.
+        state = update_returning(Order, order.id, changes, _STORED_STATE,
+                                 guard={"status": ORDER_PREDECESSORS[status]})
         if state is None:
-            raise Order.DoesNotExist(f"order {order.id} is not stored")
+            # Lost the race (or no such record): what the winner stored stands.
+            state = _lost_race(order, status)
         stored = Order(__no_default__=True)
         stored.__data__.update(order.__data__)  # the rest never changes after the record
         stored.__data__.update(state)
         update_rows(Trade, [(order.id, _trade_changes(stored, now))], key="order")
     return stored
+
+
+def _lost_race(order: Order, status: str) -> dict[str, Any]:
+    """The order's stored state after a write of ``status`` found its predecessor gone."""
+    found = select_rows(Order, _STORED_STATE, {"id": [order.id]})  # plain SQL, as above
+    if not found:
+        raise Order.DoesNotExist(f"order {order.id} is not stored")
+    [state] = found
+    if state["status"] == ORDER_FAILED and status in (ORDER_LIVE, ORDER_MATCHED):
+        # The venue has an order we failed after the grace: tell the operator.
+        log.error("order %s was failed as never sent, but the venue answers %s; the grace "
+                  "(ORDER_NOT_FOUND_GRACE_SECONDS) is too short", order.order_hash, status)
+    else:
+        log.info("order %s is %s already; %s not written", order.order_hash,
+                 state["status"], status)
+    return state
 
 
 def _trade_changes(order: Order, now: datetime) -> dict[str, Any]:
@@ -409,8 +437,17 @@ def _venue_status(remote: OpenOrder) -> str:
     return remote.status.upper().removeprefix("ORDER_STATUS_")
 
 
+def not_found_grace() -> timedelta:
+    """How long after sending an order the venue's "not found" may mean "on its way"."""
+    return timedelta(seconds=runtime().settings.order_not_found_grace_seconds)
+
+
 def reconcile(order_id: UUID | str, *, acct: VenueAccount | None = None) -> Order:
-    """Bring one order record in line with the venue, looking it up by its hash."""
+    """Bring one order record in line with the venue, looking it up by its hash.
+
+    A pending order the venue does not know stays pending within ``not_found_grace``
+    of being sent, and fails after it.
+    """
     order = Order.get_by_id(order_id)
     if order.status not in ORDER_OPEN:
         return order
@@ -419,10 +456,10 @@ def reconcile(order_id: UUID | str, *, acct: VenueAccount | None = None) -> Orde
         remote = venues.client().clob.order(acct.creds, order.order_hash)
     except VenueNotFound:
         if order.status == ORDER_PENDING:
-            _finish(order, ORDER_FAILED, error="The order never reached the venue.")
-        else:
-            _finish(order, ORDER_CANCELLED)
-        return Order.get_by_id(order.id)
+            if utcnow() - (order.submitted_at or order.created_at) < not_found_grace():
+                return order  # may still be on its way: looked up again later
+            return _finish(order, ORDER_FAILED, error="The order never reached the venue.")
+        return _finish(order, ORDER_CANCELLED)
     matched = remote.size_matched
     # Fills since our last look: resting (maker) fills happen at the order's own price.
     extra = max(ZERO, matched - order.filled_size)
@@ -434,9 +471,8 @@ def reconcile(order_id: UUID | str, *, acct: VenueAccount | None = None) -> Orde
         new_status = ORDER_MATCHED
     else:
         new_status = ORDER_CANCELLED
-    _finish(order, new_status, filled_size=max(matched, order.filled_size),
-            filled_value=value, acknowledged=True)
-    return Order.get_by_id(order.id)
+    return _finish(order, new_status, filled_size=max(matched, order.filled_size),
+                   filled_value=value, acknowledged=True)
 
 
 def reconcile_pending(older_than: timedelta = RECONCILE_AFTER) -> int:

@@ -123,6 +123,28 @@ def test_update_returning_gives_the_row_as_now_stored(bound_db, entries):
     assert update_returning(Entry, uuid.uuid4(), {"count": 1}, ("count",)) is None
 
 
+def test_a_guard_writes_only_rows_that_still_hold_an_allowed_value(bound_db, entries):
+    account = uuid.uuid4()
+    rows = [_new(account, note=note) for note in ("open", "open", "done", "open")]
+    # Each row's guard follows from its own changes, as a transition table would give it.
+    allowed = {"done": ("open",), "open": ("open",)}
+    changes = [{"note": "done", "count": 1}, {"note": "open", "count": 2},
+               {"note": "done", "count": 3}, {"note": "done", "count": 4}]
+    update_rows(Entry, [(row.id, change) for row, change in zip(rows, changes, strict=True)],
+                guard=lambda change: {"note": allowed[change["note"]], "account": (account,)})
+    assert [(Entry.get_by_id(r.id).note, Entry.get_by_id(r.id).count) for r in rows] == [
+        ("done", 1), ("open", 2), ("done", 0), ("done", 4)]  # the third was done already
+
+    lost = update_returning(Entry, rows[1].id, {"note": "done", "count": 9}, ("count",),
+                            guard={"note": ("done",)})
+    assert lost is None and Entry.get_by_id(rows[1].id).count == 2
+    won = update_returning(Entry, rows[1].id, {"note": "done", "count": 9}, ("count",),
+                           guard={"note": ("open",), "account": (account,)})
+    assert won == {"count": 9}
+    assert update_returning(Entry, rows[1].id, {"count": 10}, ("count",),
+                            guard={"account": (uuid.uuid4(),)}) is None
+
+
 def test_select_rows_reads_matching_rows_as_python_values(bound_db, entries):
     account, other = uuid.uuid4(), uuid.uuid4()
     wanted = insert_rows(Entry, [

@@ -11,6 +11,7 @@ import pytest
 from eth_account import Account
 
 from devstack.venue.order_signing import parse_order, recover_order_signer
+from models.base import utcnow
 from models.trading import Order, Trade
 from services import errors, order_plan, orders, previews, venue_accounts, venues, wallets
 
@@ -197,16 +198,46 @@ def test_manual_orders_need_a_preview(trader, market):
                            order_type="market")
 
 
+def _past_the_grace(order: Order) -> None:
+    """Time passes: the order was sent longer ago than "not found" may mean "on its way"."""
+    Order.update(submitted_at=utcnow() - orders.not_found_grace() - timedelta(seconds=1)) \
+        .where(Order.id == order.id).execute()
+
+
 def test_record_is_written_before_sending_and_reconciled_by_hash(trader, market, venue_control):
-    # The venue fails the POST before reading it: the record exists and is marked failed.
+    # The venue fails the POST before reading it: the record exists; the venue does not
+    # know the order, which may still be on its way, so it stays pending for the grace.
     venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
                                            "status": 500, "count": 1}, expect=201)
     placed = _place(trader, market.yes, "buy", "10", "market")
-    assert placed.status == "rejected"
+    assert placed.status == "accepted"
     order = Order.get(Order.order_hash == placed.order_id)
-    assert order.status == "failed" and order.submitted_at is not None
-    assert "never reached" in order.error
+    assert order.status == "pending" and order.submitted_at is not None
+    assert orders.reconcile(order.id).status == "pending"  # looked up again: still unknown
+    _past_the_grace(order)
+    order = orders.reconcile(order.id)
+    assert order.status == "failed" and "never reached" in order.error
+    assert Trade.get_by_id(placed.trade_id).status == "failed"
     assert _received(venue_control, placed.order_id) == []
+
+
+def test_not_found_within_the_grace_stays_pending_and_a_later_lookup_settles_it(
+        trader, market, venue_control):
+    """Looked up while its POST is still on its way, an order is not failed (finding 8)."""
+    acct = venue_accounts.account(trader.user)
+    prepared = orders.prepare_order(trader.user, token_id=market.yes, side="buy", size="10",
+                                    order_type="market", source="copy",
+                                    time_in_force="FAK")
+    [order] = orders.record_orders([prepared])
+    assert orders.reconcile(order.id, acct=acct).status == "pending"  # not sent yet
+    assert Trade.get_by_id(order.id).status == "pending"
+    placed = orders.settle(order, prepared, orders.post(prepared))
+    assert placed.status == "filled"
+    order = orders.reconcile(order.id, acct=acct)
+    assert (order.status, order.filled_size) == ("matched", Decimal(10))
+    assert venue_control.balances(trader.address)["positions"] == {market.yes: "10"}
+    _past_the_grace(order)  # a final status is never replaced, even by a late "not found"
+    assert orders.reconcile(order.id, acct=acct).status == "matched"
 
 
 def test_crash_after_send_is_reconciled_from_the_venue(trader, market, venue_control):
@@ -252,8 +283,11 @@ def test_lost_answer_is_queued_for_reconciliation(trader, market, venue_control)
     assert order.status == "pending"
     queued = jobs.fetch(jobs.qualified_job_id(f"reconcile-{order.id}"))
     assert queued is not None and queued.func_name == orders.RECONCILE_JOB
-    assert queued.args == (str(order.id),)
+    assert queued.args == [str(order.id)]  # JSON-serialized job: a list
     queued.delete()
-    # What the job does, once the venue answers again: the order never arrived.
+    # What the job does, once the venue answers again: not there yet, so it stays pending
+    # (maintenance looks it up again); once the grace has passed, it never arrived.
+    assert orders.reconcile(str(order.id)).status == "pending"
+    _past_the_grace(order)
     assert orders.reconcile(str(order.id)).status == "failed"
     assert Trade.get_by_id(placed.trade_id).status == "failed"

@@ -14,6 +14,9 @@ The engine owns the nursery and a few parts, each owning the tasks it starts:
 - ``QuoteSource`` (``quotes.py``): markets, and books from the CLOB market channel.
 - ``FillExecutor`` (``fill_executor.py``): decisions, copy execution, TP/SL exits.
 - ``CopierWallets`` (``copier_wallets.py``): the copiers' opened accounts and estimates.
+- a recheck loop (``reconciler.recheck``): open live intents (this engine's, and those of
+  its configs whose engine died) are looked up again until the venue's answer settles
+  them (an order it did not know yet, a lost answer, a hand-over that never finished).
 
 A fill becomes one intent per config (copied or skipped, with the reason); the live copies
 are recorded with their orders in one transaction and sent concurrently
@@ -44,6 +47,7 @@ from worker.copy_engine.fill_executor import FillExecutor
 from worker.copy_engine.ownership import TargetOwnership
 from worker.copy_engine.quotes import QuoteSource
 from worker.copy_engine.settings import EngineSettings, EngineStats
+from worker.copy_engine.store import ConfigSnapshot
 from worker.copy_engine.watcher import TargetWatcher, WatchContext
 
 log = logging.getLogger("copytrade.copy_engine")
@@ -130,6 +134,10 @@ class CopyEngine:
         """A watcher of ``target`` bound to this engine (not started)."""
         return TargetWatcher(target, self._watch)
 
+    def _running_configs(self) -> dict[UUID, ConfigSnapshot]:
+        return {cid: snap for watcher in self.targets.values()
+                for cid, snap in watcher.configs.items()}
+
     def _account_users(self) -> set[UUID]:
         return {c.user_id for watcher in self.targets.values()
                 for c in watcher.configs.values() if not c.paper}
@@ -156,6 +164,7 @@ class CopyEngine:
                     nursery.start_soon(self.quotes.run)
                 nursery.start_soon(self.executor.run_exit_checks, lambda: self.targets.values())
                 nursery.start_soon(self.wallets.run)
+                nursery.start_soon(self._recheck_loop)
                 if database.has_log_to_fold():
                     nursery.start_soon(self._fold_log_loop)
                 task_status.started(self)
@@ -191,6 +200,20 @@ class CopyEngine:
                 if target not in kept and target in self.targets:
                     log.warning("engine %s lost the lease on %s; stopping it", self.name, target)
                     self._drop_target(target)
+
+    async def _recheck_loop(self) -> None:
+        # Intents whose order the venue did not know yet (or whose answer was lost) are
+        # settled here once it does, rather than at the next restart or take-over.
+        while True:
+            await trio.sleep(self.settings.recheck_seconds)
+            try:
+                await reconciler.recheck(
+                    self.name, self._running_configs, db=self.db,
+                    live_engines=self.ownership.live_engines, placer=self.executor,
+                    older_than=self.settings.recheck_after_seconds,
+                    stale_after=self.settings.stale_intent_seconds)
+            except Exception:  # retried at the next turn
+                log.exception("engine %s: rechecking open intents failed", self.name)
 
     async def _fold_log_loop(self) -> None:
         # The worker's connections leave SQLite's log to this loop (``fold_on_commit``):

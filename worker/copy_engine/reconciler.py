@@ -7,6 +7,14 @@ when too old); one with an order record takes the outcome the venue gives for it
 Intents of an engine still alive (a hand-over in progress) are left to it. Nothing is ever
 sent twice: a re-placed intent had no order, and a take-over only one engine wins.
 
+While it runs, an engine also looks again at open live intents (``recheck``): an order
+the venue did not know yet when it was looked up (within the order service's grace
+period) or whose answer was lost is settled once the venue knows it, or failed once the
+grace has passed. Its own intents by name, wherever their target runs now (an intent this
+engine sent is its to settle even after an operator moved the target: the new owner
+leaves it alone while this engine lives), and those of the configs it runs whose engine
+has died since the target started here (a hand-over that never finished).
+
 The reconciler needs no engine: the target's configs, a database runner, the live
 engines and something that places an intent (``IntentPlacer``).
 """
@@ -60,4 +68,39 @@ async def reconcile_target(worker: str, configs: Mapping[UUID, ConfigSnapshot], 
     return placed
 
 
-__all__ = ["IntentPlacer", "reconcile_target"]
+async def recheck(worker: str, configs: Callable[[], Mapping[UUID, ConfigSnapshot]], *,
+                  db: Callable[..., Awaitable[Any]],
+                  live_engines: Callable[[], Awaitable[list[str]]], placer: IntentPlacer,
+                  older_than: float, stale_after: float) -> int:
+    """Look again at open live intents older than ``older_than`` s; how many were looked at.
+
+    This engine's own intents (wherever their target runs now), and those of the configs
+    it runs (``configs()``) whose engine is gone: taken over as at a target's start.
+    """
+    rows = await db(copy_intents.unsettled, older_than)
+    if not rows:
+        return 0
+    running = configs()
+    orphans = [r for r in rows if r[2] != worker and r[1] in running]
+    alive = set(await live_engines()) if orphans else set()
+    looked = 0
+    for intent_id, config_id, owner in rows:
+        mine = owner == worker
+        if not mine and (config_id not in running or owner in alive):
+            continue  # another engine's, and it still runs (or not a config run here)
+        looked += 1
+        try:
+            draft = await db(copy_intents.reconcile, intent_id, worker, stale_after)
+        except Exception:
+            log.exception("engine %s: rechecking intent %s failed", worker, intent_id)
+            continue
+        # A draft back means no order record: never sent. A dead engine's is placed now,
+        # as at a take-over; this engine's own is failed once stale (it was not lost).
+        if draft is not None and not mine:
+            log.warning("engine %s: intent %s was never sent; placing it now", worker,
+                        intent_id)
+            await placer.place_intent(running[config_id], draft)
+    return looked
+
+
+__all__ = ["IntentPlacer", "recheck", "reconcile_target"]

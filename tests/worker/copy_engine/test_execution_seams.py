@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import secrets
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 import trio
@@ -16,7 +16,7 @@ import trio
 from models.base import db, utcnow
 from models.copying import CopyIntent
 from models.trading import Order
-from services import copy_execution, copy_intents, venue_accounts, venues
+from services import copy_execution, copy_intents, orders, venue_accounts, venues
 from services.copy_intents import CopyIntentDraft
 from services.orders import PostAnswer, PreparedOrder
 from tests.worker.copy_engine.conftest import intents_of
@@ -69,10 +69,18 @@ def test_execute_sends_through_its_sender_only_recorded_orders_and_settles_a_los
     assert done.orders == 1 and done.moves == [] and done.catalogued
     [intent] = intents_of(config)
     assert [d.id for d in done.recorded] == [intent.id]
-    # The venue never saw the order: looked up by its hash, it failed and so did the copy.
-    assert (intent.status, intent.reason) == ("failed", "order_refused")
+    # The venue never saw the order: looked up by its hash, it may still be on its way,
+    # so order and copy stay pending; once the grace has passed, both failed.
+    assert (intent.status, intent.reason) == ("pending", None)
     with db.connection_context():
-        assert Order.get(Order.target_trade_id == str(intent.id)).status == "failed"
+        order = Order.get(Order.target_trade_id == str(intent.id))
+        assert order.status == "pending"
+        Order.update(submitted_at=utcnow() - orders.not_found_grace() - timedelta(seconds=1)) \
+            .where(Order.id == order.id).execute()
+        assert copy_intents.reconcile(intent.id, intent.worker, 60) is None
+        assert Order.get_by_id(order.id).status == "failed"
+    [intent] = intents_of(config)
+    assert (intent.status, intent.reason) == ("failed", "order_refused")
     slot = engine.wallets.accounts.get(trader.user.id)
     assert slot is not None and (slot.reserved, slot.balance) == (0, 1000)  # nothing held
 
