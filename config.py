@@ -177,6 +177,10 @@ class Settings:
     logging: LoggingConfig = LoggingConfig()
     metrics: MetricsConfig = MetricsConfig()
     web_concurrency: int = 2
+    # Added to scrypt's salt when WALLET_ENCRYPTION_KEY is a passphrase; same on every machine.
+    wallet_encryption_salt: str = field(default="", repr=False)
+    # Host names accepted besides BASE_URL's (others get 400), e.g. an internal name.
+    allowed_hosts: tuple[str, ...] = ()
 
     def flat(self) -> dict[str, Any]:
         """The settings under their environment names (what Flask's ``app.config`` carries)."""
@@ -191,6 +195,8 @@ class Settings:
             "SECRET_KEY": self.secret_key,
             "WALLET_ENCRYPTION_KEY": self.wallet_encryption_key,
             "WALLET_ENCRYPTION_KEY_PREVIOUS": self.wallet_encryption_key_previous,
+            "WALLET_ENCRYPTION_SALT": self.wallet_encryption_salt,
+            "ALLOWED_HOSTS": ",".join(self.allowed_hosts),
             "BASE_URL": self.base_url,
             "VENUE": self.venue.name,
             "SANDBOX_PORT": self.venue.sandbox_port,
@@ -327,6 +333,9 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
         wallet_encryption_key=get("WALLET_ENCRYPTION_KEY")
         or instance_secret(instance, "wallet_encryption_key"),
         wallet_encryption_key_previous=get("WALLET_ENCRYPTION_KEY_PREVIOUS"),
+        wallet_encryption_salt=get("WALLET_ENCRYPTION_SALT", "") or "",
+        allowed_hosts=tuple(host.strip().lower() for host in (get("ALLOWED_HOSTS") or "")
+                            .split(",") if host.strip()),
         base_url=(get("BASE_URL", "http://127.0.0.1:8000") or "").rstrip("/"),
         smtp_url=get("SMTP_URL"),
         mail_from=get("MAIL_FROM", "copytrade <no-reply@localhost>") or "",
