@@ -10,7 +10,17 @@ from flask import Flask, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 import config as settings_module
-from blueprints import access, assets, dashboard, errors, health, operations, ratelimit, wellknown
+from blueprints import (
+    access,
+    assets,
+    dashboard,
+    errors,
+    health,
+    operations,
+    ratelimit,
+    security_headers,
+    wellknown,
+)
 from blueprints import api as rest
 from blueprints import mcp as mcp_server
 from blueprints import oauth as oauth_surface
@@ -52,6 +62,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     _register_request_hooks(app)
     operations.init_app(app)  # request ids, request log and metrics, /metrics; first
+    security_headers.init_app(app)  # unknown Host -> 400 before anything else looks
     ratelimit.init_app(app)  # before the access gate: a flood stops before any lookup
     access.init_app(app)  # every /api route's declared policy, deny by default
     rest.register(app)
