@@ -27,8 +27,8 @@ from blueprints import oauth as oauth_surface
 from models import database, migrate
 from models.base import db
 from services import errors as domain_errors
+from services import json_bodies, wiring
 from services import runtime as process_runtime
-from services import wiring
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -97,6 +97,12 @@ def _register_request_hooks(app: Flask) -> None:
                 "Unsupported media type: send application/json.")
             err.status = 415
             raise err
+        # Before any parser: deep nesting can crash it (see services/json_bodies.py).
+        # /api/mcp answers this itself, as a JSON-RPC parse error (-32700).
+        if (request.path != "/api/mcp" and request.content_length and request.is_json
+                and json_bodies.too_deep(request.get_data(cache=True))):
+            raise domain_errors.BadRequest(
+                f"The JSON body nests deeper than {json_bodies.MAX_DEPTH} levels.")
 
     @app.teardown_appcontext
     def close_connection(exc: BaseException | None) -> None:
