@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import uuid
 from uuid import UUID
 
 import segno
@@ -20,7 +21,7 @@ from schemas.wallets import (
     WithdrawRequestSchema,
     WithdrawResponseSchema,
 )
-from services import claims, wallets, withdrawals
+from services import claims, idempotency, wallets, withdrawals
 
 TOKEN_LABELS = {"usdc": "pUSD", "usdc_e": "USDC.e", "matic": "MATIC"}
 
@@ -58,17 +59,27 @@ def _withdraw_form() -> dict:
 def confirm_withdrawal() -> str:
     """Check the withdrawal's fields and ask to confirm it; nothing is sent yet."""
     body = parse(WithdrawRequestSchema(), _withdraw_form())
+    # One key per confirmation shown: submitting it twice sends one withdrawal.
     return render_template("dashboard/_withdraw_confirm.html", body=present(
-        WithdrawRequestSchema(), body), label=TOKEN_LABELS[body["token"]])
+        WithdrawRequestSchema(), body), label=TOKEN_LABELS[body["token"]],
+        idempotency_key=uuid.uuid4())
 
 
 @bp.post("/wallet/withdraw")
 def withdraw() -> str:
-    """Send it (POST /api/trading-wallet/withdraw); then follow its progress."""
+    """Send it (POST /api/trading-wallet/withdraw, keyed); then follow its progress."""
     body = parse(WithdrawRequestSchema(), _withdraw_form())
-    answer = present(WithdrawResponseSchema(), withdrawals.withdraw(
-        current_principal().user, **body).to_dict())
-    record = withdrawals.get(current_principal().user, answer["withdrawal_id"])
+    key = idempotency.parse_key(form_text("idempotency_key"), field="idempotency_key")
+    user = current_principal().user
+
+    def send() -> tuple[int, dict]:
+        return 200, present(WithdrawResponseSchema(),
+                            withdrawals.withdraw(user, **body).to_dict())
+
+    # the same key and body again (a double click, a resubmitted form) replays the answer
+    answer = idempotency.run_once(current_principal().user_id, key, idempotency.fingerprint(
+        "dashboard-withdraw", present(WithdrawRequestSchema(), body)), send).body
+    record = withdrawals.get(user, answer["withdrawal_id"])
     return render_template("dashboard/_withdrawal.html", message=answer["message"],
                            withdrawal=present(WithdrawalSchema(), withdrawals.describe(record)),
                            label=TOKEN_LABELS)
