@@ -88,6 +88,9 @@ class ChainConfig:
     chain_id: int = 137
     rpc_timeout: float = 10.0
     withdraw_wait_seconds: float = 5.0
+    # Requests of one web process that may wait for a broadcast at once; others answer queued
+    # at once, so waiting never takes every web thread.
+    withdraw_max_waiters: int = 2
     receipt_timeout_seconds: float = 120.0
 
 
@@ -204,6 +207,7 @@ class Settings:
             "CHAIN_ID": self.chain.chain_id,
             "POLYGON_RPC_TIMEOUT": self.chain.rpc_timeout,
             "WITHDRAW_WAIT_SECONDS": self.chain.withdraw_wait_seconds,
+            "WITHDRAW_MAX_WAITERS": self.chain.withdraw_max_waiters,
             "RECEIPT_TIMEOUT_SECONDS": self.chain.receipt_timeout_seconds,
             "SMTP_URL": self.smtp_url,
             "MAIL_FROM": self.mail_from,
@@ -357,6 +361,8 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
             rpc_timeout=number("POLYGON_RPC_TIMEOUT", chain_defaults.rpc_timeout),
             withdraw_wait_seconds=number("WITHDRAW_WAIT_SECONDS",
                                          chain_defaults.withdraw_wait_seconds),
+            withdraw_max_waiters=int(number("WITHDRAW_MAX_WAITERS",
+                                            chain_defaults.withdraw_max_waiters)),
             receipt_timeout_seconds=number("RECEIPT_TIMEOUT_SECONDS",
                                            chain_defaults.receipt_timeout_seconds)),
         contracts=ContractAddresses(**{

@@ -62,6 +62,7 @@ class ChainSettings:
     # Defaults live in config.ChainConfig (POLYGON_RPC_TIMEOUT and kin).
     rpc_timeout: float
     withdraw_wait_seconds: float
+    withdraw_max_waiters: int
     receipt_timeout_seconds: float
 
 
@@ -130,6 +131,7 @@ def from_settings(settings: Settings) -> ChainSettings:
                              settings.wallet_encryption_salt),
         rpc_timeout=settings.chain.rpc_timeout,
         withdraw_wait_seconds=settings.chain.withdraw_wait_seconds,
+        withdraw_max_waiters=settings.chain.withdraw_max_waiters,
         receipt_timeout_seconds=settings.chain.receipt_timeout_seconds,
     )
 

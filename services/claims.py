@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -60,7 +59,7 @@ from models.wallet import (
     TradingWallet,
     WalletTransaction,
 )
-from services import chain_access, errors, wallet_transactions, wallets
+from services import broadcast_wait, chain_access, errors, wallet_transactions, wallets
 from services.principal import user_id_of
 
 log = logging.getLogger(__name__)
@@ -70,7 +69,6 @@ BALANCE_BATCH = 200  # token ids per balanceOfBatch call
 # Gas budgeted per neg-risk claim when it cannot be estimated before the approval exists:
 # setApprovalForAll (~50k) plus the adapter's redeem (~250k), with room to spare.
 NEG_RISK_GAS_BUDGET = 400_000
-_POLL_SECONDS = 0.05
 
 
 @dataclass(frozen=True)
@@ -297,13 +295,13 @@ def enqueue(claim: Claim) -> None:
 
 
 def wait_for_broadcast(claim_ids: Sequence[UUID], timeout: float) -> list[Claim]:
-    """Poll until every claim left ``queued``/``signed`` or ``timeout`` seconds pass."""
-    deadline = time.monotonic() + timeout
-    while True:
-        claims = [Claim.get_by_id(cid) for cid in claim_ids]
-        if all(c.status not in (QUEUED, SIGNED) for c in claims) or time.monotonic() >= deadline:
-            return claims
-        time.sleep(_POLL_SECONDS)
+    """The claims once all left ``queued``/``signed``, or as they are after ``timeout`` s.
+
+    Bounded by broadcast_wait: when the process's waiting slots are taken it answers at once.
+    """
+    return broadcast_wait.wait_until(
+        lambda: [Claim.get_by_id(cid) for cid in claim_ids],
+        lambda claims: all(c.status not in (QUEUED, SIGNED) for c in claims), timeout)
 
 
 def describe(claim: Claim) -> dict[str, Any]:
