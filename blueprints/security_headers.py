@@ -42,8 +42,14 @@ def allowed_hosts() -> frozenset[str]:
     return frozenset(names)
 
 
+# Probes (load balancers, orchestrators) call by IP; the answer reveals nothing.
+HOST_EXEMPT_PATHS = frozenset({"/healthz"})
+
+
 def check_host() -> None:
     """Refuse a request whose Host is not one this deployment answers to."""
+    if request.path in HOST_EXEMPT_PATHS:
+        return
     if _host_name(request.host) not in allowed_hosts():
         raise errors.BadRequest("Unknown host.")
 

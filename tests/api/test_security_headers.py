@@ -38,23 +38,27 @@ def test_hsts_only_when_base_url_is_https(app, client, monkeypatch) -> None:
 @pytest.mark.parametrize("host", ["evil.example", "127.0.0.1.evil.example", "ct.example"])
 def test_unknown_host_is_refused(client, host) -> None:
     # a DNS-rebinding name pointed at a local instance, or any other forged Host
-    answer = client.get("/healthz", headers={"Host": host})
+    answer = client.get("/api/stats/platform", headers={"Host": host})
     assert answer.status_code == 400
     assert answer.get_json()["code"] == "bad_request"
     assert answer.headers["X-Content-Type-Options"] == "nosniff"
+    assert client.get("/dashboard/login", headers={"Host": host}).status_code == 400
+    # a probe calling by IP still gets /healthz (it reveals nothing)
+    assert client.get("/healthz", headers={"Host": host}).status_code == 200
 
 
 def test_hosts_of_a_public_deployment(app, client, monkeypatch) -> None:
     monkeypatch.setitem(app.config, "BASE_URL", "https://ct.example")
-    assert client.get("/healthz", headers={"Host": "ct.example"}).status_code == 200
-    assert client.get("/healthz", headers={"Host": "CT.example:443"}).status_code == 200
+    path = "/api/stats/platform"
+    assert client.get(path, headers={"Host": "ct.example"}).status_code == 200
+    assert client.get(path, headers={"Host": "CT.example:443"}).status_code == 200
     # loopback names are a local deployment's, not a public one's
-    assert client.get("/healthz", headers={"Host": "localhost"}).status_code == 400
-    assert client.get("/healthz", headers={"Host": "internal.lan:8000"}).status_code == 400
+    assert client.get(path, headers={"Host": "localhost"}).status_code == 400
+    assert client.get(path, headers={"Host": "internal.lan:8000"}).status_code == 400
     monkeypatch.setitem(app.config, "ALLOWED_HOSTS", "internal.lan, other.example")
-    assert client.get("/healthz", headers={"Host": "internal.lan:8000"}).status_code == 200
+    assert client.get(path, headers={"Host": "internal.lan:8000"}).status_code == 200
 
 
 def test_loopback_base_url_accepts_loopback_names(client) -> None:
     for host in ("localhost", "127.0.0.1:8000", "[::1]:8000"):
-        assert client.get("/healthz", headers={"Host": host}).status_code == 200
+        assert client.get("/api/stats/platform", headers={"Host": host}).status_code == 200
