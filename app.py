@@ -11,15 +11,25 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 import config as settings_module
-from blueprints import access, assets, dashboard, errors, health, operations, ratelimit, wellknown
+from blueprints import (
+    access,
+    assets,
+    dashboard,
+    errors,
+    health,
+    operations,
+    ratelimit,
+    security_headers,
+    wellknown,
+)
 from blueprints import api as rest
 from blueprints import mcp as mcp_server
 from blueprints import oauth as oauth_surface
 from models import database, migrate
 from models.base import db
 from services import errors as domain_errors
+from services import json_bodies, wiring
 from services import runtime as process_runtime
-from services import wiring
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -59,6 +69,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     _register_request_hooks(app)
     operations.init_app(app)  # request ids, request log and metrics, /metrics; first
+    security_headers.init_app(app)  # unknown Host -> 400 before anything else looks
     ratelimit.init_app(app)  # before the access gate: a flood stops before any lookup
     access.init_app(app)  # every /api route's declared policy, deny by default
     rest.register(app)
@@ -93,6 +104,12 @@ def _register_request_hooks(app: Flask) -> None:
                 "Unsupported media type: send application/json.")
             err.status = 415
             raise err
+        # Before any parser: deep nesting can crash it (see services/json_bodies.py).
+        # /api/mcp answers this itself, as a JSON-RPC parse error (-32700).
+        if (request.path != "/api/mcp" and request.content_length and request.is_json
+                and json_bodies.too_deep(request.get_data(cache=True))):
+            raise domain_errors.BadRequest(
+                f"The JSON body nests deeper than {json_bodies.MAX_DEPTH} levels.")
 
     @app.teardown_appcontext
     def close_connection(exc: BaseException | None) -> None:

@@ -168,7 +168,11 @@ def wallets() -> None:
 
 @wallets.command("reseal")
 def wallets_reseal() -> None:
-    """Re-seal every wallet secret under the current WALLET_ENCRYPTION_KEY (after rotation)."""
+    """Re-seal every wallet secret under the current WALLET_ENCRYPTION_KEY and format.
+
+    After a key rotation, and once after upgrading: older secrets (v1, not bound to their
+    row) move to v2, bound to their table, row and column.
+    """
     from models import database
     from services import runtime, wiring
     from services import wallets as wallet_service

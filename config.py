@@ -98,6 +98,9 @@ class ChainConfig:
     chain_id: int = 137
     rpc_timeout: float = 10.0
     withdraw_wait_seconds: float = 5.0
+    # Requests of one web process that may wait for a broadcast at once; others answer queued
+    # at once, so waiting never takes every web thread.
+    withdraw_max_waiters: int = 2
     receipt_timeout_seconds: float = 120.0
 
 
@@ -249,6 +252,10 @@ class Settings:
     # A pending order the venue does not know is failed only this long after it was sent
     # (before, it may still be on its way and is looked up again).
     order_not_found_grace_seconds: float = 120.0
+    # Added to scrypt's salt when WALLET_ENCRYPTION_KEY is a passphrase; same on every machine.
+    wallet_encryption_salt: str = field(default="", repr=False)
+    # Host names accepted besides BASE_URL's (others get 400), e.g. an internal name.
+    allowed_hosts: tuple[str, ...] = ()
 
     def flat(self) -> dict[str, Any]:
         """The settings under their environment names (what Flask's ``app.config`` carries)."""
@@ -263,6 +270,8 @@ class Settings:
             "SECRET_KEY": self.secret_key,
             "WALLET_ENCRYPTION_KEY": self.wallet_encryption_key,
             "WALLET_ENCRYPTION_KEY_PREVIOUS": self.wallet_encryption_key_previous,
+            "WALLET_ENCRYPTION_SALT": self.wallet_encryption_salt,
+            "ALLOWED_HOSTS": ",".join(self.allowed_hosts),
             "BASE_URL": self.base_url,
             "VENUE": self.venue.name,
             "SANDBOX_PORT": self.venue.sandbox_port,
@@ -270,6 +279,7 @@ class Settings:
             "CHAIN_ID": self.chain.chain_id,
             "POLYGON_RPC_TIMEOUT": self.chain.rpc_timeout,
             "WITHDRAW_WAIT_SECONDS": self.chain.withdraw_wait_seconds,
+            "WITHDRAW_MAX_WAITERS": self.chain.withdraw_max_waiters,
             "RECEIPT_TIMEOUT_SECONDS": self.chain.receipt_timeout_seconds,
             "SMTP_URL": self.smtp_url,
             "MAIL_FROM": self.mail_from,
@@ -487,6 +497,9 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
         wallet_encryption_key=get("WALLET_ENCRYPTION_KEY")
         or instance_secret(instance, "wallet_encryption_key"),
         wallet_encryption_key_previous=get("WALLET_ENCRYPTION_KEY_PREVIOUS"),
+        wallet_encryption_salt=get("WALLET_ENCRYPTION_SALT", "") or "",
+        allowed_hosts=tuple(host.strip().lower() for host in (get("ALLOWED_HOSTS") or "")
+                            .split(",") if host.strip()),
         base_url=(get("BASE_URL", "http://127.0.0.1:8000") or "").rstrip("/"),
         smtp_url=get("SMTP_URL"),
         mail_from=get("MAIL_FROM", "copytrade <no-reply@localhost>") or "",
@@ -508,6 +521,8 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
             rpc_timeout=number("POLYGON_RPC_TIMEOUT", chain_defaults.rpc_timeout),
             withdraw_wait_seconds=number("WITHDRAW_WAIT_SECONDS",
                                          chain_defaults.withdraw_wait_seconds),
+            withdraw_max_waiters=int(number("WITHDRAW_MAX_WAITERS",
+                                            chain_defaults.withdraw_max_waiters)),
             receipt_timeout_seconds=number("RECEIPT_TIMEOUT_SECONDS",
                                            chain_defaults.receipt_timeout_seconds)),
         contracts=ContractAddresses(**{

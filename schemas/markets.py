@@ -35,10 +35,11 @@ class TranslationsResponse(LocaleInfo):
 
 
 class TranslationSearchArgs(Schema):
-    q = fields.String(required=True, validate=validate.Length(min=1), metadata={
-        "description": "Text to find in titles and descriptions (case- and accent-insensitive)."})
+    q = fields.String(required=True, validate=validate.Length(min=1, max=100), metadata={
+        "description": "Text to find in titles and descriptions (case- and accent-insensitive; "
+                       "% and _ are plain characters). At most 100 characters."})
     locale = fields.String(load_default=None)
-    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=1000))
+    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=100))
 
 
 class TranslationSearchResponse(LocaleInfo):

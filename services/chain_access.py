@@ -8,6 +8,7 @@ reads POLYGON_RPC_URL or the addresses.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 from collections.abc import Mapping
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from web3 import Web3
 
 from chain.errors import CryptoFailure
-from chain.keys import parse_encryption_key
+from chain.keys import parse_encryption_key, passphrase_key
 from chain.rpc import connect
 from chain.tokens import checksum
 from config import Settings
@@ -68,22 +69,40 @@ class ChainSettings:
     # Defaults live in config.ChainConfig (POLYGON_RPC_TIMEOUT and kin).
     rpc_timeout: float
     withdraw_wait_seconds: float
+    withdraw_max_waiters: int
     receipt_timeout_seconds: float
 
 
-def encryption_key(text: str) -> bytes:
-    """The 32-byte AES key for a WALLET_ENCRYPTION_KEY value.
+def _legacy_passphrase_key(text: str) -> bytes:
+    # Before scrypt a passphrase was stretched by one unsalted SHA-256; kept to open old secrets.
+    return hashlib.sha256(b"copytrade/wallet-encryption-key/" + text.encode()).digest()
+
+
+def encryption_keys(text: str, salt: str = "") -> list[bytes]:
+    """The 32-byte AES keys for a WALLET_ENCRYPTION_KEY value: the one to seal with first.
 
     64 hex digits or base64 of 32 bytes are used as they are; any other non-empty text
-    (a passphrase) is stretched with SHA-256, so a hand-written setting still works.
+    (a passphrase) is stretched with scrypt (salted by WALLET_ENCRYPTION_SALT), followed by
+    the old SHA-256 stretching so secrets sealed before still open until re-sealed.
     """
     text = (text or "").strip()
     if not text:
         raise CryptoFailure("WALLET_ENCRYPTION_KEY is empty")
     try:
-        return parse_encryption_key(text)
+        return [parse_encryption_key(text)]
     except CryptoFailure:
-        return hashlib.sha256(b"copytrade/wallet-encryption-key/" + text.encode()).digest()
+        return [_passphrase_key(text, salt), _legacy_passphrase_key(text)]
+
+
+@functools.lru_cache(maxsize=8)
+def _passphrase_key(text: str, salt: str) -> bytes:
+    # scrypt costs ~0.1 s: derive once per process, not per runtime built
+    return passphrase_key(text, salt)
+
+
+def encryption_key(text: str, salt: str = "") -> bytes:
+    """The 32-byte AES key new secrets are sealed with for a WALLET_ENCRYPTION_KEY value."""
+    return encryption_keys(text, salt)[0]
 
 
 def key_id_for(key: bytes) -> str:
@@ -91,15 +110,15 @@ def key_id_for(key: bytes) -> str:
     return "k" + hashlib.sha256(b"copytrade/key-id/" + key).hexdigest()[:16]
 
 
-def sealing_keys(current: str, previous: str | None = None) -> SealingKeys:
+def sealing_keys(current: str, previous: str | None = None, salt: str = "") -> SealingKeys:
     """The current key and any retired ones (comma-separated), each named by its key id."""
-    key = encryption_key(current)
-    keys = {key_id_for(key): key}
+    current_keys = encryption_keys(current, salt)
+    keys = {key_id_for(key): key for key in current_keys}
     for text in (previous or "").split(","):
         if text.strip():
-            old = encryption_key(text)
-            keys.setdefault(key_id_for(old), old)
-    return SealingKeys(current_id=key_id_for(key), keys=keys)
+            for old in encryption_keys(text, salt):
+                keys.setdefault(key_id_for(old), old)
+    return SealingKeys(current_id=key_id_for(current_keys[0]), keys=keys)
 
 
 def from_settings(settings: Settings) -> ChainSettings:
@@ -117,9 +136,11 @@ def from_settings(settings: Settings) -> ChainSettings:
             neg_risk_exchange=checksum(addresses.neg_risk_exchange),
         ),
         sealing=sealing_keys(settings.wallet_encryption_key,
-                             settings.wallet_encryption_key_previous),
+                             settings.wallet_encryption_key_previous,
+                             settings.wallet_encryption_salt),
         rpc_timeout=settings.chain.rpc_timeout,
         withdraw_wait_seconds=settings.chain.withdraw_wait_seconds,
+        withdraw_max_waiters=settings.chain.withdraw_max_waiters,
         receipt_timeout_seconds=settings.chain.receipt_timeout_seconds,
     )
 

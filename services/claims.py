@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -65,7 +64,15 @@ from models.wallet import (
     TradingWallet,
     WalletTransaction,
 )
-from services import catalogue, chain_access, errors, venues, wallet_transactions, wallets
+from services import (
+    broadcast_wait,
+    catalogue,
+    chain_access,
+    errors,
+    venues,
+    wallet_transactions,
+    wallets,
+)
 from services.principal import user_id_of
 from venue.errors import VenueError
 from venue.models import Position as VenuePosition
@@ -77,7 +84,6 @@ BALANCE_BATCH = 200  # token ids per balanceOfBatch call
 # Gas budgeted per neg-risk claim when it cannot be estimated before the approval exists:
 # setApprovalForAll (~50k) plus the adapter's redeem (~250k), with room to spare.
 NEG_RISK_GAS_BUDGET = 400_000
-_POLL_SECONDS = 0.05
 DATA_API_PAGE = 500  # the Data API's largest /positions page
 DATA_API_MAX_OFFSET = 10_000  # and its largest offset
 GAMMA_BATCH = 50  # condition or token ids per Gamma /markets query (keeps URLs short)
@@ -363,13 +369,13 @@ def enqueue(claim: Claim) -> None:
 
 
 def wait_for_broadcast(claim_ids: Sequence[UUID], timeout: float) -> list[Claim]:
-    """Poll until every claim left ``queued``/``signed`` or ``timeout`` seconds pass."""
-    deadline = time.monotonic() + timeout
-    while True:
-        claims = [Claim.get_by_id(cid) for cid in claim_ids]
-        if all(c.status not in (QUEUED, SIGNED) for c in claims) or time.monotonic() >= deadline:
-            return claims
-        time.sleep(_POLL_SECONDS)
+    """The claims once all left ``queued``/``signed``, or as they are after ``timeout`` s.
+
+    Bounded by broadcast_wait: when the process's waiting slots are taken it answers at once.
+    """
+    return broadcast_wait.wait_until(
+        lambda: [Claim.get_by_id(cid) for cid in claim_ids],
+        lambda claims: all(c.status not in (QUEUED, SIGNED) for c in claims), timeout)
 
 
 def describe(claim: Claim) -> dict[str, Any]:

@@ -9,7 +9,8 @@
 - Nothing secret is logged on purpose; the filter is the safety net for what slips
   through (an exception quoting a URL with a password, a header dump): bearer tokens,
   JWTs, ``svck_``/``svco_`` credentials, 32-byte hex keys, ``key=``/``secret=`` values,
-  URL passwords and sign-in codes are masked.
+  URL passwords and sign-in codes are masked, and so are the path, query and userinfo of
+  the configured RPC URL (and of venue URLs carrying credentials): ``protect_urls``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
+
+from chain.urls import scrub
 
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("copytrade_request_id",
                                                                        default=None)
@@ -58,6 +61,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # (mixed case and digits, so long job ids and slugs stay readable)
     (re.compile(r"(?<![A-Za-z0-9_-])(?=[A-Za-z0-9_-]*[A-Z])(?=[A-Za-z0-9_-]*[a-z])"
                 r"(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{40,}={0,2}"), "<redacted-blob>"),
+    # RPC provider keys in the path: https://polygon-mainnet.g.alchemy.com/v2/<key>
+    (re.compile(r"(?i)\b(https?://[^/\s]+/v[0-9]+/)[A-Za-z0-9_-]{16,}"), r"\1***"),
     # six-digit sign-in codes where they are named as such
     (re.compile(r"(?i)(\bcode\b[^0-9\n]{0,40})\b\d{6}\b"), r"\1******"),
 ]
@@ -68,8 +73,19 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 DEV_SIGNIN_NOTICE = ("services.auth", "SMTP_URL is not set; sign-in code for ")
 
 
+# Endpoint URLs whose path, query or userinfo may be a credential (see protect_urls).
+_protected_urls: set[str] = set()
+
+
+def protect_urls(*urls: str | None) -> None:
+    """Mask these URLs' credential-bearing parts in every log line from now on."""
+    _protected_urls.update(url for url in urls if url)
+
+
 def redact(text: str) -> str:
     """``text`` with credentials, tokens, keys and codes masked."""
+    for url in sorted(_protected_urls, key=len, reverse=True):
+        text = scrub(text, url)
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text

@@ -76,28 +76,40 @@ def _rank(title: peewee.Field, query: str) -> peewee.Node:
     return peewee.Case(None, [(title.startswith(query), 0), (title.contains(query), 1)], 2)
 
 
+# Search is public: each call scans titles with LIKE, so the text and the answer are bounded
+# (the schema says the same to callers; these hold for any caller of the service).
+MAX_QUERY_CHARS = 100
+MAX_RESULTS = 100
+
+
 def search(q: str | None, locale: str | None, limit: int = 50) -> dict[str, Any]:
     """Markets whose title or description holds ``q``, title matches first."""
+    if len(q or "") > MAX_QUERY_CHARS:
+        raise ValidationFailed(fields={"q": [f"At most {MAX_QUERY_CHARS} characters."]})
     folded = fold(q or "")
     if not folded:
         raise ValidationFailed(fields={"q": ["A non-empty search text is required."]})
+    limit = max(1, min(limit, MAX_RESULTS))
     requested, served, fell_back = effective_locale(locale)
     results: list[tuple[int, str, dict[str, str]]] = []
-    translated_slugs: set[str] = set()
+    english_rank = _rank(Market.search_title, folded).alias("rank")
+    english = Market.select(Market, english_rank)
     if served != DEFAULT_LOCALE:
         T = MarketTranslation
         rank = _rank(T.search_title, folded).alias("rank")
+        # LIKE patterns: peewee's contains() escapes % and _ in the text
         rows = (T.select(T, rank)
                 .where(T.locale == served,
                        T.search_title.contains(folded) | T.search_body.contains(folded))
                 .order_by(rank, T.title).limit(limit))
         results += [(row.rank, row.title, _translated(row)) for row in rows]
-        translated_slugs = {s for (s,) in T.select(T.slug).where(T.locale == served).tuples()}
-    rank = _rank(Market.search_title, folded).alias("rank")
-    query = (Market.select(Market, rank)
+        # translated markets are answered in the locale: not again in English (in SQL, so no
+        # query loads every translated slug)
+        english = english.where(Market.slug.not_in(T.select(T.slug).where(T.locale == served)))
+    query = (english
              .where(Market.search_title.contains(folded) | Market.search_body.contains(folded))
-             .order_by(rank, Market.title).limit(limit + len(translated_slugs)))
-    results += [(m.rank, m.title, _english(m)) for m in query if m.slug not in translated_slugs]
+             .order_by(english_rank, Market.title).limit(limit))
+    results += [(m.rank, m.title, _english(m)) for m in query]
     results.sort(key=lambda item: (item[0], item[1]))
     return {"results": [item for _, _, item in results[:limit]], "locale": served,
             "requested_locale": requested, "fallback": fell_back}

@@ -1,7 +1,8 @@
 """Trading-wallet custody: one EOA per user, its key sealed at rest, balances read on chain.
 
 The private key is generated here, sealed with AES-GCM under WALLET_ENCRYPTION_KEY (its key
-id stored beside it for rotation), and opened only by ``signer`` in the process that signs.
+id stored beside it for rotation; the seal bound to its table, row and column), and opened
+only by ``signer`` in the process that signs.
 It is never logged and never returned by any surface. Venue API credentials derived for
 the wallet are sealed the same way.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import peewee
 
@@ -21,7 +22,7 @@ from chain.keys import (
     decrypt_secret,
     encrypt_secret,
     generate_keypair,
-    key_id_of,
+    is_current,
     reseal_secret,
 )
 from chain.tokens import native_balance, token_balance, token_decimals
@@ -46,19 +47,32 @@ class VenueCredentials:
         return f"VenueCredentials(api_key={self.api_key!r}, secret=<hidden>, passphrase=<hidden>)"
 
 
-def seal(plaintext: bytes | str) -> tuple[str, str]:
-    """Seal a secret under the current wallet key; return (token, key id)."""
+SECRET_FIELDS = ("private_key_sealed", "venue_api_key_sealed", "venue_api_secret_sealed",
+                 "venue_api_passphrase_sealed")
+
+
+def place(wallet_id: UUID | str, column: str) -> str:
+    """Where a secret is stored (table, row, column), bound into its seal: it opens only there."""
+    return f"{TradingWallet._meta.table_name}:{wallet_id}:{column}"
+
+
+def seal(plaintext: bytes | str, context: str) -> tuple[str, str]:
+    """Seal a secret stored at ``context`` under the current wallet key; (token, key id)."""
     keys = chain_access.current().sealing
     data = plaintext.encode() if isinstance(plaintext, str) else plaintext
-    return encrypt_secret(data, keys.current, keys.current_id), keys.current_id
+    return encrypt_secret(data, keys.current, keys.current_id, context), keys.current_id
 
 
-def unseal(token: str) -> bytes:
-    """Open a sealed secret; CryptoError (500 crypto_error) when it cannot be opened."""
+def unseal(token: str, context: str) -> bytes:
+    """Open a secret stored at ``context``; CryptoError (500 crypto_error) when it cannot."""
     try:
-        return decrypt_secret(token, chain_access.current().sealing.keys)
+        return decrypt_secret(token, chain_access.current().sealing.keys, context)
     except CryptoFailure as exc:
         raise errors.CryptoError() from exc
+
+
+def _unseal_field(wallet: TradingWallet, column: str) -> bytes:
+    return unseal(getattr(wallet, column), place(wallet.id, column))
 
 
 def for_user(user: User | UUID | str) -> TradingWallet | None:
@@ -79,10 +93,11 @@ def get_or_create(user: User | UUID | str) -> TradingWallet:
     if existing is not None:
         return existing
     keypair = generate_keypair()
-    sealed, key_id = seal(keypair.private_key)
+    wallet_id = uuid4()  # known before the insert: the sealed key is bound to this row
+    sealed, key_id = seal(keypair.private_key, place(wallet_id, "private_key_sealed"))
     try:
         with db.atomic():
-            return TradingWallet.create(user=user_id, address=keypair.address,
+            return TradingWallet.create(id=wallet_id, user=user_id, address=keypair.address,
                                         private_key_sealed=sealed, key_id=key_id,
                                         signature_type=SIGNATURE_TYPE_EOA)
     except peewee.IntegrityError:
@@ -95,7 +110,7 @@ def get_or_create(user: User | UUID | str) -> TradingWallet:
 
 def signer(wallet: TradingWallet) -> bytes:
     """The wallet's private key, opened in this process for signing; never log or return it."""
-    key = unseal(wallet.private_key_sealed)
+    key = _unseal_field(wallet, "private_key_sealed")
     try:
         matches = address_for_key(key) == wallet.address
     except ValueError as exc:
@@ -109,9 +124,9 @@ def signer(wallet: TradingWallet) -> bytes:
 def store_venue_credentials(wallet: TradingWallet, api_key: str, secret: str,
                             passphrase: str) -> TradingWallet:
     """Seal and store the venue API credentials derived for the wallet."""
-    wallet.venue_api_key_sealed = seal(api_key)[0]
-    wallet.venue_api_secret_sealed = seal(secret)[0]
-    wallet.venue_api_passphrase_sealed = seal(passphrase)[0]
+    for column, value in (("venue_api_key_sealed", api_key), ("venue_api_secret_sealed", secret),
+                          ("venue_api_passphrase_sealed", passphrase)):
+        setattr(wallet, column, seal(value, place(wallet.id, column))[0])
     wallet.save(only=[TradingWallet.venue_api_key_sealed, TradingWallet.venue_api_secret_sealed,
                       TradingWallet.venue_api_passphrase_sealed])
     return wallet
@@ -122,9 +137,10 @@ def venue_credentials(wallet: TradingWallet) -> VenueCredentials | None:
     if not (wallet.venue_api_key_sealed and wallet.venue_api_secret_sealed
             and wallet.venue_api_passphrase_sealed):
         return None
-    return VenueCredentials(api_key=unseal(wallet.venue_api_key_sealed).decode(),
-                            secret=unseal(wallet.venue_api_secret_sealed).decode(),
-                            passphrase=unseal(wallet.venue_api_passphrase_sealed).decode())
+    return VenueCredentials(api_key=_unseal_field(wallet, "venue_api_key_sealed").decode(),
+                            secret=_unseal_field(wallet, "venue_api_secret_sealed").decode(),
+                            passphrase=_unseal_field(wallet,
+                                                     "venue_api_passphrase_sealed").decode())
 
 
 def set_signature_type(wallet: TradingWallet, signature_type: int,
@@ -138,21 +154,34 @@ def set_signature_type(wallet: TradingWallet, signature_type: int,
     return wallet
 
 
+def _needs_reseal(wallet: TradingWallet, key_id: str) -> bool:
+    tokens = [getattr(wallet, name) for name in SECRET_FIELDS]
+    try:
+        return wallet.key_id != key_id or not all(
+            is_current(token, key_id) for token in tokens if token)
+    except CryptoFailure as exc:
+        raise errors.CryptoError() from exc
+
+
 def reseal_all() -> int:
-    """Re-seal every wallet secret under the current key (after rotation); return how many."""
+    """Re-seal every wallet secret under the current key and format; return how many wallets.
+
+    Moves secrets sealed under a retired key (rotation) and those of the old format (v1, not
+    bound to their row) to the current key, bound to their row and column.
+    """
     keys = chain_access.current().sealing
     count = 0
-    secret_fields = ("private_key_sealed", "venue_api_key_sealed", "venue_api_secret_sealed",
-                     "venue_api_passphrase_sealed")
-    stale = TradingWallet.select().where(TradingWallet.key_id != keys.current_id)
-    for wallet in stale:
+    for wallet in TradingWallet.select():
+        if not _needs_reseal(wallet, keys.current_id):
+            continue
         with db.atomic():
-            for name in secret_fields:
+            for name in SECRET_FIELDS:
                 token = getattr(wallet, name)
-                if token and key_id_of(token) != keys.current_id:
+                if token:
                     try:
-                        setattr(wallet, name,
-                                reseal_secret(token, keys.keys, keys.current, keys.current_id))
+                        setattr(wallet, name, reseal_secret(token, keys.keys, keys.current,
+                                                            keys.current_id,
+                                                            place(wallet.id, name)))
                     except CryptoFailure as exc:
                         raise errors.CryptoError() from exc
             wallet.key_id = keys.current_id

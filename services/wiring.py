@@ -6,14 +6,20 @@ no module imports, even lazily, a module that imports it.
 
 from __future__ import annotations
 
+from chain.urls import has_credentials
 from config import Settings
-from services import chain_access, jobs, redis_client, venues
+from services import chain_access, jobs, logs, redis_client, venues
 from services.runtime import Runtime
 
 
 def build_runtime(settings: Settings) -> Runtime:
     """A Runtime for ``settings``; starts the embedded Redis when no REDIS_URL is set."""
     redis_url = redis_client.resolve_url(settings.redis_url, settings.instance_path)
+    # An RPC URL's path is often its API key; a venue URL is secret only with credentials.
+    venue_urls = (settings.venue.gamma_url, settings.venue.clob_url, settings.venue.data_url,
+                  settings.venue.rtds_url)
+    logs.protect_urls(settings.chain.rpc_url,
+                      *(url for url in venue_urls if url and has_credentials(url)))
     return Runtime(
         settings=settings,
         venue=venues.VenueAccess(venues.venue_config(settings)),

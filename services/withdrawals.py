@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -55,7 +54,7 @@ from models.wallet import (
     Withdrawal,
 )
 from schemas.fields import format_decimal
-from services import chain_access, errors, wallet_transactions, wallets
+from services import broadcast_wait, chain_access, errors, wallet_transactions, wallets
 from services.principal import user_id_of
 
 log = logging.getLogger(__name__)
@@ -65,7 +64,6 @@ TOKENS: tuple[str, ...] = ("usdc", "usdc_e", "matic")
 TOKEN_SYMBOLS = {"usdc": "pUSD", "usdc_e": "USDC.e", "matic": "MATIC"}
 ADDRESS_RE = re.compile(r"^0x[0-9a-fA-F]{40}$")
 ZERO_ADDRESS = "0x" + "0" * 40
-_POLL_SECONDS = 0.05
 
 
 @dataclass(frozen=True)
@@ -262,13 +260,12 @@ def enqueue(withdrawal: Withdrawal) -> None:
 
 
 def wait_for_broadcast(withdrawal_id: UUID, timeout: float) -> Withdrawal:
-    """Poll the record until it leaves ``queued``/``signed`` or ``timeout`` seconds pass."""
-    deadline = time.monotonic() + timeout
-    while True:
-        withdrawal = Withdrawal.get_by_id(withdrawal_id)
-        if withdrawal.status not in (QUEUED, SIGNED) or time.monotonic() >= deadline:
-            return withdrawal
-        time.sleep(_POLL_SECONDS)
+    """The record once it leaves ``queued``/``signed``, or as it is after ``timeout`` seconds.
+
+    Bounded by broadcast_wait: when the process's waiting slots are taken it answers at once.
+    """
+    return broadcast_wait.wait_until(lambda: Withdrawal.get_by_id(withdrawal_id),
+                                     lambda w: w.status not in (QUEUED, SIGNED), timeout)
 
 
 def result(withdrawal: Withdrawal) -> WithdrawResult:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import uuid
 from uuid import UUID
 
 import segno
@@ -21,7 +22,7 @@ from schemas.wallets import (
     WithdrawRequestSchema,
     WithdrawResponseSchema,
 )
-from services import auth, claims, wallets, withdrawals
+from services import auth, claims, idempotency, wallets, withdrawals
 
 TOKEN_LABELS = {"usdc": "pUSD", "usdc_e": "USDC.e", "matic": "MATIC"}
 
@@ -65,21 +66,30 @@ def confirm_withdrawal() -> str:
     if code_sent:
         auth.request_step_up(caller.user.email, current_app.config,
                              client_ip=request.remote_addr)
+    # One key per confirmation shown: submitting it twice sends one withdrawal.
     return render_template("dashboard/_withdraw_confirm.html", body=present(
         WithdrawRequestSchema(), body), label=TOKEN_LABELS[body["token"]],
-        code_sent=code_sent)
+        code_sent=code_sent, idempotency_key=uuid.uuid4())
 
 
 @bp.post("/wallet/withdraw")
 def withdraw() -> str:
-    """Send it (POST /api/trading-wallet/withdraw); then follow its progress."""
+    """Send it (POST /api/trading-wallet/withdraw, keyed); then follow its progress."""
     body = parse(WithdrawRequestSchema(), _withdraw_form())
+    key = idempotency.parse_key(form_text("idempotency_key"), field="idempotency_key")
     caller = current_principal()
     auth.require_step_up(caller, browser.step_up_token(
         caller, current_app.config, form_text("step_up_code")), current_app.config)
-    answer = present(WithdrawResponseSchema(), withdrawals.withdraw(
-        caller.user, **body).to_dict())
-    record = withdrawals.get(current_principal().user, answer["withdrawal_id"])
+    user = caller.user
+
+    def send() -> tuple[int, dict]:
+        return 200, present(WithdrawResponseSchema(),
+                            withdrawals.withdraw(user, **body).to_dict())
+
+    # the same key and body again (a double click, a resubmitted form) replays the answer
+    answer = idempotency.run_once(caller.user_id, key, idempotency.fingerprint(
+        "dashboard-withdraw", present(WithdrawRequestSchema(), body)), send).body
+    record = withdrawals.get(user, answer["withdrawal_id"])
     return render_template("dashboard/_withdrawal.html", message=answer["message"],
                            withdrawal=present(WithdrawalSchema(), withdrawals.describe(record)),
                            label=TOKEN_LABELS)

@@ -52,7 +52,7 @@ from blueprints.mcp import protocol, runner, sessions
 from blueprints.mcp.catalogue import catalogue
 from blueprints.mcp.protocol import JsonRpcError
 from blueprints.mcp.tools import visible_to
-from services import errors
+from services import errors, json_bodies
 from services.principal import Principal
 
 log = logging.getLogger(__name__)
@@ -149,7 +149,11 @@ def handle() -> Response:
                            "Send Accept: application/json, text/event-stream.", status=406)
         return _json(err.body(None), 406)
     try:
-        message = json.loads(request.get_data(), parse_float=Decimal)
+        message = json_bodies.loads(request.get_data())
+    except json_bodies.TooDeep:
+        err = JsonRpcError(protocol.PARSE_ERROR,
+                           f"The body nests deeper than {json_bodies.MAX_DEPTH} levels.")
+        return _json(err.body(None), 400)
     except (ValueError, UnicodeDecodeError):
         return _json(JsonRpcError(protocol.PARSE_ERROR, "The body is not JSON.").body(None), 400)
     if isinstance(message, list):

@@ -70,6 +70,24 @@ def test_malformed_json_is_bad_request(echo_client):
     assert_error(response, 400, "bad_request")
 
 
+@pytest.mark.parametrize("depth", [65, 100_000])
+def test_deeply_nested_json_is_bad_request_not_500(echo_client, depth):
+    # 100,000 levels crashed the process: web3's py_ecc lifts the recursion limit to 100,000
+    body = '{"name": "x", "amount": "1", "deep": ' + "[" * depth + "]" * depth + "}"
+    response = echo_client.post("/api/_echo", data=body, content_type="application/json")
+    assert "nests deeper" in assert_error(response, 400, "bad_request")["error"]
+    unclosed = echo_client.post("/api/_echo", data="[" * 300_000,
+                                content_type="application/json")
+    assert_error(unclosed, 400, "bad_request")
+
+
+def test_brackets_inside_strings_are_not_nesting(echo_client):
+    name = "[{" * 200 + '\\"' + "]" * 10
+    response = echo_client.post("/api/_echo", data=f'{{"name": "{name}", "amount": "1"}}',
+                                content_type="application/json")
+    assert response.status_code == 200, response.get_data(as_text=True)
+
+
 def test_validation_errors_name_each_field(echo_client):
     response = echo_client.post("/api/_echo", json={"amount": 1.5, "extra": True})
     body = assert_error(response, 400, "validation_failed")

@@ -48,6 +48,17 @@ def test_pagination_headers_and_order(client, auth_headers, user):
         assert client.get(f"/api/trades?{bad}", headers=auth_headers).status_code == 400
 
 
+def test_offset_past_what_the_database_holds_is_400_not_500(client, auth_headers, user):
+    # SQLite's integers are 64-bit: an offset of 2**63 once reached it and answered 500
+    _trade(user, 1)
+    for huge in (2**63, 2**64, 10**30):
+        answer = client.get(f"/api/trades?offset={huge}", headers=auth_headers)
+        assert answer.status_code == 400, huge
+        assert answer.get_json()["code"] == "validation_failed"
+    edge = client.get(f"/api/trades?offset={2**31 - 1}", headers=auth_headers)
+    assert edge.status_code == 200 and _json(edge) == []
+
+
 def test_config_filter_and_single_trade(client, auth_headers, user, make_trader):
     config_id = uuid.uuid4()
     copied = _trade(user, 1, config_id=config_id, latency_ms=350)

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from services import catalogue, translations
+from services.errors import ValidationFailed
 
 
 def venue_market(venue_id: str, slug: str, question: str, description: str = "",
@@ -94,10 +95,30 @@ def test_search_in_locale(client, catalogue_rows, tmp_path):
 def test_search_limit_and_validation(client, catalogue_rows):
     assert len(client.get("/api/markets/translations/search?q=e&limit=1"
                           ).get_json()["results"]) == 1
-    for query in ("", "?q=", "?q=%20%20", "?q=x&limit=0", "?q=x&limit=1001", "?q=x&locale=!!"):
+    for query in ("", "?q=", "?q=%20%20", "?q=x&limit=0", "?q=x&limit=101", "?q=x&locale=!!",
+                  "?q=" + "a" * 101):
         response = client.get("/api/markets/translations/search" + query)
         assert response.status_code == 400, query
         assert response.get_json()["code"] == "validation_failed"
+
+
+def test_search_is_bounded_for_anonymous_callers(client, catalogue_rows, tmp_path):
+    # LIKE wildcards are plain text: "%" and "_" match only themselves, not every market
+    for wildcard in ("%", "_", "%25", "e%e", "\\"):
+        body = client.get("/api/markets/translations/search", query_string={"q": wildcard})
+        assert body.status_code == 200 and body.get_json()["results"] == [], wildcard
+    # at most 100 characters of text and 100 results; the service holds the same bounds
+    assert client.get("/api/markets/translations/search?q=" + "a" * 100).status_code == 200
+    assert len(translations.search("e", None, limit=10_000)["results"]) <= (
+        translations.MAX_RESULTS)
+    with pytest.raises(ValidationFailed):
+        translations.search("a" * 101, None)
+    # a locale with translations still answers each market once, translated first
+    translations.import_file(write_json(tmp_path, [
+        {"slug": "btc-100k", "locale": "fr", "title": "Le Bitcoin à 100k ?",
+         "description": "Marché crypto."}]))
+    body = client.get("/api/markets/translations/search?q=bitcoin&locale=fr").get_json()
+    assert [(r["slug"], r["locale"]) for r in body["results"]] == [("btc-100k", "fr")]
 
 
 def test_import_csv_updates_and_rejects_bad_files(bound_db, catalogue_rows, tmp_path):

@@ -387,3 +387,41 @@ def test_openapi_documents_the_wallet_routes(client) -> None:
     claim = paths["/api/positions/claim"]["post"]
     assert "402" in claim["responses"]
     assert any(p["name"] == "Idempotency-Key" for p in withdraw.get("parameters", []))
+
+
+def test_waiting_for_the_broadcast_never_takes_every_web_thread(
+        app, stepped_up_headers, user, fund, no_worker, wallet_chain) -> None:
+    from services import broadcast_wait
+
+    use_chain(chain_settings(app, wallet_chain, WITHDRAW_WAIT_SECONDS="3",
+                             WITHDRAW_MAX_WAITERS="1"))
+    wallet = wallets.get_or_create(user)
+    fund(wallet.address, pusd=5 * USDC)
+    body = {"to_address": "0x" + "cd" * 20, "amount": "1", "token": "usdc"}
+    first: dict[str, Any] = {}
+
+    def send_first() -> None:
+        first["response"] = app.test_client().post("/api/trading-wallet/withdraw",
+                                                   headers=stepped_up_headers, json=body)
+
+    waiter = threading.Thread(target=send_first)
+    waiter.start()
+    deadline = time.monotonic() + 10
+    while broadcast_wait.waiting() < 1:  # the first request holds the only waiting slot
+        assert time.monotonic() < deadline and waiter.is_alive(), "the first never waited"
+        time.sleep(0.01)
+    # no worker runs the jobs: before, each of these held a web thread the full 3 s
+    started = time.monotonic()
+    for _ in range(3):
+        response = app.test_client().post("/api/trading-wallet/withdraw",
+                                          headers=stepped_up_headers, json=body)
+        answer = _json(response)
+        assert response.status_code == 200
+        assert (answer["success"], answer["tx_hash"], answer["status"]) == (True, None, "queued")
+        assert answer["status_url"].endswith(answer["withdrawal_id"])
+    assert time.monotonic() - started < 1.5
+    assert waiter.is_alive()  # the first is still waiting its bounded turn
+    waiter.join(10)
+    assert _json(first["response"])["status"] == "queued"
+    assert broadcast_wait.waiting() == 0
+    assert Withdrawal.select().count() == 4

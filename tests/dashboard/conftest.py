@@ -85,8 +85,19 @@ def page(browser: Any, live_server: str) -> Iterator[Any]:
     context.set_default_timeout(15_000)
     tab = context.new_page()
     tab.on("dialog", lambda dialog: dialog.accept())  # hx-confirm prompts: say yes
+    # The pages send a strict CSP; the browser reports what it blocks only on the console.
+    blocked: list[str] = []
+    tab.on("console", lambda message: blocked.append(message.text)
+           if message.type == "error" and _is_csp_violation(message.text) else None)
+    tab.on("pageerror", lambda error: blocked.append(f"uncaught: {error}"))
+    tab.csp_blocked = blocked  # a test that provokes a violation on purpose reads and clears it
     yield tab
     context.close()
+    assert not blocked, f"the page broke its Content-Security-Policy or threw: {blocked}"
+
+
+def _is_csp_violation(text: str) -> bool:
+    return "Content Security Policy" in text or text.startswith("Refused to")
 
 
 def screenshot(page: Any, name: str, *, phone: bool = False) -> Path:

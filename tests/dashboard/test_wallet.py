@@ -6,6 +6,7 @@ from __future__ import annotations
 from chain.keys import generate_keypair
 from chain.tokens import token_balance_base
 from models import User
+from models.wallet import Withdrawal
 from services import wallets
 from tests.api.test_sessions import confirmation_code
 from tests.dashboard.conftest import screenshot, sign_in
@@ -65,3 +66,36 @@ def test_deposit_balances_and_a_withdrawal_until_its_hash_appears(
         alert = page.locator("#withdraw-errors .alert")
         alert.wait_for()
         assert alert.get_attribute("data-code") == code
+
+
+def test_a_confirmation_submitted_twice_sends_one_withdrawal(
+        page, inbox, fund, worker_host, wallet_chain):
+    email = sign_in(page, inbox)
+    user = User.get(User.email == email)
+    wallet = wallets.get_or_create(user)
+    fund(wallet.address, pusd=5 * USDC, matic_wei=ONE_MATIC)
+    page.goto("/dashboard/wallet")
+    to = generate_keypair().address
+    page.fill("input[name=to_address]", to)
+    page.fill("input[name=amount]", "1")
+    page.click("button:has-text('Review withdrawal')")
+    form = page.locator("#withdraw-confirm form")
+    form.wait_for()
+    fields = {name: form.locator(f"input[name={name}]").get_attribute("value")
+              for name in ("to_address", "amount", "token", "idempotency_key")}
+    assert fields["idempotency_key"]
+    fields["step_up_code"] = confirmation_code(inbox, email)  # moving money: a fresh code
+    csrf = page.locator("meta[name=csrf-token]").get_attribute("content")
+    # the form sent twice (a double click past the disabled button, a resubmitted page)
+    answers = [page.request.post("/dashboard/wallet/withdraw", form=fields,
+                                 headers={"X-CSRF-Token": csrf, "HX-Request": "true"})
+               for _ in range(2)]
+    assert [answer.status for answer in answers] == [200, 200]
+    assert Withdrawal.select().where(Withdrawal.user == user.id).count() == 1
+    [withdrawal] = Withdrawal.select().where(Withdrawal.user == user.id)
+    assert all(str(withdrawal.id) in answer.text() for answer in answers)
+    # a fresh confirmation is a fresh key: a second, deliberate withdrawal goes out
+    page.click("button:has-text('Review withdrawal')")
+    page.wait_for_selector("#withdraw-confirm")
+    assert page.locator("#withdraw-confirm input[name=idempotency_key]").get_attribute(
+        "value") != fields["idempotency_key"]

@@ -123,6 +123,20 @@ def test_malformed_messages(mcp_url, token):
     assert wrong_type.status_code == 415
 
 
+@pytest.mark.parametrize("depth", [65, 100_000])
+def test_deeply_nested_json_is_a_parse_error_not_a_500(mcp_url, token, depth):
+    # 100,000 levels overflow the parser (RecursionError); 65 parse but pass the bound
+    body = ('{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"x": '
+            + "[" * depth + "]" * depth + "}}")
+    response = rpc(mcp_url, body, token)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == -32700
+    assert "nests deeper" in response.json()["error"]["message"]
+    # a reasonable nesting is still an ordinary request
+    shallow = {**LIST, "params": {"_meta": {"a": [[[[{"b": [1]}]]]]}}}
+    assert rpc(mcp_url, shallow, token).status_code == 200
+
+
 def test_tool_argument_errors_are_is_error_results(mcp_url, token):
     response = rpc(mcp_url, {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
         "name": "search_markets", "arguments": {"query": "btc", "surprise": 1}}}, token,

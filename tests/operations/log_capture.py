@@ -10,10 +10,12 @@ HMAC secrets), venue API secrets (url-safe base64) and six-digit sign-in codes.
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,20 @@ SECRET_PATTERNS = {
 }
 
 _state: dict[str, object] = {}
+
+
+@pytest.fixture
+def captured() -> Iterator[io.StringIO]:
+    """Log output of the production handler (JSON, context and redaction filters), DEBUG up."""
+    stream = io.StringIO()
+    handler = logs.build_handler(stream, fmt="json")
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    yield stream
+    root.removeHandler(handler)
+    root.setLevel(level)
 
 
 def leaks(text: str) -> list[tuple[str, str]]:

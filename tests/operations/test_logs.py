@@ -8,35 +8,19 @@ import io
 import json
 import logging
 import secrets
-from collections.abc import Iterator
 from datetime import timedelta
 
-import pytest
 import trio
 
 from models.base import utcnow
 from schemas.vocabulary import ALL_SCOPES
-from services import auth, keys, logs, runtime, wallets
+from services import auth, keys, runtime, wallets
 from services import jobs as jobs_service
 from services.principal import Principal
 from tests.conftest import use_queue
 from tests.operations import log_capture
 from tests.worker.copy_engine.conftest import wait_for
 from worker.host import WorkerHost, WorkerSettings
-
-
-@pytest.fixture
-def captured() -> Iterator[io.StringIO]:
-    """Log output of the production handler (JSON, context and redaction filters)."""
-    stream = io.StringIO()
-    handler = logs.build_handler(stream, fmt="json")
-    root = logging.getLogger()
-    level = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    yield stream
-    root.removeHandler(handler)
-    root.setLevel(level)
 
 
 def lines(stream: io.StringIO) -> list[dict]:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from decimal import Decimal
 
 import pytest
 
-from chain.keys import address_for_key, key_id_of
+from chain.keys import address_for_key, key_id_of, passphrase_key
 from models.wallet import TradingWallet
 from services import chain_access, errors, wallets
+from tests.chain.test_keys import legacy_token
 from tests.conftest import ONE_MATIC
 from tests.wallet_fixtures import USDC, chain_settings, use_chain
 
@@ -49,6 +51,13 @@ def test_key_swapped_between_wallets_is_refused(wallet_chain, user) -> None:
     other = wallets.get_or_create(User.create(email=f"{secrets.token_hex(4)}@example.com"))
     wallet = wallets.get_or_create(user)
     wallet.private_key_sealed = other.private_key_sealed
+    # bound to its row: the seal itself refuses to open elsewhere
+    with pytest.raises(errors.CryptoError):
+        wallets.signer(wallet)
+    # an old-format seal binds no row; the address check still refuses to sign with it
+    sealing = chain_access.current().sealing
+    wallet.private_key_sealed = legacy_token(wallets.signer(other), sealing.current,
+                                             sealing.current_id)
     with pytest.raises(errors.CryptoError, match="does not match"):
         wallets.signer(wallet)
 
@@ -81,6 +90,67 @@ def test_passphrase_encryption_key_is_stretched(app, wallet_chain, user) -> None
     wallet = wallets.get_or_create(user)
     assert address_for_key(wallets.signer(wallet)) == wallet.address
     assert len(chain_access.current().sealing.current) == 32
+    # scrypt, not one SHA-256: the key is the KDF's output for the passphrase
+    assert chain_access.current().sealing.current == passphrase_key(
+        "correct horse battery staple")
+    use_chain(chain_settings(app, wallet_chain, WALLET_ENCRYPTION_KEY="correct horse battery "
+                             "staple", WALLET_ENCRYPTION_SALT="deployment-7"))
+    assert chain_access.current().sealing.current == passphrase_key(
+        "correct horse battery staple", "deployment-7")
+
+
+def test_secret_moved_to_another_row_does_not_open(wallet_chain, user) -> None:
+    from models.user import User
+
+    other = wallets.get_or_create(User.create(email=f"{secrets.token_hex(4)}@example.com"))
+    wallets.store_venue_credentials(other, "their-key", "their-secret", "their-pass")
+    wallet = wallets.get_or_create(user)
+    wallets.store_venue_credentials(wallet, "my-key", "my-secret", "my-pass")
+    # someone with write access to the table copies another user's sealed credentials over
+    for name in wallets.SECRET_FIELDS[1:]:
+        setattr(wallet, name, getattr(other, name))
+    with pytest.raises(errors.CryptoError):
+        wallets.venue_credentials(wallet)
+    # and a column's token moved to another column of the same row does not open either
+    mine = wallets.get_or_create(user)
+    mine.venue_api_secret_sealed = mine.venue_api_key_sealed
+    with pytest.raises(errors.CryptoError):
+        wallets.venue_credentials(mine)
+
+
+def test_passphrase_secrets_of_the_old_format_open_and_reseal(app, wallet_chain, user) -> None:
+    passphrase = "correct horse battery staple"
+    use_chain(chain_settings(app, wallet_chain, WALLET_ENCRYPTION_KEY=passphrase))
+    wallet = wallets.get_or_create(user)
+    key = wallets.signer(wallet)
+    # as the previous release stored it: v1, under the SHA-256-stretched passphrase
+    old_key = hashlib.sha256(b"copytrade/wallet-encryption-key/" + passphrase.encode()).digest()
+    old_id = chain_access.key_id_for(old_key)
+    TradingWallet.update(private_key_sealed=legacy_token(key, old_key, old_id),
+                         key_id=old_id).where(TradingWallet.id == wallet.id).execute()
+    stored = TradingWallet.get_by_id(wallet.id)
+    assert stored.private_key_sealed.startswith(f"v1:{old_id}:")
+    assert wallets.signer(stored) == key
+    assert wallets.reseal_all() == 1
+    resealed = TradingWallet.get_by_id(wallet.id)
+    assert resealed.private_key_sealed.startswith("v2:")
+    assert resealed.key_id == chain_access.current().sealing.current_id != old_id
+    assert wallets.signer(resealed) == key
+    assert wallets.reseal_all() == 0
+
+
+def test_reseal_upgrades_old_format_under_the_current_key(wallet_chain, user) -> None:
+    wallet = wallets.get_or_create(user)
+    key = wallets.signer(wallet)
+    sealing = chain_access.current().sealing
+    TradingWallet.update(private_key_sealed=legacy_token(key, sealing.current,
+                                                         sealing.current_id)).where(
+        TradingWallet.id == wallet.id).execute()
+    assert wallets.signer(TradingWallet.get_by_id(wallet.id)) == key
+    assert wallets.reseal_all() == 1
+    resealed = TradingWallet.get_by_id(wallet.id)
+    assert resealed.private_key_sealed.startswith(f"v2:{sealing.current_id}:")
+    assert wallets.signer(resealed) == key
 
 
 def test_signature_type_and_funder(wallet_chain, user) -> None:

@@ -1,0 +1,73 @@
+"""Response hardening: trusted hosts, nosniff and referrer policy, HSTS on https, CSP on pages.
+
+The Host check refuses (400) any Host that is not BASE_URL's host or one of ALLOWED_HOSTS, so
+a rebinding DNS name or a forged Host cannot reach the app or steer the URLs it builds. A
+loopback BASE_URL (local runs, tests) accepts every loopback name. The dashboard and the OAuth
+consent pages load only this site's scripts and styles: no inline script or style exists.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from flask import Flask, Response, current_app, request
+
+from services import errors
+
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+# Pages rendered for a browser: only this origin's scripts, styles, images and requests.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; "
+    "frame-ancestors 'none'")
+CSP_PREFIXES = ("/dashboard", "/oauth")
+HSTS = "max-age=31536000"
+
+
+def _host_name(host: str) -> str:
+    """The name part of a Host header (no port; brackets of an IPv6 literal removed)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def allowed_hosts() -> frozenset[str]:
+    """The Host names this app answers to: BASE_URL's, ALLOWED_HOSTS, loopback for a local URL."""
+    base = (urlsplit(current_app.config["BASE_URL"]).hostname or "").lower()
+    extra = current_app.config.get("ALLOWED_HOSTS") or ""
+    names = {base, *(_host_name(name) for name in extra.split(",") if name.strip())}
+    if base in LOOPBACK_HOSTS:
+        names |= LOOPBACK_HOSTS
+    return frozenset(names)
+
+
+# Probes (load balancers, orchestrators) call by IP; the answer reveals nothing.
+HOST_EXEMPT_PATHS = frozenset({"/healthz"})
+
+
+def check_host() -> None:
+    """Refuse a request whose Host is not one this deployment answers to."""
+    if request.path in HOST_EXEMPT_PATHS:
+        return
+    if _host_name(request.host) not in allowed_hosts():
+        raise errors.BadRequest("Unknown host.")
+
+
+def add_headers(response: Response) -> Response:
+    """nosniff and a referrer policy everywhere, HSTS on https, the CSP on browser pages."""
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    # sign-in links carry a token in the URL: never send it to another site
+    response.headers.setdefault("Referrer-Policy", "same-origin")
+    if current_app.config["BASE_URL"].startswith("https://"):
+        response.headers.setdefault("Strict-Transport-Security", HSTS)
+    if request.path.startswith(CSP_PREFIXES):
+        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        response.headers.setdefault("X-Frame-Options", "DENY")
+    return response
+
+
+def init_app(app: Flask) -> None:
+    """Install the Host check and the response headers (after the request log: both logged)."""
+    app.before_request(check_host)
+    app.after_request(add_headers)
