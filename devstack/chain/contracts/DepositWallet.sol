@@ -57,7 +57,8 @@ contract DepositWallet {
     }
 
     function _arg(uint256 offset) private view returns (bytes32 word) {
-        require(address(this).code.length >= _ARGS_OFFSET + 64, "DepositWallet: not a clone");
+        // exactly a clone's runtime: the implementation itself has no owner and runs nothing
+        require(address(this).code.length == _ARGS_OFFSET + 64, "DepositWallet: not a clone");
         assembly {
             extcodecopy(address(), 0x00, add(_ARGS_OFFSET, offset), 0x20)
             word := mload(0x00)

@@ -5,6 +5,8 @@
 // args = abi.encode(factory, bytes32(owner)), init code = the clone's fixed bytes + args.
 pragma solidity ^0.8.24;
 
+import {DepositWallet} from "./DepositWallet.sol";
+
 /// The beacon every wallet clone asks for its logic; its admin may point it elsewhere.
 contract DepositWalletBeacon {
     address public implementation;
@@ -64,6 +66,17 @@ contract DepositWalletFactory {
         }
         require(wallet != address(0), "DepositWalletFactory: already deployed");
         emit WalletDeployed(owner, wallet);
+    }
+
+    /// Relay a signed batch to one of this factory's wallets (a relayer WALLET submission goes
+    /// `to` the factory); the wallet checks the signature, nonce and deadline.
+    function execute(DepositWallet wallet, DepositWallet.Batch calldata batch, bytes calldata signature)
+        external
+        payable
+    {
+        require(address(wallet).code.length > 0, "DepositWalletFactory: wallet not deployed");
+        require(wallet.factory() == address(this), "DepositWalletFactory: not our wallet");
+        wallet.execute{value: msg.value}(batch, signature);
     }
 
     /// The address `owner`'s wallet has (or will have).

@@ -245,6 +245,14 @@ def test_only_the_operator_deploys_and_only_once(chain) -> None:
 # ---- batches -------------------------------------------------------------------------------
 
 
+def test_the_implementation_alone_has_no_owner(chain) -> None:
+    address = chain.contracts.deposit_wallet_implementation
+    implementation = _contract(chain, "DepositWallet", address)
+    with pytest.raises(ContractLogicError, match="not a clone"):
+        implementation.functions.owner().call()
+
+
+
 def test_an_owner_signed_batch_runs_its_calls(chain, wallet) -> None:
     c = chain.contracts
     c.mint(c.pusd, wallet.address, 5_000_000)
@@ -273,6 +281,24 @@ def test_an_owner_signed_batch_runs_its_calls(chain, wallet) -> None:
     assert pusd.functions.allowance(wallet.address, c.ctf_exchange).call() == MAX_UINT256
     ctf = _contract(chain, "ConditionalTokens", c.ctf)
     assert ctf.functions.isApprovedForAll(wallet.address, c.ctf_exchange).call() is True
+    assert wallet.nonce() == 1
+
+
+def test_the_factory_relays_a_batch_to_its_own_wallets_only(chain, wallet) -> None:
+    c = chain.contracts
+    factory = _contract(chain, "DepositWalletFactory", c.deposit_wallet_factory)
+    typed, batch = wallet.batch(
+        [wallet.call_data("DevToken", c.pusd, "approve", c.neg_risk_exchange, 9)])
+    signature = _sign(wallet.owner, typed)
+    with pytest.raises(ContractLogicError, match="wallet not deployed"):
+        factory.functions.execute(_new_key().address, batch, signature).call()
+    with pytest.raises(ContractLogicError, match="not a clone"):  # a contract, not our wallet
+        factory.functions.execute(c.deposit_wallet_implementation, batch, signature).call()
+    data = factory.encode_abi("execute", args=[wallet.address, batch, signature])
+    send_and_wait(chain.web3(), "0x" + wallet.relayer.private_key.hex(),
+                  {"to": c.deposit_wallet_factory, "data": data})
+    pusd = _contract(chain, "DevToken", c.pusd)
+    assert pusd.functions.allowance(wallet.address, c.neg_risk_exchange).call() == 9
     assert wallet.nonce() == 1
 
 
