@@ -251,8 +251,9 @@ class DevContracts:
     deposit_wallet_factory: str
     deposit_wallet_beacon: str
     deposit_wallet_implementation: str
-    # pUSD's collateral plumbing (ACCOUNTS.md 6): USDC.e -> pUSD, and redemptions paying pUSD
+    # pUSD's collateral plumbing (ACCOUNTS.md 6): USDC.e <-> pUSD, and redemptions paying pUSD
     collateral_onramp: str
+    collateral_offramp: str  # not in env(): ARCHITECTURE.md names no variable for it yet
     ctf_collateral_adapter: str
     neg_risk_collateral_adapter: str
     _w3: Web3 | None = field(default=None, repr=False, compare=False)
@@ -538,8 +539,10 @@ def deploy_dev_contracts(rpc_url: str, deployer_key: str) -> DevContracts:
     # like Polymarket's adapter, it wraps USDC.e, so redemptions pay out USDC.e
     adapter = _deploy(w3, deployer_key, chain_id, "NegRiskAdapter", ctf, usdce)
     adapter_contract = w3.eth.contract(address=adapter, abi=_artifacts()["NegRiskAdapter"].abi)
-    onramp = _deploy(w3, deployer_key, chain_id, "CollateralOnramp", pusd, usdce)
-    _transact(w3, deployer_key, chain_id, "DevToken", pusd, "setMinter", onramp, True)
+    offramp = _deploy(w3, deployer_key, chain_id, "CollateralOfframp", pusd, usdce)
+    onramp = _deploy(w3, deployer_key, chain_id, "CollateralOnramp", pusd, usdce, offramp)
+    for ramp in (onramp, offramp):
+        _transact(w3, deployer_key, chain_id, "DevToken", pusd, "setMinter", ramp, True)
     ctf_collateral_adapter = _deploy(
         w3, deployer_key, chain_id, "CtfCollateralAdapter", ctf, pusd, usdce, onramp
     )
@@ -568,6 +571,7 @@ def deploy_dev_contracts(rpc_url: str, deployer_key: str) -> DevContracts:
         deposit_wallet_beacon=beacon,
         deposit_wallet_implementation=implementation,
         collateral_onramp=onramp,
+        collateral_offramp=offramp,
         ctf_collateral_adapter=ctf_collateral_adapter,
         neg_risk_collateral_adapter=neg_risk_collateral_adapter,
     )

@@ -1,29 +1,54 @@
 // SPDX-License-Identifier: MIT
-// pUSD's collateral plumbing for the local chain: the onramp that wraps USDC.e into pUSD, and
-// the two collateral adapters through which winners redeem CTF positions and get pUSD (not
-// USDC.e). Polymarket's contracts also split/merge, pause and hold USDC.e in a vault; here the
-// onramp keeps the USDC.e it takes and mints pUSD 1:1 (it must be a pUSD minter).
+// pUSD's collateral plumbing for the local chain: the onramp that wraps USDC.e into pUSD, the
+// offramp that unwraps it, and the two collateral adapters through which winners redeem CTF
+// positions and get pUSD (not USDC.e). The offramp is the vault: the onramp sends it the USDC.e
+// it takes and mints pUSD 1:1; the offramp burns pUSD and pays the USDC.e back (both must be
+// pUSD minters). Polymarket's contracts also split/merge and pause; these do not.
 pragma solidity ^0.8.24;
 
 import {DevToken} from "./DevToken.sol";
 import {ConditionalTokens} from "./ConditionalTokens.sol";
 import {NegRiskAdapter} from "./NegRiskAdapter.sol";
 
-contract CollateralOnramp {
+contract CollateralOfframp {
     DevToken public immutable pusd;
     DevToken public immutable usdce;
 
-    event Wrapped(address indexed caller, address indexed asset, address indexed to, uint256 amount);
+    event Unwrapped(address indexed caller, address indexed asset, address indexed to, uint256 amount);
 
     constructor(address pusd_, address usdce_) {
         pusd = DevToken(pusd_);
         usdce = DevToken(usdce_);
     }
 
+    /// Take `amount` pUSD (the caller approved this offramp), burn it, pay as much `asset` (USDC.e) to `to`.
+    function unwrap(address asset, address to, uint256 amount) external {
+        require(asset == address(usdce), "CollateralOfframp: unsupported asset");
+        require(pusd.transferFrom(msg.sender, address(this), amount), "CollateralOfframp: transfer failed");
+        pusd.burn(address(this), amount);
+        require(usdce.transfer(to, amount), "CollateralOfframp: payout failed");
+        emit Unwrapped(msg.sender, asset, to, amount);
+    }
+}
+
+contract CollateralOnramp {
+    DevToken public immutable pusd;
+    DevToken public immutable usdce;
+    /// Where the USDC.e backing pUSD goes: the offramp, which pays it back out.
+    address public immutable vault;
+
+    event Wrapped(address indexed caller, address indexed asset, address indexed to, uint256 amount);
+
+    constructor(address pusd_, address usdce_, address vault_) {
+        pusd = DevToken(pusd_);
+        usdce = DevToken(usdce_);
+        vault = vault_;
+    }
+
     /// Take `amount` of `asset` (USDC.e only; the caller approved this onramp) and mint as much pUSD to `to`.
     function wrap(address asset, address to, uint256 amount) external {
         require(asset == address(usdce), "CollateralOnramp: unsupported asset");
-        require(usdce.transferFrom(msg.sender, address(this), amount), "CollateralOnramp: transfer failed");
+        require(usdce.transferFrom(msg.sender, vault, amount), "CollateralOnramp: transfer failed");
         pusd.mint(to, amount);
         emit Wrapped(msg.sender, asset, to, amount);
     }

@@ -445,22 +445,35 @@ def test_is_valid_signature_accepts_an_active_session_signers_order(chain, walle
 # ---- collateral ----------------------------------------------------------------------------
 
 
-def test_the_onramp_wraps_usdce_in_the_wallet_into_pusd(chain, wallet) -> None:
+def test_the_ramps_wrap_usdce_in_the_wallet_into_pusd_and_back(chain, wallet) -> None:
     c = chain.contracts
     c.mint(c.usdce, wallet.address, 4_000_000)
-    pusd_before = _balance(chain, c.pusd, wallet.address)
+    vault_before = _balance(chain, c.usdce, c.collateral_offramp)
     wallet.run([
         wallet.call_data("DevToken", c.usdce, "approve", c.collateral_onramp, 3_000_000),
         wallet.call_data("CollateralOnramp", c.collateral_onramp, "wrap",
                          c.usdce, wallet.address, 3_000_000),
     ])  # fmt: skip
     assert _balance(chain, c.usdce, wallet.address) == 1_000_000
-    assert _balance(chain, c.pusd, wallet.address) == pusd_before + 3_000_000
-    assert _balance(chain, c.usdce, c.collateral_onramp) >= 3_000_000
+    assert _balance(chain, c.pusd, wallet.address) == 3_000_000
+    assert _balance(chain, c.usdce, c.collateral_offramp) == vault_before + 3_000_000
+
+    payee = _new_key().address
+    wallet.run([
+        wallet.call_data("DevToken", c.pusd, "approve", c.collateral_offramp, 1_000_000),
+        wallet.call_data("CollateralOfframp", c.collateral_offramp, "unwrap",
+                         c.usdce, payee, 1_000_000),
+    ])  # fmt: skip
+    assert _balance(chain, c.pusd, wallet.address) == 2_000_000
+    assert _balance(chain, c.usdce, payee) == 1_000_000
+    assert _balance(chain, c.usdce, c.collateral_offramp) == vault_before + 2_000_000
 
     onramp = _contract(chain, "CollateralOnramp", c.collateral_onramp)
     with pytest.raises(ContractLogicError, match="unsupported asset"):
         onramp.functions.wrap(c.pusd, wallet.address, 1).call({"from": wallet.address})
+    offramp = _contract(chain, "CollateralOfframp", c.collateral_offramp)
+    with pytest.raises(ContractLogicError, match="unsupported asset"):
+        offramp.functions.unwrap(c.pusd, wallet.address, 1).call({"from": wallet.address})
 
 
 @pytest.mark.parametrize("neg_risk", [False, True], ids=["binary", "neg-risk"])
