@@ -3,8 +3,12 @@ PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The official SDK (polymarket-client) pins eth-abi<6, which web3 8 cannot share: tests reach it
+# in its own interpreter (tests/sdk_env.py), found by COPYTRADE_SDK_PYTHON or here.
+SDK_VENV := .venv-sdk
+SDK_STAMP := $(SDK_VENV)/.installed
 
-.PHONY: run test setup lint migrate dist clean
+.PHONY: run test setup sdk-env lint migrate dist clean
 
 $(STAMP): pyproject.toml package.json
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -20,10 +24,17 @@ $(STAMP): pyproject.toml package.json
 
 setup: $(STAMP)
 
+$(SDK_STAMP):
+	$(PY) -m venv $(SDK_VENV)
+	$(SDK_VENV)/bin/pip install -q polymarket-client==0.14.0
+	touch $(SDK_STAMP)
+
+sdk-env: $(SDK_STAMP)
+
 run: setup
 	$(BIN)/copytrade up
 
-test: setup
+test: setup sdk-env
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
@@ -42,4 +53,4 @@ dist: setup
 	$(BIN)/python -m build --outdir dist .
 
 clean:
-	rm -rf $(VENV) node_modules build dist static/vendor *.egg-info
+	rm -rf $(VENV) $(SDK_VENV) node_modules build dist static/vendor *.egg-info

@@ -247,12 +247,21 @@ class DevContracts:
     neg_risk_exchange: str
     neg_risk_adapter: str
     wrapped_collateral: str
+    # deposit wallets (ACCOUNTS.md 2): the factory deploys beacon-proxy clones of the implementation
+    deposit_wallet_factory: str
+    deposit_wallet_beacon: str
+    deposit_wallet_implementation: str
+    # pUSD's collateral plumbing (ACCOUNTS.md 6): USDC.e <-> pUSD, and redemptions paying pUSD
+    collateral_onramp: str
+    collateral_offramp: str  # not in env(): ARCHITECTURE.md names no variable for it yet
+    ctf_collateral_adapter: str
+    neg_risk_collateral_adapter: str
     _w3: Web3 | None = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def deployer(self) -> str:
-        """The deployer's address: token owner, CTF oracle and adapter admin."""
+        """The deployer's address: token owner, CTF oracle, adapter admin, factory operator."""
         return address_of(self.deployer_key)
 
     def env(self) -> dict[str, str]:
@@ -266,6 +275,11 @@ class DevContracts:
             "CTF_EXCHANGE_ADDRESS": self.ctf_exchange,
             "NEG_RISK_EXCHANGE_ADDRESS": self.neg_risk_exchange,
             "NEG_RISK_ADAPTER_ADDRESS": self.neg_risk_adapter,
+            "DEPOSIT_WALLET_FACTORY_ADDRESS": self.deposit_wallet_factory,
+            "DEPOSIT_WALLET_BEACON_ADDRESS": self.deposit_wallet_beacon,
+            "COLLATERAL_ONRAMP_ADDRESS": self.collateral_onramp,
+            "CTF_COLLATERAL_ADAPTER_ADDRESS": self.ctf_collateral_adapter,
+            "NEG_RISK_COLLATERAL_ADAPTER_ADDRESS": self.neg_risk_collateral_adapter,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -323,6 +337,21 @@ class DevContracts:
         )
         if response.get("error"):
             raise DevChainError(f"anvil_setBalance failed: {response['error']}")
+
+    # -- deposit wallets, the deployer as the factory's operator --
+
+    def deposit_wallet_address(self, owner: str) -> str:
+        """Return the address `owner`'s deposit wallet has (or will have)."""
+        factory = self._contract("DepositWalletFactory", self.deposit_wallet_factory)
+        return checksum(factory.functions.predictWalletAddress(checksum(owner)).call())
+
+    def deploy_deposit_wallet(self, owner: str) -> str:
+        """Deploy `owner`'s deposit wallet as the relayer would (WALLET-CREATE); return it."""
+        data = self._call_data(
+            "DepositWalletFactory", self.deposit_wallet_factory, "deploy", checksum(owner)
+        )
+        self._send(self.deposit_wallet_factory, data)
+        return self.deposit_wallet_address(owner)
 
     # -- plain CTF conditions, the deployer as oracle --
 
@@ -501,7 +530,7 @@ def _deploy(w3: Web3, deployer_key: str, chain_id: int, name: str, *args: Any) -
 
 
 def deploy_dev_contracts(rpc_url: str, deployer_key: str) -> DevContracts:
-    """Deploy pUSD, USDC.e, the CTF and the neg-risk adapter; return their addresses."""
+    """Deploy the tokens, the CTF, the adapters, the onramp and the deposit-wallet factory."""
     w3 = connect(rpc_url)
     chain_id = int(w3.eth.chain_id)
     pusd = _deploy(w3, deployer_key, chain_id, "DevToken", "Polymarket USD", "pUSD", 6)
@@ -510,6 +539,23 @@ def deploy_dev_contracts(rpc_url: str, deployer_key: str) -> DevContracts:
     # like Polymarket's adapter, it wraps USDC.e, so redemptions pay out USDC.e
     adapter = _deploy(w3, deployer_key, chain_id, "NegRiskAdapter", ctf, usdce)
     adapter_contract = w3.eth.contract(address=adapter, abi=_artifacts()["NegRiskAdapter"].abi)
+    offramp = _deploy(w3, deployer_key, chain_id, "CollateralOfframp", pusd, usdce)
+    onramp = _deploy(w3, deployer_key, chain_id, "CollateralOnramp", pusd, usdce, offramp)
+    for ramp in (onramp, offramp):
+        _transact(w3, deployer_key, chain_id, "DevToken", pusd, "setMinter", ramp, True)
+    ctf_collateral_adapter = _deploy(
+        w3, deployer_key, chain_id, "CtfCollateralAdapter", ctf, pusd, usdce, onramp
+    )
+    neg_risk_collateral_adapter = _deploy(
+        w3, deployer_key, chain_id, "NegRiskCtfCollateralAdapter",
+        ctf, adapter, pusd, usdce, onramp,
+    )  # fmt: skip
+    implementation = _deploy(w3, deployer_key, chain_id, "DepositWallet")
+    beacon = _deploy(w3, deployer_key, chain_id, "DepositWalletBeacon", implementation)
+    # the deployer plays the relayer's operator until a sandbox relayer takes its own key
+    factory = _deploy(
+        w3, deployer_key, chain_id, "DepositWalletFactory", beacon, address_of(deployer_key)
+    )
     return DevContracts(
         rpc_url=rpc_url,
         chain_id=chain_id,
@@ -521,4 +567,20 @@ def deploy_dev_contracts(rpc_url: str, deployer_key: str) -> DevContracts:
         neg_risk_exchange=_stand_in_address("neg-risk-exchange"),
         neg_risk_adapter=adapter,
         wrapped_collateral=checksum(adapter_contract.functions.wcol().call()),
+        deposit_wallet_factory=factory,
+        deposit_wallet_beacon=beacon,
+        deposit_wallet_implementation=implementation,
+        collateral_onramp=onramp,
+        collateral_offramp=offramp,
+        ctf_collateral_adapter=ctf_collateral_adapter,
+        neg_risk_collateral_adapter=neg_risk_collateral_adapter,
     )
+
+
+def _transact(
+    w3: Web3, sender_key: str, chain_id: int, name: str, address: str, function: str, *args: Any
+) -> None:
+    """Call a state-changing function of a deployed contract and require that it succeeds."""
+    contract = w3.eth.contract(address=checksum(address), abi=_artifacts()[name].abi)
+    data = contract.encode_abi(function, args=list(args))
+    send_and_wait(w3, sender_key, {"to": checksum(address), "data": data, "chainId": chain_id})

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A minimal ERC-20 for the local chain: stands in for pUSD and USDC.e (6 decimals) and
-// serves as the neg-risk adapter's wrapped collateral. Only the owner mints and burns.
+// serves as the neg-risk adapter's wrapped collateral. Only the owner, and minters the owner
+// names (the collateral onramp mints pUSD), mint and burn.
 pragma solidity ^0.8.24;
 
 contract DevToken {
@@ -12,9 +13,11 @@ contract DevToken {
 
     mapping(address => uint256) public balanceOf;
     mapping(address => mapping(address => uint256)) public allowance;
+    mapping(address => bool) public isMinter;
 
     event Transfer(address indexed from, address indexed to, uint256 value);
     event Approval(address indexed owner, address indexed spender, uint256 value);
+    event MinterSet(address indexed minter, bool allowed);
 
     constructor(string memory name_, string memory symbol_, uint8 decimals_) {
         name = name_;
@@ -26,6 +29,16 @@ contract DevToken {
     modifier onlyOwner() {
         require(msg.sender == owner, "DevToken: caller is not the owner");
         _;
+    }
+
+    modifier onlyMinter() {
+        require(msg.sender == owner || isMinter[msg.sender], "DevToken: caller is not a minter");
+        _;
+    }
+
+    function setMinter(address minter, bool allowed) external onlyOwner {
+        isMinter[minter] = allowed;
+        emit MinterSet(minter, allowed);
     }
 
     function transfer(address to, uint256 value) external returns (bool) {
@@ -49,14 +62,14 @@ contract DevToken {
         return true;
     }
 
-    function mint(address to, uint256 value) external onlyOwner {
+    function mint(address to, uint256 value) external onlyMinter {
         require(to != address(0), "ERC20: mint to the zero address");
         totalSupply += value;
         balanceOf[to] += value;
         emit Transfer(address(0), to, value);
     }
 
-    function burn(address from, uint256 value) external onlyOwner {
+    function burn(address from, uint256 value) external onlyMinter {
         require(balanceOf[from] >= value, "ERC20: burn amount exceeds balance");
         balanceOf[from] -= value;
         totalSupply -= value;
