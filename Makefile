@@ -1,10 +1,15 @@
 # make run: the whole local stack on embedded defaults; make test: the whole suite.
+# make sdk-env: the official SDK in its own test-only virtualenv (see README, "Official SDK
+# cross-checks": it pins eth-abi<6, our web3 needs >=6).
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+SDK_VENV := .venv-sdk
+SDK_VERSION := 0.14.0
+SDK_STAMP := $(SDK_VENV)/.installed-$(SDK_VERSION)
 
-.PHONY: run test setup lint migrate dist clean
+.PHONY: run test setup sdk-env lint migrate dist clean
 
 $(STAMP): pyproject.toml package.json
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -20,10 +25,17 @@ $(STAMP): pyproject.toml package.json
 
 setup: $(STAMP)
 
+$(SDK_STAMP):
+	test -x $(SDK_VENV)/bin/python || $(PY) -m venv $(SDK_VENV)
+	$(SDK_VENV)/bin/pip install -q polymarket-client==$(SDK_VERSION)
+	touch $(SDK_STAMP)
+
+sdk-env: $(SDK_STAMP)
+
 run: setup
 	$(BIN)/copytrade up
 
-test: setup
+test: setup sdk-env
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
@@ -42,4 +54,4 @@ dist: setup
 	$(BIN)/python -m build --outdir dist .
 
 clean:
-	rm -rf $(VENV) node_modules build dist static/vendor *.egg-info
+	rm -rf $(VENV) $(SDK_VENV) node_modules build dist static/vendor *.egg-info
