@@ -19,11 +19,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 # Builds ``config``, an SDK environment config, from ``payload["contracts"]`` (our
-# AccountContracts as a dict, whose field names are the SDK's).
+# AccountContracts as a dict, whose field names are the SDK's where the SDK has the field).
 SDK_CONFIG = """
 import dataclasses
 from polymarket._internal.environment import PRODUCTION_CONFIG, WalletDerivationConfig
-_table = dict(payload["contracts"])
+_known = {f.name for f in dataclasses.fields(PRODUCTION_CONFIG)}
+_derivation_fields = {f.name for f in dataclasses.fields(WalletDerivationConfig)}
+_table = {k: v for k, v in payload["contracts"].items()
+          if k in _known or k in _derivation_fields}  # ours alone (the ramps) stay out
 _derivation = {f.name: _table.pop(f.name) for f in dataclasses.fields(WalletDerivationConfig)}
 config = dataclasses.replace(PRODUCTION_CONFIG, wallet_derivation=WalletDerivationConfig(
     **_derivation), **_table)

@@ -9,6 +9,7 @@ the official SDK (``polymarket-client``) in ``tests/venue/accounts/``.
 - ``batch``: the EIP-712 ``Batch`` digest and signature (owner or session key);
 - ``relayer_payloads``: ``WALLET-CREATE`` and ``WALLET`` submit bodies;
 - ``approvals``: the required approvals, their calldata and their checks;
+- ``wallet_calls``: transfer, redeem through the adapters, wrap/unwrap, session keys;
 - ``words``: ABI words of addresses and integers.
 """
 

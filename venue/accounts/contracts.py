@@ -1,7 +1,8 @@
 """The contract addresses account set-up depends on, Polygon's by default.
 
 Field names follow the official SDK's environment config (``polymarket-client``), so a
-table here and an SDK environment describe the same chain field by field (tests rely on it).
+table here and an SDK environment describe the same chain field by field (tests rely on it);
+the collateral ramps, which the SDK does not use, are ours alone.
 The dev chain builds its own table with its own addresses (a setting, later).
 """
 
@@ -39,6 +40,11 @@ class AccountContracts:
     auto_redeem_operator: str = "0xa1200000d0002264C9a1698e001292D00E1b00af"
     binary_module: str = "0x1000008dD9001B968442c1000017eaE6E0dA00Ba"
     neg_risk_module: str = "0x200000900045e3B6259600682756002200028933"
+    # Collateral ramps (§6): USDC.e in through the onramp's wrap, pUSD out through the
+    # offramp's unwrap. Not in the SDK's table (it has no wrap), so not cross-checked there.
+    usdc_e: str = "0x2791Bca1f2de4661ED88A30C99A7a9449Aa84174"
+    collateral_onramp: str = "0x93070a847efEf7F70739046A929D47a521F5B8ee"
+    collateral_offramp: str = "0x2957922Eb93258b93368531d39fAcCA3B4dC5854"
 
 
 POLYGON = AccountContracts()
