@@ -10,6 +10,7 @@ the official SDK (``polymarket-client``) in ``tests/venue/accounts/``.
 - ``relayer_payloads``: ``WALLET-CREATE`` and ``WALLET`` submit bodies;
 - ``approvals``: the required approvals, their calldata and their checks;
 - ``wallet_calls``: transfer, redeem through the adapters, wrap/unwrap, session keys;
+- ``relayer_rules``: transaction states, which submit rejections to retry, the budgets;
 - ``words``: ABI words of addresses and integers.
 """
 
