@@ -1,4 +1,6 @@
 # make run: the whole local stack on embedded defaults; make test: the whole suite.
+# make sdk-env: the official SDK in its own test-only virtualenv (see README, "Official SDK
+# cross-checks": it pins eth-abi<6, our web3 needs >=6).
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -6,7 +8,8 @@ STAMP := $(VENV)/.installed
 # The official SDK (polymarket-client) pins eth-abi<6, which web3 8 cannot share: tests reach it
 # in its own interpreter (tests/sdk_env.py), found by COPYTRADE_SDK_PYTHON or here.
 SDK_VENV := .venv-sdk
-SDK_STAMP := $(SDK_VENV)/.installed
+SDK_VERSION := 0.14.0
+SDK_STAMP := $(SDK_VENV)/.installed-$(SDK_VERSION)
 
 .PHONY: run test setup sdk-env lint migrate dist clean
 
@@ -25,8 +28,8 @@ $(STAMP): pyproject.toml package.json
 setup: $(STAMP)
 
 $(SDK_STAMP):
-	$(PY) -m venv $(SDK_VENV)
-	$(SDK_VENV)/bin/pip install -q polymarket-client==0.14.0
+	test -x $(SDK_VENV)/bin/python || $(PY) -m venv $(SDK_VENV)
+	$(SDK_VENV)/bin/pip install -q polymarket-client==$(SDK_VERSION)
 	touch $(SDK_STAMP)
 
 sdk-env: $(SDK_STAMP)

@@ -18,6 +18,20 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SDK_PYTHON_ENV = "COPYTRADE_SDK_PYTHON"
 
+# Builds ``config``, an SDK environment config, from ``payload["contracts"]`` (our
+# AccountContracts as a dict, whose field names are the SDK's where the SDK has the field).
+SDK_CONFIG = """
+import dataclasses
+from polymarket._internal.environment import PRODUCTION_CONFIG, WalletDerivationConfig
+_known = {f.name for f in dataclasses.fields(PRODUCTION_CONFIG)}
+_derivation_fields = {f.name for f in dataclasses.fields(WalletDerivationConfig)}
+_table = {k: v for k, v in payload["contracts"].items()
+          if k in _known or k in _derivation_fields}  # ours alone (the ramps) stay out
+_derivation = {f.name: _table.pop(f.name) for f in dataclasses.fields(WalletDerivationConfig)}
+config = dataclasses.replace(PRODUCTION_CONFIG, wallet_derivation=WalletDerivationConfig(
+    **_derivation), **_table)
+"""
+
 
 def sdk_python() -> Path:
     """The SDK interpreter: $COPYTRADE_SDK_PYTHON, else the repository's .venv-sdk."""
@@ -36,3 +50,10 @@ def run_sdk(script: str, payload: Any = None, *, timeout: float = 120) -> Any:
                             capture_output=True, text=True, timeout=timeout, cwd="/")
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
+
+
+def sdk_result(script: str, payload: Any, *, timeout: float = 120) -> Any:
+    """``result`` as ``script`` sets it, given ``payload`` (both through JSON)."""
+    program = ("import json, sys\npayload = json.load(sys.stdin)\n" + script
+               + "\nprint(json.dumps(result))\n")
+    return run_sdk(program, payload, timeout=timeout)

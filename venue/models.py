@@ -473,6 +473,19 @@ class ApiCreds:
 
 
 @dataclass(frozen=True, slots=True)
+class BuilderCreds:
+    """The operator's builder API key (relayer auth): key, secret, passphrase."""
+
+    api_key: str
+    secret: str
+    passphrase: str
+
+    def __repr__(self) -> str:
+        # Never print the secret or passphrase into logs.
+        return f"BuilderCreds(api_key={self.api_key!r})"
+
+
+@dataclass(frozen=True, slots=True)
 class TickSizeChange:
     """CLOB market-channel ``tick_size_change``: a token's minimum tick moved."""
 

@@ -31,15 +31,17 @@ class OrderSigner:
     funder: str | None = None  # the maker when not the key's own address (deposit wallet)
     exchange_address: str | None = None  # None: the exchange table of ``chain_id``
     neg_risk_exchange_address: str | None = None
+    session_key: bool = False  # ``key`` is a session key the deposit wallet's owner authorized
 
     @classmethod
     def for_venue(cls, config: VenueConfig, key: OrderKey, *,
                   signature_type: int = SIGNATURE_TYPE_EOA,
-                  funder: str | None = None) -> OrderSigner:
+                  funder: str | None = None, session_key: bool = False) -> OrderSigner:
         """A signer for ``key`` on the venue ``config`` describes (its chain and exchanges)."""
         return cls(key=key, chain_id=config.chain_id, signature_type=signature_type,
                    funder=funder, exchange_address=config.exchange_address,
-                   neg_risk_exchange_address=config.neg_risk_exchange_address)
+                   neg_risk_exchange_address=config.neg_risk_exchange_address,
+                   session_key=session_key)
 
     def limit(self, token_id: str, side: Side, price: Decimal, size: Decimal, *,
               tick_size: Decimal, neg_risk: bool, order_type: str = "GTC",
@@ -49,7 +51,8 @@ class OrderSigner:
             self.key, self.chain_id, token_id, side, price, size, order_type, tick_size,
             neg_risk, self.signature_type, self.funder, expiration,
             exchange_address=self.exchange_address,
-            neg_risk_exchange_address=self.neg_risk_exchange_address)
+            neg_risk_exchange_address=self.neg_risk_exchange_address,
+            session_key=self.session_key)
 
     def market(self, token_id: str, side: Side, amount: Decimal, worst_price: Decimal, *,
                tick_size: Decimal, neg_risk: bool, order_type: str = "FOK") -> SignedOrder:
@@ -58,7 +61,8 @@ class OrderSigner:
             self.key, self.chain_id, token_id, side, amount, worst_price, order_type,
             tick_size, neg_risk, self.signature_type, self.funder,
             exchange_address=self.exchange_address,
-            neg_risk_exchange_address=self.neg_risk_exchange_address)
+            neg_risk_exchange_address=self.neg_risk_exchange_address,
+            session_key=self.session_key)
 
     def __repr__(self) -> str:
         return (f"OrderSigner(chain_id={self.chain_id}, "

@@ -1,10 +1,12 @@
 """Order signing and CLOB auth headers; the public names of the modules below, in one place.
 
 - ``amounts``: order amounts in base units, rounded in Decimal on the tick grid;
-- ``eip712``: the hand-rolled EIP-712 struct hash and domains, ERC-7739 wrapping, Keccak;
+- ``eip712``: the hand-rolled EIP-712 struct hash and domains, ERC-7739 wrapping, Keccak,
+  the session-signer envelope;
 - ``keys``: ``OrderKey``, an opened secp256k1 key with its address derived once;
-- ``orders``: orders built and signed for signature types 0 and 3, their ``POST /order`` body;
-- ``auth``: L1 (ClobAuth) and L2 (HMAC) headers.
+- ``orders``: orders built and signed for signature types 0 and 3 (owner or session key),
+  their ``POST /order`` body;
+- ``auth``: L1 (ClobAuth) and L2 (HMAC) headers; the relayer's builder (HMAC) headers.
 """
 
 from venue.signing.amounts import (
@@ -15,13 +17,14 @@ from venue.signing.amounts import (
     market_order_amounts,
     round_price_to_tick,
 )
-from venue.signing.auth import l1_headers, l2_headers
+from venue.signing.auth import builder_headers, l1_headers, l2_headers
 from venue.signing.eip712 import (
     BYTES32_ZERO,
     ORDER_TYPE_STRING,
     domain_separator,
     keccak256,
     order_struct_hash,
+    session_signer_envelope,
 )
 from venue.signing.keys import OrderKey, address_of, order_key
 from venue.signing.orders import (
@@ -50,6 +53,7 @@ __all__ = [
     "address_of",
     "build_signed_market_order",
     "build_signed_order",
+    "builder_headers",
     "check_price",
     "compact_json",
     "domain_separator",
@@ -62,4 +66,5 @@ __all__ = [
     "order_key",
     "order_struct_hash",
     "round_price_to_tick",
+    "session_signer_envelope",
 ]

@@ -200,3 +200,18 @@ def deposit_wallet_digest(app_domain: bytes, contents: bytes, chain_id: int,
 def deposit_wallet_signature(inner: bytes, app_domain: bytes, contents: bytes) -> str:
     """The ERC-7739 envelope: the owner's signature, then the domain, contents and type."""
     return "0x" + inner.hex() + app_domain.hex() + contents.hex() + _TYPE_STRING_SUFFIX
+
+
+# --- session signers (a key the wallet's owner authorized) ---------------------------------
+
+# ERC-6492-style magic suffix the deposit wallet recognises as a session-signer envelope.
+SESSION_SIGNER_MAGIC = bytes.fromhex("6492" * 16)
+
+
+def session_signer_envelope(session_signer: str, signature: bytes) -> bytes:
+    """``abi.encode(bytes32(signer), bytes32(0), bytes signature) ‖ magic``: a signature made
+    by a session key rather than the wallet's owner, as the wallet expects it (§2.5 item 5)."""
+    # abi.encode's head: two static words, then the offset (0x60) of the dynamic bytes.
+    return b"".join((address_word(session_signer), ZERO_WORD, (96).to_bytes(32, "big"),
+                     len(signature).to_bytes(32, "big"),
+                     signature, b"\x00" * (-len(signature) % 32), SESSION_SIGNER_MAGIC))

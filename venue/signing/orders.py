@@ -4,7 +4,9 @@
 Amounts come from ``amounts`` (Decimal), the digest from ``eip712``, the signature from
 libsecp256k1 (``keys.OrderKey``): byte for byte what py-clob-client-v2's
 ``ExchangeOrderBuilderV2`` produces (tests compare the two). Type 3 gets the ERC-7739-wrapped
-signature. The body is written directly in the library's key order (tests compare it with
+signature; signed by a session key the owner authorized, that signature is wrapped again in
+the session-signer envelope (the official SDK's form; tests compare the two). The body is
+written directly in the library's key order (tests compare it with
 ``json.dumps`` of the library's dict).
 """
 
@@ -35,6 +37,7 @@ from venue.signing.eip712 import (
     deposit_wallet_digest,
     deposit_wallet_signature,
     domain_separator,
+    session_signer_envelope,
     struct_hash,
     token_word,
     typed_data_digest,
@@ -177,6 +180,7 @@ def _sign(
     builder: str | None,
     salt: int | None,
     timestamp_ms: int | None,
+    session_key: bool = False,
 ) -> tuple[SignedOrderV2, str, str]:
     """Build and sign a V2 order; returns (order, EIP-712 order hash, exchange)."""
     try:
@@ -186,6 +190,8 @@ def _sign(
     key = order_key(private_key)
     if sig_type != SignatureTypeV2.EOA and not funder:
         raise ValueError(f"signature type {signature_type} needs a funder address")
+    if session_key and sig_type != SignatureTypeV2.POLY_1271:
+        raise ValueError("only deposit-wallet (type 3) orders can be signed by a session key")
     maker = funder or key.address
     # Type 3: the deposit wallet is both maker and signer; otherwise the EOA signs.
     signer = maker if sig_type == SignatureTypeV2.POLY_1271 else key.address
@@ -224,6 +230,10 @@ def _sign(
         # carries the exchange's domain, the contents and the type for the wallet to check.
         inner = key.sign_digest(deposit_wallet_digest(app_domain, contents, chain_id, signer))
         order.signature = deposit_wallet_signature(inner, app_domain, contents)
+        if session_key:
+            # The wallet learns which of its authorized keys signed from the envelope.
+            wrapped = session_signer_envelope(key.address, bytes.fromhex(order.signature[2:]))
+            order.signature = "0x" + wrapped.hex()
     else:
         order.signature = "0x" + key.sign_digest(order_hash).hex()
     return order, "0x" + order_hash.hex(), exchange
@@ -261,6 +271,7 @@ def build_signed_order(
     builder: str | None = None,
     salt: int | None = None,
     timestamp_ms: int | None = None,
+    session_key: bool = False,
 ) -> SignedOrder:
     """Sign a V2 order for ``size`` shares at limit ``price`` (any of GTC/GTD/FOK/FAK)."""
     kind = _check_order_type(order_type, expiration)
@@ -273,6 +284,7 @@ def build_signed_order(
         signature_type=signature_type, funder=funder, expiration=expiration,
         exchange_address=exchange_address, neg_risk_exchange_address=neg_risk_exchange_address,
         metadata=metadata, builder=builder, salt=salt, timestamp_ms=timestamp_ms,
+        session_key=session_key,
     )
     return SignedOrder(
         order=order, order_type=kind, order_hash=order_hash, exchange_address=exchange,
@@ -300,6 +312,7 @@ def build_signed_market_order(
     builder: str | None = None,
     salt: int | None = None,
     timestamp_ms: int | None = None,
+    session_key: bool = False,
 ) -> SignedOrder:
     """Sign a FOK/FAK market order: BUY spends ``amount`` pUSD, SELL sells ``amount`` shares."""
     kind = _check_order_type(order_type, 0)
@@ -315,6 +328,7 @@ def build_signed_market_order(
         signature_type=signature_type, funder=funder, expiration=0,
         exchange_address=exchange_address, neg_risk_exchange_address=neg_risk_exchange_address,
         metadata=metadata, builder=builder, salt=salt, timestamp_ms=timestamp_ms,
+        session_key=session_key,
     )
     shares = Decimal(taker_amount if upper == BUY else maker_amount) / BASE_UNITS
     return SignedOrder(

@@ -1,0 +1,90 @@
+"""Calls a maker wallet makes beyond approvals: send pUSD out, redeem through the collateral
+adapters (winnings arrive as pUSD), wrap USDC.e into pUSD, unwrap, and authorize or revoke a
+session key. Each is a ``Call`` for a deposit wallet's ``Batch`` (or an EOA's own
+transaction); those the official SDK also builds are compared with it byte for byte.
+"""
+
+from __future__ import annotations
+
+from venue.accounts.approvals import selector
+from venue.accounts.batch import Call
+from venue.accounts.contracts import POLYGON, AccountContracts
+from venue.accounts.words import address_word, hex_bytes, uint_word
+
+_TRANSFER = selector("transfer(address,uint256)")
+_REDEEM_POSITIONS = selector("redeemPositions(address,bytes32,bytes32,uint256[])")
+_WRAP = selector("wrap(address,address,uint256)")
+_UNWRAP = selector("unwrap(address,address,uint256)")
+_AUTHORIZE_SESSION_SIGNER = selector("authorizeSessionSigner(address,uint256)")
+_REVOKE_SESSION_SIGNER = selector("revokeSessionSigner(address)")
+# A binary market's two outcomes, as index sets.
+_BINARY_INDEX_SETS = (1, 2)
+
+
+def _call(target: str, data: bytes) -> Call:
+    return Call(target=target, data="0x" + data.hex())
+
+
+def condition_word(condition_id: str) -> bytes:
+    """A condition id as its 32 bytes; ValueError unless it is 32 bytes of hex."""
+    try:
+        raw = hex_bytes(condition_id)
+    except ValueError:
+        raise ValueError("condition_id is not hex") from None
+    if len(raw) != 32:
+        raise ValueError(f"condition_id must be 32 bytes, not {len(raw)}")
+    return raw
+
+
+def transfer_call(token: str, recipient: str, amount: int) -> Call:
+    """ERC-20 ``transfer(recipient, amount)`` (base units) from the wallet."""
+    return _call(token, _TRANSFER + address_word(recipient) + uint_word(amount))
+
+
+def redeem_call(condition_id: str, *, neg_risk: bool,
+                contracts: AccountContracts = POLYGON) -> Call:
+    """Redeem both outcomes of a resolved binary market through the collateral adapter (the
+    neg-risk one for neg-risk markets), so the payout arrives as pUSD, not USDC.e."""
+    adapter = contracts.neg_risk_collateral_adapter if neg_risk else contracts.collateral_adapter
+    # abi.encode(address, bytes32, bytes32, uint256[]): the array's offset, then the array.
+    data = (_REDEEM_POSITIONS + address_word(contracts.collateral_token) + bytes(32)
+            + condition_word(condition_id) + uint_word(4 * 32)
+            + uint_word(len(_BINARY_INDEX_SETS))
+            + b"".join(uint_word(index) for index in _BINARY_INDEX_SETS))
+    return _call(adapter, data)
+
+
+def wrap_call(recipient: str, amount: int, contracts: AccountContracts = POLYGON) -> Call:
+    """Onramp ``wrap(USDC.e, recipient, amount)``: USDC.e in, pUSD to ``recipient``
+    (the wallet must have approved the onramp for its USDC.e first)."""
+    return _call(contracts.collateral_onramp, _WRAP + address_word(contracts.usdc_e)
+                 + address_word(recipient) + uint_word(amount))
+
+
+def unwrap_call(recipient: str, amount: int, contracts: AccountContracts = POLYGON) -> Call:
+    """Offramp ``unwrap(USDC.e, recipient, amount)``: pUSD in, USDC.e to ``recipient``
+    (the wallet must have approved the offramp for its pUSD first)."""
+    return _call(contracts.collateral_offramp, _UNWRAP + address_word(contracts.usdc_e)
+                 + address_word(recipient) + uint_word(amount))
+
+
+def authorize_session_signer_call(wallet: str, session_signer: str, valid_until: int) -> Call:
+    """The wallet's ``authorizeSessionSigner(session_signer, valid_until)`` (unix seconds)."""
+    return _call(wallet, _AUTHORIZE_SESSION_SIGNER + address_word(session_signer)
+                 + uint_word(valid_until))
+
+
+def revoke_session_signer_call(wallet: str, session_signer: str) -> Call:
+    """The wallet's ``revokeSessionSigner(session_signer)``."""
+    return _call(wallet, _REVOKE_SESSION_SIGNER + address_word(session_signer))
+
+
+__all__ = [
+    "authorize_session_signer_call",
+    "condition_word",
+    "redeem_call",
+    "revoke_session_signer_call",
+    "transfer_call",
+    "unwrap_call",
+    "wrap_call",
+]
