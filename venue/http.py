@@ -41,7 +41,7 @@ from venue.parse.values import MalformedResponse, loads
 
 T = TypeVar("T")
 # An answer as a runner got it: httpx's, or the lean pool's (status, headers, body).
-Answer = httpx.Response | Http11Response
+Answer = httpx.Response  # every runner reads httpx's model, whichever transport carried it
 
 _MISSING = object()
 _DEFAULT_RETRY_AFTER = 5
@@ -129,11 +129,6 @@ def _error_message(body: Any, fallback: str) -> str:
     return fallback
 
 
-def _as_httpx(response: Answer) -> httpx.Response:
-    """httpx's model of an answer (the lean pool's is built only when an error reads it)."""
-    return response if isinstance(response, httpx.Response) else response.to_httpx()
-
-
 def _decode_error_body(response: httpx.Response) -> Any:
     try:
         return loads(response.content)
@@ -146,7 +141,6 @@ def error_for_response(response: Answer, request: VenueRequest) -> VenueError | 
     status = response.status_code
     if status < 400:
         return None
-    response = _as_httpx(response)  # headers and text decoded as httpx decodes them
     body = _decode_error_body(response)
     where = f"{request.method} {request.api}{request.path}"
     if status == 404:
@@ -261,7 +255,7 @@ class _Attempt:
             self.value = _result(response, call)
         except VenueUnavailable as exc:
             self.error = exc
-            retry_after = _as_httpx(response).headers.get("Retry-After")
+            retry_after = response.headers.get("Retry-After")
             self.wait_hint = parse_retry_after(retry_after)
 
     def fail(self, call: Call[Any], exc: httpx.HTTPError) -> None:
@@ -361,11 +355,11 @@ class AsyncTransport:
     loop), else httpx's default. Both raise httpx's errors, mapped below.
 
     Fast path: with the lean transport, requests go to its pool directly instead of through
-    ``AsyncClient.send``, and its plain ``Http11Response`` is read (httpx's model is built
-    only for an error's reading). httpx's request building and client layers cost more CPU
-    than the whole lean exchange: ``bench/order_post_cpu.py`` measured ~100 µs of loop CPU
-    per order until written and ~190 µs in all on this path, ~220 and ~400 µs through
-    ``AsyncClient.send`` over the same transport.
+    ``AsyncClient.send`` (httpx's request building and client layers cost more CPU than the
+    whole lean exchange: ``bench/order_post_cpu.py`` measured ~100 µs of loop CPU per order
+    until written and ~190 µs in all on this path, ~220 and ~400 µs through
+    ``AsyncClient.send`` over the same transport). Its answer becomes an ``httpx.Response``
+    (~12 µs, after the request left), so one response type flows from either transport.
     """
 
     def __init__(
@@ -386,7 +380,7 @@ class AsyncTransport:
 
     async def _send(self, req: VenueRequest) -> Answer:
         if self._lean is not None:
-            return await _lean_request(self._lean, self.config, req)
+            return (await _lean_request(self._lean, self.config, req)).to_httpx()
         return await self._client.send(_build(self._client, self.config, req))
 
     async def run(self, call: Call[T]) -> T:
