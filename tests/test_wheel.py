@@ -78,9 +78,13 @@ def served(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         "BASE_URL": f"http://127.0.0.1:{port}", "LOG_FORMAT": "text",
     })
     where = _run(installed / "python", "-c",
-                 "import app, sys; print(app.__file__); print(sys.path)", cwd=home, env=env)
-    assert str(installed.parent) in where.splitlines()[0]
-    assert str(CHECKOUT) not in where, "the checkout leaked onto sys.path"
+                 "import app, sys; print(app.__file__); print(*sys.path, sep='\\n')",
+                 cwd=home, env=env).splitlines()
+    assert str(installed.parent) in where[0]
+    # The borrowed site-packages may sit inside the checkout (.venv/...); the checkout itself
+    # must not be a path entry.
+    assert CHECKOUT not in {Path(entry).resolve() for entry in where[1:] if entry}, \
+        "the checkout leaked onto sys.path"
     _run(installed / "copytrade", "migrate", cwd=home, env=env)
     log = (home / "serve.log").open("w")
     server = subprocess.Popen([str(installed / "copytrade"), "serve", "--host", "127.0.0.1",

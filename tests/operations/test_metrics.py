@@ -189,9 +189,11 @@ def test_metrics_need_the_token_whenever_base_url_is_not_loopback(app, client, m
     public BASE_URL takes away the loopback exemption."""
     monkeypatch.setitem(app.config, "BASE_URL", "https://copytrade.example")
     monkeypatch.setitem(app.config, "METRICS_TOKEN", None)
-    assert client.get("/metrics").status_code == 401  # a loopback peer, no token configured
+    public = "https://copytrade.example"  # the Host the proxy forwards (others get 400)
+    # a loopback peer, no token configured
+    assert client.get("/metrics", base_url=public).status_code == 401
     token = secrets.token_urlsafe(24)
     monkeypatch.setitem(app.config, "METRICS_TOKEN", token)
-    assert client.get("/metrics").status_code == 401
-    assert client.get("/metrics", headers={"Authorization": f"Bearer {token}"}
-                      ).status_code == 200
+    assert client.get("/metrics", base_url=public).status_code == 401
+    assert client.get("/metrics", base_url=public,
+                      headers={"Authorization": f"Bearer {token}"}).status_code == 200
