@@ -8,7 +8,6 @@ from datetime import timedelta
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
-from aiosmtpd.controller import Controller
 
 from blueprints.dashboard.session import JWT_KEY
 from models.base import utcnow
@@ -24,21 +23,10 @@ from tests.api.oauth_flow import (
     register,
     sign_in,
 )
-from tests.api.test_auth import Inbox
-from tests.conftest import free_port
 
 HOME = "/dashboard/configs"
 
 
-@pytest.fixture
-def mailbox(app, monkeypatch):
-    handler = Inbox()
-    port = free_port()
-    controller = Controller(handler, hostname="127.0.0.1", port=port)
-    controller.start()
-    monkeypatch.setitem(app.config, "SMTP_URL", f"smtp://127.0.0.1:{port}")
-    yield handler
-    controller.stop()
 
 
 def _authorization_request(client) -> tuple[str, str, str]:
@@ -71,7 +59,7 @@ def _ask_for_code(client, login_path: str, email: str, target: str | None) -> st
 
 
 def test_sign_in_with_the_emailed_code_returns_to_consent_and_completes_the_flow(
-        client, mailbox, bound_db, app):
+        client, inbox, bound_db, app):
     client_id, verifier, authorize_url = _authorization_request(client)
     login_path = _login_path(client.get(authorize_url))
     assert parse_qs(urlsplit(login_path).query)["next"] == [authorize_url]
@@ -82,7 +70,7 @@ def test_sign_in_with_the_emailed_code_returns_to_consent_and_completes_the_flow
 
     code_step = _ask_for_code(client, login_path, "Owner@Example.com", authorize_url)
     assert 'name="next"' in code_step  # the code form carries the target on
-    code, _ = mailbox.last_for("owner@example.com")
+    code, _ = inbox.last_for("owner@example.com")
     csrf = page_csrf(client.get(login_path).get_data(as_text=True))
     wrong = client.post("/dashboard/login/verify", data={
         "csrf_token": csrf, "email": "owner@example.com", "next": authorize_url,
@@ -109,11 +97,11 @@ def test_sign_in_with_the_emailed_code_returns_to_consent_and_completes_the_flow
     assert tokens.status_code == 200 and tokens.get_json()["access_token"].startswith("svco_")
 
 
-def test_htmx_sign_in_and_the_emailed_link_return_to_consent_too(client, mailbox, bound_db):
+def test_htmx_sign_in_and_the_emailed_link_return_to_consent_too(client, inbox, bound_db):
     _, _, authorize_url = _authorization_request(client)
     login_path = _login_path(client.get(authorize_url))
     _ask_for_code(client, login_path, "htmx@example.com", authorize_url)
-    code, token = mailbox.last_for("htmx@example.com")
+    code, token = inbox.last_for("htmx@example.com")
     csrf = page_csrf(client.get(login_path).get_data(as_text=True))
     # The page's htmx form: the answer tells htmx where to go.
     verified = client.post("/dashboard/login/verify", headers={
@@ -126,7 +114,7 @@ def test_htmx_sign_in_and_the_emailed_link_return_to_consent_too(client, mailbox
     other = client.application.test_client()
     _ask_for_code(other, _login_path(other.get(authorize_url)), "link@example.com",
                   authorize_url)
-    _, token = mailbox.last_for("link@example.com")
+    _, token = inbox.last_for("link@example.com")
     link_page = other.get("/dashboard/login?" + urlencode({"token": token,
                                                            "next": authorize_url}))
     redeemed = other.post("/dashboard/login/link", data={
@@ -153,10 +141,10 @@ def test_one_browser_session_signing_out_or_expiring_ends_consent_too(client, us
     _login_path(client.get(authorize_url))
 
 
-def test_the_sign_in_form_needs_its_csrf_token(client, mailbox, bound_db):
+def test_the_sign_in_form_needs_its_csrf_token(client, inbox, bound_db):
     response = client.post("/dashboard/login", data={"email": "a@example.com"})
     assert response.status_code == 403
-    assert mailbox.messages == []
+    assert inbox.messages == []
 
 
 @pytest.mark.parametrize("target", [
@@ -164,13 +152,13 @@ def test_the_sign_in_form_needs_its_csrf_token(client, mailbox, bound_db):
     "/\\evil.example/oauth/authorize", "/oauth/authorizeX", "/oauth/token",
     "javascript:alert(1)", "/oauth/authorize?\r\nSet-Cookie: x=1", "/api/keys"])
 def test_next_only_returns_to_this_sites_dashboard_or_authorize_paths(
-        client, mailbox, bound_db, target):
+        client, inbox, bound_db, target):
     login_path = "/dashboard/login?" + urlencode({"next": target})
     page = client.get(login_path).get_data(as_text=True)
     assert 'name="next"' not in page
     # Even posted straight to the verification step, the target is dropped.
     _ask_for_code(client, login_path, "b@example.com", target)
-    code, _ = mailbox.last_for("b@example.com")
+    code, _ = inbox.last_for("b@example.com")
     done = client.post("/dashboard/login/verify", data={
         "csrf_token": page_csrf(client.get(login_path).get_data(as_text=True)),
         "email": "b@example.com", "code": code, "next": target})

@@ -14,7 +14,6 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import anyio
 import httpx2
 import pytest
-from aiosmtpd.controller import Controller
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -69,16 +68,6 @@ def live_app(app, monkeypatch) -> Iterator[str]:
     thread.join(timeout=10)
 
 
-@pytest.fixture
-def mailbox(app, monkeypatch) -> Iterator[Inbox]:
-    """A real SMTP server receiving the sign-in emails."""
-    handler = Inbox()
-    port = free_port()
-    controller = Controller(handler, hostname="127.0.0.1", port=port)
-    controller.start()
-    monkeypatch.setitem(app.config, "SMTP_URL", f"smtp://127.0.0.1:{port}")
-    yield handler
-    controller.stop()
 
 
 class Browser:
@@ -163,9 +152,9 @@ def _paths(log: list[tuple[str, str, int]]) -> list[str]:
     return [path for _, path, _ in log]
 
 
-def test_hosted_mcp_client_runs_the_whole_flow(live_app, mailbox, bound_db):
+def test_hosted_mcp_client_runs_the_whole_flow(live_app, inbox, bound_db):
     storage = MemoryStorage()
-    browser = Browser(live_app, mailbox)
+    browser = Browser(live_app, inbox)
     log: list[tuple[str, str, int]] = []
     mcp_url = live_app + "/api/mcp"
 
@@ -210,10 +199,10 @@ def test_hosted_mcp_client_runs_the_whole_flow(live_app, mailbox, bound_db):
     assert stored.resource == mcp_url and stored.rotated_at is not None
 
 
-def test_the_provider_flow_against_the_rest_api_resource(live_app, mailbox, bound_db):
+def test_the_provider_flow_against_the_rest_api_resource(live_app, inbox, bound_db):
     """The same SDK flow for the REST API as a second resource (discovered by path)."""
     storage = MemoryStorage()
-    browser = Browser(live_app, mailbox)
+    browser = Browser(live_app, inbox)
     log: list[tuple[str, str, int]] = []
 
     async def run() -> tuple[int, dict[str, Any], int, int]:
