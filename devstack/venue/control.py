@@ -13,6 +13,7 @@ Routes (JSON bodies; money and sizes as decimal strings):
 * POST   /_sandbox/fund                       {address, amount} pUSD, {address, usdc_e} USDC.e,
                                              or {address, token_id, shares}; pUSD and tokens
                                              reach /balance-allowance after its /update
+                                             (seen: true: the cache has them already)
 * GET    /_sandbox/balances/<address>         {pusd, positions: {token_id: shares}}
 * POST   /_sandbox/trades                     inject a fill {wallet, token_id, side, price?, size?}
                                              (answers its RTDS payloads and published_us)
@@ -217,7 +218,8 @@ def fund():
     address = _required(body, "address")
     if body.get("token_id"):
         shares = _decimal(body, "shares", Decimal(0))
-        size = state.grant_tokens(address, str(body["token_id"]), shares)
+        size = state.grant_tokens(address, str(body["token_id"]), shares,
+                                  seen=bool(body.get("seen", False)))
         return json_response({"address": address, "token_id": str(body["token_id"]),
                               "shares": amount_text(size)})
     if body.get("usdc_e") is not None:
@@ -229,7 +231,7 @@ def fund():
     amount = _decimal(body, "amount", Decimal(0))
     if amount is None or amount < 0:
         raise VenueRejection("amount must be a non-negative decimal")
-    balance = state.fund(address, amount)
+    balance = state.fund(address, amount, seen=bool(body.get("seen", False)))
     return json_response({"address": address, "balance": amount_text(balance)})
 
 

@@ -216,11 +216,12 @@ class SandboxState:
 
     # ---------------------------------------------------------------- ledger
 
-    def fund(self, address: str, amount: Decimal) -> int:
-        """Add pUSD to an address (a deposit: the CLOB's cache sees it after an update);
-        returns the new balance in base units."""
+    def fund(self, address: str, amount: Decimal, *, seen: bool = False) -> int:
+        """Add pUSD to an address (a deposit: the CLOB's cache sees it after an update, or
+        at once when ``seen``); returns the new balance in base units."""
         with self.lock:
-            self.accounts.moved_on_chain(address, to_base(amount))
+            if not seen:
+                self.accounts.moved_on_chain(address, to_base(amount))
             return self.ledger.credit(address, to_base(amount))
 
     def fund_usdc_e(self, address: str, amount: Decimal) -> int:
@@ -228,11 +229,14 @@ class SandboxState:
         with self.lock:
             return self.accounts.credit_usdc_e(address, to_base(amount))
 
-    def grant_tokens(self, address: str, token_id: str, shares: Decimal) -> int:
-        """Credit outcome tokens to an address (as if split earlier); returns the new size."""
+    def grant_tokens(self, address: str, token_id: str, shares: Decimal, *,
+                     seen: bool = False) -> int:
+        """Credit outcome tokens to an address (as if split earlier; the cache sees them
+        after an update, or at once when ``seen``); returns the new size."""
         with self.lock:
             self.catalog.market_for_token(token_id)
-            self.accounts.moved_on_chain(address, to_base(shares), token_id)
+            if not seen:
+                self.accounts.moved_on_chain(address, to_base(shares), token_id)
             return self.ledger.grant(address, token_id, to_base(shares))
 
     def balance(self, address: str) -> int:
