@@ -8,7 +8,10 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              {question_id, condition_id, collateral}
                                              list an existing on-chain condition
 * POST   /_sandbox/chain                      {rpc_url, ctf}: index on-chain holdings
-                                             ({rpc_url: ""} stops)
+                                             ({rpc_url: ""} stops); with
+                                             {deposit_wallet_factory, deposit_wallet_beacon,
+                                             operator_key} the relayer deploys and runs
+                                             deposit wallets on that chain
 * POST   /_sandbox/markets/<condition>/resolve {winner: 0|1|"Yes"}
 * POST   /_sandbox/fund                       {address, amount} pUSD, {address, usdc_e} USDC.e,
                                              or {address, token_id, shares}; pUSD and tokens
@@ -179,15 +182,23 @@ def add_market():
 
 @bp.post("/chain")
 def attach_chain():
-    """Index a chain's ConditionalTokens ({rpc_url, ctf}); an empty rpc_url stops indexing."""
+    """Index a chain's ConditionalTokens ({rpc_url, ctf}; an empty rpc_url stops indexing);
+    with a deposit-wallet factory, beacon and operator key, run the relayer on that chain."""
     body = _body()
     rpc_url = str(body.get("rpc_url") or "")
     ctf = _required(body, "ctf") if rpc_url else ""
+    state = _state()
     try:
-        holdings = _state().attach_chain(rpc_url, ctf)
+        holdings = state.attach_chain(rpc_url, ctf)
+        wallets = None
+        if rpc_url and body.get("deposit_wallet_factory"):
+            wallets = state.attach_wallet_chain(
+                rpc_url, str(body["deposit_wallet_factory"]),
+                _required(body, "deposit_wallet_beacon"), _required(body, "operator_key"))
     except ValueError as exc:
         raise VenueRejection(str(exc)) from exc
-    return json_response({"chain": holdings.describe() if holdings else None})
+    return json_response({"chain": holdings.describe() if holdings else None,
+                          "wallets": wallets.describe() if wallets else None})
 
 
 @bp.post("/markets/<condition_id>/resolve")

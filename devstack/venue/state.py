@@ -26,6 +26,7 @@ from devstack.venue.accounts import COLLATERAL_ASSET, AccountRegistry
 from devstack.venue.amounts import SCALE, amount_text, to_base, units
 from devstack.venue.api_keys import ApiKeyRecord, ApiKeyRegistry
 from devstack.venue.catalog import SEED_MARKETS, Catalog, Event, Market, MarketSeed
+from devstack.venue.chain_wallets import ChainWallets
 from devstack.venue.config import SandboxConfig
 from devstack.venue.desk import OrderDesk, order_response
 from devstack.venue.faults import FaultBoard
@@ -94,6 +95,7 @@ class SandboxState:
         self._initial_switches = (self.config.refuse_eoa_makers, set(self.config.legacy_makers))
         self.whales = [derived_address(f"sandbox-whale-{seed}-{i}") for i in range(4)]
         self.chain: ChainHoldings | None = None
+        self.wallet_chain: tuple[str, str, str] | None = None  # (rpc, factory, operator key)
         if self.config.chain_rpc_url:
             self.attach_chain(self.config.chain_rpc_url, self.config.chain_ctf)
         self._reset_locked()
@@ -122,9 +124,11 @@ class SandboxState:
         self.desk.listen(self.market_channel)
         self.house_maker = HouseMaker(self.house, self.desk)
         self.settlement = Settlement(self._now, self.catalog, self.desk, self.ledger, self.tape)
-        simulated = SimulatedWallets(self.config, self._now, self.catalog, self.ledger,
-                                     self.accounts, self.settlement)
-        self.relayer = Relayer(self.config, self._now, self.accounts, simulated)
+        executor: SimulatedWallets | ChainWallets = SimulatedWallets(
+            self.config, self._now, self.catalog, self.ledger, self.accounts, self.settlement)
+        if self.wallet_chain is not None:
+            executor = ChainWallets(*self.wallet_chain, self.accounts)
+        self.relayer = Relayer(self.config, self._now, self.accounts, executor)
         self.profiles: dict[str, tuple[str, str]] = {}
         for index, whale in enumerate(self.whales):
             self.profiles[whale.lower()] = WHALE_PROFILES[index % len(WHALE_PROFILES)]
@@ -140,6 +144,18 @@ class SandboxState:
             self.config.chain_rpc_url = rpc_url
             self.config.chain_ctf = ctf if rpc_url else ""
         return holdings
+
+    def attach_wallet_chain(self, rpc_url: str, factory: str, beacon: str,
+                            operator_key: str) -> ChainWallets:
+        """Deploy and run deposit wallets on ``rpc_url`` through ``factory`` (operated by
+        ``operator_key``) instead of simulating them; kept on reset."""
+        with self.lock:
+            executor = ChainWallets(rpc_url, factory, operator_key, self.accounts)
+            self.config.deposit_wallet_factory = executor.factory
+            self.config.deposit_wallet_beacon = beacon
+            self.wallet_chain = (rpc_url, factory, operator_key)
+            self.relayer.executor = executor
+            return executor
 
     def _now(self) -> float:
         # read at each call: tests swap `clock` on a running state
