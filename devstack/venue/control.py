@@ -33,6 +33,11 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              builder {key, secret, passphrase},
                                              relayer_key_for (address: answers a minted key)
 * POST   /_sandbox/eoa-refusal                {enabled, legacy?: [addresses]}
+* POST   /_sandbox/strict-accounts            {enabled?, allowlisted?: [EOAs, type 0],
+                                             grandfathered?: [proxy/Safe makers, types 1/2]}:
+                                             the venue's account rules at order time (off
+                                             by default): deposit-wallet makers only, and the
+                                             cached balance and allowance of the exchange
 * POST   /_sandbox/faults                     {path, count?, status?, delay?, method?, retry_after?}
 * DELETE /_sandbox/faults                     disarm all faults
 * GET    /_sandbox/orders                     every POST /order envelope received (and the answer)
@@ -376,6 +381,22 @@ def relayer_switches():
             "fail_next": [list(f) for f in relayer.switches.fail_next],
         })
     return json_response(answer)
+
+
+@bp.post("/strict-accounts")
+def strict_accounts():
+    """Switch the venue's account rules at order time; add allowlisted/grandfathered makers."""
+    body = _body()
+    state = _state()
+    with state.lock:
+        if "enabled" in body:
+            state.config.strict_accounts = bool(body["enabled"])
+        state.accounts.allowlisted |= {str(a).lower() for a in body.get("allowlisted") or []}
+        state.accounts.grandfathered |= {
+            str(a).lower() for a in body.get("grandfathered") or []}
+        return json_response({"enabled": state.config.strict_accounts,
+                              "allowlisted": sorted(state.accounts.allowlisted),
+                              "grandfathered": sorted(state.accounts.grandfathered)})
 
 
 @bp.post("/eoa-refusal")
