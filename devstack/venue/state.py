@@ -5,8 +5,8 @@
 balance/allowance cache), ``OrderDesk`` (books, orders: submit, match, settle, fill,
 cancel), ``HouseMaker`` (the house's quotes), ``Settlement`` (resolution, redemption),
 ``Tape`` (fills and trade history) and ``Relayer`` (relayer credentials and transactions,
-executed by ``SimulatedWallets``). HTTP views call the
-methods here and only shape their answers. One re-entrant lock guards every part: the
+executed by ``SimulatedWallets``, or ``ChainWallets`` with a dev chain attached). HTTP
+views call the methods here and only shape their answers. One re-entrant lock guards every part: the
 methods here take it as a whole operation needs, and the parts assume it is held.
 """
 
