@@ -5,8 +5,9 @@ Every API call is a ``Call``: a ``VenueRequest`` (pure data) plus a parser. ``Sy
 share the URL building, error mapping, retry policy and metadata cache below and differ
 only in how they send and sleep.
 
-Failure mapping: timeouts -> VenueTimeout; connection errors, 5xx and 429 -> VenueUnavailable
-(with retry_after); 404 -> VenueNotFound; other 4xx -> VenueRejected(status, body).
+Failure mapping: timeouts -> VenueTimeout; 425 and the restricted modes' 503 ->
+VenueRestricted (``venue.restrictions``); connection errors, other 5xx and 429 ->
+VenueUnavailable (with retry_after); 404 -> VenueNotFound; other 4xx -> VenueRejected(status, body).
 Only ``retryable`` requests (idempotent reads and cancels) are retried, with small bounded
 exponential backoff; order POSTs are never resent, so a timeout there surfaces as
 VenueTimeout for the caller to reconcile.
@@ -33,11 +34,13 @@ from venue.errors import (
     VenueError,
     VenueNotFound,
     VenueRejected,
+    VenueRestricted,
     VenueTimeout,
     VenueUnavailable,
 )
 from venue.http11 import Http11Pool, Http11Response, Http11Transport
 from venue.parse.values import MalformedResponse, loads
+from venue.restrictions import body_retry_after, restricted_mode
 
 T = TypeVar("T")
 # An answer as a runner got it: httpx's, or the lean pool's (status, headers, body).
@@ -145,6 +148,12 @@ def error_for_response(response: Answer, request: VenueRequest) -> VenueError | 
     where = f"{request.method} {request.api}{request.path}"
     if status == 404:
         return VenueNotFound(_error_message(body, f"{where}: not found"))
+    mode = restricted_mode(status, body)
+    if mode is not None:
+        hint = parse_retry_after(response.headers.get("Retry-After"))
+        hint = body_retry_after(body) if hint is None else hint
+        return VenueRestricted(f"{where}: {_error_message(body, mode)}", mode=mode,
+                               retry_after=_DEFAULT_RETRY_AFTER if hint is None else hint)
     if status == 429:
         retry_after = parse_retry_after(response.headers.get("Retry-After"))
         return VenueUnavailable(

@@ -154,6 +154,7 @@ class CopyEngine:
             await self.ownership.heartbeat(self._heartbeat_fields())
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
+                self.executor.spawn = nursery.start_soon
                 self.running = True
                 nursery.start_soon(self._heartbeat_loop)
                 nursery.start_soon(self._sweep_loop)
