@@ -1,6 +1,6 @@
 """Orders meeting a venue that is restarting, restricted or down: what is kept, what is answered.
 
-- Refused for its mode (425 restart, 503 post-only / cancel-only / disabled;
+- Refused for its mode (425 restart, 503 post-only / cancel-only / disabled, 429;
   ``venue.errors.VenueRestricted``): the order never reached the book. Its record is kept
   as ``rejected`` with the reason, its trade row (never a fill) is dropped, and it lets
   go of its preview and copy intent (``hand_back``), so a retry (the same
@@ -20,7 +20,7 @@ from models.base import atomic
 from models.trading import Order, OrderPreview, Trade
 from services import errors
 from venue.errors import VenueError, VenueRestricted
-from venue.restrictions import CANCEL_ONLY, DISABLED, POST_ONLY, RESTARTING
+from venue.restrictions import CANCEL_ONLY, DISABLED, POST_ONLY, RATE_LIMITED, RESTARTING
 
 # The reason a copy skipped (or a manual order's 503 names) for each venue mode.
 REASONS = {
@@ -28,6 +28,7 @@ REASONS = {
     POST_ONLY: "venue_post_only",
     CANCEL_ONLY: "venue_cancel_only",
     DISABLED: "venue_disabled",
+    RATE_LIMITED: "venue_rate_limited",
 }
 WAITING_REASONS = frozenset(REASONS.values())
 _WORDS = {
@@ -35,6 +36,7 @@ _WORDS = {
     POST_ONLY: "the venue accepts only post-only orders after a restart",
     CANCEL_ONLY: "the venue is in cancel-only mode",
     DISABLED: "trading is disabled at the venue",
+    RATE_LIMITED: "the venue is throttling requests (429 Too Many Requests)",
 }
 
 

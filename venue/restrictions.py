@@ -2,8 +2,9 @@
 
 ACCOUNTS.md §7.4: a restart answers HTTP 425 on every order-related endpoint (honour
 ``Retry-After``, else back off exponentially from 1-2 s, capped at 30 s); post-only,
-cancel-only and disabled modes answer 503 with their own texts. Either way the order was
-refused, never placed: it is safe to send again once the venue reopens.
+cancel-only and disabled modes answer 503 with their own texts; throttling beyond the
+budget answers 429. Each way the order was refused, never placed: it is safe to send
+again once the venue reopens.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ RESTARTING = "restarting"
 POST_ONLY = "post_only"
 CANCEL_ONLY = "cancel_only"
 DISABLED = "disabled"
+RATE_LIMITED = "rate_limited"  # 429 Too Many Requests: refused before reaching the engine
 
 BACKOFF_CAP = 30.0  # seconds (the venue's docs)
 
@@ -28,9 +30,11 @@ _MARKERS = (
 
 
 def restricted_mode(status: int, body: Any) -> str | None:
-    """The restricted mode an error answer announces (425 or the modes' 503), or None."""
+    """The restricted mode an error answer announces (425, 429, the modes' 503), or None."""
     if status == 425:
         return RESTARTING
+    if status == 429:
+        return RATE_LIMITED
     if status != 503:
         return None
     if isinstance(body, Mapping):
