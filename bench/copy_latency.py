@@ -248,18 +248,21 @@ def main() -> None:
     injections: list[float] = []
     figures: dict[str, float] = {}
 
+    async def all_targets_taken(engine: CopyEngine) -> None:
+        deadline = time.monotonic() + 600
+        while not (len(engine.targets) == len(targets) and all(
+                rt.ready.is_set() for rt in engine.targets.values())
+                and engine.feed_connected):
+            if time.monotonic() > deadline:
+                raise SystemExit("the engine did not take all targets")
+            await trio.sleep(0.2)
+
     async def run() -> None:
         engine = CopyEngine(f"bench-{secrets.token_hex(3)}", client, prefix, settings)
         rss_before = rss_mb()
         async with trio.open_nursery() as nursery:
             await nursery.start(engine.run)
-            deadline = time.monotonic() + 600
-            while not (len(engine.targets) == len(targets) and all(
-                    rt.ready.is_set() for rt in engine.targets.values())
-                    and engine.feed_connected):
-                if time.monotonic() > deadline:
-                    raise SystemExit("the engine did not take all targets")
-                await trio.sleep(0.2)
+            await all_targets_taken(engine)
             figures["rss_mb"] = rss_mb()
             figures["rss_delta_mb"] = figures["rss_mb"] - rss_before
             polls, requests = engine.stats.polls, engine.stats.poll_requests
@@ -301,13 +304,7 @@ def main() -> None:
         engine = CopyEngine(f"bench-{secrets.token_hex(3)}", client, prefix, settings)
         async with trio.open_nursery() as nursery:
             await nursery.start(engine.run)
-            deadline = time.monotonic() + 600
-            while not (len(engine.targets) == len(targets) and all(
-                    rt.ready.is_set() for rt in engine.targets.values())
-                    and engine.feed_connected):
-                if time.monotonic() > deadline:
-                    raise SystemExit("the engine did not take all targets")
-                await trio.sleep(0.2)
+            await all_targets_taken(engine)
             await trio.to_thread.run_sync(lambda: control.delete("/orders"))
             middle = args.samples // 2
             for sample in range(args.samples):

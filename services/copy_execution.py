@@ -355,7 +355,8 @@ def settle(tickets: list[Ticket]) -> None:
             if isinstance(ticket.answer.lost, VenueRestricted):
                 # Refused for the venue's mode: nothing placed; the intent waits for a retry.
                 ticket.restricted = ticket.answer.lost
-                ticket.outcome = Outcome({**base, "status": INTENT_PENDING,
+                # No sent_at/latency: the copy has not left yet as far as the user is concerned.
+                ticket.outcome = Outcome({"status": INTENT_PENDING,
                                           "reason": order_outages.reason_for(ticket.restricted),
                                           "detail": placed.reason or ""})
             settled.append((ticket, ticket.outcome))
