@@ -76,6 +76,8 @@ class VenueSettings:
     data_url: str
     rtds_url: str  # "": detect by polling only
     behind_proxy: bool = False  # an HTTP(S) proxy is configured: use httpx, not the lean pool
+    # The part of each documented venue rate limit this process may use (0: no budgets).
+    rate_budget_share: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,9 @@ class CopyEngineConfig:
     max_watched_books: int = 500  # tokens followed on the market channel (least recent out)
     db_threads: int = 16
     poll_concurrency: int = 8  # polls in flight at once, whatever the number of targets
+    # Copiers' balance reads in flight at once: their own limit, so a thousand copiers'
+    # refreshes never hold the detection polls' slots (nor the reverse).
+    balance_concurrency: int = 4
     wallet_refresh_seconds: float = 15.0  # collateral estimates re-read from the venue
     account_reopen_seconds: float = 600.0  # opened accounts re-read from the database
     fold_log_seconds: float = 5.0  # SQLite: the log is folded here, not in a copy's commit
@@ -290,6 +295,7 @@ class Settings:
             "POLYMARKET_CLOB_URL": self.venue.clob_url,
             "POLYMARKET_DATA_URL": self.venue.data_url,
             "POLYMARKET_RTDS_URL": self.venue.rtds_url,
+            "VENUE_RATE_BUDGET_SHARE": self.venue.rate_budget_share,
             "METRICS_TOKEN": self.metrics.token,
             "PROMETHEUS_MULTIPROC_DIR": self.metrics.multiproc_dir,
             "LOG_FORMAT": self.logging.format,
@@ -340,7 +346,14 @@ _ENGINE_VARIABLES = {
     "COPY_STALE_INTENT_SECONDS": "stale_intent_seconds",
     "COPY_RECHECK_SECONDS": "recheck_seconds",
     "COPY_RECHECK_AFTER_SECONDS": "recheck_after_seconds",
+    "COPY_BALANCE_CONCURRENCY": "balance_concurrency",
 }
+
+
+def _share(value: float) -> float:
+    if not 0 <= value <= 1:
+        raise ValueError("VENUE_RATE_BUDGET_SHARE must be between 0 and 1")
+    return value
 
 
 def instance_secret(instance: Path, name: str) -> str:
@@ -514,7 +527,8 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
             clob_url=urls["POLYMARKET_CLOB_URL"] or "",
             data_url=urls["POLYMARKET_DATA_URL"] or "",
             rtds_url=urls["POLYMARKET_RTDS_URL"] or "",
-            behind_proxy=any(get(name) for name in PROXY_VARIABLES)),
+            behind_proxy=any(get(name) for name in PROXY_VARIABLES),
+            rate_budget_share=_share(number("VENUE_RATE_BUDGET_SHARE", 1.0))),
         chain=ChainConfig(
             rpc_url=get("POLYGON_RPC_URL"),
             chain_id=int(get("CHAIN_ID") or chain_defaults.chain_id),

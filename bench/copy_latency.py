@@ -20,6 +20,15 @@ wallets, runs one ``CopyEngine`` (RTDS feed on, polling as backstop) and then, f
 ``--breakdown`` also prints where the time goes, and the venue's own handling time
 (arrival to answer: auth, signature checks, matching; not part of the overhead).
 
+``--restart-window SECONDS`` opens a matching-engine restart (425 for that long, then
+``--post-only-seconds`` of post-only) just before the middle sample, injects the samples
+``--gap`` seconds apart, and prints, once every copy settled, a row: copies, filled (of
+which waited for the venue to reopen), skipped as too old (``venue_*``), lost (neither:
+must be 0), and orders the venue accepted (one per filled copy: nothing doubled)::
+
+    .venv/bin/python bench/copy_latency.py --configs 20 --targets 4 --users 5 --samples 8 \
+        --restart-window 4 --post-only-seconds 3
+
 Prints a Markdown row per run::
 
     .venv/bin/python bench/copy_latency.py --configs 1000 --targets 100 --samples 20
@@ -151,6 +160,13 @@ def main() -> None:
     parser.add_argument("--profile", default="",
                         help="write a pyinstrument profile of the engine's loop to this file "
                              "(HTML when it ends in .html)")
+    parser.add_argument("--restart-window", type=float, default=0.0,
+                        help="open a restart (425) of this many seconds before the middle "
+                             "sample and report the copies lost (see the docstring)")
+    parser.add_argument("--post-only-seconds", type=float, default=5.0,
+                        help="with --restart-window: the post-only phase after the 425s")
+    parser.add_argument("--gap", type=float, default=1.0,
+                        help="with --restart-window: seconds between injected samples")
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL",
                                                               "redis://127.0.0.1:6379/0"))
     args = parser.parse_args()
@@ -234,18 +250,21 @@ def main() -> None:
     injections: list[float] = []
     figures: dict[str, float] = {}
 
+    async def all_targets_taken(engine: CopyEngine) -> None:
+        deadline = time.monotonic() + 600
+        while not (len(engine.targets) == len(targets) and all(
+                rt.ready.is_set() for rt in engine.targets.values())
+                and engine.feed_connected):
+            if time.monotonic() > deadline:
+                raise SystemExit("the engine did not take all targets")
+            await trio.sleep(0.2)
+
     async def run() -> None:
         engine = CopyEngine(f"bench-{secrets.token_hex(3)}", client, prefix, settings)
         rss_before = rss_mb()
         async with trio.open_nursery() as nursery:
             await nursery.start(engine.run)
-            deadline = time.monotonic() + 600
-            while not (len(engine.targets) == len(targets) and all(
-                    rt.ready.is_set() for rt in engine.targets.values())
-                    and engine.feed_connected):
-                if time.monotonic() > deadline:
-                    raise SystemExit("the engine did not take all targets")
-                await trio.sleep(0.2)
+            await all_targets_taken(engine)
             figures["rss_mb"] = rss_mb()
             figures["rss_delta_mb"] = figures["rss_mb"] - rss_before
             polls, requests = engine.stats.polls, engine.stats.poll_requests
@@ -283,6 +302,63 @@ def main() -> None:
             figures["book_hits"] = engine.stats.book_hits - hits
             nursery.cancel_scope.cancel()
 
+    async def run_restart() -> None:
+        engine = CopyEngine(f"bench-{secrets.token_hex(3)}", client, prefix, settings)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(engine.run)
+            await all_targets_taken(engine)
+            await trio.to_thread.run_sync(lambda: control.delete("/orders"))
+            middle = args.samples // 2
+            for sample in range(args.samples):
+                if sample == middle:
+                    await trio.to_thread.run_sync(lambda: control.post("/restart", json={
+                        "seconds": str(args.restart_window),
+                        "post_only_seconds": str(args.post_only_seconds), "retry_after": 1}))
+                await trio.to_thread.run_sync(injector.inject, {
+                    "wallet": targets[sample % len(targets)], "token_id": tokens[0],
+                    "side": "BUY", "size": "20", "price": "0.5"})
+                await trio.sleep(args.gap)
+            expected = args.samples * (args.configs // len(targets))
+
+            def intents() -> list[tuple[str, str | None]]:
+                with db.connection_context():
+                    return list(CopyIntent.select(CopyIntent.status, CopyIntent.reason)
+                                .where(CopyIntent.kind == "mirror").tuples())
+
+            wait_until = time.monotonic() + args.restart_window + args.post_only_seconds + 300
+            while True:
+                rows = await trio.to_thread.run_sync(intents)
+                if len(rows) >= expected and all(s not in ("pending", "sent") for s, _ in rows):
+                    break
+                if time.monotonic() > wait_until:
+                    raise SystemExit("copies did not settle")
+                await trio.sleep(0.5)
+            received = await trio.to_thread.run_sync(lambda: control.get("/orders").json())
+            figures["copies"] = len(rows)
+            figures["filled"] = sum(1 for s, _ in rows if s == "filled")
+            figures["skipped_venue"] = sum(1 for s, r in rows
+                                           if s == "skipped" and (r or "").startswith("venue_"))
+            figures["waited"] = sum(1 for s, r in rows
+                                    if s == "filled" and (r or "").startswith("venue_"))
+            figures["lost"] = figures["copies"] - figures["filled"] - figures["skipped_venue"]
+            figures["accepted"] = sum(1 for e in received
+                                      if (e.get("response") or {}).get("success"))
+            nursery.cancel_scope.cancel()
+
+    if args.restart_window:
+        injector = Injector(sandbox.control_url)
+        try:
+            trio.run(run_restart)
+        finally:
+            injector.stop()
+            sandbox.stop()
+        print(f"| {args.configs} | {args.targets} | {args.samples} | "
+              f"{args.restart_window:g} + {args.post_only_seconds:g} s | "
+              f"{figures['copies']:.0f} | {figures['filled']:.0f} "
+              f"({figures['waited']:.0f} after waiting) | "
+              f"{figures['skipped_venue']:.0f} | {figures['lost']:.0f} | "
+              f"{figures['accepted']:.0f} |")
+        return
     if args.profile:
         from pyinstrument import Profiler
 

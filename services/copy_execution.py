@@ -48,12 +48,21 @@ from models.copying import (
     INTENT_SKIPPED,
 )
 from models.trading import Order
-from services import catalogue, copy_intents, copy_positions, errors, metrics, orders
+from services import (
+    catalogue,
+    copy_intents,
+    copy_positions,
+    errors,
+    metrics,
+    order_outages,
+    orders,
+)
 from services.copier_accounts import AccountCache
 from services.copy_intents import CopyIntentDraft
 from services.copying import Holding, MarketView
 from services.order_plan import MarketInfo
 from services.orders import PostAnswer, PreparedOrder
+from venue.errors import VenueRestricted
 from venue.models import Market as GammaMarket
 from venue.models import OrderBook, Side
 
@@ -104,6 +113,7 @@ class Ticket:
     holding: Holding | None = None  # the config's position after a fill
     opened: int = 0
     failure: dict[str, Any] = field(default_factory=dict)
+    restricted: VenueRestricted | None = None  # refused for the venue's mode: to retry
 
     @property
     def user_id(self) -> UUID:
@@ -129,6 +139,9 @@ class Executed:
     moves: list[PositionMove] = field(default_factory=list)
     orders: int = 0
     catalogued: bool = False  # the quote's market is in the catalogue now
+    # Copies the venue refused for its mode (restart, post-only, ...): still pending,
+    # to be placed again while their fill is young enough (``FillExecutor``).
+    waiting: list[tuple[CopyIntentDraft, VenueRestricted]] = field(default_factory=list)
 
 
 async def execute(drafts: Sequence[CopyIntentDraft], quote: Quote, *, accounts: AccountCache,
@@ -184,6 +197,8 @@ def _after_settle(tickets: list[Ticket], accounts: AccountCache, done: Executed)
     for ticket in tickets:
         _release(ticket, accounts)
         draft = ticket.draft
+        if ticket.restricted is not None and ticket.outcome is not None:
+            done.waiting.append((draft, ticket.restricted))
         if ticket.holding is not None:
             done.moves.append(PositionMove(draft.config_id, draft.token_id, ticket.holding,
                                            ticket.opened))
@@ -337,6 +352,13 @@ def settle(tickets: list[Ticket]) -> None:
             base = {"sent_at": ticket.sent_at, "latency_ms": _ms(ticket.sent_at,
                                                                   draft.seen_at)}
             ticket.outcome = _from_placed(placed, base)
+            if isinstance(ticket.answer.lost, VenueRestricted):
+                # Refused for the venue's mode: nothing placed; the intent waits for a retry.
+                ticket.restricted = ticket.answer.lost
+                # No sent_at/latency: the copy has not left yet as far as the user is concerned.
+                ticket.outcome = Outcome({"status": INTENT_PENDING,
+                                          "reason": order_outages.reason_for(ticket.restricted),
+                                          "detail": placed.reason or ""})
             settled.append((ticket, ticket.outcome))
         # The intents and positions of the whole batch in a few statements, not a few per
         # ticket: this transaction holds SQLite's write lock (PostgreSQL's row locks).
@@ -346,6 +368,9 @@ def settle(tickets: list[Ticket]) -> None:
         written = copy_intents.settle_many(
             [(t.draft.id, outcome.changes) for t, outcome in settled],
             worker=settled[0][0].draft.worker if settled else None)
+        for ticket, _ in settled:
+            if ticket.draft.id not in written:
+                ticket.restricted = None  # another engine's now: not retried here
         settled = [(t, outcome) for t, outcome in settled if t.draft.id in written]
         filled = [(t, outcome) for t, outcome in settled if outcome.filled_size > 0]
         moves = copy_positions.apply_positions([copy_positions.PositionFill(

@@ -45,11 +45,13 @@ from models.copying import (
     INTENT_PENDING,
     INTENT_PREDECESSORS,
     INTENT_SENT,
+    INTENT_SKIPPED,
     KIND_MIRROR,
     CopyConfig,
     CopyIntent,
 )
-from services import copy_positions, metrics
+from services import copy_positions, metrics, order_outages
+from services.runtime import runtime
 from venue.models import Side
 
 
@@ -297,6 +299,18 @@ def reconcile(intent_id: UUID, worker: str, stale_after: float) -> CopyIntentDra
 
 def _replace_or_expire(intent: CopyIntent, age: float, stale_after: float, fence: str
                        ) -> CopyIntentDraft | None:
+    if intent.reason in order_outages.WAITING_REASONS:
+        # Refused for the venue's mode and waiting for it to reopen: its limit is the
+        # fill's age, not the time since it was seen (services/order_outages.py).
+        born = intent.target_timestamp or intent.seen_at.timestamp()
+        limit = runtime().settings.engine.max_fill_age_seconds
+        if utcnow().timestamp() - born <= limit:
+            return CopyIntentDraft.stored(intent)
+        settle(intent.id, worker=fence, changes={
+            "status": INTENT_SKIPPED, "reason": intent.reason, "settled_at": utcnow(),
+            "detail": f"{intent.detail or ''} The venue did not reopen within the fill's "
+                      "age limit.".strip()})
+        return None
     if age > stale_after:
         settle(intent.id, worker=fence, changes={
             "status": INTENT_FAILED, "reason": "not_sent", "settled_at": utcnow(),

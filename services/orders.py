@@ -59,13 +59,21 @@ from models.trading import (
     Trade,
 )
 from models.user import User
-from services import errors, order_book, order_plan, previews, venue_accounts, venues
+from services import (
+    errors,
+    order_book,
+    order_outages,
+    order_plan,
+    previews,
+    venue_accounts,
+    venues,
+)
 from services.order_plan import MarketInfo, OrderPlan
 from services.principal import user_id_of
 from services.runtime import runtime
 from services.venue_accounts import VenueAccount
 from venue.client import AsyncVenueClient
-from venue.errors import VenueError, VenueNotFound, VenueRejected
+from venue.errors import VenueError, VenueNotFound, VenueRejected, VenueRestricted
 from venue.models import OpenOrder, OrderBook, PostOrderResult, Side
 from venue.signing import SignedOrder
 
@@ -143,13 +151,44 @@ def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
     Raises ValidationFailed/BadRequest (400), NotFound (404), InsufficientBalance (402);
     a venue refusal is not an exception: it answers status ``rejected`` with the reason.
     """
+    if source == "manual":
+        earlier = _earlier_attempt(user, preview_id)
+        if earlier is not None:
+            return earlier
     prepared = prepare_order(
         user, token_id=token_id, side=side, size=size, order_type=order_type, price=price,
         preview_id=preview_id, source=source, config_id=config_id,
         target_trade_id=target_trade_id, detected_at=detected_at,
         time_in_force=time_in_force, floor_size=floor_size)
     [order] = record_orders([prepared])
-    return settle(order, prepared, post(prepared))
+    answer = post(prepared)
+    placed = settle(order, prepared, answer)
+    if source == "manual":
+        # Manual orders the venue could not take answer 503 (order_outages), never 200.
+        if isinstance(answer.lost, VenueRestricted):
+            raise order_outages.restricted(placed.order, answer.lost)
+        if placed.order.status == ORDER_PENDING:
+            raise order_outages.unknown_outcome(placed.order, answer.lost)
+    return placed
+
+
+def _earlier_attempt(user: User | UUID | str, preview_id: Any) -> PlacedOrder | None:
+    """A retry of a manual order whose answer was lost: that order's outcome, once known.
+
+    None (place it now) when no attempt holds the preview, or its order never reached the
+    venue (its preview is handed back); 503 while the venue still cannot say.
+    """
+    order = order_outages.earlier_order(user_id_of(user), preview_id)
+    if order is None or order.status not in (ORDER_PENDING, ORDER_FAILED):
+        return None  # none, or a known outcome: previews.check answers "already used"
+    if order.status == ORDER_PENDING:
+        order = reconcile(order.id)
+        if order.status == ORDER_PENDING:
+            raise order_outages.unknown_outcome(order, None)
+    if order.status == ORDER_FAILED:
+        order_outages.hand_back(order)  # never reached the venue: place it anew
+        return None
+    return _placed(order, order.id)
 
 
 def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
@@ -263,6 +302,11 @@ def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedO
     """
     if answer.refused is not None:
         order = _finish(order, ORDER_REJECTED, error=str(answer.refused), acknowledged=True)
+    elif isinstance(answer.lost, VenueRestricted):
+        # Refused for the venue's mode (restart, post-only, ...): certainly not placed.
+        order = _finish(order, ORDER_REJECTED, error=order_outages.describe(answer.lost),
+                        acknowledged=True)
+        order_outages.hand_back(order)
     elif answer.lost is not None or answer.result is None:
         # The order may or may not have arrived: look it up by its hash.
         log.warning("order %s: POST failed (%s); reconciling", order.order_hash, answer.lost)

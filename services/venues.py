@@ -39,6 +39,7 @@ def venue_config(settings: Settings) -> VenueConfig:
         exchange_address=settings.contracts.ctf_exchange,
         neg_risk_exchange_address=settings.contracts.neg_risk_exchange,
         behind_proxy=settings.venue.behind_proxy,
+        rate_budget_share=settings.venue.rate_budget_share,
     )
 
 

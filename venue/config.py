@@ -47,6 +47,8 @@ class VenueConfig:
     # the lean pool is not used. Set from Settings; the venue layer reads no environment.
     behind_proxy: bool = False
     user_agent: str = "copytrade/0.1"
+    # The part of each documented rate limit this process may use (venue.budgets); 0: off.
+    rate_budget_share: float = 1.0
 
     @classmethod
     def polymarket(cls, **overrides: object) -> VenueConfig:

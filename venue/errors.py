@@ -2,7 +2,9 @@
 
     VenueError
     ├── VenueUnavailable        timeouts, connection errors, 5xx, 429 (.retry_after)
-    │   └── VenueTimeout
+    │   ├── VenueTimeout
+    │   └── VenueRestricted     425 restart, 503 post-only/cancel-only/disabled (.mode):
+    │                           refused, never placed
     ├── VenueNotFound           404 for an unknown market, token or order
     └── VenueRejected           4xx: the venue understood and refused (.status, .body)
 """
@@ -26,6 +28,17 @@ class VenueUnavailable(VenueError):
 
 class VenueTimeout(VenueUnavailable):
     """The venue did not answer in time."""
+
+
+class VenueRestricted(VenueUnavailable):
+    """The venue refused because it is restarting or in a restricted mode (``mode``).
+
+    Unlike other 5xx answers, the request was certainly not carried out.
+    """
+
+    def __init__(self, message: str, *, mode: str, retry_after: int = 5) -> None:
+        super().__init__(message, retry_after=retry_after)
+        self.mode = mode
 
 
 class VenueNotFound(VenueError):

@@ -5,9 +5,12 @@ Every API call is a ``Call``: a ``VenueRequest`` (pure data) plus a parser. ``Sy
 share the URL building, error mapping, retry policy and metadata cache below and differ
 only in how they send and sleep.
 
-Failure mapping: timeouts -> VenueTimeout; connection errors, 5xx and 429 -> VenueUnavailable
-(with retry_after); 404 -> VenueNotFound; other 4xx -> VenueRejected(status, body).
-Only ``retryable`` requests (idempotent reads and cancels) are retried, with small bounded
+Failure mapping: timeouts -> VenueTimeout; 425, 429 and the restricted modes' 503 ->
+VenueRestricted (``venue.restrictions``: refused, never carried out); connection errors
+and other 5xx -> VenueUnavailable (with retry_after); 404 -> VenueNotFound; other 4xx ->
+VenueRejected(status, body). Each request first takes a slot of its endpoint family's rate
+budget (``venue.budgets``), waiting while that family's budget is spent. Only
+``retryable`` requests (idempotent reads and cancels) are retried, with small bounded
 exponential backoff; order POSTs are never resent, so a timeout there surfaces as
 VenueTimeout for the caller to reconcile.
 """
@@ -27,17 +30,20 @@ import anyio
 import httpx
 import trio
 
+from venue.budgets import RateBudgets
 from venue.cache import MetadataCache
 from venue.config import VenueConfig
 from venue.errors import (
     VenueError,
     VenueNotFound,
     VenueRejected,
+    VenueRestricted,
     VenueTimeout,
     VenueUnavailable,
 )
 from venue.http11 import Http11Pool, Http11Response, Http11Transport
 from venue.parse.values import MalformedResponse, loads
+from venue.restrictions import body_retry_after, restricted_mode
 
 T = TypeVar("T")
 # An answer as a runner got it: httpx's, or the lean pool's (status, headers, body).
@@ -145,12 +151,12 @@ def error_for_response(response: Answer, request: VenueRequest) -> VenueError | 
     where = f"{request.method} {request.api}{request.path}"
     if status == 404:
         return VenueNotFound(_error_message(body, f"{where}: not found"))
-    if status == 429:
-        retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        return VenueUnavailable(
-            f"{where}: rate limited",
-            retry_after=_DEFAULT_RETRY_AFTER if retry_after is None else retry_after,
-        )
+    mode = restricted_mode(status, body)
+    if mode is not None:
+        hint = parse_retry_after(response.headers.get("Retry-After"))
+        hint = body_retry_after(body) if hint is None else hint
+        return VenueRestricted(f"{where}: {_error_message(body, mode)}", mode=mode,
+                               retry_after=_DEFAULT_RETRY_AFTER if hint is None else hint)
     if status >= 500:
         retry_after = parse_retry_after(response.headers.get("Retry-After"))
         message = f"{where}: venue error {status}: {_error_message(body, '')}".rstrip(": ")
@@ -284,6 +290,7 @@ class SyncTransport:
         self.config = config
         self.cache = cache
         self._sleep = sleep
+        self.budgets = _budgets(config)
         self._client = http_client or httpx.Client(
             timeout=_timeout(config), limits=_limits(config), follow_redirects=True
         )
@@ -297,6 +304,9 @@ class SyncTransport:
         while True:
             attempt += 1
             outcome = _Attempt()
+            if self.budgets is not None:
+                while (wait := _take(self.budgets, call.request)) > 0:
+                    self._sleep(wait)  # this family's budget is spent: wait for room
             started = time.perf_counter()
             try:
                 request = _build(self._client, self.config, call.request)
@@ -377,6 +387,7 @@ class AsyncTransport:
         )
         # The fast path's pool (see the class docstring): the lean transport's own.
         self._lean: Http11Pool | None = lean.pool if lean is not None else None
+        self.budgets = _budgets(config)
 
     async def _send(self, req: VenueRequest) -> Answer:
         if self._lean is not None:
@@ -392,6 +403,9 @@ class AsyncTransport:
         while True:
             attempt += 1
             outcome = _Attempt()
+            if self.budgets is not None:
+                while (wait := _take(self.budgets, call.request)) > 0:
+                    await anyio.sleep(wait)  # this family's budget is spent: wait for room
             started = time.perf_counter()
             try:
                 outcome.settle(call, await self._send(call.request))
@@ -412,6 +426,15 @@ class AsyncTransport:
     async def aclose(self) -> None:
         """Close pooled connections (the lean pool's too: it is the client's transport)."""
         await self._client.aclose()
+
+
+def _budgets(config: VenueConfig) -> RateBudgets | None:
+    share = config.rate_budget_share
+    return RateBudgets(share) if share > 0 else None
+
+
+def _take(budgets: RateBudgets, req: VenueRequest) -> float:
+    return budgets.take(req.api, req.method, req.path)
 
 
 def _running_trio() -> bool:

@@ -57,7 +57,10 @@ class PlaceOrder(MethodView):
         wallet holds (fees included) answers 402 `insufficient_balance` before anything
         is sent. Expired, reused or mismatched previews answer 400 saying which. The
         order record is stored before the order is sent; the venue's refusal answers
-        200 with status `rejected` and its `reason`.
+        200 with status `rejected` and its `reason`. While the venue restarts or is in a
+        restricted mode (post-only, cancel-only, disabled, throttled), or when its answer
+        is lost, the order answers 503 `polymarket_unavailable` with `Retry-After` (and
+        `reason`, `order_id`): retry with the same Idempotency-Key; it is placed once.
         """
         return orders.place_order(access.current_principal().user, source="manual",
                                   **body).response()

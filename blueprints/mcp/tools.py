@@ -403,7 +403,10 @@ TOOLS: tuple[Tool, ...] = (
             "Send the same token_id, side, size, order_type (and price) plus its unexpired "
             "`preview_id`. Answers the venue's order id and status: `filled`, `accepted` "
             "(resting) or `rejected` (with `reason`). A buy needing more pUSD than the "
-            "wallet holds fails with `insufficient_balance` before anything is sent."),
+            "wallet holds fails with `insufficient_balance` before anything is sent. While "
+            "the venue restarts or is restricted, or its answer is lost, it fails with "
+            "`polymarket_unavailable` and `retry_after`: call again with the same "
+            "idempotency_key and preview_id; the order is placed once."),
         input=arguments("PlaceMarketOrderArgs", PlaceOrderSchema, preview_id=fields.UUID(
             required=True, metadata={"description": "From preview_market_order for exactly "
                                                     "this order: unexpired and unused."})),

@@ -10,7 +10,7 @@ from flask import Flask, Response, g, request
 from devstack.venue import clob, control, data_api, gamma, relayer
 from devstack.venue.config import SandboxConfig
 from devstack.venue.market_ws import install_market_ws
-from devstack.venue.responses import error_response
+from devstack.venue.responses import error_response, json_response
 from devstack.venue.rtds import install_rtds
 from devstack.venue.state import SandboxState
 from devstack.venue.whales import WhaleRunner
@@ -68,6 +68,24 @@ def create_sandbox_app(
             response = error_response(_fault_text(rule.status), rule.status)
         if rule.retry_after is not None:
             response.headers["Retry-After"] = str(rule.retry_after)
+        return response
+
+    @app.before_request
+    def _trading_mode() -> Response | None:
+        # Restarts, restricted modes and throttling (devstack/venue/modes.py).
+        path = request.path
+        if not path.startswith(CLOB_PREFIX):
+            return None
+        delay = state.modes.throttle_delay(path)
+        if delay:
+            time.sleep(delay)  # Cloudflare queues the request rather than refusing it
+        refusal = state.modes.gate(path[len(CLOB_PREFIX):], request.method,
+                                   request.get_data(cache=True))
+        if refusal is None:
+            return None
+        response = json_response(refusal.body, refusal.status)
+        if refusal.retry_after is not None:
+            response.headers["Retry-After"] = str(refusal.retry_after)
         return response
 
     @app.errorhandler(404)

@@ -462,6 +462,9 @@ def post_orders():
     answers = []
     for envelope in envelopes:
         try:
+            refused = state.modes.order_refusal(envelope)  # post-only mode, per order
+            if refused:
+                raise VenueRejection(refused, 503)
             answers.append(state.submit_order(g.api_key, envelope,
                                               received_at=g.get("venue_received_at")))
         except VenueRejection as exc:

@@ -40,6 +40,19 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              cached balance and allowance of the exchange
 * POST   /_sandbox/faults                     {path, count?, status?, delay?, method?, retry_after?}
 * DELETE /_sandbox/faults                     disarm all faults
+* POST   /_sandbox/restart                    {seconds?: 90, post_only_seconds?: 120,
+                                             retry_after?: 1}: a matching-engine restart
+                                             now: every order-related CLOB endpoint answers
+                                             425 + Retry-After, then only post-only orders
+                                             and cancels pass (503 post_only_mode, per order
+                                             inside /orders batches)
+* POST   /_sandbox/mode                       {mode: open|restarting|post_only|cancel_only|
+                                             disabled, seconds?, retry_after?}: cancel-only
+                                             and disabled answer the venue's 503 texts
+* POST   /_sandbox/throttle                   {delay, seconds, path?: "/clob"}: hold every
+                                             answer under path for delay s (Cloudflare
+                                             queueing); {delay: 0} stops
+* GET    /_sandbox/mode                       the mode now, seconds left, the throttle
 * GET    /_sandbox/orders                     every POST /order envelope received (and the answer)
 * DELETE /_sandbox/orders                     forget them
 * POST   /_sandbox/whales/start {interval?}, /_sandbox/whales/stop, /_sandbox/whales/tick
@@ -133,6 +146,7 @@ def state_summary():
             "refuse_eoa_makers": state.config.refuse_eoa_makers,
             "markets": markets,
             "faults": state.faults.snapshot(),
+            "mode": state.modes.describe(),
             "chain": state.chain.describe() if state.chain else None,
         })
 
@@ -431,6 +445,53 @@ def clear_faults():
     """Disarm every fault."""
     _state().faults.clear()
     return json_response({"faults": []})
+
+
+def _seconds(body: dict, name: str, default: Decimal | None = None) -> float | None:
+    value = _decimal(body, name, default)
+    if value is not None and value < 0:
+        raise VenueRejection(f"{name} must not be negative")
+    return None if value is None else float(value)
+
+
+@bp.post("/restart")
+def restart():
+    """Start a matching-engine restart: 425 for `seconds`, then post-only."""
+    body = _body()
+    modes = _state().modes
+    modes.restart(_seconds(body, "seconds", Decimal(90)) or 0.0,
+                  _seconds(body, "post_only_seconds", Decimal(120)) or 0.0,
+                  int(_seconds(body, "retry_after", Decimal(1)) or 0))
+    return json_response(modes.describe(), 201)
+
+
+@bp.post("/mode")
+def set_mode():
+    """Switch the trading mode (open, restarting, post_only, cancel_only, disabled)."""
+    body = _body()
+    retry = _seconds(body, "retry_after")
+    try:
+        _state().modes.set(str(body.get("mode", "")), _seconds(body, "seconds"),
+                           None if retry is None else int(retry))
+    except ValueError as exc:
+        raise VenueRejection(str(exc)) from exc
+    return json_response(_state().modes.describe())
+
+
+@bp.get("/mode")
+def get_mode():
+    """The trading mode now."""
+    return json_response(_state().modes.describe())
+
+
+@bp.post("/throttle")
+def throttle():
+    """Hold answers under a path for `delay` seconds during the next `seconds`."""
+    body = _body()
+    _state().modes.throttle(_seconds(body, "delay", Decimal(0)) or 0.0,
+                            _seconds(body, "seconds", Decimal(60)) or 0.0,
+                            str(body.get("path") or "/clob"))
+    return json_response(_state().modes.describe())
 
 
 @bp.get("/orders")

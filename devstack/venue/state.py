@@ -35,6 +35,7 @@ from devstack.venue.house import HouseMaker
 from devstack.venue.ledger import Ledger, PositionStats
 from devstack.venue.market_channel import MarketChannel
 from devstack.venue.matching import BookOrder, MarketBook
+from devstack.venue.modes import VenueModes
 from devstack.venue.onchain import ChainHoldings
 from devstack.venue.rejections import ERR_L1, VenueRejection
 from devstack.venue.relay import Principal, Relayer, RelayerTransaction
@@ -91,6 +92,7 @@ class SandboxState:
         self.feed = RtdsHub()
         self.market_channel = MarketChannel(self)
         self.faults = FaultBoard()
+        self.modes = VenueModes(clock)
         self.house = derived_address(HOUSE_SEED)
         self._initial_switches = (self.config.refuse_eoa_makers, set(self.config.legacy_makers),
                                   self.config.strict_accounts)
@@ -112,6 +114,7 @@ class SandboxState:
             self._reset_locked()
             self.market_channel.resync()
         self.faults.clear()
+        self.modes.reset()
 
     def _reset_locked(self) -> None:
         self.rng = random.Random(self.seed)

@@ -366,3 +366,33 @@ def test_parallel_duplicate_places_reach_the_venue_once(mcp_url, trader_key, tra
     assert all(r["structuredContent"]["code"] == "bad_request" for r in results
                if r["isError"])
     assert len(orders_for(venue_control, trader.address)) == 1
+
+
+def test_place_order_in_cancel_only_mode_is_unavailable_and_the_same_key_places_once(
+        mcp_url, trader_key, market, venue_control, trader):
+    token = trader_key("trade:execute", "read:markets")
+    order = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
+    same = key()
+
+    async def body(client: Client):
+        quote = await client.call_tool("preview_market_order", order)
+        args = {**order, "preview_id": quote.structured_content["preview_id"],
+                "idempotency_key": same}
+        venue_control.call("POST", "/mode", {"mode": "cancel_only", "retry_after": 6},
+                           expect=200)
+        try:
+            refused = await client.call_tool("place_market_order", args)
+        finally:
+            venue_control.call("POST", "/mode", {"mode": "open"}, expect=200)
+        placed = await client.call_tool("place_market_order", args)
+        return refused, placed
+
+    refused, placed = run_client(mcp_url, token, "auto", body)
+    assert refused.is_error
+    error = refused.structured_content
+    assert (error["code"], error["reason"], error["retry_after"]) == (
+        "polymarket_unavailable", "venue_cancel_only", 6)
+    assert not placed.is_error and placed.structured_content["status"] == "filled"
+    accepted = [o for o in orders_for(venue_control, trader.address)
+                if (o.get("response") or {}).get("success")]
+    assert [o["order_id"] for o in accepted] == [placed.structured_content["order_id"]]

@@ -207,18 +207,20 @@ def _past_the_grace(order: Order) -> None:
 def test_record_is_written_before_sending_and_reconciled_by_hash(trader, market, venue_control):
     # The venue fails the POST before reading it: the record exists; the venue does not
     # know the order, which may still be on its way, so it stays pending for the grace.
+    # A manual order answers 503 polymarket_unavailable naming the order, never 200.
     venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
                                            "status": 500, "count": 1}, expect=201)
-    placed = _place(trader, market.yes, "buy", "10", "market")
-    assert placed.status == "accepted"
-    order = Order.get(Order.order_hash == placed.order_id)
+    with pytest.raises(errors.VenueUnavailable) as caught:
+        _place(trader, market.yes, "buy", "10", "market")
+    assert caught.value.code == "polymarket_unavailable" and caught.value.retry_after
+    order = Order.get(Order.order_hash == caught.value.details["order_id"])
     assert order.status == "pending" and order.submitted_at is not None
     assert orders.reconcile(order.id).status == "pending"  # looked up again: still unknown
     _past_the_grace(order)
     order = orders.reconcile(order.id)
     assert order.status == "failed" and "never reached" in order.error
-    assert Trade.get_by_id(placed.trade_id).status == "failed"
-    assert _received(venue_control, placed.order_id) == []
+    assert Trade.get_by_id(order.id).status == "failed"
+    assert _received(venue_control, order.order_hash) == []
 
 
 def test_not_found_within_the_grace_stays_pending_and_a_later_lookup_settles_it(
@@ -275,12 +277,12 @@ def test_lost_answer_is_queued_for_reconciliation(trader, market, venue_control)
     venue_control.call("POST", "/faults", {"path": "/clob/data/order/", "status": 503,
                                            "count": 20}, expect=201)
     try:
-        placed = _place(trader, market.yes, "buy", "10", "market")
+        with pytest.raises(errors.VenueUnavailable) as caught:
+            _place(trader, market.yes, "buy", "10", "market")
     finally:
         venue_control.call("DELETE", "/faults", expect=200)
-    assert placed.status == "accepted" and placed.filled_size == 0
-    order = Order.get(Order.order_hash == placed.order_id)
-    assert order.status == "pending"
+    order = Order.get(Order.order_hash == caught.value.details["order_id"])
+    assert order.status == "pending" and order.filled_size == 0
     queued = jobs.fetch(jobs.qualified_job_id(f"reconcile-{order.id}"))
     assert queued is not None and queued.func_name == orders.RECONCILE_JOB
     assert queued.args == [str(order.id)]  # JSON-serialized job: a list
@@ -290,4 +292,4 @@ def test_lost_answer_is_queued_for_reconciliation(trader, market, venue_control)
     assert orders.reconcile(str(order.id)).status == "pending"
     _past_the_grace(order)
     assert orders.reconcile(str(order.id)).status == "failed"
-    assert Trade.get_by_id(placed.trade_id).status == "failed"
+    assert Trade.get_by_id(order.id).status == "failed"

@@ -38,7 +38,7 @@ class CopierWallets:
                                      settings.account_reopen_seconds)
         self.venue: AsyncVenueClient | None = None
         self._db = db
-        self._limiter = limiter  # shared with the targets' polls (one connection pool)
+        self._limiter = limiter  # balance reads' own (not the detection polls')
         self._users = users  # the users with live configs running here now
 
     def retain(self) -> None:

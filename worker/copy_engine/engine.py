@@ -77,7 +77,9 @@ class CopyEngine:
         self.ownership = TargetOwnership(redis_client, prefix, name, self.settings.lease_ms,
                                          self.redis_call)
         self.quotes = QuoteSource(self.settings, self.stats)
-        self.wallets = CopierWallets(name, self.settings, self.db, self._poll_limiter,
+        # Copiers' balance reads have their own slots: they never starve detection polls.
+        self._balance_limiter = trio.CapacityLimiter(self.settings.balance_concurrency)
+        self.wallets = CopierWallets(name, self.settings, self.db, self._balance_limiter,
                                      self._account_users)
         self.executor = FillExecutor(name, self.settings, self.stats, self.quotes,
                                      self.wallets, self.db)
@@ -154,6 +156,7 @@ class CopyEngine:
             await self.ownership.heartbeat(self._heartbeat_fields())
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
+                self.executor.spawn = nursery.start_soon
                 self.running = True
                 nursery.start_soon(self._heartbeat_loop)
                 nursery.start_soon(self._sweep_loop)

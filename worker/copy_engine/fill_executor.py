@@ -28,14 +28,15 @@ import trio
 
 from models.base import utcnow
 from models.copying import INTENT_PENDING, INTENT_SKIPPED, KIND_MIRROR
-from services import copy_execution, copying, orders
+from services import copy_execution, copy_intents, copying, order_outages, orders
 from services.copy_execution import Quote
 from services.copy_intents import CopyIntentDraft
 from services.copying import Holding, TargetFill
 from services.orders import PostAnswer, PreparedOrder
 from venue.client import AsyncVenueClient
-from venue.errors import VenueError
+from venue.errors import VenueError, VenueRestricted
 from venue.models import ActivityItem, Side
+from venue.restrictions import restart_backoff
 from worker.copy_engine.copier_wallets import CopierWallets
 from worker.copy_engine.quotes import QuoteSource
 from worker.copy_engine.settings import EngineSettings, EngineStats
@@ -74,6 +75,8 @@ class FillExecutor:
         self.quiet = trio.Event()
         self.quiet.set()
         self._gc_held_since: float | None = None
+        # Starts background tasks (copies waiting for the venue to reopen): the engine's.
+        self.spawn: Callable[..., Any] | None = None
 
     @contextlib.contextmanager
     def copying_now(self) -> Iterator[None]:
@@ -195,6 +198,10 @@ class FillExecutor:
         if done.catalogued:
             self._catalogued.add(token)  # its market is in the catalogue now
         self._apply(configs, done.moves)
+        for draft, refusal in done.waiting:
+            config = configs.get(draft.config_id)
+            if config is not None:
+                self._later(self.retry_when_open, config, draft, refusal)
         self.stats.intents += len(done.recorded) if insert else 0
         self.stats.orders += done.orders
         return done.recorded
@@ -227,6 +234,50 @@ class FillExecutor:
         if refused is not None and refused.status in (401, 403):
             self.wallets.accounts.drop(prepared.user_id)  # refused: re-open them next time
         return sent_at, answer
+
+    def _later(self, task: Callable[..., Any], *args: Any) -> None:
+        """Run ``task`` beside the fills (the engine's nursery), not in this target's queue."""
+        if self.spawn is None:
+            raise RuntimeError("the fill executor runs outside an engine")
+        self.spawn(task, *args)
+
+    async def retry_when_open(self, config: ConfigSnapshot, draft: CopyIntentDraft,
+                              refusal: VenueRestricted) -> None:
+        """Place a copy the venue refused for its mode again, while its fill is young enough.
+
+        Waits the venue's Retry-After (else 1-2 s doubling, capped at 30 s: ACCOUNTS.md
+        §7.4) between attempts; once the next attempt would come after the fill's age
+        limit, the intent is skipped with the mode's reason (``venue_restarting``, ...).
+        """
+        seen = draft.target_timestamp or draft.seen_at.timestamp()
+        deadline = seen + self.settings.max_fill_age_seconds
+        attempt = 0
+        while True:
+            attempt += 1
+            delay = restart_backoff(attempt, refusal.retry_after)
+            if time.time() + delay > deadline:
+                await self._db(copy_intents.settle, draft.id, {
+                    "status": INTENT_SKIPPED, "reason": order_outages.reason_for(refusal),
+                    "detail": f"{order_outages.describe(refusal)} The venue did not reopen "
+                              "within the fill's age limit.",
+                    "settled_at": utcnow()}, worker=draft.worker)
+                return
+            await trio.sleep(delay)
+            try:
+                quote = await self.quotes.quote(draft.token_id)
+            except VenueError as exc:
+                log.info("copy intent %s: no quote yet (%s); waiting", draft.id, exc)
+                continue
+            done = await copy_execution.execute(
+                [draft], quote, accounts=self.wallets.accounts, send=self.send,
+                run_db=self._db, recheck=self.wallets.refresh, insert=False,
+                catalogue_market=False)
+            self._apply({config.id: config}, done.moves)
+            self.stats.orders += done.orders
+            again = [refused for waiting, refused in done.waiting if waiting.id == draft.id]
+            if not again:
+                return
+            refusal = again[0]
 
     async def place_intent(self, config: ConfigSnapshot, draft: CopyIntentDraft) -> None:
         """Place one stored intent's order (live ones as a batch of one; paper the plain way)."""

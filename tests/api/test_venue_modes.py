@@ -1,0 +1,142 @@
+"""REST orders while the venue restarts, is restricted or is down: 503 polymarket_unavailable
+with Retry-After, and a retry with the same Idempotency-Key places the order exactly once."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from decimal import Decimal
+
+import pytest
+
+from models.trading import Order, OrderPreview, Trade
+from services import venue_accounts, venues
+
+
+def _json(response):
+    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
+
+
+@pytest.fixture
+def me(user, make_trader):
+    """The signed-in user with a funded trading wallet."""
+    return make_trader(user=user)
+
+
+@pytest.fixture
+def open_venue(venue_control):
+    """The shared venue back to open and unthrottled after the test."""
+    yield venue_control
+    venue_control.call("POST", "/mode", {"mode": "open"}, expect=200)
+    venue_control.call("POST", "/throttle", {"delay": 0}, expect=200)
+    venue_control.call("DELETE", "/faults", expect=200)
+
+
+def _order(client, headers, market):
+    body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
+    quote = client.post("/api/markets/order/preview", json=body, headers=headers)
+    assert quote.status_code == 200, quote.get_data(as_text=True)
+    return {**body, "preview_id": _json(quote)["preview_id"]}
+
+
+def _accepted(venue_control, order_hash):
+    return [e for e in venue_control.received_orders()
+            if e["order_id"] == order_hash and e.get("response", {}).get("success")]
+
+
+@pytest.mark.parametrize(("switch", "reason", "retry_after"), [
+    ({"path": "/restart", "body": {"seconds": 60, "post_only_seconds": 60,
+                                   "retry_after": 3}}, "venue_restarting", "3"),
+    ({"path": "/mode", "body": {"mode": "post_only", "retry_after": 7}}, "venue_post_only",
+     "7"),
+    ({"path": "/mode", "body": {"mode": "cancel_only", "retry_after": 9}},
+     "venue_cancel_only", "9"),
+    ({"path": "/mode", "body": {"mode": "disabled"}}, "venue_disabled", None),
+])
+def test_restricted_mode_answers_503_and_the_same_key_places_once_reopened(
+        client, auth_headers, me, market, open_venue, switch, reason, retry_after):
+    body = _order(client, auth_headers, market)
+    headers = {**auth_headers, "Idempotency-Key": str(uuid.uuid4())}
+    status = 201 if switch["path"] == "/restart" else 200
+    open_venue.call("POST", switch["path"], switch["body"], expect=status)
+
+    refused = client.post("/api/markets/order", headers=headers, json=body)
+    assert refused.status_code == 503, refused.get_data(as_text=True)
+    error = _json(refused)
+    assert error["code"] == "polymarket_unavailable" and error["reason"] == reason
+    assert "not placed" in error["error"]
+    if retry_after is not None:
+        assert refused.headers["Retry-After"] == retry_after
+    else:
+        assert int(refused.headers["Retry-After"]) >= 1
+    # The refused attempt is kept (rejected, with why) but holds no preview and no trade.
+    first = Order.get(Order.order_hash == error["order_id"])
+    assert first.status == "rejected" and reason in first.error and first.preview is None
+    assert Trade.select().where(Trade.order == first.id).count() == 0
+    assert OrderPreview.get_by_id(body["preview_id"]).used_at is None
+
+    open_venue.call("POST", "/mode", {"mode": "open"}, expect=200)
+    placed = client.post("/api/markets/order", headers=headers, json=body)
+    assert placed.status_code == 200, placed.get_data(as_text=True)
+    answer = _json(placed)
+    assert answer["status"] == "filled" and answer["filled_size"] == "10"
+    replay = client.post("/api/markets/order", headers=headers, json=body)
+    assert replay.headers["Idempotent-Replay"] == "true" and _json(replay) == answer
+    # Exactly one order reached the venue's book, and one trade counts.
+    assert len(_accepted(open_venue, answer["order_id"])) == 1
+    assert Trade.select().where(Trade.user == me.user.id).count() == 1
+
+
+def test_post_only_mode_lets_post_only_orders_and_cancels_through(
+        client, auth_headers, me, market, open_venue):
+    body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "limit",
+            "price": "0.40"}
+    quote = _json(client.post("/api/markets/order/preview", json=body, headers=auth_headers))
+    resting = _json(client.post("/api/markets/order", headers=auth_headers,
+                                json={**body, "preview_id": quote["preview_id"]}))
+    assert resting["status"] == "accepted"
+    open_venue.call("POST", "/restart", {"seconds": 0, "post_only_seconds": 60},
+                    expect=201)
+    assert open_venue.call("GET", "/mode", expect=200)["mode"] == "post_only"
+    cancelled = client.delete(f"/api/markets/orders/{resting['order_id']}",
+                              headers=auth_headers)
+    assert cancelled.status_code == 200
+    assert _json(cancelled)["canceled"] == [resting["order_id"]]
+
+
+def test_outage_on_a_live_order_is_503_and_a_retry_answers_the_order_that_got_through(
+        client, auth_headers, me, market, open_venue):
+    body = _order(client, auth_headers, market)
+    headers = {**auth_headers, "Idempotency-Key": str(uuid.uuid4())}
+    open_venue.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                        "status": 502, "count": 1}, expect=201)
+    lost = client.post("/api/markets/order", headers=headers, json=body)
+    assert lost.status_code == 503, lost.get_data(as_text=True)
+    error = _json(lost)
+    assert error["code"] == "polymarket_unavailable" and "Retry-After" in lost.headers
+    order = Order.get(Order.order_hash == error["order_id"])
+    assert order.status == "pending"  # reconcilable: nothing lost
+
+    # A retry while the venue still does not know it: 503 again, nothing new sent.
+    again = client.post("/api/markets/order", headers=headers, json=body)
+    assert again.status_code == 503 and _json(again)["order_id"] == order.order_hash
+    assert Order.select().where(Order.user == me.user.id).count() == 1
+
+    # The order did reach the venue after all (the gateway lost only its answer).
+    acct = venue_accounts.account(me.user)
+    venues.client().clob.post_order(acct.creds, None, body=order.signed_body)  # type: ignore
+    placed = client.post("/api/markets/order", headers=headers, json=body)
+    assert placed.status_code == 200, placed.get_data(as_text=True)
+    answer = _json(placed)
+    assert answer["order_id"] == order.order_hash and answer["status"] == "filled"
+    assert Order.select().where(Order.user == me.user.id).count() == 1
+    assert len(_accepted(open_venue, order.order_hash)) == 1
+
+
+def test_throttled_venue_answers_late_but_the_order_outcome_is_kept(
+        client, auth_headers, me, market, open_venue):
+    body = _order(client, auth_headers, market)
+    open_venue.call("POST", "/throttle", {"delay": "0.3", "seconds": 30, "path": "/clob"},
+                    expect=200)
+    placed = client.post("/api/markets/order", headers=auth_headers, json=body)
+    assert placed.status_code == 200 and _json(placed)["status"] == "filled"
