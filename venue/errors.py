@@ -2,7 +2,8 @@
 
     VenueError
     ├── VenueUnavailable        timeouts, connection errors, 5xx, 429 (.retry_after)
-    │   └── VenueTimeout
+    │   ├── VenueTimeout
+    │   └── VenueRateLimited    429: the venue refused before acting (safe to resend)
     ├── VenueNotFound           404 for an unknown market, token or order
     └── VenueRejected           4xx: the venue understood and refused (.status, .body)
 """
@@ -26,6 +27,10 @@ class VenueUnavailable(VenueError):
 
 class VenueTimeout(VenueUnavailable):
     """The venue did not answer in time."""
+
+
+class VenueRateLimited(VenueUnavailable):
+    """429: over the venue's quota; nothing was done, so even a submit may be resent."""
 
 
 class VenueNotFound(VenueError):

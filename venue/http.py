@@ -32,6 +32,7 @@ from venue.config import VenueConfig
 from venue.errors import (
     VenueError,
     VenueNotFound,
+    VenueRateLimited,
     VenueRejected,
     VenueTimeout,
     VenueUnavailable,
@@ -147,7 +148,7 @@ def error_for_response(response: Answer, request: VenueRequest) -> VenueError | 
         return VenueNotFound(_error_message(body, f"{where}: not found"))
     if status == 429:
         retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        return VenueUnavailable(
+        return VenueRateLimited(
             f"{where}: rate limited",
             retry_after=_DEFAULT_RETRY_AFTER if retry_after is None else retry_after,
         )
