@@ -59,7 +59,15 @@ from models.trading import (
     Trade,
 )
 from models.user import User
-from services import errors, order_book, order_plan, previews, venue_accounts, venues
+from services import (
+    errors,
+    order_book,
+    order_plan,
+    previews,
+    trading_accounts,
+    venue_accounts,
+    venues,
+)
 from services.order_plan import MarketInfo, OrderPlan
 from services.principal import user_id_of
 from services.runtime import runtime
@@ -179,6 +187,9 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
     preview = None
     if source == "manual":
         preview = previews.check(user_id, preview_id, token, parsed_side, amount, kind, limit)
+    if account is None:
+        # The copy engine's accounts passed this gate when their config started.
+        trading_accounts.require_live(user_id)
     acct = account or venue_accounts.account(user_id)
     _check_collateral(acct, plan, collateral)
     signed = _sign(acct, plan)

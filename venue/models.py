@@ -486,6 +486,15 @@ class BuilderCreds:
 
 
 @dataclass(frozen=True, slots=True)
+class BalanceAllowance:
+    """``GET /balance-allowance``: the maker's balance (whole units) and, per spender, the
+    allowance the CLOB sees (base units; max uint256 when approved)."""
+
+    balance: Decimal
+    allowances: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
 class RelayerApiKey:
     """One account's Relayer API key (polymarket.com → Settings → API Keys) and its address."""
 
