@@ -1,4 +1,5 @@
-"""Who may trade as whom: API keys issued at L1, their L2 checks, deposit-wallet owners.
+"""Who may trade as whom: API keys issued at L1 and their L2 checks (deposit wallets and
+their owners live in ``accounts``).
 
 Writes take the sandbox state's lock (shared, re-entrant); reads run without it, as
 dictionary lookups are atomic.
@@ -27,13 +28,12 @@ class ApiKeyRecord:
 
 
 class ApiKeyRegistry:
-    """Issued API keys by key, and the owners (EOAs) of each deposit wallet."""
+    """Issued API keys by key."""
 
     def __init__(self, server_secret: bytes, lock: threading.RLock) -> None:
         self.server_secret = server_secret
         self.lock = lock
         self.api_keys: dict[str, ApiKeyRecord] = {}
-        self.deposit_owners: dict[str, set[str]] = {}  # wallet -> owners, lower-case
 
     def create(self, address: str, nonce: int) -> ApiKeyRecord:
         """Issue (or re-issue, idempotently) the creds of (address, nonce)."""
@@ -85,24 +85,3 @@ class ApiKeyRegistry:
         if not ok:
             raise VenueRejection(ERR_UNAUTHORIZED, 401)
         return record
-
-    def register_deposit_wallet(self, wallet: str, owner: str) -> None:
-        """Record `owner` (an EOA) as an owner of deposit wallet `wallet`."""
-        with self.lock:
-            self.deposit_owners.setdefault(wallet.lower(), set()).add(owner.lower())
-
-    def owners_of(self, wallet: str) -> set[str]:
-        """The lower-case owners of a deposit wallet (empty when it is none)."""
-        return self.deposit_owners.get(wallet.lower(), set())
-
-    def funder_for(self, address: str, signature_type: int) -> str:
-        """The funding address behind an API-key address for a signature type."""
-        if signature_type in (1, 2, 3):
-            for wallet, owners in self.deposit_owners.items():
-                if address.lower() in owners:
-                    return wallet
-        return address.lower()
-
-    def wallets_of(self, address: str) -> set[str]:
-        """The deposit wallets an address owns, lower-case."""
-        return {w for w, owners in self.deposit_owners.items() if address.lower() in owners}

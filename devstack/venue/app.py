@@ -1,5 +1,5 @@
-"""The sandbox venue's Flask app: Gamma, CLOB, Data API, RTDS, the CLOB market channel and
-the control API on one port."""
+"""The sandbox venue's Flask app: Gamma, CLOB, Data API, the relayer, RTDS, the CLOB market
+channel and the control API on one port."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 from flask import Flask, Response, g, request
 
-from devstack.venue import clob, control, data_api, gamma
+from devstack.venue import clob, control, data_api, gamma, relayer
 from devstack.venue.config import SandboxConfig
 from devstack.venue.market_ws import install_market_ws
 from devstack.venue.responses import error_response
@@ -19,6 +19,7 @@ GAMMA_PREFIX = "/gamma"
 CLOB_PREFIX = "/clob"
 DATA_PREFIX = "/data"
 CONTROL_PREFIX = "/_sandbox"
+RELAYER_PREFIX = relayer.PREFIX
 RTDS_PATH = "/rtds"
 
 
@@ -38,6 +39,7 @@ def create_sandbox_app(
     app.register_blueprint(gamma.bp, url_prefix=GAMMA_PREFIX)
     app.register_blueprint(clob.bp, url_prefix=CLOB_PREFIX)
     app.register_blueprint(data_api.bp, url_prefix=DATA_PREFIX)
+    app.register_blueprint(relayer.bp, url_prefix=RELAYER_PREFIX)
     app.register_blueprint(control.bp, url_prefix=CONTROL_PREFIX)
     install_market_ws(install_rtds(app, state), state)
 

@@ -29,7 +29,6 @@ bp = Blueprint("sandbox_clob", __name__)
 PREFIX = "/clob"
 INITIAL_CURSOR = "MA=="
 END_CURSOR = "LTE="
-MAX_UINT = str(2**256 - 1)
 
 
 def _state() -> SandboxState:
@@ -609,7 +608,7 @@ def trades():
     maker_address = request.args.get("maker_address", "")
     after = query_int("after", 0)
     before = query_int("before", 2**62)
-    funders = {record.address.lower()} | state.keys.wallets_of(record.address)
+    funders = {record.address.lower()} | state.accounts.wallets_of(record.address)
     with state.lock:
         rows = []
         for trade in reversed(state.tape.clob_trades.values()):
@@ -635,27 +634,30 @@ def trades():
                           "data": page})
 
 
+def _balance_query() -> tuple[int, str]:
+    """(signature_type, token id or "" for pUSD) of a balance-allowance request."""
+    asset_type = request.args.get("asset_type", "COLLATERAL").upper()
+    token_id = request.args.get("token_id", "") if asset_type.startswith("CONDITIONAL") else ""
+    return query_int("signature_type", 0), token_id
+
+
 @bp.get("/balance-allowance")
 @l2_required
 def balance_allowance():
-    """GET /balance-allowance (L2): pUSD or token balance of the key's funder, base units."""
-    state = _state()
+    """GET /balance-allowance (L2): the CLOB's cached balance and allowances of the key's
+    funder, base units (refreshed only by /balance-allowance/update, as on the venue)."""
     record: ApiKeyRecord = g.api_key
-    signature_type = query_int("signature_type", 0)
-    funder = state.funder_for(record.address, signature_type)
-    if request.args.get("asset_type", "COLLATERAL").upper() == "CONDITIONAL":
-        balance = state.token_balance(funder, request.args.get("token_id", ""))
-    else:
-        balance = state.balance(funder)
-    config = state.config
-    allowances = {config.exchange: MAX_UINT, config.neg_risk_exchange: MAX_UINT}
-    return json_response({"balance": str(balance), "allowances": allowances})
+    signature_type, token_id = _balance_query()
+    return json_response(_state().balance_allowance(record.address, signature_type, token_id))
 
 
 @bp.get("/balance-allowance/update")
 @l2_required
 def update_balance_allowance():
-    """GET /balance-allowance/update (L2): nothing to refresh in the sandbox."""
+    """GET /balance-allowance/update (L2): refresh the cache from the ledger and approvals."""
+    record: ApiKeyRecord = g.api_key
+    signature_type, token_id = _balance_query()
+    _state().update_balance_allowance(record.address, signature_type, token_id)
     return json_response("")
 
 

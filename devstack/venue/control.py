@@ -10,12 +10,24 @@ Routes (JSON bodies; money and sizes as decimal strings):
 * POST   /_sandbox/chain                      {rpc_url, ctf}: index on-chain holdings
                                              ({rpc_url: ""} stops)
 * POST   /_sandbox/markets/<condition>/resolve {winner: 0|1|"Yes"}
-* POST   /_sandbox/fund                       {address, amount} pUSD, or {address, token_id, shares}
+* POST   /_sandbox/fund                       {address, amount} pUSD, {address, usdc_e} USDC.e,
+                                             or {address, token_id, shares}; pUSD and tokens
+                                             reach /balance-allowance after its /update
 * GET    /_sandbox/balances/<address>         {pusd, positions: {token_id: shares}}
 * POST   /_sandbox/trades                     inject a fill {wallet, token_id, side, price?, size?}
                                              (answers its RTDS payloads and published_us)
 * POST   /_sandbox/redeem                     {address, condition_id}
-* POST   /_sandbox/deposit-wallets            {wallet, owner}
+* POST   /_sandbox/deposit-wallets            {wallet, owner}: a registered deposit wallet
+* GET    /_sandbox/accounts/<address>         the registry's view: {wallet?, usdc_e,
+                                             allowances, operators}
+* POST   /_sandbox/approvals                  {owner, token, spender, amount} (ERC-20) or
+                                             {owner, token, operator, approved} (ERC-1155),
+                                             as an EOA's own on-chain approval
+* POST   /_sandbox/relayer                    relayer switches, all optional: step_seconds,
+                                             fail_next {state: FAILED|INVALID, message},
+                                             quota (429 on submit), down (503),
+                                             builder {key, secret, passphrase},
+                                             relayer_key_for (address: answers a minted key)
 * POST   /_sandbox/eoa-refusal                {enabled, legacy?: [addresses]}
 * POST   /_sandbox/faults                     {path, count?, status?, delay?, method?, retry_after?}
 * DELETE /_sandbox/faults                     disarm all faults
@@ -208,6 +220,12 @@ def fund():
         size = state.grant_tokens(address, str(body["token_id"]), shares)
         return json_response({"address": address, "token_id": str(body["token_id"]),
                               "shares": amount_text(size)})
+    if body.get("usdc_e") is not None:
+        usdc_e = _decimal(body, "usdc_e", Decimal(0))
+        if usdc_e is None or usdc_e < 0:
+            raise VenueRejection("usdc_e must be a non-negative decimal")
+        return json_response({"address": address,
+                              "usdc_e": amount_text(state.fund_usdc_e(address, usdc_e))})
     amount = _decimal(body, "amount", Decimal(0))
     if amount is None or amount < 0:
         raise VenueRejection("amount must be a non-negative decimal")
@@ -270,6 +288,81 @@ def deposit_wallet():
     body = _body()
     _state().register_deposit_wallet(_required(body, "wallet"), _required(body, "owner"))
     return json_response({"ok": True})
+
+
+@bp.get("/accounts/<address>")
+def account(address: str):
+    """The registry's view of an address: its deposit wallet, USDC.e, approvals."""
+    state = _state()
+    with state.lock:
+        state.relayer.advance()
+        accounts = state.accounts
+        wallet = accounts.wallet(address)
+        key = address.lower()
+        return json_response({
+            "address": address,
+            "wallet": None if wallet is None else {
+                "owners": sorted(wallet.owners), "deployed": wallet.deployed,
+                "registered": wallet.registered, "nonce": wallet.nonce,
+                "session_signers": dict(wallet.session_signers)},
+            "usdc_e": amount_text(accounts.usdc_e_balance(address)),
+            "allowances": [{"token": t, "spender": s, "amount": str(a)}
+                           for (o, t, s), a in accounts.allowances.items() if o == key],
+            "operators": [{"token": t, "operator": op}
+                          for (o, t, op) in sorted(accounts.operators) if o == key],
+        })
+
+
+@bp.post("/approvals")
+def approval():
+    """Set an approval as the owner's own transaction would (EOA accounts pay their gas)."""
+    body = _body()
+    state = _state()
+    owner, token = _required(body, "owner"), _required(body, "token")
+    with state.lock:
+        if body.get("operator"):
+            state.accounts.set_approval_for_all(owner, token, str(body["operator"]),
+                                                bool(body.get("approved", True)))
+        else:
+            amount = int(str(body.get("amount", 2**256 - 1)))
+            state.accounts.approve(owner, token, _required(body, "spender"), amount)
+    return json_response({"ok": True})
+
+
+@bp.post("/relayer")
+def relayer_switches():
+    """Switch the relayer: step seconds, an armed failure, quota, down; add credentials."""
+    body = _body()
+    state = _state()
+    answer: dict = {}
+    with state.lock:
+        relayer = state.relayer
+        step = _decimal(body, "step_seconds")
+        if step is not None:
+            state.config.relayer_step_seconds = float(step)
+        failure = body.get("fail_next")
+        if failure:
+            kind = str(failure.get("state", "FAILED")).upper().removeprefix("STATE_")
+            if kind not in ("FAILED", "INVALID"):
+                raise VenueRejection("fail_next.state must be FAILED or INVALID")
+            relayer.switches.fail_next.append(
+                (f"STATE_{kind}", str(failure.get("message") or "transaction failed")))
+        if "quota" in body:
+            relayer.switches.quota_exceeded = bool(body["quota"])
+        if "down" in body:
+            relayer.switches.down = bool(body["down"])
+        builder = body.get("builder")
+        if builder:
+            relayer.add_builder(_required(builder, "key"), _required(builder, "secret"),
+                                _required(builder, "passphrase"))
+        if body.get("relayer_key_for"):
+            answer["relayer_key"] = relayer.mint_relayer_key(str(body["relayer_key_for"]))
+        answer.update({
+            "step_seconds": str(state.config.relayer_step_seconds),
+            "quota": relayer.switches.quota_exceeded, "down": relayer.switches.down,
+            "fail_next": [list(f) for f in relayer.switches.fail_next],
+        })
+    return json_response(answer)
 
 
 @bp.post("/eoa-refusal")

@@ -17,8 +17,9 @@ from typing import Protocol
 
 from eth_utils import to_checksum_address
 
+from devstack.venue.accounts import AccountRegistry
 from devstack.venue.amounts import amount_text, plain, to_base, units
-from devstack.venue.api_keys import ApiKeyRecord, ApiKeyRegistry
+from devstack.venue.api_keys import ApiKeyRecord
 from devstack.venue.catalog import Catalog, Market
 from devstack.venue.config import SandboxConfig
 from devstack.venue.ledger import Ledger
@@ -75,7 +76,7 @@ class OrderDesk:
         now: Callable[[], float],
         catalog: Catalog,
         ledger: Ledger,
-        keys: ApiKeyRegistry,
+        accounts: AccountRegistry,
         tape: Tape,
         house: str,
         publish_fills: Callable[[list[Fill], float], None],
@@ -84,7 +85,7 @@ class OrderDesk:
         self.now = now
         self.catalog = catalog
         self.ledger = ledger
-        self.keys = keys
+        self.accounts = accounts
         self.tape = tape
         self.house = house
         self.publish_fills = publish_fills
@@ -265,7 +266,7 @@ class OrderDesk:
             wallet = signed.signer.lower()
             if signed.maker.lower() != wallet:
                 raise VenueRejection(ERR_INVALID_SIGNATURE)
-            owners = self.keys.owners_of(wallet)
+            owners = self.accounts.owners_of(wallet, self.now())
             if authoriser.lower() not in owners:
                 raise VenueRejection(ERR_INVALID_SIGNATURE)
             if key_address != wallet and key_address not in owners:
@@ -278,7 +279,7 @@ class OrderDesk:
         if signed.signature_type == 0 and signed.maker.lower() != signed.signer.lower():
             raise VenueRejection(ERR_INVALID_SIGNATURE)
         if signed.signature_type in (1, 2):
-            owners = self.keys.owners_of(signed.maker)
+            owners = self.accounts.owners_of(signed.maker)
             if key_address not in owners:
                 raise VenueRejection(ERR_INVALID_SIGNATURE)
         if self.config.refuse_eoa_makers and signed.maker.lower() not in (

@@ -203,6 +203,11 @@ class SandboxServer:
         return f"{self.url}/data"
 
     @property
+    def relayer_url(self) -> str:
+        """The relayer's base URL (POST /submit and friends) for this venue."""
+        return f"{self.url}/relayer"
+
+    @property
     def rtds_url(self) -> str:
         """POLYMARKET_RTDS_URL for this venue."""
         return f"ws://{self.host}:{self.port}/rtds"

@@ -1,9 +1,11 @@
 """The sandbox venue's state: a façade over the parts that each own their data.
 
 ``Catalog`` (markets, events), ``Ledger`` (balances, positions, reservations),
-``ApiKeyRegistry`` (keys, deposit-wallet owners), ``OrderDesk`` (books, orders: submit,
-match, settle, fill, cancel), ``HouseMaker`` (the house's quotes), ``Settlement``
-(resolution, redemption) and ``Tape`` (fills and trade history). HTTP views call the
+``ApiKeyRegistry`` (CLOB keys), ``AccountRegistry`` (deposit wallets, approvals, the
+balance/allowance cache), ``OrderDesk`` (books, orders: submit, match, settle, fill,
+cancel), ``HouseMaker`` (the house's quotes), ``Settlement`` (resolution, redemption),
+``Tape`` (fills and trade history) and ``Relayer`` (relayer credentials and transactions,
+executed by ``SimulatedWallets``). HTTP views call the
 methods here and only shape their answers. One re-entrant lock guards every part: the
 methods here take it as a whole operation needs, and the parts assume it is held.
 """
@@ -20,6 +22,7 @@ from decimal import Decimal
 
 from eth_utils import keccak, to_checksum_address
 
+from devstack.venue.accounts import COLLATERAL_ASSET, AccountRegistry
 from devstack.venue.amounts import SCALE, amount_text, to_base, units
 from devstack.venue.api_keys import ApiKeyRecord, ApiKeyRegistry
 from devstack.venue.catalog import SEED_MARKETS, Catalog, Event, Market, MarketSeed
@@ -33,8 +36,10 @@ from devstack.venue.market_channel import MarketChannel
 from devstack.venue.matching import BookOrder, MarketBook
 from devstack.venue.onchain import ChainHoldings
 from devstack.venue.rejections import ERR_L1, VenueRejection
+from devstack.venue.relay import Principal, Relayer, RelayerTransaction
 from devstack.venue.settlement import Settlement
 from devstack.venue.tape import ClobTrade, Fill, Redemption, Tape
+from devstack.venue.wallet_exec import SimulatedWallets
 
 # Routes import these from here: the façade is their one entry point.
 __all__ = [
@@ -43,7 +48,9 @@ __all__ = [
     "ClobTrade",
     "Fill",
     "PositionStats",
+    "Principal",
     "Redemption",
+    "RelayerTransaction",
     "SandboxState",
     "VenueRejection",
     "amount_text",
@@ -108,12 +115,16 @@ class SandboxState:
         self.catalog = Catalog(self.config.oracle, self.config.collateral, started_at)
         self.ledger = Ledger()
         self.keys = ApiKeyRegistry(self.config.server_secret, self.lock)
+        self.accounts = AccountRegistry(self.config)
         self.tape = Tape()
-        self.desk = OrderDesk(self.config, self._now, self.catalog, self.ledger, self.keys,
+        self.desk = OrderDesk(self.config, self._now, self.catalog, self.ledger, self.accounts,
                               self.tape, self.house, self._broadcast)
         self.desk.listen(self.market_channel)
         self.house_maker = HouseMaker(self.house, self.desk)
         self.settlement = Settlement(self._now, self.catalog, self.desk, self.ledger, self.tape)
+        simulated = SimulatedWallets(self.config, self._now, self.catalog, self.ledger,
+                                     self.accounts, self.settlement)
+        self.relayer = Relayer(self.config, self._now, self.accounts, simulated)
         self.profiles: dict[str, tuple[str, str]] = {}
         for index, whale in enumerate(self.whales):
             self.profiles[whale.lower()] = WHALE_PROFILES[index % len(WHALE_PROFILES)]
@@ -206,14 +217,22 @@ class SandboxState:
     # ---------------------------------------------------------------- ledger
 
     def fund(self, address: str, amount: Decimal) -> int:
-        """Add pUSD to an address; returns the new balance in base units."""
+        """Add pUSD to an address (a deposit: the CLOB's cache sees it after an update);
+        returns the new balance in base units."""
         with self.lock:
+            self.accounts.moved_on_chain(address, to_base(amount))
             return self.ledger.credit(address, to_base(amount))
+
+    def fund_usdc_e(self, address: str, amount: Decimal) -> int:
+        """Add USDC.e to an address (to wrap into pUSD); returns its new USDC.e balance."""
+        with self.lock:
+            return self.accounts.credit_usdc_e(address, to_base(amount))
 
     def grant_tokens(self, address: str, token_id: str, shares: Decimal) -> int:
         """Credit outcome tokens to an address (as if split earlier); returns the new size."""
         with self.lock:
             self.catalog.market_for_token(token_id)
+            self.accounts.moved_on_chain(address, to_base(shares), token_id)
             return self.ledger.grant(address, token_id, to_base(shares))
 
     def balance(self, address: str) -> int:
@@ -226,11 +245,35 @@ class SandboxState:
 
     def register_deposit_wallet(self, wallet: str, owner: str) -> None:
         """Record `owner` (an EOA) as an owner of deposit wallet `wallet`."""
-        self.keys.register_deposit_wallet(wallet, owner)
+        with self.lock:
+            self.accounts.register_deposit_wallet(wallet, owner)
 
     def funder_for(self, address: str, signature_type: int) -> str:
         """The funding address behind an API-key address for a signature type."""
-        return self.keys.funder_for(address, signature_type)
+        with self.lock:
+            return self.accounts.funder_for(address, signature_type, self._now())
+
+    def balance_allowance(self, address: str, signature_type: int, token_id: str = ""
+                          ) -> dict[str, object]:
+        """``GET /balance-allowance``: the cached balance and allowances of the key's funder
+        (pUSD, or the outcome token ``token_id``), base units as strings."""
+        with self.lock:
+            self.relayer.advance()
+            funder = self.accounts.funder_for(address, signature_type, self._now())
+            asset = token_id or COLLATERAL_ASSET
+            live = self.ledger.token_balance(funder, token_id) if token_id else \
+                self.ledger.balance(funder)
+            allowances = self.accounts.cached_allowance_map(funder, asset)
+            return {"balance": str(self.accounts.cached_balance(funder, live, asset)),
+                    "allowances": {k: str(v) for k, v in allowances.items()}}
+
+    def update_balance_allowance(self, address: str, signature_type: int,
+                                 token_id: str = "") -> None:
+        """``GET /balance-allowance/update``: refresh the cache of the key's funder."""
+        with self.lock:
+            self.relayer.advance()
+            funder = self.accounts.funder_for(address, signature_type, self._now())
+            self.accounts.refresh(funder, token_id or COLLATERAL_ASSET)
 
     def set_eoa_refusal(self, enabled: bool, legacy: list[str] | None = None) -> None:
         """Switch the deposit-wallet-only mode; `legacy` makers stay allowed as EOAs."""
@@ -238,6 +281,40 @@ class SandboxState:
             self.config.refuse_eoa_makers = enabled
             if legacy is not None:
                 self.config.legacy_makers = {a.lower() for a in legacy}
+
+    # ---------------------------------------------------------------- relayer
+
+    def relayer_auth(self, headers: dict[str, str], method: str, path: str, body: str,
+                     *, submitting: bool = False) -> Principal:
+        """Who calls the relayer (Builder HMAC or Relayer API key), or 401/429/503."""
+        with self.lock:
+            self.relayer.check_open()
+            principal = self.relayer.authenticate(headers, method, path, body)
+            self.relayer.check_open(quota=submitting)
+            return principal
+
+    def relayer_submit(self, principal: Principal, body: object) -> RelayerTransaction:
+        """``POST /submit``: check and queue a WALLET-CREATE or WALLET transaction."""
+        with self.lock:
+            return self.relayer.submit(principal, body)
+
+    def relayer_transaction(self, tx_id: str) -> RelayerTransaction:
+        """A relayer transaction by id, states brought up to date (404 when unknown)."""
+        with self.lock:
+            self.relayer.check_open()
+            return self.relayer.transaction(tx_id)
+
+    def relayer_nonce(self, address: str) -> int:
+        """The Batch nonce of the wallet an owner or session signer acts for."""
+        with self.lock:
+            self.relayer.check_open()
+            return self.relayer.nonce_of(address)
+
+    def relayer_deployed(self, wallet: str) -> bool:
+        """Whether the factory deployed ``wallet``."""
+        with self.lock:
+            self.relayer.check_open()
+            return self.relayer.deployed(wallet)
 
     # ------------------------------------------------------------------- auth
 

@@ -200,6 +200,9 @@ def test_deposit_wallet_orders_need_a_registered_owner(sandbox_venue, control, m
     assert len(sent["signature"]) == 636
     orders = owner.client.get_open_orders()
     assert orders[0]["maker_address"] == wallet
+    # the CLOB's cache sees the deposit only after /balance-allowance/update, as the venue
+    assert owner.client.get_balance_allowance()["balance"] == "0"
+    owner.client.update_balance_allowance()
     balance = owner.client.get_balance_allowance()
     assert balance["balance"] == "100000000"
 

@@ -1,0 +1,345 @@
+"""The relayer: who may submit, the checks a submission passes, and its transactions' states.
+
+Auth (ACCOUNTS.md §3): Builder HMAC headers (credentials registered through the control API,
+plus the configured dev triple) or Relayer API key headers (a key operates only its own
+address's wallet). ``POST /submit`` takes ``WALLET-CREATE`` and ``WALLET`` (§2.3, §2.5) and
+refuses with the venue's texts. A transaction moves NEW → EXECUTED → MINED → CONFIRMED one
+state per ``relayer_step_seconds``, or ends FAILED / INVALID (armed through the control API,
+or when its calls revert). Effects happen at MINED: the wallet exists (``/deployed`` is true)
+before the relayer's registry update at CONFIRMED, as on the venue.
+
+Not locked here: the sandbox state's lock guards every call.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from eth_utils import is_address, to_checksum_address
+
+from devstack.venue import auth
+from devstack.venue.accounts import AccountRegistry, DepositWallet
+from devstack.venue.batch import WalletCall, batch_digest, batch_signer
+from devstack.venue.config import SandboxConfig
+from devstack.venue.rejections import VenueRejection
+from devstack.venue.wallet_exec import ExecutionFailed
+
+STATES = ("STATE_NEW", "STATE_EXECUTED", "STATE_MINED", "STATE_CONFIRMED")
+FAILED, INVALID = "STATE_FAILED", "STATE_INVALID"
+TERMINAL = {"STATE_CONFIRMED", FAILED, INVALID}
+
+ERR_AUTH = "invalid authorization"
+ERR_QUOTA = "quota exceeded"
+ERR_PAYLOAD = "invalid transaction request payload"
+ERR_TO = "invalid 'to' field: must be deposit wallet factory"
+ERR_IN_FLIGHT = "wallet has in-flight action"
+ERR_SIGNATURE = "invalid signature"
+# The longest a batch's deadline may lie ahead: the SDKs sign now + 600 s against a node's
+# clock (§2.5 item 4, §9.3), so a little slack on top.
+MAX_DEADLINE_AHEAD = 900
+
+
+class WalletExecutor(Protocol):
+    """Where wallet transactions take effect: the simulation, or a chain."""
+
+    def create(self, owner: str) -> str: ...
+
+    def execute(self, wallet: DepositWallet, signer: str, calls: list[WalletCall]) -> None: ...
+
+
+@dataclass
+class Principal:
+    """Who called: a builder (any wallet), or a relayer key bound to one address."""
+
+    kind: str  # "builder" | "relayer_key"
+    name: str
+    address: str = ""  # the relayer key's address, lower-case
+
+    def may_operate(self, *addresses: str) -> bool:
+        """A builder operates any wallet; a relayer key only its own address's."""
+        return self.kind == "builder" or self.address in {a.lower() for a in addresses}
+
+
+@dataclass
+class RelayerTransaction:
+    """One submitted transaction and where it stands."""
+
+    id: str
+    type: str
+    sender: str
+    to: str
+    wallet: str  # the deposit wallet (for a create: the one it will deploy)
+    nonce: str
+    signature: str
+    metadata: str
+    calls: list[WalletCall]
+    created_at: float
+    owner: str  # the principal's name (builder key or relayer key)
+    deadline: int = 0
+    step: int = 0
+    state: str = "STATE_NEW"
+    updated_at: float = 0.0
+    transaction_hash: str = ""
+    error: str = ""
+    armed: tuple[str, str] | None = None  # (terminal state, message) chosen by the control API
+
+
+@dataclass
+class RelayerSwitches:
+    """What the control API sets on the relayer."""
+
+    quota_exceeded: bool = False
+    down: bool = False
+    fail_next: list[tuple[str, str]] = field(default_factory=list)
+
+
+class Relayer:
+    """Relayer credentials, submissions and transaction states."""
+
+    def __init__(self, config: SandboxConfig, now: Callable[[], float],
+                 accounts: AccountRegistry, executor: WalletExecutor) -> None:
+        self.config = config
+        self.now = now
+        self.accounts = accounts
+        self.executor = executor
+        key, secret, passphrase = config.dev_builder
+        self.builders: dict[str, tuple[str, str]] = {key: (secret, passphrase)}
+        self.relayer_keys: dict[str, tuple[str, float]] = {}  # key -> (address, created)
+        self.transactions: dict[str, RelayerTransaction] = {}
+        self.switches = RelayerSwitches()
+
+    # -- credentials --
+
+    def add_builder(self, key: str, secret: str, passphrase: str) -> None:
+        """Accept Builder HMAC requests signed with these credentials."""
+        self.builders[key] = (secret, passphrase)
+
+    def mint_relayer_key(self, address: str) -> str:
+        """A new Relayer API key for ``address`` (the venue mints them in its web UI)."""
+        if not is_address(address):
+            raise VenueRejection("address must be an address")
+        key = str(uuid.uuid4())
+        self.relayer_keys[key] = (address.lower(), self.now())
+        return key
+
+    def keys_of(self, address: str) -> list[dict[str, Any]]:
+        """``GET /relayer/api/keys``: the keys of an address."""
+        return [{"apiKey": key, "address": to_checksum_address(owner), "createdAt": _iso(created)}
+                for key, (owner, created) in self.relayer_keys.items()
+                if owner == address.lower()]
+
+    def authenticate(self, headers: dict[str, str], method: str, path: str,
+                     body: str) -> Principal:
+        """Builder HMAC or Relayer API key headers; 401 ``invalid authorization`` else."""
+        key = headers.get("POLY_BUILDER_API_KEY", "")
+        if key:
+            secret, passphrase = self.builders.get(key, ("", ""))
+            ok = secret and headers.get("POLY_BUILDER_PASSPHRASE") == passphrase and \
+                auth.verify_hmac(secret, headers.get("POLY_BUILDER_SIGNATURE", ""),
+                                 headers.get("POLY_BUILDER_TIMESTAMP", ""), method, path, body)
+            if not ok:
+                raise VenueRejection(ERR_AUTH, 401)
+            return Principal("builder", key)
+        relayer_key = headers.get("RELAYER_API_KEY", "")
+        owner, _ = self.relayer_keys.get(relayer_key, ("", 0.0))
+        if not owner or headers.get("RELAYER_API_KEY_ADDRESS", "").lower() != owner:
+            raise VenueRejection(ERR_AUTH, 401)
+        return Principal("relayer_key", relayer_key, owner)
+
+    def check_open(self, *, quota: bool = False) -> None:
+        """503 while switched down; 429 ``quota exceeded`` on submissions when switched on."""
+        if self.switches.down:
+            raise VenueRejection("relayer unavailable", 503)
+        if quota and self.switches.quota_exceeded:
+            raise VenueRejection(ERR_QUOTA, 429)
+
+    # -- submissions --
+
+    def submit(self, principal: Principal, body: Any) -> RelayerTransaction:
+        """Check a ``POST /submit`` body and queue its transaction (STATE_NEW)."""
+        self.advance()
+        if not isinstance(body, dict) or not is_address(str(body.get("from", ""))):
+            raise VenueRejection(ERR_PAYLOAD)
+        kind = body.get("type")
+        if kind not in ("WALLET-CREATE", "WALLET"):
+            raise VenueRejection(ERR_PAYLOAD)
+        if str(body.get("to", "")).lower() != self.config.deposit_wallet_factory.lower():
+            raise VenueRejection(ERR_TO)
+        metadata = body.get("metadata") or ""
+        if not isinstance(metadata, str) or len(metadata) > 500:
+            raise VenueRejection(ERR_PAYLOAD)
+        sender = str(body["from"]).lower()
+        if kind == "WALLET-CREATE":
+            tx = self._create(principal, sender)
+        else:
+            tx = self._batch(principal, sender, body)
+        tx.metadata = metadata
+        if self.switches.fail_next:
+            tx.armed = self.switches.fail_next.pop(0)
+        self.transactions[tx.id] = tx
+        return tx
+
+    def _new(self, principal: Principal, kind: str, sender: str, wallet: str,
+             **fields: Any) -> RelayerTransaction:
+        now = self.now()
+        return RelayerTransaction(
+            id=str(uuid.uuid4()), type=kind, sender=sender, wallet=wallet, created_at=now,
+            updated_at=now, owner=principal.name, to=self.config.deposit_wallet_factory,
+            nonce=fields.pop("nonce", ""), signature=fields.pop("signature", ""), metadata="",
+            calls=fields.pop("calls", []), **fields)
+
+    def _create(self, principal: Principal, owner: str) -> RelayerTransaction:
+        if not principal.may_operate(owner):
+            raise VenueRejection(ERR_AUTH, 401)
+        wallet = self.accounts.derive(owner).lower()
+        self._refuse_in_flight(wallet)
+        if self.accounts.wallet(wallet) is not None:
+            raise VenueRejection(f"deposit wallet {to_checksum_address(wallet)} already deployed")
+        return self._new(principal, "WALLET-CREATE", owner, wallet)
+
+    def _batch(self, principal: Principal, sender: str, body: dict) -> RelayerTransaction:
+        params = body.get("depositWalletParams")
+        if not isinstance(params, dict) or not is_address(str(params.get("depositWallet", ""))):
+            raise VenueRejection(ERR_PAYLOAD)
+        try:
+            nonce = int(str(body.get("nonce", "")))
+            deadline = int(str(params.get("deadline", "")))
+            calls = [WalletCall(to_checksum_address(c["target"]), int(str(c.get("value", 0))),
+                                bytes.fromhex(str(c["data"]).removeprefix("0x")))
+                     for c in params.get("calls") or []]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise VenueRejection(ERR_PAYLOAD) from exc
+        if not calls:
+            raise VenueRejection(ERR_PAYLOAD)
+        wallet = self.accounts.wallet(str(params["depositWallet"]))
+        if wallet is None or not wallet.registered:
+            raise VenueRejection(
+                f"wallet registration error: deposit wallet {params['depositWallet']} "
+                "is not registered with the relayer")
+        now = self.now()
+        if sender not in wallet.owners | wallet.active_signers(now):
+            raise VenueRejection(f"{to_checksum_address(sender)} is not a signer of "
+                                 f"deposit wallet {to_checksum_address(wallet.address)}")
+        if not principal.may_operate(sender, *wallet.owners):
+            raise VenueRejection(ERR_AUTH, 401)
+        if deadline <= now:
+            raise VenueRejection("deadline expired")
+        if deadline > now + MAX_DEADLINE_AHEAD:
+            raise VenueRejection(f"deadline too far in the future (max {MAX_DEADLINE_AHEAD}s)")
+        self._refuse_in_flight(wallet.address)
+        if nonce != wallet.nonce:
+            raise VenueRejection(
+                f"batch nonce {nonce} does not match on-chain nonce {wallet.nonce}")
+        digest = batch_digest(self.config.chain_id, wallet.address, nonce, deadline, calls)
+        signature = str(body.get("signature", ""))
+        signer, enveloped = batch_signer(digest, signature)
+        # as the wallet checks: a plain signature is the owner's, an envelope a session key's
+        allowed = wallet.active_signers(now) if enveloped else wallet.owners
+        if signer is None or signer.lower() != sender or sender not in allowed:
+            raise VenueRejection(ERR_SIGNATURE)
+        return self._new(principal, "WALLET", sender, wallet.address, nonce=str(nonce),
+                         signature=signature, calls=calls, deadline=deadline)
+
+    def _refuse_in_flight(self, wallet: str) -> None:
+        if any(tx.wallet == wallet and tx.state not in TERMINAL
+               for tx in self.transactions.values()):
+            raise VenueRejection(ERR_IN_FLIGHT)
+
+    # -- states --
+
+    def advance(self) -> None:
+        """Move every open transaction to where its age puts it."""
+        now = self.now()
+        step = self.config.relayer_step_seconds
+        for tx in self.transactions.values():
+            if tx.state in TERMINAL:
+                continue
+            target = 3 if step <= 0 else min(3, int((now - tx.created_at) / step))
+            while tx.step < target and tx.state not in TERMINAL:
+                self._step(tx, now)
+
+    def _step(self, tx: RelayerTransaction, now: float) -> None:
+        tx.step += 1
+        tx.updated_at = now
+        if tx.step == 1 and tx.armed is not None:
+            tx.state, tx.error = tx.armed
+            return
+        if tx.step == 2:
+            tx.transaction_hash = "0x" + secrets.token_bytes(32).hex()
+            try:
+                self._apply(tx)
+            except ExecutionFailed as exc:
+                tx.state, tx.error = FAILED, exc.message
+                return
+        tx.state = STATES[tx.step]
+        if tx.step == 3 and tx.type == "WALLET-CREATE":
+            wallet = self.accounts.wallet(tx.wallet)
+            if wallet is not None:
+                wallet.registered = True
+
+    def _apply(self, tx: RelayerTransaction) -> None:
+        if tx.type == "WALLET-CREATE":
+            self.executor.create(tx.sender)
+            return
+        wallet = self.accounts.wallet(tx.wallet)
+        if wallet is None:
+            raise ExecutionFailed("wallet not deployed")
+        if tx.deadline < self.now():
+            raise ExecutionFailed("DepositWallet: expired deadline")
+        self.executor.execute(wallet, tx.sender, tx.calls)
+
+    def transaction(self, tx_id: str) -> RelayerTransaction:
+        """A transaction by id (states brought up to date), or 404."""
+        self.advance()
+        tx = self.transactions.get(tx_id)
+        if tx is None:
+            raise VenueRejection("transaction not found", 404)
+        return tx
+
+    def nonce_of(self, address: str) -> int:
+        """The Batch nonce of the wallet ``address`` owns or signs for (0 when none)."""
+        self.advance()
+        wallet = self.accounts.wallet_controlled_by(address, self.now())
+        return wallet.nonce if wallet is not None else 0
+
+    def deployed(self, wallet: str) -> bool:
+        """Whether the factory deployed ``wallet`` (true from MINED on)."""
+        self.advance()
+        record = self.accounts.wallet(wallet)
+        return record is not None and record.deployed
+
+
+def legacy_json(tx: RelayerTransaction) -> dict[str, Any]:
+    """A transaction as ``GET /transaction?id=`` lists it (camelCase)."""
+    data = json.dumps([{"target": c.target, "value": str(c.value), "data": "0x" + c.data.hex()}
+                       for c in tx.calls])
+    answer = {
+        "transactionID": tx.id, "transactionHash": tx.transaction_hash,
+        "from": to_checksum_address(tx.sender), "to": tx.to,
+        "proxyAddress": to_checksum_address(tx.wallet), "data": data, "nonce": tx.nonce,
+        "value": "0", "signature": tx.signature, "state": tx.state, "type": tx.type,
+        "owner": tx.owner, "metadata": tx.metadata,
+        "createdAt": _iso(tx.created_at), "updatedAt": _iso(tx.updated_at),
+    }
+    if tx.error:
+        answer["errorMsg"] = tx.error
+    return answer
+
+
+def v1_json(tx: RelayerTransaction) -> dict[str, Any]:
+    """A transaction as ``GET /v1/account/transactions/<id>`` answers it (snake_case)."""
+    return {"transaction_id": tx.id, "transaction_hash": tx.transaction_hash or None,
+            "state": tx.state, "error_msg": tx.error or None, "type": tx.type,
+            "from": to_checksum_address(tx.sender),
+            "deposit_wallet": to_checksum_address(tx.wallet)}
+
+
+def _iso(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds").replace(
+        "+00:00", "Z")
