@@ -294,6 +294,11 @@ def _check_collateral(acct: VenueAccount, plan: OrderPlan,
         return
     need = plan.max_collateral
     have = venue_accounts.collateral_balance(acct) if available is None else available
+    if have < need and available is None:
+        # The CLOB caches balances: a recent deposit shows only after an update (py-sdk
+        # refreshes once on `not enough balance / allowance`, then retries).
+        venue_accounts.refresh_balance(acct)
+        have = venue_accounts.collateral_balance(acct)
     if have < need:
         raise errors.InsufficientBalance(
             f"Insufficient balance: this order needs up to {order_plan._plain(need)} pUSD "

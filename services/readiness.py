@@ -112,6 +112,7 @@ def _venue_checks(wallet: TradingWallet, result: dict[str, Any],
                                      "deployed yet: onboarding deploys it."))
             return
         account = venue_accounts.account(wallet.user_id)  # derives the credentials once
+        venue_accounts.refresh_balance(account)  # the CLOB caches: see deposits and approvals
         seen = venues.client().clob.balance_allowances(
             account.creds, signature_type=account.signature_type)
     except Exception as exc:

@@ -90,6 +90,13 @@ def maker_address(user: User | UUID | str) -> str:
     return wallet.address
 
 
+def refresh_balance(acct: VenueAccount) -> None:
+    """Have the CLOB re-read the account's balance and allowances (``/balance-allowance/
+    update``): it caches them, so a deposit, a wrap or approvals show only after this."""
+    venues.client().clob.update_balance_allowance(acct.creds,
+                                                  signature_type=acct.signature_type)
+
+
 def collateral_balance(acct: VenueAccount) -> Decimal:
     """pUSD the venue sees for the account's funder.
 

@@ -146,6 +146,8 @@ def venue_control(venue_server: Any) -> Iterator[Any]:
 def app_config(database_url: str, redis_url: str, instance_path: Path,
                venue_server: Any) -> dict[str, Any]:
     """Settings for the app under test: real PostgreSQL/SQLite, Redis and sandbox venue."""
+    from devstack.venue.config import SandboxConfig
+
     return {
         "VENUE": "sandbox",
         "POLYMARKET_GAMMA_URL": venue_server.gamma_url,
@@ -153,6 +155,9 @@ def app_config(database_url: str, redis_url: str, instance_path: Path,
         "POLYMARKET_DATA_URL": venue_server.data_url,
         "POLYMARKET_RTDS_URL": venue_server.rtds_url,
         "POLYMARKET_RELAYER_URL": f"{venue_server.url}/relayer",
+        # The sandbox relayer's own builder credentials (devstack/venue/config.py).
+        **dict(zip(("POLYMARKET_BUILDER_API_KEY", "POLYMARKET_BUILDER_SECRET",
+                    "POLYMARKET_BUILDER_PASSPHRASE"), SandboxConfig().dev_builder, strict=True)),
         "DATABASE_URL": database_url,
         "REDIS_URL": redis_url,
         "REDIS_PREFIX": f"ct-test-{RUN_ID}-{os.getpid()}:",

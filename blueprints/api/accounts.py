@@ -8,6 +8,7 @@ from flask.views import MethodView
 
 from blueprints import access
 from blueprints.api.base import Blueprint
+from blueprints.idempotency import idempotency_exempt
 from schemas.accounts import ConnectAccountSchema, OnboardingSchema
 from services import onboarding, trading_accounts
 
@@ -27,6 +28,8 @@ class TradingAccount(MethodView):
 @blp.route("/trading-account/onboarding")
 class Onboarding(MethodView):
     @access.requires("wallet:write")
+    @idempotency_exempt("onboarding is one job per account: asking again follows the same "
+                        "run, or retries it from its failed step.")
     @blp.response(202, OnboardingSchema)
     @blp.errors(401, 403, 429, 500, 503)
     def post(self):
@@ -38,6 +41,7 @@ class Onboarding(MethodView):
 @blp.route("/trading-account/connect")
 class Connect(MethodView):
     @access.jwt_only
+    @idempotency_exempt("an account connects once: a repeat answers 409.")
     @blp.arguments(ConnectAccountSchema)
     @blp.response(201, OnboardingSchema)
     @blp.errors(400, 401, 403, 409, 429, 500)

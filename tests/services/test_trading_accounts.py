@@ -134,7 +134,7 @@ def test_a_deposit_wallet_trades_live_only_once_onboarded(accounts, user) -> Non
 
 def test_onboarding_without_builder_credentials_fails_with_the_reason(app, accounts,
                                                                      user) -> None:
-    use_settings(app, accounts)  # no builder key
+    use_settings(app, accounts, **dict.fromkeys(BUILDER, ""))  # no builder key
     wallet = wallets.get_or_create_deposit_wallet(user)
     row = onboarding.record(wallet)
     assert onboarding.run(row.id) == "failed"
@@ -201,3 +201,27 @@ def test_two_runs_at_once_deploy_once(relayer, user) -> None:
     # A second run while the first holds the lease does nothing.
     assert onboarding.run(row.id) == "running"
     assert relayer.seen == []
+
+
+def test_a_new_user_onboards_against_the_sandbox_and_trades_as_a_deposit_wallet(
+        make_trader, market, venue_control) -> None:
+    """Sign up → onboarding (deploy, approvals, credentials, balance update) → fund the
+    deposit wallet → a live order with the venue's deposit-wallet-only rule on."""
+    from services import orders, previews
+
+    trader = make_trader("100", deposit_wallet=True)
+    status = onboarding.status(trader.user)
+    assert status["ready"] and [s["state"] for s in status["steps"]] == ["done"] * 4
+    assert status["deploy_transaction_id"] and status["approvals_transaction_id"]
+    maker = trader.wallet.funder_address
+    venue_control.call("POST", "/eoa-refusal", {"enabled": True}, expect=200)
+    try:
+        quote = previews.create(trader.user, market.yes, "buy", "10", "market", None)
+        placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
+                                    order_type="market", preview_id=quote["preview_id"])
+    finally:
+        venue_control.call("POST", "/eoa-refusal", {"enabled": False}, expect=200)
+    assert placed.status == "filled", placed.reason
+    assert venue_control.balances(maker)["positions"] == {market.yes: "10"}
+    # Onboarding again is a no-op: ready stays ready, nothing is resubmitted.
+    assert onboarding.run(onboarding.record(trader.wallet).id) == "ready"

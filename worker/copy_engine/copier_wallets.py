@@ -85,6 +85,12 @@ class CopierWallets:
         started = self.accounts.now()
         try:
             async with self._limiter:
+                if slot.balance is None:
+                    # Just opened: the CLOB caches balances, so have it re-read the wallet
+                    # once (deposits since); later reads follow the venue's own view, and a
+                    # re-open (account_reopen_seconds) refreshes again.
+                    await self.venue.clob.update_balance_allowance(
+                        account.creds, signature_type=account.signature_type)
                 balance = await self.venue.clob.balance_allowance(
                     account.creds, asset_type="COLLATERAL",
                     signature_type=account.signature_type)
