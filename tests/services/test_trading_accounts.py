@@ -214,6 +214,12 @@ def test_a_new_user_onboards_against_the_sandbox_and_trades_as_a_deposit_wallet(
     assert status["ready"] and [s["state"] for s in status["steps"]] == ["done"] * 4
     assert status["deploy_transaction_id"] and status["approvals_transaction_id"]
     maker = trader.wallet.funder_address
+    from services import readiness
+
+    ready = readiness.readiness(trader.user)
+    assert ready["ready_to_trade"], ready["blockers"]
+    assert ready["allowance_ok"] is True and ready["balance_usdc"] == 100
+    assert ready["wallet_address"] == maker
     venue_control.call("POST", "/eoa-refusal", {"enabled": True}, expect=200)
     try:
         quote = previews.create(trader.user, market.yes, "buy", "10", "market", None)
@@ -225,3 +231,17 @@ def test_a_new_user_onboards_against_the_sandbox_and_trades_as_a_deposit_wallet(
     assert venue_control.balances(maker)["positions"] == {market.yes: "10"}
     # Onboarding again is a no-op: ready stays ready, nothing is resubmitted.
     assert onboarding.run(onboarding.record(trader.wallet).id) == "ready"
+
+
+def test_readiness_names_each_missing_step_of_a_new_deposit_wallet(user, venue_control
+                                                                  ) -> None:
+    from services import readiness
+
+    wallets.get_or_create_deposit_wallet(user)
+    ready = readiness.readiness(user)
+    codes = [b["code"] for b in ready["blockers"]]
+    assert "onboarding_incomplete" in codes and "wallet_not_deployed" in codes
+    assert ready["ready_to_trade"] is False
+    assert ready["onboarding"]["steps"][0] == {"name": "deploy",
+                                               "title": onboarding.STEP_TITLES["deploy"],
+                                               "state": "pending"}
