@@ -50,12 +50,16 @@ def migrate_database(env: Mapping[str, str]) -> int:
     return int(applied.group(1))
 
 
-def attach_sandbox_chain(port: int, rpc_url: str, ctf: str) -> None:
-    """Have the sandbox venue on ``port`` index outcome-token holdings on ``rpc_url``."""
+def attach_sandbox_chain(port: int, rpc_url: str, ctf: str,
+                         wallets: dict[str, str] | None = None) -> None:
+    """Have the sandbox venue on ``port`` index outcome-token holdings on ``rpc_url`` (and,
+    given ``wallets`` {deposit_wallet_factory, deposit_wallet_beacon, operator_key}, run its
+    relayer's deposit wallets there)."""
     import requests
 
     response = requests.post(f"http://127.0.0.1:{port}/_sandbox/chain",
-                             json={"rpc_url": rpc_url, "ctf": ctf}, timeout=10)
+                             json={"rpc_url": rpc_url, "ctf": ctf, **(wallets or {})},
+                             timeout=10)
     response.raise_for_status()
 
 
@@ -155,7 +159,12 @@ class LocalStack:
                                       "fund a wallet: copytrade dev fund ADDRESS"))
         if settings.get("VENUE") == "sandbox":
             # like the real Data API, the sandbox lists what wallets hold on this chain
-            attach_sandbox_chain(settings["SANDBOX_PORT"], anvil.rpc_url, contracts.ctf)
+            # and its relayer deploys deposit wallets through the dev factory (the deployer
+            # is the factory's operator)
+            attach_sandbox_chain(settings["SANDBOX_PORT"], anvil.rpc_url, contracts.ctf, {
+                "deposit_wallet_factory": contracts.deposit_wallet_factory,
+                "deposit_wallet_beacon": contracts.deposit_wallet_beacon,
+                "operator_key": contracts.deployer_key})
 
     def report(self) -> None:
         """Print what runs where."""

@@ -4,8 +4,8 @@
     with SandboxServer() as venue:
         ClobClient(venue.clob_url, chain_id=137, key=...)
 
-Base URLs: Gamma `<url>/gamma`, CLOB `<url>/clob`, Data API `<url>/data`,
-RTDS `ws://host:port/rtds`, CLOB market channel `ws://host:port/ws/market`,
+Base URLs: Gamma `<url>/gamma`, CLOB `<url>/clob`, Data API `<url>/data`, relayer
+`<url>/relayer`, RTDS `ws://host:port/rtds`, CLOB market channel `ws://host:port/ws/market`,
 control API `<url>/_sandbox` (see devstack.venue.control).
 """
 

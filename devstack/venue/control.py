@@ -8,11 +8,15 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              {question_id, condition_id, collateral}
                                              list an existing on-chain condition
 * POST   /_sandbox/chain                      {rpc_url, ctf}: index on-chain holdings
-                                             ({rpc_url: ""} stops)
+                                             ({rpc_url: ""} stops); with
+                                             {deposit_wallet_factory, deposit_wallet_beacon,
+                                             operator_key} the relayer deploys and runs
+                                             deposit wallets on that chain
 * POST   /_sandbox/markets/<condition>/resolve {winner: 0|1|"Yes"}
 * POST   /_sandbox/fund                       {address, amount} pUSD, {address, usdc_e} USDC.e,
                                              or {address, token_id, shares}; pUSD and tokens
                                              reach /balance-allowance after its /update
+                                             (seen: true: the cache has them already)
 * GET    /_sandbox/balances/<address>         {pusd, positions: {token_id: shares}}
 * POST   /_sandbox/trades                     inject a fill {wallet, token_id, side, price?, size?}
                                              (answers its RTDS payloads and published_us)
@@ -29,6 +33,11 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              builder {key, secret, passphrase},
                                              relayer_key_for (address: answers a minted key)
 * POST   /_sandbox/eoa-refusal                {enabled, legacy?: [addresses]}
+* POST   /_sandbox/strict-accounts            {enabled?, allowlisted?: [EOAs, type 0],
+                                             grandfathered?: [proxy/Safe makers, types 1/2]}:
+                                             the venue's account rules at order time (off
+                                             by default): deposit-wallet makers only, and the
+                                             cached balance and allowance of the exchange
 * POST   /_sandbox/faults                     {path, count?, status?, delay?, method?, retry_after?}
 * DELETE /_sandbox/faults                     disarm all faults
 * GET    /_sandbox/orders                     every POST /order envelope received (and the answer)
@@ -178,15 +187,23 @@ def add_market():
 
 @bp.post("/chain")
 def attach_chain():
-    """Index a chain's ConditionalTokens ({rpc_url, ctf}); an empty rpc_url stops indexing."""
+    """Index a chain's ConditionalTokens ({rpc_url, ctf}; an empty rpc_url stops indexing);
+    with a deposit-wallet factory, beacon and operator key, run the relayer on that chain."""
     body = _body()
     rpc_url = str(body.get("rpc_url") or "")
     ctf = _required(body, "ctf") if rpc_url else ""
+    state = _state()
     try:
-        holdings = _state().attach_chain(rpc_url, ctf)
+        holdings = state.attach_chain(rpc_url, ctf)
+        wallets = None
+        if rpc_url and body.get("deposit_wallet_factory"):
+            wallets = state.attach_wallet_chain(
+                rpc_url, str(body["deposit_wallet_factory"]),
+                _required(body, "deposit_wallet_beacon"), _required(body, "operator_key"))
     except ValueError as exc:
         raise VenueRejection(str(exc)) from exc
-    return json_response({"chain": holdings.describe() if holdings else None})
+    return json_response({"chain": holdings.describe() if holdings else None,
+                          "wallets": wallets.describe() if wallets else None})
 
 
 @bp.post("/markets/<condition_id>/resolve")
@@ -217,7 +234,8 @@ def fund():
     address = _required(body, "address")
     if body.get("token_id"):
         shares = _decimal(body, "shares", Decimal(0))
-        size = state.grant_tokens(address, str(body["token_id"]), shares)
+        size = state.grant_tokens(address, str(body["token_id"]), shares,
+                                  seen=bool(body.get("seen", False)))
         return json_response({"address": address, "token_id": str(body["token_id"]),
                               "shares": amount_text(size)})
     if body.get("usdc_e") is not None:
@@ -229,7 +247,7 @@ def fund():
     amount = _decimal(body, "amount", Decimal(0))
     if amount is None or amount < 0:
         raise VenueRejection("amount must be a non-negative decimal")
-    balance = state.fund(address, amount)
+    balance = state.fund(address, amount, seen=bool(body.get("seen", False)))
     return json_response({"address": address, "balance": amount_text(balance)})
 
 
@@ -363,6 +381,22 @@ def relayer_switches():
             "fail_next": [list(f) for f in relayer.switches.fail_next],
         })
     return json_response(answer)
+
+
+@bp.post("/strict-accounts")
+def strict_accounts():
+    """Switch the venue's account rules at order time; add allowlisted/grandfathered makers."""
+    body = _body()
+    state = _state()
+    with state.lock:
+        if "enabled" in body:
+            state.config.strict_accounts = bool(body["enabled"])
+        state.accounts.allowlisted |= {str(a).lower() for a in body.get("allowlisted") or []}
+        state.accounts.grandfathered |= {
+            str(a).lower() for a in body.get("grandfathered") or []}
+        return json_response({"enabled": state.config.strict_accounts,
+                              "allowlisted": sorted(state.accounts.allowlisted),
+                              "grandfathered": sorted(state.accounts.grandfathered)})
 
 
 @bp.post("/eoa-refusal")

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from eth_utils import to_checksum_address
 
-from devstack.venue.accounts import AccountRegistry
+from devstack.venue.accounts import COLLATERAL_ASSET, AccountRegistry
 from devstack.venue.amounts import amount_text, plain, to_base, units
 from devstack.venue.api_keys import ApiKeyRecord
 from devstack.venue.catalog import Catalog, Market
@@ -271,6 +271,10 @@ class OrderDesk:
                 raise VenueRejection(ERR_INVALID_SIGNATURE)
             if key_address != wallet and key_address not in owners:
                 raise VenueRejection(ERR_SIGNER_NOT_API_KEY)
+            record = self.accounts.wallet(wallet)
+            if self.config.strict_accounts and (record is None or not record.registered):
+                # a wallet the relayer has not finished registering (ACCOUNTS.md §4)
+                raise VenueRejection(ERR_SIGNER_NOT_API_KEY)
             return
         if authoriser.lower() != signed.signer.lower():
             raise VenueRejection(ERR_INVALID_SIGNATURE)
@@ -286,6 +290,11 @@ class OrderDesk:
             self.config.legacy_makers
         ):
             raise VenueRejection(ERR_EOA_REFUSED)
+        if self.config.strict_accounts:
+            allowed = (self.accounts.allowlisted if signed.signature_type == 0
+                       else self.accounts.grandfathered)
+            if signed.maker.lower() not in allowed:
+                raise VenueRejection(ERR_EOA_REFUSED)
 
     def _check_balance(
         self, market: Market, maker: str, side: str, maker_amount: int, shares: int,
@@ -302,6 +311,20 @@ class OrderDesk:
             available = (self.ledger.token_balance(maker, token_id)
                          - reserved_tokens.get(token_id, 0))
         if need > available:
+            raise VenueRejection(ERR_BALANCE)
+        if self.config.strict_accounts:
+            self._check_cached(market, maker, side, need, available, token_id)
+
+    def _check_cached(self, market: Market, maker: str, side: str, need: int,
+                      available: int, token_id: str) -> None:
+        """Strict mode: what the CLOB's cache says, balance and the exchange's allowance."""
+        asset = COLLATERAL_ASSET if side == "BUY" else token_id
+        live = self.ledger.balance(maker) if side == "BUY" else \
+            self.ledger.token_balance(maker, token_id)
+        unseen = live - self.accounts.cached_balance(maker, live, asset)
+        allowance = self.accounts.cached_allowance_map(maker, asset).get(
+            self.config.exchange_for(market.neg_risk), 0)
+        if need > available - unseen or need > allowance:
             raise VenueRejection(ERR_BALANCE)
 
     # -- matching --

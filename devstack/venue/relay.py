@@ -48,9 +48,12 @@ MAX_DEADLINE_AHEAD = 900
 class WalletExecutor(Protocol):
     """Where wallet transactions take effect: the simulation, or a chain."""
 
+    chain_id: int
+
     def create(self, owner: str) -> str: ...
 
-    def execute(self, wallet: DepositWallet, signer: str, calls: list[WalletCall]) -> None: ...
+    def execute(self, wallet: DepositWallet, signer: str, calls: list[WalletCall], *,
+                nonce: int, deadline: int, signature: str) -> None: ...
 
 
 @dataclass
@@ -236,7 +239,7 @@ class Relayer:
         if nonce != wallet.nonce:
             raise VenueRejection(
                 f"batch nonce {nonce} does not match on-chain nonce {wallet.nonce}")
-        digest = batch_digest(self.config.chain_id, wallet.address, nonce, deadline, calls)
+        digest = batch_digest(self.executor.chain_id, wallet.address, nonce, deadline, calls)
         signature = str(body.get("signature", ""))
         signer, enveloped = batch_signer(digest, signature)
         # as the wallet checks: a plain signature is the owner's, an envelope a session key's
@@ -292,7 +295,8 @@ class Relayer:
             raise ExecutionFailed("wallet not deployed")
         if tx.deadline < self.now():
             raise ExecutionFailed("DepositWallet: expired deadline")
-        self.executor.execute(wallet, tx.sender, tx.calls)
+        self.executor.execute(wallet, tx.sender, tx.calls, nonce=int(tx.nonce),
+                              deadline=tx.deadline, signature=tx.signature)
 
     def transaction(self, tx_id: str) -> RelayerTransaction:
         """A transaction by id (states brought up to date), or 404."""

@@ -258,7 +258,8 @@ def serve(host: str = "127.0.0.1", port: int = 8010, *, seed: int = 0,
     # so a burst of orders is read (and stamped) as it arrives rather than one by one.
     sys.setswitchinterval(0.0005)
     server = SandboxServer(host=host, port=port, seed=seed, whales=whales)
-    log.info("sandbox venue on %s (gamma /gamma, clob /clob, data /data, ws /rtds, /ws/market)",
+    log.info("sandbox venue on %s (gamma /gamma, clob /clob, data /data, relayer /relayer, "
+             "ws /rtds, /ws/market)",
              server.url)
     print(f"sandbox venue listening on {server.url}", flush=True)
     try:

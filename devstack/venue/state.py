@@ -5,8 +5,8 @@
 balance/allowance cache), ``OrderDesk`` (books, orders: submit, match, settle, fill,
 cancel), ``HouseMaker`` (the house's quotes), ``Settlement`` (resolution, redemption),
 ``Tape`` (fills and trade history) and ``Relayer`` (relayer credentials and transactions,
-executed by ``SimulatedWallets``). HTTP views call the
-methods here and only shape their answers. One re-entrant lock guards every part: the
+executed by ``SimulatedWallets``, or ``ChainWallets`` with a dev chain attached). HTTP
+views call the methods here and only shape their answers. One re-entrant lock guards every part: the
 methods here take it as a whole operation needs, and the parts assume it is held.
 """
 
@@ -26,6 +26,7 @@ from devstack.venue.accounts import COLLATERAL_ASSET, AccountRegistry
 from devstack.venue.amounts import SCALE, amount_text, to_base, units
 from devstack.venue.api_keys import ApiKeyRecord, ApiKeyRegistry
 from devstack.venue.catalog import SEED_MARKETS, Catalog, Event, Market, MarketSeed
+from devstack.venue.chain_wallets import ChainWallets
 from devstack.venue.config import SandboxConfig
 from devstack.venue.desk import OrderDesk, order_response
 from devstack.venue.faults import FaultBoard
@@ -91,9 +92,11 @@ class SandboxState:
         self.market_channel = MarketChannel(self)
         self.faults = FaultBoard()
         self.house = derived_address(HOUSE_SEED)
-        self._initial_switches = (self.config.refuse_eoa_makers, set(self.config.legacy_makers))
+        self._initial_switches = (self.config.refuse_eoa_makers, set(self.config.legacy_makers),
+                                  self.config.strict_accounts)
         self.whales = [derived_address(f"sandbox-whale-{seed}-{i}") for i in range(4)]
         self.chain: ChainHoldings | None = None
+        self.wallet_chain: tuple[str, str, str] | None = None  # (rpc, factory, operator key)
         if self.config.chain_rpc_url:
             self.attach_chain(self.config.chain_rpc_url, self.config.chain_ctf)
         self._reset_locked()
@@ -105,6 +108,7 @@ class SandboxState:
         with self.lock:
             self.config.refuse_eoa_makers = self._initial_switches[0]
             self.config.legacy_makers = set(self._initial_switches[1])
+            self.config.strict_accounts = self._initial_switches[2]
             self._reset_locked()
             self.market_channel.resync()
         self.faults.clear()
@@ -122,9 +126,11 @@ class SandboxState:
         self.desk.listen(self.market_channel)
         self.house_maker = HouseMaker(self.house, self.desk)
         self.settlement = Settlement(self._now, self.catalog, self.desk, self.ledger, self.tape)
-        simulated = SimulatedWallets(self.config, self._now, self.catalog, self.ledger,
-                                     self.accounts, self.settlement)
-        self.relayer = Relayer(self.config, self._now, self.accounts, simulated)
+        executor: SimulatedWallets | ChainWallets = SimulatedWallets(
+            self.config, self._now, self.catalog, self.ledger, self.accounts, self.settlement)
+        if self.wallet_chain is not None:
+            executor = ChainWallets(*self.wallet_chain, self.accounts)
+        self.relayer = Relayer(self.config, self._now, self.accounts, executor)
         self.profiles: dict[str, tuple[str, str]] = {}
         for index, whale in enumerate(self.whales):
             self.profiles[whale.lower()] = WHALE_PROFILES[index % len(WHALE_PROFILES)]
@@ -140,6 +146,18 @@ class SandboxState:
             self.config.chain_rpc_url = rpc_url
             self.config.chain_ctf = ctf if rpc_url else ""
         return holdings
+
+    def attach_wallet_chain(self, rpc_url: str, factory: str, beacon: str,
+                            operator_key: str) -> ChainWallets:
+        """Deploy and run deposit wallets on ``rpc_url`` through ``factory`` (operated by
+        ``operator_key``) instead of simulating them; kept on reset."""
+        with self.lock:
+            executor = ChainWallets(rpc_url, factory, operator_key, self.accounts)
+            self.config.deposit_wallet_factory = executor.factory
+            self.config.deposit_wallet_beacon = beacon
+            self.wallet_chain = (rpc_url, factory, operator_key)
+            self.relayer.executor = executor
+            return executor
 
     def _now(self) -> float:
         # read at each call: tests swap `clock` on a running state
@@ -216,11 +234,12 @@ class SandboxState:
 
     # ---------------------------------------------------------------- ledger
 
-    def fund(self, address: str, amount: Decimal) -> int:
-        """Add pUSD to an address (a deposit: the CLOB's cache sees it after an update);
-        returns the new balance in base units."""
+    def fund(self, address: str, amount: Decimal, *, seen: bool = False) -> int:
+        """Add pUSD to an address (a deposit: the CLOB's cache sees it after an update, or
+        at once when ``seen``); returns the new balance in base units."""
         with self.lock:
-            self.accounts.moved_on_chain(address, to_base(amount))
+            if not seen:
+                self.accounts.moved_on_chain(address, to_base(amount))
             return self.ledger.credit(address, to_base(amount))
 
     def fund_usdc_e(self, address: str, amount: Decimal) -> int:
@@ -228,11 +247,14 @@ class SandboxState:
         with self.lock:
             return self.accounts.credit_usdc_e(address, to_base(amount))
 
-    def grant_tokens(self, address: str, token_id: str, shares: Decimal) -> int:
-        """Credit outcome tokens to an address (as if split earlier); returns the new size."""
+    def grant_tokens(self, address: str, token_id: str, shares: Decimal, *,
+                     seen: bool = False) -> int:
+        """Credit outcome tokens to an address (as if split earlier; the cache sees them
+        after an update, or at once when ``seen``); returns the new size."""
         with self.lock:
             self.catalog.market_for_token(token_id)
-            self.accounts.moved_on_chain(address, to_base(shares), token_id)
+            if not seen:
+                self.accounts.moved_on_chain(address, to_base(shares), token_id)
             return self.ledger.grant(address, token_id, to_base(shares))
 
     def balance(self, address: str) -> int:

@@ -90,8 +90,15 @@ class SimulatedWallets:
         self.accounts.register_deposit_wallet(wallet, owner, registered=False)
         return wallet
 
-    def execute(self, wallet: DepositWallet, signer: str, calls: list[WalletCall]) -> None:
-        """Run a batch atomically: every call, or (ExecutionFailed) none."""
+    @property
+    def chain_id(self) -> int:
+        """The chain batches are signed for."""
+        return self.config.chain_id
+
+    def execute(self, wallet: DepositWallet, signer: str, calls: list[WalletCall], *,
+                nonce: int, deadline: int, signature: str) -> None:
+        """Run a batch atomically: every call, or (ExecutionFailed) none (the relayer has
+        checked ``nonce``, ``deadline`` and ``signature`` already)."""
         decoded = [(call, *decode_call(call)) for call in calls]
         saved = self._snapshot(wallet)
         try:

@@ -66,9 +66,12 @@ class Control:
         self.call("POST", "/markets", body, expect=201)
         return self.market(slug)
 
-    def fund(self, address: str, amount: str) -> None:
-        """Credit pUSD."""
-        self.call("POST", "/fund", {"address": address, "amount": amount}, expect=200)
+    def fund(self, address: str, amount: str, *, seen: bool = True) -> None:
+        """Credit pUSD. ``seen``: the CLOB's balance cache has picked the deposit up already
+        (the scenario most tests start from); ``seen=False`` leaves it to a
+        ``/balance-allowance/update``, as a fresh deposit on the venue."""
+        self.call("POST", "/fund", {"address": address, "amount": amount, "seen": seen},
+                  expect=200)
 
     def balances(self, address: str) -> dict:
         """pUSD and positions of an address."""

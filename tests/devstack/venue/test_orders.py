@@ -184,7 +184,7 @@ def test_deposit_wallet_orders_need_a_registered_owner(sandbox_venue, control, m
     market = control.add_market("deposit-wallet")
     wallet = Account.create().address
     owner = make_trader("0", signature_type=3, funder=wallet)
-    control.fund(wallet, "100")
+    control.fund(wallet, "100", seen=False)
     control.call("POST", "/eoa-refusal", {"enabled": True}, expect=200)
     token = market["token_ids"][0]
     with pytest.raises(PolyApiException) as excinfo:

@@ -181,10 +181,12 @@ def test_funding_reaches_the_cached_balance_only_after_update(deployed, control,
                                                               sandbox_venue):
     owner = _owner_clob(deployed, sandbox_venue)
     params = BalanceAllowanceParams(asset_type=AssetType.COLLATERAL, signature_type=3)
-    control.fund(deployed.wallet, "25")
+    control.fund(deployed.wallet, "25", seen=False)
     assert owner.get_balance_allowance(params)["balance"] == "0"
     owner.update_balance_allowance(params)
     assert owner.get_balance_allowance(params)["balance"] == "25000000"
+    control.fund(deployed.wallet, "5", seen=True)  # a deposit the cache already picked up
+    assert owner.get_balance_allowance(params)["balance"] == "30000000"
 
 
 def test_submit_rejections_carry_the_venues_texts(deployed):

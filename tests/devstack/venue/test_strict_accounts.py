@@ -1,0 +1,63 @@
+"""The venue's account rules at order time, switched on through the control API (off by
+default in the sandbox for now): deposit-wallet makers only unless allowlisted or
+grandfathered, and orders need the CLOB's cached balance AND the exchange's allowance."""
+
+from __future__ import annotations
+
+import pytest
+from py_clob_client_v2.exceptions import PolyApiException
+
+from tests.devstack.venue.test_orders import _limit, _rejection
+from tests.devstack.venue.test_relayer import EXCHANGE, Relayer, _owner_clob
+from venue.accounts.approvals import required_approvals
+
+EOA_REFUSED = "maker address not allowed, please use the deposit wallet flow"
+
+
+def test_strict_accounts_is_off_by_default(control, make_trader):
+    market = control.add_market("strict-off")
+    trader = make_trader("100")
+    assert control.call("POST", "/strict-accounts", {}, expect=200)["enabled"] is False
+    answer = trader.client.create_and_post_order(_limit(market["token_ids"][0], "0.5", "10"))
+    assert answer["status"] == "live"
+
+
+def test_an_eoa_maker_needs_the_allowlist_then_a_cached_allowance(control, make_trader):
+    market = control.add_market("strict-eoa")
+    token = market["token_ids"][0]
+    trader = make_trader("100")
+    control.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
+    with pytest.raises(PolyApiException) as refused:
+        trader.client.create_and_post_order(_limit(token, "0.5", "10"))
+    assert _rejection(refused) == (400, EOA_REFUSED)
+
+    control.call("POST", "/strict-accounts", {"allowlisted": [trader.address]}, expect=200)
+    with pytest.raises(PolyApiException) as unapproved:
+        trader.client.create_and_post_order(_limit(token, "0.5", "10"))
+    assert _rejection(unapproved) == (400, "not enough balance / allowance")
+    control.call("POST", "/approvals", {"owner": trader.address,
+                                        "token": control.state()["collateral"],
+                                        "spender": EXCHANGE}, expect=200)
+    with pytest.raises(PolyApiException) as stale:  # the cache still says no allowance
+        trader.client.create_and_post_order(_limit(token, "0.5", "10"))
+    assert _rejection(stale) == (400, "not enough balance / allowance")
+    trader.client.update_balance_allowance()
+    answer = trader.client.create_and_post_order(_limit(token, "0.5", "10"))
+    assert answer["status"] == "live"
+
+
+def test_a_deposit_wallet_trades_once_funded_approved_and_refreshed(sandbox_venue, control):
+    relayer = Relayer(sandbox_venue, control)
+    relayer.switch(step_seconds="0")
+    relayer.create()
+    relayer.run([approval.call() for approval in required_approvals()])
+    owner = _owner_clob(relayer, sandbox_venue)
+    market = control.add_market("strict-wallet")
+    control.fund(relayer.wallet, "100", seen=False)
+    control.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
+    with pytest.raises(PolyApiException) as unseen:
+        owner.create_and_post_order(_limit(market["token_ids"][0], "0.5", "10"))
+    assert _rejection(unseen) == (400, "not enough balance / allowance")
+    owner.update_balance_allowance()
+    answer = owner.create_and_post_order(_limit(market["token_ids"][0], "0.5", "10"))
+    assert answer["status"] == "live"
