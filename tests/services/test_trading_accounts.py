@@ -220,13 +220,15 @@ def test_a_new_user_onboards_against_the_sandbox_and_trades_as_a_deposit_wallet(
     assert ready["ready_to_trade"], ready["blockers"]
     assert ready["allowance_ok"] is True and ready["balance_usdc"] == 100
     assert ready["wallet_address"] == maker
-    venue_control.call("POST", "/eoa-refusal", {"enabled": True}, expect=200)
+    # The venue's rules: deposit-wallet makers only, registered wallets, balance and
+    # allowance checked against the CLOB's cache.
+    venue_control.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
     try:
         quote = previews.create(trader.user, market.yes, "buy", "10", "market", None)
         placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
                                     order_type="market", preview_id=quote["preview_id"])
     finally:
-        venue_control.call("POST", "/eoa-refusal", {"enabled": False}, expect=200)
+        venue_control.call("POST", "/strict-accounts", {"enabled": False}, expect=200)
     assert placed.status == "filled", placed.reason
     assert venue_control.balances(maker)["positions"] == {market.yes: "10"}
     # Onboarding again is a no-op: ready stays ready, nothing is resubmitted.
@@ -245,3 +247,18 @@ def test_readiness_names_each_missing_step_of_a_new_deposit_wallet(user, venue_c
     assert ready["onboarding"]["steps"][0] == {"name": "deploy",
                                                "title": onboarding.STEP_TITLES["deploy"],
                                                "state": "pending"}
+
+
+def test_a_plain_eoa_not_allowlisted_gets_the_venues_refusal(trader, market,
+                                                            venue_control) -> None:
+    from services import orders, previews
+
+    venue_control.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
+    try:
+        quote = previews.create(trader.user, market.yes, "buy", "10", "market", None)
+        placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
+                                    order_type="market", preview_id=quote["preview_id"])
+    finally:
+        venue_control.call("POST", "/strict-accounts", {"enabled": False}, expect=200)
+    assert placed.status == "rejected"
+    assert trading_accounts.EOA_REFUSED in placed.reason
