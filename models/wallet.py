@@ -110,6 +110,23 @@ class AccountOnboarding(BaseModel):
         table_name = "account_onboarding"
 
 
+class CollateralWrap(BaseModel):
+    """USDC.e wrapped into pUSD from a deposit wallet: queued → submitted (the relayer's
+    id stored) → confirmed | failed."""
+
+    wallet = peewee.ForeignKeyField(TradingWallet, backref="wraps", on_delete="CASCADE")
+    amount = DecimalTextField()
+    status = peewee.CharField(max_length=16, default=QUEUED, index=True)
+    submitted_at = UTCDateTimeField(null=True)
+    transaction_id = peewee.CharField(max_length=128, null=True)
+    error = peewee.TextField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "collateral_wraps"
+
+
 class WalletTransaction(BaseModel):
     """One signed transaction from a trading wallet, persisted before it is broadcast."""
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from schemas.fields import DecimalString
+
 
 class TradingAccountSchema(Schema):
     """The trading account: how it trades at the venue (no secret is ever shown)."""
@@ -59,3 +61,18 @@ class ConnectAccountSchema(Schema):
     relayer_api_key = fields.String(load_default=None, load_only=True, metadata={
         "description": "Optional: the account's Relayer API key, for gasless approvals."})
     relayer_api_key_address = fields.String(load_default=None)
+
+
+class WrapRequestSchema(Schema):
+    amount = DecimalString(required=True, metadata={"description": "USDC.e to wrap."})
+
+
+class WrapSchema(Schema):
+    """A wrap of USDC.e into pUSD: queued → submitting → submitted → confirmed | failed."""
+
+    id = fields.UUID(required=True)
+    amount = DecimalString(required=True)
+    status = fields.String(required=True)
+    transaction_id = fields.String(allow_none=True)
+    error = fields.String(allow_none=True)
+    created_at = fields.DateTime(required=True)

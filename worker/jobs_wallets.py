@@ -6,7 +6,7 @@ is persisted before it is broadcast, and a re-run only re-sends those bytes.
 
 from __future__ import annotations
 
-from services import claims, onboarding, withdrawals
+from services import claims, collateral, onboarding, withdrawals
 from worker.jobs import job
 
 
@@ -26,3 +26,9 @@ def redeem_claim(claim_id: str) -> str:
 def onboard_account(onboarding_id: str) -> str:
     """Run a trading account's onboarding from where it stands; return its status."""
     return onboarding.run(onboarding_id)
+
+
+@job(collateral.JOB_NAME)
+def wrap_usdc_e(wrap_id: str) -> str:
+    """Wrap a deposit wallet's USDC.e into pUSD (once); return the wrap's status."""
+    return collateral.run(wrap_id)

@@ -8,9 +8,14 @@ from flask.views import MethodView
 
 from blueprints import access
 from blueprints.api.base import Blueprint
-from blueprints.idempotency import idempotency_exempt
-from schemas.accounts import ConnectAccountSchema, OnboardingSchema
-from services import onboarding, trading_accounts
+from blueprints.idempotency import idempotency_exempt, idempotent
+from schemas.accounts import (
+    ConnectAccountSchema,
+    OnboardingSchema,
+    WrapRequestSchema,
+    WrapSchema,
+)
+from services import collateral, onboarding, trading_accounts
 
 blp = Blueprint("accounts", __name__, url_prefix="/api", description="Trading account")
 
@@ -53,3 +58,27 @@ class Connect(MethodView):
         user = access.current_principal().user
         trading_accounts.connect(user, **args)
         return onboarding.start(user)
+
+
+@blp.route("/trading-account/wrap")
+class Wrap(MethodView):
+    @access.requires("wallet:write")
+    @idempotent
+    @blp.arguments(WrapRequestSchema)
+    @blp.response(202, WrapSchema)
+    @blp.errors(400, 401, 403, 409, 429, 501)
+    def post(self, args):
+        """Wrap the deposit wallet's USDC.e into pUSD through the onramp (a relayer batch,
+        no POL); follow it with GET /api/trading-account/wraps/{id}."""
+        row = collateral.request_wrap(access.current_principal().user, args["amount"])
+        return collateral.describe(row)
+
+
+@blp.route("/trading-account/wraps/<uuid:wrap_id>")
+class WrapStatus(MethodView):
+    @access.requires("read:account")
+    @blp.response(200, WrapSchema)
+    @blp.errors(401, 403, 404, 429)
+    def get(self, wrap_id):
+        """One wrap and where it stands."""
+        return collateral.describe(collateral.get(access.current_principal().user, wrap_id))

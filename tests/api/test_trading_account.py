@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 from services import trading_accounts, wallets
 from venue.accounts import uups_deposit_wallet_address
@@ -53,3 +54,16 @@ def test_status_and_onboarding_of_a_new_user(client, auth_headers, user) -> None
     assert account["wallet_address"] == wallet.funder_address != wallet.address
     status = client.get("/api/trading-account", headers=auth_headers).get_json()
     assert status["status"] == "pending" and status["progress"] == {"done": 0, "total": 4}
+
+
+def test_wrap_needs_a_deposit_wallet_and_a_valid_amount(client, auth_headers, user) -> None:
+    headers = {**auth_headers, "Idempotency-Key": str(uuid.uuid4())}
+    bad = client.post("/api/trading-account/wrap", json={"amount": "-1"}, headers=headers)
+    assert bad.status_code == 400 and bad.get_json()["code"] == "validation_failed"
+    none = client.post("/api/trading-account/wrap", json={"amount": "5"},
+                       headers={**auth_headers, "Idempotency-Key": str(uuid.uuid4())})
+    assert none.status_code == 501 and none.get_json()["code"] == "feature_not_enabled"
+    wallets.get_or_create_deposit_wallet(user)
+    early = client.post("/api/trading-account/wrap", json={"amount": "5"},
+                        headers={**auth_headers, "Idempotency-Key": str(uuid.uuid4())})
+    assert early.status_code == 409 and early.get_json()["code"] == "account_not_ready"

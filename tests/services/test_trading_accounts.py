@@ -262,3 +262,26 @@ def test_a_plain_eoa_not_allowlisted_gets_the_venues_refusal(trader, market,
         venue_control.call("POST", "/strict-accounts", {"enabled": False}, expect=200)
     assert placed.status == "rejected"
     assert trading_accounts.EOA_REFUSED in placed.reason
+
+
+def test_usdc_e_is_wrapped_into_pusd_once_through_the_relayer(make_trader,
+                                                             venue_control) -> None:
+    from services import collateral, readiness
+
+    trader = make_trader("100", deposit_wallet=True)
+    maker = trader.wallet.funder_address
+    venue_control.call("POST", "/fund", {"address": maker, "usdc_e": "25"}, expect=200)
+    assert "usdce_to_wrap" not in readiness.readiness(trader.user)  # no chain: unknown
+    with pytest.raises(errors.ValidationFailed):
+        collateral.request_wrap(trader.user, "1.0000001")
+    row = collateral.request_wrap(trader.user, "25")
+    assert collateral.run(row.id) == "confirmed"
+    assert collateral.run(row.id) == "confirmed"  # again: nothing is sent twice
+    done = collateral.get(trader.user, row.id)
+    assert done.transaction_id and done.error is None
+    assert venue_control.balances(maker)["pusd"] == "125"
+    assert readiness.readiness(trader.user)["balance_usdc"] == 125
+    # More than the wallet holds: the batch reverts, the wrap fails with the reason.
+    short = collateral.request_wrap(trader.user, "5")
+    assert collateral.run(short.id) == "failed"
+    assert collateral.get(trader.user, short.id).error
