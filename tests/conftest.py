@@ -146,7 +146,7 @@ def venue_control(venue_server: Any) -> Iterator[Any]:
 def app_config(database_url: str, redis_url: str, instance_path: Path,
                venue_server: Any) -> dict[str, Any]:
     """Settings for the app under test: real PostgreSQL/SQLite, Redis and sandbox venue."""
-    from devstack.venue.config import SandboxConfig
+    from devstack.stack import sandbox_builder_env
 
     return {
         "VENUE": "sandbox",
@@ -155,9 +155,8 @@ def app_config(database_url: str, redis_url: str, instance_path: Path,
         "POLYMARKET_DATA_URL": venue_server.data_url,
         "POLYMARKET_RTDS_URL": venue_server.rtds_url,
         "POLYMARKET_RELAYER_URL": f"{venue_server.url}/relayer",
-        # The sandbox relayer's own builder credentials (devstack/venue/config.py).
-        **dict(zip(("POLYMARKET_BUILDER_API_KEY", "POLYMARKET_BUILDER_SECRET",
-                    "POLYMARKET_BUILDER_PASSPHRASE"), SandboxConfig().dev_builder, strict=True)),
+        # The sandbox relayer's own builder credentials, as `copytrade up` gives them.
+        **sandbox_builder_env({}),
         "DATABASE_URL": database_url,
         "REDIS_URL": redis_url,
         "REDIS_PREFIX": f"ct-test-{RUN_ID}-{os.getpid()}:",
