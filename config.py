@@ -35,7 +35,15 @@ POLYGON_CONTRACTS = {
     "CTF_EXCHANGE_ADDRESS": "0xE111180000d2663C0091e4f400237545B87B996B",
     "NEG_RISK_EXCHANGE_ADDRESS": "0xe2222d279d744050d28e00520010520000310F59",
     "NEG_RISK_ADAPTER_ADDRESS": "0xd91E80cF2E7be2e162c6513ceD06f1dD0dA35296",
+    # Deposit wallets and collateral (ACCOUNTS.md §2.1, §6).
+    "DEPOSIT_WALLET_FACTORY_ADDRESS": "0x00000000000Fb5C9ADea0298D729A0CB3823Cc07",
+    "DEPOSIT_WALLET_BEACON_ADDRESS": "0x7A18EDfe055488A3128f01F563e5B479D92ffc3a",
+    "COLLATERAL_ONRAMP_ADDRESS": "0x93070a847efEf7F70739046A929D47a521F5B8ee",
+    "CTF_COLLATERAL_ADAPTER_ADDRESS": "0xAdA100Db00Ca00073811820692005400218FcE1f",
+    "NEG_RISK_COLLATERAL_ADAPTER_ADDRESS": "0xadA2005600Dec949baf300f4C6120000bDB6eAab",
 }
+
+POLYMARKET_RELAYER_URL = "https://relayer-v2.polymarket.com"
 
 DEFAULT_SANDBOX_PORT = 8010
 
@@ -90,6 +98,30 @@ class ContractAddresses:
     ctf_exchange: str
     neg_risk_exchange: str
     neg_risk_adapter: str
+    deposit_wallet_factory: str
+    deposit_wallet_beacon: str
+    collateral_onramp: str
+    ctf_collateral_adapter: str
+    neg_risk_collateral_adapter: str
+
+
+@dataclass(frozen=True)
+class RelayerSettings:
+    """Polymarket's relayer (gasless wallet transactions) and the operator's builder key.
+
+    The builder key deploys and operates users' deposit wallets; without it, readiness says
+    so and onboarding answers ``builder_credentials_missing``.
+    """
+
+    url: str
+    builder_api_key: str | None = None
+    builder_secret: str | None = field(default=None, repr=False)
+    builder_passphrase: str | None = field(default=None, repr=False)
+
+    @property
+    def has_builder_credentials(self) -> bool:
+        """Whether all three builder values are set."""
+        return bool(self.builder_api_key and self.builder_secret and self.builder_passphrase)
 
 
 @dataclass(frozen=True)
@@ -244,6 +276,10 @@ class Settings:
     venue: VenueSettings
     chain: ChainConfig
     contracts: ContractAddresses
+    relayer: RelayerSettings = RelayerSettings(url=POLYMARKET_RELAYER_URL)
+    # Plain EOAs (signature type 0) the operator lets trade as they are (lowercase); every
+    # other new wallet trades as a deposit wallet (the venue refuses EOA makers otherwise).
+    eoa_allowlist: tuple[str, ...] = ()
     worker: WorkerConfig = WorkerConfig()
     engine: CopyEngineConfig = CopyEngineConfig()
     logging: LoggingConfig = LoggingConfig()
@@ -296,6 +332,11 @@ class Settings:
             "POLYMARKET_DATA_URL": self.venue.data_url,
             "POLYMARKET_RTDS_URL": self.venue.rtds_url,
             "VENUE_RATE_BUDGET_SHARE": self.venue.rate_budget_share,
+            "POLYMARKET_RELAYER_URL": self.relayer.url,
+            "POLYMARKET_BUILDER_API_KEY": self.relayer.builder_api_key,
+            "POLYMARKET_BUILDER_SECRET": self.relayer.builder_secret,
+            "POLYMARKET_BUILDER_PASSPHRASE": self.relayer.builder_passphrase,
+            "TRADING_EOA_ALLOWLIST": ",".join(self.eoa_allowlist),
             "METRICS_TOKEN": self.metrics.token,
             "PROMETHEUS_MULTIPROC_DIR": self.metrics.multiproc_dir,
             "LOG_FORMAT": self.logging.format,
@@ -322,6 +363,11 @@ _CONTRACT_FIELDS = {
     "CTF_EXCHANGE_ADDRESS": "ctf_exchange",
     "NEG_RISK_EXCHANGE_ADDRESS": "neg_risk_exchange",
     "NEG_RISK_ADAPTER_ADDRESS": "neg_risk_adapter",
+    "DEPOSIT_WALLET_FACTORY_ADDRESS": "deposit_wallet_factory",
+    "DEPOSIT_WALLET_BEACON_ADDRESS": "deposit_wallet_beacon",
+    "COLLATERAL_ONRAMP_ADDRESS": "collateral_onramp",
+    "CTF_COLLATERAL_ADAPTER_ADDRESS": "ctf_collateral_adapter",
+    "NEG_RISK_COLLATERAL_ADAPTER_ADDRESS": "neg_risk_collateral_adapter",
 }
 
 # SIGN_IN_* variables: the sign-in budgets (README "Configuration").
@@ -542,6 +588,14 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
         contracts=ContractAddresses(**{
             attribute: get(name, POLYGON_CONTRACTS[name]) or ""
             for name, attribute in _CONTRACT_FIELDS.items()}),
+        relayer=RelayerSettings(
+            url=(get("POLYMARKET_RELAYER_URL") or (
+                POLYMARKET_RELAYER_URL if venue == "polymarket" else f"{sandbox_base}/relayer")
+                 ).rstrip("/"),
+            builder_api_key=get("POLYMARKET_BUILDER_API_KEY"),
+            builder_secret=get("POLYMARKET_BUILDER_SECRET"),
+            builder_passphrase=get("POLYMARKET_BUILDER_PASSPHRASE")),
+        eoa_allowlist=_address_list(get("TRADING_EOA_ALLOWLIST"), "TRADING_EOA_ALLOWLIST"),
         worker=WorkerConfig(
             capacity=int(get("WORKER_CAPACITY") or worker_defaults.capacity),
             grace_seconds=number("WORKER_GRACE_SECONDS", worker_defaults.grace_seconds),
@@ -580,3 +634,15 @@ def _hop_count(value: str | None) -> int:
     if count < 0:
         raise ValueError(f"TRUSTED_PROXIES must be a count of proxy hops (0 or more), not {count}")
     return count
+
+
+_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
+
+
+def _address_list(value: str | None, name: str) -> tuple[str, ...]:
+    """Comma-separated 0x addresses, lowercased; a malformed one stops the start-up."""
+    addresses = tuple(part.strip().lower() for part in (value or "").split(",") if part.strip())
+    for address in addresses:
+        if not _ADDRESS.match(address):
+            raise ValueError(f"{name}: {address!r} is not a 0x address of 40 hex digits")
+    return addresses

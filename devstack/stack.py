@@ -124,6 +124,7 @@ class LocalStack:
             if not wait_for_port("127.0.0.1", port):
                 raise SystemExit(f"sandbox venue did not start on port {port}")
             self.started.append(("sandbox venue", f"http://127.0.0.1:{port}"))
+            self.env.update(sandbox_builder_env(settings))
 
         self.start_chain(settings)
 
@@ -185,3 +186,15 @@ class LocalStack:
                 proc.kill()
         for item in self.keep:
             item.stop()
+
+
+def sandbox_builder_env(settings: Mapping[str, Any]) -> dict[str, str]:
+    """The sandbox relayer's own builder key for web and worker when the operator set none,
+    so onboarding works out of the box (README "Trading accounts the venue accepts")."""
+    if settings.get("POLYMARKET_BUILDER_API_KEY"):
+        return {}
+    from devstack.venue.config import SandboxConfig
+
+    names = ("POLYMARKET_BUILDER_API_KEY", "POLYMARKET_BUILDER_SECRET",
+             "POLYMARKET_BUILDER_PASSPHRASE")
+    return dict(zip(names, SandboxConfig().dev_builder, strict=True))

@@ -17,7 +17,21 @@ from models.base import BaseModel, DecimalTextField, UTCDateTimeField, utcnow
 from models.user import User
 
 SIGNATURE_TYPE_EOA = 0
+SIGNATURE_TYPE_POLY_PROXY = 1
+SIGNATURE_TYPE_GNOSIS_SAFE = 2
 SIGNATURE_TYPE_DEPOSIT_WALLET = 3
+
+# How the account came to be (issue 16): a deposit wallet of a server-generated owner key
+# (the default), an existing polymarket.com account the user connected, or a plain EOA
+# (type 0), which trades live only when the operator allowlists it.
+KIND_DEPOSIT_WALLET, KIND_CONNECTED, KIND_EOA = "deposit_wallet", "connected", "eoa"
+
+# Onboarding (services/onboarding.py): its status, and its steps in order.
+ONBOARDING_PENDING, ONBOARDING_RUNNING, ONBOARDING_FAILED, ONBOARDING_READY = (
+    "pending", "running", "failed", "ready")
+STEP_DEPLOY, STEP_APPROVALS, STEP_CREDENTIALS, STEP_BALANCE_UPDATE, STEP_DONE = (
+    "deploy", "approvals", "credentials", "balance_update", "done")
+ONBOARDING_STEPS = (STEP_DEPLOY, STEP_APPROVALS, STEP_CREDENTIALS, STEP_BALANCE_UPDATE)
 
 # A transaction's life: signed (persisted, maybe sent) -> broadcast -> confirmed | failed;
 # dropped means the node refused it, so it can never be mined and its nonce was released;
@@ -36,7 +50,9 @@ OPEN_STATES = (QUEUED, SIGNED, BROADCAST)
 
 
 class TradingWallet(BaseModel):
-    """A user's custodial EOA; the key is generated here and never leaves sealed storage."""
+    """A user's trading account: ``address`` is the signing key's (generated here, or the
+    connected account's signer or session key), never leaving sealed storage;
+    ``funder_address`` the maker wallet when it is not the key's own address."""
 
     user = peewee.ForeignKeyField(User, backref="trading_wallets", unique=True,
                                   on_delete="CASCADE")
@@ -48,6 +64,12 @@ class TradingWallet(BaseModel):
     venue_api_key_sealed = peewee.TextField(null=True)
     venue_api_secret_sealed = peewee.TextField(null=True)
     venue_api_passphrase_sealed = peewee.TextField(null=True)
+    account_kind = peewee.CharField(max_length=16, default=KIND_EOA)
+    # The key is a session key the deposit wallet's owner authorized (not the owner).
+    session_signer = peewee.BooleanField(default=False)
+    # A connected account's own Relayer API key (sealed) and the address it belongs to.
+    relayer_api_key_sealed = peewee.TextField(null=True)
+    relayer_api_key_address = peewee.CharField(max_length=42, null=True)
     # The next nonce this service will use (kept in step with the chain's pending nonce).
     next_nonce = peewee.BigIntegerField(default=0)
     # A lease on nonce allocation: one signer per wallet at a time, across processes.
@@ -61,6 +83,48 @@ class TradingWallet(BaseModel):
     def __repr__(self) -> str:
         # the sealed fields are harmless without the key, but keep them out of logs anyway
         return f"TradingWallet(address={self.address!r})"
+
+
+class AccountOnboarding(BaseModel):
+    """Where a wallet's onboarding stands; relayer ids are stored before they are awaited."""
+
+    wallet = peewee.ForeignKeyField(TradingWallet, backref="onboarding", unique=True,
+                                    on_delete="CASCADE")
+    status = peewee.CharField(max_length=16, default=ONBOARDING_PENDING)
+    step = peewee.CharField(max_length=24, default=STEP_DEPLOY)
+    # Set before a submit leaves, the id as soon as the relayer answers: a crash between
+    # the two is resolved through /deployed (or the allowances), not a blind resubmit.
+    deploy_submitted_at = UTCDateTimeField(null=True)
+    deploy_transaction_id = peewee.CharField(max_length=128, null=True)
+    approvals_submitted_at = UTCDateTimeField(null=True)
+    approvals_transaction_id = peewee.CharField(max_length=128, null=True)
+    error = peewee.TextField(null=True)
+    # One runner at a time, across processes.
+    lease_owner = peewee.CharField(max_length=64, null=True)
+    lease_until = UTCDateTimeField(null=True)
+    attempts = peewee.IntegerField(default=0)
+    created_at = UTCDateTimeField(default=utcnow)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "account_onboarding"
+
+
+class CollateralWrap(BaseModel):
+    """USDC.e wrapped into pUSD from a deposit wallet: queued → submitted (the relayer's
+    id stored) → confirmed | failed."""
+
+    wallet = peewee.ForeignKeyField(TradingWallet, backref="wraps", on_delete="CASCADE")
+    amount = DecimalTextField()
+    status = peewee.CharField(max_length=16, default=QUEUED, index=True)
+    submitted_at = UTCDateTimeField(null=True)
+    transaction_id = peewee.CharField(max_length=128, null=True)
+    error = peewee.TextField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "collateral_wraps"
 
 
 class WalletTransaction(BaseModel):

@@ -192,11 +192,20 @@ class SuggestMultiplierSchema(Schema):
 class ReadinessSchema(Schema):
     """Whether live copy trading can run, and what blocks it."""
 
-    wallet_address = fields.String(allow_none=True)
+    wallet_address = fields.String(allow_none=True, metadata={
+        "description": "The maker wallet (the deposit wallet for type 3 accounts)."})
+    account = fields.Dict(allow_none=True, metadata={
+        "description": "The trading account (TradingAccount of /api/trading-account)."})
+    onboarding = fields.Dict(required=True, metadata={
+        "description": "Onboarding steps (Onboarding of /api/trading-account)."})
     balance_usdc = DecimalString(allow_none=True)
+    usdc_e = DecimalString(allow_none=True, metadata={
+        "description": "USDC.e in the wallet, to wrap into pUSD before it can trade."})
     gas_matic = DecimalString(allow_none=True)
     venue_credentials = fields.Boolean(required=True)
-    allowance_ok = fields.Boolean(allow_none=True)
+    allowance_ok = fields.Boolean(allow_none=True, metadata={
+        "description": "The exchanges' pUSD allowances as the venue reports them."})
+    missing_approvals = fields.List(fields.String(), required=True)
     tier = fields.String(required=True)
     active_configs = fields.Integer(required=True)
     active_live_configs = fields.Integer(required=True)

@@ -140,6 +140,14 @@ class TierLimitExceeded(Forbidden):
     code, default_message = "tier_limit_exceeded", "Your plan's limit is reached."
 
 
+class AccountNotReady(CopytradeError):
+    """Live trading or copying before the trading account is set up; ``steps`` says what is
+    missing (services/readiness.py names each step)."""
+
+    status, code = 409, "account_not_ready"
+    default_message = "The trading account is not ready for live trading yet."
+
+
 class NotFound(CopytradeError):
     status, code, default_message = 404, "not_found", "Not found."
 

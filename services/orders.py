@@ -65,6 +65,7 @@ from services import (
     order_outages,
     order_plan,
     previews,
+    trading_accounts,
     venue_accounts,
     venues,
 )
@@ -218,6 +219,9 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
     preview = None
     if source == "manual":
         preview = previews.check(user_id, preview_id, token, parsed_side, amount, kind, limit)
+    if account is None:
+        # The copy engine's accounts passed this gate when their config started.
+        trading_accounts.require_live(user_id)
     acct = account or venue_accounts.account(user_id)
     _check_collateral(acct, plan, collateral)
     signed = _sign(acct, plan)
@@ -327,6 +331,11 @@ def _check_collateral(acct: VenueAccount, plan: OrderPlan,
         return
     need = plan.max_collateral
     have = venue_accounts.collateral_balance(acct) if available is None else available
+    if have < need and available is None:
+        # The CLOB caches balances: a recent deposit shows only after an update (py-sdk
+        # refreshes once on `not enough balance / allowance`, then retries).
+        venue_accounts.refresh_balance(acct)
+        have = venue_accounts.collateral_balance(acct)
     if have < need:
         raise errors.InsufficientBalance(
             f"Insufficient balance: this order needs up to {order_plan._plain(need)} pUSD "

@@ -1,10 +1,14 @@
 """Trading readiness: can this user copy-trade live right now, and if not, what blocks it.
 
-One answer for the dashboard and the MCP ``get_trading_readiness`` tool: the trading
-wallet, its venue balance (pUSD the venue will let orders spend), gas (MATIC on chain,
-needed for claims and withdrawals), venue API credentials, the allowance the venue
-reports, active configs against the tier's limit, and a list of blockers, each with a
-code and a sentence. Every check degrades to a blocker rather than an error, so a page
+One answer for the REST account status, the dashboard and the MCP ``get_trading_readiness``
+tool: the trading account (kind, maker wallet), its onboarding steps, its venue balance
+(pUSD the venue will let orders spend), USDC.e waiting to be wrapped, gas (POL, only for an
+account that pays its own), venue API credentials, the allowances the venue reports (read,
+never assumed), active configs against the tier's limit, and a list of blockers, each with
+a code and a sentence: ``no_wallet``, ``eoa_not_allowlisted``, ``onboarding_incomplete``,
+``builder_credentials_missing``, ``wallet_not_deployed``, ``approval_missing``,
+``no_balance``, ``usdce_to_wrap``, ``no_gas``, ``venue_unreachable``, ``chain_unavailable``,
+``tier_limit``. Every check degrades to a blocker rather than an error, so a page
 can always show the whole picture.
 """
 
@@ -17,8 +21,18 @@ from uuid import UUID
 
 from models.copying import CopyConfig
 from models.user import User
-from services import errors, tiers, venue_accounts, wallets
+from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET, TradingWallet
+from services import (
+    errors,
+    onboarding,
+    tiers,
+    trading_accounts,
+    venue_accounts,
+    venues,
+    wallets,
+)
 from services.principal import user_id_of
+from venue.accounts import MAX_UINT256
 
 log = logging.getLogger(__name__)
 
@@ -44,42 +58,26 @@ def _blocker(code: str, message: str) -> dict[str, str]:
 
 
 def readiness(user: User | UUID | str) -> dict[str, Any]:
-    """Wallet, balance, gas, credentials, allowance, configs and blockers for live copying."""
+    """Wallet, balance, gas, credentials, allowances, onboarding steps, configs and blockers
+    for live copying; each missing step is its own blocker, named."""
     user = User.get_by_id(user_id_of(user))
     blockers: list[dict[str, str]] = []
     wallet = wallets.for_user(user.id)
     result: dict[str, Any] = {
-        "wallet_address": wallet.address if wallet else None,
-        "balance_usdc": None, "gas_matic": None, "venue_credentials": False,
-        "allowance_ok": None,
+        "wallet_address": wallets.maker(wallet) if wallet else None,
+        "account": trading_accounts.describe(wallet) if wallet else None,
+        "onboarding": onboarding.status(user.id),
+        "balance_usdc": None, "usdc_e": None, "gas_matic": None, "venue_credentials": False,
+        "allowance_ok": None, "missing_approvals": [],
     }
-    if wallet is None:
-        blockers.append(_blocker("no_wallet", "No trading wallet yet: open the deposit "
-                                 "address to create one, then fund it."))
-    else:
+    blockers.extend(trading_accounts.live_blockers(wallet))
+    if wallet is not None:
+        if (trading_accounts.uses_relayer(wallet)
+                and trading_accounts.relayer_auth(wallet) is None):
+            blockers.append(_blocker("builder_credentials_missing", onboarding.BUILDER_MISSING))
         result["venue_credentials"] = wallets.venue_credentials(wallet) is not None
-        try:
-            balance = available_usdc(user.id)
-            result["balance_usdc"] = balance
-            result["venue_credentials"] = True  # deriving them was part of asking
-            result["allowance_ok"] = True
-            if balance < MIN_TRADE_USDC:
-                blockers.append(_blocker("no_balance", f"The venue sees {balance} pUSD; fund "
-                                         f"at least {MIN_TRADE_USDC} pUSD to place orders."))
-        except errors.CopytradeError as exc:
-            blockers.append(_blocker("venue_unreachable" if isinstance(exc, errors.Unavailable)
-                                     else "venue_account", exc.message))
-        try:
-            gas = wallets.balance_of(wallet, "matic")
-            result["gas_matic"] = gas
-            if gas < MIN_GAS_MATIC:
-                blockers.append(_blocker("no_gas", f"{gas} MATIC is not enough gas for claims "
-                                         "and withdrawals (orders need none)."))
-        except Exception as exc:  # no chain configured, or the RPC is down
-            translated = errors.from_external(exc)
-            result["gas_matic"] = None
-            blockers.append(_blocker("chain_unavailable", translated.message if translated
-                                     else "The chain could not be read."))
+        _venue_checks(wallet, result, blockers)
+        _chain_checks(wallet, result, blockers)
     active = CopyConfig.select().where(CopyConfig.user == user.id, CopyConfig.is_active,
                                        CopyConfig.deleted_at.is_null())
     limits = tiers.limits_for(user.tier)
@@ -95,8 +93,69 @@ def readiness(user: User | UUID | str) -> dict[str, Any]:
         blockers.append(_blocker("tier_limit", f"The {limits.tier} plan runs "
                                  f"{limits.max_active_configs} active configs at once."))
     # Gas only matters for on-chain work; live copying needs a wallet, funds and the venue.
-    trade_blockers = [b for b in blockers if b["code"] not in ("no_gas", "chain_unavailable",
-                                                                 "tier_limit")]
+    trade_blockers = [b for b in blockers if b["code"] not in (
+        "no_gas", "chain_unavailable", "tier_limit", "usdce_to_wrap", "native_usdc")]
     result["ready_to_trade"] = not trade_blockers
     result["blockers"] = blockers
     return result
+
+
+def _venue_checks(wallet: TradingWallet, result: dict[str, Any],
+                  blockers: list[dict[str, str]]) -> None:
+    """What the venue sees: deployment, pUSD, and the exchanges' allowances (read, never
+    assumed)."""
+    maker = wallets.maker(wallet)
+    try:
+        if (wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET
+                and not venues.client().relayer.deployed(maker)):
+            blockers.append(_blocker("wallet_not_deployed", "The deposit wallet is not "
+                                     "deployed yet: onboarding deploys it."))
+            return
+        account = venue_accounts.account(wallet.user_id)  # derives the credentials once
+        venue_accounts.refresh_balance(account)  # the CLOB caches: see deposits and approvals
+        seen = venues.client().clob.balance_allowances(
+            account.creds, signature_type=account.signature_type)
+    except Exception as exc:
+        translated = errors.from_external(exc)
+        if translated is None:
+            raise
+        blockers.append(_blocker("venue_unreachable" if isinstance(translated,
+                                                                   errors.Unavailable)
+                                 else "venue_account", translated.message))
+        return
+    result["balance_usdc"] = seen.balance
+    result["venue_credentials"] = True
+    contracts = trading_accounts.contracts()
+    spenders = {"CTF Exchange": contracts.standard_exchange,
+                "Neg-Risk CTF Exchange": contracts.neg_risk_exchange}
+    missing = [name for name, spender in spenders.items()
+               if seen.allowances.get(spender.lower(), 0) < MAX_UINT256 // 2]
+    result["allowance_ok"] = not missing
+    for name in missing:
+        result["missing_approvals"].append(name)
+        blockers.append(_blocker("approval_missing", f"Approval missing: pUSD for the {name} "
+                                 "(onboarding sends it)."))
+    if seen.balance < MIN_TRADE_USDC:
+        blockers.append(_blocker("no_balance", f"The venue sees {seen.balance} pUSD; fund at "
+                                 f"least {MIN_TRADE_USDC} pUSD to place orders."))
+
+
+def _chain_checks(wallet: TradingWallet, result: dict[str, Any],
+                  blockers: list[dict[str, str]]) -> None:
+    """What the chain holds: USDC.e to wrap, and gas for an account that pays its own."""
+    try:
+        usdce = wallets.balance_of(wallet, "usdc_e")
+        result["usdc_e"] = usdce
+        if usdce > 0:
+            blockers.append(_blocker("usdce_to_wrap", f"{usdce} USDC.e is in the wallet: wrap "
+                                     "it to pUSD to trade with it."))
+        if not trading_accounts.uses_relayer(wallet):
+            gas = wallets.balance_of(wallet, "matic")
+            result["gas_matic"] = gas
+            if gas < MIN_GAS_MATIC:
+                blockers.append(_blocker("no_gas", f"{gas} POL is not enough gas for claims "
+                                         "and withdrawals (orders need none)."))
+    except Exception as exc:  # no chain configured, or the RPC is down
+        translated = errors.from_external(exc)
+        blockers.append(_blocker("chain_unavailable", translated.message if translated
+                                 else "The chain could not be read."))

@@ -14,7 +14,7 @@ from uuid import UUID
 
 from chain.tokens import token_balance
 from models.user import User
-from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET, TradingWallet
+from models.wallet import SIGNATURE_TYPE_EOA, TradingWallet
 from services import chain_access, errors, venues, wallets
 from venue.errors import VenueNotFound, VenueRejected
 from venue.models import ApiCreds
@@ -35,8 +35,9 @@ class VenueAccount:
 
     @property
     def funder(self) -> str | None:
-        """The funder handed to the order builder (None: the EOA itself)."""
-        if self.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET:
+        """The funder handed to the order builder: the deposit wallet, proxy or Safe that
+        makes the orders (None: the EOA itself)."""
+        if self.signature_type != SIGNATURE_TYPE_EOA:
             return self.wallet.funder_address
         return None
 
@@ -68,15 +69,16 @@ def _credentials(wallet: TradingWallet, private_key: str) -> ApiCreds:
 def account(user: User | UUID | str) -> VenueAccount:
     """The user's venue account, creating the wallet and deriving credentials when needed."""
     wallet = wallets.get_or_create(user)
-    if wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET and not wallet.funder_address:
-        raise errors.WalletError("Signature type 3 needs the deposit wallet's funder address.")
+    if wallet.signature_type != SIGNATURE_TYPE_EOA and not wallet.funder_address:
+        raise errors.WalletError(f"Signature type {wallet.signature_type} needs the account "
+                                 "wallet's address (the funder).")
     key = wallets.signer(wallet)
     private_key = "0x" + bytes(key).hex()
     order_key = OrderKey(private_key)
-    funder = (wallet.funder_address
-              if wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET else None)
+    funder = wallet.funder_address if wallet.signature_type != SIGNATURE_TYPE_EOA else None
     signer = OrderSigner.for_venue(venues.client().config, order_key,
-                                   signature_type=wallet.signature_type, funder=funder)
+                                   signature_type=wallet.signature_type, funder=funder,
+                                   session_key=wallet.session_signer)
     return VenueAccount(wallet=wallet, private_key=private_key,
                         signature_type=wallet.signature_type,
                         creds=_credentials(wallet, private_key), key=order_key, signer=signer)
@@ -85,9 +87,14 @@ def account(user: User | UUID | str) -> VenueAccount:
 def maker_address(user: User | UUID | str) -> str:
     """The address holding the user's collateral and positions at the venue."""
     wallet = wallets.get_or_create(user)
-    if wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET and wallet.funder_address:
-        return wallet.funder_address
-    return wallet.address
+    return wallets.maker(wallet)
+
+
+def refresh_balance(acct: VenueAccount) -> None:
+    """Have the CLOB re-read the account's balance and allowances (``/balance-allowance/
+    update``): it caches them, so a deposit, a wrap or approvals show only after this."""
+    venues.client().clob.update_balance_allowance(acct.creds,
+                                                  signature_type=acct.signature_type)
 
 
 def collateral_balance(acct: VenueAccount) -> Decimal:

@@ -6,10 +6,12 @@ through ``services.runtime``.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 from config import Settings
 from services.runtime import runtime
+from venue.accounts.contracts import POLYGON, AccountContracts
 from venue.client import AsyncVenueClient, VenueClient
 from venue.config import (
     POLYGON_CHAIN_ID,
@@ -40,6 +42,30 @@ def venue_config(settings: Settings) -> VenueConfig:
         neg_risk_exchange_address=settings.contracts.neg_risk_exchange,
         behind_proxy=settings.venue.behind_proxy,
         rate_budget_share=settings.venue.rate_budget_share,
+        relayer_url=settings.relayer.url,
+    )
+
+
+def account_contracts(settings: Settings) -> AccountContracts:
+    """The one contract table wallet derivation, approvals and wraps use, from the settings.
+
+    Addresses with a setting come from it (the dev chain exports its own); the rest, which
+    name no variable (ARCHITECTURE.md), keep Polygon's.
+    """
+    c = settings.contracts
+    return dataclasses.replace(
+        POLYGON,
+        chain_id=settings.chain.chain_id,
+        deposit_wallet_factory=c.deposit_wallet_factory,
+        deposit_wallet_beacon=c.deposit_wallet_beacon,
+        collateral_token=c.pusd,
+        conditional_tokens=c.ctf,
+        standard_exchange=c.ctf_exchange,
+        neg_risk_exchange=c.neg_risk_exchange,
+        collateral_adapter=c.ctf_collateral_adapter,
+        neg_risk_collateral_adapter=c.neg_risk_collateral_adapter,
+        usdc_e=c.usdce,
+        collateral_onramp=c.collateral_onramp,
     )
 
 

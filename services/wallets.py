@@ -28,9 +28,17 @@ from chain.keys import (
 from chain.tokens import native_balance, token_balance, token_decimals
 from models.base import db
 from models.user import User
-from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET, SIGNATURE_TYPE_EOA, TradingWallet
-from services import chain_access, errors
+from models.wallet import (
+    KIND_DEPOSIT_WALLET,
+    KIND_EOA,
+    SIGNATURE_TYPE_DEPOSIT_WALLET,
+    SIGNATURE_TYPE_EOA,
+    TradingWallet,
+)
+from services import chain_access, errors, venues
 from services.principal import user_id_of
+from services.runtime import runtime
+from venue.accounts import beacon_deposit_wallet_address
 
 NATIVE_SYMBOL = "MATIC"
 
@@ -48,7 +56,7 @@ class VenueCredentials:
 
 
 SECRET_FIELDS = ("private_key_sealed", "venue_api_key_sealed", "venue_api_secret_sealed",
-                 "venue_api_passphrase_sealed")
+                 "venue_api_passphrase_sealed", "relayer_api_key_sealed")
 
 
 def place(wallet_id: UUID | str, column: str) -> str:
@@ -86,20 +94,41 @@ def address_of(user: User | UUID | str) -> str | None:
     return wallet.address if wallet is not None else None
 
 
+def maker(wallet: TradingWallet) -> str:
+    """The address holding the account's funds and positions: the deposit wallet (or the
+    connected account's wallet), else the EOA itself."""
+    return wallet.funder_address or wallet.address
+
+
 def get_or_create(user: User | UUID | str) -> TradingWallet:
     """The user's trading wallet, generating and sealing a new EOA the first time."""
-    user_id = user_id_of(user)
+    return _get_or_create(user_id_of(user), deposit_wallet=False)
+
+
+def get_or_create_deposit_wallet(user: User | UUID | str) -> TradingWallet:
+    """The user's trading wallet, the first time a deposit wallet (signature type 3): a
+    generated owner key, sealed, and the owner's deposit-wallet address as the maker
+    (deployed later, by onboarding). An existing wallet is returned as it is."""
+    return _get_or_create(user_id_of(user), deposit_wallet=True)
+
+
+def _get_or_create(user_id: UUID, *, deposit_wallet: bool) -> TradingWallet:
     existing = for_user(user_id)
     if existing is not None:
         return existing
     keypair = generate_keypair()
     wallet_id = uuid4()  # known before the insert: the sealed key is bound to this row
     sealed, key_id = seal(keypair.private_key, place(wallet_id, "private_key_sealed"))
+    kind: dict[str, object] = {"signature_type": SIGNATURE_TYPE_EOA, "account_kind": KIND_EOA}
+    if deposit_wallet:
+        kind = {"signature_type": SIGNATURE_TYPE_DEPOSIT_WALLET,
+                "account_kind": KIND_DEPOSIT_WALLET,
+                "funder_address": beacon_deposit_wallet_address(
+                    keypair.address, venues.account_contracts(runtime().settings))}
     try:
         with db.atomic():
             return TradingWallet.create(id=wallet_id, user=user_id, address=keypair.address,
-                                        private_key_sealed=sealed, key_id=key_id,
-                                        signature_type=SIGNATURE_TYPE_EOA)
+                                        private_key_sealed=sealed, key_id=key_id, **kind)
     except peewee.IntegrityError:
         # a concurrent request created it first: theirs is the wallet
         existing = for_user(user_id)
@@ -208,7 +237,7 @@ def deposit_address(user: User | UUID | str) -> dict[str, Any]:
          "decimals": token_decimals(w3, chain.contracts.usdce)},
         {"token": "matic", "symbol": NATIVE_SYMBOL, "contract_address": None, "decimals": 18},
     ]
-    return {"address": wallet.address, "chain_id": chain.chain_id, "tokens": accepted,
+    return {"address": maker(wallet), "chain_id": chain.chain_id, "tokens": accepted,
             "note": "Send only on this chain. MATIC pays the gas of withdrawals and claims."}
 
 
@@ -217,10 +246,11 @@ def balances(user: User | UUID | str) -> dict[str, Any]:
     wallet = get_or_create(user)
     contracts = chain_access.contracts()
     w3 = chain_access.web3()
-    pusd = token_balance(w3, contracts.pusd, wallet.address)
-    usdce = token_balance(w3, contracts.usdce, wallet.address)
-    matic = native_balance(w3, wallet.address)
-    return {"address": wallet.address, "chain_id": chain_access.chain_id(),
+    holder = maker(wallet)
+    pusd = token_balance(w3, contracts.pusd, holder)
+    usdce = token_balance(w3, contracts.usdce, holder)
+    matic = native_balance(w3, wallet.address)  # gas is the signer's
+    return {"address": holder, "chain_id": chain_access.chain_id(),
             "usdc": pusd, "pusd": pusd, "usdc_e": usdce, "matic": matic,
             "total_usdc": pusd + usdce}
 
@@ -229,5 +259,5 @@ def balance_of(wallet: TradingWallet, token: str) -> Decimal:
     """One balance of the wallet (``usdc``, ``usdc_e`` or ``matic``), in whole units."""
     w3 = chain_access.web3()
     if token == "matic":
-        return native_balance(w3, wallet.address)
-    return token_balance(w3, token_addresses()[token], wallet.address)
+        return native_balance(w3, wallet.address)  # gas is the signer's
+    return token_balance(w3, token_addresses()[token], maker(wallet))

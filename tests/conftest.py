@@ -146,12 +146,17 @@ def venue_control(venue_server: Any) -> Iterator[Any]:
 def app_config(database_url: str, redis_url: str, instance_path: Path,
                venue_server: Any) -> dict[str, Any]:
     """Settings for the app under test: real PostgreSQL/SQLite, Redis and sandbox venue."""
+    from devstack.stack import sandbox_builder_env
+
     return {
         "VENUE": "sandbox",
         "POLYMARKET_GAMMA_URL": venue_server.gamma_url,
         "POLYMARKET_CLOB_URL": venue_server.clob_url,
         "POLYMARKET_DATA_URL": venue_server.data_url,
         "POLYMARKET_RTDS_URL": venue_server.rtds_url,
+        "POLYMARKET_RELAYER_URL": f"{venue_server.url}/relayer",
+        # The sandbox relayer's own builder credentials, as `copytrade up` gives them.
+        **sandbox_builder_env({}),
         "DATABASE_URL": database_url,
         "REDIS_URL": redis_url,
         "REDIS_PREFIX": f"ct-test-{RUN_ID}-{os.getpid()}:",

@@ -176,3 +176,31 @@ def test_a_missing_tiers_file_or_unknown_default_tier_stops_start_up(tmp_path):
         config.load(env={"TIERS_FILE": str(tmp_path / "nowhere.toml")}, instance=tmp_path)
     with pytest.raises(config.TierSettingsError, match="DEFAULT_TIER 'gold' is not a tier"):
         config.load(env={"DEFAULT_TIER": "gold"}, instance=tmp_path)
+
+
+def test_relayer_builder_credentials_allowlist_and_account_contracts(tmp_path):
+    from services.venues import account_contracts, venue_config
+
+    sandbox = config.load(env={"SANDBOX_PORT": "8123"}, instance=tmp_path)
+    assert sandbox.relayer.url == "http://127.0.0.1:8123/relayer"
+    assert not sandbox.relayer.has_builder_credentials and sandbox.eoa_allowlist == ()
+    assert account_contracts(sandbox).deposit_wallet_factory == (
+        "0x00000000000Fb5C9ADea0298D729A0CB3823Cc07")
+    env = {"VENUE": "polymarket", "POLYMARKET_BUILDER_API_KEY": "bk",
+           "POLYMARKET_BUILDER_SECRET": "sec-123", "POLYMARKET_BUILDER_PASSPHRASE": "pp-456",
+           "TRADING_EOA_ALLOWLIST": " 0xAbCd" + "0" * 36 + ", ",
+           "DEPOSIT_WALLET_FACTORY_ADDRESS": "0x" + "f1" * 20, "CHAIN_ID": "31337",
+           "CTF_COLLATERAL_ADAPTER_ADDRESS": "0x" + "ad" * 20}
+    settings = config.load(env=env, instance=tmp_path)
+    assert settings.relayer.url == "https://relayer-v2.polymarket.com"
+    assert settings.relayer.has_builder_credentials
+    assert settings.eoa_allowlist == ("0xabcd" + "0" * 36,)
+    assert "sec-123" not in repr(settings) and "pp-456" not in repr(settings)
+    contracts = account_contracts(settings)
+    assert (contracts.chain_id, contracts.deposit_wallet_factory, contracts.collateral_adapter) \
+        == (31337, "0x" + "f1" * 20, "0x" + "ad" * 20)
+    assert contracts.collateral_token == settings.contracts.pusd
+    assert venue_config(settings).relayer_url == "https://relayer-v2.polymarket.com"
+    assert settings.flat()["POLYMARKET_BUILDER_API_KEY"] == "bk"
+    with pytest.raises(ValueError, match="TRADING_EOA_ALLOWLIST"):
+        config.load(env={"TRADING_EOA_ALLOWLIST": "0x123"}, instance=tmp_path)

@@ -17,7 +17,7 @@ import pytest
 
 from models import User
 from models.wallet import TradingWallet
-from services import venues, wallets
+from services import onboarding, venues, wallets
 
 
 @dataclass
@@ -29,7 +29,7 @@ class Trader:
 
     @property
     def address(self) -> str:
-        """The wallet's EOA address."""
+        """The wallet's signing key's address (the EOA; a deposit wallet's owner)."""
         return self.wallet.address
 
 
@@ -78,14 +78,30 @@ def market(make_sandbox_market: Callable[..., SandboxMarket]) -> SandboxMarket:
 def make_trader(bound_db: Any, venue_control: Any) -> Callable[..., Trader]:
     """``make_trader(funds="1000")``: a new user whose wallet holds ``funds`` pUSD at the venue."""
 
-    def make(funds: str = "1000", user: User | None = None) -> Trader:
+    def make(funds: str = "1000", user: User | None = None, *,
+             deposit_wallet: bool = False) -> Trader:
         owner = user or User.create(email=f"{secrets.token_hex(6)}@example.com")
+        if deposit_wallet:
+            return _onboarded(owner, funds, venue_control)
         wallet = wallets.get_or_create(owner)
         if Decimal(funds):
             venue_control.fund(wallet.address, funds)
-        return Trader(user=owner, wallet=wallet)
+        return Trader(user=owner, wallet=wallet)  # orders refresh the CLOB's cached balance
 
     return make
+
+
+def _onboarded(owner: User, funds: str, venue_control: Any) -> Trader:
+    """A deposit-wallet trader, set up by the real onboarding against the sandbox relayer
+    (the job's body, run here), then funded and the CLOB's balance refreshed."""
+    venue_control.call("POST", "/relayer", {"step_seconds": 0}, expect=200)
+    wallet = wallets.get_or_create_deposit_wallet(owner)
+    row = onboarding.record(wallet)
+    assert onboarding.run(row.id) == "ready", onboarding.status(owner)["error"]
+    if Decimal(funds):
+        venue_control.fund(wallet.funder_address, funds)
+        onboarding.refresh_balance(owner)
+    return Trader(user=owner, wallet=TradingWallet.get_by_id(wallet.id))
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from contextlib import AbstractAsyncContextManager
 from decimal import Decimal
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -24,6 +24,7 @@ from venue.gamma import GammaApi
 from venue.http import AsyncTransport, SyncTransport
 from venue.market_feed import BookFeed, open_book_feed
 from venue.models import ApiCreds, FeeSchedule, OpenOrder
+from venue.relayer import RelayerApi, Steps, arun_steps, run_steps
 from venue.rtds import ActivityFeed, open_activity_feed
 from venue.signing import (
     SIGNATURE_TYPE_EOA,
@@ -32,6 +33,7 @@ from venue.signing import (
     build_signed_order,
 )
 
+T = TypeVar("T")
 MAX_ORDER_PAGES = 50  # guards against a venue that never sends the end cursor
 
 
@@ -58,6 +60,11 @@ class VenueClient:
         self.gamma = GammaApi(self.transport.run)
         self.clob = ClobApi(self.transport.run, config.chain_id)
         self.data = DataApi(self.transport.run)
+        self.relayer = RelayerApi(self.transport.run)
+
+    def run_steps(self, steps: Steps[T]) -> T:
+        """Run a multi-step relayer flow (``venue.relayer``) to its end."""
+        return run_steps(steps, self.transport.run)
 
     def create_or_derive_api_key(self, private_key: str, nonce: int = 0) -> ApiCreds:
         """Mint CLOB credentials, or derive the existing ones when the key already has some."""
@@ -159,6 +166,11 @@ class AsyncVenueClient:
         self.gamma = GammaApi(self.transport.run)
         self.clob = ClobApi(self.transport.run, config.chain_id)
         self.data = DataApi(self.transport.run)
+        self.relayer = RelayerApi(self.transport.run)
+
+    async def run_steps(self, steps: Steps[T]) -> T:
+        """Run a multi-step relayer flow (``venue.relayer``) to its end."""
+        return await arun_steps(steps, self.transport.run)
 
     async def create_or_derive_api_key(self, private_key: str, nonce: int = 0) -> ApiCreds:
         """Mint CLOB credentials, or derive the existing ones when the key already has some."""

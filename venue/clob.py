@@ -13,6 +13,7 @@ from venue.gamma import Returns, Runner
 from venue.http import Call, VenueRequest, query
 from venue.models import (
     ApiCreds,
+    BalanceAllowance,
     CancelResult,
     OpenOrder,
     OpenOrdersPage,
@@ -178,6 +179,31 @@ class ClobApi:
         request = VenueRequest("clob", "GET", "/balance-allowance", params, headers=headers)
         # The venue answers base units (6 decimals) as a decimal string.
         return self._run(Call(request, lambda body: Decimal(str(body["balance"])).scaleb(-6)))
+
+    def balance_allowances(
+        self, creds: ApiCreds, *, signature_type: int = 0
+    ) -> Returns[BalanceAllowance]:
+        """``GET /balance-allowance`` for collateral: the balance and each spender's allowance."""
+        params = query(asset_type="COLLATERAL", signature_type=signature_type)
+        headers = l2_headers(creds, "GET", "/balance-allowance")
+        request = VenueRequest("clob", "GET", "/balance-allowance", params, headers=headers)
+        return self._run(Call(request, parse.parse_balance_allowance))
+
+    def update_balance_allowance(
+        self,
+        creds: ApiCreds,
+        *,
+        asset_type: str = "COLLATERAL",
+        token_id: str | None = None,
+        signature_type: int = 0,
+    ) -> Returns[None]:
+        """``GET /balance-allowance/update`` (L2): refresh the CLOB's cached balance and
+        allowances after a deposit, wrap or approval (the answer is not relied on)."""
+        params = query(asset_type=asset_type, token_id=token_id, signature_type=signature_type)
+        headers = l2_headers(creds, "GET", "/balance-allowance/update")
+        request = VenueRequest("clob", "GET", "/balance-allowance/update", params,
+                               headers=headers)
+        return self._run(Call(request, lambda _body: None))
 
     def cancel_order(self, creds: ApiCreds, order_id: str) -> Returns[CancelResult]:
         """``DELETE /order`` with ``{"orderID"}``; cancelling twice is harmless, so retried."""

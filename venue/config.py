@@ -12,6 +12,8 @@ POLYMARKET_RTDS_URL = "wss://ws-live-data.polymarket.com"
 POLYMARKET_MARKET_WS_URL = "wss://ws-subscriptions-clob.polymarket.com/ws/market"
 SANDBOX_CLOB_PREFIX = "/clob"
 SANDBOX_MARKET_WS_PATH = "/ws/market"
+POLYMARKET_RELAYER_URL = "https://relayer-v2.polymarket.com"
+SANDBOX_RELAYER_PREFIX = "/relayer"
 POLYGON_CHAIN_ID = 137
 
 
@@ -49,6 +51,7 @@ class VenueConfig:
     user_agent: str = "copytrade/0.1"
     # The part of each documented rate limit this process may use (venue.budgets); 0: off.
     rate_budget_share: float = 1.0
+    relayer_url: str = ""  # gasless wallet transactions; "" means not configured
 
     @classmethod
     def polymarket(cls, **overrides: object) -> VenueConfig:
@@ -59,6 +62,7 @@ class VenueConfig:
             data_url=POLYMARKET_DATA_URL,
             rtds_url=POLYMARKET_RTDS_URL,
             market_ws_url=POLYMARKET_MARKET_WS_URL,
+            relayer_url=POLYMARKET_RELAYER_URL,
         )
         return replace(base, **overrides)  # type: ignore[arg-type]
 
@@ -73,12 +77,14 @@ class VenueConfig:
             data_url=f"{root}/data",
             rtds_url=f"{ws_root}/rtds",
             market_ws_url=f"{ws_root}{SANDBOX_MARKET_WS_PATH}",
+            relayer_url=f"{root}{SANDBOX_RELAYER_PREFIX}",
         )
         return replace(base, **overrides)  # type: ignore[arg-type]
 
     def base_url(self, api: str) -> str:
-        """Base URL of ``gamma``, ``clob`` or ``data``, without a trailing slash."""
-        urls = {"gamma": self.gamma_url, "clob": self.clob_url, "data": self.data_url}
+        """Base URL of ``gamma``, ``clob``, ``data`` or ``relayer``, without a trailing slash."""
+        urls = {"gamma": self.gamma_url, "clob": self.clob_url, "data": self.data_url,
+                "relayer": self.relayer_url}
         return urls[api].rstrip("/")
 
 

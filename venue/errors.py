@@ -4,7 +4,8 @@
     ├── VenueUnavailable        timeouts, connection errors, 5xx, 429 (.retry_after)
     │   ├── VenueTimeout
     │   └── VenueRestricted     425 restart, 503 post-only/cancel-only/disabled (.mode):
-    │                           refused, never placed
+    │       │                   refused, never placed
+    │       └── VenueRateLimited  429: over the quota; nothing was done (safe to resend)
     ├── VenueNotFound           404 for an unknown market, token or order
     └── VenueRejected           4xx: the venue understood and refused (.status, .body)
 """
@@ -39,6 +40,10 @@ class VenueRestricted(VenueUnavailable):
     def __init__(self, message: str, *, mode: str, retry_after: int = 5) -> None:
         super().__init__(message, retry_after=retry_after)
         self.mode = mode
+
+
+class VenueRateLimited(VenueRestricted):
+    """429: over the venue's quota; nothing was done, so even a submit may be resent."""
 
 
 class VenueNotFound(VenueError):

@@ -36,6 +36,7 @@ from venue.config import VenueConfig
 from venue.errors import (
     VenueError,
     VenueNotFound,
+    VenueRateLimited,
     VenueRejected,
     VenueRestricted,
     VenueTimeout,
@@ -155,8 +156,9 @@ def error_for_response(response: Answer, request: VenueRequest) -> VenueError | 
     if mode is not None:
         hint = parse_retry_after(response.headers.get("Retry-After"))
         hint = body_retry_after(body) if hint is None else hint
-        return VenueRestricted(f"{where}: {_error_message(body, mode)}", mode=mode,
-                               retry_after=_DEFAULT_RETRY_AFTER if hint is None else hint)
+        kind = VenueRateLimited if status == 429 else VenueRestricted
+        return kind(f"{where}: {_error_message(body, mode)}", mode=mode,
+                    retry_after=_DEFAULT_RETRY_AFTER if hint is None else hint)
     if status >= 500:
         retry_after = parse_retry_after(response.headers.get("Retry-After"))
         message = f"{where}: venue error {status}: {_error_message(body, '')}".rstrip(": ")

@@ -486,6 +486,37 @@ class BuilderCreds:
 
 
 @dataclass(frozen=True, slots=True)
+class BalanceAllowance:
+    """``GET /balance-allowance``: the maker's balance (whole units) and, per spender, the
+    allowance the CLOB sees (base units; max uint256 when approved)."""
+
+    balance: Decimal
+    allowances: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class RelayerApiKey:
+    """One account's Relayer API key (polymarket.com → Settings → API Keys) and its address."""
+
+    key: str
+    address: str
+
+    def __repr__(self) -> str:
+        # The key alone authorizes the account's gasless wallet operations.
+        return f"RelayerApiKey(address={self.address!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class RelayerTransaction:
+    """A relayer transaction as last read: its id, state, chain hash and failure reason."""
+
+    transaction_id: str
+    state: str  # a relayer_rules.TransactionState value (kept as text: the venue may add some)
+    transaction_hash: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class TickSizeChange:
     """CLOB market-channel ``tick_size_change``: a token's minimum tick moved."""
 

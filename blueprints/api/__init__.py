@@ -22,6 +22,8 @@ schema lists them): `fields` on `validation_failed`, `required_scope` on `scope_
 `validation_failed`/`bad_request` 400 (409 for an idempotency conflict),
 `unauthorized`/`invalid_token` 401, `insufficient_balance`/`subscription_error`/
 `payment_failed` 402, `scope_required`/`tier_limit_exceeded` 403, `not_found` 404,
+`account_not_ready` 409 (live trading or copying before the trading account is set up;
+`blockers` lists what is missing),
 `rate_limited` 429, `internal_error`/`crypto_error`/`wallet_error` 500,
 `feature_not_enabled` 501, `polymarket_unavailable`/`database_error`/`cache_error` 503,
 `wallet_error` 503 when the chain RPC is unreachable (500 when a chain operation fails).
@@ -74,9 +76,9 @@ def register(app: Flask) -> CopytradeApi:
 
     for blueprint in (orders.blp, positions.blp, trades.blp, paper.blp):
         api.register_blueprint(blueprint)
-    from blueprints.api import configs, helpers
+    from blueprints.api import accounts, configs, helpers
 
-    for blueprint in (configs.blp, helpers.blp):
+    for blueprint in (configs.blp, helpers.blp, accounts.blp):
         api.register_blueprint(blueprint)
     app.extensions["copytrade_api"] = api
     return api

@@ -9,7 +9,16 @@ from __future__ import annotations
 from flask import Flask, redirect
 
 from blueprints import errors as error_mapping
-from blueprints.dashboard import apps, auth, configs, error_pages, keys, positions, wallet  # noqa: F401
+from blueprints.dashboard import (  # noqa: F401
+    account,
+    apps,
+    auth,
+    configs,
+    error_pages,
+    keys,
+    positions,
+    wallet,
+)
 from blueprints.dashboard.base import bp
 
 # Set up once, at import: a blueprint cannot change after its first registration, and

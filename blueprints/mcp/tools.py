@@ -183,10 +183,13 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         name="get_trading_readiness", title="Trading readiness", scope="read:account",
         description=(
-            "Can this account trade and copy live right now? Reports the trading wallet, "
-            "its pUSD at the venue, MATIC for gas, venue credentials, active configs "
-            "against the plan's limit, `ready_to_trade`, and `blockers` (each with a code "
-            "and what to do). Call it before going live."),
+            "Can this account trade and copy live right now? Reports the trading account "
+            "(kind, maker wallet), its onboarding steps (deploy, approvals, credentials, "
+            "balance update), its pUSD at the venue and the exchanges' allowances, USDC.e "
+            "to wrap, gas for accounts that pay it, active configs against the plan's "
+            "limit, `ready_to_trade`, and `blockers`, one per missing step (each with a "
+            "code and what to do). Call it before going live. Setting the account up "
+            "(connecting a key) is done on the dashboard, never here."),
         input=NO_ARGUMENTS, output=single(ReadinessSchema),
         call=lambda principal, args: readiness.readiness(principal.user),
         annotations=VENUE_READ),

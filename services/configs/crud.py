@@ -22,7 +22,7 @@ import peewee
 from models.base import db, utcnow
 from models.copying import ConfigPreview, CopyConfig
 from models.user import User
-from services import errors, tiers
+from services import errors, tiers, trading_accounts
 from services.configs.rules import validate_fields, with_defaults
 from services.configs.targets import target_profile
 from services.principal import require_enabled, user_id_of
@@ -208,6 +208,8 @@ def start(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
         # Read under the lock: a start racing `copytrade users disable` either finishes
         # first (and is stopped by it) or sees the account disabled.
         require_enabled(owner)
+        if not config.paper_trading:
+            trading_accounts.require_live(owner)
         tiers.check_active_config_quota(owner, tiers.active_configs(owner.id).count())
         now = utcnow()
         config.is_active = True

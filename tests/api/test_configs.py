@@ -243,7 +243,16 @@ def test_trading_readiness_lists_blockers(client, auth_headers, user, venue_cont
     after = decode(client.get("/api/helpers/trading-readiness", headers=auth_headers))
     assert after["wallet_address"] == wallet.address
     assert after["balance_usdc"] == "250" and after["venue_credentials"] is True
-    assert after["ready_to_trade"] is True
+    # The venue's allowances are read, not assumed: this EOA approved nothing.
+    assert after["allowance_ok"] is False
+    assert after["missing_approvals"] == ["CTF Exchange", "Neg-Risk CTF Exchange"]
+    # A plain EOA the operator has not allowlisted: the venue's own refusal, by name.
+    codes = {b["code"]: b for b in after["blockers"]}
+    assert set(codes) == {"eoa_not_allowlisted", "approval_missing",
+                          "chain_unavailable"}  # no chain here
+    blocker = codes["eoa_not_allowlisted"]
+    assert "maker address not allowed, please use the deposit wallet flow" in blocker["message"]
+    assert after["ready_to_trade"] is False
     assert after["max_active_configs"] == 1 and after["active_configs"] == 0
     User.update(tier="self-hosted").where(User.id == user.id).execute()
     unlimited = decode(client.get("/api/helpers/trading-readiness", headers=auth_headers))

@@ -23,3 +23,16 @@ def test_embedded_redis_serves_on_a_unix_socket(tmp_path) -> None:
     assert client.ping()
     client.close()
     server.shutdown()
+
+
+def test_copytrade_up_gives_the_app_the_sandbox_relayers_builder_key() -> None:
+    import base64
+
+    from devstack.stack import sandbox_builder_env
+
+    given = sandbox_builder_env({"POLYMARKET_BUILDER_API_KEY": None})
+    assert set(given) == {"POLYMARKET_BUILDER_API_KEY", "POLYMARKET_BUILDER_SECRET",
+                          "POLYMARKET_BUILDER_PASSPHRASE"}
+    assert base64.urlsafe_b64decode(given["POLYMARKET_BUILDER_SECRET"])  # a usable secret
+    # The operator's own key is never replaced.
+    assert sandbox_builder_env({"POLYMARKET_BUILDER_API_KEY": "mine"}) == {}

@@ -13,6 +13,7 @@ from eth_account import Account
 from devstack.venue.order_signing import parse_order, recover_order_signer
 from models.base import utcnow
 from models.trading import Order, Trade
+from models.wallet import AccountOnboarding
 from services import errors, order_plan, orders, previews, venue_accounts, venues, wallets
 
 
@@ -149,6 +150,9 @@ def test_deposit_wallet_signature_type_3(trader, market, venue_control, venue_se
                        {"wallet": deposit, "owner": trader.address}, expect=200)
     venue_control.fund(deposit, "100")
     wallets.set_signature_type(trader.wallet, 3, deposit)
+    # This test is about type-3 signing: the wallet was registered above by the control API,
+    # so onboarding (tests/services/test_trading_accounts.py) is recorded as done.
+    AccountOnboarding.create(wallet=trader.wallet.id, status="ready", step="done")
     venue_control.call("POST", "/eoa-refusal", {"enabled": True}, expect=200)
     try:
         placed = _place(trader, market.yes, "buy", "10", "market")

@@ -8,6 +8,7 @@ from typing import Any
 
 from venue.models import (
     ApiCreds,
+    BalanceAllowance,
     CancelResult,
     Level,
     OpenOrder,
@@ -188,3 +189,16 @@ def parse_cancel(body: Any) -> CancelResult:
         canceled=tuple(str(i) for i in body.get("canceled") or ()),
         not_canceled={str(k): str(v) for k, v in dict(not_canceled).items()},
     )
+
+
+def parse_balance_allowance(body: Any) -> BalanceAllowance:
+    """``{"balance": "<base units>", "allowances": {spender: "<base units>"}}``; spenders
+    keyed lower-case (the venue's case varies)."""
+    row = require_mapping(body, "balance-allowance")
+    allowances = row.get("allowances") or {}
+    if not isinstance(allowances, Mapping):
+        raise MalformedResponse("balance-allowance allowances is not an object")
+    return BalanceAllowance(
+        balance=Decimal(str(row["balance"])).scaleb(-6),
+        allowances={str(spender).lower(): int(str(amount))
+                    for spender, amount in allowances.items()})

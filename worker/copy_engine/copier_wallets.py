@@ -70,21 +70,30 @@ class CopierWallets:
         for user_id, account in opened.items():
             if user_id in keep:
                 self.accounts.put(user_id, account)
-        await self.refresh([u for u in opened if u in keep])
+        await self.refresh([u for u in opened if u in keep], update=True)
 
-    async def refresh(self, user_ids: Iterable[UUID]) -> None:
-        """Re-read the venue's collateral figure of these copiers (concurrently, bounded)."""
+    async def refresh(self, user_ids: Iterable[UUID], *, update: bool = False) -> None:
+        """Re-read the venue's collateral figure of these copiers (concurrently, bounded);
+        ``update``: have the CLOB re-read their wallets first (it caches balances, so a
+        deposit shows only after that)."""
         slots = [(u, s) for u in user_ids if (s := self.accounts.get(u)) is not None]
         async with trio.open_nursery() as nursery:
             for user_id, slot in slots:
-                nursery.start_soon(self._refresh_one, user_id, slot)
+                nursery.start_soon(self._refresh_one, user_id, slot, update)
 
-    async def _refresh_one(self, user_id: UUID, slot: WalletSlot) -> None:
+    async def recheck(self, user_ids: Iterable[UUID]) -> None:
+        """Before an order is skipped for a short estimate: the venue's fresh figure."""
+        await self.refresh(user_ids, update=True)
+
+    async def _refresh_one(self, user_id: UUID, slot: WalletSlot, update: bool) -> None:
         assert self.venue is not None
         account = slot.account
         started = self.accounts.now()
         try:
             async with self._limiter:
+                if update:
+                    await self.venue.clob.update_balance_allowance(
+                        account.creds, signature_type=account.signature_type)
                 balance = await self.venue.clob.balance_allowance(
                     account.creds, asset_type="COLLATERAL",
                     signature_type=account.signature_type)

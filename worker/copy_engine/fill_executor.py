@@ -193,7 +193,7 @@ class FillExecutor:
         done = await copy_execution.execute(
             drafts, quote,
             accounts=self.wallets.accounts, send=self.send, run_db=self._db,
-            recheck=self.wallets.refresh, insert=insert,
+            recheck=self.wallets.recheck, insert=insert,
             catalogue_market=token not in self._catalogued)
         if done.catalogued:
             self._catalogued.add(token)  # its market is in the catalogue now

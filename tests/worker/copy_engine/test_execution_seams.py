@@ -60,7 +60,7 @@ def test_execute_sends_through_its_sender_only_recorded_orders_and_settles_a_los
             draft = _row(engine, config, market.yes, f"fill-{secrets.token_hex(4)}")
             return await copy_execution.execute(
                 [draft], quote, accounts=engine.wallets.accounts, send=lost,
-                run_db=_in_thread, recheck=engine.wallets.refresh)
+                run_db=_in_thread, recheck=engine.wallets.recheck)
         finally:
             await engine.venue.aclose()
 

@@ -1,0 +1,84 @@
+"""The trading account: its status and onboarding steps, starting (or retrying) onboarding,
+connecting an existing polymarket.com account (session only: a private key never comes
+through an API key, OAuth or MCP)."""
+
+from __future__ import annotations
+
+from flask.views import MethodView
+
+from blueprints import access
+from blueprints.api.base import Blueprint
+from blueprints.idempotency import idempotency_exempt, idempotent
+from schemas.accounts import (
+    ConnectAccountSchema,
+    OnboardingSchema,
+    WrapRequestSchema,
+    WrapSchema,
+)
+from services import collateral, onboarding, trading_accounts
+
+blp = Blueprint("accounts", __name__, url_prefix="/api", description="Trading account")
+
+
+@blp.route("/trading-account")
+class TradingAccount(MethodView):
+    @access.requires("read:account")
+    @blp.response(200, OnboardingSchema)
+    @blp.errors(401, 403, 429)
+    def get(self):
+        """The trading account and where its onboarding stands, step by step."""
+        return onboarding.status(access.current_principal().user)
+
+
+@blp.route("/trading-account/onboarding")
+class Onboarding(MethodView):
+    @access.requires("wallet:write")
+    @idempotency_exempt("onboarding is one job per account: asking again follows the same "
+                        "run, or retries it from its failed step.")
+    @blp.response(202, OnboardingSchema)
+    @blp.errors(401, 403, 429, 500, 503)
+    def post(self):
+        """Start onboarding (deploy, approvals, credentials, balance update) as a job, or
+        retry it from its failed step; follow it with GET /api/trading-account."""
+        return onboarding.start(access.current_principal().user)
+
+
+@blp.route("/trading-account/connect")
+class Connect(MethodView):
+    @access.jwt_only
+    @idempotency_exempt("an account connects once: a repeat answers 409.")
+    @blp.arguments(ConnectAccountSchema)
+    @blp.response(201, OnboardingSchema)
+    @blp.errors(400, 401, 403, 409, 429, 500)
+    def post(self, args):
+        """Connect an existing polymarket.com account (its wallet and signer key, optionally
+        its Relayer API key) as the trading account, then onboard it. 400
+        ``validation_failed`` names the field (a key that does not control the wallet:
+        ``private_key``); 409 when the user already has a trading wallet."""
+        user = access.current_principal().user
+        trading_accounts.connect(user, **args)
+        return onboarding.start(user)
+
+
+@blp.route("/trading-account/wrap")
+class Wrap(MethodView):
+    @access.requires("wallet:write")
+    @idempotent
+    @blp.arguments(WrapRequestSchema)
+    @blp.response(202, WrapSchema)
+    @blp.errors(400, 401, 403, 409, 429, 501)
+    def post(self, args):
+        """Wrap the deposit wallet's USDC.e into pUSD through the onramp (a relayer batch,
+        no POL); follow it with GET /api/trading-account/wraps/{id}."""
+        row = collateral.request_wrap(access.current_principal().user, args["amount"])
+        return collateral.describe(row)
+
+
+@blp.route("/trading-account/wraps/<uuid:wrap_id>")
+class WrapStatus(MethodView):
+    @access.requires("read:account")
+    @blp.response(200, WrapSchema)
+    @blp.errors(401, 403, 404, 429)
+    def get(self, wrap_id):
+        """One wrap and where it stands."""
+        return collateral.describe(collateral.get(access.current_principal().user, wrap_id))

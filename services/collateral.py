@@ -1,0 +1,139 @@
+"""USDC.e into pUSD: a deposit wallet wraps its USDC.e through the CollateralOnramp as one
+relayer ``WALLET`` batch (approve the onramp, ``wrap``), so no POL is needed
+(ACCOUNTS.md §6).
+
+Exactly once: the request is a ``CollateralWrap`` row before anything leaves; the job takes
+it from ``queued`` to ``submitting`` with a conditional UPDATE (one runner), stores the
+relayer's transaction id as soon as it answers, follows it to a final state, then has the
+CLOB re-read the wallet. A row found ``submitting`` without an id (a crash in between) is
+failed for the user to look at, never resubmitted blindly.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Any
+from uuid import UUID
+
+from chain.tokens import to_base_units
+from models.base import utcnow
+from models.user import User
+from models.wallet import (
+    CONFIRMED,
+    FAILED,
+    QUEUED,
+    SIGNATURE_TYPE_DEPOSIT_WALLET,
+    CollateralWrap,
+    TradingWallet,
+)
+from services import errors, jobs, trading_accounts, venue_accounts, venues, wallets
+from services.principal import user_id_of
+from venue.accounts import Approval
+from venue.accounts.wallet_calls import wrap_call
+from venue.errors import VenueError
+from venue.relayer import RelayerTransactionFailed, await_final, wallet_batch
+from venue.signing import OrderKey
+
+JOB_NAME = "accounts.wrap"
+SUBMITTING, SUBMITTED = "submitting", "submitted"
+USDC_E_DECIMALS = 6
+
+
+def _amount(raw: Any) -> Decimal:
+    try:
+        amount = Decimal(str(raw))
+        to_base_units(amount, USDC_E_DECIMALS)
+    except (InvalidOperation, ValueError, TypeError):
+        raise errors.ValidationFailed(fields={"amount": [
+            "Must be a positive amount of USDC.e with at most 6 decimals."]}) from None
+    if not amount.is_finite() or amount <= 0:
+        raise errors.ValidationFailed(fields={"amount": ["Must be more than 0."]})
+    return amount
+
+
+def request_wrap(user: User | UUID | str, amount: Any) -> CollateralWrap:
+    """Record a wrap of ``amount`` USDC.e and queue its job; the row to follow."""
+    value = _amount(amount)
+    wallet = wallets.for_user(user_id_of(user))
+    if wallet is None or wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET:
+        raise errors.FeatureNotEnabled("Wrapping goes through a deposit wallet; this account "
+                                       "has none (set it up on the account page).")
+    trading_accounts.require_live(user)
+    row = CollateralWrap.create(wallet=wallet.id, amount=value)
+    jobs.enqueue(JOB_NAME, row.id, job_id=jobs.logical_job_id(JOB_NAME, row.id))
+    return row
+
+
+def get(user: User | UUID | str, wrap_id: UUID | str) -> CollateralWrap:
+    """One of the user's wraps; NotFound otherwise."""
+    row = (CollateralWrap.select().join(TradingWallet)
+           .where((CollateralWrap.id == wrap_id)
+                  & (TradingWallet.user == user_id_of(user))).first())
+    if row is None:
+        raise errors.NotFound("No such wrap.")
+    return row
+
+
+def describe(row: CollateralWrap) -> dict[str, Any]:
+    """The wrap as surfaces show it."""
+    return {"id": row.id, "amount": row.amount, "status": row.status,
+            "transaction_id": row.transaction_id, "error": row.error,
+            "created_at": row.created_at}
+
+
+def _move(row: CollateralWrap, expected: str, **changes: Any) -> bool:
+    changes["updated_at"] = utcnow()
+    moved = (CollateralWrap.update(**changes)
+             .where((CollateralWrap.id == row.id) & (CollateralWrap.status == expected))
+             .execute())
+    if moved:
+        for name, value in changes.items():
+            setattr(row, name, value)
+    return moved == 1
+
+
+def run(wrap_id: UUID | str) -> str:
+    """The job: submit once, follow to a final state, refresh the CLOB; the final status."""
+    row = CollateralWrap.get_by_id(wrap_id)
+    wallet = TradingWallet.get_by_id(row.wallet_id)
+    client = venues.client()
+    auth = trading_accounts.relayer_auth(wallet)
+    if row.status == QUEUED:
+        if auth is None:
+            _move(row, QUEUED, status=FAILED, error="Builder credentials not configured.")
+            return row.status
+        if not _move(row, QUEUED, status=SUBMITTING, submitted_at=utcnow()):
+            return CollateralWrap.get_by_id(wrap_id).status  # another run has it
+        contracts = trading_accounts.contracts()
+        maker = trading_accounts.maker_of(wallet)
+        base = to_base_units(row.amount, USDC_E_DECIMALS)
+        calls = [Approval(contracts.usdc_e, "approve", contracts.collateral_onramp).call(),
+                 wrap_call(maker, base, contracts)]
+        try:
+            sent = client.run_steps(wallet_batch(
+                auth, OrderKey(wallets.signer(wallet)), chain_id=contracts.chain_id,
+                factory=contracts.deposit_wallet_factory, wallet=maker, calls=calls,
+                metadata="copytrade wrap USDC.e"))
+        except VenueError as exc:
+            # Refused (or unanswered): with no id the outcome is unknown, so it stays for a
+            # person to look at rather than being sent again.
+            _move(row, SUBMITTING, status=FAILED, error=f"The relayer refused: {exc}")
+            return row.status
+        _move(row, SUBMITTING, status=SUBMITTED, transaction_id=sent.transaction_id)
+    if row.status == SUBMITTING:
+        _move(row, SUBMITTING, status=FAILED, error="Interrupted between submitting and "
+              "recording; check the wallet's balances before wrapping again.")
+        return row.status
+    if row.status != SUBMITTED:
+        return row.status
+    try:
+        client.run_steps(await_final(row.transaction_id, auth))
+    except RelayerTransactionFailed as exc:
+        _move(row, SUBMITTED, status=FAILED, error=str(exc))
+        return row.status
+    _move(row, SUBMITTED, status=CONFIRMED)
+    venue_accounts.refresh_balance(venue_accounts.account(wallet.user_id))
+    return row.status
+
+
+__all__ = ["JOB_NAME", "describe", "get", "request_wrap", "run"]

@@ -1,0 +1,33 @@
+"""The account page: a new user sets up their deposit wallet and follows each step until
+"ready" (the real onboarding job, on a real worker, against the sandbox relayer)."""
+
+from __future__ import annotations
+
+from models import User
+from services import wallets
+from tests.dashboard.conftest import screenshot, sign_in
+
+
+def test_a_new_user_follows_onboarding_until_ready(page, inbox, worker_host,
+                                                  venue_control) -> None:
+    venue_control.call("POST", "/relayer", {"step_seconds": 0}, expect=200)
+    email = sign_in(page, inbox)
+    page.goto("/dashboard/account")
+    assert page.locator("#onboarding[data-status=pending]").count() == 1
+    # The connect form refuses a key that does not control the wallet, naming the field.
+    page.fill("input[name=wallet_address]", "0x" + "ab" * 20)
+    page.fill("input[name=private_key]", "42" * 32)
+    page.click("button:has-text('Connect')")
+    alert = page.locator("#connect-errors .alert")
+    alert.wait_for()
+    assert alert.get_attribute("data-code") == "validation_failed"
+    assert alert.locator("[data-field=private_key]").count() == 1
+
+    page.click("button:has-text('Set up my account')")
+    page.wait_for_selector("#onboarding[data-status=ready]", timeout=60_000)
+    states = page.locator("#onboarding li").evaluate_all(
+        "items => items.map(i => i.dataset.state)")
+    assert states == ["done"] * 4
+    wallet = wallets.for_user(User.get(User.email == email))
+    assert wallet.funder_address in page.locator("#onboarding").inner_text()
+    screenshot(page, "account-ready")

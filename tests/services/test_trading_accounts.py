@@ -1,0 +1,287 @@
+"""Trading accounts (issue 16): deposit wallets by onboarding, connecting an existing account
+(classified like the SDK, every bad input a 400 naming its field), the live gate, and
+onboarding's failure modes (builder key missing, relayer down or FAILED) leaving a step
+failed with the reason and retryable, never half-recorded."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+import config
+from models.wallet import AccountOnboarding, TradingWallet
+from services import errors, onboarding, runtime, trading_accounts, venues, wallets
+from tests.local_http import serving
+from tests.venue.test_relayer_client import Relayer
+from tests.wallet_fixtures import chain_settings, use_chain
+from venue.accounts import (
+    beacon_deposit_wallet_address,
+    proxy_wallet_address,
+    uups_deposit_wallet_address,
+)
+from venue.signing import OrderKey
+
+KEY = "0x" + "42" * 32
+OWNER = OrderKey(KEY).address
+BUILDER = {"POLYMARKET_BUILDER_API_KEY": "bk", "POLYMARKET_BUILDER_PASSPHRASE": "pp",
+           "POLYMARKET_BUILDER_SECRET": base64.urlsafe_b64encode(b"k" * 32).decode()}
+
+
+def use_settings(app: Any, chain: Any, **extra: Any) -> None:
+    """Point the runtime's settings, venue and chain at the dev chain plus ``extra``."""
+    overrides = {**app.config, **chain.contracts.env(), **extra}
+    settings = config.load(env={}, overrides=overrides)
+    current = runtime.runtime()
+    runtime.install(replace(current, settings=settings,
+                            venue=venues.VenueAccess(venues.venue_config(settings))))
+    use_chain(chain_settings(app, chain, **extra))
+
+
+@pytest.fixture
+def accounts(app: Any, wallet_chain: Any) -> Iterator[Any]:
+    previous = runtime.runtime()
+    use_settings(app, wallet_chain, **BUILDER)
+    yield wallet_chain
+    runtime.install(previous)
+
+
+def _fields(exc: pytest.ExceptionInfo[errors.ValidationFailed]) -> set[str]:
+    return set(exc.value.fields)
+
+
+def test_connect_refuses_each_bad_input_naming_its_field(accounts, user) -> None:
+    wallet = beacon_deposit_wallet_address(OWNER, trading_accounts.contracts())
+    cases = [
+        ({"private_key": "0x1234"}, "private_key"),
+        ({"wallet_address": "0x" + "1" * 39}, "wallet_address"),
+        # Mixed case with a broken checksum is a typo, not an address.
+        ({"wallet_address": wallet[:2] + wallet[2:].swapcase()}, "wallet_address"),
+        # A wallet the key does not control.
+        ({"wallet_address": "0x" + "ab" * 20}, "private_key"),
+        # A plain EOA that is not allowlisted: the venue's own words.
+        ({"wallet_address": OWNER}, "wallet_address"),
+        ({"relayer_api_key": "rk"}, "relayer_api_key_address"),
+        ({"relayer_api_key": "rk", "relayer_api_key_address": "0x" + "cd" * 20},
+         "relayer_api_key_address"),
+    ]
+    for change, field in cases:
+        args = {"wallet_address": wallet, "private_key": KEY, **change}
+        with pytest.raises(errors.ValidationFailed) as refused:
+            trading_accounts.connect(user, **args)
+        assert _fields(refused) == {field}, change
+    with pytest.raises(errors.ValidationFailed) as eoa:
+        trading_accounts.connect(user, wallet_address=OWNER, private_key=KEY)
+    assert trading_accounts.EOA_REFUSED in eoa.value.fields["wallet_address"][0]
+    assert wallets.for_user(user) is None  # nothing half-written
+
+
+def test_connect_classifies_seals_and_refuses_a_second_account(accounts, user) -> None:
+    contracts = trading_accounts.contracts()
+    uups = uups_deposit_wallet_address(OWNER, contracts)
+    # Pasted as people paste: spaces, a newline, no 0x, the address in lower case.
+    connected = trading_accounts.connect(
+        user, wallet_address=f"  {uups.lower()} ", private_key=f" {KEY[2:]}\n",
+        relayer_api_key="rk-secret-uuid", relayer_api_key_address=OWNER.lower())
+    assert (connected.signature_type, connected.funder_address) == (3, uups)
+    assert (connected.address, connected.account_kind) == (OWNER, "connected")
+    stored = TradingWallet.get_by_id(connected.id)
+    assert KEY[2:] not in stored.private_key_sealed
+    assert "rk-secret-uuid" not in (stored.relayer_api_key_sealed or "")
+    auth = trading_accounts.relayer_auth(stored)
+    assert (auth.key, auth.address) == ("rk-secret-uuid", OWNER)
+    assert "rk-secret-uuid" not in json.dumps(trading_accounts.describe(stored))
+    with pytest.raises(errors.Conflict):
+        trading_accounts.connect(user, wallet_address=uups, private_key=KEY)
+
+
+def test_connect_a_grandfathered_proxy_and_an_allowlisted_eoa(app, accounts, user,
+                                                             bound_db) -> None:
+    from models import User
+
+    proxy = proxy_wallet_address(OWNER, trading_accounts.contracts())
+    connected = trading_accounts.connect(user, wallet_address=proxy, private_key=KEY)
+    assert (connected.signature_type, connected.funder_address) == (1, proxy)
+    use_settings(app, accounts, TRADING_EOA_ALLOWLIST=OWNER.lower(), **BUILDER)
+    other = User.create(email="eoa@example.com")
+    with pytest.raises(errors.Conflict):  # the same signer key is already connected
+        trading_accounts.connect(other, wallet_address=OWNER, private_key=KEY)
+    fresh = OrderKey("0x" + "43" * 32)
+    use_settings(app, accounts, TRADING_EOA_ALLOWLIST=fresh.address, **BUILDER)
+    eoa = trading_accounts.connect(other, wallet_address=fresh.address,
+                                   private_key=fresh.private_key)
+    assert (eoa.signature_type, eoa.funder_address, eoa.account_kind) == (0, None, "eoa")
+    assert trading_accounts.live_blockers(eoa) != []  # not onboarded yet
+
+
+def test_a_deposit_wallet_trades_live_only_once_onboarded(accounts, user) -> None:
+    wallet = wallets.get_or_create_deposit_wallet(user)
+    assert wallet.signature_type == 3 and wallet.account_kind == "deposit_wallet"
+    assert wallet.funder_address == beacon_deposit_wallet_address(
+        wallet.address, trading_accounts.contracts())
+    assert wallets.deposit_address(user)["address"] == wallet.funder_address
+    with pytest.raises(errors.AccountNotReady) as refused:
+        trading_accounts.require_live(user)
+    assert refused.value.status == 409 and refused.value.code == "account_not_ready"
+    assert refused.value.details["blockers"][0]["code"] == "onboarding_incomplete"
+    AccountOnboarding.create(wallet=wallet.id, status="ready", step="done")
+    trading_accounts.require_live(user)
+
+
+def test_onboarding_without_builder_credentials_fails_with_the_reason(app, accounts,
+                                                                     user) -> None:
+    use_settings(app, accounts, **dict.fromkeys(BUILDER, ""))  # no builder key
+    wallet = wallets.get_or_create_deposit_wallet(user)
+    row = onboarding.record(wallet)
+    assert onboarding.run(row.id) == "failed"
+    status = onboarding.status(user)
+    assert status["error"] == onboarding.BUILDER_MISSING
+    assert [step["state"] for step in status["steps"]] == ["failed", "pending", "pending",
+                                                           "pending"]
+    assert AccountOnboarding.get_by_id(row.id).deploy_submitted_at is None  # nothing sent
+
+
+@pytest.fixture
+def relayer(app: Any, accounts: Any) -> Iterator[Relayer]:
+    fake = Relayer()
+    with serving(fake.handler()) as url:
+        use_settings(app, accounts, POLYMARKET_RELAYER_URL=f"{url}/relayer", **BUILDER)
+        yield fake
+
+
+def test_a_failed_deployment_is_recorded_and_retried_afresh(relayer, user) -> None:
+    wallet = wallets.get_or_create_deposit_wallet(user)
+    row = onboarding.record(wallet)
+    relayer.answer("/relayer/deployed", (200, {"deployed": False}))
+    relayer.answer("/relayer/submit", (200, {"transactionID": "tx-1", "state": "STATE_NEW"}))
+    relayer.answer("/relayer/v1/account/transactions/tx-1",
+                   (200, {"transaction_id": "tx-1", "state": "STATE_FAILED",
+                          "error_msg": "wallet registration failed"}))
+    assert onboarding.run(row.id) == "failed"
+    failed = AccountOnboarding.get_by_id(row.id)
+    assert "STATE_FAILED" in failed.error and "wallet registration failed" in failed.error
+    # The failure had no effect, so the id is cleared for a fresh submit on retry.
+    assert failed.deploy_transaction_id is None and failed.lease_owner is None
+    submits = relayer.submits()
+    assert submits == [{"type": "WALLET-CREATE", "from": wallet.address,
+                        "to": trading_accounts.contracts().deposit_wallet_factory,
+                        "metadata": "copytrade deposit wallet"}]
+
+
+def test_a_relayer_that_is_down_leaves_the_step_failed_and_sends_nothing_twice(
+        relayer, user) -> None:
+    wallet = wallets.get_or_create_deposit_wallet(user)
+    row = onboarding.record(wallet)
+    relayer.answer("/relayer/deployed", (200, {"deployed": False}))
+    relayer.answer("/relayer/submit", (500, {"error": "internal error"}))
+    assert onboarding.run(row.id) == "failed"
+    failed = AccountOnboarding.get_by_id(row.id)
+    assert "internal error" in failed.error or "venue error 500" in failed.error
+    # The submit may have been acted on: its time is kept, its id unknown; a retry asks
+    # /deployed first and does not resubmit within the grace period.
+    assert failed.deploy_submitted_at is not None and failed.deploy_transaction_id is None
+    assert onboarding.run(row.id) == "failed"
+    assert len(relayer.submits()) == 1
+    assert "not on chain yet" in AccountOnboarding.get_by_id(row.id).error
+    # Once /deployed says the wallet exists, the step is done without a second submit.
+    relayer.answer("/relayer/deployed", (200, {"deployed": True}))
+    onboarding.run(row.id)
+    assert AccountOnboarding.get_by_id(row.id).step != "deploy"
+    assert len(relayer.submits()) == 1
+
+
+def test_two_runs_at_once_deploy_once(relayer, user) -> None:
+    wallet = wallets.get_or_create_deposit_wallet(user)
+    row = onboarding.record(wallet)
+    assert onboarding._take_lease(row.id, "first")
+    # A second run while the first holds the lease does nothing.
+    assert onboarding.run(row.id) == "running"
+    assert relayer.seen == []
+
+
+def test_a_new_user_onboards_against_the_sandbox_and_trades_as_a_deposit_wallet(
+        make_trader, market, venue_control) -> None:
+    """Sign up → onboarding (deploy, approvals, credentials, balance update) → fund the
+    deposit wallet → a live order with the venue's deposit-wallet-only rule on."""
+    from services import orders, previews
+
+    trader = make_trader("100", deposit_wallet=True)
+    status = onboarding.status(trader.user)
+    assert status["ready"] and [s["state"] for s in status["steps"]] == ["done"] * 4
+    assert status["deploy_transaction_id"] and status["approvals_transaction_id"]
+    maker = trader.wallet.funder_address
+    from services import readiness
+
+    ready = readiness.readiness(trader.user)
+    assert ready["ready_to_trade"], ready["blockers"]
+    assert ready["allowance_ok"] is True and ready["balance_usdc"] == 100
+    assert ready["wallet_address"] == maker
+    # The venue's rules: deposit-wallet makers only, registered wallets, balance and
+    # allowance checked against the CLOB's cache.
+    venue_control.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
+    try:
+        quote = previews.create(trader.user, market.yes, "buy", "10", "market", None)
+        placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
+                                    order_type="market", preview_id=quote["preview_id"])
+    finally:
+        venue_control.call("POST", "/strict-accounts", {"enabled": False}, expect=200)
+    assert placed.status == "filled", placed.reason
+    assert venue_control.balances(maker)["positions"] == {market.yes: "10"}
+    # Onboarding again is a no-op: ready stays ready, nothing is resubmitted.
+    assert onboarding.run(onboarding.record(trader.wallet).id) == "ready"
+
+
+def test_readiness_names_each_missing_step_of_a_new_deposit_wallet(user, venue_control
+                                                                  ) -> None:
+    from services import readiness
+
+    wallets.get_or_create_deposit_wallet(user)
+    ready = readiness.readiness(user)
+    codes = [b["code"] for b in ready["blockers"]]
+    assert "onboarding_incomplete" in codes and "wallet_not_deployed" in codes
+    assert ready["ready_to_trade"] is False
+    assert ready["onboarding"]["steps"][0] == {"name": "deploy",
+                                               "title": onboarding.STEP_TITLES["deploy"],
+                                               "state": "pending"}
+
+
+def test_a_plain_eoa_not_allowlisted_gets_the_venues_refusal(trader, market,
+                                                            venue_control) -> None:
+    from services import orders, previews
+
+    venue_control.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
+    try:
+        quote = previews.create(trader.user, market.yes, "buy", "10", "market", None)
+        placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
+                                    order_type="market", preview_id=quote["preview_id"])
+    finally:
+        venue_control.call("POST", "/strict-accounts", {"enabled": False}, expect=200)
+    assert placed.status == "rejected"
+    assert trading_accounts.EOA_REFUSED in placed.reason
+
+
+def test_usdc_e_is_wrapped_into_pusd_once_through_the_relayer(make_trader,
+                                                             venue_control) -> None:
+    from services import collateral, readiness
+
+    trader = make_trader("100", deposit_wallet=True)
+    maker = trader.wallet.funder_address
+    venue_control.call("POST", "/fund", {"address": maker, "usdc_e": "25"}, expect=200)
+    assert "usdce_to_wrap" not in readiness.readiness(trader.user)  # no chain: unknown
+    with pytest.raises(errors.ValidationFailed):
+        collateral.request_wrap(trader.user, "1.0000001")
+    row = collateral.request_wrap(trader.user, "25")
+    assert collateral.run(row.id) == "confirmed"
+    assert collateral.run(row.id) == "confirmed"  # again: nothing is sent twice
+    done = collateral.get(trader.user, row.id)
+    assert done.transaction_id and done.error is None
+    assert venue_control.balances(maker)["pusd"] == "125"
+    assert readiness.readiness(trader.user)["balance_usdc"] == 125
+    # More than the wallet holds: the batch reverts, the wrap fails with the reason.
+    short = collateral.request_wrap(trader.user, "5")
+    assert collateral.run(short.id) == "failed"
+    assert collateral.get(trader.user, short.id).error
