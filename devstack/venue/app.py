@@ -49,6 +49,10 @@ def create_sandbox_app(
         g.venue_received_at = stamped if stamped and state.clock is time.time else state.clock()
 
     @app.before_request
+    def _advance() -> None:
+        state.advance()  # time acts before the request is served (lifecycle.py)
+
+    @app.before_request
     def _inject_faults() -> Response | None:
         path = request.path
         if path.startswith(CONTROL_PREFIX):

@@ -10,6 +10,15 @@ Routes (JSON bodies; money and sizes as decimal strings):
 * POST   /_sandbox/chain                      {rpc_url, ctf}: index on-chain holdings
                                              ({rpc_url: ""} stops)
 * POST   /_sandbox/markets/<condition>/resolve {winner: 0|1|"Yes"}
+* POST   /_sandbox/markets/<condition>/delay  {seconds}: Gamma ``secondsDelay``; marketable
+                                             orders answer "delayed" and match after it
+* POST   /_sandbox/lifecycle                  {empty_finished_orders?, mined_after?,
+                                             confirmed_after?, fail_next?}: trades go
+                                             MATCHED -> MINED -> CONFIRMED (seconds after the
+                                             match); the next `fail_next` trades of API-key
+                                             orders go RETRYING -> FAILED and are undone;
+                                             finished orders answer GET /data/order/<id>
+                                             with an empty body (default, as the venue)
 * POST   /_sandbox/fund                       {address, amount} pUSD, or {address, token_id, shares}
 * GET    /_sandbox/balances/<address>         {pusd, positions: {token_id: shares}}
 * POST   /_sandbox/trades                     inject a fill {wallet, token_id, side, price?, size?}
@@ -112,6 +121,7 @@ def state_summary():
             "refuse_eoa_makers": state.config.refuse_eoa_makers,
             "markets": markets,
             "faults": state.faults.snapshot(),
+            "lifecycle": state.lifecycle.switches.describe(),
             "chain": state.chain.describe() if state.chain else None,
         })
 
@@ -156,6 +166,7 @@ def add_market():
         question_id=_optional(body, "question_id"),
         condition_id=_optional(body, "condition_id"),
         collateral=_optional(body, "collateral"),
+        seconds_delay=_whole(body, "seconds_delay"),
     )
     state = _state()
     liquidity = body.get("liquidity")
@@ -195,6 +206,44 @@ def resolve_market(condition_id: str):
     state.resolve(condition_id, index)
     with state.lock:
         return json_response(market_json(state, market))
+
+
+def _whole(body: dict, name: str) -> int:
+    value = body.get(name, 0)
+    if isinstance(value, bool) or not isinstance(value, int | Decimal) or value < 0:
+        raise VenueRejection(f"{name} must be a non-negative whole number")
+    return int(value)
+
+
+@bp.post("/markets/<condition_id>/delay")
+def delay_market(condition_id: str):
+    """Set a market's matching delay (Gamma ``secondsDelay``; 0 switches it off)."""
+    seconds = _whole(_body(), "seconds")
+    state = _state()
+    with state.lock:
+        market = state.market(condition_id)
+        market.seconds_delay = seconds
+        return json_response(market_json(state, market))
+
+
+@bp.post("/lifecycle")
+def lifecycle():
+    """Switch how orders and trades move after placement (see the module docstring)."""
+    body = _body()
+    state = _state()
+    with state.lock:
+        switches = state.lifecycle.switches
+        if "empty_finished_orders" in body:
+            switches.empty_finished_orders = bool(body["empty_finished_orders"])
+        for name in ("mined_after", "confirmed_after"):
+            value = _decimal(body, name)
+            if value is not None:
+                if value < 0:
+                    raise VenueRejection(f"{name} must be non-negative")
+                setattr(switches, name, float(value))
+        if "fail_next" in body:
+            state.lifecycle.fail_next(_whole(body, "fail_next"))
+        return json_response(switches.describe())
 
 
 @bp.post("/fund")
