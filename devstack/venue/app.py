@@ -3,12 +3,16 @@ the control API on one port."""
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import struct
 import time
 
 from flask import Flask, Response, g, request
 
 from devstack.venue import clob, control, data_api, gamma
 from devstack.venue.config import SandboxConfig
+from devstack.venue.faults import FaultRule
 from devstack.venue.market_ws import install_market_ws
 from devstack.venue.responses import error_response
 from devstack.venue.rtds import install_rtds
@@ -60,17 +64,28 @@ def create_sandbox_app(
         rule = state.faults.take(path, request.method)
         if rule is None:
             return None
+        if rule.after:
+            g.fault_after = rule  # served first; the answer is lost in _lose_answer
+            return None
         if rule.delay:
             time.sleep(rule.delay)  # the fault itself: a stalled venue
         if not rule.status:
             return None
-        if rule.body is not None:
-            response = Response(rule.body, status=rule.status, mimetype="application/json")
-        else:
-            response = error_response(_fault_text(rule.status), rule.status)
-        if rule.retry_after is not None:
-            response.headers["Retry-After"] = str(rule.retry_after)
-        return response
+        return _fault_response(rule)
+
+    @app.after_request
+    def _lose_answer(response: Response) -> Response:
+        rule = g.pop("fault_after", None)
+        if rule is None:
+            return response
+        if rule.delay:
+            time.sleep(rule.delay)  # the work is done; the answer comes too late
+        if rule.reset:
+            reset_connection(request.environ.get("werkzeug.socket"))
+            return response  # its write fails on the reset socket
+        if not rule.status:
+            return response
+        return _fault_response(rule)
 
     @app.errorhandler(404)
     def _not_found(_exc) -> Response:
@@ -91,3 +106,22 @@ def _fault_text(status: int) -> str:
     if status == 503:
         return "Trading is currently disabled. Check polymarket.com for updates"
     return "Internal Server Error"
+
+
+def _fault_response(rule: FaultRule) -> Response:
+    if rule.body is not None:
+        response = Response(rule.body, status=rule.status, mimetype="application/json")
+    else:
+        response = error_response(_fault_text(rule.status), rule.status)
+    if rule.retry_after is not None:
+        response.headers["Retry-After"] = str(rule.retry_after)
+    return response
+
+
+def reset_connection(sock: socket.socket | None) -> None:
+    """Abort a client connection with a TCP reset (SO_LINGER 0, then close)."""
+    if sock is None:
+        return
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()

@@ -26,7 +26,10 @@ Routes (JSON bodies; money and sizes as decimal strings):
 * POST   /_sandbox/redeem                     {address, condition_id}
 * POST   /_sandbox/deposit-wallets            {wallet, owner}
 * POST   /_sandbox/eoa-refusal                {enabled, legacy?: [addresses]}
-* POST   /_sandbox/faults                     {path, count?, status?, delay?, method?, retry_after?}
+* POST   /_sandbox/faults                     {path, count?, status?, delay?, method?, retry_after?,
+                                             after?, reset?}: after=true serves the request,
+                                             then loses its answer (late, replaced by status,
+                                             or reset=true: the connection is reset)
 * DELETE /_sandbox/faults                     disarm all faults
 * GET    /_sandbox/orders                     every POST /order envelope received (and the answer)
 * DELETE /_sandbox/orders                     forget them
@@ -343,6 +346,8 @@ def add_fault():
         method=body.get("method"),
         retry_after=int(body["retry_after"]) if body.get("retry_after") is not None else None,
         body=body.get("body"),
+        after=bool(body.get("after", False)),
+        reset=bool(body.get("reset", False)),
     )
     _state().faults.add(rule)
     return json_response({"faults": _state().faults.snapshot()}, 201)
