@@ -119,9 +119,11 @@ def _fault_response(rule: FaultRule) -> Response:
 
 
 def reset_connection(sock: socket.socket | None) -> None:
-    """Abort a client connection with a TCP reset (SO_LINGER 0, then close)."""
+    """Drop a client connection with no answer (reset once the server closes it)."""
     if sock is None:
         return
     with contextlib.suppress(OSError):
+        # Linger 0: the final close sends a reset; the shutdown ends the exchange now (the
+        # server's own file objects still hold the socket, so a close alone would wait).
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        sock.close()
+        sock.shutdown(socket.SHUT_RDWR)

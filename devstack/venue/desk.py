@@ -450,12 +450,12 @@ class OrderDesk:
             order = self.orders.get(order_id)
             if order is None or order.owner != record.api_key:
                 not_canceled[order_id] = "order not found"
-            elif order.status != "LIVE":
+            elif order.status not in ("LIVE", "DELAYED"):
                 not_canceled[order_id] = "order can't be canceled, already " + (
                     "matched" if order.status == "MATCHED" else "canceled"
                 )
-            else:
-                self.close(order, "CANCELED")
+            else:  # a delayed order waits in the queue, not on the book
+                self.close(order, "CANCELED", remove=order.status == "LIVE")
                 canceled.append(order_id)
                 touched[order.condition_id] = self.catalog.markets[order.condition_id]
         for market in touched.values():

@@ -3,6 +3,7 @@ trades, and reconciliation that always ends (through /data/orders and /data/trad
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -167,3 +168,93 @@ def test_the_empty_single_order_answer_is_understood(trader, market, venue_contr
     resting = _place(trader, market.yes, "buy", "5", "limit", "0.30")
     listed = venues.client().clob.order(acct.creds, resting.order_id)
     assert listed is not None and listed.is_live
+
+
+@pytest.fixture
+def impatient_client(monkeypatch):
+    """The runtime's venue client with a 1 s timeout, so a stalled answer times out fast."""
+    from services.runtime import runtime
+    from venue.client import VenueClient
+
+    access = runtime().venue
+    client = VenueClient(dataclasses.replace(access.config, timeout=1.0))
+    monkeypatch.setattr(access, "_client", client)
+    yield client
+    client.close()
+
+
+LOST_AFTER_SERVING = {
+    "5xx": {"status": 502},
+    "gateway_timeout": {"status": 504},
+    "timeout": {"status": 0, "delay": 2},
+    "connection_reset": {"reset": True},
+}
+
+
+@pytest.mark.parametrize("fault", sorted(LOST_AFTER_SERVING))
+def test_an_answer_lost_after_the_venue_took_the_order_is_resolved_at_once(
+        fault, trader, market, venue_control, venue_clock, impatient_client, caplog):
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "after": True, **LOST_AFTER_SERVING[fault]},
+                       expect=201)
+    placed = _place(trader, market.yes, "buy", "10", "market")
+    assert "POST failed" in caplog.text  # the answer was indeed lost
+    # Looked up through /data/orders and /data/trades right away: nothing waits for a 404.
+    assert placed.status == "filled", placed
+    order = Order.get(Order.order_hash == placed.order_id)
+    assert (order.status, order.filled_size, order.filled_value) == (
+        "matched", Decimal(10), Decimal("5.1"))
+    assert Trade.get_by_id(placed.trade_id).status == "filled"
+    assert venue_control.balances(trader.address)["positions"] == {market.yes: "10"}
+    assert [e["order_id"] for e in venue_control.received_orders()].count(
+        placed.order_id) == 1  # sent once
+
+
+def test_an_order_that_never_arrived_fails_after_the_grace(trader, market, venue_control,
+                                                          venue_clock):
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "status": 500}, expect=201)
+    placed = _place(trader, market.yes, "buy", "10", "market")
+    order = Order.get(Order.order_hash == placed.order_id)
+    assert order.status == "pending"
+    grace = orders.not_found_grace().total_seconds()
+    _sent_ago(order, grace + 1)
+    assert orders.reconcile_pending(older_than=timedelta(0)) == 1
+    assert Order.get_by_id(order.id).status == "failed"
+    assert Trade.get_by_id(placed.trade_id).status == "failed"
+
+
+def test_an_unanswerable_order_is_closed_at_the_deadline(trader, market, venue_control,
+                                                        venue_clock):
+    """The POST and every lookup fail: the record still ends, at the deadline."""
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "status": 500}, expect=201)
+    venue_control.call("POST", "/faults", {"path": "/clob/data/", "status": 503,
+                                           "count": 1000}, expect=201)
+    placed = _place(trader, market.yes, "buy", "10", "market")
+    order = Order.get(Order.order_hash == placed.order_id)
+    _sent_ago(order, orders.not_found_grace().total_seconds() + 1)
+    orders.reconcile_pending(older_than=timedelta(0))
+    assert Order.get_by_id(order.id).status == "pending"  # the venue cannot say yet
+    _sent_ago(order, orders.resolve_deadline().total_seconds() + 1)
+    orders.reconcile_pending(older_than=timedelta(0))
+    order = Order.get_by_id(order.id)
+    assert order.status == "failed" and "deadline" in order.error
+    assert Trade.get_by_id(placed.trade_id).status == "failed"
+
+
+def test_an_order_still_delayed_at_the_deadline_is_cancelled_at_the_venue(
+        trader, market, venue_control, venue_clock):
+    _delay(venue_control, market, 3600)
+    placed = _place(trader, market.yes, "buy", "10", "market")
+    order = Order.get(Order.order_hash == placed.order_id)
+    assert order.status == "delayed"
+    _sent_ago(order, orders.resolve_deadline().total_seconds() + 1)
+    orders.reconcile_pending(older_than=timedelta(0))
+    order = Order.get_by_id(order.id)
+    assert (order.status, order.filled_size) == ("cancelled", 0)
+    venue_clock.advance(3600)  # the venue never fills it afterwards
+    acct = venue_accounts.account(trader.user)
+    [listed] = venues.client().clob.open_orders(acct.creds, order_id=order.order_hash).orders
+    assert listed.status == "CANCELED" and listed.size_matched == 0
+    assert venue_control.balances(trader.address)["positions"] == {}
