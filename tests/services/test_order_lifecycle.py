@@ -4,7 +4,6 @@ trades, and reconciliation that always ends (through /data/orders and /data/trad
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
@@ -14,37 +13,13 @@ import pytest
 from models.base import utcnow
 from models.trading import Order, OrderFill, Trade
 from services import orders, positions, previews, stats, venue_accounts, venues
-
-
-class VenueClock:
-    """The sandbox venue's clock, moved by hand (the venue's delays and settlement run on it)."""
-
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        """Let ``seconds`` pass at the venue."""
-        self.now += seconds
+from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
 
 
 @pytest.fixture
 def venue_clock(venue_server, venue_control) -> Iterator[VenueClock]:
-    """A hand-moved venue clock; the venue's own clock and switches come back afterwards."""
-    state = venue_server.state
-    original = state.clock
-    clock = VenueClock()
-    state.clock = clock
-    try:
+    with hand_moved_clock(venue_server, venue_control) as clock:
         yield clock
-    finally:
-        state.clock = original
-        venue_control.call("POST", "/lifecycle", {
-            "empty_finished_orders": True, "mined_after": 2, "confirmed_after": 6,
-            "fail_next": 0}, expect=200)
-        venue_control.call("DELETE", "/faults", expect=200)
 
 
 def _place(trader, token, side, size, kind, price=None):
@@ -54,8 +29,7 @@ def _place(trader, token, side, size, kind, price=None):
 
 
 def _delay(venue_control, market, seconds: int) -> None:
-    venue_control.call("POST", f"/markets/{market.condition_id}/delay", {"seconds": seconds},
-                       expect=200)
+    delay_market(venue_control, market.condition_id, seconds)
 
 
 def _sent_ago(order: Order, seconds: float) -> None:
@@ -128,8 +102,7 @@ def test_a_failed_trade_is_reversed_everywhere_it_counted(trader, make_trader,
                                                           venue_clock):
     market = make_sandbox_market(liquidity=False)
     _seller(make_trader, market, venue_control)
-    venue_control.call("POST", "/lifecycle", {"fail_next": 1, "mined_after": 1,
-                                              "confirmed_after": 3}, expect=200)
+    fail_next_trade(venue_control)
     placed = _place(trader, market.yes, "buy", "10", "market")
     assert placed.status == "filled" and placed.filled_size == Decimal(10)
     assert stats.user_summary(trader.user)["trade_count"] == 1
