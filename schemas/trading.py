@@ -108,8 +108,9 @@ class PlaceOrderResponseSchema(Schema):
     status = fields.String(required=True, validate=validate.OneOf(
         ["accepted", "filled", "rejected"]), metadata={
         "description": "`filled`: shares were bought or sold (a market order, or a limit "
-                       "order that matched at once); `accepted`: resting on the book (or "
-                       "the venue's answer was lost and the order is being reconciled); "
+                       "order that matched at once); `accepted`: resting on the book, waiting "
+                       "out a market's matching delay, or the venue's answer was lost and "
+                       "the order is being reconciled; "
                        "`rejected`: refused by the venue (see `reason`)."})
     filled_size = DecimalString(required=True)
     average_price = DecimalString(required=True)

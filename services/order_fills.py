@@ -50,6 +50,8 @@ FIRST_SETTLEMENT = TRADE_MATCHED.lower()  # a fill's first word, from the order'
 SEARCH_PAGES = 5
 # How far before the send the search starts (the venue's clock may differ from ours).
 CLOCK_SLACK = timedelta(seconds=60)
+# How long a fill's settlement is followed (Polygon confirms in minutes; RETRYING ends).
+FOLLOW_SETTLEMENT = timedelta(hours=24)
 
 
 @dataclass(frozen=True)
@@ -215,9 +217,12 @@ def _reverse_copy(order: Order, failed: list[Fill]) -> None:
 
 
 def unsettled_orders(limit: int = 500) -> list[Order]:
-    """Final orders whose fills the venue is still settling (looked at by the sweep)."""
+    """Orders whose fills the venue is still settling (oldest first; the sweep follows
+    them for ``FOLLOW_SETTLEMENT`` after they filled, then leaves them as they are)."""
+    since = utcnow() - FOLLOW_SETTLEMENT
     return list(Order.select().join(Trade, on=(Trade.order == Order.id))
-                .where(Trade.settlement.in_(UNSETTLED)).limit(limit))
+                .where(Trade.settlement.in_(UNSETTLED), Trade.filled_at >= since)
+                .order_by(Order.created_at).limit(limit))
 
 
 __all__ = ["Fill", "Totals", "VenueView", "look_up", "record", "settle_trade",
