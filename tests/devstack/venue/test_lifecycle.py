@@ -172,3 +172,38 @@ def test_switches_refuse_bad_values(control):
                         {"seconds": "x"}, expect=400)
     assert control.call("POST", "/lifecycle", {"empty_finished_orders": False},
                         expect=200)["empty_finished_orders"] is False
+
+
+SDK_PARSE = """
+from polymarket.models.clob.account import ClobTrade, OpenOrder
+from polymarket.models.clob.order_response import RawOrderResponse, normalize_order_response
+accepted = normalize_order_response(RawOrderResponse.model_validate(payload["answer"]))
+order = OpenOrder.model_validate(payload["order"])
+trades = [ClobTrade.model_validate(t) for t in payload["trades"]]
+result = {"status": accepted.status, "order": [order.status, str(order.size_matched),
+                                               list(order.associate_trades)],
+          "trades": [[t.status, str(t.size)] for t in trades]}
+"""
+
+
+def test_the_official_sdk_reads_the_delayed_answer_order_and_trade_statuses(
+        sandbox_venue, control, make_trader):
+    """The sandbox's delayed answer, order listing and trade statuses parse in polymarket-client."""
+    from tests.sdk_env import sdk_result
+
+    clock = _clock(sandbox_venue)
+    market = control.add_market("sdk-shapes", seconds_delay=1)
+    yes = market["token_ids"][0]
+    _seller(control, make_trader, yes, "0.50", "10")
+    buyer = make_trader("100")
+    answer = _buy(buyer, yes, "5")
+    clock.now += 1
+    [order] = _order_by_id(sandbox_venue, buyer, answer["orderID"])
+    [trade_id] = order["associate_trades"]
+    rows = []
+    for step in (0, 2, 6):
+        clock.now += step
+        rows.extend(buyer.client.get_trades(TradeParams(id=trade_id)))
+    parsed = sdk_result(SDK_PARSE, {"answer": answer, "order": order, "trades": rows})
+    assert parsed == {"status": "delayed", "order": ["MATCHED", "10", [trade_id]],
+                      "trades": [["MATCHED", "10"], ["MINED", "10"], ["CONFIRMED", "10"]]}
