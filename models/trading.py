@@ -8,7 +8,9 @@ Life of a live order (services/orders.py):
     OrderPreview (single use, expires) ──redeem──► Order(pending) + Trade(pending)
         written in one transaction BEFORE the signed order leaves the process;
         Order.order_hash is the signed order's EIP-712 hash = the venue's order id.
-    POST /order ─► live (resting) │ matched │ rejected │ unknown (timeout: reconcile by hash)
+    POST /order ─► live (resting) │ matched │ delayed (fills later) │ rejected │
+                   unknown (timeout: reconcile by hash)
+    each fill ─► OrderFill: MATCHED → MINED → CONFIRMED, or RETRYING → FAILED (reversed)
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ ORDER_PREDECESSORS: dict[str, tuple[str, ...]] = {
     ORDER_MATCHED: (ORDER_PENDING, ORDER_DELAYED, ORDER_LIVE, ORDER_MATCHED),
     ORDER_CANCELLED: (ORDER_PENDING, ORDER_DELAYED, ORDER_LIVE, ORDER_CANCELLED),
     ORDER_REJECTED: (ORDER_PENDING,),
-    ORDER_FAILED: (ORDER_PENDING, ORDER_DELAYED),
+    ORDER_FAILED: (ORDER_PENDING,),
 }
 
 # Trade.status (SPEC): pending -> filled | cancelled | failed.

@@ -13,19 +13,21 @@ one after the other for one order and the copy engine runs for a batch:
 3. ``post`` / ``post_async`` send it (never retried) and ``settle`` records the answer.
 
 A crash or a timeout after step 2 leaves a ``pending`` record whose hash ``reconcile``
-looks up at the venue: found means it was placed (its fills are applied); absent means
+looks up at the venue (``/data/orders`` and ``/data/trades``, services/order_fills.py):
+found means it was placed (its fills are applied); absent means
 it never arrived (``failed``), but only once ``order_not_found_grace_seconds`` have passed
 since it was sent: before that it may still be on its way (a slow POST, another process's
 send), so it stays ``pending`` and is looked up again. Nothing is ever signed or sent
 twice for one record.
 
-Order status: pending -> live | matched | cancelled | rejected | failed; live ->
-matched | cancelled (``models.trading.ORDER_PREDECESSORS``). Every write is a conditional
+Order status: pending -> delayed | live | matched | cancelled | rejected | failed;
+delayed -> live | matched | cancelled; live -> matched | cancelled
+(``models.trading.ORDER_PREDECESSORS``). Every write is a conditional
 UPDATE on the statuses the new one may follow, so two processes settling one order (an
 answer and a reconciliation, two engines) never replace a final status with another: the
 later write changes nothing and reads back what the earlier one stored. Trade status
 (SPEC): pending -> filled (any fill, once the order is done) | cancelled (done without a
-fill) | failed (rejected, or never reached the venue).
+fill) | failed (rejected, never reached the venue, or every fill's venue trade FAILED).
 """
 
 from __future__ import annotations
