@@ -6,7 +6,9 @@ import time
 from decimal import Decimal
 
 import httpx
+import pytest
 from py_clob_client_v2.clob_types import MarketOrderArgsV2, OrderArgsV2, OrderType, TradeParams
+from py_clob_client_v2.exceptions import PolyApiException
 from py_clob_client_v2.headers.headers import create_level_2_headers
 
 D = Decimal
@@ -207,3 +209,18 @@ def test_the_official_sdk_reads_the_delayed_answer_order_and_trade_statuses(
     parsed = sdk_result(SDK_PARSE, {"answer": answer, "order": order, "trades": rows})
     assert parsed == {"status": "delayed", "order": ["MATCHED", "10", [trade_id]],
                       "trades": [["MATCHED", "10"], ["MINED", "10"], ["CONFIRMED", "10"]]}
+
+
+def test_a_fault_after_serving_loses_only_the_answer(sandbox_venue, control, make_trader):
+    market = control.add_market("lost-answers")
+    yes = market["token_ids"][0]
+    _seller(control, make_trader, yes, "0.50", "30")
+    buyer = make_trader("100")
+    for fault in ({"status": 502}, {"reset": True}):
+        control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                         "after": True, **fault}, expect=201)
+        with pytest.raises(PolyApiException):
+            _buy(buyer, yes, "5")
+    served = [e for e in control.received_orders() if e["api_key"] == buyer.client.creds.api_key]
+    assert [e["status"] for e in served] == [200, 200]  # the venue took both orders
+    assert control.balances(buyer.address)["positions"] == {yes: "20"}
