@@ -18,7 +18,9 @@ from services import orders
 from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
 from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
 
-RECHECKING = dataclasses.replace(FAST, recheck_seconds=0.2, recheck_after_seconds=0)
+# Rechecks often; reads no balance again meanwhile (the estimate is what is checked).
+RECHECKING = dataclasses.replace(FAST, recheck_seconds=0.2, recheck_after_seconds=0,
+                                 wallet_refresh_seconds=300.0)
 
 
 @pytest.fixture
@@ -51,6 +53,10 @@ def test_a_copy_on_a_delayed_market_fills_after_the_delay(run_engines, make_conf
         assert order.status == "delayed"  # not booked as a final unfilled "cancelled"
         [intent] = intents_of(config)
         assert intent.status == "sent" and _position(config) == 0
+        # The copier's pUSD estimate keeps what the open order may still spend.
+        slot = engines[0].wallets.accounts.get(trader.user.id)
+        assert slot is not None and slot.balance is not None
+        assert slot.balance <= Decimal(1000) - Decimal("5")
         venue_clock.advance(5)
         [intent] = await wait_for(lambda: [i for i in intents_of(config)
                                            if i.status == "filled"])
