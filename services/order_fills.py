@@ -117,7 +117,8 @@ def look_up(client: VenueClient, creds: ApiCreds, order: Order) -> VenueView:
     for trade_id in dict.fromkeys([*wanted, *known]):
         found, _ = client.clob.trades(creds, trade_id=trade_id)
         trades.update((t.id, t) for t in found if t.id == trade_id)
-    if listed is None and not trades:
+    if not trades and (listed is None or listed.size_matched > 0):
+        # Unlisted, or filled without naming its trades: find them among the token's.
         trades.update((t.id, t) for t in _search(client, creds, order))
     fills = []
     for trade in trades.values():

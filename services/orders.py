@@ -513,19 +513,24 @@ def _apply_view(order: Order, view: order_fills.VenueView) -> Order:
         new_status = ORDER_LIVE
     elif status == "DELAYED":
         new_status = ORDER_DELAYED
-    elif status is None or status == "MATCHED":
-        # Not listed but in a trade (a finished FOK/FAK), or done with fills.
-        new_status = ORDER_MATCHED if totals.shares > 0 else ORDER_CANCELLED
-    else:  # CANCELED, CANCELED_MARKET_RESOLVED, INVALID, EXPIRED, UNMATCHED
+    else:  # MATCHED, CANCELED(_MARKET_RESOLVED), INVALID, EXPIRED, UNMATCHED, unlisted
         new_status = ORDER_CANCELLED
+    listed = view.listed.size_matched if view.listed is not None else ZERO
     if totals.failed_shares > 0:
         # The venue's trades are the truth once one failed: only what settles counts.
         filled, value = totals.shares, totals.value
         fee = order.fee * filled / order.filled_size if order.filled_size > 0 else ZERO
-    elif totals.shares >= order.filled_size:
+    elif totals.shares >= max(order.filled_size, listed):
         filled, value, fee = totals.shares, totals.value, None
-    else:  # the answer counted more than the trades list yet: keep it
+    elif view.listed is not None and listed > order.filled_size:
+        # The listing counts more than the trades we could read: resting (maker) fills
+        # happen at the order's own price.
+        filled, fee = listed, None
+        value = order.filled_value + (listed - order.filled_size) * view.listed.price
+    else:  # the answer counted more than the venue lists yet: keep it
         filled, value, fee = order.filled_size, order.filled_value, None
+    if new_status == ORDER_CANCELLED and (status in (None, "MATCHED") and filled > 0):
+        new_status = ORDER_MATCHED  # done with fills (a finished FOK/FAK, maybe unlisted)
     if order.status not in ORDER_OPEN:
         new_status = order.status  # settling a final order's fills: its status stays
     order = _finish(order, new_status, filled_size=filled, filled_value=value, fee=fee,
