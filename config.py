@@ -293,6 +293,9 @@ class Settings:
     # A pending order the venue does not know is failed only this long after it was sent
     # (before, it may still be on its way and is looked up again).
     order_not_found_grace_seconds: float = 120.0
+    # Every open order reaches a final state this long after it was sent: one still
+    # pending or delayed then is cancelled at the venue (or failed if the venue never had it).
+    order_resolve_deadline_seconds: float = 600.0
     # Added to scrypt's salt when WALLET_ENCRYPTION_KEY is a passphrase; same on every machine.
     wallet_encryption_salt: str = field(default="", repr=False)
     # Host names accepted besides BASE_URL's (others get 400), e.g. an internal name.
@@ -348,6 +351,7 @@ class Settings:
             "OAUTH_FETCH_CONCURRENCY": self.oauth_fetch.concurrency,
             "OAUTH_FETCH_FAILURE_TTL_SECONDS": self.oauth_fetch.failure_ttl_seconds,
             "ORDER_NOT_FOUND_GRACE_SECONDS": self.order_not_found_grace_seconds,
+            "ORDER_RESOLVE_DEADLINE_SECONDS": self.order_resolve_deadline_seconds,
         }
         for name, attribute in _CONTRACT_FIELDS.items():
             flat[name] = getattr(self.contracts, attribute)
@@ -626,6 +630,8 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
                                        OAuthFetchConfig.failure_ttl_seconds)),
         order_not_found_grace_seconds=number("ORDER_NOT_FOUND_GRACE_SECONDS",
                                              Settings.order_not_found_grace_seconds),
+        order_resolve_deadline_seconds=number("ORDER_RESOLVE_DEADLINE_SECONDS",
+                                              Settings.order_resolve_deadline_seconds),
     )
 
 

@@ -8,7 +8,9 @@ Life of a live order (services/orders.py):
     OrderPreview (single use, expires) ──redeem──► Order(pending) + Trade(pending)
         written in one transaction BEFORE the signed order leaves the process;
         Order.order_hash is the signed order's EIP-712 hash = the venue's order id.
-    POST /order ─► live (resting) │ matched │ rejected │ unknown (timeout: reconcile by hash)
+    POST /order ─► live (resting) │ matched │ delayed (fills later) │ rejected │
+                   unknown (timeout: reconcile by hash)
+    each fill ─► OrderFill: MATCHED → MINED → CONFIRMED, or RETRYING → FAILED (reversed)
 """
 
 from __future__ import annotations
@@ -25,15 +27,17 @@ ORDER_MATCHED = "matched"      # done with fills (FOK/FAK matched, or GTC fully 
 ORDER_CANCELLED = "cancelled"  # cancelled or killed (may carry a partial fill)
 ORDER_REJECTED = "rejected"    # the venue refused it (reason in .error)
 ORDER_FAILED = "failed"        # never reached the venue (reconciled as absent)
-ORDER_OPEN = (ORDER_PENDING, ORDER_LIVE)
+ORDER_DELAYED = "delayed"      # taken by the venue, waiting out a market's matching delay
+ORDER_OPEN = (ORDER_PENDING, ORDER_LIVE, ORDER_DELAYED)
 # Monotonic transitions: each status, with the statuses it may be written over. A final
 # status is never replaced by another (a matched or cancelled one may only gain details,
 # such as the fee an answer prices after a reconciliation stored the fills); a write whose
 # predecessor is gone lost a race and changes nothing.
 ORDER_PREDECESSORS: dict[str, tuple[str, ...]] = {
-    ORDER_LIVE: (ORDER_PENDING, ORDER_LIVE),
-    ORDER_MATCHED: (ORDER_PENDING, ORDER_LIVE, ORDER_MATCHED),
-    ORDER_CANCELLED: (ORDER_PENDING, ORDER_LIVE, ORDER_CANCELLED),
+    ORDER_DELAYED: (ORDER_PENDING, ORDER_DELAYED),
+    ORDER_LIVE: (ORDER_PENDING, ORDER_DELAYED, ORDER_LIVE),
+    ORDER_MATCHED: (ORDER_PENDING, ORDER_DELAYED, ORDER_LIVE, ORDER_MATCHED),
+    ORDER_CANCELLED: (ORDER_PENDING, ORDER_DELAYED, ORDER_LIVE, ORDER_CANCELLED),
     ORDER_REJECTED: (ORDER_PENDING,),
     ORDER_FAILED: (ORDER_PENDING,),
 }
@@ -116,6 +120,11 @@ class Trade(BaseModel):
     config_id = peewee.UUIDField(null=True, index=True)
     created_at = UTCDateTimeField(default=utcnow, index=True)
     filled_at = UTCDateTimeField(null=True, index=True)
+    # The venue's settlement of the fills (services/order_fills.py): None before any fill,
+    # then matched | mined | retrying, and finally confirmed | failed.
+    settlement = peewee.CharField(max_length=10, null=True, index=True)
+    failed_size = DecimalTextField(default=0)         # shares whose venue trade FAILED
+    settled_at = UTCDateTimeField(null=True)
 
     class Meta:
         table_name = "trades"
@@ -163,4 +172,20 @@ class PaperPosition(BaseModel):
         indexes = ((("user", "token_id"), True),)
 
 
-TABLES = [OrderPreview, Order, Trade, PaperTrade, PaperPosition]
+class OrderFill(BaseModel):
+    """One venue trade of one of our orders, with its settlement status (MATCHED … FAILED)."""
+
+    order = peewee.ForeignKeyField(Order, backref="fills", on_delete="CASCADE")
+    venue_trade_id = peewee.CharField(max_length=100)
+    status = peewee.CharField(max_length=10)
+    shares = DecimalTextField()
+    value = DecimalTextField()                        # pUSD, fees excluded
+    created_at = UTCDateTimeField(default=utcnow)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "order_fills"
+        indexes = ((("order", "venue_trade_id"), True),)
+
+
+TABLES = [OrderPreview, Order, Trade, PaperTrade, PaperPosition, OrderFill]

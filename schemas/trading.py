@@ -108,8 +108,9 @@ class PlaceOrderResponseSchema(Schema):
     status = fields.String(required=True, validate=validate.OneOf(
         ["accepted", "filled", "rejected"]), metadata={
         "description": "`filled`: shares were bought or sold (a market order, or a limit "
-                       "order that matched at once); `accepted`: resting on the book (or "
-                       "the venue's answer was lost and the order is being reconciled); "
+                       "order that matched at once); `accepted`: resting on the book, waiting "
+                       "out a market's matching delay, or the venue's answer was lost and "
+                       "the order is being reconciled; "
                        "`rejected`: refused by the venue (see `reason`)."})
     filled_size = DecimalString(required=True)
     average_price = DecimalString(required=True)
@@ -200,6 +201,16 @@ class TradeSchema(Schema):
     filled_at = fields.DateTime(allow_none=True)
     config_id = fields.UUID(allow_none=True)
     order_id = fields.String(allow_none=True)
+    settlement = fields.String(allow_none=True, validate=validate.OneOf(
+        ["matched", "mined", "retrying", "confirmed", "failed"]), metadata={
+        "description": "The venue's settlement of the fills on chain: `matched` → `mined` → "
+                       "`confirmed`, or `retrying` → `failed` (a failed fill never happened "
+                       "and is taken back out of size, value, positions and PnL); null "
+                       "before anything filled."})
+    failed_size = DecimalString(required=True, metadata={
+        "description": "Shares whose venue trade failed and were reversed (0 when none)."})
+    settled_at = fields.DateTime(allow_none=True, metadata={
+        "description": "When the settlement became final (confirmed or failed)."})
 
 
 class PaperTradeSchema(TradeSchema):
@@ -208,7 +219,7 @@ class PaperTradeSchema(TradeSchema):
     reason = fields.String(allow_none=True)
 
     class Meta:
-        exclude = ("order_id",)
+        exclude = ("order_id", "settlement", "failed_size", "settled_at")
 
 
 class TradesArgsSchema(PageArgsSchema):

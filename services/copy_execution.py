@@ -389,6 +389,9 @@ def spent(ticket: Ticket) -> Decimal:
     if ticket.outcome is None:
         return ticket.reserved if ticket.order is not None else ZERO  # unknown: assume all
     changes = ticket.outcome.changes
+    if changes.get("status") == INTENT_SENT and ticket.order is not None:
+        # Open at the venue (a delayed order): it may spend all it reserved yet.
+        return ticket.reserved if ticket.draft.side is Side.BUY else ZERO
     fee = Decimal(changes.get("fee") or 0)
     if ticket.draft.side is Side.BUY:
         return ticket.outcome.filled_value + fee

@@ -13,19 +13,21 @@ one after the other for one order and the copy engine runs for a batch:
 3. ``post`` / ``post_async`` send it (never retried) and ``settle`` records the answer.
 
 A crash or a timeout after step 2 leaves a ``pending`` record whose hash ``reconcile``
-looks up at the venue: found means it was placed (its fills are applied); absent means
+looks up at the venue (``/data/orders`` and ``/data/trades``, services/order_fills.py):
+found means it was placed (its fills are applied); absent means
 it never arrived (``failed``), but only once ``order_not_found_grace_seconds`` have passed
 since it was sent: before that it may still be on its way (a slow POST, another process's
 send), so it stays ``pending`` and is looked up again. Nothing is ever signed or sent
 twice for one record.
 
-Order status: pending -> live | matched | cancelled | rejected | failed; live ->
-matched | cancelled (``models.trading.ORDER_PREDECESSORS``). Every write is a conditional
+Order status: pending -> delayed | live | matched | cancelled | rejected | failed;
+delayed -> live | matched | cancelled; live -> matched | cancelled
+(``models.trading.ORDER_PREDECESSORS``). Every write is a conditional
 UPDATE on the statuses the new one may follow, so two processes settling one order (an
 answer and a reconciliation, two engines) never replace a final status with another: the
 later write changes nothing and reads back what the earlier one stored. Trade status
 (SPEC): pending -> filled (any fill, once the order is done) | cancelled (done without a
-fill) | failed (rejected, or never reached the venue).
+fill) | failed (rejected, never reached the venue, or every fill's venue trade FAILED).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from models.base import atomic, utcnow
 from models.bulk import IfNull, insert_rows, select_rows, update_returning, update_rows
 from models.trading import (
     ORDER_CANCELLED,
+    ORDER_DELAYED,
     ORDER_FAILED,
     ORDER_LIVE,
     ORDER_MATCHED,
@@ -62,6 +65,7 @@ from models.user import User
 from services import (
     errors,
     order_book,
+    order_fills,
     order_outages,
     order_plan,
     previews,
@@ -74,7 +78,7 @@ from services.principal import user_id_of
 from services.runtime import runtime
 from services.venue_accounts import VenueAccount
 from venue.client import AsyncVenueClient
-from venue.errors import VenueError, VenueNotFound, VenueRejected, VenueRestricted
+from venue.errors import VenueError, VenueRejected, VenueRestricted
 from venue.models import OpenOrder, OrderBook, PostOrderResult, Side
 from venue.signing import SignedOrder
 
@@ -380,7 +384,11 @@ def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan) -
         # The taker fee of what matched now, per level of the book we walked.
         fills = order_book.walk(plan.book, plan.side, shares=shares).fills
         fee = order_book.taker_fee(plan.market.fee_schedule, fills)
-    if result.status in ("live", "delayed", "unmatched") and order.time_in_force == "GTC":
+    if result.status == "delayed":
+        # Queued behind the market's matching delay: fills (or none) come later, read by
+        # reconcile from /data/orders and /data/trades. Not final, whatever the order type.
+        status = ORDER_DELAYED
+    elif result.status in ("live", "unmatched") and order.time_in_force == "GTC":
         status = ORDER_LIVE
     elif shares > 0:
         status = ORDER_MATCHED
@@ -459,6 +467,8 @@ def _trade_changes(order: Order, now: datetime) -> dict[str, Any]:
                                "filled_value": order.filled_value, "fee": order.fee}
     if trade_status == TRADE_FILLED:  # the first time it counts as filled
         changes["filled_at"] = IfNull(now)
+    if order.filled_size > 0:  # matched: the venue settles it on chain from now on
+        changes["settlement"] = IfNull(order_fills.FIRST_SETTLEMENT)
     if order.detected_at is not None and order.acknowledged_at is not None:
         elapsed = order.acknowledged_at - order.detected_at
         changes["latency_ms"] = max(0, int(elapsed.total_seconds() * 1000))
@@ -495,45 +505,114 @@ def not_found_grace() -> timedelta:
     return timedelta(seconds=runtime().settings.order_not_found_grace_seconds)
 
 
-def reconcile(order_id: UUID | str, *, acct: VenueAccount | None = None) -> Order:
-    """Bring one order record in line with the venue, looking it up by its hash.
+def resolve_deadline() -> timedelta:
+    """How long after sending an order it may stay open (pending or delayed) at most."""
+    return timedelta(seconds=runtime().settings.order_resolve_deadline_seconds)
 
-    A pending order the venue does not know stays pending within ``not_found_grace``
-    of being sent, and fails after it.
+
+def reconcile(order_id: UUID | str, *, acct: VenueAccount | None = None) -> Order:
+    """Bring one order record in line with the venue: its listing and its trades.
+
+    Read from ``/data/orders?id=`` and ``/data/trades`` (services/order_fills.py), never
+    from a 404: a pending order the venue does not know stays pending within
+    ``not_found_grace`` of being sent and fails after it. Fills count as soon as they
+    match; a FAILED venue trade is taken back out. An order still open past
+    ``resolve_deadline`` is cancelled at the venue and closed. Raises VenueError when the
+    venue cannot be asked (the caller looks again later).
     """
     order = Order.get_by_id(order_id)
-    if order.status not in ORDER_OPEN:
+    settling = order.status not in ORDER_OPEN and order.trades.where(
+        Trade.settlement.in_(order_fills.UNSETTLED)).exists()
+    if order.status not in ORDER_OPEN and not settling:
         return order
     acct = acct or venue_accounts.account(order.user_id)
     try:
-        remote = venues.client().clob.order(acct.creds, order.order_hash)
-    except VenueNotFound:
+        view = order_fills.look_up(venues.client(), acct.creds, order)
+    except VenueError:
+        if order.status == ORDER_PENDING and _overdue(order):
+            # Unanswered to the end: closed, so its collateral is not held forever.
+            log.error("order %s: no answer from the venue by the deadline; failed",
+                      order.order_hash)
+            return _finish(order, ORDER_FAILED, error="The venue did not answer by the "
+                           "deadline (ORDER_RESOLVE_DEADLINE_SECONDS).")
+        raise
+    order = _apply_view(order, view)
+    if order.status in ORDER_OPEN and order.status != ORDER_LIVE and _overdue(order):
+        order = _close_overdue(order, acct)
+    return order
+
+
+def _apply_view(order: Order, view: order_fills.VenueView) -> Order:
+    """Write what the venue says of the order (a final status is never replaced)."""
+    sent = order.submitted_at or order.created_at
+    if not view.found:
         if order.status == ORDER_PENDING:
-            if utcnow() - (order.submitted_at or order.created_at) < not_found_grace():
+            if utcnow() - sent < not_found_grace():
                 return order  # may still be on its way: looked up again later
             return _finish(order, ORDER_FAILED, error="The order never reached the venue.")
-        return _finish(order, ORDER_CANCELLED)
-    matched = remote.size_matched
-    # Fills since our last look: resting (maker) fills happen at the order's own price.
-    extra = max(ZERO, matched - order.filled_size)
-    value = order.filled_value + extra * remote.price
-    status = _venue_status(remote)
+        if order.status in ORDER_OPEN:  # it was there: gone without a trade
+            return _finish(order, ORDER_CANCELLED, acknowledged=True)
+        return order
+    totals = order_fills.record(order, view.fills)
+    status = view.status
     if status == "LIVE":
         new_status = ORDER_LIVE
-    elif status == "MATCHED" or (matched > 0 and matched >= remote.original_size):
-        new_status = ORDER_MATCHED
-    else:
+    elif status == "DELAYED":
+        new_status = ORDER_DELAYED
+    else:  # MATCHED, CANCELED(_MARKET_RESOLVED), INVALID, EXPIRED, UNMATCHED, unlisted
         new_status = ORDER_CANCELLED
-    return _finish(order, new_status, filled_size=max(matched, order.filled_size),
-                   filled_value=value, acknowledged=True)
+    listed = view.listed.size_matched if view.listed is not None else ZERO
+    if totals.failed_shares > 0:
+        # The venue's trades are the truth once one failed: only what settles counts.
+        filled, value = totals.shares, totals.value
+        fee = order.fee * filled / order.filled_size if order.filled_size > 0 else ZERO
+    elif totals.shares >= max(order.filled_size, listed):
+        filled, value, fee = totals.shares, totals.value, None
+    elif view.listed is not None and listed > order.filled_size:
+        # The listing counts more than the trades we could read: resting (maker) fills
+        # happen at the order's own price.
+        filled, fee = listed, None
+        value = order.filled_value + (listed - order.filled_size) * view.listed.price
+    else:  # the answer counted more than the venue lists yet: keep it
+        filled, value, fee = order.filled_size, order.filled_value, None
+    if new_status == ORDER_CANCELLED and (status in (None, "MATCHED") and filled > 0):
+        new_status = ORDER_MATCHED  # done with fills (a finished FOK/FAK, maybe unlisted)
+    if order.status not in ORDER_OPEN:
+        new_status = order.status  # settling a final order's fills: its status stays
+    order = _finish(order, new_status, filled_size=filled, filled_value=value, fee=fee,
+                    acknowledged=True)
+    order_fills.settle_trade(order, totals)
+    return order
+
+
+def _overdue(order: Order) -> bool:
+    return utcnow() - (order.submitted_at or order.created_at) >= resolve_deadline()
+
+
+def _close_overdue(order: Order, acct: VenueAccount) -> Order:
+    """Past the deadline: cancel at the venue (a delayed order), then close the record."""
+    log.warning("order %s still %s after %s; closing it", order.order_hash, order.status,
+                resolve_deadline())
+    if order.status == ORDER_DELAYED:
+        venues.client().clob.cancel_order(acct.creds, order.order_hash)
+        order = _apply_view(order, order_fills.look_up(venues.client(), acct.creds, order))
+        if order.status not in ORDER_OPEN:
+            return order
+        return _finish(order, ORDER_CANCELLED, error="Still delayed at the deadline "
+                       "(ORDER_RESOLVE_DEADLINE_SECONDS); cancelled.")
+    return _finish(order, ORDER_FAILED, error="The venue did not know the order by the "
+                   "deadline (ORDER_RESOLVE_DEADLINE_SECONDS).")
 
 
 def reconcile_pending(older_than: timedelta = RECONCILE_AFTER) -> int:
-    """Reconcile every order still pending after ``older_than`` (worker job after a crash)."""
+    """Reconcile open orders not resting on the book (pending after ``older_than``, delayed)
+    and final ones whose fills the venue is still settling; how many were looked at."""
     cutoff = utcnow() - older_than
+    waiting = list(Order.select().where(
+        ((Order.status == ORDER_PENDING) & (Order.created_at <= cutoff))
+        | (Order.status == ORDER_DELAYED)))
     count = 0
-    for order in Order.select().where(Order.status == ORDER_PENDING,
-                                      Order.created_at <= cutoff):
+    for order in [*waiting, *order_fills.unsettled_orders()]:
         try:
             reconcile(order.id)
             count += 1

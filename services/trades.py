@@ -6,7 +6,10 @@ after a partial fill) | cancelled (done without a fill) | failed (refused by the
 or never reached it). ``size`` is the filled size once anything filled, else the size
 asked for; ``filled_price`` is the average fill price (0 before any fill); ``usdc_value``
 the pUSD that changed hands, fees excluded; ``latency_ms`` is set on copy trades (from
-the target's trade being detected to the venue acknowledging ours).
+the target's trade being detected to the venue acknowledging ours). ``settlement`` is the
+venue's word on the fills (services/order_fills.py): ``matched``, ``mined``, ``retrying``,
+then ``confirmed`` or ``failed`` (``failed_size`` shares were taken back out: their venue
+trade failed, so they never changed hands).
 """
 
 from __future__ import annotations
@@ -46,6 +49,9 @@ def trade_view(trade: Trade) -> dict[str, Any]:
         "filled_at": trade.filled_at,
         "config_id": trade.config_id,
         "order_id": trade.order.order_hash if trade.order_id else None,
+        "settlement": trade.settlement,
+        "failed_size": trade.failed_size,
+        "settled_at": trade.settled_at,
     }
 
 

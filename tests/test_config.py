@@ -50,7 +50,7 @@ def test_every_knob_is_typed_and_read_from_its_variable(tmp_path):
            "COPY_LEASE_MS": "1500", "COPY_USE_FEED": "0", "COPYTRADE_JOB_MODULES": "a.b, c",
            "COPYTRADE_MAINTENANCE_SECONDS": "0.5", "WITHDRAW_WAIT_SECONDS": "0.2",
            "HTTPS_PROXY": "http://proxy:3128", "WEB_CONCURRENCY": "5",
-           "ORDER_NOT_FOUND_GRACE_SECONDS": "30"}
+           "ORDER_NOT_FOUND_GRACE_SECONDS": "30", "ORDER_RESOLVE_DEADLINE_SECONDS": "90"}
     settings = config.load(env=env, instance=tmp_path)
     assert settings.worker.capacity == 3 and settings.worker.metrics_port == 9101
     assert settings.worker.job_modules == ("a.b", "c")
@@ -62,6 +62,7 @@ def test_every_knob_is_typed_and_read_from_its_variable(tmp_path):
     assert settings.venue.behind_proxy is True
     assert settings.web_concurrency == 5
     assert settings.order_not_found_grace_seconds == 30.0
+    assert settings.order_resolve_deadline_seconds == 90.0
     assert "tok-123" not in repr(settings)  # secrets stay out of logs
 
 

@@ -22,6 +22,7 @@ from venue.models import (
     PriceHistoryPoint,
 )
 from venue.parse import clob as parse
+from venue.parse import clob_trades as parse_trades
 from venue.signing import SignedOrder, address_of, compact_json, l1_headers, l2_headers
 
 INITIAL_CURSOR = "MA=="
@@ -159,11 +160,26 @@ class ClobApi:
         request = VenueRequest("clob", "GET", "/data/orders", params, headers=headers)
         return self._run(Call(request, parse.parse_open_orders))
 
-    def order(self, creds: ApiCreds, order_id: str) -> Returns[OpenOrder]:
-        """``GET /data/order/{id}``."""
+    def order(self, creds: ApiCreds, order_id: str) -> Returns[OpenOrder | None]:
+        """``GET /data/order/{id}``; None for the empty answer the venue gives finished orders."""
         path = f"/data/order/{order_id}"
         request = VenueRequest("clob", "GET", path, headers=l2_headers(creds, "GET", path))
-        return self._run(Call(request, parse.parse_open_order))
+        return self._run(Call(request, parse_trades.parse_order_or_finished))
+
+    def trades(
+        self,
+        creds: ApiCreds,
+        *,
+        trade_id: str | None = None,
+        asset_id: str | None = None,
+        after: int | None = None,
+        next_cursor: str = INITIAL_CURSOR,
+    ) -> Returns[tuple[tuple[parse_trades.VenueTrade, ...], str]]:
+        """``GET /data/trades`` (L2): one page of the creds' trades, and the next cursor."""
+        params = query(id=trade_id, asset_id=asset_id, after=after, next_cursor=next_cursor)
+        headers = l2_headers(creds, "GET", "/data/trades")  # the path only, as /data/orders
+        request = VenueRequest("clob", "GET", "/data/trades", params, headers=headers)
+        return self._run(Call(request, parse_trades.parse_trades))
 
     def balance_allowance(
         self,

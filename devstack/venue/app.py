@@ -3,12 +3,16 @@ channel and the control API on one port."""
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import struct
 import time
 
 from flask import Flask, Response, g, request
 
 from devstack.venue import clob, control, data_api, gamma, relayer
 from devstack.venue.config import SandboxConfig
+from devstack.venue.faults import FaultRule
 from devstack.venue.market_ws import install_market_ws
 from devstack.venue.responses import error_response, json_response
 from devstack.venue.rtds import install_rtds
@@ -51,6 +55,10 @@ def create_sandbox_app(
         g.venue_received_at = stamped if stamped and state.clock is time.time else state.clock()
 
     @app.before_request
+    def _advance() -> None:
+        state.advance()  # time acts before the request is served (lifecycle.py)
+
+    @app.before_request
     def _inject_faults() -> Response | None:
         path = request.path
         if path.startswith(CONTROL_PREFIX):
@@ -58,17 +66,28 @@ def create_sandbox_app(
         rule = state.faults.take(path, request.method)
         if rule is None:
             return None
+        if rule.after:
+            g.fault_after = rule  # served first; the answer is lost in _lose_answer
+            return None
         if rule.delay:
             time.sleep(rule.delay)  # the fault itself: a stalled venue
         if not rule.status:
             return None
-        if rule.body is not None:
-            response = Response(rule.body, status=rule.status, mimetype="application/json")
-        else:
-            response = error_response(_fault_text(rule.status), rule.status)
-        if rule.retry_after is not None:
-            response.headers["Retry-After"] = str(rule.retry_after)
-        return response
+        return _fault_response(rule)
+
+    @app.after_request
+    def _lose_answer(response: Response) -> Response:
+        rule = g.pop("fault_after", None)
+        if rule is None:
+            return response
+        if rule.delay:
+            time.sleep(rule.delay)  # the work is done; the answer comes too late
+        if rule.reset:
+            reset_connection(request.environ.get("werkzeug.socket"))
+            return response  # its write fails on the reset socket
+        if not rule.status:
+            return response
+        return _fault_response(rule)
 
     @app.before_request
     def _trading_mode() -> Response | None:
@@ -107,3 +126,24 @@ def _fault_text(status: int) -> str:
     if status == 503:
         return "Trading is currently disabled. Check polymarket.com for updates"
     return "Internal Server Error"
+
+
+def _fault_response(rule: FaultRule) -> Response:
+    if rule.body is not None:
+        response = Response(rule.body, status=rule.status, mimetype="application/json")
+    else:
+        response = error_response(_fault_text(rule.status), rule.status)
+    if rule.retry_after is not None:
+        response.headers["Retry-After"] = str(rule.retry_after)
+    return response
+
+
+def reset_connection(sock: socket.socket | None) -> None:
+    """Drop a client connection with no answer (reset once the server closes it)."""
+    if sock is None:
+        return
+    with contextlib.suppress(OSError):
+        # Linger 0: the final close sends a reset; the shutdown ends the exchange now (the
+        # server's own file objects still hold the socket, so a close alone would wait).
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.shutdown(socket.SHUT_RDWR)

@@ -85,6 +85,7 @@ class Market:
     volume: Decimal = Decimal(0)
     last_trade_price: Decimal | None = None
     image: str = ""
+    seconds_delay: int = 0  # Gamma secondsDelay: marketable orders answer "delayed"
 
     def outcome_index(self, token_id: str) -> int:
         """Index (0 or 1) of token_id in this market."""
@@ -119,6 +120,7 @@ class MarketSeed:
     question_id: str | None = None
     condition_id: str | None = None
     collateral: str | None = None
+    seconds_delay: int = 0  # Gamma secondsDelay (live sports: taker orders wait)
 
 
 SEED_MARKETS: tuple[MarketSeed, ...] = (
@@ -208,6 +210,7 @@ def build_market(
         group_item_title=seed.group_item_title,
         house_liquidity=house_liquidity,
         image=f"https://sandbox.invalid/images/{seed.category}.png",
+        seconds_delay=seed.seconds_delay,
     )
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from functools import wraps
 
-from flask import Blueprint, current_app, g, request
+from flask import Blueprint, Response, current_app, g, request
 
 from devstack.venue import auth
 from devstack.venue.market_channel import book_summary
@@ -556,10 +556,13 @@ def get_order(order_id: str):
     """GET /data/order/{id} (L2)."""
     state = _state()
     with state.lock:
-        return json_response(open_order_json(state.order_for(g.api_key, order_id)))
+        order = state.order_for(g.api_key, order_id)
+        if state.lifecycle.finished_order_hidden(order):
+            return Response("", 200, mimetype="application/json")  # as the venue: nothing
+        return json_response(open_order_json(order))
 
 
-def clob_trade_json(trade: ClobTrade, viewer: str) -> dict:
+def clob_trade_json(trade: ClobTrade, viewer: str, status: str = "CONFIRMED") -> dict:
     """A CLOB trade from the viewer's side (TAKER or MAKER)."""
     taker = trade.taker_order
     market = trade.market
@@ -586,7 +589,7 @@ def clob_trade_json(trade: ClobTrade, viewer: str) -> dict:
         "size": amount_text(trade.size),
         "fee_rate_bps": str(trade.fee_rate_bps),
         "price": format(trade.price.normalize(), "f"),
-        "status": "CONFIRMED",
+        "status": status,
         "match_time": str(trade.match_time),
         "last_update": str(trade.match_time),
         "outcome": taker.outcome,
@@ -631,7 +634,8 @@ def trades():
                 continue
             if not after <= trade.match_time <= before:
                 continue
-            rows.append(clob_trade_json(trade, next(iter(mine))))
+            status = state.lifecycle.status(trade, state.clock())
+            rows.append(clob_trade_json(trade, next(iter(mine)), status))
     page, next_cursor = _cursor_page(rows, 100)
     return json_response({"limit": 100, "next_cursor": next_cursor, "count": len(page),
                           "data": page})

@@ -17,6 +17,15 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              or {address, token_id, shares}; pUSD and tokens
                                              reach /balance-allowance after its /update
                                              (seen: true: the cache has them already)
+* POST   /_sandbox/markets/<condition>/delay  {seconds}: Gamma ``secondsDelay``; marketable
+                                             orders answer "delayed" and match after it
+* POST   /_sandbox/lifecycle                  {empty_finished_orders?, mined_after?,
+                                             confirmed_after?, fail_next?}: trades go
+                                             MATCHED -> MINED -> CONFIRMED (seconds after the
+                                             match); the next `fail_next` trades of API-key
+                                             orders go RETRYING -> FAILED and are undone;
+                                             finished orders answer GET /data/order/<id>
+                                             with an empty body (default, as the venue)
 * GET    /_sandbox/balances/<address>         {pusd, positions: {token_id: shares}}
 * POST   /_sandbox/trades                     inject a fill {wallet, token_id, side, price?, size?}
                                              (answers its RTDS payloads and published_us)
@@ -38,7 +47,10 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              the venue's account rules at order time (off
                                              by default): deposit-wallet makers only, and the
                                              cached balance and allowance of the exchange
-* POST   /_sandbox/faults                     {path, count?, status?, delay?, method?, retry_after?}
+* POST   /_sandbox/faults                     {path, count?, status?, delay?, method?, retry_after?,
+                                             after?, reset?}: after=true serves the request,
+                                             then loses its answer (late, replaced by status,
+                                             or reset=true: the connection is reset)
 * DELETE /_sandbox/faults                     disarm all faults
 * POST   /_sandbox/restart                    {seconds?: 90, post_only_seconds?: 120,
                                              retry_after?: 1}: a matching-engine restart
@@ -147,6 +159,7 @@ def state_summary():
             "markets": markets,
             "faults": state.faults.snapshot(),
             "mode": state.modes.describe(),
+            "lifecycle": state.lifecycle.switches.describe(),
             "chain": state.chain.describe() if state.chain else None,
         })
 
@@ -191,6 +204,7 @@ def add_market():
         question_id=_optional(body, "question_id"),
         condition_id=_optional(body, "condition_id"),
         collateral=_optional(body, "collateral"),
+        seconds_delay=_whole(body, "seconds_delay"),
     )
     state = _state()
     liquidity = body.get("liquidity")
@@ -238,6 +252,44 @@ def resolve_market(condition_id: str):
     state.resolve(condition_id, index)
     with state.lock:
         return json_response(market_json(state, market))
+
+
+def _whole(body: dict, name: str) -> int:
+    value = body.get(name, 0)
+    if isinstance(value, bool) or not isinstance(value, int | Decimal) or value < 0:
+        raise VenueRejection(f"{name} must be a non-negative whole number")
+    return int(value)
+
+
+@bp.post("/markets/<condition_id>/delay")
+def delay_market(condition_id: str):
+    """Set a market's matching delay (Gamma ``secondsDelay``; 0 switches it off)."""
+    seconds = _whole(_body(), "seconds")
+    state = _state()
+    with state.lock:
+        market = state.market(condition_id)
+        market.seconds_delay = seconds
+        return json_response(market_json(state, market))
+
+
+@bp.post("/lifecycle")
+def lifecycle():
+    """Switch how orders and trades move after placement (see the module docstring)."""
+    body = _body()
+    state = _state()
+    with state.lock:
+        switches = state.lifecycle.switches
+        if "empty_finished_orders" in body:
+            switches.empty_finished_orders = bool(body["empty_finished_orders"])
+        for name in ("mined_after", "confirmed_after"):
+            value = _decimal(body, name)
+            if value is not None:
+                if value < 0:
+                    raise VenueRejection(f"{name} must be non-negative")
+                setattr(switches, name, float(value))
+        if "fail_next" in body:
+            state.lifecycle.fail_next(_whole(body, "fail_next"))
+        return json_response(switches.describe())
 
 
 @bp.post("/fund")
@@ -435,6 +487,8 @@ def add_fault():
         method=body.get("method"),
         retry_after=int(body["retry_after"]) if body.get("retry_after") is not None else None,
         body=body.get("body"),
+        after=bool(body.get("after", False)),
+        reset=bool(body.get("reset", False)),
     )
     _state().faults.add(rule)
     return json_response({"faults": _state().faults.snapshot()}, 201)

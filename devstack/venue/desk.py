@@ -93,6 +93,7 @@ class OrderDesk:
         self.orders: dict[str, BookOrder] = {}
         self.received_orders: list[dict] = []
         self.listeners: list[BookListener] = []
+        self.delayed: list[tuple[float, BookOrder]] = []  # (due, order), oldest first
 
     def listen(self, listener: BookListener) -> None:
         """Register a listener for book changes and trades."""
@@ -243,21 +244,34 @@ class OrderDesk:
             raise VenueRejection(
                 f"order {order_id} is invalid. Post-only order crosses the book."
             )
+        if market.seconds_delay and plan.fills:
+            # Marketable on a delayed market: queued, matched once the delay is over
+            # (devstack/venue/lifecycle.py), answered "delayed" now.
+            self.orders[order_id] = order
+            order.status = "DELAYED"
+            self.ledger.hold(order)
+            self.delayed.append((now + market.seconds_delay, order))
+            return market, order, None
         if order_type == "FOK" and not plan.complete:
             raise VenueRejection(ERR_FOK)
         if order_type == "FAK" and not plan.fills:
             raise VenueRejection(ERR_FAK)
         self.orders[order_id] = order
-        trade = self.execute(market, order, plan.fills, now)
-        if order_type in ("GTC", "GTD") and order.remaining > 0:
-            book.add(order)
+        return market, order, self.match(market, order, plan.fills, now)
+
+    def match(self, market: Market, order: BookOrder, fills: list[PlannedFill],
+              now: float) -> ClobTrade | None:
+        """Execute an accepted order's fills, then rest what is left (GTC/GTD) or finish it."""
+        trade = self.execute(market, order, fills, now)
+        if order.order_type in ("GTC", "GTD") and order.remaining > 0:
+            self.books[market.condition_id].add(order)
             self.ledger.hold(order)
             order.status = "LIVE"
         else:
-            if is_market_buy:
+            if order.budget is not None:
                 order.original_size = order.size_matched
             order.status = "MATCHED" if order.size_matched else "CANCELED"
-        return market, order, trade
+        return trade
 
     def _check_signer(self, record: ApiKeyRecord, signed, authoriser: str) -> None:
         """Tie the order to the API key's address, as the venue does per signature type."""
@@ -346,6 +360,7 @@ class OrderDesk:
             fee_rate_bps=int(market.fees.rate * 10000) if market.fees else 0,
             match_time=int(now),
             transaction_hash=tx_hash,
+            matched_at=now,
         )
         new_fills: list[Fill] = []
         for planned in fills:
@@ -459,12 +474,12 @@ class OrderDesk:
             order = self.orders.get(order_id)
             if order is None or order.owner != record.api_key:
                 not_canceled[order_id] = "order not found"
-            elif order.status != "LIVE":
+            elif order.status not in ("LIVE", "DELAYED"):
                 not_canceled[order_id] = "order can't be canceled, already " + (
                     "matched" if order.status == "MATCHED" else "canceled"
                 )
-            else:
-                self.close(order, "CANCELED")
+            else:  # a delayed order waits in the queue, not on the book
+                self.close(order, "CANCELED", remove=order.status == "LIVE")
                 canceled.append(order_id)
                 touched[order.condition_id] = self.catalog.markets[order.condition_id]
         for market in touched.values():
@@ -509,12 +524,13 @@ def order_response(order: BookOrder, trade: ClobTrade | None) -> dict:
     else:
         making, taking = amount_text(trade.size), amount_text(trade.taker_usdc)
     fully = order.remaining <= 0 or order.order_type in ("FOK", "FAK")
+    status = "matched" if trade is not None and fully else "live"
     response = {
         "errorMsg": "",
         "orderID": order.order_id,
         "takingAmount": taking,
         "makingAmount": making,
-        "status": "matched" if trade is not None and fully else "live",
+        "status": "delayed" if order.status == "DELAYED" else status,
         "transactionsHashes": [trade.transaction_hash] if trade else [],
         "success": True,
     }

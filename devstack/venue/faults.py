@@ -11,6 +11,9 @@ class FaultRule:
     """Answer `status` (after `delay` seconds) to the next `remaining` matching requests.
 
     status 0 means: only delay, then serve normally (a slow venue / client timeout).
+    ``after``: the venue does the work first and the answer is what gets lost: served
+    after ``delay``, replaced by ``status`` (0: the real answer), or, with ``reset``, the
+    connection is reset instead of answering.
     """
 
     path_prefix: str
@@ -20,6 +23,8 @@ class FaultRule:
     method: str | None = None
     retry_after: int | None = None
     body: str | None = None
+    after: bool = False
+    reset: bool = False
 
     def matches(self, path: str, method: str) -> bool:
         """True when this rule applies to a request."""
@@ -64,7 +69,8 @@ class FaultBoard:
             return [
                 {
                     "path": r.path_prefix, "remaining": r.remaining, "status": r.status,
-                    "delay": str(r.delay), "method": r.method,
+                    "delay": str(r.delay), "method": r.method, "after": r.after,
+                    "reset": r.reset,
                 }
                 for r in self._rules
             ]

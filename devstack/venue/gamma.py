@@ -118,6 +118,8 @@ def market_json(
         data["takerBaseFee"] = 1000 if market.fees else 0
     if market.neg_risk:
         data["negRiskMarketID"] = market.neg_risk_market_id
+    if market.seconds_delay:  # the venue sends it on delayed (sports) markets only
+        data["secondsDelay"] = market.seconds_delay
     if with_event and not nested:
         data["events"] = [event_json(state, event, with_markets=False)]
     data["ready"] = False

@@ -33,6 +33,7 @@ from devstack.venue.faults import FaultBoard
 from devstack.venue.feed import RtdsHub
 from devstack.venue.house import HouseMaker
 from devstack.venue.ledger import Ledger, PositionStats
+from devstack.venue.lifecycle import TradeLifecycle
 from devstack.venue.market_channel import MarketChannel
 from devstack.venue.matching import BookOrder, MarketBook
 from devstack.venue.modes import VenueModes
@@ -134,6 +135,8 @@ class SandboxState:
         if self.wallet_chain is not None:
             executor = ChainWallets(*self.wallet_chain, self.accounts)
         self.relayer = Relayer(self.config, self._now, self.accounts, executor)
+        self.lifecycle = TradeLifecycle(self._now, self.catalog, self.desk, self.ledger,
+                                        self.tape, self._after_match)
         self.profiles: dict[str, tuple[str, str]] = {}
         for index, whale in enumerate(self.whales):
             self.profiles[whale.lower()] = WHALE_PROFILES[index % len(WHALE_PROFILES)]
@@ -165,6 +168,17 @@ class SandboxState:
     def _now(self) -> float:
         # read at each call: tests swap `clock` on a running state
         return self.clock()
+
+    def _after_match(self, market: Market) -> None:
+        self.house_maker.replenish(market)
+        self.desk.publish(market)
+
+    def advance(self) -> None:
+        """Let time act: delayed orders match, trades settle or fail (lifecycle.py)."""
+        if not self.lifecycle.busy():
+            return
+        with self.lock:
+            self.lifecycle.advance()
 
     def add_market(self, seed: MarketSeed, *, house_liquidity: bool | None = None) -> Market:
         """Create a market (and its event if new) from a seed; returns it."""
@@ -383,8 +397,8 @@ class SandboxState:
             self.desk.received_orders.append(entry)
             try:
                 market, order, trade = self.desk.submit(record, envelope, entry)
-                self.house_maker.replenish(market)
-                self.desk.publish(market)
+                self._after_match(market)
+                self.lifecycle.advance()
                 result = order_response(order, trade)
             except VenueRejection as exc:
                 entry["status"] = exc.status
@@ -421,8 +435,16 @@ class SandboxState:
     def open_orders(
         self, record: ApiKeyRecord, *, market: str = "", asset_id: str = "", order_id: str = ""
     ) -> list[BookOrder]:
-        """The key's live orders, filtered like GET /data/orders."""
+        """The key's live orders, filtered like GET /data/orders.
+
+        Asked for one ``id``, any status of the key's order answers (delayed, matched,
+        cancelled: how the SDK follows a delayed order's ``associate_trades``).
+        """
         with self.lock:
+            if order_id:
+                found = self.desk.orders.get(order_id)
+                mine = found is not None and found.owner == record.api_key
+                return [found] if mine else []
             return [
                 o for o in self.desk.open_orders_of(record)
                 if (not market or o.condition_id == market)

@@ -69,6 +69,8 @@ class ClobTrade:
     match_time: int
     transaction_hash: str
     maker_fills: list[tuple[BookOrder, int, Decimal]] = field(default_factory=list)
+    matched_at: float = 0.0  # epoch seconds (settlement statuses run from here)
+    fails: bool = False      # ends FAILED (a control switch chose it; lifecycle.py)
 
 
 class Tape:

@@ -38,6 +38,8 @@ def test_positions_trades_and_cancelling_an_open_order(page, inbox, venue_contro
     assert "10" in live.inner_text()
     page.locator(f"#paper-positions tr[data-token-id='{yes}']").wait_for()
     page.wait_for_selector("#live-trades td:has-text('filled')")
+    # Matched just now: the venue has not confirmed it on chain yet, and the table says so.
+    page.wait_for_selector("#live-trades td:has-text('settlement matched')")
     page.wait_for_selector("#paper-trades td:has-text('filled')")
     order_row = page.locator(f"#open-orders tr[data-order-id='{resting['order_id']}']")
     order_row.wait_for()

@@ -278,7 +278,7 @@ def test_lost_answer_is_queued_for_reconciliation(trader, market, venue_control)
 
     venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
                                            "status": 500, "count": 1}, expect=201)
-    venue_control.call("POST", "/faults", {"path": "/clob/data/order/", "status": 503,
+    venue_control.call("POST", "/faults", {"path": "/clob/data/", "status": 503,
                                            "count": 20}, expect=201)
     try:
         with pytest.raises(errors.VenueUnavailable) as caught:

@@ -31,7 +31,8 @@ def test_a_placed_order_becomes_a_trade(trader, market):
         "side": "buy", "size": Decimal(10), "price": Decimal("0.53"),
         "filled_price": Decimal("0.51"), "usdc_value": Decimal("5.1"), "fee": Decimal(0),
         "latency_ms": None, "status": "filled", "created_at": view["created_at"],
-        "filled_at": view["filled_at"], "config_id": None, "order_id": placed.order_id}
+        "filled_at": view["filled_at"], "config_id": None, "order_id": placed.order_id,
+        "settlement": "matched", "failed_size": Decimal(0), "settled_at": None}
     assert view["filled_at"] >= view["created_at"]
 
 

@@ -1,0 +1,142 @@
+"""After placement: delayed orders, trade settlement statuses, failed trades (ACCOUNTS.md §7.3).
+
+* A marketable order on a market with ``secondsDelay`` is queued by the desk (status
+  ``DELAYED``); once its delay is over it is matched against the book as it is then, or
+  ends ``CANCELED`` unfilled (a FOK that cannot fill whole, a FAK with nothing to take).
+* A trade reports ``MATCHED``, then ``MINED`` after ``mined_after`` s, then ``CONFIRMED``
+  after ``confirmed_after`` s. A trade picked by ``fail_next`` reports ``RETRYING`` once
+  mined would be due and ``FAILED`` when it would have been confirmed: its fills are then
+  undone in the ledger (pUSD, fee and tokens back where they were).
+* ``empty_finished_orders``: ``GET /data/order/<id>`` answers 200 with an empty body for
+  an order that is no longer open (the venue's way, py-clob-client #217).
+
+Time moves lazily: ``advance`` runs before every request (and after each order entry), so
+no thread is needed. Not locked here: the sandbox state's lock guards every call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from devstack.venue.catalog import Catalog, Market
+from devstack.venue.desk import OrderDesk
+from devstack.venue.ledger import Ledger
+from devstack.venue.matching import BookOrder
+from devstack.venue.tape import ClobTrade, Tape
+
+OPEN_STATUSES = ("LIVE", "DELAYED")
+
+
+@dataclass
+class LifecycleSwitches:
+    """The control API's switches (defaults: what the venue does)."""
+
+    empty_finished_orders: bool = True
+    mined_after: float = 2.0
+    confirmed_after: float = 6.0
+    fail_next: int = 0  # how many of the next trades (of API-key orders) end FAILED
+
+    def describe(self) -> dict:
+        """The switches as the control API shows them."""
+        return {"empty_finished_orders": self.empty_finished_orders,
+                "mined_after": str(self.mined_after),
+                "confirmed_after": str(self.confirmed_after), "fail_next": self.fail_next}
+
+
+class TradeLifecycle:
+    """Moves delayed orders and trades along as time passes."""
+
+    def __init__(self, now: Callable[[], float], catalog: Catalog, desk: OrderDesk,
+                 ledger: Ledger, tape: Tape, after_match: Callable[[Market], None]) -> None:
+        self.now = now
+        self.catalog = catalog
+        self.desk = desk
+        self.ledger = ledger
+        self.tape = tape
+        self.after_match = after_match  # replenish the house and publish the book
+        self.switches = LifecycleSwitches()
+        self._seen = 0  # clob trades already looked at for ``fail_next``
+        self._failing: list[ClobTrade] = []  # picked to fail, not yet undone
+
+    def busy(self) -> bool:
+        """True when time may change something (checked without the lock, per request)."""
+        return bool(self.desk.delayed or self._failing or self.switches.fail_next)
+
+    def fail_next(self, count: int) -> None:
+        """The next ``count`` trades of API-key orders end FAILED."""
+        self.switches.fail_next = count
+        self._seen = len(self.tape.clob_trades)
+
+    def advance(self) -> None:
+        """Match due delayed orders, pick failing trades, undo the fills of failed ones."""
+        now = self.now()
+        if self.desk.delayed:
+            self._match_due(now)
+        count = len(self.tape.clob_trades)
+        if self.switches.fail_next > 0 and count > self._seen:
+            for trade in list(self.tape.clob_trades.values())[self._seen:]:
+                if self.switches.fail_next > 0 and _placed_by_a_key(trade):
+                    self.switches.fail_next -= 1
+                    trade.fails = True
+                    self._failing.append(trade)
+        self._seen = count
+        for trade in list(self._failing):
+            if self.status(trade, now) == "FAILED":
+                self._failing.remove(trade)
+                self._reverse(trade)
+
+    def status(self, trade: ClobTrade, now: float) -> str:
+        """The trade's settlement status at ``now``."""
+        age = now - trade.matched_at
+        if age < self.switches.mined_after:
+            return "MATCHED"
+        if trade.fails:
+            return "RETRYING" if age < self.switches.confirmed_after else "FAILED"
+        return "MINED" if age < self.switches.confirmed_after else "CONFIRMED"
+
+    def finished_order_hidden(self, order: BookOrder) -> bool:
+        """True when ``GET /data/order/<id>`` answers an empty body for this order."""
+        return self.switches.empty_finished_orders and order.status not in OPEN_STATUSES
+
+    def _match_due(self, now: float) -> None:
+        due = [item for item in self.desk.delayed if item[0] <= now]
+        if not due:
+            return
+        self.desk.delayed = [item for item in self.desk.delayed if item[0] > now]
+        for _, order in due:
+            self.ledger.release(order)
+            if order.status != "DELAYED":
+                continue  # cancelled while queued
+            market = self.catalog.markets[order.condition_id]
+            book = self.desk.books[market.condition_id]
+            for gone in book.drop_expired(now):
+                self.desk.close(gone, "EXPIRED", remove=False)
+            plan = book.plan(order, now)
+            killed = (order.order_type == "FOK" and not plan.complete) or (
+                order.order_type == "FAK" and not plan.fills) or market.closed
+            if killed:
+                order.status = "CANCELED"
+                continue
+            self.desk.match(market, order, plan.fills, now)
+            self.after_match(market)
+
+    def _reverse(self, trade: ClobTrade) -> None:
+        """Undo a failed trade's fills: the transfers never happened on chain."""
+        collateral, positions = self.ledger.collateral, self.ledger.positions
+        for fill in self.tape.fills:
+            if fill.trade_id != trade.id:
+                continue
+            key = fill.proxy_wallet.lower()
+            held = positions.setdefault(key, {})
+            if fill.side == "BUY":
+                collateral[key] = collateral.get(key, 0) + fill.usdc + fill.fee
+                held[fill.asset] = held.get(fill.asset, 0) - fill.size
+            else:
+                collateral[key] = collateral.get(key, 0) - fill.usdc + fill.fee
+                held[fill.asset] = held.get(fill.asset, 0) + fill.size
+
+
+def _placed_by_a_key(trade: ClobTrade) -> bool:
+    """A trade one of the API's users is part of (not a whale's or the house's alone)."""
+    return bool(trade.taker_order.owner) or any(o.owner for o, _, _ in trade.maker_fills)

@@ -1,0 +1,230 @@
+"""What the venue did with one of our orders, read from ``/data/orders`` and ``/data/trades``.
+
+``look_up`` asks ``GET /data/orders?id=<hash>`` (the order in any status: live, delayed,
+matched, cancelled) and finds the order's trades: the ones it names
+(``associate_trades``) and the ones we already know, each read with
+``GET /data/trades?id=``, and, when the venue does not list the order, the trades of its
+token since it was sent that name it as taker or maker (a finished FOK the venue no
+longer lists). ``GET /data/order/<id>`` is not used: the venue answers finished orders
+with an empty body there, and never "not found" for an order it had.
+
+``record`` keeps one ``OrderFill`` per venue trade with its status (MATCHED → MINED →
+CONFIRMED, or RETRYING → FAILED) and sums what counts: a FAILED trade is a fill that
+never happened. ``settle_trade`` writes the user's view of it on the order's ``Trade``
+(``settlement``, ``failed_size``, ``settled_at``) and, for a copy order whose failed fill
+the config's position had counted, takes it back out of that position.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from decimal import Decimal
+
+from models.base import atomic, utcnow
+from models.copying import INTENT_FILLED, CopyIntent
+from models.trading import Order, OrderFill, Trade
+from services import copy_positions
+from venue.client import VenueClient
+from venue.models import ApiCreds, OpenOrder, Side
+from venue.parse.clob_trades import (
+    TRADE_CONFIRMED,
+    TRADE_FAILED,
+    TRADE_MATCHED,
+    TRADE_MINED,
+    TRADE_RETRYING,
+    VenueTrade,
+)
+
+log = logging.getLogger(__name__)
+
+ZERO = Decimal(0)
+FINAL_TRADE_STATUSES = (TRADE_CONFIRMED, TRADE_FAILED)
+# Trade.settlement: the least advanced of the fills still moving, else the final word.
+SETTLEMENT_ORDER = (TRADE_MATCHED, TRADE_RETRYING, TRADE_MINED)
+UNSETTLED = tuple(status.lower() for status in SETTLEMENT_ORDER)
+FIRST_SETTLEMENT = TRADE_MATCHED.lower()  # a fill's first word, from the order's answer
+# Trades of a token looked through for an order the venue no longer lists (pages of 100).
+SEARCH_PAGES = 5
+# How far before the send the search starts (the venue's clock may differ from ours).
+CLOCK_SLACK = timedelta(seconds=60)
+# How long a fill's settlement is followed (Polygon confirms in minutes; RETRYING ends).
+FOLLOW_SETTLEMENT = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class Fill:
+    """One venue trade's part of our order."""
+
+    trade_id: str
+    status: str
+    shares: Decimal
+    value: Decimal
+
+
+@dataclass(frozen=True)
+class VenueView:
+    """The venue's word on an order: its listing (None when not listed) and its fills."""
+
+    listed: OpenOrder | None
+    fills: tuple[Fill, ...] = ()
+
+    @property
+    def found(self) -> bool:
+        """True when the venue knows the order (listed, or a party to a trade)."""
+        return self.listed is not None or bool(self.fills)
+
+    @property
+    def status(self) -> str | None:
+        """The listing's status in plain words (``ORDER_STATUS_LIVE`` → ``LIVE``)."""
+        if self.listed is None:
+            return None
+        return self.listed.status.upper().removeprefix("ORDER_STATUS_")
+
+
+@dataclass
+class Totals:
+    """What an order's fills add up to, and what changed since the last look."""
+
+    shares: Decimal = ZERO          # counted: every fill but the FAILED ones
+    value: Decimal = ZERO
+    failed_shares: Decimal = ZERO
+    failed_value: Decimal = ZERO
+    newly_failed: list[Fill] = field(default_factory=list)
+    statuses: list[str] = field(default_factory=list)
+
+    @property
+    def settlement(self) -> str | None:
+        """Trade.settlement: None before any fill; the slowest moving fill; the final word."""
+        if not self.statuses:
+            return None
+        for status in SETTLEMENT_ORDER:
+            if status in self.statuses:
+                return status.lower()
+        return "confirmed" if TRADE_CONFIRMED in self.statuses else "failed"
+
+
+def look_up(client: VenueClient, creds: ApiCreds, order: Order) -> VenueView:
+    """The venue's listing of the order and its fills; raises VenueError when it cannot say."""
+    page = client.clob.open_orders(creds, order_id=order.order_hash)
+    listed = next((o for o in page.orders if o.id.lower() == order.order_hash.lower()), None)
+    wanted = list(listed.associate_trades) if listed is not None else []
+    known = [row.venue_trade_id for row in OrderFill.select(OrderFill.venue_trade_id)
+             .where(OrderFill.order == order.id)]
+    trades: dict[str, VenueTrade] = {}
+    for trade_id in dict.fromkeys([*wanted, *known]):
+        found, _ = client.clob.trades(creds, trade_id=trade_id)
+        trades.update((t.id, t) for t in found if t.id == trade_id)
+    if not trades and (listed is None or listed.size_matched > 0):
+        # Unlisted, or filled without naming its trades: find them among the token's.
+        trades.update((t.id, t) for t in _search(client, creds, order))
+    fills = []
+    for trade in trades.values():
+        part = trade.fill_of(order.order_hash)
+        if part is not None:
+            fills.append(Fill(trade.id, trade.status, *part))
+    return VenueView(listed=listed, fills=tuple(fills))
+
+
+def _search(client: VenueClient, creds: ApiCreds, order: Order) -> Iterable[VenueTrade]:
+    """The token's trades since the order was sent that name it (it is no longer listed)."""
+    since = (order.submitted_at or order.created_at) - CLOCK_SLACK
+    cursor = "MA=="
+    for _ in range(SEARCH_PAGES):
+        page, cursor = client.clob.trades(creds, asset_id=order.token_id,
+                                          after=int(since.timestamp()), next_cursor=cursor)
+        yield from (t for t in page if t.fill_of(order.order_hash) is not None)
+        if cursor in ("", "LTE="):
+            return
+
+
+def record(order: Order, fills: Iterable[Fill]) -> Totals:
+    """Store the fills' statuses (a FAILED one is never revived); what they add up to.
+
+    ``newly_failed``: fills whose FAILED status this call wrote first (one caller only),
+    so a reversal that follows happens once.
+    """
+    totals = Totals()
+    now = utcnow()
+    with atomic():
+        stored = {row.venue_trade_id: row for row in
+                  OrderFill.select().where(OrderFill.order == order.id)}
+        for fill in fills:
+            row = stored.get(fill.trade_id)
+            if row is None:
+                OrderFill.insert(order=order.id, venue_trade_id=fill.trade_id,
+                                 status=fill.status, shares=fill.shares, value=fill.value,
+                                 created_at=now, updated_at=now).on_conflict_ignore().execute()
+                if fill.status == TRADE_FAILED:
+                    totals.newly_failed.append(fill)
+            elif row.status != fill.status and row.status not in FINAL_TRADE_STATUSES:
+                written = OrderFill.update(status=fill.status, updated_at=now).where(
+                    OrderFill.id == row.id, OrderFill.status == row.status).execute()
+                if written and fill.status == TRADE_FAILED:
+                    totals.newly_failed.append(fill)
+        for row in OrderFill.select().where(OrderFill.order == order.id):
+            totals.statuses.append(row.status)
+            if row.status == TRADE_FAILED:
+                totals.failed_shares += row.shares
+                totals.failed_value += row.value
+            else:
+                totals.shares += row.shares
+                totals.value += row.value
+    return totals
+
+
+def settle_trade(order: Order, totals: Totals) -> None:
+    """Write the fills' settlement on the order's Trade; take failed fills out of a copy."""
+    if not totals.statuses:
+        return
+    settlement = totals.settlement
+    changes: dict[str, object] = {"settlement": settlement, "failed_size": totals.failed_shares}
+    if settlement in ("confirmed", "failed"):
+        changes["settled_at"] = utcnow()
+    if totals.failed_shares > 0 and totals.shares == 0 and order.status not in (
+            "pending", "live", "delayed"):
+        changes["status"] = "failed"  # every fill failed: nothing happened after all
+    Trade.update(changes).where(Trade.order == order.id).execute()
+    if totals.newly_failed:
+        log.warning("order %s: %d venue trade(s) FAILED; their fills are reversed",
+                    order.order_hash, len(totals.newly_failed))
+        _reverse_copy(order, totals.newly_failed)
+
+
+def _reverse_copy(order: Order, failed: list[Fill]) -> None:
+    """Take failed fills back out of the copy config's position, if it had counted them."""
+    if order.source != "copy" or order.config_id is None or not order.target_trade_id:
+        return
+    intent = CopyIntent.get_or_none(CopyIntent.id == order.target_trade_id)
+    if intent is None or intent.status != INTENT_FILLED:
+        return  # not counted yet: its settlement reads the order's reduced fills
+    shares = sum((f.shares for f in failed), ZERO)
+    value = sum((f.value for f in failed), ZERO)
+    side = Side.parse(order.side)
+    # A failed buy never brought the shares: out they go with their cost. A failed sell
+    # never parted with them: back they come at the price they were sold for.
+    reverse_side, shares, value = ((Side.BUY, -shares, -value) if side is Side.BUY
+                                   else (Side.BUY, shares, value))
+    copy_positions.apply_position(order.config_id, False, order.token_id, reverse_side,
+                                  shares, value, condition_id=intent.condition_id,
+                                  market_slug=intent.market_slug, outcome=intent.outcome)
+    CopyIntent.update(filled_size=max(ZERO, (intent.filled_size or ZERO)
+                                       - sum((f.shares for f in failed), ZERO)),
+                      detail=(intent.detail + " " if intent.detail else "")
+                      + "A venue trade of this copy FAILED; its fill was reversed.").where(
+        CopyIntent.id == intent.id).execute()
+
+
+def unsettled_orders(limit: int = 500) -> list[Order]:
+    """Orders whose fills the venue is still settling (oldest first; the sweep follows
+    them for ``FOLLOW_SETTLEMENT`` after they filled, then leaves them as they are)."""
+    since = utcnow() - FOLLOW_SETTLEMENT
+    return list(Order.select().join(Trade, on=(Trade.order == Order.id))
+                .where(Trade.settlement.in_(UNSETTLED), Trade.filled_at >= since)
+                .order_by(Order.created_at).limit(limit))
+
+
+__all__ = ["Fill", "Totals", "VenueView", "look_up", "record", "settle_trade",
+           "unsettled_orders"]

@@ -1,0 +1,233 @@
+"""The order state machine against the sandbox venue: delayed orders, settling and failed
+trades, and reconciliation that always ends (through /data/orders and /data/trades)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+
+from models.base import utcnow
+from models.trading import Order, OrderFill, Trade
+from services import orders, positions, previews, stats, venue_accounts, venues
+from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
+
+
+@pytest.fixture
+def venue_clock(venue_server, venue_control) -> Iterator[VenueClock]:
+    with hand_moved_clock(venue_server, venue_control) as clock:
+        yield clock
+
+
+def _place(trader, token, side, size, kind, price=None):
+    quote = previews.create(trader.user, token, side, size, kind, price)
+    return orders.place_order(trader.user, token_id=token, side=side, size=size,
+                              order_type=kind, price=price, preview_id=quote["preview_id"])
+
+
+def _delay(venue_control, market, seconds: int) -> None:
+    delay_market(venue_control, market.condition_id, seconds)
+
+
+def _sent_ago(order: Order, seconds: float) -> None:
+    Order.update(submitted_at=utcnow() - timedelta(seconds=seconds)) \
+        .where(Order.id == order.id).execute()
+
+
+def _seller(make_trader, market, venue_control, price: str = "0.50", size: str = "20"):
+    """Another user resting a sell of the market's Yes token."""
+    seller = make_trader("0")
+    venue_control.call("POST", "/fund", {"address": seller.address, "token_id": market.yes,
+                                         "shares": size}, expect=200)
+    _place(seller, market.yes, "sell", size, "limit", price)
+    return seller
+
+
+def test_a_delayed_order_stays_open_and_fills_after_the_delay(trader, market, venue_control,
+                                                            venue_clock):
+    _delay(venue_control, market, 5)
+    placed = _place(trader, market.yes, "buy", "10", "market")
+
+    # Not a final "cancelled" with no fill: the venue has the order and may fill it.
+    assert placed.status == "accepted" and placed.filled_size == 0
+    order = Order.get(Order.order_hash == placed.order_id)
+    assert order.status == "delayed" and order.acknowledged_at is not None
+    assert Trade.get_by_id(placed.trade_id).status == "pending"
+    assert orders.reconcile(order.id).status == "delayed"  # still waiting out the delay
+
+    venue_clock.advance(5)
+    assert orders.reconcile_pending(older_than=timedelta(0)) == 1
+    order = Order.get_by_id(order.id)
+    assert (order.status, order.filled_size, order.filled_value) == (
+        "matched", Decimal(10), Decimal("5.1"))
+    trade = Trade.get_by_id(placed.trade_id)
+    # Counted as soon as it matched (positions, PnL), not yet settled on chain.
+    assert (trade.status, trade.filled_size, trade.settlement, trade.settled_at) == (
+        "filled", Decimal(10), "matched", None)
+    assert positions.ledger(trader.user)[market.yes].size == Decimal(10)
+    assert venue_control.balances(trader.address)["positions"] == {market.yes: "10"}
+
+    venue_clock.advance(6)
+    orders.reconcile_pending(older_than=timedelta(0))
+    trade = Trade.get_by_id(placed.trade_id)
+    assert (trade.settlement, trade.status) == ("confirmed", "filled")
+    assert trade.settled_at is not None
+    [fill] = OrderFill.select().where(OrderFill.order == order.id)
+    assert (fill.status, fill.shares) == ("CONFIRMED", Decimal(10))
+    assert orders.reconcile_pending(older_than=timedelta(0)) == 0  # nothing left to follow
+
+
+def test_a_delayed_order_that_cannot_fill_ends_cancelled(trader, make_trader,
+                                                         make_sandbox_market, venue_control,
+                                                         venue_clock):
+    market = make_sandbox_market(liquidity=False)
+    seller = _seller(make_trader, market, venue_control)
+    _delay(venue_control, market, 3)
+    placed = _place(trader, market.yes, "buy", "10", "market")
+    assert Order.get(Order.order_hash == placed.order_id).status == "delayed"
+    orders.cancel_all(seller.user)  # the liquidity leaves during the delay
+    venue_clock.advance(3)
+    order = orders.reconcile(Order.get(Order.order_hash == placed.order_id).id)
+    assert (order.status, order.filled_size) == ("cancelled", 0)
+    assert Trade.get_by_id(placed.trade_id).status == "cancelled"
+    assert venue_control.balances(trader.address) == {
+        "address": trader.address, "pusd": "1000", "positions": {}}
+
+
+def test_a_failed_trade_is_reversed_everywhere_it_counted(trader, make_trader,
+                                                          make_sandbox_market, venue_control,
+                                                          venue_clock):
+    market = make_sandbox_market(liquidity=False)
+    _seller(make_trader, market, venue_control)
+    fail_next_trade(venue_control)
+    placed = _place(trader, market.yes, "buy", "10", "market")
+    assert placed.status == "filled" and placed.filled_size == Decimal(10)
+    assert stats.user_summary(trader.user)["trade_count"] == 1
+    orders.reconcile_pending(older_than=timedelta(0))
+    assert Trade.get_by_id(placed.trade_id).settlement == "matched"
+
+    venue_clock.advance(1)
+    orders.reconcile_pending(older_than=timedelta(0))
+    trade = Trade.get_by_id(placed.trade_id)
+    assert (trade.status, trade.settlement, trade.filled_size) == (
+        "filled", "retrying", Decimal(10))
+
+    venue_clock.advance(2)
+    orders.reconcile_pending(older_than=timedelta(0))
+    trade = Trade.get_by_id(placed.trade_id)
+    assert (trade.status, trade.settlement, trade.failed_size) == (
+        "failed", "failed", Decimal(10))
+    assert (trade.filled_size, trade.filled_value) == (0, 0)
+    order = Order.get_by_id(placed.trade_id)
+    assert (order.status, order.filled_size) == ("matched", 0)
+    # The ledger, the positions and the statistics no longer count it; the venue agrees.
+    assert positions.ledger(trader.user)[market.yes].size == 0
+    assert positions.ledger_drift(trader.user) == {}
+    assert stats.user_summary(trader.user)["trade_count"] == 0
+    assert venue_control.balances(trader.address)["pusd"] == "1000"
+    # Reconciling again changes nothing (the reversal happened once).
+    orders.reconcile(order.id)
+    assert Trade.get_by_id(placed.trade_id).failed_size == Decimal(10)
+
+
+def test_the_empty_single_order_answer_is_understood(trader, market, venue_control):
+    """``GET /data/order/<id>`` answers finished orders with an empty body: not malformed."""
+    placed = _place(trader, market.yes, "buy", "10", "market")
+    acct = venue_accounts.account(trader.user)
+    assert venues.client().clob.order(acct.creds, placed.order_id) is None
+    resting = _place(trader, market.yes, "buy", "5", "limit", "0.30")
+    listed = venues.client().clob.order(acct.creds, resting.order_id)
+    assert listed is not None and listed.is_live
+
+
+@pytest.fixture
+def impatient_client(monkeypatch):
+    """The runtime's venue client with a 1 s timeout, so a stalled answer times out fast."""
+    from services.runtime import runtime
+    from venue.client import VenueClient
+
+    access = runtime().venue
+    client = VenueClient(dataclasses.replace(access.config, timeout=1.0))
+    monkeypatch.setattr(access, "_client", client)
+    yield client
+    client.close()
+
+
+LOST_AFTER_SERVING = {
+    "5xx": {"status": 502},
+    "gateway_timeout": {"status": 504},
+    "timeout": {"status": 0, "delay": 2},
+    "connection_reset": {"reset": True},
+}
+
+
+@pytest.mark.parametrize("fault", sorted(LOST_AFTER_SERVING))
+def test_an_answer_lost_after_the_venue_took_the_order_is_resolved_at_once(
+        fault, trader, market, venue_control, venue_clock, impatient_client, caplog):
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "after": True, **LOST_AFTER_SERVING[fault]},
+                       expect=201)
+    placed = _place(trader, market.yes, "buy", "10", "market")
+    assert "POST failed" in caplog.text  # the answer was indeed lost
+    # Looked up through /data/orders and /data/trades right away: nothing waits for a 404.
+    assert placed.status == "filled", placed
+    order = Order.get(Order.order_hash == placed.order_id)
+    assert (order.status, order.filled_size, order.filled_value) == (
+        "matched", Decimal(10), Decimal("5.1"))
+    assert Trade.get_by_id(placed.trade_id).status == "filled"
+    assert venue_control.balances(trader.address)["positions"] == {market.yes: "10"}
+    assert [e["order_id"] for e in venue_control.received_orders()].count(
+        placed.order_id) == 1  # sent once
+
+
+def test_an_order_that_never_arrived_fails_after_the_grace(trader, market, venue_control,
+                                                          venue_clock):
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "status": 500}, expect=201)
+    placed = _place(trader, market.yes, "buy", "10", "market")
+    order = Order.get(Order.order_hash == placed.order_id)
+    assert order.status == "pending"
+    grace = orders.not_found_grace().total_seconds()
+    _sent_ago(order, grace + 1)
+    assert orders.reconcile_pending(older_than=timedelta(0)) == 1
+    assert Order.get_by_id(order.id).status == "failed"
+    assert Trade.get_by_id(placed.trade_id).status == "failed"
+
+
+def test_an_unanswerable_order_is_closed_at_the_deadline(trader, market, venue_control,
+                                                        venue_clock):
+    """The POST and every lookup fail: the record still ends, at the deadline."""
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "status": 500}, expect=201)
+    venue_control.call("POST", "/faults", {"path": "/clob/data/", "status": 503,
+                                           "count": 1000}, expect=201)
+    placed = _place(trader, market.yes, "buy", "10", "market")
+    order = Order.get(Order.order_hash == placed.order_id)
+    _sent_ago(order, orders.not_found_grace().total_seconds() + 1)
+    orders.reconcile_pending(older_than=timedelta(0))
+    assert Order.get_by_id(order.id).status == "pending"  # the venue cannot say yet
+    _sent_ago(order, orders.resolve_deadline().total_seconds() + 1)
+    orders.reconcile_pending(older_than=timedelta(0))
+    order = Order.get_by_id(order.id)
+    assert order.status == "failed" and "deadline" in order.error
+    assert Trade.get_by_id(placed.trade_id).status == "failed"
+
+
+def test_an_order_still_delayed_at_the_deadline_is_cancelled_at_the_venue(
+        trader, market, venue_control, venue_clock):
+    _delay(venue_control, market, 3600)
+    placed = _place(trader, market.yes, "buy", "10", "market")
+    order = Order.get(Order.order_hash == placed.order_id)
+    assert order.status == "delayed"
+    _sent_ago(order, orders.resolve_deadline().total_seconds() + 1)
+    orders.reconcile_pending(older_than=timedelta(0))
+    order = Order.get_by_id(order.id)
+    assert (order.status, order.filled_size) == ("cancelled", 0)
+    venue_clock.advance(3600)  # the venue never fills it afterwards
+    acct = venue_accounts.account(trader.user)
+    [listed] = venues.client().clob.open_orders(acct.creds, order_id=order.order_hash).orders
+    assert listed.status == "CANCELED" and listed.size_matched == 0
+    assert venue_control.balances(trader.address)["positions"] == {}

@@ -1,0 +1,98 @@
+"""The copy engine meets the venue's order lifecycle: a copy on a delayed market fills
+after the delay, and a copy whose venue trade FAILED is taken back out of the config."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+import trio
+
+from models.base import db
+from models.copying import CopyPosition
+from models.trading import Order, Trade
+from services import orders
+from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
+from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
+
+# Rechecks often; reads no balance again meanwhile (the estimate is what is checked).
+RECHECKING = dataclasses.replace(FAST, recheck_seconds=0.2, recheck_after_seconds=0,
+                                 wallet_refresh_seconds=300.0)
+
+
+@pytest.fixture
+def venue_clock(venue_server, venue_control) -> Iterator[VenueClock]:
+    with hand_moved_clock(venue_server, venue_control) as clock:
+        yield clock
+
+
+def _position(config) -> Decimal:
+    with db.connection_context():
+        row = CopyPosition.get_or_none(CopyPosition.config == config.id)
+        return row.shares if row is not None else Decimal(0)
+
+
+def _order(config) -> Order | None:
+    with db.connection_context():
+        return Order.get_or_none(Order.config_id == config.id)
+
+
+def test_a_copy_on_a_delayed_market_fills_after_the_delay(run_engines, make_config, trader,
+                                                          market, target, venue_control,
+                                                          venue_clock):
+    config = make_config(trader.user, target)
+    delay_market(venue_control, market.condition_id, 5)
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+        order = await wait_for(lambda: (o := _order(config)) and o.status != "pending" and o)
+        assert order.status == "delayed"  # not booked as a final unfilled "cancelled"
+        [intent] = intents_of(config)
+        assert intent.status == "sent" and _position(config) == 0
+        # The copier's pUSD estimate keeps what the open order may still spend.
+        slot = engines[0].wallets.accounts.get(trader.user.id)
+        assert slot is not None and slot.balance is not None
+        assert slot.balance <= Decimal(1000) - Decimal("5")
+        venue_clock.advance(5)
+        [intent] = await wait_for(lambda: [i for i in intents_of(config)
+                                           if i.status == "filled"])
+        assert intent.filled_size == Decimal(10)
+
+    run_engines(scenario, settings=RECHECKING)
+    assert _position(config) == Decimal(10)
+    assert venue_control.balances(trader.address)["positions"] == {market.yes: "10"}
+    order = _order(config)
+    assert (order.status, order.filled_size) == ("matched", Decimal(10))
+
+
+def test_a_failed_trade_on_a_copy_is_taken_out_of_the_configs_holding(
+        run_engines, make_config, trader, market, target, venue_control, venue_clock):
+    config = make_config(trader.user, target)
+    fail_next_trade(venue_control)
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+        [intent] = await wait_for(settled(config))
+        assert intent.status == "filled", (intent.reason, intent.detail)
+        assert await trio.to_thread.run_sync(_position, config) == Decimal(10)
+
+    run_engines(scenario)
+    venue_clock.advance(3)
+    with db.connection_context():
+        orders.reconcile_pending(older_than=timedelta(0))  # the maintenance sweep
+        order = Order.get(Order.config_id == config.id)
+        trade = Trade.get(Trade.order == order.id)
+    assert (trade.status, trade.settlement, trade.failed_size) == ("failed", "failed",
+                                                                   Decimal(10))
+    assert _position(config) == 0
+    [intent] = intents_of(config)
+    assert intent.filled_size == 0 and "FAILED" in intent.detail
+    assert venue_control.balances(trader.address)["positions"] == {}
+    with db.connection_context():  # a second sweep reverses nothing twice
+        orders.reconcile_pending(older_than=timedelta(0))
+    assert _position(config) == 0
