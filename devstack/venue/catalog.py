@@ -9,6 +9,7 @@ from decimal import Decimal
 from eth_utils import keccak
 
 from devstack.ctf import binary_token_ids, condition_id
+from devstack.venue.amounts import on_tick_grid
 from devstack.venue.rejections import VenueRejection
 
 TAGS: dict[str, dict[str, str]] = {
@@ -201,7 +202,7 @@ def build_market(
         tick_size=seed.tick_size,
         min_order_size=seed.min_order_size,
         fees=fees,
-        fair_price=seed.fair_price,
+        fair_price=on_tick_grid(seed.fair_price, seed.tick_size),
         created_at=created_at,
         start_date=created_at,
         end_date=end_date,

@@ -31,6 +31,7 @@ from decimal import Decimal, InvalidOperation
 
 from flask import Blueprint, current_app, request
 
+from devstack.venue.amounts import TICK_SIZES
 from devstack.venue.catalog import TAGS, MarketSeed
 from devstack.venue.faults import FaultRule
 from devstack.venue.gamma import market_json
@@ -137,8 +138,8 @@ def add_market():
         raise VenueRejection("outcomes must be a list of two names")
     fair = _decimal(body, "fair_price", Decimal("0.5"))
     tick = _decimal(body, "tick_size", Decimal("0.01"))
-    if tick not in (Decimal("0.1"), Decimal("0.01"), Decimal("0.001"), Decimal("0.0001")):
-        raise VenueRejection("tick_size must be 0.1, 0.01, 0.001 or 0.0001")
+    if tick not in TICK_SIZES:
+        raise VenueRejection(f"tick_size must be one of {', '.join(map(str, TICK_SIZES))}")
     seed = MarketSeed(
         category=category,
         event_slug=str(body.get("event_slug") or slug),
