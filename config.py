@@ -35,6 +35,7 @@ POLYGON_CONTRACTS = {
     "CTF_EXCHANGE_ADDRESS": "0xE111180000d2663C0091e4f400237545B87B996B",
     "NEG_RISK_EXCHANGE_ADDRESS": "0xe2222d279d744050d28e00520010520000310F59",
     "NEG_RISK_ADAPTER_ADDRESS": "0xd91E80cF2E7be2e162c6513ceD06f1dD0dA35296",
+    "EXCHANGE_V3_ADDRESS": "0xe3333700cA9d93003F00f0F71f8515005F6c00Aa",
 }
 
 DEFAULT_SANDBOX_PORT = 8010
@@ -88,6 +89,7 @@ class ContractAddresses:
     ctf_exchange: str
     neg_risk_exchange: str
     neg_risk_adapter: str
+    exchange_v3: str = POLYGON_CONTRACTS["EXCHANGE_V3_ADDRESS"]  # position-id markets
 
 
 @dataclass(frozen=True)
@@ -316,6 +318,7 @@ _CONTRACT_FIELDS = {
     "CTF_EXCHANGE_ADDRESS": "ctf_exchange",
     "NEG_RISK_EXCHANGE_ADDRESS": "neg_risk_exchange",
     "NEG_RISK_ADAPTER_ADDRESS": "neg_risk_adapter",
+    "EXCHANGE_V3_ADDRESS": "exchange_v3",
 }
 
 # SIGN_IN_* variables: the sign-in budgets (README "Configuration").

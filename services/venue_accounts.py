@@ -76,7 +76,8 @@ def account(user: User | UUID | str) -> VenueAccount:
     funder = (wallet.funder_address
               if wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET else None)
     signer = OrderSigner.for_venue(venues.client().config, order_key,
-                                   signature_type=wallet.signature_type, funder=funder)
+                                   signature_type=wallet.signature_type, funder=funder,
+                                   versions=venues.order_version())
     return VenueAccount(wallet=wallet, private_key=private_key,
                         signature_type=wallet.signature_type,
                         creds=_credentials(wallet, private_key), key=order_key, signer=signer)

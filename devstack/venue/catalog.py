@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from eth_utils import keccak
 
-from devstack.ctf import binary_token_ids, condition_id
+from devstack.ctf import binary_token_ids, condition_id, protocol_position_ids
 from devstack.venue.amounts import on_tick_grid
 from devstack.venue.rejections import VenueRejection
 
@@ -78,6 +78,7 @@ class Market:
     start_date: str
     end_date: str
     group_item_title: str = ""
+    position_ids: bool = False  # outcomes carry protocol-v2 position ids: Exchange V3 orders
     active: bool = True
     closed: bool = False
     winner: int | None = None  # outcome index that won, once resolved
@@ -120,6 +121,7 @@ class MarketSeed:
     question_id: str | None = None
     condition_id: str | None = None
     collateral: str | None = None
+    position_ids: bool = False  # a protocol-v2 market: position ids, orders on Exchange V3
 
 
 SEED_MARKETS: tuple[MarketSeed, ...] = (
@@ -195,7 +197,9 @@ def build_market(
         event_id=event.id,
         question_id=question_id,
         condition_id=condition,
-        token_ids=binary_token_ids(seed.collateral or collateral, condition),
+        token_ids=(protocol_position_ids(condition) if seed.position_ids
+                   else binary_token_ids(seed.collateral or collateral, condition)),
+        position_ids=seed.position_ids,
         outcomes=seed.outcomes,
         neg_risk=seed.neg_risk,
         neg_risk_market_id=event.neg_risk_market_id if seed.neg_risk else "",

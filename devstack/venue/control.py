@@ -22,6 +22,8 @@ Routes (JSON bodies; money and sizes as decimal strings):
 * GET    /_sandbox/orders                     every POST /order envelope received (and the answer)
 * DELETE /_sandbox/orders                     forget them
 * POST   /_sandbox/whales/start {interval?}, /_sandbox/whales/stop, /_sandbox/whales/tick
+* POST   /_sandbox/version                    {version: 2|3}: bump the order version
+                                             (orders signed for another: order_version_mismatch)
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from devstack.venue.faults import FaultRule
 from devstack.venue.gamma import market_json
 from devstack.venue.responses import error_response, json_response
 from devstack.venue.state import SandboxState, VenueRejection, amount_text
+from devstack.venue.versions import VERSIONS
 from devstack.venue.whales import WhaleRunner
 
 bp = Blueprint("sandbox_control", __name__)
@@ -99,6 +102,7 @@ def state_summary():
                 "outcomes": list(m.outcomes), "neg_risk": m.neg_risk,
                 "tick_size": str(m.tick_size), "closed": m.closed, "winner": m.winner,
                 "house_liquidity": m.house_liquidity, "fair_price": str(m.fair_price),
+                "position_ids": m.position_ids,
             }
             for m in state.markets_by_id.values()
         ]
@@ -106,6 +110,8 @@ def state_summary():
             "chain_id": state.config.chain_id,
             "exchange": state.config.exchange,
             "neg_risk_exchange": state.config.neg_risk_exchange,
+            "exchange_v3": state.config.exchange_v3,
+            "order_version": state.config.order_version,
             "collateral": state.config.collateral,
             "house": state.house,
             "whales": state.whales,
@@ -149,6 +155,7 @@ def add_market():
         fair_price=fair,
         tick_size=tick,
         neg_risk=bool(body.get("neg_risk", False)),
+        position_ids=bool(body.get("position_ids", False)),
         fee_rate=_decimal(body, "fee_rate"),
         group_item_title=str(body.get("group_item_title", "")),
         outcomes=(str(outcomes[0]), str(outcomes[1])),
@@ -280,6 +287,19 @@ def eoa_refusal():
     legacy = body.get("legacy")
     _state().set_eoa_refusal(bool(body.get("enabled", True)), legacy)
     return json_response({"enabled": _state().config.refuse_eoa_makers})
+
+
+@bp.post("/version")
+def set_order_version():
+    """Announce another order version on GET /version (a version bump)."""
+    body = _body()
+    version = body.get("version")
+    if version not in VERSIONS:
+        raise VenueRejection(f"version must be one of {', '.join(map(str, VERSIONS))}")
+    state = _state()
+    with state.lock:
+        state.config.order_version = version
+    return json_response({"version": version})
 
 
 @bp.post("/faults")

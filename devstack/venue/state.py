@@ -85,6 +85,7 @@ class SandboxState:
         self.faults = FaultBoard()
         self.house = derived_address(HOUSE_SEED)
         self._initial_switches = (self.config.refuse_eoa_makers, set(self.config.legacy_makers))
+        self._initial_order_version = self.config.order_version
         self.whales = [derived_address(f"sandbox-whale-{seed}-{i}") for i in range(4)]
         self.chain: ChainHoldings | None = None
         if self.config.chain_rpc_url:
@@ -98,6 +99,7 @@ class SandboxState:
         with self.lock:
             self.config.refuse_eoa_makers = self._initial_switches[0]
             self.config.legacy_makers = set(self._initial_switches[1])
+            self.config.order_version = self._initial_order_version
             self._reset_locked()
             self.market_channel.resync()
         self.faults.clear()
