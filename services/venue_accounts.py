@@ -15,7 +15,7 @@ from uuid import UUID
 from chain.tokens import token_balance
 from models.user import User
 from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET, TradingWallet
-from services import chain_access, errors, venues, wallets
+from services import chain_access, errors, order_versions, venues, wallets
 from venue.errors import VenueNotFound, VenueRejected
 from venue.models import ApiCreds
 from venue.order_signer import OrderSigner
@@ -67,6 +67,7 @@ def _credentials(wallet: TradingWallet, private_key: str) -> ApiCreds:
 
 def account(user: User | UUID | str) -> VenueAccount:
     """The user's venue account, creating the wallet and deriving credentials when needed."""
+    order_versions.ensure_read()  # once per process: what the signer signs for
     wallet = wallets.get_or_create(user)
     if wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET and not wallet.funder_address:
         raise errors.WalletError("Signature type 3 needs the deposit wallet's funder address.")
