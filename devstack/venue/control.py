@@ -22,6 +22,8 @@ Routes (JSON bodies; money and sizes as decimal strings):
 * GET    /_sandbox/orders                     every POST /order envelope received (and the answer)
 * DELETE /_sandbox/orders                     forget them
 * POST   /_sandbox/whales/start {interval?}, /_sandbox/whales/stop, /_sandbox/whales/tick
+* POST   /_sandbox/rtds/mute                  {enabled}: the RTDS feed stops sending trades
+                                             (connections stay open and answer pings)
 * POST   /_sandbox/version                    {version: 2|3}: bump the order version
                                              (orders signed for another: order_version_mismatch)
 """
@@ -287,6 +289,16 @@ def eoa_refusal():
     legacy = body.get("legacy")
     _state().set_eoa_refusal(bool(body.get("enabled", True)), legacy)
     return json_response({"enabled": _state().config.refuse_eoa_makers})
+
+
+@bp.post("/rtds/mute")
+def mute_rtds():
+    """Switch the RTDS feed's silent failure on or off (pings answered, no trades)."""
+    enabled = _body().get("enabled")
+    if not isinstance(enabled, bool):
+        raise VenueRejection("enabled must be true or false")
+    _state().feed.muted = enabled
+    return json_response({"muted": enabled})
 
 
 @bp.post("/version")

@@ -100,6 +100,7 @@ class SandboxState:
             self.config.refuse_eoa_makers = self._initial_switches[0]
             self.config.legacy_makers = set(self._initial_switches[1])
             self.config.order_version = self._initial_order_version
+            self.feed.muted = False
             self._reset_locked()
             self.market_channel.resync()
         self.faults.clear()
