@@ -146,6 +146,8 @@ class CopyEngineConfig:
     recheck_seconds: float = 10.0
     recheck_after_seconds: float = 30.0
     use_feed: bool = True
+    # An RTDS connection with no trade frame this long is stale: reconnect, poll fast (0: off).
+    feed_stale_seconds: float = 30.0
     use_book_feed: bool = True  # books from the CLOB market channel once a token is watched
     max_watched_books: int = 500  # tokens followed on the market channel (least recent out)
     db_threads: int = 16
@@ -339,6 +341,7 @@ _ENGINE_VARIABLES = {
     "COPY_SWEEP_SECONDS": "sweep_seconds",
     "COPY_POLL_SECONDS": "poll_seconds",
     "COPY_BACKSTOP_POLL_SECONDS": "backstop_poll_seconds",
+    "COPY_FEED_STALE_SECONDS": "feed_stale_seconds",
     "COPY_EXIT_CHECK_SECONDS": "exit_check_seconds",
     "COPY_STALE_INTENT_SECONDS": "stale_intent_seconds",
     "COPY_RECHECK_SECONDS": "recheck_seconds",
