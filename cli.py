@@ -342,10 +342,13 @@ def status(as_json: bool) -> None:
     click.echo(f"\nCOPY EXECUTORS ({len(data['executors'])})")
     if data["executors"]:
         click.echo(_table([[e["config_id"], e["target"], e["owner"] or "(unowned)",
+                            f"{e['detection']} since {e['detection_since']}"
+                            if e.get("detection") else "-",
                             _ago(e["last_detection_age_seconds"]),
                             (e["last_error"] or "-").splitlines()[0][:60]]
                            for e in data["executors"]],
-                          ["CONFIG", "TARGET", "OWNER", "LAST DETECTION", "LAST ERROR"]))
+                          ["CONFIG", "TARGET", "OWNER", "DETECTING BY", "LAST DETECTION",
+                           "LAST ERROR"]))
 
 
 @main.group()

@@ -41,6 +41,7 @@ POLYGON_CONTRACTS = {
     "COLLATERAL_ONRAMP_ADDRESS": "0x93070a847efEf7F70739046A929D47a521F5B8ee",
     "CTF_COLLATERAL_ADAPTER_ADDRESS": "0xAdA100Db00Ca00073811820692005400218FcE1f",
     "NEG_RISK_COLLATERAL_ADAPTER_ADDRESS": "0xadA2005600Dec949baf300f4C6120000bDB6eAab",
+    "EXCHANGE_V3_ADDRESS": "0xe3333700cA9d93003F00f0F71f8515005F6c00Aa",
 }
 
 POLYMARKET_RELAYER_URL = "https://relayer-v2.polymarket.com"
@@ -103,6 +104,7 @@ class ContractAddresses:
     collateral_onramp: str
     ctf_collateral_adapter: str
     neg_risk_collateral_adapter: str
+    exchange_v3: str = POLYGON_CONTRACTS["EXCHANGE_V3_ADDRESS"]  # position-id markets
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,8 @@ class CopyEngineConfig:
     recheck_seconds: float = 10.0
     recheck_after_seconds: float = 30.0
     use_feed: bool = True
+    # An RTDS connection with no trade frame this long is stale: reconnect, poll fast (0: off).
+    feed_stale_seconds: float = 30.0
     use_book_feed: bool = True  # books from the CLOB market channel once a token is watched
     max_watched_books: int = 500  # tokens followed on the market channel (least recent out)
     db_threads: int = 16
@@ -372,6 +376,7 @@ _CONTRACT_FIELDS = {
     "COLLATERAL_ONRAMP_ADDRESS": "collateral_onramp",
     "CTF_COLLATERAL_ADAPTER_ADDRESS": "ctf_collateral_adapter",
     "NEG_RISK_COLLATERAL_ADAPTER_ADDRESS": "neg_risk_collateral_adapter",
+    "EXCHANGE_V3_ADDRESS": "exchange_v3",
 }
 
 # SIGN_IN_* variables: the sign-in budgets (README "Configuration").
@@ -392,6 +397,7 @@ _ENGINE_VARIABLES = {
     "COPY_SWEEP_SECONDS": "sweep_seconds",
     "COPY_POLL_SECONDS": "poll_seconds",
     "COPY_BACKSTOP_POLL_SECONDS": "backstop_poll_seconds",
+    "COPY_FEED_STALE_SECONDS": "feed_stale_seconds",
     "COPY_EXIT_CHECK_SECONDS": "exit_check_seconds",
     "COPY_STALE_INTENT_SECONDS": "stale_intent_seconds",
     "COPY_RECHECK_SECONDS": "recheck_seconds",

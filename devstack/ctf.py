@@ -67,3 +67,14 @@ def binary_token_ids(collateral: str, condition: str) -> tuple[str, str]:
         str(position_id(collateral, condition, 1)),
         str(position_id(collateral, condition, 2)),
     )
+
+
+def protocol_position_ids(condition: str, module: int = 1) -> tuple[str, str]:
+    """The (outcome 0, outcome 1) position ids of a protocol-v2 market (traded on Exchange V3).
+
+    The layout the official SDK decodes: the module in the top byte, the condition's
+    leading bytes below it, bits 40..103 zero, the outcome index in the low byte.
+    """
+    body = int(condition.removeprefix("0x"), 16) >> 112 << 104  # keep 144 bits of the id
+    base = (module << 248) | (body & ((1 << 248) - 1))
+    return str(base), str(base | 1)

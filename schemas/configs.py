@@ -128,6 +128,11 @@ class ConfigStatusSchema(Schema):
     executor_running = fields.Boolean(required=True)
     worker = fields.String(allow_none=True)
     worker_heartbeat_at = fields.String(allow_none=True)
+    detection = fields.String(allow_none=True, metadata={
+        "description": "How the executor detects the target's trades now: feed (RTDS "
+                       "carrying trades) or poll (the feed down or stale)."})
+    detection_since = fields.String(allow_none=True, metadata={
+        "description": "When that detection source became the live one (ISO time)."})
     mode = fields.String(required=True)
     target_address = fields.String(required=True)
     last_detection_at = fields.DateTime(allow_none=True)

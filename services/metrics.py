@@ -98,6 +98,16 @@ COPY_EXECUTORS = Gauge("copytrade_copy_executors",
                        "Copy executors running: targets leased and configs run, summed over "
                        "live worker processes.", ["kind"], multiprocess_mode="livesum")
 
+DETECTION_SOURCE = Gauge("copytrade_detection_source",
+                        "Copy engines detecting trades by each source (feed: RTDS carrying "
+                        "trades; poll: the feed down or stale), summed over live workers.",
+                        ["source"], multiprocess_mode="livesum")
+DETECTION_SINCE = Gauge("copytrade_detection_source_since_seconds",
+                        "Unix time the engine's current detection source became live.",
+                        ["source"], multiprocess_mode="livemax")
+FEED_STALE = Counter("copytrade_feed_stale_reconnects_total",
+                     "RTDS connections dropped for carrying no trade frame (stale).")
+
 # -- jobs ---------------------------------------------------------------------------------
 
 JOB_DURATION = Histogram("copytrade_job_duration_seconds",
@@ -209,6 +219,20 @@ def copy_executors(targets: int, configs: int) -> None:
     """This process's copy engine runs ``targets`` leased targets with ``configs`` configs."""
     COPY_EXECUTORS.labels("targets").set(targets)
     COPY_EXECUTORS.labels("configs").set(configs)
+
+
+@_safe
+def detection_source(source: str) -> None:
+    """This process's copy engine now detects trades by ``source`` (feed or poll)."""
+    for kind in ("feed", "poll"):
+        DETECTION_SOURCE.labels(kind).set(1 if kind == source else 0)
+    DETECTION_SINCE.labels(source).set_to_current_time()
+
+
+@_safe
+def feed_stale(count: int = 1) -> None:
+    """RTDS connections were dropped for carrying no trades."""
+    FEED_STALE.inc(count)
 
 
 @_safe

@@ -97,6 +97,19 @@ def lease_holders(client: redis.Redis, prefix: str) -> dict[str, str]:
             for key, value in zip(keys, values, strict=True) if value}
 
 
+def engine_detection(client: redis.Redis, prefix: str,
+                     engines: Iterable[str | None]) -> dict[str, dict[str, str | None]]:
+    """Each engine's live detection source (feed|poll) and since when, from its heartbeat."""
+    names = sorted(e for e in engines if e)
+    with client.pipeline(transaction=False) as pipe:
+        for name in names:
+            pipe.hmget(copy_leases.engine_key(name, prefix), "detection", "detection_since")
+        answers = pipe.execute()
+    return {name: {"detection": source.decode() if source else None,
+                   "detection_since": since.decode() if since else None}
+            for name, (source, since) in zip(names, answers, strict=True)}
+
+
 def workers(client: redis.Redis, prefix: str, now: datetime,
             holders: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Live workers: id, host, pid, start, heartbeat age, jobs running, leases held."""
@@ -196,6 +209,8 @@ def executors(client: redis.Redis, prefix: str, now: datetime,
                 .where(CopyIntent.config.in_(chunk)).group_by(CopyIntent.config).tuples())
         for config_id, seen in rows:
             detected[config_id] = seen
+    detection = engine_detection(client, prefix, {holders.get(c.target_address.lower())
+                                                  for c in configs} - {None})
     targets = sorted({c.target_address for c in configs})
     for start in range(0, len(targets), 500):
         for cursor in TargetCursor.select().where(
@@ -210,6 +225,8 @@ def executors(client: redis.Redis, prefix: str, now: datetime,
             "config_id": str(config.id), "user_id": str(config.user_id),
             "target": config.target_address, "paper": bool(config.paper_trading),
             "owner": holders.get(config.target_address.lower()),
+            **detection.get(holders.get(config.target_address.lower()) or "",
+                            {"detection": None, "detection_since": None}),
             "last_detection_at": _iso(seen),
             "last_detection_age_seconds": _age(seen, now),
             "cursor_saved_at": _iso(cursors.get(config.target_address)),

@@ -26,6 +26,7 @@ from services.order_book import Walk
 from venue.errors import VenueNotFound
 from venue.models import FeeSchedule, OrderBook, Side
 from venue.models import Market as GammaMarket
+from venue.signing import snap_to_tick
 
 SIDES = ("buy", "sell")  # the API's words for the sides (Side.lower())
 ORDER_TYPES = ("market", "limit")
@@ -258,9 +259,9 @@ def protective_limit(worst: Decimal, side: Side, tick: Decimal,
     """The worst price a market order accepts: past ``worst`` by the protection, on the grid."""
     move = max(tick, worst * protection_bps / BPS)
     if side is Side.BUY:
-        price = (worst + move).quantize(tick, ROUND_CEILING)
+        price = snap_to_tick(worst + move, tick, ROUND_CEILING)
         return min(price, Decimal(1) - tick)
-    price = (worst - move).quantize(tick, ROUND_FLOOR)
+    price = snap_to_tick(worst - move, tick, ROUND_FLOOR)
     return max(price, tick)
 
 

@@ -34,12 +34,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 from uuid import UUID, uuid4
 
+import trio
 from redis.exceptions import RedisError
 
 from models.base import atomic, utcnow
@@ -68,6 +69,7 @@ from services import (
     order_fills,
     order_outages,
     order_plan,
+    order_versions,
     previews,
     trading_accounts,
     venue_accounts,
@@ -141,6 +143,7 @@ class PostAnswer:
     result: PostOrderResult | None = None
     refused: VenueRejected | None = None
     lost: VenueError | None = None  # no readable answer: the order may or may not be there
+    resent: PreparedOrder | None = None  # rebuilt for a new order version and sent instead
 
 
 def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
@@ -280,7 +283,25 @@ def record_orders(prepared: Sequence[PreparedOrder]) -> list[Order]:
 
 
 def post(prepared: PreparedOrder) -> PostAnswer:
-    """Send a recorded order (step 3, blocking); never retried, never raises for the venue."""
+    """Send a recorded order (step 3, blocking); never raises for the venue.
+
+    Retried once only when refused for a stale order version: rebuilt for the version the
+    venue now announces, re-recorded, sent again (services/order_versions.py).
+    """
+    answer = _post_once(prepared)
+    if not order_versions.is_stale(answer.refused):
+        return answer
+    try:
+        order_versions.refresh(venues.client())
+        rebuilt = _rebuilt(prepared)
+    except (VenueError, errors.CopytradeError) as exc:
+        log.warning("order %s: no rebuild for the new version (%s)", prepared.order_hash, exc)
+        return answer
+    order_versions.restamp(prepared.order_hash, rebuilt.signed, rebuilt.body)
+    return replace(_post_once(rebuilt), resent=rebuilt)
+
+
+def _post_once(prepared: PreparedOrder) -> PostAnswer:
     try:
         return PostAnswer(result=venues.client().clob.post_order(prepared.acct.creds,
                                                                  prepared.signed))
@@ -292,6 +313,21 @@ def post(prepared: PreparedOrder) -> PostAnswer:
 
 async def post_async(client: AsyncVenueClient, prepared: PreparedOrder) -> PostAnswer:
     """``post`` on an async client (the worker's Trio loop, pooled connections)."""
+    answer = await _post_once_async(client, prepared)
+    if not order_versions.is_stale(answer.refused):
+        return answer
+    try:
+        await order_versions.refresh_async(client)
+        rebuilt = _rebuilt(prepared)
+    except (VenueError, errors.CopytradeError) as exc:
+        log.warning("order %s: no rebuild for the new version (%s)", prepared.order_hash, exc)
+        return answer
+    await trio.to_thread.run_sync(order_versions.restamp, prepared.order_hash,
+                                  rebuilt.signed, rebuilt.body)
+    return replace(await _post_once_async(client, rebuilt), resent=rebuilt)
+
+
+async def _post_once_async(client: AsyncVenueClient, prepared: PreparedOrder) -> PostAnswer:
     try:
         # The body recorded with the order is the one sent (and signed): not encoded again.
         return PostAnswer(result=await client.clob.post_order(
@@ -302,12 +338,20 @@ async def post_async(client: AsyncVenueClient, prepared: PreparedOrder) -> PostA
         return PostAnswer(lost=exc)
 
 
+def _rebuilt(prepared: PreparedOrder) -> PreparedOrder:
+    """The same order signed again (for the order version now in force)."""
+    signed = _sign(prepared.acct, prepared.plan)
+    return replace(prepared, signed=signed, body=signed.body(prepared.acct.creds.api_key))
+
+
 def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedOrder:
     """Record the venue's answer to a sent order, or reconcile a lost one; what placing answered.
 
     A lost answer is looked up at the venue by the order's hash now (blocking HTTP: call it
     outside any open transaction), or queued for reconciliation when the venue is down.
     """
+    if answer.resent is not None:  # rebuilt for a new order version: its record was re-stamped
+        order, prepared = Order.get_by_id(order.id), answer.resent
     if answer.refused is not None:
         order = _finish(order, ORDER_REJECTED, error=str(answer.refused), acknowledged=True)
     elif isinstance(answer.lost, VenueRestricted):

@@ -15,7 +15,7 @@ from uuid import UUID
 from chain.tokens import token_balance
 from models.user import User
 from models.wallet import SIGNATURE_TYPE_EOA, TradingWallet
-from services import chain_access, errors, venues, wallets
+from services import chain_access, errors, order_versions, venues, wallets
 from venue.errors import VenueNotFound, VenueRejected
 from venue.models import ApiCreds
 from venue.order_signer import OrderSigner
@@ -68,6 +68,7 @@ def _credentials(wallet: TradingWallet, private_key: str) -> ApiCreds:
 
 def account(user: User | UUID | str) -> VenueAccount:
     """The user's venue account, creating the wallet and deriving credentials when needed."""
+    order_versions.ensure_read()  # once per process: what the signer signs for
     wallet = wallets.get_or_create(user)
     if wallet.signature_type != SIGNATURE_TYPE_EOA and not wallet.funder_address:
         raise errors.WalletError(f"Signature type {wallet.signature_type} needs the account "
@@ -78,7 +79,8 @@ def account(user: User | UUID | str) -> VenueAccount:
     funder = wallet.funder_address if wallet.signature_type != SIGNATURE_TYPE_EOA else None
     signer = OrderSigner.for_venue(venues.client().config, order_key,
                                    signature_type=wallet.signature_type, funder=funder,
-                                   session_key=wallet.session_signer)
+                                   session_key=wallet.session_signer,
+                                   versions=venues.order_version())
     return VenueAccount(wallet=wallet, private_key=private_key,
                         signature_type=wallet.signature_type,
                         creds=_credentials(wallet, private_key), key=order_key, signer=signer)

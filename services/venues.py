@@ -19,6 +19,7 @@ from venue.config import (
     VenueConfig,
     sandbox_market_ws_url,
 )
+from venue.order_versions import OrderVersion
 
 
 def venue_config(settings: Settings) -> VenueConfig:
@@ -40,6 +41,7 @@ def venue_config(settings: Settings) -> VenueConfig:
         chain_id=chain_id,
         exchange_address=settings.contracts.ctf_exchange,
         neg_risk_exchange_address=settings.contracts.neg_risk_exchange,
+        exchange_v3_address=settings.contracts.exchange_v3 or None,
         behind_proxy=settings.venue.behind_proxy,
         rate_budget_share=settings.venue.rate_budget_share,
         relayer_url=settings.relayer.url,
@@ -76,6 +78,8 @@ class VenueAccess:
         self.config = config
         self._lock = threading.Lock()
         self._client: VenueClient | None = None
+        # The order version the venue announced (GET /version), shared by every signer.
+        self.order_version = OrderVersion()
 
     def client(self) -> VenueClient:
         """The shared blocking client (thread-safe; pooled connections)."""
@@ -99,6 +103,11 @@ class VenueAccess:
 def client() -> VenueClient:
     """The runtime's shared blocking venue client."""
     return runtime().venue.client()
+
+
+def order_version() -> OrderVersion:
+    """The runtime venue's announced order version (read by signers, updated on a bump)."""
+    return runtime().venue.order_version
 
 
 def async_client() -> AsyncVenueClient:

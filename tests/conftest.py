@@ -142,6 +142,20 @@ def venue_control(venue_server: Any) -> Iterator[Any]:
     control.close()
 
 
+@pytest.fixture
+def version_bump(venue_control: Any, bound_db: Any) -> Iterator[Any]:
+    """``bump(n)``: the shared sandbox announces order version n; after the test, the venue
+    and the runtime's signers are back at version 2 (the venue is session-wide)."""
+    from services import venues
+
+    def bump(version: int) -> None:
+        venue_control.call("POST", "/version", {"version": version}, expect=200)
+
+    yield bump
+    venue_control.call("POST", "/version", {"version": 2}, expect=200)
+    venues.order_version().update(2)
+
+
 @pytest.fixture(scope="session")
 def app_config(database_url: str, redis_url: str, instance_path: Path,
                venue_server: Any) -> dict[str, Any]:

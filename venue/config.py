@@ -25,7 +25,8 @@ class VenueConfig:
     books pushed live); "" means not configured.
 
     ``exchange_address``/``neg_risk_exchange_address`` override the V2 exchange contracts
-    that orders are signed for (None = py-clob-client-v2's table for ``chain_id``).
+    that orders are signed for (None = py-clob-client-v2's table for ``chain_id``);
+    ``exchange_v3_address`` the same for Exchange V3.
     """
 
     gamma_url: str
@@ -36,6 +37,7 @@ class VenueConfig:
     chain_id: int = POLYGON_CHAIN_ID
     exchange_address: str | None = None
     neg_risk_exchange_address: str | None = None
+    exchange_v3_address: str | None = None  # Exchange V3 (position-id markets, version 3)
     timeout: float = 10.0
     connect_timeout: float = 5.0
     max_retries: int = 2

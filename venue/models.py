@@ -42,9 +42,10 @@ class Side(StrEnum):
 BUY = Side.BUY
 SELL = Side.SELL
 
-# Tick sizes the CLOB allows; anything else is a parsing or configuration error.
+# Tick sizes the CLOB allows (0.005 and 0.0025 since July 2026, sports spreads); anything
+# else is a parsing or configuration error.
 ALLOWED_TICK_SIZES: frozenset[Decimal] = frozenset(
-    Decimal(t) for t in ("0.1", "0.01", "0.001", "0.0001")
+    Decimal(t) for t in ("0.1", "0.01", "0.005", "0.0025", "0.001", "0.0001")
 )
 
 ORDER_TYPES: frozenset[str] = frozenset({"GTC", "GTD", "FOK", "FAK"})

@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from venue.config import VenueConfig
 from venue.models import Side
+from venue.order_versions import OrderVersion, exchange_version_for
 from venue.signing import (
     SIGNATURE_TYPE_EOA,
     OrderKey,
@@ -23,7 +24,11 @@ from venue.signing import (
 
 @dataclass(frozen=True, slots=True, repr=False)
 class OrderSigner:
-    """Signs V2 orders for one wallet (maker/signer per its signature type) on one venue."""
+    """Signs orders for one wallet (maker/signer per its signature type) on one venue.
+
+    The exchange version comes from the token (position ids: Exchange V3) and ``versions``,
+    the venue's announced order version shared by its signers (None: version 2).
+    """
 
     key: OrderKey
     chain_id: int
@@ -32,16 +37,25 @@ class OrderSigner:
     exchange_address: str | None = None  # None: the exchange table of ``chain_id``
     neg_risk_exchange_address: str | None = None
     session_key: bool = False  # ``key`` is a session key the deposit wallet's owner authorized
+    exchange_v3_address: str | None = None
+    versions: OrderVersion | None = None
 
     @classmethod
     def for_venue(cls, config: VenueConfig, key: OrderKey, *,
                   signature_type: int = SIGNATURE_TYPE_EOA,
-                  funder: str | None = None, session_key: bool = False) -> OrderSigner:
+                  funder: str | None = None, session_key: bool = False,
+                  versions: OrderVersion | None = None) -> OrderSigner:
         """A signer for ``key`` on the venue ``config`` describes (its chain and exchanges)."""
         return cls(key=key, chain_id=config.chain_id, signature_type=signature_type,
                    funder=funder, exchange_address=config.exchange_address,
                    neg_risk_exchange_address=config.neg_risk_exchange_address,
-                   session_key=session_key)
+                   session_key=session_key, exchange_v3_address=config.exchange_v3_address,
+                   versions=versions)
+
+    def exchange_version(self, token_id: str) -> str:
+        """The domain version ("2" or "3") an order for ``token_id`` is signed with now."""
+        versions = self.versions
+        return exchange_version_for(token_id, versions.value if versions is not None else 2)
 
     def limit(self, token_id: str, side: Side, price: Decimal, size: Decimal, *,
               tick_size: Decimal, neg_risk: bool, order_type: str = "GTC",
@@ -52,7 +66,8 @@ class OrderSigner:
             neg_risk, self.signature_type, self.funder, expiration,
             exchange_address=self.exchange_address,
             neg_risk_exchange_address=self.neg_risk_exchange_address,
-            session_key=self.session_key)
+            session_key=self.session_key, exchange_version=self.exchange_version(token_id),
+            exchange_v3_address=self.exchange_v3_address)
 
     def market(self, token_id: str, side: Side, amount: Decimal, worst_price: Decimal, *,
                tick_size: Decimal, neg_risk: bool, order_type: str = "FOK") -> SignedOrder:
@@ -62,7 +77,8 @@ class OrderSigner:
             tick_size, neg_risk, self.signature_type, self.funder,
             exchange_address=self.exchange_address,
             neg_risk_exchange_address=self.neg_risk_exchange_address,
-            session_key=self.session_key)
+            session_key=self.session_key, exchange_version=self.exchange_version(token_id),
+            exchange_v3_address=self.exchange_v3_address)
 
     def __repr__(self) -> str:
         return (f"OrderSigner(chain_id={self.chain_id}, "

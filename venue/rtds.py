@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -34,10 +35,20 @@ SUBSCRIBE_ACTIVITY_TRADES: dict[str, Any] = {
 }
 
 
+class FeedStale(Exception):
+    """The connection answers pings but has carried no trade for ``stale_after`` seconds."""
+
+
 class ActivityFeed(ReconnectingFeed):
-    """Live trades of watched wallets; iterate it inside ``open_activity_feed``."""
+    """Live trades of watched wallets; iterate it inside ``open_activity_feed``.
+
+    With ``stale_after`` set, a connection that carries no trade frame for that long (a
+    known failure of RTDS: pings answered, trades gone) is dropped and opened again;
+    ``stale_since`` (epoch seconds) says since when, until a trade frame arrives.
+    """
 
     name = "rtds feed"
+    link_errors = (*ReconnectingFeed.link_errors, FeedStale)
 
     def __init__(
         self,
@@ -49,6 +60,7 @@ class ActivityFeed(ReconnectingFeed):
         backoff_initial: float = 0.5,
         backoff_max: float = 30.0,
         buffer: int = 1000,
+        stale_after: float | None = None,
     ) -> None:
         super().__init__(url, ping_interval=ping_interval, open_timeout=open_timeout,
                          backoff_initial=backoff_initial, backoff_max=backoff_max)
@@ -56,6 +68,9 @@ class ActivityFeed(ReconnectingFeed):
             None if wallets is None else {w.lower() for w in wallets}
         )
         self.frames = 0
+        self.stale_after = stale_after
+        self.stale_since: float | None = None
+        self.stale_count = 0  # connections dropped for carrying no trades
         self._send: MemoryObjectSendStream[ActivityItem]
         self._receive: MemoryObjectReceiveStream[ActivityItem]
         self._send, self._receive = anyio.create_memory_object_stream[ActivityItem](buffer)
@@ -101,20 +116,34 @@ class ActivityFeed(ReconnectingFeed):
         """Subscribe and forward frames until the connection ends (ConnectionClosed)."""
         await websocket.send(json.dumps(SUBSCRIBE_ACTIVITY_TRADES))
         self._link_up()
-        next_ping = anyio.current_time() + self.ping_interval
+        now = anyio.current_time()
+        next_ping = now + self.ping_interval
+        stale_at = now + self.stale_after if self.stale_after else float("inf")
         while True:
             frame = None
             # recv() is cancellation-safe, so a timeout here only means "time to ping".
-            with anyio.move_on_after(max(0.0, next_ping - anyio.current_time())):
+            with anyio.move_on_after(max(0.0, min(next_ping, stale_at) - anyio.current_time())):
                 frame = await websocket.recv()
             if frame is None:
+                if anyio.current_time() >= stale_at:
+                    self._went_stale()
                 await websocket.send("PING")  # RTDS drops idle sockets without text pings
                 next_ping = anyio.current_time() + self.ping_interval
                 continue
             self.frames += 1
-            for trade in parse_rtds_frame(frame):
+            trades = parse_rtds_frame(frame)
+            if trades and self.stale_after:
+                stale_at = anyio.current_time() + self.stale_after
+                self.stale_since = None
+            for trade in trades:
                 if self.wanted(trade):
                     await self._send.send(trade)
+
+    def _went_stale(self) -> None:
+        if self.stale_since is None:
+            self.stale_since = time.time()
+        self.stale_count += 1
+        raise FeedStale(f"no trade frame for {self.stale_after:g} s")
 
 
 @asynccontextmanager

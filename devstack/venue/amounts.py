@@ -5,6 +5,9 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 
 SCALE = 10**6
+# The venue's tick sizes (0.005 and 0.0025 since July 2026, for sports spreads).
+TICK_SIZES: tuple[Decimal, ...] = tuple(
+    Decimal(t) for t in ("0.1", "0.01", "0.005", "0.0025", "0.001", "0.0001"))
 D_SCALE = Decimal(SCALE)
 
 
@@ -27,3 +30,9 @@ def amount_text(base: int) -> str:
 def plain(value: Decimal) -> str:
     """A Decimal as short plain text for messages."""
     return format(value.normalize(), "f")
+
+
+def on_tick_grid(price: Decimal, tick: Decimal) -> Decimal:
+    """The nearest price that is a whole number of ticks, within [tick, 1 - tick]."""
+    snapped = (price / tick).to_integral_value(ROUND_HALF_UP) * tick
+    return min(max(snapped, tick), 1 - tick)

@@ -8,7 +8,8 @@ from decimal import Decimal
 
 from eth_utils import keccak
 
-from devstack.ctf import binary_token_ids, condition_id
+from devstack.ctf import binary_token_ids, condition_id, protocol_position_ids
+from devstack.venue.amounts import on_tick_grid
 from devstack.venue.rejections import VenueRejection
 
 TAGS: dict[str, dict[str, str]] = {
@@ -77,6 +78,7 @@ class Market:
     start_date: str
     end_date: str
     group_item_title: str = ""
+    position_ids: bool = False  # outcomes carry protocol-v2 position ids: Exchange V3 orders
     active: bool = True
     closed: bool = False
     winner: int | None = None  # outcome index that won, once resolved
@@ -121,6 +123,7 @@ class MarketSeed:
     condition_id: str | None = None
     collateral: str | None = None
     seconds_delay: int = 0  # Gamma secondsDelay (live sports: taker orders wait)
+    position_ids: bool = False  # a protocol-v2 market: position ids, orders on Exchange V3
 
 
 SEED_MARKETS: tuple[MarketSeed, ...] = (
@@ -196,14 +199,16 @@ def build_market(
         event_id=event.id,
         question_id=question_id,
         condition_id=condition,
-        token_ids=binary_token_ids(seed.collateral or collateral, condition),
+        token_ids=(protocol_position_ids(condition) if seed.position_ids
+                   else binary_token_ids(seed.collateral or collateral, condition)),
+        position_ids=seed.position_ids,
         outcomes=seed.outcomes,
         neg_risk=seed.neg_risk,
         neg_risk_market_id=event.neg_risk_market_id if seed.neg_risk else "",
         tick_size=seed.tick_size,
         min_order_size=seed.min_order_size,
         fees=fees,
-        fair_price=seed.fair_price,
+        fair_price=on_tick_grid(seed.fair_price, seed.tick_size),
         created_at=created_at,
         start_date=created_at,
         end_date=end_date,

@@ -112,7 +112,7 @@ def server_time():
 @bp.get("/version")
 def version():
     """GET /version: the exchange version orders must be signed for."""
-    return json_response({"version": 2})
+    return json_response({"version": _state().config.order_version})
 
 
 def book_json(state: SandboxState, token_id: str) -> dict:

@@ -34,6 +34,10 @@ class SandboxConfig:
     chain_id: int = DEFAULT_CHAIN_ID
     exchange: str = _POLYGON.exchange_v2
     neg_risk_exchange: str = _POLYGON.neg_risk_exchange_v2
+    exchange_v3: str = _POLYGON.exchange_v3  # position-id markets; every market at version 3
+    # The order version GET /version announces; orders signed for another get
+    # order_version_mismatch (the control API bumps it).
+    order_version: int = 2
     collateral: str = _POLYGON.collateral
     conditional_tokens: str = _POLYGON.conditional_tokens
     oracle: str = DEFAULT_ORACLE
@@ -69,5 +73,11 @@ class SandboxConfig:
                                          DEV_BUILDER_PASSPHRASE)
 
     def exchange_for(self, neg_risk: bool) -> str:
-        """The exchange address orders of a (neg-risk or plain) market are signed for."""
+        """The V2 exchange address orders of a (neg-risk or plain) market are signed for."""
         return self.neg_risk_exchange if neg_risk else self.exchange
+
+    def signing_domain(self, neg_risk: bool, position_ids: bool) -> tuple[str, str]:
+        """(exchange, domain version) a market's orders must be signed for now."""
+        if position_ids or self.order_version >= 3:
+            return self.exchange_v3, "3"
+        return self.exchange_for(neg_risk), "2"

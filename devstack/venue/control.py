@@ -68,6 +68,10 @@ Routes (JSON bodies; money and sizes as decimal strings):
 * GET    /_sandbox/orders                     every POST /order envelope received (and the answer)
 * DELETE /_sandbox/orders                     forget them
 * POST   /_sandbox/whales/start {interval?}, /_sandbox/whales/stop, /_sandbox/whales/tick
+* POST   /_sandbox/rtds/mute                  {enabled}: the RTDS feed stops sending trades
+                                             (connections stay open and answer pings)
+* POST   /_sandbox/version                    {version: 2|3}: bump the order version
+                                             (orders signed for another: order_version_mismatch)
 """
 
 from __future__ import annotations
@@ -77,11 +81,13 @@ from decimal import Decimal, InvalidOperation
 
 from flask import Blueprint, current_app, request
 
+from devstack.venue.amounts import TICK_SIZES
 from devstack.venue.catalog import TAGS, MarketSeed
 from devstack.venue.faults import FaultRule
 from devstack.venue.gamma import market_json
 from devstack.venue.responses import error_response, json_response
 from devstack.venue.state import SandboxState, VenueRejection, amount_text
+from devstack.venue.versions import VERSIONS
 from devstack.venue.whales import WhaleRunner
 
 bp = Blueprint("sandbox_control", __name__)
@@ -144,6 +150,7 @@ def state_summary():
                 "outcomes": list(m.outcomes), "neg_risk": m.neg_risk,
                 "tick_size": str(m.tick_size), "closed": m.closed, "winner": m.winner,
                 "house_liquidity": m.house_liquidity, "fair_price": str(m.fair_price),
+                "position_ids": m.position_ids,
             }
             for m in state.markets_by_id.values()
         ]
@@ -151,6 +158,8 @@ def state_summary():
             "chain_id": state.config.chain_id,
             "exchange": state.config.exchange,
             "neg_risk_exchange": state.config.neg_risk_exchange,
+            "exchange_v3": state.config.exchange_v3,
+            "order_version": state.config.order_version,
             "collateral": state.config.collateral,
             "house": state.house,
             "whales": state.whales,
@@ -185,8 +194,8 @@ def add_market():
         raise VenueRejection("outcomes must be a list of two names")
     fair = _decimal(body, "fair_price", Decimal("0.5"))
     tick = _decimal(body, "tick_size", Decimal("0.01"))
-    if tick not in (Decimal("0.1"), Decimal("0.01"), Decimal("0.001"), Decimal("0.0001")):
-        raise VenueRejection("tick_size must be 0.1, 0.01, 0.001 or 0.0001")
+    if tick not in TICK_SIZES:
+        raise VenueRejection(f"tick_size must be one of {', '.join(map(str, TICK_SIZES))}")
     seed = MarketSeed(
         category=category,
         event_slug=str(body.get("event_slug") or slug),
@@ -196,6 +205,7 @@ def add_market():
         fair_price=fair,
         tick_size=tick,
         neg_risk=bool(body.get("neg_risk", False)),
+        position_ids=bool(body.get("position_ids", False)),
         fee_rate=_decimal(body, "fee_rate"),
         group_item_title=str(body.get("group_item_title", "")),
         outcomes=(str(outcomes[0]), str(outcomes[1])),
@@ -472,6 +482,29 @@ def eoa_refusal():
     legacy = body.get("legacy")
     _state().set_eoa_refusal(bool(body.get("enabled", True)), legacy)
     return json_response({"enabled": _state().config.refuse_eoa_makers})
+
+
+@bp.post("/rtds/mute")
+def mute_rtds():
+    """Switch the RTDS feed's silent failure on or off (pings answered, no trades)."""
+    enabled = _body().get("enabled")
+    if not isinstance(enabled, bool):
+        raise VenueRejection("enabled must be true or false")
+    _state().feed.muted = enabled
+    return json_response({"muted": enabled})
+
+
+@bp.post("/version")
+def set_order_version():
+    """Announce another order version on GET /version (a version bump)."""
+    body = _body()
+    version = body.get("version")
+    if version not in VERSIONS:
+        raise VenueRejection(f"version must be one of {', '.join(map(str, VERSIONS))}")
+    state = _state()
+    with state.lock:
+        state.config.order_version = version
+    return json_response({"version": version})
 
 
 @bp.post("/faults")

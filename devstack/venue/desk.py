@@ -43,6 +43,7 @@ from devstack.venue.rejections import (
     VenueRejection,
 )
 from devstack.venue.tape import ClobTrade, Fill, Tape
+from devstack.venue.versions import signature_matches, stale_version_text
 
 ORDER_TYPES = ("GTC", "GTD", "FOK", "FAK")
 
@@ -172,13 +173,15 @@ class OrderDesk:
         if envelope.get("owner") != record.api_key:
             raise VenueRejection(ERR_OWNER_NOT_API_KEY)
         market, index = self.catalog.tradable_market(str(signed.token_id))
-        exchange = self.config.exchange_for(market.neg_risk)
-        digest = order_digest(signed, self.config.chain_id, exchange)
+        exchange, version = self.config.signing_domain(market.neg_risk, market.position_ids)
+        digest = order_digest(signed, self.config.chain_id, exchange, version)
         order_id = "0x" + digest.hex()
         entry["order_id"] = order_id
-        authoriser = recover_order_signer(signed, self.config.chain_id, exchange, digest)
-        if authoriser is None:
-            raise VenueRejection(ERR_INVALID_SIGNATURE)
+        authoriser = recover_order_signer(signed, self.config.chain_id, exchange, digest,
+                                          version)
+        if not signature_matches(signed, authoriser):
+            raise VenueRejection(stale_version_text(self.config, signed, market.neg_risk)
+                                 or ERR_INVALID_SIGNATURE)
         self._check_signer(record, signed, authoriser)
         now = self.now()
         if signed.expiration and order_type == "GTD" and signed.expiration <= now:

@@ -29,6 +29,9 @@ class RtdsHub:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._subscribers: dict[str, Subscriber] = {}
+        # The feed's known failure, switchable: connections stay open and answer pings,
+        # but no trade reaches them.
+        self.muted = False
 
     def connect(self) -> Subscriber:
         """Register a new connection."""
@@ -55,7 +58,7 @@ class RtdsHub:
 
     def publish(self, topic: str, kind: str, payloads: list[dict], timestamp_ms: int) -> None:
         """Send one frame per payload to subscribers of topic/kind."""
-        if not payloads or not self._subscribers:
+        if not payloads or not self._subscribers or self.muted:
             return
         with self._lock:
             targets = [s for s in self._subscribers.values() if s.wants(topic, kind)]

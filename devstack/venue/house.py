@@ -8,7 +8,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from devstack.venue.amounts import SCALE
+from devstack.venue.amounts import SCALE, on_tick_grid
 from devstack.venue.catalog import Market
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class HouseMaker:
         """Move the house quotes of a market to a new fair price (the caller publishes)."""
         spacing = max(market.tick_size, Decimal("0.01"))
         low, high = spacing * 6, 1 - spacing * 6
-        market.fair_price = min(max(fair_price, low), high).quantize(market.tick_size)
+        market.fair_price = on_tick_grid(min(max(fair_price, low), high), market.tick_size)
         book = self.desk.books[market.condition_id]
         for order in [o for o in book.orders() if o.is_house]:
             self.desk.close(order, "CANCELED")

@@ -1,4 +1,4 @@
-"""CTF Exchange V2 order hashing and signature checks (EIP-712, types 0-3).
+"""CTF Exchange V2/V3 order hashing and signature checks (EIP-712, types 0-3).
 
 Mirrors what the exchange contract verifies: the Order struct of
 py-clob-client-v2 (domain "Polymarket CTF Exchange" version "2"), a plain
@@ -31,7 +31,7 @@ _TYPED_DATA_SIGN_TYPE_HASH = keccak(
     "address verifyingContract,bytes32 salt)" + ORDER_TYPE_STRING
 )
 _EXCHANGE_NAME = "Polymarket CTF Exchange"
-_EXCHANGE_VERSION = "2"
+EXCHANGE_VERSIONS = ("2", "3")  # the domain versions of Exchange V2 and Exchange V3
 
 SIG_EOA = 0
 SIG_POLY_PROXY = 1
@@ -103,15 +103,15 @@ def parse_order(payload: dict) -> SignedOrder:
 
 
 @lru_cache(maxsize=64)
-def exchange_domain_separator(chain_id: int, exchange: str) -> bytes:
-    """Domain separator of the CTF Exchange V2 at `exchange` on `chain_id`."""
+def exchange_domain_separator(chain_id: int, exchange: str, version: str = "2") -> bytes:
+    """Domain separator of the exchange at `exchange` on `chain_id` (domain `version`)."""
     return keccak(
         abi_encode(
             ["bytes32", "bytes32", "bytes32", "uint256", "address"],
             [
                 _DOMAIN_TYPE_HASH,
                 keccak(text=_EXCHANGE_NAME),
-                keccak(text=_EXCHANGE_VERSION),
+                keccak(text=version),
                 chain_id,
                 to_checksum_address(exchange),
             ],
@@ -137,15 +137,17 @@ def order_struct_hash(order: SignedOrder) -> bytes:
     )
 
 
-def order_digest(order: SignedOrder, chain_id: int, exchange: str) -> bytes:
+def order_digest(order: SignedOrder, chain_id: int, exchange: str,
+                 version: str = "2") -> bytes:
     """The EIP-712 digest of an order; its hex is also the venue's order id."""
     return keccak(
-        b"\x19\x01" + exchange_domain_separator(chain_id, exchange) + order_struct_hash(order)
+        b"\x19\x01" + exchange_domain_separator(chain_id, exchange, version)
+        + order_struct_hash(order)
     )
 
 
 def recover_order_signer(order: SignedOrder, chain_id: int, exchange: str,
-                         digest: bytes | None = None) -> str | None:
+                         digest: bytes | None = None, version: str = "2") -> str | None:
     """Return the EOA whose signature authorises the order, or None when it does not verify.
 
     Types 0-2: the plain ECDSA signer of the order digest (pass ``digest`` when already
@@ -155,14 +157,15 @@ def recover_order_signer(order: SignedOrder, chain_id: int, exchange: str,
     """
     if order.signature_type in (SIG_EOA, SIG_POLY_PROXY, SIG_POLY_GNOSIS_SAFE):
         if digest is None:
-            digest = order_digest(order, chain_id, exchange)
+            digest = order_digest(order, chain_id, exchange, version)
         return recover_digest_signer(digest, order.signature)
     if order.signature_type == SIG_POLY_1271:
-        return _recover_deposit_wallet_owner(order, chain_id, exchange)
+        return _recover_deposit_wallet_owner(order, chain_id, exchange, version)
     return None
 
 
-def _recover_deposit_wallet_owner(order: SignedOrder, chain_id: int, exchange: str) -> str | None:
+def _recover_deposit_wallet_owner(order: SignedOrder, chain_id: int, exchange: str,
+                                  version: str) -> str | None:
     try:
         raw = bytes.fromhex(order.signature.removeprefix("0x"))
     except ValueError:
@@ -173,7 +176,7 @@ def _recover_deposit_wallet_owner(order: SignedOrder, chain_id: int, exchange: s
         return None
     inner, domain, contents = raw[:65], raw[65:97], raw[97:129]
     type_string, length = raw[129:-2], int.from_bytes(raw[-2:], "big")
-    app_domain = exchange_domain_separator(chain_id, exchange)
+    app_domain = exchange_domain_separator(chain_id, exchange, version)
     contents_hash = order_struct_hash(order)
     if domain != app_domain or contents != contents_hash:
         return None

@@ -97,6 +97,7 @@ class SandboxState:
         self.house = derived_address(HOUSE_SEED)
         self._initial_switches = (self.config.refuse_eoa_makers, set(self.config.legacy_makers),
                                   self.config.strict_accounts)
+        self._initial_order_version = self.config.order_version
         self.whales = [derived_address(f"sandbox-whale-{seed}-{i}") for i in range(4)]
         self.chain: ChainHoldings | None = None
         self.wallet_chain: tuple[str, str, str] | None = None  # (rpc, factory, operator key)
@@ -112,6 +113,8 @@ class SandboxState:
             self.config.refuse_eoa_makers = self._initial_switches[0]
             self.config.legacy_makers = set(self._initial_switches[1])
             self.config.strict_accounts = self._initial_switches[2]
+            self.config.order_version = self._initial_order_version
+            self.feed.muted = False
             self._reset_locked()
             self.market_channel.resync()
         self.faults.clear()

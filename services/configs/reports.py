@@ -17,12 +17,14 @@ from services.pagination import Page, paginate
 
 def status(user: User | UUID | str, config_id: UUID | str) -> dict[str, Any]:
     """Whether an executor runs it (and where), last detection and error, recent fills/skips."""
-    from services import copy_leases
+    from services import copy_control, copy_leases, operations
 
     config = get(user, config_id)
     now = utcnow()
     owner = copy_leases.owner_of_target(config.target_address) if config.is_active else None
     heartbeat = copy_leases.engine_heartbeat(owner) if owner else None
+    detection = (operations.engine_detection(copy_control.connection(), None, [owner])
+                 .get(owner or "", {}))
     last = (CopyIntent.select().where(CopyIntent.config == config.id)
             .order_by(CopyIntent.created_at.desc()).first())
 
@@ -40,6 +42,8 @@ def status(user: User | UUID | str, config_id: UUID | str) -> dict[str, Any]:
         "executor_running": bool(config.is_active and owner),
         "worker": owner,
         "worker_heartbeat_at": heartbeat,
+        "detection": detection.get("detection"),
+        "detection_since": detection.get("detection_since"),
         "mode": "paper" if config.paper_trading else "live",
         "target_address": config.target_address,
         "last_detection_at": last.seen_at if last else None,

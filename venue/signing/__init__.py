@@ -16,6 +16,7 @@ from venue.signing.amounts import (
     limit_order_amounts,
     market_order_amounts,
     round_price_to_tick,
+    snap_to_tick,
 )
 from venue.signing.auth import builder_headers, l1_headers, l2_headers
 from venue.signing.eip712 import (
@@ -67,4 +68,5 @@ __all__ = [
     "order_struct_hash",
     "round_price_to_tick",
     "session_signer_envelope",
+    "snap_to_tick",
 ]

@@ -81,12 +81,19 @@ def check_price(price: Decimal, tick_size: Decimal) -> None:
         raise ValueError(f"price {price} outside [{tick}, {Decimal(1) - tick}]")
 
 
+def snap_to_tick(price: Decimal, tick_size: Decimal, rounding: str) -> Decimal:
+    """``price`` on the tick grid (a whole number of ticks: 0.005 is not 3 decimals' grid)."""
+    tick = Decimal(tick_size)
+    price_decimals, _ = _decimals(tick)
+    steps = (Decimal(price) / tick).to_integral_value(rounding)
+    return (steps * tick).quantize(_unit(price_decimals))
+
+
 def round_price_to_tick(price: Decimal, tick_size: Decimal, side: str) -> Decimal:
     """Price on the tick grid, rounded against the trader: BUY down, SELL up, then clamped."""
     tick = Decimal(tick_size)
-    price_decimals, _ = _decimals(tick)
     rounding = ROUND_FLOOR if checked_side(side) == BUY else ROUND_CEILING
-    rounded = _quantize(Decimal(price), price_decimals, rounding)
+    rounded = snap_to_tick(price, tick, rounding)
     return min(max(rounded, tick), Decimal(1) - tick)
 
 
@@ -118,6 +125,8 @@ def market_order_amounts(
     """
     grid = _tick_grid(Decimal(tick_size))
     worst = Decimal(price).quantize(grid.price_unit, ROUND_FLOOR)
+    if worst % grid.tick:  # a tick that is not a power of ten (0.005, 0.0025): whole ticks
+        worst = snap_to_tick(worst, grid.tick, ROUND_FLOOR)
     if worst % grid.tick != 0 or not grid.tick <= worst <= grid.top:
         check_price(worst, tick_size)  # raises, with the message of the tick as given
     maker = Decimal(amount).quantize(_SIZE_UNIT, ROUND_FLOOR)

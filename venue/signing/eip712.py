@@ -50,7 +50,9 @@ _ORDER_TYPE_HASH = keccak(ORDER_TYPE_STRING.encode())
 _DOMAIN_TYPE_HASH = keccak(
     b"EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)")
 _EXCHANGE_NAME_HASH = keccak(b"Polymarket CTF Exchange")
-_EXCHANGE_VERSION_HASH = keccak(b"2")
+# The exchange's EIP-712 domain version per protocol: "2" (V2 exchanges), "3" (Exchange V3).
+EXCHANGE_VERSIONS = ("2", "3")
+_EXCHANGE_VERSION_HASHES = {version: keccak(version.encode()) for version in EXCHANGE_VERSIONS}
 # ERC-7739 (Solady) nested typed-data signature of a deposit wallet (type 3).
 _TYPED_DATA_SIGN_TYPE_HASH = keccak(
     b"TypedDataSign(Order contents,string name,string version,uint256 chainId,"
@@ -152,9 +154,14 @@ def _bytes32_of(value: str) -> bytes:
 
 
 @lru_cache(maxsize=64)
-def domain_separator(chain_id: int, exchange: str) -> bytes:
-    """EIP-712 domain separator of the V2 exchange at ``exchange`` (computed once each)."""
-    return keccak(_DOMAIN_TYPE_HASH + _EXCHANGE_NAME_HASH + _EXCHANGE_VERSION_HASH
+def domain_separator(chain_id: int, exchange: str, version: str = "2") -> bytes:
+    """EIP-712 domain separator of the exchange at ``exchange`` (domain ``version``; cached)."""
+    try:
+        version_hash = _EXCHANGE_VERSION_HASHES[version]
+    except KeyError:
+        raise ValueError(f"exchange version must be one of {EXCHANGE_VERSIONS}, "
+                         f"not {version!r}") from None
+    return keccak(_DOMAIN_TYPE_HASH + _EXCHANGE_NAME_HASH + version_hash
                   + word(chain_id) + address_word(exchange))
 
 

@@ -84,6 +84,7 @@ class SignedOrder:
     size: Decimal
     maker_amount: int
     taker_amount: int
+    exchange_version: str = "2"  # the EIP-712 domain version: "2", or "3" (Exchange V3)
 
     @property
     def maker(self) -> str:
@@ -146,20 +147,28 @@ def exchange_address_for(
     neg_risk: bool,
     exchange_address: str | None = None,
     neg_risk_exchange_address: str | None = None,
+    *,
+    version: str = "2",
+    exchange_v3_address: str | None = None,
 ) -> str:
-    """V2 exchange contract that orders are signed for (overrides win, else the lib's table)."""
+    """Exchange contract that orders are signed for (overrides win, else the lib's table).
+
+    Version "3" orders go to Exchange V3, neg-risk or not; "2" to the V2 pair.
+    """
+    if version == "3":
+        return exchange_v3_address or _exchanges(chain_id)[2]
     override = neg_risk_exchange_address if neg_risk else exchange_address
     if override:
         return override
-    exchange, neg_risk_exchange = _exchanges(chain_id)
+    exchange, neg_risk_exchange, _ = _exchanges(chain_id)
     return neg_risk_exchange if neg_risk else exchange
 
 
 @lru_cache(maxsize=16)
-def _exchanges(chain_id: int) -> tuple[str, str]:
+def _exchanges(chain_id: int) -> tuple[str, str, str]:
     # The library rebuilds its whole contract table on every lookup.
     contracts = get_contract_config(chain_id)
-    return contracts.exchange_v2, contracts.neg_risk_exchange_v2
+    return contracts.exchange_v2, contracts.neg_risk_exchange_v2, contracts.exchange_v3
 
 
 def _sign(
@@ -181,8 +190,10 @@ def _sign(
     salt: int | None,
     timestamp_ms: int | None,
     session_key: bool = False,
+    exchange_version: str = "2",
+    exchange_v3_address: str | None = None,
 ) -> tuple[SignedOrderV2, str, str]:
-    """Build and sign a V2 order; returns (order, EIP-712 order hash, exchange)."""
+    """Build and sign a V2/V3 order; returns (order, EIP-712 order hash, exchange)."""
     try:
         sig_type = _SIGNATURE_TYPES[signature_type]
     except (KeyError, TypeError):  # not a known type: the Enum's own error
@@ -196,7 +207,8 @@ def _sign(
     # Type 3: the deposit wallet is both maker and signer; otherwise the EOA signs.
     signer = maker if sig_type == SignatureTypeV2.POLY_1271 else key.address
     exchange = exchange_address_for(
-        chain_id, neg_risk, exchange_address, neg_risk_exchange_address
+        chain_id, neg_risk, exchange_address, neg_risk_exchange_address,
+        version=exchange_version, exchange_v3_address=exchange_v3_address,
     )
     salt_text = str(salt) if salt is not None else generate_order_salt()
     token_text = str(token_id)
@@ -218,7 +230,7 @@ def _sign(
         builder=builder,
         expiration=str(expiration),
     )
-    app_domain = domain_separator(chain_id, exchange)
+    app_domain = domain_separator(chain_id, exchange, exchange_version)
     # order_struct_hash(order), from the values before they became the order's strings.
     contents = struct_hash(int(salt_text), address_word(maker), address_word(signer),
                            token_word(token_text), int(maker_amount),
@@ -272,6 +284,8 @@ def build_signed_order(
     salt: int | None = None,
     timestamp_ms: int | None = None,
     session_key: bool = False,
+    exchange_version: str = "2",
+    exchange_v3_address: str | None = None,
 ) -> SignedOrder:
     """Sign a V2 order for ``size`` shares at limit ``price`` (any of GTC/GTD/FOK/FAK)."""
     kind = _check_order_type(order_type, expiration)
@@ -284,12 +298,14 @@ def build_signed_order(
         signature_type=signature_type, funder=funder, expiration=expiration,
         exchange_address=exchange_address, neg_risk_exchange_address=neg_risk_exchange_address,
         metadata=metadata, builder=builder, salt=salt, timestamp_ms=timestamp_ms,
-        session_key=session_key,
+        session_key=session_key, exchange_version=exchange_version,
+        exchange_v3_address=exchange_v3_address,
     )
     return SignedOrder(
         order=order, order_type=kind, order_hash=order_hash, exchange_address=exchange,
         chain_id=chain_id, side=upper, price=price, size=shares,
         maker_amount=maker_amount, taker_amount=taker_amount,
+        exchange_version=exchange_version,
     )
 
 
@@ -313,6 +329,8 @@ def build_signed_market_order(
     salt: int | None = None,
     timestamp_ms: int | None = None,
     session_key: bool = False,
+    exchange_version: str = "2",
+    exchange_v3_address: str | None = None,
 ) -> SignedOrder:
     """Sign a FOK/FAK market order: BUY spends ``amount`` pUSD, SELL sells ``amount`` shares."""
     kind = _check_order_type(order_type, 0)
@@ -328,11 +346,13 @@ def build_signed_market_order(
         signature_type=signature_type, funder=funder, expiration=0,
         exchange_address=exchange_address, neg_risk_exchange_address=neg_risk_exchange_address,
         metadata=metadata, builder=builder, salt=salt, timestamp_ms=timestamp_ms,
-        session_key=session_key,
+        session_key=session_key, exchange_version=exchange_version,
+        exchange_v3_address=exchange_v3_address,
     )
     shares = Decimal(taker_amount if upper == BUY else maker_amount) / BASE_UNITS
     return SignedOrder(
         order=order, order_type=kind, order_hash=order_hash, exchange_address=exchange,
         chain_id=chain_id, side=upper, price=price, size=shares,
         maker_amount=maker_amount, taker_amount=taker_amount,
+        exchange_version=exchange_version,
     )

@@ -43,6 +43,7 @@ from services import copy_control, metrics, venues
 from venue.client import AsyncVenueClient
 from worker.copy_engine import reconciler, store
 from worker.copy_engine.copier_wallets import CopierWallets
+from worker.copy_engine.detection import DetectionSource
 from worker.copy_engine.fill_executor import FillExecutor
 from worker.copy_engine.ownership import TargetOwnership
 from worker.copy_engine.quotes import QuoteSource
@@ -68,7 +69,9 @@ class CopyEngine:
         self._venue: AsyncVenueClient | None = None
         self.targets: dict[str, TargetWatcher] = {}
         self.feed: Any = None
-        self.feed_connected = False
+        self.feed_connected = False  # connected and carrying trades (not stale)
+        self.detection = DetectionSource(name)
+        self._feed_lost = trio.Event()  # set (and replaced) each time the feed stops
         self._wake = trio.Event()
         self._nursery: trio.Nursery | None = None
         self._db_limiter = trio.CapacityLimiter(self.settings.db_threads)
@@ -86,7 +89,8 @@ class CopyEngine:
         self._watch = WatchContext(
             name=name, settings=self.settings, stats=self.stats, executor=self.executor,
             db=self.db, poll_limiter=self._poll_limiter, venue=lambda: self._venue,
-            poll_delay=self.poll_delay, feed_up=lambda: self.feed_connected)
+            poll_delay=self.poll_delay, feed_up=lambda: self.feed_connected,
+            feed_lost=lambda: self._feed_lost)
         self._active: dict[str, int] = {}  # active targets as last read by a full sweep
         self._fingerprint: Any = None
         self._full_sweep = True
@@ -187,7 +191,7 @@ class CopyEngine:
         metrics.copy_executors(len(self.targets), configs)
         return {"heartbeat_at": datetime.now(UTC).isoformat(),
                 "targets": str(len(self.targets)), "configs": str(configs),
-                "feed": "up" if self.feed_connected else "down"}
+                "feed": "up" if self.feed_connected else "down", **self.detection.fields()}
 
     async def _heartbeat_loop(self) -> None:
         while True:
@@ -349,7 +353,9 @@ class CopyEngine:
 
     async def _feed_loop(self) -> None:
         assert self.venue is not None
-        async with self.venue.activity_feed(list(self.targets)) as feed:
+        stale_after = self.settings.feed_stale_seconds or None
+        async with self.venue.activity_feed(list(self.targets),
+                                            stale_after=stale_after) as feed:
             self.feed = feed
             for target in self.targets:
                 feed.watch(target)
@@ -362,7 +368,11 @@ class CopyEngine:
 
     async def _feed_status(self, feed: Any) -> None:
         while True:
-            self.feed_connected = bool(feed.connected)
+            # A stale feed (pings answered, no trades) counts as down: targets poll fast.
+            was_live, self.feed_connected = self.feed_connected, self.detection.observe(feed)
+            if was_live and not self.feed_connected:
+                self._feed_lost.set()  # targets waiting out a backstop interval poll now
+                self._feed_lost = trio.Event()
             await trio.sleep(0.5)
 
 

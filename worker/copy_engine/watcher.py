@@ -47,6 +47,8 @@ class WatchContext:
     venue: Callable[[], AsyncVenueClient | None]  # the engine's client (while it runs)
     poll_delay: Callable[[], float]  # seconds between a target's polls, as things stand
     feed_up: Callable[[], bool]
+    # Set when the feed stops carrying trades (down or stale): long backstop waits end.
+    feed_lost: Callable[[], trio.Event]
 
 
 class TargetWatcher:
@@ -129,7 +131,8 @@ class TargetWatcher:
                     log.exception("engine %s: saving the cursor of %s failed", context.name,
                                   self.address)
             self._prune_seen()
-            await trio.sleep(context.poll_delay())
+            with trio.move_on_after(context.poll_delay()):
+                await context.feed_lost().wait()  # the feed went: poll now, then fast
             if context.feed_up():
                 # A backstop poll is never urgent: it waits for copies in flight, whose
                 # latency its request and parsing on this loop would add to (a while at

@@ -137,6 +137,18 @@ async def inject(control: Any, wallet: str, token_id: str, side: str, size: str,
         lambda: control.call("POST", "/trades", body, expect=201))
 
 
+def copy_one_fill(run_engines: Callable[..., None], control: Any, config: CopyConfig,
+                  target: str, token_id: str, side: str = "BUY", size: str = "40") -> None:
+    """Run an engine until ``target``'s one trade in ``token_id`` is copied and filled."""
+    async def scenario(engines: list[CopyEngine]) -> None:
+        await owned(engines[0], target)
+        await inject(control, target, token_id, side, size, "0.5")
+        [intent] = await wait_for(settled(config))
+        assert intent.status == "filled", (intent.reason, intent.detail)
+
+    run_engines(scenario)
+
+
 
 @dataclass
 class Copier:
