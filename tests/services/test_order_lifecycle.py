@@ -12,7 +12,7 @@ import pytest
 
 from models.base import utcnow
 from models.trading import Order, OrderFill, Trade
-from services import orders, positions, previews, stats, venue_accounts, venues
+from services import errors, orders, positions, previews, stats, venue_accounts, venues
 from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
 
 
@@ -26,6 +26,14 @@ def _place(trader, token, side, size, kind, price=None):
     quote = previews.create(trader.user, token, side, size, kind, price)
     return orders.place_order(trader.user, token_id=token, side=side, size=size,
                               order_type=kind, price=price, preview_id=quote["preview_id"])
+
+
+def _place_unanswered(trader, token, side, size, kind) -> tuple[Order, Trade]:
+    """A manual order whose POST answer was lost: 503 to the caller, the record pending."""
+    with pytest.raises(errors.VenueUnavailable) as raised:
+        _place(trader, token, side, size, kind)
+    order = Order.get(Order.order_hash == raised.value.details["order_id"])
+    return order, Trade.get(Trade.order == order)
 
 
 def _delay(venue_control, market, seconds: int) -> None:
@@ -187,14 +195,13 @@ def test_an_order_that_never_arrived_fails_after_the_grace(trader, market, venue
                                                           venue_clock):
     venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
                                            "status": 500}, expect=201)
-    placed = _place(trader, market.yes, "buy", "10", "market")
-    order = Order.get(Order.order_hash == placed.order_id)
+    order, trade = _place_unanswered(trader, market.yes, "buy", "10", "market")
     assert order.status == "pending"
     grace = orders.not_found_grace().total_seconds()
     _sent_ago(order, grace + 1)
     assert orders.reconcile_pending(older_than=timedelta(0)) == 1
     assert Order.get_by_id(order.id).status == "failed"
-    assert Trade.get_by_id(placed.trade_id).status == "failed"
+    assert Trade.get_by_id(trade.id).status == "failed"
 
 
 def test_an_unanswerable_order_is_closed_at_the_deadline(trader, market, venue_control,
@@ -204,8 +211,7 @@ def test_an_unanswerable_order_is_closed_at_the_deadline(trader, market, venue_c
                                            "status": 500}, expect=201)
     venue_control.call("POST", "/faults", {"path": "/clob/data/", "status": 503,
                                            "count": 1000}, expect=201)
-    placed = _place(trader, market.yes, "buy", "10", "market")
-    order = Order.get(Order.order_hash == placed.order_id)
+    order, trade = _place_unanswered(trader, market.yes, "buy", "10", "market")
     _sent_ago(order, orders.not_found_grace().total_seconds() + 1)
     orders.reconcile_pending(older_than=timedelta(0))
     assert Order.get_by_id(order.id).status == "pending"  # the venue cannot say yet
@@ -213,7 +219,7 @@ def test_an_unanswerable_order_is_closed_at_the_deadline(trader, market, venue_c
     orders.reconcile_pending(older_than=timedelta(0))
     order = Order.get_by_id(order.id)
     assert order.status == "failed" and "deadline" in order.error
-    assert Trade.get_by_id(placed.trade_id).status == "failed"
+    assert Trade.get_by_id(trade.id).status == "failed"
 
 
 def test_an_order_still_delayed_at_the_deadline_is_cancelled_at_the_venue(
