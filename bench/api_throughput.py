@@ -24,13 +24,17 @@ noise from other processes on the machine hits both. Routes:
 
 The bare app answers the same method, headers and body on ``/`` with a small JSON object.
 Prints, per route, the median req/s and p50/p99 latency over the rounds, the ratio to the
-bare round run next to it (median of the pairs) and the noise (min-max spread of req/s
-over the rounds, as a percentage of the median)::
+bare round run next to it (median of the pairs), the noise (min-max spread of req/s over
+the rounds, as a percentage of the median), and the CPU the server's gunicorn workers
+spent per request (user + system, from /proc) with its ratio to the bare app's: on a
+machine shared with other work, req/s moves with the neighbours; CPU per request much
+less, and it is what bounds req/s once the cores are the server's alone::
 
     .venv/bin/python bench/api_throughput.py --rounds 3
 
 ``--profile DIR`` records one gunicorn worker of the product with py-spy during each
-product round (raw collapsed stacks, ``DIR/<route>-<round>.txt``).
+product round (raw collapsed stacks of the thread holding the GIL,
+``DIR/<route>-<round>.txt``).
 """
 
 from __future__ import annotations
@@ -131,6 +135,19 @@ def gunicorn_workers(master: int) -> list[int]:
     return sorted(found)
 
 
+def cpu_seconds(master: int) -> float:
+    """User + system CPU seconds used so far by a gunicorn master's workers."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in gunicorn_workers(master):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
 def stop(process: subprocess.Popen) -> None:
     """Stop a server we started (gunicorn exits its workers on SIGTERM)."""
     if process.poll() is None:
@@ -215,16 +232,21 @@ def seed(database_url: str, user_id: str) -> str:
 # -- wrk ----------------------------------------------------------------------------------
 
 
-def wrk(url: str, args: argparse.Namespace, env: dict[str, str]) -> dict[str, float]:
-    """One wrk round: req/s, p50/p99 ms, and any error answers."""
+def wrk(url: str, args: argparse.Namespace, env: dict[str, str],
+        master: int | None = None) -> dict[str, float]:
+    """One wrk round: req/s, p50/p99 ms, any error answers, and the server's CPU µs per
+    request (``master``'s workers)."""
+    cpu_before = cpu_seconds(master) if master else 0.0
     out = subprocess.run(
         ["wrk", f"-t{args.wrk_threads}", f"-c{args.connections}", f"-d{args.duration}s",
          "-s", str(LUA), url], capture_output=True, text=True, env={**os.environ, **env},
         check=True).stdout
+    cpu = cpu_seconds(master) - cpu_before if master else 0.0
     found = json.loads(out.strip().splitlines()[-1])
     seconds = found["duration_us"] / 1e6
     return {"rps": found["requests"] / seconds, "p50": found["p50_us"] / 1000,
             "p99": found["p99_us"] / 1000,
+            "cpu_us": cpu / max(1, found["requests"]) * 1e6,
             "errors": found["non_2xx_3xx"] + found["socket_errors"]}
 
 
@@ -242,10 +264,11 @@ def route_table(config_id: str, key: str) -> dict[str, tuple[str, dict[str, str]
 
 
 def profile_start(pid: int, seconds: int, out: Path) -> subprocess.Popen:
-    """py-spy on one worker for a round (raw collapsed stacks, idle threads left out)."""
+    """py-spy on one worker for a round: raw collapsed stacks of the thread holding the GIL
+    (the interpreter's CPU, which bounds a process's throughput; waits are left out)."""
     return subprocess.Popen(
         [str(Path(sys.executable).with_name("py-spy")), "record", "-p", str(pid), "-d",
-         str(seconds), "-r", "200", "-f", "raw", "-o", str(out)],
+         str(seconds), "-r", "200", "--gil", "-f", "raw", "-o", str(out)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -258,6 +281,9 @@ def summarize(rows: list[dict[str, float]], bares: list[dict[str, float]]) -> di
         "p99": statistics.median(r["p99"] for r in rows),
         "ratio": statistics.median(r["rps"] / b["rps"] for r, b in zip(rows, bares, strict=True)),
         "noise": (max(rps) - min(rps)) / median * 100 if median else 0.0,
+        "cpu_us": statistics.median(r["cpu_us"] for r in rows),
+        "cpu_ratio": statistics.median(b["cpu_us"] / r["cpu_us"]
+                                       for r, b in zip(rows, bares, strict=True)),
         "errors": sum(r["errors"] for r in rows),
     }
 
@@ -324,14 +350,15 @@ def main() -> None:
                 for name in routes:
                     path, extra = table[name]
                     results[name]["bare"].append(
-                        wrk(f"http://127.0.0.1:{bare_port}/", args, extra))
+                        wrk(f"http://127.0.0.1:{bare_port}/", args, extra, bare.pid))
                     spy = None
                     if args.profile:
                         pid = gunicorn_workers(product.pid)[0]
                         spy = profile_start(pid, args.duration,
                                             args.profile / f"{name}-{round_no}.txt")
                     results[name]["product"].append(
-                        wrk(f"http://127.0.0.1:{product_port}{path}", args, extra))
+                        wrk(f"http://127.0.0.1:{product_port}{path}", args, extra,
+                            product.pid))
                     if spy is not None:
                         spy.wait()
         finally:
@@ -341,15 +368,17 @@ def main() -> None:
     print(f"wrk {args.wrk_threads} threads x {args.connections} connections, "
           f"{args.duration} s rounds, {args.rounds} round(s) each, alternating bare/product; "
           f"gunicorn gthread {args.workers} x {args.threads}\n")
-    print("| route | req/s | p50 ms | p99 ms | ratio to bare | noise (req/s spread) |")
-    print("|---|---|---|---|---|---|")
+    print("| route | req/s | p50 ms | p99 ms | ratio to bare | noise (req/s spread) "
+          "| server CPU µs/request | CPU ratio |")
+    print("|---|---|---|---|---|---|---|---|")
     bare_all = [row for name in routes for row in results[name]["bare"]]
     bare_rps = [r["rps"] for r in bare_all]
     bare_median = statistics.median(bare_rps)
     print(f"| bare Flask, one JSON route | {bare_median:,.0f} | "
           f"{statistics.median(r['p50'] for r in bare_all):.2f} | "
           f"{statistics.median(r['p99'] for r in bare_all):.2f} | 1.00 | "
-          f"{(max(bare_rps) - min(bare_rps)) / bare_median * 100:.0f}% |")
+          f"{(max(bare_rps) - min(bare_rps)) / bare_median * 100:.0f}% | "
+          f"{statistics.median(r['cpu_us'] for r in bare_all):.0f} | 1.00 |")
     labels = {"healthz": "GET /healthz", "public": "GET /api/stats/platform (public)",
               "me": "GET /api/users/me (API key)", "trades": "GET /api/trades (API key, 20)",
               "post": "POST /api/configs/{id}/stop (API key, Idempotency-Key)"}
@@ -359,7 +388,8 @@ def main() -> None:
         rows[name] = row
         flag = f" ({row['errors']:.0f} errors)" if row["errors"] else ""
         print(f"| {labels[name]}{flag} | {row['rps']:,.0f} | {row['p50']:.2f} | "
-              f"{row['p99']:.2f} | {row['ratio']:.2f} | {row['noise']:.0f}% |")
+              f"{row['p99']:.2f} | {row['ratio']:.2f} | {row['noise']:.0f}% | "
+              f"{row['cpu_us']:.0f} | {row['cpu_ratio']:.2f} |")
     if args.json:
         print(json.dumps({"rows": rows, "raw": results}, indent=1))
 
