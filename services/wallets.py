@@ -82,8 +82,9 @@ def for_user(user: User | UUID | str) -> TradingWallet | None:
 
 def address_of(user: User | UUID | str) -> str | None:
     """The user's trading-wallet address, or None before the wallet exists."""
-    wallet = for_user(user)
-    return wallet.address if wallet is not None else None
+    # One column, not the sealed key's row: this runs on every profile read.
+    return (TradingWallet.select(TradingWallet.address)
+            .where(TradingWallet.user == user_id_of(user)).scalar())
 
 
 def get_or_create(user: User | UUID | str) -> TradingWallet:
