@@ -58,6 +58,12 @@ def _add_headers(response: Response) -> Response:
     return response
 
 
+def redis_answered() -> bool:
+    """Whether this request's token came from Redis (so Redis is reachable right now)."""
+    state: buckets.BucketState | None = g.get(_STATE)
+    return state is not None and state.known
+
+
 def init_app(app: Flask) -> buckets.AppRateLimit | None:
     """Install the limiter on ``app`` (before the access gate, so floods stop first)."""
     if not app.config.get("RATE_LIMIT_ENABLED", True):
