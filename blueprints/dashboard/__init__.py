@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Flask, redirect
 
 from blueprints import errors as error_mapping
-from blueprints.dashboard import apps, auth, configs, error_pages, keys, positions, wallet  # noqa: F401
+from blueprints.dashboard import apps, auth, configs, error_pages, keys, positions, session, wallet  # noqa: F401
 from blueprints.dashboard.base import bp
 
 # Set up once, at import: a blueprint cannot change after its first registration, and
@@ -25,6 +25,7 @@ def register(app: Flask) -> None:
     app.config["SESSION_COOKIE_HTTPONLY"] = True
     if str(app.config.get("BASE_URL", "")).startswith("https://"):
         app.config["SESSION_COOKIE_SECURE"] = True
+    app.session_interface = session.SigningSessionInterface()
     app.register_blueprint(bp)
     error_mapping.register_renderer("htmx", error_pages.render_fragment)
 
