@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, jsonify
 
+from blueprints import ratelimit
 from services import health
 
 bp = Blueprint("health", __name__)
@@ -12,7 +13,8 @@ bp = Blueprint("health", __name__)
 @bp.get("/healthz")
 def healthz():
     """200 when the database and Redis both answer, 503 naming the one that does not."""
-    checks = health.checks(current_app.config["REDIS_URL"])
+    checks = health.checks(current_app.config["REDIS_URL"],
+                           redis_answered=ratelimit.redis_answered())
     body: dict[str, object] = {"status": "ok", "process": {"ok": True}, **checks}
     if not all(check["ok"] for check in checks.values()):
         failed = "database" if not checks["database"]["ok"] else "redis"

@@ -1,23 +1,12 @@
-"""A token-bucket rate-limit strategy for the ``limits`` library, kept atomically in Redis.
+"""A token bucket per client, kept atomically in Redis (GCRA in one Lua script).
 
-``limits`` (and so flask-limiter) ships fixed, moving and sliding windows, whose
-limit blocks a client for the rest of a window once spent. We add a token bucket
-through the library's own extension points:
-
-* ``TokenBucketRedisStorage`` is a ``limits`` storage (registered, like every
-  storage, by its ``STORAGE_SCHEME``: ``tokenbucket+redis://``, ``tokenbucket+rediss://``,
-  ``tokenbucket+unix://``) whose one Lua script runs GCRA (the generic cell rate
-  algorithm, an exact token bucket kept as one timestamp per client) on the
-  Redis server's clock, so every gunicorn worker shares one bucket per client.
-* ``TokenBucketRateLimiter`` is a ``limits`` strategy, registered in
-  ``limits.strategies.STRATEGIES`` as ``"token-bucket"`` (the name flask-limiter
-  looks strategies up by).
-
-A limit item ``N per T`` refills at N/T tokens per second; the bucket holds the
-storage's ``burst`` tokens (the item's N when no burst is set). After a burst,
-requests are admitted again at the refill rate, not after a whole window.
-Rate limiting fails open: if Redis cannot be reached, requests are admitted
-(logged), unlike idempotency, which fails closed.
+Fixed and sliding windows block a client for the rest of a window once spent; a token
+bucket admits it again at the refill rate. ``AppRateLimit.take`` runs GCRA (the generic
+cell rate algorithm, an exact token bucket kept as one timestamp per client) on the
+Redis server's clock, so every gunicorn worker shares one bucket per client, in one
+round trip per request. The bucket refills at ``rate_per_second`` and holds
+``capacity`` tokens. Rate limiting fails open: if Redis cannot be reached, requests
+are admitted (logged), unlike idempotency, which fails closed.
 """
 
 from __future__ import annotations
@@ -27,18 +16,10 @@ import math
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import redis
-from limits.limits import RateLimitItem
-from limits.storage import RedisStorage
-from limits.strategies import STRATEGIES, RateLimiter
-from limits.util import WindowStats
 
 log = logging.getLogger(__name__)
-
-STRATEGY_NAME = "token-bucket"
-SCHEME_PREFIX = "tokenbucket+"
 
 # GCRA: KEYS[1] holds the theoretical arrival time (TAT) in microseconds of the
 # Redis clock. ARGV: emission interval (µs per token), capacity (tokens), cost
@@ -93,33 +74,26 @@ class BucketState:
         return max(1, math.ceil(self.retry_in))
 
 
-class TokenBucketRedisStorage(RedisStorage):
-    """limits' Redis storage plus an atomic token bucket (GCRA in one Lua script)."""
+class AppRateLimit:
+    """One bucket per client key: ``rate_per_second`` refill, ``capacity`` tokens."""
 
-    STORAGE_SCHEME = ["tokenbucket+redis", "tokenbucket+rediss", "tokenbucket+unix"]
-
-    def __init__(self, uri: str, burst: int | None = None, **options: Any) -> None:
-        """``burst``: tokens every bucket holds (None: the limit's own amount)."""
-        self.burst = int(burst) if burst is not None else None
+    def __init__(self, client: redis.Redis, *, rate_per_second: float, capacity: int,
+                 key_prefix: str) -> None:
+        """Buckets live under ``key_prefix:<client>`` in ``client``'s Redis."""
+        self.capacity = int(capacity)
+        self.key_prefix = key_prefix
+        # Arguments of every call, formatted once: µs per token, capacity.
+        self._interval = repr(1_000_000 / float(rate_per_second))
+        self._script = client.register_script(TOKEN_BUCKET_LUA)
         self._last_warning = 0.0
         self._warning_lock = threading.Lock()
-        super().__init__(uri.removeprefix(SCHEME_PREFIX), **options)
 
-    def initialize_storage(self, uri: str) -> None:
-        """Register limits' scripts and ours."""
-        super().initialize_storage(uri)
-        self.lua_token_bucket = self.get_connection().register_script(TOKEN_BUCKET_LUA)
-
-    def capacity_for(self, amount: int) -> int:
-        """Bucket capacity for a limit of ``amount`` per period."""
-        return self.burst if self.burst is not None else amount
-
-    def take(self, key: str, rate_per_second: float, capacity: int, cost: int = 1) -> BucketState:
+    def take(self, client_key: str, cost: int = 1) -> BucketState:
         """Take ``cost`` tokens if the bucket holds them (cost 0 only looks)."""
-        interval = 1_000_000 / rate_per_second
+        capacity = self.capacity
         try:
-            allowed, remaining, full_us, wait_us = self.lua_token_bucket(
-                [self.prefixed_key(key)], [repr(interval), capacity, cost])
+            allowed, remaining, full_us, wait_us = self._script(
+                [f"{self.key_prefix}:{client_key}"], [self._interval, capacity, cost])
         except redis.exceptions.RedisError as exc:
             self._warn(exc)
             return BucketState(allowed=True, remaining=capacity, capacity=capacity,
@@ -133,56 +107,3 @@ class TokenBucketRedisStorage(RedisStorage):
                 self._last_warning = time.monotonic()
                 log.warning("rate-limit store unreachable, admitting requests: %s",
                             type(exc).__name__)
-
-
-class TokenBucketRateLimiter(RateLimiter):
-    """limits strategy: a token bucket refilled at the item's rate, holding the storage's burst."""
-
-    def __init__(self, storage: Any) -> None:
-        if not hasattr(storage, "take"):
-            raise NotImplementedError(
-                f"the token-bucket strategy needs a tokenbucket+redis:// storage, "
-                f"not {type(storage).__name__}")
-        super().__init__(storage)
-        self.buckets: TokenBucketRedisStorage = storage
-        # The last hit's state per key, per thread: headers describe the bucket as this
-        # request left it, without a second round trip.
-        self._recent = threading.local()
-
-    @staticmethod
-    def rate_of(item: RateLimitItem) -> float:
-        """Tokens per second the item allows."""
-        return item.amount / item.get_expiry()
-
-    def state(self, item: RateLimitItem, *identifiers: str, cost: int = 0) -> BucketState:
-        """The bucket for ``identifiers``; takes ``cost`` tokens when it holds them."""
-        key = item.key_for(*identifiers)
-        bucket = self.buckets.take(key, self.rate_of(item),
-                                   self.buckets.capacity_for(item.amount), cost)
-        if cost:
-            self._recent.__dict__[key] = bucket
-        return bucket
-
-    def last_hit(self, item: RateLimitItem, *identifiers: str, keep: bool = False
-                 ) -> BucketState:
-        """What this thread's latest hit left (dropped unless ``keep``), else the bucket now."""
-        key = item.key_for(*identifiers)
-        recent = (self._recent.__dict__.get(key) if keep
-                  else self._recent.__dict__.pop(key, None))
-        return recent if recent is not None else self.state(item, *identifiers)
-
-    def hit(self, item: RateLimitItem, *identifiers: str, cost: int = 1) -> bool:
-        """Take ``cost`` tokens; False when the bucket holds fewer."""
-        return self.state(item, *identifiers, cost=cost).allowed
-
-    def test(self, item: RateLimitItem, *identifiers: str, cost: int = 1) -> bool:
-        """Whether ``cost`` tokens could be taken now (takes none)."""
-        return self.state(item, *identifiers).remaining >= cost
-
-    def get_window_stats(self, item: RateLimitItem, *identifiers: str) -> WindowStats:
-        """(time the bucket is full again, tokens left)."""
-        bucket = self.state(item, *identifiers)
-        return WindowStats(time.time() + bucket.full_in, bucket.remaining)
-
-
-STRATEGIES[STRATEGY_NAME] = TokenBucketRateLimiter  # type: ignore[assignment]

@@ -27,6 +27,7 @@ from chain.keys import (
 )
 from chain.tokens import native_balance, token_balance, token_decimals
 from models.base import db
+from models.prepared import Prepared
 from models.user import User
 from models.wallet import (
     KIND_DEPOSIT_WALLET,
@@ -88,9 +89,15 @@ def for_user(user: User | UUID | str) -> TradingWallet | None:
     return TradingWallet.get_or_none(TradingWallet.user == user_id_of(user))
 
 
+# One column, not the sealed key's row, compiled once: every profile read runs it.
+_ADDRESS_OF_USER = Prepared(
+    lambda user_id: TradingWallet.select(TradingWallet.address)
+    .where(TradingWallet.user == user_id).limit(1), TradingWallet.user)
+
+
 def address_of(user: User | UUID | str) -> str | None:
     """The user's trading-wallet address, or None before the wallet exists."""
-    wallet = for_user(user)
+    wallet = _ADDRESS_OF_USER.first(user_id_of(user))
     return wallet.address if wallet is not None else None
 
 

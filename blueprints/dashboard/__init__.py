@@ -17,6 +17,7 @@ from blueprints.dashboard import (  # noqa: F401
     error_pages,
     keys,
     positions,
+    session,
     wallet,
 )
 from blueprints.dashboard.base import bp
@@ -34,6 +35,7 @@ def register(app: Flask) -> None:
     app.config["SESSION_COOKIE_HTTPONLY"] = True
     if str(app.config.get("BASE_URL", "")).startswith("https://"):
         app.config["SESSION_COOKIE_SECURE"] = True
+    app.session_interface = session.SigningSessionInterface()
     app.register_blueprint(bp)
     error_mapping.register_renderer("htmx", error_pages.render_fragment)
 

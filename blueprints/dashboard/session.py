@@ -14,7 +14,9 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from flask import request, session
+from flask import Flask, request, session
+from flask.sessions import SecureCookieSessionInterface
+from itsdangerous import URLSafeTimedSerializer
 
 from services import auth, credentials, errors
 from services.principal import Principal
@@ -25,6 +27,29 @@ LOGIN_BROWSER_KEY = "login_browser"  # the nonce sign-in links asked here are bo
 STEP_UP_KEY = "step_up_token"
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class SigningSessionInterface(SecureCookieSessionInterface):
+    """Flask's signed-cookie session, with its serializer built once per key set.
+
+    Flask builds the serializer anew for every request (every API call too, since the
+    session is opened before routing): a cost paid for nothing on a cookie-less request.
+    """
+
+    def __init__(self) -> None:
+        self._serializers: dict[tuple[Any, ...], URLSafeTimedSerializer] = {}
+
+    def get_signing_serializer(self, app: Flask) -> URLSafeTimedSerializer | None:
+        """The serializer for the app's current SECRET_KEY and SECRET_KEY_FALLBACKS."""
+        if not app.secret_key:
+            return None
+        keys = (app.secret_key, *(app.config.get("SECRET_KEY_FALLBACKS") or ()))
+        found = self._serializers.get(keys)
+        if found is None:
+            found = super().get_signing_serializer(app)
+            if found is not None:
+                self._serializers[keys] = found
+        return found
 
 
 def sign_in(signed: auth.Session) -> None:

@@ -27,3 +27,25 @@ def test_healthz_reports_redis_down(app_config):
     assert body["redis"]["ok"] is False and body["database"]["ok"] is True
     assert body["code"] == "cache_error"
     assert response.headers["Retry-After"] == "5"
+
+
+
+def test_the_rate_limiters_answer_proves_redis_reachable(app, app_config, client, monkeypatch):
+    """The limiter's Redis call of the same request stands for the PING (one round trip)."""
+    import redis
+
+    def refuse(self, *args, **kwargs):
+        raise redis.exceptions.ConnectionError("injected")
+
+    monkeypatch.setattr(redis.Redis, "ping", refuse)
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.headers["X-RateLimit-Remaining"]  # the limiter did reach Redis
+
+    unlimited = create_app(dict(app_config, RATE_LIMIT_ENABLED=False))
+    try:
+        answer = unlimited.test_client().get("/healthz")
+    finally:
+        from models.base import db
+        db.initialize(app.extensions["database"])
+    assert answer.status_code == 503 and answer.get_json()["redis"]["ok"] is False

@@ -1,0 +1,73 @@
+"""Queries compiled to SQL once per database, then run with new values (per-request paths).
+
+peewee builds a query's SQL text anew on every execution: for the few queries every
+authenticated request runs, that compilation cost more than the database's own work
+(README "Capacity"). A ``Prepared`` query is built once per bound database with marker
+values, its SQL and parameter list kept, and each run swaps the real values in.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import peewee
+
+from models.base import db
+
+
+class Prepared:
+    """A SELECT built by ``build(*values)``, whose values are compared with ``fields``."""
+
+    def __init__(self, build: Callable[..., peewee.ModelSelect], *fields: peewee.Field) -> None:
+        """``fields[i]`` is the column ``build``'s i-th argument is compared with."""
+        self._build = build
+        self._fields = fields
+        # Keyed by id(database); the entry holds the database, so the id stays its own.
+        self._compiled: dict[int, tuple[peewee.Database, peewee.ModelSelect, str, list[Any],
+                                        list[list[int]]]] = {}
+        self._lock = threading.Lock()
+
+    def _marker(self, field: peewee.Field) -> Any:
+        # A value no caller sends, that survives the field's conversion unchanged in kind.
+        if isinstance(field, peewee.ForeignKeyField):
+            field = field.rel_field
+        if isinstance(field, peewee.UUIDField):
+            return uuid.uuid4()
+        return f"\x00prepared-{uuid.uuid4().hex}"
+
+    def _compile(self, database: peewee.Database) -> tuple[Any, ...]:
+        markers = [self._marker(field) for field in self._fields]
+        query = self._build(*markers)
+        sql, params = database.get_sql_context().sql(query).query()
+        slots = []
+        for field, marker in zip(self._fields, markers, strict=True):
+            stored = field.db_value(marker)
+            found = [i for i, param in enumerate(params) if param == stored]
+            if not found:
+                raise ValueError(f"{field.name}'s value does not reach the SQL parameters")
+            slots.append(found)
+        return database, query, sql, list(params), slots
+
+    def rows(self, *values: Any) -> list[Any]:
+        """The rows (model instances, as ``build``'s query returns them) for ``values``."""
+        database = db.obj
+        compiled = self._compiled.get(id(database))
+        if compiled is None:
+            with self._lock:
+                compiled = self._compile(database)
+                self._compiled[id(database)] = compiled
+        _, query, sql, params, slots = compiled
+        params = list(params)
+        for field, value, places in zip(self._fields, values, slots, strict=True):
+            for place in places:
+                params[place] = field.db_value(value)
+        cursor = database.execute_sql(sql, params)
+        return list(query._get_cursor_wrapper(cursor))
+
+    def first(self, *values: Any) -> Any:
+        """The first row for ``values``, or None."""
+        found = self.rows(*values)
+        return found[0] if found else None
