@@ -56,8 +56,9 @@ def request_wrap(user: User | UUID | str, amount: Any) -> CollateralWrap:
     value = _amount(amount)
     wallet = wallets.for_user(user_id_of(user))
     if wallet is None or wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET:
-        raise errors.FeatureNotEnabled("Wrapping goes through a deposit wallet; this account "
-                                       "has none (set it up on the account page).")
+        # Not a missing feature (501): the account must first be set up as a deposit wallet.
+        raise errors.AccountNotReady("Wrapping goes through a deposit wallet; this account "
+                                     "has none (set it up on the account page).")
     trading_accounts.require_live(user)
     row = CollateralWrap.create(wallet=wallet.id, amount=value)
     jobs.enqueue(JOB_NAME, row.id, job_id=jobs.logical_job_id(JOB_NAME, row.id))

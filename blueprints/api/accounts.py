@@ -66,7 +66,7 @@ class Wrap(MethodView):
     @idempotent
     @blp.arguments(WrapRequestSchema)
     @blp.response(202, WrapSchema)
-    @blp.errors(400, 401, 403, 409, 429, 501)
+    @blp.errors(400, 401, 403, 409, 429)
     def post(self, args):
         """Wrap the deposit wallet's USDC.e into pUSD through the onramp (a relayer batch,
         no POL); follow it with GET /api/trading-account/wraps/{id}."""
