@@ -171,12 +171,13 @@ def update_returning(model: type[peewee.Model], key_value: Any, changes: Mapping
 
 
 def select_rows(model: type[peewee.Model], names: Sequence[str],
-                where_in: Mapping[str, Collection[Any]], *, for_update: bool = False
-                ) -> list[dict[str, Any]]:
+                where_in: Mapping[str, Collection[Any]], *, for_update: bool = False,
+                for_share: bool = False) -> list[dict[str, Any]]:
     """The ``names`` fields of ``model``'s rows whose every ``where_in`` field is in its values.
 
     With ``for_update`` they stay locked until the transaction ends (``FOR UPDATE``) on a
     database with row locks; on SQLite a write transaction already keeps other writers out.
+    ``for_share`` takes the shared lock instead (``FOR SHARE``: writers wait, readers not).
     """
     meta = model._meta  # type: ignore[attr-defined]
     fields = meta.fields
@@ -192,8 +193,8 @@ def select_rows(model: type[peewee.Model], names: Sequence[str],
         params.extend(field.db_value(value) for value in values)
     columns = ", ".join(f'"{fields[name].column_name}"' for name in names)
     sql = f'SELECT {columns} FROM "{meta.table_name}" WHERE {" AND ".join(conditions)}'
-    if for_update and database.for_update:  # SQLite has no row locks (nor the clause)
-        sql += " FOR UPDATE"
+    if (for_update or for_share) and database.for_update:  # SQLite has no row locks
+        sql += " FOR UPDATE" if for_update else " FOR SHARE"
     converters = [fields[name].python_value for name in names]
     return [{name: convert(value) for name, convert, value in zip(names, converters, row,
                                                                    strict=True)}

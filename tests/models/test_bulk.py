@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -163,3 +164,38 @@ def test_select_rows_reads_matching_rows_as_python_values(bound_db, entries):
         {"id": wanted[1], "account": other, "amount": Decimal(7), "exact": Decimal(0),
          "paper": True}]
     assert select_rows(Entry, ("id",), {"account": []}) == []
+
+
+def test_select_rows_for_share_reads_the_rows_and_holds_writers_off_on_postgresql(
+        bound_db, entries):
+    """``for_share`` reads like a plain select; on PostgreSQL the rows stay share-locked
+    until the transaction ends: another connection's UPDATE of one waits (here: times out),
+    another shared read does not. SQLite has no row locks (its write transaction is the
+    lock), so there it is the plain read."""
+    row = _new(uuid.uuid4(), count=1)
+    postgres = isinstance(bound_db, peewee.PostgresqlDatabase)
+    seen: dict[str, object] = {}
+
+    def other_connection() -> None:
+        with bound_db.connection_context():
+            bound_db.execute_sql("SET lock_timeout = '200ms'")
+            with atomic():
+                seen["shared"] = select_rows(Entry, ("count",), {"id": [row.id]},
+                                             for_share=True)
+            try:
+                with atomic():
+                    Entry.update(count=5).where(Entry.id == row.id).execute()
+            except peewee.OperationalError as exc:
+                seen["write"] = str(exc)
+
+    with atomic():
+        found = select_rows(Entry, ("id", "count"), {"id": [row.id]}, for_share=True)
+        assert found == [{"id": row.id, "count": 1}]
+        if postgres:
+            worker = threading.Thread(target=other_connection)
+            worker.start()
+            worker.join(timeout=30)
+    if postgres:
+        assert seen["shared"] == [{"count": 1}]
+        assert "lock timeout" in str(seen["write"])
+        assert Entry.get_by_id(row.id).count == 1

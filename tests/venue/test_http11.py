@@ -36,10 +36,13 @@ from venue.errors import VenueNotFound, VenueRejected, VenueTimeout, VenueUnavai
 from venue.http import AsyncTransport, Call, VenueRequest, lean_transport
 from venue.http11 import (
     _MEMO_SIZE,
+    ANSWER_READS,
     FIELD_CHECKS,
     Http11Pool,
+    Http11Response,
     Http11Transport,
     _CheckedFields,
+    _observed,
 )
 from venue.parse.values import MalformedResponse
 
@@ -568,3 +571,66 @@ def test_without_h11s_private_helpers_requests_are_written_the_same(helpers: str
     assert checks == "h11"
     assert heads == request_heads()
     assert sum(head.startswith("refused") for head in heads) == 2 * 4  # and 4 written
+
+
+ANSWER_SHAPES = [
+    (200, [("Content-Type", "application/json"), ("Content-Length", "11")], b'{"a":"1.5"}'),
+    (200, [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")], b'{"n": 1}'),
+    (400, [("Content-Type", "application/json"), ("Content-Encoding", "identity"),
+           ("Content-Length", "15")], b'{"error": "no"}'),
+    (429, [("Retry-After", "7"), ("Content-Length", "0")], b""),
+    (204, [], b""),
+    (200, [("Content-Type", "text/plain; charset=latin-1")], "caf\xe9".encode("latin-1")),
+]
+
+
+def lean_answers_as_read() -> list[tuple[object, ...]]:
+    """What a reader sees of ``ANSWER_SHAPES`` turned into httpx answers by the lean pool."""
+    from h11._headers import normalize_and_validate
+
+    return [_observed(Http11Response(status, normalize_and_validate(fields), body).to_httpx())
+            for status, fields, body in ANSWER_SHAPES]
+
+
+def test_this_install_reads_answers_without_httpxs_stream_machinery() -> None:
+    """The pinned httpx lets a body in hand be set as read (no decoder pass per answer)."""
+    assert ANSWER_READS == "preset"
+
+
+def test_lean_answers_read_as_httpx_reads_the_same_body_given_whole() -> None:
+    """Status, fields (framing ones dropped, Content-Length as ``content=`` adds it), body,
+    text, read state: what ``httpx.Response(content=...)`` of the same answer shows."""
+    from h11._headers import normalize_and_validate
+
+    for (status, fields, body), seen in zip(ANSWER_SHAPES, lean_answers_as_read(), strict=True):
+        kept = [(name, value) for name, value in normalize_and_validate(fields).raw_items()
+                if name.lower() not in (b"transfer-encoding", b"content-encoding")]
+        assert seen == _observed(httpx.Response(status, headers=kept, content=body))
+    chunked = lean_answers_as_read()[1]
+    assert (b"content-length", b"8") in [(k.encode(), v.encode()) for k, v in chunked[1]]
+
+
+def test_without_httpxs_private_body_answers_are_read_the_same() -> None:
+    """Where httpx keeps a read body elsewhere than ``_content`` (a changed httpx), the lean
+    pool's answers are built the public way: the same answers, read the same."""
+    script = (
+        "import json, httpx\n"
+        "streamed = httpx.Response.iter_bytes\n"
+        "def iter_bytes(self, chunk_size=None):\n"
+        "    if hasattr(self, '_body'):\n"
+        "        yield from [self._body] if self._body else []\n"
+        "    else:\n"
+        "        yield from streamed(self, chunk_size)\n"
+        "def read(self):\n"
+        "    if not hasattr(self, '_body'):\n"
+        "        self._body = b''.join(streamed(self))\n"
+        "    return self._body\n"
+        "httpx.Response.iter_bytes, httpx.Response.read = iter_bytes, read\n"
+        "httpx.Response.content = property(lambda self: self._body)\n"
+        "from venue import http11\n"
+        "from tests.venue.test_http11 import lean_answers_as_read\n"
+        "print(json.dumps([http11.ANSWER_READS, repr(lean_answers_as_read())]))\n"
+    )
+    reads, answers = json.loads(run_python(script))
+    assert reads == "httpx"
+    assert answers == repr(lean_answers_as_read())
