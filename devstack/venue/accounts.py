@@ -54,10 +54,26 @@ class DepositWallet:
     registered: bool = True  # the relayer finished its wallet-registry update (CONFIRMED)
     nonce: int = 0
     session_signers: dict[str, int] = field(default_factory=dict)  # signer -> valid until
+    # scopes given at ``/v1/session-signers/authorizations``; a signer authorized by a plain
+    # batch has none recorded and counts as ``ALL`` (the wallet contract knows no scopes)
+    scopes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # signers whose revocation the relayer accepted: out of use at once, before the chain
+    # removes them (the venue's "fenced" revocation)
+    fenced: set[str] = field(default_factory=set)
 
     def active_signers(self, now: float) -> set[str]:
-        """Session signers whose authorization has not run out."""
-        return {s for s, until in self.session_signers.items() if until > now}
+        """Session signers whose authorization has not run out and was not revoked."""
+        return {s for s, until in self.session_signers.items()
+                if until > now and s not in self.fenced}
+
+    def scopes_of(self, signer: str) -> tuple[str, ...]:
+        """The scopes of a session signer (``ALL`` when none were given)."""
+        return self.scopes.get(signer.lower(), ("ALL",))
+
+    def clob_signers(self, now: float) -> set[str]:
+        """Active session signers allowed to trade on the CLOB (scope ``CLOB`` or ``ALL``)."""
+        return {s for s in self.active_signers(now)
+                if {"CLOB", "ALL"} & set(self.scopes_of(s))}
 
 
 class AccountRegistry:

@@ -4,7 +4,8 @@
 a ``WALLET`` batch goes through the factory's ``execute(wallet, batch, signature)``, so the
 wallet contract itself checks the signature, nonce and deadline. Afterwards the registry
 mirrors the chain: the wallet's ``nonce()``, and the ``allowance`` / ``isApprovedForAll``
-of every approval the batch made. A revert fails the transaction with its reason.
+of every approval the batch made, and the session signers it authorized or revoked. A
+revert fails the transaction with its reason.
 
 Not locked here: the sandbox state's lock guards every call.
 """
@@ -37,6 +38,9 @@ _ABI: list[dict[str, Any]] = [
      "outputs": [{"name": "", "type": "uint256"}]},
     {"type": "function", "name": "allowance", "stateMutability": "view",
      "inputs": [{"name": "owner", "type": "address"}, {"name": "spender", "type": "address"}],
+     "outputs": [{"name": "", "type": "uint256"}]},
+    {"type": "function", "name": "sessionSignerValidUntil", "stateMutability": "view",
+     "inputs": [{"name": "signer", "type": "address"}],
      "outputs": [{"name": "", "type": "uint256"}]},
     {"type": "function", "name": "isApprovedForAll", "stateMutability": "view",
      "inputs": [{"name": "owner", "type": "address"}, {"name": "operator", "type": "address"}],
@@ -95,14 +99,24 @@ class ChainWallets:
                              bytes.fromhex(signature.removeprefix("0x"))]))
         wallet.nonce = self.nonce(wallet.address)
         for call in calls:
-            self._mirror(wallet.address, call)
+            self._mirror(wallet, call)
 
-    def _mirror(self, wallet: str, call: WalletCall) -> None:
+    def _mirror(self, record: DepositWallet, call: WalletCall) -> None:
         try:
             name, args = decode_call(call)
         except ExecutionFailed:
             return  # a call the registry does not track
+        wallet = record.address
         token = self.w3.eth.contract(address=checksum(call.target), abi=_ABI)
+        if name in ("authorizeSessionSigner", "revokeSessionSigner"):
+            signer = args[0].lower()
+            until = int(token.functions.sessionSignerValidUntil(checksum(signer)).call())
+            if until:
+                record.session_signers[signer] = until
+            else:
+                record.session_signers.pop(signer, None)
+            record.fenced.discard(signer)
+            return
         if name == "approve":
             amount = token.functions.allowance(checksum(wallet), checksum(args[0])).call()
             self.accounts.approve(wallet, call.target, args[0], int(amount))

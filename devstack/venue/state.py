@@ -37,7 +37,7 @@ from devstack.venue.market_channel import MarketChannel
 from devstack.venue.matching import BookOrder, MarketBook
 from devstack.venue.onchain import ChainHoldings
 from devstack.venue.rejections import ERR_L1, VenueRejection
-from devstack.venue.relay import Principal, Relayer, RelayerTransaction
+from devstack.venue.relay import Principal, Relayer, RelayerTransaction, session_signer_json
 from devstack.venue.settlement import Settlement
 from devstack.venue.tape import ClobTrade, Fill, Redemption, Tape
 from devstack.venue.wallet_exec import SimulatedWallets
@@ -331,6 +331,25 @@ class SandboxState:
         with self.lock:
             self.relayer.check_open()
             return self.relayer.nonce_of(address)
+
+    def relayer_session_signer(self, principal: Principal, kind: str, body: object,
+                               idempotency_key: str) -> dict:
+        """``POST /v1/session-signers/{authorizations,revocations}``; a revocation cancels
+        the session key's open orders at once (ACCOUNTS.md §2.6)."""
+        with self.lock:
+            request = self.relayer.session_signer(principal, kind, body, idempotency_key)
+            if kind == "revocation":
+                signer = to_checksum_address(request.signer)
+                for record in [r for r in self.keys.api_keys.values() if r.address == signer]:
+                    self.desk.cancel(record, [o.order_id for o in self.desk.open_orders_of(record)])
+            return session_signer_json(request)
+
+    def session_signers(self, owner: str) -> dict:
+        """``GET /v1/user/session-signers``: the owner's wallet and its session signers in
+        force (404 when the address owns no deposit wallet)."""
+        with self.lock:
+            wallet, signers = self.relayer.session_signers_of(owner)
+            return {"wallet": to_checksum_address(wallet.address), "signers": signers}
 
     def relayer_deployed(self, wallet: str) -> bool:
         """Whether the factory deployed ``wallet``."""

@@ -70,6 +70,32 @@ client.close()
 """
 
 
+# The owner grants a session key (CLOB scope) through the relayer, the session key trades as
+# the wallet with its own credentials, the owner revokes it; then the key is refused.
+SDK_SESSION_KEY = SDK_CLIENT.replace("client = ", "owner = ") + """
+from polymarket.errors import RequestRejectedError
+
+owner.authorize_session_key(address=payload["session_address"], scopes=["CLOB"])
+listed = [str(k.address) for k in owner.fetch_session_keys()]
+session = SecureClient.create(private_key=payload["session_key"], wallet=str(owner.wallet),
+                              environment=environment)
+placed = session.place_limit_order(token_id=payload["token"], side="BUY", price="0.2",
+                                   size="10")
+owner.revoke_session_key(address=payload["session_address"])
+after = [str(k.address) for k in owner.fetch_session_keys()]
+try:
+    session.place_limit_order(token_id=payload["token"], side="BUY", price="0.21", size="10")
+    refused = "accepted"
+except RequestRejectedError as error:
+    refused = [error.status, str(error)]
+result = {"wallet": str(owner.wallet), "listed": listed, "after": after,
+          "signer_type": session._ctx.signer_type,
+          "placed": placed.model_dump(mode="json"), "refused": refused}
+owner.close()
+session.close()
+"""
+
+
 def _sdk_payload(venue, owner, **more) -> dict:
     return {"key": owner.key.hex(), "builder": list(venue.state.config.dev_builder),
             "clob_url": venue.clob_url, "relayer_url": venue.relayer_url, **more}
@@ -114,3 +140,28 @@ def test_the_official_sdk_onboards_and_fills_a_fak_order_as_a_deposit_wallet(
     assert spent["pusd"] == "95" and spent["positions"][token] == answer["taking_amount"]
     envelope = control.received_orders()[-1]
     assert envelope["status"] == 200 and envelope["body"]["orderType"] == "FAK"
+
+
+def test_the_official_sdk_grants_trades_with_and_revokes_a_session_key(sandbox_venue, control):
+    """§2.6 through the SDK: authorization (builder auth, Idempotency-Key), the CLOB's
+    session-signer list, a session-key order in the envelope, revocation cancelling it."""
+    control.call("POST", "/relayer", {"step_seconds": "0.05"}, expect=200)
+    control.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
+    owner, session = Account.create(), Account.create()
+    wallet = beacon_deposit_wallet_address(owner.address)
+    control.fund(wallet, "100")
+    token = control.add_market("sdk-session-key")["token_ids"][0]
+    setup = SDK_CLIENT + SDK_APPROVE + "client.close()\nresult = None\n"
+    sdk_result(setup, _sdk_payload(sandbox_venue, owner))  # deployed and approved
+    result = sdk_result(SDK_SESSION_KEY, _sdk_payload(
+        sandbox_venue, owner, token=token, session_key=session.key.hex(),
+        session_address=session.address))
+
+    assert result["wallet"] == wallet and result["signer_type"] == "SESSION_KEY"
+    assert result["listed"] == [session.address] and result["after"] == []
+    assert result["placed"]["status"] == "live"
+    order = sandbox_venue.state.desk.orders[result["placed"]["order_id"]]
+    assert order.maker.lower() == wallet.lower() and order.status == "CANCELED"
+    assert result["refused"] == [400, "invalid signature"]
+    assert control.call("GET", f"/accounts/{wallet}", expect=200)["wallet"][
+        "session_signers"] == {}
