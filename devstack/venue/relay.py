@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,10 @@ ERR_SIGNATURE = "invalid signature"
 # The longest a batch's deadline may lie ahead: the SDKs sign now + 600 s against a node's
 # clock (§2.5 item 4, §9.3), so a little slack on top.
 MAX_DEADLINE_AHEAD = 900
+# Builder HMAC timestamps (seconds, or milliseconds as in the docs' remote-signing sample,
+# §9.5) must lie within this many seconds of the relayer's wall clock, either way: a
+# replayed or stale signature is refused as the venue refuses it.
+BUILDER_TIMESTAMP_WINDOW = 60
 # Session signers (§2.6): the scopes the venue knows, and its fixed 180-day lifetime (the
 # SDK asks for 4,315 h) plus an hour of clock slack.
 SESSION_SCOPES = ("ALL", "CLOB", "COMBOSRFQ", "RFQ", "BLOCKTRADE")
@@ -158,9 +163,11 @@ class Relayer:
         key = headers.get("POLY_BUILDER_API_KEY", "")
         if key:
             secret, passphrase = self.builders.get(key, ("", ""))
+            timestamp = headers.get("POLY_BUILDER_TIMESTAMP", "")
             ok = secret and headers.get("POLY_BUILDER_PASSPHRASE") == passphrase and \
-                auth.verify_hmac(secret, headers.get("POLY_BUILDER_SIGNATURE", ""),
-                                 headers.get("POLY_BUILDER_TIMESTAMP", ""), method, path, body)
+                _fresh(timestamp) and auth.verify_hmac(
+                    secret, headers.get("POLY_BUILDER_SIGNATURE", ""), timestamp, method, path,
+                    body)
             if not ok:
                 raise VenueRejection(ERR_AUTH, 401)
             return Principal("builder", key)
@@ -428,6 +435,17 @@ class Relayer:
         self.advance()
         record = self.accounts.wallet(wallet)
         return record is not None and record.deployed
+
+
+def _fresh(timestamp: str) -> bool:
+    """Whether a builder timestamp (s or ms) is within the window of the wall clock (not the
+    sandbox's clock, which tests may move: clients sign with their own wall clock)."""
+    try:
+        moment = int(timestamp)
+    except ValueError:
+        return False
+    seconds = moment / 1000 if moment > 10**11 else moment
+    return abs(time.time() - seconds) <= BUILDER_TIMESTAMP_WINDOW
 
 
 def legacy_json(tx: RelayerTransaction) -> dict[str, Any]:
