@@ -87,6 +87,8 @@ class AccountRegistry:
         self.usdc_e: dict[str, int] = {}
         self.unseen: dict[tuple[str, str], int] = {}  # (address, asset) -> amount
         self.cached_allowances: dict[tuple[str, str], dict[str, int]] = {}
+        # with a chain attached: each address's on-chain pUSD as of its last update
+        self.chain_pusd: dict[str, int] = {}
         # makers the venue still takes outside the deposit-wallet flow (strict mode)
         self.allowlisted: set[str] = set()  # EOAs, type 0
         self.grandfathered: set[str] = set()  # proxy / Safe wallets, types 1 and 2

@@ -17,8 +17,9 @@ from typing import Any
 from web3 import Web3
 
 from devstack.chain.transact import address_of, checksum, connect, send_and_wait
-from devstack.venue.accounts import AccountRegistry, DepositWallet
+from devstack.venue.accounts import COLLATERAL_ASSET, AccountRegistry, DepositWallet
 from devstack.venue.batch import WalletCall
+from devstack.venue.config import SandboxConfig
 from devstack.venue.wallet_exec import ExecutionFailed, decode_call
 
 _CALL = {"name": "calls", "type": "tuple[]", "components": [
@@ -41,6 +42,9 @@ _ABI: list[dict[str, Any]] = [
      "outputs": [{"name": "", "type": "uint256"}]},
     {"type": "function", "name": "sessionSignerValidUntil", "stateMutability": "view",
      "inputs": [{"name": "signer", "type": "address"}],
+     "outputs": [{"name": "", "type": "uint256"}]},
+    {"type": "function", "name": "balanceOf", "stateMutability": "view",
+     "inputs": [{"name": "owner", "type": "address"}],
      "outputs": [{"name": "", "type": "uint256"}]},
     {"type": "function", "name": "isApprovedForAll", "stateMutability": "view",
      "inputs": [{"name": "owner", "type": "address"}, {"name": "operator", "type": "address"}],
@@ -124,3 +128,25 @@ class ChainWallets:
             approved = token.functions.isApprovedForAll(checksum(wallet),
                                                         checksum(args[0])).call()
             self.accounts.set_approval_for_all(wallet, call.target, args[0], bool(approved))
+
+    # -- what ``/balance-allowance/update`` reads --
+
+    def erc20_balance(self, token: str, owner: str) -> int:
+        """``token.balanceOf(owner)`` on the chain."""
+        contract = self.w3.eth.contract(address=checksum(token), abi=_ABI)
+        return int(contract.functions.balanceOf(checksum(owner)).call())
+
+    def read_approvals(self, owner: str, asset: str, config: SandboxConfig) -> None:
+        """Copy ``owner``'s approvals of both exchanges (pUSD ``allowance`` or the CTF's
+        ``isApprovedForAll``) from the chain into the registry, however they were made."""
+        for spender in (config.exchange, config.neg_risk_exchange):
+            if asset == COLLATERAL_ASSET:
+                token = self.w3.eth.contract(address=checksum(config.collateral), abi=_ABI)
+                amount = token.functions.allowance(checksum(owner), checksum(spender)).call()
+                self.accounts.approve(owner, config.collateral, spender, int(amount))
+            else:
+                ctf = self.w3.eth.contract(address=checksum(config.conditional_tokens), abi=_ABI)
+                approved = ctf.functions.isApprovedForAll(checksum(owner),
+                                                          checksum(spender)).call()
+                self.accounts.set_approval_for_all(owner, config.conditional_tokens, spender,
+                                                   bool(approved))
