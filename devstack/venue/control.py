@@ -128,6 +128,8 @@ def state_summary():
             "exchange": state.config.exchange,
             "neg_risk_exchange": state.config.neg_risk_exchange,
             "collateral": state.config.collateral,
+            "ctf": state.config.conditional_tokens,
+            "strict_accounts": state.config.strict_accounts,
             "house": state.house,
             "whales": state.whales,
             "whales_running": _whales().running,
