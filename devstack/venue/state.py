@@ -322,7 +322,7 @@ class SandboxState:
 
     def _index_chain(self, chain: ChainWallets, funder: str, asset: str) -> None:
         """pUSD that moved on chain since the last update (transfers in or out, wraps)
-        reaches the ledger as the difference; approvals are read from the chain."""
+        reaches the ledger as the difference; USDC.e and approvals are read from the chain."""
         if asset == COLLATERAL_ASSET:
             on_chain = chain.erc20_balance(self.config.collateral, funder)
             delta = on_chain - self.accounts.chain_pusd.get(funder.lower(), 0)
@@ -331,6 +331,9 @@ class SandboxState:
                 free = self.ledger.balance(funder) - self.ledger.reserved(funder)[0]
                 self.ledger.credit(funder, max(delta, -free))
             self.accounts.chain_pusd[funder.lower()] = on_chain
+            # USDC.e lives only on chain: the registry takes its balance as it is
+            self.accounts.usdc_e[funder.lower()] = chain.erc20_balance(self.config.usdc_e,
+                                                                       funder)
         chain.read_approvals(funder, asset, self.config)
 
     def set_eoa_refusal(self, enabled: bool, legacy: list[str] | None = None) -> None:

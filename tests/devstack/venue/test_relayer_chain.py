@@ -136,10 +136,12 @@ def test_the_cache_keys_on_the_dev_chains_contracts_and_indexes_its_pusd(
     assert cached() == {"balance": "0", "allowances": {dev.ctf_exchange: "0",
                                                        dev.neg_risk_exchange: "0"}}
     dev.mint(dev.pusd, wallet, 50_000_000)
+    dev.mint(dev.usdce, wallet, 7_000_000)
     assert cached()["balance"] == "0"  # on chain, not yet seen by the CLOB
     update()
     assert cached()["balance"] == "50000000"
     assert control.balances(wallet)["pusd"] == "50"
+    assert control.call("GET", f"/accounts/{wallet}", expect=200)["usdc_e"] == "7"
 
     deadline = int(w3.eth.get_block("latest")["timestamp"]) + 600
     calls = [Approval(dev.pusd, "approve", dev.ctf_exchange).call(),
