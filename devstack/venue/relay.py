@@ -134,7 +134,8 @@ class Relayer:
         self.builders: dict[str, tuple[str, str]] = {key: (secret, passphrase)}
         self.relayer_keys: dict[str, tuple[str, float]] = {}  # key -> (address, created)
         self.transactions: dict[str, RelayerTransaction] = {}
-        self.session_requests: dict[str, SessionSignerRequest] = {}  # by Idempotency-Key
+        # by (caller, Idempotency-Key)
+        self.session_requests: dict[tuple[str, str], SessionSignerRequest] = {}
         self.switches = RelayerSwitches()
 
     # -- credentials --
@@ -292,7 +293,9 @@ class Relayer:
         if not idempotency_key.strip():
             raise VenueRejection("Idempotency-Key header is required")
         canonical = json.dumps(body, sort_keys=True)
-        known = self.session_requests.get(idempotency_key)
+        # keys are the caller's own: another caller's key is a new operation
+        slot = (principal.name, idempotency_key)
+        known = self.session_requests.get(slot)
         if known is not None:
             if known.kind != kind or known.body != canonical:
                 raise VenueRejection("Idempotency-Key was used with a different request", 409)
@@ -312,14 +315,15 @@ class Relayer:
                                    else None)
         tx = self._owner_batch(principal, body, wallet, call)
         record = self.accounts.wallet(wallet)
-        assert record is not None  # _owner_batch refused unknown wallets
+        if record is None:  # _owner_batch refuses unknown wallets; never reached
+            raise VenueRejection("wallet registration error")
         if kind == "authorization":
             record.scopes[signer.lower()] = scopes
             record.fenced.discard(signer.lower())
         else:
             record.fenced.add(signer.lower())
         request = SessionSignerRequest(kind, canonical, tx, signer.lower())
-        self.session_requests[idempotency_key] = request
+        self.session_requests[slot] = request
         return request
 
     def _session_grant(self, body: dict) -> tuple[tuple[str, ...], int]:

@@ -79,9 +79,9 @@ class Sessions:
         return body
 
     def send(self, path: str, body: dict, idempotency_key: str | None = "op-1", *,
-             builder: bool = True) -> httpx.Response:
+             builder: bool = True, creds: BuilderCreds | None = None) -> httpx.Response:
         text = json.dumps(body)
-        headers = (builder_headers(self.builder, "POST", path, text) if builder
+        headers = (builder_headers(creds or self.builder, "POST", path, text) if builder
                    else dict(self.relayer.headers))
         if idempotency_key is not None:
             headers["Idempotency-Key"] = idempotency_key
@@ -135,11 +135,22 @@ def test_authorization_is_idempotent_and_lists_the_key_on_the_clob(sessions, san
                              "transactionHash": done["transaction_hash"]}
     other = sessions.send(AUTHORIZATIONS, body | {"scopes": ["ALL"]})
     assert _error(other) == (409, "Idempotency-Key was used with a different request")
+    # an Idempotency-Key is its caller's: another builder's "op-1" is a new operation
+    mine = BuilderCreds("builder-2", "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTEyMzQ=", "pass-2")
+    sessions.relayer.switch(builder={"key": mine.api_key, "secret": mine.secret,
+                                     "passphrase": mine.passphrase})
+    second = Account.create().address
+    theirs = sessions.send(AUTHORIZATIONS, sessions.body(second, valid_until=until), creds=mine)
+    assert theirs.status_code == 200, theirs.text
+    assert theirs.json()["transactionId"] != first.json()["transactionId"]
+    sessions.wait(theirs)
 
     owner = Clob(sandbox_venue, sessions.relayer.owner)
     listed = owner.get("/v1/user/session-signers")
-    assert listed.json() == {"wallet": sessions.relayer.wallet, "signers": [
-        {"address": session, "scopes": ["CLOB"], "valid_until": until}]}
+    assert listed.json() == {"wallet": sessions.relayer.wallet, "signers": sorted([
+        {"address": session, "scopes": ["CLOB"], "valid_until": until},
+        {"address": second, "scopes": ["ALL"], "valid_until": until}],
+        key=lambda signer: signer["address"].lower())}
     stranger = Clob(sandbox_venue, OrderKey("0x" + Account.create().key.hex()))
     assert stranger.get("/v1/user/session-signers").status_code == 404
 
