@@ -329,7 +329,9 @@ def account(address: str):
             "wallet": None if wallet is None else {
                 "owners": sorted(wallet.owners), "deployed": wallet.deployed,
                 "registered": wallet.registered, "nonce": wallet.nonce,
-                "session_signers": dict(wallet.session_signers)},
+                "session_signers": dict(wallet.session_signers),
+                "session_scopes": {k: list(v) for k, v in wallet.scopes.items()},
+                "fenced": sorted(wallet.fenced)},
             "usdc_e": amount_text(accounts.usdc_e_balance(address)),
             "allowances": [{"token": t, "spender": s, "amount": str(a)}
                            for (o, t, s), a in accounts.allowances.items() if o == key],

@@ -6,7 +6,9 @@ address's wallet). ``POST /submit`` takes ``WALLET-CREATE`` and ``WALLET`` (§2.
 refuses with the venue's texts. A transaction moves NEW → EXECUTED → MINED → CONFIRMED one
 state per ``relayer_step_seconds``, or ends FAILED / INVALID (armed through the control API,
 or when its calls revert). Effects happen at MINED: the wallet exists (``/deployed`` is true)
-before the relayer's registry update at CONFIRMED, as on the venue.
+before the relayer's registry update at CONFIRMED, as on the venue. Session signers (§2.6):
+``/v1/session-signers/{authorizations,revocations}`` queue the owner's signed one-call batch
+under the caller's ``Idempotency-Key``; a revocation fences the key at once.
 
 Not locked here: the sandbox state's lock guards every call.
 """

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from eth_account import Account
 
+from devstack.venue.order_signing import ORDER_TYPE_STRING
 from tests.devstack.venue.conftest import Control
 from tests.sdk_env import sdk_result
 from venue.accounts.approvals import MAX_UINT256
@@ -65,7 +66,8 @@ result = {"wallet": str(client.wallet), "signer": str(client.signer),
           "wallet_type": client.wallet_type, "before": before,
           "answer": answer.model_dump(mode="json"),
           "order": {"maker": str(signed.maker), "signer": str(signed.signer),
-                    "signature_type": signed.signature_type}}
+                    "signature_type": signed.signature_type,
+                    "signature": str(signed.signature)}}
 client.close()
 """
 
@@ -134,6 +136,8 @@ def test_the_official_sdk_onboards_and_fills_a_fak_order_as_a_deposit_wallet(
     assert result["before"] == [400, "not enough balance / allowance"]
     order = result["order"]
     assert order["maker"] == order["signer"] == wallet and order["signature_type"] == 3
+    # ERC-7739: 65-byte signature, app domain, contents hash, the Order type string, its length
+    assert len(order["signature"]) == 2 + 2 * (65 + 32 + 32 + len(ORDER_TYPE_STRING) + 2)
     answer = result["answer"]
     assert answer["status"] == "matched" and answer["making_amount"] == "5"
     spent = control.balances(wallet)

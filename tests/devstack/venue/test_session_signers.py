@@ -192,21 +192,31 @@ def test_a_session_key_trades_until_revoked_and_revocation_cancels_its_orders(
     assert _error(clob.post_order(_order(plain, clob, token, "0.21"))) == (
         400, "invalid signature")
 
-    revoked = sessions.send(REVOCATIONS, sessions.body(session.address), "revoke-1",
+    relayer.switch(step_seconds="30")  # the chain is slow: the fence must not wait for it
+    revoke = sessions.body(session.address)
+    revoked = sessions.send(REVOCATIONS, revoke, "revoke-1",
                             builder=False)  # a revocation takes the owner's relayer key
     assert revoked.status_code == 200, revoked.text
-    assert revoked.json()["fenced"] is True
-    assert revoked.json()["status"] in ("FENCED", "CHAIN_SUBMITTED", "CONFIRMED")
-    relayer.wait(revoked.json()["transactionId"])
-    assert sessions.send(REVOCATIONS, sessions.body(session.address), "revoke-1",
-                         builder=False).status_code == 409  # the nonce moved: not the same
+    assert revoked.json() == {"status": "FENCED", "fenced": True,
+                              "transactionId": revoked.json()["transactionId"]}
     order_id = placed.json()["orderID"]
     assert clob.get(f"/data/order/{order_id}").json()["status"] == "CANCELED"
     assert _error(clob.post_order(_order(enveloped, clob, token, "0.22"))) == (
         400, "invalid signature")
+    wallet = relayer.account()["wallet"]
+    assert wallet["fenced"] == [session.address.lower()]
+    assert session.address.lower() in wallet["session_signers"]  # still on chain
+
+    relayer.switch(step_seconds="0")
+    relayer.wait(revoked.json()["transactionId"])
+    replay = sessions.send(REVOCATIONS, revoke, "revoke-1", builder=False)
+    assert replay.json()["status"] == "CONFIRMED"
+    assert sessions.send(REVOCATIONS, sessions.body(session.address), "revoke-1",
+                         builder=False).status_code == 409  # the nonce moved: not the same
     owner = Clob(sandbox_venue, relayer.owner)
     assert owner.get("/v1/user/session-signers").json()["signers"] == []
-    assert relayer.account()["wallet"]["session_signers"] == {}
+    wallet = relayer.account()["wallet"]
+    assert wallet["session_signers"] == {} and wallet["fenced"] == []  # removed on chain
 
 
 def test_an_expired_or_non_clob_session_key_is_refused(sessions, sandbox_venue, control):
