@@ -201,10 +201,18 @@ class AccountRegistry:
             self.cached_allowances[key] = self.live_allowances(address, asset)
         return dict(self.cached_allowances[key])
 
-    def live_allowances(self, address: str, asset: str) -> dict[str, int]:
-        """Allowances to both exchanges now: pUSD amounts, or the CTF operator flag as max."""
+    def cache_spenders(self) -> tuple[str, ...]:
+        """The spenders ``/balance-allowance`` reports: both exchanges and both collateral
+        adapters (the configured ones, a dev chain's when attached)."""
         config = self.config
-        spenders = (config.exchange, config.neg_risk_exchange)
+        return (config.exchange, config.neg_risk_exchange, config.ctf_collateral_adapter,
+                config.neg_risk_collateral_adapter)
+
+    def live_allowances(self, address: str, asset: str) -> dict[str, int]:
+        """Allowances to the reported spenders now: pUSD amounts, or the CTF operator flag
+        as max."""
+        config = self.config
+        spenders = self.cache_spenders()
         if asset == COLLATERAL_ASSET:
             return {s: self.allowance(address, config.collateral, s) for s in spenders}
         return {s: MAX_UINT if self.approved_for_all(address, config.conditional_tokens, s)

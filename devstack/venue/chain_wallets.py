@@ -137,9 +137,9 @@ class ChainWallets:
         return int(contract.functions.balanceOf(checksum(owner)).call())
 
     def read_approvals(self, owner: str, asset: str, config: SandboxConfig) -> None:
-        """Copy ``owner``'s approvals of both exchanges (pUSD ``allowance`` or the CTF's
-        ``isApprovedForAll``) from the chain into the registry, however they were made."""
-        for spender in (config.exchange, config.neg_risk_exchange):
+        """Copy ``owner``'s approvals of the reported spenders (pUSD ``allowance`` or the
+        CTF's ``isApprovedForAll``) from the chain into the registry, however they were made."""
+        for spender in self.accounts.cache_spenders():
             if asset == COLLATERAL_ASSET:
                 token = self.w3.eth.contract(address=checksum(config.collateral), abi=_ABI)
                 amount = token.functions.allowance(checksum(owner), checksum(spender)).call()

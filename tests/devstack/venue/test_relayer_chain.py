@@ -133,8 +133,9 @@ def test_the_cache_keys_on_the_dev_chains_contracts_and_indexes_its_pusd(
         assert clob.get("/balance-allowance/update", asset_type="COLLATERAL",
                         signature_type="3").status_code == 200
 
-    assert cached() == {"balance": "0", "allowances": {dev.ctf_exchange: "0",
-                                                       dev.neg_risk_exchange: "0"}}
+    spenders = (dev.ctf_exchange, dev.neg_risk_exchange, dev.ctf_collateral_adapter,
+                dev.neg_risk_collateral_adapter)
+    assert cached() == {"balance": "0", "allowances": dict.fromkeys(spenders, "0")}
     dev.mint(dev.pusd, wallet, 50_000_000)
     dev.mint(dev.usdce, wallet, 7_000_000)
     assert cached()["balance"] == "0"  # on chain, not yet seen by the CLOB
@@ -155,8 +156,8 @@ def test_the_cache_keys_on_the_dev_chains_contracts_and_indexes_its_pusd(
     assert cached()["balance"] == "50000000"
     assert cached()["allowances"][dev.ctf_exchange] == "0"
     update()  # the transfer out is debited, the approval read from the chain
-    assert cached() == {"balance": "30000000", "allowances": {
-        dev.ctf_exchange: str(MAX_UINT256), dev.neg_risk_exchange: "0"}}
+    assert cached() == {"balance": "30000000", "allowances": dict.fromkeys(spenders, "0") | {
+        dev.ctf_exchange: str(MAX_UINT256)}}
     update()  # nothing moved since: nothing credited twice
     assert control.balances(wallet)["pusd"] == "30"
 
