@@ -63,6 +63,16 @@ def attach_sandbox_chain(port: int, rpc_url: str, ctf: str,
     response.raise_for_status()
 
 
+def sandbox_contracts(contracts: Any) -> dict[str, str]:
+    """The dev chain's addresses as the sandbox's config names them (its exchanges, tokens,
+    onramp and adapters), so its balance/allowance cache keys on them."""
+    return {"exchange": contracts.ctf_exchange, "neg_risk_exchange": contracts.neg_risk_exchange,
+            "collateral": contracts.pusd, "conditional_tokens": contracts.ctf,
+            "usdc_e": contracts.usdce, "collateral_onramp": contracts.collateral_onramp,
+            "ctf_collateral_adapter": contracts.ctf_collateral_adapter,
+            "neg_risk_collateral_adapter": contracts.neg_risk_collateral_adapter}
+
+
 @dataclass
 class LocalStack:
     """Starts migrations, Redis, the sandbox venue, a chain, the worker and the web app.
@@ -165,7 +175,8 @@ class LocalStack:
             attach_sandbox_chain(settings["SANDBOX_PORT"], anvil.rpc_url, contracts.ctf, {
                 "deposit_wallet_factory": contracts.deposit_wallet_factory,
                 "deposit_wallet_beacon": contracts.deposit_wallet_beacon,
-                "operator_key": contracts.deployer_key})
+                "operator_key": contracts.deployer_key,
+                "contracts": sandbox_contracts(contracts)})
 
     def report(self) -> None:
         """Print what runs where."""

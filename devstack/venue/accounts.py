@@ -54,10 +54,26 @@ class DepositWallet:
     registered: bool = True  # the relayer finished its wallet-registry update (CONFIRMED)
     nonce: int = 0
     session_signers: dict[str, int] = field(default_factory=dict)  # signer -> valid until
+    # scopes given at ``/v1/session-signers/authorizations``; a signer authorized by a plain
+    # batch has none recorded and counts as ``ALL`` (the wallet contract knows no scopes)
+    scopes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # signers whose revocation the relayer accepted: out of use at once, before the chain
+    # removes them (the venue's "fenced" revocation)
+    fenced: set[str] = field(default_factory=set)
 
     def active_signers(self, now: float) -> set[str]:
-        """Session signers whose authorization has not run out."""
-        return {s for s, until in self.session_signers.items() if until > now}
+        """Session signers whose authorization has not run out and was not revoked."""
+        return {s for s, until in self.session_signers.items()
+                if until > now and s not in self.fenced}
+
+    def scopes_of(self, signer: str) -> tuple[str, ...]:
+        """The scopes of a session signer (``ALL`` when none were given)."""
+        return self.scopes.get(signer.lower(), ("ALL",))
+
+    def clob_signers(self, now: float) -> set[str]:
+        """Active session signers allowed to trade on the CLOB (scope ``CLOB`` or ``ALL``)."""
+        return {s for s in self.active_signers(now)
+                if {"CLOB", "ALL"} & set(self.scopes_of(s))}
 
 
 class AccountRegistry:
@@ -71,6 +87,8 @@ class AccountRegistry:
         self.usdc_e: dict[str, int] = {}
         self.unseen: dict[tuple[str, str], int] = {}  # (address, asset) -> amount
         self.cached_allowances: dict[tuple[str, str], dict[str, int]] = {}
+        # with a chain attached: each address's on-chain pUSD as of its last update
+        self.chain_pusd: dict[str, int] = {}
         # makers the venue still takes outside the deposit-wallet flow (strict mode)
         self.allowlisted: set[str] = set()  # EOAs, type 0
         self.grandfathered: set[str] = set()  # proxy / Safe wallets, types 1 and 2
@@ -183,10 +201,18 @@ class AccountRegistry:
             self.cached_allowances[key] = self.live_allowances(address, asset)
         return dict(self.cached_allowances[key])
 
-    def live_allowances(self, address: str, asset: str) -> dict[str, int]:
-        """Allowances to both exchanges now: pUSD amounts, or the CTF operator flag as max."""
+    def cache_spenders(self) -> tuple[str, ...]:
+        """The spenders ``/balance-allowance`` reports: both exchanges and both collateral
+        adapters (the configured ones, a dev chain's when attached)."""
         config = self.config
-        spenders = (config.exchange, config.neg_risk_exchange)
+        return (config.exchange, config.neg_risk_exchange, config.ctf_collateral_adapter,
+                config.neg_risk_collateral_adapter)
+
+    def live_allowances(self, address: str, asset: str) -> dict[str, int]:
+        """Allowances to the reported spenders now: pUSD amounts, or the CTF operator flag
+        as max."""
+        config = self.config
+        spenders = self.cache_spenders()
         if asset == COLLATERAL_ASSET:
             return {s: self.allowance(address, config.collateral, s) for s in spenders}
         return {s: MAX_UINT if self.approved_for_all(address, config.conditional_tokens, s)

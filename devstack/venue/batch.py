@@ -53,6 +53,18 @@ def batch_digest(chain_id: int, wallet: str, nonce: int, deadline: int,
     return keccak(b"\x19\x01" + domain + struct)
 
 
+def open_session_envelope(raw: bytes) -> tuple[str, bytes] | None:
+    """(the session signer it names, the signature inside) of a session-signer envelope;
+    None when ``raw`` is not one (or is malformed)."""
+    if len(raw) < 32 * 4 or raw[-32:] != SESSION_MAGIC:
+        return None
+    try:
+        named, _zero, inner = abi_decode(["bytes32", "bytes32", "bytes"], raw[:-32])
+    except Exception:  # a malformed envelope is a bad signature, never a 500
+        return None
+    return to_checksum_address(named[-20:]), bytes(inner)
+
+
 def batch_signer(digest: bytes, signature: str) -> tuple[str | None, bool]:
     """(who signed, whether through the session-signer envelope); (None, …) when bad.
 
@@ -64,12 +76,9 @@ def batch_signer(digest: bytes, signature: str) -> tuple[str | None, bool]:
         return None, False
     if len(raw) == 65:
         return recover_digest_signer(digest, "0x" + raw.hex()), False
-    if len(raw) < 32 * 4 or raw[-32:] != SESSION_MAGIC:
+    opened = open_session_envelope(raw)
+    if opened is None:
         return None, True
-    try:
-        named, _zero, inner = abi_decode(["bytes32", "bytes32", "bytes"], raw[:-32])
-    except Exception:  # a malformed envelope is a bad signature, never a 500
-        return None, True
-    claimed = to_checksum_address(named[-20:])
+    claimed, inner = opened
     signer = recover_digest_signer(digest, "0x" + inner.hex()) if len(inner) == 65 else None
     return (claimed if signer == claimed else None), True

@@ -4,7 +4,8 @@
 a ``WALLET`` batch goes through the factory's ``execute(wallet, batch, signature)``, so the
 wallet contract itself checks the signature, nonce and deadline. Afterwards the registry
 mirrors the chain: the wallet's ``nonce()``, and the ``allowance`` / ``isApprovedForAll``
-of every approval the batch made. A revert fails the transaction with its reason.
+of every approval the batch made, and the session signers it authorized or revoked. A
+revert fails the transaction with its reason.
 
 Not locked here: the sandbox state's lock guards every call.
 """
@@ -16,8 +17,9 @@ from typing import Any
 from web3 import Web3
 
 from devstack.chain.transact import address_of, checksum, connect, send_and_wait
-from devstack.venue.accounts import AccountRegistry, DepositWallet
+from devstack.venue.accounts import COLLATERAL_ASSET, AccountRegistry, DepositWallet
 from devstack.venue.batch import WalletCall
+from devstack.venue.config import SandboxConfig
 from devstack.venue.wallet_exec import ExecutionFailed, decode_call
 
 _CALL = {"name": "calls", "type": "tuple[]", "components": [
@@ -37,6 +39,12 @@ _ABI: list[dict[str, Any]] = [
      "outputs": [{"name": "", "type": "uint256"}]},
     {"type": "function", "name": "allowance", "stateMutability": "view",
      "inputs": [{"name": "owner", "type": "address"}, {"name": "spender", "type": "address"}],
+     "outputs": [{"name": "", "type": "uint256"}]},
+    {"type": "function", "name": "sessionSignerValidUntil", "stateMutability": "view",
+     "inputs": [{"name": "signer", "type": "address"}],
+     "outputs": [{"name": "", "type": "uint256"}]},
+    {"type": "function", "name": "balanceOf", "stateMutability": "view",
+     "inputs": [{"name": "owner", "type": "address"}],
      "outputs": [{"name": "", "type": "uint256"}]},
     {"type": "function", "name": "isApprovedForAll", "stateMutability": "view",
      "inputs": [{"name": "owner", "type": "address"}, {"name": "operator", "type": "address"}],
@@ -95,14 +103,24 @@ class ChainWallets:
                              bytes.fromhex(signature.removeprefix("0x"))]))
         wallet.nonce = self.nonce(wallet.address)
         for call in calls:
-            self._mirror(wallet.address, call)
+            self._mirror(wallet, call)
 
-    def _mirror(self, wallet: str, call: WalletCall) -> None:
+    def _mirror(self, record: DepositWallet, call: WalletCall) -> None:
         try:
             name, args = decode_call(call)
         except ExecutionFailed:
             return  # a call the registry does not track
+        wallet = record.address
         token = self.w3.eth.contract(address=checksum(call.target), abi=_ABI)
+        if name in ("authorizeSessionSigner", "revokeSessionSigner"):
+            signer = args[0].lower()
+            until = int(token.functions.sessionSignerValidUntil(checksum(signer)).call())
+            if until:
+                record.session_signers[signer] = until
+            else:
+                record.session_signers.pop(signer, None)
+            record.fenced.discard(signer)
+            return
         if name == "approve":
             amount = token.functions.allowance(checksum(wallet), checksum(args[0])).call()
             self.accounts.approve(wallet, call.target, args[0], int(amount))
@@ -110,3 +128,25 @@ class ChainWallets:
             approved = token.functions.isApprovedForAll(checksum(wallet),
                                                         checksum(args[0])).call()
             self.accounts.set_approval_for_all(wallet, call.target, args[0], bool(approved))
+
+    # -- what ``/balance-allowance/update`` reads --
+
+    def erc20_balance(self, token: str, owner: str) -> int:
+        """``token.balanceOf(owner)`` on the chain."""
+        contract = self.w3.eth.contract(address=checksum(token), abi=_ABI)
+        return int(contract.functions.balanceOf(checksum(owner)).call())
+
+    def read_approvals(self, owner: str, asset: str, config: SandboxConfig) -> None:
+        """Copy ``owner``'s approvals of the reported spenders (pUSD ``allowance`` or the
+        CTF's ``isApprovedForAll``) from the chain into the registry, however they were made."""
+        for spender in self.accounts.cache_spenders():
+            if asset == COLLATERAL_ASSET:
+                token = self.w3.eth.contract(address=checksum(config.collateral), abi=_ABI)
+                amount = token.functions.allowance(checksum(owner), checksum(spender)).call()
+                self.accounts.approve(owner, config.collateral, spender, int(amount))
+            else:
+                ctf = self.w3.eth.contract(address=checksum(config.conditional_tokens), abi=_ABI)
+                approved = ctf.functions.isApprovedForAll(checksum(owner),
+                                                          checksum(spender)).call()
+                self.accounts.set_approval_for_all(owner, config.conditional_tokens, spender,
+                                                   bool(approved))

@@ -668,6 +668,15 @@ def update_balance_allowance():
     return json_response("")
 
 
+@bp.get("/v1/user/session-signers")
+@l2_required
+def session_signers():
+    """GET /v1/user/session-signers (L2, the owner): {wallet, signers: [{address, scopes,
+    valid_until}]} of the key's deposit wallet, session signers in force only."""
+    record: ApiKeyRecord = g.api_key
+    return json_response(_state().session_signers(record.address))
+
+
 @bp.post("/v1/heartbeats")
 @l2_required
 def heartbeat():

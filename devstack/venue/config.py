@@ -62,9 +62,10 @@ class SandboxConfig:
     collateral_onramp: str = COLLATERAL_ONRAMP
     ctf_collateral_adapter: str = CTF_COLLATERAL_ADAPTER
     neg_risk_collateral_adapter: str = NEG_RISK_COLLATERAL_ADAPTER
-    # The venue's account rules at order time (off in this branch): makers must be
-    # registered deposit wallets unless allowlisted (type 0) or grandfathered (types 1/2),
-    # and orders need the CLOB's cached balance and allowance of their exchange.
+    # The venue's account rules at order time: makers must be registered deposit wallets
+    # unless allowlisted (type 0) or grandfathered (types 1/2), and orders need the CLOB's
+    # cached balance and allowance of their exchange. Off until the product onboards deposit
+    # wallets (README "Sandbox relayer and accounts"); tests/devstack runs with it on.
     strict_accounts: bool = False
     # Seconds between a relayer transaction's states (NEW, EXECUTED, MINED, CONFIRMED).
     relayer_step_seconds: float = 1.0

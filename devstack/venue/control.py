@@ -11,7 +11,8 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              ({rpc_url: ""} stops); with
                                              {deposit_wallet_factory, deposit_wallet_beacon,
                                              operator_key} the relayer deploys and runs
-                                             deposit wallets on that chain
+                                             deposit wallets on that chain; contracts
+                                             {exchange, collateral, ...}: its addresses
 * POST   /_sandbox/markets/<condition>/resolve {winner: 0|1|"Yes"}
 * POST   /_sandbox/fund                       {address, amount} pUSD, {address, usdc_e} USDC.e,
                                              or {address, token_id, shares}; pUSD and tokens
@@ -161,6 +162,8 @@ def state_summary():
             "exchange_v3": state.config.exchange_v3,
             "order_version": state.config.order_version,
             "collateral": state.config.collateral,
+            "ctf": state.config.conditional_tokens,
+            "strict_accounts": state.config.strict_accounts,
             "house": state.house,
             "whales": state.whales,
             "whales_running": _whales().running,
@@ -235,9 +238,13 @@ def attach_chain():
         holdings = state.attach_chain(rpc_url, ctf)
         wallets = None
         if rpc_url and body.get("deposit_wallet_factory"):
+            contracts = body.get("contracts") or {}
+            if not isinstance(contracts, dict):
+                raise VenueRejection("contracts must be an object of addresses")
             wallets = state.attach_wallet_chain(
                 rpc_url, str(body["deposit_wallet_factory"]),
-                _required(body, "deposit_wallet_beacon"), _required(body, "operator_key"))
+                _required(body, "deposit_wallet_beacon"), _required(body, "operator_key"),
+                {str(k): str(v) for k, v in contracts.items()})
     except ValueError as exc:
         raise VenueRejection(str(exc)) from exc
     return json_response({"chain": holdings.describe() if holdings else None,
@@ -398,7 +405,9 @@ def account(address: str):
             "wallet": None if wallet is None else {
                 "owners": sorted(wallet.owners), "deployed": wallet.deployed,
                 "registered": wallet.registered, "nonce": wallet.nonce,
-                "session_signers": dict(wallet.session_signers)},
+                "session_signers": dict(wallet.session_signers),
+                "session_scopes": {k: list(v) for k, v in wallet.scopes.items()},
+                "fenced": sorted(wallet.fenced)},
             "usdc_e": amount_text(accounts.usdc_e_balance(address)),
             "allowances": [{"token": t, "spender": s, "amount": str(a)}
                            for (o, t, s), a in accounts.allowances.items() if o == key],

@@ -29,6 +29,7 @@ from devstack.venue.order_signing import (
     checksum,
     order_digest,
     parse_order,
+    recover_deposit_wallet_signer,
     recover_order_signer,
 )
 from devstack.venue.rejections import (
@@ -177,12 +178,17 @@ class OrderDesk:
         digest = order_digest(signed, self.config.chain_id, exchange, version)
         order_id = "0x" + digest.hex()
         entry["order_id"] = order_id
-        authoriser = recover_order_signer(signed, self.config.chain_id, exchange, digest,
-                                          version)
+        enveloped = False
+        if signed.signature_type == SIG_POLY_1271:
+            authoriser, enveloped = recover_deposit_wallet_signer(
+                signed, self.config.chain_id, exchange, version)
+        else:
+            authoriser = recover_order_signer(signed, self.config.chain_id, exchange, digest,
+                                              version)
         if not signature_matches(signed, authoriser):
             raise VenueRejection(stale_version_text(self.config, signed, market.neg_risk)
                                  or ERR_INVALID_SIGNATURE)
-        self._check_signer(record, signed, authoriser)
+        self._check_signer(record, signed, authoriser, enveloped)
         now = self.now()
         if signed.expiration and order_type == "GTD" and signed.expiration <= now:
             raise VenueRejection(f"order {order_id} is invalid. Expired.")
@@ -276,20 +282,25 @@ class OrderDesk:
             order.status = "MATCHED" if order.size_matched else "CANCELED"
         return trade
 
-    def _check_signer(self, record: ApiKeyRecord, signed, authoriser: str) -> None:
+    def _check_signer(self, record: ApiKeyRecord, signed, authoriser: str,
+                      enveloped: bool = False) -> None:
         """Tie the order to the API key's address, as the venue does per signature type."""
         key_address = record.address.lower()
         if signed.signature_type == SIG_POLY_1271:
             wallet = signed.signer.lower()
             if signed.maker.lower() != wallet:
                 raise VenueRejection(ERR_INVALID_SIGNATURE)
-            owners = self.accounts.owners_of(wallet, self.now())
-            if authoriser.lower() not in owners:
+            deposit_wallet = self.accounts.wallet(wallet)
+            owners = deposit_wallet.owners if deposit_wallet else set()
+            # as the wallet's isValidSignature: plain ERC-7739 from an owner, the envelope
+            # from a session signer still in force (not expired, not revoked) for the CLOB
+            sessions = deposit_wallet.clob_signers(self.now()) if deposit_wallet else set()
+            if authoriser.lower() not in (sessions if enveloped else owners):
                 raise VenueRejection(ERR_INVALID_SIGNATURE)
-            if key_address != wallet and key_address not in owners:
+            if key_address != wallet and key_address not in owners | sessions:
                 raise VenueRejection(ERR_SIGNER_NOT_API_KEY)
-            record = self.accounts.wallet(wallet)
-            if self.config.strict_accounts and (record is None or not record.registered):
+            if self.config.strict_accounts and (
+                    deposit_wallet is None or not deposit_wallet.registered):
                 # a wallet the relayer has not finished registering (ACCOUNTS.md §4)
                 raise VenueRejection(ERR_SIGNER_NOT_API_KEY)
             return

@@ -4,7 +4,8 @@ Mirrors what the exchange contract verifies: the Order struct of
 py-clob-client-v2 (domain "Polymarket CTF Exchange" version "2"), a plain
 65-byte ECDSA signature for EOA/proxy/Safe orders (types 0-2), and for type 3
 (deposit wallet, ERC-1271) the ERC-7739 wrapped signature whose inner ECDSA
-signature must come from an owner of the wallet.
+signature must come from an owner of the wallet, or from an authorized session signer
+when the whole is wrapped again in the session-signer envelope (ACCOUNTS.md §2.5, §2.6).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from eth_abi import encode as abi_encode
 from eth_utils import keccak, to_checksum_address
 
 from devstack.venue.auth import recover_digest_signer
+from devstack.venue.batch import open_session_envelope
 
 ORDER_TYPE_STRING = (
     "Order(uint256 salt,address maker,address signer,uint256 tokenId,"
@@ -160,16 +162,29 @@ def recover_order_signer(order: SignedOrder, chain_id: int, exchange: str,
             digest = order_digest(order, chain_id, exchange, version)
         return recover_digest_signer(digest, order.signature)
     if order.signature_type == SIG_POLY_1271:
-        return _recover_deposit_wallet_owner(order, chain_id, exchange, version)
+        return recover_deposit_wallet_signer(order, chain_id, exchange, version)[0]
     return None
 
 
-def _recover_deposit_wallet_owner(order: SignedOrder, chain_id: int, exchange: str,
-                                  version: str) -> str | None:
+def recover_deposit_wallet_signer(order: SignedOrder, chain_id: int, exchange: str,
+                                  version: str = "2") -> tuple[str | None, bool]:
+    """(who signed a type-3 order, whether through the session-signer envelope); the
+    signer is None when the signature does not verify. An envelope names its signer, and
+    the ERC-7739 signature inside must recover to that same address."""
     try:
         raw = bytes.fromhex(order.signature.removeprefix("0x"))
     except ValueError:
-        return None
+        return None, False
+    opened = open_session_envelope(raw)
+    if opened is None:
+        return _recover_erc7739(raw, order, chain_id, exchange, version), False
+    named, inner = opened
+    signer = _recover_erc7739(inner, order, chain_id, exchange, version)
+    return (named if signer == named else None), True
+
+
+def _recover_erc7739(raw: bytes, order: SignedOrder, chain_id: int, exchange: str,
+                     version: str) -> str | None:
     type_bytes = ORDER_TYPE_STRING.encode()
     expected_len = 65 + 32 + 32 + len(type_bytes) + 2
     if len(raw) != expected_len:

@@ -6,7 +6,9 @@ address's wallet). ``POST /submit`` takes ``WALLET-CREATE`` and ``WALLET`` (§2.
 refuses with the venue's texts. A transaction moves NEW → EXECUTED → MINED → CONFIRMED one
 state per ``relayer_step_seconds``, or ends FAILED / INVALID (armed through the control API,
 or when its calls revert). Effects happen at MINED: the wallet exists (``/deployed`` is true)
-before the relayer's registry update at CONFIRMED, as on the venue.
+before the relayer's registry update at CONFIRMED, as on the venue. Session signers (§2.6):
+``/v1/session-signers/{authorizations,revocations}`` queue the owner's signed one-call batch
+under the caller's ``Idempotency-Key``; a revocation fences the key at once.
 
 Not locked here: the sandbox state's lock guards every call.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,7 +31,7 @@ from devstack.venue.accounts import AccountRegistry, DepositWallet
 from devstack.venue.batch import WalletCall, batch_digest, batch_signer
 from devstack.venue.config import SandboxConfig
 from devstack.venue.rejections import VenueRejection
-from devstack.venue.wallet_exec import ExecutionFailed
+from devstack.venue.wallet_exec import ExecutionFailed, session_signer_call
 
 STATES = ("STATE_NEW", "STATE_EXECUTED", "STATE_MINED", "STATE_CONFIRMED")
 FAILED, INVALID = "STATE_FAILED", "STATE_INVALID"
@@ -43,6 +46,14 @@ ERR_SIGNATURE = "invalid signature"
 # The longest a batch's deadline may lie ahead: the SDKs sign now + 600 s against a node's
 # clock (§2.5 item 4, §9.3), so a little slack on top.
 MAX_DEADLINE_AHEAD = 900
+# Builder HMAC timestamps (seconds, or milliseconds as in the docs' remote-signing sample,
+# §9.5) must lie within this many seconds of the relayer's wall clock, either way: a
+# replayed or stale signature is refused as the venue refuses it.
+BUILDER_TIMESTAMP_WINDOW = 60
+# Session signers (§2.6): the scopes the venue knows, and its fixed 180-day lifetime (the
+# SDK asks for 4,315 h) plus an hour of clock slack.
+SESSION_SCOPES = ("ALL", "CLOB", "COMBOSRFQ", "RFQ", "BLOCKTRADE")
+MAX_SESSION_LIFETIME = 180 * 86400 + 3600
 
 
 class WalletExecutor(Protocol):
@@ -102,6 +113,16 @@ class RelayerSwitches:
     fail_next: list[tuple[str, str]] = field(default_factory=list)
 
 
+@dataclass
+class SessionSignerRequest:
+    """One ``/v1/session-signers/*`` operation, kept under its ``Idempotency-Key``."""
+
+    kind: str  # "authorization" | "revocation"
+    body: str  # the request as canonical JSON: a replay must match it
+    transaction: RelayerTransaction
+    signer: str  # the session signer, lower-case
+
+
 class Relayer:
     """Relayer credentials, submissions and transaction states."""
 
@@ -115,6 +136,8 @@ class Relayer:
         self.builders: dict[str, tuple[str, str]] = {key: (secret, passphrase)}
         self.relayer_keys: dict[str, tuple[str, float]] = {}  # key -> (address, created)
         self.transactions: dict[str, RelayerTransaction] = {}
+        # by (caller, Idempotency-Key)
+        self.session_requests: dict[tuple[str, str], SessionSignerRequest] = {}
         self.switches = RelayerSwitches()
 
     # -- credentials --
@@ -143,9 +166,11 @@ class Relayer:
         key = headers.get("POLY_BUILDER_API_KEY", "")
         if key:
             secret, passphrase = self.builders.get(key, ("", ""))
+            timestamp = headers.get("POLY_BUILDER_TIMESTAMP", "")
             ok = secret and headers.get("POLY_BUILDER_PASSPHRASE") == passphrase and \
-                auth.verify_hmac(secret, headers.get("POLY_BUILDER_SIGNATURE", ""),
-                                 headers.get("POLY_BUILDER_TIMESTAMP", ""), method, path, body)
+                _fresh(timestamp) and auth.verify_hmac(
+                    secret, headers.get("POLY_BUILDER_SIGNATURE", ""), timestamp, method, path,
+                    body)
             if not ok:
                 raise VenueRejection(ERR_AUTH, 401)
             return Principal("builder", key)
@@ -183,6 +208,9 @@ class Relayer:
         else:
             tx = self._batch(principal, sender, body)
         tx.metadata = metadata
+        return self._queue(tx)
+
+    def _queue(self, tx: RelayerTransaction) -> RelayerTransaction:
         if self.switches.fail_next:
             tx.armed = self.switches.fail_next.pop(0)
         self.transactions[tx.id] = tx
@@ -254,6 +282,102 @@ class Relayer:
                for tx in self.transactions.values()):
             raise VenueRejection(ERR_IN_FLIGHT)
 
+    # -- session signers (§2.6) --
+
+    def session_signer(self, principal: Principal, kind: str, body: Any,
+                       idempotency_key: str) -> SessionSignerRequest:
+        """``POST /v1/session-signers/{authorizations,revocations}``: the owner's signed
+        Batch of the one wallet call, submitted as a WALLET transaction. A replay of the same
+        ``Idempotency-Key`` answers the first request's transaction (409 when its body
+        differs). An authorization needs builder credentials; a revocation fences the key at
+        once (out of use for batches and orders before the chain removes it)."""
+        self.advance()
+        if not idempotency_key.strip():
+            raise VenueRejection("Idempotency-Key header is required")
+        canonical = json.dumps(body, sort_keys=True)
+        # keys are the caller's own: another caller's key is a new operation
+        slot = (principal.name, idempotency_key)
+        known = self.session_requests.get(slot)
+        if known is not None:
+            if known.kind != kind or known.body != canonical:
+                raise VenueRejection("Idempotency-Key was used with a different request", 409)
+            return known
+        if kind == "authorization" and principal.kind != "builder":
+            raise VenueRejection("session-signer authorization requires a builder API key",
+                                 403)
+        if not isinstance(body, dict) or not is_address(str(body.get("walletAddress", ""))) \
+                or not is_address(str(body.get("sessionSignerAddress", ""))):
+            raise VenueRejection(ERR_PAYLOAD)
+        wallet, signer = str(body["walletAddress"]), str(body["sessionSignerAddress"])
+        scopes: tuple[str, ...] = ()
+        valid_until = 0
+        if kind == "authorization":
+            scopes, valid_until = self._session_grant(body)
+        call = session_signer_call(wallet, signer, valid_until if kind == "authorization"
+                                   else None)
+        tx = self._owner_batch(principal, body, wallet, call)
+        record = self.accounts.wallet(wallet)
+        if record is None:  # _owner_batch refuses unknown wallets; never reached
+            raise VenueRejection("wallet registration error")
+        if kind == "authorization":
+            record.scopes[signer.lower()] = scopes
+            record.fenced.discard(signer.lower())
+        else:
+            record.fenced.add(signer.lower())
+        request = SessionSignerRequest(kind, canonical, tx, signer.lower())
+        self.session_requests[slot] = request
+        return request
+
+    def _session_grant(self, body: dict) -> tuple[tuple[str, ...], int]:
+        scopes = body.get("scopes")
+        if not isinstance(scopes, list) or not scopes or \
+                any(scope not in SESSION_SCOPES for scope in scopes):
+            raise VenueRejection(f"scopes must be a non-empty list of {list(SESSION_SCOPES)}")
+        if "ALL" in scopes and len(scopes) > 1:
+            raise VenueRejection("scope ALL cannot be combined with another scope")
+        try:
+            valid_until = int(str(body.get("validUntil", "")))
+        except ValueError as exc:
+            raise VenueRejection(ERR_PAYLOAD) from exc
+        now = self.now()
+        if not now < valid_until <= now + MAX_SESSION_LIFETIME:
+            raise VenueRejection("validUntil must lie in the future, at most 180 days ahead")
+        return tuple(scopes), valid_until
+
+    def _owner_batch(self, principal: Principal, body: dict, wallet: str,
+                     call: WalletCall) -> RelayerTransaction:
+        """Queue the one-call batch the owner signed (who signed is read off the signature
+        and checked as ``/submit`` checks a WALLET body)."""
+        try:
+            nonce, deadline = int(str(body.get("nonce", ""))), int(str(body.get("deadline", "")))
+        except ValueError as exc:
+            raise VenueRejection(ERR_PAYLOAD) from exc
+        signature = str(body.get("signature", ""))
+        digest = batch_digest(self.executor.chain_id, wallet, nonce, deadline, [call])
+        signer, enveloped = batch_signer(digest, signature)
+        record = self.accounts.wallet(wallet)
+        # only the owner manages session signers (a session key's envelope is refused)
+        if record is not None and record.registered and (
+                signer is None or enveloped or signer.lower() not in record.owners):
+            raise VenueRejection(ERR_SIGNATURE)
+        submit = {"nonce": str(nonce), "signature": signature, "depositWalletParams": {
+            "depositWallet": wallet, "deadline": str(deadline),
+            "calls": [{"target": call.target, "value": "0", "data": "0x" + call.data.hex()}]}}
+        return self._queue(self._batch(principal, (signer or "0x" + "00" * 20).lower(), submit))
+
+    def session_signers_of(self, owner: str) -> tuple[DepositWallet, list[dict[str, Any]]]:
+        """``GET /v1/user/session-signers``: the owner's wallet and its session signers in
+        force, or 404."""
+        self.advance()
+        now = self.now()
+        for address in sorted(self.accounts.wallets_of(owner)):
+            wallet = self.accounts.wallets[address]
+            return wallet, [{"address": to_checksum_address(s),
+                             "scopes": list(wallet.scopes_of(s)),
+                             "valid_until": wallet.session_signers[s]}
+                            for s in sorted(wallet.active_signers(now))]
+        raise VenueRejection("deposit wallet not found", 404)
+
     # -- states --
 
     def advance(self) -> None:
@@ -319,6 +443,17 @@ class Relayer:
         return record is not None and record.deployed
 
 
+def _fresh(timestamp: str) -> bool:
+    """Whether a builder timestamp (s or ms) is within the window of the wall clock (not the
+    sandbox's clock, which tests may move: clients sign with their own wall clock)."""
+    try:
+        moment = int(timestamp)
+    except ValueError:
+        return False
+    seconds = moment / 1000 if moment > 10**11 else moment
+    return abs(time.time() - seconds) <= BUILDER_TIMESTAMP_WINDOW
+
+
 def legacy_json(tx: RelayerTransaction) -> dict[str, Any]:
     """A transaction as ``GET /transaction?id=`` lists it (camelCase)."""
     data = json.dumps([{"target": c.target, "value": str(c.value), "data": "0x" + c.data.hex()}
@@ -347,3 +482,21 @@ def v1_json(tx: RelayerTransaction) -> dict[str, Any]:
 def _iso(moment: float) -> str:
     return datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds").replace(
         "+00:00", "Z")
+
+
+_AUTHORIZATION_STATUS = {"STATE_NEW": "SUBMITTED", "STATE_EXECUTED": "SUBMITTED",
+                         "STATE_MINED": "REGISTRY_PENDING", "STATE_CONFIRMED": "REGISTERED",
+                         FAILED: "FAILED", INVALID: "FAILED"}
+_REVOCATION_STATUS = {"STATE_NEW": "FENCED", "STATE_EXECUTED": "CHAIN_SUBMITTED",
+                      "STATE_MINED": "CHAIN_SUBMITTED", "STATE_CONFIRMED": "CONFIRMED",
+                      FAILED: "FAILED", INVALID: "FAILED"}
+
+
+def session_signer_json(request: SessionSignerRequest) -> dict[str, Any]:
+    """A session-signer operation's answer: its status (the venue's vocabulary, from where
+    its transaction stands) and transaction id."""
+    tx = request.transaction
+    if request.kind == "authorization":
+        return {"status": _AUTHORIZATION_STATUS[tx.state], "transactionId": tx.id,
+                "transactionHash": tx.transaction_hash or None}
+    return {"status": _REVOCATION_STATUS[tx.state], "fenced": True, "transactionId": tx.id}

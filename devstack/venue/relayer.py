@@ -7,6 +7,9 @@
 * GET  /v1/account/transactions/<id>            transaction, snake_case (relayer auth)
 * GET  /deployed?address&type=WALLET            {"deployed"}
 * GET  /relayer/api/keys                        the caller's Relayer API keys (relayer auth)
+* POST /v1/session-signers/authorizations       grant a session key (builder auth,
+                                                ``Idempotency-Key``)
+* POST /v1/session-signers/revocations          revoke one (relayer auth, ``Idempotency-Key``)
 
 Builder HMAC signs the path without the ``/relayer`` prefix (the client's base URL ends
 there), as the SDKs sign the path after their relayer URL.
@@ -122,3 +125,27 @@ def api_keys():
     state = _state()
     with state.lock:
         return json_response(state.relayer.keys_of(principal.address))
+
+
+def _session_signer(kind: str):
+    try:
+        body = json.loads(request.get_data(as_text=True) or "null")
+    except ValueError as exc:
+        raise VenueRejection(ERR_PAYLOAD) from exc
+    principal: Principal = g.principal
+    return json_response(_state().relayer_session_signer(
+        principal, kind, body, request.headers.get("Idempotency-Key", "")))
+
+
+@bp.post("/v1/session-signers/authorizations")
+@relayer_auth
+def authorize_session_signer():
+    """POST /v1/session-signers/authorizations: {status, transactionId, transactionHash}."""
+    return _session_signer("authorization")
+
+
+@bp.post("/v1/session-signers/revocations")
+@relayer_auth
+def revoke_session_signer():
+    """POST /v1/session-signers/revocations: {status, fenced, transactionId}."""
+    return _session_signer("revocation")

@@ -39,7 +39,7 @@ from devstack.venue.matching import BookOrder, MarketBook
 from devstack.venue.modes import VenueModes
 from devstack.venue.onchain import ChainHoldings
 from devstack.venue.rejections import ERR_L1, VenueRejection
-from devstack.venue.relay import Principal, Relayer, RelayerTransaction
+from devstack.venue.relay import Principal, Relayer, RelayerTransaction, session_signer_json
 from devstack.venue.settlement import Settlement
 from devstack.venue.tape import ClobTrade, Fill, Redemption, Tape
 from devstack.venue.wallet_exec import SimulatedWallets
@@ -61,6 +61,12 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# The SandboxConfig addresses a dev chain brings along (POST /_sandbox/chain "contracts").
+CHAIN_CONTRACT_FIELDS = frozenset({
+    "exchange", "neg_risk_exchange", "collateral", "conditional_tokens", "usdc_e",
+    "collateral_onramp", "ctf_collateral_adapter", "neg_risk_collateral_adapter",
+    "position_manager"})
 
 HOUSE_SEED = "sandbox-house"
 WHALE_PROFILES: tuple[tuple[str, str], ...] = (
@@ -157,10 +163,18 @@ class SandboxState:
         return holdings
 
     def attach_wallet_chain(self, rpc_url: str, factory: str, beacon: str,
-                            operator_key: str) -> ChainWallets:
+                            operator_key: str, contracts: dict[str, str] | None = None
+                            ) -> ChainWallets:
         """Deploy and run deposit wallets on ``rpc_url`` through ``factory`` (operated by
-        ``operator_key``) instead of simulating them; kept on reset."""
+        ``operator_key``) instead of simulating them; ``contracts`` (SandboxConfig address
+        fields: exchange, collateral, adapters...) are that chain's, so orders, approvals
+        and the balance/allowance cache use them. Kept on reset."""
         with self.lock:
+            for name, address in (contracts or {}).items():
+                if name not in CHAIN_CONTRACT_FIELDS:
+                    raise ValueError(f"unknown contract {name!r}: one of "
+                                     f"{sorted(CHAIN_CONTRACT_FIELDS)}")
+                setattr(self.config, name, to_checksum_address(address))
             executor = ChainWallets(rpc_url, factory, operator_key, self.accounts)
             self.config.deposit_wallet_factory = executor.factory
             self.config.deposit_wallet_beacon = beacon
@@ -311,11 +325,36 @@ class SandboxState:
 
     def update_balance_allowance(self, address: str, signature_type: int,
                                  token_id: str = "") -> None:
-        """``GET /balance-allowance/update``: refresh the cache of the key's funder."""
+        """``GET /balance-allowance/update``: refresh the cache of the key's funder (with a
+        chain attached, first index its on-chain pUSD and approvals)."""
         with self.lock:
             self.relayer.advance()
             funder = self.accounts.funder_for(address, signature_type, self._now())
-            self.accounts.refresh(funder, token_id or COLLATERAL_ASSET)
+            asset = token_id or COLLATERAL_ASSET
+            executor = self.relayer.executor
+            if isinstance(executor, ChainWallets):
+                try:
+                    self._index_chain(executor, funder, asset)
+                except Exception as exc:  # a stopped chain must not break the CLOB
+                    log.warning("sandbox: indexing %s on %s failed: %s", funder,
+                                executor.rpc_url, exc)
+            self.accounts.refresh(funder, asset)
+
+    def _index_chain(self, chain: ChainWallets, funder: str, asset: str) -> None:
+        """pUSD that moved on chain since the last update (transfers in or out, wraps)
+        reaches the ledger as the difference; USDC.e and approvals are read from the chain."""
+        if asset == COLLATERAL_ASSET:
+            on_chain = chain.erc20_balance(self.config.collateral, funder)
+            delta = on_chain - self.accounts.chain_pusd.get(funder.lower(), 0)
+            if delta:
+                # a debit never takes what open orders hold (the venue would cancel them)
+                free = self.ledger.balance(funder) - self.ledger.reserved(funder)[0]
+                self.ledger.credit(funder, max(delta, -free))
+            self.accounts.chain_pusd[funder.lower()] = on_chain
+            # USDC.e lives only on chain: the registry takes its balance as it is
+            self.accounts.usdc_e[funder.lower()] = chain.erc20_balance(self.config.usdc_e,
+                                                                       funder)
+        chain.read_approvals(funder, asset, self.config)
 
     def set_eoa_refusal(self, enabled: bool, legacy: list[str] | None = None) -> None:
         """Switch the deposit-wallet-only mode; `legacy` makers stay allowed as EOAs."""
@@ -351,6 +390,25 @@ class SandboxState:
         with self.lock:
             self.relayer.check_open()
             return self.relayer.nonce_of(address)
+
+    def relayer_session_signer(self, principal: Principal, kind: str, body: object,
+                               idempotency_key: str) -> dict:
+        """``POST /v1/session-signers/{authorizations,revocations}``; a revocation cancels
+        the session key's open orders at once (ACCOUNTS.md §2.6)."""
+        with self.lock:
+            request = self.relayer.session_signer(principal, kind, body, idempotency_key)
+            if kind == "revocation":
+                signer = to_checksum_address(request.signer)
+                for record in [r for r in self.keys.api_keys.values() if r.address == signer]:
+                    self.desk.cancel(record, [o.order_id for o in self.desk.open_orders_of(record)])
+            return session_signer_json(request)
+
+    def session_signers(self, owner: str) -> dict:
+        """``GET /v1/user/session-signers``: the owner's wallet and its session signers in
+        force (404 when the address owns no deposit wallet)."""
+        with self.lock:
+            wallet, signers = self.relayer.session_signers_of(owner)
+            return {"wallet": to_checksum_address(wallet.address), "signers": signers}
 
     def relayer_deployed(self, wallet: str) -> bool:
         """Whether the factory deployed ``wallet``."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eth_abi import decode as abi_decode
+from eth_abi import encode as abi_encode
 from eth_utils import keccak, to_checksum_address
 
 from devstack.venue.accounts import AccountRegistry, DepositWallet
@@ -56,6 +57,20 @@ _FUNCTIONS = {
         ("revokeSessionSigner", ("address",)),
     )
 }
+
+
+_SELECTORS = {function.name: selector for selector, function in _FUNCTIONS.items()}
+
+
+def session_signer_call(wallet: str, signer: str, valid_until: int | None) -> WalletCall:
+    """The wallet's own ``authorizeSessionSigner(signer, validUntil)`` or, without
+    ``valid_until``, ``revokeSessionSigner(signer)``."""
+    if valid_until is None:
+        data = _SELECTORS["revokeSessionSigner"] + abi_encode(["address"], [signer])
+    else:
+        data = _SELECTORS["authorizeSessionSigner"] + abi_encode(
+            ["address", "uint256"], [signer, valid_until])
+    return WalletCall(to_checksum_address(wallet), 0, data)
 
 
 def decode_call(call: WalletCall) -> tuple[str, tuple[Any, ...]]:
@@ -124,8 +139,10 @@ class SimulatedWallets:
             if session in wallet.owners or valid_until <= self.now():
                 raise ExecutionFailed("DepositWallet: invalid session signer")
             wallet.session_signers[session] = valid_until
+            wallet.fenced.discard(session)
         elif name == "revokeSessionSigner":
             wallet.session_signers.pop(args[0].lower(), None)
+            wallet.fenced.discard(args[0].lower())
         else:
             raise ExecutionFailed(f"unsupported call to the wallet itself: {name}")
 

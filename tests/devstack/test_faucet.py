@@ -38,12 +38,12 @@ def test_dev_fund_without_a_local_chain_says_how(tmp_path, monkeypatch) -> None:
 
 def test_local_stack_records_its_chain_for_the_faucet(tmp_path, monkeypatch) -> None:
     from devstack.stack import LocalStack
-    from devstack.venue import SandboxServer
+    from tests.devstack.venue.conftest import strict_sandbox
 
     # start_chain gives the chain's settings to its children, never to this process
     before = dict(os.environ)
     stack = LocalStack()
-    sandbox = SandboxServer().start()
+    sandbox = strict_sandbox().start()
     stack.start_chain({"POLYGON_RPC_URL": None, "INSTANCE_PATH": str(tmp_path),
                        "VENUE": "sandbox", "SANDBOX_PORT": sandbox.port})
     try:

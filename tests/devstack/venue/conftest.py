@@ -23,6 +23,7 @@ from eth_account import Account
 from py_clob_client_v2.client import ClobClient
 
 from devstack.venue import SandboxServer
+from devstack.venue.config import SandboxConfig
 
 
 def decode(response: httpx.Response) -> Any:
@@ -73,6 +74,27 @@ class Control:
         self.call("POST", "/fund", {"address": address, "amount": amount, "seen": seen},
                   expect=200)
 
+    def grant(self, address: str, token_id: str, shares: str, *, seen: bool = True) -> None:
+        """Credit outcome tokens (as if split earlier; ``seen`` as for ``fund``)."""
+        self.call("POST", "/fund", {"address": address, "token_id": token_id,
+                                    "shares": shares, "seen": seen}, expect=200)
+
+    def allow_eoa(self, address: str) -> None:
+        """Make an EOA a type-0 maker the venue takes: allowlisted by the operator, with its
+        own pUSD and CTF approvals of both exchanges (as it would send them, paying gas)."""
+        self.call("POST", "/strict-accounts", {"allowlisted": [address]}, expect=200)
+        self.approve_exchanges(address)
+
+    def approve_exchanges(self, owner: str) -> None:
+        """pUSD ``approve`` and CTF ``setApprovalForAll`` of both exchanges, from ``owner``."""
+        state = self.state()
+        for exchange in (state["exchange"], state["neg_risk_exchange"]):
+            self.call("POST", "/approvals", {"owner": owner, "token": state["collateral"],
+                                             "spender": exchange}, expect=200)
+            self.call("POST", "/approvals", {"owner": owner, "token": state["ctf"],
+                                             "operator": exchange, "approved": True},
+                      expect=200)
+
     def balances(self, address: str) -> dict:
         """pUSD and positions of an address."""
         return self.call("GET", f"/balances/{address}", expect=200)
@@ -95,10 +117,16 @@ class Trader:
     client: ClobClient
 
 
+def strict_sandbox(**kwargs: Any) -> SandboxServer:
+    """A sandbox venue (not started) with the venue's account rules on
+    (``strict_accounts``): every sandbox test runs under them, as the venue's clients will."""
+    return SandboxServer(config=SandboxConfig(strict_accounts=True), **kwargs)
+
+
 @pytest.fixture
 def sandbox_venue() -> Iterator[SandboxServer]:
-    """A sandbox venue on a free 127.0.0.1 port, stopped after the test."""
-    venue = SandboxServer(seed=7).start()
+    """A strict sandbox venue on a free 127.0.0.1 port, stopped after the test."""
+    venue = strict_sandbox(seed=7).start()
     try:
         yield venue
     finally:
@@ -117,13 +145,16 @@ def control(sandbox_venue: SandboxServer) -> Iterator[Control]:
 
 @pytest.fixture
 def make_trader(sandbox_venue: SandboxServer, control: Control) -> Callable[..., Trader]:
-    """Factory: a fresh EOA with API creds (L1 create) and `funds` pUSD."""
+    """Factory: a fresh EOA with API creds (L1 create) and `funds` pUSD; ``allowlisted``
+    (the default) makes it a maker the strict venue takes (``Control.allow_eoa``)."""
 
-    def make(funds: str = "1000", **client_kwargs: Any) -> Trader:
+    def make(funds: str = "1000", *, allowlisted: bool = True, **client_kwargs: Any) -> Trader:
         key = "0x" + secrets.token_hex(32)
         address = Account.from_key(key).address
         client = ClobClient(sandbox_venue.clob_url, chain_id=137, key=key, **client_kwargs)
         client.set_api_creds(client.create_or_derive_api_key())
+        if allowlisted:
+            control.allow_eoa(address)
         if Decimal(funds):
             control.fund(address, funds)
         return Trader(address=address, key=key, client=client)

@@ -13,8 +13,7 @@ def test_racing_fok_buyers_never_overfill_a_resting_order(sandbox_venue, control
     market = control.add_market("race")
     yes = market["token_ids"][0]
     seller = make_trader("0")
-    control.call("POST", "/fund", {"address": seller.address, "token_id": yes, "shares": "50"},
-                 expect=200)
+    control.grant(seller.address, yes, "50")
     seller.client.create_and_post_order(
         OrderArgsV2(token_id=yes, price=Decimal("0.5"), size=Decimal(50), side="SELL")
     )

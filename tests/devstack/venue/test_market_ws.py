@@ -26,11 +26,6 @@ def _limit(token: str, price: str, size: str, side: str = "BUY", **extra: Any) -
     return OrderArgsV2(token_id=token, price=D(price), size=D(size), side=side, **extra)
 
 
-def _grant(control, address: str, token: str, shares: str) -> None:
-    control.call("POST", "/fund", {"address": address, "token_id": token, "shares": shares},
-                 expect=200)
-
-
 class Channel:
     """A raw market-channel client that replays what it receives onto local books."""
 
@@ -165,7 +160,7 @@ def test_changes_replay_to_get_book_through_rests_cancels_and_matches(
     market = control.add_market("ws-changes")
     yes, no = market["token_ids"]
     maker, seller = make_trader("100"), make_trader("0")
-    _grant(control, seller.address, yes, "20")
+    control.grant(seller.address, yes, "20")
     channel.send({"assets_ids": [yes, no], "type": "market"})
     assert [b["bids"] for b in channel.recv()] == [[], []]  # an empty market
 

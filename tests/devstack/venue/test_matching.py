@@ -15,17 +15,12 @@ def _limit(token: str, price: str, size: str, side: str = "BUY") -> OrderArgsV2:
     return OrderArgsV2(token_id=token, price=D(price), size=D(size), side=side)
 
 
-def _grant(control, address: str, token: str, shares: str) -> None:
-    control.call("POST", "/fund", {"address": address, "token_id": token, "shares": shares},
-                 expect=200)
-
-
 def test_limit_orders_match_with_price_time_priority(sandbox_venue, control, make_trader):
     market = control.add_market("priority")
     yes = market["token_ids"][0]
     first, second, taker = make_trader("0"), make_trader("0"), make_trader("100")
-    _grant(control, first.address, yes, "10")
-    _grant(control, second.address, yes, "10")
+    control.grant(first.address, yes, "10")
+    control.grant(second.address, yes, "10")
     a = first.client.create_and_post_order(_limit(yes, "0.60", "10", "SELL"))
     b = second.client.create_and_post_order(_limit(yes, "0.60", "10", "SELL"))
 
@@ -66,7 +61,7 @@ def test_fok_is_all_or_nothing_and_fak_takes_what_exists(sandbox_venue, control,
     market = control.add_market("fok-fak")
     yes = market["token_ids"][0]
     seller, buyer = make_trader("0"), make_trader("100")
-    _grant(control, seller.address, yes, "10")
+    control.grant(seller.address, yes, "10")
     seller.client.create_and_post_order(_limit(yes, "0.50", "10", "SELL"))
 
     with pytest.raises(PolyApiException) as excinfo:

@@ -193,6 +193,16 @@ def test_deposit_wallet_orders_need_a_registered_owner(sandbox_venue, control, m
 
     control.call("POST", "/deposit-wallets", {"wallet": wallet, "owner": owner.address},
                  expect=200)
+    # the CLOB's cache sees the deposit (and the wallet's approvals) only after
+    # /balance-allowance/update, as the venue
+    with pytest.raises(PolyApiException) as unseen:
+        owner.client.create_and_post_order(_limit(token, "0.5", "10"))
+    assert _rejection(unseen) == (400, "not enough balance / allowance")
+    assert owner.client.get_balance_allowance()["balance"] == "0"
+    control.approve_exchanges(wallet)
+    owner.client.update_balance_allowance()
+    balance = owner.client.get_balance_allowance()
+    assert balance["balance"] == "100000000"
     answer = owner.client.create_and_post_order(_limit(token, "0.5", "10"))
     assert answer["status"] == "live"
     sent = control.received_orders()[-1]["body"]["order"]
@@ -200,11 +210,6 @@ def test_deposit_wallet_orders_need_a_registered_owner(sandbox_venue, control, m
     assert len(sent["signature"]) == 636
     orders = owner.client.get_open_orders()
     assert orders[0]["maker_address"] == wallet
-    # the CLOB's cache sees the deposit only after /balance-allowance/update, as the venue
-    assert owner.client.get_balance_allowance()["balance"] == "0"
-    owner.client.update_balance_allowance()
-    balance = owner.client.get_balance_allowance()
-    assert balance["balance"] == "100000000"
 
 
 def test_batch_orders_answer_each_order(sandbox_venue, control, make_trader):

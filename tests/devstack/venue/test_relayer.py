@@ -236,8 +236,8 @@ def test_relayer_auth_and_switches(deployed, control):
 
 
 def _builder_headers(key: str, secret: str, passphrase: str, method: str, path: str,
-                     body: str) -> dict[str, str]:
-    timestamp = str(int(time.time()))
+                     body: str, timestamp: str | None = None) -> dict[str, str]:
+    timestamp = timestamp or str(int(time.time()))
     digest = hmac.new(base64.urlsafe_b64decode(secret),
                       f"{timestamp}{method}{path}{body}".encode(), hashlib.sha256).digest()
     return {"POLY_BUILDER_API_KEY": key, "POLY_BUILDER_PASSPHRASE": passphrase,
@@ -255,6 +255,18 @@ def test_builder_hmac_dev_triple_and_registered_credentials(relayer, sandbox_ven
     plain = {"Content-Type": "application/json"}
     refused = relayer.http.post("/submit", content=body, headers=bad | plain)
     assert _error(refused) == (401, "invalid authorization")
+    # a correctly signed but stale (or future) timestamp is refused: 60 s either way
+    for skew in (-90, 90):
+        stale = _builder_headers(key, secret, passphrase, "POST", "/submit", body,
+                                 str(int(time.time()) + skew))
+        refused = relayer.http.post("/submit", content=body, headers=stale | plain)
+        assert _error(refused) == (401, "invalid authorization")
+    # milliseconds (the docs' remote-signing sample) are read as such
+    in_ms = _builder_headers(key, secret, passphrase, "GET", "/v1/account/transactions/params",
+                             "", str(int(time.time() * 1000)))
+    params = relayer.http.get("/v1/account/transactions/params", headers=in_ms,
+                              params={"address": relayer.owner.address, "type": "WALLET"})
+    assert params.status_code == 200, params.text
     answer = relayer.http.post("/submit", content=body, headers=headers | plain)
     assert answer.status_code == 200, answer.text
     relayer.wait(answer.json()["transactionID"])

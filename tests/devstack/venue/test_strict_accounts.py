@@ -1,6 +1,7 @@
-"""The venue's account rules at order time, switched on through the control API (off by
-default in the sandbox for now): deposit-wallet makers only unless allowlisted or
-grandfathered, and orders need the CLOB's cached balance AND the exchange's allowance."""
+"""The venue's account rules at order time (``strict_accounts``: on for every sandbox these
+tests start, switchable through the control API): deposit-wallet makers only unless
+allowlisted or grandfathered, and orders need the CLOB's cached balance AND the exchange's
+allowance."""
 
 from __future__ import annotations
 
@@ -14,19 +15,26 @@ from venue.accounts.approvals import required_approvals
 EOA_REFUSED = "maker address not allowed, please use the deposit wallet flow"
 
 
-def test_strict_accounts_is_off_by_default(control, make_trader):
+def test_strict_accounts_is_on_in_the_test_sandbox_and_can_be_switched_off(control,
+                                                                            make_trader):
     market = control.add_market("strict-off")
-    trader = make_trader("100")
-    assert control.call("POST", "/strict-accounts", {}, expect=200)["enabled"] is False
+    trader = make_trader("100", allowlisted=False)
+    assert control.call("POST", "/strict-accounts", {}, expect=200)["enabled"] is True
+    with pytest.raises(PolyApiException) as refused:
+        trader.client.create_and_post_order(_limit(market["token_ids"][0], "0.5", "10"))
+    assert _rejection(refused) == (400, EOA_REFUSED)
+    assert control.call("POST", "/strict-accounts", {"enabled": False},
+                        expect=200)["enabled"] is False
     answer = trader.client.create_and_post_order(_limit(market["token_ids"][0], "0.5", "10"))
     assert answer["status"] == "live"
+    control.call("POST", "/reset", expect=200)  # a reset restores the configured value
+    assert control.state()["strict_accounts"] is True
 
 
 def test_an_eoa_maker_needs_the_allowlist_then_a_cached_allowance(control, make_trader):
     market = control.add_market("strict-eoa")
     token = market["token_ids"][0]
-    trader = make_trader("100")
-    control.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
+    trader = make_trader("100", allowlisted=False)
     with pytest.raises(PolyApiException) as refused:
         trader.client.create_and_post_order(_limit(token, "0.5", "10"))
     assert _rejection(refused) == (400, EOA_REFUSED)
@@ -54,7 +62,6 @@ def test_a_deposit_wallet_trades_once_funded_approved_and_refreshed(sandbox_venu
     owner = _owner_clob(relayer, sandbox_venue)
     market = control.add_market("strict-wallet")
     control.fund(relayer.wallet, "100", seen=False)
-    control.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
     with pytest.raises(PolyApiException) as unseen:
         owner.create_and_post_order(_limit(market["token_ids"][0], "0.5", "10"))
     assert _rejection(unseen) == (400, "not enough balance / allowance")
