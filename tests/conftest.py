@@ -195,6 +195,11 @@ def _session_app(app_config: dict[str, Any]):
 @pytest.fixture
 def app(_session_app):
     """The app, bound to this test's database, with every table empty afterwards."""
+    from services import runtime
+
+    # Another test may have built an app of its own (create_app installs its runtime for
+    # the process, e.g. one with a Redis that is down): this test runs on the shared one.
+    runtime.install(_session_app.extensions["runtime"])
     database = _session_app.extensions["database"]
     db.initialize(database)
     yield _session_app
