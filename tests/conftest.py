@@ -199,7 +199,11 @@ def app(_session_app):
 
     # Another test may have built an app of its own (create_app installs its runtime for
     # the process, e.g. one with a Redis that is down): this test runs on the shared one.
-    runtime.install(_session_app.extensions["runtime"])
+    # A runtime derived from the shared app's settings (use_queue's) is this test's choice.
+    shared = _session_app.extensions["runtime"]
+    current = runtime.install(None)
+    runtime.install(current if current is not None and current.settings is shared.settings
+                    else shared)
     database = _session_app.extensions["database"]
     db.initialize(database)
     yield _session_app
