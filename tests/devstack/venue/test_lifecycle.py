@@ -38,8 +38,7 @@ def _clock(sandbox_venue) -> Clock:
 
 def _seller(control, make_trader, token: str, price: str, size: str):
     seller = make_trader("0")
-    control.call("POST", "/fund", {"address": seller.address, "token_id": token,
-                                   "shares": size}, expect=200)
+    control.grant(seller.address, token, size)
     seller.client.create_and_post_order(
         OrderArgsV2(token_id=token, price=D(price), size=D(size), side="SELL"))
     return seller
