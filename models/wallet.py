@@ -164,6 +164,12 @@ class Withdrawal(BaseModel):
     status = peewee.CharField(max_length=16, default=QUEUED, index=True)
     transaction = peewee.ForeignKeyField(WalletTransaction, null=True, on_delete="SET NULL",
                                          backref="withdrawals")
+    # A deposit wallet's withdrawal is a relayer WALLET batch (services/wallet_batches.py):
+    # the signed batch is stored before it is submitted, the relayer's id once it answers.
+    relayer_nonce = peewee.BigIntegerField(null=True)
+    relayer_deadline = peewee.BigIntegerField(null=True)
+    relayer_payload = peewee.TextField(null=True)
+    relayer_transaction_id = peewee.CharField(max_length=128, null=True)
     error = peewee.TextField(null=True)
     created_at = UTCDateTimeField(default=utcnow)
     updated_at = UTCDateTimeField(default=utcnow)

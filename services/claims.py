@@ -72,6 +72,7 @@ from services import (
     venues,
     wallet_transactions,
     wallets,
+    withdrawals,
 )
 from services.principal import user_id_of
 from venue.errors import VenueError
@@ -336,6 +337,12 @@ def request(user: User | UUID | str, token_ids: Sequence[str] | None = None) -> 
     """
     user_id = user_id_of(user)
     wallet = wallets.get_or_create(user_id)
+    if withdrawals.by_relayer(wallet):
+        # Not wired yet: a deposit wallet's redeem must be a relayer batch through the
+        # collateral adapters (pUSD out); signing from the owner EOA would redeem nothing.
+        raise errors.FeatureNotEnabled(
+            "Claims from a deposit wallet are not available yet: redeem on polymarket.com, "
+            "or wait for this release's relayer claims.")
     positions = claimable_positions(wallet.address, token_ids)
     claims: list[Claim] = []
     drafts: list[Claim] = []
@@ -591,5 +598,7 @@ def redeem(claim_id: UUID | str) -> str:
     claim = sign_and_broadcast(claim_id)
     if claim.status in OPEN_STATES:
         claim = settle(claim.id)
+    if claim.status == CONFIRMED:
+        withdrawals.refresh_venue_balance(claim.wallet)
     log.info("claim %s: %s", claim.id, claim.status)
     return claim.status

@@ -45,6 +45,7 @@ from models.wallet import (
     FAILED,
     OPEN_STATES,
     QUEUED,
+    SIGNATURE_TYPE_DEPOSIT_WALLET,
     SIGNED,
     TX_DROPPED,
     TX_FAILED,
@@ -54,8 +55,20 @@ from models.wallet import (
     Withdrawal,
 )
 from schemas.fields import format_decimal
-from services import broadcast_wait, chain_access, errors, wallet_transactions, wallets
+from services import (
+    broadcast_wait,
+    chain_access,
+    errors,
+    trading_accounts,
+    venue_accounts,
+    wallet_batches,
+    wallet_transactions,
+    wallets,
+)
 from services.principal import user_id_of
+from venue.accounts.wallet_calls import transfer_call
+from venue.errors import VenueError
+from venue.relayer import RelayerTransactionFailed
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +77,7 @@ TOKENS: tuple[str, ...] = ("usdc", "usdc_e", "matic")
 TOKEN_SYMBOLS = {"usdc": "pUSD", "usdc_e": "USDC.e", "matic": "MATIC"}
 ADDRESS_RE = re.compile(r"^0x[0-9a-fA-F]{40}$")
 ZERO_ADDRESS = "0x" + "0" * 40
+RELAYER_TOKEN_DECIMALS = 6  # pUSD and USDC.e
 
 
 @dataclass(frozen=True)
@@ -228,11 +242,63 @@ def _transfer_data(w3: Web3, to: str, amount_base: int) -> bytes:
     return Web3.to_bytes(hexstr=contract.encode_abi("transfer", args=[to, amount_base]))
 
 
+def by_relayer(wallet: TradingWallet) -> bool:
+    """Whether the wallet's money leaves by relayer batch (a deposit wallet: no POL needed)."""
+    return wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET
+
+
+def _relayer_token(token: str) -> str:
+    """The token's address as the deposit wallet's batch names it."""
+    contracts = trading_accounts.contracts()
+    return contracts.collateral_token if token == "usdc" else contracts.usdc_e
+
+
+def _request_by_relayer(user: User | UUID | str, wallet: TradingWallet, to: str, token: str,
+                        amount: Any) -> Withdrawal:
+    """Check and record a deposit wallet's withdrawal: no gas to check, the relayer pays it.
+
+    The balance is read on chain when the wallet is there; otherwise (the sandbox's
+    simulated wallets) the batch itself fails with the token's reason if it is short.
+    """
+    if token == "matic":
+        raise errors.ValidationFailed(fields={"token": [
+            "A deposit wallet sends pUSD (usdc) or USDC.e (usdc_e) out, not MATIC."]})
+    maker = trading_accounts.maker_of(wallet)
+    if to == maker:
+        raise errors.ValidationFailed(fields={"to_address": [
+            "That is the trading wallet itself."]})
+    token_address = _relayer_token(token)
+    if to in chain_access.contracts().addresses() or to == token_address:
+        raise errors.ValidationFailed(fields={"to_address": [
+            "That is one of Polymarket's contracts (a token, the CTF, an exchange or an "
+            "adapter); funds sent there are lost. Send to your own wallet."]})
+    amount_base = validate_amount(amount, RELAYER_TOKEN_DECIMALS)
+    if chain_access.current().rpc_url:
+        w3 = chain_access.web3()
+        if w3.eth.get_code(maker):
+            open_rows = Withdrawal.select().where(
+                (Withdrawal.wallet == wallet.id) & (Withdrawal.token == token)
+                & Withdrawal.status.in_(OPEN_STATES))
+            reserved = sum(to_base_units(w.amount, RELAYER_TOKEN_DECIMALS) for w in open_rows)
+            available = token_balance_base(w3, token_address, maker) - reserved
+            if available < amount_base:
+                raise errors.InsufficientBalance(
+                    f"Insufficient {TOKEN_SYMBOLS[token]} balance: "
+                    f"{_fmt(max(available, 0), RELAYER_TOKEN_DECIMALS)} available, "
+                    f"{_fmt(amount_base, RELAYER_TOKEN_DECIMALS)} requested.")
+    return Withdrawal.create(user=user_id_of(user), wallet=wallet.id, token=token,
+                             token_address=token_address, to_address=to,
+                             amount=from_base_units(amount_base, RELAYER_TOKEN_DECIMALS),
+                             status=QUEUED)
+
+
 def request(user: User | UUID | str, to_address: Any, amount: Any, token: Any) -> Withdrawal:
     """Validate against the chain and record a queued withdrawal (nothing signed yet)."""
     to = validate_address(to_address)
     token = validate_token(token)
     wallet = wallets.get_or_create(user)
+    if by_relayer(wallet):
+        return _request_by_relayer(user, wallet, to, token, amount)
     if to == wallet.address:
         raise errors.ValidationFailed(fields={"to_address": [
             "That is the trading wallet itself."]})
@@ -295,9 +361,14 @@ def withdraw(user: User | UUID | str, to_address: Any, amount: Any, token: Any,
         # The queue is unreachable and the caller gets 503: it will retry, so this record
         # must never go out later (maintenance re-queues open rows). Unless a job already
         # signed it (the enqueue did land), it is failed with nothing sent.
-        if _link(withdrawal.id).fail_unsent(
-                "The withdrawal could not be queued (the job queue was unreachable); "
-                "nothing was sent. Try again."):
+        message = ("The withdrawal could not be queued (the job queue was unreachable); "
+                   "nothing was sent. Try again.")
+        if by_relayer(withdrawal.wallet):
+            # a job that took it (queued → signed) may have submitted it: leave that one be
+            if Withdrawal.update(status=FAILED, error=message, updated_at=utcnow()).where(
+                    (Withdrawal.id == withdrawal.id) & (Withdrawal.status == QUEUED)).execute():
+                raise
+        elif _link(withdrawal.id).fail_unsent(message):
             raise
     if wait_seconds is None:
         wait_seconds = chain_access.current().withdraw_wait_seconds
@@ -328,6 +399,7 @@ def describe(withdrawal: Withdrawal) -> dict[str, Any]:
         "block_number": tx.block_number if tx else None,
         "gas_fee": tx.gas_fee if tx else None, "error": withdrawal.error,
         "created_at": withdrawal.created_at, "updated_at": withdrawal.updated_at,
+        "relayer_transaction_id": withdrawal.relayer_transaction_id,
     }
 
 
@@ -414,10 +486,78 @@ def settle(withdrawal_id: UUID | str, timeout: float | None = None) -> Withdrawa
     return withdrawal
 
 
+def _move(withdrawal: Withdrawal, expected: str, **changes: Any) -> bool:
+    """Change the row only if it is still in ``expected`` (one runner wins)."""
+    changes["updated_at"] = utcnow()
+    moved = Withdrawal.update(**changes).where((Withdrawal.id == withdrawal.id)
+                                               & (Withdrawal.status == expected)).execute()
+    if moved:
+        for name, value in changes.items():
+            setattr(withdrawal, name, value)
+    return moved == 1
+
+
+def send_by_relayer(withdrawal_id: UUID | str, max_polls: int | None = None) -> str:
+    """The job for a deposit wallet: one relayer batch (``transfer`` from the wallet),
+    submitted once (services/wallet_batches.py), followed to a final state, then the CLOB
+    re-reads the balance. An open status returned means: run again later."""
+    withdrawal = Withdrawal.get_by_id(UUID(str(withdrawal_id)))
+    wallet = TradingWallet.get_by_id(withdrawal.wallet_id)
+    if withdrawal.status == QUEUED and not _move(withdrawal, QUEUED, status=SIGNED):
+        return Withdrawal.get_by_id(withdrawal.id).status  # another run has it
+    if withdrawal.status == SIGNED:
+        row = wallet_batches.BatchRow(Withdrawal, withdrawal.id)
+        call = transfer_call(withdrawal.token_address, withdrawal.to_address,
+                             to_base_units(withdrawal.amount, RELAYER_TOKEN_DECIMALS))
+        try:
+            transaction_id = wallet_batches.submit(row, wallet, [call],
+                                                   "copytrade withdrawal")
+        except wallet_batches.BatchRefused as exc:
+            _move(withdrawal, SIGNED, status=FAILED,
+                  error=f"{exc.reason} Nothing was sent; try again.")
+            return withdrawal.status
+        except wallet_batches.BatchAmbiguous as exc:
+            _move(withdrawal, SIGNED, status=FAILED, error=str(exc))
+            return withdrawal.status
+        except wallet_batches.BatchPending as exc:
+            _move(withdrawal, SIGNED, error=str(exc))
+            return withdrawal.status
+        _move(withdrawal, SIGNED, status=BROADCAST, error=None,
+              relayer_transaction_id=transaction_id)
+    if withdrawal.status != BROADCAST:
+        return withdrawal.status
+    try:
+        wallet_batches.follow(wallet, withdrawal.relayer_transaction_id, max_polls)
+    except RelayerTransactionFailed as exc:
+        _move(withdrawal, BROADCAST, status=FAILED, error=(
+            f"The relayer ended the withdrawal {exc.transaction.state}: "
+            f"{exc.transaction.error or 'no reason given'}. Nothing was sent; try again."))
+        return withdrawal.status
+    except wallet_batches.BatchPending:
+        return withdrawal.status
+    _move(withdrawal, BROADCAST, status=CONFIRMED, error=None)
+    refresh_venue_balance(wallet)
+    return withdrawal.status
+
+
+def refresh_venue_balance(wallet: TradingWallet) -> None:
+    """Have the CLOB re-read the wallet's balance after money left (best effort: the next
+    order refreshes it too)."""
+    try:
+        venue_accounts.refresh_balance(venue_accounts.account(wallet.user_id))
+    except (VenueError, errors.CopytradeError) as exc:
+        log.warning("balance refresh after money out of %s failed: %s", wallet.id, exc)
+
+
 def send(withdrawal_id: UUID | str) -> str:
     """The job: sign once, broadcast, record the receipt; return the final status."""
+    withdrawal = Withdrawal.get_by_id(UUID(str(withdrawal_id)))
+    if by_relayer(withdrawal.wallet):
+        return send_by_relayer(withdrawal.id)
     withdrawal = sign_and_broadcast(withdrawal_id)
     if withdrawal.status in OPEN_STATES:
         withdrawal = settle(withdrawal.id)
+    if withdrawal.status == CONFIRMED:
+        refresh_venue_balance(withdrawal.wallet)
     log.info("withdrawal %s: %s", withdrawal.id, withdrawal.status)
     return withdrawal.status

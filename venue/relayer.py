@@ -249,10 +249,13 @@ def wallet_batch(auth: RelayerAuth, key: OrderKey, *, chain_id: int, factory: st
                  session_signer: bool = False, metadata: str = "",
                  clock: Callable[[], float] = time.time,
                  attempts: int = SUBMIT_RETRY_ATTEMPTS,
-                 interval: float = POLL_INTERVAL_SECONDS) -> Steps[RelayerTransaction]:
+                 interval: float = POLL_INTERVAL_SECONDS,
+                 on_signed: Callable[[Mapping[str, Any]], None] | None = None
+                 ) -> Steps[RelayerTransaction]:
     """Run ``calls`` from the deposit wallet ``wallet`` as one signed ``WALLET`` batch:
     nonce (current generation), sign, submit, with the SDKs' retries. Returns the
-    submitted transaction (follow it with ``await_final``)."""
+    submitted transaction (follow it with ``await_final``). ``on_signed`` sees each signed
+    body before it is submitted (to store it durably first)."""
     if not calls:
         raise ValueError("a WALLET batch needs at least one call")
 
@@ -262,9 +265,12 @@ def wallet_batch(auth: RelayerAuth, key: OrderKey, *, chain_id: int, factory: st
         deadline = int(clock()) + DEADLINE_SECONDS
         signature = sign_batch(key, chain_id=chain_id, wallet=wallet, nonce=nonce,
                                deadline=deadline, calls=calls, session_signer=session_signer)
-        return wallet_batch_payload(signer=key.address, factory=factory, wallet=wallet,
-                                    nonce=nonce, deadline=deadline, calls=calls,
-                                    signature=signature, metadata=metadata)
+        payload = wallet_batch_payload(signer=key.address, factory=factory, wallet=wallet,
+                                       nonce=nonce, deadline=deadline, calls=calls,
+                                       signature=signature, metadata=metadata)
+        if on_signed is not None:
+            on_signed(payload)
+        return payload
 
     return (yield from submit_with_retry(auth, build, attempts=attempts, interval=interval))
 
