@@ -62,6 +62,7 @@ class Fill:
     status: str
     shares: Decimal
     value: Decimal
+    fee: Decimal = ZERO  # what the venue charged us for it (a taker's fee; makers pay 0)
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ class Totals:
 
     shares: Decimal = ZERO          # counted: every fill but the FAILED ones
     value: Decimal = ZERO
+    fee: Decimal = ZERO             # charged on the counted fills (a FAILED fill charged none)
     failed_shares: Decimal = ZERO
     failed_value: Decimal = ZERO
     newly_failed: list[Fill] = field(default_factory=list)
@@ -124,8 +126,17 @@ def look_up(client: VenueClient, creds: ApiCreds, order: Order) -> VenueView:
     for trade in trades.values():
         part = trade.fill_of(order.order_hash)
         if part is not None:
-            fills.append(Fill(trade.id, trade.status, *part))
+            fee = trade.fee_of(order.order_hash, _fee_exponent(client, trade))
+            fills.append(Fill(trade.id, trade.status, *part, fee=fee))
     return VenueView(listed=listed, fills=tuple(fills))
+
+
+def _fee_exponent(client: VenueClient, trade: VenueTrade) -> Decimal:
+    """The exponent of the trade's market fee (the trade carries only the rate)."""
+    if trade.fee_rate_bps <= 0 or not trade.market:
+        return Decimal(1)
+    schedule = client.clob.market_fees(trade.market)
+    return schedule.exponent if schedule is not None else Decimal(1)
 
 
 def _search(client: VenueClient, creds: ApiCreds, order: Order) -> Iterable[VenueTrade]:
@@ -156,7 +167,8 @@ def record(order: Order, fills: Iterable[Fill]) -> Totals:
             if row is None:
                 OrderFill.insert(order=order.id, venue_trade_id=fill.trade_id,
                                  status=fill.status, shares=fill.shares, value=fill.value,
-                                 created_at=now, updated_at=now).on_conflict_ignore().execute()
+                                 fee=fill.fee, created_at=now,
+                                 updated_at=now).on_conflict_ignore().execute()
                 if fill.status == TRADE_FAILED:
                     totals.newly_failed.append(fill)
             elif row.status != fill.status and row.status not in FINAL_TRADE_STATUSES:
@@ -172,6 +184,7 @@ def record(order: Order, fills: Iterable[Fill]) -> Totals:
             else:
                 totals.shares += row.shares
                 totals.value += row.value
+                totals.fee += row.fee
     return totals
 
 

@@ -79,8 +79,9 @@ class QuoteSource:
             best_bid=book.best_bid, best_ask=book.best_ask,
             accepting_orders=market.accepting_orders and not market.closed,
             categories=copying.normalise_categories(names))
-        return Quote(view=view, book=book, info=order_plan.market_info_from(token_id, market,
-                                                                             book),
+        fees = await self.venue.fee_schedule(market)
+        return Quote(view=view, book=book,
+                     info=order_plan.market_info_from(token_id, market, book, fees),
                      market=market)
 
     async def market_view(self, token_id: str) -> MarketView:
