@@ -1,0 +1,34 @@
+"""A copy on a market with a taker fee: the config's spend includes the fee, and the copy's
+fee is what the venue charged (sandbox over HTTP, the real engine)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from models.base import db
+from models.trading import Order, Trade
+from services import venues
+from tests.worker.copy_engine.conftest import copy_one_fill, intents_of
+
+
+def test_a_copy_on_a_fee_market_spends_within_its_cap_fee_included(
+        run_engines, make_config, trader, market, target, venue_control):
+    venue_control.call("POST", f"/markets/{market.condition_id}/fees", {"rate": "0.07"},
+                       expect=200)
+    venues.client().cache.invalidate()
+    config = make_config(trader.user, target, max_position_usdc=Decimal(5))
+    before = Decimal(str(venue_control.balances(trader.address)["pusd"]))
+
+    copy_one_fill(run_engines, venue_control, config, target, market.yes, size="400")
+
+    [intent] = intents_of(config)
+    # 5 pUSD / (0.52 limit + 0.07 x 0.52 x 0.48 fee) per share: 9.30, not the fee-blind 9.61.
+    assert intent.size == Decimal("9.30")
+    # Sent as a 4.74 pUSD budget (9.30 x 0.51 floored to the cent): 9.294117 shares at 0.51.
+    assert intent.filled_size == Decimal("9.294117")
+    assert intent.fee == Decimal("0.16258")  # 9.294117 x 0.07 x 0.51 x 0.49, to 5 dp
+    charged = before - Decimal(str(venue_control.balances(trader.address)["pusd"]))
+    with db.connection_context():
+        order = Order.get(Order.target_trade_id == str(intent.id))
+        assert Trade.get(Trade.order == order.id).fee == intent.fee == order.fee
+    assert charged == order.filled_value + intent.fee <= config.max_position_usdc
