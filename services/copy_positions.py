@@ -39,6 +39,13 @@ class PositionFill:
     outcome: str = ""
 
 
+def fee_inclusive(side: Side | str, value: Decimal, fee: Decimal | None) -> Decimal:
+    """What a fill moved in pUSD with its taker fee: a buy cost value + fee, a sell brought
+    value - fee. Positions count it so, and a config's cap is spent fee included."""
+    fee = fee or ZERO
+    return value + fee if Side.parse(side) is Side.BUY else value - fee
+
+
 _POSITION_MOVES = ("shares", "cost_usdc", "realized_pnl", "opened")  # what a fill changes
 _POSITION_STATE = ("id", "config", "paper", "token_id", *_POSITION_MOVES)
 

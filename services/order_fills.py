@@ -214,8 +214,10 @@ def _reverse_copy(order: Order, failed: list[Fill]) -> None:
     if intent is None or intent.status != INTENT_FILLED:
         return  # not counted yet: its settlement reads the order's reduced fills
     shares = sum((f.shares for f in failed), ZERO)
-    value = sum((f.value for f in failed), ZERO)
     side = Side.parse(order.side)
+    # As the position counted it: fee included (a failed fill's fee is given back too).
+    value = copy_positions.fee_inclusive(side, sum((f.value for f in failed), ZERO),
+                                         sum((f.fee for f in failed), ZERO))
     # A failed buy never brought the shares: out they go with their cost. A failed sell
     # never parted with them: back they come at the price they were sold for.
     reverse_side, shares, value = ((Side.BUY, -shares, -value) if side is Side.BUY

@@ -6,6 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from models.base import db
+from models.copying import CopyPosition
 from models.trading import Order, Trade
 from services import venues
 from tests.worker.copy_engine.conftest import copy_one_fill, intents_of
@@ -31,4 +32,8 @@ def test_a_copy_on_a_fee_market_spends_within_its_cap_fee_included(
     with db.connection_context():
         order = Order.get(Order.target_trade_id == str(intent.id))
         assert Trade.get(Trade.order == order.id).fee == intent.fee == order.fee
-    assert charged == order.filled_value + intent.fee <= config.max_position_usdc
+        position = CopyPosition.get(CopyPosition.config == config.id)
+    # The config's spend (its position's cost, what its cap is checked against) is the fee
+    # included: exactly what left the wallet.
+    assert charged == order.filled_value + intent.fee == position.cost_usdc
+    assert position.cost_usdc <= config.max_position_usdc
