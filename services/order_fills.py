@@ -204,20 +204,39 @@ def settle_trade(order: Order, totals: Totals) -> None:
         log.warning("order %s: %d venue trade(s) FAILED; their fills are reversed",
                     order.order_hash, len(totals.newly_failed))
         _reverse_copy(order, totals.newly_failed)
+    _true_up_copy_fee(order)
+
+
+def _counted_copy(order: Order) -> CopyIntent | None:
+    """The filled copy intent whose fill the config's position counted, if any."""
+    if order.source != "copy" or order.config_id is None or not order.target_trade_id:
+        return None
+    intent = CopyIntent.get_or_none(CopyIntent.id == order.target_trade_id)
+    return intent if intent is not None and intent.status == INTENT_FILLED else None
+
+
+def _true_up_copy_fee(order: Order) -> None:
+    """Bring a counted copy's fee to what the venue's trades charged (once per change)."""
+    intent = _counted_copy(order)
+    if intent is None or intent.fee is None or intent.fee == order.fee:
+        return
+    written = CopyIntent.update(fee=order.fee).where(
+        CopyIntent.id == intent.id, CopyIntent.fee == intent.fee).execute()
+    if written:
+        copy_positions.true_up_fee(order.config_id, order.token_id, order.side,
+                                   order.fee - intent.fee)
 
 
 def _reverse_copy(order: Order, failed: list[Fill]) -> None:
     """Take failed fills back out of the copy config's position, if it had counted them."""
-    if order.source != "copy" or order.config_id is None or not order.target_trade_id:
-        return
-    intent = CopyIntent.get_or_none(CopyIntent.id == order.target_trade_id)
-    if intent is None or intent.status != INTENT_FILLED:
+    intent = _counted_copy(order)
+    if intent is None:
         return  # not counted yet: its settlement reads the order's reduced fills
     shares = sum((f.shares for f in failed), ZERO)
+    failed_fee = sum((f.fee for f in failed), ZERO)
     side = Side.parse(order.side)
     # As the position counted it: fee included (a failed fill's fee is given back too).
-    value = copy_positions.fee_inclusive(side, sum((f.value for f in failed), ZERO),
-                                         sum((f.fee for f in failed), ZERO))
+    value = copy_positions.fee_inclusive(side, sum((f.value for f in failed), ZERO), failed_fee)
     # A failed buy never brought the shares: out they go with their cost. A failed sell
     # never parted with them: back they come at the price they were sold for.
     reverse_side, shares, value = ((Side.BUY, -shares, -value) if side is Side.BUY
@@ -225,8 +244,8 @@ def _reverse_copy(order: Order, failed: list[Fill]) -> None:
     copy_positions.apply_position(order.config_id, False, order.token_id, reverse_side,
                                   shares, value, condition_id=intent.condition_id,
                                   market_slug=intent.market_slug, outcome=intent.outcome)
-    CopyIntent.update(filled_size=max(ZERO, (intent.filled_size or ZERO)
-                                       - sum((f.shares for f in failed), ZERO)),
+    CopyIntent.update(filled_size=max(ZERO, (intent.filled_size or ZERO) - abs(shares)),
+                      fee=max(ZERO, (intent.fee or ZERO) - failed_fee),
                       detail=(intent.detail + " " if intent.detail else "")
                       + "A venue trade of this copy FAILED; its fill was reversed.").where(
         CopyIntent.id == intent.id).execute()

@@ -3,12 +3,14 @@ fee is what the venue charged (sandbox over HTTP, the real engine)."""
 
 from __future__ import annotations
 
+import secrets
+from datetime import timedelta
 from decimal import Decimal
 
 from models.base import db
 from models.copying import CopyPosition
 from models.trading import Order, Trade
-from services import venues
+from services import orders, previews, venues
 from tests.worker.copy_engine.conftest import copy_one_fill, intents_of
 
 
@@ -37,3 +39,41 @@ def test_a_copy_on_a_fee_market_spends_within_its_cap_fee_included(
     # included: exactly what left the wallet.
     assert charged == order.filled_value + intent.fee == position.cost_usdc
     assert position.cost_usdc <= config.max_position_usdc
+
+
+def _rest_sell(venue_control, seller, token: str, size: str, price: str) -> None:
+    venue_control.call("POST", "/fund", {"address": seller.address, "token_id": token,
+                                         "shares": size}, expect=200)
+    quote = previews.create(seller.user, token, "sell", size, "limit", price)
+    placed = orders.place_order(seller.user, token_id=token, side="sell", size=size,
+                                order_type="limit", price=price,
+                                preview_id=quote["preview_id"])
+    assert placed.status == "accepted", placed
+
+
+def test_a_copy_fee_is_trued_up_to_what_the_venue_charged(
+        run_engines, make_config, make_trader, trader, target, venue_control):
+    summary = venue_control.add_market(f"fees-{secrets.token_hex(4)}", liquidity=False,
+                                       fair_price="0.5", fee_rate="0.0725", min_order_size="1")
+    token = summary["token_ids"][0]
+    seller = make_trader("0")
+    # Two makers at one price: the venue rounds a fee per maker fill (0.05438 + 0.12688),
+    # the book walk one per level (0.18125), so the estimate is off by 0.00001.
+    _rest_sell(venue_control, seller, token, "3", "0.5")
+    _rest_sell(venue_control, seller, token, "7", "0.5")
+    config = make_config(trader.user, target)
+    before = Decimal(str(venue_control.balances(trader.address)["pusd"]))
+
+    copy_one_fill(run_engines, venue_control, config, target, token, size="10")
+
+    [intent] = intents_of(config)
+    assert intent.filled_size == Decimal(10) and intent.fee == Decimal("0.18125")
+    orders.reconcile_pending(older_than=timedelta(0))  # the sweep reads the venue's trades
+    [intent] = intents_of(config)
+    charged = before - Decimal(str(venue_control.balances(trader.address)["pusd"]))
+    with db.connection_context():
+        order = Order.get(Order.target_trade_id == str(intent.id))
+        position = CopyPosition.get(CopyPosition.config == config.id)
+        assert intent.fee == order.fee == Trade.get(Trade.order == order.id).fee \
+            == Decimal("0.18126")
+    assert charged == order.filled_value + order.fee == position.cost_usdc
