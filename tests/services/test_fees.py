@@ -87,6 +87,14 @@ def test_the_fee_model_comes_from_the_clob_and_follows_the_venue(bound_db, make_
                                                                       Decimal(2))
     venue_control.call("POST", f"/markets/{market.condition_id}/fees", {"rate": "1.5"},
                        expect=400)
+    # The official SDK reads the sandbox's answers as we do (fee-free: no fd; then r, e).
+    fee_market = httpx.get(f"{client.config.clob_url}/clob-markets/"
+                           f"{market.condition_id}").json()
+    sdk = sdk_result("""
+from polymarket._internal.actions.orders.market_data import _parse_platform_fee_info
+result = [[str(i.rate), str(i.exponent)] for i in map(_parse_platform_fee_info, payload)]
+""", [raw, fee_market])
+    assert [[Decimal(r), Decimal(e)] for r, e in sdk] == [[0, 0], [Decimal("0.04"), 2]]
 
 
 def test_a_fill_found_later_carries_the_fee_the_venue_charged(trader, make_sandbox_market,
