@@ -28,7 +28,7 @@ from models.copying import INTENT_FILLED, CopyIntent
 from models.trading import Order, OrderFill, Trade
 from services import copy_positions
 from venue.client import VenueClient
-from venue.models import ApiCreds, OpenOrder, Side
+from venue.models import ApiCreds, FeeSchedule, OpenOrder, Side
 from venue.parse.clob_trades import (
     TRADE_CONFIRMED,
     TRADE_FAILED,
@@ -126,17 +126,16 @@ def look_up(client: VenueClient, creds: ApiCreds, order: Order) -> VenueView:
     for trade in trades.values():
         part = trade.fill_of(order.order_hash)
         if part is not None:
-            fee = trade.fee_of(order.order_hash, _fee_exponent(client, trade))
+            fee = trade.fee_of(order.order_hash, _market_fees(client, trade))
             fills.append(Fill(trade.id, trade.status, *part, fee=fee))
     return VenueView(listed=listed, fills=tuple(fills))
 
 
-def _fee_exponent(client: VenueClient, trade: VenueTrade) -> Decimal:
-    """The exponent of the trade's market fee (the trade carries only the rate)."""
-    if trade.fee_rate_bps <= 0 or not trade.market:
-        return Decimal(1)
-    schedule = client.clob.market_fees(trade.market)
-    return schedule.exponent if schedule is not None else Decimal(1)
+def _market_fees(client: VenueClient, trade: VenueTrade) -> FeeSchedule | None:
+    """The fee model of the trade's market (its exponent; its rate if the trade has none)."""
+    if trade.fee_rate_bps == 0 or not trade.market:
+        return None  # fee-free by the trade's own word, or no market to ask
+    return client.clob.market_fees(trade.market)
 
 
 def _search(client: VenueClient, creds: ApiCreds, order: Order) -> Iterable[VenueTrade]:

@@ -15,6 +15,8 @@ from services import orders, previews, venues
 from tests.sdk_env import sdk_result
 from tests.venue_lifecycle import VenueClock, delay_market, hand_moved_clock
 from venue import fees
+from venue.models import FeeSchedule
+from venue.parse.clob_trades import parse_trade
 
 CASES = [  # (rate, exponent, price)
     ("0.07", "1", "0.5"), ("0.05", "1", "0.03"), ("0.04", "2", "0.81"), ("0.0725", "1", "0.51"),
@@ -140,3 +142,21 @@ def test_the_trade_fee_follows_the_market_exponent(trader, make_sandbox_market,
     assert charged == Decimal("0.02498")  # 10 x 0.04 x (0.51 x 0.49)^2, to 5 dp
     assert quote["fee"] == charged
     assert order.fee == charged and Trade.get_by_id(placed.trade_id).fee == charged
+
+
+def test_a_trade_record_prices_the_takers_fee_per_maker_fill() -> None:
+    row = {"id": "t1", "taker_order_id": "0xTAKER", "market": "0xc", "asset_id": "1",
+           "side": "BUY", "size": "10", "price": "0.5", "status": "MATCHED",
+           "fee_rate_bps": "725", "maker_orders": [
+               {"order_id": "0xm1", "asset_id": "1", "matched_amount": "3", "price": "0.5"},
+               {"order_id": "0xm2", "asset_id": "2", "matched_amount": "7", "price": "0.5"}]}
+    trade = parse_trade(row)
+    schedule = FeeSchedule(rate=Decimal("0.0725"), exponent=Decimal(1), taker_only=True,
+                           rebate_rate=Decimal(0))
+    # One fee per maker fill (0.054375 -> 0.05438, 0.126875 -> 0.12688); makers pay 0.
+    assert trade.fee_of("0xtaker", schedule) == Decimal("0.18126")
+    assert trade.fee_of("0xm1", schedule) == 0
+    # A record without fee_rate_bps: the market's rate; "0": fee-free whatever the market.
+    assert parse_trade({**row, "fee_rate_bps": None}).fee_of("0xtaker", schedule) \
+        == Decimal("0.18126")
+    assert parse_trade({**row, "fee_rate_bps": "0"}).fee_of("0xtaker", schedule) == 0
