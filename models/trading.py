@@ -180,6 +180,7 @@ class OrderFill(BaseModel):
     status = peewee.CharField(max_length=10)
     shares = DecimalTextField()
     value = DecimalTextField()                        # pUSD, fees excluded
+    fee = DecimalTextField(default=0)                 # pUSD the venue charged for this fill
     created_at = UTCDateTimeField(default=utcnow)
     updated_at = UTCDateTimeField(default=utcnow)
 

@@ -97,6 +97,10 @@ class Outcome:
     filled_size: Decimal = Decimal(0)
     filled_value: Decimal = Decimal(0)
 
+    def paid(self, side: Side | str) -> Decimal:
+        """pUSD the fill cost (a buy) or brought (a sell), the venue's taker fee included."""
+        return copy_positions.fee_inclusive(side, self.filled_value, self.changes.get("fee"))
+
 
 @dataclass(slots=True)
 class Ticket:
@@ -375,7 +379,7 @@ def settle(tickets: list[Ticket]) -> None:
         filled = [(t, outcome) for t, outcome in settled if outcome.filled_size > 0]
         moves = copy_positions.apply_positions([copy_positions.PositionFill(
             t.draft.config_id, t.draft.paper, t.draft.token_id, t.draft.side,
-            outcome.filled_size, outcome.filled_value, condition_id=t.draft.condition_id,
+            outcome.filled_size, outcome.paid(t.draft.side), condition_id=t.draft.condition_id,
             market_slug=t.draft.market_slug, outcome=t.draft.outcome)
             for t, outcome in filled])
         for (ticket, _), (holding, opened) in zip(filled, moves, strict=True):
@@ -392,10 +396,8 @@ def spent(ticket: Ticket) -> Decimal:
     if changes.get("status") == INTENT_SENT and ticket.order is not None:
         # Open at the venue (a delayed order): it may spend all it reserved yet.
         return ticket.reserved if ticket.draft.side is Side.BUY else ZERO
-    fee = Decimal(changes.get("fee") or 0)
-    if ticket.draft.side is Side.BUY:
-        return ticket.outcome.filled_value + fee
-    return -(ticket.outcome.filled_value - fee)
+    paid = ticket.outcome.paid(ticket.draft.side)
+    return paid if ticket.draft.side is Side.BUY else -paid
 
 
 def place_and_settle(draft: CopyIntentDraft, *, paper: bool) -> PositionMove | None:
@@ -410,7 +412,7 @@ def place_and_settle(draft: CopyIntentDraft, *, paper: bool) -> PositionMove | N
         return None
     holding, opened = copy_positions.apply_position(
         draft.config_id, paper, draft.token_id, draft.side or Side.BUY, outcome.filled_size,
-        outcome.filled_value, condition_id=draft.condition_id,
+        outcome.paid(draft.side or Side.BUY), condition_id=draft.condition_id,
         market_slug=draft.market_slug, outcome=draft.outcome)
     return PositionMove(draft.config_id, draft.token_id, holding, opened)
 

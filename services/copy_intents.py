@@ -287,8 +287,9 @@ def reconcile(intent_id: UUID, worker: str, stale_after: float) -> CopyIntentDra
                                            .total_seconds() * 1000))
     written = settle(intent.id, changes, worker=fence)
     if written and changes.get("status") == INTENT_FILLED:  # a fill is counted once
+        paid = copy_positions.fee_inclusive(intent.side, value, order.fee)
         copy_positions.apply_position(intent.config_id, False, intent.token_id, intent.side,
-                                      filled, value, condition_id=intent.condition_id,
+                                      filled, paid, condition_id=intent.condition_id,
                                       market_slug=intent.market_slug, outcome=intent.outcome)
     return None
 

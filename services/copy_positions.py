@@ -39,6 +39,30 @@ class PositionFill:
     outcome: str = ""
 
 
+def fee_inclusive(side: Side | str, value: Decimal, fee: Decimal | None) -> Decimal:
+    """What a fill moved in pUSD with its taker fee: a buy cost value + fee, a sell brought
+    value - fee. Positions count it so, and a config's cap is spent fee included."""
+    fee = fee or ZERO
+    return value + fee if Side.parse(side) is Side.BUY else value - fee
+
+
+def true_up_fee(config_id: UUID, token_id: str, side: Side | str, delta: Decimal) -> None:
+    """Book ``delta`` more fee on a live fill the position already counted: a buy's cost
+    grows by it, a sell's realized PnL shrinks by it (the fee read from the venue's trades
+    differs from the estimate counted at settlement)."""
+    with write_transaction():
+        [row] = select_rows(CopyPosition, ("id", "cost_usdc", "realized_pnl"),
+                            {"config": [config_id], "paper": [False], "token_id": [token_id]},
+                            for_update=True) or [None]
+        if row is None:
+            return
+        if Side.parse(side) is Side.BUY:
+            changes = {"cost_usdc": Decimal(row["cost_usdc"]) + delta}
+        else:
+            changes = {"realized_pnl": Decimal(row["realized_pnl"]) - delta}
+        update_rows(CopyPosition, [(row["id"], {**changes, "updated_at": utcnow()})])
+
+
 _POSITION_MOVES = ("shares", "cost_usdc", "realized_pnl", "opened")  # what a fill changes
 _POSITION_STATE = ("id", "config", "paper", "token_id", *_POSITION_MOVES)
 

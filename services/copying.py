@@ -27,7 +27,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_DOWN, Decimal
 
-from venue.models import Side
+from venue import fees
+from venue.models import FeeSchedule, Side
 
 BUY, SELL = Side.BUY, Side.SELL
 BPS = Decimal(10000)
@@ -104,6 +105,13 @@ class MarketView:
     best_ask: Decimal | None = None
     accepting_orders: bool = True
     categories: frozenset[str] = field(default_factory=frozenset)  # every label/slug, lower
+    fees: FeeSchedule | None = None  # the market's taker fee, charged on top of a buy
+
+    def buy_cost_per_share(self, price: Decimal) -> Decimal:
+        """What one share bought at ``price`` takes from the wallet, taker fee included."""
+        if self.fees is None:
+            return price
+        return price + fees.effective_rate(self.fees.rate, self.fees.exponent, price)
 
 
 @dataclass(frozen=True)
@@ -218,13 +226,15 @@ def _decide_buy(rules: CopyRules, fill: TargetFill, market: MarketView, holding:
         return _skip(fill.token_id, BUY, CAP_REACHED,
                      f"Position cost {holding.cost_usdc} already at the {rules.max_position_usdc}"
                      " pUSD cap.")
-    # Size at the limit price: the most an order can cost, so the cap holds however it fills.
-    capped = min(wanted, _round_down(headroom / limit, SHARE_STEP))
+    # Size at the limit price: the most an order can cost, so the cap holds however it fills;
+    # the taker fee comes on top of a buy, so each share's cost includes it.
+    per_share = market.buy_cost_per_share(limit)
+    capped = min(wanted, _round_down(headroom / per_share, SHARE_STEP))
     notes = []
     if capped < wanted:
         notes.append(f"capped from {wanted} to {capped} shares by max_position_usdc")
     if available_usdc is not None:
-        affordable = _round_down(max(available_usdc, Decimal(0)) / limit, SHARE_STEP)
+        affordable = _round_down(max(available_usdc, Decimal(0)) / per_share, SHARE_STEP)
         if affordable < capped:
             if affordable < market.min_order_size:
                 return _skip(fill.token_id, BUY, INSUFFICIENT_BALANCE,

@@ -2,14 +2,14 @@
 
 Shared by previews, live orders (protective limits, fee estimates) and the paper book
 (simulated fills). Prices and sizes are Decimals straight from the venue's text; fees
-follow the market's Gamma ``feeSchedule`` per level, rounded to the 6 decimals of pUSD
-the way the venue charges them.
+follow the market's fee model per level, rounded to 5 decimals the way the venue charges
+them (venue.fees).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 from venue.models import FeeSchedule, Level, OrderBook, Side
 
@@ -71,12 +71,12 @@ class Walk:
 
 
 def taker_fee(schedule: FeeSchedule | None, fills: tuple[Fill, ...] | list[Fill]) -> Decimal:
-    """Sum of the per-level taker fees, each rounded half-up to the pUSD base unit."""
+    """Sum of the per-level taker fees, each rounded as the venue charges it (venue.fees)."""
     if schedule is None:
         return ZERO
     total = ZERO
     for fill in fills:  # a loop, not sum() over a generator: every live BUY checks its fee
-        total += schedule.taker_fee(fill.shares, fill.price).quantize(BASE_UNIT, ROUND_HALF_UP)
+        total += schedule.taker_fee(fill.shares, fill.price)
     return total
 
 

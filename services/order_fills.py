@@ -28,7 +28,7 @@ from models.copying import INTENT_FILLED, CopyIntent
 from models.trading import Order, OrderFill, Trade
 from services import copy_positions
 from venue.client import VenueClient
-from venue.models import ApiCreds, OpenOrder, Side
+from venue.models import ApiCreds, FeeSchedule, OpenOrder, Side
 from venue.parse.clob_trades import (
     TRADE_CONFIRMED,
     TRADE_FAILED,
@@ -62,6 +62,7 @@ class Fill:
     status: str
     shares: Decimal
     value: Decimal
+    fee: Decimal = ZERO  # what the venue charged us for it (a taker's fee; makers pay 0)
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ class Totals:
 
     shares: Decimal = ZERO          # counted: every fill but the FAILED ones
     value: Decimal = ZERO
+    fee: Decimal = ZERO             # charged on the counted fills (a FAILED fill charged none)
     failed_shares: Decimal = ZERO
     failed_value: Decimal = ZERO
     newly_failed: list[Fill] = field(default_factory=list)
@@ -124,8 +126,16 @@ def look_up(client: VenueClient, creds: ApiCreds, order: Order) -> VenueView:
     for trade in trades.values():
         part = trade.fill_of(order.order_hash)
         if part is not None:
-            fills.append(Fill(trade.id, trade.status, *part))
+            fee = trade.fee_of(order.order_hash, _market_fees(client, trade))
+            fills.append(Fill(trade.id, trade.status, *part, fee=fee))
     return VenueView(listed=listed, fills=tuple(fills))
+
+
+def _market_fees(client: VenueClient, trade: VenueTrade) -> FeeSchedule | None:
+    """The fee model of the trade's market (its exponent; its rate if the trade has none)."""
+    if trade.fee_rate_bps == 0 or not trade.market:
+        return None  # fee-free by the trade's own word, or no market to ask
+    return client.clob.market_fees(trade.market)
 
 
 def _search(client: VenueClient, creds: ApiCreds, order: Order) -> Iterable[VenueTrade]:
@@ -156,7 +166,8 @@ def record(order: Order, fills: Iterable[Fill]) -> Totals:
             if row is None:
                 OrderFill.insert(order=order.id, venue_trade_id=fill.trade_id,
                                  status=fill.status, shares=fill.shares, value=fill.value,
-                                 created_at=now, updated_at=now).on_conflict_ignore().execute()
+                                 fee=fill.fee, created_at=now,
+                                 updated_at=now).on_conflict_ignore().execute()
                 if fill.status == TRADE_FAILED:
                     totals.newly_failed.append(fill)
             elif row.status != fill.status and row.status not in FINAL_TRADE_STATUSES:
@@ -172,6 +183,7 @@ def record(order: Order, fills: Iterable[Fill]) -> Totals:
             else:
                 totals.shares += row.shares
                 totals.value += row.value
+                totals.fee += row.fee
     return totals
 
 
@@ -191,18 +203,39 @@ def settle_trade(order: Order, totals: Totals) -> None:
         log.warning("order %s: %d venue trade(s) FAILED; their fills are reversed",
                     order.order_hash, len(totals.newly_failed))
         _reverse_copy(order, totals.newly_failed)
+    _true_up_copy_fee(order)
+
+
+def _counted_copy(order: Order) -> CopyIntent | None:
+    """The filled copy intent whose fill the config's position counted, if any."""
+    if order.source != "copy" or order.config_id is None or not order.target_trade_id:
+        return None
+    intent = CopyIntent.get_or_none(CopyIntent.id == order.target_trade_id)
+    return intent if intent is not None and intent.status == INTENT_FILLED else None
+
+
+def _true_up_copy_fee(order: Order) -> None:
+    """Bring a counted copy's fee to what the venue's trades charged (once per change)."""
+    intent = _counted_copy(order)
+    if intent is None or intent.fee is None or intent.fee == order.fee:
+        return
+    written = CopyIntent.update(fee=order.fee).where(
+        CopyIntent.id == intent.id, CopyIntent.fee == intent.fee).execute()
+    if written:
+        copy_positions.true_up_fee(order.config_id, order.token_id, order.side,
+                                   order.fee - intent.fee)
 
 
 def _reverse_copy(order: Order, failed: list[Fill]) -> None:
     """Take failed fills back out of the copy config's position, if it had counted them."""
-    if order.source != "copy" or order.config_id is None or not order.target_trade_id:
-        return
-    intent = CopyIntent.get_or_none(CopyIntent.id == order.target_trade_id)
-    if intent is None or intent.status != INTENT_FILLED:
+    intent = _counted_copy(order)
+    if intent is None:
         return  # not counted yet: its settlement reads the order's reduced fills
     shares = sum((f.shares for f in failed), ZERO)
-    value = sum((f.value for f in failed), ZERO)
+    failed_fee = sum((f.fee for f in failed), ZERO)
     side = Side.parse(order.side)
+    # As the position counted it: fee included (a failed fill's fee is given back too).
+    value = copy_positions.fee_inclusive(side, sum((f.value for f in failed), ZERO), failed_fee)
     # A failed buy never brought the shares: out they go with their cost. A failed sell
     # never parted with them: back they come at the price they were sold for.
     reverse_side, shares, value = ((Side.BUY, -shares, -value) if side is Side.BUY
@@ -210,8 +243,8 @@ def _reverse_copy(order: Order, failed: list[Fill]) -> None:
     copy_positions.apply_position(order.config_id, False, order.token_id, reverse_side,
                                   shares, value, condition_id=intent.condition_id,
                                   market_slug=intent.market_slug, outcome=intent.outcome)
-    CopyIntent.update(filled_size=max(ZERO, (intent.filled_size or ZERO)
-                                       - sum((f.shares for f in failed), ZERO)),
+    CopyIntent.update(filled_size=max(ZERO, (intent.filled_size or ZERO) - abs(shares)),
+                      fee=max(ZERO, (intent.fee or ZERO) - failed_fee),
                       detail=(intent.detail + " " if intent.detail else "")
                       + "A venue trade of this copy FAILED; its fill was reversed.").where(
         CopyIntent.id == intent.id).execute()

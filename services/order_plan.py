@@ -222,11 +222,12 @@ def market_info(token_id: str, book: OrderBook | None = None) -> MarketInfo:
         raise errors.NotFound(f"Unknown token {token_id}.") from None
     if catalogue.token(token_id) is None:
         catalogue.upsert_markets([market])
-    return market_info_from(token_id, market, book)
+    return market_info_from(token_id, market, book, client.fee_schedule(market))
 
 
-def market_info_from(token_id: str, market: GammaMarket, book: OrderBook) -> MarketInfo:
-    """MarketInfo from a Gamma market and a book already at hand (no I/O)."""
+def market_info_from(token_id: str, market: GammaMarket, book: OrderBook,
+                     fees: FeeSchedule | None) -> MarketInfo:
+    """MarketInfo from a Gamma market, a book and the fee model already at hand (no I/O)."""
     try:
         outcome = market.outcome_for(token_id)
     except ValueError:
@@ -240,7 +241,7 @@ def market_info_from(token_id: str, market: GammaMarket, book: OrderBook) -> Mar
         tick_size=book.tick_size or market.tick_size or Decimal("0.01"),
         min_order_size=book.min_order_size or market.min_order_size or Decimal(0),
         neg_risk=bool(book.neg_risk if book.neg_risk is not None else market.neg_risk),
-        fee_schedule=market.fee_schedule if market.fees_enabled else None,
+        fee_schedule=fees,
         accepting_orders=market.accepting_orders,
         closed=market.closed,
     )

@@ -608,14 +608,14 @@ def _apply_view(order: Order, view: order_fills.VenueView) -> Order:
     listed = view.listed.size_matched if view.listed is not None else ZERO
     if totals.failed_shares > 0:
         # The venue's trades are the truth once one failed: only what settles counts.
-        filled, value = totals.shares, totals.value
-        fee = order.fee * filled / order.filled_size if order.filled_size > 0 else ZERO
+        filled, value, fee = totals.shares, totals.value, totals.fee
     elif totals.shares >= max(order.filled_size, listed):
-        filled, value, fee = totals.shares, totals.value, None
+        # The fee too is what the venue's trades charged, not the estimate at the POST.
+        filled, value, fee = totals.shares, totals.value, totals.fee
     elif view.listed is not None and listed > order.filled_size:
         # The listing counts more than the trades we could read: resting (maker) fills
-        # happen at the order's own price.
-        filled, fee = listed, None
+        # happen at the order's own price, and makers pay no fee.
+        filled, fee = listed, totals.fee if totals.statuses else None
         value = order.filled_value + (listed - order.filled_size) * view.listed.price
     else:  # the answer counted more than the venue lists yet: keep it
         filled, value, fee = order.filled_size, order.filled_value, None

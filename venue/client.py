@@ -19,11 +19,11 @@ from venue.cache import MetadataCache
 from venue.clob import INITIAL_CURSOR, ClobApi
 from venue.config import VenueConfig
 from venue.data_api import DataApi
-from venue.errors import VenueRejected
+from venue.errors import VenueError, VenueRejected
 from venue.gamma import GammaApi
 from venue.http import AsyncTransport, SyncTransport
 from venue.market_feed import BookFeed, open_book_feed
-from venue.models import ApiCreds, FeeSchedule, OpenOrder
+from venue.models import ApiCreds, FeeSchedule, Market, OpenOrder
 from venue.relayer import RelayerApi, Steps, arun_steps, run_steps
 from venue.rtds import ActivityFeed, open_activity_feed
 from venue.signing import (
@@ -35,6 +35,11 @@ from venue.signing import (
 
 T = TypeVar("T")
 MAX_ORDER_PAGES = 50  # guards against a venue that never sends the end cursor
+
+
+def gamma_fees(market: Market) -> FeeSchedule | None:
+    """Gamma's ``feeSchedule`` of ``market`` (None when its fees are off)."""
+    return market.fee_schedule if market.fees_enabled else None
 
 
 def _sign_kwargs(config: VenueConfig) -> dict[str, Any]:
@@ -88,10 +93,12 @@ class VenueClient:
             cursor = page.next_cursor
         return orders
 
-    def fee_schedule(self, token_id: str) -> FeeSchedule | None:
-        """Gamma ``feeSchedule`` of the token's market (None when fees are off)."""
-        market = self.gamma.market_by_token(token_id)
-        return market.fee_schedule if market.fees_enabled else None
+    def fee_schedule(self, market: Market) -> FeeSchedule | None:
+        """The market's taker fee model: CLOB ``fd``, else Gamma ``feeSchedule`` (None: free)."""
+        try:
+            return self.clob.market_fees(market.condition_id)
+        except VenueError:  # the CLOB cannot say now: Gamma's copy of the same schedule
+            return gamma_fees(market)
 
     def build_order(
         self,
@@ -194,10 +201,12 @@ class AsyncVenueClient:
             cursor = page.next_cursor
         return orders
 
-    async def fee_schedule(self, token_id: str) -> FeeSchedule | None:
-        """Gamma ``feeSchedule`` of the token's market (None when fees are off)."""
-        market = await self.gamma.market_by_token(token_id)
-        return market.fee_schedule if market.fees_enabled else None
+    async def fee_schedule(self, market: Market) -> FeeSchedule | None:
+        """The market's taker fee model: CLOB ``fd``, else Gamma ``feeSchedule`` (None: free)."""
+        try:
+            return await self.clob.market_fees(market.condition_id)
+        except VenueError:  # the CLOB cannot say now: Gamma's copy of the same schedule
+            return gamma_fees(market)
 
     async def build_order(
         self,

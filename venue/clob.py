@@ -15,6 +15,7 @@ from venue.models import (
     ApiCreds,
     BalanceAllowance,
     CancelResult,
+    FeeSchedule,
     OpenOrder,
     OpenOrdersPage,
     OrderBook,
@@ -91,6 +92,12 @@ class ClobApi:
         request = VenueRequest("clob", "GET", "/fee-rate", query(token_id=token_id))
         return self._run(Call(request, parse.parse_fee_rate_bps,
                               cache_key=f"clob:fee:{token_id}", cache_ttl=PARAMETER_TTL))
+
+    def market_fees(self, condition_id: str) -> Returns[FeeSchedule | None]:
+        """``GET /clob-markets/<cid>``: the market's taker fee model, None if fee-free (cached)."""
+        request = VenueRequest("clob", "GET", f"/clob-markets/{condition_id}")
+        return self._run(Call(request, parse.parse_market_fees,
+                              cache_key=f"clob:fees:{condition_id}", cache_ttl=PARAMETER_TTL))
 
     def server_time(self) -> Returns[int]:
         """``GET /time``: venue clock in unix seconds."""

@@ -16,6 +16,8 @@ from enum import StrEnum
 from operator import attrgetter
 from typing import Any
 
+from venue import fees
+
 
 class Side(StrEnum):
     """A trade's or an order's side, as the venue writes it on the wire ("BUY", "SELL").
@@ -70,15 +72,8 @@ class FeeSchedule:
     rebate_rate: Decimal
 
     def taker_fee(self, shares: Decimal, price: Decimal) -> Decimal:
-        """Platform fee in pUSD for a taker fill of ``shares`` at ``price``."""
-        base = price * (Decimal(1) - price)
-        exponent = self.exponent
-        # Integral exponents (the only ones seen live) stay exact; others go through ln/exp.
-        if exponent == exponent.to_integral_value():
-            factor = base ** int(exponent)
-        else:
-            factor = (base.ln() * exponent).exp() if base > 0 else Decimal(0)
-        return shares * self.rate * factor
+        """Platform fee in pUSD for a taker fill of ``shares`` at ``price``, as charged."""
+        return fees.taker_fee(self.rate, self.exponent, shares, price)
 
 
 @dataclass(frozen=True, slots=True)

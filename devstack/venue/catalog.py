@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
 from eth_utils import keccak
 
@@ -22,6 +23,9 @@ TAGS: dict[str, dict[str, str]] = {
 }
 
 
+FEE_UNIT = Decimal("0.00001")  # the venue's fee rounding and smallest fee
+
+
 @dataclass
 class FeeSchedule:
     """Gamma feeSchedule: taker fee = shares x rate x (p(1-p))^exponent, in pUSD."""
@@ -33,8 +37,18 @@ class FeeSchedule:
     fee_type: str = "standard_fees_v1"
 
     def taker_fee(self, shares: Decimal, price: Decimal) -> Decimal:
-        """Fee in pUSD for a taker fill of `shares` at `price`."""
-        return shares * self.rate * (price * (1 - price)) ** self.exponent
+        """Fee in pUSD for a taker fill of `shares` at `price`, as the venue charges it:
+        half-up to 5 decimals, at least 0.00001 when not zero (ACCOUNTS.md §7.6)."""
+        raw = shares * self.rate * (price * (1 - price)) ** self.exponent
+        if raw <= 0:
+            return Decimal(0)
+        return max(FEE_UNIT, raw.quantize(FEE_UNIT, ROUND_HALF_UP))
+
+    @classmethod
+    def for_category(cls, category: str, rate: Decimal, **terms: Any) -> FeeSchedule:
+        """A market's schedule, with the fee type its category shows on Gamma."""
+        return cls(rate=rate, fee_type="sports_fees_v3" if category == "sports"
+                   else "crypto_fees_v1", **terms)
 
 
 @dataclass
@@ -185,10 +199,7 @@ def build_market(
     condition = (seed.condition_id or condition_id(oracle, question_id, 2)).lower()
     fees = None
     if seed.fee_rate is not None:
-        fees = FeeSchedule(
-            rate=seed.fee_rate,
-            fee_type="sports_fees_v3" if seed.category == "sports" else "crypto_fees_v1",
-        )
+        fees = FeeSchedule.for_category(seed.category, seed.fee_rate)
     return Market(
         id=market_id,
         question=seed.question,

@@ -291,14 +291,16 @@ def clob_market_info(condition_id: str):
     """GET /clob-markets/{condition_id}: the compact market info the client caches."""
     market = _state().market(condition_id)
     fees = market.fees
-    return json_response({
+    info = {
         "c": market.condition_id,
         "t": [{"t": token, "o": market.outcomes[i]} for i, token in enumerate(market.token_ids)],
         "mts": market.tick_size,
         "mos": market.min_order_size,
         "nr": market.neg_risk,
-        "fd": {"r": fees.rate, "e": fees.exponent, "to": fees.taker_only} if fees else {},
-    })
+    }
+    if fees is not None:  # as the venue: a fee-free market has no fd at all
+        info["fd"] = {"r": fees.rate, "e": fees.exponent, "to": fees.taker_only}
+    return json_response(info)
 
 
 def clob_market_json(state: SandboxState, condition_id: str) -> dict:

@@ -14,6 +14,10 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              deposit wallets on that chain; contracts
                                              {exchange, collateral, ...}: its addresses
 * POST   /_sandbox/markets/<condition>/resolve {winner: 0|1|"Yes"}
+* POST   /_sandbox/markets/<condition>/fees   {rate, exponent?: 1, taker_only?: true,
+                                             rebate_rate?: 0.15}: the market's taker fee
+                                             (served as clob-markets fd and Gamma
+                                             feeSchedule); {rate: 0} makes it fee-free
 * POST   /_sandbox/fund                       {address, amount} pUSD, {address, usdc_e} USDC.e,
                                              or {address, token_id, shares}; pUSD and tokens
                                              reach /balance-allowance after its /update
@@ -83,7 +87,7 @@ from decimal import Decimal, InvalidOperation
 from flask import Blueprint, current_app, request
 
 from devstack.venue.amounts import TICK_SIZES
-from devstack.venue.catalog import TAGS, MarketSeed
+from devstack.venue.catalog import TAGS, FeeSchedule, MarketSeed
 from devstack.venue.faults import FaultRule
 from devstack.venue.gamma import market_json
 from devstack.venue.responses import error_response, json_response
@@ -276,6 +280,24 @@ def _whole(body: dict, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | Decimal) or value < 0:
         raise VenueRejection(f"{name} must be a non-negative whole number")
     return int(value)
+
+
+@bp.post("/markets/<condition_id>/fees")
+def market_fees(condition_id: str):
+    """Set a market's taker fee ({rate: 0} or null: fee-free); answers its Gamma object."""
+    body = _body()
+    rate = _decimal(body, "rate", Decimal(0))
+    exponent = _whole(body, "exponent") if "exponent" in body else 1
+    rebate = _decimal(body, "rebate_rate", Decimal("0.15"))
+    if rate is None or not 0 <= rate < 1 or rebate is None or not 0 <= rebate <= 1:
+        raise VenueRejection("rate must be in [0, 1) and rebate_rate in [0, 1]")
+    state = _state()
+    with state.lock:
+        market = state.market(condition_id)
+        market.fees = None if rate == 0 else FeeSchedule.for_category(
+            market.category, rate, exponent=exponent,
+            taker_only=bool(body.get("taker_only", True)), rebate_rate=rebate)
+        return json_response(market_json(state, market))
 
 
 @bp.post("/markets/<condition_id>/delay")

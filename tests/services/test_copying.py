@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal as D
 
 from services import copying
 from services.copying import CopyRules, Holding, MarketView, TargetFill
+from venue.models import FeeSchedule
 
 RULES = CopyRules(size_multiplier=D("0.5"), max_position_usdc=D("100"),
                   price_deviation_bps=500, blocked_categories=frozenset({"sports"}))
@@ -34,6 +36,19 @@ def test_buy_is_capped_by_position_headroom() -> None:
     assert decision.copies
     assert decision.size == D("9.61")  # 5 pUSD headroom / 0.52
     assert decision.usdc <= D(5)
+
+
+def test_buy_leaves_room_for_the_taker_fee() -> None:
+    held = Holding(shares=D(150), cost_usdc=D("95"))
+    fees = FeeSchedule(rate=D("0.07"), exponent=D(1), taker_only=True, rebate_rate=D(0))
+    market = dataclasses.replace(MARKET, fees=fees)
+    decision = copying.decide(RULES, fill(size="400"), market, held)
+    # 5 pUSD headroom / (0.52 + 0.07 x 0.52 x 0.48 per share of fee)
+    assert decision.size == D("9.30")  # 9.61 without the fee
+    assert decision.size * D("0.52") + fees.taker_fee(decision.size, D("0.52")) <= D(5)
+    affordable = copying.decide(RULES, fill(size="400"), market, Holding(),
+                                available_usdc=D("5"))
+    assert affordable.size == D("9.30")  # the balance too pays the fee
 
 
 def test_cap_reached_skips() -> None:

@@ -12,7 +12,7 @@ import trio
 
 from tests.venue.conftest import sample_text
 from venue.cache import MetadataCache
-from venue.client import AsyncVenueClient, VenueClient
+from venue.client import AsyncVenueClient, VenueClient, gamma_fees
 from venue.clob import ClobApi
 from venue.config import VenueConfig
 from venue.errors import (
@@ -233,7 +233,7 @@ def test_metadata_cache_spares_repeat_calls() -> None:
     assert len(venue.requests) == 1
     markets = Recorder(ok("gamma-markets.json"))
     client = client_with(markets)
-    schedule = client.fee_schedule(TOKEN)
+    schedule = gamma_fees(client.gamma.market_by_token(TOKEN))
     assert schedule is not None and schedule.rate == Decimal("0.05")
     assert client.gamma.market_by_token(TOKEN).slug == "unl-nor-den-2026-09-24-nor"
     assert len(markets.requests) == 1

@@ -10,6 +10,7 @@ from venue.models import (
     ApiCreds,
     BalanceAllowance,
     CancelResult,
+    FeeSchedule,
     Level,
     OpenOrder,
     OpenOrdersPage,
@@ -90,6 +91,20 @@ def parse_fee_rate_bps(body: Any) -> int:
     """CLOB ``/fee-rate`` -> ``base_fee`` in basis points (0 when absent)."""
     body = require_mapping(body, "fee-rate")
     return opt_int(pick(body, "base_fee", "fee_rate_bps")) or 0
+
+
+def parse_market_fees(body: Any) -> FeeSchedule | None:
+    """CLOB ``/clob-markets/<cid>`` -> its ``fd:{r,e,to}`` fee model (None: fee-free)."""
+    body = require_mapping(body, "clob-markets")
+    fd = body.get("fd")
+    if not fd:  # absent (or empty) means the market charges no fee
+        return None
+    fd = require_mapping(fd, "clob-markets fd")
+    rate = req_dec(fd.get("r"))
+    if rate <= 0:
+        return None
+    return FeeSchedule(rate=rate, exponent=req_dec(fd.get("e")),
+                       taker_only=bool(fd.get("to", True)), rebate_rate=Decimal(0))
 
 
 def parse_prices_history(body: Any) -> list[PriceHistoryPoint]:

@@ -11,12 +11,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from venue.models import OpenOrder
+from venue import fees
+from venue.models import FeeSchedule, OpenOrder
 from venue.parse.clob import parse_open_order
 from venue.parse.values import as_text, opt_int, req_dec, require_mapping
 
 TRADE_MATCHED, TRADE_MINED, TRADE_CONFIRMED, TRADE_RETRYING, TRADE_FAILED = (
     "MATCHED", "MINED", "CONFIRMED", "RETRYING", "FAILED")
+BPS = Decimal(10_000)
 TRADE_STATUSES = (TRADE_MATCHED, TRADE_MINED, TRADE_CONFIRMED, TRADE_RETRYING, TRADE_FAILED)
 
 
@@ -44,6 +46,31 @@ class VenueTrade:
     match_time: int
     transaction_hash: str
     maker_orders: tuple[MakerFill, ...]
+    market: str = ""          # condition id
+    fee_rate_bps: int | None = None  # the taker fee rate applied (None: not in the record)
+
+    def fee_of(self, order_id: str, schedule: FeeSchedule | None) -> Decimal:
+        """The fee this trade charged ``order_id``: taker pays per maker fill, makers 0.
+
+        The rate is the trade's own ``fee_rate_bps`` (the market's when the record has
+        none); the exponent is the market's (``schedule``: ``fd.e``, else 1). Each maker
+        fill is one fee, rounded as the venue rounds it (venue.fees).
+        """
+        if self.taker_order_id.lower() != order_id.lower():
+            return Decimal(0)
+        if self.fee_rate_bps is not None:
+            rate = Decimal(self.fee_rate_bps) / BPS
+        else:
+            rate = schedule.rate if schedule is not None else Decimal(0)
+        if rate <= 0:
+            return Decimal(0)
+        exponent = schedule.exponent if schedule is not None else Decimal(1)
+        # p(1-p) is the same for the maker's token or its complement, so a mint or merge
+        # maker's own price serves as well as the taker's.
+        fills = [(m.matched_amount, m.price) for m in self.maker_orders] or [
+            (self.size, self.price)]
+        return sum((fees.taker_fee(rate, exponent, shares, price) for shares, price in fills),
+                   Decimal(0))
 
     def fill_of(self, order_id: str) -> tuple[Decimal, Decimal] | None:
         """(shares, pUSD value) this trade filled for ``order_id``, or None if not a party.
@@ -85,7 +112,8 @@ def parse_trade(row: Any) -> VenueTrade:
         asset_id=as_text(row.get("asset_id")), side=as_text(row.get("side")).upper(),
         size=req_dec(row.get("size")), price=req_dec(row.get("price")),
         status=trade_status(row.get("status")), match_time=opt_int(row.get("match_time")) or 0,
-        transaction_hash=as_text(row.get("transaction_hash")), maker_orders=makers)
+        transaction_hash=as_text(row.get("transaction_hash")), maker_orders=makers,
+        market=as_text(row.get("market")), fee_rate_bps=opt_int(row.get("fee_rate_bps")))
 
 
 def parse_trades(body: Any) -> tuple[tuple[VenueTrade, ...], str]:

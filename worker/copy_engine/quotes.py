@@ -71,6 +71,7 @@ class QuoteSource:
         market = await self.venue.gamma.market_by_token(token_id)
         book = await self.book(token_id)
         names = [n for tag in market.tags for n in (tag.label, tag.slug) if n]
+        fees = await self.venue.fee_schedule(market)
         view = MarketView(
             category=market.tags[0].label if market.tags else "",
             tick_size=book.tick_size or market.tick_size or copying.DEFAULT_TICK,
@@ -78,9 +79,9 @@ class QuoteSource:
             or copying.DEFAULT_MIN_SIZE,
             best_bid=book.best_bid, best_ask=book.best_ask,
             accepting_orders=market.accepting_orders and not market.closed,
-            categories=copying.normalise_categories(names))
-        return Quote(view=view, book=book, info=order_plan.market_info_from(token_id, market,
-                                                                             book),
+            categories=copying.normalise_categories(names), fees=fees)
+        return Quote(view=view, book=book,
+                     info=order_plan.market_info_from(token_id, market, book, fees),
                      market=market)
 
     async def market_view(self, token_id: str) -> MarketView:
