@@ -17,6 +17,7 @@ dashboard); never API keys, OAuth or MCP. Every secret is sealed, never returned
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from uuid import UUID, uuid4
 
 import peewee
@@ -37,7 +38,12 @@ from models.wallet import (
 from services import errors, venues, wallets
 from services.principal import user_id_of
 from services.runtime import runtime
-from venue.accounts import WalletType, beacon_deposit_wallet_address, classify_wallet
+from venue.accounts import (
+    MAX_UINT256,
+    WalletType,
+    beacon_deposit_wallet_address,
+    classify_wallet,
+)
 from venue.accounts.contracts import AccountContracts
 from venue.models import BuilderCreds, RelayerApiKey
 from venue.relayer import RelayerAuth
@@ -77,6 +83,16 @@ def relayer_auth(wallet: TradingWallet) -> RelayerAuth | None:
                              wallets.place(wallet.id, "relayer_api_key_sealed")).decode()
         return RelayerApiKey(key=key, address=wallet.relayer_api_key_address)
     return builder_credentials()
+
+
+def exchanges_not_approved(allowances: Mapping[str, int]) -> list[str]:
+    """The exchanges (by name) the venue does not see approved to spend the maker's pUSD,
+    from ``/balance-allowance``'s ``allowances`` (spender → amount, lower-case)."""
+    table = contracts()
+    spenders = {"CTF Exchange": table.standard_exchange,
+                "Neg-Risk CTF Exchange": table.neg_risk_exchange}
+    return [name for name, spender in spenders.items()
+            if allowances.get(spender.lower(), 0) < MAX_UINT256 // 2]
 
 
 def is_allowlisted(address: str) -> bool:
@@ -234,6 +250,7 @@ __all__ = [
     "contracts",
     "deposit_wallet_of",
     "describe",
+    "exchanges_not_approved",
     "is_allowlisted",
     "live_blockers",
     "maker_of",

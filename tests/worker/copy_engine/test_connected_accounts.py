@@ -24,7 +24,7 @@ from models import User
 from models.wallet import AccountOnboarding, TradingWallet
 from services import onboarding, orders, previews, readiness, runtime, trading_accounts
 from tests.worker.copy_engine.conftest import copy_one_fill
-from venue.accounts import required_approvals
+from venue.accounts import proxy_wallet_address, required_approvals
 
 
 @pytest.fixture
@@ -55,15 +55,19 @@ def _live_order(user: Any, token: str) -> Any:
                               order_type="market", preview_id=quote["preview_id"])
 
 
-def _approved_before(control: Any, user: Any, eoa: str) -> None:
-    """The EOA's own approvals, sent (and paid in POL) before it was connected; then the
-    CLOB's cache is refreshed, as onboarding's balance step does."""
+def _approved_before(control: Any, maker: str) -> None:
+    """The maker's approvals, made on polymarket.com before the account was connected."""
     for approval in required_approvals(trading_accounts.contracts()):
         grant = ({"spender": approval.spender} if approval.method == "approve"
                  else {"operator": approval.spender, "approved": True})
-        control.call("POST", "/approvals", {"owner": eoa, "token": approval.token, **grant},
+        control.call("POST", "/approvals", {"owner": maker, "token": approval.token, **grant},
                      expect=200)
-    onboarding.refresh_balance(user)
+
+
+def _onboarded(wallet: TradingWallet) -> AccountOnboarding:
+    row = onboarding.record(wallet)
+    assert onboarding.run(row.id) == "ready", onboarding.status(wallet.user_id)["error"]
+    return AccountOnboarding.get_by_id(row.id)
 
 
 def _sent_by(venue_control: Any, maker: str) -> list[dict]:
@@ -93,9 +97,7 @@ def test_a_connected_deposit_wallet_with_its_own_relayer_key_orders_and_copies_l
     # Not onboarded yet: live trading is refused with the reason.
     assert readiness.readiness(user)["ready_to_trade"] is False
 
-    row = onboarding.record(connected)
-    assert onboarding.run(row.id) == "ready", onboarding.status(user)["error"]
-    done = AccountOnboarding.get_by_id(row.id)
+    done = _onboarded(connected)
     # Deployed already: nothing was created; the approvals went with the user's own key.
     assert done.deploy_submitted_at is None and done.deploy_transaction_id is None
     [batch] = control.get("/relayer/transaction", id=done.approvals_transaction_id)
@@ -130,7 +132,9 @@ def test_an_allowlisted_eoa_orders_and_copies_live_and_one_not_allowed_is_refuse
                                    private_key=key.key.hex())
     assert (eoa.signature_type, eoa.account_kind) == (0, "eoa")
     control.fund(key.address, "100")
-    _approved_before(control, user, key.address)
+    _approved_before(control, key.address)
+    _onboarded(eoa)  # nothing to deploy; the venue sees the approvals; credentials
+    assert readiness.readiness(user)["ready_to_trade"]
     placed = _live_order(user, market.yes)
     assert placed.status == "filled", placed.reason
     config = make_config(user, target)
@@ -141,10 +145,46 @@ def test_an_allowlisted_eoa_orders_and_copies_live_and_one_not_allowed_is_refuse
     other = Account.create()
     allowlist(other.address)
     someone = User.create(email=f"{secrets.token_hex(6)}@example.com", tier="elite")
-    trading_accounts.connect(someone, wallet_address=other.address,
-                             private_key=other.key.hex())
+    refused_eoa = trading_accounts.connect(someone, wallet_address=other.address,
+                                           private_key=other.key.hex())
     control.fund(other.address, "100")
-    _approved_before(control, someone, other.address)
+    _approved_before(control, other.address)
+    _onboarded(refused_eoa)
     refused = _live_order(someone, market.yes)
     assert refused.status == "rejected"
     assert trading_accounts.EOA_REFUSED in refused.reason
+
+
+def test_a_grandfathered_proxy_orders_and_copies_live_as_type_1(
+        strict_venue, make_config, run_engines, market, target, bound_db) -> None:
+    control = strict_venue
+    owner = Account.create()
+    proxy = proxy_wallet_address(owner.address, trading_accounts.contracts())
+    # A Magic/email account polymarket.com made (and approved) before deposit wallets; the
+    # venue still takes it as a maker.
+    control.call("POST", "/legacy-wallets", {"wallet": proxy, "owner": owner.address,
+                                             "signature_type": 1}, expect=200)
+    _approved_before(control, proxy)
+    user = User.create(email=f"{secrets.token_hex(6)}@example.com", tier="elite")
+    connected = trading_accounts.connect(user, wallet_address=proxy,
+                                         private_key=owner.key.hex())
+    assert (connected.signature_type, connected.funder_address) == (1, proxy)
+    control.fund(proxy, "100", seen=False)
+    done = _onboarded(connected)
+    assert done.deploy_transaction_id is None and done.approvals_transaction_id is None
+    ready = readiness.readiness(user)
+    assert ready["ready_to_trade"] and ready["balance_usdc"] == 100, ready["blockers"]
+
+    # Not grandfathered yet: the venue's own refusal.
+    refused = _live_order(user, market.yes)
+    assert refused.status == "rejected"
+    assert trading_accounts.EOA_REFUSED in refused.reason
+    control.call("POST", "/strict-accounts", {"grandfathered": [proxy]}, expect=200)
+    placed = _live_order(user, market.yes)
+    assert placed.status == "filled", placed.reason
+    config = make_config(user, target)
+    copy_one_fill(run_engines, control, config, target, market.yes)
+    sent = _sent_by(control, proxy)
+    assert {(o["signatureType"], o["signer"].lower()) for o in sent} == {
+        (1, owner.address.lower())}
+    assert len(sent) == 3
