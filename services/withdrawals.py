@@ -54,7 +54,14 @@ from models.wallet import (
     Withdrawal,
 )
 from schemas.fields import format_decimal
-from services import broadcast_wait, chain_access, errors, wallet_transactions, wallets
+from services import (
+    broadcast_wait,
+    chain_access,
+    errors,
+    trading_accounts,
+    wallet_transactions,
+    wallets,
+)
 from services.principal import user_id_of
 
 log = logging.getLogger(__name__)
@@ -233,6 +240,7 @@ def request(user: User | UUID | str, to_address: Any, amount: Any, token: Any) -
     to = validate_address(to_address)
     token = validate_token(token)
     wallet = wallets.get_or_create(user)
+    trading_accounts.refuse_session_key_withdrawal(wallet)
     if to == wallet.address:
         raise errors.ValidationFailed(fields={"to_address": [
             "That is the trading wallet itself."]})
