@@ -13,8 +13,7 @@ in force. It needs a chain RPC (``POLYGON_RPC_URL``) and a deployed wallet.
 
 from __future__ import annotations
 
-import secrets
-import time
+from decimal import Decimal
 
 from eth_abi import encode
 from web3.exceptions import ContractLogicError
@@ -22,33 +21,20 @@ from web3.exceptions import ContractLogicError
 from chain.tokens import read
 from services import chain_access
 from venue.accounts.contracts import AccountContracts
-from venue.signing import OrderKey
-from venue.signing.eip712 import (
-    BYTES32_ZERO,
-    address_word,
-    deposit_wallet_digest,
-    deposit_wallet_signature,
-    domain_separator,
-    session_signer_envelope,
-    struct_hash,
-    typed_data_digest,
-    word,
-)
+from venue.signing import OrderKey, build_signed_order
 
 _IS_VALID_SIGNATURE = bytes.fromhex("1626ba7e")  # isValidSignature(bytes32,bytes) and its magic
 
 
-def challenge(key: OrderKey, wallet: str, chain_id: int, exchange: str) -> tuple[bytes, bytes]:
-    """A never-posted order (zero amounts, maker = signer = ``wallet``) signed by session key
-    ``key`` as a live order would be: (the digest the exchange asks about, the signature)."""
-    app_domain = domain_separator(chain_id, exchange)
-    wallet_word = address_word(wallet)
-    contents = struct_hash(secrets.randbits(64), wallet_word, wallet_word, word(0), 0, 0,
-                           word(0), 3, int(time.time() * 1000), BYTES32_ZERO, BYTES32_ZERO)
-    inner = key.sign_digest(deposit_wallet_digest(app_domain, contents, chain_id, wallet))
-    wrapped = bytes.fromhex(deposit_wallet_signature(inner, app_domain, contents)[2:])
-    return (typed_data_digest(app_domain, contents),
-            session_signer_envelope(key.address, wrapped))
+def challenge(key: OrderKey, wallet: str, contracts: AccountContracts) -> tuple[bytes, bytes]:
+    """A never-posted order (maker = signer = ``wallet``) signed by session key ``key`` with
+    the live orders' signer: (the digest the exchange asks the wallet about, the signature)."""
+    signed = build_signed_order(
+        key, contracts.chain_id, "1", "BUY", Decimal("0.5"), Decimal(5),
+        signature_type=3, funder=wallet, session_key=True,
+        exchange_address=contracts.standard_exchange,
+        neg_risk_exchange_address=contracts.neg_risk_exchange)
+    return bytes.fromhex(signed.order_hash[2:]), bytes.fromhex(signed.signature[2:])
 
 
 def unprovable_reason() -> str | None:
@@ -67,7 +53,7 @@ def accepts(wallet: str, key: OrderKey, contracts: AccountContracts) -> bool:
     w3 = chain_access.web3()
     if not read(lambda: w3.eth.get_code(wallet), "get_code"):
         return False
-    digest, signature = challenge(key, wallet, contracts.chain_id, contracts.standard_exchange)
+    digest, signature = challenge(key, wallet, contracts)
     data = _IS_VALID_SIGNATURE + encode(["bytes32", "bytes"], [digest, signature])
 
     def ask() -> bytes:
