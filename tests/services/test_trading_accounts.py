@@ -329,3 +329,18 @@ def test_a_session_key_is_refused_with_the_reason_when_no_chain_can_tell(user) -
     with pytest.raises(errors.ValidationFailed) as refused:
         trading_accounts.connect(user, wallet_address=wallet, private_key=KEY)
     assert "no chain RPC is configured" in refused.value.fields["private_key"][0]
+
+
+def test_onboarding_reads_the_approvals_on_chain_and_sends_only_the_missing(accounts,
+                                                                            user) -> None:
+    """A connected deposit wallet that approved some spenders already (on the dev chain)."""
+    from tests.devstack.chain.test_deposit_wallet import Wallet
+
+    deposit = Wallet(accounts)
+    connected = trading_accounts.connect(user, wallet_address=deposit.address,
+                                         private_key="0x" + bytes(deposit.owner.key).hex())
+    before = onboarding.missing_approvals(connected)
+    assert before  # a fresh wallet has granted nothing
+    granted = before[0]
+    deposit.run([(granted.token, 0, bytes.fromhex(granted.calldata()[2:]))])
+    assert onboarding.missing_approvals(connected) == before[1:]
