@@ -21,6 +21,9 @@ class TradingAccountSchema(Schema):
     relayer = fields.String(required=True, validate=validate.OneOf(
         ("builder", "own_key", "none")))
     deposit_wallet = fields.Boolean(required=True)
+    session_key = fields.Boolean(required=True, metadata={
+        "description": "Connected with a session key the owner authorized: it trades, it "
+                       "cannot withdraw."})
 
 
 class OnboardingStepSchema(Schema):

@@ -311,12 +311,15 @@ def _approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> Non
     missing = missing_approvals(wallet)
     if not missing:
         return
+    if wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET and _venue_sees_approvals(wallet):
+        return  # a connected account that approved on polymarket.com before
     if wallet.signature_type == SIGNATURE_TYPE_EOA:
         raise StepFailed("This EOA lacks approvals: approving from an EOA (paying POL) is "
                          "not done by copytrade yet; approve on polymarket.com.")
     if wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET:
-        raise StepFailed("This proxy or Safe account lacks approvals: approve them on "
-                         "polymarket.com (one trade there does it).")
+        raise StepFailed("This proxy or Safe account lacks approvals: copytrade does not "
+                         "send the relayer's PROXY/SAFE transactions; approve them on "
+                         "polymarket.com (one trade there does it), then retry.")
     key = OrderKey(wallets.signer(wallet))
     contracts = trading_accounts.contracts()
     _save(row, owner, approvals_submitted_at=utcnow())
@@ -326,6 +329,19 @@ def _approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> Non
         session_signer=wallet.session_signer, metadata="copytrade approvals")))
     _save(row, owner, approvals_transaction_id=sent.transaction_id)
     _relayer_step(lambda: client.run_steps(await_final(sent.transaction_id, auth)))
+
+
+def _venue_sees_approvals(wallet: TradingWallet) -> bool:
+    """Where the chain cannot tell (none configured), whether the venue's own view (its
+    refreshed ``/balance-allowance``) has the exchanges approved for a proxy, Safe or EOA
+    account: what its orders are checked against. Derives the CLOB credentials early."""
+    if chain_access.current().rpc_url:
+        return False  # the chain was read: its answer stands
+    account = venue_accounts.account(wallet.user_id)
+    venue_accounts.refresh_balance(account)
+    seen = venues.client().clob.balance_allowances(account.creds,
+                                                   signature_type=account.signature_type)
+    return not trading_accounts.exchanges_not_approved(seen.allowances)
 
 
 def _credentials(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> None:

@@ -32,7 +32,6 @@ from services import (
     wallets,
 )
 from services.principal import user_id_of
-from venue.accounts import MAX_UINT256
 
 log = logging.getLogger(__name__)
 
@@ -125,11 +124,7 @@ def _venue_checks(wallet: TradingWallet, result: dict[str, Any],
         return
     result["balance_usdc"] = seen.balance
     result["venue_credentials"] = True
-    contracts = trading_accounts.contracts()
-    spenders = {"CTF Exchange": contracts.standard_exchange,
-                "Neg-Risk CTF Exchange": contracts.neg_risk_exchange}
-    missing = [name for name, spender in spenders.items()
-               if seen.allowances.get(spender.lower(), 0) < MAX_UINT256 // 2]
+    missing = trading_accounts.exchanges_not_approved(seen.allowances)
     result["allowance_ok"] = not missing
     for name in missing:
         result["missing_approvals"].append(name)

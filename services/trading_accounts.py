@@ -17,6 +17,7 @@ dashboard); never API keys, OAuth or MCP. Every secret is sealed, never returned
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from uuid import UUID, uuid4
 
 import peewee
@@ -34,10 +35,15 @@ from models.wallet import (
     AccountOnboarding,
     TradingWallet,
 )
-from services import errors, venues, wallets
+from services import errors, session_keys, venues, wallets
 from services.principal import user_id_of
 from services.runtime import runtime
-from venue.accounts import WalletType, beacon_deposit_wallet_address, classify_wallet
+from venue.accounts import (
+    MAX_UINT256,
+    WalletType,
+    beacon_deposit_wallet_address,
+    classify_wallet,
+)
 from venue.accounts.contracts import AccountContracts
 from venue.models import BuilderCreds, RelayerApiKey
 from venue.relayer import RelayerAuth
@@ -77,6 +83,16 @@ def relayer_auth(wallet: TradingWallet) -> RelayerAuth | None:
                              wallets.place(wallet.id, "relayer_api_key_sealed")).decode()
         return RelayerApiKey(key=key, address=wallet.relayer_api_key_address)
     return builder_credentials()
+
+
+def exchanges_not_approved(allowances: Mapping[str, int]) -> list[str]:
+    """The exchanges (by name) the venue does not see approved to spend the maker's pUSD,
+    from ``/balance-allowance``'s ``allowances`` (spender → amount, lower-case)."""
+    table = contracts()
+    spenders = {"CTF Exchange": table.standard_exchange,
+                "Neg-Risk CTF Exchange": table.neg_risk_exchange}
+    return [name for name, spender in spenders.items()
+            if allowances.get(spender.lower(), 0) < MAX_UINT256 // 2]
 
 
 def is_allowlisted(address: str) -> bool:
@@ -129,17 +145,24 @@ def connect(user: User | UUID | str, *, wallet_address: str, private_key: str,
     """Connect the user's existing polymarket.com account as their trading account.
 
     The key must control the wallet (the wallet is the key's EOA, deposit wallet, proxy or
-    Safe); a plain EOA only when allowlisted. The user must not have a trading wallet yet.
+    Safe, or the deposit wallet accepts the key as a session signer: ``session_keys``); a
+    plain EOA only when allowlisted. The user must not have a trading wallet yet.
     """
     user_id = user_id_of(user)
     key = _key(private_key)
     wallet = _address(wallet_address, "wallet_address")
     signer = OrderKey(key).address
     kind = classify_wallet(signer, wallet, contracts())
+    session_key = kind is None and session_keys.accepts(wallet, OrderKey(key), contracts())
+    if session_key:
+        kind = WalletType.DEPOSIT_WALLET  # only deposit wallets have session signers
     if kind is None:
+        why = session_keys.unprovable_reason() or (
+            "nor does the wallet accept it as a session signer in force")
         raise errors.ValidationFailed(fields={"private_key": [
-            f"This key ({signer}) does not control wallet {wallet}: paste the signer key of "
-            "that account (profile menu → export private key)."]})
+            f"This key ({signer}) does not control wallet {wallet}: it is not the account's "
+            f"signer key, {why}. Paste the signer key of that account (profile menu → export "
+            "private key) or a session key its owner authorized."]})
     if kind is WalletType.EOA and not is_allowlisted(wallet):
         raise errors.ValidationFailed(fields={"wallet_address": [
             f"{EOA_REFUSED} (a plain EOA trades only when the operator allowlists it)."]})
@@ -153,7 +176,8 @@ def connect(user: User | UUID | str, *, wallet_address: str, private_key: str,
     row = {"id": wallet_id, "user": user_id, "address": signer, "private_key_sealed": sealed,
            "key_id": key_id, "signature_type": kind.signature_type,
            "funder_address": None if kind is WalletType.EOA else wallet,
-           "account_kind": KIND_EOA if kind is WalletType.EOA else KIND_CONNECTED}
+           "account_kind": KIND_EOA if kind is WalletType.EOA else KIND_CONNECTED,
+           "session_signer": session_key}
     if relayer_key is not None:
         row["relayer_api_key_sealed"] = wallets.seal(
             relayer_key.key, wallets.place(wallet_id, "relayer_api_key_sealed"))[0]
@@ -215,13 +239,24 @@ def require_live(user: User | UUID | str) -> None:
         raise errors.AccountNotReady(blockers[0]["message"], blockers=blockers)
 
 
+def refuse_session_key_withdrawal(wallet: TradingWallet) -> None:
+    """AccountNotReady (409) for an account connected with a session key: a session key may
+    trade but never withdraw (ACCOUNTS.md §2.6; the wallet refuses its transfers)."""
+    if wallet.session_signer:
+        message = ("This account is connected with a session key, which can trade but cannot "
+                   "withdraw: withdraw from the account on polymarket.com with its owner.")
+        raise errors.AccountNotReady(message, blockers=[
+            {"code": "session_key_cannot_withdraw", "message": message}])
+
+
 def describe(wallet: TradingWallet) -> dict[str, object]:
     """The account as surfaces show it (no secret): kind, type, maker and signer."""
     return {"kind": wallet.account_kind, "signature_type": wallet.signature_type,
             "wallet_address": maker_of(wallet), "signer_address": wallet.address,
             "relayer": ("own_key" if wallet.relayer_api_key_address
                         else "builder" if uses_relayer(wallet) else "none"),
-            "deposit_wallet": wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET}
+            "deposit_wallet": wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET,
+            "session_key": bool(wallet.session_signer)}
 
 
 __all__ = [
@@ -234,9 +269,11 @@ __all__ = [
     "contracts",
     "deposit_wallet_of",
     "describe",
+    "exchanges_not_approved",
     "is_allowlisted",
     "live_blockers",
     "maker_of",
+    "refuse_session_key_withdrawal",
     "relayer_auth",
     "require_live",
     "uses_relayer",

@@ -92,6 +92,9 @@ class AccountRegistry:
         # makers the venue still takes outside the deposit-wallet flow (strict mode)
         self.allowlisted: set[str] = set()  # EOAs, type 0
         self.grandfathered: set[str] = set()  # proxy / Safe wallets, types 1 and 2
+        # proxy (type 1) and Safe (type 2) wallets polymarket.com made: wallet -> (owner,
+        # type); the venue knows their owner from its factories' CREATE2 addresses
+        self.legacy_wallets: dict[str, tuple[str, int]] = {}
 
     # -- deposit wallets --
 
@@ -107,6 +110,10 @@ class AccountRegistry:
         record.owners.add(owner.lower())
         record.registered = registered
         return record
+
+    def register_legacy_wallet(self, wallet: str, owner: str, signature_type: int) -> None:
+        """Record ``owner`` as the owner of proxy (1) or Safe (2) wallet ``wallet``."""
+        self.legacy_wallets[wallet.lower()] = (owner.lower(), signature_type)
 
     def wallet(self, address: str) -> DepositWallet | None:
         """The deposit wallet at ``address``, if the venue knows one."""
@@ -125,7 +132,8 @@ class AccountRegistry:
         signers (lower-case; empty when it is none)."""
         record = self.wallets.get(wallet.lower())
         if record is None:
-            return set()
+            legacy = self.legacy_wallets.get(wallet.lower())
+            return {legacy[0]} if legacy else set()
         return record.owners | (record.active_signers(now) if now is not None else set())
 
     def wallets_of(self, address: str) -> set[str]:
@@ -134,6 +142,10 @@ class AccountRegistry:
 
     def funder_for(self, address: str, signature_type: int, now: float) -> str:
         """The funding address behind an API-key address for a signature type."""
+        if signature_type in (1, 2):
+            for wallet_address, (owner, kind) in self.legacy_wallets.items():
+                if (owner, kind) == (address.lower(), signature_type):
+                    return wallet_address
         if signature_type in (1, 2, 3):
             wallet = self.wallet_controlled_by(address, now)
             if wallet is not None:

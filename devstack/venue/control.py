@@ -36,6 +36,8 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              (answers its RTDS payloads and published_us)
 * POST   /_sandbox/redeem                     {address, condition_id}
 * POST   /_sandbox/deposit-wallets            {wallet, owner}: a registered deposit wallet
+* POST   /_sandbox/legacy-wallets             {wallet, owner, signature_type: 1|2}: a proxy or
+                                             Safe wallet polymarket.com made for owner
 * GET    /_sandbox/accounts/<address>         the registry's view: {wallet?, usdc_e,
                                              allowances, operators}
 * POST   /_sandbox/approvals                  {owner, token, spender, amount} (ERC-20) or
@@ -410,6 +412,17 @@ def deposit_wallet():
     """Register an EOA as an owner of a deposit wallet (signature type 3 orders)."""
     body = _body()
     _state().register_deposit_wallet(_required(body, "wallet"), _required(body, "owner"))
+    return json_response({"ok": True})
+
+
+@bp.post("/legacy-wallets")
+def legacy_wallet():
+    """Register a proxy (signature_type 1) or Safe (2) wallet polymarket.com made for owner."""
+    body = _body()
+    kind = int(str(body.get("signature_type", 1)))
+    if kind not in (1, 2):
+        raise VenueRejection("signature_type must be 1 (proxy) or 2 (Safe)")
+    _state().register_legacy_wallet(_required(body, "wallet"), _required(body, "owner"), kind)
     return json_response({"ok": True})
 
 

@@ -299,6 +299,11 @@ class SandboxState:
         """Outcome-token base units held by an address."""
         return self.ledger.token_balance(address, token_id)
 
+    def register_legacy_wallet(self, wallet: str, owner: str, signature_type: int) -> None:
+        """Record ``owner`` as the owner of proxy (1) or Safe (2) wallet ``wallet``."""
+        with self.lock:
+            self.accounts.register_legacy_wallet(wallet, owner, signature_type)
+
     def register_deposit_wallet(self, wallet: str, owner: str) -> None:
         """Record `owner` (an EOA) as an owner of deposit wallet `wallet`."""
         with self.lock:

@@ -67,3 +67,20 @@ def test_wrap_needs_a_deposit_wallet_and_a_valid_amount(client, auth_headers, us
     early = client.post("/api/trading-account/wrap", json={"amount": "5"},
                         headers={**auth_headers, "Idempotency-Key": str(uuid.uuid4())})
     assert early.status_code == 409 and early.get_json()["code"] == "account_not_ready"
+
+
+def test_connect_refuses_an_oauth_token(client, app, user) -> None:
+    from tests.api.oauth_flow import bearer, obtain_tokens
+
+    # Every scope an OAuth client may be granted (wallet:write is not one of them).
+    _, tokens = obtain_tokens(client, user, resource=app.config["BASE_URL"] + "/api")
+    assert "trade:execute" in tokens["scope"].split()
+    wallet = uups_deposit_wallet_address(OrderKey(KEY).address, trading_accounts.contracts())
+    refused = client.post("/api/trading-account/connect", headers=bearer(tokens["access_token"]),
+                          json={"wallet_address": wallet, "private_key": KEY})
+    assert refused.status_code == 403, refused.get_data(as_text=True)
+    assert "session token" in refused.get_json()["error"]
+    assert wallets.for_user(user) is None
+    # The same token may read the account: the refusal is about the key, not the scope.
+    assert client.get("/api/trading-account",
+                      headers=bearer(tokens["access_token"])).status_code == 200

@@ -31,3 +31,16 @@ def test_a_new_user_follows_onboarding_until_ready(page, inbox, worker_host,
     wallet = wallets.for_user(User.get(User.email == email))
     assert wallet.funder_address in page.locator("#onboarding").inner_text()
     screenshot(page, "account-ready")
+
+
+def test_a_plain_eoa_not_allowlisted_sees_the_venues_refusal(page, inbox,
+                                                            venue_control) -> None:
+    from services import trading_accounts
+
+    email = sign_in(page, inbox)
+    wallet = wallets.get_or_create(User.get(User.email == email))  # a plain EOA (type 0)
+    venue_control.fund(wallet.address, "50")
+    page.goto("/dashboard/account/readiness")
+    blocker = page.locator("li[data-code=eoa_not_allowlisted]")
+    assert blocker.count() == 1
+    assert trading_accounts.EOA_REFUSED in blocker.inner_text()

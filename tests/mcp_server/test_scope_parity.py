@@ -114,3 +114,12 @@ def test_service_calls_reads_lambdas_and_views():
         "services.stats.user_summary"}
     assert service_calls(lambda principal, args: [configs.get(principal.user, i)
                                                   for i in args]) == {"services.configs.crud.get"}
+
+
+def test_no_tool_takes_in_a_private_key():
+    # Connecting an account (a signer key) is session-JWT only: no MCP tool reaches it or
+    # accepts a key or secret as an argument (issue 16).
+    for tool in TOOLS:
+        assert "services.trading_accounts.connect" not in service_calls(tool.call), tool.name
+        fields = set(tool.input().fields)
+        assert not fields & {"private_key", "relayer_api_key", "secret"}, tool.name

@@ -285,3 +285,62 @@ def test_usdc_e_is_wrapped_into_pusd_once_through_the_relayer(make_trader,
     short = collateral.request_wrap(trader.user, "5")
     assert collateral.run(short.id) == "failed"
     assert collateral.get(trader.user, short.id).error
+
+
+def test_a_session_key_connects_only_while_the_wallet_accepts_it(accounts, user) -> None:
+    """A session key does not derive the wallet; the wallet's ERC-1271 answer to a signed
+    challenge order proves it (on the dev chain's own deposit wallet)."""
+    from tests.devstack.chain.test_deposit_wallet import Wallet, _now
+
+    deposit = Wallet(accounts)
+    session, stranger = OrderKey("0x" + "44" * 32), OrderKey("0x" + "45" * 32)
+    with pytest.raises(errors.ValidationFailed) as unknown:
+        trading_accounts.connect(user, wallet_address=deposit.address,
+                                 private_key=session.private_key)
+    assert _fields(unknown) == {"private_key"}
+    assert "session signer" in unknown.value.fields["private_key"][0]
+    deposit.run([deposit.call_data("DepositWallet", deposit.address, "authorizeSessionSigner",
+                                   session.address, _now(accounts) + 86_400)])
+    with pytest.raises(errors.ValidationFailed):
+        trading_accounts.connect(user, wallet_address=deposit.address,
+                                 private_key=stranger.private_key)
+    connected = trading_accounts.connect(user, wallet_address=deposit.address,
+                                         private_key=session.private_key)
+    assert (connected.signature_type, connected.funder_address) == (3, deposit.address)
+    assert connected.session_signer is True and connected.address == session.address
+    assert trading_accounts.describe(connected)["session_key"] is True
+    from services import withdrawals
+
+    with pytest.raises(errors.AccountNotReady) as no_withdrawal:  # a session key cannot
+        withdrawals.request(user, "0x" + "12" * 20, "1", "usdc")
+    assert "cannot withdraw" in no_withdrawal.value.message
+    # Orders are signed in the session-signer envelope, and the wallet accepts them.
+    from services import session_keys
+
+    contracts = trading_accounts.contracts()
+    assert session_keys.accepts(deposit.address, session, contracts)
+    deposit.run([deposit.call_data("DepositWallet", deposit.address, "revokeSessionSigner",
+                                   session.address)])
+    assert not session_keys.accepts(deposit.address, session, contracts)
+
+
+def test_a_session_key_is_refused_with_the_reason_when_no_chain_can_tell(user) -> None:
+    wallet = "0x" + "ab" * 20
+    with pytest.raises(errors.ValidationFailed) as refused:
+        trading_accounts.connect(user, wallet_address=wallet, private_key=KEY)
+    assert "no chain RPC is configured" in refused.value.fields["private_key"][0]
+
+
+def test_onboarding_reads_the_approvals_on_chain_and_sends_only_the_missing(accounts,
+                                                                            user) -> None:
+    """A connected deposit wallet that approved some spenders already (on the dev chain)."""
+    from tests.devstack.chain.test_deposit_wallet import Wallet
+
+    deposit = Wallet(accounts)
+    connected = trading_accounts.connect(user, wallet_address=deposit.address,
+                                         private_key="0x" + bytes(deposit.owner.key).hex())
+    before = onboarding.missing_approvals(connected)
+    assert before  # a fresh wallet has granted nothing
+    granted = before[0]
+    deposit.run([(granted.token, 0, bytes.fromhex(granted.calldata()[2:]))])
+    assert onboarding.missing_approvals(connected) == before[1:]

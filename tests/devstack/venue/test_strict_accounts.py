@@ -68,3 +68,10 @@ def test_a_deposit_wallet_trades_once_funded_approved_and_refreshed(sandbox_venu
     owner.update_balance_allowance()
     answer = owner.create_and_post_order(_limit(market["token_ids"][0], "0.5", "10"))
     assert answer["status"] == "live"
+
+
+def test_a_legacy_wallet_is_a_proxy_or_a_safe(control):
+    body = {"wallet": "0x" + "12" * 20, "owner": "0x" + "34" * 20}
+    refused = control.http.post("/_sandbox/legacy-wallets", json={**body, "signature_type": 3})
+    assert refused.status_code == 400 and "1 (proxy) or 2 (Safe)" in refused.text
+    control.call("POST", "/legacy-wallets", {**body, "signature_type": 2}, expect=200)
