@@ -146,6 +146,10 @@ class PostAnswer:
     resent: PreparedOrder | None = None  # rebuilt for a new order version and sent instead
 
 
+# Sources whose caller is waiting for the answer: a mode refusal or lost answer is a 503.
+ANSWERED_503 = frozenset({"manual", "sell"})
+
+
 def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
                 order_type: Any, price: Any = None, preview_id: Any = None,
                 source: str = "manual", config_id: UUID | str | None = None,
@@ -171,8 +175,9 @@ def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
     [order] = record_orders([prepared])
     answer = post(prepared)
     placed = settle(order, prepared, answer)
-    if source == "manual":
-        # Manual orders the venue could not take answer 503 (order_outages), never 200.
+    if source in ANSWERED_503:
+        # Orders a person places the venue could not take answer 503 (order_outages),
+        # never 200 ``rejected``: the client retries with the same Idempotency-Key.
         if isinstance(answer.lost, VenueRestricted):
             raise order_outages.restricted(placed.order, answer.lost)
         if placed.order.status == ORDER_PENDING:

@@ -140,3 +140,33 @@ def test_throttled_venue_answers_late_but_the_order_outcome_is_kept(
                     expect=200)
     placed = client.post("/api/markets/order", headers=auth_headers, json=body)
     assert placed.status_code == 200 and _json(placed)["status"] == "filled"
+
+
+@pytest.mark.parametrize(("switch", "reason"), [
+    ({"path": "/restart", "body": {"seconds": 60, "post_only_seconds": 60,
+                                   "retry_after": 4}}, "venue_restarting"),
+    ({"path": "/mode", "body": {"mode": "cancel_only", "retry_after": 4}},
+     "venue_cancel_only"),
+    ({"path": "/faults", "body": {"path": "/clob/order", "method": "POST", "status": 502,
+                                  "count": 1}}, None),
+])
+def test_selling_positions_in_a_restricted_mode_or_outage_is_503(
+        client, auth_headers, me, market, open_venue, switch, reason):
+    bought = client.post("/api/markets/order", headers=auth_headers,
+                         json=_order(client, auth_headers, market))
+    assert _json(bought)["status"] == "filled"
+    open_venue.call("POST", switch["path"], switch["body"], expect=None)
+    headers = {**auth_headers, "Idempotency-Key": str(uuid.uuid4())}
+    refused = client.post("/api/positions/sell", headers=headers,
+                          json={"token_ids": [market.yes]})
+    assert refused.status_code == 503, refused.get_data(as_text=True)
+    error = _json(refused)
+    assert error["code"] == "polymarket_unavailable" and int(refused.headers["Retry-After"]) >= 1
+    if reason is not None:
+        assert error["reason"] == reason and refused.headers["Retry-After"] == "4"
+
+    open_venue.call("POST", "/mode", {"mode": "open"}, expect=200)
+    sold = client.post("/api/positions/sell", headers=headers, json={"token_ids": [market.yes]})
+    assert sold.status_code == 200, sold.get_data(as_text=True)
+    [result] = _json(sold)["results"]
+    assert result["status"] == "filled" and result["filled_size"] == "10"
