@@ -289,7 +289,8 @@ def reconcile(intent_id: UUID, worker: str, stale_after: float) -> CopyIntentDra
     if written and changes.get("status") == INTENT_FILLED:  # a fill is counted once
         copy_positions.apply_position(intent.config_id, False, intent.token_id, intent.side,
                                       filled, value, condition_id=intent.condition_id,
-                                      market_slug=intent.market_slug, outcome=intent.outcome)
+                                      market_slug=intent.market_slug, outcome=intent.outcome,
+                                      intent_id=intent.id)
     return None
 
 

@@ -202,19 +202,33 @@ def _reverse_copy(order: Order, failed: list[Fill]) -> None:
         return  # not counted yet: its settlement reads the order's reduced fills
     shares = sum((f.shares for f in failed), ZERO)
     value = sum((f.value for f in failed), ZERO)
-    side = Side.parse(order.side)
-    # A failed buy never brought the shares: out they go with their cost. A failed sell
-    # never parted with them: back they come at the price they were sold for.
-    reverse_side, shares, value = ((Side.BUY, -shares, -value) if side is Side.BUY
-                                   else (Side.BUY, shares, value))
-    copy_positions.apply_position(order.config_id, False, order.token_id, reverse_side,
-                                  shares, value, condition_id=intent.condition_id,
-                                  market_slug=intent.market_slug, outcome=intent.outcome)
-    CopyIntent.update(filled_size=max(ZERO, (intent.filled_size or ZERO)
-                                       - sum((f.shares for f in failed), ZERO)),
-                      detail=(intent.detail + " " if intent.detail else "")
+    changes: dict[str, Decimal] = {}
+    if Side.parse(order.side) is Side.BUY:
+        # A failed buy never brought the shares: out they go with their cost.
+        copy_positions.apply_position(order.config_id, False, order.token_id, Side.BUY,
+                                      -shares, -value, condition_id=intent.condition_id,
+                                      market_slug=intent.market_slug, outcome=intent.outcome)
+    else:
+        # A failed sell never parted with them: back they come with the cost basis the
+        # sale took out, and the realized PnL it booked (value - cost) goes.
+        cost = _sold_cost(intent, shares, value)
+        copy_positions.unsell(order.config_id, order.token_id, shares, cost, value - cost)
+        if intent.sold_cost is not None:
+            changes["sold_cost"] = intent.sold_cost - cost
+    CopyIntent.update(filled_size=max(ZERO, (intent.filled_size or ZERO) - shares),
+                      **changes, detail=(intent.detail + " " if intent.detail else "")
                       + "A venue trade of this copy FAILED; its fill was reversed.").where(
         CopyIntent.id == intent.id).execute()
+
+
+def _sold_cost(intent: CopyIntent, shares: Decimal, value: Decimal) -> Decimal:
+    """The cost basis ``shares`` of the intent's sale took out of the position."""
+    filled = intent.filled_size or ZERO
+    if intent.sold_cost is None or filled <= 0:
+        return value  # a sale from before sold_cost was kept: back at its sale price
+    if shares >= filled:
+        return intent.sold_cost
+    return intent.sold_cost * shares / filled  # one sale, one average cost: pro rata
 
 
 def unsettled_orders(limit: int = 500) -> list[Order]:

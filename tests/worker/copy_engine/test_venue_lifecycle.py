@@ -96,3 +96,39 @@ def test_a_failed_trade_on_a_copy_is_taken_out_of_the_configs_holding(
     with db.connection_context():  # a second sweep reverses nothing twice
         orders.reconcile_pending(older_than=timedelta(0))
     assert _position(config) == 0
+
+
+def test_a_failed_sale_on_a_copy_restores_the_holding_and_its_realized_pnl_exactly(
+        run_engines, make_config, trader, market, target, venue_control, venue_clock):
+    config = make_config(trader.user, target)
+    seen = {}
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+        await wait_for(lambda: _position(config) == Decimal(10))
+        bought = seen["bought"] = await trio.to_thread.run_sync(_holding, config)
+        fail_next_trade(venue_control)
+        await inject(venue_control, target, market.yes, "SELL", "10", "0.5")
+        await wait_for(lambda: _position(config) == 0)
+        sold = await trio.to_thread.run_sync(_holding, config)
+        assert sold[2] != bought[2]  # the sale booked a realized PnL
+
+    run_engines(scenario)
+    bought = seen["bought"]
+    venue_clock.advance(3)
+    with db.connection_context():
+        orders.reconcile_pending(older_than=timedelta(0))  # the maintenance sweep
+        sale = Order.get(Order.config_id == config.id, Order.side.in_(("SELL", "sell")))
+        assert Trade.get(Trade.order == sale.id).settlement == "failed"
+    # Shares, cost basis and realized PnL as they were before the sale that never was.
+    assert _holding(config) == bought
+    with db.connection_context():  # a second sweep reverses nothing twice
+        orders.reconcile_pending(older_than=timedelta(0))
+    assert _holding(config) == bought
+
+
+def _holding(config) -> tuple[Decimal, Decimal, Decimal]:
+    with db.connection_context():
+        row = CopyPosition.get(CopyPosition.config == config.id)
+        return row.shares, row.cost_usdc, row.realized_pnl
