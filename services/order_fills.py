@@ -24,7 +24,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from models.base import atomic, utcnow
-from models.copying import INTENT_FILLED, CopyIntent
+from models.copying import INTENT_CANCELLED, INTENT_FAILED, INTENT_FILLED, CopyIntent
 from models.trading import Order, OrderFill, Trade
 from services import copy_positions
 from venue.client import VenueClient
@@ -52,7 +52,10 @@ SEARCH_PAGES = 5
 CLOCK_SLACK = timedelta(seconds=60)
 # Pages of an account's trades the settlement sweep reads per tick (100 trades a page).
 SETTLE_PAGES = 5
-# How long a fill's settlement is followed (Polygon confirms in minutes; RETRYING ends).
+# What the error of an order closed at the resolve deadline names (services/orders.py).
+DEADLINE_MARK = "(ORDER_RESOLVE_DEADLINE_SECONDS)"
+# How long a fill's settlement (and a closed order's late fill) is followed (Polygon
+# confirms in minutes; RETRYING ends).
 FOLLOW_SETTLEMENT = timedelta(hours=24)
 
 
@@ -270,6 +273,36 @@ def _sold_cost(intent: CopyIntent, shares: Decimal, value: Decimal) -> Decimal:
     return intent.sold_cost * shares / filled  # one sale, one average cost: pro rata
 
 
+def closed_at_deadline(limit: int = 500) -> list[Order]:
+    """Orders closed unfilled at ORDER_RESOLVE_DEADLINE_SECONDS in the last
+    ``FOLLOW_SETTLEMENT``: the venue may have filled them after all (oldest first)."""
+    since = utcnow() - FOLLOW_SETTLEMENT
+    found = (Order.select()
+             .where(Order.status.in_(("failed", "cancelled")),
+                    Order.error.contains(DEADLINE_MARK), Order.updated_at >= since)
+             .order_by(Order.created_at).limit(limit))
+    return [order for order in found if not order.filled_size]
+
+
+def book_late_copy(order: Order, shares: Decimal, value: Decimal) -> None:
+    """Count a copy order's late fill in its intent and the config's position, once."""
+    if order.source != "copy" or order.config_id is None or not order.target_trade_id:
+        return
+    intent = CopyIntent.get_or_none(CopyIntent.id == order.target_trade_id)
+    if intent is None or intent.status not in (INTENT_FAILED, INTENT_CANCELLED):
+        return
+    written = CopyIntent.update(
+        status=INTENT_FILLED, reason=None, filled_size=shares, filled_price=value / shares,
+        settled_at=utcnow(), detail=(intent.detail + " " if intent.detail else "")
+        + "The venue filled it after it was closed at the deadline; booked late.").where(
+        CopyIntent.id == intent.id, CopyIntent.status == intent.status).execute()
+    if written:  # one writer counts the fill
+        copy_positions.apply_position(order.config_id, False, order.token_id, intent.side,
+                                      shares, value, condition_id=intent.condition_id,
+                                      market_slug=intent.market_slug, outcome=intent.outcome,
+                                      intent_id=intent.id)
+
+
 def unsettled_orders(limit: int = 500) -> list[Order]:
     """Orders whose fills the venue is still settling (oldest first; the sweep follows
     them for ``FOLLOW_SETTLEMENT`` after they filled, then leaves them as they are)."""
@@ -279,5 +312,6 @@ def unsettled_orders(limit: int = 500) -> list[Order]:
                 .order_by(Order.created_at).limit(limit))
 
 
-__all__ = ["Fill", "Totals", "VenueView", "look_up", "record", "settle_trade",
-           "settled_views", "unsettled_orders"]
+__all__ = ["DEADLINE_MARK", "Fill", "Totals", "VenueView", "book_late_copy",
+           "closed_at_deadline", "look_up", "record", "settle_trade", "settled_views",
+           "unsettled_orders"]

@@ -509,10 +509,16 @@ def _finish(order: Order, status: str, *, filled_size: Decimal | None = None,
         if state is None:
             # Lost the race (or no such record): what the winner stored stands.
             state = _lost_race(order, status)
-        stored = Order(__no_default__=True)
-        stored.__data__.update(order.__data__)  # the rest never changes after the record
-        stored.__data__.update(state)
+        stored = _stored(order, state)
         update_rows(Trade, [(order.id, _trade_changes(stored, now))], key="order")
+    return stored
+
+
+def _stored(order: Order, state: dict[str, Any]) -> Order:
+    """The order record with its stored state read back (the rest never changes)."""
+    stored = Order(__no_default__=True)
+    stored.__data__.update(order.__data__)
+    stored.__data__.update(state)
     return stored
 
 
@@ -684,6 +690,7 @@ def reconcile_pending(older_than: timedelta = RECONCILE_AFTER) -> int:
         ((Order.status == ORDER_PENDING) & (Order.created_at <= cutoff))
         | (Order.status == ORDER_DELAYED)))
     count = 0
+    _follow_settlements(order_fills.closed_at_deadline(), late=True)
     for order in [*waiting, *_follow_settlements(order_fills.unsettled_orders())]:
         try:
             reconcile(order.id)
@@ -693,13 +700,14 @@ def reconcile_pending(older_than: timedelta = RECONCILE_AFTER) -> int:
     return count
 
 
-def _follow_settlements(settling: list[Order]) -> list[Order]:
+def _follow_settlements(settling: list[Order], *, late: bool = False) -> list[Order]:
     """Bring settling fills up to date, one trades walk per account; the orders left over.
 
     Finished orders only move through their trades' statuses, which one
     ``/data/trades?after=`` walk per account answers for all of them at once
     (order_fills.settled_views); an order that walk could not account for is returned
-    to be looked up alone.
+    to be looked up alone. ``late``: orders closed unfilled at the deadline, whose fills
+    the walk finds are booked (``_book_late``); the others are only looked for again.
     """
     by_user: dict[UUID, list[Order]] = {}
     for order in settling:
@@ -714,11 +722,39 @@ def _follow_settlements(settling: list[Order]) -> list[Order]:
             continue  # the venue cannot say now: next tick
         for order in group:
             view = views.get(order.id)
+            if late:
+                if view is not None and view.fills:
+                    _book_late(order, view)
+                continue
             if view is None or order.status in ORDER_OPEN:  # a resting order's listing too
                 alone.append(order)
             else:
                 _apply_view(order, view)
     return alone
+
+
+def _book_late(order: Order, view: order_fills.VenueView) -> None:
+    """An order closed unfilled at the deadline that the venue filled after all: real money,
+    booked into the order (``matched``), its trade, the positions and the copy's holding."""
+    totals = order_fills.record(order, view.fills)
+    if totals.shares <= 0:
+        return  # every fill it had FAILED: nothing happened after all
+    log.error("order %s was closed at the deadline but the venue filled %s shares; booking "
+              "the fill", order.order_hash, totals.shares)
+    now = utcnow()
+    with atomic():
+        state = update_returning(
+            Order, order.id,
+            {"status": ORDER_MATCHED, "filled_size": totals.shares,
+             "filled_value": totals.value, "updated_at": now,
+             "error": f"{order.error} The venue filled it afterwards: booked late."},
+            _STORED_STATE, guard={"status": (order.status,)})
+        if state is None:
+            return  # another sweep booked it
+        stored = _stored(order, state)
+        update_rows(Trade, [(order.id, _trade_changes(stored, now))], key="order")
+        order_fills.settle_trade(stored, totals)
+        order_fills.book_late_copy(stored, totals.shares, totals.value)
 
 
 def sync_user_orders(user: User | UUID | str) -> int:

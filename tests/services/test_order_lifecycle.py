@@ -266,3 +266,32 @@ def test_following_settlements_walks_each_accounts_trades_once(trader, market, v
     before = _data_calls()
     orders.reconcile_pending(older_than=timedelta(0))  # nothing settling: nothing asked
     assert _data_calls() == before
+
+
+def test_a_fill_after_the_deadline_is_booked_late(trader, market, venue_control, venue_clock):
+    """The venue took and filled the order, but nothing it said reached us by the deadline."""
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "status": 500, "after": True}, expect=201)
+    venue_control.call("POST", "/faults", {"path": "/clob/data/", "status": 503,
+                                           "count": 1000}, expect=201)
+    order, trade = _place_unanswered(trader, market.yes, "buy", "10", "market")
+    _sent_ago(order, orders.resolve_deadline().total_seconds() + 1)
+    orders.reconcile_pending(older_than=timedelta(0))
+    assert Order.get_by_id(order.id).status == "failed"
+    held = positions.ledger(trader.user).get(market.yes)
+    assert held is None or held.size == 0
+
+    venue_control.call("DELETE", "/faults", expect=200)
+    orders.reconcile_pending(older_than=timedelta(0))
+    order = Order.get_by_id(order.id)
+    assert (order.status, order.filled_size) == ("matched", Decimal(10))
+    assert "booked late" in order.error
+    trade = Trade.get_by_id(trade.id)
+    assert (trade.status, trade.filled_size, trade.settlement) == (
+        "filled", Decimal(10), "matched")
+    assert positions.ledger(trader.user)[market.yes].size == Decimal(10)
+    assert positions.ledger_drift(trader.user) == {}
+    assert stats.user_summary(trader.user)["trade_count"] == 1
+    orders.reconcile_pending(older_than=timedelta(0))  # booked once
+    assert Order.get_by_id(order.id).filled_size == Decimal(10)
+    assert positions.ledger(trader.user)[market.yes].size == Decimal(10)
