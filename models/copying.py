@@ -126,6 +126,8 @@ class CopyIntent(BaseModel):
     filled_size = DecimalTextField(null=True)
     filled_price = DecimalTextField(null=True)
     fee = DecimalTextField(null=True)
+    # A sale's cost basis taken out of the position (its realized PnL is value minus this).
+    sold_cost = DecimalTextField(null=True)
     seen_at = UTCDateTimeField()  # when we saw the target trade
     sent_at = UTCDateTimeField(null=True)
     settled_at = UTCDateTimeField(null=True)

@@ -32,6 +32,12 @@ class PlaceOrderRequestSchema(Schema):
                        "protective limit comes from the book."})
     order_type = fields.String(required=True, validate=ORDER_TYPE,
                                metadata={"enum": ["market", "limit"]})
+    post_only = fields.Boolean(load_default=False, metadata={
+        "description": "Limit orders only: the order must rest on the book. The venue "
+                       "refuses it (`rejected`, or 400 when it would match against the "
+                       "book as priced) instead of letting it match at once. During the "
+                       "venue's post-only window after a restart only post-only orders "
+                       "are accepted."})
 
     @pre_load
     def lowercase(self, data: Any, **kwargs: Any) -> Any:
@@ -45,7 +51,9 @@ class PlaceOrderRequestSchema(Schema):
 
     @validates_schema
     def price_rules(self, data: dict[str, Any], **kwargs: Any) -> None:
-        """Limit orders need a price in (0, 1)."""
+        """Limit orders need a price in (0, 1); only they can be post-only."""
+        if data.get("post_only") and data.get("order_type") != "limit":
+            raise ValidationError("Only limit orders can be post-only.", field_name="post_only")
         price = data.get("price")
         if data.get("order_type") == "limit":
             if price is None:
@@ -77,6 +85,8 @@ class OrderPreviewSchema(Schema):
     order_type = fields.String(required=True)
     time_in_force = fields.String(required=True, metadata={
         "description": "GTC for limit orders; FOK for market orders."})
+    post_only = fields.Boolean(required=True, metadata={
+        "description": "Whether the order is post-only (rests, never matches at once)."})
     size = DecimalString(required=True)
     price = DecimalString(required=True, metadata={
         "description": "The limit price, or a market order's protective limit (worst price "

@@ -380,7 +380,7 @@ def settle(tickets: list[Ticket]) -> None:
         moves = copy_positions.apply_positions([copy_positions.PositionFill(
             t.draft.config_id, t.draft.paper, t.draft.token_id, t.draft.side,
             outcome.filled_size, outcome.paid(t.draft.side), condition_id=t.draft.condition_id,
-            market_slug=t.draft.market_slug, outcome=t.draft.outcome)
+            market_slug=t.draft.market_slug, outcome=t.draft.outcome, intent_id=t.draft.id)
             for t, outcome in filled])
         for (ticket, _), (holding, opened) in zip(filled, moves, strict=True):
             ticket.holding, ticket.opened = holding, opened
@@ -413,7 +413,8 @@ def place_and_settle(draft: CopyIntentDraft, *, paper: bool) -> PositionMove | N
     holding, opened = copy_positions.apply_position(
         draft.config_id, paper, draft.token_id, draft.side or Side.BUY, outcome.filled_size,
         outcome.paid(draft.side or Side.BUY), condition_id=draft.condition_id,
-        market_slug=draft.market_slug, outcome=draft.outcome)
+        market_slug=draft.market_slug, outcome=draft.outcome,
+        intent_id=None if paper else draft.id)
     return PositionMove(draft.config_id, draft.token_id, holding, opened)
 
 

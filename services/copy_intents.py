@@ -290,7 +290,8 @@ def reconcile(intent_id: UUID, worker: str, stale_after: float) -> CopyIntentDra
         paid = copy_positions.fee_inclusive(intent.side, value, order.fee)
         copy_positions.apply_position(intent.config_id, False, intent.token_id, intent.side,
                                       filled, paid, condition_id=intent.condition_id,
-                                      market_slug=intent.market_slug, outcome=intent.outcome)
+                                      market_slug=intent.market_slug, outcome=intent.outcome,
+                                      intent_id=intent.id)
     return None
 
 

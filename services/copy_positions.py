@@ -16,7 +16,7 @@ from uuid import UUID, uuid4
 
 from models.base import utcnow, write_transaction
 from models.bulk import insert_rows, select_rows, update_rows
-from models.copying import CopyPosition
+from models.copying import CopyIntent, CopyPosition
 from services import copying
 from services.copying import Holding
 from venue.models import Side
@@ -37,6 +37,7 @@ class PositionFill:
     condition_id: str = ""
     market_slug: str = ""
     outcome: str = ""
+    intent_id: UUID | None = None  # a sale's intent keeps the cost basis it took out
 
 
 def fee_inclusive(side: Side | str, value: Decimal, fee: Decimal | None) -> Decimal:
@@ -69,11 +70,11 @@ _POSITION_STATE = ("id", "config", "paper", "token_id", *_POSITION_MOVES)
 
 def apply_position(config_id: UUID, paper: bool, token_id: str, side: Side | str, shares: Decimal,
                    usdc: Decimal, *, condition_id: str = "", market_slug: str = "",
-                   outcome: str = "") -> tuple[Holding, int]:
+                   outcome: str = "", intent_id: UUID | None = None) -> tuple[Holding, int]:
     """Add a fill to the config's position (average cost); the new holding and open count."""
     [result] = apply_positions([PositionFill(
         config_id, paper, token_id, side, shares, usdc, condition_id=condition_id,
-        market_slug=market_slug, outcome=outcome)])
+        market_slug=market_slug, outcome=outcome, intent_id=intent_id)])
     return result
 
 
@@ -99,6 +100,7 @@ def apply_positions(fills: Sequence[PositionFill]) -> list[tuple[Holding, int]]:
         new: set[tuple[UUID, bool, str]] = set()
         moved: set[tuple[UUID, bool, str]] = set()
         results: list[tuple[Holding, int]] = []
+        sales: list[tuple[UUID, dict[str, Any]]] = []
         for fill in fills:
             key = (fill.config_id, fill.paper, fill.token_id)
             row = positions.get(key)
@@ -116,10 +118,30 @@ def apply_positions(fills: Sequence[PositionFill]) -> list[tuple[Holding, int]]:
                        opened=row["opened"] + (1 if before.shares <= 0 < after.shares else 0))
             moved.add(key)
             results.append((after, row["opened"]))
+            if fill.intent_id is not None and Side.parse(fill.side) is Side.SELL:
+                # realized = usdc - cost taken out; kept so a FAILED sale is undone exactly
+                sales.append((fill.intent_id, {"sold_cost": fill.usdc - realized}))
         now = utcnow()
         if new:
             insert_rows(CopyPosition, [{**positions[key], "updated_at": now} for key in new])
         update_rows(CopyPosition, [
             (positions[key]["id"], {name: positions[key][name] for name in _POSITION_MOVES}
              | {"updated_at": now}) for key in moved - new])
+        if sales:
+            update_rows(CopyIntent, sales)
     return results
+
+
+def unsell(config_id: UUID, token_id: str, shares: Decimal, cost: Decimal,
+           realized: Decimal) -> None:
+    """Undo (part of) a live sale: its shares and cost basis back, its realized PnL out."""
+    with write_transaction():
+        rows = select_rows(CopyPosition, _POSITION_STATE,
+                           {"config": [config_id], "paper": [False], "token_id": [token_id]},
+                           for_update=True)
+        # A sale always follows a holding (its row stays at zero shares); ``opened`` is
+        # left alone: the holding the sale closed is the same one coming back.
+        update_rows(CopyPosition, [(row["id"], {
+            "shares": row["shares"] + shares, "cost_usdc": row["cost_usdc"] + cost,
+            "realized_pnl": row["realized_pnl"] - realized, "updated_at": utcnow()})
+            for row in rows])

@@ -24,7 +24,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from models.base import atomic, utcnow
-from models.copying import INTENT_FILLED, CopyIntent
+from models.copying import INTENT_CANCELLED, INTENT_FAILED, INTENT_FILLED, CopyIntent
 from models.trading import Order, OrderFill, Trade
 from services import copy_positions
 from venue.client import VenueClient
@@ -50,7 +50,12 @@ FIRST_SETTLEMENT = TRADE_MATCHED.lower()  # a fill's first word, from the order'
 SEARCH_PAGES = 5
 # How far before the send the search starts (the venue's clock may differ from ours).
 CLOCK_SLACK = timedelta(seconds=60)
-# How long a fill's settlement is followed (Polygon confirms in minutes; RETRYING ends).
+# Pages of an account's trades the settlement sweep reads per tick (100 trades a page).
+SETTLE_PAGES = 5
+# What the error of an order closed at the resolve deadline names (services/orders.py).
+DEADLINE_MARK = "(ORDER_RESOLVE_DEADLINE_SECONDS)"
+# How long a fill's settlement (and a closed order's late fill) is followed (Polygon
+# confirms in minutes; RETRYING ends).
 FOLLOW_SETTLEMENT = timedelta(hours=24)
 
 
@@ -122,13 +127,19 @@ def look_up(client: VenueClient, creds: ApiCreds, order: Order) -> VenueView:
     if not trades and (listed is None or listed.size_matched > 0):
         # Unlisted, or filled without naming its trades: find them among the token's.
         trades.update((t.id, t) for t in _search(client, creds, order))
+    return VenueView(listed=listed, fills=_fills_of(client, order, trades.values()))
+
+
+def _fills_of(client: VenueClient, order: Order, trades: Iterable[VenueTrade]
+              ) -> tuple[Fill, ...]:
+    """The order's parts of these venue trades, each with the fee the venue charged."""
     fills = []
-    for trade in trades.values():
+    for trade in trades:
         part = trade.fill_of(order.order_hash)
         if part is not None:
             fee = trade.fee_of(order.order_hash, _market_fees(client, trade))
             fills.append(Fill(trade.id, trade.status, *part, fee=fee))
-    return VenueView(listed=listed, fills=tuple(fills))
+    return tuple(fills)
 
 
 def _market_fees(client: VenueClient, trade: VenueTrade) -> FeeSchedule | None:
@@ -148,6 +159,42 @@ def _search(client: VenueClient, creds: ApiCreds, order: Order) -> Iterable[Venu
         yield from (t for t in page if t.fill_of(order.order_hash) is not None)
         if cursor in ("", "LTE="):
             return
+
+
+def settled_views(client: VenueClient, creds: ApiCreds, orders: list[Order]
+                  ) -> dict[object, VenueView]:
+    """Views of one account's settling orders from one walk through its recent trades.
+
+    ``GET /data/trades?after=`` (the account's trades of every token since the oldest
+    order was sent, ``SETTLE_PAGES`` pages at most) instead of two calls per order: the
+    settlement sweep's load on the ``/data/*`` budget grows with the accounts, not with
+    their orders. An order missing from the answer (a trade it had not found, or the
+    walk cut short before finding any) is left out: the caller looks it up alone.
+    """
+    if not orders:
+        return {}
+    since = min(o.submitted_at or o.created_at for o in orders) - CLOCK_SLACK
+    trades: dict[str, VenueTrade] = {}
+    cursor, complete = "MA==", False
+    for _ in range(SETTLE_PAGES):
+        page, cursor = client.clob.trades(creds, after=int(since.timestamp()),
+                                          next_cursor=cursor)
+        trades.update((t.id, t) for t in page)
+        if cursor in ("", "LTE="):
+            complete = True
+            break
+    known: dict[object, set[str]] = {}
+    for row in OrderFill.select(OrderFill.order, OrderFill.venue_trade_id).where(
+            OrderFill.order.in_([o.id for o in orders])):
+        known.setdefault(row.order_id, set()).add(row.venue_trade_id)
+    views = {}
+    for order in orders:
+        fills = _fills_of(client, order, trades.values())
+        if not known.get(order.id, set()) <= {f.trade_id for f in fills}:
+            continue
+        if fills or complete:
+            views[order.id] = VenueView(listed=None, fills=fills)
+    return views
 
 
 def record(order: Order, fills: Iterable[Fill]) -> Totals:
@@ -236,18 +283,64 @@ def _reverse_copy(order: Order, failed: list[Fill]) -> None:
     side = Side.parse(order.side)
     # As the position counted it: fee included (a failed fill's fee is given back too).
     value = copy_positions.fee_inclusive(side, sum((f.value for f in failed), ZERO), failed_fee)
-    # A failed buy never brought the shares: out they go with their cost. A failed sell
-    # never parted with them: back they come at the price they were sold for.
-    reverse_side, shares, value = ((Side.BUY, -shares, -value) if side is Side.BUY
-                                   else (Side.BUY, shares, value))
-    copy_positions.apply_position(order.config_id, False, order.token_id, reverse_side,
-                                  shares, value, condition_id=intent.condition_id,
-                                  market_slug=intent.market_slug, outcome=intent.outcome)
-    CopyIntent.update(filled_size=max(ZERO, (intent.filled_size or ZERO) - abs(shares)),
+    changes: dict[str, Decimal] = {}
+    if side is Side.BUY:
+        # A failed buy never brought the shares: out they go with their cost.
+        copy_positions.apply_position(order.config_id, False, order.token_id, Side.BUY,
+                                      -shares, -value, condition_id=intent.condition_id,
+                                      market_slug=intent.market_slug, outcome=intent.outcome)
+    else:
+        # A failed sell never parted with them: back they come with the cost basis the
+        # sale took out, and the realized PnL it booked (net proceeds - cost) goes.
+        cost = _sold_cost(intent, shares, value)
+        copy_positions.unsell(order.config_id, order.token_id, shares, cost, value - cost)
+        if intent.sold_cost is not None:
+            changes["sold_cost"] = intent.sold_cost - cost
+    CopyIntent.update(filled_size=max(ZERO, (intent.filled_size or ZERO) - shares),
                       fee=max(ZERO, (intent.fee or ZERO) - failed_fee),
-                      detail=(intent.detail + " " if intent.detail else "")
+                      **changes, detail=(intent.detail + " " if intent.detail else "")
                       + "A venue trade of this copy FAILED; its fill was reversed.").where(
         CopyIntent.id == intent.id).execute()
+
+
+def _sold_cost(intent: CopyIntent, shares: Decimal, value: Decimal) -> Decimal:
+    """The cost basis ``shares`` of the intent's sale took out of the position."""
+    filled = intent.filled_size or ZERO
+    if intent.sold_cost is None or filled <= 0:
+        return value  # a sale from before sold_cost was kept: back at its sale price
+    if shares >= filled:
+        return intent.sold_cost
+    return intent.sold_cost * shares / filled  # one sale, one average cost: pro rata
+
+
+def closed_at_deadline(limit: int = 500) -> list[Order]:
+    """Orders closed unfilled at ORDER_RESOLVE_DEADLINE_SECONDS in the last
+    ``FOLLOW_SETTLEMENT``: the venue may have filled them after all (oldest first)."""
+    since = utcnow() - FOLLOW_SETTLEMENT
+    found = (Order.select()
+             .where(Order.status.in_(("failed", "cancelled")),
+                    Order.error.contains(DEADLINE_MARK), Order.updated_at >= since)
+             .order_by(Order.created_at).limit(limit))
+    return [order for order in found if not order.filled_size]
+
+
+def book_late_copy(order: Order, shares: Decimal, value: Decimal) -> None:
+    """Count a copy order's late fill in its intent and the config's position, once."""
+    if order.source != "copy" or order.config_id is None or not order.target_trade_id:
+        return
+    intent = CopyIntent.get_or_none(CopyIntent.id == order.target_trade_id)
+    if intent is None or intent.status not in (INTENT_FAILED, INTENT_CANCELLED):
+        return
+    written = CopyIntent.update(
+        status=INTENT_FILLED, reason=None, filled_size=shares, filled_price=value / shares,
+        settled_at=utcnow(), detail=(intent.detail + " " if intent.detail else "")
+        + "The venue filled it after it was closed at the deadline; booked late.").where(
+        CopyIntent.id == intent.id, CopyIntent.status == intent.status).execute()
+    if written:  # one writer counts the fill
+        copy_positions.apply_position(order.config_id, False, order.token_id, intent.side,
+                                      shares, value, condition_id=intent.condition_id,
+                                      market_slug=intent.market_slug, outcome=intent.outcome,
+                                      intent_id=intent.id)
 
 
 def unsettled_orders(limit: int = 500) -> list[Order]:
@@ -259,5 +352,6 @@ def unsettled_orders(limit: int = 500) -> list[Order]:
                 .order_by(Order.created_at).limit(limit))
 
 
-__all__ = ["Fill", "Totals", "VenueView", "look_up", "record", "settle_trade",
+__all__ = ["DEADLINE_MARK", "Fill", "Totals", "VenueView", "book_late_copy",
+           "closed_at_deadline", "look_up", "record", "settle_trade", "settled_views",
            "unsettled_orders"]

@@ -71,6 +71,7 @@ class OrderPlan:
     best_ask: Decimal | None
     midpoint: Decimal | None
     book: OrderBook = field(repr=False)
+    post_only: bool = False       # a resting limit order the venue refuses if it would match
 
     @property
     def estimated_shares(self) -> Decimal:
@@ -123,11 +124,14 @@ class OrderPlan:
         fee_text = f" + {_plain(fee)} pUSD fee" if fee else ""
         if self.order_type == "limit":
             return (f"{verb} {_plain(self.size)} shares of {what} at limit "
-                    f"{_plain(self.limit_price)} (GTC) for up to {cost}{fee_text}.")
+                    f"{_plain(self.limit_price)} ({self._resting()}) for up to {cost}{fee_text}.")
         paid = "for about" if self.side is Side.BUY else "receiving about"
         return (f"{verb} {_plain(self.estimated_shares)} shares of {what} at market "
                 f"(average ~{_plain(self.expected_price)}, worst {_plain(self.limit_price)}, "
                 f"{self.time_in_force}) {paid} {cost}{fee_text}.")
+
+    def _resting(self) -> str:
+        return f"{self.time_in_force}, post-only" if self.post_only else self.time_in_force
 
     def summary(self) -> dict[str, Any]:
         """The preview's fields (Decimals kept as Decimals)."""
@@ -139,6 +143,7 @@ class OrderPlan:
             "side": self.side.lower(),
             "order_type": self.order_type,
             "time_in_force": self.time_in_force,
+            "post_only": self.post_only,
             "size": self.size,
             "price": self.limit_price,
             "expected_price": self.expected_price,
@@ -266,10 +271,18 @@ def protective_limit(worst: Decimal, side: Side, tick: Decimal,
     return max(price, tick)
 
 
+def _crosses(side: Side, best_bid: Decimal | None, best_ask: Decimal | None) -> str:
+    """Why a post-only order at this price is refused: it would match at once."""
+    other, best = ("ask", best_ask) if side is Side.BUY else ("bid", best_bid)
+    return (f"A post-only order must rest on the book, but at this price it would match the "
+            f"best {other} ({_plain(best) if best is not None else 'none'}) at once. "
+            f"Choose a price that does not cross, or drop post_only.")
+
+
 def plan_order(token_id: str, side: Side | str, size: Decimal, order_type: str,
                price: Decimal | None = None, *, time_in_force: str | None = None,
                floor_size: bool = False, book: OrderBook | None = None,
-               market: MarketInfo | None = None) -> OrderPlan:
+               market: MarketInfo | None = None, post_only: bool = False) -> OrderPlan:
     """Price the order against the live book and check it against the market's rules.
 
     ``floor_size`` floors the size to the share grid instead of refusing extra decimals
@@ -280,15 +293,18 @@ def plan_order(token_id: str, side: Side | str, size: Decimal, order_type: str,
     token_id, side, size, order_type, price = normalize_request(
         token_id, side, size, order_type, price)
     return plan_normalized(token_id, side, size, order_type, price, time_in_force=time_in_force,
-                           floor_size=floor_size, book=book, market=market)
+                           floor_size=floor_size, book=book, market=market,
+                           post_only=post_only)
 
 
 def plan_normalized(token_id: str, side: Side | str, size: Decimal, order_type: str,
                     price: Decimal | None = None, *, time_in_force: str | None = None,
                     floor_size: bool = False, book: OrderBook | None = None,
-                    market: MarketInfo | None = None) -> OrderPlan:
+                    market: MarketInfo | None = None, post_only: bool = False) -> OrderPlan:
     """``plan_order`` of a request that ``normalize_request`` already returned (not again)."""
     side = Side.parse(side)  # a Side already (the usual case) costs nothing
+    if post_only and order_type != "limit":
+        raise _invalid("post_only", "Only limit orders can be post-only.")
     if book is None:
         try:
             book = venues.client().clob.book(token_id)
@@ -323,8 +339,10 @@ def plan_normalized(token_id: str, side: Side | str, size: Decimal, order_type: 
                 f"size of {_plain(market.min_order_size)} shares.",
                 fields={"size": [f"Minimum is {_plain(market.min_order_size)} shares."]})
         crossing = order_book.walk(book, side, shares=size, limit=price)
+        if post_only and crossing.fills:
+            raise _invalid("post_only", _crosses(side, best_bid, best_ask))
         return OrderPlan(limit_price=price, time_in_force="GTC", budget=None, walk=crossing,
-                         **common)
+                         post_only=post_only, **common)
     tif = (time_in_force or "FOK").upper()
     if tif not in TIME_IN_FORCE:
         raise _invalid("time_in_force", "Market orders are FOK or FAK.")

@@ -146,11 +146,16 @@ class PostAnswer:
     resent: PreparedOrder | None = None  # rebuilt for a new order version and sent instead
 
 
+# Sources whose caller is waiting for the answer: a mode refusal or lost answer is a 503.
+ANSWERED_503 = frozenset({"manual", "sell"})
+
+
 def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
                 order_type: Any, price: Any = None, preview_id: Any = None,
                 source: str = "manual", config_id: UUID | str | None = None,
                 target_trade_id: str | None = None, detected_at: datetime | None = None,
-                time_in_force: str | None = None, floor_size: bool = False) -> PlacedOrder:
+                time_in_force: str | None = None, floor_size: bool = False,
+                post_only: bool = False) -> PlacedOrder:
     """Place one live order; manual orders need the matching unexpired ``preview_id``.
 
     Copy trades pass ``source="copy"``, ``config_id``, ``target_trade_id`` and
@@ -167,12 +172,13 @@ def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
         user, token_id=token_id, side=side, size=size, order_type=order_type, price=price,
         preview_id=preview_id, source=source, config_id=config_id,
         target_trade_id=target_trade_id, detected_at=detected_at,
-        time_in_force=time_in_force, floor_size=floor_size)
+        time_in_force=time_in_force, floor_size=floor_size, post_only=post_only)
     [order] = record_orders([prepared])
     answer = post(prepared)
     placed = settle(order, prepared, answer)
-    if source == "manual":
-        # Manual orders the venue could not take answer 503 (order_outages), never 200.
+    if source in ANSWERED_503:
+        # Orders a person places the venue could not take answer 503 (order_outages),
+        # never 200 ``rejected``: the client retries with the same Idempotency-Key.
         if isinstance(answer.lost, VenueRestricted):
             raise order_outages.restricted(placed.order, answer.lost)
         if placed.order.status == ORDER_PENDING:
@@ -206,7 +212,7 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
                   time_in_force: str | None = None, floor_size: bool = False,
                   account: VenueAccount | None = None, book: OrderBook | None = None,
                   market: MarketInfo | None = None,
-                  collateral: Decimal | None = None) -> PreparedOrder:
+                  collateral: Decimal | None = None, post_only: bool = False) -> PreparedOrder:
     """Plan, check and sign one order (step 1); nothing is written or sent.
 
     ``account``, ``book``, ``market`` and ``collateral`` (pUSD available) let a caller that
@@ -222,10 +228,11 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
     # The order's own rules first (tick, minimum, depth), then the preview it must match.
     plan = order_plan.plan_normalized(token, parsed_side, amount, kind, limit,
                                       time_in_force=time_in_force, floor_size=floor_size,
-                                      book=book, market=market)
+                                      book=book, market=market, post_only=post_only)
     preview = None
     if source == "manual":
-        preview = previews.check(user_id, preview_id, token, parsed_side, amount, kind, limit)
+        preview = previews.check(user_id, preview_id, token, parsed_side, amount, kind, limit,
+                                 post_only=post_only)
     if account is None:
         # The copy engine's accounts passed this gate when their config started.
         trading_accounts.require_live(user_id)
@@ -234,7 +241,7 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
     signed = _sign(acct, plan)
     return PreparedOrder(
         user_id=user_id, acct=acct, plan=plan, signed=signed,
-        body=signed.body(acct.creds.api_key), source=source,
+        body=_body(acct, plan, signed), source=source,
         config_id=(config_id if type(config_id) is UUID
                    else UUID(str(config_id)) if config_id else None),
         target_trade_id=target_trade_id, detected_at=detected_at, preview=preview)
@@ -303,8 +310,9 @@ def post(prepared: PreparedOrder) -> PostAnswer:
 
 def _post_once(prepared: PreparedOrder) -> PostAnswer:
     try:
-        return PostAnswer(result=venues.client().clob.post_order(prepared.acct.creds,
-                                                                 prepared.signed))
+        # The body recorded with the order is the one sent (and signed): not encoded again.
+        return PostAnswer(result=venues.client().clob.post_order(
+            prepared.acct.creds, prepared.signed, body=prepared.body))
     except VenueRejected as exc:
         return PostAnswer(refused=exc)
     except VenueError as exc:
@@ -341,7 +349,7 @@ async def _post_once_async(client: AsyncVenueClient, prepared: PreparedOrder) ->
 def _rebuilt(prepared: PreparedOrder) -> PreparedOrder:
     """The same order signed again (for the order version now in force)."""
     signed = _sign(prepared.acct, prepared.plan)
-    return replace(prepared, signed=signed, body=signed.body(prepared.acct.creds.api_key))
+    return replace(prepared, signed=signed, body=_body(prepared.acct, prepared.plan, signed))
 
 
 def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedOrder:
@@ -353,7 +361,8 @@ def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedO
     if answer.resent is not None:  # rebuilt for a new order version: its record was re-stamped
         order, prepared = Order.get_by_id(order.id), answer.resent
     if answer.refused is not None:
-        order = _finish(order, ORDER_REJECTED, error=str(answer.refused), acknowledged=True)
+        order = _finish(order, ORDER_REJECTED, error=_refusal(answer.refused),
+                        acknowledged=True)
     elif isinstance(answer.lost, VenueRestricted):
         # Refused for the venue's mode (restart, post-only, ...): certainly not placed.
         order = _finish(order, ORDER_REJECTED, error=order_outages.describe(answer.lost),
@@ -371,6 +380,20 @@ def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedO
     else:
         order = _apply_post_result(order, answer.result, prepared.plan)
     return _placed(order, order.id)  # record_orders gave the Trade its Order's id
+
+
+# The venue's refusal of a post-only order that would match at once (ACCOUNTS.md §7.2).
+POST_ONLY_CROSSES = "invalid post-only order"
+
+
+def _refusal(exc: VenueRejected) -> str:
+    """The rejection reason people read: the venue's words, explained where they are terse."""
+    text = str(exc)
+    if POST_ONLY_CROSSES in text.lower():
+        return ("Post-only order refused: at its price it would have matched at once (the "
+                "book moved since it was priced), so nothing was placed. Choose a price that "
+                f"rests on the book, or drop post_only. The venue: {text}")
+    return text
 
 
 def _check_collateral(acct: VenueAccount, plan: OrderPlan,
@@ -404,6 +427,11 @@ def _sign(acct: VenueAccount, plan: OrderPlan) -> SignedOrder:
                              order_type=plan.time_in_force)
     except ValueError as exc:
         raise errors.BadRequest(f"The order cannot be built: {exc}") from exc
+
+
+def _body(acct: VenueAccount, plan: OrderPlan, signed: SignedOrder) -> str:
+    """The POST /order JSON: the signed order, its owner and, when asked, ``postOnly``."""
+    return signed.body(acct.creds.api_key, post_only=plan.post_only)
 
 
 def _queue_reconcile(order: Order) -> None:
@@ -481,10 +509,16 @@ def _finish(order: Order, status: str, *, filled_size: Decimal | None = None,
         if state is None:
             # Lost the race (or no such record): what the winner stored stands.
             state = _lost_race(order, status)
-        stored = Order(__no_default__=True)
-        stored.__data__.update(order.__data__)  # the rest never changes after the record
-        stored.__data__.update(state)
+        stored = _stored(order, state)
         update_rows(Trade, [(order.id, _trade_changes(stored, now))], key="order")
+    return stored
+
+
+def _stored(order: Order, state: dict[str, Any]) -> Order:
+    """The order record with its stored state read back (the rest never changes)."""
+    stored = Order(__no_default__=True)
+    stored.__data__.update(order.__data__)
+    stored.__data__.update(state)
     return stored
 
 
@@ -656,13 +690,71 @@ def reconcile_pending(older_than: timedelta = RECONCILE_AFTER) -> int:
         ((Order.status == ORDER_PENDING) & (Order.created_at <= cutoff))
         | (Order.status == ORDER_DELAYED)))
     count = 0
-    for order in [*waiting, *order_fills.unsettled_orders()]:
+    _follow_settlements(order_fills.closed_at_deadline(), late=True)
+    for order in [*waiting, *_follow_settlements(order_fills.unsettled_orders())]:
         try:
             reconcile(order.id)
             count += 1
         except (VenueError, errors.CopytradeError) as exc:
             log.warning("reconcile %s failed: %s", order.order_hash, exc)
     return count
+
+
+def _follow_settlements(settling: list[Order], *, late: bool = False) -> list[Order]:
+    """Bring settling fills up to date, one trades walk per account; the orders left over.
+
+    Finished orders only move through their trades' statuses, which one
+    ``/data/trades?after=`` walk per account answers for all of them at once
+    (order_fills.settled_views); an order that walk could not account for is returned
+    to be looked up alone. ``late``: orders closed unfilled at the deadline, whose fills
+    the walk finds are booked (``_book_late``); the others are only looked for again.
+    """
+    by_user: dict[UUID, list[Order]] = {}
+    for order in settling:
+        by_user.setdefault(order.user_id, []).append(order)
+    alone: list[Order] = []
+    for user_id, group in by_user.items():
+        try:
+            acct = venue_accounts.account(user_id)
+            views = order_fills.settled_views(venues.client(), acct.creds, group)
+        except (VenueError, errors.CopytradeError) as exc:
+            log.warning("settlement walk for user %s failed: %s", user_id, exc)
+            continue  # the venue cannot say now: next tick
+        for order in group:
+            view = views.get(order.id)
+            if late:
+                if view is not None and view.fills:
+                    _book_late(order, view)
+                continue
+            if view is None or order.status in ORDER_OPEN:  # a resting order's listing too
+                alone.append(order)
+            else:
+                _apply_view(order, view)
+    return alone
+
+
+def _book_late(order: Order, view: order_fills.VenueView) -> None:
+    """An order closed unfilled at the deadline that the venue filled after all: real money,
+    booked into the order (``matched``), its trade, the positions and the copy's holding."""
+    totals = order_fills.record(order, view.fills)
+    if totals.shares <= 0:
+        return  # every fill it had FAILED: nothing happened after all
+    log.error("order %s was closed at the deadline but the venue filled %s shares; booking "
+              "the fill", order.order_hash, totals.shares)
+    now = utcnow()
+    with atomic():
+        state = update_returning(
+            Order, order.id,
+            {"status": ORDER_MATCHED, "filled_size": totals.shares,
+             "filled_value": totals.value, "updated_at": now,
+             "error": f"{order.error} The venue filled it afterwards: booked late."},
+            _STORED_STATE, guard={"status": (order.status,)})
+        if state is None:
+            return  # another sweep booked it
+        stored = _stored(order, state)
+        update_rows(Trade, [(order.id, _trade_changes(stored, now))], key="order")
+        order_fills.settle_trade(stored, totals)
+        order_fills.book_late_copy(stored, totals.shares, totals.value)
 
 
 def sync_user_orders(user: User | UUID | str) -> int:

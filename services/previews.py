@@ -1,7 +1,8 @@
 """Order previews: the exact order that would be sent, quoted from the live book, redeemable once.
 
 A preview is stored in the database (any web worker or the MCP server can redeem it),
-bound to its user and to the order's parameters (token, side, type, size, price), and
+bound to its user and to the order's parameters (token, side, type, size, price,
+post-only), and
 expires ``PREVIEW_TTL`` after it was made (3 minutes: long enough to read and confirm,
 short enough that the book has not moved far). A live order names it by ``preview_id``;
 it is consumed in the same transaction that writes the order record, so it can place at
@@ -27,9 +28,9 @@ PREVIEW_TTL = timedelta(minutes=3)
 
 
 def create(user: User | UUID | str, token_id: Any, side: Any, size: Any, order_type: Any,
-           price: Any = None) -> dict[str, Any]:
+           price: Any = None, post_only: bool = False) -> dict[str, Any]:
     """Quote the order against the live book and store the preview; returns its summary."""
-    plan = order_plan.plan_order(token_id, side, size, order_type, price)
+    plan = order_plan.plan_order(token_id, side, size, order_type, price, post_only=post_only)
     summary = plan.summary()
     now = utcnow()
     preview = OrderPreview.create(
@@ -47,8 +48,8 @@ def _describe(value: Decimal | str | None) -> str:
 
 
 def check(user: User | UUID | str, preview_id: Any, token_id: str, side: Side, size: Decimal,
-          order_type: str, price: Decimal | None, *, now: datetime | None = None
-          ) -> OrderPreview:
+          order_type: str, price: Decimal | None, *, post_only: bool = False,
+          now: datetime | None = None) -> OrderPreview:
     """The user's unexpired, unused preview for exactly these parameters; BadRequest otherwise."""
     if preview_id in (None, ""):
         raise errors.BadRequest(
@@ -71,9 +72,10 @@ def check(user: User | UUID | str, preview_id: Any, token_id: str, side: Side, s
             f"This preview expired at {preview.expires_at.isoformat()}; previews last "
             f"{int(PREVIEW_TTL.total_seconds())} seconds. Request a new preview.")
     wanted = {"token_id": token_id, "side": side.lower(), "order_type": order_type, "size": size,
-              "price": price if order_type == "limit" else None}
+              "price": price if order_type == "limit" else None, "post_only": post_only}
     held = {"token_id": preview.token_id, "side": preview.side,
-            "order_type": preview.order_type, "size": preview.size, "price": preview.price}
+            "order_type": preview.order_type, "size": preview.size, "price": preview.price,
+            "post_only": bool(summary_of(preview).get("post_only", False))}
     diffs = [f"{name} {_describe(wanted[name])} (preview: {_describe(held[name])})"
              for name in wanted if wanted[name] != held[name]]
     if diffs:

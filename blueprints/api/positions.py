@@ -46,7 +46,9 @@ class SellPositions(MethodView):
         """Sell the whole position in each token at market (fill-and-kill), one result each.
 
         No preview is needed. Each token's size is floored to the venue's 0.01-share step;
-        a token without a position, or without bids, is `rejected` with the reason.
+        a token without a position, or without bids, is `rejected` with the reason. A venue
+        that is restarting, restricted or down answers 503 `polymarket_unavailable` with
+        `Retry-After` instead (retry with the same `Idempotency-Key`).
         """
         return {"results": positions.sell_positions(access.current_principal().user,
                                                     body["token_ids"])}

@@ -392,7 +392,9 @@ TOOLS: tuple[Tool, ...] = (
             "Step 1 of 2 to trade: quote an order on one outcome token against the live "
             "book without sending it. `size` is in shares; `order_type` is `market` "
             "(fill-or-kill at a protective limit) or `limit` (good-till-cancelled at "
-            "`price`, 0-1). Shows expected price, shares, cost, fee, slippage and a "
+            "`price`, 0-1; `post_only: true` makes it rest or be refused, never match at "
+            "once, and is what the venue accepts in its post-only window after a restart). "
+            "Shows expected price, shares, cost, fee, slippage and a "
             "confirmation line to show the user. Returns a `preview_id` for "
             "place_market_order, valid 3 minutes, for exactly this order, usable once."),
         input=PlaceOrderRequestSchema, output=single(OrderPreviewSchema),
@@ -403,7 +405,8 @@ TOOLS: tuple[Tool, ...] = (
         name="place_market_order", title="Place an order", scope="trade:execute",
         description=(
             "Step 2 of 2: place the order quoted by preview_market_order, with real funds. "
-            "Send the same token_id, side, size, order_type (and price) plus its unexpired "
+            "Send the same token_id, side, size, order_type (and price, post_only) plus its "
+            "unexpired "
             "`preview_id`. Answers the venue's order id and status: `filled`, `accepted` "
             "(resting) or `rejected` (with `reason`). A buy needing more pUSD than the "
             "wallet holds fails with `insufficient_balance` before anything is sent. While "

@@ -40,6 +40,7 @@ from devstack.venue.rejections import (
     ERR_INVALID_SIGNATURE,
     ERR_OWNER_NOT_API_KEY,
     ERR_PAYLOAD,
+    ERR_POST_ONLY_CROSSES,
     ERR_SIGNER_NOT_API_KEY,
     VenueRejection,
 )
@@ -250,9 +251,7 @@ class OrderDesk:
             self.close(gone, "EXPIRED", remove=False)
         plan = book.plan(order, now)
         if post_only and plan.fills:
-            raise VenueRejection(
-                f"order {order_id} is invalid. Post-only order crosses the book."
-            )
+            raise VenueRejection(ERR_POST_ONLY_CROSSES)
         if market.seconds_delay and plan.fills:
             # Marketable on a delayed market: queued, matched once the delay is over
             # (devstack/venue/lifecycle.py), answered "delayed" now.

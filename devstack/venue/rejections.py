@@ -14,6 +14,8 @@ ERR_FAK = (
     "no orders found to match with FAK order. FAK orders are partially filled or killed "
     "if no match is found."
 )
+# A post-only order that would match at once (ACCOUNTS.md §7.2, ts-sdk order-response.ts).
+ERR_POST_ONLY_CROSSES = "invalid post-only order: order crosses book"
 ERR_UNAUTHORIZED = "Unauthorized/Invalid api key"
 ERR_L1 = "Invalid L1 Request headers"
 

@@ -3,6 +3,7 @@ with Retry-After, and a retry with the same Idempotency-Key places the order exa
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from decimal import Decimal
@@ -10,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from models.trading import Order, OrderPreview, Trade
-from services import venue_accounts, venues
+from services import orders, venue_accounts, venues
 
 
 def _json(response):
@@ -140,3 +141,87 @@ def test_throttled_venue_answers_late_but_the_order_outcome_is_kept(
                     expect=200)
     placed = client.post("/api/markets/order", headers=auth_headers, json=body)
     assert placed.status_code == 200 and _json(placed)["status"] == "filled"
+
+
+@pytest.mark.parametrize(("switch", "reason"), [
+    ({"path": "/restart", "body": {"seconds": 60, "post_only_seconds": 60,
+                                   "retry_after": 4}}, "venue_restarting"),
+    ({"path": "/mode", "body": {"mode": "cancel_only", "retry_after": 4}},
+     "venue_cancel_only"),
+    ({"path": "/faults", "body": {"path": "/clob/order", "method": "POST", "status": 502,
+                                  "count": 1}}, None),
+])
+def test_selling_positions_in_a_restricted_mode_or_outage_is_503(
+        client, auth_headers, me, market, open_venue, switch, reason):
+    bought = client.post("/api/markets/order", headers=auth_headers,
+                         json=_order(client, auth_headers, market))
+    assert _json(bought)["status"] == "filled"
+    open_venue.call("POST", switch["path"], switch["body"], expect=None)
+    headers = {**auth_headers, "Idempotency-Key": str(uuid.uuid4())}
+    refused = client.post("/api/positions/sell", headers=headers,
+                          json={"token_ids": [market.yes]})
+    assert refused.status_code == 503, refused.get_data(as_text=True)
+    error = _json(refused)
+    assert error["code"] == "polymarket_unavailable" and int(refused.headers["Retry-After"]) >= 1
+    if reason is not None:
+        assert error["reason"] == reason and refused.headers["Retry-After"] == "4"
+
+    open_venue.call("POST", "/mode", {"mode": "open"}, expect=200)
+    sold = client.post("/api/positions/sell", headers=headers, json={"token_ids": [market.yes]})
+    assert sold.status_code == 200, sold.get_data(as_text=True)
+    [result] = _json(sold)["results"]
+    assert result["status"] == "filled" and result["filled_size"] == "10"
+
+
+def test_a_post_only_limit_order_rests_during_the_post_only_window(
+        client, auth_headers, me, market, open_venue):
+    open_venue.call("POST", "/restart", {"seconds": 0, "post_only_seconds": 60}, expect=201)
+    body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "limit",
+            "price": "0.40", "post_only": True}
+    quote = client.post("/api/markets/order/preview", json=body, headers=auth_headers)
+    assert quote.status_code == 200, quote.get_data(as_text=True)
+    summary = _json(quote)
+    assert summary["post_only"] is True and "post-only" in summary["confirmation"]
+    # The preview is bound to post_only: the same order without it is another order.
+    plain = client.post("/api/markets/order", headers=auth_headers,
+                        json={**body, "post_only": False, "preview_id": summary["preview_id"]})
+    assert plain.status_code == 400 and "post_only" in _json(plain)["error"]
+
+    placed = client.post("/api/markets/order", headers=auth_headers,
+                         json={**body, "preview_id": summary["preview_id"]})
+    assert placed.status_code == 200, placed.get_data(as_text=True)
+    answer = _json(placed)
+    assert answer["status"] == "accepted"
+    [sent] = [e for e in open_venue.received_orders() if e["order_id"] == answer["order_id"]]
+    assert sent.get("response", {}).get("success") is True
+    assert Order.get(Order.order_hash == answer["order_id"]).status == "live"
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"price": "0.60"}, "post_only"),                       # would match the asks at once
+    ({"order_type": "market", "price": None}, "post_only"),  # only limit orders rest
+])
+def test_a_post_only_order_that_cannot_rest_is_400(client, auth_headers, me, market, change,
+                                                   field):
+    body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "limit",
+            "price": "0.40", "post_only": True, **change}
+    refused = client.post("/api/markets/order/preview", json=body, headers=auth_headers)
+    assert refused.status_code == 400, refused.get_data(as_text=True)
+    error = _json(refused)
+    assert error["code"] == "validation_failed" and field in error["fields"]
+
+
+def test_the_venues_post_only_crossing_refusal_is_a_clear_rejected_reason(me, market):
+    # The book moved between pricing and sending: the product's plan (from the book as it
+    # was, without asks) saw a resting order; the venue finds it crossing and refuses it.
+    live = venues.client().clob.book(market.yes)
+    stale = dataclasses.replace(live, asks=())
+    prepared = orders.prepare_order(me.user, token_id=market.yes, side="buy", size="10",
+                                    order_type="limit", price="0.60", source="sell",  # no preview
+                                    book=stale, post_only=True)
+    [order] = orders.record_orders([prepared])
+    placed = orders.settle(order, prepared, orders.post(prepared))
+    assert placed.status == "rejected"
+    assert placed.reason.startswith("Post-only order refused")
+    assert "invalid post-only order: order crosses book" in placed.reason
+    assert Decimal(placed.filled_size) == 0

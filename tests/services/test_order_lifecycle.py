@@ -237,3 +237,61 @@ def test_an_order_still_delayed_at_the_deadline_is_cancelled_at_the_venue(
     [listed] = venues.client().clob.open_orders(acct.creds, order_id=order.order_hash).orders
     assert listed.status == "CANCELED" and listed.size_matched == 0
     assert venue_control.balances(trader.address)["positions"] == {}
+
+
+def _data_calls() -> int:
+    """/data/orders and /data/trades requests this process counted in the last 10 s."""
+    budgets = venues.client().transport.budgets
+    assert budgets is not None
+    return budgets.used("clob_data_orders") + budgets.used("clob_data_trades")
+
+
+def test_following_settlements_walks_each_accounts_trades_once(trader, market, venue_clock):
+    placed = [_place(trader, market.yes, "buy", "5", "market") for _ in range(6)]
+    assert all(p.status == "filled" for p in placed)
+    venue_clock.advance(2)  # MINED at the venue
+    before = _data_calls()
+    assert orders.reconcile_pending(older_than=timedelta(0)) == 0  # none left to look up alone
+    # One trades page for the account instead of two calls for each of the six orders.
+    assert _data_calls() - before == 1
+    assert {Trade.get_by_id(p.trade_id).settlement for p in placed} == {"mined"}
+    assert OrderFill.select().where(OrderFill.status == "MINED").count() == 6
+
+    venue_clock.advance(6)  # CONFIRMED
+    orders.reconcile_pending(older_than=timedelta(0))
+    trades = [Trade.get_by_id(p.trade_id) for p in placed]
+    assert {(t.settlement, t.status, t.filled_size) for t in trades} == {
+        ("confirmed", "filled", Decimal(5))}
+    assert all(t.settled_at is not None for t in trades)
+    before = _data_calls()
+    orders.reconcile_pending(older_than=timedelta(0))  # nothing settling: nothing asked
+    assert _data_calls() == before
+
+
+def test_a_fill_after_the_deadline_is_booked_late(trader, market, venue_control, venue_clock):
+    """The venue took and filled the order, but nothing it said reached us by the deadline."""
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "status": 500, "after": True}, expect=201)
+    venue_control.call("POST", "/faults", {"path": "/clob/data/", "status": 503,
+                                           "count": 1000}, expect=201)
+    order, trade = _place_unanswered(trader, market.yes, "buy", "10", "market")
+    _sent_ago(order, orders.resolve_deadline().total_seconds() + 1)
+    orders.reconcile_pending(older_than=timedelta(0))
+    assert Order.get_by_id(order.id).status == "failed"
+    held = positions.ledger(trader.user).get(market.yes)
+    assert held is None or held.size == 0
+
+    venue_control.call("DELETE", "/faults", expect=200)
+    orders.reconcile_pending(older_than=timedelta(0))
+    order = Order.get_by_id(order.id)
+    assert (order.status, order.filled_size) == ("matched", Decimal(10))
+    assert "booked late" in order.error
+    trade = Trade.get_by_id(trade.id)
+    assert (trade.status, trade.filled_size, trade.settlement) == (
+        "filled", Decimal(10), "matched")
+    assert positions.ledger(trader.user)[market.yes].size == Decimal(10)
+    assert positions.ledger_drift(trader.user) == {}
+    assert stats.user_summary(trader.user)["trade_count"] == 1
+    orders.reconcile_pending(older_than=timedelta(0))  # booked once
+    assert Order.get_by_id(order.id).filled_size == Decimal(10)
+    assert positions.ledger(trader.user)[market.yes].size == Decimal(10)

@@ -12,6 +12,7 @@ from py_clob_client_v2.clob_types import OrderArgsV2, OrderPayload, OrderType, P
 from py_clob_client_v2.exceptions import PolyApiException
 
 from devstack.venue.modes import ERR_CANCEL_ONLY, ERR_DISABLED, ERR_POST_ONLY
+from devstack.venue.rejections import ERR_POST_ONLY_CROSSES
 
 
 def _order(trader, token, price="0.40"):
@@ -86,3 +87,15 @@ def test_throttle_delays_answers_for_its_window(sandbox_venue, control):
     httpx.get(f"{sandbox_venue.clob_url}/book", params={"token_id": token}, timeout=5)
     assert time.monotonic() - started < 0.3
     assert control.call("POST", "/reset", expect=200) == {"ok": True}
+
+
+def test_a_post_only_order_that_would_match_is_refused_with_the_venues_text(control,
+                                                                            make_trader):
+    token = control.add_market("post-only-cross", liquidity=True)["token_ids"][0]
+    trader = make_trader("100")
+    with pytest.raises(PolyApiException) as caught:
+        trader.client.post_order(_order(trader, token, "0.60"), post_only=True)
+    assert caught.value.status_code == 400
+    assert ERR_POST_ONLY_CROSSES in str(caught.value)
+    # Not post-only, the same price matches at once.
+    assert trader.client.post_order(_order(trader, token, "0.60"))["status"] == "matched"

@@ -14,7 +14,7 @@ import trio
 from models.base import db
 from models.copying import CopyPosition
 from models.trading import Order, Trade
-from services import orders
+from services import copy_intents, orders
 from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
 from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
 
@@ -96,3 +96,75 @@ def test_a_failed_trade_on_a_copy_is_taken_out_of_the_configs_holding(
     with db.connection_context():  # a second sweep reverses nothing twice
         orders.reconcile_pending(older_than=timedelta(0))
     assert _position(config) == 0
+
+
+def test_a_failed_sale_on_a_copy_restores_the_holding_and_its_realized_pnl_exactly(
+        run_engines, make_config, trader, market, target, venue_control, venue_clock):
+    config = make_config(trader.user, target)
+    seen = {}
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+        await wait_for(lambda: _position(config) == Decimal(10))
+        bought = seen["bought"] = await trio.to_thread.run_sync(_holding, config)
+        fail_next_trade(venue_control)
+        await inject(venue_control, target, market.yes, "SELL", "10", "0.5")
+        await wait_for(lambda: _position(config) == 0)
+        sold = await trio.to_thread.run_sync(_holding, config)
+        assert sold[2] != bought[2]  # the sale booked a realized PnL
+
+    run_engines(scenario)
+    bought = seen["bought"]
+    venue_clock.advance(3)
+    with db.connection_context():
+        orders.reconcile_pending(older_than=timedelta(0))  # the maintenance sweep
+        sale = Order.get(Order.config_id == config.id, Order.side.in_(("SELL", "sell")))
+        assert Trade.get(Trade.order == sale.id).settlement == "failed"
+    # Shares, cost basis and realized PnL as they were before the sale that never was.
+    assert _holding(config) == bought
+    with db.connection_context():  # a second sweep reverses nothing twice
+        orders.reconcile_pending(older_than=timedelta(0))
+    assert _holding(config) == bought
+
+
+def _holding(config) -> tuple[Decimal, Decimal, Decimal]:
+    with db.connection_context():
+        row = CopyPosition.get(CopyPosition.config == config.id)
+        return row.shares, row.cost_usdc, row.realized_pnl
+
+
+def test_a_copy_filled_after_its_order_was_closed_is_booked_late(
+        run_engines, make_config, trader, market, target, venue_control):
+    config = make_config(trader.user, target)
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "status": 500, "after": True}, expect=201)
+    venue_control.call("POST", "/faults", {"path": "/clob/data/", "status": 503,
+                                           "count": 100000}, expect=201)
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
+        await wait_for(lambda: _order(config))  # sent; its answer lost, the venue unanswerable
+
+    run_engines(scenario)
+    with db.connection_context():
+        order = _order(config)
+        Order.update(submitted_at=order.submitted_at - orders.resolve_deadline()
+                     - timedelta(seconds=1)).where(Order.id == order.id).execute()
+        orders.reconcile_pending(older_than=timedelta(0))
+        assert Order.get_by_id(order.id).status == "failed"
+        [intent] = intents_of(config)
+        copy_intents.reconcile(intent.id, intent.worker, 60.0)
+    [intent] = intents_of(config)
+    assert intent.status == "failed" and _position(config) == 0
+
+    venue_control.call("DELETE", "/faults", expect=200)
+    with db.connection_context():
+        orders.reconcile_pending(older_than=timedelta(0))
+        orders.reconcile_pending(older_than=timedelta(0))  # booked once
+    [intent] = intents_of(config)
+    assert (intent.status, intent.filled_size) == ("filled", Decimal(10))
+    assert "booked late" in intent.detail
+    assert _position(config) == Decimal(10)
+    assert venue_control.balances(trader.address)["positions"] == {market.yes: "10"}
