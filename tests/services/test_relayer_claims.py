@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from models.wallet import Claim
-from services import claims, errors, jobs, wallet_batches
+from services import claims, errors, jobs, venue_accounts, wallet_batches
 
 
 def _redeem(claim: Claim) -> str:
@@ -49,6 +49,8 @@ def test_winnings_are_claimed_once_through_the_collateral_adapter_as_pusd(
     assert payload["type"] == "WALLET" and done.relayer_transaction_id
     assert claims.describe(done)["relayer_transaction_id"] == done.relayer_transaction_id
     assert venue_control.balances(maker)["pusd"] == "35"
+    # the CLOB re-read the wallet after the claim: its cached balance has the winnings
+    assert venue_accounts.collateral_balance(venue_accounts.account(trader.user)) == 35
     assert market.yes not in venue_control.balances(maker)["positions"]
     assert claims.request(trader.user) == []  # nothing left to claim
     assert venue_control.balances(maker)["pusd"] == "35"
