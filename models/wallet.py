@@ -196,6 +196,11 @@ class Claim(BaseModel):
     transaction = peewee.ForeignKeyField(WalletTransaction, null=True, on_delete="SET NULL",
                                          backref="claims")
     error = peewee.TextField(null=True)
+    # A deposit wallet's claim: the relayer batch (services/wallet_batches.py)
+    relayer_nonce = peewee.BigIntegerField(null=True)
+    relayer_deadline = peewee.BigIntegerField(null=True)
+    relayer_payload = peewee.TextField(null=True)
+    relayer_transaction_id = peewee.CharField(max_length=128, null=True)
     created_at = UTCDateTimeField(default=utcnow)
     updated_at = UTCDateTimeField(default=utcnow)
 

@@ -160,6 +160,9 @@ class ClaimSchema(Schema):
         "description": "The redeem transaction; null while queued."})
     approval_tx_hash = _tx_hash(required=True, metadata={
         "description": "Neg-risk only: the one-time approval of the NegRiskAdapter."})
+    relayer_transaction_id = fields.String(required=True, allow_none=True, metadata={
+        "description": "A deposit wallet's claim: the relayer's id of its WALLET batch "
+                       "(tx_hash stays null)."})
     block_number = fields.Integer(required=True, allow_none=True)
     gas_fee = DecimalString(required=True, allow_none=True)
     error = fields.String(required=True, allow_none=True)

@@ -11,6 +11,12 @@ decide. When the Data API cannot answer, the catalogue's closed markets are the 
 redeems through ConditionalTokens ``redeemPositions`` (plain markets) or the
 NegRiskAdapter (neg-risk markets, after approving it on the CTF), with the same
 persist-before-broadcast and nonce rules as withdrawals.
+
+A deposit wallet (type 3) holds the positions itself, not its owner EOA, and pays no gas:
+its claims list what the wallet (the maker) holds and redeem through the
+CtfCollateralAdapter or NegRiskCtfCollateralAdapter as one relayer WALLET batch per
+condition (services/wallet_batches.py: stored before it leaves, sent at most once), so the
+payout arrives as pUSD.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import logging
 import threading
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
@@ -37,6 +43,7 @@ from chain.tokens import (
     outcome_balances_base,
     payout_fractions,
     read,
+    to_base_units,
     token_decimals,
 )
 from chain.transactions import (
@@ -69,12 +76,16 @@ from services import (
     catalogue,
     chain_access,
     errors,
+    trading_accounts,
     venues,
+    wallet_batches,
     wallet_transactions,
     wallets,
     withdrawals,
 )
 from services.principal import user_id_of
+from venue.accounts.batch import Call
+from venue.accounts.wallet_calls import redeem_call
 from venue.errors import VenueError
 from venue.models import Position as VenuePosition
 
@@ -303,17 +314,26 @@ def _open_claim(wallet: TradingWallet, condition_id: str) -> Claim | None:
                                  & Claim.status.in_(OPEN_STATES)).first())
 
 
-def _draft_claims(user_id: UUID, wallet: TradingWallet, positions: list[ClaimablePosition]
-                  ) -> list[Claim]:
-    w3 = chain_access.web3()
+def _paying_conditions(positions: list[ClaimablePosition]
+                       ) -> list[tuple[str, list[ClaimablePosition], Decimal]]:
+    """(condition, its positions by outcome index, payout) for each condition that pays;
+    only losing tokens are skipped (redeeming them would spend gas for nothing)."""
     by_condition: dict[str, list[ClaimablePosition]] = defaultdict(list)
     for position in positions:
         by_condition[position.condition_id].append(position)
-    drafts: list[Claim] = []
+    paying = []
     for condition_id, held in by_condition.items():
         payout = sum((p.claimable_value for p in held), Decimal(0))
-        if payout <= 0:
-            continue  # only losing tokens: redeeming would spend gas for nothing
+        if payout > 0:
+            paying.append((condition_id, sorted(held, key=lambda p: p.outcome_index), payout))
+    return paying
+
+
+def _draft_claims(user_id: UUID, wallet: TradingWallet, positions: list[ClaimablePosition]
+                  ) -> list[Claim]:
+    w3 = chain_access.web3()
+    drafts: list[Claim] = []
+    for condition_id, held, payout in _paying_conditions(positions):
         first = held[0]
         tokens = list(MarketToken.select().join(Market)
                       .where(Market.condition_id == condition_id)
@@ -330,25 +350,74 @@ def _draft_claims(user_id: UUID, wallet: TradingWallet, positions: list[Claimabl
     return drafts
 
 
+def _indexed_claimable(maker: str, token_ids: Sequence[str] | None
+                       ) -> list[ClaimablePosition]:
+    """The Data API's redeemable positions of ``maker`` (a deposit wallet the chain does not
+    hold, as the sandbox's simulated ones): its size and settlement price decide."""
+    listed = _venue_redeemable(maker) or []
+    wanted = None if token_ids is None else {str(t) for t in token_ids}
+    pusd = trading_accounts.contracts().collateral_token
+    return [ClaimablePosition(
+        token_id=row.asset, condition_id=row.condition_id, outcome_index=row.outcome_index or 0,
+        outcome=row.outcome, market_slug=row.slug, market_title=row.title,
+        neg_risk=row.negative_risk, size=row.size, payout_fraction=row.cur_price,
+        claimable_value=row.size * row.cur_price, collateral=pusd)
+        for row in listed if wanted is None or row.asset in wanted]
+
+
+def maker_claimable(wallet: TradingWallet, token_ids: Sequence[str] | None = None
+                    ) -> list[ClaimablePosition]:
+    """What a deposit wallet can claim: read on chain when the wallet is deployed there,
+    else as the venue indexes it; the payout is pUSD (the collateral adapters pay it)."""
+    maker = trading_accounts.maker_of(wallet)
+    if chain_access.current().rpc_url and chain_access.web3().eth.get_code(maker):
+        pusd = trading_accounts.contracts().collateral_token
+        return [replace(p, collateral=pusd) for p in claimable_positions(maker, token_ids)]
+    return _indexed_claimable(maker, token_ids)
+
+
+def _draft_relayer_claims(user_id: UUID, wallet: TradingWallet,
+                          positions: list[ClaimablePosition]) -> list[Claim]:
+    """One claim per condition with a payout; the batch redeems both outcomes at once."""
+    drafts: list[Claim] = []
+    for condition_id, held, payout in _paying_conditions(positions):
+        drafts.append(Claim(
+            user=user_id, wallet=wallet.id, condition_id=condition_id,
+            neg_risk=held[0].neg_risk, market_slug=held[0].market_slug,
+            token_ids=json.dumps([p.token_id for p in held]),
+            amounts=json.dumps([str(to_base_units(p.size, withdrawals.RELAYER_TOKEN_DECIMALS))
+                                for p in held]),
+            collateral=held[0].collateral, expected_payout=payout, status=QUEUED))
+    return drafts
+
+
+def _keep_new(wallet: TradingWallet, drafts: list[Claim]) -> tuple[list[Claim], list[Claim]]:
+    """(claims to answer, drafts to save): a condition already being claimed answers its
+    open claim instead of a second one."""
+    claims: list[Claim] = []
+    fresh: list[Claim] = []
+    for draft in drafts:
+        existing = _open_claim(wallet, draft.condition_id)
+        (claims if existing is not None else fresh).append(existing or draft)
+    return claims, fresh
+
+
 def request(user: User | UUID | str, token_ids: Sequence[str] | None = None) -> list[Claim]:
     """Record claims for the user's claimable positions (one per condition); 402 without gas.
 
-    A condition already being claimed returns its open claim instead of a second one.
+    A condition already being claimed returns its open claim instead of a second one. A
+    deposit wallet's claims need no gas (the relayer pays it).
     """
     user_id = user_id_of(user)
     wallet = wallets.get_or_create(user_id)
     if withdrawals.by_relayer(wallet):
-        # Not wired yet: a deposit wallet's redeem must be a relayer batch through the
-        # collateral adapters (pUSD out); signing from the owner EOA would redeem nothing.
-        raise errors.FeatureNotEnabled(
-            "Claims from a deposit wallet are not available yet: redeem on polymarket.com, "
-            "or wait for this release's relayer claims.")
+        claims, drafts = _keep_new(wallet, _draft_relayer_claims(
+            user_id, wallet, maker_claimable(wallet, token_ids)))
+        for draft in drafts:
+            draft.save(force_insert=True)
+        return claims + drafts
     positions = claimable_positions(wallet.address, token_ids)
-    claims: list[Claim] = []
-    drafts: list[Claim] = []
-    for draft in _draft_claims(user_id, wallet, positions):
-        existing = _open_claim(wallet, draft.condition_id)
-        (claims if existing is not None else drafts).append(existing or draft)
+    claims, drafts = _keep_new(wallet, _draft_claims(user_id, wallet, positions))
     if drafts:
         w3 = chain_access.web3()
         fees = suggest_fees(w3)
@@ -397,6 +466,7 @@ def describe(claim: Claim) -> dict[str, Any]:
                              if claim.approval_transaction_id else None),
         "block_number": tx.block_number if tx else None,
         "gas_fee": tx.gas_fee if tx else None, "error": claim.error,
+        "relayer_transaction_id": claim.relayer_transaction_id,
         "created_at": claim.created_at, "updated_at": claim.updated_at,
     }
 
@@ -412,10 +482,15 @@ def claim(user: User | UUID | str, token_ids: Sequence[str] | None = None,
     except Exception:
         # the queue is unreachable and the caller gets 503: none of these may go out later
         # behind its back (maintenance re-queues open claims), unless a job already signed
+        message = ("The claim could not be queued (the job queue was unreachable); nothing "
+                   "was sent. Try again.")
         for item in claims:
-            _link(item.id, "transaction").fail_unsent(
-                "The claim could not be queued (the job queue was unreachable); nothing was "
-                "sent. Try again.")
+            if withdrawals.by_relayer(item.wallet):
+                # a job that took it (queued -> signed) may have submitted it: leave it be
+                Claim.update(status=FAILED, error=message, updated_at=utcnow()).where(
+                    (Claim.id == item.id) & (Claim.status == QUEUED)).execute()
+            else:
+                _link(item.id, "transaction").fail_unsent(message)
         raise
     if wait_seconds is None:
         wait_seconds = chain_access.current().withdraw_wait_seconds
@@ -593,8 +668,30 @@ def settle(claim_id: UUID | str, timeout: float | None = None) -> Claim:
     return claim
 
 
+def redeem_by_relayer(claim_id: UUID | str, max_polls: int | None = None) -> str:
+    """The job for a deposit wallet: one relayer batch redeeming the condition through the
+    collateral adapter (pUSD out), submitted once and followed to a final state
+    (services/wallet_batches.py), then the CLOB re-reads the balance. An open status
+    returned means: run again later."""
+    claim = Claim.get_by_id(UUID(str(claim_id)))
+    wallet = TradingWallet.get_by_id(claim.wallet_id)
+    contracts = trading_accounts.contracts()
+
+    def calls(row: Claim) -> list[Call]:
+        return [redeem_call(row.condition_id, neg_risk=row.neg_risk, contracts=contracts)]
+
+    status = wallet_batches.run(wallet_batches.BatchRow(Claim, claim.id), wallet, calls,
+                                "copytrade claim", "claim", max_polls)
+    if status == CONFIRMED:
+        withdrawals.refresh_venue_balance(wallet)
+    return status
+
+
 def redeem(claim_id: UUID | str) -> str:
     """The job: approve if needed, redeem once, record the receipt; return the final status."""
+    found = Claim.get_by_id(UUID(str(claim_id)))
+    if withdrawals.by_relayer(found.wallet):
+        return redeem_by_relayer(found.id)
     claim = sign_and_broadcast(claim_id)
     if claim.status in OPEN_STATES:
         claim = settle(claim.id)

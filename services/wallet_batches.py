@@ -22,7 +22,7 @@ from typing import Any
 import peewee
 
 from models.base import utcnow
-from models.wallet import TradingWallet
+from models.wallet import BROADCAST, CONFIRMED, FAILED, QUEUED, SIGNED, TradingWallet
 from services import trading_accounts, venues, wallets
 from venue.accounts.batch import Call
 from venue.errors import VenueError, VenueRateLimited, VenueRejected, VenueUnavailable
@@ -179,4 +179,55 @@ def follow(wallet: TradingWallet, transaction_id: str, max_polls: int | None = N
         raise BatchPending(f"The relayer has not finished the batch yet ({exc}).") from exc
 
 
-__all__ = ["BatchAmbiguous", "BatchPending", "BatchRefused", "BatchRow", "follow", "submit"]
+def _move(row: BatchRow, record: Any, expected: str, **changes: Any) -> bool:
+    """Change the row only if it is still in ``expected`` (one runner wins)."""
+    changes["updated_at"] = utcnow()
+    model = row.model
+    moved = model.update(**changes).where((model.id == row.row_id)
+                                          & (model.status == expected)).execute()
+    if moved:
+        for name, value in changes.items():
+            setattr(record, name, value)
+    return moved == 1
+
+
+def run(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], list[Call]],
+        metadata: str, noun: str, max_polls: int | None = None) -> str:
+    """Drive a row (with ``status`` and ``error``) through one batch: queued -> signed ->
+    broadcast -> confirmed, or failed with the relayer's reason; returns the status (an
+    open one means: run again later). ``calls(record)`` builds the batch's calls."""
+    record = row._fresh()
+    if record.status == QUEUED and not _move(row, record, QUEUED, status=SIGNED):
+        return str(row._fresh().status)  # another run has it
+    if record.status == SIGNED:
+        try:
+            transaction_id = submit(row, wallet, calls(record), metadata)
+        except BatchRefused as exc:
+            _move(row, record, SIGNED, status=FAILED,
+                  error=f"{exc.reason} Nothing was sent; try again.")
+            return str(record.status)
+        except BatchAmbiguous as exc:
+            _move(row, record, SIGNED, status=FAILED, error=str(exc))
+            return str(record.status)
+        except BatchPending as exc:
+            _move(row, record, SIGNED, error=str(exc))
+            return str(record.status)
+        _move(row, record, SIGNED, status=BROADCAST, error=None,
+              relayer_transaction_id=transaction_id)
+    if record.status != BROADCAST:
+        return str(record.status)
+    try:
+        follow(wallet, record.relayer_transaction_id, max_polls)
+    except RelayerTransactionFailed as exc:
+        _move(row, record, BROADCAST, status=FAILED, error=(
+            f"The relayer ended the {noun} {exc.transaction.state}: "
+            f"{exc.transaction.error or 'no reason given'}. Nothing was sent; try again."))
+        return str(record.status)
+    except BatchPending:
+        return str(record.status)
+    _move(row, record, BROADCAST, status=CONFIRMED, error=None)
+    return str(record.status)
+
+
+__all__ = ["BatchAmbiguous", "BatchPending", "BatchRefused", "BatchRow", "follow", "run",
+           "submit"]

@@ -66,9 +66,9 @@ from services import (
     wallets,
 )
 from services.principal import user_id_of
+from venue.accounts.batch import Call
 from venue.accounts.wallet_calls import transfer_call
 from venue.errors import VenueError
-from venue.relayer import RelayerTransactionFailed
 
 log = logging.getLogger(__name__)
 
@@ -487,58 +487,22 @@ def settle(withdrawal_id: UUID | str, timeout: float | None = None) -> Withdrawa
     return withdrawal
 
 
-def _move(withdrawal: Withdrawal, expected: str, **changes: Any) -> bool:
-    """Change the row only if it is still in ``expected`` (one runner wins)."""
-    changes["updated_at"] = utcnow()
-    moved = Withdrawal.update(**changes).where((Withdrawal.id == withdrawal.id)
-                                               & (Withdrawal.status == expected)).execute()
-    if moved:
-        for name, value in changes.items():
-            setattr(withdrawal, name, value)
-    return moved == 1
-
-
 def send_by_relayer(withdrawal_id: UUID | str, max_polls: int | None = None) -> str:
     """The job for a deposit wallet: one relayer batch (``transfer`` from the wallet),
-    submitted once (services/wallet_batches.py), followed to a final state, then the CLOB
-    re-reads the balance. An open status returned means: run again later."""
+    submitted once and followed to a final state (services/wallet_batches.py), then the
+    CLOB re-reads the balance. An open status returned means: run again later."""
     withdrawal = Withdrawal.get_by_id(UUID(str(withdrawal_id)))
     wallet = TradingWallet.get_by_id(withdrawal.wallet_id)
-    if withdrawal.status == QUEUED and not _move(withdrawal, QUEUED, status=SIGNED):
-        return Withdrawal.get_by_id(withdrawal.id).status  # another run has it
-    if withdrawal.status == SIGNED:
-        row = wallet_batches.BatchRow(Withdrawal, withdrawal.id)
-        call = transfer_call(withdrawal.token_address, withdrawal.to_address,
-                             to_base_units(withdrawal.amount, RELAYER_TOKEN_DECIMALS))
-        try:
-            transaction_id = wallet_batches.submit(row, wallet, [call],
-                                                   "copytrade withdrawal")
-        except wallet_batches.BatchRefused as exc:
-            _move(withdrawal, SIGNED, status=FAILED,
-                  error=f"{exc.reason} Nothing was sent; try again.")
-            return withdrawal.status
-        except wallet_batches.BatchAmbiguous as exc:
-            _move(withdrawal, SIGNED, status=FAILED, error=str(exc))
-            return withdrawal.status
-        except wallet_batches.BatchPending as exc:
-            _move(withdrawal, SIGNED, error=str(exc))
-            return withdrawal.status
-        _move(withdrawal, SIGNED, status=BROADCAST, error=None,
-              relayer_transaction_id=transaction_id)
-    if withdrawal.status != BROADCAST:
-        return withdrawal.status
-    try:
-        wallet_batches.follow(wallet, withdrawal.relayer_transaction_id, max_polls)
-    except RelayerTransactionFailed as exc:
-        _move(withdrawal, BROADCAST, status=FAILED, error=(
-            f"The relayer ended the withdrawal {exc.transaction.state}: "
-            f"{exc.transaction.error or 'no reason given'}. Nothing was sent; try again."))
-        return withdrawal.status
-    except wallet_batches.BatchPending:
-        return withdrawal.status
-    _move(withdrawal, BROADCAST, status=CONFIRMED, error=None)
-    refresh_venue_balance(wallet)
-    return withdrawal.status
+
+    def calls(row: Withdrawal) -> list[Call]:
+        return [transfer_call(row.token_address, row.to_address,
+                              to_base_units(row.amount, RELAYER_TOKEN_DECIMALS))]
+
+    status = wallet_batches.run(wallet_batches.BatchRow(Withdrawal, withdrawal.id), wallet,
+                                calls, "copytrade withdrawal", "withdrawal", max_polls)
+    if status == CONFIRMED:
+        refresh_venue_balance(wallet)
+    return status
 
 
 def refresh_venue_balance(wallet: TradingWallet) -> None:

@@ -332,6 +332,27 @@ def test_claim_after_resolution_over_rest(client, auth_headers, user, worker,
     assert token_balance_base(w3, dev.usdce, wallet.address) == 5 * USDC
 
 
+def test_a_deposit_wallets_winnings_are_claimed_as_pusd_over_rest(
+        client, auth_headers, user, worker, make_trader, make_sandbox_market,
+        venue_control) -> None:
+    trader = make_trader("4", user=user, deposit_wallet=True)
+    maker = trader.wallet.funder_address
+    market = make_sandbox_market()
+    venue_control.grant(maker, market.yes, "9")
+    venue_control.call("POST", f"/markets/{market.condition_id}/resolve", {"winner": 0},
+                       expect=200)
+    body = _json(client.post("/api/positions/claim", headers=auth_headers, json={}))
+    [submitted] = body["claims"]
+    assert body["expected_payout"] == "9" and submitted["condition_id"] == market.condition_id
+    done = _wait_status(client, auth_headers, f"/api/positions/claims/{submitted['id']}",
+                        "confirmed")
+    assert done["status"] == "confirmed", done
+    assert done["relayer_transaction_id"] and done["tx_hash"] is None
+    assert venue_control.balances(maker)["pusd"] == "13"
+    again = _json(client.post("/api/positions/claim", headers=auth_headers, json={}))
+    assert again["claims"] == [] and venue_control.balances(maker)["pusd"] == "13"
+
+
 def test_outside_positions_in_uncatalogued_markets_are_claimed_over_rest(
         client, auth_headers, user, worker, wallet_chain) -> None:
     dev, w3 = wallet_chain.contracts, wallet_chain.web3()

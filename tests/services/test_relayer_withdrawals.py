@@ -141,10 +141,3 @@ def test_a_stored_batch_past_its_deadline_that_never_ran_is_signed_afresh(
     assert _send(row) == "confirmed"
     assert venue_control.balances(maker)["pusd"] == "35"
 
-
-def test_claims_from_a_deposit_wallet_are_refused_clearly_until_wired(make_trader) -> None:
-    from services import claims
-
-    trader = make_trader("0", deposit_wallet=True)
-    with pytest.raises(errors.FeatureNotEnabled):
-        claims.request(trader.user)
