@@ -119,6 +119,9 @@ class WithdrawalSchema(Schema):
     to_address = _address(required=True)
     from_address = _address(required=True)
     tx_hash = _tx_hash(required=True)
+    relayer_transaction_id = fields.String(required=True, allow_none=True, metadata={
+        "description": "A deposit wallet's withdrawal: the relayer's id of its WALLET batch "
+                       "(tx_hash stays null)."})
     nonce = fields.Integer(required=True, allow_none=True)
     block_number = fields.Integer(required=True, allow_none=True)
     gas_fee = DecimalString(required=True, allow_none=True, metadata={

@@ -152,6 +152,7 @@ def test_withdraw_each_token_returns_the_real_hash(client, auth_headers, stepped
     followed = _wait_status(client, auth_headers, body["status_url"], "confirmed")
     assert followed["status"] == "confirmed" and followed["tx_hash"] == body["tx_hash"]
     assert followed["amount"] == amount and Decimal(followed["gas_fee"]) > 0
+    assert followed["relayer_transaction_id"] is None  # an EOA's own transaction
 
 
 def test_two_concurrent_withdrawals_both_land(app, auth_headers, stepped_up_headers,
