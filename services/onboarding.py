@@ -372,6 +372,9 @@ def _eoa_approvals(wallet: TradingWallet, missing: list[Approval]) -> None:
     """A plain EOA approves from itself, paying POL: one on-chain transaction per missing
     approval, each stored before broadcast (``wallet_transactions``) and mined before the
     next; too little POL fails the step with the amount needed."""
+    if not chain_access.current().rpc_url:
+        raise StepFailed("No chain is configured (POLYGON_RPC_URL): a plain EOA's approvals "
+                         "are sent on chain from the EOA.")
     chain_id = chain_access.chain_id()
     for approval in missing:
         def build(w3: Web3, key: bytes, nonce: int, a: Approval = approval) -> SignedTx:

@@ -10,18 +10,21 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from flask import render_template
 
 from chain.errors import ChainUnavailable
 from models.wallet import AccountOnboarding, TradingWallet, WalletTransaction
+from schemas.configs import ReadinessSchema
 from services import onboarding, readiness, runtime, trading_accounts, wallet_transactions
 from tests.services.test_trading_accounts import use_settings
+from tests.wallet_fixtures import chain_settings, use_chain
 from venue.signing import OrderKey
 
 ONE_USDC = 10**6
 
 
 def test_native_usdc_is_reported_and_blocks_nothing_while_pusd_is_there(
-        trader: Any, wallet_chain: Any) -> None:
+        app: Any, trader: Any, wallet_chain: Any) -> None:
     dev = wallet_chain.contracts
     before = readiness.readiness(trader.user)
     assert before["usdc_native"] == 0
@@ -35,6 +38,13 @@ def test_native_usdc_is_reported_and_blocks_nothing_while_pusd_is_there(
     # A warning: the same trade blockers with and without it.
     assert ready["ready_to_trade"] == before["ready_to_trade"]
     assert ready["balance_usdc"] == 1000
+    # The account status shows it: over the API (the schema) and on the dashboard, where a
+    # warning is listed even when the account is ready.
+    assert ReadinessSchema().dump(ready)["usdc_native"] == "7.25"
+    with app.test_request_context():
+        page = render_template("dashboard/_readiness.html",
+                               readiness={**ready, "ready_to_trade": True, "blockers": native})
+    assert 'data-code="native_usdc"' in page and "7.25 USDC (native)" in page
 
 
 @pytest.fixture
@@ -55,11 +65,17 @@ def _approvals_sent(wallet: TradingWallet) -> list[WalletTransaction]:
 
 
 def test_an_allowlisted_eoa_sends_its_missing_approvals_once_paying_pol(
-        allowlisted_eoa: TradingWallet, wallet_chain: Any) -> None:
+        app: Any, allowlisted_eoa: TradingWallet, wallet_chain: Any) -> None:
     wallet = allowlisted_eoa
+    row = onboarding.record(wallet)
+    # Without a chain there is nowhere to send them: the step says so.
+    with_chain = runtime.runtime()
+    use_chain(chain_settings(app, wallet_chain, POLYGON_RPC_URL=""))
+    assert onboarding.run(row.id) == "failed"
+    assert "No chain is configured" in onboarding.status(wallet.user_id)["error"]
+    runtime.install(with_chain)
     missing = onboarding.missing_approvals(wallet)
     assert len(missing) >= 2  # pUSD approve and CTF setApprovalForAll, at least
-    row = onboarding.record(wallet)
     # No POL: the step fails with the gas it needs, nothing is stored or sent.
     assert onboarding.run(row.id) == "failed"
     status = onboarding.status(wallet.user_id)
