@@ -42,6 +42,8 @@ POLYGON_CONTRACTS = {
     "CTF_COLLATERAL_ADAPTER_ADDRESS": "0xAdA100Db00Ca00073811820692005400218FcE1f",
     "NEG_RISK_COLLATERAL_ADAPTER_ADDRESS": "0xadA2005600Dec949baf300f4C6120000bDB6eAab",
     "EXCHANGE_V3_ADDRESS": "0xe3333700cA9d93003F00f0F71f8515005F6c00Aa",
+    # Circle's native USDC: the venue cannot trade it; readiness reports it (issue 16).
+    "NATIVE_USDC_ADDRESS": "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359",
 }
 
 POLYMARKET_RELAYER_URL = "https://relayer-v2.polymarket.com"
@@ -105,6 +107,7 @@ class ContractAddresses:
     ctf_collateral_adapter: str
     neg_risk_collateral_adapter: str
     exchange_v3: str = POLYGON_CONTRACTS["EXCHANGE_V3_ADDRESS"]  # position-id markets
+    native_usdc: str = POLYGON_CONTRACTS["NATIVE_USDC_ADDRESS"]  # untradeable: reported only
 
 
 @dataclass(frozen=True)
@@ -377,6 +380,7 @@ _CONTRACT_FIELDS = {
     "CTF_COLLATERAL_ADAPTER_ADDRESS": "ctf_collateral_adapter",
     "NEG_RISK_COLLATERAL_ADAPTER_ADDRESS": "neg_risk_collateral_adapter",
     "EXCHANGE_V3_ADDRESS": "exchange_v3",
+    "NATIVE_USDC_ADDRESS": "native_usdc",
 }
 
 # SIGN_IN_* variables: the sign-in budgets (README "Configuration").

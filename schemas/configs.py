@@ -206,6 +206,9 @@ class ReadinessSchema(Schema):
     balance_usdc = DecimalString(allow_none=True)
     usdc_e = DecimalString(allow_none=True, metadata={
         "description": "USDC.e in the wallet, to wrap into pUSD before it can trade."})
+    usdc_native = DecimalString(allow_none=True, metadata={
+        "description": "Circle's native USDC at the maker address: the venue cannot trade it "
+                       "(swap it to USDC.e or pUSD); null when the chain cannot tell."})
     gas_matic = DecimalString(allow_none=True)
     venue_credentials = fields.Boolean(required=True)
     allowance_ok = fields.Boolean(allow_none=True, metadata={

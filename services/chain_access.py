@@ -35,6 +35,7 @@ class Contracts:
     neg_risk_adapter: str
     ctf_exchange: str = ""
     neg_risk_exchange: str = ""
+    native_usdc: str = ""  # Circle's native USDC: reported, never traded
 
     def addresses(self) -> frozenset[str]:
         """Every configured contract address (checksummed): never a withdrawal's destination."""
@@ -134,6 +135,7 @@ def from_settings(settings: Settings) -> ChainSettings:
             neg_risk_adapter=checksum(addresses.neg_risk_adapter),
             ctf_exchange=checksum(addresses.ctf_exchange),
             neg_risk_exchange=checksum(addresses.neg_risk_exchange),
+            native_usdc=checksum(addresses.native_usdc) if addresses.native_usdc else "",
         ),
         sealing=sealing_keys(settings.wallet_encryption_key,
                              settings.wallet_encryption_key_previous,

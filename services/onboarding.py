@@ -4,7 +4,9 @@ whose progress the user follows:
 1. ``deploy``: ``WALLET-CREATE`` through the relayer (the operator's builder key, or the
    account's own relayer key), waited on to ``STATE_CONFIRMED``;
 2. ``approvals``: the required approvals (ACCOUNTS.md §5) read on chain first, the missing
-   ones sent as ONE ``WALLET`` batch signed by the owner and waited on;
+   ones sent as ONE ``WALLET`` batch signed by the owner and waited on; an allowlisted
+   plain EOA sends them itself, one on-chain transaction each (it pays POL), through
+   ``wallet_transactions`` (stored before broadcast; a crashed run's are mined first);
 3. ``credentials``: the CLOB API credentials, derived with the owner's L1 signature;
 4. ``balance_update``: ``/balance-allowance/update`` with the account's signature type, so
    the CLOB sees the deposits and approvals.
@@ -27,8 +29,11 @@ from typing import Any
 from uuid import UUID
 
 import peewee
+from web3 import Web3
 
+from chain.errors import ChainError
 from chain.tokens import read
+from chain.transactions import SignedTx, build_transaction, require_gas_for
 from models.base import db, utcnow
 from models.user import User
 from models.wallet import (
@@ -44,10 +49,22 @@ from models.wallet import (
     STEP_CREDENTIALS,
     STEP_DEPLOY,
     STEP_DONE,
+    TX_CONFIRMED,
+    TX_IN_FLIGHT,
     AccountOnboarding,
     TradingWallet,
+    WalletTransaction,
 )
-from services import chain_access, errors, jobs, trading_accounts, venue_accounts, venues, wallets
+from services import (
+    chain_access,
+    errors,
+    jobs,
+    trading_accounts,
+    venue_accounts,
+    venues,
+    wallet_transactions,
+    wallets,
+)
 from services.principal import user_id_of
 from venue.accounts import Approval, required_approvals
 from venue.errors import VenueError, VenueRejected, VenueTimeout
@@ -63,6 +80,7 @@ from venue.signing import OrderKey
 log = logging.getLogger(__name__)
 
 JOB_NAME = "accounts.onboard"
+APPROVAL_KIND = "approval"  # a WalletTransaction an EOA sends to grant one approval
 LEASE_SECONDS = 600
 # A submit stored without its transaction id is given this long to show up on chain
 # (``/deployed``) before it counts as never sent and is submitted again.
@@ -295,6 +313,8 @@ def missing_approvals(wallet: TradingWallet) -> list[Approval]:
 
 
 def _approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> None:
+    if wallet.signature_type == SIGNATURE_TYPE_EOA:
+        _settle_eoa_approvals(wallet)  # a crashed run's, before reading what is missing
     client = venues.client()
     auth = _auth(wallet) if wallet.signature_type != SIGNATURE_TYPE_EOA else None
     if row.approvals_transaction_id is not None:
@@ -314,8 +334,8 @@ def _approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> Non
     if wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET and _venue_sees_approvals(wallet):
         return  # a connected account that approved on polymarket.com before
     if wallet.signature_type == SIGNATURE_TYPE_EOA:
-        raise StepFailed("This EOA lacks approvals: approving from an EOA (paying POL) is "
-                         "not done by copytrade yet; approve on polymarket.com.")
+        _eoa_approvals(wallet, missing)
+        return
     if wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET:
         raise StepFailed("This proxy or Safe account lacks approvals: copytrade does not "
                          "send the relayer's PROXY/SAFE transactions; approve them on "
@@ -342,6 +362,47 @@ def _venue_sees_approvals(wallet: TradingWallet) -> bool:
     seen = venues.client().clob.balance_allowances(account.creds,
                                                    signature_type=account.signature_type)
     return not trading_accounts.exchanges_not_approved(seen.allowances)
+def _settle_eoa_approvals(wallet: TradingWallet) -> None:
+    """Wait for the EOA's approvals still in flight (stored before broadcast by an earlier
+    run): only once they are mined does the chain say what is missing, so none is sent twice."""
+    for tx in wallet_transactions.in_flight(wallet):
+        if tx.kind == APPROVAL_KIND:
+            _settled(tx)
+
+
+def _settled(tx: WalletTransaction) -> None:
+    try:
+        done = wallet_transactions.settle(tx)
+    except ChainError as exc:
+        raise StepFailed(wallet_transactions.as_chain_error_message(exc)) from exc
+    if done.status in TX_IN_FLIGHT:
+        raise StepFailed(f"The approval {done.tx_hash} is not mined yet; retry shortly.")
+    if done.status != TX_CONFIRMED:
+        raise StepFailed(f"The approval {done.tx_hash} ended {done.status}: "
+                         f"{done.error or 'no reason given'}")
+
+
+def _eoa_approvals(wallet: TradingWallet, missing: list[Approval]) -> None:
+    """A plain EOA approves from itself, paying POL: one on-chain transaction per missing
+    approval, each stored before broadcast (``wallet_transactions``) and mined before the
+    next; too little POL fails the step with the amount needed."""
+    if not chain_access.current().rpc_url:
+        raise StepFailed("No chain is configured (POLYGON_RPC_URL): a plain EOA's approvals "
+                         "are sent on chain from the EOA.")
+    chain_id = chain_access.chain_id()
+    for approval in missing:
+        def build(w3: Web3, key: bytes, nonce: int, a: Approval = approval) -> SignedTx:
+            signed = build_transaction(w3, private_key=key, to=a.token, nonce=nonce,
+                                       data=bytes.fromhex(a.calldata()[2:]), chain_id=chain_id)
+            require_gas_for(w3, signed)
+            return signed
+
+        try:
+            sent = wallet_transactions.submit(wallet, APPROVAL_KIND, build)
+        except ChainError as exc:
+            raise StepFailed(wallet_transactions.as_chain_error_message(exc)) from exc
+        if sent is not None:
+            _settled(sent)
 
 
 def _credentials(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> None:

@@ -4,12 +4,14 @@ One answer for the REST account status, the dashboard and the MCP ``get_trading_
 tool: the trading account (kind, maker wallet), its onboarding steps, its venue balance
 (pUSD the venue will let orders spend), USDC.e waiting to be wrapped, gas (POL, only for an
 account that pays its own), venue API credentials, the allowances the venue reports (read,
-never assumed), active configs against the tier's limit, and a list of blockers, each with
-a code and a sentence: ``no_wallet``, ``eoa_not_allowlisted``, ``onboarding_incomplete``,
-``builder_credentials_missing``, ``wallet_not_deployed``, ``approval_missing``,
-``no_balance``, ``usdce_to_wrap``, ``no_gas``, ``venue_unreachable``, ``chain_unavailable``,
-``tier_limit``. Every check degrades to a blocker rather than an error, so a page
-can always show the whole picture.
+never assumed), active configs against the tier's limit, native USDC the venue cannot
+trade, and a list of blockers, each with a code and a sentence: ``no_wallet``,
+``eoa_not_allowlisted``, ``onboarding_incomplete``, ``builder_credentials_missing``,
+``wallet_not_deployed``, ``approval_missing``, ``no_balance``, ``usdce_to_wrap``,
+``native_usdc``, ``no_gas``, ``venue_unreachable``, ``chain_unavailable``, ``tier_limit``
+(``usdce_to_wrap``, ``native_usdc``, ``no_gas``, ``chain_unavailable`` and ``tier_limit``
+are warnings: they never stop trading by themselves). Every check degrades to a blocker
+rather than an error, so a page can always show the whole picture.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
+from chain.tokens import read, token_balance
 from models.copying import CopyConfig
 from models.user import User
 from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET, TradingWallet
+from schemas.fields import format_decimal
 from services import (
+    chain_access,
     errors,
     onboarding,
     tiers,
@@ -66,7 +71,8 @@ def readiness(user: User | UUID | str) -> dict[str, Any]:
         "wallet_address": wallets.maker(wallet) if wallet else None,
         "account": trading_accounts.describe(wallet) if wallet else None,
         "onboarding": onboarding.status(user.id),
-        "balance_usdc": None, "usdc_e": None, "gas_matic": None, "venue_credentials": False,
+        "balance_usdc": None, "usdc_e": None, "usdc_native": None, "gas_matic": None,
+        "venue_credentials": False,
         "allowance_ok": None, "missing_approvals": [],
     }
     blockers.extend(trading_accounts.live_blockers(wallet))
@@ -92,6 +98,7 @@ def readiness(user: User | UUID | str) -> dict[str, Any]:
         blockers.append(_blocker("tier_limit", f"The {limits.tier} plan runs "
                                  f"{limits.max_active_configs} active configs at once."))
     # Gas only matters for on-chain work; live copying needs a wallet, funds and the venue.
+    # USDC.e and native USDC are warnings: they block nothing while pUSD is there.
     trade_blockers = [b for b in blockers if b["code"] not in (
         "no_gas", "chain_unavailable", "tier_limit", "usdce_to_wrap", "native_usdc")]
     result["ready_to_trade"] = not trade_blockers
@@ -144,6 +151,7 @@ def _chain_checks(wallet: TradingWallet, result: dict[str, Any],
         if usdce > 0:
             blockers.append(_blocker("usdce_to_wrap", f"{usdce} USDC.e is in the wallet: wrap "
                                      "it to pUSD to trade with it."))
+        _native_usdc_check(wallet, result, blockers)
         if not trading_accounts.uses_relayer(wallet):
             gas = wallets.balance_of(wallet, "matic")
             result["gas_matic"] = gas
@@ -154,3 +162,18 @@ def _chain_checks(wallet: TradingWallet, result: dict[str, Any],
         translated = errors.from_external(exc)
         blockers.append(_blocker("chain_unavailable", translated.message if translated
                                  else "The chain could not be read."))
+
+
+def _native_usdc_check(wallet: TradingWallet, result: dict[str, Any],
+                       blockers: list[dict[str, str]]) -> None:
+    """Native USDC sent to the maker: the venue trades only pUSD, so it must be swapped."""
+    token = chain_access.contracts().native_usdc
+    w3 = chain_access.web3()
+    if not token or not read(lambda: w3.eth.get_code(token), "get_code"):
+        return  # not configured, or not on this chain: nothing can have been sent
+    native = token_balance(w3, token, wallets.maker(wallet))
+    result["usdc_native"] = native
+    if native > 0:
+        blockers.append(_blocker("native_usdc", f"{format_decimal(native)} USDC (native) "
+                                 "cannot be traded; swap it to USDC.e or pUSD (on "
+                                 "polymarket.com or any DEX) to trade with it."))

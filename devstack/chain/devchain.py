@@ -256,6 +256,7 @@ class DevContracts:
     collateral_offramp: str  # not in env(): ARCHITECTURE.md names no variable for it yet
     ctf_collateral_adapter: str
     neg_risk_collateral_adapter: str
+    native_usdc: str = ""  # Circle's native USDC stand-in: the venue cannot trade it
     _w3: Web3 | None = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -280,6 +281,7 @@ class DevContracts:
             "COLLATERAL_ONRAMP_ADDRESS": self.collateral_onramp,
             "CTF_COLLATERAL_ADAPTER_ADDRESS": self.ctf_collateral_adapter,
             "NEG_RISK_COLLATERAL_ADAPTER_ADDRESS": self.neg_risk_collateral_adapter,
+            "NATIVE_USDC_ADDRESS": self.native_usdc,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -556,6 +558,8 @@ def deploy_dev_contracts(rpc_url: str, deployer_key: str) -> DevContracts:
     factory = _deploy(
         w3, deployer_key, chain_id, "DepositWalletFactory", beacon, address_of(deployer_key)
     )
+    # last, so every other contract keeps the address it had before this token existed
+    native_usdc = _deploy(w3, deployer_key, chain_id, "DevToken", "USD Coin", "USDC", 6)
     return DevContracts(
         rpc_url=rpc_url,
         chain_id=chain_id,
@@ -574,6 +578,7 @@ def deploy_dev_contracts(rpc_url: str, deployer_key: str) -> DevContracts:
         collateral_offramp=offramp,
         ctf_collateral_adapter=ctf_collateral_adapter,
         neg_risk_collateral_adapter=neg_risk_collateral_adapter,
+        native_usdc=native_usdc,
     )
 
 
