@@ -49,6 +49,13 @@ def create_sandbox_app(
         g.venue_received_at = stamped if stamped and state.clock is time.time else state.clock()
 
     @app.before_request
+    def _tally() -> None:
+        # What a client sends, per endpoint and second (compared with the real rate limits).
+        if not request.path.startswith(CONTROL_PREFIX):
+            rule = request.url_rule
+            state.requests.count(f"{request.method} {rule.rule if rule else request.path}")
+
+    @app.before_request
     def _inject_faults() -> Response | None:
         path = request.path
         if path.startswith(CONTROL_PREFIX):

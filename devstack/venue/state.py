@@ -34,6 +34,7 @@ from devstack.venue.matching import BookOrder, MarketBook
 from devstack.venue.onchain import ChainHoldings
 from devstack.venue.rejections import ERR_L1, VenueRejection
 from devstack.venue.settlement import Settlement
+from devstack.venue.tally import RequestTally
 from devstack.venue.tape import ClobTrade, Fill, Redemption, Tape
 
 # Routes import these from here: the façade is their one entry point.
@@ -83,6 +84,7 @@ class SandboxState:
         self.feed = RtdsHub()
         self.market_channel = MarketChannel(self)
         self.faults = FaultBoard()
+        self.requests = RequestTally(self._now)  # per endpoint per second, for benchmarks
         self.house = derived_address(HOUSE_SEED)
         self._initial_switches = (self.config.refuse_eoa_makers, set(self.config.legacy_makers))
         self.whales = [derived_address(f"sandbox-whale-{seed}-{i}") for i in range(4)]
