@@ -133,6 +133,9 @@ class CopyEngineConfig:
     # With the feed up, all targets' backstop polls together stay under this rate (1,000
     # targets: each every 50 s): each costs the venue and this loop a request.
     backstop_polls_per_second: float = 20.0
+    # With the feed down, all targets' polls together stay under this rate (the Data API
+    # allows 1,000 requests per 10 s: 80 leaves room for position reads).
+    polls_per_second: float = 80.0
     backstop_hold_seconds: float = 10.0  # how long a backstop poll waits for copies in flight
     gc_hold_seconds: float = 0.25  # garbage collection put off while copying, at most this
     overlap_seconds: int = 10
@@ -149,6 +152,9 @@ class CopyEngineConfig:
     db_threads: int = 16
     poll_concurrency: int = 8  # polls in flight at once, whatever the number of targets
     wallet_refresh_seconds: float = 15.0  # collateral estimates re-read from the venue
+    # All engines' periodic balance reads together stay under this rate (the CLOB allows
+    # 200 per 10 s; the rest is left to first reads and re-checks before a skip).
+    balance_reads_per_second: float = 15.0
     account_reopen_seconds: float = 600.0  # opened accounts re-read from the database
     fold_log_seconds: float = 5.0  # SQLite: the log is folded here, not in a copy's commit
 

@@ -3,9 +3,12 @@
 An engine opens (decrypts) a copier's venue account once, when a live config of that user
 starts running here, keeps it only in memory (``services.copier_accounts``), re-opens it
 every ``account_reopen_seconds`` and drops it when none of the user's configs runs here
-any more (and all of them when the engine stops). The collateral estimates are re-read
-from the venue every ``wallet_refresh_seconds``, and at once for a copy the estimate says
-a wallet cannot pay.
+any more (and all of them when the engine stops). The collateral estimates are read from
+the venue when an account is first opened here, then re-read every
+``wallet_refresh_seconds`` (oldest first, at most this engine's share of
+``balance_reads_per_second``: the venue's limit on balance reads is the deployment's, and
+every engine running one of a user's configs keeps that user's estimate), and at once for
+a copy the estimate says a wallet cannot pay.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ class CopierWallets:
 
     def __init__(self, name: str, settings: EngineSettings,
                  db: Callable[..., Any], limiter: trio.CapacityLimiter,
-                 users: Callable[[], set[UUID]]) -> None:
+                 users: Callable[[], set[UUID]], engines: Callable[[], int] = lambda: 1
+                 ) -> None:
         self.name = name
         self.settings = settings
         self.accounts = AccountCache(settings.wallet_refresh_seconds,
@@ -40,6 +44,7 @@ class CopierWallets:
         self._db = db
         self._limiter = limiter  # shared with the targets' polls (one connection pool)
         self._users = users  # the users with live configs running here now
+        self._engines = engines  # live engines, which share the balance-read budget
 
     def retain(self) -> None:
         """Forget the opened accounts of users none of whose live configs runs here now."""
@@ -54,6 +59,8 @@ class CopierWallets:
         missing = self.accounts.missing(user_ids)
         if not missing:
             return
+        # Re-opened accounts keep their estimate (refreshed in turn, not all at once).
+        new = {u for u in missing if self.accounts.get(u) is None}
 
         def open_all() -> dict[UUID, venue_accounts.VenueAccount]:
             opened = {}
@@ -70,7 +77,7 @@ class CopierWallets:
         for user_id, account in opened.items():
             if user_id in keep:
                 self.accounts.put(user_id, account)
-        await self.refresh([u for u in opened if u in keep])
+        await self.refresh([u for u in opened if u in keep and u in new])
 
     async def refresh(self, user_ids: Iterable[UUID]) -> None:
         """Re-read the venue's collateral figure of these copiers (concurrently, bounded)."""
@@ -100,13 +107,21 @@ class CopierWallets:
             return
         slot.refreshed(balance, started)
 
+    def due(self, seconds: float) -> list[UUID]:
+        """The users whose estimate to re-read in a turn of ``seconds``: the stalest, at
+        most this engine's share of the deployment's balance reads in that time."""
+        share = self.settings.balance_reads_per_second / max(1, self._engines())
+        stale = sorted(self.accounts.stale(), key=lambda slot: slot[1].refreshed_at)
+        return [u for u, _ in stale[:max(1, int(share * seconds))]]
+
     async def run(self) -> None:
         """Keep collateral estimates fresh and re-open accounts now and then, until cancelled."""
+        turn = max(0.5, self.settings.wallet_refresh_seconds / 3)
         while True:
-            await trio.sleep(max(0.5, self.settings.wallet_refresh_seconds / 3))
+            await trio.sleep(turn)
             try:
                 await self.open(self._users())
-                await self.refresh([u for u, _ in self.accounts.stale()])
+                await self.refresh(self.due(turn))
             except Exception:
                 log.exception("engine %s: refreshing accounts failed", self.name)
 

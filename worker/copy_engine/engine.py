@@ -78,7 +78,7 @@ class CopyEngine:
                                          self.redis_call)
         self.quotes = QuoteSource(self.settings, self.stats)
         self.wallets = CopierWallets(name, self.settings, self.db, self._poll_limiter,
-                                     self._account_users)
+                                     self._account_users, lambda: self.ownership.engines)
         self.executor = FillExecutor(name, self.settings, self.stats, self.quotes,
                                      self.wallets, self.db)
         self._watch = WatchContext(
@@ -115,11 +115,15 @@ class CopyEngine:
 
     def poll_delay(self) -> float:
         """Seconds between one target's polls: every second with the feed down, else the
-        backstop interval, stretched so all targets together stay under the poll rate."""
-        if not self.feed_connected:
-            return self.settings.poll_seconds
-        return max(self.settings.backstop_poll_seconds,
-                   len(self.targets) / self.settings.backstop_polls_per_second)
+        backstop interval, stretched so that all the deployment's targets together stay
+        under the poll rate (each engine polls its share of the targets, so it takes its
+        share of the rate: the venue's limit is the deployment's, not one worker's)."""
+        settings = self.settings
+        if self.feed_connected:
+            every, rate = settings.backstop_poll_seconds, settings.backstop_polls_per_second
+        else:
+            every, rate = settings.poll_seconds, settings.polls_per_second
+        return max(every, len(self.targets) * self.ownership.engines / rate)
 
     def wake(self) -> None:
         """Sweep now (a control job or message said a config changed)."""

@@ -43,6 +43,8 @@ class TargetOwnership:
         self.client = client
         self.leases = TargetLeases(client, prefix, name, lease_ms)
         self._call = call
+        # Live engines at the last rebalance: the deployment's venue budgets are shared.
+        self.engines = 1
 
     async def live_engines(self) -> list[str]:
         """Engines heartbeating now (this one included once it has)."""
@@ -78,6 +80,7 @@ class TargetOwnership:
         (called before its lease is released, so no other engine runs it meanwhile).
         """
         engines = await self.live_engines()
+        self.engines = max(1, len(engines))
         share = math.ceil(len(active) / max(1, len(engines))) if active else 0
         for target in [t for t in owned if t not in active]:
             await self._release_one(target, drop)
