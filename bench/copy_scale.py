@@ -363,6 +363,32 @@ def profiling(workers: list[Worker], folder: str, seconds: float) -> Iterator[No
                 record.wait(timeout=seconds + 30)
 
 
+def print_profile(folder: str, top: int = 25) -> None:
+    """The recorded workers' busiest functions: own samples, and samples beneath them."""
+    own: dict[str, int] = {}
+    beneath: dict[str, int] = {}
+    total = 0
+    for path in Path(folder).glob("*.txt"):
+        for line in path.read_text().splitlines():
+            stack, _, count = line.rpartition(" ")
+            if not stack or not count.isdigit():
+                continue
+            frames = [f.strip() for f in stack.split(";")]
+            frames = [f for f in frames if not f.startswith(("process ", "thread "))] or frames
+            total += int(count)
+            own[frames[-1]] = own.get(frames[-1], 0) + int(count)
+            for frame in set(frames):
+                beneath[frame] = beneath.get(frame, 0) + int(count)
+    if not total:
+        return
+    print(f"  profile ({total} samples in {folder}): own time")
+    for frame, n in sorted(own.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"    {n / total * 100:5.1f}%  {frame}")
+    print("  inclusive")
+    for frame, n in sorted(beneath.items(), key=lambda kv: -kv[1])[:top * 2]:
+        print(f"    {n / total * 100:5.1f}%  {frame}")
+
+
 def main() -> None:
     """Run one configuration and print its figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -488,6 +514,8 @@ def run(args: argparse.Namespace) -> None:
                 received = control.get("/orders").json()
                 latencies.extend(e["received_at"] - visible * 1000 for e in received)
         sample_end = time.time()
+        if args.py_spy:
+            print_profile(args.py_spy)
         elapsed = sample_end - sample_start
         orders = len(latencies)
         per_copy = {k: (totals(workers, k) - v - idle_rate[k] * elapsed) / max(1, orders)

@@ -45,6 +45,7 @@ class CopierWallets:
         self._limiter = limiter  # shared with the targets' polls (one connection pool)
         self._users = users  # the users with live configs running here now
         self._engines = engines  # live engines, which share the balance-read budget
+        self._opening: dict[UUID, trio.Event] = {}  # accounts being opened, set when done
 
     def retain(self) -> None:
         """Forget the opened accounts of users none of whose live configs runs here now."""
@@ -57,8 +58,23 @@ class CopierWallets:
     async def open(self, user_ids: Iterable[UUID]) -> None:
         """Open (decrypt) the venue accounts of these copiers once, and read their balances."""
         missing = self.accounts.missing(user_ids)
-        if not missing:
-            return
+        # Targets start concurrently and share copiers: an account another task is opening
+        # is waited for, not opened (and its balance read) once more.
+        busy = {self._opening[u] for u in missing if u in self._opening}
+        missing = [u for u in missing if u not in self._opening]
+        if missing:
+            done = trio.Event()
+            self._opening.update(dict.fromkeys(missing, done))
+            try:
+                await self._open(missing)
+            finally:
+                for user_id in missing:
+                    del self._opening[user_id]
+                done.set()
+        for event in busy:
+            await event.wait()
+
+    async def _open(self, missing: list[UUID]) -> None:
         # Re-opened accounts keep their estimate (refreshed in turn, not all at once).
         new = {u for u in missing if self.accounts.get(u) is None}
 

@@ -89,6 +89,7 @@ class CopyEngine:
         self._fingerprint: Any = None
         self._full_sweep = True
         self._full_sweep_at = 0.0
+        self._dropped = False  # targets were dropped since the accounts were last retained
         self.running = False
 
     # -- plumbing ---------------------------------------------------------------------
@@ -204,6 +205,7 @@ class CopyEngine:
                 if target not in kept and target in self.targets:
                     log.warning("engine %s lost the lease on %s; stopping it", self.name, target)
                     self._drop_target(target)
+            self._retain_accounts()
 
     async def _recheck_loop(self) -> None:
         # Intents whose order the venue did not know yet (or whose answer was lost) are
@@ -279,6 +281,7 @@ class CopyEngine:
         active = await self.db(store.active_targets) if full else self._active
         for target in await self.ownership.rebalance(active, self.targets, self._drop_target):
             self._start_target(target)
+        self._retain_accounts()
         if full:
             await self._reload_configs()
             self._active, self._fingerprint = active, fingerprint
@@ -316,11 +319,18 @@ class CopyEngine:
         log.info("engine %s runs target %s", self.name, target)
 
     def _drop_target(self, target: str) -> None:
+        # The accounts no running config needs any more are forgotten once per sweep or
+        # heartbeat that dropped targets (each pass walks every config: not once per target).
         watcher = self.targets.pop(target, None)
         if watcher is not None:
             watcher.scope.cancel()
             if self.feed is not None:
                 self.feed.unwatch(target)
+            self._dropped = True
+
+    def _retain_accounts(self) -> None:
+        if self._dropped:
+            self._dropped = False
             self.wallets.retain()
 
     async def _run_target(self, watcher: TargetWatcher) -> None:
