@@ -346,6 +346,9 @@ _ENGINE_VARIABLES = {
     "COPY_STALE_INTENT_SECONDS": "stale_intent_seconds",
     "COPY_RECHECK_SECONDS": "recheck_seconds",
     "COPY_RECHECK_AFTER_SECONDS": "recheck_after_seconds",
+    "COPY_POLLS_PER_SECOND": "polls_per_second",
+    "COPY_BACKSTOP_POLLS_PER_SECOND": "backstop_polls_per_second",
+    "COPY_BALANCE_READS_PER_SECOND": "balance_reads_per_second",
 }
 
 

@@ -453,7 +453,7 @@ def run(args: argparse.Namespace) -> None:
         print(f"  seeded {args.users} users and {args.configs} configs over {args.targets} "
               f"targets in {seeded:.1f} s", flush=True)
 
-        started = time.monotonic()
+        started, start_wall = time.monotonic(), time.time()
         workers = [Worker(f"scale-{i}", venue_url, url, args.redis_url, prefix)
                    for i in range(args.workers)]
         share = math.ceil(len(targets) / args.workers)
@@ -472,6 +472,8 @@ def run(args: argparse.Namespace) -> None:
         wait_for(balanced, 600, "the leases to balance", every=0.2)
         to_balance = time.monotonic() - started
         rss_loaded = [w.rss_mb() for w in workers]
+        print_rates("venue requests while starting", venue_rates(control, start_wall,
+                                                                 time.time() + 1))
         print(f"  every target running after {to_run:.1f} s, balanced after {to_balance:.1f} s;"
               f" per worker: targets {[int(w.get('targets')) for w in workers]}, configs "
               f"{[int(w.get('configs')) for w in workers]}, RSS MB "
