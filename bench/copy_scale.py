@@ -343,7 +343,8 @@ def totals(workers: list[Worker], key: str) -> float:
 
 @contextlib.contextmanager
 def profiling(workers: list[Worker], folder: str, seconds: float) -> Iterator[None]:
-    """py-spy records every live worker for ``seconds`` (collapsed stacks in ``folder``)."""
+    """py-spy records every live worker for ``seconds`` (collapsed stacks in ``folder``),
+    only while a thread holds the interpreter: where the CPU goes, not the waits."""
     spy = str(Path(sys.executable).with_name("py-spy"))
     records = []
     if folder:
@@ -352,7 +353,7 @@ def profiling(workers: list[Worker], folder: str, seconds: float) -> Iterator[No
             if w.alive:
                 records.append(subprocess.Popen(
                     [spy, "record", "--pid", str(w.process.pid), "--duration",
-                     str(int(seconds)), "--rate", "200", "--format", "raw", "--nonblocking",
+                     str(int(seconds)), "--rate", "200", "--format", "raw", "--gil",
                      "--output", f"{folder}/{w.name}.txt"],
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     try:
@@ -449,7 +450,10 @@ def run(args: argparse.Namespace) -> None:
         started = time.monotonic()
         targets = seed(control, args.users, args.configs, args.targets)
         seeded = time.monotonic() - started
-        per_target = math.ceil(args.configs / args.targets)
+
+        def per_target(address: str) -> int:  # configs i copy target i % targets
+            index = targets.index(address)
+            return args.configs // len(targets) + (index < args.configs % len(targets))
         print(f"  seeded {args.users} users and {args.configs} configs over {args.targets} "
               f"targets in {seeded:.1f} s", flush=True)
 
@@ -510,7 +514,7 @@ def run(args: argparse.Namespace) -> None:
                 answer = injector.inject({"wallet": target, "token_id": token, "side": "BUY",
                                           "size": "20", "price": "0.5"})
                 visible = answer["published_us"] / 1_000_000
-                done += per_target
+                done += per_target(target)
                 wait_for(lambda goal=done: totals(workers, "orders") >= goal, 120, "the copies",
                          every=0.01)
                 received = control.get("/orders").json()
@@ -549,7 +553,8 @@ def run(args: argparse.Namespace) -> None:
 
 def measure_takeover(args: argparse.Namespace, workers: list[Worker], targets: list[str],
                      control: Any, injector: Injector, by_slug: dict[str, str],
-                     per_target: int, client: Any, key: Callable[[str], str]) -> str:
+                     per_target: Callable[[str], int], client: Any,
+                     key: Callable[[str], str]) -> str:
     """Kill the last worker; seconds until its leases, its targets and their copies moved."""
     victim = workers[-1]
     holders = client.mget([key(t) for t in targets])
@@ -585,7 +590,8 @@ def measure_takeover(args: argparse.Namespace, workers: list[Worker], targets: l
             token = str(entry["body"]["order"]["tokenId"])
             by_token.setdefault(token, []).append(entry["received_at"] / 1000)
         for token, stamps in by_token.items():
-            if token in tokens and len(stamps) >= per_target and token not in copied:
+            if token in tokens and len(stamps) >= per_target(tokens[token]) \
+                    and token not in copied:
                 copied[token] = max(stamps) - killed
         time.sleep(0.2)
     times = sorted(copied.values())
