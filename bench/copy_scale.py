@@ -354,7 +354,7 @@ def profiling(workers: list[Worker], folder: str, seconds: float) -> Iterator[No
                 records.append(subprocess.Popen(
                     [spy, "record", "--pid", str(w.process.pid), "--duration",
                      str(int(seconds)), "--rate", "200", "--format", "raw", "--gil",
-                     "--output", f"{folder}/{w.name}.txt"],
+                     "--nonblocking", "--output", f"{folder}/{w.name}.txt"],
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     try:
         yield
