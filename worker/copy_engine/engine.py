@@ -84,7 +84,9 @@ class CopyEngine:
         self._watch = WatchContext(
             name=name, settings=self.settings, stats=self.stats, executor=self.executor,
             db=self.db, poll_limiter=self._poll_limiter, venue=lambda: self._venue,
-            poll_delay=self.poll_delay, feed_up=lambda: self.feed_connected)
+            poll_delay=self.poll_delay, feed_up=lambda: self.feed_connected,
+            first_poll=self.first_poll)
+        self._next_first_poll = 0.0
         self._active: dict[str, int] = {}  # active targets as last read by a full sweep
         self._fingerprint: Any = None
         self._full_sweep = True
@@ -125,6 +127,15 @@ class CopyEngine:
         else:
             every, rate = settings.poll_seconds, settings.polls_per_second
         return max(every, len(self.targets) * self.ownership.engines / rate)
+
+    async def first_poll(self) -> None:
+        """Wait for a new target's turn to poll first: turns come at this engine's share of
+        the deployment's feed-down poll rate, so targets starting together (thousands at
+        an engine's start or a take-over) do not send their first polls all at once."""
+        now = trio.current_time()
+        turn = max(now, self._next_first_poll)
+        self._next_first_poll = turn + self.ownership.engines / self.settings.polls_per_second
+        await trio.sleep_until(turn)
 
     def wake(self) -> None:
         """Sweep now (a control job or message said a config changed)."""

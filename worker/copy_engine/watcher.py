@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -47,6 +46,7 @@ class WatchContext:
     venue: Callable[[], AsyncVenueClient | None]  # the engine's client (while it runs)
     poll_delay: Callable[[], float]  # seconds between a target's polls, as things stand
     feed_up: Callable[[], bool]
+    first_poll: Callable[[], Awaitable[None]]  # a turn for a new target's first poll
 
 
 class TargetWatcher:
@@ -111,8 +111,9 @@ class TargetWatcher:
 
     async def _poll_loop(self) -> None:
         context = self.context
-        # Spread the targets' polls over the interval instead of all at once.
-        await trio.sleep(random.random() * context.settings.poll_seconds)
+        # Targets starting together (an engine's start, a take-over) take turns for their
+        # first poll at the deployment's poll rate, which spreads the later ones too.
+        await context.first_poll()
         while True:
             try:
                 await self.poll_once()

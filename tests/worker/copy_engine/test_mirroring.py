@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import redis
 import trio
+import trio.testing
 
 from models.base import db
 from models.copying import CopyConfig, CopyPosition
@@ -322,6 +323,29 @@ def test_polling_is_capped_per_second_across_the_deployments_targets(redis_url, 
     assert engine.poll_delay() == 1.0  # few targets: every target polled every second
     engine.feed_connected = True
     assert engine.poll_delay() == 5.0
+
+
+def test_first_polls_of_targets_starting_together_take_turns(redis_url, engine_prefix):
+    settings = EngineSettings(polls_per_second=20.0)
+    engine = CopyEngine("paced", redis.Redis.from_url(redis_url), engine_prefix, settings)
+    engine.ownership.engines = 2  # this engine's share: 10 first polls a second
+    turns: list[float] = []
+
+    async def one() -> None:
+        await engine.first_poll()
+        turns.append(trio.current_time())
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            for _ in range(5):
+                nursery.start_soon(one)
+        await trio.sleep(2)
+        await one()  # later: at once
+
+    clock = trio.testing.MockClock(autojump_threshold=0)
+    trio.run(main, clock=clock)
+    assert [round(t - turns[0], 3) for t in turns[:5]] == [0.0, 0.1, 0.2, 0.3, 0.4]
+    assert round(turns[5] - turns[0], 3) == 2.4  # 0.4 + 2: no turn to wait for
 
 
 def test_the_engines_count_the_live_engines_at_each_sweep(run_engines):
