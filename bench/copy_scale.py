@@ -457,6 +457,7 @@ def run(args: argparse.Namespace) -> None:
         print(f"  seeded {args.users} users and {args.configs} configs over {args.targets} "
               f"targets in {seeded:.1f} s", flush=True)
 
+        control.delete("/requests")  # the seeding's own requests are not the workers'
         started, start_wall = time.monotonic(), time.time()
         workers = [Worker(f"scale-{i}", venue_url, url, args.redis_url, prefix)
                    for i in range(args.workers)]
