@@ -282,6 +282,25 @@ def seed(control: Any, users: int, configs: int, targets: int, threads: int = 4
     return addresses
 
 
+def sweep_queries(runs: int = 7) -> str:
+    """The median time of the queries every engine's sweep runs (each second, and every
+    15 s or on a change), timed from here: the database's share of an idle worker."""
+    from models.base import db
+    from worker.copy_engine import store
+
+    timings = []
+    for query in (store.config_fingerprint, store.active_targets):
+        with db.connection_context():
+            times = []
+            for _ in range(runs):
+                started = time.perf_counter()
+                query()
+                times.append((time.perf_counter() - started) * 1000)
+        timings.append(percentile(times, 50))
+    return (f"a sweep's fingerprint query {timings[0]:.1f} ms, its full read of the active "
+            f"targets {timings[1]:.1f} ms")
+
+
 def wait_for(condition: Callable[[], bool], seconds: float, what: str,
              every: float = 0.1) -> float:
     """Wait until ``condition()``; the seconds it took (exits saying ``what`` on timeout)."""
@@ -455,7 +474,7 @@ def run(args: argparse.Namespace) -> None:
             index = targets.index(address)
             return args.configs // len(targets) + (index < args.configs % len(targets))
         print(f"  seeded {args.users} users and {args.configs} configs over {args.targets} "
-              f"targets in {seeded:.1f} s", flush=True)
+              f"targets in {seeded:.1f} s; {sweep_queries()}", flush=True)
 
         control.delete("/requests")  # the seeding's own requests are not the workers'
         started, start_wall = time.monotonic(), time.time()
