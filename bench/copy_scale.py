@@ -504,6 +504,11 @@ def run(args: argparse.Namespace) -> None:
               f"{[round(r) for r in rss_loaded]} (at start "
               f"{[round(w.get('rss_base')) for w in workers]})", flush=True)
 
+        # New targets' first polls take turns at the deployment's feed-down poll rate:
+        # measure the steady state once every target has polled.
+        polled = wait_for(lambda: totals(workers, "polls") >= len(targets), 1800,
+                          "every target's first poll", every=0.5)
+        print(f"  every target polled once after {to_balance + polled:.1f} s", flush=True)
         # Idle: polls, lease renewals, heartbeats, sweeps, balance reads.
         time.sleep(2)
         idle = {k: totals(workers, k) for k in ("cpu", "sql", "commits", "redis",
