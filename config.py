@@ -128,6 +128,9 @@ class CopyEngineConfig:
     heartbeat_seconds: float = 1.0
     sweep_seconds: float = 1.0
     full_sweep_seconds: float = 15.0  # configs re-read at least this often (else on change)
+    # Targets an engine claims at a sweep, less those still starting: engines coming up
+    # together split the targets instead of the first claiming (and starting) them all.
+    claims_per_sweep: int = 500
     poll_seconds: float = 1.0  # Data API polling while the feed is down
     backstop_poll_seconds: float = 5.0  # polling while the feed is up (it only backfills)
     # With the feed up, all targets' backstop polls together stay under this rate (1,000

@@ -290,7 +290,11 @@ class CopyEngine:
                 or time.monotonic() - self._full_sweep_at >= self.settings.full_sweep_seconds)
         self._full_sweep = False
         active = await self.db(store.active_targets) if full else self._active
-        for target in await self.ownership.rebalance(active, self.targets, self._drop_target):
+        # Claims go at the pace targets start: at most claims_per_sweep starting at once.
+        starting = sum(1 for watcher in self.targets.values() if not watcher.ready.is_set())
+        for target in await self.ownership.rebalance(
+                active, self.targets, self._drop_target,
+                limit=max(0, self.settings.claims_per_sweep - starting)):
             self._start_target(target)
         self._retain_accounts()
         if full:

@@ -73,11 +73,14 @@ class TargetOwnership:
             log.warning("engine %s could not release leases: %s", self.name, exc)
 
     async def rebalance(self, active: Mapping[str, int], owned: Mapping[str, OwnedTarget],
-                        drop: Callable[[str], None]) -> list[str]:
+                        drop: Callable[[str], None], limit: int | None = None) -> list[str]:
         """Release what this engine should not run, claim its share; the targets to start.
 
         ``owned`` is the engine's live map of running targets; ``drop`` stops one of them
         (called before its lease is released, so no other engine runs it meanwhile).
+        ``limit`` caps the targets claimed now (those an operator handed over aside): an
+        engine starting first would otherwise claim every target, start them all, and
+        hand most back a sweep later, when the others have come up.
         """
         engines = await self.live_engines()
         self.engines = max(1, len(engines))
@@ -91,6 +94,8 @@ class TargetOwnership:
             await self._release(surplus[: len(owned) - share], drop)
         free = [t for t in active if t not in owned and moved.get(t) != self.name]
         room = share - len(owned) if len(engines) > 1 else len(free)
+        if limit is not None:
+            room = min(room, limit)
         handed = [t for t in free if t in moved]
         start: list[str] = []
         if free and (room > 0 or handed):
