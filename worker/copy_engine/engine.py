@@ -92,6 +92,7 @@ class CopyEngine:
         self._full_sweep = True
         self._full_sweep_at = 0.0
         self._dropped = False  # targets were dropped since the accounts were last retained
+        self._users: set[UUID] | None = None  # users of the live configs running here
         self.running = False
 
     # -- plumbing ---------------------------------------------------------------------
@@ -155,8 +156,12 @@ class CopyEngine:
                 for cid, snap in watcher.configs.items()}
 
     def _account_users(self) -> set[UUID]:
-        return {c.user_id for watcher in self.targets.values()
-                for c in watcher.configs.values() if not c.paper}
+        # Walking every config costs milliseconds at 25,000 of them, and the wallets ask
+        # every few seconds: kept until the running configs change.
+        if self._users is None:
+            self._users = {c.user_id for watcher in self.targets.values()
+                           for c in watcher.configs.values() if not c.paper}
+        return self._users
 
     # -- run ----------------------------------------------------------------------------
 
@@ -322,6 +327,7 @@ class CopyEngine:
         for watcher in self.targets.values():
             for cid in [c for c in watcher.configs if c not in versions]:
                 del watcher.configs[cid]
+        self._users = None
         self.wallets.retain()
         await self.wallets.open(s.user_id for s in snapshots if not s.paper)
 
@@ -342,6 +348,7 @@ class CopyEngine:
             if self.feed is not None:
                 self.feed.unwatch(target)
             self._dropped = True
+            self._users = None
 
     def _retain_accounts(self) -> None:
         if self._dropped:
@@ -356,6 +363,7 @@ class CopyEngine:
                                                           [watcher.address])).items()])
                 for snap in snaps:
                     watcher.configs.setdefault(snap.id, snap)
+                self._users = None
                 await self.wallets.open(c.user_id for c in watcher.configs.values()
                                         if not c.paper)
                 await watcher.load_cursor()
@@ -367,6 +375,7 @@ class CopyEngine:
                 log.exception("engine %s: could not start target %s", self.name,
                               watcher.address)
                 self.targets.pop(watcher.address, None)
+                self._users = None
                 await self.ownership.release([watcher.address])
                 return
             await watcher.run()
