@@ -574,6 +574,9 @@ def run(args: argparse.Namespace) -> None:
             w.stop()
         injector.stop()
         venue.stop()
+        client = redis.Redis.from_url(args.redis_url)  # this run's keys (the engine set)
+        for key in client.scan_iter(match=f"{prefix}*", count=1000):
+            client.delete(key)
 
 
 def measure_takeover(args: argparse.Namespace, workers: list[Worker], targets: list[str],
