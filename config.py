@@ -166,12 +166,20 @@ class CopyEngineConfig:
     lease_ms: int = 5000
     heartbeat_seconds: float = 1.0
     sweep_seconds: float = 1.0
-    full_sweep_seconds: float = 15.0  # configs re-read at least this often (else on change)
+    # Configs re-read at least this often, else when their fingerprint moves (any edit,
+    # start, stop or delete): at 25,000 configs a worker, a re-read is ~20% of its CPU.
+    full_sweep_seconds: float = 300.0
+    # Targets an engine claims at a sweep, less those still starting: engines coming up
+    # together split the targets instead of the first claiming (and starting) them all.
+    claims_per_sweep: int = 500
     poll_seconds: float = 1.0  # Data API polling while the feed is down
     backstop_poll_seconds: float = 5.0  # polling while the feed is up (it only backfills)
     # With the feed up, all targets' backstop polls together stay under this rate (1,000
     # targets: each every 50 s): each costs the venue and this loop a request.
     backstop_polls_per_second: float = 20.0
+    # With the feed down, all targets' polls together stay under this rate (the Data API
+    # allows 1,000 requests per 10 s: 80 leaves room for position reads).
+    polls_per_second: float = 80.0
     backstop_hold_seconds: float = 10.0  # how long a backstop poll waits for copies in flight
     gc_hold_seconds: float = 0.25  # garbage collection put off while copying, at most this
     overlap_seconds: int = 10
@@ -193,6 +201,9 @@ class CopyEngineConfig:
     # refreshes never hold the detection polls' slots (nor the reverse).
     balance_concurrency: int = 4
     wallet_refresh_seconds: float = 15.0  # collateral estimates re-read from the venue
+    # All engines' periodic balance reads together stay under this rate (the CLOB allows
+    # 200 per 10 s; the rest is left to first reads and re-checks before a skip).
+    balance_reads_per_second: float = 15.0
     account_reopen_seconds: float = 600.0  # opened accounts re-read from the database
     fold_log_seconds: float = 5.0  # SQLite: the log is folded here, not in a copy's commit
 
@@ -407,6 +418,9 @@ _ENGINE_VARIABLES = {
     "COPY_RECHECK_SECONDS": "recheck_seconds",
     "COPY_RECHECK_AFTER_SECONDS": "recheck_after_seconds",
     "COPY_BALANCE_CONCURRENCY": "balance_concurrency",
+    "COPY_POLLS_PER_SECOND": "polls_per_second",
+    "COPY_BACKSTOP_POLLS_PER_SECOND": "backstop_polls_per_second",
+    "COPY_BALANCE_READS_PER_SECOND": "balance_reads_per_second",
 }
 
 

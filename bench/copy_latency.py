@@ -51,6 +51,7 @@ import time
 import uuid
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -138,13 +139,50 @@ class Injector:
         self.process.wait(timeout=10)
 
 
+def install_runtime(venue_url: str, redis_url: str, prefix: str) -> None:
+    """Build and install this process's runtime against the sandbox venue at ``venue_url``."""
+    import config
+    from services import runtime, wiring
+
+    runtime.install(wiring.build_runtime(config.load(os.environ, overrides={
+        "VENUE": "sandbox", "POLYMARKET_GAMMA_URL": f"{venue_url}/gamma",
+        "POLYMARKET_CLOB_URL": f"{venue_url}/clob", "POLYMARKET_DATA_URL": f"{venue_url}/data",
+        "POLYMARKET_RTDS_URL": venue_url.replace("http://", "ws://") + "/rtds",
+        "CHAIN_ID": 137, "REDIS_URL": redis_url, "REDIS_PREFIX": prefix})))
+
+
+def create_users(control: Any, count: int) -> list[Any]:
+    """``count`` elite users, each with a wallet funded at the venue and derived credentials."""
+    from models import User
+    from services import venue_accounts, wallets
+
+    users = []
+    for _ in range(count):
+        user = User.create(email=f"{secrets.token_hex(6)}@bench.local", tier="elite")
+        wallet = wallets.get_or_create(user)
+        # seen: the deposit is already in the CLOB's balance cache (no /update to measure)
+        control.post("/fund", json={"address": wallet.address, "amount": "1000000",
+                                    "seen": True})
+        venue_accounts.account(user)  # derive and store the venue credentials once
+        users.append(user)
+    return users
+
+
+def add_scale_arguments(parser: argparse.ArgumentParser, *, configs: int, targets: int,
+                        users: int) -> None:
+    """The options both copy benchmarks take: how many configs, targets, users, samples."""
+    parser.add_argument("--configs", type=int, default=configs)
+    parser.add_argument("--targets", type=int, default=targets)
+    parser.add_argument("--users", type=int, default=users)
+    parser.add_argument("--samples", type=int, default=20)
+    parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL",
+                                                              "redis://127.0.0.1:6379/0"))
+
+
 def main() -> None:
     """Run one configuration and print its figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--configs", type=int, default=100)
-    parser.add_argument("--targets", type=int, default=10)
-    parser.add_argument("--users", type=int, default=50)
-    parser.add_argument("--samples", type=int, default=20)
+    add_scale_arguments(parser, configs=100, targets=10, users=50)
     parser.add_argument("--database-url", default="",
                         help="a scratch database (its configs, intents, orders and trades "
                              "are deleted first); default: a fresh SQLite file")
@@ -167,8 +205,6 @@ def main() -> None:
                         help="with --restart-window: the post-only phase after the 425s")
     parser.add_argument("--gap", type=float, default=1.0,
                         help="with --restart-window: seconds between injected samples")
-    parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL",
-                                                              "redis://127.0.0.1:6379/0"))
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     folder = Path(tempfile.mkdtemp(prefix="copybench-"))
@@ -180,22 +216,16 @@ def main() -> None:
     import trio
     from eth_account import Account
 
-    import config
     from devstack.venue import SandboxServer
-    from models import User, migrate
     from models import database as database_module
+    from models import migrate
     from models.base import db, utcnow
     from models.copying import CopyConfig, CopyIntent
-    from services import runtime, venue_accounts, wallets, wiring
     from worker.copy_engine.engine import CopyEngine, EngineSettings
 
     sandbox = SandboxServer(seed=3).start() if args.venue_in_process else VenueProcess(seed=3)
     prefix = f"copybench-{secrets.token_hex(3)}:"
-    runtime.install(wiring.build_runtime(config.load(os.environ, overrides={
-        "VENUE": "sandbox", "POLYMARKET_GAMMA_URL": sandbox.gamma_url,
-        "POLYMARKET_CLOB_URL": sandbox.clob_url, "POLYMARKET_DATA_URL": sandbox.data_url,
-        "POLYMARKET_RTDS_URL": sandbox.rtds_url, "CHAIN_ID": 137,
-        "REDIS_URL": args.redis_url, "REDIS_PREFIX": prefix})))
+    install_runtime(sandbox.gamma_url.removesuffix("/gamma"), args.redis_url, prefix)
     url = args.database_url or f"sqlite:///{folder / 'bench.db'}"
     database = database_module.bind(url, fold_on_commit=False)  # as the worker does
     with database.connection_context():
@@ -219,15 +249,7 @@ def main() -> None:
 
     started = time.perf_counter()
     with db.connection_context():
-        users = []
-        for _ in range(min(args.users, args.configs)):
-            user = User.create(email=f"{secrets.token_hex(6)}@bench.local", tier="elite")
-            wallet = wallets.get_or_create(user)
-            # seen: the deposit is already in the CLOB's balance cache (no /update to measure)
-            control.post("/fund", json={"address": wallet.address, "amount": "1000000",
-                                        "seen": True})
-            venue_accounts.account(user)  # derive and store the venue credentials once
-            users.append(user)
+        users = create_users(control, min(args.users, args.configs))
         targets = [Account.create().address.lower() for _ in range(args.targets)]
         now = utcnow()
         rows = [{"id": uuid.uuid4(), "user": users[i % len(users)].id,

@@ -50,7 +50,9 @@ def test_every_knob_is_typed_and_read_from_its_variable(tmp_path):
            "COPY_LEASE_MS": "1500", "COPY_USE_FEED": "0", "COPYTRADE_JOB_MODULES": "a.b, c",
            "COPYTRADE_MAINTENANCE_SECONDS": "0.5", "WITHDRAW_WAIT_SECONDS": "0.2",
            "HTTPS_PROXY": "http://proxy:3128", "WEB_CONCURRENCY": "5",
-           "ORDER_NOT_FOUND_GRACE_SECONDS": "30", "ORDER_RESOLVE_DEADLINE_SECONDS": "90"}
+           "ORDER_NOT_FOUND_GRACE_SECONDS": "30", "ORDER_RESOLVE_DEADLINE_SECONDS": "90",
+           "COPY_POLLS_PER_SECOND": "40", "COPY_BACKSTOP_POLLS_PER_SECOND": "10",
+           "COPY_BALANCE_READS_PER_SECOND": "7.5"}
     settings = config.load(env=env, instance=tmp_path)
     assert settings.worker.capacity == 3 and settings.worker.metrics_port == 9101
     assert settings.worker.job_modules == ("a.b", "c")
@@ -58,6 +60,8 @@ def test_every_knob_is_typed_and_read_from_its_variable(tmp_path):
     assert settings.metrics.token == "tok-123" and settings.metrics.multiproc_dir == "/tmp/prom"
     assert (settings.logging.format, settings.logging.level) == ("text", "DEBUG")
     assert settings.engine.lease_ms == 1500 and settings.engine.use_feed is False
+    assert (settings.engine.polls_per_second, settings.engine.backstop_polls_per_second,
+            settings.engine.balance_reads_per_second) == (40.0, 10.0, 7.5)
     assert settings.chain.withdraw_wait_seconds == 0.2
     assert settings.venue.behind_proxy is True
     assert settings.web_concurrency == 5

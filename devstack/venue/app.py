@@ -59,6 +59,13 @@ def create_sandbox_app(
         state.advance()  # time acts before the request is served (lifecycle.py)
 
     @app.before_request
+    def _tally() -> None:
+        # What a client sends, per endpoint and second (compared with the real rate limits).
+        if not request.path.startswith(CONTROL_PREFIX):
+            rule = request.url_rule
+            state.requests.count(f"{request.method} {rule.rule if rule else request.path}")
+
+    @app.before_request
     def _inject_faults() -> Response | None:
         path = request.path
         if path.startswith(CONTROL_PREFIX):

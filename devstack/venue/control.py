@@ -74,6 +74,8 @@ Routes (JSON bodies; money and sizes as decimal strings):
 * GET    /_sandbox/mode                       the mode now, seconds left, the throttle
 * GET    /_sandbox/orders                     every POST /order envelope received (and the answer)
 * DELETE /_sandbox/orders                     forget them
+* GET    /_sandbox/requests?since=<epoch s>   requests per endpoint per second (rate limits)
+* DELETE /_sandbox/requests                   forget them
 * POST   /_sandbox/whales/start {interval?}, /_sandbox/whales/stop, /_sandbox/whales/tick
 * POST   /_sandbox/rtds/mute                  {enabled}: the RTDS feed stops sending trades
                                              (connections stay open and answer pings)
@@ -640,6 +642,23 @@ def forget_orders():
     with state.lock:
         state.received_orders.clear()
     return json_response([])
+
+
+@bp.get("/requests")
+def request_tally():
+    """Requests per endpoint (``METHOD /rule``) per second: {endpoint: {second: n}}.
+
+    ``?since=<epoch seconds>`` keeps the seconds from then on (the last hour is kept).
+    """
+    since = _decimal(dict(request.args), "since", Decimal(0))
+    return json_response(_state().requests.since(float(since or 0)))
+
+
+@bp.delete("/requests")
+def forget_requests():
+    """Clear the request tally."""
+    _state().requests.clear()
+    return json_response({})
 
 
 @bp.post("/whales/start")

@@ -41,6 +41,7 @@ from devstack.venue.onchain import ChainHoldings
 from devstack.venue.rejections import ERR_L1, VenueRejection
 from devstack.venue.relay import Principal, Relayer, RelayerTransaction, session_signer_json
 from devstack.venue.settlement import Settlement
+from devstack.venue.tally import RequestTally
 from devstack.venue.tape import ClobTrade, Fill, Redemption, Tape
 from devstack.venue.wallet_exec import SimulatedWallets
 
@@ -100,6 +101,7 @@ class SandboxState:
         self.market_channel = MarketChannel(self)
         self.faults = FaultBoard()
         self.modes = VenueModes(clock)
+        self.requests = RequestTally(self._now)  # per endpoint per second, for benchmarks
         self.house = derived_address(HOUSE_SEED)
         self._initial_switches = (self.config.refuse_eoa_makers, set(self.config.legacy_makers),
                                   self.config.strict_accounts)

@@ -3,9 +3,12 @@
 An engine opens (decrypts) a copier's venue account once, when a live config of that user
 starts running here, keeps it only in memory (``services.copier_accounts``), re-opens it
 every ``account_reopen_seconds`` and drops it when none of the user's configs runs here
-any more (and all of them when the engine stops). The collateral estimates are re-read
-from the venue every ``wallet_refresh_seconds``, and at once for a copy the estimate says
-a wallet cannot pay.
+any more (and all of them when the engine stops). The collateral estimates are read from
+the venue when an account is first opened here, then re-read every
+``wallet_refresh_seconds`` (oldest first, at most this engine's share of
+``balance_reads_per_second``: the venue's limit on balance reads is the deployment's, and
+every engine running one of a user's configs keeps that user's estimate), and at once for
+a copy the estimate says a wallet cannot pay.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ class CopierWallets:
 
     def __init__(self, name: str, settings: EngineSettings,
                  db: Callable[..., Any], limiter: trio.CapacityLimiter,
-                 users: Callable[[], set[UUID]]) -> None:
+                 users: Callable[[], set[UUID]], engines: Callable[[], int] = lambda: 1
+                 ) -> None:
         self.name = name
         self.settings = settings
         self.accounts = AccountCache(settings.wallet_refresh_seconds,
@@ -40,6 +44,8 @@ class CopierWallets:
         self._db = db
         self._limiter = limiter  # balance reads' own (not the detection polls')
         self._users = users  # the users with live configs running here now
+        self._engines = engines  # live engines, which share the balance-read budget
+        self._opening: dict[UUID, trio.Event] = {}  # accounts being opened, set when done
 
     def retain(self) -> None:
         """Forget the opened accounts of users none of whose live configs runs here now."""
@@ -52,8 +58,25 @@ class CopierWallets:
     async def open(self, user_ids: Iterable[UUID]) -> None:
         """Open (decrypt) the venue accounts of these copiers once, and read their balances."""
         missing = self.accounts.missing(user_ids)
-        if not missing:
-            return
+        # Targets start concurrently and share copiers: an account another task is opening
+        # is waited for, not opened (and its balance read) once more.
+        busy = {self._opening[u] for u in missing if u in self._opening}
+        missing = [u for u in missing if u not in self._opening]
+        if missing:
+            done = trio.Event()
+            self._opening.update(dict.fromkeys(missing, done))
+            try:
+                await self._open(missing)
+            finally:
+                for user_id in missing:
+                    del self._opening[user_id]
+                done.set()
+        for event in busy:
+            await event.wait()
+
+    async def _open(self, missing: list[UUID]) -> None:
+        # Re-opened accounts keep their estimate (refreshed in turn, not all at once).
+        new = {u for u in missing if self.accounts.get(u) is None}
 
         def open_all() -> dict[UUID, venue_accounts.VenueAccount]:
             opened = {}
@@ -70,7 +93,7 @@ class CopierWallets:
         for user_id, account in opened.items():
             if user_id in keep:
                 self.accounts.put(user_id, account)
-        await self.refresh([u for u in opened if u in keep], update=True)
+        await self.refresh([u for u in opened if u in keep and u in new], update=True)
 
     async def refresh(self, user_ids: Iterable[UUID], *, update: bool = False) -> None:
         """Re-read the venue's collateral figure of these copiers (concurrently, bounded);
@@ -109,13 +132,21 @@ class CopierWallets:
             return
         slot.refreshed(balance, started)
 
+    def due(self, seconds: float) -> list[UUID]:
+        """The users whose estimate to re-read in a turn of ``seconds``: the stalest, at
+        most this engine's share of the deployment's balance reads in that time."""
+        share = self.settings.balance_reads_per_second / max(1, self._engines())
+        stale = sorted(self.accounts.stale(), key=lambda slot: slot[1].refreshed_at)
+        return [u for u, _ in stale[:max(1, int(share * seconds))]]
+
     async def run(self) -> None:
         """Keep collateral estimates fresh and re-open accounts now and then, until cancelled."""
+        turn = max(0.5, self.settings.wallet_refresh_seconds / 3)
         while True:
-            await trio.sleep(max(0.5, self.settings.wallet_refresh_seconds / 3))
+            await trio.sleep(turn)
             try:
                 await self.open(self._users())
-                await self.refresh([u for u, _ in self.accounts.stale()])
+                await self.refresh(self.due(turn))
             except Exception:
                 log.exception("engine %s: refreshing accounts failed", self.name)
 

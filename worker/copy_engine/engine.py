@@ -83,18 +83,21 @@ class CopyEngine:
         # Copiers' balance reads have their own slots: they never starve detection polls.
         self._balance_limiter = trio.CapacityLimiter(self.settings.balance_concurrency)
         self.wallets = CopierWallets(name, self.settings, self.db, self._balance_limiter,
-                                     self._account_users)
+                                     self._account_users, lambda: self.ownership.engines)
         self.executor = FillExecutor(name, self.settings, self.stats, self.quotes,
                                      self.wallets, self.db)
         self._watch = WatchContext(
             name=name, settings=self.settings, stats=self.stats, executor=self.executor,
             db=self.db, poll_limiter=self._poll_limiter, venue=lambda: self._venue,
             poll_delay=self.poll_delay, feed_up=lambda: self.feed_connected,
-            feed_lost=lambda: self._feed_lost)
+            feed_lost=lambda: self._feed_lost, first_poll=self.first_poll)
+        self._next_first_poll = 0.0
         self._active: dict[str, int] = {}  # active targets as last read by a full sweep
         self._fingerprint: Any = None
         self._full_sweep = True
         self._full_sweep_at = 0.0
+        self._dropped = False  # targets were dropped since the accounts were last retained
+        self._users: set[UUID] | None = None  # users of the live configs running here
         self.running = False
 
     # -- plumbing ---------------------------------------------------------------------
@@ -121,11 +124,24 @@ class CopyEngine:
 
     def poll_delay(self) -> float:
         """Seconds between one target's polls: every second with the feed down, else the
-        backstop interval, stretched so all targets together stay under the poll rate."""
-        if not self.feed_connected:
-            return self.settings.poll_seconds
-        return max(self.settings.backstop_poll_seconds,
-                   len(self.targets) / self.settings.backstop_polls_per_second)
+        backstop interval, stretched so that all the deployment's targets together stay
+        under the poll rate (each engine polls its share of the targets, so it takes its
+        share of the rate: the venue's limit is the deployment's, not one worker's)."""
+        settings = self.settings
+        if self.feed_connected:
+            every, rate = settings.backstop_poll_seconds, settings.backstop_polls_per_second
+        else:
+            every, rate = settings.poll_seconds, settings.polls_per_second
+        return max(every, len(self.targets) * self.ownership.engines / rate)
+
+    async def first_poll(self) -> None:
+        """Wait for a new target's turn to poll first: turns come at this engine's share of
+        the deployment's feed-down poll rate, so targets starting together (thousands at
+        an engine's start or a take-over) do not send their first polls all at once."""
+        now = trio.current_time()
+        turn = max(now, self._next_first_poll)
+        self._next_first_poll = turn + self.ownership.engines / self.settings.polls_per_second
+        await trio.sleep_until(turn)
 
     def wake(self) -> None:
         """Sweep now (a control job or message said a config changed)."""
@@ -145,8 +161,12 @@ class CopyEngine:
                 for cid, snap in watcher.configs.items()}
 
     def _account_users(self) -> set[UUID]:
-        return {c.user_id for watcher in self.targets.values()
-                for c in watcher.configs.values() if not c.paper}
+        # Walking every config costs milliseconds at 25,000 of them, and the wallets ask
+        # every few seconds: kept until the running configs change.
+        if self._users is None:
+            self._users = {c.user_id for watcher in self.targets.values()
+                           for c in watcher.configs.values() if not c.paper}
+        return self._users
 
     # -- run ----------------------------------------------------------------------------
 
@@ -207,6 +227,7 @@ class CopyEngine:
                 if target not in kept and target in self.targets:
                     log.warning("engine %s lost the lease on %s; stopping it", self.name, target)
                     self._drop_target(target)
+            self._retain_accounts()
 
     async def _recheck_loop(self) -> None:
         # Intents whose order the venue did not know yet (or whose answer was lost) are
@@ -280,8 +301,13 @@ class CopyEngine:
                 or time.monotonic() - self._full_sweep_at >= self.settings.full_sweep_seconds)
         self._full_sweep = False
         active = await self.db(store.active_targets) if full else self._active
-        for target in await self.ownership.rebalance(active, self.targets, self._drop_target):
+        # Claims go at the pace targets start: at most claims_per_sweep starting at once.
+        starting = sum(1 for watcher in self.targets.values() if not watcher.ready.is_set())
+        for target in await self.ownership.rebalance(
+                active, self.targets, self._drop_target,
+                limit=max(0, self.settings.claims_per_sweep - starting)):
             self._start_target(target)
+        self._retain_accounts()
         if full:
             await self._reload_configs()
             self._active, self._fingerprint = active, fingerprint
@@ -307,6 +333,7 @@ class CopyEngine:
         for watcher in self.targets.values():
             for cid in [c for c in watcher.configs if c not in versions]:
                 del watcher.configs[cid]
+        self._users = None
         self.wallets.retain()
         await self.wallets.open(s.user_id for s in snapshots if not s.paper)
 
@@ -319,11 +346,19 @@ class CopyEngine:
         log.info("engine %s runs target %s", self.name, target)
 
     def _drop_target(self, target: str) -> None:
+        # The accounts no running config needs any more are forgotten once per sweep or
+        # heartbeat that dropped targets (each pass walks every config: not once per target).
         watcher = self.targets.pop(target, None)
         if watcher is not None:
             watcher.scope.cancel()
             if self.feed is not None:
                 self.feed.unwatch(target)
+            self._dropped = True
+            self._users = None
+
+    def _retain_accounts(self) -> None:
+        if self._dropped:
+            self._dropped = False
             self.wallets.retain()
 
     async def _run_target(self, watcher: TargetWatcher) -> None:
@@ -334,6 +369,7 @@ class CopyEngine:
                                                           [watcher.address])).items()])
                 for snap in snaps:
                     watcher.configs.setdefault(snap.id, snap)
+                self._users = None
                 await self.wallets.open(c.user_id for c in watcher.configs.values()
                                         if not c.paper)
                 await watcher.load_cursor()
@@ -345,6 +381,7 @@ class CopyEngine:
                 log.exception("engine %s: could not start target %s", self.name,
                               watcher.address)
                 self.targets.pop(watcher.address, None)
+                self._users = None
                 await self.ownership.release([watcher.address])
                 return
             await watcher.run()

@@ -43,6 +43,8 @@ class TargetOwnership:
         self.client = client
         self.leases = TargetLeases(client, prefix, name, lease_ms)
         self._call = call
+        # Live engines at the last rebalance: the deployment's venue budgets are shared.
+        self.engines = 1
 
     async def live_engines(self) -> list[str]:
         """Engines heartbeating now (this one included once it has)."""
@@ -71,25 +73,29 @@ class TargetOwnership:
             log.warning("engine %s could not release leases: %s", self.name, exc)
 
     async def rebalance(self, active: Mapping[str, int], owned: Mapping[str, OwnedTarget],
-                        drop: Callable[[str], None]) -> list[str]:
+                        drop: Callable[[str], None], limit: int | None = None) -> list[str]:
         """Release what this engine should not run, claim its share; the targets to start.
 
         ``owned`` is the engine's live map of running targets; ``drop`` stops one of them
         (called before its lease is released, so no other engine runs it meanwhile).
+        ``limit`` caps the targets claimed now (those an operator handed over aside): an
+        engine starting first would otherwise claim every target, start them all, and
+        hand most back a sweep later, when the others have come up.
         """
         engines = await self.live_engines()
+        self.engines = max(1, len(engines))
         share = math.ceil(len(active) / max(1, len(engines))) if active else 0
-        for target in [t for t in owned if t not in active]:
-            await self._release_one(target, drop)
+        await self._release([t for t in owned if t not in active], drop)
         moved = await self._call(self.leases.moved_from, list(active))
         if len(engines) > 1 and len(owned) > share:
             # Hand surplus targets to the others (they claim them on their next sweep).
             surplus = sorted((t for t in owned if t not in moved),
                              key=lambda t: len(owned[t].configs))
-            for target in surplus[: len(owned) - share]:
-                await self._release_one(target, drop)
+            await self._release(surplus[: len(owned) - share], drop)
         free = [t for t in active if t not in owned and moved.get(t) != self.name]
         room = share - len(owned) if len(engines) > 1 else len(free)
+        if limit is not None:
+            room = min(room, limit)
         handed = [t for t in free if t in moved]
         start: list[str] = []
         if free and (room > 0 or handed):
@@ -102,10 +108,15 @@ class TargetOwnership:
             start += await self._call(self.leases.claim, candidates)
         return start
 
-    async def _release_one(self, target: str, drop: Callable[[str], None]) -> None:
-        drop(target)
-        await self.release([target])
-        log.info("engine %s released target %s", self.name, target)
+    async def _release(self, targets: list[str], drop: Callable[[str], None]) -> None:
+        # Each is stopped before the leases go (in one call: a whole surplus at once).
+        if not targets:
+            return
+        for target in targets:
+            drop(target)
+        await self.release(targets)
+        log.info("engine %s released %d targets (%s...)", self.name, len(targets),
+                 ", ".join(targets[:3]))
 
 
 __all__ = ["TargetOwnership"]

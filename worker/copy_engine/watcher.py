@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -49,6 +48,7 @@ class WatchContext:
     feed_up: Callable[[], bool]
     # Set when the feed stops carrying trades (down or stale): long backstop waits end.
     feed_lost: Callable[[], trio.Event]
+    first_poll: Callable[[], Awaitable[None]]  # a turn for a new target's first poll
 
 
 class TargetWatcher:
@@ -113,8 +113,9 @@ class TargetWatcher:
 
     async def _poll_loop(self) -> None:
         context = self.context
-        # Spread the targets' polls over the interval instead of all at once.
-        await trio.sleep(random.random() * context.settings.poll_seconds)
+        # Targets starting together (an engine's start, a take-over) take turns for their
+        # first poll at the deployment's poll rate, which spreads the later ones too.
+        await context.first_poll()
         while True:
             try:
                 await self.poll_once()

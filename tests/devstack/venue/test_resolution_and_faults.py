@@ -96,3 +96,24 @@ def test_reset_restores_the_seeded_catalog(sandbox_venue, control, make_trader):
     after = control.state()["markets"]
     assert [m["condition_id"] for m in after] == [m["condition_id"] for m in before]
     assert control.balances(trader.address)["pusd"] == "0"
+
+
+def test_request_tally_counts_each_endpoint_per_second(sandbox_venue, control):
+    token = control.market(index=0)["token_ids"][0]
+    control.call("DELETE", "/requests", expect=200)
+    started = time.time()
+    for _ in range(3):
+        assert httpx.get(f"{sandbox_venue.clob_url}/book", params={"token_id": token}
+                         ).status_code == 200
+    httpx.get(f"{sandbox_venue.data_url}/activity", params={"user": "0x" + "ab" * 20})
+    httpx.get(f"{sandbox_venue.data_url}/activity", params={"user": "0x" + "cd" * 20})
+    tally = control.call("GET", "/requests", expect=200)
+    # Keyed by the route's rule, whatever the query; control calls are not counted.
+    assert {k: sum(v.values()) for k, v in tally.items()} == {
+        "GET /clob/book": 3, "GET /data/activity": 2}
+    assert all(int(second) >= int(started) for v in tally.values() for second in v)
+    later = control.call("GET", f"/requests?since={int(time.time()) + 5}", expect=200)
+    assert later == {}
+    control.call("GET", "/requests?since=soon", expect=400)
+    control.call("DELETE", "/requests", expect=200)
+    assert control.call("GET", "/requests", expect=200) == {}

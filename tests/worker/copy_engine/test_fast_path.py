@@ -14,6 +14,7 @@ import peewee
 import pytest
 import redis
 import trio
+from eth_account import Account
 
 from models.base import db
 from models.copying import CopyConfig
@@ -193,6 +194,27 @@ def test_opened_accounts_live_only_while_their_configs_run_here(
 
     run_engines(scenario)
     assert len(kept["engine"].wallets.accounts) == 0  # nothing stays open once the engine stopped
+
+
+def test_targets_starting_together_open_a_shared_copiers_account_once(
+        run_engines, make_config, make_trader, venue_control):
+    """A copier of many targets: their watchers start concurrently, and the account is
+    opened and its balance read once, every target waiting for it before it runs."""
+    trader = make_trader()
+    targets = [Account.create().address.lower() for _ in range(6)]
+    for address in targets:
+        make_config(trader.user, address)
+    venue_control.call("DELETE", "/requests", expect=200)
+
+    async def scenario(engines):
+        engine = engines[0]
+        for address in targets:
+            await owned(engine, address)
+            assert engine.wallets.accounts.get(trader.user.id) is not None
+
+    run_engines(scenario, settings=dataclasses.replace(FAST, wallet_refresh_seconds=300.0))
+    tally = venue_control.call("GET", "/requests", expect=200)
+    assert sum(tally["GET /clob/balance-allowance"].values()) == 1
 
 
 def test_the_place_limiter_bounds_the_orders_in_flight(

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from decimal import Decimal
 
 import redis
 import trio
+import trio.testing
 
 from models.base import db
 from models.copying import CopyConfig, CopyPosition
 from models.trading import Order, PaperTrade
 from services import copy_intents
 from services.copy_intents import CopyIntentDraft
-from tests.worker.copy_engine.conftest import inject, intents_of, owned, settled, wait_for
+from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
 from worker.copy_engine.engine import CopyEngine, EngineSettings
 
 
@@ -303,17 +305,86 @@ def test_backstop_polls_hold_off_while_a_fill_is_being_copied(
     run_engines(scenario)
 
 
-def test_backstop_polling_is_capped_per_second_across_targets(redis_url, engine_prefix):
+def test_polling_is_capped_per_second_across_the_deployments_targets(redis_url, engine_prefix):
     settings = EngineSettings(backstop_poll_seconds=5.0, backstop_polls_per_second=20.0,
-                              poll_seconds=1.0)
+                              poll_seconds=1.0, polls_per_second=80.0)
     engine = CopyEngine("capped", redis.Redis.from_url(redis_url), engine_prefix, settings)
     engine.targets = {f"0x{i:040x}": engine.watcher_for(f"0x{i:040x}") for i in range(1000)}
     engine.feed_connected = False
-    assert engine.poll_delay() == 1.0  # no feed: every target polled every second
+    assert engine.poll_delay() == 12.5  # no feed: 1,000 targets at 80 polls/s in all
     engine.feed_connected = True
     assert engine.poll_delay() == 50.0  # 1,000 targets at 20 polls/s in all
+    engine.ownership.engines = 4  # four engines with ~1,000 targets each share the rate
+    assert engine.poll_delay() == 200.0
+    engine.feed_connected = False
+    assert engine.poll_delay() == 50.0
+    engine.ownership.engines = 1
     engine.targets = dict(list(engine.targets.items())[:10])
+    assert engine.poll_delay() == 1.0  # few targets: every target polled every second
+    engine.feed_connected = True
     assert engine.poll_delay() == 5.0
+
+
+def test_first_polls_of_targets_starting_together_take_turns(redis_url, engine_prefix):
+    settings = EngineSettings(polls_per_second=20.0)
+    engine = CopyEngine("paced", redis.Redis.from_url(redis_url), engine_prefix, settings)
+    engine.ownership.engines = 2  # this engine's share: 10 first polls a second
+    turns: list[float] = []
+
+    async def one() -> None:
+        await engine.first_poll()
+        turns.append(trio.current_time())
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            for _ in range(5):
+                nursery.start_soon(one)
+        await trio.sleep(2)
+        await one()  # later: at once
+
+    clock = trio.testing.MockClock(autojump_threshold=0)
+    trio.run(main, clock=clock)
+    assert [round(t - turns[0], 3) for t in turns[:5]] == [0.0, 0.1, 0.2, 0.3, 0.4]
+    assert round(turns[5] - turns[0], 3) == 2.4  # 0.4 + 2: no turn to wait for
+
+
+def test_the_engines_count_the_live_engines_at_each_sweep(run_engines):
+    async def scenario(engines):
+        with trio.fail_after(10):
+            while any(engine.ownership.engines != 3 for engine in engines):
+                await trio.sleep(0.05)
+
+    run_engines(scenario, count=3)
+
+
+def test_balance_reads_are_paced_oldest_first_under_the_deployments_rate(
+        run_engines, make_config, make_trader, target, venue_control):
+    """Every copier's estimate is read once when opened; then the stale ones are re-read
+    at most at the engine's share of the balance-read rate (re-opening reads none)."""
+    copiers = [make_trader() for _ in range(6)]
+    for copier in copiers:
+        make_config(copier.user, target)
+    settings = dataclasses.replace(FAST, wallet_refresh_seconds=0.3, balance_reads_per_second=2.0,
+                                   account_reopen_seconds=0.5)
+    counted: dict[str, int] = {}
+
+    async def scenario(engines):
+        engine = engines[0]
+        await owned(engine, target)
+        with trio.fail_after(10):  # the first reads, one per copier
+            while any(s.refreshed_at == 0 for _, s in engine.wallets.accounts._slots.items()):
+                await trio.sleep(0.05)
+        await trio.to_thread.run_sync(lambda: venue_control.call("DELETE", "/requests"))
+        await trio.sleep(3)
+        tally = await trio.to_thread.run_sync(lambda: venue_control.call("GET", "/requests"))
+        counted["reads"] = sum(tally.get("GET /clob/balance-allowance", {}).values())
+        ages = sorted(s.refreshed_at for s in engine.wallets.accounts._slots.values())
+        counted["spread"] = ages[-1] - ages[0]
+
+    run_engines(scenario, settings=settings)
+    # 2 reads a second for 3 s, one per 0.5 s turn (unpaced: 6 copiers per turn, ~36).
+    assert 4 <= counted["reads"] <= 8
+    assert counted["spread"] > 0.5  # taken in turn, not all at once
 
 
 def test_later_fills_in_a_token_are_priced_from_the_market_channel(
