@@ -29,6 +29,11 @@ class ErrorSchema(Schema):
         "description": "`tier_limit_exceeded`: which plan limit was reached."})
     allowed = fields.Integer(metadata={
         "description": "`tier_limit_exceeded`: how many the plan allows."})
+    blockers = fields.List(fields.Dict(keys=fields.String(), values=fields.String()), metadata={
+        "description": "`account_not_ready`: what keeps the account from live trading, each "
+                       "a `code` and a `message`.",
+        "examples": [[{"code": "onboarding_incomplete",
+                       "message": "The account is not set up for the venue yet."}]]})
 
 
 class PaginationSchema(Schema):
