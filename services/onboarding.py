@@ -340,6 +340,11 @@ def _approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> Non
         raise StepFailed("This proxy or Safe account lacks approvals: copytrade does not "
                          "send the relayer's PROXY/SAFE transactions; approve them on "
                          "polymarket.com (one trade there does it), then retry.")
+    if wallet.session_signer:
+        # A session key is scoped to trading (ACCOUNTS.md §2.6): wallet calls are the owner's.
+        raise StepFailed(f"The wallet lacks {len(missing)} approval(s) the venue needs, and a "
+                         "session key does not send them: approve on polymarket.com with the "
+                         "owner (one trade there does it), then retry.")
     key = OrderKey(wallets.signer(wallet))
     contracts = trading_accounts.contracts()
     _save(row, owner, approvals_submitted_at=utcnow())

@@ -30,6 +30,7 @@ from services import (
     chain_access,
     errors,
     onboarding,
+    session_keys,
     tiers,
     trading_accounts,
     venue_accounts,
@@ -146,6 +147,9 @@ def _chain_checks(wallet: TradingWallet, result: dict[str, Any],
                   blockers: list[dict[str, str]]) -> None:
     """What the chain holds: USDC.e to wrap, and gas for an account that pays its own."""
     try:
+        lapsed = session_keys.lapsed(wallet)
+        if lapsed:
+            blockers.append(_blocker("session_key_not_authorized", lapsed))
         usdce = wallets.balance_of(wallet, "usdc_e")
         result["usdc_e"] = usdce
         if usdce > 0:
