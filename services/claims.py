@@ -376,6 +376,15 @@ def maker_claimable(wallet: TradingWallet, token_ids: Sequence[str] | None = Non
     return _indexed_claimable(maker, token_ids)
 
 
+def wallet_claimable(wallet: TradingWallet, token_ids: Sequence[str] | None = None
+                     ) -> list[ClaimablePosition]:
+    """What the account can claim, read where its positions are: the maker (a deposit
+    wallet, or a connected account's wallet), never the owner or signer key."""
+    if withdrawals.by_relayer(wallet):
+        return maker_claimable(wallet, token_ids)
+    return claimable_positions(trading_accounts.maker_of(wallet), token_ids)
+
+
 def _draft_relayer_claims(user_id: UUID, wallet: TradingWallet,
                           positions: list[ClaimablePosition]) -> list[Claim]:
     """One claim per condition with a payout; the batch redeems both outcomes at once."""
@@ -410,6 +419,13 @@ def request(user: User | UUID | str, token_ids: Sequence[str] | None = None) -> 
     """
     user_id = user_id_of(user)
     wallet = wallets.get_or_create(user_id)
+    if trading_accounts.maker_of(wallet) != wallet.address and not withdrawals.by_relayer(
+            wallet):
+        # a connected proxy or Safe holds the positions; only the relayer's PROXY/SAFE
+        # transactions (not sent here) could redeem them: signing from the owner redeems nothing
+        raise errors.FeatureNotEnabled(
+            "Claims from a proxy or Safe account are not sent by copytrade (the relayer's "
+            "PROXY/SAFE transactions are not implemented): claim on polymarket.com.")
     if withdrawals.by_relayer(wallet):
         claims, drafts = _keep_new(wallet, _draft_relayer_claims(
             user_id, wallet, maker_claimable(wallet, token_ids)))

@@ -1,0 +1,33 @@
+"""The dashboard's claimable positions (Flask test client) are the maker's: a deposit
+wallet's winnings on the dev chain are listed, though its owner EOA holds nothing, and
+claiming them needs no POL."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from services import claims, onboarding, trading_accounts, wallets
+from tests.dashboard.test_login_binding import _sign_in_with_code
+from tests.wallet_fixtures import USDC, catalogue_market
+
+
+def test_the_claimable_list_reads_the_deposit_wallet_not_its_owner(chain_venue, client,
+                                                                  inbox, user) -> None:
+    dev = chain_venue.chain.contracts
+    wallet = wallets.get_or_create_deposit_wallet(user)
+    assert onboarding.run(onboarding.record(wallet).id) == "ready"
+    maker = trading_accounts.maker_of(wallet)
+    condition = dev.prepare_condition()
+    slug = catalogue_market(condition)
+    dev.split_position(maker, condition, 6 * USDC, outcomes=[0])
+    dev.resolve_condition(condition.question_id, [1, 0])
+    assert claims.claimable_positions(wallet.address) == []  # the owner holds nothing
+
+    [held] = claims.wallet_claimable(wallets.for_user(user))
+    assert (held.condition_id, held.claimable_value) == (condition.condition_id, Decimal(6))
+    _sign_in_with_code(client, inbox, user.email)
+    page = client.get("/dashboard/wallet/claimable")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200, html
+    assert str(condition.token_ids[0]) in html and slug in html
+    assert "MATIC" not in html and "POL" not in html.replace("POLICY", "")  # gasless
