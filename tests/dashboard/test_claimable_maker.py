@@ -6,21 +6,14 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from services import claims, onboarding, trading_accounts, wallets
+from services import claims, wallets
 from tests.dashboard.test_login_binding import _sign_in_with_code
-from tests.wallet_fixtures import USDC, catalogue_market
+from tests.services.test_relayer_claims_chain import holding_winners
 
 
 def test_the_claimable_list_reads_the_deposit_wallet_not_its_owner(chain_venue, client,
                                                                   inbox, user) -> None:
-    dev = chain_venue.chain.contracts
-    wallet = wallets.get_or_create_deposit_wallet(user)
-    assert onboarding.run(onboarding.record(wallet).id) == "ready"
-    maker = trading_accounts.maker_of(wallet)
-    condition = dev.prepare_condition()
-    slug = catalogue_market(condition)
-    dev.split_position(maker, condition, 6 * USDC, outcomes=[0])
-    dev.resolve_condition(condition.question_id, [1, 0])
+    wallet, _maker, condition = holding_winners(chain_venue, user, 6)
     assert claims.claimable_positions(wallet.address) == []  # the owner holds nothing
 
     [held] = claims.wallet_claimable(wallets.for_user(user))
@@ -29,5 +22,5 @@ def test_the_claimable_list_reads_the_deposit_wallet_not_its_owner(chain_venue, 
     page = client.get("/dashboard/wallet/claimable")
     html = page.get_data(as_text=True)
     assert page.status_code == 200, html
-    assert str(condition.token_ids[0]) in html and slug in html
+    assert str(condition.token_ids[0]) in html and f"Dev question {held.market_slug}" in html
     assert "MATIC" not in html and "POL" not in html.replace("POLICY", "")  # gasless

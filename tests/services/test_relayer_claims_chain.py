@@ -10,6 +10,7 @@ import json
 from decimal import Decimal
 from typing import Any
 
+from devstack.chain.devchain import DevCondition
 from models.wallet import Claim
 from services import claims, onboarding, positions, trading_accounts, wallets
 from tests.chain_venue import ChainVenue
@@ -34,6 +35,23 @@ def _onboarded(user: Any) -> Any:
     return wallets.for_user(user)
 
 
+def holding_winners(cv: ChainVenue, user: Any, shares: int, *, outcome: int = 0,
+                    neg_risk: bool = False) -> tuple[Any, str, DevCondition]:
+    """The user's onboarded deposit wallet holding ``shares`` of ``outcome`` in a market
+    (listed and catalogued) resolved to that outcome: (wallet, its maker, the condition)."""
+    dev = cv.chain.contracts
+    wallet = _onboarded(user)
+    maker = trading_accounts.maker_of(wallet)
+    condition = dev.prepare_neg_risk_question() if neg_risk else dev.prepare_condition()
+    catalogue_market(condition)
+    dev.split_position(maker, condition, shares * USDC, outcomes=[outcome])
+    if neg_risk:
+        dev.resolve_neg_risk_question(condition.question_id, outcome == 0)
+    else:
+        dev.resolve_condition(condition.question_id, [int(outcome == 0), int(outcome == 1)])
+    return wallet, maker, condition
+
+
 def _no_pol(cv: ChainVenue, wallet: Any) -> None:
     dev = cv.chain.contracts
     assert dev.native_balance_wei(wallet.address) == 0
@@ -42,12 +60,7 @@ def _no_pol(cv: ChainVenue, wallet: Any) -> None:
 
 def test_a_deposit_wallets_winnings_are_redeemed_on_chain_as_pusd(chain_venue, user) -> None:
     cv, dev = chain_venue, chain_venue.chain.contracts
-    wallet = _onboarded(user)
-    maker = trading_accounts.maker_of(wallet)
-    condition = dev.prepare_condition()
-    catalogue_market(condition)
-    dev.split_position(maker, condition, 7 * USDC, outcomes=[0])  # 7 Yes
-    dev.resolve_condition(condition.question_id, [1, 0])  # Yes wins
+    wallet, maker, condition = holding_winners(cv, user, 7)  # 7 Yes, Yes won
 
     [held] = claims.maker_claimable(wallet)
     assert (held.size, held.claimable_value) == (Decimal(7), Decimal(7))
@@ -70,12 +83,7 @@ def test_a_deposit_wallets_winnings_are_redeemed_on_chain_as_pusd(chain_venue, u
 def test_a_neg_risk_claim_redeems_through_the_neg_risk_collateral_adapter(
         chain_venue, user) -> None:
     cv, dev = chain_venue, chain_venue.chain.contracts
-    wallet = _onboarded(user)
-    maker = trading_accounts.maker_of(wallet)
-    question = dev.prepare_neg_risk_question()
-    catalogue_market(question)
-    dev.split_position(maker, question, 4 * USDC, outcomes=[0])
-    dev.resolve_neg_risk_question(question.question_id, True)
+    wallet, maker, _question = holding_winners(cv, user, 4, neg_risk=True)
 
     before = _pusd(cv, maker)
     [row] = claims.request(user)
@@ -91,13 +99,7 @@ def test_a_neg_risk_claim_redeems_through_the_neg_risk_collateral_adapter(
 def test_positions_value_what_the_maker_can_claim(chain_venue, user) -> None:
     """``claimable_value`` is what the deposit wallet (the maker) holds on chain, not its
     owner EOA (which holds nothing)."""
-    dev = chain_venue.chain.contracts
-    wallet = _onboarded(user)
-    maker = trading_accounts.maker_of(wallet)
-    condition = dev.prepare_condition()
-    catalogue_market(condition)
-    dev.split_position(maker, condition, 3 * USDC, outcomes=[1])  # 3 No
-    dev.resolve_condition(condition.question_id, [0, 1])  # No wins
+    _wallet, _maker, condition = holding_winners(chain_venue, user, 3, outcome=1)  # No won
     [shown] = positions.list_positions(user)
     assert shown["token_id"] == str(condition.token_ids[1])
     assert (shown["resolved"], shown["claimable_value"]) == (True, Decimal(3))
