@@ -48,7 +48,7 @@ def _connect(client: Any, headers: dict, wallet: str, session: OrderKey) -> dict
 
 
 def _onboard(user: Any) -> AccountOnboarding:
-    row = AccountOnboarding.get(AccountOnboarding.wallet == wallets.for_user(user).id)
+    row = onboarding.record(wallets.for_user(user))  # the one REST connect started
     onboarding.run(row.id)
     return AccountOnboarding.get_by_id(row.id)
 
