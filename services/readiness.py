@@ -8,7 +8,8 @@ never assumed), active configs against the tier's limit, native USDC the venue c
 trade, and a list of blockers, each with a code and a sentence: ``no_wallet``,
 ``eoa_not_allowlisted``, ``onboarding_incomplete``, ``builder_credentials_missing``,
 ``wallet_not_deployed``, ``approval_missing``, ``no_balance``, ``usdce_to_wrap``,
-``native_usdc``, ``no_gas``, ``venue_unreachable``, ``chain_unavailable``, ``tier_limit``
+``native_usdc``, ``no_gas``, ``venue_unreachable``, ``chain_unavailable``, ``tier_limit``,
+``session_key_not_authorized`` (a session key the wallet no longer accepts)
 (``usdce_to_wrap``, ``native_usdc``, ``no_gas``, ``chain_unavailable`` and ``tier_limit``
 are warnings: they never stop trading by themselves). Every check degrades to a blocker
 rather than an error, so a page can always show the whole picture.
