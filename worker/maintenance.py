@@ -15,7 +15,16 @@ import trio
 
 from models.base import utcnow
 from models.wallet import OPEN_STATES, Claim, TradingWallet, Withdrawal
-from services import claims, idempotency, jobs, orders, previews, retention, withdrawals
+from services import (
+    claims,
+    deposits,
+    idempotency,
+    jobs,
+    orders,
+    previews,
+    retention,
+    withdrawals,
+)
 from services.runtime import runtime
 from worker.jobs import job, on_worker_start
 
@@ -84,3 +93,30 @@ async def run_scheduler(host: Any) -> None:
         except Exception:  # Redis blips must not end the scheduler
             log.warning("maintenance tick failed", exc_info=True)
         await trio.sleep(interval)
+
+
+def schedule_deposit_sweep() -> bool:
+    """Queue the deposit sweep unless one was queued less than DEPOSIT_SWEEP_SECONDS ago
+    by any worker (a Redis key with that lifetime); whether this call queued it."""
+    seconds = runtime().settings.deposits.sweep_seconds
+    if seconds <= 0:
+        return False
+    if not jobs.connection().set(f"{jobs.current_config().prefix}deposit-sweep-tick", "1", nx=True,
+                      px=max(1, int(seconds * 1000))):
+        return False  # another worker (or this one) queued it within the interval
+    deposits.enqueue_sweep()
+    return True
+
+
+@on_worker_start("deposit-sweep")
+async def run_deposit_sweeps(host: Any) -> None:
+    """Queue a deposit sweep every DEPOSIT_SWEEP_SECONDS, once across all workers."""
+    seconds = runtime().settings.deposits.sweep_seconds
+    if seconds <= 0:
+        return  # turned off
+    while True:
+        try:
+            await trio.to_thread.run_sync(schedule_deposit_sweep)
+        except Exception:  # Redis blips must not end the scheduler
+            log.warning("deposit sweep tick failed", exc_info=True)
+        await trio.sleep(min(seconds, 5.0))
