@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from flask import render_template
+from flask import Response, make_response, render_template
 
 from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
 from schemas.accounts import (
@@ -95,7 +95,11 @@ def start_wrap() -> str:
 
 
 @bp.get("/account/wraps/<uuid:wrap_id>")
-def wrap_progress(wrap_id: UUID) -> str:
-    """One wrap's progress; the fragment polls itself until it is confirmed or failed."""
-    return _wrap_fragment(collateral.describe(collateral.get(current_principal().user,
-                                                             wrap_id)))
+def wrap_progress(wrap_id: UUID) -> Response:
+    """One wrap's progress; the fragment polls itself until it is confirmed or failed (then
+    the readiness card re-reads, through the ``wrap-confirmed`` event)."""
+    wrap = collateral.describe(collateral.get(current_principal().user, wrap_id))
+    response = make_response(_wrap_fragment(wrap))
+    if wrap["status"] == "confirmed":
+        response.headers["HX-Trigger"] = "wrap-confirmed"
+    return response

@@ -14,8 +14,19 @@ from typing import Any
 import pytest
 
 from models.base import db, utcnow
+from models.user import User
 from models.wallet import CollateralWrap, DepositWatch
-from services import deposits, orders, previews, runtime, venue_accounts
+from services import (
+    collateral,
+    deposits,
+    errors,
+    onboarding,
+    orders,
+    previews,
+    runtime,
+    venue_accounts,
+    wallets,
+)
 from tests.chain_venue import chain_venue, run_queued_jobs  # noqa: F401
 from tests.dashboard.conftest import job_prefix  # noqa: F401 - queues of the test's own
 from tests.wallet_fixtures import USDC
@@ -31,7 +42,8 @@ def venue_control(chain_venue: Any) -> Any:  # noqa: F811 - make_trader onboards
 
 def _ready(make_trader: Any) -> tuple[Any, str]:
     trader = make_trader("0", deposit_wallet=True)
-    run_queued_jobs()  # onboarding's own deposit check: nothing held yet
+    # Onboarding's end queued a deposit check of the account: nothing is held yet.
+    assert run_queued_jobs() == [deposits.CHECK_JOB]
     return trader, trader.wallet.funder_address
 
 
@@ -91,6 +103,9 @@ def test_two_watcher_runs_at_once_wrap_once(make_trader, chain) -> None:
     assert len(answers) == 2 and all("error" not in a for a in answers), answers
     assert sorted(a["wrap"] is not None for a in answers) == [False, True]
     assert CollateralWrap.select().count() == 1
+    # The user asking meanwhile gets a clear answer, not a second wrap.
+    with pytest.raises(errors.Conflict):
+        collateral.request_wrap(_trader.user, "10")
     run_queued_jobs()
     assert _held(chain, dev.pusd, maker) == 10 * USDC
 
@@ -118,6 +133,18 @@ def test_a_relayer_failure_leaves_the_wrap_failed_with_its_reason_and_a_later_ru
     assert CollateralWrap.get_by_id(retry["wrap"]).status == "confirmed"
     assert _held(chain, dev.pusd, maker) == 7 * USDC
     assert CollateralWrap.get_by_id(failed.id).status == "failed"  # history kept
+
+
+def test_usdc_e_sent_before_onboarding_is_wrapped_when_it_finishes(chain_venue,  # noqa: F811
+                                                                   chain, bound_db) -> None:
+    dev = chain.contracts
+    user = User.create(email="funds-first@example.com")
+    wallet = wallets.get_or_create_deposit_wallet(user)
+    dev.mint(dev.usdce, wallet.funder_address, 12 * USDC)  # funded, not deployed yet
+    assert onboarding.run(onboarding.record(wallet).id) == "ready"
+    assert run_queued_jobs() == [deposits.CHECK_JOB, collateral.JOB_NAME]
+    assert _held(chain, dev.pusd, wallet.funder_address) == 12 * USDC
+    assert _held(chain, dev.usdce, wallet.funder_address) == 0
 
 
 def test_a_pusd_deposit_reaches_the_clobs_cached_balance_through_the_watcher(
