@@ -231,7 +231,7 @@ class DepositWatch(BaseModel):
                                     on_delete="CASCADE")
     pusd_seen = DecimalTextField(null=True)
     usdce_seen = DecimalTextField(null=True)
-    checked_at = UTCDateTimeField(null=True)
+    changed_at = UTCDateTimeField(null=True)
 
     class Meta:
         table_name = "deposit_watches"

@@ -82,37 +82,45 @@ def read_holdings(wallets: list[TradingWallet]) -> dict[UUID, Holdings]:
             for i, wallet in enumerate(wallets)}
 
 
-def _watch(wallet: TradingWallet) -> DepositWatch:
-    try:
-        with db.atomic():
-            return DepositWatch.get_or_create(wallet=wallet.id)[0]
-    except peewee.IntegrityError:  # another watcher created it meanwhile
-        return DepositWatch.get(DepositWatch.wallet == wallet.id)
+def _watches(page: list[TradingWallet]) -> dict[UUID, DepositWatch]:
+    """The page's watch rows by wallet id, the missing ones created (two queries a page)."""
+    ids = [wallet.id for wallet in page]
+    found = {w.wallet_id: w for w in DepositWatch.select().where(DepositWatch.wallet.in_(ids))}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        # Another watcher may create some meanwhile: theirs stand, ours are skipped.
+        (DepositWatch.insert_many([{"wallet": i} for i in missing])
+         .on_conflict_ignore().execute())
+        found.update({w.wallet_id: w for w in DepositWatch.select()
+                      .where(DepositWatch.wallet.in_(missing))})
+    return found
 
 
-def _act(wallet: TradingWallet, held: Holdings) -> dict[str, Any]:
+def _act(wallet: TradingWallet, held: Holdings, watch: DepositWatch) -> dict[str, Any]:
     """Wrap what is waiting, tell the venue about a pUSD change; what was done."""
     done: dict[str, Any] = {"wallet": str(wallet.id), "wrap": None, "refreshed": False}
     settings = runtime().settings.deposits
     if settings.auto_wrap and held.usdc_e >= max(settings.wrap_minimum, Decimal("0.000001")):
         row = collateral.auto_wrap(wallet, held.usdc_e)
         done["wrap"] = str(row.id) if row is not None else None
-    watch = _watch(wallet)
     if (watch.pusd_seen or Decimal(0)) != held.pusd:
         # A deposit (or a wrap, a withdrawal): the CLOB sees it only after an update.
         venue_accounts.refresh_balance(venue_accounts.account(wallet.user_id))
         done["refreshed"] = True
-    (DepositWatch.update(pusd_seen=held.pusd, usdce_seen=held.usdc_e, checked_at=utcnow())
-     .where(DepositWatch.id == watch.id).execute())
+    if (watch.pusd_seen, watch.usdce_seen) != (held.pusd, held.usdc_e):
+        # Written only on a change: an unchanged account costs the sweep no write.
+        (DepositWatch.update(pusd_seen=held.pusd, usdce_seen=held.usdc_e, changed_at=utcnow())
+         .where(DepositWatch.id == watch.id).execute())
     return done
 
 
-def _act_safely(wallet: TradingWallet, held: Holdings) -> dict[str, Any]:
+def _act_safely(wallet: TradingWallet, held: Holdings, watch: DepositWatch
+                ) -> dict[str, Any]:
     """``_act`` in its own database connection (a pool thread); a failure is logged, and
     the account is looked at again next sweep."""
     with db.connection_context():
         try:
-            return _act(wallet, held)
+            return _act(wallet, held, watch)
         except Exception as exc:
             log.warning("deposit check of wallet %s failed: %s", wallet.id, exc)
             return {"wallet": str(wallet.id), "error": str(exc)}
@@ -128,9 +136,11 @@ def check(wallets: Iterable[TradingWallet]) -> list[dict[str, Any]]:
 
     def flush() -> None:
         held = read_holdings(page)
+        watches = _watches(page)
         with ThreadPoolExecutor(max_workers=settings.concurrency,
                                 thread_name_prefix="deposits") as pool:
-            results.extend(pool.map(lambda w: _act_safely(w, held[w.id]), page))
+            results.extend(pool.map(lambda w: _act_safely(w, held[w.id], watches[w.id]),
+                                    page))
         page.clear()
 
     for wallet in wallets:

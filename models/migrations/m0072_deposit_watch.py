@@ -23,7 +23,7 @@ class DepositWatch(peewee.Model):
     wallet = peewee.ForeignKeyField(TradingWallet, unique=True, on_delete="CASCADE")
     pusd_seen = peewee.TextField(null=True)
     usdce_seen = peewee.TextField(null=True)
-    checked_at = peewee.DateTimeField(null=True)
+    changed_at = peewee.DateTimeField(null=True)
 
     class Meta:
         table_name = "deposit_watches"

@@ -7,6 +7,7 @@ run wraps again; a pUSD deposit reaches the CLOB's cached balance through the wa
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -157,15 +158,18 @@ def test_a_pusd_deposit_reaches_the_clobs_cached_balance_through_the_watcher(
     [seen] = deposits.sweep()
     assert seen == {"wallet": str(trader.wallet.id), "wrap": None, "refreshed": True}
     assert _cached_pusd(trader) == 40
-    assert DepositWatch.get(DepositWatch.wallet == trader.wallet.id).pusd_seen == 40
-    [again] = deposits.sweep()  # nothing changed: the venue is not asked again
+    watch = DepositWatch.get(DepositWatch.wallet == trader.wallet.id)
+    assert watch.pusd_seen == 40
+    [again] = deposits.sweep()  # nothing changed: the venue is not asked, nothing written
     assert again["refreshed"] is False
+    assert DepositWatch.get_by_id(watch.id).changed_at == watch.changed_at
+    dev.mint(dev.pusd, maker, 2 * USDC)  # a second deposit is seen too
+    [third] = deposits.sweep()
+    assert third["refreshed"] is True and _cached_pusd(trader) == 42
 
 
 def test_auto_wrap_off_leaves_usdc_e_for_the_user_and_dust_is_left_alone(
         make_trader, chain) -> None:
-    from dataclasses import replace
-
     dev = chain.contracts
     _trader, maker = _ready(make_trader)
     dev.mint(dev.usdce, maker, USDC // 2)  # below AUTO_WRAP_MIN_USDC_E (1)
@@ -180,3 +184,22 @@ def test_auto_wrap_off_leaves_usdc_e_for_the_user_and_dust_is_left_alone(
     finally:
         runtime.install(current)
     assert CollateralWrap.select().count() == 0
+
+
+def test_a_sweep_pages_through_every_ready_account(make_trader, chain) -> None:
+    dev = chain.contracts
+    first, first_maker = _ready(make_trader)
+    second, second_maker = _ready(make_trader)
+    dev.mint(dev.pusd, first_maker, 3 * USDC)
+    dev.mint(dev.usdce, second_maker, 4 * USDC)
+    current = runtime.runtime()
+    small = replace(current.settings, deposits=replace(current.settings.deposits, page_size=1))
+    runtime.install(replace(current, settings=small))
+    try:
+        seen = {s["wallet"]: s for s in deposits.sweep()}  # one JSON-RPC batch per wallet
+    finally:
+        runtime.install(current)
+    assert seen[str(first.wallet.id)]["refreshed"] is True
+    assert seen[str(second.wallet.id)]["wrap"] is not None
+    run_queued_jobs()
+    assert _cached_pusd(first) == 3 and _cached_pusd(second) == 4
