@@ -83,8 +83,13 @@ def _record(wallet: TradingWallet, amount: Decimal) -> CollateralWrap | None:
             row = CollateralWrap.create(wallet=wallet.id, amount=amount)
     except peewee.IntegrityError:
         return None  # the partial unique index: one wrap in flight per wallet
-    jobs.enqueue(JOB_NAME, row.id, job_id=jobs.logical_job_id(JOB_NAME, row.id))
+    enqueue(row)
     return row
+
+
+def enqueue(row: CollateralWrap) -> None:
+    """Queue the wrap's job (once while one is pending; maintenance re-queues a lost one)."""
+    jobs.enqueue(JOB_NAME, row.id, job_id=jobs.logical_job_id(JOB_NAME, row.id))
 
 
 def auto_wrap(wallet: TradingWallet, amount: Decimal) -> CollateralWrap | None:
@@ -171,7 +176,7 @@ def run(wrap_id: UUID | str) -> str:
             sent = client.run_steps(wallet_batch(
                 auth, OrderKey(wallets.signer(wallet)), chain_id=contracts.chain_id,
                 factory=contracts.deposit_wallet_factory, wallet=maker, calls=calls,
-                metadata="copytrade wrap USDC.e"))
+                session_signer=wallet.session_signer, metadata="copytrade wrap USDC.e"))
         except VenueError as exc:
             # Refused (or unanswered): with no id the outcome is unknown, so it stays for a
             # person to look at rather than being sent again.
@@ -194,5 +199,5 @@ def run(wrap_id: UUID | str) -> str:
     return row.status
 
 
-__all__ = ["IN_FLIGHT", "JOB_NAME", "auto_wrap", "describe", "get", "latest", "offer",
+__all__ = ["IN_FLIGHT", "JOB_NAME", "auto_wrap", "describe", "enqueue", "get", "latest", "offer",
            "request_wrap", "run"]

@@ -14,9 +14,10 @@ from typing import Any
 import trio
 
 from models.base import utcnow
-from models.wallet import OPEN_STATES, Claim, TradingWallet, Withdrawal
+from models.wallet import OPEN_STATES, Claim, CollateralWrap, TradingWallet, Withdrawal
 from services import (
     claims,
+    collateral,
     deposits,
     idempotency,
     jobs,
@@ -44,7 +45,7 @@ def _signing_now(model: type[Withdrawal] | type[Claim]) -> Any:
 
 @job(RESUME_JOB)
 def resume_chain_work(older_than_seconds: int = 60) -> int:
-    """Re-queue withdrawals and claims whose job was lost; their jobs never send twice.
+    """Re-queue withdrawals, claims and wraps whose job was lost; their jobs never send twice.
 
     Rows whose wallet is signing right now are left alone: a run that is still going
     (abandoned after a timeout, re-queued at shutdown while its thread went on) would
@@ -61,6 +62,12 @@ def resume_chain_work(older_than_seconds: int = 60) -> int:
     for claim in Claim.select().where(Claim.status.in_(OPEN_STATES), Claim.created_at <= cutoff,
                                       ~_signing_now(Claim)):
         claims.enqueue(claim)
+        count += 1
+    # A wrap in flight blocks its wallet's next one (one in flight per wallet), so a lost
+    # job must come back; a run still going keeps its job id and is not queued twice.
+    for wrap in CollateralWrap.select().where(CollateralWrap.status.in_(collateral.IN_FLIGHT),
+                                              CollateralWrap.created_at <= cutoff):
+        collateral.enqueue(wrap)
         count += 1
     return count
 

@@ -104,3 +104,18 @@ def test_the_deposit_sweep_is_queued_once_per_interval_across_workers(prefix):
         assert maintenance.schedule_deposit_sweep() is False  # DEPOSIT_SWEEP_SECONDS=0: off
     finally:
         runtime.install(current)
+
+
+def test_a_wrap_whose_job_was_lost_is_requeued_once(prefix, bound_db, user):
+    from models.wallet import CollateralWrap
+    from services import collateral
+
+    wallet = wallets.get_or_create(user)
+    lost = CollateralWrap.create(wallet=wallet, amount=Decimal(3),
+                                 created_at=utcnow() - timedelta(minutes=5))
+    CollateralWrap.create(wallet=wallet, amount=Decimal(1), status=CONFIRMED,
+                          created_at=utcnow() - timedelta(minutes=9))  # done: left alone
+    assert maintenance.resume_chain_work(60) == 1
+    assert maintenance.resume_chain_work(60) == 1  # asked again: the queued job is reused
+    assert jobs_service.queue("default").job_ids == [jobs_service.qualified_job_id(
+        jobs_service.logical_job_id(collateral.JOB_NAME, lost.id))]
