@@ -57,6 +57,7 @@ from models.wallet import (
 )
 from services import (
     chain_access,
+    deposits,
     errors,
     jobs,
     trading_accounts,
@@ -212,6 +213,8 @@ def run(onboarding_id: UUID | str) -> str:
     AccountOnboarding.update(status=ONBOARDING_READY, error=None, lease_owner=None,
                              lease_until=None, updated_at=utcnow()
                              ).where(AccountOnboarding.id == row.id).execute()
+    # Funds that arrived before the account was ready (USDC.e to wrap, pUSD to be seen).
+    deposits.enqueue_check(wallet)
     return ONBOARDING_READY
 
 
