@@ -64,6 +64,7 @@ from services import (
     trading_accounts,
     venue_accounts,
     venues,
+    wallet_batches,
     wallet_transactions,
     wallets,
 )
@@ -75,8 +76,6 @@ from venue.relayer import (
     RelayerTransactionFailed,
     await_final,
     create_wallet,
-    legacy_batch,
-    wallet_batch,
 )
 from venue.signing import OrderKey
 
@@ -349,17 +348,8 @@ def _send_approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str,
         _eoa_approvals(wallet, missing)
         return False
     key = OrderKey(wallets.signer(wallet))
-    contracts = trading_accounts.contracts()
-    maker, calls = trading_accounts.maker_of(wallet), [a.call() for a in missing]
-    if wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET:
-        steps = wallet_batch(auth, key, chain_id=contracts.chain_id,
-                             factory=contracts.deposit_wallet_factory, wallet=maker,
-                             calls=calls, session_signer=wallet.session_signer,
-                             metadata=APPROVALS_METADATA)
-    else:  # a grandfathered proxy (PROXY) or Safe (SAFE), signed by its owner
-        steps = legacy_batch(auth, key, signature_type=wallet.signature_type,
-                             contracts=contracts, wallet=maker, calls=calls,
-                             metadata=APPROVALS_METADATA)
+    steps = wallet_batches.signed_steps(auth, wallet, key, [a.call() for a in missing],
+                                        APPROVALS_METADATA)
     _save(row, owner, approvals_submitted_at=utcnow())
     sent = _relayer_step(lambda: venues.client().run_steps(steps))
     _save(row, owner, approvals_transaction_id=sent.transaction_id)
