@@ -13,6 +13,7 @@ import secrets
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -154,6 +155,18 @@ class WorkerConfig:
     maintenance_seconds: float = 30.0
     metrics_port: int | None = None  # a worker's own /metrics listener; None: off
     metrics_host: str = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class DepositConfig:
+    """The deposit watcher (services/deposits.py): how often every ready account's maker is
+    looked at, and whether USDC.e found there is wrapped into pUSD without being asked."""
+
+    sweep_seconds: float = 60.0  # DEPOSIT_SWEEP_SECONDS; 0 turns the periodic sweep off
+    auto_wrap: bool = True  # AUTO_WRAP_USDC_E
+    wrap_minimum: Decimal = Decimal(1)  # AUTO_WRAP_MIN_USDC_E: less is dust, left alone
+    concurrency: int = 4  # DEPOSIT_SWEEP_CONCURRENCY: venue refreshes and wraps at once
+    page_size: int = 200  # wallets read from the chain per JSON-RPC batch
 
 
 @dataclass(frozen=True)
@@ -299,6 +312,7 @@ class Settings:
     # other new wallet trades as a deposit wallet (the venue refuses EOA makers otherwise).
     eoa_allowlist: tuple[str, ...] = ()
     worker: WorkerConfig = WorkerConfig()
+    deposits: DepositConfig = DepositConfig()
     engine: CopyEngineConfig = CopyEngineConfig()
     logging: LoggingConfig = LoggingConfig()
     metrics: MetricsConfig = MetricsConfig()
@@ -329,6 +343,10 @@ class Settings:
             "WORKER_CAPACITY": self.worker.capacity,
             "WORKER_GRACE_SECONDS": self.worker.grace_seconds,
             "WORKER_HEARTBEAT_SECONDS": self.worker.heartbeat_seconds,
+            "DEPOSIT_SWEEP_SECONDS": self.deposits.sweep_seconds,
+            "AUTO_WRAP_USDC_E": self.deposits.auto_wrap,
+            "AUTO_WRAP_MIN_USDC_E": str(self.deposits.wrap_minimum),
+            "DEPOSIT_SWEEP_CONCURRENCY": self.deposits.concurrency,
             "SECRET_KEY": self.secret_key,
             "WALLET_ENCRYPTION_KEY": self.wallet_encryption_key,
             "WALLET_ENCRYPTION_KEY_PREVIOUS": self.wallet_encryption_key_previous,
@@ -635,6 +653,7 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
                                        worker_defaults.maintenance_seconds),
             metrics_port=int(metrics_port) if metrics_port else None,
             metrics_host=get("WORKER_METRICS_HOST") or worker_defaults.metrics_host),
+        deposits=_deposits(number, flag, get),
         engine=engine,
         logging=LoggingConfig(format=(get("LOG_FORMAT") or LoggingConfig.format).lower(),
                               level=(get("LOG_LEVEL") or LoggingConfig.level).upper()),
@@ -657,6 +676,22 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
         order_resolve_deadline_seconds=number("ORDER_RESOLVE_DEADLINE_SECONDS",
                                               Settings.order_resolve_deadline_seconds),
     )
+
+
+def _deposits(number: Any, flag: Any, get: Any) -> DepositConfig:
+    """DEPOSIT_SWEEP_SECONDS, AUTO_WRAP_USDC_E, AUTO_WRAP_MIN_USDC_E, DEPOSIT_SWEEP_CONCURRENCY."""
+    defaults = DepositConfig()
+    seconds = number("DEPOSIT_SWEEP_SECONDS", defaults.sweep_seconds)
+    try:
+        minimum = Decimal(get("AUTO_WRAP_MIN_USDC_E") or defaults.wrap_minimum)
+    except InvalidOperation:
+        raise ValueError("AUTO_WRAP_MIN_USDC_E must be an amount of USDC.e") from None
+    concurrency = int(number("DEPOSIT_SWEEP_CONCURRENCY", defaults.concurrency))
+    if seconds < 0 or not minimum.is_finite() or minimum < 0 or concurrency < 1:
+        raise ValueError("DEPOSIT_SWEEP_SECONDS and AUTO_WRAP_MIN_USDC_E must be 0 or more, "
+                         "DEPOSIT_SWEEP_CONCURRENCY 1 or more")
+    return DepositConfig(sweep_seconds=seconds, auto_wrap=flag("AUTO_WRAP_USDC_E", True),
+                         wrap_minimum=minimum, concurrency=concurrency)
 
 
 def _hop_count(value: str | None) -> int:

@@ -28,9 +28,18 @@ class _Provider(HTTPProvider):
 
     def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
         """Send one JSON-RPC request; unreachable, timed out or HTTP error: ChainUnavailable."""
+        return self._translated(str(method), lambda: super(_Provider, self).make_request(
+            method, params))
+
+    def make_batch_request(self, requests_info: Any) -> Any:
+        """Send a JSON-RPC batch; transport failures as for ``make_request``."""
+        return self._translated("batch", lambda: super(_Provider, self).make_batch_request(
+            requests_info))
+
+    def _translated(self, method: str, send: Any) -> Any:
         endpoint = redact_url(str(self.endpoint_uri))
         try:
-            return super().make_request(method, params)
+            return send()
         except requests.HTTPError as exc:
             status = exc.response.status_code if exc.response is not None else 0
             retry = 5 if status == 429 or status >= 500 else 60  # 4xx: a setting to fix

@@ -94,6 +94,8 @@ class Order(BaseModel):
     created_at = UTCDateTimeField(default=utcnow)
     submitted_at = UTCDateTimeField(null=True)
     acknowledged_at = UTCDateTimeField(null=True)
+    # Closed unanswered at ORDER_RESOLVE_DEADLINE_SECONDS: followed for late fills a while.
+    deadline_closed_at = UTCDateTimeField(null=True, index=True)
     updated_at = UTCDateTimeField(default=utcnow)
 
     class Meta:

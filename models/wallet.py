@@ -221,3 +221,17 @@ class Claim(BaseModel):
     def payout(self) -> Decimal:
         """The collateral the claim should pay."""
         return Decimal(self.expected_payout)
+
+
+class DepositWatch(BaseModel):
+    """What the deposit watcher last saw at a wallet's maker on chain (services/deposits.py):
+    a pUSD balance that differs at the next look is a deposit the CLOB must re-read."""
+
+    wallet = peewee.ForeignKeyField(TradingWallet, backref="deposit_watch", unique=True,
+                                    on_delete="CASCADE")
+    pusd_seen = DecimalTextField(null=True)
+    usdce_seen = DecimalTextField(null=True)
+    changed_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        table_name = "deposit_watches"

@@ -12,11 +12,12 @@ redeems through ConditionalTokens ``redeemPositions`` (plain markets) or the
 NegRiskAdapter (neg-risk markets, after approving it on the CTF), with the same
 persist-before-broadcast and nonce rules as withdrawals.
 
-A deposit wallet (type 3) holds the positions itself, not its owner EOA, and pays no gas:
-its claims list what the wallet (the maker) holds and redeem through the
-CtfCollateralAdapter or NegRiskCtfCollateralAdapter as one relayer WALLET batch per
-condition (services/wallet_batches.py: stored before it leaves, sent at most once), so the
-payout arrives as pUSD.
+A deposit wallet (type 3), or a grandfathered proxy (1) or Safe (2), holds the positions
+itself, not its owner EOA, and pays no gas: its claims list what the wallet (the maker)
+holds and redeem through the CtfCollateralAdapter or NegRiskCtfCollateralAdapter as one
+relayer transaction per condition (a WALLET batch, or PROXY / SAFE; services/
+wallet_batches.py: stored before it leaves, sent at most once), so the payout arrives as
+pUSD.
 """
 
 from __future__ import annotations
@@ -367,8 +368,9 @@ def _indexed_claimable(maker: str, token_ids: Sequence[str] | None
 
 def maker_claimable(wallet: TradingWallet, token_ids: Sequence[str] | None = None
                     ) -> list[ClaimablePosition]:
-    """What a deposit wallet can claim: read on chain when the wallet is deployed there,
-    else as the venue indexes it; the payout is pUSD (the collateral adapters pay it)."""
+    """What a relayer-operated wallet (deposit, proxy, Safe) can claim: read on chain when
+    the wallet is deployed there, else as the venue indexes it; the payout is pUSD (the
+    collateral adapters pay it)."""
     maker = trading_accounts.maker_of(wallet)
     if chain_access.current().rpc_url and chain_access.web3().eth.get_code(maker):
         pusd = trading_accounts.contracts().collateral_token
@@ -419,13 +421,6 @@ def request(user: User | UUID | str, token_ids: Sequence[str] | None = None) -> 
     """
     user_id = user_id_of(user)
     wallet = wallets.get_or_create(user_id)
-    if trading_accounts.maker_of(wallet) != wallet.address and not withdrawals.by_relayer(
-            wallet):
-        # a connected proxy or Safe holds the positions; only the relayer's PROXY/SAFE
-        # transactions (not sent here) could redeem them: signing from the owner redeems nothing
-        raise errors.FeatureNotEnabled(
-            "Claims from a proxy or Safe account are not sent by copytrade (the relayer's "
-            "PROXY/SAFE transactions are not implemented): claim on polymarket.com.")
     if withdrawals.by_relayer(wallet):
         claims, drafts = _keep_new(wallet, _draft_relayer_claims(
             user_id, wallet, maker_claimable(wallet, token_ids)))
@@ -685,10 +680,10 @@ def settle(claim_id: UUID | str, timeout: float | None = None) -> Claim:
 
 
 def redeem_by_relayer(claim_id: UUID | str, max_polls: int | None = None) -> str:
-    """The job for a deposit wallet: one relayer batch redeeming the condition through the
-    collateral adapter (pUSD out), submitted once and followed to a final state
-    (services/wallet_batches.py), then the CLOB re-reads the balance. An open status
-    returned means: run again later."""
+    """The job for a relayer-operated wallet: one relayer transaction redeeming the
+    condition through the collateral adapter (pUSD out), submitted once and followed to a
+    final state (services/wallet_batches.py), then the CLOB re-reads the balance. An open
+    status returned means: run again later."""
     claim = Claim.get_by_id(UUID(str(claim_id)))
     wallet = TradingWallet.get_by_id(claim.wallet_id)
     contracts = trading_accounts.contracts()

@@ -6,17 +6,22 @@ Exactly once: the request is a ``CollateralWrap`` row before anything leaves; th
 it from ``queued`` to ``submitting`` with a conditional UPDATE (one runner), stores the
 relayer's transaction id as soon as it answers, follows it to a final state, then has the
 CLOB re-read the wallet. A row found ``submitting`` without an id (a crash in between) is
-failed for the user to look at, never resubmitted blindly.
+failed for the user to look at, never resubmitted blindly. One wallet has at most one wrap
+in flight (queued, submitting or submitted): a partial unique index (m0072) refuses a twin,
+whoever asks (the user, or the deposit watcher's ``auto_wrap``).
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from uuid import UUID
 
+import peewee
+
 from chain.tokens import to_base_units
-from models.base import utcnow
+from models.base import db, utcnow
 from models.user import User
 from models.wallet import (
     CONFIRMED,
@@ -36,7 +41,11 @@ from venue.signing import OrderKey
 
 JOB_NAME = "accounts.wrap"
 SUBMITTING, SUBMITTED = "submitting", "submitted"
+IN_FLIGHT = (QUEUED, SUBMITTING, SUBMITTED)
 USDC_E_DECIMALS = 6
+# After a failed wrap the watcher waits this long before wrapping that wallet again, so a
+# relayer that keeps refusing is not asked every sweep (a user's retry is not held back).
+AUTO_RETRY_AFTER = timedelta(minutes=5)
 
 
 def _amount(raw: Any) -> Decimal:
@@ -60,9 +69,62 @@ def request_wrap(user: User | UUID | str, amount: Any) -> CollateralWrap:
         raise errors.AccountNotReady("Wrapping goes through a deposit wallet; this account "
                                      "has none (set it up on the account page).")
     trading_accounts.require_live(user)
-    row = CollateralWrap.create(wallet=wallet.id, amount=value)
-    jobs.enqueue(JOB_NAME, row.id, job_id=jobs.logical_job_id(JOB_NAME, row.id))
+    row = _record(wallet, value)
+    if row is None:
+        raise errors.Conflict("A wrap of this wallet is already under way; follow it, then "
+                              "wrap what is left.")
     return row
+
+
+def _record(wallet: TradingWallet, amount: Decimal) -> CollateralWrap | None:
+    """Store a wrap and queue its job; None when the wallet has one in flight already."""
+    try:
+        with db.atomic():
+            row = CollateralWrap.create(wallet=wallet.id, amount=amount)
+    except peewee.IntegrityError:
+        return None  # the partial unique index: one wrap in flight per wallet
+    enqueue(row)
+    return row
+
+
+def enqueue(row: CollateralWrap) -> None:
+    """Queue the wrap's job (once while one is pending; maintenance re-queues a lost one)."""
+    jobs.enqueue(JOB_NAME, row.id, job_id=jobs.logical_job_id(JOB_NAME, row.id))
+
+
+def auto_wrap(wallet: TradingWallet, amount: Decimal) -> CollateralWrap | None:
+    """The deposit watcher's wrap of ``amount`` USDC.e found at a deposit wallet: recorded and
+    queued unless one is in flight, or the last one failed under AUTO_RETRY_AFTER ago."""
+    if wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET:
+        return None
+    last = latest(wallet)
+    if last is not None and (last.status in IN_FLIGHT or (
+            last.status == FAILED and utcnow() - last.updated_at < AUTO_RETRY_AFTER)):
+        return None
+    return _record(wallet, amount)
+
+
+def latest(wallet: TradingWallet) -> CollateralWrap | None:
+    """The wallet's most recent wrap, if any."""
+    return (CollateralWrap.select().where(CollateralWrap.wallet == wallet.id)
+            .order_by(CollateralWrap.created_at.desc()).first())
+
+
+def offer(user: User | UUID | str) -> dict[str, Any]:
+    """USDC.e waiting at the user's deposit wallet (read on chain) and its latest wrap: what
+    the account page offers to wrap. ``usdc_e`` is None where it cannot be read."""
+    wallet = wallets.for_user(user_id_of(user))
+    if wallet is None or wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET:
+        return {"available": False, "usdc_e": None, "wrap": None}
+    last = latest(wallet)
+    try:
+        usdce: Decimal | None = wallets.balance_of(wallet, "usdc_e")
+    except Exception as exc:  # no chain configured, or the RPC is down: nothing to offer
+        if errors.from_external(exc) is None:
+            raise
+        usdce = None
+    return {"available": True, "usdc_e": usdce,
+            "wrap": describe(last) if last is not None else None}
 
 
 def get(user: User | UUID | str, wrap_id: UUID | str) -> CollateralWrap:
@@ -114,7 +176,7 @@ def run(wrap_id: UUID | str) -> str:
             sent = client.run_steps(wallet_batch(
                 auth, OrderKey(wallets.signer(wallet)), chain_id=contracts.chain_id,
                 factory=contracts.deposit_wallet_factory, wallet=maker, calls=calls,
-                metadata="copytrade wrap USDC.e"))
+                session_signer=wallet.session_signer, metadata="copytrade wrap USDC.e"))
         except VenueError as exc:
             # Refused (or unanswered): with no id the outcome is unknown, so it stays for a
             # person to look at rather than being sent again.
@@ -137,4 +199,5 @@ def run(wrap_id: UUID | str) -> str:
     return row.status
 
 
-__all__ = ["JOB_NAME", "describe", "get", "request_wrap", "run"]
+__all__ = ["IN_FLIGHT", "JOB_NAME", "auto_wrap", "describe", "enqueue", "get", "latest", "offer",
+           "request_wrap", "run"]

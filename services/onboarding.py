@@ -4,7 +4,9 @@ whose progress the user follows:
 1. ``deploy``: ``WALLET-CREATE`` through the relayer (the operator's builder key, or the
    account's own relayer key), waited on to ``STATE_CONFIRMED``;
 2. ``approvals``: the required approvals (ACCOUNTS.md §5) read on chain first, the missing
-   ones sent as ONE ``WALLET`` batch signed by the owner and waited on; an allowlisted
+   ones sent as ONE relayer transaction signed by the owner and waited on: a ``WALLET``
+   batch from a deposit wallet, a ``PROXY`` or ``SAFE`` one from a grandfathered proxy
+   or Safe (the account's own Relayer API key, else the builder key); an allowlisted
    plain EOA sends them itself, one on-chain transaction each (it pays POL), through
    ``wallet_transactions`` (stored before broadcast; a crashed run's are mined first);
 3. ``credentials``: the CLOB API credentials, derived with the owner's L1 signature;
@@ -57,11 +59,13 @@ from models.wallet import (
 )
 from services import (
     chain_access,
+    deposits,
     errors,
     jobs,
     trading_accounts,
     venue_accounts,
     venues,
+    wallet_batches,
     wallet_transactions,
     wallets,
 )
@@ -73,7 +77,6 @@ from venue.relayer import (
     RelayerTransactionFailed,
     await_final,
     create_wallet,
-    wallet_batch,
 )
 from venue.signing import OrderKey
 
@@ -81,6 +84,7 @@ log = logging.getLogger(__name__)
 
 JOB_NAME = "accounts.onboard"
 APPROVAL_KIND = "approval"  # a WalletTransaction an EOA sends to grant one approval
+APPROVALS_METADATA = "copytrade approvals"
 LEASE_SECONDS = 600
 # A submit stored without its transaction id is given this long to show up on chain
 # (``/deployed``) before it counts as never sent and is submitted again.
@@ -212,6 +216,8 @@ def run(onboarding_id: UUID | str) -> str:
     AccountOnboarding.update(status=ONBOARDING_READY, error=None, lease_owner=None,
                              lease_until=None, updated_at=utcnow()
                              ).where(AccountOnboarding.id == row.id).execute()
+    # Funds that arrived before the account was ready (USDC.e to wrap, pUSD to be seen).
+    deposits.enqueue_check(wallet)
     return ONBOARDING_READY
 
 
@@ -315,45 +321,47 @@ def missing_approvals(wallet: TradingWallet) -> list[Approval]:
 def _approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> None:
     if wallet.signature_type == SIGNATURE_TYPE_EOA:
         _settle_eoa_approvals(wallet)  # a crashed run's, before reading what is missing
-    client = venues.client()
     auth = _auth(wallet) if wallet.signature_type != SIGNATURE_TYPE_EOA else None
-    if row.approvals_transaction_id is not None:
-        try:
-            _relayer_step(lambda: client.run_steps(
-                await_final(row.approvals_transaction_id, auth)))
-        except StepFailed:
-            if auth is not None and _final_failure(client, row.approvals_transaction_id, auth):
-                _save(row, owner, approvals_transaction_id=None, approvals_submitted_at=None)
-            raise
-        return  # confirmed: the batch ran, every call of it or none
+    if row.approvals_transaction_id is None and not _send_approvals(row, wallet, owner, auth):
+        return  # nothing (more) to send through the relayer
+    client = venues.client()
+    try:
+        _relayer_step(lambda: client.run_steps(
+            await_final(row.approvals_transaction_id, auth)))
+    except StepFailed:
+        if auth is not None and _final_failure(client, row.approvals_transaction_id, auth):
+            # a failed transaction ran none of its calls: the retry reads and sends afresh
+            _save(row, owner, approvals_transaction_id=None, approvals_submitted_at=None)
+        raise
+    # confirmed: the transaction ran, every call of it or none
+
+
+def _send_approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str,
+                    auth: RelayerAuth | None) -> bool:
+    """Send what is missing (an EOA itself; else one relayer transaction, its id stored);
+    whether a relayer transaction is now to be followed."""
     # Approving twice is harmless, so an unrecorded earlier submit needs no /deployed-like
-    # check: what is still missing after it is simply sent (the batch nonce fences a twin).
+    # check: what is still missing after it is simply sent (the wallet's nonce fences a twin).
     missing = missing_approvals(wallet)
     if not missing:
-        return
+        return False
     if wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET and _venue_sees_approvals(wallet):
-        return  # a connected account that approved on polymarket.com before
-    if wallet.signature_type == SIGNATURE_TYPE_EOA:
+        return False  # a connected account that approved on polymarket.com before
+    if wallet.signature_type == SIGNATURE_TYPE_EOA or auth is None:
         _eoa_approvals(wallet, missing)
-        return
-    if wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET:
-        raise StepFailed("This proxy or Safe account lacks approvals: copytrade does not "
-                         "send the relayer's PROXY/SAFE transactions; approve them on "
-                         "polymarket.com (one trade there does it), then retry.")
+        return False
     if wallet.session_signer:
         # A session key is scoped to trading (ACCOUNTS.md §2.6): wallet calls are the owner's.
         raise StepFailed(f"The wallet lacks {len(missing)} approval(s) the venue needs, and a "
                          "session key does not send them: approve on polymarket.com with the "
                          "owner (one trade there does it), then retry.")
     key = OrderKey(wallets.signer(wallet))
-    contracts = trading_accounts.contracts()
+    steps = wallet_batches.signed_steps(auth, wallet, key, [a.call() for a in missing],
+                                        APPROVALS_METADATA)
     _save(row, owner, approvals_submitted_at=utcnow())
-    sent = _relayer_step(lambda: client.run_steps(wallet_batch(
-        auth, key, chain_id=contracts.chain_id, factory=contracts.deposit_wallet_factory,
-        wallet=trading_accounts.maker_of(wallet), calls=[a.call() for a in missing],
-        session_signer=wallet.session_signer, metadata="copytrade approvals")))
+    sent = _relayer_step(lambda: venues.client().run_steps(steps))
     _save(row, owner, approvals_transaction_id=sent.transaction_id)
-    _relayer_step(lambda: client.run_steps(await_final(sent.transaction_id, auth)))
+    return True
 
 
 def _venue_sees_approvals(wallet: TradingWallet) -> bool:

@@ -52,8 +52,6 @@ SEARCH_PAGES = 5
 CLOCK_SLACK = timedelta(seconds=60)
 # Pages of an account's trades the settlement sweep reads per tick (100 trades a page).
 SETTLE_PAGES = 5
-# What the error of an order closed at the resolve deadline names (services/orders.py).
-DEADLINE_MARK = "(ORDER_RESOLVE_DEADLINE_SECONDS)"
 # How long a fill's settlement (and a closed order's late fill) is followed (Polygon
 # confirms in minutes; RETRYING ends).
 FOLLOW_SETTLEMENT = timedelta(hours=24)
@@ -319,7 +317,7 @@ def closed_at_deadline(limit: int = 500) -> list[Order]:
     since = utcnow() - FOLLOW_SETTLEMENT
     found = (Order.select()
              .where(Order.status.in_(("failed", "cancelled")),
-                    Order.error.contains(DEADLINE_MARK), Order.updated_at >= since)
+                    Order.deadline_closed_at >= since)
              .order_by(Order.created_at).limit(limit))
     return [order for order in found if not order.filled_size]
 
@@ -352,6 +350,6 @@ def unsettled_orders(limit: int = 500) -> list[Order]:
                 .order_by(Order.created_at).limit(limit))
 
 
-__all__ = ["DEADLINE_MARK", "Fill", "Totals", "VenueView", "book_late_copy",
+__all__ = ["Fill", "Totals", "VenueView", "book_late_copy",
            "closed_at_deadline", "look_up", "record", "settle_trade", "settled_views",
            "unsettled_orders"]

@@ -511,7 +511,8 @@ _STORED_STATE = ("status", "filled_size", "filled_value", "fee", "error", "ackno
 
 def _finish(order: Order, status: str, *, filled_size: Decimal | None = None,
             filled_value: Decimal | None = None, fee: Decimal | None = None,
-            error: str | None = None, acknowledged: bool = False) -> Order:
+            error: str | None = None, acknowledged: bool = False,
+            deadline: bool = False) -> Order:
     """Write the order's new state and mirror it onto its trade; the order as now stored."""
     now = utcnow()
     changes: dict[str, Any] = {"status": status, "updated_at": now}
@@ -522,6 +523,8 @@ def _finish(order: Order, status: str, *, filled_size: Decimal | None = None,
         changes["fee"] = fee
     if error is not None:
         changes["error"] = error
+    if deadline:  # closed unanswered: the late-fill sweep follows it (closed_at_deadline)
+        changes["deadline_closed_at"] = now
     if acknowledged:  # the first acknowledgement stays (a reconciliation may have made it)
         changes["acknowledged_at"] = IfNull(now)
     with atomic():
@@ -637,7 +640,7 @@ def reconcile(order_id: UUID | str, *, acct: VenueAccount | None = None) -> Orde
             log.error("order %s: no answer from the venue by the deadline; failed",
                       order.order_hash)
             return _finish(order, ORDER_FAILED, error="The venue did not answer by the "
-                           "deadline (ORDER_RESOLVE_DEADLINE_SECONDS).")
+                           "deadline (ORDER_RESOLVE_DEADLINE_SECONDS).", deadline=True)
         raise
     order = _apply_view(order, view)
     if order.status in ORDER_OPEN and order.status != ORDER_LIVE and _overdue(order):
@@ -702,9 +705,9 @@ def _close_overdue(order: Order, acct: VenueAccount) -> Order:
         if order.status not in ORDER_OPEN:
             return order
         return _finish(order, ORDER_CANCELLED, error="Still delayed at the deadline "
-                       "(ORDER_RESOLVE_DEADLINE_SECONDS); cancelled.")
+                       "(ORDER_RESOLVE_DEADLINE_SECONDS); cancelled.", deadline=True)
     return _finish(order, ORDER_FAILED, error="The venue did not know the order by the "
-                   "deadline (ORDER_RESOLVE_DEADLINE_SECONDS).")
+                   "deadline (ORDER_RESOLVE_DEADLINE_SECONDS).", deadline=True)
 
 
 def reconcile_pending(older_than: timedelta = RECONCILE_AFTER) -> int:

@@ -39,6 +39,7 @@ from services import (
     wallets,
 )
 from services.principal import user_id_of
+from services.runtime import runtime
 
 log = logging.getLogger(__name__)
 
@@ -154,8 +155,7 @@ def _chain_checks(wallet: TradingWallet, result: dict[str, Any],
         usdce = wallets.balance_of(wallet, "usdc_e")
         result["usdc_e"] = usdce
         if usdce > 0:
-            blockers.append(_blocker("usdce_to_wrap", f"{usdce} USDC.e is in the wallet: wrap "
-                                     "it to pUSD to trade with it."))
+            blockers.append(_blocker("usdce_to_wrap", _usdce_message(wallet, usdce)))
         _native_usdc_check(wallet, result, blockers)
         if not trading_accounts.uses_relayer(wallet):
             gas = wallets.balance_of(wallet, "matic")
@@ -167,6 +167,17 @@ def _chain_checks(wallet: TradingWallet, result: dict[str, Any],
         translated = errors.from_external(exc)
         blockers.append(_blocker("chain_unavailable", translated.message if translated
                                  else "The chain could not be read."))
+
+
+def _usdce_message(wallet: TradingWallet, usdce: Decimal) -> str:
+    """What the user reads about USDC.e waiting: only pUSD trades; who wraps it."""
+    amount = f"{format_decimal(usdce)} USDC.e is in the wallet; only pUSD trades."
+    settings = runtime().settings.deposits
+    if wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET:
+        return f"{amount} Wrap it to pUSD on polymarket.com to trade with it."
+    if settings.auto_wrap and usdce >= settings.wrap_minimum:
+        return f"{amount} It is being wrapped into pUSD by itself (within a few minutes)."
+    return f"{amount} Wrap it into pUSD on the account page to trade with it."
 
 
 def _native_usdc_check(wallet: TradingWallet, result: dict[str, Any],

@@ -1,4 +1,7 @@
-"""Money out of a deposit wallet as one relayer ``WALLET`` batch, sent at most once.
+"""Money out of a relayer-operated wallet as one relayer transaction, sent at most once: a
+deposit wallet's ``WALLET`` batch, a grandfathered proxy's ``PROXY`` or Safe's ``SAFE``
+transaction (``signed_steps``; those have no deadline: a stored one can run until the
+wallet's nonce moves, so it is only ever resent, never signed afresh).
 
 The row (a Withdrawal) holds the signed batch (``relayer_nonce``, ``relayer_deadline``,
 ``relayer_payload``) before it is submitted, and ``relayer_transaction_id`` as soon as the
@@ -22,11 +25,30 @@ from typing import Any
 import peewee
 
 from models.base import utcnow
-from models.wallet import BROADCAST, CONFIRMED, FAILED, QUEUED, SIGNED, TradingWallet
+from models.wallet import (
+    BROADCAST,
+    CONFIRMED,
+    FAILED,
+    QUEUED,
+    SIGNATURE_TYPE_DEPOSIT_WALLET,
+    SIGNATURE_TYPE_GNOSIS_SAFE,
+    SIGNATURE_TYPE_POLY_PROXY,
+    SIGNED,
+    TradingWallet,
+)
 from services import trading_accounts, venues, wallets
 from venue.accounts.batch import Call
 from venue.errors import VenueError, VenueRateLimited, VenueRejected, VenueUnavailable
-from venue.relayer import RelayerApi, RelayerTransactionFailed, await_final, wallet_batch
+from venue.models import RelayerTransaction
+from venue.relayer import (
+    RelayerApi,
+    RelayerAuth,
+    RelayerTransactionFailed,
+    Steps,
+    await_final,
+    legacy_batch,
+    wallet_batch,
+)
 from venue.signing import OrderKey
 
 # A stored batch whose deadline passed this long ago, with the wallet's nonce unmoved, did
@@ -67,8 +89,10 @@ class BatchRow:
     def store_signed(self, payload: Mapping[str, Any]) -> None:
         """Write the signed body before it leaves (only while no id is recorded)."""
         model = self.model
+        # a PROXY / SAFE transaction has no deadline: it stays valid until its nonce is used
+        deadline = payload.get("depositWalletParams", {}).get("deadline")
         written = (model.update(relayer_nonce=int(payload["nonce"]),
-                                relayer_deadline=int(payload["depositWalletParams"]["deadline"]),
+                                relayer_deadline=None if deadline is None else int(deadline),
                                 relayer_payload=json.dumps(payload), updated_at=utcnow())
                    .where((model.id == self.row_id)
                           & model.relayer_transaction_id.is_null()).execute())
@@ -86,6 +110,32 @@ class BatchRow:
                           updated_at=utcnow()).where(
             (self.model.id == self.row_id)
             & self.model.relayer_transaction_id.is_null()).execute()
+
+
+def signed_steps(auth: RelayerAuth, wallet: TradingWallet, key: OrderKey, calls: list[Call],
+                 metadata: str, *, on_signed: Callable[[Mapping[str, Any]], None] | None = None,
+                 clock: Callable[[], float] = time.time) -> Steps[RelayerTransaction]:
+    """The relayer steps running ``calls`` from the account's maker wallet, signed by
+    ``key``: a ``WALLET`` batch from a deposit wallet, a ``PROXY`` / ``SAFE`` transaction
+    from a grandfathered proxy or Safe."""
+    contracts = trading_accounts.contracts()
+    maker = trading_accounts.maker_of(wallet)
+    if wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET:
+        return wallet_batch(auth, key, chain_id=contracts.chain_id,
+                            factory=contracts.deposit_wallet_factory, wallet=maker,
+                            calls=calls, session_signer=wallet.session_signer,
+                            metadata=metadata, on_signed=on_signed, clock=clock)
+    return legacy_batch(auth, key, signature_type=wallet.signature_type, contracts=contracts,
+                        wallet=maker, calls=calls, metadata=metadata, on_signed=on_signed)
+
+
+def _nonce_now(auth: RelayerAuth, wallet: TradingWallet, signer: str) -> Steps[int]:
+    """The relayer's nonce of the account's wallet now (by the wallet's kind)."""
+    if wallet.signature_type == SIGNATURE_TYPE_POLY_PROXY:
+        _relay, nonce = yield RelayerApi.relay_payload_call(auth, signer)
+        return nonce
+    kind = "SAFE" if wallet.signature_type == SIGNATURE_TYPE_GNOSIS_SAFE else "WALLET"
+    return (yield RelayerApi.execute_params_call(auth, signer, kind))
 
 
 def _status(exc: VenueError) -> int:
@@ -109,17 +159,13 @@ def submit(row: BatchRow, wallet: TradingWallet, calls: list[Call], metadata: st
     client = venues.client()
     key = OrderKey(wallets.signer(wallet))
     if record.relayer_payload:
-        if not _resend_needed(client, auth, key.address, record, clock):
+        if not _resend_needed(client, auth, wallet, key.address, record, clock):
             row.forget_signed()
         else:
             return _resend(client, auth, row, json.loads(record.relayer_payload))
-    contracts = trading_accounts.contracts()
     try:
-        sent = client.run_steps(wallet_batch(
-            auth, key, chain_id=contracts.chain_id, factory=contracts.deposit_wallet_factory,
-            wallet=trading_accounts.maker_of(wallet), calls=calls,
-            session_signer=wallet.session_signer, metadata=metadata,
-            on_signed=row.store_signed, clock=clock))
+        sent = client.run_steps(signed_steps(auth, wallet, key, calls, metadata,
+                                             on_signed=row.store_signed, clock=clock))
     except VenueUnavailable as exc:
         if _status(exc) == 429:
             raise BatchRefused(f"The relayer refused: {exc}") from exc
@@ -131,11 +177,11 @@ def submit(row: BatchRow, wallet: TradingWallet, calls: list[Call], metadata: st
     return sent.transaction_id
 
 
-def _resend_needed(client: Any, auth: Any, signer: str, record: Any,
+def _resend_needed(client: Any, auth: Any, wallet: TradingWallet, signer: str, record: Any,
                    clock: Callable[[], float]) -> bool:
     """Whether the stored batch could still run (resend it) rather than provably not."""
     try:
-        nonce_now = client.run_steps(_one(RelayerApi.execute_params_call(auth, signer)))
+        nonce_now = client.run_steps(_nonce_now(auth, wallet, signer))
     except VenueError as exc:
         raise BatchPending(f"The relayer did not answer ({exc}).") from exc
     if nonce_now > record.relayer_nonce:
@@ -144,6 +190,8 @@ def _resend_needed(client: Any, auth: Any, signer: str, record: Any,
             f"wallet has since used this batch's nonce {record.relayer_nonce}, so it can "
             "never run again, but it may have run once: check the wallet's balance before "
             "trying again.")
+    if record.relayer_deadline is None:
+        return True  # a PROXY / SAFE transaction: runnable until its nonce is used
     return clock() <= record.relayer_deadline + DEADLINE_SLACK_SECONDS
 
 
@@ -230,4 +278,4 @@ def run(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], list[Call]]
 
 
 __all__ = ["BatchAmbiguous", "BatchPending", "BatchRefused", "BatchRow", "follow", "run",
-           "submit"]
+           "signed_steps", "submit"]

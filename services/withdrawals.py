@@ -46,6 +46,8 @@ from models.wallet import (
     OPEN_STATES,
     QUEUED,
     SIGNATURE_TYPE_DEPOSIT_WALLET,
+    SIGNATURE_TYPE_GNOSIS_SAFE,
+    SIGNATURE_TYPE_POLY_PROXY,
     SIGNED,
     TX_DROPPED,
     TX_FAILED,
@@ -242,27 +244,34 @@ def _transfer_data(w3: Web3, to: str, amount_base: int) -> bytes:
     return Web3.to_bytes(hexstr=contract.encode_abi("transfer", args=[to, amount_base]))
 
 
+# Wallets whose calls the relayer runs, signed by their owner (ACCOUNTS.md §5).
+RELAYER_SIGNATURE_TYPES = (SIGNATURE_TYPE_POLY_PROXY, SIGNATURE_TYPE_GNOSIS_SAFE,
+                           SIGNATURE_TYPE_DEPOSIT_WALLET)
+
+
 def by_relayer(wallet: TradingWallet) -> bool:
-    """Whether the wallet's money leaves by relayer batch (a deposit wallet: no POL needed)."""
-    return wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET
+    """Whether the wallet's money leaves through the relayer (no POL needed): a deposit
+    wallet, or a grandfathered proxy or Safe (the money is in it, not in its owner EOA)."""
+    return wallet.signature_type in RELAYER_SIGNATURE_TYPES
 
 
 def _relayer_token(token: str) -> str:
-    """The token's address as the deposit wallet's batch names it."""
+    """The token's address as the relayer transaction names it."""
     contracts = trading_accounts.contracts()
     return contracts.collateral_token if token == "usdc" else contracts.usdc_e
 
 
 def _request_by_relayer(user: User | UUID | str, wallet: TradingWallet, to: str, token: str,
                         amount: Any) -> Withdrawal:
-    """Check and record a deposit wallet's withdrawal: no gas to check, the relayer pays it.
+    """Check and record a relayer-operated wallet's withdrawal: no gas to check, the
+    relayer pays it.
 
     The balance is read on chain when the wallet is there; otherwise (the sandbox's
     simulated wallets) the batch itself fails with the token's reason if it is short.
     """
     if token == "matic":
         raise errors.ValidationFailed(fields={"token": [
-            "A deposit wallet sends pUSD (usdc) or USDC.e (usdc_e) out, not MATIC."]})
+            "This wallet sends pUSD (usdc) or USDC.e (usdc_e) out, not MATIC."]})
     maker = trading_accounts.maker_of(wallet)
     if to == maker:
         raise errors.ValidationFailed(fields={"to_address": [
@@ -488,7 +497,8 @@ def settle(withdrawal_id: UUID | str, timeout: float | None = None) -> Withdrawa
 
 
 def send_by_relayer(withdrawal_id: UUID | str, max_polls: int | None = None) -> str:
-    """The job for a deposit wallet: one relayer batch (``transfer`` from the wallet),
+    """The job for a relayer-operated wallet (deposit, proxy, Safe): one relayer
+    transaction (``transfer`` from the wallet),
     submitted once and followed to a final state (services/wallet_batches.py), then the
     CLOB re-reads the balance. An open status returned means: run again later."""
     withdrawal = Withdrawal.get_by_id(UUID(str(withdrawal_id)))

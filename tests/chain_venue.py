@@ -1,11 +1,18 @@
-"""A sandbox venue whose relayer runs deposit wallets on the session's anvil, with the app
-pointed at both: the product's own services (connect, onboarding, orders, claims) against a
-venue that executes WALLET batches through the dev chain's factory and wallet contracts.
+"""A sandbox venue of the test's own whose relayer runs deposit wallets on the session's anvil
+(as ``copytrade up`` wires it), with the services pointed at both: money really moves on
+chain (a USDC.e deposit is a mint, a wrap is the onramp's, a claim the adapters'), and the
+CLOB's cached balance changes only on ``/balance-allowance/update``, as on the venue.
+
+``chain_venue`` yields the sandbox's control client. Import it into a test module (``from
+tests.chain_venue import chain_venue``), with queues of the test's own
+(``tests.dashboard.conftest.job_prefix``), and override ``venue_control`` there with
+``chain_venue`` so ``make_trader`` onboards on this venue. ``accounts_venue`` is the same
+venue with the venue's account rules on (strict), as a ``ChainVenue``: also what the owner
+does on "polymarket.com" (deploy, approve, authorize or revoke a session key) through the
+same relayer with the operator's builder credentials.
 
 The shared session venue is not used: attaching a chain rewires its contracts and relayer
-for good, so each test gets its own sandbox, with the venue's account rules on (strict).
-Also here: "polymarket.com" for these tests, i.e. what the owner does there (deploy, approve,
-authorize a session key) through the same relayer with the operator's builder credentials.
+for good.
 """
 
 from __future__ import annotations
@@ -19,12 +26,13 @@ from typing import Any
 
 import httpx
 import pytest
+from rq.job import JobStatus
 from web3 import Web3
 
 import config
 from devstack.stack import sandbox_contracts
 from devstack.venue import SandboxServer
-from services import chain_access, runtime, trading_accounts, venues
+from services import chain_access, jobs, runtime, trading_accounts, venues
 from tests.devstack.venue.conftest import Control
 from venue.accounts.approvals import required_approvals
 from venue.accounts.batch import Call, sign_batch
@@ -135,30 +143,58 @@ def attachment(dev: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def chain_venue(app: Any, chain: Any) -> Iterator[ChainVenue]:
-    """A strict sandbox running deposit wallets on anvil, the app's runtime pointed at both
-    (settings, venue and chain; restored afterwards)."""
-    venue = SandboxServer(seed=29).start()
-    control = Control(venue)
+def chain_venue(app: Any, chain: Any, wallet_chain: Any) -> Iterator[Control]:
+    """The chain-backed sandbox's control client; the runtime points at it and at anvil."""
     dev = chain.contracts
+    server = SandboxServer(seed=23).start()
+    control = Control(server)
     control.call("POST", "/chain", attachment(dev), expect=200)
     control.call("POST", "/relayer", {"step_seconds": 0}, expect=200)
-    control.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
     settings = config.load(env={}, overrides={
-        **app.config, **dev.env(), "POLYMARKET_GAMMA_URL": venue.gamma_url,
-        "POLYMARKET_CLOB_URL": venue.clob_url, "POLYMARKET_DATA_URL": venue.data_url,
-        "POLYMARKET_RTDS_URL": venue.rtds_url, "POLYMARKET_RELAYER_URL": venue.relayer_url,
-        "WITHDRAW_WAIT_SECONDS": "5", "RECEIPT_TIMEOUT_SECONDS": "30"})
+        **app.config, **dev.env(), "POLYMARKET_GAMMA_URL": server.gamma_url,
+        "POLYMARKET_CLOB_URL": server.clob_url, "POLYMARKET_DATA_URL": server.data_url,
+        "POLYMARKET_RTDS_URL": server.rtds_url, "POLYMARKET_RELAYER_URL": server.relayer_url})
     previous = runtime.runtime()
     runtime.install(replace(previous, settings=settings,
                             venue=venues.VenueAccess(venues.venue_config(settings)),
                             chain=chain_access.ChainAccess(chain_access.from_settings(settings))))
     try:
-        yield ChainVenue(venue=venue, control=control, chain=chain)
+        yield control
     finally:
         runtime.install(previous)
         control.close()
-        venue.stop()
+        server.stop()
 
 
-__all__ = ["SESSION_LIFETIME", "ChainVenue", "attachment", "chain_venue"]
+@pytest.fixture
+def accounts_venue(chain_venue: Control, chain: Any) -> ChainVenue:
+    """``chain_venue`` with the venue's account rules on (strict), as a ``ChainVenue``."""
+    chain_venue.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
+    return ChainVenue(venue=chain_venue.venue, control=chain_venue, chain=chain)
+
+
+def run_queued_jobs() -> list[str]:
+    """Run what is queued on this test's queues, as a worker thread would (the worker's job
+    table, in this thread), until nothing is left; the names of the jobs run."""
+    from worker import jobs as table
+
+    table.load_modules("")
+    ran: list[str] = []
+    while True:
+        for name in jobs.QUEUES:
+            queue = jobs.queue(name)
+            raw = queue.connection.lpop(queue.key)
+            if raw is not None:
+                job_id = raw.decode()
+                break
+        else:
+            return ran
+        job = jobs.fetch(job_id)
+        assert job is not None, job_id
+        table.resolve(job.func_name).function(*job.args)
+        job.set_status(JobStatus.FINISHED)  # ended: the same job id may be queued again
+        ran.append(job.func_name)
+
+
+__all__ = ["SESSION_LIFETIME", "ChainVenue", "accounts_venue", "attachment", "chain_venue",
+           "run_queued_jobs"]

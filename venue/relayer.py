@@ -22,6 +22,8 @@ from urllib.parse import quote
 import anyio
 
 from venue.accounts.batch import DEADLINE_SECONDS, Call, sign_batch
+from venue.accounts.contracts import AccountContracts
+from venue.accounts.legacy_relay import proxy_payload, safe_payload
 from venue.accounts.relayer_payloads import wallet_batch_payload, wallet_create_payload
 from venue.accounts.relayer_rules import (
     MAX_POLLS,
@@ -109,6 +111,15 @@ class RelayerApi:
         return HttpCall(_request("GET", path, auth=auth, params=query(address=address,
                                                                       type=kind)),
                         parse.parse_nonce)
+
+    @staticmethod
+    def relay_payload_call(auth: RelayerAuth, address: str, kind: str = "PROXY"
+                           ) -> HttpCall[tuple[str, int]]:
+        """``GET /relay-payload?address&type=PROXY`` → (relay address, nonce) a proxy
+        transaction is signed with."""
+        return HttpCall(_request("GET", "/relay-payload", auth=auth,
+                                 params=query(address=address, type=kind)),
+                        parse.parse_relay_payload)
 
     @staticmethod
     def transaction_call(transaction_id: str, auth: RelayerAuth | None = None
@@ -275,6 +286,42 @@ def wallet_batch(auth: RelayerAuth, key: OrderKey, *, chain_id: int, factory: st
     return (yield from submit_with_retry(auth, build, attempts=attempts, interval=interval))
 
 
+def legacy_batch(auth: RelayerAuth, key: OrderKey, *, signature_type: int,
+                 contracts: AccountContracts, wallet: str,
+                 calls: tuple[Call, ...] | list[Call], metadata: str = "",
+                 attempts: int = SUBMIT_RETRY_ATTEMPTS,
+                 interval: float = POLL_INTERVAL_SECONDS,
+                 on_signed: Callable[[Mapping[str, Any]], None] | None = None
+                 ) -> Steps[RelayerTransaction]:
+    """Run ``calls`` from a grandfathered proxy (signature type 1, a ``PROXY`` transaction,
+    nonce and relay from ``/relay-payload``) or Safe (type 2, ``SAFE``, nonce from
+    ``/v1/account/transactions/params``), signed by the owner ``key``, with the SDKs'
+    retries; the submitted transaction (follow it with ``await_final``)."""
+    if signature_type not in (1, 2):
+        raise ValueError("legacy relayer transactions are for proxy (1) or Safe (2) wallets")
+    if not calls:
+        raise ValueError("a relayer transaction needs at least one call")
+
+    def build(nonce: int | None) -> Steps[Mapping[str, Any]]:
+        if signature_type == 1:
+            relay, fresh = yield RelayerApi.relay_payload_call(auth, key.address, "PROXY")
+            payload = proxy_payload(key, factory=contracts.proxy_factory, wallet=wallet,
+                                    calls=calls, nonce=fresh if nonce is None else nonce,
+                                    relay=relay, relay_hub=contracts.relay_hub,
+                                    metadata=metadata)
+        else:
+            if nonce is None:
+                nonce = yield RelayerApi.execute_params_call(auth, key.address, "SAFE")
+            payload = safe_payload(key, chain_id=contracts.chain_id,
+                                   multisend=contracts.safe_multisend, wallet=wallet,
+                                   calls=calls, nonce=nonce, metadata=metadata)
+        if on_signed is not None:
+            on_signed(payload)
+        return payload
+
+    return (yield from submit_with_retry(auth, build, attempts=attempts, interval=interval))
+
+
 def create_wallet(auth: RelayerAuth, *, owner: str, factory: str, metadata: str = "",
                   attempts: int = SUBMIT_RETRY_ATTEMPTS,
                   interval: float = POLL_INTERVAL_SECONDS) -> Steps[RelayerTransaction]:
@@ -322,6 +369,7 @@ __all__ = [
     "auth_headers",
     "await_final",
     "create_wallet",
+    "legacy_batch",
     "run_steps",
     "submit_with_retry",
     "wallet_batch",

@@ -6,7 +6,7 @@ is persisted before it is broadcast, and a re-run only re-sends those bytes.
 
 from __future__ import annotations
 
-from services import claims, collateral, onboarding, withdrawals
+from services import claims, collateral, deposits, onboarding, withdrawals
 from worker.jobs import job
 
 
@@ -32,3 +32,16 @@ def onboard_account(onboarding_id: str) -> str:
 def wrap_usdc_e(wrap_id: str) -> str:
     """Wrap a deposit wallet's USDC.e into pUSD (once); return the wrap's status."""
     return collateral.run(wrap_id)
+
+
+@job(deposits.SWEEP_JOB)
+def sweep_deposits() -> int:
+    """Look at every ready account's maker: wrap USDC.e, refresh the venue on a deposit;
+    return how many accounts were looked at."""
+    return len(deposits.sweep())
+
+
+@job(deposits.CHECK_JOB)
+def check_deposits(wallet_id: str) -> int:
+    """The same look at one account (after onboarding, on opening the account page)."""
+    return len(deposits.check_wallet(wallet_id))

@@ -14,8 +14,18 @@ from typing import Any
 import trio
 
 from models.base import utcnow
-from models.wallet import OPEN_STATES, Claim, TradingWallet, Withdrawal
-from services import claims, idempotency, jobs, orders, previews, retention, withdrawals
+from models.wallet import OPEN_STATES, Claim, CollateralWrap, TradingWallet, Withdrawal
+from services import (
+    claims,
+    collateral,
+    deposits,
+    idempotency,
+    jobs,
+    orders,
+    previews,
+    retention,
+    withdrawals,
+)
 from services.runtime import runtime
 from worker.jobs import job, on_worker_start
 
@@ -35,7 +45,7 @@ def _signing_now(model: type[Withdrawal] | type[Claim]) -> Any:
 
 @job(RESUME_JOB)
 def resume_chain_work(older_than_seconds: int = 60) -> int:
-    """Re-queue withdrawals and claims whose job was lost; their jobs never send twice.
+    """Re-queue withdrawals, claims and wraps whose job was lost; their jobs never send twice.
 
     Rows whose wallet is signing right now are left alone: a run that is still going
     (abandoned after a timeout, re-queued at shutdown while its thread went on) would
@@ -52,6 +62,12 @@ def resume_chain_work(older_than_seconds: int = 60) -> int:
     for claim in Claim.select().where(Claim.status.in_(OPEN_STATES), Claim.created_at <= cutoff,
                                       ~_signing_now(Claim)):
         claims.enqueue(claim)
+        count += 1
+    # A wrap in flight blocks its wallet's next one (one in flight per wallet), so a lost
+    # job must come back; a run still going keeps its job id and is not queued twice.
+    for wrap in CollateralWrap.select().where(CollateralWrap.status.in_(collateral.IN_FLIGHT),
+                                              CollateralWrap.created_at <= cutoff):
+        collateral.enqueue(wrap)
         count += 1
     return count
 
@@ -84,3 +100,30 @@ async def run_scheduler(host: Any) -> None:
         except Exception:  # Redis blips must not end the scheduler
             log.warning("maintenance tick failed", exc_info=True)
         await trio.sleep(interval)
+
+
+def schedule_deposit_sweep() -> bool:
+    """Queue the deposit sweep unless one was queued less than DEPOSIT_SWEEP_SECONDS ago
+    by any worker (a Redis key with that lifetime); whether this call queued it."""
+    seconds = runtime().settings.deposits.sweep_seconds
+    if seconds <= 0:
+        return False
+    if not jobs.connection().set(f"{jobs.current_config().prefix}deposit-sweep-tick", "1", nx=True,
+                      px=max(1, int(seconds * 1000))):
+        return False  # another worker (or this one) queued it within the interval
+    deposits.enqueue_sweep()
+    return True
+
+
+@on_worker_start("deposit-sweep")
+async def run_deposit_sweeps(host: Any) -> None:
+    """Queue a deposit sweep every DEPOSIT_SWEEP_SECONDS, once across all workers."""
+    seconds = runtime().settings.deposits.sweep_seconds
+    if seconds <= 0:
+        return  # turned off
+    while True:
+        try:
+            await trio.to_thread.run_sync(schedule_deposit_sweep)
+        except Exception:  # Redis blips must not end the scheduler
+            log.warning("deposit sweep tick failed", exc_info=True)
+        await trio.sleep(min(seconds, 5.0))

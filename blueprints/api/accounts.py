@@ -69,7 +69,9 @@ class Wrap(MethodView):
     @blp.errors(400, 401, 403, 409, 429)
     def post(self, args):
         """Wrap the deposit wallet's USDC.e into pUSD through the onramp (a relayer batch,
-        no POL); follow it with GET /api/trading-account/wraps/{id}."""
+        no POL); follow it with GET /api/trading-account/wraps/{id}. Rarely needed: the
+        deposit watcher wraps USDC.e of at least AUTO_WRAP_MIN_USDC_E by itself. 409
+        ``conflict`` while another wrap of the wallet is in flight (one at a time)."""
         row = collateral.request_wrap(access.current_principal().user, args["amount"])
         return collateral.describe(row)
 

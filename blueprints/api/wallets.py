@@ -113,11 +113,10 @@ class ClaimPositions(MethodView):
         `tx_hash`, or `status: queued` (follow it at `GET /api/positions/claims/{id}`). A
         market already being claimed answers its open claim, not a second one.
 
-        A deposit wallet (signature type 3) claims what it holds (the maker, not its owner
-        key) through the relayer: one `WALLET` batch per market redeeming on the
+        A deposit wallet (signature type 3), proxy or Safe claims what it holds (the maker,
+        not its owner key) through the relayer: one transaction per market redeeming on the
         CtfCollateralAdapter or NegRiskCtfCollateralAdapter, paid in pUSD, no gas and no
-        402; the claim shows `relayer_transaction_id`. 501 `feature_not_enabled` for a
-        connected proxy or Safe account (claim those on polymarket.com).
+        402; the claim shows `relayer_transaction_id`.
         """
         token_ids = (body or {}).get("token_ids")
         return claims.claim(access.current_principal().user, token_ids)

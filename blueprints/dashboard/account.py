@@ -4,12 +4,20 @@ private key may come in here, and only here besides REST with a session)."""
 
 from __future__ import annotations
 
-from flask import render_template
+from uuid import UUID
+
+from flask import Response, make_response, render_template
 
 from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
-from schemas.accounts import ConnectAccountSchema, OnboardingSchema
+from schemas.accounts import (
+    ConnectAccountSchema,
+    OnboardingSchema,
+    WrapRequestSchema,
+    WrapSchema,
+)
 from schemas.configs import ReadinessSchema
-from services import onboarding, readiness, trading_accounts
+from schemas.fields import format_decimal
+from services import collateral, deposits, onboarding, readiness, trading_accounts, wallets
 
 
 def _status() -> dict:
@@ -18,8 +26,13 @@ def _status() -> dict:
 
 @bp.get("/account")
 def account_page() -> str:
-    """The account, its onboarding steps (followed live) and the connect form."""
-    return render_template("dashboard/account.html", onboarding=_status())
+    """The account, its onboarding steps (followed live) and the connect form; a ready
+    account's deposits are looked at now (a deduplicated job)."""
+    status = _status()
+    wallet = wallets.for_user(current_principal().user) if status["ready"] else None
+    if wallet is not None:
+        deposits.enqueue_check(wallet)
+    return render_template("dashboard/account.html", onboarding=status)
 
 
 @bp.get("/account/onboarding")
@@ -54,3 +67,39 @@ def connect_account() -> str:
     trading_accounts.connect(user, **body)
     onboarding.start(user)
     return render_template("dashboard/_onboarding.html", onboarding=_status())
+
+
+def _wrap_fragment(wrap: dict | None = None) -> str:
+    offer = collateral.offer(current_principal().user)
+    if wrap is not None:
+        offer["wrap"] = wrap
+    usdce = offer["usdc_e"]
+    offer.update(usdc_e_text=format_decimal(usdce) if usdce is not None else None,
+                 usdc_e_waiting=bool(usdce and usdce > 0),
+                 wrap=present(WrapSchema(), offer["wrap"]) if offer["wrap"] else None)
+    return render_template("dashboard/_wrap.html", offer=offer)
+
+
+@bp.get("/account/wrap")
+def wrap_offer() -> str:
+    """USDC.e waiting at the deposit wallet, with a button to wrap it, and the last wrap."""
+    return _wrap_fragment()
+
+
+@bp.post("/account/wrap")
+def start_wrap() -> str:
+    """Wrap the USDC.e shown (POST /api/trading-account/wrap), then follow it."""
+    body = parse(WrapRequestSchema(), {"amount": form_text("amount") or ""})
+    row = collateral.request_wrap(current_principal().user, body["amount"])
+    return _wrap_fragment(collateral.describe(row))
+
+
+@bp.get("/account/wraps/<uuid:wrap_id>")
+def wrap_progress(wrap_id: UUID) -> Response:
+    """One wrap's progress; the fragment polls itself until it is confirmed or failed (then
+    the readiness card re-reads, through the ``wrap-confirmed`` event)."""
+    wrap = collateral.describe(collateral.get(current_principal().user, wrap_id))
+    response = make_response(_wrap_fragment(wrap))
+    if wrap["status"] == "confirmed":
+        response.headers["HX-Trigger"] = "wrap-confirmed"
+    return response

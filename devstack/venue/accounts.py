@@ -95,6 +95,8 @@ class AccountRegistry:
         # proxy (type 1) and Safe (type 2) wallets polymarket.com made: wallet -> (owner,
         # type); the venue knows their owner from its factories' CREATE2 addresses
         self.legacy_wallets: dict[str, tuple[str, int]] = {}
+        # their relayer nonces (a proxy's relay-hub nonce, a Safe's ``nonce()``): wallet -> n
+        self.legacy_nonces: dict[str, int] = {}
 
     # -- deposit wallets --
 
@@ -114,6 +116,14 @@ class AccountRegistry:
     def register_legacy_wallet(self, wallet: str, owner: str, signature_type: int) -> None:
         """Record ``owner`` as the owner of proxy (1) or Safe (2) wallet ``wallet``."""
         self.legacy_wallets[wallet.lower()] = (owner.lower(), signature_type)
+
+    def legacy_wallet_of(self, owner: str, signature_type: int) -> str | None:
+        """The proxy (1) or Safe (2) wallet ``owner`` owns, lower-case, if the venue knows
+        one."""
+        for wallet, known in self.legacy_wallets.items():
+            if known == (owner.lower(), signature_type):
+                return wallet
+        return None
 
     def wallet(self, address: str) -> DepositWallet | None:
         """The deposit wallet at ``address``, if the venue knows one."""
@@ -143,9 +153,9 @@ class AccountRegistry:
     def funder_for(self, address: str, signature_type: int, now: float) -> str:
         """The funding address behind an API-key address for a signature type."""
         if signature_type in (1, 2):
-            for wallet_address, (owner, kind) in self.legacy_wallets.items():
-                if (owner, kind) == (address.lower(), signature_type):
-                    return wallet_address
+            legacy = self.legacy_wallet_of(address, signature_type)
+            if legacy is not None:
+                return legacy
         if signature_type in (1, 2, 3):
             wallet = self.wallet_controlled_by(address, now)
             if wallet is not None:

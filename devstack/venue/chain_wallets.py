@@ -105,6 +105,12 @@ class ChainWallets:
         for call in calls:
             self._mirror(wallet, call)
 
+    def execute_legacy(self, wallet: str, calls: list[WalletCall]) -> None:
+        """Proxy and Safe wallets exist only in the simulation (the dev chain deploys no
+        proxy factory, Safe or MultiSend): their transactions fail with that reason."""
+        raise ExecutionFailed("proxy and Safe wallets are not deployed on the dev chain: "
+                              "their transactions run only without a chain attached")
+
     def _mirror(self, record: DepositWallet, call: WalletCall) -> None:
         try:
             name, args = decode_call(call)

@@ -5,8 +5,10 @@ plus the configured dev triple) or Relayer API key headers (a key operates only 
 address's wallet). ``POST /submit`` takes ``WALLET-CREATE`` and ``WALLET`` (§2.3, §2.5) and
 refuses with the venue's texts. A transaction moves NEW → EXECUTED → MINED → CONFIRMED one
 state per ``relayer_step_seconds``, or ends FAILED / INVALID (armed through the control API,
-or when its calls revert). Effects happen at MINED: the wallet exists (``/deployed`` is true)
-before the relayer's registry update at CONFIRMED, as on the venue. Session signers (§2.6):
+or when its calls revert). Grandfathered proxy wallets and Safes submit ``PROXY`` / ``SAFE``
+(``legacy_relay``), checked against the owner the venue knows. Effects happen at MINED: the
+wallet exists (``/deployed`` is true) before the relayer's registry update at CONFIRMED, as
+on the venue. Session signers (§2.6):
 ``/v1/session-signers/{authorizations,revocations}`` queue the owner's signed one-call batch
 under the caller's ``Idempotency-Key``; a revocation fences the key at once.
 
@@ -26,7 +28,7 @@ from typing import Any, Protocol
 
 from eth_utils import is_address, to_checksum_address
 
-from devstack.venue import auth
+from devstack.venue import auth, legacy_relay
 from devstack.venue.accounts import AccountRegistry, DepositWallet
 from devstack.venue.batch import WalletCall, batch_digest, batch_signer
 from devstack.venue.config import SandboxConfig
@@ -41,6 +43,9 @@ ERR_AUTH = "invalid authorization"
 ERR_QUOTA = "quota exceeded"
 ERR_PAYLOAD = "invalid transaction request payload"
 ERR_TO = "invalid 'to' field: must be deposit wallet factory"
+ERR_PROXY_TO = "invalid 'to' field: must be proxy factory"
+# The legacy submit types and the signature type of the wallet each runs from.
+LEGACY_TYPES = {"PROXY": 1, "SAFE": 2}
 ERR_IN_FLIGHT = "wallet has in-flight action"
 ERR_SIGNATURE = "invalid signature"
 # The longest a batch's deadline may lie ahead: the SDKs sign now + 600 s against a node's
@@ -65,6 +70,8 @@ class WalletExecutor(Protocol):
 
     def execute(self, wallet: DepositWallet, signer: str, calls: list[WalletCall], *,
                 nonce: int, deadline: int, signature: str) -> None: ...
+
+    def execute_legacy(self, wallet: str, calls: list[WalletCall]) -> None: ...
 
 
 @dataclass
@@ -195,9 +202,10 @@ class Relayer:
         if not isinstance(body, dict) or not is_address(str(body.get("from", ""))):
             raise VenueRejection(ERR_PAYLOAD)
         kind = body.get("type")
-        if kind not in ("WALLET-CREATE", "WALLET"):
+        if kind not in ("WALLET-CREATE", "WALLET", *LEGACY_TYPES):
             raise VenueRejection(ERR_PAYLOAD)
-        if str(body.get("to", "")).lower() != self.config.deposit_wallet_factory.lower():
+        if kind not in LEGACY_TYPES and (
+                str(body.get("to", "")).lower() != self.config.deposit_wallet_factory.lower()):
             raise VenueRejection(ERR_TO)
         metadata = body.get("metadata") or ""
         if not isinstance(metadata, str) or len(metadata) > 500:
@@ -205,8 +213,10 @@ class Relayer:
         sender = str(body["from"]).lower()
         if kind == "WALLET-CREATE":
             tx = self._create(principal, sender)
-        else:
+        elif kind == "WALLET":
             tx = self._batch(principal, sender, body)
+        else:
+            tx = self._legacy(principal, sender, body, kind)
         tx.metadata = metadata
         return self._queue(tx)
 
@@ -276,6 +286,81 @@ class Relayer:
             raise VenueRejection(ERR_SIGNATURE)
         return self._new(principal, "WALLET", sender, wallet.address, nonce=str(nonce),
                          signature=signature, calls=calls, deadline=deadline)
+
+    def _legacy(self, principal: Principal, sender: str, body: dict, kind: str
+                ) -> RelayerTransaction:
+        """A grandfathered proxy's ``PROXY`` or Safe's ``SAFE`` transaction: the wallet is
+        one the venue knows of that kind, ``from`` is its owner and signed it, the nonce is
+        the wallet's next; its calls are decoded now (a payload the SDK cannot have built is
+        refused)."""
+        signature_type = LEGACY_TYPES[kind]
+        params = body.get("signatureParams")
+        if not is_address(str(body.get("proxyWallet", ""))) or not isinstance(params, dict) \
+                or not is_address(str(body.get("to", ""))):
+            raise VenueRejection(ERR_PAYLOAD)
+        wallet, to = str(body["proxyWallet"]).lower(), str(body["to"])
+        known = self.accounts.legacy_wallets.get(wallet)
+        if known is None or known[1] != signature_type:
+            raise VenueRejection(f"{to_checksum_address(wallet)} is not a known "
+                                 f"{kind.lower()} wallet")
+        if known[0] != sender:
+            raise VenueRejection(f"{to_checksum_address(sender)} is not the owner of "
+                                 f"{kind.lower()} wallet {to_checksum_address(wallet)}")
+        if not principal.may_operate(sender, wallet):
+            raise VenueRejection(ERR_AUTH, 401)
+        signature = str(body.get("signature", ""))
+        try:
+            nonce = int(str(body.get("nonce", "")))
+            data = bytes.fromhex(str(body.get("data", "")).removeprefix("0x"))
+            if kind == "PROXY":
+                calls, signer = self._proxy_checked(sender, to, data, nonce, params, signature)
+            else:
+                calls, signer = self._safe_checked(wallet, to, data, nonce, body, params,
+                                                   signature)
+        except (legacy_relay.Malformed, TypeError, ValueError) as exc:
+            raise VenueRejection(ERR_PAYLOAD) from exc
+        self._refuse_in_flight(wallet)
+        expected = self.accounts.legacy_nonces.get(wallet, 0)
+        if nonce != expected:
+            raise VenueRejection(f"batch nonce {nonce} does not match on-chain nonce {expected}")
+        if signer is None or signer.lower() != sender:
+            raise VenueRejection(ERR_SIGNATURE)
+        tx = self._new(principal, kind, sender, wallet, nonce=str(nonce), signature=signature,
+                       calls=calls)
+        tx.to = to_checksum_address(to)
+        return tx
+
+    @staticmethod
+    def _proxy_checked(sender: str, to: str, data: bytes, nonce: int, params: dict,
+                       signature: str) -> tuple[list[WalletCall], str | None]:
+        if to.lower() != legacy_relay.PROXY_FACTORY.lower():
+            raise VenueRejection(ERR_PROXY_TO)
+        if str(params.get("relayHub", "")).lower() != legacy_relay.RELAY_HUB.lower() or \
+                str(params.get("relay", "")).lower() != legacy_relay.RELAY_ADDRESS.lower():
+            raise VenueRejection("invalid relay: ask /relay-payload for the relay to sign for")
+        fee, price, limit = (int(str(params.get(name, ""))) for name in
+                             ("relayerFee", "gasPrice", "gasLimit"))
+        if fee or price or limit <= 0:
+            raise legacy_relay.Malformed("the relayer takes no fee and needs a gas limit")
+        calls = legacy_relay.proxy_calls(data)
+        return calls, legacy_relay.proxy_signer(
+            sender=sender, to=to, data=data, relayer_fee=fee, gas_price=price,
+            gas_limit=limit, nonce=nonce, relay_hub=legacy_relay.RELAY_HUB,
+            relay=legacy_relay.RELAY_ADDRESS, signature=signature)
+
+    def _safe_checked(self, safe: str, to: str, data: bytes, nonce: int, body: dict,
+                      params: dict, signature: str) -> tuple[list[WalletCall], str | None]:
+        # the relayer pays the gas: a SafeTx asking for a refund is not one it runs
+        if any(str(params.get(name, "")) != "0" for name in ("baseGas", "gasPrice",
+                                                            "safeTxnGas")) or \
+                not legacy_relay.zero_address(params.get("gasToken")) or \
+                not legacy_relay.zero_address(params.get("refundReceiver")):
+            raise legacy_relay.Malformed("a SafeTx through the relayer has no gas refund")
+        operation, value = int(str(params.get("operation", ""))), int(str(body.get("value", 0)))
+        calls = legacy_relay.safe_calls(to, data, value, operation)
+        return calls, legacy_relay.safe_signer(
+            chain_id=self.executor.chain_id, safe=safe, to=to, value=value, data=data,
+            operation=operation, nonce=nonce, signature=signature)
 
     def _refuse_in_flight(self, wallet: str) -> None:
         if any(tx.wallet == wallet and tx.state not in TERMINAL
@@ -414,6 +499,10 @@ class Relayer:
         if tx.type == "WALLET-CREATE":
             self.executor.create(tx.sender)
             return
+        if tx.type in LEGACY_TYPES:
+            self.executor.execute_legacy(tx.wallet, tx.calls)
+            self.accounts.legacy_nonces[tx.wallet] = int(tx.nonce) + 1
+            return
         wallet = self.accounts.wallet(tx.wallet)
         if wallet is None:
             raise ExecutionFailed("wallet not deployed")
@@ -430,17 +519,25 @@ class Relayer:
             raise VenueRejection("transaction not found", 404)
         return tx
 
-    def nonce_of(self, address: str) -> int:
-        """The Batch nonce of the wallet ``address`` owns or signs for (0 when none)."""
+    def nonce_of(self, address: str, kind: str = "WALLET") -> int:
+        """The nonce of the wallet ``address`` owns or signs for (0 when none): a deposit
+        wallet's Batch nonce, or (``kind`` PROXY or SAFE) its proxy's or Safe's."""
         self.advance()
+        if kind in LEGACY_TYPES:
+            legacy = self.accounts.legacy_wallet_of(address, LEGACY_TYPES[kind])
+            return self.accounts.legacy_nonces.get(legacy, 0) if legacy else 0
+        if kind != "WALLET":
+            raise VenueRejection(f"invalid type {kind!r}: WALLET, PROXY or SAFE")
         wallet = self.accounts.wallet_controlled_by(address, self.now())
         return wallet.nonce if wallet is not None else 0
 
     def deployed(self, wallet: str) -> bool:
-        """Whether the factory deployed ``wallet`` (true from MINED on)."""
+        """Whether the factory deployed ``wallet`` (true from MINED on); a proxy or Safe
+        polymarket.com made is deployed."""
         self.advance()
         record = self.accounts.wallet(wallet)
-        return record is not None and record.deployed
+        return (record is not None and record.deployed) or (
+            wallet.lower() in self.accounts.legacy_wallets)
 
 
 def _fresh(timestamp: str) -> bool:

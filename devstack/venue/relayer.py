@@ -1,7 +1,9 @@
 """The relayer's HTTP surface (ACCOUNTS.md §2.3-2.5, §3, §10), served under ``/relayer``.
 
-* POST /submit                                  WALLET-CREATE or WALLET (relayer auth)
-* GET  /nonce?address&type=WALLET               {"nonce"} (legacy)
+* POST /submit                                  WALLET-CREATE, WALLET, PROXY or SAFE
+                                                (relayer auth)
+* GET  /nonce?address&type=WALLET|PROXY|SAFE    {"nonce"} (legacy)
+* GET  /relay-payload?address&type=PROXY        {"address": relay, "nonce"}
 * GET  /v1/account/transactions/params?address&type   {"address", "nonce"} (relayer auth)
 * GET  /transaction?id=                         [transaction] camelCase (legacy)
 * GET  /v1/account/transactions/<id>            transaction, snake_case (relayer auth)
@@ -23,6 +25,7 @@ from functools import wraps
 
 from flask import Blueprint, current_app, g, request
 
+from devstack.venue.legacy_relay import RELAY_ADDRESS
 from devstack.venue.relay import ERR_PAYLOAD, legacy_json, v1_json
 from devstack.venue.responses import error_response, json_response
 from devstack.venue.state import Principal, SandboxState, VenueRejection
@@ -81,18 +84,33 @@ def submit():
     return json_response({"transactionID": tx.id, "state": tx.state})
 
 
+def _type_arg() -> str:
+    return request.args.get("type") or "WALLET"
+
+
 @bp.get("/nonce")
 def nonce():
-    """GET /nonce (legacy): the Batch nonce of the address's wallet."""
-    return json_response({"nonce": str(_state().relayer_nonce(_address_arg()))})
+    """GET /nonce (legacy): the nonce of the address's wallet of that type."""
+    return json_response({"nonce": str(_state().relayer_nonce(_address_arg(), _type_arg()))})
 
 
 @bp.get("/v1/account/transactions/params")
 @relayer_auth
 def execute_params():
-    """GET /v1/account/transactions/params: {address, nonce}."""
+    """GET /v1/account/transactions/params: {address, nonce} (type WALLET or SAFE)."""
     address = _address_arg()
-    return json_response({"address": address, "nonce": str(_state().relayer_nonce(address))})
+    return json_response({"address": address,
+                          "nonce": str(_state().relayer_nonce(address, _type_arg()))})
+
+
+@bp.get("/relay-payload")
+def relay_payload():
+    """GET /relay-payload?address&type=PROXY: {address: the relay, nonce} a PROXY
+    transaction is signed with."""
+    if _type_arg() != "PROXY":
+        raise VenueRejection("relay payloads are for type PROXY")
+    nonce_now = _state().relayer_nonce(_address_arg(), "PROXY")
+    return json_response({"address": RELAY_ADDRESS, "nonce": str(nonce_now)})
 
 
 @bp.get("/transaction")

@@ -392,11 +392,12 @@ class SandboxState:
             self.relayer.check_open()
             return self.relayer.transaction(tx_id)
 
-    def relayer_nonce(self, address: str) -> int:
-        """The Batch nonce of the wallet an owner or session signer acts for."""
+    def relayer_nonce(self, address: str, kind: str = "WALLET") -> int:
+        """The nonce of the wallet an owner or session signer acts for: a deposit wallet's
+        Batch nonce, or (``kind`` PROXY / SAFE) the owner's proxy's or Safe's."""
         with self.lock:
             self.relayer.check_open()
-            return self.relayer.nonce_of(address)
+            return self.relayer.nonce_of(address, kind)
 
     def relayer_session_signer(self, principal: Principal, kind: str, body: object,
                                idempotency_key: str) -> dict:

@@ -1,6 +1,7 @@
 """Simulated execution of deposit-wallet transactions when no chain is attached.
 
-``WALLET-CREATE`` records the wallet; a ``WALLET`` batch runs its calls against the ledger
+``WALLET-CREATE`` records the wallet; a ``WALLET`` batch (or a grandfathered proxy's or
+Safe's ``PROXY`` / ``SAFE`` transaction) runs its calls against the ledger
 and the account registry: pUSD / USDC.e ``approve`` and ``transfer``, CTF and PositionManager
 ``setApprovalForAll``, the onramp's ``wrap`` (USDC.e in, pUSD out), ``redeemPositions``
 through the collateral adapters (paying pUSD), and the wallet's own session-signer calls.
@@ -114,17 +115,28 @@ class SimulatedWallets:
                 nonce: int, deadline: int, signature: str) -> None:
         """Run a batch atomically: every call, or (ExecutionFailed) none (the relayer has
         checked ``nonce``, ``deadline`` and ``signature`` already)."""
+        self._atomically(wallet.address, wallet, signer, calls)
+        wallet.nonce += 1
+
+    def execute_legacy(self, wallet: str, calls: list[WalletCall]) -> None:
+        """Run a proxy's or Safe's calls atomically (the relayer has checked owner, nonce
+        and signature): token calls only, as the wallet itself has none we simulate."""
+        self._atomically(wallet.lower(), None, "", calls)
+
+    def _atomically(self, address: str, wallet: DepositWallet | None, signer: str,
+                    calls: list[WalletCall]) -> None:
         decoded = [(call, *decode_call(call)) for call in calls]
         saved = self._snapshot(wallet)
         try:
             for call, name, args in decoded:
                 if call.value:
-                    raise ExecutionFailed("deposit wallet holds no POL to send")
-                if call.target.lower() == wallet.address:
+                    raise ExecutionFailed("deposit wallet holds no POL to send"
+                                          if wallet is not None else
+                                          "the wallet holds no POL to send")
+                if wallet is not None and call.target.lower() == address:
                     self._own_call(wallet, signer, name, args)
                 else:
-                    self._token_call(wallet.address, call.target.lower(), name, args)
-            wallet.nonce += 1
+                    self._token_call(address, call.target.lower(), name, args)
         except ExecutionFailed:
             self._restore(wallet, saved)
             raise
@@ -209,16 +221,19 @@ class SimulatedWallets:
 
     # -- revert --
 
-    def _snapshot(self, wallet: DepositWallet) -> tuple:
+    def _snapshot(self, wallet: DepositWallet | None) -> tuple:
         ledger, accounts = self.ledger, self.accounts
         return (dict(ledger.collateral), copy.deepcopy(ledger.positions),
                 copy.deepcopy(ledger.stats), dict(accounts.allowances), set(accounts.operators),
-                dict(accounts.usdc_e), dict(accounts.unseen), dict(wallet.session_signers),
+                dict(accounts.usdc_e), dict(accounts.unseen),
+                dict(wallet.session_signers) if wallet is not None else None,
                 len(self.settlement.tape.redemptions))
 
-    def _restore(self, wallet: DepositWallet, saved: tuple) -> None:
+    def _restore(self, wallet: DepositWallet | None, saved: tuple) -> None:
         ledger, accounts = self.ledger, self.accounts
         (ledger.collateral, ledger.positions, ledger.stats, accounts.allowances,
-         accounts.operators, accounts.usdc_e, accounts.unseen, wallet.session_signers,
+         accounts.operators, accounts.usdc_e, accounts.unseen, session_signers,
          redemptions) = saved
+        if wallet is not None:
+            wallet.session_signers = session_signers
         del self.settlement.tape.redemptions[redemptions:]

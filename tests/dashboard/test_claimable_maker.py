@@ -11,9 +11,9 @@ from tests.dashboard.test_login_binding import _sign_in_with_code
 from tests.services.test_relayer_claims_chain import holding_winners
 
 
-def test_the_claimable_list_reads_the_deposit_wallet_not_its_owner(chain_venue, client,
+def test_the_claimable_list_reads_the_deposit_wallet_not_its_owner(accounts_venue, client,
                                                                   inbox, user) -> None:
-    wallet, _maker, condition = holding_winners(chain_venue, user, 6)
+    wallet, _maker, condition = holding_winners(accounts_venue, user, 6)
     assert claims.claimable_positions(wallet.address) == []  # the owner holds nothing
 
     [held] = claims.wallet_claimable(wallets.for_user(user))

@@ -12,7 +12,7 @@ import pytest
 
 from models.base import utcnow
 from models.trading import Order, OrderFill, Trade
-from services import errors, orders, positions, previews, stats, venue_accounts, venues
+from services import errors, order_fills, orders, positions, previews, stats, venue_accounts, venues
 from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
 
 
@@ -295,3 +295,45 @@ def test_a_fill_after_the_deadline_is_booked_late(trader, market, venue_control,
     orders.reconcile_pending(older_than=timedelta(0))  # booked once
     assert Order.get_by_id(order.id).filled_size == Decimal(10)
     assert positions.ledger(trader.user)[market.yes].size == Decimal(10)
+
+
+def test_only_orders_closed_at_the_deadline_are_followed_for_late_fills(
+        trader, market, venue_control, venue_clock):
+    """The sweep finds them by their column, not by what their error says."""
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "status": 500, "count": 2}, expect=201)
+    never, _ = _place_unanswered(trader, market.yes, "buy", "10", "market")
+    _sent_ago(never, orders.not_found_grace().total_seconds() + 1)
+    orders.reconcile_pending(older_than=timedelta(0))
+    never = Order.get_by_id(never.id)
+    assert never.status == "failed" and never.deadline_closed_at is None
+
+    venue_control.call("POST", "/faults", {"path": "/clob/data/", "status": 503,
+                                           "count": 1000}, expect=201)
+    late, _ = _place_unanswered(trader, market.yes, "buy", "10", "market")
+    _sent_ago(late, orders.resolve_deadline().total_seconds() + 1)
+    orders.reconcile_pending(older_than=timedelta(0))
+    late = Order.get_by_id(late.id)
+    assert late.status == "failed" and late.deadline_closed_at is not None
+    # A venue's words quoting the setting's name do not make an order one to follow.
+    Order.update(error="(ORDER_RESOLVE_DEADLINE_SECONDS)").where(Order.id == never.id).execute()
+    Order.update(error="edited").where(Order.id == late.id).execute()
+    assert [o.id for o in order_fills.closed_at_deadline()] == [late.id]
+
+
+def test_the_migration_dates_deadline_closes_recorded_before_the_column(trader, bound_db):
+    """Orders closed at the deadline by an older release are still followed after upgrading."""
+    from models.migrations import m0076_order_deadline_closed as m0076
+
+    kept = dict(user=trader.user, maker_address=trader.address, token_id="1", side="buy",
+                order_type="market", time_in_force="FAK", price=Decimal("0.5"),
+                size=Decimal(1), signed_body="{}")
+    old = Order.create(order_hash="0x" + "1" * 64, status="failed",
+                       error="The venue did not know the order by the deadline "
+                             "(ORDER_RESOLVE_DEADLINE_SECONDS).", **kept)
+    other = Order.create(order_hash="0x" + "2" * 64, status="failed",
+                         error="The order never reached the venue.", **kept)
+    m0076.backfill(bound_db)
+    assert Order.get_by_id(old.id).deadline_closed_at is not None
+    assert Order.get_by_id(other.id).deadline_closed_at is None
+    assert [o.id for o in order_fills.closed_at_deadline()] == [old.id]

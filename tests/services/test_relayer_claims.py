@@ -126,18 +126,3 @@ def test_a_claim_the_queue_could_not_take_is_failed_unsent(
     assert row.status == "failed" and "could not be queued" in row.error
     assert row.relayer_payload is None
 
-
-def test_a_connected_proxy_is_told_to_claim_on_polymarket(user) -> None:
-    """Its positions are in the proxy; signing a redeem from the owner would redeem nothing."""
-    from eth_account import Account
-
-    from services import trading_accounts
-    from venue.accounts import proxy_wallet_address
-
-    owner = Account.create()
-    proxy = proxy_wallet_address(owner.address, trading_accounts.contracts())
-    trading_accounts.connect(user, wallet_address=proxy, private_key=owner.key.hex())
-    with pytest.raises(errors.FeatureNotEnabled) as refused:
-        claims.request(user)
-    assert "polymarket.com" in refused.value.message
-    assert Claim.select().count() == 0

@@ -58,8 +58,8 @@ def _no_pol(cv: ChainVenue, wallet: Any) -> None:
     assert dev.native_balance_wei(wallet.funder_address) == 0
 
 
-def test_a_deposit_wallets_winnings_are_redeemed_on_chain_as_pusd(chain_venue, user) -> None:
-    cv, dev = chain_venue, chain_venue.chain.contracts
+def test_a_deposit_wallets_winnings_are_redeemed_on_chain_as_pusd(accounts_venue, user) -> None:
+    cv, dev = accounts_venue, accounts_venue.chain.contracts
     wallet, maker, condition = holding_winners(cv, user, 7)  # 7 Yes, Yes won
 
     [held] = claims.maker_claimable(wallet)
@@ -81,8 +81,8 @@ def test_a_deposit_wallets_winnings_are_redeemed_on_chain_as_pusd(chain_venue, u
 
 
 def test_a_neg_risk_claim_redeems_through_the_neg_risk_collateral_adapter(
-        chain_venue, user) -> None:
-    cv, dev = chain_venue, chain_venue.chain.contracts
+        accounts_venue, user) -> None:
+    cv, dev = accounts_venue, accounts_venue.chain.contracts
     wallet, maker, _question = holding_winners(cv, user, 4, neg_risk=True)
 
     before = _pusd(cv, maker)
@@ -96,10 +96,10 @@ def test_a_neg_risk_claim_redeems_through_the_neg_risk_collateral_adapter(
     _no_pol(cv, wallet)
 
 
-def test_positions_value_what_the_maker_can_claim(chain_venue, user) -> None:
+def test_positions_value_what_the_maker_can_claim(accounts_venue, user) -> None:
     """``claimable_value`` is what the deposit wallet (the maker) holds on chain, not its
     owner EOA (which holds nothing)."""
-    _wallet, _maker, condition = holding_winners(chain_venue, user, 3, outcome=1)  # No won
+    _wallet, _maker, condition = holding_winners(accounts_venue, user, 3, outcome=1)  # No won
     [shown] = positions.list_positions(user)
     assert shown["token_id"] == str(condition.token_ids[1])
     assert (shown["resolved"], shown["claimable_value"]) == (True, Decimal(3))

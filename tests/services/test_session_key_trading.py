@@ -65,8 +65,8 @@ def _market_order(user: Any, token: str, side: str = "buy") -> Any:
 
 
 def test_a_session_key_account_connects_onboards_and_fills_a_live_order(
-        chain_venue, client, auth_headers, user) -> None:
-    cv = chain_venue
+        accounts_venue, client, auth_headers, user) -> None:
+    cv = accounts_venue
     _owner, wallet, session = _owned_wallet(cv)
     connected = _connect(client, auth_headers, wallet, session)
     account = connected["account"]
@@ -91,8 +91,8 @@ def test_a_session_key_account_connects_onboards_and_fills_a_live_order(
 
 
 def test_a_revoked_session_key_gets_the_venues_refusal_and_readiness_says_why(
-        chain_venue, client, auth_headers, user) -> None:
-    cv = chain_venue
+        accounts_venue, client, auth_headers, user) -> None:
+    cv = accounts_venue
     owner, wallet, session = _owned_wallet(cv)
     _connect(client, auth_headers, wallet, session)
     assert _onboard(user).status == "ready"
@@ -115,9 +115,9 @@ def test_a_revoked_session_key_gets_the_venues_refusal_and_readiness_says_why(
     assert session.address in blocker["message"] and "revoked or expired" in blocker["message"]
 
 
-def test_an_expired_session_key_is_refused_the_same_way(chain_venue, client, auth_headers,
+def test_an_expired_session_key_is_refused_the_same_way(accounts_venue, client, auth_headers,
                                                        user) -> None:
-    cv = chain_venue
+    cv = accounts_venue
     owner, wallet, session = _owned_wallet(cv)
     _connect(client, auth_headers, wallet, session)
     assert _onboard(user).status == "ready"
@@ -133,8 +133,8 @@ def test_an_expired_session_key_is_refused_the_same_way(chain_venue, client, aut
 
 
 def test_a_session_key_does_not_send_missing_approvals_and_says_so(
-        chain_venue, client, auth_headers, user) -> None:
-    cv = chain_venue
+        accounts_venue, client, auth_headers, user) -> None:
+    cv = accounts_venue
     _owner, wallet, session = _owned_wallet(cv, approved=False)
     _connect(client, auth_headers, wallet, session)
     failed = _onboard(user)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import secrets
+import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
 
@@ -79,3 +81,41 @@ def test_a_withdrawal_whose_wallet_is_signing_now_is_not_requeued(prefix, bound_
         assert maintenance.resume_chain_work(60) == 0
     assert jobs_service.queue("high").job_ids == []
     assert maintenance.resume_chain_work(60) == 1  # lease released: resumed
+
+
+def test_the_deposit_sweep_is_queued_once_per_interval_across_workers(prefix):
+    from services import deposits
+
+    current = runtime.runtime()
+    every = replace(current.settings, deposits=replace(current.settings.deposits,
+                                                       sweep_seconds=0.3))
+    sweep_id = jobs_service.qualified_job_id(jobs_service.logical_job_id(deposits.SWEEP_JOB))
+    runtime.install(replace(current, settings=every))
+    try:
+        # Two workers ticking together: one queues it; the other finds the interval taken.
+        assert [maintenance.schedule_deposit_sweep() for _ in range(2)] == [True, False]
+        assert jobs_service.queue("low").job_ids == [sweep_id]
+        jobs_service.queue("low").empty()
+        time.sleep(0.4)  # the interval has passed: the next tick queues the next sweep
+        assert maintenance.schedule_deposit_sweep() is True
+        assert jobs_service.queue("low").job_ids == [sweep_id]
+        off = replace(every, deposits=replace(every.deposits, sweep_seconds=0))
+        runtime.install(replace(current, settings=off))
+        assert maintenance.schedule_deposit_sweep() is False  # DEPOSIT_SWEEP_SECONDS=0: off
+    finally:
+        runtime.install(current)
+
+
+def test_a_wrap_whose_job_was_lost_is_requeued_once(prefix, bound_db, user):
+    from models.wallet import CollateralWrap
+    from services import collateral
+
+    wallet = wallets.get_or_create(user)
+    lost = CollateralWrap.create(wallet=wallet, amount=Decimal(3),
+                                 created_at=utcnow() - timedelta(minutes=5))
+    CollateralWrap.create(wallet=wallet, amount=Decimal(1), status=CONFIRMED,
+                          created_at=utcnow() - timedelta(minutes=9))  # done: left alone
+    assert maintenance.resume_chain_work(60) == 1
+    assert maintenance.resume_chain_work(60) == 1  # asked again: the queued job is reused
+    assert jobs_service.queue("default").job_ids == [jobs_service.qualified_job_id(
+        jobs_service.logical_job_id(collateral.JOB_NAME, lost.id))]

@@ -8,6 +8,7 @@ the official SDK (``polymarket-client``) in ``tests/venue/accounts/``.
 - ``classification``: ``classify_wallet`` (signer, wallet) → ``WalletType`` or None;
 - ``batch``: the EIP-712 ``Batch`` digest and signature (owner or session key);
 - ``relayer_payloads``: ``WALLET-CREATE`` and ``WALLET`` submit bodies;
+- ``legacy_relay``: a grandfathered proxy's ``PROXY`` and a Safe's ``SAFE`` submit bodies;
 - ``approvals``: the required approvals, their calldata and their checks;
 - ``wallet_calls``: transfer, redeem through the adapters, wrap/unwrap, session keys;
 - ``relayer_rules``: transaction states, which submit rejections to retry, the budgets;

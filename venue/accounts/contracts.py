@@ -26,6 +26,10 @@ class AccountContracts:
     safe_factory: str = "0xaacFeEa03eb1561C4e67d661e40682Bd20E3541b"
     safe_init_code_hash: str = (
         "0x2bce2127ff07fb632d16c8347c4ebf501f4841168bed00d9e6ef715ddb6fcecf")
+    # The relayer's legacy PROXY and SAFE transactions (ACCOUNTS.md §10): the relay hub a
+    # proxy transaction is signed for, and the MultiSend a Safe delegatecalls for a batch.
+    relay_hub: str = "0xD216153c06E857cD7f72665E0aF1d7D82172F494"
+    safe_multisend: str = "0xA238CBeb142c10Ef7Ad8442C6D1f9E89e07e7761"
     # Tokens and the spenders of the required approvals (ACCOUNTS.md §5, §6).
     collateral_token: str = "0xC011a7E12a19f7B1f670d46F03B03f3342E82DFB"
     conditional_tokens: str = "0x4D97DCd97eC945f40cF65F87097ACe5EA0476045"

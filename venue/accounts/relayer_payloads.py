@@ -11,7 +11,8 @@ from venue.accounts.batch import Call
 METADATA_MAX_LENGTH = 500
 
 
-def _checked_metadata(metadata: str) -> str:
+def checked_metadata(metadata: str) -> str:
+    """``metadata`` when the relayer takes it (at most 500 characters), else ValueError."""
     if len(metadata) > METADATA_MAX_LENGTH:
         raise ValueError(f"metadata must be at most {METADATA_MAX_LENGTH} characters")
     return metadata
@@ -20,7 +21,7 @@ def _checked_metadata(metadata: str) -> str:
 def wallet_create_payload(owner: str, factory: str, metadata: str = "") -> dict[str, Any]:
     """Deploy ``owner``'s deposit wallet through ``factory`` (any relayer-auth holder may)."""
     return {"type": "WALLET-CREATE", "from": owner, "to": factory,
-            "metadata": _checked_metadata(metadata)}
+            "metadata": checked_metadata(metadata)}
 
 
 def wallet_batch_payload(*, signer: str, factory: str, wallet: str, nonce: int, deadline: int,
@@ -33,7 +34,7 @@ def wallet_batch_payload(*, signer: str, factory: str, wallet: str, nonce: int, 
         "to": factory,
         "nonce": str(nonce),
         "signature": signature,
-        "metadata": _checked_metadata(metadata),
+        "metadata": checked_metadata(metadata),
         "depositWalletParams": {
             "depositWallet": wallet,
             "deadline": str(deadline),
@@ -42,4 +43,5 @@ def wallet_batch_payload(*, signer: str, factory: str, wallet: str, nonce: int, 
     }
 
 
-__all__ = ["METADATA_MAX_LENGTH", "wallet_batch_payload", "wallet_create_payload"]
+__all__ = ["METADATA_MAX_LENGTH", "checked_metadata", "wallet_batch_payload",
+           "wallet_create_payload"]

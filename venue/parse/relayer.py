@@ -53,6 +53,15 @@ def parse_nonce(body: Any) -> int:
     return value
 
 
+def parse_relay_payload(body: Any) -> tuple[str, int]:
+    """``GET /relay-payload`` → ``{"address": <relay>, "nonce"}``: (relay, nonce)."""
+    row = require_mapping(body, "relayer relay payload")
+    relay = row.get("address")
+    if not isinstance(relay, str) or not relay:
+        raise MalformedResponse("relayer relay payload has no address")
+    return relay, parse_nonce(row)
+
+
 def parse_deployed(body: Any) -> bool:
     """``GET /deployed`` → ``{"deployed": true|false}``."""
     deployed = require_mapping(body, "relayer deployed answer")["deployed"]
@@ -61,4 +70,5 @@ def parse_deployed(body: Any) -> bool:
     return deployed
 
 
-__all__ = ["parse_deployed", "parse_nonce", "parse_submit", "parse_transaction"]
+__all__ = ["parse_deployed", "parse_nonce", "parse_relay_payload", "parse_submit",
+           "parse_transaction"]

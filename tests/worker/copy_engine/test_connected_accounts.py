@@ -24,7 +24,7 @@ from models import User
 from models.wallet import AccountOnboarding, TradingWallet
 from services import onboarding, orders, previews, readiness, runtime, trading_accounts
 from tests.worker.copy_engine.conftest import copy_one_fill
-from venue.accounts import proxy_wallet_address, required_approvals
+from venue.accounts import proxy_wallet_address, required_approvals, safe_wallet_address
 
 
 @pytest.fixture
@@ -188,3 +188,98 @@ def test_a_grandfathered_proxy_orders_and_copies_live_as_type_1(
     assert {(o["signatureType"], o["signer"].lower()) for o in sent} == {
         (1, owner.address.lower())}
     assert len(sent) == 3
+
+
+def _legacy_account(control: Any, signature_type: int, owner: Any = None, **connect: Any
+                    ) -> tuple[Any, str, Any, TradingWallet]:
+    """A grandfathered proxy (1) or Safe (2) polymarket.com made and never approved,
+    funded, connected by a new user: (owner, wallet, user, connected)."""
+    owner = owner or Account.create()
+    derive = proxy_wallet_address if signature_type == 1 else safe_wallet_address
+    wallet = derive(owner.address, trading_accounts.contracts())
+    control.call("POST", "/legacy-wallets", {"wallet": wallet, "owner": owner.address,
+                                             "signature_type": signature_type}, expect=200)
+    control.call("POST", "/strict-accounts", {"grandfathered": [wallet]}, expect=200)
+    control.fund(wallet, "100", seen=False)
+    user = User.create(email=f"{secrets.token_hex(6)}@example.com", tier="elite")
+    connected = trading_accounts.connect(user, wallet_address=wallet,
+                                         private_key=owner.key.hex(), **connect)
+    assert (connected.signature_type, connected.funder_address) == (signature_type, wallet)
+    return owner, wallet, user, connected
+
+
+@pytest.mark.parametrize("signature_type", [1, 2])
+def test_a_proxy_or_safe_without_approvals_gets_them_through_the_relayer_and_trades_live(
+        strict_venue, market, bound_db, signature_type) -> None:
+    """Items 1-2 of issue 16 for types 1 and 2: onboarding reads what is missing and sends
+    it as ONE PROXY / SAFE relayer transaction signed by the owner (the Safe's with the
+    user's own Relayer API key, the proxy's with the operator's builder key); then the
+    strict venue takes a live order as the wallet."""
+    control = strict_venue
+    control.call("POST", "/relayer", {"step_seconds": 0}, expect=200)
+    owner = Account.create()
+    own_key = {}
+    if signature_type == 2:
+        relayer_key = control.call("POST", "/relayer", {"relayer_key_for": owner.address},
+                                   expect=200)["relayer_key"]
+        own_key = {"relayer_api_key": relayer_key, "relayer_api_key_address": owner.address}
+    owner, wallet, user, connected = _legacy_account(control, signature_type, owner,
+                                                     **own_key)
+    kind = {1: "PROXY", 2: "SAFE"}[signature_type]
+    # The venue sees no approvals: an order now is refused for allowance.
+    assert onboarding.missing_approvals(connected)
+    done = _onboarded(connected)
+    [sent] = control.get("/relayer/transaction", id=done.approvals_transaction_id)
+    assert (sent["type"], sent["state"]) == (kind, "STATE_CONFIRMED")
+    assert sent["from"].lower() == owner.address.lower()
+    assert sent["proxyAddress"].lower() == wallet.lower()
+    assert sent["owner"] == (own_key["relayer_api_key"] if own_key
+                             else trading_accounts.builder_credentials().api_key)
+    granted = control.call("GET", f"/accounts/{wallet}", expect=200)
+    assert len(granted["allowances"]) + len(granted["operators"]) == len(
+        required_approvals(trading_accounts.contracts()))
+    ready = readiness.readiness(user)
+    assert ready["ready_to_trade"] and ready["balance_usdc"] == 100, ready["blockers"]
+
+    placed = _live_order(user, market.yes)
+    assert placed.status == "filled", placed.reason
+    assert {(o["signatureType"], o["signer"].lower()) for o in _sent_by(control, wallet)} == {
+        (signature_type, owner.address.lower())}
+    # Idempotent: onboarding again reads the approvals in place and sends nothing.
+    row = AccountOnboarding.get_by_id(done.id)
+    row.status, row.step = "failed", "approvals"
+    row.approvals_transaction_id = row.approvals_submitted_at = None
+    row.save()
+    assert control.get("/relayer/nonce", address=owner.address, type=kind) == {"nonce": "1"}
+    assert onboarding.run(row.id) == "ready"
+    assert AccountOnboarding.get_by_id(row.id).approvals_transaction_id is None
+    assert control.get("/relayer/nonce", address=owner.address, type=kind) == {"nonce": "1"}
+
+
+def test_a_failed_or_refused_safe_approval_shows_the_relayers_reason_and_a_retry_works(
+        strict_venue, market, bound_db) -> None:
+    control = strict_venue
+    control.call("POST", "/relayer", {"step_seconds": 0, "fail_next": {
+        "state": "FAILED", "message": "out of gas (sandbox)"}}, expect=200)
+    owner, _wallet, user, connected = _legacy_account(control, 2)
+    row = onboarding.record(connected)
+    assert onboarding.run(row.id) == "failed"
+    status = onboarding.status(user)
+    assert status["error"] == ("The relayer ended the transaction STATE_FAILED: "
+                               "out of gas (sandbox)")
+    assert [s["state"] for s in status["steps"]][:2] == ["done", "failed"]
+    assert control.get("/relayer/nonce", address=owner.address, type="SAFE") == {"nonce": "0"}
+
+    # The relayer refuses the next submit outright (quota): its words, nothing recorded.
+    control.call("POST", "/relayer", {"quota": True}, expect=200)
+    try:
+        assert onboarding.run(row.id) == "failed"
+    finally:
+        control.call("POST", "/relayer", {"quota": False}, expect=200)
+    assert "quota exceeded" in onboarding.status(user)["error"]
+    assert AccountOnboarding.get_by_id(row.id).approvals_transaction_id is None
+
+    assert onboarding.run(row.id) == "ready", onboarding.status(user)["error"]
+    assert control.get("/relayer/nonce", address=owner.address, type="SAFE") == {"nonce": "1"}
+    placed = _live_order(user, market.yes)
+    assert placed.status == "filled", placed.reason

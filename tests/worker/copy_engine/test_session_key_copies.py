@@ -12,9 +12,9 @@ from tests.services.test_session_key_trading import _onboard, _owned_wallet
 from tests.worker.copy_engine.conftest import copy_one_fill
 
 
-def test_a_session_key_account_copies_a_fill_live(chain_venue, make_config, run_engines,
+def test_a_session_key_account_copies_a_fill_live(accounts_venue, make_config, run_engines,
                                                   target, bound_db) -> None:
-    cv = chain_venue
+    cv = accounts_venue
     _owner, wallet, session = _owned_wallet(cv)
     user = User.create(email=f"{secrets.token_hex(6)}@example.com", tier="elite")
     connected = trading_accounts.connect(user, wallet_address=wallet,
