@@ -378,6 +378,15 @@ def maker_claimable(wallet: TradingWallet, token_ids: Sequence[str] | None = Non
     return _indexed_claimable(maker, token_ids)
 
 
+def wallet_claimable(wallet: TradingWallet, token_ids: Sequence[str] | None = None
+                     ) -> list[ClaimablePosition]:
+    """What the account can claim, read where its positions are: the maker (a deposit
+    wallet, or a connected account's wallet), never the owner or signer key."""
+    if withdrawals.by_relayer(wallet):
+        return maker_claimable(wallet, token_ids)
+    return claimable_positions(trading_accounts.maker_of(wallet), token_ids)
+
+
 def _draft_relayer_claims(user_id: UUID, wallet: TradingWallet,
                           positions: list[ClaimablePosition]) -> list[Claim]:
     """One claim per condition with a payout; the batch redeems both outcomes at once."""

@@ -350,6 +350,11 @@ def _send_approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str,
     if wallet.signature_type == SIGNATURE_TYPE_EOA or auth is None:
         _eoa_approvals(wallet, missing)
         return False
+    if wallet.session_signer:
+        # A session key is scoped to trading (ACCOUNTS.md §2.6): wallet calls are the owner's.
+        raise StepFailed(f"The wallet lacks {len(missing)} approval(s) the venue needs, and a "
+                         "session key does not send them: approve on polymarket.com with the "
+                         "owner (one trade there does it), then retry.")
     key = OrderKey(wallets.signer(wallet))
     steps = wallet_batches.signed_steps(auth, wallet, key, [a.call() for a in missing],
                                         APPROVALS_METADATA)

@@ -43,6 +43,7 @@ from uuid import UUID, uuid4
 import trio
 from redis.exceptions import RedisError
 
+from chain.errors import ChainError
 from models.base import atomic, utcnow
 from models.bulk import IfNull, insert_rows, select_rows, update_returning, update_rows
 from models.trading import (
@@ -63,6 +64,7 @@ from models.trading import (
     Trade,
 )
 from models.user import User
+from models.wallet import TradingWallet
 from services import (
     errors,
     order_book,
@@ -71,6 +73,7 @@ from services import (
     order_plan,
     order_versions,
     previews,
+    session_keys,
     trading_accounts,
     venue_accounts,
     venues,
@@ -361,7 +364,8 @@ def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedO
     if answer.resent is not None:  # rebuilt for a new order version: its record was re-stamped
         order, prepared = Order.get_by_id(order.id), answer.resent
     if answer.refused is not None:
-        order = _finish(order, ORDER_REJECTED, error=_refusal(answer.refused),
+        order = _finish(order, ORDER_REJECTED, error=_refusal(answer.refused,
+                                                              prepared.acct.wallet),
                         acknowledged=True)
     elif isinstance(answer.lost, VenueRestricted):
         # Refused for the venue's mode (restart, post-only, ...): certainly not placed.
@@ -384,16 +388,32 @@ def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedO
 
 # The venue's refusal of a post-only order that would match at once (ACCOUNTS.md §7.2).
 POST_ONLY_CROSSES = "invalid post-only order"
+# Its answer to a signature the wallet does not accept (a session key revoked or expired).
+INVALID_SIGNATURE = "invalid signature"
 
 
-def _refusal(exc: VenueRejected) -> str:
+def _refusal(exc: VenueRejected, wallet: TradingWallet) -> str:
     """The rejection reason people read: the venue's words, explained where they are terse."""
     text = str(exc)
     if POST_ONLY_CROSSES in text.lower():
         return ("Post-only order refused: at its price it would have matched at once (the "
                 "book moved since it was priced), so nothing was placed. Choose a price that "
                 f"rests on the book, or drop post_only. The venue: {text}")
+    if INVALID_SIGNATURE in text.lower():
+        lapsed = _session_key_lapsed(wallet)
+        if lapsed:
+            return f"{lapsed} The venue: {text}"
     return text
+
+
+def _session_key_lapsed(wallet: TradingWallet) -> str | None:
+    """Why a session-key account's key no longer counts (asked on chain, only once the venue
+    or its balance view has refused: never per order); None when it does or cannot tell."""
+    try:
+        return session_keys.lapsed(wallet)
+    except (errors.CopytradeError, ChainError) as exc:
+        log.warning("could not ask the wallet about its session key: %s", exc)
+        return None
 
 
 def _check_collateral(acct: VenueAccount, plan: OrderPlan,
@@ -408,6 +428,11 @@ def _check_collateral(acct: VenueAccount, plan: OrderPlan,
         venue_accounts.refresh_balance(acct)
         have = venue_accounts.collateral_balance(acct)
     if have < need:
+        # The venue stops crediting a session key's wallet to a key that lapsed: say so.
+        lapsed = _session_key_lapsed(acct.wallet) if acct.wallet.session_signer else None
+        if lapsed:
+            raise errors.AccountNotReady(lapsed, blockers=[
+                {"code": "session_key_not_authorized", "message": lapsed}])
         raise errors.InsufficientBalance(
             f"Insufficient balance: this order needs up to {order_plan._plain(need)} pUSD "
             f"(fees included); the wallet holds {order_plan._plain(have)} pUSD.")

@@ -8,7 +8,8 @@ never assumed), active configs against the tier's limit, native USDC the venue c
 trade, and a list of blockers, each with a code and a sentence: ``no_wallet``,
 ``eoa_not_allowlisted``, ``onboarding_incomplete``, ``builder_credentials_missing``,
 ``wallet_not_deployed``, ``approval_missing``, ``no_balance``, ``usdce_to_wrap``,
-``native_usdc``, ``no_gas``, ``venue_unreachable``, ``chain_unavailable``, ``tier_limit``
+``native_usdc``, ``no_gas``, ``venue_unreachable``, ``chain_unavailable``, ``tier_limit``,
+``session_key_not_authorized`` (a session key the wallet no longer accepts)
 (``usdce_to_wrap``, ``native_usdc``, ``no_gas``, ``chain_unavailable`` and ``tier_limit``
 are warnings: they never stop trading by themselves). Every check degrades to a blocker
 rather than an error, so a page can always show the whole picture.
@@ -30,6 +31,7 @@ from services import (
     chain_access,
     errors,
     onboarding,
+    session_keys,
     tiers,
     trading_accounts,
     venue_accounts,
@@ -147,6 +149,9 @@ def _chain_checks(wallet: TradingWallet, result: dict[str, Any],
                   blockers: list[dict[str, str]]) -> None:
     """What the chain holds: USDC.e to wrap, and gas for an account that pays its own."""
     try:
+        lapsed = session_keys.lapsed(wallet)
+        if lapsed:
+            blockers.append(_blocker("session_key_not_authorized", lapsed))
         usdce = wallets.balance_of(wallet, "usdc_e")
         result["usdc_e"] = usdce
         if usdce > 0:

@@ -19,7 +19,9 @@ from eth_abi import encode
 from web3.exceptions import ContractLogicError
 
 from chain.tokens import read
-from services import chain_access
+from models.wallet import TradingWallet
+from services import chain_access, venues, wallets
+from services.runtime import runtime
 from venue.accounts.contracts import AccountContracts
 from venue.signing import OrderKey, build_signed_order
 
@@ -65,4 +67,19 @@ def accepts(wallet: str, key: OrderKey, contracts: AccountContracts) -> bool:
     return read(ask, "isValidSignature")[:4] == _IS_VALID_SIGNATURE
 
 
-__all__ = ["accepts", "challenge", "unprovable_reason"]
+def lapsed(wallet: TradingWallet) -> str | None:
+    """Why an account connected with a session key can no longer trade (the wallet no longer
+    accepts the key: revoked or expired), or None (in force, not a session key, or no chain
+    to ask). One on-chain call: for readiness and for explaining a refusal, not per order."""
+    if not wallet.session_signer or unprovable_reason() is not None:
+        return None
+    maker = wallet.funder_address or wallet.address
+    key = OrderKey("0x" + wallets.signer(wallet).hex())
+    if accepts(maker, key, venues.account_contracts(runtime().settings)):
+        return None
+    return (f"The session key {wallet.address} is no longer authorized by wallet {maker} "
+            "(revoked or expired), so the venue refuses its orders: have the owner authorize "
+            "a session key on polymarket.com, then connect the account with it.")
+
+
+__all__ = ["accepts", "challenge", "lapsed", "unprovable_reason"]

@@ -31,7 +31,7 @@ REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
 RUN_ID = secrets.token_hex(4)
 
 # Fixture modules shared across test packages.
-pytest_plugins = ["tests.wallet_fixtures", "tests.operations.log_capture"]
+pytest_plugins = ["tests.wallet_fixtures", "tests.operations.log_capture", "tests.chain_venue"]
 
 
 def free_port() -> int:

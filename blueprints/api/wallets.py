@@ -112,6 +112,11 @@ class ClaimPositions(MethodView):
         claim is a job; the answer waits a few seconds and lists each claim with its
         `tx_hash`, or `status: queued` (follow it at `GET /api/positions/claims/{id}`). A
         market already being claimed answers its open claim, not a second one.
+
+        A deposit wallet (signature type 3), proxy or Safe claims what it holds (the maker,
+        not its owner key) through the relayer: one transaction per market redeeming on the
+        CtfCollateralAdapter or NegRiskCtfCollateralAdapter, paid in pUSD, no gas and no
+        402; the claim shows `relayer_transaction_id`.
         """
         token_ids = (body or {}).get("token_ids")
         return claims.claim(access.current_principal().user, token_ids)

@@ -106,9 +106,10 @@ def withdrawal_status(withdrawal_id: UUID) -> str:
 @bp.get("/wallet/claimable")
 def claimable() -> str:
     """Positions of resolved markets the wallet holds, and what claiming each pays."""
-    address = wallets.get_or_create(current_principal().user).address
-    positions = claims.claimable_positions(address)
-    return render_template("dashboard/_claimable.html", positions=positions)
+    wallet = wallets.get_or_create(current_principal().user)
+    return render_template("dashboard/_claimable.html",
+                           positions=claims.wallet_claimable(wallet),
+                           gasless=withdrawals.by_relayer(wallet))
 
 
 @bp.post("/wallet/claim")

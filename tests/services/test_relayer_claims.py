@@ -125,3 +125,4 @@ def test_a_claim_the_queue_could_not_take_is_failed_unsent(
     [row] = Claim.select().where(Claim.wallet == trader.wallet.id)
     assert row.status == "failed" and "could not be queued" in row.error
     assert row.relayer_payload is None
+

@@ -11,7 +11,7 @@ import httpx
 from eth_account import Account
 from web3 import Web3
 
-from devstack.stack import sandbox_contracts
+from tests.chain_venue import attachment
 from tests.devstack.venue.test_session_signers import Clob
 from venue.accounts.approvals import MAX_UINT256, Approval
 from venue.accounts.batch import sign_batch
@@ -101,11 +101,7 @@ def test_the_cache_keys_on_the_dev_chains_contracts_and_indexes_its_pusd(
     pUSD minted to or sent from the wallet on chain reaches the ledger at the next update
     (the difference since the last one), and an order signed for its exchange trades."""
     dev = chain.contracts
-    control.call("POST", "/chain", {
-        "rpc_url": dev.rpc_url, "ctf": dev.ctf,
-        "deposit_wallet_factory": dev.deposit_wallet_factory,
-        "deposit_wallet_beacon": dev.deposit_wallet_beacon, "operator_key": dev.deployer_key,
-        "contracts": sandbox_contracts(dev)}, expect=200)
+    control.call("POST", "/chain", attachment(dev), expect=200)
     bad = control.call("POST", "/chain", {
         "rpc_url": dev.rpc_url, "ctf": dev.ctf,
         "deposit_wallet_factory": dev.deposit_wallet_factory,

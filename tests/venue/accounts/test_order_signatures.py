@@ -99,6 +99,31 @@ def test_the_order_signer_carries_the_session_flag() -> None:
     assert key.private_key[2:] not in repr(signer)
 
 
+def test_market_orders_signed_by_a_session_key_match_the_sdk() -> None:
+    """The FAK/FOK path (market orders, copies), through ``OrderSigner`` as the product
+    signs: random salt and timestamp, given to the SDK as our order carries them."""
+    config = VenueConfig("http://gamma", "http://clob", "http://data")
+    cases, ours = [], []
+    for i, (side, amount, worst, neg_risk) in enumerate([
+            (Side.BUY, Decimal("7.5"), Decimal("0.63"), False),
+            (Side.SELL, Decimal("12.34"), Decimal("0.41"), True)]):
+        key, owner = KEYS[i + 2], OWNERS[i]
+        wallet = beacon_deposit_wallet_address(owner, POLYGON)
+        signed = OrderSigner.for_venue(config, key, signature_type=3, funder=wallet,
+                                       session_key=True).market(
+            TOKEN, side, amount, worst, tick_size=Decimal("0.01"), neg_risk=neg_risk,
+            order_type="FAK")
+        order = signed.order
+        cases.append({"key": key.private_key, "session": True, "wallet": wallet,
+                      "chain_id": 137, "exchange": signed.exchange_address,
+                      "builder": order.builder, "maker_amount": signed.maker_amount,
+                      "taker_amount": signed.taker_amount, "salt": int(order.salt),
+                      "side": side.value, "timestamp": int(order.timestamp),
+                      "token_id": TOKEN})
+        ours.append(signed.signature)
+    assert sdk_result(SDK_ORDERS, {"cases": cases}) == ours
+
+
 @pytest.mark.parametrize("signature_type", [0, 1, 2])
 def test_a_session_key_signs_only_deposit_wallet_orders(signature_type: int) -> None:
     key = OrderKey(KEYS[0].private_key)
