@@ -68,6 +68,7 @@ def request_wrap(user: User | UUID | str, amount: Any) -> CollateralWrap:
         # Not a missing feature (501): the account must first be set up as a deposit wallet.
         raise errors.AccountNotReady("Wrapping goes through a deposit wallet; this account "
                                      "has none (set it up on the account page).")
+    trading_accounts.refuse_session_key(wallet, "wrap")
     trading_accounts.require_live(user)
     row = _record(wallet, value)
     if row is None:
@@ -95,8 +96,8 @@ def enqueue(row: CollateralWrap) -> None:
 def auto_wrap(wallet: TradingWallet, amount: Decimal) -> CollateralWrap | None:
     """The deposit watcher's wrap of ``amount`` USDC.e found at a deposit wallet: recorded and
     queued unless one is in flight, or the last one failed under AUTO_RETRY_AFTER ago."""
-    if wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET:
-        return None
+    if wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET or wallet.session_signer:
+        return None  # a session key trades only: its owner wraps (refuse_session_key)
     last = latest(wallet)
     if last is not None and (last.status in IN_FLIGHT or (
             last.status == FAILED and utcnow() - last.updated_at < AUTO_RETRY_AFTER)):
@@ -114,7 +115,8 @@ def offer(user: User | UUID | str) -> dict[str, Any]:
     """USDC.e waiting at the user's deposit wallet (read on chain) and its latest wrap: what
     the account page offers to wrap. ``usdc_e`` is None where it cannot be read."""
     wallet = wallets.for_user(user_id_of(user))
-    if wallet is None or wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET:
+    if (wallet is None or wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET
+            or wallet.session_signer):  # a session key cannot wrap (refuse_session_key)
         return {"available": False, "usdc_e": None, "wrap": None}
     last = latest(wallet)
     try:
@@ -176,7 +178,7 @@ def run(wrap_id: UUID | str) -> str:
             sent = client.run_steps(wallet_batch(
                 auth, OrderKey(wallets.signer(wallet)), chain_id=contracts.chain_id,
                 factory=contracts.deposit_wallet_factory, wallet=maker, calls=calls,
-                session_signer=wallet.session_signer, metadata="copytrade wrap USDC.e"))
+                metadata="copytrade wrap USDC.e"))
         except VenueError as exc:
             # Refused (or unanswered): with no id the outcome is unknown, so it stays for a
             # person to look at rather than being sent again.

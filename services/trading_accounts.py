@@ -239,14 +239,15 @@ def require_live(user: User | UUID | str) -> None:
         raise errors.AccountNotReady(blockers[0]["message"], blockers=blockers)
 
 
-def refuse_session_key_withdrawal(wallet: TradingWallet) -> None:
-    """AccountNotReady (409) for an account connected with a session key: a session key may
-    trade but never withdraw (ACCOUNTS.md §2.6; the wallet refuses its transfers)."""
+def refuse_session_key(wallet: TradingWallet, action: str = "withdraw") -> None:
+    """AccountNotReady (409) for an account connected with a session key: a session key is
+    authorized for trading only (ACCOUNTS.md §2.6: it never withdraws; moving the wallet's
+    money otherwise, as a wrap does, is left to the owner as well)."""
     if wallet.session_signer:
         message = ("This account is connected with a session key, which can trade but cannot "
-                   "withdraw: withdraw from the account on polymarket.com with its owner.")
+                   f"{action}: {action} from the account on polymarket.com with its owner.")
         raise errors.AccountNotReady(message, blockers=[
-            {"code": "session_key_cannot_withdraw", "message": message}])
+            {"code": f"session_key_cannot_{action}", "message": message}])
 
 
 def describe(wallet: TradingWallet) -> dict[str, object]:
@@ -273,7 +274,7 @@ __all__ = [
     "is_allowlisted",
     "live_blockers",
     "maker_of",
-    "refuse_session_key_withdrawal",
+    "refuse_session_key",
     "relayer_auth",
     "require_live",
     "uses_relayer",

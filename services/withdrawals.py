@@ -306,7 +306,7 @@ def request(user: User | UUID | str, to_address: Any, amount: Any, token: Any) -
     to = validate_address(to_address)
     token = validate_token(token)
     wallet = wallets.get_or_create(user)
-    trading_accounts.refuse_session_key_withdrawal(wallet)  # a session key cannot withdraw
+    trading_accounts.refuse_session_key(wallet)  # a session key cannot withdraw
     if by_relayer(wallet):
         return _request_by_relayer(user, wallet, to, token, amount)
     if to == wallet.address:

@@ -9,6 +9,7 @@ import base64
 import json
 from collections.abc import Iterator
 from dataclasses import replace
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -314,6 +315,14 @@ def test_a_session_key_connects_only_while_the_wallet_accepts_it(accounts, user)
     with pytest.raises(errors.AccountNotReady) as no_withdrawal:  # a session key cannot
         withdrawals.request(user, "0x" + "12" * 20, "1", "usdc")
     assert "cannot withdraw" in no_withdrawal.value.message
+    from services import collateral
+
+    # Nor wrap: a session key is authorized for trading only; its owner wraps.
+    with pytest.raises(errors.AccountNotReady) as no_wrap:
+        collateral.request_wrap(user, "5")
+    assert no_wrap.value.details["blockers"][0]["code"] == "session_key_cannot_wrap"
+    assert collateral.auto_wrap(connected, Decimal(5)) is None
+    assert collateral.offer(user)["available"] is False
     # Orders are signed in the session-signer envelope, and the wallet accepts them.
     from services import session_keys
 
