@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -78,8 +78,8 @@ class Control:
         self.call("POST", "/fund", {"address": address, "token_id": token_id,
                                     "shares": shares, "seen": seen}, expect=200)
 
-    def strict_accounts(self, enabled: bool | None = None, *, allowlisted: list[str] = (),
-                        grandfathered: list[str] = ()) -> dict:
+    def strict_accounts(self, enabled: bool | None = None, *, allowlisted: Sequence[str] = (),
+                        grandfathered: Sequence[str] = ()) -> dict:
         """POST /_sandbox/strict-accounts: switch the venue's account rules (on by default)
         and add allowlisted EOAs / grandfathered proxy or Safe makers; answers the result."""
         body: dict[str, Any] = {"allowlisted": list(allowlisted),
