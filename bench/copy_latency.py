@@ -94,7 +94,7 @@ class VenueProcess:
                 if time.monotonic() > deadline or self.process.poll() is not None:
                     raise SystemExit("the venue process did not start") from None
                 time.sleep(0.1)
-        url = f"http://127.0.0.1:{self.port}"
+        self.url = url = f"http://127.0.0.1:{self.port}"
         self.gamma_url, self.clob_url, self.data_url = (f"{url}/gamma", f"{url}/clob",
                                                         f"{url}/data")
         self.rtds_url, self.control_url = f"ws://127.0.0.1:{self.port}/rtds", f"{url}/_sandbox"
@@ -151,20 +151,27 @@ def install_runtime(venue_url: str, redis_url: str, prefix: str) -> None:
         "CHAIN_ID": 137, "REDIS_URL": redis_url, "REDIS_PREFIX": prefix})))
 
 
-def create_users(control: Any, count: int) -> list[Any]:
-    """``count`` elite users, each with a wallet funded at the venue and derived credentials."""
+def create_users(venue: Any, count: int) -> list[Any]:
+    """``count`` elite users, each with a wallet funded at the venue and derived credentials;
+    the sandbox's account rules are on, so each wallet (a plain EOA) is made an allowlisted
+    maker with its approvals, as an operator's allowlisted account."""
     from models import User
     from services import venue_accounts, wallets
+    from tests.devstack.venue.conftest import Control
 
     users = []
-    for _ in range(count):
-        user = User.create(email=f"{secrets.token_hex(6)}@bench.local", tier="elite")
-        wallet = wallets.get_or_create(user)
-        # seen: the deposit is already in the CLOB's balance cache (no /update to measure)
-        control.post("/fund", json={"address": wallet.address, "amount": "1000000",
-                                    "seen": True})
-        venue_accounts.account(user)  # derive and store the venue credentials once
-        users.append(user)
+    control = Control(venue)
+    try:
+        for _ in range(count):
+            user = User.create(email=f"{secrets.token_hex(6)}@bench.local", tier="elite")
+            wallet = wallets.get_or_create(user)
+            control.allow_eoa(wallet.address)
+            # seen: the deposit is already in the CLOB's balance cache (no /update to measure)
+            control.fund(wallet.address, "1000000", seen=True)
+            venue_accounts.account(user)  # derive and store the venue credentials once
+            users.append(user)
+    finally:
+        control.close()
     return users
 
 
@@ -249,7 +256,7 @@ def main() -> None:
 
     started = time.perf_counter()
     with db.connection_context():
-        users = create_users(control, min(args.users, args.configs))
+        users = create_users(sandbox, min(args.users, args.configs))
         targets = [Account.create().address.lower() for _ in range(args.targets)]
         now = utcnow()
         rows = [{"id": uuid.uuid4(), "user": users[i % len(users)].id,

@@ -33,6 +33,7 @@ from models import User, migrate
 from models import database as database_module
 from models.base import db
 from services import auth, wallets
+from tests.devstack.venue.conftest import Control
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -89,9 +90,13 @@ def main() -> None:
             user = User.create(email=f"bench-{secrets.token_hex(4)}@example.com")
             wallet = wallets.get_or_create(user)
             token_text = auth.issue_session(user, app.config).token
-        # seen: the deposit is already in the CLOB's balance cache (no /update to measure)
-        control.post("/fund", json={"address": wallet.address, "amount": "1000000",
-                                    "seen": True})
+        # the sandbox's account rules are on: the wallet (a plain EOA) is an allowlisted
+        # maker with its approvals; seen: the deposit is already in the CLOB's balance cache
+        # (no /update to measure)
+        maker = Control(venue)
+        maker.allow_eoa(wallet.address)
+        maker.fund(wallet.address, "1000000", seen=True)
+        maker.close()
         headers = {"Authorization": f"Bearer {token_text}"}
         orders = {
             "market": {"token_id": token, "side": "buy", "size": "10", "order_type": "market"},

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from eth_utils import to_checksum_address
 
 from devstack.venue import auth
-from devstack.venue.rejections import ERR_UNAUTHORIZED, VenueRejection
+from devstack.venue.rejections import ERR_CREATE_KEY, ERR_UNAUTHORIZED, VenueRejection
 
 
 @dataclass
@@ -36,13 +36,16 @@ class ApiKeyRegistry:
         self.api_keys: dict[str, ApiKeyRecord] = {}
 
     def create(self, address: str, nonce: int) -> ApiKeyRecord:
-        """Issue (or re-issue, idempotently) the creds of (address, nonce)."""
+        """Issue the creds of (address, nonce); 400 ``Could not create api key`` when they
+        exist already, as the venue (ACCOUNTS.md §4: clients then derive them)."""
         creds = auth.derive_credentials(self.server_secret, address, nonce)
         record = ApiKeyRecord(
             api_key=creds["apiKey"], secret=creds["secret"], passphrase=creds["passphrase"],
             address=to_checksum_address(address), nonce=nonce,
         )
         with self.lock:
+            if record.api_key in self.api_keys:
+                raise VenueRejection(ERR_CREATE_KEY, 400)
             self.api_keys[record.api_key] = record
         return record
 

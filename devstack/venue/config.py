@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from py_clob_client_v2.config import get_contract_config
 
@@ -47,10 +47,6 @@ class SandboxConfig:
     house_liquidity: bool = True
     # Seconds between scripted whale trades when whales run.
     whale_interval: float = 3.0
-    # Refuse EOA/proxy/Safe makers (the venue's deposit-wallet-only mode for new accounts).
-    refuse_eoa_makers: bool = False
-    # Makers still allowed as EOAs when refuse_eoa_makers is on ("old accounts").
-    legacy_makers: set[str] = field(default_factory=set)
     # The chain whose ConditionalTokens the Data API indexes (empty: the ledger only).
     chain_rpc_url: str = ""
     chain_ctf: str = ""
@@ -62,11 +58,12 @@ class SandboxConfig:
     collateral_onramp: str = COLLATERAL_ONRAMP
     ctf_collateral_adapter: str = CTF_COLLATERAL_ADAPTER
     neg_risk_collateral_adapter: str = NEG_RISK_COLLATERAL_ADAPTER
-    # The venue's account rules at order time: makers must be registered deposit wallets
-    # unless allowlisted (type 0) or grandfathered (types 1/2), and orders need the CLOB's
-    # cached balance and allowance of their exchange. Off until the product onboards deposit
-    # wallets (README "Sandbox relayer and accounts"); tests/devstack runs with it on.
-    strict_accounts: bool = False
+    # The venue's account rules at order time, as the venue applies them to new API users:
+    # makers must be registered deposit wallets unless allowlisted (type 0) or grandfathered
+    # (types 1/2), and orders need the CLOB's cached balance and allowance of their
+    # exchange. On by default; off only for a scenario that needs the rules out of the way
+    # (README "Sandbox relayer and accounts").
+    strict_accounts: bool = True
     # Seconds between a relayer transaction's states (NEW, EXECUTED, MINED, CONFIRMED).
     relayer_step_seconds: float = 1.0
     # Builder credentials (key, secret, passphrase) the relayer accepts from the start.

@@ -48,12 +48,18 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              quota (429 on submit), down (503),
                                              builder {key, secret, passphrase},
                                              relayer_key_for (address: answers a minted key)
-* POST   /_sandbox/eoa-refusal                {enabled, legacy?: [addresses]}
 * POST   /_sandbox/strict-accounts            {enabled?, allowlisted?: [EOAs, type 0],
                                              grandfathered?: [proxy/Safe makers, types 1/2]}:
-                                             the venue's account rules at order time (off
-                                             by default): deposit-wallet makers only, and the
-                                             cached balance and allowance of the exchange
+                                             the venue's account rules at order time, ON by
+                                             default (SandboxConfig.strict_accounts; a reset
+                                             restores the configured value and empties both
+                                             lists): makers must be registered deposit
+                                             wallets unless allowlisted/grandfathered (else
+                                             "maker address not allowed, please use the
+                                             deposit wallet flow"), and orders need the
+                                             cached balance and allowance of the exchange.
+                                             Lists add to what is there; answers {enabled,
+                                             allowlisted, grandfathered}
 * POST   /_sandbox/faults                     {path, count?, status?, delay?, method?, retry_after?,
                                              after?, reset?}: after=true serves the request,
                                              then loses its answer (late, replaced by status,
@@ -88,6 +94,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal, InvalidOperation
 
+from eth_utils import is_address
 from flask import Blueprint, current_app, request
 
 from devstack.venue.amounts import TICK_SIZES
@@ -175,7 +182,6 @@ def state_summary():
             "house": state.house,
             "whales": state.whales,
             "whales_running": _whales().running,
-            "refuse_eoa_makers": state.config.refuse_eoa_makers,
             "markets": markets,
             "faults": state.faults.snapshot(),
             "mode": state.modes.describe(),
@@ -505,29 +511,32 @@ def relayer_switches():
     return json_response(answer)
 
 
+def _addresses(body: dict, name: str) -> set[str]:
+    """An optional list of addresses in the body, lower-case; 400 naming the field if not."""
+    raw = body.get(name, [])
+    if not isinstance(raw, list) or not all(isinstance(a, str) and is_address(a) for a in raw):
+        raise VenueRejection(f"{name} must be a list of addresses")
+    return {a.lower() for a in raw}
+
+
 @bp.post("/strict-accounts")
 def strict_accounts():
-    """Switch the venue's account rules at order time; add allowlisted/grandfathered makers."""
+    """The venue's account rules at order time (on by default): switch them, and add
+    allowlisted EOAs (type 0) or grandfathered proxy/Safe makers (types 1/2)."""
     body = _body()
+    enabled = body.get("enabled")
+    if enabled is not None and not isinstance(enabled, bool):
+        raise VenueRejection("enabled must be true or false")
+    allowlisted, grandfathered = _addresses(body, "allowlisted"), _addresses(body, "grandfathered")
     state = _state()
     with state.lock:
-        if "enabled" in body:
-            state.config.strict_accounts = bool(body["enabled"])
-        state.accounts.allowlisted |= {str(a).lower() for a in body.get("allowlisted") or []}
-        state.accounts.grandfathered |= {
-            str(a).lower() for a in body.get("grandfathered") or []}
+        if enabled is not None:
+            state.config.strict_accounts = enabled
+        state.accounts.allowlisted |= allowlisted
+        state.accounts.grandfathered |= grandfathered
         return json_response({"enabled": state.config.strict_accounts,
                               "allowlisted": sorted(state.accounts.allowlisted),
                               "grandfathered": sorted(state.accounts.grandfathered)})
-
-
-@bp.post("/eoa-refusal")
-def eoa_refusal():
-    """Refuse EOA makers (deposit-wallet-only mode); `legacy` makers stay allowed."""
-    body = _body()
-    legacy = body.get("legacy")
-    _state().set_eoa_refusal(bool(body.get("enabled", True)), legacy)
-    return json_response({"enabled": _state().config.refuse_eoa_makers})
 
 
 @bp.post("/rtds/mute")

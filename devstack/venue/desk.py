@@ -313,10 +313,6 @@ class OrderDesk:
             owners = self.accounts.owners_of(signed.maker)
             if key_address not in owners:
                 raise VenueRejection(ERR_INVALID_SIGNATURE)
-        if self.config.refuse_eoa_makers and signed.maker.lower() not in (
-            self.config.legacy_makers
-        ):
-            raise VenueRejection(ERR_EOA_REFUSED)
         if self.config.strict_accounts:
             allowed = (self.accounts.allowlisted if signed.signature_type == 0
                        else self.accounts.grandfathered)

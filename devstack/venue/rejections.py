@@ -18,6 +18,8 @@ ERR_FAK = (
 ERR_POST_ONLY_CROSSES = "invalid post-only order: order crosses book"
 ERR_UNAUTHORIZED = "Unauthorized/Invalid api key"
 ERR_L1 = "Invalid L1 Request headers"
+# POST /auth/api-key for an (address, nonce) that has creds already (ACCOUNTS.md §4).
+ERR_CREATE_KEY = "Could not create api key"
 
 
 class VenueRejection(Exception):

@@ -103,8 +103,7 @@ class SandboxState:
         self.modes = VenueModes(clock)
         self.requests = RequestTally(self._now)  # per endpoint per second, for benchmarks
         self.house = derived_address(HOUSE_SEED)
-        self._initial_switches = (self.config.refuse_eoa_makers, set(self.config.legacy_makers),
-                                  self.config.strict_accounts)
+        self._initial_strict = self.config.strict_accounts
         self._initial_order_version = self.config.order_version
         self.whales = [derived_address(f"sandbox-whale-{seed}-{i}") for i in range(4)]
         self.chain: ChainHoldings | None = None
@@ -118,9 +117,7 @@ class SandboxState:
     def reset(self) -> None:
         """Back to the seeded catalog with empty accounts, orders and fills."""
         with self.lock:
-            self.config.refuse_eoa_makers = self._initial_switches[0]
-            self.config.legacy_makers = set(self._initial_switches[1])
-            self.config.strict_accounts = self._initial_switches[2]
+            self.config.strict_accounts = self._initial_strict
             self.config.order_version = self._initial_order_version
             self.feed.muted = False
             self._reset_locked()
@@ -362,13 +359,6 @@ class SandboxState:
             self.accounts.usdc_e[funder.lower()] = chain.erc20_balance(self.config.usdc_e,
                                                                        funder)
         chain.read_approvals(funder, asset, self.config)
-
-    def set_eoa_refusal(self, enabled: bool, legacy: list[str] | None = None) -> None:
-        """Switch the deposit-wallet-only mode; `legacy` makers stay allowed as EOAs."""
-        with self.lock:
-            self.config.refuse_eoa_makers = enabled
-            if legacy is not None:
-                self.config.legacy_makers = {a.lower() for a in legacy}
 
     # ---------------------------------------------------------------- relayer
 

@@ -38,12 +38,12 @@ def test_dev_fund_without_a_local_chain_says_how(tmp_path, monkeypatch) -> None:
 
 def test_local_stack_records_its_chain_for_the_faucet(tmp_path, monkeypatch) -> None:
     from devstack.stack import LocalStack
-    from tests.devstack.venue.conftest import strict_sandbox
+    from devstack.venue import SandboxServer
 
     # start_chain gives the chain's settings to its children, never to this process
     before = dict(os.environ)
     stack = LocalStack()
-    sandbox = strict_sandbox().start()
+    sandbox = SandboxServer().start()
     stack.start_chain({"POLYGON_RPC_URL": None, "INSTANCE_PATH": str(tmp_path),
                        "VENUE": "sandbox", "SANDBOX_PORT": sandbox.port})
     try:

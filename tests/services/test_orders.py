@@ -135,11 +135,12 @@ def test_venue_refusal_is_rejected_with_its_reason(trader, market, venue_control
 
 
 def test_eoa_makers_refused_when_the_venue_says_so(trader, market, venue_control):
-    venue_control.call("POST", "/eoa-refusal", {"enabled": True}, expect=200)
+    before = venue_control.state()["strict_accounts"]
+    venue_control.strict_accounts(True)
     try:
         placed = _place(trader, market.yes, "buy", "10", "market")
     finally:
-        venue_control.call("POST", "/eoa-refusal", {"enabled": False}, expect=200)
+        venue_control.strict_accounts(before)
     assert placed.status == "rejected"
     assert placed.reason == "maker address not allowed, please use the deposit wallet flow"
 
@@ -148,16 +149,18 @@ def test_deposit_wallet_signature_type_3(trader, market, venue_control, venue_se
     deposit = Account.create().address
     venue_control.call("POST", "/deposit-wallets",
                        {"wallet": deposit, "owner": trader.address}, expect=200)
+    venue_control.approve_exchanges(deposit)  # as onboarding's WALLET batch would
     venue_control.fund(deposit, "100")
     wallets.set_signature_type(trader.wallet, 3, deposit)
     # This test is about type-3 signing: the wallet was registered above by the control API,
     # so onboarding (tests/services/test_trading_accounts.py) is recorded as done.
     AccountOnboarding.create(wallet=trader.wallet.id, status="ready", step="done")
-    venue_control.call("POST", "/eoa-refusal", {"enabled": True}, expect=200)
+    before = venue_control.state()["strict_accounts"]
+    venue_control.strict_accounts(True)
     try:
         placed = _place(trader, market.yes, "buy", "10", "market")
     finally:
-        venue_control.call("POST", "/eoa-refusal", {"enabled": False}, expect=200)
+        venue_control.strict_accounts(before)
     assert placed.status == "filled", placed.reason
     [entry] = _received(venue_control, placed.order_id)
     signed = entry["body"]["order"]

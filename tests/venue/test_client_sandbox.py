@@ -14,6 +14,7 @@ import trio
 from eth_account import Account
 
 from devstack.venue import SandboxServer
+from tests.devstack.venue.conftest import Control
 from venue.client import AsyncVenueClient, VenueClient
 from venue.config import VenueConfig
 from venue.errors import VenueNotFound, VenueRejected, VenueTimeout
@@ -45,6 +46,22 @@ def control(sandbox: SandboxServer, method: str, path: str, body: Any = None) ->
 def new_wallet() -> tuple[str, str]:
     key = "0x" + secrets.token_hex(32)
     return key, Account.from_key(key).address
+
+
+def ready_maker(sandbox: SandboxServer, address: str, pusd: str, *,
+                eoa: bool = True) -> None:
+    """Make ``address`` a maker the (strict) sandbox takes, as the operator and the account
+    would: an allowlisted EOA (``eoa``) or a deposit wallet, with the exchanges approved and
+    ``pusd`` deposited (seen by the CLOB only after ``/balance-allowance/update``)."""
+    ctl = Control(sandbox)
+    try:
+        if eoa:
+            ctl.allow_eoa(address)
+        else:
+            ctl.approve_exchanges(address)
+        ctl.fund(address, pusd, seen=False)
+    finally:
+        ctl.close()
 
 
 def open_market(client: VenueClient) -> Market:
@@ -85,7 +102,10 @@ def test_post_list_cancel_order_with_derived_creds(
         assert creds.address == address
         again = client.create_or_derive_api_key(key)  # create refused -> derive, same creds
         assert (again.api_key, again.secret) == (creds.api_key, creds.secret)
-        control(sandbox, "POST", "/fund", {"address": address, "amount": "100"})
+        ready_maker(sandbox, address, "100")
+        assert client.clob.balance_allowance(creds) == 0  # the deposit is not seen yet
+        client.clob.update_balance_allowance(creds)
+        assert client.clob.balance_allowance(creds) == Decimal(100)
         market = open_market(client)
         token = market.clob_token_ids[0]
         tick = client.clob.tick_size(token)
@@ -163,7 +183,8 @@ def test_sandbox_faults_retry_reads_and_surface_post_timeouts(
                 {"path": "/clob/book", "status": 503, "count": 2, "retry_after": 0})
         assert client.clob.book(token).asset_id == token  # third attempt succeeds
         creds = client.create_or_derive_api_key(key)
-        control(sandbox, "POST", "/fund", {"address": address, "amount": "50"})
+        ready_maker(sandbox, address, "50")
+        client.clob.update_balance_allowance(creds)
         order = client.build_order(key, token, "BUY", client.clob.tick_size(token),
                                    Decimal("5"))
     # A venue slower than our timeout: the POST is not resent, the caller reconciles by
@@ -189,10 +210,12 @@ def test_deposit_wallet_type_3_order(sandbox: SandboxServer, config: VenueConfig
     key, owner = new_wallet()
     _, wallet = new_wallet()  # stands in for the deposit wallet contract's address
     control(sandbox, "POST", "/deposit-wallets", {"wallet": wallet, "owner": owner})
-    control(sandbox, "POST", "/eoa-refusal", {"enabled": True})
-    control(sandbox, "POST", "/fund", {"address": wallet, "amount": "20"})
+    ready_maker(sandbox, wallet, "20", eoa=False)
+    ready_maker(sandbox, owner, "20", eoa=False)  # the owner EOA: funded, but not a maker
     with VenueClient(config) as client:
         creds = client.create_or_derive_api_key(key)
+        for signature_type in (0, 3):
+            client.clob.update_balance_allowance(creds, signature_type=signature_type)
         token = open_market(client).clob_token_ids[0]
         tick = client.clob.tick_size(token)
         eoa_order = client.build_order(key, token, "BUY", tick, Decimal("5"))

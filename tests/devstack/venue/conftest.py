@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -23,7 +23,6 @@ from eth_account import Account
 from py_clob_client_v2.client import ClobClient
 
 from devstack.venue import SandboxServer
-from devstack.venue.config import SandboxConfig
 
 
 def decode(response: httpx.Response) -> Any:
@@ -79,10 +78,20 @@ class Control:
         self.call("POST", "/fund", {"address": address, "token_id": token_id,
                                     "shares": shares, "seen": seen}, expect=200)
 
+    def strict_accounts(self, enabled: bool | None = None, *, allowlisted: Sequence[str] = (),
+                        grandfathered: Sequence[str] = ()) -> dict:
+        """POST /_sandbox/strict-accounts: switch the venue's account rules (on by default)
+        and add allowlisted EOAs / grandfathered proxy or Safe makers; answers the result."""
+        body: dict[str, Any] = {"allowlisted": list(allowlisted),
+                                "grandfathered": list(grandfathered)}
+        if enabled is not None:
+            body["enabled"] = enabled
+        return self.call("POST", "/strict-accounts", body, expect=200)
+
     def allow_eoa(self, address: str) -> None:
         """Make an EOA a type-0 maker the venue takes: allowlisted by the operator, with its
         own pUSD and CTF approvals of both exchanges (as it would send them, paying gas)."""
-        self.call("POST", "/strict-accounts", {"allowlisted": [address]}, expect=200)
+        self.strict_accounts(allowlisted=[address])
         self.approve_exchanges(address)
 
     def approve_exchanges(self, owner: str) -> None:
@@ -117,16 +126,11 @@ class Trader:
     client: ClobClient
 
 
-def strict_sandbox(**kwargs: Any) -> SandboxServer:
-    """A sandbox venue (not started) with the venue's account rules on
-    (``strict_accounts``): every sandbox test runs under them, as the venue's clients will."""
-    return SandboxServer(config=SandboxConfig(strict_accounts=True), **kwargs)
-
-
 @pytest.fixture
 def sandbox_venue() -> Iterator[SandboxServer]:
-    """A strict sandbox venue on a free 127.0.0.1 port, stopped after the test."""
-    venue = strict_sandbox(seed=7).start()
+    """A sandbox venue on a free 127.0.0.1 port (the venue's account rules on, as by
+    default), stopped after the test."""
+    venue = SandboxServer(seed=7).start()
     try:
         yield venue
     finally:

@@ -10,7 +10,7 @@ from typing import Any
 import trio
 from py_clob_client_v2.clob_types import OrderArgsV2, OrderPayload
 
-from tests.devstack.venue.conftest import strict_sandbox
+from devstack.venue import SandboxServer
 from venue.client import AsyncVenueClient
 from venue.config import VenueConfig
 from venue.market_feed import BookFeed
@@ -120,7 +120,7 @@ def test_watch_more_tokens_and_unwatch(sandbox_venue, control, make_trader):
 
 
 def test_book_is_unknown_once_the_venue_is_gone_until_it_is_back():
-    venue = strict_sandbox(seed=3).start()
+    venue = SandboxServer(seed=3).start()
     port = venue.port
     token = venue.state.markets[next(iter(venue.state.markets))].token_ids[0]
     config = VenueConfig.for_sandbox(venue.url)
@@ -139,7 +139,7 @@ def test_book_is_unknown_once_the_venue_is_gone_until_it_is_back():
             assert await feed.wait_synced(token, 0.3) is None  # retrying, nobody answers
             assert feed.last_error is not None
 
-            venue = strict_sandbox(port=port, seed=3).start()  # same catalog, fresh books
+            venue = SandboxServer(port=port, seed=3).start()  # same catalog, fresh books
             assert await feed.wait_synced(token, 10) is not None
             await _in_sync(feed, client, token)
             assert feed.connections == 2

@@ -7,6 +7,7 @@ from eth_account import Account
 
 from devstack.ctf import binary_token_ids, condition_id, position_id
 from devstack.venue import auth
+from venue.signing.auth import l1_headers
 
 ANVIL_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
 ANVIL_ADDRESS = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
@@ -87,6 +88,17 @@ def test_create_and_derive_give_the_same_creds_for_the_same_nonce(sandbox_venue)
     assert len(created.api_secret) == 44
     other_nonce = client.create_api_key(nonce=5)
     assert other_nonce.api_key != created.api_key
+
+
+def test_creating_existing_creds_is_refused_and_the_sdks_derive_them(sandbox_venue):
+    from py_clob_client_v2.client import ClobClient
+
+    client = ClobClient(sandbox_venue.clob_url, chain_id=137, key=ANVIL_KEY)
+    created = client.create_api_key()
+    again = httpx.post(f"{sandbox_venue.clob_url}/auth/api-key",
+                       headers=l1_headers(ANVIL_KEY, 137))
+    assert (again.status_code, again.json()) == (400, {"error": "Could not create api key"})
+    assert client.create_or_derive_api_key() == created  # the SDK's fallback
 
 
 def test_l2_endpoints_refuse_a_bad_hmac(sandbox_venue, make_trader):

@@ -8,7 +8,7 @@ import time
 
 import httpx
 
-from tests.devstack.venue.conftest import strict_sandbox
+from devstack.venue import SandboxServer
 from venue.models import ApiCreds
 from venue.signing import l2_headers
 
@@ -27,7 +27,7 @@ def _exchange(sock: socket.socket, request: bytes) -> bytes:
 
 
 def test_requests_follow_each_other_on_one_connection_until_stop() -> None:
-    server = strict_sandbox(seed=5).start()
+    server = SandboxServer(seed=5).start()
     try:
         sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
         # A POST whose body the app refuses unread, then a GET on the same socket.

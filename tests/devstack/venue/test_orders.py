@@ -165,10 +165,11 @@ def test_gtd_order_expires_off_the_book(sandbox_venue, control, make_trader):
     assert trader.client.get_open_orders() == []
 
 
-def test_eoa_refusal_switch_uses_the_venue_message(sandbox_venue, control, make_trader):
+def test_an_eoa_maker_off_the_allowlist_gets_the_venue_message(control, make_trader):
+    # on by default: the allowlist is what keeps an (old) EOA account trading
     market = control.add_market("eoa-refusal")
-    old, new = make_trader("100"), make_trader("100")
-    control.call("POST", "/eoa-refusal", {"enabled": True, "legacy": [old.address]}, expect=200)
+    old, new = make_trader("100"), make_trader("100", allowlisted=False)
+    control.approve_exchanges(new.address)  # approvals alone do not make it a maker
     with pytest.raises(PolyApiException) as excinfo:
         new.client.create_and_post_order(_limit(market["token_ids"][0], "0.5", "10"))
     assert _rejection(excinfo) == (
@@ -183,9 +184,8 @@ def test_deposit_wallet_orders_need_a_registered_owner(sandbox_venue, control, m
 
     market = control.add_market("deposit-wallet")
     wallet = Account.create().address
-    owner = make_trader("0", signature_type=3, funder=wallet)
+    owner = make_trader("0", allowlisted=False, signature_type=3, funder=wallet)
     control.fund(wallet, "100", seen=False)
-    control.call("POST", "/eoa-refusal", {"enabled": True}, expect=200)
     token = market["token_ids"][0]
     with pytest.raises(PolyApiException) as excinfo:
         owner.client.create_and_post_order(_limit(token, "0.5", "10"))

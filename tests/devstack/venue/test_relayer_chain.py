@@ -157,7 +157,7 @@ def test_the_cache_keys_on_the_dev_chains_contracts_and_indexes_its_pusd(
     update()  # nothing moved since: nothing credited twice
     assert control.balances(wallet)["pusd"] == "30"
 
-    control.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
+    assert control.state()["strict_accounts"] is True  # the default: the venue's rules
     token = control.add_market("chain-cache")["token_ids"][0]
     signer = OrderSigner(owner, 137, signature_type=3, funder=wallet,
                          exchange_address=dev.ctf_exchange,

@@ -1,8 +1,9 @@
 """The official SDK (``polymarket-client``) drives the sandbox relayer: pointed at the
 sandbox's CLOB and relayer URLs, it derives CLOB credentials, deploys the deposit wallet
 (WALLET-CREATE, polled to CONFIRMED) and sends the full approvals batch as a WALLET
-transaction, signed and enveloped its own way; with the venue's account rules on it goes on
-to refresh the balance cache and fill a FAK order as the deposit wallet (issue 16)."""
+transaction, signed and enveloped its own way; with the venue's account rules on (the
+sandbox's default) it goes on to refresh the balance cache and fill a FAK order as the
+deposit wallet (issue 16)."""
 
 from __future__ import annotations
 
@@ -124,7 +125,7 @@ def test_the_official_sdk_onboards_and_fills_a_fak_order_as_a_deposit_wallet(
     """Deploy → approvals → L1 credentials (owner) → balance update → FAK as type 3, with
     the venue's account rules on and the deposit not yet in the CLOB's cache."""
     control.call("POST", "/relayer", {"step_seconds": "0.05"}, expect=200)
-    control.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
+    assert control.state()["strict_accounts"] is True  # the default: the venue's rules
     owner = Account.create()
     wallet = beacon_deposit_wallet_address(owner.address)
     control.fund(wallet, "100", seen=False)  # arrived on chain; the cache has not seen it
@@ -150,7 +151,7 @@ def test_the_official_sdk_grants_trades_with_and_revokes_a_session_key(sandbox_v
     """§2.6 through the SDK: authorization (builder auth, Idempotency-Key), the CLOB's
     session-signer list, a session-key order in the envelope, revocation cancelling it."""
     control.call("POST", "/relayer", {"step_seconds": "0.05"}, expect=200)
-    control.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
+    assert control.state()["strict_accounts"] is True  # the default: the venue's rules
     owner, session = Account.create(), Account.create()
     wallet = beacon_deposit_wallet_address(owner.address)
     control.fund(wallet, "100")

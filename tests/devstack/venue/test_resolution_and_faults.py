@@ -90,9 +90,11 @@ def test_reset_restores_the_seeded_catalog(sandbox_venue, control, make_trader):
     before = control.state()["markets"]
     control.add_market("temporary")
     trader = make_trader("5")
-    control.call("POST", "/eoa-refusal", {"enabled": True}, expect=200)
+    control.strict_accounts(False, grandfathered=[trader.address])
     control.call("POST", "/reset", expect=200)
-    assert control.state()["refuse_eoa_makers"] is False
+    # the account rules are back on, and a reset forgets the allowlist (make_trader's)
+    assert control.strict_accounts() == {"enabled": True, "allowlisted": [],
+                                         "grandfathered": []}
     after = control.state()["markets"]
     assert [m["condition_id"] for m in after] == [m["condition_id"] for m in before]
     assert control.balances(trader.address)["pusd"] == "0"

@@ -1,13 +1,13 @@
-"""The venue's account rules at order time (``strict_accounts``: on for every sandbox these
-tests start, switchable through the control API): deposit-wallet makers only unless
-allowlisted or grandfathered, and orders need the CLOB's cached balance AND the exchange's
-allowance."""
+"""The venue's account rules at order time (``strict_accounts``: on by default, one switch
+in the control API): deposit-wallet makers only unless allowlisted or grandfathered, and
+orders need the CLOB's cached balance AND the exchange's allowance."""
 
 from __future__ import annotations
 
 import pytest
 from py_clob_client_v2.exceptions import PolyApiException
 
+from devstack.venue.config import SandboxConfig
 from tests.devstack.venue.test_orders import _limit, _rejection
 from tests.devstack.venue.test_relayer import EXCHANGE, Relayer, _owner_clob
 from venue.accounts.approvals import required_approvals
@@ -15,8 +15,13 @@ from venue.accounts.approvals import required_approvals
 EOA_REFUSED = "maker address not allowed, please use the deposit wallet flow"
 
 
-def test_strict_accounts_is_on_in_the_test_sandbox_and_can_be_switched_off(control,
-                                                                            make_trader):
+def test_the_account_rules_are_on_by_default_and_one_switch_turns_them_off(control,
+                                                                          make_trader):
+    assert SandboxConfig().strict_accounts is True
+    # the older, overlapping switch is gone: the allowlists cover its "legacy" makers
+    assert control.http.post("/_sandbox/eoa-refusal", json={"enabled": True}
+                             ).status_code == 404
+    assert "refuse_eoa_makers" not in control.state()
     market = control.add_market("strict-off")
     trader = make_trader("100", allowlisted=False)
     assert control.call("POST", "/strict-accounts", {}, expect=200)["enabled"] is True
@@ -68,6 +73,30 @@ def test_a_deposit_wallet_trades_once_funded_approved_and_refreshed(sandbox_venu
     owner.update_balance_allowance()
     answer = owner.create_and_post_order(_limit(market["token_ids"][0], "0.5", "10"))
     assert answer["status"] == "live"
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    ({"enabled": "yes"}, "enabled must be true or false"),
+    ({"enabled": 0}, "enabled must be true or false"),
+    ({"allowlisted": "0x" + "12" * 20}, "allowlisted must be a list of addresses"),
+    ({"allowlisted": ["0x1234"]}, "allowlisted must be a list of addresses"),
+    ({"grandfathered": [None]}, "grandfathered must be a list of addresses"),
+])
+def test_the_switch_refuses_bad_input_and_changes_nothing(control, body, error):
+    # a valid part beside the bad one is not applied either
+    refused = control.http.post("/_sandbox/strict-accounts",
+                                json={"enabled": False, "allowlisted": ["0x" + "56" * 20],
+                                      **body})
+    assert (refused.status_code, refused.json()) == (400, {"error": error})
+    assert control.strict_accounts() == {"enabled": True, "allowlisted": [],
+                                         "grandfathered": []}
+
+
+def test_grandfathered_and_allowlisted_makers_are_kept_apart(control):
+    eoa, proxy = "0x" + "ab" * 20, "0x" + "CD" * 20
+    control.strict_accounts(allowlisted=[eoa], grandfathered=[proxy])
+    again = control.strict_accounts(allowlisted=[eoa.upper().replace("0X", "0x")])
+    assert again == {"enabled": True, "allowlisted": [eoa], "grandfathered": [proxy.lower()]}
 
 
 def test_a_legacy_wallet_is_a_proxy_or_a_safe(control):
