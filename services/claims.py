@@ -376,6 +376,15 @@ def maker_claimable(wallet: TradingWallet, token_ids: Sequence[str] | None = Non
     return _indexed_claimable(maker, token_ids)
 
 
+def user_claimable(user: User | UUID | str) -> list[ClaimablePosition]:
+    """What the user's trading wallet can claim now, read where its positions are (the
+    maker: a deposit wallet's, or the EOA's on chain)."""
+    wallet = wallets.get_or_create(user)
+    if withdrawals.by_relayer(wallet):
+        return maker_claimable(wallet)
+    return claimable_positions(wallet.address)
+
+
 def _draft_relayer_claims(user_id: UUID, wallet: TradingWallet,
                           positions: list[ClaimablePosition]) -> list[Claim]:
     """One claim per condition with a payout; the batch redeems both outcomes at once."""

@@ -106,8 +106,7 @@ def withdrawal_status(withdrawal_id: UUID) -> str:
 @bp.get("/wallet/claimable")
 def claimable() -> str:
     """Positions of resolved markets the wallet holds, and what claiming each pays."""
-    address = wallets.get_or_create(current_principal().user).address
-    positions = claims.claimable_positions(address)
+    positions = claims.user_claimable(current_principal().user)
     return render_template("dashboard/_claimable.html", positions=positions)
 
 
