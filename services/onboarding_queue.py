@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import peewee
 
-from models.base import db
+from models.base import write_transaction
 from models.wallet import ONBOARDING_READY, AccountOnboarding, TradingWallet
 from services import jobs
 
@@ -17,7 +17,8 @@ LEASE_SECONDS = 600
 def record(wallet: TradingWallet) -> AccountOnboarding:
     """The wallet's onboarding row, created pending the first time."""
     try:
-        with db.atomic():
+        # reads then writes: IMMEDIATE on SQLite, or a concurrent writer makes it "locked"
+        with write_transaction():
             row, _created = AccountOnboarding.get_or_create(wallet=wallet.id)
             return row
     except peewee.IntegrityError:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -18,6 +18,7 @@ import pytest
 from models import User
 from models.wallet import TradingWallet
 from services import onboarding, runtime, trading_accounts, venues, wallets
+from tests.wallet_fixtures import allow_eoa_operator
 from venue.signing import OrderKey
 
 
@@ -85,14 +86,7 @@ def eoa_allowlist() -> Iterator[Callable[[str], None]]:
     """``eoa_allowlist(address)``: the operator's TRADING_EOA_ALLOWLIST also holds
     ``address`` for this test (the runtime's settings; restored afterwards)."""
     previous = runtime.runtime()
-
-    def allow(address: str) -> None:
-        current = runtime.runtime()
-        listed = (*current.settings.eoa_allowlist, address.lower())
-        runtime.install(replace(current, settings=replace(current.settings,
-                                                          eoa_allowlist=listed)))
-
-    yield allow
+    yield allow_eoa_operator
     runtime.install(previous)
 
 
