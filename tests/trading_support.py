@@ -103,7 +103,7 @@ def make_trader(bound_db: Any, venue_control: Any,
         owner = user or User.create(email=f"{secrets.token_hex(6)}@example.com")
         if not deposit_wallet:
             return legacy_eoa_trader(owner, funds, venue_control, eoa_allowlist)
-        return _onboarded(owner, funds, venue_control)
+        return onboarded_trader(owner, funds, venue_control)
 
     return make
 
@@ -125,7 +125,7 @@ def run_onboarding(wallet: TradingWallet, timeout: float = 30.0) -> None:
     assert state == "ready", onboarding.status(wallet.user_id)["error"]
 
 
-def _onboarded(owner: User, funds: str, venue_control: Any) -> Trader:
+def onboarded_trader(owner: User, funds: str, venue_control: Any) -> Trader:
     """A deposit-wallet trader, set up by the real onboarding against the sandbox relayer
     (the job's body, run here), then funded at the maker and the CLOB's balance refreshed
     (a fresh deposit: the CLOB sees it after ``/balance-allowance/update``)."""
