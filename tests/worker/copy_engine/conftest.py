@@ -156,6 +156,7 @@ class Copier:
 
     user: Any
     address: str  # the maker: where the funds and positions are (the deposit wallet)
+    signer: str  # the owner key that signs its orders
 
 
 @dataclass
@@ -178,7 +179,7 @@ def make_trader(bound_db: Any, venue_control: Any) -> Callable[..., Copier]:
     def make(funds: str = "1000") -> Copier:
         user = User.create(email=f"{secrets.token_hex(6)}@example.com", tier="elite")
         onboarded = onboarded_trader(user, funds, venue_control)
-        return Copier(user=user, address=onboarded.maker)
+        return Copier(user=user, address=onboarded.maker, signer=onboarded.address)
 
     return make
 
