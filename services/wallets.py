@@ -265,8 +265,11 @@ def deposit_address(user: User | UUID | str) -> dict[str, Any]:
          "decimals": token_decimals(w3, chain.contracts.usdce)},
         {"token": "matic", "symbol": NATIVE_SYMBOL, "contract_address": None, "decimals": 18},
     ]
+    gas = ("MATIC pays the gas of withdrawals and claims." if wallet.signature_type
+           == SIGNATURE_TYPE_EOA else "No MATIC is needed: the relayer pays the gas of "
+           "withdrawals and claims.")
     return {"address": maker(wallet), "chain_id": chain.chain_id, "tokens": accepted,
-            "note": "Send only on this chain. MATIC pays the gas of withdrawals and claims."}
+            "note": f"Send only on this chain. {gas}"}
 
 
 def balances(user: User | UUID | str) -> dict[str, Any]:
