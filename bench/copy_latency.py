@@ -94,7 +94,7 @@ class VenueProcess:
                 if time.monotonic() > deadline or self.process.poll() is not None:
                     raise SystemExit("the venue process did not start") from None
                 time.sleep(0.1)
-        self.url = url = f"http://127.0.0.1:{self.port}"
+        url = f"http://127.0.0.1:{self.port}"
         self.gamma_url, self.clob_url, self.data_url = (f"{url}/gamma", f"{url}/clob",
                                                         f"{url}/data")
         self.rtds_url, self.control_url = f"ws://127.0.0.1:{self.port}/rtds", f"{url}/_sandbox"
@@ -142,36 +142,46 @@ class Injector:
 def install_runtime(venue_url: str, redis_url: str, prefix: str) -> None:
     """Build and install this process's runtime against the sandbox venue at ``venue_url``."""
     import config
+    from devstack.stack import sandbox_builder_env
     from services import runtime, wiring
 
     runtime.install(wiring.build_runtime(config.load(os.environ, overrides={
         "VENUE": "sandbox", "POLYMARKET_GAMMA_URL": f"{venue_url}/gamma",
         "POLYMARKET_CLOB_URL": f"{venue_url}/clob", "POLYMARKET_DATA_URL": f"{venue_url}/data",
         "POLYMARKET_RTDS_URL": venue_url.replace("http://", "ws://") + "/rtds",
+        "POLYMARKET_RELAYER_URL": f"{venue_url}/relayer", **sandbox_builder_env(os.environ),
         "CHAIN_ID": 137, "REDIS_URL": redis_url, "REDIS_PREFIX": prefix})))
 
 
-def create_users(venue: Any, count: int) -> list[Any]:
-    """``count`` elite users, each with a wallet funded at the venue and derived credentials;
-    the sandbox's account rules are on, so each wallet (a plain EOA) is made an allowlisted
-    maker with its approvals, as an operator's allowlisted account."""
+def onboard_user(control: Any, user: Any, funds: str = "1000000") -> str:
+    """Give ``user`` the product's default account, ready before anything is measured: a
+    deposit wallet deployed, approved and credentialed by the onboarding job's body (run
+    here, through the sandbox relayer at zero seconds a step), funded at its maker.
+    Returns the maker."""
+    from services import onboarding, wallets
+
+    control.post("/relayer", json={"step_seconds": 0}).raise_for_status()
+    wallet = wallets.get_or_create(user)
+    status = onboarding.run(onboarding.record(wallet).id)
+    if status != "ready":
+        raise SystemExit(f"onboarding ended {status}: {onboarding.status(user)['error']}")
+    maker = wallets.maker(wallet)
+    # seen: the deposit is already in the CLOB's balance cache (no /update to measure)
+    control.post("/fund", json={"address": maker, "amount": funds,
+                                "seen": True}).raise_for_status()
+    return maker
+
+
+def create_users(control: Any, count: int) -> list[Any]:
+    """``count`` elite users, each with an onboarded deposit wallet funded at its maker (and
+    so with derived venue credentials)."""
     from models import User
-    from services import venue_accounts, wallets
-    from tests.devstack.venue.conftest import Control
 
     users = []
-    control = Control(venue)
-    try:
-        for _ in range(count):
-            user = User.create(email=f"{secrets.token_hex(6)}@bench.local", tier="elite")
-            wallet = wallets.get_or_create(user)
-            control.allow_eoa(wallet.address)
-            # seen: the deposit is already in the CLOB's balance cache (no /update to measure)
-            control.fund(wallet.address, "1000000", seen=True)
-            venue_accounts.account(user)  # derive and store the venue credentials once
-            users.append(user)
-    finally:
-        control.close()
+    for _ in range(count):
+        user = User.create(email=f"{secrets.token_hex(6)}@bench.local", tier="elite")
+        onboard_user(control, user)
+        users.append(user)
     return users
 
 
@@ -256,7 +266,7 @@ def main() -> None:
 
     started = time.perf_counter()
     with db.connection_context():
-        users = create_users(sandbox, min(args.users, args.configs))
+        users = create_users(control, min(args.users, args.configs))
         targets = [Account.create().address.lower() for _ in range(args.targets)]
         now = utcnow()
         rows = [{"id": uuid.uuid4(), "user": users[i % len(users)].id,

@@ -249,7 +249,7 @@ def scratch_schema(url: str, schema: str) -> str:
     return f"{url}{'&' if '?' in url else '?'}options=-c%20search_path%3D{schema}"
 
 
-def seed(venue: Any, users: int, configs: int, targets: int, threads: int = 4
+def seed(control: Any, users: int, configs: int, targets: int, threads: int = 4
          ) -> list[str]:
     """Users (in ``threads`` threads) and live configs (bulk); the target addresses."""
     from eth_account import Account
@@ -260,7 +260,7 @@ def seed(venue: Any, users: int, configs: int, targets: int, threads: int = 4
 
     def make(count: int) -> list[Any]:
         with db.connection_context():
-            return create_users(venue, count)
+            return create_users(control, count)
 
     with ThreadPoolExecutor(threads) as pool:
         shares = [users // threads + (1 if i < users % threads else 0) for i in range(threads)]
@@ -467,7 +467,7 @@ def run(args: argparse.Namespace) -> None:
                                            "category": "politics"})
         by_slug = {m["slug"]: m["token_ids"][0] for m in control.get("/state").json()["markets"]}
         started = time.monotonic()
-        targets = seed(venue, args.users, args.configs, args.targets)
+        targets = seed(control, args.users, args.configs, args.targets)
         seeded = time.monotonic() - started
 
         def per_target(address: str) -> int:  # configs i copy target i % targets

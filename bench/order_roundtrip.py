@@ -1,10 +1,10 @@
 """Preview and order round-trip times over real HTTP against the sandbox venue.
 
 Starts a sandbox venue and the web app (threaded werkzeug servers on free ports) with a
-fresh SQLite database in a temporary folder, signs up one user with a funded trading
-wallet, then times N rounds of ``POST /api/markets/order/preview`` followed by
-``POST /api/markets/order`` for a market order (FOK) and a limit order (GTC), and
-prints p50/p95/max per step as a Markdown table.
+fresh SQLite database in a temporary folder, signs up one user with a funded deposit wallet
+(onboarded through the sandbox relayer before anything is timed), then times N rounds of
+``POST /api/markets/order/preview`` followed by ``POST /api/markets/order`` for a market
+order (FOK) and a limit order (GTC), and prints p50/p95/max per step as a Markdown table.
 
     .venv/bin/python bench/order_roundtrip.py --runs 50
 """
@@ -28,12 +28,13 @@ from werkzeug.serving import make_server
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app import create_app
+from bench.copy_latency import onboard_user
+from devstack.stack import sandbox_builder_env
 from devstack.venue import SandboxServer, free_port
 from models import User, migrate
 from models import database as database_module
 from models.base import db
-from services import auth, wallets
-from tests.devstack.venue.conftest import Control
+from services import auth
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -71,6 +72,7 @@ def main() -> None:
         "VENUE": "sandbox", "POLYMARKET_GAMMA_URL": venue.gamma_url,
         "POLYMARKET_CLOB_URL": venue.clob_url, "POLYMARKET_DATA_URL": venue.data_url,
         "POLYMARKET_RTDS_URL": "", "DATABASE_URL": database_url,
+        "POLYMARKET_RELAYER_URL": f"{venue.url}/relayer", **sandbox_builder_env({}),
         "INSTANCE_PATH": str(folder), "RATE_LIMIT_BURST": 100000,
         "RATE_LIMIT_PER_SECOND": 100000,
     })
@@ -88,15 +90,8 @@ def main() -> None:
         db.initialize(app.extensions["database"])
         with app.extensions["database"].connection_context():
             user = User.create(email=f"bench-{secrets.token_hex(4)}@example.com")
-            wallet = wallets.get_or_create(user)
+            onboard_user(control, user)  # a ready deposit wallet, funded: not measured
             token_text = auth.issue_session(user, app.config).token
-        # the sandbox's account rules are on: the wallet (a plain EOA) is an allowlisted
-        # maker with its approvals; seen: the deposit is already in the CLOB's balance cache
-        # (no /update to measure)
-        maker = Control(venue)
-        maker.allow_eoa(wallet.address)
-        maker.fund(wallet.address, "1000000", seen=True)
-        maker.close()
         headers = {"Authorization": f"Bearer {token_text}"}
         orders = {
             "market": {"token_id": token, "side": "buy", "size": "10", "order_type": "market"},

@@ -29,5 +29,6 @@ class UserProfileSchema(Schema):
     created_at = fields.DateTime(required=True)
     trading_wallet_address = fields.String(
         required=True, allow_none=True,
-        metadata={"description": "The user's trading wallet, null until it is created.",
+        metadata={"description": "The user's trading wallet where its funds are (the "
+                                 "deposit wallet, the maker), null until it is created.",
                   "pattern": "^0x[0-9a-fA-F]{40}$"})

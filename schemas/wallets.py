@@ -54,7 +54,8 @@ class DepositAddressSchema(Schema):
         ordered = True
 
     address = _address(required=True, metadata={
-        "pattern": ADDRESS_PATTERN, "description": "The user's trading wallet (an EOA)."})
+        "pattern": ADDRESS_PATTERN, "description": "Where the account's funds go: its deposit "
+        "wallet (the maker; every new account's), or an operator-allowlisted plain EOA."})
     chain_id = fields.Integer(required=True, metadata={"example": 137})
     tokens = fields.List(fields.Nested(AcceptedTokenSchema), required=True)
     note = fields.String(required=True)
@@ -66,13 +67,15 @@ class BalanceSchema(Schema):
     class Meta:
         ordered = True
 
-    address = _address(required=True)
+    address = _address(required=True, metadata={
+        "description": "The maker, where pUSD and USDC.e are read: the deposit wallet."})
     chain_id = fields.Integer(required=True)
     usdc = DecimalString(required=True, metadata={"description": "pUSD (Polymarket USD)."})
     pusd = DecimalString(required=True, metadata={"description": "pUSD; the same as `usdc`."})
     usdc_e = DecimalString(required=True, metadata={"description": "Bridged USDC.e."})
     matic = DecimalString(required=True, metadata={
-        "description": "MATIC (POL), the native currency; pays gas."})
+        "description": "MATIC (POL) held by the signer key; pays gas only for a plain EOA "
+                       "(a deposit wallet's withdrawals and claims go through the relayer)."})
     total_usdc = DecimalString(required=True, metadata={"description": "pUSD plus USDC.e."})
 
 

@@ -30,13 +30,12 @@ from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
-import peewee
 from web3 import Web3
 
 from chain.errors import ChainError
 from chain.tokens import read
 from chain.transactions import SignedTx, build_transaction, require_gas_for
-from models.base import db, utcnow
+from models.base import utcnow
 from models.user import User
 from models.wallet import (
     ONBOARDING_FAILED,
@@ -61,7 +60,7 @@ from services import (
     chain_access,
     deposits,
     errors,
-    jobs,
+    onboarding_queue,
     trading_accounts,
     venue_accounts,
     venues,
@@ -82,10 +81,10 @@ from venue.signing import OrderKey
 
 log = logging.getLogger(__name__)
 
-JOB_NAME = "accounts.onboard"
+JOB_NAME = onboarding_queue.JOB_NAME
 APPROVAL_KIND = "approval"  # a WalletTransaction an EOA sends to grant one approval
 APPROVALS_METADATA = "copytrade approvals"
-LEASE_SECONDS = 600
+LEASE_SECONDS = onboarding_queue.LEASE_SECONDS
 # A submit stored without its transaction id is given this long to show up on chain
 # (``/deployed``) before it counts as never sent and is submitted again.
 UNRECORDED_SUBMIT_GRACE = timedelta(minutes=2)
@@ -108,14 +107,7 @@ class StepFailed(Exception):
         self.reason = reason
 
 
-def record(wallet: TradingWallet) -> AccountOnboarding:
-    """The wallet's onboarding row, created pending the first time."""
-    try:
-        with db.atomic():
-            row, _created = AccountOnboarding.get_or_create(wallet=wallet.id)
-            return row
-    except peewee.IntegrityError:
-        return AccountOnboarding.get(AccountOnboarding.wallet == wallet.id)
+record = onboarding_queue.record
 
 
 def start(user: User | UUID | str) -> dict[str, Any]:
@@ -123,10 +115,7 @@ def start(user: User | UUID | str) -> dict[str, Any]:
 
     A user without a trading wallet gets a deposit wallet."""
     wallet = wallets.get_or_create_deposit_wallet(user_id_of(user))
-    row = record(wallet)
-    if row.status != ONBOARDING_READY:
-        jobs.enqueue(JOB_NAME, row.id, job_id=jobs.logical_job_id(JOB_NAME, row.id),
-                     timeout=LEASE_SECONDS)
+    onboarding_queue.enqueue(wallet)
     return status(user)
 
 

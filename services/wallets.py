@@ -1,4 +1,5 @@
-"""Trading-wallet custody: one EOA per user, its key sealed at rest, balances read on chain.
+"""Trading-wallet custody: one wallet per user (a deposit wallet whose owner key is generated
+here), the key sealed at rest, balances read on chain.
 
 The private key is generated here, sealed with AES-GCM under WALLET_ENCRYPTION_KEY (its key
 id stored beside it for rotation; the seal bound to its table, row and column), and opened
@@ -9,12 +10,14 @@ the wallet are sealed the same way.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 from uuid import UUID, uuid4
 
 import peewee
+import redis
 
 from chain.errors import CryptoFailure
 from chain.keys import (
@@ -31,15 +34,16 @@ from models.prepared import Prepared
 from models.user import User
 from models.wallet import (
     KIND_DEPOSIT_WALLET,
-    KIND_EOA,
     SIGNATURE_TYPE_DEPOSIT_WALLET,
     SIGNATURE_TYPE_EOA,
     TradingWallet,
 )
-from services import chain_access, errors, venues
+from services import chain_access, errors, onboarding_queue, venues
 from services.principal import user_id_of
 from services.runtime import runtime
 from venue.accounts import beacon_deposit_wallet_address
+
+log = logging.getLogger(__name__)
 
 NATIVE_SYMBOL = "MATIC"
 
@@ -89,16 +93,17 @@ def for_user(user: User | UUID | str) -> TradingWallet | None:
     return TradingWallet.get_or_none(TradingWallet.user == user_id_of(user))
 
 
-# One column, not the sealed key's row, compiled once: every profile read runs it.
+# Two columns, not the sealed key's row, compiled once: every profile read runs it.
 _ADDRESS_OF_USER = Prepared(
-    lambda user_id: TradingWallet.select(TradingWallet.address)
+    lambda user_id: TradingWallet.select(TradingWallet.address, TradingWallet.funder_address)
     .where(TradingWallet.user == user_id).limit(1), TradingWallet.user)
 
 
 def address_of(user: User | UUID | str) -> str | None:
-    """The user's trading-wallet address, or None before the wallet exists."""
+    """The user's trading address (the maker: where funds go), or None before the wallet
+    exists."""
     wallet = _ADDRESS_OF_USER.first(user_id_of(user))
-    return wallet.address if wallet is not None else None
+    return maker(wallet) if wallet is not None else None
 
 
 def maker(wallet: TradingWallet) -> str:
@@ -108,40 +113,56 @@ def maker(wallet: TradingWallet) -> str:
 
 
 def get_or_create(user: User | UUID | str) -> TradingWallet:
-    """The user's trading wallet, generating and sealing a new EOA the first time."""
-    return _get_or_create(user_id_of(user), deposit_wallet=False)
+    """The user's trading wallet; the first time a deposit wallet (signature type 3): a
+    generated owner key, sealed, the owner's deposit-wallet address as the maker, and its
+    onboarding job (deploy, approvals, credentials, balance update) queued once.
 
-
-def get_or_create_deposit_wallet(user: User | UUID | str) -> TradingWallet:
-    """The user's trading wallet, the first time a deposit wallet (signature type 3): a
-    generated owner key, sealed, and the owner's deposit-wallet address as the maker
-    (deployed later, by onboarding). An existing wallet is returned as it is."""
-    return _get_or_create(user_id_of(user), deposit_wallet=True)
-
-
-def _get_or_create(user_id: UUID, *, deposit_wallet: bool) -> TradingWallet:
+    Plain EOAs exist only as connected, operator-allowlisted accounts
+    (``trading_accounts.connect``). Two concurrent first calls make one wallet and queue
+    one onboarding: only the request whose insert won queues it, under a job id of its own.
+    """
+    user_id = user_id_of(user)
     existing = for_user(user_id)
     if existing is not None:
         return existing
+    wallet, created = _create_deposit_wallet(user_id)
+    if created and not db.in_transaction():
+        # Queued only once the row is committed, or the job could run before it is visible.
+        # Inside a caller's transaction (or with Redis down) the onboarding stays pending:
+        # readiness says ``onboarding_incomplete`` and the account page starts it.
+        try:
+            onboarding_queue.enqueue(wallet)
+        except redis.exceptions.RedisError as exc:
+            log.warning("wallet %s: onboarding not queued: %s", wallet.id, exc)
+    return wallet
+
+
+def get_or_create_deposit_wallet(user: User | UUID | str) -> TradingWallet:
+    """The user's trading wallet, a deposit wallet when new (``get_or_create``); an existing
+    wallet is returned as it is."""
+    return get_or_create(user)
+
+
+def _create_deposit_wallet(user_id: UUID) -> tuple[TradingWallet, bool]:
+    """A new deposit wallet row for the user (committed), or the one a concurrent request
+    created first; (wallet, whether this call created it)."""
     keypair = generate_keypair()
     wallet_id = uuid4()  # known before the insert: the sealed key is bound to this row
     sealed, key_id = seal(keypair.private_key, place(wallet_id, "private_key_sealed"))
-    kind: dict[str, object] = {"signature_type": SIGNATURE_TYPE_EOA, "account_kind": KIND_EOA}
-    if deposit_wallet:
-        kind = {"signature_type": SIGNATURE_TYPE_DEPOSIT_WALLET,
-                "account_kind": KIND_DEPOSIT_WALLET,
-                "funder_address": beacon_deposit_wallet_address(
-                    keypair.address, venues.account_contracts(runtime().settings))}
+    funder = beacon_deposit_wallet_address(keypair.address,
+                                           venues.account_contracts(runtime().settings))
     try:
         with db.atomic():
-            return TradingWallet.create(id=wallet_id, user=user_id, address=keypair.address,
-                                        private_key_sealed=sealed, key_id=key_id, **kind)
+            return TradingWallet.create(
+                id=wallet_id, user=user_id, address=keypair.address, private_key_sealed=sealed,
+                key_id=key_id, signature_type=SIGNATURE_TYPE_DEPOSIT_WALLET,
+                account_kind=KIND_DEPOSIT_WALLET, funder_address=funder), True
     except peewee.IntegrityError:
-        # a concurrent request created it first: theirs is the wallet
+        # a concurrent request created it first: theirs is the wallet (and its onboarding)
         existing = for_user(user_id)
         if existing is None:
             raise
-        return existing
+        return existing, False
 
 
 def signer(wallet: TradingWallet) -> bytes:
@@ -244,8 +265,11 @@ def deposit_address(user: User | UUID | str) -> dict[str, Any]:
          "decimals": token_decimals(w3, chain.contracts.usdce)},
         {"token": "matic", "symbol": NATIVE_SYMBOL, "contract_address": None, "decimals": 18},
     ]
+    gas = ("MATIC pays the gas of withdrawals and claims." if wallet.signature_type
+           == SIGNATURE_TYPE_EOA else "No MATIC is needed: the relayer pays the gas of "
+           "withdrawals and claims.")
     return {"address": maker(wallet), "chain_id": chain.chain_id, "tokens": accepted,
-            "note": "Send only on this chain. MATIC pays the gas of withdrawals and claims."}
+            "note": f"Send only on this chain. {gas}"}
 
 
 def balances(user: User | UUID | str) -> dict[str, Any]:

@@ -404,7 +404,7 @@ def describe(withdrawal: Withdrawal) -> dict[str, Any]:
     return {
         "id": withdrawal.id, "status": withdrawal.status, "token": withdrawal.token,
         "amount": withdrawal.amount, "to_address": withdrawal.to_address,
-        "from_address": withdrawal.wallet.address,
+        "from_address": trading_accounts.maker_of(withdrawal.wallet),  # where funds left
         "tx_hash": tx.tx_hash if tx else None, "nonce": tx.nonce if tx else None,
         "block_number": tx.block_number if tx else None,
         "gas_fee": tx.gas_fee if tx else None, "error": withdrawal.error,

@@ -124,10 +124,14 @@ def instance_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def venue_server() -> Iterator[Any]:
-    """The sandbox venue over real HTTP on a free port, shared by the whole run."""
+    """The sandbox venue over real HTTP on a free port, shared by the whole run, with the
+    venue's account rules on from construction (a reset keeps them): deposit-wallet makers
+    only unless allowlisted, and orders checked against the CLOB's cached balance and
+    allowance (ACCOUNTS.md)."""
     from devstack.venue import SandboxServer
+    from devstack.venue.config import SandboxConfig
 
-    server = SandboxServer(seed=11).start()
+    server = SandboxServer(seed=11, config=SandboxConfig(strict_accounts=True)).start()
     yield server
     server.stop()
 

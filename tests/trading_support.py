@@ -8,7 +8,8 @@ never see each other's books on the session-wide sandbox.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -17,12 +18,14 @@ import pytest
 
 from models import User
 from models.wallet import TradingWallet
-from services import onboarding, venues, wallets
+from services import onboarding, runtime, trading_accounts, venues, wallets
+from tests.wallet_fixtures import allow_eoa_operator
+from venue.signing import OrderKey
 
 
 @dataclass
 class Trader:
-    """A user with a trading wallet funded at the sandbox venue."""
+    """A user with a trading wallet funded at the sandbox venue (at its maker)."""
 
     user: User
     wallet: TradingWallet
@@ -31,6 +34,11 @@ class Trader:
     def address(self) -> str:
         """The wallet's signing key's address (the EOA; a deposit wallet's owner)."""
         return self.wallet.address
+
+    @property
+    def maker(self) -> str:
+        """Where the account's funds and positions are (the deposit wallet, or the EOA)."""
+        return wallets.maker(self.wallet)
 
 
 @dataclass
@@ -75,31 +83,74 @@ def market(make_sandbox_market: Callable[..., SandboxMarket]) -> SandboxMarket:
 
 
 @pytest.fixture
-def make_trader(bound_db: Any, venue_control: Any) -> Callable[..., Trader]:
-    """``make_trader(funds="1000")``: a new user whose wallet holds ``funds`` pUSD at the venue."""
+def eoa_allowlist() -> Iterator[Callable[[str], None]]:
+    """``eoa_allowlist(address)``: the operator's TRADING_EOA_ALLOWLIST also holds
+    ``address`` for this test (the runtime's settings; restored afterwards)."""
+    previous = runtime.runtime()
+    yield allow_eoa_operator
+    runtime.install(previous)
+
+
+@pytest.fixture
+def make_trader(bound_db: Any, venue_control: Any,
+                eoa_allowlist: Callable[[str], None]) -> Callable[..., Trader]:
+    """``make_trader(funds="1000")``: a new user with an onboarded deposit wallet (the
+    product's default account) holding ``funds`` pUSD at its maker, seen by the CLOB.
+    ``deposit_wallet=False``: a legacy plain EOA instead (``legacy_eoa_trader``)."""
 
     def make(funds: str = "1000", user: User | None = None, *,
-             deposit_wallet: bool = False) -> Trader:
+             deposit_wallet: bool = True) -> Trader:
         owner = user or User.create(email=f"{secrets.token_hex(6)}@example.com")
-        if deposit_wallet:
-            return _onboarded(owner, funds, venue_control)
-        wallet = wallets.get_or_create(owner)
-        if Decimal(funds):
-            venue_control.fund(wallet.address, funds)
-        return Trader(user=owner, wallet=wallet)  # orders refresh the CLOB's cached balance
+        if not deposit_wallet:
+            return legacy_eoa_trader(owner, funds, venue_control, eoa_allowlist)
+        return onboarded_trader(owner, funds, venue_control)
 
     return make
 
 
-def _onboarded(owner: User, funds: str, venue_control: Any) -> Trader:
-    """A deposit-wallet trader, set up by the real onboarding against the sandbox relayer
-    (the job's body, run here), then funded and the CLOB's balance refreshed."""
-    venue_control.call("POST", "/relayer", {"step_seconds": 0}, expect=200)
-    wallet = wallets.get_or_create_deposit_wallet(owner)
+@pytest.fixture
+def make_eoa_trader(make_trader: Callable[..., Trader]) -> Callable[..., Trader]:
+    """``make_eoa_trader(funds="1000")``: a user trading as a legacy plain EOA (type 0), one
+    the operator and the venue both allowlist."""
+    return lambda funds="1000", user=None: make_trader(funds, user, deposit_wallet=False)
+
+
+def run_onboarding(wallet: TradingWallet, timeout: float = 30.0) -> None:
+    """Run the wallet's onboarding job body here until the account is ready; a test's real
+    worker may be running the job its creation queued, and holds the lease meanwhile."""
     row = onboarding.record(wallet)
-    assert onboarding.run(row.id) == "ready", onboarding.status(owner)["error"]
+    deadline = time.monotonic() + timeout
+    while (state := onboarding.run(row.id)) == "running" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert state == "ready", onboarding.status(wallet.user_id)["error"]
+
+
+def onboarded_trader(owner: User, funds: str, venue_control: Any) -> Trader:
+    """A deposit-wallet trader, set up by the real onboarding against the sandbox relayer
+    (the job's body, run here), then funded at the maker and the CLOB's balance refreshed
+    (a fresh deposit: the CLOB sees it after ``/balance-allowance/update``)."""
+    venue_control.call("POST", "/relayer", {"step_seconds": 0}, expect=200)
+    wallet = wallets.get_or_create(owner)
+    run_onboarding(wallet)
     if Decimal(funds):
-        venue_control.fund(wallet.funder_address, funds)
+        venue_control.fund(wallets.maker(wallet), funds, seen=False)
+        onboarding.refresh_balance(owner)
+    return Trader(user=owner, wallet=TradingWallet.get_by_id(wallet.id))
+
+
+def legacy_eoa_trader(owner: User, funds: str, venue_control: Any,
+                      allow: Callable[[str], None]) -> Trader:
+    """A legacy plain-EOA trader (type 0): a fresh key the operator allowlists (``allow``),
+    connected as an existing account, allowlisted at the venue with its exchange approvals
+    made, onboarded (credentials, balance update) and funded at the EOA."""
+    key = OrderKey("0x" + secrets.token_hex(32))
+    allow(key.address)
+    venue_control.allow_eoa(key.address)
+    wallet = trading_accounts.connect(owner, wallet_address=key.address,
+                                      private_key=key.private_key)
+    run_onboarding(wallet)
+    if Decimal(funds):
+        venue_control.fund(wallet.address, funds, seen=False)
         onboarding.refresh_balance(owner)
     return Trader(user=owner, wallet=TradingWallet.get_by_id(wallet.id))
 

@@ -19,7 +19,8 @@ import config
 from chain.errors import ChainUnavailable
 from chain.rpc import connect
 from devstack.chain.devchain import DevCondition
-from services import catalogue, chain_access, runtime, wallets
+from services import catalogue, chain_access, runtime, trading_accounts, wallets
+from venue.signing import OrderKey
 
 USDC = 10**6  # base units of one pUSD / USDC.e
 ONE_MATIC = 10**18
@@ -116,11 +117,30 @@ def catalogue_market(condition: DevCondition, *, closed: bool = True) -> str:
     return slug
 
 
+def allow_eoa_operator(address: str) -> None:
+    """The operator's TRADING_EOA_ALLOWLIST also holds ``address`` (this runtime's settings;
+    the ``app`` fixture installs the shared runtime again for the next test)."""
+    current = runtime.runtime()
+    listed = (*current.settings.eoa_allowlist, address.lower())
+    runtime.install(replace(current, settings=replace(current.settings, eoa_allowlist=listed)))
+
+
+def legacy_eoa_wallet(user: Any) -> Any:
+    """The user's trading wallet as a legacy plain EOA (type 0), the only way the product
+    keeps one: a fresh key the operator allowlists, connected as an existing account. For
+    tests about accounts that send their own transactions and pay gas in POL."""
+    key = OrderKey("0x" + secrets.token_hex(32))
+    allow_eoa_operator(key.address)
+    return trading_accounts.connect(user, wallet_address=key.address,
+                                    private_key=key.private_key)
+
+
 def wallet_with_position(chain: Any, user: Any, condition: DevCondition, amount: int,
                          outcomes: list[int] | None = None) -> Any:
-    """The user's trading wallet, with gas and ``amount`` of the chosen outcomes' tokens sent
-    to it on chain by another address (all outcomes by default)."""
-    wallet = wallets.get_or_create(user)
+    """The user's trading wallet (a legacy EOA unless they have one), with gas and
+    ``amount`` of the chosen outcomes' tokens sent to it on chain by another address (all
+    outcomes by default)."""
+    wallet = wallets.for_user(user) or legacy_eoa_wallet(user)
     chain.contracts.fund_native(wallet.address, 10**18)
     chain.contracts.split_position(wallet.address, condition, amount, outcomes=outcomes)
     return wallet
@@ -140,5 +160,6 @@ def neg_risk_holding(chain: Any, user: Any, register: Callable[[DevCondition], A
     return wallet, question, sibling
 
 
-__all__ = ["USDC", "catalogue_market", "chain_settings", "faulty_web3", "fund", "list_on_venue",
-           "neg_risk_holding", "sandbox_control", "wallet_chain", "wallet_with_position"]
+__all__ = ["USDC", "allow_eoa_operator", "catalogue_market", "chain_settings", "faulty_web3",
+           "fund", "legacy_eoa_wallet", "list_on_venue", "neg_risk_holding", "sandbox_control",
+           "wallet_chain", "wallet_with_position"]

@@ -6,7 +6,9 @@ from aiosmtpd.controller import Controller
 from tests.api.test_auth import Inbox
 from tests.conftest import free_port
 from tests.trading_support import (  # noqa: F401 - fixtures registered for this directory
+    eoa_allowlist,
     fresh_venue_cache,
+    make_eoa_trader,
     make_sandbox_market,
     make_trader,
     market,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import uuid
 from datetime import timedelta
 from decimal import Decimal
@@ -232,27 +233,48 @@ def test_other_users_configs_are_not_found(client, auth_headers, whale, bound_db
                        headers=auth_headers).status_code == 404
 
 
+def test_readiness_of_a_plain_eoa_the_operator_no_longer_allowlists(client, auth_headers,
+                                                                      user) -> None:
+    from services import runtime, trading_accounts
+    from tests.wallet_fixtures import allow_eoa_operator
+    from venue.signing import OrderKey
+
+    previous = runtime.runtime()
+    key = OrderKey("0x" + secrets.token_hex(32))
+    allow_eoa_operator(key.address)
+    trading_accounts.connect(user, wallet_address=key.address, private_key=key.private_key)
+    runtime.install(previous)  # the operator took it off TRADING_EOA_ALLOWLIST
+    after = decode(client.get("/api/helpers/trading-readiness", headers=auth_headers))
+    assert after["wallet_address"] == key.address and after["allowance_ok"] is False
+    codes = {b["code"]: b for b in after["blockers"]}
+    # The venue's own refusal, by name.
+    assert "eoa_not_allowlisted" in codes and "onboarding_incomplete" not in codes
+    blocker = codes["eoa_not_allowlisted"]
+    assert "maker address not allowed, please use the deposit wallet flow" in blocker["message"]
+    assert after["ready_to_trade"] is False
+
+
 def test_trading_readiness_lists_blockers(client, auth_headers, user, venue_control):
     from services import wallets
+    from tests.trading_support import run_onboarding
 
     before = decode(client.get("/api/helpers/trading-readiness", headers=auth_headers))
     assert before["ready_to_trade"] is False
     assert [b["code"] for b in before["blockers"]] == ["no_wallet"]
-    wallet = wallets.get_or_create(user)
-    venue_control.fund(wallet.address, "250")
+    wallet = wallets.get_or_create(user)  # a deposit wallet, its onboarding queued
+    venue_control.fund(wallets.maker(wallet), "250", seen=False)
+    early = decode(client.get("/api/helpers/trading-readiness", headers=auth_headers))
+    assert early["wallet_address"] == wallets.maker(wallet) == wallet.funder_address
+    codes = {b["code"] for b in early["blockers"]}
+    assert {"onboarding_incomplete", "wallet_not_deployed"} <= codes, codes
+    assert early["ready_to_trade"] is False and early["balance_usdc"] is None
+    run_onboarding(wallet)  # the queued job, as the worker runs it
     after = decode(client.get("/api/helpers/trading-readiness", headers=auth_headers))
-    assert after["wallet_address"] == wallet.address
+    # readiness has the CLOB re-read the balance: the fresh deposit shows
     assert after["balance_usdc"] == "250" and after["venue_credentials"] is True
-    # The venue's allowances are read, not assumed: this EOA approved nothing.
-    assert after["allowance_ok"] is False
-    assert after["missing_approvals"] == ["CTF Exchange", "Neg-Risk CTF Exchange"]
-    # A plain EOA the operator has not allowlisted: the venue's own refusal, by name.
-    codes = {b["code"]: b for b in after["blockers"]}
-    assert set(codes) == {"eoa_not_allowlisted", "approval_missing",
-                          "chain_unavailable"}  # no chain here
-    blocker = codes["eoa_not_allowlisted"]
-    assert "maker address not allowed, please use the deposit wallet flow" in blocker["message"]
-    assert after["ready_to_trade"] is False
+    # The venue's allowances are read, not assumed: onboarding granted them.
+    assert after["allowance_ok"] is True and after["missing_approvals"] == []
+    assert after["ready_to_trade"] is True, after["blockers"]
     assert after["max_active_configs"] == 1 and after["active_configs"] == 0
     User.update(tier="self-hosted").where(User.id == user.id).execute()
     unlimited = decode(client.get("/api/helpers/trading-readiness", headers=auth_headers))

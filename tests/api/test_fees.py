@@ -32,12 +32,12 @@ def test_a_market_buy_shows_and_records_the_venue_fee(client, auth_headers, user
                                                       make_sandbox_market, venue_control):
     me = make_trader(user=user)  # the signed-in user, funded
     market = make_sandbox_market(fee_rate="0.0725")
-    before = _pusd(venue_control, me.address)
+    before = _pusd(venue_control, me.maker)
     quote, placed = _market(client, auth_headers, market.yes)
     assert quote["fee"] == "0.18118"  # 10 x 0.0725 x 0.51 x 0.49, to 5 dp
     assert placed["status"] == "filled"
     trade = _json(client.get(f"/api/trades/{placed['trade_id']}", headers=auth_headers))
-    charged = before - _pusd(venue_control, me.address) - Decimal(trade["usdc_value"])
+    charged = before - _pusd(venue_control, me.maker) - Decimal(trade["usdc_value"])
     assert Decimal(trade["fee"]) == charged == Decimal("0.18118")
     summary = _json(client.get("/api/stats/summary", headers=auth_headers))
     assert Decimal(summary["fees_paid"]) == charged
@@ -49,14 +49,14 @@ def test_a_delayed_fill_shows_the_fee_the_venue_charged(client, auth_headers, us
     me = make_trader(user=user)
     market = make_sandbox_market(fee_rate="0.0725")
     delay_market(venue_control, market.condition_id, 4)
-    before = _pusd(venue_control, me.address)
+    before = _pusd(venue_control, me.maker)
     with hand_moved_clock(venue_server, venue_control) as clock:
         _, placed = _market(client, auth_headers, market.yes)
         assert placed["status"] == "accepted"
         clock.advance(4)
         orders.reconcile_pending(older_than=timedelta(0))
     trade = _json(client.get(f"/api/trades/{placed['trade_id']}", headers=auth_headers))
-    charged = before - _pusd(venue_control, me.address) - Decimal(trade["usdc_value"])
+    charged = before - _pusd(venue_control, me.maker) - Decimal(trade["usdc_value"])
     assert trade["status"] == "filled" and charged == Decimal("0.18118")
     assert Decimal(trade["fee"]) == charged  # was 0: a fill found later had no fee
 
@@ -66,12 +66,11 @@ def test_a_market_sell_pays_its_fee_out_of_the_proceeds(client, auth_headers, us
                                                        venue_control):
     me = make_trader(user=user)
     market = make_sandbox_market(fee_rate="0.0725")
-    venue_control.call("POST", "/fund", {"address": me.address, "token_id": market.yes,
-                                         "shares": "10"}, expect=200)
-    before = _pusd(venue_control, me.address)
+    venue_control.grant(me.maker, market.yes, "10")  # held a while: the CLOB has seen them
+    before = _pusd(venue_control, me.maker)
     quote, placed = _market(client, auth_headers, market.yes, "sell")
     assert placed["status"] == "filled", placed
     trade = _json(client.get(f"/api/trades/{placed['trade_id']}", headers=auth_headers))
-    received = _pusd(venue_control, me.address) - before
+    received = _pusd(venue_control, me.maker) - before
     assert Decimal(quote["fee"]) == Decimal(trade["fee"]) == Decimal("0.18118")
     assert received == Decimal(trade["usdc_value"]) - Decimal(trade["fee"])

@@ -48,7 +48,7 @@ def test_a_version_bump_is_followed_with_one_rebuild(client, auth_headers, me, m
     version_bump(3)
     placed = _place(client, auth_headers, body)
     assert placed["status"] == "filled" and placed["filled_size"] == "10"
-    first, stale, rebuilt = _sent_by(venue_control, me.address)
+    first, stale, rebuilt = _sent_by(venue_control, me.maker)
     assert first["status"] == 200 and stale["status"] == 400
     assert stale["error"] == "order_version_mismatch"
     assert rebuilt["status"] == 200 and rebuilt["order_id"] == placed["order_id"]
@@ -61,7 +61,7 @@ def test_a_version_bump_is_followed_with_one_rebuild(client, auth_headers, me, m
     assert venues.order_version().value == 3
     # The next order is signed for version 3 straight away: one POST, no refusal.
     _place(client, auth_headers, body)
-    assert [e["status"] for e in _sent_by(venue_control, me.address)] == [200, 400, 200, 200]
+    assert [e["status"] for e in _sent_by(venue_control, me.maker)] == [200, 400, 200, 200]
     assert Order.select().where(Order.user == me.user.id).count() == 3
 
 
@@ -73,7 +73,7 @@ def test_a_position_id_market_trades_on_exchange_v3(client, auth_headers, me,
             "price": "0.45"}
     placed = _place(client, auth_headers, body)
     assert placed["status"] == "accepted"
-    [sent] = _sent_by(venue_control, me.address)
+    [sent] = _sent_by(venue_control, me.maker)
     assert sent["status"] == 200
     config = venue_server.state.config
     assert recover_order_signer(parse_order(sent["body"]["order"]), config.chain_id,

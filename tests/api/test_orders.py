@@ -45,7 +45,7 @@ def test_preview_then_market_order(client, auth_headers, me, market, venue_contr
     assert placed["status"] == "filled"
     assert (placed["filled_size"], placed["average_price"]) == ("10", "0.51")
     received = [e for e in venue_control.received_orders() if e["order_id"] == placed["order_id"]]
-    assert len(received) == 1 and received[0]["body"]["order"]["maker"] == me.address
+    assert len(received) == 1 and received[0]["body"]["order"]["maker"] == me.maker
 
     again = client.post("/api/markets/order", headers=auth_headers,
                         json={**body, "preview_id": quote["preview_id"]})
@@ -220,5 +220,5 @@ def test_parallel_retries_under_one_key_send_one_order(live_server, auth_headers
     assert replay.status_code == 200 and replay.headers["Idempotent-Replay"] == "true"
     assert replay.json()["order_id"] == order_id
     sent_by_me = [e for e in venue_control.received_orders()
-                  if e["body"]["order"]["maker"] == me.address]
+                  if e["body"]["order"]["maker"] == me.maker]
     assert len(sent_by_me) == 1

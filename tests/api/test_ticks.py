@@ -44,5 +44,5 @@ def test_orders_on_fine_tick_markets_stay_on_the_grid(client, auth_headers, me,
                                      "preview_id": quote["preview_id"]}))
     assert rested["status"] == "accepted", rested
     sent = [e for e in venue_control.received_orders()
-            if e["body"]["order"]["maker"].lower() == me.address.lower()]
+            if e["body"]["order"]["maker"].lower() == me.maker.lower()]
     assert [e["status"] for e in sent] == [200, 200]  # nothing off-grid left the app

@@ -25,6 +25,7 @@ from tests.wallet_fixtures import (
     USDC,
     catalogue_market,
     chain_settings,
+    legacy_eoa_wallet,
     list_on_venue,
     use_chain,
     wallet_with_position,
@@ -109,7 +110,10 @@ def test_deposit_address_and_balances_after_funding(client, auth_headers, user, 
     assert _json(client.get("/api/users/me", headers=auth_headers))[
         "trading_wallet_address"] == deposit["address"]
 
-    fund(deposit["address"], pusd=7_250_000, usdce=1, matic_wei=ONE_MATIC // 2)
+    wallet = wallets.for_user(user)  # a deposit wallet: its owner key signs, pays no gas
+    assert deposit["address"] == wallet.funder_address != wallet.address
+    fund(deposit["address"], pusd=7_250_000, usdce=1, matic_wei=0)
+    fund(wallet.address, matic_wei=ONE_MATIC // 2)  # MATIC is read at the signer
     balance = _json(client.get("/api/wallets/balance", headers=auth_headers))
     assert balance["address"] == deposit["address"]
     assert (balance["usdc"], balance["pusd"], balance["usdc_e"], balance["matic"],
@@ -135,7 +139,7 @@ def test_scopes_gate_reads_and_writes(client, api_key, user, wallet_chain) -> No
 def test_withdraw_each_token_returns_the_real_hash(client, auth_headers, stepped_up_headers,
                                                    user, fund, worker,
                                                    wallet_chain, token, amount, base) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=2 * USDC, usdce=2 * USDC, matic_wei=ONE_MATIC)
     to = generate_keypair().address
     response = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
@@ -158,7 +162,7 @@ def test_withdraw_each_token_returns_the_real_hash(client, auth_headers, stepped
 def test_two_concurrent_withdrawals_both_land(app, auth_headers, stepped_up_headers,
                                               user, fund, worker,
                                              wallet_chain) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=5 * USDC)
     to = generate_keypair().address
     answers: list[dict] = []
@@ -189,7 +193,7 @@ def test_queued_when_not_broadcast_in_time(app, client, auth_headers, stepped_up
                                            user, fund,
                                            no_worker, wallet_chain) -> None:
     use_chain(chain_settings(app, wallet_chain, WITHDRAW_WAIT_SECONDS="0.2"))
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=2 * USDC)
     response = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
                            json={"to_address": "0x" + "cd" * 20, "amount": "1",
@@ -208,7 +212,7 @@ def test_withdraw_with_a_bare_session_is_refused(app, client, auth_headers, step
                                                 user, fund, no_worker, wallet_chain) -> None:
     # Issue 18, finding 11: a stolen session cookie alone must not move money.
     use_chain(chain_settings(app, wallet_chain, WITHDRAW_WAIT_SECONDS="0.2"))
-    fund(wallets.get_or_create(user).address, pusd=2 * USDC)
+    fund(legacy_eoa_wallet(user).address, pusd=2 * USDC)
     body = {"to_address": "0x" + "cd" * 20, "amount": "1", "token": "usdc"}
     refused = client.post("/api/trading-wallet/withdraw", headers=auth_headers, json=body)
     assert refused.status_code == 403 and _json(refused)["code"] == "scope_required"
@@ -242,7 +246,7 @@ def test_bad_withdrawals_are_validation_failed(client, auth_headers, stepped_up_
 def test_more_than_the_balance_and_no_gas_are_402(client, auth_headers, stepped_up_headers,
                                                   user, fund,
                                                   wallet_chain) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=1 * USDC, matic_wei=0)
     too_much = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
                            json={"to_address": "0x" + "ab" * 20, "amount": "2", "token": "usdc"})
@@ -280,7 +284,7 @@ def test_rpc_unreachable_is_503_with_retry_after(app, client, auth_headers, step
 def test_idempotency_key_replays_one_withdrawal(client, auth_headers, stepped_up_headers,
                                                 user, fund, worker,
                                                 wallet_chain) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=3 * USDC)
     headers = {**stepped_up_headers, "Idempotency-Key": str(uuid.uuid4())}
     body = {"to_address": "0x" + "ef" * 20, "amount": "1", "token": "usdc"}
@@ -298,7 +302,7 @@ def test_someone_elses_withdrawal_is_404(client, auth_headers, user, fund, no_wo
     from services import withdrawals
 
     other = User.create(email=f"{secrets.token_hex(4)}@example.com")
-    fund(wallets.get_or_create(other).address, pusd=2 * USDC)
+    fund(legacy_eoa_wallet(other).address, pusd=2 * USDC)
     theirs = withdrawals.request(other, "0x" + "ab" * 20, Decimal("1"), "usdc")
     response = client.get(f"/api/trading-wallet/withdrawals/{theirs.id}", headers=auth_headers)
     assert response.status_code == 404 and _json(response)["code"] == "not_found"
@@ -310,7 +314,7 @@ def test_claim_after_resolution_over_rest(client, auth_headers, user, worker,
     plain, question = dev.prepare_condition(), dev.prepare_neg_risk_question()
     catalogue_market(plain)
     catalogue_market(question)
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     dev.fund_native(wallet.address, ONE_MATIC)
     dev.split_position(wallet.address, plain, 2 * USDC, outcomes=[1])
     dev.split_position(wallet.address, question, 3 * USDC, outcomes=[0])
@@ -384,7 +388,7 @@ def test_claim_without_gas_is_402(client, auth_headers, user, wallet_chain) -> N
     dev = wallet_chain.contracts
     condition = dev.prepare_condition()
     catalogue_market(condition)
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     dev.split_position(wallet.address, condition, 1 * USDC, outcomes=[0])
     dev.fund_native(wallet.address, 0)
     dev.resolve_condition(condition.question_id, [1, 0])
@@ -417,7 +421,7 @@ def test_waiting_for_the_broadcast_never_takes_every_web_thread(
 
     use_chain(chain_settings(app, wallet_chain, WITHDRAW_WAIT_SECONDS="3",
                              WITHDRAW_MAX_WAITERS="1"))
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=5 * USDC)
     body = {"to_address": "0x" + "cd" * 20, "amount": "1", "token": "usdc"}
     first: dict[str, Any] = {}

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import secrets
+
 from models import User
 from services import wallets
 from tests.dashboard.conftest import screenshot, sign_in
@@ -35,11 +37,19 @@ def test_a_new_user_follows_onboarding_until_ready(page, inbox, worker_host,
 
 def test_a_plain_eoa_not_allowlisted_sees_the_venues_refusal(page, inbox,
                                                             venue_control) -> None:
-    from services import trading_accounts
+    from services import runtime, trading_accounts
+    from tests.wallet_fixtures import allow_eoa_operator
+    from venue.signing import OrderKey
 
     email = sign_in(page, inbox)
-    wallet = wallets.get_or_create(User.get(User.email == email))  # a plain EOA (type 0)
-    venue_control.fund(wallet.address, "50")
+    # A plain EOA (type 0) connected while allowlisted, then taken off the operator's list.
+    previous = runtime.runtime()
+    key = OrderKey("0x" + secrets.token_hex(32))
+    allow_eoa_operator(key.address)
+    trading_accounts.connect(User.get(User.email == email), wallet_address=key.address,
+                             private_key=key.private_key)
+    runtime.install(previous)
+    venue_control.fund(key.address, "50")
     page.goto("/dashboard/account/readiness")
     blocker = page.locator("li[data-code=eoa_not_allowlisted]")
     assert blocker.count() == 1

@@ -7,15 +7,15 @@ from decimal import Decimal
 
 from models import User
 from models.oauth import Approval, OAuthClient
-from services import oauth, orders, paper, previews, wallets
+from services import oauth, orders, paper, previews
 from tests.dashboard.conftest import screenshot, sign_in
+from tests.trading_support import onboarded_trader
 
 
 def test_positions_trades_and_cancelling_an_open_order(page, inbox, venue_control):
     email = sign_in(page, inbox)
     user = User.get(User.email == email)
-    wallet = wallets.get_or_create(user)
-    venue_control.fund(wallet.address, "200")
+    onboarded_trader(user, "200", venue_control)  # a new user's deposit wallet, set up
     slug = f"dash-pos-{secrets.token_hex(4)}"
     market = venue_control.add_market(slug, liquidity=True, fair_price="0.5",
                                       category="politics")

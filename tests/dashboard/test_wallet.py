@@ -10,13 +10,26 @@ from models.wallet import Withdrawal
 from services import wallets
 from tests.api.test_sessions import confirmation_code
 from tests.dashboard.conftest import screenshot, sign_in
-from tests.wallet_fixtures import ONE_MATIC, USDC
+from tests.wallet_fixtures import ONE_MATIC, USDC, legacy_eoa_wallet
+
+
+def test_a_new_users_wallet_page_shows_the_deposit_wallet(page, inbox, fund, wallet_chain):
+    email = sign_in(page, inbox)
+    page.goto("/dashboard/wallet")  # the first look creates the wallet: a deposit wallet
+    wallet = wallets.for_user(User.get(User.email == email))
+    shown = page.locator("#deposit-address").inner_text()
+    assert shown == wallets.maker(wallet) == wallet.funder_address != wallet.address
+    fund(shown, pusd=3 * USDC, matic_wei=0)
+    page.reload()
+    page.wait_for_selector("[data-balance=usdc]")
+    assert page.locator("[data-balance=usdc]").inner_text() == "3"
 
 
 def test_deposit_balances_and_a_withdrawal_until_its_hash_appears(
         page, inbox, fund, worker_host, wallet_chain):
     email = sign_in(page, inbox)
-    wallet = wallets.get_or_create(User.get(User.email == email))
+    # An account that sends its own transactions and pays gas: a legacy plain EOA.
+    wallet = legacy_eoa_wallet(User.get(User.email == email))
     fund(wallet.address, pusd=5 * USDC, matic_wei=ONE_MATIC)
 
     page.goto("/dashboard/wallet")
@@ -72,7 +85,7 @@ def test_a_confirmation_submitted_twice_sends_one_withdrawal(
         page, inbox, fund, worker_host, wallet_chain):
     email = sign_in(page, inbox)
     user = User.get(User.email == email)
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)  # pays its own gas
     fund(wallet.address, pusd=5 * USDC, matic_wei=ONE_MATIC)
     page.goto("/dashboard/wallet")
     to = generate_keypair().address

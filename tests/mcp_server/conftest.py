@@ -22,7 +22,9 @@ from werkzeug.serving import make_server
 from models.base import db
 from tests.conftest import free_port
 from tests.trading_support import (  # noqa: F401 - fixtures registered for this directory
+    eoa_allowlist,
     fresh_venue_cache,
+    make_eoa_trader,
     make_sandbox_market,
     make_trader,
     market,

@@ -15,7 +15,7 @@ def test_preview_shows_the_fee_and_the_trade_carries_the_charge(
     market = make_sandbox_market(fee_rate="0.0725")
     token = trader_key("trade:execute", "read:trades")
     order = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
-    before = Decimal(str(venue_control.balances(trader.address)["pusd"]))
+    before = Decimal(str(venue_control.balances(trader.maker)["pusd"]))
 
     async def body(client):
         quote = await client.call_tool("preview_market_order", order)
@@ -28,7 +28,7 @@ def test_preview_shows_the_fee_and_the_trade_carries_the_charge(
     assert Decimal(quote.structured_content["fee"]) == Decimal("0.18118")
     assert placed.structured_content["status"] == "filled", placed.structured_content
     [record] = Order.select().where(Order.user == trader.user.id)
-    charged = (before - Decimal(str(venue_control.balances(trader.address)["pusd"]))
+    charged = (before - Decimal(str(venue_control.balances(trader.maker)["pusd"]))
                - record.filled_value)
     assert charged == Decimal("0.18118")
     assert record.fee == Trade.get(Trade.order == record.id).fee == charged

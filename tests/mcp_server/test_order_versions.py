@@ -29,7 +29,7 @@ def test_a_placed_order_follows_a_version_bump(mcp_url, trader_key, trader, mark
     assert placed.structured_content["status"] == "filled"
     assert Decimal(placed.structured_content["filled_size"]) == Decimal(10)
     sent = [e for e in venue_control.received_orders()
-            if e["body"]["order"]["maker"].lower() == trader.address.lower()]
+            if e["body"]["order"]["maker"].lower() == trader.maker.lower()]
     assert [(e["status"], e.get("error")) for e in sent] == [
         (400, "order_version_mismatch"), (200, None)]
     [record] = Order.select().where(Order.user == trader.user.id)

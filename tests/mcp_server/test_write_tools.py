@@ -99,7 +99,7 @@ def test_preview_then_place_reaches_the_venue_once_for_one_key(mode, mcp_url, tr
     # A new key cannot spend the same (single-use) preview again.
     assert reused.is_error and reused.structured_content["code"] == "bad_request"
     assert "already used" in reused.structured_content["error"]
-    sent = orders_for(venue_control, trader.address)
+    sent = orders_for(venue_control, trader.maker)
     assert len(sent) == 1
     assert Order.select().where(Order.user == trader.user.id).count() == 1
 
@@ -133,7 +133,7 @@ def test_place_needs_an_unexpired_preview(mode, mcp_url, trader_key, trader, mar
     assert unknown.is_error and unknown.structured_content["code"] == "bad_request"
     assert "Unknown preview_id" in unknown.structured_content["error"]
     assert expired.is_error and "expired" in expired.structured_content["error"]
-    assert orders_for(venue_control, trader.address) == []
+    assert orders_for(venue_control, trader.maker) == []
 
 
 def test_the_write_is_refused_when_the_idempotency_store_is_down(mcp_url, trader_key, trader,
@@ -159,7 +159,7 @@ def test_the_write_is_refused_when_the_idempotency_store_is_down(mcp_url, trader
         bound_db.execute_sql(f'ALTER TABLE "{table}_away" RENAME TO "{table}"')
     assert refused.is_error and refused.structured_content["code"] == "cache_error"
     assert refused.structured_content["retry_after"] > 0
-    assert orders_for(venue_control, trader.address) == []
+    assert orders_for(venue_control, trader.maker) == []
     assert OrderPreview.get_by_id(preview_id).used_at is None  # still redeemable
 
 
@@ -365,7 +365,7 @@ def test_parallel_duplicate_places_reach_the_venue_once(mcp_url, trader_key, tra
     # The rest saw the first still running (409 in REST): retry later, nothing sent.
     assert all(r["structuredContent"]["code"] == "bad_request" for r in results
                if r["isError"])
-    assert len(orders_for(venue_control, trader.address)) == 1
+    assert len(orders_for(venue_control, trader.maker)) == 1
 
 
 def test_place_order_in_cancel_only_mode_is_unavailable_and_the_same_key_places_once(
@@ -393,6 +393,6 @@ def test_place_order_in_cancel_only_mode_is_unavailable_and_the_same_key_places_
     assert (error["code"], error["reason"], error["retry_after"]) == (
         "polymarket_unavailable", "venue_cancel_only", 6)
     assert not placed.is_error and placed.structured_content["status"] == "filled"
-    accepted = [o for o in orders_for(venue_control, trader.address)
+    accepted = [o for o in orders_for(venue_control, trader.maker)
                 if (o.get("response") or {}).get("success")]
     assert [o["order_id"] for o in accepted] == [placed.structured_content["order_id"]]

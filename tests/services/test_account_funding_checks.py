@@ -29,7 +29,7 @@ def test_native_usdc_is_reported_and_blocks_nothing_while_pusd_is_there(
     before = readiness.readiness(trader.user)
     assert before["usdc_native"] == 0
     assert "native_usdc" not in [b["code"] for b in before["blockers"]]
-    dev.mint(dev.native_usdc, trader.wallet.address, 7 * ONE_USDC + 250_000)
+    dev.mint(dev.native_usdc, trader.maker, 7 * ONE_USDC + 250_000)
     ready = readiness.readiness(trader.user)
     assert ready["usdc_native"] == Decimal("7.25")
     native = [b for b in ready["blockers"] if b["code"] == "native_usdc"]

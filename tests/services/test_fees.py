@@ -102,7 +102,7 @@ result = [[str(i.rate), str(i.exponent)] for i in map(_parse_platform_fee_info, 
 def test_a_fill_found_later_carries_the_fee_the_venue_charged(trader, make_sandbox_market,
                                                               venue_control, venue_clock):
     market = make_sandbox_market(fee_rate="0.0725")
-    before = _pusd(venue_control, trader.address)
+    before = _pusd(venue_control, trader.maker)
     delay_market(venue_control, market.condition_id, 5)
     quote = previews.create(trader.user, market.yes, "buy", "10", "market", None)
     assert quote["fee"] == Decimal("0.18118")  # 10 x 0.0725 x 0.51 x 0.49, to 5 dp
@@ -115,7 +115,7 @@ def test_a_fill_found_later_carries_the_fee_the_venue_charged(trader, make_sandb
     venue_clock.advance(5)
     orders.reconcile_pending(older_than=timedelta(0))
     order = Order.get_by_id(order.id)
-    charged = before - _pusd(venue_control, trader.address) - order.filled_value
+    charged = before - _pusd(venue_control, trader.maker) - order.filled_value
     assert order.filled_size == Decimal(10) and charged == Decimal("0.18118")
     # Before: a fill found by reconciliation was recorded with fee 0.
     assert order.fee == charged
@@ -130,7 +130,7 @@ def test_the_trade_fee_follows_the_market_exponent(trader, make_sandbox_market,
     venue_control.call("POST", f"/markets/{market.condition_id}/fees",
                        {"rate": "0.04", "exponent": 2}, expect=200)
     venues.client().cache.invalidate()
-    before = _pusd(venue_control, trader.address)
+    before = _pusd(venue_control, trader.maker)
     quote = previews.create(trader.user, market.yes, "buy", "10", "market", None)
     placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
                                 order_type="market", preview_id=quote["preview_id"])
@@ -138,7 +138,7 @@ def test_the_trade_fee_follows_the_market_exponent(trader, make_sandbox_market,
     venue_clock.advance(1)
     orders.reconcile_pending(older_than=timedelta(0))
     order = Order.get(Order.order_hash == placed.order_id)
-    charged = before - _pusd(venue_control, trader.address) - order.filled_value
+    charged = before - _pusd(venue_control, trader.maker) - order.filled_value
     assert charged == Decimal("0.02498")  # 10 x 0.04 x (0.51 x 0.49)^2, to 5 dp
     assert quote["fee"] == charged
     assert order.fee == charged and Trade.get_by_id(placed.trade_id).fee == charged

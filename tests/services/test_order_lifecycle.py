@@ -48,8 +48,7 @@ def _sent_ago(order: Order, seconds: float) -> None:
 def _seller(make_trader, market, venue_control, price: str = "0.50", size: str = "20"):
     """Another user resting a sell of the market's Yes token."""
     seller = make_trader("0")
-    venue_control.call("POST", "/fund", {"address": seller.address, "token_id": market.yes,
-                                         "shares": size}, expect=200)
+    venue_control.grant(seller.maker, market.yes, size)  # held a while: the CLOB has seen them
     _place(seller, market.yes, "sell", size, "limit", price)
     return seller
 
@@ -76,7 +75,7 @@ def test_a_delayed_order_stays_open_and_fills_after_the_delay(trader, market, ve
     assert (trade.status, trade.filled_size, trade.settlement, trade.settled_at) == (
         "filled", Decimal(10), "matched", None)
     assert positions.ledger(trader.user)[market.yes].size == Decimal(10)
-    assert venue_control.balances(trader.address)["positions"] == {market.yes: "10"}
+    assert venue_control.balances(trader.maker)["positions"] == {market.yes: "10"}
 
     venue_clock.advance(6)
     orders.reconcile_pending(older_than=timedelta(0))
@@ -101,8 +100,8 @@ def test_a_delayed_order_that_cannot_fill_ends_cancelled(trader, make_trader,
     order = orders.reconcile(Order.get(Order.order_hash == placed.order_id).id)
     assert (order.status, order.filled_size) == ("cancelled", 0)
     assert Trade.get_by_id(placed.trade_id).status == "cancelled"
-    assert venue_control.balances(trader.address) == {
-        "address": trader.address, "pusd": "1000", "positions": {}}
+    assert venue_control.balances(trader.maker) == {
+        "address": trader.maker, "pusd": "1000", "positions": {}}
 
 
 def test_a_failed_trade_is_reversed_everywhere_it_counted(trader, make_trader,
@@ -135,7 +134,7 @@ def test_a_failed_trade_is_reversed_everywhere_it_counted(trader, make_trader,
     assert positions.ledger(trader.user)[market.yes].size == 0
     assert positions.ledger_drift(trader.user) == {}
     assert stats.user_summary(trader.user)["trade_count"] == 0
-    assert venue_control.balances(trader.address)["pusd"] == "1000"
+    assert venue_control.balances(trader.maker)["pusd"] == "1000"
     # Reconciling again changes nothing (the reversal happened once).
     orders.reconcile(order.id)
     assert Trade.get_by_id(placed.trade_id).failed_size == Decimal(10)
@@ -186,7 +185,7 @@ def test_an_answer_lost_after_the_venue_took_the_order_is_resolved_at_once(
     assert (order.status, order.filled_size, order.filled_value) == (
         "matched", Decimal(10), Decimal("5.1"))
     assert Trade.get_by_id(placed.trade_id).status == "filled"
-    assert venue_control.balances(trader.address)["positions"] == {market.yes: "10"}
+    assert venue_control.balances(trader.maker)["positions"] == {market.yes: "10"}
     assert [e["order_id"] for e in venue_control.received_orders()].count(
         placed.order_id) == 1  # sent once
 
@@ -236,7 +235,7 @@ def test_an_order_still_delayed_at_the_deadline_is_cancelled_at_the_venue(
     acct = venue_accounts.account(trader.user)
     [listed] = venues.client().clob.open_orders(acct.creds, order_id=order.order_hash).orders
     assert listed.status == "CANCELED" and listed.size_matched == 0
-    assert venue_control.balances(trader.address)["positions"] == {}
+    assert venue_control.balances(trader.maker)["positions"] == {}
 
 
 def _data_calls() -> int:

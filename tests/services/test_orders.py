@@ -8,12 +8,10 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from eth_account import Account
 
 from devstack.venue.order_signing import parse_order, recover_order_signer
 from models.base import utcnow
 from models.trading import Order, Trade
-from models.wallet import AccountOnboarding
 from services import errors, order_plan, orders, previews, venue_accounts, venues, wallets
 
 
@@ -40,8 +38,8 @@ def test_market_buy_sends_one_correctly_signed_fok_order(trader, market, venue_c
     body = entry["body"]
     assert body["orderType"] == "FOK"
     signed = body["order"]
-    assert signed["maker"] == signed["signer"] == trader.address
-    assert signed["signatureType"] == 0
+    assert signed["maker"] == signed["signer"] == trader.maker
+    assert signed["signatureType"] == 3  # the default account: a deposit wallet
     assert signed["side"] == "BUY"
     # The budget is the walked cost (10 x 0.51); the protective limit is 0.51 + 3% on the
     # tick grid (0.53): at most 5.1 / 0.53 shares' worth of price movement is accepted.
@@ -49,9 +47,10 @@ def test_market_buy_sends_one_correctly_signed_fok_order(trader, market, venue_c
     assert signed["takerAmount"] == "9622600"
     state = venue_server.state
     exchange = state.config.exchange_for(False)
+    # the deposit wallet's owner signs (ERC-7739, checked by the wallet's ERC-1271)
     assert recover_order_signer(parse_order(signed), state.config.chain_id, exchange) \
         == trader.address
-    assert venue_control.balances(trader.address)["positions"] == {market.yes: "10"}
+    assert venue_control.balances(trader.maker)["positions"] == {market.yes: "10"}
     order = Order.get(Order.order_hash == placed.order_id)
     assert order.status == "matched" and order.time_in_force == "FOK"
     assert order.price == Decimal("0.53") and order.budget == Decimal("5.1")
@@ -77,8 +76,7 @@ def test_limit_order_rests_then_fills_and_the_trade_follows(trader, make_trader,
 
     # Another trader sells into the resting bid: the maker fill shows up on sync.
     seller = make_trader()
-    venue_control.call("POST", "/fund", {"address": seller.address, "token_id": market.yes,
-                                         "shares": "20"}, expect=200)
+    venue_control.grant(seller.maker, market.yes, "20")  # held a while: the CLOB has seen them
     sold = _place(seller, market.yes, "sell", "20", "limit", "0.45")
     assert sold.status == "filled" and sold.average_price == Decimal("0.45")
     orders.sync_user_orders(trader.user)
@@ -134,33 +132,23 @@ def test_venue_refusal_is_rejected_with_its_reason(trader, market, venue_control
     assert Trade.get_by_id(placed.trade_id).status == "failed"
 
 
-def test_eoa_makers_refused_when_the_venue_says_so(trader, market, venue_control):
-    before = venue_control.state()["strict_accounts"]
-    venue_control.strict_accounts(True)
-    try:
-        placed = _place(trader, market.yes, "buy", "10", "market")
-    finally:
-        venue_control.strict_accounts(before)
-    assert placed.status == "rejected"
-    assert placed.reason == "maker address not allowed, please use the deposit wallet flow"
+def test_a_legacy_eoa_the_venue_allowlists_trades_as_type_0(make_eoa_trader, market,
+                                                              venue_control):
+    eoa = make_eoa_trader("100")
+    placed = _place(eoa, market.yes, "buy", "10", "market")
+    assert placed.status == "filled", placed.reason
+    [entry] = _received(venue_control, placed.order_id)
+    signed = entry["body"]["order"]
+    assert signed["signatureType"] == 0
+    assert signed["maker"] == signed["signer"] == eoa.address == eoa.maker
+    assert venue_control.balances(eoa.address)["positions"] == {market.yes: "10"}
 
 
 def test_deposit_wallet_signature_type_3(trader, market, venue_control, venue_server):
-    deposit = Account.create().address
-    venue_control.call("POST", "/deposit-wallets",
-                       {"wallet": deposit, "owner": trader.address}, expect=200)
-    venue_control.approve_exchanges(deposit)  # as onboarding's WALLET batch would
-    venue_control.fund(deposit, "100")
-    wallets.set_signature_type(trader.wallet, 3, deposit)
-    # This test is about type-3 signing: the wallet was registered above by the control API,
-    # so onboarding (tests/services/test_trading_accounts.py) is recorded as done.
-    AccountOnboarding.create(wallet=trader.wallet.id, status="ready", step="done")
-    before = venue_control.state()["strict_accounts"]
-    venue_control.strict_accounts(True)
-    try:
-        placed = _place(trader, market.yes, "buy", "10", "market")
-    finally:
-        venue_control.strict_accounts(before)
+    # The default account: an onboarded deposit wallet, under the venue's strict rules.
+    deposit = trader.maker
+    assert deposit == trader.wallet.funder_address != trader.address
+    placed = _place(trader, market.yes, "buy", "10", "market")
     assert placed.status == "filled", placed.reason
     [entry] = _received(venue_control, placed.order_id)
     signed = entry["body"]["order"]
@@ -172,13 +160,14 @@ def test_deposit_wallet_signature_type_3(trader, market, venue_control, venue_se
     assert venue_accounts.maker_address(trader.user) == deposit
 
 
-def test_credentials_are_derived_once_and_stored_sealed(trader, market):
-    assert wallets.venue_credentials(trader.wallet) is None
-    first = venue_accounts.account(trader.user)
-    stored = wallets.venue_credentials(wallets.get_or_create(trader.user))
+def test_credentials_are_derived_once_and_stored_sealed(user):
+    wallet = wallets.get_or_create(user)  # new, not onboarded yet: no credentials
+    assert wallets.venue_credentials(wallet) is None
+    first = venue_accounts.account(user)
+    stored = wallets.venue_credentials(wallets.get_or_create(user))
     assert stored is not None and stored.api_key == first.creds.api_key
-    assert first.creds.secret not in wallets.get_or_create(trader.user).venue_api_secret_sealed
-    assert venue_accounts.account(trader.user).creds.api_key == first.creds.api_key
+    assert first.creds.secret not in wallets.get_or_create(user).venue_api_secret_sealed
+    assert venue_accounts.account(user).creds.api_key == first.creds.api_key
 
 
 def test_copy_trade_goes_through_the_same_function(trader, market):
@@ -244,7 +233,7 @@ def test_not_found_within_the_grace_stays_pending_and_a_later_lookup_settles_it(
     assert placed.status == "filled"
     order = orders.reconcile(order.id, acct=acct)
     assert (order.status, order.filled_size) == ("matched", Decimal(10))
-    assert venue_control.balances(trader.address)["positions"] == {market.yes: "10"}
+    assert venue_control.balances(trader.maker)["positions"] == {market.yes: "10"}
     _past_the_grace(order)  # a final status is never replaced, even by a late "not found"
     assert orders.reconcile(order.id, acct=acct).status == "matched"
 

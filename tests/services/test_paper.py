@@ -19,7 +19,7 @@ def test_buy_walks_the_book_level_by_level(trader, market, venue_control):
     assert (fill.status, fill.filled_size, fill.filled_value) == (
         "filled", Decimal(300), Decimal("153.5"))
     assert fill.fee == 0
-    assert venue_control.balances(trader.address)["positions"] == {}  # nothing was sent
+    assert venue_control.balances(trader.maker)["positions"] == {}  # nothing was sent
     assert Order.select().count() == 0 and Trade.select().count() == 0
     [position] = paper.list_positions(trader.user)
     assert (position["size"], position["cost_basis"], position["current_price"]) == (

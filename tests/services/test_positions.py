@@ -30,7 +30,7 @@ def test_positions_after_fills_agree_with_the_venue(trader, market, venue_contro
         market.slug, "Yes", False, None)
     assert yes["market_title"] == f"Will {market.slug} happen?"
     assert (no["size"], no["cost_basis"], no["outcome"]) == (Decimal(20), Decimal("10.2"), "No")
-    venue_sizes = venue_control.balances(trader.address)["positions"]
+    venue_sizes = venue_control.balances(trader.maker)["positions"]
     assert venue_sizes == {market.yes: "10", market.no: "20"}
     assert positions.ledger_drift(trader.user) == {}
 

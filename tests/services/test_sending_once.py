@@ -19,7 +19,7 @@ from models.wallet import TradingWallet, WalletTransaction, Withdrawal
 from services import errors, jobs, runtime, wallet_transactions, wallets, withdrawals
 from tests.conftest import ONE_MATIC, free_port
 from tests.services.test_withdrawals import _received
-from tests.wallet_fixtures import USDC, chain_settings, faulty_web3, use_chain
+from tests.wallet_fixtures import USDC, chain_settings, faulty_web3, legacy_eoa_wallet, use_chain
 
 
 def _in_function(thread: threading.Thread, name: str) -> bool:
@@ -46,7 +46,7 @@ def test_two_runs_of_one_withdrawal_at_once_send_it_once(wallet_chain, fund, use
     # The worker can run one job twice at once (re-queued at shutdown while its thread goes
     # on, a reaped live worker). Both runs pass the unlocked "already signed?" check and
     # queue on the wallet's signing lease; the second must find the first's transaction.
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=payable_times * 3 * USDC)
     to = generate_keypair().address
     withdrawal = withdrawals.request(user, to, Decimal("3"), "usdc")
@@ -83,7 +83,7 @@ def test_a_signer_that_lost_its_lease_persists_and_sends_nothing(wallet_chain, f
                                                                  user) -> None:
     # A slow RPC holds the first signer past its lease; a second signer takes the wallet and
     # the same nonce. The first must notice at persist time, not store a twin nonce.
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, matic_wei=ONE_MATIC)
     building, resume = threading.Event(), threading.Event()
     slow_result: list[object] = []
@@ -141,7 +141,7 @@ def _stalling_web3(rpc_url: str, method: str, stalled: threading.Event,
 
 def test_a_withdrawal_job_stalled_by_a_slow_rpc_past_its_lease_sends_once(
         app, wallet_chain, fund, user) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=10 * USDC)
     to = generate_keypair().address
     slow = withdrawals.request(user, to, Decimal("3"), "usdc")
@@ -178,7 +178,7 @@ def test_a_withdrawal_job_stalled_by_a_slow_rpc_past_its_lease_sends_once(
 def test_a_second_in_flight_transaction_with_the_same_nonce_is_refused(wallet_chain,
                                                                        user) -> None:
     # the database itself refuses twin nonces while both would be in flight
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     common = {"wallet": wallet.id, "kind": "withdrawal", "chain_id": 1, "nonce": 7,
               "raw_tx": "0x00", "to_address": wallet.address, "status": "broadcast"}
     WalletTransaction.create(tx_hash="0x" + "01" * 32, **common)
@@ -191,7 +191,7 @@ def test_a_second_in_flight_transaction_with_the_same_nonce_is_refused(wallet_ch
 
 def test_a_replaced_transaction_stops_reserving_its_amount(app, wallet_chain, fund,
                                                            user) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=5 * USDC)
     first = withdrawals.request(user, generate_keypair().address, Decimal("5"), "usdc")
     # signed and stored, but the broadcast never reached the node
@@ -221,7 +221,7 @@ def test_a_replaced_transaction_stops_reserving_its_amount(app, wallet_chain, fu
                                   "neg_risk_exchange"])
 def test_withdrawals_to_the_token_contracts_are_refused(app, wallet_chain, fund, user,
                                                         name) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=5 * USDC)
     address = getattr(wallet_chain.contracts, name)
     with pytest.raises(errors.ValidationFailed) as caught:
@@ -248,7 +248,7 @@ def test_a_withdrawal_that_could_not_be_queued_never_goes_out(wallet_chain, fund
                                                               user) -> None:
     # Redis is down at enqueue: the caller gets 503 and retries; the first record must not
     # be sent later by maintenance behind the caller's back
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=5 * USDC)
     failure = _with_dead_queue(lambda: withdrawals.withdraw(
         user, generate_keypair().address, Decimal("1"), "usdc", wait_seconds=0))
@@ -268,7 +268,7 @@ def test_a_claim_that_could_not_be_queued_never_goes_out(wallet_chain, user) -> 
     dev = wallet_chain.contracts
     condition = dev.prepare_condition()
     catalogue_market(condition)
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     dev.fund_native(wallet.address, ONE_MATIC)
     dev.split_position(wallet.address, condition, 4 * USDC, outcomes=[0])
     dev.resolve_condition(condition.question_id, [1, 0])
@@ -289,7 +289,7 @@ def test_two_runs_of_one_claim_at_once_redeem_it_once(wallet_chain, user) -> Non
     dev = wallet_chain.contracts
     condition = dev.prepare_condition()
     catalogue_market(condition)
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     dev.fund_native(wallet.address, ONE_MATIC)
     dev.split_position(wallet.address, condition, 4 * USDC, outcomes=[0])
     dev.resolve_condition(condition.question_id, [1, 0])

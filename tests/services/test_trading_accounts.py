@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import secrets
 from collections.abc import Iterator
 from dataclasses import replace
 from decimal import Decimal
@@ -120,7 +121,7 @@ def test_connect_a_grandfathered_proxy_and_an_allowlisted_eoa(app, accounts, use
 
 
 def test_a_deposit_wallet_trades_live_only_once_onboarded(accounts, user) -> None:
-    wallet = wallets.get_or_create_deposit_wallet(user)
+    wallet = wallets.get_or_create(user)  # every new wallet is a deposit wallet
     assert wallet.signature_type == 3 and wallet.account_kind == "deposit_wallet"
     assert wallet.funder_address == beacon_deposit_wallet_address(
         wallet.address, trading_accounts.contracts())
@@ -129,7 +130,11 @@ def test_a_deposit_wallet_trades_live_only_once_onboarded(accounts, user) -> Non
         trading_accounts.require_live(user)
     assert refused.value.status == 409 and refused.value.code == "account_not_ready"
     assert refused.value.details["blockers"][0]["code"] == "onboarding_incomplete"
-    AccountOnboarding.create(wallet=wallet.id, status="ready", step="done")
+    # Its onboarding was queued by the wallet's creation (the worker runs it).
+    [row] = AccountOnboarding.select().where(AccountOnboarding.wallet == wallet.id)
+    assert row.status == "pending"
+    AccountOnboarding.update(status="ready", step="done").where(
+        AccountOnboarding.id == row.id).execute()
     trading_accounts.require_live(user)
 
 
@@ -221,15 +226,12 @@ def test_a_new_user_onboards_against_the_sandbox_and_trades_as_a_deposit_wallet(
     assert ready["ready_to_trade"], ready["blockers"]
     assert ready["allowance_ok"] is True and ready["balance_usdc"] == 100
     assert ready["wallet_address"] == maker
-    # The venue's rules: deposit-wallet makers only, registered wallets, balance and
-    # allowance checked against the CLOB's cache.
-    venue_control.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
-    try:
-        quote = previews.create(trader.user, market.yes, "buy", "10", "market", None)
-        placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
-                                    order_type="market", preview_id=quote["preview_id"])
-    finally:
-        venue_control.call("POST", "/strict-accounts", {"enabled": False}, expect=200)
+    # The venue's rules (the shared sandbox's, always on): deposit-wallet makers only,
+    # registered wallets, balance and allowance checked against the CLOB's cache.
+    assert venue_control.state()["strict_accounts"] is True
+    quote = previews.create(trader.user, market.yes, "buy", "10", "market", None)
+    placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
+                                order_type="market", preview_id=quote["preview_id"])
     assert placed.status == "filled", placed.reason
     assert venue_control.balances(maker)["positions"] == {market.yes: "10"}
     # Onboarding again is a no-op: ready stays ready, nothing is resubmitted.
@@ -250,17 +252,18 @@ def test_readiness_names_each_missing_step_of_a_new_deposit_wallet(user, venue_c
                                                "state": "pending"}
 
 
-def test_a_plain_eoa_not_allowlisted_gets_the_venues_refusal(trader, market,
-                                                            venue_control) -> None:
+def test_a_plain_eoa_not_allowlisted_gets_the_venues_refusal(user, market, venue_control,
+                                                            eoa_allowlist) -> None:
     from services import orders, previews
 
-    venue_control.call("POST", "/strict-accounts", {"enabled": True}, expect=200)
-    try:
-        quote = previews.create(trader.user, market.yes, "buy", "10", "market", None)
-        placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
-                                    order_type="market", preview_id=quote["preview_id"])
-    finally:
-        venue_control.call("POST", "/strict-accounts", {"enabled": False}, expect=200)
+    # The operator allowlisted the EOA, the venue did not: the venue's words reach the user.
+    key = OrderKey("0x" + secrets.token_hex(32))
+    eoa_allowlist(key.address)
+    trading_accounts.connect(user, wallet_address=key.address, private_key=key.private_key)
+    venue_control.fund(key.address, "100")
+    quote = previews.create(user, market.yes, "buy", "10", "market", None)
+    placed = orders.place_order(user, token_id=market.yes, side="buy", size="10",
+                                order_type="market", preview_id=quote["preview_id"])
     assert placed.status == "rejected"
     assert trading_accounts.EOA_REFUSED in placed.reason
 

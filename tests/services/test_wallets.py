@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import threading
 from decimal import Decimal
 
 import pytest
 
 from chain.keys import address_for_key, key_id_of, passphrase_key
-from models.wallet import TradingWallet
-from services import chain_access, errors, wallets
+from models.wallet import AccountOnboarding, TradingWallet
+from services import chain_access, errors, jobs, onboarding_queue, trading_accounts, wallets
 from tests.chain.test_keys import legacy_token
 from tests.conftest import ONE_MATIC
-from tests.wallet_fixtures import USDC, chain_settings, use_chain
+from tests.wallet_fixtures import USDC, chain_settings, legacy_eoa_wallet, use_chain
 
 
 def test_one_wallet_per_user_with_key_sealed(wallet_chain, user) -> None:
@@ -27,8 +28,39 @@ def test_one_wallet_per_user_with_key_sealed(wallet_chain, user) -> None:
     assert key.hex() not in stored.private_key_sealed
     assert key_id_of(stored.private_key_sealed) == stored.key_id
     assert stored.key_id == chain_access.current().sealing.current_id
-    assert stored.signature_type == 0 and stored.funder_address is None
+    # a deposit wallet: the key owns it, the deposit wallet (the maker) holds the funds
+    assert stored.signature_type == 3 and stored.account_kind == "deposit_wallet"
+    assert stored.funder_address == trading_accounts.deposit_wallet_of(wallet.address)
+    assert wallets.maker(stored) == stored.funder_address
     assert key.hex() not in repr(stored)
+
+
+def test_concurrent_first_requests_make_one_wallet_and_queue_one_onboarding(app,
+                                                                            user) -> None:
+    database = app.extensions["database"]
+    made: list[TradingWallet] = []
+    start = threading.Barrier(4)
+
+    def first_request() -> None:
+        with database.connection_context():
+            start.wait()
+            made.append(wallets.get_or_create(user.id))
+
+    threads = [threading.Thread(target=first_request) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({w.id for w in made}) == 1
+    assert TradingWallet.select().where(TradingWallet.user == user.id).count() == 1
+    [row] = AccountOnboarding.select().where(AccountOnboarding.wallet == made[0].id)
+    queue = jobs.queue("default")
+    queued = [job for job in (queue.fetch_job(i) for i in queue.get_job_ids())
+              if job is not None and job.func_name == onboarding_queue.JOB_NAME
+              and list(job.args) == [str(row.id)]]
+    assert len(queued) == 1 and row.status == "pending"
+    assert queued[0].id == jobs.qualified_job_id(
+        jobs.logical_job_id(onboarding_queue.JOB_NAME, row.id))
 
 
 def test_wrong_key_or_tampering_is_a_crypto_error(app, wallet_chain, user) -> None:
@@ -173,7 +205,10 @@ def test_balances_after_funding_the_deposit_address(wallet_chain, fund, user) ->
     empty = wallets.balances(user)
     assert (empty["usdc"], empty["usdc_e"], empty["matic"]) == (0, 0, 0)
 
-    fund(deposit["address"], pusd=12_500_000, usdce=3 * USDC + 1, matic_wei=ONE_MATIC // 4)
+    wallet = wallets.for_user(user)
+    assert deposit["address"] == wallets.maker(wallet) != wallet.address
+    fund(deposit["address"], pusd=12_500_000, usdce=3 * USDC + 1, matic_wei=0)
+    fund(wallet.address, matic_wei=ONE_MATIC // 4)  # MATIC is the signer's (gas)
     balances = wallets.balances(user)
     assert balances["usdc"] == Decimal("12.5")
     assert balances["usdc_e"] == Decimal("3.000001")
@@ -197,7 +232,7 @@ def test_crypto_failures_map_to_crypto_error_and_fail_the_job(app, wallet_chain,
     assert (mapped.status, mapped.code) == (500, "crypto_error")
     assert "tampered" not in mapped.message  # no internals in the answer
 
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)  # signs on chain itself
     fund(wallet.address, pusd=2 * USDC)
     withdrawal = withdrawals.request(user, "0x" + "ab" * 20, Decimal("1"), "usdc")
     # the worker runs with a different key: it refuses to sign, and says so on the record

@@ -1,4 +1,6 @@
-"""Withdrawals against anvil: each token moves, nonces never collide, a crash never double-sends."""
+"""Withdrawals of accounts that send their own transactions (a legacy, operator-allowlisted
+plain EOA paying gas) against anvil: each token moves, nonces never collide, a crash never
+double-sends. Deposit wallets withdraw through the relayer: test_relayer_withdrawals.py."""
 
 from __future__ import annotations
 
@@ -12,9 +14,9 @@ from chain.tokens import native_balance_wei, token_balance_base
 from chain.transactions import next_nonce
 from models.base import db
 from models.wallet import TradingWallet, WalletTransaction, Withdrawal
-from services import errors, wallets, withdrawals
+from services import errors, withdrawals
 from tests.conftest import ONE_MATIC, free_port
-from tests.wallet_fixtures import USDC, chain_settings, faulty_web3, use_chain
+from tests.wallet_fixtures import USDC, chain_settings, faulty_web3, legacy_eoa_wallet, use_chain
 
 
 def _received(chain, token: str, address: str) -> int:
@@ -30,7 +32,7 @@ def _received(chain, token: str, address: str) -> int:
     ("matic", Decimal("0.1"), 10**17),
 ])
 def test_each_token_moves_on_chain(wallet_chain, fund, user, token, amount, base) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=5 * USDC, usdce=5 * USDC, matic_wei=ONE_MATIC)
     to = generate_keypair().address
     withdrawal = withdrawals.request(user, to.lower(), amount, token)
@@ -54,7 +56,7 @@ def test_each_token_moves_on_chain(wallet_chain, fund, user, token, amount, base
 def test_withdraw_answers_with_the_hash_when_broadcast_in_time(wallet_chain, fund, user,
                                                                redis_url) -> None:
     # the action enqueues; here the job runs in a thread standing in for the worker
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=3 * USDC)
     to = generate_keypair().address
     withdrawal = withdrawals.request(user, to, Decimal("1"), "usdc")
@@ -68,7 +70,7 @@ def test_withdraw_answers_with_the_hash_when_broadcast_in_time(wallet_chain, fun
 
 
 def test_queued_answer_when_nothing_broadcasts_in_time(wallet_chain, fund, user) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=3 * USDC)
     withdrawal = withdrawals.request(user, generate_keypair().address, Decimal("1"), "usdc")
     result = withdrawals.result(withdrawals.wait_for_broadcast(withdrawal.id, 0.1))
@@ -82,7 +84,7 @@ def _run_in_connection(withdrawal_id) -> str:
 
 
 def test_concurrent_withdrawals_get_distinct_nonces(wallet_chain, fund, user) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=10 * USDC, matic_wei=ONE_MATIC)
     to = generate_keypair().address
     first = withdrawals.request(user, to, Decimal("3"), "usdc")
@@ -109,7 +111,7 @@ def test_concurrent_withdrawals_get_distinct_nonces(wallet_chain, fund, user) ->
 
 def test_second_withdrawal_refused_when_first_reserves_the_balance(wallet_chain, fund,
                                                                   user) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=5 * USDC)
     withdrawals.request(user, generate_keypair().address, Decimal("3"), "usdc")
     with pytest.raises(errors.InsufficientBalance, match="2 available"):
@@ -119,7 +121,7 @@ def test_second_withdrawal_refused_when_first_reserves_the_balance(wallet_chain,
 @pytest.mark.parametrize("fail_send", ["before", "after"])
 def test_rerun_after_a_crash_between_signing_and_recording_sends_once(
         app, wallet_chain, fund, user, fail_send) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, usdce=5 * USDC)
     to = generate_keypair().address
     withdrawal = withdrawals.request(user, to, Decimal("1.5"), "usdc_e")
@@ -153,7 +155,7 @@ def test_unsent_signed_transaction_is_resent_before_the_next_nonce(app, wallet_c
                                                                    user) -> None:
     # a job that died after persisting never came back; the next withdrawal must not leave
     # a nonce gap behind it: it re-sends the orphan first, then takes the following nonce
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=5 * USDC)
     to = generate_keypair().address
     orphan = withdrawals.request(user, to, Decimal("1"), "usdc")
@@ -189,7 +191,7 @@ def test_bad_input_is_validation_failed(wallet_chain, user, to_address, amount, 
 
 
 def test_matic_accepts_eighteen_decimals(wallet_chain, fund, user) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, matic_wei=ONE_MATIC)
     to = generate_keypair().address
     withdrawal = withdrawals.request(user, to, Decimal("0.000000000000000001"), "matic")
@@ -198,7 +200,7 @@ def test_matic_accepts_eighteen_decimals(wallet_chain, fund, user) -> None:
 
 
 def test_more_than_the_balance_is_402(wallet_chain, fund, user) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=1 * USDC)
     with pytest.raises(errors.InsufficientBalance) as caught:
         withdrawals.request(user, "0x" + "ab" * 20, Decimal("1.000001"), "usdc")
@@ -208,7 +210,7 @@ def test_more_than_the_balance_is_402(wallet_chain, fund, user) -> None:
 
 
 def test_no_gas_is_402_with_a_matic_message(wallet_chain, fund, user) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=5 * USDC, matic_wei=0)
     with pytest.raises(errors.InsufficientBalance, match="MATIC to pay gas") as caught:
         withdrawals.request(user, "0x" + "ab" * 20, Decimal("1"), "usdc")
@@ -218,7 +220,7 @@ def test_no_gas_is_402_with_a_matic_message(wallet_chain, fund, user) -> None:
 
 def test_gas_gone_by_the_time_the_job_runs_fails_without_sending(wallet_chain, fund,
                                                                  user) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=5 * USDC)
     withdrawal = withdrawals.request(user, "0x" + "ab" * 20, Decimal("1"), "usdc")
     wallet_chain.contracts.fund_native(wallet.address, 0)
@@ -229,7 +231,7 @@ def test_gas_gone_by_the_time_the_job_runs_fails_without_sending(wallet_chain, f
 
 
 def test_rpc_unreachable_is_503_and_leaves_no_record(app, wallet_chain, user) -> None:
-    wallets.get_or_create(user)
+    legacy_eoa_wallet(user)
     dead = f"http://127.0.0.1:{free_port()}"
     use_chain(chain_settings(app, wallet_chain, POLYGON_RPC_URL=dead,
                                           POLYGON_RPC_TIMEOUT="1"))
@@ -241,7 +243,7 @@ def test_rpc_unreachable_is_503_and_leaves_no_record(app, wallet_chain, user) ->
 
 
 def test_rpc_down_when_the_job_starts_fails_it_unsent(app, wallet_chain, fund, user) -> None:
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=5 * USDC)
     withdrawal = withdrawals.request(user, "0x" + "ab" * 20, Decimal("1"), "usdc")
     dead = f"http://127.0.0.1:{free_port()}"
@@ -258,7 +260,7 @@ def test_rpc_down_when_the_job_starts_fails_it_unsent(app, wallet_chain, fund, u
 def test_someone_elses_withdrawal_is_not_found(wallet_chain, fund, user) -> None:
     from models.user import User
 
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, pusd=5 * USDC)
     withdrawal = withdrawals.request(user, "0x" + "ab" * 20, Decimal("1"), "usdc")
     other = User.create(email="other@example.com")
@@ -269,7 +271,7 @@ def test_someone_elses_withdrawal_is_not_found(wallet_chain, fund, user) -> None
 
 def test_matic_in_flight_is_reserved_once(app, wallet_chain, fund, user) -> None:
     # a MATIC withdrawal signed but not yet sent holds its value and gas, counted once
-    wallet = wallets.get_or_create(user)
+    wallet = legacy_eoa_wallet(user)
     fund(wallet.address, matic_wei=ONE_MATIC)
     to = generate_keypair().address
     first = withdrawals.request(user, to, Decimal("0.4"), "matic")

@@ -155,7 +155,8 @@ class Copier:
     """A user whose trading wallet is funded at the sandbox venue."""
 
     user: Any
-    address: str
+    address: str  # the maker: where the funds and positions are (the deposit wallet)
+    signer: str  # the owner key that signs its orders
 
 
 @dataclass
@@ -170,16 +171,15 @@ class Market:
 
 @pytest.fixture
 def make_trader(bound_db: Any, venue_control: Any) -> Callable[..., Copier]:
-    """``make_trader(funds="1000")``: a user with a trading wallet holding pUSD at the venue."""
+    """``make_trader(funds="1000")``: a user on the elite tier with an onboarded deposit
+    wallet (the product's default account) holding ``funds`` pUSD, seen by the CLOB."""
     from models import User
-    from services import wallets
+    from tests.trading_support import onboarded_trader
 
     def make(funds: str = "1000") -> Copier:
         user = User.create(email=f"{secrets.token_hex(6)}@example.com", tier="elite")
-        wallet = wallets.get_or_create(user)
-        if Decimal(funds):
-            venue_control.fund(wallet.address, funds)
-        return Copier(user=user, address=wallet.address)
+        onboarded = onboarded_trader(user, funds, venue_control)
+        return Copier(user=user, address=onboarded.maker, signer=onboarded.address)
 
     return make
 

@@ -180,7 +180,7 @@ def test_opened_accounts_live_only_while_their_configs_run_here(
         kept["engine"] = engine
         await owned(engine, target)
         slot = engine.wallets.accounts.get(trader.user.id)
-        assert slot is not None and slot.account.key.address == trader.address
+        assert slot is not None and slot.account.maker == trader.address
         secret = slot.account.private_key.removeprefix("0x")
         assert secret not in repr(slot) and secret not in repr(slot.account.key)
         assert other.user.id not in engine.wallets.accounts

@@ -42,8 +42,7 @@ def test_a_copy_on_a_fee_market_spends_within_its_cap_fee_included(
 
 
 def _rest_sell(venue_control, seller, token: str, size: str, price: str) -> None:
-    venue_control.call("POST", "/fund", {"address": seller.address, "token_id": token,
-                                         "shares": size}, expect=200)
+    venue_control.grant(seller.address, token, size)  # held a while: the CLOB has seen them
     quote = previews.create(seller.user, token, "sell", size, "limit", price)
     placed = orders.place_order(seller.user, token_id=token, side="sell", size=size,
                                 order_type="limit", price=price,

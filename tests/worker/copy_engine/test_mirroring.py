@@ -233,10 +233,9 @@ def test_take_profit_sells_the_position_once(run_engines, make_config, trader, m
 def test_rest_preview_create_start_then_the_engine_mirrors(client, auth_headers, user,
                                                           run_engines, market, target,
                                                           venue_control):
-    from services import wallets
+    from tests.trading_support import onboarded_trader
 
-    wallet = wallets.get_or_create(user)
-    venue_control.fund(wallet.address, "500")
+    copier = onboarded_trader(user, "500", venue_control)  # a new user's deposit wallet
     fields = {"target_address": target, "size_multiplier": "1.5", "max_position_usdc": "200",
               "price_deviation_bps": 500, "paper_trading": False}
     shown = client.post("/api/configs/preview", json=fields, headers=auth_headers).get_json()
@@ -262,7 +261,7 @@ def test_rest_preview_create_start_then_the_engine_mirrors(client, auth_headers,
     assert status["fills_last_hour"] == 1 and status["last_detection_at"]
     pnl = client.get(f"/api/configs/{config_id}/pnl", headers=auth_headers).get_json()
     assert pnl["positions"][0]["size"] == "12"
-    assert venue_control.balances(wallet.address)["positions"] == {market.no: "12"}
+    assert venue_control.balances(copier.maker)["positions"] == {market.no: "12"}
 
 
 def test_backstop_polls_hold_off_while_a_fill_is_being_copied(

@@ -32,7 +32,7 @@ def test_a_copy_refused_for_a_stale_version_is_rebuilt_and_fills(
     assert rebuilt["status"] == 200
     state = venue_server.state
     assert recover_order_signer(parse_order(rebuilt["body"]["order"]), state.config.chain_id,
-                                state.config.exchange_v3, version="3") == trader.address
+                                state.config.exchange_v3, version="3") == trader.signer
     with db.connection_context():
         [order] = Order.select().where(Order.config_id == config.id)
         assert order.order_hash == rebuilt["order_id"] and order.status == "matched"
@@ -51,5 +51,5 @@ def test_a_fill_on_a_position_id_market_is_copied_on_exchange_v3(
     assert sent["status"] == 200
     state = venue_server.state
     assert recover_order_signer(parse_order(sent["body"]["order"]), state.config.chain_id,
-                                state.config.exchange_v3, version="3") == trader.address
+                                state.config.exchange_v3, version="3") == trader.signer
     assert venue_control.balances(trader.address)["positions"] == {token: "20"}
