@@ -57,7 +57,10 @@ class DepositAddressSchema(Schema):
         "pattern": ADDRESS_PATTERN, "description": "Where the account's funds go: its deposit "
         "wallet (the maker; every new account's), or an operator-allowlisted plain EOA."})
     chain_id = fields.Integer(required=True, metadata={"example": 137})
-    tokens = fields.List(fields.Nested(AcceptedTokenSchema), required=True)
+    tokens = fields.List(fields.Nested(AcceptedTokenSchema), required=True, metadata={
+        "description": "What to send here: pUSD and USDC.e (wrapped to pUSD automatically at a "
+        "deposit wallet); MATIC only to a plain EOA, which pays its own gas (at a deposit "
+        "wallet nothing would spend it)."})
     note = fields.String(required=True)
 
 

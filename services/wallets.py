@@ -263,11 +263,16 @@ def deposit_address(user: User | UUID | str) -> dict[str, Any]:
          "decimals": token_decimals(w3, chain.contracts.pusd)},
         {"token": "usdc_e", "symbol": "USDC.e", "contract_address": chain.contracts.usdce,
          "decimals": token_decimals(w3, chain.contracts.usdce)},
-        {"token": "matic", "symbol": NATIVE_SYMBOL, "contract_address": None, "decimals": 18},
     ]
-    gas = ("MATIC pays the gas of withdrawals and claims." if wallet.signature_type
-           == SIGNATURE_TYPE_EOA else "No MATIC is needed: the relayer pays the gas of "
-           "withdrawals and claims.")
+    if wallet.signature_type == SIGNATURE_TYPE_EOA:
+        # Only a plain EOA spends MATIC (its own gas); at a relayer account's address MATIC
+        # would be stranded: nothing there spends it and withdrawals send tokens only.
+        accepted.append({"token": "matic", "symbol": NATIVE_SYMBOL, "contract_address": None,
+                         "decimals": 18})
+        gas = "MATIC pays the gas of withdrawals and claims."
+    else:
+        gas = ("No MATIC is needed, and none should be sent here: the relayer pays the gas "
+               "of withdrawals and claims.")
     return {"address": maker(wallet), "chain_id": chain.chain_id, "tokens": accepted,
             "note": f"Send only on this chain. {gas}"}
 

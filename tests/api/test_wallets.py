@@ -106,7 +106,8 @@ def test_deposit_address_and_balances_after_funding(client, auth_headers, user, 
     tokens = {t["token"]: t for t in deposit["tokens"]}
     assert tokens["usdc"]["contract_address"] == wallet_chain.contracts.pusd
     assert tokens["usdc_e"]["contract_address"] == wallet_chain.contracts.usdce
-    assert tokens["matic"]["contract_address"] is None
+    # A deposit wallet (the default) spends no MATIC: none is asked for, the note says so.
+    assert "matic" not in tokens and "No MATIC is needed" in deposit["note"]
     assert _json(client.get("/api/users/me", headers=auth_headers))[
         "trading_wallet_address"] == deposit["address"]
 

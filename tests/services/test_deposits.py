@@ -140,10 +140,11 @@ def test_usdc_e_sent_before_onboarding_is_wrapped_when_it_finishes(chain_venue, 
                                                                    chain, bound_db) -> None:
     dev = chain.contracts
     user = User.create(email="funds-first@example.com")
-    wallet = wallets.get_or_create_deposit_wallet(user)
+    wallet = wallets.get_or_create(user)  # a deposit wallet; its onboarding is queued
     dev.mint(dev.usdce, wallet.funder_address, 12 * USDC)  # funded, not deployed yet
-    assert onboarding.run(onboarding.record(wallet).id) == "ready"
-    assert run_queued_jobs() == [deposits.CHECK_JOB, collateral.JOB_NAME]
+    # The worker runs the onboarding, which queues the deposit check, which wraps.
+    assert run_queued_jobs() == [onboarding.JOB_NAME, deposits.CHECK_JOB, collateral.JOB_NAME]
+    assert onboarding.status(user)["status"] == "ready"
     assert _held(chain, dev.pusd, wallet.funder_address) == 12 * USDC
     assert _held(chain, dev.usdce, wallet.funder_address) == 0
 

@@ -195,13 +195,23 @@ def test_signature_type_and_funder(wallet_chain, user) -> None:
         wallets.set_signature_type(wallet, 2)
 
 
+def test_only_a_plain_eoa_is_asked_for_matic(wallet_chain, user) -> None:
+    """MATIC pays a plain EOA's own gas; at a relayer account it would be stranded."""
+    wallet = legacy_eoa_wallet(user)
+    deposit = wallets.deposit_address(user)
+    assert deposit["address"] == wallet.address
+    tokens = {t["token"]: t for t in deposit["tokens"]}
+    assert set(tokens) == {"usdc", "usdc_e", "matic"} and tokens["matic"]["decimals"] == 18
+    assert "MATIC pays the gas" in deposit["note"]
+
+
 def test_balances_after_funding_the_deposit_address(wallet_chain, fund, user) -> None:
     deposit = wallets.deposit_address(user)
     assert deposit["chain_id"] == wallet_chain.chain_id
     tokens = {t["token"]: t for t in deposit["tokens"]}
     assert tokens["usdc"]["contract_address"] == wallet_chain.contracts.pusd
     assert tokens["usdc_e"]["contract_address"] == wallet_chain.contracts.usdce
-    assert tokens["usdc"]["decimals"] == 6 and tokens["matic"]["decimals"] == 18
+    assert tokens["usdc"]["decimals"] == 6 and set(tokens) == {"usdc", "usdc_e"}
     empty = wallets.balances(user)
     assert (empty["usdc"], empty["usdc_e"], empty["matic"]) == (0, 0, 0)
 

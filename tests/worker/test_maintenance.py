@@ -117,5 +117,10 @@ def test_a_wrap_whose_job_was_lost_is_requeued_once(prefix, bound_db, user):
                           created_at=utcnow() - timedelta(minutes=9))  # done: left alone
     assert maintenance.resume_chain_work(60) == 1
     assert maintenance.resume_chain_work(60) == 1  # asked again: the queued job is reused
-    assert jobs_service.queue("default").job_ids == [jobs_service.qualified_job_id(
-        jobs_service.logical_job_id(collateral.JOB_NAME, lost.id))]
+    from services import onboarding_queue
+
+    # The wrap's job once, beside the onboarding the new wallet's creation queued.
+    assert sorted(jobs_service.queue("default").job_ids) == sorted(
+        jobs_service.qualified_job_id(jobs_service.logical_job_id(name, row_id))
+        for name, row_id in ((collateral.JOB_NAME, lost.id), (
+            onboarding_queue.JOB_NAME, onboarding_queue.record(wallet).id)))
