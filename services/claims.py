@@ -371,7 +371,7 @@ def maker_claimable(wallet: TradingWallet, token_ids: Sequence[str] | None = Non
     """What a relayer-operated wallet (deposit, proxy, Safe) can claim: read on chain when
     the wallet is deployed there, else as the venue indexes it; the payout is pUSD (the
     collateral adapters pay it)."""
-    maker = trading_accounts.maker_of(wallet)
+    maker = wallets.maker(wallet)
     if chain_access.current().rpc_url and chain_access.web3().eth.get_code(maker):
         pusd = trading_accounts.contracts().collateral_token
         return [replace(p, collateral=pusd) for p in claimable_positions(maker, token_ids)]
@@ -384,7 +384,7 @@ def wallet_claimable(wallet: TradingWallet, token_ids: Sequence[str] | None = No
     wallet, or a connected account's wallet), never the owner or signer key."""
     if withdrawals.by_relayer(wallet):
         return maker_claimable(wallet, token_ids)
-    return claimable_positions(trading_accounts.maker_of(wallet), token_ids)
+    return claimable_positions(wallets.maker(wallet), token_ids)
 
 
 def _draft_relayer_claims(user_id: UUID, wallet: TradingWallet,

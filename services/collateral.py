@@ -170,7 +170,7 @@ def run(wrap_id: UUID | str) -> str:
         if not _move(row, QUEUED, status=SUBMITTING, submitted_at=utcnow()):
             return CollateralWrap.get_by_id(wrap_id).status  # another run has it
         contracts = trading_accounts.contracts()
-        maker = trading_accounts.maker_of(wallet)
+        maker = wallets.maker(wallet)
         base = to_base_units(row.amount, USDC_E_DECIMALS)
         calls = [Approval(contracts.usdc_e, "approve", contracts.collateral_onramp).call(),
                  wrap_call(maker, base, contracts)]

@@ -234,7 +234,7 @@ def _deploy(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> None:
     if wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET:
         return  # EOAs have nothing to deploy; proxies and Safes exist already
     client = venues.client()
-    maker = trading_accounts.maker_of(wallet)
+    maker = wallets.maker(wallet)
     auth = _auth(wallet)
     if row.deploy_transaction_id is None and row.deploy_submitted_at is not None:
         # Sent, then a crash before the id was stored: the chain says whether it happened.
@@ -288,7 +288,7 @@ def missing_approvals(wallet: TradingWallet) -> list[Approval]:
     if not chain_access.current().rpc_url:
         return approvals
     w3 = chain_access.web3()
-    maker = trading_accounts.maker_of(wallet)
+    maker = wallets.maker(wallet)
     if not read(lambda: w3.eth.get_code(maker), "get_code") and (
             wallet.signature_type != SIGNATURE_TYPE_EOA):
         return approvals

@@ -100,11 +100,6 @@ def is_allowlisted(address: str) -> bool:
     return address.lower() in runtime().settings.eoa_allowlist
 
 
-def maker_of(wallet: TradingWallet) -> str:
-    """The address that holds the collateral and positions (the deposit wallet, or the EOA)."""
-    return wallet.funder_address or wallet.address
-
-
 def uses_relayer(wallet: TradingWallet) -> bool:
     """Whether wallet transactions go through the relayer (no POL) rather than on chain."""
     return wallet.signature_type != SIGNATURE_TYPE_EOA
@@ -253,7 +248,7 @@ def refuse_session_key(wallet: TradingWallet, action: str = "withdraw") -> None:
 def describe(wallet: TradingWallet) -> dict[str, object]:
     """The account as surfaces show it (no secret): kind, type, maker and signer."""
     return {"kind": wallet.account_kind, "signature_type": wallet.signature_type,
-            "wallet_address": maker_of(wallet), "signer_address": wallet.address,
+            "wallet_address": wallets.maker(wallet), "signer_address": wallet.address,
             "relayer": ("own_key" if wallet.relayer_api_key_address
                         else "builder" if uses_relayer(wallet) else "none"),
             "deposit_wallet": wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET,
@@ -273,7 +268,6 @@ __all__ = [
     "exchanges_not_approved",
     "is_allowlisted",
     "live_blockers",
-    "maker_of",
     "refuse_session_key",
     "relayer_auth",
     "require_live",

@@ -119,7 +119,7 @@ def signed_steps(auth: RelayerAuth, wallet: TradingWallet, key: OrderKey, calls:
     ``key``: a ``WALLET`` batch from a deposit wallet, a ``PROXY`` / ``SAFE`` transaction
     from a grandfathered proxy or Safe."""
     contracts = trading_accounts.contracts()
-    maker = trading_accounts.maker_of(wallet)
+    maker = wallets.maker(wallet)
     if wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET:
         return wallet_batch(auth, key, chain_id=contracts.chain_id,
                             factory=contracts.deposit_wallet_factory, wallet=maker,

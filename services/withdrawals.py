@@ -272,7 +272,7 @@ def _request_by_relayer(user: User | UUID | str, wallet: TradingWallet, to: str,
     if token == "matic":
         raise errors.ValidationFailed(fields={"token": [
             "This wallet sends pUSD (usdc) or USDC.e (usdc_e) out, not MATIC."]})
-    maker = trading_accounts.maker_of(wallet)
+    maker = wallets.maker(wallet)
     if to == maker:
         raise errors.ValidationFailed(fields={"to_address": [
             "That is the trading wallet itself."]})
@@ -404,7 +404,7 @@ def describe(withdrawal: Withdrawal) -> dict[str, Any]:
     return {
         "id": withdrawal.id, "status": withdrawal.status, "token": withdrawal.token,
         "amount": withdrawal.amount, "to_address": withdrawal.to_address,
-        "from_address": trading_accounts.maker_of(withdrawal.wallet),  # where funds left
+        "from_address": wallets.maker(withdrawal.wallet),  # where funds left
         "tx_hash": tx.tx_hash if tx else None, "nonce": tx.nonce if tx else None,
         "block_number": tx.block_number if tx else None,
         "gas_fee": tx.gas_fee if tx else None, "error": withdrawal.error,

@@ -12,7 +12,7 @@ from typing import Any
 
 from devstack.chain.devchain import DevCondition
 from models.wallet import Claim
-from services import claims, onboarding, positions, trading_accounts, wallets
+from services import claims, onboarding, positions, wallets
 from tests.chain_venue import ChainVenue
 from tests.wallet_fixtures import USDC, catalogue_market
 
@@ -41,7 +41,7 @@ def holding_winners(cv: ChainVenue, user: Any, shares: int, *, outcome: int = 0,
     (listed and catalogued) resolved to that outcome: (wallet, its maker, the condition)."""
     dev = cv.chain.contracts
     wallet = _onboarded(user)
-    maker = trading_accounts.maker_of(wallet)
+    maker = wallets.maker(wallet)
     condition = dev.prepare_neg_risk_question() if neg_risk else dev.prepare_condition()
     catalogue_market(condition)
     dev.split_position(maker, condition, shares * USDC, outcomes=[outcome])
