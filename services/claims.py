@@ -382,7 +382,7 @@ def wallet_claimable(wallet: TradingWallet, token_ids: Sequence[str] | None = No
                      ) -> list[ClaimablePosition]:
     """What the account can claim, read where its positions are: the maker (a deposit
     wallet, or a connected account's wallet), never the owner or signer key."""
-    if withdrawals.by_relayer(wallet):
+    if trading_accounts.uses_relayer(wallet):
         return maker_claimable(wallet, token_ids)
     return claimable_positions(wallets.maker(wallet), token_ids)
 
@@ -421,7 +421,7 @@ def request(user: User | UUID | str, token_ids: Sequence[str] | None = None) -> 
     """
     user_id = user_id_of(user)
     wallet = wallets.get_or_create(user_id)
-    if withdrawals.by_relayer(wallet):
+    if trading_accounts.uses_relayer(wallet):
         claims, drafts = _keep_new(wallet, _draft_relayer_claims(
             user_id, wallet, maker_claimable(wallet, token_ids)))
         for draft in drafts:
@@ -496,7 +496,7 @@ def claim(user: User | UUID | str, token_ids: Sequence[str] | None = None,
         message = ("The claim could not be queued (the job queue was unreachable); nothing "
                    "was sent. Try again.")
         for item in claims:
-            if withdrawals.by_relayer(item.wallet):
+            if trading_accounts.uses_relayer(item.wallet):
                 # a job that took it (queued -> signed) may have submitted it: leave it be
                 Claim.update(status=FAILED, error=message, updated_at=utcnow()).where(
                     (Claim.id == item.id) & (Claim.status == QUEUED)).execute()
@@ -701,7 +701,7 @@ def redeem_by_relayer(claim_id: UUID | str, max_polls: int | None = None) -> str
 def redeem(claim_id: UUID | str) -> str:
     """The job: approve if needed, redeem once, record the receipt; return the final status."""
     found = Claim.get_by_id(UUID(str(claim_id)))
-    if withdrawals.by_relayer(found.wallet):
+    if trading_accounts.uses_relayer(found.wallet):
         return redeem_by_relayer(found.id)
     claim = sign_and_broadcast(claim_id)
     if claim.status in OPEN_STATES:

@@ -35,6 +35,7 @@ import peewee
 
 from chain.tokens import from_base_units, token_balances_base, token_decimals
 from models.base import db, utcnow
+from models.user import User
 from models.wallet import (
     ONBOARDING_READY,
     SIGNATURE_TYPE_DEPOSIT_WALLET,
@@ -42,7 +43,7 @@ from models.wallet import (
     DepositWatch,
     TradingWallet,
 )
-from services import chain_access, collateral, jobs, venue_accounts
+from services import chain_access, collateral, jobs, venue_accounts, wallets
 from services.runtime import runtime
 
 log = logging.getLogger(__name__)
@@ -69,17 +70,17 @@ def ready_wallets() -> peewee.ModelSelect:
             .order_by(first, TradingWallet.id))
 
 
-def read_holdings(wallets: list[TradingWallet]) -> dict[UUID, Holdings]:
+def read_holdings(accounts: list[TradingWallet]) -> dict[UUID, Holdings]:
     """Each wallet's maker pUSD and USDC.e, read in one JSON-RPC batch."""
     w3 = chain_access.web3()
     tokens = chain_access.contracts()
-    makers = [w.funder_address or w.address for w in wallets]
+    makers = [wallets.maker(w) for w in accounts]
     pairs = [(token, maker) for maker in makers for token in (tokens.pusd, tokens.usdce)]
     values = token_balances_base(w3, pairs)
     scale = (token_decimals(w3, tokens.pusd), token_decimals(w3, tokens.usdce))
     return {wallet.id: Holdings(pusd=from_base_units(values[2 * i], scale[0]),
                                 usdc_e=from_base_units(values[2 * i + 1], scale[1]))
-            for i, wallet in enumerate(wallets)}
+            for i, wallet in enumerate(accounts)}
 
 
 def _watches(page: list[TradingWallet]) -> dict[UUID, DepositWatch]:
@@ -171,6 +172,16 @@ def enqueue_check(wallet: TradingWallet) -> None:
         log.warning("could not queue the deposit check of wallet %s: %s", wallet.id, exc)
 
 
+def on_account_viewed(user: User | UUID | str) -> None:
+    """The owner opened their account: a ready account's deposits are looked at now (a job,
+    deduplicated by its id), so funds sent before set-up are not left to the next sweep."""
+    wallet = wallets.for_user(user)
+    if wallet is not None and AccountOnboarding.select().where(
+            AccountOnboarding.wallet == wallet.id,
+            AccountOnboarding.status == ONBOARDING_READY).exists():
+        enqueue_check(wallet)
+
+
 def enqueue_sweep() -> None:
     """Queue the sweep of every ready account (once while one is pending)."""
     jobs.enqueue(SWEEP_JOB, job_id=jobs.logical_job_id(SWEEP_JOB), queue="low",
@@ -178,4 +189,4 @@ def enqueue_sweep() -> None:
 
 
 __all__ = ["CHECK_JOB", "SWEEP_JOB", "Holdings", "check", "check_wallet", "enqueue_check",
-           "enqueue_sweep", "read_holdings", "ready_wallets", "sweep"]
+           "enqueue_sweep", "on_account_viewed", "read_holdings", "ready_wallets", "sweep"]

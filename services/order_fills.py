@@ -322,8 +322,9 @@ def closed_at_deadline(limit: int = 500) -> list[Order]:
     return [order for order in found if not order.filled_size]
 
 
-def book_late_copy(order: Order, shares: Decimal, value: Decimal) -> None:
-    """Count a copy order's late fill in its intent and the config's position, once."""
+def book_late_copy(order: Order, shares: Decimal, value: Decimal, fee: Decimal) -> None:
+    """Count a copy order's late fill in its intent and the config's position (its fee
+    included, as every fill is), once."""
     if order.source != "copy" or order.config_id is None or not order.target_trade_id:
         return
     intent = CopyIntent.get_or_none(CopyIntent.id == order.target_trade_id)
@@ -331,12 +332,13 @@ def book_late_copy(order: Order, shares: Decimal, value: Decimal) -> None:
         return
     written = CopyIntent.update(
         status=INTENT_FILLED, reason=None, filled_size=shares, filled_price=value / shares,
-        settled_at=utcnow(), detail=(intent.detail + " " if intent.detail else "")
+        fee=fee, settled_at=utcnow(), detail=(intent.detail + " " if intent.detail else "")
         + "The venue filled it after it was closed at the deadline; booked late.").where(
         CopyIntent.id == intent.id, CopyIntent.status == intent.status).execute()
     if written:  # one writer counts the fill
+        paid = copy_positions.fee_inclusive(intent.side, value, fee)
         copy_positions.apply_position(order.config_id, False, order.token_id, intent.side,
-                                      shares, value, condition_id=intent.condition_id,
+                                      shares, paid, condition_id=intent.condition_id,
                                       market_slug=intent.market_slug, outcome=intent.outcome,
                                       intent_id=intent.id)
 

@@ -774,7 +774,7 @@ def _book_late(order: Order, view: order_fills.VenueView) -> None:
         state = update_returning(
             Order, order.id,
             {"status": ORDER_MATCHED, "filled_size": totals.shares,
-             "filled_value": totals.value, "updated_at": now,
+             "filled_value": totals.value, "fee": totals.fee, "updated_at": now,
              "error": f"{order.error} The venue filled it afterwards: booked late."},
             _STORED_STATE, guard={"status": (order.status,)})
         if state is None:
@@ -782,7 +782,7 @@ def _book_late(order: Order, view: order_fills.VenueView) -> None:
         stored = _stored(order, state)
         update_rows(Trade, [(order.id, _trade_changes(stored, now))], key="order")
         order_fills.settle_trade(stored, totals)
-        order_fills.book_late_copy(stored, totals.shares, totals.value)
+        order_fills.book_late_copy(stored, totals.shares, totals.value, totals.fee)
 
 
 def sync_user_orders(user: User | UUID | str) -> int:

@@ -73,7 +73,7 @@ def lapsed(wallet: TradingWallet) -> str | None:
     to ask). One on-chain call: for readiness and for explaining a refusal, not per order."""
     if not wallet.session_signer or unprovable_reason() is not None:
         return None
-    maker = wallet.funder_address or wallet.address
+    maker = wallets.maker(wallet)
     key = OrderKey("0x" + wallets.signer(wallet).hex())
     if accepts(maker, key, venues.account_contracts(runtime().settings)):
         return None

@@ -38,6 +38,7 @@ from models.wallet import (
 )
 from services import trading_accounts, venues, wallets
 from venue.accounts.batch import Call
+from venue.accounts.relayer_rules import wallet_occupied
 from venue.errors import VenueError, VenueRateLimited, VenueRejected, VenueUnavailable
 from venue.models import RelayerTransaction
 from venue.relayer import (
@@ -55,7 +56,6 @@ from venue.signing import OrderKey
 # not run and never will (the wallet refuses an expired batch); the slack covers a relayer
 # that reports the nonce a little late.
 DEADLINE_SLACK_SECONDS = 60
-IN_FLIGHT = "wallet has in-flight action"
 
 
 class BatchRefused(Exception):
@@ -200,7 +200,7 @@ def _resend(client: Any, auth: Any, row: BatchRow, payload: Mapping[str, Any]) -
     try:
         sent = client.run_steps(_one(RelayerApi.submit_call(auth, payload)))
     except VenueRejected as exc:
-        if IN_FLIGHT in str(exc) or "does not match on-chain nonce" in str(exc):
+        if wallet_occupied(str(exc)):
             # ours (or another) may be running: the next run looks at the nonce again
             raise BatchPending(f"The relayer is busy with this wallet ({exc}).") from exc
         raise BatchRefused(f"The relayer refused: {exc}") from exc

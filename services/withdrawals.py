@@ -45,9 +45,6 @@ from models.wallet import (
     FAILED,
     OPEN_STATES,
     QUEUED,
-    SIGNATURE_TYPE_DEPOSIT_WALLET,
-    SIGNATURE_TYPE_GNOSIS_SAFE,
-    SIGNATURE_TYPE_POLY_PROXY,
     SIGNED,
     TX_DROPPED,
     TX_FAILED,
@@ -244,17 +241,6 @@ def _transfer_data(w3: Web3, to: str, amount_base: int) -> bytes:
     return Web3.to_bytes(hexstr=contract.encode_abi("transfer", args=[to, amount_base]))
 
 
-# Wallets whose calls the relayer runs, signed by their owner (ACCOUNTS.md §5).
-RELAYER_SIGNATURE_TYPES = (SIGNATURE_TYPE_POLY_PROXY, SIGNATURE_TYPE_GNOSIS_SAFE,
-                           SIGNATURE_TYPE_DEPOSIT_WALLET)
-
-
-def by_relayer(wallet: TradingWallet) -> bool:
-    """Whether the wallet's money leaves through the relayer (no POL needed): a deposit
-    wallet, or a grandfathered proxy or Safe (the money is in it, not in its owner EOA)."""
-    return wallet.signature_type in RELAYER_SIGNATURE_TYPES
-
-
 def _relayer_token(token: str) -> str:
     """The token's address as the relayer transaction names it."""
     contracts = trading_accounts.contracts()
@@ -307,7 +293,7 @@ def request(user: User | UUID | str, to_address: Any, amount: Any, token: Any) -
     token = validate_token(token)
     wallet = wallets.get_or_create(user)
     trading_accounts.refuse_session_key(wallet)  # a session key cannot withdraw
-    if by_relayer(wallet):
+    if trading_accounts.uses_relayer(wallet):
         return _request_by_relayer(user, wallet, to, token, amount)
     if to == wallet.address:
         raise errors.ValidationFailed(fields={"to_address": [
@@ -373,7 +359,7 @@ def withdraw(user: User | UUID | str, to_address: Any, amount: Any, token: Any,
         # signed it (the enqueue did land), it is failed with nothing sent.
         message = ("The withdrawal could not be queued (the job queue was unreachable); "
                    "nothing was sent. Try again.")
-        if by_relayer(withdrawal.wallet):
+        if trading_accounts.uses_relayer(withdrawal.wallet):
             # a job that took it (queued → signed) may have submitted it: leave that one be
             if Withdrawal.update(status=FAILED, error=message, updated_at=utcnow()).where(
                     (Withdrawal.id == withdrawal.id) & (Withdrawal.status == QUEUED)).execute():
@@ -527,7 +513,7 @@ def refresh_venue_balance(wallet: TradingWallet) -> None:
 def send(withdrawal_id: UUID | str) -> str:
     """The job: sign once, broadcast, record the receipt; return the final status."""
     withdrawal = Withdrawal.get_by_id(UUID(str(withdrawal_id)))
-    if by_relayer(withdrawal.wallet):
+    if trading_accounts.uses_relayer(withdrawal.wallet):
         return send_by_relayer(withdrawal.id)
     withdrawal = sign_and_broadcast(withdrawal_id)
     if withdrawal.status in OPEN_STATES:

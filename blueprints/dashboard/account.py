@@ -17,7 +17,7 @@ from schemas.accounts import (
 )
 from schemas.configs import ReadinessSchema
 from schemas.fields import format_decimal
-from services import collateral, deposits, onboarding, readiness, trading_accounts, wallets
+from services import collateral, deposits, onboarding, readiness, trading_accounts
 
 
 def _status() -> dict:
@@ -28,11 +28,8 @@ def _status() -> dict:
 def account_page() -> str:
     """The account, its onboarding steps (followed live) and the connect form; a ready
     account's deposits are looked at now (a deduplicated job)."""
-    status = _status()
-    wallet = wallets.for_user(current_principal().user) if status["ready"] else None
-    if wallet is not None:
-        deposits.enqueue_check(wallet)
-    return render_template("dashboard/account.html", onboarding=status)
+    deposits.on_account_viewed(current_principal().user)
+    return render_template("dashboard/account.html", onboarding=_status())
 
 
 @bp.get("/account/onboarding")

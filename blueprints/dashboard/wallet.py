@@ -22,7 +22,7 @@ from schemas.wallets import (
     WithdrawRequestSchema,
     WithdrawResponseSchema,
 )
-from services import auth, claims, idempotency, wallets, withdrawals
+from services import auth, claims, idempotency, trading_accounts, wallets, withdrawals
 
 TOKEN_LABELS = {"usdc": "pUSD", "usdc_e": "USDC.e", "matic": "MATIC"}
 
@@ -109,7 +109,7 @@ def claimable() -> str:
     wallet = wallets.get_or_create(current_principal().user)
     return render_template("dashboard/_claimable.html",
                            positions=claims.wallet_claimable(wallet),
-                           gasless=withdrawals.by_relayer(wallet))
+                           gasless=trading_accounts.uses_relayer(wallet))
 
 
 @bp.post("/wallet/claim")

@@ -336,3 +336,25 @@ def test_the_migration_dates_deadline_closes_recorded_before_the_column(trader, 
     assert Order.get_by_id(old.id).deadline_closed_at is not None
     assert Order.get_by_id(other.id).deadline_closed_at is None
     assert [o.id for o in order_fills.closed_at_deadline()] == [old.id]
+
+
+def test_a_late_fill_books_the_fee_the_venue_charged(trader, market, venue_control,
+                                                     venue_clock):
+    """Booked late, a fill still carries its taker fee, as every other fill does."""
+    venue_control.call("POST", f"/markets/{market.condition_id}/fees",
+                       {"rate": "0.04", "exponent": 2}, expect=200)
+    venues.client().cache.invalidate()
+    venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                           "status": 500, "after": True}, expect=201)
+    venue_control.call("POST", "/faults", {"path": "/clob/data/", "status": 503,
+                                           "count": 1000}, expect=201)
+    order, _ = _place_unanswered(trader, market.yes, "buy", "10", "market")
+    _sent_ago(order, orders.resolve_deadline().total_seconds() + 1)
+    orders.reconcile_pending(older_than=timedelta(0))
+    venue_control.call("DELETE", "/faults", expect=200)
+    orders.reconcile_pending(older_than=timedelta(0))
+    order = Order.get_by_id(order.id)
+    charged = sum((Decimal(f.fee) for f in OrderFill.select().where(OrderFill.order == order)),
+                  Decimal(0))
+    assert order.status == "matched" and charged > 0
+    assert order.fee == charged

@@ -57,6 +57,13 @@ def onchain_nonce(status: int, message: str) -> int | None:
     return None if match is None else int(match.group(2))
 
 
+def wallet_occupied(message: str) -> bool:
+    """Whether a refused ``/submit`` says the wallet is busy or its nonce moved on: a
+    transaction (perhaps ours, submitted before) is running or has run."""
+    return bool(_WALLET_BUSY.search(message) or _WALLET_IN_FLIGHT.search(message)
+                or _NONCE_MISMATCH.search(message))
+
+
 def retryable_submit_rejection(status: int, message: str) -> bool:
     """Whether a rejected ``/submit`` is worth re-signing and resubmitting: quota (429), a
     busy wallet, or a batch nonce behind the chain's (a nonce ahead of it is not)."""
@@ -77,4 +84,5 @@ __all__ = [
     "TransactionState",
     "onchain_nonce",
     "retryable_submit_rejection",
+    "wallet_occupied",
 ]
