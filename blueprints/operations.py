@@ -5,7 +5,7 @@ counted and logged too):
 
 - the request id: the caller's ``X-Request-Id`` when sane, else a new one; echoed on the
   response, stamped on every log line of the request and copied into the meta of any job
-  the request enqueues (``services.jobs``), so one id follows the work into the worker;
+  the request enqueues (``services.platform.jobs``), so one id follows the work into the worker;
 - one structured log line per request (method, route, path, status, duration);
 - request count and latency by route and status.
 
@@ -22,7 +22,7 @@ import time
 
 from flask import Blueprint, Flask, Response, current_app, g, request
 
-from services import logs, metrics
+from services.platform import logs, metrics
 
 log = logging.getLogger("copytrade.request")
 

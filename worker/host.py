@@ -40,9 +40,9 @@ import redis
 import trio
 
 from config import Settings
-from services import jobs as jobs_service
-from services import logs, metrics, redis_client, wiring, worker_registry
-from services import runtime as process_runtime
+from services.platform import jobs as jobs_service
+from services.platform import logs, metrics, redis_client, wiring, worker_registry
+from services.platform import runtime as process_runtime
 from worker import jobs as job_table
 from worker import lifecycle, reasons
 

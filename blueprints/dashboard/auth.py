@@ -1,4 +1,5 @@
-"""Sign-in by emailed code or one-time link, and sign-out (services/auth.py, REST schemas)."""
+"""Sign-in by emailed code or one-time link, and sign-out (services/identity/auth.py, REST
+schemas)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from blueprints.dashboard.base import (
     safe_next,
 )
 from schemas.auth import MagicRequestSchema, VerifyCodeSchema
-from services import auth, errors
+from services.identity import auth
+from services.platform import errors
 
 HOME = "/dashboard/configs"
 

@@ -14,9 +14,11 @@ import trio
 
 from models.base import utcnow
 from schemas.vocabulary import ALL_SCOPES
-from services import auth, keys, runtime, wallets
-from services import jobs as jobs_service
-from services.principal import Principal
+from services.identity import auth, keys
+from services.platform import jobs as jobs_service
+from services.platform import runtime
+from services.platform.principal import Principal
+from services.wallets import wallets
 from tests.conftest import use_queue
 from tests.operations import log_capture
 from tests.worker.copy_engine.conftest import wait_for

@@ -1,10 +1,10 @@
-"""services.logs.redact: every secret shape is masked, including past the quick pre-check."""
+"""services.platform.logs.redact: every secret shape is masked, even past the quick check."""
 
 from __future__ import annotations
 
 import pytest
 
-from services import logs
+from services.platform import logs
 
 # One sample per pattern of logs._PATTERNS (same order), each inside ordinary text.
 SAMPLES = [

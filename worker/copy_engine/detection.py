@@ -10,7 +10,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from services import metrics
+from services.platform import metrics
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ import trio.testing
 from models.base import db
 from models.copying import CopyConfig, CopyPosition
 from models.trading import Order, PaperTrade
-from services import copy_intents
-from services.copy_intents import CopyIntentDraft
+from services.copying import intents as copy_intents
+from services.copying.intents import CopyIntentDraft
 from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
 from worker.copy_engine.engine import CopyEngine, EngineSettings
 
