@@ -11,8 +11,8 @@ import pytest
 from py_clob_client_v2.clob_types import (
     CreateOrderOptions,
     OpenOrderParams,
-    OrderMarketCancelParams,
     OrderArgsV2,
+    OrderMarketCancelParams,
     OrderPayload,
     OrderType,
     PartialCreateOrderOptions,
