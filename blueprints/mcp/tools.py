@@ -39,6 +39,8 @@ from schemas.markets import (
     PriceHistoryArgsSchema,
     PriceHistorySchema,
     TopTradersArgsSchema,
+    TraderProfileArgsSchema,
+    TraderProfileSchema,
     TraderSchema,
 )
 from schemas.stats import PlatformStatsSchema
@@ -56,7 +58,7 @@ from schemas.trading import (
     UserSummarySchema,
 )
 from schemas.wallets import ClaimRequestSchema, ClaimResponseSchema
-from services.copying import configs
+from services.copying import configs, traders
 from services.markets import markets
 from services.platform.principal import Principal
 from services.trading import orders, paper, positions, previews, stats, trades
@@ -234,6 +236,17 @@ TOOLS: tuple[Tool, ...] = (
                                                    "TopTradersResult"),
         call=lambda principal, args: markets.top_traders(
             args["period"], args["order_by"], args["limit"], args["category"]),
+        annotations=VENUE_READ),
+    Tool(
+        name="get_trader_profile", title="Trader profile", scope="read:markets",
+        description=(
+            "One wallet as the venue shows it, to judge whether to copy it: PnL over time "
+            "(its recent trades and redemptions replayed at average cost, the last point "
+            "with open positions' unrealized PnL), volume, markets traded, recent trades and "
+            "open positions. A mixed-case address must pass its EIP-55 checksum."),
+        input=TraderProfileArgsSchema, output=single(TraderProfileSchema),
+        call=lambda principal, args: traders.trader_profile(
+            traders.wallet_address(args["address"])),
         annotations=VENUE_READ),
     Tool(
         name="list_open_positions", title="Open positions", scope="read:positions",
