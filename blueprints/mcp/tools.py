@@ -61,7 +61,16 @@ from schemas.wallets import ClaimRequestSchema, ClaimResponseSchema
 from services.copying import configs, traders
 from services.markets import markets
 from services.platform.principal import Principal
-from services.trading import orders, paper, positions, previews, stats, trades
+from services.trading import (
+    order_cancels,
+    order_reads,
+    orders,
+    paper,
+    positions,
+    previews,
+    stats,
+    trades,
+)
 from services.wallets import claims, readiness
 
 Idempotency = Literal["none", "optional", "required"]
@@ -433,7 +442,7 @@ TOOLS: tuple[Tool, ...] = (
             "The account's orders resting on the venue's book, newest first: price, size, "
             "filled size, side, type. Cancel them with cancel_order."),
         input=NO_ARGUMENTS, output=listing("orders", OpenOrderSchema, "OpenOrdersResult"),
-        call=lambda principal, args: orders.open_orders(principal.user),
+        call=lambda principal, args: order_reads.open_orders(principal.user),
         annotations=VENUE_READ),
     Tool(
         name="cancel_order", title="Cancel an order", scope="trade:cancel",
@@ -444,7 +453,7 @@ TOOLS: tuple[Tool, ...] = (
         input=arguments("CancelOrderArgs", order_id=fields.String(required=True, metadata={
             "description": "The venue's order id (0x... hash)."})),
         output=single(CancelResultSchema),
-        call=lambda principal, args: orders.cancel_order(principal.user, args["order_id"]),
+        call=lambda principal, args: order_cancels.cancel_order(principal.user, args["order_id"]),
         annotations=Annotations(read_only=False, destructive=True, idempotent=True,
                                 open_world=True),
         idempotency="required"),
