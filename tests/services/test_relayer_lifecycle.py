@@ -1,0 +1,58 @@
+"""Money out of a relayer-operated wallet moves once, whatever runs overlap (issue 26): the
+job's real path (``withdrawals.send``, as the worker runs it) against the sandbox relayer
+over HTTP, with the relayer's own fault switches losing answers."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from models.wallet import OPEN_STATES, Withdrawal
+from services.wallets import withdrawals
+
+NONCE_PATH = "/relayer/v1/account/transactions/params"
+SUBMIT_PATH = "/relayer/submit"
+
+
+def _fault(venue_control: Any, path: str, **rule: Any) -> None:
+    venue_control.call("POST", "/faults", {"path": path, "count": 1, **rule}, expect=201)
+
+
+def _until_final(run: Any, row_id: Any, seconds: float = 20.0) -> str:
+    """Run the job again (as maintenance re-queues an open row) until the row is final."""
+    deadline = time.monotonic() + seconds
+    status = run(row_id)
+    while status in OPEN_STATES and time.monotonic() < deadline:
+        time.sleep(0.3)
+        status = run(row_id)
+    return str(status)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 26: paid twice until the lifecycle lands")
+def test_two_runs_of_one_withdrawal_whose_first_answer_is_lost_pay_once(
+        make_trader, venue_control) -> None:
+    trader = make_trader("100", deposit_wallet=True)
+    maker = trader.maker
+    dest = "0x" + secrets.token_hex(20)
+    row = withdrawals.request(trader.user, dest, Decimal("30"), "usdc")
+    # Run A stalls reading the wallet's nonce; run B starts meanwhile, and the relayer takes
+    # the first batch it is sent but its answer is lost (a timeout, a reset connection).
+    _fault(venue_control, NONCE_PATH, status=0, delay=1.5)
+    _fault(venue_control, SUBMIT_PATH, method="POST", after=True, status=500)
+    try:
+        first = threading.Thread(target=withdrawals.send, args=(row.id,))
+        first.start()
+        time.sleep(0.3)
+        withdrawals.send(row.id)
+        first.join(30)
+    finally:
+        venue_control.call("DELETE", "/faults", expect=200)
+    assert _until_final(withdrawals.send, row.id) == "confirmed"
+    assert venue_control.balances(dest)["pusd"] == "30"
+    assert venue_control.balances(maker)["pusd"] == "70"
+    assert Withdrawal.get_by_id(row.id).status == "confirmed"
