@@ -40,6 +40,7 @@ from chain.transactions import (
 from models.base import utcnow
 from models.user import User
 from models.wallet import (
+    AMBIGUOUS,
     BROADCAST,
     CONFIRMED,
     FAILED,
@@ -317,26 +318,31 @@ def enqueue(withdrawal: Withdrawal) -> None:
     from services.platform import jobs
 
     jobs.enqueue(JOB_NAME, withdrawal.id, job_id=jobs.logical_job_id(JOB_NAME, withdrawal.id),
-                 queue="high")
+                 queue="high", timeout=wallet_batches.JOB_TIMEOUT_SECONDS)
 
 
 def wait_for_broadcast(withdrawal_id: UUID, timeout: float) -> Withdrawal:
-    """The record once it leaves ``queued``/``signed``, or as it is after ``timeout`` seconds.
+    """The record once its transaction's hash is known (broadcast on chain; run by the
+    relayer) or it ended, or as it is after ``timeout`` seconds.
 
     Bounded by broadcast_wait: when the process's waiting slots are taken it answers at once.
     """
     return broadcast_wait.wait_until(lambda: Withdrawal.get_by_id(withdrawal_id),
-                                     lambda w: w.status not in (QUEUED, SIGNED), timeout)
+                                     broadcast_wait.hash_known, timeout)
 
 
 def result(withdrawal: Withdrawal) -> WithdrawResult:
     """The caller's view of a withdrawal's state."""
-    tx_hash = withdrawal.transaction.tx_hash if withdrawal.transaction_id else None
+    tx_hash = broadcast_wait.tx_hash(withdrawal)
     url = status_url(withdrawal.id)
     symbol = TOKEN_SYMBOLS[withdrawal.token]
     if withdrawal.status == FAILED:
         return WithdrawResult(False, tx_hash, withdrawal.error or "The withdrawal failed.",
                               withdrawal.id, withdrawal.status, url)
+    if withdrawal.status == AMBIGUOUS:
+        return WithdrawResult(True, tx_hash, f"Withdrawal of {withdrawal.amount} {symbol} "
+                              f"was sent but its outcome is not known yet: {withdrawal.error} "
+                              f"Follow it at {url}.", withdrawal.id, withdrawal.status, url)
     if withdrawal.status in (BROADCAST, CONFIRMED):
         done = "confirmed" if withdrawal.status == CONFIRMED else "broadcast"
         message = (f"Withdrawal of {withdrawal.amount} {symbol} to {withdrawal.to_address} "
@@ -390,7 +396,7 @@ def describe(withdrawal: Withdrawal) -> dict[str, Any]:
         "id": withdrawal.id, "status": withdrawal.status, "token": withdrawal.token,
         "amount": withdrawal.amount, "to_address": withdrawal.to_address,
         "from_address": wallets.maker(withdrawal.wallet),  # where funds left
-        "tx_hash": tx.tx_hash if tx else None, "nonce": tx.nonce if tx else None,
+        "tx_hash": broadcast_wait.tx_hash(withdrawal), "nonce": tx.nonce if tx else None,
         "block_number": tx.block_number if tx else None,
         "gas_fee": tx.gas_fee if tx else None, "error": withdrawal.error,
         "created_at": withdrawal.created_at, "updated_at": withdrawal.updated_at,

@@ -10,8 +10,6 @@ import time
 from decimal import Decimal
 from typing import Any
 
-import pytest
-
 from models.wallet import OPEN_STATES, Withdrawal
 from services.wallets import withdrawals
 
@@ -33,7 +31,6 @@ def _until_final(run: Any, row_id: Any, seconds: float = 20.0) -> str:
     return str(status)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 26: paid twice until the lifecycle lands")
 def test_two_runs_of_one_withdrawal_whose_first_answer_is_lost_pay_once(
         make_trader, venue_control) -> None:
     trader = make_trader("100", deposit_wallet=True)
