@@ -247,6 +247,15 @@ def _relayer_token(token: str) -> str:
     return contracts.collateral_token if token == "usdc" else contracts.usdc_e
 
 
+def open_amount(wallet: TradingWallet, token: str) -> Decimal:
+    """What the wallet's open withdrawals of ``token`` may still send (reserved: neither a
+    second withdrawal nor an auto-wrap may spend it)."""
+    rows = Withdrawal.select(Withdrawal.amount).where(
+        (Withdrawal.wallet == wallet.id) & (Withdrawal.token == token)
+        & Withdrawal.status.in_(OPEN_STATES))
+    return sum((Decimal(row.amount) for row in rows), Decimal(0))
+
+
 def _request_by_relayer(user: User | UUID | str, wallet: TradingWallet, to: str, token: str,
                         amount: Any) -> Withdrawal:
     """Check and record a relayer-operated wallet's withdrawal: no gas to check, the
@@ -271,10 +280,7 @@ def _request_by_relayer(user: User | UUID | str, wallet: TradingWallet, to: str,
     if chain_access.current().rpc_url:
         w3 = chain_access.web3()
         if w3.eth.get_code(maker):
-            open_rows = Withdrawal.select().where(
-                (Withdrawal.wallet == wallet.id) & (Withdrawal.token == token)
-                & Withdrawal.status.in_(OPEN_STATES))
-            reserved = sum(to_base_units(w.amount, RELAYER_TOKEN_DECIMALS) for w in open_rows)
+            reserved = to_base_units(open_amount(wallet, token), RELAYER_TOKEN_DECIMALS)
             available = token_balance_base(w3, token_address, maker) - reserved
             if available < amount_base:
                 raise errors.InsufficientBalance(
