@@ -10,6 +10,8 @@ import time
 from decimal import Decimal
 from typing import Any
 
+from web3 import Web3
+
 from models.wallet import OPEN_STATES, Withdrawal
 from services.platform import venues
 from services.wallets import (
@@ -88,3 +90,29 @@ def test_a_resend_refused_for_a_reason_but_busy_leaves_the_row_ambiguous(
     assert "deadline expired" in kept.error and "Nothing was sent" not in kept.error
     assert kept.relayer_payload is not None
     assert withdrawals.result(kept).status == "ambiguous"
+
+
+def test_a_relayer_withdrawal_done_within_the_wait_answers_with_its_hash(
+        make_trader, venue_control) -> None:
+    trader = make_trader("20", deposit_wallet=True)
+    dest = "0x" + secrets.token_hex(20)
+
+    def worker() -> None:
+        # the job, as a worker picks it up once the request has recorded the withdrawal
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            row = Withdrawal.get_or_none(Withdrawal.to_address == Web3.to_checksum_address(dest))
+            if row is not None:
+                withdrawals.send(row.id)
+                return
+            time.sleep(0.05)
+
+    runner = threading.Thread(target=worker)
+    runner.start()
+    answer = withdrawals.withdraw(trader.user, dest, Decimal("5"), "usdc", wait_seconds=15)
+    runner.join(30)
+    assert answer.status == "confirmed" and answer.success
+    record = Withdrawal.get_by_id(answer.withdrawal_id)
+    assert answer.tx_hash == record.relayer_transaction_hash and len(answer.tx_hash) == 66
+    assert withdrawals.describe(record)["tx_hash"] == answer.tx_hash
+    assert venue_control.balances(dest)["pusd"] == "5"
