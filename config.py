@@ -186,7 +186,7 @@ class WorkerConfig:
 
 @dataclass(frozen=True)
 class DepositConfig:
-    """The deposit watcher (services/deposits.py): how often every ready account's maker is
+    """The deposit watcher (services/wallets/deposits.py): how often every ready account's maker is
     looked at, and whether USDC.e found there is wrapped into pUSD without being asked."""
 
     sweep_seconds: float = 60.0  # DEPOSIT_SWEEP_SECONDS; 0 turns the periodic sweep off

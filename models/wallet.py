@@ -1,6 +1,6 @@
 """Custodial trading wallets and what leaves them: signed transactions, withdrawals, claims.
 
-Private keys and venue credentials are stored sealed (AES-GCM, see services/wallets.py);
+Private keys and venue credentials are stored sealed (AES-GCM, see services/wallets/wallets.py);
 ``key_id`` names the encryption key so secrets can be re-sealed when the key rotates.
 Every transaction a wallet sends is first written to ``wallet_transactions`` (raw bytes and
 hash) and only then broadcast, so a crash never leads to signing the same transfer twice.
@@ -26,7 +26,7 @@ SIGNATURE_TYPE_DEPOSIT_WALLET = 3
 # (type 0), which trades live only when the operator allowlists it.
 KIND_DEPOSIT_WALLET, KIND_CONNECTED, KIND_EOA = "deposit_wallet", "connected", "eoa"
 
-# Onboarding (services/onboarding.py): its status, and its steps in order.
+# Onboarding (services/wallets/onboarding.py): its status, and its steps in order.
 ONBOARDING_PENDING, ONBOARDING_RUNNING, ONBOARDING_FAILED, ONBOARDING_READY = (
     "pending", "running", "failed", "ready")
 STEP_DEPLOY, STEP_APPROVALS, STEP_CREDENTIALS, STEP_BALANCE_UPDATE, STEP_DONE = (
@@ -164,7 +164,7 @@ class Withdrawal(BaseModel):
     status = peewee.CharField(max_length=16, default=QUEUED, index=True)
     transaction = peewee.ForeignKeyField(WalletTransaction, null=True, on_delete="SET NULL",
                                          backref="withdrawals")
-    # A deposit wallet's withdrawal is a relayer WALLET batch (services/wallet_batches.py):
+    # A deposit wallet's withdrawal is a relayer WALLET batch (services/wallets/wallet_batches.py):
     # the signed batch is stored before it is submitted, the relayer's id once it answers.
     relayer_nonce = peewee.BigIntegerField(null=True)
     relayer_deadline = peewee.BigIntegerField(null=True)
@@ -196,7 +196,7 @@ class Claim(BaseModel):
     transaction = peewee.ForeignKeyField(WalletTransaction, null=True, on_delete="SET NULL",
                                          backref="claims")
     error = peewee.TextField(null=True)
-    # A deposit wallet's claim: the relayer batch (services/wallet_batches.py)
+    # A deposit wallet's claim: the relayer batch (services/wallets/wallet_batches.py)
     relayer_nonce = peewee.BigIntegerField(null=True)
     relayer_deadline = peewee.BigIntegerField(null=True)
     relayer_payload = peewee.TextField(null=True)
@@ -224,7 +224,8 @@ class Claim(BaseModel):
 
 
 class DepositWatch(BaseModel):
-    """What the deposit watcher last saw at a wallet's maker on chain (services/deposits.py):
+    """What the deposit watcher last saw at a wallet's maker on chain
+    (services/wallets/deposits.py):
     a pUSD balance that differs at the next look is a deposit the CLOB must re-read."""
 
     wallet = peewee.ForeignKeyField(TradingWallet, backref="deposit_watch", unique=True,

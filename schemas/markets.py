@@ -141,7 +141,7 @@ class TraderSchema(Schema):
     verified = fields.Boolean(required=True)
 
 
-# Arguments of the discovery services (services/markets.py), shared by every surface.
+# Arguments of the discovery services (services/markets/markets.py), shared by every surface.
 
 class MarketSearchArgsSchema(Schema):
     """Find markets by text."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from services import orders
+from services.trading import orders
 from worker.jobs import job
 
 

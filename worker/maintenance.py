@@ -15,18 +15,11 @@ import trio
 
 from models.base import utcnow
 from models.wallet import OPEN_STATES, Claim, CollateralWrap, TradingWallet, Withdrawal
-from services import (
-    claims,
-    collateral,
-    deposits,
-    idempotency,
-    jobs,
-    orders,
-    previews,
-    retention,
-    withdrawals,
-)
-from services.runtime import runtime
+from services.identity import retention
+from services.platform import idempotency, jobs
+from services.platform.runtime import runtime
+from services.trading import orders, previews
+from services.wallets import claims, collateral, deposits, withdrawals
 from worker.jobs import job, on_worker_start
 
 log = logging.getLogger(__name__)

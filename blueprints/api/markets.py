@@ -12,7 +12,7 @@ from schemas.markets import (
     TranslationSearchResponse,
     TranslationsResponse,
 )
-from services import translations
+from services.markets import translations
 
 blp = Blueprint("markets", __name__, url_prefix="/api/markets", description="Markets")
 

@@ -15,7 +15,7 @@ from schemas.trading import (
     PlaceOrderResponseSchema,
     PlaceOrderSchema,
 )
-from services import orders, previews
+from services.trading import orders, previews
 
 blp = Blueprint("orders", __name__, url_prefix="/api/markets", description="Orders")
 

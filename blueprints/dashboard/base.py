@@ -18,8 +18,8 @@ from flask import Blueprint, Response, current_app, g, make_response, redirect, 
 from marshmallow import Schema, ValidationError
 
 from blueprints.dashboard import session as browser
-from services import errors
-from services.principal import Principal
+from services.platform import errors
+from services.platform.principal import Principal
 
 bp = Blueprint("dashboard", __name__, url_prefix="/dashboard")
 

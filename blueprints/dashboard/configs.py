@@ -28,7 +28,8 @@ from schemas.configs import (
     DecisionSchema,
 )
 from schemas.fields import format_decimal
-from services import configs, errors, pnl_history
+from services.copying import configs, pnl_history
+from services.platform import errors
 
 DECISIONS_SHOWN = 50
 

@@ -1,5 +1,5 @@
 """Positions and trades, live and paper, with unrealized PnL; open orders with cancel
-(services/positions.py, paper.py, trades.py, orders.py). Each section loads as a fragment,
+(services/trading/positions.py, paper.py, trades.py, orders.py). Each section loads as a fragment,
 so a venue outage shows inline in its section and leaves the others working."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from schemas.trading import (
     PositionSchema,
     TradeSchema,
 )
-from services import orders, paper, positions, trades
+from services.trading import orders, paper, positions, trades
 
 TRADES_SHOWN = 50
 

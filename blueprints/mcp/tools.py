@@ -56,19 +56,11 @@ from schemas.trading import (
     UserSummarySchema,
 )
 from schemas.wallets import ClaimRequestSchema, ClaimResponseSchema
-from services import (
-    claims,
-    configs,
-    markets,
-    orders,
-    paper,
-    positions,
-    previews,
-    readiness,
-    stats,
-    trades,
-)
-from services.principal import Principal
+from services.copying import configs
+from services.markets import markets
+from services.platform.principal import Principal
+from services.trading import orders, paper, positions, previews, stats, trades
+from services.wallets import claims, readiness
 
 Idempotency = Literal["none", "optional", "required"]
 ServiceCall = Callable[[Principal, dict[str, Any]], Any]
@@ -124,7 +116,7 @@ def listing(key: str, item: type[Schema], name: str) -> Output:
 
 
 def page_of(key: str, item: type[Schema], name: str) -> Output:
-    """A services.pagination.Page, answered as ``{key: [...], pagination: {...}}``."""
+    """A services.platform.pagination.Page, answered as ``{key: [...], pagination: {...}}``."""
     wrapper = Schema.from_dict({
         key: fields.List(fields.Nested(item), required=True),
         "pagination": fields.Nested(PaginationSchema, required=True, metadata={

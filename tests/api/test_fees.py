@@ -7,7 +7,7 @@ import json
 from datetime import timedelta
 from decimal import Decimal
 
-from services import orders
+from services.trading import orders
 from tests.venue_lifecycle import delay_market, hand_moved_clock
 
 

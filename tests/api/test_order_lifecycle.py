@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from services import orders
+from services.trading import orders
 from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
 
 

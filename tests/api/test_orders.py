@@ -86,7 +86,7 @@ def test_limit_order_list_and_cancel(client, auth_headers, me, market):
 
 
 def test_cannot_cancel_another_users_order(client, auth_headers, me, make_trader, market):
-    from services import orders, previews
+    from services.trading import orders, previews
 
     other = make_trader()
     quote = previews.create(other.user, market.yes, "buy", "10", "limit", "0.40")

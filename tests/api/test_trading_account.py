@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 
-from services import trading_accounts, wallets
+from services.wallets import trading_accounts, wallets
 from venue.accounts import uups_deposit_wallet_address
 from venue.signing import OrderKey
 

@@ -18,7 +18,8 @@ import trio
 from chain.keys import generate_keypair
 from chain.tokens import native_balance_wei, token_balance_base
 from models.wallet import Withdrawal
-from services import runtime, wallets
+from services.platform import runtime
+from services.wallets import wallets
 from tests.conftest import RUN_ID, free_port, use_queue
 from tests.wallet_fixtures import (
     ONE_MATIC,
@@ -300,7 +301,7 @@ def test_idempotency_key_replays_one_withdrawal(client, auth_headers, stepped_up
 def test_someone_elses_withdrawal_is_404(client, auth_headers, user, fund, no_worker,
                                          wallet_chain) -> None:
     from models.user import User
-    from services import withdrawals
+    from services.wallets import withdrawals
 
     other = User.create(email=f"{secrets.token_hex(4)}@example.com")
     fund(legacy_eoa_wallet(other).address, pusd=2 * USDC)
@@ -418,7 +419,7 @@ def test_openapi_documents_the_wallet_routes(client) -> None:
 
 def test_waiting_for_the_broadcast_never_takes_every_web_thread(
         app, stepped_up_headers, user, fund, no_worker, wallet_chain) -> None:
-    from services import broadcast_wait
+    from services.wallets import broadcast_wait
 
     use_chain(chain_settings(app, wallet_chain, WITHDRAW_WAIT_SECONDS="3",
                              WITHDRAW_MAX_WAITERS="1"))

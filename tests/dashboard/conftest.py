@@ -20,7 +20,7 @@ import trio
 from aiosmtpd.controller import Controller
 from werkzeug.serving import make_server
 
-from services import runtime
+from services.platform import runtime
 from tests.api.test_auth import Inbox
 from tests.conftest import RUN_ID, free_port, use_queue
 from tests.worker.conftest import delete_prefixed_keys

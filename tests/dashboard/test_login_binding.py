@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from services import auth
+from services.identity import auth
 from tests.dashboard.conftest import screenshot
 
 ATTACKER = "attacker@example.com"

@@ -7,7 +7,8 @@ from decimal import Decimal
 
 from models import User
 from models.oauth import Approval, OAuthClient
-from services import oauth, orders, paper, previews
+from services.oauth import tokens as oauth
+from services.trading import orders, paper, previews
 from tests.dashboard.conftest import screenshot, sign_in
 from tests.trading_support import onboarded_trader
 

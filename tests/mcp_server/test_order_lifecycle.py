@@ -9,7 +9,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from services import orders, previews
+from services.trading import orders, previews
 from tests.mcp_server.conftest import run_client
 from tests.venue_lifecycle import VenueClock, fail_next_trade, hand_moved_clock
 

@@ -17,17 +17,9 @@ import pytest
 from models.base import db, utcnow
 from models.user import User
 from models.wallet import CollateralWrap, DepositWatch
-from services import (
-    collateral,
-    deposits,
-    errors,
-    onboarding,
-    orders,
-    previews,
-    runtime,
-    venue_accounts,
-    wallets,
-)
+from services.platform import errors, runtime
+from services.trading import orders, previews
+from services.wallets import collateral, deposits, onboarding, venue_accounts, wallets
 from tests.chain_venue import chain_venue, run_queued_jobs  # noqa: F401
 from tests.dashboard.conftest import job_prefix  # noqa: F401 - queues of the test's own
 from tests.wallet_fixtures import USDC

@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from models.trading import Order, OrderFill, Trade
-from services import orders, previews, venues
+from services.platform import venues
+from services.trading import orders, previews
 from tests.sdk_env import sdk_result
 from tests.venue_lifecycle import VenueClock, delay_market, hand_moved_clock
 from venue import fees

@@ -12,7 +12,9 @@ import pytest
 
 from models.base import utcnow
 from models.trading import Order, OrderFill, Trade
-from services import errors, order_fills, orders, positions, previews, stats, venue_accounts, venues
+from services.platform import errors, venues
+from services.trading import order_fills, orders, positions, previews, stats
+from services.wallets import venue_accounts
 from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
 
 
@@ -153,7 +155,7 @@ def test_the_empty_single_order_answer_is_understood(trader, market, venue_contr
 @pytest.fixture
 def impatient_client(monkeypatch):
     """The runtime's venue client with a 1 s timeout, so a stalled answer times out fast."""
-    from services.runtime import runtime
+    from services.platform.runtime import runtime
     from venue.client import VenueClient
 
     access = runtime().venue

@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from models.base import utcnow
 from models.trading import Order, Trade
-from services import orders
+from services.trading import orders
 
 
 def _sent_and_reconciled(trader, token: str, detected_at=None):

@@ -1,4 +1,5 @@
-"""services/orders.py against the sandbox venue over real HTTP: place, sign, reconcile, cancel."""
+"""services/trading/orders.py against the sandbox venue over real HTTP: place, sign, reconcile,
+cancel."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import pytest
 from devstack.venue.order_signing import parse_order, recover_order_signer
 from models.base import utcnow
 from models.trading import Order, Trade
-from services import errors, order_plan, orders, previews, venue_accounts, venues, wallets
+from services.platform import errors, venues
+from services.trading import order_plan, orders, previews
+from services.wallets import venue_accounts, wallets
 
 
 def _received(venue_control, order_hash: str) -> list[dict]:
@@ -266,7 +269,7 @@ def test_unknown_token_is_not_found(trader):
 
 
 def test_lost_answer_is_queued_for_reconciliation(trader, market, venue_control):
-    from services import jobs
+    from services.platform import jobs
 
     venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
                                            "status": 500, "count": 1}, expect=201)

@@ -11,7 +11,8 @@ from decimal import Decimal
 import pytest
 
 from models.wallet import Claim
-from services import claims, errors, jobs, venue_accounts, wallet_batches
+from services.platform import errors, jobs
+from services.wallets import claims, venue_accounts, wallet_batches
 
 
 def _redeem(claim: Claim) -> str:

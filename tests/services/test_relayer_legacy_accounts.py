@@ -1,7 +1,7 @@
 """Money out of a connected grandfathered proxy (type 1) or Safe (type 2): withdrawals and
 claims leave the wallet (where the money is, not its owner EOA) as one relayer ``PROXY`` /
 ``SAFE`` transaction signed by the owner, with the deposit wallet's exactly-once record
-(services/wallet_batches.py): a stored transaction whose answer was lost is resent as the
+(services/wallets/wallet_batches.py): a stored transaction whose answer was lost is resent as the
 same bytes (it has no deadline, so it is never signed afresh), and a crash between submit
 and record never sends twice."""
 
@@ -17,7 +17,7 @@ from eth_account import Account
 
 from models import User
 from models.wallet import Claim, Withdrawal
-from services import claims, onboarding, trading_accounts, wallet_batches, withdrawals
+from services.wallets import claims, onboarding, trading_accounts, wallet_batches, withdrawals
 from tests.services.test_relayer_withdrawals import _crash_once
 from tests.trading_support import Trader
 from venue.accounts import proxy_wallet_address, safe_wallet_address

@@ -12,7 +12,8 @@ from decimal import Decimal
 import pytest
 
 from models.wallet import Withdrawal
-from services import errors, venues, wallet_batches, withdrawals
+from services.platform import errors, venues
+from services.wallets import wallet_batches, withdrawals
 
 DEST = "0x" + "ab" * 20
 

@@ -18,7 +18,9 @@ import pytest
 from eth_account import Account
 
 from models.wallet import AccountOnboarding
-from services import errors, onboarding, orders, previews, readiness, wallets
+from services.platform import errors
+from services.trading import orders, previews
+from services.wallets import onboarding, readiness, wallets
 from tests.chain_venue import ChainVenue
 from venue.signing import OrderKey
 

@@ -17,7 +17,8 @@ import pytest
 
 import config
 from models.wallet import AccountOnboarding, TradingWallet
-from services import errors, onboarding, runtime, trading_accounts, venues, wallets
+from services.platform import errors, runtime, venue_access
+from services.wallets import onboarding, trading_accounts, wallets
 from tests.local_http import serving
 from tests.venue.test_relayer_client import Relayer
 from tests.wallet_fixtures import chain_settings, use_chain
@@ -40,7 +41,7 @@ def use_settings(app: Any, chain: Any, **extra: Any) -> None:
     settings = config.load(env={}, overrides=overrides)
     current = runtime.runtime()
     runtime.install(replace(current, settings=settings,
-                            venue=venues.VenueAccess(venues.venue_config(settings))))
+                            venue=venue_access.VenueAccess(venue_access.venue_config(settings))))
     use_chain(chain_settings(app, chain, **extra))
 
 
@@ -213,14 +214,14 @@ def test_a_new_user_onboards_against_the_sandbox_and_trades_as_a_deposit_wallet(
         make_trader, market, venue_control) -> None:
     """Sign up → onboarding (deploy, approvals, credentials, balance update) → fund the
     deposit wallet → a live order with the venue's deposit-wallet-only rule on."""
-    from services import orders, previews
+    from services.trading import orders, previews
 
     trader = make_trader("100", deposit_wallet=True)
     status = onboarding.status(trader.user)
     assert status["ready"] and [s["state"] for s in status["steps"]] == ["done"] * 4
     assert status["deploy_transaction_id"] and status["approvals_transaction_id"]
     maker = trader.wallet.funder_address
-    from services import readiness
+    from services.wallets import readiness
 
     ready = readiness.readiness(trader.user)
     assert ready["ready_to_trade"], ready["blockers"]
@@ -240,7 +241,7 @@ def test_a_new_user_onboards_against_the_sandbox_and_trades_as_a_deposit_wallet(
 
 def test_readiness_names_each_missing_step_of_a_new_deposit_wallet(user, venue_control
                                                                   ) -> None:
-    from services import readiness
+    from services.wallets import readiness
 
     wallets.get_or_create_deposit_wallet(user)
     ready = readiness.readiness(user)
@@ -254,7 +255,7 @@ def test_readiness_names_each_missing_step_of_a_new_deposit_wallet(user, venue_c
 
 def test_a_plain_eoa_not_allowlisted_gets_the_venues_refusal(user, market, venue_control,
                                                             eoa_allowlist) -> None:
-    from services import orders, previews
+    from services.trading import orders, previews
 
     # The operator allowlisted the EOA, the venue did not: the venue's words reach the user.
     key = OrderKey("0x" + secrets.token_hex(32))
@@ -270,7 +271,7 @@ def test_a_plain_eoa_not_allowlisted_gets_the_venues_refusal(user, market, venue
 
 def test_usdc_e_is_wrapped_into_pusd_once_through_the_relayer(make_trader,
                                                              venue_control) -> None:
-    from services import collateral, readiness
+    from services.wallets import collateral, readiness
 
     trader = make_trader("100", deposit_wallet=True)
     maker = trader.wallet.funder_address
@@ -313,12 +314,12 @@ def test_a_session_key_connects_only_while_the_wallet_accepts_it(accounts, user)
     assert (connected.signature_type, connected.funder_address) == (3, deposit.address)
     assert connected.session_signer is True and connected.address == session.address
     assert trading_accounts.describe(connected)["session_key"] is True
-    from services import withdrawals
+    from services.wallets import withdrawals
 
     with pytest.raises(errors.AccountNotReady) as no_withdrawal:  # a session key cannot
         withdrawals.request(user, "0x" + "12" * 20, "1", "usdc")
     assert "cannot withdraw" in no_withdrawal.value.message
-    from services import collateral
+    from services.wallets import collateral
 
     # Nor wrap: a session key is authorized for trading only; its owner wraps.
     with pytest.raises(errors.AccountNotReady) as no_wrap:
@@ -327,7 +328,7 @@ def test_a_session_key_connects_only_while_the_wallet_accepts_it(accounts, user)
     assert collateral.auto_wrap(connected, Decimal(5)) is None
     assert collateral.offer(user)["available"] is False
     # Orders are signed in the session-signer envelope, and the wallet accepts them.
-    from services import session_keys
+    from services.wallets import session_keys
 
     contracts = trading_accounts.contracts()
     assert session_keys.accepts(deposit.address, session, contracts)

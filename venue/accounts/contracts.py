@@ -4,7 +4,7 @@ Field names follow the official SDK's environment config (``polymarket-client``)
 table here and an SDK environment describe the same chain field by field (tests rely on it);
 the collateral ramps, which the SDK does not use, are ours alone. The addresses themselves
 are ``config.POLYGON_CONTRACTS``'s; a deployment's table comes from its settings
-(``services.venues.account_contracts``).
+(``services.platform.venue_access.account_contracts``).
 """
 
 from __future__ import annotations

@@ -16,9 +16,13 @@ import trio
 from models.base import db, utcnow
 from models.copying import CopyIntent
 from models.trading import Order
-from services import copy_execution, copy_intents, orders, venue_accounts, venues
-from services.copy_intents import CopyIntentDraft
-from services.orders import PostAnswer, PreparedOrder
+from services.copying import execution as copy_execution
+from services.copying import intents as copy_intents
+from services.copying.intents import CopyIntentDraft
+from services.platform import venues
+from services.trading import orders
+from services.trading.orders import PostAnswer, PreparedOrder
+from services.wallets import venue_accounts
 from tests.worker.copy_engine.conftest import intents_of
 from tests.worker.copy_engine.test_fast_path import _engine, _row
 from venue.errors import VenueError

@@ -10,7 +10,8 @@ from decimal import Decimal
 from models.base import db
 from models.copying import CopyPosition
 from models.trading import Order, Trade
-from services import orders, previews, venues
+from services.platform import venues
+from services.trading import orders, previews
 from tests.worker.copy_engine.conftest import copy_one_fill, intents_of
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import secrets
 
 from models import User
-from services import trading_accounts
+from services.wallets import trading_accounts
 from tests.services.test_session_key_trading import _onboard, _owned_wallet
 from tests.worker.copy_engine.conftest import copy_one_fill
 

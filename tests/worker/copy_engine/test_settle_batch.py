@@ -15,8 +15,11 @@ import trio
 from models.base import db, utcnow
 from models.copying import CopyIntent, CopyPosition
 from models.trading import Order, Trade
-from services import copy_execution, copy_intents, copy_positions, orders, venues
-from services.copying import Holding
+from services.copying import execution as copy_execution
+from services.copying import intents as copy_intents
+from services.copying.mirror import Holding
+from services.platform import venues
+from services.trading import copy_positions, orders
 from tests.worker.copy_engine.test_fast_path import _engine, _row
 
 

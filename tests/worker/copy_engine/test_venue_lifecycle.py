@@ -14,7 +14,8 @@ import trio
 from models.base import db
 from models.copying import CopyPosition
 from models.trading import Order, Trade
-from services import copy_intents, orders
+from services.copying import intents as copy_intents
+from services.trading import orders
 from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
 from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
 
