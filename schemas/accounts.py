@@ -62,7 +62,8 @@ class ConnectAccountSchema(Schema):
     private_key = fields.String(required=True, load_only=True, metadata={
         "description": "The signer's private key; sealed at rest, never shown again."})
     relayer_api_key = fields.String(load_default=None, load_only=True, metadata={
-        "description": "Optional: the account's Relayer API key, for gasless approvals."})
+        "description": "Optional: the account's Relayer API key (a UUID), for gasless "
+                       "approvals."})
     relayer_api_key_address = fields.String(load_default=None)
 
 

@@ -18,7 +18,7 @@ from models.wallet import OPEN_STATES, Claim, CollateralWrap, TradingWallet, Wit
 from services.identity import retention
 from services.platform import idempotency, jobs
 from services.platform.runtime import runtime
-from services.trading import orders, previews
+from services.trading import order_reconcile, previews
 from services.wallets import claims, collateral, deposits, withdrawals
 from worker.jobs import job, on_worker_start
 
@@ -77,7 +77,7 @@ def purge() -> dict[str, int]:
 def schedule_once() -> None:
     """Enqueue one round of upkeep (deduplicated by job id)."""
     grace = int(CHAIN_WORK_GRACE.total_seconds())
-    for name, args, queue in ((orders.RECONCILE_PENDING_JOB, (30,), "low"),
+    for name, args, queue in ((order_reconcile.RECONCILE_PENDING_JOB, (30,), "low"),
                               (RESUME_JOB, (grace,), "low"),
                               (PURGE_JOB, (), "low")):
         jobs.enqueue(name, *args, job_id=jobs.logical_job_id(name), queue=queue)

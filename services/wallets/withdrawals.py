@@ -261,6 +261,13 @@ def _request_by_relayer(user: User | UUID | str, wallet: TradingWallet, to: str,
     if to == maker:
         raise errors.ValidationFailed(fields={"to_address": [
             "That is the trading wallet itself."]})
+    if to.lower() == wallet.address.lower():
+        # The owner key signs for the wallet but nothing here moves money out of its own
+        # address (no gas, no transfer from it): funds sent there would be stranded.
+        raise errors.ValidationFailed(fields={"to_address": [
+            "That is the account's signer (owner) address, not a wallet you can spend "
+            "from here: nothing in this product can move funds out of it again. Send to "
+            "a wallet of your own."]})
     token_address = _relayer_token(token)
     if to in chain_access.contracts().addresses() or to == token_address:
         raise errors.ValidationFailed(fields={"to_address": [
