@@ -67,9 +67,12 @@ def overview(user: User | UUID | str, *, recent: int = 10) -> dict[str, Any]:
     health (worst first), and the latest trades; ``notes`` names any source that was down."""
     user_id = user_id_of(user)
     notes: list[str] = []
-    cash = _read("balances", lambda: wallets.balances(user_id), notes)
-    held = _read("positions", lambda: positions.list_positions(user_id, True), notes) or []
-    summary = _read("PnL", lambda: stats.user_summary(user_id), notes)
+    # Reading the home page never creates the trading wallet (the account page does).
+    has_wallet = wallets.for_user(user_id) is not None
+    cash = _read("balances", lambda: wallets.balances(user_id), notes) if has_wallet else None
+    held = (_read("positions", lambda: positions.list_positions(user_id, True), notes)
+            if has_wallet else None) or []
+    summary = _read("PnL", lambda: stats.user_summary(user_id), notes) if has_wallet else None
     positions_value = sum((p["current_value"] or ZERO for p in held), ZERO)
     unrealized = sum((p["unrealized_pnl"] or ZERO for p in held), ZERO)
     cash_pusd = cash["pusd"] if cash else None
@@ -85,6 +88,7 @@ def overview(user: User | UUID | str, *, recent: int = 10) -> dict[str, Any]:
                      "unrealized_pnl": pnl["unrealized_pnl"] if pnl else None})
     rows.sort(key=lambda r: HEALTH.index(r["health"]))
     return {
+        "has_wallet": has_wallet,
         "cash_pusd": cash_pusd,
         "positions_value": positions_value,
         "portfolio_value": (cash_pusd + positions_value) if cash_pusd is not None else None,
