@@ -17,7 +17,7 @@ from typing import Any
 from web3 import Web3
 
 from models.trading import Trade
-from services.trading import orders
+from services.trading import order_reconcile
 from services.wallets import readiness
 from tests.chain_venue import ChainVenue
 from tests.services.test_session_key_trading import _market_order, _ready_account
@@ -90,7 +90,7 @@ def test_fills_sells_and_a_failed_settlement_agree_everywhere(
     assert failed.status == "filled"  # matched: the venue answers before it settles
     assert _shares_on_chain(cv, wallet, token) == 0
     time.sleep(0.3)
-    orders.reconcile_pending(older_than=timedelta(0))  # the app follows it to FAILED
+    order_reconcile.reconcile_pending(older_than=timedelta(0))  # the app follows it to FAILED
     trade = Trade.get_by_id(failed.trade_id)
     assert (trade.settlement, trade.failed_size) == ("failed", Decimal(10))
     _agree(cv, client, auth_headers, user, wallet, after_sell)
