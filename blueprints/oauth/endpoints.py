@@ -18,7 +18,6 @@ from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749 import OAuth2Error
 from flask import (
     Response,
-    current_app,
     make_response,
     redirect,
     render_template,
@@ -90,12 +89,12 @@ def _page_headers(response: Response) -> Response:
 
 
 def _signed_in_user() -> Any:
-    caller = browser.principal(current_app.config)
+    caller = browser.principal()
     return caller.user if caller is not None else None
 
 
 def _with_issuer(location: str) -> str:
-    return add_params_to_uri(location, {"iss": oauth_server.issuer(current_app.config)})
+    return add_params_to_uri(location, {"iss": oauth_server.issuer()})
 
 
 def _authorize_error(error: OAuth2Error) -> Response:
@@ -111,7 +110,7 @@ def _authorize_error(error: OAuth2Error) -> Response:
 
 
 def _resource_name(resource: str) -> str:
-    if resource == oauth_resources.mcp_resource(current_app.config):
+    if resource == oauth_resources.mcp_resource():
         return "MCP server (tools for AI agents)"
     return "REST API"
 
@@ -138,18 +137,17 @@ def _consent_page(grant: Any, user: Any, *, error: str | None = None,
 def _money_step_up(grant: Any, user: Any, chosen: list[str]) -> Response | None:
     """Allowing ``wallet:write`` needs a fresh emailed code, as minting such a key does:
     a stolen session cookie must not hand an app the power to withdraw. None when proven."""
-    settings = current_app.config
-    caller = browser.principal(settings)
+    caller = browser.principal()
     if caller is None:
         return redirect(url_for("dashboard.login", next=request.full_path))
     code = (request.form.get("step_up_code") or "").strip() or None
     try:
-        if browser.step_up_token(caller, settings, code) is not None:
+        if browser.step_up_token(caller, code) is not None:
             return None
     except errors.CopytradeError as err:
         return _consent_page(grant, user, status=err.status, chosen=chosen, need_code=True,
                              error=err.message)
-    auth.request_step_up(user.email, settings, client_ip=request.remote_addr)
+    auth.request_step_up(user.email, client_ip=request.remote_addr)
     return _consent_page(grant, user, status=403, chosen=chosen, need_code=True, error=(
         "Allowing wallet:write lets the app move your money: enter the confirmation code "
         "we just emailed you."))

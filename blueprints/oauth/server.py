@@ -15,9 +15,7 @@ EXTENSION = "oauth_server"
 
 
 class CopytradeAuthorizationServer(AuthorizationServer):
-    """authlib's Flask server with our settings at hand for the grants (``.settings``)."""
-
-    settings: Any
+    """authlib's Flask server; our grants store what they issue themselves."""
 
     def save_token(self, token: Any, request: Any) -> None:
         """Unused: our grants store what they issue themselves (services/oauth/server.py)."""
@@ -27,16 +25,14 @@ class CopytradeAuthorizationServer(AuthorizationServer):
 def init_app(app: Flask) -> CopytradeAuthorizationServer:
     """Build the server for ``app``: grants, PKCE (S256), revocation, registration, RFC 9207."""
     server = CopytradeAuthorizationServer()
-    server.init_app(app, query_client=lambda client_id: oauth_clients.find(client_id,
-                                                                           app.config))
-    server.settings = app.config
+    server.init_app(app, query_client=oauth_clients.find)
     server.scopes_supported = list(SCOPES)
     server.register_grant(oauth_server.AuthorizationCodeGrant,
                           [oauth_server.S256CodeChallenge(required=True)])
     server.register_grant(oauth_server.RefreshTokenGrant)
     server.register_endpoint(oauth_server.RevocationEndpoint)
     server.register_endpoint(oauth_server.ClientRegistrationEndpoint)
-    server.register_extension(oauth_server.Issuer(app.config))
+    server.register_extension(oauth_server.Issuer())
     app.extensions[EXTENSION] = server
     return server
 

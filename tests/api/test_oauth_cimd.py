@@ -23,6 +23,7 @@ from tests.api.oauth_flow import (
     refresh,
     sign_in,
 )
+from tests.conftest import app_settings
 
 
 class DocumentServer:
@@ -63,9 +64,9 @@ class DocumentServer:
 
 
 @pytest.fixture
-def documents(app, monkeypatch) -> Iterator[DocumentServer]:
+def documents(app, set_settings) -> Iterator[DocumentServer]:
     """A document server on a free port; the app accepts http://127.0.0.1 client ids."""
-    monkeypatch.setitem(app.config, "OAUTH_ALLOW_HTTP_CLIENT_ID_URLS", True)
+    set_settings(oauth_allow_http_client_id_urls=True)
     server = DocumentServer()
     server.thread.start()
     yield server
@@ -77,7 +78,7 @@ def test_unregistered_client_with_a_metadata_document(client, user, documents, a
     client_id = documents.serve("/agent/client.json")
     sign_in(client, user)
     verifier, challenge = pkce()
-    params = authorize_params(client_id, challenge, resource=app.config["BASE_URL"] + "/api")
+    params = authorize_params(client_id, challenge, resource=app_settings(app).base_url + "/api")
     page = client.get("/oauth/authorize?" + urlencode(params))
     assert page.status_code == 200, page.data
     assert "Metadata Agent" in page.get_data(as_text=True)
@@ -116,10 +117,9 @@ def test_unusable_metadata_documents_are_invalid_client(client, user, documents,
     assert "invalid_client" in response.get_data(as_text=True)
 
 
-def test_http_client_id_urls_need_the_development_flag(client, user, documents, monkeypatch,
-                                                       app):
+def test_http_client_id_urls_need_the_development_flag(client, user, documents, set_settings):
     client_id = documents.serve("/agent/client.json")
-    monkeypatch.setitem(app.config, "OAUTH_ALLOW_HTTP_CLIENT_ID_URLS", False)
+    set_settings(oauth_allow_http_client_id_urls=False)
     sign_in(client, user)
     _, challenge = pkce()
     response = client.get("/oauth/authorize?" + urlencode(authorize_params(client_id,

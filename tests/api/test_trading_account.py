@@ -7,6 +7,7 @@ import json
 import uuid
 
 from services.wallets import trading_accounts, wallets
+from tests.conftest import app_settings
 from venue.accounts import uups_deposit_wallet_address
 from venue.signing import OrderKey
 
@@ -73,7 +74,7 @@ def test_connect_refuses_an_oauth_token(client, app, user) -> None:
     from tests.api.oauth_flow import bearer, obtain_tokens
 
     # Every scope an OAuth client may be granted (wallet:write is not one of them).
-    _, tokens = obtain_tokens(client, user, resource=app.config["BASE_URL"] + "/api")
+    _, tokens = obtain_tokens(client, user, resource=app_settings(app).base_url + "/api")
     assert "trade:execute" in tokens["scope"].split()
     wallet = uups_deposit_wallet_address(OrderKey(KEY).address, trading_accounts.contracts())
     refused = client.post("/api/trading-account/connect", headers=bearer(tokens["access_token"]),

@@ -32,7 +32,7 @@ def _signed_in_as(client) -> str | None:
 
 def test_an_attackers_link_names_the_account_and_drops_next(app, client, inbox, bound_db):
     # The attacker asks for a link to their own account (no browser of the victim's).
-    auth.request_login(ATTACKER, app.config)
+    auth.request_login(ATTACKER)
     _code, token = inbox.last_for(ATTACKER)
     page = client.get(f"/dashboard/login?token={token}&next={CONSENT}")
     html = page.get_data(as_text=True)
@@ -103,7 +103,7 @@ def test_a_money_key_needs_the_emailed_code(client, inbox, bound_db):
 
 
 def test_in_a_browser_someone_elses_link_asks_first(app, page, inbox, bound_db):
-    auth.request_login(ATTACKER, app.config)
+    auth.request_login(ATTACKER)
     _code, token = inbox.last_for(ATTACKER)
     page.goto(f"/dashboard/login?token={token}&next={CONSENT}")
     button = page.locator(f"button:has-text('Sign in as {ATTACKER}')")
