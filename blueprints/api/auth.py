@@ -103,8 +103,9 @@ class StepUp(MethodView):
 
         Ask for the code with `POST /api/auth/magic` `{email, purpose: "step_up"}`. Send
         the token as the `X-Step-Up-Token` header with a session JWT on
-        `POST /api/trading-wallet/withdraw` and on `POST /api/keys` when the key gets
-        `wallet:write`; without a live one those answer 403 `scope_required`. The token
+        `POST /api/trading-wallet/withdraw`, on `POST /api/trading-account/connect` and on
+        `POST /api/keys` when the key gets `wallet:write`; without a live one those answer
+        403 `scope_required`. The token
         is bound to the session that asked for it. API keys and OAuth tokens holding
         `wallet:write` need none. Wrong codes count against the sign-in budgets (429).
         """

@@ -9,9 +9,9 @@ wrong codes per address and per client IP. A new email leaves earlier open codes
 using one retires the rest.
 
 Sessions end early by ``sign_out`` (its ``jti`` is recorded as revoked) or
-``sign_out_everywhere`` (``users.sessions_valid_after``). Moving money with a session
-needs a step-up token: a 5-minute JWT bound to the session, issued for a fresh
-confirmation code (``request_step_up`` then ``verify_step_up``).
+``sign_out_everywhere`` (``users.sessions_valid_after``). Moving money with a session, or
+connecting the wallet money goes to, needs a step-up token: a 5-minute JWT bound to the
+session, issued for a fresh confirmation code (``request_step_up`` then ``verify_step_up``).
 """
 
 from __future__ import annotations
@@ -152,7 +152,8 @@ def request_step_up(email: str, *, client_ip: str | None = None) -> None:
     code, _ = _new_code(email, STEP_UP, None)
     minutes = int(CODE_TTL.total_seconds() // 60)
     text = (f"Your copytrade confirmation code is {code}\n\n"
-            "Enter it to confirm a withdrawal or an API key that can move money.\n"
+            "Enter it to confirm a withdrawal, an API key that can move money, or connecting "
+            "a wallet to your account.\n"
             f"It works once and expires in {minutes} minutes. If you did not ask for it, "
             "someone may be using your session: sign out everywhere.\n")
     _send(email, f"Your copytrade confirmation code: {code}", text, code, None)
