@@ -231,7 +231,9 @@ def authorize() -> Response:
         "`resource`). Clients authenticate with their registered method: `none` (public, "
         "PKCE only), `client_secret_basic` or `client_secret_post`. Each refresh returns a "
         "new refresh token; presenting a used one is `invalid_grant` and revokes every token "
-        "of that authorization. A code used twice likewise revokes what it issued."),
+        "of that authorization. A code used twice likewise revokes what it issued. A "
+        "`client_id` URL (metadata document) is never fetched here: it is known once a user "
+        "consented to it at /oauth/authorize, else `invalid_client`."),
     requestBody=_form_body({
         "grant_type": {"type": "string", "enum": ["authorization_code", "refresh_token"]},
         "code": {"type": "string"}, "redirect_uri": {"type": "string"},
@@ -302,7 +304,8 @@ def register() -> Response:
         "Form body: `token`, optional `token_type_hint`; the client authenticates as at the "
         "token endpoint. Revoking an access token revokes it and its refresh token; revoking "
         "a refresh token revokes every token of that authorization. Unknown tokens and "
-        "other clients' tokens answer 200 too, and nothing is revoked."),
+        "other clients' tokens answer 200 too, and nothing is revoked. A `client_id` URL is "
+        "never fetched here (an unknown one is `invalid_client`)."),
     requestBody=_form_body({"token": {"type": "string"},
                             "token_type_hint": {"type": "string",
                                                 "enum": ["access_token", "refresh_token"]},

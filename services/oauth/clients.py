@@ -4,7 +4,9 @@ A client arrives either registered (``POST /oauth/register`` gives it a random
 ``client_id``) or unregistered, with an https URL as its ``client_id``: the
 URL's JSON metadata document is fetched (services/platform/outbound.py: a wall-clock deadline, a
 per-process cap, failures remembered, the checked address pinned; no redirects,
-size-capped) and cached in ``oauth_clients`` for CIMD_CACHE_TTL. Plain http is
+size-capped) and cached in ``oauth_clients`` for CIMD_CACHE_TTL. Only the consent page
+fetches (``find(..., fetch=True)``, for a signed-in user); the anonymous token and
+revocation endpoints use the stored copy, whatever its age, or know no such client. Plain http is
 accepted only for loopback hosts and only when OAUTH_ALLOW_HTTP_CLIENT_ID_URLS is
 set (tests, local development). Redirect URIs are matched exactly.
 """
@@ -120,12 +122,14 @@ def is_metadata_url(client_id: str) -> bool:
     return client_id.startswith(("https://", "http://"))
 
 
-def find(client_id: str | None) -> Client | None:
-    """The client for ``client_id``: registered, or fetched from its metadata document."""
+def find(client_id: str | None, *, fetch: bool = False) -> Client | None:
+    """The client for ``client_id``: registered, or known by its metadata document (fetched
+    when ``fetch`` and the stored copy is older than CIMD_CACHE_TTL; else the stored copy)."""
     if not client_id or len(client_id) > 2048:
         return None
     if is_metadata_url(client_id):
-        record = _metadata_document_client(client_id)
+        record = (_metadata_document_client(client_id) if fetch
+                  else _stored_metadata_document_client(client_id))
     else:
         record = OAuthClient.get_or_none(OAuthClient.client_id == client_id,
                                          OAuthClient.kind == "registered")
@@ -378,9 +382,13 @@ def _fetched_document(url: str, parts: SplitResult, gate: outbound.Gate,
         raise ClientMetadataError("invalid_client", exc.description) from exc
 
 
+def _stored_metadata_document_client(url: str) -> OAuthClient | None:
+    return OAuthClient.get_or_none(OAuthClient.client_id == url,
+                                   OAuthClient.kind == "metadata_doc")
+
+
 def _metadata_document_client(url: str) -> OAuthClient | None:
-    cached = OAuthClient.get_or_none(OAuthClient.client_id == url,
-                                     OAuthClient.kind == "metadata_doc")
+    cached = _stored_metadata_document_client(url)
     now = utcnow()
     if cached is not None and cached.metadata_fetched_at and (
             now - cached.metadata_fetched_at < CIMD_CACHE_TTL):

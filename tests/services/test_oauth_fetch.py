@@ -97,8 +97,8 @@ def test_a_failed_fetch_is_remembered_and_not_repeated(bound_db, use_settings):
 
     with serving(Broken) as base:
         url = base + "/broken/client.json"
-        assert oauth_clients.find(url) is None
-        assert oauth_clients.find(url) is None
+        assert oauth_clients.find(url, fetch=True) is None
+        assert oauth_clients.find(url, fetch=True) is None
     assert hits == ["/broken/client.json"]  # the second lookup was answered from memory
 
 
