@@ -18,6 +18,7 @@ from blueprints.dashboard.base import (
 from schemas.auth import MagicRequestSchema, VerifyCodeSchema
 from services.identity import auth
 from services.platform import errors
+from services.platform.runtime import runtime
 
 HOME = "/dashboard/configs"
 
@@ -33,7 +34,7 @@ def _link(token: str) -> auth.LinkInfo | None:
 def _mail_configured() -> bool:
     # Without SMTP_URL (a laptop run) the code is in the server's log: say so, or a
     # newcomer waits for an email that never comes.
-    return bool(current_app.config.get("SMTP_URL"))
+    return bool(runtime().settings.smtp_url)
 
 
 @bp.get("/login")
