@@ -1133,6 +1133,13 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         "the usual proxy variable: when any is set, venue traffic goes through the proxy "
         "(httpx honours them) instead of the lean HTTP/1.1 transport",
         "none"),
+    "MCP_ALLOWED_ORIGINS": (
+        "more browser origins (comma-separated) the MCP endpoint accepts beyond the site's own; "
+        "a request from any other Origin answers 403",
+        "none"),
+    "RATE_LIMIT_ENABLED": (
+        "the per-IP rate limit; `false` turns it off (tests do)",
+        None),
 }
 
 # The configuration page's sections, in order; every variable above is in one.
@@ -1142,7 +1149,7 @@ ENVIRONMENT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "WALLET_ENCRYPTION_KEY", "WALLET_ENCRYPTION_KEY_PREVIOUS", "WALLET_ENCRYPTION_SALT")),
     ("Web", (
         "BASE_URL", "ALLOWED_HOSTS", "TRUSTED_PROXIES", "WEB_CONCURRENCY",
-        "RATE_LIMIT_PER_SECOND", "RATE_LIMIT_BURST")),
+        "RATE_LIMIT_PER_SECOND", "RATE_LIMIT_BURST", "RATE_LIMIT_ENABLED", "MCP_ALLOWED_ORIGINS")),
     ("Sign-in and mail", (
         "SMTP_URL", "MAIL_FROM", "SIGN_IN_EMAILS_PER_ADDRESS", "SIGN_IN_EMAILS_PER_IP",
         "SIGN_IN_MISSES_PER_ADDRESS", "SIGN_IN_MISSES_PER_IP", "SIGN_IN_WINDOW_SECONDS",
