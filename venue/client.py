@@ -10,7 +10,7 @@ steps (``venue.relayer.Steps``), which each client drives with its own ``run_ste
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, ClassVar, TypeVar
@@ -18,14 +18,14 @@ from typing import Any, ClassVar, TypeVar
 import httpx
 
 from venue.cache import MetadataCache
-from venue.clob import INITIAL_CURSOR, ClobApi
+from venue.clob import INITIAL_CURSOR, MAX_CANCEL_IDS, ClobApi
 from venue.config import VenueConfig
 from venue.data_api import DataApi
 from venue.errors import VenueError, VenueRejected
 from venue.gamma import GammaApi, Returns
 from venue.http import AsyncTransport, Call, SyncTransport
 from venue.market_feed import BookFeed, open_book_feed
-from venue.models import ApiCreds, FeeSchedule, Market, OpenOrder
+from venue.models import ApiCreds, CancelResult, FeeSchedule, Market, OpenOrder
 from venue.relayer import RelayerApi, Steps, arun_steps, run_steps
 from venue.rtds import ActivityFeed, open_activity_feed
 
@@ -67,6 +67,18 @@ def open_orders_steps(clob: ClobApi, creds: ApiCreds, market: str | None,
             break
         cursor = page.next_cursor
     return orders
+
+
+def cancel_many_steps(clob: ClobApi, creds: ApiCreds,
+                      order_ids: Sequence[str]) -> Steps[CancelResult]:
+    """Cancel any number of orders, ``MAX_CANCEL_IDS`` a request; the answers merged."""
+    canceled: list[str] = []
+    not_canceled: dict[str, str] = {}
+    for start in range(0, len(order_ids), MAX_CANCEL_IDS):
+        part = yield clob.cancel_orders(creds, order_ids[start:start + MAX_CANCEL_IDS])
+        canceled.extend(part.canceled)
+        not_canceled.update(part.not_canceled)
+    return CancelResult(canceled=tuple(canceled), not_canceled=not_canceled)
 
 
 def fee_schedule_steps(clob: ClobApi, market: Market) -> Steps[FeeSchedule | None]:
@@ -112,6 +124,10 @@ class _VenueClient:
     ) -> Returns[list[OpenOrder]]:
         """Every open order of ``creds``, following ``next_cursor`` to the end."""
         return self.run_steps(open_orders_steps(self._calls, creds, market, asset_id))
+
+    def cancel_many(self, creds: ApiCreds, order_ids: Sequence[str]) -> Returns[CancelResult]:
+        """Cancel any number of orders, split into the venue's 1,000-id requests."""
+        return self.run_steps(cancel_many_steps(self._calls, creds, list(order_ids)))
 
     def fee_schedule(self, market: Market) -> Returns[FeeSchedule | None]:
         """The market's taker fee model: CLOB ``fd``, else Gamma ``feeSchedule`` (None: free)."""

@@ -477,6 +477,9 @@ def post_orders():
     return json_response(answers)
 
 
+MAX_CANCEL_IDS = 1000
+
+
 def _cancel(order_ids: list[str]) -> dict:
     state = _state()
     with state.lock:
@@ -496,10 +499,12 @@ def cancel_order():
 @bp.delete("/orders")
 @l2_required
 def cancel_orders():
-    """DELETE /orders [ids] (L2)."""
+    """DELETE /orders [ids] (L2): at most 1,000 ids (ACCOUNTS.md §11)."""
     body = _parse_body()
     if not isinstance(body, list):
         raise VenueRejection("Invalid order payload")
+    if len(body) > MAX_CANCEL_IDS:
+        raise VenueRejection(f"Too many orders: at most {MAX_CANCEL_IDS} per request")
     return json_response(_cancel([str(i) for i in body]))
 
 

@@ -85,6 +85,12 @@ Routes (JSON bodies; money and sizes as decimal strings):
 * POST   /_sandbox/whales/start {interval?}, /_sandbox/whales/stop, /_sandbox/whales/tick
 * POST   /_sandbox/rtds/mute                  {enabled}: the RTDS feed stops sending trades
                                              (connections stay open and answer pings)
+* POST   /_sandbox/signer-limits             {orders?, cancels?, window?: 10, enforce?}: per
+                                             signer, past `orders` order requests (or
+                                             `cancels` cancels; a batch counts its orders)
+                                             in `window` s, answers carry
+                                             Poly-RateLimit-Warning (enforce: 429 instead);
+                                             0 switches a limit off
 * POST   /_sandbox/version                    {version: 2|3}: bump the order version
                                              (orders signed for another: order_version_mismatch)
 """
@@ -559,6 +565,24 @@ def mute_rtds():
         raise VenueRejection("enabled must be true or false")
     _state().feed.muted = enabled
     return json_response({"muted": enabled})
+
+
+@bp.post("/signer-limits")
+def signer_limits():
+    """Set the per-signer order and cancel limits (warning header past them)."""
+    body = _body()
+    limits = _state().signer_limits
+    for name in ("orders", "cancels"):
+        if name in body:
+            setattr(limits, name, _whole(body, name))
+    window = _seconds(body, "window")
+    if window is not None:
+        if window <= 0:
+            raise VenueRejection("window must be positive")
+        limits.window = window
+    if "enforce" in body:
+        limits.enforce = bool(body["enforce"])
+    return json_response(limits.describe())
 
 
 @bp.post("/version")
