@@ -84,7 +84,7 @@ def cancel_many_steps(clob: ClobApi, creds: ApiCreds,
 def fee_schedule_steps(clob: ClobApi, market: Market) -> Steps[FeeSchedule | None]:
     """The market's taker fee model: CLOB ``fd``, else Gamma ``feeSchedule`` (None: free)."""
     try:
-        return (yield clob.market_fees(market.condition_id))
+        return (yield clob.market_parameters(market.condition_id)).fees
     except VenueError:  # the CLOB cannot say now: Gamma's copy of the same schedule
         return gamma_fees(market)
 

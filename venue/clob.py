@@ -15,7 +15,7 @@ from venue.models import (
     ApiCreds,
     BalanceAllowance,
     CancelResult,
-    FeeSchedule,
+    MarketParameters,
     OpenOrder,
     OpenOrdersPage,
     OrderBook,
@@ -33,6 +33,9 @@ MAX_CANCEL_IDS = 1000  # DELETE /orders takes at most this many ids (ACCOUNTS.md
 # Market parameters change rarely (tick size can shrink near 0/1), so they get a longer TTL
 # than the default metadata TTL would give a busy copy burst.
 PARAMETER_TTL = 60.0
+# The live parameters of /clob-markets (fd, mos, mts, taker delay) change while a market
+# trades (ACCOUNTS.md §11): a short lifetime, and orders re-read them (``fresh``).
+LIVE_PARAMETER_TTL = 10.0
 
 
 class ClobApi:
@@ -94,11 +97,16 @@ class ClobApi:
         return self._run(Call(request, parse.parse_fee_rate_bps,
                               cache_key=f"clob:fee:{token_id}", cache_ttl=PARAMETER_TTL))
 
-    def market_fees(self, condition_id: str) -> Returns[FeeSchedule | None]:
-        """``GET /clob-markets/<cid>``: the market's taker fee model, None if fee-free (cached)."""
+    def market_parameters(self, condition_id: str, *, fresh: bool = False
+                          ) -> Returns[MarketParameters]:
+        """``GET /clob-markets/<cid>``: the market's live tick, minimum, fees and taker delay.
+
+        Cached for ``LIVE_PARAMETER_TTL``; ``fresh`` reads the venue now (and re-caches).
+        """
         request = VenueRequest("clob", "GET", f"/clob-markets/{condition_id}")
-        return self._run(Call(request, parse.parse_market_fees,
-                              cache_key=f"clob:fees:{condition_id}", cache_ttl=PARAMETER_TTL))
+        return self._run(Call(request, parse.parse_market_parameters,
+                              cache_key=f"clob:params:{condition_id}",
+                              cache_ttl=LIVE_PARAMETER_TTL, refresh=fresh))
 
     def server_time(self) -> Returns[int]:
         """``GET /time``: venue clock in unix seconds."""

@@ -114,12 +114,14 @@ class VenueRequest:
 
 @dataclass(frozen=True, slots=True)
 class Call(Generic[T]):
-    """A request and how to read its JSON answer; optionally cached for ``cache_ttl``."""
+    """A request and how to read its JSON answer; optionally cached for ``cache_ttl``
+    (``refresh``: asked of the venue even when cached, and cached again)."""
 
     request: VenueRequest
     parse: Callable[[Any], T]
     cache_key: str | None = None
     cache_ttl: float | None = None
+    refresh: bool = False
 
 
 def query(**params: Any) -> tuple[tuple[str, str], ...]:
@@ -228,7 +230,7 @@ def retry_delay(
 
 
 def _cached(cache: MetadataCache | None, call: Call[Any]) -> Any:
-    if cache is None or call.cache_key is None:
+    if cache is None or call.cache_key is None or call.refresh:
         return _MISSING
     return cache.get(call.cache_key, _MISSING)
 

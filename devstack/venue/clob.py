@@ -297,6 +297,7 @@ def clob_market_info(condition_id: str):
         "mts": market.tick_size,
         "mos": market.min_order_size,
         "nr": market.neg_risk,
+        "td": int(market.taker_delay() * 1000),  # taker delay, ms (name unverified: §11)
     }
     if fees is not None:  # as the venue: a fee-free market has no fd at all
         info["fd"] = {"r": fees.rate, "e": fees.exponent, "to": fees.taker_only}
