@@ -359,6 +359,10 @@ class Settings:
     wallet_encryption_salt: str = field(default="", repr=False)
     # Host names accepted besides BASE_URL's (others get 400), e.g. an internal name.
     allowed_hosts: tuple[str, ...] = ()
+    # Browser origins the MCP endpoint accepts besides BASE_URL's (others get 403).
+    mcp_allowed_origins: tuple[str, ...] = ()
+    # False turns the per-IP rate limit off (RATE_LIMIT_ENABLED=false; tests do).
+    rate_limit_enabled: bool = True
 
     def flat(self) -> dict[str, Any]:
         """The settings under their environment names (what Flask's ``app.config`` carries)."""
@@ -379,6 +383,8 @@ class Settings:
             "WALLET_ENCRYPTION_KEY_PREVIOUS": self.wallet_encryption_key_previous,
             "WALLET_ENCRYPTION_SALT": self.wallet_encryption_salt,
             "ALLOWED_HOSTS": ",".join(self.allowed_hosts),
+            "MCP_ALLOWED_ORIGINS": ",".join(self.mcp_allowed_origins),
+            "RATE_LIMIT_ENABLED": self.rate_limit_enabled,
             "BASE_URL": self.base_url,
             "VENUE": self.venue.name,
             "SANDBOX_PORT": self.venue.sandbox_port,
@@ -632,12 +638,16 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
         wallet_encryption_salt=get("WALLET_ENCRYPTION_SALT", "") or "",
         allowed_hosts=tuple(host.strip().lower() for host in (get("ALLOWED_HOSTS") or "")
                             .split(",") if host.strip()),
+        mcp_allowed_origins=tuple(origin.strip().rstrip("/").lower() for origin
+                                  in (get("MCP_ALLOWED_ORIGINS") or "").split(",")
+                                  if origin.strip()),
         base_url=(get("BASE_URL", "http://127.0.0.1:8000") or "").rstrip("/"),
         smtp_url=get("SMTP_URL"),
         mail_from=get("MAIL_FROM", "copytrade <no-reply@localhost>") or "",
         rate_limit_per_second=int(get("RATE_LIMIT_PER_SECOND")
                                   or DEFAULT_RATE_LIMIT_PER_SECOND),
         rate_limit_burst=int(get("RATE_LIMIT_BURST") or DEFAULT_RATE_LIMIT_BURST),
+        rate_limit_enabled=flag("RATE_LIMIT_ENABLED", True),
         # OAuth: accept http://127.0.0.1 client_id metadata URLs (tests, local development).
         oauth_allow_http_client_id_urls=flag("OAUTH_ALLOW_HTTP_CLIENT_ID_URLS", False),
         venue=VenueSettings(
