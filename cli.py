@@ -369,6 +369,15 @@ def status(as_json: bool) -> None:
                            for e in data["executors"]],
                           ["CONFIG", "TARGET", "OWNER", "DETECTING BY", "LAST DETECTION",
                            "LAST ERROR"]))
+    throttle = data.get("venue_throttle") or {}
+    click.echo(f"\nVENUE RATE-LIMIT WARNINGS ({sum(len(s) for s in throttle.values())} "
+               "signers backed off)")
+    if throttle:
+        click.echo(_table([[engine, signer, kind, f"{limit:g}/10s"]
+                           for engine, signers in throttle.items()
+                           for signer, kinds in signers.items()
+                           for kind, limit in kinds.items()],
+                          ["ENGINE", "SIGNER", "BUDGET", "NOW"]))
 
 
 @main.group()

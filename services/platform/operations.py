@@ -12,6 +12,7 @@ worker and the operator.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -108,6 +109,26 @@ def engine_detection(client: redis.Redis, prefix: str,
     return {name: {"detection": source.decode() if source else None,
                    "detection_since": since.decode() if since else None}
             for name, (source, since) in zip(names, answers, strict=True)}
+
+
+def venue_throttle(client: redis.Redis, prefix: str,
+                   engines: Iterable[str]) -> dict[str, dict[str, dict[str, float]]]:
+    """Per engine, the signers whose venue budget is backed off after a rate-limit warning
+    (``Poly-RateLimit-Warning``): {engine: {signer: {kind: requests per 10 s}}}."""
+    names = sorted(engines)
+    with client.pipeline(transaction=False) as pipe:
+        for name in names:
+            pipe.hget(copy_leases.engine_key(name, prefix), "throttled")
+        answers = pipe.execute()
+    found = {}
+    for name, raw in zip(names, answers, strict=True):
+        try:
+            signers = json.loads(raw) if raw else {}
+        except ValueError:
+            signers = {}
+        if signers:
+            found[name] = signers
+    return found
 
 
 def workers(client: redis.Redis, prefix: str, now: datetime,
@@ -240,6 +261,7 @@ def snapshot(client: redis.Redis, prefix: str, *, now: datetime | None = None,
     """Workers, queues, failed jobs and copy executors of the deployment under ``prefix``."""
     now = now or datetime.now(UTC)
     holders = lease_holders(client, prefix)
+    engines = copy_leases.live_engines(client, prefix)
     return {
         "generated_at": now.isoformat(),
         "prefix": prefix,
@@ -247,7 +269,8 @@ def snapshot(client: redis.Redis, prefix: str, *, now: datetime | None = None,
         "queues": queues(client, prefix, now),
         "failed": failed_jobs(client, prefix, now),
         "executors": executors(client, prefix, now, holders) if include_executors else [],
-        "engines": copy_leases.live_engines(client, prefix),
+        "engines": engines,
+        "venue_throttle": venue_throttle(client, prefix, engines),
     }
 
 
