@@ -72,11 +72,14 @@ class WrapRequestSchema(Schema):
 
 
 class WrapSchema(Schema):
-    """A wrap of USDC.e into pUSD: queued → submitting → submitted → confirmed | failed."""
+    """A wrap of USDC.e into pUSD: queued → signed → broadcast → confirmed | failed, or
+    ambiguous (its answer was lost)."""
 
     id = fields.UUID(required=True)
     amount = DecimalString(required=True)
     status = fields.String(required=True)
     transaction_id = fields.String(allow_none=True)
+    tx_hash = fields.String(allow_none=True, metadata={
+        "description": "The chain hash of the relayer transaction, once it ran."})
     error = fields.String(allow_none=True)
     created_at = fields.DateTime(required=True)
