@@ -16,6 +16,7 @@ from blueprints.dashboard import (  # noqa: F401
     configs,
     error_pages,
     keys,
+    notifications,
     positions,
     session,
     wallet,

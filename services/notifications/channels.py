@@ -3,7 +3,6 @@ remove, rotate a webhook's secret, send a test, read the delivery log."""
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -23,7 +22,7 @@ from models.notifications import (
     NotificationDelivery,
 )
 from models.user import User
-from services.notifications import catalogue, deliveries, urls
+from services.notifications import catalogue, deliveries, telegram, urls
 from services.notifications import secrets as channel_secrets
 from services.platform import errors
 from services.platform.pagination import DEFAULT_LIMIT, Page
@@ -45,7 +44,7 @@ class Added:
 
 def link_code_hash(code: str) -> str:
     """How a Telegram link code is stored (the code itself never is)."""
-    return hashlib.sha256(b"copytrade/telegram-link/" + code.strip().encode()).hexdigest()
+    return telegram.link_code_hash(code)
 
 
 def as_dict(channel: NotificationChannel) -> dict[str, Any]:

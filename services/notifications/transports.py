@@ -19,19 +19,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import httpx
-
 from config import NotificationConfig
 from models.notifications import DISCORD, EMAIL, SLACK, TELEGRAM, WEBHOOK, NotificationChannel
 from services.notifications import secrets as channel_secrets
-from services.notifications import urls
+from services.notifications import telegram, urls
+from services.notifications.outcome import USER_AGENT, Outcome
 from services.platform import errors, mailer, outbound
 from services.platform.runtime import runtime
 
 log = logging.getLogger(__name__)
 
 MAX_ANSWER_BYTES = 64 * 1024
-USER_AGENT = "copytrade-notifications/1"
 
 
 @dataclass(frozen=True)
@@ -46,18 +44,6 @@ class Message:
     link: str | None = None
     data: dict[str, Any] = field(default_factory=dict)  # the envelope payload (machines)
     unsubscribe_url: str | None = None
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How a send went: delivered, or why not; ``gone``: the receiver asked never again."""
-
-    ok: bool
-    status_code: int | None = None
-    error: str | None = None
-    gone: bool = False
-    permanent: bool = False  # retrying cannot help (no SMTP server configured, say)
-    latency_ms: int = 0
 
 
 def _settings() -> NotificationConfig:
@@ -172,8 +158,6 @@ def send_email(channel: NotificationChannel, message: Message) -> Outcome:
 
 def send_telegram(channel: NotificationChannel, message: Message) -> Outcome:
     """sendMessage to the linked chat, as plain text (no markup a market title could use)."""
-    from services.notifications import telegram
-
     text = f"{message.title}\n{message.text}" + (f"\n{message.link}" if message.link else "")
     return telegram.send_message(channel.target, text)
 
@@ -187,7 +171,3 @@ def send(channel: NotificationChannel, message: Message) -> Outcome:
     return SENDERS[channel.kind](channel, message)
 
 
-def post_json(url: str, payload: dict[str, Any], timeout: float) -> httpx.Response:
-    """POST JSON to an operator-configured API (Telegram); raises httpx errors."""
-    with httpx.Client(timeout=timeout, trust_env=False) as client:
-        return client.post(url, json=payload, headers={"user-agent": USER_AGENT})

@@ -107,3 +107,47 @@ class WebhookReceiver(Fake):
         """The webhook-id of every accepted message, in arrival order."""
         with self.lock:
             return [r.headers["webhook-id"] for r in self.received]
+
+
+@dataclass
+class FakeTelegram(Fake):
+    """A fake Telegram Bot API for one token: records sendMessage and answerCallbackQuery,
+    hands out queued updates on getUpdates, accepts setWebhook."""
+
+    token: str = "123456:test-token"
+    updates: list[dict[str, Any]] = field(default_factory=list)
+    next_id: int = 1
+
+    def answer(self, request: Received) -> tuple[int, bytes]:
+        prefix = f"/bot{self.token}/"
+        if not request.path.startswith(prefix):
+            return 404, json.dumps({"ok": False, "error_code": 404,
+                                    "description": "Not Found"}).encode()
+        method = request.path[len(prefix):]
+        if method == "getUpdates":
+            offset = (request.json() or {}).get("offset") or 0
+            with self.lock:
+                ready = [u for u in self.updates if u["update_id"] >= offset]
+            return 200, json.dumps({"ok": True, "result": ready}).encode()
+        return 200, json.dumps({"ok": True, "result": {"message_id": 1}}).encode()
+
+    def say(self, chat_id: int, text: str) -> None:
+        """Queue a message from ``chat_id``."""
+        with self.lock:
+            self.updates.append({"update_id": self.next_id, "message": {
+                "message_id": self.next_id, "chat": {"id": chat_id, "type": "private"},
+                "text": text}})
+            self.next_id += 1
+
+    def press(self, chat_id: int, data: str) -> None:
+        """Queue an inline-button press in ``chat_id``."""
+        with self.lock:
+            self.updates.append({"update_id": self.next_id, "callback_query": {
+                "id": str(self.next_id), "data": data,
+                "message": {"message_id": 1, "chat": {"id": chat_id}}}})
+            self.next_id += 1
+
+    def sent(self, method: str = "sendMessage") -> list[dict[str, Any]]:
+        """The bodies of every call of ``method``."""
+        with self.lock:
+            return [r.json() for r in self.received if r.path.endswith("/" + method)]
