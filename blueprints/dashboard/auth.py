@@ -19,7 +19,7 @@ from schemas.auth import MagicRequestSchema, VerifyCodeSchema
 from services.identity import auth
 from services.platform import errors
 
-HOME = "/dashboard/configs"
+HOME = "/dashboard"
 
 
 def _next() -> str | None:

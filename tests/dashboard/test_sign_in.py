@@ -110,4 +110,4 @@ def test_without_a_mail_server_the_pages_say_the_code_is_in_the_servers_log(
     code = re.search(r"sign-in code for \S+: (\d{6})", notice).group(1)
     page.fill("input[name=code]", code)
     page.click("button:has-text('Sign in')")
-    page.wait_for_url(re.compile(r".*/dashboard/configs$"))
+    page.wait_for_url(re.compile(r".*/dashboard$"))
