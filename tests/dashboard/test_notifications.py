@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import httpx
+from playwright.sync_api import expect
 
 from models import User
 from models.notifications import NotificationChannel
@@ -33,9 +34,9 @@ def test_the_bell_counts_unread_and_the_centre_marks_them_read(page, inbox, live
     assert "<script>alert(2)</script>" in page.locator(".notifications li").first.inner_text()
     screenshot(page, "notifications")
     page.locator(".notifications li.unread button:has-text('Mark read')").first.click()
-    page.wait_for_function("document.querySelectorAll('.notifications li.unread').length == 2")
+    expect(page.locator(".notifications li.unread")).to_have_count(2)
     page.click("#mark-all-read")
-    page.wait_for_function("document.querySelectorAll('.notifications li.unread').length == 0")
+    expect(page.locator(".notifications li.unread")).to_have_count(0)
     page.reload()
     page.wait_for_selector("#bell")
     assert page.locator("#bell .badge").count() == 0
