@@ -25,6 +25,7 @@ from flask import Flask, Response, current_app, g, request
 
 from services.platform import errors, metrics, redis_client
 from services.platform import ratelimit as buckets
+from services.platform.runtime import runtime
 
 EXTENSION = "copytrade_limiter"
 _STATE = "rate_limit_state"
@@ -67,15 +68,16 @@ def redis_answered() -> bool:
 
 def init_app(app: Flask) -> buckets.AppRateLimit | None:
     """Install the limiter on ``app`` (before the access gate, so floods stop first)."""
-    if not app.config.get("RATE_LIMIT_ENABLED", True):
+    built = runtime()
+    settings = built.settings
+    if not settings.rate_limit_enabled:
         return None
-    url = app.config["REDIS_URL"]
     limiter = buckets.AppRateLimit(
         # Share the app's client pool (bounded timeouts) instead of a second one.
-        redis_client.connect(url),
-        rate_per_second=float(app.config["RATE_LIMIT_PER_SECOND"]),
-        capacity=int(app.config["RATE_LIMIT_BURST"]),
-        key_prefix=f"{app.config['REDIS_PREFIX']}ratelimit")
+        redis_client.connect(built.redis_url),
+        rate_per_second=float(settings.rate_limit_per_second),
+        capacity=settings.rate_limit_burst,
+        key_prefix=f"{settings.redis_prefix}ratelimit")
     app.before_request(_take)
     app.after_request(_add_headers)
     app.extensions[EXTENSION] = limiter

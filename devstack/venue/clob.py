@@ -631,10 +631,11 @@ def trades():
     with state.lock:
         rows = []
         for trade in reversed(state.tape.clob_trades.values()):
-            parties = {trade.taker_order.maker.lower()} | {
-                o.maker.lower() for o, _, _ in trade.maker_fills
-            }
-            mine = parties & funders
+            orders = [trade.taker_order, *(o for o, _, _ in trade.maker_fills)]
+            parties = {o.maker.lower() for o in orders}
+            # a session key's own orders count too (it owns no wallet; ACCOUNTS.md §2.6)
+            mine = (parties & funders) or {o.maker.lower() for o in orders
+                                          if o.owner == record.api_key}
             if not mine:
                 continue
             if wanted_id and trade.id != wanted_id:

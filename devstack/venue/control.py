@@ -13,6 +13,10 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              operator_key} the relayer deploys and runs
                                              deposit wallets on that chain; contracts
                                              {exchange, collateral, ...}: its addresses
+                                             (a new collateral starts the venue afresh on
+                                             it); where those exchanges are the dev
+                                             chain's, every trade settles on chain
+                                             (chain_settlement.py) and /fund mints there
 * POST   /_sandbox/markets/<condition>/resolve {winner: 0|1|"Yes"}
 * POST   /_sandbox/markets/<condition>/fees   {rate, exponent?: 1, taker_only?: true,
                                              rebate_rate?: 0.15}: the market's taker fee
@@ -187,6 +191,8 @@ def state_summary():
             "mode": state.modes.describe(),
             "lifecycle": state.lifecycle.switches.describe(),
             "chain": state.chain.describe() if state.chain else None,
+            "chain_settlement": (state.chain_settlement.describe()
+                                 if state.chain_settlement else None),
         })
 
 

@@ -97,6 +97,9 @@ class OrderDesk:
         self.received_orders: list[dict] = []
         self.listeners: list[BookListener] = []
         self.delayed: list[tuple[float, BookOrder]] = []  # (due, order), oldest first
+        # told of each match before anyone else, with its fills: the state settles it (on
+        # chain when attached) and may give it its transaction hash
+        self.settle: Callable[[ClobTrade, list[Fill]], None] = lambda trade, fills: None
 
     def listen(self, listener: BookListener) -> None:
         """Register a listener for book changes and trades."""
@@ -245,6 +248,8 @@ class OrderDesk:
             seq=self.tape.next_seq(),
             budget=signed.maker_amount if is_market_buy else None,
             outcome=market.outcomes[index],
+            metadata=signed.metadata.hex(),
+            builder=signed.builder.hex(),
         )
         book = self.books[market.condition_id]
         for gone in book.drop_expired(now):
@@ -396,11 +401,12 @@ class OrderDesk:
                                    0, "MAKER", trade, seq, now))
             market.volume += units(taker_usdc)
         taker.associate_trades.append(trade.id)
+        self.settle(trade, new_fills)
         last_book_price = fills[-1].book_price
         market.last_trade_price = last_book_price
         for listener in self.listeners:
             listener.on_trade(market, taker.token_index, taker.side, trade.size,
-                              trade.fee_rate_bps, tx_hash, now)
+                              trade.fee_rate_bps, trade.transaction_hash, now)
         self.tape.record_trade(trade, new_fills, last_book_price, int(now))
         self.publish_fills(new_fills, now)
         return trade
@@ -435,9 +441,12 @@ class OrderDesk:
         now = self.now()
         wallet_cs = to_checksum_address(wallet)
         ledger = self.ledger
-        # Injected wallets are funded on the fly: the point is the fill, not the money.
+        # Injected wallets are funded on the fly: the point is the fill, not the money
+        # (exactly what it takes, so a chain that settles it holds the same afterwards).
         if side == "BUY":
-            need = cost_of(shares, price) + to_base(Decimal(1))
+            need = cost_of(shares, price)
+            if market.fees is not None:
+                need += to_base(market.fees.taker_fee(units(shares), price))
             if ledger.balance(wallet_cs) < need:
                 ledger.set_balance(wallet_cs, need)
         elif ledger.token_balance(wallet_cs, token_id) < shares:

@@ -19,6 +19,7 @@ import config
 from models.wallet import AccountOnboarding, TradingWallet
 from services.platform import errors, runtime, venue_access
 from services.wallets import onboarding, trading_accounts, wallets
+from tests.conftest import app_settings
 from tests.local_http import serving
 from tests.venue.test_relayer_client import Relayer
 from tests.wallet_fixtures import chain_settings, use_chain
@@ -41,7 +42,7 @@ BUILDER = {"POLYMARKET_BUILDER_API_KEY": "bk", "POLYMARKET_BUILDER_PASSPHRASE": 
 
 def use_settings(app: Any, chain: Any, **extra: Any) -> None:
     """Point the runtime's settings, venue and chain at the dev chain plus ``extra``."""
-    overrides = {**app.config, **chain.contracts.env(), **extra}
+    overrides = {**app_settings(app).flat(), **chain.contracts.env(), **extra}
     settings = config.load(env={}, overrides=overrides)
     current = runtime.runtime()
     runtime.install(replace(current, settings=settings,
