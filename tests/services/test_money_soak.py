@@ -50,9 +50,10 @@ def _env(app: Any, redis_url: str, prefix: str, venue_server: Any, instance: Pat
          ) -> dict[str, str]:
     """The deployment's environment, with the sandbox relayer and its builder key, a quick
     maintenance tick, and no deposit sweep (nothing wraps but what the soak asks)."""
-    builder = {k: str(v) for k, v in app.config.items() if k.startswith("POLYMARKET_BUILDER_")}
-    return {**stack_env(app, redis_url, prefix, venue_server, instance), **builder,
-            "POLYMARKET_RELAYER_URL": app.config["POLYMARKET_RELAYER_URL"],
+    from devstack.stack import sandbox_builder_env
+
+    return {**stack_env(app, redis_url, prefix, venue_server, instance),
+            **sandbox_builder_env({}), "POLYMARKET_RELAYER_URL": f"{venue_server.url}/relayer",
             "WORKER_GRACE_SECONDS": "2", "COPYTRADE_MAINTENANCE_SECONDS": "3",
             "DEPOSIT_SWEEP_SECONDS": "0"}
 

@@ -24,6 +24,7 @@ from services.wallets import (
     wallets,
     withdrawals,
 )
+from tests.conftest import app_settings
 from venue import relayer
 from venue.accounts.wallet_calls import transfer_call
 from venue.signing import OrderKey
@@ -155,7 +156,7 @@ def test_ambiguous_wallet_operations_are_listed_for_the_operator(
     row = withdrawals.request(trader.user, "0x" + "cd" * 20, Decimal("4"), "usdc")
     Withdrawal.update(status="ambiguous", relayer_nonce=7, error="Sent, then the relayer's "
                       "answer was lost").where(Withdrawal.id == row.id).execute()
-    monkeypatch.setenv("DATABASE_URL", app.config["DATABASE_URL"])
+    monkeypatch.setenv("DATABASE_URL", app_settings(app).database_url)
     listed = CliRunner().invoke(main, ["wallets", "ambiguous"])
     assert listed.exit_code == 0, listed.output
     assert "AMBIGUOUS WALLET OPERATIONS (1)" in listed.output
