@@ -98,17 +98,30 @@ def lease_holders(client: redis.Redis, prefix: str) -> dict[str, str]:
             for key, value in zip(keys, values, strict=True) if value}
 
 
-def engine_detection(client: redis.Redis, prefix: str,
-                     engines: Iterable[str | None]) -> dict[str, dict[str, str | None]]:
-    """Each engine's live detection source (feed|poll) and since when, from its heartbeat."""
+DETECTION_FIELDS = ("detection", "detection_since", "detection_last_gap_at",
+                    "detection_last_gap_seconds", "polls_per_minute")
+NO_DETECTION: dict[str, Any] = dict.fromkeys(DETECTION_FIELDS)
+
+
+def engine_detection(client: redis.Redis, prefix: str | None,
+                     engines: Iterable[str | None]) -> dict[str, dict[str, Any]]:
+    """Each engine's live detection source (feed|poll) and since when, the feed's last gap
+    (start, seconds) and its polls over the last minute, from its heartbeat."""
     names = sorted(e for e in engines if e)
     with client.pipeline(transaction=False) as pipe:
         for name in names:
-            pipe.hmget(copy_leases.engine_key(name, prefix), "detection", "detection_since")
+            pipe.hmget(copy_leases.engine_key(name, prefix), *DETECTION_FIELDS)
         answers = pipe.execute()
-    return {name: {"detection": source.decode() if source else None,
-                   "detection_since": since.decode() if since else None}
-            for name, (source, since) in zip(names, answers, strict=True)}
+    found = {}
+    for name, values in zip(names, answers, strict=True):
+        # An empty field is "none yet" (no gap); an engine from before a field leaves None.
+        row = dict(zip(DETECTION_FIELDS, (v.decode() if v else None for v in values),
+                       strict=True))
+        gap, polls = row["detection_last_gap_seconds"], row["polls_per_minute"]
+        row["detection_last_gap_seconds"] = float(gap) if gap else None
+        row["polls_per_minute"] = int(polls) if polls else None
+        found[name] = row
+    return found
 
 
 def venue_throttle(client: redis.Redis, prefix: str,
@@ -246,8 +259,7 @@ def executors(client: redis.Redis, prefix: str, now: datetime,
             "config_id": str(config.id), "user_id": str(config.user_id),
             "target": config.target_address, "paper": bool(config.paper_trading),
             "owner": holders.get(config.target_address.lower()),
-            **detection.get(holders.get(config.target_address.lower()) or "",
-                            {"detection": None, "detection_since": None}),
+            **detection.get(holders.get(config.target_address.lower()) or "", NO_DETECTION),
             "last_detection_at": _iso(seen),
             "last_detection_age_seconds": _age(seen, now),
             "cursor_saved_at": _iso(cursors.get(config.target_address)),

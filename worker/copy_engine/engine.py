@@ -91,7 +91,8 @@ class CopyEngine:
             name=name, settings=self.settings, stats=self.stats, executor=self.executor,
             db=self.db, poll_limiter=self._poll_limiter, venue=lambda: self._venue,
             poll_delay=self.poll_delay, feed_up=lambda: self.feed_connected,
-            feed_lost=lambda: self._feed_lost, first_poll=self.first_poll)
+            feed_lost=lambda: self._feed_lost, first_poll=self.first_poll,
+            polled=self.detection.polled)
         self._next_first_poll = 0.0
         self._active: dict[str, int] = {}  # active targets as last read by a full sweep
         self._fingerprint: Any = None

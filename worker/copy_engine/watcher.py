@@ -49,6 +49,7 @@ class WatchContext:
     # Set when the feed stops carrying trades (down or stale): long backstop waits end.
     feed_lost: Callable[[], trio.Event]
     first_poll: Callable[[], Awaitable[None]]  # a turn for a new target's first poll
+    polled: Callable[[], None]  # counts a poll (the engine's polls per minute)
 
 
 class TargetWatcher:
@@ -153,6 +154,7 @@ class TargetWatcher:
         async with context.poll_limiter:
             rows = await venue.activity_history(self.address, types="TRADE", start=start)
         context.stats.poll_requests += 1
+        context.polled()
         for item in sorted(rows, key=lambda row: row.timestamp):  # oldest first, as they came
             if self.offer(item, "poll"):
                 new += 1
