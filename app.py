@@ -20,6 +20,8 @@ from blueprints import (
     operations,
     ratelimit,
     security_headers,
+    telegram,
+    unsubscribe,
     wellknown,
 )
 from blueprints import api as rest
@@ -78,6 +80,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     oauth_surface.register(app)  # /oauth/..., /api/oauth/approvals, the svco_ resolver
     wellknown.register(app)  # /.well-known discovery documents
     app.register_blueprint(health.bp)
+    app.register_blueprint(unsubscribe.bp)  # /notifications/unsubscribe (RFC 8058)
+    app.register_blueprint(telegram.bp)  # /notifications/telegram/webhook
     assets.init_app(app)  # the explorer's and dashboard's npm assets; warns when missing
     dashboard.register(app)  # /dashboard (htmx pages), its htmx error renderer, / redirect
     errors.register(app)  # after smorest's, so ours wins for HTTPException

@@ -315,6 +315,40 @@ class OAuthFetchConfig:
 
 
 @dataclass(frozen=True)
+class NotificationConfig:
+    """Notifications (services/notifications/): retries, flood control, and each channel's
+    base URL, so a deployment (or a test) can point them at its own servers.
+
+    NOTIFY_RETRY_SECONDS: waits between a delivery's attempts ("30,120,600,3600": after
+    the last, the delivery is failed and shown as such). NOTIFY_TICK_SECONDS: how often a
+    worker queues due retries and digests. NOTIFY_BURST / NOTIFY_BURST_WINDOW_SECONDS: more
+    than BURST messages to one channel within the window are held and sent as one digest at
+    the window's end. NOTIFY_SEND_DEADLINE_SECONDS: one send's wall-clock bound.
+    NOTIFY_ALLOW_LOOPBACK_URLS: accept http webhook URLs on a loopback host (tests,
+    development; never in production: the server would post to itself).
+    NOTIFY_WEBHOOK_ROTATION_OVERLAP_SECONDS: after a secret rotation, how long the old secret
+    still signs too. DISCORD_WEBHOOK_URL_PREFIX / SLACK_WEBHOOK_URL_PREFIX: what a Discord or
+    Slack incoming-webhook URL must start with. TELEGRAM_BOT_TOKEN (none: no Telegram),
+    TELEGRAM_API_URL (the Bot API's base), TELEGRAM_BOT_USERNAME (for the link shown to
+    users), TELEGRAM_POLL_SECONDS (long-poll timeout).
+    """
+
+    retry_seconds: tuple[float, ...] = (30.0, 120.0, 600.0, 3600.0)
+    tick_seconds: float = 5.0
+    burst: int = 5
+    burst_window_seconds: float = 300.0
+    send_deadline_seconds: float = 10.0
+    allow_loopback_urls: bool = False
+    rotation_overlap_seconds: float = 86400.0
+    discord_url_prefix: str = "https://discord.com/api/webhooks/"
+    slack_url_prefix: str = "https://hooks.slack.com/services/"
+    telegram_bot_token: str | None = field(default=None, repr=False)
+    telegram_api_url: str = "https://api.telegram.org"
+    telegram_bot_username: str = ""
+    telegram_poll_seconds: float = 25.0
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every knob of a copytrade process, typed; built once by ``load``."""
 
@@ -363,6 +397,7 @@ class Settings:
     mcp_allowed_origins: tuple[str, ...] = ()
     # False turns the per-IP rate limit off (RATE_LIMIT_ENABLED=false; tests do).
     rate_limit_enabled: bool = True
+    notifications: NotificationConfig = NotificationConfig()
 
     def flat(self) -> dict[str, Any]:
         """The settings under their environment names (what Flask's ``app.config`` carries)."""
@@ -424,6 +459,10 @@ class Settings:
         }
         for name, attribute in _CONTRACT_FIELDS.items():
             flat[name] = getattr(self.contracts, attribute)
+        for name, attribute in _NOTIFY_VARIABLES.items():
+            flat[name] = getattr(self.notifications, attribute)
+        flat["NOTIFY_RETRY_SECONDS"] = ",".join(
+            f"{s:g}" for s in self.notifications.retry_seconds)
         for name, attribute in _SIGN_IN_VARIABLES.items():
             flat[name] = getattr(self.sign_in, attribute)
         return flat
@@ -454,6 +493,22 @@ _SIGN_IN_VARIABLES = {
     "SIGN_IN_WINDOW_SECONDS": "window_seconds",
     "STEP_UP_SECONDS": "step_up_seconds",
     "AUTH_RETENTION_DAYS": "retention_days",
+}
+
+# Notification variables (NotificationConfig documents them), by attribute.
+_NOTIFY_VARIABLES = {
+    "NOTIFY_TICK_SECONDS": "tick_seconds",
+    "NOTIFY_BURST": "burst",
+    "NOTIFY_BURST_WINDOW_SECONDS": "burst_window_seconds",
+    "NOTIFY_SEND_DEADLINE_SECONDS": "send_deadline_seconds",
+    "NOTIFY_ALLOW_LOOPBACK_URLS": "allow_loopback_urls",
+    "NOTIFY_WEBHOOK_ROTATION_OVERLAP_SECONDS": "rotation_overlap_seconds",
+    "DISCORD_WEBHOOK_URL_PREFIX": "discord_url_prefix",
+    "SLACK_WEBHOOK_URL_PREFIX": "slack_url_prefix",
+    "TELEGRAM_BOT_TOKEN": "telegram_bot_token",
+    "TELEGRAM_API_URL": "telegram_api_url",
+    "TELEGRAM_BOT_USERNAME": "telegram_bot_username",
+    "TELEGRAM_POLL_SECONDS": "telegram_poll_seconds",
 }
 
 # COPY_* variables that override engine timings (the others keep their defaults).
@@ -714,7 +769,41 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
                                              Settings.order_not_found_grace_seconds),
         order_resolve_deadline_seconds=number("ORDER_RESOLVE_DEADLINE_SECONDS",
                                               Settings.order_resolve_deadline_seconds),
+        notifications=_notifications(get, number, flag),
     )
+
+
+def _notifications(get: Any, number: Any, flag: Any) -> NotificationConfig:
+    """The NOTIFY_*, DISCORD_*, SLACK_* and TELEGRAM_* variables (NotificationConfig)."""
+    defaults = NotificationConfig()
+    retry_text = get("NOTIFY_RETRY_SECONDS")
+    try:
+        retry = (tuple(float(part) for part in retry_text.split(",") if part.strip())
+                 if retry_text else defaults.retry_seconds)
+    except ValueError:
+        raise ValueError("NOTIFY_RETRY_SECONDS must be seconds separated by commas") from None
+    if any(wait < 0 for wait in retry):
+        raise ValueError("NOTIFY_RETRY_SECONDS must not be negative")
+    burst = int(number("NOTIFY_BURST", defaults.burst))
+    if burst < 1:
+        raise ValueError("NOTIFY_BURST must be 1 or more")
+    return NotificationConfig(
+        retry_seconds=retry,
+        tick_seconds=number("NOTIFY_TICK_SECONDS", defaults.tick_seconds),
+        burst=burst,
+        burst_window_seconds=number("NOTIFY_BURST_WINDOW_SECONDS",
+                                    defaults.burst_window_seconds),
+        send_deadline_seconds=number("NOTIFY_SEND_DEADLINE_SECONDS",
+                                     defaults.send_deadline_seconds),
+        allow_loopback_urls=flag("NOTIFY_ALLOW_LOOPBACK_URLS", False),
+        rotation_overlap_seconds=number("NOTIFY_WEBHOOK_ROTATION_OVERLAP_SECONDS",
+                                        defaults.rotation_overlap_seconds),
+        discord_url_prefix=get("DISCORD_WEBHOOK_URL_PREFIX") or defaults.discord_url_prefix,
+        slack_url_prefix=get("SLACK_WEBHOOK_URL_PREFIX") or defaults.slack_url_prefix,
+        telegram_bot_token=get("TELEGRAM_BOT_TOKEN"),
+        telegram_api_url=(get("TELEGRAM_API_URL") or defaults.telegram_api_url).rstrip("/"),
+        telegram_bot_username=get("TELEGRAM_BOT_USERNAME") or "",
+        telegram_poll_seconds=number("TELEGRAM_POLL_SECONDS", defaults.telegram_poll_seconds))
 
 
 def _deposits(number: Any, flag: Any, get: Any) -> DepositConfig:
@@ -1140,6 +1229,48 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
     "RATE_LIMIT_ENABLED": (
         "the per-IP rate limit; `false` turns it off (tests do)",
         None),
+    "NOTIFY_RETRY_SECONDS": (
+        "waits between a notification delivery's attempts (comma-separated seconds); "
+        'after the last, the delivery is failed and shown as such',
+        None),
+    "NOTIFY_TICK_SECONDS": (
+        'how often a worker queues due notification retries and digests',
+        None),
+    "NOTIFY_BURST": (
+        'messages one channel gets within the burst window before the rest are held for '
+        'one digest',
+        None),
+    "NOTIFY_BURST_WINDOW_SECONDS": (
+        'the flood-control window of NOTIFY_BURST',
+        None),
+    "NOTIFY_SEND_DEADLINE_SECONDS": (
+        'wall-clock bound of one notification send (DNS included)',
+        None),
+    "NOTIFY_ALLOW_LOOPBACK_URLS": (
+        'accept http webhook, Discord and Slack URLs on a loopback host (tests, '
+        'development; never in production)',
+        None),
+    "NOTIFY_WEBHOOK_ROTATION_OVERLAP_SECONDS": (
+        'how long a rotated webhook secret still signs beside the new one',
+        None),
+    "DISCORD_WEBHOOK_URL_PREFIX": (
+        'what a Discord incoming-webhook URL must start with',
+        None),
+    "SLACK_WEBHOOK_URL_PREFIX": (
+        'what a Slack incoming-webhook URL must start with',
+        None),
+    "TELEGRAM_BOT_TOKEN": (
+        "the Telegram bot's token; none: no Telegram channel",
+        None),
+    "TELEGRAM_BOT_USERNAME": (
+        "the bot's name, for the t.me link shown to users",
+        None),
+    "TELEGRAM_API_URL": (
+        "the Telegram Bot API's base URL (tests point it at a local fake)",
+        None),
+    "TELEGRAM_POLL_SECONDS": (
+        'the Telegram long-poll timeout',
+        None),
 }
 
 # The configuration page's sections, in order; every variable above is in one.
@@ -1184,6 +1315,12 @@ ENVIRONMENT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "COPY_BALANCE_CONCURRENCY", "COPY_BALANCE_READS_PER_SECOND", "COPY_RECHECK_SECONDS",
         "COPY_RECHECK_AFTER_SECONDS", "COPY_LEASE_MS", "COPY_HEARTBEAT_SECONDS",
         "COPY_SWEEP_SECONDS", "COPY_EXIT_CHECK_SECONDS", "COPY_STALE_INTENT_SECONDS")),
+    ("Notifications", (
+        "NOTIFY_RETRY_SECONDS", "NOTIFY_TICK_SECONDS", "NOTIFY_BURST",
+        "NOTIFY_BURST_WINDOW_SECONDS", "NOTIFY_SEND_DEADLINE_SECONDS", "NOTIFY_ALLOW_LOOPBACK_URLS",
+        "NOTIFY_WEBHOOK_ROTATION_OVERLAP_SECONDS", "DISCORD_WEBHOOK_URL_PREFIX",
+        "SLACK_WEBHOOK_URL_PREFIX", "TELEGRAM_BOT_TOKEN", "TELEGRAM_BOT_USERNAME",
+        "TELEGRAM_API_URL", "TELEGRAM_POLL_SECONDS")),
     ("Proxies", ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
                  "all_proxy")),
     ("Logs, metrics and tiers", (

@@ -59,6 +59,7 @@ from services.platform import chain_access, errors
 from services.platform.principal import user_id_of
 from services.wallets import (
     broadcast_wait,
+    money_requests,
     trading_accounts,
     venue_accounts,
     wallet_batches,
@@ -335,13 +336,9 @@ def enqueue(withdrawal: Withdrawal) -> None:
 
 
 def wait_for_broadcast(withdrawal_id: UUID, timeout: float) -> Withdrawal:
-    """The record once its transaction's hash is known (broadcast on chain; run by the
-    relayer) or it ended, or as it is after ``timeout`` seconds.
-
-    Bounded by broadcast_wait: when the process's waiting slots are taken it answers at once.
-    """
-    return broadcast_wait.wait_until(lambda: Withdrawal.get_by_id(withdrawal_id),
-                                     broadcast_wait.hash_known, timeout)
+    """The record once its transaction's hash is known or it ended, or as it is after
+    ``timeout`` seconds (money_requests.await_hashes)."""
+    return money_requests.await_hashes(Withdrawal, [withdrawal_id], timeout)[0]
 
 
 def result(withdrawal: Withdrawal) -> WithdrawResult:
@@ -369,24 +366,8 @@ def withdraw(user: User | UUID | str, to_address: Any, amount: Any, token: Any,
              wait_seconds: float | None = None) -> WithdrawResult:
     """Record, enqueue and briefly await a withdrawal; the hash is in the answer if sent in time."""
     withdrawal = request(user, to_address, amount, token)
-    try:
-        enqueue(withdrawal)
-    except Exception:
-        # The queue is unreachable and the caller gets 503: it will retry, so this record
-        # must never go out later (maintenance re-queues open rows). Unless a job already
-        # signed it (the enqueue did land), it is failed with nothing sent.
-        message = ("The withdrawal could not be queued (the job queue was unreachable); "
-                   "nothing was sent. Try again.")
-        if trading_accounts.uses_relayer(withdrawal.wallet):
-            # a job that took it (queued → signed) may have submitted it: leave that one be
-            if Withdrawal.update(status=FAILED, error=message, updated_at=utcnow()).where(
-                    (Withdrawal.id == withdrawal.id) & (Withdrawal.status == QUEUED)).execute():
-                raise
-        elif _link(withdrawal.id).fail_unsent(message):
-            raise
-    if wait_seconds is None:
-        wait_seconds = chain_access.current().withdraw_wait_seconds
-    return result(wait_for_broadcast(withdrawal.id, wait_seconds))
+    money_requests.queue_or_fail([withdrawal], enqueue, "withdrawal")
+    return result(money_requests.await_hashes(Withdrawal, [withdrawal.id], wait_seconds)[0])
 
 
 def get(user: User | UUID | str, withdrawal_id: UUID | str) -> Withdrawal:
