@@ -495,18 +495,40 @@ class OrderDesk:
             self.publish(market)
         return {"canceled": canceled, "not_canceled": not_canceled}
 
-    def open_orders_of(self, record: ApiKeyRecord) -> list[BookOrder]:
-        """The key's live, unexpired resting orders, oldest first."""
+    def cancel_where(self, record: ApiKeyRecord, market: str | None = None,
+                     asset_id: str | None = None) -> dict:
+        """Cancel all the key's live orders, optionally in one market or token."""
+        mine = self.open_orders_of(record, market=market, asset_id=asset_id)
+        return self.cancel(record, [o.order_id for o in mine])
+
+    def open_orders_of(self, record: ApiKeyRecord, *, market: str | None = None,
+                       asset_id: str | None = None) -> list[BookOrder]:
+        """The key's live, unexpired resting orders (optionally in one market or token),
+        oldest first."""
         now = self.now()
         result = []
         for book in self.books.values():
             for order in book.orders():
-                if order.owner == record.api_key:
-                    if order.expired(now):
-                        continue
-                    result.append(order)
+                if order.owner != record.api_key or order.expired(now):
+                    continue
+                if (market and order.condition_id != market) or \
+                        (asset_id and order.token_id != asset_id):
+                    continue
+                result.append(order)
         result.sort(key=lambda o: o.seq)
         return result
+
+    def listed_orders(self, record: ApiKeyRecord, *, market: str = "", asset_id: str = "",
+                      order_id: str = "") -> list[BookOrder]:
+        """The key's live orders, filtered like GET /data/orders.
+
+        Asked for one ``order_id``, any status of the key's order answers (delayed, matched,
+        cancelled: how the SDK follows a delayed order's ``associate_trades``).
+        """
+        if order_id:
+            found = self.orders.get(order_id)
+            return [found] if found is not None and found.owner == record.api_key else []
+        return self.open_orders_of(record, market=market, asset_id=asset_id)
 
     def order_for(self, record: ApiKeyRecord, order_id: str) -> BookOrder:
         """One of the key's orders (any status), or 404."""
