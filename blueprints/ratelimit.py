@@ -28,6 +28,7 @@ from flask_limiter import Limiter, RequestLimit
 
 from services.platform import errors, metrics, redis_client
 from services.platform import ratelimit as buckets
+from services.platform.runtime import runtime
 
 EXTENSION = "copytrade_limiter"
 
@@ -107,23 +108,24 @@ def _resolve_once(limiter: Limiter) -> None:
 
 def init_app(app: Flask) -> Limiter | None:
     """Install the limiter on ``app`` (before the access gate, so floods stop first)."""
-    if not app.config.get("RATE_LIMIT_ENABLED", True):
+    built = runtime()
+    settings = built.settings
+    if not settings.rate_limit_enabled:
         return None
-    url = app.config["REDIS_URL"]
     # Runs after flask-limiter's own after_request (registered later, run earlier).
     app.after_request(_add_headers)
     app.teardown_request(_forget)
     limiter = Limiter(
         key_func=_client,
         # "N per 1 second": the bucket refills at N tokens a second and holds the burst.
-        application_limits=[f"{int(app.config['RATE_LIMIT_PER_SECOND'])}/second"],
+        application_limits=[f"{int(settings.rate_limit_per_second)}/second"],
         strategy=buckets.STRATEGY_NAME,
-        storage_uri=buckets.SCHEME_PREFIX + url,
+        storage_uri=buckets.SCHEME_PREFIX + built.redis_url,
         storage_options={
-            "burst": int(app.config["RATE_LIMIT_BURST"]),
-            "key_prefix": f"{app.config['REDIS_PREFIX']}ratelimit",
+            "burst": settings.rate_limit_burst,
+            "key_prefix": f"{settings.redis_prefix}ratelimit",
             # Share the app's client pool (bounded timeouts) instead of a second one.
-            "connection_pool": redis_client.connect(url).connection_pool,
+            "connection_pool": redis_client.connect(built.redis_url).connection_pool,
         },
         headers_enabled=False,  # ours carry the bucket's meaning; see _add_headers
         on_breach=_on_breach,

@@ -1,40 +1,38 @@
 """The venue facade: ``VenueClient`` (blocking, Flask/RQ threads) and ``AsyncVenueClient``
-(the Trio worker), each bundling Gamma, CLOB and Data API over one pooled connection set.
+(the Trio worker), each bundling Gamma, CLOB, Data API and relayer over one pooled
+connection set.
 
-The endpoint classes are shared; only the few multi-step helpers below exist in both a
-sync and an async form.
+One implementation over two runners (``venue.http``): the endpoint classes hand their calls
+to the client's transport, and the multi-step helpers are written once as generators of
+steps (``venue.relayer.Steps``), which each client drives with its own ``run_steps``. So on
+``VenueClient`` every method returns its value and on ``AsyncVenueClient`` an awaitable.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
-from decimal import Decimal
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import httpx
 
 from venue.cache import MetadataCache
-from venue.clob import INITIAL_CURSOR, ClobApi
+from venue.clob import INITIAL_CURSOR, MAX_CANCEL_IDS, ClobApi
 from venue.config import VenueConfig
 from venue.data_api import DataApi
-from venue.errors import VenueError, VenueRejected
-from venue.gamma import GammaApi
-from venue.http import AsyncTransport, SyncTransport
+from venue.errors import VenueError, VenueNotFound, VenueRejected
+from venue.gamma import GammaApi, Returns
+from venue.http import AsyncTransport, Call, SyncTransport
 from venue.market_feed import BookFeed, open_book_feed
-from venue.models import ApiCreds, FeeSchedule, Market, OpenOrder
+from venue.models import ActivityItem, ApiCreds, CancelResult, FeeSchedule, Market, OpenOrder
 from venue.relayer import RelayerApi, Steps, arun_steps, run_steps
 from venue.rtds import ActivityFeed, open_activity_feed
-from venue.signing import (
-    SIGNATURE_TYPE_EOA,
-    SignedOrder,
-    build_signed_market_order,
-    build_signed_order,
-)
 
 T = TypeVar("T")
 MAX_ORDER_PAGES = 50  # guards against a venue that never sends the end cursor
+V1_OFFSET_CAP = 10_000  # Data API v1 ``offset`` stops here (ACCOUNTS.md §11)
+HISTORY_PAGE = 500
 
 
 def gamma_fees(market: Market) -> FeeSchedule | None:
@@ -42,108 +40,150 @@ def gamma_fees(market: Market) -> FeeSchedule | None:
     return market.fee_schedule if market.fees_enabled else None
 
 
-def _sign_kwargs(config: VenueConfig) -> dict[str, Any]:
-    return {
-        "exchange_address": config.exchange_address,
-        "neg_risk_exchange_address": config.neg_risk_exchange_address,
-    }
+def _described(call: Call[T]) -> Call[T]:
+    """A runner that runs nothing: the endpoint classes over it return their ``Call``."""
+    return call
 
 
-class VenueClient:
-    """Blocking client: ``.gamma``, ``.clob``, ``.data`` plus order helpers."""
+# --- multi-step helpers, written once --------------------------------------------------------
+
+
+def create_or_derive_steps(clob: ClobApi, private_key: str, nonce: int) -> Steps[ApiCreds]:
+    """Mint CLOB credentials, or derive the existing ones when the key already has some."""
+    try:
+        return (yield clob.create_api_key(private_key, nonce))
+    except VenueRejected:
+        return (yield clob.derive_api_key(private_key, nonce))
+
+
+def open_orders_steps(clob: ClobApi, creds: ApiCreds, market: str | None,
+                      asset_id: str | None) -> Steps[list[OpenOrder]]:
+    """Every open order of ``creds``, following ``next_cursor`` to the end."""
+    orders: list[OpenOrder] = []
+    cursor = INITIAL_CURSOR
+    for _ in range(MAX_ORDER_PAGES):
+        page = yield clob.open_orders(creds, market=market, asset_id=asset_id,
+                                      next_cursor=cursor)
+        orders.extend(page.orders)
+        if page.is_last or page.next_cursor == cursor:
+            break
+        cursor = page.next_cursor
+    return orders
+
+
+def cancel_many_steps(clob: ClobApi, creds: ApiCreds,
+                      order_ids: Sequence[str]) -> Steps[CancelResult]:
+    """Cancel any number of orders, ``MAX_CANCEL_IDS`` a request; the answers merged."""
+    canceled: list[str] = []
+    not_canceled: dict[str, str] = {}
+    for start in range(0, len(order_ids), MAX_CANCEL_IDS):
+        part = yield clob.cancel_orders(creds, order_ids[start:start + MAX_CANCEL_IDS])
+        canceled.extend(part.canceled)
+        not_canceled.update(part.not_canceled)
+    return CancelResult(canceled=tuple(canceled), not_canceled=not_canceled)
+
+
+def activity_steps(data: DataApi, user: str, types: Sequence[str] | str | None,
+                   start: int | None,
+                   max_rows: int | None) -> Steps[list[ActivityItem]]:
+    """A wallet's activity since ``start`` (all of it, or ``max_rows`` newest-first rows):
+    Data API v2 cursor pages, not capped at 10,000 rows; v1 ``offset`` pages only when the
+    v2 route is refused (ACCOUNTS.md §11: v1 stops at offset 10,000)."""
+    rows: list[ActivityItem] = []
+    cursor: str | None = None
+    try:
+        while True:
+            page = yield data.activity_page(user, cursor=cursor, limit=HISTORY_PAGE,
+                                            start=start, types=types)
+            rows.extend(page.items)
+            if not page.has_more or not page.next_cursor or page.next_cursor == cursor or (
+                    max_rows is not None and len(rows) >= max_rows):
+                return rows[:max_rows] if max_rows is not None else rows
+            cursor = page.next_cursor
+    except (VenueNotFound, VenueRejected):
+        if cursor is not None:
+            raise  # v2 answered before: a real failure, not a missing route
+    rows = []
+    offset = 0
+    while offset <= V1_OFFSET_CAP:  # v1 fallback: past its cap it repeats the last page
+        batch = yield data.activity(user, types=types, start=start, limit=HISTORY_PAGE,
+                                    offset=offset)
+        rows.extend(batch)
+        if len(batch) < HISTORY_PAGE or (max_rows is not None and len(rows) >= max_rows):
+            break
+        offset += len(batch)
+    return rows[:max_rows] if max_rows is not None else rows
+
+
+def fee_schedule_steps(clob: ClobApi, market: Market) -> Steps[FeeSchedule | None]:
+    """The market's taker fee model: CLOB ``fd``, else Gamma ``feeSchedule`` (None: free)."""
+    try:
+        return (yield clob.market_parameters(market.condition_id)).fees
+    except VenueError:  # the CLOB cannot say now: Gamma's copy of the same schedule
+        return gamma_fees(market)
+
+
+class _VenueClient:
+    """What both clients are: the endpoint classes over one transport, and the helpers."""
+
+    _transport_class: ClassVar[type[SyncTransport] | type[AsyncTransport]]
 
     def __init__(
         self,
         config: VenueConfig,
         *,
-        http_client: httpx.Client | None = None,
+        http_client: httpx.Client | httpx.AsyncClient | None = None,
         cache: MetadataCache | None = None,
     ) -> None:
         self.config = config
         self.cache = MetadataCache() if cache is None else cache
-        self.transport = SyncTransport(config, http_client, self.cache)
-        self.gamma = GammaApi(self.transport.run)
-        self.clob = ClobApi(self.transport.run, config.chain_id)
-        self.data = DataApi(self.transport.run)
-        self.relayer = RelayerApi(self.transport.run)
+        self.transport = self._transport_class(config, http_client, self.cache)
+        run = self.transport.run
+        self.gamma = GammaApi(run)
+        self.clob = ClobApi(run, config.chain_id)
+        self.data = DataApi(run)
+        self.relayer = RelayerApi(run)
+        self._calls = ClobApi(_described, config.chain_id)  # the CLOB's calls, for the steps
+        self._data_calls = DataApi(_described)
 
-    def run_steps(self, steps: Steps[T]) -> T:
-        """Run a multi-step relayer flow (``venue.relayer``) to its end."""
-        return run_steps(steps, self.transport.run)
+    def run_steps(self, steps: Steps[T]) -> Returns[T]:
+        """Run a multi-step flow (``venue.relayer``, or the helpers below) to its end."""
+        raise NotImplementedError
 
-    def create_or_derive_api_key(self, private_key: str, nonce: int = 0) -> ApiCreds:
+    def create_or_derive_api_key(self, private_key: str, nonce: int = 0) -> Returns[ApiCreds]:
         """Mint CLOB credentials, or derive the existing ones when the key already has some."""
-        try:
-            return self.clob.create_api_key(private_key, nonce)
-        except VenueRejected:
-            return self.clob.derive_api_key(private_key, nonce)
+        return self.run_steps(create_or_derive_steps(self._calls, private_key, nonce))
 
     def all_open_orders(
         self, creds: ApiCreds, *, market: str | None = None, asset_id: str | None = None
-    ) -> list[OpenOrder]:
+    ) -> Returns[list[OpenOrder]]:
         """Every open order of ``creds``, following ``next_cursor`` to the end."""
-        orders: list[OpenOrder] = []
-        cursor = INITIAL_CURSOR
-        for _ in range(MAX_ORDER_PAGES):
-            page = self.clob.open_orders(creds, market=market, asset_id=asset_id,
-                                         next_cursor=cursor)
-            orders.extend(page.orders)
-            if page.is_last or page.next_cursor == cursor:
-                break
-            cursor = page.next_cursor
-        return orders
+        return self.run_steps(open_orders_steps(self._calls, creds, market, asset_id))
 
-    def fee_schedule(self, market: Market) -> FeeSchedule | None:
+    def activity_history(self, user: str, *, types: Sequence[str] | str | None = None,
+                         start: int | None = None, max_rows: int | None = None
+                         ) -> Returns[list[ActivityItem]]:
+        """A wallet's activity since ``start`` over v2 cursors (v1 offsets as a fallback)."""
+        return self.run_steps(activity_steps(self._data_calls, user, types, start, max_rows))
+
+    def cancel_many(self, creds: ApiCreds, order_ids: Sequence[str]) -> Returns[CancelResult]:
+        """Cancel any number of orders, split into the venue's 1,000-id requests."""
+        return self.run_steps(cancel_many_steps(self._calls, creds, list(order_ids)))
+
+    def fee_schedule(self, market: Market) -> Returns[FeeSchedule | None]:
         """The market's taker fee model: CLOB ``fd``, else Gamma ``feeSchedule`` (None: free)."""
-        try:
-            return self.clob.market_fees(market.condition_id)
-        except VenueError:  # the CLOB cannot say now: Gamma's copy of the same schedule
-            return gamma_fees(market)
+        return self.run_steps(fee_schedule_steps(self._calls, market))
 
-    def build_order(
-        self,
-        private_key: str,
-        token_id: str,
-        side: str,
-        price: Decimal,
-        size: Decimal,
-        order_type: str = "GTC",
-        *,
-        signature_type: int = SIGNATURE_TYPE_EOA,
-        funder: str | None = None,
-        expiration: int = 0,
-        tick_size: Decimal | None = None,
-        neg_risk: bool | None = None,
-    ) -> SignedOrder:
-        """Sign a limit order, looking up tick size and neg-risk (cached) when not given."""
-        tick = self.clob.tick_size(token_id) if tick_size is None else tick_size
-        risky = self.clob.neg_risk(token_id) if neg_risk is None else neg_risk
-        return build_signed_order(
-            private_key, self.config.chain_id, token_id, side, price, size, order_type,
-            tick, risky, signature_type, funder, expiration, **_sign_kwargs(self.config),
-        )
 
-    def build_market_order(
-        self,
-        private_key: str,
-        token_id: str,
-        side: str,
-        amount: Decimal,
-        worst_price: Decimal,
-        order_type: str = "FOK",
-        *,
-        signature_type: int = SIGNATURE_TYPE_EOA,
-        funder: str | None = None,
-        tick_size: Decimal | None = None,
-        neg_risk: bool | None = None,
-    ) -> SignedOrder:
-        """Sign a FOK/FAK order (BUY: pUSD to spend; SELL: shares), looking up market params."""
-        tick = self.clob.tick_size(token_id) if tick_size is None else tick_size
-        risky = self.clob.neg_risk(token_id) if neg_risk is None else neg_risk
-        return build_signed_market_order(
-            private_key, self.config.chain_id, token_id, side, amount, worst_price,
-            order_type, tick, risky, signature_type, funder, **_sign_kwargs(self.config),
-        )
+class VenueClient(_VenueClient):
+    """Blocking client: ``.gamma``, ``.clob``, ``.data``, ``.relayer`` plus the helpers."""
+
+    _transport_class = SyncTransport
+    transport: SyncTransport
+
+    def run_steps(self, steps: Steps[T]) -> T:
+        """Run a multi-step flow (``venue.relayer``, or the helpers above) to its end."""
+        return run_steps(steps, self.transport.run)
 
     def close(self) -> None:
         """Close pooled connections."""
@@ -157,101 +197,15 @@ class VenueClient:
         self.close()
 
 
-class AsyncVenueClient:
-    """Async client (trio or asyncio): same ``.gamma``/``.clob``/``.data``, awaited."""
+class AsyncVenueClient(_VenueClient):
+    """Async client (trio or asyncio): the same endpoints and helpers, awaited; the feeds."""
 
-    def __init__(
-        self,
-        config: VenueConfig,
-        *,
-        http_client: httpx.AsyncClient | None = None,
-        cache: MetadataCache | None = None,
-    ) -> None:
-        self.config = config
-        self.cache = MetadataCache() if cache is None else cache
-        self.transport = AsyncTransport(config, http_client, self.cache)
-        self.gamma = GammaApi(self.transport.run)
-        self.clob = ClobApi(self.transport.run, config.chain_id)
-        self.data = DataApi(self.transport.run)
-        self.relayer = RelayerApi(self.transport.run)
+    _transport_class = AsyncTransport
+    transport: AsyncTransport
 
-    async def run_steps(self, steps: Steps[T]) -> T:
-        """Run a multi-step relayer flow (``venue.relayer``) to its end."""
-        return await arun_steps(steps, self.transport.run)
-
-    async def create_or_derive_api_key(self, private_key: str, nonce: int = 0) -> ApiCreds:
-        """Mint CLOB credentials, or derive the existing ones when the key already has some."""
-        try:
-            return await self.clob.create_api_key(private_key, nonce)
-        except VenueRejected:
-            return await self.clob.derive_api_key(private_key, nonce)
-
-    async def all_open_orders(
-        self, creds: ApiCreds, *, market: str | None = None, asset_id: str | None = None
-    ) -> list[OpenOrder]:
-        """Every open order of ``creds``, following ``next_cursor`` to the end."""
-        orders: list[OpenOrder] = []
-        cursor = INITIAL_CURSOR
-        for _ in range(MAX_ORDER_PAGES):
-            page = await self.clob.open_orders(creds, market=market, asset_id=asset_id,
-                                               next_cursor=cursor)
-            orders.extend(page.orders)
-            if page.is_last or page.next_cursor == cursor:
-                break
-            cursor = page.next_cursor
-        return orders
-
-    async def fee_schedule(self, market: Market) -> FeeSchedule | None:
-        """The market's taker fee model: CLOB ``fd``, else Gamma ``feeSchedule`` (None: free)."""
-        try:
-            return await self.clob.market_fees(market.condition_id)
-        except VenueError:  # the CLOB cannot say now: Gamma's copy of the same schedule
-            return gamma_fees(market)
-
-    async def build_order(
-        self,
-        private_key: str,
-        token_id: str,
-        side: str,
-        price: Decimal,
-        size: Decimal,
-        order_type: str = "GTC",
-        *,
-        signature_type: int = SIGNATURE_TYPE_EOA,
-        funder: str | None = None,
-        expiration: int = 0,
-        tick_size: Decimal | None = None,
-        neg_risk: bool | None = None,
-    ) -> SignedOrder:
-        """Sign a limit order, looking up tick size and neg-risk (cached) when not given."""
-        tick = await self.clob.tick_size(token_id) if tick_size is None else tick_size
-        risky = await self.clob.neg_risk(token_id) if neg_risk is None else neg_risk
-        return build_signed_order(
-            private_key, self.config.chain_id, token_id, side, price, size, order_type,
-            tick, risky, signature_type, funder, expiration, **_sign_kwargs(self.config),
-        )
-
-    async def build_market_order(
-        self,
-        private_key: str,
-        token_id: str,
-        side: str,
-        amount: Decimal,
-        worst_price: Decimal,
-        order_type: str = "FOK",
-        *,
-        signature_type: int = SIGNATURE_TYPE_EOA,
-        funder: str | None = None,
-        tick_size: Decimal | None = None,
-        neg_risk: bool | None = None,
-    ) -> SignedOrder:
-        """Sign a FOK/FAK order (BUY: pUSD to spend; SELL: shares), looking up market params."""
-        tick = await self.clob.tick_size(token_id) if tick_size is None else tick_size
-        risky = await self.clob.neg_risk(token_id) if neg_risk is None else neg_risk
-        return build_signed_market_order(
-            private_key, self.config.chain_id, token_id, side, amount, worst_price,
-            order_type, tick, risky, signature_type, funder, **_sign_kwargs(self.config),
-        )
+    def run_steps(self, steps: Steps[T]) -> Awaitable[T]:
+        """Run a multi-step flow (``venue.relayer``, or the helpers above) to its end."""
+        return arun_steps(steps, self.transport.run)
 
     def activity_feed(
         self, wallets: Iterable[str] | None = None, **options: Any

@@ -2,14 +2,17 @@
 
 Every API call is a ``Call``: a ``VenueRequest`` (pure data) plus a parser. ``SyncTransport``
 (Flask, RQ threads) and ``AsyncTransport`` (the Trio worker; httpx runs on trio via anyio)
-share the URL building, error mapping, retry policy and metadata cache below and differ
+share the URL building, error mapping, metadata cache and the one retry loop below and differ
 only in how they send and sleep.
 
 Failure mapping: timeouts -> VenueTimeout; 425, 429 and the restricted modes' 503 ->
 VenueRestricted (``venue.restrictions``: refused, never carried out); connection errors
 and other 5xx -> VenueUnavailable (with retry_after); 404 -> VenueNotFound; other 4xx ->
 VenueRejected(status, body). Each request first takes a slot of its endpoint family's rate
-budget (``venue.budgets``), waiting while that family's budget is spent. Only
+budget (``venue.budgets``), and an order or cancel one of its signer's too, waiting while
+either is spent. Every answer is read for ``Poly-RateLimit-Warning`` (the venue's per-signer
+limits, in warning mode: ACCOUNTS.md §11); a warning backs that signer's budget off and is
+reported to the warning observers (metrics, the engine's status). Only
 ``retryable`` requests (idempotent reads and cancels) are retried, with small bounded
 exponential backoff; order POSTs are never resent, so a timeout there surfaces as
 VenueTimeout for the caller to reconcile.
@@ -21,7 +24,7 @@ import contextlib
 import email.utils
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlencode
@@ -55,6 +58,31 @@ _DEFAULT_RETRY_AFTER = 5
 
 VenueObserver = Callable[["VenueRequest", float, "VenueError | None"], None]
 _observers: list[VenueObserver] = []
+RATE_LIMIT_WARNING = "Poly-RateLimit-Warning"
+SIGNER_HEADER = "POLY_ADDRESS"
+# (signer, kind, its new limit per window or None without budgets, the header's text)
+WarningObserver = Callable[[str, str, "float | None", str], None]
+_warning_observers: list[WarningObserver] = []
+
+
+def add_warning_observer(observer: WarningObserver) -> None:
+    """Call ``observer(signer, kind, limit, text)`` on every rate-limit warning (metrics)."""
+    if observer not in _warning_observers:
+        _warning_observers.append(observer)
+
+
+def _warned(budgets: RateBudgets | None, request: VenueRequest, response: Answer) -> None:
+    """Read the answer's rate-limit warning: back the signer off and tell the observers."""
+    text = response.headers.get(RATE_LIMIT_WARNING)
+    if text is None:
+        return
+    signer = request.headers.get(SIGNER_HEADER) or ""
+    backed = None if budgets is None else budgets.warned(request.api, request.method,
+                                                         request.path, signer)
+    kind, limit = backed if backed is not None else ("other", None)
+    for observer in _warning_observers:
+        with contextlib.suppress(Exception):  # an observer must never break a venue call
+            observer(signer.lower(), kind, limit, text)
 
 
 def add_observer(observer: VenueObserver) -> None:
@@ -81,16 +109,19 @@ class VenueRequest:
     body: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     retryable: bool = True
+    weight: int = 1  # orders a batch carries (its signer's budget counts each)
 
 
 @dataclass(frozen=True, slots=True)
 class Call(Generic[T]):
-    """A request and how to read its JSON answer; optionally cached for ``cache_ttl``."""
+    """A request and how to read its JSON answer; optionally cached for ``cache_ttl``
+    (``refresh``: asked of the venue even when cached, and cached again)."""
 
     request: VenueRequest
     parse: Callable[[Any], T]
     cache_key: str | None = None
     cache_ttl: float | None = None
+    refresh: bool = False
 
 
 def query(**params: Any) -> tuple[tuple[str, str], ...]:
@@ -199,7 +230,7 @@ def retry_delay(
 
 
 def _cached(cache: MetadataCache | None, call: Call[Any]) -> Any:
-    if cache is None or call.cache_key is None:
+    if cache is None or call.cache_key is None or call.refresh:
         return _MISSING
     return cache.get(call.cache_key, _MISSING)
 
@@ -279,7 +310,67 @@ class _Attempt:
 # --- runners -------------------------------------------------------------------------------
 
 
-class SyncTransport:
+class _Runner:
+    """The request loop both runners share: cache, rate budget, send, map, retry.
+
+    Written once as a coroutine over the runner's ``_send`` and ``_pause``. The async runner
+    awaits it as its ``run``; the blocking runner's ``_send`` and ``_pause`` block instead
+    of suspending, so the loop never yields there and ``_blocking`` finishes it in one step.
+    """
+
+    config: VenueConfig
+    cache: MetadataCache | None
+    budgets: RateBudgets | None
+
+    async def _send(self, req: VenueRequest) -> Answer:
+        raise NotImplementedError
+
+    async def _pause(self, seconds: float) -> None:
+        raise NotImplementedError
+
+    async def _exchange(self, call: Call[T]) -> T:
+        """Send ``call`` (from cache when fresh), retrying reads; return its parsed answer."""
+        hit = _cached(self.cache, call)
+        if hit is not _MISSING:
+            return hit
+        attempt = 0
+        while True:
+            attempt += 1
+            outcome = _Attempt()
+            if self.budgets is not None:
+                while (wait := _take(self.budgets, call.request)) > 0:
+                    await self._pause(wait)  # this family's budget is spent: wait for room
+            started = time.perf_counter()
+            try:
+                response = await self._send(call.request)
+                _warned(self.budgets, call.request, response)
+                outcome.settle(call, response)
+            except httpx.HTTPError as exc:
+                outcome.fail(call, exc)
+            except VenueError as exc:
+                _observe(call.request, started, exc)
+                raise
+            _observe(call.request, started, outcome.error)
+            if outcome.error is None:
+                _store(self.cache, call, self.config, outcome.value)
+                return outcome.value
+            delay = outcome.next_delay(self.config, call, attempt)
+            if delay is None:
+                raise outcome.error
+            await self._pause(delay)
+
+
+def _blocking(loop: Coroutine[Any, Any, T]) -> T:
+    """The result of a coroutine that never suspends (the blocking runner's loop)."""
+    try:
+        loop.send(None)
+    except StopIteration as done:
+        return done.value
+    loop.close()
+    raise RuntimeError("the blocking venue runner's loop suspended")
+
+
+class SyncTransport(_Runner):
     """Blocking runner over one pooled ``httpx.Client`` (keep-alive connection reuse)."""
 
     def __init__(
@@ -297,35 +388,15 @@ class SyncTransport:
             timeout=_timeout(config), limits=_limits(config), follow_redirects=True
         )
 
+    async def _send(self, req: VenueRequest) -> Answer:
+        return self._client.send(_build(self._client, self.config, req))  # blocks: see _Runner
+
+    async def _pause(self, seconds: float) -> None:
+        self._sleep(seconds)
+
     def run(self, call: Call[T]) -> T:
         """Send ``call`` (from cache when fresh), retrying reads; return its parsed answer."""
-        hit = _cached(self.cache, call)
-        if hit is not _MISSING:
-            return hit
-        attempt = 0
-        while True:
-            attempt += 1
-            outcome = _Attempt()
-            if self.budgets is not None:
-                while (wait := _take(self.budgets, call.request)) > 0:
-                    self._sleep(wait)  # this family's budget is spent: wait for room
-            started = time.perf_counter()
-            try:
-                request = _build(self._client, self.config, call.request)
-                outcome.settle(call, self._client.send(request))
-            except httpx.HTTPError as exc:
-                outcome.fail(call, exc)
-            except VenueError as exc:
-                _observe(call.request, started, exc)
-                raise
-            _observe(call.request, started, outcome.error)
-            if outcome.error is None:
-                _store(self.cache, call, self.config, outcome.value)
-                return outcome.value
-            delay = outcome.next_delay(self.config, call, attempt)
-            if delay is None:
-                raise outcome.error
-            self._sleep(delay)
+        return _blocking(self._exchange(call))
 
     def close(self) -> None:
         """Close pooled connections."""
@@ -358,7 +429,7 @@ def lean_transport(config: VenueConfig) -> Http11Transport | None:
                                       user_agent=config.user_agent))
 
 
-class AsyncTransport:
+class AsyncTransport(_Runner):
     """Async runner over one ``httpx.AsyncClient``; works under trio and asyncio.
 
     The client's transport is chosen here, once: the one given with ``http_client``, else
@@ -396,34 +467,10 @@ class AsyncTransport:
             return (await _lean_request(self._lean, self.config, req)).to_httpx()
         return await self._client.send(_build(self._client, self.config, req))
 
-    async def run(self, call: Call[T]) -> T:
-        """Send ``call`` (from cache when fresh), retrying reads; return its parsed answer."""
-        hit = _cached(self.cache, call)
-        if hit is not _MISSING:
-            return hit
-        attempt = 0
-        while True:
-            attempt += 1
-            outcome = _Attempt()
-            if self.budgets is not None:
-                while (wait := _take(self.budgets, call.request)) > 0:
-                    await anyio.sleep(wait)  # this family's budget is spent: wait for room
-            started = time.perf_counter()
-            try:
-                outcome.settle(call, await self._send(call.request))
-            except httpx.HTTPError as exc:
-                outcome.fail(call, exc)
-            except VenueError as exc:
-                _observe(call.request, started, exc)
-                raise
-            _observe(call.request, started, outcome.error)
-            if outcome.error is None:
-                _store(self.cache, call, self.config, outcome.value)
-                return outcome.value
-            delay = outcome.next_delay(self.config, call, attempt)
-            if delay is None:
-                raise outcome.error
-            await anyio.sleep(delay)
+    async def _pause(self, seconds: float) -> None:
+        await anyio.sleep(seconds)
+
+    run = _Runner._exchange  # awaited as it is: no extra coroutine on the hot path
 
     async def aclose(self) -> None:
         """Close pooled connections (the lean pool's too: it is the client's transport)."""
@@ -436,7 +483,8 @@ def _budgets(config: VenueConfig) -> RateBudgets | None:
 
 
 def _take(budgets: RateBudgets, req: VenueRequest) -> float:
-    return budgets.take(req.api, req.method, req.path)
+    return budgets.take(req.api, req.method, req.path, req.headers.get(SIGNER_HEADER),
+                        req.weight)
 
 
 def _running_trio() -> bool:

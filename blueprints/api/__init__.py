@@ -11,6 +11,7 @@ from blueprints.api.base import RATE_LIMIT_HEADERS, SECURITY_SCHEMES, DecimalStr
 from config import TierSettings
 from schemas.common import ErrorSchema, PaginationSchema
 from schemas.fields import decimal_string_property
+from services.platform.runtime import runtime
 
 OPENAPI_DESCRIPTION = """\
 Copy-trading platform for Polymarket.
@@ -66,8 +67,8 @@ def register(app: Flask) -> CopytradeApi:
     """Create the Api for ``app`` and register every REST blueprint on it."""
     from blueprints.api import auth, keys, markets, stats, users, wallets
 
-    for key, value in api_config(app.config["BASE_URL"],
-                                 app.extensions["runtime"].settings.tiers).items():
+    settings = runtime().settings
+    for key, value in api_config(settings.base_url, settings.tiers).items():
         app.config.setdefault(key, value)
     api = CopytradeApi(app)
     api.ma_plugin.converter.add_attribute_function(decimal_string_property)
@@ -79,9 +80,9 @@ def register(app: Flask) -> CopytradeApi:
 
     for blueprint in (orders.blp, positions.blp, trades.blp, paper.blp):
         api.register_blueprint(blueprint)
-    from blueprints.api import accounts, configs, helpers
+    from blueprints.api import accounts, configs, helpers, notifications, traders
 
-    for blueprint in (configs.blp, helpers.blp, accounts.blp):
+    for blueprint in (configs.blp, helpers.blp, accounts.blp, traders.blp, notifications.blp):
         api.register_blueprint(blueprint)
     app.extensions["copytrade_api"] = api
     return api

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from flask import current_app, request
+from flask import request
 from flask.views import MethodView
 
 from blueprints import access
@@ -86,8 +86,7 @@ class Withdraw(MethodView):
         `wallet:write` need none (a key with it is minted only after a step-up).
         """
         principal = access.current_principal()
-        auth.require_step_up(principal, request.headers.get(auth.STEP_UP_HEADER),
-                             current_app.config)
+        auth.require_step_up(principal, request.headers.get(auth.STEP_UP_HEADER))
         return withdrawals.withdraw(principal.user, **body).to_dict()
 
 

@@ -39,7 +39,16 @@ from schemas.markets import (
     PriceHistoryArgsSchema,
     PriceHistorySchema,
     TopTradersArgsSchema,
+    TraderProfileArgsSchema,
+    TraderProfileSchema,
     TraderSchema,
+)
+from schemas.notifications import (
+    UNTRUSTED_NOTE,
+    MarkReadRequestSchema,
+    MarkReadResultSchema,
+    NotificationsArgsSchema,
+    NotificationSchema,
 )
 from schemas.stats import PlatformStatsSchema
 from schemas.trading import (
@@ -56,10 +65,20 @@ from schemas.trading import (
     UserSummarySchema,
 )
 from schemas.wallets import ClaimRequestSchema, ClaimResponseSchema
-from services.copying import configs
+from services.copying import configs, traders
 from services.markets import markets
+from services.notifications import inbox
 from services.platform.principal import Principal
-from services.trading import orders, paper, positions, previews, stats, trades
+from services.trading import (
+    order_cancels,
+    order_reads,
+    orders,
+    paper,
+    positions,
+    previews,
+    stats,
+    trades,
+)
 from services.wallets import claims, readiness
 
 Idempotency = Literal["none", "optional", "required"]
@@ -236,6 +255,17 @@ TOOLS: tuple[Tool, ...] = (
             args["period"], args["order_by"], args["limit"], args["category"]),
         annotations=VENUE_READ),
     Tool(
+        name="get_trader_profile", title="Trader profile", scope="read:markets",
+        description=(
+            "One wallet as the venue shows it, to judge whether to copy it: PnL over time "
+            "(its recent trades and redemptions replayed at average cost, the last point "
+            "with open positions' unrealized PnL), volume, markets traded, recent trades and "
+            "open positions. A mixed-case address must pass its EIP-55 checksum."),
+        input=TraderProfileArgsSchema, output=single(TraderProfileSchema),
+        call=lambda principal, args: traders.trader_profile(
+            traders.wallet_address(args["address"])),
+        annotations=VENUE_READ),
+    Tool(
         name="list_open_positions", title="Open positions", scope="read:positions",
         description=(
             "The live positions of the trading wallet: shares, cost basis, current price "
@@ -266,6 +296,27 @@ TOOLS: tuple[Tool, ...] = (
         input=TradesArgsSchema, output=page_of("trades", TradeSchema, "TradesResult"),
         call=lambda principal, args: trades.list_trades(principal.user, **args),
         annotations=VENUE_READ),
+    Tool(
+        name="list_notifications", title="Notifications", scope="read:account",
+        description=(
+            "What happened to the account, newest first, one page at a time (`limit`, "
+            "`offset`; `unread` keeps unread ones): copies filled or skipped (with the "
+            "reason), configs stopped, paused or out of funds, orders filled or failed, "
+            "claims, withdrawals, deposits. " + UNTRUSTED_NOTE),
+        input=NotificationsArgsSchema,
+        output=page_of("notifications", NotificationSchema, "NotificationsResult"),
+        call=lambda principal, args: inbox.list_notifications(principal.user, **args),
+        annotations=LOCAL_READ),
+    Tool(
+        name="mark_notifications_read", title="Mark notifications read", scope="read:account",
+        description=(
+            "Mark notifications read by `ids` (from list_notifications), or all of them "
+            "without `ids`; answers how many changed and how many stay unread."),
+        input=arguments("MarkNotificationsReadArgs", MarkReadRequestSchema),
+        output=single(MarkReadResultSchema),
+        call=lambda principal, args: inbox.mark_read(principal.user, args.get("ids")),
+        annotations=Annotations(read_only=False, idempotent=True),
+        idempotency="optional"),
     Tool(
         name="get_user_summary", title="PnL summary", scope="read:account",
         description=(
@@ -420,7 +471,7 @@ TOOLS: tuple[Tool, ...] = (
             "The account's orders resting on the venue's book, newest first: price, size, "
             "filled size, side, type. Cancel them with cancel_order."),
         input=NO_ARGUMENTS, output=listing("orders", OpenOrderSchema, "OpenOrdersResult"),
-        call=lambda principal, args: orders.open_orders(principal.user),
+        call=lambda principal, args: order_reads.open_orders(principal.user),
         annotations=VENUE_READ),
     Tool(
         name="cancel_order", title="Cancel an order", scope="trade:cancel",
@@ -431,7 +482,7 @@ TOOLS: tuple[Tool, ...] = (
         input=arguments("CancelOrderArgs", order_id=fields.String(required=True, metadata={
             "description": "The venue's order id (0x... hash)."})),
         output=single(CancelResultSchema),
-        call=lambda principal, args: orders.cancel_order(principal.user, args["order_id"]),
+        call=lambda principal, args: order_cancels.cancel_order(principal.user, args["order_id"]),
         annotations=Annotations(read_only=False, destructive=True, idempotent=True,
                                 open_world=True),
         idempotency="required"),

@@ -93,6 +93,7 @@ class Market:
     end_date: str
     group_item_title: str = ""
     position_ids: bool = False  # outcomes carry protocol-v2 position ids: Exchange V3 orders
+    collateral: str = ""  # what its outcome tokens are split from (their ids derive from it)
     active: bool = True
     closed: bool = False
     winner: int | None = None  # outcome index that won, once resolved
@@ -102,6 +103,12 @@ class Market:
     last_trade_price: Decimal | None = None
     image: str = ""
     seconds_delay: int = 0  # Gamma secondsDelay: marketable orders answer "delayed"
+    # The CLOB's per-market taker delay (ACCOUNTS.md §11), in ms; served as clob-markets td.
+    taker_delay_ms: int = 0
+
+    def taker_delay(self) -> float:
+        """Seconds a marketable order waits, delayed and not cancellable (0: none)."""
+        return max(float(self.seconds_delay), self.taker_delay_ms / 1000)
 
     def outcome_index(self, token_id: str) -> int:
         """Index (0 or 1) of token_id in this market."""
@@ -212,6 +219,7 @@ def build_market(
         condition_id=condition,
         token_ids=(protocol_position_ids(condition) if seed.position_ids
                    else binary_token_ids(seed.collateral or collateral, condition)),
+        collateral=seed.collateral or collateral,
         position_ids=seed.position_ids,
         outcomes=seed.outcomes,
         neg_risk=seed.neg_risk,

@@ -70,6 +70,9 @@ def random_hash() -> str:
     return "0x" + secrets.token_bytes(32).hex()
 
 
+ERR_DELAYED_CANCEL = "order is delayed (taker delay) and can't be canceled until it is matched"
+
+
 class OrderDesk:
     """The books and every order the venue took, and the rules that move them."""
 
@@ -97,6 +100,9 @@ class OrderDesk:
         self.received_orders: list[dict] = []
         self.listeners: list[BookListener] = []
         self.delayed: list[tuple[float, BookOrder]] = []  # (due, order), oldest first
+        # told of each match before anyone else, with its fills: the state settles it (on
+        # chain when attached) and may give it its transaction hash
+        self.settle: Callable[[ClobTrade, list[Fill]], None] = lambda trade, fills: None
 
     def listen(self, listener: BookListener) -> None:
         """Register a listener for book changes and trades."""
@@ -245,6 +251,8 @@ class OrderDesk:
             seq=self.tape.next_seq(),
             budget=signed.maker_amount if is_market_buy else None,
             outcome=market.outcomes[index],
+            metadata=signed.metadata.hex(),
+            builder=signed.builder.hex(),
         )
         book = self.books[market.condition_id]
         for gone in book.drop_expired(now):
@@ -252,13 +260,14 @@ class OrderDesk:
         plan = book.plan(order, now)
         if post_only and plan.fills:
             raise VenueRejection(ERR_POST_ONLY_CROSSES)
-        if market.seconds_delay and plan.fills:
+        delay = market.taker_delay()
+        if delay and plan.fills:
             # Marketable on a delayed market: queued, matched once the delay is over
             # (devstack/venue/lifecycle.py), answered "delayed" now.
             self.orders[order_id] = order
             order.status = "DELAYED"
             self.ledger.hold(order)
-            self.delayed.append((now + market.seconds_delay, order))
+            self.delayed.append((now + delay, order))
             return market, order, None
         if order_type == "FOK" and not plan.complete:
             raise VenueRejection(ERR_FOK)
@@ -396,11 +405,12 @@ class OrderDesk:
                                    0, "MAKER", trade, seq, now))
             market.volume += units(taker_usdc)
         taker.associate_trades.append(trade.id)
+        self.settle(trade, new_fills)
         last_book_price = fills[-1].book_price
         market.last_trade_price = last_book_price
         for listener in self.listeners:
             listener.on_trade(market, taker.token_index, taker.side, trade.size,
-                              trade.fee_rate_bps, tx_hash, now)
+                              trade.fee_rate_bps, trade.transaction_hash, now)
         self.tape.record_trade(trade, new_fills, last_book_price, int(now))
         self.publish_fills(new_fills, now)
         return trade
@@ -435,9 +445,12 @@ class OrderDesk:
         now = self.now()
         wallet_cs = to_checksum_address(wallet)
         ledger = self.ledger
-        # Injected wallets are funded on the fly: the point is the fill, not the money.
+        # Injected wallets are funded on the fly: the point is the fill, not the money
+        # (exactly what it takes, so a chain that settles it holds the same afterwards).
         if side == "BUY":
-            need = cost_of(shares, price) + to_base(Decimal(1))
+            need = cost_of(shares, price)
+            if market.fees is not None:
+                need += to_base(market.fees.taker_fee(units(shares), price))
             if ledger.balance(wallet_cs) < need:
                 ledger.set_balance(wallet_cs, need)
         elif ledger.token_balance(wallet_cs, token_id) < shares:
@@ -483,12 +496,16 @@ class OrderDesk:
             order = self.orders.get(order_id)
             if order is None or order.owner != record.api_key:
                 not_canceled[order_id] = "order not found"
-            elif order.status not in ("LIVE", "DELAYED"):
+            elif order.status == "DELAYED":
+                # While in its market's taker delay an order cannot be cancelled
+                # (ACCOUNTS.md §11); once matched, its unfilled rest is a live order.
+                not_canceled[order_id] = ERR_DELAYED_CANCEL
+            elif order.status != "LIVE":
                 not_canceled[order_id] = "order can't be canceled, already " + (
                     "matched" if order.status == "MATCHED" else "canceled"
                 )
-            else:  # a delayed order waits in the queue, not on the book
-                self.close(order, "CANCELED", remove=order.status == "LIVE")
+            else:
+                self.close(order, "CANCELED", remove=True)
                 canceled.append(order_id)
                 touched[order.condition_id] = self.catalog.markets[order.condition_id]
         for market in touched.values():

@@ -30,6 +30,7 @@ from devstack.venue.accounts import COLLATERAL_ASSET, AccountRegistry
 from devstack.venue.amounts import SCALE, amount_text, to_base, units
 from devstack.venue.api_keys import ApiKeyRecord, ApiKeyRegistry
 from devstack.venue.catalog import SEED_MARKETS, Catalog, Market, MarketSeed
+from devstack.venue.chain_settlement import PUSD, ChainSettlement
 from devstack.venue.chain_wallets import ChainWallets
 from devstack.venue.config import SandboxConfig
 from devstack.venue.desk import OrderDesk, order_response
@@ -44,6 +45,7 @@ from devstack.venue.onchain import ChainHoldings
 from devstack.venue.rejections import ERR_L1, VenueRejection
 from devstack.venue.relay import Principal, Relayer, RelayerTransaction, session_signer_json
 from devstack.venue.settlement import Settlement
+from devstack.venue.signer_limits import SignerLimits
 from devstack.venue.tally import RequestTally
 from devstack.venue.tape import ClobTrade, Fill, Redemption, Tape
 from devstack.venue.wallet_exec import SimulatedWallets
@@ -105,12 +107,15 @@ class SandboxState:
         self.faults = FaultBoard()
         self.modes = VenueModes(clock)
         self.requests = RequestTally(self._now)  # per endpoint per second, for benchmarks
+        self.signer_limits = SignerLimits(self._now)  # per-signer warnings (off until set)
         self.house = derived_address(HOUSE_SEED)
         self._initial_strict = self.config.strict_accounts
         self._initial_order_version = self.config.order_version
         self.whales = [derived_address(f"sandbox-whale-{seed}-{i}") for i in range(4)]
         self.chain: ChainHoldings | None = None
         self.wallet_chain: tuple[str, str, str] | None = None  # (rpc, factory, operator key)
+        # trades settle on that chain's exchanges when they are deployed there
+        self.chain_settlement: ChainSettlement | None = None
         if self.config.chain_rpc_url:
             self.attach_chain(self.config.chain_rpc_url, self.config.chain_ctf)
         self._reset_locked()
@@ -127,6 +132,7 @@ class SandboxState:
             self.market_channel.resync()
         self.faults.clear()
         self.modes.reset()
+        self.signer_limits.reset()
 
     def _reset_locked(self) -> None:
         self.rng = random.Random(self.seed)
@@ -148,6 +154,8 @@ class SandboxState:
         self.relayer = Relayer(self.config, self._now, self.accounts, executor)
         self.lifecycle = TradeLifecycle(self._now, self.catalog, self.desk, self.ledger,
                                         self.tape, self._after_match)
+        self.desk.settle = self._settle_trade
+        self.chain_settlement = self._attach_settlement()
         self.profiles: dict[str, tuple[str, str]] = {}
         for index, whale in enumerate(self.whales):
             self.profiles[whale.lower()] = WHALE_PROFILES[index % len(WHALE_PROFILES)]
@@ -181,8 +189,54 @@ class SandboxState:
             self.config.deposit_wallet_factory = executor.factory
             self.config.deposit_wallet_beacon = beacon
             self.wallet_chain = (rpc_url, factory, operator_key)
+            if self.catalog.collateral.lower() != self.config.collateral.lower():
+                # outcome token ids derive from the collateral: the venue starts afresh on
+                # the chain's pUSD, so its markets' tokens can be split and moved there
+                self._reset_locked()
+                self.market_channel.resync()
+                return self.relayer.executor  # type: ignore[return-value]
             self.relayer.executor = executor
+            self.chain_settlement = self._attach_settlement()
             return executor
+
+    def _attach_settlement(self) -> ChainSettlement | None:
+        """Settle trades on the wallet chain when its exchanges are the dev chain's."""
+        if self.wallet_chain is None:
+            return None
+        rpc_url, _, operator_key = self.wallet_chain
+        try:
+            return ChainSettlement.attach(rpc_url, operator_key, self.config, self.catalog.oracle)
+        except Exception as exc:  # a stopped chain: the ledger alone, as without one
+            log.warning("sandbox: no on-chain settlement on %s: %s", rpc_url, exc)
+            return None
+
+    def _settle_trade(self, trade: ClobTrade, fills: list[Fill]) -> None:
+        """A match's settlement: none for a trade ``fail_next`` picks; with a chain attached,
+        on chain (the fills take its transaction hash); a revert fails the trade."""
+        if self.lifecycle.picks_to_fail(trade):
+            return
+        chain = self.chain_settlement
+        if chain is None or not chain.settles(trade.market):
+            return
+        try:
+            tx_hash = chain.settle(trade, fills, self._moved_on_chain)
+        except Exception as exc:  # a revert, or the chain is gone: the trade fails
+            log.warning("sandbox: settling trade %s on %s failed: %s", trade.id,
+                        chain.rpc_url, exc)
+            self.lifecycle.fail(trade)
+            return
+        trade.transaction_hash = tx_hash
+        for fill in fills:
+            fill.transaction_hash = tx_hash
+
+    def _moved_on_chain(self, address: str, token: int, amount: int) -> None:
+        """The venue moved ``amount`` (signed) of pUSD or a token to ``address`` on chain,
+        and its ledger counts it already: indexing the chain must not count it again."""
+        if token == PUSD:
+            key = address.lower()
+            self.accounts.chain_pusd[key] = self.accounts.chain_pusd.get(key, 0) + amount
+        else:
+            self.ledger.moved_on_chain(address, str(token), amount)
 
     def _now(self) -> float:
         # read at each call: tests swap `clock` on a running state
@@ -222,6 +276,8 @@ class SandboxState:
         """Add pUSD to an address (a deposit: the CLOB's cache sees it after an update, or
         at once when ``seen``); returns the new balance in base units."""
         with self.lock:
+            if self.chain_settlement is not None:  # the chain is the truth: mint it there
+                self._provision(address, pusd=to_base(amount))
             if not seen:
                 self.accounts.moved_on_chain(address, to_base(amount))
             return self.ledger.credit(address, to_base(amount))
@@ -231,10 +287,25 @@ class SandboxState:
         """Credit outcome tokens to an address (as if split earlier; the cache sees them
         after an update, or at once when ``seen``); returns the new size."""
         with self.lock:
-            self.catalog.market_for_token(token_id)
+            market, _ = self.catalog.market_for_token(token_id)
+            if self.chain_settlement is not None and self.chain_settlement.settles(market):
+                self._provision(address, market, token_id, to_base(shares))
             if not seen:
                 self.accounts.moved_on_chain(address, to_base(shares), token_id)
             return self.ledger.grant(address, token_id, to_base(shares))
+
+    def _provision(self, address: str, market: Market | None = None, token_id: str = "",
+                   shares: int = 0, *, pusd: int = 0) -> None:
+        """Mint pUSD or split tokens to ``address`` on the attached chain (the control API's
+        funding, with a chain the balances live on)."""
+        chain = self.chain_settlement
+        assert chain is not None
+        try:
+            chain.provision(address, market, pusd=pusd, token=token_id, amount=shares,
+                            moved=self._moved_on_chain)
+        except Exception as exc:
+            raise VenueRejection(f"funding {address} on {chain.rpc_url} failed: {exc}",
+                                 502) from exc
 
     def balance_allowance(self, address: str, signature_type: int, token_id: str = ""
                           ) -> dict[str, object]:
@@ -403,26 +474,33 @@ class SandboxState:
     def held_positions(self, address: str) -> list[tuple[Market, int, int, PositionStats]]:
         """(market, index, shares, stats) of every token an address holds or held.
 
-        Shares are the ledger's plus, when a chain is attached, the address's on-chain
-        balance of the token (tokens that arrived from outside the venue count too).
+        Shares are the ledger's plus, when a chain is attached, what the address's on-chain
+        balance of the token holds beyond what the venue moved there itself (tokens that
+        arrived from outside the venue count too).
         """
         with self.lock:
             held = {token: (shares, stats) for token, shares, stats in self.ledger.held(address)}
             chain = self.chain
             tokens = dict(self.catalog.tokens)
-        if chain is not None:
-            for token, amount in self._chain_balances(chain, address, list(tokens)).items():
+            ledger = self.ledger
+        balances = None if chain is None else self._chain_balances(chain, address, list(tokens))
+        if balances is not None:
+            # what the venue moved there itself the ledger counts already
+            moved = {t for (a, t) in ledger.onchain if a == address.lower() and t in tokens}
+            for token in set(balances) | moved:
+                extra = ledger.from_outside(address, token, balances.get(token, 0))
                 shares, stats = held.get(token, (0, PositionStats()))
-                held[token] = (shares + amount, stats)
+                held[token] = (shares + extra, stats)
         return [(*tokens[token], shares, stats) for token, (shares, stats) in held.items()]
 
     @staticmethod
-    def _chain_balances(chain: ChainHoldings, address: str, tokens: list[str]) -> dict[str, int]:
+    def _chain_balances(chain: ChainHoldings, address: str, tokens: list[str]
+                        ) -> dict[str, int] | None:
         try:
             return chain.balances(address, tokens)
         except Exception as exc:  # a stopped chain must not break the Data API
             log.warning("sandbox: reading balances from %s failed: %s", chain.rpc_url, exc)
-            return {}
+            return None
 
     def redeemable(self, market: Market) -> bool:
         """Resolved here, or (attached to a chain) its condition's payouts are reported there."""

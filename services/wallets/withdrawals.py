@@ -40,6 +40,7 @@ from chain.transactions import (
 from models.base import utcnow
 from models.user import User
 from models.wallet import (
+    AMBIGUOUS,
     BROADCAST,
     CONFIRMED,
     FAILED,
@@ -58,6 +59,7 @@ from services.platform import chain_access, errors
 from services.platform.principal import user_id_of
 from services.wallets import (
     broadcast_wait,
+    money_requests,
     trading_accounts,
     venue_accounts,
     wallet_batches,
@@ -261,6 +263,15 @@ def _held_at(w3: Web3, token_address: str | None, holder: str) -> int:
     return token_balance_base(w3, token_address, holder)
 
 
+def open_amount(wallet: TradingWallet, token: str) -> Decimal:
+    """What the wallet's open withdrawals of ``token`` may still send (reserved: neither a
+    second withdrawal nor an auto-wrap may spend it)."""
+    rows = Withdrawal.select(Withdrawal.amount).where(
+        (Withdrawal.wallet == wallet.id) & (Withdrawal.token == token)
+        & Withdrawal.status.in_(OPEN_STATES))
+    return sum((Decimal(row.amount) for row in rows), Decimal(0))
+
+
 def _request_by_relayer(user: User | UUID | str, wallet: TradingWallet, to: str, token: str,
                         amount: Any) -> Withdrawal:
     """Check and record a relayer-operated wallet's withdrawal: no gas to check, the
@@ -273,6 +284,13 @@ def _request_by_relayer(user: User | UUID | str, wallet: TradingWallet, to: str,
     if to == maker:
         raise errors.ValidationFailed(fields={"to_address": [
             "That is the trading wallet itself."]})
+    if to.lower() == wallet.address.lower():
+        # The owner key signs for the wallet but nothing here moves money out of its own
+        # address (no gas, no transfer from it): funds sent there would be stranded.
+        raise errors.ValidationFailed(fields={"to_address": [
+            "That is the account's signer (owner) address, not a wallet you can spend "
+            "from here: nothing in this product can move funds out of it again. Send to "
+            "a wallet of your own."]})
     token_address = _relayer_token(token)
     if to in chain_access.contracts().addresses() or to == token_address:
         raise errors.ValidationFailed(fields={"to_address": [
@@ -283,10 +301,7 @@ def _request_by_relayer(user: User | UUID | str, wallet: TradingWallet, to: str,
     if chain_access.current().rpc_url:
         w3 = chain_access.web3()
         if w3.eth.get_code(maker):
-            open_rows = Withdrawal.select().where(
-                (Withdrawal.wallet == wallet.id) & (Withdrawal.token == token)
-                & Withdrawal.status.in_(OPEN_STATES))
-            reserved = sum(to_base_units(w.amount, decimals) for w in open_rows)
+            reserved = to_base_units(open_amount(wallet, token), decimals)
             available = _held_at(w3, token_address, maker) - reserved
             if available < amount_base:
                 raise errors.InsufficientBalance(
@@ -329,26 +344,27 @@ def enqueue(withdrawal: Withdrawal) -> None:
     from services.platform import jobs
 
     jobs.enqueue(JOB_NAME, withdrawal.id, job_id=jobs.logical_job_id(JOB_NAME, withdrawal.id),
-                 queue="high")
+                 queue="high", timeout=wallet_batches.JOB_TIMEOUT_SECONDS)
 
 
 def wait_for_broadcast(withdrawal_id: UUID, timeout: float) -> Withdrawal:
-    """The record once it leaves ``queued``/``signed``, or as it is after ``timeout`` seconds.
-
-    Bounded by broadcast_wait: when the process's waiting slots are taken it answers at once.
-    """
-    return broadcast_wait.wait_until(lambda: Withdrawal.get_by_id(withdrawal_id),
-                                     lambda w: w.status not in (QUEUED, SIGNED), timeout)
+    """The record once its transaction's hash is known or it ended, or as it is after
+    ``timeout`` seconds (money_requests.await_hashes)."""
+    return money_requests.await_hashes(Withdrawal, [withdrawal_id], timeout)[0]
 
 
 def result(withdrawal: Withdrawal) -> WithdrawResult:
     """The caller's view of a withdrawal's state."""
-    tx_hash = withdrawal.transaction.tx_hash if withdrawal.transaction_id else None
+    tx_hash = broadcast_wait.tx_hash(withdrawal)
     url = status_url(withdrawal.id)
     symbol = TOKEN_SYMBOLS[withdrawal.token]
     if withdrawal.status == FAILED:
         return WithdrawResult(False, tx_hash, withdrawal.error or "The withdrawal failed.",
                               withdrawal.id, withdrawal.status, url)
+    if withdrawal.status == AMBIGUOUS:
+        return WithdrawResult(True, tx_hash, f"Withdrawal of {withdrawal.amount} {symbol} "
+                              f"was sent but its outcome is not known yet: {withdrawal.error} "
+                              f"Follow it at {url}.", withdrawal.id, withdrawal.status, url)
     if withdrawal.status in (BROADCAST, CONFIRMED):
         done = "confirmed" if withdrawal.status == CONFIRMED else "broadcast"
         message = (f"Withdrawal of {withdrawal.amount} {symbol} to {withdrawal.to_address} "
@@ -362,24 +378,8 @@ def withdraw(user: User | UUID | str, to_address: Any, amount: Any, token: Any,
              wait_seconds: float | None = None) -> WithdrawResult:
     """Record, enqueue and briefly await a withdrawal; the hash is in the answer if sent in time."""
     withdrawal = request(user, to_address, amount, token)
-    try:
-        enqueue(withdrawal)
-    except Exception:
-        # The queue is unreachable and the caller gets 503: it will retry, so this record
-        # must never go out later (maintenance re-queues open rows). Unless a job already
-        # signed it (the enqueue did land), it is failed with nothing sent.
-        message = ("The withdrawal could not be queued (the job queue was unreachable); "
-                   "nothing was sent. Try again.")
-        if trading_accounts.uses_relayer(withdrawal.wallet):
-            # a job that took it (queued → signed) may have submitted it: leave that one be
-            if Withdrawal.update(status=FAILED, error=message, updated_at=utcnow()).where(
-                    (Withdrawal.id == withdrawal.id) & (Withdrawal.status == QUEUED)).execute():
-                raise
-        elif _link(withdrawal.id).fail_unsent(message):
-            raise
-    if wait_seconds is None:
-        wait_seconds = chain_access.current().withdraw_wait_seconds
-    return result(wait_for_broadcast(withdrawal.id, wait_seconds))
+    money_requests.queue_or_fail([withdrawal], enqueue, "withdrawal")
+    return result(money_requests.await_hashes(Withdrawal, [withdrawal.id], wait_seconds)[0])
 
 
 def get(user: User | UUID | str, withdrawal_id: UUID | str) -> Withdrawal:
@@ -402,7 +402,7 @@ def describe(withdrawal: Withdrawal) -> dict[str, Any]:
         "id": withdrawal.id, "status": withdrawal.status, "token": withdrawal.token,
         "amount": withdrawal.amount, "to_address": withdrawal.to_address,
         "from_address": wallets.maker(withdrawal.wallet),  # where funds left
-        "tx_hash": tx.tx_hash if tx else None, "nonce": tx.nonce if tx else None,
+        "tx_hash": broadcast_wait.tx_hash(withdrawal), "nonce": tx.nonce if tx else None,
         "block_number": tx.block_number if tx else None,
         "gas_fee": tx.gas_fee if tx else None, "error": withdrawal.error,
         "created_at": withdrawal.created_at, "updated_at": withdrawal.updated_at,

@@ -15,7 +15,7 @@ from services.platform import chain_access, errors, jobs
 from services.platform.chain_settings import key_id_for
 from services.wallets import onboarding_queue, trading_accounts, wallets
 from tests.chain.test_keys import legacy_token
-from tests.conftest import ONE_MATIC
+from tests.conftest import ONE_MATIC, app_settings
 from tests.wallet_fixtures import USDC, chain_settings, legacy_eoa_wallet, use_chain
 
 
@@ -100,7 +100,7 @@ def test_rotation_keeps_old_secrets_open_and_reseals(app, wallet_chain, user) ->
     wallet = wallets.get_or_create(user)
     wallets.store_venue_credentials(wallet, "api-key", "api-secret", "pass-phrase")
     key_before = wallets.signer(wallet)
-    old_key = app.config["WALLET_ENCRYPTION_KEY"]
+    old_key = app_settings(app).wallet_encryption_key
     new_key = secrets.token_hex(32)
     use_chain(chain_settings(app, wallet_chain, WALLET_ENCRYPTION_KEY=new_key,
                                           WALLET_ENCRYPTION_KEY_PREVIOUS=old_key))
