@@ -18,14 +18,16 @@ from app import create_app
 from blueprints import ratelimit
 from services.platform import errors, metrics, redis_client
 from services.platform import ratelimit as buckets
+from services.platform.runtime import runtime
 
 app = create_app({"RATE_LIMIT_ENABLED": False})
+_built = runtime()
 _storage = buckets.TokenBucketRedisStorage(
-    buckets.SCHEME_PREFIX + app.config["REDIS_URL"],
-    connection_pool=redis_client.connect(app.config["REDIS_URL"]).connection_pool,
-    key_prefix=f"{app.config['REDIS_PREFIX']}ratelimit-hook")
-_RATE = float(app.config["RATE_LIMIT_PER_SECOND"])
-_CAPACITY = int(app.config["RATE_LIMIT_BURST"])
+    buckets.SCHEME_PREFIX + _built.redis_url,
+    connection_pool=redis_client.connect(_built.redis_url).connection_pool,
+    key_prefix=f"{_built.settings.redis_prefix}ratelimit-hook")
+_RATE = float(_built.settings.rate_limit_per_second)
+_CAPACITY = int(_built.settings.rate_limit_burst)
 
 
 def _take() -> None:
