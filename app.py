@@ -27,9 +27,9 @@ from blueprints import mcp as mcp_server
 from blueprints import oauth as oauth_surface
 from models import database, migrate
 from models.base import db
-from services import errors as domain_errors
-from services import json_bodies, wiring
-from services import runtime as process_runtime
+from services.platform import errors as domain_errors
+from services.platform import json_bodies, wiring
+from services.platform import runtime as process_runtime
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -104,7 +104,7 @@ def _register_request_hooks(app: Flask) -> None:
                 "Unsupported media type: send application/json.")
             err.status = 415
             raise err
-        # Before any parser: deep nesting can crash it (see services/json_bodies.py).
+        # Before any parser: deep nesting can crash it (see services/platform/json_bodies.py).
         # /api/mcp answers this itself, as a JSON-RPC parse error (-32700).
         if (request.path != "/api/mcp" and request.content_length and request.is_json
                 and json_bodies.too_deep(request.get_data(cache=True))):

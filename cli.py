@@ -60,7 +60,7 @@ def serve(host: str, port: int, workers: int | None, threads: int) -> None:
         again = ["serve", "--host", host, "--port", str(port), "--threads", str(threads)]
         again += ["--workers", str(workers)] if workers is not None else []
         os.execve(sys.executable, [sys.executable, "-m", "cli", *again], env)
-    from services import metrics, redis_client
+    from services.platform import metrics, redis_client
 
     # Resolve before forking so every gunicorn worker shares one embedded Redis.
     redis_client.resolve_url(settings.redis_url, settings.instance_path)
@@ -75,6 +75,7 @@ def serve(host: str, port: int, workers: int | None, threads: int) -> None:
             self.cfg.set("worker_class", "gthread")
             self.cfg.set("graceful_timeout", 20)
             self.cfg.set("accesslog", None)  # our request log line replaces it
+            self.cfg.set("logger_class", _gunicorn_logs())
             # A dead web process's live gauges must not be summed any more.
             self.cfg.set("child_exit", lambda _server, child: metrics.process_exited(
                 child.pid, multiproc_dir))
@@ -103,7 +104,7 @@ def worker(drain: bool, worker_ids: tuple[str, ...], timeout: float) -> None:
 
         host.main(_settings())
         return
-    from services import operations
+    from services.platform import operations
 
     client, prefix = _operations_store(bind_database=False)
     try:
@@ -145,8 +146,8 @@ def translations() -> None:
 def translations_import(path: str) -> None:
     """Import translations from a JSON or CSV file (slug, locale, title, description)."""
     from models import database
-    from services import translations as service
-    from services.errors import ValidationFailed
+    from services.markets import translations as service
+    from services.platform.errors import ValidationFailed
 
     settings = _settings()
     bound = database.bind(settings.database_url)
@@ -174,9 +175,9 @@ def wallets_reseal() -> None:
     row) move to v2, bound to their table, row and column.
     """
     from models import database
-    from services import runtime, wiring
-    from services import wallets as wallet_service
-    from services.errors import CryptoError
+    from services.platform import runtime, wiring
+    from services.platform.errors import CryptoError
+    from services.wallets import wallets as wallet_service
 
     settings = _settings()
     runtime.install(wiring.build_runtime(settings))  # the wallet keys to seal with
@@ -231,27 +232,46 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
 
 @main.command()
 @click.option("--port", default=8000, show_default=True, type=int)
-def up(port: int) -> None:
+@click.option("--whales", "whale_interval", default=15.0, show_default=True, type=float,
+              help="Seconds between the sandbox's scripted traders' trades; 0 leaves them "
+                   "stopped.")
+def up(port: int, whale_interval: float) -> None:
     """Run the whole local stack in one process group until Ctrl-C."""
     try:
         from devstack.stack import LocalStack
     except ModuleNotFoundError as exc:
         raise _without_sandbox_extra(exc) from None
 
-    settings = _settings()
+    # A person reads this log in a terminal: lines of text, unless LOG_FORMAT says otherwise.
+    env = {**os.environ, "LOG_FORMAT": os.environ.get("LOG_FORMAT") or "text"}
+    settings = settings_module.load(env)
     _configure_logs(settings)
-    env = dict(os.environ)
     if settings.metrics.multiproc_dir is None:
         env = _with_metrics_folder(settings, env)  # the children share one metrics folder
-    LocalStack(settings=settings.flat(), web_port=port, env=env).run()
+    LocalStack(settings=settings.flat(), web_port=port, env=env,
+               whale_interval=whale_interval or None).run()
 
 
 # -- operations ---------------------------------------------------------------------------
 
 
+def _gunicorn_logs() -> type:
+    """Gunicorn's logger class, writing through the root logger (our one format)."""
+    from gunicorn.glogging import Logger
+
+    class Logs(Logger):
+        def setup(self, cfg: Any) -> None:
+            super().setup(cfg)
+            for logger in (self.error_log, self.access_log):
+                logger.handlers.clear()  # gunicorn's own text handler: ours formats the line
+                logger.propagate = True
+
+    return Logs
+
+
 def _configure_logs(settings: settings_module.Settings) -> None:
     """JSON (or LOG_FORMAT) logs at LOG_LEVEL through our redacting handler."""
-    from services import logs
+    from services.platform import logs
 
     logs.configure(settings.logging.level, settings.logging.format)
 
@@ -274,7 +294,7 @@ def _with_metrics_folder(settings: settings_module.Settings, env: dict[str, str]
 
 def _operations_store(bind_database: bool = True) -> tuple[Any, str]:
     """The deployment's Redis client and key prefix (and the database bound, when asked)."""
-    from services import runtime, wiring
+    from services.platform import runtime, wiring
 
     settings = _settings()
     if bind_database:
@@ -313,7 +333,7 @@ def status(as_json: bool) -> None:
     import json
 
     from models.base import db
-    from services import operations
+    from services.platform import operations
 
     client, prefix = _operations_store()
     with db.connection_context():
@@ -361,7 +381,7 @@ def jobs() -> None:
 @click.option("--all-failed", is_flag=True, help="Re-queue every failed job.")
 def jobs_retry(job_id: str | None, all_failed: bool) -> None:
     """Put a failed job (ID) or every failed job back on its queue."""
-    from services import operations
+    from services.platform import operations
 
     if bool(job_id) == all_failed:
         raise click.UsageError("give a job ID or --all-failed (not both)")
@@ -384,7 +404,7 @@ def jobs_retry(job_id: str | None, all_failed: bool) -> None:
               help="Only jobs that failed longer ago than this (s, m, h, d, w).")
 def jobs_purge(failed: bool, older_than: str) -> None:
     """Delete failed jobs older than --older-than."""
-    from services import operations
+    from services.platform import operations
 
     try:
         age = operations.parse_age(older_than)
@@ -407,7 +427,7 @@ def executors() -> None:
 def executors_move(config_id: str, wait_seconds: float) -> None:
     """Release the lease running CONFIG_ID so another worker takes it now."""
     from models.base import db
-    from services import operations
+    from services.platform import operations
 
     client, prefix = _operations_store()
     try:
@@ -439,7 +459,7 @@ def users() -> None:
 def _user_command(action: Any) -> Any:
     """Run ``action`` against this deployment's database; a service error exits non-zero."""
     from models.base import db
-    from services.errors import CopytradeError
+    from services.platform.errors import CopytradeError
 
     _operations_store()  # binds the database; the runtime carries the tier table
     try:
@@ -459,7 +479,7 @@ def users_list(as_json: bool) -> None:
     """Every account: tier, active configs and API keys against the tier's limits."""
     import json
 
-    from services import users as user_service
+    from services.identity import users as user_service
 
     rows = _user_command(user_service.overview)
     if as_json:
@@ -479,8 +499,8 @@ def users_list(as_json: bool) -> None:
 @click.argument("tier")
 def users_set_tier(email: str, tier: str) -> None:
     """Move the account of EMAIL to TIER (its limits apply at once)."""
-    from services import tiers
-    from services import users as user_service
+    from services.identity import users as user_service
+    from services.platform import tiers
 
     user = _user_command(lambda: user_service.set_tier(email, tier))
     limits = tiers.limits_for(user.tier)
@@ -492,7 +512,7 @@ def users_set_tier(email: str, tier: str) -> None:
 @click.argument("email")
 def users_disable(email: str) -> None:
     """Refuse the account's sign-in and every credential of it; stop its copy configs."""
-    from services import users as user_service
+    from services.identity import users as user_service
 
     user, stopped = _user_command(lambda: user_service.disable(email))
     click.echo(f"{user.email}: disabled; stopped {stopped} copy config(s)")
@@ -502,7 +522,7 @@ def users_disable(email: str) -> None:
 @click.argument("email")
 def users_enable(email: str) -> None:
     """Accept the account's sign-in and credentials again (stopped configs stay stopped)."""
-    from services import users as user_service
+    from services.identity import users as user_service
 
     user = _user_command(lambda: user_service.enable(email))
     click.echo(f"{user.email}: enabled")

@@ -143,7 +143,7 @@ def install_runtime(venue_url: str, redis_url: str, prefix: str) -> None:
     """Build and install this process's runtime against the sandbox venue at ``venue_url``."""
     import config
     from devstack.stack import sandbox_builder_env
-    from services import runtime, wiring
+    from services.platform import runtime, wiring
 
     runtime.install(wiring.build_runtime(config.load(os.environ, overrides={
         "VENUE": "sandbox", "POLYMARKET_GAMMA_URL": f"{venue_url}/gamma",
@@ -158,7 +158,7 @@ def onboard_user(control: Any, user: Any, funds: str = "1000000") -> str:
     deposit wallet deployed, approved and credentialed by the onboarding job's body (run
     here, through the sandbox relayer at zero seconds a step), funded at its maker.
     Returns the maker."""
-    from services import onboarding, wallets
+    from services.wallets import onboarding, wallets
 
     control.post("/relayer", json={"step_seconds": 0}).raise_for_status()
     wallet = wallets.get_or_create(user)

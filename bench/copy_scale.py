@@ -446,7 +446,7 @@ def run(args: argparse.Namespace) -> None:
 
     from models import database as database_module
     from models import migrate
-    from services.copy_leases import lease_key
+    from services.platform.copy_leases import lease_key
 
     venue = VenueProcess(seed=3)
     venue_url = venue.gamma_url.removesuffix("/gamma")

@@ -46,8 +46,10 @@ import trio
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import config
-from services import orders, runtime, venue_accounts, venues, wiring
-from services.order_plan import MarketInfo
+from services.platform import runtime, venues, wiring
+from services.trading import orders
+from services.trading.order_plan import MarketInfo
+from services.wallets import venue_accounts
 from venue.models import ApiCreds, FeeSchedule, Level, OrderBook
 from venue.order_signer import OrderSigner
 from venue.signing import OrderKey

@@ -34,7 +34,7 @@ from devstack.venue import SandboxServer, free_port
 from models import User, migrate
 from models import database as database_module
 from models.base import db
-from services import auth
+from services.identity import auth
 
 
 def percentile(values: list[float], pct: float) -> float:

@@ -48,11 +48,14 @@ from models import database as database_module
 from models.base import utcnow
 from models.copying import CopyConfig, CopyIntent, CopyPosition
 from models.trading import Order, Trade
-from services import copy_execution, orders, runtime, venue_accounts, venues, wiring
-from services.copy_execution import Ticket
-from services.copy_intents import CopyIntentDraft
-from services.order_plan import MarketInfo
-from services.orders import PostAnswer
+from services.copying import execution as copy_execution
+from services.copying.execution import Ticket
+from services.copying.intents import CopyIntentDraft
+from services.platform import runtime, venues, wiring
+from services.trading import orders
+from services.trading.order_plan import MarketInfo
+from services.trading.orders import PostAnswer
+from services.wallets import venue_accounts
 from venue.errors import VenueRejected
 from venue.models import ApiCreds, FeeSchedule, Level, OrderBook, PostOrderResult, Side
 from venue.order_signer import OrderSigner

@@ -9,7 +9,7 @@ Every ``/api`` route declares one policy with a decorator::
 
 The decorators only mark the view (and write its OpenAPI ``security`` and
 description); ``init_app`` installs the one before-request gate that resolves
-the credential (services/credentials.py) and applies the policy. Deny by default:
+the credential (services/identity/credentials.py) and applies the policy. Deny by default:
 an ``/api`` route without a policy refuses every request (403), and a test walks
 the URL map so none ships. Views read the caller with ``current_principal()``.
 """
@@ -26,8 +26,10 @@ from flask import Flask, Response, current_app, g, request
 
 from config import TierSettings
 from schemas.vocabulary import ALL_SCOPES
-from services import credentials, errors, oauth_resources
-from services.principal import Principal
+from services.identity import credentials
+from services.oauth import resources as oauth_resources
+from services.platform import errors
+from services.platform.principal import Principal
 
 log = logging.getLogger(__name__)
 

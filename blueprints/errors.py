@@ -13,7 +13,7 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from services import errors
+from services.platform import errors
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify
 
 from blueprints import ratelimit
-from services import health
+from services.platform import health
 
 bp = Blueprint("health", __name__)
 

@@ -1,4 +1,5 @@
-"""The Idempotency-Key header on REST writes: a thin decorator over services/idempotency.py.
+"""The Idempotency-Key header on REST writes: a thin decorator over
+services/platform/idempotency.py.
 
 Put ``@idempotent`` between the access policy and smorest's decorators::
 
@@ -25,7 +26,7 @@ from typing import Any, TypeVar
 from flask import Response, current_app, jsonify, request
 
 from blueprints.access import add_doc, current_principal
-from services import idempotency
+from services.platform import idempotency
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -1,4 +1,5 @@
-"""Per-IP rate limiting: one token bucket per client IP, kept in Redis (services/ratelimit.py).
+"""Per-IP rate limiting: one token bucket per client IP, kept in Redis
+(services/platform/ratelimit.py).
 
 Every client IP gets one bucket for the whole app (an application limit), shared
 by all gunicorn workers through Redis: ``RATE_LIMIT_PER_SECOND`` sustained
@@ -22,8 +23,8 @@ import time
 
 from flask import Flask, Response, current_app, g, request
 
-from services import errors, metrics, redis_client
-from services import ratelimit as buckets
+from services.platform import errors, metrics, redis_client
+from services.platform import ratelimit as buckets
 
 EXTENSION = "copytrade_limiter"
 _STATE = "rate_limit_state"

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Response, current_app, request
 
-from services import errors
+from services.platform import errors
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 # Pages rendered for a browser: only this origin's scripts, styles, images and requests.

@@ -16,7 +16,8 @@ from flask import Flask, Response, current_app, jsonify
 
 from blueprints import access
 from blueprints.api.base import Blueprint
-from services import oauth_resources, oauth_server
+from services.oauth import resources as oauth_resources
+from services.oauth import server as oauth_server
 
 blp = Blueprint("wellknown", __name__, url_prefix="/.well-known",
                 description="Discovery documents (public, CORS-readable)")

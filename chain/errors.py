@@ -1,4 +1,4 @@
-"""Chain exceptions; services/errors.py maps them once.
+"""Chain exceptions; services/platform/errors.py maps them once.
 
     ChainError                  a transaction or call failed (.reason)
     ├── ChainUnavailable        the RPC endpoint did not answer (.retry_after)

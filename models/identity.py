@@ -39,7 +39,7 @@ class LoginCode(BaseModel):
 class SignInEvent(BaseModel):
     """One sign-in email sent or one code tried, counted by address and by client IP.
 
-    The sign-in budgets (services/sign_in_budget.py) count these rows, so they hold in the
+    The sign-in budgets (services/identity/sign_in_budget.py) count these rows, so they hold in the
     database whether or not Redis is up.
     """
 

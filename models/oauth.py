@@ -1,7 +1,7 @@
 """OAuth 2.1: registered or metadata-document clients, authorization codes, tokens, approvals.
 
 Codes, access tokens and refresh tokens are stored only as keyed hashes
-(services/keyring.py), as API keys are. Tokens issued from one authorization
+(services/platform/keyring.py), as API keys are. Tokens issued from one authorization
 code and every rotation after it share a ``family_id``: a reused refresh token
 or code revokes the whole family.
 """

@@ -3,7 +3,7 @@
 Money and sizes are ``DecimalTextField`` (exact text: sizes have 6 decimals on chain but
 prices like 0.123456789 from averages must not be rounded by the database).
 
-Life of a live order (services/orders.py):
+Life of a live order (services/trading/orders.py, order_reconcile.py, order_states.py):
 
     OrderPreview (single use, expires) ──redeem──► Order(pending) + Trade(pending)
         written in one transaction BEFORE the signed order leaves the process;
@@ -122,7 +122,7 @@ class Trade(BaseModel):
     config_id = peewee.UUIDField(null=True, index=True)
     created_at = UTCDateTimeField(default=utcnow, index=True)
     filled_at = UTCDateTimeField(null=True, index=True)
-    # The venue's settlement of the fills (services/order_fills.py): None before any fill,
+    # The venue's settlement of the fills (services/trading/order_fills.py): None before any fill,
     # then matched | mined | retrying, and finally confirmed | failed.
     settlement = peewee.CharField(max_length=10, null=True, index=True)
     failed_size = DecimalTextField(default=0)         # shares whose venue trade FAILED

@@ -10,7 +10,7 @@ from models.base import BaseModel, UTCDateTimeField, utcnow
 class User(BaseModel):
     """A person with an account; ``tier`` names a row of the configured tier table.
 
-    Sign-up stores the configured default tier (services/auth.py); the column default
+    Sign-up stores the configured default tier (services/identity/auth.py); the column default
     only serves rows made directly. ``disabled_at`` set: the operator disabled the
     account, and none of its credentials is accepted.
     """

@@ -1,6 +1,6 @@
 """Custodial trading wallets and what leaves them: signed transactions, withdrawals, claims.
 
-Private keys and venue credentials are stored sealed (AES-GCM, see services/wallets.py);
+Private keys and venue credentials are stored sealed (AES-GCM, see services/wallets/wallets.py);
 ``key_id`` names the encryption key so secrets can be re-sealed when the key rotates.
 Every transaction a wallet sends is first written to ``wallet_transactions`` (raw bytes and
 hash) and only then broadcast, so a crash never leads to signing the same transfer twice.
@@ -26,7 +26,7 @@ SIGNATURE_TYPE_DEPOSIT_WALLET = 3
 # (type 0), which trades live only when the operator allowlists it.
 KIND_DEPOSIT_WALLET, KIND_CONNECTED, KIND_EOA = "deposit_wallet", "connected", "eoa"
 
-# Onboarding (services/onboarding.py): its status, and its steps in order.
+# Onboarding (services/wallets/onboarding.py): its status, and its steps in order.
 ONBOARDING_PENDING, ONBOARDING_RUNNING, ONBOARDING_FAILED, ONBOARDING_READY = (
     "pending", "running", "failed", "ready")
 STEP_DEPLOY, STEP_APPROVALS, STEP_CREDENTIALS, STEP_BALANCE_UPDATE, STEP_DONE = (
@@ -43,10 +43,12 @@ TX_IN_FLIGHT = (TX_SIGNED, TX_BROADCAST)
 # (migration m0060; a partial unique index, which peewee's Meta cannot express).
 IN_FLIGHT_NONCE_INDEX = "wallet_transactions_in_flight_nonce"
 
-# Withdrawals and claims: queued (nothing signed yet), then the states of their transaction.
-QUEUED, SIGNED, BROADCAST, CONFIRMED, FAILED = (
-    "queued", "signed", "broadcast", "confirmed", "failed")
-OPEN_STATES = (QUEUED, SIGNED, BROADCAST)
+# Withdrawals, claims and wraps: queued (nothing signed yet), then the states of their
+# transaction; ambiguous: a relayer batch that may have run or may still run (its answer
+# was lost), never signed afresh until that is known (services/wallets/wallet_batches.py).
+QUEUED, SIGNED, BROADCAST, CONFIRMED, FAILED, AMBIGUOUS = (
+    "queued", "signed", "broadcast", "confirmed", "failed", "ambiguous")
+OPEN_STATES = (QUEUED, SIGNED, BROADCAST, AMBIGUOUS)
 
 
 class TradingWallet(BaseModel):
@@ -98,6 +100,11 @@ class AccountOnboarding(BaseModel):
     deploy_transaction_id = peewee.CharField(max_length=128, null=True)
     approvals_submitted_at = UTCDateTimeField(null=True)
     approvals_transaction_id = peewee.CharField(max_length=128, null=True)
+    # the approvals' relayer batch, stored before it leaves (services/wallets/wallet_batches.py)
+    approvals_nonce = peewee.BigIntegerField(null=True)
+    approvals_deadline = peewee.BigIntegerField(null=True)
+    approvals_payload = peewee.TextField(null=True)
+    approvals_transaction_hash = peewee.CharField(max_length=66, null=True)
     error = peewee.TextField(null=True)
     # One runner at a time, across processes.
     lease_owner = peewee.CharField(max_length=64, null=True)
@@ -111,14 +118,18 @@ class AccountOnboarding(BaseModel):
 
 
 class CollateralWrap(BaseModel):
-    """USDC.e wrapped into pUSD from a deposit wallet: queued → submitted (the relayer's
-    id stored) → confirmed | failed."""
+    """USDC.e wrapped into pUSD from a deposit wallet, one relayer batch through the wallet
+    lifecycle (services/wallets/wallet_batches.py): its states and batch columns."""
 
     wallet = peewee.ForeignKeyField(TradingWallet, backref="wraps", on_delete="CASCADE")
     amount = DecimalTextField()
     status = peewee.CharField(max_length=16, default=QUEUED, index=True)
     submitted_at = UTCDateTimeField(null=True)
+    nonce = peewee.BigIntegerField(null=True)
+    deadline = peewee.BigIntegerField(null=True)
+    payload = peewee.TextField(null=True)
     transaction_id = peewee.CharField(max_length=128, null=True)
+    transaction_hash = peewee.CharField(max_length=66, null=True)
     error = peewee.TextField(null=True)
     created_at = UTCDateTimeField(default=utcnow)
     updated_at = UTCDateTimeField(default=utcnow)
@@ -164,12 +175,13 @@ class Withdrawal(BaseModel):
     status = peewee.CharField(max_length=16, default=QUEUED, index=True)
     transaction = peewee.ForeignKeyField(WalletTransaction, null=True, on_delete="SET NULL",
                                          backref="withdrawals")
-    # A deposit wallet's withdrawal is a relayer WALLET batch (services/wallet_batches.py):
+    # A deposit wallet's withdrawal is a relayer WALLET batch (services/wallets/wallet_batches.py):
     # the signed batch is stored before it is submitted, the relayer's id once it answers.
     relayer_nonce = peewee.BigIntegerField(null=True)
     relayer_deadline = peewee.BigIntegerField(null=True)
     relayer_payload = peewee.TextField(null=True)
     relayer_transaction_id = peewee.CharField(max_length=128, null=True)
+    relayer_transaction_hash = peewee.CharField(max_length=66, null=True)
     error = peewee.TextField(null=True)
     created_at = UTCDateTimeField(default=utcnow)
     updated_at = UTCDateTimeField(default=utcnow)
@@ -196,11 +208,12 @@ class Claim(BaseModel):
     transaction = peewee.ForeignKeyField(WalletTransaction, null=True, on_delete="SET NULL",
                                          backref="claims")
     error = peewee.TextField(null=True)
-    # A deposit wallet's claim: the relayer batch (services/wallet_batches.py)
+    # A deposit wallet's claim: the relayer batch (services/wallets/wallet_batches.py)
     relayer_nonce = peewee.BigIntegerField(null=True)
     relayer_deadline = peewee.BigIntegerField(null=True)
     relayer_payload = peewee.TextField(null=True)
     relayer_transaction_id = peewee.CharField(max_length=128, null=True)
+    relayer_transaction_hash = peewee.CharField(max_length=66, null=True)
     created_at = UTCDateTimeField(default=utcnow)
     updated_at = UTCDateTimeField(default=utcnow)
 
@@ -224,7 +237,8 @@ class Claim(BaseModel):
 
 
 class DepositWatch(BaseModel):
-    """What the deposit watcher last saw at a wallet's maker on chain (services/deposits.py):
+    """What the deposit watcher last saw at a wallet's maker on chain
+    (services/wallets/deposits.py):
     a pUSD balance that differs at the next look is a deposit the CLOB must re-read."""
 
     wallet = peewee.ForeignKeyField(TradingWallet, backref="deposit_watch", unique=True,

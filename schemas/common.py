@@ -6,7 +6,7 @@ from marshmallow import Schema, fields, validate
 
 from schemas.vocabulary import ERROR_CODES
 
-# The plan limits a tier_limit_exceeded error can name (services/tiers.py).
+# The plan limits a tier_limit_exceeded error can name (services/platform/tiers.py).
 TIER_LIMIT_NAMES = ("max_active_configs", "max_api_keys")
 MAX_OFFSET = 2**31 - 1
 

@@ -1,7 +1,7 @@
 """Copy-config schemas: create/preview/edit bodies, the config, its status, PnL and decisions.
 
 Bodies are parsed for types here; the bounds and the venue's category list are checked
-once, in ``services.configs.rules.validate_fields``, for every surface.
+once, in ``services.copying.configs.rules.validate_fields``, for every surface.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ SCOPES: tuple[str, ...] = ("read:account", "read:positions", "read:trades", "rea
                            "trade:execute", "trade:cancel", "wallet:write")
 ALL_SCOPES: frozenset[str] = frozenset(SCOPES)
 
-# The only codes an error body may carry (SPEC "Errors"); services/errors.py maps to them.
+# The only codes an error body may carry (SPEC "Errors"); services/platform/errors.py maps to them.
 ERROR_CODES: tuple[str, ...] = (
     "unauthorized", "not_found", "bad_request", "validation_failed", "database_error",
     "cache_error", "invalid_token", "crypto_error", "wallet_error", "internal_error",

@@ -32,7 +32,8 @@ from web3 import Web3
 import config
 from devstack.stack import sandbox_contracts
 from devstack.venue import SandboxServer
-from services import chain_access, jobs, runtime, trading_accounts, venues
+from services.platform import chain_settings, jobs, runtime, venue_access, venues
+from services.wallets import trading_accounts
 from tests.devstack.venue.conftest import Control
 from venue.accounts.approvals import required_approvals
 from venue.accounts.batch import Call, sign_batch
@@ -156,8 +157,8 @@ def chain_venue(app: Any, chain: Any, wallet_chain: Any) -> Iterator[Control]:
         "POLYMARKET_RTDS_URL": server.rtds_url, "POLYMARKET_RELAYER_URL": server.relayer_url})
     previous = runtime.runtime()
     runtime.install(replace(previous, settings=settings,
-                            venue=venues.VenueAccess(venues.venue_config(settings)),
-                            chain=chain_access.ChainAccess(chain_access.from_settings(settings))))
+                            venue=venue_access.VenueAccess(venue_access.venue_config(settings)),
+                            chain=chain_settings.ChainAccess(chain_settings.from_settings(settings))))
     try:
         yield control
     finally:

@@ -48,8 +48,8 @@ def use_queue(redis_url: str, prefix: str) -> Any:
     Without one (a test without the app), a runtime of test settings is built.
     """
     import config
-    from services import runtime, wiring
-    from services.jobs import JobsConfig
+    from services.platform import runtime, wiring
+    from services.platform.runtime import JobsConfig
 
     previous = runtime.install(None)
     base = previous or wiring.build_runtime(config.load(env={}, overrides={
@@ -150,7 +150,7 @@ def venue_control(venue_server: Any) -> Iterator[Any]:
 def version_bump(venue_control: Any, bound_db: Any) -> Iterator[Any]:
     """``bump(n)``: the shared sandbox announces order version n; after the test, the venue
     and the runtime's signers are back at version 2 (the venue is session-wide)."""
-    from services import venues
+    from services.platform import venues
 
     def bump(version: int) -> None:
         venue_control.call("POST", "/version", {"version": version}, expect=200)
@@ -199,7 +199,7 @@ def _session_app(app_config: dict[str, Any]):
 @pytest.fixture
 def app(_session_app):
     """The app, bound to this test's database, with every table empty afterwards."""
-    from services import runtime
+    from services.platform import runtime
 
     # Another test may have built an app of its own (create_app installs its runtime for
     # the process, e.g. one with a Redis that is down): this test runs on the shared one.
@@ -241,7 +241,7 @@ def user(bound_db):
 @pytest.fixture
 def session_token(app, user) -> str:
     """A session JWT for ``user`` (full account scope)."""
-    from services import auth
+    from services.identity import auth
 
     return auth.issue_session(user, app.config).token
 
@@ -255,7 +255,7 @@ def auth_headers(session_token) -> dict[str, str]:
 def step_up_headers(app, session_token: str) -> dict[str, str]:
     """Authorization plus a live step-up token for ``session_token`` (as if a fresh
     confirmation code had been exchanged at POST /api/auth/step-up)."""
-    from services import auth, credentials
+    from services.identity import auth, credentials
 
     principal = credentials.resolve_token(session_token, app.config)
     return {"Authorization": f"Bearer {session_token}",
@@ -277,8 +277,8 @@ def api_key(app, user):
     import uuid
 
     from schemas.vocabulary import ALL_SCOPES
-    from services import auth, keys
-    from services.principal import Principal
+    from services.identity import auth, keys
+    from services.platform.principal import Principal
 
     def mint(*scopes: str, owner=None, expires_in_days: int = 90) -> str:
         principal = Principal(user=owner or user, kind="session", scopes=ALL_SCOPES,

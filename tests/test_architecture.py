@@ -1,8 +1,9 @@
 """The import floors of ARCHITECTURE.md, checked: no import crosses a floor the wrong way,
-the app reaches the devstack only from the CLI (lazily), and no modules form a cycle.
+no service domain imports one above it, the app reaches the devstack only from the CLI
+(lazily), and no modules form a cycle.
 
-Imports are read with ``ast`` (nothing is imported), at module level and inside functions
-alike, so a lazy import that closes a cycle counts; ``if TYPE_CHECKING:`` blocks do not.
+Imports are read with ``ast`` (nothing is imported), at module level, inside functions and
+under ``if TYPE_CHECKING:`` alike: a lazy or type-only import that closes a cycle counts.
 """
 
 from __future__ import annotations
@@ -32,6 +33,17 @@ FLOORS: dict[str, set[str]] = {
     "devstack": set(),
 }
 EVERYWHERE = {"config"}
+# The domains of ``services/`` (ARCHITECTURE.md "The service domains"), each with the domains
+# it may import: lower ones only, so the domains form no cycle.
+SERVICE_DOMAINS: dict[str, set[str]] = {
+    "platform": set(),
+    "markets": {"platform"},
+    "oauth": {"platform"},
+    "wallets": {"platform", "markets"},
+    "trading": {"platform", "markets", "wallets"},
+    "copying": {"platform", "markets", "wallets", "trading"},
+    "identity": {"platform", "markets", "oauth", "wallets", "trading", "copying"},
+}
 # The only modules that may import the devstack, and only inside functions.
 DEVSTACK_GATES = {"cli"}
 SKIP = {"tests", "bench", "node_modules", "build", "instance", "docs"}
@@ -69,10 +81,6 @@ def _imports(name: str, path: Path) -> Iterable[tuple[str, int, bool]]:
 
     def walk(node: ast.AST, lazy: bool) -> Iterable[tuple[str, int, bool]]:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-                for other in child.orelse:
-                    yield from walk(other, lazy)
-                continue
             inner = lazy or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
             if isinstance(child, ast.Import):
                 for alias in child.names:
@@ -112,6 +120,25 @@ def floor_violations(edges: Iterable[Edge]) -> list[str]:
             found.append(f"{where} (the app reaches the devstack only lazily, from the CLI)")
         elif target not in FLOORS.get(source, set()):
             found.append(f"{where} ({source} may not import {target})")
+    return sorted(found)
+
+
+def domain_of(module: str) -> str | None:
+    """The service domain of a ``services.<domain>...`` module, None elsewhere."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "services" and len(parts) > 2 else None
+
+
+def domain_violations(edges: Iterable[Edge]) -> list[str]:
+    """Each import by a service domain of a domain it may not import."""
+    found = []
+    for edge in edges:
+        source, target = domain_of(edge.source), domain_of(edge.target)
+        if source is None or target is None or source == target:
+            continue
+        if target not in SERVICE_DOMAINS.get(source, set()):
+            found.append(f"{edge.source}:{edge.line} -> {edge.target} "
+                         f"({source} may not import {target})")
     return sorted(found)
 
 
@@ -160,6 +187,22 @@ def test_no_modules_import_each_other_in_a_cycle() -> None:
     assert cycles(import_edges(ROOT)) == []
 
 
+def test_no_service_domain_imports_one_above_it() -> None:
+    assert domain_violations(import_edges(ROOT)) == []
+
+
+def test_every_service_lives_in_a_domain_that_says_what_it_owns() -> None:
+    services = ROOT / "services"
+    loose = sorted(p.name for p in services.glob("*.py") if p.name != "__init__.py")
+    assert loose == [], "a service module belongs in a domain subpackage"
+    domains = {p.name for p in services.iterdir() if (p / "__init__.py").exists()}
+    assert domains == set(SERVICE_DOMAINS)
+    for name in domains:
+        tree = ast.parse((services / name / "__init__.py").read_text())
+        doc = ast.get_docstring(tree) or ""
+        assert len(doc.split()) >= 15, f"services/{name}/__init__.py: say what it owns"
+
+
 def test_the_checker_sees_wrong_floors_lazy_devstack_imports_and_cycles(tmp_path: Path) -> None:
     files = {
         "venue/__init__.py": "",
@@ -169,6 +212,15 @@ def test_the_checker_sees_wrong_floors_lazy_devstack_imports_and_cycles(tmp_path
         "services/keys.py": "from services.orders import f\n",  # a cycle through a lazy import
         "services/typed.py": "from typing import TYPE_CHECKING\n"
                              "if TYPE_CHECKING:\n    from worker import host\n",
+        "services/platform/__init__.py": "",
+        "services/platform/runtime.py": "from typing import TYPE_CHECKING\n"
+                                        "if TYPE_CHECKING:\n"
+                                        "    from services.platform.jobs import Config\n",
+        # a type-only import that closes a cycle, and a domain importing one above it
+        "services/platform/jobs.py": "from services.platform.runtime import runtime\n"
+                                     "from services.trading import orders\n",
+        "services/trading/__init__.py": "",
+        "services/trading/orders.py": "",
         "worker/__init__.py": "",
         "worker/host.py": "import devstack.venue\n",  # only the CLI, lazily
         "cli.py": "def up():\n    from devstack import venue\n",
@@ -182,15 +234,19 @@ def test_the_checker_sees_wrong_floors_lazy_devstack_imports_and_cycles(tmp_path
     edges = import_edges(tmp_path)
     assert floor_violations(edges) == [
         "devstack.venue:1 -> config (devstack may not import config)",
+        "services.typed:3 -> worker.host (services may not import worker)",
         "venue.client:1 -> services.orders (venue may not import services)",
         "worker.host:1 -> devstack.venue (the app reaches the devstack only lazily, from the CLI)",
     ]
-    assert cycles(edges) == [["services.keys", "services.orders"]]
+    assert domain_violations(edges) == [
+        "services.platform.jobs:2 -> services.trading.orders (platform may not import trading)"]
+    assert cycles(edges) == [["services.keys", "services.orders"],
+                             ["services.platform.jobs", "services.platform.runtime"]]
 
 
 def test_principal_and_vocabulary_are_leaves() -> None:
     # Everything resolves credentials and names scopes: these two must not pull anything in.
     edges = import_edges(ROOT)
     assert {e.target for e in edges if e.source == "schemas.vocabulary"} == set()
-    assert {e.target for e in edges if e.source == "services.principal"} <= {
-        "models", "models.user", "schemas.vocabulary", "services.errors"}
+    assert {e.target for e in edges if e.source == "services.platform.principal"} <= {
+        "models", "models.user", "schemas.vocabulary", "services.platform.errors"}

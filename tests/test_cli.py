@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from cli import main
 from models.wallet import TradingWallet
-from services import chain_access, runtime, wallets
+from services.platform import chain_access, runtime
+from services.wallets import wallets
 from tests.conftest import free_port
 
 

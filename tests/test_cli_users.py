@@ -20,7 +20,8 @@ from cli import main
 from models import User
 from models.base import utcnow
 from models.copying import CopyConfig
-from services import auth, copy_control, runtime
+from services.identity import auth
+from services.platform import copy_control, runtime
 
 
 @pytest.fixture
@@ -148,7 +149,8 @@ def test_disable_refuses_every_credential_and_stops_configs(app, client, user, o
 
 
 def test_a_start_resolved_before_disable_is_refused(user, operator, bound_db):
-    from services import configs, errors
+    from services.copying import configs
+    from services.platform import errors
 
     # the request authenticated before the operator disabled the account: it holds the
     # user row it resolved then

@@ -19,7 +19,8 @@ from rq.job import JobStatus
 
 from models import User
 from models.wallet import TradingWallet
-from services import jobs, onboarding, runtime, trading_accounts, venues, wallets
+from services.platform import jobs, runtime, venues
+from services.wallets import onboarding, trading_accounts, wallets
 from tests.wallet_fixtures import allow_eoa_operator
 from venue.signing import OrderKey
 

@@ -19,24 +19,27 @@ import config
 from chain.errors import ChainUnavailable
 from chain.rpc import connect
 from devstack.chain.devchain import DevCondition
-from services import catalogue, chain_access, runtime, trading_accounts, wallets
+from services.markets import catalogue
+from services.platform import runtime
+from services.platform.chain_settings import ChainAccess, ChainSettings, from_settings
+from services.wallets import trading_accounts, wallets
 from venue.signing import OrderKey
 
 USDC = 10**6  # base units of one pUSD / USDC.e
 ONE_MATIC = 10**18
 
 
-def chain_settings(app: Any, chain: Any, **extra: Any) -> chain_access.ChainSettings:
+def chain_settings(app: Any, chain: Any, **extra: Any) -> ChainSettings:
     """The app's settings pointed at the dev chain (``extra``: more settings by env name)."""
     overrides = {**app.config, **chain.contracts.env(), "WITHDRAW_WAIT_SECONDS": "5",
                  "RECEIPT_TIMEOUT_SECONDS": "30", **extra}
-    return chain_access.from_settings(config.load(env={}, overrides=overrides))
+    return from_settings(config.load(env={}, overrides=overrides))
 
 
-def use_chain(settings: chain_access.ChainSettings, *, web3: Web3 | None = None) -> None:
+def use_chain(settings: ChainSettings, *, web3: Web3 | None = None) -> None:
     """Point the runtime's chain part at ``settings`` (``web3``: a faulty connection)."""
     runtime.install(replace(runtime.runtime(),
-                            chain=chain_access.ChainAccess(settings, web3=web3)))
+                            chain=ChainAccess(settings, web3=web3)))
 
 
 def sandbox_control(method: str, path: str, body: Any = None) -> Any:

@@ -1,4 +1,4 @@
-"""Venue exceptions, shaped like httpx's tree; services/errors.py maps them once.
+"""Venue exceptions, shaped like httpx's tree; services/platform/errors.py maps them once.
 
     VenueError
     ├── VenueUnavailable        timeouts, connection errors, 5xx, 429 (.retry_after)

@@ -1,6 +1,6 @@
 """The job table: job names mapped to the functions the worker runs for them.
 
-The web enqueues ``services.jobs.enqueue("withdrawals.send", withdrawal_id)``; the
+The web enqueues ``services.platform.jobs.enqueue("withdrawals.send", withdrawal_id)``; the
 worker resolves the name here. A job function takes the IDs it was enqueued with.
 
 Contract for every job function:
@@ -26,14 +26,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import trio
 
 from models.base import db
-
-if TYPE_CHECKING:
-    from worker.host import WorkerHost
 
 JOB_MODULES: tuple[str, ...] = ("worker.builtin_jobs", "worker.jobs_wallets", "worker.maintenance",
                                 "worker.copy_engine.jobs", "worker.jobs_trading")
@@ -117,6 +114,12 @@ def load_modules(extra: str | Sequence[str] = ()) -> list[str]:
     return modules
 
 
+class JobHost(Protocol):
+    """What a job may know of the worker running it (``worker.host.WorkerHost`` is one)."""
+
+    name: str
+
+
 @dataclass
 class JobContext:
     """What a running job may know about its own run: ids, deadline, cancellation."""
@@ -125,7 +128,7 @@ class JobContext:
     name: str
     ids: tuple[Any, ...]
     timeout: float
-    host: WorkerHost | None = None
+    host: JobHost | None = None
     deadline: float = field(default=0.0)  # time.monotonic() when the worker gives up
     _cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
 

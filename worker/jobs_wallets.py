@@ -6,7 +6,7 @@ is persisted before it is broadcast, and a re-run only re-sends those bytes.
 
 from __future__ import annotations
 
-from services import claims, collateral, deposits, onboarding, withdrawals
+from services.wallets import claims, collateral, deposits, onboarding, withdrawals
 from worker.jobs import job
 
 

@@ -32,8 +32,8 @@ from rq.executions import Execution, ExecutionRegistry
 from rq.job import Job, JobStatus
 from rq.utils import current_timestamp, now, parse_composite_key, utcformat
 
-from services import jobs as jobs_service
-from services import worker_registry
+from services.platform import jobs as jobs_service
+from services.platform import worker_registry
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from schemas.accounts import (
     WrapRequestSchema,
     WrapSchema,
 )
-from services import collateral, onboarding, trading_accounts
+from services.wallets import collateral, onboarding, trading_accounts
 
 blp = Blueprint("accounts", __name__, url_prefix="/api", description="Trading account")
 

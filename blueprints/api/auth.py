@@ -16,7 +16,7 @@ from schemas.auth import (
     StepUpSchema,
     VerifyCodeSchema,
 )
-from services import auth
+from services.identity import auth
 
 blp = Blueprint("auth", __name__, url_prefix="/api/auth", description="Sign-in")
 
@@ -30,7 +30,7 @@ def _session_body(session: auth.Session) -> dict:
 
 def auth_profile(user: object) -> dict:
     """The profile embedded in a session answer."""
-    from services import users
+    from services.identity import users
 
     return users.profile_of(user)  # type: ignore[arg-type]
 

@@ -19,7 +19,7 @@ from schemas.configs import (
     CopyConfigSchema,
     DecisionSchema,
 )
-from services import configs
+from services.copying import configs
 
 blp = Blueprint("configs", __name__, url_prefix="/api/configs",
                 description="Copy-trading configs")

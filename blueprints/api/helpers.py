@@ -7,7 +7,8 @@ from flask.views import MethodView
 from blueprints import access
 from blueprints.api.base import Blueprint
 from schemas.configs import ReadinessSchema, SuggestMultiplierArgsSchema, SuggestMultiplierSchema
-from services import configs, readiness
+from services.copying import configs
+from services.wallets import readiness
 
 blp = Blueprint("helpers", __name__, url_prefix="/api/helpers", description="Helpers")
 

@@ -11,7 +11,7 @@ from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotency_exempt, idempotent
 from schemas.keys import ApiKeyCreateRequestSchema, ApiKeyCreateResponseSchema, ApiKeySchema
-from services import auth, keys
+from services.identity import auth, keys
 
 blp = Blueprint("keys", __name__, url_prefix="/api/keys", description="API keys")
 

@@ -1,4 +1,4 @@
-"""The REST face of services/pagination.py: a Page becomes a bare array plus four headers.
+"""The REST face of services/platform/pagination.py: a Page becomes a bare array plus four headers.
 
 Every list that paginates answers through ``paged``, and documents its headers with
 ``PAGINATION_HEADERS``::
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.pagination import Page
+from services.platform.pagination import Page
 
 PAGINATION_HEADERS = {
     "X-Pagination-Limit": {"description": "The limit applied.", "schema": {"type": "integer"}},

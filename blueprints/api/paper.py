@@ -9,7 +9,7 @@ from blueprints.api.base import Blueprint
 from blueprints.api.pagination import PAGINATION_HEADERS, paged
 from schemas.common import PageArgsSchema
 from schemas.trading import PaperTradeSchema, PositionsArgsSchema, PositionSchema
-from services import paper
+from services.trading import paper
 
 blp = Blueprint("paper", __name__, url_prefix="/api/paper", description="Paper trading")
 

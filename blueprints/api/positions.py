@@ -13,7 +13,7 @@ from schemas.trading import (
     SellPositionsRequestSchema,
     SellPositionsResponseSchema,
 )
-from services import positions
+from services.trading import positions
 
 blp = Blueprint("positions", __name__, url_prefix="/api/positions", description="Positions")
 

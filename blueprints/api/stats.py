@@ -8,7 +8,7 @@ from blueprints import access
 from blueprints.api.base import Blueprint
 from schemas.stats import PlatformStatsSchema
 from schemas.trading import LatencyStatsSchema, UserSummarySchema
-from services import stats
+from services.trading import stats
 
 blp = Blueprint("stats", __name__, url_prefix="/api/stats", description="Statistics")
 

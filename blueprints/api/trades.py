@@ -10,7 +10,7 @@ from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.api.pagination import PAGINATION_HEADERS, paged
 from schemas.trading import TradesArgsSchema, TradeSchema
-from services import trades
+from services.trading import trades
 
 blp = Blueprint("trades", __name__, url_prefix="/api/trades", description="Trades")
 

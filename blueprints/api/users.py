@@ -7,7 +7,7 @@ from flask.views import MethodView
 from blueprints import access
 from blueprints.api.base import Blueprint
 from schemas.users import UserProfileSchema
-from services import users
+from services.identity import users
 
 blp = Blueprint("users", __name__, url_prefix="/api/users", description="Users")
 

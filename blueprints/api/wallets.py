@@ -20,7 +20,8 @@ from schemas.wallets import (
     WithdrawRequestSchema,
     WithdrawResponseSchema,
 )
-from services import auth, claims, wallets, withdrawals
+from services.identity import auth
+from services.wallets import claims, wallets, withdrawals
 
 blp = Blueprint("wallets", __name__, url_prefix="/api", description="Trading wallet")
 

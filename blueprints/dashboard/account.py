@@ -1,4 +1,4 @@
-"""The trading account page: onboarding step by step until "ready" (services/onboarding.py),
+"""The trading account page: onboarding step by step until "ready" (services/wallets/onboarding.py),
 and connecting an existing polymarket.com account (the dashboard is a session surface, so a
 private key may come in here, and only here besides REST with a session)."""
 
@@ -17,7 +17,7 @@ from schemas.accounts import (
 )
 from schemas.configs import ReadinessSchema
 from schemas.fields import format_decimal
-from services import collateral, deposits, onboarding, readiness, trading_accounts
+from services.wallets import collateral, deposits, onboarding, readiness, trading_accounts
 
 
 def _status() -> dict:

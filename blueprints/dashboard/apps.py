@@ -1,5 +1,5 @@
 """Approved apps: the OAuth clients the user allowed, with their scopes; revoke
-(services/oauth.py, the same calls as /api/oauth/approvals)."""
+(services/oauth/tokens.py, the same calls as /api/oauth/approvals)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def _approvals() -> list[dict]:
     # Imported here: the OAuth package registers the svco_ resolver when imported, which
     # the app factory does when it mounts the OAuth surface.
     from schemas.oauth import ApprovalSchema
-    from services import oauth
+    from services.oauth import tokens as oauth
 
     return present(ApprovalSchema(many=True), oauth.list_approvals(current_principal()))
 
@@ -29,7 +29,7 @@ def apps_page() -> str:
 @bp.post("/apps/<uuid:approval_id>/revoke")
 def revoke_app(approval_id: UUID) -> str:
     """Withdraw an approval (DELETE /api/oauth/approvals/{id}): its tokens stop working."""
-    from services import oauth
+    from services.oauth import tokens as oauth
 
     oauth.revoke_approval(current_principal(), approval_id)
     return render_template("dashboard/_apps_table.html", approvals=_approvals(),

@@ -28,7 +28,8 @@ from schemas.configs import (
     DecisionSchema,
 )
 from schemas.fields import format_decimal
-from services import configs, errors, pnl_history
+from services.copying import configs, pnl_history
+from services.platform import errors
 
 DECISIONS_SHOWN = 50
 
@@ -61,13 +62,6 @@ def _glance(config: Any) -> dict[str, Any]:
     except errors.Unavailable:  # Redis down: the list still shows the config itself
         shown["status"] = None
     return shown
-
-
-@bp.get("")
-@bp.get("/")
-def home() -> Response:
-    """The dashboard's start page is the configs list."""
-    return go("/dashboard/configs")
 
 
 @bp.get("/configs")

@@ -14,7 +14,7 @@ import re
 from flask import Response, make_response, render_template, request
 
 from blueprints import errors as error_mapping
-from services import errors
+from services.platform import errors
 
 _TARGET = re.compile(r"^#[A-Za-z][\w-]{0,80}$")
 

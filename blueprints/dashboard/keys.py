@@ -1,4 +1,5 @@
-"""API keys at /dashboard/keys: list, mint (secret shown once), revoke (services/keys.py)."""
+"""API keys at /dashboard/keys: list, mint (secret shown once), revoke
+(services/identity/keys.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from flask import current_app, render_template, request
 from blueprints.dashboard import session as browser
 from blueprints.dashboard.base import bp, current_principal, form_int, form_text, parse, present
 from schemas.keys import SCOPES, ApiKeyCreateRequestSchema, ApiKeyCreateResponseSchema, ApiKeySchema
-from services import auth, keys
+from services.identity import auth, keys
 
 # What each scope lets a key do, in plain words (SPEC "Authentication").
 SCOPE_HINTS: dict[str, str] = {

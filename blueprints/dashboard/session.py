@@ -1,8 +1,8 @@
 """The site's browser session: the session JWT in a signed cookie, and CSRF tokens.
 
-Signing in stores the session JWT issued by services/auth.py in Flask's signed session
+Signing in stores the session JWT issued by services/identity/auth.py in Flask's signed session
 cookie (HttpOnly, SameSite=Lax, Secure when BASE_URL is https) with a fresh CSRF token.
-Every request resolves the JWT through services/credentials.py, so the caller is the same
+Every request resolves the JWT through services/identity/credentials.py, so the caller is the same
 Principal the REST API would see for that token, with the same expiry and account
 checks. The dashboard and the OAuth consent page (blueprints/oauth/endpoints.py) both
 use this module: one sign-in, one cookie, one CSRF token.
@@ -18,8 +18,9 @@ from flask import Flask, request, session
 from flask.sessions import SecureCookieSessionInterface
 from itsdangerous import URLSafeTimedSerializer
 
-from services import auth, credentials, errors
-from services.principal import Principal
+from services.identity import auth, credentials
+from services.platform import errors
+from services.platform.principal import Principal
 
 JWT_KEY = "session_jwt"
 CSRF_KEY = "csrf_token"

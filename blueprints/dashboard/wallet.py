@@ -1,5 +1,6 @@
 """The trading wallet: deposit address with a QR code, balances, withdrawals and claims
-(services/wallets.py, withdrawals.py, claims.py), with their progress until the hash shows."""
+(services/wallets/wallets.py, withdrawals.py, claims.py), with their progress until the hash
+shows."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ from schemas.wallets import (
     WithdrawRequestSchema,
     WithdrawResponseSchema,
 )
-from services import auth, claims, idempotency, trading_accounts, wallets, withdrawals
+from services.identity import auth
+from services.platform import idempotency
+from services.wallets import claims, trading_accounts, wallets, withdrawals
 
 TOKEN_LABELS = {"usdc": "pUSD", "usdc_e": "USDC.e", "matic": "MATIC"}
 

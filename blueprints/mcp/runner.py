@@ -4,7 +4,7 @@ The same steps a REST route takes through its decorators, in the order they take
 the credential must hold the tool's scope (else ScopeRequired, which the transport
 answers with 403 and an ``insufficient_scope`` challenge); the arguments are loaded with
 the tool's marshmallow schema; a write with an ``idempotency_key`` runs through
-``services.idempotency.run_once`` (the store REST's Idempotency-Key uses, failing
+``services.platform.idempotency.run_once`` (the store REST's Idempotency-Key uses, failing
 closed when it is down); the result is dumped with the REST response schema. Business
 failures become ``isError`` results carrying the REST error body ``{error, code, ...}``.
 """
@@ -21,8 +21,8 @@ from marshmallow import ValidationError
 
 from blueprints.mcp.catalogue import CatalogueEntry
 from blueprints.mcp.protocol import META_REPLAY
-from services import errors, idempotency
-from services.principal import Principal
+from services.platform import errors, idempotency
+from services.platform.principal import Principal
 
 log = logging.getLogger(__name__)
 

@@ -52,8 +52,8 @@ from blueprints.mcp import protocol, runner, sessions
 from blueprints.mcp.catalogue import catalogue
 from blueprints.mcp.protocol import JsonRpcError
 from blueprints.mcp.tools import visible_to
-from services import errors, json_bodies
-from services.principal import Principal
+from services.platform import errors, json_bodies
+from services.platform.principal import Principal
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The OAuth 2.1 surface: /oauth endpoints, /api/oauth/approvals, the resource hook.
 
 ``register(app)`` builds the authorization server, adds the routes, and binds
-each request to the protected resource it targets (services/oauth_resources.py)
+each request to the protected resource it targets (services/oauth/resources.py)
 so the ``svco_`` resolver can refuse tokens issued for another resource. Users sign
 in on the dashboard (blueprints/dashboard), whose browser session the consent page
 reads; the dashboard's ``register`` sets the session cookie's flags.
@@ -14,7 +14,8 @@ from typing import Any
 from flask import Flask, current_app, request
 
 from blueprints.oauth import approvals, endpoints, server
-from services import oauth, oauth_resources  # noqa: F401 - importing oauth registers svco_
+from services.oauth import resources as oauth_resources
+from services.oauth import tokens as oauth  # noqa: F401 - importing it registers svco_
 
 OPENAPI_NOTES = """
 ## OAuth 2.1 for hosted agents

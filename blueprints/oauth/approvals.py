@@ -10,7 +10,7 @@ from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotent
 from schemas.oauth import ApprovalSchema
-from services import oauth
+from services.oauth import tokens as oauth
 
 blp = Blueprint("oauth_approvals", __name__, url_prefix="/api/oauth/approvals",
                 description="Applications you allowed to use your account over OAuth")

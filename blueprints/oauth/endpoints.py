@@ -31,7 +31,12 @@ from blueprints.api.base import Blueprint
 from blueprints.dashboard import session as browser
 from blueprints.oauth.server import current_server
 from schemas.oauth import ClientInformationSchema, OAuthErrorSchema, TokenResponseSchema
-from services import auth, errors, keys, oauth, oauth_clients, oauth_resources, oauth_server
+from services.identity import auth, keys
+from services.oauth import clients as oauth_clients
+from services.oauth import resources as oauth_resources
+from services.oauth import server as oauth_server
+from services.oauth import tokens as oauth
+from services.platform import errors
 
 blp = Blueprint("oauth", __name__, url_prefix="/oauth", description=(
     "OAuth 2.1 authorization server for hosted agents. Lifetimes: access tokens (`svco_...`) "

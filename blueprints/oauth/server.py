@@ -1,4 +1,4 @@
-"""The app's authlib AuthorizationServer, built once per app from services/oauth_server.py."""
+"""The app's authlib AuthorizationServer, built once per app from services/oauth/server.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from authlib.integrations.flask_oauth2 import AuthorizationServer
 from flask import Flask, current_app
 
 from schemas.vocabulary import SCOPES
-from services import oauth_clients, oauth_server
+from services.oauth import clients as oauth_clients
+from services.oauth import server as oauth_server
 
 EXTENSION = "oauth_server"
 
@@ -19,7 +20,7 @@ class CopytradeAuthorizationServer(AuthorizationServer):
     settings: Any
 
     def save_token(self, token: Any, request: Any) -> None:
-        """Unused: our grants store what they issue themselves (services/oauth_server.py)."""
+        """Unused: our grants store what they issue themselves (services/oauth/server.py)."""
         raise NotImplementedError
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from blueprints.dashboard.session import CSRF_KEY, JWT_KEY
-from services import auth
+from services.identity import auth
 
 REDIRECT_URI = "http://127.0.0.1:9/callback"
 RECOMMENDED = ["read:account", "read:positions", "read:trades", "read:markets",

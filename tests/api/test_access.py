@@ -10,8 +10,8 @@ from blueprints.api.base import Blueprint
 from blueprints.idempotency import mode_of
 from models import User
 from schemas.vocabulary import SCOPES
-from services import errors
-from services.principal import Principal
+from services.platform import errors
+from services.platform.principal import Principal
 
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 

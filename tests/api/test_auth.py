@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from models import LoginCode, User
-from services import auth
+from services.identity import auth
 from tests.conftest import free_port
 
 
@@ -173,7 +173,7 @@ def test_verify_code_validates_input(client, body):
 
 def test_without_smtp_the_code_is_logged(client, app, caplog, monkeypatch, bound_db):
     monkeypatch.setitem(app.config, "SMTP_URL", None)
-    with caplog.at_level(logging.WARNING, logger="services.auth"):
+    with caplog.at_level(logging.WARNING, logger="services.identity.auth"):
         assert client.post("/api/auth/magic", json={"email": "log@example.com"}).status_code == 202
     code = re.search(r"sign-in code for log@example.com: (\d{6})", caplog.text).group(1)
     ok = client.post("/api/auth/verify-code", json={"email": "log@example.com", "code": code})
@@ -233,7 +233,7 @@ def _sign_in(client, inbox, email: str):
 
 
 def test_a_new_account_gets_ten_keys_and_configs_on_the_default_tier(client, inbox, bound_db):
-    from services import tiers
+    from services.platform import tiers
 
     body = _sign_in(client, inbox, "household@example.com").get_json()
     headers = {"Authorization": f"Bearer {body['token']}"}
@@ -246,7 +246,7 @@ def test_a_new_account_gets_ten_keys_and_configs_on_the_default_tier(client, inb
 
 
 def test_a_disabled_account_cannot_sign_in(client, inbox, bound_db):
-    from services import users
+    from services.identity import users
 
     assert _sign_in(client, inbox, "gone@example.com").status_code == 200
     users.disable("gone@example.com")

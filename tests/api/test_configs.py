@@ -235,7 +235,8 @@ def test_other_users_configs_are_not_found(client, auth_headers, whale, bound_db
 
 def test_readiness_of_a_plain_eoa_the_operator_no_longer_allowlists(client, auth_headers,
                                                                       user) -> None:
-    from services import runtime, trading_accounts
+    from services.platform import runtime
+    from services.wallets import trading_accounts
     from tests.wallet_fixtures import allow_eoa_operator
     from venue.signing import OrderKey
 
@@ -255,7 +256,7 @@ def test_readiness_of_a_plain_eoa_the_operator_no_longer_allowlists(client, auth
 
 
 def test_trading_readiness_lists_blockers(client, auth_headers, user, venue_control):
-    from services import wallets
+    from services.wallets import wallets
     from tests.trading_support import run_onboarding
 
     before = decode(client.get("/api/helpers/trading-readiness", headers=auth_headers))

@@ -10,7 +10,7 @@ from blueprints import access
 from blueprints import errors as error_handler
 from blueprints.api.base import Blueprint
 from schemas.fields import DecimalString
-from services import errors
+from services.platform import errors
 
 
 def assert_error(response, status: int, code: str) -> dict:

@@ -17,7 +17,8 @@ from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotent
 from models import IdempotencyRecord, User
 from models.base import db
-from services import auth, errors
+from services.identity import auth
+from services.platform import errors
 from tests.conftest import free_port
 
 writes = Blueprint("idempotency_test", __name__, url_prefix="/api/_idem", description="test")

@@ -11,7 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from models import ApiKey, User
-from services import auth, keyring
+from services.identity import auth
+from services.platform import keyring
 
 
 def assert_error(response, status: int, code: str) -> dict:

@@ -9,7 +9,8 @@ import json
 from decimal import Decimal
 
 from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET
-from services import jobs, onboarding, wallets
+from services.platform import jobs
+from services.wallets import onboarding, wallets
 from worker import jobs as job_table
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from blueprints.dashboard.session import JWT_KEY
 from models.base import utcnow
-from services import auth
+from services.identity import auth
 from tests.api.oauth_flow import (
     RECOMMENDED,
     authorize_params,

@@ -12,7 +12,7 @@ import pytest
 
 from devstack.venue.order_signing import parse_order, recover_order_signer
 from models.trading import Order
-from services import venues
+from services.platform import venues
 
 
 def _json(response) -> Any:

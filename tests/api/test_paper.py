@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
-from services import paper
+from services.trading import paper
 
 
 def _json(response):

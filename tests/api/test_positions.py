@@ -6,7 +6,7 @@ import json
 import uuid
 from decimal import Decimal
 
-from services import orders, previews
+from services.trading import orders, previews
 
 
 def _json(response):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from models import ApiKey, User
-from services import auth
+from services.identity import auth
 from tests.api.test_auth import assert_error
 
 MONEY_KEY = {"name": "mover", "scopes": ["read:account", "wallet:write"]}
@@ -118,7 +118,7 @@ def test_expired_step_up_is_refused(app, client, inbox, bound_db):
     from datetime import timedelta
 
     from models.base import utcnow
-    from services import credentials
+    from services.identity import credentials
 
     token = sign_in(client, inbox, "stale-step@example.com")
     principal = credentials.resolve_token(token, app.config)

@@ -11,7 +11,7 @@ from decimal import Decimal
 from models import User
 from models.base import utcnow
 from models.trading import Trade
-from services import orders, previews, stats
+from services.trading import orders, previews, stats
 
 
 def _json(response):

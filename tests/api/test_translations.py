@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from services import catalogue, translations
-from services.errors import ValidationFailed
+from services.markets import catalogue, translations
+from services.platform.errors import ValidationFailed
 
 
 def venue_market(venue_id: str, slug: str, question: str, description: str = "",

@@ -11,7 +11,9 @@ from decimal import Decimal
 import pytest
 
 from models.trading import Order, OrderPreview, Trade
-from services import orders, venue_accounts, venues
+from services.platform import venues
+from services.trading import orders
+from services.wallets import venue_accounts
 
 
 def _json(response):

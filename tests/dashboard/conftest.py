@@ -20,7 +20,7 @@ import trio
 from aiosmtpd.controller import Controller
 from werkzeug.serving import make_server
 
-from services import runtime
+from services.platform import runtime
 from tests.api.test_auth import Inbox
 from tests.conftest import RUN_ID, free_port, use_queue
 from tests.worker.conftest import delete_prefixed_keys
@@ -122,7 +122,7 @@ def sign_in(page: Any, inbox: Inbox, email: str | None = None) -> str:
     code, _token = inbox.last_for(email)
     page.fill("input[name=code]", code)
     page.click("button:has-text('Sign in')")
-    page.wait_for_url(re.compile(r".*/dashboard/configs$"))
+    page.wait_for_url(re.compile(r".*/dashboard$"))
     return email
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import secrets
 
 from models import User
-from services import wallets
+from services.wallets import wallets
 from tests.dashboard.conftest import screenshot, sign_in
 
 
@@ -37,7 +37,8 @@ def test_a_new_user_follows_onboarding_until_ready(page, inbox, worker_host,
 
 def test_a_plain_eoa_not_allowlisted_sees_the_venues_refusal(page, inbox,
                                                             venue_control) -> None:
-    from services import runtime, trading_accounts
+    from services.platform import runtime
+    from services.wallets import trading_accounts
     from tests.wallet_fixtures import allow_eoa_operator
     from venue.signing import OrderKey
 

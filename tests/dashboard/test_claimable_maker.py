@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from services import claims, wallets
+from services.wallets import claims, wallets
 from tests.dashboard.test_login_binding import _sign_in_with_code
 from tests.services.test_relayer_claims_chain import holding_winners
 

@@ -7,7 +7,7 @@ from chain.keys import generate_keypair
 from chain.tokens import token_balance_base
 from models import User
 from models.wallet import Withdrawal
-from services import wallets
+from services.wallets import wallets
 from tests.api.test_sessions import confirmation_code
 from tests.dashboard.conftest import screenshot, sign_in
 from tests.wallet_fixtures import ONE_MATIC, USDC, legacy_eoa_wallet

@@ -11,7 +11,7 @@ import pytest
 from chain.tokens import token_balance_base
 from models import User
 from models.wallet import CollateralWrap
-from services import wallets
+from services.wallets import wallets
 from tests.chain_venue import chain_venue  # noqa: F401 - this test's chain-backed venue
 from tests.dashboard.conftest import screenshot, sign_in
 from tests.wallet_fixtures import USDC

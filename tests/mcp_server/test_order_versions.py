@@ -7,7 +7,7 @@ import uuid
 from decimal import Decimal
 
 from models.trading import Order
-from services import order_versions, venues
+from services.platform import order_versions, venues
 from tests.mcp_server.conftest import run_client
 
 

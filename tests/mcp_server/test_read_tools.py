@@ -12,7 +12,8 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 from schemas.vocabulary import SCOPES
-from services import configs, orders, paper, previews
+from services.copying import configs
+from services.trading import orders, paper, previews
 from tests.mcp_server.conftest import run_client
 from tests.mcp_server.test_sdk_client import READ_TOOLS
 

@@ -17,13 +17,15 @@ from typing import Any
 
 from blueprints import access
 from blueprints.mcp.tools import TOOLS, Tool
-from services import configs, stats
+from services.copying import configs
+from services.trading import stats
 
 API_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
-# Tools whose capability has no REST route (the venue's market data is MCP-only).
-MCP_ONLY = {"search_markets", "get_market_details", "get_market_depth",
-            "get_market_price_history", "list_top_traders"}
+# Tools with no REST route of their own: REST serves them through wider calls (GET
+# /api/markets: browse_markets, which search runs on; GET /api/markets/{slug}: market_page,
+# details with every outcome's depth).
+MCP_ONLY = {"search_markets", "get_market_details", "get_market_depth"}
 
 
 def service_calls(func: Callable[..., Any]) -> set[str]:
@@ -111,15 +113,17 @@ def test_a_tool_declaring_another_scope_is_caught(app):
 
 def test_service_calls_reads_lambdas_and_views():
     assert service_calls(lambda principal, args: stats.user_summary(principal.user)) == {
-        "services.stats.user_summary"}
+        "services.trading.stats.user_summary"}
     assert service_calls(lambda principal, args: [configs.get(principal.user, i)
-                                                  for i in args]) == {"services.configs.crud.get"}
+                                                  for i in args]) == {
+        "services.copying.configs.crud.get"}
 
 
 def test_no_tool_takes_in_a_private_key():
     # Connecting an account (a signer key) is session-JWT only: no MCP tool reaches it or
     # accepts a key or secret as an argument (issue 16).
     for tool in TOOLS:
-        assert "services.trading_accounts.connect" not in service_calls(tool.call), tool.name
+        connect = "services.wallets.trading_accounts.connect"
+        assert connect not in service_calls(tool.call), tool.name
         fields = set(tool.input().fields)
         assert not fields & {"private_key", "relayer_api_key", "secret"}, tool.name

@@ -19,7 +19,7 @@ from models.copying import ConfigPreview
 from models.idempotency import IdempotencyRecord
 from models.trading import Order, OrderPreview
 from schemas.vocabulary import SCOPES
-from services import wallets
+from services.wallets import wallets
 from tests.mcp_server.conftest import rpc, run_client
 from tests.mcp_server.test_sdk_client import WRITE_TOOLS
 

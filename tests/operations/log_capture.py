@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from services import logs
+from services.platform import logs
 
 SECRET_PATTERNS = {
     "api key secret": re.compile(r"svck_live_[A-Za-z0-9_-]{8,}"),
@@ -55,7 +55,8 @@ def leaks(text: str) -> list[tuple[str, str]]:
     found = []
     for line in text.splitlines():
         if logs.DEV_SIGNIN_NOTICE[1] in line:
-            continue  # the documented laptop-only notice (no SMTP_URL); see services/logs.py
+            # the documented laptop-only notice (no SMTP_URL); see services/platform/logs.py
+            continue
         for kind, pattern in SECRET_PATTERNS.items():
             if pattern.search(line):
                 found.append((kind, line))

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import redis
 
-from services import copy_leases, worker_registry
+from services.platform import copy_leases, worker_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 

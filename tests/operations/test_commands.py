@@ -18,8 +18,8 @@ from eth_account import Account
 
 from models.base import db
 from models.copying import CopyIntent
-from services import jobs as jobs_service
-from services import runtime
+from services.platform import jobs as jobs_service
+from services.platform import runtime
 from tests.conftest import use_queue
 from tests.operations.stack import WorkerProcess, cli, stack_env, wait
 

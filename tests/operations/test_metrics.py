@@ -15,7 +15,8 @@ from decimal import Decimal
 import pytest
 import trio
 
-from services import auth, runtime, venues
+from services.identity import auth
+from services.platform import runtime, venues
 from tests.conftest import use_queue
 from tests.operations.scrape import names, total
 from tests.worker.copy_engine.conftest import inject, owned, settled, wait_for
@@ -123,7 +124,7 @@ def test_series_move_when_the_suite_trades_copies_and_runs_jobs(
     run_engines(scenario)
 
     # Jobs: one succeeds, one fails, on an in-process worker host.
-    from services import jobs as jobs_service
+    from services.platform import jobs as jobs_service
 
     saved = use_queue(redis_url, engine_prefix)
     try:

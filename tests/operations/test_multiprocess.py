@@ -15,8 +15,8 @@ from pathlib import Path
 
 import httpx
 
-from services import jobs as jobs_service
-from services import runtime
+from services.platform import jobs as jobs_service
+from services.platform import runtime
 from tests.conftest import free_port, use_queue
 from tests.operations.scrape import total
 from tests.operations.stack import ROOT, WorkerProcess, stack_env, wait, wait_serving

@@ -33,8 +33,9 @@ import config
 from models import database
 from models.user import User
 from schemas.vocabulary import ALL_SCOPES
-from services import auth, keys, runtime, wiring
-from services.principal import Principal
+from services.identity import auth, keys
+from services.platform import runtime, wiring
+from services.platform.principal import Principal
 
 loaded = config.load()
 runtime.install(wiring.build_runtime(loaded))  # the tier table the key quota reads

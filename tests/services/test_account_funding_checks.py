@@ -15,7 +15,8 @@ from flask import render_template
 from chain.errors import ChainUnavailable
 from models.wallet import AccountOnboarding, TradingWallet, WalletTransaction
 from schemas.configs import ReadinessSchema
-from services import onboarding, readiness, runtime, trading_accounts, wallet_transactions
+from services.platform import runtime
+from services.wallets import onboarding, readiness, trading_accounts, wallet_transactions
 from tests.services.test_trading_accounts import use_settings
 from tests.wallet_fixtures import chain_settings, use_chain
 from venue.signing import OrderKey

@@ -9,7 +9,8 @@ import pytest
 from chain.tokens import outcome_balances_base, token_balance_base
 from chain.transactions import next_nonce
 from models.wallet import Claim, WalletTransaction
-from services import claims, errors
+from services.platform import errors
+from services.wallets import claims
 from tests.wallet_fixtures import (
     USDC,
     catalogue_market,

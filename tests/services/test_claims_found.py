@@ -14,7 +14,8 @@ import pytest
 from chain.tokens import outcome_balances_base, token_balance_base
 from models.market import Market
 from models.wallet import Claim
-from services import claims, positions
+from services.trading import positions
+from services.wallets import claims
 from tests.wallet_fixtures import (
     USDC,
     catalogue_market,

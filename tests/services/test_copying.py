@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 from decimal import Decimal as D
 
-from services import copying
-from services.copying import CopyRules, Holding, MarketView, TargetFill
+from services.copying import mirror as copying
+from services.copying.mirror import CopyRules, Holding, MarketView, TargetFill
+from services.trading.holdings import apply_fill
 from venue.models import FeeSchedule
 
 RULES = CopyRules(size_multiplier=D("0.5"), max_position_usdc=D("100"),
@@ -113,8 +114,8 @@ def test_exits() -> None:
 
 
 def test_apply_fill_average_cost() -> None:
-    held, realized = copying.apply_fill(Holding(), "BUY", D(10), D(5))
-    held, realized = copying.apply_fill(held, "SELL", D(4), D("2.8"))
+    held, realized = apply_fill(Holding(), "BUY", D(10), D(5))
+    held, realized = apply_fill(held, "SELL", D(4), D("2.8"))
     assert held == Holding(D(6), D(3)) and realized == D("0.8")
 
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from services import auth, credentials, errors, keys, oauth
+from services.identity import auth, credentials, keys
+from services.oauth import tokens as oauth
+from services.platform import errors
 
 SERVICES = Path(__file__).resolve().parents[2] / "services"
 

@@ -1,4 +1,5 @@
-"""services.idempotency.run_once, as MCP tools call it: replay, takeover, store unreachable."""
+"""services.platform.idempotency.run_once, as MCP tools call it: replay, takeover, store
+unreachable."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from playhouse.pool import PooledPostgresqlDatabase
 
 from models import IdempotencyRecord
 from models.base import utcnow
-from services import errors, idempotency
+from services.platform import errors, idempotency
 from tests.conftest import free_port
 
 

@@ -11,8 +11,8 @@ import pytest
 import redis
 from rq.job import Job, JobStatus
 
-from services import jobs as jobs_service
-from services import runtime
+from services.platform import jobs as jobs_service
+from services.platform import runtime
 from tests.conftest import RUN_ID, use_queue
 from tests.worker.conftest import delete_prefixed_keys
 

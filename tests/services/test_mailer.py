@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services import errors, mailer
+from services.platform import errors, mailer
 from tests.conftest import free_port
 
 

@@ -7,8 +7,8 @@ from decimal import Decimal
 import pytest
 
 from models import Market, MarketToken
-from services import markets
-from services.errors import NotFound, ValidationFailed
+from services.markets import markets
+from services.platform.errors import NotFound, ValidationFailed
 from venue.models import Level, OrderBook
 
 BTC = "will-bitcoin-reach-150k-2026"

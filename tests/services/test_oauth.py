@@ -13,8 +13,12 @@ import pytest
 from models.base import utcnow
 from models.oauth import OAuthClient, OAuthToken
 from schemas.vocabulary import ALL_SCOPES
-from services import credentials, errors, oauth, oauth_clients, oauth_resources
-from services.principal import Principal
+from services.identity import credentials
+from services.oauth import clients as oauth_clients
+from services.oauth import resources as oauth_resources
+from services.oauth import tokens as oauth
+from services.platform import errors
+from services.platform.principal import Principal
 
 SETTINGS = {"SECRET_KEY": "s", "BASE_URL": "https://ct.example"}
 
@@ -280,7 +284,7 @@ def test_metadata_fetch_faults_are_refusals():
 
 
 def test_a_disabled_users_oauth_token_is_refused(settings, user, oauth_client):
-    from services import users
+    from services.identity import users
 
     issued = _issue(settings, user, oauth_client)
     token = oauth_resources.request_resource.set(oauth_resources.mcp_resource(settings))

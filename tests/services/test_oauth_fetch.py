@@ -15,7 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from services import oauth_clients, outbound
+from services.oauth import clients as oauth_clients
+from services.platform import outbound
 from tests.local_http import Dripper, serving
 
 DEADLINE = 1.0

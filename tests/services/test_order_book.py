@@ -11,8 +11,9 @@ from decimal import Decimal
 
 import pytest
 
-from services import order_book, order_plan
-from services.order_plan import MarketInfo
+from services.markets import order_book
+from services.trading import order_plan
+from services.trading.order_plan import MarketInfo
 from venue.models import FeeSchedule, Level, OrderBook
 
 D = Decimal

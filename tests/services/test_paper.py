@@ -1,4 +1,5 @@
-"""services/paper.py: simulated fills priced by walking the live sandbox book, fees applied."""
+"""services/trading/paper.py: simulated fills priced by walking the live sandbox book, fees
+applied."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 
 from models.base import utcnow
 from models.trading import Order, Trade
-from services import errors, paper
+from services.platform import errors
+from services.trading import paper
 
 
 def test_buy_walks_the_book_level_by_level(trader, market, venue_control):

@@ -1,4 +1,5 @@
-"""services/positions.py: venue sizes, ledger basis, PnL from the live book, resolution, sells."""
+"""services/trading/positions.py: venue sizes, ledger basis, PnL from the live book, resolution,
+sells."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from services import errors, orders, positions, previews
+from services.platform import errors
+from services.trading import orders, positions, previews
 
 
 def _buy(trader, token, size, kind="market", price=None):

@@ -1,4 +1,5 @@
-"""services/previews.py: quotes from the live sandbox book, stored, bound, single use, expiring."""
+"""services/trading/previews.py: quotes from the live sandbox book, stored, bound, single use,
+expiring."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 
 from models.base import utcnow
 from models.trading import OrderPreview
-from services import errors, previews
+from services.platform import errors
+from services.trading import previews
 
 
 def test_market_buy_preview_walks_the_book(trader, market):

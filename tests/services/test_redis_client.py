@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services import redis_client
+from services.platform import redis_client
 
 
 def test_embedded_redis_when_no_url(tmp_path, monkeypatch):

@@ -12,7 +12,8 @@ from typing import Any
 
 from devstack.chain.devchain import DevCondition
 from models.wallet import Claim
-from services import claims, onboarding, positions, wallets
+from services.trading import positions
+from services.wallets import claims, onboarding, wallets
 from tests.chain_venue import ChainVenue
 from tests.wallet_fixtures import USDC, catalogue_market
 

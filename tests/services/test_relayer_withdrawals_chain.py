@@ -10,7 +10,7 @@ from decimal import Decimal
 from web3 import Web3
 
 from models.wallet import Withdrawal
-from services import withdrawals
+from services.wallets import withdrawals
 from tests.chain_venue import ChainVenue
 from tests.services.test_relayer_claims_chain import _BALANCE_OF, _no_pol, _onboarded
 from tests.wallet_fixtures import USDC

@@ -10,7 +10,7 @@ from datetime import timedelta
 from models import LoginCode, RevokedSession, SignInEvent, User
 from models.base import utcnow
 from models.oauth import Approval, AuthorizationCode, OAuthClient, OAuthToken
-from services import runtime
+from services.platform import runtime
 from worker import maintenance
 
 OLD = timedelta(days=30)

@@ -11,7 +11,7 @@ import config
 from chain.errors import ChainUnavailable
 from chain.rpc import connect
 from chain.urls import redact_url
-from services import runtime, wiring
+from services.platform import runtime, wiring
 from tests.conftest import free_port
 from tests.local_http import serving
 

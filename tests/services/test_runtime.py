@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import config
-from services import chain_access, jobs, runtime, venues, wiring
+from services.platform import chain_access, jobs, runtime, venues, wiring
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def test_build_install_and_close(no_runtime, tmp_path, redis_url):
     built = wiring.build_runtime(settings)
     assert runtime.install(built) is None
     assert runtime.runtime() is built
-    assert jobs.current_config() == jobs.JobsConfig(redis_url=redis_url, prefix="rt-test:")
+    assert jobs.current_config() == runtime.JobsConfig(redis_url=redis_url, prefix="rt-test:")
     assert jobs.queue_name("default") == "rt-test:default"
     assert venues.client() is venues.client()  # one shared blocking client
     assert venues.client().config.clob_url == "https://clob.polymarket.com"
@@ -46,7 +46,7 @@ def test_build_install_and_close(no_runtime, tmp_path, redis_url):
 
 def test_replaced_restores_the_runtime(app, redis_url):
     before = runtime.runtime()
-    swap = jobs.JobsConfig(redis_url=redis_url, prefix="other:")
+    swap = runtime.JobsConfig(redis_url=redis_url, prefix="other:")
     with runtime.replaced(jobs=swap) as inside:
         assert jobs.current_config() is swap
         assert inside.venue is before.venue  # untouched parts are shared

@@ -16,7 +16,8 @@ from chain.keys import generate_keypair
 from chain.transactions import build_native_transfer, next_nonce, send_raw
 from models.base import db, utcnow
 from models.wallet import TradingWallet, WalletTransaction, Withdrawal
-from services import errors, jobs, runtime, wallet_transactions, wallets, withdrawals
+from services.platform import errors, runtime
+from services.wallets import wallet_transactions, wallets, withdrawals
 from tests.conftest import ONE_MATIC, free_port
 from tests.services.test_withdrawals import _received
 from tests.wallet_fixtures import USDC, chain_settings, faulty_web3, legacy_eoa_wallet, use_chain
@@ -233,7 +234,7 @@ def test_withdrawals_to_the_token_contracts_are_refused(app, wallet_chain, fund,
 def _with_dead_queue(action):
     """Run ``action`` with the runtime's job queue pointed at a dead Redis; its exception."""
     previous = runtime.runtime()
-    dead = jobs.JobsConfig(redis_url=f"redis://127.0.0.1:{free_port()}/0",
+    dead = runtime.JobsConfig(redis_url=f"redis://127.0.0.1:{free_port()}/0",
                            prefix=previous.jobs.prefix)
     runtime.install(replace(previous, jobs=dead))
     try:
@@ -262,7 +263,7 @@ def test_a_withdrawal_that_could_not_be_queued_never_goes_out(wallet_chain, fund
 
 def test_a_claim_that_could_not_be_queued_never_goes_out(wallet_chain, user) -> None:
     from models.wallet import Claim
-    from services import claims
+    from services.wallets import claims
     from tests.wallet_fixtures import catalogue_market
 
     dev = wallet_chain.contracts
@@ -283,7 +284,7 @@ def test_a_claim_that_could_not_be_queued_never_goes_out(wallet_chain, user) -> 
 def test_two_runs_of_one_claim_at_once_redeem_it_once(wallet_chain, user) -> None:
     # claims share the fencing rule: the second run re-sends the first run's redeem
     from models.wallet import Claim
-    from services import claims
+    from services.wallets import claims
     from tests.wallet_fixtures import catalogue_market
 
     dev = wallet_chain.contracts

@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 
 from models import SignInEvent
-from services import auth, errors
+from services.identity import auth
+from services.platform import errors
 
 
 def test_racing_guesses_cannot_overshoot_the_budget(app, bound_db):

@@ -8,7 +8,7 @@ import pytest
 
 import config
 from models import User
-from services import errors, tiers
+from services.platform import errors, tiers
 
 
 def test_limits_come_from_the_configured_table(app):

@@ -1,4 +1,4 @@
-"""services/trades.py: the ledger as users see it, newest first, paginated, per config."""
+"""services/trading/trades.py: the ledger as users see it, newest first, paginated, per config."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 
 from models.base import utcnow
 from models.trading import Trade
-from services import errors, orders, previews, trades
+from services.platform import errors
+from services.trading import orders, previews, trades
 
 
 def _trade(user, minutes_ago: int, **fields) -> Trade:

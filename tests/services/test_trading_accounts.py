@@ -17,7 +17,8 @@ import pytest
 
 import config
 from models.wallet import AccountOnboarding, TradingWallet
-from services import errors, onboarding, runtime, trading_accounts, venues, wallets
+from services.platform import errors, runtime, venue_access
+from services.wallets import onboarding, trading_accounts, wallets
 from tests.local_http import serving
 from tests.venue.test_relayer_client import Relayer
 from tests.wallet_fixtures import chain_settings, use_chain
@@ -30,6 +31,10 @@ from venue.signing import OrderKey
 
 KEY = "0x" + "42" * 32
 OWNER = OrderKey(KEY).address
+# The secp256k1 group order: a private key is an integer in [1, N - 1].
+CURVE_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
+# A Relayer API key as polymarket.com issues it: a UUID (the relayer API reference's example).
+RELAYER_KEY = "01967c03-b8c8-7000-8f68-8b8eaec6fd3d"
 BUILDER = {"POLYMARKET_BUILDER_API_KEY": "bk", "POLYMARKET_BUILDER_PASSPHRASE": "pp",
            "POLYMARKET_BUILDER_SECRET": base64.urlsafe_b64encode(b"k" * 32).decode()}
 
@@ -40,7 +45,7 @@ def use_settings(app: Any, chain: Any, **extra: Any) -> None:
     settings = config.load(env={}, overrides=overrides)
     current = runtime.runtime()
     runtime.install(replace(current, settings=settings,
-                            venue=venues.VenueAccess(venues.venue_config(settings))))
+                            venue=venue_access.VenueAccess(venue_access.venue_config(settings))))
     use_chain(chain_settings(app, chain, **extra))
 
 
@@ -60,6 +65,10 @@ def test_connect_refuses_each_bad_input_naming_its_field(accounts, user) -> None
     wallet = beacon_deposit_wallet_address(OWNER, trading_accounts.contracts())
     cases = [
         ({"private_key": "0x1234"}, "private_key"),
+        # 64 hex digits, but no key: zero, the group order, and above it.
+        ({"private_key": "0x" + "00" * 32}, "private_key"),
+        ({"private_key": f"0x{CURVE_ORDER:064x}"}, "private_key"),
+        ({"private_key": "ff" * 32}, "private_key"),
         ({"wallet_address": "0x" + "1" * 39}, "wallet_address"),
         # Mixed case with a broken checksum is a typo, not an address.
         ({"wallet_address": wallet[:2] + wallet[2:].swapcase()}, "wallet_address"),
@@ -70,6 +79,14 @@ def test_connect_refuses_each_bad_input_naming_its_field(accounts, user) -> None
         ({"relayer_api_key": "rk"}, "relayer_api_key_address"),
         ({"relayer_api_key": "rk", "relayer_api_key_address": "0x" + "cd" * 20},
          "relayer_api_key_address"),
+        # Not a Relayer API key's shape (a UUID): a typo, another secret, or a huge paste.
+        ({"relayer_api_key": "rk-secret", "relayer_api_key_address": OWNER}, "relayer_api_key"),
+        ({"relayer_api_key": RELAYER_KEY + "0", "relayer_api_key_address": OWNER},
+         "relayer_api_key"),
+        ({"relayer_api_key": RELAYER_KEY.replace("-", ""), "relayer_api_key_address": OWNER},
+         "relayer_api_key"),
+        ({"relayer_api_key": "a" * 100_000, "relayer_api_key_address": OWNER},
+         "relayer_api_key"),
     ]
     for change, field in cases:
         args = {"wallet_address": wallet, "private_key": KEY, **change}
@@ -88,17 +105,24 @@ def test_connect_classifies_seals_and_refuses_a_second_account(accounts, user) -
     # Pasted as people paste: spaces, a newline, no 0x, the address in lower case.
     connected = trading_accounts.connect(
         user, wallet_address=f"  {uups.lower()} ", private_key=f" {KEY[2:]}\n",
-        relayer_api_key="rk-secret-uuid", relayer_api_key_address=OWNER.lower())
+        relayer_api_key=f" {RELAYER_KEY}\n", relayer_api_key_address=OWNER.lower())
     assert (connected.signature_type, connected.funder_address) == (3, uups)
     assert (connected.address, connected.account_kind) == (OWNER, "connected")
     stored = TradingWallet.get_by_id(connected.id)
     assert KEY[2:] not in stored.private_key_sealed
-    assert "rk-secret-uuid" not in (stored.relayer_api_key_sealed or "")
+    assert RELAYER_KEY not in (stored.relayer_api_key_sealed or "")
     auth = trading_accounts.relayer_auth(stored)
-    assert (auth.key, auth.address) == ("rk-secret-uuid", OWNER)
-    assert "rk-secret-uuid" not in json.dumps(trading_accounts.describe(stored))
+    assert (auth.key, auth.address) == (RELAYER_KEY, OWNER)
+    assert RELAYER_KEY not in json.dumps(trading_accounts.describe(stored))
     with pytest.raises(errors.Conflict):
         trading_accounts.connect(user, wallet_address=uups, private_key=KEY)
+
+
+def test_the_largest_key_on_the_curve_connects(accounts, user) -> None:
+    key = f"0x{CURVE_ORDER - 1:064x}"  # in range: never refused as out of range
+    wallet = beacon_deposit_wallet_address(OrderKey(key).address, trading_accounts.contracts())
+    connected = trading_accounts.connect(user, wallet_address=wallet, private_key=key)
+    assert connected.address == OrderKey(key).address
 
 
 def test_connect_a_grandfathered_proxy_and_an_allowlisted_eoa(app, accounts, user,
@@ -213,14 +237,14 @@ def test_a_new_user_onboards_against_the_sandbox_and_trades_as_a_deposit_wallet(
         make_trader, market, venue_control) -> None:
     """Sign up → onboarding (deploy, approvals, credentials, balance update) → fund the
     deposit wallet → a live order with the venue's deposit-wallet-only rule on."""
-    from services import orders, previews
+    from services.trading import orders, previews
 
     trader = make_trader("100", deposit_wallet=True)
     status = onboarding.status(trader.user)
     assert status["ready"] and [s["state"] for s in status["steps"]] == ["done"] * 4
     assert status["deploy_transaction_id"] and status["approvals_transaction_id"]
     maker = trader.wallet.funder_address
-    from services import readiness
+    from services.wallets import readiness
 
     ready = readiness.readiness(trader.user)
     assert ready["ready_to_trade"], ready["blockers"]
@@ -240,7 +264,7 @@ def test_a_new_user_onboards_against_the_sandbox_and_trades_as_a_deposit_wallet(
 
 def test_readiness_names_each_missing_step_of_a_new_deposit_wallet(user, venue_control
                                                                   ) -> None:
-    from services import readiness
+    from services.wallets import readiness
 
     wallets.get_or_create_deposit_wallet(user)
     ready = readiness.readiness(user)
@@ -254,7 +278,7 @@ def test_readiness_names_each_missing_step_of_a_new_deposit_wallet(user, venue_c
 
 def test_a_plain_eoa_not_allowlisted_gets_the_venues_refusal(user, market, venue_control,
                                                             eoa_allowlist) -> None:
-    from services import orders, previews
+    from services.trading import orders, previews
 
     # The operator allowlisted the EOA, the venue did not: the venue's words reach the user.
     key = OrderKey("0x" + secrets.token_hex(32))
@@ -270,7 +294,7 @@ def test_a_plain_eoa_not_allowlisted_gets_the_venues_refusal(user, market, venue
 
 def test_usdc_e_is_wrapped_into_pusd_once_through_the_relayer(make_trader,
                                                              venue_control) -> None:
-    from services import collateral, readiness
+    from services.wallets import collateral, readiness
 
     trader = make_trader("100", deposit_wallet=True)
     maker = trader.wallet.funder_address
@@ -313,12 +337,12 @@ def test_a_session_key_connects_only_while_the_wallet_accepts_it(accounts, user)
     assert (connected.signature_type, connected.funder_address) == (3, deposit.address)
     assert connected.session_signer is True and connected.address == session.address
     assert trading_accounts.describe(connected)["session_key"] is True
-    from services import withdrawals
+    from services.wallets import withdrawals
 
     with pytest.raises(errors.AccountNotReady) as no_withdrawal:  # a session key cannot
         withdrawals.request(user, "0x" + "12" * 20, "1", "usdc")
     assert "cannot withdraw" in no_withdrawal.value.message
-    from services import collateral
+    from services.wallets import collateral
 
     # Nor wrap: a session key is authorized for trading only; its owner wraps.
     with pytest.raises(errors.AccountNotReady) as no_wrap:
@@ -327,7 +351,7 @@ def test_a_session_key_connects_only_while_the_wallet_accepts_it(accounts, user)
     assert collateral.auto_wrap(connected, Decimal(5)) is None
     assert collateral.offer(user)["available"] is False
     # Orders are signed in the session-signer envelope, and the wallet accepts them.
-    from services import session_keys
+    from services.wallets import session_keys
 
     contracts = trading_accounts.contracts()
     assert session_keys.accepts(deposit.address, session, contracts)

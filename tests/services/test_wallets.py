@@ -11,7 +11,9 @@ import pytest
 
 from chain.keys import address_for_key, key_id_of, passphrase_key
 from models.wallet import AccountOnboarding, TradingWallet
-from services import chain_access, errors, jobs, onboarding_queue, trading_accounts, wallets
+from services.platform import chain_access, errors, jobs
+from services.platform.chain_settings import key_id_for
+from services.wallets import onboarding_queue, trading_accounts, wallets
 from tests.chain.test_keys import legacy_token
 from tests.conftest import ONE_MATIC
 from tests.wallet_fixtures import USDC, chain_settings, legacy_eoa_wallet, use_chain
@@ -157,7 +159,7 @@ def test_passphrase_secrets_of_the_old_format_open_and_reseal(app, wallet_chain,
     key = wallets.signer(wallet)
     # as the previous release stored it: v1, under the SHA-256-stretched passphrase
     old_key = hashlib.sha256(b"copytrade/wallet-encryption-key/" + passphrase.encode()).digest()
-    old_id = chain_access.key_id_for(old_key)
+    old_id = key_id_for(old_key)
     TradingWallet.update(private_key_sealed=legacy_token(key, old_key, old_id),
                          key_id=old_id).where(TradingWallet.id == wallet.id).execute()
     stored = TradingWallet.get_by_id(wallet.id)
@@ -236,7 +238,7 @@ def test_no_chain_configured_is_feature_not_enabled(app, wallet_chain, user) -> 
 def test_crypto_failures_map_to_crypto_error_and_fail_the_job(app, wallet_chain, fund,
                                                               user) -> None:
     from chain.errors import CryptoFailure
-    from services import withdrawals
+    from services.wallets import withdrawals
 
     mapped = errors.from_external(CryptoFailure("tampered"))
     assert (mapped.status, mapped.code) == (500, "crypto_error")

@@ -14,7 +14,8 @@ from chain.tokens import native_balance_wei, token_balance_base
 from chain.transactions import next_nonce
 from models.base import db
 from models.wallet import TradingWallet, WalletTransaction, Withdrawal
-from services import errors, withdrawals
+from services.platform import errors
+from services.wallets import withdrawals
 from tests.conftest import ONE_MATIC, free_port
 from tests.wallet_fixtures import USDC, chain_settings, faulty_web3, legacy_eoa_wallet, use_chain
 

@@ -13,7 +13,7 @@ import trio
 from websockets.exceptions import ConnectionClosed
 
 import config
-from services import venues as services_venues
+from services.platform import venue_access as services_venues
 from tests.venue.conftest import sample, sample_text
 from venue.client import AsyncVenueClient
 from venue.config import VenueConfig

@@ -19,8 +19,8 @@ import trio
 from rq.job import Job
 
 from models import database as database_module
-from services import jobs as jobs_service
-from services import runtime
+from services.platform import jobs as jobs_service
+from services.platform import runtime
 from tests.conftest import RUN_ID, use_queue
 from worker import jobs as job_table
 from worker.host import WorkerHost, WorkerSettings

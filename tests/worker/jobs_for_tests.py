@@ -8,7 +8,7 @@ import time
 import trio
 
 from models.user import User
-from services import jobs as jobs_service
+from services.platform import jobs as jobs_service
 from worker.jobs import current_job, job
 
 

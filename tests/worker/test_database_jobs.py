@@ -8,7 +8,7 @@ import pytest
 
 from models import database as database_module
 from models.user import User
-from services import jobs as jobs_service
+from services.platform import jobs as jobs_service
 from tests.worker.conftest import run_host, status, wait_for
 from worker.host import WorkerHost, WorkerSettings
 

@@ -7,8 +7,8 @@ import time
 import trio
 from rq.job import Job
 
-from services import jobs as jobs_service
-from services import worker_registry
+from services.platform import jobs as jobs_service
+from services.platform import worker_registry
 from tests.worker.conftest import run_host, status, wait_for
 from tests.worker.jobs_for_tests import marker
 from worker.host import WorkerHost

@@ -8,7 +8,7 @@ import zlib
 
 from rq import Queue
 
-from services import jobs as jobs_service
+from services.platform import jobs as jobs_service
 from tests.worker.conftest import run_host, status, wait_for
 from worker.host import WorkerHost
 
@@ -49,7 +49,7 @@ def test_operations_show_a_planted_pickled_job_without_running_it(settings, redi
                                                                    tmp_path):
     from datetime import UTC, datetime
 
-    from services import operations
+    from services.platform import operations
 
     planted = tmp_path / "pwned"
     queue = Queue(jobs_service.queue_name("default"), connection=redis_conn)

@@ -16,8 +16,10 @@ import redis
 from models.base import utcnow
 from models.idempotency import IdempotencyRecord
 from models.wallet import CONFIRMED, QUEUED, Withdrawal
-from services import jobs as jobs_service
-from services import orders, runtime, wallets
+from services.platform import jobs as jobs_service
+from services.platform import runtime
+from services.trading import order_reconcile
+from services.wallets import wallets
 from tests.conftest import RUN_ID, use_queue
 from tests.worker.conftest import delete_prefixed_keys
 from worker import maintenance
@@ -68,13 +70,13 @@ def test_every_worker_ticking_queues_each_job_once(prefix):
     low = jobs_service.queue("low").job_ids
     assert sorted(low) == sorted(jobs_service.qualified_job_id(jobs_service.logical_job_id(name))
                                 for name in (
-        orders.RECONCILE_PENDING_JOB, maintenance.RESUME_JOB, maintenance.PURGE_JOB))
+        order_reconcile.RECONCILE_PENDING_JOB, maintenance.RESUME_JOB, maintenance.PURGE_JOB))
 
 
 def test_a_withdrawal_whose_wallet_is_signing_now_is_not_requeued(prefix, bound_db, user):
     # a job still running (abandoned after its timeout, or re-queued at shutdown while its
     # thread goes on) holds the wallet's signing lease: a second run now would only wait
-    from services import wallet_transactions
+    from services.wallets import wallet_transactions
 
     stale = _withdrawal(user, QUEUED, timedelta(minutes=5))
     with wallet_transactions.nonce_lease(stale.wallet):
@@ -84,7 +86,7 @@ def test_a_withdrawal_whose_wallet_is_signing_now_is_not_requeued(prefix, bound_
 
 
 def test_the_deposit_sweep_is_queued_once_per_interval_across_workers(prefix):
-    from services import deposits
+    from services.wallets import deposits
 
     current = runtime.runtime()
     every = replace(current.settings, deposits=replace(current.settings.deposits,
@@ -108,7 +110,7 @@ def test_the_deposit_sweep_is_queued_once_per_interval_across_workers(prefix):
 
 def test_a_wrap_whose_job_was_lost_is_requeued_once(prefix, bound_db, user):
     from models.wallet import CollateralWrap
-    from services import collateral
+    from services.wallets import collateral
 
     wallet = wallets.get_or_create(user)
     lost = CollateralWrap.create(wallet=wallet, amount=Decimal(3),
@@ -117,7 +119,7 @@ def test_a_wrap_whose_job_was_lost_is_requeued_once(prefix, bound_db, user):
                           created_at=utcnow() - timedelta(minutes=9))  # done: left alone
     assert maintenance.resume_chain_work(60) == 1
     assert maintenance.resume_chain_work(60) == 1  # asked again: the queued job is reused
-    from services import onboarding_queue
+    from services.wallets import onboarding_queue
 
     # The wrap's job once, beside the onboarding the new wallet's creation queued.
     assert sorted(jobs_service.queue("default").job_ids) == sorted(

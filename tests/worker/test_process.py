@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from services import jobs as jobs_service
-from services import worker_registry
+from services.platform import jobs as jobs_service
+from services.platform import worker_registry
 from tests.worker.conftest import TEST_JOB_MODULE, run_host, status, wait_for, wait_status
 from tests.worker.jobs_for_tests import marker
 from worker.host import WorkerHost

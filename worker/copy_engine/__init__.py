@@ -5,5 +5,5 @@ its parts: ``TargetOwnership`` (leases on target wallets, a fair share of them),
 ``TargetWatcher`` per owned target (Data API polling with a persisted cursor, accelerated
 by the global RTDS feed), a ``QuoteSource`` (markets and live books), a ``FillExecutor``
 (each fill decided into copy intents for every config copying that target, executed by
-``services.copy_execution``) and ``CopierWallets`` (the copiers' opened accounts).
+``services.copying.execution``) and ``CopierWallets`` (the copiers' opened accounts).
 """

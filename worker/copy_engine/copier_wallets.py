@@ -1,7 +1,7 @@
 """``CopierWallets``: the copiers' opened accounts and collateral estimates, kept fresh.
 
 An engine opens (decrypts) a copier's venue account once, when a live config of that user
-starts running here, keeps it only in memory (``services.copier_accounts``), re-opens it
+starts running here, keeps it only in memory (``services.copying.accounts``), re-opens it
 every ``account_reopen_seconds`` and drops it when none of the user's configs runs here
 any more (and all of them when the engine stops). The collateral estimates are read from
 the venue when an account is first opened here, then re-read every
@@ -20,8 +20,8 @@ from uuid import UUID
 
 import trio
 
-from services import venue_accounts
-from services.copier_accounts import AccountCache, WalletSlot
+from services.copying.accounts import AccountCache, WalletSlot
+from services.wallets import venue_accounts
 from venue.client import AsyncVenueClient
 from venue.errors import VenueError, VenueNotFound
 from worker.copy_engine.settings import EngineSettings

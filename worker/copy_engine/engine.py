@@ -20,7 +20,7 @@ The engine owns the nursery and a few parts, each owning the tasks it starts:
 
 A fill becomes one intent per config (copied or skipped, with the reason); the live copies
 are recorded with their orders in one transaction and sent concurrently
-(``services.copy_execution``). No target trade is ever mirrored twice, and no order leaves
+(``services.copying.execution``). No target trade is ever mirrored twice, and no order leaves
 before its record.
 """
 
@@ -39,7 +39,7 @@ import trio
 
 from models import database
 from models.base import db as bound_database
-from services import copy_control, metrics, venues
+from services.platform import copy_control, metrics, venues
 from venue.client import AsyncVenueClient
 from worker.copy_engine import reconciler, store
 from worker.copy_engine.copier_wallets import CopierWallets
@@ -189,7 +189,7 @@ class CopyEngine:
                     nursery.start_soon(self._feed_loop)
                 if self.settings.use_book_feed and venue.config.market_ws_url:
                     nursery.start_soon(self.quotes.run)
-                nursery.start_soon(self.executor.run_exit_checks, lambda: self.targets.values())
+                nursery.start_soon(self._exit_check_loop)
                 nursery.start_soon(self.wallets.run)
                 nursery.start_soon(self._recheck_loop)
                 if database.has_log_to_fold():
@@ -228,6 +228,16 @@ class CopyEngine:
                     log.warning("engine %s lost the lease on %s; stopping it", self.name, target)
                     self._drop_target(target)
             self._retain_accounts()
+
+    async def _exit_check_loop(self) -> None:
+        """Every ``exit_check_seconds``, ask targets with guarded positions to check exits."""
+        while True:
+            await trio.sleep(self.settings.exit_check_seconds)
+            for watcher in list(self.targets.values()):
+                if any((c.rules.take_profit_bps or c.rules.stop_loss_bps)
+                       and any(h.shares > 0 for h in c.holdings.values())
+                       for c in watcher.configs.values()):
+                    watcher.request_exit_check()
 
     async def _recheck_loop(self) -> None:
         # Intents whose order the venue did not know yet (or whose answer was lost) are

@@ -1,8 +1,8 @@
 """``FillExecutor``: what a target's fill (or a TP/SL check) becomes, and its copies placed.
 
-For each config of the target, the fill is decided (``services.copying``) into a
+For each config of the target, the fill is decided (``services.copying.mirror``) into a
 ``CopyIntentDraft`` (copy, or skip with the reason); the fill's drafts then go to
-``services.copy_execution.execute`` in one call, which records them and places the live
+``services.copying.execution.execute`` in one call, which records them and places the live
 copies as one batch through this executor's sender, and answers with the positions that
 moved (kept in the configs' snapshots). Take-profit and stop-loss checks sell a whole
 position once per opening, the same way.
@@ -21,18 +21,21 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 import trio
 
 from models.base import utcnow
 from models.copying import INTENT_PENDING, INTENT_SKIPPED, KIND_MIRROR
-from services import copy_execution, copy_intents, copying, order_outages, orders
-from services.copy_execution import Quote
-from services.copy_intents import CopyIntentDraft
-from services.copying import Holding, TargetFill
-from services.orders import PostAnswer, PreparedOrder
+from services.copying import execution as copy_execution
+from services.copying import intents as copy_intents
+from services.copying import mirror as copying
+from services.copying.execution import Quote
+from services.copying.intents import CopyIntentDraft
+from services.copying.mirror import Holding, TargetFill
+from services.trading import order_outages, orders
+from services.trading.orders import PostAnswer, PreparedOrder
 from venue.client import AsyncVenueClient
 from venue.errors import VenueError, VenueRestricted
 from venue.models import ActivityItem, Side
@@ -41,9 +44,6 @@ from worker.copy_engine.copier_wallets import CopierWallets
 from worker.copy_engine.quotes import QuoteSource
 from worker.copy_engine.settings import EngineSettings, EngineStats
 from worker.copy_engine.store import ConfigSnapshot
-
-if TYPE_CHECKING:
-    from worker.copy_engine.watcher import TargetWatcher
 
 log = logging.getLogger("copytrade.copy_engine")
 
@@ -291,16 +291,6 @@ class FillExecutor:
         self._apply({config.id: config}, [move] if move is not None else [])
 
     # -- take-profit / stop-loss ------------------------------------------------------------
-
-    async def run_exit_checks(self, watchers: Callable[[], Iterable[TargetWatcher]]) -> None:
-        """Every ``exit_check_seconds``, ask targets with guarded positions to check exits."""
-        while True:
-            await trio.sleep(self.settings.exit_check_seconds)
-            for watcher in list(watchers()):
-                if any((c.rules.take_profit_bps or c.rules.stop_loss_bps)
-                       and any(h.shares > 0 for h in c.holdings.values())
-                       for c in watcher.configs.values()):
-                    watcher.request_exit_check()
 
     async def check_exits(self, configs: dict[UUID, ConfigSnapshot]) -> list[CopyIntentDraft]:
         """Sell positions whose take-profit or stop-loss is crossed (one intent per opening)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from services.runtime import runtime
+from services.platform.runtime import runtime
 from worker.copy_engine.engine import CopyEngine
 from worker.jobs import current_job, job, on_worker_start
 

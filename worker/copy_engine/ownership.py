@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 import redis
 
-from services import copy_leases
-from services.copy_leases import TargetLeases
+from services.platform import copy_leases
+from services.platform.copy_leases import TargetLeases
 
 log = logging.getLogger("copytrade.copy_engine")
 

@@ -12,9 +12,10 @@ from collections import OrderedDict
 
 import trio
 
-from services import copying, order_plan
-from services.copy_execution import Quote
-from services.copying import MarketView
+from services.copying import mirror as copying
+from services.copying.execution import Quote
+from services.copying.mirror import MarketView
+from services.trading import order_plan
 from venue.client import AsyncVenueClient
 from venue.market_feed import BookFeed
 from venue.models import OrderBook

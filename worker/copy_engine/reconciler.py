@@ -1,7 +1,7 @@
 """After a restart or a take-over: account for every copy intent whose order may be in flight.
 
 For each open intent of a target's configs (written by this engine before, or by one that
-is no longer alive), ``services.copy_intents.reconcile`` applies the rules: an intent with
+is no longer alive), ``services.copying.intents.reconcile`` applies the rules: an intent with
 no order record never left and comes back to be placed now (or is failed as ``not_sent``
 when too old); one with an order record takes the outcome the venue gives for its hash.
 Intents of an engine still alive (a hand-over in progress) are left to it. Nothing is ever
@@ -26,8 +26,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 from uuid import UUID
 
-from services import copy_intents
-from services.copy_intents import CopyIntentDraft
+from services.copying import intents as copy_intents
+from services.copying.intents import CopyIntentDraft
 from worker.copy_engine.store import ConfigSnapshot
 
 log = logging.getLogger("copytrade.copy_engine")

@@ -17,8 +17,8 @@ import peewee
 
 from models.base import utcnow
 from models.copying import CopyConfig, CopyPosition, TargetCursor
-from services import copying
-from services.copying import CopyRules, Holding
+from services.copying import mirror as copying
+from services.copying.mirror import CopyRules, Holding
 
 
 @dataclass

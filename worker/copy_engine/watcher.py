@@ -21,7 +21,7 @@ from uuid import UUID
 
 import trio
 
-from services import metrics
+from services.platform import metrics
 from venue.client import AsyncVenueClient
 from venue.errors import VenueError
 from venue.models import ActivityItem

@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from services import errors
-from services.configs import rules
+from services.copying.configs import rules
+from services.platform import errors
 
 ADDRESS = "0x" + "Ab" * 20
 

@@ -7,7 +7,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 import pytest
 
-from services.order_plan import protective_limit
+from services.trading.order_plan import protective_limit
 from tests.sdk_env import sdk_result
 from venue.models import ALLOWED_TICK_SIZES, Side
 from venue.signing import (

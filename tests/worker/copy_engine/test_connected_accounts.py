@@ -22,7 +22,9 @@ from eth_account import Account
 
 from models import User
 from models.wallet import AccountOnboarding, TradingWallet
-from services import onboarding, orders, previews, readiness, runtime, trading_accounts
+from services.platform import runtime
+from services.trading import orders, previews
+from services.wallets import onboarding, readiness, trading_accounts
 from tests.worker.copy_engine.conftest import copy_one_fill
 from venue.accounts import proxy_wallet_address, required_approvals, safe_wallet_address
 

@@ -19,9 +19,10 @@ from eth_account import Account
 from models.base import db
 from models.copying import CopyConfig
 from models.trading import Order, Trade
-from services import copy_execution, venues
-from services.copy_intents import CopyIntentDraft
-from services.copying import Decision
+from services.copying import execution as copy_execution
+from services.copying.intents import CopyIntentDraft
+from services.copying.mirror import Decision
+from services.platform import venues
 from tests.worker.copy_engine.conftest import (
     FAST,
     inject,

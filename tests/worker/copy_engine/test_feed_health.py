@@ -10,7 +10,7 @@ from decimal import Decimal
 import redis
 import trio
 
-from services import metrics, operations
+from services.platform import metrics, operations
 from tests.worker.copy_engine.conftest import FAST, inject, owned, settled, wait_for
 
 # Stale after 1 s without a trade frame; backstop polls far apart, so a copy made while the

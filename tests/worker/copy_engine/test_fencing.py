@@ -26,7 +26,9 @@ import trio
 from models.base import db, utcnow
 from models.copying import CopyIntent, CopyPosition
 from models.trading import Order, Trade
-from services import copy_execution, copy_leases, orders, runtime, venues
+from services.copying import execution as copy_execution
+from services.platform import copy_leases, runtime, venues
+from services.trading import orders
 from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
 from tests.worker.copy_engine.test_execution_seams import _in_thread
 from tests.worker.copy_engine.test_fast_path import _engine, _row

@@ -12,7 +12,7 @@ from typing import Any
 import trio
 
 from models import User
-from services import onboarding, wallets
+from services.wallets import onboarding, wallets
 from tests.worker.copy_engine.conftest import inject, owned, settled, wait_for
 
 

@@ -1,4 +1,4 @@
-"""Target leases in Redis (``services.copy_leases``): moves and their marks."""
+"""Target leases in Redis (``services.platform.copy_leases``): moves and their marks."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import redis
 import trio
 
-from services import copy_leases
-from services.copy_leases import TargetLeases
+from services.platform import copy_leases
+from services.platform.copy_leases import TargetLeases
 from worker.copy_engine.ownership import TargetOwnership
 
 

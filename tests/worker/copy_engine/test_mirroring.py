@@ -13,8 +13,8 @@ import trio.testing
 from models.base import db
 from models.copying import CopyConfig, CopyPosition
 from models.trading import Order, PaperTrade
-from services import copy_intents
-from services.copy_intents import CopyIntentDraft
+from services.copying import intents as copy_intents
+from services.copying.intents import CopyIntentDraft
 from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
 from worker.copy_engine.engine import CopyEngine, EngineSettings
 
@@ -217,7 +217,7 @@ def test_take_profit_sells_the_position_once(run_engines, make_config, trader, m
         def rally() -> None:
             state = venue_server.state
             with state.lock:
-                state.recenter_house(state.markets[market.condition_id], Decimal("0.7"))
+                state.recenter_house(state.catalog.markets[market.condition_id], Decimal("0.7"))
 
         await trio.to_thread.run_sync(rally)
         await wait_for(settled(config, 2))

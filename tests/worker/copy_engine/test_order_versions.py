@@ -9,7 +9,7 @@ from decimal import Decimal
 from devstack.venue.order_signing import parse_order, recover_order_signer
 from models.base import db
 from models.trading import Order
-from services import order_versions, venues
+from services.platform import order_versions, venues
 from tests.worker.copy_engine.conftest import copy_one_fill, intents_of
 
 

@@ -18,7 +18,7 @@ import redis
 from models.base import db
 from models.copying import CopyIntent
 from models.trading import Order
-from services import copy_leases
+from services.platform import copy_leases
 
 ROOT = Path(__file__).resolve().parents[3]
 

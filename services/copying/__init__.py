@@ -1,0 +1,4 @@
+"""Copy trading: the pure mirroring rules (``mirror``), copy configs (``configs``), intents
+recorded exactly once, their execution, the copiers' venue accounts and PnL history. It stands
+on ``platform``, ``markets``, ``wallets`` and ``trading``.
+"""

@@ -1,0 +1,30 @@
+"""Copy configs: validate, preview, create, edit, start/stop, and read their status and PnL.
+
+Every surface (REST, MCP, dashboard) calls these functions with the caller's user (its
+gate has checked the scope). The parts: ``rules`` (limits, validation, defaults),
+``targets`` (what the venue shows of a target wallet, sizing suggestions), ``crud`` (a
+config's life: preview, create, edit, start, stop, delete) and ``reports`` (status, PnL,
+decisions). The names surfaces call are importable from here.
+"""
+
+from __future__ import annotations
+
+from services.copying.configs.crud import (
+    create,
+    delete,
+    get,
+    list_configs,
+    preview,
+    start,
+    stop,
+    update,
+)
+from services.copying.configs.reports import decision_view, decisions, pnl, status
+from services.copying.configs.rules import validate_fields
+from services.copying.configs.targets import suggest_multiplier, target_profile
+
+__all__ = [
+    "create", "decision_view", "decisions", "delete", "get", "list_configs", "pnl", "preview",
+    "start", "status", "stop", "suggest_multiplier", "target_profile", "update",
+    "validate_fields",
+]

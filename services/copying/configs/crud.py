@@ -1,0 +1,246 @@
+"""Copy configs' life: preview, create, read, edit, start, stop and delete.
+
+Creating a config needs an unexpired, unused preview of the same fields. ``is_active``
+is true exactly while the config is copying: ``start`` sets it (within the tier's
+active-config limit) and nudges the workers, ``stop`` clears it; a running executor sees
+either within a second, and the copy intent insert itself refuses an inactive config, so
+no order for a stopped config leaves after ``stop`` returns.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+import peewee
+
+from models.base import db, utcnow
+from models.copying import ConfigPreview, CopyConfig
+from models.user import User
+from services.copying.configs.rules import validate_fields, with_defaults
+from services.copying.configs.targets import target_profile
+from services.platform import errors, tiers
+from services.platform.principal import require_enabled, user_id_of
+from services.wallets import trading_accounts
+
+log = logging.getLogger(__name__)
+
+PREVIEW_TTL = timedelta(minutes=10)
+
+
+def _encode(fields: Mapping[str, Any]) -> str:
+    return json.dumps({k: str(v) if isinstance(v, Decimal) else v for k, v in fields.items()},
+                      sort_keys=True)
+
+
+def _decode(text: str) -> dict[str, Any]:
+    data = json.loads(text)
+    for name in ("size_multiplier", "max_position_usdc"):
+        if data.get(name) is not None:
+            data[name] = Decimal(data[name])
+    return data
+
+
+def preview(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate the fields and summarise what the config would do; returns a preview_id."""
+    clean = validate_fields({k: v for k, v in raw.items() if k != "preview_id"})
+    fields = with_defaults(user_id_of(user), clean)
+    profile = target_profile(fields["target_address"])
+    typical = profile["typical_trade_usdc"]
+    mirrored = (typical * fields["size_multiplier"]).quantize(Decimal("0.01"))
+    warnings = []
+    if not fields["paper_trading"]:
+        warnings.append("Live mode: mirrored orders spend real funds.")
+    if profile["recent_trades"] == 0:
+        warnings.append("The target has no recent trades to mirror.")
+    if mirrored > fields["max_position_usdc"]:
+        warnings.append("A typical target trade, mirrored, exceeds max_position_usdc; "
+                        "trades will be capped.")
+    now = utcnow()
+    summary = {
+        "config": fields,
+        "target": profile,
+        "sizing": {
+            "size_multiplier": fields["size_multiplier"],
+            "typical_mirrored_trade_usdc": mirrored,
+            "max_position_usdc": fields["max_position_usdc"],
+            "rule": "Buys mirror target shares x size_multiplier, capped per position by "
+                    "max_position_usdc; sells mirror the share of its position the target "
+                    "sold.",
+        },
+        "guards": {
+            "price_deviation_bps": fields["price_deviation_bps"],
+            "blocked_categories": fields["blocked_categories"],
+            "take_profit_bps": fields["take_profit_bps"],
+            "stop_loss_bps": fields["stop_loss_bps"],
+        },
+        "mode": "paper" if fields["paper_trading"] else "live",
+        "warnings": warnings,
+    }
+    with db.atomic():
+        row = ConfigPreview.create(user=user_id_of(user), fields=_encode(fields),
+                                   summary=json.dumps(summary, default=str),
+                                   created_at=now, expires_at=now + PREVIEW_TTL)
+    return {"preview_id": row.id, "expires_at": row.expires_at, **summary}
+
+
+def _write_transaction() -> Any:
+    # SQLite: take the write lock up front (a deferred read-then-write can fail to upgrade).
+    if isinstance(db.obj, peewee.SqliteDatabase):
+        return db.atomic("IMMEDIATE")
+    return db.atomic()
+
+
+def create(user: User | UUID | str, raw: Mapping[str, Any]) -> CopyConfig:
+    """Create an inactive config from an unexpired, unused preview with the same fields."""
+    preview_id = raw.get("preview_id")
+    if not preview_id:
+        raise errors.ValidationFailed("A preview_id is required; call POST /api/configs/preview.",
+                                      fields={"preview_id": ["Missing data for required field."]})
+    given = validate_fields({k: v for k, v in raw.items() if k != "preview_id"}, partial=True)
+    now = utcnow()
+    with db.atomic():
+        try:
+            query = ConfigPreview.select().where(ConfigPreview.id == UUID(str(preview_id)),
+                                                 ConfigPreview.user == user_id_of(user))
+        except ValueError:
+            raise errors.ValidationFailed(fields={"preview_id": ["Not a preview id."]}) from None
+        if isinstance(db.obj, peewee.PostgresqlDatabase):
+            query = query.for_update()
+        previewed = query.first()
+        if previewed is None:
+            raise errors.ValidationFailed("Unknown preview_id.",
+                                          fields={"preview_id": ["Unknown preview."]})
+        if previewed.consumed_at is not None:
+            raise errors.ValidationFailed("This preview was already used.",
+                                          fields={"preview_id": ["Already used."]})
+        if previewed.expires_at <= now:
+            raise errors.ValidationFailed("The preview expired; preview again.",
+                                          fields={"preview_id": ["Expired."]})
+        fields = _decode(previewed.fields)
+        differing = sorted(k for k, v in given.items() if fields.get(k) != v)
+        if differing:
+            raise errors.ValidationFailed(
+                "The request differs from the preview; preview the new values.",
+                fields={k: ["Differs from the previewed value."] for k in differing})
+        config = CopyConfig.create(
+            user=user_id_of(user), target_address=fields["target_address"],
+            target_name=fields.get("target_name") or "",
+            size_multiplier=fields["size_multiplier"],
+            max_position_usdc=fields["max_position_usdc"],
+            price_deviation_bps=fields["price_deviation_bps"],
+            blocked_categories=json.dumps(fields["blocked_categories"]),
+            take_profit_bps=fields["take_profit_bps"], stop_loss_bps=fields["stop_loss_bps"],
+            paper_trading=fields["paper_trading"], is_active=False,
+            created_at=now, updated_at=now)
+        previewed.consumed_at = now
+        previewed.config_id = config.id
+        previewed.save()
+    return config
+
+
+def get(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
+    """The caller's config; NotFound for another user's or a deleted one."""
+    try:
+        key = UUID(str(config_id))
+    except ValueError:
+        raise errors.NotFound("No such config.") from None
+    config = CopyConfig.get_or_none(CopyConfig.id == key, CopyConfig.user == user_id_of(user),
+                                    CopyConfig.deleted_at.is_null())
+    if config is None:
+        raise errors.NotFound("No such config.")
+    return config
+
+
+def list_configs(user: User | UUID | str) -> list[CopyConfig]:
+    """The caller's configs, newest first."""
+    return list(CopyConfig.select().where(CopyConfig.user == user_id_of(user),
+                                          CopyConfig.deleted_at.is_null())
+                .order_by(CopyConfig.created_at.desc()))
+
+
+def update(user: User | UUID | str, config_id: UUID | str, raw: Mapping[str, Any]) -> CopyConfig:
+    """Change editable fields; a running executor applies them from its next decision."""
+    if "target_address" in raw:
+        raise errors.ValidationFailed(
+            "target_address cannot change; create a new config for another target.",
+            fields={"target_address": ["Not editable."]})
+    clean = validate_fields(raw, partial=True)
+    with db.atomic():
+        config = get(user, config_id)
+        for name, value in clean.items():
+            setattr(config, name, json.dumps(value) if name == "blocked_categories" else value)
+        config.version += 1
+        config.updated_at = utcnow()
+        config.save()
+    _nudge("copy.reload", config.id)
+    return config
+
+
+def delete(user: User | UUID | str, config_id: UUID | str) -> None:
+    """Stop the config and remove it from every list (its decision history stays)."""
+    with db.atomic():
+        config = get(user, config_id)
+        was_active = config.is_active
+        config.is_active = False
+        config.deleted_at = config.stopped_at = config.updated_at = utcnow()
+        config.version += 1
+        config.save()
+    if was_active:
+        _nudge("copy.stop", config.id)
+
+
+def start(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
+    """Start copying (within the tier's active-config limit); idempotent when running."""
+    with _write_transaction():
+        config = get(user, config_id)
+        if config.is_active:
+            return config
+        # Lock the user first so two concurrent starts count each other (PostgreSQL).
+        query = User.select().where(User.id == user_id_of(user))
+        if isinstance(db.obj, peewee.PostgresqlDatabase):
+            query = query.for_update()
+        owner = query.get()
+        # Read under the lock: a start racing `copytrade users disable` either finishes
+        # first (and is stopped by it) or sees the account disabled.
+        require_enabled(owner)
+        if not config.paper_trading:
+            trading_accounts.require_live(owner)
+        tiers.check_active_config_quota(owner, tiers.active_configs(owner.id).count())
+        now = utcnow()
+        config.is_active = True
+        config.started_at = config.updated_at = now
+        config.last_error = None
+        config.version += 1
+        config.save()
+    _nudge("copy.start", config.id)
+    return config
+
+
+def stop(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
+    """Stop copying; no order for this config leaves once this returns."""
+    with db.atomic():
+        config = get(user, config_id)
+        if not config.is_active:
+            return config
+        config.is_active = False
+        config.stopped_at = config.updated_at = utcnow()
+        config.version += 1
+        config.save()
+    _nudge("copy.stop", config.id)
+    return config
+
+
+def _nudge(job_name: str, config_id: UUID) -> None:
+    """Tell the workers now (the engines also poll the database, so this is best-effort)."""
+    try:
+        from services.platform import copy_control
+
+        copy_control.publish(job_name, str(config_id))
+    except Exception as exc:  # Redis down: the engines' database sweep still catches it
+        log.warning("could not nudge workers about %s %s: %s", job_name, config_id, exc)

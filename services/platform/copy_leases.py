@@ -1,0 +1,231 @@
+"""Who runs which copy target, in Redis: target leases and copy engines' heartbeats.
+
+Every active config is run by the worker whose copy engine holds the lease on the
+config's target wallet (``<REDIS_PREFIX>copy:lease:<target>``, value = engine name, a few
+seconds of TTL renewed every second). Leasing by target keeps one watcher per target
+across the whole deployment, and makes each config owned by exactly one worker. A dead
+worker stops renewing; its leases expire and another engine claims them on its next sweep.
+
+A lease is ``SET <prefix>copy:lease:<target> <engine> NX PX <ttl>``; renewals and
+releases run as Lua scripts that only touch keys still holding this engine's name, so
+an engine can never renew or drop a lease another engine took over. The calls block
+(the engine runs them in threads); the operator's commands use the same key layout.
+
+An operator moves a target (``copytrade executors move``) with ``move_target``: the lease
+is handed to another live engine (same remaining TTL) and ``<prefix>copy:moved:<target>``
+names the engine it was taken from for a while (``<prefix>copy:moved`` indexes the
+targets so marked). That engine sees another holder at its
+next renewal and drops the target; the new holder adopts it at its next sweep (nudged at
+once); while the mark lasts the old engine does not claim it back and the new one does
+not shed it to keep its fair share.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+
+import redis
+
+from services.platform import copy_control
+
+# Renew this engine's leases; one that expired while nobody else took it is taken back
+# (a late heartbeat is not a reason to drop a target no one else runs).
+LEASE_SCRIPT_RENEW = """
+local renewed = {}
+for i, key in ipairs(KEYS) do
+  local holder = redis.call('GET', key)
+  if holder == ARGV[1] then
+    redis.call('PEXPIRE', key, ARGV[2])
+    renewed[#renewed + 1] = i
+  elseif not holder then
+    redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
+    renewed[#renewed + 1] = i
+  end
+end
+return renewed
+"""
+
+LEASE_SCRIPT_RELEASE = """
+local released = 0
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then
+    redis.call('DEL', key)
+    released = released + 1
+  end
+end
+return released
+"""
+
+
+def _prefix(key_prefix: str | None) -> str:
+    return key_prefix if key_prefix is not None else copy_control.prefix()
+
+
+def lease_key(target: str, key_prefix: str | None = None) -> str:
+    """The Redis key of a target's lease."""
+    return f"{_prefix(key_prefix)}copy:lease:{target.lower()}"
+
+
+def engine_key(name: str, key_prefix: str | None = None) -> str:
+    """The Redis hash of a copy engine's heartbeat."""
+    return f"{_prefix(key_prefix)}copy:engine:{name}"
+
+
+def engines_key(key_prefix: str | None = None) -> str:
+    """The set of copy engine names of this deployment."""
+    return f"{_prefix(key_prefix)}copy:engines"
+
+
+def owner_of_target(target: str) -> str | None:
+    """The engine (worker) name holding the target's lease, or None."""
+    raw = copy_control.connection().get(lease_key(target))
+    return raw.decode() if raw else None
+
+
+def engine_heartbeat(name: str) -> str | None:
+    """When the engine last heartbeated (ISO time), None when it is gone."""
+    raw = copy_control.connection().hget(engine_key(name), "heartbeat_at")
+    return raw.decode() if raw else None
+
+
+def live_engines(client: redis.Redis, key_prefix: str) -> list[str]:
+    """Names of engines whose heartbeat has not expired (expired ones are forgotten)."""
+    names = sorted(n.decode() for n in client.smembers(engines_key(key_prefix)))
+    if not names:
+        return []
+    with client.pipeline() as pipe:
+        for name in names:
+            pipe.exists(engine_key(name, key_prefix))
+        alive = pipe.execute()
+    dead = [n for n, ok in zip(names, alive, strict=True) if not ok]
+    if dead:
+        client.srem(engines_key(key_prefix), *dead)
+    return [n for n, ok in zip(names, alive, strict=True) if ok]
+
+
+# Hand the lease to ARGV[1] for what remains of it; remember the holder so it stays away,
+# and index the target (score: when the mark ends, ms) so that engines need not look for
+# marks among every target; marks already over leave the index.
+MOVE_SCRIPT = """
+local holder = redis.call('GET', KEYS[1])
+if not holder or holder == ARGV[1] then return false end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 1000 then ttl = 1000 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+redis.call('SET', KEYS[2], holder, 'PX', ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[3])
+redis.call('ZADD', KEYS[3], ARGV[3] + ARGV[2], ARGV[4])
+return holder
+"""
+
+
+def moved_key(target: str, prefix: str) -> str:
+    """The key naming the engine an operator moved ``target`` away from."""
+    return f"{prefix}copy:moved:{target.lower()}"
+
+
+def moved_index_key(prefix: str) -> str:
+    """The sorted set of recently moved targets (score: when their mark ends, epoch ms)."""
+    return f"{prefix}copy:moved"
+
+
+def move_target(client: redis.Redis, prefix: str, target: str, to_engine: str,
+                hold_off_ms: int) -> str | None:
+    """Hand ``target``'s lease from its holder to engine ``to_engine``; the old holder."""
+    holder = client.register_script(MOVE_SCRIPT)(
+        keys=[lease_key(target, prefix), moved_key(target, prefix), moved_index_key(prefix)],
+        args=[to_engine, hold_off_ms, int(time.time() * 1000), target.lower()])
+    if holder:
+        announce(client, prefix)
+    return holder.decode() if holder else None
+
+
+def announce(client: redis.Redis, prefix: str) -> None:
+    """Tell every engine to sweep now (targets were released or moved)."""
+    client.publish(copy_control.channel(prefix), json.dumps({"op": "rebalance"}))
+
+
+class TargetLeases:
+    """This engine's view of the target leases."""
+
+    def __init__(self, client: redis.Redis, prefix: str, owner: str, ttl_ms: int) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.owner = owner
+        self.ttl_ms = ttl_ms
+        self._renew = client.register_script(LEASE_SCRIPT_RENEW)
+        self._release = client.register_script(LEASE_SCRIPT_RELEASE)
+
+    def key(self, target: str) -> str:
+        """The lease key of ``target``."""
+        return lease_key(target, self.prefix)
+
+    def holders(self, targets: Sequence[str]) -> dict[str, str | None]:
+        """Who holds each target's lease now (None: nobody)."""
+        if not targets:
+            return {}
+        values = self.client.mget([self.key(t) for t in targets])
+        return {t: (v.decode() if v else None) for t, v in zip(targets, values, strict=True)}
+
+    def claim(self, targets: Sequence[str]) -> list[str]:
+        """Try to take each free target; the ones now held by this engine."""
+        if not targets:
+            return []
+        with self.client.pipeline(transaction=False) as pipe:
+            for target in targets:
+                pipe.set(self.key(target), self.owner, nx=True, px=self.ttl_ms)
+            results = pipe.execute()
+        return [t for t, ok in zip(targets, results, strict=True) if ok]
+
+    def moved_from(self, targets: Sequence[str]) -> dict[str, str]:
+        """Targets an operator moved recently, with the engine they were moved away from.
+
+        Read from the index of moved targets (a few), not by asking for a mark of each
+        target: at 10,000 targets, that was a 10,000-key read every sweep of every engine.
+        """
+        if not targets:
+            return {}
+        indexed = self.client.zrangebyscore(moved_index_key(self.prefix),
+                                            int(time.time() * 1000), "+inf")
+        wanted = set(targets)
+        moved = [t for t in (name.decode() for name in indexed) if t in wanted]
+        if not moved:
+            return {}
+        values = self.client.mget([moved_key(t, self.prefix) for t in moved])
+        return {t: v.decode() for t, v in zip(moved, values, strict=True) if v}
+
+    def renew(self, targets: Sequence[str]) -> set[str]:
+        """Extend this engine's leases; the targets still held (the rest were lost)."""
+        if not targets:
+            return set()
+        renewed = self._renew(keys=[self.key(t) for t in targets],
+                              args=[self.owner, self.ttl_ms])
+        return {targets[int(i) - 1] for i in renewed}
+
+    def release(self, targets: Sequence[str]) -> int:
+        """Give up leases this engine holds (graceful stop or rebalancing)."""
+        if not targets:
+            return 0
+        return int(self._release(keys=[self.key(t) for t in targets], args=[self.owner]))
+
+    def heartbeat(self, fields: dict[str, str]) -> None:
+        """Announce this engine alive for one lease period."""
+        key = engine_key(self.owner, self.prefix)
+        with self.client.pipeline() as pipe:
+            pipe.hset(key, mapping=fields)
+            pipe.pexpire(key, self.ttl_ms)
+            pipe.sadd(engines_key(self.prefix), self.owner)
+            pipe.execute()
+
+    def unregister(self) -> None:
+        """Leave the engine set at once (so others rebalance without waiting for expiry)."""
+        with self.client.pipeline() as pipe:
+            pipe.delete(engine_key(self.owner, self.prefix))
+            pipe.srem(engines_key(self.prefix), self.owner)
+            pipe.execute()
+
+    def live_engines(self) -> list[str]:
+        """Engines heartbeating now."""
+        return live_engines(self.client, self.prefix)

@@ -1,0 +1,374 @@
+"""Turning a PlaceOrderRequest into the exact order we would send, priced from the live book.
+
+One function, ``plan_order``, serves previews and placement alike, so a preview shows the
+very order that is then signed. Rules (README "Orders"):
+
+* ``size`` is always in shares, with at most 2 decimals (the venue's share granularity);
+  extra decimals are refused, never rounded away silently.
+* Limit orders go out GTC at ``price``, which must lie on the market's tick grid within
+  [tick, 1 - tick]; ``size`` must reach the market's minimum order size.
+* Market orders go out FOK (copy trades and position sells may ask for FAK) at a
+  protective limit: the worst book level the size needs, moved by ``PROTECTION_BPS``
+  (at least one tick) against the trader. A market BUY is sent, as on the venue, as a
+  pUSD budget: the walked cost floored to the cent, so it never buys past the shares
+  asked; it must be at least 1 pUSD.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from typing import Any
+
+from services.markets import catalogue, order_book
+from services.markets.order_book import Walk
+from services.platform import errors, venues
+from venue.errors import VenueNotFound
+from venue.models import FeeSchedule, OrderBook, Side
+from venue.models import Market as GammaMarket
+from venue.signing import snap_to_tick
+
+SIDES = ("buy", "sell")  # the API's words for the sides (Side.lower())
+ORDER_TYPES = ("market", "limit")
+TIME_IN_FORCE = ("FOK", "FAK")
+SIZE_DECIMALS = 2
+CENT = Decimal("0.01")
+PROTECTION_BPS = Decimal(300)  # how far past the book's worst needed level a market order may fill
+MIN_MARKET_BUY = Decimal(1)    # the venue's minimum for marketable BUY orders, in pUSD
+BPS = Decimal(10000)
+
+
+@dataclass(frozen=True)
+class MarketInfo:
+    """What a ticket needs to know about the token's market."""
+
+    token_id: str
+    market_slug: str
+    market_title: str
+    outcome: str
+    condition_id: str
+    tick_size: Decimal
+    min_order_size: Decimal
+    neg_risk: bool
+    fee_schedule: FeeSchedule | None
+    accepting_orders: bool
+    closed: bool
+
+
+@dataclass(frozen=True)
+class OrderPlan:
+    """The order as it would be signed, and what it is expected to do."""
+
+    market: MarketInfo
+    side: Side
+    order_type: str
+    size: Decimal                 # shares asked for
+    limit_price: Decimal          # limit price, or the protective limit of a market order
+    time_in_force: str            # GTC | FOK | FAK
+    budget: Decimal | None        # pUSD a market BUY may spend
+    walk: Walk                    # what would match right now
+    best_bid: Decimal | None
+    best_ask: Decimal | None
+    midpoint: Decimal | None
+    book: OrderBook = field(repr=False)
+    post_only: bool = False       # a resting limit order the venue refuses if it would match
+
+    @property
+    def estimated_shares(self) -> Decimal:
+        """Shares expected: all for a limit order (the rest rests), else the walked shares."""
+        return self.size if self.order_type == "limit" else self.walk.shares
+
+    @property
+    def expected_price(self) -> Decimal:
+        """The limit for a limit order, the walked average for a market order."""
+        if self.order_type == "limit":
+            return self.limit_price
+        return self.walk.average_price or self.limit_price
+
+    @property
+    def estimated_cost(self) -> Decimal:
+        """pUSD paid (buy) or received (sell), fees excluded."""
+        if self.order_type == "limit":
+            return (self.size * self.limit_price).quantize(order_book.BASE_UNIT)
+        return self.walk.value
+
+    @property
+    def estimated_fee(self) -> Decimal:
+        """Taker fee of the part that matches now (resting limit parts pay none)."""
+        return self.walk.fee(self.market.fee_schedule)
+
+    @property
+    def max_collateral(self) -> Decimal:
+        """The most pUSD a BUY can take from the wallet, fee included (0 for sells)."""
+        if self.side is not Side.BUY:
+            return Decimal(0)
+        spend = self.budget if self.budget is not None else self.size * self.limit_price
+        return spend + self.estimated_fee
+
+    @property
+    def slippage_bps(self) -> Decimal | None:
+        """How much worse than the midpoint the expected price is, in basis points."""
+        if self.midpoint is None or not self.midpoint:
+            return None
+        diff = self.expected_price - self.midpoint
+        if self.side is Side.SELL:
+            diff = -diff
+        return (diff / self.midpoint * BPS).quantize(CENT)
+
+    def confirmation(self) -> str:
+        """One line a person can confirm."""
+        verb = "Buy" if self.side is Side.BUY else "Sell"
+        what = f"'{self.market.outcome}' in \"{self.market.market_title}\""
+        cost = f"{_plain(self.estimated_cost)} pUSD"
+        fee = self.estimated_fee
+        fee_text = f" + {_plain(fee)} pUSD fee" if fee else ""
+        if self.order_type == "limit":
+            return (f"{verb} {_plain(self.size)} shares of {what} at limit "
+                    f"{_plain(self.limit_price)} ({self._resting()}) for up to {cost}{fee_text}.")
+        paid = "for about" if self.side is Side.BUY else "receiving about"
+        return (f"{verb} {_plain(self.estimated_shares)} shares of {what} at market "
+                f"(average ~{_plain(self.expected_price)}, worst {_plain(self.limit_price)}, "
+                f"{self.time_in_force}) {paid} {cost}{fee_text}.")
+
+    def _resting(self) -> str:
+        return f"{self.time_in_force}, post-only" if self.post_only else self.time_in_force
+
+    def summary(self) -> dict[str, Any]:
+        """The preview's fields (Decimals kept as Decimals)."""
+        return {
+            "token_id": self.market.token_id,
+            "market_slug": self.market.market_slug,
+            "market_title": self.market.market_title,
+            "outcome": self.market.outcome,
+            "side": self.side.lower(),
+            "order_type": self.order_type,
+            "time_in_force": self.time_in_force,
+            "post_only": self.post_only,
+            "size": self.size,
+            "price": self.limit_price,
+            "expected_price": self.expected_price,
+            "estimated_shares": self.estimated_shares,
+            "estimated_cost": self.estimated_cost,
+            "fee": self.estimated_fee,
+            "midpoint": self.midpoint,
+            "best_bid": self.best_bid,
+            "best_ask": self.best_ask,
+            "slippage_bps": self.slippage_bps,
+            "tick_size": self.market.tick_size,
+            "min_order_size": self.market.min_order_size,
+            "confirmation": self.confirmation(),
+        }
+
+
+def _plain(value: Decimal) -> str:
+    text = format(value.normalize(), "f")
+    return "0" if text in ("-0", "") else text
+
+
+def summary_json(summary: dict[str, Any]) -> str:
+    """The summary as JSON text, Decimals as exact strings."""
+    return json.dumps(summary, default=lambda v: _plain(v) if isinstance(v, Decimal) else str(v))
+
+
+def _invalid(name: str, message: str) -> errors.ValidationFailed:
+    return errors.ValidationFailed(f"Validation failed: {name}: {message}",
+                                   fields={name: [message]})
+
+
+def normalize_request(token_id: Any, side: Any, size: Any, order_type: Any,
+                      price: Any = None) -> tuple[str, Side, Decimal, str, Decimal | None]:
+    """Check the fields of a PlaceOrderRequest (any surface); ValidationFailed (400) if bad."""
+    token = str(token_id or "").strip()
+    if not token:
+        raise _invalid("token_id", "Required.")
+    try:
+        parsed_side = Side.parse(side)
+    except ValueError:
+        raise _invalid("side", "Must be 'buy' or 'sell'.") from None
+    kind = str(order_type or "").strip().lower()
+    if kind not in ORDER_TYPES:
+        raise _invalid("order_type", "Must be 'market' or 'limit'.")
+    amount = _decimal("size", size)
+    if amount <= 0:
+        raise _invalid("size", "Must be greater than 0.")
+    limit: Decimal | None = None
+    if kind == "limit":
+        if price is None:
+            raise _invalid("price", "Required for limit orders.")
+        limit = _decimal("price", price)
+        if not Decimal(0) < limit < Decimal(1):
+            raise _invalid("price", "Must be between 0 and 1 (exclusive).")
+    # A market order's price is ignored: its protective limit comes from the book.
+    return token, parsed_side, amount, kind, limit
+
+
+def _decimal(name: str, value: Any) -> Decimal:
+    if isinstance(value, Decimal):
+        return value
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise _invalid(name, 'Must be a decimal string such as "12.5".')
+    try:
+        result = Decimal(str(value).strip())
+    except ArithmeticError:
+        raise _invalid(name, 'Must be a decimal string such as "12.5".') from None
+    if not result.is_finite():
+        raise _invalid(name, 'Must be a decimal string such as "12.5".')
+    return result
+
+
+def market_info(token_id: str, book: OrderBook | None = None) -> MarketInfo:
+    """The token's market (Gamma, cached) with tick and minimum from the live book."""
+    client = venues.client()
+    try:
+        market = client.gamma.market_by_token(token_id)
+        if book is None:
+            book = client.clob.book(token_id)
+    except VenueNotFound:
+        raise errors.NotFound(f"Unknown token {token_id}.") from None
+    if catalogue.token(token_id) is None:
+        catalogue.upsert_markets([market])
+    return market_info_from(token_id, market, book, client.fee_schedule(market))
+
+
+def market_info_from(token_id: str, market: GammaMarket, book: OrderBook,
+                     fees: FeeSchedule | None) -> MarketInfo:
+    """MarketInfo from a Gamma market, a book and the fee model already at hand (no I/O)."""
+    try:
+        outcome = market.outcome_for(token_id)
+    except ValueError:
+        outcome = ""
+    return MarketInfo(
+        token_id=token_id,
+        market_slug=market.slug,
+        market_title=market.question,
+        outcome=outcome,
+        condition_id=market.condition_id,
+        tick_size=book.tick_size or market.tick_size or Decimal("0.01"),
+        min_order_size=book.min_order_size or market.min_order_size or Decimal(0),
+        neg_risk=bool(book.neg_risk if book.neg_risk is not None else market.neg_risk),
+        fee_schedule=fees,
+        accepting_orders=market.accepting_orders,
+        closed=market.closed,
+    )
+
+
+def _check_size_grid(size: Decimal) -> None:
+    if size != size.quantize(CENT, ROUND_FLOOR):
+        raise errors.ValidationFailed(
+            f"Validation failed: size {_plain(size)} has more than {SIZE_DECIMALS} decimals; "
+            "the venue trades shares in steps of 0.01.",
+            fields={"size": [f"At most {SIZE_DECIMALS} decimal places."]})
+
+
+def protective_limit(worst: Decimal, side: Side, tick: Decimal,
+                     protection_bps: Decimal = PROTECTION_BPS) -> Decimal:
+    """The worst price a market order accepts: past ``worst`` by the protection, on the grid."""
+    move = max(tick, worst * protection_bps / BPS)
+    if side is Side.BUY:
+        price = snap_to_tick(worst + move, tick, ROUND_CEILING)
+        return min(price, Decimal(1) - tick)
+    price = snap_to_tick(worst - move, tick, ROUND_FLOOR)
+    return max(price, tick)
+
+
+def _crosses(side: Side, best_bid: Decimal | None, best_ask: Decimal | None) -> str:
+    """Why a post-only order at this price is refused: it would match at once."""
+    other, best = ("ask", best_ask) if side is Side.BUY else ("bid", best_bid)
+    return (f"A post-only order must rest on the book, but at this price it would match the "
+            f"best {other} ({_plain(best) if best is not None else 'none'}) at once. "
+            f"Choose a price that does not cross, or drop post_only.")
+
+
+def plan_order(token_id: str, side: Side | str, size: Decimal, order_type: str,
+               price: Decimal | None = None, *, time_in_force: str | None = None,
+               floor_size: bool = False, book: OrderBook | None = None,
+               market: MarketInfo | None = None, post_only: bool = False) -> OrderPlan:
+    """Price the order against the live book and check it against the market's rules.
+
+    ``floor_size`` floors the size to the share grid instead of refusing extra decimals
+    (used when selling a whole position, whose size comes from fills, not from a person).
+    ``book`` and ``market`` let a caller that just read them (the copy engine's decision)
+    plan without reading them again.
+    """
+    token_id, side, size, order_type, price = normalize_request(
+        token_id, side, size, order_type, price)
+    return plan_normalized(token_id, side, size, order_type, price, time_in_force=time_in_force,
+                           floor_size=floor_size, book=book, market=market,
+                           post_only=post_only)
+
+
+def plan_normalized(token_id: str, side: Side | str, size: Decimal, order_type: str,
+                    price: Decimal | None = None, *, time_in_force: str | None = None,
+                    floor_size: bool = False, book: OrderBook | None = None,
+                    market: MarketInfo | None = None, post_only: bool = False) -> OrderPlan:
+    """``plan_order`` of a request that ``normalize_request`` already returned (not again)."""
+    side = Side.parse(side)  # a Side already (the usual case) costs nothing
+    if post_only and order_type != "limit":
+        raise _invalid("post_only", "Only limit orders can be post-only.")
+    if book is None:
+        try:
+            book = venues.client().clob.book(token_id)
+        except VenueNotFound:
+            raise errors.NotFound(f"Unknown token {token_id}: the venue has no order book "
+                                  "for it.") from None
+    if market is None:
+        market = market_info(token_id, book)
+    if market.closed or not market.accepting_orders:
+        raise errors.BadRequest(f"The market \"{market.market_title}\" is not accepting "
+                                "orders (closed or paused).")
+    if floor_size:
+        size = size.quantize(CENT, ROUND_FLOOR)
+        if size <= 0:
+            raise _invalid("size", "Below the venue's 0.01-share granularity.")
+    _check_size_grid(size)
+    tick = market.tick_size
+    best_bid, best_ask, midpoint = book.top_of_book()
+    common = {"market": market, "side": side, "order_type": order_type, "size": size,
+              "best_bid": best_bid, "best_ask": best_ask, "midpoint": midpoint, "book": book}
+    if order_type == "limit":
+        assert price is not None
+        if price % tick != 0 or not tick <= price <= Decimal(1) - tick:
+            raise errors.ValidationFailed(
+                f"Validation failed: price {_plain(price)} is not on this market's tick grid "
+                f"(tick size {_plain(tick)}, between {_plain(tick)} and "
+                f"{_plain(Decimal(1) - tick)}).",
+                fields={"price": [f"Must be a multiple of the tick size {_plain(tick)}."]})
+        if size < market.min_order_size:
+            raise errors.ValidationFailed(
+                f"Validation failed: size {_plain(size)} is below this market's minimum order "
+                f"size of {_plain(market.min_order_size)} shares.",
+                fields={"size": [f"Minimum is {_plain(market.min_order_size)} shares."]})
+        crossing = order_book.walk(book, side, shares=size, limit=price)
+        if post_only and crossing.fills:
+            raise _invalid("post_only", _crosses(side, best_bid, best_ask))
+        return OrderPlan(limit_price=price, time_in_force="GTC", budget=None, walk=crossing,
+                         post_only=post_only, **common)
+    tif = (time_in_force or "FOK").upper()
+    if tif not in TIME_IN_FORCE:
+        raise _invalid("time_in_force", "Market orders are FOK or FAK.")
+    needed = order_book.walk(book, side, shares=size)
+    if not needed.fills:
+        other = "asks" if side is Side.BUY else "bids"
+        raise errors.BadRequest(f"The book has no {other} for this token; a market "
+                                f"{side.lower()} cannot fill. Use a limit order.")
+    if tif == "FOK" and not needed.complete:
+        raise errors.BadRequest(
+            f"The book holds only {_plain(needed.shares)} shares on the "
+            f"{'ask' if side is Side.BUY else 'bid'} side; a market order for "
+            f"{_plain(size)} cannot fill completely. Reduce the size or use a limit order.")
+    worst = needed.worst_price
+    assert worst is not None
+    limit = protective_limit(worst, side, tick)
+    if side is Side.BUY:
+        budget = needed.value.quantize(CENT, ROUND_FLOOR)
+        if budget < MIN_MARKET_BUY:
+            raise errors.ValidationFailed(
+                f"Validation failed: a market buy must spend at least {_plain(MIN_MARKET_BUY)} "
+                f"pUSD; {_plain(size)} shares cost about {_plain(needed.value)}.",
+                fields={"size": [f"Minimum market buy is {_plain(MIN_MARKET_BUY)} pUSD."]})
+        expected = order_book.walk(book, side, budget=budget, limit=limit)
+        return OrderPlan(limit_price=limit, time_in_force=tif, budget=budget, walk=expected,
+                         **common)
+    expected = order_book.walk(book, side, shares=size, limit=limit)
+    return OrderPlan(limit_price=limit, time_in_force=tif, budget=None, walk=expected, **common)

@@ -1,0 +1,484 @@
+"""Placing live orders (manual, copy and position sells alike): prepare, record, send, settle.
+
+Every order reaches the venue through the same three steps, which ``place_order`` runs
+one after the other for one order and the copy engine runs for a batch:
+
+1. ``prepare_order`` plans the order from the book (services/trading/order_plan.py; a caller that
+   just read the book and the market passes them in), checks the preview and collateral
+   (a caller that keeps a collateral estimate passes it in), and signs it for the
+   wallet's signature type (a caller that keeps the opened account passes it in).
+2. ``record_orders`` writes the durable ``Order`` records (status ``pending``, the signed
+   body and its EIP-712 hash, which is the venue's order id) and their ``Trade`` rows in
+   one transaction, consuming previews there. Only then is anything sent.
+3. ``post`` / ``post_async`` send it (never retried) and ``settle`` records the answer.
+
+A crash or a timeout after step 2 leaves a ``pending`` record that
+services/trading/order_reconcile.py looks up at the venue by its hash; nothing is ever
+signed or sent twice for one record. Status changes are written through
+services/trading/order_states.py (the status machine); listing is in order_reads.py,
+cancelling in order_cancels.py.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+from uuid import UUID, uuid4
+
+import trio
+from redis.exceptions import RedisError
+
+from chain.errors import ChainError
+from models.base import atomic, utcnow
+from models.bulk import insert_rows
+from models.trading import (
+    ORDER_CANCELLED,
+    ORDER_DELAYED,
+    ORDER_FAILED,
+    ORDER_LIVE,
+    ORDER_MATCHED,
+    ORDER_PENDING,
+    ORDER_REJECTED,
+    TRADE_PENDING,
+    Order,
+    Trade,
+)
+from models.user import User
+from models.wallet import TradingWallet
+from services.markets import order_book
+from services.platform import errors, order_versions, venues
+from services.platform.principal import user_id_of
+from services.trading import order_outages, order_plan, previews
+from services.trading.order_plan import MarketInfo, OrderPlan
+from services.trading.order_reconcile import RECONCILE_JOB, reconcile
+from services.trading.order_states import finish
+from services.wallets import session_keys, trading_accounts, venue_accounts
+from services.wallets.venue_accounts import VenueAccount
+from venue.client import AsyncVenueClient
+from venue.errors import VenueError, VenueRejected, VenueRestricted
+from venue.models import OrderBook, PostOrderResult, Side
+from venue.signing import SignedOrder
+
+log = logging.getLogger(__name__)
+
+SOURCES = ("manual", "copy", "sell")
+ZERO = Decimal(0)
+
+
+@dataclass(frozen=True)
+class PlacedOrder:
+    """What placing answered (PlaceOrderResponse) plus the records written."""
+
+    order_id: str          # the venue's order id (the signed order's hash)
+    status: str            # accepted | filled | rejected
+    filled_size: Decimal
+    average_price: Decimal
+    reason: str | None     # the venue's reason when rejected
+    trade_id: UUID
+    order: Order
+
+    def response(self) -> dict[str, Any]:
+        """The PlaceOrderResponse fields."""
+        return {"order_id": self.order_id, "status": self.status,
+                "filled_size": self.filled_size, "average_price": self.average_price,
+                "reason": self.reason, "trade_id": self.trade_id}
+
+
+@dataclass(frozen=True)
+class PreparedOrder:
+    """One order planned, checked and signed; nothing written or sent yet."""
+
+    user_id: UUID
+    acct: VenueAccount
+    plan: OrderPlan
+    signed: SignedOrder
+    body: str              # the exact POST /order JSON (stored, then sent)
+    source: str
+    config_id: UUID | None = None
+    target_trade_id: str | None = None
+    detected_at: datetime | None = None
+    preview: Any = None    # the OrderPreview consumed with the record (manual orders)
+
+    @property
+    def order_hash(self) -> str:
+        """The venue's order id (the signed order's EIP-712 hash)."""
+        return self.signed.order_hash
+
+
+@dataclass(frozen=True)
+class PostAnswer:
+    """What one POST /order came back with: the venue's result, its refusal, or nothing."""
+
+    result: PostOrderResult | None = None
+    refused: VenueRejected | None = None
+    lost: VenueError | None = None  # no readable answer: the order may or may not be there
+    resent: PreparedOrder | None = None  # rebuilt for a new order version and sent instead
+
+
+# Sources whose caller is waiting for the answer: a mode refusal or lost answer is a 503.
+ANSWERED_503 = frozenset({"manual", "sell"})
+
+
+def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
+                order_type: Any, price: Any = None, preview_id: Any = None,
+                source: str = "manual", config_id: UUID | str | None = None,
+                target_trade_id: str | None = None, detected_at: datetime | None = None,
+                time_in_force: str | None = None, floor_size: bool = False,
+                post_only: bool = False) -> PlacedOrder:
+    """Place one live order; manual orders need the matching unexpired ``preview_id``.
+
+    Copy trades pass ``source="copy"``, ``config_id``, ``target_trade_id`` and
+    ``detected_at`` (when the target's trade was seen; the trade's ``latency_ms`` runs
+    from there to the venue's acknowledgement) and may ask ``time_in_force="FAK"``.
+    Raises ValidationFailed/BadRequest (400), NotFound (404), InsufficientBalance (402);
+    a venue refusal is not an exception: it answers status ``rejected`` with the reason.
+    """
+    if source == "manual":
+        earlier = _earlier_attempt(user, preview_id)
+        if earlier is not None:
+            return earlier
+    prepared = prepare_order(
+        user, token_id=token_id, side=side, size=size, order_type=order_type, price=price,
+        preview_id=preview_id, source=source, config_id=config_id,
+        target_trade_id=target_trade_id, detected_at=detected_at,
+        time_in_force=time_in_force, floor_size=floor_size, post_only=post_only)
+    [order] = record_orders([prepared])
+    answer = post(prepared)
+    placed = settle(order, prepared, answer)
+    if source in ANSWERED_503:
+        # Orders a person places the venue could not take answer 503 (order_outages),
+        # never 200 ``rejected``: the client retries with the same Idempotency-Key.
+        if isinstance(answer.lost, VenueRestricted):
+            raise order_outages.restricted(placed.order, answer.lost)
+        if placed.order.status == ORDER_PENDING:
+            raise order_outages.unknown_outcome(placed.order, answer.lost)
+    return placed
+
+
+def _earlier_attempt(user: User | UUID | str, preview_id: Any) -> PlacedOrder | None:
+    """A retry of a manual order whose answer was lost: that order's outcome, once known.
+
+    None (place it now) when no attempt holds the preview, or its order never reached the
+    venue (its preview is handed back); 503 while the venue still cannot say.
+    """
+    order = order_outages.earlier_order(user_id_of(user), preview_id)
+    if order is None or order.status not in (ORDER_PENDING, ORDER_FAILED):
+        return None  # none, or a known outcome: previews.check answers "already used"
+    if order.status == ORDER_PENDING:
+        order = reconcile(order.id)
+        if order.status == ORDER_PENDING:
+            raise order_outages.unknown_outcome(order, None)
+    if order.status == ORDER_FAILED:
+        order_outages.hand_back(order)  # never reached the venue: place it anew
+        return None
+    return _placed(order, order.id)
+
+
+def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
+                  order_type: Any, price: Any = None, preview_id: Any = None,
+                  source: str = "manual", config_id: UUID | str | None = None,
+                  target_trade_id: str | None = None, detected_at: datetime | None = None,
+                  time_in_force: str | None = None, floor_size: bool = False,
+                  account: VenueAccount | None = None, book: OrderBook | None = None,
+                  market: MarketInfo | None = None,
+                  collateral: Decimal | None = None, post_only: bool = False) -> PreparedOrder:
+    """Plan, check and sign one order (step 1); nothing is written or sent.
+
+    ``account``, ``book``, ``market`` and ``collateral`` (pUSD available) let a caller that
+    already holds them (the copy engine) skip reading them again; without them they are
+    read now. Raises like ``place_order``.
+    """
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {SOURCES}")
+    # The copy engine passes UUIDs already: skip their round trip through text.
+    user_id = user if type(user) is UUID else user_id_of(user)
+    token, parsed_side, amount, kind, limit = order_plan.normalize_request(
+        token_id, side, size, order_type, price)
+    # The order's own rules first (tick, minimum, depth), then the preview it must match.
+    plan = order_plan.plan_normalized(token, parsed_side, amount, kind, limit,
+                                      time_in_force=time_in_force, floor_size=floor_size,
+                                      book=book, market=market, post_only=post_only)
+    preview = None
+    if source == "manual":
+        preview = previews.check(user_id, preview_id, token, parsed_side, amount, kind, limit,
+                                 post_only=post_only)
+    if account is None:
+        # The copy engine's accounts passed this gate when their config started.
+        trading_accounts.require_live(user_id)
+    acct = account or venue_accounts.account(user_id)
+    _check_collateral(acct, plan, collateral)
+    signed = _sign(acct, plan)
+    return PreparedOrder(
+        user_id=user_id, acct=acct, plan=plan, signed=signed,
+        body=_body(acct, plan, signed), source=source,
+        config_id=(config_id if type(config_id) is UUID
+                   else UUID(str(config_id)) if config_id else None),
+        target_trade_id=target_trade_id, detected_at=detected_at, preview=preview)
+
+
+def record_orders(prepared: Sequence[PreparedOrder]) -> list[Order]:
+    """Write the durable Order and Trade records of prepared orders in one transaction (step 2).
+
+    Consumes their previews in the same transaction; the orders may be sent once it commits
+    (inside a caller's transaction: once that commits). ``submitted_at`` is now. Each Trade
+    gets its Order's id, so one id names both (``settle`` relies on it).
+    """
+    if not prepared:
+        return []
+    now = utcnow()
+    orders: list[Order] = []
+    trades: list[dict[str, Any]] = []
+    for item in prepared:
+        plan = item.plan
+        side = plan.side.lower()  # the API's word, as the records keep it
+        order = Order(
+            id=uuid4(), user=item.user_id, maker_address=item.acct.maker,
+            token_id=plan.market.token_id, market_slug=plan.market.market_slug,
+            side=side, order_type=plan.order_type, time_in_force=plan.time_in_force,
+            size=plan.size, price=plan.limit_price, budget=plan.budget,
+            order_hash=item.order_hash, signed_body=item.body, status=ORDER_PENDING,
+            filled_size=ZERO, filled_value=ZERO, fee=ZERO, source=item.source,
+            config_id=item.config_id, target_trade_id=item.target_trade_id,
+            detected_at=item.detected_at,
+            preview=item.preview.id if item.preview is not None else None,
+            created_at=now, submitted_at=now, updated_at=now)
+        orders.append(order)
+        trades.append({
+            "id": order.id, "user": item.user_id, "order": order.id,
+            "token_id": plan.market.token_id, "market_slug": plan.market.market_slug,
+            "side": side, "requested_size": plan.size, "price": plan.limit_price,
+            "filled_size": ZERO, "filled_value": ZERO, "fee": ZERO,
+            "status": TRADE_PENDING, "config_id": item.config_id, "created_at": now})
+    with atomic():
+        for item in prepared:
+            if item.preview is not None:
+                previews.consume(item.preview)
+        insert_rows(Order, [order.__data__ for order in orders])
+        insert_rows(Trade, trades)
+    return orders
+
+
+def post(prepared: PreparedOrder) -> PostAnswer:
+    """Send a recorded order (step 3, blocking); never raises for the venue.
+
+    Retried once only when refused for a stale order version: rebuilt for the version the
+    venue now announces, re-recorded, sent again (services/platform/order_versions.py).
+    """
+    answer = _post_once(prepared)
+    if not order_versions.is_stale(answer.refused):
+        return answer
+    try:
+        order_versions.refresh(venues.client())
+        rebuilt = _rebuilt(prepared)
+    except (VenueError, errors.CopytradeError) as exc:
+        log.warning("order %s: no rebuild for the new version (%s)", prepared.order_hash, exc)
+        return answer
+    order_versions.restamp(prepared.order_hash, rebuilt.signed, rebuilt.body)
+    return replace(_post_once(rebuilt), resent=rebuilt)
+
+
+def _post_once(prepared: PreparedOrder) -> PostAnswer:
+    try:
+        # The body recorded with the order is the one sent (and signed): not encoded again.
+        return PostAnswer(result=venues.client().clob.post_order(
+            prepared.acct.creds, prepared.signed, body=prepared.body))
+    except VenueRejected as exc:
+        return PostAnswer(refused=exc)
+    except VenueError as exc:
+        return PostAnswer(lost=exc)
+
+
+async def post_async(client: AsyncVenueClient, prepared: PreparedOrder) -> PostAnswer:
+    """``post`` on an async client (the worker's Trio loop, pooled connections)."""
+    answer = await _post_once_async(client, prepared)
+    if not order_versions.is_stale(answer.refused):
+        return answer
+    try:
+        await order_versions.refresh_async(client)
+        rebuilt = _rebuilt(prepared)
+    except (VenueError, errors.CopytradeError) as exc:
+        log.warning("order %s: no rebuild for the new version (%s)", prepared.order_hash, exc)
+        return answer
+    await trio.to_thread.run_sync(order_versions.restamp, prepared.order_hash,
+                                  rebuilt.signed, rebuilt.body)
+    return replace(await _post_once_async(client, rebuilt), resent=rebuilt)
+
+
+async def _post_once_async(client: AsyncVenueClient, prepared: PreparedOrder) -> PostAnswer:
+    try:
+        # The body recorded with the order is the one sent (and signed): not encoded again.
+        return PostAnswer(result=await client.clob.post_order(
+            prepared.acct.creds, prepared.signed, body=prepared.body))
+    except VenueRejected as exc:
+        return PostAnswer(refused=exc)
+    except VenueError as exc:
+        return PostAnswer(lost=exc)
+
+
+def _rebuilt(prepared: PreparedOrder) -> PreparedOrder:
+    """The same order signed again (for the order version now in force)."""
+    signed = _sign(prepared.acct, prepared.plan)
+    return replace(prepared, signed=signed, body=_body(prepared.acct, prepared.plan, signed))
+
+
+def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedOrder:
+    """Record the venue's answer to a sent order, or reconcile a lost one; what placing answered.
+
+    A lost answer is looked up at the venue by the order's hash now (blocking HTTP: call it
+    outside any open transaction), or queued for reconciliation when the venue is down.
+    """
+    if answer.resent is not None:  # rebuilt for a new order version: its record was re-stamped
+        order, prepared = Order.get_by_id(order.id), answer.resent
+    if answer.refused is not None:
+        order = finish(order, ORDER_REJECTED, error=_refusal(answer.refused,
+                                                             prepared.acct.wallet),
+                       acknowledged=True)
+    elif isinstance(answer.lost, VenueRestricted):
+        # Refused for the venue's mode (restart, post-only, ...): certainly not placed.
+        order = finish(order, ORDER_REJECTED, error=order_outages.describe(answer.lost),
+                       acknowledged=True)
+        order_outages.hand_back(order)
+    elif answer.lost is not None or answer.result is None:
+        # The order may or may not have arrived: look it up by its hash.
+        log.warning("order %s: POST failed (%s); reconciling", order.order_hash, answer.lost)
+        try:
+            order = reconcile(order.id, acct=prepared.acct)
+        except VenueError:
+            log.warning("order %s left pending; queueing its reconciliation", order.order_hash)
+            _queue_reconcile(order)
+            order = Order.get_by_id(order.id)
+    else:
+        order = _apply_post_result(order, answer.result, prepared.plan)
+    return _placed(order, order.id)  # record_orders gave the Trade its Order's id
+
+
+# The venue's refusal of a post-only order that would match at once (ACCOUNTS.md §7.2).
+POST_ONLY_CROSSES = "invalid post-only order"
+# Its answer to a signature the wallet does not accept (a session key revoked or expired).
+INVALID_SIGNATURE = "invalid signature"
+
+
+def _refusal(exc: VenueRejected, wallet: TradingWallet) -> str:
+    """The rejection reason people read: the venue's words, explained where they are terse."""
+    text = str(exc)
+    if POST_ONLY_CROSSES in text.lower():
+        return ("Post-only order refused: at its price it would have matched at once (the "
+                "book moved since it was priced), so nothing was placed. Choose a price that "
+                f"rests on the book, or drop post_only. The venue: {text}")
+    if INVALID_SIGNATURE in text.lower():
+        lapsed = _session_key_lapsed(wallet)
+        if lapsed:
+            return f"{lapsed} The venue: {text}"
+    return text
+
+
+def _session_key_lapsed(wallet: TradingWallet) -> str | None:
+    """Why a session-key account's key no longer counts (asked on chain, only once the venue
+    or its balance view has refused: never per order); None when it does or cannot tell."""
+    try:
+        return session_keys.lapsed(wallet)
+    except (errors.CopytradeError, ChainError) as exc:
+        log.warning("could not ask the wallet about its session key: %s", exc)
+        return None
+
+
+def _check_collateral(acct: VenueAccount, plan: OrderPlan,
+                      available: Decimal | None = None) -> None:
+    if plan.side is not Side.BUY:
+        return
+    need = plan.max_collateral
+    have = venue_accounts.collateral_balance(acct) if available is None else available
+    if have < need and available is None:
+        # The CLOB caches balances: a recent deposit shows only after an update (py-sdk
+        # refreshes once on `not enough balance / allowance`, then retries).
+        venue_accounts.refresh_balance(acct)
+        have = venue_accounts.collateral_balance(acct)
+    if have < need:
+        # The venue stops crediting a session key's wallet to a key that lapsed: say so.
+        lapsed = _session_key_lapsed(acct.wallet) if acct.wallet.session_signer else None
+        if lapsed:
+            raise errors.AccountNotReady(lapsed, blockers=[
+                {"code": "session_key_not_authorized", "message": lapsed}])
+        raise errors.InsufficientBalance(
+            f"Insufficient balance: this order needs up to {order_plan._plain(need)} pUSD "
+            f"(fees included); the wallet holds {order_plan._plain(have)} pUSD.")
+
+
+def _sign(acct: VenueAccount, plan: OrderPlan) -> SignedOrder:
+    """Sign the plan with the account's pure signer (no venue client, no request)."""
+    signer, market = acct.signer, plan.market
+    try:
+        if plan.order_type == "limit":
+            return signer.limit(market.token_id, plan.side, plan.limit_price, plan.size,
+                                tick_size=market.tick_size, neg_risk=market.neg_risk)
+        amount = plan.budget if plan.side is Side.BUY else plan.size
+        assert amount is not None
+        return signer.market(market.token_id, plan.side, amount, plan.limit_price,
+                             tick_size=market.tick_size, neg_risk=market.neg_risk,
+                             order_type=plan.time_in_force)
+    except ValueError as exc:
+        raise errors.BadRequest(f"The order cannot be built: {exc}") from exc
+
+
+def _body(acct: VenueAccount, plan: OrderPlan, signed: SignedOrder) -> str:
+    """The POST /order JSON: the signed order, its owner and, when asked, ``postOnly``."""
+    return signed.body(acct.creds.api_key, post_only=plan.post_only)
+
+
+def _queue_reconcile(order: Order) -> None:
+    """Ask the worker to settle the record later; a sweep catches it if Redis is down too."""
+    from services.platform import jobs
+
+    try:
+        jobs.enqueue(RECONCILE_JOB, str(order.id), job_id=f"reconcile-{order.id}",
+                     queue="high")
+    except (RedisError, errors.CopytradeError) as exc:  # reconcile_pending sweeps later
+        log.warning("could not queue reconciliation of %s: %s", order.order_hash, exc)
+
+
+def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan) -> Order:
+    if not result.success:
+        return finish(order, ORDER_REJECTED, error=result.error_msg or "refused",
+                      acknowledged=True)
+    making, taking = result.making_amount or ZERO, result.taking_amount or ZERO
+    shares, value = (taking, making) if order.side == "buy" else (making, taking)
+    fee = ZERO
+    if shares > 0:
+        # The taker fee of what matched now, per level of the book we walked.
+        fills = order_book.walk(plan.book, plan.side, shares=shares).fills
+        fee = order_book.taker_fee(plan.market.fee_schedule, fills)
+    if result.status == "delayed":
+        # Queued behind the market's matching delay: fills (or none) come later, read by
+        # reconcile from /data/orders and /data/trades. Not final, whatever the order type.
+        status = ORDER_DELAYED
+    elif result.status in ("live", "unmatched") and order.time_in_force == "GTC":
+        status = ORDER_LIVE
+    elif shares > 0:
+        status = ORDER_MATCHED
+    else:
+        status = ORDER_CANCELLED
+    return finish(order, status, filled_size=shares, filled_value=value, fee=fee,
+                  acknowledged=True)
+
+
+def _placed(order: Order, trade_id: UUID) -> PlacedOrder:
+    filled = order.filled_size
+    if order.status in (ORDER_REJECTED, ORDER_FAILED):
+        status = "rejected"
+    elif order.status == ORDER_CANCELLED:
+        status = "filled" if filled > 0 else "rejected"
+    elif order.status == ORDER_MATCHED:
+        status = "filled"
+    else:
+        status = "accepted"
+    average = (order.filled_value / filled).quantize(Decimal("0.000001")) if filled else ZERO
+    reason = order.error
+    if status == "rejected" and not reason:
+        reason = "The order was not filled."
+    return PlacedOrder(order_id=order.order_hash, status=status, filled_size=filled,
+                       average_price=average, reason=reason, trade_id=trade_id, order=order)
+

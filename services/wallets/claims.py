@@ -1,0 +1,711 @@
+"""Claims: redeeming resolved positions of the trading wallet into collateral, on chain.
+
+``claimable_positions`` is the one computation of what can be redeemed (the Positions
+endpoint reuses it for ``claimable_value``): the venue's Data API lists the wallet's
+redeemable positions, whatever brought them there (bought here, deposited, transferred);
+their markets are catalogued from Gamma when missing; then the wallet's balances and the
+conditions' payouts are read on chain (``balanceOfBatch``, ``payoutDenominator``), which
+decide. When the Data API cannot answer, the catalogue's closed markets are the candidates.
+
+``claim`` records one Claim per condition and enqueues job ``claims.redeem``, which
+redeems through ConditionalTokens ``redeemPositions`` (plain markets) or the
+NegRiskAdapter (neg-risk markets, after approving it on the CTF), with the same
+persist-before-broadcast and nonce rules as withdrawals.
+
+A deposit wallet (type 3), or a grandfathered proxy (1) or Safe (2), holds the positions
+itself, not its owner EOA, and pays no gas: its claims list what the wallet (the maker)
+holds and redeem through the CtfCollateralAdapter or NegRiskCtfCollateralAdapter as one
+relayer transaction per condition (a WALLET batch, or PROXY / SAFE; services/
+wallet_batches.py: stored before it leaves, sent at most once), so the payout arrives as
+pUSD.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from peewee import fn
+from web3 import Web3
+
+from chain import ids
+from chain.abi import CONDITIONAL_TOKENS, NEG_RISK_ADAPTER, load_abi
+from chain.errors import ChainError, ChainUnavailable
+from chain.tokens import (
+    from_base_units,
+    native_balance_wei,
+    outcome_balances_base,
+    payout_fractions,
+    read,
+    to_base_units,
+    token_decimals,
+)
+from chain.transactions import (
+    SignedTx,
+    build_ctf_approval,
+    build_ctf_redeem,
+    build_neg_risk_redeem,
+    estimate_gas,
+    require_gas_for,
+    suggest_fees,
+)
+from models.base import utcnow
+from models.market import Market, MarketToken
+from models.user import User
+from models.wallet import (
+    BROADCAST,
+    CONFIRMED,
+    FAILED,
+    OPEN_STATES,
+    QUEUED,
+    SIGNED,
+    TX_CONFIRMED,
+    TX_IN_FLIGHT,
+    Claim,
+    TradingWallet,
+    WalletTransaction,
+)
+from services.markets import catalogue
+from services.platform import chain_access, errors, venues
+from services.platform.principal import user_id_of
+from services.wallets import (
+    broadcast_wait,
+    trading_accounts,
+    wallet_batches,
+    wallet_transactions,
+    wallets,
+    withdrawals,
+)
+from venue.accounts.batch import Call
+from venue.accounts.wallet_calls import redeem_call
+from venue.errors import VenueError
+from venue.models import Position as VenuePosition
+
+log = logging.getLogger(__name__)
+
+JOB_NAME = "claims.redeem"
+BALANCE_BATCH = 200  # token ids per balanceOfBatch call
+# Gas budgeted per neg-risk claim when it cannot be estimated before the approval exists:
+# setApprovalForAll (~50k) plus the adapter's redeem (~250k), with room to spare.
+NEG_RISK_GAS_BUDGET = 400_000
+DATA_API_PAGE = 500  # the Data API's largest /positions page
+DATA_API_MAX_OFFSET = 10_000  # and its largest offset
+GAMMA_BATCH = 50  # condition or token ids per Gamma /markets query (keeps URLs short)
+
+
+@dataclass(frozen=True)
+class ClaimablePosition:
+    """A position in a resolved market held by the wallet, and what redeeming it pays."""
+
+    token_id: str
+    condition_id: str
+    outcome_index: int
+    outcome: str
+    market_slug: str
+    market_title: str
+    neg_risk: bool
+    size: Decimal  # shares (outcome tokens) held
+    payout_fraction: Decimal  # collateral per share
+    claimable_value: Decimal  # size * payout_fraction, in collateral
+    collateral: str  # the token the payout arrives in
+
+
+# A resolved condition's payouts never change: remember them per CTF and condition.
+_payouts: dict[tuple[str, str], list[Decimal]] = {}
+_adapter_tokens: dict[str, tuple[str, str]] = {}
+_cache_lock = threading.Lock()
+
+
+def _resolved_payouts(w3: Web3, ctf: str, condition_id: str) -> list[Decimal] | None:
+    key = (ctf, condition_id.lower())
+    with _cache_lock:
+        known = _payouts.get(key)
+    if known is not None:
+        return known
+    fractions = payout_fractions(w3, ctf, condition_id)
+    if fractions is not None:
+        with _cache_lock:
+            _payouts[key] = fractions
+    return fractions
+
+
+def neg_risk_tokens(w3: Web3, adapter: str) -> tuple[str, str]:
+    """The adapter's (wrapped collateral, payout collateral) addresses."""
+    with _cache_lock:
+        known = _adapter_tokens.get(adapter)
+    if known is not None:
+        return known
+    contract = w3.eth.contract(address=Web3.to_checksum_address(adapter),
+                               abi=load_abi(NEG_RISK_ADAPTER))
+    pair = (Web3.to_checksum_address(read(lambda: contract.functions.wcol().call(), "wcol")),
+            Web3.to_checksum_address(read(lambda: contract.functions.col().call(), "col")))
+    with _cache_lock:
+        _adapter_tokens[adapter] = pair
+    return pair
+
+
+def _position_collateral(w3: Web3, market: Market, tokens: list[MarketToken]) -> str | None:
+    """The collateral the market's token ids are derived from (None if none of ours)."""
+    contracts = chain_access.contracts()
+    count = max(t.outcome_index for t in tokens) + 1
+    by_index = {t.outcome_index: int(t.token_id) for t in tokens}
+    candidates = ([neg_risk_tokens(w3, contracts.neg_risk_adapter)[0]] if market.neg_risk
+                  else [contracts.usdce, contracts.pusd])
+    for collateral in candidates:
+        derived = ids.outcome_position_ids(collateral, market.condition_id, count)
+        if all(derived[i] == token_id for i, token_id in by_index.items()):
+            return collateral
+    return None
+
+
+def _venue_redeemable(owner: str) -> list[VenuePosition] | None:
+    """The Data API's redeemable positions of ``owner``; None when it cannot answer."""
+    rows: list[VenuePosition] = []
+    try:
+        for offset in range(0, DATA_API_MAX_OFFSET + 1, DATA_API_PAGE):
+            page = venues.client().data.positions(owner, redeemable=True, size_threshold="0",
+                                                  limit=DATA_API_PAGE, offset=offset)
+            rows.extend(page)
+            if len(page) < DATA_API_PAGE:
+                break
+    except VenueError as exc:
+        log.warning("claims: the Data API's positions of %s failed (%s); falling back to the "
+                    "catalogue's closed markets", owner, exc)
+        return None
+    return [row for row in rows if row.redeemable and row.size > 0]
+
+
+def _catalogue_missing(condition_ids: Sequence[str] = (), token_ids: Sequence[str] = ()
+                       ) -> None:
+    """Fetch from Gamma and catalogue the markets of conditions or tokens we do not list."""
+    conditions = {c.lower() for c in condition_ids}
+    if conditions:
+        known = Market.select(Market.condition_id).where(
+            fn.LOWER(Market.condition_id).in_(list(conditions)))
+        conditions -= {row.condition_id.lower() for row in known}
+    tokens = set(token_ids)
+    if tokens:
+        known_tokens = MarketToken.select(MarketToken.token_id).where(
+            MarketToken.token_id.in_(list(tokens)))
+        tokens -= {row.token_id for row in known_tokens}
+    if not conditions and not tokens:
+        return
+    gamma = venues.client().gamma
+    fetched = []
+    try:
+        # no ``closed`` filter: resolved markets are closed ones
+        for key, values in (("condition_ids", sorted(conditions)),
+                            ("clob_token_ids", sorted(tokens))):
+            for start in range(0, len(values), GAMMA_BATCH):
+                batch = values[start:start + GAMMA_BATCH]
+                fetched += gamma.markets(**{key: batch}, limit=len(batch))
+    except VenueError as exc:  # those positions wait for the next claim
+        log.warning("claims: fetching markets from Gamma failed: %s", exc)
+    if fetched:
+        catalogue.upsert_markets(fetched)
+
+
+def _candidate_tokens(owner: str, token_ids: Sequence[str] | None) -> list[MarketToken]:
+    """Outcome tokens that may be claimable: checked on chain by the caller."""
+    query = MarketToken.select(MarketToken, Market).join(Market)
+    if token_ids is not None:
+        wanted = [str(t) for t in token_ids]
+        if not wanted:
+            return []
+        _catalogue_missing(token_ids=wanted)
+        return list(query.where(MarketToken.token_id.in_(wanted)))
+    listed = _venue_redeemable(owner)
+    if listed is None:
+        # a resolved market is closed on the venue; open ones cannot be redeemed
+        return list(query.where(Market.closed == True))  # noqa: E712 - peewee expression
+    if not listed:
+        return []
+    conditions = sorted({row.condition_id.lower() for row in listed if row.condition_id})
+    _catalogue_missing(condition_ids=conditions)
+    return list(query.where(fn.LOWER(Market.condition_id).in_(conditions)))
+
+
+def claimable_positions(owner: str, token_ids: Sequence[str] | None = None
+                        ) -> list[ClaimablePosition]:
+    """Positions of ``owner`` in resolved markets, with what redeeming each pays.
+
+    Candidates are the Data API's redeemable positions of ``owner`` (the catalogue's closed
+    markets when the Data API cannot answer), or exactly ``token_ids`` when given; markets
+    missing from the catalogue are fetched from Gamma and catalogued. Balances and
+    resolutions are then read on chain; losing positions are listed with claimable_value 0
+    (redeeming them only burns them).
+    """
+    tokens = _candidate_tokens(owner, token_ids)
+    if not tokens:
+        return []
+    w3 = chain_access.web3()
+    ctf = chain_access.contracts().ctf
+    balances: dict[int, int] = {}
+    for start in range(0, len(tokens), BALANCE_BATCH):
+        batch = [int(t.token_id) for t in tokens[start:start + BALANCE_BATCH]]
+        balances.update(outcome_balances_base(w3, ctf, owner, batch))
+    held_by_market: dict[UUID, list[MarketToken]] = defaultdict(list)
+    for token in tokens:
+        if balances.get(int(token.token_id), 0) > 0:
+            held_by_market[token.market.id].append(token)
+    positions: list[ClaimablePosition] = []
+    for held in held_by_market.values():
+        market = held[0].market
+        fractions = _resolved_payouts(w3, ctf, market.condition_id)
+        if fractions is None:
+            continue
+        all_tokens = list(MarketToken.select().where(MarketToken.market == market.id))
+        collateral = _position_collateral(w3, market, all_tokens)
+        if collateral is None:
+            log.warning("market %s: token ids match none of our collaterals", market.slug)
+            continue
+        payout_token = (neg_risk_tokens(w3, chain_access.contracts().neg_risk_adapter)[1]
+                        if market.neg_risk else collateral)
+        decimals = token_decimals(w3, payout_token)
+        for token in sorted(held, key=lambda t: t.outcome_index):
+            if token.outcome_index >= len(fractions):
+                continue
+            size = from_base_units(balances[int(token.token_id)], decimals)
+            fraction = fractions[token.outcome_index]
+            positions.append(ClaimablePosition(
+                token_id=token.token_id, condition_id=market.condition_id,
+                outcome_index=token.outcome_index, outcome=token.outcome,
+                market_slug=market.slug, market_title=market.title, neg_risk=market.neg_risk,
+                size=size, payout_fraction=fraction, claimable_value=size * fraction,
+                collateral=payout_token))
+    return positions
+
+
+def claimable_value(owner: str, token_id: str) -> Decimal | None:
+    """What redeeming one token pays now; None while its market is unresolved or not held."""
+    for position in claimable_positions(owner, [token_id]):
+        return position.claimable_value
+    return None
+
+
+def _claim_gas_wei(w3: Web3, wallet: TradingWallet, claim: Claim, max_fee: int) -> int:
+    """The most gas a claim may cost, at the current fee cap."""
+    if claim.neg_risk:
+        return NEG_RISK_GAS_BUDGET * max_fee
+    data = _redeem_calldata(w3, claim)
+    gas = estimate_gas(w3, sender=wallet.address, to=chain_access.contracts().ctf, data=data)
+    return gas * max_fee
+
+
+def _redeem_calldata(w3: Web3, claim: Claim) -> bytes:
+    contract = w3.eth.contract(abi=load_abi(CONDITIONAL_TOKENS))
+    args = [Web3.to_checksum_address(claim.collateral), b"\x00" * 32,
+            Web3.to_bytes(hexstr=claim.condition_id),
+            [1 << i for i in range(len(claim.token_id_list))]]
+    return Web3.to_bytes(hexstr=contract.encode_abi("redeemPositions", args=args))
+
+
+def _open_claim(wallet: TradingWallet, condition_id: str) -> Claim | None:
+    return (Claim.select().where((Claim.wallet == wallet.id)
+                                 & (Claim.condition_id == condition_id)
+                                 & Claim.status.in_(OPEN_STATES)).first())
+
+
+def _paying_conditions(positions: list[ClaimablePosition]
+                       ) -> list[tuple[str, list[ClaimablePosition], Decimal]]:
+    """(condition, its positions by outcome index, payout) for each condition that pays;
+    only losing tokens are skipped (redeeming them would spend gas for nothing)."""
+    by_condition: dict[str, list[ClaimablePosition]] = defaultdict(list)
+    for position in positions:
+        by_condition[position.condition_id].append(position)
+    paying = []
+    for condition_id, held in by_condition.items():
+        payout = sum((p.claimable_value for p in held), Decimal(0))
+        if payout > 0:
+            paying.append((condition_id, sorted(held, key=lambda p: p.outcome_index), payout))
+    return paying
+
+
+def _draft_claims(user_id: UUID, wallet: TradingWallet, positions: list[ClaimablePosition]
+                  ) -> list[Claim]:
+    w3 = chain_access.web3()
+    drafts: list[Claim] = []
+    for condition_id, held, payout in _paying_conditions(positions):
+        first = held[0]
+        tokens = list(MarketToken.select().join(Market)
+                      .where(Market.condition_id == condition_id)
+                      .order_by(MarketToken.outcome_index))
+        token_ids = [t.token_id for t in tokens]
+        balances = outcome_balances_base(w3, chain_access.contracts().ctf, wallet.address,
+                                         token_ids)
+        drafts.append(Claim(
+            user=user_id, wallet=wallet.id, condition_id=condition_id, neg_risk=first.neg_risk,
+            market_slug=first.market_slug, token_ids=json.dumps(token_ids),
+            amounts=json.dumps([str(balances[int(t)]) for t in token_ids]),
+            collateral=first.collateral,
+            expected_payout=payout, status=QUEUED))
+    return drafts
+
+
+def _indexed_claimable(maker: str, token_ids: Sequence[str] | None
+                       ) -> list[ClaimablePosition]:
+    """The Data API's redeemable positions of ``maker`` (a deposit wallet the chain does not
+    hold, as the sandbox's simulated ones): its size and settlement price decide."""
+    listed = _venue_redeemable(maker) or []
+    wanted = None if token_ids is None else {str(t) for t in token_ids}
+    pusd = trading_accounts.contracts().collateral_token
+    return [ClaimablePosition(
+        token_id=row.asset, condition_id=row.condition_id, outcome_index=row.outcome_index or 0,
+        outcome=row.outcome, market_slug=row.slug, market_title=row.title,
+        neg_risk=row.negative_risk, size=row.size, payout_fraction=row.cur_price,
+        claimable_value=row.size * row.cur_price, collateral=pusd)
+        for row in listed if wanted is None or row.asset in wanted]
+
+
+def maker_claimable(wallet: TradingWallet, token_ids: Sequence[str] | None = None
+                    ) -> list[ClaimablePosition]:
+    """What a relayer-operated wallet (deposit, proxy, Safe) can claim: read on chain when
+    the wallet is deployed there, else as the venue indexes it; the payout is pUSD (the
+    collateral adapters pay it)."""
+    maker = wallets.maker(wallet)
+    if chain_access.current().rpc_url and chain_access.web3().eth.get_code(maker):
+        pusd = trading_accounts.contracts().collateral_token
+        return [replace(p, collateral=pusd) for p in claimable_positions(maker, token_ids)]
+    return _indexed_claimable(maker, token_ids)
+
+
+def wallet_claimable(wallet: TradingWallet, token_ids: Sequence[str] | None = None
+                     ) -> list[ClaimablePosition]:
+    """What the account can claim, read where its positions are: the maker (a deposit
+    wallet, or a connected account's wallet), never the owner or signer key."""
+    if trading_accounts.uses_relayer(wallet):
+        return maker_claimable(wallet, token_ids)
+    return claimable_positions(wallets.maker(wallet), token_ids)
+
+
+def _draft_relayer_claims(user_id: UUID, wallet: TradingWallet,
+                          positions: list[ClaimablePosition]) -> list[Claim]:
+    """One claim per condition with a payout; the batch redeems both outcomes at once."""
+    drafts: list[Claim] = []
+    for condition_id, held, payout in _paying_conditions(positions):
+        drafts.append(Claim(
+            user=user_id, wallet=wallet.id, condition_id=condition_id,
+            neg_risk=held[0].neg_risk, market_slug=held[0].market_slug,
+            token_ids=json.dumps([p.token_id for p in held]),
+            amounts=json.dumps([str(to_base_units(p.size, withdrawals.RELAYER_TOKEN_DECIMALS))
+                                for p in held]),
+            collateral=held[0].collateral, expected_payout=payout, status=QUEUED))
+    return drafts
+
+
+def _keep_new(wallet: TradingWallet, drafts: list[Claim]) -> tuple[list[Claim], list[Claim]]:
+    """(claims to answer, drafts to save): a condition already being claimed answers its
+    open claim instead of a second one."""
+    claims: list[Claim] = []
+    fresh: list[Claim] = []
+    for draft in drafts:
+        existing = _open_claim(wallet, draft.condition_id)
+        (claims if existing is not None else fresh).append(existing or draft)
+    return claims, fresh
+
+
+def request(user: User | UUID | str, token_ids: Sequence[str] | None = None) -> list[Claim]:
+    """Record claims for the user's claimable positions (one per condition); 402 without gas.
+
+    A condition already being claimed returns its open claim instead of a second one. A
+    deposit wallet's claims need no gas (the relayer pays it).
+    """
+    user_id = user_id_of(user)
+    wallet = wallets.get_or_create(user_id)
+    if trading_accounts.uses_relayer(wallet):
+        claims, drafts = _keep_new(wallet, _draft_relayer_claims(
+            user_id, wallet, maker_claimable(wallet, token_ids)))
+        for draft in drafts:
+            draft.save(force_insert=True)
+        return claims + drafts
+    positions = claimable_positions(wallet.address, token_ids)
+    claims, drafts = _keep_new(wallet, _draft_claims(user_id, wallet, positions))
+    if drafts:
+        w3 = chain_access.web3()
+        fees = suggest_fees(w3)
+        needed = sum(_claim_gas_wei(w3, wallet, d, fees.max_fee_per_gas) for d in drafts)
+        reserved = wallet_transactions.reserved_wei(wallet, w3)
+        free = native_balance_wei(w3, wallet.address) - reserved
+        if free < needed:
+            raise errors.InsufficientBalance(
+                "The trading wallet needs MATIC to pay gas for these claims: about "
+                f"{wallet_transactions.matic(needed)} MATIC, it has "
+                f"{wallet_transactions.matic(max(free, 0))}. Deposit MATIC to the deposit "
+                "address shown at GET /api/wallets/deposit-address.")
+        for draft in drafts:
+            draft.save(force_insert=True)
+            claims.append(draft)
+    return claims
+
+
+def enqueue(claim: Claim) -> None:
+    """Queue the redeem job for a claim (queued once per claim)."""
+    from services.platform import jobs
+
+    jobs.enqueue(JOB_NAME, claim.id, job_id=jobs.logical_job_id(JOB_NAME, claim.id),
+                 queue="high", timeout=wallet_batches.JOB_TIMEOUT_SECONDS)
+
+
+def wait_for_broadcast(claim_ids: Sequence[UUID], timeout: float) -> list[Claim]:
+    """The claims once each one's hash is known or it ended, or as they are after
+    ``timeout`` s.
+
+    Bounded by broadcast_wait: when the process's waiting slots are taken it answers at once.
+    """
+    return broadcast_wait.wait_until(
+        lambda: [Claim.get_by_id(cid) for cid in claim_ids],
+        lambda claims: all(broadcast_wait.hash_known(c) for c in claims), timeout)
+
+
+def describe(claim: Claim) -> dict[str, Any]:
+    """A claim as the API shows it."""
+    tx: WalletTransaction | None = claim.transaction if claim.transaction_id else None
+    return {
+        "id": claim.id, "status": claim.status, "condition_id": claim.condition_id,
+        "market_slug": claim.market_slug, "neg_risk": claim.neg_risk,
+        "token_ids": claim.token_id_list, "expected_payout": claim.payout,
+        "tx_hash": broadcast_wait.tx_hash(claim),
+        "approval_tx_hash": (claim.approval_transaction.tx_hash
+                             if claim.approval_transaction_id else None),
+        "block_number": tx.block_number if tx else None,
+        "gas_fee": tx.gas_fee if tx else None, "error": claim.error,
+        "relayer_transaction_id": claim.relayer_transaction_id,
+        "created_at": claim.created_at, "updated_at": claim.updated_at,
+    }
+
+
+def claim(user: User | UUID | str, token_ids: Sequence[str] | None = None,
+          wait_seconds: float | None = None) -> dict[str, Any]:
+    """Submit claims for claimable positions and briefly await their broadcast."""
+    claims = request(user, token_ids)
+    try:
+        for item in claims:
+            if item.status == QUEUED:
+                enqueue(item)
+    except Exception:
+        # the queue is unreachable and the caller gets 503: none of these may go out later
+        # behind its back (maintenance re-queues open claims), unless a job already signed
+        message = ("The claim could not be queued (the job queue was unreachable); nothing "
+                   "was sent. Try again.")
+        for item in claims:
+            if trading_accounts.uses_relayer(item.wallet):
+                # a job that took it (queued -> signed) may have submitted it: leave it be
+                Claim.update(status=FAILED, error=message, updated_at=utcnow()).where(
+                    (Claim.id == item.id) & (Claim.status == QUEUED)).execute()
+            else:
+                _link(item.id, "transaction").fail_unsent(message)
+        raise
+    if wait_seconds is None:
+        wait_seconds = chain_access.current().withdraw_wait_seconds
+    claims = wait_for_broadcast([c.id for c in claims], wait_seconds) if claims else []
+    described = [describe(c) for c in claims]
+    if not claims:
+        message = "Nothing to claim: no resolved positions with a payout in the trading wallet."
+    else:
+        pending = sum(1 for c in claims if c.status in (QUEUED, SIGNED))
+        message = f"{len(claims)} claim(s) submitted."
+        if pending:
+            message += (f" {pending} still queued; follow each at "
+                        "/api/positions/claims/{id}.")
+    total = sum((c.payout for c in claims if c.status != FAILED), Decimal(0))
+    return {"claims": described, "message": message, "expected_payout": total}
+
+
+def get(user: User | UUID | str, claim_id: UUID | str) -> Claim:
+    """One of the user's claims; NotFound otherwise."""
+    try:
+        cid = UUID(str(claim_id))
+    except ValueError:
+        raise errors.NotFound("No such claim.") from None
+    found = Claim.get_or_none((Claim.id == cid) & (Claim.user == user_id_of(user)))
+    if found is None:
+        raise errors.NotFound("No such claim.")
+    return found
+
+
+# ---- the job -----------------------------------------------------------------------------
+
+_TX_TO_STATUS = {"signed": SIGNED, "broadcast": BROADCAST, "confirmed": CONFIRMED,
+                 "failed": FAILED, "dropped": FAILED, "replaced": FAILED}
+
+
+def _save(claim: Claim, **changes: Any) -> None:
+    for name, value in changes.items():
+        setattr(claim, name, value)
+    claim.updated_at = utcnow()
+    claim.save(only=[getattr(Claim, n) for n in (*changes, "updated_at")])
+
+
+def _fail(claim: Claim, message: str) -> Claim:
+    _save(claim, status=FAILED, error=message)
+    return claim
+
+
+def _is_approved(w3: Web3, owner: str) -> bool:
+    contracts = chain_access.contracts()
+    ctf = w3.eth.contract(address=contracts.ctf, abi=load_abi(CONDITIONAL_TOKENS))
+    return bool(read(lambda: ctf.functions.isApprovedForAll(
+        Web3.to_checksum_address(owner), contracts.neg_risk_adapter).call(), "isApprovedForAll"))
+
+
+def _link(claim_id: UUID, field: str) -> wallet_transactions.Link:
+    return wallet_transactions.Link(Claim, claim_id, field,
+                                    {"status": SIGNED} if field == "transaction" else {})
+
+
+def _submit(claim: Claim, wallet: TradingWallet, kind: str, build: Any, field: str) -> Claim:
+    """Sign, persist (linked to the claim) and broadcast one transaction of the claim.
+
+    The fencing rule of services/wallets/wallet_transactions.py: a run that finds the field linked
+    under the wallet's lease re-sends those bytes instead of signing again.
+    """
+
+    def guarded(w3: Web3, key: bytes, nonce: int) -> SignedTx:
+        signed = build(w3, key, nonce)
+        require_gas_for(w3, signed)
+        return signed
+
+    link = _link(claim.id, field)
+
+    def fail_unsent(message: str) -> Claim:
+        link.fail_unsent(message)
+        return Claim.get_by_id(claim.id)
+
+    try:
+        wallet_transactions.submit(wallet, kind, guarded, link=link)
+    except errors.CryptoError:
+        return fail_unsent("The wallet key could not be decrypted; nothing was sent.")
+    except errors.CopytradeError:
+        raise
+    except ChainUnavailable:
+        fresh = fail_unsent("The chain RPC was unreachable; nothing was sent. Try again.")
+        if getattr(fresh, f"{field}_id") is None:
+            return fresh
+        raise
+    except ChainError as exc:
+        return fail_unsent(wallet_transactions.as_chain_error_message(exc))
+    return Claim.get_by_id(claim.id)
+
+
+def _ensure_approval(claim: Claim, wallet: TradingWallet) -> Claim:
+    """Neg-risk: make sure the adapter may move the wallet's CTF tokens (mined approval)."""
+    w3 = chain_access.web3()
+    if claim.approval_transaction_id is None:
+        if _is_approved(w3, wallet.address):
+            return claim
+        contracts = chain_access.contracts()
+
+        def build(w3: Web3, key: bytes, nonce: int) -> SignedTx:
+            return build_ctf_approval(w3, private_key=key, ctf=contracts.ctf,
+                                      operator=contracts.neg_risk_adapter, nonce=nonce,
+                                      chain_id=chain_access.chain_id())
+
+        claim = _submit(claim, wallet, "approval", build, "approval_transaction")
+        if claim.status == FAILED or claim.approval_transaction_id is None:
+            return claim
+    approval = wallet_transactions.settle(claim.approval_transaction)
+    if approval.status in TX_IN_FLIGHT:
+        raise errors.Unavailable("The approval is not mined yet; the claim job will retry.")
+    if approval.status != TX_CONFIRMED:
+        return _fail(claim, "Approving the neg-risk adapter failed; nothing was redeemed.")
+    return claim
+
+
+def _redeem_builder(claim: Claim, wallet: TradingWallet) -> Any:
+    contracts = chain_access.contracts()
+
+    def build(w3: Web3, key: bytes, nonce: int) -> SignedTx:
+        if claim.neg_risk:
+            # the balances now, not when the claim was recorded: more would revert
+            held = outcome_balances_base(w3, contracts.ctf, wallet.address, claim.token_id_list)
+            amounts = [held[int(t)] for t in claim.token_id_list]
+            return build_neg_risk_redeem(w3, private_key=key, adapter=contracts.neg_risk_adapter,
+                                         condition_id=claim.condition_id, amounts=amounts,
+                                         nonce=nonce, chain_id=chain_access.chain_id())
+        return build_ctf_redeem(w3, private_key=key, ctf=contracts.ctf,
+                                collateral=claim.collateral, condition_id=claim.condition_id,
+                                index_sets=[1 << i for i in range(len(claim.token_id_list))],
+                                nonce=nonce, chain_id=chain_access.chain_id())
+
+    return build
+
+
+def sign_and_broadcast(claim_id: UUID | str) -> Claim:
+    """Job step 1: (approve, then) sign the redeem once, persist it, broadcast; repeatable."""
+    claim = Claim.get_by_id(UUID(str(claim_id)))
+    if claim.status not in OPEN_STATES:
+        return claim
+    if claim.transaction_id is not None:
+        tx = claim.transaction
+        try:
+            wallet_transactions.broadcast(tx)
+        except ChainUnavailable:
+            raise
+        except ChainError:
+            pass  # dropped: recorded on the transaction
+        fresh = WalletTransaction.get_by_id(tx.id)
+        _save(claim, status=_TX_TO_STATUS[fresh.status])
+        return claim
+    wallet = TradingWallet.get_by_id(claim.wallet_id)
+    if claim.neg_risk:
+        claim = _ensure_approval(claim, wallet)
+        if claim.status == FAILED:
+            return claim
+    claim = _submit(claim, wallet, "claim", _redeem_builder(claim, wallet), "transaction")
+    if claim.transaction_id is not None:
+        _save(claim, status=_TX_TO_STATUS[claim.transaction.status])
+    return claim
+
+
+def settle(claim_id: UUID | str, timeout: float | None = None) -> Claim:
+    """Job step 2: wait for the redeem's receipt and record confirmed or failed."""
+    claim = Claim.get_by_id(UUID(str(claim_id)))
+    if claim.transaction_id is None or claim.status not in OPEN_STATES:
+        return claim
+    tx = wallet_transactions.settle(claim.transaction, timeout)
+    status = _TX_TO_STATUS[tx.status]
+    error = {"failed": "The redeem was mined but reverted.",
+             "replaced": "Another transaction from the trading wallet took this redeem's "
+                         "nonce; nothing was redeemed."}.get(tx.status, claim.error)
+    _save(claim, status=status, error=error)
+    return claim
+
+
+def redeem_by_relayer(claim_id: UUID | str, max_polls: int | None = None) -> str:
+    """The job for a relayer-operated wallet: one relayer transaction redeeming the
+    condition through the collateral adapter (pUSD out), submitted once and followed to a
+    final state (services/wallets/wallet_batches.py), then the CLOB re-reads the balance. An open
+    status returned means: run again later."""
+    claim = Claim.get_by_id(UUID(str(claim_id)))
+    wallet = TradingWallet.get_by_id(claim.wallet_id)
+    contracts = trading_accounts.contracts()
+
+    def calls(row: Claim) -> list[Call]:
+        return [redeem_call(row.condition_id, neg_risk=row.neg_risk, contracts=contracts)]
+
+    status = wallet_batches.run(wallet_batches.BatchRow(Claim, claim.id), wallet, calls,
+                                "copytrade claim", "claim", max_polls)
+    if status == CONFIRMED:
+        withdrawals.refresh_venue_balance(wallet)
+    return status
+
+
+def redeem(claim_id: UUID | str) -> str:
+    """The job: approve if needed, redeem once, record the receipt; return the final status."""
+    found = Claim.get_by_id(UUID(str(claim_id)))
+    if trading_accounts.uses_relayer(found.wallet):
+        return redeem_by_relayer(found.id)
+    claim = sign_and_broadcast(claim_id)
+    if claim.status in OPEN_STATES:
+        claim = settle(claim.id)
+    if claim.status == CONFIRMED:
+        withdrawals.refresh_venue_balance(claim.wallet)
+    log.info("claim %s: %s", claim.id, claim.status)
+    return claim.status

@@ -1,0 +1,428 @@
+"""Onboarding a trading account until the venue accepts its orders (issue 16), as one RQ job
+whose progress the user follows:
+
+1. ``deploy``: ``WALLET-CREATE`` through the relayer (the operator's builder key, or the
+   account's own relayer key), waited on to ``STATE_CONFIRMED``;
+2. ``approvals``: the required approvals (ACCOUNTS.md §5) read on chain first, the missing
+   ones sent as ONE relayer transaction signed by the owner and waited on: a ``WALLET``
+   batch from a deposit wallet, a ``PROXY`` or ``SAFE`` one from a grandfathered proxy
+   or Safe (the account's own Relayer API key, else the builder key); an allowlisted
+   plain EOA sends them itself, one on-chain transaction each (it pays POL), through
+   ``wallet_transactions`` (stored before broadcast; a crashed run's are mined first);
+3. ``credentials``: the CLOB API credentials, derived with the owner's L1 signature;
+4. ``balance_update``: ``/balance-allowance/update`` with the account's signature type, so
+   the CLOB sees the deposits and approvals.
+
+Exactly once: a run holds the row's lease (a conditional UPDATE), so two requests at once
+deploy once. Before a submit leaves, ``*_submitted_at`` is stored; the relayer's transaction
+id as soon as it answers, before waiting. A run that finds a submit without its id (a crash
+in between) asks ``/deployed`` (or re-reads the allowances) instead of resubmitting blindly.
+A relayer that is down, slow or ends a transaction FAILED/INVALID leaves the step failed
+with the relayer's reason; ``start`` again retries from that step.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+from uuid import UUID
+
+from web3 import Web3
+
+from chain.errors import ChainError
+from chain.tokens import read
+from chain.transactions import SignedTx, build_transaction, require_gas_for
+from models.base import utcnow
+from models.user import User
+from models.wallet import (
+    ONBOARDING_FAILED,
+    ONBOARDING_PENDING,
+    ONBOARDING_READY,
+    ONBOARDING_RUNNING,
+    ONBOARDING_STEPS,
+    SIGNATURE_TYPE_DEPOSIT_WALLET,
+    SIGNATURE_TYPE_EOA,
+    STEP_APPROVALS,
+    STEP_BALANCE_UPDATE,
+    STEP_CREDENTIALS,
+    STEP_DEPLOY,
+    STEP_DONE,
+    TX_CONFIRMED,
+    TX_IN_FLIGHT,
+    AccountOnboarding,
+    TradingWallet,
+    WalletTransaction,
+)
+from services.platform import chain_access, errors, venues
+from services.platform.principal import user_id_of
+from services.wallets import (
+    deposits,
+    onboarding_queue,
+    trading_accounts,
+    venue_accounts,
+    wallet_batches,
+    wallet_transactions,
+    wallets,
+)
+from venue.accounts import Approval, required_approvals
+from venue.errors import VenueError, VenueRejected, VenueTimeout
+from venue.relayer import (
+    RelayerAuth,
+    RelayerTransactionFailed,
+    await_final,
+    create_wallet,
+)
+
+log = logging.getLogger(__name__)
+
+JOB_NAME = onboarding_queue.JOB_NAME
+APPROVAL_KIND = "approval"  # a WalletTransaction an EOA sends to grant one approval
+APPROVALS_METADATA = "copytrade approvals"
+LEASE_SECONDS = onboarding_queue.LEASE_SECONDS
+# A submit stored without its transaction id is given this long to show up on chain
+# (``/deployed``) before it counts as never sent and is submitted again.
+UNRECORDED_SUBMIT_GRACE = timedelta(minutes=2)
+BUILDER_MISSING = ("Builder credentials not configured: the operator must set "
+                   "POLYMARKET_BUILDER_API_KEY, _SECRET and _PASSPHRASE (or connect an account "
+                   "with its own Relayer API key).")
+STEP_TITLES = {
+    STEP_DEPLOY: "Deploy the deposit wallet",
+    STEP_APPROVALS: "Approve the exchanges to trade the wallet's pUSD and positions",
+    STEP_CREDENTIALS: "Create the venue API credentials",
+    STEP_BALANCE_UPDATE: "Let the venue see the wallet's balance",
+}
+
+
+class StepFailed(Exception):
+    """A step could not finish; ``reason`` is shown to the user (the relayer's, when any)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+record = onboarding_queue.record
+
+
+def start(user: User | UUID | str) -> dict[str, Any]:
+    """Start (or retry from its failed step) the user's onboarding as a job; its status.
+
+    A user without a trading wallet gets a deposit wallet."""
+    wallet = wallets.get_or_create_deposit_wallet(user_id_of(user))
+    onboarding_queue.enqueue(wallet)
+    return status(user)
+
+
+def status(user: User | UUID | str) -> dict[str, Any]:
+    """Where onboarding stands, step by step (each pending, running, done or failed)."""
+    wallet = wallets.for_user(user_id_of(user))
+    if wallet is None:
+        return {"status": ONBOARDING_PENDING, "ready": False, "error": None, "steps": [
+            {"name": name, "title": STEP_TITLES[name], "state": "pending"}
+            for name in ONBOARDING_STEPS], "account": None}
+    row = AccountOnboarding.get_or_none(AccountOnboarding.wallet == wallet.id)
+    current = row.step if row else STEP_DEPLOY
+    state = row.status if row else ONBOARDING_PENDING
+    reached = (ONBOARDING_STEPS.index(current) if current in ONBOARDING_STEPS
+               else len(ONBOARDING_STEPS))
+    steps = []
+    for index, name in enumerate(ONBOARDING_STEPS):
+        step_state = ("done" if index < reached else
+                      "pending" if index > reached else
+                      {ONBOARDING_RUNNING: "running", ONBOARDING_FAILED: "failed"}.get(
+                          state, "pending"))
+        steps.append({"name": name, "title": STEP_TITLES[name], "state": step_state})
+    done = reached
+    return {"status": state, "ready": state == ONBOARDING_READY,
+            "error": row.error if row else None,
+            "progress": {"done": done, "total": len(ONBOARDING_STEPS)},
+            "steps": steps, "account": trading_accounts.describe(wallet),
+            "deploy_transaction_id": row.deploy_transaction_id if row else None,
+            "approvals_transaction_id": row.approvals_transaction_id if row else None}
+
+
+# --- the job -------------------------------------------------------------------------------
+
+
+def _take_lease(onboarding_id: UUID | str, owner: str) -> bool:
+    now = utcnow()
+    taken = (AccountOnboarding
+             .update(lease_owner=owner, lease_until=now + timedelta(seconds=LEASE_SECONDS),
+                     status=ONBOARDING_RUNNING, error=None, updated_at=now,
+                     attempts=AccountOnboarding.attempts + 1)
+             .where((AccountOnboarding.id == onboarding_id)
+                    & (AccountOnboarding.status != ONBOARDING_READY)
+                    & (AccountOnboarding.lease_until.is_null()
+                       | (AccountOnboarding.lease_until < now)))
+             .execute())
+    return taken == 1
+
+
+def _save(row: AccountOnboarding, owner: str, **changes: Any) -> None:
+    """Write ``changes`` while the lease is still ours (a lost lease stops the run)."""
+    changes["updated_at"] = utcnow()
+    written = (AccountOnboarding.update(**changes)
+               .where((AccountOnboarding.id == row.id)
+                      & (AccountOnboarding.lease_owner == owner))
+               .execute())
+    if written != 1:
+        raise StepFailed("Another run took over this onboarding.")
+    for name, value in changes.items():
+        setattr(row, name, value)
+
+
+def run(onboarding_id: UUID | str) -> str:
+    """The job: run the remaining steps under the row's lease; return the final status."""
+    owner = secrets.token_hex(8)
+    if not _take_lease(onboarding_id, owner):
+        row = AccountOnboarding.get_by_id(onboarding_id)
+        return row.status  # ready, or another run holds it
+    row = AccountOnboarding.get_by_id(onboarding_id)
+    wallet = TradingWallet.get_by_id(row.wallet_id)
+    steps: dict[str, Callable[[AccountOnboarding, TradingWallet, str], None]] = {
+        STEP_DEPLOY: _deploy, STEP_APPROVALS: _approvals, STEP_CREDENTIALS: _credentials,
+        STEP_BALANCE_UPDATE: _balance_update}
+    try:
+        while row.step != STEP_DONE:
+            steps[row.step](row, wallet, owner)
+            following = ONBOARDING_STEPS.index(row.step) + 1
+            _save(row, owner, step=(ONBOARDING_STEPS[following]
+                                    if following < len(ONBOARDING_STEPS) else STEP_DONE))
+    except (StepFailed, VenueError, errors.CopytradeError) as exc:
+        reason = getattr(exc, "reason", None) or getattr(exc, "message", None) or str(exc)
+        log.warning("onboarding %s failed at %s: %s", row.id, row.step, reason)
+        AccountOnboarding.update(status=ONBOARDING_FAILED, error=reason[:2000],
+                                 lease_owner=None, lease_until=None, updated_at=utcnow()
+                                 ).where((AccountOnboarding.id == row.id)
+                                         & (AccountOnboarding.lease_owner == owner)).execute()
+        return ONBOARDING_FAILED
+    AccountOnboarding.update(status=ONBOARDING_READY, error=None, lease_owner=None,
+                             lease_until=None, updated_at=utcnow()
+                             ).where(AccountOnboarding.id == row.id).execute()
+    # Funds that arrived before the account was ready (USDC.e to wrap, pUSD to be seen).
+    deposits.enqueue_check(wallet)
+    return ONBOARDING_READY
+
+
+def _auth(wallet: TradingWallet) -> RelayerAuth:
+    auth = trading_accounts.relayer_auth(wallet)
+    if auth is None:
+        raise StepFailed(BUILDER_MISSING)
+    return auth
+
+
+def _relayer_step(call: Callable[[], Any]) -> Any:
+    """Run one relayer exchange; its refusal or a final FAILED/INVALID becomes the reason."""
+    try:
+        return call()
+    except RelayerTransactionFailed as exc:
+        raise StepFailed(f"The relayer ended the transaction {exc.transaction.state}: "
+                         f"{exc.transaction.error or 'no reason given'}") from exc
+    except VenueRejected as exc:
+        raise StepFailed(f"The relayer refused: {exc}") from exc
+    except VenueTimeout as exc:
+        raise StepFailed(f"The relayer is slow: {exc}") from exc
+
+
+def _deploy(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> None:
+    if wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET:
+        return  # EOAs have nothing to deploy; proxies and Safes exist already
+    client = venues.client()
+    maker = wallets.maker(wallet)
+    auth = _auth(wallet)
+    if row.deploy_transaction_id is None and row.deploy_submitted_at is not None:
+        # Sent, then a crash before the id was stored: the chain says whether it happened.
+        if client.relayer.deployed(maker):
+            return
+        if utcnow() - row.deploy_submitted_at < UNRECORDED_SUBMIT_GRACE:
+            raise StepFailed("A deployment was sent and is not on chain yet; retry shortly.")
+        _save(row, owner, deploy_submitted_at=None)
+    if row.deploy_transaction_id is None:
+        if client.relayer.deployed(maker):
+            return  # a connected account's wallet, or deployed by polymarket.com
+        if wallet.session_signer:
+            raise StepFailed("A session key cannot deploy its wallet; deploy it on "
+                             "polymarket.com first.")
+        _save(row, owner, deploy_submitted_at=utcnow())
+        factory = trading_accounts.contracts().deposit_wallet_factory
+        sent = _relayer_step(lambda: client.run_steps(
+            create_wallet(auth, owner=wallet.address, factory=factory,
+                          metadata="copytrade deposit wallet")))
+        _save(row, owner, deploy_transaction_id=sent.transaction_id)
+    try:
+        _relayer_step(lambda: client.run_steps(await_final(row.deploy_transaction_id, auth)))
+    except StepFailed:
+        if _final_failure(client, row.deploy_transaction_id, auth):
+            # A failed deployment had no effect: the retry submits afresh.
+            _save(row, owner, deploy_transaction_id=None, deploy_submitted_at=None)
+        raise
+
+
+def _final_failure(client: Any, transaction_id: str | None, auth: RelayerAuth) -> bool:
+    if transaction_id is None:
+        return False
+    try:
+        client.run_steps(await_final(transaction_id, auth, max_polls=1))
+    except RelayerTransactionFailed:
+        return True
+    except VenueError:
+        return False
+    return False
+
+
+def missing_approvals(wallet: TradingWallet) -> list[Approval]:
+    """The required approvals the maker wallet has not granted yet, read on chain.
+
+    Tokens with no code on this chain (a dev chain lacks some of Polygon's) are skipped:
+    nothing can be approved there and the venue cannot use them. Where the chain cannot
+    tell (none configured, or the maker is not on it: the sandbox's simulated wallets),
+    every approval counts as missing: granting one again is harmless.
+    """
+    approvals = list(required_approvals(trading_accounts.contracts()))
+    if not chain_access.current().rpc_url:
+        return approvals
+    w3 = chain_access.web3()
+    maker = wallets.maker(wallet)
+    if not read(lambda: w3.eth.get_code(maker), "get_code") and (
+            wallet.signature_type != SIGNATURE_TYPE_EOA):
+        return approvals
+    code: dict[str, bool] = {}
+    missing: list[Approval] = []
+    for approval in approvals:
+        if approval.token not in code:
+            code[approval.token] = bool(read(lambda a=approval: w3.eth.get_code(a.token),
+                                             "get_code"))
+        if not code[approval.token]:
+            continue
+        answer = read(lambda a=approval: w3.eth.call(
+            {"to": a.token, "data": a.read_calldata(maker)}), f"{approval.method} read")
+        if not approval.granted(int.from_bytes(bytes(answer) or b"\0", "big")):
+            missing.append(approval)
+    return missing
+
+
+def _approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> None:
+    if wallet.signature_type == SIGNATURE_TYPE_EOA:
+        _settle_eoa_approvals(wallet)  # a crashed run's, before reading what is missing
+    auth = _auth(wallet) if wallet.signature_type != SIGNATURE_TYPE_EOA else None
+    if row.approvals_transaction_id is None and not _send_approvals(row, wallet, owner, auth):
+        return  # nothing (more) to send through the relayer
+    client = venues.client()
+    try:
+        _relayer_step(lambda: client.run_steps(
+            await_final(row.approvals_transaction_id, auth)))
+    except StepFailed:
+        if auth is not None and _final_failure(client, row.approvals_transaction_id, auth):
+            # a failed transaction ran none of its calls: the retry reads and sends afresh
+            _save(row, owner, approvals_transaction_id=None, approvals_submitted_at=None,
+                  approvals_nonce=None, approvals_deadline=None, approvals_payload=None)
+        raise
+    # confirmed: the transaction ran, every call of it or none
+
+
+def _send_approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str,
+                    auth: RelayerAuth | None) -> bool:
+    """Send what is missing (an EOA itself; else one relayer transaction, its id stored);
+    whether a relayer transaction is now to be followed."""
+    # Approving twice is harmless, so an unrecorded earlier submit needs no /deployed-like
+    # check: what is still missing after it is simply sent (the wallet's nonce fences a twin).
+    missing = missing_approvals(wallet)
+    if not missing:
+        return False
+    if wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET and _venue_sees_approvals(wallet):
+        return False  # a connected account that approved on polymarket.com before
+    if wallet.signature_type == SIGNATURE_TYPE_EOA or auth is None:
+        _eoa_approvals(wallet, missing)
+        return False
+    if wallet.session_signer:
+        # A session key is scoped to trading (ACCOUNTS.md §2.6): wallet calls are the owner's.
+        raise StepFailed(f"The wallet lacks {len(missing)} approval(s) the venue needs, and a "
+                         "session key does not send them: approve on polymarket.com with the "
+                         "owner (one trade there does it), then retry.")
+    _save(row, owner, approvals_submitted_at=utcnow())
+    try:
+        transaction_id = wallet_batches.submit_leased(
+            wallet_batches.BatchRow(AccountOnboarding, row.id, "approvals_"), wallet,
+            lambda _record: [a.call() for a in missing], APPROVALS_METADATA)
+    except wallet_batches.BatchExecuted:
+        return False  # the stored batch ran: its approvals are granted
+    except (wallet_batches.BatchRefused, wallet_batches.BatchPending,
+            wallet_batches.BatchAmbiguous) as exc:
+        raise StepFailed(getattr(exc, "reason", None) or str(exc)) from exc
+    row.approvals_transaction_id = transaction_id
+    return True
+
+
+def _venue_sees_approvals(wallet: TradingWallet) -> bool:
+    """Where the chain cannot tell (none configured), whether the venue's own view (its
+    refreshed ``/balance-allowance``) has the exchanges approved for a proxy, Safe or EOA
+    account: what its orders are checked against. Derives the CLOB credentials early."""
+    if chain_access.current().rpc_url:
+        return False  # the chain was read: its answer stands
+    account = venue_accounts.account(wallet.user_id)
+    venue_accounts.refresh_balance(account)
+    seen = venues.client().clob.balance_allowances(account.creds,
+                                                   signature_type=account.signature_type)
+    return not trading_accounts.exchanges_not_approved(seen.allowances)
+def _settle_eoa_approvals(wallet: TradingWallet) -> None:
+    """Wait for the EOA's approvals still in flight (stored before broadcast by an earlier
+    run): only once they are mined does the chain say what is missing, so none is sent twice."""
+    for tx in wallet_transactions.in_flight(wallet):
+        if tx.kind == APPROVAL_KIND:
+            _settled(tx)
+
+
+def _settled(tx: WalletTransaction) -> None:
+    try:
+        done = wallet_transactions.settle(tx)
+    except ChainError as exc:
+        raise StepFailed(wallet_transactions.as_chain_error_message(exc)) from exc
+    if done.status in TX_IN_FLIGHT:
+        raise StepFailed(f"The approval {done.tx_hash} is not mined yet; retry shortly.")
+    if done.status != TX_CONFIRMED:
+        raise StepFailed(f"The approval {done.tx_hash} ended {done.status}: "
+                         f"{done.error or 'no reason given'}")
+
+
+def _eoa_approvals(wallet: TradingWallet, missing: list[Approval]) -> None:
+    """A plain EOA approves from itself, paying POL: one on-chain transaction per missing
+    approval, each stored before broadcast (``wallet_transactions``) and mined before the
+    next; too little POL fails the step with the amount needed."""
+    if not chain_access.current().rpc_url:
+        raise StepFailed("No chain is configured (POLYGON_RPC_URL): a plain EOA's approvals "
+                         "are sent on chain from the EOA.")
+    chain_id = chain_access.chain_id()
+    for approval in missing:
+        def build(w3: Web3, key: bytes, nonce: int, a: Approval = approval) -> SignedTx:
+            signed = build_transaction(w3, private_key=key, to=a.token, nonce=nonce,
+                                       data=bytes.fromhex(a.calldata()[2:]), chain_id=chain_id)
+            require_gas_for(w3, signed)
+            return signed
+
+        try:
+            sent = wallet_transactions.submit(wallet, APPROVAL_KIND, build)
+        except ChainError as exc:
+            raise StepFailed(wallet_transactions.as_chain_error_message(exc)) from exc
+        if sent is not None:
+            _settled(sent)
+
+
+def _credentials(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> None:
+    venue_accounts.account(wallet.user_id)  # derives and stores them when missing
+
+
+def _balance_update(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> None:
+    refresh_balance(wallet.user_id)
+
+
+def refresh_balance(user: User | UUID | str) -> None:
+    """Have the CLOB re-read the user's balance and allowances (after a deposit, a wrap or
+    approvals)."""
+    venue_accounts.refresh_balance(venue_accounts.account(user))
+
+
+__all__ = ["JOB_NAME", "StepFailed", "missing_approvals", "record", "refresh_balance", "run",
+           "start", "status"]
