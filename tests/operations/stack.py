@@ -14,6 +14,7 @@ import httpx
 import redis
 
 from services.platform import copy_leases, worker_registry
+from tests.conftest import DEADLINE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,7 +48,7 @@ class WorkerProcess:
                                      env=env, stdout=self.output, stderr=subprocess.STDOUT)
         self.client = redis.Redis.from_url(env["REDIS_URL"])
         self.prefix = env["REDIS_PREFIX"]
-        self.name = wait(self._registered, 30, "the worker to register", [self])
+        self.name = wait(self._registered, DEADLINE, "the worker to register", [self])
 
     @property
     def pid(self) -> int:
@@ -89,7 +90,7 @@ def cli(env: dict[str, str], *args: str, ok: bool = True, timeout: float = 120) 
     return done.stdout if ok else done.stdout + done.stderr
 
 
-def wait(check: Callable[[], Any], timeout: float = 30.0, what: str = "",
+def wait(check: Callable[[], Any], timeout: float = DEADLINE, what: str = "",
          workers: list[WorkerProcess] | tuple[()] = ()) -> Any:
     """Poll ``check`` until truthy; fail with the workers' recent output after ``timeout``."""
     deadline = time.monotonic() + timeout
@@ -103,7 +104,8 @@ def wait(check: Callable[[], Any], timeout: float = 30.0, what: str = "",
         time.sleep(0.1)
 
 
-def wait_serving(web: subprocess.Popen, base: str, log: Path, timeout: float = 60) -> None:
+def wait_serving(web: subprocess.Popen, base: str, log: Path,
+                 timeout: float = DEADLINE) -> None:
     """Wait until the web process at ``base`` answers /healthz (fail with its log if it died)."""
 
     def up() -> bool:

@@ -15,6 +15,7 @@ import redis
 
 from services.platform import jobs as jobs_service
 from services.platform import worker_registry
+from tests.conftest import DEADLINE
 from tests.worker.conftest import TEST_JOB_MODULE, run_host, status, wait_for, wait_status
 from tests.worker.jobs_for_tests import marker
 from worker.host import WorkerHost
@@ -41,7 +42,7 @@ class WorkerProcess:
                                      env=env, stdout=self.output, stderr=subprocess.STDOUT)
         self.client = redis.Redis.from_url(redis_url)
         self.prefix = prefix
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + DEADLINE
         while not self.pid_registered():
             assert self.proc.poll() is None, self.text()
             assert time.monotonic() < deadline, "worker did not register:\n" + self.text()
