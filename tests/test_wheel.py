@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from devstack.chain.devchain import die_with_parent
 from tests.conftest import REDIS_URL, RUN_ID, free_port
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -89,7 +90,8 @@ def served(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     log = (home / "serve.log").open("w")
     server = subprocess.Popen([str(installed / "copytrade"), "serve", "--host", "127.0.0.1",
                                "--port", str(port), "--workers", "1"],
-                              cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT)
+                              cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT,
+                              preexec_fn=die_with_parent)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import redis
 
+from devstack.chain.devchain import die_with_parent
 from services.platform import copy_leases, worker_registry
 from tests.conftest import DEADLINE
 
@@ -45,7 +46,8 @@ class WorkerProcess:
         self.log = logs / f"worker-{time.monotonic_ns()}.log"
         self.output = self.log.open("wb")
         self.proc = subprocess.Popen([sys.executable, "-m", "cli", "worker"], cwd=ROOT,
-                                     env=env, stdout=self.output, stderr=subprocess.STDOUT)
+                                     env=env, stdout=self.output, stderr=subprocess.STDOUT,
+                                     preexec_fn=die_with_parent)
         self.client = redis.Redis.from_url(env["REDIS_URL"])
         self.prefix = env["REDIS_PREFIX"]
         self.name = wait(self._registered, DEADLINE, "the worker to register", [self])

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 
+from devstack.chain.devchain import die_with_parent
 from services.platform import jobs as jobs_service
 from services.platform import runtime
 from tests.conftest import DEADLINE, free_port, use_queue
@@ -35,7 +36,7 @@ def test_web_and_worker_processes_share_one_metrics_exposition(
     log = (tmp_path / "web.log").open("wb")
     web = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port),
                             "--workers", "2"], cwd=ROOT, env=env, stdout=log,
-                           stderr=subprocess.STDOUT)
+                           stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
     worker = None
     saved = runtime.runtime()
     try:

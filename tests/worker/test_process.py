@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from devstack.chain.devchain import die_with_parent
 from services.platform import jobs as jobs_service
 from services.platform import worker_registry
 from tests.conftest import DEADLINE
@@ -39,7 +40,8 @@ class WorkerProcess:
         self.log = tmp_path / f"worker-{time.monotonic_ns()}.log"
         self.output = self.log.open("wb")
         self.proc = subprocess.Popen([sys.executable, "-m", "cli", "worker"], cwd=ROOT,
-                                     env=env, stdout=self.output, stderr=subprocess.STDOUT)
+                                     env=env, stdout=self.output, stderr=subprocess.STDOUT,
+                                     preexec_fn=die_with_parent)
         self.client = redis.Redis.from_url(redis_url)
         self.prefix = prefix
         deadline = time.monotonic() + DEADLINE

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import redis
 
+from devstack.chain.devchain import die_with_parent
 from models.base import db
 from models.copying import CopyIntent
 from models.trading import Order
@@ -32,7 +33,8 @@ class Worker:
         self.log = tmp_path / f"worker-{time.monotonic_ns()}.log"
         self.output = self.log.open("wb")
         self.proc = subprocess.Popen([sys.executable, "-m", "cli", "worker"], cwd=ROOT,
-                                     env=env, stdout=self.output, stderr=subprocess.STDOUT)
+                                     env=env, stdout=self.output, stderr=subprocess.STDOUT,
+                                     preexec_fn=die_with_parent)
 
     @property
     def pid(self) -> int:
