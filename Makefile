@@ -40,9 +40,14 @@ sdk-env: $(SDK_STAMP)
 run: setup
 	$(BIN)/copytrade up
 
+# The suite runs in TEST_WORKERS pytest-xdist processes, each with its own sandbox venue,
+# anvil, databases and Redis prefix (tests/conftest.py); its tests wait on servers more than
+# they compute, so more workers than cores pays (README, "Running the tests").
+TEST_WORKERS ?= 4
+
 test: setup sdk-env browser
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --durations=25 $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.conftest import REDIS_URL, RUN_ID, free_port
+from devstack.chain.devchain import die_with_parent
+from tests.conftest import DEADLINE, REDIS_URL, RUN_ID, free_port
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 
@@ -82,10 +83,11 @@ def serving(installed: Path, home: Path, name: str) -> Iterator[tuple[str, Path]
     log = log_path.open("w")
     server = subprocess.Popen([str(installed / "copytrade"), "serve", "--host", "127.0.0.1",
                                "--port", str(port), "--workers", "1"],
-                              cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT)
+                              cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT,
+                              preexec_fn=die_with_parent)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + DEADLINE
         while True:
             assert server.poll() is None, log_path.read_text()
             try:
