@@ -229,9 +229,12 @@ def dev() -> None:
 @click.argument("address")
 @click.option("--pusd", default="1000", show_default=True, help="pUSD to mint.")
 @click.option("--usdce", default="0", show_default=True, help="USDC.e to mint.")
-@click.option("--matic", default="10", show_default=True, help="MATIC balance to top up to.")
+@click.option("--matic", default="0", show_default=True,
+              help="MATIC balance to top up to: only a plain EOA spends any (its own gas); "
+                   "a deposit wallet needs none.")
 def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
-    """Fund ADDRESS (e.g. your trading wallet's deposit address) on the local chain."""
+    """Fund ADDRESS (e.g. your trading wallet's deposit address) on the local chain; MATIC
+    only when asked (--matic)."""
     from decimal import Decimal, InvalidOperation
 
     from web3 import Web3

@@ -29,6 +29,10 @@ from models.base import db
 PG_URL = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
 RUN_ID = secrets.token_hex(4)
+# How long a test waits for something to happen (a child process to come up, a worker to
+# take a job or a lease) before it fails: generous, so that a busy machine slows a test but
+# never fails it; a wait returns as soon as its condition holds, so it costs nothing more.
+DEADLINE = 120.0
 
 # Fixture modules shared across test packages.
 pytest_plugins = ["tests.wallet_fixtures", "tests.operations.log_capture", "tests.chain_venue"]

@@ -12,6 +12,7 @@ import httpx
 from click.testing import CliRunner
 
 from cli import main
+from devstack.chain.devchain import die_with_parent
 from models.wallet import TradingWallet
 from services.platform import chain_access, runtime
 from services.wallets import wallets
@@ -37,7 +38,7 @@ def test_migrate_then_serve(tmp_path, redis_url):
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port),
                                "--workers", "1"], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT)
+                              stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
     try:
         deadline = time.monotonic() + 30
         while True:

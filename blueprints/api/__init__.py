@@ -19,13 +19,16 @@ Copy-trading platform for Polymarket.
 Money and quantities are `DecimalString`s: parse them as decimals, never floats.
 Every error body is `{error, code}`; branch on `code`. Some codes add members (the Error
 schema lists them): `fields` on `validation_failed`, `required_scope` on `scope_required`,
-`limit` and `allowed` on `tier_limit_exceeded`. Status per code:
+`limit` and `allowed` on `tier_limit_exceeded`, `blockers` on a 409 `wallet_error`.
+Status per code:
 `validation_failed`/`bad_request` 400 (409 for an idempotency conflict),
 `unauthorized`/`invalid_token` 401, `insufficient_balance`/`subscription_error`/
 `payment_failed` 402, `scope_required`/`tier_limit_exceeded` 403, `not_found` 404,
-`account_not_ready` 409 (live trading or copying before the trading account is set up;
-`blockers` lists what is missing),
-`rate_limited` 429, `internal_error`/`crypto_error`/`wallet_error` 500,
+`wallet_error` 409 (live trading, copying, a wrap or a withdrawal before the trading
+account is set up: `blockers` lists what is missing. `wallet_error` rather than
+`feature_not_enabled` because nothing is switched off: the user's own wallet is not ready
+yet, and the user can fix it), `rate_limited` 429,
+`internal_error`/`crypto_error`/`wallet_error` 500,
 `feature_not_enabled` 501, `polymarket_unavailable`/`database_error`/`cache_error` 503,
 `wallet_error` 503 when the chain RPC is unreachable (500 when a chain operation fails).
 429 and 503 carry `Retry-After` (seconds).

@@ -14,6 +14,7 @@ import pytest
 import redis
 
 from app import create_app
+from devstack.chain.devchain import die_with_parent
 from models import LoginCode, SignInEvent, User
 from models.base import db
 from tests.api.test_auth import assert_error
@@ -133,7 +134,8 @@ def private_redis():
     port = free_port()
     process = subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+         "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        preexec_fn=die_with_parent)
     url = f"redis://127.0.0.1:{port}/0"
     deadline = time.monotonic() + 10
     while True:

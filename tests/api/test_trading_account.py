@@ -90,11 +90,11 @@ def test_wrap_needs_a_deposit_wallet_and_a_valid_amount(client, auth_headers, us
     assert bad.status_code == 400 and bad.get_json()["code"] == "validation_failed"
     none = client.post("/api/trading-account/wrap", json={"amount": "5"},
                        headers={**auth_headers, "Idempotency-Key": str(uuid.uuid4())})
-    assert none.status_code == 409 and none.get_json()["code"] == "account_not_ready"
+    assert none.status_code == 409 and none.get_json()["code"] == "wallet_error"
     wallets.get_or_create_deposit_wallet(user)
     early = client.post("/api/trading-account/wrap", json={"amount": "5"},
                         headers={**auth_headers, "Idempotency-Key": str(uuid.uuid4())})
-    assert early.status_code == 409 and early.get_json()["code"] == "account_not_ready"
+    assert early.status_code == 409 and early.get_json()["code"] == "wallet_error"
 
 
 def test_connect_refuses_an_oauth_token(client, app, user) -> None:

@@ -153,7 +153,7 @@ def test_a_deposit_wallet_trades_live_only_once_onboarded(accounts, user) -> Non
     assert wallets.deposit_address(user)["address"] == wallet.funder_address
     with pytest.raises(errors.AccountNotReady) as refused:
         trading_accounts.require_live(user)
-    assert refused.value.status == 409 and refused.value.code == "account_not_ready"
+    assert refused.value.status == 409 and refused.value.code == "wallet_error"
     assert refused.value.details["blockers"][0]["code"] == "onboarding_incomplete"
     # Its onboarding was queued by the wallet's creation (the worker runs it).
     [row] = AccountOnboarding.select().where(AccountOnboarding.wallet == wallet.id)
