@@ -28,7 +28,7 @@ def config_series(user: User | UUID | str, config_id: UUID | str) -> list[dict[s
     fills = (CopyIntent.select()
              .where(CopyIntent.config == config.id, CopyIntent.filled_size.is_null(False))
              .order_by(CopyIntent.settled_at, CopyIntent.created_at))
-    holdings: dict[tuple[bool, str], holdings.Holding] = {}
+    held: dict[tuple[bool, str], holdings.Holding] = {}
     marks: dict[tuple[bool, str], Decimal] = {}
     realized = Decimal(0)
     points: list[dict[str, Any]] = []
@@ -38,12 +38,12 @@ def config_series(user: User | UUID | str, config_id: UUID | str) -> list[dict[s
         if shares <= 0 or not intent.side:
             continue
         key = (bool(intent.paper), intent.token_id)
-        holding, gained = holdings.apply_fill(holdings.get(key, holdings.Holding()),
+        holding, gained = holdings.apply_fill(held.get(key, holdings.Holding()),
                                              intent.side.upper(), shares, shares * price)
-        holdings[key] = holding
+        held[key] = holding
         marks[key] = price
         realized += gained
-        unrealized = sum((h.shares * marks[k] - h.cost_usdc for k, h in holdings.items()
+        unrealized = sum((h.shares * marks[k] - h.cost_usdc for k, h in held.items()
                           if h.shares > 0), Decimal(0))
         points.append({"at": intent.settled_at or intent.created_at, "realized_pnl": realized,
                        "unrealized_pnl": unrealized, "total_pnl": realized + unrealized})

@@ -22,7 +22,16 @@ import peewee
 from models.base import db, utcnow
 from models.copying import ConfigPreview, CopyConfig
 from models.user import User
-from services.copying.configs.rules import validate_fields, with_defaults
+from services.copying.configs.rules import (
+    DECIMAL_FIELDS,
+    EDITABLE_FIELDS,
+    LIST_FIELDS,
+    RULE_DEFAULTS,
+    check_combination,
+    validate_fields,
+    validate_limits,
+    with_defaults,
+)
 from services.copying.configs.targets import target_profile
 from services.platform import errors, tiers
 from services.platform.principal import require_enabled, user_id_of
@@ -40,7 +49,7 @@ def _encode(fields: Mapping[str, Any]) -> str:
 
 def _decode(text: str) -> dict[str, Any]:
     data = json.loads(text)
-    for name in ("size_multiplier", "max_position_usdc"):
+    for name in DECIMAL_FIELDS:
         if data.get(name) is not None:
             data[name] = Decimal(data[name])
     return data
@@ -50,9 +59,10 @@ def preview(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
     """Validate the fields and summarise what the config would do; returns a preview_id."""
     clean = validate_fields({k: v for k, v in raw.items() if k != "preview_id"})
     fields = with_defaults(user_id_of(user), clean)
+    check_combination(fields)
     profile = target_profile(fields["target_address"])
     typical = profile["typical_trade_usdc"]
-    mirrored = (typical * fields["size_multiplier"]).quantize(Decimal("0.01"))
+    mirrored = _typical_copy(user_id_of(user), fields, typical, profile["exposure_usdc"])
     warnings = []
     if not fields["paper_trading"]:
         warnings.append("Live mode: mirrored orders spend real funds.")
@@ -66,18 +76,26 @@ def preview(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
         "config": fields,
         "target": profile,
         "sizing": {
+            "sizing_mode": fields["sizing_mode"],
             "size_multiplier": fields["size_multiplier"],
+            "fixed_usdc": fields["fixed_usdc"],
             "typical_mirrored_trade_usdc": mirrored,
             "max_position_usdc": fields["max_position_usdc"],
-            "rule": "Buys mirror target shares x size_multiplier, capped per position by "
-                    "max_position_usdc; sells mirror the share of its position the target "
-                    "sold.",
+            "min_trade_usdc": fields["min_trade_usdc"],
+            "max_trade_usdc": fields["max_trade_usdc"],
+            "round_up_to_min": fields["round_up_to_min"],
+            "rule": _SIZING_RULES[fields["sizing_mode"]] + " Each buy is capped per position "
+                    "by max_position_usdc (and max_trade_usdc, budgets and the exposure "
+                    "limit); sells mirror the share of its position the target sold.",
         },
         "guards": {
             "price_deviation_bps": fields["price_deviation_bps"],
             "blocked_categories": fields["blocked_categories"],
             "take_profit_bps": fields["take_profit_bps"],
             "stop_loss_bps": fields["stop_loss_bps"],
+            **{name: fields[name] for name in RULE_DEFAULTS
+               if name not in ("sizing_mode", "fixed_usdc", "min_trade_usdc",
+                               "max_trade_usdc", "round_up_to_min")},
         },
         "mode": "paper" if fields["paper_trading"] else "live",
         "warnings": warnings,
@@ -87,6 +105,40 @@ def preview(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
                                    summary=json.dumps(summary, default=str),
                                    created_at=now, expires_at=now + PREVIEW_TTL)
     return {"preview_id": row.id, "expires_at": row.expires_at, **summary}
+
+
+_SIZING_RULES = {
+    "multiplier": "Buys mirror target shares x size_multiplier.",
+    "fixed_usdc": "Each buy spends fixed_usdc pUSD.",
+    "proportional": "Buys mirror target shares x (our balance / the target's portfolio "
+                    "value) x size_multiplier.",
+}
+
+
+def _typical_copy(user_id: UUID, fields: Mapping[str, Any], typical: Decimal,
+                  target_value: Decimal) -> Decimal:
+    """What a typical target trade becomes under the sizing mode (balance: the live one)."""
+    if fields["sizing_mode"] == "fixed_usdc":
+        mirrored = fields["fixed_usdc"]
+    elif fields["sizing_mode"] == "proportional":
+        from services.wallets import readiness
+
+        try:
+            balance = readiness.available_usdc(user_id)
+        except Exception:  # no wallet yet: a preview still shows the rest
+            balance = Decimal(0)
+        ratio = balance / target_value if target_value > 0 else Decimal(0)
+        mirrored = typical * ratio * fields["size_multiplier"]
+    else:
+        mirrored = typical * fields["size_multiplier"]
+    if fields.get("max_trade_usdc") is not None:
+        mirrored = min(mirrored, fields["max_trade_usdc"])
+    return mirrored.quantize(Decimal("0.01"))
+
+
+def _stored(name: str, value: Any) -> Any:
+    """A field's value as the model stores it (lists as JSON text)."""
+    return json.dumps(value) if name in LIST_FIELDS else value
 
 
 def _write_transaction() -> Any:
@@ -137,11 +189,19 @@ def create(user: User | UUID | str, raw: Mapping[str, Any]) -> CopyConfig:
             blocked_categories=json.dumps(fields["blocked_categories"]),
             take_profit_bps=fields["take_profit_bps"], stop_loss_bps=fields["stop_loss_bps"],
             paper_trading=fields["paper_trading"], is_active=False,
+            **{name: _stored(name, fields.get(name, default))
+               for name, default in RULE_DEFAULTS.items()},
             created_at=now, updated_at=now)
         previewed.consumed_at = now
         previewed.config_id = config.id
         previewed.save()
     return config
+
+
+def rule_fields(config: CopyConfig) -> dict[str, Any]:
+    """The config's editable fields as ``validate_fields`` cleans them (lists decoded)."""
+    return {name: (json.loads(getattr(config, name) or "[]") if name in LIST_FIELDS
+                   else getattr(config, name)) for name in EDITABLE_FIELDS}
 
 
 def get(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
@@ -173,8 +233,9 @@ def update(user: User | UUID | str, config_id: UUID | str, raw: Mapping[str, Any
     clean = validate_fields(raw, partial=True)
     with db.atomic():
         config = get(user, config_id)
+        check_combination({**rule_fields(config), **clean})
         for name, value in clean.items():
-            setattr(config, name, json.dumps(value) if name == "blocked_categories" else value)
+            setattr(config, name, _stored(name, value))
         config.version += 1
         config.updated_at = utcnow()
         config.save()
@@ -216,6 +277,10 @@ def start(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
         config.is_active = True
         config.started_at = config.updated_at = now
         config.last_error = None
+        # A restart begins afresh: no stop reason, the breaker closed.
+        config.stopped_reason = config.breaker_retry_at = config.breaker_last_error = None
+        config.breaker_last_reason = None
+        config.breaker_state, config.breaker_failures, config.breaker_trips = "closed", 0, 0
         config.version += 1
         config.save()
     _nudge("copy.start", config.id)
@@ -234,6 +299,29 @@ def stop(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
         config.save()
     _nudge("copy.stop", config.id)
     return config
+
+
+def limits(user: User | UUID | str) -> dict[str, Any]:
+    """The user's limits across all its copy configs."""
+    owner = User.get_by_id(user_id_of(user))
+    return {"max_total_exposure_usdc": owner.max_total_exposure_usdc}
+
+
+def set_limits(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Set the user's limits across its configs; running configs apply them from the next
+    fill (each is reloaded)."""
+    clean = validate_limits(raw)
+    with db.atomic():
+        User.update(**clean).where(User.id == user_id_of(user)).execute()
+        running = list(CopyConfig.select(CopyConfig.id).where(
+            CopyConfig.user == user_id_of(user), CopyConfig.is_active,
+            CopyConfig.deleted_at.is_null()))
+        if running:
+            CopyConfig.update(version=CopyConfig.version + 1, updated_at=utcnow()).where(
+                CopyConfig.id.in_([c.id for c in running])).execute()
+    for config in running:
+        _nudge("copy.reload", config.id)
+    return limits(user)
 
 
 def _nudge(job_name: str, config_id: UUID) -> None:
