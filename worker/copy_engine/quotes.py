@@ -80,7 +80,9 @@ class QuoteSource:
             or copying.DEFAULT_MIN_SIZE,
             best_bid=book.best_bid, best_ask=book.best_ask,
             accepting_orders=market.accepting_orders and not market.closed,
-            categories=copying.normalise_categories(names), fees=fees)
+            categories=copying.normalise_categories(names), fees=fees,
+            question=market.question,
+            end_ts=int(market.end_date.timestamp()) if market.end_date else None)
         return Quote(view=view, book=book,
                      info=order_plan.market_info_from(token_id, market, book, fees),
                      market=market)
