@@ -24,7 +24,6 @@ from schemas.configs import (
     ConfigPnlSchema,
     ConfigPreviewRequestSchema,
     ConfigPreviewSchema,
-    ConfigStatusSchema,
     CopyConfigSchema,
     DecisionSchema,
     ReadinessSchema,
@@ -359,17 +358,6 @@ TOOLS: tuple[Tool, ...] = (
             {k: v for k, v in args.items() if k != "config_id"}),
         annotations=Annotations(read_only=False, idempotent=True),
         idempotency="required"),
-    Tool(
-        name="get_config_status", title="Copy config status", scope="read:account",
-        description=(
-            "Whether a copy config is copying and where, its last decision, skip and error, "
-            "the failure breaker (`state`, `failures`, `retry_at`, `last_error`), "
-            "`out_of_funds`, `stopped_reason` (loss_stop, drawdown_stop) and the count of "
-            "each skip or failure reason over 24 hours and 7 days."),
-        input=arguments("GetConfigStatusArgs", config_id=_config_id()),
-        output=single(ConfigStatusSchema),
-        call=lambda principal, args: configs.status(principal.user, args["config_id"]),
-        annotations=LOCAL_READ),
     Tool(
         name="start_copying", title="Start copying", scope="trade:execute",
         description=(
