@@ -162,7 +162,7 @@ def load_configs(config_ids: Iterable[UUID]) -> list[ConfigSnapshot]:
     snapshots: dict[UUID, ConfigSnapshot] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
-        for config in (CopyConfig.select(CopyConfig, User.max_total_exposure_usdc)
+        for config in (CopyConfig.select(CopyConfig, User.id, User.max_total_exposure_usdc)
                        .join(User).where(CopyConfig.id.in_(chunk), CopyConfig.is_active,
                                          CopyConfig.deleted_at.is_null())):
             limit = config.user.max_total_exposure_usdc

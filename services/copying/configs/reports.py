@@ -70,8 +70,13 @@ def status(user: User | UUID | str, config_id: UUID | str) -> dict[str, Any]:
 
 
 def breaker_view(config: CopyConfig) -> dict[str, Any]:
-    """The failure breaker as /status shows it."""
-    return {"state": config.breaker_state, "failures": config.breaker_failures,
+    """The failure breaker as /status shows it: ``half`` once an open one's pause is over
+    (the next copy tries; a success closes it, a failure opens it for longer)."""
+    state = config.breaker_state
+    if state == "open" and config.breaker_retry_at is not None \
+            and config.breaker_retry_at <= utcnow():
+        state = "half"
+    return {"state": state, "failures": config.breaker_failures,
             "retry_at": config.breaker_retry_at, "last_error": config.breaker_last_error}
 
 

@@ -215,3 +215,77 @@ def test_paper_configs_honour_the_rules(run_engines, make_config, trader, market
     assert first.paper and first.status == "filled" and first.size == Decimal(10)
     assert (second.status, second.reason) == ("skipped", "total_budget_exhausted")
     assert [i.reason for i in intents_of(band)] == ["price_out_of_range"] * 2
+
+
+def test_an_edit_applies_to_the_next_fill_and_never_recopies_an_old_one(
+        run_engines, make_config, trader, market, target, venue_control):
+    from services.copying import configs
+
+    config = make_config(trader.user, target)
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.yes, "BUY", "20", "0.5")
+        await wait_for(settled(config, 1))
+        await trio.to_thread.run_sync(lambda: configs.update(
+            trader.user, config.id, {"copy_buys": False, "max_trade_usdc": "3"}))
+
+        def reloaded():
+            snap = engines[0].targets[target].configs.get(config.id)
+            return snap is not None and not snap.rules.copy_buys
+
+        await wait_for(reloaded)
+        await inject(venue_control, target, market.yes, "BUY", "20", "0.5")
+        await wait_for(settled(config, 2))
+        await engines[0].targets[target].poll_once()  # the old fill is seen again
+
+    run_engines(scenario)
+    first, second = intents_of(config)
+    assert first.status == "filled" and first.filled_size == Decimal(20)
+    assert (second.status, second.reason) == ("skipped", "buys_disabled")
+
+
+def test_a_position_is_sold_hours_before_its_market_ends(run_engines, make_config, trader,
+                                                         target, venue_control):
+    slug = f"ending-{secrets.token_hex(4)}"
+    summary = venue_control.add_market(slug, liquidity=True, fair_price="0.5",
+                                       category="politics", days_to_end=1)
+    token = summary["token_ids"][0]
+    config = make_config(trader.user, target, exit_hours_before_end=Decimal(48))
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, token, "BUY", "20", "0.5")
+        await wait_for(settled(config, 2))
+
+    run_engines(scenario)
+    buy, exit_sale = intents_of(config)
+    assert buy.status == "filled"
+    assert (exit_sale.kind, exit_sale.side, exit_sale.status) == ("market_end", "SELL", "filled")
+    assert exit_sale.filled_size == Decimal(20)
+
+
+def test_the_users_exposure_limit_spans_its_configs(run_engines, make_config, trader, market,
+                                                    target, venue_control):
+    from models import User
+
+    with db.connection_context():
+        User.update(max_total_exposure_usdc=Decimal(15)).where(
+            User.id == trader.user.id).execute()
+    first = make_config(trader.user, target)
+    second = make_config(trader.user, target)
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.yes, "BUY", "20", "0.5")
+        await wait_for(settled(first, 1))
+        await wait_for(settled(second, 1))
+        await inject(venue_control, target, market.yes, "BUY", "20", "0.5")
+        await wait_for(settled(first, 2))
+        await wait_for(settled(second, 2))
+
+    run_engines(scenario)
+    decisions = sorted((i.status, i.reason) for c in (first, second) for i in intents_of(c))
+    # 15 pUSD in all: about 10 for the first copy, the rest too little for 5 shares.
+    assert decisions.count(("filled", None)) >= 1
+    assert ("skipped", "exposure_limit") in decisions
