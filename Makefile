@@ -11,19 +11,22 @@ SDK_VENV := .venv-sdk
 SDK_VERSION := 0.14.0
 SDK_STAMP := $(SDK_VENV)/.installed-$(SDK_VERSION)
 
-.PHONY: run test setup sdk-env lint migrate dist clean
+.PHONY: run test setup sdk-env browser lint migrate dist clean
 
 $(STAMP): pyproject.toml package.json
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[sandbox,test]'
 	npm install --no-audit --no-fund --loglevel=error
-	@# Dashboard browser tests drive Debian's Chromium (headless).
+	touch $(STAMP)
+
+# Only the dashboard's browser tests need Chromium (Debian's, headless): `make test` brings
+# it, `make run` does not.
+browser:
 	@if ! command -v chromium >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get install -y chromium; \
 	  else echo 'hint: install Chromium for the dashboard tests: sudo apt-get install -y chromium'; fi; \
 	fi
-	touch $(STAMP)
 
 setup: $(STAMP)
 
@@ -37,7 +40,7 @@ sdk-env: $(SDK_STAMP)
 run: setup
 	$(BIN)/copytrade up
 
-test: setup sdk-env
+test: setup sdk-env browser
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

@@ -75,6 +75,7 @@ def serve(host: str, port: int, workers: int | None, threads: int) -> None:
             self.cfg.set("worker_class", "gthread")
             self.cfg.set("graceful_timeout", 20)
             self.cfg.set("accesslog", None)  # our request log line replaces it
+            self.cfg.set("logger_class", _gunicorn_logs())
             # A dead web process's live gauges must not be summed any more.
             self.cfg.set("child_exit", lambda _server, child: metrics.process_exited(
                 child.pid, multiproc_dir))
@@ -231,22 +232,41 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
 
 @main.command()
 @click.option("--port", default=8000, show_default=True, type=int)
-def up(port: int) -> None:
+@click.option("--whales", "whale_interval", default=15.0, show_default=True, type=float,
+              help="Seconds between the sandbox's scripted traders' trades; 0 leaves them "
+                   "stopped.")
+def up(port: int, whale_interval: float) -> None:
     """Run the whole local stack in one process group until Ctrl-C."""
     try:
         from devstack.stack import LocalStack
     except ModuleNotFoundError as exc:
         raise _without_sandbox_extra(exc) from None
 
-    settings = _settings()
+    # A person reads this log in a terminal: lines of text, unless LOG_FORMAT says otherwise.
+    env = {**os.environ, "LOG_FORMAT": os.environ.get("LOG_FORMAT") or "text"}
+    settings = settings_module.load(env)
     _configure_logs(settings)
-    env = dict(os.environ)
     if settings.metrics.multiproc_dir is None:
         env = _with_metrics_folder(settings, env)  # the children share one metrics folder
-    LocalStack(settings=settings.flat(), web_port=port, env=env).run()
+    LocalStack(settings=settings.flat(), web_port=port, env=env,
+               whale_interval=whale_interval or None).run()
 
 
 # -- operations ---------------------------------------------------------------------------
+
+
+def _gunicorn_logs() -> type:
+    """Gunicorn's logger class, writing through the root logger (our one format)."""
+    from gunicorn.glogging import Logger
+
+    class Logs(Logger):
+        def setup(self, cfg: Any) -> None:
+            super().setup(cfg)
+            for logger in (self.error_log, self.access_log):
+                logger.handlers.clear()  # gunicorn's own text handler: ours formats the line
+                logger.propagate = True
+
+    return Logs
 
 
 def _configure_logs(settings: settings_module.Settings) -> None:

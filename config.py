@@ -28,7 +28,12 @@ POLYMARKET_URLS = {
     "POLYMARKET_RTDS_URL": "wss://ws-live-data.polymarket.com",
 }
 
-# Polygon mainnet contracts, the defaults when nothing else is configured.
+POLYGON_CHAIN_ID = 137
+
+# Polymarket's contracts on Polygon mainnet: the one table of them. The names in
+# ``_CONTRACT_FIELDS`` are settings (these are their defaults when nothing else is
+# configured); the rest name no variable and serve as they are (account set-up's
+# ``venue.accounts.AccountContracts``, the tests).
 POLYGON_CONTRACTS = {
     "PUSD_ADDRESS": "0xC011a7E12a19f7B1f670d46F03B03f3342E82DFB",
     "USDCE_ADDRESS": "0x2791Bca1f2de4661ED88A30C99A7a9449Aa84174",
@@ -45,6 +50,28 @@ POLYGON_CONTRACTS = {
     "EXCHANGE_V3_ADDRESS": "0xe3333700cA9d93003F00f0F71f8515005F6c00Aa",
     # Circle's native USDC: the venue cannot trade it; readiness reports it (issue 16).
     "NATIVE_USDC_ADDRESS": "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359",
+    # Named by no setting. The NegRiskAdapter's wcol(): neg-risk token ids are derived with
+    # it as the collateral.
+    "NEG_RISK_WRAPPED_COLLATERAL_ADDRESS": "0x3A3BD7bb9528E159577F7C2e685CC81A765002E2",
+    # The deposit wallets' legacy UUPS implementation (ACCOUNTS.md §2.1).
+    "DEPOSIT_WALLET_IMPLEMENTATION_ADDRESS": "0x58CA52ebe0DadfdF531Cde7062e76746de4Db1eB",
+    # Legacy account wallets (types 1 and 2), derived only to classify existing accounts, and
+    # the relayer's PROXY and SAFE transactions (ACCOUNTS.md §10): the relay hub a proxy
+    # transaction is signed for, the MultiSend a Safe delegatecalls for a batch.
+    "PROXY_FACTORY_ADDRESS": "0xaB45c5A4B0c941a2F231C04C3f49182e1A254052",
+    "PROXY_IMPLEMENTATION_ADDRESS": "0x44e999d5c2F66Ef0861317f9A4805AC2e90aEB4f",
+    "SAFE_FACTORY_ADDRESS": "0xaacFeEa03eb1561C4e67d661e40682Bd20E3541b",
+    "RELAY_HUB_ADDRESS": "0xD216153c06E857cD7f72665E0aF1d7D82172F494",
+    "SAFE_MULTISEND_ADDRESS": "0xA238CBeb142c10Ef7Ad8442C6D1f9E89e07e7761",
+    # Spenders of the required approvals and the SDK's other contracts (ACCOUNTS.md §5).
+    "POSITION_MANAGER_ADDRESS": "0x006F54F7f9A22e0000CC2AB60031000000ae9fEF",
+    "PROTOCOL_V2_ROUTER_ADDRESS": "0x12121212006e4CD160D18e3f00711DA5c3372600",
+    "PERPS_DEPOSIT_CONTRACT_ADDRESS": "0xDCa4af75705dbB50f62437045afF9921947917d2",
+    "AUTO_REDEEM_OPERATOR_ADDRESS": "0xa1200000d0002264C9a1698e001292D00E1b00af",
+    "BINARY_MODULE_ADDRESS": "0x1000008dD9001B968442c1000017eaE6E0dA00Ba",
+    "NEG_RISK_MODULE_ADDRESS": "0x200000900045e3B6259600682756002200028933",
+    # pUSD out through the offramp's unwrap (§6).
+    "COLLATERAL_OFFRAMP_ADDRESS": "0x2957922Eb93258b93368531d39fAcCA3B4dC5854",
 }
 
 POLYMARKET_RELAYER_URL = "https://relayer-v2.polymarket.com"
@@ -135,7 +162,7 @@ class ChainConfig:
     """The chain's JSON-RPC endpoint and how long wallet work waits on it."""
 
     rpc_url: str | None
-    chain_id: int = 137
+    chain_id: int = POLYGON_CHAIN_ID
     rpc_timeout: float = 10.0
     withdraw_wait_seconds: float = 5.0
     # Requests of one web process that may wait for a broadcast at once; others answer queued

@@ -100,8 +100,8 @@ def sandbox_side(venue: SandboxServer, token: str, args: argparse.Namespace) -> 
     """Sandbox CPU samples of one market's publish, watched and unwatched."""
     state = venue.state
     channel = state.market_channel
-    market, index = state.tokens[token]
-    book = state.books[market.condition_id]
+    market, index = state.catalog.tokens[token]
+    book = state.desk.books[market.condition_id]
     order = BookOrder(order_id="bench", condition_id=market.condition_id, token_id=token,
                       token_index=index, side="BUY", price=Decimal("0.2"),
                       original_size=10_000_000, maker=state.house)
@@ -137,7 +137,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2000)
     args = parser.parse_args()
     with SandboxServer(seed=1) as venue:
-        market = next(m for m in venue.state.markets.values() if m.house_liquidity)
+        market = next(m for m in venue.state.catalog.markets.values() if m.house_liquidity)
         token = market.token_ids[0]
         client = trio.run(client_side, venue, token, args)
         sandbox = sandbox_side(venue, token, args)

@@ -78,6 +78,13 @@ def vendor_asset(package: str, filename: str):
     return _serve(package, filename)
 
 
+@bp.get("/favicon.ico")
+def favicon():
+    """The site icon (browsers ask for it on every page; a 404 there is noise in every log)."""
+    return send_from_directory(ROOT / "static", "favicon.ico", mimetype="image/x-icon",
+                               max_age=86400)
+
+
 def init_app(app: Flask) -> None:
     """Serve the assets; warn at startup, and tell the pages, when some are missing."""
     app.register_blueprint(bp)

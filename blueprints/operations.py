@@ -56,11 +56,15 @@ def _finish(response: Response) -> Response:
     metrics.observe_request(request.method, route, response.status_code, seconds)
     if g.get("request_id"):
         response.headers[logs.REQUEST_ID_HEADER] = g.request_id
-    log.info("%s %s %s %.1fms", request.method, request.path, response.status_code,
-             seconds * 1000, extra={
-                 "event": "request", "method": request.method, "route": route,
-                 "path": request.path, "status": response.status_code,
-                 "duration_ms": round(seconds * 1000, 2), "remote_addr": request.remote_addr})
+    # A dashboard that is open refreshes its panels every few seconds: those successful
+    # htmx reads are counted in the metrics but logged only at DEBUG, or they drown the log.
+    quiet = (request.method in ("GET", "HEAD") and response.status_code < 400
+             and request.headers.get("HX-Request") == "true")
+    log.log(logging.DEBUG if quiet else logging.INFO, "%s %s %s %.1fms", request.method,
+            request.path, response.status_code, seconds * 1000, extra={
+                "event": "request", "method": request.method, "route": route,
+                "path": request.path, "status": response.status_code,
+                "duration_ms": round(seconds * 1000, 2), "remote_addr": request.remote_addr})
     return response
 
 

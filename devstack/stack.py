@@ -73,6 +73,60 @@ def sandbox_contracts(contracts: Any) -> dict[str, str]:
             "neg_risk_collateral_adapter": contracts.neg_risk_collateral_adapter}
 
 
+def start_whales(port: int, interval: float) -> list[str]:
+    """Start the sandbox's scripted whales trading every ``interval`` s; their addresses."""
+    import requests
+
+    response = requests.post(f"http://127.0.0.1:{port}/_sandbox/whales/start",
+                             json={"interval": interval}, timeout=10)
+    response.raise_for_status()
+    return [str(address) for address in response.json().get("whales", [])]
+
+
+def cli_path() -> str:
+    """How to run this install's ``copytrade``: the bare name when it is on PATH, else its path
+    (``make run`` runs it from the project's virtualenv, which a new shell has not activated)."""
+    import shutil
+
+    beside = Path(sys.executable).with_name("copytrade")
+    found = shutil.which("copytrade")
+    if beside.exists() and (found is None or Path(found).resolve() != beside.resolve()):
+        return str(beside)
+    return "copytrade"
+
+
+def first_steps(port: int, cli: str, whales: list[str], *, mail: bool, chain: bool) -> list[str]:
+    """The numbered walkthrough printed under the summary: sign in, fund, copy a trader."""
+    url = f"http://127.0.0.1:{port}"
+    where_code = ("it arrives by email" if mail else
+                  "no mail server is set (SMTP_URL), so the code is printed in this "
+                  "terminal: look for 'sign-in code'")
+    steps = [f"Open {url}/dashboard and sign in with any email address; {where_code}."]
+    if chain:
+        steps.append("Fund your trading wallet: copy the deposit address from the Wallet "
+                     f"page, then in another terminal run: {cli} dev fund ADDRESS")
+    else:
+        steps.append("No local chain runs (anvil is missing: npm install), so funding "
+                     "and wallet pages are limited.")
+    if whales:
+        steps.append("Copy a trader: on the dashboard, New copy config, target one of the "
+                     "sandbox's scripted traders, who trade by themselves:")
+        steps.extend(f"     {address}" for address in whales)
+    else:
+        steps.append("Copy a trader: New copy config on the dashboard, with a target "
+                     "wallet address.")
+    steps.append("Watch the copies arrive on the config's page; README.md walks on from here.")
+    lines = ["First steps:"]
+    number = 0
+    for step in steps:
+        if step.startswith("     "):
+            lines.append(step)
+        else:
+            number += 1
+            lines.append(f"  {number}. {step}")
+    return lines
+
+
 @dataclass
 class LocalStack:
     """Starts migrations, Redis, the sandbox venue, a chain, the worker and the web app.
@@ -90,6 +144,10 @@ class LocalStack:
     started: list[tuple[str, str]] = field(default_factory=list)
     keep: list[Any] = field(default_factory=list)
     keep_alive: list[Any] = field(default_factory=list)  # objects whose life is a server's
+    # Seconds between the sandbox's scripted whale trades; None leaves them stopped. Under
+    # `copytrade up` they trade, so a newcomer has someone to copy from the first minute.
+    whale_interval: float | None = None
+    whales: list[str] = field(default_factory=list)
 
     def spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
         """Start ``copytrade ARGS`` as a child with the stack's environment."""
@@ -135,6 +193,10 @@ class LocalStack:
                 raise SystemExit(f"sandbox venue did not start on port {port}")
             self.started.append(("sandbox venue", f"http://127.0.0.1:{port}"))
             self.env.update(sandbox_builder_env(settings))
+            if self.whale_interval is not None:
+                self.whales = start_whales(port, self.whale_interval)
+                self.started.append(("whales", f"{len(self.whales)} scripted traders, a trade "
+                                               f"every {self.whale_interval:g} s"))
 
         self.start_chain(settings)
 
@@ -166,8 +228,7 @@ class LocalStack:
         faucet.save(settings["INSTANCE_PATH"], contracts)
         self.env.update({"POLYGON_RPC_URL": anvil.rpc_url, "CHAIN_ID": str(anvil.chain_id),
                            **contracts.env()})
-        self.started.append(("chain", f"anvil {anvil.rpc_url} (chain id {anvil.chain_id}); "
-                                      "fund a wallet: copytrade dev fund ADDRESS"))
+        self.started.append(("chain", f"anvil {anvil.rpc_url} (chain id {anvil.chain_id})"))
         if settings.get("VENUE") == "sandbox":
             # like the real Data API, the sandbox lists what wallets hold on this chain
             # and its relayer deploys deposit wallets through the dev factory (the deployer
@@ -179,11 +240,16 @@ class LocalStack:
                 "contracts": sandbox_contracts(contracts)})
 
     def report(self) -> None:
-        """Print what runs where."""
+        """Print what runs where, then the first steps, numbered."""
         width = max(len(name) for name, _ in self.started)
         print("copytrade up: running (Ctrl-C stops everything)")
         for name, where in self.started:
             print(f"  {name.ljust(width)}  {where}")
+        print()
+        for line in first_steps(self.web_port, cli_path(), self.whales,
+                                mail=bool(self.settings.get("SMTP_URL")),
+                                chain=bool(self.env.get("POLYGON_RPC_URL"))):
+            print(line)
 
     def stop(self) -> None:
         """Stop children in reverse start order, then the chain."""

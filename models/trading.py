@@ -3,7 +3,7 @@
 Money and sizes are ``DecimalTextField`` (exact text: sizes have 6 decimals on chain but
 prices like 0.123456789 from averages must not be rounded by the database).
 
-Life of a live order (services/trading/orders.py):
+Life of a live order (services/trading/orders.py, order_reconcile.py, order_states.py):
 
     OrderPreview (single use, expires) ──redeem──► Order(pending) + Trade(pending)
         written in one transaction BEFORE the signed order leaves the process;

@@ -43,10 +43,12 @@ TX_IN_FLIGHT = (TX_SIGNED, TX_BROADCAST)
 # (migration m0060; a partial unique index, which peewee's Meta cannot express).
 IN_FLIGHT_NONCE_INDEX = "wallet_transactions_in_flight_nonce"
 
-# Withdrawals and claims: queued (nothing signed yet), then the states of their transaction.
-QUEUED, SIGNED, BROADCAST, CONFIRMED, FAILED = (
-    "queued", "signed", "broadcast", "confirmed", "failed")
-OPEN_STATES = (QUEUED, SIGNED, BROADCAST)
+# Withdrawals, claims and wraps: queued (nothing signed yet), then the states of their
+# transaction; ambiguous: a relayer batch that may have run or may still run (its answer
+# was lost), never signed afresh until that is known (services/wallets/wallet_batches.py).
+QUEUED, SIGNED, BROADCAST, CONFIRMED, FAILED, AMBIGUOUS = (
+    "queued", "signed", "broadcast", "confirmed", "failed", "ambiguous")
+OPEN_STATES = (QUEUED, SIGNED, BROADCAST, AMBIGUOUS)
 
 
 class TradingWallet(BaseModel):
@@ -98,6 +100,11 @@ class AccountOnboarding(BaseModel):
     deploy_transaction_id = peewee.CharField(max_length=128, null=True)
     approvals_submitted_at = UTCDateTimeField(null=True)
     approvals_transaction_id = peewee.CharField(max_length=128, null=True)
+    # the approvals' relayer batch, stored before it leaves (services/wallets/wallet_batches.py)
+    approvals_nonce = peewee.BigIntegerField(null=True)
+    approvals_deadline = peewee.BigIntegerField(null=True)
+    approvals_payload = peewee.TextField(null=True)
+    approvals_transaction_hash = peewee.CharField(max_length=66, null=True)
     error = peewee.TextField(null=True)
     # One runner at a time, across processes.
     lease_owner = peewee.CharField(max_length=64, null=True)
@@ -111,14 +118,18 @@ class AccountOnboarding(BaseModel):
 
 
 class CollateralWrap(BaseModel):
-    """USDC.e wrapped into pUSD from a deposit wallet: queued → submitted (the relayer's
-    id stored) → confirmed | failed."""
+    """USDC.e wrapped into pUSD from a deposit wallet, one relayer batch through the wallet
+    lifecycle (services/wallets/wallet_batches.py): its states and batch columns."""
 
     wallet = peewee.ForeignKeyField(TradingWallet, backref="wraps", on_delete="CASCADE")
     amount = DecimalTextField()
     status = peewee.CharField(max_length=16, default=QUEUED, index=True)
     submitted_at = UTCDateTimeField(null=True)
+    nonce = peewee.BigIntegerField(null=True)
+    deadline = peewee.BigIntegerField(null=True)
+    payload = peewee.TextField(null=True)
     transaction_id = peewee.CharField(max_length=128, null=True)
+    transaction_hash = peewee.CharField(max_length=66, null=True)
     error = peewee.TextField(null=True)
     created_at = UTCDateTimeField(default=utcnow)
     updated_at = UTCDateTimeField(default=utcnow)
@@ -170,6 +181,7 @@ class Withdrawal(BaseModel):
     relayer_deadline = peewee.BigIntegerField(null=True)
     relayer_payload = peewee.TextField(null=True)
     relayer_transaction_id = peewee.CharField(max_length=128, null=True)
+    relayer_transaction_hash = peewee.CharField(max_length=66, null=True)
     error = peewee.TextField(null=True)
     created_at = UTCDateTimeField(default=utcnow)
     updated_at = UTCDateTimeField(default=utcnow)
@@ -201,6 +213,7 @@ class Claim(BaseModel):
     relayer_deadline = peewee.BigIntegerField(null=True)
     relayer_payload = peewee.TextField(null=True)
     relayer_transaction_id = peewee.CharField(max_length=128, null=True)
+    relayer_transaction_hash = peewee.CharField(max_length=66, null=True)
     created_at = UTCDateTimeField(default=utcnow)
     updated_at = UTCDateTimeField(default=utcnow)
 

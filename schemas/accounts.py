@@ -62,7 +62,8 @@ class ConnectAccountSchema(Schema):
     private_key = fields.String(required=True, load_only=True, metadata={
         "description": "The signer's private key; sealed at rest, never shown again."})
     relayer_api_key = fields.String(load_default=None, load_only=True, metadata={
-        "description": "Optional: the account's Relayer API key, for gasless approvals."})
+        "description": "Optional: the account's Relayer API key (a UUID), for gasless "
+                       "approvals."})
     relayer_api_key_address = fields.String(load_default=None)
 
 
@@ -71,11 +72,14 @@ class WrapRequestSchema(Schema):
 
 
 class WrapSchema(Schema):
-    """A wrap of USDC.e into pUSD: queued → submitting → submitted → confirmed | failed."""
+    """A wrap of USDC.e into pUSD: queued → signed → broadcast → confirmed | failed, or
+    ambiguous (its answer was lost)."""
 
     id = fields.UUID(required=True)
     amount = DecimalString(required=True)
     status = fields.String(required=True)
     transaction_id = fields.String(allow_none=True)
+    tx_hash = fields.String(allow_none=True, metadata={
+        "description": "The chain hash of the relayer transaction, once it ran."})
     error = fields.String(allow_none=True)
     created_at = fields.DateTime(required=True)

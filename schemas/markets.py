@@ -191,3 +191,128 @@ class TopTradersArgsSchema(Schema):
     limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=50))
     category = fields.String(load_default=None, allow_none=True, metadata={
         "description": "A venue category (e.g. `sports`); all categories when omitted."})
+
+
+# REST discovery (GET /api/markets..., /api/traders...): the same services as the MCP tools.
+
+class MarketBrowseArgsSchema(Schema):
+    """Search or browse markets, one page at a time."""
+
+    q = fields.String(load_default=None, validate=validate.Length(min=1, max=200), metadata={
+        "description": "Words to find in market and event titles; without it, markets by "
+                       "24-hour volume.", "example": "bitcoin"})
+    category = fields.String(load_default=None, validate=validate.Length(min=1, max=100),
+                             metadata={"description": "A venue category, by slug or label "
+                                                      "(e.g. `sports`).", "example": "crypto"})
+    active = fields.Boolean(load_default=True, metadata={
+        "description": "Only markets taking orders (false: closed and resolved ones too)."})
+    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
+    offset = fields.Integer(load_default=0, validate=validate.Range(min=0))
+
+
+class OutcomeBookSchema(Schema):
+    """One outcome's order book depth (null once the market no longer trades)."""
+
+    outcome = fields.String(required=True)
+    token_id = fields.String(required=True)
+    depth = fields.Nested(MarketDepthSchema, allow_none=True, required=True)
+
+
+class MarketPageSchema(MarketDetailsSchema):
+    """A market's details with each outcome's order book."""
+
+    books = fields.List(fields.Nested(OutcomeBookSchema), required=True)
+
+
+class MarketHistoryArgsSchema(Schema):
+    """Price history of one outcome of a market."""
+
+    outcome = fields.String(load_default=None, validate=validate.Length(min=1, max=100),
+                            metadata={"description": "The outcome's label (e.g. `Yes`); the "
+                                                     "first outcome when omitted.",
+                                      "example": "Yes"})
+    interval = fields.String(load_default="1d", validate=validate.OneOf(
+        ["1h", "6h", "1d", "1w", "1m", "max"]), metadata={
+        "description": "How far back: 1h, 6h, 1d, 1w, 1m or max.", "example": "1w"})
+    fidelity = fields.Integer(load_default=None, allow_none=True,
+                              validate=validate.Range(min=1, max=1440), metadata={
+        "description": "Minutes between points (the venue's default when omitted)."})
+
+
+class TradersArgsSchema(Schema):
+    """The venue's leaderboard."""
+
+    period = fields.String(load_default="week", validate=validate.OneOf(
+        ["day", "week", "month", "all"]), metadata={"example": "week"})
+    order_by = fields.String(load_default="pnl", validate=validate.OneOf(["pnl", "volume"]),
+                             metadata={"example": "pnl"})
+    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=50))
+    category = fields.String(load_default=None, allow_none=True, metadata={
+        "description": "A venue category (e.g. `sports`); all categories when omitted."})
+
+
+class TraderProfileArgsSchema(Schema):
+    """One wallet to profile."""
+
+    address = fields.String(required=True, validate=validate.Length(min=1, max=64), metadata={
+        "description": "The wallet's address (0x and 40 hex digits).",
+        "example": "0x52908400098527886e0f7030069857d2e4169ee7"})
+
+
+class PnlPointSchema(Schema):
+    at = fields.DateTime(required=True)
+    pnl = DecimalString(required=True)
+
+
+class TradedMarketSchema(Schema):
+    market_slug = fields.String(required=True)
+    title = fields.String(required=True)
+    trades = fields.Integer(required=True)
+    volume_usdc = DecimalString(required=True)
+
+
+class TraderTradeSchema(Schema):
+    at = fields.DateTime(required=True)
+    side = fields.String(required=True)
+    outcome = fields.String(required=True)
+    market_slug = fields.String(required=True)
+    title = fields.String(required=True)
+    size = DecimalString(required=True)
+    price = DecimalString(required=True)
+    usdc = DecimalString(required=True)
+    transaction_hash = fields.String(required=True)
+
+
+class TraderPositionSchema(Schema):
+    market_slug = fields.String(required=True)
+    title = fields.String(required=True)
+    outcome = fields.String(required=True)
+    token_id = fields.String(required=True)
+    size = DecimalString(required=True)
+    average_price = DecimalString(required=True)
+    current_price = DecimalString(required=True)
+    current_value = DecimalString(required=True)
+    pnl_usdc = DecimalString(allow_none=True)
+    redeemable = fields.Boolean(required=True)
+
+
+class TraderProfileSchema(Schema):
+    """A wallet as the venue shows it, to judge whether to copy it.
+
+    `pnl_history` replays the wallet's recent trades and redemptions (the last
+    `window_rows` rows the venue gave) at average cost, oldest first; its last point is now
+    and adds the open positions' unrealized PnL (`unrealized_pnl_usdc`).
+    """
+
+    address = fields.String(required=True)
+    name = fields.String(required=True)
+    trades = fields.Integer(required=True)
+    volume_usdc = DecimalString(required=True)
+    realized_pnl_usdc = DecimalString(required=True)
+    unrealized_pnl_usdc = DecimalString(required=True)
+    pnl_usdc = DecimalString(required=True)
+    pnl_history = fields.List(fields.Nested(PnlPointSchema), required=True)
+    markets = fields.List(fields.Nested(TradedMarketSchema), required=True)
+    recent_trades = fields.List(fields.Nested(TraderTradeSchema), required=True)
+    positions = fields.List(fields.Nested(TraderPositionSchema), required=True)
+    window_rows = fields.Integer(required=True)

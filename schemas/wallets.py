@@ -10,12 +10,14 @@ ADDRESS_PATTERN = r"^0x[0-9a-fA-F]{40}$"
 TX_HASH_PATTERN = r"^0x[0-9a-fA-F]{64}$"
 TOKEN_ID_PATTERN = r"^[0-9]{1,78}$"
 WITHDRAW_TOKENS = ("usdc", "usdc_e", "matic")
-RECORD_STATES = ("queued", "signed", "broadcast", "confirmed", "failed")
+RECORD_STATES = ("queued", "signed", "broadcast", "confirmed", "failed", "ambiguous")
 
 _STATUS_DOC = (
     "`queued` (recorded, nothing signed yet), `signed` (signed and stored, being "
     "broadcast), `broadcast` (sent to the network), `confirmed` (mined and succeeded) or "
-    "`failed` (refused before sending, or mined and reverted; `error` says which).")
+    "`failed` (refused before sending, or mined and reverted; `error` says which), or "
+    "`ambiguous` (sent through the relayer but its answer was lost: it may have gone "
+    "through; never sent twice, looked at again until known; `error` says why).")
 
 
 def _address(*, metadata: dict[str, object] | None = None, **kwargs: object) -> fields.String:
@@ -102,7 +104,8 @@ class WithdrawResponseSchema(Schema):
     success = fields.Boolean(required=True, metadata={
         "description": "False when the withdrawal failed before anything was sent."})
     tx_hash = _tx_hash(required=True, metadata={
-        "description": "The transaction hash once broadcast; null while still queued."})
+        "description": "The transaction hash once broadcast (through the relayer: once it "
+                       "ran); null while still queued."})
     message = fields.String(required=True)
     withdrawal_id = fields.UUID(required=True)
     status = fields.String(required=True, metadata={"enum": list(RECORD_STATES),

@@ -64,28 +64,58 @@
     }
   });
 
+  // A chart from its element's data: data-series {at: [epoch s], total: [...], realized?},
+  // data-label names the main line, data-empty is said in words when there is nothing to draw.
   function drawChart() {
     var box = document.getElementById("pnl-chart");
-    if (!box || box.dataset.drawn || typeof uPlot === "undefined") { return; }
+    if (!box || box.dataset.drawn) { return; }
     var series = JSON.parse(box.dataset.series || "{}");
     if (!series.at || series.at.length === 0) {
-      box.innerHTML = '<p class="muted">No fills yet: the curve starts with the first copied trade.</p>';
+      var note = document.createElement("p");
+      note.className = "muted chart-empty";
+      note.textContent = box.dataset.empty ||
+        "No fills yet: the curve starts with the first copied trade.";
+      box.replaceChildren(note);
       box.dataset.drawn = "1";
       return;
     }
-    var at = series.at.slice(), total = series.total.map(Number), realized = series.realized.map(Number);
+    if (typeof uPlot === "undefined") { return; }
+    var at = series.at.slice(), total = series.total.map(Number);
+    var realized = series.realized ? series.realized.map(Number) : null;
     if (at.length === 1) {  // one point draws nothing: start the line a minute earlier at 0
-      at.unshift(at[0] - 60); total.unshift(0); realized.unshift(0);
+      at.unshift(at[0] - 60); total.unshift(0); if (realized) { realized.unshift(0); }
     }
-    var width = Math.max(260, box.clientWidth || 600);
-    new uPlot({
-      width: width, height: 220,
-      series: [{}, {label: "Total PnL", stroke: "#1f5fd1", width: 2},
-               {label: "Realized", stroke: "#2f9e44", width: 1, dash: [4, 4]}],
-      axes: [{}, {size: 60}],
-    }, [at, total, realized], box);
+    var lines = [{}, {label: box.dataset.label || "Total PnL", stroke: "#1f5fd1", width: 2}];
+    var data = [at, total];
+    if (realized) {
+      lines.push({label: "Realized", stroke: "#2f9e44", width: 1, dash: [4, 4]});
+      data.push(realized);
+    }
+    var width = Math.max(240, box.clientWidth || 600);
+    var plot = new uPlot({width: width, height: 220, series: lines, axes: [{}, {size: 60}]},
+                         data, box);
     box.dataset.drawn = "1";
+    // The chart follows its box (a phone turned, a window narrowed): never wider than the page.
+    window.addEventListener("resize", function () {
+      plot.setSize({width: Math.max(240, box.clientWidth), height: 220});
+    });
   }
 
+  // Moments are sent in UTC; show them in the reader's time zone, the zone named.
+  function localTimes(root) {
+    var found = (root || document).querySelectorAll("time.local:not([data-local])");
+    Array.prototype.forEach.call(found, function (el) {
+      var moment = new Date(el.getAttribute("datetime"));
+      if (isNaN(moment.getTime())) { return; }
+      el.textContent = moment.toLocaleString(undefined, {
+        year: "numeric", month: "short", day: "numeric", hour: "2-digit",
+        minute: "2-digit", timeZoneName: "short"});
+      el.title = el.getAttribute("datetime");
+      el.dataset.local = "1";
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () { localTimes(document); });
+  document.addEventListener("htmx:afterSwap", function (event) { localTimes(event.target); });
   window.addEventListener("load", drawChart);
 })();

@@ -184,7 +184,7 @@ def test_a_missing_tiers_file_or_unknown_default_tier_stops_start_up(tmp_path):
 
 
 def test_relayer_builder_credentials_allowlist_and_account_contracts(tmp_path):
-    from services.platform.venues import account_contracts, venue_config
+    from services.platform.venue_access import account_contracts, venue_config
 
     sandbox = config.load(env={"SANDBOX_PORT": "8123"}, instance=tmp_path)
     assert sandbox.relayer.url == "http://127.0.0.1:8123/relayer"

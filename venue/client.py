@@ -1,17 +1,19 @@
 """The venue facade: ``VenueClient`` (blocking, Flask/RQ threads) and ``AsyncVenueClient``
-(the Trio worker), each bundling Gamma, CLOB and Data API over one pooled connection set.
+(the Trio worker), each bundling Gamma, CLOB, Data API and relayer over one pooled
+connection set.
 
-The endpoint classes are shared; only the few multi-step helpers below exist in both a
-sync and an async form.
+One implementation over two runners (``venue.http``): the endpoint classes hand their calls
+to the client's transport, and the multi-step helpers are written once as generators of
+steps (``venue.relayer.Steps``), which each client drives with its own ``run_steps``. So on
+``VenueClient`` every method returns its value and on ``AsyncVenueClient`` an awaitable.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from contextlib import AbstractAsyncContextManager
-from decimal import Decimal
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import httpx
 
@@ -20,18 +22,12 @@ from venue.clob import INITIAL_CURSOR, ClobApi
 from venue.config import VenueConfig
 from venue.data_api import DataApi
 from venue.errors import VenueError, VenueRejected
-from venue.gamma import GammaApi
-from venue.http import AsyncTransport, SyncTransport
+from venue.gamma import GammaApi, Returns
+from venue.http import AsyncTransport, Call, SyncTransport
 from venue.market_feed import BookFeed, open_book_feed
 from venue.models import ApiCreds, FeeSchedule, Market, OpenOrder
 from venue.relayer import RelayerApi, Steps, arun_steps, run_steps
 from venue.rtds import ActivityFeed, open_activity_feed
-from venue.signing import (
-    SIGNATURE_TYPE_EOA,
-    SignedOrder,
-    build_signed_market_order,
-    build_signed_order,
-)
 
 T = TypeVar("T")
 MAX_ORDER_PAGES = 50  # guards against a venue that never sends the end cursor
@@ -42,108 +38,95 @@ def gamma_fees(market: Market) -> FeeSchedule | None:
     return market.fee_schedule if market.fees_enabled else None
 
 
-def _sign_kwargs(config: VenueConfig) -> dict[str, Any]:
-    return {
-        "exchange_address": config.exchange_address,
-        "neg_risk_exchange_address": config.neg_risk_exchange_address,
-    }
+def _described(call: Call[T]) -> Call[T]:
+    """A runner that runs nothing: the endpoint classes over it return their ``Call``."""
+    return call
 
 
-class VenueClient:
-    """Blocking client: ``.gamma``, ``.clob``, ``.data`` plus order helpers."""
+# --- multi-step helpers, written once --------------------------------------------------------
+
+
+def create_or_derive_steps(clob: ClobApi, private_key: str, nonce: int) -> Steps[ApiCreds]:
+    """Mint CLOB credentials, or derive the existing ones when the key already has some."""
+    try:
+        return (yield clob.create_api_key(private_key, nonce))
+    except VenueRejected:
+        return (yield clob.derive_api_key(private_key, nonce))
+
+
+def open_orders_steps(clob: ClobApi, creds: ApiCreds, market: str | None,
+                      asset_id: str | None) -> Steps[list[OpenOrder]]:
+    """Every open order of ``creds``, following ``next_cursor`` to the end."""
+    orders: list[OpenOrder] = []
+    cursor = INITIAL_CURSOR
+    for _ in range(MAX_ORDER_PAGES):
+        page = yield clob.open_orders(creds, market=market, asset_id=asset_id,
+                                      next_cursor=cursor)
+        orders.extend(page.orders)
+        if page.is_last or page.next_cursor == cursor:
+            break
+        cursor = page.next_cursor
+    return orders
+
+
+def fee_schedule_steps(clob: ClobApi, market: Market) -> Steps[FeeSchedule | None]:
+    """The market's taker fee model: CLOB ``fd``, else Gamma ``feeSchedule`` (None: free)."""
+    try:
+        return (yield clob.market_fees(market.condition_id))
+    except VenueError:  # the CLOB cannot say now: Gamma's copy of the same schedule
+        return gamma_fees(market)
+
+
+class _VenueClient:
+    """What both clients are: the endpoint classes over one transport, and the helpers."""
+
+    _transport_class: ClassVar[type[SyncTransport] | type[AsyncTransport]]
 
     def __init__(
         self,
         config: VenueConfig,
         *,
-        http_client: httpx.Client | None = None,
+        http_client: httpx.Client | httpx.AsyncClient | None = None,
         cache: MetadataCache | None = None,
     ) -> None:
         self.config = config
         self.cache = MetadataCache() if cache is None else cache
-        self.transport = SyncTransport(config, http_client, self.cache)
-        self.gamma = GammaApi(self.transport.run)
-        self.clob = ClobApi(self.transport.run, config.chain_id)
-        self.data = DataApi(self.transport.run)
-        self.relayer = RelayerApi(self.transport.run)
+        self.transport = self._transport_class(config, http_client, self.cache)
+        run = self.transport.run
+        self.gamma = GammaApi(run)
+        self.clob = ClobApi(run, config.chain_id)
+        self.data = DataApi(run)
+        self.relayer = RelayerApi(run)
+        self._calls = ClobApi(_described, config.chain_id)  # the CLOB's calls, for the steps
 
-    def run_steps(self, steps: Steps[T]) -> T:
-        """Run a multi-step relayer flow (``venue.relayer``) to its end."""
-        return run_steps(steps, self.transport.run)
+    def run_steps(self, steps: Steps[T]) -> Returns[T]:
+        """Run a multi-step flow (``venue.relayer``, or the helpers below) to its end."""
+        raise NotImplementedError
 
-    def create_or_derive_api_key(self, private_key: str, nonce: int = 0) -> ApiCreds:
+    def create_or_derive_api_key(self, private_key: str, nonce: int = 0) -> Returns[ApiCreds]:
         """Mint CLOB credentials, or derive the existing ones when the key already has some."""
-        try:
-            return self.clob.create_api_key(private_key, nonce)
-        except VenueRejected:
-            return self.clob.derive_api_key(private_key, nonce)
+        return self.run_steps(create_or_derive_steps(self._calls, private_key, nonce))
 
     def all_open_orders(
         self, creds: ApiCreds, *, market: str | None = None, asset_id: str | None = None
-    ) -> list[OpenOrder]:
+    ) -> Returns[list[OpenOrder]]:
         """Every open order of ``creds``, following ``next_cursor`` to the end."""
-        orders: list[OpenOrder] = []
-        cursor = INITIAL_CURSOR
-        for _ in range(MAX_ORDER_PAGES):
-            page = self.clob.open_orders(creds, market=market, asset_id=asset_id,
-                                         next_cursor=cursor)
-            orders.extend(page.orders)
-            if page.is_last or page.next_cursor == cursor:
-                break
-            cursor = page.next_cursor
-        return orders
+        return self.run_steps(open_orders_steps(self._calls, creds, market, asset_id))
 
-    def fee_schedule(self, market: Market) -> FeeSchedule | None:
+    def fee_schedule(self, market: Market) -> Returns[FeeSchedule | None]:
         """The market's taker fee model: CLOB ``fd``, else Gamma ``feeSchedule`` (None: free)."""
-        try:
-            return self.clob.market_fees(market.condition_id)
-        except VenueError:  # the CLOB cannot say now: Gamma's copy of the same schedule
-            return gamma_fees(market)
+        return self.run_steps(fee_schedule_steps(self._calls, market))
 
-    def build_order(
-        self,
-        private_key: str,
-        token_id: str,
-        side: str,
-        price: Decimal,
-        size: Decimal,
-        order_type: str = "GTC",
-        *,
-        signature_type: int = SIGNATURE_TYPE_EOA,
-        funder: str | None = None,
-        expiration: int = 0,
-        tick_size: Decimal | None = None,
-        neg_risk: bool | None = None,
-    ) -> SignedOrder:
-        """Sign a limit order, looking up tick size and neg-risk (cached) when not given."""
-        tick = self.clob.tick_size(token_id) if tick_size is None else tick_size
-        risky = self.clob.neg_risk(token_id) if neg_risk is None else neg_risk
-        return build_signed_order(
-            private_key, self.config.chain_id, token_id, side, price, size, order_type,
-            tick, risky, signature_type, funder, expiration, **_sign_kwargs(self.config),
-        )
 
-    def build_market_order(
-        self,
-        private_key: str,
-        token_id: str,
-        side: str,
-        amount: Decimal,
-        worst_price: Decimal,
-        order_type: str = "FOK",
-        *,
-        signature_type: int = SIGNATURE_TYPE_EOA,
-        funder: str | None = None,
-        tick_size: Decimal | None = None,
-        neg_risk: bool | None = None,
-    ) -> SignedOrder:
-        """Sign a FOK/FAK order (BUY: pUSD to spend; SELL: shares), looking up market params."""
-        tick = self.clob.tick_size(token_id) if tick_size is None else tick_size
-        risky = self.clob.neg_risk(token_id) if neg_risk is None else neg_risk
-        return build_signed_market_order(
-            private_key, self.config.chain_id, token_id, side, amount, worst_price,
-            order_type, tick, risky, signature_type, funder, **_sign_kwargs(self.config),
-        )
+class VenueClient(_VenueClient):
+    """Blocking client: ``.gamma``, ``.clob``, ``.data``, ``.relayer`` plus the helpers."""
+
+    _transport_class = SyncTransport
+    transport: SyncTransport
+
+    def run_steps(self, steps: Steps[T]) -> T:
+        """Run a multi-step flow (``venue.relayer``, or the helpers above) to its end."""
+        return run_steps(steps, self.transport.run)
 
     def close(self) -> None:
         """Close pooled connections."""
@@ -157,101 +140,15 @@ class VenueClient:
         self.close()
 
 
-class AsyncVenueClient:
-    """Async client (trio or asyncio): same ``.gamma``/``.clob``/``.data``, awaited."""
+class AsyncVenueClient(_VenueClient):
+    """Async client (trio or asyncio): the same endpoints and helpers, awaited; the feeds."""
 
-    def __init__(
-        self,
-        config: VenueConfig,
-        *,
-        http_client: httpx.AsyncClient | None = None,
-        cache: MetadataCache | None = None,
-    ) -> None:
-        self.config = config
-        self.cache = MetadataCache() if cache is None else cache
-        self.transport = AsyncTransport(config, http_client, self.cache)
-        self.gamma = GammaApi(self.transport.run)
-        self.clob = ClobApi(self.transport.run, config.chain_id)
-        self.data = DataApi(self.transport.run)
-        self.relayer = RelayerApi(self.transport.run)
+    _transport_class = AsyncTransport
+    transport: AsyncTransport
 
-    async def run_steps(self, steps: Steps[T]) -> T:
-        """Run a multi-step relayer flow (``venue.relayer``) to its end."""
-        return await arun_steps(steps, self.transport.run)
-
-    async def create_or_derive_api_key(self, private_key: str, nonce: int = 0) -> ApiCreds:
-        """Mint CLOB credentials, or derive the existing ones when the key already has some."""
-        try:
-            return await self.clob.create_api_key(private_key, nonce)
-        except VenueRejected:
-            return await self.clob.derive_api_key(private_key, nonce)
-
-    async def all_open_orders(
-        self, creds: ApiCreds, *, market: str | None = None, asset_id: str | None = None
-    ) -> list[OpenOrder]:
-        """Every open order of ``creds``, following ``next_cursor`` to the end."""
-        orders: list[OpenOrder] = []
-        cursor = INITIAL_CURSOR
-        for _ in range(MAX_ORDER_PAGES):
-            page = await self.clob.open_orders(creds, market=market, asset_id=asset_id,
-                                               next_cursor=cursor)
-            orders.extend(page.orders)
-            if page.is_last or page.next_cursor == cursor:
-                break
-            cursor = page.next_cursor
-        return orders
-
-    async def fee_schedule(self, market: Market) -> FeeSchedule | None:
-        """The market's taker fee model: CLOB ``fd``, else Gamma ``feeSchedule`` (None: free)."""
-        try:
-            return await self.clob.market_fees(market.condition_id)
-        except VenueError:  # the CLOB cannot say now: Gamma's copy of the same schedule
-            return gamma_fees(market)
-
-    async def build_order(
-        self,
-        private_key: str,
-        token_id: str,
-        side: str,
-        price: Decimal,
-        size: Decimal,
-        order_type: str = "GTC",
-        *,
-        signature_type: int = SIGNATURE_TYPE_EOA,
-        funder: str | None = None,
-        expiration: int = 0,
-        tick_size: Decimal | None = None,
-        neg_risk: bool | None = None,
-    ) -> SignedOrder:
-        """Sign a limit order, looking up tick size and neg-risk (cached) when not given."""
-        tick = await self.clob.tick_size(token_id) if tick_size is None else tick_size
-        risky = await self.clob.neg_risk(token_id) if neg_risk is None else neg_risk
-        return build_signed_order(
-            private_key, self.config.chain_id, token_id, side, price, size, order_type,
-            tick, risky, signature_type, funder, expiration, **_sign_kwargs(self.config),
-        )
-
-    async def build_market_order(
-        self,
-        private_key: str,
-        token_id: str,
-        side: str,
-        amount: Decimal,
-        worst_price: Decimal,
-        order_type: str = "FOK",
-        *,
-        signature_type: int = SIGNATURE_TYPE_EOA,
-        funder: str | None = None,
-        tick_size: Decimal | None = None,
-        neg_risk: bool | None = None,
-    ) -> SignedOrder:
-        """Sign a FOK/FAK order (BUY: pUSD to spend; SELL: shares), looking up market params."""
-        tick = await self.clob.tick_size(token_id) if tick_size is None else tick_size
-        risky = await self.clob.neg_risk(token_id) if neg_risk is None else neg_risk
-        return build_signed_market_order(
-            private_key, self.config.chain_id, token_id, side, amount, worst_price,
-            order_type, tick, risky, signature_type, funder, **_sign_kwargs(self.config),
-        )
+    def run_steps(self, steps: Steps[T]) -> Awaitable[T]:
+        """Run a multi-step flow (``venue.relayer``, or the helpers above) to its end."""
+        return arun_steps(steps, self.transport.run)
 
     def activity_feed(
         self, wallets: Iterable[str] | None = None, **options: Any

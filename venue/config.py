@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit, urlunsplit
 
+from config import POLYGON_CHAIN_ID
+
 POLYMARKET_GAMMA_URL = "https://gamma-api.polymarket.com"
 POLYMARKET_CLOB_URL = "https://clob.polymarket.com"
 POLYMARKET_DATA_URL = "https://data-api.polymarket.com"
@@ -14,7 +16,6 @@ SANDBOX_CLOB_PREFIX = "/clob"
 SANDBOX_MARKET_WS_PATH = "/ws/market"
 POLYMARKET_RELAYER_URL = "https://relayer-v2.polymarket.com"
 SANDBOX_RELAYER_PREFIX = "/relayer"
-POLYGON_CHAIN_ID = 137
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,3 +97,6 @@ def sandbox_market_ws_url(clob_url: str) -> str:
     scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
     root = parts.path.removesuffix(SANDBOX_CLOB_PREFIX)  # the CLOB is mounted at <root>/clob
     return urlunsplit((scheme, parts.netloc, root + SANDBOX_MARKET_WS_PATH, "", ""))
+
+
+__all__ = ["POLYGON_CHAIN_ID", "VenueConfig", "sandbox_market_ws_url"]

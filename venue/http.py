@@ -2,7 +2,7 @@
 
 Every API call is a ``Call``: a ``VenueRequest`` (pure data) plus a parser. ``SyncTransport``
 (Flask, RQ threads) and ``AsyncTransport`` (the Trio worker; httpx runs on trio via anyio)
-share the URL building, error mapping, retry policy and metadata cache below and differ
+share the URL building, error mapping, metadata cache and the one retry loop below and differ
 only in how they send and sleep.
 
 Failure mapping: timeouts -> VenueTimeout; 425, 429 and the restricted modes' 503 ->
@@ -21,7 +21,7 @@ import contextlib
 import email.utils
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlencode
@@ -279,7 +279,65 @@ class _Attempt:
 # --- runners -------------------------------------------------------------------------------
 
 
-class SyncTransport:
+class _Runner:
+    """The request loop both runners share: cache, rate budget, send, map, retry.
+
+    Written once as a coroutine over the runner's ``_send`` and ``_pause``. The async runner
+    awaits it as its ``run``; the blocking runner's ``_send`` and ``_pause`` block instead
+    of suspending, so the loop never yields there and ``_blocking`` finishes it in one step.
+    """
+
+    config: VenueConfig
+    cache: MetadataCache | None
+    budgets: RateBudgets | None
+
+    async def _send(self, req: VenueRequest) -> Answer:
+        raise NotImplementedError
+
+    async def _pause(self, seconds: float) -> None:
+        raise NotImplementedError
+
+    async def _exchange(self, call: Call[T]) -> T:
+        """Send ``call`` (from cache when fresh), retrying reads; return its parsed answer."""
+        hit = _cached(self.cache, call)
+        if hit is not _MISSING:
+            return hit
+        attempt = 0
+        while True:
+            attempt += 1
+            outcome = _Attempt()
+            if self.budgets is not None:
+                while (wait := _take(self.budgets, call.request)) > 0:
+                    await self._pause(wait)  # this family's budget is spent: wait for room
+            started = time.perf_counter()
+            try:
+                outcome.settle(call, await self._send(call.request))
+            except httpx.HTTPError as exc:
+                outcome.fail(call, exc)
+            except VenueError as exc:
+                _observe(call.request, started, exc)
+                raise
+            _observe(call.request, started, outcome.error)
+            if outcome.error is None:
+                _store(self.cache, call, self.config, outcome.value)
+                return outcome.value
+            delay = outcome.next_delay(self.config, call, attempt)
+            if delay is None:
+                raise outcome.error
+            await self._pause(delay)
+
+
+def _blocking(loop: Coroutine[Any, Any, T]) -> T:
+    """The result of a coroutine that never suspends (the blocking runner's loop)."""
+    try:
+        loop.send(None)
+    except StopIteration as done:
+        return done.value
+    loop.close()
+    raise RuntimeError("the blocking venue runner's loop suspended")
+
+
+class SyncTransport(_Runner):
     """Blocking runner over one pooled ``httpx.Client`` (keep-alive connection reuse)."""
 
     def __init__(
@@ -297,35 +355,15 @@ class SyncTransport:
             timeout=_timeout(config), limits=_limits(config), follow_redirects=True
         )
 
+    async def _send(self, req: VenueRequest) -> Answer:
+        return self._client.send(_build(self._client, self.config, req))  # blocks: see _Runner
+
+    async def _pause(self, seconds: float) -> None:
+        self._sleep(seconds)
+
     def run(self, call: Call[T]) -> T:
         """Send ``call`` (from cache when fresh), retrying reads; return its parsed answer."""
-        hit = _cached(self.cache, call)
-        if hit is not _MISSING:
-            return hit
-        attempt = 0
-        while True:
-            attempt += 1
-            outcome = _Attempt()
-            if self.budgets is not None:
-                while (wait := _take(self.budgets, call.request)) > 0:
-                    self._sleep(wait)  # this family's budget is spent: wait for room
-            started = time.perf_counter()
-            try:
-                request = _build(self._client, self.config, call.request)
-                outcome.settle(call, self._client.send(request))
-            except httpx.HTTPError as exc:
-                outcome.fail(call, exc)
-            except VenueError as exc:
-                _observe(call.request, started, exc)
-                raise
-            _observe(call.request, started, outcome.error)
-            if outcome.error is None:
-                _store(self.cache, call, self.config, outcome.value)
-                return outcome.value
-            delay = outcome.next_delay(self.config, call, attempt)
-            if delay is None:
-                raise outcome.error
-            self._sleep(delay)
+        return _blocking(self._exchange(call))
 
     def close(self) -> None:
         """Close pooled connections."""
@@ -358,7 +396,7 @@ def lean_transport(config: VenueConfig) -> Http11Transport | None:
                                       user_agent=config.user_agent))
 
 
-class AsyncTransport:
+class AsyncTransport(_Runner):
     """Async runner over one ``httpx.AsyncClient``; works under trio and asyncio.
 
     The client's transport is chosen here, once: the one given with ``http_client``, else
@@ -396,34 +434,10 @@ class AsyncTransport:
             return (await _lean_request(self._lean, self.config, req)).to_httpx()
         return await self._client.send(_build(self._client, self.config, req))
 
-    async def run(self, call: Call[T]) -> T:
-        """Send ``call`` (from cache when fresh), retrying reads; return its parsed answer."""
-        hit = _cached(self.cache, call)
-        if hit is not _MISSING:
-            return hit
-        attempt = 0
-        while True:
-            attempt += 1
-            outcome = _Attempt()
-            if self.budgets is not None:
-                while (wait := _take(self.budgets, call.request)) > 0:
-                    await anyio.sleep(wait)  # this family's budget is spent: wait for room
-            started = time.perf_counter()
-            try:
-                outcome.settle(call, await self._send(call.request))
-            except httpx.HTTPError as exc:
-                outcome.fail(call, exc)
-            except VenueError as exc:
-                _observe(call.request, started, exc)
-                raise
-            _observe(call.request, started, outcome.error)
-            if outcome.error is None:
-                _store(self.cache, call, self.config, outcome.value)
-                return outcome.value
-            delay = outcome.next_delay(self.config, call, attempt)
-            if delay is None:
-                raise outcome.error
-            await anyio.sleep(delay)
+    async def _pause(self, seconds: float) -> None:
+        await anyio.sleep(seconds)
+
+    run = _Runner._exchange  # awaited as it is: no extra coroutine on the hot path
 
     async def aclose(self) -> None:
         """Close pooled connections (the lean pool's too: it is the client's transport)."""

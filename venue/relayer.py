@@ -4,11 +4,13 @@ Request builders in the shape of ``venue.clob``: ``RelayerApi`` describes each e
 ``Call`` and hands it to a runner (so it returns the value on a blocking client and an
 awaitable on an async one). The multi-step flows the SDKs run (fetch the nonce, sign,
 submit, retry the documented transient rejections; poll a transaction to a final state) are
-written once as generators of steps, which ``run_steps`` drives with a blocking runner and
-``arun_steps`` with an async one.
+written once as generators of steps, which one runner drives (``run_steps`` with a
+blocking transport, ``arun_steps`` with an async one).
 
-Submits are never retried by the transport (a lost answer may still have been acted on);
-only the rejections the SDKs retry (``relayer_rules``) are resubmitted, re-signed.
+Submits are never retried by the transport (a lost answer may still have been acted on),
+and nothing here signs twice: quota and a busy wallet resubmit the same bytes, every other
+refusal goes to the caller (services/wallets/wallet_batches.py decides, under the wallet's
+lease, whether a stored batch can never run before it signs another).
 """
 
 from __future__ import annotations
@@ -30,8 +32,7 @@ from venue.accounts.relayer_rules import (
     POLL_INTERVAL_SECONDS,
     SUBMIT_RETRY_ATTEMPTS,
     TransactionState,
-    onchain_nonce,
-    retryable_submit_rejection,
+    resubmittable,
 )
 from venue.errors import (
     VenueError,
@@ -186,9 +187,9 @@ def _advance(steps: Steps[T], reply: Any, error: BaseException | None
         return True, done.value
 
 
-def run_steps(steps: Steps[T], run: Callable[[HttpCall[Any]], Any],
-              sleep: Callable[[float], None] = time.sleep) -> T:
-    """Drive ``steps`` with a blocking runner; a call's error is thrown back into them."""
+async def _drive(steps: Steps[T], run: Callable[[HttpCall[Any]], Awaitable[Any]],
+                 sleep: Callable[[float], Awaitable[Any]]) -> T:
+    """The one step runner: each call's reply (or its VenueError) goes back into ``steps``."""
     reply, error = None, None
     while True:
         finished, step = _advance(steps, reply, error)
@@ -196,23 +197,43 @@ def run_steps(steps: Steps[T], run: Callable[[HttpCall[Any]], Any],
             return step
         reply, error = None, None
         try:
-            reply = sleep(step.seconds) if isinstance(step, Sleep) else run(step)
+            reply = await (sleep(step.seconds) if isinstance(step, Sleep) else run(step))
         except VenueError as exc:
             error = exc
+
+
+class _Done:
+    """An awaitable already holding its value: lets a blocking runner drive ``_drive``."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self.value
+        yield  # a generator that never suspends
+
+
+def _now(call: Callable[..., Any]) -> Callable[..., _Done]:
+    return lambda *args: _Done(call(*args))
+
+
+def run_steps(steps: Steps[T], run: Callable[[HttpCall[Any]], Any],
+              sleep: Callable[[float], None] = time.sleep) -> T:
+    """Drive ``steps`` with a blocking runner (``sleep`` may renew a lease while it waits)."""
+    driving = _drive(steps, _now(run), _now(sleep))
+    try:
+        driving.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    driving.close()
+    raise RuntimeError("a blocking step runner was asked to suspend")
 
 
 async def arun_steps(steps: Steps[T], run: Callable[[HttpCall[Any]], Awaitable[Any]]) -> T:
     """Drive ``steps`` with an async runner (trio or asyncio)."""
-    reply, error = None, None
-    while True:
-        finished, step = _advance(steps, reply, error)
-        if finished:
-            return step
-        reply, error = None, None
-        try:
-            reply = await (anyio.sleep(step.seconds) if isinstance(step, Sleep) else run(step))
-        except VenueError as exc:
-            error = exc
+    return await _drive(steps, run, anyio.sleep)
 
 
 def _rejection(exc: VenueError) -> tuple[int, str]:
@@ -220,39 +241,61 @@ def _rejection(exc: VenueError) -> tuple[int, str]:
     return status, str(exc)
 
 
-def submit_with_retry(auth: RelayerAuth, build: Callable[[int | None], Mapping[str, Any]],
-                      *, attempts: int = SUBMIT_RETRY_ATTEMPTS,
+def submit_with_retry(auth: RelayerAuth, payload: Mapping[str, Any], *,
+                      attempts: int = SUBMIT_RETRY_ATTEMPTS,
                       interval: float = POLL_INTERVAL_SECONDS
                       ) -> Steps[RelayerTransaction]:
-    """Submit ``build(nonce)``'s body, as the SDKs do: a nonce mismatch is re-signed at once
-    with the chain's nonce; quota, a busy wallet or a stale nonce wait ``interval`` and start
-    over (``build(None)`` fetches a fresh nonce), at most ``attempts`` more times."""
+    """Submit ``payload``; on quota or a busy wallet wait ``interval`` and submit the SAME
+    bytes again, at most ``attempts`` more times. Never signs: a nonce that moved, like any
+    other refusal, is raised for the caller, who alone knows whether an earlier batch of
+    its own may still run (the SDKs' re-sign paid a withdrawal twice, issue 26)."""
     for attempt in range(attempts + 1):
-        payload = yield from _built(build, None)
         try:
             return (yield RelayerApi.submit_call(auth, payload))
         except (VenueRejected, VenueRateLimited) as exc:
             status, message = _rejection(exc)
-            chain_nonce = onchain_nonce(status, message)
-            if chain_nonce is not None:
-                payload = yield from _built(build, chain_nonce)
-                try:
-                    return (yield RelayerApi.submit_call(auth, payload))
-                except (VenueRejected, VenueRateLimited) as again:
-                    exc = again
-                    status, message = _rejection(again)
-            if attempt == attempts or not retryable_submit_rejection(status, message):
-                raise exc from None
+            if attempt == attempts or not resubmittable(status, message):
+                raise
         yield Sleep(interval)
     raise AssertionError("unreachable")
 
 
-def _built(build: Callable[[int | None], Any], nonce: int | None) -> Steps[Mapping[str, Any]]:
-    # ``build`` may itself be steps (fetching the nonce) or a plain body.
-    made = build(nonce)
-    if isinstance(made, Generator):
-        return (yield from made)
-    return made
+def sign_wallet_batch(auth: RelayerAuth, key: OrderKey, *, chain_id: int, factory: str,
+                      wallet: str, calls: tuple[Call, ...] | list[Call],
+                      session_signer: bool = False, metadata: str = "",
+                      clock: Callable[[], float] = time.time) -> Steps[Mapping[str, Any]]:
+    """The signed ``WALLET`` body running ``calls`` from the deposit wallet ``wallet``: the
+    nonce (current generation), then the signature (deadline now + DEADLINE_SECONDS)."""
+    if not calls:
+        raise ValueError("a WALLET batch needs at least one call")
+    nonce = yield RelayerApi.execute_params_call(auth, key.address)
+    deadline = int(clock()) + DEADLINE_SECONDS
+    signature = sign_batch(key, chain_id=chain_id, wallet=wallet, nonce=nonce,
+                           deadline=deadline, calls=calls, session_signer=session_signer)
+    return wallet_batch_payload(signer=key.address, factory=factory, wallet=wallet,
+                                nonce=nonce, deadline=deadline, calls=calls,
+                                signature=signature, metadata=metadata)
+
+
+def sign_legacy_batch(auth: RelayerAuth, key: OrderKey, *, signature_type: int,
+                      contracts: AccountContracts, wallet: str,
+                      calls: tuple[Call, ...] | list[Call], metadata: str = ""
+                      ) -> Steps[Mapping[str, Any]]:
+    """The signed body running ``calls`` from a grandfathered proxy (signature type 1, a
+    ``PROXY`` transaction, nonce and relay from ``/relay-payload``) or Safe (type 2,
+    ``SAFE``, nonce from ``/v1/account/transactions/params``), signed by the owner ``key``."""
+    if signature_type not in (1, 2):
+        raise ValueError("legacy relayer transactions are for proxy (1) or Safe (2) wallets")
+    if not calls:
+        raise ValueError("a relayer transaction needs at least one call")
+    if signature_type == 1:
+        relay, nonce = yield RelayerApi.relay_payload_call(auth, key.address, "PROXY")
+        return proxy_payload(key, factory=contracts.proxy_factory, wallet=wallet, calls=calls,
+                             nonce=nonce, relay=relay, relay_hub=contracts.relay_hub,
+                             metadata=metadata)
+    nonce = yield RelayerApi.execute_params_call(auth, key.address, "SAFE")
+    return safe_payload(key, chain_id=contracts.chain_id, multisend=contracts.safe_multisend,
+                        wallet=wallet, calls=calls, nonce=nonce, metadata=metadata)
 
 
 def wallet_batch(auth: RelayerAuth, key: OrderKey, *, chain_id: int, factory: str,
@@ -260,75 +303,36 @@ def wallet_batch(auth: RelayerAuth, key: OrderKey, *, chain_id: int, factory: st
                  session_signer: bool = False, metadata: str = "",
                  clock: Callable[[], float] = time.time,
                  attempts: int = SUBMIT_RETRY_ATTEMPTS,
-                 interval: float = POLL_INTERVAL_SECONDS,
-                 on_signed: Callable[[Mapping[str, Any]], None] | None = None
-                 ) -> Steps[RelayerTransaction]:
-    """Run ``calls`` from the deposit wallet ``wallet`` as one signed ``WALLET`` batch:
-    nonce (current generation), sign, submit, with the SDKs' retries. Returns the
-    submitted transaction (follow it with ``await_final``). ``on_signed`` sees each signed
-    body before it is submitted (to store it durably first)."""
-    if not calls:
-        raise ValueError("a WALLET batch needs at least one call")
-
-    def build(nonce: int | None) -> Steps[Mapping[str, Any]]:
-        if nonce is None:
-            nonce = yield RelayerApi.execute_params_call(auth, key.address)
-        deadline = int(clock()) + DEADLINE_SECONDS
-        signature = sign_batch(key, chain_id=chain_id, wallet=wallet, nonce=nonce,
-                               deadline=deadline, calls=calls, session_signer=session_signer)
-        payload = wallet_batch_payload(signer=key.address, factory=factory, wallet=wallet,
-                                       nonce=nonce, deadline=deadline, calls=calls,
-                                       signature=signature, metadata=metadata)
-        if on_signed is not None:
-            on_signed(payload)
-        return payload
-
-    return (yield from submit_with_retry(auth, build, attempts=attempts, interval=interval))
+                 interval: float = POLL_INTERVAL_SECONDS) -> Steps[RelayerTransaction]:
+    """Sign ``calls`` as one ``WALLET`` batch, once, and submit it (``submit_with_retry``);
+    the submitted transaction (follow it with ``await_final``). For tools and tests: money
+    goes through services/wallets/wallet_batches.py, which stores the bytes first."""
+    payload = yield from sign_wallet_batch(auth, key, chain_id=chain_id, factory=factory,
+                                           wallet=wallet, calls=calls,
+                                           session_signer=session_signer, metadata=metadata,
+                                           clock=clock)
+    return (yield from submit_with_retry(auth, payload, attempts=attempts, interval=interval))
 
 
 def legacy_batch(auth: RelayerAuth, key: OrderKey, *, signature_type: int,
                  contracts: AccountContracts, wallet: str,
                  calls: tuple[Call, ...] | list[Call], metadata: str = "",
                  attempts: int = SUBMIT_RETRY_ATTEMPTS,
-                 interval: float = POLL_INTERVAL_SECONDS,
-                 on_signed: Callable[[Mapping[str, Any]], None] | None = None
-                 ) -> Steps[RelayerTransaction]:
-    """Run ``calls`` from a grandfathered proxy (signature type 1, a ``PROXY`` transaction,
-    nonce and relay from ``/relay-payload``) or Safe (type 2, ``SAFE``, nonce from
-    ``/v1/account/transactions/params``), signed by the owner ``key``, with the SDKs'
-    retries; the submitted transaction (follow it with ``await_final``)."""
-    if signature_type not in (1, 2):
-        raise ValueError("legacy relayer transactions are for proxy (1) or Safe (2) wallets")
-    if not calls:
-        raise ValueError("a relayer transaction needs at least one call")
-
-    def build(nonce: int | None) -> Steps[Mapping[str, Any]]:
-        if signature_type == 1:
-            relay, fresh = yield RelayerApi.relay_payload_call(auth, key.address, "PROXY")
-            payload = proxy_payload(key, factory=contracts.proxy_factory, wallet=wallet,
-                                    calls=calls, nonce=fresh if nonce is None else nonce,
-                                    relay=relay, relay_hub=contracts.relay_hub,
-                                    metadata=metadata)
-        else:
-            if nonce is None:
-                nonce = yield RelayerApi.execute_params_call(auth, key.address, "SAFE")
-            payload = safe_payload(key, chain_id=contracts.chain_id,
-                                   multisend=contracts.safe_multisend, wallet=wallet,
-                                   calls=calls, nonce=nonce, metadata=metadata)
-        if on_signed is not None:
-            on_signed(payload)
-        return payload
-
-    return (yield from submit_with_retry(auth, build, attempts=attempts, interval=interval))
+                 interval: float = POLL_INTERVAL_SECONDS) -> Steps[RelayerTransaction]:
+    """Sign a ``PROXY`` / ``SAFE`` transaction once (``sign_legacy_batch``) and submit it."""
+    payload = yield from sign_legacy_batch(auth, key, signature_type=signature_type,
+                                           contracts=contracts, wallet=wallet, calls=calls,
+                                           metadata=metadata)
+    return (yield from submit_with_retry(auth, payload, attempts=attempts, interval=interval))
 
 
 def create_wallet(auth: RelayerAuth, *, owner: str, factory: str, metadata: str = "",
                   attempts: int = SUBMIT_RETRY_ATTEMPTS,
                   interval: float = POLL_INTERVAL_SECONDS) -> Steps[RelayerTransaction]:
-    """Submit ``WALLET-CREATE`` for ``owner``'s deposit wallet (retried on quota only)."""
+    """Submit ``WALLET-CREATE`` for ``owner``'s deposit wallet (unsigned: the same body is
+    resubmitted on quota or a busy wallet)."""
     payload = wallet_create_payload(owner, factory, metadata)
-    return (yield from submit_with_retry(auth, lambda _nonce: payload, attempts=attempts,
-                                         interval=interval))
+    return (yield from submit_with_retry(auth, payload, attempts=attempts, interval=interval))
 
 
 def await_final(transaction_id: str, auth: RelayerAuth | None = None, *,
@@ -371,6 +375,8 @@ __all__ = [
     "create_wallet",
     "legacy_batch",
     "run_steps",
+    "sign_legacy_batch",
+    "sign_wallet_batch",
     "submit_with_retry",
     "wallet_batch",
 ]

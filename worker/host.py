@@ -323,7 +323,8 @@ class WorkerHost:
             return _Failure(f"UnknownJob: {exc}")
         except Exception as exc:  # undecodable job data
             return _Failure(reasons.describe(exc))
-        log.info("job %s %s%r started", claim.job_id, spec.name, context.ids)
+        # The finished/failed line carries the outcome and duration: "started" is detail.
+        log.debug("job %s %s%r started", claim.job_id, spec.name, context.ids)
         token = job_table.bind_context(context)
         try:
             with trio.move_on_after(context.timeout) as timer:

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from services.trading import orders
+from services.trading import order_reconcile
 from worker.jobs import job
 
 
-@job(orders.RECONCILE_JOB)
+@job(order_reconcile.RECONCILE_JOB)
 def reconcile_order(order_id: str) -> str:
     """Bring one order record in line with the venue; return its status."""
-    return orders.reconcile(order_id).status
+    return order_reconcile.reconcile(order_id).status
 
 
-@job(orders.RECONCILE_PENDING_JOB)
+@job(order_reconcile.RECONCILE_PENDING_JOB)
 def reconcile_pending(older_than_seconds: int = 30) -> int:
     """Reconcile every order still pending after ``older_than_seconds``; return how many."""
-    return orders.reconcile_pending(timedelta(seconds=older_than_seconds))
+    return order_reconcile.reconcile_pending(timedelta(seconds=older_than_seconds))

@@ -18,7 +18,7 @@ from models.wallet import OPEN_STATES, Claim, CollateralWrap, TradingWallet, Wit
 from services.identity import retention
 from services.platform import idempotency, jobs
 from services.platform.runtime import runtime
-from services.trading import orders, previews
+from services.trading import order_reconcile, previews
 from services.wallets import claims, collateral, deposits, withdrawals
 from worker.jobs import job, on_worker_start
 
@@ -29,8 +29,9 @@ PURGE_JOB = "maintenance.purge"
 CHAIN_WORK_GRACE = timedelta(seconds=60)  # a job younger than this is still being worked
 
 
-def _signing_now(model: type[Withdrawal] | type[Claim]) -> Any:
-    """Rows whose wallet's signing lease is held: a run of their job is still going."""
+def _signing_now(model: type[Withdrawal] | type[Claim] | type[CollateralWrap]) -> Any:
+    """Rows whose wallet's lease is held: a run of their job is still going (on chain while
+    it signs; through the relayer from the signature until the batch is final)."""
     busy = (TradingWallet.select(TradingWallet.id)
             .where(TradingWallet.nonce_lease_until > utcnow()))
     return model.wallet.in_(busy)
@@ -40,10 +41,11 @@ def _signing_now(model: type[Withdrawal] | type[Claim]) -> Any:
 def resume_chain_work(older_than_seconds: int = 60) -> int:
     """Re-queue withdrawals, claims and wraps whose job was lost; their jobs never send twice.
 
-    Rows whose wallet is signing right now are left alone: a run that is still going
-    (abandoned after a timeout, re-queued at shutdown while its thread went on) would
-    otherwise meet a second one. The second would be harmless (it re-reads under the
-    lease), but avoidable.
+    Rows whose wallet's lease is held are left alone: a run that is still going (re-queued
+    at shutdown while its thread went on) would otherwise meet a second one. The second
+    would be harmless (it re-reads under the lease), but avoidable. The jobs' time limits
+    cover their follow loops (wallet_batches.JOB_TIMEOUT_SECONDS), so none is abandoned
+    mid-run by a timeout.
     """
     cutoff = utcnow() - timedelta(seconds=older_than_seconds)
     count = 0
@@ -59,7 +61,8 @@ def resume_chain_work(older_than_seconds: int = 60) -> int:
     # A wrap in flight blocks its wallet's next one (one in flight per wallet), so a lost
     # job must come back; a run still going keeps its job id and is not queued twice.
     for wrap in CollateralWrap.select().where(CollateralWrap.status.in_(collateral.IN_FLIGHT),
-                                              CollateralWrap.created_at <= cutoff):
+                                              CollateralWrap.created_at <= cutoff,
+                                              ~_signing_now(CollateralWrap)):
         collateral.enqueue(wrap)
         count += 1
     return count
@@ -77,7 +80,7 @@ def purge() -> dict[str, int]:
 def schedule_once() -> None:
     """Enqueue one round of upkeep (deduplicated by job id)."""
     grace = int(CHAIN_WORK_GRACE.total_seconds())
-    for name, args, queue in ((orders.RECONCILE_PENDING_JOB, (30,), "low"),
+    for name, args, queue in ((order_reconcile.RECONCILE_PENDING_JOB, (30,), "low"),
                               (RESUME_JOB, (grace,), "low"),
                               (PURGE_JOB, (), "low")):
         jobs.enqueue(name, *args, job_id=jobs.logical_job_id(name), queue=queue)

@@ -76,9 +76,9 @@ def register(app: Flask) -> CopytradeApi:
 
     for blueprint in (orders.blp, positions.blp, trades.blp, paper.blp):
         api.register_blueprint(blueprint)
-    from blueprints.api import accounts, configs, helpers
+    from blueprints.api import accounts, configs, helpers, traders
 
-    for blueprint in (configs.blp, helpers.blp, accounts.blp):
+    for blueprint in (configs.blp, helpers.blp, accounts.blp, traders.blp):
         api.register_blueprint(blueprint)
     app.extensions["copytrade_api"] = api
     return api

@@ -15,7 +15,7 @@ from schemas.trading import (
     PlaceOrderResponseSchema,
     PlaceOrderSchema,
 )
-from services.trading import orders, previews
+from services.trading import order_cancels, order_reads, orders, previews
 
 blp = Blueprint("orders", __name__, url_prefix="/api/markets", description="Orders")
 
@@ -73,7 +73,7 @@ class OpenOrders(MethodView):
     @blp.errors(401, 403, 429, 503)
     def get(self):
         """The caller's orders resting on the book, newest first (bare array)."""
-        return orders.open_orders(access.current_principal().user)
+        return order_reads.open_orders(access.current_principal().user)
 
     @access.requires("trade:cancel")
     @idempotent
@@ -81,7 +81,7 @@ class OpenOrders(MethodView):
     @blp.errors(401, 403, 409, 429, 503)
     def delete(self):
         """Cancel every resting order of the caller's wallet."""
-        return orders.cancel_all(access.current_principal().user)
+        return order_cancels.cancel_all(access.current_principal().user)
 
 
 @blp.route("/orders/<string:order_id>")
@@ -96,4 +96,4 @@ class OpenOrder(MethodView):
         An order that already filled or was cancelled is listed in `not_canceled` with
         the venue's reason.
         """
-        return orders.cancel_order(access.current_principal().user, order_id)
+        return order_cancels.cancel_order(access.current_principal().user, order_id)

@@ -19,7 +19,7 @@ from schemas.auth import MagicRequestSchema, VerifyCodeSchema
 from services.identity import auth
 from services.platform import errors
 
-HOME = "/dashboard/configs"
+HOME = "/dashboard"
 
 
 def _next() -> str | None:
@@ -28,6 +28,12 @@ def _next() -> str | None:
 
 def _link(token: str) -> auth.LinkInfo | None:
     return auth.link_info(token, current_app.config, browser.login_browser())
+
+
+def _mail_configured() -> bool:
+    # Without SMTP_URL (a laptop run) the code is in the server's log: say so, or a
+    # newcomer waits for an email that never comes.
+    return bool(current_app.config.get("SMTP_URL"))
 
 
 @bp.get("/login")
@@ -40,7 +46,8 @@ def login() -> str:
     """
     token = request.args.get("token", "")
     if not token:
-        return render_template("dashboard/login.html", step="email", next=_next())
+        return render_template("dashboard/login.html", step="email", next=_next(),
+                               mail=_mail_configured())
     info = _link(token)
     foreign = info is not None and not info.same_browser
     return render_template("dashboard/login.html", step="confirm" if foreign else "link",
@@ -55,7 +62,8 @@ def send_code() -> str:
     body = parse(MagicRequestSchema(), {"email": request.form.get("email", "")})
     auth.request_login(body["email"], current_app.config, client_ip=request.remote_addr,
                        browser=browser.login_browser(create=True))
-    return render_template("dashboard/_login_code.html", email=auth.normalize_email(
+    return render_template("dashboard/_login_code.html", mail=_mail_configured(),
+                           email=auth.normalize_email(
         body["email"]), next=_next())
 
 

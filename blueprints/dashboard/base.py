@@ -18,7 +18,7 @@ from flask import Blueprint, Response, current_app, g, make_response, redirect, 
 from marshmallow import Schema, ValidationError
 
 from blueprints.dashboard import session as browser
-from services.platform import errors
+from services.platform import chain_access, errors
 from services.platform.principal import Principal
 
 bp = Blueprint("dashboard", __name__, url_prefix="/dashboard")
@@ -128,18 +128,10 @@ def form_int(name: str) -> Any:
         return value
 
 
-@bp.app_template_filter("when")
-def when(value: Any) -> str:
-    """An ISO date-time as ``YYYY-MM-DD HH:MM UTC`` (pages show UTC, like the API)."""
-    if not value:
-        return ""
-    try:
-        moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    except ValueError:
-        return str(value)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+@bp.app_template_global("tx_url")
+def tx_url(tx_hash: str | None) -> str | None:
+    """A transaction's page on the chain's public explorer, when it has one."""
+    return chain_access.transaction_url(tx_hash)
 
 
 @bp.app_template_global("now_iso")

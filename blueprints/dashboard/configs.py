@@ -89,13 +89,6 @@ def _glance(config: Any) -> dict[str, Any]:
     return shown
 
 
-@bp.get("")
-@bp.get("/")
-def home() -> Response:
-    """The dashboard's start page is the configs list."""
-    return go("/dashboard/configs")
-
-
 @bp.get("/configs")
 def configs_page() -> str:
     """Every config with its status at a glance."""

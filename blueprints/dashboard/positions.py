@@ -14,7 +14,7 @@ from schemas.trading import (
     PositionSchema,
     TradeSchema,
 )
-from services.trading import orders, paper, positions, trades
+from services.trading import order_cancels, order_reads, paper, positions, trades
 
 TRADES_SHOWN = 50
 
@@ -44,7 +44,7 @@ def paper_positions() -> str:
 @bp.get("/orders")
 def open_orders() -> str:
     """Resting orders (GET /api/markets/orders), each with a cancel button."""
-    rows = present(OpenOrderSchema(many=True), orders.open_orders(current_principal().user))
+    rows = present(OpenOrderSchema(many=True), order_reads.open_orders(current_principal().user))
     return render_template("dashboard/_orders.html", orders=rows, result=None)
 
 
@@ -52,8 +52,8 @@ def open_orders() -> str:
 def cancel_order(order_id: str) -> str:
     """Cancel one order (DELETE /api/markets/orders/{id}); the refreshed list."""
     user = current_principal().user
-    result = present(CancelResultSchema(), orders.cancel_order(user, order_id))
-    rows = present(OpenOrderSchema(many=True), orders.open_orders(user))
+    result = present(CancelResultSchema(), order_cancels.cancel_order(user, order_id))
+    rows = present(OpenOrderSchema(many=True), order_reads.open_orders(user))
     return render_template("dashboard/_orders.html", orders=rows, result=result)
 
 

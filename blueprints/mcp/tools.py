@@ -40,6 +40,8 @@ from schemas.markets import (
     PriceHistoryArgsSchema,
     PriceHistorySchema,
     TopTradersArgsSchema,
+    TraderProfileArgsSchema,
+    TraderProfileSchema,
     TraderSchema,
 )
 from schemas.stats import PlatformStatsSchema
@@ -57,10 +59,19 @@ from schemas.trading import (
     UserSummarySchema,
 )
 from schemas.wallets import ClaimRequestSchema, ClaimResponseSchema
-from services.copying import configs
+from services.copying import configs, traders
 from services.markets import markets
 from services.platform.principal import Principal
-from services.trading import orders, paper, positions, previews, stats, trades
+from services.trading import (
+    order_cancels,
+    order_reads,
+    orders,
+    paper,
+    positions,
+    previews,
+    stats,
+    trades,
+)
 from services.wallets import claims, readiness
 
 Idempotency = Literal["none", "optional", "required"]
@@ -235,6 +246,17 @@ TOOLS: tuple[Tool, ...] = (
                                                    "TopTradersResult"),
         call=lambda principal, args: markets.top_traders(
             args["period"], args["order_by"], args["limit"], args["category"]),
+        annotations=VENUE_READ),
+    Tool(
+        name="get_trader_profile", title="Trader profile", scope="read:markets",
+        description=(
+            "One wallet as the venue shows it, to judge whether to copy it: PnL over time "
+            "(its recent trades and redemptions replayed at average cost, the last point "
+            "with open positions' unrealized PnL), volume, markets traded, recent trades and "
+            "open positions. A mixed-case address must pass its EIP-55 checksum."),
+        input=TraderProfileArgsSchema, output=single(TraderProfileSchema),
+        call=lambda principal, args: traders.trader_profile(
+            traders.wallet_address(args["address"])),
         annotations=VENUE_READ),
     Tool(
         name="list_open_positions", title="Open positions", scope="read:positions",
@@ -435,7 +457,7 @@ TOOLS: tuple[Tool, ...] = (
             "The account's orders resting on the venue's book, newest first: price, size, "
             "filled size, side, type. Cancel them with cancel_order."),
         input=NO_ARGUMENTS, output=listing("orders", OpenOrderSchema, "OpenOrdersResult"),
-        call=lambda principal, args: orders.open_orders(principal.user),
+        call=lambda principal, args: order_reads.open_orders(principal.user),
         annotations=VENUE_READ),
     Tool(
         name="cancel_order", title="Cancel an order", scope="trade:cancel",
@@ -446,7 +468,7 @@ TOOLS: tuple[Tool, ...] = (
         input=arguments("CancelOrderArgs", order_id=fields.String(required=True, metadata={
             "description": "The venue's order id (0x... hash)."})),
         output=single(CancelResultSchema),
-        call=lambda principal, args: orders.cancel_order(principal.user, args["order_id"]),
+        call=lambda principal, args: order_cancels.cancel_order(principal.user, args["order_id"]),
         annotations=Annotations(read_only=False, destructive=True, idempotent=True,
                                 open_world=True),
         idempotency="required"),

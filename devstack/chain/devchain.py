@@ -228,11 +228,6 @@ class DevCondition:
     market_id: str | None = None
 
 
-def _stand_in_address(label: str) -> str:
-    # exchanges are only approval targets here: a fixed, keyless address is enough
-    return Web3.to_checksum_address(keccak(f"copytrade.devchain.{label}".encode())[12:])
-
-
 @dataclass
 class DevContracts:
     """Addresses of the contracts on a dev chain, plus oracle and funding helpers."""
@@ -560,6 +555,13 @@ def deploy_dev_contracts(rpc_url: str, deployer_key: str) -> DevContracts:
     )
     # last, so every other contract keeps the address it had before this token existed
     native_usdc = _deploy(w3, deployer_key, chain_id, "DevToken", "USD Coin", "USDC", 6)
+    # the exchanges the sandbox venue settles its trades on (the deployer is their operator);
+    # they turn pUSD into USDC.e and back for split and merge, so they mint both
+    exchanges = [_deploy(w3, deployer_key, chain_id, "CTFExchange", ctf, pusd, usdce, adapter)
+                 for _ in range(2)]
+    for exchange in exchanges:
+        for token in (pusd, usdce):
+            _transact(w3, deployer_key, chain_id, "DevToken", token, "setMinter", exchange, True)
     return DevContracts(
         rpc_url=rpc_url,
         chain_id=chain_id,
@@ -567,8 +569,8 @@ def deploy_dev_contracts(rpc_url: str, deployer_key: str) -> DevContracts:
         pusd=pusd,
         usdce=usdce,
         ctf=ctf,
-        ctf_exchange=_stand_in_address("ctf-exchange"),
-        neg_risk_exchange=_stand_in_address("neg-risk-exchange"),
+        ctf_exchange=exchanges[0],
+        neg_risk_exchange=exchanges[1],
         neg_risk_adapter=adapter,
         wrapped_collateral=checksum(adapter_contract.functions.wcol().call()),
         deposit_wallet_factory=factory,

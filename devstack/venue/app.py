@@ -56,7 +56,11 @@ def create_sandbox_app(
 
     @app.before_request
     def _advance() -> None:
-        state.advance()  # time acts before the request is served (lifecycle.py)
+        # time acts before the request is served (lifecycle.py): delayed orders match,
+        # trades settle or fail
+        if state.lifecycle.busy():
+            with state.lock:
+                state.lifecycle.advance()
 
     @app.before_request
     def _tally() -> None:

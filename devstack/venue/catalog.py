@@ -93,6 +93,7 @@ class Market:
     end_date: str
     group_item_title: str = ""
     position_ids: bool = False  # outcomes carry protocol-v2 position ids: Exchange V3 orders
+    collateral: str = ""  # what its outcome tokens are split from (their ids derive from it)
     active: bool = True
     closed: bool = False
     winner: int | None = None  # outcome index that won, once resolved
@@ -212,6 +213,7 @@ def build_market(
         condition_id=condition,
         token_ids=(protocol_position_ids(condition) if seed.position_ids
                    else binary_token_ids(seed.collateral or collateral, condition)),
+        collateral=seed.collateral or collateral,
         position_ids=seed.position_ids,
         outcomes=seed.outcomes,
         neg_risk=seed.neg_risk,

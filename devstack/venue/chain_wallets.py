@@ -52,7 +52,7 @@ _ABI: list[dict[str, Any]] = [
 ]
 
 
-def _reason(exc: Exception) -> str:
+def revert_reason(exc: Exception) -> str:
     """The revert reason of a failed call (web3 puts it in the exception's text)."""
     text = str(exc.args[0] if exc.args else exc)
     return text.removeprefix("execution reverted: ") or "execution reverted"
@@ -79,7 +79,7 @@ class ChainWallets:
         try:
             send_and_wait(self.w3, self.operator_key, {"to": self.factory, "data": data})
         except Exception as exc:  # a revert (at estimation or mining) fails the transaction
-            raise ExecutionFailed(_reason(exc)) from exc
+            raise ExecutionFailed(revert_reason(exc)) from exc
 
     def create(self, owner: str) -> str:
         """``deploy(owner)`` from the operator; the wallet is registered at CONFIRMED."""

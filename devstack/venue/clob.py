@@ -57,7 +57,7 @@ def l2_required(view: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         state = _state()
         body = request.get_data(as_text=True)
-        g.api_key = state.authenticate_l2(poly_headers(), request.method, _signed_path(), body)
+        g.api_key = state.keys.authenticate_l2(poly_headers(), request.method, _signed_path(), body)
         return view(*args, **kwargs)
 
     return wrapper
@@ -186,7 +186,7 @@ def _mid(state: SandboxState, token_id: str) -> str:
     bid, ask = state.best_prices(token_id)
     if bid is not None and ask is not None:
         return _plain((bid + ask) / 2)
-    market, index = state.market_for_token(token_id)
+    market, index = state.catalog.market_for_token(token_id)
     return _plain(state.current_price(market, index))
 
 
@@ -257,28 +257,28 @@ def last_trades_prices():
 @bp.get("/tick-size")
 def tick_size():
     """GET /tick-size?token_id= -> {"minimum_tick_size": <number>}."""
-    market, _ = _state().market_for_token(_token_param())
+    market, _ = _state().catalog.market_for_token(_token_param())
     return json_response({"minimum_tick_size": market.tick_size})
 
 
 @bp.get("/neg-risk")
 def neg_risk():
     """GET /neg-risk?token_id= -> {"neg_risk": bool}."""
-    market, _ = _state().market_for_token(_token_param())
+    market, _ = _state().catalog.market_for_token(_token_param())
     return json_response({"neg_risk": market.neg_risk})
 
 
 @bp.get("/fee-rate")
 def fee_rate():
     """GET /fee-rate?token_id= -> {"base_fee": bps} (V1 field; 0 when fees are off)."""
-    market, _ = _state().market_for_token(_token_param())
+    market, _ = _state().catalog.market_for_token(_token_param())
     return json_response({"base_fee": 1000 if market.fees else 0})
 
 
 @bp.get("/markets-by-token/<token_id>")
 def market_by_token(token_id: str):
     """GET /markets-by-token/{token_id}: the condition id behind a token."""
-    market, _ = _state().market_for_token(token_id)
+    market, _ = _state().catalog.market_for_token(token_id)
     return json_response({
         "condition_id": market.condition_id,
         "primary_token_id": market.token_ids[0],
@@ -289,7 +289,7 @@ def market_by_token(token_id: str):
 @bp.get("/clob-markets/<condition_id>")
 def clob_market_info(condition_id: str):
     """GET /clob-markets/{condition_id}: the compact market info the client caches."""
-    market = _state().market(condition_id)
+    market = _state().catalog.market(condition_id)
     fees = market.fees
     info = {
         "c": market.condition_id,
@@ -305,7 +305,7 @@ def clob_market_info(condition_id: str):
 
 def clob_market_json(state: SandboxState, condition_id: str) -> dict:
     """A CLOB Market object (GET /markets/{condition_id})."""
-    market = state.market(condition_id)
+    market = state.catalog.market(condition_id)
     return {
         "condition_id": market.condition_id,
         "question_id": market.question_id,
@@ -362,7 +362,7 @@ def clob_markets():
     """GET /markets: CLOB markets, cursor-paginated."""
     state = _state()
     with state.lock:
-        items = [clob_market_json(state, c) for c in state.markets]
+        items = [clob_market_json(state, c) for c in state.catalog.markets]
     page, next_cursor = _cursor_page(items, 500)
     return json_response({
         "limit": 500, "count": len(page), "next_cursor": next_cursor, "data": page,
@@ -374,7 +374,7 @@ def prices_history():
     """GET /prices-history?market=<token_id>&interval=|startTs&endTs&fidelity=."""
     state = _state()
     token = request.args.get("market", "").strip()
-    state.market_for_token(token)
+    state.catalog.market_for_token(token)
     now = int(state.clock())
     spans = {"1m": 60, "1h": 3600, "6h": 21600, "1d": 86400, "1w": 604800, "1m_": 2592000}
     interval = request.args.get("interval")
@@ -399,14 +399,14 @@ def prices_history():
 def create_api_key():
     """POST /auth/api-key (L1): create the creds of (address, nonce)."""
     address, nonce = _l1_address()
-    return json_response(_creds(_state().create_api_key(address, nonce)))
+    return json_response(_creds(_state().keys.create(address, nonce)))
 
 
 @bp.get("/auth/derive-api-key")
 def derive_api_key():
     """GET /auth/derive-api-key (L1): the existing creds of (address, nonce)."""
     address, nonce = _l1_address()
-    return json_response(_creds(_state().derive_api_key(address, nonce)))
+    return json_response(_creds(_state().keys.derive(address, nonce)))
 
 
 # -------------------------------------------------------------------- L2
@@ -427,7 +427,7 @@ def api_keys():
 @l2_required
 def delete_api_key():
     """DELETE /auth/api-key (L2)."""
-    _state().delete_api_key(g.api_key)
+    _state().keys.delete(g.api_key)
     return json_response("OK")
 
 
@@ -477,6 +477,12 @@ def post_orders():
     return json_response(answers)
 
 
+def _cancel(order_ids: list[str]) -> dict:
+    state = _state()
+    with state.lock:
+        return state.desk.cancel(g.api_key, order_ids)
+
+
 @bp.delete("/order")
 @l2_required
 def cancel_order():
@@ -484,7 +490,7 @@ def cancel_order():
     body = _parse_body()
     if not isinstance(body, dict) or not body.get("orderID"):
         raise VenueRejection("Invalid order payload")
-    return json_response(_state().cancel_orders(g.api_key, [str(body["orderID"])]))
+    return json_response(_cancel([str(body["orderID"])]))
 
 
 @bp.delete("/orders")
@@ -494,14 +500,16 @@ def cancel_orders():
     body = _parse_body()
     if not isinstance(body, list):
         raise VenueRejection("Invalid order payload")
-    return json_response(_state().cancel_orders(g.api_key, [str(i) for i in body]))
+    return json_response(_cancel([str(i) for i in body]))
 
 
 @bp.delete("/cancel-all")
 @l2_required
 def cancel_all():
     """DELETE /cancel-all (L2)."""
-    return json_response(_state().cancel_where(g.api_key))
+    state = _state()
+    with state.lock:
+        return json_response(state.desk.cancel_where(g.api_key))
 
 
 @bp.delete("/cancel-market-orders")
@@ -511,9 +519,10 @@ def cancel_market_orders():
     body = _parse_body() or {}
     if not isinstance(body, dict):
         raise VenueRejection("Invalid order payload")
-    return json_response(
-        _state().cancel_where(g.api_key, body.get("market"), body.get("asset_id"))
-    )
+    state = _state()
+    with state.lock:
+        return json_response(
+            state.desk.cancel_where(g.api_key, body.get("market"), body.get("asset_id")))
 
 
 def open_order_json(order: BookOrder) -> dict:
@@ -541,12 +550,14 @@ def open_order_json(order: BookOrder) -> dict:
 @l2_required
 def open_orders():
     """GET /data/orders (L2): live orders, cursor-paginated."""
-    orders = _state().open_orders(
-        g.api_key,
-        market=request.args.get("market", ""),
-        asset_id=request.args.get("asset_id", ""),
-        order_id=request.args.get("id", ""),
-    )
+    state = _state()
+    with state.lock:
+        orders = state.desk.listed_orders(
+            g.api_key,
+            market=request.args.get("market", ""),
+            asset_id=request.args.get("asset_id", ""),
+            order_id=request.args.get("id", ""),
+        )
     page, next_cursor = _cursor_page([open_order_json(o) for o in orders], 100)
     return json_response({"limit": 100, "next_cursor": next_cursor, "count": len(page),
                           "data": page})
@@ -558,7 +569,7 @@ def get_order(order_id: str):
     """GET /data/order/{id} (L2)."""
     state = _state()
     with state.lock:
-        order = state.order_for(g.api_key, order_id)
+        order = state.desk.order_for(g.api_key, order_id)
         if state.lifecycle.finished_order_hidden(order):
             return Response("", 200, mimetype="application/json")  # as the venue: nothing
         return json_response(open_order_json(order))
@@ -620,10 +631,11 @@ def trades():
     with state.lock:
         rows = []
         for trade in reversed(state.tape.clob_trades.values()):
-            parties = {trade.taker_order.maker.lower()} | {
-                o.maker.lower() for o, _, _ in trade.maker_fills
-            }
-            mine = parties & funders
+            orders = [trade.taker_order, *(o for o, _, _ in trade.maker_fills)]
+            parties = {o.maker.lower() for o in orders}
+            # a session key's own orders count too (it owns no wallet; ACCOUNTS.md §2.6)
+            mine = (parties & funders) or {o.maker.lower() for o in orders
+                                          if o.owner == record.api_key}
             if not mine:
                 continue
             if wanted_id and trade.id != wanted_id:
@@ -676,7 +688,9 @@ def session_signers():
     """GET /v1/user/session-signers (L2, the owner): {wallet, signers: [{address, scopes,
     valid_until}]} of the key's deposit wallet, session signers in force only."""
     record: ApiKeyRecord = g.api_key
-    return json_response(_state().session_signers(record.address))
+    state = _state()
+    with state.lock:
+        return json_response(state.relayer.session_signers_of(record.address))
 
 
 @bp.post("/v1/heartbeats")

@@ -13,6 +13,10 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              operator_key} the relayer deploys and runs
                                              deposit wallets on that chain; contracts
                                              {exchange, collateral, ...}: its addresses
+                                             (a new collateral starts the venue afresh on
+                                             it); where those exchanges are the dev
+                                             chain's, every trade settles on chain
+                                             (chain_settlement.py) and /fund mints there
 * POST   /_sandbox/markets/<condition>/resolve {winner: 0|1|"Yes"}
 * POST   /_sandbox/markets/<condition>/fees   {rate, exponent?: 1, taker_only?: true,
                                              rebate_rate?: 0.15}: the market's taker fee
@@ -95,14 +99,14 @@ import json
 from decimal import Decimal, InvalidOperation
 
 from eth_utils import is_address
-from flask import Blueprint, current_app, request
+from flask import Blueprint, Response, current_app, request
 
-from devstack.venue.amounts import TICK_SIZES
+from devstack.venue.amounts import TICK_SIZES, to_base
 from devstack.venue.catalog import TAGS, FeeSchedule, MarketSeed
 from devstack.venue.faults import FaultRule
 from devstack.venue.gamma import market_json
 from devstack.venue.responses import error_response, json_response
-from devstack.venue.state import SandboxState, VenueRejection, amount_text
+from devstack.venue.state import Fill, SandboxState, VenueRejection, amount_text
 from devstack.venue.versions import VERSIONS
 from devstack.venue.whales import WhaleRunner
 
@@ -168,7 +172,7 @@ def state_summary():
                 "house_liquidity": m.house_liquidity, "fair_price": str(m.fair_price),
                 "position_ids": m.position_ids,
             }
-            for m in state.markets_by_id.values()
+            for m in state.catalog.markets_by_id.values()
         ]
         return json_response({
             "chain_id": state.config.chain_id,
@@ -187,6 +191,8 @@ def state_summary():
             "mode": state.modes.describe(),
             "lifecycle": state.lifecycle.switches.describe(),
             "chain": state.chain.describe() if state.chain else None,
+            "chain_settlement": (state.chain_settlement.describe()
+                                 if state.chain_settlement else None),
         })
 
 
@@ -270,7 +276,7 @@ def resolve_market(condition_id: str):
     """Resolve a market: {winner: index or outcome name}."""
     body = _body()
     state = _state()
-    market = state.market(condition_id)
+    market = state.catalog.market(condition_id)
     winner = body.get("winner")
     if isinstance(winner, str) and not winner.isdigit():
         if winner not in market.outcomes:
@@ -280,8 +286,8 @@ def resolve_market(condition_id: str):
         index = int(winner)
     except (TypeError, ValueError) as exc:
         raise VenueRejection("winner is required") from exc
-    state.resolve(condition_id, index)
     with state.lock:
+        state.settlement.resolve(condition_id, index)
         return json_response(market_json(state, market))
 
 
@@ -303,7 +309,7 @@ def market_fees(condition_id: str):
         raise VenueRejection("rate must be in [0, 1) and rebate_rate in [0, 1]")
     state = _state()
     with state.lock:
-        market = state.market(condition_id)
+        market = state.catalog.market(condition_id)
         market.fees = None if rate == 0 else FeeSchedule.for_category(
             market.category, rate, exponent=exponent,
             taker_only=bool(body.get("taker_only", True)), rebate_rate=rebate)
@@ -316,7 +322,7 @@ def delay_market(condition_id: str):
     seconds = _whole(_body(), "seconds")
     state = _state()
     with state.lock:
-        market = state.market(condition_id)
+        market = state.catalog.market(condition_id)
         market.seconds_delay = seconds
         return json_response(market_json(state, market))
 
@@ -357,8 +363,9 @@ def fund():
         usdc_e = _decimal(body, "usdc_e", Decimal(0))
         if usdc_e is None or usdc_e < 0:
             raise VenueRejection("usdc_e must be a non-negative decimal")
-        return json_response({"address": address,
-                              "usdc_e": amount_text(state.fund_usdc_e(address, usdc_e))})
+        with state.lock:
+            held_usdc_e = state.accounts.credit_usdc_e(address, to_base(usdc_e))
+        return json_response({"address": address, "usdc_e": amount_text(held_usdc_e)})
     amount = _decimal(body, "amount", Decimal(0))
     if amount is None or amount < 0:
         raise VenueRejection("amount must be a non-negative decimal")
@@ -374,7 +381,7 @@ def balances(address: str):
         held = state.ledger.positions.get(address.lower(), {})
         return json_response({
             "address": address,
-            "pusd": amount_text(state.balance(address)),
+            "pusd": amount_text(state.ledger.balance(address)),
             "positions": {t: amount_text(s) for t, s in held.items() if s},
         })
 
@@ -390,18 +397,20 @@ def inject_trade():
     state = _state()
     token_id = body.get("token_id")
     if not token_id:
-        market = state.market(_required(body, "condition_id"))
+        market = state.catalog.market(_required(body, "condition_id"))
         outcome = body.get("outcome", 0)
         index = market.outcomes.index(outcome) if outcome in market.outcomes else int(outcome)
         token_id = market.token_ids[index]
-    fills = state.inject_trade(
-        _required(body, "wallet"),
-        str(token_id),
-        str(body.get("side", "BUY")).upper(),
-        price=_decimal(body, "price"),
-        size=_decimal(body, "size"),
-        counterparty=body.get("counterparty"),
-    )
+    wallet, side = _required(body, "wallet"), str(body.get("side", "BUY")).upper()
+    price, size = _decimal(body, "price"), _decimal(body, "size")
+    with state.lock:
+        fills = state.desk.inject(wallet, str(token_id), side, price=price, size=size,
+                                  counterparty=body.get("counterparty"), rng=state.rng)
+    return _fills_json(state, fills)
+
+
+def _fills_json(state: SandboxState, fills: list[Fill]) -> Response:
+    """201 with the fills' RTDS payloads and when the venue published them (epoch µs)."""
     return json_response({"fills": [state.rtds_payload(f) for f in fills],
                           "published_us": int(max((f.published_at for f in fills),
                                                   default=0.0) * 1_000_000)}, 201)
@@ -411,7 +420,10 @@ def inject_trade():
 def redeem():
     """Redeem an address's tokens of a resolved market into pUSD."""
     body = _body()
-    paid = _state().redeem(_required(body, "address"), _required(body, "condition_id"))
+    state = _state()
+    with state.lock:
+        paid = state.settlement.redeem(_required(body, "address"),
+                                       _required(body, "condition_id"))
     return json_response({"paid": str(paid)})
 
 
@@ -419,7 +431,10 @@ def redeem():
 def deposit_wallet():
     """Register an EOA as an owner of a deposit wallet (signature type 3 orders)."""
     body = _body()
-    _state().register_deposit_wallet(_required(body, "wallet"), _required(body, "owner"))
+    state = _state()
+    with state.lock:
+        state.accounts.register_deposit_wallet(_required(body, "wallet"),
+                                               _required(body, "owner"))
     return json_response({"ok": True})
 
 
@@ -430,7 +445,10 @@ def legacy_wallet():
     kind = int(str(body.get("signature_type", 1)))
     if kind not in (1, 2):
         raise VenueRejection("signature_type must be 1 (proxy) or 2 (Safe)")
-    _state().register_legacy_wallet(_required(body, "wallet"), _required(body, "owner"), kind)
+    state = _state()
+    with state.lock:
+        state.accounts.register_legacy_wallet(_required(body, "wallet"),
+                                              _required(body, "owner"), kind)
     return json_response({"ok": True})
 
 
@@ -641,7 +659,7 @@ def received_orders():
     """Every POST /order envelope the venue received, oldest first, with its outcome."""
     state = _state()
     with state.lock:
-        return json_response(list(state.received_orders))
+        return json_response(list(state.desk.received_orders))
 
 
 @bp.delete("/orders")
@@ -649,7 +667,7 @@ def forget_orders():
     """Clear the received-orders log."""
     state = _state()
     with state.lock:
-        state.received_orders.clear()
+        state.desk.received_orders.clear()
     return json_response([])
 
 
@@ -690,7 +708,4 @@ def whales_stop():
 def whales_tick():
     """Make one whale trade now."""
     state = _state()
-    fills = state.whale_tick()
-    return json_response({"fills": [state.rtds_payload(f) for f in fills],
-                          "published_us": int(max((f.published_at for f in fills),
-                                                  default=0.0) * 1_000_000)}, 201)
+    return _fills_json(state, state.whale_tick())

@@ -29,9 +29,15 @@ def _state() -> SandboxState:
     return current_app.extensions["sandbox_state"]
 
 
+def _fills(state: SandboxState) -> list[Fill]:
+    """A copy of every fill so far, oldest first (read without holding the lock after)."""
+    with state.lock:
+        return list(state.tape.fills)
+
+
 def _market_fields(state: SandboxState, condition_id: str) -> dict:
-    market = state.markets[condition_id]
-    event = state.events[market.event_id]
+    market = state.catalog.markets[condition_id]
+    event = state.catalog.events[market.event_id]
     return {
         "title": market.question,
         "slug": market.slug,
@@ -122,14 +128,14 @@ def _select_fills(state: SandboxState) -> list[Fill]:
     filter_type = request.args.get("filterType", "").upper()
     filter_amount = query_decimal("filterAmount")
     selected = []
-    for fill in reversed(state.fills_snapshot()):
+    for fill in reversed(_fills(state)):
         if taker_only and fill.role != "TAKER":
             continue
         if user and fill.proxy_wallet.lower() != user:
             continue
         if markets and fill.condition_id.lower() not in markets:
             continue
-        if event_ids and state.markets[fill.condition_id].event_id not in event_ids:
+        if event_ids and state.catalog.markets[fill.condition_id].event_id not in event_ids:
             continue
         if side and fill.side != side:
             continue
@@ -167,9 +173,11 @@ def _select_activity(state: SandboxState, user: str) -> list[Fill | Redemption]:
     end = query_int("end", 2**62)
     items: list[Fill | Redemption] = []
     if not types or "TRADE" in types:
-        items.extend(f for f in state.fills_snapshot() if f.proxy_wallet.lower() == user)
+        items.extend(f for f in _fills(state) if f.proxy_wallet.lower() == user)
     if not types or "REDEEM" in types:
-        items.extend(r for r in state.redemptions_snapshot() if r.proxy_wallet.lower() == user)
+        with state.lock:
+            redemptions = list(state.tape.redemptions)
+        items.extend(r for r in redemptions if r.proxy_wallet.lower() == user)
     items = [
         i for i in items
         if (not markets or i.condition_id.lower() in markets)
@@ -263,7 +271,7 @@ def position_rows(state: SandboxState, user: str) -> list[dict]:
         percent = cash_pnl / initial * 100 if initial else Decimal(0)
         gross = units(stats.gross_cost)
         realized = units(stats.realized)
-        event = state.events[market.event_id]
+        event = state.catalog.events[market.event_id]
         redeemable = state.redeemable(market)
         rows.append({
             "proxyWallet": user.lower(),
@@ -283,7 +291,7 @@ def position_rows(state: SandboxState, user: str) -> list[dict]:
             "curPrice": _quant(cur_price, _FOUR),
             "redeemable": redeemable,
             "mergeable": not redeemable and all(
-                state.token_balance(user, t) > 0 for t in market.token_ids
+                state.ledger.token_balance(user, t) > 0 for t in market.token_ids
             ),
             "title": market.question,
             "slug": market.slug,
@@ -343,7 +351,7 @@ def positions():
 def position_v2(state: SandboxState, row: dict) -> dict:
     """A v1 position row in the Data API v2 shape."""
     times = [
-        f.timestamp for f in state.fills_snapshot()
+        f.timestamp for f in _fills(state)
         if f.asset == row["asset"] and f.proxy_wallet.lower() == row["proxyWallet"]
     ]
     name, _ = state.profile(row["proxyWallet"])
@@ -405,7 +413,7 @@ def leaderboard_rows(state: SandboxState, period: str, order_by: str) -> list[di
     span = _PERIODS.get(period.upper())
     since = int(state.clock()) - span if span else 0
     volume: dict[str, Decimal] = {}
-    for fill in state.fills_snapshot():
+    for fill in _fills(state):
         address = fill.proxy_wallet.lower()
         if address == state.house.lower() or fill.timestamp < since:
             continue

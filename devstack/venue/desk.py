@@ -97,6 +97,9 @@ class OrderDesk:
         self.received_orders: list[dict] = []
         self.listeners: list[BookListener] = []
         self.delayed: list[tuple[float, BookOrder]] = []  # (due, order), oldest first
+        # told of each match before anyone else, with its fills: the state settles it (on
+        # chain when attached) and may give it its transaction hash
+        self.settle: Callable[[ClobTrade, list[Fill]], None] = lambda trade, fills: None
 
     def listen(self, listener: BookListener) -> None:
         """Register a listener for book changes and trades."""
@@ -245,6 +248,8 @@ class OrderDesk:
             seq=self.tape.next_seq(),
             budget=signed.maker_amount if is_market_buy else None,
             outcome=market.outcomes[index],
+            metadata=signed.metadata.hex(),
+            builder=signed.builder.hex(),
         )
         book = self.books[market.condition_id]
         for gone in book.drop_expired(now):
@@ -396,11 +401,12 @@ class OrderDesk:
                                    0, "MAKER", trade, seq, now))
             market.volume += units(taker_usdc)
         taker.associate_trades.append(trade.id)
+        self.settle(trade, new_fills)
         last_book_price = fills[-1].book_price
         market.last_trade_price = last_book_price
         for listener in self.listeners:
             listener.on_trade(market, taker.token_index, taker.side, trade.size,
-                              trade.fee_rate_bps, tx_hash, now)
+                              trade.fee_rate_bps, trade.transaction_hash, now)
         self.tape.record_trade(trade, new_fills, last_book_price, int(now))
         self.publish_fills(new_fills, now)
         return trade
@@ -435,9 +441,12 @@ class OrderDesk:
         now = self.now()
         wallet_cs = to_checksum_address(wallet)
         ledger = self.ledger
-        # Injected wallets are funded on the fly: the point is the fill, not the money.
+        # Injected wallets are funded on the fly: the point is the fill, not the money
+        # (exactly what it takes, so a chain that settles it holds the same afterwards).
         if side == "BUY":
-            need = cost_of(shares, price) + to_base(Decimal(1))
+            need = cost_of(shares, price)
+            if market.fees is not None:
+                need += to_base(market.fees.taker_fee(units(shares), price))
             if ledger.balance(wallet_cs) < need:
                 ledger.set_balance(wallet_cs, need)
         elif ledger.token_balance(wallet_cs, token_id) < shares:
@@ -495,18 +504,40 @@ class OrderDesk:
             self.publish(market)
         return {"canceled": canceled, "not_canceled": not_canceled}
 
-    def open_orders_of(self, record: ApiKeyRecord) -> list[BookOrder]:
-        """The key's live, unexpired resting orders, oldest first."""
+    def cancel_where(self, record: ApiKeyRecord, market: str | None = None,
+                     asset_id: str | None = None) -> dict:
+        """Cancel all the key's live orders, optionally in one market or token."""
+        mine = self.open_orders_of(record, market=market, asset_id=asset_id)
+        return self.cancel(record, [o.order_id for o in mine])
+
+    def open_orders_of(self, record: ApiKeyRecord, *, market: str | None = None,
+                       asset_id: str | None = None) -> list[BookOrder]:
+        """The key's live, unexpired resting orders (optionally in one market or token),
+        oldest first."""
         now = self.now()
         result = []
         for book in self.books.values():
             for order in book.orders():
-                if order.owner == record.api_key:
-                    if order.expired(now):
-                        continue
-                    result.append(order)
+                if order.owner != record.api_key or order.expired(now):
+                    continue
+                if (market and order.condition_id != market) or \
+                        (asset_id and order.token_id != asset_id):
+                    continue
+                result.append(order)
         result.sort(key=lambda o: o.seq)
         return result
+
+    def listed_orders(self, record: ApiKeyRecord, *, market: str = "", asset_id: str = "",
+                      order_id: str = "") -> list[BookOrder]:
+        """The key's live orders, filtered like GET /data/orders.
+
+        Asked for one ``order_id``, any status of the key's order answers (delayed, matched,
+        cancelled: how the SDK follows a delayed order's ``associate_trades``).
+        """
+        if order_id:
+            found = self.orders.get(order_id)
+            return [found] if found is not None and found.owner == record.api_key else []
+        return self.open_orders_of(record, market=market, asset_id=asset_id)
 
     def order_for(self, record: ApiKeyRecord, order_id: str) -> BookOrder:
         """One of the key's orders (any status), or 404."""

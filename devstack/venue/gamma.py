@@ -46,7 +46,7 @@ def _plain(value: Decimal) -> str:
 
 
 def _liquidity(state: SandboxState, market: Market) -> Decimal:
-    book = state.books[market.condition_id]
+    book = state.desk.books[market.condition_id]
     total = Decimal(0)
     for order in book.orders():
         total += units(order.remaining) * order.price
@@ -60,7 +60,7 @@ def market_json(
 
     `nested` is the slimmer form inside an Event (no events, tags or base fees).
     """
-    event = state.events[market.event_id]
+    event = state.catalog.events[market.event_id]
     prices = [state.current_price(market, i) for i in (0, 1)]
     if market.winner is None:
         price_texts = [_plain(p) for p in prices]
@@ -168,7 +168,7 @@ def market_json(
 
 def event_json(state: SandboxState, event: Event, *, with_markets: bool = True) -> dict:
     """A Gamma Event object (numbers for liquidity/volume, nested markets)."""
-    markets = [state.markets_by_id[mid] for mid in event.market_ids]
+    markets = [state.catalog.markets_by_id[mid] for mid in event.market_ids]
     volume = sum((m.volume for m in markets), Decimal(0))
     liquidity = sum((_liquidity(state, m) for m in markets), Decimal(0))
     closed = all(m.closed for m in markets)
@@ -245,7 +245,7 @@ def list_markets():
     active = query_bool("active")
     with state.lock:
         found = []
-        for market in state.markets_by_id.values():
+        for market in state.catalog.markets_by_id.values():
             if slugs and market.slug not in slugs:
                 continue
             if ids and market.id not in ids:
@@ -269,7 +269,7 @@ def get_market(market_id: str):
     """GET /markets/{id}."""
     state = _state()
     with state.lock:
-        market = state.markets_by_id.get(market_id)
+        market = state.catalog.markets_by_id.get(market_id)
         if market is None:
             return error_response("market not found", 404)
         # The by-id capture carries no nested events (unlike the /markets list).
@@ -281,7 +281,7 @@ def get_market_by_slug(slug: str):
     """GET /markets/slug/{slug}."""
     state = _state()
     with state.lock:
-        market = state.markets_by_slug.get(slug)
+        market = state.catalog.markets_by_slug.get(slug)
         if market is None:
             return error_response("market not found", 404)
         # The by-id capture carries no nested events (unlike the /markets list).
@@ -297,8 +297,8 @@ def list_events():
     closed = query_bool("closed")
     with state.lock:
         found = []
-        for event in state.events.values():
-            payload_closed = all(state.markets_by_id[m].closed for m in event.market_ids)
+        for event in state.catalog.events.values():
+            payload_closed = all(state.catalog.markets_by_id[m].closed for m in event.market_ids)
             if slugs and event.slug not in slugs:
                 continue
             if ids and event.id not in ids:
@@ -316,7 +316,7 @@ def get_event(event_id: str):
     """GET /events/{id}."""
     state = _state()
     with state.lock:
-        event = state.events.get(event_id)
+        event = state.catalog.events.get(event_id)
         if event is None:
             return error_response("event not found", 404)
         return json_response(event_json(state, event))
@@ -327,7 +327,7 @@ def get_event_by_slug(slug: str):
     """GET /events/slug/{slug}."""
     state = _state()
     with state.lock:
-        event = state.events_by_slug.get(slug)
+        event = state.catalog.events_by_slug.get(slug)
         if event is None:
             return error_response("event not found", 404)
         return json_response(event_json(state, event))
@@ -347,9 +347,9 @@ def public_search():
     limit = query_int("limit_per_type", 10, low=1, high=100)
     with state.lock:
         hits = []
-        for event in state.events.values():
+        for event in state.catalog.events.values():
             texts = [event.title, event.slug] + [
-                state.markets_by_id[m].question for m in event.market_ids
+                state.catalog.markets_by_id[m].question for m in event.market_ids
             ]
             if needle and any(needle in text.lower() for text in texts):
                 hits.append(event)

@@ -43,6 +43,10 @@ class Ledger:
         self.stats: dict[tuple[str, str], PositionStats] = {}
         # maker -> order id -> open order: what each address's resting orders lock
         self.open_orders: dict[str, dict[str, BookOrder]] = {}
+        # with a chain attached: outcome tokens the venue itself moved on chain (settlement,
+        # provisioning) per (address, token); the ledger counts them already, so only the
+        # rest of an on-chain balance came from outside the venue
+        self.onchain: dict[tuple[str, str], int] = {}
 
     # -- balances --
 
@@ -144,6 +148,15 @@ class Ledger:
             paid.append(Payout(index, token, shares, payout))
         self.collateral[key] = self.collateral.get(key, 0) + sum(p.usdc for p in paid)
         return paid
+
+    def moved_on_chain(self, address: str, token_id: str, amount: int) -> None:
+        """The venue moved ``amount`` (signed) of ``token_id`` to ``address`` on chain."""
+        key = (address.lower(), token_id)
+        self.onchain[key] = self.onchain.get(key, 0) + amount
+
+    def from_outside(self, address: str, token_id: str, on_chain: int) -> int:
+        """The part of an on-chain token balance the venue did not move there itself."""
+        return on_chain - self.onchain.get((address.lower(), token_id), 0)
 
     def held(self, address: str) -> list[tuple[str, int, PositionStats]]:
         """(token, shares, stats) of every token an address holds or held."""

@@ -4,9 +4,10 @@
   ``DELAYED``); once its delay is over it is matched against the book as it is then, or
   ends ``CANCELED`` unfilled (a FOK that cannot fill whole, a FAK with nothing to take).
 * A trade reports ``MATCHED``, then ``MINED`` after ``mined_after`` s, then ``CONFIRMED``
-  after ``confirmed_after`` s. A trade picked by ``fail_next`` reports ``RETRYING`` once
-  mined would be due and ``FAILED`` when it would have been confirmed: its fills are then
-  undone in the ledger (pUSD, fee and tokens back where they were).
+  after ``confirmed_after`` s. A trade picked by ``fail_next`` (at its match), or whose
+  on-chain settlement reverted (chain_settlement.py), reports ``RETRYING`` once mined would
+  be due and ``FAILED`` when it would have been confirmed: its fills are then undone in the
+  ledger (pUSD, fee and tokens back where they were; nothing moved on chain).
 * ``empty_finished_orders``: ``GET /data/order/<id>`` answers 200 with an empty body for
   an order that is no longer open (the venue's way, py-clob-client #217).
 
@@ -56,31 +57,35 @@ class TradeLifecycle:
         self.tape = tape
         self.after_match = after_match  # replenish the house and publish the book
         self.switches = LifecycleSwitches()
-        self._seen = 0  # clob trades already looked at for ``fail_next``
         self._failing: list[ClobTrade] = []  # picked to fail, not yet undone
 
     def busy(self) -> bool:
         """True when time may change something (checked without the lock, per request)."""
-        return bool(self.desk.delayed or self._failing or self.switches.fail_next)
+        return bool(self.desk.delayed or self._failing)
 
     def fail_next(self, count: int) -> None:
         """The next ``count`` trades of API-key orders end FAILED."""
         self.switches.fail_next = count
-        self._seen = len(self.tape.clob_trades)
+
+    def picks_to_fail(self, trade: ClobTrade) -> bool:
+        """At its match: whether ``fail_next`` picks this trade to end FAILED (then it is
+        never settled, on chain or anywhere, and its fills are undone when it fails)."""
+        if self.switches.fail_next <= 0 or not _placed_by_a_key(trade):
+            return False
+        self.switches.fail_next -= 1
+        self.fail(trade)
+        return True
+
+    def fail(self, trade: ClobTrade) -> None:
+        """This trade's settlement failed: RETRYING, then FAILED with its fills undone."""
+        trade.fails = True
+        self._failing.append(trade)
 
     def advance(self) -> None:
-        """Match due delayed orders, pick failing trades, undo the fills of failed ones."""
+        """Match due delayed orders, undo the fills of trades that have now failed."""
         now = self.now()
         if self.desk.delayed:
             self._match_due(now)
-        count = len(self.tape.clob_trades)
-        if self.switches.fail_next > 0 and count > self._seen:
-            for trade in list(self.tape.clob_trades.values())[self._seen:]:
-                if self.switches.fail_next > 0 and _placed_by_a_key(trade):
-                    self.switches.fail_next -= 1
-                    trade.fails = True
-                    self._failing.append(trade)
-        self._seen = count
         for trade in list(self._failing):
             if self.status(trade, now) == "FAILED":
                 self._failing.remove(trade)

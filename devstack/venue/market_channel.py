@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Protocol
 
-from devstack.venue.catalog import Market
+from devstack.venue.catalog import Catalog, Market
 from devstack.venue.matching import BookOrder, MarketBook
 
 ONE = Decimal(1)
@@ -190,23 +190,20 @@ class _Tracked:
     trades: list[_Trade] = field(default_factory=list)
 
 
+class Books(Protocol):
+    """The order desk as the channel reads it."""
+
+    books: Mapping[str, MarketBook]  # by condition id
+
+
 class BookSource(Protocol):
-    """What the channel reads: the state's lock and clock, its tokens, markets and books."""
+    """What the channel reads: the state's lock and clock, its catalog's tokens and
+    markets, its desk's books (read through the state: a reset replaces both)."""
 
     lock: threading.RLock
     clock: Callable[[], float]
-
-    @property
-    def tokens(self) -> Mapping[str, tuple[Market, int]]:
-        """(market, outcome index) by token id."""
-
-    @property
-    def markets(self) -> Mapping[str, Market]:
-        """Markets by condition id."""
-
-    @property
-    def books(self) -> Mapping[str, MarketBook]:
-        """Order books by condition id."""
+    catalog: Catalog
+    desk: Books
 
 
 class MarketChannel:
@@ -267,7 +264,7 @@ class MarketChannel:
             ts = int(now * 1000)
             books = []
             for token in dict.fromkeys(str(t) for t in token_ids):
-                found = state.tokens.get(token)
+                found = state.catalog.tokens.get(token)
                 if found is None:
                     continue  # the venue ignores unknown assets
                 market, index = found
@@ -352,7 +349,7 @@ class MarketChannel:
             now = state.clock()
             ts = int(now * 1000)
             for condition_id, tracked in list(self._markets.items()):
-                market = state.markets.get(condition_id)
+                market = state.catalog.markets.get(condition_id)
                 if market is None:
                     for view in tracked.views.values():
                         self._views.pop(view.token_id, None)
@@ -374,7 +371,7 @@ class MarketChannel:
 
     def _aggregate(self, tracked: _Tracked, now: float) -> tuple[Levels, Levels]:
         """The market's live levels in outcome-0 terms; notes the next GTD expiry."""
-        book = self._state.books[tracked.market.condition_id]
+        book = self._state.desk.books[tracked.market.condition_id]
         expiries: list[float] = []
         bids = _levels(book.bids, now, expiries)
         asks = _levels(book.asks, now, expiries)

@@ -39,6 +39,8 @@ class BookOrder:
     status: str = "LIVE"
     outcome: str = ""
     is_house: bool = False
+    metadata: str = ""  # the signed order's bytes32 metadata and builder code, hex
+    builder: str = ""
     associate_trades: list[str] = field(default_factory=list)
 
     @property

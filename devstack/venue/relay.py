@@ -167,9 +167,17 @@ class Relayer:
                 for key, (owner, created) in self.relayer_keys.items()
                 if owner == address.lower()]
 
-    def authenticate(self, headers: dict[str, str], method: str, path: str,
-                     body: str) -> Principal:
-        """Builder HMAC or Relayer API key headers; 401 ``invalid authorization`` else."""
+    def authenticate(self, headers: dict[str, str], method: str, path: str, body: str,
+                     *, submitting: bool = False) -> Principal:
+        """Who calls (Builder HMAC or Relayer API key headers): 401 ``invalid
+        authorization``, 503 while down, 429 on a submission over the quota."""
+        self.check_open()
+        principal = self._principal(headers, method, path, body)
+        self.check_open(quota=submitting)
+        return principal
+
+    def _principal(self, headers: dict[str, str], method: str, path: str,
+                   body: str) -> Principal:
         key = headers.get("POLY_BUILDER_API_KEY", "")
         if key:
             secret, passphrase = self.builders.get(key, ("", ""))
@@ -450,17 +458,18 @@ class Relayer:
             "calls": [{"target": call.target, "value": "0", "data": "0x" + call.data.hex()}]}}
         return self._queue(self._batch(principal, (signer or "0x" + "00" * 20).lower(), submit))
 
-    def session_signers_of(self, owner: str) -> tuple[DepositWallet, list[dict[str, Any]]]:
-        """``GET /v1/user/session-signers``: the owner's wallet and its session signers in
-        force, or 404."""
+    def session_signers_of(self, owner: str) -> dict[str, Any]:
+        """``GET /v1/user/session-signers``: {wallet, signers} of the owner's deposit wallet,
+        session signers in force only, or 404."""
         self.advance()
         now = self.now()
         for address in sorted(self.accounts.wallets_of(owner)):
             wallet = self.accounts.wallets[address]
-            return wallet, [{"address": to_checksum_address(s),
-                             "scopes": list(wallet.scopes_of(s)),
-                             "valid_until": wallet.session_signers[s]}
-                            for s in sorted(wallet.active_signers(now))]
+            return {"wallet": to_checksum_address(wallet.address),
+                    "signers": [{"address": to_checksum_address(s),
+                                 "scopes": list(wallet.scopes_of(s)),
+                                 "valid_until": wallet.session_signers[s]}
+                                for s in sorted(wallet.active_signers(now))]}
         raise VenueRejection("deposit wallet not found", 404)
 
     # -- states --
@@ -512,7 +521,8 @@ class Relayer:
                               deadline=tx.deadline, signature=tx.signature)
 
     def transaction(self, tx_id: str) -> RelayerTransaction:
-        """A transaction by id (states brought up to date), or 404."""
+        """A transaction by id (states brought up to date), or 404 (503 while down)."""
+        self.check_open()
         self.advance()
         tx = self.transactions.get(tx_id)
         if tx is None:
@@ -521,7 +531,9 @@ class Relayer:
 
     def nonce_of(self, address: str, kind: str = "WALLET") -> int:
         """The nonce of the wallet ``address`` owns or signs for (0 when none): a deposit
-        wallet's Batch nonce, or (``kind`` PROXY or SAFE) its proxy's or Safe's."""
+        wallet's Batch nonce, or (``kind`` PROXY or SAFE) its proxy's or Safe's (503 while
+        down)."""
+        self.check_open()
         self.advance()
         if kind in LEGACY_TYPES:
             legacy = self.accounts.legacy_wallet_of(address, LEGACY_TYPES[kind])
@@ -533,7 +545,8 @@ class Relayer:
 
     def deployed(self, wallet: str) -> bool:
         """Whether the factory deployed ``wallet`` (true from MINED on); a proxy or Safe
-        polymarket.com made is deployed."""
+        polymarket.com made is deployed (503 while down)."""
+        self.check_open()
         self.advance()
         record = self.accounts.wallet(wallet)
         return (record is not None and record.deployed) or (

@@ -56,9 +56,11 @@ def relayer_auth(view: Callable) -> Callable:
     @wraps(view)
     def wrapper(*args, **kwargs):
         path = request.path.removeprefix(PREFIX)
-        g.principal = _state().relayer_auth(
-            _auth_headers(), request.method, path, request.get_data(as_text=True),
-            submitting=request.method == "POST")
+        state = _state()
+        with state.lock:
+            g.principal = state.relayer.authenticate(
+                _auth_headers(), request.method, path, request.get_data(as_text=True),
+                submitting=request.method == "POST")
         return view(*args, **kwargs)
 
     return wrapper
@@ -80,7 +82,9 @@ def submit():
     except ValueError as exc:
         raise VenueRejection(ERR_PAYLOAD) from exc
     principal: Principal = g.principal
-    tx = _state().relayer_submit(principal, body)
+    state = _state()
+    with state.lock:
+        tx = state.relayer.submit(principal, body)
     return json_response({"transactionID": tx.id, "state": tx.state})
 
 
@@ -91,7 +95,10 @@ def _type_arg() -> str:
 @bp.get("/nonce")
 def nonce():
     """GET /nonce (legacy): the nonce of the address's wallet of that type."""
-    return json_response({"nonce": str(_state().relayer_nonce(_address_arg(), _type_arg()))})
+    state = _state()
+    with state.lock:
+        nonce_now = state.relayer.nonce_of(_address_arg(), _type_arg())
+    return json_response({"nonce": str(nonce_now)})
 
 
 @bp.get("/v1/account/transactions/params")
@@ -99,8 +106,10 @@ def nonce():
 def execute_params():
     """GET /v1/account/transactions/params: {address, nonce} (type WALLET or SAFE)."""
     address = _address_arg()
-    return json_response({"address": address,
-                          "nonce": str(_state().relayer_nonce(address, _type_arg()))})
+    state = _state()
+    with state.lock:
+        nonce_now = state.relayer.nonce_of(address, _type_arg())
+    return json_response({"address": address, "nonce": str(nonce_now)})
 
 
 @bp.get("/relay-payload")
@@ -109,14 +118,18 @@ def relay_payload():
     transaction is signed with."""
     if _type_arg() != "PROXY":
         raise VenueRejection("relay payloads are for type PROXY")
-    nonce_now = _state().relayer_nonce(_address_arg(), "PROXY")
+    state = _state()
+    with state.lock:
+        nonce_now = state.relayer.nonce_of(_address_arg(), "PROXY")
     return json_response({"address": RELAY_ADDRESS, "nonce": str(nonce_now)})
 
 
 @bp.get("/transaction")
 def transaction_legacy():
     """GET /transaction?id= (legacy): a one-element list, camelCase."""
-    tx = _state().relayer_transaction(request.args.get("id", ""))
+    state = _state()
+    with state.lock:
+        tx = state.relayer.transaction(request.args.get("id", ""))
     return json_response([legacy_json(tx)])
 
 
@@ -124,13 +137,17 @@ def transaction_legacy():
 @relayer_auth
 def transaction_v1(tx_id: str):
     """GET /v1/account/transactions/<id>: one object, snake_case."""
-    return json_response(v1_json(_state().relayer_transaction(tx_id)))
+    state = _state()
+    with state.lock:
+        return json_response(v1_json(state.relayer.transaction(tx_id)))
 
 
 @bp.get("/deployed")
 def deployed():
     """GET /deployed?address=<wallet>&type=WALLET: {deployed}."""
-    return json_response({"deployed": _state().relayer_deployed(_address_arg())})
+    state = _state()
+    with state.lock:
+        return json_response({"deployed": state.relayer.deployed(_address_arg())})
 
 
 @bp.get("/relayer/api/keys")

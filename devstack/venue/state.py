@@ -6,8 +6,12 @@ balance/allowance cache), ``OrderDesk`` (books, orders: submit, match, settle, f
 cancel), ``HouseMaker`` (the house's quotes), ``Settlement`` (resolution, redemption),
 ``Tape`` (fills and trade history) and ``Relayer`` (relayer credentials and transactions,
 executed by ``SimulatedWallets``, or ``ChainWallets`` with a dev chain attached). HTTP
-views call the methods here and only shape their answers. One re-entrant lock guards every part: the
-methods here take it as a whole operation needs, and the parts assume it is held.
+views call the part that owns what they ask for (``state.catalog.market(...)``), and the
+methods here only for what spans several parts (orders, funding, the balance cache, market
+data, positions). One re-entrant lock guards every part: the methods here take it as a
+whole operation needs; the parts assume it is held, so a view calling a part holds
+``state.lock`` (``ApiKeyRegistry`` takes it itself). A reset replaces the parts: read them
+through the state, never keep one.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from eth_utils import keccak, to_checksum_address
 from devstack.venue.accounts import COLLATERAL_ASSET, AccountRegistry
 from devstack.venue.amounts import SCALE, amount_text, to_base, units
 from devstack.venue.api_keys import ApiKeyRecord, ApiKeyRegistry
-from devstack.venue.catalog import SEED_MARKETS, Catalog, Event, Market, MarketSeed
+from devstack.venue.catalog import SEED_MARKETS, Catalog, Market, MarketSeed
+from devstack.venue.chain_settlement import PUSD, ChainSettlement
 from devstack.venue.chain_wallets import ChainWallets
 from devstack.venue.config import SandboxConfig
 from devstack.venue.desk import OrderDesk, order_response
@@ -35,7 +40,6 @@ from devstack.venue.house import HouseMaker
 from devstack.venue.ledger import Ledger, PositionStats
 from devstack.venue.lifecycle import TradeLifecycle
 from devstack.venue.market_channel import MarketChannel
-from devstack.venue.matching import BookOrder, MarketBook
 from devstack.venue.modes import VenueModes
 from devstack.venue.onchain import ChainHoldings
 from devstack.venue.rejections import ERR_L1, VenueRejection
@@ -108,6 +112,8 @@ class SandboxState:
         self.whales = [derived_address(f"sandbox-whale-{seed}-{i}") for i in range(4)]
         self.chain: ChainHoldings | None = None
         self.wallet_chain: tuple[str, str, str] | None = None  # (rpc, factory, operator key)
+        # trades settle on that chain's exchanges when they are deployed there
+        self.chain_settlement: ChainSettlement | None = None
         if self.config.chain_rpc_url:
             self.attach_chain(self.config.chain_rpc_url, self.config.chain_ctf)
         self._reset_locked()
@@ -145,6 +151,8 @@ class SandboxState:
         self.relayer = Relayer(self.config, self._now, self.accounts, executor)
         self.lifecycle = TradeLifecycle(self._now, self.catalog, self.desk, self.ledger,
                                         self.tape, self._after_match)
+        self.desk.settle = self._settle_trade
+        self.chain_settlement = self._attach_settlement()
         self.profiles: dict[str, tuple[str, str]] = {}
         for index, whale in enumerate(self.whales):
             self.profiles[whale.lower()] = WHALE_PROFILES[index % len(WHALE_PROFILES)]
@@ -178,8 +186,54 @@ class SandboxState:
             self.config.deposit_wallet_factory = executor.factory
             self.config.deposit_wallet_beacon = beacon
             self.wallet_chain = (rpc_url, factory, operator_key)
+            if self.catalog.collateral.lower() != self.config.collateral.lower():
+                # outcome token ids derive from the collateral: the venue starts afresh on
+                # the chain's pUSD, so its markets' tokens can be split and moved there
+                self._reset_locked()
+                self.market_channel.resync()
+                return self.relayer.executor  # type: ignore[return-value]
             self.relayer.executor = executor
+            self.chain_settlement = self._attach_settlement()
             return executor
+
+    def _attach_settlement(self) -> ChainSettlement | None:
+        """Settle trades on the wallet chain when its exchanges are the dev chain's."""
+        if self.wallet_chain is None:
+            return None
+        rpc_url, _, operator_key = self.wallet_chain
+        try:
+            return ChainSettlement.attach(rpc_url, operator_key, self.config, self.catalog.oracle)
+        except Exception as exc:  # a stopped chain: the ledger alone, as without one
+            log.warning("sandbox: no on-chain settlement on %s: %s", rpc_url, exc)
+            return None
+
+    def _settle_trade(self, trade: ClobTrade, fills: list[Fill]) -> None:
+        """A match's settlement: none for a trade ``fail_next`` picks; with a chain attached,
+        on chain (the fills take its transaction hash); a revert fails the trade."""
+        if self.lifecycle.picks_to_fail(trade):
+            return
+        chain = self.chain_settlement
+        if chain is None or not chain.settles(trade.market):
+            return
+        try:
+            tx_hash = chain.settle(trade, fills, self._moved_on_chain)
+        except Exception as exc:  # a revert, or the chain is gone: the trade fails
+            log.warning("sandbox: settling trade %s on %s failed: %s", trade.id,
+                        chain.rpc_url, exc)
+            self.lifecycle.fail(trade)
+            return
+        trade.transaction_hash = tx_hash
+        for fill in fills:
+            fill.transaction_hash = tx_hash
+
+    def _moved_on_chain(self, address: str, token: int, amount: int) -> None:
+        """The venue moved ``amount`` (signed) of pUSD or a token to ``address`` on chain,
+        and its ledger counts it already: indexing the chain must not count it again."""
+        if token == PUSD:
+            key = address.lower()
+            self.accounts.chain_pusd[key] = self.accounts.chain_pusd.get(key, 0) + amount
+        else:
+            self.ledger.moved_on_chain(address, str(token), amount)
 
     def _now(self) -> float:
         # read at each call: tests swap `clock` on a running state
@@ -188,13 +242,6 @@ class SandboxState:
     def _after_match(self, market: Market) -> None:
         self.house_maker.replenish(market)
         self.desk.publish(market)
-
-    def advance(self) -> None:
-        """Let time act: delayed orders match, trades settle or fail (lifecycle.py)."""
-        if not self.lifecycle.busy():
-            return
-        with self.lock:
-            self.lifecycle.advance()
 
     def add_market(self, seed: MarketSeed, *, house_liquidity: bool | None = None) -> Market:
         """Create a market (and its event if new) from a seed; returns it."""
@@ -212,51 +259,6 @@ class SandboxState:
             self.house_maker.replenish(market)
         return market
 
-    # ------------------------------------------------------ catalog (read-through)
-
-    @property
-    def markets(self) -> dict[str, Market]:
-        """Markets by condition id."""
-        return self.catalog.markets
-
-    @property
-    def markets_by_id(self) -> dict[str, Market]:
-        """Markets by Gamma id."""
-        return self.catalog.markets_by_id
-
-    @property
-    def markets_by_slug(self) -> dict[str, Market]:
-        """Markets by slug."""
-        return self.catalog.markets_by_slug
-
-    @property
-    def tokens(self) -> dict[str, tuple[Market, int]]:
-        """(market, outcome index) by token id."""
-        return self.catalog.tokens
-
-    @property
-    def events(self) -> dict[str, Event]:
-        """Events by id."""
-        return self.catalog.events
-
-    @property
-    def events_by_slug(self) -> dict[str, Event]:
-        """Events by slug."""
-        return self.catalog.events_by_slug
-
-    @property
-    def books(self) -> dict[str, MarketBook]:
-        """Order books by condition id."""
-        return self.desk.books
-
-    def market_for_token(self, token_id: str) -> tuple[Market, int]:
-        """The market and outcome index of a token id, or VenueRejection 404."""
-        return self.catalog.market_for_token(token_id)
-
-    def market(self, condition_id: str) -> Market:
-        """A market by condition id, or VenueRejection 404."""
-        return self.catalog.market(condition_id)
-
     # ------------------------------------------------------------ house quotes
 
     def recenter_house(self, market: Market, fair_price: Decimal) -> None:
@@ -271,47 +273,36 @@ class SandboxState:
         """Add pUSD to an address (a deposit: the CLOB's cache sees it after an update, or
         at once when ``seen``); returns the new balance in base units."""
         with self.lock:
+            if self.chain_settlement is not None:  # the chain is the truth: mint it there
+                self._provision(address, pusd=to_base(amount))
             if not seen:
                 self.accounts.moved_on_chain(address, to_base(amount))
             return self.ledger.credit(address, to_base(amount))
-
-    def fund_usdc_e(self, address: str, amount: Decimal) -> int:
-        """Add USDC.e to an address (to wrap into pUSD); returns its new USDC.e balance."""
-        with self.lock:
-            return self.accounts.credit_usdc_e(address, to_base(amount))
 
     def grant_tokens(self, address: str, token_id: str, shares: Decimal, *,
                      seen: bool = False) -> int:
         """Credit outcome tokens to an address (as if split earlier; the cache sees them
         after an update, or at once when ``seen``); returns the new size."""
         with self.lock:
-            self.catalog.market_for_token(token_id)
+            market, _ = self.catalog.market_for_token(token_id)
+            if self.chain_settlement is not None and self.chain_settlement.settles(market):
+                self._provision(address, market, token_id, to_base(shares))
             if not seen:
                 self.accounts.moved_on_chain(address, to_base(shares), token_id)
             return self.ledger.grant(address, token_id, to_base(shares))
 
-    def balance(self, address: str) -> int:
-        """pUSD base units held by an address."""
-        return self.ledger.balance(address)
-
-    def token_balance(self, address: str, token_id: str) -> int:
-        """Outcome-token base units held by an address."""
-        return self.ledger.token_balance(address, token_id)
-
-    def register_legacy_wallet(self, wallet: str, owner: str, signature_type: int) -> None:
-        """Record ``owner`` as the owner of proxy (1) or Safe (2) wallet ``wallet``."""
-        with self.lock:
-            self.accounts.register_legacy_wallet(wallet, owner, signature_type)
-
-    def register_deposit_wallet(self, wallet: str, owner: str) -> None:
-        """Record `owner` (an EOA) as an owner of deposit wallet `wallet`."""
-        with self.lock:
-            self.accounts.register_deposit_wallet(wallet, owner)
-
-    def funder_for(self, address: str, signature_type: int) -> str:
-        """The funding address behind an API-key address for a signature type."""
-        with self.lock:
-            return self.accounts.funder_for(address, signature_type, self._now())
+    def _provision(self, address: str, market: Market | None = None, token_id: str = "",
+                   shares: int = 0, *, pusd: int = 0) -> None:
+        """Mint pUSD or split tokens to ``address`` on the attached chain (the control API's
+        funding, with a chain the balances live on)."""
+        chain = self.chain_settlement
+        assert chain is not None
+        try:
+            chain.provision(address, market, pusd=pusd, token=token_id, amount=shares,
+                            moved=self._moved_on_chain)
+        except Exception as exc:
+            raise VenueRejection(f"funding {address} on {chain.rpc_url} failed: {exc}",
+                                 502) from exc
 
     def balance_allowance(self, address: str, signature_type: int, token_id: str = ""
                           ) -> dict[str, object]:
@@ -362,33 +353,6 @@ class SandboxState:
 
     # ---------------------------------------------------------------- relayer
 
-    def relayer_auth(self, headers: dict[str, str], method: str, path: str, body: str,
-                     *, submitting: bool = False) -> Principal:
-        """Who calls the relayer (Builder HMAC or Relayer API key), or 401/429/503."""
-        with self.lock:
-            self.relayer.check_open()
-            principal = self.relayer.authenticate(headers, method, path, body)
-            self.relayer.check_open(quota=submitting)
-            return principal
-
-    def relayer_submit(self, principal: Principal, body: object) -> RelayerTransaction:
-        """``POST /submit``: check and queue a WALLET-CREATE or WALLET transaction."""
-        with self.lock:
-            return self.relayer.submit(principal, body)
-
-    def relayer_transaction(self, tx_id: str) -> RelayerTransaction:
-        """A relayer transaction by id, states brought up to date (404 when unknown)."""
-        with self.lock:
-            self.relayer.check_open()
-            return self.relayer.transaction(tx_id)
-
-    def relayer_nonce(self, address: str, kind: str = "WALLET") -> int:
-        """The nonce of the wallet an owner or session signer acts for: a deposit wallet's
-        Batch nonce, or (``kind`` PROXY / SAFE) the owner's proxy's or Safe's."""
-        with self.lock:
-            self.relayer.check_open()
-            return self.relayer.nonce_of(address, kind)
-
     def relayer_session_signer(self, principal: Principal, kind: str, body: object,
                                idempotency_key: str) -> dict:
         """``POST /v1/session-signers/{authorizations,revocations}``; a revocation cancels
@@ -398,41 +362,8 @@ class SandboxState:
             if kind == "revocation":
                 signer = to_checksum_address(request.signer)
                 for record in [r for r in self.keys.api_keys.values() if r.address == signer]:
-                    self.desk.cancel(record, [o.order_id for o in self.desk.open_orders_of(record)])
+                    self.desk.cancel_where(record)
             return session_signer_json(request)
-
-    def session_signers(self, owner: str) -> dict:
-        """``GET /v1/user/session-signers``: the owner's wallet and its session signers in
-        force (404 when the address owns no deposit wallet)."""
-        with self.lock:
-            wallet, signers = self.relayer.session_signers_of(owner)
-            return {"wallet": to_checksum_address(wallet.address), "signers": signers}
-
-    def relayer_deployed(self, wallet: str) -> bool:
-        """Whether the factory deployed ``wallet``."""
-        with self.lock:
-            self.relayer.check_open()
-            return self.relayer.deployed(wallet)
-
-    # ------------------------------------------------------------------- auth
-
-    def create_api_key(self, address: str, nonce: int) -> ApiKeyRecord:
-        """Issue (or re-issue, idempotently) the creds of (address, nonce)."""
-        return self.keys.create(address, nonce)
-
-    def derive_api_key(self, address: str, nonce: int) -> ApiKeyRecord:
-        """The creds of (address, nonce) if they were created, else VenueRejection."""
-        return self.keys.derive(address, nonce)
-
-    def delete_api_key(self, record: ApiKeyRecord) -> None:
-        """Revoke an API key."""
-        self.keys.delete(record)
-
-    def authenticate_l2(
-        self, headers: dict[str, str], method: str, path: str, body: str
-    ) -> ApiKeyRecord:
-        """Check the five L2 headers and the HMAC; returns the key's record or raises 401."""
-        return self.keys.authenticate_l2(headers, method, path, body)
 
     # ----------------------------------------------------------------- orders
 
@@ -469,71 +400,7 @@ class SandboxState:
             entry["response"] = result
         return result
 
-    @property
-    def received_orders(self) -> list[dict]:
-        """Every POST /order envelope so far, accepted or not (the control API shows them)."""
-        return self.desk.received_orders
-
-    def cancel_orders(self, record: ApiKeyRecord, order_ids: list[str]) -> dict:
-        """Cancel the key's orders by id; answers {canceled, not_canceled}."""
-        with self.lock:
-            return self.desk.cancel(record, order_ids)
-
-    def cancel_where(
-        self, record: ApiKeyRecord, market: str | None = None, asset_id: str | None = None
-    ) -> dict:
-        """Cancel all the key's live orders, optionally in one market or token."""
-        with self.lock:
-            ids = [
-                o.order_id for o in self.desk.open_orders_of(record)
-                if (not market or o.condition_id == market)
-                and (not asset_id or o.token_id == asset_id)
-            ]
-            return self.cancel_orders(record, ids)
-
-    def open_orders(
-        self, record: ApiKeyRecord, *, market: str = "", asset_id: str = "", order_id: str = ""
-    ) -> list[BookOrder]:
-        """The key's live orders, filtered like GET /data/orders.
-
-        Asked for one ``id``, any status of the key's order answers (delayed, matched,
-        cancelled: how the SDK follows a delayed order's ``associate_trades``).
-        """
-        with self.lock:
-            if order_id:
-                found = self.desk.orders.get(order_id)
-                mine = found is not None and found.owner == record.api_key
-                return [found] if mine else []
-            return [
-                o for o in self.desk.open_orders_of(record)
-                if (not market or o.condition_id == market)
-                and (not asset_id or o.token_id == asset_id)
-                and (not order_id or o.order_id == order_id)
-            ]
-
-    def order_for(self, record: ApiKeyRecord, order_id: str) -> BookOrder:
-        """One of the key's orders (any status), or 404."""
-        return self.desk.order_for(record, order_id)
-
-    # ------------------------------------------------------- whales, injection
-
-    def inject_trade(
-        self,
-        wallet: str,
-        token_id: str,
-        side: str,
-        *,
-        price: Decimal | None = None,
-        size: Decimal | None = None,
-        counterparty: str | None = None,
-    ) -> list[Fill]:
-        """A fill for `wallet` as taker against a counterparty (the house by default).
-
-        The book is left alone; balances, positions, Data API, prices and RTDS all see it.
-        """
-        with self.lock:
-            return self.desk.inject(wallet, token_id, side, price=price, size=size,
-                                    counterparty=counterparty, rng=self.rng)
+    # ----------------------------------------------------------------- whales
 
     def whale_tick(self) -> list[Fill]:
         """One scripted whale trade: a random whale takes liquidity in a random open market."""
@@ -545,7 +412,7 @@ class SandboxState:
             whale = self.rng.choice(self.whales)
             index = self.rng.randint(0, 1)
             token = market.token_ids[index]
-            held = self.token_balance(whale, token)
+            held = self.ledger.token_balance(whale, token)
             side = "SELL" if held > 50 * SCALE and self.rng.random() < 0.3 else "BUY"
             shares = Decimal(self.rng.randint(20, 300))
             if side == "SELL":
@@ -554,25 +421,14 @@ class SandboxState:
             spacing = max(market.tick_size, Decimal("0.01"))
             price = fair + spacing if side == "BUY" else fair - spacing
             price = min(max(price, market.tick_size), 1 - market.tick_size)
-            fills = self.inject_trade(whale, token, side, price=price, size=shares)
+            fills = self.desk.inject(whale, token, side, price=price, size=shares,
+                                    counterparty=None, rng=self.rng)
             drift = spacing * self.rng.choice((-1, 0, 0, 1))
             if market.house_liquidity:
                 self.recenter_house(market, market.fair_price + drift)
             else:
                 market.fair_price = min(max(market.fair_price + drift, spacing), 1 - spacing)
             return fills
-
-    # ------------------------------------------------------------ resolution
-
-    def resolve(self, condition_id: str, winner: int) -> Market:
-        """Close a market with outcome `winner` winning; cancels its open orders."""
-        with self.lock:
-            return self.settlement.resolve(condition_id, winner)
-
-    def redeem(self, address: str, condition_id: str) -> Decimal:
-        """Pay out a resolved market's winning tokens to `address`; returns pUSD paid."""
-        with self.lock:
-            return self.settlement.redeem(address, condition_id)
 
     # ----------------------------------------------------------- market data
 
@@ -612,39 +468,36 @@ class SandboxState:
             return last
         return market.fair_price if index == 0 else 1 - market.fair_price
 
-    def fills_snapshot(self) -> list[Fill]:
-        """A copy of every fill so far, oldest first."""
-        with self.lock:
-            return list(self.tape.fills)
-
-    def redemptions_snapshot(self) -> list[Redemption]:
-        """A copy of every redemption so far."""
-        with self.lock:
-            return list(self.tape.redemptions)
-
     def held_positions(self, address: str) -> list[tuple[Market, int, int, PositionStats]]:
         """(market, index, shares, stats) of every token an address holds or held.
 
-        Shares are the ledger's plus, when a chain is attached, the address's on-chain
-        balance of the token (tokens that arrived from outside the venue count too).
+        Shares are the ledger's plus, when a chain is attached, what the address's on-chain
+        balance of the token holds beyond what the venue moved there itself (tokens that
+        arrived from outside the venue count too).
         """
         with self.lock:
             held = {token: (shares, stats) for token, shares, stats in self.ledger.held(address)}
             chain = self.chain
             tokens = dict(self.catalog.tokens)
-        if chain is not None:
-            for token, amount in self._chain_balances(chain, address, list(tokens)).items():
+            ledger = self.ledger
+        balances = None if chain is None else self._chain_balances(chain, address, list(tokens))
+        if balances is not None:
+            # what the venue moved there itself the ledger counts already
+            moved = {t for (a, t) in ledger.onchain if a == address.lower() and t in tokens}
+            for token in set(balances) | moved:
+                extra = ledger.from_outside(address, token, balances.get(token, 0))
                 shares, stats = held.get(token, (0, PositionStats()))
-                held[token] = (shares + amount, stats)
+                held[token] = (shares + extra, stats)
         return [(*tokens[token], shares, stats) for token, (shares, stats) in held.items()]
 
     @staticmethod
-    def _chain_balances(chain: ChainHoldings, address: str, tokens: list[str]) -> dict[str, int]:
+    def _chain_balances(chain: ChainHoldings, address: str, tokens: list[str]
+                        ) -> dict[str, int] | None:
         try:
             return chain.balances(address, tokens)
         except Exception as exc:  # a stopped chain must not break the Data API
             log.warning("sandbox: reading balances from %s failed: %s", chain.rpc_url, exc)
-            return {}
+            return None
 
     def redeemable(self, market: Market) -> bool:
         """Resolved here, or (attached to a chain) its condition's payouts are reported there."""

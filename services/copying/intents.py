@@ -245,7 +245,7 @@ def _paper_done(intent: CopyIntent) -> bool:
 def reconcile(intent_id: UUID, worker: str, stale_after: float) -> CopyIntentDraft | None:
     """Settle one open intent from the records and the venue; a draft to place, or None."""
     from models.trading import ORDER_OPEN, ORDER_PENDING, Order
-    from services.trading import orders
+    from services.trading import order_reconcile
 
     intent = CopyIntent.get_by_id(intent_id)
     if intent.status not in (INTENT_PENDING, INTENT_SENT):
@@ -266,7 +266,7 @@ def reconcile(intent_id: UUID, worker: str, stale_after: float) -> CopyIntentDra
     if order is None:
         return _replace_or_expire(intent, age, stale_after, fence)
     if order.status in ORDER_OPEN:
-        order = orders.reconcile(order.id)
+        order = order_reconcile.reconcile(order.id)
     if order.status == ORDER_PENDING:
         return None  # the venue does not know it yet (within the grace): looked up again
     filled = Decimal(order.filled_size or 0)

@@ -12,6 +12,7 @@ from typing import Any
 from services.markets import catalogue
 from services.platform import venues
 from services.platform.errors import NotFound, ValidationFailed
+from services.platform.pagination import Page
 from venue.errors import VenueNotFound
 from venue.models import Level, Market, OrderBook
 
@@ -57,20 +58,81 @@ def market_status(market: Market) -> str:
 def search_markets(query: str, *, limit: int = 20, include_closed: bool = False
                    ) -> list[dict[str, Any]]:
     """Markets whose events match ``query`` on the venue, most relevant first."""
-    text = (query or "").strip()
-    if not text:
+    if not (query or "").strip():
         raise ValidationFailed(fields={"query": ["A non-empty search text is required."]})
+    return list(browse_markets(query, active=not include_closed, limit=limit).items)
+
+
+def _category_tag(category: str) -> str:
+    """The venue's tag id of a category named by slug or label; NotFound when none is."""
+    wanted = category.strip().lower()
+    for tag in venues.client().gamma.tags(limit=1000):
+        if wanted in (tag.slug.lower(), tag.label.lower()):
+            return tag.id
+    raise ValidationFailed(fields={"category": [f"No category {category!r} at the venue."]})
+
+
+def _in_category(market: Market, category: str | None) -> bool:
+    wanted = (category or "").strip().lower()
+    return not wanted or any(wanted in (t.slug.lower(), t.label.lower()) for t in market.tags)
+
+
+def browse_markets(q: str | None = None, *, category: str | None = None, active: bool = True,
+                   limit: int = 20, offset: int = 0) -> Page[dict[str, Any]]:
+    """One page of markets: matching ``q`` (most relevant first), else by 24 h volume.
+
+    ``category`` keeps one venue category (slug or label); ``active`` keeps markets that
+    take orders (false: every market, closed ones included).
+    """
     if not 1 <= limit <= 100:
         raise ValidationFailed(fields={"limit": ["Must be between 1 and 100."]})
-    result = venues.client().gamma.search(text, limit_per_type=limit,
-                                          keep_closed_markets=1 if include_closed else 0)
-    # Markets nested in an event carry no tags of their own (as on the real venue):
-    # they take their event's, so categories survive into results and the catalogue.
-    markets = [m if m.tags else replace(m, tags=event.tags)
-               for event in result.events for m in event.markets
-               if include_closed or not m.closed]
-    catalogue.upsert_markets(markets)
-    return [market_summary(m) for m in markets[:limit]]
+    if offset < 0:
+        raise ValidationFailed(fields={"offset": ["Must be 0 or more."]})
+    text = (q or "").strip()
+    if text:
+        # The venue's search has no offset: read past the page once, then slice.
+        wanted = min(offset + limit + 1, 100)
+        result = venues.client().gamma.search(text, limit_per_type=wanted,
+                                              keep_closed_markets=0 if active else 1)
+        found = [m if m.tags else replace(m, tags=event.tags)
+                 for event in result.events for m in event.markets
+                 if not (active and m.closed) and _in_category(
+                     m if m.tags else replace(m, tags=event.tags), category)]
+        rows = found[offset:offset + limit + 1]
+    else:
+        rows = venues.client().gamma.markets(
+            active=True if active else None, closed=False if active else None,
+            tag_id=_category_tag(category) if category else None,
+            order="volume24hr", ascending=False, limit=limit + 1, offset=offset)
+    catalogue.upsert_markets(rows[:limit])
+    return Page([market_summary(m) for m in rows[:limit]], limit, offset, len(rows) > limit)
+
+
+def market_page(slug: str, levels: int = 10) -> dict[str, Any]:
+    """A market's details with each outcome's order book depth (``levels`` per side)."""
+    details = market_details(slug)
+    books = []
+    for outcome in details["outcomes"]:
+        try:
+            depth: dict[str, Any] | None = market_depth(outcome["token_id"], levels)
+        except NotFound:  # a closed or resolved market has no book any more
+            depth = None
+        books.append({"outcome": outcome["outcome"], "token_id": outcome["token_id"],
+                      "depth": depth})
+    return {**details, "books": books}
+
+
+def outcome_token(slug: str, outcome: str | None) -> str:
+    """The token id of ``outcome`` (its label, any case; the first one when None) in a market."""
+    details = market_details(slug)
+    outcomes = details["outcomes"]
+    if outcome is None:
+        return outcomes[0]["token_id"]
+    for item in outcomes:
+        if item["outcome"].lower() == outcome.strip().lower():
+            return item["token_id"]
+    raise ValidationFailed(fields={"outcome": [
+        f"One of {', '.join(o['outcome'] for o in outcomes)}."]})
 
 
 def _resolve_market(slug: str | None = None, token_id: str | None = None) -> Market:

@@ -33,3 +33,13 @@ def contracts() -> Contracts:
 def chain_id() -> int:
     """The chain id transactions are signed for."""
     return current().chain_id
+
+
+# Public block explorers by chain id (a dev chain has none: its hashes are shown unlinked).
+EXPLORERS = {137: "https://polygonscan.com/tx/", 80002: "https://amoy.polygonscan.com/tx/"}
+
+
+def transaction_url(tx_hash: str | None) -> str | None:
+    """Where people can look a transaction up, on this chain's public explorer (if any)."""
+    base = EXPLORERS.get(chain_id())
+    return f"{base}{tx_hash}" if base and tx_hash else None

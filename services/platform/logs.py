@@ -169,13 +169,26 @@ def build_handler(stream: Any = None, fmt: str | None = None) -> logging.Handler
     return install_filters(handler, fmt)
 
 
+class TextFormatter(logging.Formatter):
+    """A line for a person at a terminal: time, level, logger, message, then the ids in force."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record as text, with ``[request …]``/``[job …]`` only when one is set."""
+        text = super().format(record)
+        ids = [f"{kind} {value}" for kind, value in (("request", record.__dict__.get(
+            "request_id")), ("job", record.__dict__.get("job_id"))) if value]
+        return f"{text} [{', '.join(ids)}]" if ids else text
+
+
 def install_filters(handler: logging.Handler, fmt: str | None = None) -> logging.Handler:
     """Give ``handler`` the context and redaction filters and our formatter."""
     handler.addFilter(ContextFilter())
     handler.addFilter(RedactionFilter())
     chosen = (fmt or "json").lower()
-    handler.setFormatter(JsonFormatter() if chosen == "json" else logging.Formatter(
-        "%(asctime)s %(levelname)s %(name)s [%(request_id)s %(job_id)s]: %(message)s"))
+    handler.setFormatter(JsonFormatter() if chosen == "json" else TextFormatter())
     return handler
 
 

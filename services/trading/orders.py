@@ -1,4 +1,4 @@
-"""Live orders: place (manual, copy and position sells alike), list, cancel, reconcile.
+"""Placing live orders (manual, copy and position sells alike): prepare, record, send, settle.
 
 Every order reaches the venue through the same three steps, which ``place_order`` runs
 one after the other for one order and the copy engine runs for a batch:
@@ -12,22 +12,11 @@ one after the other for one order and the copy engine runs for a batch:
    one transaction, consuming previews there. Only then is anything sent.
 3. ``post`` / ``post_async`` send it (never retried) and ``settle`` records the answer.
 
-A crash or a timeout after step 2 leaves a ``pending`` record whose hash ``reconcile``
-looks up at the venue (``/data/orders`` and ``/data/trades``, services/trading/order_fills.py):
-found means it was placed (its fills are applied); absent means
-it never arrived (``failed``), but only once ``order_not_found_grace_seconds`` have passed
-since it was sent: before that it may still be on its way (a slow POST, another process's
-send), so it stays ``pending`` and is looked up again. Nothing is ever signed or sent
-twice for one record.
-
-Order status: pending -> delayed | live | matched | cancelled | rejected | failed;
-delayed -> live | matched | cancelled; live -> matched | cancelled
-(``models.trading.ORDER_PREDECESSORS``). Every write is a conditional
-UPDATE on the statuses the new one may follow, so two processes settling one order (an
-answer and a reconciliation, two engines) never replace a final status with another: the
-later write changes nothing and reads back what the earlier one stored. Trade status
-(SPEC): pending -> filled (any fill, once the order is done) | cancelled (done without a
-fill) | failed (rejected, never reached the venue, or every fill's venue trade FAILED).
+A crash or a timeout after step 2 leaves a ``pending`` record that
+services/trading/order_reconcile.py looks up at the venue by its hash; nothing is ever
+signed or sent twice for one record. Status changes are written through
+services/trading/order_states.py (the status machine); listing is in order_reads.py,
+cancelling in order_cancels.py.
 """
 
 from __future__ import annotations
@@ -35,7 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 from uuid import UUID, uuid4
@@ -45,20 +34,15 @@ from redis.exceptions import RedisError
 
 from chain.errors import ChainError
 from models.base import atomic, utcnow
-from models.bulk import IfNull, insert_rows, select_rows, update_returning, update_rows
+from models.bulk import insert_rows
 from models.trading import (
     ORDER_CANCELLED,
     ORDER_DELAYED,
     ORDER_FAILED,
     ORDER_LIVE,
     ORDER_MATCHED,
-    ORDER_OPEN,
     ORDER_PENDING,
-    ORDER_PREDECESSORS,
     ORDER_REJECTED,
-    TRADE_CANCELLED,
-    TRADE_FAILED,
-    TRADE_FILLED,
     TRADE_PENDING,
     Order,
     Trade,
@@ -68,22 +52,20 @@ from models.wallet import TradingWallet
 from services.markets import order_book
 from services.platform import errors, order_versions, venues
 from services.platform.principal import user_id_of
-from services.platform.runtime import runtime
-from services.trading import order_fills, order_outages, order_plan, previews
+from services.trading import order_outages, order_plan, previews
 from services.trading.order_plan import MarketInfo, OrderPlan
+from services.trading.order_reconcile import RECONCILE_JOB, reconcile
+from services.trading.order_states import finish
 from services.wallets import session_keys, trading_accounts, venue_accounts
 from services.wallets.venue_accounts import VenueAccount
 from venue.client import AsyncVenueClient
 from venue.errors import VenueError, VenueRejected, VenueRestricted
-from venue.models import OpenOrder, OrderBook, PostOrderResult, Side
+from venue.models import OrderBook, PostOrderResult, Side
 from venue.signing import SignedOrder
 
 log = logging.getLogger(__name__)
 
 SOURCES = ("manual", "copy", "sell")
-RECONCILE_AFTER = timedelta(seconds=30)
-RECONCILE_JOB = "orders.reconcile"
-RECONCILE_PENDING_JOB = "orders.reconcile_pending"
 ZERO = Decimal(0)
 
 
@@ -104,9 +86,6 @@ class PlacedOrder:
         return {"order_id": self.order_id, "status": self.status,
                 "filled_size": self.filled_size, "average_price": self.average_price,
                 "reason": self.reason, "trade_id": self.trade_id}
-
-
-# ------------------------------------------------------------------ placing
 
 
 @dataclass(frozen=True)
@@ -355,13 +334,13 @@ def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedO
     if answer.resent is not None:  # rebuilt for a new order version: its record was re-stamped
         order, prepared = Order.get_by_id(order.id), answer.resent
     if answer.refused is not None:
-        order = _finish(order, ORDER_REJECTED, error=_refusal(answer.refused,
-                                                              prepared.acct.wallet),
-                        acknowledged=True)
+        order = finish(order, ORDER_REJECTED, error=_refusal(answer.refused,
+                                                             prepared.acct.wallet),
+                       acknowledged=True)
     elif isinstance(answer.lost, VenueRestricted):
         # Refused for the venue's mode (restart, post-only, ...): certainly not placed.
-        order = _finish(order, ORDER_REJECTED, error=order_outages.describe(answer.lost),
-                        acknowledged=True)
+        order = finish(order, ORDER_REJECTED, error=order_outages.describe(answer.lost),
+                       acknowledged=True)
         order_outages.hand_back(order)
     elif answer.lost is not None or answer.result is None:
         # The order may or may not have arrived: look it up by its hash.
@@ -463,8 +442,8 @@ def _queue_reconcile(order: Order) -> None:
 
 def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan) -> Order:
     if not result.success:
-        return _finish(order, ORDER_REJECTED, error=result.error_msg or "refused",
-                       acknowledged=True)
+        return finish(order, ORDER_REJECTED, error=result.error_msg or "refused",
+                      acknowledged=True)
     making, taking = result.making_amount or ZERO, result.taking_amount or ZERO
     shares, value = (taking, making) if order.side == "buy" else (making, taking)
     fee = ZERO
@@ -482,94 +461,8 @@ def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan) -
         status = ORDER_MATCHED
     else:
         status = ORDER_CANCELLED
-    return _finish(order, status, filled_size=shares, filled_value=value, fee=fee,
-                   acknowledged=True)
-
-
-def _trade_status(order_status: str, filled: Decimal) -> str:
-    if order_status in ORDER_OPEN:
-        return TRADE_PENDING
-    if order_status in (ORDER_REJECTED, ORDER_FAILED):
-        return TRADE_FAILED
-    return TRADE_FILLED if filled > 0 else TRADE_CANCELLED
-
-
-# Every column written after the record: here (also by a reconciliation) or, for the
-# preview, by the database when it purges the preview.
-_STORED_STATE = ("status", "filled_size", "filled_value", "fee", "error", "acknowledged_at",
-                 "updated_at", "preview")
-
-
-def _finish(order: Order, status: str, *, filled_size: Decimal | None = None,
-            filled_value: Decimal | None = None, fee: Decimal | None = None,
-            error: str | None = None, acknowledged: bool = False,
-            deadline: bool = False) -> Order:
-    """Write the order's new state and mirror it onto its trade; the order as now stored."""
-    now = utcnow()
-    changes: dict[str, Any] = {"status": status, "updated_at": now}
-    if filled_size is not None:
-        changes["filled_size"] = filled_size
-        changes["filled_value"] = filled_value if filled_value is not None else ZERO
-    if fee is not None:
-        changes["fee"] = fee
-    if error is not None:
-        changes["error"] = error
-    if deadline:  # closed unanswered: the late-fill sweep follows it (closed_at_deadline)
-        changes["deadline_closed_at"] = now
-    if acknowledged:  # the first acknowledgement stays (a reconciliation may have made it)
-        changes["acknowledged_at"] = IfNull(now)
-    with atomic():
-        # Written and read back in one statement (plain SQL: peewee's compiler cost more
-        # than the database): the fills, fee and error a reconciliation stored and this
-        # answer does not replace are what the trade mirrors and the caller gets. Only
-        # over a status this one may follow: a final status is never replaced.
-        state = update_returning(Order, order.id, changes, _STORED_STATE,
-                                 guard={"status": ORDER_PREDECESSORS[status]})
-        if state is None:
-            # Lost the race (or no such record): what the winner stored stands.
-            state = _lost_race(order, status)
-        stored = _stored(order, state)
-        update_rows(Trade, [(order.id, _trade_changes(stored, now))], key="order")
-    return stored
-
-
-def _stored(order: Order, state: dict[str, Any]) -> Order:
-    """The order record with its stored state read back (the rest never changes)."""
-    stored = Order(__no_default__=True)
-    stored.__data__.update(order.__data__)
-    stored.__data__.update(state)
-    return stored
-
-
-def _lost_race(order: Order, status: str) -> dict[str, Any]:
-    """The order's stored state after a write of ``status`` found its predecessor gone."""
-    found = select_rows(Order, _STORED_STATE, {"id": [order.id]})  # plain SQL, as above
-    if not found:
-        raise Order.DoesNotExist(f"order {order.id} is not stored")
-    [state] = found
-    if state["status"] == ORDER_FAILED and status in (ORDER_LIVE, ORDER_MATCHED):
-        # The venue has an order we failed after the grace: tell the operator.
-        log.error("order %s was failed as never sent, but the venue answers %s; the grace "
-                  "(ORDER_NOT_FOUND_GRACE_SECONDS) is too short", order.order_hash, status)
-    else:
-        log.info("order %s is %s already; %s not written", order.order_hash,
-                 state["status"], status)
-    return state
-
-
-def _trade_changes(order: Order, now: datetime) -> dict[str, Any]:
-    """What the order's trade mirrors of its stored state (``now``: a first fill's time)."""
-    trade_status = _trade_status(order.status, order.filled_size)
-    changes: dict[str, Any] = {"status": trade_status, "filled_size": order.filled_size,
-                               "filled_value": order.filled_value, "fee": order.fee}
-    if trade_status == TRADE_FILLED:  # the first time it counts as filled
-        changes["filled_at"] = IfNull(now)
-    if order.filled_size > 0:  # matched: the venue settles it on chain from now on
-        changes["settlement"] = IfNull(order_fills.FIRST_SETTLEMENT)
-    if order.detected_at is not None and order.acknowledged_at is not None:
-        elapsed = order.acknowledged_at - order.detected_at
-        changes["latency_ms"] = max(0, int(elapsed.total_seconds() * 1000))
-    return changes
+    return finish(order, status, filled_size=shares, filled_value=value, fee=fee,
+                  acknowledged=True)
 
 
 def _placed(order: Order, trade_id: UUID) -> PlacedOrder:
@@ -589,265 +482,3 @@ def _placed(order: Order, trade_id: UUID) -> PlacedOrder:
     return PlacedOrder(order_id=order.order_hash, status=status, filled_size=filled,
                        average_price=average, reason=reason, trade_id=trade_id, order=order)
 
-
-# ------------------------------------------------------------ reconciliation
-
-
-def _venue_status(remote: OpenOrder) -> str:
-    return remote.status.upper().removeprefix("ORDER_STATUS_")
-
-
-def not_found_grace() -> timedelta:
-    """How long after sending an order the venue's "not found" may mean "on its way"."""
-    return timedelta(seconds=runtime().settings.order_not_found_grace_seconds)
-
-
-def resolve_deadline() -> timedelta:
-    """How long after sending an order it may stay open (pending or delayed) at most."""
-    return timedelta(seconds=runtime().settings.order_resolve_deadline_seconds)
-
-
-def reconcile(order_id: UUID | str, *, acct: VenueAccount | None = None) -> Order:
-    """Bring one order record in line with the venue: its listing and its trades.
-
-    Read from ``/data/orders?id=`` and ``/data/trades`` (services/trading/order_fills.py), never
-    from a 404: a pending order the venue does not know stays pending within
-    ``not_found_grace`` of being sent and fails after it. Fills count as soon as they
-    match; a FAILED venue trade is taken back out. An order still open past
-    ``resolve_deadline`` is cancelled at the venue and closed. Raises VenueError when the
-    venue cannot be asked (the caller looks again later).
-    """
-    order = Order.get_by_id(order_id)
-    settling = order.status not in ORDER_OPEN and order.trades.where(
-        Trade.settlement.in_(order_fills.UNSETTLED)).exists()
-    if order.status not in ORDER_OPEN and not settling:
-        return order
-    acct = acct or venue_accounts.account(order.user_id)
-    try:
-        view = order_fills.look_up(venues.client(), acct.creds, order)
-    except VenueError:
-        if order.status == ORDER_PENDING and _overdue(order):
-            # Unanswered to the end: closed, so its collateral is not held forever.
-            log.error("order %s: no answer from the venue by the deadline; failed",
-                      order.order_hash)
-            return _finish(order, ORDER_FAILED, error="The venue did not answer by the "
-                           "deadline (ORDER_RESOLVE_DEADLINE_SECONDS).", deadline=True)
-        raise
-    order = _apply_view(order, view)
-    if order.status in ORDER_OPEN and order.status != ORDER_LIVE and _overdue(order):
-        order = _close_overdue(order, acct)
-    return order
-
-
-def _apply_view(order: Order, view: order_fills.VenueView) -> Order:
-    """Write what the venue says of the order (a final status is never replaced)."""
-    sent = order.submitted_at or order.created_at
-    if not view.found:
-        if order.status == ORDER_PENDING:
-            if utcnow() - sent < not_found_grace():
-                return order  # may still be on its way: looked up again later
-            return _finish(order, ORDER_FAILED, error="The order never reached the venue.")
-        if order.status in ORDER_OPEN:  # it was there: gone without a trade
-            return _finish(order, ORDER_CANCELLED, acknowledged=True)
-        return order
-    totals = order_fills.record(order, view.fills)
-    status = view.status
-    if status == "LIVE":
-        new_status = ORDER_LIVE
-    elif status == "DELAYED":
-        new_status = ORDER_DELAYED
-    else:  # MATCHED, CANCELED(_MARKET_RESOLVED), INVALID, EXPIRED, UNMATCHED, unlisted
-        new_status = ORDER_CANCELLED
-    listed = view.listed.size_matched if view.listed is not None else ZERO
-    if totals.failed_shares > 0:
-        # The venue's trades are the truth once one failed: only what settles counts.
-        filled, value, fee = totals.shares, totals.value, totals.fee
-    elif totals.shares >= max(order.filled_size, listed):
-        # The fee too is what the venue's trades charged, not the estimate at the POST.
-        filled, value, fee = totals.shares, totals.value, totals.fee
-    elif view.listed is not None and listed > order.filled_size:
-        # The listing counts more than the trades we could read: resting (maker) fills
-        # happen at the order's own price, and makers pay no fee.
-        filled, fee = listed, totals.fee if totals.statuses else None
-        value = order.filled_value + (listed - order.filled_size) * view.listed.price
-    else:  # the answer counted more than the venue lists yet: keep it
-        filled, value, fee = order.filled_size, order.filled_value, None
-    if new_status == ORDER_CANCELLED and (status in (None, "MATCHED") and filled > 0):
-        new_status = ORDER_MATCHED  # done with fills (a finished FOK/FAK, maybe unlisted)
-    if order.status not in ORDER_OPEN:
-        new_status = order.status  # settling a final order's fills: its status stays
-    order = _finish(order, new_status, filled_size=filled, filled_value=value, fee=fee,
-                    acknowledged=True)
-    order_fills.settle_trade(order, totals)
-    return order
-
-
-def _overdue(order: Order) -> bool:
-    return utcnow() - (order.submitted_at or order.created_at) >= resolve_deadline()
-
-
-def _close_overdue(order: Order, acct: VenueAccount) -> Order:
-    """Past the deadline: cancel at the venue (a delayed order), then close the record."""
-    log.warning("order %s still %s after %s; closing it", order.order_hash, order.status,
-                resolve_deadline())
-    if order.status == ORDER_DELAYED:
-        venues.client().clob.cancel_order(acct.creds, order.order_hash)
-        order = _apply_view(order, order_fills.look_up(venues.client(), acct.creds, order))
-        if order.status not in ORDER_OPEN:
-            return order
-        return _finish(order, ORDER_CANCELLED, error="Still delayed at the deadline "
-                       "(ORDER_RESOLVE_DEADLINE_SECONDS); cancelled.", deadline=True)
-    return _finish(order, ORDER_FAILED, error="The venue did not know the order by the "
-                   "deadline (ORDER_RESOLVE_DEADLINE_SECONDS).", deadline=True)
-
-
-def reconcile_pending(older_than: timedelta = RECONCILE_AFTER) -> int:
-    """Reconcile open orders not resting on the book (pending after ``older_than``, delayed)
-    and final ones whose fills the venue is still settling; how many were looked at."""
-    cutoff = utcnow() - older_than
-    waiting = list(Order.select().where(
-        ((Order.status == ORDER_PENDING) & (Order.created_at <= cutoff))
-        | (Order.status == ORDER_DELAYED)))
-    count = 0
-    _follow_settlements(order_fills.closed_at_deadline(), late=True)
-    for order in [*waiting, *_follow_settlements(order_fills.unsettled_orders())]:
-        try:
-            reconcile(order.id)
-            count += 1
-        except (VenueError, errors.CopytradeError) as exc:
-            log.warning("reconcile %s failed: %s", order.order_hash, exc)
-    return count
-
-
-def _follow_settlements(settling: list[Order], *, late: bool = False) -> list[Order]:
-    """Bring settling fills up to date, one trades walk per account; the orders left over.
-
-    Finished orders only move through their trades' statuses, which one
-    ``/data/trades?after=`` walk per account answers for all of them at once
-    (order_fills.settled_views); an order that walk could not account for is returned
-    to be looked up alone. ``late``: orders closed unfilled at the deadline, whose fills
-    the walk finds are booked (``_book_late``); the others are only looked for again.
-    """
-    by_user: dict[UUID, list[Order]] = {}
-    for order in settling:
-        by_user.setdefault(order.user_id, []).append(order)
-    alone: list[Order] = []
-    for user_id, group in by_user.items():
-        try:
-            acct = venue_accounts.account(user_id)
-            views = order_fills.settled_views(venues.client(), acct.creds, group)
-        except (VenueError, errors.CopytradeError) as exc:
-            log.warning("settlement walk for user %s failed: %s", user_id, exc)
-            continue  # the venue cannot say now: next tick
-        for order in group:
-            view = views.get(order.id)
-            if late:
-                if view is not None and view.fills:
-                    _book_late(order, view)
-                continue
-            if view is None or order.status in ORDER_OPEN:  # a resting order's listing too
-                alone.append(order)
-            else:
-                _apply_view(order, view)
-    return alone
-
-
-def _book_late(order: Order, view: order_fills.VenueView) -> None:
-    """An order closed unfilled at the deadline that the venue filled after all: real money,
-    booked into the order (``matched``), its trade, the positions and the copy's holding."""
-    totals = order_fills.record(order, view.fills)
-    if totals.shares <= 0:
-        return  # every fill it had FAILED: nothing happened after all
-    log.error("order %s was closed at the deadline but the venue filled %s shares; booking "
-              "the fill", order.order_hash, totals.shares)
-    now = utcnow()
-    with atomic():
-        state = update_returning(
-            Order, order.id,
-            {"status": ORDER_MATCHED, "filled_size": totals.shares,
-             "filled_value": totals.value, "fee": totals.fee, "updated_at": now,
-             "error": f"{order.error} The venue filled it afterwards: booked late."},
-            _STORED_STATE, guard={"status": (order.status,)})
-        if state is None:
-            return  # another sweep booked it
-        stored = _stored(order, state)
-        update_rows(Trade, [(order.id, _trade_changes(stored, now))], key="order")
-        order_fills.settle_trade(stored, totals)
-        order_fills.book_late_copy(stored, totals.shares, totals.value, totals.fee)
-
-
-def sync_user_orders(user: User | UUID | str) -> int:
-    """Refresh the user's open order records (resting fills, cancels by resolution)."""
-    user_id = user_id_of(user)
-    open_orders = list(Order.select().where(Order.user == user_id,
-                                            Order.status.in_(ORDER_OPEN)))
-    if not open_orders:
-        return 0
-    acct = venue_accounts.account(user_id)
-    for order in open_orders:
-        reconcile(order.id, acct=acct)
-    return len(open_orders)
-
-
-# ----------------------------------------------------- open orders, cancels
-
-
-def _from_ms_or_s(value: int) -> datetime:
-    seconds = value / 1000 if value > 10**11 else value
-    return datetime.fromtimestamp(seconds, UTC)
-
-
-def open_orders(user: User | UUID | str) -> list[dict[str, Any]]:
-    """The user's orders resting on the book, as the venue lists them (SPEC Order)."""
-    acct = venue_accounts.account(user)
-    remote = venues.client().all_open_orders(acct.creds)
-    rows = []
-    for item in remote:
-        rows.append({
-            "order_id": item.id,
-            "token_id": item.asset_id,
-            "side": item.side.lower(),
-            "price": item.price,
-            "size": item.original_size,
-            "filled_size": item.size_matched,
-            "status": _venue_status(item).lower(),
-            "order_type": "market" if item.order_type.upper() in ("FOK", "FAK") else "limit",
-            "created_at": _from_ms_or_s(int(item.created_at)),
-        })
-    rows.sort(key=lambda r: r["created_at"], reverse=True)
-    return rows
-
-
-def _after_cancel(user_id: UUID, order_ids: list[str], acct: VenueAccount) -> None:
-    for order in Order.select().where(Order.user == user_id,
-                                      Order.order_hash.in_(order_ids)):
-        reconcile(order.id, acct=acct)
-
-
-def cancel_order(user: User | UUID | str, order_id: str) -> dict[str, Any]:
-    """Cancel one of the user's resting orders; NotFound for anyone else's or unknown ids."""
-    user_id = user_id_of(user)
-    order = Order.get_or_none(Order.user == user_id, Order.order_hash == order_id)
-    if order is None:
-        raise errors.NotFound("No such order for this account.")
-    acct = venue_accounts.account(user_id)
-    result = venues.client().clob.cancel_order(acct.creds, order_id)
-    _after_cancel(user_id, list(result.canceled) or [order_id], acct)
-    return {"canceled": list(result.canceled), "not_canceled": dict(result.not_canceled)}
-
-
-def cancel_all(user: User | UUID | str) -> dict[str, Any]:
-    """Cancel every resting order of the user's wallet."""
-    user_id = user_id_of(user)
-    acct = venue_accounts.account(user_id)
-    result = venues.client().clob.cancel_all(acct.creds)
-    _after_cancel(user_id, list(result.canceled), acct)
-    return {"canceled": list(result.canceled), "not_canceled": dict(result.not_canceled)}
-
-
-def get_order(user: User | UUID | str, order_id: str) -> Order:
-    """The user's order record by venue order id; NotFound otherwise."""
-    order = Order.get_or_none(Order.user == user_id_of(user), Order.order_hash == order_id)
-    if order is None:
-        raise errors.NotFound("No such order for this account.")
-    return order

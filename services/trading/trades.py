@@ -1,6 +1,7 @@
 """The live trades ledger as users see it: one Trade per order we placed, newest first.
 
-A Trade is written with its order (services/trading/orders.py) as ``pending`` and follows it:
+A Trade is written with its order (services/trading/orders.py) as ``pending`` and follows it
+(services/trading/order_states.py):
 pending -> filled (any shares filled once the order is done: matched, or cancelled/killed
 after a partial fill) | cancelled (done without a fill) | failed (refused by the venue,
 or never reached it). ``size`` is the filled size once anything filled, else the size
@@ -24,7 +25,7 @@ from models.user import User
 from services.platform import errors
 from services.platform.pagination import Page, paginate
 from services.platform.principal import user_id_of
-from services.trading import orders
+from services.trading import order_reconcile
 from venue.errors import VenueError
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ def trade_view(trade: Trade) -> dict[str, Any]:
 def refresh(user: User | UUID | str) -> None:
     """Pull fills of the user's resting orders from the venue; a venue outage is not fatal."""
     try:
-        orders.sync_user_orders(user)
+        order_reconcile.sync_user_orders(user)
     except (VenueError, errors.Unavailable) as exc:
         log.warning("could not refresh open orders: %s", exc)
 

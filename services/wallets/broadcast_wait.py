@@ -12,8 +12,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from models.wallet import BROADCAST, QUEUED, SIGNED
 from services.platform import chain_access
 
 T = TypeVar("T")
@@ -44,6 +45,22 @@ def _slot(limit: int) -> Iterator[bool]:
         if granted:
             with _lock:
                 _waiting -= 1
+
+
+def tx_hash(record: Any) -> str | None:
+    """The hash of a withdrawal's or claim's transaction once known: its on-chain
+    transaction's, or the one the relayer ran its batch in."""
+    if record.transaction_id is not None:
+        return str(record.transaction.tx_hash)
+    return record.relayer_transaction_hash
+
+
+def hash_known(record: Any) -> bool:
+    """Whether a request waiting on ``record`` can answer: the hash is known, or the record
+    ended (or became ambiguous). A relayer batch has its hash once it ran, not at submit."""
+    if record.status in (QUEUED, SIGNED):
+        return False
+    return not (record.status == BROADCAST and record.relayer_transaction_id is not None)
 
 
 def wait_until(read: Callable[[], T], settled: Callable[[T], bool], timeout: float) -> T:

@@ -450,17 +450,18 @@ def enqueue(claim: Claim) -> None:
     from services.platform import jobs
 
     jobs.enqueue(JOB_NAME, claim.id, job_id=jobs.logical_job_id(JOB_NAME, claim.id),
-                 queue="high")
+                 queue="high", timeout=wallet_batches.JOB_TIMEOUT_SECONDS)
 
 
 def wait_for_broadcast(claim_ids: Sequence[UUID], timeout: float) -> list[Claim]:
-    """The claims once all left ``queued``/``signed``, or as they are after ``timeout`` s.
+    """The claims once each one's hash is known or it ended, or as they are after
+    ``timeout`` s.
 
     Bounded by broadcast_wait: when the process's waiting slots are taken it answers at once.
     """
     return broadcast_wait.wait_until(
         lambda: [Claim.get_by_id(cid) for cid in claim_ids],
-        lambda claims: all(c.status not in (QUEUED, SIGNED) for c in claims), timeout)
+        lambda claims: all(broadcast_wait.hash_known(c) for c in claims), timeout)
 
 
 def describe(claim: Claim) -> dict[str, Any]:
@@ -470,7 +471,7 @@ def describe(claim: Claim) -> dict[str, Any]:
         "id": claim.id, "status": claim.status, "condition_id": claim.condition_id,
         "market_slug": claim.market_slug, "neg_risk": claim.neg_risk,
         "token_ids": claim.token_id_list, "expected_payout": claim.payout,
-        "tx_hash": tx.tx_hash if tx else None,
+        "tx_hash": broadcast_wait.tx_hash(claim),
         "approval_tx_hash": (claim.approval_transaction.tx_hash
                              if claim.approval_transaction_id else None),
         "block_number": tx.block_number if tx else None,

@@ -2,13 +2,13 @@
 relayer ``WALLET`` batch (approve the onramp, ``wrap``), so no POL is needed
 (ACCOUNTS.md §6).
 
-Exactly once: the request is a ``CollateralWrap`` row before anything leaves; the job takes
-it from ``queued`` to ``submitting`` with a conditional UPDATE (one runner), stores the
-relayer's transaction id as soon as it answers, follows it to a final state, then has the
-CLOB re-read the wallet. A row found ``submitting`` without an id (a crash in between) is
-failed for the user to look at, never resubmitted blindly. One wallet has at most one wrap
-in flight (queued, submitting or submitted): a partial unique index (m0072) refuses a twin,
-whoever asks (the user, or the deposit watcher's ``auto_wrap``).
+Exactly once: the request is a ``CollateralWrap`` row before anything leaves; the job runs
+it through the one wallet lifecycle (services/wallets/wallet_batches.py: the wallet's lease,
+signed once, the bytes stored before they leave, resent never re-signed, followed to a final
+state; a second run follows the first run's batch), then has the CLOB re-read the wallet.
+One wallet has at most one wrap open (queued, signed, broadcast or ambiguous): a partial
+unique index (m0072, m0078) refuses a twin, whoever asks (the user, or the deposit
+watcher's ``auto_wrap``).
 """
 
 from __future__ import annotations
@@ -26,23 +26,21 @@ from models.user import User
 from models.wallet import (
     CONFIRMED,
     FAILED,
+    OPEN_STATES,
     QUEUED,
     SIGNATURE_TYPE_DEPOSIT_WALLET,
     CollateralWrap,
     TradingWallet,
 )
-from services.platform import errors, jobs, venues
+from services.platform import errors, jobs
 from services.platform.principal import user_id_of
-from services.wallets import trading_accounts, venue_accounts, wallets
+from services.wallets import trading_accounts, venue_accounts, wallet_batches, wallets
 from venue.accounts import Approval
+from venue.accounts.batch import Call
 from venue.accounts.wallet_calls import wrap_call
-from venue.errors import VenueError
-from venue.relayer import RelayerTransactionFailed, await_final, wallet_batch
-from venue.signing import OrderKey
 
 JOB_NAME = "accounts.wrap"
-SUBMITTING, SUBMITTED = "submitting", "submitted"
-IN_FLIGHT = (QUEUED, SUBMITTING, SUBMITTED)
+IN_FLIGHT = OPEN_STATES
 USDC_E_DECIMALS = 6
 # After a failed wrap the watcher waits this long before wrapping that wallet again, so a
 # relayer that keeps refusing is not asked every sweep (a user's retry is not held back).
@@ -91,7 +89,8 @@ def _record(wallet: TradingWallet, amount: Decimal) -> CollateralWrap | None:
 
 def enqueue(row: CollateralWrap) -> None:
     """Queue the wrap's job (once while one is pending; maintenance re-queues a lost one)."""
-    jobs.enqueue(JOB_NAME, row.id, job_id=jobs.logical_job_id(JOB_NAME, row.id))
+    jobs.enqueue(JOB_NAME, row.id, job_id=jobs.logical_job_id(JOB_NAME, row.id),
+                 timeout=wallet_batches.JOB_TIMEOUT_SECONDS)
 
 
 def auto_wrap(wallet: TradingWallet, amount: Decimal) -> CollateralWrap | None:
@@ -143,63 +142,36 @@ def get(user: User | UUID | str, wrap_id: UUID | str) -> CollateralWrap:
 def describe(row: CollateralWrap) -> dict[str, Any]:
     """The wrap as surfaces show it."""
     return {"id": row.id, "amount": row.amount, "status": row.status,
-            "transaction_id": row.transaction_id, "error": row.error,
-            "created_at": row.created_at}
+            "transaction_id": row.transaction_id, "tx_hash": row.transaction_hash,
+            "error": row.error, "created_at": row.created_at}
 
 
-def _move(row: CollateralWrap, expected: str, **changes: Any) -> bool:
-    changes["updated_at"] = utcnow()
-    moved = (CollateralWrap.update(**changes)
-             .where((CollateralWrap.id == row.id) & (CollateralWrap.status == expected))
-             .execute())
-    if moved:
-        for name, value in changes.items():
-            setattr(row, name, value)
-    return moved == 1
-
-
-def run(wrap_id: UUID | str) -> str:
-    """The job: submit once, follow to a final state, refresh the CLOB; the final status."""
+def run(wrap_id: UUID | str, max_polls: int | None = None) -> str:
+    """The job: the wrap's batch through the wallet lifecycle (signed once, stored before
+    it leaves, followed to a final state), then the CLOB re-reads the wallet; the status
+    (an open one means: run again later)."""
     row = CollateralWrap.get_by_id(wrap_id)
     wallet = TradingWallet.get_by_id(row.wallet_id)
-    client = venues.client()
-    auth = trading_accounts.relayer_auth(wallet)
+    if row.status == QUEUED and trading_accounts.relayer_auth(wallet) is None:
+        CollateralWrap.update(status=FAILED, error="Builder credentials not configured.",
+                              updated_at=utcnow()).where(
+            (CollateralWrap.id == row.id) & (CollateralWrap.status == QUEUED)).execute()
+        return FAILED
     if row.status == QUEUED:
-        if auth is None:
-            _move(row, QUEUED, status=FAILED, error="Builder credentials not configured.")
-            return row.status
-        if not _move(row, QUEUED, status=SUBMITTING, submitted_at=utcnow()):
-            return CollateralWrap.get_by_id(wrap_id).status  # another run has it
+        CollateralWrap.update(submitted_at=utcnow()).where(
+            CollateralWrap.id == row.id).execute()
+
+    def calls(record: CollateralWrap) -> list[Call]:
         contracts = trading_accounts.contracts()
-        maker = wallets.maker(wallet)
-        base = to_base_units(row.amount, USDC_E_DECIMALS)
-        calls = [Approval(contracts.usdc_e, "approve", contracts.collateral_onramp).call(),
-                 wrap_call(maker, base, contracts)]
-        try:
-            sent = client.run_steps(wallet_batch(
-                auth, OrderKey(wallets.signer(wallet)), chain_id=contracts.chain_id,
-                factory=contracts.deposit_wallet_factory, wallet=maker, calls=calls,
-                metadata="copytrade wrap USDC.e"))
-        except VenueError as exc:
-            # Refused (or unanswered): with no id the outcome is unknown, so it stays for a
-            # person to look at rather than being sent again.
-            _move(row, SUBMITTING, status=FAILED, error=f"The relayer refused: {exc}")
-            return row.status
-        _move(row, SUBMITTING, status=SUBMITTED, transaction_id=sent.transaction_id)
-    if row.status == SUBMITTING:
-        _move(row, SUBMITTING, status=FAILED, error="Interrupted between submitting and "
-              "recording; check the wallet's balances before wrapping again.")
-        return row.status
-    if row.status != SUBMITTED:
-        return row.status
-    try:
-        client.run_steps(await_final(row.transaction_id, auth))
-    except RelayerTransactionFailed as exc:
-        _move(row, SUBMITTED, status=FAILED, error=str(exc))
-        return row.status
-    _move(row, SUBMITTED, status=CONFIRMED)
-    venue_accounts.refresh_balance(venue_accounts.account(wallet.user_id))
-    return row.status
+        base = to_base_units(record.amount, USDC_E_DECIMALS)
+        return [Approval(contracts.usdc_e, "approve", contracts.collateral_onramp).call(),
+                wrap_call(wallets.maker(wallet), base, contracts)]
+
+    status = wallet_batches.run(wallet_batches.BatchRow(CollateralWrap, row.id, ""), wallet,
+                                calls, "copytrade wrap USDC.e", "wrap", max_polls)
+    if status == CONFIRMED:
+        venue_accounts.refresh_balance(venue_accounts.account(wallet.user_id))
+    return status
 
 
 __all__ = ["IN_FLIGHT", "JOB_NAME", "auto_wrap", "describe", "enqueue", "get", "latest", "offer",

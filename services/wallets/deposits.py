@@ -7,8 +7,9 @@ maker's pUSD and USDC.e on chain and
   account (``/balance-allowance/update``): the venue caches balances, so a deposit is
   invisible to orders until then;
 - when USDC.e at a deposit wallet reaches ``AUTO_WRAP_MIN_USDC_E`` (and ``AUTO_WRAP_USDC_E``
-  is on), wraps all of it into pUSD through ``services.wallets.collateral`` (its durable row, its
-  one-in-flight-per-wallet index and its relayer-id rules, so two watchers wrap once). The
+  is on), wraps it into pUSD, all but what open USDC.e withdrawals are about to send,
+  through ``services.wallets.collateral`` (its durable row, its one-in-flight-per-wallet
+  index and the wallet lifecycle's rules, so two watchers wrap once). The
   amount is what the chain holds now, so a retry after a failure can never wrap twice: a
   wrap that went through left no USDC.e behind.
 
@@ -45,7 +46,7 @@ from models.wallet import (
 )
 from services.platform import chain_access, jobs
 from services.platform.runtime import runtime
-from services.wallets import collateral, venue_accounts, wallets
+from services.wallets import collateral, venue_accounts, wallets, withdrawals
 
 log = logging.getLogger(__name__)
 
@@ -102,8 +103,10 @@ def _act(wallet: TradingWallet, held: Holdings, watch: DepositWatch) -> dict[str
     """Wrap what is waiting, tell the venue about a pUSD change; what was done."""
     done: dict[str, Any] = {"wallet": str(wallet.id), "wrap": None, "refreshed": False}
     settings = runtime().settings.deposits
-    if settings.auto_wrap and held.usdc_e >= max(settings.wrap_minimum, Decimal("0.000001")):
-        row = collateral.auto_wrap(wallet, held.usdc_e)
+    # what open USDC.e withdrawals are about to send stays USDC.e (wrapped, they revert)
+    spare = held.usdc_e - withdrawals.open_amount(wallet, "usdc_e")
+    if settings.auto_wrap and spare >= max(settings.wrap_minimum, Decimal("0.000001")):
+        row = collateral.auto_wrap(wallet, spare)
         done["wrap"] = str(row.id) if row is not None else None
     if (watch.pusd_seen or Decimal(0)) != held.pusd:
         # A deposit (or a wrap, a withdrawal): the CLOB sees it only after an update.

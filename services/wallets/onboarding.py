@@ -75,7 +75,6 @@ from venue.relayer import (
     await_final,
     create_wallet,
 )
-from venue.signing import OrderKey
 
 log = logging.getLogger(__name__)
 
@@ -318,7 +317,8 @@ def _approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> Non
     except StepFailed:
         if auth is not None and _final_failure(client, row.approvals_transaction_id, auth):
             # a failed transaction ran none of its calls: the retry reads and sends afresh
-            _save(row, owner, approvals_transaction_id=None, approvals_submitted_at=None)
+            _save(row, owner, approvals_transaction_id=None, approvals_submitted_at=None,
+                  approvals_nonce=None, approvals_deadline=None, approvals_payload=None)
         raise
     # confirmed: the transaction ran, every call of it or none
 
@@ -342,12 +342,17 @@ def _send_approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str,
         raise StepFailed(f"The wallet lacks {len(missing)} approval(s) the venue needs, and a "
                          "session key does not send them: approve on polymarket.com with the "
                          "owner (one trade there does it), then retry.")
-    key = OrderKey(wallets.signer(wallet))
-    steps = wallet_batches.signed_steps(auth, wallet, key, [a.call() for a in missing],
-                                        APPROVALS_METADATA)
     _save(row, owner, approvals_submitted_at=utcnow())
-    sent = _relayer_step(lambda: venues.client().run_steps(steps))
-    _save(row, owner, approvals_transaction_id=sent.transaction_id)
+    try:
+        transaction_id = wallet_batches.submit_leased(
+            wallet_batches.BatchRow(AccountOnboarding, row.id, "approvals_"), wallet,
+            lambda _record: [a.call() for a in missing], APPROVALS_METADATA)
+    except wallet_batches.BatchExecuted:
+        return False  # the stored batch ran: its approvals are granted
+    except (wallet_batches.BatchRefused, wallet_batches.BatchPending,
+            wallet_batches.BatchAmbiguous) as exc:
+        raise StepFailed(getattr(exc, "reason", None) or str(exc)) from exc
+    row.approvals_transaction_id = transaction_id
     return True
 
 

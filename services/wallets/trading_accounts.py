@@ -48,9 +48,12 @@ from venue.accounts import (
 from venue.accounts.contracts import AccountContracts
 from venue.models import BuilderCreds, RelayerApiKey
 from venue.relayer import RelayerAuth
-from venue.signing import OrderKey
+from venue.signing import OrderKey, is_private_key
 
 _HEX_KEY = re.compile(r"^[0-9a-fA-F]{64}$")
+# A Relayer API key as polymarket.com issues it: a UUID, 8-4-4-4-12 hex digits (ACCOUNTS.md §3).
+_RELAYER_KEY = re.compile(
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 # The venue's own answer to an EOA maker it does not allow (ACCOUNTS.md §1).
 EOA_REFUSED = "maker address not allowed, please use the deposit wallet flow"
 
@@ -114,6 +117,11 @@ def _key(text: str | None) -> str:
     if not _HEX_KEY.match(cleaned):
         raise errors.ValidationFailed(fields={"private_key": [
             "Must be a private key: 64 hexadecimal digits, with or without 0x."]})
+    if not is_private_key(bytes.fromhex(cleaned)):
+        # 64 digits, but zero or past the curve's order: no key signs with that number.
+        raise errors.ValidationFailed(fields={"private_key": [
+            "Not a private key: the number must be above 0 and below the secp256k1 curve "
+            "order. Check that the whole key was pasted."]})
     return "0x" + cleaned.lower()
 
 
@@ -185,6 +193,10 @@ def _relayer_key(key: str | None, address: str | None, signer: str) -> RelayerAp
     if owner != signer:
         raise errors.ValidationFailed(fields={"relayer_api_key_address": [
             f"A Relayer API key belongs to the account's signer ({signer}), not {owner}."]})
+    if not _RELAYER_KEY.match(key):
+        raise errors.ValidationFailed(fields={"relayer_api_key": [
+            "Must be a Relayer API key as polymarket.com shows it (Settings → API Keys → "
+            "Relayer API Keys): a UUID such as 01967c03-b8c8-7000-8f68-8b8eaec6fd3d."]})
     return RelayerApiKey(key=key, address=owner)
 
 

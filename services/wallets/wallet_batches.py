@@ -1,17 +1,27 @@
-"""Money out of a relayer-operated wallet as one relayer transaction, sent at most once: a
-deposit wallet's ``WALLET`` batch, a grandfathered proxy's ``PROXY`` or Safe's ``SAFE``
-transaction (``signed_steps``; those have no deadline: a stored one can run until the
-wallet's nonce moves, so it is only ever resent, never signed afresh).
+"""The one lifecycle of money (or rights) leaving a relayer-operated wallet: withdrawals,
+claims, wraps and the onboarding's approvals (issue 26). A deposit wallet's ``WALLET``
+batch, a grandfathered proxy's ``PROXY`` or Safe's ``SAFE`` transaction: the transport is
+the only thing that differs from the on-chain path (services/wallets/wallet_transactions.py).
 
-The row (a Withdrawal) holds the signed batch (``relayer_nonce``, ``relayer_deadline``,
-``relayer_payload``) before it is submitted, and ``relayer_transaction_id`` as soon as the
-relayer answers. A run that finds a stored batch without an id (a crash, a lost answer, a
-relayer that was down) never signs a second batch while the first could still run: the
-wallet runs one batch per nonce, so it resends the same bytes (at most one of the two can
-ever execute), and signs afresh only once the stored batch provably cannot run (its
-deadline passed while the wallet's nonce still equals the stored one). When the nonce has
-moved on, the stored batch can never run again, but whether it ran once is not known
-without its id: the row fails saying so, for a person to check, and nothing is resent.
+The steps, each durable before the next:
+
+1. the durable record (a row in ``queued``);
+2. the wallet's lease (``wallet_transactions.nonce_lease``, the one lease the on-chain path
+   takes too), and the row read again under it;
+3. sign once, and store the exact bytes (``{prefix}payload``, its nonce and deadline) with
+   a conditional UPDATE that also checks the lease is still ours (row ``signed``);
+4. send those bytes; the relayer's id is stored as soon as it answers (``broadcast``);
+5. follow it to a final state, renewing the lease (``confirmed`` with the chain hash, or
+   ``failed`` when the relayer ends it FAILED/INVALID: then it did nothing).
+
+A resend only ever sends the stored bytes. A new signature is made only once the stored
+batch provably can never run: the relayer refused the very bytes this run signed and sent
+first, its deadline passed with the wallet's nonce unmoved, or its nonce was consumed by a
+known other transaction (another row's, which the relayer reports run). Until then the row
+is ``ambiguous``: it may have run or may still run, it is never sent "afresh", it keeps
+reserving its amount, and the next run looks again. When the nonce was consumed and the
+wallet's key is this server's alone (a deposit wallet it created, no session key), every
+batch that could use that nonce is in these rows: the stored one ran (``confirmed``).
 """
 
 from __future__ import annotations
@@ -24,43 +34,63 @@ from typing import Any
 
 import peewee
 
-from models.base import utcnow
+from models.base import db, utcnow
 from models.wallet import (
+    AMBIGUOUS,
     BROADCAST,
     CONFIRMED,
     FAILED,
+    KIND_DEPOSIT_WALLET,
     QUEUED,
     SIGNATURE_TYPE_DEPOSIT_WALLET,
     SIGNATURE_TYPE_GNOSIS_SAFE,
     SIGNATURE_TYPE_POLY_PROXY,
     SIGNED,
+    AccountOnboarding,
+    Claim,
+    CollateralWrap,
     TradingWallet,
+    Withdrawal,
 )
-from services.platform import venues
-from services.wallets import trading_accounts, wallets
+from services.platform import errors, venues
+from services.wallets import trading_accounts, wallet_transactions, wallets
+from venue import relayer
 from venue.accounts.batch import Call
-from venue.accounts.relayer_rules import wallet_occupied
-from venue.errors import VenueError, VenueRateLimited, VenueRejected, VenueUnavailable
-from venue.models import RelayerTransaction
-from venue.relayer import (
-    RelayerApi,
-    RelayerAuth,
-    RelayerTransactionFailed,
-    Steps,
-    await_final,
-    legacy_batch,
-    wallet_batch,
+from venue.accounts.relayer_rules import (
+    POLL_INTERVAL_SECONDS,
+    SUBMIT_RETRY_ATTEMPTS,
+    TransactionState,
+    resubmittable,
+    wallet_busy,
 )
+from venue.errors import VenueError, VenueRateLimited, VenueRejected
+from venue.models import RelayerTransaction
+from venue.relayer import RelayerApi, RelayerAuth, RelayerTransactionFailed, Steps, await_final
 from venue.signing import OrderKey
 
 # A stored batch whose deadline passed this long ago, with the wallet's nonce unmoved, did
 # not run and never will (the wallet refuses an expired batch); the slack covers a relayer
 # that reports the nonce a little late.
 DEADLINE_SLACK_SECONDS = 60
+# One run follows a batch at most this long, renewing the wallet's lease as it polls; a
+# batch still open then is followed by the next run (maintenance re-queues it).
+FOLLOW_POLLS = 45
+# A job of this lifecycle ends within: the lease wait, a submit with its resubmissions,
+# the follow, and room for slow answers. Its RQ timeout is this, so the worker never
+# abandons a run that still works (it would be re-queued beside itself).
+JOB_TIMEOUT_SECONDS = int(wallet_transactions.LEASE_WAIT_SECONDS
+                          + 2 * SUBMIT_RETRY_ATTEMPTS * POLL_INTERVAL_SECONDS
+                          + FOLLOW_POLLS * POLL_INTERVAL_SECONDS + 90)
+# The states a run of the lifecycle picks up (the others are final).
+RUNNABLE = (QUEUED, SIGNED, BROADCAST, AMBIGUOUS)
+
+LOST_ANSWER = ("Sent to the relayer, but its answer was lost: the transfer may run. It is "
+               "not sent again until the relayer or the chain tells what became of it; "
+               "the next run looks.")
 
 
 class BatchRefused(Exception):
-    """The relayer refused the batch: nothing was sent (``reason`` is the relayer's)."""
+    """The relayer refused bytes it never took: nothing was sent (``reason`` says why)."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -68,66 +98,104 @@ class BatchRefused(Exception):
 
 
 class BatchPending(Exception):
-    """No final answer yet (relayer unreachable, slow or busy): the stored batch is kept and
-    the next run resumes it."""
+    """No answer yet that decides anything (relayer unreachable, busy, lease taken): the row
+    keeps its state and the next run resumes it."""
 
 
 class BatchAmbiguous(Exception):
-    """The stored batch's nonce was used by the wallet, but it is not known whether by this
-    batch: it can never run again, and it may have run once."""
+    """The stored batch may have run, or may still run: it is never signed afresh until
+    that is known."""
+
+
+class BatchExecuted(Exception):
+    """The stored batch ran: its nonce was consumed and no other batch could have used it."""
 
 
 @dataclass(frozen=True)
 class BatchRow:
-    """The durable record of one batch: the model and the row's id."""
+    """The durable record of one relayer batch: the model, the row's id, and the prefix of
+    its batch columns (``{prefix}nonce``, ``deadline``, ``payload``, ``transaction_id``,
+    ``transaction_hash``)."""
 
     model: type[peewee.Model]
     row_id: Any
+    prefix: str = "relayer_"
 
-    def _fresh(self) -> Any:
+    def column(self, name: str) -> peewee.Field:
+        """The model's field for batch column ``name``."""
+        return getattr(self.model, self.prefix + name)
+
+    def value(self, record: Any, name: str) -> Any:
+        """Batch column ``name`` of ``record``."""
+        return getattr(record, self.prefix + name)
+
+    def fresh(self) -> Any:
+        """The row as stored now."""
         return self.model.get_by_id(self.row_id)
 
-    def store_signed(self, payload: Mapping[str, Any]) -> None:
-        """Write the signed body before it leaves (only while no id is recorded)."""
-        model = self.model
+    def _update(self, values: Mapping[str, Any], where: peewee.Expression | None = None
+                ) -> int:
+        changes = {self.column(k): v for k, v in values.items()}
+        if hasattr(self.model, "updated_at"):
+            changes[self.model.updated_at] = utcnow()
+        condition = self.model.id == self.row_id
+        if where is not None:
+            condition &= where
+        return int(self.model.update(changes).where(condition).execute())
+
+    def store_signed(self, payload: Mapping[str, Any], wallet: TradingWallet,
+                     lease_owner: str) -> None:
+        """Write the signed body before it leaves: only while the wallet's lease is ours and
+        the row holds no batch (never over another run's)."""
         # a PROXY / SAFE transaction has no deadline: it stays valid until its nonce is used
         deadline = payload.get("depositWalletParams", {}).get("deadline")
-        written = (model.update(relayer_nonce=int(payload["nonce"]),
-                                relayer_deadline=None if deadline is None else int(deadline),
-                                relayer_payload=json.dumps(payload), updated_at=utcnow())
-                   .where((model.id == self.row_id)
-                          & model.relayer_transaction_id.is_null()).execute())
-        if written != 1:
-            raise BatchPending("Another run recorded this batch meanwhile.")
+        with db.atomic():
+            wallet_transactions.renew_lease(wallet, lease_owner)
+            written = self._update(
+                {"nonce": int(payload["nonce"]),
+                 "deadline": None if deadline is None else int(deadline),
+                 "payload": json.dumps(payload)},
+                self.column("transaction_id").is_null() & self.column("payload").is_null())
+            if written != 1:
+                raise BatchPending("Another run stored a batch for this row meanwhile.")
 
     def store_id(self, transaction_id: str) -> None:
         """Record the relayer's id of the submitted batch."""
-        self.model.update(relayer_transaction_id=transaction_id, updated_at=utcnow()).where(
-            self.model.id == self.row_id).execute()
+        self._update({"transaction_id": transaction_id})
+
+    def store_hash(self, transaction_hash: str | None) -> None:
+        """Record the chain hash of the batch the relayer ran."""
+        if transaction_hash:
+            self._update({"transaction_hash": transaction_hash})
 
     def forget_signed(self) -> None:
         """Drop a stored batch that provably never ran and never can."""
-        self.model.update(relayer_nonce=None, relayer_deadline=None, relayer_payload=None,
-                          updated_at=utcnow()).where(
-            (self.model.id == self.row_id)
-            & self.model.relayer_transaction_id.is_null()).execute()
+        self._update({"nonce": None, "deadline": None, "payload": None},
+                     self.column("transaction_id").is_null())
 
 
-def signed_steps(auth: RelayerAuth, wallet: TradingWallet, key: OrderKey, calls: list[Call],
-                 metadata: str, *, on_signed: Callable[[Mapping[str, Any]], None] | None = None,
-                 clock: Callable[[], float] = time.time) -> Steps[RelayerTransaction]:
-    """The relayer steps running ``calls`` from the account's maker wallet, signed by
-    ``key``: a ``WALLET`` batch from a deposit wallet, a ``PROXY`` / ``SAFE`` transaction
-    from a grandfathered proxy or Safe."""
+# Every kind of row that stores relayer batches: a nonce consumed by one of them is known.
+def _registry() -> tuple[BatchRow, ...]:
+    return (BatchRow(Withdrawal, None), BatchRow(Claim, None),
+            BatchRow(CollateralWrap, None, ""), BatchRow(AccountOnboarding, None, "approvals_"))
+
+
+def sign_steps(auth: RelayerAuth, wallet: TradingWallet, key: OrderKey, calls: list[Call],
+               metadata: str, clock: Callable[[], float] = time.time
+               ) -> Steps[Mapping[str, Any]]:
+    """The signed body running ``calls`` from the account's maker wallet: a ``WALLET`` batch
+    from a deposit wallet, a ``PROXY`` / ``SAFE`` transaction from a proxy or Safe."""
     contracts = trading_accounts.contracts()
     maker = wallets.maker(wallet)
     if wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET:
-        return wallet_batch(auth, key, chain_id=contracts.chain_id,
-                            factory=contracts.deposit_wallet_factory, wallet=maker,
-                            calls=calls, session_signer=wallet.session_signer,
-                            metadata=metadata, on_signed=on_signed, clock=clock)
-    return legacy_batch(auth, key, signature_type=wallet.signature_type, contracts=contracts,
-                        wallet=maker, calls=calls, metadata=metadata, on_signed=on_signed)
+        return relayer.sign_wallet_batch(auth, key, chain_id=contracts.chain_id,
+                                         factory=contracts.deposit_wallet_factory,
+                                         wallet=maker, calls=calls,
+                                         session_signer=wallet.session_signer,
+                                         metadata=metadata, clock=clock)
+    return relayer.sign_legacy_batch(auth, key, signature_type=wallet.signature_type,
+                                     contracts=contracts, wallet=maker, calls=calls,
+                                     metadata=metadata)
 
 
 def _nonce_now(auth: RelayerAuth, wallet: TradingWallet, signer: str) -> Steps[int]:
@@ -139,101 +207,181 @@ def _nonce_now(auth: RelayerAuth, wallet: TradingWallet, signer: str) -> Steps[i
     return (yield RelayerApi.execute_params_call(auth, signer, kind))
 
 
-def _status(exc: VenueError) -> int:
-    return 429 if isinstance(exc, VenueRateLimited) else getattr(exc, "status", 0)
-
-
-def submit(row: BatchRow, wallet: TradingWallet, calls: list[Call], metadata: str,
-           clock: Callable[[], float] = time.time) -> str:
-    """The relayer's transaction id of the row's batch, submitting it (once) if needed.
-
-    BatchRefused: refused, nothing sent. BatchPending: try again later. BatchAmbiguous:
-    see the module docstring.
-    """
-    record = row._fresh()
-    if record.relayer_transaction_id:
-        return str(record.relayer_transaction_id)
-    auth = trading_accounts.relayer_auth(wallet)
-    if auth is None:
-        raise BatchRefused("Builder credentials not configured: the operator must set "
-                           "POLYMARKET_BUILDER_API_KEY, _SECRET and _PASSPHRASE.")
-    client = venues.client()
-    key = OrderKey(wallets.signer(wallet))
-    if record.relayer_payload:
-        if not _resend_needed(client, auth, wallet, key.address, record, clock):
-            row.forget_signed()
-        else:
-            return _resend(client, auth, row, json.loads(record.relayer_payload))
-    try:
-        sent = client.run_steps(signed_steps(auth, wallet, key, calls, metadata,
-                                             on_signed=row.store_signed, clock=clock))
-    except VenueUnavailable as exc:
-        if _status(exc) == 429:
-            raise BatchRefused(f"The relayer refused: {exc}") from exc
-        raise BatchPending(f"The relayer did not answer ({exc}); the signed batch is kept "
-                           "and resent when the job runs again.") from exc
-    except VenueRejected as exc:
-        raise BatchRefused(f"The relayer refused: {exc}") from exc
-    row.store_id(sent.transaction_id)
-    return sent.transaction_id
-
-
-def _resend_needed(client: Any, auth: Any, wallet: TradingWallet, signer: str, record: Any,
-                   clock: Callable[[], float]) -> bool:
-    """Whether the stored batch could still run (resend it) rather than provably not."""
-    try:
-        nonce_now = client.run_steps(_nonce_now(auth, wallet, signer))
-    except VenueError as exc:
-        raise BatchPending(f"The relayer did not answer ({exc}).") from exc
-    if nonce_now > record.relayer_nonce:
-        raise BatchAmbiguous(
-            f"Interrupted between submitting and recording the relayer's answer; the "
-            f"wallet has since used this batch's nonce {record.relayer_nonce}, so it can "
-            "never run again, but it may have run once: check the wallet's balance before "
-            "trying again.")
-    if record.relayer_deadline is None:
-        return True  # a PROXY / SAFE transaction: runnable until its nonce is used
-    return clock() <= record.relayer_deadline + DEADLINE_SLACK_SECONDS
-
-
-def _resend(client: Any, auth: Any, row: BatchRow, payload: Mapping[str, Any]) -> str:
-    """Submit the stored bytes again, once, never re-signed."""
-    try:
-        sent = client.run_steps(_one(RelayerApi.submit_call(auth, payload)))
-    except VenueRejected as exc:
-        if wallet_occupied(str(exc)):
-            # ours (or another) may be running: the next run looks at the nonce again
-            raise BatchPending(f"The relayer is busy with this wallet ({exc}).") from exc
-        raise BatchRefused(f"The relayer refused: {exc}") from exc
-    except VenueError as exc:
-        raise BatchPending(f"The relayer did not answer ({exc}).") from exc
-    row.store_id(sent.transaction_id)
-    return sent.transaction_id
-
-
 def _one(call: Any) -> Any:
     return (yield call)
 
 
-def follow(wallet: TradingWallet, transaction_id: str, max_polls: int | None = None) -> None:
-    """Wait for the batch's final state: returns at CONFIRMED; RelayerTransactionFailed
-    (FAILED or INVALID, with the relayer's reason); BatchPending while it is not final."""
-    auth = trading_accounts.relayer_auth(wallet)
-    kwargs = {} if max_polls is None else {"max_polls": max_polls}
+def _run(steps: Steps[Any], sleep: Callable[[float], None] = time.sleep) -> Any:
+    """Drive relayer steps over the runtime's venue client."""
+    return relayer.run_steps(steps, venues.client().transport.run, sleep)
+
+
+def _refusal(exc: VenueError) -> tuple[int, str]:
+    return (429 if isinstance(exc, VenueRateLimited) else getattr(exc, "status", 0)), str(exc)
+
+
+def _sole_signer(wallet: TradingWallet) -> bool:
+    """Whether every batch of the wallet is signed here: a deposit wallet this server
+    created, its owner key held only here, no session key (its owner signs elsewhere)."""
+    return (wallet.account_kind == KIND_DEPOSIT_WALLET and not wallet.session_signer
+            and wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET)
+
+
+def _taken_by_another(row: BatchRow, wallet: TradingWallet, auth: RelayerAuth,
+                      nonce: int) -> bool:
+    """Whether another row's batch with ``nonce`` ran (the relayer says so by its id)."""
+    for other in _registry():
+        model = other.model
+        query = model.select().where((model.wallet == wallet.id)
+                                     & (other.column("nonce") == nonce)
+                                     & other.column("transaction_id").is_null(False))
+        for record in query:
+            if model is row.model and record.id == row.row_id:
+                continue
+            try:
+                seen = _run(_one(RelayerApi.transaction_call(
+                    other.value(record, "transaction_id"), auth)))
+            except VenueError:
+                continue
+            if seen.state in (TransactionState.EXECUTED, TransactionState.MINED,
+                              TransactionState.CONFIRMED):
+                return True
+    return False
+
+
+def _stored(row: BatchRow, record: Any, wallet: TradingWallet, auth: RelayerAuth,
+            signer: str, clock: Callable[[], float]) -> str | None:
+    """A stored batch without the relayer's id: its id once resent (the same bytes), or
+    None when it provably can never run (forgotten: sign afresh); else raises."""
+    payload = json.loads(row.value(record, "payload"))
+    nonce, deadline = int(row.value(record, "nonce")), row.value(record, "deadline")
+    for _look in range(2):  # a resend may find the nonce moved meanwhile: look once more
+        try:
+            nonce_now = _run(_nonce_now(auth, wallet, signer))
+        except VenueError as exc:
+            raise BatchPending(f"The relayer did not answer ({exc}).") from exc
+        if nonce_now > nonce:
+            if _taken_by_another(row, wallet, auth, nonce):
+                row.forget_signed()
+                return None
+            if _sole_signer(wallet):
+                raise BatchExecuted(
+                    "Sent, then the relayer's answer was lost; the wallet has since used "
+                    f"this batch's nonce {nonce}, and only this batch could use it: it ran. "
+                    "The relayer's id and the chain hash are not known.")
+            raise BatchAmbiguous(
+                f"Sent, then the relayer's answer was lost; the wallet has since used this "
+                f"batch's nonce {nonce}, perhaps by this batch, perhaps by one signed "
+                "elsewhere. It is never sent again: check the wallet's balance, then an "
+                "operator settles it.")
+        if deadline is not None and clock() > int(deadline) + DEADLINE_SLACK_SECONDS:
+            row.forget_signed()  # expired with its nonce unused: it never ran, never can
+            return None
+        try:
+            sent = _run(relayer.submit_with_retry(auth, payload))
+        except (VenueRejected, VenueRateLimited) as exc:
+            status, message = _refusal(exc)
+            if status == 400 and "does not match on-chain nonce" in message:
+                continue  # the nonce moved meanwhile: look at it again
+            if resubmittable(status, message):
+                raise BatchPending(f"The relayer is busy with this wallet ({exc}); this "
+                                   "batch may be the one running.") from exc
+            # refused now, but an earlier send of the same bytes may still run
+            raise BatchAmbiguous(f"The relayer refused to take the stored batch again "
+                                 f"({exc}); an earlier send of it may still run, so it is "
+                                 "not signed afresh until that is known.") from exc
+        except VenueError as exc:
+            raise BatchAmbiguous(LOST_ANSWER) from exc
+        row.store_id(sent.transaction_id)
+        return str(sent.transaction_id)
+    raise BatchPending("The wallet's nonce is moving; the next run looks again.")
+
+
+def _fresh(row: BatchRow, wallet: TradingWallet, auth: RelayerAuth, key: OrderKey,
+           calls: list[Call], metadata: str, lease_owner: str,
+           clock: Callable[[], float]) -> str:
+    """Sign once, store the bytes, send them: the relayer's id."""
     try:
-        venues.client().run_steps(await_final(transaction_id, auth, **kwargs))
+        payload = _run(sign_steps(auth, wallet, key, calls, metadata, clock))
+    except VenueError as exc:
+        raise BatchPending(f"The relayer did not answer ({exc}); nothing was signed.") from exc
+    row.store_signed(payload, wallet, lease_owner)
+    try:
+        sent = _run(relayer.submit_with_retry(auth, payload))
+    except (VenueRejected, VenueRateLimited) as exc:
+        # These bytes were signed under this lease and never sent before: every send of
+        # them was refused, so the relayer never took them and they can never run.
+        row.forget_signed()
+        status, message = _refusal(exc)
+        if status == 429 or wallet_busy(message) or "does not match on-chain nonce" in message:
+            raise BatchPending(f"The relayer did not take the batch now ({exc}); nothing "
+                               "was sent, the next run signs afresh.") from exc
+        raise BatchRefused(f"The relayer refused: {exc}") from exc
+    except VenueError as exc:
+        raise BatchAmbiguous(LOST_ANSWER) from exc
+    row.store_id(sent.transaction_id)
+    return str(sent.transaction_id)
+
+
+def submit(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], list[Call]],
+           metadata: str, lease_owner: str, clock: Callable[[], float] = time.time) -> str:
+    """Under the wallet's lease (``lease_owner``): the relayer's id of the row's batch,
+    sending it once if needed. Raises BatchRefused, BatchPending, BatchAmbiguous or
+    BatchExecuted (see the module docstring)."""
+    record = row.fresh()
+    if row.value(record, "transaction_id"):
+        return str(row.value(record, "transaction_id"))
+    auth = trading_accounts.relayer_auth(wallet)
+    if auth is None:
+        raise BatchRefused("Builder credentials not configured: the operator must set "
+                           "POLYMARKET_BUILDER_API_KEY, _SECRET and _PASSPHRASE.")
+    key = OrderKey(wallets.signer(wallet))
+    if row.value(record, "payload"):
+        sent = _stored(row, record, wallet, auth, key.address, clock)
+        if sent is not None:
+            return sent
+    return _fresh(row, wallet, auth, key, calls(record), metadata, lease_owner, clock)
+
+
+def submit_leased(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], list[Call]],
+                  metadata: str) -> str:
+    """``submit`` under the wallet's lease, taken here (BatchPending while another run
+    holds it)."""
+    try:
+        with wallet_transactions.nonce_lease(wallet) as owner:
+            return submit(row, wallet, calls, metadata, owner)
+    except errors.Conflict as exc:
+        raise BatchPending(exc.message) from exc
+
+
+def follow(wallet: TradingWallet, transaction_id: str, lease_owner: str | None = None,
+           max_polls: int | None = None) -> RelayerTransaction:
+    """Wait for the batch's final state, renewing the wallet's lease between polls: the
+    transaction at CONFIRMED; RelayerTransactionFailed at FAILED or INVALID (with the
+    relayer's reason); BatchPending while it is not final."""
+    auth = trading_accounts.relayer_auth(wallet)
+
+    def sleep(seconds: float) -> None:
+        time.sleep(seconds)
+        if lease_owner is not None:
+            wallet_transactions.renew_lease(wallet, lease_owner)
+
+    try:
+        return _run(await_final(transaction_id, auth, max_polls=max_polls or FOLLOW_POLLS),
+                    sleep)  # type: ignore[no-any-return]
     except RelayerTransactionFailed:
         raise
-    except VenueError as exc:
+    except (VenueError, errors.Conflict) as exc:
         raise BatchPending(f"The relayer has not finished the batch yet ({exc}).") from exc
 
 
-def _move(row: BatchRow, record: Any, expected: str, **changes: Any) -> bool:
-    """Change the row only if it is still in ``expected`` (one runner wins)."""
-    changes["updated_at"] = utcnow()
+def _move(row: BatchRow, record: Any, expected: tuple[str, ...], **changes: Any) -> bool:
+    """Change the row only if it is still in one of ``expected`` (one runner wins)."""
     model = row.model
-    moved = model.update(**changes).where((model.id == row.row_id)
-                                          & (model.status == expected)).execute()
+    values = {getattr(model, k): v for k, v in changes.items()}
+    values[model.updated_at] = utcnow()
+    moved = model.update(values).where((model.id == row.row_id)
+                                       & model.status.in_(expected)).execute()
     if moved:
         for name, value in changes.items():
             setattr(record, name, value)
@@ -242,41 +390,63 @@ def _move(row: BatchRow, record: Any, expected: str, **changes: Any) -> bool:
 
 def run(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], list[Call]],
         metadata: str, noun: str, max_polls: int | None = None) -> str:
-    """Drive a row (with ``status`` and ``error``) through one batch: queued -> signed ->
-    broadcast -> confirmed, or failed with the relayer's reason; returns the status (an
-    open one means: run again later). ``calls(record)`` builds the batch's calls."""
-    record = row._fresh()
-    if record.status == QUEUED and not _move(row, record, QUEUED, status=SIGNED):
-        return str(row._fresh().status)  # another run has it
-    if record.status == SIGNED:
+    """Drive a row (with ``status`` and ``error``) through the lifecycle under the wallet's
+    lease; returns the status (an open one means: run again later). ``calls(record)``
+    builds the batch's calls, only ever for a fresh signature."""
+    if row.fresh().status not in RUNNABLE:
+        return str(row.fresh().status)
+    try:
+        with wallet_transactions.nonce_lease(wallet) as owner:
+            return _leased(row, wallet, calls, metadata, noun, owner, max_polls)
+    except errors.Conflict:
+        return str(row.fresh().status)  # another run holds the wallet: it goes on
+
+
+def _leased(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], list[Call]],
+            metadata: str, noun: str, owner: str, max_polls: int | None) -> str:
+    record = row.fresh()  # again, under the lease: what an earlier run left is the truth
+    if record.status == QUEUED and not _move(row, record, (QUEUED,), status=SIGNED):
+        return str(row.fresh().status)
+    if record.status in (SIGNED, AMBIGUOUS):
+        here = (record.status,)
         try:
-            transaction_id = submit(row, wallet, calls(record), metadata)
+            submit(row, wallet, calls, metadata, owner)
         except BatchRefused as exc:
-            _move(row, record, SIGNED, status=FAILED,
+            _move(row, record, here, status=FAILED,
                   error=f"{exc.reason} Nothing was sent; try again.")
             return str(record.status)
+        except BatchExecuted as exc:
+            _move(row, record, here, status=CONFIRMED, error=str(exc))
+            return str(record.status)
         except BatchAmbiguous as exc:
-            _move(row, record, SIGNED, status=FAILED, error=str(exc))
+            _move(row, record, here, status=AMBIGUOUS, error=str(exc))
             return str(record.status)
         except BatchPending as exc:
-            _move(row, record, SIGNED, error=str(exc))
+            _move(row, record, here, error=str(exc))
             return str(record.status)
-        _move(row, record, SIGNED, status=BROADCAST, error=None,
-              relayer_transaction_id=transaction_id)
+        _move(row, record, here, status=BROADCAST, error=None)
     if record.status != BROADCAST:
         return str(record.status)
     try:
-        follow(wallet, record.relayer_transaction_id, max_polls)
+        done = follow(wallet, row.value(row.fresh(), "transaction_id"), owner, max_polls)
     except RelayerTransactionFailed as exc:
-        _move(row, record, BROADCAST, status=FAILED, error=(
+        # a FAILED / INVALID transaction ran none of its calls
+        _move(row, record, (BROADCAST,), status=FAILED, error=(
             f"The relayer ended the {noun} {exc.transaction.state}: "
             f"{exc.transaction.error or 'no reason given'}. Nothing was sent; try again."))
         return str(record.status)
     except BatchPending:
         return str(record.status)
-    _move(row, record, BROADCAST, status=CONFIRMED, error=None)
+    row.store_hash(done.transaction_hash)
+    _move(row, record, (BROADCAST,), status=CONFIRMED, error=None)
     return str(record.status)
 
 
-__all__ = ["BatchAmbiguous", "BatchPending", "BatchRefused", "BatchRow", "follow", "run",
-           "signed_steps", "submit"]
+def transaction_hash(row: BatchRow, record: Any) -> str | None:
+    """The chain hash of the row's batch, once the relayer ran it."""
+    return row.value(record, "transaction_hash")
+
+
+__all__ = ["JOB_TIMEOUT_SECONDS", "BatchAmbiguous",
+           "BatchExecuted", "BatchPending", "BatchRefused", "BatchRow", "follow", "run",
+           "sign_steps", "submit", "submit_leased", "transaction_hash"]

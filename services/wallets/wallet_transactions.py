@@ -158,12 +158,12 @@ def nonce_lease(wallet: TradingWallet, *, seconds: int = LEASE_SECONDS,
          .execute())
 
 
-def _hold(wallet: TradingWallet, owner: str, next_nonce_value: int,
-          seconds: int = LEASE_SECONDS) -> None:
-    """Check the lease is still ``owner``'s and renew it; Conflict (roll back) if it was lost."""
+def renew_lease(wallet: TradingWallet, owner: str, seconds: int = LEASE_SECONDS,
+                **also: Any) -> None:
+    """Check the wallet's lease is still ``owner``'s and renew it (writing ``also`` with
+    it); Conflict (roll back) if it was lost."""
     held = (TradingWallet
-            .update(next_nonce=next_nonce_value,
-                    nonce_lease_until=utcnow() + timedelta(seconds=seconds))
+            .update(nonce_lease_until=utcnow() + timedelta(seconds=seconds), **also)
             .where((TradingWallet.id == wallet.id) & (TradingWallet.nonce_lease_owner == owner))
             .execute())
     if held != 1:
@@ -311,7 +311,7 @@ def submit(wallet: TradingWallet, kind: str, build: Builder,
         signed = build(w3, key, nonce)
         try:
             with db.atomic():
-                _hold(wallet, owner, signed.nonce + 1)
+                renew_lease(wallet, owner, next_nonce=signed.nonce + 1)
                 tx = WalletTransaction.create(
                     wallet=wallet.id, kind=kind, chain_id=signed.chain_id, nonce=signed.nonce,
                     tx_hash=signed.tx_hash, raw_tx=signed.raw_hex, to_address=signed.to,

@@ -39,6 +39,7 @@ from chain.transactions import (
 from models.base import utcnow
 from models.user import User
 from models.wallet import (
+    AMBIGUOUS,
     BROADCAST,
     CONFIRMED,
     FAILED,
@@ -238,6 +239,15 @@ def _relayer_token(token: str) -> str:
     return contracts.collateral_token if token == "usdc" else contracts.usdc_e
 
 
+def open_amount(wallet: TradingWallet, token: str) -> Decimal:
+    """What the wallet's open withdrawals of ``token`` may still send (reserved: neither a
+    second withdrawal nor an auto-wrap may spend it)."""
+    rows = Withdrawal.select(Withdrawal.amount).where(
+        (Withdrawal.wallet == wallet.id) & (Withdrawal.token == token)
+        & Withdrawal.status.in_(OPEN_STATES))
+    return sum((Decimal(row.amount) for row in rows), Decimal(0))
+
+
 def _request_by_relayer(user: User | UUID | str, wallet: TradingWallet, to: str, token: str,
                         amount: Any) -> Withdrawal:
     """Check and record a relayer-operated wallet's withdrawal: no gas to check, the
@@ -253,6 +263,13 @@ def _request_by_relayer(user: User | UUID | str, wallet: TradingWallet, to: str,
     if to == maker:
         raise errors.ValidationFailed(fields={"to_address": [
             "That is the trading wallet itself."]})
+    if to.lower() == wallet.address.lower():
+        # The owner key signs for the wallet but nothing here moves money out of its own
+        # address (no gas, no transfer from it): funds sent there would be stranded.
+        raise errors.ValidationFailed(fields={"to_address": [
+            "That is the account's signer (owner) address, not a wallet you can spend "
+            "from here: nothing in this product can move funds out of it again. Send to "
+            "a wallet of your own."]})
     token_address = _relayer_token(token)
     if to in chain_access.contracts().addresses() or to == token_address:
         raise errors.ValidationFailed(fields={"to_address": [
@@ -262,10 +279,7 @@ def _request_by_relayer(user: User | UUID | str, wallet: TradingWallet, to: str,
     if chain_access.current().rpc_url:
         w3 = chain_access.web3()
         if w3.eth.get_code(maker):
-            open_rows = Withdrawal.select().where(
-                (Withdrawal.wallet == wallet.id) & (Withdrawal.token == token)
-                & Withdrawal.status.in_(OPEN_STATES))
-            reserved = sum(to_base_units(w.amount, RELAYER_TOKEN_DECIMALS) for w in open_rows)
+            reserved = to_base_units(open_amount(wallet, token), RELAYER_TOKEN_DECIMALS)
             available = token_balance_base(w3, token_address, maker) - reserved
             if available < amount_base:
                 raise errors.InsufficientBalance(
@@ -309,26 +323,31 @@ def enqueue(withdrawal: Withdrawal) -> None:
     from services.platform import jobs
 
     jobs.enqueue(JOB_NAME, withdrawal.id, job_id=jobs.logical_job_id(JOB_NAME, withdrawal.id),
-                 queue="high")
+                 queue="high", timeout=wallet_batches.JOB_TIMEOUT_SECONDS)
 
 
 def wait_for_broadcast(withdrawal_id: UUID, timeout: float) -> Withdrawal:
-    """The record once it leaves ``queued``/``signed``, or as it is after ``timeout`` seconds.
+    """The record once its transaction's hash is known (broadcast on chain; run by the
+    relayer) or it ended, or as it is after ``timeout`` seconds.
 
     Bounded by broadcast_wait: when the process's waiting slots are taken it answers at once.
     """
     return broadcast_wait.wait_until(lambda: Withdrawal.get_by_id(withdrawal_id),
-                                     lambda w: w.status not in (QUEUED, SIGNED), timeout)
+                                     broadcast_wait.hash_known, timeout)
 
 
 def result(withdrawal: Withdrawal) -> WithdrawResult:
     """The caller's view of a withdrawal's state."""
-    tx_hash = withdrawal.transaction.tx_hash if withdrawal.transaction_id else None
+    tx_hash = broadcast_wait.tx_hash(withdrawal)
     url = status_url(withdrawal.id)
     symbol = TOKEN_SYMBOLS[withdrawal.token]
     if withdrawal.status == FAILED:
         return WithdrawResult(False, tx_hash, withdrawal.error or "The withdrawal failed.",
                               withdrawal.id, withdrawal.status, url)
+    if withdrawal.status == AMBIGUOUS:
+        return WithdrawResult(True, tx_hash, f"Withdrawal of {withdrawal.amount} {symbol} "
+                              f"was sent but its outcome is not known yet: {withdrawal.error} "
+                              f"Follow it at {url}.", withdrawal.id, withdrawal.status, url)
     if withdrawal.status in (BROADCAST, CONFIRMED):
         done = "confirmed" if withdrawal.status == CONFIRMED else "broadcast"
         message = (f"Withdrawal of {withdrawal.amount} {symbol} to {withdrawal.to_address} "
@@ -382,7 +401,7 @@ def describe(withdrawal: Withdrawal) -> dict[str, Any]:
         "id": withdrawal.id, "status": withdrawal.status, "token": withdrawal.token,
         "amount": withdrawal.amount, "to_address": withdrawal.to_address,
         "from_address": wallets.maker(withdrawal.wallet),  # where funds left
-        "tx_hash": tx.tx_hash if tx else None, "nonce": tx.nonce if tx else None,
+        "tx_hash": broadcast_wait.tx_hash(withdrawal), "nonce": tx.nonce if tx else None,
         "block_number": tx.block_number if tx else None,
         "gas_fee": tx.gas_fee if tx else None, "error": withdrawal.error,
         "created_at": withdrawal.created_at, "updated_at": withdrawal.updated_at,

@@ -7,7 +7,7 @@ import json
 from datetime import timedelta
 from decimal import Decimal
 
-from services.trading import orders
+from services.trading import order_reconcile
 from tests.venue_lifecycle import delay_market, hand_moved_clock
 
 
@@ -54,7 +54,7 @@ def test_a_delayed_fill_shows_the_fee_the_venue_charged(client, auth_headers, us
         _, placed = _market(client, auth_headers, market.yes)
         assert placed["status"] == "accepted"
         clock.advance(4)
-        orders.reconcile_pending(older_than=timedelta(0))
+        order_reconcile.reconcile_pending(older_than=timedelta(0))
     trade = _json(client.get(f"/api/trades/{placed['trade_id']}", headers=auth_headers))
     charged = before - _pusd(venue_control, me.maker) - Decimal(trade["usdc_value"])
     assert trade["status"] == "filled" and charged == Decimal("0.18118")

@@ -49,3 +49,12 @@ def test_the_rate_limiters_answer_proves_redis_reachable(app, app_config, client
         from models.base import db
         db.initialize(app.extensions["database"])
     assert answer.status_code == 503 and answer.get_json()["redis"]["ok"] is False
+
+
+def test_the_site_icon_is_served_where_browsers_ask_for_it(client):
+    response = client.get("/favicon.ico")
+    assert response.status_code == 200
+    assert response.mimetype == "image/x-icon"
+    body = response.get_data()
+    assert body[:4] == b"\x00\x00\x01\x00"  # an ICO header, one image
+    assert b"\x89PNG" in body

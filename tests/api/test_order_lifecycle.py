@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from services.trading import orders
+from services.trading import order_reconcile
 from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
 
 
@@ -53,12 +53,12 @@ def test_a_delayed_market_order_is_accepted_then_filled(client, auth_headers, me
     assert (trade["status"], trade["settlement"]) == ("pending", None)
 
     venue_clock.advance(4)
-    orders.reconcile_pending(older_than=timedelta(0))  # the maintenance sweep
+    order_reconcile.reconcile_pending(older_than=timedelta(0))  # the maintenance sweep
     trade = _trade(client, auth_headers, placed["trade_id"])
     assert (trade["status"], trade["size"], trade["usdc_value"], trade["settlement"]) == (
         "filled", "10", "5.1", "matched")
     venue_clock.advance(6)
-    orders.reconcile_pending(older_than=timedelta(0))
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     trade = _trade(client, auth_headers, placed["trade_id"])
     assert trade["settlement"] == "confirmed" and trade["settled_at"] is not None
 
@@ -69,7 +69,7 @@ def test_a_failed_trade_shows_and_no_longer_counts(client, auth_headers, me, mar
     placed = _market_buy(client, auth_headers, market.yes, "10")
     assert placed["status"] == "filled"
     venue_clock.advance(3)
-    orders.reconcile_pending(older_than=timedelta(0))
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     trade = _trade(client, auth_headers, placed["trade_id"])
     assert (trade["status"], trade["settlement"], trade["failed_size"], trade["usdc_value"]) \
         == ("failed", "failed", "10", "0")

@@ -86,7 +86,7 @@ def test_limit_order_list_and_cancel(client, auth_headers, me, market):
 
 
 def test_cannot_cancel_another_users_order(client, auth_headers, me, make_trader, market):
-    from services.trading import orders, previews
+    from services.trading import order_reads, orders, previews
 
     other = make_trader()
     quote = previews.create(other.user, market.yes, "buy", "10", "limit", "0.40")
@@ -95,7 +95,7 @@ def test_cannot_cancel_another_users_order(client, auth_headers, me, make_trader
                                 preview_id=quote["preview_id"])
     response = client.delete(f"/api/markets/orders/{theirs.order_id}", headers=auth_headers)
     assert response.status_code == 404 and _json(response)["code"] == "not_found"
-    assert [o["order_id"] for o in orders.open_orders(other.user)] == [theirs.order_id]
+    assert [o["order_id"] for o in order_reads.open_orders(other.user)] == [theirs.order_id]
 
 
 @pytest.mark.parametrize(("body", "field"), [

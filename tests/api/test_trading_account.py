@@ -25,6 +25,11 @@ def test_connect_is_session_only_and_names_the_bad_field(client, auth_headers, a
     assert bad.status_code == 400
     assert bad.get_json()["code"] == "validation_failed"
     assert set(bad.get_json()["fields"]) == {"private_key"}
+    zero = client.post("/api/trading-account/connect", headers=auth_headers,
+                       json={**body, "private_key": "0x" + "00" * 32})  # 64 digits, no key
+    assert zero.status_code == 400, zero.get_data(as_text=True)
+    assert zero.get_json()["code"] == "validation_failed"
+    assert set(zero.get_json()["fields"]) == {"private_key"}
     other = client.post("/api/trading-account/connect", headers=auth_headers,
                         json={**body, "wallet_address": "0x" + "77" * 20})
     assert other.status_code == 400 and set(other.get_json()["fields"]) == {"private_key"}

@@ -245,6 +245,20 @@ def test_bad_withdrawals_are_validation_failed(client, auth_headers, stepped_up_
     assert Withdrawal.select().count() == 0
 
 
+def test_a_withdrawal_to_the_accounts_own_signer_is_validation_failed(
+        client, stepped_up_headers, user, make_trader) -> None:
+    # A deposit wallet's owner key signs for it but holds nothing: nothing in the product
+    # moves money out of the owner address again, so sending there strands the funds.
+    trader = make_trader("10", user=user, deposit_wallet=True)
+    for to in (trader.wallet.address, trader.wallet.address.lower()):
+        response = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
+                               json={"to_address": to, "amount": "1", "token": "usdc"})
+        error = _json(response)
+        assert response.status_code == 400 and error["code"] == "validation_failed", error
+        assert set(error["fields"]) == {"to_address"}
+    assert Withdrawal.select().count() == 0
+
+
 def test_more_than_the_balance_and_no_gas_are_402(client, auth_headers, stepped_up_headers,
                                                   user, fund,
                                                   wallet_chain) -> None:
@@ -354,7 +368,7 @@ def test_a_deposit_wallets_winnings_are_claimed_as_pusd_over_rest(
     done = _wait_status(client, auth_headers, f"/api/positions/claims/{submitted['id']}",
                         "confirmed")
     assert done["status"] == "confirmed", done
-    assert done["relayer_transaction_id"] and done["tx_hash"] is None
+    assert done["relayer_transaction_id"] and len(done["tx_hash"]) == 66  # the chain hash
     assert venue_control.balances(maker)["pusd"] == "13"
     again = _json(client.post("/api/positions/claim", headers=auth_headers, json={}))
     assert again["claims"] == [] and venue_control.balances(maker)["pusd"] == "13"

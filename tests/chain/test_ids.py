@@ -7,7 +7,7 @@ import os
 import pytest
 
 from chain import ids
-from chain.addresses import POLYGON_MAINNET, POLYGON_NEG_RISK_WRAPPED_COLLATERAL
+from config import POLYGON_CONTRACTS
 from devstack.chain.compile import compile_contracts
 
 # Real markets from the venue samples (Gamma `conditionId` and `clobTokenIds`, see
@@ -43,9 +43,8 @@ REAL_MARKETS = [
 
 @pytest.mark.parametrize(("condition_id", "neg_risk", "yes", "no"), REAL_MARKETS)
 def test_token_ids_match_polymarket(condition_id: str, neg_risk: bool, yes: str, no: str) -> None:
-    collateral = (
-        POLYGON_NEG_RISK_WRAPPED_COLLATERAL if neg_risk else POLYGON_MAINNET["USDCE_ADDRESS"]
-    )
+    collateral = POLYGON_CONTRACTS[
+        "NEG_RISK_WRAPPED_COLLATERAL_ADDRESS" if neg_risk else "USDCE_ADDRESS"]
     assert ids.outcome_position_ids(collateral, condition_id) == [int(yes), int(no)]
 
 

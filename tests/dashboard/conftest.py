@@ -122,7 +122,7 @@ def sign_in(page: Any, inbox: Inbox, email: str | None = None) -> str:
     code, _token = inbox.last_for(email)
     page.fill("input[name=code]", code)
     page.click("button:has-text('Sign in')")
-    page.wait_for_url(re.compile(r".*/dashboard/configs$"))
+    page.wait_for_url(re.compile(r".*/dashboard$"))
     return email
 
 

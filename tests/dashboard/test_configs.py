@@ -71,7 +71,10 @@ def test_preview_create_start_paper_config_and_see_a_copied_trade(
     page.goto("/dashboard/configs")
     card = page.locator(f"[data-config-id='{config_id}']")
     assert "copying" in card.inner_text() and "paper" in card.inner_text()
-    assert "Last detection: 20" in card.inner_text()
+    # A moment: sent in UTC, shown in the reader's time zone with the zone named.
+    detected = card.locator("time.local")
+    assert detected.get_attribute("datetime").startswith("20")
+    assert "Last detection: " in card.inner_text() and "UTC" in detected.inner_text()
     screenshot(page, "configs")
 
     card.click()

@@ -47,7 +47,7 @@ def test_an_attackers_link_names_the_account_and_drops_next(app, client, inbox, 
     confirmed = _post(client, "/dashboard/login/link",
                       {"token": token, "account": ATTACKER, "next": CONSENT})
     assert confirmed.status_code == 303
-    assert confirmed.headers["Location"] == "/dashboard/configs"
+    assert confirmed.headers["Location"] == "/dashboard"
 
 
 def test_the_browser_that_asked_follows_next_without_a_question(client, inbox, bound_db):
@@ -111,5 +111,5 @@ def test_in_a_browser_someone_elses_link_asks_first(app, page, inbox, bound_db):
     assert page.locator("button:has-text('Continue')").count() == 0
     screenshot(page, "login-foreign-link")
     button.click()
-    page.wait_for_url(re.compile(r".*/dashboard/configs$"))
+    page.wait_for_url(re.compile(r".*/dashboard$"))
     assert page.locator(".who").inner_text() == ATTACKER

@@ -8,7 +8,7 @@ from decimal import Decimal
 from models import User
 from models.oauth import Approval, OAuthClient
 from services.oauth import tokens as oauth
-from services.trading import orders, paper, previews
+from services.trading import order_reads, orders, paper, previews
 from tests.dashboard.conftest import screenshot, sign_in
 from tests.trading_support import onboarded_trader
 
@@ -50,7 +50,7 @@ def test_positions_trades_and_cancelling_an_open_order(page, inbox, venue_contro
     order_row.locator("button:has-text('Cancel')").click()  # confirm: yes
     page.wait_for_selector(f"#open-orders:has-text('Cancelled: {resting['order_id']}')")
     assert page.locator(f"#open-orders tr[data-order-id='{resting['order_id']}']").count() == 0
-    assert orders.open_orders(user) == []
+    assert order_reads.open_orders(user) == []
 
 
 def test_approved_apps_are_listed_and_revoked(page, inbox, app):

@@ -92,3 +92,22 @@ def test_pages_need_a_session(live_server):
         assert page.headers["Location"] == "/dashboard/login?next=/dashboard/wallet"
         fragment = http.get("/dashboard/configs", headers={"HX-Request": "true"})
         assert fragment.headers["HX-Redirect"].startswith("/dashboard/login")
+
+
+def test_without_a_mail_server_the_pages_say_the_code_is_in_the_servers_log(
+        page, app, live_server, monkeypatch, caplog):
+    monkeypatch.setitem(app.config, "SMTP_URL", None)
+    email = "no-mail@example.com"
+    page.goto("/dashboard/login")
+    assert "appear in the server's log" in page.locator("#no-mail").inner_text()
+    page.fill("input[name=email]", email)
+    with caplog.at_level("WARNING", logger="services.identity.auth"):
+        page.click("button:has-text('Email me a code')")
+        page.wait_for_selector("input[name=code]")
+    assert page.locator("h1").inner_text() == "Find your code in the server's log"
+    screenshot(page, "login-no-mail")
+    [notice] = [r.getMessage() for r in caplog.records if "sign-in code for" in r.getMessage()]
+    code = re.search(r"sign-in code for \S+: (\d{6})", notice).group(1)
+    page.fill("input[name=code]", code)
+    page.click("button:has-text('Sign in')")
+    page.wait_for_url(re.compile(r".*/dashboard$"))

@@ -9,7 +9,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from services.trading import orders, previews
+from services.trading import order_reconcile, orders, previews
 from tests.mcp_server.conftest import run_client
 from tests.venue_lifecycle import VenueClock, fail_next_trade, hand_moved_clock
 
@@ -27,7 +27,7 @@ def test_list_trades_shows_a_failed_settlement(mcp_url, trader_key, trader, mark
     placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
                                 order_type="market", preview_id=quote["preview_id"])
     venue_clock.advance(3)
-    orders.reconcile_pending(older_than=timedelta(0))
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     token = trader_key("read:trades")
 
     async def body(client: Client):

@@ -22,9 +22,10 @@ from services.trading import stats
 
 API_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
-# Tools whose capability has no REST route (the venue's market data is MCP-only).
-MCP_ONLY = {"search_markets", "get_market_details", "get_market_depth",
-            "get_market_price_history", "list_top_traders"}
+# Tools with no REST route of their own: REST serves them through wider calls (GET
+# /api/markets: browse_markets, which search runs on; GET /api/markets/{slug}: market_page,
+# details with every outcome's depth).
+MCP_ONLY = {"search_markets", "get_market_details", "get_market_depth"}
 
 
 def service_calls(func: Callable[..., Any]) -> set[str]:

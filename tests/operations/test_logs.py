@@ -146,3 +146,12 @@ def test_the_session_capture_is_recording_this_run(client):
         handler.flush()
     recorded = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     assert any(e.get("request_id") == "capture-probe" for e in recorded)
+
+
+def test_an_open_dashboards_refreshes_log_at_debug_and_everything_else_at_info(client, captured):
+    client.get("/healthz", headers={"X-Request-Id": "plain-read"})
+    client.get("/healthz", headers={"X-Request-Id": "htmx-poll", "HX-Request": "true"})
+    client.post("/api/auth/magic", json={}, headers={"X-Request-Id": "htmx-write",
+                                                     "HX-Request": "true"})
+    levels = {e["request_id"]: e["level"] for e in lines(captured) if e.get("event") == "request"}
+    assert levels == {"plain-read": "info", "htmx-poll": "debug", "htmx-write": "info"}

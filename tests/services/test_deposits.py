@@ -6,7 +6,9 @@ run wraps again; a pUSD deposit reaches the CLOB's cached balance through the wa
 
 from __future__ import annotations
 
+import secrets
 import threading
+import time
 from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
@@ -196,3 +198,37 @@ def test_a_sweep_pages_through_every_ready_account(make_trader, chain) -> None:
     assert seen[str(second.wallet.id)]["wrap"] is not None
     run_queued_jobs()
     assert _cached_pusd(first) == 3 and _cached_pusd(second) == 4
+
+
+def test_auto_wrap_leaves_what_an_open_usdc_e_withdrawal_needs(make_trader, chain) -> None:
+    from services.wallets import withdrawals
+
+    dev = chain.contracts
+    trader, maker = _ready(make_trader)
+    dev.mint(dev.usdce, maker, 25 * USDC)
+    dest = "0x" + secrets.token_hex(20)  # the dev chain outlives the test
+    pending = withdrawals.request(trader.user, dest, Decimal("10"), "usdc_e")
+    [seen] = deposits.sweep()
+    assert CollateralWrap.get_by_id(seen["wrap"]).amount == Decimal(15)
+    run_queued_jobs()
+    assert withdrawals.send(pending.id) == "confirmed"  # its USDC.e was still there
+    assert _held(chain, dev.usdce, dest) == 10 * USDC
+    assert _held(chain, dev.pusd, maker) == 15 * USDC
+
+
+def test_a_second_run_of_a_wrap_whose_answer_was_lost_follows_its_batch(
+        make_trader, chain, chain_venue) -> None:  # noqa: F811
+    dev = chain.contracts
+    trader, maker = _ready(make_trader)
+    dev.mint(dev.usdce, maker, 9 * USDC)
+    row = collateral.request_wrap(trader.user, "9")
+    chain_venue.call("POST", "/faults", {"path": "/relayer/submit", "method": "POST",
+                                         "after": True, "status": 500}, expect=201)
+    # The relayer took the batch, its answer was lost: not failed, not sent again.
+    assert collateral.run(row.id) == "ambiguous"
+    deadline = time.monotonic() + 20
+    while (status := collateral.run(row.id)) != "confirmed" and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert status == "confirmed"
+    assert _held(chain, dev.usdce, maker) == 0
+    assert _held(chain, dev.pusd, maker) == 9 * USDC

@@ -12,7 +12,7 @@ import pytest
 
 from models.trading import Order, OrderFill, Trade
 from services.platform import venues
-from services.trading import orders, previews
+from services.trading import order_reconcile, orders, previews
 from tests.sdk_env import sdk_result
 from tests.venue_lifecycle import VenueClock, delay_market, hand_moved_clock
 from venue import fees
@@ -114,7 +114,7 @@ def test_a_fill_found_later_carries_the_fee_the_venue_charged(trader, make_sandb
     assert order.fee == 0  # nothing matched yet
 
     venue_clock.advance(5)
-    orders.reconcile_pending(older_than=timedelta(0))
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     order = Order.get_by_id(order.id)
     charged = before - _pusd(venue_control, trader.maker) - order.filled_value
     assert order.filled_size == Decimal(10) and charged == Decimal("0.18118")
@@ -137,7 +137,7 @@ def test_the_trade_fee_follows_the_market_exponent(trader, make_sandbox_market,
                                 order_type="market", preview_id=quote["preview_id"])
     assert placed.status == "filled"
     venue_clock.advance(1)
-    orders.reconcile_pending(older_than=timedelta(0))
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     order = Order.get(Order.order_hash == placed.order_id)
     charged = before - _pusd(venue_control, trader.maker) - order.filled_value
     assert charged == Decimal("0.02498")  # 10 x 0.04 x (0.51 x 0.49)^2, to 5 dp

@@ -47,3 +47,23 @@ def test_protected_urls_are_scrubbed_even_when_nothing_else_matches():
         assert "secretpath" not in logs.redact("called /secretpath ok")
     finally:
         logs._protected_urls.discard("https://rpc.example/secretpath")
+
+
+def test_text_lines_name_the_ids_only_when_one_is_set():
+    import io
+    import logging
+
+    stream = io.StringIO()
+    handler = logs.build_handler(stream, fmt="text")
+    logger = logging.getLogger("copytrade.text-format-test")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("no ids here")
+        with logs.bound(request="req-7", job="job-9"):
+            logger.warning("inside a job")
+    finally:
+        logger.removeHandler(handler)
+    plain, bound = stream.getvalue().splitlines()
+    assert plain.endswith("WARNING copytrade.text-format-test: no ids here")
+    assert bound.endswith("inside a job [request req-7, job job-9]")

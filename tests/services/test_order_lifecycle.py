@@ -13,7 +13,15 @@ import pytest
 from models.base import utcnow
 from models.trading import Order, OrderFill, Trade
 from services.platform import errors, venues
-from services.trading import order_fills, orders, positions, previews, stats
+from services.trading import (
+    order_cancels,
+    order_fills,
+    order_reconcile,
+    orders,
+    positions,
+    previews,
+    stats,
+)
 from services.wallets import venue_accounts
 from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
 
@@ -65,10 +73,10 @@ def test_a_delayed_order_stays_open_and_fills_after_the_delay(trader, market, ve
     order = Order.get(Order.order_hash == placed.order_id)
     assert order.status == "delayed" and order.acknowledged_at is not None
     assert Trade.get_by_id(placed.trade_id).status == "pending"
-    assert orders.reconcile(order.id).status == "delayed"  # still waiting out the delay
+    assert order_reconcile.reconcile(order.id).status == "delayed"  # still waiting out the delay
 
     venue_clock.advance(5)
-    assert orders.reconcile_pending(older_than=timedelta(0)) == 1
+    assert order_reconcile.reconcile_pending(older_than=timedelta(0)) == 1
     order = Order.get_by_id(order.id)
     assert (order.status, order.filled_size, order.filled_value) == (
         "matched", Decimal(10), Decimal("5.1"))
@@ -80,13 +88,13 @@ def test_a_delayed_order_stays_open_and_fills_after_the_delay(trader, market, ve
     assert venue_control.balances(trader.maker)["positions"] == {market.yes: "10"}
 
     venue_clock.advance(6)
-    orders.reconcile_pending(older_than=timedelta(0))
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     trade = Trade.get_by_id(placed.trade_id)
     assert (trade.settlement, trade.status) == ("confirmed", "filled")
     assert trade.settled_at is not None
     [fill] = OrderFill.select().where(OrderFill.order == order.id)
     assert (fill.status, fill.shares) == ("CONFIRMED", Decimal(10))
-    assert orders.reconcile_pending(older_than=timedelta(0)) == 0  # nothing left to follow
+    assert order_reconcile.reconcile_pending(older_than=timedelta(0)) == 0  # nothing left to follow
 
 
 def test_a_delayed_order_that_cannot_fill_ends_cancelled(trader, make_trader,
@@ -97,9 +105,9 @@ def test_a_delayed_order_that_cannot_fill_ends_cancelled(trader, make_trader,
     _delay(venue_control, market, 3)
     placed = _place(trader, market.yes, "buy", "10", "market")
     assert Order.get(Order.order_hash == placed.order_id).status == "delayed"
-    orders.cancel_all(seller.user)  # the liquidity leaves during the delay
+    order_cancels.cancel_all(seller.user)  # the liquidity leaves during the delay
     venue_clock.advance(3)
-    order = orders.reconcile(Order.get(Order.order_hash == placed.order_id).id)
+    order = order_reconcile.reconcile(Order.get(Order.order_hash == placed.order_id).id)
     assert (order.status, order.filled_size) == ("cancelled", 0)
     assert Trade.get_by_id(placed.trade_id).status == "cancelled"
     assert venue_control.balances(trader.maker) == {
@@ -115,17 +123,17 @@ def test_a_failed_trade_is_reversed_everywhere_it_counted(trader, make_trader,
     placed = _place(trader, market.yes, "buy", "10", "market")
     assert placed.status == "filled" and placed.filled_size == Decimal(10)
     assert stats.user_summary(trader.user)["trade_count"] == 1
-    orders.reconcile_pending(older_than=timedelta(0))
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     assert Trade.get_by_id(placed.trade_id).settlement == "matched"
 
     venue_clock.advance(1)
-    orders.reconcile_pending(older_than=timedelta(0))
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     trade = Trade.get_by_id(placed.trade_id)
     assert (trade.status, trade.settlement, trade.filled_size) == (
         "filled", "retrying", Decimal(10))
 
     venue_clock.advance(2)
-    orders.reconcile_pending(older_than=timedelta(0))
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     trade = Trade.get_by_id(placed.trade_id)
     assert (trade.status, trade.settlement, trade.failed_size) == (
         "failed", "failed", Decimal(10))
@@ -138,7 +146,7 @@ def test_a_failed_trade_is_reversed_everywhere_it_counted(trader, make_trader,
     assert stats.user_summary(trader.user)["trade_count"] == 0
     assert venue_control.balances(trader.maker)["pusd"] == "1000"
     # Reconciling again changes nothing (the reversal happened once).
-    orders.reconcile(order.id)
+    order_reconcile.reconcile(order.id)
     assert Trade.get_by_id(placed.trade_id).failed_size == Decimal(10)
 
 
@@ -198,9 +206,9 @@ def test_an_order_that_never_arrived_fails_after_the_grace(trader, market, venue
                                            "status": 500}, expect=201)
     order, trade = _place_unanswered(trader, market.yes, "buy", "10", "market")
     assert order.status == "pending"
-    grace = orders.not_found_grace().total_seconds()
+    grace = order_reconcile.not_found_grace().total_seconds()
     _sent_ago(order, grace + 1)
-    assert orders.reconcile_pending(older_than=timedelta(0)) == 1
+    assert order_reconcile.reconcile_pending(older_than=timedelta(0)) == 1
     assert Order.get_by_id(order.id).status == "failed"
     assert Trade.get_by_id(trade.id).status == "failed"
 
@@ -213,11 +221,11 @@ def test_an_unanswerable_order_is_closed_at_the_deadline(trader, market, venue_c
     venue_control.call("POST", "/faults", {"path": "/clob/data/", "status": 503,
                                            "count": 1000}, expect=201)
     order, trade = _place_unanswered(trader, market.yes, "buy", "10", "market")
-    _sent_ago(order, orders.not_found_grace().total_seconds() + 1)
-    orders.reconcile_pending(older_than=timedelta(0))
+    _sent_ago(order, order_reconcile.not_found_grace().total_seconds() + 1)
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     assert Order.get_by_id(order.id).status == "pending"  # the venue cannot say yet
-    _sent_ago(order, orders.resolve_deadline().total_seconds() + 1)
-    orders.reconcile_pending(older_than=timedelta(0))
+    _sent_ago(order, order_reconcile.resolve_deadline().total_seconds() + 1)
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     order = Order.get_by_id(order.id)
     assert order.status == "failed" and "deadline" in order.error
     assert Trade.get_by_id(trade.id).status == "failed"
@@ -229,8 +237,8 @@ def test_an_order_still_delayed_at_the_deadline_is_cancelled_at_the_venue(
     placed = _place(trader, market.yes, "buy", "10", "market")
     order = Order.get(Order.order_hash == placed.order_id)
     assert order.status == "delayed"
-    _sent_ago(order, orders.resolve_deadline().total_seconds() + 1)
-    orders.reconcile_pending(older_than=timedelta(0))
+    _sent_ago(order, order_reconcile.resolve_deadline().total_seconds() + 1)
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     order = Order.get_by_id(order.id)
     assert (order.status, order.filled_size) == ("cancelled", 0)
     venue_clock.advance(3600)  # the venue never fills it afterwards
@@ -252,20 +260,21 @@ def test_following_settlements_walks_each_accounts_trades_once(trader, market, v
     assert all(p.status == "filled" for p in placed)
     venue_clock.advance(2)  # MINED at the venue
     before = _data_calls()
-    assert orders.reconcile_pending(older_than=timedelta(0)) == 0  # none left to look up alone
+    # none left to look up alone
+    assert order_reconcile.reconcile_pending(older_than=timedelta(0)) == 0
     # One trades page for the account instead of two calls for each of the six orders.
     assert _data_calls() - before == 1
     assert {Trade.get_by_id(p.trade_id).settlement for p in placed} == {"mined"}
     assert OrderFill.select().where(OrderFill.status == "MINED").count() == 6
 
     venue_clock.advance(6)  # CONFIRMED
-    orders.reconcile_pending(older_than=timedelta(0))
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     trades = [Trade.get_by_id(p.trade_id) for p in placed]
     assert {(t.settlement, t.status, t.filled_size) for t in trades} == {
         ("confirmed", "filled", Decimal(5))}
     assert all(t.settled_at is not None for t in trades)
     before = _data_calls()
-    orders.reconcile_pending(older_than=timedelta(0))  # nothing settling: nothing asked
+    order_reconcile.reconcile_pending(older_than=timedelta(0))  # nothing settling: nothing asked
     assert _data_calls() == before
 
 
@@ -276,14 +285,14 @@ def test_a_fill_after_the_deadline_is_booked_late(trader, market, venue_control,
     venue_control.call("POST", "/faults", {"path": "/clob/data/", "status": 503,
                                            "count": 1000}, expect=201)
     order, trade = _place_unanswered(trader, market.yes, "buy", "10", "market")
-    _sent_ago(order, orders.resolve_deadline().total_seconds() + 1)
-    orders.reconcile_pending(older_than=timedelta(0))
+    _sent_ago(order, order_reconcile.resolve_deadline().total_seconds() + 1)
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     assert Order.get_by_id(order.id).status == "failed"
     held = positions.ledger(trader.user).get(market.yes)
     assert held is None or held.size == 0
 
     venue_control.call("DELETE", "/faults", expect=200)
-    orders.reconcile_pending(older_than=timedelta(0))
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     order = Order.get_by_id(order.id)
     assert (order.status, order.filled_size) == ("matched", Decimal(10))
     assert "booked late" in order.error
@@ -293,7 +302,7 @@ def test_a_fill_after_the_deadline_is_booked_late(trader, market, venue_control,
     assert positions.ledger(trader.user)[market.yes].size == Decimal(10)
     assert positions.ledger_drift(trader.user) == {}
     assert stats.user_summary(trader.user)["trade_count"] == 1
-    orders.reconcile_pending(older_than=timedelta(0))  # booked once
+    order_reconcile.reconcile_pending(older_than=timedelta(0))  # booked once
     assert Order.get_by_id(order.id).filled_size == Decimal(10)
     assert positions.ledger(trader.user)[market.yes].size == Decimal(10)
 
@@ -304,16 +313,16 @@ def test_only_orders_closed_at_the_deadline_are_followed_for_late_fills(
     venue_control.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
                                            "status": 500, "count": 2}, expect=201)
     never, _ = _place_unanswered(trader, market.yes, "buy", "10", "market")
-    _sent_ago(never, orders.not_found_grace().total_seconds() + 1)
-    orders.reconcile_pending(older_than=timedelta(0))
+    _sent_ago(never, order_reconcile.not_found_grace().total_seconds() + 1)
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     never = Order.get_by_id(never.id)
     assert never.status == "failed" and never.deadline_closed_at is None
 
     venue_control.call("POST", "/faults", {"path": "/clob/data/", "status": 503,
                                            "count": 1000}, expect=201)
     late, _ = _place_unanswered(trader, market.yes, "buy", "10", "market")
-    _sent_ago(late, orders.resolve_deadline().total_seconds() + 1)
-    orders.reconcile_pending(older_than=timedelta(0))
+    _sent_ago(late, order_reconcile.resolve_deadline().total_seconds() + 1)
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     late = Order.get_by_id(late.id)
     assert late.status == "failed" and late.deadline_closed_at is not None
     # A venue's words quoting the setting's name do not make an order one to follow.
@@ -351,10 +360,10 @@ def test_a_late_fill_books_the_fee_the_venue_charged(trader, market, venue_contr
     venue_control.call("POST", "/faults", {"path": "/clob/data/", "status": 503,
                                            "count": 1000}, expect=201)
     order, _ = _place_unanswered(trader, market.yes, "buy", "10", "market")
-    _sent_ago(order, orders.resolve_deadline().total_seconds() + 1)
-    orders.reconcile_pending(older_than=timedelta(0))
+    _sent_ago(order, order_reconcile.resolve_deadline().total_seconds() + 1)
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     venue_control.call("DELETE", "/faults", expect=200)
-    orders.reconcile_pending(older_than=timedelta(0))
+    order_reconcile.reconcile_pending(older_than=timedelta(0))
     order = Order.get_by_id(order.id)
     charged = sum((Decimal(f.fee) for f in OrderFill.select().where(OrderFill.order == order)),
                   Decimal(0))

@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from models.base import utcnow
 from models.trading import Order, Trade
-from services.trading import orders
+from services.trading import order_reconcile, orders
 
 
 def _sent_and_reconciled(trader, token: str, detected_at=None):
@@ -24,7 +24,7 @@ def _sent_and_reconciled(trader, token: str, detected_at=None):
     [order] = orders.record_orders([prepared])
     answer = orders.post(prepared)
     assert answer.result is not None and answer.result.success, answer
-    reconciled = orders.reconcile(order.id, acct=prepared.acct)
+    reconciled = order_reconcile.reconcile(order.id, acct=prepared.acct)
     assert reconciled.status == "matched" and reconciled.filled_size == Decimal(10)
     assert reconciled.acknowledged_at is not None
     return order, prepared, answer, reconciled

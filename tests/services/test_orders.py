@@ -1,5 +1,5 @@
-"""services/trading/orders.py against the sandbox venue over real HTTP: place, sign, reconcile,
-cancel."""
+"""services/trading/orders.py, order_reconcile.py, order_reads.py and order_cancels.py against
+the sandbox venue over real HTTP: place, sign, reconcile, list, cancel."""
 
 from __future__ import annotations
 
@@ -14,7 +14,14 @@ from devstack.venue.order_signing import parse_order, recover_order_signer
 from models.base import utcnow
 from models.trading import Order, Trade
 from services.platform import errors, venues
-from services.trading import order_plan, orders, previews
+from services.trading import (
+    order_cancels,
+    order_plan,
+    order_reads,
+    order_reconcile,
+    orders,
+    previews,
+)
 from services.wallets import venue_accounts, wallets
 
 
@@ -72,7 +79,7 @@ def test_limit_order_rests_then_fills_and_the_trade_follows(trader, make_trader,
     assert placed.filled_size == 0
     [entry] = _received(venue_control, placed.order_id)
     assert entry["body"]["orderType"] == "GTC"
-    listed = orders.open_orders(trader.user)
+    listed = order_reads.open_orders(trader.user)
     assert [(o["order_id"], o["price"], o["size"], o["order_type"]) for o in listed] == [
         (placed.order_id, Decimal("0.45"), Decimal("20"), "limit")]
     assert Trade.get_by_id(placed.trade_id).status == "pending"
@@ -82,11 +89,11 @@ def test_limit_order_rests_then_fills_and_the_trade_follows(trader, make_trader,
     venue_control.grant(seller.maker, market.yes, "20")  # held a while: the CLOB has seen them
     sold = _place(seller, market.yes, "sell", "20", "limit", "0.45")
     assert sold.status == "filled" and sold.average_price == Decimal("0.45")
-    orders.sync_user_orders(trader.user)
+    order_reconcile.sync_user_orders(trader.user)
     trade = Trade.get_by_id(placed.trade_id)
     assert (trade.status, trade.filled_size, trade.filled_value) == (
         "filled", Decimal("20"), Decimal("9.00"))
-    assert orders.open_orders(trader.user) == []
+    assert order_reads.open_orders(trader.user) == []
 
 
 def test_cancel_only_own_orders(trader, make_trader, market, venue_control):
@@ -95,20 +102,20 @@ def test_cancel_only_own_orders(trader, make_trader, market, venue_control):
     theirs = _place(other, market.yes, "buy", "10", "limit", "0.41")
 
     with pytest.raises(errors.NotFound):
-        orders.cancel_order(trader.user, theirs.order_id)
-    result = orders.cancel_order(trader.user, mine.order_id)
+        order_cancels.cancel_order(trader.user, theirs.order_id)
+    result = order_cancels.cancel_order(trader.user, mine.order_id)
     assert result == {"canceled": [mine.order_id], "not_canceled": {}}
     assert Trade.get_by_id(mine.trade_id).status == "cancelled"
-    assert [o["order_id"] for o in orders.open_orders(other.user)] == [theirs.order_id]
-    again = orders.cancel_order(trader.user, mine.order_id)
+    assert [o["order_id"] for o in order_reads.open_orders(other.user)] == [theirs.order_id]
+    again = order_cancels.cancel_order(trader.user, mine.order_id)
     assert again["canceled"] == [] and mine.order_id in again["not_canceled"]
 
     second = _place(trader, market.yes, "buy", "10", "limit", "0.39")
     third = _place(trader, market.no, "buy", "10", "limit", "0.39")
-    result = orders.cancel_all(trader.user)
+    result = order_cancels.cancel_all(trader.user)
     assert sorted(result["canceled"]) == sorted([second.order_id, third.order_id])
-    assert orders.open_orders(trader.user) == []
-    assert [o["order_id"] for o in orders.open_orders(other.user)] == [theirs.order_id]
+    assert order_reads.open_orders(trader.user) == []
+    assert [o["order_id"] for o in order_reads.open_orders(other.user)] == [theirs.order_id]
 
 
 def test_insufficient_collateral_is_402_before_sending(make_trader, market, venue_control):
@@ -199,7 +206,7 @@ def test_manual_orders_need_a_preview(trader, market):
 
 def _past_the_grace(order: Order) -> None:
     """Time passes: the order was sent longer ago than "not found" may mean "on its way"."""
-    Order.update(submitted_at=utcnow() - orders.not_found_grace() - timedelta(seconds=1)) \
+    Order.update(submitted_at=utcnow() - order_reconcile.not_found_grace() - timedelta(seconds=1)) \
         .where(Order.id == order.id).execute()
 
 
@@ -214,9 +221,9 @@ def test_record_is_written_before_sending_and_reconciled_by_hash(trader, market,
     assert caught.value.code == "polymarket_unavailable" and caught.value.retry_after
     order = Order.get(Order.order_hash == caught.value.details["order_id"])
     assert order.status == "pending" and order.submitted_at is not None
-    assert orders.reconcile(order.id).status == "pending"  # looked up again: still unknown
+    assert order_reconcile.reconcile(order.id).status == "pending"  # looked up again: still unknown
     _past_the_grace(order)
-    order = orders.reconcile(order.id)
+    order = order_reconcile.reconcile(order.id)
     assert order.status == "failed" and "never reached" in order.error
     assert Trade.get_by_id(order.id).status == "failed"
     assert _received(venue_control, order.order_hash) == []
@@ -230,15 +237,15 @@ def test_not_found_within_the_grace_stays_pending_and_a_later_lookup_settles_it(
                                     order_type="market", source="copy",
                                     time_in_force="FAK")
     [order] = orders.record_orders([prepared])
-    assert orders.reconcile(order.id, acct=acct).status == "pending"  # not sent yet
+    assert order_reconcile.reconcile(order.id, acct=acct).status == "pending"  # not sent yet
     assert Trade.get_by_id(order.id).status == "pending"
     placed = orders.settle(order, prepared, orders.post(prepared))
     assert placed.status == "filled"
-    order = orders.reconcile(order.id, acct=acct)
+    order = order_reconcile.reconcile(order.id, acct=acct)
     assert (order.status, order.filled_size) == ("matched", Decimal(10))
     assert venue_control.balances(trader.maker)["positions"] == {market.yes: "10"}
     _past_the_grace(order)  # a final status is never replaced, even by a late "not found"
-    assert orders.reconcile(order.id, acct=acct).status == "matched"
+    assert order_reconcile.reconcile(order.id, acct=acct).status == "matched"
 
 
 def test_crash_after_send_is_reconciled_from_the_venue(trader, market, venue_control):
@@ -255,7 +262,7 @@ def test_crash_after_send_is_reconciled_from_the_venue(trader, market, venue_con
                          requested_size=10, price=plan.limit_price)
     venues.client().clob.post_order(acct.creds, signed)  # ...and the process "dies" here
 
-    assert orders.reconcile_pending(older_than=timedelta(0)) == 1
+    assert order_reconcile.reconcile_pending(older_than=timedelta(0)) == 1
     order = Order.get_by_id(order.id)
     assert order.status == "matched" and order.filled_size == Decimal(10)
     assert Trade.get_by_id(trade.id).status == "filled"
@@ -283,12 +290,12 @@ def test_lost_answer_is_queued_for_reconciliation(trader, market, venue_control)
     order = Order.get(Order.order_hash == caught.value.details["order_id"])
     assert order.status == "pending" and order.filled_size == 0
     queued = jobs.fetch(jobs.qualified_job_id(f"reconcile-{order.id}"))
-    assert queued is not None and queued.func_name == orders.RECONCILE_JOB
+    assert queued is not None and queued.func_name == order_reconcile.RECONCILE_JOB
     assert queued.args == [str(order.id)]  # JSON-serialized job: a list
     queued.delete()
     # What the job does, once the venue answers again: not there yet, so it stays pending
     # (maintenance looks it up again); once the grace has passed, it never arrived.
-    assert orders.reconcile(str(order.id)).status == "pending"
+    assert order_reconcile.reconcile(str(order.id)).status == "pending"
     _past_the_grace(order)
-    assert orders.reconcile(str(order.id)).status == "failed"
+    assert order_reconcile.reconcile(str(order.id)).status == "failed"
     assert Trade.get_by_id(order.id).status == "failed"

@@ -55,6 +55,15 @@ def _onboard(user: Any) -> AccountOnboarding:
     return AccountOnboarding.get_by_id(row.id)
 
 
+def _ready_account(cv: ChainVenue, client: Any, headers: dict, user: Any
+                   ) -> tuple[OrderKey, str, OrderKey]:
+    """``_owned_wallet``, connected over REST with its session key and onboarded (ready)."""
+    owner, wallet, session = _owned_wallet(cv)
+    _connect(client, headers, wallet, session)
+    assert _onboard(user).status == "ready"
+    return owner, wallet, session
+
+
 def _token(cv: ChainVenue) -> str:
     slug = f"sk-{secrets.token_hex(4)}"
     return cv.control.add_market(slug, liquidity=True, fair_price="0.5")["token_ids"][0]
@@ -95,9 +104,7 @@ def test_a_session_key_account_connects_onboards_and_fills_a_live_order(
 def test_a_revoked_session_key_gets_the_venues_refusal_and_readiness_says_why(
         accounts_venue, client, auth_headers, user) -> None:
     cv = accounts_venue
-    owner, wallet, session = _owned_wallet(cv)
-    _connect(client, auth_headers, wallet, session)
-    assert _onboard(user).status == "ready"
+    owner, wallet, session = _ready_account(cv, client, auth_headers, user)
     token = _token(cv)
     assert _market_order(user, token).status == "filled"
     cv.revoke(owner, wallet, session.address)
@@ -120,9 +127,7 @@ def test_a_revoked_session_key_gets_the_venues_refusal_and_readiness_says_why(
 def test_an_expired_session_key_is_refused_the_same_way(accounts_venue, client, auth_headers,
                                                        user) -> None:
     cv = accounts_venue
-    owner, wallet, session = _owned_wallet(cv)
-    _connect(client, auth_headers, wallet, session)
-    assert _onboard(user).status == "ready"
+    owner, wallet, session = _ready_account(cv, client, auth_headers, user)
     # Re-authorized to lapse in a few seconds (the wallet and the venue both read clocks).
     cv.authorize(owner, wallet, session.address, valid_until=cv.now() + 4)
     time.sleep(5)

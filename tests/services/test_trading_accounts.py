@@ -31,6 +31,10 @@ from venue.signing import OrderKey
 
 KEY = "0x" + "42" * 32
 OWNER = OrderKey(KEY).address
+# The secp256k1 group order: a private key is an integer in [1, N - 1].
+CURVE_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
+# A Relayer API key as polymarket.com issues it: a UUID (the relayer API reference's example).
+RELAYER_KEY = "01967c03-b8c8-7000-8f68-8b8eaec6fd3d"
 BUILDER = {"POLYMARKET_BUILDER_API_KEY": "bk", "POLYMARKET_BUILDER_PASSPHRASE": "pp",
            "POLYMARKET_BUILDER_SECRET": base64.urlsafe_b64encode(b"k" * 32).decode()}
 
@@ -61,6 +65,10 @@ def test_connect_refuses_each_bad_input_naming_its_field(accounts, user) -> None
     wallet = beacon_deposit_wallet_address(OWNER, trading_accounts.contracts())
     cases = [
         ({"private_key": "0x1234"}, "private_key"),
+        # 64 hex digits, but no key: zero, the group order, and above it.
+        ({"private_key": "0x" + "00" * 32}, "private_key"),
+        ({"private_key": f"0x{CURVE_ORDER:064x}"}, "private_key"),
+        ({"private_key": "ff" * 32}, "private_key"),
         ({"wallet_address": "0x" + "1" * 39}, "wallet_address"),
         # Mixed case with a broken checksum is a typo, not an address.
         ({"wallet_address": wallet[:2] + wallet[2:].swapcase()}, "wallet_address"),
@@ -71,6 +79,14 @@ def test_connect_refuses_each_bad_input_naming_its_field(accounts, user) -> None
         ({"relayer_api_key": "rk"}, "relayer_api_key_address"),
         ({"relayer_api_key": "rk", "relayer_api_key_address": "0x" + "cd" * 20},
          "relayer_api_key_address"),
+        # Not a Relayer API key's shape (a UUID): a typo, another secret, or a huge paste.
+        ({"relayer_api_key": "rk-secret", "relayer_api_key_address": OWNER}, "relayer_api_key"),
+        ({"relayer_api_key": RELAYER_KEY + "0", "relayer_api_key_address": OWNER},
+         "relayer_api_key"),
+        ({"relayer_api_key": RELAYER_KEY.replace("-", ""), "relayer_api_key_address": OWNER},
+         "relayer_api_key"),
+        ({"relayer_api_key": "a" * 100_000, "relayer_api_key_address": OWNER},
+         "relayer_api_key"),
     ]
     for change, field in cases:
         args = {"wallet_address": wallet, "private_key": KEY, **change}
@@ -89,17 +105,24 @@ def test_connect_classifies_seals_and_refuses_a_second_account(accounts, user) -
     # Pasted as people paste: spaces, a newline, no 0x, the address in lower case.
     connected = trading_accounts.connect(
         user, wallet_address=f"  {uups.lower()} ", private_key=f" {KEY[2:]}\n",
-        relayer_api_key="rk-secret-uuid", relayer_api_key_address=OWNER.lower())
+        relayer_api_key=f" {RELAYER_KEY}\n", relayer_api_key_address=OWNER.lower())
     assert (connected.signature_type, connected.funder_address) == (3, uups)
     assert (connected.address, connected.account_kind) == (OWNER, "connected")
     stored = TradingWallet.get_by_id(connected.id)
     assert KEY[2:] not in stored.private_key_sealed
-    assert "rk-secret-uuid" not in (stored.relayer_api_key_sealed or "")
+    assert RELAYER_KEY not in (stored.relayer_api_key_sealed or "")
     auth = trading_accounts.relayer_auth(stored)
-    assert (auth.key, auth.address) == ("rk-secret-uuid", OWNER)
-    assert "rk-secret-uuid" not in json.dumps(trading_accounts.describe(stored))
+    assert (auth.key, auth.address) == (RELAYER_KEY, OWNER)
+    assert RELAYER_KEY not in json.dumps(trading_accounts.describe(stored))
     with pytest.raises(errors.Conflict):
         trading_accounts.connect(user, wallet_address=uups, private_key=KEY)
+
+
+def test_the_largest_key_on_the_curve_connects(accounts, user) -> None:
+    key = f"0x{CURVE_ORDER - 1:064x}"  # in range: never refused as out of range
+    wallet = beacon_deposit_wallet_address(OrderKey(key).address, trading_accounts.contracts())
+    connected = trading_accounts.connect(user, wallet_address=wallet, private_key=key)
+    assert connected.address == OrderKey(key).address
 
 
 def test_connect_a_grandfathered_proxy_and_an_allowlisted_eoa(app, accounts, user,

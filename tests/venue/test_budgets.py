@@ -98,7 +98,7 @@ def test_the_transport_waits_for_its_family_and_429_is_a_refusal(venue):
     with VenueClient(config) as client:
         client.transport.budgets = RateBudgets(families=(
             Family("clob_book", "clob", "GET", "/book", (Window(2, 0.6),)),))
-        token = venue.state.markets_by_id[next(iter(venue.state.markets_by_id))].token_ids[0]
+        token = next(iter(venue.state.catalog.markets_by_id.values())).token_ids[0]
         started = time.monotonic()
         for _ in range(3):
             client.clob.book(token)

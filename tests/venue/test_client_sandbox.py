@@ -18,8 +18,10 @@ from tests.devstack.venue.conftest import Control
 from venue.client import AsyncVenueClient, VenueClient
 from venue.config import VenueConfig
 from venue.errors import VenueNotFound, VenueRejected, VenueTimeout
-from venue.models import Market
+from venue.models import Market, Side
+from venue.order_signer import OrderSigner
 from venue.parse.values import loads
+from venue.signing import OrderKey, SignedOrder
 
 
 @pytest.fixture
@@ -46,6 +48,15 @@ def control(sandbox: SandboxServer, method: str, path: str, body: Any = None) ->
 def new_wallet() -> tuple[str, str]:
     key = "0x" + secrets.token_hex(32)
     return key, Account.from_key(key).address
+
+
+def buy(client: VenueClient, key: str, token: str, price: Decimal, size: Decimal,
+        **signer: Any) -> SignedOrder:
+    """A GTC BUY signed as the order service signs it: ``OrderSigner`` with the market's
+    tick size and neg-risk flag as the CLOB gives them."""
+    return OrderSigner.for_venue(client.config, OrderKey(key), **signer).limit(
+        token, Side.BUY, price, size, tick_size=client.clob.tick_size(token),
+        neg_risk=client.clob.neg_risk(token))
 
 
 def ready_maker(sandbox: SandboxServer, address: str, pusd: str, *,
@@ -110,7 +121,7 @@ def test_post_list_cancel_order_with_derived_creds(
         token = market.clob_token_ids[0]
         tick = client.clob.tick_size(token)
         # One tick above zero rests far below any ask.
-        order = client.build_order(key, token, "BUY", tick, Decimal("10"), "GTC")
+        order = buy(client, key, token, tick, Decimal("10"))
         result = client.clob.post_order(creds, order)
         assert result.success, result
         assert result.order_id == order.order_hash
@@ -121,7 +132,7 @@ def test_post_list_cancel_order_with_derived_creds(
         cancelled = client.clob.cancel_order(creds, order.order_hash)
         assert cancelled.canceled == (order.order_hash,)
         assert client.all_open_orders(creds) == []
-        second = client.build_order(key, token, "BUY", tick, Decimal("6"))
+        second = buy(client, key, token, tick, Decimal("6"))
         client.clob.post_order(creds, second)
         assert client.clob.cancel_all(creds).canceled == (second.order_hash,)
 
@@ -133,7 +144,7 @@ def test_rejections_map_to_venue_rejected(sandbox: SandboxServer, config: VenueC
         creds = client.create_or_derive_api_key(key)
         token = open_market(client).clob_token_ids[0]
         # Signed by another key than the API key's: the venue refuses it.
-        order = client.build_order(other_key, token, "BUY", Decimal("0.01"), Decimal("5"))
+        order = buy(client, other_key, token, Decimal("0.01"), Decimal("5"))
         with pytest.raises(VenueRejected) as caught:
             client.clob.post_order(creds, order)
         assert 400 <= caught.value.status < 500
@@ -185,8 +196,7 @@ def test_sandbox_faults_retry_reads_and_surface_post_timeouts(
         creds = client.create_or_derive_api_key(key)
         ready_maker(sandbox, address, "50")
         client.clob.update_balance_allowance(creds)
-        order = client.build_order(key, token, "BUY", client.clob.tick_size(token),
-                                   Decimal("5"))
+        order = buy(client, key, token, client.clob.tick_size(token), Decimal("5"))
     # A venue slower than our timeout: the POST is not resent, the caller reconciles by
     # the order hash once the venue has caught up.
     slow = VenueConfig.for_sandbox(sandbox.url, timeout=0.3)
@@ -218,11 +228,11 @@ def test_deposit_wallet_type_3_order(sandbox: SandboxServer, config: VenueConfig
             client.clob.update_balance_allowance(creds, signature_type=signature_type)
         token = open_market(client).clob_token_ids[0]
         tick = client.clob.tick_size(token)
-        eoa_order = client.build_order(key, token, "BUY", tick, Decimal("5"))
+        eoa_order = buy(client, key, token, tick, Decimal("5"))
         with pytest.raises(VenueRejected, match="deposit wallet"):
             client.clob.post_order(creds, eoa_order)
-        order = client.build_order(key, token, "BUY", tick, Decimal("5"),
-                                   signature_type=3, funder=wallet)
+        order = buy(client, key, token, tick, Decimal("5"), signature_type=3,
+                    funder=wallet)
         result = client.clob.post_order(creds, order)
         assert result.success and result.order_id == order.order_hash
         assert [o.id for o in client.all_open_orders(creds)] == [order.order_hash]

@@ -22,9 +22,10 @@ from venue.errors import (
     VenueUnavailable,
 )
 from venue.http import AsyncTransport, SyncTransport, parse_retry_after
-from venue.models import ApiCreds
+from venue.models import ApiCreds, Side
+from venue.order_signer import OrderSigner
 from venue.parse.values import MalformedResponse
-from venue.signing import build_signed_order, l2_headers
+from venue.signing import OrderKey, build_signed_order, l2_headers
 
 CONFIG = VenueConfig(
     gamma_url="https://gamma.test", clob_url="https://clob.test/", data_url="https://data.test",
@@ -240,7 +241,7 @@ def test_metadata_cache_spares_repeat_calls() -> None:
     assert markets.requests[0].url.params["clob_token_ids"] == TOKEN
 
 
-def test_build_order_looks_up_market_parameters_once() -> None:
+def test_market_parameters_are_looked_up_once_and_sign_for_their_exchange() -> None:
     def venue(request: httpx.Request) -> httpx.Response:
         seen.append(request.url.path)
         if request.url.path == "/tick-size":
@@ -249,8 +250,11 @@ def test_build_order_looks_up_market_parameters_once() -> None:
 
     seen: list[str] = []
     client = client_with(venue)
+    signer = OrderSigner.for_venue(client.config, OrderKey(KEY))
     for _ in range(3):
-        order = client.build_order(KEY, TOKEN, "BUY", Decimal("0.123"), Decimal("10"))
+        order = signer.limit(TOKEN, Side.BUY, Decimal("0.123"), Decimal("10"),
+                             tick_size=client.clob.tick_size(TOKEN),
+                             neg_risk=client.clob.neg_risk(TOKEN))
     assert order.exchange_address == "0xe2222d279d744050d28e00520010520000310F59"
     assert sorted(seen) == ["/neg-risk", "/tick-size"]
 
@@ -283,5 +287,34 @@ def test_async_client_under_trio_with_faults() -> None:
             await ClobApi(transport.run, 137).post_order(CREDS, order)
         assert len(post.requests) == 1
         await transport.aclose()
+
+    trio.run(main)
+
+
+def test_async_client_helpers_take_the_same_steps() -> None:
+    """create-or-derive, open-order paging and the fee fallback, awaited under trio."""
+    async def main() -> None:
+        venue = Recorder(
+            httpx.Response(400, json={"error": "could not create api key"}),
+            ok("clob-derive-api-key-response.json"),
+            ok("clob-open-orders.json"),
+            httpx.Response(200, json={"limit": 100, "next_cursor": "LTE=", "count": 0,
+                                      "data": []}),
+            ok("gamma-markets.json"),
+            httpx.Response(404, json={"error": "market not found"}),
+        )
+        async with AsyncVenueClient(
+            CONFIG, http_client=httpx.AsyncClient(transport=httpx.MockTransport(venue))
+        ) as client:
+            creds = await client.create_or_derive_api_key(KEY)
+            assert creds.api_key == "test-api-key" and creds.address == ADDRESS
+            assert len(await client.all_open_orders(CREDS)) == 2
+            market = await client.gamma.market_by_token(TOKEN)
+            schedule = await client.fee_schedule(market)  # the CLOB cannot say: Gamma's
+            assert schedule == gamma_fees(market) and schedule is not None
+        paths = [(r.method, r.url.path) for r in venue.requests]
+        assert paths == [("POST", "/auth/api-key"), ("GET", "/auth/derive-api-key"),
+                         ("GET", "/data/orders"), ("GET", "/data/orders"),
+                         ("GET", "/markets"), ("GET", f"/clob-markets/{market.condition_id}")]
 
     trio.run(main)

@@ -110,21 +110,24 @@ def _batch(client: VenueClient) -> Any:
                                          calls=CALLS, interval=0))
 
 
-def test_wallet_batch_signs_submits_and_retries_as_the_sdks_do(relayer) -> None:
+def test_wallet_batch_signs_once_and_resubmits_the_same_bytes_on_a_busy_wallet(relayer
+                                                                              ) -> None:
     fake, config = relayer
     fake.answer("/relayer/v1/account/transactions/params",
                 (200, {"address": OWNER.address, "nonce": "3"}),
                 (200, {"address": OWNER.address, "nonce": "6"}))
     fake.answer("/relayer/submit",
-                (400, {"error": "batch nonce 3 does not match on-chain nonce 5"}),
                 (400, {"error": "wallet has in-flight action"}),
+                (429, {"error": "quota exceeded"}),
                 (200, {"transactionID": "tx-1", "state": "STATE_NEW"}))
     with VenueClient(config) as client:
         submitted = _batch(client)
     assert (submitted.transaction_id, submitted.state) == ("tx-1", "STATE_NEW")
-    # Re-signed at once with the chain's nonce, then after the busy wallet a fresh nonce.
+    # A busy wallet and quota resubmit the very same bytes: never a second signature
+    # (the in-flight batch may be this one, sent before; issue 26).
     bodies = fake.submits()
-    assert [body["nonce"] for body in bodies] == ["3", "5", "6"]
+    assert len(bodies) == 3 and bodies[0] == bodies[1] == bodies[2]
+    assert bodies[0]["nonce"] == "3"
     for body in bodies:
         assert body["type"] == "WALLET" and body["from"] == OWNER.address
         assert body["to"] == POLYGON.deposit_wallet_factory
@@ -158,18 +161,19 @@ def test_quota_is_retried_but_a_server_error_is_never_resubmitted(relayer) -> No
         assert len(fake.submits()) == 1
 
 
-def test_documented_rejections_and_a_nonce_ahead_of_the_chain_are_not_retried(relayer) -> None:
+def test_documented_rejections_and_a_moved_nonce_are_never_re_signed(relayer) -> None:
     fake, config = relayer
     fake.answer("/relayer/v1/account/transactions/params", (200, {"nonce": "9"}))
     with VenueClient(config) as client:
         for message in ("invalid 'to' field: must be deposit wallet factory",
-                        "batch nonce 9 does not match on-chain nonce 4"):
+                        "batch nonce 9 does not match on-chain nonce 4",
+                        "batch nonce 3 does not match on-chain nonce 5"):
             fake.seen.clear()
             fake.answer("/relayer/submit", (400, {"error": message}))
             with pytest.raises(VenueRejected, match=message.split(":")[0]):
                 _batch(client)
-            # A nonce mismatch is re-signed once with the chain's nonce, then given up.
-            assert len(fake.submits()) == (2 if "batch nonce" in message else 1)
+            # the caller decides (it alone knows whether an earlier batch may still run)
+            assert len(fake.submits()) == 1
         fake.answer("/relayer/submit", (401, {"error": "invalid authorization"}))
         with pytest.raises(VenueRejected, match="invalid authorization"):
             _batch(client)

@@ -18,7 +18,7 @@ from models.idempotency import IdempotencyRecord
 from models.wallet import CONFIRMED, QUEUED, Withdrawal
 from services.platform import jobs as jobs_service
 from services.platform import runtime
-from services.trading import orders
+from services.trading import order_reconcile
 from services.wallets import wallets
 from tests.conftest import RUN_ID, use_queue
 from tests.worker.conftest import delete_prefixed_keys
@@ -70,7 +70,7 @@ def test_every_worker_ticking_queues_each_job_once(prefix):
     low = jobs_service.queue("low").job_ids
     assert sorted(low) == sorted(jobs_service.qualified_job_id(jobs_service.logical_job_id(name))
                                 for name in (
-        orders.RECONCILE_PENDING_JOB, maintenance.RESUME_JOB, maintenance.PURGE_JOB))
+        order_reconcile.RECONCILE_PENDING_JOB, maintenance.RESUME_JOB, maintenance.PURGE_JOB))
 
 
 def test_a_withdrawal_whose_wallet_is_signing_now_is_not_requeued(prefix, bound_db, user):

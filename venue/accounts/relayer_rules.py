@@ -57,11 +57,17 @@ def onchain_nonce(status: int, message: str) -> int | None:
     return None if match is None else int(match.group(2))
 
 
-def wallet_occupied(message: str) -> bool:
-    """Whether a refused ``/submit`` says the wallet is busy or its nonce moved on: a
-    transaction (perhaps ours, submitted before) is running or has run."""
-    return bool(_WALLET_BUSY.search(message) or _WALLET_IN_FLIGHT.search(message)
-                or _NONCE_MISMATCH.search(message))
+def wallet_busy(message: str) -> bool:
+    """Whether a refused ``/submit`` says the wallet has a transaction in flight (perhaps
+    ours, submitted before): the same bytes may be submitted again once it is done."""
+    return bool(_WALLET_BUSY.search(message) or _WALLET_IN_FLIGHT.search(message))
+
+
+def resubmittable(status: int, message: str) -> bool:
+    """Whether the same signed bytes are worth submitting again after a wait: quota (429)
+    or a busy wallet. Unlike the SDKs, nothing is re-signed (``retryable_submit_rejection``
+    is their rule, kept to compare with them)."""
+    return status == 429 or (status == 400 and wallet_busy(message))
 
 
 def retryable_submit_rejection(status: int, message: str) -> bool:
@@ -83,6 +89,7 @@ __all__ = [
     "SUBMIT_RETRY_ATTEMPTS",
     "TransactionState",
     "onchain_nonce",
+    "resubmittable",
     "retryable_submit_rejection",
-    "wallet_occupied",
+    "wallet_busy",
 ]

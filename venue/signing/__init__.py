@@ -27,7 +27,7 @@ from venue.signing.eip712 import (
     order_struct_hash,
     session_signer_envelope,
 )
-from venue.signing.keys import OrderKey, address_of, order_key
+from venue.signing.keys import OrderKey, address_of, is_private_key, order_key
 from venue.signing.orders import (
     SIGNATURE_TYPE_EOA,
     SIGNATURE_TYPE_POLY_1271,
@@ -59,6 +59,7 @@ __all__ = [
     "compact_json",
     "domain_separator",
     "exchange_address_for",
+    "is_private_key",
     "keccak256",
     "l1_headers",
     "l2_headers",

@@ -7,6 +7,7 @@ per order; it never shows the key in a repr.
 from __future__ import annotations
 
 from coincurve import PrivateKey
+from coincurve.utils import GROUP_ORDER_INT
 from eth_account import Account
 from eth_hash.auto import keccak
 from eth_utils import to_checksum_address
@@ -37,6 +38,11 @@ class OrderKey:
 
     def __repr__(self) -> str:
         return f"OrderKey(address={self.address!r}, key=<hidden>)"
+
+
+def is_private_key(raw: bytes) -> bool:
+    """Whether ``raw`` is a secp256k1 private key: 32 bytes, above 0 and below the group order."""
+    return len(raw) == 32 and 0 < int.from_bytes(raw, "big") < GROUP_ORDER_INT
 
 
 def order_key(private_key: str | OrderKey) -> OrderKey:

@@ -37,10 +37,12 @@ class DetectionSource:
             self.stale_reconnects = dropped
         source = FEED if live else POLL
         if source != self.source:
-            log.warning("engine %s: trades now detected by %s (%s)", self.name, source,
-                        "feed carries trades" if live else
-                        "feed stale: no trade frame" if getattr(feed, "stale_since", None)
-                        else "feed down")
+            # Back on the feed is good news; falling back to polling is the warning.
+            why = ("feed carries trades" if live else
+                   "feed stale: no trade frame" if getattr(feed, "stale_since", None)
+                   else "feed down")
+            (log.info if live else log.warning)(
+                "engine %s: trades now detected by %s (%s)", self.name, source, why)
             self.source, self.since = source, datetime.now(UTC)
             metrics.detection_source(source)
         return live

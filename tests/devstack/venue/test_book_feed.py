@@ -122,7 +122,7 @@ def test_watch_more_tokens_and_unwatch(sandbox_venue, control, make_trader):
 def test_book_is_unknown_once_the_venue_is_gone_until_it_is_back():
     venue = SandboxServer(seed=3).start()
     port = venue.port
-    token = venue.state.markets[next(iter(venue.state.markets))].token_ids[0]
+    token = next(iter(venue.state.catalog.markets.values())).token_ids[0]
     config = VenueConfig.for_sandbox(venue.url)
 
     async def main() -> None:

@@ -33,7 +33,7 @@ def test_condition_id_is_keccak_of_oracle_question_and_slots():
 
 def test_sandbox_token_ids_derive_from_the_configured_collateral(sandbox_venue):
     state = sandbox_venue.state
-    market = next(iter(state.markets.values()))
+    market = next(iter(state.catalog.markets.values()))
     assert market.token_ids == binary_token_ids(state.config.collateral, market.condition_id)
     assert market.condition_id == condition_id(state.config.oracle, market.question_id, 2)
 

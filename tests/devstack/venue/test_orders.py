@@ -12,6 +12,7 @@ from py_clob_client_v2.clob_types import (
     CreateOrderOptions,
     OpenOrderParams,
     OrderArgsV2,
+    OrderMarketCancelParams,
     OrderPayload,
     OrderType,
     PartialCreateOrderOptions,
@@ -72,6 +73,22 @@ def test_gtc_order_lists_cancels_and_is_logged_once(sandbox_venue, control, make
     assert answer["orderID"] in again["not_canceled"]
     assert trader.client.cancel_all() == {"canceled": [second["orderID"]], "not_canceled": {}}
     assert trader.client.get_open_orders() == []
+
+
+def test_cancel_market_orders_cancels_only_the_market_or_token_asked(sandbox_venue, control,
+                                                                    make_trader):
+    first, second = control.add_market("cancel-first"), control.add_market("cancel-second")
+    trader = make_trader("100")
+    yes, no = first["token_ids"]
+    [yes_bid, no_bid, other_bid] = [
+        trader.client.create_and_post_order(_limit(token, "0.30", "10"))["orderID"]
+        for token in (yes, no, second["token_ids"][0])]
+    by_token = trader.client.cancel_market_orders(OrderMarketCancelParams(asset_id=no))
+    assert by_token == {"canceled": [no_bid], "not_canceled": {}}
+    by_market = trader.client.cancel_market_orders(
+        OrderMarketCancelParams(market=first["condition_id"]))
+    assert by_market == {"canceled": [yes_bid], "not_canceled": {}}
+    assert [o["id"] for o in trader.client.get_open_orders()] == [other_bid]
 
 
 def test_tampered_order_is_refused_as_invalid_signature(sandbox_venue, control, make_trader):

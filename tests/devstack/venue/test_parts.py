@@ -29,11 +29,14 @@ def test_listeners_hear_the_trade_then_the_book_change() -> None:
     state = SandboxState(seed=5, clock=lambda: 1_700_000_000.0)
     recorder = Recorder()
     state.desk.listen(recorder)
-    market = next(iter(state.markets.values()))
-    fills = state.inject_trade(WALLET, market.token_ids[0], "BUY", size=Decimal(10))
+    market = next(iter(state.catalog.markets.values()))
+    with state.lock:
+        fills = state.desk.inject(WALLET, market.token_ids[0], "BUY", price=None,
+                                  size=Decimal(10), counterparty=None, rng=state.rng)
     assert fills and recorder.heard == [("trade", market.condition_id),
                                         ("book", market.condition_id)]
-    state.resolve(market.condition_id, 0)
+    with state.lock:
+        state.settlement.resolve(market.condition_id, 0)
     assert recorder.heard[-1] == ("book", market.condition_id)
 
 
@@ -47,7 +50,7 @@ def test_the_market_channel_listens_to_the_desk_after_a_reset() -> None:
 
 def test_resting_orders_reserve_and_closing_releases() -> None:
     state = SandboxState(SandboxConfig(house_liquidity=False), seed=5)
-    market = next(iter(state.markets.values()))
+    market = next(iter(state.catalog.markets.values()))
     price, shares = Decimal("0.4"), 10 * SCALE
     with state.lock:
         bid = state.desk.rest(market, WALLET, 0, "BUY", price, shares, is_house=False)

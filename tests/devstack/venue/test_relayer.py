@@ -231,6 +231,9 @@ def test_relayer_auth_and_switches(deployed, control):
     assert deployed.submit(body).status_code == 503
     assert deployed.http.get("/nonce", params={"address": deployed.owner.address}
                              ).status_code == 503
+    assert deployed.http.get("/transaction", params={"id": "unknown"}).status_code == 503
+    assert deployed.http.get("/deployed", params={"address": deployed.wallet}
+                             ).status_code == 503
     deployed.switch(down=False)
     assert deployed.submit(body).status_code == 200
 

@@ -20,7 +20,7 @@ from services.copying import execution as copy_execution
 from services.copying import intents as copy_intents
 from services.copying.intents import CopyIntentDraft
 from services.platform import venues
-from services.trading import orders
+from services.trading import order_reconcile
 from services.trading.orders import PostAnswer, PreparedOrder
 from services.wallets import venue_accounts
 from tests.worker.copy_engine.conftest import intents_of
@@ -79,8 +79,8 @@ def test_execute_sends_through_its_sender_only_recorded_orders_and_settles_a_los
     with db.connection_context():
         order = Order.get(Order.target_trade_id == str(intent.id))
         assert order.status == "pending"
-        Order.update(submitted_at=utcnow() - orders.not_found_grace() - timedelta(seconds=1)) \
-            .where(Order.id == order.id).execute()
+        sent = utcnow() - order_reconcile.not_found_grace() - timedelta(seconds=1)
+        Order.update(submitted_at=sent).where(Order.id == order.id).execute()
         assert copy_intents.reconcile(intent.id, intent.worker, 60) is None
         assert Order.get_by_id(order.id).status == "failed"
     [intent] = intents_of(config)

@@ -11,7 +11,7 @@ from models.base import db
 from models.copying import CopyPosition
 from models.trading import Order, Trade
 from services.platform import venues
-from services.trading import orders, previews
+from services.trading import order_reconcile, orders, previews
 from tests.worker.copy_engine.conftest import copy_one_fill, intents_of
 
 
@@ -68,7 +68,7 @@ def test_a_copy_fee_is_trued_up_to_what_the_venue_charged(
 
     [intent] = intents_of(config)
     assert intent.filled_size == Decimal(10) and intent.fee == Decimal("0.18125")
-    orders.reconcile_pending(older_than=timedelta(0))  # the sweep reads the venue's trades
+    order_reconcile.reconcile_pending(older_than=timedelta(0))  # the sweep reads the venue's trades
     [intent] = intents_of(config)
     charged = before - Decimal(str(venue_control.balances(trader.address)["pusd"]))
     with db.connection_context():

@@ -217,7 +217,7 @@ def test_take_profit_sells_the_position_once(run_engines, make_config, trader, m
         def rally() -> None:
             state = venue_server.state
             with state.lock:
-                state.recenter_house(state.markets[market.condition_id], Decimal("0.7"))
+                state.recenter_house(state.catalog.markets[market.condition_id], Decimal("0.7"))
 
         await trio.to_thread.run_sync(rally)
         await wait_for(settled(config, 2))

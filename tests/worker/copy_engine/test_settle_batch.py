@@ -19,7 +19,7 @@ from services.copying import execution as copy_execution
 from services.copying import intents as copy_intents
 from services.copying.mirror import Holding
 from services.platform import venues
-from services.trading import copy_positions, orders
+from services.trading import copy_positions, order_reconcile, orders
 from tests.worker.copy_engine.test_fast_path import _engine, _row
 
 
@@ -58,7 +58,7 @@ def test_a_fills_copies_settle_together_and_a_reconciled_order_keeps_its_record(
                 if number == 0:  # the reconciler looked the first order up meanwhile
                     first = tickets[0]
                     assert first.order is not None and first.prepared is not None
-                    reconciled.append(orders.reconcile(first.order.id,
+                    reconciled.append(order_reconcile.reconcile(first.order.id,
                                                        acct=first.prepared.acct))
                     first_fills.append(Trade.get_by_id(first.order.id).filled_at)
                 copy_execution.settle(tickets)

@@ -15,7 +15,7 @@ from models.base import db
 from models.copying import CopyPosition
 from models.trading import Order, Trade
 from services.copying import intents as copy_intents
-from services.trading import orders
+from services.trading import order_reconcile
 from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
 from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
 
@@ -85,7 +85,7 @@ def test_a_failed_trade_on_a_copy_is_taken_out_of_the_configs_holding(
     run_engines(scenario)
     venue_clock.advance(3)
     with db.connection_context():
-        orders.reconcile_pending(older_than=timedelta(0))  # the maintenance sweep
+        order_reconcile.reconcile_pending(older_than=timedelta(0))  # the maintenance sweep
         order = Order.get(Order.config_id == config.id)
         trade = Trade.get(Trade.order == order.id)
     assert (trade.status, trade.settlement, trade.failed_size) == ("failed", "failed",
@@ -95,7 +95,7 @@ def test_a_failed_trade_on_a_copy_is_taken_out_of_the_configs_holding(
     assert intent.filled_size == 0 and "FAILED" in intent.detail
     assert venue_control.balances(trader.address)["positions"] == {}
     with db.connection_context():  # a second sweep reverses nothing twice
-        orders.reconcile_pending(older_than=timedelta(0))
+        order_reconcile.reconcile_pending(older_than=timedelta(0))
     assert _position(config) == 0
 
 
@@ -119,13 +119,13 @@ def test_a_failed_sale_on_a_copy_restores_the_holding_and_its_realized_pnl_exact
     bought = seen["bought"]
     venue_clock.advance(3)
     with db.connection_context():
-        orders.reconcile_pending(older_than=timedelta(0))  # the maintenance sweep
+        order_reconcile.reconcile_pending(older_than=timedelta(0))  # the maintenance sweep
         sale = Order.get(Order.config_id == config.id, Order.side.in_(("SELL", "sell")))
         assert Trade.get(Trade.order == sale.id).settlement == "failed"
     # Shares, cost basis and realized PnL as they were before the sale that never was.
     assert _holding(config) == bought
     with db.connection_context():  # a second sweep reverses nothing twice
-        orders.reconcile_pending(older_than=timedelta(0))
+        order_reconcile.reconcile_pending(older_than=timedelta(0))
     assert _holding(config) == bought
 
 
@@ -151,9 +151,9 @@ def test_a_copy_filled_after_its_order_was_closed_is_booked_late(
     run_engines(scenario)
     with db.connection_context():
         order = _order(config)
-        Order.update(submitted_at=order.submitted_at - orders.resolve_deadline()
+        Order.update(submitted_at=order.submitted_at - order_reconcile.resolve_deadline()
                      - timedelta(seconds=1)).where(Order.id == order.id).execute()
-        orders.reconcile_pending(older_than=timedelta(0))
+        order_reconcile.reconcile_pending(older_than=timedelta(0))
         assert Order.get_by_id(order.id).status == "failed"
         [intent] = intents_of(config)
         copy_intents.reconcile(intent.id, intent.worker, 60.0)
@@ -162,8 +162,8 @@ def test_a_copy_filled_after_its_order_was_closed_is_booked_late(
 
     venue_control.call("DELETE", "/faults", expect=200)
     with db.connection_context():
-        orders.reconcile_pending(older_than=timedelta(0))
-        orders.reconcile_pending(older_than=timedelta(0))  # booked once
+        order_reconcile.reconcile_pending(older_than=timedelta(0))
+        order_reconcile.reconcile_pending(older_than=timedelta(0))  # booked once
     [intent] = intents_of(config)
     assert (intent.status, intent.filled_size) == ("filled", Decimal(10))
     assert "booked late" in intent.detail

@@ -1,0 +1,146 @@
+"""The trader's pages: the overview (home), traders to discover (leaderboard -> profile ->
+copy), and markets (search -> market page with chart, depth and an order ticket).
+
+Views stay thin: each calls the service its REST route calls (``/api/traders``,
+``/api/markets``, ``/api/markets/order/preview`` and ``/api/markets/order``) and shows what it
+answers, formatted by ``numbers``.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from flask import render_template, request
+
+from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
+from schemas.configs import CopyConfigSchema
+from schemas.markets import (
+    MarketPageSchema,
+    MarketSummarySchema,
+    TraderProfileSchema,
+    TraderSchema,
+)
+from schemas.trading import (
+    OrderPreviewSchema,
+    PlaceOrderRequestSchema,
+    PlaceOrderResponseSchema,
+    PlaceOrderSchema,
+    TradeSchema,
+)
+from services.copying import overview as overview_service
+from services.copying import traders
+from services.copying.configs import suggest_multiplier
+from services.markets import markets
+from services.platform import errors
+from services.trading import orders, positions, previews
+
+PERIODS = ("day", "week", "month", "all")
+
+
+@bp.get("")
+@bp.get("/")
+def home() -> str:
+    """The overview: portfolio, cash, PnL, each config's health and PnL, recent activity."""
+    view = overview_service.overview(current_principal().user)
+    view["configs"] = [{**row, "config": present(CopyConfigSchema(), row["config"])}
+                       for row in view["configs"]]
+    view["recent_trades"] = present(TradeSchema(many=True), view["recent_trades"])
+    return render_template("dashboard/overview.html", view=view)
+
+
+@bp.get("/traders")
+def traders_page() -> str:
+    """The venue's leaderboard for a period, by PnL or volume (GET /api/traders)."""
+    period = request.args.get("period", "week")
+    order_by = request.args.get("order_by", "pnl")
+    if period not in PERIODS or order_by not in ("pnl", "volume"):
+        raise errors.ValidationFailed(fields={"period": ["day, week, month or all."]})
+    rows = markets.top_traders(period.upper(), "VOL" if order_by == "volume" else "PNL", 25)
+    return render_template("dashboard/traders.html", traders=present(TraderSchema(many=True),
+                                                                    rows),
+                           period=period, order_by=order_by, periods=PERIODS)
+
+
+@bp.get("/traders/<address>")
+def trader_page(address: str) -> str:
+    """One trader (GET /api/traders/{address}) with PnL over time and "Copy this trader"."""
+    wallet = traders.wallet_address(address)
+    profile = present(TraderProfileSchema(), traders.trader_profile(wallet))
+    try:
+        suggested = suggest_multiplier(current_principal().user, wallet)["size_multiplier"]
+    except errors.CopytradeError:  # no balance yet, or the venue said no: the form asks
+        suggested = None
+    chart = {"at": [int(_epoch(p["at"])) for p in profile["pnl_history"]],
+             "total": [p["pnl"] for p in profile["pnl_history"]]}
+    return render_template("dashboard/trader.html", profile=profile, suggested=suggested,
+                           chart_json=json.dumps(chart))
+
+
+def _epoch(iso: str) -> float:
+    return datetime.fromisoformat(iso).timestamp()
+
+
+@bp.get("/markets")
+def markets_page() -> str:
+    """Search markets, or browse them by 24-hour volume (GET /api/markets)."""
+    q = (request.args.get("q") or "").strip() or None
+    page = markets.browse_markets(q, limit=25)
+    return render_template("dashboard/markets.html", q=q or "",
+                           markets=present(MarketSummarySchema(many=True), page.items))
+
+
+@bp.get("/markets/<slug>")
+def market_page(slug: str) -> str:
+    """One market: price chart, each outcome's book, the order ticket and your position."""
+    market = present(MarketPageSchema(), markets.market_page(slug, levels=8))
+    token = request.args.get("token") or market["outcomes"][0]["token_id"]
+    history = markets.price_history(token, request.args.get("interval", "1w"))
+    chart = {"at": [p["t"] for p in history["points"]],
+             "total": [str(p["price"]) for p in history["points"]]}
+    held = _held(token)
+    return render_template("dashboard/market.html", market=market, token=token,
+                           chart_json=json.dumps(chart), held=held,
+                           side=request.args.get("side", "buy"),
+                           size=request.args.get("size", ""))
+
+
+def _held(token: str) -> dict[str, Any] | None:
+    try:
+        rows = positions.list_positions(current_principal().user, True)
+    except errors.CopytradeError:
+        return None
+    return next((p for p in rows if p["token_id"] == token), None)
+
+
+def _ticket() -> dict[str, Any]:
+    """The order ticket's fields as the REST body of POST /api/markets/order/preview."""
+    data: dict[str, Any] = {"token_id": form_text("token_id") or "",
+                            "side": (form_text("side") or "").lower(),
+                            "order_type": form_text("order_type") or "market",
+                            "size": form_text("size") or ""}
+    limit = form_text("limit_price")
+    if data["order_type"] == "limit" and limit is not None:
+        data["price"] = limit
+    return data
+
+
+@bp.post("/markets/<slug>/preview")
+def order_preview(slug: str) -> str:
+    """Quote the ticket (POST /api/markets/order/preview); the answer asks to confirm."""
+    body = parse(PlaceOrderRequestSchema(), _ticket())
+    quote = previews.create(current_principal().user, **body)
+    return render_template("dashboard/_order_preview.html", slug=slug,
+                           preview=present(OrderPreviewSchema(), quote))
+
+
+@bp.post("/markets/<slug>/order")
+def place_order(slug: str) -> str:
+    """Place the previewed order (POST /api/markets/order with its preview_id)."""
+    data = {**_ticket(), "preview_id": form_text("preview_id") or ""}
+    body = parse(PlaceOrderSchema(), data)
+    placed = orders.place_order(current_principal().user, source="manual",
+                                **body).response()
+    return render_template("dashboard/_order_placed.html", slug=slug,
+                           placed=present(PlaceOrderResponseSchema(), placed))

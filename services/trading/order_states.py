@@ -1,0 +1,129 @@
+"""An order record's stored state and how it moves: the one write every status change makes.
+
+Order status: pending -> delayed | live | matched | cancelled | rejected | failed;
+delayed -> live | matched | cancelled; live -> matched | cancelled
+(``models.trading.ORDER_PREDECESSORS``). Every write is a conditional
+UPDATE on the statuses the new one may follow, so two processes settling one order (an
+answer and a reconciliation, two engines) never replace a final status with another: the
+later write changes nothing and reads back what the earlier one stored. Trade status
+(SPEC): pending -> filled (any fill, once the order is done) | cancelled (done without a
+fill) | failed (rejected, never reached the venue, or every fill's venue trade FAILED).
+
+Placing (services/trading/orders.py) and reconciling (services/trading/order_reconcile.py)
+both write through ``finish``.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from models.base import atomic, utcnow
+from models.bulk import IfNull, select_rows, update_returning, update_rows
+from models.trading import (
+    ORDER_FAILED,
+    ORDER_LIVE,
+    ORDER_MATCHED,
+    ORDER_OPEN,
+    ORDER_PREDECESSORS,
+    ORDER_REJECTED,
+    TRADE_CANCELLED,
+    TRADE_FAILED,
+    TRADE_FILLED,
+    TRADE_PENDING,
+    Order,
+    Trade,
+)
+from services.trading import order_fills
+
+log = logging.getLogger(__name__)
+
+ZERO = Decimal(0)
+
+def _trade_status(order_status: str, filled: Decimal) -> str:
+    if order_status in ORDER_OPEN:
+        return TRADE_PENDING
+    if order_status in (ORDER_REJECTED, ORDER_FAILED):
+        return TRADE_FAILED
+    return TRADE_FILLED if filled > 0 else TRADE_CANCELLED
+
+
+# Every column written after the record: here (also by a reconciliation) or, for the
+# preview, by the database when it purges the preview.
+STORED_STATE = ("status", "filled_size", "filled_value", "fee", "error", "acknowledged_at",
+                "updated_at", "preview")
+
+
+def finish(order: Order, status: str, *, filled_size: Decimal | None = None,
+           filled_value: Decimal | None = None, fee: Decimal | None = None,
+           error: str | None = None, acknowledged: bool = False,
+           deadline: bool = False) -> Order:
+    """Write the order's new state and mirror it onto its trade; the order as now stored."""
+    now = utcnow()
+    changes: dict[str, Any] = {"status": status, "updated_at": now}
+    if filled_size is not None:
+        changes["filled_size"] = filled_size
+        changes["filled_value"] = filled_value if filled_value is not None else ZERO
+    if fee is not None:
+        changes["fee"] = fee
+    if error is not None:
+        changes["error"] = error
+    if deadline:  # closed unanswered: the late-fill sweep follows it (closed_at_deadline)
+        changes["deadline_closed_at"] = now
+    if acknowledged:  # the first acknowledgement stays (a reconciliation may have made it)
+        changes["acknowledged_at"] = IfNull(now)
+    with atomic():
+        # Written and read back in one statement (plain SQL: peewee's compiler cost more
+        # than the database): the fills, fee and error a reconciliation stored and this
+        # answer does not replace are what the trade mirrors and the caller gets. Only
+        # over a status this one may follow: a final status is never replaced.
+        state = update_returning(Order, order.id, changes, STORED_STATE,
+                                 guard={"status": ORDER_PREDECESSORS[status]})
+        if state is None:
+            # Lost the race (or no such record): what the winner stored stands.
+            state = _lost_race(order, status)
+        stored = as_stored(order, state)
+        update_rows(Trade, [(order.id, trade_changes(stored, now))], key="order")
+    return stored
+
+
+def as_stored(order: Order, state: dict[str, Any]) -> Order:
+    """The order record with its stored state read back (the rest never changes)."""
+    stored = Order(__no_default__=True)
+    stored.__data__.update(order.__data__)
+    stored.__data__.update(state)
+    return stored
+
+
+def _lost_race(order: Order, status: str) -> dict[str, Any]:
+    """The order's stored state after a write of ``status`` found its predecessor gone."""
+    found = select_rows(Order, STORED_STATE, {"id": [order.id]})  # plain SQL, as above
+    if not found:
+        raise Order.DoesNotExist(f"order {order.id} is not stored")
+    [state] = found
+    if state["status"] == ORDER_FAILED and status in (ORDER_LIVE, ORDER_MATCHED):
+        # The venue has an order we failed after the grace: tell the operator.
+        log.error("order %s was failed as never sent, but the venue answers %s; the grace "
+                  "(ORDER_NOT_FOUND_GRACE_SECONDS) is too short", order.order_hash, status)
+    else:
+        log.info("order %s is %s already; %s not written", order.order_hash,
+                 state["status"], status)
+    return state
+
+
+def trade_changes(order: Order, now: datetime) -> dict[str, Any]:
+    """What the order's trade mirrors of its stored state (``now``: a first fill's time)."""
+    trade_status = _trade_status(order.status, order.filled_size)
+    changes: dict[str, Any] = {"status": trade_status, "filled_size": order.filled_size,
+                               "filled_value": order.filled_value, "fee": order.fee}
+    if trade_status == TRADE_FILLED:  # the first time it counts as filled
+        changes["filled_at"] = IfNull(now)
+    if order.filled_size > 0:  # matched: the venue settles it on chain from now on
+        changes["settlement"] = IfNull(order_fills.FIRST_SETTLEMENT)
+    if order.detected_at is not None and order.acknowledged_at is not None:
+        elapsed = order.acknowledged_at - order.detected_at
+        changes["latency_ms"] = max(0, int(elapsed.total_seconds() * 1000))
+    return changes
+

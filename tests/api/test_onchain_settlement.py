@@ -1,0 +1,98 @@
+"""Balances, positions and PnL agree everywhere once the sandbox settles on chain (issue 29,
+"Why" 1: the wallet page said 50 pUSD after 48 pUSD of fills). On the strict sandbox whose
+relayer runs the deposit wallet on anvil, a live order's fill takes its cost and taker fee
+from the wallet's pUSD on chain (what ``/api/wallets/balance`` reads) and puts its tokens
+there; readiness (the venue's balance) and the venue's ledger say the same; a sell moves them
+back; a trade whose settlement FAILED (the venue's fault switch) moves nothing."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from web3 import Web3
+
+from models.trading import Trade
+from services.trading import order_reconcile
+from services.wallets import readiness
+from tests.chain_venue import ChainVenue
+from tests.services.test_session_key_trading import _market_order, _ready_account
+
+USDC = 10**6
+_ERC1155 = [{"type": "function", "name": "balanceOf", "stateMutability": "view",
+             "inputs": [{"name": "o", "type": "address"}, {"name": "i", "type": "uint256"}],
+             "outputs": [{"name": "", "type": "uint256"}]}]
+
+_ERC20 = [{"type": "function", "name": "balanceOf", "stateMutability": "view",
+           "inputs": [{"name": "o", "type": "address"}],
+           "outputs": [{"name": "", "type": "uint256"}]}]
+
+
+def _json(response: Any) -> Any:
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
+
+
+def _shares_on_chain(cv: ChainVenue, wallet: str, token: str) -> Decimal:
+    dev = cv.chain.contracts
+    ctf = dev.web3().eth.contract(address=dev.ctf, abi=_ERC1155)
+    return Decimal(ctf.functions.balanceOf(Web3.to_checksum_address(wallet),
+                                           int(token)).call()) / USDC
+
+
+def _agree(cv: ChainVenue, client: Any, headers: dict, user: Any, wallet: str,
+           pusd: Decimal) -> None:
+    """The wallet page, the chain, readiness and the venue's ledger all hold ``pusd``."""
+    shown = _json(client.get("/api/wallets/balance", headers=headers))
+    assert Decimal(shown["pusd"]) == pusd, shown
+    dev = cv.chain.contracts
+    token = dev.web3().eth.contract(address=dev.pusd, abi=_ERC20)
+    assert Decimal(token.functions.balanceOf(wallet).call()) / USDC == pusd
+    assert readiness.readiness(user)["balance_usdc"] == pusd
+    assert Decimal(cv.control.balances(wallet)["pusd"]) == pusd
+
+
+def test_fills_sells_and_a_failed_settlement_agree_everywhere(
+        accounts_venue, client, auth_headers, user) -> None:
+    cv = accounts_venue
+    _owner, wallet, _session = _ready_account(cv, client, auth_headers, user)
+    token = cv.control.add_market(f"settle-{secrets.token_hex(4)}", liquidity=True,
+                                  fair_price="0.5", fee_rate="0.04")["token_ids"][0]
+    _agree(cv, client, auth_headers, user, wallet, Decimal(100))
+
+    # 10 shares at the house's best ask 0.51, and the taker fee 10 x 0.04 x 0.51 x 0.49
+    assert _market_order(user, token).status == "filled"
+    fee = Decimal("0.09996")
+    _agree(cv, client, auth_headers, user, wallet, 100 - Decimal("5.10") - fee)
+    assert _shares_on_chain(cv, wallet, token) == 10
+    [position] = _json(client.get("/api/positions", headers=auth_headers))
+    assert (position["token_id"], Decimal(position["size"])) == (token, 10)
+    [listed] = cv.control.get("/data/positions", user=wallet)
+    assert listed["size"] == Decimal(10)
+
+    # selling them back at the best bid 0.49 pays 4.90 less the same fee
+    assert _market_order(user, token, "sell").status == "filled"
+    after_sell = 100 - Decimal("5.10") - fee + Decimal("4.90") - fee
+    _agree(cv, client, auth_headers, user, wallet, after_sell)
+    assert _shares_on_chain(cv, wallet, token) == 0
+    assert _json(client.get("/api/positions", headers=auth_headers)) == []
+    [closed] = _json(client.get("/api/positions?active_only=false", headers=auth_headers))
+    assert Decimal(closed["size"]) == 0
+
+    # a trade whose settlement fails moves nothing on chain; the venue undoes it at FAILED
+    cv.control.call("POST", "/lifecycle", {"fail_next": 1, "mined_after": "0",
+                                           "confirmed_after": "0.2"}, expect=200)
+    failed = _market_order(user, token)
+    assert failed.status == "filled"  # matched: the venue answers before it settles
+    assert _shares_on_chain(cv, wallet, token) == 0
+    time.sleep(0.3)
+    order_reconcile.reconcile_pending(older_than=timedelta(0))  # the app follows it to FAILED
+    trade = Trade.get_by_id(failed.trade_id)
+    assert (trade.settlement, trade.failed_size) == ("failed", Decimal(10))
+    _agree(cv, client, auth_headers, user, wallet, after_sell)
+    assert _shares_on_chain(cv, wallet, token) == 0
+    assert _json(client.get("/api/positions", headers=auth_headers)) == []

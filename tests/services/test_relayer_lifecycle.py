@@ -1,0 +1,118 @@
+"""Money out of a relayer-operated wallet moves once, whatever runs overlap (issue 26): the
+job's real path (``withdrawals.send``, as the worker runs it) against the sandbox relayer
+over HTTP, with the relayer's own fault switches losing answers."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from decimal import Decimal
+from typing import Any
+
+from web3 import Web3
+
+from models.wallet import OPEN_STATES, Withdrawal
+from services.platform import venues
+from services.wallets import (
+    trading_accounts,
+    wallet_batches,
+    wallet_transactions,
+    wallets,
+    withdrawals,
+)
+from venue import relayer
+from venue.accounts.wallet_calls import transfer_call
+from venue.signing import OrderKey
+
+NONCE_PATH = "/relayer/v1/account/transactions/params"
+SUBMIT_PATH = "/relayer/submit"
+
+
+def _fault(venue_control: Any, path: str, **rule: Any) -> None:
+    venue_control.call("POST", "/faults", {"path": path, "count": 1, **rule}, expect=201)
+
+
+def _until_final(run: Any, row_id: Any, seconds: float = 20.0) -> str:
+    """Run the job again (as maintenance re-queues an open row) until the row is final."""
+    deadline = time.monotonic() + seconds
+    status = run(row_id)
+    while status in OPEN_STATES and time.monotonic() < deadline:
+        time.sleep(0.3)
+        status = run(row_id)
+    return str(status)
+
+
+def test_two_runs_of_one_withdrawal_whose_first_answer_is_lost_pay_once(
+        make_trader, venue_control) -> None:
+    trader = make_trader("100", deposit_wallet=True)
+    maker = trader.maker
+    dest = "0x" + secrets.token_hex(20)
+    row = withdrawals.request(trader.user, dest, Decimal("30"), "usdc")
+    # Run A stalls reading the wallet's nonce; run B starts meanwhile, and the relayer takes
+    # the first batch it is sent but its answer is lost (a timeout, a reset connection).
+    _fault(venue_control, NONCE_PATH, status=0, delay=1.5)
+    _fault(venue_control, SUBMIT_PATH, method="POST", after=True, status=500)
+    try:
+        first = threading.Thread(target=withdrawals.send, args=(row.id,))
+        first.start()
+        time.sleep(0.3)
+        withdrawals.send(row.id)
+        first.join(30)
+    finally:
+        venue_control.call("DELETE", "/faults", expect=200)
+    assert _until_final(withdrawals.send, row.id) == "confirmed"
+    assert venue_control.balances(dest)["pusd"] == "30"
+    assert venue_control.balances(maker)["pusd"] == "70"
+    assert Withdrawal.get_by_id(row.id).status == "confirmed"
+
+
+def test_a_resend_refused_for_a_reason_but_busy_leaves_the_row_ambiguous(
+        make_trader, venue_control) -> None:
+    trader = make_trader("40", deposit_wallet=True)
+    row = withdrawals.request(trader.user, "0x" + secrets.token_hex(20), Decimal("5"), "usdc")
+    # A batch stored by a run that died after sending it: its deadline has just passed (the
+    # relayer refuses it again, "deadline expired"), but within the grace the relayer may
+    # still be running the first send.
+    wallet = trader.wallet
+    batch_row = wallet_batches.BatchRow(Withdrawal, row.id)
+    payload = relayer.run_steps(
+        wallet_batches.sign_steps(trading_accounts.relayer_auth(wallet), wallet,
+                                  OrderKey(wallets.signer(wallet)),
+                                  [transfer_call(row.token_address, row.to_address, 5_000_000)],
+                                  "copytrade withdrawal", clock=lambda: time.time() - 605),
+        venues.client().transport.run)
+    Withdrawal.update(status="signed").where(Withdrawal.id == row.id).execute()
+    with wallet_transactions.nonce_lease(wallet) as owner:
+        batch_row.store_signed(payload, wallet, owner)
+    assert withdrawals.send(row.id) == "ambiguous"
+    kept = Withdrawal.get_by_id(row.id)
+    assert "deadline expired" in kept.error and "Nothing was sent" not in kept.error
+    assert kept.relayer_payload is not None
+    assert withdrawals.result(kept).status == "ambiguous"
+
+
+def test_a_relayer_withdrawal_done_within_the_wait_answers_with_its_hash(
+        make_trader, venue_control) -> None:
+    trader = make_trader("20", deposit_wallet=True)
+    dest = "0x" + secrets.token_hex(20)
+
+    def worker() -> None:
+        # the job, as a worker picks it up once the request has recorded the withdrawal
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            row = Withdrawal.get_or_none(Withdrawal.to_address == Web3.to_checksum_address(dest))
+            if row is not None:
+                withdrawals.send(row.id)
+                return
+            time.sleep(0.05)
+
+    runner = threading.Thread(target=worker)
+    runner.start()
+    answer = withdrawals.withdraw(trader.user, dest, Decimal("5"), "usdc", wait_seconds=15)
+    runner.join(30)
+    assert answer.status == "confirmed" and answer.success
+    record = Withdrawal.get_by_id(answer.withdrawal_id)
+    assert answer.tx_hash == record.relayer_transaction_hash and len(answer.tx_hash) == 66
+    assert withdrawals.describe(record)["tx_hash"] == answer.tx_hash
+    assert venue_control.balances(dest)["pusd"] == "5"
