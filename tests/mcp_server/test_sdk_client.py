@@ -18,6 +18,7 @@ READ_TOOLS = {
     "get_market_depth": "read:markets",
     "get_market_price_history": "read:markets",
     "list_top_traders": "read:markets",
+    "get_trader_profile": "read:markets",
     "list_open_positions": "read:positions",
     "list_paper_positions": "read:positions",
     "list_trades": "read:trades",
@@ -44,11 +45,12 @@ WRITE_TOOLS = {
 ALL_TOOLS = {**READ_TOOLS, **WRITE_TOOLS}
 
 
-def test_the_table_has_the_26_tools_of_the_spec_and_issue_27s_update_tool():
+def test_the_table_has_the_26_tools_of_the_spec_and_the_issues_own():
     from blueprints.mcp.tools import TOOLS
 
     assert {t.name: t.scope for t in TOOLS} == ALL_TOOLS
-    assert len(ALL_TOOLS) == 27
+    # The SPEC's 26, get_trader_profile (issue 29) and update_copy_config (issue 27).
+    assert len(ALL_TOOLS) == 28
 
 
 @pytest.mark.parametrize("mode", MODES)
