@@ -14,6 +14,7 @@ do the targets' backstop polls (``quiet``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import logging
 import time
@@ -156,6 +157,7 @@ class FillExecutor:
                                Decimal(0))
         contexts = await self.contexts(target, snapshots)
         drafts = []
+        taken: dict[UUID, Decimal] = {}  # pUSD each user's buys of this fill will spend
         for config in snapshots:
             if config.started_ts and item.timestamp < config.started_ts - (
                     0 if config.rules.start_mode == "copy_open_positions" else 2):
@@ -169,8 +171,16 @@ class FillExecutor:
                 drafts.append(self.draft(config, fill, decision, seen_at, KIND_MIRROR,
                                          fill.key))
                 continue
-            drafts.append(self.decide(config, fill, quote, other, contexts[config.id],
-                                      seen_at, KIND_MIRROR, target_after=target_after))
+            context = contexts[config.id]
+            if context.user_exposure_usdc is not None:
+                # The user's other configs copying this fill took some of the limit already.
+                context = dataclasses.replace(context, user_exposure_usdc=(
+                    context.user_exposure_usdc + taken.get(config.user_id, Decimal(0))))
+            draft = self.decide(config, fill, quote, other, context, seen_at, KIND_MIRROR,
+                                target_after=target_after)
+            if draft.side is Side.BUY and draft.usdc:
+                taken[config.user_id] = taken.get(config.user_id, Decimal(0)) + draft.usdc
+            drafts.append(draft)
         return await self.execute_by_token(configs, drafts, [quote, other])
 
     @staticmethod
