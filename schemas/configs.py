@@ -181,6 +181,9 @@ class ConfigPreviewSchema(Schema):
     sizing = fields.Dict(required=True)
     guards = fields.Dict(required=True)
     mode = fields.String(required=True, validate=validate.OneOf(["paper", "live"]))
+    recent_buys = fields.Dict(required=True, metadata={
+        "description": "The target's recent buys decided by the config's rules: `decided`, "
+                       "`outcomes` (`copied` or a reason code, with counts) and the `rule`."})
     warnings = fields.List(fields.String(), required=True)
 
 

@@ -47,9 +47,11 @@ fill, the market and the holding):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from decimal import ROUND_CEILING, ROUND_DOWN, Decimal
+from typing import Any
 
 from services.trading.holdings import Holding
 from venue import fees
@@ -157,6 +159,20 @@ class CopyRules:
     exclude_keywords: tuple[str, ...] = ()
     max_total_exposure_usdc: Decimal | None = None  # the user's, across its configs
 
+    @classmethod
+    def from_fields(cls, fields: Mapping[str, Any], *,
+                    exposure_limit: Decimal | None = None) -> CopyRules:
+        """The rules of a config's fields (as ``validate_fields`` cleans them; lists as
+        lists), with the user's exposure limit."""
+        names = {f.name for f in dataclass_fields(cls)}
+        values = {k: v for k, v in fields.items() if (k in names and v is not None)
+                  or (k in _NULLABLE and k in fields)}
+        values["blocked_categories"] = normalise_categories(fields.get("blocked_categories")
+                                                            or [])
+        values["include_keywords"] = tuple(fields.get("include_keywords") or ())
+        values["exclude_keywords"] = tuple(fields.get("exclude_keywords") or ())
+        return cls(**values, max_total_exposure_usdc=exposure_limit)
+
     @property
     def needs_spending(self) -> bool:
         """True when a budget reads what the config spent."""
@@ -166,6 +182,14 @@ class CopyRules:
     def needs_stop_check(self) -> bool:
         """True when a loss or drawdown stop watches the config's PnL."""
         return self.loss_stop_usdc is not None or self.max_drawdown_bps is not None
+
+
+# Rules whose None means "off" (the others take their default when a field is None).
+_NULLABLE = frozenset({
+    "take_profit_bps", "stop_loss_bps", "fixed_usdc", "min_trade_usdc", "max_trade_usdc",
+    "min_target_trade_usdc", "min_price", "max_price", "daily_budget_usdc",
+    "total_budget_usdc", "loss_stop_usdc", "max_drawdown_bps", "skip_if_ends_within_hours",
+    "exit_hours_before_end"})
 
 
 @dataclass(frozen=True)

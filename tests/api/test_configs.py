@@ -361,3 +361,14 @@ def test_the_users_exposure_limit(client, auth_headers, api_key, user):
     cleared = client.put("/api/users/me/limits", json={"max_total_exposure_usdc": None},
                          headers=auth_headers)
     assert decode(cleared) == {"max_total_exposure_usdc": None}
+
+
+def test_the_preview_decides_the_targets_recent_buys_by_the_rules(client, auth_headers, whale):
+    target, _ = whale
+    # The whale bought 100 and 60 shares at 0.5: mirrored at 0.5x, 25 and 15 pUSD.
+    shown = preview(client, auth_headers, target, min_target_trade_usdc="40")
+    assert shown["recent_buys"]["decided"] == 2
+    assert shown["recent_buys"]["outcomes"] == {"copied": 1, "below_min_target_trade": 1}
+    fixed = preview(client, auth_headers, target, sizing_mode="fixed_usdc", fixed_usdc="5",
+                    exclude_keywords=["happen"])
+    assert fixed["recent_buys"]["outcomes"] == {"keyword_excluded": 2}

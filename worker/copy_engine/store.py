@@ -7,7 +7,6 @@ Intents and positions are the services' (``copy_intents``, ``copy_positions``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -20,7 +19,7 @@ import peewee
 from models.base import utcnow
 from models.copying import CopyConfig, CopyIntent, CopyPosition, TargetCursor
 from models.user import User
-from services.copying import mirror as copying
+from services.copying.configs.crud import rule_fields
 from services.copying.mirror import CopyRules, Holding
 from services.trading import copy_positions
 from venue.models import Side
@@ -74,26 +73,7 @@ class ConfigSnapshot:
 
 
 def _rules(config: CopyConfig, exposure_limit: Decimal | None = None) -> CopyRules:
-    return CopyRules(
-        size_multiplier=config.size_multiplier, max_position_usdc=config.max_position_usdc,
-        price_deviation_bps=config.price_deviation_bps,
-        blocked_categories=copying.normalise_categories(json.loads(config.blocked_categories)),
-        take_profit_bps=config.take_profit_bps, stop_loss_bps=config.stop_loss_bps,
-        sizing_mode=config.sizing_mode, fixed_usdc=config.fixed_usdc,
-        min_trade_usdc=config.min_trade_usdc, max_trade_usdc=config.max_trade_usdc,
-        round_up_to_min=config.round_up_to_min,
-        min_target_trade_usdc=config.min_target_trade_usdc, min_price=config.min_price,
-        max_price=config.max_price, copy_buys=config.copy_buys, copy_sells=config.copy_sells,
-        direction=config.direction, daily_budget_usdc=config.daily_budget_usdc,
-        total_budget_usdc=config.total_budget_usdc, loss_stop_usdc=config.loss_stop_usdc,
-        max_drawdown_bps=config.max_drawdown_bps,
-        close_positions_on_stop=config.close_positions_on_stop,
-        max_consecutive_failures=config.max_consecutive_failures,
-        start_mode=config.start_mode,
-        skip_if_ends_within_hours=config.skip_if_ends_within_hours,
-        exit_hours_before_end=config.exit_hours_before_end,
-        include_keywords=tuple(config.included), exclude_keywords=tuple(config.excluded),
-        max_total_exposure_usdc=exposure_limit)
+    return CopyRules.from_fields(rule_fields(config), exposure_limit=exposure_limit)
 
 
 def _spending(snapshots: dict[UUID, ConfigSnapshot]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Mapping
 from datetime import timedelta
 from decimal import Decimal
@@ -22,6 +23,7 @@ import peewee
 from models.base import db, utcnow
 from models.copying import ConfigPreview, CopyConfig
 from models.user import User
+from services.copying import mirror as copying
 from services.copying.configs.rules import (
     DECIMAL_FIELDS,
     EDITABLE_FIELDS,
@@ -33,7 +35,7 @@ from services.copying.configs.rules import (
     with_defaults,
 )
 from services.copying.configs.targets import target_profile
-from services.platform import errors, tiers
+from services.platform import errors, tiers, venues
 from services.platform.principal import require_enabled, user_id_of
 from services.wallets import trading_accounts
 
@@ -63,6 +65,7 @@ def preview(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
     profile = target_profile(fields["target_address"])
     typical = profile["typical_trade_usdc"]
     mirrored = _typical_copy(user_id_of(user), fields, typical, profile["exposure_usdc"])
+    simulated = _simulate(fields, profile)
     warnings = []
     if not fields["paper_trading"]:
         warnings.append("Live mode: mirrored orders spend real funds.")
@@ -98,6 +101,7 @@ def preview(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
                                "max_trade_usdc", "round_up_to_min")},
         },
         "mode": "paper" if fields["paper_trading"] else "live",
+        "recent_buys": simulated,
         "warnings": warnings,
     }
     with db.atomic():
@@ -134,6 +138,40 @@ def _typical_copy(user_id: UUID, fields: Mapping[str, Any], typical: Decimal,
     if fields.get("max_trade_usdc") is not None:
         mirrored = min(mirrored, fields["max_trade_usdc"])
     return mirrored.quantize(Decimal("0.01"))
+
+
+def _simulate(fields: Mapping[str, Any], profile: Mapping[str, Any]) -> dict[str, Any]:
+    """What the rules would have decided about the target's recent buys (the pure rules of
+    ``services.copying.mirror``, each at its own price and with nothing spent yet)."""
+    rules = copying.CopyRules.from_fields(fields)
+    client = venues.client()
+    now = int(time.time())
+    outcomes: dict[str, int] = {}
+    for trade in profile["recent"]:
+        if trade["side"] != copying.BUY:
+            continue
+        try:
+            market = client.gamma.market_by_slug(trade["market_slug"])
+        except Exception:  # a vanished market: not simulated
+            continue
+        names = [n for tag in market.tags for n in (tag.label, tag.slug) if n]
+        view = copying.MarketView(
+            category=market.tags[0].label if market.tags else "",
+            tick_size=market.tick_size or copying.DEFAULT_TICK,
+            min_order_size=market.min_order_size or copying.DEFAULT_MIN_SIZE,
+            best_bid=trade["price"], best_ask=trade["price"],
+            categories=copying.normalise_categories(names), question=market.question,
+            end_ts=int(market.end_date.timestamp()) if market.end_date else None)
+        fill = copying.TargetFill(key="", wallet=profile["address"], token_id="",
+                                  side=copying.BUY, size=trade["size"], price=trade["price"],
+                                  timestamp=trade["timestamp"])
+        context = copying.CopyContext(now=now, target_value_usdc=profile["exposure_usdc"])
+        decision = copying.decide(rules, fill, view, copying.Holding(), context=context)
+        key = "copied" if decision.copies else decision.reason or "skipped"
+        outcomes[key] = outcomes.get(key, 0) + 1
+    return {"decided": sum(outcomes.values()), "outcomes": outcomes,
+            "rule": "The target's recent buys decided by these rules at their own price "
+                    "(no budget spent yet; a proportional size needs the live balance)."}
 
 
 def _stored(name: str, value: Any) -> Any:
