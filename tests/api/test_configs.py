@@ -372,3 +372,11 @@ def test_the_preview_decides_the_targets_recent_buys_by_the_rules(client, auth_h
     fixed = preview(client, auth_headers, target, sizing_mode="fixed_usdc", fixed_usdc="5",
                     exclude_keywords=["happen"])
     assert fixed["recent_buys"]["outcomes"] == {"keyword_excluded": 2}
+
+
+def test_an_empty_limits_body_changes_nothing(client, auth_headers):
+    client.put("/api/users/me/limits", json={"max_total_exposure_usdc": "90"},
+               headers=auth_headers)
+    response = client.put("/api/users/me/limits", json={}, headers=auth_headers)
+    assert response.status_code == 200
+    assert decode(response) == {"max_total_exposure_usdc": "90"}

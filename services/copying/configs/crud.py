@@ -349,6 +349,8 @@ def set_limits(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any
     """Set the user's limits across its configs; running configs apply them from the next
     fill (each is reloaded)."""
     clean = validate_limits(raw)
+    if not clean:
+        return limits(user)  # nothing to change
     with db.atomic():
         User.update(**clean).where(User.id == user_id_of(user)).execute()
         running = list(CopyConfig.select(CopyConfig.id).where(
