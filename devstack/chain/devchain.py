@@ -85,9 +85,10 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _die_with_parent() -> None:
-    # Linux only: have the kernel SIGTERM anvil if the test process dies without stop().
-    # The signal follows the spawning *thread*, so it is only armed from the main thread.
+def die_with_parent() -> None:
+    """``preexec_fn`` of a child process: Linux SIGTERMs it when its parent dies (no-op else)."""
+    # So a test process that dies without stop() leaves no anvil (or worker) behind. The
+    # signal follows the spawning *thread*, so arm it only from the main thread.
     with contextlib.suppress(Exception):
         import ctypes
 
@@ -187,7 +188,7 @@ def _start_once(
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if arm_death_signal else None,
+            preexec_fn=die_with_parent if arm_death_signal else None,
         )
     anvil = AnvilProcess(process, port, chain_id, [], workdir)
     w3 = connect(anvil.rpc_url, timeout=2)

@@ -18,7 +18,6 @@ READ_TOOLS = {
     "get_market_depth": "read:markets",
     "get_market_price_history": "read:markets",
     "list_top_traders": "read:markets",
-    "get_trader_profile": "read:markets",
     "list_open_positions": "read:positions",
     "list_paper_positions": "read:positions",
     "list_trades": "read:trades",
@@ -29,6 +28,8 @@ READ_TOOLS = {
     "get_config_trades": "read:trades",
     "suggest_multiplier": "read:markets",
     "list_open_orders": "read:markets",
+    "get_trader_profile": "read:markets",
+    "list_notifications": "read:account",
 }
 WRITE_TOOLS = {
     "preview_copy_config": "trade:execute",
@@ -42,15 +43,16 @@ WRITE_TOOLS = {
     "cancel_order": "trade:cancel",
     "claim_positions": "wallet:write",
 }
-ALL_TOOLS = {**READ_TOOLS, **WRITE_TOOLS}
+# Writes whose idempotency key is optional (marking read twice changes nothing more).
+LIGHT_WRITE_TOOLS = {"mark_notifications_read": "read:account"}
+ALL_TOOLS = {**READ_TOOLS, **WRITE_TOOLS, **LIGHT_WRITE_TOOLS}
 
 
-def test_the_table_has_the_26_tools_of_the_spec_and_the_issues_own():
+def test_the_table_has_the_29_tools_of_the_spec_and_issue_27s_update_tool():
     from blueprints.mcp.tools import TOOLS
 
     assert {t.name: t.scope for t in TOOLS} == ALL_TOOLS
-    # The SPEC's 26, get_trader_profile (issue 29) and update_copy_config (issue 27).
-    assert len(ALL_TOOLS) == 28
+    assert len(ALL_TOOLS) == 30  # main's 29 and update_copy_config (issue 27)
 
 
 @pytest.mark.parametrize("mode", MODES)

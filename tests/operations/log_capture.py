@@ -84,19 +84,38 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     root.setLevel(min(root.level or logging.WARNING, logging.INFO))
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """Under pytest-xdist (the run's controller): keep what a worker's search found."""
+    found = getattr(node, "workeroutput", {}).get("log_leaks") or []
+    _state.setdefault("worker_leaks", []).extend(found)  # type: ignore[union-attr]
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Detach, then fail the run if any captured line holds a secret."""
+    """Detach, then fail the run if any captured line holds a secret.
+
+    An xdist worker hands what it found to the controller (its own exit status is not the
+    run's), which fails the run for every worker's leaks and its own.
+    """
     handler = _state.get("handler")
     if handler is None:
         return
     logging.getLogger().removeHandler(handler)  # type: ignore[arg-type]
     _state["stream"].close()  # type: ignore[union-attr]
-    found = leaks(Path(str(_state["path"])).read_text(encoding="utf-8", errors="replace"))
+    path = str(_state["path"])
+    found = [(kind, line, path) for kind, line in
+             leaks(Path(path).read_text(encoding="utf-8", errors="replace"))]
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker
+        workeroutput["log_leaks"] = found
+        return
+    found += [tuple(leak) for leak in _state.get("worker_leaks") or []]  # type: ignore[union-attr]
     if found:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        message = "\n".join(f"  {kind}: {line[:300]}" for kind, line in found[:20])
+        message = "\n".join(f"  {kind}: {line[:300]}" for kind, line, _ in found[:20])
+        files = ", ".join(sorted({where for _, _, where in found}))
         text = (f"secrets found in the test run's logs ({len(found)} line(s), "
-                f"{_state['path']}):\n{message}")
+                f"{files}):\n{message}")
         if reporter is not None:
             reporter.write_line(text, red=True)
         session.exitstatus = 1

@@ -13,7 +13,9 @@ from typing import Any
 import httpx
 import redis
 
+from devstack.chain.devchain import die_with_parent
 from services.platform import copy_leases, worker_registry
+from tests.conftest import DEADLINE, app_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,12 +26,12 @@ def stack_env(app: Any, redis_url: str, prefix: str, venue_server: Any,
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("POLYMARKET_", "PROMETHEUS_", "METRICS_"))}
     env.update(
-        DATABASE_URL=app.config["DATABASE_URL"], REDIS_URL=redis_url, REDIS_PREFIX=prefix,
+        DATABASE_URL=app_settings(app).database_url, REDIS_URL=redis_url, REDIS_PREFIX=prefix,
         COPYTRADE_INSTANCE=str(instance), VENUE="sandbox",
         POLYMARKET_GAMMA_URL=venue_server.gamma_url, POLYMARKET_CLOB_URL=venue_server.clob_url,
         POLYMARKET_DATA_URL=venue_server.data_url, POLYMARKET_RTDS_URL=venue_server.rtds_url,
-        SECRET_KEY=app.config["SECRET_KEY"],
-        WALLET_ENCRYPTION_KEY=app.config["WALLET_ENCRYPTION_KEY"],
+        SECRET_KEY=app_settings(app).secret_key,
+        WALLET_ENCRYPTION_KEY=app_settings(app).wallet_encryption_key,
         WORKER_HEARTBEAT_SECONDS="0.5", WORKER_GRACE_SECONDS="10", COPY_LEASE_MS="2000",
         COPY_HEARTBEAT_SECONDS="0.3", COPY_SWEEP_SECONDS="0.3", COPY_POLL_SECONDS="0.3",
         COPY_BACKSTOP_POLL_SECONDS="1",
@@ -44,10 +46,11 @@ class WorkerProcess:
         self.log = logs / f"worker-{time.monotonic_ns()}.log"
         self.output = self.log.open("wb")
         self.proc = subprocess.Popen([sys.executable, "-m", "cli", "worker"], cwd=ROOT,
-                                     env=env, stdout=self.output, stderr=subprocess.STDOUT)
+                                     env=env, stdout=self.output, stderr=subprocess.STDOUT,
+                                     preexec_fn=die_with_parent)
         self.client = redis.Redis.from_url(env["REDIS_URL"])
         self.prefix = env["REDIS_PREFIX"]
-        self.name = wait(self._registered, 30, "the worker to register", [self])
+        self.name = wait(self._registered, DEADLINE, "the worker to register", [self])
 
     @property
     def pid(self) -> int:
@@ -89,7 +92,7 @@ def cli(env: dict[str, str], *args: str, ok: bool = True, timeout: float = 120) 
     return done.stdout if ok else done.stdout + done.stderr
 
 
-def wait(check: Callable[[], Any], timeout: float = 30.0, what: str = "",
+def wait(check: Callable[[], Any], timeout: float = DEADLINE, what: str = "",
          workers: list[WorkerProcess] | tuple[()] = ()) -> Any:
     """Poll ``check`` until truthy; fail with the workers' recent output after ``timeout``."""
     deadline = time.monotonic() + timeout
@@ -103,7 +106,8 @@ def wait(check: Callable[[], Any], timeout: float = 30.0, what: str = "",
         time.sleep(0.1)
 
 
-def wait_serving(web: subprocess.Popen, base: str, log: Path, timeout: float = 60) -> None:
+def wait_serving(web: subprocess.Popen, base: str, log: Path,
+                 timeout: float = DEADLINE) -> None:
     """Wait until the web process at ``base`` answers /healthz (fail with its log if it died)."""
 
     def up() -> bool:

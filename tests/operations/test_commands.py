@@ -20,8 +20,9 @@ from models.base import db
 from models.copying import CopyIntent
 from services.platform import jobs as jobs_service
 from services.platform import runtime
-from tests.conftest import use_queue
+from tests.conftest import DEADLINE, use_queue
 from tests.operations.stack import WorkerProcess, cli, stack_env, wait
+from tests.worker.copy_engine.conftest import cursor_of
 
 
 @pytest.fixture
@@ -54,10 +55,10 @@ def test_status_jobs_and_move_on_a_running_stack(deployment, make_config, make_t
     configs = [make_config(make_trader("0").user, t, paper_trading=True) for t in targets]
     a, b = spawn(), spawn()
     by_name = {a.name: a, b.name: b}
-    wait(lambda: len(a.leases()) == 1 and len(b.leases()) == 1, 40,
+    wait(lambda: len(a.leases()) == 1 and len(b.leases()) == 1, DEADLINE,
          "one target on each worker", [a, b])
     failing = jobs_service.enqueue("no.such.job")
-    wait(lambda: failing.get_status(refresh=True).value == "failed", 20, "the job to fail",
+    wait(lambda: failing.get_status(refresh=True).value == "failed", DEADLINE, "the job to fail",
          [a, b])
 
     text = cli(env, "status")
@@ -95,9 +96,9 @@ def test_status_jobs_and_move_on_a_running_stack(deployment, make_config, make_t
     assert f"re-queued {failing.id}" in cli(env, "jobs", "retry", failing.id)
     wait(lambda: failing.get_status(refresh=True).value == "failed"
          and json.loads(cli(env, "status", "--json"))["failed"]["newest"][0]["failed_at"]
-         != first_failure, 20, "the retried job to run", [a, b])
+         != first_failure, DEADLINE, "the retried job to run", [a, b])
     assert "1 job(s) re-queued" in cli(env, "jobs", "retry", "--all-failed")
-    wait(lambda: failing.get_status(refresh=True).value == "failed", 20, "it to fail again")
+    wait(lambda: failing.get_status(refresh=True).value == "failed", DEADLINE, "it to fail again")
     refused = cli(env, "jobs", "retry", "no-such-id", ok=False)
     assert "no failed job" in refused
 
@@ -129,9 +130,10 @@ def test_drain_hands_executors_over_without_a_missed_or_duplicate_copy(
     copiers = [make_trader() for _ in targets]
     configs = [make_config(c.user, t) for c, t in zip(copiers, targets, strict=True)]
     a, b = spawn(), spawn()
-    wait(lambda: len(a.leases()) + len(b.leases()) == 3 and a.leases() and b.leases(), 40,
+    wait(lambda: len(a.leases()) + len(b.leases()) == 3 and a.leases() and b.leases(), DEADLINE,
          "the targets spread over both workers", [a, b])
-    time.sleep(1.0)  # every watcher has read its cursor
+    wait(lambda: all(cursor_of(t) is not None for t in targets), DEADLINE,
+         "every watcher to read its cursor", [a, b])
 
     trades = {t: 0 for t in targets}
     stop = threading.Event()
@@ -149,6 +151,9 @@ def test_drain_hands_executors_over_without_a_missed_or_duplicate_copy(
     trader.start()
     try:
         time.sleep(1.5)
+        # a copies before it drains (the test ends asking that both workers copied)
+        wait(lambda: any(i.worker == a.name for c in configs for i in intents(c)), DEADLINE,
+             "a to copy a trade", [a])
         drained = a.leases()
         out = cli(env, "worker", "--drain", "--id", a.name, "--timeout", "60")
         assert f"{a.name}: exited" in out
@@ -157,6 +162,9 @@ def test_drain_hands_executors_over_without_a_missed_or_duplicate_copy(
         # b took the drained worker's executors over (immediately, not at lease expiry)
         wait(lambda: set(b.leases()) == set(targets), 10, "b to own every target", [b])
         time.sleep(1.5)  # b copies a few trades too
+        wait(lambda: any(i.worker == b.name for c in configs for i in intents(c)
+                         if c.target_address in drained), DEADLINE,
+             "b to copy a trade of a drained target", [b])
     finally:
         stop.set()
         trader.join()
@@ -166,7 +174,7 @@ def test_drain_hands_executors_over_without_a_missed_or_duplicate_copy(
         return all(len(intents(c)) == trades[c.target_address]
                    and all(i.status == "filled" for i in intents(c)) for c in configs)
 
-    wait(all_copied, 60, "every trade copied", [b])
+    wait(all_copied, DEADLINE, "every trade copied", [b])
     time.sleep(2)  # a late duplicate would show up now
     for config, copier in zip(configs, copiers, strict=True):
         rows = intents(config)
@@ -185,9 +193,9 @@ def test_drain_hands_executors_over_without_a_missed_or_duplicate_copy(
                                            "side": "BUY", "size": "7", "price": "0.5"},
                        expect=201)
     c = spawn()
-    wait(lambda: set(c.leases()) == set(targets), 30, "the new worker to take over", [c])
+    wait(lambda: set(c.leases()) == set(targets), DEADLINE, "the new worker to take over", [c])
     config = configs[0]
     rows = wait(lambda: [r for r in intents(config) if r.target_size == Decimal(7)
-                         and r.status == "filled"], 30, "the missed trade copied", [c])
+                         and r.status == "filled"], DEADLINE, "the missed trade copied", [c])
     assert len(rows) == 1
     assert len(intents(config)) == trades[target] + 1

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import httpx
 
+from devstack.chain.devchain import die_with_parent
 from services.platform import jobs as jobs_service
 from services.platform import runtime
-from tests.conftest import free_port, use_queue
+from tests.conftest import DEADLINE, free_port, use_queue
 from tests.operations.scrape import total
 from tests.operations.stack import ROOT, WorkerProcess, stack_env, wait, wait_serving
 
@@ -35,7 +36,7 @@ def test_web_and_worker_processes_share_one_metrics_exposition(
     log = (tmp_path / "web.log").open("wb")
     web = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port),
                             "--workers", "2"], cwd=ROOT, env=env, stdout=log,
-                           stderr=subprocess.STDOUT)
+                           stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
     worker = None
     saved = runtime.runtime()
     try:
@@ -47,7 +48,7 @@ def test_web_and_worker_processes_share_one_metrics_exposition(
         worker = WorkerProcess({**env, "PROMETHEUS_MULTIPROC_DIR": str(folder)}, tmp_path)
         use_queue(redis_url, engine_prefix)
         ping = jobs_service.enqueue("worker.ping")
-        wait(lambda: ping.get_status(refresh=True).value == "finished", 20, "the ping job",
+        wait(lambda: ping.get_status(refresh=True).value == "finished", DEADLINE, "the ping job",
              [worker])
         for _ in range(6):  # spread over both gunicorn processes
             httpx.get(f"{base}/healthz", headers={"X-Request-Id": "mp-probe"})
@@ -100,7 +101,7 @@ def test_a_worker_serves_its_own_metrics_port(app, tmp_path, redis_url, engine_p
     try:
         use_queue(redis_url, engine_prefix)
         failing = jobs_service.enqueue("no.such.job")
-        wait(lambda: failing.get_status(refresh=True).value == "failed", 20, "the job",
+        wait(lambda: failing.get_status(refresh=True).value == "failed", DEADLINE, "the job",
              [worker])
         text = httpx.get(f"http://127.0.0.1:{port}/metrics").text
         assert total(text, "copytrade_job_failures_total", job="no.such.job") == 1

@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 import httpx
 from flask import Flask
 
+from devstack.chain.devchain import die_with_parent
 from tests.api.oauth_flow import authorize_params, pkce
 from tests.conftest import free_port
 from tests.local_http import Dripper, serving
@@ -43,8 +44,8 @@ settings = loaded.flat()
 with database.bind(settings["DATABASE_URL"]).connection_context():
     user = User.create(email="slow-clients@example.com")
     owner = Principal(user=user, kind="session", scopes=ALL_SCOPES)
-    key = keys.create(owner, "probe", ["read:account"], 1, settings=settings).secret
-    print(json.dumps({"key": key, "jwt": auth.issue_session(user, settings).token}))
+    key = keys.create(owner, "probe", ["read:account"], 1).secret
+    print(json.dumps({"key": key, "jwt": auth.issue_session(user).token}))
 """
 
 
@@ -79,7 +80,7 @@ def test_healthz_and_an_authenticated_get_answer_while_50_clients_hold_authorize
     log = (tmp_path / "web.log").open("wb")
     web = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port),
                             "--threads", "4"], cwd=ROOT, env=env, stdout=log,
-                           stderr=subprocess.STDOUT)
+                           stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
     dripper = Dripper(drip_headers=False)
     stop = threading.Event()
     answered: list[int] = []

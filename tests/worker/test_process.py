@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 import redis
 
+from devstack.chain.devchain import die_with_parent
 from services.platform import jobs as jobs_service
 from services.platform import worker_registry
+from tests.conftest import DEADLINE
 from tests.worker.conftest import TEST_JOB_MODULE, run_host, status, wait_for, wait_status
 from tests.worker.jobs_for_tests import marker
 from worker.host import WorkerHost
@@ -38,10 +40,11 @@ class WorkerProcess:
         self.log = tmp_path / f"worker-{time.monotonic_ns()}.log"
         self.output = self.log.open("wb")
         self.proc = subprocess.Popen([sys.executable, "-m", "cli", "worker"], cwd=ROOT,
-                                     env=env, stdout=self.output, stderr=subprocess.STDOUT)
+                                     env=env, stdout=self.output, stderr=subprocess.STDOUT,
+                                     preexec_fn=die_with_parent)
         self.client = redis.Redis.from_url(redis_url)
         self.prefix = prefix
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + DEADLINE
         while not self.pid_registered():
             assert self.proc.poll() is None, self.text()
             assert time.monotonic() < deadline, "worker did not register:\n" + self.text()

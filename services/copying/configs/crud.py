@@ -23,6 +23,7 @@ import peewee
 from models.base import db, utcnow
 from models.copying import ConfigPreview, CopyConfig
 from models.user import User
+from services.copying import copy_notices
 from services.copying import mirror as copying
 from services.copying.configs.rules import (
     DECIMAL_FIELDS,
@@ -336,6 +337,7 @@ def stop(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
         config.version += 1
         config.save()
     _nudge("copy.stop", config.id)
+    copy_notices.config_stopped(config, "stopped by you")
     return config
 
 

@@ -96,6 +96,15 @@ async def wait_for(check: Callable[[], Any], timeout: float = 15.0, step: float 
         await trio.sleep(step)
 
 
+def cursor_of(target: str) -> int | None:
+    """The target's saved detection cursor (a watcher writes it once it has read it)."""
+    from models.base import db
+    from worker.copy_engine import store
+
+    with db.connection_context():
+        return store.read_cursor(target)
+
+
 def intents_of(config: CopyConfig) -> list[CopyIntent]:
     """The config's intents, oldest first (read in a fresh connection)."""
     from models.base import db

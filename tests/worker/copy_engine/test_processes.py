@@ -15,10 +15,13 @@ from typing import Any
 import pytest
 import redis
 
+from devstack.chain.devchain import die_with_parent
 from models.base import db
 from models.copying import CopyIntent
 from models.trading import Order
 from services.platform import copy_leases
+from tests.conftest import DEADLINE, app_settings
+from tests.worker.copy_engine.conftest import cursor_of
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -30,7 +33,8 @@ class Worker:
         self.log = tmp_path / f"worker-{time.monotonic_ns()}.log"
         self.output = self.log.open("wb")
         self.proc = subprocess.Popen([sys.executable, "-m", "cli", "worker"], cwd=ROOT,
-                                     env=env, stdout=self.output, stderr=subprocess.STDOUT)
+                                     env=env, stdout=self.output, stderr=subprocess.STDOUT,
+                                     preexec_fn=die_with_parent)
 
     @property
     def pid(self) -> int:
@@ -54,12 +58,13 @@ class Worker:
 def spawn(app, tmp_path, redis_url, engine_prefix, venue_server) -> Iterator[Callable[[], Worker]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("POLYMARKET_")}
     env.update(
-        DATABASE_URL=app.config["DATABASE_URL"], REDIS_URL=redis_url, REDIS_PREFIX=engine_prefix,
+        DATABASE_URL=app_settings(app).database_url, REDIS_URL=redis_url,
+        REDIS_PREFIX=engine_prefix,
         COPYTRADE_INSTANCE=str(tmp_path / "instance"), VENUE="sandbox",
         POLYMARKET_GAMMA_URL=venue_server.gamma_url, POLYMARKET_CLOB_URL=venue_server.clob_url,
         POLYMARKET_DATA_URL=venue_server.data_url, POLYMARKET_RTDS_URL=venue_server.rtds_url,
-        SECRET_KEY=app.config["SECRET_KEY"],
-        WALLET_ENCRYPTION_KEY=app.config["WALLET_ENCRYPTION_KEY"],
+        SECRET_KEY=app_settings(app).secret_key,
+        WALLET_ENCRYPTION_KEY=app_settings(app).wallet_encryption_key,
         WORKER_HEARTBEAT_SECONDS="0.5", COPY_LEASE_MS="2000", COPY_HEARTBEAT_SECONDS="0.3",
         COPY_SWEEP_SECONDS="0.3", COPY_POLL_SECONDS="0.3", COPY_BACKSTOP_POLL_SECONDS="1",
     )
@@ -75,7 +80,8 @@ def spawn(app, tmp_path, redis_url, engine_prefix, venue_server) -> Iterator[Cal
         worker.close()
 
 
-def wait(check: Callable[[], Any], timeout: float = 30.0, what: str = "", workers=()) -> Any:
+def wait(check: Callable[[], Any], timeout: float = DEADLINE, what: str = "",
+         workers=()) -> Any:
     deadline = time.monotonic() + timeout
     while True:
         value = check()
@@ -118,7 +124,8 @@ def test_sigkill_mid_copy_neither_duplicates_nor_loses_orders(
     first = spawn()
     wait(lambda: owner_pid(lease_owner(redis_url, engine_prefix, target)) == first.pid,
          what="the first worker to own the target", workers=[first])
-    time.sleep(1.0)  # its watcher has read the cursor and is polling
+    wait(lambda: cursor_of(target) is not None, what="its watcher to read the cursor",
+         workers=[first])
 
     # The venue stalls on POST /order: the order record is written, the order is in
     # flight when the worker dies; the venue still executes it afterwards.
@@ -132,6 +139,10 @@ def test_sigkill_mid_copy_neither_duplicates_nor_loses_orders(
             return Order.get_or_none(Order.config_id == config.id)
 
     wait(order_in_flight, what="the copy order record", workers=[first])
+    # The record is written before the POST goes out: kill only once the venue holds it
+    # (its stall rule consumed), or a slow machine kills the worker before it sent anything.
+    wait(lambda: not any(f["path"] == "/clob/order" for f in venue_control.state()["faults"]),
+         what="the order to reach the stalling venue", workers=[first])
     first.kill(signal.SIGKILL)
     wait(lambda: orders_from(venue_control, trader.address), what="the stalled order")
 
@@ -170,7 +181,7 @@ def test_two_workers_share_configs_and_take_over_from_a_stopped_one(
         pids = {owner_pid(o) for o in found.values()}
         return found if None not in pids and pids == {a.pid, b.pid} else None
 
-    placed = wait(spread, timeout=40, what="one target on each worker", workers=[a, b])
+    placed = wait(spread, what="one target on each worker", workers=[a, b])
     assert len(set(placed.values())) == 2  # each config runs on exactly one worker
 
     victim = a
