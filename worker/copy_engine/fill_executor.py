@@ -385,7 +385,8 @@ class FillExecutor:
                         if config.retry_ts is not None else None)
             await self._db(store.write_breaker, config.id, failures, trips, retry_at,
                            reason if failed else None,
-                           changes.get("detail") if failed else None)
+                           changes.get("detail") if failed else None,
+                           tripped=pause is not None)
 
     async def send(self, prepared: PreparedOrder) -> tuple[datetime, PostAnswer]:
         """Send one recorded order on the engine's client; when it left and the answer."""

@@ -19,6 +19,7 @@ import peewee
 from models.base import utcnow
 from models.copying import CopyConfig, CopyIntent, CopyPosition, TargetCursor
 from models.user import User
+from services.copying import copy_notices
 from services.copying.configs.crud import rule_fields
 from services.copying.mirror import CopyRules, Holding
 from services.trading import copy_positions
@@ -205,13 +206,16 @@ def user_exposure(user_ids: Iterable[UUID], paper: bool) -> dict[UUID, Decimal]:
 
 
 def write_breaker(config_id: UUID, failures: int, trips: int, retry_at: datetime | None,
-                  reason: str | None, error: str | None) -> None:
-    """Write the config's breaker (open while ``retry_at`` is set)."""
+                  reason: str | None, error: str | None, *, tripped: bool = False) -> None:
+    """Write the config's breaker (open while ``retry_at`` is set); the follower is told
+    when it trips."""
     CopyConfig.update(
         breaker_state="open" if retry_at is not None else "closed",
         breaker_failures=failures, breaker_trips=trips, breaker_retry_at=retry_at,
         breaker_last_reason=reason, breaker_last_error=error[:2000] if error else None,
     ).where(CopyConfig.id == config_id).execute()
+    if tripped:
+        copy_notices.breaker_opened(CopyConfig.get_by_id(config_id), reason or "failures")
 
 
 def realized_pnl(config_id: UUID, paper: bool) -> Decimal:
@@ -229,7 +233,10 @@ def write_peak(config_id: UUID, peak: Decimal) -> None:
 def stop_by_rule(config_id: UUID, reason: str, detail: str) -> bool:
     """Stop a running config because a stop rule hit; False when it was no longer running."""
     now = utcnow()
-    return bool(CopyConfig.update(
+    stopped = bool(CopyConfig.update(
         is_active=False, stopped_reason=reason, stopped_at=now, updated_at=now,
         last_error=detail[:2000], last_error_at=now, version=CopyConfig.version + 1,
     ).where(CopyConfig.id == config_id, CopyConfig.is_active).execute())
+    if stopped:
+        copy_notices.config_stopped(CopyConfig.get_by_id(config_id), reason)
+    return stopped

@@ -15,6 +15,13 @@ from models.copying import CopyConfig, CopyPosition
 from tests.worker.copy_engine.conftest import inject, intents_of, owned, settled, wait_for
 
 
+def _notice(user, kind: str):
+    from models.notifications import Notification
+
+    with db.connection_context():
+        return Notification.get_or_none(Notification.user == user.id, Notification.type == kind)
+
+
 def _config(config: CopyConfig) -> CopyConfig:
     with db.connection_context():
         return CopyConfig.get_by_id(config.id)
@@ -65,6 +72,7 @@ def test_a_loss_stop_stops_the_config_and_closes_its_positions(run_engines, make
     run_engines(scenario)
     stored = _config(config)
     assert not stored.is_active and stored.stopped_reason == "loss_stop"
+    assert '"reason": "loss_stop"' in _notice(trader.user, "config.stopped").payload
     assert "Closing positions: 1 of 1" in stored.last_error
     kinds = {(i.kind, i.status, i.reason) for i in intents_of(config)}
     assert ("loss_stop", "skipped", "loss_stop") in kinds  # the stop itself, counted
@@ -105,6 +113,7 @@ def test_the_breaker_opens_after_failures_and_a_success_closes_it(run_engines, m
     stored = _config(config)
     assert (stored.breaker_state, stored.breaker_failures, stored.breaker_retry_at) == (
         "closed", 0, None)
+    assert _notice(poor.user, "config.breaker_opened") is not None
 
 
 def test_copy_open_positions_mirrors_what_the_target_holds_at_start(run_engines, make_config,
