@@ -11,7 +11,7 @@ SDK_VENV := .venv-sdk
 SDK_VERSION := 0.14.0
 SDK_STAMP := $(SDK_VENV)/.installed-$(SDK_VERSION)
 
-.PHONY: run test setup sdk-env browser lint migrate dist clean
+.PHONY: run test setup sdk-env browser lint migrate dist vendor-assets clean
 
 $(STAMP): pyproject.toml package.json
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -55,13 +55,18 @@ lint: setup
 migrate: setup
 	$(BIN)/copytrade migrate
 
-# An sdist and a wheel in dist/, carrying the explorer's and dashboard's npm assets
-# (setup.py vendors them from node_modules). The wheel is built from the sdist, so both carry
-# them. Install the wheel anywhere: no Node, no checkout, no CDN needed at run time.
+# An sdist and a wheel in dist/, carrying the explorer's and dashboard's npm files (committed
+# under static/vendor/). Install the wheel anywhere: no Node, no checkout, no CDN at run time.
 dist: setup
 	rm -rf dist
 	$(BIN)/pip install -q 'build==1.6.1'
 	$(BIN)/python -m build --outdir dist .
 
+# After bumping a front-end package in package.json and blueprints/vendor_assets.json:
+# refresh the committed copies in static/vendor/ from npm, then commit them.
+vendor-assets:
+	npm install --no-audit --no-fund --loglevel=error
+	$(BIN)/python tools/vendor_assets.py
+
 clean:
-	rm -rf $(VENV) $(SDK_VENV) node_modules build dist static/vendor *.egg-info
+	rm -rf $(VENV) $(SDK_VENV) node_modules build dist *.egg-info

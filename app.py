@@ -20,6 +20,8 @@ from blueprints import (
     operations,
     ratelimit,
     security_headers,
+    telegram,
+    unsubscribe,
     wellknown,
 )
 from blueprints import api as rest
@@ -38,13 +40,15 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Build the web app; ``config`` overrides settings read from the environment."""
     overrides = dict(config or {})
     settings = settings_module.load(overrides=overrides)
-    flat = settings.flat()
+    setting_names = settings.flat()
 
     app = Flask(__name__, instance_path=settings.instance_path,
                 template_folder="templates", static_folder="static")
-    app.config.update(flat)
-    # Keys that are not settings (TESTING, REQUIRE_MIGRATED...) pass through as given.
-    app.config.update({k: v for k, v in overrides.items() if k not in flat})
+    # Settings are read typed (``runtime().settings``); app.config holds only Flask's own
+    # keys: the session cookie's key, and what the caller passed that is no setting
+    # (TESTING, REQUIRE_MIGRATED, SESSION_COOKIE_*...).
+    app.config["SECRET_KEY"] = settings.secret_key
+    app.config.update({k: v for k, v in overrides.items() if k not in setting_names})
     app.config["MAX_CONTENT_LENGTH"] = overrides.get("MAX_CONTENT_LENGTH", MAX_BODY_BYTES)
     app.config.setdefault("REQUIRE_MIGRATED", True)
     if settings.trusted_proxies:
@@ -56,12 +60,11 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     # Enqueues, venue calls and wallets of this process go where this app's settings say.
     built = wiring.build_runtime(settings)
-    app.config["REDIS_URL"] = built.redis_url
     app.extensions["runtime"] = built
     previous = process_runtime.install(built)
     if previous is not None:
         previous.close()  # its pooled venue connections (reopened if it is used again)
-    bound = database.bind(app.config["DATABASE_URL"])
+    bound = database.bind(settings.database_url)
     app.extensions["database"] = bound
     if app.config["REQUIRE_MIGRATED"]:
         with bound.connection_context():
@@ -77,10 +80,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     oauth_surface.register(app)  # /oauth/..., /api/oauth/approvals, the svco_ resolver
     wellknown.register(app)  # /.well-known discovery documents
     app.register_blueprint(health.bp)
+    app.register_blueprint(unsubscribe.bp)  # /notifications/unsubscribe (RFC 8058)
+    app.register_blueprint(telegram.bp)  # /notifications/telegram/webhook
     assets.init_app(app)  # the explorer's and dashboard's npm assets; warns when missing
     dashboard.register(app)  # /dashboard (htmx pages), its htmx error renderer, / redirect
     errors.register(app)  # after smorest's, so ours wins for HTTPException
-    logging.getLogger(__name__).debug("app created with venue %s", app.config["VENUE"])
+    logging.getLogger(__name__).debug("app created with venue %s", settings.venue.name)
     return app
 
 

@@ -191,6 +191,35 @@ def wallets_reseal() -> None:
     click.echo(f"re-sealed {count} wallet(s)")
 
 
+@wallets.command("ambiguous")
+@click.option("--json", "as_json", is_flag=True, help="Print the same data as JSON.")
+def wallets_ambiguous(as_json: bool) -> None:
+    """Withdrawals, claims and wraps that may have run or may still run (``ambiguous``),
+    oldest first: sent, then the answer was lost; nothing is sent again until settled."""
+    import json
+
+    from models.base import db
+    from services.wallets import wallet_batches
+
+    _operations_store()
+    with db.connection_context():
+        rows = wallet_batches.ambiguous()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    click.echo(_ambiguous_table(rows))
+
+
+def _ambiguous_table(rows: list[dict[str, Any]]) -> str:
+    heading = f"AMBIGUOUS WALLET OPERATIONS ({len(rows)})"
+    if not rows:
+        return heading
+    return heading + "\n" + _table(
+        [[r["kind"], r["id"], r["wallet"], str(r["amount"]), str(r["nonce"]),
+          _ago(r["age_seconds"]), (r["error"] or "-")[:60]] for r in rows],
+        ["KIND", "ID", "WALLET", "AMOUNT", "NONCE", "SINCE", "WHY"])
+
+
 @main.group()
 def dev() -> None:
     """Local development helpers (the chain started by `copytrade up`)."""
@@ -200,9 +229,12 @@ def dev() -> None:
 @click.argument("address")
 @click.option("--pusd", default="1000", show_default=True, help="pUSD to mint.")
 @click.option("--usdce", default="0", show_default=True, help="USDC.e to mint.")
-@click.option("--matic", default="10", show_default=True, help="MATIC balance to top up to.")
+@click.option("--matic", default="0", show_default=True,
+              help="MATIC balance to top up to: only a plain EOA spends any (its own gas); "
+                   "a deposit wallet needs none.")
 def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
-    """Fund ADDRESS (e.g. your trading wallet's deposit address) on the local chain."""
+    """Fund ADDRESS (e.g. your trading wallet's deposit address) on the local chain; MATIC
+    only when asked (--matic)."""
     from decimal import Decimal, InvalidOperation
 
     from web3 import Web3
@@ -334,12 +366,14 @@ def status(as_json: bool) -> None:
 
     from models.base import db
     from services.platform import operations
+    from services.wallets import wallet_batches
 
     client, prefix = _operations_store()
     with db.connection_context():
         data = operations.snapshot(client, prefix)
+        data["ambiguous"] = wallet_batches.ambiguous()
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        click.echo(json.dumps(data, indent=2, default=str))
         return
     click.echo(f"deployment {prefix!r} at {data['generated_at']}")
     click.echo(f"\nWORKERS ({len(data['workers'])})")
@@ -369,6 +403,16 @@ def status(as_json: bool) -> None:
                            for e in data["executors"]],
                           ["CONFIG", "TARGET", "OWNER", "DETECTING BY", "LAST DETECTION",
                            "LAST ERROR"]))
+    throttle = data.get("venue_throttle") or {}
+    click.echo(f"\nVENUE RATE-LIMIT WARNINGS ({sum(len(s) for s in throttle.values())} "
+               "signers backed off)")
+    if throttle:
+        click.echo(_table([[engine, signer, kind, f"{limit:g}/10s"]
+                           for engine, signers in throttle.items()
+                           for signer, kinds in signers.items()
+                           for kind, limit in kinds.items()],
+                          ["ENGINE", "SIGNER", "BUDGET", "NOW"]))
+    click.echo("\n" + _ambiguous_table(data["ambiguous"]))
 
 
 @main.group()

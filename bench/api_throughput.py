@@ -35,6 +35,11 @@ less, and it is what bounds req/s once the cores are the server's alone::
 ``--profile DIR`` records one gunicorn worker of the product with py-spy during each
 product round (raw collapsed stacks of the thread holding the GIL,
 ``DIR/<route>-<round>.txt``).
+
+``--limiter-hook`` also serves the product with the rate-limit hook it had before
+flask-limiter came back (``bench/hook_site/wsgi.py``: the same GCRA bucket taken by one
+before-request hook), in the same rounds (bare, product, hook, bare, ...), and prints each
+route's CPU per request under both, with the ratio flask-limiter / hook.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 LUA = Path(__file__).with_suffix(".lua")
+HOOK_SITE = Path(__file__).with_name("hook_site")
 ROUTES = ("healthz", "public", "me", "trades", "post")
 SCOPES = ["read:account", "read:trades", "trade:execute"]
 
@@ -187,7 +193,7 @@ def http(port: int, method: str, path: str, body: Any = None,
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     response = httpx.request(method, f"http://127.0.0.1:{port}{path}", json=body,
-                             headers=headers, timeout=30)
+                             headers=headers, timeout=120)
     return response.status_code, response.json() if response.content else None
 
 
@@ -301,6 +307,8 @@ def main() -> None:
                         help=f"comma-separated subset of {', '.join(ROUTES)}")
     parser.add_argument("--profile", type=Path, default=None, metavar="DIR")
     parser.add_argument("--json", action="store_true", help="also print the rows as JSON")
+    parser.add_argument("--limiter-hook", action="store_true",
+                        help="also run the product with the pre-flask-limiter hook")
     parser.add_argument("--serve-bare", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_bare is not None:
@@ -319,6 +327,8 @@ def main() -> None:
                        stdout=subprocess.DEVNULL)
         product_log, bare_log = folder / "product.log", folder / "bare.log"
         gunicorn = ["--workers", str(args.workers), "--threads", str(args.threads)]
+        hook = None
+        hook_port = free_port()
         with product_log.open("w") as plog, bare_log.open("w") as blog:
             product = subprocess.Popen(
                 [sys.executable, "-m", "cli", "serve", "--port", str(product_port), *gunicorn],
@@ -326,9 +336,17 @@ def main() -> None:
             bare = subprocess.Popen(
                 [sys.executable, __file__, "--serve-bare", str(bare_port), *gunicorn],
                 cwd=ROOT, stdout=blog, stderr=subprocess.STDOUT)
+            if args.limiter_hook:
+                # Same database and Redis; run from hook_site/, whose wsgi.py shadows ours.
+                hook = subprocess.Popen(
+                    [sys.executable, "-m", "cli", "serve", "--port", str(hook_port), *gunicorn],
+                    env={**env, "BASE_URL": f"http://127.0.0.1:{hook_port}"}, cwd=HOOK_SITE,
+                    stdout=(folder / "hook.log").open("w"), stderr=subprocess.STDOUT)
         try:
             wait_listening(product_port, product, product_log)
             wait_listening(bare_port, bare, bare_log)
+            if hook is not None:
+                wait_listening(hook_port, hook, folder / "hook.log")
             session = sign_in(product_port, product_log, "bench@example.com")
             status, minted = http(product_port, "POST", "/api/keys",
                                   {"name": "bench", "scopes": SCOPES}, token=session)
@@ -342,10 +360,12 @@ def main() -> None:
                 wrk_args = argparse.Namespace(**{**vars(args), "duration": 1})
                 wrk(f"http://127.0.0.1:{bare_port}/", wrk_args, extra)
                 wrk(f"http://127.0.0.1:{product_port}{path}", wrk_args, extra)
+                if hook is not None:
+                    wrk(f"http://127.0.0.1:{hook_port}{path}", wrk_args, extra)
             if args.profile:
                 args.profile.mkdir(parents=True, exist_ok=True)
             results: dict[str, dict[str, list[dict[str, float]]]] = {
-                name: {"bare": [], "product": []} for name in routes}
+                name: {"bare": [], "product": [], "hook": []} for name in routes}
             for round_no in range(args.rounds):
                 for name in routes:
                     path, extra = table[name]
@@ -361,9 +381,14 @@ def main() -> None:
                             product.pid))
                     if spy is not None:
                         spy.wait()
+                    if hook is not None:
+                        results[name]["hook"].append(
+                            wrk(f"http://127.0.0.1:{hook_port}{path}", args, extra, hook.pid))
         finally:
             stop(product)
             stop(bare)
+            if hook is not None:
+                stop(hook)
 
     print(f"wrk {args.wrk_threads} threads x {args.connections} connections, "
           f"{args.duration} s rounds, {args.rounds} round(s) each, alternating bare/product; "
@@ -390,6 +415,21 @@ def main() -> None:
         print(f"| {labels[name]}{flag} | {row['rps']:,.0f} | {row['p50']:.2f} | "
               f"{row['p99']:.2f} | {row['ratio']:.2f} | {row['noise']:.0f}% | "
               f"{row['cpu_us']:.0f} | {row['cpu_ratio']:.2f} |")
+    if hook is not None:
+        print("\nRate limiter: flask-limiter (the product) beside the before-request hook it "
+              "replaced, in the same rounds\n")
+        print("| route | flask-limiter CPU µs/request | hook CPU µs/request | ratio "
+              "| flask-limiter req/s | hook req/s |")
+        print("|---|---|---|---|---|---|")
+        for name in routes:
+            product_rows, hook_rows = results[name]["product"], results[name]["hook"]
+            ratio = statistics.median(p["cpu_us"] / h["cpu_us"]
+                                      for p, h in zip(product_rows, hook_rows, strict=True))
+            print(f"| {labels[name]} | "
+                  f"{statistics.median(r['cpu_us'] for r in product_rows):.0f} | "
+                  f"{statistics.median(r['cpu_us'] for r in hook_rows):.0f} | {ratio:.2f} | "
+                  f"{statistics.median(r['rps'] for r in product_rows):,.0f} | "
+                  f"{statistics.median(r['rps'] for r in hook_rows):,.0f} |")
     if args.json:
         print(json.dumps({"rows": rows, "raw": results}, indent=1))
 

@@ -91,7 +91,7 @@ def main() -> None:
         with app.extensions["database"].connection_context():
             user = User.create(email=f"bench-{secrets.token_hex(4)}@example.com")
             onboard_user(control, user)  # a ready deposit wallet, funded: not measured
-            token_text = auth.issue_session(user, app.config).token
+            token_text = auth.issue_session(user).token
         headers = {"Authorization": f"Bearer {token_text}"}
         orders = {
             "market": {"token_id": token, "side": "buy", "size": "10", "order_type": "market"},

@@ -158,11 +158,10 @@ def point_to_resource_metadata(response: Response) -> Response:
     A client that starts at ``/api/...`` learns where ``<BASE_URL>/api``'s metadata lives,
     and from it the authorization server. ``/api/mcp`` sets its own (blueprints/mcp).
     """
-    settings = current_app.config
-    if response.status_code != 401 or oauth_resources.resource_for_path(
-            request.path, settings) != oauth_resources.api_resource(settings):
+    api = oauth_resources.api_resource()
+    if response.status_code != 401 or oauth_resources.resource_for_path(request.path) != api:
         return response
-    metadata = oauth_resources.metadata_url(settings, oauth_resources.api_resource(settings))
+    metadata = oauth_resources.metadata_url(api)
     value = f'Bearer realm="copytrade", resource_metadata="{metadata}"'
     body = response.get_json(silent=True) if response.is_json else None
     if isinstance(body, dict) and body.get("code") == "invalid_token":
@@ -185,8 +184,7 @@ def enforce() -> None:
     if policy.kind == "public":
         return
     try:
-        principal = credentials.resolve(request.headers.get("Authorization"),
-                                        current_app.config)
+        principal = credentials.resolve(request.headers.get("Authorization"))
     except errors.Unauthorized as err:
         raise _challenge(err) from None
     g.principal = principal

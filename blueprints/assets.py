@@ -1,10 +1,11 @@
-"""Front-end assets from npm packages, served by us (no CDN): the explorer's and the dashboard's.
+"""Front-end files from npm packages, served by us (no CDN): the explorer's and the dashboard's.
 
-``vendor_assets.json`` lists each file. A built package carries them under
-``static/vendor/<name>/`` (setup.py copies them from ``node_modules`` at build time); a
-checkout also serves them straight from ``node_modules``. When some are missing the
-app still starts, but says so: a warning at startup naming the fix, and a visible
-notice on the pages that need them.
+``vendor_assets.json`` lists each file and the package version it comes from. They are
+committed under ``static/vendor/<name>/`` (``tools/vendor_assets.py`` refreshes them), so
+every install has them: a wheel, ``pip install`` of a source tree, an editable checkout,
+none needing Node. Should one be missing all the same, the app still starts but says so:
+a warning at startup naming the files and the fix, a visible notice on the pages that need
+them, and ``/api/docs`` then references none of the explorer's files (no blank page).
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from config import ROOT
 
 log = logging.getLogger(__name__)
 
-NODE_MODULES = ROOT / "node_modules"
 VENDORED = ROOT / "static" / "vendor"
 TABLE = Path(__file__).with_name("vendor_assets.json")
-FIX = ("run `npm install` in the checkout (`make setup` does), or install a package built "
-       "with `make dist`, which carries them")
+EXPLORER = "swagger-ui"
+FIX = ("the installed copy of static/vendor/ is incomplete: reinstall copytrade, or in a "
+       "checkout restore it with `git checkout -- static/vendor` (`make vendor-assets` "
+       "refreshes it from npm)")
 
 bp = Blueprint("assets", __name__)
 
@@ -34,27 +36,19 @@ def vendor_table() -> dict[str, dict[str, str]]:
     return {name: entry["files"] for name, entry in raw.items() if not name.startswith("_")}
 
 
-def _packages() -> dict[str, str]:
-    raw = json.loads(TABLE.read_text())
-    return {name: entry["package"] for name, entry in raw.items() if not name.startswith("_")}
-
-
-def locate(name: str, filename: str, vendored: Path = VENDORED,
-           node_modules: Path = NODE_MODULES) -> Path | None:
-    """Where one listed file is: vendored into the package, else in node_modules; None if absent."""
-    inside = vendor_table().get(name, {}).get(filename)
-    if inside is None:
+def locate(name: str, filename: str, vendored: Path | None = None) -> Path | None:
+    """Where one listed file is (under ``vendored``, by default ``static/vendor``); None if
+    it is not listed or not there."""
+    if filename not in vendor_table().get(name, {}):
         return None
-    for candidate in (vendored / name / filename, node_modules / _packages()[name] / inside):
-        if candidate.is_file():
-            return candidate
-    return None
+    candidate = (vendored or VENDORED) / name / filename
+    return candidate if candidate.is_file() else None
 
 
-def missing_assets(vendored: Path = VENDORED, node_modules: Path = NODE_MODULES) -> list[str]:
-    """``name/file`` of every listed file found nowhere."""
+def missing_assets(vendored: Path | None = None) -> list[str]:
+    """``name/file`` of every listed file that is not there."""
     return [f"{name}/{filename}" for name, files in vendor_table().items()
-            for filename in files if locate(name, filename, vendored, node_modules) is None]
+            for filename in files if locate(name, filename, vendored) is None]
 
 
 def _serve(name: str, filename: str):
@@ -67,13 +61,13 @@ def _serve(name: str, filename: str):
 @bp.get("/api/docs/assets/<path:filename>")
 def swagger_asset(filename: str):
     """Swagger UI's scripts and styles, from the swagger-ui-dist npm package."""
-    return _serve("swagger-ui", filename)
+    return _serve(EXPLORER, filename)
 
 
 @bp.get("/assets/vendor/<package>/<path:filename>")
 def vendor_asset(package: str, filename: str):
     """The dashboard's htmx and uPlot builds, from their npm packages."""
-    if package == "swagger-ui":
+    if package == EXPLORER:
         abort(404)  # served under /api/docs/assets/
     return _serve(package, filename)
 
@@ -95,3 +89,7 @@ def init_app(app: Flask) -> None:
     notice = (f"Front-end assets are missing ({', '.join(missing)}): {FIX}."
               if missing else None)
     app.jinja_env.globals["missing_assets_notice"] = notice
+    # The explorer page leaves out its scripts and styles when any is gone: a page that
+    # says why beats a blank one with 404s behind it.
+    app.jinja_env.globals["explorer_assets_missing"] = any(
+        entry.startswith(f"{EXPLORER}/") for entry in missing)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, jsonify
 
 from blueprints import ratelimit
 from services.platform import health
+from services.platform.runtime import runtime
 
 bp = Blueprint("health", __name__)
 
@@ -13,7 +14,7 @@ bp = Blueprint("health", __name__)
 @bp.get("/healthz")
 def healthz():
     """200 when the database and Redis both answer, 503 naming the one that does not."""
-    checks = health.checks(current_app.config["REDIS_URL"],
+    checks = health.checks(runtime().redis_url,
                            redis_answered=ratelimit.redis_answered())
     body: dict[str, object] = {"status": "ok", "process": {"ok": True}, **checks}
     if not all(check["ok"] for check in checks.values()):

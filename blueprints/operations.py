@@ -20,9 +20,10 @@ from __future__ import annotations
 import logging
 import time
 
-from flask import Blueprint, Flask, Response, current_app, g, request
+from flask import Blueprint, Flask, Response, g, request
 
 from services.platform import logs, metrics
+from services.platform.runtime import runtime
 
 log = logging.getLogger("copytrade.request")
 
@@ -32,14 +33,14 @@ bp = Blueprint("operations", __name__)
 @bp.route("/metrics")
 def metrics_view() -> Response:
     """The Prometheus exposition of every series (all local processes when shared)."""
-    token = current_app.config.get("METRICS_TOKEN")
+    settings = runtime().settings
     if not metrics.authorized(
-            request.headers.get("Authorization"), request.remote_addr, token,
-            loopback_trusted=metrics.is_loopback_url(current_app.config.get("BASE_URL"))):
+            request.headers.get("Authorization"), request.remote_addr, settings.metrics.token,
+            loopback_trusted=metrics.is_loopback_url(settings.base_url)):
         return Response("metrics need the operator token (Authorization: Bearer ...)\n",
                         status=401, mimetype="text/plain",
                         headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
-    body, content_type = metrics.exposition(current_app.config.get("PROMETHEUS_MULTIPROC_DIR"))
+    body, content_type = metrics.exposition(settings.metrics.multiproc_dir)
     return Response(body, status=200, headers={"Content-Type": content_type})
 
 

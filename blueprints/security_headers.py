@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, request
 
 from services.platform import errors
+from services.platform.runtime import runtime
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 # Pages rendered for a browser: only this origin's scripts, styles, images and requests.
@@ -34,9 +35,9 @@ def _host_name(host: str) -> str:
 
 def allowed_hosts() -> frozenset[str]:
     """The Host names this app answers to: BASE_URL's, ALLOWED_HOSTS, loopback for a local URL."""
-    base = (urlsplit(current_app.config["BASE_URL"]).hostname or "").lower()
-    extra = current_app.config.get("ALLOWED_HOSTS") or ""
-    names = {base, *(_host_name(name) for name in extra.split(",") if name.strip())}
+    settings = runtime().settings
+    base = (urlsplit(settings.base_url).hostname or "").lower()
+    names = {base, *(_host_name(name) for name in settings.allowed_hosts)}
     if base in LOOPBACK_HOSTS:
         names |= LOOPBACK_HOSTS
     return frozenset(names)
@@ -59,7 +60,7 @@ def add_headers(response: Response) -> Response:
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     # sign-in links carry a token in the URL: never send it to another site
     response.headers.setdefault("Referrer-Policy", "same-origin")
-    if current_app.config["BASE_URL"].startswith("https://"):
+    if runtime().settings.base_url.startswith("https://"):
         response.headers.setdefault("Strict-Transport-Security", HSTS)
     if request.path.startswith(CSP_PREFIXES):
         response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, Response, current_app, jsonify
+from flask import Flask, Response, jsonify
 
 from blueprints import access
 from blueprints.api.base import Blueprint
@@ -46,7 +46,7 @@ def _document(description: str) -> dict[str, Any]:
 @blp.doc(**_document("OAuth 2.0 authorization server metadata (RFC 8414)"))
 def authorization_server() -> Response:
     """Issuer, endpoints, S256 PKCE, grant and response types, scopes, auth methods."""
-    return jsonify(oauth_server.authorization_server_metadata(current_app.config))
+    return jsonify(oauth_server.authorization_server_metadata())
 
 
 @blp.route("/oauth-protected-resource", methods=["GET"])
@@ -55,9 +55,7 @@ def authorization_server() -> Response:
 @blp.doc(**_document("Protected resource metadata of the MCP server (RFC 9728)"))
 def mcp_resource() -> Response:
     """The MCP server (``<BASE_URL>/api/mcp``) as an OAuth protected resource."""
-    settings = current_app.config
-    return jsonify(oauth_resources.protected_resource_metadata(
-        settings, oauth_resources.mcp_resource(settings)))
+    return jsonify(oauth_resources.protected_resource_metadata(oauth_resources.mcp_resource()))
 
 
 @blp.route("/oauth-protected-resource/api", methods=["GET"])
@@ -65,9 +63,7 @@ def mcp_resource() -> Response:
 @blp.doc(**_document("Protected resource metadata of the REST API (RFC 9728)"))
 def api_resource() -> Response:
     """The REST API (``<BASE_URL>/api``) as an OAuth protected resource."""
-    settings = current_app.config
-    return jsonify(oauth_resources.protected_resource_metadata(
-        settings, oauth_resources.api_resource(settings)))
+    return jsonify(oauth_resources.protected_resource_metadata(oauth_resources.api_resource()))
 
 
 def register(app: Flask) -> None:

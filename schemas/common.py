@@ -30,8 +30,8 @@ class ErrorSchema(Schema):
     allowed = fields.Integer(metadata={
         "description": "`tier_limit_exceeded`: how many the plan allows."})
     blockers = fields.List(fields.Dict(keys=fields.String(), values=fields.String()), metadata={
-        "description": "`account_not_ready`: what keeps the account from live trading, each "
-                       "a `code` and a `message`.",
+        "description": "`wallet_error` with status 409: what keeps the trading account "
+                       "from live trading, each a `code` and a `message`.",
         "examples": [[{"code": "onboarding_incomplete",
                        "message": "The account is not set up for the venue yet."}]]})
 

@@ -133,6 +133,17 @@ class ConfigStatusSchema(Schema):
                        "carrying trades) or poll (the feed down or stale)."})
     detection_since = fields.String(allow_none=True, metadata={
         "description": "When that detection source became the live one (ISO time)."})
+    detection_last_gap_at = fields.String(allow_none=True, metadata={
+        "description": "When the RTDS feed last stopped carrying trades after it had "
+                       "(down or stale; ISO time), so detection fell back to polling. "
+                       "Null if it has not dropped since the executor started."})
+    detection_last_gap_seconds = fields.Float(allow_none=True, metadata={
+        "description": "How long that gap lasted, in seconds; while detection is still "
+                       "poll, how long it has lasted so far."})
+    polls_per_minute = fields.Integer(allow_none=True, metadata={
+        "description": "Data API /activity polls the executor's worker made over the last "
+                       "minute, for all the targets it watches (fast while polling is the "
+                       "source, backstop polls only while the feed is live)."})
     mode = fields.String(required=True)
     target_address = fields.String(required=True)
     last_detection_at = fields.DateTime(allow_none=True)

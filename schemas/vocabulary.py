@@ -1,5 +1,4 @@
-"""The fixed words of the API: the seven scopes and the error codes (the SPEC's eighteen,
-plus ``account_not_ready`` of issue 16).
+"""The fixed words of the API: the seven scopes and the SPEC's eighteen error codes.
 
 A leaf module: schemas validate against these, services raise and check with them,
 and neither needs the other to know them.
@@ -18,5 +17,5 @@ ERROR_CODES: tuple[str, ...] = (
     "cache_error", "invalid_token", "crypto_error", "wallet_error", "internal_error",
     "polymarket_unavailable", "tier_limit_exceeded", "insufficient_balance",
     "subscription_error", "payment_failed", "feature_not_enabled", "rate_limited",
-    "scope_required", "account_not_ready",
+    "scope_required",
 )

@@ -67,20 +67,26 @@ class DepositAddressSchema(Schema):
 
 
 class BalanceSchema(Schema):
-    """The trading wallet's balances, read from the chain at request time."""
+    """What sits at the deposit address, read from the chain at request time."""
 
     class Meta:
         ordered = True
 
     address = _address(required=True, metadata={
-        "description": "The maker, where pUSD and USDC.e are read: the deposit wallet."})
+        "description": "The deposit address (the maker), where every balance here is read: "
+                       "the deposit wallet, or a plain EOA itself."})
     chain_id = fields.Integer(required=True)
     usdc = DecimalString(required=True, metadata={"description": "pUSD (Polymarket USD)."})
     pusd = DecimalString(required=True, metadata={"description": "pUSD; the same as `usdc`."})
     usdc_e = DecimalString(required=True, metadata={"description": "Bridged USDC.e."})
     matic = DecimalString(required=True, metadata={
-        "description": "MATIC (POL) held by the signer key; pays gas only for a plain EOA "
-                       "(a deposit wallet's withdrawals and claims go through the relayer)."})
+        "description": "MATIC (POL) at the deposit address. A deposit wallet needs none (the "
+                       "relayer pays its gas); any sent there can be withdrawn (token "
+                       "`matic`)."})
+    gas_matic = DecimalString(required=True, allow_none=True, metadata={
+        "description": "MATIC held by the key that pays the account's own gas (claims and "
+                       "withdrawals): a plain EOA's, the same address as `address`. null for "
+                       "an account whose on-chain work the relayer pays."})
     total_usdc = DecimalString(required=True, metadata={"description": "pUSD plus USDC.e."})
 
 

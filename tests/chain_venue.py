@@ -151,8 +151,10 @@ def chain_venue(app: Any, chain: Any, wallet_chain: Any) -> Iterator[Control]:
     control = Control(server)
     control.call("POST", "/chain", attachment(dev), expect=200)
     control.call("POST", "/relayer", {"step_seconds": 0}, expect=200)
+    # Over the settings in force (a test's mail server and BASE_URL included).
     settings = config.load(env={}, overrides={
-        **app.config, **dev.env(), "POLYMARKET_GAMMA_URL": server.gamma_url,
+        **runtime.runtime().settings.flat(), **dev.env(),
+        "POLYMARKET_GAMMA_URL": server.gamma_url,
         "POLYMARKET_CLOB_URL": server.clob_url, "POLYMARKET_DATA_URL": server.data_url,
         "POLYMARKET_RTDS_URL": server.rtds_url, "POLYMARKET_RELAYER_URL": server.relayer_url})
     previous = runtime.runtime()

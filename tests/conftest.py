@@ -52,16 +52,50 @@ def use_queue(redis_url: str, prefix: str) -> Any:
     Returns the runtime it replaced, None if there was none (restore: ``runtime.install``).
     Without one (a test without the app), a runtime of test settings is built.
     """
-    import config
     from services.platform import runtime, wiring
     from services.platform.runtime import JobsConfig
 
     previous = runtime.install(None)
-    base = previous or wiring.build_runtime(config.load(env={}, overrides={
-        "REDIS_URL": redis_url, "SECRET_KEY": "test-secret-key-" + RUN_ID,
-        "WALLET_ENCRYPTION_KEY": secrets.token_hex(32)}))
+    base = previous or wiring.build_runtime(bare_settings(redis_url))
     runtime.install(replace(base, jobs=JobsConfig(redis_url=redis_url, prefix=prefix)))
     return previous
+
+
+def app_settings(app: Any) -> Any:
+    """The typed settings ``app`` was built with (whatever runtime is installed now)."""
+    return app.extensions["runtime"].settings
+
+
+def bare_settings(redis_url: str, **overrides: Any) -> Any:
+    """Settings for a test without the app: ``config.load`` of ``overrides`` (environment
+    names) over test secrets and ``redis_url``."""
+    import config
+
+    return config.load(env={}, overrides={
+        "REDIS_URL": redis_url, "SECRET_KEY": "test-secret-key-" + RUN_ID,
+        "WALLET_ENCRYPTION_KEY": secrets.token_hex(32), **overrides})
+
+
+@pytest.fixture
+def use_settings(redis_url: str) -> Iterator[Any]:
+    """``use_settings(**overrides)`` runs the rest of a test without the app on
+    ``bare_settings(redis_url, **overrides)`` (a runtime of them installed); returns them."""
+    from services.platform import runtime, wiring
+
+    before = runtime.install(None)  # this test's runtimes replace it; put back afterwards
+    runtime.install(before)
+    built_here: list[Any] = []
+
+    def use(**overrides: Any) -> Any:
+        built = wiring.build_runtime(bare_settings(redis_url, **overrides))
+        built_here.append(built)
+        runtime.install(built)
+        return built.settings
+
+    yield use
+    runtime.install(before)
+    for built in built_here:
+        built.close()
 
 
 def _pg_schema_url(schema: str) -> str:
@@ -232,6 +266,32 @@ def app(_session_app):
 
 
 @pytest.fixture
+def settings(app):
+    """The typed settings this test runs with (the installed runtime's)."""
+    from services.platform.runtime import runtime
+
+    return runtime().settings
+
+
+@pytest.fixture
+def set_settings(app):
+    """``set_settings(base_url=..., smtp_url=...)`` changes settings for the rest of the test
+    (fields of ``config.Settings``; a group is replaced whole, e.g. ``sign_in=...``) and
+    returns them; the runtime is put back afterwards."""
+    from services.platform import runtime
+
+    before = runtime.runtime()
+
+    def change(**fields: Any):
+        current = runtime.runtime()
+        runtime.install(replace(current, settings=replace(current.settings, **fields)))
+        return runtime.runtime().settings
+
+    yield change
+    runtime.install(before)
+
+
+@pytest.fixture
 def client(app):
     """A Flask test client."""
     return app.test_client()
@@ -258,7 +318,7 @@ def session_token(app, user) -> str:
     """A session JWT for ``user`` (full account scope)."""
     from services.identity import auth
 
-    return auth.issue_session(user, app.config).token
+    return auth.issue_session(user).token
 
 
 @pytest.fixture
@@ -272,9 +332,9 @@ def step_up_headers(app, session_token: str) -> dict[str, str]:
     confirmation code had been exchanged at POST /api/auth/step-up)."""
     from services.identity import auth, credentials
 
-    principal = credentials.resolve_token(session_token, app.config)
+    principal = credentials.resolve_token(session_token)
     return {"Authorization": f"Bearer {session_token}",
-            auth.STEP_UP_HEADER: auth.issue_step_up(principal, app.config).token}
+            auth.STEP_UP_HEADER: auth.issue_step_up(principal).token}
 
 
 @pytest.fixture
@@ -298,9 +358,9 @@ def api_key(app, user):
     def mint(*scopes: str, owner=None, expires_in_days: int = 90) -> str:
         principal = Principal(user=owner or user, kind="session", scopes=ALL_SCOPES,
                               credential_id=uuid.uuid4())
-        step_up = auth.issue_step_up(principal, app.config).token
+        step_up = auth.issue_step_up(principal).token
         return keys.create(principal, "test key", list(scopes), expires_in_days,
-                           settings=app.config, step_up_token=step_up).secret
+                           step_up_token=step_up).secret
 
     return mint
 

@@ -39,10 +39,12 @@ SERVICE_DOMAINS: dict[str, set[str]] = {
     "platform": set(),
     "markets": {"platform"},
     "oauth": {"platform"},
-    "wallets": {"platform", "markets"},
-    "trading": {"platform", "markets", "wallets"},
-    "copying": {"platform", "markets", "wallets", "trading"},
-    "identity": {"platform", "markets", "oauth", "wallets", "trading", "copying"},
+    "notifications": {"platform"},
+    "wallets": {"platform", "markets", "notifications"},
+    "trading": {"platform", "markets", "notifications", "wallets"},
+    "copying": {"platform", "markets", "notifications", "wallets", "trading"},
+    "identity": {"platform", "markets", "oauth", "notifications", "wallets", "trading",
+                 "copying"},
 }
 # The only modules that may import the devstack, and only inside functions.
 DEVSTACK_GATES = {"cli"}

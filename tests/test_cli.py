@@ -16,7 +16,7 @@ from devstack.chain.devchain import die_with_parent
 from models.wallet import TradingWallet
 from services.platform import chain_access, runtime
 from services.wallets import wallets
-from tests.conftest import free_port
+from tests.conftest import app_settings, free_port
 
 
 def _env(tmp_path, **extra: str) -> dict[str, str]:
@@ -70,10 +70,10 @@ def test_wallets_reseal_command(app, bound_db, user, tmp_path, monkeypatch) -> N
     saved = runtime.runtime()  # the command builds its own runtime: restored afterwards
 
     wallet = wallets.get_or_create(user)
-    old_key = app.config["WALLET_ENCRYPTION_KEY"]
+    old_key = app_settings(app).wallet_encryption_key
     key = wallets.signer(wallet)
     monkeypatch.setenv("COPYTRADE_INSTANCE", str(tmp_path))
-    monkeypatch.setenv("DATABASE_URL", app.config["DATABASE_URL"])
+    monkeypatch.setenv("DATABASE_URL", app_settings(app).database_url)
     monkeypatch.setenv("WALLET_ENCRYPTION_KEY", secrets.token_hex(32))
     failed = CliRunner().invoke(main, ["wallets", "reseal"])
     assert failed.exit_code != 0 and "WALLET_ENCRYPTION_KEY_PREVIOUS" in failed.output

@@ -28,11 +28,12 @@ from services.platform import copy_control, runtime
 def operator(app, tmp_path, monkeypatch) -> Iterator[Callable[..., Result]]:
     """``operator(*args)`` runs ``copytrade ARGS`` against the app's database and Redis."""
     saved = runtime.runtime()  # each command installs its own runtime: restored afterwards
-    prefix = f"{app.config['REDIS_PREFIX']}cli-{secrets.token_hex(3)}:"
+    built = app.extensions["runtime"]
+    prefix = f"{built.settings.redis_prefix}cli-{secrets.token_hex(3)}:"
     for name, value in {"COPYTRADE_INSTANCE": str(tmp_path),
-                        "DATABASE_URL": app.config["DATABASE_URL"],
-                        "REDIS_URL": app.config["REDIS_URL"], "REDIS_PREFIX": prefix,
-                        "SECRET_KEY": app.config["SECRET_KEY"]}.items():
+                        "DATABASE_URL": built.settings.database_url,
+                        "REDIS_URL": built.redis_url, "REDIS_PREFIX": prefix,
+                        "SECRET_KEY": built.settings.secret_key}.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("TIERS_FILE", raising=False)
     monkeypatch.delenv("DEFAULT_TIER", raising=False)
@@ -60,7 +61,7 @@ def _bearer(token: str) -> dict[str, str]:
 
 
 def test_set_tier_raises_limits_and_me_shows_them(app, client, user, operator, api_key):
-    token = auth.issue_session(user, app.config).token
+    token = auth.issue_session(user).token
     me = client.get("/api/users/me", headers=_bearer(token)).get_json()
     assert me["tier"] == "free"
     assert me["limits"] == {"max_active_configs": 1, "max_api_keys": 3}
@@ -116,10 +117,10 @@ def test_list_shows_usage_against_limits(user, operator, api_key, bound_db):
 
 def test_disable_refuses_every_credential_and_stops_configs(app, client, user, operator,
                                                            api_key, bound_db):
-    token = auth.issue_session(user, app.config).token
+    token = auth.issue_session(user).token
     key = api_key("read:account")
     config = _active_config(user)
-    listener = redis.Redis.from_url(app.config["REDIS_URL"]).pubsub()
+    listener = redis.Redis.from_url(app.extensions["runtime"].redis_url).pubsub()
     listener.subscribe(copy_control.channel(operator.prefix))
     listener.get_message(timeout=1)  # the subscribe confirmation
 

@@ -52,7 +52,9 @@ def test_every_knob_is_typed_and_read_from_its_variable(tmp_path):
            "HTTPS_PROXY": "http://proxy:3128", "WEB_CONCURRENCY": "5",
            "ORDER_NOT_FOUND_GRACE_SECONDS": "30", "ORDER_RESOLVE_DEADLINE_SECONDS": "90",
            "COPY_POLLS_PER_SECOND": "40", "COPY_BACKSTOP_POLLS_PER_SECOND": "10",
-           "COPY_BALANCE_READS_PER_SECOND": "7.5"}
+           "COPY_BALANCE_READS_PER_SECOND": "7.5", "STEP_UP_SECONDS": "60",
+           "MCP_ALLOWED_ORIGINS": "https://Agent.example/, https://b.example",
+           "RATE_LIMIT_ENABLED": "false", "OAUTH_FETCH_CONCURRENCY": "3"}
     settings = config.load(env=env, instance=tmp_path)
     assert settings.worker.capacity == 3 and settings.worker.metrics_port == 9101
     assert settings.worker.job_modules == ("a.b", "c")
@@ -67,6 +69,10 @@ def test_every_knob_is_typed_and_read_from_its_variable(tmp_path):
     assert settings.web_concurrency == 5
     assert settings.order_not_found_grace_seconds == 30.0
     assert settings.order_resolve_deadline_seconds == 90.0
+    assert settings.sign_in.step_up_seconds == 60
+    assert settings.mcp_allowed_origins == ("https://agent.example", "https://b.example")
+    assert settings.rate_limit_enabled is False
+    assert settings.oauth_fetch.concurrency == 3
     assert "tok-123" not in repr(settings)  # secrets stay out of logs
 
 
@@ -78,6 +84,14 @@ def test_overrides_win_over_the_environment(tmp_path):
     assert settings.rate_limit_burst == 7
     assert settings.instance_path == str(tmp_path)
     assert settings.flat()["RATE_LIMIT_BURST"] == 7
+
+
+def test_flat_settings_load_back_to_the_same_settings(tmp_path):
+    """Tests and the devstack hand settings on by their names: nothing is lost on the way."""
+    env = {"MCP_ALLOWED_ORIGINS": "https://a.example", "RATE_LIMIT_ENABLED": "0",
+           "TRADING_EOA_ALLOWLIST": "0x" + "ab" * 20, "ALLOWED_HOSTS": "internal.lan"}
+    settings = config.load(env=env, instance=tmp_path)
+    assert config.load(env={}, overrides=settings.flat()) == settings
 
 
 def test_settings_are_frozen(tmp_path):

@@ -23,6 +23,7 @@ from services.markets import catalogue
 from services.platform import runtime
 from services.platform.chain_settings import ChainAccess, ChainSettings, from_settings
 from services.wallets import trading_accounts, wallets
+from tests.conftest import app_settings
 from venue.signing import OrderKey
 
 USDC = 10**6  # base units of one pUSD / USDC.e
@@ -31,8 +32,8 @@ ONE_MATIC = 10**18
 
 def chain_settings(app: Any, chain: Any, **extra: Any) -> ChainSettings:
     """The app's settings pointed at the dev chain (``extra``: more settings by env name)."""
-    overrides = {**app.config, **chain.contracts.env(), "WITHDRAW_WAIT_SECONDS": "5",
-                 "RECEIPT_TIMEOUT_SECONDS": "30", **extra}
+    overrides = {**app_settings(app).flat(), **chain.contracts.env(),
+                 "WITHDRAW_WAIT_SECONDS": "5", "RECEIPT_TIMEOUT_SECONDS": "30", **extra}
     return from_settings(config.load(env={}, overrides=overrides))
 
 

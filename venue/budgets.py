@@ -8,6 +8,14 @@ another's (detection polls, order posts). Limits from docs.polymarket.com
 
 ``share`` scales every limit: the part of the venue's allowance one process may use when
 several processes trade through one account or address (``VENUE_RATE_BUDGET_SHARE``).
+
+Per-signer budgets (ACCOUNTS.md §11: per-signer limits on order and cancel requests, in
+warning mode since 2026-07-24, enforcement date not announced): each signer's orders and
+cancels also count against an adaptive budget of their own. It starts at the family's limit;
+a ``Poly-RateLimit-Warning`` on an answer halves it below the rate that drew the warning,
+and each quiet window lets it grow back by a quarter, so a busy follower slows down before
+enforcement starts failing its orders instead of after. A batch counts as its number of
+orders and is sent whole or waits (never split to fit: batches are all-or-nothing).
 """
 
 from __future__ import annotations
@@ -59,6 +67,8 @@ FAMILIES: tuple[Family, ...] = (
            (Window(3000, 10.0), Window(30000, 600.0))),
     Family("clob_cancel_orders", "clob", "DELETE", "/orders",
            (Window(1000, 10.0), Window(15000, 600.0))),
+    Family("clob_cancel_all", "clob", "DELETE", "/cancel-all", _per10(250)),
+    Family("clob_cancel_all", "clob", "DELETE", "/cancel-market-orders", _per10(250)),
     Family("clob_data_orders", "clob", "GET", "/data/order/", _per10(500)),
     Family("clob_data_orders", "clob", "GET", "/data/orders", _per10(500)),
     Family("clob_data_trades", "clob", "GET", "/data/trades", _per10(500)),
@@ -79,6 +89,18 @@ FAMILIES: tuple[Family, ...] = (
 )
 
 
+# Per-signer budgets: (kind, the families that count against it, its 10-second ceiling).
+SIGNER_KINDS: tuple[tuple[str, frozenset[str], int], ...] = (
+    ("orders", frozenset({"clob_post_order", "clob_post_orders"}), 3500),
+    ("cancels", frozenset({"clob_cancel_order", "clob_cancel_orders", "clob_cancel_all"}),
+     3000),
+)
+SIGNER_WINDOW = 10.0
+BACKOFF = 0.5    # a warning: at most half the rate that drew it
+RECOVERY = 1.25  # each quiet window: a quarter more, up to the ceiling
+MIN_SIGNER_LIMIT = 1
+
+
 def family_of(api: str, method: str, path: str,
               families: tuple[Family, ...] = FAMILIES) -> Family | None:
     """The family a request counts against (None: not budgeted)."""
@@ -93,19 +115,74 @@ class _Budget:
     def __post_init__(self) -> None:
         self.sent = tuple(deque() for _ in self.windows)
 
-    def wait(self, now: float) -> float:
-        """0 (and the request counted) when every window has room, else seconds to wait."""
+    def room(self, now: float) -> float:
+        """0 when every window has room for one more request, else seconds to wait."""
         longest = 0.0
         for window, sent in zip(self.windows, self.sent, strict=True):
             while sent and sent[0] <= now - window.seconds:
                 sent.popleft()
             if len(sent) >= window.limit:
                 longest = max(longest, sent[0] + window.seconds - now)
-        if longest > 0:
-            return longest
+        return longest
+
+    def count(self, now: float) -> None:
+        """Count one request sent at ``now``."""
         for sent in self.sent:
             sent.append(now)
-        return 0.0
+
+
+@dataclass
+class SignerBudget:
+    """One signer's adaptive budget of one kind (orders or cancels) over ``SIGNER_WINDOW``."""
+
+    ceiling: int
+    limit: float = 0.0
+    changed_at: float = 0.0
+    warnings: int = 0
+    sent: deque[tuple[float, int]] = field(default_factory=deque)
+
+    def __post_init__(self) -> None:
+        self.limit = self.limit or float(self.ceiling)
+
+    def _recover(self, now: float) -> None:
+        # Slow recovery: a quarter more per full window without a warning.
+        while self.limit < self.ceiling and now - self.changed_at >= SIGNER_WINDOW:
+            self.limit = min(float(self.ceiling), self.limit * RECOVERY + 1)
+            self.changed_at += SIGNER_WINDOW
+
+    def used(self, now: float) -> int:
+        """Orders counted in the window ending ``now``."""
+        while self.sent and self.sent[0][0] <= now - SIGNER_WINDOW:
+            self.sent.popleft()
+        return sum(weight for _, weight in self.sent)
+
+    def room(self, now: float, weight: int) -> float:
+        """0 when ``weight`` orders fit now, else seconds to wait.
+
+        A batch larger than the whole limit goes alone, once the window is empty.
+        """
+        self._recover(now)
+        used = self.used(now)
+        if used == 0 or used + weight <= int(self.limit):
+            return 0.0
+        return max(0.001, self.sent[0][0] + SIGNER_WINDOW - now)
+
+    def count(self, now: float, weight: int) -> None:
+        """Count ``weight`` orders sent at ``now``."""
+        self.sent.append((now, weight))
+
+    def warned(self, now: float) -> float:
+        """The venue warned: back off below the rate that drew the warning; the new limit."""
+        rate = max(self.used(now), MIN_SIGNER_LIMIT)
+        self.limit = max(float(MIN_SIGNER_LIMIT), min(self.limit, rate) * BACKOFF)
+        self.changed_at = now
+        self.warnings += 1
+        return self.limit
+
+    @property
+    def throttled(self) -> bool:
+        """True while the budget is below its ceiling (backed off, recovering)."""
+        return self.limit < self.ceiling
 
 
 class RateBudgets:
@@ -116,6 +193,7 @@ class RateBudgets:
         if not 0 < share <= 1:
             raise ValueError("share must be in (0, 1]")
         self._families = families
+        self._share = share
         self._clock = clock
         self._lock = threading.Lock()
         self._budgets: dict[str, _Budget] = {}
@@ -124,14 +202,79 @@ class RateBudgets:
                 scaled = tuple(Window(max(1, int(w.limit * share)), w.seconds)
                                for w in family.windows)
                 self._budgets[family.name] = _Budget(scaled)
+        self._signers: dict[tuple[str, str], SignerBudget] = {}
 
-    def take(self, api: str, method: str, path: str) -> float:
-        """Count a request now (answers 0), or the seconds to wait before asking again."""
+    def take(self, api: str, method: str, path: str, signer: str | None = None,
+             weight: int = 1) -> float:
+        """Count a request now (answers 0), or the seconds to wait before asking again.
+
+        ``signer`` (the L2 address) and ``weight`` (orders in a batch) feed the signer's
+        adaptive budget when the request is an order or a cancel.
+        """
         family = family_of(api, method, path, self._families)
         if family is None:
             return 0.0
         with self._lock:
-            return self._budgets[family.name].wait(self._clock())
+            now = self._clock()
+            budget = self._budgets[family.name]
+            own = self._signer_budget(signer, family.name)[1]
+            wait = max(budget.room(now), own.room(now, weight) if own is not None else 0.0)
+            if wait > 0:
+                return wait
+            budget.count(now)
+            if own is not None:
+                own.count(now, weight)
+            return 0.0
+
+    def _signer_budget(self, signer: str | None, family: str
+                       ) -> tuple[str, SignerBudget | None]:
+        """(kind, the signer's budget of it); ("", None) for a request without one."""
+        if not signer:
+            return "", None
+        for kind, families, ceiling in SIGNER_KINDS:
+            if family in families:
+                key = (signer.lower(), kind)
+                budget = self._signers.get(key)
+                if budget is None:
+                    budget = self._signers[key] = SignerBudget(
+                        max(1, int(ceiling * self._share)))
+                return kind, budget
+        return "", None
+
+    def warned(self, api: str, method: str, path: str, signer: str | None
+               ) -> tuple[str, float] | None:
+        """The venue warned ``signer`` on this request: back its budget off.
+
+        Answers (kind, new limit per window), or None when the request has no signer budget.
+        """
+        family = family_of(api, method, path, self._families)
+        if family is None:
+            return None
+        with self._lock:
+            kind, budget = self._signer_budget(signer, family.name)
+            if budget is None:
+                return None
+            return kind, budget.warned(self._clock())
+
+    def throttled(self) -> dict[str, dict[str, float]]:
+        """Signers whose budget is backed off now: {signer: {kind: limit per window}}."""
+        with self._lock:
+            now = self._clock()
+            found: dict[str, dict[str, float]] = {}
+            for (signer, kind), budget in self._signers.items():
+                budget._recover(now)
+                if budget.throttled:
+                    found.setdefault(signer, {})[kind] = round(budget.limit, 1)
+            return found
+
+    def signer_limit(self, signer: str, kind: str) -> float | None:
+        """The signer's current limit of ``kind`` per window (None: never used)."""
+        with self._lock:
+            budget = self._signers.get((signer.lower(), kind))
+            if budget is None:
+                return None
+            budget._recover(self._clock())
+            return budget.limit
 
     def used(self, name: str) -> int:
         """Requests of family ``name`` counted in its shortest window (tests, metrics)."""
@@ -142,4 +285,4 @@ class RateBudgets:
             return sum(1 for t in sent if t > now - window.seconds)
 
 
-__all__ = ["FAMILIES", "Family", "RateBudgets", "Window", "family_of"]
+__all__ = ["FAMILIES", "Family", "RateBudgets", "SignerBudget", "Window", "family_of"]

@@ -10,7 +10,7 @@ steps (``venue.relayer.Steps``), which each client drives with its own ``run_ste
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, ClassVar, TypeVar
@@ -18,19 +18,21 @@ from typing import Any, ClassVar, TypeVar
 import httpx
 
 from venue.cache import MetadataCache
-from venue.clob import INITIAL_CURSOR, ClobApi
+from venue.clob import INITIAL_CURSOR, MAX_CANCEL_IDS, ClobApi
 from venue.config import VenueConfig
 from venue.data_api import DataApi
-from venue.errors import VenueError, VenueRejected
+from venue.errors import VenueError, VenueNotFound, VenueRejected
 from venue.gamma import GammaApi, Returns
 from venue.http import AsyncTransport, Call, SyncTransport
 from venue.market_feed import BookFeed, open_book_feed
-from venue.models import ApiCreds, FeeSchedule, Market, OpenOrder
+from venue.models import ActivityItem, ApiCreds, CancelResult, FeeSchedule, Market, OpenOrder
 from venue.relayer import RelayerApi, Steps, arun_steps, run_steps
 from venue.rtds import ActivityFeed, open_activity_feed
 
 T = TypeVar("T")
 MAX_ORDER_PAGES = 50  # guards against a venue that never sends the end cursor
+V1_OFFSET_CAP = 10_000  # Data API v1 ``offset`` stops here (ACCOUNTS.md §11)
+HISTORY_PAGE = 500
 
 
 def gamma_fees(market: Market) -> FeeSchedule | None:
@@ -69,10 +71,54 @@ def open_orders_steps(clob: ClobApi, creds: ApiCreds, market: str | None,
     return orders
 
 
+def cancel_many_steps(clob: ClobApi, creds: ApiCreds,
+                      order_ids: Sequence[str]) -> Steps[CancelResult]:
+    """Cancel any number of orders, ``MAX_CANCEL_IDS`` a request; the answers merged."""
+    canceled: list[str] = []
+    not_canceled: dict[str, str] = {}
+    for start in range(0, len(order_ids), MAX_CANCEL_IDS):
+        part = yield clob.cancel_orders(creds, order_ids[start:start + MAX_CANCEL_IDS])
+        canceled.extend(part.canceled)
+        not_canceled.update(part.not_canceled)
+    return CancelResult(canceled=tuple(canceled), not_canceled=not_canceled)
+
+
+def activity_steps(data: DataApi, user: str, types: Sequence[str] | str | None,
+                   start: int | None,
+                   max_rows: int | None) -> Steps[list[ActivityItem]]:
+    """A wallet's activity since ``start`` (all of it, or ``max_rows`` newest-first rows):
+    Data API v2 cursor pages, not capped at 10,000 rows; v1 ``offset`` pages only when the
+    v2 route is refused (ACCOUNTS.md §11: v1 stops at offset 10,000)."""
+    rows: list[ActivityItem] = []
+    cursor: str | None = None
+    try:
+        while True:
+            page = yield data.activity_page(user, cursor=cursor, limit=HISTORY_PAGE,
+                                            start=start, types=types)
+            rows.extend(page.items)
+            if not page.has_more or not page.next_cursor or page.next_cursor == cursor or (
+                    max_rows is not None and len(rows) >= max_rows):
+                return rows[:max_rows] if max_rows is not None else rows
+            cursor = page.next_cursor
+    except (VenueNotFound, VenueRejected):
+        if cursor is not None:
+            raise  # v2 answered before: a real failure, not a missing route
+    rows = []
+    offset = 0
+    while offset <= V1_OFFSET_CAP:  # v1 fallback: past its cap it repeats the last page
+        batch = yield data.activity(user, types=types, start=start, limit=HISTORY_PAGE,
+                                    offset=offset)
+        rows.extend(batch)
+        if len(batch) < HISTORY_PAGE or (max_rows is not None and len(rows) >= max_rows):
+            break
+        offset += len(batch)
+    return rows[:max_rows] if max_rows is not None else rows
+
+
 def fee_schedule_steps(clob: ClobApi, market: Market) -> Steps[FeeSchedule | None]:
     """The market's taker fee model: CLOB ``fd``, else Gamma ``feeSchedule`` (None: free)."""
     try:
-        return (yield clob.market_fees(market.condition_id))
+        return (yield clob.market_parameters(market.condition_id)).fees
     except VenueError:  # the CLOB cannot say now: Gamma's copy of the same schedule
         return gamma_fees(market)
 
@@ -98,6 +144,7 @@ class _VenueClient:
         self.data = DataApi(run)
         self.relayer = RelayerApi(run)
         self._calls = ClobApi(_described, config.chain_id)  # the CLOB's calls, for the steps
+        self._data_calls = DataApi(_described)
 
     def run_steps(self, steps: Steps[T]) -> Returns[T]:
         """Run a multi-step flow (``venue.relayer``, or the helpers below) to its end."""
@@ -112,6 +159,16 @@ class _VenueClient:
     ) -> Returns[list[OpenOrder]]:
         """Every open order of ``creds``, following ``next_cursor`` to the end."""
         return self.run_steps(open_orders_steps(self._calls, creds, market, asset_id))
+
+    def activity_history(self, user: str, *, types: Sequence[str] | str | None = None,
+                         start: int | None = None, max_rows: int | None = None
+                         ) -> Returns[list[ActivityItem]]:
+        """A wallet's activity since ``start`` over v2 cursors (v1 offsets as a fallback)."""
+        return self.run_steps(activity_steps(self._data_calls, user, types, start, max_rows))
+
+    def cancel_many(self, creds: ApiCreds, order_ids: Sequence[str]) -> Returns[CancelResult]:
+        """Cancel any number of orders, split into the venue's 1,000-id requests."""
+        return self.run_steps(cancel_many_steps(self._calls, creds, list(order_ids)))
 
     def fee_schedule(self, market: Market) -> Returns[FeeSchedule | None]:
         """The market's taker fee model: CLOB ``fd``, else Gamma ``feeSchedule`` (None: free)."""

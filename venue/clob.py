@@ -15,7 +15,7 @@ from venue.models import (
     ApiCreds,
     BalanceAllowance,
     CancelResult,
-    FeeSchedule,
+    MarketParameters,
     OpenOrder,
     OpenOrdersPage,
     OrderBook,
@@ -28,10 +28,14 @@ from venue.signing import SignedOrder, address_of, compact_json, l1_headers, l2_
 
 INITIAL_CURSOR = "MA=="
 END_CURSOR = "LTE="
+MAX_CANCEL_IDS = 1000  # DELETE /orders takes at most this many ids (ACCOUNTS.md §11)
 
 # Market parameters change rarely (tick size can shrink near 0/1), so they get a longer TTL
 # than the default metadata TTL would give a busy copy burst.
 PARAMETER_TTL = 60.0
+# The live parameters of /clob-markets (fd, mos, mts, taker delay) change while a market
+# trades (ACCOUNTS.md §11): a short lifetime, and orders re-read them (``fresh``).
+LIVE_PARAMETER_TTL = 10.0
 
 
 class ClobApi:
@@ -93,11 +97,16 @@ class ClobApi:
         return self._run(Call(request, parse.parse_fee_rate_bps,
                               cache_key=f"clob:fee:{token_id}", cache_ttl=PARAMETER_TTL))
 
-    def market_fees(self, condition_id: str) -> Returns[FeeSchedule | None]:
-        """``GET /clob-markets/<cid>``: the market's taker fee model, None if fee-free (cached)."""
+    def market_parameters(self, condition_id: str, *, fresh: bool = False
+                          ) -> Returns[MarketParameters]:
+        """``GET /clob-markets/<cid>``: the market's live tick, minimum, fees and taker delay.
+
+        Cached for ``LIVE_PARAMETER_TTL``; ``fresh`` reads the venue now (and re-caches).
+        """
         request = VenueRequest("clob", "GET", f"/clob-markets/{condition_id}")
-        return self._run(Call(request, parse.parse_market_fees,
-                              cache_key=f"clob:fees:{condition_id}", cache_ttl=PARAMETER_TTL))
+        return self._run(Call(request, parse.parse_market_parameters,
+                              cache_key=f"clob:params:{condition_id}",
+                              cache_ttl=LIVE_PARAMETER_TTL, refresh=fresh))
 
     def server_time(self) -> Returns[int]:
         """``GET /time``: venue clock in unix seconds."""
@@ -233,8 +242,12 @@ class ClobApi:
         return self._delete(creds, "/order", compact_json({"orderID": order_id}))
 
     def cancel_orders(self, creds: ApiCreds, order_ids: Sequence[str]) -> Returns[CancelResult]:
-        """``DELETE /orders`` with a list of order ids."""
-        return self._delete(creds, "/orders", compact_json(list(order_ids)))
+        """``DELETE /orders`` with at most ``MAX_CANCEL_IDS`` order ids (the client's
+        ``cancel_many`` splits longer lists)."""
+        if len(order_ids) > MAX_CANCEL_IDS:
+            raise ValueError(f"DELETE /orders takes at most {MAX_CANCEL_IDS} ids")
+        return self._delete(creds, "/orders", compact_json(list(order_ids)),
+                            weight=max(1, len(order_ids)))
 
     def cancel_all(self, creds: ApiCreds) -> Returns[CancelResult]:
         """``DELETE /cancel-all``: every open order of the creds."""
@@ -247,7 +260,9 @@ class ClobApi:
         body = {k: v for k, v in (("market", market), ("asset_id", asset_id)) if v}
         return self._delete(creds, "/cancel-market-orders", compact_json(body))
 
-    def _delete(self, creds: ApiCreds, path: str, body: str | None) -> Returns[CancelResult]:
+    def _delete(self, creds: ApiCreds, path: str, body: str | None,
+                weight: int = 1) -> Returns[CancelResult]:
         headers = l2_headers(creds, "DELETE", path, body)
-        request = VenueRequest("clob", "DELETE", path, body=body, headers=headers)
+        request = VenueRequest("clob", "DELETE", path, body=body, headers=headers,
+                               weight=weight)
         return self._run(Call(request, parse.parse_cancel))

@@ -9,7 +9,10 @@ Failure mapping: timeouts -> VenueTimeout; 425, 429 and the restricted modes' 50
 VenueRestricted (``venue.restrictions``: refused, never carried out); connection errors
 and other 5xx -> VenueUnavailable (with retry_after); 404 -> VenueNotFound; other 4xx ->
 VenueRejected(status, body). Each request first takes a slot of its endpoint family's rate
-budget (``venue.budgets``), waiting while that family's budget is spent. Only
+budget (``venue.budgets``), and an order or cancel one of its signer's too, waiting while
+either is spent. Every answer is read for ``Poly-RateLimit-Warning`` (the venue's per-signer
+limits, in warning mode: ACCOUNTS.md §11); a warning backs that signer's budget off and is
+reported to the warning observers (metrics, the engine's status). Only
 ``retryable`` requests (idempotent reads and cancels) are retried, with small bounded
 exponential backoff; order POSTs are never resent, so a timeout there surfaces as
 VenueTimeout for the caller to reconcile.
@@ -55,6 +58,31 @@ _DEFAULT_RETRY_AFTER = 5
 
 VenueObserver = Callable[["VenueRequest", float, "VenueError | None"], None]
 _observers: list[VenueObserver] = []
+RATE_LIMIT_WARNING = "Poly-RateLimit-Warning"
+SIGNER_HEADER = "POLY_ADDRESS"
+# (signer, kind, its new limit per window or None without budgets, the header's text)
+WarningObserver = Callable[[str, str, "float | None", str], None]
+_warning_observers: list[WarningObserver] = []
+
+
+def add_warning_observer(observer: WarningObserver) -> None:
+    """Call ``observer(signer, kind, limit, text)`` on every rate-limit warning (metrics)."""
+    if observer not in _warning_observers:
+        _warning_observers.append(observer)
+
+
+def _warned(budgets: RateBudgets | None, request: VenueRequest, response: Answer) -> None:
+    """Read the answer's rate-limit warning: back the signer off and tell the observers."""
+    text = response.headers.get(RATE_LIMIT_WARNING)
+    if text is None:
+        return
+    signer = request.headers.get(SIGNER_HEADER) or ""
+    backed = None if budgets is None else budgets.warned(request.api, request.method,
+                                                         request.path, signer)
+    kind, limit = backed if backed is not None else ("other", None)
+    for observer in _warning_observers:
+        with contextlib.suppress(Exception):  # an observer must never break a venue call
+            observer(signer.lower(), kind, limit, text)
 
 
 def add_observer(observer: VenueObserver) -> None:
@@ -81,16 +109,19 @@ class VenueRequest:
     body: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     retryable: bool = True
+    weight: int = 1  # orders a batch carries (its signer's budget counts each)
 
 
 @dataclass(frozen=True, slots=True)
 class Call(Generic[T]):
-    """A request and how to read its JSON answer; optionally cached for ``cache_ttl``."""
+    """A request and how to read its JSON answer; optionally cached for ``cache_ttl``
+    (``refresh``: asked of the venue even when cached, and cached again)."""
 
     request: VenueRequest
     parse: Callable[[Any], T]
     cache_key: str | None = None
     cache_ttl: float | None = None
+    refresh: bool = False
 
 
 def query(**params: Any) -> tuple[tuple[str, str], ...]:
@@ -199,7 +230,7 @@ def retry_delay(
 
 
 def _cached(cache: MetadataCache | None, call: Call[Any]) -> Any:
-    if cache is None or call.cache_key is None:
+    if cache is None or call.cache_key is None or call.refresh:
         return _MISSING
     return cache.get(call.cache_key, _MISSING)
 
@@ -311,7 +342,9 @@ class _Runner:
                     await self._pause(wait)  # this family's budget is spent: wait for room
             started = time.perf_counter()
             try:
-                outcome.settle(call, await self._send(call.request))
+                response = await self._send(call.request)
+                _warned(self.budgets, call.request, response)
+                outcome.settle(call, response)
             except httpx.HTTPError as exc:
                 outcome.fail(call, exc)
             except VenueError as exc:
@@ -450,7 +483,8 @@ def _budgets(config: VenueConfig) -> RateBudgets | None:
 
 
 def _take(budgets: RateBudgets, req: VenueRequest) -> float:
-    return budgets.take(req.api, req.method, req.path)
+    return budgets.take(req.api, req.method, req.path, req.headers.get(SIGNER_HEADER),
+                        req.weight)
 
 
 def _running_trio() -> bool:

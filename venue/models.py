@@ -77,6 +77,20 @@ class FeeSchedule:
 
 
 @dataclass(frozen=True, slots=True)
+class MarketParameters:
+    """A market's live trading parameters, from CLOB ``/clob-markets/<cid>`` (ACCOUNTS.md
+    §11): tick size ``mts``, minimum order size ``mos``, fee model ``fd`` (None: fee-free),
+    neg-risk ``nr`` and the taker delay (seconds; 0: none)."""
+
+    condition_id: str
+    tick_size: Decimal | None
+    min_order_size: Decimal | None
+    fees: FeeSchedule | None
+    neg_risk: bool | None
+    taker_delay: Decimal = Decimal(0)
+
+
+@dataclass(frozen=True, slots=True)
 class Market:
     """A binary market from Gamma, with its outcomes paired to CLOB token ids by index."""
 

@@ -33,7 +33,8 @@ import trio
 from models.base import db
 
 JOB_MODULES: tuple[str, ...] = ("worker.builtin_jobs", "worker.jobs_wallets", "worker.maintenance",
-                                "worker.copy_engine.jobs", "worker.jobs_trading")
+                                "worker.copy_engine.jobs", "worker.jobs_trading",
+                                "worker.jobs_notifications")
 """Modules whose ``@job`` functions make up the production job table."""
 
 """Comma-separated extra modules to import at worker start (tests, plugins)."""

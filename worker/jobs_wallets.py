@@ -6,26 +6,41 @@ is persisted before it is broadcast, and a re-run only re-sends those bytes.
 
 from __future__ import annotations
 
-from services.wallets import claims, collateral, deposits, onboarding, withdrawals
+from models.wallet import ONBOARDING_READY
+from services.wallets import (
+    claims,
+    collateral,
+    deposits,
+    onboarding,
+    wallet_notices,
+    withdrawals,
+)
 from worker.jobs import job
 
 
 @job(withdrawals.JOB_NAME)
 def send_withdrawal(withdrawal_id: str) -> str:
     """Sign (once), broadcast and settle a withdrawal; return its final status."""
-    return withdrawals.send(withdrawal_id)
+    status = withdrawals.send(withdrawal_id)
+    wallet_notices.withdrawal_outcome(withdrawal_id)
+    return status
 
 
 @job(claims.JOB_NAME)
 def redeem_claim(claim_id: str) -> str:
     """Approve if needed, redeem (once) and settle a claim; return its final status."""
-    return claims.redeem(claim_id)
+    status = claims.redeem(claim_id)
+    wallet_notices.claim_outcome(claim_id)
+    return status
 
 
 @job(onboarding.JOB_NAME)
 def onboard_account(onboarding_id: str) -> str:
     """Run a trading account's onboarding from where it stands; return its status."""
-    return onboarding.run(onboarding_id)
+    status = onboarding.run(onboarding_id)
+    if status == ONBOARDING_READY:
+        wallet_notices.account_ready(onboarding_id)
+    return status
 
 
 @job(collateral.JOB_NAME)

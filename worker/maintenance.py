@@ -8,6 +8,7 @@ job already queued or running is not queued again.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -86,16 +87,20 @@ def schedule_once() -> None:
         jobs.enqueue(name, *args, job_id=jobs.logical_job_id(name), queue=queue)
 
 
+async def repeat(what: str, interval: float, tick: Callable[[], object]) -> None:
+    """Run blocking ``tick`` in a thread every ``interval`` seconds until cancelled."""
+    while True:
+        try:
+            await trio.to_thread.run_sync(tick)
+        except Exception:  # Redis blips must not end the scheduler
+            log.warning("%s tick failed", what, exc_info=True)
+        await trio.sleep(interval)
+
+
 @on_worker_start("maintenance")
 async def run_scheduler(host: Any) -> None:
     """Tick every COPYTRADE_MAINTENANCE_SECONDS until the worker stops."""
-    interval = runtime().settings.worker.maintenance_seconds
-    while True:
-        try:
-            await trio.to_thread.run_sync(schedule_once)
-        except Exception:  # Redis blips must not end the scheduler
-            log.warning("maintenance tick failed", exc_info=True)
-        await trio.sleep(interval)
+    await repeat("maintenance", runtime().settings.worker.maintenance_seconds, schedule_once)
 
 
 def schedule_deposit_sweep() -> bool:

@@ -11,6 +11,7 @@ from blueprints.api.base import RATE_LIMIT_HEADERS, SECURITY_SCHEMES, DecimalStr
 from config import TierSettings
 from schemas.common import ErrorSchema, PaginationSchema
 from schemas.fields import decimal_string_property
+from services.platform.runtime import runtime
 
 OPENAPI_DESCRIPTION = """\
 Copy-trading platform for Polymarket.
@@ -18,13 +19,16 @@ Copy-trading platform for Polymarket.
 Money and quantities are `DecimalString`s: parse them as decimals, never floats.
 Every error body is `{error, code}`; branch on `code`. Some codes add members (the Error
 schema lists them): `fields` on `validation_failed`, `required_scope` on `scope_required`,
-`limit` and `allowed` on `tier_limit_exceeded`. Status per code:
+`limit` and `allowed` on `tier_limit_exceeded`, `blockers` on a 409 `wallet_error`.
+Status per code:
 `validation_failed`/`bad_request` 400 (409 for an idempotency conflict),
 `unauthorized`/`invalid_token` 401, `insufficient_balance`/`subscription_error`/
 `payment_failed` 402, `scope_required`/`tier_limit_exceeded` 403, `not_found` 404,
-`account_not_ready` 409 (live trading or copying before the trading account is set up;
-`blockers` lists what is missing),
-`rate_limited` 429, `internal_error`/`crypto_error`/`wallet_error` 500,
+`wallet_error` 409 (live trading, copying, a wrap or a withdrawal before the trading
+account is set up: `blockers` lists what is missing. `wallet_error` rather than
+`feature_not_enabled` because nothing is switched off: the user's own wallet is not ready
+yet, and the user can fix it), `rate_limited` 429,
+`internal_error`/`crypto_error`/`wallet_error` 500,
 `feature_not_enabled` 501, `polymarket_unavailable`/`database_error`/`cache_error` 503,
 `wallet_error` 503 when the chain RPC is unreachable (500 when a chain operation fails).
 429 and 503 carry `Retry-After` (seconds).
@@ -63,8 +67,8 @@ def register(app: Flask) -> CopytradeApi:
     """Create the Api for ``app`` and register every REST blueprint on it."""
     from blueprints.api import auth, keys, markets, stats, users, wallets
 
-    for key, value in api_config(app.config["BASE_URL"],
-                                 app.extensions["runtime"].settings.tiers).items():
+    settings = runtime().settings
+    for key, value in api_config(settings.base_url, settings.tiers).items():
         app.config.setdefault(key, value)
     api = CopytradeApi(app)
     api.ma_plugin.converter.add_attribute_function(decimal_string_property)
@@ -76,9 +80,9 @@ def register(app: Flask) -> CopytradeApi:
 
     for blueprint in (orders.blp, positions.blp, trades.blp, paper.blp):
         api.register_blueprint(blueprint)
-    from blueprints.api import accounts, configs, helpers, traders
+    from blueprints.api import accounts, configs, helpers, notifications, traders
 
-    for blueprint in (configs.blp, helpers.blp, accounts.blp, traders.blp):
+    for blueprint in (configs.blp, helpers.blp, accounts.blp, traders.blp, notifications.blp):
         api.register_blueprint(blueprint)
     app.extensions["copytrade_api"] = api
     return api

@@ -1,9 +1,10 @@
 """The trading account: its status and onboarding steps, starting (or retrying) onboarding,
-connecting an existing polymarket.com account (session only: a private key never comes
-through an API key, OAuth or MCP)."""
+connecting an existing polymarket.com account (session only, with a step-up: a private key
+never comes through an API key, OAuth or MCP)."""
 
 from __future__ import annotations
 
+from flask import request
 from flask.views import MethodView
 
 from blueprints import access
@@ -15,6 +16,7 @@ from schemas.accounts import (
     WrapRequestSchema,
     WrapSchema,
 )
+from services.identity import auth
 from services.wallets import collateral, onboarding, trading_accounts
 
 blp = Blueprint("accounts", __name__, url_prefix="/api", description="Trading account")
@@ -54,10 +56,17 @@ class Connect(MethodView):
         """Connect an existing polymarket.com account (its wallet and signer key, optionally
         its Relayer API key) as the trading account, then onboard it. 400
         ``validation_failed`` names the field (a key that does not control the wallet:
-        ``private_key``); 409 when the user already has a trading wallet."""
-        user = access.current_principal().user
-        trading_accounts.connect(user, **args)
-        return onboarding.start(user)
+        ``private_key``); 409 when the user already has a trading wallet.
+
+        Like a withdrawal, it needs a step-up token (`POST /api/auth/step-up`, 5 minutes) as
+        the `X-Step-Up-Token` header: the wallet connected is where the account's deposits
+        go, so a stolen session alone must not choose it. Without a live one the answer is
+        403 `scope_required` and nothing is connected.
+        """
+        principal = access.current_principal()
+        auth.require_step_up(principal, request.headers.get(auth.STEP_UP_HEADER))
+        trading_accounts.connect(principal.user, **args)
+        return onboarding.start(principal.user)
 
 
 @blp.route("/trading-account/wrap")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import current_app, jsonify, request
+from flask import jsonify, request
 from flask.views import MethodView
 
 from blueprints import access
@@ -60,14 +60,12 @@ class Magic(MethodView):
         """
         if "token" in body:
             # Another body than the 202's schema: serialise it here.
-            session = auth.redeem_link(body["token"], current_app.config)
+            session = auth.redeem_link(body["token"])
             return jsonify(SessionSchema().dump(_session_body(session)))
         if body["purpose"] == "step_up":
-            auth.request_step_up(body["email"], current_app.config,
-                                 client_ip=request.remote_addr)
+            auth.request_step_up(body["email"], client_ip=request.remote_addr)
         else:
-            auth.request_login(body["email"], current_app.config,
-                               client_ip=request.remote_addr)
+            auth.request_login(body["email"], client_ip=request.remote_addr)
         return {"status": "sent",
                 "message": "If the address can receive mail, a sign-in code is on its way."}
 
@@ -89,8 +87,7 @@ class VerifyCode(MethodView):
         client IP lock that IP: 429 `rate_limited` with Retry-After. The emailed link
         still signs in during a lockout.
         """
-        session = auth.verify_code(body["email"], body["code"], current_app.config,
-                                   client_ip=request.remote_addr)
+        session = auth.verify_code(body["email"], body["code"], client_ip=request.remote_addr)
         return _session_body(session)
 
 
@@ -106,13 +103,14 @@ class StepUp(MethodView):
 
         Ask for the code with `POST /api/auth/magic` `{email, purpose: "step_up"}`. Send
         the token as the `X-Step-Up-Token` header with a session JWT on
-        `POST /api/trading-wallet/withdraw` and on `POST /api/keys` when the key gets
-        `wallet:write`; without a live one those answer 403 `scope_required`. The token
+        `POST /api/trading-wallet/withdraw`, on `POST /api/trading-account/connect` and on
+        `POST /api/keys` when the key gets `wallet:write`; without a live one those answer
+        403 `scope_required`. The token
         is bound to the session that asked for it. API keys and OAuth tokens holding
         `wallet:write` need none. Wrong codes count against the sign-in budgets (429).
         """
         step_up = auth.verify_step_up(access.current_principal(), body["code"],
-                                      current_app.config, client_ip=request.remote_addr)
+                                      client_ip=request.remote_addr)
         return {"step_up_token": step_up.token, "expires_at": step_up.expires_at}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from flask import current_app, request
+from flask import request
 from flask.views import MethodView
 
 from blueprints import access
@@ -40,7 +40,7 @@ class Keys(MethodView):
         `POST /api/auth/step-up` as the `X-Step-Up-Token` header (403 `scope_required`
         without a live one).
         """
-        created = keys.create(access.current_principal(), settings=current_app.config,
+        created = keys.create(access.current_principal(),
                               step_up_token=request.headers.get(auth.STEP_UP_HEADER), **body)
         key = created.key
         return {**{field: getattr(key, field) for field in (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from flask import current_app, request
+from flask import request
 from flask.views import MethodView
 
 from blueprints import access
@@ -35,7 +35,8 @@ class DepositAddress(MethodView):
         """The trading wallet's address, the chain id and the accepted tokens' contracts.
 
         The wallet (an EOA whose key is generated and kept encrypted by the server) is
-        created on first use. Deposit pUSD or USDC.e to trade, and MATIC for gas.
+        created on first use. Deposit pUSD or USDC.e to trade; MATIC only for a plain EOA,
+        which pays its own gas (the `note` says which).
         """
         return wallets.deposit_address(access.current_principal().user)
 
@@ -46,10 +47,12 @@ class Balance(MethodView):
     @blp.response(200, BalanceSchema)
     @blp.errors(401, 403, 429, 500, 501, 503)
     def get(self):
-        """pUSD, USDC.e and MATIC balances of the trading wallet, read from the chain now.
+        """pUSD, USDC.e and MATIC at the deposit address, read from the chain now.
 
-        Token decimals are read from the token contracts. 503 (Retry-After) when the
-        chain RPC is unreachable.
+        Every balance is the deposit address's (`address`, the maker). `gas_matic` is the
+        MATIC that pays the account's own gas where it pays any (a plain EOA; null when the
+        relayer pays). Token decimals are read from the token contracts. 503 (Retry-After)
+        when the chain RPC is unreachable.
         """
         return wallets.balances(access.current_principal().user)
 
@@ -62,7 +65,10 @@ class Withdraw(MethodView):
     @blp.response(200, WithdrawResponseSchema)
     @blp.errors(400, 401, 402, 403, 409, 429, 500, 501, 503)
     def post(self, body):
-        """Send pUSD (`usdc`), USDC.e (`usdc_e`) or MATIC from the trading wallet.
+        """Send pUSD (`usdc`), USDC.e (`usdc_e`) or MATIC (`matic`) from the trading wallet.
+
+        A deposit wallet (or proxy, Safe) sends through the relayer, which pays the gas:
+        MATIC at its address goes out as a wallet call carrying the value.
 
         Checked against the chain first: 400 `validation_failed` for a malformed address,
         an amount that is not positive or has more decimals than the token, or an unknown
@@ -80,8 +86,7 @@ class Withdraw(MethodView):
         `wallet:write` need none (a key with it is minted only after a step-up).
         """
         principal = access.current_principal()
-        auth.require_step_up(principal, request.headers.get(auth.STEP_UP_HEADER),
-                             current_app.config)
+        auth.require_step_up(principal, request.headers.get(auth.STEP_UP_HEADER))
         return withdrawals.withdraw(principal.user, **body).to_dict()
 
 

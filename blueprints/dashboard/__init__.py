@@ -17,12 +17,14 @@ from blueprints.dashboard import (  # noqa: F401
     error_pages,
     explore,
     keys,
+    notifications,
     numbers,
     positions,
     session,
     wallet,
 )
 from blueprints.dashboard.base import bp
+from services.platform.runtime import runtime
 
 # Set up once, at import: a blueprint cannot change after its first registration, and
 # the factory may build several apps in one process (tests do).
@@ -35,7 +37,7 @@ def register(app: Flask) -> None:
     if not app.config.get("SESSION_COOKIE_SAMESITE"):
         app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
     app.config["SESSION_COOKIE_HTTPONLY"] = True
-    if str(app.config.get("BASE_URL", "")).startswith("https://"):
+    if runtime().settings.base_url.startswith("https://"):
         app.config["SESSION_COOKIE_SECURE"] = True
     app.session_interface = session.SigningSessionInterface()
     app.register_blueprint(bp)

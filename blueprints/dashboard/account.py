@@ -8,6 +8,7 @@ from uuid import UUID
 
 from flask import Response, make_response, render_template
 
+from blueprints.dashboard import session as browser
 from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
 from schemas.accounts import (
     ConnectAccountSchema,
@@ -17,6 +18,7 @@ from schemas.accounts import (
 )
 from schemas.configs import ReadinessSchema
 from schemas.fields import format_decimal
+from services.identity import auth
 from services.wallets import collateral, deposits, onboarding, readiness, trading_accounts
 
 
@@ -54,15 +56,17 @@ def account_readiness() -> str:
 
 @bp.post("/account/connect")
 def connect_account() -> str:
-    """Connect an existing account, then start its onboarding."""
+    """Connect an existing account (POST /api/trading-account/connect: with a fresh code, as
+    a withdrawal), then start its onboarding."""
     body = parse(ConnectAccountSchema(), {
         "wallet_address": form_text("wallet_address") or "",
         "private_key": form_text("private_key") or "",
         "relayer_api_key": form_text("relayer_api_key"),
         "relayer_api_key_address": form_text("relayer_api_key_address")})
-    user = current_principal().user
-    trading_accounts.connect(user, **body)
-    onboarding.start(user)
+    caller = current_principal()
+    auth.require_step_up(caller, browser.step_up_token(caller, form_text("step_up_code")))
+    trading_accounts.connect(caller.user, **body)
+    onboarding.start(caller.user)
     return render_template("dashboard/_onboarding.html", onboarding=_status())
 
 

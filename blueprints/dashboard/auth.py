@@ -3,7 +3,7 @@ schemas)."""
 
 from __future__ import annotations
 
-from flask import Response, current_app, render_template, request
+from flask import Response, render_template, request
 
 from blueprints.dashboard import session as browser
 from blueprints.dashboard.base import (
@@ -18,6 +18,7 @@ from blueprints.dashboard.base import (
 from schemas.auth import MagicRequestSchema, VerifyCodeSchema
 from services.identity import auth
 from services.platform import errors
+from services.platform.runtime import runtime
 
 HOME = "/dashboard"
 
@@ -27,13 +28,13 @@ def _next() -> str | None:
 
 
 def _link(token: str) -> auth.LinkInfo | None:
-    return auth.link_info(token, current_app.config, browser.login_browser())
+    return auth.link_info(token, browser.login_browser())
 
 
 def _mail_configured() -> bool:
     # Without SMTP_URL (a laptop run) the code is in the server's log: say so, or a
     # newcomer waits for an email that never comes.
-    return bool(current_app.config.get("SMTP_URL"))
+    return bool(runtime().settings.smtp_url)
 
 
 @bp.get("/login")
@@ -60,7 +61,7 @@ def login() -> str:
 def send_code() -> str:
     """Email a code and link (POST /api/auth/magic), then ask for the code."""
     body = parse(MagicRequestSchema(), {"email": request.form.get("email", "")})
-    auth.request_login(body["email"], current_app.config, client_ip=request.remote_addr,
+    auth.request_login(body["email"], client_ip=request.remote_addr,
                        browser=browser.login_browser(create=True))
     return render_template("dashboard/_login_code.html", mail=_mail_configured(),
                            email=auth.normalize_email(
@@ -73,8 +74,7 @@ def verify() -> Response:
     """Exchange the code for a session (POST /api/auth/verify-code) and sign in."""
     body = parse(VerifyCodeSchema(), {"email": request.form.get("email", ""),
                                       "code": request.form.get("code", "")})
-    browser.sign_in(auth.verify_code(body["email"], body["code"], current_app.config,
-                                     client_ip=request.remote_addr))
+    browser.sign_in(auth.verify_code(body["email"], body["code"], client_ip=request.remote_addr))
     return go(_next() or HOME)
 
 
@@ -92,7 +92,7 @@ def redeem_link() -> Response:
     if info is not None and not same_browser and form_text("account") != info.email:
         raise errors.BadRequest(f"This link signs in as {info.email}, which this browser "
                                 "did not ask for; open it again and confirm the account.")
-    browser.sign_in(auth.redeem_link(body["token"], current_app.config))
+    browser.sign_in(auth.redeem_link(body["token"]))
     return go((_next() if same_browser else None) or HOME)
 
 
@@ -100,7 +100,7 @@ def redeem_link() -> Response:
 @public
 def logout() -> Response:
     """Sign out of this browser (the session is ended on the server too)."""
-    browser.sign_out(current_app.config)
+    browser.sign_out()
     return go("/dashboard/login")
 
 
@@ -108,5 +108,5 @@ def logout() -> Response:
 def logout_everywhere() -> Response:
     """Sign out of every browser and API client using a session of this account."""
     auth.sign_out_everywhere(current_principal())
-    browser.sign_out(current_app.config)
+    browser.sign_out()
     return go("/dashboard/login")

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from flask import Blueprint, Response, current_app, g, make_response, redirect, request, url_for
+from flask import Blueprint, Response, g, make_response, redirect, request, url_for
 from marshmallow import Schema, ValidationError
 
 from blueprints.dashboard import session as browser
@@ -65,7 +65,7 @@ def guard() -> Response | None:
     browser.check_csrf()
     if request.endpoint in PUBLIC_ENDPOINTS:
         return None
-    caller = browser.principal(current_app.config)
+    caller = browser.principal()
     if caller is None:
         target = request.full_path.rstrip("?") if request.method == "GET" else "/dashboard"
         return go(url_for("dashboard.login") + "?next=" + quote(target, safe="/"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from flask import current_app, render_template, request
+from flask import render_template, request
 
 from blueprints.dashboard import session as browser
 from blueprints.dashboard.base import bp, current_principal, form_int, form_text, parse, present
@@ -46,9 +46,9 @@ def create_key() -> str:
         data["expires_in_days"] = days
     body = parse(ApiKeyCreateRequestSchema(), data)
     caller = current_principal()
-    step_up = (browser.step_up_token(caller, current_app.config, form_text("step_up_code"))
+    step_up = (browser.step_up_token(caller, form_text("step_up_code"))
                if keys.MONEY_SCOPE in body["scopes"] else None)
-    created = keys.create(caller, settings=current_app.config, step_up_token=step_up, **body)
+    created = keys.create(caller, step_up_token=step_up, **body)
     shown = present(ApiKeyCreateResponseSchema(), {
         **{name: getattr(created.key, name) for name in (
             "id", "name", "prefix", "scope_list", "created_at", "last_used_at", "expires_at",
@@ -59,8 +59,7 @@ def create_key() -> str:
 @bp.post("/step-up")
 def send_step_up_code() -> str:
     """Email a confirmation code for moving money (POST /api/auth/magic, purpose step_up)."""
-    auth.request_step_up(current_principal().user.email, current_app.config,
-                         client_ip=request.remote_addr)
+    auth.request_step_up(current_principal().user.email, client_ip=request.remote_addr)
     return "Code sent: check your email."
 
 

@@ -11,7 +11,6 @@ use this module: one sign-in, one cookie, one CSRF token.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
 from typing import Any
 
 from flask import Flask, request, session
@@ -60,9 +59,9 @@ def sign_in(signed: auth.Session) -> None:
     session[CSRF_KEY] = secrets.token_urlsafe(32)
 
 
-def sign_out(settings: Mapping[str, Any]) -> None:
+def sign_out() -> None:
     """End this browser's session (its JWT is refused from now on) and forget it."""
-    signed_in = principal(settings)
+    signed_in = principal()
     if signed_in is not None:
         auth.sign_out(signed_in)
     session.clear()
@@ -77,26 +76,25 @@ def login_browser(*, create: bool = False) -> str | None:
     return nonce if isinstance(nonce, str) and nonce else None
 
 
-def step_up_token(caller: Principal, settings: Mapping[str, Any], code: str | None
-                  ) -> str | None:
+def step_up_token(caller: Principal, code: str | None) -> str | None:
     """This session's live step-up token, or one earned now with ``code``; None without."""
     held = session.get(STEP_UP_KEY)
-    if auth.step_up_valid(caller, held, settings):
+    if auth.step_up_valid(caller, held):
         return held
     if not code:
         return None
-    earned = auth.verify_step_up(caller, code, settings, client_ip=request.remote_addr)
+    earned = auth.verify_step_up(caller, code, client_ip=request.remote_addr)
     session[STEP_UP_KEY] = earned.token
     return earned.token
 
 
-def principal(settings: Mapping[str, Any]) -> Principal | None:
+def principal() -> Principal | None:
     """The signed-in caller, or None (no session, or its JWT expired or was refused)."""
     token = session.get(JWT_KEY)
     if not isinstance(token, str) or not token:
         return None
     try:
-        found = credentials.resolve_token(token, settings)
+        found = credentials.resolve_token(token)
     except errors.Unauthorized:
         session.pop(JWT_KEY, None)
         return None

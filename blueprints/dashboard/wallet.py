@@ -9,7 +9,7 @@ import uuid
 from uuid import UUID
 
 import segno
-from flask import current_app, render_template, request
+from flask import render_template, request
 from markupsafe import Markup
 
 from blueprints.dashboard import session as browser
@@ -65,10 +65,9 @@ def confirm_withdrawal() -> str:
     body = parse(WithdrawRequestSchema(), _withdraw_form())
     caller = current_principal()
     # Moving money needs a fresh code: email one unless this session proved one lately.
-    code_sent = browser.step_up_token(caller, current_app.config, None) is None
+    code_sent = browser.step_up_token(caller, None) is None
     if code_sent:
-        auth.request_step_up(caller.user.email, current_app.config,
-                             client_ip=request.remote_addr)
+        auth.request_step_up(caller.user.email, client_ip=request.remote_addr)
     # One key per confirmation shown: submitting it twice sends one withdrawal.
     return render_template("dashboard/_withdraw_confirm.html", body=present(
         WithdrawRequestSchema(), body), label=TOKEN_LABELS[body["token"]],
@@ -82,7 +81,7 @@ def withdraw() -> str:
     key = idempotency.parse_key(form_text("idempotency_key"), field="idempotency_key")
     caller = current_principal()
     auth.require_step_up(caller, browser.step_up_token(
-        caller, current_app.config, form_text("step_up_code")), current_app.config)
+        caller, form_text("step_up_code")))
     user = caller.user
 
     def send() -> tuple[int, dict]:

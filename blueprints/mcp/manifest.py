@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app
-
 from blueprints.mcp import protocol
 from blueprints.mcp.tools import TOOLS
 from blueprints.mcp.transport import INSTRUCTIONS, resource_metadata_url, server_info
 from schemas.vocabulary import SCOPES
+from services.platform.runtime import runtime
 
 SCOPE_GRANTS = {
     "read:account": "Profile, balance, PnL summary, copy configs and their PnL",
@@ -35,7 +34,7 @@ CORS_HEADERS = {"Access-Control-Allow-Origin": "*",
 
 def manifest() -> dict[str, Any]:
     """The manifest document for this deployment."""
-    base = current_app.config["BASE_URL"].rstrip("/")
+    base = runtime().settings.base_url
     info = server_info()
     endpoint = f"{base}/api/mcp"
     return {

@@ -43,6 +43,13 @@ from schemas.markets import (
     TraderProfileSchema,
     TraderSchema,
 )
+from schemas.notifications import (
+    UNTRUSTED_NOTE,
+    MarkReadRequestSchema,
+    MarkReadResultSchema,
+    NotificationsArgsSchema,
+    NotificationSchema,
+)
 from schemas.stats import PlatformStatsSchema
 from schemas.trading import (
     CancelResultSchema,
@@ -60,6 +67,7 @@ from schemas.trading import (
 from schemas.wallets import ClaimRequestSchema, ClaimResponseSchema
 from services.copying import configs, traders
 from services.markets import markets
+from services.notifications import inbox
 from services.platform.principal import Principal
 from services.trading import (
     order_cancels,
@@ -288,6 +296,27 @@ TOOLS: tuple[Tool, ...] = (
         input=TradesArgsSchema, output=page_of("trades", TradeSchema, "TradesResult"),
         call=lambda principal, args: trades.list_trades(principal.user, **args),
         annotations=VENUE_READ),
+    Tool(
+        name="list_notifications", title="Notifications", scope="read:account",
+        description=(
+            "What happened to the account, newest first, one page at a time (`limit`, "
+            "`offset`; `unread` keeps unread ones): copies filled or skipped (with the "
+            "reason), configs stopped, paused or out of funds, orders filled or failed, "
+            "claims, withdrawals, deposits. " + UNTRUSTED_NOTE),
+        input=NotificationsArgsSchema,
+        output=page_of("notifications", NotificationSchema, "NotificationsResult"),
+        call=lambda principal, args: inbox.list_notifications(principal.user, **args),
+        annotations=LOCAL_READ),
+    Tool(
+        name="mark_notifications_read", title="Mark notifications read", scope="read:account",
+        description=(
+            "Mark notifications read by `ids` (from list_notifications), or all of them "
+            "without `ids`; answers how many changed and how many stay unread."),
+        input=arguments("MarkNotificationsReadArgs", MarkReadRequestSchema),
+        output=single(MarkReadResultSchema),
+        call=lambda principal, args: inbox.mark_read(principal.user, args.get("ids")),
+        annotations=Annotations(read_only=False, idempotent=True),
+        idempotency="optional"),
     Tool(
         name="get_user_summary", title="PnL summary", scope="read:account",
         description=(

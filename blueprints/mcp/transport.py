@@ -54,6 +54,7 @@ from blueprints.mcp.protocol import JsonRpcError
 from blueprints.mcp.tools import visible_to
 from services.platform import errors, json_bodies
 from services.platform.principal import Principal
+from services.platform.runtime import runtime
 
 log = logging.getLogger(__name__)
 
@@ -85,13 +86,9 @@ def server_info() -> dict[str, str]:
 
 def allowed_origins() -> set[str]:
     """Origins a browser may call from: BASE_URL's, plus MCP_ALLOWED_ORIGINS (comma list)."""
-    base = urlsplit(current_app.config["BASE_URL"])
-    origins = {f"{base.scheme}://{base.netloc}".lower()}
-    extra = current_app.config.get("MCP_ALLOWED_ORIGINS") or ""
-    if isinstance(extra, str):
-        extra = extra.split(",")
-    origins.update(o.strip().rstrip("/").lower() for o in extra if o.strip())
-    return origins
+    settings = runtime().settings
+    base = urlsplit(settings.base_url)
+    return {f"{base.scheme}://{base.netloc}".lower(), *settings.mcp_allowed_origins}
 
 
 def origin_refusal() -> Response | None:
@@ -237,7 +234,7 @@ def _legacy(method: str, params: dict[str, Any], header_version: str | None
     session_id = request.headers.get(protocol.SESSION_HEADER)
     session_version = None
     if session_id:
-        session_version = sessions.version_of(current_app.config, session_id,
+        session_version = sessions.version_of(session_id,
                                               principal.user_id)
         if session_version is None:
             raise JsonRpcError(protocol.INVALID_REQUEST,
@@ -266,7 +263,7 @@ def _initialize(principal: Principal, params: dict[str, Any]
         raise JsonRpcError(protocol.INVALID_PARAMS, "params.capabilities must be an object.")
     # Negotiation: the client's version when we speak it, else our latest handshake one.
     version = requested if requested in protocol.LEGACY_VERSIONS else protocol.LATEST_LEGACY
-    session_id = sessions.issue(current_app.config, principal.user_id, version)
+    session_id = sessions.issue(principal.user_id, version)
     result = {
         "protocolVersion": version,
         "capabilities": {"tools": {"listChanged": False}},
@@ -389,7 +386,7 @@ def _call_tool(principal: Principal, params: dict[str, Any]) -> dict[str, Any]:
 
 def resource_metadata_url() -> str:
     """Where OAuth clients read this resource's metadata (RFC 9728)."""
-    return current_app.config["BASE_URL"].rstrip("/") + "/.well-known/oauth-protected-resource"
+    return runtime().settings.base_url + "/.well-known/oauth-protected-resource"
 
 
 def insufficient_scope(err: errors.ScopeRequired) -> JsonRpcError:

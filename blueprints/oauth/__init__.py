@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, current_app, request
+from flask import Flask, request
 
 from blueprints.oauth import approvals, endpoints, server
 from services.oauth import resources as oauth_resources
@@ -47,7 +47,7 @@ The `/oauth/...` endpoints answer OAuth's error format `{error, error_descriptio
 def _bind_resource(endpoint: str | None, values: dict[str, Any] | None) -> None:
     # Runs before every before_request hook (the /api gate resolves credentials there).
     oauth_resources.request_resource.set(
-        oauth_resources.resource_for_path(request.path, current_app.config))
+        oauth_resources.resource_for_path(request.path))
 
 
 def _unbind_resource(exc: BaseException | None) -> None:
@@ -57,7 +57,6 @@ def _unbind_resource(exc: BaseException | None) -> None:
 def register(app: Flask) -> None:
     """Build the authorization server and register the OAuth routes on ``app``."""
     server.init_app(app)
-    app.config.setdefault("OAUTH_ALLOW_HTTP_CLIENT_ID_URLS", False)
     app.url_value_preprocessor(_bind_resource)
     app.teardown_request(_unbind_resource)
     api = app.extensions["copytrade_api"]

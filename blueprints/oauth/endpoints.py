@@ -18,7 +18,6 @@ from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749 import OAuth2Error
 from flask import (
     Response,
-    current_app,
     make_response,
     redirect,
     render_template,
@@ -90,12 +89,12 @@ def _page_headers(response: Response) -> Response:
 
 
 def _signed_in_user() -> Any:
-    caller = browser.principal(current_app.config)
+    caller = browser.principal()
     return caller.user if caller is not None else None
 
 
 def _with_issuer(location: str) -> str:
-    return add_params_to_uri(location, {"iss": oauth_server.issuer(current_app.config)})
+    return add_params_to_uri(location, {"iss": oauth_server.issuer()})
 
 
 def _authorize_error(error: OAuth2Error) -> Response:
@@ -111,7 +110,7 @@ def _authorize_error(error: OAuth2Error) -> Response:
 
 
 def _resource_name(resource: str) -> str:
-    if resource == oauth_resources.mcp_resource(current_app.config):
+    if resource == oauth_resources.mcp_resource():
         return "MCP server (tools for AI agents)"
     return "REST API"
 
@@ -138,18 +137,17 @@ def _consent_page(grant: Any, user: Any, *, error: str | None = None,
 def _money_step_up(grant: Any, user: Any, chosen: list[str]) -> Response | None:
     """Allowing ``wallet:write`` needs a fresh emailed code, as minting such a key does:
     a stolen session cookie must not hand an app the power to withdraw. None when proven."""
-    settings = current_app.config
-    caller = browser.principal(settings)
+    caller = browser.principal()
     if caller is None:
         return redirect(url_for("dashboard.login", next=request.full_path))
     code = (request.form.get("step_up_code") or "").strip() or None
     try:
-        if browser.step_up_token(caller, settings, code) is not None:
+        if browser.step_up_token(caller, code) is not None:
             return None
     except errors.CopytradeError as err:
         return _consent_page(grant, user, status=err.status, chosen=chosen, need_code=True,
                              error=err.message)
-    auth.request_step_up(user.email, settings, client_ip=request.remote_addr)
+    auth.request_step_up(user.email, client_ip=request.remote_addr)
     return _consent_page(grant, user, status=403, chosen=chosen, need_code=True, error=(
         "Allowing wallet:write lets the app move your money: enter the confirmation code "
         "we just emailed you."))
@@ -233,7 +231,9 @@ def authorize() -> Response:
         "`resource`). Clients authenticate with their registered method: `none` (public, "
         "PKCE only), `client_secret_basic` or `client_secret_post`. Each refresh returns a "
         "new refresh token; presenting a used one is `invalid_grant` and revokes every token "
-        "of that authorization. A code used twice likewise revokes what it issued."),
+        "of that authorization. A code used twice likewise revokes what it issued. A "
+        "`client_id` URL (metadata document) is never fetched here: it is known once a user "
+        "consented to it at /oauth/authorize, else `invalid_client`."),
     requestBody=_form_body({
         "grant_type": {"type": "string", "enum": ["authorization_code", "refresh_token"]},
         "code": {"type": "string"}, "redirect_uri": {"type": "string"},
@@ -304,7 +304,8 @@ def register() -> Response:
         "Form body: `token`, optional `token_type_hint`; the client authenticates as at the "
         "token endpoint. Revoking an access token revokes it and its refresh token; revoking "
         "a refresh token revokes every token of that authorization. Unknown tokens and "
-        "other clients' tokens answer 200 too, and nothing is revoked."),
+        "other clients' tokens answer 200 too, and nothing is revoked. A `client_id` URL is "
+        "never fetched here (an unknown one is `invalid_client`)."),
     requestBody=_form_body({"token": {"type": "string"},
                             "token_type_hint": {"type": "string",
                                                 "enum": ["access_token", "refresh_token"]},

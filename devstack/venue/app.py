@@ -4,13 +4,14 @@ channel and the control API on one port."""
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import struct
 import time
 
 from flask import Flask, Response, g, request
 
-from devstack.venue import clob, control, data_api, gamma, relayer
+from devstack.venue import clob, control, data_api, gamma, relayer, signer_limits
 from devstack.venue.config import SandboxConfig
 from devstack.venue.faults import FaultRule
 from devstack.venue.market_ws import install_market_ws
@@ -118,6 +119,30 @@ def create_sandbox_app(
             response.headers["Retry-After"] = str(refusal.retry_after)
         return response
 
+    @app.before_request
+    def _signer_limits() -> Response | None:
+        # Per-signer order and cancel limits (signer_limits.py): a warning header, or 429.
+        path = request.path
+        if not path.startswith(CLOB_PREFIX) or not (
+                state.signer_limits.orders or state.signer_limits.cancels):
+            return None
+        warning = state.signer_limits.count(request.method, path[len(CLOB_PREFIX):],
+                                            request.headers.get("POLY_ADDRESS"),
+                                            _batch_size(request.get_data(cache=True)))
+        if warning is None:
+            return None
+        if state.signer_limits.enforce:
+            return error_response(f"Too Many Requests: {warning}", 429)
+        g.rate_limit_warning = warning
+        return None
+
+    @app.after_request
+    def _warn(response: Response) -> Response:
+        warning = g.pop("rate_limit_warning", None)
+        if warning is not None:
+            response.headers[signer_limits.HEADER] = warning
+        return response
+
     @app.errorhandler(404)
     def _not_found(_exc) -> Response:
         return error_response("not found", 404)
@@ -129,6 +154,17 @@ def create_sandbox_app(
     if whales:
         runner.start()
     return app
+
+
+def _batch_size(body: bytes) -> int:
+    """Orders a request carries: a batch's length, else one."""
+    if not body.startswith(b"["):
+        return 1
+    try:
+        items = json.loads(body)
+    except ValueError:
+        return 1
+    return len(items) if isinstance(items, list) else 1
 
 
 def _fault_text(status: int) -> str:

@@ -103,6 +103,12 @@ class Market:
     last_trade_price: Decimal | None = None
     image: str = ""
     seconds_delay: int = 0  # Gamma secondsDelay: marketable orders answer "delayed"
+    # The CLOB's per-market taker delay (ACCOUNTS.md §11), in ms; served as clob-markets td.
+    taker_delay_ms: int = 0
+
+    def taker_delay(self) -> float:
+        """Seconds a marketable order waits, delayed and not cancellable (0: none)."""
+        return max(float(self.seconds_delay), self.taker_delay_ms / 1000)
 
     def outcome_index(self, token_id: str) -> int:
         """Index (0 or 1) of token_id in this market."""

@@ -297,6 +297,7 @@ def clob_market_info(condition_id: str):
         "mts": market.tick_size,
         "mos": market.min_order_size,
         "nr": market.neg_risk,
+        "td": int(market.taker_delay() * 1000),  # taker delay, ms (name unverified: §11)
     }
     if fees is not None:  # as the venue: a fee-free market has no fd at all
         info["fd"] = {"r": fees.rate, "e": fees.exponent, "to": fees.taker_only}
@@ -477,6 +478,9 @@ def post_orders():
     return json_response(answers)
 
 
+MAX_CANCEL_IDS = 1000
+
+
 def _cancel(order_ids: list[str]) -> dict:
     state = _state()
     with state.lock:
@@ -496,10 +500,12 @@ def cancel_order():
 @bp.delete("/orders")
 @l2_required
 def cancel_orders():
-    """DELETE /orders [ids] (L2)."""
+    """DELETE /orders [ids] (L2): at most 1,000 ids (ACCOUNTS.md §11)."""
     body = _parse_body()
     if not isinstance(body, list):
         raise VenueRejection("Invalid order payload")
+    if len(body) > MAX_CANCEL_IDS:
+        raise VenueRejection(f"Too many orders: at most {MAX_CANCEL_IDS} per request")
     return json_response(_cancel([str(i) for i in body]))
 
 

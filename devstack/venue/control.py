@@ -27,7 +27,13 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              reach /balance-allowance after its /update
                                              (seen: true: the cache has them already)
 * POST   /_sandbox/markets/<condition>/delay  {seconds}: Gamma ``secondsDelay``; marketable
-                                             orders answer "delayed" and match after it
+                                             orders answer "delayed" and match after it;
+                                             delayed orders cannot be cancelled
+* POST   /_sandbox/markets/<condition>/parameters {min_order_size?, tick_size?,
+                                             taker_delay_ms?}: the live parameters of
+                                             /clob-markets (mos, mts, td), /book and Gamma;
+                                             the taker delay delays marketable orders
+                                             as secondsDelay does, in ms
 * POST   /_sandbox/lifecycle                  {empty_finished_orders?, mined_after?,
                                              confirmed_after?, fail_next?}: trades go
                                              MATCHED -> MINED -> CONFIRMED (seconds after the
@@ -89,6 +95,12 @@ Routes (JSON bodies; money and sizes as decimal strings):
 * POST   /_sandbox/whales/start {interval?}, /_sandbox/whales/stop, /_sandbox/whales/tick
 * POST   /_sandbox/rtds/mute                  {enabled}: the RTDS feed stops sending trades
                                              (connections stay open and answer pings)
+* POST   /_sandbox/signer-limits             {orders?, cancels?, window?: 10, enforce?}: per
+                                             signer, past `orders` order requests (or
+                                             `cancels` cancels; a batch counts its orders)
+                                             in `window` s, answers carry
+                                             Poly-RateLimit-Warning (enforce: 429 instead);
+                                             0 switches a limit off
 * POST   /_sandbox/version                    {version: 2|3}: bump the order version
                                              (orders signed for another: order_version_mismatch)
 """
@@ -325,6 +337,29 @@ def delay_market(condition_id: str):
         market = state.catalog.market(condition_id)
         market.seconds_delay = seconds
         return json_response(market_json(state, market))
+
+
+@bp.post("/markets/<condition_id>/parameters")
+def market_parameters(condition_id: str):
+    """Change a market's live parameters (mos, mts, taker delay); answers clob-markets."""
+    body = _body()
+    minimum = _decimal(body, "min_order_size")
+    tick = _decimal(body, "tick_size")
+    if minimum is not None and minimum <= 0:
+        raise VenueRejection("min_order_size must be positive")
+    if tick is not None and tick not in TICK_SIZES:
+        raise VenueRejection(f"tick_size must be one of {', '.join(map(str, TICK_SIZES))}")
+    state = _state()
+    with state.lock:
+        market = state.catalog.market(condition_id)
+        if minimum is not None:
+            market.min_order_size = minimum
+        if tick is not None:
+            market.tick_size = tick
+        if "taker_delay_ms" in body:
+            market.taker_delay_ms = _whole(body, "taker_delay_ms")
+        return json_response({"mos": market.min_order_size, "mts": market.tick_size,
+                              "td": market.taker_delay_ms})
 
 
 @bp.post("/lifecycle")
@@ -565,6 +600,24 @@ def mute_rtds():
         raise VenueRejection("enabled must be true or false")
     _state().feed.muted = enabled
     return json_response({"muted": enabled})
+
+
+@bp.post("/signer-limits")
+def signer_limits():
+    """Set the per-signer order and cancel limits (warning header past them)."""
+    body = _body()
+    limits = _state().signer_limits
+    for name in ("orders", "cancels"):
+        if name in body:
+            setattr(limits, name, _whole(body, name))
+    window = _seconds(body, "window")
+    if window is not None:
+        if window <= 0:
+            raise VenueRejection("window must be positive")
+        limits.window = window
+    if "enforce" in body:
+        limits.enforce = bool(body["enforce"])
+    return json_response(limits.describe())
 
 
 @bp.post("/version")

@@ -70,6 +70,9 @@ def random_hash() -> str:
     return "0x" + secrets.token_bytes(32).hex()
 
 
+ERR_DELAYED_CANCEL = "order is delayed (taker delay) and can't be canceled until it is matched"
+
+
 class OrderDesk:
     """The books and every order the venue took, and the rules that move them."""
 
@@ -257,13 +260,14 @@ class OrderDesk:
         plan = book.plan(order, now)
         if post_only and plan.fills:
             raise VenueRejection(ERR_POST_ONLY_CROSSES)
-        if market.seconds_delay and plan.fills:
+        delay = market.taker_delay()
+        if delay and plan.fills:
             # Marketable on a delayed market: queued, matched once the delay is over
             # (devstack/venue/lifecycle.py), answered "delayed" now.
             self.orders[order_id] = order
             order.status = "DELAYED"
             self.ledger.hold(order)
-            self.delayed.append((now + market.seconds_delay, order))
+            self.delayed.append((now + delay, order))
             return market, order, None
         if order_type == "FOK" and not plan.complete:
             raise VenueRejection(ERR_FOK)
@@ -492,12 +496,16 @@ class OrderDesk:
             order = self.orders.get(order_id)
             if order is None or order.owner != record.api_key:
                 not_canceled[order_id] = "order not found"
-            elif order.status not in ("LIVE", "DELAYED"):
+            elif order.status == "DELAYED":
+                # While in its market's taker delay an order cannot be cancelled
+                # (ACCOUNTS.md §11); once matched, its unfilled rest is a live order.
+                not_canceled[order_id] = ERR_DELAYED_CANCEL
+            elif order.status != "LIVE":
                 not_canceled[order_id] = "order can't be canceled, already " + (
                     "matched" if order.status == "MATCHED" else "canceled"
                 )
-            else:  # a delayed order waits in the queue, not on the book
-                self.close(order, "CANCELED", remove=order.status == "LIVE")
+            else:
+                self.close(order, "CANCELED", remove=True)
                 canceled.append(order_id)
                 touched[order.condition_id] = self.catalog.markets[order.condition_id]
         for market in touched.values():

@@ -45,6 +45,7 @@ from devstack.venue.onchain import ChainHoldings
 from devstack.venue.rejections import ERR_L1, VenueRejection
 from devstack.venue.relay import Principal, Relayer, RelayerTransaction, session_signer_json
 from devstack.venue.settlement import Settlement
+from devstack.venue.signer_limits import SignerLimits
 from devstack.venue.tally import RequestTally
 from devstack.venue.tape import ClobTrade, Fill, Redemption, Tape
 from devstack.venue.wallet_exec import SimulatedWallets
@@ -106,6 +107,7 @@ class SandboxState:
         self.faults = FaultBoard()
         self.modes = VenueModes(clock)
         self.requests = RequestTally(self._now)  # per endpoint per second, for benchmarks
+        self.signer_limits = SignerLimits(self._now)  # per-signer warnings (off until set)
         self.house = derived_address(HOUSE_SEED)
         self._initial_strict = self.config.strict_accounts
         self._initial_order_version = self.config.order_version
@@ -130,6 +132,7 @@ class SandboxState:
             self.market_channel.resync()
         self.faults.clear()
         self.modes.reset()
+        self.signer_limits.reset()
 
     def _reset_locked(self) -> None:
         self.rng = random.Random(self.seed)

@@ -48,6 +48,7 @@ from models.copying import (
     INTENT_SKIPPED,
 )
 from models.trading import Order
+from services.copying import copy_notices
 from services.copying import intents as copy_intents
 from services.copying.accounts import AccountCache
 from services.copying.intents import CopyIntentDraft
@@ -323,6 +324,9 @@ def record(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket],
         for ticket, order in zip(going, orders.record_orders([t.prepared for t in going]),
                                  strict=True):
             ticket.order = order
+    copy_notices.enqueue([d.id for d in inserted if d.status == INTENT_SKIPPED]
+                         + [t.draft.id for t in tickets if t.failure
+                            and t.failure.get("status") == INTENT_SKIPPED])
     return inserted
 
 
@@ -381,6 +385,8 @@ def settle(tickets: list[Ticket]) -> None:
             ticket.holding, ticket.opened = holding, opened
     for _, outcome in settled:  # counted once committed, and not while holding the lock
         metrics.copy_settled(outcome.changes)
+    copy_notices.enqueue([t.draft.id for t, outcome in settled
+                          if outcome.changes.get("status") in (INTENT_FILLED, INTENT_SKIPPED)])
 
 
 def spent(ticket: Ticket) -> Decimal:
@@ -403,6 +409,8 @@ def place_and_settle(draft: CopyIntentDraft, *, paper: bool) -> PositionMove | N
     """
     outcome = place(draft, paper=paper)
     written = copy_intents.settle(draft.id, outcome.changes, worker=draft.worker)
+    if written:
+        copy_notices.enqueue([draft.id])
     if not written or outcome.filled_size <= 0:
         return None
     holding, opened = copy_positions.apply_position(

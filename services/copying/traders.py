@@ -72,7 +72,8 @@ def trader_profile(address: str, *, limit: int = 500) -> dict[str, Any]:
     trades and open positions."""
     client = venues.client()
     try:
-        rows = [r for r in client.data.activity(address, types=ACTIVITY_TYPES, limit=limit)
+        rows = [r for r in client.activity_history(address, types=ACTIVITY_TYPES,
+                                                   max_rows=limit)
                 if r.is_trade or r.type == "REDEEM"]
         positions = client.data.positions(address, limit=100)
     except Exception as exc:

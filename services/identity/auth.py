@@ -9,9 +9,9 @@ wrong codes per address and per client IP. A new email leaves earlier open codes
 using one retires the rest.
 
 Sessions end early by ``sign_out`` (its ``jti`` is recorded as revoked) or
-``sign_out_everywhere`` (``users.sessions_valid_after``). Moving money with a session
-needs a step-up token: a 5-minute JWT bound to the session, issued for a fresh
-confirmation code (``request_step_up`` then ``verify_step_up``).
+``sign_out_everywhere`` (``users.sessions_valid_after``). Moving money with a session, or
+connecting the wallet money goes to, needs a step-up token: a 5-minute JWT bound to the
+session, issued for a fresh confirmation code (``request_step_up`` then ``verify_step_up``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import logging
 import re
 import secrets
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -37,6 +36,7 @@ from schemas.vocabulary import ALL_SCOPES, SCOPES
 from services.identity import sign_in_budget
 from services.platform import errors, keyring, mailer, tiers
 from services.platform.principal import Principal, require_enabled
+from services.platform.runtime import runtime
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,6 @@ CODE_TTL = timedelta(minutes=10)
 MAX_CODE_ATTEMPTS = 5
 SESSION_TTL = timedelta(hours=24)
 JWT_ALGORITHM = "HS256"
-DEFAULT_STEP_UP = timedelta(minutes=5)
 STEP_UP_HEADER = "X-Step-Up-Token"
 LOGIN_LINK_PATH = "/dashboard/login"
 
@@ -73,51 +72,49 @@ def normalize_email(raw: Any) -> str:
     return email
 
 
-def _code_hash(settings: Mapping[str, Any], email: str, code: str) -> str:
-    return keyring.keyed_hash(settings["SECRET_KEY"], "login-code", f"{email}\n{code}")
+def _code_hash(email: str, code: str) -> str:
+    return keyring.keyed_hash(runtime().settings.secret_key, "login-code", f"{email}\n{code}")
 
 
-def _link_hash(settings: Mapping[str, Any], token: str) -> str:
-    return keyring.keyed_hash(settings["SECRET_KEY"], "login-link", token)
+def _link_hash(token: str) -> str:
+    return keyring.keyed_hash(runtime().settings.secret_key, "login-link", token)
 
 
-def _browser_hash(settings: Mapping[str, Any], nonce: str) -> str:
-    return keyring.keyed_hash(settings["SECRET_KEY"], "login-browser", nonce)
+def _browser_hash(nonce: str) -> str:
+    return keyring.keyed_hash(runtime().settings.secret_key, "login-browser", nonce)
 
 
-def login_link(settings: Mapping[str, Any], token: str) -> str:
+def login_link(token: str) -> str:
     """The one-time sign-in URL carrying ``token``."""
-    return f"{settings['BASE_URL']}{LOGIN_LINK_PATH}?token={token}"
+    return f"{runtime().settings.base_url}{LOGIN_LINK_PATH}?token={token}"
 
 
-def _send(email: str, subject: str, text: str, settings: Mapping[str, Any],
-          code: str, link: str | None) -> None:
-    smtp_url = settings.get("SMTP_URL")
+def _send(email: str, subject: str, text: str, code: str, link: str | None) -> None:
+    settings = runtime().settings
+    smtp_url = settings.smtp_url
     if not smtp_url:
         # No mail server configured (a laptop run): the operator reads the log (the one
         # message services/platform/logs.py lets through unmasked).
         log.warning("SMTP_URL is not set; sign-in code for %s: %s (%s)", email, code,
                     f"link: {link}" if link else "confirmation code, for a step-up")
         return
-    message = mailer.build_message(settings.get("MAIL_FROM") or "copytrade <no-reply@localhost>",
-                                   email, subject, text)
+    message = mailer.build_message(settings.mail_from, email, subject, text)
     mailer.send(smtp_url, message)
 
 
-def _new_code(email: str, settings: Mapping[str, Any], purpose: str,
-              browser: str | None) -> tuple[str, str]:
+def _new_code(email: str, purpose: str, browser: str | None) -> tuple[str, str]:
     """Store a fresh code and link token for ``email``; (code, link token)."""
     code = f"{secrets.randbelow(1_000_000):06d}"
     link_token = secrets.token_urlsafe(32)
     now = utcnow()
-    LoginCode.create(email=email, code_hash=_code_hash(settings, email, code),
-                     link_hash=_link_hash(settings, link_token), purpose=purpose,
-                     browser_hash=_browser_hash(settings, browser) if browser else None,
+    LoginCode.create(email=email, code_hash=_code_hash(email, code),
+                     link_hash=_link_hash(link_token), purpose=purpose,
+                     browser_hash=_browser_hash(browser) if browser else None,
                      created_at=now, expires_at=now + CODE_TTL)
     return code, link_token
 
 
-def request_login(email: str, settings: Mapping[str, Any], *, client_ip: str | None = None,
+def request_login(email: str, *, client_ip: str | None = None,
                   browser: str | None = None) -> None:
     """Email a fresh code and link to ``email`` (known or not), within its budgets.
 
@@ -127,39 +124,39 @@ def request_login(email: str, settings: Mapping[str, Any], *, client_ip: str | N
     RateLimited (429). ``browser`` is the asking browser's nonce (the link remembers it).
     """
     email = normalize_email(email)
-    if not sign_in_budget.take_email(email, client_ip, settings):
+    if not sign_in_budget.take_email(email, client_ip):
         log.info("sign-in email budget spent for an address; nothing sent")
         return
-    code, link_token = _new_code(email, settings, SIGN_IN, browser)
-    link = login_link(settings, link_token)
+    code, link_token = _new_code(email, SIGN_IN, browser)
+    link = login_link(link_token)
     minutes = int(CODE_TTL.total_seconds() // 60)
     text = (f"Your copytrade sign-in code is {code}\n\n"
             f"Or open this link to sign in:\n{link}\n\n"
             f"The code and the link work once and expire in {minutes} minutes.\n"
             "If you did not ask to sign in, ignore this email.\n")
-    _send(email, f"Your copytrade sign-in code: {code}", text, settings, code, link)
+    _send(email, f"Your copytrade sign-in code: {code}", text, code, link)
 
 
-def request_step_up(email: str, settings: Mapping[str, Any], *,
-                    client_ip: str | None = None) -> None:
+def request_step_up(email: str, *, client_ip: str | None = None) -> None:
     """Email the account of ``email`` a confirmation code for moving money (no link).
 
     Within the same budgets as sign-in emails; an unknown address gets nothing, and the
     caller answers as if it had (the answer does not reveal accounts).
     """
     email = normalize_email(email)
-    if not sign_in_budget.take_email(email, client_ip, settings):
+    if not sign_in_budget.take_email(email, client_ip):
         log.info("sign-in email budget spent for an address; no step-up code sent")
         return
     if User.get_or_none(User.email == email) is None:
         return
-    code, _ = _new_code(email, settings, STEP_UP, None)
+    code, _ = _new_code(email, STEP_UP, None)
     minutes = int(CODE_TTL.total_seconds() // 60)
     text = (f"Your copytrade confirmation code is {code}\n\n"
-            "Enter it to confirm a withdrawal or an API key that can move money.\n"
+            "Enter it to confirm a withdrawal, an API key that can move money, or connecting "
+            "a wallet to your account.\n"
             f"It works once and expires in {minutes} minutes. If you did not ask for it, "
             "someone may be using your session: sign out everywhere.\n")
-    _send(email, f"Your copytrade confirmation code: {code}", text, settings, code, None)
+    _send(email, f"Your copytrade confirmation code: {code}", text, code, None)
 
 
 def _open_codes(email: str, purpose: str, now: datetime) -> list[LoginCode]:
@@ -185,15 +182,14 @@ def _retire_others(email: str, purpose: str, now: datetime) -> None:
      .execute())
 
 
-def _check_code(email: str, code: Any, purpose: str, settings: Mapping[str, Any],
-                client_ip: str | None) -> None:
+def _check_code(email: str, code: Any, purpose: str, client_ip: str | None) -> None:
     """Spend the matching open code of ``purpose``; 429 while locked, 401 when wrong."""
     if not isinstance(code, str) or not _CODE_RE.match(code.strip()):
         raise errors.ValidationFailed("Validation failed: code.",
                                       fields={"code": ["Must be the 6-digit code."]})
-    attempt = sign_in_budget.begin_try(email, client_ip, settings)
+    attempt = sign_in_budget.begin_try(email, client_ip)
     now = utcnow()
-    wanted = _code_hash(settings, email, code.strip())
+    wanted = _code_hash(email, code.strip())
     codes = _open_codes(email, purpose, now)
     usable = [login for login in codes if login.attempts < MAX_CODE_ATTEMPTS]
     match = next((login for login in usable if keyring.same(login.code_hash, wanted)), None)
@@ -211,13 +207,12 @@ def _check_code(email: str, code: Any, purpose: str, settings: Mapping[str, Any]
     _retire_others(email, purpose, now)
 
 
-def verify_code(email: str, code: str, settings: Mapping[str, Any], *,
-                client_ip: str | None = None) -> Session:
+def verify_code(email: str, code: str, *, client_ip: str | None = None) -> Session:
     """Exchange an emailed code for a session; InvalidToken (401) when wrong, used or
     expired; RateLimited (429) while the address or client IP is locked out."""
     email = normalize_email(email)
-    _check_code(email, code, SIGN_IN, settings, client_ip)
-    return issue_session(_user_for(email), settings)
+    _check_code(email, code, SIGN_IN, client_ip)
+    return issue_session(_user_for(email))
 
 
 @dataclass(frozen=True)
@@ -228,32 +223,32 @@ class LinkInfo:
     same_browser: bool
 
 
-def link_info(token: Any, settings: Mapping[str, Any], browser: str | None) -> LinkInfo | None:
+def link_info(token: Any, browser: str | None) -> LinkInfo | None:
     """The open link's account and whether ``browser`` asked for it; None if not open."""
     if not isinstance(token, str) or not token.strip():
         return None
-    login = LoginCode.get_or_none(LoginCode.link_hash == _link_hash(settings, token.strip()),
+    login = LoginCode.get_or_none(LoginCode.link_hash == _link_hash(token.strip()),
                                   LoginCode.purpose == SIGN_IN)
     now = utcnow()
     if (login is None or login.consumed_at is not None or login.expires_at <= now
             or login.attempts >= MAX_CODE_ATTEMPTS):
         return None
     same = bool(browser and login.browser_hash
-                and keyring.same(login.browser_hash, _browser_hash(settings, browser)))
+                and keyring.same(login.browser_hash, _browser_hash(browser)))
     return LinkInfo(email=login.email, same_browser=same)
 
 
-def redeem_link(token: str, settings: Mapping[str, Any]) -> Session:
+def redeem_link(token: str) -> Session:
     """Exchange the emailed link's token for a session; InvalidToken (401) when not valid."""
     if not isinstance(token, str) or not token.strip():
         raise errors.InvalidToken(_INVALID_CODE)
     now = utcnow()
-    login = LoginCode.get_or_none(LoginCode.link_hash == _link_hash(settings, token.strip()),
+    login = LoginCode.get_or_none(LoginCode.link_hash == _link_hash(token.strip()),
                                   LoginCode.purpose == SIGN_IN)
     if login is None or not _consume(login, now):
         raise errors.InvalidToken(_INVALID_CODE)
     _retire_others(login.email, SIGN_IN, now)
-    return issue_session(_user_for(login.email), settings)
+    return issue_session(_user_for(login.email))
 
 
 def _user_for(email: str) -> User:
@@ -272,24 +267,24 @@ def _user_for(email: str) -> User:
     return user
 
 
-def _jwt_key(settings: Mapping[str, Any]) -> OctKey:
-    return OctKey.import_key(keyring.derive_key(settings["SECRET_KEY"], "session-jwt"))
+def _jwt_key() -> OctKey:
+    return OctKey.import_key(keyring.derive_key(runtime().settings.secret_key, "session-jwt"))
 
 
-def _issuer(settings: Mapping[str, Any]) -> str:
-    return str(settings.get("BASE_URL") or "copytrade")
+def _issuer() -> str:
+    return runtime().settings.base_url
 
 
-def _encode(claims: dict[str, Any], settings: Mapping[str, Any]) -> str:
-    return jwt.encode({"alg": JWT_ALGORITHM, "typ": "JWT"}, claims, _jwt_key(settings))
+def _encode(claims: dict[str, Any]) -> str:
+    return jwt.encode({"alg": JWT_ALGORITHM, "typ": "JWT"}, claims, _jwt_key())
 
 
-def _decode(token: str, typ: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+def _decode(token: str, typ: str) -> dict[str, Any]:
     """The validated claims of one of our JWTs of type ``typ``; InvalidToken otherwise."""
     try:
-        decoded = jwt.decode(token, _jwt_key(settings), algorithms=[JWT_ALGORITHM])
+        decoded = jwt.decode(token, _jwt_key(), algorithms=[JWT_ALGORITHM])
         jwt.JWTClaimsRegistry(
-            iss={"essential": True, "value": _issuer(settings)},
+            iss={"essential": True, "value": _issuer()},
             sub={"essential": True}, exp={"essential": True}, jti={"essential": True},
             typ={"essential": True, "value": typ},
         ).validate(decoded.claims)
@@ -304,26 +299,25 @@ def _micros(moment: datetime) -> int:
     return int(moment.timestamp()) * 1_000_000 + moment.microsecond
 
 
-def issue_session(user: User, settings: Mapping[str, Any], *,
-                  now: datetime | None = None) -> Session:
+def issue_session(user: User, *, now: datetime | None = None) -> Session:
     """A signed session JWT for ``user``: full account scope, valid SESSION_TTL."""
     moment = (now or utcnow()).astimezone(UTC)
     issued = moment.replace(microsecond=0)
     expires = issued + SESSION_TTL
     claims = {
-        "iss": _issuer(settings), "sub": str(user.id), "iat": int(issued.timestamp()),
+        "iss": _issuer(), "sub": str(user.id), "iat": int(issued.timestamp()),
         "exp": int(expires.timestamp()), "jti": uuid.uuid4().hex, "typ": "session",
         "scope": " ".join(SCOPES),
         # The issue time to the microsecond: "sign out everywhere" compares against it.
         "iat_us": _micros(moment),
     }
-    return Session(token=_encode(claims, settings), expires_at=expires, user=user)
+    return Session(token=_encode(claims), expires_at=expires, user=user)
 
 
-def resolve_session(token: str, settings: Mapping[str, Any]) -> Principal:
+def resolve_session(token: str) -> Principal:
     """The Principal of a session JWT; InvalidToken (401) when forged, expired, signed out
     or orphaned."""
-    claims = _decode(token, "session", settings)
+    claims = _decode(token, "session")
     user = User.get_or_none(User.id == uuid.UUID(str(claims["sub"])))
     if user is None:
         raise errors.InvalidToken()
@@ -369,40 +363,39 @@ class StepUp:
     expires_at: datetime
 
 
-def step_up_ttl(settings: Mapping[str, Any]) -> timedelta:
+def step_up_ttl() -> timedelta:
     """How long a step-up token is valid (STEP_UP_SECONDS)."""
-    return timedelta(seconds=int(settings.get("STEP_UP_SECONDS") or DEFAULT_STEP_UP.seconds))
+    return timedelta(seconds=runtime().settings.sign_in.step_up_seconds)
 
 
-def issue_step_up(principal: Principal, settings: Mapping[str, Any], *,
-                  now: datetime | None = None) -> StepUp:
+def issue_step_up(principal: Principal, *, now: datetime | None = None) -> StepUp:
     """A step-up token for the principal's session (no code checked: callers check one)."""
     principal.require_session()
     issued = (now or utcnow()).astimezone(UTC).replace(microsecond=0)
-    expires = issued + step_up_ttl(settings)
+    expires = issued + step_up_ttl()
     claims = {
-        "iss": _issuer(settings), "sub": str(principal.user_id), "iat": int(issued.timestamp()),
+        "iss": _issuer(), "sub": str(principal.user_id), "iat": int(issued.timestamp()),
         "exp": int(expires.timestamp()), "jti": uuid.uuid4().hex, "typ": "step_up",
         # Bound to the session that proved the code: useless with any other credential.
         "sid": principal.credential_id.hex if principal.credential_id else "",
     }
-    return StepUp(token=_encode(claims, settings), expires_at=expires)
+    return StepUp(token=_encode(claims), expires_at=expires)
 
 
-def verify_step_up(principal: Principal, code: Any, settings: Mapping[str, Any], *,
+def verify_step_up(principal: Principal, code: Any, *,
                    client_ip: str | None = None) -> StepUp:
     """Exchange a fresh confirmation code for a step-up token bound to this session."""
     principal.require_session()
-    _check_code(principal.user.email, code, STEP_UP, settings, client_ip)
-    return issue_step_up(principal, settings)
+    _check_code(principal.user.email, code, STEP_UP, client_ip)
+    return issue_step_up(principal)
 
 
-def step_up_valid(principal: Principal, token: Any, settings: Mapping[str, Any]) -> bool:
+def step_up_valid(principal: Principal, token: Any) -> bool:
     """True when ``token`` is a live step-up token of the principal's own session."""
     if not isinstance(token, str) or not token.strip():
         return False
     try:
-        claims = _decode(token.strip(), "step_up", settings)
+        claims = _decode(token.strip(), "step_up")
     except errors.InvalidToken:
         return False
     session_id = principal.credential_id.hex if principal.credential_id else None
@@ -410,13 +403,13 @@ def step_up_valid(principal: Principal, token: Any, settings: Mapping[str, Any])
             and claims.get("sid") == session_id)
 
 
-def require_step_up(principal: Principal, token: Any, settings: Mapping[str, Any]) -> None:
+def require_step_up(principal: Principal, token: Any) -> None:
     """Refuse (403 scope_required) a session without a live step-up token.
 
     API keys and OAuth tokens pass: a key holding ``wallet:write`` was itself minted with
     a step-up, and it is the scope that gates them.
     """
-    if not principal.is_session or step_up_valid(principal, token, settings):
+    if not principal.is_session or step_up_valid(principal, token):
         return
     raise errors.Forbidden(
         "This action needs a fresh confirmation code: request one with POST /api/auth/magic "

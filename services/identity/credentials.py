@@ -8,16 +8,15 @@ at import time, so every kind resolves however the process was started.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from services.identity import auth, keys
 from services.oauth import tokens as oauth
 from services.platform import errors
 from services.platform.principal import Principal, require_enabled
 
-# token, settings -> Principal; raises errors.InvalidToken when the token is not valid.
-CredentialResolver = Callable[[str, Mapping[str, Any]], Principal]
+# token -> Principal; raises errors.InvalidToken when the token is not valid.
+CredentialResolver = Callable[[str], Principal]
 
 RESOLVERS_BY_PREFIX: tuple[tuple[str, CredentialResolver], ...] = (
     (keys.SECRET_PREFIX, keys.resolve),
@@ -39,15 +38,15 @@ def bearer_token(authorization: str | None) -> str:
     return token
 
 
-def resolve_token(token: str, settings: Mapping[str, Any]) -> Principal:
+def resolve_token(token: str) -> Principal:
     """The Principal for a bearer token; InvalidToken (401) when it is not valid."""
     resolver = next((resolver for prefix, resolver in RESOLVERS_BY_PREFIX
                      if token.startswith(prefix)), SESSION_RESOLVER)
-    principal = resolver(token, settings)
+    principal = resolver(token)
     require_enabled(principal.user)
     return principal
 
 
-def resolve(authorization: str | None, settings: Mapping[str, Any]) -> Principal:
+def resolve(authorization: str | None) -> Principal:
     """The Principal for an Authorization header: 401 unauthorized or invalid_token otherwise."""
-    return resolve_token(bearer_token(authorization), settings)
+    return resolve_token(bearer_token(authorization))

@@ -9,7 +9,7 @@ minute per key, never on every request.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -22,6 +22,7 @@ from schemas.vocabulary import ALL_SCOPES, SCOPES
 from services.identity import auth
 from services.platform import errors, keyring, tiers
 from services.platform.principal import Principal
+from services.platform.runtime import runtime
 
 SECRET_PREFIX = "svck_"
 LIVE_PREFIX = "svck_live_"
@@ -42,8 +43,8 @@ class CreatedKey:
     secret: str
 
 
-def _hash(settings: Mapping[str, Any], secret: str) -> str:
-    return keyring.keyed_hash(settings["SECRET_KEY"], "api-key", secret)
+def _hash(secret: str) -> str:
+    return keyring.keyed_hash(runtime().settings.secret_key, "api-key", secret)
 
 
 def _check_request(name: Any, scopes: Any, expires_in_days: Any) -> tuple[str, list[str], int]:
@@ -71,14 +72,14 @@ def _check_request(name: Any, scopes: Any, expires_in_days: Any) -> tuple[str, l
 
 def create(principal: Principal, name: str, scopes: Sequence[str],
            expires_in_days: int | None = DEFAULT_EXPIRES_IN_DAYS, *,
-           settings: Mapping[str, Any], step_up_token: str | None = None) -> CreatedKey:
+           step_up_token: str | None = None) -> CreatedKey:
     """Mint a key for the principal's user (session only, within the tier's key quota);
     a key that can move money (``wallet:write``) needs a step-up token as well."""
     principal.require_session()
     name, ordered, days = _check_request(name, list(scopes), expires_in_days)
     if MONEY_SCOPE in ordered:
         # A stolen session cookie alone must not mint a key that withdraws.
-        auth.require_step_up(principal, step_up_token, settings)
+        auth.require_step_up(principal, step_up_token)
     now = utcnow()
     secret = LIVE_PREFIX + secrets.token_urlsafe(SECRET_RANDOM_BYTES)
     with db.atomic():
@@ -86,7 +87,7 @@ def create(principal: Principal, name: str, scopes: Sequence[str],
         key = ApiKey.create(
             user=principal.user, name=name, scopes=" ".join(ordered),
             prefix=secret[: len(LIVE_PREFIX) + SHOWN_RANDOM_CHARS],
-            key_hash=_hash(settings, secret), created_at=now,
+            key_hash=_hash(secret), created_at=now,
             expires_at=now + timedelta(days=days) if days else None,
         )
     return CreatedKey(key=key, secret=secret)
@@ -124,11 +125,11 @@ _KEY_BY_HASH = Prepared(
     .where(ApiKey.key_hash == key_hash).limit(1), ApiKey.key_hash)
 
 
-def resolve(token: str, settings: Mapping[str, Any]) -> Principal:
+def resolve(token: str) -> Principal:
     """The Principal of an API-key token; InvalidToken (401) if unknown, revoked or expired."""
     if not token.startswith(LIVE_PREFIX):
         raise errors.InvalidToken()
-    key = _KEY_BY_HASH.first(_hash(settings, token))
+    key = _KEY_BY_HASH.first(_hash(token))
     now = utcnow()
     if key is None or key.revoked_at is not None or (
             key.expires_at is not None and key.expires_at <= now):

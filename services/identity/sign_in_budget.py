@@ -15,17 +15,15 @@ the budget's worth see a count within it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 import peewee
 
-from config import SignInConfig
 from models import SignInEvent
 from models.base import utcnow
 from services.platform import errors
+from services.platform.runtime import runtime
 
 EMAIL = "email"
 MISS = "miss"
@@ -33,32 +31,6 @@ UNKNOWN_IP = "unknown"
 _LOCKED = ("Too many attempts: sign-in for this address is paused. Use the emailed link, or "
            "try again later.")
 _BUSY_IP = "Too many sign-in attempts from this address; try again later."
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The budgets in force (from settings, or the defaults)."""
-
-    emails_per_address: int
-    emails_per_ip: int
-    misses_per_address: int
-    misses_per_ip: int
-    window: timedelta
-
-
-def limits(settings: Mapping[str, Any]) -> Limits:
-    """The budgets configured in ``settings`` (SIGN_IN_* names), defaults otherwise."""
-    defaults = SignInConfig()
-
-    def value(name: str, default: int) -> int:
-        return int(settings.get(name) or default)
-
-    return Limits(
-        emails_per_address=value("SIGN_IN_EMAILS_PER_ADDRESS", defaults.emails_per_address),
-        emails_per_ip=value("SIGN_IN_EMAILS_PER_IP", defaults.emails_per_ip),
-        misses_per_address=value("SIGN_IN_MISSES_PER_ADDRESS", defaults.misses_per_address),
-        misses_per_ip=value("SIGN_IN_MISSES_PER_IP", defaults.misses_per_ip),
-        window=timedelta(seconds=value("SIGN_IN_WINDOW_SECONDS", defaults.window_seconds)))
 
 
 def _client(ip: str | None) -> str:
@@ -84,16 +56,17 @@ def _wait_until_under(kind: str, column: peewee.Field, value: str, budget: int,
     return max(1, math.ceil(left))
 
 
-def take_email(email: str, ip: str | None, settings: Mapping[str, Any]) -> bool:
+def take_email(email: str, ip: str | None) -> bool:
     """Spend one sign-in email: False when the address's budget is spent (send none, say
     nothing); RateLimited (429) when the client IP's is."""
-    budget, now, client = limits(settings), utcnow(), _client(ip)
+    budget, now, client = runtime().settings.sign_in, utcnow(), _client(ip)
+    window = timedelta(seconds=budget.window_seconds)
     event = SignInEvent.create(kind=EMAIL, email=email, ip=client, created_at=now)
-    since = now - budget.window
+    since = now - window
     if _recent(EMAIL, SignInEvent.ip, client, since).count() > budget.emails_per_ip:
         event.delete_instance()
         wait = _wait_until_under(EMAIL, SignInEvent.ip, client, budget.emails_per_ip,
-                                 budget.window, now)
+                                 window, now)
         raise errors.RateLimited(_BUSY_IP, retry_after=wait or 1)
     if _recent(EMAIL, SignInEvent.email, email, since).count() > budget.emails_per_address:
         event.delete_instance()
@@ -112,18 +85,19 @@ class Attempt:
         self.event.delete_instance()
 
 
-def begin_try(email: str, ip: str | None, settings: Mapping[str, Any]) -> Attempt:
+def begin_try(email: str, ip: str | None) -> Attempt:
     """Count a code try against the address and the IP; RateLimited (429) while either is
     locked out (the right code is refused too)."""
-    budget, now, client = limits(settings), utcnow(), _client(ip)
+    budget, now, client = runtime().settings.sign_in, utcnow(), _client(ip)
+    window = timedelta(seconds=budget.window_seconds)
     event = SignInEvent.create(kind=MISS, email=email, ip=client, created_at=now)
-    since = now - budget.window
+    since = now - window
     for column, value, allowed, message in (
             (SignInEvent.email, email, budget.misses_per_address, _LOCKED),
             (SignInEvent.ip, client, budget.misses_per_ip, _BUSY_IP)):
         if _recent(MISS, column, value, since).count() > allowed:
             event.delete_instance()  # refused unchecked: not a miss
-            wait = _wait_until_under(MISS, column, value, allowed, budget.window, now)
+            wait = _wait_until_under(MISS, column, value, allowed, window, now)
             raise errors.RateLimited(message, retry_after=wait or 1)
     return Attempt(event)
 

@@ -4,7 +4,9 @@ A client arrives either registered (``POST /oauth/register`` gives it a random
 ``client_id``) or unregistered, with an https URL as its ``client_id``: the
 URL's JSON metadata document is fetched (services/platform/outbound.py: a wall-clock deadline, a
 per-process cap, failures remembered, the checked address pinned; no redirects,
-size-capped) and cached in ``oauth_clients`` for CIMD_CACHE_TTL. Plain http is
+size-capped) and cached in ``oauth_clients`` for CIMD_CACHE_TTL. Only the consent page
+fetches (``find(..., fetch=True)``, for a signed-in user); the anonymous token and
+revocation endpoints use the stored copy, whatever its age, or know no such client. Plain http is
 accepted only for loopback hosts and only when OAUTH_ALLOW_HTTP_CLIENT_ID_URLS is
 set (tests, local development). Redirect URIs are matched exactly.
 """
@@ -30,13 +32,10 @@ from models.oauth import OAuthClient
 from schemas.vocabulary import SCOPES
 from services.oauth import tokens as oauth
 from services.platform import outbound
+from services.platform.runtime import runtime
 
 log = logging.getLogger(__name__)
 
-# Defaults of the OAUTH_FETCH_* settings (config.OAuthFetchConfig), for plain mappings.
-CIMD_DEADLINE_SECONDS = 3.0
-CIMD_CONCURRENCY = 2
-CIMD_FAILURE_TTL_SECONDS = 60.0
 CIMD_MAX_BYTES = 16 * 1024
 CIMD_CACHE_TTL = timedelta(minutes=10)
 CIMD_STALE_LIMIT = timedelta(hours=24)  # a cached copy used while the host is down
@@ -63,9 +62,8 @@ class ClientMetadataError(ValueError):
 class Client(ClientMixin):
     """authlib's view of a stored client."""
 
-    def __init__(self, record: OAuthClient, settings: Mapping[str, Any]) -> None:
+    def __init__(self, record: OAuthClient) -> None:
         self.record = record
-        self.settings = settings
 
     @property
     def is_public(self) -> bool:
@@ -101,7 +99,7 @@ class Client(ClientMixin):
         """Compare the presented secret's keyed hash with the stored one."""
         stored = self.record.client_secret_hash
         return bool(stored) and secrets.compare_digest(
-            stored, oauth.hash_secret(self.settings, "client-secret", client_secret))
+            stored, oauth.hash_secret("client-secret", client_secret))
 
     def check_endpoint_auth_method(self, method: str, endpoint: str) -> bool:
         """The token and revocation endpoints take only the registered auth method."""
@@ -124,16 +122,18 @@ def is_metadata_url(client_id: str) -> bool:
     return client_id.startswith(("https://", "http://"))
 
 
-def find(client_id: str | None, settings: Mapping[str, Any]) -> Client | None:
-    """The client for ``client_id``: registered, or fetched from its metadata document."""
+def find(client_id: str | None, *, fetch: bool = False) -> Client | None:
+    """The client for ``client_id``: registered, or known by its metadata document (fetched
+    when ``fetch`` and the stored copy is older than CIMD_CACHE_TTL; else the stored copy)."""
     if not client_id or len(client_id) > 2048:
         return None
     if is_metadata_url(client_id):
-        record = _metadata_document_client(client_id, settings)
+        record = (_metadata_document_client(client_id) if fetch
+                  else _stored_metadata_document_client(client_id))
     else:
         record = OAuthClient.get_or_none(OAuthClient.client_id == client_id,
                                          OAuthClient.kind == "registered")
-    return Client(record, settings) if record is not None else None
+    return Client(record) if record is not None else None
 
 
 # ---- validation shared by registration and metadata documents --------------------------------
@@ -216,8 +216,7 @@ def normalize_metadata(raw: Mapping[str, Any], *, metadata_document: bool) -> di
 # ---- dynamic registration (RFC 7591) ---------------------------------------------------------
 
 
-def register(metadata: Mapping[str, Any], settings: Mapping[str, Any]
-             ) -> tuple[OAuthClient, str | None]:
+def register(metadata: Mapping[str, Any]) -> tuple[OAuthClient, str | None]:
     """Register a client; returns the record and its secret (None for public clients)."""
     clean = normalize_metadata(metadata, metadata_document=False)
     secret = None
@@ -225,7 +224,7 @@ def register(metadata: Mapping[str, Any], settings: Mapping[str, Any]
         secret = secrets.token_urlsafe(32)
     record = OAuthClient.create(
         client_id="ct_" + secrets.token_urlsafe(24), kind="registered",
-        client_secret_hash=oauth.hash_secret(settings, "client-secret", secret)
+        client_secret_hash=oauth.hash_secret("client-secret", secret)
         if secret else None,
         client_name=clean["client_name"], client_uri=clean.get("client_uri"),
         logo_uri=clean.get("logo_uri"), redirect_uris=json.dumps(clean["redirect_uris"]),
@@ -261,7 +260,7 @@ def registration_response(record: OAuthClient, secret: str | None) -> dict[str, 
 Resolver = outbound.Resolver
 
 
-def _acceptable_url(url: str, settings: Mapping[str, Any]) -> SplitResult | None:
+def _acceptable_url(url: str) -> SplitResult | None:
     """``url`` split, when its form may serve as a client_id: https with a path, or http on
     a loopback host when OAUTH_ALLOW_HTTP_CLIENT_ID_URLS is set (tests, development)."""
     try:
@@ -275,7 +274,7 @@ def _acceptable_url(url: str, settings: Mapping[str, Any]) -> SplitResult | None
         return None
     if parts.scheme == "https":
         return parts
-    if parts.scheme == "http" and settings.get("OAUTH_ALLOW_HTTP_CLIENT_ID_URLS"):
+    if parts.scheme == "http" and runtime().settings.oauth_allow_http_client_id_urls:
         try:
             loopback = ipaddress.ip_address(parts.hostname).is_loopback
         except ValueError:
@@ -296,32 +295,30 @@ def _address_rule(parts: SplitResult) -> Callable[[outbound.Address], bool]:
     return lambda address: address.is_global and not address.is_multicast
 
 
-def _deadline(settings: Mapping[str, Any]) -> float:
-    return float(settings.get("OAUTH_FETCH_DEADLINE_SECONDS") or CIMD_DEADLINE_SECONDS)
+def _deadline() -> float:
+    return runtime().settings.oauth_fetch.deadline_seconds
 
 
-def check_metadata_url(url: str, settings: Mapping[str, Any], *,
-                       resolver: Resolver | None = None) -> bool:
+def check_metadata_url(url: str, *, resolver: Resolver | None = None) -> bool:
     """Whether ``url`` may serve as a client_id: its form, and every address it resolves to."""
-    parts = _acceptable_url(url, settings)
+    parts = _acceptable_url(url)
     if parts is None:
         return False
     try:
         addresses = outbound.resolve(parts.hostname or "",
-                                     time.monotonic() + _deadline(settings), resolver)
+                                     time.monotonic() + _deadline(), resolver)
     except outbound.FetchError:
         return False
     return all(_address_rule(parts)(address) for address in addresses)
 
 
-def _fetch_gate(settings: Mapping[str, Any]) -> outbound.Gate:
-    return outbound.gate(
-        "oauth-client-metadata",
-        int(settings.get("OAUTH_FETCH_CONCURRENCY") or CIMD_CONCURRENCY),
-        float(settings.get("OAUTH_FETCH_FAILURE_TTL_SECONDS", CIMD_FAILURE_TTL_SECONDS)))
+def _fetch_gate() -> outbound.Gate:
+    limits = runtime().settings.oauth_fetch
+    return outbound.gate("oauth-client-metadata", limits.concurrency,
+                         limits.failure_ttl_seconds)
 
 
-def fetch_metadata_document(url: str, settings: Mapping[str, Any], *,
+def fetch_metadata_document(url: str, *,
                             transport: httpx.BaseTransport | None = None,
                             resolver: Resolver | None = None) -> dict[str, Any]:
     """GET the client's metadata document and validate it; ClientMetadataError when unusable.
@@ -330,15 +327,15 @@ def fetch_metadata_document(url: str, settings: Mapping[str, Any], *,
     most OAUTH_FETCH_CONCURRENCY at once per process (more are refused at once); a failure
     is remembered for OAUTH_FETCH_FAILURE_TTL_SECONDS and answered without fetching again.
     """
-    parts = _acceptable_url(url, settings)
+    parts = _acceptable_url(url)
     if parts is None:
         raise ClientMetadataError("invalid_client", "This client_id URL is not accepted.")
-    gate = _fetch_gate(settings)
+    gate = _fetch_gate()
     remembered = gate.failure(url)
     if remembered is not None:
         raise ClientMetadataError(*remembered)
     try:
-        document = _fetched_document(url, parts, settings, gate, transport, resolver)
+        document = _fetched_document(url, parts, gate, transport, resolver)
     except ClientMetadataError as exc:
         if not exc.busy:
             gate.remember_failure(url, (exc.error, exc.description, exc.transient))
@@ -346,13 +343,13 @@ def fetch_metadata_document(url: str, settings: Mapping[str, Any], *,
     return document
 
 
-def _fetched_document(url: str, parts: SplitResult, settings: Mapping[str, Any],
-                      gate: outbound.Gate, transport: httpx.BaseTransport | None,
+def _fetched_document(url: str, parts: SplitResult, gate: outbound.Gate,
+                      transport: httpx.BaseTransport | None,
                       resolver: Resolver | None) -> dict[str, Any]:
     try:
         with gate.slot():
             fetched = outbound.fetch(
-                url, deadline_seconds=_deadline(settings), max_bytes=CIMD_MAX_BYTES,
+                url, deadline_seconds=_deadline(), max_bytes=CIMD_MAX_BYTES,
                 allow=_address_rule(parts), headers={"Accept": "application/json"},
                 resolver=resolver, transport=transport)
     except outbound.Busy as exc:
@@ -385,15 +382,19 @@ def _fetched_document(url: str, parts: SplitResult, settings: Mapping[str, Any],
         raise ClientMetadataError("invalid_client", exc.description) from exc
 
 
-def _metadata_document_client(url: str, settings: Mapping[str, Any]) -> OAuthClient | None:
-    cached = OAuthClient.get_or_none(OAuthClient.client_id == url,
-                                     OAuthClient.kind == "metadata_doc")
+def _stored_metadata_document_client(url: str) -> OAuthClient | None:
+    return OAuthClient.get_or_none(OAuthClient.client_id == url,
+                                   OAuthClient.kind == "metadata_doc")
+
+
+def _metadata_document_client(url: str) -> OAuthClient | None:
+    cached = _stored_metadata_document_client(url)
     now = utcnow()
     if cached is not None and cached.metadata_fetched_at and (
             now - cached.metadata_fetched_at < CIMD_CACHE_TTL):
         return cached
     try:
-        clean = fetch_metadata_document(url, settings)
+        clean = fetch_metadata_document(url)
     except ClientMetadataError as exc:
         log.info("client metadata document %s refused: %s", url, exc.description)
         if cached is not None and cached.metadata_fetched_at and (

@@ -16,7 +16,7 @@ tokens are refused (fail closed).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -24,6 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 from authlib.oauth2.rfc6749 import OAuth2Error
 
 from schemas.keys import SCOPES
+from services.platform.runtime import runtime
 
 MCP_PATH = "/api/mcp"
 API_PATH = "/api"
@@ -40,23 +41,23 @@ class InvalidTargetError(OAuth2Error):
     description = "The requested resource is invalid, unknown, or malformed."
 
 
-def _base(settings: Mapping[str, Any]) -> str:
-    return str(settings["BASE_URL"]).rstrip("/")
+def _base() -> str:
+    return runtime().settings.base_url
 
 
-def mcp_resource(settings: Mapping[str, Any]) -> str:
+def mcp_resource() -> str:
     """The MCP server's resource identifier, ``<BASE_URL>/api/mcp``."""
-    return canonical(_base(settings) + MCP_PATH)
+    return canonical(_base() + MCP_PATH)
 
 
-def api_resource(settings: Mapping[str, Any]) -> str:
+def api_resource() -> str:
     """The REST API's resource identifier, ``<BASE_URL>/api``."""
-    return canonical(_base(settings) + API_PATH)
+    return canonical(_base() + API_PATH)
 
 
-def resources(settings: Mapping[str, Any]) -> tuple[str, str]:
+def resources() -> tuple[str, str]:
     """Every resource this server protects, the default (MCP) first."""
-    return mcp_resource(settings), api_resource(settings)
+    return mcp_resource(), api_resource()
 
 
 def canonical(value: str) -> str:
@@ -66,10 +67,10 @@ def canonical(value: str) -> str:
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
 
 
-def select(values: Sequence[str], settings: Mapping[str, Any]) -> str:
+def select(values: Sequence[str]) -> str:
     """The one resource an authorization request names (the MCP server when it names none)."""
     if not values:
-        return mcp_resource(settings)
+        return mcp_resource()
     if len(values) > 1:
         raise InvalidTargetError("Request one resource per authorization.")
     value = values[0]
@@ -77,9 +78,9 @@ def select(values: Sequence[str], settings: Mapping[str, Any]) -> str:
     if not parts.scheme or not parts.netloc or parts.fragment:
         raise InvalidTargetError("The resource must be an absolute URI without a fragment.")
     resource = canonical(value)
-    if resource not in resources(settings):
+    if resource not in resources():
         raise InvalidTargetError(
-            f"Unknown resource; this server protects {', '.join(resources(settings))}.")
+            f"Unknown resource; this server protects {', '.join(resources())}.")
     return resource
 
 
@@ -91,25 +92,25 @@ def check_token_request(values: Sequence[str], bound: str) -> None:
         raise InvalidTargetError("The resource does not match the one this grant was issued for.")
 
 
-def resource_for_path(path: str, settings: Mapping[str, Any]) -> str | None:
+def resource_for_path(path: str) -> str | None:
     """Which protected resource a request path belongs to; None outside /api."""
     if path == MCP_PATH or path.startswith(MCP_PATH + "/"):
-        return mcp_resource(settings)
+        return mcp_resource()
     if path == API_PATH or path.startswith(API_PATH + "/"):
-        return api_resource(settings)
+        return api_resource()
     return None
 
 
-def metadata_url(settings: Mapping[str, Any], resource: str) -> str:
+def metadata_url(resource: str) -> str:
     """Where RFC 9728 metadata for ``resource`` is published (path-inserted well-known URL)."""
     path = urlsplit(resource).path
-    return _base(settings) + PROTECTED_RESOURCE_WELL_KNOWN + path
+    return _base() + PROTECTED_RESOURCE_WELL_KNOWN + path
 
 
-def protected_resource_metadata(settings: Mapping[str, Any], resource: str) -> dict[str, Any]:
+def protected_resource_metadata(resource: str) -> dict[str, Any]:
     """The RFC 9728 document for one of our resources."""
-    base = _base(settings)
-    name = "copytrade MCP server" if resource == mcp_resource(settings) else "copytrade REST API"
+    base = _base()
+    name = "copytrade MCP server" if resource == mcp_resource() else "copytrade REST API"
     return {
         "resource": resource,
         "authorization_servers": [base],
@@ -120,7 +121,7 @@ def protected_resource_metadata(settings: Mapping[str, Any], resource: str) -> d
     }
 
 
-def challenge(settings: Mapping[str, Any], resource: str | None = None) -> str:
+def challenge(resource: str | None = None) -> str:
     """A ``WWW-Authenticate`` value pointing OAuth clients at the resource's metadata."""
-    target = resource or mcp_resource(settings)
-    return f'Bearer resource_metadata="{metadata_url(settings, target)}"'
+    target = resource or mcp_resource()
+    return f'Bearer resource_metadata="{metadata_url(target)}"'

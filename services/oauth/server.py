@@ -1,7 +1,7 @@
 """authlib glue: our grants, endpoints and RFC 8414 metadata (no Flask here).
 
-The Flask ``AuthorizationServer`` (blueprints/oauth/server.py) registers these
-and exposes the app's settings as ``server.settings``. What they add to authlib:
+The Flask ``AuthorizationServer`` (blueprints/oauth/server.py) registers these. What they
+add to authlib:
 
 - authorization code + PKCE, **S256 only and required** (``plain`` and a
   missing challenge are ``invalid_request``);
@@ -13,7 +13,6 @@ and exposes the app's settings as ``server.settings``. What they add to authlib:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from authlib.oauth2.rfc6749 import (
@@ -36,6 +35,7 @@ from schemas.vocabulary import SCOPES
 from services.oauth import clients as oauth_clients
 from services.oauth import resources as oauth_resources
 from services.oauth import tokens as oauth
+from services.platform.runtime import runtime
 
 AUTHORIZE_PATH = "/oauth/authorize"
 TOKEN_PATH = "/oauth/token"
@@ -44,14 +44,14 @@ REVOKE_PATH = "/oauth/revoke"
 CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
 
 
-def issuer(settings: Mapping[str, Any]) -> str:
+def issuer() -> str:
     """The authorization server's issuer identifier: BASE_URL."""
-    return str(settings["BASE_URL"]).rstrip("/")
+    return runtime().settings.base_url
 
 
-def authorization_server_metadata(settings: Mapping[str, Any]) -> dict[str, Any]:
+def authorization_server_metadata() -> dict[str, Any]:
     """The RFC 8414 document served at /.well-known/oauth-authorization-server."""
-    base = issuer(settings)
+    base = issuer()
     return {
         "issuer": base,
         "authorization_endpoint": base + AUTHORIZE_PATH,
@@ -69,10 +69,6 @@ def authorization_server_metadata(settings: Mapping[str, Any]) -> dict[str, Any]
         "authorization_response_iss_parameter_supported": True,
         "service_documentation": base + "/api/docs",
     }
-
-
-def _settings(server: Any) -> Mapping[str, Any]:
-    return server.settings
 
 
 class CodeView(AuthorizationCodeMixin):
@@ -165,7 +161,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
         redirect_uri = super().validate_authorization_request()
         try:
             self.request.resource = oauth_resources.select(
-                self.request.payload.datalist.get("resource", []), _settings(self.server))
+                self.request.payload.datalist.get("resource", []))
         except OAuth2Error as error:
             error.redirect_uri = redirect_uri
             raise
@@ -179,7 +175,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
         """Store the code's hash with the scopes the user approved (set by the consent view)."""
         data = request.payload.data
         oauth.store_code(
-            _settings(self.server), code, client=request.client.record, user=request.user,
+            code, client=request.client.record, user=request.user,
             approval=request.approval, redirect_uri=data.get("redirect_uri") or "",
             scope=request.approved_scope, resource=request.resource,
             code_challenge=data["code_challenge"],
@@ -188,7 +184,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
     def query_authorization_code(self, code: str, client: oauth_clients.Client
                                  ) -> CodeView | None:
         """The unused, unexpired code of ``client`` (a reused one revokes its tokens)."""
-        record = oauth.find_code(_settings(self.server), code, client.record)
+        record = oauth.find_code(code, client.record)
         return CodeView(record) if record is not None else None
 
     def delete_authorization_code(self, authorization_code: CodeView) -> None:
@@ -217,7 +213,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
             raise InvalidGrantError("The approval behind this code was revoked.")
         self.request.user = user
         issued = oauth.issue_tokens(
-            _settings(self.server), client=client.record, user=user, approval=code.approval,
+            client=client.record, user=user, approval=code.approval,
             scope=oauth.clamp_scope(code.scope, code.approval), resource=code.resource,
             family_id=code.family_id,
             with_refresh=client.check_grant_type("refresh_token"))
@@ -232,7 +228,7 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
 
     def authenticate_refresh_token(self, refresh_token: str) -> TokenView | None:
         """The usable refresh token, or None (reuse revokes the family)."""
-        record = oauth.usable_refresh_token(_settings(self.server), refresh_token)
+        record = oauth.usable_refresh_token(refresh_token)
         return TokenView(record, "refresh_token") if record is not None else None
 
     def authenticate_user(self, refresh_token: TokenView) -> User | None:
@@ -259,7 +255,7 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
         scope = oauth.clamp_scope(requested or old.scope, old.approval)
         self.request.user = user
         issued = oauth.issue_tokens(
-            _settings(self.server), client=old.client, user=user, approval=old.approval,
+            client=old.client, user=user, approval=old.approval,
             scope=scope, resource=old.resource, family_id=old.family_id, with_refresh=True)
         return 200, issued.response(), self.TOKEN_RESPONSE_HEADER
 
@@ -274,11 +270,10 @@ class RevocationEndpoint(_RevocationEndpoint):
 
     def query_token(self, token_string: str, token_type_hint: str | None) -> TokenView | None:
         """Find the token by its prefix (the hint is not needed)."""
-        settings = _settings(self.server)
         if token_string.startswith(oauth.ACCESS_TOKEN_PREFIX):
-            record = oauth.find_access_token(settings, token_string)
+            record = oauth.find_access_token(token_string)
             return TokenView(record, "access_token") if record else None
-        record = oauth.find_refresh_token(settings, token_string)
+        record = oauth.find_refresh_token(token_string)
         return TokenView(record, "refresh_token") if record else None
 
     def authenticate_token(self, request: Any, client: oauth_clients.Client) -> TokenView | None:
@@ -307,7 +302,7 @@ class ClientRegistrationEndpoint(_RegistrationEndpoint):
         metadata = request.payload.data
         try:
             record, secret = oauth_clients.register(
-                metadata if isinstance(metadata, dict) else {}, _settings(self.server))
+                metadata if isinstance(metadata, dict) else {})
         except oauth_clients.ClientMetadataError as exc:
             cls = (InvalidRedirectURIError if exc.error == "invalid_redirect_uri"
                    else InvalidClientMetadataError)
@@ -320,9 +315,6 @@ class ClientRegistrationEndpoint(_RegistrationEndpoint):
 class Issuer(IssuerParameter):
     """RFC 9207: ``iss`` on every authorization response redirect."""
 
-    def __init__(self, settings: Mapping[str, Any]) -> None:
-        self.settings = settings
-
     def get_issuer(self) -> str:
         """BASE_URL."""
-        return issuer(self.settings)
+        return issuer()

@@ -6,7 +6,7 @@ REFRESH_TOKEN_TTL and single use (each refresh rotates them; presenting a used
 one revokes the whole family). Both are stored only as keyed hashes
 (services/platform/keyring.py). An Approval records what a user consented to for one
 client; revoking it revokes every token issued under it. The authlib glue (grants,
-endpoints) is in services/oauth_grants.py, clients in services/oauth/clients.py,
+endpoints) is in services/oauth/server.py, clients in services/oauth/clients.py,
 resource indicators in services/oauth/resources.py.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import secrets
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,6 +27,7 @@ from schemas.vocabulary import SCOPES
 from services.oauth import resources as oauth_resources
 from services.platform import errors, keyring
 from services.platform.principal import Principal
+from services.platform.runtime import runtime
 
 ACCESS_TOKEN_PREFIX = "svco_"
 REFRESH_TOKEN_PREFIX = "svcr_"
@@ -73,9 +74,9 @@ class IssuedTokens:
         return body
 
 
-def hash_secret(settings: Mapping[str, Any], purpose: str, value: str) -> str:
+def hash_secret(purpose: str, value: str) -> str:
     """The stored form of an OAuth secret (code, token, client secret) for ``purpose``."""
-    return keyring.keyed_hash(settings["SECRET_KEY"], f"oauth-{purpose}", value)
+    return keyring.keyed_hash(runtime().settings.secret_key, f"oauth-{purpose}", value)
 
 
 def ordered_scopes(scopes: Iterable[str]) -> list[str]:
@@ -153,24 +154,23 @@ def new_code() -> str:
     return secrets.token_urlsafe(TOKEN_RANDOM_BYTES)
 
 
-def store_code(settings: Mapping[str, Any], code: str, *, client: OAuthClient, user: User,
-               approval: Approval, redirect_uri: str, scope: str, resource: str,
+def store_code(code: str, *, client: OAuthClient, user: User, approval: Approval,
+               redirect_uri: str, scope: str, resource: str,
                code_challenge: str, code_challenge_method: str,
                now: datetime | None = None) -> AuthorizationCode:
     """Store a one-time authorization code (only its hash), valid CODE_TTL."""
     now = now or utcnow()
     return AuthorizationCode.create(
-        code_hash=hash_secret(settings, "code", code), client=client, user=user,
+        code_hash=hash_secret("code", code), client=client, user=user,
         approval=approval, redirect_uri=redirect_uri, scope=scope, resource=resource,
         code_challenge=code_challenge, code_challenge_method=code_challenge_method,
         family_id=uuid.uuid4(), created_at=now, expires_at=now + CODE_TTL)
 
 
-def find_code(settings: Mapping[str, Any], code: str, client: OAuthClient
-              ) -> AuthorizationCode | None:
+def find_code(code: str, client: OAuthClient) -> AuthorizationCode | None:
     """The usable code ``code`` of ``client``; a reused code revokes what it issued (None)."""
     record = AuthorizationCode.get_or_none(
-        AuthorizationCode.code_hash == hash_secret(settings, "code", code))
+        AuthorizationCode.code_hash == hash_secret("code", code))
     if record is None or record.client_id != client.id:
         return None
     if record.used_at is not None:
@@ -192,16 +192,16 @@ def consume_code(record: AuthorizationCode) -> bool:
 # ---- tokens --------------------------------------------------------------------------------
 
 
-def issue_tokens(settings: Mapping[str, Any], *, client: OAuthClient, user: User,
-                 approval: Approval, scope: str, resource: str, family_id: UUID,
+def issue_tokens(*, client: OAuthClient, user: User, approval: Approval, scope: str,
+                 resource: str, family_id: UUID,
                  with_refresh: bool, now: datetime | None = None) -> IssuedTokens:
     """Mint an access token (and a refresh token when ``with_refresh``) and store their hashes."""
     now = now or utcnow()
     access_token = new_secret(ACCESS_TOKEN_PREFIX)
     refresh_token = new_secret(REFRESH_TOKEN_PREFIX) if with_refresh else None
     record = OAuthToken.create(
-        access_token_hash=hash_secret(settings, "access", access_token),
-        refresh_token_hash=hash_secret(settings, "refresh", refresh_token)
+        access_token_hash=hash_secret("access", access_token),
+        refresh_token_hash=hash_secret("refresh", refresh_token)
         if refresh_token else None,
         client=client, user=user, approval=approval, scope=scope, resource=resource,
         family_id=family_id, created_at=now, access_expires_at=now + ACCESS_TOKEN_TTL,
@@ -211,25 +211,25 @@ def issue_tokens(settings: Mapping[str, Any], *, client: OAuthClient, user: User
                         record=record)
 
 
-def find_access_token(settings: Mapping[str, Any], token: str) -> OAuthToken | None:
+def find_access_token(token: str) -> OAuthToken | None:
     """The record of an access token (valid or not)."""
     if not token.startswith(ACCESS_TOKEN_PREFIX):
         return None
     return OAuthToken.get_or_none(
-        OAuthToken.access_token_hash == hash_secret(settings, "access", token))
+        OAuthToken.access_token_hash == hash_secret("access", token))
 
 
-def find_refresh_token(settings: Mapping[str, Any], token: str) -> OAuthToken | None:
+def find_refresh_token(token: str) -> OAuthToken | None:
     """The record of a refresh token (valid or not)."""
     if not token.startswith(REFRESH_TOKEN_PREFIX):
         return None
     return OAuthToken.get_or_none(
-        OAuthToken.refresh_token_hash == hash_secret(settings, "refresh", token))
+        OAuthToken.refresh_token_hash == hash_secret("refresh", token))
 
 
-def usable_refresh_token(settings: Mapping[str, Any], token: str) -> OAuthToken | None:
+def usable_refresh_token(token: str) -> OAuthToken | None:
     """The refresh token's record if it may be exchanged; a reused one revokes its family."""
-    record = find_refresh_token(settings, token)
+    record = find_refresh_token(token)
     if record is None or record.revoked_at is not None:
         return None
     if record.rotated_at is not None:
@@ -264,10 +264,9 @@ def revoke_token(record: OAuthToken, *, whole_family: bool) -> None:
      .where(OAuthToken.id == record.id, OAuthToken.revoked_at.is_null()).execute())
 
 
-def resolve_for_resource(token: str, settings: Mapping[str, Any],
-                         resource: str | None) -> Principal:
+def resolve_for_resource(token: str, resource: str | None) -> Principal:
     """The Principal of an access token presented to ``resource``; InvalidToken (401) otherwise."""
-    record = find_access_token(settings, token)
+    record = find_access_token(token)
     if record is None or record.revoked_at is not None or record.access_expires_at <= utcnow():
         raise errors.InvalidToken()
     if resource is None or record.resource != resource:
@@ -280,7 +279,7 @@ def resolve_for_resource(token: str, settings: Mapping[str, Any],
                             "approval_id": record.approval_id})
 
 
-def resolve(token: str, settings: Mapping[str, Any]) -> Principal:
+def resolve(token: str) -> Principal:
     """The ``svco_`` resolver: the token checked against the resource the request targets."""
-    return resolve_for_resource(token, settings, oauth_resources.request_resource.get())
+    return resolve_for_resource(token, oauth_resources.request_resource.get())
 

@@ -13,6 +13,7 @@ the single handler in ``blueprints/errors.py`` turns them into ``{error, code}``
     │   ├── InsufficientBalance          402 insufficient_balance
     │   ├── SubscriptionError            402 subscription_error
     │   └── PaymentFailed                402 payment_failed
+    ├── AccountNotReady                  409 wallet_error        (.blockers)
     ├── Forbidden                        403 scope_required
     │   ├── ScopeRequired                403 scope_required      (.scope)
     │   └── TierLimitExceeded            403 tier_limit_exceeded
@@ -141,10 +142,14 @@ class TierLimitExceeded(Forbidden):
 
 
 class AccountNotReady(CopytradeError):
-    """Live trading or copying before the trading account is set up; ``steps`` says what is
-    missing (services/wallets/readiness.py names each step)."""
+    """Live trading or copying before the trading account is set up; ``blockers`` says what
+    is missing (services/wallets/readiness.py names each one).
 
-    status, code = 409, "account_not_ready"
+    ``wallet_error``, not ``feature_not_enabled``: nothing is switched off by the operator;
+    the user's own trading wallet is not set up yet and the user can fix it (the 409 and the
+    ``blockers`` tell it from a failed chain operation's 500)."""
+
+    status, code = 409, "wallet_error"
     default_message = "The trading account is not ready for live trading yet."
 
 

@@ -144,7 +144,8 @@ def _delete_if_unchanged(job: Job, client: redis.Redis) -> None:
         try:
             pipe.watch(job.key)
             status = pipe.hget(job.key, "status")
-            if status is not None and status.decode() in PENDING_STATUSES:
+            # gone meanwhile (its result expired): nothing to delete, the enqueue goes on
+            if status is None or status.decode() in PENDING_STATUSES:
                 return
             pipe.multi()
             job.delete(pipeline=pipe)

@@ -77,6 +77,14 @@ VENUE_LATENCY = Histogram("copytrade_venue_request_duration_seconds",
 VENUE_ERRORS = Counter("copytrade_venue_request_errors_total",
                        "Venue exchanges that failed, by error class.",
                        ["api", "method", "endpoint", "error"])
+VENUE_RATE_WARNINGS = Counter(
+    "copytrade_venue_rate_limit_warnings_total",
+    "Venue answers carrying Poly-RateLimit-Warning (per-signer limits in warning mode), by "
+    "the budget they backed off (orders, cancels, other).", ["kind"])
+VENUE_SIGNER_LIMIT = Gauge(
+    "copytrade_venue_signer_limit",
+    "The per-signer budget (requests per 10 s) the latest warning backed off to, lowest "
+    "over live processes.", ["kind"], multiprocess_mode="livemin")
 
 # -- copying ------------------------------------------------------------------------------
 
@@ -332,5 +340,16 @@ def _venue_observer(request: Any, seconds: float, error: BaseException | None) -
     observe_venue(request.api, request.method, request.path, seconds, error)
 
 
+@_safe
+def venue_rate_warning(signer: str, kind: str, limit: float | None, text: str) -> None:
+    """The venue warned a signer (``Poly-RateLimit-Warning``); its budget backed off."""
+    VENUE_RATE_WARNINGS.labels(kind).inc()
+    if limit is not None:
+        VENUE_SIGNER_LIMIT.labels(kind).set(limit)
+    log.warning("venue rate-limit warning for signer %s (%s): %s; budget now %s per 10 s",
+                signer, kind, text, limit)
+
+
 # The venue layer knows nothing of ours; it reports every exchange to its observers.
 venue_http.add_observer(_venue_observer)
+venue_http.add_warning_observer(venue_rate_warning)

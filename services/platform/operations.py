@@ -12,6 +12,7 @@ worker and the operator.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -97,17 +98,50 @@ def lease_holders(client: redis.Redis, prefix: str) -> dict[str, str]:
             for key, value in zip(keys, values, strict=True) if value}
 
 
-def engine_detection(client: redis.Redis, prefix: str,
-                     engines: Iterable[str | None]) -> dict[str, dict[str, str | None]]:
-    """Each engine's live detection source (feed|poll) and since when, from its heartbeat."""
+DETECTION_FIELDS = ("detection", "detection_since", "detection_last_gap_at",
+                    "detection_last_gap_seconds", "polls_per_minute")
+NO_DETECTION: dict[str, Any] = dict.fromkeys(DETECTION_FIELDS)
+
+
+def engine_detection(client: redis.Redis, prefix: str | None,
+                     engines: Iterable[str | None]) -> dict[str, dict[str, Any]]:
+    """Each engine's live detection source (feed|poll) and since when, the feed's last gap
+    (start, seconds) and its polls over the last minute, from its heartbeat."""
     names = sorted(e for e in engines if e)
     with client.pipeline(transaction=False) as pipe:
         for name in names:
-            pipe.hmget(copy_leases.engine_key(name, prefix), "detection", "detection_since")
+            pipe.hmget(copy_leases.engine_key(name, prefix), *DETECTION_FIELDS)
         answers = pipe.execute()
-    return {name: {"detection": source.decode() if source else None,
-                   "detection_since": since.decode() if since else None}
-            for name, (source, since) in zip(names, answers, strict=True)}
+    found = {}
+    for name, values in zip(names, answers, strict=True):
+        # An empty field is "none yet" (no gap); an engine from before a field leaves None.
+        row = dict(zip(DETECTION_FIELDS, (v.decode() if v else None for v in values),
+                       strict=True))
+        gap, polls = row["detection_last_gap_seconds"], row["polls_per_minute"]
+        row["detection_last_gap_seconds"] = float(gap) if gap else None
+        row["polls_per_minute"] = int(polls) if polls else None
+        found[name] = row
+    return found
+
+
+def venue_throttle(client: redis.Redis, prefix: str,
+                   engines: Iterable[str]) -> dict[str, dict[str, dict[str, float]]]:
+    """Per engine, the signers whose venue budget is backed off after a rate-limit warning
+    (``Poly-RateLimit-Warning``): {engine: {signer: {kind: requests per 10 s}}}."""
+    names = sorted(engines)
+    with client.pipeline(transaction=False) as pipe:
+        for name in names:
+            pipe.hget(copy_leases.engine_key(name, prefix), "throttled")
+        answers = pipe.execute()
+    found = {}
+    for name, raw in zip(names, answers, strict=True):
+        try:
+            signers = json.loads(raw) if raw else {}
+        except ValueError:
+            signers = {}
+        if signers:
+            found[name] = signers
+    return found
 
 
 def workers(client: redis.Redis, prefix: str, now: datetime,
@@ -225,8 +259,7 @@ def executors(client: redis.Redis, prefix: str, now: datetime,
             "config_id": str(config.id), "user_id": str(config.user_id),
             "target": config.target_address, "paper": bool(config.paper_trading),
             "owner": holders.get(config.target_address.lower()),
-            **detection.get(holders.get(config.target_address.lower()) or "",
-                            {"detection": None, "detection_since": None}),
+            **detection.get(holders.get(config.target_address.lower()) or "", NO_DETECTION),
             "last_detection_at": _iso(seen),
             "last_detection_age_seconds": _age(seen, now),
             "cursor_saved_at": _iso(cursors.get(config.target_address)),
@@ -240,6 +273,7 @@ def snapshot(client: redis.Redis, prefix: str, *, now: datetime | None = None,
     """Workers, queues, failed jobs and copy executors of the deployment under ``prefix``."""
     now = now or datetime.now(UTC)
     holders = lease_holders(client, prefix)
+    engines = copy_leases.live_engines(client, prefix)
     return {
         "generated_at": now.isoformat(),
         "prefix": prefix,
@@ -247,7 +281,8 @@ def snapshot(client: redis.Redis, prefix: str, *, now: datetime | None = None,
         "queues": queues(client, prefix, now),
         "failed": failed_jobs(client, prefix, now),
         "executors": executors(client, prefix, now, holders) if include_executors else [],
-        "engines": copy_leases.live_engines(client, prefix),
+        "engines": engines,
+        "venue_throttle": venue_throttle(client, prefix, engines),
     }
 
 

@@ -224,9 +224,11 @@ class _PinnedTransport(httpx.HTTPTransport):
 def fetch(url: str, *, deadline_seconds: float, max_bytes: int,
           allow: Callable[[Address], bool], headers: Mapping[str, str] | None = None,
           resolver: Resolver | None = None, ssl_context: ssl.SSLContext | None = None,
-          transport: httpx.BaseTransport | None = None) -> Fetched:
+          transport: httpx.BaseTransport | None = None, method: str = "GET",
+          content: bytes | None = None) -> Fetched:
     """GET ``url`` (no redirects) within ``deadline_seconds``, from an address ``allow`` accepts.
 
+    ``method`` and ``content`` make it another request (a webhook's POST of ``content``).
     Every resolved address must pass ``allow``, else FetchError before any connection.
     ``ssl_context`` replaces the default (certifi's roots, names checked); ``transport``
     replaces the network (fault injection in tests). Bodies over
@@ -245,7 +247,8 @@ def fetch(url: str, *, deadline_seconds: float, max_bytes: int,
         with (httpx.Client(transport=transport or _PinnedTransport(backend, ssl_context),
                            timeout=deadline_seconds, follow_redirects=False,
                            trust_env=False) as http,
-              http.stream("GET", url, headers=dict(headers or {})) as response):
+              http.stream(method, url, headers=dict(headers or {}),
+                          content=content) as response):
             if response.status_code != 200:
                 return Fetched(response.status_code, b"")
             body = b""

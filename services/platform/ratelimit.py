@@ -1,12 +1,22 @@
-"""A token bucket per client, kept atomically in Redis (GCRA in one Lua script).
+"""A token bucket per client, kept atomically in Redis (GCRA in one Lua script), as a
+strategy and a storage of the ``limits`` library, which flask-limiter runs.
 
 Fixed and sliding windows block a client for the rest of a window once spent; a token
-bucket admits it again at the refill rate. ``AppRateLimit.take`` runs GCRA (the generic
-cell rate algorithm, an exact token bucket kept as one timestamp per client) on the
-Redis server's clock, so every gunicorn worker shares one bucket per client, in one
-round trip per request. The bucket refills at ``rate_per_second`` and holds
-``capacity`` tokens. Rate limiting fails open: if Redis cannot be reached, requests
-are admitted (logged), unlike idempotency, which fails closed.
+bucket admits it again at the refill rate. ``limits`` ships windows only, so we add the
+bucket through its own extension points:
+
+* ``TokenBucketRedisStorage``, a ``limits`` storage (registered, like every storage, by its
+  ``STORAGE_SCHEME``: ``tokenbucket+redis://``, ``tokenbucket+rediss://``,
+  ``tokenbucket+unix://``), whose one Lua script runs GCRA (the generic cell rate algorithm,
+  an exact token bucket kept as one timestamp per client) on the Redis server's clock, so
+  every gunicorn worker shares one bucket per client, in one round trip per request;
+* ``TokenBucketRateLimiter``, a ``limits`` strategy registered in
+  ``limits.strategies.STRATEGIES`` as ``"token-bucket"`` (the name flask-limiter looks
+  strategies up by).
+
+A limit ``N per T`` refills at N/T tokens per second; the bucket holds the storage's
+``burst`` tokens (the limit's N when none is set). Rate limiting fails open: if Redis
+cannot be reached, requests are admitted (logged), unlike idempotency, which fails closed.
 """
 
 from __future__ import annotations
@@ -16,10 +26,18 @@ import math
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import redis
+from limits.limits import RateLimitItem
+from limits.storage import RedisStorage
+from limits.strategies import STRATEGIES, RateLimiter
+from limits.util import WindowStats
 
 log = logging.getLogger(__name__)
+
+STRATEGY_NAME = "token-bucket"
+SCHEME_PREFIX = "tokenbucket+"
 
 # GCRA: KEYS[1] holds the theoretical arrival time (TAT) in microseconds of the
 # Redis clock. ARGV: emission interval (µs per token), capacity (tokens), cost
@@ -74,26 +92,36 @@ class BucketState:
         return max(1, math.ceil(self.retry_in))
 
 
-class AppRateLimit:
-    """One bucket per client key: ``rate_per_second`` refill, ``capacity`` tokens."""
+class TokenBucketRedisStorage(RedisStorage):
+    """limits' Redis storage plus an atomic token bucket (GCRA in one Lua script)."""
 
-    def __init__(self, client: redis.Redis, *, rate_per_second: float, capacity: int,
-                 key_prefix: str) -> None:
-        """Buckets live under ``key_prefix:<client>`` in ``client``'s Redis."""
-        self.capacity = int(capacity)
-        self.key_prefix = key_prefix
-        # Arguments of every call, formatted once: µs per token, capacity.
-        self._interval = repr(1_000_000 / float(rate_per_second))
-        self._script = client.register_script(TOKEN_BUCKET_LUA)
+    STORAGE_SCHEME = ["tokenbucket+redis", "tokenbucket+rediss", "tokenbucket+unix"]
+
+    def __init__(self, uri: str, burst: int | None = None, **options: Any) -> None:
+        """``burst``: tokens every bucket holds (None: the limit's own amount)."""
+        self.burst = int(burst) if burst is not None else None
         self._last_warning = 0.0
         self._warning_lock = threading.Lock()
+        self._intervals: dict[float, str] = {}
+        super().__init__(uri.removeprefix(SCHEME_PREFIX), **options)
 
-    def take(self, client_key: str, cost: int = 1) -> BucketState:
-        """Take ``cost`` tokens if the bucket holds them (cost 0 only looks)."""
-        capacity = self.capacity
+    def initialize_storage(self, uri: str) -> None:
+        """Register limits' scripts and ours."""
+        super().initialize_storage(uri)
+        self.lua_token_bucket = self.get_connection().register_script(TOKEN_BUCKET_LUA)
+
+    def capacity_for(self, amount: int) -> int:
+        """Bucket capacity for a limit of ``amount`` per period."""
+        return self.burst if self.burst is not None else amount
+
+    def take(self, key: str, rate_per_second: float, capacity: int, cost: int = 1) -> BucketState:
+        """Take ``cost`` tokens from bucket ``key`` if it holds them (cost 0 only looks)."""
+        interval = self._intervals.get(rate_per_second)
+        if interval is None:  # formatted once per rate: µs per token
+            interval = self._intervals[rate_per_second] = repr(1_000_000 / rate_per_second)
         try:
-            allowed, remaining, full_us, wait_us = self._script(
-                [f"{self.key_prefix}:{client_key}"], [self._interval, capacity, cost])
+            allowed, remaining, full_us, wait_us = self.lua_token_bucket(
+                [self.prefixed_key(key)], [interval, capacity, cost])
         except redis.exceptions.RedisError as exc:
             self._warn(exc)
             return BucketState(allowed=True, remaining=capacity, capacity=capacity,
@@ -107,3 +135,56 @@ class AppRateLimit:
                 self._last_warning = time.monotonic()
                 log.warning("rate-limit store unreachable, admitting requests: %s",
                             type(exc).__name__)
+
+
+class TokenBucketRateLimiter(RateLimiter):
+    """limits strategy: a token bucket refilled at the item's rate, holding the storage's
+    burst; ``recent`` is what this thread's latest hit left, for the response headers."""
+
+    def __init__(self, storage: Any) -> None:
+        if not isinstance(storage, TokenBucketRedisStorage):
+            raise NotImplementedError(
+                f"the token-bucket strategy needs a tokenbucket+redis:// storage, "
+                f"not {type(storage).__name__}")
+        super().__init__(storage)
+        self.buckets: TokenBucketRedisStorage = storage
+        # Per thread, not per key: one request is served by one thread at a time, and the
+        # headers describe the bucket as this request left it, without a second round trip.
+        self._recent = threading.local()
+
+    @staticmethod
+    def rate_of(item: RateLimitItem) -> float:
+        """Tokens per second the item allows."""
+        return item.amount / item.get_expiry()
+
+    def state(self, item: RateLimitItem, *identifiers: str, cost: int = 0) -> BucketState:
+        """The bucket for ``identifiers``; takes ``cost`` tokens when it holds them."""
+        bucket = self.buckets.take(item.key_for(*identifiers), self.rate_of(item),
+                                   self.buckets.capacity_for(item.amount), cost)
+        if cost:
+            self._recent.state = bucket
+        return bucket
+
+    def recent(self) -> BucketState | None:
+        """What this thread's latest hit left (None when there was none since ``forget``)."""
+        return getattr(self._recent, "state", None)
+
+    def forget(self) -> None:
+        """Drop this thread's latest hit (its request is answered)."""
+        self._recent.state = None
+
+    def hit(self, item: RateLimitItem, *identifiers: str, cost: int = 1) -> bool:
+        """Take ``cost`` tokens; False when the bucket holds fewer."""
+        return self.state(item, *identifiers, cost=cost).allowed
+
+    def test(self, item: RateLimitItem, *identifiers: str, cost: int = 1) -> bool:
+        """Whether ``cost`` tokens could be taken now (takes none)."""
+        return self.state(item, *identifiers).remaining >= cost
+
+    def get_window_stats(self, item: RateLimitItem, *identifiers: str) -> WindowStats:
+        """(time the bucket is full again, tokens left)."""
+        bucket = self.state(item, *identifiers)
+        return WindowStats(time.time() + bucket.full_in, bucket.remaining)
+
+
+STRATEGIES[STRATEGY_NAME] = TokenBucketRateLimiter  # type: ignore[assignment]

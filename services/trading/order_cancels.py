@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from models.trading import Order
+from models.trading import ORDER_DELAYED, Order
 from models.user import User
 from services.platform import errors, venues
 from services.platform.principal import user_id_of
@@ -26,6 +26,11 @@ def cancel_order(user: User | UUID | str, order_id: str) -> dict[str, Any]:
     order = Order.get_or_none(Order.user == user_id, Order.order_hash == order_id)
     if order is None:
         raise errors.NotFound("No such order for this account.")
+    if order.status == ORDER_DELAYED:
+        # The venue refuses to cancel an order in its market's taker delay (ACCOUNTS.md §11).
+        raise errors.BadRequest("This order is in its market's taker delay: the venue cannot "
+                                "cancel it until it is matched. Its unfilled rest, if any, "
+                                "can be cancelled then.")
     acct = venue_accounts.account(user_id)
     result = venues.client().clob.cancel_order(acct.creds, order_id)
     _after_cancel(user_id, list(result.canceled) or [order_id], acct)

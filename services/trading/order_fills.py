@@ -144,7 +144,7 @@ def _market_fees(client: VenueClient, trade: VenueTrade) -> FeeSchedule | None:
     """The fee model of the trade's market (its exponent; its rate if the trade has none)."""
     if trade.fee_rate_bps == 0 or not trade.market:
         return None  # fee-free by the trade's own word, or no market to ask
-    return client.clob.market_fees(trade.market)
+    return client.clob.market_parameters(trade.market).fees
 
 
 def _search(client: VenueClient, creds: ApiCreds, order: Order) -> Iterable[VenueTrade]:

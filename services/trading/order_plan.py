@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
-from services.markets import catalogue, order_book
+from services.markets import catalogue, order_book, parameters
 from services.markets.order_book import Walk
 from services.platform import errors, venues
 from venue.errors import VenueNotFound
-from venue.models import FeeSchedule, OrderBook, Side
+from venue.models import FeeSchedule, MarketParameters, OrderBook, Side
 from venue.models import Market as GammaMarket
 from venue.signing import snap_to_tick
 
@@ -54,6 +54,7 @@ class MarketInfo:
     fee_schedule: FeeSchedule | None
     accepting_orders: bool
     closed: bool
+    taker_delay: Decimal = Decimal(0)  # seconds a marketable order waits (not cancellable)
 
 
 @dataclass(frozen=True)
@@ -217,8 +218,10 @@ def _decimal(name: str, value: Any) -> Decimal:
     return result
 
 
-def market_info(token_id: str, book: OrderBook | None = None) -> MarketInfo:
-    """The token's market (Gamma, cached) with tick and minimum from the live book."""
+def market_info(token_id: str, book: OrderBook | None = None, *,
+                fresh: bool = False) -> MarketInfo:
+    """The token's market (Gamma, cached) with its live parameters (``parameters``; ``fresh``
+    reads them now instead of from the 10-second cache) and the live book."""
     client = venues.client()
     try:
         market = client.gamma.market_by_token(token_id)
@@ -228,28 +231,32 @@ def market_info(token_id: str, book: OrderBook | None = None) -> MarketInfo:
         raise errors.NotFound(f"Unknown token {token_id}.") from None
     if catalogue.token(token_id) is None:
         catalogue.upsert_markets([market])
-    return market_info_from(token_id, market, book, client.fee_schedule(market))
+    return market_info_from(token_id, market, book,
+                            parameters.live(market.condition_id, fresh=fresh))
 
 
 def market_info_from(token_id: str, market: GammaMarket, book: OrderBook,
-                     fees: FeeSchedule | None) -> MarketInfo:
-    """MarketInfo from a Gamma market, a book and the fee model already at hand (no I/O)."""
+                     params: MarketParameters | None) -> MarketInfo:
+    """MarketInfo from a Gamma market, a book and the live parameters already at hand (no
+    I/O); ``parameters.limits`` decides tick, minimum, neg-risk and fees."""
     try:
         outcome = market.outcome_for(token_id)
     except ValueError:
         outcome = ""
+    limits = parameters.limits(params, book, market)
     return MarketInfo(
         token_id=token_id,
         market_slug=market.slug,
         market_title=market.question,
         outcome=outcome,
         condition_id=market.condition_id,
-        tick_size=book.tick_size or market.tick_size or Decimal("0.01"),
-        min_order_size=book.min_order_size or market.min_order_size or Decimal(0),
-        neg_risk=bool(book.neg_risk if book.neg_risk is not None else market.neg_risk),
-        fee_schedule=fees,
+        tick_size=limits.tick_size,
+        min_order_size=limits.min_order_size,
+        neg_risk=limits.neg_risk,
+        fee_schedule=limits.fees,
         accepting_orders=market.accepting_orders,
         closed=market.closed,
+        taker_delay=limits.taker_delay,
     )
 
 
@@ -283,7 +290,8 @@ def _crosses(side: Side, best_bid: Decimal | None, best_ask: Decimal | None) -> 
 def plan_order(token_id: str, side: Side | str, size: Decimal, order_type: str,
                price: Decimal | None = None, *, time_in_force: str | None = None,
                floor_size: bool = False, book: OrderBook | None = None,
-               market: MarketInfo | None = None, post_only: bool = False) -> OrderPlan:
+               market: MarketInfo | None = None, post_only: bool = False,
+               fresh: bool = False) -> OrderPlan:
     """Price the order against the live book and check it against the market's rules.
 
     ``floor_size`` floors the size to the share grid instead of refusing extra decimals
@@ -295,14 +303,19 @@ def plan_order(token_id: str, side: Side | str, size: Decimal, order_type: str,
         token_id, side, size, order_type, price)
     return plan_normalized(token_id, side, size, order_type, price, time_in_force=time_in_force,
                            floor_size=floor_size, book=book, market=market,
-                           post_only=post_only)
+                           post_only=post_only, fresh=fresh)
 
 
 def plan_normalized(token_id: str, side: Side | str, size: Decimal, order_type: str,
                     price: Decimal | None = None, *, time_in_force: str | None = None,
                     floor_size: bool = False, book: OrderBook | None = None,
-                    market: MarketInfo | None = None, post_only: bool = False) -> OrderPlan:
-    """``plan_order`` of a request that ``normalize_request`` already returned (not again)."""
+                    market: MarketInfo | None = None, post_only: bool = False,
+                    fresh: bool = False) -> OrderPlan:
+    """``plan_order`` of a request that ``normalize_request`` already returned (not again).
+
+    ``fresh``: read the market's live parameters now, not from their 10-second cache (an
+    order after its preview: planned again under whatever the market requires now).
+    """
     side = Side.parse(side)  # a Side already (the usual case) costs nothing
     if post_only and order_type != "limit":
         raise _invalid("post_only", "Only limit orders can be post-only.")
@@ -313,7 +326,7 @@ def plan_normalized(token_id: str, side: Side | str, size: Decimal, order_type: 
             raise errors.NotFound(f"Unknown token {token_id}: the venue has no order book "
                                   "for it.") from None
     if market is None:
-        market = market_info(token_id, book)
+        market = market_info(token_id, book, fresh=fresh)
     if market.closed or not market.accepting_orders:
         raise errors.BadRequest(f"The market \"{market.market_title}\" is not accepting "
                                 "orders (closed or paused).")

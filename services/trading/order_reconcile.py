@@ -144,9 +144,16 @@ def _close_overdue(order: Order, acct: VenueAccount) -> Order:
     log.warning("order %s still %s after %s; closing it", order.order_hash, order.status,
                 resolve_deadline())
     if order.status == ORDER_DELAYED:
-        venues.client().clob.cancel_order(acct.creds, order.order_hash)
+        refused = venues.client().clob.cancel_order(acct.creds, order.order_hash).not_canceled
         order = _apply_view(order, order_fills.look_up(venues.client(), acct.creds, order))
         if order.status not in ORDER_OPEN:
+            return order
+        if order.order_hash in refused:
+            # Still in its market's taker delay: the venue cannot cancel it and may yet fill
+            # it (ACCOUNTS.md §11), so it stays open and is reconciled again, never closed
+            # as cancelled while it can still trade.
+            log.warning("order %s is in its taker delay and not cancellable (%s); kept open",
+                        order.order_hash, refused[order.order_hash])
             return order
         return finish(order, ORDER_CANCELLED, error="Still delayed at the deadline "
                       "(ORDER_RESOLVE_DEADLINE_SECONDS); cancelled.", deadline=True)

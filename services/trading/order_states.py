@@ -36,6 +36,7 @@ from models.trading import (
     Order,
     Trade,
 )
+from services.notifications import events
 from services.trading import order_fills
 
 log = logging.getLogger(__name__)
@@ -86,7 +87,26 @@ def finish(order: Order, status: str, *, filled_size: Decimal | None = None,
             state = _lost_race(order, status)
         stored = as_stored(order, state)
         update_rows(Trade, [(order.id, trade_changes(stored, now))], key="order")
+    _notify(stored)
     return stored
+
+
+def _notify(order: Order) -> None:
+    """order.filled (the user's own orders: copies say copy.filled) and order.failed (every
+    order, a copy's too); once per order, whoever finishes it."""
+    filled = order.filled_size or ZERO
+    if order.status in (ORDER_REJECTED, ORDER_FAILED):
+        events.emit(order.user_id, "order.failed", f"order.failed:{order.id}",
+                    link="/dashboard/positions", order_id=order.id,
+                    market=order.market_slug or order.token_id, side=order.side,
+                    reason=(order.error or "refused by the venue")[:200])
+    elif order.source != "copy" and order.status not in ORDER_OPEN and filled > 0:
+        events.emit(order.user_id, "order.filled", f"order.filled:{order.id}",
+                    link="/dashboard/positions", order_id=order.id,
+                    market=order.market_slug or order.token_id,
+                    side="Bought" if order.side == "buy" else "Sold", size=filled,
+                    price=(order.filled_value / filled).quantize(Decimal("0.0001")),
+                    amount=order.filled_value)
 
 
 def as_stored(order: Order, state: dict[str, Any]) -> Order:

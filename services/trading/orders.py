@@ -199,9 +199,12 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
     token, parsed_side, amount, kind, limit = order_plan.normalize_request(
         token_id, side, size, order_type, price)
     # The order's own rules first (tick, minimum, depth), then the preview it must match.
+    # A manual order re-reads the market's live parameters (they may have changed since
+    # its preview): planned again under them, refused only if it breaks them now.
     plan = order_plan.plan_normalized(token, parsed_side, amount, kind, limit,
                                       time_in_force=time_in_force, floor_size=floor_size,
-                                      book=book, market=market, post_only=post_only)
+                                      book=book, market=market, post_only=post_only,
+                                      fresh=market is None)
     preview = None
     if source == "manual":
         preview = previews.check(user_id, preview_id, token, parsed_side, amount, kind, limit,

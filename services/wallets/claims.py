@@ -77,6 +77,7 @@ from services.platform import chain_access, errors, venues
 from services.platform.principal import user_id_of
 from services.wallets import (
     broadcast_wait,
+    money_requests,
     trading_accounts,
     wallet_batches,
     wallet_transactions,
@@ -453,17 +454,6 @@ def enqueue(claim: Claim) -> None:
                  queue="high", timeout=wallet_batches.JOB_TIMEOUT_SECONDS)
 
 
-def wait_for_broadcast(claim_ids: Sequence[UUID], timeout: float) -> list[Claim]:
-    """The claims once each one's hash is known or it ended, or as they are after
-    ``timeout`` s.
-
-    Bounded by broadcast_wait: when the process's waiting slots are taken it answers at once.
-    """
-    return broadcast_wait.wait_until(
-        lambda: [Claim.get_by_id(cid) for cid in claim_ids],
-        lambda claims: all(broadcast_wait.hash_known(c) for c in claims), timeout)
-
-
 def describe(claim: Claim) -> dict[str, Any]:
     """A claim as the API shows it."""
     tx: WalletTransaction | None = claim.transaction if claim.transaction_id else None
@@ -485,26 +475,9 @@ def claim(user: User | UUID | str, token_ids: Sequence[str] | None = None,
           wait_seconds: float | None = None) -> dict[str, Any]:
     """Submit claims for claimable positions and briefly await their broadcast."""
     claims = request(user, token_ids)
-    try:
-        for item in claims:
-            if item.status == QUEUED:
-                enqueue(item)
-    except Exception:
-        # the queue is unreachable and the caller gets 503: none of these may go out later
-        # behind its back (maintenance re-queues open claims), unless a job already signed
-        message = ("The claim could not be queued (the job queue was unreachable); nothing "
-                   "was sent. Try again.")
-        for item in claims:
-            if trading_accounts.uses_relayer(item.wallet):
-                # a job that took it (queued -> signed) may have submitted it: leave it be
-                Claim.update(status=FAILED, error=message, updated_at=utcnow()).where(
-                    (Claim.id == item.id) & (Claim.status == QUEUED)).execute()
-            else:
-                _link(item.id, "transaction").fail_unsent(message)
-        raise
-    if wait_seconds is None:
-        wait_seconds = chain_access.current().withdraw_wait_seconds
-    claims = wait_for_broadcast([c.id for c in claims], wait_seconds) if claims else []
+    money_requests.queue_or_fail(claims, enqueue, "claim")
+    claims = (money_requests.await_hashes(Claim, [c.id for c in claims], wait_seconds)
+              if claims else [])
     described = [describe(c) for c in claims]
     if not claims:
         message = "Nothing to claim: no resolved positions with a payout in the trading wallet."

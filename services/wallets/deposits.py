@@ -46,7 +46,7 @@ from models.wallet import (
 )
 from services.platform import chain_access, jobs
 from services.platform.runtime import runtime
-from services.wallets import collateral, venue_accounts, wallets, withdrawals
+from services.wallets import collateral, venue_accounts, wallet_notices, wallets, withdrawals
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,9 @@ def _act(wallet: TradingWallet, held: Holdings, watch: DepositWatch) -> dict[str
         # A deposit (or a wrap, a withdrawal): the CLOB sees it only after an update.
         venue_accounts.refresh_balance(venue_accounts.account(wallet.user_id))
         done["refreshed"] = True
+    if watch.pusd_seen is not None and held.pusd > watch.pusd_seen:
+        wallet_notices.deposit_received(wallet.user_id, wallet.id, held.pusd - watch.pusd_seen,
+                                        held.pusd)
     if (watch.pusd_seen, watch.usdce_seen) != (held.pusd, held.usdc_e):
         # Written only on a change: an unchanged account costs the sweep no write.
         (DepositWatch.update(pusd_seen=held.pusd, usdce_seen=held.usdc_e, changed_at=utcnow())

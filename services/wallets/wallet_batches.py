@@ -21,7 +21,9 @@ known other transaction (another row's, which the relayer reports run). Until th
 is ``ambiguous``: it may have run or may still run, it is never sent "afresh", it keeps
 reserving its amount, and the next run looks again. When the nonce was consumed and the
 wallet's key is this server's alone (a deposit wallet it created, no session key), every
-batch that could use that nonce is in these rows: the stored one ran (``confirmed``).
+batch that could use that nonce is in these rows: the stored one ran (``confirmed``). So no
+row signs a nonce another row's unsettled batch holds (stored, no relayer id): it waits
+until that batch is settled, and a consumed nonce names one batch only.
 """
 
 from __future__ import annotations
@@ -249,6 +251,20 @@ def _taken_by_another(row: BatchRow, wallet: TradingWallet, auth: RelayerAuth,
     return False
 
 
+def _held_elsewhere(row: BatchRow, wallet: TradingWallet, nonce: int) -> bool:
+    """Whether another row of the wallet holds a stored batch with ``nonce`` whose fate is
+    unknown (sent or not, no relayer id): it may still run, or may be what ran."""
+    for other in _registry():
+        model = other.model
+        query = model.select(model.id).where((model.wallet == wallet.id)
+                                             & (other.column("nonce") == nonce)
+                                             & other.column("payload").is_null(False)
+                                             & other.column("transaction_id").is_null())
+        if any(not (model is row.model and found.id == row.row_id) for found in query):
+            return True
+    return False
+
+
 def _stored(row: BatchRow, record: Any, wallet: TradingWallet, auth: RelayerAuth,
             signer: str, clock: Callable[[], float]) -> str | None:
     """A stored batch without the relayer's id: its id once resent (the same bytes), or
@@ -264,7 +280,7 @@ def _stored(row: BatchRow, record: Any, wallet: TradingWallet, auth: RelayerAuth
             if _taken_by_another(row, wallet, auth, nonce):
                 row.forget_signed()
                 return None
-            if _sole_signer(wallet):
+            if _sole_signer(wallet) and not _held_elsewhere(row, wallet, nonce):
                 raise BatchExecuted(
                     "Sent, then the relayer's answer was lost; the wallet has since used "
                     f"this batch's nonce {nonce}, and only this batch could use it: it ran. "
@@ -305,6 +321,14 @@ def _fresh(row: BatchRow, wallet: TradingWallet, auth: RelayerAuth, key: OrderKe
         payload = _run(sign_steps(auth, wallet, key, calls, metadata, clock))
     except VenueError as exc:
         raise BatchPending(f"The relayer did not answer ({exc}); nothing was signed.") from exc
+    nonce = int(payload["nonce"])
+    if _held_elsewhere(row, wallet, nonce):
+        # Another row's batch with this nonce may still run (its answer was lost, the
+        # relayer still has it): a second batch with the nonce would make a consumed nonce
+        # say nothing about which ran. This signature is dropped unsent; the next run signs
+        # once that batch is settled.
+        raise BatchPending(f"Another batch of this wallet with nonce {nonce} may still run; "
+                           "this one is signed once that one is settled. Nothing was sent.")
     row.store_signed(payload, wallet, lease_owner)
     try:
         sent = _run(relayer.submit_with_retry(auth, payload))
@@ -442,11 +466,41 @@ def _leased(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], list[Ca
     return str(record.status)
 
 
+def ambiguous() -> list[dict[str, Any]]:
+    """Every withdrawal, claim and wrap whose batch may have run or may still run (status
+    ``ambiguous``), oldest first, with its age: what an operator must settle."""
+    now = utcnow()
+    found = []
+    for model in (Withdrawal, Claim, CollateralWrap):
+        for record in model.select().where(model.status == AMBIGUOUS):
+            row = next(r for r in _registry() if r.model is model)
+            found.append({
+                "kind": model.__name__.lower(), "id": str(record.id),
+                "wallet": wallets.maker(record.wallet),
+                "amount": getattr(record, "amount", None) or getattr(record, "payout", None),
+                "nonce": row.value(record, "nonce"),
+                "age_seconds": (now - record.updated_at).total_seconds(),
+                "since": record.updated_at.isoformat(), "error": record.error})
+    return sorted(found, key=lambda item: -item["age_seconds"])
+
+
 def transaction_hash(row: BatchRow, record: Any) -> str | None:
     """The chain hash of the row's batch, once the relayer ran it."""
     return row.value(record, "transaction_hash")
 
 
-__all__ = ["JOB_TIMEOUT_SECONDS", "BatchAmbiguous",
-           "BatchExecuted", "BatchPending", "BatchRefused", "BatchRow", "follow", "run",
-           "sign_steps", "submit", "submit_leased", "transaction_hash"]
+__all__ = [
+    "JOB_TIMEOUT_SECONDS",
+    "BatchAmbiguous",
+    "BatchExecuted",
+    "BatchPending",
+    "BatchRefused",
+    "BatchRow",
+    "ambiguous",
+    "follow",
+    "run",
+    "sign_steps",
+    "submit",
+    "submit_leased",
+    "transaction_hash",
+]

@@ -266,35 +266,40 @@ def deposit_address(user: User | UUID | str) -> dict[str, Any]:
          "decimals": token_decimals(w3, chain.contracts.usdce)},
     ]
     if wallet.signature_type == SIGNATURE_TYPE_EOA:
-        # Only a plain EOA spends MATIC (its own gas); at a relayer account's address MATIC
-        # would be stranded: nothing there spends it and withdrawals send tokens only.
+        # Only a plain EOA spends MATIC (its own gas); a relayer account spends none (MATIC
+        # sent there by mistake can be withdrawn, but it is not asked for).
         accepted.append({"token": "matic", "symbol": NATIVE_SYMBOL, "contract_address": None,
                          "decimals": 18})
         gas = "MATIC pays the gas of withdrawals and claims."
     else:
         gas = ("No MATIC is needed, and none should be sent here: the relayer pays the gas "
-               "of withdrawals and claims.")
+               "of withdrawals and claims (MATIC sent here by mistake can be withdrawn).")
     return {"address": maker(wallet), "chain_id": chain.chain_id, "tokens": accepted,
             "note": f"Send only on this chain. {gas}"}
 
 
 def balances(user: User | UUID | str) -> dict[str, Any]:
-    """The trading wallet's pUSD, USDC.e and MATIC balances, read from the chain now."""
+    """What sits at the deposit address (pUSD, USDC.e, MATIC), read from the chain now, and
+    the MATIC that pays the account's own gas where it pays any (a plain EOA)."""
     wallet = get_or_create(user)
     contracts = chain_access.contracts()
     w3 = chain_access.web3()
     holder = maker(wallet)
     pusd = token_balance(w3, contracts.pusd, holder)
     usdce = token_balance(w3, contracts.usdce, holder)
-    matic = native_balance(w3, wallet.address)  # gas is the signer's
+    matic = native_balance(w3, holder)
+    # A plain EOA's maker is its signer, which pays its gas; a relayer account's owner key
+    # pays none, so its MATIC is nothing the account spends.
+    gas = matic if wallet.signature_type == SIGNATURE_TYPE_EOA else None
     return {"address": holder, "chain_id": chain_access.chain_id(),
             "usdc": pusd, "pusd": pusd, "usdc_e": usdce, "matic": matic,
-            "total_usdc": pusd + usdce}
+            "gas_matic": gas, "total_usdc": pusd + usdce}
 
 
 def balance_of(wallet: TradingWallet, token: str) -> Decimal:
-    """One balance of the wallet (``usdc``, ``usdc_e`` or ``matic``), in whole units."""
+    """One balance at the wallet's maker (``usdc``, ``usdc_e`` or ``matic``), in whole
+    units (a plain EOA's maker is its signer, so its ``matic`` is its gas)."""
     w3 = chain_access.web3()
     if token == "matic":
-        return native_balance(w3, wallet.address)  # gas is the signer's
+        return native_balance(w3, maker(wallet))
     return token_balance(w3, token_addresses()[token], maker(wallet))

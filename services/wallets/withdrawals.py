@@ -59,6 +59,7 @@ from services.platform import chain_access, errors
 from services.platform.principal import user_id_of
 from services.wallets import (
     broadcast_wait,
+    money_requests,
     trading_accounts,
     venue_accounts,
     wallet_batches,
@@ -66,7 +67,7 @@ from services.wallets import (
     wallets,
 )
 from venue.accounts.batch import Call
-from venue.accounts.wallet_calls import transfer_call
+from venue.accounts.wallet_calls import native_transfer_call, transfer_call
 from venue.errors import VenueError
 
 log = logging.getLogger(__name__)
@@ -241,10 +242,25 @@ def _transfer_data(w3: Web3, to: str, amount_base: int) -> bytes:
     return Web3.to_bytes(hexstr=contract.encode_abi("transfer", args=[to, amount_base]))
 
 
-def _relayer_token(token: str) -> str:
-    """The token's address as the relayer transaction names it."""
+def _relayer_token(token: str) -> str | None:
+    """The token's address as the relayer transaction names it (None for MATIC, which is
+    the chain's own)."""
+    if token == "matic":
+        return None
     contracts = trading_accounts.contracts()
     return contracts.collateral_token if token == "usdc" else contracts.usdc_e
+
+
+def _relayer_decimals(token: str) -> int:
+    """The token's decimals: 6 for pUSD and USDC.e, 18 for MATIC."""
+    return NATIVE_DECIMALS if token == "matic" else RELAYER_TOKEN_DECIMALS
+
+
+def _held_at(w3: Web3, token_address: str | None, holder: str) -> int:
+    """``holder``'s balance in base units: the native balance for ``token_address`` None."""
+    if token_address is None:
+        return native_balance_wei(w3, holder)
+    return token_balance_base(w3, token_address, holder)
 
 
 def open_amount(wallet: TradingWallet, token: str) -> Decimal:
@@ -259,14 +275,11 @@ def open_amount(wallet: TradingWallet, token: str) -> Decimal:
 def _request_by_relayer(user: User | UUID | str, wallet: TradingWallet, to: str, token: str,
                         amount: Any) -> Withdrawal:
     """Check and record a relayer-operated wallet's withdrawal: no gas to check, the
-    relayer pays it.
+    relayer pays it. MATIC goes out as a call carrying value, like a token's ``transfer``.
 
     The balance is read on chain when the wallet is there; otherwise (the sandbox's
     simulated wallets) the batch itself fails with the token's reason if it is short.
     """
-    if token == "matic":
-        raise errors.ValidationFailed(fields={"token": [
-            "This wallet sends pUSD (usdc) or USDC.e (usdc_e) out, not MATIC."]})
     maker = wallets.maker(wallet)
     if to == maker:
         raise errors.ValidationFailed(fields={"to_address": [
@@ -283,21 +296,21 @@ def _request_by_relayer(user: User | UUID | str, wallet: TradingWallet, to: str,
         raise errors.ValidationFailed(fields={"to_address": [
             "That is one of Polymarket's contracts (a token, the CTF, an exchange or an "
             "adapter); funds sent there are lost. Send to your own wallet."]})
-    amount_base = validate_amount(amount, RELAYER_TOKEN_DECIMALS)
+    decimals = _relayer_decimals(token)
+    amount_base = validate_amount(amount, decimals)
     if chain_access.current().rpc_url:
         w3 = chain_access.web3()
         if w3.eth.get_code(maker):
-            reserved = to_base_units(open_amount(wallet, token), RELAYER_TOKEN_DECIMALS)
-            available = token_balance_base(w3, token_address, maker) - reserved
+            reserved = to_base_units(open_amount(wallet, token), decimals)
+            available = _held_at(w3, token_address, maker) - reserved
             if available < amount_base:
                 raise errors.InsufficientBalance(
                     f"Insufficient {TOKEN_SYMBOLS[token]} balance: "
-                    f"{_fmt(max(available, 0), RELAYER_TOKEN_DECIMALS)} available, "
-                    f"{_fmt(amount_base, RELAYER_TOKEN_DECIMALS)} requested.")
+                    f"{_fmt(max(available, 0), decimals)} available, "
+                    f"{_fmt(amount_base, decimals)} requested.")
     return Withdrawal.create(user=user_id_of(user), wallet=wallet.id, token=token,
                              token_address=token_address, to_address=to,
-                             amount=from_base_units(amount_base, RELAYER_TOKEN_DECIMALS),
-                             status=QUEUED)
+                             amount=from_base_units(amount_base, decimals), status=QUEUED)
 
 
 def request(user: User | UUID | str, to_address: Any, amount: Any, token: Any) -> Withdrawal:
@@ -335,13 +348,9 @@ def enqueue(withdrawal: Withdrawal) -> None:
 
 
 def wait_for_broadcast(withdrawal_id: UUID, timeout: float) -> Withdrawal:
-    """The record once its transaction's hash is known (broadcast on chain; run by the
-    relayer) or it ended, or as it is after ``timeout`` seconds.
-
-    Bounded by broadcast_wait: when the process's waiting slots are taken it answers at once.
-    """
-    return broadcast_wait.wait_until(lambda: Withdrawal.get_by_id(withdrawal_id),
-                                     broadcast_wait.hash_known, timeout)
+    """The record once its transaction's hash is known or it ended, or as it is after
+    ``timeout`` seconds (money_requests.await_hashes)."""
+    return money_requests.await_hashes(Withdrawal, [withdrawal_id], timeout)[0]
 
 
 def result(withdrawal: Withdrawal) -> WithdrawResult:
@@ -369,24 +378,8 @@ def withdraw(user: User | UUID | str, to_address: Any, amount: Any, token: Any,
              wait_seconds: float | None = None) -> WithdrawResult:
     """Record, enqueue and briefly await a withdrawal; the hash is in the answer if sent in time."""
     withdrawal = request(user, to_address, amount, token)
-    try:
-        enqueue(withdrawal)
-    except Exception:
-        # The queue is unreachable and the caller gets 503: it will retry, so this record
-        # must never go out later (maintenance re-queues open rows). Unless a job already
-        # signed it (the enqueue did land), it is failed with nothing sent.
-        message = ("The withdrawal could not be queued (the job queue was unreachable); "
-                   "nothing was sent. Try again.")
-        if trading_accounts.uses_relayer(withdrawal.wallet):
-            # a job that took it (queued → signed) may have submitted it: leave that one be
-            if Withdrawal.update(status=FAILED, error=message, updated_at=utcnow()).where(
-                    (Withdrawal.id == withdrawal.id) & (Withdrawal.status == QUEUED)).execute():
-                raise
-        elif _link(withdrawal.id).fail_unsent(message):
-            raise
-    if wait_seconds is None:
-        wait_seconds = chain_access.current().withdraw_wait_seconds
-    return result(wait_for_broadcast(withdrawal.id, wait_seconds))
+    money_requests.queue_or_fail([withdrawal], enqueue, "withdrawal")
+    return result(money_requests.await_hashes(Withdrawal, [withdrawal.id], wait_seconds)[0])
 
 
 def get(user: User | UUID | str, withdrawal_id: UUID | str) -> Withdrawal:
@@ -502,15 +495,17 @@ def settle(withdrawal_id: UUID | str, timeout: float | None = None) -> Withdrawa
 
 def send_by_relayer(withdrawal_id: UUID | str, max_polls: int | None = None) -> str:
     """The job for a relayer-operated wallet (deposit, proxy, Safe): one relayer
-    transaction (``transfer`` from the wallet),
+    transaction (``transfer`` from the wallet, or a call carrying its MATIC),
     submitted once and followed to a final state (services/wallets/wallet_batches.py), then the
     CLOB re-reads the balance. An open status returned means: run again later."""
     withdrawal = Withdrawal.get_by_id(UUID(str(withdrawal_id)))
     wallet = TradingWallet.get_by_id(withdrawal.wallet_id)
 
     def calls(row: Withdrawal) -> list[Call]:
-        return [transfer_call(row.token_address, row.to_address,
-                              to_base_units(row.amount, RELAYER_TOKEN_DECIMALS))]
+        amount = to_base_units(row.amount, _relayer_decimals(row.token))
+        if row.token == "matic":
+            return [native_transfer_call(row.to_address, amount)]
+        return [transfer_call(row.token_address, row.to_address, amount)]
 
     status = wallet_batches.run(wallet_batches.BatchRow(Withdrawal, withdrawal.id), wallet,
                                 calls, "copytrade withdrawal", "withdrawal", max_polls)

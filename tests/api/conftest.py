@@ -17,12 +17,12 @@ from tests.trading_support import (  # noqa: F401 - fixtures registered for this
 
 
 @pytest.fixture
-def inbox(app, monkeypatch):
+def inbox(app, set_settings):
     """A real SMTP server on a free port, wired in as SMTP_URL."""
     handler = Inbox()
     port = free_port()
     controller = Controller(handler, hostname="127.0.0.1", port=port)
     controller.start()
-    monkeypatch.setitem(app.config, "SMTP_URL", f"smtp://127.0.0.1:{port}")
+    set_settings(smtp_url=f"smtp://127.0.0.1:{port}")
     yield handler
     controller.stop()

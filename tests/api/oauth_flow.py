@@ -39,7 +39,7 @@ def sign_in(client: Any, user: Any) -> str:
     (a real session JWT in the cookie); returns its CSRF token. Tests that go through the
     sign-in page itself are in test_oauth_login.py."""
     csrf = secrets.token_urlsafe(16)
-    signed = auth.issue_session(user, client.application.config)
+    signed = auth.issue_session(user)
     with client.session_transaction() as session:
         session[JWT_KEY] = signed.token
         session[CSRF_KEY] = csrf

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
 from urllib.parse import parse_qs, urlparse
@@ -12,6 +13,7 @@ import pytest
 
 from models import LoginCode, User
 from services.identity import auth
+from services.platform import runtime
 from tests.conftest import free_port
 
 
@@ -171,8 +173,8 @@ def test_verify_code_validates_input(client, body):
     assert_error(client.post("/api/auth/verify-code", json=body), 400, "validation_failed")
 
 
-def test_without_smtp_the_code_is_logged(client, app, caplog, monkeypatch, bound_db):
-    monkeypatch.setitem(app.config, "SMTP_URL", None)
+def test_without_smtp_the_code_is_logged(client, caplog, set_settings, bound_db):
+    set_settings(smtp_url=None)
     with caplog.at_level(logging.WARNING, logger="services.identity.auth"):
         assert client.post("/api/auth/magic", json={"email": "log@example.com"}).status_code == 202
     code = re.search(r"sign-in code for log@example.com: (\d{6})", caplog.text).group(1)
@@ -188,20 +190,21 @@ def test_with_smtp_the_code_is_never_logged(client, inbox, caplog, bound_db):
     assert ours is not None and code not in ours and token not in ours
 
 
-def test_smtp_down_answers_503(client, app, monkeypatch, bound_db):
-    monkeypatch.setitem(app.config, "SMTP_URL", f"smtp://127.0.0.1:{free_port()}")
+def test_smtp_down_answers_503(client, set_settings, bound_db):
+    set_settings(smtp_url=f"smtp://127.0.0.1:{free_port()}")
     response = client.post("/api/auth/magic", json={"email": "down@example.com"})
     assert response.status_code == 503
     assert int(response.headers["Retry-After"]) > 0
 
 
-def test_session_tokens_are_checked(client, app, user):
-    good = auth.issue_session(user, app.config).token
+def test_session_tokens_are_checked(client, settings, user):
+    good = auth.issue_session(user).token
     assert client.get("/api/users/me", headers={"Authorization": f"Bearer {good}"}
                       ).status_code == 200
-    expired = auth.issue_session(user, app.config,
+    expired = auth.issue_session(user,
                                  now=datetime.now(UTC) - timedelta(hours=24, seconds=5)).token
-    forged = auth.issue_session(user, {**app.config, "SECRET_KEY": "another"}).token
+    with runtime.replaced(settings=replace(settings, secret_key="another")):
+        forged = auth.issue_session(user).token
     tampered = good[:-3] + ("AAA" if not good.endswith("AAA") else "BBB")
     for token in (expired, forged, tampered, "garbage", "a.b.c"):
         response = client.get("/api/users/me", headers={"Authorization": f"Bearer {token}"})
@@ -210,7 +213,7 @@ def test_session_tokens_are_checked(client, app, user):
 
 
 def test_session_of_a_deleted_user_is_invalid(client, app, user):
-    token = auth.issue_session(user, app.config).token
+    token = auth.issue_session(user).token
     user.delete_instance()
     assert_error(client.get("/api/users/me", headers={"Authorization": f"Bearer {token}"}),
                  401, "invalid_token")

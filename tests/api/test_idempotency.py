@@ -91,7 +91,7 @@ def test_replay_returns_the_first_answer(idem_client, auth_headers):
 
 def test_the_key_is_scoped_to_the_user(idem_client, app, auth_headers, bound_db):
     other = User.create(email="other@example.com")
-    other_headers = {"Authorization": f"Bearer {auth.issue_session(other, app.config).token}"}
+    other_headers = {"Authorization": f"Bearer {auth.issue_session(other).token}"}
     key = str(uuid.uuid4())
     assert order(auth_headers, key, idem_client).get_json()["run"] == 1
     mine = order(other_headers, key, idem_client)

@@ -13,6 +13,7 @@ import pytest
 from models import ApiKey, User
 from services.identity import auth
 from services.platform import keyring
+from tests.conftest import app_settings
 
 
 def assert_error(response, status: int, code: str) -> dict:
@@ -51,7 +52,7 @@ def test_create_returns_the_secret_once_and_stores_only_a_keyed_hash(client, app
     row = ApiKey.get_by_id(uuid.UUID(body["id"]))
     stored = " ".join(str(v) for v in row.__data__.values())
     assert secret not in stored and secret[10:] not in stored
-    expected = hmac.new(keyring.derive_key(app.config["SECRET_KEY"], "api-key"),
+    expected = hmac.new(keyring.derive_key(app_settings(app).secret_key, "api-key"),
                         secret.encode(), hashlib.sha256).hexdigest()
     assert row.key_hash == expected
 
@@ -174,7 +175,7 @@ def test_delete_of_unknown_or_foreign_key_is_not_found(client, app, auth_headers
     assert_error(client.delete(f"/api/keys/{uuid.uuid4()}", headers=auth_headers),
                  404, "not_found")
     assert client.delete("/api/keys/not-a-uuid", headers=auth_headers).status_code == 404
-    stranger_session = auth.issue_session(stranger, app.config).token
+    stranger_session = auth.issue_session(stranger).token
     assert client.get("/api/keys", headers=bearer(stranger_session)).get_json()[0]["id"] == str(
         foreign.id)
 

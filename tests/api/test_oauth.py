@@ -22,6 +22,7 @@ from tests.api.oauth_flow import (
     register,
     sign_in,
 )
+from tests.conftest import app_settings
 
 ALL_SCOPES = [*RECOMMENDED, "wallet:write"]
 
@@ -35,11 +36,11 @@ def oauth_error(response, status: int, error: str) -> dict:
 
 
 def api_resource(app) -> str:
-    return app.config["BASE_URL"] + "/api"
+    return app_settings(app).base_url + "/api"
 
 
 def mcp_resource(app) -> str:
-    return app.config["BASE_URL"] + "/api/mcp"
+    return app_settings(app).base_url + "/api/mcp"
 
 
 # ---- discovery -----------------------------------------------------------------------------
@@ -50,7 +51,7 @@ def test_authorization_server_metadata(client, app):
     assert response.status_code == 200
     assert response.headers["Access-Control-Allow-Origin"] == "*"
     doc = response.get_json()
-    base = app.config["BASE_URL"]
+    base = app_settings(app).base_url
     assert doc["issuer"] == base
     assert doc["authorization_endpoint"] == base + "/oauth/authorize"
     assert doc["token_endpoint"] == base + "/oauth/token"
@@ -67,7 +68,7 @@ def test_authorization_server_metadata(client, app):
 
 
 def test_protected_resource_metadata(client, app):
-    base = app.config["BASE_URL"]
+    base = app_settings(app).base_url
     root = client.get("/.well-known/oauth-protected-resource")
     inserted = client.get("/.well-known/oauth-protected-resource/api/mcp")
     assert root.status_code == inserted.status_code == 200
@@ -178,7 +179,7 @@ def test_full_flow_issues_svco_tokens_with_the_approved_scopes(client, user, app
                               scope=" ".join(ALL_SCOPES), resource=api_resource(app))
     back = redirect_params(consent(client, params, ["read:account", "read:trades"]))
     assert back["state"] == params["state"]
-    assert back["iss"] == app.config["BASE_URL"]
+    assert back["iss"] == app_settings(app).base_url
     response = exchange(client, registration["client_id"], back["code"], verifier)
     assert response.status_code == 200, response.data
     assert response.headers["Cache-Control"] == "no-store"
@@ -207,7 +208,7 @@ def test_unticking_everything_or_denying_redirects_access_denied(client, user, a
     for response in (consent(client, params, decision="deny"), consent(client, params, [])):
         back = redirect_params(response)
         assert back["error"] == "access_denied"
-        assert back["state"] == params["state"] and back["iss"] == app.config["BASE_URL"]
+        assert back["state"] == params["state"] and back["iss"] == app_settings(app).base_url
         assert "code" not in back
     assert AuthorizationCode.select().count() == 0
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlencode
 
@@ -23,6 +24,7 @@ from tests.api.oauth_flow import (
     refresh,
     sign_in,
 )
+from tests.conftest import app_settings
 
 
 class DocumentServer:
@@ -63,9 +65,9 @@ class DocumentServer:
 
 
 @pytest.fixture
-def documents(app, monkeypatch) -> Iterator[DocumentServer]:
+def documents(app, set_settings) -> Iterator[DocumentServer]:
     """A document server on a free port; the app accepts http://127.0.0.1 client ids."""
-    monkeypatch.setitem(app.config, "OAUTH_ALLOW_HTTP_CLIENT_ID_URLS", True)
+    set_settings(oauth_allow_http_client_id_urls=True)
     server = DocumentServer()
     server.thread.start()
     yield server
@@ -77,7 +79,7 @@ def test_unregistered_client_with_a_metadata_document(client, user, documents, a
     client_id = documents.serve("/agent/client.json")
     sign_in(client, user)
     verifier, challenge = pkce()
-    params = authorize_params(client_id, challenge, resource=app.config["BASE_URL"] + "/api")
+    params = authorize_params(client_id, challenge, resource=app_settings(app).base_url + "/api")
     page = client.get("/oauth/authorize?" + urlencode(params))
     assert page.status_code == 200, page.data
     assert "Metadata Agent" in page.get_data(as_text=True)
@@ -116,10 +118,9 @@ def test_unusable_metadata_documents_are_invalid_client(client, user, documents,
     assert "invalid_client" in response.get_data(as_text=True)
 
 
-def test_http_client_id_urls_need_the_development_flag(client, user, documents, monkeypatch,
-                                                       app):
+def test_http_client_id_urls_need_the_development_flag(client, user, documents, set_settings):
     client_id = documents.serve("/agent/client.json")
-    monkeypatch.setitem(app.config, "OAUTH_ALLOW_HTTP_CLIENT_ID_URLS", False)
+    set_settings(oauth_allow_http_client_id_urls=False)
     sign_in(client, user)
     _, challenge = pkce()
     response = client.get("/oauth/authorize?" + urlencode(authorize_params(client_id,
@@ -137,3 +138,42 @@ def test_a_signed_out_browser_is_sent_to_sign_in_without_a_fetch(client, documen
     assert "/dashboard/login" in response.headers["Location"]
     assert documents.hits == 0
     assert OAuthClient.select().where(OAuthClient.client_id == client_id).count() == 0
+
+
+def test_anonymous_token_and_revoke_never_fetch_a_metadata_document(client, documents):
+    """Issue 26: /oauth/token and /oauth/revoke are anonymous; a client_id URL there must not
+    make this server fetch (rotating URLs would keep the fetch cap full for real clients).
+    A client never seen is invalid_client (RFC 6749 5.2, RFC 7009 2.2.1)."""
+    client_id = documents.serve("/fresh/client.json")
+    verifier, _ = pkce()
+    token = exchange(client, client_id, "no-such-code", verifier)
+    assert token.status_code in (400, 401) and token.get_json()["error"] == "invalid_client"
+    refreshed = refresh(client, client_id, "svcr_unknown")
+    assert refreshed.get_json()["error"] == "invalid_client"
+    revoked = client.post("/oauth/revoke", data={"token": "svco_unknown",
+                                                 "client_id": client_id})
+    assert revoked.status_code in (400, 401) and revoked.get_json()["error"] == "invalid_client"
+    assert documents.hits == 0
+    assert OAuthClient.select().where(OAuthClient.client_id == client_id).count() == 0
+
+
+def test_token_and_revoke_use_the_stored_client_however_old(client, user, documents, app):
+    """What the consent page fetched serves the token endpoint later, stale or not: only
+    authorize (a signed-in user's consent) fetches again."""
+    client_id = documents.serve("/agent/client.json")
+    sign_in(client, user)
+    verifier, challenge = pkce()
+    params = authorize_params(client_id, challenge, resource=app_settings(app).base_url + "/api")
+    back = redirect_params(consent(client, params, ["read:account"]))
+    tokens = exchange(client, client_id, back["code"], verifier).get_json()
+    assert documents.hits == 1
+    long_ago = OAuthClient.get(OAuthClient.client_id == client_id).metadata_fetched_at - \
+        timedelta(days=40)
+    OAuthClient.update(metadata_fetched_at=long_ago).where(
+        OAuthClient.client_id == client_id).execute()
+    renewed = refresh(client, client_id, tokens["refresh_token"])
+    assert renewed.status_code == 200, renewed.data
+    revoked = client.post("/oauth/revoke", data={"token": renewed.get_json()["access_token"],
+                                                 "client_id": client_id})
+    assert revoked.status_code == 200, revoked.data
+    assert documents.hits == 1  # nothing fetched after the consent

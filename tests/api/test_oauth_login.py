@@ -135,7 +135,7 @@ def test_one_browser_session_signing_out_or_expiring_ends_consent_too(client, us
     assert out.status_code == 303
     _login_path(client.get(authorize_url))
     # A session JWT past its 24 hours no longer reaches consent.
-    stale = auth.issue_session(user, app.config, now=utcnow() - timedelta(hours=25))
+    stale = auth.issue_session(user, now=utcnow() - timedelta(hours=25))
     with client.session_transaction() as session:
         session[JWT_KEY] = stale.token
     _login_path(client.get(authorize_url))

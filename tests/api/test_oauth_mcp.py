@@ -55,11 +55,11 @@ class MemoryStorage:
 
 
 @pytest.fixture
-def live_app(app, monkeypatch) -> Iterator[str]:
+def live_app(app, set_settings) -> Iterator[str]:
     """The app served on a free port by a threaded werkzeug server; BASE_URL points at it."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    monkeypatch.setitem(app.config, "BASE_URL", base)
+    set_settings(base_url=base)
     server = make_server("127.0.0.1", port, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

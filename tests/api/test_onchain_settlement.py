@@ -57,9 +57,9 @@ def _agree(cv: ChainVenue, client: Any, headers: dict, user: Any, wallet: str,
 
 
 def test_fills_sells_and_a_failed_settlement_agree_everywhere(
-        accounts_venue, client, auth_headers, user) -> None:
+        accounts_venue, client, auth_headers, stepped_up_headers, user) -> None:
     cv = accounts_venue
-    _owner, wallet, _session = _ready_account(cv, client, auth_headers, user)
+    _owner, wallet, _session = _ready_account(cv, client, stepped_up_headers, user)
     token = cv.control.add_market(f"settle-{secrets.token_hex(4)}", liquidity=True,
                                   fair_price="0.5", fee_rate="0.04")["token_ids"][0]
     _agree(cv, client, auth_headers, user, wallet, Decimal(100))

@@ -9,7 +9,7 @@ import pytest
 
 from app import create_app
 from models.base import db
-from tests.conftest import free_port
+from tests.conftest import app_settings, free_port
 
 RATE_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
 
@@ -54,8 +54,8 @@ def drain(client, path: str = "/api/stats/platform", limit: int = 5000):
 
 def test_default_bursts_500_then_refills_at_60_per_second(make_app):
     flask_app = make_app()
-    assert (flask_app.config["RATE_LIMIT_PER_SECOND"], flask_app.config["RATE_LIMIT_BURST"]) \
-        == (60, 500)
+    settings = app_settings(flask_app)
+    assert (settings.rate_limit_per_second, settings.rate_limit_burst) == (60, 500)
     client = client_for(flask_app)
     first = client.get("/api/stats/platform")
     assert first.headers["X-RateLimit-Limit"] == "500"

@@ -27,9 +27,9 @@ def test_no_inline_script_or_style_in_the_pages(client) -> None:
     assert "<script>" not in html and "<style" not in html and " style=" not in html
 
 
-def test_hsts_only_when_base_url_is_https(app, client, monkeypatch) -> None:
+def test_hsts_only_when_base_url_is_https(client, set_settings) -> None:
     assert "Strict-Transport-Security" not in client.get("/healthz").headers
-    monkeypatch.setitem(app.config, "BASE_URL", "https://ct.example")
+    set_settings(base_url="https://ct.example")
     answer = client.get("/healthz", base_url="https://ct.example")
     assert answer.status_code == 200
     assert answer.headers["Strict-Transport-Security"].startswith("max-age=")
@@ -47,15 +47,15 @@ def test_unknown_host_is_refused(client, host) -> None:
     assert client.get("/healthz", headers={"Host": host}).status_code == 200
 
 
-def test_hosts_of_a_public_deployment(app, client, monkeypatch) -> None:
-    monkeypatch.setitem(app.config, "BASE_URL", "https://ct.example")
+def test_hosts_of_a_public_deployment(client, set_settings) -> None:
+    set_settings(base_url="https://ct.example")
     path = "/api/stats/platform"
     assert client.get(path, headers={"Host": "ct.example"}).status_code == 200
     assert client.get(path, headers={"Host": "CT.example:443"}).status_code == 200
     # loopback names are a local deployment's, not a public one's
     assert client.get(path, headers={"Host": "localhost"}).status_code == 400
     assert client.get(path, headers={"Host": "internal.lan:8000"}).status_code == 400
-    monkeypatch.setitem(app.config, "ALLOWED_HOSTS", "internal.lan, other.example")
+    set_settings(allowed_hosts=("internal.lan", "other.example"))
     assert client.get(path, headers={"Host": "internal.lan:8000"}).status_code == 200
 
 

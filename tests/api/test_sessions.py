@@ -121,8 +121,8 @@ def test_expired_step_up_is_refused(app, client, inbox, bound_db):
     from services.identity import credentials
 
     token = sign_in(client, inbox, "stale-step@example.com")
-    principal = credentials.resolve_token(token, app.config)
-    stale = auth.issue_step_up(principal, app.config, now=utcnow() - timedelta(minutes=6))
+    principal = credentials.resolve_token(token)
+    stale = auth.issue_step_up(principal, now=utcnow() - timedelta(minutes=6))
     assert_error(client.post("/api/keys", json=MONEY_KEY,
                              headers={**bearer(token), "X-Step-Up-Token": stale.token}),
                  403, "scope_required")

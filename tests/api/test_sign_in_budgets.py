@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from dataclasses import replace
 
 import pytest
 import redis
@@ -73,8 +74,9 @@ def test_ten_addresses_share_the_per_email_budget(app, inbox, bound_db):
     assert_locked(_verify(_client(app, "10.1.2.1"), email, code))
 
 
-def test_one_ip_guessing_many_addresses_is_limited(app, inbox, bound_db, monkeypatch):
-    monkeypatch.setitem(app.config, "SIGN_IN_MISSES_PER_IP", 3)
+def test_one_ip_guessing_many_addresses_is_limited(app, inbox, bound_db, settings,
+                                                   set_settings):
+    set_settings(sign_in=replace(settings.sign_in, misses_per_ip=3))
     guesser = _client(app, "10.2.0.1")
     for i in range(3):
         assert_error(_verify(guesser, f"victim{i}@example.com", "123456"), 401, "invalid_token")
@@ -94,8 +96,8 @@ def test_sign_in_emails_are_budgeted_per_address_without_saying_so(client, inbox
     assert LoginCode.select().where(LoginCode.email == email).count() == 5
 
 
-def test_sign_in_emails_are_budgeted_per_ip(app, inbox, bound_db, monkeypatch):
-    monkeypatch.setitem(app.config, "SIGN_IN_EMAILS_PER_IP", 3)
+def test_sign_in_emails_are_budgeted_per_ip(app, inbox, bound_db, settings, set_settings):
+    set_settings(sign_in=replace(settings.sign_in, emails_per_ip=3))
     sender = _client(app, "10.3.0.1")
     for i in range(3):
         assert sender.post("/api/auth/magic", json={"email": f"n{i}@example.com"}
@@ -165,8 +167,8 @@ def app_on_private_redis(app_config, app, private_redis):
 
 
 def test_the_lockout_holds_with_redis_stopped(app, app_on_private_redis, private_redis, inbox,
-                                              bound_db, monkeypatch):
-    monkeypatch.setitem(app_on_private_redis.config, "SMTP_URL", app.config["SMTP_URL"])
+                                              bound_db):
+    # inbox comes after the private app: its mail server is set on that app's settings
     _, redis_process = private_redis
     client = _client(app_on_private_redis, "10.4.0.1")
     email = "redis-down@example.com"

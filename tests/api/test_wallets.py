@@ -114,12 +114,13 @@ def test_deposit_address_and_balances_after_funding(client, auth_headers, user, 
 
     wallet = wallets.for_user(user)  # a deposit wallet: its owner key signs, pays no gas
     assert deposit["address"] == wallet.funder_address != wallet.address
-    fund(deposit["address"], pusd=7_250_000, usdce=1, matic_wei=0)
-    fund(wallet.address, matic_wei=ONE_MATIC // 2)  # MATIC is read at the signer
+    fund(deposit["address"], pusd=7_250_000, usdce=1, matic_wei=5 * ONE_MATIC)
+    fund(wallet.address, matic_wei=ONE_MATIC // 2)  # the owner key's, not the deposit's
     balance = _json(client.get("/api/wallets/balance", headers=auth_headers))
     assert balance["address"] == deposit["address"]
     assert (balance["usdc"], balance["pusd"], balance["usdc_e"], balance["matic"],
-            balance["total_usdc"]) == ("7.25", "7.25", "0.000001", "0.5", "7.250001")
+            balance["total_usdc"]) == ("7.25", "7.25", "0.000001", "5", "7.250001")
+    assert balance["gas_matic"] is None  # the relayer pays this account's gas
 
 
 def test_scopes_gate_reads_and_writes(client, api_key, user, wallet_chain) -> None:

@@ -52,11 +52,11 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def live_server(app: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def live_server(app: Any, set_settings: Any) -> Iterator[str]:
     """The app on a real threaded HTTP server on a free port; its base URL."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    monkeypatch.setitem(app.config, "BASE_URL", base)  # sign-in links point here
+    set_settings(base_url=base)  # sign-in links point here
     server = make_server("127.0.0.1", port, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, name="dashboard-server",
                               daemon=True)
@@ -67,13 +67,13 @@ def live_server(app: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 
 @pytest.fixture
-def inbox(app: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Inbox]:
+def inbox(app: Any, set_settings: Any) -> Iterator[Inbox]:
     """A real SMTP server on a free port receiving the sign-in emails."""
     handler = Inbox()
     port = free_port()
     controller = Controller(handler, hostname="127.0.0.1", port=port)
     controller.start()
-    monkeypatch.setitem(app.config, "SMTP_URL", f"smtp://127.0.0.1:{port}")
+    set_settings(smtp_url=f"smtp://127.0.0.1:{port}")
     yield handler
     controller.stop()
 

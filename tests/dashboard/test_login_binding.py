@@ -1,14 +1,19 @@
 """Issue 18, findings 6 and 11 on the dashboard (Flask test client): a sign-in link
 signs in without a question only in the browser that asked for it; anyone else's link
 names its account and never follows ``next``; sign-out ends the session on the server,
-so a copied cookie is worthless afterwards; moving money asks for a fresh code."""
+so a copied cookie is worthless afterwards; moving money, and connecting an account, asks
+for a fresh code."""
 
 from __future__ import annotations
 
 import re
 
+from models import User
 from services.identity import auth
+from services.wallets import trading_accounts, wallets
 from tests.dashboard.conftest import screenshot
+from venue.accounts import uups_deposit_wallet_address
+from venue.signing import OrderKey
 
 ATTACKER = "attacker@example.com"
 CONSENT = "/oauth/authorize?client_id=https%3A%2F%2Fevil.example%2Fagent"
@@ -32,7 +37,7 @@ def _signed_in_as(client) -> str | None:
 
 def test_an_attackers_link_names_the_account_and_drops_next(app, client, inbox, bound_db):
     # The attacker asks for a link to their own account (no browser of the victim's).
-    auth.request_login(ATTACKER, app.config)
+    auth.request_login(ATTACKER)
     _code, token = inbox.last_for(ATTACKER)
     page = client.get(f"/dashboard/login?token={token}&next={CONSENT}")
     html = page.get_data(as_text=True)
@@ -102,8 +107,29 @@ def test_a_money_key_needs_the_emailed_code(client, inbox, bound_db):
     assert minted.status_code == 200 and "svck_live_" in minted.get_data(as_text=True)
 
 
+def test_connecting_an_account_needs_the_emailed_code(client, inbox, bound_db):
+    """Issue 26: a stolen cookie alone must not connect the thief's key and wallet."""
+    email = "dash-connector@example.com"
+    _sign_in_with_code(client, inbox, email)
+    key = "0x" + "52" * 32
+    form = {"wallet_address": uups_deposit_wallet_address(OrderKey(key).address,
+                                                          trading_accounts.contracts()),
+            "private_key": key}
+    refused = _post(client, "/dashboard/account/connect", form)
+    assert refused.status_code == 403
+    assert "confirmation code" in refused.get_data(as_text=True)
+    user = User.get(User.email == email)
+    assert wallets.for_user(user) is None
+    assert _post(client, "/dashboard/step-up", {}).status_code == 200
+    code = re.search(r"confirmation code is (\d{6})",
+                     inbox.messages[-1][1].get_content()).group(1)
+    connected = _post(client, "/dashboard/account/connect", {**form, "step_up_code": code})
+    assert connected.status_code == 200, connected.get_data(as_text=True)
+    assert wallets.for_user(user).funder_address == form["wallet_address"]
+
+
 def test_in_a_browser_someone_elses_link_asks_first(app, page, inbox, bound_db):
-    auth.request_login(ATTACKER, app.config)
+    auth.request_login(ATTACKER)
     _code, token = inbox.last_for(ATTACKER)
     page.goto(f"/dashboard/login?token={token}&next={CONSENT}")
     button = page.locator(f"button:has-text('Sign in as {ATTACKER}')")

@@ -95,8 +95,8 @@ def test_pages_need_a_session(live_server):
 
 
 def test_without_a_mail_server_the_pages_say_the_code_is_in_the_servers_log(
-        page, app, live_server, monkeypatch, caplog):
-    monkeypatch.setitem(app.config, "SMTP_URL", None)
+        page, live_server, set_settings, caplog):
+    set_settings(smtp_url=None)
     email = "no-mail@example.com"
     page.goto("/dashboard/login")
     assert "appear in the server's log" in page.locator("#no-mail").inner_text()

@@ -28,6 +28,19 @@ def test_dev_fund_mints_on_the_recorded_chain(chain, tmp_path, monkeypatch) -> N
     assert native_balance(w3, address) == Decimal(2)
 
 
+def test_dev_fund_sends_no_matic_unless_asked(chain, tmp_path, monkeypatch) -> None:
+    """The default account is a deposit wallet, which spends no MATIC (the relayer pays)."""
+    faucet.save(tmp_path, chain.contracts)
+    monkeypatch.setenv("COPYTRADE_INSTANCE", str(tmp_path))
+    address = generate_keypair().address
+    result = CliRunner().invoke(main, ["dev", "fund", address, "--pusd", "3"])
+    assert result.exit_code == 0, result.output
+    assert "matic" not in result.output
+    w3 = chain.web3()
+    assert token_balance(w3, chain.contracts.pusd, address) == Decimal(3)
+    assert native_balance(w3, address) == 0
+
+
 def test_dev_fund_without_a_local_chain_says_how(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("COPYTRADE_INSTANCE", str(tmp_path))
     result = CliRunner().invoke(main, ["dev", "fund", "0x" + "ab" * 20])

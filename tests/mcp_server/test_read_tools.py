@@ -73,6 +73,8 @@ def read_calls(s: Scenario) -> dict[str, dict[str, Any]]:
         "get_config_trades": {"config_id": s.config_id},
         "suggest_multiplier": {"target_address": s.whale, "balance": "1000"},
         "list_open_orders": {},
+        "get_trader_profile": {"address": s.whale},
+        "list_notifications": {"limit": 5},
     }
 
 
@@ -155,7 +157,7 @@ def test_every_read_tool_succeeds_with_just_the_arguments_its_schema_requires(
     key = trader_key(*SCOPES)
     values = {"slug": scenario.market.slug, "token_id": scenario.market.yes,
               "config_id": scenario.config_id, "target_address": scenario.whale,
-              "query": scenario.market.slug.split("-")[0]}
+              "query": scenario.market.slug.split("-")[0], "address": scenario.whale}
 
     async def body(client: Client):
         listed = {t.name: t for t in (await client.list_tools()).tools}

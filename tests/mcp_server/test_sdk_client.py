@@ -28,6 +28,8 @@ READ_TOOLS = {
     "get_config_trades": "read:trades",
     "suggest_multiplier": "read:markets",
     "list_open_orders": "read:markets",
+    "get_trader_profile": "read:markets",
+    "list_notifications": "read:account",
 }
 WRITE_TOOLS = {
     "preview_copy_config": "trade:execute",
@@ -40,14 +42,16 @@ WRITE_TOOLS = {
     "cancel_order": "trade:cancel",
     "claim_positions": "wallet:write",
 }
-ALL_TOOLS = {**READ_TOOLS, **WRITE_TOOLS}
+# Writes whose idempotency key is optional (marking read twice changes nothing more).
+LIGHT_WRITE_TOOLS = {"mark_notifications_read": "read:account"}
+ALL_TOOLS = {**READ_TOOLS, **WRITE_TOOLS, **LIGHT_WRITE_TOOLS}
 
 
-def test_the_table_has_the_26_tools_of_the_spec():
+def test_the_table_has_the_29_tools_of_the_spec():
     from blueprints.mcp.tools import TOOLS
 
     assert {t.name: t.scope for t in TOOLS} == ALL_TOOLS
-    assert len(ALL_TOOLS) == 26
+    assert len(ALL_TOOLS) == 29
 
 
 @pytest.mark.parametrize("mode", MODES)

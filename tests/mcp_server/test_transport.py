@@ -69,8 +69,8 @@ def test_a_foreign_origin_is_403_before_anything_else(mcp_url, token):
     assert same_site.status_code == 200
 
 
-def test_listed_origins_are_allowed(app, mcp_url, token, monkeypatch):
-    monkeypatch.setitem(app.config, "MCP_ALLOWED_ORIGINS", "https://agent.example.com")
+def test_listed_origins_are_allowed(mcp_url, token, set_settings):
+    set_settings(mcp_allowed_origins=("https://agent.example.com",))
     allowed = rpc(mcp_url, LIST, token, version="2025-11-25",
                   headers={"Origin": "https://agent.example.com"})
     assert allowed.status_code == 200

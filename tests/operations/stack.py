@@ -15,7 +15,7 @@ import redis
 
 from devstack.chain.devchain import die_with_parent
 from services.platform import copy_leases, worker_registry
-from tests.conftest import DEADLINE
+from tests.conftest import DEADLINE, app_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,12 +26,12 @@ def stack_env(app: Any, redis_url: str, prefix: str, venue_server: Any,
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("POLYMARKET_", "PROMETHEUS_", "METRICS_"))}
     env.update(
-        DATABASE_URL=app.config["DATABASE_URL"], REDIS_URL=redis_url, REDIS_PREFIX=prefix,
+        DATABASE_URL=app_settings(app).database_url, REDIS_URL=redis_url, REDIS_PREFIX=prefix,
         COPYTRADE_INSTANCE=str(instance), VENUE="sandbox",
         POLYMARKET_GAMMA_URL=venue_server.gamma_url, POLYMARKET_CLOB_URL=venue_server.clob_url,
         POLYMARKET_DATA_URL=venue_server.data_url, POLYMARKET_RTDS_URL=venue_server.rtds_url,
-        SECRET_KEY=app.config["SECRET_KEY"],
-        WALLET_ENCRYPTION_KEY=app.config["WALLET_ENCRYPTION_KEY"],
+        SECRET_KEY=app_settings(app).secret_key,
+        WALLET_ENCRYPTION_KEY=app_settings(app).wallet_encryption_key,
         WORKER_HEARTBEAT_SECONDS="0.5", WORKER_GRACE_SECONDS="10", COPY_LEASE_MS="2000",
         COPY_HEARTBEAT_SECONDS="0.3", COPY_SWEEP_SECONDS="0.3", COPY_POLL_SECONDS="0.3",
         COPY_BACKSTOP_POLL_SECONDS="1",

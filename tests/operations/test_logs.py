@@ -85,9 +85,9 @@ def test_the_request_id_follows_the_work_into_the_worker(
 
 
 def test_secrets_the_app_creates_never_reach_a_log_line(app, client, user, captured):
-    session = auth.issue_session(user, app.config).token
+    session = auth.issue_session(user).token
     api_secret = keys.create(Principal(user=user, kind="session", scopes=ALL_SCOPES), "k",
-                             ["read:trades"], 30, settings=app.config).secret
+                             ["read:trades"], 30).secret
     wallet = wallets.get_or_create(user)
     private_key = wallets.signer(wallet)
     venue_secret = "Zm9vYmFyYmF6cXV4" + secrets.token_urlsafe(32)
@@ -122,15 +122,12 @@ def test_secrets_the_app_creates_never_reach_a_log_line(app, client, user, captu
     assert "<redacted-jwt>" in text and "svck_***" in text and "<redacted-hex>" in text
 
 
-def test_login_codes_are_not_logged_when_mail_is_configured(app, client, captured, bound_db):
+def test_login_codes_are_not_logged_when_mail_is_configured(client, captured, bound_db,
+                                                            set_settings):
     from models.identity import LoginCode
 
-    saved = app.config.get("SMTP_URL")
-    app.config["SMTP_URL"] = "smtp://127.0.0.1:1"  # nothing listens: delivery fails
-    try:
-        response = client.post("/api/auth/magic", json={"email": "ops@example.com"})
-    finally:
-        app.config["SMTP_URL"] = saved
+    set_settings(smtp_url="smtp://127.0.0.1:1")  # nothing listens: delivery fails
+    response = client.post("/api/auth/magic", json={"email": "ops@example.com"})
     assert response.status_code in (202, 503)
     assert LoginCode.select().where(LoginCode.email == "ops@example.com",
                                     LoginCode.created_at > utcnow() - timedelta(minutes=1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import secrets
 import uuid
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -43,23 +44,20 @@ def scrape(client) -> str:
     return response.get_data(as_text=True)
 
 
-def test_metrics_need_the_operator_token_or_a_loopback_client(app, client):
+def test_metrics_need_the_operator_token_or_a_loopback_client(client, settings, set_settings):
     assert client.get("/metrics").status_code == 200  # the Flask client is 127.0.0.1
     outside = client.get("/metrics", environ_base={"REMOTE_ADDR": "10.1.2.3"})
     assert outside.status_code == 401 and "Bearer" in outside.headers["WWW-Authenticate"]
 
     token = secrets.token_urlsafe(24)
-    app.config["METRICS_TOKEN"] = token
-    try:
-        assert client.get("/metrics").status_code == 401  # a token is set: loopback too
-        wrong = {"Authorization": "Bearer not-the-token"}
-        assert client.get("/metrics", headers=wrong).status_code == 401
-        right = client.get("/metrics", headers={"Authorization": f"Bearer {token}"},
-                           environ_base={"REMOTE_ADDR": "10.1.2.3"})
-        assert right.status_code == 200
-        assert "copytrade_http_requests_total" in right.get_data(as_text=True)
-    finally:
-        app.config.pop("METRICS_TOKEN")
+    set_settings(metrics=replace(settings.metrics, token=token))
+    assert client.get("/metrics").status_code == 401  # a token is set: loopback too
+    wrong = {"Authorization": "Bearer not-the-token"}
+    assert client.get("/metrics", headers=wrong).status_code == 401
+    right = client.get("/metrics", headers={"Authorization": f"Bearer {token}"},
+                       environ_base={"REMOTE_ADDR": "10.1.2.3"})
+    assert right.status_code == 200
+    assert "copytrade_http_requests_total" in right.get_data(as_text=True)
 
 
 def tight_app(redis_url: str, prefix: str):
@@ -69,9 +67,10 @@ def tight_app(redis_url: str, prefix: str):
     from blueprints import errors, ratelimit
 
     small = Flask("tight")
-    small.config.update(REDIS_URL=redis_url, REDIS_PREFIX=f"{prefix}rl:",
-                        RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=1)
-    ratelimit.init_app(small)
+    tight = replace(runtime.runtime().settings, redis_prefix=f"{prefix}rl:",
+                    rate_limit_enabled=True, rate_limit_per_second=1, rate_limit_burst=1)
+    with runtime.replaced(settings=tight, redis_url=redis_url):
+        ratelimit.init_app(small)
     errors.register(small)
     small.add_url_rule("/ping", "ping", lambda: "pong")
     return small.test_client()
@@ -94,7 +93,7 @@ def test_series_move_when_the_suite_trades_copies_and_runs_jobs(
     before = scrape(client)
 
     # A trade through the REST API, replayed once with its key, then the key misused.
-    headers = {"Authorization": f"Bearer {auth.issue_session(trader.user, app.config).token}"}
+    headers = {"Authorization": f"Bearer {auth.issue_session(trader.user).token}"}
     key = str(uuid.uuid4())
     sent, first = _place_order(client, headers, market.yes, key)
     replay = client.post("/api/markets/order", json=sent,
@@ -185,16 +184,17 @@ def test_series_move_when_the_suite_trades_copies_and_runs_jobs(
     assert moved("copytrade_job_failures_total", job="no.such.job") == 1
 
 
-def test_metrics_need_the_token_whenever_base_url_is_not_loopback(app, client, monkeypatch):
+def test_metrics_need_the_token_whenever_base_url_is_not_loopback(client, settings,
+                                                                   set_settings):
     """Issue 18 finding 4: behind a proxy on the same host every client is loopback, so a
     public BASE_URL takes away the loopback exemption."""
-    monkeypatch.setitem(app.config, "BASE_URL", "https://copytrade.example")
-    monkeypatch.setitem(app.config, "METRICS_TOKEN", None)
+    set_settings(base_url="https://copytrade.example",
+                 metrics=replace(settings.metrics, token=None))
     public = "https://copytrade.example"  # the Host the proxy forwards (others get 400)
     # a loopback peer, no token configured
     assert client.get("/metrics", base_url=public).status_code == 401
     token = secrets.token_urlsafe(24)
-    monkeypatch.setitem(app.config, "METRICS_TOKEN", token)
+    set_settings(metrics=replace(settings.metrics, token=token))
     assert client.get("/metrics", base_url=public).status_code == 401
     assert client.get("/metrics", base_url=public,
                       headers={"Authorization": f"Bearer {token}"}).status_code == 200

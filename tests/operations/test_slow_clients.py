@@ -44,8 +44,8 @@ settings = loaded.flat()
 with database.bind(settings["DATABASE_URL"]).connection_context():
     user = User.create(email="slow-clients@example.com")
     owner = Principal(user=user, kind="session", scopes=ALL_SCOPES)
-    key = keys.create(owner, "probe", ["read:account"], 1, settings=settings).secret
-    print(json.dumps({"key": key, "jwt": auth.issue_session(user, settings).token}))
+    key = keys.create(owner, "probe", ["read:account"], 1).secret
+    print(json.dumps({"key": key, "jwt": auth.issue_session(user).token}))
 """
 
 

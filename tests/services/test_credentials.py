@@ -23,7 +23,7 @@ def test_the_table_sends_each_prefix_to_its_resolver():
 @pytest.mark.parametrize("token", ["svck_live_" + "a" * 43, "svco_" + "a" * 43, "not-a-jwt"])
 def test_unknown_tokens_of_every_kind_are_invalid(app, bound_db, token):
     with pytest.raises(errors.InvalidToken):
-        credentials.resolve(f"Bearer {token}", app.config)
+        credentials.resolve(f"Bearer {token}")
 
 
 @pytest.mark.parametrize("header", [None, "", "Basic YTpi", "Bearer "])

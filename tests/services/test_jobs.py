@@ -100,3 +100,16 @@ def test_a_job_id_whose_run_ended_is_queued_again(prefix, ended):
     assert Job.fetch(again.id, connection=queue.connection,
                      serializer=queue.serializer).get_status() == JobStatus.QUEUED
     assert queue.job_ids == [again.id]
+
+
+def test_a_job_whose_record_expires_while_it_is_queued_again_is_queued(prefix):
+    # Maintenance re-queues a row's job just as the ended run's record expires (its result
+    # TTL): the record fetched a moment ago is gone when it is to be replaced.
+    first = jobs_service.enqueue("claims.run", "u4", job_id="claims-u4")
+    queue = jobs_service.queue("default")
+    queue.remove(first)
+    first.set_status(JobStatus.FINISHED)
+    queue.connection.delete(first.key)  # expired between the fetch and the delete
+    jobs_service._delete_if_unchanged(first, queue.connection)
+    again = jobs_service.enqueue("claims.run", "u4", job_id="claims-u4")
+    assert queue.job_ids == [again.id]

@@ -20,28 +20,28 @@ from services.oauth import tokens as oauth
 from services.platform import errors
 from services.platform.principal import Principal
 
-SETTINGS = {"SECRET_KEY": "s", "BASE_URL": "https://ct.example"}
+CT = {"BASE_URL": "https://ct.example"}
 
 
 @pytest.fixture
-def settings(app):
-    return {**app.config, "BASE_URL": "https://ct.example"}
+def settings(set_settings):
+    """The app's settings served at https://ct.example."""
+    return set_settings(base_url="https://ct.example")
 
 
 @pytest.fixture
 def oauth_client(bound_db):
     record, _ = oauth_clients.register(
         {"redirect_uris": ["https://agent.example/cb"], "token_endpoint_auth_method": "none",
-         "grant_types": ["authorization_code", "refresh_token"], "client_name": "Agent"},
-        {"SECRET_KEY": "x"})
+         "grant_types": ["authorization_code", "refresh_token"], "client_name": "Agent"})
     return record
 
 
-def _issue(settings, user, client, scopes=("read:account",), resource=None):
+def _issue(user, client, scopes=("read:account",), resource=None):
     approval = oauth.record_approval(user, client, scopes)
     return oauth.issue_tokens(
-        settings, client=client, user=user, approval=approval, scope=" ".join(scopes),
-        resource=resource or oauth_resources.mcp_resource(settings), family_id=uuid.uuid4(),
+        client=client, user=user, approval=approval, scope=" ".join(scopes),
+        resource=resource or oauth_resources.mcp_resource(), family_id=uuid.uuid4(),
         with_refresh=True)
 
 
@@ -53,10 +53,10 @@ def session_of(user) -> Principal:
 
 
 def test_resolver_gives_an_oauth_principal_for_its_resource(settings, user, oauth_client):
-    issued = _issue(settings, user, oauth_client, ("read:account", "read:markets"))
-    token = oauth_resources.request_resource.set(oauth_resources.mcp_resource(settings))
+    issued = _issue(user, oauth_client, ("read:account", "read:markets"))
+    token = oauth_resources.request_resource.set(oauth_resources.mcp_resource())
     try:
-        principal = credentials.resolve_token(issued.access_token, settings)
+        principal = credentials.resolve_token(issued.access_token)
     finally:
         oauth_resources.request_resource.reset(token)
     assert principal.kind == "oauth" and principal.user_id == user.id
@@ -68,33 +68,33 @@ def test_resolver_gives_an_oauth_principal_for_its_resource(settings, user, oaut
 
 
 def test_resolver_refuses_other_resources_and_no_resource(settings, user, oauth_client):
-    issued = _issue(settings, user, oauth_client)
+    issued = _issue(user, oauth_client)
     with pytest.raises(errors.InvalidToken):
-        credentials.resolve_token(issued.access_token, settings)  # no request: fail closed
+        credentials.resolve_token(issued.access_token)  # no request: fail closed
     with pytest.raises(errors.InvalidToken):
-        oauth.resolve_for_resource(issued.access_token, settings,
-                                   oauth_resources.api_resource(settings))
+        oauth.resolve_for_resource(issued.access_token,
+                                   oauth_resources.api_resource())
 
 
 def test_resolver_refuses_expired_revoked_and_unknown_tokens(settings, user, oauth_client):
-    mcp = oauth_resources.mcp_resource(settings)
-    expired = _issue(settings, user, oauth_client)
+    mcp = oauth_resources.mcp_resource()
+    expired = _issue(user, oauth_client)
     OAuthToken.update(access_expires_at=utcnow() - timedelta(seconds=1)).where(
         OAuthToken.id == expired.record.id).execute()
-    revoked = _issue(settings, user, oauth_client)
+    revoked = _issue(user, oauth_client)
     oauth.revoke_token(revoked.record, whole_family=False)
     for secret in (expired.access_token, revoked.access_token, "svco_" + "a" * 43,
                    revoked.refresh_token):
         with pytest.raises(errors.InvalidToken):
-            oauth.resolve_for_resource(secret, settings, mcp)
+            oauth.resolve_for_resource(secret, mcp)
 
 
 def test_secrets_are_stored_only_as_keyed_hashes(settings, user, oauth_client):
-    issued = _issue(settings, user, oauth_client)
+    issued = _issue(user, oauth_client)
     assert issued.access_token.startswith("svco_") and len(issued.access_token) == 5 + 43
     record = OAuthToken.get_by_id(issued.record.id)
     assert issued.access_token not in (record.access_token_hash, record.refresh_token_hash)
-    assert record.access_token_hash == oauth.hash_secret(settings, "access",
+    assert record.access_token_hash == oauth.hash_secret("access",
                                                          issued.access_token)
 
 
@@ -102,27 +102,27 @@ def test_secrets_are_stored_only_as_keyed_hashes(settings, user, oauth_client):
 
 
 def test_refresh_tokens_rotate_once_and_reuse_revokes_the_family(settings, user, oauth_client):
-    issued = _issue(settings, user, oauth_client)
-    record = oauth.usable_refresh_token(settings, issued.refresh_token)
+    issued = _issue(user, oauth_client)
+    record = oauth.usable_refresh_token(issued.refresh_token)
     assert record is not None
     assert oauth.rotate(record) is True
     assert oauth.rotate(record) is False  # a racing second exchange loses
-    assert oauth.usable_refresh_token(settings, issued.refresh_token) is None
+    assert oauth.usable_refresh_token(issued.refresh_token) is None
     assert OAuthToken.get_by_id(record.id).revoked_at is not None
 
 
 def test_codes_work_once(settings, user, oauth_client):
     approval = oauth.record_approval(user, oauth_client, ["read:account"])
     code = oauth.new_code()
-    record = oauth.store_code(settings, code, client=oauth_client, user=user,
+    record = oauth.store_code(code, client=oauth_client, user=user,
                               approval=approval, redirect_uri="https://agent.example/cb",
                               scope="read:account", resource="r", code_challenge="c" * 43,
                               code_challenge_method="S256")
-    found = oauth.find_code(settings, code, oauth_client)
+    found = oauth.find_code(code, oauth_client)
     assert found is not None and found.id == record.id
     assert oauth.consume_code(found) is True
     assert oauth.consume_code(found) is False
-    assert oauth.find_code(settings, code, oauth_client) is None
+    assert oauth.find_code(code, oauth_client) is None
 
 
 # ---- approvals -----------------------------------------------------------------------------
@@ -132,7 +132,7 @@ def test_approvals_need_a_session_and_belong_to_their_user(settings, user, oauth
                                                            bound_db):
     from models import User
 
-    _issue(settings, user, oauth_client)
+    _issue(user, oauth_client)
     (approval,) = oauth.list_approvals(session_of(user))
     key_principal = Principal(user=user, kind="api_key", scopes=ALL_SCOPES)
     with pytest.raises(errors.Forbidden):
@@ -157,25 +157,27 @@ def test_approving_again_replaces_the_scopes(user, oauth_client):
 # ---- resources (RFC 8707) ------------------------------------------------------------------
 
 
-def test_resource_selection():
-    assert oauth_resources.select([], SETTINGS) == "https://ct.example/api/mcp"
-    assert oauth_resources.select(["https://CT.example/api/"], SETTINGS) == (
+def test_resource_selection(use_settings):
+    use_settings(**CT)
+    assert oauth_resources.select([]) == "https://ct.example/api/mcp"
+    assert oauth_resources.select(["https://CT.example/api/"]) == (
         "https://ct.example/api")
     for values in (["https://ct.example/api", "https://ct.example/api/mcp"],
                    ["https://other.example/api"], ["https://ct.example/api/mcp#x"],
                    ["/api/mcp"], ["https://ct.example/api/keys"]):
         with pytest.raises(oauth_resources.InvalidTargetError):
-            oauth_resources.select(values, SETTINGS)
+            oauth_resources.select(values)
 
 
-def test_resource_for_path():
-    assert oauth_resources.resource_for_path("/api/mcp", SETTINGS) == (
+def test_resource_for_path(use_settings):
+    use_settings(**CT)
+    assert oauth_resources.resource_for_path("/api/mcp") == (
         "https://ct.example/api/mcp")
-    assert oauth_resources.resource_for_path("/api/mcpx", SETTINGS) == "https://ct.example/api"
-    assert oauth_resources.resource_for_path("/api/users/me", SETTINGS) == (
+    assert oauth_resources.resource_for_path("/api/mcpx") == "https://ct.example/api"
+    assert oauth_resources.resource_for_path("/api/users/me") == (
         "https://ct.example/api")
-    assert oauth_resources.resource_for_path("/oauth/token", SETTINGS) is None
-    assert oauth_resources.metadata_url(SETTINGS, "https://ct.example/api/mcp") == (
+    assert oauth_resources.resource_for_path("/oauth/token") is None
+    assert oauth_resources.metadata_url("https://ct.example/api/mcp") == (
         "https://ct.example/.well-known/oauth-protected-resource/api/mcp")
 
 
@@ -200,11 +202,11 @@ def test_client_metadata_rules():
 
 
 def test_client_scope_rules(oauth_client, bound_db):
-    client = oauth_clients.Client(oauth_client, SETTINGS)
+    client = oauth_clients.Client(oauth_client)
     assert client.get_allowed_scope(None) == " ".join(oauth.RECOMMENDED_SCOPES)
     assert client.get_allowed_scope("wallet:write read:account") == "read:account wallet:write"
     OAuthClient.update(scope="read:account").execute()
-    limited = oauth_clients.Client(OAuthClient.get_by_id(oauth_client.id), SETTINGS)
+    limited = oauth_clients.Client(OAuthClient.get_by_id(oauth_client.id))
     assert limited.get_allowed_scope("read:account trade:execute") == "read:account"
     assert limited.get_allowed_scope("trade:execute") is None
     assert limited.check_redirect_uri("https://agent.example/cb")
@@ -225,42 +227,43 @@ def fake_dns(hostname: str) -> set[str]:
     return DNS[hostname]
 
 
-def test_metadata_urls_must_be_https_with_a_path():
-    dev = {"OAUTH_ALLOW_HTTP_CLIENT_ID_URLS": True}
-    assert oauth_clients.check_metadata_url("https://agent.example/client.json", {},
+def test_metadata_urls_must_be_https_with_a_path(use_settings):
+    use_settings()
+    assert oauth_clients.check_metadata_url("https://agent.example/client.json",
                                             resolver=fake_dns)
     for url in ("https://agent.example", "https://agent.example/", "http://agent.example/c",
                 "https://u:p@agent.example/c", "https://agent.example/c#f",
                 "http://127.0.0.1:8/c"):
-        assert not oauth_clients.check_metadata_url(url, {}, resolver=fake_dns), url
-    assert oauth_clients.check_metadata_url("http://127.0.0.1:8/c", dev)
-    assert not oauth_clients.check_metadata_url("http://10.0.0.1:8/c", dev)
+        assert not oauth_clients.check_metadata_url(url, resolver=fake_dns), url
+    use_settings(OAUTH_ALLOW_HTTP_CLIENT_ID_URLS=True)
+    assert oauth_clients.check_metadata_url("http://127.0.0.1:8/c")
+    assert not oauth_clients.check_metadata_url("http://10.0.0.1:8/c")
 
 
 def _fetch(handler):
     url = "https://agent.example/client.json"
-    # One URL, several faults in a row: failures are not remembered here (see
-    # test_oauth_fetch.py for the memory).
-    settings = {"OAUTH_FETCH_FAILURE_TTL_SECONDS": 0}
-    return oauth_clients.fetch_metadata_document(url, settings,
-                                                 transport=httpx.MockTransport(handler),
+    return oauth_clients.fetch_metadata_document(url, transport=httpx.MockTransport(handler),
                                                  resolver=fake_dns)
 
 
-def test_metadata_urls_must_not_reach_internal_addresses():
+def test_metadata_urls_must_not_reach_internal_addresses(use_settings):
+    use_settings()
     # The server fetches a client_id URL itself: no loopback, private or link-local
     # targets (SSRF), decided before any connection is made.
     for url in ("https://127.0.0.1/c.json", "https://10.0.0.8/c.json", "https://[::1]/c.json",
                 "https://169.254.169.254/latest", "https://inside.example/c.json",
                 "https://mixed.example/c.json", "https://v6.example/c.json",
                 "https://unknown.example/c.json"):
-        assert not oauth_clients.check_metadata_url(url, {}, resolver=fake_dns), url
+        assert not oauth_clients.check_metadata_url(url, resolver=fake_dns), url
     with pytest.raises(oauth_clients.ClientMetadataError):
-        oauth_clients.fetch_metadata_document("https://inside.example/c.json", {},
+        oauth_clients.fetch_metadata_document("https://inside.example/c.json",
                                               resolver=fake_dns)
 
 
-def test_metadata_fetch_faults_are_refusals():
+def test_metadata_fetch_faults_are_refusals(use_settings):
+    # One URL, several faults in a row: failures are not remembered here (see
+    # test_oauth_fetch.py for the memory).
+    use_settings(OAUTH_FETCH_FAILURE_TTL_SECONDS=0)
     def timeout(request):
         raise httpx.ConnectTimeout("timed out", request=request)
 
@@ -286,14 +289,14 @@ def test_metadata_fetch_faults_are_refusals():
 def test_a_disabled_users_oauth_token_is_refused(settings, user, oauth_client):
     from services.identity import users
 
-    issued = _issue(settings, user, oauth_client)
-    token = oauth_resources.request_resource.set(oauth_resources.mcp_resource(settings))
+    issued = _issue(user, oauth_client)
+    token = oauth_resources.request_resource.set(oauth_resources.mcp_resource())
     try:
-        assert credentials.resolve_token(issued.access_token, settings).user_id == user.id
+        assert credentials.resolve_token(issued.access_token).user_id == user.id
         users.disable(user.email)
         with pytest.raises(errors.InvalidToken, match="disabled"):
-            credentials.resolve_token(issued.access_token, settings)
+            credentials.resolve_token(issued.access_token)
         users.enable(user.email)
-        assert credentials.resolve_token(issued.access_token, settings).user_id == user.id
+        assert credentials.resolve_token(issued.access_token).user_id == user.id
     finally:
         oauth_resources.request_resource.reset(token)

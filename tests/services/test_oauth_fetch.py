@@ -32,21 +32,23 @@ def dripper(request) -> Iterator[tuple[Dripper, str]]:
         server.stop.set()
 
 
-def _timed_refusal(url: str, settings: dict) -> tuple[float, oauth_clients.ClientMetadataError]:
+def _timed_refusal(url: str) -> tuple[float, oauth_clients.ClientMetadataError]:
     started = time.monotonic()
     with pytest.raises(oauth_clients.ClientMetadataError) as caught:
-        oauth_clients.fetch_metadata_document(url, settings)
+        oauth_clients.fetch_metadata_document(url)
     return time.monotonic() - started, caught.value
 
 
-def test_a_dripping_server_is_cut_off_at_the_deadline(dripper):
+def test_a_dripping_server_is_cut_off_at_the_deadline(dripper, use_settings):
     _, base = dripper
-    elapsed, error = _timed_refusal(base + "/slow/client.json", DEV)
+    use_settings(**DEV)
+    elapsed, error = _timed_refusal(base + "/slow/client.json")
     assert error.error == "invalid_client"
     assert elapsed < DEADLINE + SLACK, elapsed
 
 
-def test_slow_dns_is_cut_off_at_the_deadline():
+def test_slow_dns_is_cut_off_at_the_deadline(use_settings):
+    use_settings(**DEV)
     released = threading.Event()
 
     def hanging_dns(hostname: str) -> set[str]:
@@ -57,21 +59,21 @@ def test_slow_dns_is_cut_off_at_the_deadline():
     try:
         with pytest.raises(oauth_clients.ClientMetadataError):
             oauth_clients.fetch_metadata_document(
-                "https://slow-dns.example/client.json", DEV, resolver=hanging_dns)
+                "https://slow-dns.example/client.json", resolver=hanging_dns)
         assert time.monotonic() - started < DEADLINE + SLACK
     finally:
         released.set()
 
 
-def test_fetches_beyond_the_concurrency_cap_fail_fast(dripper):
+def test_fetches_beyond_the_concurrency_cap_fail_fast(dripper, use_settings):
     server, base = dripper
-    settings = {**DEV, "OAUTH_FETCH_CONCURRENCY": 2, "OAUTH_FETCH_DEADLINE_SECONDS": 5.0}
-    held = [threading.Thread(target=_timed_refusal, args=(f"{base}/held/{n}.json", settings),
+    use_settings(**{**DEV, "OAUTH_FETCH_CONCURRENCY": 2, "OAUTH_FETCH_DEADLINE_SECONDS": 5.0})
+    held = [threading.Thread(target=_timed_refusal, args=(f"{base}/held/{n}.json",),
                              daemon=True) for n in range(2)]
     for thread in held:
         thread.start()
     server.wait_holding(2)
-    elapsed, error = _timed_refusal(base + "/one-more.json", settings)
+    elapsed, error = _timed_refusal(base + "/one-more.json")
     assert error.error == "invalid_client"
     assert elapsed < 1.0, elapsed  # refused at once, not queued behind the slow ones (5 s)
     server.stop.set()
@@ -79,7 +81,8 @@ def test_fetches_beyond_the_concurrency_cap_fail_fast(dripper):
         thread.join(10)
 
 
-def test_a_failed_fetch_is_remembered_and_not_repeated(bound_db):
+def test_a_failed_fetch_is_remembered_and_not_repeated(bound_db, use_settings):
+    use_settings(**DEV)
     hits = []
 
     class Broken(BaseHTTPRequestHandler):
@@ -94,13 +97,14 @@ def test_a_failed_fetch_is_remembered_and_not_repeated(bound_db):
 
     with serving(Broken) as base:
         url = base + "/broken/client.json"
-        assert oauth_clients.find(url, DEV) is None
-        assert oauth_clients.find(url, DEV) is None
+        assert oauth_clients.find(url, fetch=True) is None
+        assert oauth_clients.find(url, fetch=True) is None
     assert hits == ["/broken/client.json"]  # the second lookup was answered from memory
 
 
-def test_the_fetch_connects_to_the_address_it_checked():
+def test_the_fetch_connects_to_the_address_it_checked(use_settings):
     """No second DNS lookup at connect time (rebinding): the checked address is pinned."""
+    use_settings(**DEV)
     asked = []
 
     class Document(BaseHTTPRequestHandler):
@@ -124,7 +128,7 @@ def test_the_fetch_connects_to_the_address_it_checked():
     with serving(Document, host="127.0.0.2") as base:
         port = base.rsplit(":", 1)[1]
         url = f"http://localhost:{port}/pinned/client.json"
-        document = oauth_clients.fetch_metadata_document(url, DEV, resolver=resolver)
+        document = oauth_clients.fetch_metadata_document(url, resolver=resolver)
     assert document["redirect_uris"] == ["http://127.0.0.1:9/cb"]
     assert asked == ["localhost"]
 

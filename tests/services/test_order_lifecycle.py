@@ -240,21 +240,25 @@ def test_an_unanswerable_order_is_closed_at_the_deadline(trader, market, venue_c
     assert Trade.get_by_id(trade.id).status == "failed"
 
 
-def test_an_order_still_delayed_at_the_deadline_is_cancelled_at_the_venue(
+def test_an_order_still_delayed_at_the_deadline_is_kept_open_until_the_venue_matches_it(
         trader, market, venue_control, venue_clock):
+    # While in its taker delay an order cannot be cancelled (ACCOUNTS.md §11): the deadline
+    # does not close it as cancelled while the venue may still fill it.
     _delay(venue_control, market, 3600)
     placed = _place(trader, market.yes, "buy", "10", "market")
     order = Order.get(Order.order_hash == placed.order_id)
     assert order.status == "delayed"
+    with pytest.raises(errors.BadRequest, match="taker delay"):
+        order_cancels.cancel_order(trader.user, order.order_hash)
     _sent_ago(order, order_reconcile.resolve_deadline().total_seconds() + 1)
     order_reconcile.reconcile_pending(older_than=timedelta(0))
-    order = Order.get_by_id(order.id)
-    assert (order.status, order.filled_size) == ("cancelled", 0)
-    venue_clock.advance(3600)  # the venue never fills it afterwards
+    assert Order.get_by_id(order.id).status == "delayed"
     acct = venue_accounts.account(trader.user)
     [listed] = venues.client().clob.open_orders(acct.creds, order_id=order.order_hash).orders
-    assert listed.status == "CANCELED" and listed.size_matched == 0
-    assert venue_control.balances(trader.maker)["positions"] == {}
+    assert listed.status.upper().endswith("DELAYED")
+    venue_clock.advance(3600)  # the delay ends: the venue matches it
+    order = order_reconcile.reconcile(order.id)
+    assert (order.status, order.filled_size) == ("matched", Decimal(10))
 
 
 def _data_calls() -> int:

@@ -4,16 +4,19 @@ over HTTP, with the relayer's own fault switches losing answers."""
 
 from __future__ import annotations
 
+import json
 import secrets
 import threading
 import time
 from decimal import Decimal
 from typing import Any
 
+from click.testing import CliRunner
 from web3 import Web3
 
+from cli import main
 from models.wallet import OPEN_STATES, Withdrawal
-from services.platform import venues
+from services.platform import runtime, venues
 from services.wallets import (
     trading_accounts,
     wallet_batches,
@@ -21,6 +24,7 @@ from services.wallets import (
     wallets,
     withdrawals,
 )
+from tests.conftest import app_settings
 from venue import relayer
 from venue.accounts.wallet_calls import transfer_call
 from venue.signing import OrderKey
@@ -116,3 +120,49 @@ def test_a_relayer_withdrawal_done_within_the_wait_answers_with_its_hash(
     assert answer.tx_hash == record.relayer_transaction_hash and len(answer.tx_hash) == 66
     assert withdrawals.describe(record)["tx_hash"] == answer.tx_hash
     assert venue_control.balances(dest)["pusd"] == "5"
+
+
+def test_a_second_batch_signed_with_a_pending_batchs_nonce_is_never_taken_for_it(
+        make_trader, venue_control) -> None:
+    trader = make_trader("100", deposit_wallet=True)
+    maker = trader.maker
+    first = withdrawals.request(trader.user, "0x" + secrets.token_hex(20), Decimal("5"), "usdc")
+    second_dest = "0x" + secrets.token_hex(20)
+    second = withdrawals.request(trader.user, second_dest, Decimal("7"), "usdc")
+    # The relayer takes the first batch and runs it a moment later; its answer is lost.
+    venue_control.call("POST", "/relayer", {"step_seconds": 1}, expect=200)
+    _fault(venue_control, SUBMIT_PATH, method="POST", after=True, status=500)
+    try:
+        assert withdrawals.send_by_relayer(first.id, max_polls=1) == "ambiguous"
+        # The second withdrawal runs meanwhile: the wallet's nonce is still the first
+        # batch's. Whatever it signs must never be taken for a batch that ran: here the
+        # relayer refuses it (the wallet is busy) and that answer is lost too.
+        _fault(venue_control, SUBMIT_PATH, method="POST", after=True, status=500)
+        withdrawals.send_by_relayer(second.id, max_polls=1)
+        time.sleep(3.5)  # the first batch has run
+    finally:
+        venue_control.call("DELETE", "/faults", expect=200)
+        venue_control.call("POST", "/relayer", {"step_seconds": 0}, expect=200)
+    assert _until_final(withdrawals.send, first.id) == "confirmed"
+    assert _until_final(withdrawals.send, second.id) == "confirmed"
+    assert venue_control.balances(second_dest)["pusd"] == "7"
+    assert venue_control.balances(maker)["pusd"] == "88"
+
+
+def test_ambiguous_wallet_operations_are_listed_for_the_operator(
+        app, bound_db, make_trader, monkeypatch) -> None:
+    saved = runtime.runtime()  # the command builds its own runtime: restored afterwards
+    trader = make_trader("20", deposit_wallet=True)
+    row = withdrawals.request(trader.user, "0x" + "cd" * 20, Decimal("4"), "usdc")
+    Withdrawal.update(status="ambiguous", relayer_nonce=7, error="Sent, then the relayer's "
+                      "answer was lost").where(Withdrawal.id == row.id).execute()
+    monkeypatch.setenv("DATABASE_URL", app_settings(app).database_url)
+    listed = CliRunner().invoke(main, ["wallets", "ambiguous"])
+    assert listed.exit_code == 0, listed.output
+    assert "AMBIGUOUS WALLET OPERATIONS (1)" in listed.output
+    line = next(x for x in listed.output.splitlines() if str(row.id) in x)
+    assert "withdrawal" in line and "4" in line and " 7 " in line and "ago" in line
+    shown = json.loads(CliRunner().invoke(main, ["wallets", "ambiguous", "--json"]).output)
+    assert [(r["id"], r["nonce"], r["wallet"]) for r in shown] == [
+        (str(row.id), 7, trader.maker)]
+    runtime.install(saved)

@@ -12,7 +12,7 @@ from chain.errors import ChainUnavailable
 from chain.rpc import connect
 from chain.urls import redact_url
 from services.platform import runtime, wiring
-from tests.conftest import free_port
+from tests.conftest import app_settings, free_port
 from tests.local_http import serving
 
 KEY = "pk7Qz1sEcReTrpcKeyZ9"  # short enough that no generic log pattern would catch it
@@ -66,7 +66,8 @@ def test_api_error_body_and_logs_never_hold_the_key(app, client, auth_headers, u
     previous = runtime.runtime()
 
     def check(url: str) -> None:
-        settings = config.load(env={}, overrides={**app.config, "POLYGON_RPC_URL": url,
+        settings = config.load(env={}, overrides={**app_settings(app).flat(),
+                                                  "POLYGON_RPC_URL": url,
                                                   "POLYGON_RPC_TIMEOUT": "2"})
         runtime.install(wiring.build_runtime(settings))
         response = client.get("/api/wallets/balance", headers=auth_headers)

@@ -76,10 +76,11 @@ def _market_order(user: Any, token: str, side: str = "buy") -> Any:
 
 
 def test_a_session_key_account_connects_onboards_and_fills_a_live_order(
-        accounts_venue, client, auth_headers, user) -> None:
+        accounts_venue, client, auth_headers, stepped_up_headers,
+        user) -> None:
     cv = accounts_venue
     _owner, wallet, session = _owned_wallet(cv)
-    connected = _connect(client, auth_headers, wallet, session)
+    connected = _connect(client, stepped_up_headers, wallet, session)
     account = connected["account"]
     assert (account["wallet_address"], account["signer_address"]) == (wallet, session.address)
     assert account["session_key"] is True and account["signature_type"] == 3
@@ -102,9 +103,10 @@ def test_a_session_key_account_connects_onboards_and_fills_a_live_order(
 
 
 def test_a_revoked_session_key_gets_the_venues_refusal_and_readiness_says_why(
-        accounts_venue, client, auth_headers, user) -> None:
+        accounts_venue, client, auth_headers, stepped_up_headers,
+        user) -> None:
     cv = accounts_venue
-    owner, wallet, session = _ready_account(cv, client, auth_headers, user)
+    owner, wallet, session = _ready_account(cv, client, stepped_up_headers, user)
     token = _token(cv)
     assert _market_order(user, token).status == "filled"
     cv.revoke(owner, wallet, session.address)
@@ -125,9 +127,9 @@ def test_a_revoked_session_key_gets_the_venues_refusal_and_readiness_says_why(
 
 
 def test_an_expired_session_key_is_refused_the_same_way(accounts_venue, client, auth_headers,
-                                                       user) -> None:
+                                                       stepped_up_headers, user) -> None:
     cv = accounts_venue
-    owner, wallet, session = _ready_account(cv, client, auth_headers, user)
+    owner, wallet, session = _ready_account(cv, client, stepped_up_headers, user)
     # Re-authorized to lapse in a few seconds (the wallet and the venue both read clocks).
     cv.authorize(owner, wallet, session.address, valid_until=cv.now() + 4)
     time.sleep(5)
@@ -140,10 +142,11 @@ def test_an_expired_session_key_is_refused_the_same_way(accounts_venue, client, 
 
 
 def test_a_session_key_does_not_send_missing_approvals_and_says_so(
-        accounts_venue, client, auth_headers, user) -> None:
+        accounts_venue, client, auth_headers, stepped_up_headers,
+        user) -> None:
     cv = accounts_venue
     _owner, wallet, session = _owned_wallet(cv, approved=False)
-    _connect(client, auth_headers, wallet, session)
+    _connect(client, stepped_up_headers, wallet, session)
     failed = _onboard(user)
     assert (failed.status, failed.step) == ("failed", "approvals")
     assert "session key" in failed.error and "polymarket.com" in failed.error

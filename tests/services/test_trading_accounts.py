@@ -19,6 +19,7 @@ import config
 from models.wallet import AccountOnboarding, TradingWallet
 from services.platform import errors, runtime, venue_access
 from services.wallets import onboarding, trading_accounts, wallets
+from tests.conftest import app_settings
 from tests.local_http import serving
 from tests.venue.test_relayer_client import Relayer
 from tests.wallet_fixtures import chain_settings, use_chain
@@ -41,7 +42,7 @@ BUILDER = {"POLYMARKET_BUILDER_API_KEY": "bk", "POLYMARKET_BUILDER_PASSPHRASE": 
 
 def use_settings(app: Any, chain: Any, **extra: Any) -> None:
     """Point the runtime's settings, venue and chain at the dev chain plus ``extra``."""
-    overrides = {**app.config, **chain.contracts.env(), **extra}
+    overrides = {**app_settings(app).flat(), **chain.contracts.env(), **extra}
     settings = config.load(env={}, overrides=overrides)
     current = runtime.runtime()
     runtime.install(replace(current, settings=settings,
@@ -152,7 +153,7 @@ def test_a_deposit_wallet_trades_live_only_once_onboarded(accounts, user) -> Non
     assert wallets.deposit_address(user)["address"] == wallet.funder_address
     with pytest.raises(errors.AccountNotReady) as refused:
         trading_accounts.require_live(user)
-    assert refused.value.status == 409 and refused.value.code == "account_not_ready"
+    assert refused.value.status == 409 and refused.value.code == "wallet_error"
     assert refused.value.details["blockers"][0]["code"] == "onboarding_incomplete"
     # Its onboarding was queued by the wallet's creation (the worker runs it).
     [row] = AccountOnboarding.select().where(AccountOnboarding.wallet == wallet.id)

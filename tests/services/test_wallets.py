@@ -15,7 +15,7 @@ from services.platform import chain_access, errors, jobs
 from services.platform.chain_settings import key_id_for
 from services.wallets import onboarding_queue, trading_accounts, wallets
 from tests.chain.test_keys import legacy_token
-from tests.conftest import ONE_MATIC
+from tests.conftest import ONE_MATIC, app_settings
 from tests.wallet_fixtures import USDC, chain_settings, legacy_eoa_wallet, use_chain
 
 
@@ -100,7 +100,7 @@ def test_rotation_keeps_old_secrets_open_and_reseals(app, wallet_chain, user) ->
     wallet = wallets.get_or_create(user)
     wallets.store_venue_credentials(wallet, "api-key", "api-secret", "pass-phrase")
     key_before = wallets.signer(wallet)
-    old_key = app.config["WALLET_ENCRYPTION_KEY"]
+    old_key = app_settings(app).wallet_encryption_key
     new_key = secrets.token_hex(32)
     use_chain(chain_settings(app, wallet_chain, WALLET_ENCRYPTION_KEY=new_key,
                                           WALLET_ENCRYPTION_KEY_PREVIOUS=old_key))
@@ -197,7 +197,7 @@ def test_signature_type_and_funder(wallet_chain, user) -> None:
         wallets.set_signature_type(wallet, 2)
 
 
-def test_only_a_plain_eoa_is_asked_for_matic(wallet_chain, user) -> None:
+def test_only_a_plain_eoa_is_asked_for_matic(wallet_chain, fund, user) -> None:
     """MATIC pays a plain EOA's own gas; at a relayer account it would be stranded."""
     wallet = legacy_eoa_wallet(user)
     deposit = wallets.deposit_address(user)
@@ -205,6 +205,9 @@ def test_only_a_plain_eoa_is_asked_for_matic(wallet_chain, user) -> None:
     tokens = {t["token"]: t for t in deposit["tokens"]}
     assert set(tokens) == {"usdc", "usdc_e", "matic"} and tokens["matic"]["decimals"] == 18
     assert "MATIC pays the gas" in deposit["note"]
+    fund(wallet.address, matic_wei=ONE_MATIC // 2)
+    shown = wallets.balances(user)
+    assert shown["matic"] == shown["gas_matic"] == Decimal("0.5")  # one address, its own gas
 
 
 def test_balances_after_funding_the_deposit_address(wallet_chain, fund, user) -> None:
@@ -219,12 +222,13 @@ def test_balances_after_funding_the_deposit_address(wallet_chain, fund, user) ->
 
     wallet = wallets.for_user(user)
     assert deposit["address"] == wallets.maker(wallet) != wallet.address
-    fund(deposit["address"], pusd=12_500_000, usdce=3 * USDC + 1, matic_wei=0)
-    fund(wallet.address, matic_wei=ONE_MATIC // 4)  # MATIC is the signer's (gas)
+    fund(deposit["address"], pusd=12_500_000, usdce=3 * USDC + 1, matic_wei=5 * ONE_MATIC)
+    fund(wallet.address, matic_wei=ONE_MATIC // 4)  # the owner key's: not what it holds
     balances = wallets.balances(user)
     assert balances["usdc"] == Decimal("12.5")
     assert balances["usdc_e"] == Decimal("3.000001")
-    assert balances["matic"] == Decimal("0.25")
+    assert balances["matic"] == Decimal(5)  # what sits at the deposit address
+    assert balances["gas_matic"] is None  # the relayer pays its gas: the key's MATIC is moot
     assert balances["total_usdc"] == Decimal("15.500001")
     assert all(isinstance(balances[k], Decimal) for k in ("usdc", "usdc_e", "matic"))
 

@@ -1,7 +1,7 @@
-"""Calls a maker wallet makes beyond approvals: send pUSD out, redeem through the collateral
-adapters (winnings arrive as pUSD), wrap USDC.e into pUSD, unwrap, and authorize or revoke a
-session key. Each is a ``Call`` for a deposit wallet's ``Batch`` (or an EOA's own
-transaction); those the official SDK also builds are compared with it byte for byte.
+"""Calls a maker wallet makes beyond approvals: send pUSD (or MATIC) out, redeem through the
+collateral adapters (winnings arrive as pUSD), wrap USDC.e into pUSD, unwrap, and authorize
+or revoke a session key. Each is a ``Call`` for a deposit wallet's ``Batch`` (or an EOA's
+own transaction); those the official SDK also builds are compared with it byte for byte.
 """
 
 from __future__ import annotations
@@ -39,6 +39,12 @@ def condition_word(condition_id: str) -> bytes:
 def transfer_call(token: str, recipient: str, amount: int) -> Call:
     """ERC-20 ``transfer(recipient, amount)`` (base units) from the wallet."""
     return _call(token, _TRANSFER + address_word(recipient) + uint_word(amount))
+
+
+def native_transfer_call(recipient: str, amount_wei: int) -> Call:
+    """Send ``amount_wei`` of the chain's native token (MATIC) to ``recipient``: a call that
+    carries value and no calldata (the wallet's own MATIC; the relayer still pays gas)."""
+    return Call(target=recipient, data="0x", value=amount_wei)
 
 
 def redeem_call(condition_id: str, *, neg_risk: bool,
@@ -82,6 +88,7 @@ def revoke_session_signer_call(wallet: str, session_signer: str) -> Call:
 __all__ = [
     "authorize_session_signer_call",
     "condition_word",
+    "native_transfer_call",
     "redeem_call",
     "revoke_session_signer_call",
     "transfer_call",

@@ -12,6 +12,7 @@ from venue.models import (
     CancelResult,
     FeeSchedule,
     Level,
+    MarketParameters,
     OpenOrder,
     OpenOrdersPage,
     OrderBook,
@@ -105,6 +106,23 @@ def parse_market_fees(body: Any) -> FeeSchedule | None:
         return None
     return FeeSchedule(rate=rate, exponent=req_dec(fd.get("e")),
                        taker_only=bool(fd.get("to", True)), rebate_rate=Decimal(0))
+
+
+def parse_market_parameters(body: Any) -> MarketParameters:
+    """CLOB ``/clob-markets/<cid>`` -> tick ``mts``, minimum ``mos``, fees ``fd``, ``nr`` and
+    the taker delay (``td``, milliseconds: the field's name and unit are not documented yet,
+    ACCOUNTS.md §11; the sandbox serves it so)."""
+    body = require_mapping(body, "clob-markets")
+    delay = dec(pick(body, "td", "taker_delay_ms"))
+    neg_risk = body.get("nr")
+    return MarketParameters(
+        condition_id=as_text(body.get("c")),
+        tick_size=dec(body.get("mts")),
+        min_order_size=dec(body.get("mos")),
+        fees=parse_market_fees(body),
+        neg_risk=None if neg_risk is None else bool(neg_risk),
+        taker_delay=(delay or Decimal(0)) / 1000,
+    )
 
 
 def parse_prices_history(body: Any) -> list[PriceHistoryPoint]:

@@ -1,5 +1,6 @@
 """Which source detects the targets' trades right now, and since when: the RTDS feed while
-it is connected and carrying trades, else fast polling of the Data API (feed down or stale).
+it is connected and carrying trades, else fast polling of the Data API (feed down or stale);
+the feed's last gap (when it last dropped and for how long) and the polls of the last minute.
 
 Shown in the engine's heartbeat (read by ``copytrade status`` and a config's status) and
 in the metrics."""
@@ -7,6 +8,8 @@ in the metrics."""
 from __future__ import annotations
 
 import logging
+import time
+from collections import deque
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +19,7 @@ log = logging.getLogger(__name__)
 
 FEED = "feed"
 POLL = "poll"
+WINDOW = 60  # seconds of polls counted in polls_per_minute
 
 
 class DetectionSource:
@@ -26,7 +30,32 @@ class DetectionSource:
         self.source = POLL  # until the feed is up and carries trades
         self.since = datetime.now(UTC)
         self.stale_reconnects = 0
+        # The feed's last gap: when it stopped carrying trades after having carried them,
+        # and when it came back (None while the gap lasts).
+        self.gap_at: datetime | None = None
+        self.gap_ended: datetime | None = None
+        # Polls per whole second of the last minute, oldest first: bounded by WINDOW
+        # entries however many targets poll.
+        self._polls: deque[list[int]] = deque()
         metrics.detection_source(POLL)
+
+    def polled(self) -> None:
+        """Count one Data API poll (for polls_per_minute)."""
+        second = int(time.monotonic())
+        if self._polls and self._polls[-1][0] == second:
+            self._polls[-1][1] += 1
+        else:
+            self._polls.append([second, 1])
+        self._prune(second)
+
+    def polls_per_minute(self) -> int:
+        """How many polls this engine made over the last minute."""
+        self._prune(int(time.monotonic()))
+        return sum(count for _, count in self._polls)
+
+    def _prune(self, second: int) -> None:
+        while self._polls and self._polls[0][0] <= second - WINDOW:
+            self._polls.popleft()
 
     def observe(self, feed: Any) -> bool:
         """Read the feed's state; True when the feed is live (connected, trades flowing)."""
@@ -43,10 +72,26 @@ class DetectionSource:
                    else "feed down")
             (log.info if live else log.warning)(
                 "engine %s: trades now detected by %s (%s)", self.name, source, why)
-            self.source, self.since = source, datetime.now(UTC)
+            now = datetime.now(UTC)
+            if live and self.gap_at is not None:
+                self.gap_ended = now
+            elif not live and self.source == FEED:  # a drop of a live feed starts a gap
+                self.gap_at, self.gap_ended = now, None
+            self.source, self.since = source, now
             metrics.detection_source(source)
         return live
 
+    def gap_seconds(self) -> float | None:
+        """How long the last gap lasted (so far, while it lasts); None if none yet."""
+        if self.gap_at is None:
+            return None
+        return ((self.gap_ended or datetime.now(UTC)) - self.gap_at).total_seconds()
+
     def fields(self) -> dict[str, str]:
-        """The heartbeat's view: ``detection`` (feed|poll) and ``detection_since`` (ISO)."""
-        return {"detection": self.source, "detection_since": self.since.isoformat()}
+        """The heartbeat's view: ``detection`` (feed|poll), ``detection_since`` (ISO), the
+        last gap's start (ISO) and length in seconds ("" if none) and ``polls_per_minute``."""
+        gap = self.gap_seconds()
+        return {"detection": self.source, "detection_since": self.since.isoformat(),
+                "detection_last_gap_at": self.gap_at.isoformat() if self.gap_at else "",
+                "detection_last_gap_seconds": f"{gap:.1f}" if gap is not None else "",
+                "polls_per_minute": str(self.polls_per_minute())}

@@ -27,6 +27,7 @@ before its record.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -90,7 +91,8 @@ class CopyEngine:
             name=name, settings=self.settings, stats=self.stats, executor=self.executor,
             db=self.db, poll_limiter=self._poll_limiter, venue=lambda: self._venue,
             poll_delay=self.poll_delay, feed_up=lambda: self.feed_connected,
-            feed_lost=lambda: self._feed_lost, first_poll=self.first_poll)
+            feed_lost=lambda: self._feed_lost, first_poll=self.first_poll,
+            polled=self.detection.polled)
         self._next_first_poll = 0.0
         self._active: dict[str, int] = {}  # active targets as last read by a full sweep
         self._fingerprint: Any = None
@@ -211,7 +213,13 @@ class CopyEngine:
         metrics.copy_executors(len(self.targets), configs)
         return {"heartbeat_at": datetime.now(UTC).isoformat(),
                 "targets": str(len(self.targets)), "configs": str(configs),
-                "feed": "up" if self.feed_connected else "down", **self.detection.fields()}
+                "feed": "up" if self.feed_connected else "down", **self.detection.fields(),
+                "throttled": json.dumps(self._throttled(), sort_keys=True)}
+
+    def _throttled(self) -> dict[str, dict[str, float]]:
+        """Signers whose venue budget backed off after a rate-limit warning (for status)."""
+        budgets = self._venue.transport.budgets if self._venue is not None else None
+        return budgets.throttled() if budgets is not None else {}
 
     async def _heartbeat_loop(self) -> None:
         while True:

@@ -17,6 +17,7 @@ from services.copying.execution import Quote
 from services.copying.mirror import MarketView
 from services.trading import order_plan
 from venue.client import AsyncVenueClient
+from venue.errors import VenueError
 from venue.market_feed import BookFeed
 from venue.models import OrderBook
 from worker.copy_engine.settings import EngineSettings, EngineStats
@@ -72,18 +73,18 @@ class QuoteSource:
         market = await self.venue.gamma.market_by_token(token_id)
         book = await self.book(token_id)
         names = [n for tag in market.tags for n in (tag.label, tag.slug) if n]
-        fees = await self.venue.fee_schedule(market)
+        try:  # the live mts/mos/fd (cached 10 s), as previews and orders read them
+            params = await self.venue.clob.market_parameters(market.condition_id)
+        except VenueError:
+            params = None  # the CLOB cannot say: the book's and Gamma's (parameters.limits)
+        info = order_plan.market_info_from(token_id, market, book, params)
         view = MarketView(
             category=market.tags[0].label if market.tags else "",
-            tick_size=book.tick_size or market.tick_size or copying.DEFAULT_TICK,
-            min_order_size=book.min_order_size or market.min_order_size
-            or copying.DEFAULT_MIN_SIZE,
+            tick_size=info.tick_size, min_order_size=info.min_order_size,
             best_bid=book.best_bid, best_ask=book.best_ask,
             accepting_orders=market.accepting_orders and not market.closed,
-            categories=copying.normalise_categories(names), fees=fees)
-        return Quote(view=view, book=book,
-                     info=order_plan.market_info_from(token_id, market, book, fees),
-                     market=market)
+            categories=copying.normalise_categories(names), fees=info.fee_schedule)
+        return Quote(view=view, book=book, info=info, market=market)
 
     async def market_view(self, token_id: str) -> MarketView:
         """Category and limits (cached) with the live top of the book."""

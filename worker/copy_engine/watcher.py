@@ -49,6 +49,7 @@ class WatchContext:
     # Set when the feed stops carrying trades (down or stale): long backstop waits end.
     feed_lost: Callable[[], trio.Event]
     first_poll: Callable[[], Awaitable[None]]  # a turn for a new target's first poll
+    polled: Callable[[], None]  # counts a poll (the engine's polls per minute)
 
 
 class TargetWatcher:
@@ -148,20 +149,16 @@ class TargetWatcher:
         assert venue is not None
         start = max(0, self.cursor - context.settings.overlap_seconds)
         new = 0
-        offset = 0
-        while True:
-            async with context.poll_limiter:
-                rows = await venue.data.activity(self.address, types="TRADE", start=start,
-                                                 limit=500, offset=offset,
-                                                 sort_direction="ASC")
-            context.stats.poll_requests += 1
-            for item in rows:
-                if self.offer(item, "poll"):
-                    new += 1
-                self.cursor = max(self.cursor, item.timestamp)
-            if len(rows) < 500:
-                break
-            offset += len(rows)
+        # Data API v2 cursor pages (v1 offsets, capped at 10,000 rows, only as a fallback):
+        # a long catch-up is not cut short (ACCOUNTS.md §11).
+        async with context.poll_limiter:
+            rows = await venue.activity_history(self.address, types="TRADE", start=start)
+        context.stats.poll_requests += 1
+        context.polled()
+        for item in sorted(rows, key=lambda row: row.timestamp):  # oldest first, as they came
+            if self.offer(item, "poll"):
+                new += 1
+            self.cursor = max(self.cursor, item.timestamp)
         context.stats.polls += 1
         return new
 

@@ -22,6 +22,7 @@ import peewee
 from models.base import db, utcnow
 from models.copying import ConfigPreview, CopyConfig
 from models.user import User
+from services.copying import copy_notices
 from services.copying.configs.rules import validate_fields, with_defaults
 from services.copying.configs.targets import target_profile
 from services.platform import errors, tiers
@@ -233,6 +234,7 @@ def stop(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
         config.version += 1
         config.save()
     _nudge("copy.stop", config.id)
+    copy_notices.config_stopped(config, "stopped by you")
     return config
 
 

@@ -24,7 +24,7 @@ def status(user: User | UUID | str, config_id: UUID | str) -> dict[str, Any]:
     owner = copy_leases.owner_of_target(config.target_address) if config.is_active else None
     heartbeat = copy_leases.engine_heartbeat(owner) if owner else None
     detection = (operations.engine_detection(copy_control.connection(), None, [owner])
-                 .get(owner or "", {}))
+                 .get(owner or "", operations.NO_DETECTION))
     last = (CopyIntent.select().where(CopyIntent.config == config.id)
             .order_by(CopyIntent.created_at.desc()).first())
 
@@ -42,8 +42,7 @@ def status(user: User | UUID | str, config_id: UUID | str) -> dict[str, Any]:
         "executor_running": bool(config.is_active and owner),
         "worker": owner,
         "worker_heartbeat_at": heartbeat,
-        "detection": detection.get("detection"),
-        "detection_since": detection.get("detection_since"),
+        **detection,
         "mode": "paper" if config.paper_trading else "live",
         "target_address": config.target_address,
         "last_detection_at": last.seen_at if last else None,

@@ -19,7 +19,7 @@ def target_profile(address: str, *, limit: int = 100) -> dict[str, Any]:
     """The target's recent fills, typical trade size, exposure, PnL and categories (venue)."""
     client = venues.client()
     try:
-        rows = [r for r in client.data.activity(address, types="TRADE", limit=limit)
+        rows = [r for r in client.activity_history(address, types="TRADE", max_rows=limit)
                 if r.is_trade]
         positions = client.data.positions(address, limit=100)
     except Exception as exc:

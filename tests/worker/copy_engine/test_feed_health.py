@@ -1,16 +1,23 @@
 """Feed health: with the sandbox's RTDS muted (pings answered, no trades), the engine marks
 the feed stale, switches detection to fast polling (heartbeat, ``copytrade status``,
-config status, metrics) and still copies; once trades flow again, the feed is back."""
+config status, metrics) and still copies; once trades flow again, the feed is back. No
+operator acts in between, and the config's status shows the gap and the polls per minute."""
 
 from __future__ import annotations
 
 import dataclasses
 from decimal import Decimal
 
+import pytest
 import redis
 import trio
+from flask import render_template
 
-from services.platform import metrics, operations
+from blueprints.dashboard.base import present
+from schemas.configs import ConfigStatusSchema
+from services.copying import configs
+from services.platform import copy_control, metrics, operations
+from tests.worker.conftest import delete_prefixed_keys
 from tests.worker.copy_engine.conftest import FAST, inject, owned, settled, wait_for
 
 # Stale after 1 s without a trade frame; backstop polls far apart, so a copy made while the
@@ -18,12 +25,20 @@ from tests.worker.copy_engine.conftest import FAST, inject, owned, settled, wait
 STALE = dataclasses.replace(FAST, feed_stale_seconds=1.0, backstop_poll_seconds=30.0)
 
 
+@pytest.fixture
+def engine_prefix(app, redis_url):
+    """The deployment's own prefix, so a config's status reads these engines' heartbeats."""
+    prefix = copy_control.prefix()
+    yield prefix
+    delete_prefixed_keys(redis.Redis.from_url(redis_url), prefix + "copy:")
+
+
 def _mute(control, enabled: bool) -> None:
     control.call("POST", "/rtds/mute", {"enabled": enabled}, expect=200)
 
 
 def test_a_muted_feed_goes_stale_polling_copies_and_the_feed_comes_back(
-        run_engines, make_config, trader, market, target, venue_control, redis_url,
+        app, run_engines, make_config, trader, market, target, venue_control, redis_url,
         engine_prefix):
     config = make_config(trader.user, target, size_multiplier=Decimal("0.5"))
     client = redis.Redis.from_url(redis_url)
@@ -55,6 +70,7 @@ def test_a_muted_feed_goes_stale_polling_copies_and_the_feed_comes_back(
         await trio.sleep(STALE.heartbeat_seconds * 2)
         seen["executors"] = await trio.to_thread.run_sync(
             lambda: operations.executors(client, engine_prefix, since))
+        seen["gap"] = await trio.to_thread.run_sync(configs.status, trader.user, config.id)
         # The target trades while the feed is silent: polling finds and copies it.
         await inject(venue_control, target, market.yes, "BUY", "40", "0.5")
         [intent] = await wait_for(settled(config))
@@ -64,6 +80,8 @@ def test_a_muted_feed_goes_stale_polling_copies_and_the_feed_comes_back(
         await trio.to_thread.run_sync(_mute, venue_control, False)
         await trades_flow(engine)
         assert engine.detection.since > since
+        await trio.sleep(STALE.heartbeat_seconds * 2)
+        seen["back"] = await trio.to_thread.run_sync(configs.status, trader.user, config.id)
 
     try:
         run_engines(scenario, settings=STALE)
@@ -71,6 +89,25 @@ def test_a_muted_feed_goes_stale_polling_copies_and_the_feed_comes_back(
         _mute(venue_control, False)
     [row] = [e for e in seen["executors"] if e["config_id"] == str(config.id)]
     assert row["detection"] == "poll" and row["detection_since"]
+    assert row["detection_last_gap_at"] and row["polls_per_minute"] >= 1
+    # While the feed is silent: polling since the gap began, the gap still growing.
+    gap = present(ConfigStatusSchema(), seen["gap"])
+    assert gap["detection"] == "poll" and gap["detection_last_gap_at"]
+    assert gap["detection_since"] == gap["detection_last_gap_at"]
+    assert gap["detection_last_gap_seconds"] >= STALE.heartbeat_seconds
+    assert gap["polls_per_minute"] >= 2  # fast polls of the target
+    # Back on the feed: the gap is closed, as long as it lasted (at least the copy by poll).
+    back = present(ConfigStatusSchema(), seen["back"])
+    assert back["detection"] == "feed" and back["detection_since"] > gap["detection_since"]
+    assert back["detection_last_gap_at"] == gap["detection_last_gap_at"]
+    assert back["detection_last_gap_seconds"] > gap["detection_last_gap_seconds"]
+    with app.test_request_context():
+        shown = {name: render_template("dashboard/_config_status.html", config=config,
+                                       status=status) for name, status in
+                 (("gap", gap), ("back", back))}
+    assert 'data-detection="poll"' in shown["gap"] and 'data-gap="open"' in shown["gap"]
+    assert "polls/min" in shown["gap"] and "so far" in shown["gap"]
+    assert 'data-detection="feed"' in shown["back"] and 'data-gap="closed"' in shown["back"]
     exported = seen["metrics"]
     assert 'copytrade_detection_source{source="poll"} 1.0' in exported
     assert 'copytrade_detection_source{source="feed"} 0.0' in exported

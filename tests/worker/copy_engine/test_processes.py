@@ -20,7 +20,7 @@ from models.base import db
 from models.copying import CopyIntent
 from models.trading import Order
 from services.platform import copy_leases
-from tests.conftest import DEADLINE
+from tests.conftest import DEADLINE, app_settings
 from tests.worker.copy_engine.conftest import cursor_of
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -58,12 +58,13 @@ class Worker:
 def spawn(app, tmp_path, redis_url, engine_prefix, venue_server) -> Iterator[Callable[[], Worker]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("POLYMARKET_")}
     env.update(
-        DATABASE_URL=app.config["DATABASE_URL"], REDIS_URL=redis_url, REDIS_PREFIX=engine_prefix,
+        DATABASE_URL=app_settings(app).database_url, REDIS_URL=redis_url,
+        REDIS_PREFIX=engine_prefix,
         COPYTRADE_INSTANCE=str(tmp_path / "instance"), VENUE="sandbox",
         POLYMARKET_GAMMA_URL=venue_server.gamma_url, POLYMARKET_CLOB_URL=venue_server.clob_url,
         POLYMARKET_DATA_URL=venue_server.data_url, POLYMARKET_RTDS_URL=venue_server.rtds_url,
-        SECRET_KEY=app.config["SECRET_KEY"],
-        WALLET_ENCRYPTION_KEY=app.config["WALLET_ENCRYPTION_KEY"],
+        SECRET_KEY=app_settings(app).secret_key,
+        WALLET_ENCRYPTION_KEY=app_settings(app).wallet_encryption_key,
         WORKER_HEARTBEAT_SECONDS="0.5", COPY_LEASE_MS="2000", COPY_HEARTBEAT_SECONDS="0.3",
         COPY_SWEEP_SECONDS="0.3", COPY_POLL_SECONDS="0.3", COPY_BACKSTOP_POLL_SECONDS="1",
     )

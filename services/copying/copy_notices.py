@@ -1,0 +1,101 @@
+"""What a follower is told about their copies (services/notifications): a copy filled or
+skipped, a config out of funds, a config stopped. Call sites and their event ids:
+
+- ``enqueue(intent_ids)`` after the copy engine's transaction settles intents: one job
+  (``copying.notify``) reads them and emits, so the hot path pays one Redis write;
+  ``copy.filled:<intent>`` / ``copy.skipped:<intent>``; a skip for
+  ``insufficient_balance`` also emits ``config.out_of_funds:<config>:<hour>`` (one an hour);
+- ``config_stopped(config, reason)`` where copying stops (the user: ``crud.stop``; loss
+  stops and drawdown: the copy rules), ``config.stopped:<config>:<version>``;
+- ``breaker_opened(config, reason)`` for the copy rules' circuit breaker,
+  ``config.breaker_opened:<config>:<version>``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from models.base import utcnow
+from models.copying import INTENT_FILLED, INTENT_SKIPPED, CopyConfig, CopyIntent
+from services.copying.mirror import INSUFFICIENT_BALANCE
+from services.notifications import events
+from services.platform import jobs
+
+log = logging.getLogger(__name__)
+
+JOB_NAME = "copying.notify"
+_CENTS = Decimal("0.01")
+REASONS = {INSUFFICIENT_BALANCE: "not enough pUSD in the trading wallet"}
+
+
+def trader(config: CopyConfig) -> str:
+    """How a config's target is named in a message."""
+    return config.target_name or f"{config.target_address[:6]}…{config.target_address[-4:]}"
+
+
+def enqueue(intent_ids: Sequence[UUID]) -> None:
+    """Queue the job that tells the followers about these settled intents (best effort:
+    Redis down costs the messages, never the copy)."""
+    if not intent_ids:
+        return
+    try:
+        jobs.enqueue(JOB_NAME, *intent_ids, queue="low")
+    except Exception:
+        log.warning("copy notifications for %d intents not queued", len(intent_ids),
+                    exc_info=True)
+
+
+def emit_outcomes(intent_ids: Sequence[UUID | str]) -> int:
+    """Emit copy.filled / copy.skipped (and out of funds) for final intents; how many."""
+    rows = list(CopyIntent.select(CopyIntent, CopyConfig).join(CopyConfig).where(
+        CopyIntent.id.in_([UUID(str(i)) for i in intent_ids]),
+        CopyIntent.status.in_((INTENT_FILLED, INTENT_SKIPPED))))
+    for intent in rows:
+        _emit_one(intent)
+    return len(rows)
+
+
+def _emit_one(intent: CopyIntent) -> None:
+    config = intent.config
+    common: dict[str, Any] = {"config_id": config.id, "trader": trader(config),
+                              "market": intent.market_slug or intent.token_id,
+                              "outcome": intent.outcome or None, "paper": intent.paper}
+    if intent.status == INTENT_FILLED:
+        size = intent.filled_size or intent.size
+        price = intent.filled_price or intent.price
+        amount = (size * price).quantize(_CENTS) if size is not None and price else None
+        events.emit(intent.user_id, "copy.filled", f"copy.filled:{intent.id}",
+                    link="/dashboard/configs", side="Bought" if intent.side == "BUY" else "Sold",
+                    size=size, price=price, amount=amount, **common)
+        return
+    reason = intent.reason or "skipped"
+    events.emit(intent.user_id, "copy.skipped", f"copy.skipped:{intent.id}",
+                link="/dashboard/configs", reason=reason,
+                reason_text=REASONS.get(reason), amount=intent.usdc, **common)
+    if reason == INSUFFICIENT_BALANCE:
+        hour = utcnow().strftime("%Y%m%d%H")
+        events.emit(intent.user_id, "config.out_of_funds",
+                    f"config.out_of_funds:{config.id}:{hour}", link="/dashboard/wallet",
+                    config_id=config.id, trader=trader(config), amount=intent.usdc,
+                    balance=None)
+
+
+def config_stopped(config: CopyConfig, reason: str) -> None:
+    """config.stopped: copying this config stopped (``reason``: user, loss_stop, drawdown)."""
+    events.emit(config.user_id, "config.stopped", f"config.stopped:{config.id}:{config.version}",
+                link="/dashboard/configs", config_id=config.id, trader=trader(config),
+                reason=reason)
+
+
+def breaker_opened(config: CopyConfig, reason: str) -> None:
+    """config.breaker_opened: the copy rules paused this config (``reason`` says why)."""
+    events.emit(config.user_id, "config.breaker_opened",
+                f"config.breaker_opened:{config.id}:{config.version}",
+                link="/dashboard/configs", config_id=config.id, trader=trader(config),
+                reason=reason)
+
+

@@ -1,0 +1,138 @@
+"""The Telegram bot's commands, for the user a chat is linked to (services/notifications/
+telegram.py links it with ``/start CODE``): /status, /pnl, /positions, /configs,
+/stop <config>, /start <config>, /help. A chat linked to nobody gets a polite refusal and
+nothing is done. A stop asks first, with an inline button.
+
+It lives in identity because a linked chat is a credential: the chat id resolves to the
+user, and every command then calls the same services REST and MCP call.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from uuid import UUID
+
+from models.user import User
+from services.copying import configs
+from services.copying.copy_notices import trader
+from services.notifications import inbox, telegram
+from services.platform import errors
+from services.trading import positions, stats
+
+log = logging.getLogger(__name__)
+
+HELP = ("Commands:\n/status: copying and unread notifications\n/pnl: profit and loss\n"
+        "/positions: open positions\n/configs: your copy configs (numbered)\n"
+        "/stop N: stop copying config N (asks first)\n/start N: start copying config N\n"
+        "/help: this list")
+REFUSAL = ("Sorry, this chat is not linked to a copytrade account, so I can do nothing "
+           "here. Add a Telegram channel in copytrade and send the /start code it shows.")
+
+
+def handle_update(update: dict[str, Any]) -> str | None:
+    """Answer one Telegram update (a message or a button press); the reply sent, if any."""
+    if "callback_query" in update:
+        return _button(update["callback_query"])
+    message = update.get("message") or {}
+    chat_id = (message.get("chat") or {}).get("id")
+    text = (message.get("text") or "").strip()
+    if chat_id is None or not text.startswith("/"):
+        return None
+    command, _, argument = text.partition(" ")
+    command = command.split("@", 1)[0].lower()
+    argument = argument.strip()
+    user_id = telegram.linked_user(chat_id)
+    if user_id is None:
+        if command == "/start" and argument and telegram.link(argument, chat_id):
+            reply = "Linked. You will get your notifications here. " + HELP
+        else:
+            reply = REFUSAL
+        telegram.send_message(chat_id, reply)
+        return reply
+    user = User.get_by_id(user_id)
+    buttons = None
+    try:
+        reply, buttons = _command(user, command, argument)
+    except errors.CopytradeError as exc:
+        reply = f"That did not work: {exc.message}"
+    telegram.send_message(chat_id, reply, buttons)
+    return reply
+
+
+def _command(user: User, command: str, argument: str) -> tuple[str, Any]:
+    if command == "/status":
+        listed = configs.list_configs(user)
+        active = sum(1 for c in listed if c.is_active)
+        return (f"Copying {active} of {len(listed)} configs. "
+                f"{inbox.unread_count(user)} unread notifications."), None
+    if command == "/pnl":
+        summary = stats.user_summary(user)
+        return (f"Total PnL {summary['total_pnl']} pUSD (realized {summary['realized_pnl']}), "
+                f"{summary['trade_count']} filled trades."), None
+    if command == "/positions":
+        held = positions.list_positions(user)
+        if not held:
+            return "No open positions.", None
+        return "\n".join(f"{p['size']} × “{p['market_title'] or p['market_slug']}” "  # noqa: RUF001
+                         f"{p['outcome']}: {p['current_value']} pUSD" for p in held[:20]), None
+    if command == "/configs":
+        return _config_list(user), None
+    if command in ("/stop", "/start"):
+        config = _config(user, argument)
+        if command == "/start":
+            configs.start(user, config.id)
+            return f"Copying {trader(config)} started.", None
+        return (f"Stop copying {trader(config)}?",
+                [[{"text": "Yes, stop", "callback_data": f"stop:{config.id}"},
+                  {"text": "No", "callback_data": "cancel"}]])
+    return HELP, None
+
+
+def _config_list(user: User) -> str:
+    listed = configs.list_configs(user)
+    if not listed:
+        return "No copy configs yet."
+    return "\n".join(f"{n}. {trader(c)}: {'copying' if c.is_active else 'stopped'}"
+                     for n, c in enumerate(listed, 1))
+
+
+def _config(user: User, argument: str) -> Any:
+    listed = configs.list_configs(user)
+    if argument.isdigit() and 1 <= int(argument) <= len(listed):
+        return listed[int(argument) - 1]
+    for config in listed:
+        if argument and str(config.id).startswith(argument.lower()):
+            return config
+    raise errors.NotFound("No such config: send /configs for their numbers.")
+
+
+def _button(query: dict[str, Any]) -> str | None:
+    chat_id = ((query.get("message") or {}).get("chat") or {}).get("id")
+    data = query.get("data") or ""
+    user_id = telegram.linked_user(chat_id) if chat_id is not None else None
+    if user_id is None:
+        telegram.answer_button(query.get("id", ""), "Not linked.")
+        return None
+    if data.startswith("stop:"):
+        try:
+            config = configs.stop(User.get_by_id(user_id), UUID(data[5:]))
+            reply = f"Copying {trader(config)} stopped."
+        except (errors.CopytradeError, ValueError):
+            reply = "That config is gone."
+    else:
+        reply = "Nothing changed."
+    telegram.answer_button(query.get("id", ""), reply)
+    telegram.send_message(chat_id, reply)
+    return reply
+
+
+def poll_once(offset: int | None, timeout: float) -> int | None:
+    """Fetch and answer one batch of updates; the next offset."""
+    for update in telegram.get_updates(offset, timeout):
+        offset = int(update["update_id"]) + 1
+        try:
+            handle_update(update)
+        except Exception:  # one bad update must not stop the bot
+            log.exception("telegram update %s failed", update.get("update_id"))
+    return offset

@@ -1,0 +1,195 @@
+"""Events in, deliveries out: recorded once, signed, retried with backoff, digested in bursts,
+a 410 turns the channel off; webhook URLs are checked."""
+
+from __future__ import annotations
+
+import json
+import time
+from decimal import Decimal
+
+import pytest
+from standardwebhooks.webhooks import Webhook
+
+from models.notifications import (
+    Notification,
+    NotificationChannel,
+    NotificationDelivery,
+)
+from services.notifications import channels, deliveries, events, inbox, preferences
+from services.platform import errors
+from tests.notifications.fakes import WebhookReceiver, running
+
+
+def _deliver_all() -> list[str]:
+    return [deliveries.deliver(d.id) for d in NotificationDelivery.select().where(
+        NotificationDelivery.status == "pending")]
+
+
+def _webhook(user, receiver: WebhookReceiver) -> NotificationChannel:
+    added = channels.add(user, "webhook", url=receiver.url + "/hook", label="mine")
+    assert added.secret.startswith("whsec_")
+    receiver.secrets.append(added.secret)
+    return added.channel
+
+
+def test_an_event_is_recorded_once_and_reaches_the_webhook_signed(tune, user):
+    with running(WebhookReceiver()) as receiver:
+        channel = _webhook(user, receiver)
+        first = events.emit(user, "copy.filled", "copy.filled:1", side="Bought",
+                            size=Decimal("10"), market="Will it rain?", price=Decimal("0.42"),
+                            amount=Decimal("4.2"), trader="whale", link="/dashboard/trades")
+        again = events.emit(user, "copy.filled", "copy.filled:1", amount=Decimal("99"))
+        assert first is not None and again is None
+        assert Notification.select().count() == 1
+        assert _deliver_all() == ["sent"]
+        [body] = receiver.bodies()
+        assert receiver.rejected == 0
+        assert body["type"] == "copy.filled"
+        assert body["data"]["text"] == ("Bought 10 shares of “Will it rain?” at 0.42 for 4.2 "
+                                        "pUSD (copy of whale).")
+        # Third-party text reaches machines inside the envelope.
+        assert body["data"]["payload"]["market"] == {
+            "untrusted_data": {"source": "third_party", "text": "Will it rain?"}}
+        assert body["data"]["payload"]["amount"] == "4.2"
+        assert body["data"]["link"].endswith("/dashboard/trades")
+        assert receiver.event_ids() == [str(first.id)]
+        log = channels.delivery_log(user, channel.id).items
+        assert log[0]["status"] == "sent" and log[0]["status_code"] == 200
+        assert log[0]["latency_ms"] is not None
+
+
+def test_a_receiver_down_gets_retries_with_backoff_then_the_delivery_fails(tune, user):
+    tune(retry_seconds=(30, 120, 600, 3600))
+    with running(WebhookReceiver(status=503)) as receiver:
+        _webhook(user, receiver)
+        events.emit(user, "account.ready", "account.ready:1")
+        [delivery] = NotificationDelivery.select()
+        waits = []
+        for _attempt in range(4):
+            before = time.time()
+            assert deliveries.deliver(delivery.id) == "pending"
+            delivery = NotificationDelivery.get_by_id(delivery.id)
+            waits.append(round(delivery.next_attempt_at.timestamp() - before, -1))
+            # Not due yet: the job does nothing.
+            assert deliveries.deliver(delivery.id) == "pending"
+            NotificationDelivery.update(next_attempt_at=delivery.created_at).where(
+                NotificationDelivery.id == delivery.id).execute()
+        assert waits == [30, 120, 600, 3600]
+        assert deliveries.deliver(delivery.id) == "failed"
+        failed = NotificationDelivery.get_by_id(delivery.id)
+        assert failed.attempts == 5 and failed.last_status_code == 503
+        assert failed.last_error == "the receiver answered 503"
+
+
+def test_a_receiver_answering_410_turns_the_channel_off_and_the_user_is_told(tune, user):
+    with running(WebhookReceiver(status=410)) as receiver:
+        channel = _webhook(user, receiver)
+        events.emit(user, "deposit.received", "deposit:1", amount=Decimal("5"), token="pUSD")
+        assert _deliver_all() == ["failed"]
+    channel = NotificationChannel.get_by_id(channel.id)
+    assert not channel.enabled and "410" in channel.disabled_reason
+    page = inbox.list_notifications(user).items
+    assert page[0]["type"] == "channel.disabled"
+    assert "turned off" in page[0]["text"] and "410" in page[0]["text"]
+    # Nothing more is queued to it.
+    events.emit(user, "deposit.received", "deposit:2", amount=Decimal("6"), token="pUSD")
+    pending = NotificationDelivery.select().where(NotificationDelivery.status == "pending")
+    assert pending.count() == 0
+
+
+def test_a_burst_becomes_one_digest(tune, user):
+    tune(burst=3, burst_window_seconds=0.5)
+    with running(WebhookReceiver()) as receiver:
+        _webhook(user, receiver)
+        for n in range(12):
+            events.emit(user, "config.breaker_opened", f"breaker:{n}", trader="whale",
+                        reason="three failures in a row")
+        assert _deliver_all() == ["sent"] * 3
+        time.sleep(0.6)
+        assert deliveries.tick()["digests"] == 1
+        assert _deliver_all() == ["sent"]
+        bodies = receiver.bodies()
+        assert len(bodies) == 4
+        assert bodies[-1]["type"] == "digest"
+        assert bodies[-1]["data"]["text"].startswith("9 notifications arrived in a burst: "
+                                                     "9 × Copying paused")  # noqa: RUF001
+    # The app still lists every one.
+    assert inbox.unread_count(user) == 12
+
+
+def test_preferences_and_thresholds_choose_what_a_channel_gets(tune, user):
+    with running(WebhookReceiver()) as receiver:
+        channel = _webhook(user, receiver)
+        preferences.set_preferences(user, [
+            {"event_type": "copy.skipped", "channel_id": channel.id, "enabled": True,
+             "min_amount": Decimal("10"), "reasons": ["insufficient_balance"]},
+            {"event_type": "order.filled", "channel_id": channel.id, "enabled": False},
+            {"event_type": "order.filled", "channel_id": None, "enabled": False},
+        ])
+        events.emit(user, "copy.skipped", "s:1", amount=Decimal("50"), reason="slippage")
+        events.emit(user, "copy.skipped", "s:2", amount=Decimal("5"),
+                    reason="insufficient_balance")
+        events.emit(user, "copy.skipped", "s:3", amount=Decimal("50"),
+                    reason="insufficient_balance")
+        events.emit(user, "order.filled", "o:1", amount=Decimal("1"))
+        assert _deliver_all() == ["sent"]
+        assert [b["data"]["event_id"] for b in receiver.bodies()] == ["s:3"]
+    # order.filled is off in the app too; the skips are listed.
+    assert [n["data"].get("reason") for n in inbox.list_notifications(user).items] == [
+        "insufficient_balance", "insufficient_balance", "slippage"]
+    rows = preferences.list_preferences(user)
+    chosen = next(r for r in rows if r["channel_id"] == channel.id
+                  and r["event_type"] == "copy.skipped")
+    assert chosen["min_amount"] == Decimal("10")
+
+
+def test_rotating_the_secret_signs_with_both_during_the_overlap(tune, user):
+    with running(WebhookReceiver()) as receiver:
+        channel = _webhook(user, receiver)
+        old = receiver.secrets[0]
+        rotated = channels.rotate_secret(user, channel.id)
+        events.emit(user, "account.ready", "ready:1")
+        _deliver_all()
+        [request] = receiver.received
+        # A receiver still on the old secret, and one on the new, both verify.
+        Webhook(old).verify(request.body, request.headers)
+        Webhook(rotated["secret"]).verify(request.body, request.headers)
+        assert len(request.headers["webhook-signature"].split(" ")) == 2
+        tune(rotation_overlap_seconds=0)
+        channels.rotate_secret(user, channel.id)
+        events.emit(user, "account.ready", "ready:2")
+        receiver.secrets[:] = [old]
+        _deliver_all()
+        assert receiver.rejected == 1  # the old secret no longer signs
+
+
+@pytest.mark.parametrize(("url", "why"), [
+    ("http://example.com/hook", "The URL must use https."),
+    ("https://10.0.0.7/hook", "The host resolves to a private or reserved address."),
+    ("https://127.0.0.1/hook", "The host resolves to a private or reserved address."),
+    ("ftp://example.com/hook", "The URL must use https."),
+    ("https://user:pw@example.com/", "Give an https URL with a host name, no user name or "
+                                     "fragment."),
+])
+def test_a_webhook_url_must_be_https_to_a_public_address(tune, user, url, why):
+    tune(allow_loopback_urls=False)
+    with pytest.raises(errors.ValidationFailed) as raised:
+        channels.add(user, "webhook", url=url)
+    assert raised.value.details["fields"] == {"url": [why]}
+
+
+def test_loopback_http_is_refused_unless_allowed(tune, user):
+    tune(allow_loopback_urls=False)
+    with pytest.raises(errors.ValidationFailed):
+        channels.add(user, "webhook", url="http://127.0.0.1:9/hook")
+    tune(allow_loopback_urls=True)
+    assert channels.add(user, "webhook", url="http://127.0.0.1:9/hook").channel.enabled
+
+
+def test_mark_read(tune, user):
+    for n in range(3):
+        events.emit(user, "deposit.received", f"d:{n}", amount=Decimal(n + 1), token="pUSD")
+    [newest, *_] = inbox.list_notifications(user).items
+    assert inbox.mark_read(user, [newest["id"]]) == {"marked": 1, "unread": 2}
+    assert inbox.mark_read(user) == {"marked": 2, "unread": 0}
+    assert json.loads(Notification.get_by_id(newest["id"]).payload)["amount"] == "3"

@@ -1,0 +1,112 @@
+"""Telegram, two-way, against a fake Bot API over HTTP: linking by /start CODE, events pushed,
+commands answered for the linked user only, a stop confirmed by an inline button."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from eth_account import Account
+
+from models import User
+from models.base import utcnow
+from models.copying import CopyConfig
+from models.notifications import NotificationDelivery
+from services.identity import telegram_bot
+from services.notifications import channels, deliveries, events
+from tests.notifications.fakes import FakeTelegram, running
+from worker import jobs_notifications
+
+CHAT, STRANGER = 4242, 999
+
+
+def _config(user: User) -> CopyConfig:
+    return CopyConfig.create(user=user.id, target_address=Account.create().address.lower(),
+                             target_name="whale", size_multiplier=Decimal(1),
+                             max_position_usdc=Decimal(100), price_deviation_bps=500,
+                             paper_trading=True, is_active=True, started_at=utcnow(),
+                             blocked_categories="[]")
+
+
+def _poll(telegram: FakeTelegram) -> None:
+    """What the worker's poller does, once."""
+    assert jobs_notifications.poll_telegram("test-worker")
+
+
+def test_link_push_commands_and_a_confirmed_stop(tune, user):
+    with running(FakeTelegram()) as telegram:
+        tune(telegram_bot_token=telegram.token, telegram_api_url=telegram.url,
+             telegram_poll_seconds=0, telegram_bot_username="copytrade_bot")
+        config = _config(user)
+        added = channels.add(user, "telegram")
+        assert added.link_url == f"https://t.me/copytrade_bot?start={added.link_code}"
+        assert not added.channel.enabled
+        # A stranger's commands are refused and do nothing.
+        telegram.say(STRANGER, "/stop 1")
+        telegram.say(STRANGER, "/start not-a-code")
+        _poll(telegram)
+        refusals = telegram.sent()
+        assert len(refusals) == 2
+        assert all(r["chat_id"] == STRANGER and r["text"].startswith("Sorry, this chat is not "
+                                                                     "linked") for r in refusals)
+        assert CopyConfig.get_by_id(config.id).is_active
+        # The user links their chat with the one-time code.
+        telegram.say(CHAT, f"/start {added.link_code}")
+        _poll(telegram)
+        assert telegram.sent()[-1]["text"].startswith("Linked.")
+        # The code works once.
+        telegram.say(STRANGER, f"/start {added.link_code}")
+        _poll(telegram)
+        assert telegram.sent()[-1]["text"].startswith("Sorry")
+        # Events are pushed to the chat, plain text.
+        events.emit(user, "config.out_of_funds", "oof:1", trader="whale", amount=Decimal(5),
+                    balance=Decimal(1))
+        [delivery] = NotificationDelivery.select()
+        assert deliveries.deliver(delivery.id) == "sent"
+        pushed = telegram.sent()[-1]
+        assert pushed["chat_id"] == str(CHAT) and "parse_mode" not in pushed
+        assert pushed["text"].startswith("Out of funds\nCopying whale cannot continue: 5 pUSD")
+        # Commands.
+        for command in ("/help", "/status", "/configs"):
+            telegram.say(CHAT, command)
+        _poll(telegram)
+        help_text, status, listing = (m["text"] for m in telegram.sent()[-3:])
+        assert "/positions" in help_text and "/stop N" in help_text
+        assert status == "Copying 1 of 1 configs. 1 unread notifications."
+        assert listing == "1. whale: copying"
+        telegram.say(CHAT, "/stop 1")
+        _poll(telegram)
+        ask = telegram.sent()[-1]
+        assert ask["text"] == "Stop copying whale?"
+        assert ask["reply_markup"]["inline_keyboard"][0][0]["callback_data"] == \
+            f"stop:{config.id}"
+        assert CopyConfig.get_by_id(config.id).is_active  # not before the button
+        telegram.press(CHAT, f"stop:{config.id}")
+        _poll(telegram)
+        assert not CopyConfig.get_by_id(config.id).is_active
+        assert telegram.sent("answerCallbackQuery")[-1]["text"] == "Copying whale stopped."
+        # The stop is an event like any other.
+        assert events.emit(user, "config.stopped", f"config.stopped:{config.id}:"
+                           f"{CopyConfig.get_by_id(config.id).version}") is None
+        telegram.say(CHAT, "/start 1")
+        _poll(telegram)
+        assert telegram.sent()[-1]["text"] == "Copying whale started."
+        assert CopyConfig.get_by_id(config.id).is_active
+        # A stranger pressing a forged button changes nothing.
+        telegram.press(STRANGER, f"stop:{config.id}")
+        _poll(telegram)
+        assert CopyConfig.get_by_id(config.id).is_active
+
+
+def test_the_webhook_route_needs_telegrams_secret(tune, client, user):
+    with running(FakeTelegram()) as telegram:
+        tune(telegram_bot_token=telegram.token, telegram_api_url=telegram.url)
+        update = {"update_id": 1, "message": {"chat": {"id": STRANGER}, "text": "/help"}}
+        path = "/notifications/telegram/webhook"
+        assert client.post(path, json=update).status_code == 403
+        from services.notifications import telegram as bot_api
+
+        answer = client.post(path, json=update, headers={
+            "X-Telegram-Bot-Api-Secret-Token": bot_api.webhook_secret()})
+        assert answer.status_code == 200
+        assert telegram.sent()[-1]["text"].startswith("Sorry")
+        assert telegram.sent()[-1]["text"] == telegram_bot.REFUSAL
