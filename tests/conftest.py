@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -122,10 +123,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
         schema = None
     else:
         schema = f"t_{RUN_ID}_{os.getpid()}"
-        try:
-            conn = psycopg2.connect(PG_URL, connect_timeout=3)
-        except psycopg2.OperationalError as exc:
-            pytest.fail(f"PostgreSQL at {PG_URL} is unreachable: {exc}")
+        conn = _connect_postgresql()
         conn.autocommit = True
         with conn.cursor() as cur:
             cur.execute(f'CREATE SCHEMA "{schema}"')
@@ -139,6 +137,19 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
         with conn.cursor() as cur:
             cur.execute(f'DROP SCHEMA "{schema}" CASCADE')
         conn.close()
+
+
+def _connect_postgresql() -> Any:
+    """A connection to the test server; while every connection slot is taken (other runs on
+    the same server), wait for one up to DEADLINE rather than fail the whole session."""
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        try:
+            return psycopg2.connect(PG_URL, connect_timeout=3)
+        except psycopg2.OperationalError as exc:
+            if "too many clients" not in str(exc) or time.monotonic() > deadline:
+                pytest.fail(f"PostgreSQL at {PG_URL} is unreachable: {exc}")
+            time.sleep(0.5)
 
 
 def _empty_tables(database: peewee.Database) -> None:
