@@ -379,8 +379,12 @@ class WorkerHost:
             if isinstance(outcome, _Success):
                 lifecycle.record_success(self.client, claim, outcome.value, self.name)
                 metrics.job_finished(name, "succeeded", elapsed)
-                log.info("job %s %s finished in %.2fs", claim.job_id, name, elapsed,
-                         extra={**fields, "outcome": "succeeded"})
+                # Upkeep the scheduler queues every few seconds (one job id per name) would
+                # fill the log with good news: its successes are detail.
+                upkeep = claim.job_id.endswith("-" + jobs_service.logical_job_id(name))
+                log.log(logging.DEBUG if upkeep else logging.INFO,
+                        "job %s %s finished in %.2fs", claim.job_id, name, elapsed,
+                        extra={**fields, "outcome": "succeeded"})
             elif isinstance(outcome, _Failure):
                 lifecycle.record_failure(self.client, claim, outcome.reason, self.name)
                 metrics.job_finished(name, "failed", elapsed)

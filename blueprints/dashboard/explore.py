@@ -69,9 +69,12 @@ def trader_page(address: str) -> str:
     wallet = traders.wallet_address(address)
     profile = present(TraderProfileSchema(), traders.trader_profile(wallet))
     try:
-        suggested = suggest_multiplier(current_principal().user, wallet)["size_multiplier"]
-    except errors.CopytradeError:  # no balance yet, or the venue said no: the form asks
-        suggested = None
+        suggestion = suggest_multiplier(current_principal().user, wallet)
+    except errors.CopytradeError:  # the venue said no: the form asks
+        suggestion = None
+    # With nothing to trade yet (no deposit seen) a suggestion would be a meaningless floor.
+    suggested = (suggestion["size_multiplier"]
+                 if suggestion and suggestion["balance"] > 0 else None)
     chart = {"at": [int(_epoch(p["at"])) for p in profile["pnl_history"]],
              "total": [p["pnl"] for p in profile["pnl_history"]]}
     return render_template("dashboard/trader.html", profile=profile, suggested=suggested,

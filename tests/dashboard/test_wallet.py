@@ -3,6 +3,8 @@ a withdrawal confirmed and followed until its hash shows (a real worker host run
 
 from __future__ import annotations
 
+import time
+
 from chain.keys import generate_keypair
 from chain.tokens import token_balance_base
 from models import User
@@ -109,6 +111,9 @@ def test_a_confirmation_submitted_twice_sends_one_withdrawal(
     assert all(str(withdrawal.id) in answer.text() for answer in answers)
     # a fresh confirmation is a fresh key: a second, deliberate withdrawal goes out
     page.click("button:has-text('Review withdrawal')")
-    page.wait_for_selector("#withdraw-confirm")
-    assert page.locator("#withdraw-confirm input[name=idempotency_key]").get_attribute(
-        "value") != fields["idempotency_key"]
+    key = page.locator("#withdraw-confirm input[name=idempotency_key]")
+    # The old confirmation stays on the page until htmx swaps the new one in: wait for it.
+    deadline = time.monotonic() + 30
+    while key.get_attribute("value") == fields["idempotency_key"]:
+        assert time.monotonic() < deadline, "no fresh confirmation"
+        page.wait_for_timeout(100)
