@@ -11,7 +11,7 @@ SDK_VENV := .venv-sdk
 SDK_VERSION := 0.14.0
 SDK_STAMP := $(SDK_VENV)/.installed-$(SDK_VERSION)
 
-.PHONY: run test setup sdk-env browser lint migrate dist vendor-assets clean
+.PHONY: run test setup sdk-env browser lint migrate dist vendor-assets clean docs
 
 $(STAMP): pyproject.toml package.json
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -47,7 +47,14 @@ TEST_WORKERS ?= 2
 
 test: setup sdk-env browser
 	$(BIN)/ruff check .
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --durations=25 $(PYTEST_ARGS)
+
+# The docs site (mkdocs, Material theme) in build/site: the reference pages are generated
+# from the code first (docs/generate.py); `make test` builds it strictly (any broken link fails).
+docs: setup
+	$(BIN)/python docs/generate.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 lint: setup
 	$(BIN)/ruff check .

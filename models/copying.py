@@ -33,6 +33,10 @@ INTENT_PREDECESSORS: dict[str, tuple[str, ...]] = {
 
 # Why an intent exists: mirroring a target fill, or an exit the config's TP/SL triggered.
 KIND_MIRROR, KIND_TAKE_PROFIT, KIND_STOP_LOSS = "mirror", "take_profit", "stop_loss"
+# Sells of a config's positions when a loss/drawdown stop closes them, or before a market ends;
+# the target's open positions mirrored when a config starts with copy_open_positions.
+KIND_LOSS_STOP, KIND_DRAWDOWN_STOP, KIND_MARKET_END, KIND_OPEN_POSITION = (
+    "loss_stop", "drawdown_stop", "market_end", "open_position")
 
 
 class CopyConfig(BaseModel):
@@ -47,6 +51,38 @@ class CopyConfig(BaseModel):
     blocked_categories = peewee.TextField(default="[]")  # JSON list of lowercase slugs
     take_profit_bps = peewee.IntegerField(null=True)
     stop_loss_bps = peewee.IntegerField(null=True)
+    # Issue 27's rules (services/copying/mirror.py says what each does); money as exact text.
+    sizing_mode = peewee.CharField(max_length=16, default="multiplier")
+    fixed_usdc = DecimalTextField(null=True)
+    min_trade_usdc = DecimalTextField(null=True)
+    max_trade_usdc = DecimalTextField(null=True)
+    round_up_to_min = peewee.BooleanField(default=False)
+    min_target_trade_usdc = DecimalTextField(null=True)
+    min_price = DecimalTextField(null=True)
+    max_price = DecimalTextField(null=True)
+    copy_buys = peewee.BooleanField(default=True)
+    copy_sells = peewee.BooleanField(default=True)
+    direction = peewee.CharField(max_length=8, default="mirror")
+    daily_budget_usdc = DecimalTextField(null=True)
+    total_budget_usdc = DecimalTextField(null=True)
+    loss_stop_usdc = DecimalTextField(null=True)
+    max_drawdown_bps = peewee.IntegerField(null=True)
+    close_positions_on_stop = peewee.BooleanField(default=False)
+    stopped_reason = peewee.CharField(max_length=40, null=True)  # loss_stop, drawdown_stop
+    pnl_peak_usdc = DecimalTextField(null=True)  # the config's highest total PnL seen
+    max_consecutive_failures = peewee.IntegerField(default=5)
+    start_mode = peewee.CharField(max_length=24, default="new_trades_only")
+    skip_if_ends_within_hours = DecimalTextField(null=True)
+    exit_hours_before_end = DecimalTextField(null=True)
+    include_keywords = peewee.TextField(default="[]")  # JSON list, lowercase
+    exclude_keywords = peewee.TextField(default="[]")
+    # The failure breaker: closed, open (until retry_at) or half (one copy may try).
+    breaker_state = peewee.CharField(max_length=8, default="closed")
+    breaker_failures = peewee.IntegerField(default=0)
+    breaker_trips = peewee.IntegerField(default=0)
+    breaker_retry_at = UTCDateTimeField(null=True)
+    breaker_last_error = peewee.TextField(null=True)
+    breaker_last_reason = peewee.CharField(max_length=40, null=True)
     is_active = peewee.BooleanField(default=False, index=True)
     paper_trading = peewee.BooleanField(default=True)
     # Bumped on every edit and start/stop: the executor reloads a config whose version moved.
@@ -66,6 +102,16 @@ class CopyConfig(BaseModel):
     def blocked(self) -> list[str]:
         """The blocked category slugs."""
         return list(json.loads(self.blocked_categories or "[]"))
+
+    @property
+    def included(self) -> list[str]:
+        """Keywords one of which the market question must contain (empty: any)."""
+        return list(json.loads(self.include_keywords or "[]"))
+
+    @property
+    def excluded(self) -> list[str]:
+        """Keywords that skip a market whose question contains one."""
+        return list(json.loads(self.exclude_keywords or "[]"))
 
 
 class ConfigPreview(BaseModel):

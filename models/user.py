@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import peewee
 
-from models.base import BaseModel, UTCDateTimeField, utcnow
+from models.base import BaseModel, DecimalTextField, UTCDateTimeField, utcnow
 
 
 class User(BaseModel):
@@ -21,6 +21,8 @@ class User(BaseModel):
     disabled_at = UTCDateTimeField(null=True)
     # Session JWTs issued before this moment are refused ("sign out everywhere").
     sessions_valid_after = UTCDateTimeField(null=True)
+    # The most pUSD of cost basis all the user's copy configs may hold at once (None: no cap).
+    max_total_exposure_usdc = DecimalTextField(null=True)
 
     class Meta:
         table_name = "users"

@@ -25,7 +25,77 @@ _PAPER = ("Fill on the paper book instead of the venue. Defaults to true for a u
           "config of a target, false afterwards.")
 
 
-class ConfigFieldsSchema(Schema):
+_RULES: dict[str, str] = {
+    "sizing_mode": "How a buy is sized: `multiplier` (target shares x size_multiplier, the "
+                   "default), `fixed_usdc` (fixed_usdc pUSD per copy) or `proportional` "
+                   "(target shares x our balance / the target's portfolio value from the Data "
+                   "API x size_multiplier).",
+    "fixed_usdc": "pUSD spent per copied buy; required with, and only with, sizing_mode "
+                  "fixed_usdc.",
+    "min_trade_usdc": "A buy worth less is skipped (`below_min_trade`) unless round_up_to_min.",
+    "max_trade_usdc": "A buy worth more is cut down to this.",
+    "round_up_to_min": "Round a buy under min_trade_usdc up to it (never past a cap, budget "
+                       "or the balance) instead of skipping it. Needs min_trade_usdc.",
+    "min_target_trade_usdc": "Ignore target trades (buys and sells) worth less "
+                             "(`below_min_target_trade`).",
+    "min_price": "The odds band's floor (0-1): buys at a lower ask are skipped "
+                 "(`price_out_of_range`); sells always follow.",
+    "max_price": "The odds band's ceiling (0-1), above min_price.",
+    "copy_buys": "Copy the target's buys (default true; `buys_disabled` otherwise).",
+    "copy_sells": "Copy the target's sells (default true; `sells_disabled` otherwise).",
+    "direction": "`mirror` (default) or `inverse`: buy the market's other outcome when the "
+                 "target buys, sell it when the target sells.",
+    "daily_budget_usdc": "pUSD copies may spend per UTC day, net of what sells bring back "
+                         "(`daily_budget_exhausted`).",
+    "total_budget_usdc": "pUSD copies may spend in all, net of sells "
+                         "(`total_budget_exhausted`).",
+    "loss_stop_usdc": "Stop the config when its total PnL reaches minus this (a positive "
+                      "amount of loss); stopped_reason `loss_stop`.",
+    "max_drawdown_bps": "Stop the config when its PnL falls this many bps (of the open cost "
+                        "basis plus the peak profit) below its peak; stopped_reason "
+                        "`drawdown_stop`.",
+    "close_positions_on_stop": "When a loss or drawdown stop hits, sell the config's "
+                               "positions at market, no lower than price_deviation_bps below "
+                               "the best bid; each sale is in the config's decisions.",
+    "max_consecutive_failures": "Failed copies in a row (running out of funds counts) that "
+                                "open the breaker (default 5, at least 1); it retries after "
+                                "1 min, then 5 min, then 30 min (`breaker_open`).",
+    "start_mode": "`new_trades_only` (default) or `copy_open_positions`: on start, mirror "
+                  "the target's current positions, sized and guarded like any copy.",
+    "skip_if_ends_within_hours": "Skip buys in markets ending sooner (`market_ends_soon`).",
+    "exit_hours_before_end": "Sell the config's position this many hours before its market "
+                             "ends.",
+    "include_keywords": "Copy only markets whose question contains one of these "
+                        "(case-insensitive; at most 50, each at most 100 characters; "
+                        "`keyword_not_included`).",
+    "exclude_keywords": "Never copy markets whose question contains one of these "
+                        "(`keyword_excluded`).",
+}
+
+
+def _rule_fields(required: bool = False) -> dict[str, fields.Field]:
+    """Issue 27's fields, described once for the bodies and the config."""
+    built: dict[str, fields.Field] = {}
+    for name, text in _RULES.items():
+        meta = {"description": text}
+        if name in ("sizing_mode", "direction", "start_mode"):
+            choices = {"sizing_mode": ["multiplier", "fixed_usdc", "proportional"],
+                       "direction": ["mirror", "inverse"],
+                       "start_mode": ["new_trades_only", "copy_open_positions"]}[name]
+            built[name] = fields.String(required=required, metadata={**meta, "enum": choices})
+        elif name in ("round_up_to_min", "copy_buys", "copy_sells", "close_positions_on_stop"):
+            built[name] = fields.Boolean(required=required, metadata=meta)
+        elif name in ("max_drawdown_bps", "max_consecutive_failures"):
+            built[name] = fields.Integer(required=required,
+                                         allow_none=name == "max_drawdown_bps", metadata=meta)
+        elif name in ("include_keywords", "exclude_keywords"):
+            built[name] = fields.List(fields.String(), required=required, metadata=meta)
+        else:
+            built[name] = DecimalString(required=required, allow_none=True, metadata=meta)
+    return built
+
+
+class ConfigFieldsSchema(Schema.from_dict(_rule_fields(), name="_ConfigRules")):  # type: ignore[misc]
     """The editable fields of a config (PUT body; every field optional; others refused)."""
 
     class Meta:
@@ -47,7 +117,8 @@ class ConfigPreviewRequestSchema(ConfigFieldsSchema):
 
     target_address = fields.String(required=True, metadata={
         "description": "The wallet to copy, `^0x[0-9a-fA-F]{40}$`."})
-    size_multiplier = DecimalString(required=True, metadata={"description": _MULTIPLIER})
+    size_multiplier = DecimalString(metadata={
+        "description": _MULTIPLIER + " Required unless sizing_mode is fixed_usdc."})
     max_position_usdc = DecimalString(required=True, metadata={"description": _MAX_POSITION})
 
 
@@ -59,7 +130,7 @@ class ConfigCreateRequestSchema(ConfigFieldsSchema):
     target_address = fields.String()
 
 
-class CopyConfigSchema(Schema):
+class CopyConfigSchema(Schema.from_dict(_rule_fields(required=True), name="_ConfigRuleValues")):  # type: ignore[misc]
     """CopyConfig."""
 
     id = fields.UUID(required=True)
@@ -75,8 +146,23 @@ class CopyConfigSchema(Schema):
     is_active = fields.Boolean(required=True, metadata={
         "description": "True exactly while the config is copying (between start and stop)."})
     paper_trading = fields.Boolean(required=True)
+    stopped_reason = fields.String(allow_none=True, metadata={
+        "description": "Why the config stopped by itself: `loss_stop` or `drawdown_stop` "
+                       "(null when running, or stopped by its user)."})
     created_at = fields.DateTime(required=True)
     updated_at = fields.DateTime()
+    include_keywords = fields.Method("_included", required=True, metadata={
+        "type": "array", "items": {"type": "string"}, "description": _RULES["include_keywords"]})
+    exclude_keywords = fields.Method("_excluded", required=True, metadata={
+        "type": "array", "items": {"type": "string"}, "description": _RULES["exclude_keywords"]})
+
+    def _included(self, config) -> list[str]:
+        return config.included if hasattr(config, "included") else list(
+            config.get("include_keywords", []))
+
+    def _excluded(self, config) -> list[str]:
+        return config.excluded if hasattr(config, "excluded") else list(
+            config.get("exclude_keywords", []))
 
     def _blocked(self, config) -> list[str]:
         return config.blocked if hasattr(config, "blocked") else list(
@@ -95,6 +181,9 @@ class ConfigPreviewSchema(Schema):
     sizing = fields.Dict(required=True)
     guards = fields.Dict(required=True)
     mode = fields.String(required=True, validate=validate.OneOf(["paper", "live"]))
+    recent_buys = fields.Dict(required=True, metadata={
+        "description": "The target's recent buys decided by the config's rules: `decided`, "
+                       "`outcomes` (`copied` or a reason code, with counts) and the `rule`."})
     warnings = fields.List(fields.String(), required=True)
 
 
@@ -118,6 +207,17 @@ class DecisionSchema(TradeSchema):
     target_trade = fields.Dict(allow_none=True)
     detection_delay_ms = fields.Integer(allow_none=True, metadata={
         "description": "When we saw the target's trade minus when it traded."})
+
+
+class BreakerSchema(Schema):
+    """The failure breaker: closed (copying), open (paused until retry_at) or half (the next
+    copy tries; a success closes it, a failure opens it again for longer)."""
+
+    state = fields.String(required=True, validate=validate.OneOf(["closed", "open", "half"]))
+    failures = fields.Integer(required=True, metadata={
+        "description": "Failed copies in a row."})
+    retry_at = fields.DateTime(allow_none=True)
+    last_error = fields.String(allow_none=True)
 
 
 class ConfigStatusSchema(Schema):
@@ -157,6 +257,17 @@ class ConfigStatusSchema(Schema):
     skips_last_day = fields.Integer(required=True)
     started_at = fields.DateTime(allow_none=True)
     stopped_at = fields.DateTime(allow_none=True)
+    stopped_reason = fields.String(allow_none=True, metadata={
+        "description": "`loss_stop` or `drawdown_stop` when a stop ended the config."})
+    breaker = fields.Nested(BreakerSchema, required=True)
+    out_of_funds = fields.Boolean(required=True, metadata={
+        "description": "The latest failed copy found too little balance."})
+    reasons_24h = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True,
+                              metadata={"description": "Skips and failures per reason code, "
+                                                       "last 24 hours."})
+    reasons_7d = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True,
+                             metadata={"description": "Skips and failures per reason code, "
+                                                      "last 7 days."})
 
 
 class ConfigPositionSchema(Schema):

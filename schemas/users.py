@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields
+from marshmallow import RAISE, Schema, fields
+
+from schemas.fields import DecimalString
 
 
 class TierLimitsSchema(Schema):
@@ -32,3 +34,15 @@ class UserProfileSchema(Schema):
         metadata={"description": "The user's trading wallet where its funds are (the "
                                  "deposit wallet, the maker), null until it is created.",
                   "pattern": "^0x[0-9a-fA-F]{40}$"})
+
+
+class UserLimitsSchema(Schema):
+    """The user's own limits across all its copy configs (PUT body and answer)."""
+
+    class Meta:
+        unknown = RAISE
+
+    max_total_exposure_usdc = DecimalString(allow_none=True, metadata={
+        "description": "The most cost basis (pUSD) all the user's copy configs may hold at "
+                       "once; a buy past it is cut down, or skipped with `exposure_limit`. "
+                       "Null: no limit."})

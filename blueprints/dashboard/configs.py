@@ -49,8 +49,33 @@ def _config_form() -> dict[str, Any]:
     deviation = form_int("price_deviation_bps")
     if deviation is not None:
         data["price_deviation_bps"] = deviation
+    data.update(_rule_form())
     return {k: v for k, v in data.items()
-            if v is not None or k in ("take_profit_bps", "stop_loss_bps")}
+            if v is not None or k in ("take_profit_bps", "stop_loss_bps", *_NULLABLE_RULES)}
+
+
+# Issue 27's rules the form may clear (blank: off).
+_NULLABLE_RULES = ("fixed_usdc", "min_trade_usdc", "max_trade_usdc", "min_target_trade_usdc",
+                   "min_price", "max_price", "daily_budget_usdc", "total_budget_usdc",
+                   "loss_stop_usdc", "max_drawdown_bps", "skip_if_ends_within_hours",
+                   "exit_hours_before_end")
+
+
+def _rule_form() -> dict[str, Any]:
+    """Issue 27's fields from the form: blank text is off, unticked boxes false."""
+    def words(name: str) -> list[str]:
+        return [w.strip() for w in (request.form.get(name) or "").split(",") if w.strip()]
+
+    data: dict[str, Any] = {name: form_text(name) for name in _NULLABLE_RULES}
+    data["max_drawdown_bps"] = form_int("max_drawdown_bps")
+    for name in ("sizing_mode", "direction", "start_mode"):
+        data[name] = form_text(name)
+    data["max_consecutive_failures"] = form_int("max_consecutive_failures")
+    for name in ("round_up_to_min", "copy_buys", "copy_sells", "close_positions_on_stop"):
+        data[name] = request.form.get(name) == "true"
+    data["include_keywords"] = words("include_keywords")
+    data["exclude_keywords"] = words("exclude_keywords")
+    return data
 
 
 def _glance(config: Any) -> dict[str, Any]:

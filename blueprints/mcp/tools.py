@@ -20,6 +20,7 @@ from marshmallow import Schema, fields
 from schemas.common import PageArgsSchema, PaginationSchema
 from schemas.configs import (
     ConfigCreateRequestSchema,
+    ConfigFieldsSchema,
     ConfigPnlSchema,
     ConfigPreviewRequestSchema,
     ConfigPreviewSchema,
@@ -393,6 +394,20 @@ TOOLS: tuple[Tool, ...] = (
         output=single(CopyConfigSchema),
         call=lambda principal, args: configs.create(principal.user, args),
         annotations=Annotations(read_only=False, idempotent=False),
+        idempotency="required"),
+    Tool(
+        name="update_copy_config", title="Update a copy config", scope="trade:execute",
+        description=(
+            "Change a copy config's rules (any of the fields preview_copy_config takes "
+            "except `target_address`; the others stay). A running config applies them from "
+            "the target's next trade; a trade already decided is never copied again. Bad "
+            "values or contradicting rules fail with `validation_failed` naming the field."),
+        input=arguments("UpdateCopyConfigArgs", ConfigFieldsSchema, config_id=_config_id()),
+        output=single(CopyConfigSchema),
+        call=lambda principal, args: configs.update(
+            principal.user, args["config_id"],
+            {k: v for k, v in args.items() if k != "config_id"}),
+        annotations=Annotations(read_only=False, idempotent=True),
         idempotency="required"),
     Tool(
         name="start_copying", title="Start copying", scope="trade:execute",

@@ -129,6 +129,8 @@ class PositionMove:
     token_id: str
     holding: Holding
     opened: int
+    side: Side | None = None  # the fill that moved it, and what it paid or brought
+    paid: Decimal = ZERO
 
 
 @dataclass(slots=True)
@@ -142,6 +144,8 @@ class Executed:
     # Copies the venue refused for its mode (restart, post-only, ...): still pending,
     # to be placed again while their fill is young enough (``FillExecutor``).
     waiting: list[tuple[CopyIntentDraft, VenueRestricted]] = field(default_factory=list)
+    # What became of each copy sent (its intent's changes): the failure breaker reads them.
+    outcomes: list[tuple[CopyIntentDraft, dict[str, Any]]] = field(default_factory=list)
 
 
 async def execute(drafts: Sequence[CopyIntentDraft], quote: Quote, *, accounts: AccountCache,
@@ -171,7 +175,8 @@ async def execute(drafts: Sequence[CopyIntentDraft], quote: Quote, *, accounts: 
         ticket.sent_at, ticket.answer = await send(ticket.prepared)
 
     async def place_paper(draft: CopyIntentDraft) -> None:
-        move = await run_db(place_and_settle, draft, paper=True)
+        move, outcome = await run_db(place_and_settle, draft, paper=True)
+        done.outcomes.append((draft, outcome.changes))
         if move is not None:
             done.moves.append(move)
 
@@ -199,10 +204,13 @@ def _after_settle(tickets: list[Ticket], accounts: AccountCache, done: Executed)
         draft = ticket.draft
         if ticket.restricted is not None and ticket.outcome is not None:
             done.waiting.append((draft, ticket.restricted))
-        if ticket.holding is not None:
+        if ticket.holding is not None and ticket.outcome is not None:
             done.moves.append(PositionMove(draft.config_id, draft.token_id, ticket.holding,
-                                           ticket.opened))
+                                           ticket.opened, draft.side,
+                                           ticket.outcome.paid(draft.side)))
         changes = ticket.outcome.changes if ticket.outcome else {}
+        if ticket.outcome is not None:
+            done.outcomes.append((draft, changes))
         if changes.get("reason") == "insufficient_balance":
             slot = accounts.get(ticket.user_id)
             if slot is not None:
@@ -401,8 +409,10 @@ def spent(ticket: Ticket) -> Decimal:
     return paid if ticket.draft.side is Side.BUY else -paid
 
 
-def place_and_settle(draft: CopyIntentDraft, *, paper: bool) -> PositionMove | None:
-    """Place one stored or paper intent the plain way and record it; its position move.
+def place_and_settle(draft: CopyIntentDraft, *, paper: bool
+                     ) -> tuple[PositionMove | None, Outcome]:
+    """Place one stored or paper intent the plain way and record it; its position move
+    (None when nothing moved) and what became of it.
 
     Blocking (a database thread). Live intents normally go through ``execute``; this serves
     paper copies and an intent whose config changed from paper to live meanwhile.
@@ -412,13 +422,15 @@ def place_and_settle(draft: CopyIntentDraft, *, paper: bool) -> PositionMove | N
     if written:
         copy_notices.enqueue([draft.id])
     if not written or outcome.filled_size <= 0:
-        return None
+        return None, outcome
+    side = draft.side or Side.BUY
+    paid = outcome.paid(side)
     holding, opened = copy_positions.apply_position(
-        draft.config_id, paper, draft.token_id, draft.side or Side.BUY, outcome.filled_size,
-        outcome.paid(draft.side or Side.BUY), condition_id=draft.condition_id,
+        draft.config_id, paper, draft.token_id, side, outcome.filled_size,
+        paid, condition_id=draft.condition_id,
         market_slug=draft.market_slug, outcome=draft.outcome,
         intent_id=None if paper else draft.id)
-    return PositionMove(draft.config_id, draft.token_id, holding, opened)
+    return PositionMove(draft.config_id, draft.token_id, holding, opened, side, paid), outcome
 
 
 def place(draft: CopyIntentDraft, *, paper: bool) -> Outcome:

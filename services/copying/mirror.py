@@ -19,13 +19,39 @@ Rules:
   that deviates from the target's fill price by more than ``price_deviation_bps``
   (either direction) skips the trade.
 - Exits: take-profit / stop-loss compare the best bid with the position's average cost.
+
+Issue 27's rules (each off unless set; ``CopyContext`` carries what they read besides the
+fill, the market and the holding):
+
+- Sizing (``sizing_mode``): ``multiplier`` (target shares x ``size_multiplier``),
+  ``fixed_usdc`` (``fixed_usdc`` pUSD per copy) or ``proportional`` (target shares x our
+  balance / the target's portfolio value x ``size_multiplier``). Then ``max_trade_usdc``
+  cuts a buy down; under ``min_trade_usdc`` it is skipped (``below_min_trade``) unless
+  ``round_up_to_min`` (never past a cap, a budget or the balance).
+- ``min_target_trade_usdc``: target trades (either side) worth less are ignored.
+- The odds band ``min_price``/``max_price`` and ``skip_if_ends_within_hours`` apply to buys:
+  a sell always follows, so a position can be left.
+- ``copy_buys``/``copy_sells``; ``direction: inverse`` trades the market's other outcome
+  (``inverse_fill``): bought when the target buys, sold when it sells.
+- Budgets: ``daily_budget_usdc`` (the UTC day) and ``total_budget_usdc`` cap what buys spend
+  net of what sells brought back; ``max_total_exposure_usdc`` (per user) caps the cost
+  basis all its configs hold. A buy is cut to what is left, skipped when that is under the
+  market's minimum (``daily_budget_exhausted``, ``total_budget_exhausted``,
+  ``exposure_limit``).
+- ``include_keywords``/``exclude_keywords``: case-insensitive, on the market's question.
+- Stops (``stop_signal``): ``loss_stop_usdc`` (total PnL at or under minus this) and
+  ``max_drawdown_bps`` (the fall from the PnL peak, in bps of the capital in play: the open
+  cost basis plus the peak). A breaker left open skips with ``breaker_open``.
+- No dust: a sell that would leave less than the market's minimum sells everything.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from decimal import ROUND_CEILING, ROUND_DOWN, Decimal
+from typing import Any
 
 from services.trading.holdings import Holding
 from venue import fees
@@ -50,6 +76,26 @@ NO_LIQUIDITY = "no_liquidity"
 NOT_A_TRADE = "not_a_trade"
 MARKET_CLOSED = "market_closed"
 CONFIG_INACTIVE = "config_inactive"
+BELOW_MIN_TARGET_TRADE = "below_min_target_trade"
+BELOW_MIN_TRADE = "below_min_trade"
+PRICE_OUT_OF_RANGE = "price_out_of_range"
+BUYS_DISABLED = "buys_disabled"
+SELLS_DISABLED = "sells_disabled"
+DAILY_BUDGET_EXHAUSTED = "daily_budget_exhausted"
+TOTAL_BUDGET_EXHAUSTED = "total_budget_exhausted"
+EXPOSURE_LIMIT = "exposure_limit"
+MARKET_ENDS_SOON = "market_ends_soon"
+KEYWORD_EXCLUDED = "keyword_excluded"
+KEYWORD_NOT_INCLUDED = "keyword_not_included"
+LOSS_STOP = "loss_stop"
+DRAWDOWN_STOP = "drawdown_stop"
+BREAKER_OPEN = "breaker_open"
+
+SIZING_MODES = ("multiplier", "fixed_usdc", "proportional")
+DIRECTIONS = ("mirror", "inverse")
+START_MODES = ("new_trades_only", "copy_open_positions")
+# The breaker's pauses after each trip in a row (seconds): 1 min, 5 min, then 30 min.
+BREAKER_BACKOFF = (60, 300, 1800)
 
 REASONS: dict[str, str] = {
     CATEGORY_BLOCKED: "The market's category is blocked by the config.",
@@ -62,6 +108,20 @@ REASONS: dict[str, str] = {
     NOT_A_TRADE: "The activity is not a buy or sell fill.",
     MARKET_CLOSED: "The market no longer accepts orders.",
     CONFIG_INACTIVE: "The config was stopped before the order left.",
+    BELOW_MIN_TARGET_TRADE: "The target's trade is worth less than min_target_trade_usdc.",
+    BELOW_MIN_TRADE: "The copy would be worth less than min_trade_usdc.",
+    PRICE_OUT_OF_RANGE: "The price is outside the config's min_price-max_price band.",
+    BUYS_DISABLED: "copy_buys is off.",
+    SELLS_DISABLED: "copy_sells is off.",
+    DAILY_BUDGET_EXHAUSTED: "daily_budget_usdc is spent for this UTC day.",
+    TOTAL_BUDGET_EXHAUSTED: "total_budget_usdc is spent.",
+    EXPOSURE_LIMIT: "The user's configs together hold max_total_exposure_usdc.",
+    MARKET_ENDS_SOON: "The market ends within skip_if_ends_within_hours.",
+    KEYWORD_EXCLUDED: "The market's question contains one of exclude_keywords.",
+    KEYWORD_NOT_INCLUDED: "The market's question contains none of include_keywords.",
+    LOSS_STOP: "The config's total PnL fell to minus loss_stop_usdc: it stopped.",
+    DRAWDOWN_STOP: "The config's PnL fell max_drawdown_bps from its peak: it stopped.",
+    BREAKER_OPEN: "Too many copies failed in a row; the breaker pauses copying until retry_at.",
 }
 
 
@@ -75,6 +135,77 @@ class CopyRules:
     blocked_categories: frozenset[str] = frozenset()
     take_profit_bps: int | None = None
     stop_loss_bps: int | None = None
+    sizing_mode: str = "multiplier"
+    fixed_usdc: Decimal | None = None
+    min_trade_usdc: Decimal | None = None
+    max_trade_usdc: Decimal | None = None
+    round_up_to_min: bool = False
+    min_target_trade_usdc: Decimal | None = None
+    min_price: Decimal | None = None
+    max_price: Decimal | None = None
+    copy_buys: bool = True
+    copy_sells: bool = True
+    direction: str = "mirror"
+    daily_budget_usdc: Decimal | None = None
+    total_budget_usdc: Decimal | None = None
+    loss_stop_usdc: Decimal | None = None
+    max_drawdown_bps: int | None = None
+    close_positions_on_stop: bool = False
+    max_consecutive_failures: int = 5
+    start_mode: str = "new_trades_only"
+    skip_if_ends_within_hours: Decimal | None = None
+    exit_hours_before_end: Decimal | None = None
+    include_keywords: tuple[str, ...] = ()
+    exclude_keywords: tuple[str, ...] = ()
+    max_total_exposure_usdc: Decimal | None = None  # the user's, across its configs
+
+    @classmethod
+    def from_fields(cls, fields: Mapping[str, Any], *,
+                    exposure_limit: Decimal | None = None) -> CopyRules:
+        """The rules of a config's fields (as ``validate_fields`` cleans them; lists as
+        lists), with the user's exposure limit."""
+        names = {f.name for f in dataclass_fields(cls)}
+        values = {k: v for k, v in fields.items() if (k in names and v is not None)
+                  or (k in _NULLABLE and k in fields)}
+        values["blocked_categories"] = normalise_categories(fields.get("blocked_categories")
+                                                            or [])
+        values["include_keywords"] = tuple(fields.get("include_keywords") or ())
+        values["exclude_keywords"] = tuple(fields.get("exclude_keywords") or ())
+        return cls(**values, max_total_exposure_usdc=exposure_limit)
+
+    @property
+    def needs_spending(self) -> bool:
+        """True when a budget reads what the config spent."""
+        return self.daily_budget_usdc is not None or self.total_budget_usdc is not None
+
+    @property
+    def needs_stop_check(self) -> bool:
+        """True when a loss or drawdown stop watches the config's PnL."""
+        return self.loss_stop_usdc is not None or self.max_drawdown_bps is not None
+
+
+# Rules whose None means "off" (the others take their default when a field is None).
+_NULLABLE = frozenset({
+    "take_profit_bps", "stop_loss_bps", "fixed_usdc", "min_trade_usdc", "max_trade_usdc",
+    "min_target_trade_usdc", "min_price", "max_price", "daily_budget_usdc",
+    "total_budget_usdc", "loss_stop_usdc", "max_drawdown_bps", "skip_if_ends_within_hours",
+    "exit_hours_before_end"})
+
+
+@dataclass(frozen=True)
+class CopyContext:
+    """What the rules read besides the fill, the market and the holding (None: unknown)."""
+
+    now: int | None = None  # unix seconds
+    spent_today_usdc: Decimal = Decimal(0)  # buys minus sells' proceeds, this UTC day
+    spent_total_usdc: Decimal = Decimal(0)
+    user_exposure_usdc: Decimal | None = None  # cost basis of all the user's configs
+    balance_usdc: Decimal | None = None  # ours, for proportional sizing
+    target_value_usdc: Decimal | None = None  # the target's portfolio value
+    breaker_retry_at: int | None = None  # the breaker is open until then (unix seconds)
+
+
+NO_CONTEXT = CopyContext()
 
 
 @dataclass(frozen=True)
@@ -93,6 +224,12 @@ class TargetFill:
     outcome_index: int | None = None
     market_slug: str = ""
     tx_hash: str = ""
+    usdc: Decimal | None = None  # the trade's worth, when it is not size x price (inverse)
+
+    @property
+    def value_usdc(self) -> Decimal:
+        """What the target's trade was worth, in pUSD."""
+        return self.usdc if self.usdc is not None else self.size * self.price
 
 
 @dataclass(frozen=True)
@@ -107,6 +244,8 @@ class MarketView:
     accepting_orders: bool = True
     categories: frozenset[str] = field(default_factory=frozenset)  # every label/slug, lower
     fees: FeeSchedule | None = None  # the market's taker fee, charged on top of a buy
+    question: str = ""
+    end_ts: int | None = None  # when the market ends (unix seconds), if known
 
     def buy_cost_per_share(self, price: Decimal) -> Decimal:
         """What one share bought at ``price`` takes from the wallet, taker fee included."""
@@ -140,11 +279,12 @@ def _skip(fill_token: str, side: Side | str, reason: str, detail: str = "") -> D
 
 
 def _round_down(value: Decimal, step: Decimal) -> Decimal:
-    return (value / step).to_integral_value(rounding=ROUND_DOWN) * step
+    # Quantized so an exact multiple reads 10.00, not 1E+1, in a decision's detail.
+    return ((value / step).to_integral_value(rounding=ROUND_DOWN) * step).quantize(step)
 
 
 def _round_up(value: Decimal, step: Decimal) -> Decimal:
-    return (value / step).to_integral_value(rounding=ROUND_CEILING) * step
+    return ((value / step).to_integral_value(rounding=ROUND_CEILING) * step).quantize(step)
 
 
 def deviation_bps(book_price: Decimal, target_price: Decimal) -> Decimal:
@@ -177,24 +317,85 @@ def category_blocked(rules: CopyRules, market: MarketView) -> bool:
     return bool(names & rules.blocked_categories)
 
 
+def keyword_skip(rules: CopyRules, question: str) -> str | None:
+    """``keyword_excluded`` / ``keyword_not_included`` for the market's question, else None."""
+    if not rules.include_keywords and not rules.exclude_keywords:
+        return None
+    text = question.casefold()
+    if any(word in text for word in rules.exclude_keywords):
+        return KEYWORD_EXCLUDED
+    if rules.include_keywords and not any(word in text for word in rules.include_keywords):
+        return KEYWORD_NOT_INCLUDED
+    return None
+
+
+def hours_to_end(market: MarketView, now: int | None) -> Decimal | None:
+    """Hours until the market ends; None when its end or the time is unknown."""
+    if market.end_ts is None or now is None:
+        return None
+    return Decimal(market.end_ts - now) / 3600
+
+
+def inverse_fill(fill: TargetFill, other_token_id: str) -> TargetFill:
+    """The fill as an inverse copy sees it: the market's other outcome, at 1 - price.
+
+    The target's buy of one outcome is a buy of the other for us, and its sell a sell of
+    the other; the trade's worth (``min_target_trade_usdc``) stays the target's.
+    """
+    return replace(fill, token_id=other_token_id, price=Decimal(1) - fill.price,
+                   usdc=fill.value_usdc,
+                   outcome_index=None if fill.outcome_index is None else 1 - fill.outcome_index,
+                   outcome="")
+
+
 def decide(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Holding,
            *, available_usdc: Decimal | None = None,
-           target_position_after: Decimal | None = None) -> Decision:
-    """What one config does about one target fill (see the module rules)."""
+           target_position_after: Decimal | None = None,
+           context: CopyContext | None = None) -> Decision:
+    """What one config does about one target fill (see the module rules).
+
+    For ``direction: inverse`` the caller passes ``inverse_fill(fill, ...)`` with the other
+    outcome's market and holding.
+    """
+    ctx = context or NO_CONTEXT
     try:
         side = Side.parse(fill.side)
     except ValueError:
         return _skip(fill.token_id, str(fill.side).upper() or "?", NOT_A_TRADE)
     if fill.size <= 0:
         return _skip(fill.token_id, side, NOT_A_TRADE)
+    if ctx.breaker_retry_at is not None and (ctx.now is None or ctx.now < ctx.breaker_retry_at):
+        return _skip(fill.token_id, side, BREAKER_OPEN)
+    if side == BUY and not rules.copy_buys:
+        return _skip(fill.token_id, side, BUYS_DISABLED)
+    if side == SELL and not rules.copy_sells:
+        return _skip(fill.token_id, side, SELLS_DISABLED)
+    if rules.min_target_trade_usdc is not None and fill.value_usdc < rules.min_target_trade_usdc:
+        return _skip(fill.token_id, side, BELOW_MIN_TARGET_TRADE,
+                     f"The target's trade is worth {fill.value_usdc.quantize(USDC_STEP)} pUSD, "
+                     f"under min_target_trade_usdc {rules.min_target_trade_usdc}.")
     if not market.accepting_orders:
         return _skip(fill.token_id, side, MARKET_CLOSED)
+    keyword = keyword_skip(rules, market.question)
+    if keyword is not None:
+        return _skip(fill.token_id, side, keyword,
+                     f"{REASONS[keyword]} Question: {market.question[:200]!r}.")
     if category_blocked(rules, market):
         return _skip(fill.token_id, side, CATEGORY_BLOCKED,
                      f"Category '{market.category}' is blocked by the config.")
+    left = hours_to_end(market, ctx.now)
+    if (side == BUY and rules.skip_if_ends_within_hours is not None and left is not None
+            and left < rules.skip_if_ends_within_hours):
+        return _skip(fill.token_id, side, MARKET_ENDS_SOON,
+                     f"The market ends in {left.quantize(Decimal('0.1'))} h, within "
+                     f"skip_if_ends_within_hours {rules.skip_if_ends_within_hours}.")
     book = market.best_ask if side == BUY else market.best_bid
     if book is None:
         return _skip(fill.token_id, side, NO_LIQUIDITY)
+    if side == BUY and not _in_band(rules, book):
+        return _skip(fill.token_id, side, PRICE_OUT_OF_RANGE,
+                     f"Ask {book} is outside the band {rules.min_price or 0}-"
+                     f"{rules.max_price or 1}.")
     moved = deviation_bps(book, fill.price)
     if moved > rules.price_deviation_bps:
         return _skip(fill.token_id, side, PRICE_DEVIATION,
@@ -202,34 +403,100 @@ def decide(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Hold
                      f"bps > {rules.price_deviation_bps} bps allowed.")
     limit = worst_price(side, fill.price, rules.price_deviation_bps, market.tick_size)
     if side == BUY:
-        return _decide_buy(rules, fill, market, holding, book, limit, available_usdc)
+        return _decide_buy(rules, fill, market, holding, limit, available_usdc, ctx)
     return _decide_sell(fill, market, holding, book, limit, target_position_after)
 
 
+def _in_band(rules: CopyRules, price: Decimal) -> bool:
+    return ((rules.min_price is None or price >= rules.min_price)
+            and (rules.max_price is None or price <= rules.max_price))
+
+
+def _wanted_shares(rules: CopyRules, fill: TargetFill, per_share: Decimal,
+                   ctx: CopyContext) -> tuple[Decimal | None, str]:
+    """Shares the sizing mode asks for, and how; None when it cannot size (unknown value)."""
+    if rules.sizing_mode == "fixed_usdc" and rules.fixed_usdc is not None:
+        return (_round_down(rules.fixed_usdc / per_share, SHARE_STEP),
+                f"fixed_usdc {rules.fixed_usdc} pUSD")
+    if rules.sizing_mode == "proportional":
+        if not ctx.balance_usdc or not ctx.target_value_usdc or ctx.target_value_usdc <= 0:
+            return None, "the target's portfolio value or our balance is unknown"
+        ratio = ctx.balance_usdc / ctx.target_value_usdc
+        return (_round_down(fill.size * ratio * rules.size_multiplier, SHARE_STEP),
+                f"target {fill.size} x our balance {ctx.balance_usdc.quantize(USDC_STEP)} / "
+                f"its value {ctx.target_value_usdc.quantize(USDC_STEP)} x "
+                f"{rules.size_multiplier}")
+    return (_round_down(fill.size * rules.size_multiplier, SHARE_STEP),
+            f"target {fill.size} x {rules.size_multiplier}")
+
+
+def spending_limits(rules: CopyRules, ctx: CopyContext) -> list[tuple[str, Decimal, str]]:
+    """(reason, pUSD left, rule) for each budget and the exposure limit that applies."""
+    limits = []
+    if rules.daily_budget_usdc is not None:
+        limits.append((DAILY_BUDGET_EXHAUSTED, rules.daily_budget_usdc - ctx.spent_today_usdc,
+                       "daily_budget_usdc"))
+    if rules.total_budget_usdc is not None:
+        limits.append((TOTAL_BUDGET_EXHAUSTED, rules.total_budget_usdc - ctx.spent_total_usdc,
+                       "total_budget_usdc"))
+    if rules.max_total_exposure_usdc is not None and ctx.user_exposure_usdc is not None:
+        limits.append((EXPOSURE_LIMIT,
+                       rules.max_total_exposure_usdc - ctx.user_exposure_usdc,
+                       "max_total_exposure_usdc"))
+    return limits
+
+
 def _decide_buy(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Holding,
-                book: Decimal, limit: Decimal, available_usdc: Decimal | None) -> Decision:
-    wanted = _round_down(fill.size * rules.size_multiplier, SHARE_STEP)
+                limit: Decimal, available_usdc: Decimal | None, ctx: CopyContext
+                ) -> Decision:
+    # Size at the limit price: the most an order can cost, so the caps hold however it
+    # fills; the taker fee comes on top of a buy, so each share's cost includes it.
+    per_share = market.buy_cost_per_share(limit)
+    wanted, how = _wanted_shares(rules, fill, per_share, ctx)
+    if wanted is None:
+        return _skip(fill.token_id, BUY, BELOW_MIN_SIZE, f"Cannot size the copy: {how}.")
     headroom = rules.max_position_usdc - holding.cost_usdc
     if headroom <= 0:
         return _skip(fill.token_id, BUY, CAP_REACHED,
                      f"Position cost {holding.cost_usdc} already at the {rules.max_position_usdc}"
                      " pUSD cap.")
-    # Size at the limit price: the most an order can cost, so the cap holds however it fills;
-    # the taker fee comes on top of a buy, so each share's cost includes it.
-    per_share = market.buy_cost_per_share(limit)
-    capped = min(wanted, _round_down(headroom / per_share, SHARE_STEP))
-    notes = []
-    if capped < wanted:
-        notes.append(f"capped from {wanted} to {capped} shares by max_position_usdc")
+    notes: list[str] = []
+    capped = wanted
+    # Every bound, in shares: the most the copy may buy (what round_up_to_min may reach).
+    ceiling = _round_down(headroom / per_share, SHARE_STEP)
+    if rules.max_trade_usdc is not None:
+        most = _round_down(rules.max_trade_usdc / per_share, SHARE_STEP)
+        ceiling = min(ceiling, most)
+        if most < capped:
+            notes.append(f"cut from {capped} to {most} shares by max_trade_usdc")
+            capped = most
+    if ceiling < capped:
+        notes.append(f"capped from {capped} to {ceiling} shares by max_position_usdc")
+        capped = ceiling
+    bounds = spending_limits(rules, ctx)
     if available_usdc is not None:
-        affordable = _round_down(max(available_usdc, Decimal(0)) / per_share, SHARE_STEP)
+        bounds.append((INSUFFICIENT_BALANCE, available_usdc, "the balance"))
+    for reason, left, name in bounds:
+        affordable = _round_down(max(left, Decimal(0)) / per_share, SHARE_STEP)
+        ceiling = min(ceiling, affordable)
         if affordable < capped:
             if affordable < market.min_order_size:
-                return _skip(fill.token_id, BUY, INSUFFICIENT_BALANCE,
-                             f"Balance {available_usdc} pUSD cannot buy the minimum "
-                             f"{market.min_order_size} shares at {limit}.")
-            notes.append(f"reduced to {affordable} shares by the balance")
+                return _skip(fill.token_id, BUY, reason,
+                             f"{max(left, Decimal(0)).quantize(USDC_STEP)} pUSD left by "
+                             f"{name} cannot buy the minimum {market.min_order_size} shares "
+                             f"at {limit}.")
+            notes.append(f"reduced to {affordable} shares by {name}")
             capped = affordable
+    if rules.min_trade_usdc is not None and capped * per_share < rules.min_trade_usdc:
+        needed = _round_up(rules.min_trade_usdc / per_share, SHARE_STEP)
+        if not rules.round_up_to_min or needed > ceiling:
+            why = (f"; rounding up to {needed} shares would pass a cap, budget or the balance"
+                   if rules.round_up_to_min else "")
+            return _skip(fill.token_id, BUY, BELOW_MIN_TRADE,
+                         f"{capped} shares at {limit} is under min_trade_usdc "
+                         f"{rules.min_trade_usdc}{why}.")
+        notes.append(f"rounded up from {capped} to {needed} shares by round_up_to_min")
+        capped = needed
     if capped < market.min_order_size or capped <= 0:
         return _skip(fill.token_id, BUY, BELOW_MIN_SIZE,
                      f"{capped} shares is under the market minimum of {market.min_order_size}"
@@ -237,7 +504,7 @@ def _decide_buy(rules: CopyRules, fill: TargetFill, market: MarketView, holding:
     spend = _round_up(capped * limit, USDC_STEP)
     if spend > headroom:
         spend = _round_down(headroom, USDC_STEP)
-    detail = f"Buy {capped} shares (target {fill.size} x {rules.size_multiplier})"
+    detail = f"Buy {capped} shares ({how})"
     return Decision(action="copy", token_id=fill.token_id, side=BUY, size=capped, price=limit,
                     usdc=spend, detail=detail + ("; " + "; ".join(notes) if notes else "") + ".")
 
@@ -257,15 +524,90 @@ def _decide_sell(fill: TargetFill, market: MarketView, holding: Holding, book: D
     fraction = sell_fraction(fill.size, target_position_after)
     shares = holding.shares if fraction >= 1 else _round_down(holding.shares * fraction,
                                                               SHARE_STEP)
+    percent = (fraction * 100).quantize(Decimal("0.1"))
     if shares < market.min_order_size or shares <= 0:
         return _skip(fill.token_id, SELL, BELOW_MIN_SIZE,
-                     f"Selling {shares} shares ({(fraction * 100).quantize(Decimal('0.1'))}% "
-                     f"of {holding.shares}) is under the market minimum of "
-                     f"{market.min_order_size}.")
+                     f"Selling {shares} shares ({percent}% of {holding.shares}) is under the "
+                     f"market minimum of {market.min_order_size}.")
+    detail = (f"Sell {shares} of {holding.shares} shares: the target sold {percent}% of its "
+              "position.")
+    remainder = holding.shares - shares
+    if 0 < remainder < market.min_order_size:
+        # What would be left could never be sold on its own: sell it with this order.
+        detail = (f"Sell the whole holding of {holding.shares} shares: the target sold "
+                  f"{percent}% of its position, and the {remainder} shares left would be "
+                  f"under the market minimum of {market.min_order_size} (unsellable dust).")
+        shares = holding.shares
     return Decision(action="copy", token_id=fill.token_id, side=SELL, size=shares, price=limit,
-                    usdc=_round_down(shares * book, USDC_STEP),
-                    detail=f"Sell {shares} of {holding.shares} shares: the target sold "
-                           f"{(fraction * 100).quantize(Decimal('0.1'))}% of its position.")
+                    usdc=_round_down(shares * book, USDC_STEP), detail=detail)
+
+
+def stop_signal(rules: CopyRules, total_pnl: Decimal, peak_pnl: Decimal,
+                open_cost_usdc: Decimal) -> tuple[str, str] | None:
+    """(``loss_stop`` or ``drawdown_stop``, why) when the config's PnL hits a stop, else None.
+
+    The drawdown is the fall from the PnL peak in bps of the capital in play: the open
+    positions' cost basis plus the peak profit (a config that never made money measures
+    its fall against what it holds).
+    """
+    if rules.loss_stop_usdc is not None and total_pnl <= -rules.loss_stop_usdc:
+        return LOSS_STOP, (f"Total PnL {total_pnl.quantize(USDC_STEP)} pUSD reached the loss "
+                           f"stop of -{rules.loss_stop_usdc} pUSD.")
+    if rules.max_drawdown_bps is not None:
+        peak = max(peak_pnl, total_pnl, Decimal(0))
+        capital = open_cost_usdc + peak
+        fall = peak - total_pnl
+        if capital > 0 and fall > 0:
+            drawdown = fall / capital * BPS
+            if drawdown >= rules.max_drawdown_bps:
+                return DRAWDOWN_STOP, (
+                    f"PnL {total_pnl.quantize(USDC_STEP)} pUSD is "
+                    f"{drawdown.quantize(Decimal(1))} bps below its peak of "
+                    f"{peak.quantize(USDC_STEP)} pUSD (max_drawdown_bps "
+                    f"{rules.max_drawdown_bps}).")
+    return None
+
+
+def closing_sell(rules: CopyRules, token_id: str, holding: Holding, market: MarketView,
+                 why: str) -> Decision:
+    """Sell a whole position at market, no lower than the deviation rule allows below the
+    best bid (a stop's close, an exit before the market ends); a skip when it cannot."""
+    if not market.accepting_orders:
+        return _skip(token_id, SELL, MARKET_CLOSED, f"{why}: {REASONS[MARKET_CLOSED]}")
+    if market.best_bid is None:
+        return _skip(token_id, SELL, NO_LIQUIDITY, f"{why}: {REASONS[NO_LIQUIDITY]}")
+    if holding.shares < market.min_order_size:
+        return _skip(token_id, SELL, BELOW_MIN_SIZE,
+                     f"{why}: {holding.shares} shares is under the market minimum.")
+    limit = worst_price(SELL, market.best_bid, rules.price_deviation_bps, market.tick_size)
+    return Decision(action="copy", token_id=token_id, side=SELL, size=holding.shares,
+                    price=limit, usdc=_round_down(holding.shares * market.best_bid, USDC_STEP),
+                    detail=f"{why}: sell all {holding.shares} shares at market, no lower than "
+                           f"{limit} (best bid {market.best_bid}).")
+
+
+def exit_before_end(rules: CopyRules, market: MarketView, now: int) -> bool:
+    """True when ``exit_hours_before_end`` says to sell the position now."""
+    left = hours_to_end(market, now)
+    return (rules.exit_hours_before_end is not None and left is not None
+            and left <= rules.exit_hours_before_end)
+
+
+def breaker_after(failures: int, trips: int, limit: int, *, failed: bool
+                  ) -> tuple[int, int, int | None]:
+    """The breaker after one copy's outcome: (failures in a row, trips, pause seconds).
+
+    A success closes it (both counts back to 0). The ``limit``-th failure in a row trips
+    it: it pauses 1 min, then 5 min, then 30 min on each trip in a row; a failed retry
+    after a pause trips it again at once.
+    """
+    if not failed:
+        return 0, 0, None
+    failures += 1
+    if failures >= limit or trips > 0:
+        pause = BREAKER_BACKOFF[min(trips, len(BREAKER_BACKOFF) - 1)]
+        return failures, trips + 1, pause
+    return failures, trips, None
 
 
 def exit_signal(rules: CopyRules, holding: Holding, best_bid: Decimal | None) -> str | None:

@@ -9,19 +9,16 @@ venue reports it. It covers the window read (``limit`` rows), not the wallet's w
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from eth_utils import is_checksum_address
-
 from services.platform import errors, venues
+from services.platform.addresses import checked_address
 from services.trading.holdings import Holding, apply_fill
 from venue.models import ActivityItem, Side
 
 ZERO = Decimal(0)
-ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
 ACTIVITY_TYPES = ("TRADE", "REDEEM")
 
 
@@ -52,19 +49,9 @@ def pnl_curve(rows: list[ActivityItem], unrealized: Decimal = ZERO) -> list[dict
 
 
 def wallet_address(text: str) -> str:
-    """``text`` as a lower-case wallet address; ValidationFailed (``address``) otherwise.
-
-    All-lower and all-upper hex are taken as they are; mixed case must pass its EIP-55
-    checksum, so a typo is refused rather than looked up as another wallet.
-    """
-    raw = text.strip()
-    if not ADDRESS.match(raw):
-        raise errors.ValidationFailed(fields={"address": ["Must be 0x and 40 hex digits."]})
-    digits = raw[2:]
-    if digits != digits.lower() and digits != digits.upper() and not is_checksum_address(raw):
-        raise errors.ValidationFailed(fields={"address": [
-            "Mixed case must be the EIP-55 checksum: check the address for a typo."]})
-    return raw.lower()
+    """``text`` as a lower-case wallet address; ValidationFailed (``address``) otherwise
+    (a mixed-case one must pass its EIP-55 checksum: ``checked_address``)."""
+    return checked_address(text, "address").lower()
 
 
 def trader_profile(address: str, *, limit: int = 500) -> dict[str, Any]:

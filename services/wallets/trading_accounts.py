@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from uuid import UUID, uuid4
 
 import peewee
-from eth_utils import to_checksum_address
 
 from models.base import db
 from models.user import User
@@ -36,6 +35,7 @@ from models.wallet import (
     TradingWallet,
 )
 from services.platform import errors, venue_access
+from services.platform.addresses import checked_address
 from services.platform.principal import user_id_of
 from services.platform.runtime import runtime
 from services.wallets import session_keys, wallets
@@ -51,7 +51,6 @@ from venue.relayer import RelayerAuth
 from venue.signing import OrderKey, is_private_key
 
 _HEX_KEY = re.compile(r"^[0-9a-fA-F]{64}$")
-_HEX_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
 # A Relayer API key as polymarket.com issues it: a UUID, 8-4-4-4-12 hex digits (ACCOUNTS.md §3).
 _RELAYER_KEY = re.compile(
     r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -126,20 +125,6 @@ def _key(text: str | None) -> str:
     return "0x" + cleaned.lower()
 
 
-def _address(text: str | None, field: str) -> str:
-    """An address in any one case; mixed case must carry a valid checksum (EIP-55)."""
-    cleaned = (text or "").strip()
-    if not _HEX_ADDRESS.match(cleaned):
-        raise errors.ValidationFailed(fields={field: ["Must be a 0x address of 40 hex digits."]})
-    digits = cleaned[2:]
-    checksummed = to_checksum_address(cleaned)
-    if digits not in (digits.lower(), digits.upper()) and cleaned != checksummed:
-        raise errors.ValidationFailed(fields={field: [
-            "The address's letter case does not match its checksum: check for a typo, "
-            "or paste it all in lower case."]})
-    return checksummed
-
-
 # --- connecting an existing account -------------------------------------------------------
 
 
@@ -154,7 +139,7 @@ def connect(user: User | UUID | str, *, wallet_address: str, private_key: str,
     """
     user_id = user_id_of(user)
     key = _key(private_key)
-    wallet = _address(wallet_address, "wallet_address")
+    wallet = checked_address(wallet_address, "wallet_address")
     signer = OrderKey(key).address
     kind = classify_wallet(signer, wallet, contracts())
     session_key = kind is None and session_keys.accepts(wallet, OrderKey(key), contracts())
@@ -204,7 +189,7 @@ def _relayer_key(key: str | None, address: str | None, signer: str) -> RelayerAp
     if not (address or "").strip():
         raise errors.ValidationFailed(fields={"relayer_api_key_address": [
             "Give the Relayer API key's address (its \"Signer Address\") too."]})
-    owner = _address(address, "relayer_api_key_address")
+    owner = checked_address(address, "relayer_api_key_address")
     if owner != signer:
         raise errors.ValidationFailed(fields={"relayer_api_key_address": [
             f"A Relayer API key belongs to the account's signer ({signer}), not {owner}."]})

@@ -10,7 +10,6 @@ records the receipt. Running it again re-broadcasts the stored bytes; it never s
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -56,6 +55,7 @@ from models.wallet import (
 )
 from schemas.fields import format_decimal
 from services.platform import chain_access, errors
+from services.platform.addresses import checked_address
 from services.platform.principal import user_id_of
 from services.wallets import (
     broadcast_wait,
@@ -75,7 +75,6 @@ log = logging.getLogger(__name__)
 JOB_NAME = "withdrawals.send"
 TOKENS: tuple[str, ...] = ("usdc", "usdc_e", "matic")
 TOKEN_SYMBOLS = {"usdc": "pUSD", "usdc_e": "USDC.e", "matic": "MATIC"}
-ADDRESS_RE = re.compile(r"^0x[0-9a-fA-F]{40}$")
 ZERO_ADDRESS = "0x" + "0" * 40
 RELAYER_TOKEN_DECIMALS = 6  # pUSD and USDC.e
 
@@ -105,18 +104,11 @@ def status_url(withdrawal_id: UUID | str) -> str:
 
 def validate_address(to_address: Any) -> str:
     """The checksummed destination; ValidationFailed for anything else."""
-    if not isinstance(to_address, str) or not ADDRESS_RE.match(to_address):
-        raise errors.ValidationFailed(fields={"to_address": [
-            "Must be an address: 0x followed by 40 hex digits."]})
-    body = to_address[2:]
-    if body != body.lower() and body != body.upper() and not Web3.is_checksum_address(to_address):
-        # mixed case that fails its EIP-55 checksum is most likely a typo
-        raise errors.ValidationFailed(fields={"to_address": [
-            "The address's mixed-case checksum is wrong; check it or send it in lower case."]})
-    if to_address.lower() == ZERO_ADDRESS:
+    address = checked_address(to_address, "to_address")
+    if address.lower() == ZERO_ADDRESS:
         raise errors.ValidationFailed(fields={"to_address": [
             "Refusing to send to the zero address."]})
-    return Web3.to_checksum_address(to_address)
+    return address
 
 
 def validate_token(token: Any) -> str:

@@ -281,3 +281,102 @@ def test_trading_readiness_lists_blockers(client, auth_headers, user, venue_cont
     unlimited = decode(client.get("/api/helpers/trading-readiness", headers=auth_headers))
     assert unlimited["max_active_configs"] is None and unlimited["tier"] == "self-hosted"
     assert "tier_limit" not in [b["code"] for b in unlimited["blockers"]]
+
+
+def test_rules_are_created_edited_and_shown(client, auth_headers, whale):
+    target, _ = whale
+    config = create(client, auth_headers, target, sizing_mode="proportional",
+                    min_target_trade_usdc="10", copy_buys=True, copy_sells=False,
+                    total_budget_usdc="200", max_drawdown_bps=1500,
+                    include_keywords=["Election"], exit_hours_before_end="2")
+    assert config["sizing_mode"] == "proportional" and config["copy_sells"] is False
+    assert config["total_budget_usdc"] == "200" and config["max_drawdown_bps"] == 1500
+    assert config["include_keywords"] == ["election"] and config["stopped_reason"] is None
+    assert config["max_consecutive_failures"] == 5 and config["start_mode"] == "new_trades_only"
+    cid = config["id"]
+    edited = client.put(f"/api/configs/{cid}", json={"min_trade_usdc": "30",
+                                                     "max_trade_usdc": "20"},
+                        headers=auth_headers)
+    assert edited.status_code == 400 and "min_trade_usdc" in decode(edited)["fields"]
+    edited = client.put(f"/api/configs/{cid}", json={"max_trade_usdc": "20",
+                                                     "include_keywords": []},
+                        headers=auth_headers)
+    assert edited.status_code == 200 and decode(edited)["include_keywords"] == []
+    status = decode(client.get(f"/api/configs/{cid}/status", headers=auth_headers))
+    assert status["breaker"]["state"] == "closed" and status["out_of_funds"] is False
+    assert status["reasons_24h"] == {} and status["reasons_7d"] == {}
+
+
+@pytest.mark.parametrize(("extra", "field"), [
+    ({"min_trade_usdc": "10", "max_trade_usdc": "5"}, "min_trade_usdc"),
+    ({"min_price": "0.5", "max_price": "0.5"}, "min_price"),
+    ({"max_price": "2"}, "max_price"),
+    ({"daily_budget_usdc": "0"}, "daily_budget_usdc"),
+    ({"sizing_mode": "fixed_usdc"}, "fixed_usdc"),
+    ({"fixed_usdc": "5"}, "fixed_usdc"),
+    ({"max_consecutive_failures": 0}, "max_consecutive_failures"),
+    ({"exclude_keywords": [str(i) for i in range(51)]}, "exclude_keywords"),
+    ({"include_keywords": ["k" * 101]}, "include_keywords"),
+    ({"direction": "backwards"}, "direction"),
+])
+def test_bad_rules_name_the_field(client, auth_headers, whale, extra, field):
+    target, _ = whale
+    response = client.post("/api/configs/preview", json=body(target, **extra),
+                           headers=auth_headers)
+    assert response.status_code == 400, response.get_data(as_text=True)
+    assert decode(response)["code"] == "validation_failed"
+    assert field in decode(response)["fields"]
+
+
+def test_a_mixed_case_target_must_carry_its_checksum(client, auth_headers, whale):
+    target, _ = whale
+    checksummed = Account.create().address
+    assert preview(client, auth_headers, checksummed)["config"]["target_address"] == \
+        checksummed.lower()
+    assert preview(client, auth_headers, target.upper().replace("0X", "0x"))
+    letters = [i for i, c in enumerate(checksummed) if c.isalpha() and i > 1]
+    typo = checksummed[:letters[0]] + checksummed[letters[0]].swapcase() + \
+        checksummed[letters[0] + 1:]
+    response = client.post("/api/configs/preview", json=body(typo), headers=auth_headers)
+    assert response.status_code == 400
+    assert decode(response)["code"] == "validation_failed"
+    assert "checksum" in decode(response)["fields"]["target_address"][0]
+
+
+def test_the_users_exposure_limit(client, auth_headers, api_key, user):
+    assert decode(client.get("/api/users/me/limits", headers=auth_headers)) == {
+        "max_total_exposure_usdc": None}
+    trader = {"Authorization": f"Bearer {api_key('trade:execute')}"}
+    response = client.put("/api/users/me/limits", json={"max_total_exposure_usdc": "250"},
+                          headers=trader)
+    assert response.status_code == 200
+    assert decode(response) == {"max_total_exposure_usdc": "250"}
+    refused = client.put("/api/users/me/limits", json={"max_total_exposure_usdc": "0"},
+                         headers=auth_headers)
+    assert refused.status_code == 400
+    assert "max_total_exposure_usdc" in decode(refused)["fields"]
+    reader = {"Authorization": f"Bearer {api_key('read:account')}"}
+    assert client.put("/api/users/me/limits", json={"max_total_exposure_usdc": None},
+                      headers=reader).status_code == 403
+    cleared = client.put("/api/users/me/limits", json={"max_total_exposure_usdc": None},
+                         headers=auth_headers)
+    assert decode(cleared) == {"max_total_exposure_usdc": None}
+
+
+def test_the_preview_decides_the_targets_recent_buys_by_the_rules(client, auth_headers, whale):
+    target, _ = whale
+    # The whale bought 100 and 60 shares at 0.5: mirrored at 0.5x, 25 and 15 pUSD.
+    shown = preview(client, auth_headers, target, min_target_trade_usdc="40")
+    assert shown["recent_buys"]["decided"] == 2
+    assert shown["recent_buys"]["outcomes"] == {"copied": 1, "below_min_target_trade": 1}
+    fixed = preview(client, auth_headers, target, sizing_mode="fixed_usdc", fixed_usdc="5",
+                    exclude_keywords=["happen"])
+    assert fixed["recent_buys"]["outcomes"] == {"keyword_excluded": 2}
+
+
+def test_an_empty_limits_body_changes_nothing(client, auth_headers):
+    client.put("/api/users/me/limits", json={"max_total_exposure_usdc": "90"},
+               headers=auth_headers)
+    response = client.put("/api/users/me/limits", json={}, headers=auth_headers)
+    assert response.status_code == 200
+    assert decode(response) == {"max_total_exposure_usdc": "90"}

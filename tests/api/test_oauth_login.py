@@ -24,7 +24,7 @@ from tests.api.oauth_flow import (
     sign_in,
 )
 
-HOME = "/dashboard/configs"
+HOME = "/dashboard"
 
 
 

@@ -124,3 +124,48 @@ def test_preview_errors_edit_and_delete(page, inbox, venue_control):
     # Someone else's (or a deleted) config answers the API's not_found.
     page.goto(f"/dashboard/configs/{config_id}")
     assert page.locator(".alert").get_attribute("data-code") == "not_found"
+
+
+def test_rules_from_the_form_a_budget_running_out_and_the_out_of_funds_card(
+        page, inbox, venue_control, copy_engine):
+    market = _fresh_market(venue_control)
+    yes = market["token_ids"][0]
+    target = Account.create().address.lower()
+    sign_in(page, inbox)
+    page.goto("/dashboard/configs/new")
+    page.fill("input[name=target_address]", target)
+    page.fill("input[name=size_multiplier]", "1")
+    page.fill("input[name=max_position_usdc]", "100")
+    page.click("summary:has-text('Budgets, stops')")
+    page.fill("input[name=daily_budget_usdc]", "12")
+    page.click("summary:has-text('Sizing, limits')")
+    page.fill("input[name=min_price]", "2")  # outside 0-1: refused, naming the field
+    page.click("button:has-text('Preview')")
+    page.locator("#config-errors .alert [data-field=min_price]").wait_for()
+    page.fill("input[name=min_price]", "")
+    page.click("button:has-text('Preview')")
+    page.locator("#config-preview").wait_for()
+    page.click("button:has-text('Confirm and create')")
+    page.wait_for_url(re.compile(r".*/dashboard/configs/[0-9a-f-]{36}$"))
+    config_id = page.url.rsplit("/", 1)[1]
+    assert CopyConfig.get_by_id(config_id).daily_budget_usdc == 12
+
+    page.click("button:has-text('Start copying')")
+    page.wait_for_selector("#config-status [data-executor=running]")
+    _wait(lambda: (rt := copy_engine.targets.get(target)) is not None and rt.ready.is_set())
+    for _ in range(2):  # 20 shares (about 10.2 pUSD) fit in 12 pUSD a day; the next do not
+        venue_control.call("POST", "/trades", {"wallet": target, "token_id": yes,
+                                              "side": "BUY", "size": "20", "price": "0.5"},
+                           expect=201)
+    page.wait_for_selector("#config-status tr[data-reason=daily_budget_exhausted]",
+                           timeout=20_000)
+    screenshot(page, "config-reasons")
+
+    # A copy that found too little balance: the card says so rather than "copying".
+    CopyConfig.update(breaker_failures=1, breaker_last_reason="insufficient_balance",
+                      breaker_last_error="Balance 0.5 pUSD cannot buy 5 shares.").where(
+        CopyConfig.id == config_id).execute()
+    page.goto("/dashboard/configs")
+    card = page.locator(f"[data-config-id='{config_id}']")
+    assert card.locator("[data-state=out-of-funds]").count() == 1
+    assert "daily_budget_exhausted 1" in card.inner_text()

@@ -34,6 +34,7 @@ READ_TOOLS = {
 WRITE_TOOLS = {
     "preview_copy_config": "trade:execute",
     "create_copy_config": "trade:execute",
+    "update_copy_config": "trade:execute",
     "start_copying": "trade:execute",
     "stop_copying": "trade:execute",
     "delete_copy_config": "trade:execute",
@@ -47,11 +48,11 @@ LIGHT_WRITE_TOOLS = {"mark_notifications_read": "read:account"}
 ALL_TOOLS = {**READ_TOOLS, **WRITE_TOOLS, **LIGHT_WRITE_TOOLS}
 
 
-def test_the_table_has_the_29_tools_of_the_spec():
+def test_the_table_has_the_29_tools_of_the_spec_and_issue_27s_update_tool():
     from blueprints.mcp.tools import TOOLS
 
     assert {t.name: t.scope for t in TOOLS} == ALL_TOOLS
-    assert len(ALL_TOOLS) == 29
+    assert len(ALL_TOOLS) == 30  # main's 29 and update_copy_config (issue 27)
 
 
 @pytest.mark.parametrize("mode", MODES)

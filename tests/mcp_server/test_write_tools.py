@@ -396,3 +396,45 @@ def test_place_order_in_cancel_only_mode_is_unavailable_and_the_same_key_places_
     accepted = [o for o in orders_for(venue_control, trader.maker)
                 if (o.get("response") or {}).get("success")]
     assert [o["order_id"] for o in accepted] == [placed.structured_content["order_id"]]
+
+
+def test_copy_rules_through_preview_create_update_and_status(mcp_url, trader_key, whale):
+    token = trader_key("trade:execute", "read:account")
+    rules = {"target_address": whale, "max_position_usdc": "100", "paper_trading": True,
+             "sizing_mode": "fixed_usdc", "fixed_usdc": "5", "min_trade_usdc": "2",
+             "max_trade_usdc": "20", "round_up_to_min": True, "min_price": "0.1",
+             "max_price": "0.9", "direction": "inverse", "daily_budget_usdc": "50",
+             "loss_stop_usdc": "25", "close_positions_on_stop": True,
+             "max_consecutive_failures": 3, "start_mode": "copy_open_positions",
+             "skip_if_ends_within_hours": "6", "exclude_keywords": ["Fed"]}
+
+    async def body(client: Client):
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        bad = await client.call_tool("preview_copy_config", {**rules, "min_price": "0.95"})
+        shown = await client.call_tool("preview_copy_config", rules)
+        created = await client.call_tool("create_copy_config", {
+            "preview_id": shown.structured_content["preview_id"], "idempotency_key": key()})
+        config_id = created.structured_content["id"]
+        updated = await client.call_tool("update_copy_config", {
+            "config_id": config_id, "sizing_mode": "multiplier", "fixed_usdc": None,
+            "size_multiplier": "0.5", "copy_sells": False, "idempotency_key": key()})
+        contradicting = await client.call_tool("update_copy_config", {
+            "config_id": config_id, "fixed_usdc": "9", "idempotency_key": key()})
+        return listed, bad, shown, created, updated, contradicting
+
+    listed, bad, shown, created, updated, contradicting = run_client(
+        mcp_url, token, "auto", body)
+    assert bad.is_error and bad.structured_content["code"] == "validation_failed"
+    assert "min_price" in bad.structured_content["fields"]
+    validate(listed["preview_copy_config"], shown)
+    assert shown.structured_content["sizing"]["sizing_mode"] == "fixed_usdc"
+    assert shown.structured_content["guards"]["direction"] == "inverse"
+    validate(listed["create_copy_config"], created)
+    config = created.structured_content
+    assert (config["fixed_usdc"], config["direction"], config["exclude_keywords"]) == (
+        "5", "inverse", ["fed"])
+    validate(listed["update_copy_config"], updated)
+    assert updated.structured_content["sizing_mode"] == "multiplier"
+    assert updated.structured_content["fixed_usdc"] is None
+    assert updated.structured_content["copy_sells"] is False
+    assert contradicting.is_error and "fixed_usdc" in contradicting.structured_content["fields"]

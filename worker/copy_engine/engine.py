@@ -238,13 +238,12 @@ class CopyEngine:
             self._retain_accounts()
 
     async def _exit_check_loop(self) -> None:
-        """Every ``exit_check_seconds``, ask targets with guarded positions to check exits."""
+        """Every ``exit_check_seconds``, ask targets whose configs have periodic work (exits
+        of held positions, loss or drawdown stops, positions to copy at start) to do it."""
         while True:
             await trio.sleep(self.settings.exit_check_seconds)
             for watcher in list(self.targets.values()):
-                if any((c.rules.take_profit_bps or c.rules.stop_loss_bps)
-                       and any(h.shares > 0 for h in c.holdings.values())
-                       for c in watcher.configs.values()):
+                if any(c.needs_checks for c in watcher.configs.values()):
                     watcher.request_exit_check()
 
     async def _recheck_loop(self) -> None:

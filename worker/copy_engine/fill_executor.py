@@ -14,11 +14,12 @@ do the targets' backstop polls (``quiet``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -27,7 +28,15 @@ from uuid import UUID
 import trio
 
 from models.base import utcnow
-from models.copying import INTENT_PENDING, INTENT_SKIPPED, KIND_MIRROR
+from models.copying import (
+    INTENT_FAILED,
+    INTENT_FILLED,
+    INTENT_PENDING,
+    INTENT_SKIPPED,
+    KIND_MARKET_END,
+    KIND_MIRROR,
+    KIND_OPEN_POSITION,
+)
 from services.copying import execution as copy_execution
 from services.copying import intents as copy_intents
 from services.copying import mirror as copying
@@ -40,6 +49,7 @@ from venue.client import AsyncVenueClient
 from venue.errors import VenueError, VenueRestricted
 from venue.models import ActivityItem, Side
 from venue.restrictions import restart_backoff
+from worker.copy_engine import store
 from worker.copy_engine.copier_wallets import CopierWallets
 from worker.copy_engine.quotes import QuoteSource
 from worker.copy_engine.settings import EngineSettings, EngineStats
@@ -48,6 +58,7 @@ from worker.copy_engine.store import ConfigSnapshot
 log = logging.getLogger("copytrade.copy_engine")
 
 STALE_FILL = "stale_fill"
+TARGET_VALUE_TTL = 60.0  # seconds a target's portfolio value is reused (proportional sizing)
 
 
 def trade_key(item: ActivityItem) -> str:
@@ -70,6 +81,9 @@ class FillExecutor:
         self.place_limiter = trio.CapacityLimiter(64)
         self._db = db
         self._catalogued: set[str] = set()  # tokens whose market the catalogue holds
+        self._target_values: dict[str, tuple[float, Decimal]] = {}
+        # (config, start) whose target positions were copied at start (copy_open_positions)
+        self._started: set[tuple[UUID, int]] = set()
         # Fills being copied right now (seen -> answers in): backstop polls wait for none.
         self.copying = 0
         self.quiet = trio.Event()
@@ -131,29 +145,149 @@ class FillExecutor:
             tx_hash=item.transaction_hash)
         age = seen_at.timestamp() - item.timestamp
         quote = await self.quotes.quote(item.asset)
-        market = quote.view
+        other = await self._other_quote(quote) if any(
+            c.rules.direction == "inverse" for c in snapshots) else None
         target_after = None
         if fill.side is Side.SELL and any(
-                c.holdings.get(fill.token_id, Holding()).shares > 0 for c in snapshots):
+                c.holdings.get(self._token_for(c, fill, other), Holding()).shares > 0
+                for c in snapshots):
             assert self.venue is not None
             positions = await self.venue.data.positions(target, market=item.condition_id)
             target_after = sum((p.size for p in positions if p.asset == fill.token_id),
                                Decimal(0))
+        contexts = await self.contexts(target, snapshots)
         drafts = []
+        taken: dict[UUID, Decimal] = {}  # pUSD each user's buys of this fill will spend
         for config in snapshots:
-            if config.started_ts and item.timestamp < config.started_ts - 2:
-                continue  # the fill predates this config's start: not its business
+            if config.started_ts and item.timestamp < config.started_ts - (
+                    0 if config.rules.start_mode == "copy_open_positions" else 2):
+                # The fill predates this config's start: not its business (copied with the
+                # target's open positions, for copy_open_positions, so no grace for skew).
+                continue
             if age > self.settings.max_fill_age_seconds:
                 decision = copying.Decision(
                     action="skip", token_id=fill.token_id, side=fill.side, reason=STALE_FILL,
                     detail=f"Seen {int(age)} s after the target traded; too late to copy.")
-            else:
-                decision = copying.decide(
-                    config.rules, fill, market,
-                    config.holdings.get(fill.token_id, Holding()),
-                    target_position_after=target_after)
-            drafts.append(self.draft(config, fill, decision, seen_at, KIND_MIRROR, fill.key))
-        return await self.execute(configs, drafts, quote)
+                drafts.append(self.draft(config, fill, decision, seen_at, KIND_MIRROR,
+                                         fill.key))
+                continue
+            context = contexts[config.id]
+            if context.user_exposure_usdc is not None:
+                # The user's other configs copying this fill took some of the limit already.
+                context = dataclasses.replace(context, user_exposure_usdc=(
+                    context.user_exposure_usdc + taken.get(config.user_id, Decimal(0))))
+            draft = self.decide(config, fill, quote, other, context, seen_at, KIND_MIRROR,
+                                target_after=target_after)
+            if draft.side is Side.BUY and draft.usdc:
+                taken[config.user_id] = taken.get(config.user_id, Decimal(0)) + draft.usdc
+            drafts.append(draft)
+        return await self.execute_by_token(configs, drafts, [quote, other])
+
+    @staticmethod
+    def _token_for(config: ConfigSnapshot, fill: TargetFill, other: Quote | None) -> str:
+        """The token a config trades for the fill (the other outcome's when inverse)."""
+        if config.rules.direction == "inverse" and other is not None:
+            return other.info.token_id
+        return fill.token_id
+
+    async def _other_quote(self, quote: Quote) -> Quote | None:
+        """The quote of the market's other outcome (inverse copies), None when there is none."""
+        others = [t for t in quote.market.clob_token_ids if t != quote.info.token_id]
+        if len(others) != 1:
+            return None
+        try:
+            return await self.quotes.quote(others[0])
+        except VenueError as exc:
+            log.info("no quote for the other outcome %s: %s", others[0], exc)
+            return None
+
+    def decide(self, config: ConfigSnapshot, fill: TargetFill, quote: Quote,
+               other: Quote | None, context: copying.CopyContext, seen_at: datetime,
+               kind: str, *, target_after: Decimal | None = None,
+               key: str | None = None) -> CopyIntentDraft:
+        """One config's draft for a target fill (mirrored, or inverted onto the other
+        outcome), decided by ``services.copying.mirror``."""
+        own, view = fill, quote.view
+        if config.rules.direction == "inverse":
+            if other is None:
+                decision = copying.Decision(
+                    action="skip", token_id=fill.token_id, side=fill.side,
+                    reason=copying.NO_LIQUIDITY,
+                    detail="Inverse copy: the market has no other outcome to trade.")
+                return self.draft(config, fill, decision, seen_at, kind, key or fill.key)
+            own, view = copying.inverse_fill(fill, other.info.token_id), other.view
+        decision = copying.decide(
+            config.rules, own, view, config.holdings.get(own.token_id, Holding()),
+            target_position_after=target_after, context=context)
+        draft = self.draft(config, fill, decision, seen_at, kind, key or fill.key)
+        if own is not fill:
+            draft.outcome, draft.outcome_index = "", own.outcome_index
+        return draft
+
+    async def contexts(self, target: str, snapshots: Iterable[ConfigSnapshot]
+                       ) -> dict[UUID, copying.CopyContext]:
+        """What each config's rules read besides the fill: the time, budgets spent, the
+        user's exposure, balances and the target's value (only for the rules set)."""
+        now = time.time()
+        today = datetime.fromtimestamp(now, UTC).date()
+        snaps = list(snapshots)
+        exposure: dict[bool, dict[UUID, Decimal]] = {}
+        for paper in (False, True):
+            users = {c.user_id for c in snaps
+                     if c.paper == paper and c.rules.max_total_exposure_usdc is not None}
+            if users:
+                exposure[paper] = await self._db(store.user_exposure, users, paper)
+        target_value = None
+        if any(c.rules.sizing_mode == "proportional" for c in snaps):
+            target_value = await self._target_value(target)
+        contexts = {}
+        for config in snaps:
+            balance = None
+            if config.rules.sizing_mode == "proportional":
+                slot = self.wallets.accounts.get(config.user_id)
+                balance = slot.available if slot is not None and not config.paper else None
+                if config.paper and config.rules.total_budget_usdc is not None:
+                    # The paper book has no balance: the budget left stands for it.
+                    balance = config.rules.total_budget_usdc - config.spent_total
+            contexts[config.id] = copying.CopyContext(
+                now=int(now), spent_today_usdc=config.spent_on(today),
+                spent_total_usdc=config.spent_total,
+                user_exposure_usdc=exposure.get(config.paper, {}).get(config.user_id),
+                balance_usdc=balance, target_value_usdc=target_value,
+                breaker_retry_at=config.retry_ts)
+        return contexts
+
+    async def _target_value(self, target: str) -> Decimal | None:
+        """The target's portfolio value (its positions' current value), cached a minute."""
+        cached = self._target_values.get(target)
+        if cached is not None and time.monotonic() - cached[0] < TARGET_VALUE_TTL:
+            return cached[1]
+        assert self.venue is not None
+        try:
+            positions = await self.venue.data.positions(target, limit=500)
+        except VenueError as exc:
+            log.info("target %s: no portfolio value (%s)", target, exc)
+            return None
+        value = sum((p.current_value for p in positions), Decimal(0))
+        self._target_values[target] = (time.monotonic(), value)
+        return value
+
+    async def execute_by_token(self, configs: dict[UUID, ConfigSnapshot],
+                               drafts: list[CopyIntentDraft], quotes: Iterable[Quote | None]
+                               ) -> list[CopyIntentDraft]:
+        """Execute drafts grouped by the quote of their token (one batch per token)."""
+        recorded: list[CopyIntentDraft] = []
+        for quote in quotes:
+            if quote is None:
+                continue
+            batch = [d for d in drafts if d.token_id == quote.info.token_id]
+            drafts = [d for d in drafts if d.token_id != quote.info.token_id]
+            if batch:
+                recorded += await self.execute(configs, batch, quote)
+        if drafts:  # skips about a token with no quote of its own (an inverse copy's)
+            await self._db(copy_intents.insert, drafts)
+            recorded += drafts
+        return recorded
 
     def draft(self, config: ConfigSnapshot, fill: TargetFill | None,
               decision: copying.Decision, seen_at: datetime, kind: str, key: str
@@ -198,6 +332,7 @@ class FillExecutor:
         if done.catalogued:
             self._catalogued.add(token)  # its market is in the catalogue now
         self._apply(configs, done.moves)
+        await self._breaker(configs, done)
         for draft, refusal in done.waiting:
             config = configs.get(draft.config_id)
             if config is not None:
@@ -209,11 +344,49 @@ class FillExecutor:
     @staticmethod
     def _apply(configs: dict[UUID, ConfigSnapshot],
                moves: Iterable[copy_execution.PositionMove]) -> None:
+        today = datetime.now(UTC).date()
         for move in moves:
             config = configs.get(move.config_id)
             if config is not None:
                 config.holdings[move.token_id] = move.holding
                 config.opened[move.token_id] = move.opened
+                if move.side is not None:
+                    config.spend(move.side, move.paid, today)
+
+    async def _breaker(self, configs: dict[UUID, ConfigSnapshot],
+                       done: copy_execution.Executed) -> None:
+        """Count copies that failed in a row (out of funds too) and trip or close the
+        config's breaker (``mirror.breaker_after``); written through when it moves."""
+        outcomes = {draft.id: changes for draft, changes in done.outcomes}
+        for draft in done.recorded:
+            if draft.id not in outcomes and draft.status in (INTENT_FAILED, INTENT_SKIPPED):
+                outcomes[draft.id] = {"status": draft.status, "reason": draft.reason,
+                                      "detail": draft.detail}
+        by_id = {draft.id: draft for draft in done.recorded}
+        by_id.update({draft.id: draft for draft, _ in done.outcomes})
+        for intent_id, changes in outcomes.items():
+            draft = by_id[intent_id]
+            config = configs.get(draft.config_id)
+            status, reason = changes.get("status"), changes.get("reason")
+            failed = status == INTENT_FAILED or reason == copying.INSUFFICIENT_BALANCE
+            if config is None or not (failed or status == INTENT_FILLED):
+                continue
+            if not failed and config.failures == 0 and config.trips == 0:
+                continue  # closed and staying closed: nothing to write
+            failures, trips, pause = copying.breaker_after(
+                config.failures, config.trips, config.rules.max_consecutive_failures,
+                failed=failed)
+            config.failures, config.trips = failures, trips
+            if pause is not None:
+                config.retry_ts = int(time.time()) + pause
+            elif not failed:
+                config.retry_ts = None
+            retry_at = (datetime.fromtimestamp(config.retry_ts, UTC)
+                        if config.retry_ts is not None else None)
+            await self._db(store.write_breaker, config.id, failures, trips, retry_at,
+                           reason if failed else None,
+                           changes.get("detail") if failed else None,
+                           tripped=pause is not None)
 
     async def send(self, prepared: PreparedOrder) -> tuple[datetime, PostAnswer]:
         """Send one recorded order on the engine's client; when it left and the answer."""
@@ -286,39 +459,145 @@ class FillExecutor:
             await self.execute({config.id: config}, [draft], quote, insert=False)
             return
         async with self.place_limiter:
-            move = await self._db(copy_execution.place_and_settle, draft, paper=config.paper)
+            move, _ = await self._db(copy_execution.place_and_settle, draft,
+                                     paper=config.paper)
         self.stats.orders += 1
         self._apply({config.id: config}, [move] if move is not None else [])
 
     # -- take-profit / stop-loss ------------------------------------------------------------
 
     async def check_exits(self, configs: dict[UUID, ConfigSnapshot]) -> list[CopyIntentDraft]:
-        """Sell positions whose take-profit or stop-loss is crossed (one intent per opening)."""
-        watched = [(c, token, h) for c in configs.values()
-                   if c.rules.take_profit_bps or c.rules.stop_loss_bps
-                   for token, h in c.holdings.items() if h.shares > 0]
-        if not watched:
-            return []
+        """The periodic check of a target's configs: copy the target's open positions at
+        start (``copy_open_positions``), sell positions whose take-profit, stop-loss or
+        market end (``exit_hours_before_end``) has come (one intent per opening), and stop
+        configs whose loss or drawdown stop is hit."""
+        inserted: list[CopyIntentDraft] = []
+        for config in list(configs.values()):
+            if config.rules.start_mode == "copy_open_positions" and \
+                    (config.id, config.started_ts) not in self._started:
+                inserted += await self.copy_open_positions(configs, config)
         quotes: dict[str, Quote] = {}
-        drafts = []
-        now = datetime.now(UTC)
-        for config, token, holding in watched:
+
+        async def quote(token: str) -> Quote | None:
             if token not in quotes:
                 try:
                     quotes[token] = await self.quotes.quote(token)
                 except VenueError:
-                    continue
-            decision = copying.decide_exit(config.rules, token, holding, quotes[token].view)
-            if decision is None or not decision.copies:
+                    return None
+            return quotes[token]
+
+        drafts = []
+        now = datetime.now(UTC)
+        for config in configs.values():
+            rules = config.rules
+            if not (rules.take_profit_bps or rules.stop_loss_bps
+                    or rules.exit_hours_before_end is not None):
                 continue
-            signal = copying.exit_signal(config.rules, holding, quotes[token].view.best_bid)
-            key = f"{signal}:{token}:{config.opened.get(token, 0)}"
-            drafts.append(self.draft(config, None, decision, now, signal or "exit", key))
-        inserted = []
+            for token, holding in config.holdings.items():
+                if holding.shares <= 0 or (found := await quote(token)) is None:
+                    continue
+                decision = copying.decide_exit(rules, token, holding, found.view)
+                kind = copying.exit_signal(rules, holding, found.view.best_bid) or "exit"
+                if (decision is None or not decision.copies) and copying.exit_before_end(
+                        rules, found.view, int(now.timestamp())):
+                    kind = KIND_MARKET_END
+                    decision = copying.closing_sell(
+                        rules, token, holding, found.view,
+                        f"{KIND_MARKET_END}: the market ends within exit_hours_before_end "
+                        f"{rules.exit_hours_before_end}")
+                if decision is None or not decision.copies:
+                    continue
+                key = f"{kind}:{token}:{config.opened.get(token, 0)}"
+                drafts.append(self.draft(config, None, decision, now, kind, key))
         for token in dict.fromkeys(draft.token_id for draft in drafts):
             inserted += await self.execute(
                 configs, [draft for draft in drafts if draft.token_id == token], quotes[token])
+        for config in [c for c in configs.values() if c.rules.needs_stop_check]:
+            inserted += await self.check_stop(configs, config, quote)
         return inserted
+
+    async def check_stop(self, configs: dict[UUID, ConfigSnapshot], config: ConfigSnapshot,
+                         quote: Callable[[str], Awaitable[Quote | None]]
+                         ) -> list[CopyIntentDraft]:
+        """Stop the config when its loss or drawdown stop is hit (PnL: realized plus the
+        positions marked at the best bid), closing its positions when asked."""
+        held = {t: h for t, h in config.holdings.items() if h.shares > 0}
+        unrealized = Decimal(0)
+        views = {}
+        for token, holding in held.items():
+            found = await quote(token)
+            if found is None or found.view.best_bid is None:
+                return []  # a position without a mark: no verdict this time
+            views[token] = found
+            unrealized += holding.shares * found.view.best_bid - holding.cost_usdc
+        total = await self._db(store.realized_pnl, config.id, config.paper) + unrealized
+        if total > config.peak_pnl:
+            config.peak_pnl = total
+            await self._db(store.write_peak, config.id, total)
+        signal = copying.stop_signal(config.rules, total, config.peak_pnl,
+                                     sum((h.cost_usdc for h in held.values()), Decimal(0)))
+        if signal is None:
+            return []
+        reason, why = signal
+        now = datetime.now(UTC)
+        closing = []
+        if config.rules.close_positions_on_stop:
+            for token, holding in held.items():
+                decision = copying.closing_sell(config.rules, token, holding,
+                                                views[token].view, reason)
+                closing.append(self.draft(config, None, decision, now, reason,
+                                          f"{reason}:{token}:{config.opened.get(token, 0)}"))
+        marker = self.draft(config, None, copying.Decision(
+            action="skip", token_id="", side=Side.SELL, reason=reason,
+            detail=why + (f" Closing {len(closing)} position(s) at market."
+                          if closing else "")), now, reason, f"{reason}:{config.started_ts}")
+        inserted = await self._db(copy_intents.insert, [marker])
+        if not inserted:
+            return []  # stopped already (by another engine, or its user)
+        done = []
+        for draft in closing:
+            done += await self.execute(configs, [draft], views[draft.token_id])
+        report = why
+        if closing:
+            filled = sum(1 for d in done if d.status != INTENT_SKIPPED)
+            report += f" Closing positions: {filled} of {len(closing)} sale(s) sent."
+        await self._db(store.stop_by_rule, config.id, reason, report)
+        configs.pop(config.id, None)  # no decision for it from now on
+        log.info("config %s stopped: %s", config.id, report)
+        return inserted + done
+
+    async def copy_open_positions(self, configs: dict[UUID, ConfigSnapshot],
+                                  config: ConfigSnapshot) -> list[CopyIntentDraft]:
+        """Mirror the target's current positions as buys, once per start, each sized and
+        guarded like a copy of a fill at the position's current price."""
+        assert self.venue is not None
+        try:
+            positions = await self.venue.data.positions(config.target, limit=500)
+        except VenueError as exc:
+            log.info("config %s: target positions unreadable (%s); retried", config.id, exc)
+            return []
+        self._started.add((config.id, config.started_ts))
+        now = datetime.now(UTC)
+        recorded: list[CopyIntentDraft] = []
+        for position in positions:
+            if position.size <= 0 or position.redeemable:
+                continue
+            fill = TargetFill(
+                key=f"{KIND_OPEN_POSITION}:{position.asset}:{config.started_ts}",
+                wallet=config.target, token_id=position.asset, side=Side.BUY,
+                size=position.size, price=position.cur_price, timestamp=int(now.timestamp()),
+                condition_id=position.condition_id, outcome=position.outcome,
+                outcome_index=position.outcome_index, market_slug=position.slug)
+            try:
+                found = await self.quotes.quote(position.asset)
+            except VenueError:
+                continue
+            other = (await self._other_quote(found)
+                     if config.rules.direction == "inverse" else None)
+            context = (await self.contexts(config.target, [config]))[config.id]
+            draft = self.decide(config, fill, found, other, context, now, KIND_OPEN_POSITION)
+            recorded += await self.execute_by_token(configs, [draft], [found, other])
+        return recorded
 
 
 __all__ = ["FillExecutor", "trade_key"]

@@ -83,7 +83,9 @@ class QuoteSource:
             tick_size=info.tick_size, min_order_size=info.min_order_size,
             best_bid=book.best_bid, best_ask=book.best_ask,
             accepting_orders=market.accepting_orders and not market.closed,
-            categories=copying.normalise_categories(names), fees=info.fee_schedule)
+            categories=copying.normalise_categories(names), fees=info.fee_schedule,
+            question=market.question,
+            end_ts=int(market.end_date.timestamp()) if market.end_date else None)
         return Quote(view=view, book=book, info=info, market=market)
 
     async def market_view(self, token_id: str) -> MarketView:

@@ -7,18 +7,23 @@ Intents and positions are the services' (``copy_intents``, ``copy_positions``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
 import peewee
 
 from models.base import utcnow
-from models.copying import CopyConfig, CopyPosition, TargetCursor
-from services.copying import mirror as copying
+from models.copying import CopyConfig, CopyIntent, CopyPosition, TargetCursor
+from models.user import User
+from services.copying import copy_notices
+from services.copying.configs.crud import rule_fields
 from services.copying.mirror import CopyRules, Holding
+from services.trading import copy_positions
+from venue.models import Side
 
 
 @dataclass
@@ -34,14 +39,68 @@ class ConfigSnapshot:
     started_ts: int = 0  # fills before the config started are not its business
     holdings: dict[str, Holding] = field(default_factory=dict)
     opened: dict[str, int] = field(default_factory=dict)  # token -> times opened (exit keys)
+    # What budgets read: pUSD spent net of sells, on ``spent_day`` (UTC) and in all.
+    spent_day: date | None = None
+    spent_today: Decimal = Decimal(0)
+    spent_total: Decimal = Decimal(0)
+    # The failure breaker (services.copying.mirror.breaker_after), written through.
+    failures: int = 0
+    trips: int = 0
+    retry_ts: int | None = None  # open until then
+    peak_pnl: Decimal = Decimal(0)
+
+    def spend(self, side: Side | str, paid: Decimal, when: date) -> None:
+        """Count a filled copy against the budgets (a sale gives its proceeds back)."""
+        amount = paid if side == Side.BUY else -paid
+        if self.spent_day != when:
+            self.spent_day, self.spent_today = when, Decimal(0)
+        self.spent_today += amount
+        self.spent_total += amount
+
+    def spent_on(self, when: date) -> Decimal:
+        """Net spending on the UTC day ``when``."""
+        return self.spent_today if self.spent_day == when else Decimal(0)
+
+    @property
+    def needs_checks(self) -> bool:
+        """True when the periodic check has work: TP/SL or market-end exits on held
+        positions, a loss or drawdown stop, or the target's positions to copy at start."""
+        rules = self.rules
+        held = any(h.shares > 0 for h in self.holdings.values())
+        return ((held and bool(rules.take_profit_bps or rules.stop_loss_bps
+                              or rules.exit_hours_before_end is not None))
+                or rules.needs_stop_check
+                or rules.start_mode == "copy_open_positions")
 
 
-def _rules(config: CopyConfig) -> CopyRules:
-    return CopyRules(
-        size_multiplier=config.size_multiplier, max_position_usdc=config.max_position_usdc,
-        price_deviation_bps=config.price_deviation_bps,
-        blocked_categories=copying.normalise_categories(json.loads(config.blocked_categories)),
-        take_profit_bps=config.take_profit_bps, stop_loss_bps=config.stop_loss_bps)
+def _rules(config: CopyConfig, exposure_limit: Decimal | None = None) -> CopyRules:
+    return CopyRules.from_fields(rule_fields(config), exposure_limit=exposure_limit)
+
+
+def _spending(snapshots: dict[UUID, ConfigSnapshot]) -> None:
+    """Fill the budgets' spending of the snapshots that have a budget, from their fills."""
+    wanted = [cid for cid, snap in snapshots.items() if snap.rules.needs_spending]
+    if not wanted:
+        return
+    today = utcnow().date()
+    rows = (CopyIntent.select(CopyIntent.config, CopyIntent.side, CopyIntent.paper,
+                              CopyIntent.filled_size, CopyIntent.filled_price, CopyIntent.fee,
+                              CopyIntent.settled_at, CopyIntent.created_at)
+            .where(CopyIntent.config.in_(wanted), CopyIntent.filled_size.is_null(False)))
+    for row in rows:
+        snap = snapshots[row.config_id]
+        if row.paper != snap.paper or not row.side or not row.filled_size:
+            continue
+        side = Side.parse(row.side)
+        paid = copy_positions.fee_inclusive(side, row.filled_size * (row.filled_price or 0),
+                                            row.fee)
+        when = (row.settled_at or row.created_at).date()
+        amount = paid if side == Side.BUY else -paid
+        snap.spent_total += amount
+        if when == today:
+            snap.spent_today += amount
+    for cid in wanted:
+        snapshots[cid].spent_day = today
 
 
 def active_targets() -> dict[str, int]:
@@ -84,17 +143,26 @@ def load_configs(config_ids: Iterable[UUID]) -> list[ConfigSnapshot]:
     snapshots: dict[UUID, ConfigSnapshot] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
-        for config in CopyConfig.select().where(CopyConfig.id.in_(chunk), CopyConfig.is_active,
-                                                CopyConfig.deleted_at.is_null()):
+        for config in (CopyConfig.select(CopyConfig, User.id, User.max_total_exposure_usdc)
+                       .join(User).where(CopyConfig.id.in_(chunk), CopyConfig.is_active,
+                                         CopyConfig.deleted_at.is_null())):
+            limit = config.user.max_total_exposure_usdc
+            open_until = (int(config.breaker_retry_at.timestamp())
+                          if config.breaker_state == "open" and config.breaker_retry_at
+                          else None)
             snapshots[config.id] = ConfigSnapshot(
                 id=config.id, user_id=config.user_id, target=config.target_address,
-                version=config.version, paper=config.paper_trading, rules=_rules(config),
-                started_ts=int(config.started_at.timestamp()) if config.started_at else 0)
+                version=config.version, paper=config.paper_trading,
+                rules=_rules(config, limit),
+                started_ts=int(config.started_at.timestamp()) if config.started_at else 0,
+                failures=config.breaker_failures, trips=config.breaker_trips,
+                retry_ts=open_until, peak_pnl=config.pnl_peak_usdc or Decimal(0))
         for position in CopyPosition.select().where(CopyPosition.config.in_(chunk)):
             snap = snapshots.get(position.config_id)
             if snap is not None and position.paper == snap.paper:
                 snap.holdings[position.token_id] = Holding(position.shares, position.cost_usdc)
                 snap.opened[position.token_id] = position.opened
+    _spending(snapshots)
     return list(snapshots.values())
 
 
@@ -122,3 +190,53 @@ def record_error(config_ids: Iterable[UUID], message: str) -> None:
     if ids:
         CopyConfig.update(last_error=message[:2000], last_error_at=utcnow()).where(
             CopyConfig.id.in_(ids)).execute()
+
+
+def user_exposure(user_ids: Iterable[UUID], paper: bool) -> dict[UUID, Decimal]:
+    """Cost basis every config of each user holds (live or paper positions)."""
+    ids = list(set(user_ids))
+    exposure = dict.fromkeys(ids, Decimal(0))
+    rows = (CopyPosition.select(CopyConfig.user, CopyPosition.shares, CopyPosition.cost_usdc)
+            .join(CopyConfig).where(CopyConfig.user.in_(ids), CopyPosition.paper == paper)
+            .tuples())
+    for user_id, shares, cost in rows:  # amounts are text: compared here, not in SQL
+        if Decimal(shares) > 0:
+            exposure[user_id] += Decimal(cost)
+    return exposure
+
+
+def write_breaker(config_id: UUID, failures: int, trips: int, retry_at: datetime | None,
+                  reason: str | None, error: str | None, *, tripped: bool = False) -> None:
+    """Write the config's breaker (open while ``retry_at`` is set); the follower is told
+    when it trips."""
+    CopyConfig.update(
+        breaker_state="open" if retry_at is not None else "closed",
+        breaker_failures=failures, breaker_trips=trips, breaker_retry_at=retry_at,
+        breaker_last_reason=reason, breaker_last_error=error[:2000] if error else None,
+    ).where(CopyConfig.id == config_id).execute()
+    if tripped:
+        copy_notices.breaker_opened(CopyConfig.get_by_id(config_id), reason or "failures")
+
+
+def realized_pnl(config_id: UUID, paper: bool) -> Decimal:
+    """The realized PnL of the config's positions (live or paper)."""
+    return sum((row.realized_pnl for row in CopyPosition.select(CopyPosition.realized_pnl)
+                .where(CopyPosition.config == config_id, CopyPosition.paper == paper)),
+               Decimal(0))
+
+
+def write_peak(config_id: UUID, peak: Decimal) -> None:
+    """Remember the config's highest total PnL (the drawdown stop's reference)."""
+    CopyConfig.update(pnl_peak_usdc=peak).where(CopyConfig.id == config_id).execute()
+
+
+def stop_by_rule(config_id: UUID, reason: str, detail: str) -> bool:
+    """Stop a running config because a stop rule hit; False when it was no longer running."""
+    now = utcnow()
+    stopped = bool(CopyConfig.update(
+        is_active=False, stopped_reason=reason, stopped_at=now, updated_at=now,
+        last_error=detail[:2000], last_error_at=now, version=CopyConfig.version + 1,
+    ).where(CopyConfig.id == config_id, CopyConfig.is_active).execute())
+    if stopped:
+        copy_notices.config_stopped(CopyConfig.get_by_id(config_id), reason)
+    return stopped

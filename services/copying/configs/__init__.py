@@ -13,8 +13,10 @@ from services.copying.configs.crud import (
     create,
     delete,
     get,
+    limits,
     list_configs,
     preview,
+    set_limits,
     start,
     stop,
     update,
@@ -24,7 +26,7 @@ from services.copying.configs.rules import validate_fields
 from services.copying.configs.targets import suggest_multiplier, target_profile
 
 __all__ = [
-    "create", "decision_view", "decisions", "delete", "get", "list_configs", "pnl", "preview",
-    "start", "status", "stop", "suggest_multiplier", "target_profile", "update",
-    "validate_fields",
+    "create", "decision_view", "decisions", "delete", "get", "limits", "list_configs", "pnl",
+    "preview", "set_limits", "start", "status", "stop", "suggest_multiplier", "target_profile",
+    "update", "validate_fields",
 ]

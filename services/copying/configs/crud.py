@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Mapping
 from datetime import timedelta
 from decimal import Decimal
@@ -23,9 +24,19 @@ from models.base import db, utcnow
 from models.copying import ConfigPreview, CopyConfig
 from models.user import User
 from services.copying import copy_notices
-from services.copying.configs.rules import validate_fields, with_defaults
+from services.copying import mirror as copying
+from services.copying.configs.rules import (
+    DECIMAL_FIELDS,
+    EDITABLE_FIELDS,
+    LIST_FIELDS,
+    RULE_DEFAULTS,
+    check_combination,
+    validate_fields,
+    validate_limits,
+    with_defaults,
+)
 from services.copying.configs.targets import target_profile
-from services.platform import errors, tiers
+from services.platform import errors, tiers, venues
 from services.platform.principal import require_enabled, user_id_of
 from services.wallets import trading_accounts
 
@@ -41,7 +52,7 @@ def _encode(fields: Mapping[str, Any]) -> str:
 
 def _decode(text: str) -> dict[str, Any]:
     data = json.loads(text)
-    for name in ("size_multiplier", "max_position_usdc"):
+    for name in DECIMAL_FIELDS:
         if data.get(name) is not None:
             data[name] = Decimal(data[name])
     return data
@@ -51,9 +62,11 @@ def preview(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
     """Validate the fields and summarise what the config would do; returns a preview_id."""
     clean = validate_fields({k: v for k, v in raw.items() if k != "preview_id"})
     fields = with_defaults(user_id_of(user), clean)
+    check_combination(fields)
     profile = target_profile(fields["target_address"])
     typical = profile["typical_trade_usdc"]
-    mirrored = (typical * fields["size_multiplier"]).quantize(Decimal("0.01"))
+    mirrored = _typical_copy(user_id_of(user), fields, typical, profile["exposure_usdc"])
+    simulated = _simulate(fields, profile)
     warnings = []
     if not fields["paper_trading"]:
         warnings.append("Live mode: mirrored orders spend real funds.")
@@ -67,20 +80,29 @@ def preview(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
         "config": fields,
         "target": profile,
         "sizing": {
+            "sizing_mode": fields["sizing_mode"],
             "size_multiplier": fields["size_multiplier"],
+            "fixed_usdc": fields["fixed_usdc"],
             "typical_mirrored_trade_usdc": mirrored,
             "max_position_usdc": fields["max_position_usdc"],
-            "rule": "Buys mirror target shares x size_multiplier, capped per position by "
-                    "max_position_usdc; sells mirror the share of its position the target "
-                    "sold.",
+            "min_trade_usdc": fields["min_trade_usdc"],
+            "max_trade_usdc": fields["max_trade_usdc"],
+            "round_up_to_min": fields["round_up_to_min"],
+            "rule": _SIZING_RULES[fields["sizing_mode"]] + " Each buy is capped per position "
+                    "by max_position_usdc (and max_trade_usdc, budgets and the exposure "
+                    "limit); sells mirror the share of its position the target sold.",
         },
         "guards": {
             "price_deviation_bps": fields["price_deviation_bps"],
             "blocked_categories": fields["blocked_categories"],
             "take_profit_bps": fields["take_profit_bps"],
             "stop_loss_bps": fields["stop_loss_bps"],
+            **{name: fields[name] for name in RULE_DEFAULTS
+               if name not in ("sizing_mode", "fixed_usdc", "min_trade_usdc",
+                               "max_trade_usdc", "round_up_to_min")},
         },
         "mode": "paper" if fields["paper_trading"] else "live",
+        "recent_buys": simulated,
         "warnings": warnings,
     }
     with db.atomic():
@@ -88,6 +110,74 @@ def preview(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
                                    summary=json.dumps(summary, default=str),
                                    created_at=now, expires_at=now + PREVIEW_TTL)
     return {"preview_id": row.id, "expires_at": row.expires_at, **summary}
+
+
+_SIZING_RULES = {
+    "multiplier": "Buys mirror target shares x size_multiplier.",
+    "fixed_usdc": "Each buy spends fixed_usdc pUSD.",
+    "proportional": "Buys mirror target shares x (our balance / the target's portfolio "
+                    "value) x size_multiplier.",
+}
+
+
+def _typical_copy(user_id: UUID, fields: Mapping[str, Any], typical: Decimal,
+                  target_value: Decimal) -> Decimal:
+    """What a typical target trade becomes under the sizing mode (balance: the live one)."""
+    if fields["sizing_mode"] == "fixed_usdc":
+        mirrored = fields["fixed_usdc"]
+    elif fields["sizing_mode"] == "proportional":
+        from services.wallets import readiness
+
+        try:
+            balance = readiness.available_usdc(user_id)
+        except Exception:  # no wallet yet: a preview still shows the rest
+            balance = Decimal(0)
+        ratio = balance / target_value if target_value > 0 else Decimal(0)
+        mirrored = typical * ratio * fields["size_multiplier"]
+    else:
+        mirrored = typical * fields["size_multiplier"]
+    if fields.get("max_trade_usdc") is not None:
+        mirrored = min(mirrored, fields["max_trade_usdc"])
+    return mirrored.quantize(Decimal("0.01"))
+
+
+def _simulate(fields: Mapping[str, Any], profile: Mapping[str, Any]) -> dict[str, Any]:
+    """What the rules would have decided about the target's recent buys (the pure rules of
+    ``services.copying.mirror``, each at its own price and with nothing spent yet)."""
+    rules = copying.CopyRules.from_fields(fields)
+    client = venues.client()
+    now = int(time.time())
+    outcomes: dict[str, int] = {}
+    for trade in profile["recent"]:
+        if trade["side"] != copying.BUY:
+            continue
+        try:
+            market = client.gamma.market_by_slug(trade["market_slug"])
+        except Exception:  # a vanished market: not simulated
+            continue
+        names = [n for tag in market.tags for n in (tag.label, tag.slug) if n]
+        view = copying.MarketView(
+            category=market.tags[0].label if market.tags else "",
+            tick_size=market.tick_size or copying.DEFAULT_TICK,
+            min_order_size=market.min_order_size or copying.DEFAULT_MIN_SIZE,
+            best_bid=trade["price"], best_ask=trade["price"],
+            categories=copying.normalise_categories(names), question=market.question,
+            end_ts=int(market.end_date.timestamp()) if market.end_date else None)
+        fill = copying.TargetFill(key="", wallet=profile["address"], token_id="",
+                                  side=copying.BUY, size=trade["size"], price=trade["price"],
+                                  timestamp=trade["timestamp"])
+        context = copying.CopyContext(now=now, target_value_usdc=profile["exposure_usdc"])
+        decision = copying.decide(rules, fill, view, copying.Holding(), context=context)
+        key = "copied" if decision.copies else decision.reason or "skipped"
+        outcomes[key] = outcomes.get(key, 0) + 1
+    return {"decided": sum(outcomes.values()), "outcomes": outcomes,
+            "rule": "The target's recent buys decided by these rules at their own price "
+                    "(no budget spent yet; a proportional size needs the live balance)."}
+
+
+def _stored(name: str, value: Any) -> Any:
+    """A field's value as the model stores it (lists as JSON text)."""
+    return json.dumps(value) if name in LIST_FIELDS else value
 
 
 def _write_transaction() -> Any:
@@ -138,11 +228,19 @@ def create(user: User | UUID | str, raw: Mapping[str, Any]) -> CopyConfig:
             blocked_categories=json.dumps(fields["blocked_categories"]),
             take_profit_bps=fields["take_profit_bps"], stop_loss_bps=fields["stop_loss_bps"],
             paper_trading=fields["paper_trading"], is_active=False,
+            **{name: _stored(name, fields.get(name, default))
+               for name, default in RULE_DEFAULTS.items()},
             created_at=now, updated_at=now)
         previewed.consumed_at = now
         previewed.config_id = config.id
         previewed.save()
     return config
+
+
+def rule_fields(config: CopyConfig) -> dict[str, Any]:
+    """The config's editable fields as ``validate_fields`` cleans them (lists decoded)."""
+    return {name: (json.loads(getattr(config, name) or "[]") if name in LIST_FIELDS
+                   else getattr(config, name)) for name in EDITABLE_FIELDS}
 
 
 def get(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
@@ -174,8 +272,9 @@ def update(user: User | UUID | str, config_id: UUID | str, raw: Mapping[str, Any
     clean = validate_fields(raw, partial=True)
     with db.atomic():
         config = get(user, config_id)
+        check_combination({**rule_fields(config), **clean})
         for name, value in clean.items():
-            setattr(config, name, json.dumps(value) if name == "blocked_categories" else value)
+            setattr(config, name, _stored(name, value))
         config.version += 1
         config.updated_at = utcnow()
         config.save()
@@ -217,6 +316,10 @@ def start(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
         config.is_active = True
         config.started_at = config.updated_at = now
         config.last_error = None
+        # A restart begins afresh: no stop reason, the breaker closed.
+        config.stopped_reason = config.breaker_retry_at = config.breaker_last_error = None
+        config.breaker_last_reason = None
+        config.breaker_state, config.breaker_failures, config.breaker_trips = "closed", 0, 0
         config.version += 1
         config.save()
     _nudge("copy.start", config.id)
@@ -236,6 +339,31 @@ def stop(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
     _nudge("copy.stop", config.id)
     copy_notices.config_stopped(config, "stopped by you")
     return config
+
+
+def limits(user: User | UUID | str) -> dict[str, Any]:
+    """The user's limits across all its copy configs."""
+    owner = User.get_by_id(user_id_of(user))
+    return {"max_total_exposure_usdc": owner.max_total_exposure_usdc}
+
+
+def set_limits(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Set the user's limits across its configs; running configs apply them from the next
+    fill (each is reloaded)."""
+    clean = validate_limits(raw)
+    if not clean:
+        return limits(user)  # nothing to change
+    with db.atomic():
+        User.update(**clean).where(User.id == user_id_of(user)).execute()
+        running = list(CopyConfig.select(CopyConfig.id).where(
+            CopyConfig.user == user_id_of(user), CopyConfig.is_active,
+            CopyConfig.deleted_at.is_null()))
+        if running:
+            CopyConfig.update(version=CopyConfig.version + 1, updated_at=utcnow()).where(
+                CopyConfig.id.in_([c.id for c in running])).execute()
+    for config in running:
+        _nudge("copy.reload", config.id)
+    return limits(user)
 
 
 def _nudge(job_name: str, config_id: UUID) -> None:

@@ -7,9 +7,12 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
+from peewee import fn
+
 from models.base import utcnow
-from models.copying import INTENT_FILLED, INTENT_SKIPPED, CopyIntent, CopyPosition
+from models.copying import INTENT_FILLED, INTENT_SKIPPED, CopyConfig, CopyIntent, CopyPosition
 from models.user import User
+from services.copying import mirror as copying
 from services.copying.configs.crud import get
 from services.platform import venues
 from services.platform.pagination import Page, paginate
@@ -56,7 +59,34 @@ def status(user: User | UUID | str, config_id: UUID | str) -> dict[str, Any]:
         "skips_last_day": count(INTENT_SKIPPED, now - timedelta(days=1)),
         "started_at": config.started_at,
         "stopped_at": config.stopped_at,
+        "stopped_reason": config.stopped_reason,
+        "breaker": breaker_view(config),
+        "out_of_funds": config.breaker_last_reason == copying.INSUFFICIENT_BALANCE
+        and config.breaker_failures > 0,
+        "reasons_24h": reason_counts(config.id, now - timedelta(days=1)),
+        "reasons_7d": reason_counts(config.id, now - timedelta(days=7)),
     }
+
+
+def breaker_view(config: CopyConfig) -> dict[str, Any]:
+    """The failure breaker as /status shows it: ``half`` once an open one's pause is over
+    (the next copy tries; a success closes it, a failure opens it for longer)."""
+    state = config.breaker_state
+    if state == "open" and config.breaker_retry_at is not None \
+            and config.breaker_retry_at <= utcnow():
+        state = "half"
+    return {"state": state, "failures": config.breaker_failures,
+            "retry_at": config.breaker_retry_at, "last_error": config.breaker_last_error}
+
+
+def reason_counts(config_id: UUID, since: datetime) -> dict[str, int]:
+    """Decisions that carry a reason (skips, failures, stops) since ``since``, per code."""
+    rows = (CopyIntent.select(CopyIntent.reason, fn.COUNT(CopyIntent.id))
+            .where(CopyIntent.config == config_id, CopyIntent.created_at >= since,
+                   CopyIntent.reason.is_null(False))
+            .group_by(CopyIntent.reason).tuples())
+    return dict(sorted(((reason, int(count)) for reason, count in rows),
+                       key=lambda pair: (-pair[1], pair[0])))
 
 
 def pnl(user: User | UUID | str, config_id: UUID | str) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from uuid import UUID
 
 from models.user import User
 from services.copying import mirror as copying
-from services.copying.configs.rules import ADDRESS_RE
 from services.platform import errors, venues
+from services.platform.addresses import checked_address
 from services.platform.principal import user_id_of
 
 
@@ -59,9 +59,7 @@ def target_profile(address: str, *, limit: int = 100) -> dict[str, Any]:
 def suggest_multiplier(user: User | UUID | str, target_address: str | None = None,
                        balance: Decimal | None = None) -> dict[str, Any]:
     """A size_multiplier from the balance and the target's typical trade and exposure."""
-    if target_address is None or not ADDRESS_RE.match(target_address or ""):
-        raise errors.ValidationFailed(fields={"target_address": [
-            "Must match ^0x[0-9a-fA-F]{40}$."]})
+    target_address = checked_address(target_address, "target_address")
     if balance is not None and balance < 0:
         raise errors.ValidationFailed(fields={"balance": ["Must be 0 or more."]})
     source = "override"
