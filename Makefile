@@ -42,7 +42,7 @@ run: setup
 
 # The suite runs in TEST_WORKERS pytest-xdist processes, each with its own sandbox venue,
 # anvil, databases and Redis prefix (tests/conftest.py). 2 measured fastest of 2, 3 and 4 on
-# tests/api here, and holds the fewest PostgreSQL connections (README, "Running the tests").
+# tests/api here, and holds the fewest PostgreSQL connections (docs/development/tests.md).
 TEST_WORKERS ?= 2
 
 test: setup sdk-env browser
