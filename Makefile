@@ -41,9 +41,9 @@ run: setup
 	$(BIN)/copytrade up
 
 # The suite runs in TEST_WORKERS pytest-xdist processes, each with its own sandbox venue,
-# anvil, databases and Redis prefix (tests/conftest.py); its tests wait on servers more than
-# they compute, so more workers than cores pays (README, "Running the tests").
-TEST_WORKERS ?= 4
+# anvil, databases and Redis prefix (tests/conftest.py). 2 measured fastest of 2, 3 and 4 on
+# tests/api here, and holds the fewest PostgreSQL connections (docs/development/tests.md).
+TEST_WORKERS ?= 2
 
 test: setup sdk-env browser
 	$(BIN)/ruff check .
