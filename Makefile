@@ -41,9 +41,10 @@ run: setup
 	$(BIN)/copytrade up
 
 # The suite runs in TEST_WORKERS pytest-xdist processes, each with its own sandbox venue,
-# anvil, databases and Redis prefix (tests/conftest.py). 2 measured fastest of 2, 3 and 4 on
-# tests/api here, and holds the fewest PostgreSQL connections (docs/development/tests.md).
-TEST_WORKERS ?= 2
+# anvil, databases and Redis prefix (tests/conftest.py). The whole suite took 12.7 min with 4
+# on this 2-core machine under load (docs/development/tests.md); 4 workers want PostgreSQL's
+# max_connections at 300 (.ci/run raises it), and wait for a slot when it is lower.
+TEST_WORKERS ?= 4
 
 test: setup sdk-env browser
 	$(BIN)/ruff check .
