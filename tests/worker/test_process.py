@@ -96,7 +96,8 @@ def test_sigterm_finishes_jobs_within_grace_and_requeues_the_rest(spawn):
 
     queue = jobs_service.queue("default")  # still running at the deadline: back in its queue
     assert status(long) == "queued"
-    assert queue.job_ids == [long.id]
+    # Back in its queue (beside the notifications tick the worker's scheduler may have queued).
+    assert [i for i in queue.job_ids if i in (long.id, short.id)] == [long.id]
     # Neither job is left marked started (a periodic upkeep job, e.g. the notifications
     # tick, may be between its runs in the registry; it is not this test's).
     assert not {long.id, short.id} & set(queue.started_job_registry.get_job_ids(cleanup=False))
