@@ -234,6 +234,14 @@ class CopyEngineConfig:
     # An RTDS connection with no trade frame this long is stale: reconnect, poll fast (0: off).
     feed_stale_seconds: float = 30.0
     use_book_feed: bool = True  # books from the CLOB market channel once a token is watched
+    # On-chain detection (issue 30): the exchanges' OrderFilled logs of the targets, over the
+    # chain RPC's websocket when chain_ws_url is set, else by polling logs every
+    # chain_poll_seconds (Polygon's block time); config.load decides use_chain (see
+    # COPY_CHAIN_DETECTION). use_pending also reads pending match calls (websocket only).
+    use_chain: bool = False
+    chain_ws_url: str = field(default="", repr=False)  # may carry a provider key
+    chain_poll_seconds: float = 2.0
+    use_pending: bool = False
     max_watched_books: int = 500  # tokens followed on the market channel (least recent out)
     db_threads: int = 16
     poll_concurrency: int = 8  # polls in flight at once, whatever the number of targets
@@ -527,6 +535,7 @@ _ENGINE_VARIABLES = {
     "COPY_POLLS_PER_SECOND": "polls_per_second",
     "COPY_BACKSTOP_POLLS_PER_SECOND": "backstop_polls_per_second",
     "COPY_BALANCE_READS_PER_SECOND": "balance_reads_per_second",
+    "COPY_CHAIN_POLL_SECONDS": "chain_poll_seconds",
 }
 
 
@@ -680,7 +689,7 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
         **{attribute: type(getattr(engine_defaults, attribute))(
             number(name, getattr(engine_defaults, attribute)))
            for name, attribute in _ENGINE_VARIABLES.items()},
-        use_feed=flag("COPY_USE_FEED", True))
+        use_feed=flag("COPY_USE_FEED", True), **_chain_detection(get, flag, venue))
     metrics_port = get("WORKER_METRICS_PORT")
     return Settings(
         instance_path=str(instance),
@@ -771,6 +780,21 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
                                               Settings.order_resolve_deadline_seconds),
         notifications=_notifications(get, number, flag),
     )
+
+
+def _chain_detection(get: Any, flag: Any, venue: str) -> dict[str, Any]:
+    """The engine's on-chain detection switches (COPY_CHAIN_*). On by default where it costs
+    the operator nothing unexpected: with a websocket URL given (pushes only the targets'
+    fills), and on the sandbox's dev chain; a hosted HTTP RPC is polled every block only
+    when asked (COPY_CHAIN_DETECTION=true), since each poll is a billed request."""
+    ws_url = get("COPY_CHAIN_WS_URL") or ""
+    has_rpc = bool(get("POLYGON_RPC_URL"))
+    use_chain = flag("COPY_CHAIN_DETECTION", bool(ws_url) or (venue == "sandbox" and has_rpc))
+    # The pending stream carries every transaction of the chain (a firehose on Polygon):
+    # on by default only on the sandbox's chain.
+    use_pending = flag("COPY_CHAIN_PENDING", venue == "sandbox") and bool(ws_url)
+    return {"use_chain": use_chain and (has_rpc or bool(ws_url)), "chain_ws_url": ws_url,
+            "use_pending": use_chain and use_pending}
 
 
 def _notifications(get: Any, number: Any, flag: Any) -> NotificationConfig:
@@ -1119,6 +1143,25 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         'detect target trades on the RTDS activity feed (with polling as the backstop); '
         '`false` polls only',
         None),
+    "COPY_CHAIN_DETECTION": (
+        "detect target trades on chain too, from the exchanges' `OrderFilled` logs (over "
+        '`COPY_CHAIN_WS_URL`, else by polling `POLYGON_RPC_URL` every '
+        '`COPY_CHAIN_POLL_SECONDS`)',
+        'on with `COPY_CHAIN_WS_URL` set, or on the sandbox with a chain; off otherwise '
+        '(polling a hosted RPC every block is billed)'),
+    "COPY_CHAIN_WS_URL": (
+        "the chain RPC's websocket (`wss://...`): logs pushed as blocks come, and pending "
+        'match calls (`COPY_CHAIN_PENDING`); a provider key in it is never shown',
+        'none (`ws://` on the dev chain\'s port under `copytrade up`)'),
+    "COPY_CHAIN_POLL_SECONDS": (
+        'with no websocket: seconds between two reads of new `OrderFilled` logs over HTTP',
+        '2 (a Polygon block)'),
+    "COPY_CHAIN_PENDING": (
+        "read pending transactions (`eth_subscribe newPendingTransactions`, full bodies) "
+        "over `COPY_CHAIN_WS_URL` for the exchanges' match calls, so configs with "
+        '`copy_pending_matches` copy before the block',
+        'on for the sandbox, off for Polymarket (every transaction of the chain comes down '
+        'the socket)'),
     "COPY_FEED_STALE_SECONDS": (
         'an RTDS connection that carries no trade frame this long is stale (it may still '
         'answer pings): the engine reconnects it and polls every target fast until trades'
@@ -1310,7 +1353,8 @@ ENVIRONMENT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "WORKER_CAPACITY", "WORKER_GRACE_SECONDS", "WORKER_HEARTBEAT_SECONDS",
         "COPYTRADE_JOB_MODULES", "COPYTRADE_MAINTENANCE_SECONDS")),
     ("Copy engine", (
-        "COPY_USE_FEED", "COPY_FEED_STALE_SECONDS", "COPY_POLLS_PER_SECOND",
+        "COPY_USE_FEED", "COPY_FEED_STALE_SECONDS", "COPY_CHAIN_DETECTION", "COPY_CHAIN_WS_URL",
+        "COPY_CHAIN_POLL_SECONDS", "COPY_CHAIN_PENDING", "COPY_POLLS_PER_SECOND",
         "COPY_BACKSTOP_POLLS_PER_SECOND", "COPY_POLL_SECONDS", "COPY_BACKSTOP_POLL_SECONDS",
         "COPY_BALANCE_CONCURRENCY", "COPY_BALANCE_READS_PER_SECOND", "COPY_RECHECK_SECONDS",
         "COPY_RECHECK_AFTER_SECONDS", "COPY_LEASE_MS", "COPY_HEARTBEAT_SECONDS",

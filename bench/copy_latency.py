@@ -15,7 +15,10 @@ wallets, runs one ``CopyEngine`` (RTDS feed on, polling as backstop) and then, f
   sandbox stamps a request's arrival before doing any work on it), for every mirrored
   order, in ms;
 - venue polling requests per detection cycle (one cycle polls every owned target once);
-- the process's RSS before and after the engine loaded its configs.
+- the process's RSS before and after the engine loaded its configs;
+- detection delay per source (the fill's time to the engine's first sighting, for the
+  fills each source saw first: ``feed``, ``poll``, and with on-chain detection ``chain``
+  and ``pending``).
 
 ``--breakdown`` also prints where the time goes, and the venue's own handling time
 (arrival to answer: auth, signature checks, matching; not part of the overhead).
@@ -316,6 +319,7 @@ def main() -> None:
     handled: list[float] = []
     injections: list[float] = []
     figures: dict[str, float] = {}
+    delays: dict[str, list[float]] = {}  # detection delay (s) per source that saw a fill first
 
     async def all_targets_taken(engine: CopyEngine) -> None:
         deadline = time.monotonic() + 600
@@ -367,6 +371,7 @@ def main() -> None:
                 marks.append((visible, {e["order_id"]: e["received_at"] for e in received}))
             figures["book_reads"] = engine.stats.book_requests - reads
             figures["book_hits"] = engine.stats.book_hits - hits
+            delays.update({source: list(kept) for source, kept in engine.stats.delays.items()})
             nursery.cancel_scope.cancel()
 
     async def run_restart() -> None:
@@ -450,11 +455,23 @@ def main() -> None:
         if handled:
             print(f"  venue handling (arrival -> answer, not overhead): p50 "
                   f"{percentile(handled, 50):.1f} ms, p95 {percentile(handled, 95):.1f} ms")
+    print_detection(delays)
     print(f"rules {args.rules}:")
     print(f"| {args.configs} | {args.targets} | {len(latencies)} | "
           f"{percentile(latencies, 50):.1f} | {percentile(latencies, 95):.1f} | "
           f"{percentile(latencies, 99):.1f} | {figures['poll_requests_per_cycle']:.2f} | "
           f"{figures['rss_mb']:.0f} ({figures['rss_delta_mb']:+.0f}) | {setup_seconds:.0f} s |")
+
+
+def print_detection(delays: dict[str, list[float]]) -> None:
+    """Detection delay per source (the fill's own time, whole seconds at the venue, to the
+    engine's first sighting), for the fills each source saw first: feed, poll, and, with
+    on-chain detection on (COPY_CHAIN_*), chain and pending."""
+    for source, values in sorted(delays.items()):
+        if values:
+            print(f"  detected by {source}: {len(values)} fills, detection delay p50 "
+                  f"{percentile(values, 50) * 1000:.0f} ms, p95 "
+                  f"{percentile(values, 95) * 1000:.0f} ms, max {max(values) * 1000:.0f} ms")
 
 
 def print_breakdown(marks: list[tuple[float, dict[str, int]]], *, detail: bool = False

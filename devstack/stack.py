@@ -226,8 +226,11 @@ class LocalStack:
 
         # recorded for `copytrade dev fund ADDRESS`, the local faucet
         faucet.save(settings["INSTANCE_PATH"], contracts)
+        # anvil serves its websocket on the same port: the copy engine's on-chain detection
+        # subscribes there (logs as blocks come, pending match calls before them)
         self.env.update({"POLYGON_RPC_URL": anvil.rpc_url, "CHAIN_ID": str(anvil.chain_id),
-                           **contracts.env()})
+                         "COPY_CHAIN_WS_URL": anvil.rpc_url.replace("http://", "ws://", 1),
+                         **contracts.env()})
         self.started.append(("chain", f"anvil {anvil.rpc_url} (chain id {anvil.chain_id})"))
         if settings.get("VENUE") == "sandbox":
             # like the real Data API, the sandbox lists what wallets hold on this chain

@@ -76,6 +76,7 @@ class CopyConfig(BaseModel):
     exit_hours_before_end = DecimalTextField(null=True)
     include_keywords = peewee.TextField(default="[]")  # JSON list, lowercase
     exclude_keywords = peewee.TextField(default="[]")
+    copy_pending_matches = peewee.BooleanField(default=False)  # act before the block
     # The failure breaker: closed, open (until retry_at) or half (one copy may try).
     breaker_state = peewee.CharField(max_length=8, default="closed")
     breaker_failures = peewee.IntegerField(default=0)

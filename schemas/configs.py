@@ -70,6 +70,10 @@ _RULES: dict[str, str] = {
                         "`keyword_not_included`).",
     "exclude_keywords": "Never copy markets whose question contains one of these "
                         "(`keyword_excluded`).",
+    "copy_pending_matches": "Copy the target's match as soon as its transaction is seen "
+                            "pending on chain, before its block (faster, but the match can "
+                            "still fail, leaving the copy without the target's trade). "
+                            "Default false: copies wait for the fill to be confirmed.",
 }
 
 
@@ -83,7 +87,8 @@ def _rule_fields(required: bool = False) -> dict[str, fields.Field]:
                        "direction": ["mirror", "inverse"],
                        "start_mode": ["new_trades_only", "copy_open_positions"]}[name]
             built[name] = fields.String(required=required, metadata={**meta, "enum": choices})
-        elif name in ("round_up_to_min", "copy_buys", "copy_sells", "close_positions_on_stop"):
+        elif name in ("round_up_to_min", "copy_buys", "copy_sells", "close_positions_on_stop",
+                      "copy_pending_matches"):
             built[name] = fields.Boolean(required=required, metadata=meta)
         elif name in ("max_drawdown_bps", "max_consecutive_failures"):
             built[name] = fields.Integer(required=required,
@@ -244,6 +249,18 @@ class ConfigStatusSchema(Schema):
         "description": "Data API /activity polls the executor's worker made over the last "
                        "minute, for all the targets it watches (fast while polling is the "
                        "source, backstop polls only while the feed is live)."})
+    detection_chain = fields.String(allow_none=True, metadata={
+        "description": "On-chain detection beside it (the exchanges' OrderFilled logs of "
+                       "the target): live, down (the chain RPC unreachable; the feed and "
+                       "polling go on), or off (not configured)."})
+    detection_chain_mode = fields.String(allow_none=True, metadata={
+        "description": "How the chain is read: websocket (pushed as blocks come) or logs "
+                       "(read every block over HTTP); empty when off."})
+    detection_chain_since = fields.String(allow_none=True, metadata={
+        "description": "When on-chain detection became live or down (ISO time)."})
+    detection_pending = fields.Boolean(allow_none=True, metadata={
+        "description": "Whether pending match calls are read (configs with "
+                       "copy_pending_matches copy before the block)."})
     mode = fields.String(required=True)
     target_address = fields.String(required=True)
     last_detection_at = fields.DateTime(allow_none=True)

@@ -71,7 +71,8 @@ def _rule_form() -> dict[str, Any]:
     for name in ("sizing_mode", "direction", "start_mode"):
         data[name] = form_text(name)
     data["max_consecutive_failures"] = form_int("max_consecutive_failures")
-    for name in ("round_up_to_min", "copy_buys", "copy_sells", "close_positions_on_stop"):
+    for name in ("round_up_to_min", "copy_buys", "copy_sells", "close_positions_on_stop",
+                 "copy_pending_matches"):
         data[name] = request.form.get(name) == "true"
     data["include_keywords"] = words("include_keywords")
     data["exclude_keywords"] = words("exclude_keywords")

@@ -157,6 +157,8 @@ class CopyRules:
     exit_hours_before_end: Decimal | None = None
     include_keywords: tuple[str, ...] = ()
     exclude_keywords: tuple[str, ...] = ()
+    # Copy a target's match seen pending on chain, before its block (it may still fail).
+    copy_pending_matches: bool = False
     max_total_exposure_usdc: Decimal | None = None  # the user's, across its configs
 
     @classmethod

@@ -99,14 +99,16 @@ def lease_holders(client: redis.Redis, prefix: str) -> dict[str, str]:
 
 
 DETECTION_FIELDS = ("detection", "detection_since", "detection_last_gap_at",
-                    "detection_last_gap_seconds", "polls_per_minute")
+                    "detection_last_gap_seconds", "polls_per_minute", "detection_chain",
+                    "detection_chain_mode", "detection_chain_since", "detection_pending")
 NO_DETECTION: dict[str, Any] = dict.fromkeys(DETECTION_FIELDS)
 
 
 def engine_detection(client: redis.Redis, prefix: str | None,
                      engines: Iterable[str | None]) -> dict[str, dict[str, Any]]:
     """Each engine's live detection source (feed|poll) and since when, the feed's last gap
-    (start, seconds) and its polls over the last minute, from its heartbeat."""
+    (start, seconds), its polls over the last minute and its on-chain detection (live, down
+    or off; websocket or logs; since when; pending matches read), from its heartbeat."""
     names = sorted(e for e in engines if e)
     with client.pipeline(transaction=False) as pipe:
         for name in names:
@@ -120,6 +122,8 @@ def engine_detection(client: redis.Redis, prefix: str | None,
         gap, polls = row["detection_last_gap_seconds"], row["polls_per_minute"]
         row["detection_last_gap_seconds"] = float(gap) if gap else None
         row["polls_per_minute"] = int(polls) if polls else None
+        row["detection_pending"] = row["detection_pending"] == "true" if row[
+            "detection_pending"] else None
         found[name] = row
     return found
 

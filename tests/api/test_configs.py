@@ -307,6 +307,21 @@ def test_rules_are_created_edited_and_shown(client, auth_headers, whale):
     assert status["reasons_24h"] == {} and status["reasons_7d"] == {}
 
 
+def test_copying_pending_matches_is_an_opt_in(client, auth_headers, whale):
+    target, _ = whale
+    config = create(client, auth_headers, target)
+    assert config["copy_pending_matches"] is False  # copies wait for confirmed fills
+    cid = config["id"]
+    refused = client.put(f"/api/configs/{cid}", json={"copy_pending_matches": "maybe"},
+                         headers=auth_headers)
+    assert refused.status_code == 400 and "copy_pending_matches" in decode(refused)["fields"]
+    edited = client.put(f"/api/configs/{cid}", json={"copy_pending_matches": True},
+                        headers=auth_headers)
+    assert edited.status_code == 200 and decode(edited)["copy_pending_matches"] is True
+    status = decode(client.get(f"/api/configs/{cid}/status", headers=auth_headers))
+    assert "detection_chain" in status and "detection_pending" in status
+
+
 @pytest.mark.parametrize(("extra", "field"), [
     ({"min_trade_usdc": "10", "max_trade_usdc": "5"}, "min_trade_usdc"),
     ({"min_price": "0.5", "max_price": "0.5"}, "min_price"),

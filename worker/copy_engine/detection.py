@@ -1,6 +1,8 @@
 """Which source detects the targets' trades right now, and since when: the RTDS feed while
 it is connected and carrying trades, else fast polling of the Data API (feed down or stale);
-the feed's last gap (when it last dropped and for how long) and the polls of the last minute.
+the feed's last gap (when it last dropped and for how long) and the polls of the last minute;
+beside them, on-chain detection (the exchanges' logs: live, down or off, how, since when,
+and whether pending matches are read).
 
 Shown in the engine's heartbeat (read by ``copytrade status`` and a config's status) and
 in the metrics."""
@@ -19,6 +21,8 @@ log = logging.getLogger(__name__)
 
 FEED = "feed"
 POLL = "poll"
+CHAIN = "chain"  # an exchange's OrderFilled log of a target
+PENDING = "pending"  # a target's match call seen before its block
 WINDOW = 60  # seconds of polls counted in polls_per_minute
 
 
@@ -30,6 +34,9 @@ class DetectionSource:
         self.source = POLL  # until the feed is up and carries trades
         self.since = datetime.now(UTC)
         self.stale_reconnects = 0
+        self.chain: Any = None  # the engine's ChainSource, when on-chain detection is on
+        self._chain_live = False
+        self.chain_since = self.since
         # The feed's last gap: when it stopped carrying trades after having carried them,
         # and when it came back (None while the gap lasts).
         self.gap_at: datetime | None = None
@@ -87,11 +94,33 @@ class DetectionSource:
             return None
         return ((self.gap_ended or datetime.now(UTC)) - self.gap_at).total_seconds()
 
+    def chain_state(self) -> str:
+        """On-chain detection: ``live`` (subscribed, or its last read worked), ``down``, or
+        ``off`` (not configured)."""
+        chain = self.chain
+        if chain is None:
+            return "off"
+        live = bool(chain.connected)
+        if live != self._chain_live:
+            (log.info if live else log.warning)(
+                "engine %s: on-chain detection %s", self.name, "live" if live else "down")
+            self._chain_live, self.chain_since = live, datetime.now(UTC)
+        return "live" if live else "down"
+
     def fields(self) -> dict[str, str]:
         """The heartbeat's view: ``detection`` (feed|poll), ``detection_since`` (ISO), the
-        last gap's start (ISO) and length in seconds ("" if none) and ``polls_per_minute``."""
+        last gap's start (ISO) and length in seconds ("" if none) and ``polls_per_minute``;
+        ``detection_chain`` (live|down|off), its mode (websocket|logs), since when, and
+        ``detection_pending`` (true while pending transactions are read)."""
         gap = self.gap_seconds()
+        chain = self.chain_state()
         return {"detection": self.source, "detection_since": self.since.isoformat(),
                 "detection_last_gap_at": self.gap_at.isoformat() if self.gap_at else "",
                 "detection_last_gap_seconds": f"{gap:.1f}" if gap is not None else "",
-                "polls_per_minute": str(self.polls_per_minute())}
+                "polls_per_minute": str(self.polls_per_minute()),
+                "detection_chain": chain,
+                "detection_chain_mode": self.chain.mode if self.chain is not None else "",
+                "detection_chain_since": self.chain_since.isoformat() if chain != "off"
+                else "",
+                "detection_pending": "true" if self.chain is not None and self.chain.pending
+                else "false"}

@@ -11,6 +11,9 @@ The engine owns the nursery and a few parts, each owning the tasks it starts:
 - ``TargetWatcher`` (``watcher.py``), one per owned target: polling, de-duplication and
   cursor, and the task that hands the target's fills to the executor one at a time. The
   engine fans the global RTDS activity feed (one connection, filtered locally) in to them.
+- ``ChainSource`` (``chain_source.py``), when on-chain detection is on: the exchanges'
+  ``OrderFilled`` logs of the owned targets (and pending match calls), fanned in to their
+  watchers as a third source beside the feed and polling.
 - ``QuoteSource`` (``quotes.py``): markets, and books from the CLOB market channel.
 - ``FillExecutor`` (``fill_executor.py``): decisions, copy execution, TP/SL exits.
 - ``CopierWallets`` (``copier_wallets.py``): the copiers' opened accounts and estimates.
@@ -38,11 +41,15 @@ from uuid import UUID
 import redis
 import trio
 
+from chain.exchange_events import ExchangeFill
 from models import database
 from models.base import db as bound_database
 from services.platform import copy_control, metrics, venues
+from services.platform.runtime import runtime
 from venue.client import AsyncVenueClient
+from venue.errors import VenueError
 from worker.copy_engine import reconciler, store
+from worker.copy_engine.chain_source import ChainSource, activity_item
 from worker.copy_engine.copier_wallets import CopierWallets
 from worker.copy_engine.detection import DetectionSource
 from worker.copy_engine.fill_executor import FillExecutor
@@ -71,6 +78,7 @@ class CopyEngine:
         self.targets: dict[str, TargetWatcher] = {}
         self.feed: Any = None
         self.feed_connected = False  # connected and carrying trades (not stale)
+        self.chain: ChainSource | None = None  # on-chain detection, when on
         self.detection = DetectionSource(name)
         self._feed_lost = trio.Event()  # set (and replaced) each time the feed stops
         self._wake = trio.Event()
@@ -189,6 +197,9 @@ class CopyEngine:
                 nursery.start_soon(self._control_loop)
                 if self.settings.use_feed and venue.config.rtds_url:
                     nursery.start_soon(self._feed_loop)
+                self.chain = self.detection.chain = self._chain_source()
+                if self.chain is not None:
+                    nursery.start_soon(self._chain_loop, self.chain)
                 if self.settings.use_book_feed and venue.config.market_ws_url:
                     nursery.start_soon(self.quotes.run)
                 nursery.start_soon(self._exit_check_loop)
@@ -358,6 +369,8 @@ class CopyEngine:
         watcher = self.targets[target] = self.watcher_for(target)
         if self.feed is not None:
             self.feed.watch(target)
+        if self.chain is not None:
+            self.chain.targets_changed()
         assert self._nursery is not None
         self._nursery.start_soon(self._run_target, watcher, name=f"copy-target:{target}")
         log.info("engine %s runs target %s", self.name, target)
@@ -370,6 +383,8 @@ class CopyEngine:
             watcher.scope.cancel()
             if self.feed is not None:
                 self.feed.unwatch(target)
+            if self.chain is not None:
+                self.chain.targets_changed()
             self._dropped = True
             self._users = None
 
@@ -428,6 +443,45 @@ class CopyEngine:
                 self._feed_lost.set()  # targets waiting out a backstop interval poll now
                 self._feed_lost = trio.Event()
             await trio.sleep(0.5)
+
+
+    # -- the chain -----------------------------------------------------------------------
+
+    def _chain_source(self) -> ChainSource | None:
+        """On-chain detection over the deployment's chain RPC, when it is on and has one."""
+        settings = runtime().settings
+        if not self.settings.use_chain or not (settings.chain.rpc_url
+                                               or self.settings.chain_ws_url):
+            return None
+        contracts = settings.contracts
+        return ChainSource(self.name, self.settings, settings.chain.rpc_url,
+                           (contracts.ctf_exchange, contracts.neg_risk_exchange),
+                           lambda: list(self.targets), self._chain_fill)
+
+    async def _chain_loop(self, chain: ChainSource) -> None:
+        while True:
+            try:
+                await chain.run()
+            except Exception as exc:  # a bad URL or a node's odd answer: retried, reported
+                chain.failed(exc)
+            await trio.sleep(1.0)
+
+    async def _chain_fill(self, fill: ExchangeFill, source: str, timestamp: int) -> None:
+        """Offer a target's fill seen on chain to its watcher (with its market from Gamma,
+        unless a faster source saw it already)."""
+        watcher = self.targets.get(fill.maker.lower())
+        if watcher is None or not watcher.ready.is_set() or self.venue is None:
+            return
+        if watcher.has_seen((fill.tx_hash, fill.token_id, fill.side, fill.maker.lower()),
+                            source):
+            return
+        try:
+            market = await self.venue.gamma.market_by_token(fill.token_id)
+        except VenueError as exc:  # the feed or the poll brings it with its market
+            log.info("engine %s: no market for token %s seen on chain: %s", self.name,
+                     fill.token_id, exc)
+            return
+        watcher.offer(activity_item(fill, market, timestamp), source)
 
 
 __all__ = ["CopyEngine", "EngineSettings", "TargetWatcher"]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 
 from config import CopyEngineConfig
 
@@ -20,6 +21,20 @@ class EngineStats:
     book_hits: int = 0  # books taken from the market channel instead of GET /book
     feed_fills: int = 0
     poll_fills: int = 0
+    chain_fills: int = 0  # OrderFilled logs
+    pending_fills: int = 0  # match calls before their block
     duplicates: int = 0
     intents: int = 0
     orders: int = 0
+    # Detection delay (seconds from the fill's time to its first sighting) per source, the
+    # latest DELAYS_KEPT of each (the benchmark's per-source figures).
+    delays: dict[str, deque[float]] = field(default_factory=dict)
+
+    def detected(self, source: str, delay: float) -> None:
+        """Count a fill first seen by ``source`` (feed, poll, chain, pending) after ``delay``."""
+        name = f"{source}_fills"
+        setattr(self, name, getattr(self, name, 0) + 1)
+        self.delays.setdefault(source, deque(maxlen=DELAYS_KEPT)).append(delay)
+
+
+DELAYS_KEPT = 1000

@@ -1,9 +1,14 @@
 """``TargetWatcher``: one owned target wallet's fills, detected once and handled in order.
 
-Fills come in from the global RTDS feed (the engine fans them in with ``offer``) and from
-Data API ``/activity`` polling since the persisted cursor minus an overlap window; both
-are de-duplicated on the fill's identity (tx hash, asset, side, wallet). The watcher's
-executor task hands its fills and TP/SL checks to the ``FillExecutor`` one at a time.
+Fills come in from the global RTDS feed and the chain (the engine fans them in with
+``offer``: source ``feed``, ``chain`` for an exchange's ``OrderFilled`` log, ``pending``
+for a match call not yet in a block) and from Data API ``/activity`` polling since the
+persisted cursor minus an overlap window; all are de-duplicated on the fill's identity (tx
+hash, asset, side, wallet), so a fill is handled once, when its first source saw it. A
+pending match is copied at once only by the configs that opted in
+(``copy_pending_matches``: it may still fail); the others copy it when a confirmed source
+(chain, feed or poll) sees it. The watcher's executor task hands its fills and TP/SL
+checks to the ``FillExecutor`` one at a time.
 With the feed up, polling only backfills: a poll waits (a while at most) for copies in
 flight, whose latency its request would add to.
 """
@@ -26,11 +31,23 @@ from venue.client import AsyncVenueClient
 from venue.errors import VenueError
 from venue.models import ActivityItem
 from worker.copy_engine import store
+from worker.copy_engine.detection import PENDING
 from worker.copy_engine.fill_executor import FillExecutor
 from worker.copy_engine.settings import EngineSettings, EngineStats
 from worker.copy_engine.store import ConfigSnapshot
 
 log = logging.getLogger("copytrade.copy_engine")
+
+
+@dataclass(frozen=True)
+class Detected:
+    """A fill queued for the executor: when and by which source it was seen, and for which
+    configs (None: all the target's)."""
+
+    item: ActivityItem
+    seen_at: datetime
+    source: str
+    configs: frozenset[UUID] | None = None
 
 
 @dataclass(frozen=True)
@@ -60,12 +77,16 @@ class TargetWatcher:
         self.context = context
         self.configs: dict[UUID, ConfigSnapshot] = {}
         self.seen: dict[tuple[str, str, str, str], int] = {}
+        # Fills seen pending on chain, not yet confirmed: timestamp, and the configs that
+        # copied them then (the rest copy on confirmation).
+        self.pending: dict[tuple[str, str, str, str], tuple[int, frozenset[UUID]]] = {}
         self.cursor = 0
         self.processed_ts = 0
         self.saved_ts = 0
         self.scope = trio.CancelScope()
-        self.send: trio.MemorySendChannel[tuple[str, Any, Any]]
-        self.receive: trio.MemoryReceiveChannel[tuple[str, Any, Any]]
+        # ("fill", Detected) or ("exits", None), handled in order
+        self.send: trio.MemorySendChannel[tuple[str, Detected | None]]
+        self.receive: trio.MemoryReceiveChannel[tuple[str, Detected | None]]
         self.send, self.receive = trio.open_memory_channel(10000)
         self.ready = trio.Event()
         self.last_error: str | None = None
@@ -91,26 +112,45 @@ class TargetWatcher:
             return False
         key = item.dedup_key
         stats = self.context.stats
-        if key in self.seen:
-            stats.duplicates += 1
+        if self.has_seen(key, source):
             return False
         seen_at = datetime.now(UTC)
-        try:
-            self.send.send_nowait(("fill", item, seen_at))
-        except trio.WouldBlock:
-            return False  # the poller finds it again
-        self.seen[key] = item.timestamp
-        metrics.copy_detected(source)
-        if source == "feed":
-            stats.feed_fills += 1
+        first = source
+        if source == PENDING:
+            configs = frozenset(cid for cid, c in self.configs.items()
+                                if c.rules.copy_pending_matches)
+        elif key in self.pending:  # confirmed now: the configs that waited copy it
+            first = PENDING
+            acted = self.pending[key][1]
+            configs = frozenset(cid for cid in self.configs if cid not in acted)
         else:
-            stats.poll_fills += 1
+            configs = None
+        if configs is None or configs:
+            try:
+                self.send.send_nowait(("fill", Detected(item, seen_at, source, configs)))
+            except trio.WouldBlock:
+                return False  # the poller (or the block) finds it again
+        if source == PENDING:
+            self.pending[key] = (item.timestamp, configs or frozenset())
+        else:
+            self.pending.pop(key, None)
+            self.seen[key] = item.timestamp
+        if first == source:  # the first sighting: what the source is credited with
+            metrics.copy_detected(source)
+            stats.detected(source, seen_at.timestamp() - item.timestamp)
         return True
+
+    def has_seen(self, key: tuple[str, str, str, str], source: str) -> bool:
+        """Whether a fill of this identity was handled already (counted as a duplicate)."""
+        if key in self.seen or (source == PENDING and key in self.pending):
+            self.context.stats.duplicates += 1
+            return True
+        return False
 
     def request_exit_check(self) -> None:
         """Queue a TP/SL check behind the fills already queued (skipped when full)."""
         with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
-            self.send.send_nowait(("exits", None, None))
+            self.send.send_nowait(("exits", None))
 
     async def _poll_loop(self) -> None:
         context = self.context
@@ -166,15 +206,22 @@ class TargetWatcher:
         horizon = self.cursor - self.context.settings.overlap_seconds - 60
         if len(self.seen) > 1000:
             self.seen = {k: v for k, v in self.seen.items() if v >= horizon}
+        # A pending match never confirmed (dropped or reverted) is forgotten in time.
+        self.pending = {k: v for k, v in self.pending.items()
+                        if v[0] >= horizon - self.context.settings.max_fill_age_seconds}
 
     async def _executor_loop(self) -> None:
         context = self.context
         executor = context.executor
-        async for kind, item, seen_at in self.receive:
+        async for kind, detected in self.receive:
+            item = detected.item if detected is not None else None
             try:
-                if kind == "fill":
-                    await executor.handle_fill(self.address, self.configs, item, seen_at)
-                    self.processed_ts = max(self.processed_ts, item.timestamp)
+                if detected is not None and item is not None:
+                    configs = self.configs if detected.configs is None else {
+                        cid: c for cid, c in self.configs.items() if cid in detected.configs}
+                    await executor.handle_fill(self.address, configs, item, detected.seen_at)
+                    if detected.source != PENDING:  # the cursor moves on confirmed fills
+                        self.processed_ts = max(self.processed_ts, item.timestamp)
                 else:
                     await executor.check_exits(self.configs)
             except Exception as exc:
@@ -185,8 +232,8 @@ class TargetWatcher:
                     await context.db(store.record_error, list(self.configs), self.last_error)
                 except Exception:
                     log.exception("could not record the error")
-                if kind == "fill":
+                if kind == "fill" and item is not None:
                     self.seen.pop(item.dedup_key, None)  # let the poller retry it
 
 
-__all__ = ["TargetWatcher", "WatchContext"]
+__all__ = ["Detected", "TargetWatcher", "WatchContext"]

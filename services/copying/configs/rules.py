@@ -35,7 +35,7 @@ AMOUNT_FIELDS: tuple[str, ...] = (
 PRICE_FIELDS: tuple[str, ...] = ("min_price", "max_price")
 HOUR_FIELDS: tuple[str, ...] = ("skip_if_ends_within_hours", "exit_hours_before_end")
 FLAG_FIELDS: tuple[str, ...] = ("round_up_to_min", "copy_buys", "copy_sells",
-                                "close_positions_on_stop")
+                                "close_positions_on_stop", "copy_pending_matches")
 CHOICE_FIELDS: dict[str, tuple[str, ...]] = {
     "sizing_mode": copying.SIZING_MODES, "direction": copying.DIRECTIONS,
     "start_mode": copying.START_MODES,
@@ -51,7 +51,7 @@ RULE_DEFAULTS: dict[str, Any] = {
     **dict.fromkeys(HOUR_FIELDS), "round_up_to_min": False, "copy_buys": True,
     "copy_sells": True, "close_positions_on_stop": False, "direction": "mirror",
     "max_drawdown_bps": None, "max_consecutive_failures": 5, "start_mode": "new_trades_only",
-    "include_keywords": [], "exclude_keywords": [],
+    "include_keywords": [], "exclude_keywords": [], "copy_pending_matches": False,
 }
 
 # Fields a PUT may change; the target is fixed for a config's life (create a new one).

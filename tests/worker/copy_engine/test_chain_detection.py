@@ -1,0 +1,229 @@
+"""On-chain detection (issue 30): the engine reads the exchanges' ``OrderFilled`` logs of its
+targets from the dev chain (anvil, over its websocket or by polling logs over HTTP) and, with
+pending transactions offered, the match calls before their block; every source's sighting of
+one fill makes one intent.
+
+The sandbox settles each trade on anvil through the stand-in exchange, as the venue settles on
+Polygon, so a target's trade injected there is what the engine sees on chain."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from dataclasses import replace
+from decimal import Decimal
+from typing import Any
+
+import pytest
+import trio
+from eth_account import Account
+from web3 import Web3
+
+from chain.exchange_events import SETTLE_MATCH_SELECTOR, decode_match_call, decode_order_filled
+from devstack.chain.devchain import _artifacts
+from models import User
+from tests.chain_venue import chain_venue  # noqa: F401 - the fixture
+from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
+from worker.copy_engine.engine import CopyEngine
+
+USDC = 10**6
+# The RTDS feed off and polling slowed to a crawl: only the chain can see a fill in time.
+CHAIN_ONLY = replace(FAST, use_feed=False, poll_seconds=300, backstop_poll_seconds=300,
+                     use_chain=True, chain_poll_seconds=0.2)
+
+
+@pytest.fixture
+def dev(chain_venue: Any, chain: Any) -> Any:  # noqa: F811 - the imported fixture
+    """The dev chain's contracts (the sandbox venue attached to it is ``chain_venue``)."""
+    return chain.contracts
+
+
+@pytest.fixture
+def copier(bound_db: Any) -> Any:
+    """A user whose configs copy on paper (detection is what is under test)."""
+    return User.create(email=f"{secrets.token_hex(6)}@example.com", tier="elite")
+
+
+def _ws(dev: Any) -> str:
+    return dev.rpc_url.replace("http://", "ws://")  # anvil serves both on one port
+
+
+def _rpc(w3: Web3, method: str, *params: Any) -> Any:
+    answer = w3.provider.make_request(method, list(params))  # type: ignore[arg-type]
+    assert "error" not in answer, answer
+    return answer.get("result")
+
+
+def _market(control: Any) -> str:
+    return control.add_market(f"oc-{secrets.token_hex(4)}", liquidity=True, fair_price="0.5",
+                              category="politics")["token_ids"][0]
+
+
+async def _ready(engine: CopyEngine, target: str, *, pending: bool = False) -> None:
+    """Wait until the engine runs ``target``, polled it once, and the chain watches it."""
+    await owned(engine, target)
+    with trio.fail_after(15):
+        while not (engine.chain is not None and engine.chain.connected
+                   and target in engine.chain.watching and engine.stats.polls >= 1
+                   and (engine.chain.pending or not pending)):
+            await trio.sleep(0.05)
+
+
+def _run(run_engines: Any, scenario: Any, settings: Any) -> None:
+    run_engines(scenario, settings=settings)
+
+
+def _settle_directly(dev: Any, maker: str, token: str, *, shares: int, usdc: int) -> str:
+    """As the exchange's operator, send a settlement that only emits ``maker``'s BUY fill
+    (nothing moves): the match call a pending-transaction reader decodes. Its hash."""
+    w3 = dev.web3()
+    exchange = w3.eth.contract(address=dev.ctf_exchange, abi=_artifacts()["CTFExchange"].abi)
+    filled = (secrets.token_bytes(32), Web3.to_checksum_address(maker), dev.ctf_exchange, 0,
+              int(token), usdc, shares, 0, bytes(32), bytes(32))
+    operator = Account.from_key(dev.deployer_key)
+    data = exchange.encode_abi("settleMatch", args=[
+        (bytes(32), "0x" + "00" * 20, 0, 0), [], [], [], filled])
+    tx = {"to": dev.ctf_exchange, "data": data, "chainId": int(w3.eth.chain_id),
+          "gas": 300_000, "nonce": w3.eth.get_transaction_count(operator.address, "pending"),
+          "maxFeePerGas": 10**10, "maxPriorityFeePerGas": 10**9}
+    return "0x" + w3.eth.send_raw_transaction(
+        operator.sign_transaction(tx).raw_transaction).hex().removeprefix("0x")
+
+
+def test_order_filled_and_the_match_call_decode_to_the_same_fill(dev, chain_venue) -> None:  # noqa: F811
+    w3 = dev.web3()
+    token = _market(chain_venue)
+    maker = Account.create().address
+    _rpc(w3, "evm_setAutomine", False)
+    try:
+        tx_hash = _settle_directly(dev, maker, token, shares=12 * USDC, usdc=7_440_000)
+        body = w3.eth.get_transaction(tx_hash)
+        [pending] = decode_match_call(dict(body) | {"input": body["input"].hex()},
+                                      [dev.ctf_exchange])
+        assert body["input"].hex().removeprefix("0x")[:8] == SETTLE_MATCH_SELECTOR[2:]
+    finally:
+        _rpc(w3, "evm_setAutomine", True)
+    receipt = w3.eth.wait_for_transaction_receipt(tx_hash)
+    # its OrderFilled (OrdersMatched, the other log, is no fill)
+    [mined] = [fill for entry in receipt["logs"]
+               if (fill := decode_order_filled(dict(entry))) is not None]
+    assert (mined.maker, mined.side, mined.token_id, mined.role) == (maker, "BUY", token,
+                                                                     "taker")
+    assert (mined.size, mined.price, mined.usdc_size) == (Decimal(12), Decimal("0.62"),
+                                                          Decimal("7.44"))
+    assert mined.block_number == receipt["blockNumber"]
+    assert (pending.tx_hash, pending.maker, pending.token_id, pending.shares, pending.usdc) == (
+        mined.tx_hash, mined.maker, mined.token_id, mined.shares, mined.usdc)
+
+
+def test_with_the_feed_off_the_chain_copies_within_two_blocks(
+        dev, chain_venue, copier, make_config, run_engines, target) -> None:  # noqa: F811
+    """Blocks every second, as a real chain makes them: the copy is decided before the
+    second block after the settlement's."""
+    w3 = dev.web3()
+    token = _market(chain_venue)
+    config = make_config(copier, target, paper_trading=True)
+    settings = replace(CHAIN_ONLY, chain_ws_url=_ws(dev))
+
+    async def scenario(engines: list[CopyEngine]) -> None:
+        engine = engines[0]
+        await _ready(engine, target)
+        _rpc(w3, "evm_setIntervalMining", 1)
+        try:
+            sold = await inject(chain_venue, target, token, "BUY", "10", "0.5")
+            [fill] = [f for f in sold["fills"] if f["proxyWallet"].lower() == target]
+            receipt = await trio.to_thread.run_sync(
+                w3.eth.wait_for_transaction_receipt, fill["transactionHash"])
+            [intent] = await wait_for(settled(config), step=0.02)
+            now = await trio.to_thread.run_sync(lambda: w3.eth.block_number)
+        finally:
+            _rpc(w3, "evm_setIntervalMining", 0)
+            _rpc(w3, "evm_setAutomine", True)
+        assert now <= receipt["blockNumber"] + 2, (now, receipt["blockNumber"])
+        assert intent.status == "filled" and intent.target_tx_hash == fill["transactionHash"]
+        assert (engine.stats.chain_fills, engine.stats.feed_fills, engine.stats.poll_fills) \
+            == (1, 0, 0)
+        fields = engine.detection.fields()
+        assert (fields["detection_chain"], fields["detection_chain_mode"]) == ("live",
+                                                                               "websocket")
+
+    _run(run_engines, scenario, settings)
+    [intent] = intents_of(config)
+    assert (intent.target_size, intent.target_price, intent.target_side) == (
+        Decimal(10), Decimal("0.5"), "BUY")
+
+
+def test_logs_polled_over_http_detect_a_fill_too(
+        dev, chain_venue, copier, make_config, run_engines, target) -> None:  # noqa: F811
+    token = _market(chain_venue)
+    config = make_config(copier, target, paper_trading=True)
+
+    async def scenario(engines: list[CopyEngine]) -> None:
+        engine = engines[0]
+        await _ready(engine, target)
+        assert engine.chain is not None and engine.chain.mode == "logs"
+        await trio.to_thread.run_sync(lambda: _settle_directly(
+            dev, target, token, shares=20 * USDC, usdc=10 * USDC))
+        [intent] = await wait_for(settled(config))
+        assert intent.target_size == Decimal(20) and intent.target_price == Decimal("0.5")
+        assert engine.stats.chain_fills == 1 and engine.stats.delays["chain"][0] >= 0
+
+    _run(run_engines, scenario, CHAIN_ONLY)
+
+
+def test_a_fill_seen_by_the_feed_and_the_chain_makes_one_intent(
+        dev, chain_venue, copier, make_config, run_engines, target) -> None:  # noqa: F811
+    token = _market(chain_venue)
+    config = make_config(copier, target, paper_trading=True)
+    settings = replace(FAST, use_chain=True, chain_ws_url=_ws(dev), poll_seconds=300,
+                       backstop_poll_seconds=300)
+
+    async def scenario(engines: list[CopyEngine]) -> None:
+        engine = engines[0]
+        await _ready(engine, target)
+        with trio.fail_after(15):
+            while not engine.feed_connected:
+                await trio.sleep(0.05)
+        await inject(chain_venue, target, token, "BUY", "10", "0.5")
+        await wait_for(settled(config))
+        # both saw it: one was first, the other a duplicate
+        await wait_for(lambda: engine.stats.duplicates >= 1)
+        assert engine.stats.feed_fills + engine.stats.chain_fills == 1
+
+    _run(run_engines, scenario, settings)
+    assert len(intents_of(config)) == 1
+
+
+def test_a_pending_match_is_copied_before_its_block_only_by_configs_that_opt_in(
+        dev, chain_venue, copier, make_config, run_engines, target) -> None:  # noqa: F811
+    w3 = dev.web3()
+    token = _market(chain_venue)
+    eager = make_config(copier, target, paper_trading=True, copy_pending_matches=True)
+    careful = make_config(copier, target, paper_trading=True)
+    settings = replace(CHAIN_ONLY, chain_ws_url=_ws(dev), use_pending=True)
+    mined = threading.Event()
+
+    async def scenario(engines: list[CopyEngine]) -> None:
+        engine = engines[0]
+        await _ready(engine, target, pending=True)
+        _rpc(w3, "evm_setAutomine", False)
+        try:
+            tx_hash = await trio.to_thread.run_sync(lambda: _settle_directly(
+                dev, target, token, shares=10 * USDC, usdc=5 * USDC))
+            [early] = await wait_for(settled(eager))
+            # still in the mempool: the opted-in config copied it before its block
+            assert w3.eth.get_transaction(tx_hash)["blockNumber"] is None
+            assert early.status == "filled" and early.target_tx_hash == tx_hash
+            assert intents_of(careful) == [] and engine.stats.pending_fills == 1
+            _rpc(w3, "evm_mine")
+            mined.set()
+        finally:
+            _rpc(w3, "evm_setAutomine", True)
+        [late] = await wait_for(settled(careful))
+        assert late.target_tx_hash == tx_hash and late.status == "filled"
+        # the confirmation was taken in (and not handed to the opted-in config again)
+        await wait_for(lambda: not engine.targets[target].pending)
+
+    _run(run_engines, scenario, settings)
+    assert mined.is_set()
+    assert len(intents_of(eager)) == 1 and len(intents_of(careful)) == 1
