@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -95,3 +96,18 @@ class DetectionSource:
                 "detection_last_gap_at": self.gap_at.isoformat() if self.gap_at else "",
                 "detection_last_gap_seconds": f"{gap:.1f}" if gap is not None else "",
                 "polls_per_minute": str(self.polls_per_minute())}
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """One target fill's detection: when (wall clock, for the record; monotonic, for the
+    stage delays after it) and by which source (feed, poll, chain, pending)."""
+
+    at: datetime
+    clock: float
+    source: str
+
+    @classmethod
+    def now(cls, source: str) -> Detection:
+        """A detection happening now."""
+        return cls(datetime.now(UTC), time.monotonic(), source)

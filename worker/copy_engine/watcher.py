@@ -15,7 +15,6 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -26,6 +25,7 @@ from venue.client import AsyncVenueClient
 from venue.errors import VenueError
 from venue.models import ActivityItem
 from worker.copy_engine import store
+from worker.copy_engine.detection import Detection
 from worker.copy_engine.fill_executor import FillExecutor
 from worker.copy_engine.settings import EngineSettings, EngineStats
 from worker.copy_engine.store import ConfigSnapshot
@@ -94,9 +94,9 @@ class TargetWatcher:
         if key in self.seen:
             stats.duplicates += 1
             return False
-        seen_at = datetime.now(UTC)
         try:
-            self.send.send_nowait(("fill", item, seen_at))
+            # Carried to the intent: its detection source and the clock its stages run from.
+            self.send.send_nowait(("fill", item, Detection.now(source)))
         except trio.WouldBlock:
             return False  # the poller finds it again
         self.seen[key] = item.timestamp
@@ -170,10 +170,10 @@ class TargetWatcher:
     async def _executor_loop(self) -> None:
         context = self.context
         executor = context.executor
-        async for kind, item, seen_at in self.receive:
+        async for kind, item, seen in self.receive:
             try:
                 if kind == "fill":
-                    await executor.handle_fill(self.address, self.configs, item, seen_at)
+                    await executor.handle_fill(self.address, self.configs, item, seen)
                     self.processed_ts = max(self.processed_ts, item.timestamp)
                 else:
                     await executor.check_exits(self.configs)
