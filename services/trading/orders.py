@@ -54,6 +54,7 @@ from services.markets import order_book
 from services.platform import errors, order_versions, venues
 from services.platform.principal import user_id_of
 from services.trading import order_outages, order_plan, previews
+from services.trading.execution_quality import order_execution_view
 from services.trading.order_plan import MarketInfo, OrderPlan
 from services.trading.order_reconcile import RECONCILE_JOB, reconcile
 from services.trading.order_states import finish
@@ -86,7 +87,8 @@ class PlacedOrder:
         """The PlaceOrderResponse fields."""
         return {"order_id": self.order_id, "status": self.status,
                 "filled_size": self.filled_size, "average_price": self.average_price,
-                "reason": self.reason, "trade_id": self.trade_id}
+                "reason": self.reason, "trade_id": self.trade_id,
+                "execution": order_execution_view(self.order)}
 
 
 @dataclass(frozen=True)

@@ -143,3 +143,13 @@ def test_slippage_is_signed_by_side_and_inverse_copies_use_the_other_outcome():
     key = "0xabc|A|BUY|0xwallet"
     assert reference_price(Decimal("0.3"), key, "B") == Decimal("0.7")
     assert reference_price(Decimal("0.3"), key, "A") == Decimal("0.3")
+
+
+def test_the_openapi_document_describes_quality_with_an_example(client):
+    spec = client.get("/openapi.json").get_json()
+    operation = spec["paths"]["/api/configs/{config_id}/quality"]["get"]
+    assert [p["name"] for p in operation["parameters"] if p["in"] == "query"] == ["period"]
+    answer = operation["responses"]["200"]["content"]["application/json"]
+    assert answer["example"]["slippage_bps"]["mean"] == "61.40"
+    assert set(answer["example"]["stages"]) == {"detection", "decision", "placement", "ack",
+                                                "settlement", "taker_delay"}
