@@ -58,6 +58,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -461,6 +462,24 @@ def main() -> None:
           f"{percentile(latencies, 50):.1f} | {percentile(latencies, 95):.1f} | "
           f"{percentile(latencies, 99):.1f} | {figures['poll_requests_per_cycle']:.2f} | "
           f"{figures['rss_mb']:.0f} ({figures['rss_delta_mb']:+.0f}) | {setup_seconds:.0f} s |")
+    print_stages()
+
+
+def print_stages() -> None:
+    """The copies' own stage split, as recorded per intent (what /api/configs/{id}/quality
+    sums): p50 / p95 / max of each stage, and the detection sources seen."""
+    from models.base import db
+    from models.copying import CopyIntent
+    from services.trading.stats import stage_figures
+
+    with db.connection_context():
+        rows = list(CopyIntent.select().where(CopyIntent.kind == "mirror",
+                                              CopyIntent.status != "skipped").dicts())
+    sources = Counter(row["detection_source"] or "?" for row in rows)
+    print("  stages (recorded per copy): " + ", ".join(
+        f"{name} {f['p50_ms']}/{f['p95_ms']}/{f['max_ms']} ms"
+        for name, f in stage_figures(rows).items() if f["count"]) + " (p50/p95/max); "
+        "sources " + ", ".join(f"{k} {v}" for k, v in sorted(sources.items())))
 
 
 def print_detection(delays: dict[str, list[float]]) -> None:

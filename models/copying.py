@@ -180,6 +180,16 @@ class CopyIntent(BaseModel):
     settled_at = UTCDateTimeField(null=True)
     latency_ms = peewee.IntegerField(null=True)  # order sent minus target trade seen
     detection_delay_ms = peewee.IntegerField(null=True)  # seen minus the target's trade time
+    # Execution quality (services/copying/quality.py): how the fill was detected (feed,
+    # poll, chain, pending), our price against the target's in signed bps (positive: worse
+    # for us), and each stage's delay after detection, measured on the monotonic clock.
+    detection_source = peewee.CharField(max_length=8, null=True)
+    slippage_bps = DecimalTextField(null=True)
+    decision_ms = peewee.IntegerField(null=True)     # seen -> decided (quotes, rules)
+    placement_ms = peewee.IntegerField(null=True)    # decided -> sent (sign, record, send)
+    ack_ms = peewee.IntegerField(null=True)          # sent -> the venue's answer
+    settlement_ms = peewee.IntegerField(null=True)   # answer -> the outcome recorded
+    taker_delay_ms = peewee.IntegerField(null=True)  # the market's taker delay waited out
     worker = peewee.CharField(max_length=120, default="")
     created_at = UTCDateTimeField(default=utcnow, index=True)
 

@@ -94,6 +94,11 @@ class Order(BaseModel):
     created_at = UTCDateTimeField(default=utcnow)
     submitted_at = UTCDateTimeField(null=True)
     acknowledged_at = UTCDateTimeField(null=True)
+    # Stage timings (monotonic clock): planning, signing and recording until sent; sent
+    # until the venue answered; the market's taker delay when the venue held the order.
+    placement_ms = peewee.IntegerField(null=True)
+    ack_ms = peewee.IntegerField(null=True)
+    taker_delay_ms = peewee.IntegerField(null=True)
     # Closed unanswered at ORDER_RESOLVE_DEADLINE_SECONDS: followed for late fills a while.
     deadline_closed_at = UTCDateTimeField(null=True, index=True)
     updated_at = UTCDateTimeField(default=utcnow)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from marshmallow import RAISE, Schema, fields, validate
 
 from schemas.fields import DecimalString
-from schemas.trading import TradeSchema
+from schemas.trading import StageSplitSchema, TradeSchema
 
 _MULTIPLIER = ("Target shares are multiplied by this (greater than 0, at most 100, 6 decimal "
                "places).")
@@ -212,6 +212,95 @@ class DecisionSchema(TradeSchema):
     target_trade = fields.Dict(allow_none=True)
     detection_delay_ms = fields.Integer(allow_none=True, metadata={
         "description": "When we saw the target's trade minus when it traded."})
+
+
+QUALITY_PERIODS = ["24h", "7d", "30d"]
+
+
+class QualityArgsSchema(Schema):
+    """The period a config's execution quality covers."""
+
+    period = fields.String(load_default="24h", validate=validate.OneOf(QUALITY_PERIODS),
+                           metadata={"description": "24h, 7d or 30d (default 24h)."})
+
+
+class SlippageFiguresSchema(Schema):
+    """Slippage of the period's filled copies, in bps (positive: worse than the target)."""
+
+    count = fields.Integer(required=True)
+    mean = DecimalString(allow_none=True)
+    p95 = DecimalString(allow_none=True)
+    max = DecimalString(allow_none=True)
+
+
+class SlippageBucketSchema(Schema):
+    from_bps = fields.Integer(required=True)
+    to_bps = fields.Integer(required=True)
+    count = fields.Integer(required=True)
+
+
+class QualityPointSchema(Schema):
+    """One filled copy, as the charts draw it: when, its slippage and each stage."""
+
+    at = fields.DateTime(required=True)
+    slippage_bps = DecimalString(allow_none=True)
+    detection_ms = fields.Integer(allow_none=True)
+    decision_ms = fields.Integer(allow_none=True)
+    placement_ms = fields.Integer(allow_none=True)
+    ack_ms = fields.Integer(allow_none=True)
+    settlement_ms = fields.Integer(allow_none=True)
+    taker_delay_ms = fields.Integer(allow_none=True)
+
+
+QUALITY_EXAMPLE = {
+    "config_id": "6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f", "period": "24h",
+    "since": "2026-10-01T12:00:00+00:00", "until": "2026-10-02T12:00:00+00:00",
+    "copies": 12, "filled": 10, "skips": 5, "failures": 1, "unfilled": 1,
+    "fill_ratio": "0.8333", "fees": "0.184",
+    "slippage_bps": {"count": 10, "mean": "61.40", "p95": "200.00", "max": "200.00"},
+    "stages": {
+        "detection": {"count": 12, "p50_ms": 1400, "p95_ms": 2900, "max_ms": 3100},
+        "decision": {"count": 12, "p50_ms": 3, "p95_ms": 9, "max_ms": 12},
+        "placement": {"count": 11, "p50_ms": 4, "p95_ms": 8, "max_ms": 10},
+        "ack": {"count": 11, "p50_ms": 38, "p95_ms": 95, "max_ms": 120},
+        "settlement": {"count": 11, "p50_ms": 2, "p95_ms": 5, "max_ms": 5200},
+        "taker_delay": {"count": 1, "p50_ms": 5000, "p95_ms": 5000, "max_ms": 5000}},
+    "histogram": [{"from_bps": 0, "to_bps": 25, "count": 7},
+                  {"from_bps": 200, "to_bps": 225, "count": 3}],
+    "points": [{"at": "2026-10-02T09:14:03+00:00", "slippage_bps": "200.00",
+                "detection_ms": 1400, "decision_ms": 3, "placement_ms": 4, "ack_ms": 38,
+                "settlement_ms": 2, "taker_delay_ms": None}],
+}
+
+
+class ConfigQualitySchema(Schema):
+    """A config's execution quality over a period: its mirrored copies' stage delays,
+    slippage against the target's fills, fees, fill ratio, copies, skips and failures."""
+
+    config_id = fields.UUID(required=True)
+    period = fields.String(required=True, validate=validate.OneOf(QUALITY_PERIODS))
+    since = fields.DateTime(required=True)
+    until = fields.DateTime(required=True)
+    copies = fields.Integer(required=True, metadata={
+        "description": "Target fills the config decided to copy (filled, failed, unfilled "
+                       "or still open)."})
+    filled = fields.Integer(required=True)
+    skips = fields.Integer(required=True, metadata={
+        "description": "Target fills the config's rules skipped."})
+    failures = fields.Integer(required=True)
+    unfilled = fields.Integer(required=True, metadata={
+        "description": "Copies sent that the venue did not fill (FAK with nothing at the "
+                       "price)."})
+    fill_ratio = DecimalString(allow_none=True, metadata={
+        "description": "filled / copies (null without copies)."})
+    fees = DecimalString(required=True, metadata={"description": "pUSD of taker fees paid."})
+    slippage_bps = fields.Nested(SlippageFiguresSchema, required=True)
+    stages = fields.Nested(StageSplitSchema, required=True, metadata={
+        "description": "p50, p95 and max of each stage over the copies that measured it."})
+    histogram = fields.List(fields.Nested(SlippageBucketSchema), required=True, metadata={
+        "description": "Filled copies per 25 bps of slippage, lowest bucket first."})
+    points = fields.List(fields.Nested(QualityPointSchema), required=True, metadata={
+        "description": "Each filled copy, oldest first (the charts' data)."})
 
 
 class BreakerSchema(Schema):

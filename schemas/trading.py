@@ -110,6 +110,46 @@ class OrderPreviewSchema(Schema):
         "description": "One line to show a person before they confirm."})
 
 
+class StagesSchema(Schema):
+    """Each stage's delay in milliseconds (null where not measured, or not applicable)."""
+
+    detection_ms = fields.Integer(allow_none=True, metadata={
+        "description": "The target's trade time to our seeing it (whole seconds of the "
+                       "venue's timestamp, so coarse)."})
+    decision_ms = fields.Integer(allow_none=True, metadata={
+        "description": "Seen to decided: quotes read, the config's rules applied."})
+    placement_ms = fields.Integer(allow_none=True, metadata={
+        "description": "Decided (a manual order: received) to the order leaving: planning, "
+                       "signing, the durable record."})
+    ack_ms = fields.Integer(allow_none=True, metadata={
+        "description": "Order sent to the venue's answer."})
+    settlement_ms = fields.Integer(allow_none=True, metadata={
+        "description": "The venue's answer to the fill being recorded (an order the venue "
+                       "held: until the fill was seen)."})
+    taker_delay_ms = fields.Integer(allow_none=True, metadata={
+        "description": "The market's taker delay, when the venue held the order for it."})
+
+
+class ExecutionSchema(Schema):
+    """Execution quality of one trade: where the copied fill was detected, the target's
+    price and ours, slippage, the fee, and each stage's delay."""
+
+    source = fields.String(allow_none=True, metadata={
+        "description": "What detected the target's fill: feed (RTDS), poll (Data API), "
+                       "chain or pending (on chain). Null for a manual order."})
+    target_price = DecimalString(allow_none=True, metadata={
+        "description": "The target's fill price."})
+    price = DecimalString(allow_none=True, metadata={
+        "description": "Our average fill price (fees excluded)."})
+    slippage_bps = DecimalString(allow_none=True, metadata={
+        "description": "Our price against the target's in basis points of the target's "
+                       "price, signed: positive is worse for us (a buy paid more, a sale "
+                       "got less). An inverse copy is measured against 1 - the target's "
+                       "price (the other outcome)."})
+    fee = DecimalString(allow_none=True)
+    stages = fields.Nested(StagesSchema, required=True)
+
+
 class PlaceOrderResponseSchema(Schema):
     """PlaceOrderResponse."""
 
@@ -127,6 +167,10 @@ class PlaceOrderResponseSchema(Schema):
     reason = fields.String(allow_none=True, metadata={
         "description": "Why the order was rejected (the venue's own message)."})
     trade_id = fields.UUID(allow_none=True, metadata={"description": "The Trade recording it."})
+    execution = fields.Nested(ExecutionSchema, allow_none=True, metadata={
+        "description": "The order's stages: placement (received to sent), the venue's "
+                       "acknowledgement and, when the venue held it, the market's taker "
+                       "delay. Null when the answer was lost (reconciled later)."})
 
 
 class OpenOrderSchema(Schema):
@@ -221,6 +265,10 @@ class TradeSchema(Schema):
         "description": "Shares whose venue trade failed and were reversed (0 when none)."})
     settled_at = fields.DateTime(allow_none=True, metadata={
         "description": "When the settlement became final (confirmed or failed)."})
+    execution = fields.Nested(ExecutionSchema, allow_none=True, metadata={
+        "description": "Execution quality: a copy's detection source, target price, "
+                       "slippage and stage delays; a manual order's placement, "
+                       "acknowledgement and taker delay. Null when nothing was measured."})
 
 
 class PaperTradeSchema(TradeSchema):
@@ -260,6 +308,26 @@ class LatencyDaySchema(LatencyFiguresSchema):
     date = fields.Date(required=True)
 
 
+class StageFiguresSchema(Schema):
+    """One stage's delays: how many copies measured it, p50, p95 and max (zeros: none)."""
+
+    count = fields.Integer(required=True)
+    p50_ms = fields.Integer(required=True)
+    p95_ms = fields.Integer(required=True)
+    max_ms = fields.Integer(required=True)
+
+
+class StageSplitSchema(Schema):
+    """Each stage of a copy, in the order they happen."""
+
+    detection = fields.Nested(StageFiguresSchema, required=True)
+    decision = fields.Nested(StageFiguresSchema, required=True)
+    placement = fields.Nested(StageFiguresSchema, required=True)
+    ack = fields.Nested(StageFiguresSchema, required=True)
+    settlement = fields.Nested(StageFiguresSchema, required=True)
+    taker_delay = fields.Nested(StageFiguresSchema, required=True)
+
+
 class LatencyStatsSchema(LatencyFiguresSchema):
     """Copy latency of the user's live copy trades: detection to venue acknowledgement."""
 
@@ -267,3 +335,7 @@ class LatencyStatsSchema(LatencyFiguresSchema):
     since = fields.DateTime(required=True)
     per_day = fields.List(fields.Nested(LatencyDaySchema), required=True, metadata={
         "description": "One entry per UTC day, oldest first, zeros on days without trades."})
+    stages = fields.Nested(StageSplitSchema, required=True, metadata={
+        "description": "The latency split by stage over the user's copies (live and paper) "
+                       "of the same days: detection, decision, placement, venue "
+                       "acknowledgement, settlement and taker delay."})

@@ -71,12 +71,8 @@
     if (!box || box.dataset.drawn) { return; }
     var series = JSON.parse(box.dataset.series || "{}");
     if (!series.at || series.at.length === 0) {
-      var note = document.createElement("p");
-      note.className = "muted chart-empty";
-      note.textContent = box.dataset.empty ||
-        "No fills yet: the curve starts with the first copied trade.";
-      box.replaceChildren(note);
-      box.dataset.drawn = "1";
+      chartNote(box, box.dataset.empty ||
+        "No fills yet: the curve starts with the first copied trade.");
       return;
     }
     if (typeof uPlot === "undefined") { return; }
@@ -92,13 +88,61 @@
       data.push(realized);
     }
     var width = Math.max(240, box.clientWidth || 600);
-    var plot = new uPlot({width: width, height: 220, series: lines, axes: [{}, {size: 60}]},
-                         data, box);
+    fitted(box, new uPlot({width: width, height: 220, series: lines,
+                           axes: [{}, {size: 60}]}, data, box), 220);
+  }
+
+  // A chart box with nothing to draw says so in words.
+  function chartNote(box, text) {
+    var note = document.createElement("p");
+    note.className = "muted chart-empty";
+    note.textContent = text;
+    box.replaceChildren(note);
     box.dataset.drawn = "1";
-    // The chart follows its box (a phone turned, a window narrowed): never wider than the page.
+  }
+
+  // The chart follows its box (a phone turned, a window narrowed): never wider than the page.
+  function fitted(box, plot, height) {
+    box.dataset.drawn = "1";
     window.addEventListener("resize", function () {
-      plot.setSize({width: Math.max(240, box.clientWidth), height: 220});
+      plot.setSize({width: Math.max(240, box.clientWidth), height: height});
     });
+  }
+
+  // The config page's execution quality: each stage's delay per filled copy over time, and
+  // the slippage histogram (data-quality {at, stages: {name: [ms|null]}, buckets, counts}).
+  var STAGE_COLOURS = {decision: "#1f5fd1", placement: "#2f9e44", ack: "#e8590c",
+                       settlement: "#7048e8", taker_delay: "#c92a2a"};
+  function drawQuality() {
+    var latency = document.getElementById("latency-chart");
+    var slippage = document.getElementById("slippage-chart");
+    if (!latency || latency.dataset.drawn) { return; }
+    var data = JSON.parse(latency.dataset.quality || "{}");
+    if (!data.at || data.at.length === 0) {
+      chartNote(latency, "No filled copy in the window: no stage delays to chart yet.");
+      chartNote(slippage, "No filled copy in the window: no slippage to chart yet.");
+      return;
+    }
+    if (typeof uPlot === "undefined") { return; }
+    var width = Math.max(240, latency.clientWidth || 600);
+    var lines = [{}], columns = [data.at];
+    Object.keys(data.stages).forEach(function (name) {
+      lines.push({label: name.replace("_", " ") + " (ms)", stroke: STAGE_COLOURS[name],
+                  width: 2, points: {show: true}, spanGaps: true});
+      columns.push(data.stages[name]);
+    });
+    fitted(latency, new uPlot({width: width, height: 220, series: lines,
+                               axes: [{}, {size: 60}]}, columns, latency), 220);
+    var bars = uPlot.paths && uPlot.paths.bars ? uPlot.paths.bars({size: [0.8]}) : undefined;
+    var step = data.step || 25, last = data.buckets[data.buckets.length - 1];
+    fitted(slippage, new uPlot({
+      width: width, height: 200,
+      scales: {x: {time: false, range: function () { return [data.buckets[0] - step / 2,
+                                                             last + step / 2]; }},
+               y: {range: function (u, min, max) { return [0, Math.max(1, max) + 1]; }}},
+      series: [{label: "from bps"}, {label: "copies", fill: "#1f5fd133", stroke: "#1f5fd1",
+                                      paths: bars, points: {show: !bars}}],
+      axes: [{}, {size: 40}]}, [data.buckets, data.counts], slippage), 200);
   }
 
   // Moments are sent in UTC; show them in the reader's time zone, the zone named.
@@ -118,4 +162,5 @@
   document.addEventListener("DOMContentLoaded", function () { localTimes(document); });
   document.addEventListener("htmx:afterSwap", function (event) { localTimes(event.target); });
   window.addEventListener("load", drawChart);
+  window.addEventListener("load", drawQuality);
 })();

@@ -10,14 +10,17 @@ from blueprints.api.pagination import PAGINATION_HEADERS, paged
 from blueprints.idempotency import idempotent
 from schemas.common import PageArgsSchema
 from schemas.configs import (
+    QUALITY_EXAMPLE,
     ConfigCreateRequestSchema,
     ConfigFieldsSchema,
     ConfigPnlSchema,
     ConfigPreviewRequestSchema,
     ConfigPreviewSchema,
+    ConfigQualitySchema,
     ConfigStatusSchema,
     CopyConfigSchema,
     DecisionSchema,
+    QualityArgsSchema,
 )
 from services.copying import configs
 
@@ -139,6 +142,21 @@ class ConfigPnl(MethodView):
     def get(self, config_id: str):
         """Realized plus unrealized PnL, with each position marked at the best bid."""
         return configs.pnl(access.current_principal().user, config_id)
+
+
+@blp.route("/<config_id>/quality")
+class ConfigQuality(MethodView):
+    @access.requires("read:account")
+    @blp.arguments(QualityArgsSchema, location="query")
+    @blp.response(200, ConfigQualitySchema, example=QUALITY_EXAMPLE)
+    @blp.errors(400, 401, 403, 404, 429)
+    def get(self, args, config_id: str):
+        """Execution quality over `period` (24h, 7d, 30d): p50, p95 and max of each stage
+        (detection, decision, placement, venue acknowledgement, settlement, taker delay),
+        mean and p95 slippage in bps against the target's fills (positive: worse for us),
+        fees, fill ratio, copies, skips and failures, and the points the dashboard charts.
+        """
+        return configs.quality(access.current_principal().user, config_id, args["period"])
 
 
 @blp.route("/<config_id>/trades")

@@ -4,6 +4,7 @@ with its PnL curve, decisions (copied and skipped, with reasons) and live execut
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from flask import Response, render_template, request
@@ -23,6 +24,7 @@ from schemas.configs import (
     ConfigPnlSchema,
     ConfigPreviewRequestSchema,
     ConfigPreviewSchema,
+    ConfigQualitySchema,
     ConfigStatusSchema,
     CopyConfigSchema,
     DecisionSchema,
@@ -32,6 +34,10 @@ from services.copying import configs, pnl_history
 from services.platform import errors
 
 DECISIONS_SHOWN = 50
+QUALITY_PERIOD = "7d"  # the config page's execution-quality window
+# The stages the latency chart draws (detection, in whole seconds of the venue's clock,
+# would dwarf them; it is in the figures table).
+CHART_STAGES = ("decision", "placement", "ack", "settlement", "taker_delay")
 
 
 def _config_form() -> dict[str, Any]:
@@ -128,13 +134,32 @@ def _page_context(config_id: str) -> dict[str, Any]:
     chart = {"at": [int(p["at"].timestamp()) for p in series],
              "total": [format_decimal(p["total_pnl"]) for p in series],
              "realized": [format_decimal(p["realized_pnl"]) for p in series]}
+    quality = present(ConfigQualitySchema(), configs.quality(user, config.id, QUALITY_PERIOD))
     return {
         "config": present(CopyConfigSchema(), config),
         "status": present(ConfigStatusSchema(), configs.status(user, config.id)),
         "decisions": present(DecisionSchema(many=True), page.items),
         "pnl": present(ConfigPnlSchema(), configs.pnl(user, config.id)),
         "chart_json": json.dumps(chart),
+        "quality": quality,
+        "quality_json": json.dumps(_quality_chart(quality)),
     }
+
+
+def _quality_chart(quality: dict[str, Any]) -> dict[str, Any]:
+    """The quality charts' data: each stage's delay per filled copy over time (epoch s,
+    ms or null) and the slippage histogram's buckets."""
+    points = quality["points"]
+    histogram = quality["histogram"]
+    counts = {b["from_bps"]: b["count"] for b in histogram}
+    step = histogram[0]["to_bps"] - histogram[0]["from_bps"] if histogram else 1
+    # Every bucket between the lowest and the highest drawn, empty ones as 0: bars of one
+    # width on a readable axis.
+    buckets = list(range(min(counts), max(counts) + 1, step)) if counts else []
+    return {"at": [int(datetime.fromisoformat(p["at"]).timestamp()) for p in points],
+            "stages": {name: [p[f"{name}_ms"] for p in points] for name in CHART_STAGES},
+            "buckets": buckets, "counts": [counts.get(edge, 0) for edge in buckets],
+            "step": step}
 
 
 @bp.get("/configs/<config_id>")

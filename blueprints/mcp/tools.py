@@ -24,8 +24,10 @@ from schemas.configs import (
     ConfigPnlSchema,
     ConfigPreviewRequestSchema,
     ConfigPreviewSchema,
+    ConfigQualitySchema,
     CopyConfigSchema,
     DecisionSchema,
+    QualityArgsSchema,
     ReadinessSchema,
     SuggestMultiplierArgsSchema,
     SuggestMultiplierSchema,
@@ -351,6 +353,20 @@ TOOLS: tuple[Tool, ...] = (
         output=single(ConfigPnlSchema),
         call=lambda principal, args: configs.pnl(principal.user, args["config_id"]),
         annotations=VENUE_READ),
+    Tool(
+        name="get_config_quality", title="Copy config execution quality",
+        scope="read:account",
+        description=(
+            "How well one copy config executes over `period` (24h, 7d or 30d): p50, p95 "
+            "and max delay of each stage (detection, decision, placement, venue "
+            "acknowledgement, settlement, taker delay), mean and p95 slippage in bps "
+            "against the target's fill prices (positive: we paid more or sold for less), "
+            "fees, fill ratio, and counts of copies, skips and failures."),
+        input=arguments("GetConfigQualityArgs", QualityArgsSchema, config_id=_config_id()),
+        output=single(ConfigQualitySchema),
+        call=lambda principal, args: configs.quality(principal.user, args["config_id"],
+                                                     args["period"]),
+        annotations=LOCAL_READ),
     Tool(
         name="get_config_trades", title="Copy config decisions", scope="read:trades",
         description=(

@@ -29,6 +29,7 @@ Paper copies go through the paper book. Blocking steps run through the injected
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -56,8 +57,9 @@ from services.copying.mirror import Holding, MarketView
 from services.markets import catalogue
 from services.platform import errors, metrics
 from services.trading import copy_positions, order_outages, orders
+from services.trading.execution_quality import slippage_of
 from services.trading.order_plan import MarketInfo
-from services.trading.orders import PostAnswer, PreparedOrder
+from services.trading.orders import PostAnswer, PreparedOrder, elapsed_ms
 from venue.errors import VenueRestricted
 from venue.models import Market as GammaMarket
 from venue.models import OrderBook, Side
@@ -92,6 +94,15 @@ class Outcome:
     changes: dict[str, Any]
     filled_size: Decimal = Decimal(0)
     filled_value: Decimal = Decimal(0)
+    answered: float | None = None  # monotonic clock when the venue (or paper book) answered
+
+    def settling(self) -> dict[str, Any]:
+        """The changes to write now: a final outcome gains its settlement stage (from the
+        answer to this write)."""
+        if self.answered is None or self.changes.get("status") in (INTENT_PENDING,
+                                                                    INTENT_SENT):
+            return self.changes
+        return {**self.changes, "settlement_ms": elapsed_ms(self.answered)}
 
     def paid(self, side: Side | str) -> Decimal:
         """pUSD the fill cost (a buy) or brought (a sell), the venue's taker fee included."""
@@ -109,6 +120,7 @@ class Ticket:
     short: bool = False            # the estimate said the wallet cannot pay
     sent_at: datetime | None = None
     answer: PostAnswer | None = None
+    answered: float | None = None   # monotonic clock when the answer came back
     outcome: Outcome | None = None
     holding: Holding | None = None  # the config's position after a fill
     opened: int = 0
@@ -173,6 +185,7 @@ async def execute(drafts: Sequence[CopyIntentDraft], quote: Quote, *, accounts: 
     async def send_one(ticket: Ticket) -> None:
         assert ticket.prepared is not None
         ticket.sent_at, ticket.answer = await send(ticket.prepared)
+        ticket.answered = time.monotonic()
 
     async def place_paper(draft: CopyIntentDraft) -> None:
         move, outcome = await run_db(place_and_settle, draft, paper=True)
@@ -360,9 +373,10 @@ def settle(tickets: list[Ticket]) -> None:
             placed = placed_by_id.get(draft.id) or orders.settle(
                 ticket.order, ticket.prepared, ticket.answer)
             assert ticket.sent_at is not None
-            base = {"sent_at": ticket.sent_at, "latency_ms": _ms(ticket.sent_at,
-                                                                  draft.seen_at)}
-            ticket.outcome = _from_placed(placed, base)
+            base = {"sent_at": ticket.sent_at,
+                    "latency_ms": _ms(ticket.sent_at, draft.seen_at),
+                    **_stages(draft, ticket.answer.sent, ticket.answer.ack_ms, placed.order)}
+            ticket.outcome = _from_placed(placed, base, draft, ticket.answered)
             if isinstance(ticket.answer.lost, VenueRestricted):
                 # Refused for the venue's mode: nothing placed; the intent waits for a retry.
                 ticket.restricted = ticket.answer.lost
@@ -377,7 +391,7 @@ def settle(tickets: list[Ticket]) -> None:
         # while sending) or settled meanwhile is not written, and its fill not counted.
         # One engine's batch: its drafts carry its name (its fencing token).
         written = copy_intents.settle_many(
-            [(t.draft.id, outcome.changes) for t, outcome in settled],
+            [(t.draft.id, outcome.settling()) for t, outcome in settled],
             worker=settled[0][0].draft.worker if settled else None)
         for ticket, _ in settled:
             if ticket.draft.id not in written:
@@ -418,7 +432,7 @@ def place_and_settle(draft: CopyIntentDraft, *, paper: bool
     paper copies and an intent whose config changed from paper to live meanwhile.
     """
     outcome = place(draft, paper=paper)
-    written = copy_intents.settle(draft.id, outcome.changes, worker=draft.worker)
+    written = copy_intents.settle(draft.id, outcome.settling(), worker=draft.worker)
     if written:
         copy_notices.enqueue([draft.id])
     if not written or outcome.filled_size <= 0:
@@ -453,17 +467,36 @@ def _live(draft: CopyIntentDraft, base: dict[str, Any]) -> Outcome:
         order_type="market", source="copy", config_id=draft.config_id,
         target_trade_id=str(draft.id), detected_at=draft.seen_at, time_in_force="FAK",
         floor_size=draft.side is Side.SELL)
-    return _from_placed(placed, base)
+    answered = time.monotonic()
+    order = placed.order
+    # Placed the plain way: the order measured its own acknowledgement; placing is the
+    # rest of the time since the decision.
+    sent = answered - order.ack_ms / 1000 if order.ack_ms is not None else None
+    return _from_placed(placed, {**base, **_stages(draft, sent, order.ack_ms, order)}, draft,
+                        answered)
 
 
-def _from_placed(placed: Any, base: dict[str, Any]) -> Outcome:
+def _stages(draft: CopyIntentDraft, sent: float | None, ack_ms: int | None,
+            order: Order | None) -> dict[str, Any]:
+    """The placement, acknowledgement and taker-delay stages of a copy's order."""
+    stages: dict[str, Any] = {"ack_ms": ack_ms}
+    if sent is not None and draft.decided_clock is not None:
+        stages["placement_ms"] = elapsed_ms(draft.decided_clock, sent)
+    if order is not None and order.taker_delay_ms is not None:
+        stages["taker_delay_ms"] = order.taker_delay_ms
+    return stages
+
+
+def _from_placed(placed: Any, base: dict[str, Any], draft: CopyIntentDraft,
+                 answered: float | None) -> Outcome:
     order = placed.order
     changes = {**base, "order_id": placed.order_id, "trade_id": placed.trade_id}
     filled = Decimal(order.filled_size or 0)
     value = Decimal(order.filled_value or 0)
     if placed.status == "filled":
-        changes.update(status=INTENT_FILLED, filled_size=filled,
-                       filled_price=(value / filled) if filled else None, fee=order.fee,
+        price = (value / filled) if filled else None
+        changes.update(status=INTENT_FILLED, filled_size=filled, filled_price=price,
+                       fee=order.fee, slippage_bps=slippage_of(draft, price),
                        settled_at=utcnow())
     elif placed.status == "rejected":
         refused_for_balance = BALANCE_REFUSAL in (placed.reason or "").lower()
@@ -474,25 +507,30 @@ def _from_placed(placed: Any, base: dict[str, Any]) -> Outcome:
         changes.update(status=INTENT_PENDING)  # left for the reconciler
     else:
         changes.update(status=INTENT_SENT)
-    return Outcome(changes, filled, value)
+    return Outcome(changes, filled, value, answered)
 
 
 def _paper(draft: CopyIntentDraft, base: dict[str, Any]) -> Outcome:
     from services.trading import paper
 
     assert draft.side is not None
+    sent = time.monotonic()
     result = paper.fill(draft.user_id, draft.token_id, draft.side, size=draft.size,
                         limit_price=draft.price, config_id=draft.config_id,
                         detected_at=draft.seen_at)
+    # The paper book stands for the venue: its fill is the acknowledgement stage.
+    answered = time.monotonic()
+    base = {**base, **_stages(draft, sent, elapsed_ms(sent, answered), None)}
     filled = Decimal(result.filled_size or 0)
     value = Decimal(result.filled_value or 0)
     if filled > 0:
         return Outcome({**base, "status": INTENT_FILLED, "trade_id": result.id,
                         "filled_size": filled, "filled_price": value / filled,
-                        "fee": result.fee, "settled_at": utcnow()}, filled, value)
+                        "slippage_bps": slippage_of(draft, value / filled),
+                        "fee": result.fee, "settled_at": utcnow()}, filled, value, answered)
     return Outcome({**base, "status": INTENT_CANCELLED, "trade_id": result.id,
                     "reason": "not_filled", "detail": result.reason or "The paper book could "
-                    "not fill the order.", "settled_at": utcnow()})
+                    "not fill the order.", "settled_at": utcnow()}, answered=answered)
 
 
 __all__ = ["Executed", "PositionMove", "Quote", "Ticket", "execute", "place_and_settle"]

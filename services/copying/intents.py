@@ -51,6 +51,7 @@ from models.copying import (
 from services.platform import metrics
 from services.platform.runtime import runtime
 from services.trading import copy_positions, order_outages
+from services.trading.execution_quality import slippage_of
 from venue.models import Side
 
 
@@ -84,6 +85,10 @@ class CopyIntentDraft:
     outcome_index: int | None = None
     market_slug: str = ""
     detection_delay_ms: int | None = None
+    detection_source: str | None = None  # feed, poll, chain, pending (None: not a fill)
+    decision_ms: int | None = None
+    # Monotonic clock when the decision was made (the placement stage runs from it).
+    decided_clock: float | None = None
     worker: str = ""
     created_at: datetime | None = None
     settled_at: datetime | None = None  # set when it fails before anything is sent
@@ -111,6 +116,7 @@ class CopyIntentDraft:
             "side": self.side.value if self.side is not None else None,
             "size": self.size, "price": self.price, "usdc": self.usdc,
             "seen_at": self.seen_at, "detection_delay_ms": self.detection_delay_ms,
+            "detection_source": self.detection_source, "decision_ms": self.decision_ms,
             "worker": self.worker, "created_at": self.created_at or self.seen_at,
             "settled_at": self.settled_at,
         }
@@ -130,7 +136,9 @@ class CopyIntentDraft:
             target_timestamp=intent.target_timestamp, target_tx_hash=intent.target_tx_hash,
             condition_id=intent.condition_id, outcome=intent.outcome,
             outcome_index=intent.outcome_index, market_slug=intent.market_slug,
-            detection_delay_ms=intent.detection_delay_ms, worker=intent.worker,
+            detection_delay_ms=intent.detection_delay_ms,
+            detection_source=intent.detection_source, decision_ms=intent.decision_ms,
+            worker=intent.worker,
             created_at=intent.created_at, settled_at=intent.settled_at)
 
 
@@ -276,12 +284,21 @@ def reconcile(intent_id: UUID, worker: str, stale_after: float) -> CopyIntentDra
         changes["status"] = INTENT_SENT
     elif filled > 0:
         changes.update(status=INTENT_FILLED, filled_size=filled, filled_price=value / filled,
-                       fee=order.fee, settled_at=utcnow())
+                       fee=order.fee, settled_at=utcnow(),
+                       slippage_bps=slippage_of(intent, value / filled))
     elif order.status in ("rejected", "failed"):
         changes.update(status=INTENT_FAILED, reason="order_refused",
                        detail=order.error or "", settled_at=utcnow())
     else:
         changes.update(status=INTENT_CANCELLED, reason="not_filled", settled_at=utcnow())
+    # The order's own stages, where the engine's answer never reached the intent; an order
+    # the venue held settles when found filled (wall clock: another process may find it).
+    changes.update({name: getattr(order, name) for name in ("ack_ms", "taker_delay_ms")
+                    if getattr(order, name) is not None and getattr(intent, name) is None})
+    if changes.get("status") != INTENT_SENT and order.acknowledged_at is not None \
+            and intent.settlement_ms is None:
+        changes["settlement_ms"] = max(0, int((utcnow() - order.acknowledged_at)
+                                              .total_seconds() * 1000))
     if order.submitted_at and intent.latency_ms is None:
         changes["sent_at"] = order.submitted_at
         changes["latency_ms"] = max(0, int((order.submitted_at - intent.seen_at)

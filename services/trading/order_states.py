@@ -16,6 +16,7 @@ both write through ``finish``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -60,10 +61,14 @@ STORED_STATE = ("status", "filled_size", "filled_value", "fee", "error", "acknow
 def finish(order: Order, status: str, *, filled_size: Decimal | None = None,
            filled_value: Decimal | None = None, fee: Decimal | None = None,
            error: str | None = None, acknowledged: bool = False,
-           deadline: bool = False) -> Order:
-    """Write the order's new state and mirror it onto its trade; the order as now stored."""
+           deadline: bool = False, timings: Mapping[str, int] | None = None) -> Order:
+    """Write the order's new state and mirror it onto its trade; the order as now stored.
+
+    ``timings``: the stage timings measured while placing it (``placement_ms``, ``ack_ms``,
+    ``taker_delay_ms``), written with the answer.
+    """
     now = utcnow()
-    changes: dict[str, Any] = {"status": status, "updated_at": now}
+    changes: dict[str, Any] = {"status": status, "updated_at": now, **(timings or {})}
     if filled_size is not None:
         changes["filled_size"] = filled_size
         changes["filled_value"] = filled_value if filled_value is not None else ZERO
@@ -86,6 +91,8 @@ def finish(order: Order, status: str, *, filled_size: Decimal | None = None,
             # Lost the race (or no such record): what the winner stored stands.
             state = _lost_race(order, status)
         stored = as_stored(order, state)
+        if timings and state.get("status") == status:
+            stored.__data__.update(timings)
         update_rows(Trade, [(order.id, trade_changes(stored, now))], key="order")
     _notify(stored)
     return stored

@@ -22,6 +22,7 @@ cancelling in order_cancels.py.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -53,6 +54,7 @@ from services.markets import order_book
 from services.platform import errors, order_versions, venues
 from services.platform.principal import user_id_of
 from services.trading import order_outages, order_plan, previews
+from services.trading.execution_quality import order_execution_view
 from services.trading.order_plan import MarketInfo, OrderPlan
 from services.trading.order_reconcile import RECONCILE_JOB, reconcile
 from services.trading.order_states import finish
@@ -85,7 +87,8 @@ class PlacedOrder:
         """The PlaceOrderResponse fields."""
         return {"order_id": self.order_id, "status": self.status,
                 "filled_size": self.filled_size, "average_price": self.average_price,
-                "reason": self.reason, "trade_id": self.trade_id}
+                "reason": self.reason, "trade_id": self.trade_id,
+                "execution": order_execution_view(self.order)}
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ class PreparedOrder:
     target_trade_id: str | None = None
     detected_at: datetime | None = None
     preview: Any = None    # the OrderPreview consumed with the record (manual orders)
+    started: float = 0.0   # monotonic clock when preparing began (the placement stage)
 
     @property
     def order_hash(self) -> str:
@@ -117,6 +121,22 @@ class PostAnswer:
     refused: VenueRejected | None = None
     lost: VenueError | None = None  # no readable answer: the order may or may not be there
     resent: PreparedOrder | None = None  # rebuilt for a new order version and sent instead
+    sent: float | None = None  # monotonic clock when the request left
+    ack_ms: int | None = None  # from sending to the venue's answer
+
+    def timings(self, prepared: PreparedOrder) -> dict[str, int]:
+        """The order's placement and acknowledgement stages (what was measured of them)."""
+        found: dict[str, int] = {}
+        if self.sent is not None and prepared.started:
+            found["placement_ms"] = elapsed_ms(prepared.started, self.sent)
+        if self.ack_ms is not None:
+            found["ack_ms"] = self.ack_ms
+        return found
+
+
+def elapsed_ms(start: float, end: float | None = None) -> int:
+    """Whole milliseconds between two monotonic clock readings (``end``: now)."""
+    return max(0, int(((time.monotonic() if end is None else end) - start) * 1000))
 
 
 # Sources whose caller is waiting for the answer: a mode refusal or lost answer is a 503.
@@ -192,6 +212,7 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
     already holds them (the copy engine) skip reading them again; without them they are
     read now. Raises like ``place_order``.
     """
+    started = time.monotonic()
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}")
     # The copy engine passes UUIDs already: skip their round trip through text.
@@ -220,7 +241,8 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
         body=_body(acct, plan, signed), source=source,
         config_id=(config_id if type(config_id) is UUID
                    else UUID(str(config_id)) if config_id else None),
-        target_trade_id=target_trade_id, detected_at=detected_at, preview=preview)
+        target_trade_id=target_trade_id, detected_at=detected_at, preview=preview,
+        started=started)
 
 
 def record_orders(prepared: Sequence[PreparedOrder]) -> list[Order]:
@@ -285,14 +307,16 @@ def post(prepared: PreparedOrder) -> PostAnswer:
 
 
 def _post_once(prepared: PreparedOrder) -> PostAnswer:
+    sent = time.monotonic()
     try:
         # The body recorded with the order is the one sent (and signed): not encoded again.
-        return PostAnswer(result=venues.client().clob.post_order(
+        answer = PostAnswer(result=venues.client().clob.post_order(
             prepared.acct.creds, prepared.signed, body=prepared.body))
     except VenueRejected as exc:
-        return PostAnswer(refused=exc)
+        answer = PostAnswer(refused=exc)
     except VenueError as exc:
-        return PostAnswer(lost=exc)
+        return PostAnswer(lost=exc, sent=sent)
+    return replace(answer, sent=sent, ack_ms=elapsed_ms(sent))
 
 
 async def post_async(client: AsyncVenueClient, prepared: PreparedOrder) -> PostAnswer:
@@ -312,14 +336,16 @@ async def post_async(client: AsyncVenueClient, prepared: PreparedOrder) -> PostA
 
 
 async def _post_once_async(client: AsyncVenueClient, prepared: PreparedOrder) -> PostAnswer:
+    sent = time.monotonic()
     try:
         # The body recorded with the order is the one sent (and signed): not encoded again.
-        return PostAnswer(result=await client.clob.post_order(
+        answer = PostAnswer(result=await client.clob.post_order(
             prepared.acct.creds, prepared.signed, body=prepared.body))
     except VenueRejected as exc:
-        return PostAnswer(refused=exc)
+        answer = PostAnswer(refused=exc)
     except VenueError as exc:
-        return PostAnswer(lost=exc)
+        return PostAnswer(lost=exc, sent=sent)
+    return replace(answer, sent=sent, ack_ms=elapsed_ms(sent))
 
 
 def _rebuilt(prepared: PreparedOrder) -> PreparedOrder:
@@ -336,10 +362,11 @@ def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedO
     """
     if answer.resent is not None:  # rebuilt for a new order version: its record was re-stamped
         order, prepared = Order.get_by_id(order.id), answer.resent
+    timings = answer.timings(prepared)
     if answer.refused is not None:
         order = finish(order, ORDER_REJECTED, error=_refusal(answer.refused,
                                                              prepared.acct.wallet),
-                       acknowledged=True)
+                       acknowledged=True, timings=timings)
     elif isinstance(answer.lost, VenueRestricted):
         # Refused for the venue's mode (restart, post-only, ...): certainly not placed.
         order = finish(order, ORDER_REJECTED, error=order_outages.describe(answer.lost),
@@ -355,7 +382,7 @@ def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedO
             _queue_reconcile(order)
             order = Order.get_by_id(order.id)
     else:
-        order = _apply_post_result(order, answer.result, prepared.plan)
+        order = _apply_post_result(order, answer.result, prepared.plan, timings)
     return _placed(order, order.id)  # record_orders gave the Trade its Order's id
 
 
@@ -443,10 +470,11 @@ def _queue_reconcile(order: Order) -> None:
         log.warning("could not queue reconciliation of %s: %s", order.order_hash, exc)
 
 
-def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan) -> Order:
+def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan,
+                       timings: dict[str, int]) -> Order:
     if not result.success:
         return finish(order, ORDER_REJECTED, error=result.error_msg or "refused",
-                      acknowledged=True)
+                      acknowledged=True, timings=timings)
     making, taking = result.making_amount or ZERO, result.taking_amount or ZERO
     shares, value = (taking, making) if order.side == "buy" else (making, taking)
     fee = ZERO
@@ -458,6 +486,8 @@ def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan) -
         # Queued behind the market's matching delay: fills (or none) come later, read by
         # reconcile from /data/orders and /data/trades. Not final, whatever the order type.
         status = ORDER_DELAYED
+        # The stage it waits out: the market's taker delay (services/markets/parameters.py).
+        timings = {**timings, "taker_delay_ms": int(plan.market.taker_delay * 1000)}
     elif result.status in ("live", "unmatched") and order.time_in_force == "GTC":
         status = ORDER_LIVE
     elif shares > 0:
@@ -465,7 +495,7 @@ def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan) -
     else:
         status = ORDER_CANCELLED
     return finish(order, status, filled_size=shares, filled_value=value, fee=fee,
-                  acknowledged=True)
+                  acknowledged=True, timings=timings)
 
 
 def _placed(order: Order, trade_id: UUID) -> PlacedOrder:

@@ -22,6 +22,7 @@ from services.platform import errors, venues
 from services.platform.pagination import Page, paginate
 from services.platform.principal import user_id_of
 from services.trading import order_plan
+from services.trading.execution_quality import copies_of, execution_view
 from venue.errors import VenueNotFound
 from venue.models import Side
 
@@ -116,8 +117,9 @@ def _book_fill(position: PaperPosition, side: Side, shares: Decimal, value: Deci
     position.save()
 
 
-def trade_view(trade: PaperTrade) -> dict[str, Any]:
-    """A paper trade in the SPEC Trade shape (plus config_id and reason)."""
+def trade_view(trade: PaperTrade, intent: Any = None) -> dict[str, Any]:
+    """A paper trade in the SPEC Trade shape (plus config_id, reason and, for a copy, its
+    ``intent``'s execution quality)."""
     filled = trade.filled_size
     return {
         "id": trade.id, "token_id": trade.token_id, "market_slug": trade.market_slug,
@@ -127,6 +129,7 @@ def trade_view(trade: PaperTrade) -> dict[str, Any]:
         "usdc_value": trade.filled_value, "fee": trade.fee, "latency_ms": trade.latency_ms,
         "status": trade.status, "created_at": trade.created_at, "filled_at": trade.filled_at,
         "config_id": trade.config_id, "reason": trade.reason,
+        "execution": execution_view(intent) if intent is not None else None,
     }
 
 
@@ -137,7 +140,9 @@ def list_trades(user: User | UUID | str, *, limit: int = 50, offset: int = 0,
     if config_id is not None:
         query = query.where(PaperTrade.config_id == UUID(str(config_id)))
     query = query.order_by(PaperTrade.created_at.desc(), PaperTrade.id.desc())
-    return paginate(query, limit, offset).map(trade_view)
+    page = paginate(query, limit, offset)
+    copies = copies_of(page.items)
+    return page.map(lambda trade: trade_view(trade, copies.get(trade.id)))
 
 
 def _valuation(token_id: str) -> tuple[Decimal | None, bool, str, str]:

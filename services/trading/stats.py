@@ -1,15 +1,17 @@
 """Platform and user statistics, computed from the database (and the live book for PnL).
 
 Copy latency is a live copy trade's ``latency_ms``: from the moment the target wallet's
-trade was detected to the venue acknowledging our order. Percentiles use the
-nearest-rank method over whole milliseconds. Every figure is zero (or empty) on an
-empty database, never null.
+trade was detected to the venue acknowledging our order; its split by stage (detection,
+decision, placement, ack, settlement, taker delay) comes from the copies' intents.
+Percentiles use the nearest-rank method over whole milliseconds. Every figure is zero (or
+empty) on an empty database, never null.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -17,14 +19,16 @@ from uuid import UUID
 
 from models import User
 from models.base import utcnow
+from models.copying import INTENT_SKIPPED, CopyIntent
 from models.trading import TRADE_FILLED, Trade
 from services.platform.principal import user_id_of
 from services.trading import positions
+from services.trading.execution_quality import STAGES
 
 LATENCY_DAYS = 7
 
 
-def percentile(values: list[int], pct: float) -> int:
+def percentile(values: Sequence[Any], pct: float) -> Any:
     """Nearest-rank percentile of ``values`` (0 when empty)."""
     if not values:
         return 0
@@ -37,6 +41,18 @@ def _latency_figures(values: list[int]) -> dict[str, int]:
     return {"count": len(values), "p50_ms": percentile(values, 50),
             "p95_ms": percentile(values, 95), "p99_ms": percentile(values, 99),
             "max_ms": max(values) if values else 0}
+
+
+def stage_figures(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """Count, p50, p95 and max of each stage over the rows that measured it (zeros: none)."""
+    table = list(rows)
+    figures = {}
+    for name, column in STAGES:
+        values = [row[column] for row in table if row.get(column) is not None]
+        figures[name] = {"count": len(values), "p50_ms": percentile(values, 50),
+                         "p95_ms": percentile(values, 95),
+                         "max_ms": max(values) if values else 0}
+    return figures
 
 
 def platform_stats(now: datetime | None = None) -> dict[str, Any]:
@@ -87,4 +103,9 @@ def latency(user: User | UUID | str, days: int = LATENCY_DAYS,
     first = (now - timedelta(days=days - 1)).date()
     per_day = [{"date": first + timedelta(days=i), **_latency_figures(by_day[first + timedelta(
         days=i)])} for i in range(days)]
-    return {"days": days, "since": since, **_latency_figures(values), "per_day": per_day}
+    # The split by stage, over the user's copies (live and paper) of the same days.
+    copies = (CopyIntent.select(*(getattr(CopyIntent, column) for _, column in STAGES))
+              .where(CopyIntent.user_id == user_id_of(user), CopyIntent.created_at >= since,
+                     CopyIntent.status != INTENT_SKIPPED).dicts())
+    return {"days": days, "since": since, **_latency_figures(values), "per_day": per_day,
+            "stages": stage_figures(copies)}

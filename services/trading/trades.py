@@ -20,19 +20,22 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
+from models.copying import CopyIntent
 from models.trading import Trade
 from models.user import User
 from services.platform import errors
 from services.platform.pagination import Page, paginate
 from services.platform.principal import user_id_of
 from services.trading import order_reconcile
+from services.trading.execution_quality import copies_of, execution_view, order_execution_view
 from venue.errors import VenueError
 
 log = logging.getLogger(__name__)
 
 
-def trade_view(trade: Trade) -> dict[str, Any]:
-    """The SPEC Trade fields of a ledger row (plus order_id and config_id)."""
+def trade_view(trade: Trade, intent: CopyIntent | None = None) -> dict[str, Any]:
+    """The SPEC Trade fields of a ledger row (plus order_id, config_id and its execution:
+    ``intent``'s for a copy, else its order's stages)."""
     filled = trade.filled_size
     return {
         "id": trade.id,
@@ -54,7 +57,10 @@ def trade_view(trade: Trade) -> dict[str, Any]:
         "settlement": trade.settlement,
         "failed_size": trade.failed_size,
         "settled_at": trade.settled_at,
+        "execution": execution_view(intent) if intent is not None
+        else order_execution_view(trade.order) if trade.order_id else None,
     }
+
 
 
 def refresh(user: User | UUID | str) -> None:
@@ -74,7 +80,9 @@ def list_trades(user: User | UUID | str, *, limit: int = 50, offset: int = 0,
     if config_id is not None:
         query = query.where(Trade.config_id == UUID(str(config_id)))
     query = query.order_by(Trade.created_at.desc(), Trade.id.desc())
-    return paginate(query, limit, offset).map(trade_view)
+    page = paginate(query, limit, offset)
+    copies = copies_of(page.items)
+    return page.map(lambda trade: trade_view(trade, copies.get(trade.id)))
 
 
 def get_trade(user: User | UUID | str, trade_id: UUID | str) -> dict[str, Any]:
@@ -89,4 +97,4 @@ def get_trade(user: User | UUID | str, trade_id: UUID | str) -> dict[str, Any]:
     if trade.status == "pending":
         refresh(trade.user_id)
         trade = Trade.get_by_id(tid)
-    return trade_view(trade)
+    return trade_view(trade, copies_of([trade]).get(trade.id))

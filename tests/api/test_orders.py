@@ -46,6 +46,13 @@ def test_preview_then_market_order(client, auth_headers, me, market, venue_contr
     assert (placed["filled_size"], placed["average_price"]) == ("10", "0.51")
     received = [e for e in venue_control.received_orders() if e["order_id"] == placed["order_id"]]
     assert len(received) == 1 and received[0]["body"]["order"]["maker"] == me.maker
+    # A manual order shows its own stages where it is shown: the answer and its trade.
+    stages = placed["execution"]["stages"]
+    assert stages["placement_ms"] >= 0 and stages["ack_ms"] >= 0
+    assert (stages["taker_delay_ms"], stages["decision_ms"], placed["execution"]["source"]) \
+        == (None, None, None)
+    [trade] = _json(client.get("/api/trades", headers=auth_headers))
+    assert trade["execution"]["stages"] == stages and trade["execution"]["price"] == "0.51"
 
     again = client.post("/api/markets/order", headers=auth_headers,
                         json={**body, "preview_id": quote["preview_id"]})

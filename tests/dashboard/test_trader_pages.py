@@ -69,6 +69,8 @@ def test_markets_search_ticket_and_position_with_the_overview(page, inbox, venue
     placed = page.locator("#order-placed")
     placed.wait_for()
     assert placed.get_attribute("data-status") == "filled", placed.inner_text()
+    assert re.search(r"Placed in \d+ ms · the venue answered in \d+ ms",
+                     page.locator("#order-stages").inner_text())
 
     page.goto(f"/dashboard/markets/{slug}")
     assert re.match(r"10\.00 Yes shares", page.locator("#held").inner_text())

@@ -70,6 +70,7 @@ def read_calls(s: Scenario) -> dict[str, dict[str, Any]]:
         "list_copy_configs": {},
         "get_copy_config": {"config_id": s.config_id},
         "get_config_pnl": {"config_id": s.config_id},
+        "get_config_quality": {"config_id": s.config_id, "period": "7d"},
         "get_config_trades": {"config_id": s.config_id},
         "suggest_multiplier": {"target_address": s.whale, "balance": "1000"},
         "list_open_orders": {},
@@ -111,6 +112,14 @@ def test_every_read_tool_returns_schema_valid_structured_content(mode, scenario,
     assert len(trades["trades"]) == 1 and trades["pagination"] == {
         "limit": 1, "offset": 0, "has_next": True}
     assert found["get_copy_config"].structured_content["id"] == scenario.config_id
+    quality = found["get_config_quality"].structured_content
+    assert (quality["config_id"], quality["period"], quality["copies"]) == (
+        scenario.config_id, "7d", 0)
+    # The manual market order shows its own stages: placement and acknowledgement.
+    [manual] = [t for t in found["list_trades"].structured_content["trades"]]
+    stages = manual["execution"]["stages"]
+    assert stages["placement_ms"] >= 0 and stages["ack_ms"] >= 0
+    assert manual["execution"]["source"] is None and stages["decision_ms"] is None
     assert found["list_paper_positions"].structured_content["positions"][0]["token_id"] == \
         scenario.market.no
     assert found["get_market_details"].structured_content["slug"] == scenario.market.slug

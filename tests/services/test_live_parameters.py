@@ -55,6 +55,9 @@ def test_a_delayed_order_is_open_and_not_cancellable(trader, market, venue_contr
     assert placed.status == "accepted"  # open, not a final unfilled answer
     order = Order.get(Order.order_hash == placed.order_id)
     assert order.status == "delayed"
+    # Its stages show the delay it waits out (issue 33 item 4), beside placement and ack.
+    assert order.taker_delay_ms == 60_000 and order.ack_ms is not None
+    assert placed.response()["execution"]["stages"]["taker_delay_ms"] == 60_000
     with pytest.raises(errors.BadRequest, match="taker delay"):
         order_cancels.cancel_order(trader.user, order.order_hash)
     # The venue refuses too (what a cancel without the client's rule would meet).

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -124,3 +125,18 @@ class DetectionSource:
                 else "",
                 "detection_pending": "true" if self.chain is not None and self.chain.pending
                 else "false"}
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """One target fill's detection: when (wall clock, for the record; monotonic, for the
+    stage delays after it) and by which source (feed, poll, chain, pending)."""
+
+    at: datetime
+    clock: float
+    source: str
+
+    @classmethod
+    def now(cls, source: str) -> Detection:
+        """A detection happening now."""
+        return cls(datetime.now(UTC), time.monotonic(), source)

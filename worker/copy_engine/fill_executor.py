@@ -44,13 +44,14 @@ from services.copying.execution import Quote
 from services.copying.intents import CopyIntentDraft
 from services.copying.mirror import Holding, TargetFill
 from services.trading import order_outages, orders
-from services.trading.orders import PostAnswer, PreparedOrder
+from services.trading.orders import PostAnswer, PreparedOrder, elapsed_ms
 from venue.client import AsyncVenueClient
 from venue.errors import VenueError, VenueRestricted
 from venue.models import ActivityItem, Side
 from venue.restrictions import restart_backoff
 from worker.copy_engine import store
 from worker.copy_engine.copier_wallets import CopierWallets
+from worker.copy_engine.detection import Detection
 from worker.copy_engine.quotes import QuoteSource
 from worker.copy_engine.settings import EngineSettings, EngineStats
 from worker.copy_engine.store import ConfigSnapshot
@@ -122,17 +123,18 @@ class FillExecutor:
     # -- deciding ------------------------------------------------------------------------
 
     async def handle_fill(self, target: str, configs: dict[UUID, ConfigSnapshot],
-                          item: ActivityItem, seen_at: datetime) -> list[CopyIntentDraft]:
+                          item: ActivityItem, seen: Detection) -> list[CopyIntentDraft]:
         """Decide for every config of the target, record the intents, place the copies."""
         snapshots = list(configs.values())
         if not snapshots:
             return []
         with self.copying_now():
-            return await self._handle_fill(target, configs, snapshots, item, seen_at)
+            return await self._handle_fill(target, configs, snapshots, item, seen)
 
     async def _handle_fill(self, target: str, configs: dict[UUID, ConfigSnapshot],
                            snapshots: list[ConfigSnapshot], item: ActivityItem,
-                           seen_at: datetime) -> list[CopyIntentDraft]:
+                           seen: Detection) -> list[CopyIntentDraft]:
+        seen_at = seen.at
         try:
             side: Side | str = Side.parse(item.side)
         except ValueError:
@@ -181,6 +183,10 @@ class FillExecutor:
             if draft.side is Side.BUY and draft.usdc:
                 taken[config.user_id] = taken.get(config.user_id, Decimal(0)) + draft.usdc
             drafts.append(draft)
+        decided = time.monotonic()  # the decision stage ends: quotes read, rules applied
+        for draft in drafts:
+            draft.detection_source, draft.decided_clock = seen.source, decided
+            draft.decision_ms = elapsed_ms(seen.clock, decided)
         return await self.execute_by_token(configs, drafts, [quote, other])
 
     @staticmethod
@@ -324,6 +330,10 @@ class FillExecutor:
         drafts are stored intents re-placed after a restart.
         """
         token = quote.info.token_id
+        now = time.monotonic()
+        for draft in drafts:  # exits and re-placed intents: placing is measured from here
+            if draft.decided_clock is None:
+                draft.decided_clock = now
         done = await copy_execution.execute(
             drafts, quote,
             accounts=self.wallets.accounts, send=self.send, run_db=self._db,

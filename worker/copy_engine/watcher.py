@@ -20,7 +20,6 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -31,7 +30,7 @@ from venue.client import AsyncVenueClient
 from venue.errors import VenueError
 from venue.models import ActivityItem
 from worker.copy_engine import store
-from worker.copy_engine.detection import PENDING
+from worker.copy_engine.detection import PENDING, Detection
 from worker.copy_engine.fill_executor import FillExecutor
 from worker.copy_engine.settings import EngineSettings, EngineStats
 from worker.copy_engine.store import ConfigSnapshot
@@ -45,8 +44,7 @@ class Detected:
     configs (None: all the target's)."""
 
     item: ActivityItem
-    seen_at: datetime
-    source: str
+    detection: Detection  # when (wall and monotonic clocks) and by which source
     configs: frozenset[UUID] | None = None
 
 
@@ -114,7 +112,7 @@ class TargetWatcher:
         stats = self.context.stats
         if self.has_seen(key, source):
             return False
-        seen_at = datetime.now(UTC)
+        detection = Detection.now(source)
         first = source
         if source == PENDING:
             configs = frozenset(cid for cid, c in self.configs.items()
@@ -127,7 +125,7 @@ class TargetWatcher:
             configs = None
         if configs is None or configs:
             try:
-                self.send.send_nowait(("fill", Detected(item, seen_at, source, configs)))
+                self.send.send_nowait(("fill", Detected(item, detection, configs)))
             except trio.WouldBlock:
                 return False  # the poller (or the block) finds it again
         if source == PENDING:
@@ -137,7 +135,7 @@ class TargetWatcher:
             self.seen[key] = item.timestamp
         if first == source:  # the first sighting: what the source is credited with
             metrics.copy_detected(source)
-            stats.detected(source, seen_at.timestamp() - item.timestamp)
+            stats.detected(source, detection.at.timestamp() - item.timestamp)
         return True
 
     def has_seen(self, key: tuple[str, str, str, str], source: str) -> bool:
@@ -219,8 +217,8 @@ class TargetWatcher:
                 if detected is not None and item is not None:
                     configs = self.configs if detected.configs is None else {
                         cid: c for cid, c in self.configs.items() if cid in detected.configs}
-                    await executor.handle_fill(self.address, configs, item, detected.seen_at)
-                    if detected.source != PENDING:  # the cursor moves on confirmed fills
+                    await executor.handle_fill(self.address, configs, item, detected.detection)
+                    if detected.detection.source != PENDING:  # the cursor moves on confirmed fills
                         self.processed_ts = max(self.processed_ts, item.timestamp)
                 else:
                     await executor.check_exits(self.configs)

@@ -3,8 +3,9 @@
 Every surface (REST, MCP, dashboard) calls these functions with the caller's user (its
 gate has checked the scope). The parts: ``rules`` (limits, validation, defaults),
 ``targets`` (what the venue shows of a target wallet, sizing suggestions), ``crud`` (a
-config's life: preview, create, edit, start, stop, delete) and ``reports`` (status, PnL,
-decisions). The names surfaces call are importable from here.
+config's life: preview, create, edit, start, stop, delete), ``reports`` (status, PnL,
+decisions) and ``quality`` (execution quality over a period). The names surfaces call
+are importable from here.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from services.copying.configs.crud import (
     stop,
     update,
 )
+from services.copying.configs.quality import config_quality as quality
 from services.copying.configs.reports import decision_view, decisions, pnl, status
 from services.copying.configs.rules import validate_fields
 from services.copying.configs.targets import suggest_multiplier, target_profile
 
 __all__ = [
     "create", "decision_view", "decisions", "delete", "get", "limits", "list_configs", "pnl",
-    "preview", "set_limits", "start", "status", "stop", "suggest_multiplier", "target_profile",
-    "update", "validate_fields",
+    "preview", "quality", "set_limits", "start", "status", "stop", "suggest_multiplier",
+    "target_profile", "update", "validate_fields",
 ]

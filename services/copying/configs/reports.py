@@ -16,6 +16,7 @@ from services.copying import mirror as copying
 from services.copying.configs.crud import get
 from services.platform import venues
 from services.platform.pagination import Page, paginate
+from services.trading.execution_quality import execution_view
 
 
 def status(user: User | UUID | str, config_id: UUID | str) -> dict[str, Any]:
@@ -146,6 +147,7 @@ def decision_view(intent: CopyIntent) -> dict[str, Any]:
             "timestamp": intent.target_timestamp, "tx_hash": intent.target_tx_hash,
         } if intent.kind == "mirror" else None,
         "detection_delay_ms": intent.detection_delay_ms,
+        "execution": execution_view(intent),
     }
 
 

@@ -4,11 +4,9 @@ after the delay, and a copy whose venue trade FAILED is taken back out of the co
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
 
-import pytest
 import trio
 
 from models.base import db
@@ -16,18 +14,12 @@ from models.copying import CopyPosition
 from models.trading import Order, Trade
 from services.copying import intents as copy_intents
 from services.trading import order_reconcile
-from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
+from tests.venue_lifecycle import delay_market, fail_next_trade
 from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
 
 # Rechecks often; reads no balance again meanwhile (the estimate is what is checked).
 RECHECKING = dataclasses.replace(FAST, recheck_seconds=0.2, recheck_after_seconds=0,
                                  wallet_refresh_seconds=300.0)
-
-
-@pytest.fixture
-def venue_clock(venue_server, venue_control) -> Iterator[VenueClock]:
-    with hand_moved_clock(venue_server, venue_control) as clock:
-        yield clock
 
 
 def _position(config) -> Decimal:
