@@ -104,6 +104,8 @@ def test_the_breaker_opens_after_failures_and_a_success_closes_it(run_engines, m
         engines[0].wallets.accounts.get(poor.user.id).refreshed_at = 0.0
         await inject(venue_control, target, market.yes, "BUY", "20", "0.5")
         await wait_for(settled(config, 4))
+        # The breaker is written after the outcome: wait for it before the engine stops.
+        await wait_for(lambda: _config(config).breaker_state == "closed")
 
     run_engines(scenario)
     reasons = [(i.status, i.reason) for i in intents_of(config)]
