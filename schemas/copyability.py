@@ -37,6 +37,14 @@ class CopyabilityRequestSchema(Schema):
                        "delay_p50_ms when only that is given."})
 
 
+class CopyabilityToolArgsSchema(CopyabilityRequestSchema):
+    """MCP get_copyability_report: the trader and the question."""
+
+    address = fields.String(required=True, validate=validate.Length(min=1, max=64), metadata={
+        "description": "The trader's wallet (0x and 40 hex digits).",
+        "example": "0x52908400098527886e0f7030069857d2e4169ee7"})
+
+
 class CopyabilityProgressSchema(Schema):
     done = fields.Integer(required=True)
     total = fields.Integer(required=True)
@@ -211,4 +219,4 @@ EXAMPLE = {
 }
 
 __all__ = ["EXAMPLE", "CopyabilityOperationSchema", "CopyabilityReportSchema",
-           "CopyabilityRequestSchema"]
+           "CopyabilityRequestSchema", "CopyabilityToolArgsSchema"]

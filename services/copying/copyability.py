@@ -320,10 +320,11 @@ def replay(fills: Sequence[TargetFill], facts: Mapping[str, TokenFacts], rules: 
            delay_ms: int, *, target_after: Mapping[str, Decimal | None] | None = None,
            balance_usdc: Decimal | None = None,
            target_value_usdc: Decimal | None = None) -> Replay:
-    """The fills (oldest first) through ``rules``, each decided and priced ``delay_ms`` late."""
+    """The fills through ``rules``, each decided and priced ``delay_ms`` late, oldest first
+    (fills of the same second in the order given)."""
     run = _Run(rules, facts, delay_ms, balance_usdc, target_value_usdc)
     after = target_after or {}
-    for fill in sorted(fills, key=lambda f: (f.timestamp, f.key)):
+    for fill in sorted(fills, key=lambda f: f.timestamp):
         run.fill(fill, after.get(fill.key))
     return run.finish()
 

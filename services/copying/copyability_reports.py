@@ -223,8 +223,11 @@ def _progress(row: CopyabilityReport, stage: str, done: int, total: int) -> None
 
 def run(report_id: UUID | str) -> str:
     """Build one report (the job): read, replay, store; safe to run again (a finished row
-    is left alone). Returns the row's status."""
-    row = get(report_id)
+    is left alone; a row gone meanwhile is nothing to do). Returns the row's status."""
+    try:
+        row = get(report_id)
+    except errors.NotFound:
+        return "gone"
     if row.status in (REPORT_DONE, REPORT_FAILED):
         return row.status
     CopyabilityReport.update(status=REPORT_RUNNING).where(
@@ -273,10 +276,11 @@ def _fill(row: ActivityItem) -> copying.TargetFill:
 def positions_after(fills: list[copying.TargetFill], now_held: Mapping[str, Decimal]
                     ) -> dict[str, Decimal | None]:
     """The target's position in each fill's token just after it, walked back from what it
-    holds now (None once the walk goes negative: redeemed or moved away)."""
+    holds now (None once the walk goes negative: redeemed or moved away). ``fills`` oldest
+    first; those of one second in the order they happened."""
     held: dict[str, Decimal | None] = dict(now_held)
     after: dict[str, Decimal | None] = {}
-    for fill in sorted(fills, key=lambda f: (f.timestamp, f.key), reverse=True):
+    for fill in reversed(sorted(fills, key=lambda f: f.timestamp)):
         position = held.get(fill.token_id, Decimal(0))
         after[fill.key] = position
         if position is not None:
@@ -328,9 +332,10 @@ def _build(row: CopyabilityReport) -> dict[str, Any]:
     start = end - WINDOWS[row.window] * 86400
     client = venues.client()
     _progress(row, "fills", 0, 1)
-    items = [r for r in client.activity_history(row.address, types="TRADE", start=start,
-                                                max_rows=MAX_FILLS)
-             if r.is_trade and r.timestamp >= start]
+    # The Data API answers newest first: replayed oldest first, same-second fills in order.
+    items = [r for r in reversed(client.activity_history(
+        row.address, types="TRADE", start=start, max_rows=MAX_FILLS))
+        if r.is_trade and r.timestamp >= start]
     fills = [_fill(r) for r in items]
     fees = {f.key: r.fee for f, r in zip(fills, items, strict=True) if r.fee}
     positions = client.data.positions(row.address, limit=500)

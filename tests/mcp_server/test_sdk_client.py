@@ -29,6 +29,7 @@ READ_TOOLS = {
     "suggest_multiplier": "read:markets",
     "list_open_orders": "read:markets",
     "get_trader_profile": "read:markets",
+    "get_copyability_report": "read:markets",
     "list_notifications": "read:account",
 }
 WRITE_TOOLS = {
