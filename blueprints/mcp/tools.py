@@ -18,7 +18,6 @@ from typing import Any, Literal
 from marshmallow import Schema, fields
 
 from schemas.common import PageArgsSchema, PaginationSchema
-from schemas.copyability import CopyabilityOperationSchema, CopyabilityToolArgsSchema
 from schemas.configs import (
     ConfigCreateRequestSchema,
     ConfigFieldsSchema,
@@ -31,6 +30,7 @@ from schemas.configs import (
     SuggestMultiplierArgsSchema,
     SuggestMultiplierSchema,
 )
+from schemas.copyability import CopyabilityOperationSchema, CopyabilityToolArgsSchema
 from schemas.markets import (
     MarketDepthArgsSchema,
     MarketDepthSchema,

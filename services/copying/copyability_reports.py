@@ -112,6 +112,11 @@ def _rule_fields(user: User | UUID | str, address: str, raw: Mapping[str, Any]
                  ) -> dict[str, Any]:
     """The rules asked about: the body's ``rules`` (a config's fields) or a config's own."""
     rules, config_id = raw.get("rules"), raw.get("config_id")
+    if raw.get("preview_id") is not None and rules is None and config_id is None:
+        # The dashboard's config preview: the fields the user just previewed.
+        fields = crud.previewed_fields(user, raw["preview_id"])
+        check_combination(fields)
+        return {name: fields.get(name) for name in RULE_NAMES}
     if (rules is None) == (config_id is None):
         raise errors.ValidationFailed("Give rules or config_id (one of them).", fields={
             "rules": ["Give rules or config_id, not both and not neither."]})

@@ -220,7 +220,8 @@ def test_five_fills_replayed_by_hand_to_the_base_unit(client, api_key, venue_con
     assert report["rules"]["size_multiplier"] == "0.5"
 
 
-def test_a_config_of_the_caller_and_bad_questions(client, auth_headers, api_key, five_fills):
+def test_a_config_of_the_caller_and_bad_questions(client, auth_headers, api_key, user,
+                                                  five_fills):
     address = five_fills["target"]
     preview = client.post("/api/configs/preview", json={
         "target_address": address, **RULES}, headers=auth_headers)
@@ -237,6 +238,12 @@ def test_a_config_of_the_caller_and_bad_questions(client, auth_headers, api_key,
     assert inline.status_code == 200
     assert inline.get_json()["id"] == by_config.get_json()["id"]
     assert inline.get_json()["report"]["p50"]["expected_pnl_usdc"] == "19.01621"
+    # The dashboard's config preview asks with the previewed fields: the same question.
+    from services.copying import copyability_reports
+
+    done, shown = copyability_reports.request(user, address, {
+        "window": "7d", "preview_id": preview.get_json()["preview_id"], **DELAYS})
+    assert done and str(shown["id"]) == by_config.get_json()["id"]
 
     def refused(body: dict[str, Any], field: str, where: str = address) -> None:
         answer = _ask(client, auth_headers, where, body)
