@@ -49,11 +49,12 @@ LIGHT_WRITE_TOOLS = {"mark_notifications_read": "read:account"}
 ALL_TOOLS = {**READ_TOOLS, **WRITE_TOOLS, **LIGHT_WRITE_TOOLS}
 
 
-def test_the_table_has_the_29_tools_of_the_spec_and_issue_27s_update_tool():
+def test_the_table_has_the_29_tools_of_the_spec_and_the_issues_tools():
     from blueprints.mcp.tools import TOOLS
 
     assert {t.name: t.scope for t in TOOLS} == ALL_TOOLS
-    assert len(ALL_TOOLS) == 30  # main's 29 and update_copy_config (issue 27)
+    # main's 29, update_copy_config (issue 27) and get_copyability_report (issue 30)
+    assert len(ALL_TOOLS) == 31
 
 
 @pytest.mark.parametrize("mode", MODES)
