@@ -221,4 +221,34 @@ class CopyPosition(BaseModel):
         indexes = ((("config", "paper", "token_id"), True),)
 
 
-TABLES = [CopyConfig, ConfigPreview, TargetCursor, CopyIntent, CopyPosition]
+# A copyability report's states: queued and running (a job has it), done, failed.
+REPORT_QUEUED, REPORT_RUNNING, REPORT_DONE, REPORT_FAILED = "queued", "running", "done", "failed"
+
+
+class CopyabilityReport(BaseModel):
+    """One copyability report of a target wallet: its inputs, progress and result.
+
+    Reports are cached per (address, window, inputs hash): the hash covers the rules and
+    the delays, so a finished row serves anyone asking the same question until it expires.
+    """
+
+    address = peewee.CharField(max_length=42)  # lowercase
+    window = peewee.CharField(max_length=8)
+    inputs_hash = peewee.CharField(max_length=64)
+    inputs = peewee.TextField()  # rules and delays, JSON with decimal strings
+    status = peewee.CharField(max_length=16, default=REPORT_QUEUED)
+    progress_done = peewee.IntegerField(default=0)
+    progress_total = peewee.IntegerField(default=0)
+    stage = peewee.CharField(max_length=40, default="")
+    report = peewee.TextField(null=True)  # the result, JSON with decimal strings
+    error = peewee.TextField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)
+    finished_at = UTCDateTimeField(null=True)
+    expires_at = UTCDateTimeField()
+
+    class Meta:
+        table_name = "copyability_reports"
+        indexes = ((("address", "window", "inputs_hash"), False),)
+
+
+TABLES = [CopyConfig, ConfigPreview, TargetCursor, CopyIntent, CopyPosition, CopyabilityReport]

@@ -34,7 +34,7 @@ from models.base import db
 
 JOB_MODULES: tuple[str, ...] = ("worker.builtin_jobs", "worker.jobs_wallets", "worker.maintenance",
                                 "worker.copy_engine.jobs", "worker.jobs_trading",
-                                "worker.jobs_notifications")
+                                "worker.jobs_notifications", "worker.jobs_copying")
 """Modules whose ``@job`` functions make up the production job table."""
 
 """Comma-separated extra modules to import at worker start (tests, plugins)."""

@@ -6,8 +6,10 @@ from flask.views import MethodView
 
 from blueprints import access
 from blueprints.api.base import Blueprint
+from blueprints.idempotency import idempotency_exempt
+from schemas.copyability import EXAMPLE, CopyabilityOperationSchema, CopyabilityRequestSchema
 from schemas.markets import TraderProfileSchema, TradersArgsSchema, TraderSchema
-from services.copying import traders
+from services.copying import copyability_reports, traders
 from services.markets import markets
 
 blp = Blueprint("traders", __name__, url_prefix="/api/traders", description="Traders")
@@ -39,3 +41,47 @@ class TraderItem(MethodView):
         open positions, as the venue shows them. 400 `validation_failed` (`address`) for
         anything but a wallet address (a mixed-case one must pass its EIP-55 checksum)."""
         return traders.trader_profile(traders.wallet_address(address))
+
+
+@blp.route("/<string:address>/copyability")
+class Copyability(MethodView):
+    @access.requires("read:markets")
+    @idempotency_exempt("a report is cached per question: asking again answers the same "
+                        "report, or the same job building it.")
+    @blp.arguments(CopyabilityRequestSchema)
+    @blp.response(202, CopyabilityOperationSchema,
+                  description="Not cached: a job builds the report. Follow `location` "
+                              "(also the `Location` header) until `status` is `done`.")
+    @blp.alt_response(200, schema=CopyabilityOperationSchema, example=EXAMPLE,
+                      description="Cached: the finished report, in `report`.")
+    @blp.errors(400, 401, 403, 429, 503)
+    def post(self, body, address: str):
+        """Would copying this trader have worked? Replays the target's fills over `window`
+        (7d, 30d, 90d) through your rules (`rules`, a config's fields, or `config_id`),
+        each decided and priced at our detection delay (the deployment's measured p50 and
+        p95, a stated default, or `delay_p50_ms`/`delay_p95_ms`), on the price history and
+        the market's book, less the venue's fees (MCP `get_copyability_report`).
+
+        Reports copies, skips by reason, the expected PnL at both delays against the
+        target's own, max drawdown, capital needed, the share of the target's PnL we could
+        not have copied (too fast, too small, too illiquid), and how reliable the estimate
+        is (sample size, markets' shares, a seeded bootstrap interval). The slippage model:
+        docs/user/copyability.md. Cached per (address, window, rules and delays) for 15
+        minutes. 400 `validation_failed` names the field (`address`, `window`,
+        `rules.<field>`, `config_id`, `delay_p50_ms`)."""
+        done, operation = copyability_reports.request(access.current_principal().user,
+                                                      address, body)
+        if done:
+            return operation, 200
+        return operation, 202, {"Location": operation["location"]}
+
+
+@blp.route("/<string:address>/copyability/<uuid:report_id>")
+class CopyabilityItem(MethodView):
+    @access.requires("read:markets")
+    @blp.response(200, CopyabilityOperationSchema, example=EXAMPLE)
+    @blp.errors(401, 403, 404, 429)
+    def get(self, address: str, report_id):
+        """A copyability report being built (`status` queued or running, with `progress`)
+        or built (`done`, with `report`; `failed`, with `error`)."""
+        return copyability_reports.describe(copyability_reports.get(report_id, address))

@@ -16,6 +16,7 @@ from flask import render_template, request
 
 from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
 from schemas.configs import CopyConfigSchema
+from schemas.copyability import CopyabilityOperationSchema
 from schemas.markets import (
     MarketPageSchema,
     MarketSummarySchema,
@@ -29,9 +30,9 @@ from schemas.trading import (
     PlaceOrderSchema,
     TradeSchema,
 )
+from services.copying import copyability_reports, traders
 from services.copying import overview as overview_service
-from services.copying import traders
-from services.copying.configs import suggest_multiplier
+from services.copying.configs import list_configs, suggest_multiplier
 from services.markets import markets
 from services.platform import errors
 from services.trading import orders, positions, previews
@@ -77,8 +78,39 @@ def trader_page(address: str) -> str:
                  if suggestion and suggestion["balance"] > 0 else None)
     chart = {"at": [int(_epoch(p["at"])) for p in profile["pnl_history"]],
              "total": [p["pnl"] for p in profile["pnl_history"]]}
+    mine = [{"id": str(c.id), "label": c.target_name or c.target_address}
+            for c in list_configs(current_principal().user)]
     return render_template("dashboard/trader.html", profile=profile, suggested=suggested,
-                           chart_json=json.dumps(chart))
+                           chart_json=json.dumps(chart), configs=mine)
+
+
+@bp.post("/traders/<address>/copyability")
+def copyability(address: str) -> str:
+    """Ask for the copyability report (POST /api/traders/{address}/copyability) with one of
+    your configs, a preview's fields, or the multiplier and cap typed in; the fragment polls
+    until it is built."""
+    body: dict[str, Any] = {"window": form_text("window") or "30d"}
+    if form_text("config_id"):
+        body["config_id"] = form_text("config_id")
+    elif form_text("preview_id"):
+        body["preview_id"] = form_text("preview_id")
+    else:
+        body["rules"] = {"size_multiplier": form_text("size_multiplier") or "1",
+                         "max_position_usdc": form_text("max_position_usdc") or "100"}
+    _, operation = copyability_reports.request(current_principal().user, address, body)
+    return _copyability_fragment(operation)
+
+
+@bp.get("/traders/<address>/copyability/<uuid:report_id>")
+def copyability_progress(address: str, report_id: Any) -> str:
+    """One copyability report's progress, then the report (polled by the fragment)."""
+    row = copyability_reports.get(report_id, address)
+    return _copyability_fragment(copyability_reports.describe(row))
+
+
+def _copyability_fragment(operation: dict[str, Any]) -> str:
+    shown = present(CopyabilityOperationSchema(), operation)
+    return render_template("dashboard/_copyability.html", op=shown)
 
 
 def _epoch(iso: str) -> float:

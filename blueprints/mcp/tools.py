@@ -32,6 +32,7 @@ from schemas.configs import (
     SuggestMultiplierArgsSchema,
     SuggestMultiplierSchema,
 )
+from schemas.copyability import CopyabilityOperationSchema, CopyabilityToolArgsSchema
 from schemas.markets import (
     MarketDepthArgsSchema,
     MarketDepthSchema,
@@ -68,7 +69,7 @@ from schemas.trading import (
     UserSummarySchema,
 )
 from schemas.wallets import ClaimRequestSchema, ClaimResponseSchema
-from services.copying import configs, traders
+from services.copying import configs, copyability_reports, traders
 from services.markets import markets
 from services.notifications import inbox
 from services.platform.principal import Principal
@@ -268,6 +269,23 @@ TOOLS: tuple[Tool, ...] = (
         call=lambda principal, args: traders.trader_profile(
             traders.wallet_address(args["address"])),
         annotations=VENUE_READ),
+    Tool(
+        name="get_copyability_report", title="Copyability report", scope="read:markets",
+        description=(
+            "Would copying this trader have worked? Replays its fills over `window` (7d, "
+            "30d, 90d) through your rules (`rules`: a copy config's fields, or `config_id`: "
+            "one of your configs), each decided and priced at our detection delay (p50 and "
+            "p95 measured on this deployment, a stated default, or delay_p50_ms/"
+            "delay_p95_ms) on price history and the book, less the venue's fees. Reports "
+            "copies, skips by reason, expected PnL at both delays against the target's own, "
+            "max drawdown, capital needed, the share of its PnL we could not have copied, "
+            "and reliability (sample size, market concentration, a bootstrap interval). "
+            "Built by a background job: while `status` is queued or running, call again "
+            "with the same arguments (cached 15 minutes) until it is `done`."),
+        input=CopyabilityToolArgsSchema, output=single(CopyabilityOperationSchema),
+        call=lambda principal, args: copyability_reports.request(
+            principal.user, args["address"], args)[1],
+        annotations=VENUE_READ, one_of=(("rules",), ("config_id",))),
     Tool(
         name="list_open_positions", title="Open positions", scope="read:positions",
         description=(

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from models import User
+from tests.chain_venue import run_queued_jobs
 from tests.dashboard.conftest import PHONE, screenshot, sign_in
 from tests.trading_support import onboarded_trader
 
@@ -106,6 +107,15 @@ def test_leaderboard_profile_and_copy_this_trader(page, inbox, venue_control):
     assert len(series["at"]) >= 2 and series["at"] == sorted(series["at"])
     page.wait_for_selector("#pnl-chart .u-wrap, #pnl-chart canvas")
     accessible_and_fits_a_phone(page, "trader")
+
+    # The copyability report: asked, built by its job, shown by the polling fragment.
+    page.select_option("#copyability select[name=window]", "7d")
+    page.click("#copyability button:has-text('Replay')")
+    page.wait_for_selector("#copyability-result [data-status=queued]")
+    assert "copyability.report" in run_queued_jobs()
+    page.wait_for_selector("#copyability-result [data-status=done]")
+    assert page.locator("#copyability-result [data-p50-pnl]").inner_text().strip()
+    accessible_and_fits_a_phone(page, "trader-copyability")
 
     page.click("#copy-trader")
     page.wait_for_url(re.compile(r".*/dashboard/configs/new\?.*"))

@@ -75,6 +75,8 @@ def read_calls(s: Scenario) -> dict[str, dict[str, Any]]:
         "suggest_multiplier": {"target_address": s.whale, "balance": "1000"},
         "list_open_orders": {},
         "get_trader_profile": {"address": s.whale},
+        "get_copyability_report": {"address": s.whale, "window": "7d", "rules": {
+            "size_multiplier": "0.001", "max_position_usdc": "50"}},
         "list_notifications": {"limit": 5},
     }
 
@@ -166,7 +168,8 @@ def test_every_read_tool_succeeds_with_just_the_arguments_its_schema_requires(
     key = trader_key(*SCOPES)
     values = {"slug": scenario.market.slug, "token_id": scenario.market.yes,
               "config_id": scenario.config_id, "target_address": scenario.whale,
-              "query": scenario.market.slug.split("-")[0], "address": scenario.whale}
+              "query": scenario.market.slug.split("-")[0], "address": scenario.whale,
+              "rules": {"size_multiplier": "0.001", "max_position_usdc": "50"}}
 
     async def body(client: Client):
         listed = {t.name: t for t in (await client.list_tools()).tools}
@@ -198,3 +201,29 @@ def test_one_of_argument_groups_are_stated_in_the_input_schema(scenario, mcp_url
     # An empty call breaks the schema, and the service refuses it: the two agree.
     assert list(Draft202012Validator(schema).iter_errors({}))
     assert refused.is_error and refused.structured_content["code"] == "validation_failed"
+
+
+def test_a_copyability_report_is_followed_to_its_end(scenario, mcp_url, trader_key, client):
+    from tests.chain_venue import run_queued_jobs
+
+    key = trader_key("read:markets")
+    arguments = {"address": scenario.whale, "window": "7d", "delay_p50_ms": 1000,
+                 "rules": {"size_multiplier": "0.001", "max_position_usdc": "50",
+                           "price_deviation_bps": 5000}}
+
+    async def ask(client: Client):
+        return await client.call_tool("get_copyability_report", arguments)
+
+    first = run_client(mcp_url, key, "auto", ask).structured_content
+    assert first["status"] == "queued" and first["report"] is None
+    assert "copyability.report" in run_queued_jobs()
+    done = run_client(mcp_url, key, "auto", ask).structured_content
+    assert done["id"] == first["id"] and done["status"] == "done"
+    # The whale's two fills (a buy of 40000 and a sell of 10000), each 0.001x: 40 shares
+    # bought, and the sell a quarter of the target's position, 10 of ours (the guard is
+    # wide: the market's book is the shared scenario's).
+    report = done["report"]
+    assert report["fills"] == 2 and report["delays"]["source"] == "assumed"
+    assert report["p50"]["copies"] == 2, report["p50"]["skips_by_reason"]
+    rest = client.get(done["location"], headers={"Authorization": f"Bearer {key}"})
+    assert rest.get_json()["report"] == report

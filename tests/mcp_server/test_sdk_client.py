@@ -30,6 +30,7 @@ READ_TOOLS = {
     "suggest_multiplier": "read:markets",
     "list_open_orders": "read:markets",
     "get_trader_profile": "read:markets",
+    "get_copyability_report": "read:markets",
     "list_notifications": "read:account",
 }
 WRITE_TOOLS = {
@@ -49,12 +50,13 @@ LIGHT_WRITE_TOOLS = {"mark_notifications_read": "read:account"}
 ALL_TOOLS = {**READ_TOOLS, **WRITE_TOOLS, **LIGHT_WRITE_TOOLS}
 
 
-def test_the_table_has_the_29_tools_of_the_spec_and_the_issues_additions():
+def test_the_table_has_the_29_tools_of_the_spec_and_the_issues_tools():
     from blueprints.mcp.tools import TOOLS
 
     assert {t.name: t.scope for t in TOOLS} == ALL_TOOLS
-    # main's 29, update_copy_config (issue 27), get_config_quality (issue 30)
-    assert len(ALL_TOOLS) == 31
+    # main's 29, update_copy_config (issue 27), get_config_quality and
+    # get_copyability_report (issue 30)
+    assert len(ALL_TOOLS) == 32
 
 
 @pytest.mark.parametrize("mode", MODES)

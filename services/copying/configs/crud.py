@@ -237,6 +237,19 @@ def create(user: User | UUID | str, raw: Mapping[str, Any]) -> CopyConfig:
     return config
 
 
+def previewed_fields(user: User | UUID | str, preview_id: UUID | str) -> dict[str, Any]:
+    """The fields of one of the user's previews (used or not); NotFound otherwise."""
+    try:
+        key = UUID(str(preview_id))
+    except ValueError:
+        raise errors.NotFound("No such preview.") from None
+    row = ConfigPreview.get_or_none(ConfigPreview.id == key,
+                                    ConfigPreview.user == user_id_of(user))
+    if row is None:
+        raise errors.NotFound("No such preview.")
+    return _decode(row.fields)
+
+
 def rule_fields(config: CopyConfig) -> dict[str, Any]:
     """The config's editable fields as ``validate_fields`` cleans them (lists decoded)."""
     return {name: (json.loads(getattr(config, name) or "[]") if name in LIST_FIELDS

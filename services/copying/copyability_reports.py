@@ -1,0 +1,375 @@
+"""Copyability reports: asking for one, the job that builds it, the cache, reading it back.
+
+``request`` validates the question (a window, the user's rules or one of their configs,
+optionally a delay assumption), fixes the delays (the deployment's measured detection delay,
+a stated default when too few copies were measured, or the caller's assumption) and hashes
+the inputs. A finished, unexpired report of the same (address, window, inputs hash) is
+answered at once; one still being built is followed; otherwise a row is written and the
+``copyability.report`` job builds it (``run``), reporting its progress on the row. The
+replay itself is pure: ``services.copying.copyability``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from models.base import utcnow
+from models.copying import (
+    KIND_MIRROR,
+    REPORT_DONE,
+    REPORT_FAILED,
+    REPORT_QUEUED,
+    REPORT_RUNNING,
+    CopyabilityReport,
+    CopyIntent,
+)
+from models.user import User
+from services.copying import copyability
+from services.copying import mirror as copying
+from services.copying.configs import crud
+from services.copying.configs.rules import (
+    DECIMAL_FIELDS,
+    check_combination,
+    validate_fields,
+    with_defaults,
+)
+from services.copying.traders import wallet_address
+from services.markets import parameters
+from services.platform import errors, jobs, venues
+from services.platform.principal import user_id_of
+from venue.errors import VenueError, VenueNotFound
+from venue.models import ActivityItem, Side
+
+log = logging.getLogger(__name__)
+
+JOB = "copyability.report"
+JOB_TIMEOUT = 900  # seconds: a 90-day window of a busy wallet reads many markets
+WINDOWS = {"7d": 7, "30d": 30, "90d": 90}
+CACHE_TTL = timedelta(minutes=15)  # a report answers the same question this long
+MAX_FILLS = 5000  # the most fills one report replays (the newest; the report says so)
+MAX_DELAY_MS = 3_600_000
+# The measured detection delay: copies of the last DELAY_DAYS, at least DELAY_MIN_SAMPLES.
+DELAY_DAYS = 7
+DELAY_MIN_SAMPLES = 20
+DELAY_MAX_SAMPLES = 5000
+# Without enough measurements: the live feed's typical delay, and the Data API's (about
+# 22 s behind a fill) for the slow tail when the feed falls back to polling.
+DEFAULT_DELAY_P50_MS = 2_000
+DEFAULT_DELAY_P95_MS = 25_000
+P50, P95 = Decimal("0.5"), Decimal("0.95")
+RULE_NAMES = tuple(f.name for f in copying.CopyRules.__dataclass_fields__.values()
+                   if f.name != "max_total_exposure_usdc")
+
+
+def measured_delays() -> dict[str, Any]:
+    """The deployment's detection delay (p50, p95 ms) over recent copies, or the default."""
+    since = utcnow() - timedelta(days=DELAY_DAYS)
+    samples = [row.detection_delay_ms for row in CopyIntent.select(
+        CopyIntent.detection_delay_ms).where(
+        CopyIntent.detection_delay_ms.is_null(False), CopyIntent.kind == KIND_MIRROR,
+        CopyIntent.created_at >= since).order_by(CopyIntent.created_at.desc()).limit(
+        DELAY_MAX_SAMPLES)]
+    if len(samples) < DELAY_MIN_SAMPLES:
+        return {"p50_ms": DEFAULT_DELAY_P50_MS, "p95_ms": DEFAULT_DELAY_P95_MS,
+                "source": "default", "samples": len(samples)}
+    return {"p50_ms": copyability.percentile(samples, P50),
+            "p95_ms": copyability.percentile(samples, P95),
+            "source": "measured", "samples": len(samples)}
+
+
+def _delay(raw: Mapping[str, Any], name: str) -> int | None:
+    value = raw.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DELAY_MS:
+        raise errors.ValidationFailed(f"Invalid {name}.", fields={
+            name: [f"A whole number of milliseconds, 0 to {MAX_DELAY_MS}."]})
+    return value
+
+
+def _delays(raw: Mapping[str, Any]) -> dict[str, Any]:
+    p50, p95 = _delay(raw, "delay_p50_ms"), _delay(raw, "delay_p95_ms")
+    if p50 is None and p95 is None:
+        return measured_delays()
+    p50 = p95 if p50 is None else p50
+    p95 = p50 if p95 is None else p95
+    assert p50 is not None and p95 is not None
+    if p95 < p50:
+        raise errors.ValidationFailed("Invalid delay_p95_ms.", fields={
+            "delay_p95_ms": ["Must be at least delay_p50_ms."]})
+    return {"p50_ms": p50, "p95_ms": p95, "source": "assumed", "samples": 0}
+
+
+def _rule_fields(user: User | UUID | str, address: str, raw: Mapping[str, Any]
+                 ) -> dict[str, Any]:
+    """The rules asked about: the body's ``rules`` (a config's fields) or a config's own."""
+    rules, config_id = raw.get("rules"), raw.get("config_id")
+    if raw.get("preview_id") is not None and rules is None and config_id is None:
+        # The dashboard's config preview: the fields the user just previewed.
+        fields = crud.previewed_fields(user, raw["preview_id"])
+        check_combination(fields)
+        return {name: fields.get(name) for name in RULE_NAMES}
+    if (rules is None) == (config_id is None):
+        raise errors.ValidationFailed("Give rules or config_id (one of them).", fields={
+            "rules": ["Give rules or config_id, not both and not neither."]})
+    if config_id is not None:
+        try:
+            config = crud.get(user, config_id)
+        except errors.NotFound:
+            raise errors.ValidationFailed("Unknown config_id.", fields={
+                "config_id": ["Not one of your configs."]}) from None
+        fields = crud.rule_fields(config)
+    else:
+        if not isinstance(rules, Mapping):
+            raise errors.ValidationFailed(fields={"rules": ["An object of config fields."]})
+        try:
+            clean = validate_fields({**rules, "target_address": address})
+            fields = with_defaults(user_id_of(user), clean)
+            check_combination(fields)
+        except errors.ValidationFailed as exc:
+            raise errors.ValidationFailed(exc.message, fields={
+                f"rules.{name}": problems for name, problems in exc.fields.items()}) from None
+    check_combination(fields)
+    return {name: fields.get(name) for name in RULE_NAMES}
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _encode(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_encode(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def request(user: User | UUID | str, address: str, raw: Mapping[str, Any]
+            ) -> tuple[bool, dict[str, Any]]:
+    """Ask for a report: (True, the finished report) when cached, else (False, the job's
+    operation: id, status, progress), queuing the job when nobody is building it."""
+    address = wallet_address(address)
+    window = raw.get("window") or "30d"
+    if window not in WINDOWS:
+        raise errors.ValidationFailed(fields={"window": [f"One of {', '.join(WINDOWS)}."]})
+    fields = _rule_fields(user, address, raw)
+    owner = User.get_by_id(user_id_of(user))
+    inputs: dict[str, Any] = {"rules": fields, "delays": _delays(raw),
+                              "exposure_limit": owner.max_total_exposure_usdc}
+    if fields["sizing_mode"] == "proportional":
+        from services.wallets import readiness
+
+        try:
+            inputs["balance_usdc"] = readiness.available_usdc(owner.id)
+        except Exception:  # no trading account: nothing to size against
+            inputs["balance_usdc"] = Decimal(0)
+    text = json.dumps(_encode(inputs), sort_keys=True)
+    digest = hashlib.sha256(f"{address}|{window}|{text}".encode()).hexdigest()
+    now = utcnow()
+    found = (CopyabilityReport.select().where(
+        CopyabilityReport.address == address, CopyabilityReport.window == window,
+        CopyabilityReport.inputs_hash == digest, CopyabilityReport.expires_at > now,
+        CopyabilityReport.status != REPORT_FAILED)
+        .order_by(CopyabilityReport.created_at.desc()).first())
+    if found is not None:
+        return found.status == REPORT_DONE, describe(found)
+    row = CopyabilityReport.create(address=address, window=window, inputs_hash=digest,
+                                   inputs=text, status=REPORT_QUEUED, created_at=now,
+                                   expires_at=now + timedelta(seconds=JOB_TIMEOUT) + CACHE_TTL)
+    jobs.enqueue(JOB, row.id, job_id=jobs.logical_job_id(JOB, row.id), timeout=JOB_TIMEOUT)
+    return False, describe(row)
+
+
+def get(report_id: UUID | str, address: str | None = None) -> CopyabilityReport:
+    """One report row (of ``address`` when given); NotFound when there is none."""
+    try:
+        key = UUID(str(report_id))
+    except ValueError:
+        raise errors.NotFound("No such report.") from None
+    row = CopyabilityReport.get_or_none(CopyabilityReport.id == key)
+    if row is None or (address is not None and row.address != address.lower()):
+        raise errors.NotFound("No such report.")
+    return row
+
+
+def describe(row: CopyabilityReport) -> dict[str, Any]:
+    """A report row as the API shows it: the operation, and the report once done."""
+    return {
+        "id": row.id, "address": row.address, "window": row.window, "status": row.status,
+        "progress": {"done": row.progress_done, "total": row.progress_total,
+                     "stage": row.stage},
+        "location": f"/api/traders/{row.address}/copyability/{row.id}",
+        "created_at": row.created_at, "finished_at": row.finished_at,
+        "expires_at": row.expires_at, "error": row.error,
+        "report": _stored_report(row.report) if row.report else None,
+    }
+
+
+def _stored_report(text: str) -> dict[str, Any]:
+    report = json.loads(text)
+    for name in ("window_start", "window_end", "generated_at"):
+        report[name] = datetime.fromisoformat(report[name])
+    return report
+
+
+def _progress(row: CopyabilityReport, stage: str, done: int, total: int) -> None:
+    CopyabilityReport.update(stage=stage, progress_done=done, progress_total=total).where(
+        CopyabilityReport.id == row.id).execute()
+
+
+def run(report_id: UUID | str) -> str:
+    """Build one report (the job): read, replay, store; safe to run again (a finished row
+    is left alone; a row gone meanwhile is nothing to do). Returns the row's status."""
+    try:
+        row = get(report_id)
+    except errors.NotFound:
+        return "gone"
+    if row.status in (REPORT_DONE, REPORT_FAILED):
+        return row.status
+    CopyabilityReport.update(status=REPORT_RUNNING).where(
+        CopyabilityReport.id == row.id).execute()
+    try:
+        report = _build(row)
+    except Exception as exc:
+        known = errors.from_external(exc)
+        log.warning("copyability report %s failed: %s", row.id, exc)
+        CopyabilityReport.update(status=REPORT_FAILED, finished_at=utcnow(),
+                                 error=str(known or "The report could not be built.")).where(
+            CopyabilityReport.id == row.id).execute()
+        if known is None:
+            raise
+        return REPORT_FAILED
+    finished = utcnow()
+    CopyabilityReport.update(status=REPORT_DONE, finished_at=finished,
+                             expires_at=finished + CACHE_TTL, stage="done",
+                             progress_done=CopyabilityReport.progress_total,
+                             report=json.dumps(_encode(report), sort_keys=True)).where(
+        CopyabilityReport.id == row.id).execute()
+    return REPORT_DONE
+
+
+def _inputs(row: CopyabilityReport) -> dict[str, Any]:
+    inputs = json.loads(row.inputs)
+    rules = inputs["rules"]
+    for name in DECIMAL_FIELDS:
+        if rules.get(name) is not None:
+            rules[name] = Decimal(rules[name])
+    for name in ("exposure_limit", "balance_usdc"):
+        if inputs.get(name) is not None:
+            inputs[name] = Decimal(inputs[name])
+    return inputs
+
+
+def _fill(row: ActivityItem) -> copying.TargetFill:
+    return copying.TargetFill(
+        key=f"{row.transaction_hash}:{row.asset}:{row.side}", wallet=row.wallet,
+        token_id=row.asset, side=Side.parse(row.side), size=row.size, price=row.price,
+        timestamp=row.timestamp, condition_id=row.condition_id, outcome=row.outcome,
+        outcome_index=row.outcome_index, market_slug=row.slug, tx_hash=row.transaction_hash,
+        usdc=row.usdc_size)
+
+
+def positions_after(fills: list[copying.TargetFill], now_held: Mapping[str, Decimal]
+                    ) -> dict[str, Decimal | None]:
+    """The target's position in each fill's token just after it, walked back from what it
+    holds now (None once the walk goes negative: redeemed or moved away). ``fills`` oldest
+    first; those of one second in the order they happened."""
+    held: dict[str, Decimal | None] = dict(now_held)
+    after: dict[str, Decimal | None] = {}
+    for fill in reversed(sorted(fills, key=lambda f: f.timestamp)):
+        position = held.get(fill.token_id, Decimal(0))
+        after[fill.key] = position
+        if position is not None:
+            position += -fill.size if fill.side == Side.BUY else fill.size
+            held[fill.token_id] = position if position >= 0 else None
+    return after
+
+
+def _token_facts(token: str, start: int, end: int) -> copyability.TokenFacts:
+    client = venues.client()
+    market = client.gamma.market_by_token(token)
+    book = None
+    if not market.closed:
+        try:
+            book = client.clob.book(token)
+        except VenueNotFound:
+            book = None
+    limits = parameters.limits(parameters.live(market.condition_id), book, market)
+    try:
+        points = client.clob.prices_history(token, start_ts=start, end_ts=end, fidelity=1)
+    except VenueError as exc:
+        log.info("no price history for %s: %s", token, exc)
+        points = []
+    index = market.clob_token_ids.index(token) if token in market.clob_token_ids else None
+    mark = None
+    if market.closed and index is not None and len(market.outcome_prices) > index \
+            and market.outcome_prices[index] in (0, 1):
+        mark = market.outcome_prices[index]  # resolved: the payout
+    others = [t for t in market.clob_token_ids if t != token]
+    names = [n for tag in market.tags for n in (tag.label, tag.slug) if n]
+    view = copying.MarketView(
+        category=market.tags[0].label if market.tags else "", tick_size=limits.tick_size,
+        min_order_size=limits.min_order_size, categories=copying.normalise_categories(names),
+        fees=limits.fees, question=market.question,
+        end_ts=int(market.end_date.timestamp()) if market.end_date else None)
+    return copyability.TokenFacts(
+        token_id=token, market_slug=market.slug, view=view,
+        book=book if book is not None and book.bids and book.asks else None,
+        history=tuple(sorted((p.t, p.p) for p in points)), mark=mark,
+        other_token_id=others[0] if len(others) == 1 else None)
+
+
+def _build(row: CopyabilityReport) -> dict[str, Any]:
+    inputs = _inputs(row)
+    rules = copying.CopyRules.from_fields(inputs["rules"],
+                                          exposure_limit=inputs.get("exposure_limit"))
+    delays = inputs["delays"]
+    end = int(time.time())
+    start = end - WINDOWS[row.window] * 86400
+    client = venues.client()
+    _progress(row, "fills", 0, 1)
+    # The Data API answers newest first: replayed oldest first, same-second fills in order.
+    items = [r for r in reversed(client.activity_history(
+        row.address, types="TRADE", start=start, max_rows=MAX_FILLS))
+        if r.is_trade and r.timestamp >= start]
+    fills = [_fill(r) for r in items]
+    fees = {f.key: r.fee for f, r in zip(fills, items, strict=True) if r.fee}
+    positions = client.data.positions(row.address, limit=500)
+    held: dict[str, Decimal] = {}
+    for position in positions:
+        held[position.asset] = held.get(position.asset, Decimal(0)) + position.size
+    target_value = sum((p.current_value for p in positions), Decimal(0))
+    tokens = sorted({f.token_id for f in fills})
+    facts: dict[str, copyability.TokenFacts] = {}
+    total = len(tokens) + 2
+    _progress(row, "markets", 1, total)
+    for number, token in enumerate(tokens, start=1):
+        facts[token] = _token_facts(token, start, end)
+        other = facts[token].other_token_id
+        if rules.direction == "inverse" and other and other not in facts:
+            facts[other] = _token_facts(other, start, end)
+        _progress(row, "markets", 1 + number, total)
+    numbers = copyability.build_report(
+        fills, facts, rules, (delays["p50_ms"], delays["p95_ms"]), target_fees=fees,
+        target_after=positions_after(fills, held), balance_usdc=inputs.get("balance_usdc"),
+        target_value_usdc=target_value)
+    return {
+        "address": row.address, "window": row.window,
+        "window_start": datetime.fromtimestamp(start, UTC),
+        "window_end": datetime.fromtimestamp(end, UTC),
+        "generated_at": utcnow(), "delays": delays, "truncated": len(items) >= MAX_FILLS,
+        "rules": inputs["rules"], **numbers,
+    }
+
+
+__all__ = ["JOB", "WINDOWS", "describe", "get", "measured_delays", "positions_after",
+           "request", "run"]
