@@ -29,13 +29,14 @@ transaction, or the relayer ended them FAILED/INVALID. Until then the row is ``a
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Protocol
 
 import peewee
 
 from models.base import utcnow
 from models.wallet import AMBIGUOUS, BROADCAST, CONFIRMED, FAILED, QUEUED, SIGNED, TradingWallet
-from services.platform import chain_access
+from services.platform import chain_access, errors
 from services.wallets import wallet_transactions
 from venue.accounts.relayer_rules import POLL_INTERVAL_SECONDS, SUBMIT_RETRY_ATTEMPTS
 
@@ -165,13 +166,14 @@ def run(model: type[peewee.Model], row_id: Any, wallet: TradingWallet,
             row.move(record, (record.status,), error=str(exc))
             _raise_after(exc)
             return str(record.status)
-    try:
-        with wallet_transactions.nonce_lease(wallet) as owner:
-            status = _send(row, transport, owner)
-            if status == BROADCAST and transport.follows_under_lease:
-                return _follow(row, transport, owner)
-    except wallet_transactions.WalletBusy:
-        return str(row.fresh().status)  # another run holds the wallet: it goes on
+    with contextlib.ExitStack() as held:
+        try:
+            owner = held.enter_context(wallet_transactions.nonce_lease(wallet))
+        except errors.Conflict:
+            return str(row.fresh().status)  # another run holds the wallet: it goes on
+        status = _send(row, transport, owner)
+        if status == BROADCAST and transport.follows_under_lease:
+            return _follow(row, transport, owner)
     return _follow(row, transport, None) if status == BROADCAST else status
 
 

@@ -129,10 +129,6 @@ class Link:
                 .where(self._unlinked_and_open()).execute()) == 1
 
 
-class WalletBusy(errors.Conflict):
-    """Another run holds the wallet's signing lease."""
-
-
 @contextlib.contextmanager
 def nonce_lease(wallet: TradingWallet, *, seconds: int = LEASE_SECONDS,
                 wait: float = LEASE_WAIT_SECONDS) -> Iterator[str]:
@@ -151,8 +147,8 @@ def nonce_lease(wallet: TradingWallet, *, seconds: int = LEASE_SECONDS,
         if taken == 1:
             break
         if time.monotonic() >= deadline:
-            raise WalletBusy("The trading wallet is busy sending another transaction; "
-                             "retry shortly.")
+            raise errors.Conflict("The trading wallet is busy sending another transaction; "
+                                  "retry shortly.")
         time.sleep(_LEASE_POLL_SECONDS)
     try:
         yield owner
