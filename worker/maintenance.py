@@ -45,7 +45,7 @@ def resume_chain_work(older_than_seconds: int = 60) -> int:
     Rows whose wallet's lease is held are left alone: a run that is still going (re-queued
     at shutdown while its thread went on) would otherwise meet a second one. The second
     would be harmless (it re-reads under the lease), but avoidable. The jobs' time limits
-    cover their follow loops (wallet_batches.JOB_TIMEOUT_SECONDS), so none is abandoned
+    cover their follow loops (wallet_lifecycle.job_timeout), so none is abandoned
     mid-run by a timeout.
     """
     cutoff = utcnow() - timedelta(seconds=older_than_seconds)

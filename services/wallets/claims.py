@@ -37,7 +37,6 @@ from web3 import Web3
 
 from chain import ids
 from chain.abi import CONDITIONAL_TOKENS, NEG_RISK_ADAPTER, load_abi
-from chain.errors import ChainError, ChainUnavailable
 from chain.tokens import (
     from_base_units,
     native_balance_wei,
@@ -56,18 +55,14 @@ from chain.transactions import (
     require_gas_for,
     suggest_fees,
 )
-from models.base import utcnow
 from models.market import Market, MarketToken
 from models.user import User
 from models.wallet import (
-    BROADCAST,
     CONFIRMED,
     FAILED,
     OPEN_STATES,
     QUEUED,
     SIGNED,
-    TX_CONFIRMED,
-    TX_IN_FLIGHT,
     Claim,
     TradingWallet,
     WalletTransaction,
@@ -77,9 +72,11 @@ from services.platform import chain_access, errors, venues
 from services.platform.principal import user_id_of
 from services.wallets import (
     broadcast_wait,
+    chain_transport,
     money_requests,
     trading_accounts,
     wallet_batches,
+    wallet_lifecycle,
     wallet_transactions,
     wallets,
     withdrawals,
@@ -451,7 +448,7 @@ def enqueue(claim: Claim) -> None:
     from services.platform import jobs
 
     jobs.enqueue(JOB_NAME, claim.id, job_id=jobs.logical_job_id(JOB_NAME, claim.id),
-                 queue="high", timeout=wallet_batches.JOB_TIMEOUT_SECONDS)
+                 queue="high", timeout=wallet_lifecycle.job_timeout())
 
 
 def describe(claim: Claim) -> dict[str, Any]:
@@ -505,22 +502,6 @@ def get(user: User | UUID | str, claim_id: UUID | str) -> Claim:
 
 # ---- the job -----------------------------------------------------------------------------
 
-_TX_TO_STATUS = {"signed": SIGNED, "broadcast": BROADCAST, "confirmed": CONFIRMED,
-                 "failed": FAILED, "dropped": FAILED, "replaced": FAILED}
-
-
-def _save(claim: Claim, **changes: Any) -> None:
-    for name, value in changes.items():
-        setattr(claim, name, value)
-    claim.updated_at = utcnow()
-    claim.save(only=[getattr(Claim, n) for n in (*changes, "updated_at")])
-
-
-def _fail(claim: Claim, message: str) -> Claim:
-    _save(claim, status=FAILED, error=message)
-    return claim
-
-
 def _is_approved(w3: Web3, owner: str) -> bool:
     contracts = chain_access.contracts()
     ctf = w3.eth.contract(address=contracts.ctf, abi=load_abi(CONDITIONAL_TOKENS))
@@ -528,73 +509,47 @@ def _is_approved(w3: Web3, owner: str) -> bool:
         Web3.to_checksum_address(owner), contracts.neg_risk_adapter).call(), "isApprovedForAll"))
 
 
-def _link(claim_id: UUID, field: str) -> wallet_transactions.Link:
-    return wallet_transactions.Link(Claim, claim_id, field,
-                                    {"status": SIGNED} if field == "transaction" else {})
+def _approved_first(wallet: TradingWallet) -> Any:
+    """Neg-risk: the adapter may move the wallet's CTF tokens before the redeem is signed:
+    an approval transaction of its own (linked to the claim), mined first."""
 
+    def before(claim: Claim) -> None:
+        if not claim.neg_risk:
+            return
+        if claim.approval_transaction_id is None:
+            if _is_approved(chain_access.web3(), wallet.address):
+                return
+            contracts = chain_access.contracts()
 
-def _submit(claim: Claim, wallet: TradingWallet, kind: str, build: Any, field: str) -> Claim:
-    """Sign, persist (linked to the claim) and broadcast one transaction of the claim.
+            def build(w3: Web3, key: bytes, nonce: int) -> SignedTx:
+                signed = build_ctf_approval(w3, private_key=key, ctf=contracts.ctf,
+                                            operator=contracts.neg_risk_adapter, nonce=nonce,
+                                            chain_id=chain_access.chain_id())
+                require_gas_for(w3, signed)
+                return signed
 
-    The fencing rule of services/wallets/wallet_transactions.py: a run that finds the field linked
-    under the wallet's lease re-sends those bytes instead of signing again.
-    """
+            chain_transport.send(wallet, "approval", build, wallet_transactions.Link(
+                Claim, claim.id, "approval_transaction"))
+            claim = Claim.get_by_id(claim.id)
+        try:
+            chain_transport.settled(claim.approval_transaction, "approval", raise_pending=True)
+        except wallet_lifecycle.Failed as exc:
+            raise wallet_lifecycle.Refused(
+                exc.message, "Approving the neg-risk adapter failed; nothing was redeemed."
+            ) from exc
 
-    def guarded(w3: Web3, key: bytes, nonce: int) -> SignedTx:
-        signed = build(w3, key, nonce)
-        require_gas_for(w3, signed)
-        return signed
-
-    link = _link(claim.id, field)
-
-    def fail_unsent(message: str) -> Claim:
-        link.fail_unsent(message)
-        return Claim.get_by_id(claim.id)
-
-    try:
-        wallet_transactions.submit(wallet, kind, guarded, link=link)
-    except errors.CryptoError:
-        return fail_unsent("The wallet key could not be decrypted; nothing was sent.")
-    except errors.CopytradeError:
-        raise
-    except ChainUnavailable:
-        fresh = fail_unsent("The chain RPC was unreachable; nothing was sent. Try again.")
-        if getattr(fresh, f"{field}_id") is None:
-            return fresh
-        raise
-    except ChainError as exc:
-        return fail_unsent(wallet_transactions.as_chain_error_message(exc))
-    return Claim.get_by_id(claim.id)
-
-
-def _ensure_approval(claim: Claim, wallet: TradingWallet) -> Claim:
-    """Neg-risk: make sure the adapter may move the wallet's CTF tokens (mined approval)."""
-    w3 = chain_access.web3()
-    if claim.approval_transaction_id is None:
-        if _is_approved(w3, wallet.address):
-            return claim
-        contracts = chain_access.contracts()
-
-        def build(w3: Web3, key: bytes, nonce: int) -> SignedTx:
-            return build_ctf_approval(w3, private_key=key, ctf=contracts.ctf,
-                                      operator=contracts.neg_risk_adapter, nonce=nonce,
-                                      chain_id=chain_access.chain_id())
-
-        claim = _submit(claim, wallet, "approval", build, "approval_transaction")
-        if claim.status == FAILED or claim.approval_transaction_id is None:
-            return claim
-    approval = wallet_transactions.settle(claim.approval_transaction)
-    if approval.status in TX_IN_FLIGHT:
-        raise errors.Unavailable("The approval is not mined yet; the claim job will retry.")
-    if approval.status != TX_CONFIRMED:
-        return _fail(claim, "Approving the neg-risk adapter failed; nothing was redeemed.")
-    return claim
+    return before
 
 
 def _redeem_builder(claim: Claim, wallet: TradingWallet) -> Any:
     contracts = chain_access.contracts()
 
     def build(w3: Web3, key: bytes, nonce: int) -> SignedTx:
+        signed = _redeem(w3, key, nonce)
+        require_gas_for(w3, signed)
+        return signed
+
+    def _redeem(w3: Web3, key: bytes, nonce: int) -> SignedTx:
         if claim.neg_risk:
             # the balances now, not when the claim was recorded: more would revert
             held = outcome_balances_base(w3, contracts.ctf, wallet.address, claim.token_id_list)
@@ -608,47 +563,6 @@ def _redeem_builder(claim: Claim, wallet: TradingWallet) -> Any:
                                 nonce=nonce, chain_id=chain_access.chain_id())
 
     return build
-
-
-def sign_and_broadcast(claim_id: UUID | str) -> Claim:
-    """Job step 1: (approve, then) sign the redeem once, persist it, broadcast; repeatable."""
-    claim = Claim.get_by_id(UUID(str(claim_id)))
-    if claim.status not in OPEN_STATES:
-        return claim
-    if claim.transaction_id is not None:
-        tx = claim.transaction
-        try:
-            wallet_transactions.broadcast(tx)
-        except ChainUnavailable:
-            raise
-        except ChainError:
-            pass  # dropped: recorded on the transaction
-        fresh = WalletTransaction.get_by_id(tx.id)
-        _save(claim, status=_TX_TO_STATUS[fresh.status])
-        return claim
-    wallet = TradingWallet.get_by_id(claim.wallet_id)
-    if claim.neg_risk:
-        claim = _ensure_approval(claim, wallet)
-        if claim.status == FAILED:
-            return claim
-    claim = _submit(claim, wallet, "claim", _redeem_builder(claim, wallet), "transaction")
-    if claim.transaction_id is not None:
-        _save(claim, status=_TX_TO_STATUS[claim.transaction.status])
-    return claim
-
-
-def settle(claim_id: UUID | str, timeout: float | None = None) -> Claim:
-    """Job step 2: wait for the redeem's receipt and record confirmed or failed."""
-    claim = Claim.get_by_id(UUID(str(claim_id)))
-    if claim.transaction_id is None or claim.status not in OPEN_STATES:
-        return claim
-    tx = wallet_transactions.settle(claim.transaction, timeout)
-    status = _TX_TO_STATUS[tx.status]
-    error = {"failed": "The redeem was mined but reverted.",
-             "replaced": "Another transaction from the trading wallet took this redeem's "
-                         "nonce; nothing was redeemed."}.get(tx.status, claim.error)
-    _save(claim, status=status, error=error)
-    return claim
 
 
 def redeem_by_relayer(claim_id: UUID | str, max_polls: int | None = None) -> str:
@@ -671,14 +585,17 @@ def redeem_by_relayer(claim_id: UUID | str, max_polls: int | None = None) -> str
 
 
 def redeem(claim_id: UUID | str) -> str:
-    """The job: approve if needed, redeem once, record the receipt; return the final status."""
+    """The job: the claim through the one wallet lifecycle (services/wallets/
+    wallet_lifecycle.py), on chain (a neg-risk claim's approval mined first) or through the
+    relayer; then the CLOB re-reads the balance. An open status returned means: run again."""
     found = Claim.get_by_id(UUID(str(claim_id)))
     if trading_accounts.uses_relayer(found.wallet):
         return redeem_by_relayer(found.id)
-    claim = sign_and_broadcast(claim_id)
-    if claim.status in OPEN_STATES:
-        claim = settle(claim.id)
-    if claim.status == CONFIRMED:
-        withdrawals.refresh_venue_balance(claim.wallet)
-    log.info("claim %s: %s", claim.id, claim.status)
-    return claim.status
+    wallet = TradingWallet.get_by_id(found.wallet_id)
+    status = wallet_lifecycle.run(Claim, found.id, wallet, chain_transport.ChainTransport(
+        Claim, found.id, wallet, "claim", _redeem_builder(found, wallet),
+        before=_approved_first(wallet)))
+    if status == CONFIRMED:
+        withdrawals.refresh_venue_balance(wallet)
+    log.info("claim %s: %s", found.id, status)
+    return status

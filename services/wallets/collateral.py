@@ -34,7 +34,13 @@ from models.wallet import (
 )
 from services.platform import errors, jobs
 from services.platform.principal import user_id_of
-from services.wallets import trading_accounts, venue_accounts, wallet_batches, wallets
+from services.wallets import (
+    trading_accounts,
+    venue_accounts,
+    wallet_batches,
+    wallet_lifecycle,
+    wallets,
+)
 from venue.accounts import Approval
 from venue.accounts.batch import Call
 from venue.accounts.wallet_calls import wrap_call
@@ -90,7 +96,7 @@ def _record(wallet: TradingWallet, amount: Decimal) -> CollateralWrap | None:
 def enqueue(row: CollateralWrap) -> None:
     """Queue the wrap's job (once while one is pending; maintenance re-queues a lost one)."""
     jobs.enqueue(JOB_NAME, row.id, job_id=jobs.logical_job_id(JOB_NAME, row.id),
-                 timeout=wallet_batches.JOB_TIMEOUT_SECONDS)
+                 timeout=wallet_lifecycle.job_timeout())
 
 
 def auto_wrap(wallet: TradingWallet, amount: Decimal) -> CollateralWrap | None:

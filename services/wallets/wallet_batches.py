@@ -1,18 +1,12 @@
-"""The one lifecycle of money (or rights) leaving a relayer-operated wallet: withdrawals,
-claims, wraps and the onboarding's approvals (issue 26). A deposit wallet's ``WALLET``
-batch, a grandfathered proxy's ``PROXY`` or Safe's ``SAFE`` transaction: the transport is
-the only thing that differs from the on-chain path (services/wallets/wallet_transactions.py).
+"""The relayer transport of the one wallet lifecycle (services/wallets/wallet_lifecycle.py):
+a deposit wallet's ``WALLET`` batch, a grandfathered proxy's ``PROXY`` or Safe's ``SAFE``
+transaction, for withdrawals, claims, wraps and the onboarding's approvals.
 
-The steps, each durable before the next:
-
-1. the durable record (a row in ``queued``);
-2. the wallet's lease (``wallet_transactions.nonce_lease``, the one lease the on-chain path
-   takes too), and the row read again under it;
-3. sign once, and store the exact bytes (``{prefix}payload``, its nonce and deadline) with
-   a conditional UPDATE that also checks the lease is still ours (row ``signed``);
-4. send those bytes; the relayer's id is stored as soon as it answers (``broadcast``);
-5. follow it to a final state, renewing the lease (``confirmed`` with the chain hash, or
-   ``failed`` when the relayer ends it FAILED/INVALID: then it did nothing).
+Under the wallet's lease (taken by the lifecycle), ``submit`` signs once and stores the exact
+bytes (``{prefix}payload``, its nonce and deadline) with a conditional UPDATE that also
+checks the lease is still ours, then sends them and stores the relayer's id as soon as it
+answers; ``follow`` follows it to a final state, renewing the lease (``confirmed`` with the
+chain hash, or ``failed`` when the relayer ends it FAILED/INVALID: then it did nothing).
 
 A resend only ever sends the stored bytes. A new signature is made only once the stored
 batch provably can never run: the relayer refused the very bytes this run signed and sent
@@ -39,15 +33,10 @@ import peewee
 from models.base import db, utcnow
 from models.wallet import (
     AMBIGUOUS,
-    BROADCAST,
-    CONFIRMED,
-    FAILED,
     KIND_DEPOSIT_WALLET,
-    QUEUED,
     SIGNATURE_TYPE_DEPOSIT_WALLET,
     SIGNATURE_TYPE_GNOSIS_SAFE,
     SIGNATURE_TYPE_POLY_PROXY,
-    SIGNED,
     AccountOnboarding,
     Claim,
     CollateralWrap,
@@ -55,12 +44,10 @@ from models.wallet import (
     Withdrawal,
 )
 from services.platform import errors, venues
-from services.wallets import trading_accounts, wallet_transactions, wallets
+from services.wallets import trading_accounts, wallet_lifecycle, wallet_transactions, wallets
 from venue import relayer
 from venue.accounts.batch import Call
 from venue.accounts.relayer_rules import (
-    POLL_INTERVAL_SECONDS,
-    SUBMIT_RETRY_ATTEMPTS,
     TransactionState,
     resubmittable,
     wallet_busy,
@@ -74,43 +61,17 @@ from venue.signing import OrderKey
 # not run and never will (the wallet refuses an expired batch); the slack covers a relayer
 # that reports the nonce a little late.
 DEADLINE_SLACK_SECONDS = 60
-# One run follows a batch at most this long, renewing the wallet's lease as it polls; a
-# batch still open then is followed by the next run (maintenance re-queues it).
-FOLLOW_POLLS = 45
-# A job of this lifecycle ends within: the lease wait, a submit with its resubmissions,
-# the follow, and room for slow answers. Its RQ timeout is this, so the worker never
-# abandons a run that still works (it would be re-queued beside itself).
-JOB_TIMEOUT_SECONDS = int(wallet_transactions.LEASE_WAIT_SECONDS
-                          + 2 * SUBMIT_RETRY_ATTEMPTS * POLL_INTERVAL_SECONDS
-                          + FOLLOW_POLLS * POLL_INTERVAL_SECONDS + 90)
-# The states a run of the lifecycle picks up (the others are final).
-RUNNABLE = (QUEUED, SIGNED, BROADCAST, AMBIGUOUS)
+FOLLOW_POLLS = wallet_lifecycle.FOLLOW_POLLS
 
 LOST_ANSWER = ("Sent to the relayer, but its answer was lost: the transfer may run. It is "
                "not sent again until the relayer or the chain tells what became of it; "
                "the next run looks.")
 
-
-class BatchRefused(Exception):
-    """The relayer refused bytes it never took: nothing was sent (``reason`` says why)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class BatchPending(Exception):
-    """No answer yet that decides anything (relayer unreachable, busy, lease taken): the row
-    keeps its state and the next run resumes it."""
-
-
-class BatchAmbiguous(Exception):
-    """The stored batch may have run, or may still run: it is never signed afresh until
-    that is known."""
-
-
-class BatchExecuted(Exception):
-    """The stored batch ran: its nonce was consumed and no other batch could have used it."""
+# The lifecycle's outcomes, as this transport raises them (services/wallets/wallet_lifecycle.py).
+BatchRefused = wallet_lifecycle.Refused
+BatchPending = wallet_lifecycle.Pending
+BatchAmbiguous = wallet_lifecycle.Ambiguous
+BatchExecuted = wallet_lifecycle.Executed
 
 
 @dataclass(frozen=True)
@@ -399,71 +360,52 @@ def follow(wallet: TradingWallet, transaction_id: str, lease_owner: str | None =
         raise BatchPending(f"The relayer has not finished the batch yet ({exc}).") from exc
 
 
-def _move(row: BatchRow, record: Any, expected: tuple[str, ...], **changes: Any) -> bool:
-    """Change the row only if it is still in one of ``expected`` (one runner wins)."""
-    model = row.model
-    values = {getattr(model, k): v for k, v in changes.items()}
-    values[model.updated_at] = utcnow()
-    moved = model.update(values).where((model.id == row.row_id)
-                                       & model.status.in_(expected)).execute()
-    if moved:
-        for name, value in changes.items():
-            setattr(record, name, value)
-    return moved == 1
+@dataclass
+class RelayerTransport:
+    """The lifecycle's relayer transport: the row's batch (``calls(record)`` builds its
+    calls, only ever for a fresh signature) signed once, sent, followed to a final state
+    under the wallet's lease."""
+
+    row: BatchRow
+    wallet: TradingWallet
+    calls: Callable[[Any], list[Call]]
+    metadata: str
+    noun: str
+    max_polls: int | None = None
+    follows_under_lease: bool = True
+    takes_row_before_signing: bool = True
+    unsent: peewee.Expression | None = None
+
+    def prepare(self, record: Any) -> None:
+        """Nothing to settle first."""
+
+    def send(self, record: Any, lease_owner: str) -> None:
+        """``submit`` (see there)."""
+        try:
+            submit(self.row, self.wallet, self.calls, self.metadata, lease_owner)
+        except errors.Conflict as exc:  # the lease lost while storing: nothing was sent
+            raise wallet_lifecycle.Pending(exc.message) from exc
+
+    def follow(self, record: Any, lease_owner: str | None) -> None:
+        """Follow the batch; the chain hash stored once it ran."""
+        try:
+            done = follow(self.wallet, self.row.value(self.row.fresh(), "transaction_id"),
+                          lease_owner, self.max_polls)
+        except RelayerTransactionFailed as exc:
+            # a FAILED / INVALID transaction ran none of its calls
+            raise wallet_lifecycle.Failed(
+                f"The relayer ended the {self.noun} {exc.transaction.state}: "
+                f"{exc.transaction.error or 'no reason given'}. Nothing was sent; try again."
+            ) from exc
+        self.row.store_hash(done.transaction_hash)
 
 
 def run(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], list[Call]],
         metadata: str, noun: str, max_polls: int | None = None) -> str:
-    """Drive a row (with ``status`` and ``error``) through the lifecycle under the wallet's
-    lease; returns the status (an open one means: run again later). ``calls(record)``
-    builds the batch's calls, only ever for a fresh signature."""
-    if row.fresh().status not in RUNNABLE:
-        return str(row.fresh().status)
-    try:
-        with wallet_transactions.nonce_lease(wallet) as owner:
-            return _leased(row, wallet, calls, metadata, noun, owner, max_polls)
-    except errors.Conflict:
-        return str(row.fresh().status)  # another run holds the wallet: it goes on
-
-
-def _leased(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], list[Call]],
-            metadata: str, noun: str, owner: str, max_polls: int | None) -> str:
-    record = row.fresh()  # again, under the lease: what an earlier run left is the truth
-    if record.status == QUEUED and not _move(row, record, (QUEUED,), status=SIGNED):
-        return str(row.fresh().status)
-    if record.status in (SIGNED, AMBIGUOUS):
-        here = (record.status,)
-        try:
-            submit(row, wallet, calls, metadata, owner)
-        except BatchRefused as exc:
-            _move(row, record, here, status=FAILED,
-                  error=f"{exc.reason} Nothing was sent; try again.")
-            return str(record.status)
-        except BatchExecuted as exc:
-            _move(row, record, here, status=CONFIRMED, error=str(exc))
-            return str(record.status)
-        except BatchAmbiguous as exc:
-            _move(row, record, here, status=AMBIGUOUS, error=str(exc))
-            return str(record.status)
-        except BatchPending as exc:
-            _move(row, record, here, error=str(exc))
-            return str(record.status)
-        _move(row, record, here, status=BROADCAST, error=None)
-    if record.status != BROADCAST:
-        return str(record.status)
-    try:
-        done = follow(wallet, row.value(row.fresh(), "transaction_id"), owner, max_polls)
-    except RelayerTransactionFailed as exc:
-        # a FAILED / INVALID transaction ran none of its calls
-        _move(row, record, (BROADCAST,), status=FAILED, error=(
-            f"The relayer ended the {noun} {exc.transaction.state}: "
-            f"{exc.transaction.error or 'no reason given'}. Nothing was sent; try again."))
-        return str(record.status)
-    except BatchPending:
-        return str(record.status)
-    row.store_hash(done.transaction_hash)
-    _move(row, record, (BROADCAST,), status=CONFIRMED, error=None)
-    return str(record.status)
+    """Drive a row through the one lifecycle over the relayer; its status (an open one
+    means: run again later)."""
+    return wallet_lifecycle.run(row.model, row.row_id, wallet, RelayerTransport(
+        row, wallet, calls, metadata, noun, max_polls))
 
 
 def ambiguous() -> list[dict[str, Any]]:
@@ -490,12 +432,12 @@ def transaction_hash(row: BatchRow, record: Any) -> str | None:
 
 
 __all__ = [
-    "JOB_TIMEOUT_SECONDS",
     "BatchAmbiguous",
     "BatchExecuted",
     "BatchPending",
     "BatchRefused",
     "BatchRow",
+    "RelayerTransport",
     "ambiguous",
     "follow",
     "run",

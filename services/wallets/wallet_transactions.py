@@ -286,43 +286,50 @@ def allocate_nonce(w3: Web3, wallet: TradingWallet) -> int:
 
 def submit(wallet: TradingWallet, kind: str, build: Builder,
            link: Link | None = None) -> WalletTransaction | None:
-    """Sign one transaction with a fresh nonce, persist it, then broadcast it (the fencing rule).
+    """``submit_leased`` under the wallet's lease, taken here (Conflict while busy)."""
+    with nonce_lease(wallet) as owner:
+        return submit_leased(wallet, kind, build, link, owner)
 
-    With ``link``, the record is re-read under the wallet's lease: a transaction already
-    linked is re-broadcast and returned (never signed again); a closed record returns None
-    with nothing signed. The new transaction is linked in the same database transaction
-    that stores it, only if nothing else was linked meanwhile. Errors raised by ``build``
-    leave nothing behind; a lease lost to a slow RPC raises Conflict with nothing stored.
-    The broadcast's own failures are raised after persistence: ChainUnavailable leaves the
-    transaction signed for a retry, a refusal drops it.
+
+def submit_leased(wallet: TradingWallet, kind: str, build: Builder, link: Link | None,
+                  lease_owner: str) -> WalletTransaction | None:
+    """Under the wallet's lease (``lease_owner``'s): sign one transaction with a fresh
+    nonce, persist it, then broadcast it (the fencing rule).
+
+    With ``link``, the record is re-read: a transaction already linked is re-broadcast and
+    returned (never signed again); a closed record returns None with nothing signed. The
+    new transaction is linked in the same database transaction that stores it, only if
+    nothing else was linked meanwhile. Errors raised by ``build`` leave nothing behind; a
+    lease lost to a slow RPC raises Conflict with nothing stored. The broadcast's own
+    failures are raised after persistence: ChainUnavailable leaves the transaction signed
+    for a retry, a refusal drops it.
     """
     w3 = chain_access.web3()
+    if link is not None:
+        existing, still_open = link.linked()
+        if existing is not None:
+            if existing.status in TX_IN_FLIGHT:
+                broadcast(existing, w3)
+            return existing
+        if not still_open:
+            return None
     key = wallets.signer(wallet)
-    with nonce_lease(wallet) as owner:
-        if link is not None:
-            existing, still_open = link.linked()
-            if existing is not None:
-                if existing.status in TX_IN_FLIGHT:
-                    broadcast(existing, w3)
-                return existing
-            if not still_open:
-                return None
-        nonce = allocate_nonce(w3, wallet)
-        signed = build(w3, key, nonce)
-        try:
-            with db.atomic():
-                renew_lease(wallet, owner, next_nonce=signed.nonce + 1)
-                tx = WalletTransaction.create(
-                    wallet=wallet.id, kind=kind, chain_id=signed.chain_id, nonce=signed.nonce,
-                    tx_hash=signed.tx_hash, raw_tx=signed.raw_hex, to_address=signed.to,
-                    max_cost_wei=str(signed.max_cost_wei), status=TX_SIGNED)
-                if link is not None and not link.attach(tx):
-                    raise errors.Conflict("Another run already signed this transfer; "
-                                          "nothing more was sent.")
-        except peewee.IntegrityError:
-            # the in-flight (wallet, nonce) index: another signer holds this nonce
-            raise errors.Conflict(LEASE_LOST) from None
-        broadcast(tx, w3)
+    nonce = allocate_nonce(w3, wallet)
+    signed = build(w3, key, nonce)
+    try:
+        with db.atomic():
+            renew_lease(wallet, lease_owner, next_nonce=signed.nonce + 1)
+            tx = WalletTransaction.create(
+                wallet=wallet.id, kind=kind, chain_id=signed.chain_id, nonce=signed.nonce,
+                tx_hash=signed.tx_hash, raw_tx=signed.raw_hex, to_address=signed.to,
+                max_cost_wei=str(signed.max_cost_wei), status=TX_SIGNED)
+            if link is not None and not link.attach(tx):
+                raise errors.Conflict("Another run already signed this transfer; "
+                                      "nothing more was sent.")
+    except peewee.IntegrityError:
+        # the in-flight (wallet, nonce) index: another signer holds this nonce
+        raise errors.Conflict(LEASE_LOST) from None
+    broadcast(tx, w3)
     return tx
 
 

@@ -2,9 +2,9 @@
 
 ``withdraw`` is the one action behind REST and MCP: it checks the request against the
 chain (balance, decimals, gas), writes a Withdrawal, enqueues job ``withdrawals.send`` and
-waits a bounded time for the broadcast. ``send`` is the job: it signs with a nonce from
-services/wallets/wallet_transactions.py, persists the raw transaction before broadcasting, and
-records the receipt. Running it again re-broadcasts the stored bytes; it never signs twice.
+waits a bounded time for the broadcast. ``send`` is the job: the one wallet lifecycle
+(services/wallets/wallet_lifecycle.py) over the wallet's transport, on chain or through the
+relayer. Running it again resends the stored bytes; it never signs twice.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from uuid import UUID
 from web3 import Web3
 
 from chain.abi import ERC20, load_abi
-from chain.errors import ChainError, ChainUnavailable
 from chain.tokens import (
     NATIVE_DECIMALS,
     from_base_units,
@@ -36,7 +35,6 @@ from chain.transactions import (
     estimate_gas,
     suggest_fees,
 )
-from models.base import utcnow
 from models.user import User
 from models.wallet import (
     AMBIGUOUS,
@@ -45,10 +43,7 @@ from models.wallet import (
     FAILED,
     OPEN_STATES,
     QUEUED,
-    SIGNED,
-    TX_DROPPED,
-    TX_FAILED,
-    TX_REPLACED,
+    TX_IN_FLIGHT,
     TradingWallet,
     WalletTransaction,
     Withdrawal,
@@ -59,10 +54,12 @@ from services.platform.addresses import checked_address
 from services.platform.principal import user_id_of
 from services.wallets import (
     broadcast_wait,
+    chain_transport,
     money_requests,
     trading_accounts,
     venue_accounts,
     wallet_batches,
+    wallet_lifecycle,
     wallet_transactions,
     wallets,
 )
@@ -156,9 +153,11 @@ def _reserved_token_base(wallet: TradingWallet, token: str, decimals: int,
         if other.transaction_id is not None:
             if token == "matic":
                 continue  # signed: its value is in wallet_transactions.reserved_wei already
-            # mined meanwhile: the chain balance already shows it, do not count it twice
-            _sync_from_transaction(other, wallet_transactions.refresh(other.transaction, w3))
-            if other.status not in OPEN_STATES:
+            # mined meanwhile (the chain balance already shows it: not counted twice), or
+            # it can never be mined: it reserves nothing
+            tx = wallet_transactions.refresh(other.transaction, w3)
+            if tx.status not in TX_IN_FLIGHT:
+                chain_transport.sync(Withdrawal, other.id, tx, "withdrawal")
                 continue
         total += to_base_units(other.amount, decimals)
     return total
@@ -336,7 +335,7 @@ def enqueue(withdrawal: Withdrawal) -> None:
     from services.platform import jobs
 
     jobs.enqueue(JOB_NAME, withdrawal.id, job_id=jobs.logical_job_id(JOB_NAME, withdrawal.id),
-                 queue="high", timeout=wallet_batches.JOB_TIMEOUT_SECONDS)
+                 queue="high", timeout=wallet_lifecycle.job_timeout())
 
 
 def wait_for_broadcast(withdrawal_id: UUID, timeout: float) -> Withdrawal:
@@ -402,87 +401,19 @@ def describe(withdrawal: Withdrawal) -> dict[str, Any]:
     }
 
 
-_TX_TO_STATUS = {"signed": SIGNED, "broadcast": BROADCAST, "confirmed": CONFIRMED,
-                 "failed": FAILED, "dropped": FAILED, "replaced": FAILED}
-
-
-def _sync_from_transaction(withdrawal: Withdrawal, tx: WalletTransaction) -> None:
-    status = _TX_TO_STATUS[tx.status]
-    error = withdrawal.error
-    if tx.status == TX_FAILED:
-        error = "The transfer was mined but reverted; nothing was sent."
-    elif tx.status == TX_DROPPED:
-        error = f"The network refused the transfer; nothing was sent. ({tx.error})"
-    elif tx.status == TX_REPLACED:
-        error = ("Another transaction from the trading wallet took this transfer's nonce; "
-                 "nothing was sent.")
-    if status != withdrawal.status or error != withdrawal.error:
-        withdrawal.status, withdrawal.error, withdrawal.updated_at = status, error, utcnow()
-        withdrawal.save(only=[Withdrawal.status, Withdrawal.error, Withdrawal.updated_at])
-
-
-def _link(withdrawal_id: UUID) -> wallet_transactions.Link:
-    return wallet_transactions.Link(Withdrawal, withdrawal_id, "transaction", {"status": SIGNED})
-
-
-def _fail_unsent(withdrawal_id: UUID, message: str) -> Withdrawal:
-    """Fail the withdrawal if nothing was signed for it (never over a winner's truth)."""
-    _link(withdrawal_id).fail_unsent(message)
-    return Withdrawal.get_by_id(withdrawal_id)
-
-
-def sign_and_broadcast(withdrawal_id: UUID | str) -> Withdrawal:
-    """Job step 1: sign once (persisted before sending) and broadcast; safe to repeat.
-
-    Safe to run twice at once: the record is re-read under the wallet's signing lease
-    (services/wallets/wallet_transactions.py), so a second run re-sends the first run's bytes.
-    """
-    withdrawal = Withdrawal.get_by_id(UUID(str(withdrawal_id)))
-    if withdrawal.status not in OPEN_STATES:
-        return withdrawal
-    wallet = TradingWallet.get_by_id(withdrawal.wallet_id)
+def _chain_transport(withdrawal: Withdrawal, wallet: TradingWallet
+                     ) -> chain_transport.ChainTransport:
+    """The withdrawal's on-chain transfer, planned again under the wallet's lease (other
+    withdrawals may have gone meanwhile) when it is signed."""
 
     def build(w3: Web3, key: bytes, nonce: int) -> SignedTx:
         amount_base = to_base_units(withdrawal.amount, _decimals(w3, withdrawal.token))
-        # checked again under the wallet's lease: other withdrawals may have gone meanwhile
         plan = _plan(w3, wallet, withdrawal.token, withdrawal.to_address, amount_base,
                      exclude=withdrawal.id)
         return _sign(w3, plan, key, nonce)
 
-    try:
-        wallet_transactions.submit(wallet, "withdrawal", build, link=_link(withdrawal.id))
-    except (errors.PaymentRequired, errors.CryptoError) as exc:
-        # refused before anything was signed: the record says why, nothing can go out later
-        return _fail_unsent(withdrawal.id, exc.message if isinstance(
-            exc, errors.PaymentRequired) else
-            "The wallet key could not be decrypted; nothing was sent.")
-    except errors.CopytradeError:
-        raise
-    except ChainUnavailable:
-        withdrawal = _fail_unsent(withdrawal.id, "The chain RPC was unreachable; nothing was "
-                                  "sent. Try again.")
-        if withdrawal.transaction_id is None:
-            # nothing was signed: failed, so it can never be sent later behind the user's back
-            return withdrawal
-        raise  # signed: the stored bytes are re-sent when the job runs again
-    except ChainError as exc:
-        withdrawal = _fail_unsent(withdrawal.id,
-                                  wallet_transactions.as_chain_error_message(exc))
-    withdrawal = Withdrawal.get_by_id(withdrawal.id)
-    if withdrawal.transaction_id is not None:
-        _sync_from_transaction(withdrawal, WalletTransaction.get_by_id(
-            withdrawal.transaction_id))
-    return withdrawal
-
-
-def settle(withdrawal_id: UUID | str, timeout: float | None = None) -> Withdrawal:
-    """Job step 2: wait for the receipt and record confirmed or failed."""
-    withdrawal = Withdrawal.get_by_id(UUID(str(withdrawal_id)))
-    if withdrawal.transaction_id is None or withdrawal.status not in OPEN_STATES:
-        return withdrawal
-    tx = wallet_transactions.settle(withdrawal.transaction, timeout)
-    _sync_from_transaction(withdrawal, tx)
-    return withdrawal
+    return chain_transport.ChainTransport(Withdrawal, withdrawal.id, wallet, "withdrawal",
+                                          build)
 
 
 def send_by_relayer(withdrawal_id: UUID | str, max_polls: int | None = None) -> str:
@@ -516,14 +447,17 @@ def refresh_venue_balance(wallet: TradingWallet) -> None:
 
 
 def send(withdrawal_id: UUID | str) -> str:
-    """The job: sign once, broadcast, record the receipt; return the final status."""
+    """The job: the withdrawal through the one wallet lifecycle (services/wallets/
+    wallet_lifecycle.py: signed once, stored before it leaves, followed to a final state),
+    on chain or through the relayer; then the CLOB re-reads the balance. An open status
+    returned means: run again later."""
     withdrawal = Withdrawal.get_by_id(UUID(str(withdrawal_id)))
     if trading_accounts.uses_relayer(withdrawal.wallet):
         return send_by_relayer(withdrawal.id)
-    withdrawal = sign_and_broadcast(withdrawal_id)
-    if withdrawal.status in OPEN_STATES:
-        withdrawal = settle(withdrawal.id)
-    if withdrawal.status == CONFIRMED:
-        refresh_venue_balance(withdrawal.wallet)
-    log.info("withdrawal %s: %s", withdrawal.id, withdrawal.status)
-    return withdrawal.status
+    wallet = TradingWallet.get_by_id(withdrawal.wallet_id)
+    status = wallet_lifecycle.run(Withdrawal, withdrawal.id, wallet,
+                                  _chain_transport(withdrawal, wallet))
+    if status == CONFIRMED:
+        refresh_venue_balance(wallet)
+    log.info("withdrawal %s: %s", withdrawal.id, status)
+    return status

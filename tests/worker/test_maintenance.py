@@ -126,3 +126,30 @@ def test_a_wrap_whose_job_was_lost_is_requeued_once(prefix, bound_db, user):
         jobs_service.qualified_job_id(jobs_service.logical_job_id(name, row_id))
         for name, row_id in ((collateral.JOB_NAME, lost.id), (
             onboarding_queue.JOB_NAME, onboarding_queue.record(wallet).id)))
+
+
+def test_a_requeued_withdrawal_job_has_time_for_its_longest_run(prefix, bound_db, user):
+    # a neg-risk claim on chain waits for two receipts (its approval, then its redeem), a
+    # relayer run for its submit and follow: a job timed out before that is abandoned and
+    # re-queued beside its still-running thread
+    from dataclasses import replace as replaced
+
+    from services.platform.chain_access import current
+    from services.platform.chain_settings import ChainAccess
+    from services.wallets import wallet_lifecycle, wallet_transactions
+    from venue.accounts.relayer_rules import POLL_INTERVAL_SECONDS
+
+    previous = runtime.runtime()
+    slow = replaced(current(), receipt_timeout_seconds=400.0)
+    runtime.install(replaced(previous, chain=ChainAccess(slow)))
+    try:
+        stale = _withdrawal(user, QUEUED, timedelta(minutes=5))
+        assert maintenance.resume_chain_work(60) == 1
+        job = jobs_service.fetch(jobs_service.queue("high").job_ids[0])
+        assert job.timeout >= wallet_transactions.LEASE_WAIT_SECONDS + 2 * 400
+        assert job.args == [str(stale.id)] or str(job.args[0]) == str(stale.id)
+    finally:
+        runtime.install(previous)
+    assert wallet_lifecycle.job_timeout() >= (wallet_transactions.LEASE_WAIT_SECONDS
+                                              + wallet_lifecycle.FOLLOW_POLLS
+                                              * POLL_INTERVAL_SECONDS)
