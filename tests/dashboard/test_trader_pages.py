@@ -15,6 +15,7 @@ import pytest
 
 from models import User
 from tests.dashboard.conftest import PHONE, screenshot, sign_in
+from tests.services.test_pnl_history import account_fills
 from tests.trading_support import onboarded_trader
 
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
@@ -86,6 +87,20 @@ def test_markets_search_ticket_and_position_with_the_overview(page, inbox, venue
     page.wait_for_url(re.compile(rf".*/dashboard/markets/{slug}\?.*side=sell.*"))
     assert page.locator("#ticket input[name=side][value=sell]").is_checked()
     assert Decimal(page.locator("#ticket input[name=size]").input_value()) == Decimal(10)
+
+
+def test_the_overview_shows_pnl_over_24_hours_and_7_days(page, inbox, venue_control):
+    email = sign_in(page, inbox)
+    user = User.get(User.email == email)
+    onboarded_trader(user, "50", venue_control)
+    account_fills(user)  # closed round trips ten days, two days and one hour ago
+
+    page.goto("/dashboard")
+    assert page.locator("#total-pnl").inner_text() == "+2.37 pUSD"
+    assert page.locator("#pnl-24h").inner_text() == "+0.87 pUSD"
+    assert page.locator("#pnl-7d").inner_text() == "+0.37 pUSD"
+    assert "pos" in page.locator("#pnl-24h").get_attribute("class")
+    accessible_and_fits_a_phone(page, "overview-pnl")
 
 
 def test_leaderboard_profile_and_copy_this_trader(page, inbox, venue_control):
