@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -262,6 +263,14 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
     click.echo(f"funded {Web3.to_checksum_address(address)} on {contracts.rpc_url}: {shown}")
 
 
+def up_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of `copytrade up` and its children: a person reads this log in a
+    terminal, so lines of text and no line per web request, unless LOG_FORMAT and
+    LOG_REQUESTS say otherwise."""
+    return {**environ, "LOG_FORMAT": environ.get("LOG_FORMAT") or "text",
+            "LOG_REQUESTS": environ.get("LOG_REQUESTS") or "debug"}
+
+
 @main.command()
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--whales", "whale_interval", default=15.0, show_default=True, type=float,
@@ -274,8 +283,7 @@ def up(port: int, whale_interval: float) -> None:
     except ModuleNotFoundError as exc:
         raise _without_sandbox_extra(exc) from None
 
-    # A person reads this log in a terminal: lines of text, unless LOG_FORMAT says otherwise.
-    env = {**os.environ, "LOG_FORMAT": os.environ.get("LOG_FORMAT") or "text"}
+    env = up_environment(os.environ)
     settings = settings_module.load(env)
     _configure_logs(settings)
     if settings.metrics.multiproc_dir is None:
