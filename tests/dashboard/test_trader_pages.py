@@ -9,34 +9,13 @@ import json
 import re
 import secrets
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from models import User
-from tests.dashboard.conftest import PHONE, screenshot, sign_in
+from tests.dashboard.conftest import accessible_and_fits_a_phone, screenshot, sign_in
 from tests.services.test_pnl_history import account_fills
 from tests.trading_support import onboarded_trader
-
-AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
-
-
-def accessible_and_fits_a_phone(page, name: str) -> None:
-    """axe-core's serious and critical violations are none; at 390 px nothing overflows."""
-    # Evaluated through the DevTools protocol: the page's CSP (no inline script) stays on.
-    if not page.evaluate("() => typeof axe !== 'undefined'"):
-        page.evaluate(AXE.read_text() + "\n;0")
-    found = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']}))"
-                          ".violations.filter(v => ['serious', 'critical'].includes(v.impact))"
-                          ".map(v => v.id + ': ' + v.nodes.map(n => n.target).join(' '))")
-    assert found == [], f"{name}: {found}"
-    screenshot(page, name)
-    page.set_viewport_size(PHONE)
-    page.wait_for_timeout(100)  # a relayout, not a wait for the server
-    wide = page.evaluate("() => document.scrollingElement.scrollWidth")
-    assert wide <= PHONE["width"], f"{name}: {wide} px wide at {PHONE['width']} px"
-    screenshot(page, f"{name}-phone")
-    page.set_viewport_size({"width": 1280, "height": 900})
 
 
 def test_markets_search_ticket_and_position_with_the_overview(page, inbox, venue_control):
