@@ -263,12 +263,13 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
     click.echo(f"funded {Web3.to_checksum_address(address)} on {contracts.rpc_url}: {shown}")
 
 
-def up_environment(environ: Mapping[str, str]) -> dict[str, str]:
+def up_environment(environ: Mapping[str, str], port: int = 8000) -> dict[str, str]:
     """The environment of `copytrade up` and its children: a person reads this log in a
     terminal, so lines of text and no line per web request, unless LOG_FORMAT and
-    LOG_REQUESTS say otherwise."""
+    LOG_REQUESTS say otherwise; links (a sign-in link in the log) name the port it serves."""
     return {**environ, "LOG_FORMAT": environ.get("LOG_FORMAT") or "text",
-            "LOG_REQUESTS": environ.get("LOG_REQUESTS") or "debug"}
+            "LOG_REQUESTS": environ.get("LOG_REQUESTS") or "debug",
+            "BASE_URL": environ.get("BASE_URL") or f"http://127.0.0.1:{port}"}
 
 
 @main.command()
@@ -283,7 +284,7 @@ def up(port: int, whale_interval: float) -> None:
     except ModuleNotFoundError as exc:
         raise _without_sandbox_extra(exc) from None
 
-    env = up_environment(os.environ)
+    env = up_environment(os.environ, port)
     settings = settings_module.load(env)
     _configure_logs(settings)
     if settings.metrics.multiproc_dir is None:

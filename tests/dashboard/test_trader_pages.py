@@ -99,6 +99,8 @@ def test_leaderboard_profile_and_copy_this_trader(page, inbox, venue_control):
     page.wait_for_selector("#pnl-chart .u-wrap, #pnl-chart canvas")
     accessible_and_fits_a_phone(page, "trader")
 
+    # No balance yet: no multiplier is suggested, and the page says why before the form asks.
+    assert "until your wallet shows a balance" in page.locator("#no-suggestion").inner_text()
     page.click("#copy-trader")
     page.wait_for_url(re.compile(r".*/dashboard/configs/new\?.*"))
     assert page.locator("input[name=target_address]").input_value() == whale.lower()

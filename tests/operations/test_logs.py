@@ -167,6 +167,7 @@ def test_copytrade_up_logs_text_with_no_request_line_and_good_news_at_info(app, 
     env = cli.up_environment({"PATH": "/usr/bin"})
     assert (env["LOG_FORMAT"], env["LOG_REQUESTS"]) == ("text", "debug")
     assert cli.up_environment({"LOG_FORMAT": "json"})["LOG_FORMAT"] == "json"  # asked for
+    assert cli.up_environment({}, 8123)["BASE_URL"] == "http://127.0.0.1:8123"  # --port
     served = settings_module.load({})
     assert (served.logging.format, served.logging.requests) == ("json", "info")
     with pytest.raises(ValueError, match="LOG_REQUESTS must be 'info' or 'debug'"):
