@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -262,6 +263,15 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
     click.echo(f"funded {Web3.to_checksum_address(address)} on {contracts.rpc_url}: {shown}")
 
 
+def up_environment(environ: Mapping[str, str], port: int = 8000) -> dict[str, str]:
+    """The environment of `copytrade up` and its children: a person reads this log in a
+    terminal, so lines of text and no line per web request, unless LOG_FORMAT and
+    LOG_REQUESTS say otherwise; links (a sign-in link in the log) name the port it serves."""
+    return {**environ, "LOG_FORMAT": environ.get("LOG_FORMAT") or "text",
+            "LOG_REQUESTS": environ.get("LOG_REQUESTS") or "debug",
+            "BASE_URL": environ.get("BASE_URL") or f"http://127.0.0.1:{port}"}
+
+
 @main.command()
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--whales", "whale_interval", default=15.0, show_default=True, type=float,
@@ -274,8 +284,7 @@ def up(port: int, whale_interval: float) -> None:
     except ModuleNotFoundError as exc:
         raise _without_sandbox_extra(exc) from None
 
-    # A person reads this log in a terminal: lines of text, unless LOG_FORMAT says otherwise.
-    env = {**os.environ, "LOG_FORMAT": os.environ.get("LOG_FORMAT") or "text"}
+    env = up_environment(os.environ, port)
     settings = settings_module.load(env)
     _configure_logs(settings)
     if settings.metrics.multiproc_dir is None:

@@ -295,10 +295,12 @@ class SignInConfig:
 
 @dataclass(frozen=True)
 class LoggingConfig:
-    """Log line format (``json`` or ``text``) and the root level."""
+    """Log line format (``json`` or ``text``), the root level, and the level of the web's
+    per-request lines (``info``, or ``debug`` for a person reading a terminal)."""
 
     format: str = "json"
     level: str = "INFO"
+    requests: str = "info"
 
 
 @dataclass(frozen=True)
@@ -456,6 +458,7 @@ class Settings:
             "PROMETHEUS_MULTIPROC_DIR": self.metrics.multiproc_dir,
             "LOG_FORMAT": self.logging.format,
             "LOG_LEVEL": self.logging.level,
+            "LOG_REQUESTS": self.logging.requests,
             "TIERS_FILE": self.tiers.source,
             "DEFAULT_TIER": self.tiers.default,
             "TRUSTED_PROXIES": self.trusted_proxies,
@@ -759,7 +762,8 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
         deposits=_deposits(number, flag, get),
         engine=engine,
         logging=LoggingConfig(format=(get("LOG_FORMAT") or LoggingConfig.format).lower(),
-                              level=(get("LOG_LEVEL") or LoggingConfig.level).upper()),
+                              level=(get("LOG_LEVEL") or LoggingConfig.level).upper(),
+                              requests=_request_log_level(get("LOG_REQUESTS"))),
         metrics=MetricsConfig(token=get("METRICS_TOKEN"),
                               multiproc_dir=get("PROMETHEUS_MULTIPROC_DIR")),
         tiers=load_tiers(get("TIERS_FILE"), get("DEFAULT_TIER")),
@@ -844,6 +848,13 @@ def _deposits(number: Any, flag: Any, get: Any) -> DepositConfig:
                          "DEPOSIT_SWEEP_CONCURRENCY 1 or more")
     return DepositConfig(sweep_seconds=seconds, auto_wrap=flag("AUTO_WRAP_USDC_E", True),
                          wrap_minimum=minimum, concurrency=concurrency)
+
+
+def _request_log_level(value: str | None) -> str:
+    level = (value or LoggingConfig.requests).strip().lower()
+    if level not in ("info", "debug"):
+        raise ValueError(f"LOG_REQUESTS must be 'info' or 'debug', not {value!r}")
+    return level
 
 
 def _hop_count(value: str | None) -> int:
@@ -1214,11 +1225,15 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         'how long a copy intent may stay unsent before it is settled as stale',
         None),
     "LOG_FORMAT": (
-        '`json` (one object per line) or `text`; root level',
-        None),
+        '`json` (one object per line) or `text` (a line a person reads)',
+        '`json`; `copytrade up` sets `text`'),
     "LOG_LEVEL": (
-        '`json` (one object per line) or `text`; root level',
-        None),
+        'the root log level: `DEBUG`, `INFO`, `WARNING` or `ERROR`',
+        '`INFO`'),
+    "LOG_REQUESTS": (
+        'level of the web\'s line per request: `info`, or `debug` to keep them out of an INFO '
+        'log (a dashboard\'s htmx reads are at `debug` either way)',
+        '`info`; `copytrade up` sets `debug`'),
     "METRICS_TOKEN": (
         'operator token for `GET /metrics` (`Authorization: Bearer ...`); unset = '
         'loopback clients only, and only while `BASE_URL` is a loopback URL',
@@ -1368,6 +1383,6 @@ ENVIRONMENT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Proxies", ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
                  "all_proxy")),
     ("Logs, metrics and tiers", (
-        "LOG_FORMAT", "LOG_LEVEL", "METRICS_TOKEN", "PROMETHEUS_MULTIPROC_DIR",
+        "LOG_FORMAT", "LOG_LEVEL", "LOG_REQUESTS", "METRICS_TOKEN", "PROMETHEUS_MULTIPROC_DIR",
         "WORKER_METRICS_PORT", "WORKER_METRICS_HOST", "TIERS_FILE", "DEFAULT_TIER")),
 )

@@ -59,8 +59,10 @@ def _finish(response: Response) -> Response:
         response.headers[logs.REQUEST_ID_HEADER] = g.request_id
     # A dashboard that is open refreshes its panels every few seconds: those successful
     # htmx reads are counted in the metrics but logged only at DEBUG, or they drown the log.
-    quiet = (request.method in ("GET", "HEAD") and response.status_code < 400
-             and request.headers.get("HX-Request") == "true")
+    # Under `copytrade up` (LOG_REQUESTS=debug) a person reads the log: none at INFO.
+    quiet = (runtime().settings.logging.requests == "debug"
+             or (request.method in ("GET", "HEAD") and response.status_code < 400
+                 and request.headers.get("HX-Request") == "true"))
     log.log(logging.DEBUG if quiet else logging.INFO, "%s %s %s %.1fms", request.method,
             request.path, response.status_code, seconds * 1000, extra={
                 "event": "request", "method": request.method, "route": route,

@@ -32,17 +32,6 @@ def atomic() -> Any:
     return contextlib.nullcontext() if db.in_transaction() else db.atomic()
 
 
-def write_transaction() -> Any:
-    """A transaction that reads then writes: IMMEDIATE on SQLite, so the write lock is taken
-    up front (a deferred one fails with "database is locked" when it upgrades under load).
-    Inside an open transaction it adds nothing (no savepoint: see ``atomic``)."""
-    if db.in_transaction():
-        return atomic()
-    if isinstance(db.obj, peewee.SqliteDatabase):
-        return db.atomic("IMMEDIATE")
-    return db.atomic()
-
-
 class AmountField(peewee.BigIntegerField):
     """A Decimal stored as integer base units (``decimals`` places); refuses to round."""
 

@@ -24,9 +24,13 @@ def open_database(url: str, *, fold_on_commit: bool = True) -> peewee.Database:
         # SQLAlchemy's spelling: sqlite:///relative.db, sqlite:////absolute.db
         path = unquote(parsed.path)[1:]
         # Pooled: a request's close() hands the connection back instead of paying
-        # for a fresh connect and pragmas on the next request.
+        # for a fresh connect and pragmas on the next request. Every transaction begins
+        # IMMEDIATE: web, worker and jobs write to one file, and a deferred transaction that
+        # reads first fails at its first write ("database is locked", busy timeout or not)
+        # when another process committed since its read; IMMEDIATE waits for the lock.
         return PooledSqliteDatabase(
             path or ":memory:",
+            lock_type="IMMEDIATE",
             max_connections=32,
             stale_timeout=300,
             pragmas={"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 10000,

@@ -78,7 +78,9 @@
     if (typeof uPlot === "undefined") { return; }
     var at = series.at.slice(), total = series.total.map(Number);
     var realized = series.realized ? series.realized.map(Number) : null;
-    if (at.length === 1) {  // one point draws nothing: start the line a minute earlier at 0
+    // Points within a minute (one fill just now) draw nothing on a time axis of no width:
+    // start the line a minute earlier at 0.
+    if (at[at.length - 1] - at[0] < 60) {
       at.unshift(at[0] - 60); total.unshift(0); if (realized) { realized.unshift(0); }
     }
     var lines = [{}, {label: box.dataset.label || "Total PnL", stroke: "#1f5fd1", width: 2}];
@@ -88,8 +90,12 @@
       data.push(realized);
     }
     var width = Math.max(240, box.clientWidth || 600);
-    fitted(box, new uPlot({width: width, height: 220, series: lines,
-                           axes: [{}, {size: 60}]}, data, box), 220);
+    // A flat line (all zero) gets a small range around it, not uPlot's empty 0-100.
+    var yRange = function (u, min, max) {
+      return min === max ? [min - 1, max + 1] : uPlot.rangeNum(min, max, 0.1, true);
+    };
+    fitted(box, new uPlot({width: width, height: 220, series: lines, axes: [{}, {size: 60}],
+                           scales: {y: {range: yRange}}}, data, box), 220);
   }
 
   // A chart box with nothing to draw says so in words.

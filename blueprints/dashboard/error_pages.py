@@ -14,6 +14,7 @@ import re
 from flask import Response, make_response, render_template, request
 
 from blueprints import errors as error_mapping
+from blueprints.dashboard.base import bp
 from services.platform import errors
 
 _TARGET = re.compile(r"^#[A-Za-z][\w-]{0,80}$")
@@ -52,3 +53,10 @@ def handle(exc: BaseException) -> Response:
         if name in response.headers:
             page.headers[name] = response.headers[name]
     return page
+
+
+@bp.get("/<path:unknown>")
+def not_found(unknown: str) -> Response:
+    """A dashboard address naming no page: the error page in the dashboard's layout (the
+    sign-in page first when signed out), not the API's JSON."""
+    raise errors.NotFound("No such page.")

@@ -39,7 +39,7 @@ from uuid import UUID
 
 import trio
 
-from models.base import utcnow, write_transaction
+from models.base import atomic, utcnow
 from models.copying import (
     INTENT_CANCELLED,
     INTENT_FAILED,
@@ -331,7 +331,7 @@ def record(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket],
     """
     if quote is not None and tickets and catalogue.token(quote.info.token_id) is None:
         catalogue.upsert_markets([quote.market])  # trade lists show the market's title
-    with write_transaction():
+    with atomic():
         if insert:
             inserted = copy_intents.insert(drafts)
         else:
@@ -365,7 +365,7 @@ def settle(tickets: list[Ticket]) -> None:
             placed_by_id[ticket.draft.id] = orders.settle(ticket.order, ticket.prepared,
                                                           ticket.answer)
     settled: list[tuple[Ticket, Outcome]] = []
-    with write_transaction():
+    with atomic():
         for ticket in tickets:
             if ticket.order is None or ticket.prepared is None or ticket.answer is None:
                 continue

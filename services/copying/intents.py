@@ -33,7 +33,7 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
-from models.base import utcnow, write_transaction
+from models.base import atomic, utcnow
 from models.bulk import Guard, insert_rows, select_rows, update_rows
 from models.copying import (
     INTENT_CANCELLED,
@@ -147,7 +147,7 @@ def insert(drafts: Sequence[CopyIntentDraft]) -> list[CopyIntentDraft]:
     if not drafts:
         return []
     config_ids = list({draft.config_id for draft in drafts})
-    with write_transaction():
+    with atomic():
         # By id alone, the state checked here: given "deleted_at IS NULL", SQLite's planner
         # walks the deleted_at index over every live config (4 ms at 10,000) instead of
         # looking up the fill's ten by primary key. Plain SQL: peewee's query compiler
@@ -193,7 +193,7 @@ def settle_many(settled: Sequence[tuple[UUID, Mapping[str, Any]]], *,
     if not settled:
         return set()
     ids = [intent_id for intent_id, _ in settled]
-    with write_transaction():
+    with atomic():
         current: dict[UUID, dict[str, Any]] = {}
         for start in range(0, len(ids), 500):
             for row in select_rows(CopyIntent, ("id", "status", "worker"),

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 from models.user import User
-from services.copying import configs
+from services.copying import configs, pnl_history
 from services.copying.mirror import INSUFFICIENT_BALANCE
 from services.platform import errors
 from services.platform.principal import user_id_of
@@ -62,9 +62,15 @@ def health(config: Any, status: dict[str, Any] | None) -> str:
     return "copying"
 
 
+def _now(summary: dict[str, Any]) -> dict[str, Decimal]:
+    return {"realized_pnl": summary["realized_pnl"], "total_pnl": summary["total_pnl"],
+            "unrealized_pnl": summary["total_pnl"] - summary["realized_pnl"]}
+
+
 def overview(user: User | UUID | str, *, recent: int = 10) -> dict[str, Any]:
-    """Portfolio value, cash, PnL (total, realized, unrealized), each config with its PnL and
-    health (worst first), and the latest trades; ``notes`` names any source that was down."""
+    """Portfolio value, cash, PnL (total, realized, unrealized; its change over 24 h and
+    7 d), each config with its PnL and health (worst first), and the latest trades;
+    ``notes`` names any source that was down."""
     user_id = user_id_of(user)
     notes: list[str] = []
     # Reading the home page never creates the trading wallet (the account page does).
@@ -73,6 +79,10 @@ def overview(user: User | UUID | str, *, recent: int = 10) -> dict[str, Any]:
     held = (_read("positions", lambda: positions.list_positions(user_id, True), notes)
             if has_wallet else None) or []
     summary = _read("PnL", lambda: stats.user_summary(user_id), notes) if has_wallet else None
+    # The 24 h and 7 d changes read the same curve the PnL chart draws, ending at the total.
+    curve = (_read("PnL history", lambda: pnl_history.user_series(user_id, _now(summary)), notes)
+             if summary else None)
+    changes = pnl_history.windows(curve) if curve is not None else None
     positions_value = sum((p["current_value"] or ZERO for p in held), ZERO)
     unrealized = sum((p["unrealized_pnl"] or ZERO for p in held), ZERO)
     cash_pusd = cash["pusd"] if cash else None
@@ -95,6 +105,8 @@ def overview(user: User | UUID | str, *, recent: int = 10) -> dict[str, Any]:
         "total_pnl": summary["total_pnl"] if summary else None,
         "realized_pnl": summary["realized_pnl"] if summary else None,
         "unrealized_pnl": unrealized,
+        "pnl_24h": changes["day"] if changes else None,
+        "pnl_7d": changes["week"] if changes else None,
         "open_positions": len(held),
         "configs": rows,
         "recent_trades": list(trades.list_trades(user_id, limit=recent).items),

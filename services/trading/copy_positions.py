@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID, uuid4
 
-from models.base import utcnow, write_transaction
+from models.base import atomic, utcnow
 from models.bulk import insert_rows, select_rows, update_rows
 from models.copying import CopyIntent, CopyPosition
 from services.trading.holdings import Holding, apply_fill
@@ -50,7 +50,7 @@ def true_up_fee(config_id: UUID, token_id: str, side: Side | str, delta: Decimal
     """Book ``delta`` more fee on a live fill the position already counted: a buy's cost
     grows by it, a sell's realized PnL shrinks by it (the fee read from the venue's trades
     differs from the estimate counted at settlement)."""
-    with write_transaction():
+    with atomic():
         [row] = select_rows(CopyPosition, ("id", "cost_usdc", "realized_pnl"),
                             {"config": [config_id], "paper": [False], "token_id": [token_id]},
                             for_update=True) or [None]
@@ -86,7 +86,7 @@ def apply_positions(fills: Sequence[PositionFill]) -> list[tuple[Holding, int]]:
     """
     if not fills:
         return []
-    with write_transaction():
+    with atomic():
         config_ids = list({fill.config_id for fill in fills})
         where: dict[str, list[Any]] = {"paper": list({fill.paper for fill in fills}),
                                        "token_id": list({fill.token_id for fill in fills})}
@@ -134,7 +134,7 @@ def apply_positions(fills: Sequence[PositionFill]) -> list[tuple[Holding, int]]:
 def unsell(config_id: UUID, token_id: str, shares: Decimal, cost: Decimal,
            realized: Decimal) -> None:
     """Undo (part of) a live sale: its shares and cost basis back, its realized PnL out."""
-    with write_transaction():
+    with atomic():
         rows = select_rows(CopyPosition, _POSITION_STATE,
                            {"config": [config_id], "paper": [False], "token_id": [token_id]},
                            for_update=True)

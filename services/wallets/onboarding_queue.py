@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import peewee
 
-from models.base import write_transaction
+from models.base import atomic
 from models.wallet import ONBOARDING_READY, AccountOnboarding, TradingWallet
 from services.platform import jobs
 
@@ -18,7 +18,7 @@ def record(wallet: TradingWallet) -> AccountOnboarding:
     """The wallet's onboarding row, created pending the first time."""
     try:
         # reads then writes: IMMEDIATE on SQLite, or a concurrent writer makes it "locked"
-        with write_transaction():
+        with atomic():
             row, _created = AccountOnboarding.get_or_create(wallet=wallet.id)
             return row
     except peewee.IntegrityError:

@@ -31,6 +31,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 
 
 @pytest.fixture(scope="package")
@@ -110,6 +111,32 @@ def screenshot(page: Any, name: str, *, phone: bool = False) -> Path:
     if phone:
         page.set_viewport_size(DESKTOP)
     return path
+
+
+def accessible_and_fits_a_phone(page: Any, name: str) -> None:
+    """axe-core's serious and critical violations are none; at 390 px nothing overflows and
+    every table is stacked rows (its header hidden, each row a block)."""
+    # Evaluated through the DevTools protocol: the page's CSP (no inline script) stays on.
+    if not page.evaluate("() => typeof axe !== 'undefined'"):
+        page.evaluate(AXE.read_text() + "\n;0")
+    found = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']}))"
+                          ".violations.filter(v => ['serious', 'critical'].includes(v.impact))"
+                          ".map(v => v.id + ': ' + v.nodes.map(n => n.target).join(' '))")
+    assert found == [], f"{name}: {found}"
+    screenshot(page, name)
+    page.set_viewport_size(PHONE)
+    page.wait_for_timeout(100)  # a relayout, not a wait for the server
+    wide = page.evaluate("() => document.scrollingElement.scrollWidth")
+    assert wide <= PHONE["width"], f"{name}: {wide} px wide at {PHONE['width']} px"
+    unstacked = page.evaluate(
+        "() => [...document.querySelectorAll('table:not(.u-legend)')]"  # uPlot's legend
+        ".filter(t => t.offsetParent !== null)"
+        ".filter(t => !t.classList.contains('rows') || (t.tHead && t.tHead.offsetParent)"
+        " || [...t.tBodies].some(b => [...b.rows].some("
+        "r => getComputedStyle(r).display !== 'block'))).map(t => t.outerHTML.slice(0, 80))")
+    assert unstacked == [], f"{name}: tables not stacked at phone width: {unstacked}"
+    screenshot(page, f"{name}-phone")
+    page.set_viewport_size(DESKTOP)
 
 
 def sign_in(page: Any, inbox: Inbox, email: str | None = None) -> str:

@@ -9,34 +9,14 @@ import json
 import re
 import secrets
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from models import User
 from tests.chain_venue import run_queued_jobs
-from tests.dashboard.conftest import PHONE, screenshot, sign_in
+from tests.dashboard.conftest import accessible_and_fits_a_phone, screenshot, sign_in
+from tests.services.test_pnl_history import account_fills
 from tests.trading_support import onboarded_trader
-
-AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
-
-
-def accessible_and_fits_a_phone(page, name: str) -> None:
-    """axe-core's serious and critical violations are none; at 390 px nothing overflows."""
-    # Evaluated through the DevTools protocol: the page's CSP (no inline script) stays on.
-    if not page.evaluate("() => typeof axe !== 'undefined'"):
-        page.evaluate(AXE.read_text() + "\n;0")
-    found = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']}))"
-                          ".violations.filter(v => ['serious', 'critical'].includes(v.impact))"
-                          ".map(v => v.id + ': ' + v.nodes.map(n => n.target).join(' '))")
-    assert found == [], f"{name}: {found}"
-    screenshot(page, name)
-    page.set_viewport_size(PHONE)
-    page.wait_for_timeout(100)  # a relayout, not a wait for the server
-    wide = page.evaluate("() => document.scrollingElement.scrollWidth")
-    assert wide <= PHONE["width"], f"{name}: {wide} px wide at {PHONE['width']} px"
-    screenshot(page, f"{name}-phone")
-    page.set_viewport_size({"width": 1280, "height": 900})
 
 
 def test_markets_search_ticket_and_position_with_the_overview(page, inbox, venue_control):
@@ -91,6 +71,20 @@ def test_markets_search_ticket_and_position_with_the_overview(page, inbox, venue
     assert Decimal(page.locator("#ticket input[name=size]").input_value()) == Decimal(10)
 
 
+def test_the_overview_shows_pnl_over_24_hours_and_7_days(page, inbox, venue_control):
+    email = sign_in(page, inbox)
+    user = User.get(User.email == email)
+    onboarded_trader(user, "50", venue_control)
+    account_fills(user)  # closed round trips ten days, two days and one hour ago
+
+    page.goto("/dashboard")
+    assert page.locator("#total-pnl").inner_text() == "+2.37 pUSD"
+    assert page.locator("#pnl-24h").inner_text() == "+0.87 pUSD"
+    assert page.locator("#pnl-7d").inner_text() == "+0.37 pUSD"
+    assert "pos" in page.locator("#pnl-24h").get_attribute("class")
+    accessible_and_fits_a_phone(page, "overview-pnl")
+
+
 def test_leaderboard_profile_and_copy_this_trader(page, inbox, venue_control):
     sign_in(page, inbox)
     fills = []
@@ -117,6 +111,8 @@ def test_leaderboard_profile_and_copy_this_trader(page, inbox, venue_control):
     assert page.locator("#copyability-result [data-p50-pnl]").inner_text().strip()
     accessible_and_fits_a_phone(page, "trader-copyability")
 
+    # No balance yet: no multiplier is suggested, and the page says why before the form asks.
+    assert "until your wallet shows a balance" in page.locator("#no-suggestion").inner_text()
     page.click("#copy-trader")
     page.wait_for_url(re.compile(r".*/dashboard/configs/new\?.*"))
     assert page.locator("input[name=target_address]").input_value() == whale.lower()

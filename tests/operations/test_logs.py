@@ -7,21 +7,27 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import secrets
 from datetime import timedelta
+from types import SimpleNamespace
 
+import pytest
 import trio
 
+import cli
+import config as settings_module
 from models.base import utcnow
 from schemas.vocabulary import ALL_SCOPES
 from services.identity import auth, keys
 from services.platform import jobs as jobs_service
-from services.platform import runtime
+from services.platform import logs, runtime
 from services.platform.principal import Principal
 from services.wallets import wallets
 from tests.conftest import use_queue
 from tests.operations import log_capture
 from tests.worker.copy_engine.conftest import wait_for
+from worker.copy_engine import detection
 from worker.host import WorkerHost, WorkerSettings
 
 
@@ -152,3 +158,42 @@ def test_an_open_dashboards_refreshes_log_at_debug_and_everything_else_at_info(c
                                                      "HX-Request": "true"})
     levels = {e["request_id"]: e["level"] for e in lines(captured) if e.get("event") == "request"}
     assert levels == {"plain-read": "info", "htmx-poll": "debug", "htmx-write": "info"}
+
+
+def test_copytrade_up_logs_text_with_no_request_line_and_good_news_at_info(app, set_settings):
+    """`copytrade up`'s logging, set up as its children set it up (its environment, then
+    Settings): readable lines, no line per web request at INFO, and the feed's return (good
+    news) at INFO; `serve` and `worker` keep JSON and a line per request."""
+    env = cli.up_environment({"PATH": "/usr/bin"})
+    assert (env["LOG_FORMAT"], env["LOG_REQUESTS"]) == ("text", "debug")
+    assert cli.up_environment({"LOG_FORMAT": "json"})["LOG_FORMAT"] == "json"  # asked for
+    assert cli.up_environment({}, 8123)["BASE_URL"] == "http://127.0.0.1:8123"  # --port
+    served = settings_module.load({})
+    assert (served.logging.format, served.logging.requests) == ("json", "info")
+    with pytest.raises(ValueError, match="LOG_REQUESTS must be 'info' or 'debug'"):
+        settings_module.load({"LOG_REQUESTS": "quiet"})
+
+    up = settings_module.load(env)
+    set_settings(logging=up.logging)
+    stream = io.StringIO()
+    handler = logs.build_handler(stream, fmt=up.logging.format)
+    handler.setLevel(up.logging.level)  # INFO, as LOG_LEVEL is by default
+    logging.getLogger().addHandler(handler)
+    try:
+        client = app.test_client()
+        client.get("/dashboard/login", headers={"X-Request-Id": "up-page"})
+        client.get("/api/configs", headers={"X-Request-Id": "up-refused"})  # 401
+        client.get("/healthz", headers={"X-Request-Id": "up-poll", "HX-Request": "true"})
+        detection.DetectionSource("up-test").observe(
+            SimpleNamespace(connected=True, stale_since=None, stale_count=0))
+        set_settings(logging=served.logging)  # `serve`: a line per request again
+        client.get("/dashboard/login", headers={"X-Request-Id": "serve-page"})
+    finally:
+        logging.getLogger().removeHandler(handler)
+    text = stream.getvalue().splitlines()
+    assert text and not any(line.lstrip().startswith("{") for line in text), text
+    requests = [line for line in text if "copytrade.request" in line]
+    assert len(requests) == 1 and re.search(r" INFO copytrade\.request: GET /dashboard/login "
+                                            r"200 .*\[request serve-page\]$", requests[0]), text
+    assert any(re.search(r" INFO worker\.copy_engine\.detection: engine up-test: trades now "
+                         r"detected by feed", line) for line in text), text

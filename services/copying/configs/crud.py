@@ -180,13 +180,6 @@ def _stored(name: str, value: Any) -> Any:
     return json.dumps(value) if name in LIST_FIELDS else value
 
 
-def _write_transaction() -> Any:
-    # SQLite: take the write lock up front (a deferred read-then-write can fail to upgrade).
-    if isinstance(db.obj, peewee.SqliteDatabase):
-        return db.atomic("IMMEDIATE")
-    return db.atomic()
-
-
 def create(user: User | UUID | str, raw: Mapping[str, Any]) -> CopyConfig:
     """Create an inactive config from an unexpired, unused preview with the same fields."""
     preview_id = raw.get("preview_id")
@@ -310,7 +303,7 @@ def delete(user: User | UUID | str, config_id: UUID | str) -> None:
 
 def start(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
     """Start copying (within the tier's active-config limit); idempotent when running."""
-    with _write_transaction():
+    with db.atomic():
         config = get(user, config_id)
         if config.is_active:
             return config
