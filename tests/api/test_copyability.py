@@ -98,7 +98,8 @@ def test_five_fills_replayed_by_hand_to_the_base_unit(client, api_key, venue_con
     operation = asked.get_json()
     assert operation["status"] == "queued" and operation["report"] is None
     assert asked.headers["Location"] == operation["location"]
-    assert run_queued_jobs() == ["copyability.report"]
+    # Other jobs of the account (deposit checks) may be queued beside it: the report is one.
+    assert run_queued_jobs().count("copyability.report") == 1
     followed = client.get(operation["location"], headers=headers)
     assert followed.status_code == 200
     done = followed.get_json()
@@ -110,7 +111,7 @@ def test_five_fills_replayed_by_hand_to_the_base_unit(client, api_key, venue_con
     again = _ask(client, headers, five_fills["target"], {"window": "7d", "rules": RULES,
                                                          **DELAYS})
     assert again.status_code == 200 and again.get_json()["report"] == report
-    assert run_queued_jobs() == []
+    assert "copyability.report" not in run_queued_jobs()
 
     assert report["delays"] == {"p50_ms": 5000, "p95_ms": 65000, "source": "assumed",
                                 "samples": 0}
