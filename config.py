@@ -136,6 +136,9 @@ class ContractAddresses:
     neg_risk_collateral_adapter: str
     exchange_v3: str = POLYGON_CONTRACTS["EXCHANGE_V3_ADDRESS"]  # position-id markets
     native_usdc: str = POLYGON_CONTRACTS["NATIVE_USDC_ADDRESS"]  # untradeable: reported only
+    # protocol-v2 positions (ACCOUNTS.md §11): where they are held, and what redeems them
+    position_manager: str = POLYGON_CONTRACTS["POSITION_MANAGER_ADDRESS"]
+    protocol_v2_router: str = POLYGON_CONTRACTS["PROTOCOL_V2_ROUTER_ADDRESS"]
 
 
 @dataclass(frozen=True)
@@ -493,6 +496,8 @@ _CONTRACT_FIELDS = {
     "NEG_RISK_COLLATERAL_ADAPTER_ADDRESS": "neg_risk_collateral_adapter",
     "EXCHANGE_V3_ADDRESS": "exchange_v3",
     "NATIVE_USDC_ADDRESS": "native_usdc",
+    "POSITION_MANAGER_ADDRESS": "position_manager",
+    "PROTOCOL_V2_ROUTER_ADDRESS": "protocol_v2_router",
 }
 
 # SIGN_IN_* variables: the sign-in budgets (README "Configuration").
@@ -1089,6 +1094,14 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         'they make the one table wallet derivation, approvals and wraps use; `copytrade '
         "up` exports the dev chain's)",
         "Polygon mainnet's"),
+    "POSITION_MANAGER_ADDRESS": (
+        'contract address: the PositionManager holding protocol-v2 positions (a v2 '
+        "market's `positionIds`; ACCOUNTS.md §11)",
+        "Polygon mainnet's (`copytrade up` exports the dev chain's stand-in)"),
+    "PROTOCOL_V2_ROUTER_ADDRESS": (
+        'contract address: the Router that redeems resolved protocol-v2 positions into '
+        'pUSD (claims of v2 markets; ACCOUNTS.md §11)',
+        "Polygon mainnet's (`copytrade up` exports the dev chain's stand-in)"),
     "NATIVE_USDC_ADDRESS": (
         "Circle's native USDC: the venue cannot trade it, so readiness reports any at the"
         ' maker address (`native_usdc`, a warning)',
@@ -1357,7 +1370,7 @@ ENVIRONMENT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "NEG_RISK_ADAPTER_ADDRESS", "EXCHANGE_V3_ADDRESS", "DEPOSIT_WALLET_FACTORY_ADDRESS",
         "DEPOSIT_WALLET_BEACON_ADDRESS", "COLLATERAL_ONRAMP_ADDRESS",
         "CTF_COLLATERAL_ADAPTER_ADDRESS", "NEG_RISK_COLLATERAL_ADAPTER_ADDRESS",
-        "NATIVE_USDC_ADDRESS")),
+        "POSITION_MANAGER_ADDRESS", "PROTOCOL_V2_ROUTER_ADDRESS", "NATIVE_USDC_ADDRESS")),
     ("Money out and deposits", (
         "WITHDRAW_WAIT_SECONDS", "WITHDRAW_MAX_WAITERS", "RECEIPT_TIMEOUT_SECONDS",
         "DEPOSIT_SWEEP_SECONDS", "DEPOSIT_SWEEP_CONCURRENCY", "AUTO_WRAP_USDC_E",

@@ -78,3 +78,18 @@ def protocol_position_ids(condition: str, module: int = 1) -> tuple[str, str]:
     body = int(condition.removeprefix("0x"), 16) >> 112 << 104  # keep 144 bits of the id
     base = (module << 248) | (body & ((1 << 248) - 1))
     return str(base), str(base | 1)
+
+
+# A protocol-v2 position id leaves bits 40..103 zero; a CTF position id (a keccak) never does.
+_POSITION_ID_RESERVED_BITS = ((1 << 64) - 1) << 40
+
+
+def is_protocol_position_id(token_id: str) -> bool:
+    """True when ``token_id`` is a protocol-v2 position id (its balance asset type is
+    ``CONDITIONAL-V2``), False for a CTF token id or anything that is no uint256."""
+    try:
+        value = int(str(token_id).strip(), 0) if str(token_id).strip().lower().startswith(
+            "0x") else int(str(token_id).strip())
+    except ValueError:
+        return False
+    return 0 <= value < 2**256 and value & _POSITION_ID_RESERVED_BITS == 0

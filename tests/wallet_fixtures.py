@@ -116,7 +116,7 @@ def catalogue_market(condition: DevCondition, *, closed: bool = True) -> str:
     catalogue.upsert_markets([SimpleNamespace(
         id=secrets.randbelow(10**9), slug=slug, condition_id=condition.condition_id,
         question=f"Dev question {slug}?", description="", tags=(), outcomes=outcomes,
-        clob_token_ids=[str(t) for t in condition.token_ids], active=not closed, closed=closed,
+        token_ids=[str(t) for t in condition.token_ids], active=not closed, closed=closed,
         neg_risk=condition.neg_risk)])
     return slug
 

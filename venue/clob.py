@@ -22,6 +22,7 @@ from venue.models import (
     PostOrderResult,
     PriceHistoryPoint,
 )
+from venue.order_versions import balance_asset_type
 from venue.parse import clob as parse
 from venue.parse import clob_trades as parse_trades
 from venue.signing import SignedOrder, address_of, compact_json, l1_headers, l2_headers
@@ -201,12 +202,18 @@ class ClobApi:
         self,
         creds: ApiCreds,
         *,
-        asset_type: str = "COLLATERAL",
+        asset_type: str | None = None,
         token_id: str | None = None,
         signature_type: int = 0,
     ) -> Returns[Decimal]:
-        """``GET /balance-allowance`` (L2): the funder's pUSD (or token) balance, in units."""
-        params = query(asset_type=asset_type, token_id=token_id, signature_type=signature_type)
+        """``GET /balance-allowance`` (L2): the funder's pUSD (or token) balance, in units.
+
+        ``asset_type`` defaults to the token's: ``COLLATERAL`` without one, else
+        ``CONDITIONAL`` or ``CONDITIONAL-V2`` (a protocol-v2 position; the venue refuses the
+        other one)."""
+        # the official SDK's order: asset_type, signature_type, token_id
+        params = query(asset_type=asset_type or balance_asset_type(token_id),
+                       signature_type=signature_type, token_id=token_id)
         headers = l2_headers(creds, "GET", "/balance-allowance")
         request = VenueRequest("clob", "GET", "/balance-allowance", params, headers=headers)
         # The venue answers base units (6 decimals) as a decimal string.
@@ -225,13 +232,16 @@ class ClobApi:
         self,
         creds: ApiCreds,
         *,
-        asset_type: str = "COLLATERAL",
+        asset_type: str | None = None,
         token_id: str | None = None,
         signature_type: int = 0,
     ) -> Returns[None]:
         """``GET /balance-allowance/update`` (L2): refresh the CLOB's cached balance and
-        allowances after a deposit, wrap or approval (the answer is not relied on)."""
-        params = query(asset_type=asset_type, token_id=token_id, signature_type=signature_type)
+        allowances after a deposit, wrap or approval (the answer is not relied on); the asset
+        type defaults as ``balance_allowance``'s."""
+        # the official SDK's order: asset_type, signature_type, token_id
+        params = query(asset_type=asset_type or balance_asset_type(token_id),
+                       signature_type=signature_type, token_id=token_id)
         headers = l2_headers(creds, "GET", "/balance-allowance/update")
         request = VenueRequest("clob", "GET", "/balance-allowance/update", params,
                                headers=headers)

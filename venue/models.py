@@ -128,18 +128,33 @@ class Market:
     fee_type: str | None
     fee_schedule: FeeSchedule | None
     uma_resolution_statuses: tuple[str, ...]
+    # Protocol V2 (ACCOUNTS.md §11): Gamma's ``version`` ("v1" or "v2") decides the trading
+    # ids, ``positionIds`` for a V2 market and ``clobTokenIds`` for a V1 one.
+    position_ids: tuple[str, ...] = ()
+    version: str = ""
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def is_v2(self) -> bool:
+        """Whether the market is a protocol-V2 one (its positions trade by position id)."""
+        return self.version.lower() == "v2" and bool(self.position_ids)
+
+    @property
+    def token_ids(self) -> tuple[str, ...]:
+        """The ids its outcomes trade by (orders, books, positions, claims), by ``version``:
+        ``positionIds`` for a V2 market, ``clobTokenIds`` otherwise."""
+        return self.position_ids if self.is_v2 else self.clob_token_ids
 
     def token_id_for(self, outcome: str) -> str:
         """Token id of the outcome labelled ``outcome`` (case-insensitive)."""
-        for label, token in zip(self.outcomes, self.clob_token_ids, strict=False):
+        for label, token in zip(self.outcomes, self.token_ids, strict=False):
             if label.lower() == outcome.lower():
                 return token
         raise KeyError(outcome)
 
     def outcome_for(self, token_id: str) -> str:
         """Outcome label of ``token_id``."""
-        return self.outcomes[self.clob_token_ids.index(token_id)]
+        return self.outcomes[self.token_ids.index(token_id)]
 
 
 @dataclass(frozen=True, slots=True)

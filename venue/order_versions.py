@@ -30,6 +30,15 @@ def is_position_id(token_id: str | int) -> bool:
     return 0 <= value < 2**256 and value & _POSITION_ID_RESERVED_BITS == 0
 
 
+def balance_asset_type(token_id: str | int | None) -> str:
+    """The ``asset_type`` of a ``/balance-allowance`` read: ``COLLATERAL`` for pUSD (no
+    token), ``CONDITIONAL-V2`` for a protocol-v2 position, ``CONDITIONAL`` for a CTF token
+    (ACCOUNTS.md §5, §11; the official SDK decides from the id alone, as here)."""
+    if token_id is None or str(token_id) == "":
+        return "COLLATERAL"
+    return "CONDITIONAL-V2" if is_position_id(token_id) else "CONDITIONAL"
+
+
 def exchange_version_for(token_id: str | int, venue_version: int) -> str:
     """The EIP-712 domain version ("2" or "3") an order for ``token_id`` is signed with."""
     if venue_version not in SUPPORTED_ORDER_VERSIONS:
@@ -59,4 +68,5 @@ class OrderVersion:
 
 
 __all__ = ["DEFAULT_ORDER_VERSION", "SUPPORTED_ORDER_VERSIONS", "VERSION_MISMATCH",
-           "OrderVersion", "exchange_version_for", "is_position_id", "is_version_mismatch"]
+           "OrderVersion", "balance_asset_type", "exchange_version_for", "is_position_id",
+           "is_version_mismatch"]

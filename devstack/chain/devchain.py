@@ -253,6 +253,9 @@ class DevContracts:
     ctf_collateral_adapter: str
     neg_risk_collateral_adapter: str
     native_usdc: str = ""  # Circle's native USDC stand-in: the venue cannot trade it
+    # protocol-v2 positions (ACCOUNTS.md §11): ERC-1155 positions and the Router redeeming them
+    position_manager: str = ""
+    protocol_v2_router: str = ""
     _w3: Web3 | None = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -278,6 +281,8 @@ class DevContracts:
             "CTF_COLLATERAL_ADAPTER_ADDRESS": self.ctf_collateral_adapter,
             "NEG_RISK_COLLATERAL_ADAPTER_ADDRESS": self.neg_risk_collateral_adapter,
             "NATIVE_USDC_ADDRESS": self.native_usdc,
+            "POSITION_MANAGER_ADDRESS": self.position_manager,
+            "PROTOCOL_V2_ROUTER_ADDRESS": self.protocol_v2_router,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -484,6 +489,41 @@ class DevContracts:
             )  # fmt: skip
 
 
+    # -- protocol-v2 positions (the Router's conditions, the deployer as oracle) --
+
+    def split_v2_position(self, to: str, position_ids: Sequence[int | str],
+                          amount_base_units: int, *, outcomes: Sequence[int] = (0, 1)) -> None:
+        """Give `to` amount of each chosen outcome of a protocol-v2 condition (named by its two
+        position ids): the deployer splits minted pUSD through the Router and transfers."""
+        condition = _condition31(position_ids[0])
+        self.mint(self.pusd, self.deployer, amount_base_units)
+        self._send(self.pusd, self._call_data("DevToken", self.pusd, "approve",
+                                              self.protocol_v2_router, amount_base_units))
+        self._send(self.protocol_v2_router, self._call_data(
+            "ProtocolV2Router", self.protocol_v2_router, "split", condition, amount_base_units))
+        if checksum(to) != self.deployer:
+            for outcome in outcomes:
+                self._send(self.position_manager, self._call_data(
+                    "PositionManager", self.position_manager, "safeTransferFrom", self.deployer,
+                    checksum(to), int(position_ids[outcome]), amount_base_units, b""))
+
+    def resolve_v2(self, position_id: int | str, payouts: Sequence[int]) -> None:
+        """Report a protocol-v2 condition's payouts (one numerator per outcome) as its oracle."""
+        self._send(self.protocol_v2_router, self._call_data(
+            "ProtocolV2Router", self.protocol_v2_router, "reportPayouts",
+            _condition31(position_id), list(payouts)))
+
+    def v2_balance(self, owner: str, position_id: int | str) -> int:
+        """A protocol-v2 position's balance (base units) held by `owner`."""
+        manager = self._contract("PositionManager", self.position_manager)
+        return int(manager.functions.balanceOf(checksum(owner), int(position_id)).call())
+
+
+def _condition31(position_id: int | str) -> bytes:
+    # a position id is its condition's 31 bytes, then the outcome byte
+    return (int(position_id) >> 8).to_bytes(31, "big")
+
+
 def _outcome_token_ids(collateral: str, condition_id: str, outcome_slot_count: int) -> list[int]:
     # one outcome per index set 1 << i, in outcome order
     return [ctf.position_id(collateral, condition_id, 1 << i) for i in range(outcome_slot_count)]
@@ -563,6 +603,10 @@ def deploy_dev_contracts(rpc_url: str, deployer_key: str) -> DevContracts:
     for exchange in exchanges:
         for token in (pusd, usdce):
             _transact(w3, deployer_key, chain_id, "DevToken", token, "setMinter", exchange, True)
+    # protocol-v2 positions and their Router (after the rest: earlier addresses stay put)
+    position_manager = _deploy(w3, deployer_key, chain_id, "PositionManager")
+    router = _deploy(w3, deployer_key, chain_id, "ProtocolV2Router", position_manager, pusd)
+    _transact(w3, deployer_key, chain_id, "PositionManager", position_manager, "setRouter", router)
     return DevContracts(
         rpc_url=rpc_url,
         chain_id=chain_id,
@@ -582,6 +626,8 @@ def deploy_dev_contracts(rpc_url: str, deployer_key: str) -> DevContracts:
         ctf_collateral_adapter=ctf_collateral_adapter,
         neg_risk_collateral_adapter=neg_risk_collateral_adapter,
         native_usdc=native_usdc,
+        position_manager=position_manager,
+        protocol_v2_router=router,
     )
 
 

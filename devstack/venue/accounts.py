@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from eth_utils import keccak, to_checksum_address
 
+from devstack.ctf import is_protocol_position_id
 from devstack.venue.config import SandboxConfig
 
 MAX_UINT = 2**256 - 1
@@ -231,14 +232,17 @@ class AccountRegistry:
                 config.neg_risk_collateral_adapter)
 
     def live_allowances(self, address: str, asset: str) -> dict[str, int]:
-        """Allowances to the reported spenders now: pUSD amounts, or the CTF operator flag
-        as max."""
+        """Allowances to the reported spenders now: pUSD amounts, or the operator flag as
+        max on the CTF (a CTF token) or the PositionManager (a protocol-v2 position, whose
+        orders settle on Exchange V3)."""
         config = self.config
-        spenders = self.cache_spenders()
+        spenders = (*self.cache_spenders(), config.exchange_v3)
         if asset == COLLATERAL_ASSET:
             return {s: self.allowance(address, config.collateral, s) for s in spenders}
-        return {s: MAX_UINT if self.approved_for_all(address, config.conditional_tokens, s)
-                else 0 for s in spenders}
+        holder = (config.position_manager if is_protocol_position_id(asset)
+                  else config.conditional_tokens)
+        return {s: MAX_UINT if self.approved_for_all(address, holder, s) else 0
+                for s in spenders}
 
     def refresh(self, address: str, asset: str) -> None:
         """``/balance-allowance/update``: the cache catches up with the ledger and approvals."""

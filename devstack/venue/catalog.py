@@ -110,6 +110,19 @@ class Market:
         """Seconds a marketable order waits, delayed and not cancellable (0: none)."""
         return max(float(self.seconds_delay), self.taker_delay_ms / 1000)
 
+    @property
+    def version(self) -> str:
+        """Gamma's ``version``: "v2" for a protocol-v2 market, else "v1" (ACCOUNTS.md §11)."""
+        return "v2" if self.position_ids else "v1"
+
+    def gamma_ids(self) -> tuple[tuple[str, str], tuple[str, str]]:
+        """(clobTokenIds, positionIds) as Gamma lists them: every market lists both (as the
+        samples do), and its ``version`` says which it trades by; the other names nothing the
+        CLOB has a book for."""
+        if self.position_ids:
+            return binary_token_ids(self.collateral, self.condition_id), self.token_ids
+        return self.token_ids, protocol_position_ids(self.condition_id)
+
     def outcome_index(self, token_id: str) -> int:
         """Index (0 or 1) of token_id in this market."""
         return self.token_ids.index(token_id)

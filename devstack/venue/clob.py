@@ -11,6 +11,7 @@ from functools import wraps
 
 from flask import Blueprint, Response, current_app, g, request
 
+from devstack.ctf import is_protocol_position_id
 from devstack.venue import auth
 from devstack.venue.market_channel import book_summary
 from devstack.venue.matching import BookOrder
@@ -662,10 +663,30 @@ def trades():
 
 
 def _balance_query() -> tuple[int, str]:
-    """(signature_type, token id or "" for pUSD) of a balance-allowance request."""
+    """(signature_type, token id or "" for pUSD) of a balance-allowance request.
+
+    The asset type must name what the token is (ACCOUNTS.md §5, §11): ``CONDITIONAL`` a CTF
+    token, ``CONDITIONAL-V2`` a protocol-v2 position id; the other one, or a conditional
+    type without a token, is refused (the venue's "invalid params" shape)."""
     asset_type = request.args.get("asset_type", "COLLATERAL").upper()
-    token_id = request.args.get("token_id", "") if asset_type.startswith("CONDITIONAL") else ""
+    if asset_type not in BALANCE_ASSET_TYPES:
+        raise VenueRejection(f"GetBalanceAndAllowance invalid params: asset_type {asset_type} "
+                             "is not one of " + ", ".join(BALANCE_ASSET_TYPES))
+    if asset_type == "COLLATERAL":
+        return query_int("signature_type", 0), ""
+    token_id = request.args.get("token_id", "")
+    if not token_id.isdigit():
+        raise VenueRejection("GetBalanceAndAllowance invalid params: assetId invalid value "
+                             f"{token_id or -1}, as this is a erc1155 operation, asset must be "
+                             "a valid tokenId value")
+    wanted = "CONDITIONAL-V2" if is_protocol_position_id(token_id) else "CONDITIONAL"
+    if asset_type != wanted:
+        raise VenueRejection(f"GetBalanceAndAllowance invalid params: assetId {token_id} is "
+                             f"not a {asset_type} asset, its asset_type is {wanted}")
     return query_int("signature_type", 0), token_id
+
+
+BALANCE_ASSET_TYPES = ("COLLATERAL", "CONDITIONAL", "CONDITIONAL-V2")
 
 
 @bp.get("/balance-allowance")

@@ -194,6 +194,7 @@ def state_summary():
             "order_version": state.config.order_version,
             "collateral": state.config.collateral,
             "ctf": state.config.conditional_tokens,
+            "position_manager": state.config.position_manager,
             "strict_accounts": state.config.strict_accounts,
             "house": state.house,
             "whales": state.whales,

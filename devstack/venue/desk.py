@@ -354,8 +354,10 @@ class OrderDesk:
         live = self.ledger.balance(maker) if side == "BUY" else \
             self.ledger.token_balance(maker, token_id)
         unseen = live - self.accounts.cached_balance(maker, live, asset)
-        allowance = self.accounts.cached_allowance_map(maker, asset).get(
-            self.config.exchange_for(market.neg_risk), 0)
+        # a protocol-v2 market settles on Exchange V3 (its positions on the PositionManager)
+        spender = (self.config.exchange_v3 if market.position_ids
+                   else self.config.exchange_for(market.neg_risk))
+        allowance = self.accounts.cached_allowance_map(maker, asset).get(spender, 0)
         if need > available - unseen or need > allowance:
             raise VenueRejection(ERR_BALANCE)
 

@@ -68,6 +68,7 @@ def market_json(
         price_texts = ["1" if i == market.winner else "0" for i in (0, 1)]
     bid, ask = state.best_prices(market.token_ids[0])
     liquidity = _liquidity(state, market)
+    clob_ids, position_ids = market.gamma_ids()
     data: dict = {
         "id": market.id,
         "question": market.question,
@@ -104,7 +105,7 @@ def market_json(
         "startDateIso": market.start_date[:10],
         "hasReviewedDates": True,
         "volume24hr": market.volume,
-        "clobTokenIds": json.dumps(list(market.token_ids)),
+        "clobTokenIds": json.dumps(list(clob_ids)),
         "umaBond": "500",
         "umaReward": "5",
         "volumeClob": market.volume,
@@ -113,6 +114,8 @@ def market_json(
         "negRisk": market.neg_risk,
         "negRiskRequestID": "",
     }
+    if not nested:  # the samples' markets inside events list neither
+        data["positionIds"] = list(position_ids)  # a real array, not JSON text
     if not nested:
         data["makerBaseFee"] = 1000 if market.fees else 0
         data["takerBaseFee"] = 1000 if market.fees else 0
@@ -163,6 +166,8 @@ def market_json(
             "takerOnly": market.fees.taker_only,
             "rebateRate": market.fees.rebate_rate,
         }
+    if not nested:
+        data["version"] = market.version  # which ids it trades by (ACCOUNTS.md §11)
     return data
 
 
@@ -252,7 +257,7 @@ def list_markets():
                 continue
             if conditions and market.condition_id.lower() not in conditions:
                 continue
-            if tokens and not tokens.intersection(market.token_ids):
+            if tokens and tokens.isdisjoint({*market.token_ids, *sum(market.gamma_ids(), ())}):
                 continue
             if closed is not None and market.closed != closed:
                 continue

@@ -43,7 +43,7 @@ def upsert_markets(markets: Iterable[Any]) -> int:
              .execute())
             row = Market.get(Market.venue_id == str(market.id))
             for index, (outcome, token_id) in enumerate(
-                    zip(market.outcomes, market.clob_token_ids, strict=False)):
+                    zip(market.outcomes, market.token_ids, strict=False)):
                 (MarketToken.insert(token_id=token_id, market=row.id, outcome=outcome,
                                     outcome_index=index)
                  .on_conflict(conflict_target=[MarketToken.token_id],

@@ -28,7 +28,7 @@ def market_summary(market: Market) -> dict[str, Any]:
     outcomes = [
         {"outcome": label, "token_id": token,
          "price": market.outcome_prices[i] if i < len(market.outcome_prices) else None}
-        for i, (label, token) in enumerate(zip(market.outcomes, market.clob_token_ids,
+        for i, (label, token) in enumerate(zip(market.outcomes, market.token_ids,
                                                strict=False))
     ]
     return {

@@ -34,11 +34,18 @@ class Contracts:
     ctf_exchange: str = ""
     neg_risk_exchange: str = ""
     native_usdc: str = ""  # Circle's native USDC: reported, never traded
+    # what an EOA's claims redeem through (ACCOUNTS.md §5, §11): the current neg-risk
+    # adapter, and the protocol-v2 positions' PositionManager and Router
+    neg_risk_collateral_adapter: str = ""
+    position_manager: str = ""
+    protocol_v2_router: str = ""
 
     def addresses(self) -> frozenset[str]:
         """Every configured contract address (checksummed): never a withdrawal's destination."""
         return frozenset(a for a in (self.pusd, self.usdce, self.ctf, self.neg_risk_adapter,
-                                     self.ctf_exchange, self.neg_risk_exchange) if a)
+                                     self.ctf_exchange, self.neg_risk_exchange,
+                                     self.neg_risk_collateral_adapter, self.position_manager,
+                                     self.protocol_v2_router) if a)
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,9 @@ def from_settings(settings: Settings) -> ChainSettings:
             ctf_exchange=checksum(addresses.ctf_exchange),
             neg_risk_exchange=checksum(addresses.neg_risk_exchange),
             native_usdc=checksum(addresses.native_usdc) if addresses.native_usdc else "",
+            neg_risk_collateral_adapter=checksum(addresses.neg_risk_collateral_adapter),
+            position_manager=checksum(addresses.position_manager),
+            protocol_v2_router=checksum(addresses.protocol_v2_router),
         ),
         sealing=sealing_keys(settings.wallet_encryption_key,
                              settings.wallet_encryption_key_previous,

@@ -68,6 +68,8 @@ def account_contracts(settings: Settings) -> AccountContracts:
         neg_risk_collateral_adapter=c.neg_risk_collateral_adapter,
         usdc_e=c.usdce,
         collateral_onramp=c.collateral_onramp,
+        position_manager=c.position_manager,
+        protocol_v2_router=c.protocol_v2_router,
     )
 
 

@@ -235,6 +235,8 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
         trading_accounts.require_live(user_id)
     acct = account or venue_accounts.account(user_id)
     _check_collateral(acct, plan, collateral)
+    if account is None:  # the copy engine sells what the CLOB itself filled
+        _see_shares(acct, plan)
     signed = _sign(acct, plan)
     return PreparedOrder(
         user_id=user_id, acct=acct, plan=plan, signed=signed,
@@ -436,6 +438,21 @@ def _check_collateral(acct: VenueAccount, plan: OrderPlan,
         raise errors.InsufficientBalance(
             f"Insufficient balance: this order needs up to {order_plan._plain(need)} pUSD "
             f"(fees included); the wallet holds {order_plan._plain(have)} pUSD.")
+
+
+def _see_shares(acct: VenueAccount, plan: OrderPlan) -> None:
+    """Before a sale: shares that reached the wallet outside the CLOB (a split, a transfer)
+    are refused by the venue until its cache re-reads them, so when the cache shows fewer
+    than the sale, refresh it once (py-sdk's recovery), asking with the token's asset type
+    (``CONDITIONAL-V2`` for a protocol-v2 position). The venue still decides."""
+    if plan.side is not Side.SELL:
+        return
+    token = plan.market.token_id
+    try:
+        if venue_accounts.outcome_balance(acct, token) < plan.size:
+            venue_accounts.refresh_balance(acct, token)
+    except VenueError as exc:  # the venue answers the order itself
+        log.warning("the CLOB's cached balance of token %s: %s", token, exc)
 
 
 def _sign(acct: VenueAccount, plan: OrderPlan) -> SignedOrder:

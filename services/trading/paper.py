@@ -152,8 +152,8 @@ def _valuation(token_id: str) -> tuple[Decimal | None, bool, str, str]:
         market = client.gamma.market_by_token(token_id)
     except VenueNotFound:
         return None, False, "", ""
-    index = list(market.clob_token_ids).index(token_id) \
-        if token_id in market.clob_token_ids else None
+    index = list(market.token_ids).index(token_id) \
+        if token_id in market.token_ids else None
     outcome = market.outcomes[index] if index is not None else ""
     prices = market.outcome_prices
     resolved = bool(market.closed and index is not None and index < len(prices)

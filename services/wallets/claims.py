@@ -9,8 +9,15 @@ decide. When the Data API cannot answer, the catalogue's closed markets are the 
 
 ``claim`` records one Claim per condition and enqueues job ``claims.redeem``, which
 redeems through ConditionalTokens ``redeemPositions`` (plain markets) or the
-NegRiskAdapter (neg-risk markets, after approving it on the CTF), with the same
-persist-before-broadcast and nonce rules as withdrawals.
+NegRiskCtfCollateralAdapter (neg-risk markets, after approving it on the CTF; the v1
+NegRiskAdapter is deprecated, ACCOUNTS.md §5, §11), with the same persist-before-broadcast
+and nonce rules as withdrawals.
+
+A protocol-v2 market (Gamma ``version`` "v2", ACCOUNTS.md §11) holds its positions on the
+PositionManager and redeems them through the Router's ``redeem(bytes31, outcome, amount)``
+(after approving the Router there), pUSD out; its payouts are read from Gamma (a closed,
+resolved market's outcome prices), the Router's own resolution interface not being
+documented. A claim is a v2 one when its tokens are position ids.
 
 A deposit wallet (type 3), or a grandfathered proxy (1) or Safe (2), holds the positions
 itself, not its owner EOA, and pays no gas: its claims list what the wallet (the maker)
@@ -50,7 +57,7 @@ from chain.transactions import (
     SignedTx,
     build_ctf_approval,
     build_ctf_redeem,
-    build_neg_risk_redeem,
+    build_transaction,
     estimate_gas,
     require_gas_for,
     suggest_fees,
@@ -82,17 +89,19 @@ from services.wallets import (
     withdrawals,
 )
 from venue.accounts.batch import Call
-from venue.accounts.wallet_calls import redeem_call
+from venue.accounts.wallet_calls import redeem_call, router_redeem_call
 from venue.errors import VenueError
 from venue.models import Position as VenuePosition
+from venue.order_versions import is_position_id
 
 log = logging.getLogger(__name__)
 
 JOB_NAME = "claims.redeem"
 BALANCE_BATCH = 200  # token ids per balanceOfBatch call
-# Gas budgeted per neg-risk claim when it cannot be estimated before the approval exists:
-# setApprovalForAll (~50k) plus the adapter's redeem (~250k), with room to spare.
+# Gas budgeted per neg-risk or v2 claim when it cannot be estimated before the approval
+# exists: setApprovalForAll (~50k) plus the adapter's or Router's redeem (~250k), with room.
 NEG_RISK_GAS_BUDGET = 400_000
+POSITION_DECIMALS = 6  # protocol-v2 positions count in pUSD's base units
 DATA_API_PAGE = 500  # the Data API's largest /positions page
 DATA_API_MAX_OFFSET = 10_000  # and its largest offset
 GAMMA_BATCH = 50  # condition or token ids per Gamma /markets query (keeps URLs short)
@@ -245,10 +254,8 @@ def claimable_positions(owner: str, token_ids: Sequence[str] | None = None
         return []
     w3 = chain_access.web3()
     ctf = chain_access.contracts().ctf
-    balances: dict[int, int] = {}
-    for start in range(0, len(tokens), BALANCE_BATCH):
-        batch = [int(t.token_id) for t in tokens[start:start + BALANCE_BATCH]]
-        balances.update(outcome_balances_base(w3, ctf, owner, batch))
+    pusd = chain_access.contracts().pusd
+    balances = _held(w3, owner, tokens)
     held_by_market: dict[UUID, list[MarketToken]] = defaultdict(list)
     for token in tokens:
         if balances.get(int(token.token_id), 0) > 0:
@@ -256,6 +263,9 @@ def claimable_positions(owner: str, token_ids: Sequence[str] | None = None
     positions: list[ClaimablePosition] = []
     for held in held_by_market.values():
         market = held[0].market
+        if is_position_id(held[0].token_id):
+            positions += _v2_claimable(market, held, balances, pusd)
+            continue
         fractions = _resolved_payouts(w3, ctf, market.condition_id)
         if fractions is None:
             continue
@@ -264,21 +274,79 @@ def claimable_positions(owner: str, token_ids: Sequence[str] | None = None
         if collateral is None:
             log.warning("market %s: token ids match none of our collaterals", market.slug)
             continue
-        payout_token = (neg_risk_tokens(w3, chain_access.contracts().neg_risk_adapter)[1]
-                        if market.neg_risk else collateral)
-        decimals = token_decimals(w3, payout_token)
-        for token in sorted(held, key=lambda t: t.outcome_index):
-            if token.outcome_index >= len(fractions):
-                continue
-            size = from_base_units(balances[int(token.token_id)], decimals)
-            fraction = fractions[token.outcome_index]
-            positions.append(ClaimablePosition(
-                token_id=token.token_id, condition_id=market.condition_id,
-                outcome_index=token.outcome_index, outcome=token.outcome,
-                market_slug=market.slug, market_title=market.title, neg_risk=market.neg_risk,
-                size=size, payout_fraction=fraction, claimable_value=size * fraction,
-                collateral=payout_token))
+        # neg-risk winnings come through the NegRiskCtfCollateralAdapter: pUSD
+        payout_token = pusd if market.neg_risk else collateral
+        positions += _valued(market, held, balances, fractions, payout_token,
+                             token_decimals(w3, payout_token))
     return positions
+
+
+def _valued(market: Market, held: list[MarketToken], balances: dict[int, int],
+            fractions: list[Decimal], payout_token: str, decimals: int
+            ) -> list[ClaimablePosition]:
+    """Each held token of a resolved market with what redeeming it pays."""
+    found = []
+    for token in sorted(held, key=lambda t: t.outcome_index):
+        if token.outcome_index >= len(fractions):
+            continue
+        size = from_base_units(balances[int(token.token_id)], decimals)
+        fraction = fractions[token.outcome_index]
+        found.append(ClaimablePosition(
+            token_id=token.token_id, condition_id=market.condition_id,
+            outcome_index=token.outcome_index, outcome=token.outcome, market_slug=market.slug,
+            market_title=market.title, neg_risk=market.neg_risk, size=size,
+            payout_fraction=fraction, claimable_value=size * fraction,
+            collateral=payout_token))
+    return found
+
+
+def _held(w3: Web3, owner: str, tokens: Sequence[MarketToken]) -> dict[int, int]:
+    """``owner``'s balance of each token: CTF tokens on the CTF, protocol-v2 positions on
+    the PositionManager (both ERC-1155 ``balanceOfBatch``)."""
+    balances: dict[int, int] = {}
+    holders = {False: chain_access.contracts().ctf,
+               True: chain_access.contracts().position_manager}
+    for v2, holder in holders.items():
+        group = [int(t.token_id) for t in tokens if is_position_id(t.token_id) is v2]
+        for start in range(0, len(group), BALANCE_BATCH):
+            balances.update(outcome_balances_base(w3, holder, owner,
+                                                  group[start:start + BALANCE_BATCH]))
+    return balances
+
+
+def _v2_payouts(condition_id: str) -> list[Decimal] | None:
+    """A resolved protocol-v2 market's payout per outcome: its Gamma outcome prices once it
+    is closed and resolved (None before, or when Gamma cannot answer)."""
+    key = ("v2", condition_id.lower())
+    with _cache_lock:
+        known = _payouts.get(key)
+    if known is not None:
+        return known
+    try:
+        found = venues.client().gamma.markets(condition_ids=[condition_id], limit=1)
+    except VenueError as exc:
+        log.warning("claims: Gamma's market of %s failed: %s", condition_id, exc)
+        return None
+    if not found or not found[0].closed or "resolved" not in found[0].uma_resolution_statuses:
+        return None
+    fractions = list(found[0].outcome_prices)
+    with _cache_lock:
+        _payouts[key] = fractions
+    return fractions
+
+
+def _v2_claimable(market: Market, held: list[MarketToken], balances: dict[int, int],
+                  pusd: str) -> list[ClaimablePosition]:
+    """The claimable positions of a resolved protocol-v2 market (the Router pays pUSD)."""
+    fractions = _v2_payouts(market.condition_id)
+    if fractions is None:
+        return []
+    return _valued(market, held, balances, fractions, pusd, POSITION_DECIMALS)
+
+
+def is_v2(claim: Claim) -> bool:
+    """Whether a claim redeems protocol-v2 positions (through the Router)."""
+    return any(is_position_id(t) for t in claim.token_id_list)
 
 
 def claimable_value(owner: str, token_id: str) -> Decimal | None:
@@ -290,7 +358,7 @@ def claimable_value(owner: str, token_id: str) -> Decimal | None:
 
 def _claim_gas_wei(w3: Web3, wallet: TradingWallet, claim: Claim, max_fee: int) -> int:
     """The most gas a claim may cost, at the current fee cap."""
-    if claim.neg_risk:
+    if claim.neg_risk or is_v2(claim):
         return NEG_RISK_GAS_BUDGET * max_fee
     data = _redeem_calldata(w3, claim)
     gas = estimate_gas(w3, sender=wallet.address, to=chain_access.contracts().ctf, data=data)
@@ -326,12 +394,27 @@ def _paying_conditions(positions: list[ClaimablePosition]
     return paying
 
 
+def _draft_v2_claim(user_id: UUID, wallet: TradingWallet, held: list[ClaimablePosition],
+                    payout: Decimal) -> Claim:
+    """An EOA's v2 claim: the Router redeems one position a transaction, so it names the
+    paying position worth most (another one left is claimed next time)."""
+    best = max((p for p in held if p.claimable_value > 0), key=lambda p: p.claimable_value)
+    return Claim(
+        user=user_id, wallet=wallet.id, condition_id=best.condition_id, neg_risk=best.neg_risk,
+        market_slug=best.market_slug, token_ids=json.dumps([best.token_id]),
+        amounts=json.dumps([str(to_base_units(best.size, POSITION_DECIMALS))]),
+        collateral=best.collateral, expected_payout=best.claimable_value, status=QUEUED)
+
+
 def _draft_claims(user_id: UUID, wallet: TradingWallet, positions: list[ClaimablePosition]
                   ) -> list[Claim]:
     w3 = chain_access.web3()
     drafts: list[Claim] = []
     for condition_id, held, payout in _paying_conditions(positions):
         first = held[0]
+        if is_position_id(first.token_id):
+            drafts.append(_draft_v2_claim(user_id, wallet, held, payout))
+            continue
         tokens = list(MarketToken.select().join(Market)
                       .where(Market.condition_id == condition_id)
                       .order_by(MarketToken.outcome_index))
@@ -502,29 +585,40 @@ def get(user: User | UUID | str, claim_id: UUID | str) -> Claim:
 
 # ---- the job -----------------------------------------------------------------------------
 
-def _is_approved(w3: Web3, owner: str) -> bool:
+def _approval_of(claim: Claim) -> tuple[str, str]:
+    """(ERC-1155 holding the claim's tokens, operator its redeem needs approved there): the
+    PositionManager and the Router for v2, the CTF and the NegRiskCtfCollateralAdapter for
+    neg-risk."""
     contracts = chain_access.contracts()
-    ctf = w3.eth.contract(address=contracts.ctf, abi=load_abi(CONDITIONAL_TOKENS))
+    if is_v2(claim):
+        return contracts.position_manager, contracts.protocol_v2_router
+    return contracts.ctf, contracts.neg_risk_collateral_adapter
+
+
+def _is_approved(w3: Web3, owner: str, token: str, operator: str) -> bool:
+    ctf = w3.eth.contract(address=Web3.to_checksum_address(token),
+                          abi=load_abi(CONDITIONAL_TOKENS))
     return bool(read(lambda: ctf.functions.isApprovedForAll(
-        Web3.to_checksum_address(owner), contracts.neg_risk_adapter).call(), "isApprovedForAll"))
+        Web3.to_checksum_address(owner), Web3.to_checksum_address(operator)).call(),
+        "isApprovedForAll"))
 
 
 def _approved_first(wallet: TradingWallet) -> Any:
-    """Neg-risk: the adapter may move the wallet's CTF tokens before the redeem is signed:
-    an approval transaction of its own (linked to the claim), mined first."""
+    """Neg-risk or v2: the redeeming contract (the collateral adapter, the Router) may move the
+    wallet's tokens before the redeem is signed: an approval transaction of its own (linked to
+    the claim), mined first."""
 
     def before(claim: Claim) -> None:
-        if not claim.neg_risk:
+        if not (claim.neg_risk or is_v2(claim)):
             return
+        token, operator = _approval_of(claim)
         if claim.approval_transaction_id is None:
-            if _is_approved(chain_access.web3(), wallet.address):
+            if _is_approved(chain_access.web3(), wallet.address, token, operator):
                 return
-            contracts = chain_access.contracts()
 
             def build(w3: Web3, key: bytes, nonce: int) -> SignedTx:
-                signed = build_ctf_approval(w3, private_key=key, ctf=contracts.ctf,
-                                            operator=contracts.neg_risk_adapter, nonce=nonce,
-                                            chain_id=chain_access.chain_id())
+                signed = build_ctf_approval(w3, private_key=key, ctf=token, operator=operator,
+                                            nonce=nonce, chain_id=chain_access.chain_id())
                 require_gas_for(w3, signed)
                 return signed
 
@@ -534,15 +628,20 @@ def _approved_first(wallet: TradingWallet) -> Any:
         try:
             chain_transport.settled(claim.approval_transaction, "approval", raise_pending=True)
         except wallet_lifecycle.Failed as exc:
+            what = "the Router" if is_v2(claim) else "the neg-risk collateral adapter"
             raise wallet_lifecycle.Refused(
-                exc.message, "Approving the neg-risk adapter failed; nothing was redeemed."
-            ) from exc
+                exc.message, f"Approving {what} failed; nothing was redeemed.") from exc
 
     return before
 
 
 def _redeem_builder(claim: Claim, wallet: TradingWallet) -> Any:
     contracts = chain_access.contracts()
+    # the wallet calls' table, with the chain's own addresses (as every EOA read here)
+    accounts = replace(trading_accounts.contracts(), collateral_token=contracts.pusd,
+                       neg_risk_collateral_adapter=contracts.neg_risk_collateral_adapter,
+                       position_manager=contracts.position_manager,
+                       protocol_v2_router=contracts.protocol_v2_router)
 
     def build(w3: Web3, key: bytes, nonce: int) -> SignedTx:
         signed = _redeem(w3, key, nonce)
@@ -550,19 +649,36 @@ def _redeem_builder(claim: Claim, wallet: TradingWallet) -> Any:
         return signed
 
     def _redeem(w3: Web3, key: bytes, nonce: int) -> SignedTx:
-        if claim.neg_risk:
-            # the balances now, not when the claim was recorded: more would revert
-            held = outcome_balances_base(w3, contracts.ctf, wallet.address, claim.token_id_list)
-            amounts = [held[int(t)] for t in claim.token_id_list]
-            return build_neg_risk_redeem(w3, private_key=key, adapter=contracts.neg_risk_adapter,
-                                         condition_id=claim.condition_id, amounts=amounts,
-                                         nonce=nonce, chain_id=chain_access.chain_id())
+        call = None
+        if is_v2(claim):
+            # the balance now, not when the claim was recorded: more would revert
+            [token] = claim.token_id_list
+            held = outcome_balances_base(w3, accounts.position_manager, wallet.address, [token])
+            call = router_redeem_call(token, held[int(token)], accounts)
+        elif claim.neg_risk:  # the current adapter; the v1 NegRiskAdapter is deprecated
+            call = redeem_call(claim.condition_id, neg_risk=True, contracts=accounts)
+        if call is not None:
+            return build_transaction(w3, private_key=key, to=call.target,
+                                     data=Web3.to_bytes(hexstr=call.data), nonce=nonce,
+                                     chain_id=chain_access.chain_id())
         return build_ctf_redeem(w3, private_key=key, ctf=contracts.ctf,
                                 collateral=claim.collateral, condition_id=claim.condition_id,
                                 index_sets=[1 << i for i in range(len(claim.token_id_list))],
                                 nonce=nonce, chain_id=chain_access.chain_id())
 
     return build
+
+
+def _v2_amounts(claim: Claim, wallet: TradingWallet) -> list[tuple[str, int]]:
+    """(position, amount) to redeem: the maker's balances on chain when it is there, else
+    what the claim recorded."""
+    tokens = claim.token_id_list
+    maker = wallets.maker(wallet)
+    if chain_access.current().rpc_url and chain_access.web3().eth.get_code(maker):
+        held = outcome_balances_base(chain_access.web3(),
+                                     chain_access.contracts().position_manager, maker, tokens)
+        return [(t, held[int(t)]) for t in tokens]
+    return [(t, int(a)) for t, a in zip(tokens, json.loads(claim.amounts), strict=True)]
 
 
 def redeem_by_relayer(claim_id: UUID | str, max_polls: int | None = None) -> str:
@@ -575,6 +691,9 @@ def redeem_by_relayer(claim_id: UUID | str, max_polls: int | None = None) -> str
     contracts = trading_accounts.contracts()
 
     def calls(row: Claim) -> list[Call]:
+        if is_v2(row):  # one Router redeem per position held (the SDK's batch)
+            return [router_redeem_call(token, amount, contracts)
+                    for token, amount in _v2_amounts(row, wallet) if amount > 0]
         return [redeem_call(row.condition_id, neg_risk=row.neg_risk, contracts=contracts)]
 
     status = wallet_batches.run(wallet_batches.BatchRow(Claim, claim.id), wallet, calls,

@@ -93,10 +93,20 @@ def maker_address(user: User | UUID | str) -> str:
     return wallets.maker(wallet)
 
 
-def refresh_balance(acct: VenueAccount) -> None:
+def refresh_balance(acct: VenueAccount, token_id: str | None = None) -> None:
     """Have the CLOB re-read the account's balance and allowances (``/balance-allowance/
-    update``): it caches them, so a deposit, a wrap or approvals show only after this."""
-    venues.client().clob.update_balance_allowance(acct.creds,
+    update``): it caches them, so a deposit, a wrap or approvals show only after this.
+
+    With ``token_id``, the outcome token's instead of pUSD's, asked as ``CONDITIONAL`` or,
+    for a protocol-v2 position, ``CONDITIONAL-V2`` (ACCOUNTS.md §11)."""
+    venues.client().clob.update_balance_allowance(acct.creds, token_id=token_id,
+                                                  signature_type=acct.signature_type)
+
+
+def outcome_balance(acct: VenueAccount, token_id: str) -> Decimal:
+    """Shares of ``token_id`` the CLOB's cache shows for the account's funder (the asset
+    type follows the id: ``CONDITIONAL-V2`` for a protocol-v2 position)."""
+    return venues.client().clob.balance_allowance(acct.creds, token_id=token_id,
                                                   signature_type=acct.signature_type)
 
 

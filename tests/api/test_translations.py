@@ -19,7 +19,7 @@ def venue_market(venue_id: str, slug: str, question: str, description: str = "",
     return SimpleNamespace(
         id=venue_id, slug=slug, condition_id="0x" + venue_id.rjust(64, "0"), question=question,
         description=description, tags=(SimpleNamespace(label=tag),), outcomes=("Yes", "No"),
-        clob_token_ids=(f"{venue_id}1", f"{venue_id}2"), active=True, closed=False,
+        token_ids=(f"{venue_id}1", f"{venue_id}2"), active=True, closed=False,
         neg_risk=False)
 
 

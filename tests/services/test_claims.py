@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import pytest
 
+from chain.abi import CONDITIONAL_TOKENS, load_abi
 from chain.tokens import outcome_balances_base, token_balance_base
 from chain.transactions import next_nonce
 from models.wallet import Claim, WalletTransaction
@@ -75,12 +76,20 @@ def test_neg_risk_claim_approves_the_adapter_then_redeems(wallet_chain, user) ->
 
     [position] = claims.claimable_positions(wallet.address)  # the sibling is unresolved
     assert position.neg_risk and position.claimable_value == Decimal(5)
-    assert position.collateral == dev.usdce  # the adapter pays out its underlying collateral
+    # the current NegRiskCtfCollateralAdapter pays pUSD (the v1 NegRiskAdapter, deprecated
+    # and refused by the relayer since 2026-07-17, paid USDC.e; ACCOUNTS.md §5, §11)
+    assert position.collateral == dev.pusd
+    pusd_before = token_balance_base(w3, dev.pusd, wallet.address)
     [claim] = claims.request(user)
     assert claims.redeem(claim.id) == "confirmed"
-    assert token_balance_base(w3, dev.usdce, wallet.address) == 5 * USDC
+    assert token_balance_base(w3, dev.pusd, wallet.address) - pusd_before == 5 * USDC
+    assert token_balance_base(w3, dev.usdce, wallet.address) == 0
     stored = Claim.get_by_id(claim.id)
     assert stored.approval_transaction.status == "confirmed"
+    ctf = w3.eth.contract(address=dev.ctf, abi=load_abi(CONDITIONAL_TOKENS))
+    assert ctf.functions.isApprovedForAll(wallet.address,
+                                          dev.neg_risk_collateral_adapter).call()
+    assert not ctf.functions.isApprovedForAll(wallet.address, dev.neg_risk_adapter).call()
     assert (stored.approval_transaction.nonce, stored.transaction.nonce) == (0, 1)
     held = outcome_balances_base(w3, dev.ctf, wallet.address, sibling.token_ids)
     assert held[sibling.token_ids[1]] == 1 * USDC  # untouched
@@ -90,7 +99,7 @@ def test_neg_risk_claim_approves_the_adapter_then_redeems(wallet_chain, user) ->
     [second] = claims.request(user, [str(sibling.token_ids[1])])
     assert claims.redeem(second.id) == "confirmed"
     assert Claim.get_by_id(second.id).approval_transaction_id is None
-    assert token_balance_base(w3, dev.usdce, wallet.address) == 6 * USDC
+    assert token_balance_base(w3, dev.pusd, wallet.address) - pusd_before == 6 * USDC
 
 
 def test_token_ids_restrict_the_claim(wallet_chain, user) -> None:

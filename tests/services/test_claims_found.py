@@ -92,8 +92,10 @@ def test_neg_risk_outside_position_is_claimed(wallet_chain, user) -> None:
     [claim] = claims.request(user)  # the sibling is unresolved
     assert claim.neg_risk and claim.condition_id == question.condition_id
     assert claim.expected_payout == Decimal(5)
+    pusd_before = token_balance_base(w3, dev.pusd, wallet.address)
     assert claims.redeem(claim.id) == "confirmed"
-    assert token_balance_base(w3, dev.usdce, wallet.address) == 5 * USDC
+    # through the NegRiskCtfCollateralAdapter: pUSD (ACCOUNTS.md §6)
+    assert token_balance_base(w3, dev.pusd, wallet.address) - pusd_before == 5 * USDC
     held = outcome_balances_base(w3, dev.ctf, wallet.address, sibling.token_ids)
     assert held[sibling.token_ids[1]] == 1 * USDC  # untouched
 

@@ -77,7 +77,7 @@ def ready_maker(sandbox: SandboxServer, address: str, pusd: str, *,
 
 def open_market(client: VenueClient) -> Market:
     markets = client.gamma.markets(active=True, closed=False, limit=20)
-    return next(m for m in markets if m.accepting_orders and m.clob_token_ids)
+    return next(m for m in markets if m.accepting_orders and m.token_ids)
 
 
 def test_market_data_against_sandbox(sandbox: SandboxServer, config: VenueConfig) -> None:
@@ -86,7 +86,7 @@ def test_market_data_against_sandbox(sandbox: SandboxServer, config: VenueConfig
         market = open_market(client)
         assert client.gamma.market_by_slug(market.slug).id == market.id
         assert client.gamma.market_by_id(market.id).slug == market.slug
-        token = market.clob_token_ids[0]
+        token = market.token_ids[0]
         assert client.gamma.market_by_token(token).condition_id == market.condition_id
         book = client.clob.book(token)
         assert book.asset_id == token and book.market == market.condition_id
@@ -118,7 +118,7 @@ def test_post_list_cancel_order_with_derived_creds(
         client.clob.update_balance_allowance(creds)
         assert client.clob.balance_allowance(creds) == Decimal(100)
         market = open_market(client)
-        token = market.clob_token_ids[0]
+        token = market.token_ids[0]
         tick = client.clob.tick_size(token)
         # One tick above zero rests far below any ask.
         order = buy(client, key, token, tick, Decimal("10"))
@@ -142,7 +142,7 @@ def test_rejections_map_to_venue_rejected(sandbox: SandboxServer, config: VenueC
     other_key, _ = new_wallet()
     with VenueClient(config) as client:
         creds = client.create_or_derive_api_key(key)
-        token = open_market(client).clob_token_ids[0]
+        token = open_market(client).token_ids[0]
         # Signed by another key than the API key's: the venue refuses it.
         order = buy(client, other_key, token, Decimal("0.01"), Decimal("5"))
         with pytest.raises(VenueRejected) as caught:
@@ -159,7 +159,7 @@ def test_async_client_under_trio_against_sandbox(
         async with AsyncVenueClient(config) as client:
             markets = await client.gamma.markets(active=True, closed=False, limit=20)
             market = next(m for m in markets if m.accepting_orders)
-            token = market.clob_token_ids[0]
+            token = market.token_ids[0]
             book = await client.clob.book(token)
             assert book.computed_hash() == book.hash
             async with client.activity_feed([whale], ping_interval=1.0) as feed:
@@ -189,7 +189,7 @@ def test_sandbox_faults_retry_reads_and_surface_post_timeouts(
 ) -> None:
     key, address = new_wallet()
     with VenueClient(config) as client:
-        token = open_market(client).clob_token_ids[0]
+        token = open_market(client).token_ids[0]
         control(sandbox, "POST", "/faults",
                 {"path": "/clob/book", "status": 503, "count": 2, "retry_after": 0})
         assert client.clob.book(token).asset_id == token  # third attempt succeeds
@@ -226,7 +226,7 @@ def test_deposit_wallet_type_3_order(sandbox: SandboxServer, config: VenueConfig
         creds = client.create_or_derive_api_key(key)
         for signature_type in (0, 3):
             client.clob.update_balance_allowance(creds, signature_type=signature_type)
-        token = open_market(client).clob_token_ids[0]
+        token = open_market(client).token_ids[0]
         tick = client.clob.tick_size(token)
         eoa_order = buy(client, key, token, tick, Decimal("5"))
         with pytest.raises(VenueRejected, match="deposit wallet"):

@@ -91,6 +91,20 @@ def test_gamma_market_by_slug_object() -> None:
     assert market.volume_24hr == Decimal("14542.225487")
 
 
+def test_a_markets_version_picks_its_trading_ids() -> None:
+    """ACCOUNTS.md §11: ``version`` decides, ``positionIds`` (V2) or ``clobTokenIds`` (V1);
+    the samples are V1 markets that list positionIds too."""
+    row = sample("gamma-market-by-slug.json")
+    v1 = gamma.parse_market(row)
+    assert v1.version == "v1" and not v1.is_v2
+    assert v1.position_ids == tuple(row["positionIds"])
+    assert v1.token_ids == v1.clob_token_ids != v1.position_ids
+    v2 = gamma.parse_market({**row, "version": "v2"})
+    assert v2.is_v2 and v2.token_ids == tuple(row["positionIds"])
+    assert v2.token_id_for("No") == row["positionIds"][1]
+    assert v2.outcome_for(row["positionIds"][0]) == "Yes"
+
+
 def test_gamma_events_with_nested_markets() -> None:
     [event] = gamma.parse_events(sample("gamma-events.json"))
     assert event.slug == "democratic-presidential-nominee-2028"

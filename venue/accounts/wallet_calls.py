@@ -1,5 +1,6 @@
 """Calls a maker wallet makes beyond approvals: send pUSD (or MATIC) out, redeem through the
-collateral adapters (winnings arrive as pUSD), wrap USDC.e into pUSD, unwrap, and authorize
+collateral adapters (winnings arrive as pUSD) or, for a protocol-v2 position, through the
+Router (ACCOUNTS.md §6, §11), wrap USDC.e into pUSD, unwrap, and authorize
 or revoke a session key. Each is a ``Call`` for a deposit wallet's ``Batch`` (or an EOA's
 own transaction); those the official SDK also builds are compared with it byte for byte.
 """
@@ -13,6 +14,7 @@ from venue.accounts.words import address_word, hex_bytes, uint_word
 
 _TRANSFER = selector("transfer(address,uint256)")
 _REDEEM_POSITIONS = selector("redeemPositions(address,bytes32,bytes32,uint256[])")
+_ROUTER_REDEEM = selector("redeem(bytes31,uint256,uint256)")
 _WRAP = selector("wrap(address,address,uint256)")
 _UNWRAP = selector("unwrap(address,address,uint256)")
 _AUTHORIZE_SESSION_SIGNER = selector("authorizeSessionSigner(address,uint256)")
@@ -60,6 +62,32 @@ def redeem_call(condition_id: str, *, neg_risk: bool,
     return _call(adapter, data)
 
 
+def position_condition(position_id: str | int) -> tuple[bytes, int]:
+    """(bytes31 condition, outcome index) of a protocol-v2 YES/NO position id: the id's
+    leading 31 bytes name the condition, its low byte the outcome (as the SDK decodes it)."""
+    value = int(str(position_id), 0) if str(position_id).lower().startswith("0x") \
+        else int(str(position_id))
+    if not 0 <= value < 2**256:
+        raise ValueError("a position id is a uint256")
+    outcome = value & 0xFF
+    if outcome not in (0, 1):
+        raise ValueError("a protocol-v2 position id's outcome byte must be 0 or 1")
+    return (value >> 8).to_bytes(31, "big"), outcome
+
+
+def router_redeem_call(position_id: str | int, amount: int,
+                       contracts: AccountContracts = POLYGON) -> Call:
+    """The Router's ``redeem(bytes31 conditionId, uint256 outcomeIndex, uint256 amount)``
+    for ``amount`` (base units) of a resolved protocol-v2 position: the position is burnt
+    on the PositionManager and its payout arrives as pUSD."""
+    if not 0 <= amount < 2**256:
+        raise ValueError("a redeem amount is a uint256")
+    condition, outcome = position_condition(position_id)
+    # bytes31 is left-aligned in its word, padded with one zero byte
+    data = _ROUTER_REDEEM + condition + b"\x00" + uint_word(outcome) + uint_word(amount)
+    return _call(contracts.protocol_v2_router, data)
+
+
 def wrap_call(recipient: str, amount: int, contracts: AccountContracts = POLYGON) -> Call:
     """Onramp ``wrap(USDC.e, recipient, amount)``: USDC.e in, pUSD to ``recipient``
     (the wallet must have approved the onramp for its USDC.e first)."""
@@ -89,8 +117,10 @@ __all__ = [
     "authorize_session_signer_call",
     "condition_word",
     "native_transfer_call",
+    "position_condition",
     "redeem_call",
     "revoke_session_signer_call",
+    "router_redeem_call",
     "transfer_call",
     "unwrap_call",
     "wrap_call",

@@ -1,7 +1,8 @@
 """Gamma API JSON -> models: tags, markets, events, search.
 
-Gamma sends ``outcomes``/``outcomePrices``/``clobTokenIds`` as JSON-encoded strings; the
-market parser reads them as arrays.
+Gamma sends ``outcomes``/``outcomePrices``/``clobTokenIds`` as JSON-encoded strings
+(``positionIds`` as a real array); the market parser reads them as arrays. A market's
+``version`` decides which ids it trades by (``venue.models.Market.token_ids``).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def parse_market(row: Any) -> Market:
         outcomes = tuple(str(o) for o in json_list(row.get("outcomes")))
         prices = tuple(req_dec(p) for p in json_list(row.get("outcomePrices")))
         tokens = tuple(str(t) for t in json_list(row.get("clobTokenIds")))
+        positions = tuple(str(t) for t in json_list(row.get("positionIds")))
         statuses = tuple(str(s) for s in json_list(row.get("umaResolutionStatuses")))
     except (TypeError, ValueError) as exc:
         raise MalformedResponse(f"bad market arrays: {exc}") from exc
@@ -91,6 +93,8 @@ def parse_market(row: Any) -> Market:
         fee_type=row.get("feeType"),
         fee_schedule=parse_fee_schedule(row.get("feeSchedule")),
         uma_resolution_statuses=statuses,
+        position_ids=positions,
+        version=as_text(row.get("version")),
         raw=row,
     )
 

@@ -198,7 +198,7 @@ class FillExecutor:
 
     async def _other_quote(self, quote: Quote) -> Quote | None:
         """The quote of the market's other outcome (inverse copies), None when there is none."""
-        others = [t for t in quote.market.clob_token_ids if t != quote.info.token_id]
+        others = [t for t in quote.market.token_ids if t != quote.info.token_id]
         if len(others) != 1:
             return None
         try:

@@ -5,6 +5,8 @@
 // equal the real ones (collection ids use the same alt_bn128 point encoding).
 pragma solidity ^0.8.24;
 
+import {ERC1155Balances} from "./ERC1155Balances.sol";
+
 interface IERC20Minimal {
     function transfer(address to, uint256 value) external returns (bool);
     function transferFrom(address from, address to, uint256 value) external returns (bool);
@@ -23,7 +25,7 @@ interface IERC1155TokenReceiver {
     ) external returns (bytes4);
 }
 
-contract ConditionalTokens {
+contract ConditionalTokens is ERC1155Balances {
     // alt_bn128 field modulus and curve constant (y^2 = x^3 + 3).
     uint256 private constant P = 21888242871839275222246405745257275088696311157297823662689037894645226208583;
     uint256 private constant B = 3;
@@ -31,14 +33,9 @@ contract ConditionalTokens {
     mapping(bytes32 => uint256[]) public payoutNumerators;
     mapping(bytes32 => uint256) public payoutDenominator;
 
-    mapping(uint256 => mapping(address => uint256)) private _balances;
-    mapping(address => mapping(address => bool)) private _operatorApprovals;
-
-    event TransferSingle(address indexed operator, address indexed from, address indexed to, uint256 id, uint256 value);
     event TransferBatch(
         address indexed operator, address indexed from, address indexed to, uint256[] ids, uint256[] values
     );
-    event ApprovalForAll(address indexed owner, address indexed operator, bool approved);
     event URI(string value, uint256 indexed id);
 
     event ConditionPreparation(
@@ -299,31 +296,6 @@ contract ConditionalTokens {
 
     function supportsInterface(bytes4 interfaceId) external pure returns (bool) {
         return interfaceId == 0x01ffc9a7 || interfaceId == 0xd9b67a26;
-    }
-
-    function balanceOf(address owner, uint256 id) external view returns (uint256) {
-        return _balances[id][owner];
-    }
-
-    function balanceOfBatch(address[] calldata owners, uint256[] calldata ids)
-        external
-        view
-        returns (uint256[] memory balances)
-    {
-        require(owners.length == ids.length, "ERC1155: owners and IDs must have same lengths");
-        balances = new uint256[](owners.length);
-        for (uint256 i = 0; i < owners.length; i++) {
-            balances[i] = _balances[ids[i]][owners[i]];
-        }
-    }
-
-    function setApprovalForAll(address operator, bool approved) external {
-        _operatorApprovals[msg.sender][operator] = approved;
-        emit ApprovalForAll(msg.sender, operator, approved);
-    }
-
-    function isApprovedForAll(address owner, address operator) public view returns (bool) {
-        return _operatorApprovals[owner][operator];
     }
 
     function safeTransferFrom(address from, address to, uint256 id, uint256 value, bytes calldata data) external {

@@ -14,7 +14,7 @@ ENV_NAMES = {
     "CTF_EXCHANGE_ADDRESS", "NEG_RISK_EXCHANGE_ADDRESS", "NEG_RISK_ADAPTER_ADDRESS",
     "DEPOSIT_WALLET_FACTORY_ADDRESS", "DEPOSIT_WALLET_BEACON_ADDRESS", "COLLATERAL_ONRAMP_ADDRESS",
     "CTF_COLLATERAL_ADAPTER_ADDRESS", "NEG_RISK_COLLATERAL_ADAPTER_ADDRESS",
-    "NATIVE_USDC_ADDRESS",
+    "NATIVE_USDC_ADDRESS", "POSITION_MANAGER_ADDRESS", "PROTOCOL_V2_ROUTER_ADDRESS",
 }  # fmt: skip
 # the exchanges are keyless stand-ins; every other address holds our contracts
 DEPLOYED = {name for name in ENV_NAMES if name.endswith("_ADDRESS")} - {
@@ -32,7 +32,7 @@ def test_env_names_the_architecture_variables(chain) -> None:
         assert w3.eth.get_code(env[name]), name
     assert token_decimals(w3, env["PUSD_ADDRESS"]) == 6
     assert token_decimals(w3, env["NATIVE_USDC_ADDRESS"]) == 6
-    assert len({v for k, v in env.items() if k.endswith("_ADDRESS")}) == 12
+    assert len({v for k, v in env.items() if k.endswith("_ADDRESS")}) == 14
 
 
 def test_contracts_description_round_trips(chain) -> None:

@@ -95,12 +95,15 @@ class Control:
         self.approve_exchanges(address)
 
     def approve_exchanges(self, owner: str) -> None:
-        """pUSD ``approve`` and CTF ``setApprovalForAll`` of both exchanges, from ``owner``."""
+        """pUSD ``approve`` and CTF ``setApprovalForAll`` of both exchanges, and of Exchange
+        V3 for protocol-v2 markets (positions on the PositionManager), from ``owner``."""
         state = self.state()
-        for exchange in (state["exchange"], state["neg_risk_exchange"]):
+        pairs = [(state["exchange"], state["ctf"]), (state["neg_risk_exchange"], state["ctf"]),
+                 (state["exchange_v3"], state["position_manager"])]
+        for exchange, positions in pairs:
             self.call("POST", "/approvals", {"owner": owner, "token": state["collateral"],
                                              "spender": exchange}, expect=200)
-            self.call("POST", "/approvals", {"owner": owner, "token": state["ctf"],
+            self.call("POST", "/approvals", {"owner": owner, "token": positions,
                                              "operator": exchange, "approved": True},
                       expect=200)
 

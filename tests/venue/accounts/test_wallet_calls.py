@@ -14,6 +14,7 @@ from venue.accounts.wallet_calls import (
     authorize_session_signer_call,
     redeem_call,
     revoke_session_signer_call,
+    router_redeem_call,
     transfer_call,
     unwrap_call,
     wrap_call,
@@ -88,3 +89,38 @@ def test_bad_inputs_are_refused() -> None:
         transfer_call(OWNERS[0], OWNERS[1], -1)
     with pytest.raises(ValueError, match="uint256"):
         wrap_call(OWNERS[1], MAX_UINT256 + 1)
+
+
+# Protocol-v2 positions (ACCOUNTS.md §11): the module in the top byte, bits 40..103 zero, the
+# outcome in the low byte; and the sample market's (gamma-market-by-slug.json positionIds).
+POSITIONS = [str((1 << 248) | (0xC0FFEE << 104) | outcome) for outcome in (0, 1)] + [
+    str((2 << 248) | (int(keccak(b"v2").hex()[:36], 16) << 104) | 1),
+    "895257453734540292493143124621755605615887197499956109032745153687078305792",
+    "895257453734540292493143124621755605615887197499956109032745153687078305793"]
+
+SDK_ROUTER = SDK_CONFIG + """
+from polymarket._internal.actions.relayer import calls as c
+from polymarket._internal.protocol import decode_v2_outcome_position_id
+result = []
+for position, amount in payload["redeems"]:
+    decoded = decode_v2_outcome_position_id(position)
+    call = c.redeem_v2_call(router=config.protocol_v2_router, condition_id=decoded.condition_id,
+                            outcome_index=decoded.outcome_index, amount=amount)
+    result.append([str(call.to), call.data, call.value])
+"""
+
+
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_a_v2_redeem_through_the_router_matches_the_sdk(table: str) -> None:
+    contracts = TABLES[table]
+    redeems = [[p, a] for p in POSITIONS for a in AMOUNTS]
+    theirs = sdk_result(SDK_ROUTER, {"redeems": redeems, "contracts": contracts_json(contracts)})
+    assert [row(router_redeem_call(p, a, contracts)) for p, a in redeems] == theirs
+    assert {r[0] for r in theirs} == {contracts.protocol_v2_router}
+
+
+def test_a_router_redeem_refuses_what_is_no_v2_outcome() -> None:
+    with pytest.raises(ValueError, match="outcome byte"):
+        router_redeem_call(str((1 << 248) | 7), 1)
+    with pytest.raises(ValueError, match="uint256"):
+        router_redeem_call(POSITIONS[0], -1)
