@@ -20,6 +20,7 @@ import httpx
 from devstack.chain.devchain import die_with_parent
 from tests.conftest import free_port
 from tests.operations.stack import ROOT, cli, wait_serving
+from tests.operations.stack import stop as stop_server
 
 SETUP = """
 import json
@@ -143,9 +144,4 @@ def test_listen_streams_under_gunicorn(tmp_path: Any, redis_url: str) -> None:
     finally:
         for client in clients:
             client.close()
-        if web.poll() is None:
-            web.terminate()
-            try:
-                web.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                web.kill()
+        stop_server(web)
