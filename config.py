@@ -197,6 +197,9 @@ class DepositConfig:
     wrap_minimum: Decimal = Decimal(1)  # AUTO_WRAP_MIN_USDC_E: less is dust, left alone
     concurrency: int = 4  # DEPOSIT_SWEEP_CONCURRENCY: venue refreshes and wraps at once
     page_size: int = 200  # wallets read from the chain per JSON-RPC batch
+    # CLAIM_SWEEP_SECONDS: how often every ready account is looked at for winnings to claim
+    # (claim.available); one Data API read per account, so less often than deposits. 0: off.
+    claim_sweep_seconds: float = 600.0
 
 
 @dataclass(frozen=True)
@@ -408,6 +411,11 @@ class Settings:
     allowed_hosts: tuple[str, ...] = ()
     # Browser origins the MCP endpoint accepts besides BASE_URL's (others get 403).
     mcp_allowed_origins: tuple[str, ...] = ()
+    # MCP subscriptions/listen streams one web process holds open at once (each holds one of
+    # gunicorn's threads: keep it below --threads), and how long one lasts before the server
+    # closes it gracefully (the client listens again).
+    mcp_listen_streams: int = 2
+    mcp_listen_max_seconds: float = 900.0
     # False turns the per-IP rate limit off (RATE_LIMIT_ENABLED=false; tests do).
     rate_limit_enabled: bool = True
     notifications: NotificationConfig = NotificationConfig()
@@ -426,12 +434,15 @@ class Settings:
             "AUTO_WRAP_USDC_E": self.deposits.auto_wrap,
             "AUTO_WRAP_MIN_USDC_E": str(self.deposits.wrap_minimum),
             "DEPOSIT_SWEEP_CONCURRENCY": self.deposits.concurrency,
+            "CLAIM_SWEEP_SECONDS": self.deposits.claim_sweep_seconds,
             "SECRET_KEY": self.secret_key,
             "WALLET_ENCRYPTION_KEY": self.wallet_encryption_key,
             "WALLET_ENCRYPTION_KEY_PREVIOUS": self.wallet_encryption_key_previous,
             "WALLET_ENCRYPTION_SALT": self.wallet_encryption_salt,
             "ALLOWED_HOSTS": ",".join(self.allowed_hosts),
             "MCP_ALLOWED_ORIGINS": ",".join(self.mcp_allowed_origins),
+            "MCP_LISTEN_STREAMS": self.mcp_listen_streams,
+            "MCP_LISTEN_MAX_SECONDS": self.mcp_listen_max_seconds,
             "RATE_LIMIT_ENABLED": self.rate_limit_enabled,
             "BASE_URL": self.base_url,
             "VENUE": self.venue.name,
@@ -715,6 +726,10 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
         mcp_allowed_origins=tuple(origin.strip().rstrip("/").lower() for origin
                                   in (get("MCP_ALLOWED_ORIGINS") or "").split(",")
                                   if origin.strip()),
+        mcp_listen_streams=max(0, int(get("MCP_LISTEN_STREAMS")
+                                      or Settings.mcp_listen_streams)),
+        mcp_listen_max_seconds=max(1.0, number("MCP_LISTEN_MAX_SECONDS",
+                                               Settings.mcp_listen_max_seconds)),
         base_url=(get("BASE_URL", "http://127.0.0.1:8000") or "").rstrip("/"),
         smtp_url=get("SMTP_URL"),
         mail_from=get("MAIL_FROM", "copytrade <no-reply@localhost>") or "",
@@ -848,11 +863,13 @@ def _deposits(number: Any, flag: Any, get: Any) -> DepositConfig:
     except InvalidOperation:
         raise ValueError("AUTO_WRAP_MIN_USDC_E must be an amount of USDC.e") from None
     concurrency = int(number("DEPOSIT_SWEEP_CONCURRENCY", defaults.concurrency))
-    if seconds < 0 or not minimum.is_finite() or minimum < 0 or concurrency < 1:
-        raise ValueError("DEPOSIT_SWEEP_SECONDS and AUTO_WRAP_MIN_USDC_E must be 0 or more, "
-                         "DEPOSIT_SWEEP_CONCURRENCY 1 or more")
+    claims = number("CLAIM_SWEEP_SECONDS", defaults.claim_sweep_seconds)
+    if seconds < 0 or claims < 0 or not minimum.is_finite() or minimum < 0 or concurrency < 1:
+        raise ValueError("DEPOSIT_SWEEP_SECONDS, CLAIM_SWEEP_SECONDS and AUTO_WRAP_MIN_USDC_E "
+                         "must be 0 or more, DEPOSIT_SWEEP_CONCURRENCY 1 or more")
     return DepositConfig(sweep_seconds=seconds, auto_wrap=flag("AUTO_WRAP_USDC_E", True),
-                         wrap_minimum=minimum, concurrency=concurrency)
+                         wrap_minimum=minimum, concurrency=concurrency,
+                         claim_sweep_seconds=claims)
 
 
 def _request_log_level(value: str | None) -> str:
@@ -1124,6 +1141,11 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         'across workers; `0` turns the periodic sweep off (the checks after onboarding '
         'and on the account page remain)',
         None),
+    "CLAIM_SWEEP_SECONDS": (
+        "how often every ready account is looked at for resolved positions to claim (one "
+        "Data API read each; a market that pays tells its holder once: `claim.available`); "
+        "queued once per interval across workers; `0` turns it off",
+        None),
     "DEPOSIT_SWEEP_CONCURRENCY": (
         'venue refreshes and wraps one sweep runs at once (balances are read in JSON-RPC '
         'batches of 200 wallets)',
@@ -1297,6 +1319,15 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         "more browser origins (comma-separated) the MCP endpoint accepts beyond the site's own; "
         "a request from any other Origin answers 403",
         "none"),
+    "MCP_LISTEN_STREAMS": (
+        "MCP `subscriptions/listen` streams one web process keeps open at once; each holds one "
+        "of its threads (`copytrade serve --threads`, 4), so keep it below that; one more "
+        "answers 429 `rate_limited` with Retry-After; `0` turns listening off",
+        None),
+    "MCP_LISTEN_MAX_SECONDS": (
+        "how long one MCP `subscriptions/listen` stream lasts before the server ends it "
+        "gracefully (the client listens again and lists what it missed)",
+        None),
     "RATE_LIMIT_ENABLED": (
         "the per-IP rate limit; `false` turns it off (tests do)",
         None),
@@ -1351,7 +1382,8 @@ ENVIRONMENT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "WALLET_ENCRYPTION_KEY", "WALLET_ENCRYPTION_KEY_PREVIOUS", "WALLET_ENCRYPTION_SALT")),
     ("Web", (
         "BASE_URL", "ALLOWED_HOSTS", "TRUSTED_PROXIES", "WEB_CONCURRENCY",
-        "RATE_LIMIT_PER_SECOND", "RATE_LIMIT_BURST", "RATE_LIMIT_ENABLED", "MCP_ALLOWED_ORIGINS")),
+        "RATE_LIMIT_PER_SECOND", "RATE_LIMIT_BURST", "RATE_LIMIT_ENABLED", "MCP_ALLOWED_ORIGINS",
+        "MCP_LISTEN_STREAMS", "MCP_LISTEN_MAX_SECONDS")),
     ("Sign-in and mail", (
         "SMTP_URL", "MAIL_FROM", "SIGN_IN_EMAILS_PER_ADDRESS", "SIGN_IN_EMAILS_PER_IP",
         "SIGN_IN_MISSES_PER_ADDRESS", "SIGN_IN_MISSES_PER_IP", "SIGN_IN_WINDOW_SECONDS",
@@ -1373,8 +1405,8 @@ ENVIRONMENT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "POSITION_MANAGER_ADDRESS", "PROTOCOL_V2_ROUTER_ADDRESS", "NATIVE_USDC_ADDRESS")),
     ("Money out and deposits", (
         "WITHDRAW_WAIT_SECONDS", "WITHDRAW_MAX_WAITERS", "RECEIPT_TIMEOUT_SECONDS",
-        "DEPOSIT_SWEEP_SECONDS", "DEPOSIT_SWEEP_CONCURRENCY", "AUTO_WRAP_USDC_E",
-        "AUTO_WRAP_MIN_USDC_E")),
+        "DEPOSIT_SWEEP_SECONDS", "CLAIM_SWEEP_SECONDS", "DEPOSIT_SWEEP_CONCURRENCY",
+        "AUTO_WRAP_USDC_E", "AUTO_WRAP_MIN_USDC_E")),
     ("Orders", (
         "ORDER_RESOLVE_DEADLINE_SECONDS", "ORDER_NOT_FOUND_GRACE_SECONDS")),
     ("Workers", (

@@ -49,6 +49,19 @@ def wrap_usdc_e(wrap_id: str) -> str:
     return collateral.run(wrap_id)
 
 
+@job(claims.SWEEP_JOB)
+def sweep_claims() -> int:
+    """Tell every ready account's owner about winnings to claim (claim.available); how many
+    were told."""
+    return claims.sweep_available(deposits.ready_wallets().iterator())
+
+
+@job(wallet_notices.THROTTLE_JOB)
+def notify_throttled(signer: str, kind: str, limit: int, hour: str, text: str) -> bool:
+    """Tell the signer's user that the venue slowed their orders (venue.throttled)."""
+    return wallet_notices.venue_throttled(signer, kind, limit, hour, text)
+
+
 @job(deposits.SWEEP_JOB)
 def sweep_deposits() -> int:
     """Look at every ready account's maker: wrap USDC.e, refresh the venue on a deposit;

@@ -103,28 +103,52 @@ async def run_scheduler(host: Any) -> None:
     await repeat("maintenance", runtime().settings.worker.maintenance_seconds, schedule_once)
 
 
-def schedule_deposit_sweep() -> bool:
-    """Queue the deposit sweep unless one was queued less than DEPOSIT_SWEEP_SECONDS ago
-    by any worker (a Redis key with that lifetime); whether this call queued it."""
-    seconds = runtime().settings.deposits.sweep_seconds
+def _once_per(tick: str, seconds: float, enqueue: Callable[[], object]) -> bool:
+    """Run ``enqueue`` unless it ran less than ``seconds`` ago in any worker (a Redis key
+    ``tick`` with that lifetime); whether this call ran it."""
     if seconds <= 0:
         return False
-    if not jobs.connection().set(f"{jobs.current_config().prefix}deposit-sweep-tick", "1", nx=True,
-                      px=max(1, int(seconds * 1000))):
+    if not jobs.connection().set(f"{jobs.current_config().prefix}{tick}", "1", nx=True,
+                                 px=max(1, int(seconds * 1000))):
         return False  # another worker (or this one) queued it within the interval
-    deposits.enqueue_sweep()
+    enqueue()
     return True
+
+
+def schedule_deposit_sweep() -> bool:
+    """Queue the deposit sweep unless one was queued less than DEPOSIT_SWEEP_SECONDS ago
+    by any worker; whether this call queued it."""
+    return _once_per("deposit-sweep-tick", runtime().settings.deposits.sweep_seconds,
+                     deposits.enqueue_sweep)
+
+
+def schedule_claim_sweep() -> bool:
+    """Queue the claim sweep (claim.available) unless one was queued less than
+    CLAIM_SWEEP_SECONDS ago by any worker; whether this call queued it."""
+    return _once_per("claim-sweep-tick", runtime().settings.deposits.claim_sweep_seconds,
+                     claims.enqueue_sweep)
+
+
+async def _sweeping(what: str, seconds: float, schedule: Callable[[], bool]) -> None:
+    if seconds <= 0:
+        return  # turned off
+    while True:
+        try:
+            await trio.to_thread.run_sync(schedule)
+        except Exception:  # Redis blips must not end the scheduler
+            log.warning("%s tick failed", what, exc_info=True)
+        await trio.sleep(min(seconds, 5.0))
 
 
 @on_worker_start("deposit-sweep")
 async def run_deposit_sweeps(host: Any) -> None:
     """Queue a deposit sweep every DEPOSIT_SWEEP_SECONDS, once across all workers."""
-    seconds = runtime().settings.deposits.sweep_seconds
-    if seconds <= 0:
-        return  # turned off
-    while True:
-        try:
-            await trio.to_thread.run_sync(schedule_deposit_sweep)
-        except Exception:  # Redis blips must not end the scheduler
-            log.warning("deposit sweep tick failed", exc_info=True)
-        await trio.sleep(min(seconds, 5.0))
+    await _sweeping("deposit sweep", runtime().settings.deposits.sweep_seconds,
+                    schedule_deposit_sweep)
+
+
+@on_worker_start("claim-sweep")
+async def run_claim_sweeps(host: Any) -> None:
+    """Queue a claim sweep every CLAIM_SWEEP_SECONDS, once across all workers."""
+    await _sweeping("claim sweep", runtime().settings.deposits.claim_sweep_seconds,
+                    schedule_claim_sweep)

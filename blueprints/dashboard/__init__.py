@@ -17,6 +17,7 @@ from blueprints.dashboard import (  # noqa: F401
     error_pages,
     explore,
     keys,
+    notification_settings,
     notifications,
     numbers,
     positions,

@@ -30,7 +30,11 @@ JSON-RPC 2.0 over the MCP Streamable HTTP transport, protocol versions 2025-06-1
 2025-11-25 (`initialize` handshake, `MCP-Protocol-Version`, optional `Mcp-Session-Id`)
 and 2026-07-28 (stateless: `params._meta` version and capabilities, `server/discover`,
 `Mcp-Method` / `Mcp-Name` headers). One message per POST (arrays are refused);
-answers are `application/json`; notifications get 202. GET and DELETE answer 405.
+answers are `application/json`, except `subscriptions/listen` (2026-07-28), answered with a
+`text/event-stream` of the caller's new notifications (`read:account`; resource
+`copytrade://notifications`; at most `MCP_LISTEN_STREAMS` per web process: beyond, 429 with
+JSON-RPC error -31429, `Retry-After` and the `rate_limited` body as `data`);
+notifications get 202. GET and DELETE answer 405.
 
 `tools/list` lists only the tools the credential's scopes permit. A tool call without
 its scope answers 403 with `WWW-Authenticate: Bearer error="insufficient_scope"`. Write

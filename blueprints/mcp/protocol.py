@@ -33,6 +33,8 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+# On every frame of a subscriptions/listen stream: the listen request's JSON-RPC id.
+META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 # Ours: set on a tool result that is the saved answer of an earlier call with the same
 # idempotency_key (the write did not run again).
 META_REPLAY = "com.copytrade/idempotentReplay"
@@ -51,6 +53,9 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 # Application-defined (outside the JSON-RPC reserved range): the credential lacks the
 # tool's scope. Sent with HTTP 403 and an RFC 6750 insufficient_scope challenge.
 SCOPE_REQUIRED = -31403
+# Application-defined: this web process already holds MCP_LISTEN_STREAMS listen streams.
+# Sent with HTTP 429, Retry-After and the REST ``rate_limited`` body as ``data``.
+LISTEN_BUSY = -31429
 
 
 class JsonRpcError(Exception):

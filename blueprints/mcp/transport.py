@@ -1,7 +1,8 @@
 """MCP Streamable HTTP at POST /api/mcp: JSON-RPC 2.0, legacy and modern eras, one endpoint.
 
-Every request is answered with ``application/json`` (no SSE: no tool streams progress).
-What the server does, by revision:
+Every request is answered with ``application/json`` (no tool streams progress), except a
+2026-07-28 ``subscriptions/listen``, whose answer is an SSE stream of the caller's new
+notifications (listen.py). What the server does, by revision:
 
 - **Both eras.** GET and DELETE answer 405 (no server-initiated stream; clients cannot end
   sessions). A present ``Origin`` that is not BASE_URL's origin or listed in
@@ -22,9 +23,11 @@ What the server does, by revision:
   ``clientCapabilities`` (400 -32602 otherwise); ``Mcp-Method`` must equal the method and
   ``Mcp-Name`` the tool name of a ``tools/call`` (400 -32020 HeaderMismatch otherwise;
   base64-sentinel values are decoded). ``server/discover``, ``tools/list`` (with
-  ``ttlMs`` and ``cacheScope: private``, since it varies with the credential) and
-  ``tools/call``; results carry ``resultType: complete`` and our serverInfo in
-  ``_meta``. Unknown methods answer 404 -32601, bad params 400 -32602.
+  ``ttlMs`` and ``cacheScope: private``, since it varies with the credential),
+  ``tools/call``, ``resources/list`` and ``resources/read`` (the caller's notifications,
+  resources.py) and ``subscriptions/listen`` (listen.py); results carry
+  ``resultType: complete`` and our serverInfo in ``_meta``. Unknown methods answer 404
+  -32601, bad params 400 -32602.
 
 Authentication happens before this module runs (the ``api_credential_only`` gate: API
 keys and OAuth tokens; a session JWT is 401). A tool needing a scope the credential
@@ -48,7 +51,7 @@ from urllib.parse import urlsplit
 
 from flask import Response, current_app, g, request
 
-from blueprints.mcp import protocol, runner, sessions
+from blueprints.mcp import listen, protocol, resources, runner, sessions
 from blueprints.mcp.catalogue import catalogue
 from blueprints.mcp.protocol import JsonRpcError
 from blueprints.mcp.tools import visible_to
@@ -196,7 +199,10 @@ def handle() -> Response:
         if not isinstance(params, dict):
             raise JsonRpcError(protocol.INVALID_PARAMS, "params must be an object.")
         if use_modern:
-            result, headers = _modern(method, params, header_version)
+            outcome = _modern(method, params, header_version, request_id)
+            if isinstance(outcome, Response):  # a subscriptions/listen stream
+                return outcome
+            result, headers = outcome
         else:
             result, headers = _legacy(method, params, header_version)
     except JsonRpcError as err:
@@ -275,8 +281,8 @@ def _initialize(principal: Principal, params: dict[str, Any]
 
 # ---- the modern era --------------------------------------------------------------------
 
-def _modern(method: str, params: dict[str, Any], header_version: str | None
-            ) -> tuple[dict[str, Any], dict[str, str]]:
+def _modern(method: str, params: dict[str, Any], header_version: str | None,
+            request_id: Any) -> tuple[dict[str, Any], dict[str, str]] | Response:
     meta = params.get("_meta")
     if not isinstance(meta, dict):
         raise JsonRpcError(protocol.INVALID_PARAMS,
@@ -307,11 +313,30 @@ def _modern(method: str, params: dict[str, Any], header_version: str | None
         result = _list_tools(principal, params, modern=True)
     elif method == "tools/call":
         result = _call_tool(principal, params)
+    elif method == "resources/list":
+        result = resources.list_resources(principal)
+    elif method == "resources/read":
+        result = _guarded(resources.read, principal, params)
+    elif method == listen.METHOD:
+        return _guarded(listen.stream, principal, request_id, params)
     else:
         raise JsonRpcError(protocol.METHOD_NOT_FOUND, f"Method not found: {method}.")
     result.setdefault("resultType", "complete")
     result.setdefault("_meta", {})[protocol.META_SERVER_INFO] = server_info()
     return result, {}
+
+
+def _guarded(function: Any, principal: Principal, *args: Any) -> Any:
+    """Run a resource or listen handler; a missing scope is the 403 challenge, other domain
+    errors a JSON-RPC error carrying the REST error body."""
+    try:
+        return function(principal, *args)
+    except errors.ScopeRequired as err:
+        raise insufficient_scope(err) from None
+    except errors.CopytradeError as err:
+        headers = {"Retry-After": str(err.retry_after)} if err.retry_after else None
+        raise JsonRpcError(protocol.INTERNAL_ERROR, err.message, status=err.status,
+                           data=err.to_dict(), headers=headers) from None
 
 
 def _check_mirrored_headers(method: str, params: dict[str, Any]) -> None:
@@ -341,7 +366,7 @@ def _check_mirrored_headers(method: str, params: dict[str, Any]) -> None:
 def _discover() -> dict[str, Any]:
     return {
         "supportedVersions": list(protocol.SUPPORTED_VERSIONS),
-        "capabilities": {"tools": {"listChanged": False}},
+        "capabilities": {"tools": {"listChanged": False}, "resources": {"subscribe": True}},
         "instructions": INSTRUCTIONS,
         "ttlMs": DISCOVER_TTL_MS,
         "cacheScope": "public",

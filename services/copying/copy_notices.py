@@ -8,7 +8,11 @@ skipped, a config out of funds, a config stopped. Call sites and their event ids
 - ``config_stopped(config, reason)`` where copying stops (the user: ``crud.stop``; loss
   stops and drawdown: the copy rules), ``config.stopped:<config>:<version>``;
 - ``breaker_opened(config, reason)`` for the copy rules' circuit breaker,
-  ``config.breaker_opened:<config>:<version>``.
+  ``config.breaker_opened:<config>:<version>``;
+- ``feed_degraded(user_ids, engine, episode, reason)`` when a copy engine's live feed drops
+  and detection falls back to polling: ``feed.degraded:<user>:<engine>:<episode>``, one per
+  user whose configs that engine runs and per drop (a flapping feed is folded into a digest
+  by the channels' flood control).
 """
 
 from __future__ import annotations
@@ -99,3 +103,14 @@ def breaker_opened(config: CopyConfig, reason: str) -> None:
                 reason=reason)
 
 
+
+
+def feed_degraded(user_ids: Sequence[UUID], engine: str, episode: str, reason: str) -> int:
+    """feed.degraded for each of ``user_ids`` (once per engine and drop: ``episode`` is when
+    the feed dropped); how many were told."""
+    told = 0
+    for user_id in user_ids:
+        told += events.emit(user_id, "feed.degraded", f"feed.degraded:{user_id}:{engine}:"
+                            f"{episode}", link="/dashboard/configs", reason=reason,
+                            since=episode) is not None
+    return told

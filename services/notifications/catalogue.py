@@ -72,6 +72,10 @@ _TYPES = (
     EventType("feed.degraded", "Detection slowed",
               "Live trade detection fell back to polling: copies may be a few seconds "
               "late. {reason}.", reason_field="reason"),
+    EventType("venue.throttled", "Orders slowed",
+              "Polymarket warned that your account sends orders fast: copytrade now sends at "
+              "most {limit} {kind} per 10 seconds, and speeds up again while no warning "
+              "comes.", reason_field="kind", untrusted=("venue_message",)),
     EventType("channel.disabled", "Channel disabled",
               "Your {kind} channel “{label}” was turned off: {reason}.",
               untrusted=("label",)),

@@ -1,5 +1,6 @@
 """The in-app notification centre: the user's events, newest first, unread counts, marking
-read, and a Redis channel per user that live listeners (MCP ``subscriptions/listen``) follow."""
+read, and a Redis channel per user that live listeners (MCP ``subscriptions/listen``) follow:
+``publish`` pushes each new in-app notification's id there, ``Listener`` follows it."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
 
-from models.base import utcnow
+import redis
+
+from models.base import db, utcnow
 from models.notifications import Notification
 from models.user import User
 from services.notifications import catalogue
-from services.platform import jobs
+from services.platform import errors, jobs
 from services.platform.pagination import DEFAULT_LIMIT, Page, paginate
 
 log = logging.getLogger(__name__)
@@ -42,6 +45,18 @@ def list_notifications(user: User | UUID, *, unread: bool = False, limit: int = 
         query = query.where(Notification.read_at.is_null())
     query = query.order_by(Notification.created_at.desc(), Notification.id.desc())
     return paginate(query, limit, offset).map(as_dict)
+
+
+def get(user: User | UUID, notification_id: UUID | str) -> dict[str, Any]:
+    """One of the user's in-app notifications as machines see it; NotFound otherwise."""
+    try:
+        wanted = UUID(str(notification_id))
+    except ValueError:
+        raise errors.NotFound("No such notification.") from None
+    row = _shown(user).where(Notification.id == wanted).first()
+    if row is None:
+        raise errors.NotFound("No such notification.")
+    return as_dict(row)
 
 
 def unread_count(user: User | UUID) -> int:
@@ -73,3 +88,47 @@ def publish(notification: Notification) -> None:
     except Exception:  # a Redis blip costs a live push, never the event
         log.warning("notification %s was not pushed to live listeners", notification.id,
                     exc_info=True)
+
+
+class Listener:
+    """A live follower of one user's new in-app notifications (their Redis channel).
+
+    Subscribed when made, so nothing published afterwards is missed; ``next`` waits for one.
+    Used outside a request (a stream's generator): it opens its own database connection
+    for each read.
+    """
+
+    def __init__(self, user_id: UUID) -> None:
+        self.user_id = user_id
+        try:
+            self._pubsub = jobs.connection().pubsub(ignore_subscribe_messages=True)
+            self._pubsub.subscribe(topic(user_id))
+        except redis.RedisError as exc:
+            raise errors.CacheUnavailable("Live notifications need Redis, which is not "
+                                          "answering.") from exc
+
+    def next(self, timeout: float) -> dict[str, Any] | None:
+        """The next new notification within ``timeout`` seconds, or None (CacheUnavailable
+        when Redis fails: the stream ends and the client listens again)."""
+        try:
+            message = self._pubsub.get_message(timeout=timeout)
+        except redis.RedisError as exc:
+            raise errors.CacheUnavailable() from exc
+        if message is None or message.get("type") != "message":
+            return None
+        raw = message["data"]
+        opened = db.connect(reuse_if_open=True)
+        try:
+            return get(self.user_id, raw.decode() if isinstance(raw, bytes) else str(raw))
+        except errors.NotFound:  # deleted meanwhile
+            return None
+        finally:
+            if opened:
+                db.close()
+
+    def close(self) -> None:
+        """Unsubscribe and hand the connection back."""
+        try:
+            self._pubsub.close()
+        except redis.RedisError:
+            log.debug("closing a notification listener failed", exc_info=True)

@@ -7,6 +7,10 @@ their markets are catalogued from Gamma when missing; then the wallet's balances
 conditions' payouts are read on chain (``balanceOfBatch``, ``payoutDenominator``), which
 decide. When the Data API cannot answer, the catalogue's closed markets are the candidates.
 
+``sweep_available`` (job ``claims.sweep_available``, every CLAIM_SWEEP_SECONDS across
+workers) looks at every ready account whose Data API listing shows redeemable positions and
+tells the user once per market that pays (``claim.available``, wallet_notices).
+
 ``claim`` records one Claim per condition and enqueues job ``claims.redeem``, which
 redeems through ConditionalTokens ``redeemPositions`` (plain markets) or the
 NegRiskCtfCollateralAdapter (neg-risk markets, after approving it on the CTF; the v1
@@ -84,6 +88,7 @@ from services.wallets import (
     trading_accounts,
     wallet_batches,
     wallet_lifecycle,
+    wallet_notices,
     wallet_transactions,
     wallets,
     withdrawals,
@@ -97,6 +102,8 @@ from venue.order_versions import is_position_id
 log = logging.getLogger(__name__)
 
 JOB_NAME = "claims.redeem"
+SWEEP_JOB = "claims.sweep_available"
+SWEEP_TIMEOUT = 1800  # seconds: a sweep pages through every ready account
 BALANCE_BATCH = 200  # token ids per balanceOfBatch call
 # Gas budgeted per neg-risk or v2 claim when it cannot be estimated before the approval
 # exists: setApprovalForAll (~50k) plus the adapter's or Router's redeem (~250k), with room.
@@ -524,6 +531,39 @@ def request(user: User | UUID | str, token_ids: Sequence[str] | None = None) -> 
             draft.save(force_insert=True)
             claims.append(draft)
     return claims
+
+
+def announce(user_id: UUID, positions: list[ClaimablePosition]) -> int:
+    """claim.available for each market in ``positions`` that pays (once per user and
+    market, whoever calls); how many were new."""
+    told = 0
+    for condition_id, held, payout in _paying_conditions(positions):
+        market = held[0].market_title or held[0].market_slug or condition_id
+        told += wallet_notices.claim_available(user_id, condition_id, market, payout)
+    return told
+
+
+def sweep_available(accounts: Any) -> int:
+    """Tell the owners of ``accounts`` (TradingWallets) about winnings to claim; how many
+    were told. An account whose Data API listing shows nothing redeemable (or cannot be
+    read) costs one request and is looked at again next sweep."""
+    told = 0
+    for wallet in accounts:
+        try:
+            if not _venue_redeemable(wallets.maker(wallet)):
+                continue
+            told += announce(wallet.user_id, wallet_claimable(wallet))
+        except Exception as exc:  # one account's chain or venue trouble stops no other
+            log.warning("claim sweep of wallet %s failed: %s", wallet.id, exc)
+    return told
+
+
+def enqueue_sweep() -> None:
+    """Queue the claim sweep (once while one is pending)."""
+    from services.platform import jobs
+
+    jobs.enqueue(SWEEP_JOB, job_id=jobs.logical_job_id(SWEEP_JOB), queue="low",
+                 timeout=SWEEP_TIMEOUT)
 
 
 def enqueue(claim: Claim) -> None:

@@ -1,14 +1,42 @@
-"""What the user is told about their money (services/notifications): a withdrawal done or
-unclear, a claim done, a deposit seen, the account ready. Each event's id is the record's
-own, so a job that runs again tells nothing twice."""
+"""What the user is told about their money and their account (services/notifications): a
+withdrawal done or unclear, a claim done or winnings to claim, a deposit seen, the account
+ready, the venue slowing the account's orders. Each event's id is the record's own (or the
+episode's), so a job that runs again tells nothing twice.
+
+``on_rate_warning`` is the venue client's rate-limit warning observer (venue/http.py calls it
+on every ``Poly-RateLimit-Warning``, on the copy engine's hot path too): it only queues job
+``wallets.notify_throttled`` once per signer, kind and hour in this process; the job finds
+the signer's user and emits ``venue.throttled:<user>:<kind>:<hour>``.
+"""
 
 from __future__ import annotations
 
+import logging
+import threading
 from decimal import Decimal
 from uuid import UUID
 
-from models.wallet import AMBIGUOUS, CONFIRMED, AccountOnboarding, Claim, Withdrawal
+from peewee import fn
+
+from models.base import utcnow
+from models.wallet import (
+    AMBIGUOUS,
+    CONFIRMED,
+    AccountOnboarding,
+    Claim,
+    TradingWallet,
+    Withdrawal,
+)
 from services.notifications import events
+from services.platform import jobs
+from venue import http as venue_http
+
+log = logging.getLogger(__name__)
+
+THROTTLE_JOB = "wallets.notify_throttled"
+THROTTLED_KINDS = ("orders", "cancels")  # the per-signer budgets (venue/budgets.py)
+_queued: set[tuple[str, str, str]] = set()  # (signer, kind, hour) this process queued
+_queued_lock = threading.Lock()
 
 TOKEN_NAMES = {"usdc": "pUSD", "usdc_e": "USDC.e", "matic": "MATIC"}
 
@@ -34,10 +62,12 @@ def claim_outcome(claim_id: UUID | str) -> None:
 
 
 def claim_available(user_id: UUID | str, condition_id: str, market: str,
-                    amount: Decimal) -> None:
-    """claim.available: a resolved market pays the user (once per market)."""
-    events.emit(user_id, "claim.available", f"claim.available:{user_id}:{condition_id}",
-                link="/dashboard/positions", amount=amount, market=market)
+                    amount: Decimal) -> bool:
+    """claim.available: a resolved market pays the user (once per user and market);
+    whether this call told them."""
+    return events.emit(user_id, "claim.available", f"claim.available:{user_id}:{condition_id}",
+                       link="/dashboard/wallet", amount=amount, market=market,
+                       condition_id=condition_id) is not None
 
 
 def deposit_received(user_id: UUID | str, wallet_id: UUID | str, amount: Decimal,
@@ -52,3 +82,39 @@ def account_ready(onboarding_id: UUID | str) -> None:
     row = AccountOnboarding.get_by_id(UUID(str(onboarding_id)))
     events.emit(row.wallet.user_id, "account.ready", f"account.ready:{row.id}",
                 link="/dashboard/account")
+
+
+def on_rate_warning(signer: str, kind: str, limit: float | None, text: str) -> None:
+    """The venue warned ``signer`` and its budget of ``kind`` backed off to ``limit`` per
+    10 s: queue the notice (once per signer, kind and hour here; never raises, never waits
+    on the database)."""
+    if not signer or kind not in THROTTLED_KINDS or limit is None:
+        return
+    hour = utcnow().strftime("%Y%m%d%H")
+    key = (signer.lower(), kind, hour)
+    with _queued_lock:
+        if key in _queued:
+            return
+        _queued.difference_update({k for k in _queued if k[2] != hour})  # older hours go
+        _queued.add(key)
+    try:
+        jobs.enqueue(THROTTLE_JOB, key[0], kind, int(limit), hour, text[:200], queue="low",
+                     job_id=jobs.logical_job_id(THROTTLE_JOB, *key))
+    except Exception:  # Redis down costs the notice, never the order
+        log.warning("venue.throttled for %s not queued", signer, exc_info=True)
+
+
+def venue_throttled(signer: str, kind: str, limit: int, hour: str, text: str) -> bool:
+    """venue.throttled for the user whose trading key is ``signer`` (once per kind and hour);
+    whether someone was told."""
+    wallet = TradingWallet.get_or_none(fn.LOWER(TradingWallet.address) == signer.lower())
+    if wallet is None:
+        return False
+    return events.emit(wallet.user_id, "venue.throttled",
+                       f"venue.throttled:{wallet.user_id}:{kind}:{hour}",
+                       link="/dashboard/configs", kind=kind, limit=int(limit),
+                       venue_message=text) is not None
+
+
+# The venue layer knows nothing of ours; it reports each rate-limit warning to its observers.
+venue_http.add_warning_observer(on_rate_warning)

@@ -38,6 +38,7 @@ PAYLOADS: dict[str, dict[str, Any]] = {
     "deposit.received": {"amount": Decimal(20), "token": "pUSD"},
     "account.ready": {},
     "feed.degraded": {"reason": "the live feed is down"},
+    "venue.throttled": {"kind": "orders", "limit": 1750, "venue_message": "slow down"},
 }
 
 

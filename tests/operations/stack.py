@@ -118,3 +118,14 @@ def wait_serving(web: subprocess.Popen, base: str, log: Path,
             return False
 
     wait(up, timeout, "gunicorn to serve")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """End a server this test started: SIGTERM (a graceful stop), SIGKILL after 30 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)

@@ -23,6 +23,7 @@ from tests.api.oauth_flow import authorize_params, pkce
 from tests.conftest import free_port
 from tests.local_http import Dripper, serving
 from tests.operations.stack import ROOT, cli, wait_serving
+from tests.operations.stack import stop as stop_server
 
 SLOW_CLIENTS = 50
 PROBES = 5
@@ -132,11 +133,5 @@ def test_healthz_and_an_authenticated_get_answer_while_50_clients_hold_authorize
     finally:
         stop.set()
         dripper.stop.set()
-        if web.poll() is None:
-            web.terminate()
-            try:
-                web.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                web.kill()
-                web.wait(timeout=10)
+        stop_server(web)
         log.close()

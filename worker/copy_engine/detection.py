@@ -42,6 +42,7 @@ class DetectionSource:
         # and when it came back (None while the gap lasts).
         self.gap_at: datetime | None = None
         self.gap_ended: datetime | None = None
+        self.reason = ""  # why the source last changed, in words a user reads
         # Polls per whole second of the last minute, oldest first: bounded by WINDOW
         # entries however many targets poll.
         self._polls: deque[list[int]] = deque()
@@ -78,6 +79,9 @@ class DetectionSource:
             why = ("feed carries trades" if live else
                    "feed stale: no trade frame" if getattr(feed, "stale_since", None)
                    else "feed down")
+            self.reason = ("The live feed carries trades again" if live else
+                           "The live feed stopped carrying trades" if why.startswith("feed st")
+                           else "The live feed is down")
             (log.info if live else log.warning)(
                 "engine %s: trades now detected by %s (%s)", self.name, source, why)
             now = datetime.now(UTC)

@@ -44,6 +44,7 @@ import trio
 from chain.exchange_events import ExchangeFill
 from models import database
 from models.base import db as bound_database
+from services.copying import copy_notices
 from services.platform import copy_control, metrics, venues
 from services.platform.runtime import runtime
 from venue.client import AsyncVenueClient
@@ -442,7 +443,24 @@ class CopyEngine:
             if was_live and not self.feed_connected:
                 self._feed_lost.set()  # targets waiting out a backstop interval poll now
                 self._feed_lost = trio.Event()
+                self._tell_degraded()
             await trio.sleep(0.5)
+
+    def _tell_degraded(self) -> None:
+        """feed.degraded to every user of the configs running here, in the background (a
+        notice never holds detection up); the drop's time is the episode's id."""
+        users = sorted({c.user_id for watcher in self.targets.values()
+                        for c in watcher.configs.values()})
+        if not users or self._nursery is None or self.detection.gap_at is None:
+            return
+        self._nursery.start_soon(self._emit_degraded, users, self.detection.gap_at.isoformat(),
+                                 self.detection.reason)
+
+    async def _emit_degraded(self, users: list[UUID], episode: str, reason: str) -> None:
+        try:
+            await self.db(copy_notices.feed_degraded, users, self.name, episode, reason)
+        except Exception:  # a lost notice must not end the engine
+            log.exception("engine %s: feed.degraded notices failed", self.name)
 
 
     # -- the chain -----------------------------------------------------------------------

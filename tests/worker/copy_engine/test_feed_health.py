@@ -14,8 +14,10 @@ import trio
 from flask import render_template
 
 from blueprints.dashboard.base import present
+from models.notifications import Notification, NotificationDelivery
 from schemas.configs import ConfigStatusSchema
 from services.copying import configs
+from services.notifications import channels
 from services.platform import copy_control, metrics, operations
 from tests.worker.conftest import delete_prefixed_keys
 from tests.worker.copy_engine.conftest import FAST, inject, owned, settled, wait_for
@@ -43,6 +45,7 @@ def test_a_muted_feed_goes_stale_polling_copies_and_the_feed_comes_back(
     config = make_config(trader.user, target, size_multiplier=Decimal("0.5"))
     client = redis.Redis.from_url(redis_url)
     seen: dict[str, object] = {}
+    email = channels.add(trader.user, "email").channel  # any channel: its delivery is queued
 
     async def detection(engine, source: str) -> None:
         with trio.fail_after(15):
@@ -59,6 +62,7 @@ def test_a_muted_feed_goes_stale_polling_copies_and_the_feed_comes_back(
 
     async def scenario(engines):
         engine = engines[0]
+        seen["engine"] = engine.name
         await owned(engine, target)
         await trades_flow(engine)  # the feed carries trades: it is the live source
         assert engine.poll_delay() == STALE.backstop_poll_seconds
@@ -112,3 +116,13 @@ def test_a_muted_feed_goes_stale_polling_copies_and_the_feed_comes_back(
     assert 'copytrade_detection_source{source="poll"} 1.0' in exported
     assert 'copytrade_detection_source{source="feed"} 0.0' in exported
     assert "copytrade_feed_stale_reconnects_total" in exported
+    # The follower was told once that detection fell back (the drop is the episode),
+    # and that notice was queued for their channel.
+    [told] = Notification.select().where(Notification.user == trader.user,
+                                         Notification.type == "feed.degraded")
+    assert told.key == (f"feed.degraded:{trader.user.id}:{seen['engine']}:"
+                        f"{gap['detection_last_gap_at']}")
+    assert told.text.endswith("The live feed stopped carrying trades.")
+    assert NotificationDelivery.select().where(
+        NotificationDelivery.notification == told,
+        NotificationDelivery.channel == email).count() == 1
