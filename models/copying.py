@@ -180,6 +180,8 @@ class CopyIntent(BaseModel):
     latency_ms = peewee.IntegerField(null=True)  # order sent minus target trade seen
     detection_delay_ms = peewee.IntegerField(null=True)  # seen minus the target's trade time
     worker = peewee.CharField(max_length=120, default="")
+    # The target lease's fencing token the intent was recorded under (``TargetFence``).
+    fence = peewee.BigIntegerField(null=True)
     created_at = UTCDateTimeField(default=utcnow, index=True)
 
     class Meta:
@@ -188,6 +190,18 @@ class CopyIntent(BaseModel):
             (("config", "target_trade_key"), True),
             (("config", "created_at"), False),
         )
+
+
+class TargetFence(BaseModel):
+    """The newest fencing token of a target's lease: a copy engine writes intents of the
+    target's configs only under it (``services.copying.fences``)."""
+
+    target_address = peewee.CharField(max_length=42, unique=True)  # lowercase
+    token = peewee.BigIntegerField()
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "target_fences"
 
 
 class CopyPosition(BaseModel):
@@ -210,4 +224,4 @@ class CopyPosition(BaseModel):
         indexes = ((("config", "paper", "token_id"), True),)
 
 
-TABLES = [CopyConfig, ConfigPreview, TargetCursor, CopyIntent, CopyPosition]
+TABLES = [CopyConfig, ConfigPreview, TargetCursor, CopyIntent, CopyPosition, TargetFence]

@@ -12,8 +12,10 @@ same ``services.trading.orders`` core as a manual order, fed with what the engin
    wallet cannot pay, the venue's figure is read (``recheck``) and the batch prepared once
    more before it is skipped.
 2. record: in ONE transaction, the drafts are inserted (``copy_intents.insert``: only
-   those inserted now are acted on) and, for those, the orders' durable records written
-   (``orders.record_orders``). An order leaves only once its record is committed.
+   those inserted now are acted on; a draft whose fencing token is older than its
+   target's current one is refused, ``services.copying.fences``) and, for those, the
+   orders' durable records written (``orders.record_orders``). An order leaves only once
+   its record is committed.
 3. send: the batch's orders go out concurrently through the injected async ``send``
    (the engine's kept-alive client), shielded: a recorded order is sent and settled even
    if the target is being dropped.
@@ -48,7 +50,7 @@ from models.copying import (
     INTENT_SKIPPED,
 )
 from models.trading import Order
-from services.copying import copy_notices
+from services.copying import copy_notices, fences
 from services.copying import intents as copy_intents
 from services.copying.accounts import AccountCache
 from services.copying.intents import CopyIntentDraft
@@ -321,6 +323,9 @@ def record(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket],
     with write_transaction():
         if insert:
             inserted = copy_intents.insert(drafts)
+        elif drafts and drafts[0].fence is not None and not fences.holds(
+                drafts[0].target_address, drafts[0].fence):
+            inserted = []  # this engine's lease on the target was taken over: not its to send
         else:
             inserted = list(drafts)
             for ticket in tickets:

@@ -45,9 +45,9 @@ from models.copying import (
     INTENT_SENT,
     INTENT_SKIPPED,
     KIND_MIRROR,
-    CopyConfig,
     CopyIntent,
 )
+from services.copying import fences
 from services.platform import metrics
 from services.platform.runtime import runtime
 from services.trading import copy_positions, order_outages
@@ -87,6 +87,9 @@ class CopyIntentDraft:
     worker: str = ""
     created_at: datetime | None = None
     settled_at: datetime | None = None  # set when it fails before anything is sent
+    # The target lease's fencing token the engine writes under (None: not fenced, outside
+    # a running engine): the write refuses one older than the target's current token.
+    fence: int | None = None
 
     def failed(self, changes: Mapping[str, Any]) -> None:
         """Take an outcome decided before anything was sent (status, reason, detail)."""
@@ -112,7 +115,7 @@ class CopyIntentDraft:
             "size": self.size, "price": self.price, "usdc": self.usdc,
             "seen_at": self.seen_at, "detection_delay_ms": self.detection_delay_ms,
             "worker": self.worker, "created_at": self.created_at or self.seen_at,
-            "settled_at": self.settled_at,
+            "settled_at": self.settled_at, "fence": self.fence,
         }
 
     @classmethod
@@ -131,22 +134,23 @@ class CopyIntentDraft:
             condition_id=intent.condition_id, outcome=intent.outcome,
             outcome_index=intent.outcome_index, market_slug=intent.market_slug,
             detection_delay_ms=intent.detection_delay_ms, worker=intent.worker,
-            created_at=intent.created_at, settled_at=intent.settled_at)
+            created_at=intent.created_at, settled_at=intent.settled_at, fence=intent.fence)
 
 
 def insert(drafts: Sequence[CopyIntentDraft]) -> list[CopyIntentDraft]:
-    """Insert one fill's drafts for configs still active; the drafts actually inserted."""
+    """Insert one fill's drafts for configs still active; the drafts actually inserted.
+
+    Drafts carrying a fencing token (one engine's, for one target) are inserted only while
+    it is not older than their target's current one (``fences.active_configs``).
+    """
     if not drafts:
         return []
     config_ids = list({draft.config_id for draft in drafts})
     with write_transaction():
-        # By id alone, the state checked here: given "deleted_at IS NULL", SQLite's planner
-        # walks the deleted_at index over every live config (4 ms at 10,000) instead of
-        # looking up the fill's ten by primary key. Plain SQL: peewee's query compiler
-        # takes longer than the lookup itself, on the way to the fill's first order.
-        active = {row["id"] for row in select_rows(
-            CopyConfig, ("id", "is_active", "deleted_at"), {"id": config_ids}, for_share=True)
-            if row["is_active"] and row["deleted_at"] is None}
+        # By id alone, the state checked here, with the fence in the same statement.
+        # Plain SQL: peewee's query compiler takes longer than the lookup itself, on the
+        # way to the fill's first order.
+        active = fences.active_configs(config_ids, drafts[0].fence)
         live = [draft for draft in drafts if draft.config_id in active]
         if not live:
             return []
