@@ -7,7 +7,10 @@ skip with a reason). The rules that make mirroring exactly-once:
   ``FOR SHARE`` on PostgreSQL, so a concurrent ``stop`` waits for us or we see it), with
   ``ON CONFLICT DO NOTHING`` on (config, target trade). Only the drafts this call inserted
   come back, and only those may be acted on: another worker, a retry or a restart that
-  sees the same fill inserts nothing, so it never places a second order.
+  sees the same fill inserts nothing, so it never places a second order. Drafts carry
+  the target lease's fencing token, and the same statement refuses one older than the
+  target's current token (``services.copying.fences``): an engine whose lease was taken
+  over while it was cut off records nothing.
 - ``reconcile``: after a restart or a take-over, an open intent with no order record
   never left (the order service writes the record before sending) and is handed back to
   be placed, or failed as ``not_sent`` when too old; one with an order record takes the
