@@ -152,20 +152,31 @@ class Executed:
 
 async def execute(drafts: Sequence[CopyIntentDraft], quote: Quote, *, accounts: AccountCache,
                   send: Sender, run_db: DbRunner, recheck: BalanceRecheck,
-                  insert: bool = True, catalogue_market: bool = True) -> Executed:
+                  insert: bool = True, catalogue_market: bool = True,
+                  may_send: Callable[[], bool] | None = None) -> Executed:
     """Record the drafts (``insert``) and place their orders: the live ones as one batch.
 
     Without ``insert`` the drafts are stored intents re-placed after a restart. With
-    ``catalogue_market`` the quote's market is put in the catalogue if missing.
+    ``catalogue_market`` the quote's market is put in the catalogue if missing. With
+    ``may_send`` (the engine's lease clock), asked again just before the record is
+    written, ``fences.LeaseLapsed`` is raised instead of recording once it says no.
     """
     tickets = [Ticket(draft) for draft in drafts
                if draft.status == INTENT_PENDING and not draft.paper]
-    recorded, short = await run_db(ready, drafts, tickets, quote, accounts, insert=insert,
-                                   final=False, catalogue_market=catalogue_market)
-    if short:  # the estimate says the wallet cannot pay: ask the venue before skipping
-        await recheck({t.user_id for t in short})
-        recorded, _ = await run_db(ready, drafts, tickets, quote, accounts, insert=insert,
-                                   final=True, catalogue_market=catalogue_market)
+    try:
+        recorded, short = await run_db(ready, drafts, tickets, quote, accounts, insert=insert,
+                                       final=False, catalogue_market=catalogue_market,
+                                       may_send=may_send)
+        if short:  # the estimate says the wallet cannot pay: ask the venue before skipping
+            await recheck({t.user_id for t in short})
+            recorded, _ = await run_db(ready, drafts, tickets, quote, accounts,
+                                       insert=insert, final=True,
+                                       catalogue_market=catalogue_market, may_send=may_send)
+    except fences.LeaseLapsed:
+        for ticket in tickets:  # nothing was recorded: give the reservations back
+            if ticket.reserved:
+                _release(ticket, accounts)
+        raise
     assert recorded is not None
     recorded_ids = {draft.id for draft in recorded}
     going = [t for t in tickets if t.order is not None]
@@ -294,7 +305,7 @@ def prepare(tickets: list[Ticket], quote: Quote, accounts: AccountCache, *,
 
 def ready(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Quote,
           accounts: AccountCache, *, insert: bool = True, final: bool = True,
-          catalogue_market: bool = True
+          catalogue_market: bool = True, may_send: Callable[[], bool] | None = None
           ) -> tuple[list[CopyIntentDraft] | None, list[Ticket]]:
     """Steps 1 and 2 in one database thread: (drafts recorded, []), or (None, the short ones).
 
@@ -306,6 +317,8 @@ def ready(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Quote
                     accounts, final=final)
     if short:
         return None, short
+    if may_send is not None and not may_send():
+        raise fences.LeaseLapsed("the lease clock ran out before the copy was recorded")
     return record(drafts, tickets, quote if catalogue_market else None, insert=insert), []
 
 

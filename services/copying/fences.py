@@ -25,6 +25,11 @@ from models.copying import CopyConfig, TargetFence
 log = logging.getLogger(__name__)
 
 
+class LeaseLapsed(Exception):
+    """The engine's lease clock ran out before a copy was recorded: nothing was written or
+    sent, and the fill is the next owner's (its cursor must not move past it)."""
+
+
 def register(target: str, token: int) -> int:
     """Make ``token`` the target's current fencing token unless a newer one is; the
     token now registered (greater than ``token``: this engine's lease is stale, or Redis
@@ -99,4 +104,4 @@ def active_configs(config_ids: Sequence[UUID], token: int | None) -> set[UUID]:
     return active
 
 
-__all__ = ["active_configs", "current", "holds", "register"]
+__all__ = ["LeaseLapsed", "active_configs", "current", "holds", "register"]

@@ -38,6 +38,7 @@ from models.copying import (
     KIND_OPEN_POSITION,
 )
 from services.copying import execution as copy_execution
+from services.copying import fences
 from services.copying import intents as copy_intents
 from services.copying import mirror as copying
 from services.copying.execution import Quote
@@ -332,15 +333,13 @@ class FillExecutor:
         token = quote.info.token_id
         if not self.may_send():
             # The lease clock ran out (renewals failed): another engine may own the target
-            # by now; the fill is its to copy.
-            log.warning("engine %s: lease clock ran out; %d copies left to the next owner",
-                        self.name, len(drafts))
-            return []
+            # by now; the fill is its to copy (raised: the target's cursor stays before it).
+            raise fences.LeaseLapsed("the lease clock ran out")
         done = await copy_execution.execute(
             drafts, quote,
             accounts=self.wallets.accounts, send=self.send, run_db=self._db,
             recheck=self.wallets.recheck, insert=insert,
-            catalogue_market=token not in self._catalogued)
+            catalogue_market=token not in self._catalogued, may_send=self.may_send)
         if done.catalogued:
             self._catalogued.add(token)  # its market is in the catalogue now
         self._apply(configs, done.moves)
