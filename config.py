@@ -210,6 +210,9 @@ class CopyEngineConfig:
     """
 
     lease_ms: int = 5000
+    # An engine whose renewals fail stops sending lease_ms x (1 - lease_margin) after the
+    # last renewal it asked for (its own clock), before the lease can expire at Redis.
+    lease_margin: float = 0.3
     heartbeat_seconds: float = 1.0
     sweep_seconds: float = 1.0
     # Configs re-read at least this often, else when their fingerprint moves (any edit,
@@ -541,6 +544,7 @@ _NOTIFY_VARIABLES = {
 # COPY_* variables that override engine timings (the others keep their defaults).
 _ENGINE_VARIABLES = {
     "COPY_LEASE_MS": "lease_ms",
+    "COPY_LEASE_MARGIN": "lease_margin",
     "COPY_HEARTBEAT_SECONDS": "heartbeat_seconds",
     "COPY_SWEEP_SECONDS": "sweep_seconds",
     "COPY_POLL_SECONDS": "poll_seconds",
@@ -709,6 +713,8 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
             number(name, getattr(engine_defaults, attribute)))
            for name, attribute in _ENGINE_VARIABLES.items()},
         use_feed=flag("COPY_USE_FEED", True), **_chain_detection(get, flag, venue))
+    if not 0 < engine.lease_margin < 1:
+        raise ValueError("COPY_LEASE_MARGIN must be between 0 and 1 (a fraction of the lease)")
     metrics_port = get("WORKER_METRICS_PORT")
     return Settings(
         instance_path=str(instance),
@@ -1247,6 +1253,11 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         "how long a copy engine's lease on a target lasts without renewal (a dead "
         "worker's targets move after this)",
         None),
+    "COPY_LEASE_MARGIN": (
+        "the share of COPY_LEASE_MS a copy engine keeps as margin: when its lease renewals "
+        "fail, it stops sending copies COPY_LEASE_MS x (1 - margin) after the last one it "
+        "asked for, by its own clock, before its leases can expire",
+        None),
     "COPY_HEARTBEAT_SECONDS": (
         "seconds between a copy engine's heartbeats and lease renewals",
         None),
@@ -1417,7 +1428,8 @@ ENVIRONMENT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "COPY_CHAIN_POLL_SECONDS", "COPY_CHAIN_PENDING", "COPY_POLLS_PER_SECOND",
         "COPY_BACKSTOP_POLLS_PER_SECOND", "COPY_POLL_SECONDS", "COPY_BACKSTOP_POLL_SECONDS",
         "COPY_BALANCE_CONCURRENCY", "COPY_BALANCE_READS_PER_SECOND", "COPY_RECHECK_SECONDS",
-        "COPY_RECHECK_AFTER_SECONDS", "COPY_LEASE_MS", "COPY_HEARTBEAT_SECONDS",
+        "COPY_RECHECK_AFTER_SECONDS", "COPY_LEASE_MS", "COPY_LEASE_MARGIN",
+        "COPY_HEARTBEAT_SECONDS",
         "COPY_SWEEP_SECONDS", "COPY_EXIT_CHECK_SECONDS", "COPY_STALE_INTENT_SECONDS")),
     ("Notifications", (
         "NOTIFY_RETRY_SECONDS", "NOTIFY_TICK_SECONDS", "NOTIFY_BURST",

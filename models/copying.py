@@ -191,6 +191,8 @@ class CopyIntent(BaseModel):
     settlement_ms = peewee.IntegerField(null=True)   # answer -> the outcome recorded
     taker_delay_ms = peewee.IntegerField(null=True)  # the market's taker delay waited out
     worker = peewee.CharField(max_length=120, default="")
+    # The target lease's fencing token the intent was recorded under (``TargetFence``).
+    fence = peewee.BigIntegerField(null=True)
     created_at = UTCDateTimeField(default=utcnow, index=True)
 
     class Meta:
@@ -199,6 +201,18 @@ class CopyIntent(BaseModel):
             (("config", "target_trade_key"), True),
             (("config", "created_at"), False),
         )
+
+
+class TargetFence(BaseModel):
+    """The newest fencing token of a target's lease: a copy engine writes intents of the
+    target's configs only under it (``services.copying.fences``)."""
+
+    target_address = peewee.CharField(max_length=42, unique=True)  # lowercase
+    token = peewee.BigIntegerField()
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "target_fences"
 
 
 class CopyPosition(BaseModel):
@@ -251,4 +265,5 @@ class CopyabilityReport(BaseModel):
         indexes = ((("address", "window", "inputs_hash"), False),)
 
 
-TABLES = [CopyConfig, ConfigPreview, TargetCursor, CopyIntent, CopyPosition, CopyabilityReport]
+TABLES = [CopyConfig, ConfigPreview, TargetCursor, CopyIntent, CopyPosition, CopyabilityReport,
+          TargetFence]

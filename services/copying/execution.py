@@ -12,8 +12,10 @@ same ``services.trading.orders`` core as a manual order, fed with what the engin
    wallet cannot pay, the venue's figure is read (``recheck``) and the batch prepared once
    more before it is skipped.
 2. record: in ONE transaction, the drafts are inserted (``copy_intents.insert``: only
-   those inserted now are acted on) and, for those, the orders' durable records written
-   (``orders.record_orders``). An order leaves only once its record is committed.
+   those inserted now are acted on; a draft whose fencing token is older than its
+   target's current one is refused, ``services.copying.fences``) and, for those, the
+   orders' durable records written (``orders.record_orders``). An order leaves only once
+   its record is committed.
 3. send: the batch's orders go out concurrently through the injected async ``send``
    (the engine's kept-alive client), shielded: a recorded order is sent and settled even
    if the target is being dropped.
@@ -49,7 +51,7 @@ from models.copying import (
     INTENT_SKIPPED,
 )
 from models.trading import Order
-from services.copying import copy_notices
+from services.copying import copy_notices, fences
 from services.copying import intents as copy_intents
 from services.copying.accounts import AccountCache
 from services.copying.intents import CopyIntentDraft
@@ -162,20 +164,31 @@ class Executed:
 
 async def execute(drafts: Sequence[CopyIntentDraft], quote: Quote, *, accounts: AccountCache,
                   send: Sender, run_db: DbRunner, recheck: BalanceRecheck,
-                  insert: bool = True, catalogue_market: bool = True) -> Executed:
+                  insert: bool = True, catalogue_market: bool = True,
+                  may_send: Callable[[], bool] | None = None) -> Executed:
     """Record the drafts (``insert``) and place their orders: the live ones as one batch.
 
     Without ``insert`` the drafts are stored intents re-placed after a restart. With
-    ``catalogue_market`` the quote's market is put in the catalogue if missing.
+    ``catalogue_market`` the quote's market is put in the catalogue if missing. With
+    ``may_send`` (the engine's lease clock), asked again just before the record is
+    written, ``fences.LeaseLapsed`` is raised instead of recording once it says no.
     """
     tickets = [Ticket(draft) for draft in drafts
                if draft.status == INTENT_PENDING and not draft.paper]
-    recorded, short = await run_db(ready, drafts, tickets, quote, accounts, insert=insert,
-                                   final=False, catalogue_market=catalogue_market)
-    if short:  # the estimate says the wallet cannot pay: ask the venue before skipping
-        await recheck({t.user_id for t in short})
-        recorded, _ = await run_db(ready, drafts, tickets, quote, accounts, insert=insert,
-                                   final=True, catalogue_market=catalogue_market)
+    try:
+        recorded, short = await run_db(ready, drafts, tickets, quote, accounts, insert=insert,
+                                       final=False, catalogue_market=catalogue_market,
+                                       may_send=may_send)
+        if short:  # the estimate says the wallet cannot pay: ask the venue before skipping
+            await recheck({t.user_id for t in short})
+            recorded, _ = await run_db(ready, drafts, tickets, quote, accounts,
+                                       insert=insert, final=True,
+                                       catalogue_market=catalogue_market, may_send=may_send)
+    except fences.LeaseLapsed:
+        for ticket in tickets:  # nothing was recorded: give the reservations back
+            if ticket.reserved:
+                _release(ticket, accounts)
+        raise
     assert recorded is not None
     recorded_ids = {draft.id for draft in recorded}
     going = [t for t in tickets if t.order is not None]
@@ -305,7 +318,7 @@ def prepare(tickets: list[Ticket], quote: Quote, accounts: AccountCache, *,
 
 def ready(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Quote,
           accounts: AccountCache, *, insert: bool = True, final: bool = True,
-          catalogue_market: bool = True
+          catalogue_market: bool = True, may_send: Callable[[], bool] | None = None
           ) -> tuple[list[CopyIntentDraft] | None, list[Ticket]]:
     """Steps 1 and 2 in one database thread: (drafts recorded, []), or (None, the short ones).
 
@@ -317,6 +330,8 @@ def ready(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Quote
                     accounts, final=final)
     if short:
         return None, short
+    if may_send is not None and not may_send():
+        raise fences.LeaseLapsed("the lease clock ran out before the copy was recorded")
     return record(drafts, tickets, quote if catalogue_market else None, insert=insert), []
 
 
@@ -334,6 +349,9 @@ def record(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket],
     with atomic():
         if insert:
             inserted = copy_intents.insert(drafts)
+        elif drafts and drafts[0].fence is not None and not fences.holds(
+                drafts[0].target_address, drafts[0].fence):
+            inserted = []  # this engine's lease on the target was taken over: not its to send
         else:
             inserted = list(drafts)
             for ticket in tickets:

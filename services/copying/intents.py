@@ -7,7 +7,10 @@ skip with a reason). The rules that make mirroring exactly-once:
   ``FOR SHARE`` on PostgreSQL, so a concurrent ``stop`` waits for us or we see it), with
   ``ON CONFLICT DO NOTHING`` on (config, target trade). Only the drafts this call inserted
   come back, and only those may be acted on: another worker, a retry or a restart that
-  sees the same fill inserts nothing, so it never places a second order.
+  sees the same fill inserts nothing, so it never places a second order. Drafts carry
+  the target lease's fencing token, and the same statement refuses one older than the
+  target's current token (``services.copying.fences``): an engine whose lease was taken
+  over while it was cut off records nothing.
 - ``reconcile``: after a restart or a take-over, an open intent with no order record
   never left (the order service writes the record before sending) and is handed back to
   be placed, or failed as ``not_sent`` when too old; one with an order record takes the
@@ -45,9 +48,9 @@ from models.copying import (
     INTENT_SENT,
     INTENT_SKIPPED,
     KIND_MIRROR,
-    CopyConfig,
     CopyIntent,
 )
+from services.copying import fences
 from services.platform import metrics
 from services.platform.runtime import runtime
 from services.trading import copy_positions, order_outages
@@ -92,6 +95,9 @@ class CopyIntentDraft:
     worker: str = ""
     created_at: datetime | None = None
     settled_at: datetime | None = None  # set when it fails before anything is sent
+    # The target lease's fencing token the engine writes under (None: not fenced, outside
+    # a running engine): the write refuses one older than the target's current token.
+    fence: int | None = None
 
     def failed(self, changes: Mapping[str, Any]) -> None:
         """Take an outcome decided before anything was sent (status, reason, detail)."""
@@ -118,7 +124,7 @@ class CopyIntentDraft:
             "seen_at": self.seen_at, "detection_delay_ms": self.detection_delay_ms,
             "detection_source": self.detection_source, "decision_ms": self.decision_ms,
             "worker": self.worker, "created_at": self.created_at or self.seen_at,
-            "settled_at": self.settled_at,
+            "settled_at": self.settled_at, "fence": self.fence,
         }
 
     @classmethod
@@ -139,22 +145,21 @@ class CopyIntentDraft:
             detection_delay_ms=intent.detection_delay_ms,
             detection_source=intent.detection_source, decision_ms=intent.decision_ms,
             worker=intent.worker,
-            created_at=intent.created_at, settled_at=intent.settled_at)
+            created_at=intent.created_at, settled_at=intent.settled_at, fence=intent.fence)
 
 
 def insert(drafts: Sequence[CopyIntentDraft]) -> list[CopyIntentDraft]:
-    """Insert one fill's drafts for configs still active; the drafts actually inserted."""
+    """Insert one fill's drafts for configs still active; the drafts actually inserted.
+
+    Drafts carrying a fencing token (one engine's, for one target) are inserted only while
+    it is not older than their target's current one (``fences.active_configs``).
+    """
     if not drafts:
         return []
     config_ids = list({draft.config_id for draft in drafts})
     with atomic():
-        # By id alone, the state checked here: given "deleted_at IS NULL", SQLite's planner
-        # walks the deleted_at index over every live config (4 ms at 10,000) instead of
-        # looking up the fill's ten by primary key. Plain SQL: peewee's query compiler
-        # takes longer than the lookup itself, on the way to the fill's first order.
-        active = {row["id"] for row in select_rows(
-            CopyConfig, ("id", "is_active", "deleted_at"), {"id": config_ids}, for_share=True)
-            if row["is_active"] and row["deleted_at"] is None}
+        # By id alone, the state checked here, with the fence in the same statement.
+        active = fences.active_configs(config_ids, drafts[0].fence)
         live = [draft for draft in drafts if draft.config_id in active]
         if not live:
             return []

@@ -11,6 +11,14 @@ releases run as Lua scripts that only touch keys still holding this engine's nam
 an engine can never renew or drop a lease another engine took over. The calls block
 (the engine runs them in threads); the operator's commands use the same key layout.
 
+Fencing: every take-over of a lease (a claim, an operator's move) increments the target's
+fencing token (``<prefix>copy:fence:<target>``, no TTL) in the same script, and hands the
+new token to the new holder. The holder registers it in the database
+(``services.copying.fences``) before it runs the target, and every intent it writes
+carries it: the intent write refuses a token older than the registered one, so an engine
+that lost its lease while cut off cannot record (hence cannot send) a copy. A lease that
+expired is not taken back by a late renewal: it is claimed again, with a new token.
+
 An operator moves a target (``copytrade executors move``) with ``move_target``: the lease
 is handed to another live engine (same remaining TTL) and ``<prefix>copy:moved:<target>``
 names the engine it was taken from for a while (``<prefix>copy:moved`` indexes the
@@ -30,21 +38,43 @@ import redis
 
 from services.platform import copy_control
 
-# Renew this engine's leases; one that expired while nobody else took it is taken back
-# (a late heartbeat is not a reason to drop a target no one else runs).
+# Renew this engine's leases. One that expired is not taken back: the engine stopped
+# sending by its own clock before it could expire, and takes it again by a claim (a new
+# fencing token, registered in the database before the target runs again).
 LEASE_SCRIPT_RENEW = """
 local renewed = {}
 for i, key in ipairs(KEYS) do
-  local holder = redis.call('GET', key)
-  if holder == ARGV[1] then
+  if redis.call('GET', key) == ARGV[1] then
     redis.call('PEXPIRE', key, ARGV[2])
-    renewed[#renewed + 1] = i
-  elseif not holder then
-    redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
     renewed[#renewed + 1] = i
   end
 end
 return renewed
+"""
+
+# Take each free lease (KEYS: lease, fence, lease, fence, ...); each taken one's fencing
+# token moves on: {index, token} pairs of the targets taken.
+LEASE_SCRIPT_CLAIM = """
+local taken = {}
+for i = 1, #KEYS, 2 do
+  if redis.call('SET', KEYS[i], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    taken[#taken + 1] = (i + 1) / 2
+    taken[#taken + 1] = redis.call('INCR', KEYS[i + 1])
+  end
+end
+return taken
+"""
+
+# The fencing token of a lease this engine holds: moved past ARGV[2] (the database's,
+# when Redis lost its counters), or false when the lease is not this engine's.
+FENCE_SCRIPT_ADOPT = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return false end
+local token = tonumber(redis.call('GET', KEYS[2]) or '0')
+if token <= tonumber(ARGV[2]) then
+  token = tonumber(ARGV[2]) + 1
+  redis.call('SET', KEYS[2], token)
+end
+return token
 """
 
 LEASE_SCRIPT_RELEASE = """
@@ -66,6 +96,11 @@ def _prefix(key_prefix: str | None) -> str:
 def lease_key(target: str, key_prefix: str | None = None) -> str:
     """The Redis key of a target's lease."""
     return f"{_prefix(key_prefix)}copy:lease:{target.lower()}"
+
+
+def fence_key(target: str, key_prefix: str | None = None) -> str:
+    """The Redis key of a target lease's fencing token (incremented at every take-over)."""
+    return f"{_prefix(key_prefix)}copy:fence:{target.lower()}"
 
 
 def engine_key(name: str, key_prefix: str | None = None) -> str:
@@ -105,15 +140,17 @@ def live_engines(client: redis.Redis, key_prefix: str) -> list[str]:
     return [n for n, ok in zip(names, alive, strict=True) if ok]
 
 
-# Hand the lease to ARGV[1] for what remains of it; remember the holder so it stays away,
-# and index the target (score: when the mark ends, ms) so that engines need not look for
-# marks among every target; marks already over leave the index.
+# Hand the lease to ARGV[1] for what remains of it (a take-over: the fencing token moves
+# on); remember the holder so it stays away, and index the target (score: when the mark
+# ends, ms) so that engines need not look for marks among every target; marks already
+# over leave the index.
 MOVE_SCRIPT = """
 local holder = redis.call('GET', KEYS[1])
 if not holder or holder == ARGV[1] then return false end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 1000 then ttl = 1000 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+redis.call('INCR', KEYS[4])
 redis.call('SET', KEYS[2], holder, 'PX', ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[3])
 redis.call('ZADD', KEYS[3], ARGV[3] + ARGV[2], ARGV[4])
@@ -135,7 +172,8 @@ def move_target(client: redis.Redis, prefix: str, target: str, to_engine: str,
                 hold_off_ms: int) -> str | None:
     """Hand ``target``'s lease from its holder to engine ``to_engine``; the old holder."""
     holder = client.register_script(MOVE_SCRIPT)(
-        keys=[lease_key(target, prefix), moved_key(target, prefix), moved_index_key(prefix)],
+        keys=[lease_key(target, prefix), moved_key(target, prefix), moved_index_key(prefix),
+              fence_key(target, prefix)],
         args=[to_engine, hold_off_ms, int(time.time() * 1000), target.lower()])
     if holder:
         announce(client, prefix)
@@ -157,6 +195,8 @@ class TargetLeases:
         self.ttl_ms = ttl_ms
         self._renew = client.register_script(LEASE_SCRIPT_RENEW)
         self._release = client.register_script(LEASE_SCRIPT_RELEASE)
+        self._claim = client.register_script(LEASE_SCRIPT_CLAIM)
+        self._adopt = client.register_script(FENCE_SCRIPT_ADOPT)
 
     def key(self, target: str) -> str:
         """The lease key of ``target``."""
@@ -169,15 +209,24 @@ class TargetLeases:
         values = self.client.mget([self.key(t) for t in targets])
         return {t: (v.decode() if v else None) for t, v in zip(targets, values, strict=True)}
 
-    def claim(self, targets: Sequence[str]) -> list[str]:
-        """Try to take each free target; the ones now held by this engine."""
-        if not targets:
-            return []
-        with self.client.pipeline(transaction=False) as pipe:
-            for target in targets:
-                pipe.set(self.key(target), self.owner, nx=True, px=self.ttl_ms)
-            results = pipe.execute()
-        return [t for t, ok in zip(targets, results, strict=True) if ok]
+    def claim(self, targets: Sequence[str]) -> dict[str, int]:
+        """Try to take each free target; the ones now held by this engine, with their new
+        fencing tokens."""
+        taken: dict[str, int] = {}
+        for start in range(0, len(targets), 500):  # a script call blocks Redis: in chunks
+            chunk = targets[start:start + 500]
+            keys = [key for t in chunk for key in (self.key(t), fence_key(t, self.prefix))]
+            found = self._claim(keys=keys, args=[self.owner, self.ttl_ms])
+            taken.update((chunk[int(found[i]) - 1], int(found[i + 1]))
+                         for i in range(0, len(found), 2))
+        return taken
+
+    def adopt(self, target: str, floor: int = 0) -> int | None:
+        """The fencing token of ``target``'s lease if this engine holds it (moved past
+        ``floor``, the database's token, when Redis is behind); None when it does not."""
+        token = self._adopt(keys=[self.key(target), fence_key(target, self.prefix)],
+                            args=[self.owner, floor])
+        return int(token) if token else None
 
     def moved_from(self, targets: Sequence[str]) -> dict[str, str]:
         """Targets an operator moved recently, with the engine they were moved away from.

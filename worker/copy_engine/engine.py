@@ -2,9 +2,11 @@
 
 The engine owns the nursery and a few parts, each owning the tasks it starts:
 
-- ``TargetOwnership`` (``ownership.py``): the target leases and this engine's fair share.
-  The engine's heartbeat renews the leases every second (a target whose lease could not be
-  renewed was taken over and stops at once); its sweep, every second or when nudged by a
+- ``TargetOwnership`` (``ownership.py``): the target leases, their fencing tokens and
+  this engine's fair share. The engine's heartbeat renews the leases every second (a
+  target whose lease could not be renewed was taken over and stops at once); the lease
+  clock stops every target when no renewal came back for the lease time less a margin
+  (Redis out of reach), before any lease can expire; its sweep, every second or when nudged by a
   control job or pub/sub message, reads which targets have active configs, lets the
   ownership release and claim targets, and reloads configs whose version changed, so
   edits apply without a restart.
@@ -44,7 +46,7 @@ import trio
 from chain.exchange_events import ExchangeFill
 from models import database
 from models.base import db as bound_database
-from services.copying import copy_notices
+from services.copying import copy_notices, fences
 from services.platform import copy_control, metrics, venues
 from services.platform.runtime import runtime
 from venue.client import AsyncVenueClient
@@ -88,7 +90,7 @@ class CopyEngine:
         # Backstop polls of many targets share the connection pool with the hot path.
         self._poll_limiter = trio.CapacityLimiter(self.settings.poll_concurrency)
         self.ownership = TargetOwnership(redis_client, prefix, name, self.settings.lease_ms,
-                                         self.redis_call)
+                                         self.redis_call, self.settings.lease_margin)
         self.quotes = QuoteSource(self.settings, self.stats)
         # Copiers' balance reads have their own slots: they never starve detection polls.
         self._balance_limiter = trio.CapacityLimiter(self.settings.balance_concurrency)
@@ -192,8 +194,11 @@ class CopyEngine:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 self.executor.spawn = nursery.start_soon
+                self.executor.fence_of = self.ownership.token
+                self.executor.may_send = self.ownership.may_send
                 self.running = True
                 nursery.start_soon(self._heartbeat_loop)
+                nursery.start_soon(self._lease_clock_loop)
                 nursery.start_soon(self._sweep_loop)
                 nursery.start_soon(self._control_loop)
                 if self.settings.use_feed and venue.config.rtds_url:
@@ -247,7 +252,22 @@ class CopyEngine:
                 if target not in kept and target in self.targets:
                     log.warning("engine %s lost the lease on %s; stopping it", self.name, target)
                     self._drop_target(target)
+            # Stopped by the lease clock while this renewal was on its way: let them go (a
+            # claim takes them again, with a new fencing token).
+            await self.ownership.release([t for t in kept if t not in self.targets])
             self._retain_accounts()
+
+    async def _lease_clock_loop(self) -> None:
+        """Stop every target once the lease clock runs out (no renewal for the lease time
+        less the margin), without waiting for Redis or the database: another engine may
+        claim them as soon as the leases expire."""
+        while True:
+            await trio.sleep(min(0.1, self.settings.heartbeat_seconds / 4))
+            if self.targets and not self.ownership.may_send():
+                log.error("engine %s: no lease renewal for %.1f s; stopping its %d targets",
+                          self.name, self.ownership.safe_seconds, len(self.targets))
+                for target in list(self.targets):
+                    self._drop_target(target)
 
     async def _exit_check_loop(self) -> None:
         """Every ``exit_check_seconds``, ask targets whose configs have periodic work (exits
@@ -380,6 +400,7 @@ class CopyEngine:
         # The accounts no running config needs any more are forgotten once per sweep or
         # heartbeat that dropped targets (each pass walks every config: not once per target).
         watcher = self.targets.pop(target, None)
+        self.ownership.forget(target)  # its intents are no longer written under its token
         if watcher is not None:
             watcher.scope.cancel()
             if self.feed is not None:
@@ -397,6 +418,14 @@ class CopyEngine:
     async def _run_target(self, watcher: TargetWatcher) -> None:
         with watcher.scope:
             try:
+                # The lease's fencing token goes to the database before anything runs: from
+                # then on the engine that held the target before cannot write an intent.
+                if await self.ownership.fence(watcher.address, self._register_fence) is None:
+                    log.warning("engine %s: lost %s before it started", self.name,
+                                watcher.address)
+                    if self.targets.get(watcher.address) is watcher:
+                        self._drop_target(watcher.address)
+                    return
                 snaps = await self.db(store.load_configs, [
                     cid for cid, (t, _) in (await self.db(store.config_versions,
                                                           [watcher.address])).items()])
@@ -418,6 +447,9 @@ class CopyEngine:
                 await self.ownership.release([watcher.address])
                 return
             await watcher.run()
+
+    async def _register_fence(self, target: str, token: int) -> int:
+        return int(await self.db(fences.register, target, token))
 
     # -- the feed -------------------------------------------------------------------------
 

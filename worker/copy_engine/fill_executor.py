@@ -38,6 +38,7 @@ from models.copying import (
     KIND_OPEN_POSITION,
 )
 from services.copying import execution as copy_execution
+from services.copying import fences
 from services.copying import intents as copy_intents
 from services.copying import mirror as copying
 from services.copying.execution import Quote
@@ -92,6 +93,11 @@ class FillExecutor:
         self._gc_held_since: float | None = None
         # Starts background tasks (copies waiting for the venue to reopen): the engine's.
         self.spawn: Callable[..., Any] | None = None
+        # The running engine's lease fencing: the token a target's intents are written
+        # under, and whether its lease clock still allows sending (outside an engine: no
+        # fencing, always).
+        self.fence_of: Callable[[str], int | None] = lambda target: None
+        self.may_send: Callable[[], bool] = lambda: True
 
     @contextlib.contextmanager
     def copying_now(self) -> Iterator[None]:
@@ -307,7 +313,8 @@ class FillExecutor:
             paper=config.paper, side=Side.parse(decision.side) if copies else None,
             size=decision.size if copies else None, price=decision.price,
             usdc=decision.usdc if copies else None, reason=decision.reason,
-            detail=decision.detail, worker=self.name, created_at=seen_at)
+            detail=decision.detail, worker=self.name, created_at=seen_at,
+            fence=self.fence_of(config.target))
         if fill is not None:
             draft.target_side, draft.target_size = fill.side, fill.size
             draft.target_price, draft.target_timestamp = fill.price, fill.timestamp
@@ -330,6 +337,10 @@ class FillExecutor:
         drafts are stored intents re-placed after a restart.
         """
         token = quote.info.token_id
+        if not self.may_send():
+            # The lease clock ran out (renewals failed): another engine may own the target
+            # by now; the fill is its to copy (raised: the target's cursor stays before it).
+            raise fences.LeaseLapsed("the lease clock ran out")
         now = time.monotonic()
         for draft in drafts:  # exits and re-placed intents: placing is measured from here
             if draft.decided_clock is None:
@@ -338,7 +349,7 @@ class FillExecutor:
             drafts, quote,
             accounts=self.wallets.accounts, send=self.send, run_db=self._db,
             recheck=self.wallets.recheck, insert=insert,
-            catalogue_market=token not in self._catalogued)
+            catalogue_market=token not in self._catalogued, may_send=self.may_send)
         if done.catalogued:
             self._catalogued.add(token)  # its market is in the catalogue now
         self._apply(configs, done.moves)
@@ -401,6 +412,12 @@ class FillExecutor:
     async def send(self, prepared: PreparedOrder) -> tuple[datetime, PostAnswer]:
         """Send one recorded order on the engine's client; when it left and the answer."""
         assert self.venue is not None
+        if not self.may_send():
+            # Recorded, but the lease may have expired since: not sent. The order is looked
+            # up by hash like a lost answer (the venue never got it).
+            log.error("engine %s: lease clock ran out; order %s not sent", self.name,
+                      prepared.order_hash)
+            return utcnow(), PostAnswer(lost=VenueError("not sent: the lease clock ran out"))
         limiter = self.place_limiter
         try:
             # A free slot is taken without a checkpoint: the fill's orders are written in the
@@ -451,6 +468,9 @@ class FillExecutor:
             except VenueError as exc:
                 log.info("copy intent %s: no quote yet (%s); waiting", draft.id, exc)
                 continue
+            if not self.may_send():
+                return  # the lease clock ran out: the next owner reconciles the intent
+            draft.fence = self.fence_of(config.target)
             done = await copy_execution.execute(
                 [draft], quote, accounts=self.wallets.accounts, send=self.send,
                 run_db=self._db, recheck=self.wallets.refresh, insert=False,
@@ -464,9 +484,12 @@ class FillExecutor:
 
     async def place_intent(self, config: ConfigSnapshot, draft: CopyIntentDraft) -> None:
         """Place one stored intent's order (live ones as a batch of one; paper the plain way)."""
+        draft.fence = self.fence_of(config.target)  # re-placed under this engine's token
         if not config.paper and not draft.paper:
             quote = await self.quotes.quote(draft.token_id)
             await self.execute({config.id: config}, [draft], quote, insert=False)
+            return
+        if not self.may_send():
             return
         async with self.place_limiter:
             move, _ = await self._db(copy_execution.place_and_settle, draft,

@@ -6,12 +6,21 @@ hands the surplus back; free targets are claimed up to that share. A target an o
 moved (``copytrade executors move``) never goes back to the engine it left, is taken by
 another at once (above its share) and is not shed while the mark lasts. Leases are
 renewed every heartbeat; one that could not be renewed was taken over.
+
+Fencing: a claim hands back each lease's new fencing token (``claimed``); the engine
+registers it in the database (``fence``) before the target runs, and its intents carry
+it (``token``). The lease clock: every claim and renewal notes when it was asked
+(``time.monotonic``, before the call: the lease runs from a later moment at Redis), and
+``may_send`` is true only until the lease time less the margin has passed since the
+oldest of them, so an engine that cannot renew stops sending before any lease of its
+can expire, even while Redis and the database are out of its reach.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Sized
 from typing import Any, Protocol
 
@@ -37,7 +46,7 @@ class TargetOwnership:
     """This engine's target leases, heartbeat and fair share (blocking calls run via ``call``)."""
 
     def __init__(self, client: redis.Redis, prefix: str, name: str, lease_ms: int,
-                 call: RedisCall) -> None:
+                 call: RedisCall, margin: float = 0.3) -> None:
         self.name = name
         self.prefix = prefix
         self.client = client
@@ -45,6 +54,51 @@ class TargetOwnership:
         self._call = call
         # Live engines at the last rebalance: the deployment's venue budgets are shared.
         self.engines = 1
+        # Sending stops this long after the last renewal was asked (lease less margin).
+        self.safe_seconds = lease_ms / 1000 * (1 - margin)
+        self.valid_until = 0.0  # time.monotonic() until which every running lease holds
+        self.claimed: dict[str, int] = {}  # new tokens of claimed leases, not yet registered
+        self.tokens: dict[str, int] = {}   # registered tokens of the targets running
+
+    def may_send(self) -> bool:
+        """True while every lease this engine runs is certainly still its own."""
+        return time.monotonic() < self.valid_until
+
+    def token(self, target: str) -> int:
+        """The fencing token ``target``'s intents are written under (0, always refused,
+        when it is not registered)."""
+        return self.tokens.get(target, 0)
+
+    def _asked(self, at: float, running: bool) -> None:
+        # A claim cannot extend the leases already running; a renewal of them all can.
+        until = at + self.safe_seconds
+        self.valid_until = min(self.valid_until, until) if running else until
+
+    async def fence(self, target: str, register: Callable[[str, int], Awaitable[int]]
+                    ) -> int | None:
+        """Register ``target``'s fencing token (``register`` writes it to the database and
+        answers the one now there) before the target runs; the token, or None when this
+        engine no longer holds the lease."""
+        token = self.claimed.pop(target, None)
+        if token is None:  # handed over by an operator: read the token the move set
+            token = await self._call(self.leases.adopt, target)
+        for _ in range(2):
+            if token is None:
+                return None
+            current = await register(target, token)
+            if current == token:
+                self.tokens[target] = token
+                return token
+            # The database has seen a newer token (Redis lost its counters): move past it.
+            log.warning("engine %s: target %s's fencing token %d is behind the database's "
+                        "%d; moving past it", self.name, target, token, current)
+            token = await self._call(self.leases.adopt, target, current)
+        return None
+
+    def forget(self, target: str) -> None:
+        """The target stopped here: its token is no longer this engine's."""
+        self.tokens.pop(target, None)
+        self.claimed.pop(target, None)
 
     async def live_engines(self) -> list[str]:
         """Engines heartbeating now (this one included once it has)."""
@@ -55,8 +109,12 @@ class TargetOwnership:
         await self._call(self.leases.heartbeat, fields)
 
     async def renew(self, owned: Sequence[str]) -> set[str]:
-        """Extend the leases of ``owned``; the targets still held (the rest were lost)."""
-        return await self._call(self.leases.renew, list(owned))
+        """Extend the leases of ``owned``; the targets still held (the rest were lost).
+        The lease clock restarts from when this was asked (``owned``: every running one)."""
+        asked = time.monotonic()
+        kept = await self._call(self.leases.renew, list(owned))
+        self._asked(asked, running=False)
+        return kept
 
     async def release(self, targets: Sequence[str]) -> None:
         """Give up leases this engine holds."""
@@ -100,12 +158,25 @@ class TargetOwnership:
         start: list[str] = []
         if free and (room > 0 or handed):
             holders = await self._call(self.leases.holders, free)
-            # An operator handed these leases to this engine.
-            start += [t for t in handed if holders[t] == self.name]
+            # An operator handed these leases to this engine, with what the old holder had
+            # left of them: renewed (and the lease clock noted) before they run.
+            ours = [t for t in handed if holders[t] == self.name]
+            if ours:
+                asked = time.monotonic()
+                kept = await self._call(self.leases.renew, ours)
+                if kept:
+                    self._asked(asked, running=bool(owned))
+                start += [t for t in ours if t in kept]
             unheld = [t for t in free if holders[t] is None]
             candidates = ([t for t in unheld if t in moved]
                           + [t for t in unheld if t not in moved][:max(room, 0)])
-            start += await self._call(self.leases.claim, candidates)
+            if candidates:
+                asked = time.monotonic()
+                taken = await self._call(self.leases.claim, candidates)
+                if taken:
+                    self._asked(asked, running=bool(owned))
+                self.claimed.update(taken)
+                start += list(taken)
         return start
 
     async def _release(self, targets: list[str], drop: Callable[[str], None]) -> None:

@@ -25,6 +25,7 @@ from uuid import UUID
 
 import trio
 
+from services.copying import fences
 from services.platform import metrics
 from venue.client import AsyncVenueClient
 from venue.errors import VenueError
@@ -222,6 +223,13 @@ class TargetWatcher:
                         self.processed_ts = max(self.processed_ts, item.timestamp)
                 else:
                     await executor.check_exits(self.configs)
+            except fences.LeaseLapsed:
+                # Nothing recorded: the target stops here, and its next owner copies the fill
+                # from the cursor (which stays before it).
+                log.warning("engine %s: lease clock ran out; %s of %s left to the next owner",
+                            context.name, kind, self.address)
+                if kind == "fill":
+                    self.seen.pop(item.dedup_key, None)
             except Exception as exc:
                 log.exception("engine %s: handling %s of %s failed", context.name, kind,
                               self.address)

@@ -39,7 +39,7 @@ from worker.copy_engine.engine import CopyEngine
 
 def _take(engine: CopyEngine, target: str) -> None:
     """``engine`` holds the target's lease and heartbeats (as its sweep would make it)."""
-    assert engine.ownership.leases.claim([target]) == [target]
+    assert list(engine.ownership.leases.claim([target])) == [target]
     engine.ownership.leases.heartbeat({"heartbeat_at": "now"})
 
 

@@ -17,7 +17,7 @@ def test_moved_marks_are_found_through_their_index_and_end(redis_url, engine_pre
     client = redis.Redis.from_url(redis_url)
     targets = [f"0x{i:040x}" for i in range(2000)]
     old = TargetLeases(client, engine_prefix, "engine-old", 5000)
-    assert old.claim(targets[:3]) == targets[:3]
+    assert list(old.claim(targets[:3])) == targets[:3]
     assert copy_leases.move_target(client, engine_prefix, targets[0], "engine-new", 300) \
         == "engine-old"
     assert copy_leases.move_target(client, engine_prefix, targets[1], "engine-new", 60000) \
