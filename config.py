@@ -416,8 +416,10 @@ class Settings:
     mcp_allowed_origins: tuple[str, ...] = ()
     # MCP subscriptions/listen streams one web process holds open at once (each holds one of
     # gunicorn's threads: keep it below --threads), and how long one lasts before the server
-    # closes it gracefully (the client listens again).
+    # closes it gracefully (the client listens again). Of those, one user holds at most
+    # mcp_listen_streams_per_user, so no user can take every slot.
     mcp_listen_streams: int = 2
+    mcp_listen_streams_per_user: int = 1
     mcp_listen_max_seconds: float = 900.0
     # False turns the per-IP rate limit off (RATE_LIMIT_ENABLED=false; tests do).
     rate_limit_enabled: bool = True
@@ -445,6 +447,7 @@ class Settings:
             "ALLOWED_HOSTS": ",".join(self.allowed_hosts),
             "MCP_ALLOWED_ORIGINS": ",".join(self.mcp_allowed_origins),
             "MCP_LISTEN_STREAMS": self.mcp_listen_streams,
+            "MCP_LISTEN_STREAMS_PER_USER": self.mcp_listen_streams_per_user,
             "MCP_LISTEN_MAX_SECONDS": self.mcp_listen_max_seconds,
             "RATE_LIMIT_ENABLED": self.rate_limit_enabled,
             "BASE_URL": self.base_url,
@@ -734,6 +737,8 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
                                   if origin.strip()),
         mcp_listen_streams=max(0, int(get("MCP_LISTEN_STREAMS")
                                       or Settings.mcp_listen_streams)),
+        mcp_listen_streams_per_user=max(1, int(get("MCP_LISTEN_STREAMS_PER_USER")
+                                               or Settings.mcp_listen_streams_per_user)),
         mcp_listen_max_seconds=max(1.0, number("MCP_LISTEN_MAX_SECONDS",
                                                Settings.mcp_listen_max_seconds)),
         base_url=(get("BASE_URL", "http://127.0.0.1:8000") or "").rstrip("/"),
@@ -1335,6 +1340,12 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         "of its threads (`copytrade serve --threads`, 4), so keep it below that; one more "
         "answers 429 `rate_limited` with Retry-After; `0` turns listening off",
         None),
+    "MCP_LISTEN_STREAMS_PER_USER": (
+        "of one web process's `MCP_LISTEN_STREAMS`, how many one user may hold at once (so "
+        "one user cannot take every slot); one more answers 429 `rate_limited` with "
+        "Retry-After. Counted per process: with several web processes a user may hold this "
+        "many on each",
+        None),
     "MCP_LISTEN_MAX_SECONDS": (
         "how long one MCP `subscriptions/listen` stream lasts before the server ends it "
         "gracefully (the client listens again and lists what it missed)",
@@ -1394,7 +1405,7 @@ ENVIRONMENT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Web", (
         "BASE_URL", "ALLOWED_HOSTS", "TRUSTED_PROXIES", "WEB_CONCURRENCY",
         "RATE_LIMIT_PER_SECOND", "RATE_LIMIT_BURST", "RATE_LIMIT_ENABLED", "MCP_ALLOWED_ORIGINS",
-        "MCP_LISTEN_STREAMS", "MCP_LISTEN_MAX_SECONDS")),
+        "MCP_LISTEN_STREAMS", "MCP_LISTEN_STREAMS_PER_USER", "MCP_LISTEN_MAX_SECONDS")),
     ("Sign-in and mail", (
         "SMTP_URL", "MAIL_FROM", "SIGN_IN_EMAILS_PER_ADDRESS", "SIGN_IN_EMAILS_PER_IP",
         "SIGN_IN_MISSES_PER_ADDRESS", "SIGN_IN_MISSES_PER_IP", "SIGN_IN_WINDOW_SECONDS",

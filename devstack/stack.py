@@ -108,13 +108,16 @@ def first_steps(port: int, cli: str, whales: list[str], *, mail: bool, chain: bo
     else:
         steps.append("No local chain runs (anvil is missing: npm install), so funding "
                      "and wallet pages are limited.")
+    # The same path as README.md's walkthrough: Traders, a whale's profile, Copy this trader.
     if whales:
-        steps.append("Copy a trader: on the dashboard, New copy config, target one of the "
-                     "sandbox's scripted traders, who trade by themselves:")
+        steps.append("Find a trader: the dashboard's Traders page ranks the sandbox's scripted "
+                     "traders (whales), who trade by themselves; open one's profile:")
         steps.extend(f"     {address}" for address in whales)
     else:
-        steps.append("Copy a trader: New copy config on the dashboard, with a target "
-                     "wallet address.")
+        steps.append("Find a trader: the dashboard's Traders page ranks wallets; open one's "
+                     "profile.")
+    steps.append("Copy: Copy this trader opens the config form prefilled; preview, create, "
+                 "Start (paper trading first).")
     steps.append("Watch the copies arrive on the config's page; README.md walks on from here.")
     lines = ["First steps:"]
     number = 0

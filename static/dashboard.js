@@ -78,9 +78,9 @@
     if (typeof uPlot === "undefined") { return; }
     var at = series.at.slice(), total = series.total.map(Number);
     var realized = series.realized ? series.realized.map(Number) : null;
-    // Points within a minute (one fill just now) draw nothing on a time axis of no width:
-    // start the line a minute earlier at 0.
-    if (at[at.length - 1] - at[0] < 60) {
+    // A PnL within a minute (one fill just now) starts a minute earlier at 0; a price
+    // (data-kind="price") had no known value before its first point, so none is made up.
+    if (at[at.length - 1] - at[0] < 60 && box.dataset.kind !== "price") {
       at.unshift(at[0] - 60); total.unshift(0); if (realized) { realized.unshift(0); }
     }
     var lines = [{}, {label: box.dataset.label || "Total PnL", stroke: "#1f5fd1", width: 2}];
@@ -92,10 +92,20 @@
     var width = Math.max(240, box.clientWidth || 600);
     // A flat line (all zero) gets a small range around it, not uPlot's empty 0-100.
     var yRange = function (u, min, max) {
+      if (box.dataset.kind === "price") { return [0, 1]; }  // a price is a probability
       return min === max ? [min - 1, max + 1] : uPlot.rangeNum(min, max, 0.1, true);
     };
     fitted(box, new uPlot({width: width, height: 220, series: lines, axes: [{}, {size: 60}],
-                           scales: {y: {range: yRange}}}, data, box), 220);
+                           scales: {x: {range: timeRange}, y: {range: yRange}}}, data, box),
+           220);
+  }
+
+  // A time axis over points within a minute (one copy just now) gets a minute each side,
+  // not the 1,000 days uPlot gives a single moment; a zoom inside the data is left alone.
+  function timeRange(u, min, max) {
+    var at = u.data[0], first = at[0], last = at[at.length - 1];
+    if (last - first < 60 && min <= first && max >= last) { return [first - 60, last + 60]; }
+    return [min, max];
   }
 
   // A chart box with nothing to draw says so in words.
@@ -110,6 +120,10 @@
   // The chart follows its box (a phone turned, a window narrowed): never wider than the page.
   function fitted(box, plot, height) {
     box.dataset.drawn = "1";
+    // What x covers, once uPlot has set its scales (in a microtask queued before this one).
+    Promise.resolve().then(function () {
+      box.dataset.xSpan = String(plot.scales.x.max - plot.scales.x.min);
+    });
     window.addEventListener("resize", function () {
       plot.setSize({width: Math.max(240, box.clientWidth), height: height});
     });
@@ -138,6 +152,7 @@
       columns.push(data.stages[name]);
     });
     fitted(latency, new uPlot({width: width, height: 220, series: lines,
+                               scales: {x: {range: timeRange}},
                                axes: [{}, {size: 60}]}, columns, latency), 220);
     var bars = uPlot.paths && uPlot.paths.bars ? uPlot.paths.bars({size: [0.8]}) : undefined;
     var step = data.step || 25, last = data.buckets[data.buckets.length - 1];

@@ -32,7 +32,8 @@ and 2026-07-28 (stateless: `params._meta` version and capabilities, `server/disc
 `Mcp-Method` / `Mcp-Name` headers). One message per POST (arrays are refused);
 answers are `application/json`, except `subscriptions/listen` (2026-07-28), answered with a
 `text/event-stream` of the caller's new notifications (`read:account`; resource
-`copytrade://notifications`; at most `MCP_LISTEN_STREAMS` per web process: beyond, 429 with
+`copytrade://notifications`; at most `MCP_LISTEN_STREAMS` per web process and
+`MCP_LISTEN_STREAMS_PER_USER` of those per user: beyond, 429 with
 JSON-RPC error -31429, `Retry-After` and the `rate_limited` body as `data`);
 notifications get 202. GET and DELETE answer 405.
 

@@ -22,8 +22,11 @@ Every frame carries ``_meta["io.modelcontextprotocol/subscriptionId"]`` = the re
 
 Workers: gunicorn's gthread worker gives the stream one of its threads for its whole life
 (its heartbeat is the main thread's, so a long response is never killed as stuck). A
-process holds at most MCP_LISTEN_STREAMS of them (one more answers HTTP 429 -31429 with
-Retry-After), which leaves the other threads serving; MCP_LISTEN_MAX_SECONDS bounds each.
+process holds at most MCP_LISTEN_STREAMS of them, and one user at most
+MCP_LISTEN_STREAMS_PER_USER of those, so one user cannot take every slot (one more answers
+HTTP 429 -31429 with Retry-After); that leaves the other threads serving, and
+MCP_LISTEN_MAX_SECONDS bounds each. Both caps are per process (no Redis lease to leak when a
+process dies): with several web processes a user may hold the per-user cap on each.
 Notifications reach every web process through Redis pub/sub (inbox.publish), so any
 process may hold a caller's stream.
 """
@@ -36,6 +39,7 @@ import threading
 import time
 from collections.abc import Generator, Iterator
 from typing import Any
+from uuid import UUID
 
 from flask import Response, current_app, request
 
@@ -57,6 +61,11 @@ BUSY_RETRY_SECONDS = 30
 
 _lock = threading.Lock()
 _open = 0  # streams this process holds now
+_by_user: dict[UUID, int] = {}  # of those, each user's
+
+PROCESS_FULL = "This server holds as many listen streams as it can; listen again later."
+USER_FULL = ("You already hold as many listen streams as this server allows one user; "
+             "close one, or listen again later.")
 
 
 def open_streams() -> int:
@@ -64,19 +73,27 @@ def open_streams() -> int:
     return _open
 
 
-def _take_slot() -> bool:
+def _take_slot(user_id: UUID) -> str | None:
+    """Take a slot for ``user_id``'s stream; why not (the 429's message) when none is free."""
     global _open
+    settings = runtime().settings
     with _lock:
-        if _open >= runtime().settings.mcp_listen_streams:
-            return False
+        if _open >= settings.mcp_listen_streams:
+            return PROCESS_FULL
+        if _by_user.get(user_id, 0) >= settings.mcp_listen_streams_per_user:
+            return USER_FULL
         _open += 1
-        return True
+        _by_user[user_id] = _by_user.get(user_id, 0) + 1
+        return None
 
 
-def _give_slot() -> None:
+def _give_slot(user_id: UUID) -> None:
     global _open
     with _lock:
         _open -= 1
+        left = _by_user.pop(user_id) - 1
+        if left:
+            _by_user[user_id] = left
 
 
 def honored_filter(principal: Principal, requested: Any) -> dict[str, Any]:
@@ -119,16 +136,16 @@ def stream(principal: Principal, request_id: Any, params: dict[str, Any]) -> Res
     if not honored:  # nothing we would ever send: acknowledge and end at once
         return Response(_frame(ack) + _frame(done), mimetype="text/event-stream",
                         headers=headers)
-    if not _take_slot():
-        busy = errors.RateLimited("This server holds as many listen streams as it can; "
-                                  "listen again later.", retry_after=BUSY_RETRY_SECONDS)
+    refused = _take_slot(principal.user_id)
+    if refused:
+        busy = errors.RateLimited(refused, retry_after=BUSY_RETRY_SECONDS)
         raise JsonRpcError(protocol.LISTEN_BUSY, busy.message, status=429,
                            data={**busy.to_dict(), "retry_after": BUSY_RETRY_SECONDS},
                            headers={"Retry-After": str(BUSY_RETRY_SECONDS)})
     try:
         listener = inbox.Listener(principal.user_id)
     except errors.CacheUnavailable:
-        _give_slot()
+        _give_slot(principal.user_id)
         raise
     authorization = request.headers.get("Authorization")
     lifetime = runtime().settings.mcp_listen_max_seconds
@@ -141,7 +158,7 @@ def stream(principal: Principal, request_id: Any, params: dict[str, Any]) -> Res
         if not released.is_set():
             released.set()
             listener.close()
-            _give_slot()
+            _give_slot(principal.user_id)
 
     def frames() -> Generator[str, None, None]:
         try:

@@ -53,7 +53,8 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 # Application-defined (outside the JSON-RPC reserved range): the credential lacks the
 # tool's scope. Sent with HTTP 403 and an RFC 6750 insufficient_scope challenge.
 SCOPE_REQUIRED = -31403
-# Application-defined: this web process already holds MCP_LISTEN_STREAMS listen streams.
+# Application-defined: this web process already holds MCP_LISTEN_STREAMS listen streams,
+# or the caller MCP_LISTEN_STREAMS_PER_USER of them.
 # Sent with HTTP 429, Retry-After and the REST ``rate_limited`` body as ``data``.
 LISTEN_BUSY = -31429
 

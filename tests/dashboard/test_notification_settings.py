@@ -18,6 +18,7 @@ from services.platform import runtime
 from tests.dashboard.conftest import sign_in
 from tests.dashboard.test_trader_pages import accessible_and_fits_a_phone
 from tests.notifications.fakes import WebhookReceiver, running
+from tests.worker.conftest import prefix  # noqa: F401 - the fixture: Redis keys of its own
 
 
 def _allow_loopback(set_settings) -> None:
@@ -109,3 +110,64 @@ def test_channels_and_preferences_from_the_dashboard(page, inbox, set_settings):
     page.locator("tr[data-kind=email] button:has-text('Remove')").click()
     expect(page.locator("tr[data-channel-id]")).to_have_count(1)
     assert not NotificationChannel.select().where(NotificationChannel.kind == "email").exists()
+
+
+def test_a_telegram_chat_linked_from_the_dashboard_gets_pushed_events(
+        page, inbox, set_settings, prefix):  # noqa: F811 - the fixture (the poller's offset)
+    """Add Telegram on the page, send its one-time code from a chat of the fake Bot API, the
+    bot links it, the page shows the chat, and an event reaches that chat."""
+    from models.notifications import NotificationDelivery
+    from services.notifications import deliveries, events
+    from tests.notifications.fakes import FakeTelegram
+    from worker import jobs_notifications
+
+    chat = 4242
+    with running(FakeTelegram()) as telegram:
+        current = runtime.runtime().settings
+        set_settings(notifications=replace(
+            current.notifications, telegram_bot_token=telegram.token,
+            telegram_api_url=telegram.url, telegram_poll_seconds=0,
+            telegram_bot_username="copytrade_bot"))
+        email = sign_in(page, inbox)
+        user = User.get(User.email == email)
+        page.goto("/dashboard/notifications/settings")
+        page.select_option("#channel-kind", "telegram")
+        page.click("#channel-form button[type=submit]")
+        expect(page.locator("#channel-created")).to_have_attribute("data-kind", "telegram")
+        command = page.locator("#channel-link-code").inner_text()
+        code = command.removeprefix("/start ")
+        assert re.fullmatch(r"/start \S{6,}", command), command
+        assert page.locator(f"#channel-created a[href='https://t.me/copytrade_bot?start="
+                            f"{code}']").count() == 1
+        row = page.locator("tr[data-kind=telegram]")
+        expect(row).to_contain_text("not linked yet")
+        assert row.locator(".badge").inner_text() == "off"
+
+        telegram.say(chat, command)  # the chat sends the code; the worker's poller reads it
+        assert jobs_notifications.poll_telegram("test-worker")
+        assert telegram.sent()[-1]["chat_id"] in (chat, str(chat))
+        assert telegram.sent()[-1]["text"].startswith("Linked.")
+
+        page.reload()
+        row = page.locator("tr[data-kind=telegram]")
+        assert row.locator(".badge").inner_text() == "on"
+        assert "not linked yet" not in row.inner_text()
+        assert str(chat) in row.locator("td[data-label='Sends to']").inner_text()
+        assert page.locator("#channel-link-code").count() == 0  # the code was shown once
+
+        channel = NotificationChannel.get(NotificationChannel.user == user,
+                                          NotificationChannel.kind == "telegram")
+        events.emit(user, "config.out_of_funds", "oof:dash", trader="whale",
+                    amount=Decimal(5), balance=Decimal(1))
+        [delivery] = NotificationDelivery.select().where(
+            NotificationDelivery.channel == channel)
+        assert deliveries.deliver(delivery.id) == "sent"
+        pushed = telegram.sent()[-1]
+        assert pushed["chat_id"] == str(chat)
+        assert pushed["text"].startswith("Out of funds\nCopying whale cannot continue")
+        # The page's "Send a test" reaches the same chat.
+        before = len(telegram.sent())
+        row.locator("button:has-text('Send a test')").click()
+        expect(row.locator(".tested")).to_have_attribute("data-status", "sent")
+        assert len(telegram.sent()) == before + 1
+        assert telegram.sent()[-1]["chat_id"] == str(chat)

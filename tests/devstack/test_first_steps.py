@@ -15,11 +15,14 @@ def test_the_steps_are_numbered_and_say_where_the_code_is_and_whom_to_copy() -> 
     text = "\n".join(lines)
     assert lines[0] == "First steps:"
     assert [line.split(".")[0].strip() for line in lines if line[:4].strip().endswith(".")
-            and line.strip()[0].isdigit()] == ["1", "2", "3", "4"]
+            and line.strip()[0].isdigit()] == ["1", "2", "3", "4", "5"]
     assert "http://127.0.0.1:8000/dashboard" in text
     assert "printed in this terminal" in text and "sign-in code" in text
     assert "/x/.venv/bin/copytrade dev fund ADDRESS" in text
     assert all(f"     {w}" in lines for w in WHALES)
+    # README.md's walkthrough, step for step: Traders, a whale's profile, Copy this trader.
+    assert "Traders page" in text and "Copy this trader" in text
+    assert "New copy config" not in text
 
 
 def test_with_mail_and_without_a_chain_or_whales_the_steps_say_so() -> None:

@@ -188,7 +188,10 @@ def test_streams_beyond_the_cap_get_429_and_a_closed_stream_frees_its_slot(
     set_settings(mcp_listen_streams=1)
     key = api_key("read:account", owner=user)
     first = _listen(mcp_url, key, {"resourceSubscriptions": [NOTIFICATIONS]})
-    assert next(_frames(first))["method"] == "notifications/subscriptions/acknowledged"
+    # Kept: a frames generator collected at once closes the stream under it, and the slot
+    # would be free again before the second listen.
+    first_frames = _frames(first)
+    assert next(first_frames)["method"] == "notifications/subscriptions/acknowledged"
     second = _listen(mcp_url, key, {"resourceSubscriptions": [NOTIFICATIONS]})
     second.read()
     assert second.status_code == 429 and second.headers["Retry-After"] == "30"
@@ -227,3 +230,51 @@ def test_the_legacy_era_has_no_listen(mcp_url, api_key, user, version):
         return True
 
     assert run_client(mcp_url, key, "legacy", body)
+
+
+def test_one_user_cannot_hold_every_slot(mcp_url, api_key, user, make_trader, set_settings):
+    """With room for three streams and one per user, a user's second listen is refused with
+    the 429 body while another user's still opens and hears its own notification."""
+    from mcp.shared.exceptions import MCPError
+
+    from config import Settings
+
+    assert Settings.mcp_listen_streams_per_user == 1  # the documented default
+    set_settings(mcp_listen_streams=3)
+    other = make_trader(funds="0").user
+    mine, theirs = api_key("read:account", owner=user), api_key("read:account", owner=other)
+
+    async def connect(token: str, body: Any) -> Any:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        async with http, Client(streamable_http_client(mcp_url, http_client=http),
+                                mode="auto", cache=None) as client:
+            return await body(client)
+
+    async def main() -> tuple[MCPError, Any]:
+        async def first(client: Client) -> tuple[MCPError, Any]:
+            async with client.listen(resource_subscriptions=[NOTIFICATIONS]):
+                with pytest.raises(MCPError) as refused:
+                    async with client.listen(resource_subscriptions=[NOTIFICATIONS]):
+                        pass
+                heard = await connect(theirs, other_listens)
+            await anyio.to_thread.run_sync(_wait, lambda: listen.open_streams() == 0)
+            async with client.listen(resource_subscriptions=[NOTIFICATIONS]) as again:
+                assert again.honored.resource_subscriptions == [NOTIFICATIONS]
+            return refused.value, heard
+
+        async def other_listens(client: Client) -> Any:
+            async with client.listen(resource_subscriptions=[NOTIFICATIONS]) as sub:
+                emitted = await anyio.to_thread.run_sync(_emit, other)
+                with anyio.fail_after(20):
+                    event = await sub.__anext__()
+                held = listen.open_streams()  # the first user's one and this one
+            return emitted, event.uri, held
+
+        return await connect(mine, first)
+
+    refused, (emitted, uri, held) = anyio.run(main)
+    assert refused.error.code == -31429
+    assert refused.error.data["code"] == "rate_limited"
+    assert "one user" in refused.error.message
+    assert uri == f"{NOTIFICATIONS}/{emitted}"
+    assert held == 2
