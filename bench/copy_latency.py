@@ -16,9 +16,19 @@ wallets, runs one ``CopyEngine`` (RTDS feed on, polling as backstop) and then, f
   order, in ms;
 - venue polling requests per detection cycle (one cycle polls every owned target once);
 - the process's RSS before and after the engine loaded its configs;
-- detection delay per source (the fill's time to the engine's first sighting, for the
-  fills each source saw first: ``feed``, ``poll``, and with on-chain detection ``chain``
-  and ``pending``).
+- detection delay per source (the fill's time, whole seconds as the venue stamps it, to
+  the engine's first sighting, for the fills each source saw first: ``feed``, ``poll``,
+  and with on-chain detection ``chain`` and ``pending``), and each source's own sighting
+  of every sample, first or not, timed from the injecting call (what a source is worth on
+  its own while a faster one beats it).
+
+``--chain`` starts anvil (the devstack's dev chain, automining: a settlement is mined as it
+is sent), deploys the dev contracts and attaches the sandbox to it, so that every trade
+settles on chain and emits ``OrderFilled``; the engine reads them over anvil's websocket
+(and the pending match calls), so the ``chain`` and ``pending`` sources are measured beside
+the feed and polling::
+
+    .venv/bin/python bench/copy_latency.py --configs 20 --targets 4 --users 5 --chain
 
 ``--breakdown`` also prints where the time goes, and the venue's own handling time
 (arrival to answer: auth, signature checks, matching; not part of the overhead).
@@ -149,8 +159,10 @@ class Injector:
         self.process.wait(timeout=10)
 
 
-def install_runtime(venue_url: str, redis_url: str, prefix: str) -> None:
-    """Build and install this process's runtime against the sandbox venue at ``venue_url``."""
+def install_runtime(venue_url: str, redis_url: str, prefix: str,
+                    chain: dict[str, str] | None = None) -> None:
+    """Build and install this process's runtime against the sandbox venue at ``venue_url``
+    (and the dev chain whose settings are ``chain``, when given)."""
     import config
     from devstack.stack import sandbox_builder_env
     from services.platform import runtime, wiring
@@ -160,7 +172,29 @@ def install_runtime(venue_url: str, redis_url: str, prefix: str) -> None:
         "POLYMARKET_CLOB_URL": f"{venue_url}/clob", "POLYMARKET_DATA_URL": f"{venue_url}/data",
         "POLYMARKET_RTDS_URL": venue_url.replace("http://", "ws://") + "/rtds",
         "POLYMARKET_RELAYER_URL": f"{venue_url}/relayer", **sandbox_builder_env(os.environ),
-        "CHAIN_ID": 137, "REDIS_URL": redis_url, "REDIS_PREFIX": prefix})))
+        "CHAIN_ID": 137, "REDIS_URL": redis_url, "REDIS_PREFIX": prefix, **(chain or {})})))
+
+
+def attach_dev_chain(port: int) -> tuple[Any, dict[str, str]]:
+    """Start anvil with the dev contracts and have the sandbox on ``port`` settle on it (as
+    ``copytrade up`` wires them); anvil's process and the app's settings for the chain."""
+    from devstack.chain import devchain
+    from devstack.stack import attach_sandbox_chain, sandbox_contracts
+
+    if devchain.find_anvil() is None:
+        raise SystemExit("--chain needs anvil: run `make setup` (npm install)")
+    anvil = devchain.start_anvil()
+    try:
+        dev = devchain.deploy_dev_contracts(anvil.rpc_url, anvil.accounts[0].private_key)
+        attach_sandbox_chain(port, anvil.rpc_url, dev.ctf, {
+            "deposit_wallet_factory": dev.deposit_wallet_factory,
+            "deposit_wallet_beacon": dev.deposit_wallet_beacon,
+            "operator_key": dev.deployer_key, "contracts": sandbox_contracts(dev)})
+    except BaseException:
+        anvil.stop()
+        raise
+    # anvil serves its websocket on the same port: logs as blocks come, pending match calls
+    return anvil, {**dev.env(), "COPY_CHAIN_WS_URL": anvil.rpc_url.replace("http://", "ws://")}
 
 
 def onboard_user(control: Any, user: Any, funds: str = "1000000") -> str:
@@ -248,6 +282,8 @@ def main() -> None:
                         help="with --restart-window: seconds between injected samples")
     parser.add_argument("--rules", choices=("off", "on"), default="off",
                         help="on: every copy rule switched on (see RULES_ON)")
+    parser.add_argument("--chain", action="store_true",
+                        help="settle on a dev chain (anvil) and detect on chain too")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     folder = Path(tempfile.mkdtemp(prefix="copybench-"))
@@ -267,8 +303,10 @@ def main() -> None:
     from worker.copy_engine.engine import CopyEngine, EngineSettings
 
     sandbox = SandboxServer(seed=3).start() if args.venue_in_process else VenueProcess(seed=3)
+    anvil, chain_env = attach_dev_chain(sandbox.port) if args.chain else (None, {})
     prefix = f"copybench-{secrets.token_hex(3)}:"
-    install_runtime(sandbox.gamma_url.removesuffix("/gamma"), args.redis_url, prefix)
+    install_runtime(sandbox.gamma_url.removesuffix("/gamma"), args.redis_url, prefix,
+                    chain_env)
     url = args.database_url or f"sqlite:///{folder / 'bench.db'}"
     database = database_module.bind(url, fold_on_commit=False)  # as the worker does
     with database.connection_context():
@@ -314,22 +352,35 @@ def main() -> None:
 
     client = redis.Redis.from_url(args.redis_url)
     settings = EngineSettings(poll_seconds=1.0, backstop_poll_seconds=5.0, sweep_seconds=1.0,
-                              exit_check_seconds=60)
+                              exit_check_seconds=60, use_chain=args.chain,
+                              use_pending=args.chain,
+                              chain_ws_url=chain_env.get("COPY_CHAIN_WS_URL", ""))
     latencies: list[float] = []
     marks: list[tuple[float, dict[str, int]]] = []
     handled: list[float] = []
     injections: list[float] = []
     figures: dict[str, float] = {}
     delays: dict[str, list[float]] = {}  # detection delay (s) per source that saw a fill first
+    sightings: dict[str, list[float]] = {}  # injection to each source's sighting (s)
+    injected_at: dict[str, float] = {}  # a sample's transaction hash: when it was injected
 
     async def all_targets_taken(engine: CopyEngine) -> None:
         deadline = time.monotonic() + 600
         while not (len(engine.targets) == len(targets) and all(
                 rt.ready.is_set() for rt in engine.targets.values())
-                and engine.feed_connected):
+                and engine.feed_connected and (not args.chain or (
+                    engine.chain is not None and engine.chain.connected
+                    and len(engine.chain.watching) == len(targets)))):
             if time.monotonic() > deadline:
                 raise SystemExit("the engine did not take all targets")
             await trio.sleep(0.2)
+
+    async def sighted_by_chain(engine: CopyEngine) -> None:
+        deadline = time.monotonic() + 30
+        while len(engine.stats.sightings.get("chain", ())) < args.samples:
+            if time.monotonic() > deadline:
+                raise SystemExit("the chain did not see every sample")
+            await trio.sleep(0.05)
 
     async def run() -> None:
         engine = CopyEngine(f"bench-{secrets.token_hex(3)}", client, prefix, settings)
@@ -358,6 +409,8 @@ def main() -> None:
                 # Visible = when the venue published the fill (Data API and feed), stamped
                 # by the venue; the injecting call's own work before that is the harness's.
                 visible = answer["published_us"] / 1_000_000
+                injected_at.update((fill["transactionHash"], injected)
+                                   for fill in answer["fills"])
                 injections.append((visible - injected) * 1000)
                 done += per_target
                 wait_until = time.monotonic() + 120
@@ -373,6 +426,14 @@ def main() -> None:
             figures["book_reads"] = engine.stats.book_requests - reads
             figures["book_hits"] = engine.stats.book_hits - hits
             delays.update({source: list(kept) for source, kept in engine.stats.delays.items()})
+            if args.chain:  # the chain's own sightings of the last sample may still come
+                await sighted_by_chain(engine)
+            for source, kept in engine.stats.sightings.items():
+                first: dict[str, float] = {}  # a poll may see a fill again: its first time
+                for tx_hash, at in kept:
+                    if tx_hash in injected_at:
+                        first[tx_hash] = min(at, first.get(tx_hash, at))
+                sightings[source] = [at - injected_at[tx] for tx, at in first.items()]
             nursery.cancel_scope.cancel()
 
     async def run_restart() -> None:
@@ -443,6 +504,8 @@ def main() -> None:
     finally:
         injector.stop()
         sandbox.stop()  # a failed run must not leave the venue process behind
+        if anvil is not None:
+            anvil.stop()
     if args.profile:
         profiler.stop()
         Path(args.profile).write_text(profiler.output_html() if args.profile.endswith(".html")
@@ -456,7 +519,9 @@ def main() -> None:
         if handled:
             print(f"  venue handling (arrival -> answer, not overhead): p50 "
                   f"{percentile(handled, 50):.1f} ms, p95 {percentile(handled, 95):.1f} ms")
-    print_detection(delays)
+    print_detection(delays, sightings)
+    if args.chain:
+        print("  (with --chain: anvil automines, each settlement in a block of its own)")
     print(f"rules {args.rules}:")
     print(f"| {args.configs} | {args.targets} | {len(latencies)} | "
           f"{percentile(latencies, 50):.1f} | {percentile(latencies, 95):.1f} | "
@@ -482,15 +547,20 @@ def print_stages() -> None:
         "sources " + ", ".join(f"{k} {v}" for k, v in sorted(sources.items())))
 
 
-def print_detection(delays: dict[str, list[float]]) -> None:
+def print_detection(delays: dict[str, list[float]],
+                    sightings: dict[str, list[float]] | None = None) -> None:
     """Detection delay per source (the fill's own time, whole seconds at the venue, to the
     engine's first sighting), for the fills each source saw first: feed, poll, and, with
-    on-chain detection on (COPY_CHAIN_*), chain and pending."""
-    for source, values in sorted(delays.items()):
-        if values:
-            print(f"  detected by {source}: {len(values)} fills, detection delay p50 "
-                  f"{percentile(values, 50) * 1000:.0f} ms, p95 "
-                  f"{percentile(values, 95) * 1000:.0f} ms, max {max(values) * 1000:.0f} ms")
+    on-chain detection on (COPY_CHAIN_*, ``--chain``), chain and pending; then each
+    source's own first sighting of each sample, from the injecting call."""
+    for label, measure, table in (("detected by", "detection delay", delays),
+                                  ("seen by", "injection to sighting", sightings or {})):
+        for source, values in sorted(table.items()):
+            if values:
+                print(f"  {label} {source}: {len(values)} fills, {measure} p50 "
+                      f"{percentile(values, 50) * 1000:.0f} ms, p95 "
+                      f"{percentile(values, 95) * 1000:.0f} ms, "
+                      f"max {max(values) * 1000:.0f} ms")
 
 
 def print_breakdown(marks: list[tuple[float, dict[str, int]]], *, detail: bool = False

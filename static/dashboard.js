@@ -172,7 +172,11 @@
     Array.prototype.forEach.call(found, function (el) {
       var moment = new Date(el.getAttribute("datetime"));
       if (isNaN(moment.getTime())) { return; }
-      el.textContent = moment.toLocaleString(undefined, {
+      // In a table of recent rows ([data-short-times]) the year and zone go: the title
+      // keeps the full moment, and the columns their width.
+      var short = el.closest("[data-short-times]") !== null;
+      el.textContent = moment.toLocaleString(undefined, short ? {
+        month: "short", day: "numeric", hour: "2-digit", minute: "2-digit"} : {
         year: "numeric", month: "short", day: "numeric", hour: "2-digit",
         minute: "2-digit", timeZoneName: "short"});
       el.title = el.getAttribute("datetime");

@@ -95,6 +95,8 @@ Routes (JSON bodies; money and sizes as decimal strings):
 * POST   /_sandbox/whales/start {interval?}, /_sandbox/whales/stop, /_sandbox/whales/tick
 * POST   /_sandbox/rtds/mute                  {enabled}: the RTDS feed stops sending trades
                                              (connections stay open and answer pings)
+* POST   /_sandbox/rtds/down                  {enabled}: the RTDS feed killed: every
+                                             connection closed, new ones refused (503)
 * POST   /_sandbox/signer-limits             {orders?, cancels?, window?: 10, enforce?}: per
                                              signer, past `orders` order requests (or
                                              `cancels` cancels; a batch counts its orders)
@@ -593,14 +595,28 @@ def strict_accounts():
                               "grandfathered": sorted(state.accounts.grandfathered)})
 
 
-@bp.post("/rtds/mute")
-def mute_rtds():
-    """Switch the RTDS feed's silent failure on or off (pings answered, no trades)."""
+def _switch() -> bool:
+    """The body's required ``enabled`` switch."""
     enabled = _body().get("enabled")
     if not isinstance(enabled, bool):
         raise VenueRejection("enabled must be true or false")
+    return enabled
+
+
+@bp.post("/rtds/mute")
+def mute_rtds():
+    """Switch the RTDS feed's silent failure on or off (pings answered, no trades)."""
+    enabled = _switch()
     _state().feed.muted = enabled
     return json_response({"muted": enabled})
+
+
+@bp.post("/rtds/down")
+def take_rtds_down():
+    """Kill the RTDS feed (connections closed, new ones refused) or bring it back."""
+    enabled = _switch()
+    _state().feed.take_down(enabled)
+    return json_response({"down": enabled})
 
 
 @bp.post("/signer-limits")

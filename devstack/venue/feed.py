@@ -32,6 +32,8 @@ class RtdsHub:
         # The feed's known failure, switchable: connections stay open and answer pings,
         # but no trade reaches them.
         self.muted = False
+        # The feed killed: every connection closed and new ones refused (503) until back.
+        self.down = False
 
     def connect(self) -> Subscriber:
         """Register a new connection."""
@@ -51,6 +53,12 @@ class RtdsHub:
             subs = list(self._subscribers.values())
         for sub in subs:
             sub.outbox.put(None)
+
+    def take_down(self, down: bool) -> None:
+        """Kill the feed (close every connection, refuse new ones) or bring it back."""
+        self.down = down
+        if down:
+            self.close_all()
 
     def count(self) -> int:
         """Number of connected subscribers."""

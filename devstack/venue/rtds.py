@@ -8,7 +8,7 @@ import queue
 import threading
 from collections.abc import Callable
 
-from flask import Flask
+from flask import Flask, Response, request
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
@@ -19,6 +19,13 @@ from devstack.venue.state import SandboxState
 def install_rtds(app: Flask, state: SandboxState) -> Sock:
     """Mount the RTDS websocket route on the app."""
     sock = Sock(app)
+
+    @app.before_request
+    def _refuse_while_down() -> Response | None:
+        # Before the websocket handshake, so a killed feed never looks connected.
+        if state.feed.down and request.path == "/rtds":
+            return Response("RTDS is down", status=503)
+        return None
 
     @sock.route("/rtds")
     def rtds(ws) -> None:

@@ -128,6 +128,7 @@ class SandboxState:
             self.config.strict_accounts = self._initial_strict
             self.config.order_version = self._initial_order_version
             self.feed.muted = False
+            self.feed.down = False
             self._reset_locked()
             self.market_channel.resync()
         self.faults.clear()

@@ -45,6 +45,12 @@ def test_the_config_page_charts_latency_per_stage_and_slippage(page, inbox):
     assert "60 ms" in ack and "80 ms" in ack, ack
     legend = page.locator("#latency-chart .u-legend").inner_text()
     assert "ack (ms)" in legend and "taker delay (ms)" in legend, legend
+    # each copy's source and slippage in the decisions table, newest first
+    page.wait_for_selector("#decisions tr[data-decision=copied]")
+    rows = page.locator("#decisions tr[data-decision=copied]")
+    assert [rows.nth(n).locator("[data-slippage]").inner_text() for n in range(3)] == [
+        "+210 bps", "-20 bps", "+200 bps"]
+    assert rows.first.locator("[data-source]").inner_text() == "feed"
     accessible_and_fits_a_phone(page, "config-quality")
 
 

@@ -3,14 +3,17 @@ appearing (an in-process copy engine on the sandbox venue), stop, edit, delete."
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import time
+from decimal import Decimal
 
 from eth_account import Account
 
-from models.copying import CopyConfig
-from tests.dashboard.conftest import screenshot, sign_in
+from models.copying import CopyabilityReport, CopyConfig
+from tests.chain_venue import run_queued_jobs
+from tests.dashboard.conftest import accessible_and_fits_a_phone, screenshot, sign_in
 
 
 def _wait(check, timeout: float = 20.0):
@@ -174,3 +177,43 @@ def test_rules_from_the_form_a_budget_running_out_and_the_out_of_funds_card(
     card = page.locator(f"[data-config-id='{config_id}']")
     assert card.locator("[data-state=out-of-funds]").count() == 1
     assert "daily_budget_exhausted 1" in card.inner_text()
+
+
+def test_the_preview_replays_the_target_through_the_previewed_rules(
+        page, inbox, venue_control, job_prefix):
+    # a target with a history: the sandbox's scripted whales trade
+    fills = []
+    for _ in range(4):
+        fills += venue_control.call("POST", "/whales/tick", None, expect=201)["fills"]
+    whale = fills[0]["proxyWallet"].lower()
+    sign_in(page, inbox)
+    page.goto("/dashboard/configs/new")
+    page.fill("input[name=target_address]", whale)
+    page.fill("input[name=size_multiplier]", "0.37")  # rules no other report was asked for
+    page.fill("input[name=max_position_usdc]", "80")
+    page.click("button:has-text('Preview')")
+    preview = page.locator("#config-preview")
+    preview.wait_for()
+
+    # The preview offers the replay; asked, its job builds it and the fragment shows it.
+    preview.locator("select[name=window]").select_option("7d")
+    preview.locator("button:has-text('Replay')").click()
+    result = page.locator("#preview-copyability")
+    result.locator("[data-status=queued]").wait_for()
+    assert "copyability.report" in run_queued_jobs()
+    result.locator("[data-status=done]").wait_for(timeout=20_000)
+    shown = result.inner_text()
+    assert re.search(r"\b[1-9]\d* fills over 7d", shown), shown
+    assert result.locator("[data-p50-pnl]").inner_text().strip()
+    # built from the rules just previewed, for this target and window
+    [report] = CopyabilityReport.select().where(CopyabilityReport.address == whale)
+    inputs = json.loads(report.inputs)
+    assert (report.window, report.status) == ("7d", "done")
+    rules = inputs["rules"]
+    assert (Decimal(rules["size_multiplier"]), Decimal(rules["max_position_usdc"])) == (
+        Decimal("0.37"), Decimal(80)), rules
+    accessible_and_fits_a_phone(page, "config-preview-copyability")
+
+    # The preview is still there to confirm: the replay did not use it up.
+    page.click("button:has-text('Confirm and create')")
+    page.wait_for_url(re.compile(r".*/dashboard/configs/[0-9a-f-]{36}$"))

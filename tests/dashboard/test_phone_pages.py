@@ -31,6 +31,7 @@ def _config_with_decisions(user: User) -> CopyConfig:
                                max_position_usdc=Decimal(250), daily_budget_usdc=Decimal(40),
                                price_deviation_bps=300, paper_trading=True, is_active=False,
                                blocked_categories=json.dumps(["sports"]))
+    # a copy by each detection source, with the slippage it paid; skips have neither
     rows = [("filled", None, "", "BUY", "1250.5", "0.634"),
             ("skipped", "price_deviation_exceeded",
              "Best ask 0.7120 is 1,230 bps from the target's 0.6340 (limit 300 bps).",
@@ -40,9 +41,11 @@ def _config_with_decisions(user: User) -> CopyConfig:
              "0.5"),
             ("failed", "insufficient_balance", "Balance 0.50 pUSD cannot buy 5 shares.",
              "BUY", "5", "0.99")]
+    execution = [("chain", "-12.5"), (None, None), (None, None), ("poll", None)]
     for n, (status, reason, detail, side, size, price) in enumerate(rows):
         at = utcnow() - timedelta(minutes=10 * n)
         filled = status == "filled"
+        source, slippage = execution[n]
         CopyIntent.create(config=config.id, user_id=user.id, target_trade_key=f"t{n}",
                           target_address=config.target_address,
                           token_id=str(secrets.randbits(128)), market_slug=LONG_SLUG,
@@ -50,7 +53,9 @@ def _config_with_decisions(user: User) -> CopyConfig:
                           detail=detail, side=side, size=Decimal(size), price=Decimal(price),
                           filled_size=Decimal(size) if filled else None,
                           filled_price=Decimal(price) if filled else None,
-                          seen_at=at, settled_at=at if filled else None, created_at=at)
+                          seen_at=at, settled_at=at if filled else None, created_at=at,
+                          detection_source=source, target_price=Decimal(price),
+                          slippage_bps=Decimal(slippage) if slippage else None)
     return config
 
 
@@ -137,11 +142,20 @@ def test_config_pages_and_the_decisions_table_on_a_wide_screen(page, inbox, venu
     config = _config_with_decisions(User.get(User.email == email))
     page.goto(f"/dashboard/configs/{config.id}")
     page.wait_for_selector("#decisions tr[data-decision]")
+    # each copy's detection source and slippage (a failed copy has no slippage; a skip
+    # neither), its outcome the intent's status
+    rows = page.locator("#decisions tr[data-decision]")
+    shown = [(rows.nth(n).get_attribute("data-status"),
+              rows.nth(n).locator("td[data-label=Execution]").inner_text())
+             for n in range(4)]
+    assert shown == [("filled", "chain · -12.5 bps"), ("skipped", "—"), ("skipped", "—"),
+                     ("failed", "poll")], shown
+    assert rows.first.locator("td[data-label=Outcome]").inner_text() == "filled paper"
     for width, prose_rem in ((DESKTOP["width"], 14), (1024, 10)):
         page.set_viewport_size({"width": width, "height": 900})
         squeezed = _squeezed(page, "#decisions table", prose_rem)
         assert squeezed == [], f"at {width} px: {squeezed}"
-    # Narrower, eight columns cannot all fit: the rows stack as on a phone.
+    # Narrower, its many columns cannot all fit: the rows stack as on a phone.
     page.set_viewport_size({"width": 800, "height": 900})
     assert page.locator("#decisions thead").is_hidden()
     assert page.evaluate("() => document.scrollingElement.scrollWidth") <= 800

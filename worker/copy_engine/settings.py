@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -29,12 +30,21 @@ class EngineStats:
     # Detection delay (seconds from the fill's time to its first sighting) per source, the
     # latest DELAYS_KEPT of each (the benchmark's per-source figures).
     delays: dict[str, deque[float]] = field(default_factory=dict)
+    # Every sighting by each source, first or not, as (transaction hash, epoch seconds):
+    # how fast a source is on its own, even one a faster source always beats, timed by
+    # whoever knows when the fill happened (the benchmark, to the sub-second).
+    sightings: dict[str, deque[tuple[str, float]]] = field(default_factory=dict)
 
     def detected(self, source: str, delay: float) -> None:
         """Count a fill first seen by ``source`` (feed, poll, chain, pending) after ``delay``."""
         name = f"{source}_fills"
         setattr(self, name, getattr(self, name, 0) + 1)
         self.delays.setdefault(source, deque(maxlen=DELAYS_KEPT)).append(delay)
+
+    def sighted(self, source: str, tx_hash: str) -> None:
+        """Keep one sighting of the fill in ``tx_hash`` by ``source``, first or not."""
+        self.sightings.setdefault(source, deque(maxlen=DELAYS_KEPT)).append(
+            (tx_hash, time.time()))
 
 
 DELAYS_KEPT = 1000

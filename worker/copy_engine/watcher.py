@@ -134,15 +134,19 @@ class TargetWatcher:
         else:
             self.pending.pop(key, None)
             self.seen[key] = item.timestamp
+        stats.sighted(source, key[0])
         if first == source:  # the first sighting: what the source is credited with
             metrics.copy_detected(source)
             stats.detected(source, detection.at.timestamp() - item.timestamp)
         return True
 
     def has_seen(self, key: tuple[str, str, str, str], source: str) -> bool:
-        """Whether a fill of this identity was handled already (counted as a duplicate)."""
+        """Whether a fill of this identity was handled already (counted as a duplicate, and
+        as this source's sighting)."""
         if key in self.seen or (source == PENDING and key in self.pending):
-            self.context.stats.duplicates += 1
+            stats = self.context.stats
+            stats.duplicates += 1
+            stats.sighted(source, key[0])
             return True
         return False
 

@@ -92,3 +92,36 @@ def test_a_feed_with_no_trades_is_reconnected_and_recovers(sandbox_venue, contro
 def test_the_mute_switch_takes_a_boolean(control):
     answer = control.call("POST", "/rtds/mute", {"enabled": "yes"}, expect=400)
     assert answer["error"] == "enabled must be true or false"
+
+
+def test_a_killed_feed_is_closed_refused_until_back(sandbox_venue, control):
+    market = control.add_market("rtds-down", fair_price="0.5")
+    token = market["token_ids"][0]
+    wallet = "0x" + "5b" * 20
+
+    def down(enabled: bool) -> None:
+        control.call("POST", "/rtds/down", {"enabled": enabled}, expect=200)
+
+    async def scenario() -> None:
+        async with open_activity_feed(sandbox_venue.rtds_url, [wallet], ping_interval=0.2,
+                                      backoff_initial=0.05, backoff_max=0.2) as feed:
+            with trio.fail_after(DEADLINE):
+                await feed.wait_connected()
+            await _delivered(feed, control, wallet, token)
+            connections = feed.connections
+            await trio.to_thread.run_sync(down, True)
+            with trio.fail_after(DEADLINE):
+                while feed.connected:  # the open connection is closed by the venue
+                    await trio.sleep(0.05)
+                while "503" not in (feed.last_error or ""):  # and a new one refused
+                    await trio.sleep(0.05)
+            assert not feed.connected and feed.connections == connections
+            await trio.to_thread.run_sync(down, False)
+            with trio.fail_after(DEADLINE):
+                await feed.wait_connected()
+            assert (await _delivered(feed, control, wallet, token)).wallet == wallet
+
+    try:
+        trio.run(scenario)
+    finally:
+        down(False)

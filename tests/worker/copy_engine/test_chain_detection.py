@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 from dataclasses import replace
 from decimal import Decimal
 from typing import Any
@@ -189,6 +190,12 @@ def test_a_fill_seen_by_the_feed_and_the_chain_makes_one_intent(
         # both saw it: one was first, the other a duplicate
         await wait_for(lambda: engine.stats.duplicates >= 1)
         assert engine.stats.feed_fills + engine.stats.chain_fills == 1
+        # and each source's own sighting is kept (the benchmark's "seen by" figures)
+        await wait_for(lambda: {"feed", "chain"} <= set(engine.stats.sightings))
+        [intent] = intents_of(config)
+        for source in ("feed", "chain"):
+            [(tx_hash, at)] = engine.stats.sightings[source]
+            assert tx_hash == intent.target_tx_hash and 0 <= time.time() - at < 60
 
     _run(run_engines, scenario, settings)
     assert len(intents_of(config)) == 1
