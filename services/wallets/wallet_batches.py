@@ -40,10 +40,10 @@ from models.wallet import (
     SIGNATURE_TYPE_DEPOSIT_WALLET,
     SIGNATURE_TYPE_GNOSIS_SAFE,
     SIGNATURE_TYPE_POLY_PROXY,
-    AccountOnboarding,
     Claim,
     CollateralWrap,
     TradingWallet,
+    WalletApproval,
     Withdrawal,
 )
 from services.platform import errors, venues
@@ -143,7 +143,7 @@ class BatchRow:
 # Every kind of row that stores relayer batches: a nonce consumed by one of them is known.
 def _registry() -> tuple[BatchRow, ...]:
     return (BatchRow(Withdrawal, None), BatchRow(Claim, None),
-            BatchRow(CollateralWrap, None, ""), BatchRow(AccountOnboarding, None, "approvals_"))
+            BatchRow(CollateralWrap, None, ""), BatchRow(WalletApproval, None))
 
 
 def sign_steps(auth: RelayerAuth, wallet: TradingWallet, key: OrderKey, calls: list[Call],
@@ -443,11 +443,12 @@ def run(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], list[Call]]
 
 
 def ambiguous() -> list[dict[str, Any]]:
-    """Every withdrawal, claim and wrap whose batch may have run or may still run (status
-    ``ambiguous``), oldest first, with its age: what an operator must settle."""
+    """Every withdrawal, claim, wrap and approvals batch whose batch may have run or may
+    still run (status ``ambiguous``), oldest first, with its age: what an operator must
+    settle."""
     now = utcnow()
     found = []
-    for model in (Withdrawal, Claim, CollateralWrap):
+    for model in (Withdrawal, Claim, CollateralWrap, WalletApproval):
         for record in model.select().where(model.status == AMBIGUOUS):
             row = next(r for r in _registry() if r.model is model)
             found.append({

@@ -17,7 +17,7 @@ import pytest
 from eth_account import Account
 
 from models import User
-from models.wallet import Claim, Withdrawal
+from models.wallet import Claim, TradingWallet, Withdrawal
 from services.platform import venues
 from services.wallets import (
     claims,
@@ -38,9 +38,9 @@ from venue.signing import OrderKey
 KIND = {1: "PROXY", 2: "SAFE"}
 
 
-def _legacy_trader(venue_control: Any, signature_type: int, funds: str) -> tuple[Trader, str]:
-    """A connected proxy or Safe holding ``funds`` pUSD, onboarded (its approvals sent
-    through the relayer): (trader, the wallet)."""
+def legacy_account(venue_control: Any, signature_type: int) -> tuple[TradingWallet, str]:
+    """A proxy or Safe polymarket.com made, connected (not onboarded yet): (the account,
+    its owner); the sandbox relayer steps every 0 s."""
     venue_control.call("POST", "/relayer", {"step_seconds": 0}, expect=200)
     owner = Account.create()
     derive = proxy_wallet_address if signature_type == 1 else safe_wallet_address
@@ -49,8 +49,15 @@ def _legacy_trader(venue_control: Any, signature_type: int, funds: str) -> tuple
                                                    "signature_type": signature_type},
                        expect=200)
     user = User.create(email=f"{secrets.token_hex(6)}@example.com", tier="elite")
-    connected = trading_accounts.connect(user, wallet_address=wallet,
-                                         private_key=owner.key.hex())
+    return trading_accounts.connect(user, wallet_address=wallet,
+                                    private_key=owner.key.hex()), owner.address
+
+
+def _legacy_trader(venue_control: Any, signature_type: int, funds: str) -> tuple[Trader, str]:
+    """A connected proxy or Safe holding ``funds`` pUSD, onboarded (its approvals sent
+    through the relayer): (trader, the wallet)."""
+    connected, _owner = legacy_account(venue_control, signature_type)
+    user, wallet = connected.user, wallets.maker(connected)
     row = onboarding.record(connected)
     assert onboarding.run(row.id) == "ready", onboarding.status(user)["error"]
     venue_control.fund(wallet, funds)
