@@ -163,6 +163,29 @@ class WalletTransaction(BaseModel):
         indexes = ((("wallet", "status"), False),)
 
 
+class WalletApproval(BaseModel):
+    """Approvals the venue needs, granted through the one wallet lifecycle
+    (services/wallets/wallet_lifecycle.py): a relayer wallet's missing approvals as one
+    batch (its batch columns), or one of a plain EOA's as its own on-chain transaction."""
+
+    wallet = peewee.ForeignKeyField(TradingWallet, backref="approvals", on_delete="CASCADE")
+    calls = peewee.TextField()  # JSON [{target, data}]: what a fresh signature runs
+    status = peewee.CharField(max_length=16, default=QUEUED, index=True)
+    transaction = peewee.ForeignKeyField(WalletTransaction, null=True, on_delete="SET NULL",
+                                         backref="approvals")
+    relayer_nonce = peewee.BigIntegerField(null=True)
+    relayer_deadline = peewee.BigIntegerField(null=True)
+    relayer_payload = peewee.TextField(null=True)
+    relayer_transaction_id = peewee.CharField(max_length=128, null=True)
+    relayer_transaction_hash = peewee.CharField(max_length=66, null=True)
+    error = peewee.TextField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "wallet_approvals"
+
+
 class Withdrawal(BaseModel):
     """A user's request to send pUSD, USDC.e or MATIC out of the trading wallet."""
 

@@ -539,6 +539,10 @@ class RelayerTransaction:
     state: str  # a relayer_rules.TransactionState value (kept as text: the venue may add some)
     transaction_hash: str | None = None
     error: str | None = None
+    # what ``GET /transactions`` lists too: the signed body's signature and nonce (how a
+    # caller whose submit answer was lost finds its own transaction)
+    signature: str | None = None
+    nonce: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,6 +134,12 @@ class RelayerApi:
         return HttpCall(_request("GET", path, auth=auth), parse.parse_transaction)
 
     @staticmethod
+    def transactions_call(auth: RelayerAuth) -> HttpCall[list[RelayerTransaction]]:
+        """``GET /transactions`` (relayer auth): the caller's transactions, camelCase, each
+        with its signature and nonce (the builder-relayer-client's ``getTransactions``)."""
+        return HttpCall(_request("GET", "/transactions", auth=auth), parse.parse_transactions)
+
+    @staticmethod
     def deployed_call(wallet: str, kind: str = WALLET) -> HttpCall[bool]:
         """``GET /deployed?address&type``: whether the wallet has code (not yet that the
         relayer's registry knows it: wait for CONFIRMED for that)."""
@@ -157,6 +163,10 @@ class RelayerApi:
     def transaction(self, transaction_id: str, auth: RelayerAuth | None = None) -> Any:
         """The transaction's state now."""
         return self._run(self.transaction_call(transaction_id, auth))
+
+    def transactions(self, auth: RelayerAuth) -> Any:
+        """The caller's transactions."""
+        return self._run(self.transactions_call(auth))
 
     def deployed(self, wallet: str, kind: str = WALLET) -> Any:
         """Whether the wallet is deployed."""

@@ -529,6 +529,16 @@ class Relayer:
             raise VenueRejection("transaction not found", 404)
         return tx
 
+    def transactions_of(self, principal: Principal) -> list[RelayerTransaction]:
+        """The transactions ``principal`` submitted (a relayer key: also those from its
+        address), states brought up to date, newest first (503 while down)."""
+        self.check_open()
+        self.advance()
+        mine = [tx for tx in self.transactions.values()
+                if tx.owner == principal.name
+                or (principal.kind == "relayer_key" and tx.sender == principal.address)]
+        return sorted(mine, key=lambda tx: -tx.created_at)
+
     def nonce_of(self, address: str, kind: str = "WALLET") -> int:
         """The nonce of the wallet ``address`` owns or signs for (0 when none): a deposit
         wallet's Batch nonce, or (``kind`` PROXY or SAFE) its proxy's or Safe's (503 while

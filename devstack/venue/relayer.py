@@ -7,6 +7,8 @@
 * GET  /v1/account/transactions/params?address&type   {"address", "nonce"} (relayer auth)
 * GET  /transaction?id=                         [transaction] camelCase (legacy)
 * GET  /v1/account/transactions/<id>            transaction, snake_case (relayer auth)
+* GET  /transactions                            [transaction] camelCase: the caller's, newest
+                                                first (relayer auth)
 * GET  /deployed?address&type=WALLET            {"deployed"}
 * GET  /relayer/api/keys                        the caller's Relayer API keys (relayer auth)
 * POST /v1/session-signers/authorizations       grant a session key (builder auth,
@@ -131,6 +133,17 @@ def transaction_legacy():
     with state.lock:
         tx = state.relayer.transaction(request.args.get("id", ""))
     return json_response([legacy_json(tx)])
+
+
+@bp.get("/transactions")
+@relayer_auth
+def transactions():
+    """GET /transactions: the caller's transactions, newest first, camelCase (as the
+    builder-relayer-client's ``getTransactions`` reads them)."""
+    principal: Principal = g.principal
+    state = _state()
+    with state.lock:
+        return json_response([legacy_json(tx) for tx in state.relayer.transactions_of(principal)])
 
 
 @bp.get("/v1/account/transactions/<tx_id>")

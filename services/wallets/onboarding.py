@@ -4,25 +4,27 @@ whose progress the user follows:
 1. ``deploy``: ``WALLET-CREATE`` through the relayer (the operator's builder key, or the
    account's own relayer key), waited on to ``STATE_CONFIRMED``;
 2. ``approvals``: the required approvals (ACCOUNTS.md §5) read on chain first, the missing
-   ones sent as ONE relayer transaction signed by the owner and waited on: a ``WALLET``
-   batch from a deposit wallet, a ``PROXY`` or ``SAFE`` one from a grandfathered proxy
-   or Safe (the account's own Relayer API key, else the builder key); an allowlisted
-   plain EOA sends them itself, one on-chain transaction each (it pays POL), through
-   ``wallet_transactions`` (stored before broadcast; a crashed run's are mined first);
+   ones sent through the one wallet lifecycle (services/wallets/wallet_lifecycle.py), each
+   send a durable ``WalletApproval`` row: ONE relayer transaction signed by the owner (a
+   ``WALLET`` batch from a deposit wallet, a ``PROXY`` or ``SAFE`` one from a grandfathered
+   proxy or Safe; the account's own Relayer API key, else the builder key); an allowlisted
+   plain EOA sends them itself, one on-chain transaction each (it pays POL). An earlier
+   run's row still open is followed to its end before what is missing is read again;
 3. ``credentials``: the CLOB API credentials, derived with the owner's L1 signature;
 4. ``balance_update``: ``/balance-allowance/update`` with the account's signature type, so
    the CLOB sees the deposits and approvals.
 
 Exactly once: a run holds the row's lease (a conditional UPDATE), so two requests at once
-deploy once. Before a submit leaves, ``*_submitted_at`` is stored; the relayer's transaction
-id as soon as it answers, before waiting. A run that finds a submit without its id (a crash
-in between) asks ``/deployed`` (or re-reads the allowances) instead of resubmitting blindly.
+deploy once. Before the deployment leaves, ``deploy_submitted_at`` is stored; the relayer's
+transaction id as soon as it answers, before waiting. A run that finds a deployment without
+its id (a crash in between) asks ``/deployed`` instead of resubmitting blindly.
 A relayer that is down, slow or ends a transaction FAILED/INVALID leaves the step failed
 with the relayer's reason; ``start`` again retries from that step.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 from collections.abc import Callable
@@ -38,6 +40,8 @@ from chain.transactions import SignedTx, build_transaction, require_gas_for
 from models.base import utcnow
 from models.user import User
 from models.wallet import (
+    CONFIRMED,
+    FAILED,
     ONBOARDING_FAILED,
     ONBOARDING_PENDING,
     ONBOARDING_READY,
@@ -50,24 +54,24 @@ from models.wallet import (
     STEP_CREDENTIALS,
     STEP_DEPLOY,
     STEP_DONE,
-    TX_CONFIRMED,
-    TX_IN_FLIGHT,
     AccountOnboarding,
     TradingWallet,
-    WalletTransaction,
+    WalletApproval,
 )
 from services.platform import chain_access, errors, venues
 from services.platform.principal import user_id_of
 from services.wallets import (
+    chain_transport,
     deposits,
     onboarding_queue,
     trading_accounts,
     venue_accounts,
     wallet_batches,
+    wallet_lifecycle,
     wallet_transactions,
     wallets,
 )
-from venue.accounts import Approval, required_approvals
+from venue.accounts import Approval, Call, required_approvals
 from venue.errors import VenueError, VenueRejected, VenueTimeout
 from venue.relayer import (
     RelayerAuth,
@@ -305,55 +309,95 @@ def missing_approvals(wallet: TradingWallet) -> list[Approval]:
 
 
 def _approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> None:
-    if wallet.signature_type == SIGNATURE_TYPE_EOA:
-        _settle_eoa_approvals(wallet)  # a crashed run's, before reading what is missing
-    auth = _auth(wallet) if wallet.signature_type != SIGNATURE_TYPE_EOA else None
-    if row.approvals_transaction_id is None and not _send_approvals(row, wallet, owner, auth):
-        return  # nothing (more) to send through the relayer
-    client = venues.client()
-    try:
-        _relayer_step(lambda: client.run_steps(
-            await_final(row.approvals_transaction_id, auth)))
-    except StepFailed:
-        if auth is not None and _final_failure(client, row.approvals_transaction_id, auth):
-            # a failed transaction ran none of its calls: the retry reads and sends afresh
-            _save(row, owner, approvals_transaction_id=None, approvals_submitted_at=None,
-                  approvals_nonce=None, approvals_deadline=None, approvals_payload=None)
-        raise
-    # confirmed: the transaction ran, every call of it or none
-
-
-def _send_approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str,
-                    auth: RelayerAuth | None) -> bool:
-    """Send what is missing (an EOA itself; else one relayer transaction, its id stored);
-    whether a relayer transaction is now to be followed."""
-    # Approving twice is harmless, so an unrecorded earlier submit needs no /deployed-like
-    # check: what is still missing after it is simply sent (the wallet's nonce fences a twin).
+    eoa = wallet.signature_type == SIGNATURE_TYPE_EOA
+    if not eoa:
+        _auth(wallet)  # no credentials: nothing can be sent, say which are missing
+    # An earlier run's approvals still open are followed first (the lifecycle resumes them):
+    # only once they are final does the chain say what is missing, so none is sent twice.
+    for earlier in _open_approvals(wallet):
+        _noted(row, owner, _granted(earlier, wallet))
     missing = missing_approvals(wallet)
     if not missing:
-        return False
+        return
     if wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET and _venue_sees_approvals(wallet):
-        return False  # a connected account that approved on polymarket.com before
-    if wallet.signature_type == SIGNATURE_TYPE_EOA or auth is None:
-        _eoa_approvals(wallet, missing)
-        return False
+        return  # a connected account that approved on polymarket.com before
+    if eoa:
+        if not chain_access.current().rpc_url:
+            raise StepFailed("No chain is configured (POLYGON_RPC_URL): a plain EOA's "
+                             "approvals are sent on chain from the EOA.")
+        for approval in missing:  # one transaction each (it pays POL), mined before the next
+            _granted(_approval_row(wallet, [approval]), wallet)
+        return
     if wallet.session_signer:
         # A session key is scoped to trading (ACCOUNTS.md §2.6): wallet calls are the owner's.
         raise StepFailed(f"The wallet lacks {len(missing)} approval(s) the venue needs, and a "
                          "session key does not send them: approve on polymarket.com with the "
                          "owner (one trade there does it), then retry.")
-    _save(row, owner, approvals_submitted_at=utcnow())
-    try:
-        transaction_id = wallet_batches.submit_leased(
-            wallet_batches.BatchRow(AccountOnboarding, row.id, "approvals_"), wallet,
-            lambda _record: [a.call() for a in missing], APPROVALS_METADATA)
-    except wallet_batches.BatchExecuted:
-        return False  # the stored batch ran: its approvals are granted
-    except (wallet_batches.BatchRefused, wallet_batches.BatchPending,
-            wallet_batches.BatchAmbiguous) as exc:
-        raise StepFailed(getattr(exc, "reason", None) or str(exc)) from exc
-    row.approvals_transaction_id = transaction_id
-    return True
+    _noted(row, owner, _granted(_approval_row(wallet, missing), wallet))
+
+
+def _noted(row: AccountOnboarding, owner: str, done: WalletApproval) -> None:
+    """The onboarding shows the relayer transaction that granted its approvals."""
+    if done.relayer_transaction_id:
+        _save(row, owner, approvals_transaction_id=done.relayer_transaction_id)
+
+
+def _open_approvals(wallet: TradingWallet) -> list[WalletApproval]:
+    return list(WalletApproval.select().where(
+        (WalletApproval.wallet == wallet.id)
+        & WalletApproval.status.in_(wallet_lifecycle.RUNNABLE)).order_by(
+            WalletApproval.created_at))
+
+
+def _approval_row(wallet: TradingWallet, approvals: list[Approval]) -> WalletApproval:
+    """The durable record of approvals about to be sent (written before anything leaves)."""
+    calls = [approval.call() for approval in approvals]
+    return WalletApproval.create(wallet=wallet.id, calls=json.dumps(
+        [{"target": c.target, "data": c.data} for c in calls]))
+
+
+def _calls(record: WalletApproval) -> list[Call]:
+    """What a fresh signature of the row runs (a row moved from an onboarding's own columns
+    holds none: every required approval, granting one again is harmless)."""
+    stored = [Call(c["target"], c["data"]) for c in json.loads(record.calls)]
+    return stored or [a.call() for a in required_approvals(trading_accounts.contracts())]
+
+
+def _granted(record: WalletApproval, wallet: TradingWallet) -> WalletApproval:
+    """Drive the approvals row through the one wallet lifecycle (a plain EOA's one
+    transaction on chain, else one relayer transaction): the row once confirmed; else
+    StepFailed with what the row says (an open one is looked at again by the retry)."""
+    if wallet.signature_type == SIGNATURE_TYPE_EOA:
+        [call] = _calls(record)
+        try:
+            status = wallet_lifecycle.run(WalletApproval, record.id, wallet,
+                                          chain_transport.ChainTransport(
+                                              WalletApproval, record.id, wallet,
+                                              APPROVAL_KIND, _approval_builder(call)))
+        except ChainError as exc:  # the row is written: the retry resumes it
+            raise StepFailed(wallet_transactions.as_chain_error_message(exc)) from exc
+    else:
+        status = wallet_batches.run(wallet_batches.BatchRow(WalletApproval, record.id),
+                                    wallet, _calls, APPROVALS_METADATA, "transaction")
+    done = WalletApproval.get_by_id(record.id)
+    if status == CONFIRMED:
+        return done
+    raise StepFailed(done.error or ("The approvals did nothing; retry." if status == FAILED
+                                    else "The approvals are not final yet; retry shortly."))
+
+
+def _approval_builder(call: Call) -> wallet_transactions.Builder:
+    """Sign one approval as the EOA's own transaction (it pays POL: too little fails with
+    the amount needed)."""
+    chain_id = chain_access.chain_id()
+
+    def build(w3: Web3, key: bytes, nonce: int) -> SignedTx:
+        signed = build_transaction(w3, private_key=key, to=call.target, nonce=nonce,
+                                   data=bytes.fromhex(call.data[2:]), chain_id=chain_id)
+        require_gas_for(w3, signed)
+        return signed
+
+    return build
 
 
 def _venue_sees_approvals(wallet: TradingWallet) -> bool:
@@ -367,49 +411,6 @@ def _venue_sees_approvals(wallet: TradingWallet) -> bool:
     seen = venues.client().clob.balance_allowances(account.creds,
                                                    signature_type=account.signature_type)
     return not trading_accounts.exchanges_not_approved(seen.allowances)
-def _settle_eoa_approvals(wallet: TradingWallet) -> None:
-    """Wait for the EOA's approvals still in flight (stored before broadcast by an earlier
-    run): only once they are mined does the chain say what is missing, so none is sent twice."""
-    for tx in wallet_transactions.in_flight(wallet):
-        if tx.kind == APPROVAL_KIND:
-            _settled(tx)
-
-
-def _settled(tx: WalletTransaction) -> None:
-    try:
-        done = wallet_transactions.settle(tx)
-    except ChainError as exc:
-        raise StepFailed(wallet_transactions.as_chain_error_message(exc)) from exc
-    if done.status in TX_IN_FLIGHT:
-        raise StepFailed(f"The approval {done.tx_hash} is not mined yet; retry shortly.")
-    if done.status != TX_CONFIRMED:
-        raise StepFailed(f"The approval {done.tx_hash} ended {done.status}: "
-                         f"{done.error or 'no reason given'}")
-
-
-def _eoa_approvals(wallet: TradingWallet, missing: list[Approval]) -> None:
-    """A plain EOA approves from itself, paying POL: one on-chain transaction per missing
-    approval, each stored before broadcast (``wallet_transactions``) and mined before the
-    next; too little POL fails the step with the amount needed."""
-    if not chain_access.current().rpc_url:
-        raise StepFailed("No chain is configured (POLYGON_RPC_URL): a plain EOA's approvals "
-                         "are sent on chain from the EOA.")
-    chain_id = chain_access.chain_id()
-    for approval in missing:
-        def build(w3: Web3, key: bytes, nonce: int, a: Approval = approval) -> SignedTx:
-            signed = build_transaction(w3, private_key=key, to=a.token, nonce=nonce,
-                                       data=bytes.fromhex(a.calldata()[2:]), chain_id=chain_id)
-            require_gas_for(w3, signed)
-            return signed
-
-        try:
-            sent = wallet_transactions.submit(wallet, APPROVAL_KIND, build)
-        except ChainError as exc:
-            raise StepFailed(wallet_transactions.as_chain_error_message(exc)) from exc
-        if sent is not None:
-            _settled(sent)
-
-
 def _credentials(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> None:
     venue_accounts.account(wallet.user_id)  # derives and stores them when missing
 

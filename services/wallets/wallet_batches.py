@@ -8,7 +8,10 @@ checks the lease is still ours, then sends them and stores the relayer's id as s
 answers; ``follow`` follows it to a final state, renewing the lease (``confirmed`` with the
 chain hash, or ``failed`` when the relayer ends it FAILED/INVALID: then it did nothing).
 
-A resend only ever sends the stored bytes. A new signature is made only once the stored
+A send whose answer was lost (or a crash before its id was stored) is looked up in the
+relayer's list of our transactions (``GET /transactions``) by the stored signature and
+nonce: found, its id is stored and it is followed like any other. A resend only ever sends
+the stored bytes. A new signature is made only once the stored
 batch provably can never run: the relayer refused the very bytes this run signed and sent
 first, its deadline passed with the wallet's nonce unmoved, or its nonce was consumed by a
 known other transaction (another row's, which the relayer reports run). Until then the row
@@ -37,10 +40,10 @@ from models.wallet import (
     SIGNATURE_TYPE_DEPOSIT_WALLET,
     SIGNATURE_TYPE_GNOSIS_SAFE,
     SIGNATURE_TYPE_POLY_PROXY,
-    AccountOnboarding,
     Claim,
     CollateralWrap,
     TradingWallet,
+    WalletApproval,
     Withdrawal,
 )
 from services.platform import errors, venues
@@ -140,7 +143,7 @@ class BatchRow:
 # Every kind of row that stores relayer batches: a nonce consumed by one of them is known.
 def _registry() -> tuple[BatchRow, ...]:
     return (BatchRow(Withdrawal, None), BatchRow(Claim, None),
-            BatchRow(CollateralWrap, None, ""), BatchRow(AccountOnboarding, None, "approvals_"))
+            BatchRow(CollateralWrap, None, ""), BatchRow(WalletApproval, None))
 
 
 def sign_steps(auth: RelayerAuth, wallet: TradingWallet, key: OrderKey, calls: list[Call],
@@ -226,11 +229,42 @@ def _held_elsewhere(row: BatchRow, wallet: TradingWallet, nonce: int) -> bool:
     return False
 
 
+def _listed(row: BatchRow, auth: RelayerAuth, payload: Mapping[str, Any]) -> str | None:
+    """The relayer's id of the stored batch when its list of our transactions
+    (``GET /transactions``) holds it (the same signature and nonce: the very bytes stored),
+    now stored on the row; None when the list does not show it or does not answer."""
+    signature = str(payload.get("signature", "")).lower()
+    try:
+        listed = _run(_one(RelayerApi.transactions_call(auth)))
+    except VenueError:
+        return None  # no proof either way: the caller goes on as it would without it
+    for seen in listed:
+        if (signature and (seen.signature or "").lower() == signature
+                and str(seen.nonce) == str(payload.get("nonce"))):
+            row.store_id(seen.transaction_id)
+            return seen.transaction_id
+    return None
+
+
+def _lost(row: BatchRow, auth: RelayerAuth, payload: Mapping[str, Any],
+          exc: VenueError) -> str:
+    """A send whose answer was lost: the relayer's id when it lists the bytes as taken;
+    else BatchAmbiguous (they may run)."""
+    found = _listed(row, auth, payload)
+    if found is None:
+        raise BatchAmbiguous(LOST_ANSWER) from exc
+    return found
+
+
 def _stored(row: BatchRow, record: Any, wallet: TradingWallet, auth: RelayerAuth,
             signer: str, clock: Callable[[], float]) -> str | None:
-    """A stored batch without the relayer's id: its id once resent (the same bytes), or
-    None when it provably can never run (forgotten: sign afresh); else raises."""
+    """A stored batch without the relayer's id: its id when the relayer lists it or once
+    resent (the same bytes), or None when it provably can never run (forgotten: sign
+    afresh); else raises."""
     payload = json.loads(row.value(record, "payload"))
+    found = _listed(row, auth, payload)  # the relayer took them: follow that transaction
+    if found is not None:
+        return found
     nonce, deadline = int(row.value(record, "nonce")), row.value(record, "deadline")
     for _look in range(2):  # a resend may find the nonce moved meanwhile: look once more
         try:
@@ -268,7 +302,7 @@ def _stored(row: BatchRow, record: Any, wallet: TradingWallet, auth: RelayerAuth
                                  f"({exc}); an earlier send of it may still run, so it is "
                                  "not signed afresh until that is known.") from exc
         except VenueError as exc:
-            raise BatchAmbiguous(LOST_ANSWER) from exc
+            return _lost(row, auth, payload, exc)
         row.store_id(sent.transaction_id)
         return str(sent.transaction_id)
     raise BatchPending("The wallet's nonce is moving; the next run looks again.")
@@ -303,7 +337,7 @@ def _fresh(row: BatchRow, wallet: TradingWallet, auth: RelayerAuth, key: OrderKe
                                "was sent, the next run signs afresh.") from exc
         raise BatchRefused(f"The relayer refused: {exc}") from exc
     except VenueError as exc:
-        raise BatchAmbiguous(LOST_ANSWER) from exc
+        return _lost(row, auth, payload, exc)
     row.store_id(sent.transaction_id)
     return str(sent.transaction_id)
 
@@ -409,11 +443,12 @@ def run(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], list[Call]]
 
 
 def ambiguous() -> list[dict[str, Any]]:
-    """Every withdrawal, claim and wrap whose batch may have run or may still run (status
-    ``ambiguous``), oldest first, with its age: what an operator must settle."""
+    """Every withdrawal, claim, wrap and approvals batch whose batch may have run or may
+    still run (status ``ambiguous``), oldest first, with its age: what an operator must
+    settle."""
     now = utcnow()
     found = []
-    for model in (Withdrawal, Claim, CollateralWrap):
+    for model in (Withdrawal, Claim, CollateralWrap, WalletApproval):
         for record in model.select().where(model.status == AMBIGUOUS):
             row = next(r for r in _registry() if r.model is model)
             found.append({

@@ -3,7 +3,8 @@ wraps and the onboarding's approvals, over every transport.
 
 The steps, each durable before the next (``run``):
 
-1. the durable record: a row in ``queued`` (withdrawals, claims, wraps; the caller wrote it);
+1. the durable record: a row in ``queued`` (withdrawals, claims, wraps, the onboarding's
+   approvals: ``WalletApproval``; the caller wrote it);
 2. the wallet's lease (``wallet_transactions.nonce_lease``: one signer per wallet at a time,
    across threads and processes), and the row read again under it: what an earlier or
    concurrent run left is the truth;

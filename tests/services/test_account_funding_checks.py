@@ -13,7 +13,7 @@ import pytest
 from flask import render_template
 
 from chain.errors import ChainUnavailable
-from models.wallet import AccountOnboarding, TradingWallet, WalletTransaction
+from models.wallet import AccountOnboarding, TradingWallet, WalletApproval, WalletTransaction
 from schemas.configs import ReadinessSchema
 from services.platform import runtime
 from services.wallets import onboarding, readiness, trading_accounts, wallet_transactions
@@ -88,6 +88,12 @@ def test_an_allowlisted_eoa_sends_its_missing_approvals_once_paying_pol(
     sent = _approvals_sent(wallet)
     assert sorted(tx.to_address for tx in sent) == sorted(a.token for a in missing)
     assert {tx.status for tx in sent} == {"confirmed"}
+    # each went through the one lifecycle: a durable row per approval, linked to its
+    # transaction (the earlier attempt without POL is a failed row that sent nothing)
+    rows = list(WalletApproval.select().where(WalletApproval.wallet == wallet.id))
+    linked = {r.transaction_id: r.status for r in rows if r.transaction_id is not None}
+    assert linked == {tx.id: "confirmed" for tx in sent}
+    assert {r.status for r in rows if r.transaction_id is None} <= {"failed"}
     assert onboarding.missing_approvals(wallet) == []  # read back from the chain
     assert wallet_chain.web3().eth.get_balance(wallet.address) < 10**18  # it paid the gas
     # Onboarding the account again sends nothing: the allowances are read first.

@@ -49,17 +49,12 @@ NONCE_PATHS = {"wallet": "/relayer/v1/account/transactions/params",
                "safe": "/relayer/v1/account/transactions/params",
                "proxy": "/relayer/relay-payload"}
 
-# What the row ends as when it is not confirmed. A relayer PROXY / SAFE transaction whose
-# send was answered by nobody (the relayer ran it) stays ambiguous: the owner key of a
-# connected proxy or Safe also signs on polymarket.com, so a consumed nonce does not prove
-# which transaction used it, and nothing is sent again (an operator settles it). The chain
-# path fails a withdrawal whose RPC answer was lost before anything was signed: nothing was
-# sent, and the user is told so.
+# What the row ends as when it is not confirmed. The chain path fails a withdrawal whose RPC
+# answer was lost before anything was signed: nothing was sent, and the user is told so. (A
+# relayer transaction whose send was answered by nobody is found in the relayer's list of
+# ours, ``GET /transactions``, by its stored signature, and followed: confirmed; what stays
+# ambiguous when nothing proves it is in tests/services/test_relayer_legacy_accounts.py.)
 NOT_CONFIRMED = {
-    ("proxy", "after_sending", "crash"): AMBIGUOUS,
-    ("proxy", "after_sending", "lost"): AMBIGUOUS,
-    ("safe", "after_sending", "crash"): AMBIGUOUS,
-    ("safe", "after_sending", "lost"): AMBIGUOUS,
     ("chain", "before_signing", "lost"): FAILED,
 }
 
@@ -266,8 +261,11 @@ def test_a_withdrawal_faulted_at_any_step_moves_the_money_once(
     finally:
         monkeypatch.undo()
         setup.clean()
-    # the fault struck: the first run died, or ended without the final answer
-    assert isinstance(first, Crash) if kind == "crash" else first != CONFIRMED, first
+    # the fault struck: the first run died, or ended without the final answer (a relayer's
+    # answer lost after it took the batch is recovered in the same run from its list)
+    recovered = transport != "chain" and (step, kind) == ("after_sending", "lost")
+    assert isinstance(first, Crash) if kind == "crash" else (first != CONFIRMED) != recovered, \
+        first
     outcomes = [first, *_until_settled(setup.row.id)]
 
     final = Withdrawal.get_by_id(setup.row.id)

@@ -107,9 +107,12 @@ def test_a_crash_between_submit_and_record_never_redeems_twice(
     with pytest.raises(SystemExit):
         _redeem(row)
     monkeypatch.undo()
-    # the wallet's key is the server's alone: the consumed nonce was this batch's
+    # the relayer's list of our transactions names the stored batch: it is followed, so the
+    # claim knows its relayer id and chain hash
     assert _redeem(row) == "confirmed"
-    assert "it ran" in Claim.get_by_id(row.id).error
+    done = Claim.get_by_id(row.id)
+    assert done.error is None and done.relayer_transaction_id
+    assert done.relayer_transaction_hash and len(done.relayer_transaction_hash) == 66
     assert _redeem(row) == "confirmed"
     assert venue_control.balances(maker)["pusd"] == "16"
 

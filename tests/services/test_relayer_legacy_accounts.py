@@ -2,14 +2,14 @@
 claims leave the wallet (where the money is, not its owner EOA) as one relayer ``PROXY`` /
 ``SAFE`` transaction signed by the owner, with the deposit wallet's exactly-once record
 (services/wallets/wallet_batches.py): a stored transaction whose answer was lost is resent as the
-same bytes (it has no deadline, so it is never signed afresh), and a crash between submit
-and record never sends twice."""
+same bytes (it has no deadline, so it is never signed afresh), a crash between submit and
+record never sends twice (the relayer's list of our transactions names it), and one whose
+nonce was used elsewhere stays ambiguous."""
 
 from __future__ import annotations
 
 import json
 import secrets
-import time
 from decimal import Decimal
 from typing import Any
 
@@ -17,18 +17,30 @@ import pytest
 from eth_account import Account
 
 from models import User
-from models.wallet import Claim, Withdrawal
-from services.wallets import claims, onboarding, trading_accounts, wallet_batches, withdrawals
+from models.wallet import Claim, TradingWallet, Withdrawal
+from services.platform import venues
+from services.wallets import (
+    claims,
+    onboarding,
+    trading_accounts,
+    wallet_batches,
+    wallets,
+    withdrawals,
+)
 from tests.services.test_relayer_withdrawals import _crash_once
 from tests.trading_support import Trader
+from venue import relayer
 from venue.accounts import proxy_wallet_address, safe_wallet_address
+from venue.accounts.wallet_calls import transfer_call
+from venue.models import RelayerApiKey
+from venue.signing import OrderKey
 
 KIND = {1: "PROXY", 2: "SAFE"}
 
 
-def _legacy_trader(venue_control: Any, signature_type: int, funds: str) -> tuple[Trader, str]:
-    """A connected proxy or Safe holding ``funds`` pUSD, onboarded (its approvals sent
-    through the relayer): (trader, the wallet)."""
+def legacy_account(venue_control: Any, signature_type: int) -> tuple[TradingWallet, str]:
+    """A proxy or Safe polymarket.com made, connected (not onboarded yet): (the account,
+    its owner); the sandbox relayer steps every 0 s."""
     venue_control.call("POST", "/relayer", {"step_seconds": 0}, expect=200)
     owner = Account.create()
     derive = proxy_wallet_address if signature_type == 1 else safe_wallet_address
@@ -37,8 +49,15 @@ def _legacy_trader(venue_control: Any, signature_type: int, funds: str) -> tuple
                                                    "signature_type": signature_type},
                        expect=200)
     user = User.create(email=f"{secrets.token_hex(6)}@example.com", tier="elite")
-    connected = trading_accounts.connect(user, wallet_address=wallet,
-                                         private_key=owner.key.hex())
+    return trading_accounts.connect(user, wallet_address=wallet,
+                                    private_key=owner.key.hex()), owner.address
+
+
+def _legacy_trader(venue_control: Any, signature_type: int, funds: str) -> tuple[Trader, str]:
+    """A connected proxy or Safe holding ``funds`` pUSD, onboarded (its approvals sent
+    through the relayer): (trader, the wallet)."""
+    connected, _owner = legacy_account(venue_control, signature_type)
+    user, wallet = connected.user, wallets.maker(connected)
     row = onboarding.record(connected)
     assert onboarding.run(row.id) == "ready", onboarding.status(user)["error"]
     venue_control.fund(wallet, funds)
@@ -86,16 +105,48 @@ def test_a_lost_answer_is_resent_as_the_same_bytes_and_a_crash_after_submit_neve
 
     second = withdrawals.request(trader.user, "0x" + "ab" * 20, Decimal("10"), "usdc")
     _crash_once(monkeypatch, second, "store_id", _die)
-    # It ran, but its id was never recorded: the wallet's nonce moved past it, and the owner
-    # of a connected proxy or Safe may sign elsewhere too: ambiguous, never sent again.
-    deadline = time.monotonic() + 15
-    while (status := withdrawals.send_by_relayer(second.id, max_polls=3)) == "signed" \
-            and time.monotonic() < deadline:
-        time.sleep(0.3)
-    assert status == "ambiguous"
-    assert "perhaps by this batch" in Withdrawal.get_by_id(second.id).error
-    assert withdrawals.send_by_relayer(second.id, max_polls=3) == "ambiguous"
+    # It ran, but its id was never recorded: the relayer's list of our transactions shows
+    # the stored signature, so the next run follows that transaction to its end, unsent.
+    assert withdrawals.send_by_relayer(second.id, max_polls=3) == "confirmed"
+    done = Withdrawal.get_by_id(second.id)
+    assert done.relayer_transaction_id and done.relayer_transaction_hash
+    assert withdrawals.send_by_relayer(second.id, max_polls=3) == "confirmed"
     assert venue_control.balances(wallet)["pusd"] == "15"
+
+
+@pytest.mark.parametrize("signature_type", [1, 2])
+def test_a_stored_transaction_whose_nonce_another_key_used_stays_ambiguous(
+        venue_control, bound_db, monkeypatch, signature_type) -> None:
+    """The unprovable case: the stored transaction was never taken, and the owner signed
+    another with its nonce elsewhere (polymarket.com, its own relayer key): the relayer's
+    list of ours does not show it, the nonce moved, nothing says which ran. Ambiguous, and
+    never sent again."""
+    trader, wallet = _legacy_trader(venue_control, signature_type, "40")
+    row = withdrawals.request(trader.user, "0x" + "cd" * 20, Decimal("10"), "usdc")
+    monkeypatch.setattr(relayer, "submit_with_retry", _die)
+    with pytest.raises(SystemExit):  # stored, then died before sending
+        withdrawals.send_by_relayer(row.id, max_polls=3)
+    monkeypatch.undo()
+    stored = json.loads(Withdrawal.get_by_id(row.id).relayer_payload)
+
+    owner = OrderKey(wallets.signer(trader.wallet))
+    key = venue_control.call("POST", "/relayer", {"relayer_key_for": owner.address},
+                             expect=200)["relayer_key"]
+    elsewhere = RelayerApiKey(key=key, address=owner.address)
+    token = wallets.token_addresses()["usdc"]
+    other = relayer.run_steps(relayer.legacy_batch(
+        elsewhere, owner, signature_type=signature_type,
+        contracts=trading_accounts.contracts(), wallet=wallet,
+        calls=[transfer_call(token, "0x" + "ef" * 20, 1_000_000)]), venues.client().transport.run)
+    assert relayer.run_steps(relayer.await_final(other.transaction_id, elsewhere),
+                             venues.client().transport.run).state == "STATE_CONFIRMED"
+
+    assert withdrawals.send_by_relayer(row.id, max_polls=3) == "ambiguous"
+    assert "perhaps by this batch" in Withdrawal.get_by_id(row.id).error
+    assert withdrawals.send_by_relayer(row.id, max_polls=3) == "ambiguous"
+    assert json.loads(Withdrawal.get_by_id(row.id).relayer_payload) == stored  # not re-signed
+    assert venue_control.balances(wallet)["pusd"] == "39"  # only the other transaction ran
+    assert venue_control.balances("0x" + "cd" * 20)["pusd"] == "0"
 
 
 def test_a_proxys_winnings_are_claimed_through_the_relayer(

@@ -31,6 +31,7 @@ from venue.signing import OrderKey
 
 NONCE_PATH = "/relayer/v1/account/transactions/params"
 SUBMIT_PATH = "/relayer/submit"
+LIST_PATH = "/relayer/transactions"
 
 
 def _fault(venue_control: Any, path: str, **rule: Any) -> None:
@@ -129,8 +130,10 @@ def test_a_second_batch_signed_with_a_pending_batchs_nonce_is_never_taken_for_it
     first = withdrawals.request(trader.user, "0x" + secrets.token_hex(20), Decimal("5"), "usdc")
     second_dest = "0x" + secrets.token_hex(20)
     second = withdrawals.request(trader.user, second_dest, Decimal("7"), "usdc")
-    # The relayer takes the first batch and runs it a moment later; its answer is lost.
+    # The relayer takes the first batch and runs it a moment later; its answer is lost, and
+    # so are its lists of our transactions (which would name it) for a while.
     venue_control.call("POST", "/relayer", {"step_seconds": 1}, expect=200)
+    _fault(venue_control, LIST_PATH, method="GET", status=500, count=10)
     _fault(venue_control, SUBMIT_PATH, method="POST", after=True, status=500)
     try:
         assert withdrawals.send_by_relayer(first.id, max_polls=1) == "ambiguous"

@@ -130,10 +130,16 @@ def test_a_crash_between_submit_and_record_never_sends_twice(make_trader, venue_
         raise SystemExit("killed after the relayer answered")
 
     _crash_once(monkeypatch, row, "store_id", crash)
-    # The batch ran (the relayer took it), but its id was never recorded: the next run sees
-    # the wallet's nonce moved past the stored batch, and the wallet's key is the server's
+    # The batch ran (the relayer took it), but its id was never recorded, and the relayer's
+    # list of our transactions (which would name it) does not answer: the next run sees the
+    # wallet's nonce moved past the stored batch, and the wallet's key is the server's
     # alone, so no other batch could have used that nonce: it ran, once.
-    assert _until_final(row) == "confirmed"
+    venue_control.call("POST", "/faults", {"path": "/relayer/transactions", "method": "GET",
+                                           "status": 500, "count": 50}, expect=201)
+    try:
+        assert _until_final(row) == "confirmed"
+    finally:
+        venue_control.call("DELETE", "/faults", expect=200)
     assert "it ran" in Withdrawal.get_by_id(row.id).error
     assert venue_control.balances(maker)["pusd"] == "30"
     assert _send(row) == "confirmed"

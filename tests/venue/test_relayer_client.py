@@ -223,6 +223,27 @@ def test_polling_both_generations_to_a_final_state(relayer) -> None:
     assert deployed_query == {"address": [WALLET], "type": ["WALLET"]}
 
 
+def test_the_callers_transactions_are_listed_with_their_signatures(relayer) -> None:
+    fake, config = relayer
+    fake.answer("/relayer/transactions", (200, [
+        {"transactionID": "tx-9", "state": "STATE_CONFIRMED", "nonce": "4",
+         "signature": "0x" + "ee" * 65, "transactionHash": "0x" + "cd" * 32, "type": "SAFE"},
+        {"transactionID": "tx-8", "state": "STATE_FAILED", "errorMsg": "reverted",
+         "nonce": "3", "signature": ""}]))
+    with VenueClient(config) as client:
+        newest, failed = client.relayer.transactions(BUILDER)
+    assert (newest.transaction_id, newest.nonce, newest.signature) == (
+        "tx-9", "4", "0x" + "ee" * 65)
+    assert newest.transaction_hash == "0x" + "cd" * 32
+    assert (failed.state, failed.error, failed.signature) == ("STATE_FAILED", "reverted", None)
+    method, _path, _query, headers, _body = next(
+        seen for seen in fake.seen if seen[1] == "/relayer/transactions")
+    assert method == "GET" and "POLY_BUILDER_SIGNATURE" in {k.upper() for k in headers}
+    fake.answer("/relayer/transactions", (200, [{"state": "STATE_NEW"}]))
+    with VenueClient(config) as client, pytest.raises(VenueUnavailable, match="lacks its id"):
+        client.relayer.transactions(BUILDER)
+
+
 def test_the_same_flow_under_trio(relayer) -> None:
     fake, config = relayer
     fake.answer("/relayer/v1/account/transactions/params", (200, {"nonce": "7"}))

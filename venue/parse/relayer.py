@@ -44,6 +44,24 @@ def parse_transaction(body: Any) -> RelayerTransaction:
         error=_text_or_none(pick(row, "errorMsg", "error_msg", "error")))
 
 
+def parse_transactions(body: Any) -> list[RelayerTransaction]:
+    """``GET /transactions`` → the caller's transactions (camelCase, as ``/transaction?id=``
+    lists one), each with its signature and nonce."""
+    found = []
+    for item in require_list(body, "relayer transactions"):
+        row = require_mapping(item, "relayer transaction")
+        transaction_id = pick(row, "transactionID", "transactionId", "id")
+        if not transaction_id or not row.get("state"):
+            raise MalformedResponse("a listed relayer transaction lacks its id or state")
+        found.append(RelayerTransaction(
+            transaction_id=str(transaction_id), state=str(row["state"]),
+            transaction_hash=_text_or_none(pick(row, "transactionHash", "transaction_hash")),
+            error=_text_or_none(pick(row, "errorMsg", "error_msg", "error")),
+            signature=_text_or_none(row.get("signature")),
+            nonce=_text_or_none(row.get("nonce"))))
+    return found
+
+
 def parse_nonce(body: Any) -> int:
     """``{"nonce": "31"}`` (legacy ``/nonce``) or ``{"address", "nonce"}`` (``/params``)."""
     nonce = require_mapping(body, "relayer nonce")["nonce"]

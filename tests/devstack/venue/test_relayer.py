@@ -352,3 +352,25 @@ def test_a_session_signer_signs_batches_in_the_envelope(deployed):
     revoke = authorize_session_signer_call(deployed.wallet, Account.create().address, until)
     refused = deployed.run([revoke], "STATE_FAILED", key=session, session=True)
     assert refused["error_msg"] == "DepositWallet: owner only"
+
+
+def test_the_callers_transactions_are_listed_newest_first_with_their_signatures(
+        deployed, control):
+    first = deployed.run([required_approvals()[0].call()])
+    second = deployed.submit(deployed.batch([required_approvals()[1].call()]))
+    assert second.status_code == 200, second.text
+    deployed.wait(second.json()["transactionID"])
+    listed = deployed.http.get("/transactions", headers=deployed.headers)
+    assert listed.status_code == 200
+    ids = [tx["transactionID"] for tx in listed.json()]
+    assert ids[:2] == [second.json()["transactionID"], first["transaction_id"]]
+    newest = listed.json()[0]
+    assert newest["state"] == "STATE_CONFIRMED" and newest["nonce"] == "1"
+    assert newest["signature"].startswith("0x") and newest["type"] == "WALLET"
+    # another key's caller sees none of them; no credentials: refused
+    stranger = OrderKey("0x" + Account.create().key.hex())
+    key = control.call("POST", "/relayer", {"relayer_key_for": stranger.address},
+                       expect=200)["relayer_key"]
+    other_headers = {"RELAYER_API_KEY": key, "RELAYER_API_KEY_ADDRESS": stranger.address}
+    assert deployed.http.get("/transactions", headers=other_headers).json() == []
+    assert deployed.http.get("/transactions").status_code == 401

@@ -268,7 +268,7 @@ def test_a_failed_or_refused_safe_approval_shows_the_relayers_reason_and_a_retry
     assert onboarding.run(row.id) == "failed"
     status = onboarding.status(user)
     assert status["error"] == ("The relayer ended the transaction STATE_FAILED: "
-                               "out of gas (sandbox)")
+                               "out of gas (sandbox). Nothing was sent; try again.")
     assert [s["state"] for s in status["steps"]][:2] == ["done", "failed"]
     assert control.get("/relayer/nonce", address=owner.address, type="SAFE") == {"nonce": "0"}
 
