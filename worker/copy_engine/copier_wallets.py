@@ -3,21 +3,25 @@
 An engine opens (decrypts) a copier's venue account once, when a live config of that user
 starts running here, keeps it only in memory (``services.copying.accounts``), re-opens it
 every ``account_reopen_seconds`` and drops it when none of the user's configs runs here
-any more (and all of them when the engine stops). The collateral estimates are read from
-the venue when an account is first opened here, then re-read every
-``wallet_refresh_seconds`` (oldest first, at most this engine's share of
-``balance_reads_per_second``: the venue's limit on balance reads is the deployment's, and
-every engine running one of a user's configs keeps that user's estimate), and at once for
-a copy the estimate says a wallet cannot pay.
+any more (and all of them when the engine stops). The collateral estimates are taken
+when an account is first opened here, then every ``wallet_refresh_seconds`` (oldest
+first), from the figure the deployment shares in Redis while it is younger than that, else
+read from the venue by the one engine that claims the read, within this engine's share of
+``balance_reads_per_second`` (``shared_balances``: the venue's limit on balance reads is
+the deployment's, and every engine running one of a user's configs keeps that user's
+estimate); accounts the budget cannot read at once are read by the refresh loop in turn.
+A copy the estimate says a wallet cannot pay reads the venue's figure at once.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 from uuid import UUID
 
+import redis
 import trio
 
 from services.copying.accounts import AccountCache, WalletSlot
@@ -25,6 +29,7 @@ from services.wallets import venue_accounts
 from venue.client import AsyncVenueClient
 from venue.errors import VenueError, VenueNotFound
 from worker.copy_engine.settings import EngineSettings
+from worker.copy_engine.shared_balances import ReadBudget, SharedBalances
 
 log = logging.getLogger("copytrade.copy_engine")
 
@@ -34,8 +39,8 @@ class CopierWallets:
 
     def __init__(self, name: str, settings: EngineSettings,
                  db: Callable[..., Any], limiter: trio.CapacityLimiter,
-                 users: Callable[[], set[UUID]], engines: Callable[[], int] = lambda: 1
-                 ) -> None:
+                 users: Callable[[], set[UUID]], engines: Callable[[], int] = lambda: 1,
+                 shared: SharedBalances | None = None) -> None:
         self.name = name
         self.settings = settings
         self.accounts = AccountCache(settings.wallet_refresh_seconds,
@@ -46,6 +51,10 @@ class CopierWallets:
         self._users = users  # the users with live configs running here now
         self._engines = engines  # live engines, which share the balance-read budget
         self._opening: dict[UUID, trio.Event] = {}  # accounts being opened, set when done
+        self._shared = shared  # the deployment's figures (None: this engine reads its own)
+        self._budget = ReadBudget(
+            lambda: settings.balance_reads_per_second / max(1, self._engines()))
+        self.venue_reads = 0  # balance reads this engine sent (the tests' and bench's)
 
     def retain(self) -> None:
         """Forget the opened accounts of users none of whose live configs runs here now."""
@@ -95,23 +104,52 @@ class CopierWallets:
                 self.accounts.put(user_id, account)
         await self.refresh([u for u in opened if u in keep and u in new], update=True)
 
-    async def refresh(self, user_ids: Iterable[UUID], *, update: bool = False) -> None:
-        """Re-read the venue's collateral figure of these copiers (concurrently, bounded);
-        ``update``: have the CLOB re-read their wallets first (it caches balances, so a
-        deposit shows only after that)."""
+    async def refresh(self, user_ids: Iterable[UUID], *, update: bool = False,
+                      fresh: bool = False) -> None:
+        """Take these copiers' collateral figures: the deployment's shared one while it is
+        young, else the venue's (read concurrently, bounded, by the engine that claims
+        it, within the read budget; the rest wait for a later turn); ``fresh``: the
+        venue's now, whatever is shared; ``update``: have the CLOB re-read their wallets
+        first (it caches balances, so a deposit shows only after that)."""
         slots = [(u, s) for u in user_ids if (s := self.accounts.get(u)) is not None]
+        if not fresh:
+            slots = await self._reads_due(slots)
         async with trio.open_nursery() as nursery:
             for user_id, slot in slots:
                 nursery.start_soon(self._refresh_one, user_id, slot, update)
 
+    async def _reads_due(self, slots: list[tuple[UUID, WalletSlot]]
+                         ) -> list[tuple[UUID, WalletSlot]]:
+        """Take the young shared figures; the slots this engine reads itself now."""
+        if self._shared is None:
+            return slots[:self._budget.take(len(slots))]
+        try:
+            shared = await self._shared.get([u for u, _ in slots])
+            now = self.accounts.now()
+            left = []
+            for user_id, slot in slots:
+                found = shared.get(user_id)
+                if found is not None and found[1] < self.settings.wallet_refresh_seconds:
+                    if now - found[1] > slot.refreshed_at:  # newer than the one kept here
+                        slot.refreshed(found[0], now - found[1])
+                else:
+                    left.append((user_id, slot))
+            left = left[:self._budget.take(len(left))]
+            claimed = set(await self._shared.claim([u for u, _ in left]))
+        except redis.RedisError as exc:  # Redis out of reach: this engine's own reads
+            log.warning("engine %s: shared balances: %s", self.name, exc)
+            return slots[:self._budget.take(len(slots))]
+        return [(u, s) for u, s in left if u in claimed]
+
     async def recheck(self, user_ids: Iterable[UUID]) -> None:
         """Before an order is skipped for a short estimate: the venue's fresh figure."""
-        await self.refresh(user_ids, update=True)
+        await self.refresh(user_ids, update=True, fresh=True)
 
     async def _refresh_one(self, user_id: UUID, slot: WalletSlot, update: bool) -> None:
         assert self.venue is not None
         account = slot.account
-        started = self.accounts.now()
+        started, read_at = self.accounts.now(), time.time()
+        self.venue_reads += 1
         try:
             async with self._limiter:
                 if update:
@@ -131,6 +169,11 @@ class CopierWallets:
             log.warning("engine %s: balance of user %s: %s", self.name, user_id, exc)
             return
         slot.refreshed(balance, started)
+        if self._shared is not None:
+            try:
+                await self._shared.put(user_id, balance, read_at)
+            except redis.RedisError as exc:  # kept here; the others read their own
+                log.warning("engine %s: sharing a balance: %s", self.name, exc)
 
     def due(self, seconds: float) -> list[UUID]:
         """The users whose estimate to re-read in a turn of ``seconds``: the stalest, at
