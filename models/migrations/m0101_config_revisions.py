@@ -17,16 +17,23 @@ POSTGRES = [
        FOR EACH ROW EXECUTE FUNCTION copy_configs_bump_revision()""",
 ]
 
-# SQLite writers take turns, so MAX + 1 (one index probe) never repeats or goes back; the
-# trigger's own update does not fire it again (recursive triggers are off by default), and
-# it fires on any update, a save() of a stale instance's revision included.
-_NEXT = "(SELECT COALESCE(MAX(revision), 0) + 1 FROM copy_configs)"
+# SQLite has no sequences: a one-row table stands for one (re-seeded from the configs if
+# emptied). Its writers take turns, so a revision is never drawn twice nor committed out of
+# order; the trigger's own update does not fire it again (recursive triggers are off by
+# default), and it fires on any update, a save() of an instance's stale revision included.
+_DRAW = """INSERT INTO copy_config_revision (id, value)
+    VALUES (1, (SELECT COALESCE(MAX(revision), 0) + 1 FROM copy_configs))
+    ON CONFLICT (id) DO UPDATE SET value = value + 1;"""
+_SET = ("UPDATE copy_configs SET revision = (SELECT value FROM copy_config_revision)"
+        " WHERE rowid = NEW.rowid;")
 SQLITE = [
     "UPDATE copy_configs SET revision = rowid",
-    f"""CREATE TRIGGER copy_configs_revision_insert AFTER INSERT ON copy_configs
-        BEGIN UPDATE copy_configs SET revision = {_NEXT} WHERE rowid = NEW.rowid; END""",
-    f"""CREATE TRIGGER copy_configs_revision_update AFTER UPDATE ON copy_configs
-        BEGIN UPDATE copy_configs SET revision = {_NEXT} WHERE rowid = NEW.rowid; END""",
+    "CREATE TABLE copy_config_revision (id INTEGER PRIMARY KEY CHECK (id = 1),"
+    " value INTEGER NOT NULL)",
+    f"CREATE TRIGGER copy_configs_revision_insert AFTER INSERT ON copy_configs"
+    f" BEGIN {_DRAW} {_SET} END",
+    f"CREATE TRIGGER copy_configs_revision_update AFTER UPDATE ON copy_configs"
+    f" BEGIN {_DRAW} {_SET} END",
 ]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
+from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
@@ -29,9 +30,11 @@ from services.wallets import venue_accounts
 from venue.client import AsyncVenueClient
 from venue.errors import VenueError, VenueNotFound
 from worker.copy_engine.settings import EngineSettings
-from worker.copy_engine.shared_balances import ReadBudget, SharedBalances
+from worker.copy_engine.shared_balances import CLAIM_SECONDS, ReadBudget, SharedBalances
 
 log = logging.getLogger("copytrade.copy_engine")
+
+SHARED_POLL_SECONDS = 0.1  # how often a figure another engine is reading is looked for
 
 
 class CopierWallets:
@@ -112,34 +115,61 @@ class CopierWallets:
         venue's now, whatever is shared; ``update``: have the CLOB re-read their wallets
         first (it caches balances, so a deposit shows only after that)."""
         slots = [(u, s) for u in user_ids if (s := self.accounts.get(u)) is not None]
-        if not fresh:
-            slots = await self._reads_due(slots)
+        mine, theirs = (slots, []) if fresh else await self._reads_due(slots)
         async with trio.open_nursery() as nursery:
-            for user_id, slot in slots:
+            for user_id, slot in mine:
                 nursery.start_soon(self._refresh_one, user_id, slot, update)
+            if theirs:
+                nursery.start_soon(self._await_shared, theirs)
 
     async def _reads_due(self, slots: list[tuple[UUID, WalletSlot]]
-                         ) -> list[tuple[UUID, WalletSlot]]:
-        """Take the young shared figures; the slots this engine reads itself now."""
+                         ) -> tuple[list[tuple[UUID, WalletSlot]], list[tuple[UUID, WalletSlot]]]:
+        """Take the young shared figures; then (the slots this engine reads now, those
+        another engine is reading). The rest, past the budget, wait for a later turn."""
         if self._shared is None:
-            return slots[:self._budget.take(len(slots))]
+            return slots[:self._budget.take(len(slots))], []
         try:
-            shared = await self._shared.get([u for u, _ in slots])
-            now = self.accounts.now()
-            left = []
-            for user_id, slot in slots:
-                found = shared.get(user_id)
-                if found is not None and found[1] < self.settings.wallet_refresh_seconds:
-                    if now - found[1] > slot.refreshed_at:  # newer than the one kept here
-                        slot.refreshed(found[0], now - found[1])
-                else:
-                    left.append((user_id, slot))
-            left = left[:self._budget.take(len(left))]
-            claimed = set(await self._shared.claim([u for u, _ in left]))
+            left = self._adopt(slots, await self._shared.get([u for u, _ in slots]))
+            within = left[:self._budget.take(len(left))]
+            claimed = set(await self._shared.claim([u for u, _ in within]))
+            won = [(u, s) for u, s in within if u in claimed]
+            # A figure shared between the look and the claim (its reader's claim ended
+            # as it was shared) is taken, not read again.
+            mine = self._adopt(won, await self._shared.get([u for u, _ in won]))
+            reading = {u for u, _ in mine}
+            await self._shared.release([u for u, _ in won if u not in reading])
         except redis.RedisError as exc:  # Redis out of reach: this engine's own reads
             log.warning("engine %s: shared balances: %s", self.name, exc)
-            return slots[:self._budget.take(len(slots))]
-        return [(u, s) for u, s in left if u in claimed]
+            return slots[:self._budget.take(len(slots))], []
+        theirs = [(u, s) for u, s in within if u not in claimed]
+        self._budget.give(len(within) - len(mine))
+        return mine, theirs
+
+    def _adopt(self, slots: list[tuple[UUID, WalletSlot]],
+               shared: dict[UUID, tuple[Decimal, float]]) -> list[tuple[UUID, WalletSlot]]:
+        """Take the shared figures younger than the refresh period (and newer than the
+        one kept here); the slots without one."""
+        now = self.accounts.now()
+        left = []
+        for user_id, slot in slots:
+            found = shared.get(user_id)
+            if found is None or found[1] >= self.settings.wallet_refresh_seconds:
+                left.append((user_id, slot))
+            elif now - found[1] > slot.refreshed_at:
+                slot.refreshed(found[0], now - found[1])
+        return left
+
+    async def _await_shared(self, slots: list[tuple[UUID, WalletSlot]]) -> None:
+        """Wait (a claim's time at most) for the figures another engine is reading; what
+        does not come in time is taken at a later turn."""
+        assert self._shared is not None
+        with trio.move_on_after(CLAIM_SECONDS):
+            while slots:
+                await trio.sleep(SHARED_POLL_SECONDS)
+                try:
+                    slots = self._adopt(slots, await self._shared.get([u for u, _ in slots]))
+                except redis.RedisError:
+                    return
 
     async def recheck(self, user_ids: Iterable[UUID]) -> None:
         """Before an order is skipped for a short estimate: the venue's fresh figure."""
@@ -184,7 +214,9 @@ class CopierWallets:
 
     async def run(self) -> None:
         """Keep collateral estimates fresh and re-open accounts now and then, until cancelled."""
-        turn = max(0.5, self.settings.wallet_refresh_seconds / 3)
+        # Short turns (a second at most): accounts opened past the read budget are read
+        # soon, in turn; each turn reads its time's share of the budget, oldest first.
+        turn = max(0.5, min(1.0, self.settings.wallet_refresh_seconds / 3))
         while True:
             await trio.sleep(turn)
             try:

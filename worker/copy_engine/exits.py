@@ -25,6 +25,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from decimal import Decimal
@@ -37,6 +38,7 @@ from worker.copy_engine.store import ConfigSnapshot
 log = logging.getLogger("copytrade.copy_engine")
 
 COALESCE_SECONDS = 0.1  # book moves gathered before the checks they ask for are sent
+TIMER_MARGIN_SECONDS = 0.05  # a timer fires this much after its time (clocks differ)
 ALL = None  # a target's whole exit work (not one token's)
 
 
@@ -195,7 +197,9 @@ class ExitSchedule:
                 continue
             if end is None:
                 continue
-            due_wall = end - float(hours) * 3600  # seconds of a clock, not money
+            # The rule compares whole seconds (``mirror.exit_before_end``): the first second
+            # at which it holds, and a tick after, so the check finds the time come.
+            due_wall = math.ceil(end - float(hours) * 3600) + TIMER_MARGIN_SECONDS
             self._arm(trio.current_time() + max(0.0, due_wall - time.time()), target, token)
 
 

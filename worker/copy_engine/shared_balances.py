@@ -73,6 +73,11 @@ class SharedBalances:
         won = await self._call(claim_all)
         return [u for u, ok in zip(user_ids, won, strict=True) if ok]
 
+    async def release(self, user_ids: Sequence[UUID]) -> None:
+        """End claims this engine will not read after all."""
+        if user_ids:
+            await self._call(self.client.delete, *[self._claim_key(u) for u in user_ids])
+
     async def put(self, user_id: UUID, balance: Decimal, read_at: float) -> None:
         """Share a figure read from the venue at wall time ``read_at``, ending the claim."""
         def write() -> None:
@@ -107,6 +112,10 @@ class ReadBudget:
         granted = min(wanted, int(self._tokens))
         self._tokens -= granted
         return granted
+
+    def give(self, count: int) -> None:
+        """Give back reads taken and not sent (another engine sends them)."""
+        self._tokens += count
 
 
 __all__ = ["ReadBudget", "SharedBalances"]
