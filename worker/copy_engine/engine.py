@@ -7,9 +7,9 @@ The engine owns the nursery and a few parts, each owning the tasks it starts:
   target whose lease could not be renewed was taken over and stops at once); the lease
   clock stops every target when no renewal came back for the lease time less a margin
   (Redis out of reach), before any lease can expire; its sweep, every second or when nudged by a
-  control job or pub/sub message, reads which targets have active configs, lets the
-  ownership release and claim targets, and reloads configs whose version changed, so
-  edits apply without a restart.
+  control job or pub/sub message, reads the configs written since its last look (their
+  revision), lets the ownership release and claim targets, and reloads configs whose
+  version changed, so edits apply without a restart.
 - ``TargetWatcher`` (``watcher.py``), one per owned target: polling, de-duplication and
   cursor, and the task that hands the target's fills to the executor one at a time. The
   engine fans the global RTDS activity feed (one connection, filtered locally) in to them.
@@ -18,7 +18,11 @@ The engine owns the nursery and a few parts, each owning the tasks it starts:
   watchers as a third source beside the feed and polling.
 - ``QuoteSource`` (``quotes.py``): markets, and books from the CLOB market channel.
 - ``FillExecutor`` (``fill_executor.py``): decisions, copy execution, TP/SL exits.
-- ``CopierWallets`` (``copier_wallets.py``): the copiers' opened accounts and estimates.
+- ``ExitSchedule`` (``exits.py``): which targets have exit work and when (held tokens'
+  book moves on the market channel, exit-before-end timers), so no pass visits every
+  config.
+- ``CopierWallets`` (``copier_wallets.py``): the copiers' opened accounts and estimates,
+  read once per deployment and shared through Redis (``shared_balances.py``).
 - a recheck loop (``reconciler.recheck``): open live intents (this engine's, and those of
   its configs whose engine died) are looked up again until the venue's answer settles
   them (an order it did not know yet, a lost answer, a hand-over that never finished).
