@@ -209,7 +209,9 @@ class CopierWallets:
         """The users whose estimate to re-read in a turn of ``seconds``: the stalest, at
         most this engine's share of the deployment's balance reads in that time."""
         share = self.settings.balance_reads_per_second / max(1, self._engines())
-        stale = sorted(self.accounts.stale(), key=lambda slot: slot[1].refreshed_at)
+        # Accounts being opened are read by their opening (which the target waits for).
+        stale = sorted([(u, s) for u, s in self.accounts.stale() if u not in self._opening],
+                       key=lambda slot: slot[1].refreshed_at)
         return [u for u, _ in stale[:max(1, int(share * seconds))]]
 
     async def run(self) -> None:
