@@ -297,9 +297,10 @@ def sweep_queries(runs: int = 7) -> str:
         CopyConfig.update(last_error=None).where(CopyConfig.id == config.id).execute()
         store.active_targets([c.target for c in store.config_changes(mark)])
 
+    with db.connection_context():
+        mark = store.latest_revision()
     timings = []
-    for query in (lambda: store.config_changes(store.latest_revision()), changed,
-                  store.active_targets):
+    for query in (lambda: store.config_changes(mark), changed, store.active_targets):
         with db.connection_context():
             times = []
             for _ in range(runs):
