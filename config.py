@@ -215,8 +215,8 @@ class CopyEngineConfig:
     lease_margin: float = 0.3
     heartbeat_seconds: float = 1.0
     sweep_seconds: float = 1.0
-    # Configs re-read at least this often, else when their fingerprint moves (any edit,
-    # start, stop or delete): at 25,000 configs a worker, a re-read is ~20% of its CPU.
+    # Every config re-read at least this often (a backstop); each sweep reads only the
+    # configs written since its last look (their revision, m0101).
     full_sweep_seconds: float = 300.0
     # Targets an engine claims at a sweep, less those still starting: engines coming up
     # together split the targets instead of the first claiming (and starting) them all.
@@ -232,6 +232,8 @@ class CopyEngineConfig:
     backstop_hold_seconds: float = 10.0  # how long a backstop poll waits for copies in flight
     gc_hold_seconds: float = 0.25  # garbage collection put off while copying, at most this
     overlap_seconds: int = 10
+    # Exits are checked when a held token's book moves or a timer comes due; held tokens
+    # whose book the market channel does not follow in sync are re-quoted this often.
     exit_check_seconds: float = 2.0
     max_fill_age_seconds: int = 600
     stale_intent_seconds: float = 120.0
@@ -1243,8 +1245,9 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         ' polls',
         None),
     "COPY_BALANCE_READS_PER_SECOND": (
-        'periodic collateral (balance-allowance) reads per second of the whole '
-        'deployment, shared by the live workers',
+        'collateral (balance-allowance) reads per second of the whole deployment, at a '
+        'start and a take-over too, shared by the live workers (each figure read once per '
+        'deployment and shared through Redis)',
         None),
     "COPY_RECHECK_SECONDS": (
         'how often a copy engine looks its own open copy orders up again, and from what '
@@ -1270,7 +1273,9 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         'how often a copy engine looks for configs that changed and targets to claim',
         None),
     "COPY_EXIT_CHECK_SECONDS": (
-        'how often take-profit and stop-loss are checked on held positions',
+        'exits (take-profit, stop-loss, exit before a market\'s end) are checked when a held '
+        'token\'s book moves or its time comes; tokens whose book the market channel does '
+        'not follow are re-quoted this often, and a due exit not yet sold is retried',
         None),
     "COPY_STALE_INTENT_SECONDS": (
         'how long a copy intent may stay unsent before it is settled as stale',

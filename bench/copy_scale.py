@@ -283,13 +283,24 @@ def seed(control: Any, users: int, configs: int, targets: int, threads: int = 4
 
 
 def sweep_queries(runs: int = 7) -> str:
-    """The median time of the queries every engine's sweep runs (each second, and every
-    15 s or on a change), timed from here: the database's share of an idle worker."""
+    """The median time of the queries every engine's sweep runs (each second: the configs
+    written since its last look; on a change, the active counts of the targets changed;
+    every ``full_sweep_seconds``, the full read of the active targets), timed from here:
+    the database's share of an idle worker."""
     from models.base import db
+    from models.copying import CopyConfig
     from worker.copy_engine import store
 
+    def changed() -> None:  # one config written, then what the next sweep reads
+        config = CopyConfig.select(CopyConfig.id, CopyConfig.target_address).first()
+        mark = store.latest_revision()
+        CopyConfig.update(last_error=None).where(CopyConfig.id == config.id).execute()
+        store.active_targets([c.target for c in store.config_changes(mark)])
+
+    with db.connection_context():
+        mark = store.latest_revision()
     timings = []
-    for query in (store.config_fingerprint, store.active_targets):
+    for query in (lambda: store.config_changes(mark), changed, store.active_targets):
         with db.connection_context():
             times = []
             for _ in range(runs):
@@ -297,8 +308,9 @@ def sweep_queries(runs: int = 7) -> str:
                 query()
                 times.append((time.perf_counter() - started) * 1000)
         timings.append(percentile(times, 50))
-    return (f"a sweep's fingerprint query {timings[0]:.1f} ms, its full read of the active "
-            f"targets {timings[1]:.1f} ms")
+    return (f"a sweep's changes query {timings[0]:.1f} ms, one config written and read back "
+            f"with its target's count {timings[1]:.1f} ms, the full read of the active "
+            f"targets {timings[2]:.1f} ms")
 
 
 def wait_for(condition: Callable[[], bool], seconds: float, what: str,

@@ -88,6 +88,9 @@ class CopyConfig(BaseModel):
     paper_trading = peewee.BooleanField(default=True)
     # Bumped on every edit and start/stop: the executor reloads a config whose version moved.
     version = peewee.IntegerField(default=1)
+    # Set by a database trigger on every write from one deployment-wide counter (m0101):
+    # the engine's sweep reads the configs whose revision passed its last look.
+    revision = peewee.BigIntegerField(default=0, index=True)
     last_error = peewee.TextField(null=True)
     last_error_at = UTCDateTimeField(null=True)
     started_at = UTCDateTimeField(null=True)

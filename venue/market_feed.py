@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 from bisect import bisect_left, insort
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -129,6 +129,9 @@ class BookFeed(ReconnectingFeed):
         self._initial_sent = False
         self._wake: anyio.CancelScope | None = None
         self._changed = anyio.Event()
+        # Called with the tokens whose book moved, after each frame (a listener's own work
+        # must be quick: it runs on the feed's loop).
+        self.moved: Callable[[set[str]], None] | None = None
         self.watch(token_ids)
 
     # ------------------------------------------------------------- interface
@@ -172,6 +175,10 @@ class BookFeed(ReconnectingFeed):
         if local is None or not self.connected:
             return None
         return local.build(self._seeds.get(token_id))
+
+    def synced(self, token_id: str) -> bool:
+        """Whether the token's book is in sync on the open connection (its moves are told)."""
+        return self.connected and token_id in self._books
 
     async def wait_synced(self, token_id: str, timeout: float) -> OrderBook | None:
         """The token's book once in sync, or None after ``timeout`` seconds."""
@@ -246,15 +253,18 @@ class BookFeed(ReconnectingFeed):
 
     def _apply(self, events: list[MarketEvent]) -> None:
         snapshots = False
+        moved: set[str] = set()
         for event in events:
             if isinstance(event, PriceChange):
                 local = self._books.get(event.asset_id)
                 if local is not None:
                     local.apply(event)
+                    moved.add(event.asset_id)
             elif isinstance(event, OrderBook):
                 if event.asset_id in self._wanted:
                     self._books[event.asset_id] = _LocalBook(event)
                     snapshots = True
+                    moved.add(event.asset_id)
             else:
                 local = self._books.get(event.asset_id)
                 if local is None:
@@ -266,6 +276,8 @@ class BookFeed(ReconnectingFeed):
                 local.built = None
         if snapshots:
             self._notify()
+        if moved and self.moved is not None:
+            self.moved(moved)
 
     def _link_down(self) -> None:
         """The connection is gone: nothing it told can be trusted any more."""

@@ -7,9 +7,9 @@ The engine owns the nursery and a few parts, each owning the tasks it starts:
   target whose lease could not be renewed was taken over and stops at once); the lease
   clock stops every target when no renewal came back for the lease time less a margin
   (Redis out of reach), before any lease can expire; its sweep, every second or when nudged by a
-  control job or pub/sub message, reads which targets have active configs, lets the
-  ownership release and claim targets, and reloads configs whose version changed, so
-  edits apply without a restart.
+  control job or pub/sub message, reads the configs written since its last look (their
+  revision), lets the ownership release and claim targets, and reloads configs whose
+  version changed, so edits apply without a restart.
 - ``TargetWatcher`` (``watcher.py``), one per owned target: polling, de-duplication and
   cursor, and the task that hands the target's fills to the executor one at a time. The
   engine fans the global RTDS activity feed (one connection, filtered locally) in to them.
@@ -18,7 +18,11 @@ The engine owns the nursery and a few parts, each owning the tasks it starts:
   watchers as a third source beside the feed and polling.
 - ``QuoteSource`` (``quotes.py``): markets, and books from the CLOB market channel.
 - ``FillExecutor`` (``fill_executor.py``): decisions, copy execution, TP/SL exits.
-- ``CopierWallets`` (``copier_wallets.py``): the copiers' opened accounts and estimates.
+- ``ExitSchedule`` (``exits.py``): which targets have exit work and when (held tokens'
+  book moves on the market channel, exit-before-end timers), so no pass visits every
+  config.
+- ``CopierWallets`` (``copier_wallets.py``): the copiers' opened accounts and estimates,
+  read once per deployment and shared through Redis (``shared_balances.py``).
 - a recheck loop (``reconciler.recheck``): open live intents (this engine's, and those of
   its configs whose engine died) are looked up again until the venue's answer settles
   them (an order it did not know yet, a lost answer, a hand-over that never finished).
@@ -55,14 +59,19 @@ from worker.copy_engine import reconciler, store
 from worker.copy_engine.chain_source import ChainSource, activity_item
 from worker.copy_engine.copier_wallets import CopierWallets
 from worker.copy_engine.detection import DetectionSource
+from worker.copy_engine.exits import ExitSchedule
 from worker.copy_engine.fill_executor import FillExecutor
 from worker.copy_engine.ownership import TargetOwnership
 from worker.copy_engine.quotes import QuoteSource
 from worker.copy_engine.settings import EngineSettings, EngineStats
+from worker.copy_engine.shared_balances import SharedBalances
 from worker.copy_engine.store import ConfigSnapshot
 from worker.copy_engine.watcher import TargetWatcher, WatchContext
 
 log = logging.getLogger("copytrade.copy_engine")
+
+# How far back a sweep reads config revisions (see ``CopyEngine._since``).
+REVISION_LAG_SECONDS = 2.0
 
 
 class CopyEngine:
@@ -95,18 +104,24 @@ class CopyEngine:
         # Copiers' balance reads have their own slots: they never starve detection polls.
         self._balance_limiter = trio.CapacityLimiter(self.settings.balance_concurrency)
         self.wallets = CopierWallets(name, self.settings, self.db, self._balance_limiter,
-                                     self._account_users, lambda: self.ownership.engines)
+                                     self._account_users, lambda: self.ownership.engines,
+                                     SharedBalances(redis_client, prefix, name, self.redis_call))
         self.executor = FillExecutor(name, self.settings, self.stats, self.quotes,
                                      self.wallets, self.db)
+        self.exits = ExitSchedule(self.settings, self._request_exits, self._market_end,
+                                  self.quotes.live, self.executor.opening_due)
+        self.quotes.moved = self.exits.moved
         self._watch = WatchContext(
             name=name, settings=self.settings, stats=self.stats, executor=self.executor,
             db=self.db, poll_limiter=self._poll_limiter, venue=lambda: self._venue,
             poll_delay=self.poll_delay, feed_up=lambda: self.feed_connected,
             feed_lost=lambda: self._feed_lost, first_poll=self.first_poll,
-            polled=self.detection.polled)
+            polled=self.detection.polled, handled=self._handled)
         self._next_first_poll = 0.0
-        self._active: dict[str, int] = {}  # active targets as last read by a full sweep
-        self._fingerprint: Any = None
+        self._active: dict[str, int] = {}  # active targets (and config counts) as last read
+        # Config revisions already read: (monotonic time, highest revision) per sweep; a
+        # sweep reads from the newest mark at least REVISION_LAG_SECONDS old (see sweep).
+        self._marks: list[tuple[float, int]] = []
         self._full_sweep = True
         self._full_sweep_at = 0.0
         self._dropped = False  # targets were dropped since the accounts were last retained
@@ -158,7 +173,6 @@ class CopyEngine:
 
     def wake(self) -> None:
         """Sweep now (a control job or message said a config changed)."""
-        self._full_sweep = True
         self._wake.set()
 
     def owned_configs(self) -> list[UUID]:
@@ -208,7 +222,7 @@ class CopyEngine:
                     nursery.start_soon(self._chain_loop, self.chain)
                 if self.settings.use_book_feed and venue.config.market_ws_url:
                     nursery.start_soon(self.quotes.run)
-                nursery.start_soon(self._exit_check_loop)
+                nursery.start_soon(self.exits.run)
                 nursery.start_soon(self.wallets.run)
                 nursery.start_soon(self._recheck_loop)
                 if database.has_log_to_fold():
@@ -269,14 +283,23 @@ class CopyEngine:
                 for target in list(self.targets):
                     self._drop_target(target)
 
-    async def _exit_check_loop(self) -> None:
-        """Every ``exit_check_seconds``, ask targets whose configs have periodic work (exits
-        of held positions, loss or drawdown stops, positions to copy at start) to do it."""
-        while True:
-            await trio.sleep(self.settings.exit_check_seconds)
-            for watcher in list(self.targets.values()):
-                if any(c.needs_checks for c in watcher.configs.values()):
-                    watcher.request_exit_check()
+    def _request_exits(self, target: str, tokens: frozenset[str] | None) -> None:
+        """The exit schedule's check of a target (queued behind its fills)."""
+        watcher = self.targets.get(target)
+        if watcher is not None:
+            watcher.request_exit_check(tokens)
+
+    async def _market_end(self, token: str) -> int | None:
+        """The end (unix seconds) of the token's market, if it has one (Gamma, cached)."""
+        assert self.venue is not None
+        market = await self.venue.gamma.market_by_token(token)
+        return int(market.end_date.timestamp()) if market.end_date else None
+
+    def _handled(self, watcher: TargetWatcher, kind: str) -> None:
+        # A fill may have opened or closed positions, and moved a loss stop's realised PnL.
+        if self.targets.get(watcher.address) is watcher:
+            self.exits.update(watcher.address, watcher.configs, everything=kind == "fill" and any(
+                c.rules.needs_stop_check for c in watcher.configs.values()))
 
     async def _recheck_loop(self) -> None:
         # Intents whose order the venue did not know yet (or whose answer was lost) are
@@ -340,16 +363,32 @@ class CopyEngine:
     async def sweep(self) -> None:
         """Claim, release and reload targets and configs from the database.
 
-        Reading every active config costs tens of milliseconds of CPU at 10,000 configs, so
-        it happens only when the configs' fingerprint moved (any create, edit, start, stop
-        or delete), when woken, and every ``full_sweep_seconds``; otherwise the leases are
-        still checked every sweep against the targets read last time.
+        A sweep reads only the configs written since its last look: every insert and update
+        moves a config's revision (a trigger, from one counter), so the query is a range of
+        the revision index, empty when nothing changed, and the active-config counts are
+        re-read for the targets those configs copy. Every ``full_sweep_seconds`` (and at
+        the start) everything is read again, a backstop for rows changed behind the
+        trigger's back. Between sweeps the leases are checked against the targets read.
         """
-        fingerprint = await self.db(store.config_fingerprint)
-        full = (self._full_sweep or fingerprint != self._fingerprint
-                or time.monotonic() - self._full_sweep_at >= self.settings.full_sweep_seconds)
+        now = time.monotonic()
+        full = (self._full_sweep or not self._marks
+                or now - self._full_sweep_at >= self.settings.full_sweep_seconds)
         self._full_sweep = False
-        active = await self.db(store.active_targets) if full else self._active
+        changes: list[store.ConfigChange] = []
+        if full:
+            top = await self.db(store.latest_revision)  # before: later writes come next time
+            active = await self.db(store.active_targets)
+        else:
+            changes = await self.db(store.config_changes, self._since(now))
+            top = max([c.revision for c in changes], default=self._marks[-1][1])
+            touched = sorted({c.target for c in changes})
+            counts = await self.db(store.active_targets, touched) if touched else {}
+            active = self._active
+            for target in touched:
+                if counts.get(target):
+                    active[target] = counts[target]
+                else:
+                    active.pop(target, None)
         # Claims go at the pace targets start: at most claims_per_sweep starting at once.
         starting = sum(1 for watcher in self.targets.values() if not watcher.ready.is_set())
         for target in await self.ownership.rebalance(
@@ -359,8 +398,41 @@ class CopyEngine:
         self._retain_accounts()
         if full:
             await self._reload_configs()
-            self._active, self._fingerprint = active, fingerprint
-            self._full_sweep_at = time.monotonic()
+            self._active, self._marks = active, [(now, top)]
+            self._full_sweep_at = now
+        else:
+            if changes:
+                await self._apply_changes(changes)
+            if top > self._marks[-1][1]:
+                self._marks.append((now, top))
+
+    def _since(self, now: float) -> int:
+        """The revision to read from: the newest mark at least REVISION_LAG_SECONDS old.
+
+        On PostgreSQL a revision is drawn when a write runs and seen when it commits, so a
+        write drawn before a sweep's read may commit after it with a lower revision than
+        that sweep saw: reading from a mark a little older sees it (a write slower than
+        the lag is seen at the next full sweep). SQLite's writers take turns."""
+        while len(self._marks) > 1 and self._marks[1][0] <= now - REVISION_LAG_SECONDS:
+            self._marks.pop(0)
+        return self._marks[0][1]
+
+    async def _apply_changes(self, changes: list[store.ConfigChange]) -> None:
+        """Reload the changed configs of owned targets, and drop the stopped ones."""
+        changed, touched = [], set()
+        for change in changes:
+            watcher = self.targets.get(change.target)
+            if watcher is None:
+                continue
+            snap = watcher.configs.get(change.id)
+            if not change.active:
+                if snap is not None:
+                    del watcher.configs[change.id]
+                    touched.add(change.target)
+            elif snap is None or snap.version != change.version:
+                changed.append(change.id)
+        await self._install(await self.db(store.load_configs, changed) if changed else [],
+                            touched)
 
     async def _reload_configs(self) -> None:
         owned = list(self.targets)
@@ -371,7 +443,17 @@ class CopyEngine:
                    if target in self.targets and (
                        cid not in self.targets[target].configs
                        or self.targets[target].configs[cid].version != version)]
-        snapshots = await self.db(store.load_configs, changed) if changed else []
+        touched = set()
+        for watcher in self.targets.values():
+            for cid in [c for c in watcher.configs if c not in versions]:
+                del watcher.configs[cid]
+                touched.add(watcher.address)
+        await self._install(await self.db(store.load_configs, changed) if changed else [],
+                            touched)
+
+    async def _install(self, snapshots: list[ConfigSnapshot], touched: set[str]) -> None:
+        """Put reloaded snapshots in their watchers (and tell the exit schedule of them and
+        of the ``touched`` targets whose configs were dropped)."""
         for snap in snapshots:
             watcher = self.targets.get(snap.target)
             if watcher is not None:
@@ -379,9 +461,12 @@ class CopyEngine:
                 if old is not None and old.paper == snap.paper:
                     snap.holdings = old.holdings if not snap.holdings else snap.holdings
                 watcher.configs[snap.id] = snap
-        for watcher in self.targets.values():
-            for cid in [c for c in watcher.configs if c not in versions]:
-                del watcher.configs[cid]
+                touched.add(snap.target)
+        if not touched:
+            return
+        for target in touched:
+            if (watcher := self.targets.get(target)) is not None:
+                self.exits.update(target, watcher.configs, everything=True)
         self._users = None
         self.wallets.retain()
         await self.wallets.open(s.user_id for s in snapshots if not s.paper)
@@ -401,6 +486,7 @@ class CopyEngine:
         # heartbeat that dropped targets (each pass walks every config: not once per target).
         watcher = self.targets.pop(target, None)
         self.ownership.forget(target)  # its intents are no longer written under its token
+        self.exits.forget(target)
         if watcher is not None:
             watcher.scope.cancel()
             if self.feed is not None:
@@ -439,6 +525,8 @@ class CopyEngine:
                     self.name, watcher.configs, db=self.db,
                     live_engines=self.ownership.live_engines, placer=self.executor,
                     stale_after=self.settings.stale_intent_seconds)
+                if self.targets.get(watcher.address) is watcher:
+                    self.exits.update(watcher.address, watcher.configs, everything=True)
             except Exception:
                 log.exception("engine %s: could not start target %s", self.name,
                               watcher.address)

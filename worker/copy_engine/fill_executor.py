@@ -499,16 +499,25 @@ class FillExecutor:
 
     # -- take-profit / stop-loss ------------------------------------------------------------
 
-    async def check_exits(self, configs: dict[UUID, ConfigSnapshot]) -> list[CopyIntentDraft]:
-        """The periodic check of a target's configs: copy the target's open positions at
-        start (``copy_open_positions``), sell positions whose take-profit, stop-loss or
-        market end (``exit_hours_before_end``) has come (one intent per opening), and stop
-        configs whose loss or drawdown stop is hit."""
+    def opening_due(self, config: ConfigSnapshot) -> bool:
+        """Whether the config still has the target's open positions to copy at its start."""
+        return (config.rules.start_mode == "copy_open_positions"
+                and (config.id, config.started_ts) not in self._started)
+
+    async def check_exits(self, configs: dict[UUID, ConfigSnapshot],
+                          tokens: frozenset[str] | None = None) -> list[CopyIntentDraft]:
+        """A target's exit work, asked for by the engine's exit schedule: sell positions
+        whose take-profit, stop-loss or market end (``exit_hours_before_end``) has come
+        (one intent per opening) and stop configs whose loss or drawdown stop is hit, for
+        the positions in ``tokens`` (their price moved or their clock came due); with
+        ``tokens`` None, every position of the target's configs, and the target's open
+        positions copied at a config's start (``copy_open_positions``)."""
         inserted: list[CopyIntentDraft] = []
-        for config in list(configs.values()):
-            if config.rules.start_mode == "copy_open_positions" and \
-                    (config.id, config.started_ts) not in self._started:
-                inserted += await self.copy_open_positions(configs, config)
+        if tokens is None:
+            for config in list(configs.values()):
+                if self.opening_due(config):
+                    inserted += await self.copy_open_positions(configs, config)
+        self.stats.exit_visits += len(configs)
         quotes: dict[str, Quote] = {}
 
         async def quote(token: str) -> Quote | None:
@@ -527,7 +536,8 @@ class FillExecutor:
                     or rules.exit_hours_before_end is not None):
                 continue
             for token, holding in config.holdings.items():
-                if holding.shares <= 0 or (found := await quote(token)) is None:
+                if holding.shares <= 0 or (tokens is not None and token not in tokens) \
+                        or (found := await quote(token)) is None:
                     continue
                 decision = copying.decide_exit(rules, token, holding, found.view)
                 kind = copying.exit_signal(rules, holding, found.view.best_bid) or "exit"
@@ -545,7 +555,8 @@ class FillExecutor:
         for token in dict.fromkeys(draft.token_id for draft in drafts):
             inserted += await self.execute(
                 configs, [draft for draft in drafts if draft.token_id == token], quotes[token])
-        for config in [c for c in configs.values() if c.rules.needs_stop_check]:
+        for config in [c for c in configs.values() if c.rules.needs_stop_check and (
+                tokens is None or any(config_holds(c, t) for t in tokens))]:
             inserted += await self.check_stop(configs, config, quote)
         return inserted
 
@@ -633,4 +644,10 @@ class FillExecutor:
         return recorded
 
 
-__all__ = ["FillExecutor", "trade_key"]
+def config_holds(config: ConfigSnapshot, token: str) -> bool:
+    """Whether the config holds shares of ``token``."""
+    holding = config.holdings.get(token)
+    return holding is not None and holding.shares > 0
+
+
+__all__ = ["FillExecutor", "config_holds", "trade_key"]

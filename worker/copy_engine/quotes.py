@@ -9,6 +9,7 @@ recently quoted is dropped first.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 
 import trio
 
@@ -32,11 +33,18 @@ class QuoteSource:
         self.venue: AsyncVenueClient | None = None
         self.books: BookFeed | None = None
         self._watched: OrderedDict[str, None] = OrderedDict()  # least recently quoted first
+        self.moved: Callable[[set[str]], None] | None = None  # told of the books that moved
+
+    def live(self, token_id: str) -> bool:
+        """Whether the market channel follows the token's book in sync (its moves are told)."""
+        books = self.books
+        return books is not None and books.synced(token_id)
 
     async def run(self) -> None:
         """Follow books on the market channel until cancelled."""
         assert self.venue is not None
         async with self.venue.book_feed() as books:
+            books.moved = self.moved
             self.books = books
             try:
                 await trio.sleep_forever()

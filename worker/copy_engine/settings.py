@@ -27,6 +27,7 @@ class EngineStats:
     duplicates: int = 0
     intents: int = 0
     orders: int = 0
+    exit_visits: int = 0  # configs an exit check looked at (the schedule's work)
     # Detection delay (seconds from the fill's time to its first sighting) per source, the
     # latest DELAYS_KEPT of each (the benchmark's per-source figures).
     delays: dict[str, deque[float]] = field(default_factory=dict)

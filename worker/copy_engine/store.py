@@ -11,7 +11,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
 from uuid import UUID
 
 import peewee
@@ -103,25 +102,49 @@ def _spending(snapshots: dict[UUID, ConfigSnapshot]) -> None:
         snapshots[cid].spent_day = today
 
 
-def active_targets() -> dict[str, int]:
-    """Every target with active configs, and how many configs copy it."""
-    rows = (CopyConfig.select(CopyConfig.target_address,
-                              peewee.fn.COUNT(CopyConfig.id).alias("n"))
-            .where(CopyConfig.is_active, CopyConfig.deleted_at.is_null())
-            .group_by(CopyConfig.target_address).tuples())
-    return {target: count for target, count in rows}
+def active_targets(targets: Sequence[str] | None = None) -> dict[str, int]:
+    """Every target with active configs (or those of ``targets``), and how many copy it."""
+    query = (CopyConfig.select(CopyConfig.target_address,
+                               peewee.fn.COUNT(CopyConfig.id).alias("n"))
+             .where(CopyConfig.is_active, CopyConfig.deleted_at.is_null()))
+    if targets is None:
+        return {target: count for target, count in
+                query.group_by(CopyConfig.target_address).tuples()}
+    found: dict[str, int] = {}
+    for start in range(0, len(targets), 500):
+        chunk = list(targets[start:start + 500])
+        rows = (query.where(CopyConfig.target_address.in_(chunk))
+                .group_by(CopyConfig.target_address).tuples())
+        found.update({target: count for target, count in rows})
+    return found
 
 
-def config_fingerprint() -> tuple[int, int, Any]:
-    """(count, sum of versions, latest update) of every config: moves on any change.
+@dataclass(frozen=True)
+class ConfigChange:
+    """One config written since the sweep's last look."""
 
-    Every edit, start, stop and delete bumps a config's version, and creations and
-    removals change the count, so an unchanged fingerprint means nothing to reload.
-    """
-    count, versions, latest = CopyConfig.select(
-        peewee.fn.COUNT(CopyConfig.id), peewee.fn.COALESCE(peewee.fn.SUM(CopyConfig.version), 0),
-        peewee.fn.MAX(CopyConfig.updated_at)).tuples().get()
-    return int(count), int(versions), latest
+    id: UUID
+    target: str
+    version: int
+    active: bool  # running (active and not deleted)
+    revision: int
+
+
+def latest_revision() -> int:
+    """The highest config revision (one probe of its index): where a sweep starts."""
+    return int(CopyConfig.select(peewee.fn.COALESCE(peewee.fn.MAX(CopyConfig.revision), 0))
+               .scalar())
+
+
+def config_changes(since: int) -> list[ConfigChange]:
+    """The configs written after revision ``since`` (every insert and update moves a
+    config's revision: the m0101 trigger), read through the revision index."""
+    rows = (CopyConfig.select(CopyConfig.id, CopyConfig.target_address, CopyConfig.version,
+                              CopyConfig.is_active, CopyConfig.deleted_at,
+                              CopyConfig.revision)
+            .where(CopyConfig.revision > since).order_by(CopyConfig.revision).tuples())
+    return [ConfigChange(cid, target, version, bool(active) and deleted is None, revision)
+            for cid, target, version, active, deleted, revision in rows]
 
 
 def config_versions(targets: Sequence[str]) -> dict[UUID, tuple[str, int]]:

@@ -66,6 +66,9 @@ class WatchContext:
     feed_lost: Callable[[], trio.Event]
     first_poll: Callable[[], Awaitable[None]]  # a turn for a new target's first poll
     polled: Callable[[], None]  # counts a poll (the engine's polls per minute)
+    # Told after each fill ("fill") or exit check ("exits") the executor handled: the
+    # engine's exit schedule follows what the target's configs hold from there.
+    handled: Callable[[TargetWatcher, str], None] = lambda watcher, kind: None
 
 
 class TargetWatcher:
@@ -83,9 +86,9 @@ class TargetWatcher:
         self.processed_ts = 0
         self.saved_ts = 0
         self.scope = trio.CancelScope()
-        # ("fill", Detected) or ("exits", None), handled in order
-        self.send: trio.MemorySendChannel[tuple[str, Detected | None]]
-        self.receive: trio.MemoryReceiveChannel[tuple[str, Detected | None]]
+        # ("fill", Detected) or ("exits", the tokens to check or None for all), in order
+        self.send: trio.MemorySendChannel[tuple[str, Any]]
+        self.receive: trio.MemoryReceiveChannel[tuple[str, Any]]
         self.send, self.receive = trio.open_memory_channel(10000)
         self.ready = trio.Event()
         self.last_error: str | None = None
@@ -150,10 +153,12 @@ class TargetWatcher:
             return True
         return False
 
-    def request_exit_check(self) -> None:
-        """Queue a TP/SL check behind the fills already queued (skipped when full)."""
+    def request_exit_check(self, tokens: frozenset[str] | None = None) -> None:
+        """Queue an exit check behind the fills already queued (skipped when full): of the
+        positions in ``tokens`` (their price moved or their clock came due), or None for
+        all the target's periodic work (a start, a fill, a retry)."""
         with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
-            self.send.send_nowait(("exits", None))
+            self.send.send_nowait(("exits", tokens))
 
     async def _poll_loop(self) -> None:
         context = self.context
@@ -216,7 +221,8 @@ class TargetWatcher:
     async def _executor_loop(self) -> None:
         context = self.context
         executor = context.executor
-        async for kind, detected in self.receive:
+        async for kind, queued in self.receive:
+            detected = queued if kind == "fill" else None
             item = detected.item if detected is not None else None
             try:
                 if detected is not None and item is not None:
@@ -226,7 +232,8 @@ class TargetWatcher:
                     if detected.detection.source != PENDING:  # the cursor moves on confirmed fills
                         self.processed_ts = max(self.processed_ts, item.timestamp)
                 else:
-                    await executor.check_exits(self.configs)
+                    await executor.check_exits(self.configs, queued)
+                context.handled(self, kind)
             except fences.LeaseLapsed:
                 # Nothing recorded: the target stops here, and its next owner copies the fill
                 # from the cursor (which stays before it).

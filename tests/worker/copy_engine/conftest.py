@@ -114,6 +114,15 @@ def cursor_of(target: str) -> int | None:
         return store.read_cursor(target)
 
 
+def edit_config(config: CopyConfig, **fields: Any) -> None:
+    """Edit a config as the API does (its version moves on), in a fresh connection."""
+    from models.base import db
+
+    with db.connection_context():
+        CopyConfig.update(version=CopyConfig.version + 1, **fields).where(
+            CopyConfig.id == config.id).execute()
+
+
 def intents_of(config: CopyConfig) -> list[CopyIntent]:
     """The config's intents, oldest first (read in a fresh connection)."""
     from models.base import db

@@ -15,7 +15,15 @@ from models.copying import CopyConfig, CopyPosition
 from models.trading import Order, PaperTrade
 from services.copying import intents as copy_intents
 from services.copying.intents import CopyIntentDraft
-from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
+from tests.worker.copy_engine.conftest import (
+    FAST,
+    edit_config,
+    inject,
+    intents_of,
+    owned,
+    settled,
+    wait_for,
+)
 from worker.copy_engine.engine import CopyEngine, EngineSettings
 
 
@@ -190,13 +198,7 @@ def test_edits_apply_to_the_running_executor(run_engines, make_config, trader, m
         await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
         await wait_for(settled(config, 1))
 
-        def edit() -> None:
-            with db.connection_context():
-                CopyConfig.update(size_multiplier=Decimal(2),
-                                  version=CopyConfig.version + 1).where(
-                    CopyConfig.id == config.id).execute()
-
-        await trio.to_thread.run_sync(edit)
+        await trio.to_thread.run_sync(lambda: edit_config(config, size_multiplier=Decimal(2)))
         await trio.sleep(1)  # a few sweeps
         await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
         await wait_for(settled(config, 2))
