@@ -23,7 +23,13 @@ the targets through the Redis leases. It measures:
   ``--takeover-samples`` of its targets (each in a market of its own), and the time from
   the kill until the other workers hold its leases, run all its targets, and the venue
   received the copies of those trades;
-- RSS per worker (after loading, and at the end).
+- RSS per worker (after loading, and at the end);
+- the machine's 1-minute load average, read every second (its mean while copying is
+  printed beside the figures: on a shared machine the load moves them most).
+
+``--alternate REV --runs N`` runs REV (a ``git worktree`` of it in a temp dir) and this tree
+in turns, each under this harness (``--code``), and prints every run and the ratios of the
+medians (``bench/alternation.py``).
 
 Prints one Markdown row of figures per run, after the details::
 
