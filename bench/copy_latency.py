@@ -102,6 +102,7 @@ class VenueProcess:
                 break
             except OSError:
                 if time.monotonic() > deadline or self.process.poll() is not None:
+                    self.process.kill()  # not left behind, listening, once it comes up
                     raise SystemExit("the venue process did not start") from None
                 time.sleep(0.1)
         url = f"http://127.0.0.1:{self.port}"
