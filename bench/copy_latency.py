@@ -105,13 +105,14 @@ class VenueProcess:
                 "from devstack.venue.server import serve\n"
                 f"serve(port={self.port}, seed={seed}, whales=False)\n")
         self.process = subprocess.Popen([sys.executable, "-c", code])
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a loaded machine imports slowly
         while True:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
                 break
             except OSError:
                 if time.monotonic() > deadline or self.process.poll() is not None:
+                    self.process.kill()  # not left behind, listening, once it comes up
                     raise SystemExit("the venue process did not start") from None
                 time.sleep(0.1)
         url = f"http://127.0.0.1:{self.port}"

@@ -23,7 +23,13 @@ the targets through the Redis leases. It measures:
   ``--takeover-samples`` of its targets (each in a market of its own), and the time from
   the kill until the other workers hold its leases, run all its targets, and the venue
   received the copies of those trades;
-- RSS per worker (after loading, and at the end).
+- RSS per worker (after loading, and at the end);
+- the machine's 1-minute load average, read every second (its mean while copying is
+  printed beside the figures: on a shared machine the load moves them most).
+
+``--alternate REV --runs N`` runs REV (a ``git worktree`` of it in a temp dir) and this tree
+in turns, each under this harness (``--code``), and prints every run and the ratios of the
+medians (``bench/alternation.py``).
 
 Prints one Markdown row of figures per run, after the details::
 
@@ -52,7 +58,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# With --code DIR (a worktree of another commit) the imports below, and the workers, run
+# that tree's code under this harness.
+sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--code") + 1]).resolve()
+                       if "--code" in sys.argv[:-1] else Path(__file__).resolve().parent.parent))
 
 from bench.copy_latency import (
     Injector,
@@ -63,6 +72,7 @@ from bench.copy_latency import (
     percentile,
 )
 
+CODE_TREE = str(Path(sys.modules["bench.copy_latency"].__file__ or "").resolve().parent.parent)
 STATUS_SECONDS = 0.1  # how often a worker reports its counters to the harness
 DEFAULT_DATABASE = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -156,7 +166,11 @@ def run_worker(name: str, venue_url: str, database_url: str, redis_url: str, pre
     database = database_module.bind(database_url, fold_on_commit=False)
     _count_database_calls(database)
     _count_redis_calls()
-    engine = CopyEngine(name, redis.Redis.from_url(redis_url), prefix, EngineSettings())
+    # The sandbox carries no trades but the bench's: a feed idle for feed_stale_seconds
+    # would count as stale (reconnecting, polling fast) as the venue's never does, and
+    # the harness waits for live feeds. The other timings are production's.
+    engine = CopyEngine(name, redis.Redis.from_url(redis_url), prefix,
+                        EngineSettings(feed_stale_seconds=0))
     baseline = _proc_rss_mb()
 
     async def main() -> None:
@@ -195,7 +209,8 @@ class Worker:
         self.name = name
         self.process = subprocess.Popen(
             [sys.executable, __file__, "--worker", name, "--venue-url", venue_url,
-             "--database-url", database_url, "--redis-url", redis_url, "--prefix", prefix],
+             "--database-url", database_url, "--redis-url", redis_url, "--prefix", prefix,
+             "--code", CODE_TREE],
             stdout=subprocess.PIPE, text=True)
         self.status: dict[str, Any] = {}
         self.alive = True
@@ -234,6 +249,32 @@ class Worker:
 
 
 # -- the harness ------------------------------------------------------------------------------
+
+class LoadSampler:
+    """The machine's 1-minute load average, read every second in a thread: the noise the
+    figures were measured in (other processes compete for the same cores)."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, float]] = []  # (time.time(), load)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.samples.append((time.time(), os.getloadavg()[0]))
+            self._stop.wait(1.0)
+
+    def between(self, start: float, end: float) -> tuple[float, float]:
+        """Mean and highest load read in [start, end] (the latest reading if none)."""
+        loads = [load for at, load in self.samples if start <= at <= end] or [
+            self.samples[-1][1] if self.samples else os.getloadavg()[0]]
+        return sum(loads) / len(loads), max(loads)
+
+    def stop(self) -> None:
+        """Stop reading."""
+        self._stop.set()
+
 
 def scratch_schema(url: str, schema: str) -> str:
     """Drop and re-create ``schema``; the URL whose connections work inside it."""
@@ -297,10 +338,17 @@ def sweep_queries(runs: int = 7) -> str:
         CopyConfig.update(last_error=None).where(CopyConfig.id == config.id).execute()
         store.active_targets([c.target for c in store.config_changes(mark)])
 
-    with db.connection_context():
-        mark = store.latest_revision()
+    # (A tree under --code may lack the change counter: its cells read nan.)
+    revisions = getattr(store, "config_changes", None) is not None
+    if revisions:
+        with db.connection_context():
+            mark = store.latest_revision()
     timings = []
-    for query in (lambda: store.config_changes(mark), changed, store.active_targets):
+    for query in ((lambda: store.config_changes(mark), changed) if revisions
+                  else (None, None)) + (store.active_targets,):
+        if query is None:
+            timings.append(float("nan"))
+            continue
         with db.connection_context():
             times = []
             for _ in range(runs):
@@ -441,7 +489,18 @@ def main() -> None:
     parser.add_argument("--worker", default="", help=argparse.SUPPRESS)
     parser.add_argument("--venue-url", default="", help=argparse.SUPPRESS)
     parser.add_argument("--prefix", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--code", default="", help="run this tree's code (a worktree of "
+                        "another commit) under this harness")
+    parser.add_argument("--summary", default="", help="also write the figures as JSON here")
+    parser.add_argument("--alternate", default="", metavar="REV",
+                        help="run REV (a worktree of it in a temp dir) and this tree "
+                             "alternately, --runs times each, and print the ratios")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each with --alternate")
     args = parser.parse_args()
+    if args.alternate:
+        from bench.alternation import alternate
+        alternate(__file__, args.alternate, args.runs, _passed_on(sys.argv[1:]))
+        return
     if args.worker:
         run_worker(args.worker, args.venue_url, args.database_url, args.redis_url,
                    args.prefix)
@@ -449,6 +508,22 @@ def main() -> None:
     os.environ["COPYTRADE_INSTANCE"] = tempfile.mkdtemp(prefix="copyscale-")
     os.environ.setdefault("WALLET_ENCRYPTION_KEY", secrets.token_hex(32))  # the workers' too
     run(args)
+
+
+def _passed_on(argv: list[str]) -> list[str]:
+    """The options each alternated run takes: these, less the alternation's own."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name in ("--alternate", "--runs", "--summary", "--code"):
+            skip = "=" not in arg
+            continue
+        out.append(arg)
+    return out
 
 
 def run(args: argparse.Namespace) -> None:
@@ -465,6 +540,8 @@ def run(args: argparse.Namespace) -> None:
     prefix = f"copyscale-{secrets.token_hex(3)}:"
     workers: list[Worker] = []
     injector = Injector(venue.control_url)
+    load = LoadSampler()
+    run_start = time.time()
     try:
         install_runtime(venue_url, args.redis_url, prefix)
         url = scratch_schema(args.database_url, args.schema)
@@ -563,25 +640,46 @@ def run(args: argparse.Namespace) -> None:
         orders = len(latencies)
         per_copy = {k: (totals(workers, k) - v - idle_rate[k] * elapsed) / max(1, orders)
                     for k, v in before.items()}
+        copy_load = load.between(sample_start, sample_end)
         print(f"  copies: {orders} orders for {args.samples} fills; per copy (idle rates "
               f"subtracted): CPU {per_copy['cpu'] * 1000:.2f} ms, "
               f"{per_copy['sql']:.2f} SQL statements, {per_copy['commits']:.2f} commits, "
-              f"{per_copy['redis']:.2f} Redis round trips")
+              f"{per_copy['redis']:.2f} Redis round trips; machine load (1-min average) "
+              f"{copy_load[0]:.1f} (at most {copy_load[1]:.1f}) on {os.cpu_count()} cores")
         print_rates(f"venue requests while copying ({elapsed:.0f} s)",
                     venue_rates(control, sample_start, sample_end))
 
-        takeover = ""
+        takeover: dict[str, float] = {}
         if args.takeover and args.workers > 1:
             takeover = measure_takeover(args, workers, targets, control, injector, by_slug,
                                         per_target, redis.Redis.from_url(args.redis_url),
                                         lambda t: lease_key(t, prefix))
         rss_end = [w.rss_mb() for w in workers if w.alive]
         print(f"  RSS at the end MB: {[round(r) for r in rss_end]}")
+        run_load = load.between(run_start, time.time())
+        figures = {
+            "workers": args.workers, "configs": args.configs, "targets": args.targets,
+            "orders": orders, "p50_ms": percentile(latencies, 50),
+            "p95_ms": percentile(latencies, 95), "p99_ms": percentile(latencies, 99),
+            "cpu_ms_per_copy": per_copy["cpu"] * 1000, "sql_per_copy": per_copy["sql"],
+            "commits_per_copy": per_copy["commits"], "redis_per_copy": per_copy["redis"],
+            "load_copies": copy_load[0], "load_copies_max": copy_load[1],
+            "load_run": run_load[0], "cores": os.cpu_count() or 0,
+            "rss_mb": max(rss_loaded + rss_end), "to_run_s": to_run,
+            "idle_cpu": idle_rate["cpu"], **takeover}
+        taken = (f"{takeover['takeover_leases_s']:.1f} / {takeover['takeover_copied_s']:.1f}"
+                 f" s ({takeover['takeover_after_expiry_s']:.1f} s after expiry)"
+                 if takeover else "—")
         print(f"| {args.workers} | {args.configs:,} | {args.targets:,} | {orders} | "
-              f"{percentile(latencies, 50):.1f} | {percentile(latencies, 95):.1f} | "
-              f"{percentile(latencies, 99):.1f} | {max(rss_loaded + rss_end):.0f} | "
-              f"{to_run:.0f} s | {takeover or '—'} | {seeded:.0f} s |")
+              f"{figures['p50_ms']:.1f} | {figures['p95_ms']:.1f} | "
+              f"{figures['p99_ms']:.1f} | {figures['cpu_ms_per_copy']:.2f} | "
+              f"{figures['sql_per_copy']:.1f} | {figures['commits_per_copy']:.1f} | "
+              f"{copy_load[0]:.1f} | {figures['rss_mb']:.0f} | {to_run:.0f} s | {taken} | "
+              f"{seeded:.0f} s |")
+        if args.summary:
+            Path(args.summary).write_text(json.dumps(figures))
     finally:
+        load.stop()
         for w in workers:
             w.stop()
         injector.stop()
@@ -594,8 +692,9 @@ def run(args: argparse.Namespace) -> None:
 def measure_takeover(args: argparse.Namespace, workers: list[Worker], targets: list[str],
                      control: Any, injector: Injector, by_slug: dict[str, str],
                      per_target: Callable[[str], int], client: Any,
-                     key: Callable[[str], str]) -> str:
-    """Kill the last worker; seconds until its leases, its targets and their copies moved."""
+                     key: Callable[[str], str]) -> dict[str, float]:
+    """Kill the last worker; seconds until its leases, its targets and their copies moved
+    (from the kill, and the last copy from the moment its leases expired)."""
     victim = workers[-1]
     holders = client.mget([key(t) for t in targets])
     theirs = [t for t, h in zip(targets, holders, strict=True)
@@ -604,8 +703,12 @@ def measure_takeover(args: argparse.Namespace, workers: list[Worker], targets: l
     chosen = theirs[::step][:args.takeover_samples]
     tokens = {by_slug[f"scale-takeover-{i}"]: t for i, t in enumerate(chosen)}
     control.delete("/orders")
+    pipe = client.pipeline()
+    for target in theirs:
+        pipe.pttl(key(target))
     killed = time.time()
     victim.kill()
+    expiry = killed + max(pipe.execute()) / 1000  # its leases lapse unrenewed from now
     for token, target in tokens.items():
         injector.inject({"wallet": target, "token_id": token, "side": "BUY", "size": "20",
                          "price": "0.5"})
@@ -638,9 +741,11 @@ def measure_takeover(args: argparse.Namespace, workers: list[Worker], targets: l
     print(f"  take-over of {victim.name}'s {len(theirs)} targets (SIGKILL): leases held by "
           f"others after {moments['leases']:.1f} s, every target running after "
           f"{moments['running']:.1f} s; copies of {len(times)} trades injected at the kill "
-          f"received after {', '.join(f'{t:.1f}' for t in times)} s; targets per survivor "
-          f"{[int(w.get('targets')) for w in survivors]}")
-    return f"{moments['leases']:.1f} / {times[-1]:.1f} s"
+          f"received after {', '.join(f'{t:.1f}' for t in times)} s (the last "
+          f"{killed + times[-1] - expiry:.1f} s after the leases expired); targets per "
+          f"survivor {[int(w.get('targets')) for w in survivors]}")
+    return {"takeover_leases_s": moments["leases"], "takeover_copied_s": times[-1],
+            "takeover_after_expiry_s": killed + times[-1] - expiry}
 
 
 if __name__ == "__main__":

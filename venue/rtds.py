@@ -8,7 +8,10 @@ Usage (Trio worker, or asyncio)::
 
 The feed is global, so wallets are filtered here (case-insensitively: RTDS sends
 checksummed addresses). Frames missed while disconnected are not replayed: consumers
-backfill by polling the Data API and de-duplicate on ``ActivityItem.dedup_key``.
+backfill by polling the Data API and de-duplicate on ``ActivityItem.dedup_key``. The feed
+keeps every wallet's trades of the last ``history_seconds`` (``recent``), watched or not:
+a wallet watched from now on (a target taken over from a dead worker) is caught up from
+them without a request.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -61,6 +65,8 @@ class ActivityFeed(ReconnectingFeed):
         backoff_max: float = 30.0,
         buffer: int = 1000,
         stale_after: float | None = None,
+        history_seconds: float = 120.0,
+        history_size: int = 20000,
     ) -> None:
         super().__init__(url, ping_interval=ping_interval, open_timeout=open_timeout,
                          backoff_initial=backoff_initial, backoff_max=backoff_max)
@@ -74,6 +80,13 @@ class ActivityFeed(ReconnectingFeed):
         self._send: MemoryObjectSendStream[ActivityItem]
         self._receive: MemoryObjectReceiveStream[ActivityItem]
         self._send, self._receive = anyio.create_memory_object_stream[ActivityItem](buffer)
+        # Recent trades of every wallet (arrival order; at most history_size in all).
+        self.history_seconds = history_seconds
+        self.history_size = history_size
+        self._recent: dict[str, deque[ActivityItem]] = {}
+        self._arrivals: deque[tuple[float, str]] = deque()
+        self.up_since: float | None = None  # epoch seconds the current link came up at
+        self._cut_at = 0.0  # arrival of the latest trade the history lost to its size
 
     def watch(self, wallet: str) -> None:
         """Start passing through ``wallet``'s trades."""
@@ -85,6 +98,26 @@ class ActivityFeed(ReconnectingFeed):
         """Stop passing through ``wallet``'s trades."""
         if self.wallets is not None:
             self.wallets.discard(wallet.lower())
+
+    def recent(self, wallet: str) -> list[ActivityItem]:
+        """``wallet``'s trades this feed carried in the last ``history_seconds``, oldest
+        first (all it carried since a moment only when it ``covers`` that moment)."""
+        return list(self._recent.get(wallet.lower(), ()))
+
+    def _remember(self, trade: ActivityItem, now: float) -> None:
+        wallet = trade.wallet
+        self._recent.setdefault(wallet, deque()).append(trade)
+        self._arrivals.append((now, wallet))
+        horizon = now - self.history_seconds
+        while self._arrivals and (self._arrivals[0][0] < horizon
+                                  or len(self._arrivals) > self.history_size):
+            at, old = self._arrivals.popleft()
+            if at >= horizon:  # pushed out by a burst: the history reaches less far back
+                self._cut_at = at
+            kept = self._recent[old]
+            kept.popleft()
+            if not kept:
+                del self._recent[old]
 
     def wanted(self, trade: ActivityItem) -> bool:
         """True when the trade's wallet is watched (every wallet when ``wallets`` is None)."""
@@ -112,6 +145,21 @@ class ActivityFeed(ReconnectingFeed):
     def _heard(self) -> int:
         return self.frames
 
+    def _link_up(self) -> None:
+        super()._link_up()
+        self.up_since = time.time()
+
+    def _link_down(self) -> None:
+        super()._link_down()
+        self.up_since = None
+
+    def covers(self, since: float) -> bool:
+        """True when ``recent`` holds every trade the feed carried since ``since`` (epoch
+        seconds): connected all along, and not longer ago than the history reaches."""
+        return (self.up_since is not None and self.stale_since is None
+                and since >= max(self.up_since, self._cut_at,
+                                 time.time() - self.history_seconds))
+
     async def _session(self, websocket: Any) -> None:
         """Subscribe and forward frames until the connection ends (ConnectionClosed)."""
         await websocket.send(json.dumps(SUBSCRIBE_ACTIVITY_TRADES))
@@ -135,7 +183,9 @@ class ActivityFeed(ReconnectingFeed):
             if trades and self.stale_after:
                 stale_at = anyio.current_time() + self.stale_after
                 self.stale_since = None
+            arrived = time.time()
             for trade in trades:
+                self._remember(trade, arrived)
                 if self.wanted(trade):
                     await self._send.send(trade)
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import time
 from decimal import Decimal
 from functools import partial
 from typing import Any
@@ -70,6 +72,12 @@ def test_feed_under_trio_filters_pings_and_reconnects() -> None:
                     second = await feed.receive()
                 assert feed.connections == 2
                 await feed.wait_connected()
+                # The unwatched wallet's trade was not passed on, but is kept: a wallet
+                # watched later (a target taken over) is caught up from it.
+                assert [t.proxy_wallet for t in feed.recent(OTHER.upper())] == [OTHER]
+                assert feed.up_since is not None
+                # Connected since the second link came up: the drop before it is a hole.
+                assert feed.covers(feed.up_since) and not feed.covers(feed.up_since - 1)
             assert first.proxy_wallet == WATCHED
             assert first.price == Decimal("0.03") and first.fee == Decimal("1.5309")
             assert second.transaction_hash == "0x" + "ab" * 32
@@ -116,6 +124,26 @@ def test_feed_under_asyncio() -> None:
         assert {t.proxy_wallet for t in trades} == {WATCHED, OTHER}  # no filter: all wallets
 
     asyncio.run(main())
+
+
+def test_the_history_forgets_by_age_and_size_and_says_how_far_back_it_reaches() -> None:
+    from venue.parse.feeds import parse_rtds_frame
+
+    [trade] = parse_rtds_frame(json.dumps(FRAMES[0]))
+    feed = ActivityFeed("ws://127.0.0.1:1/rtds", [], history_seconds=60, history_size=3)
+    now = time.time()
+    for n in range(2):
+        feed._remember(dataclasses.replace(trade, timestamp=n), now - 100 + n)
+    feed._remember(dataclasses.replace(trade, timestamp=2), now - 30)
+    assert [t.timestamp for t in feed.recent(WATCHED)] == [2]  # older than 60 s: gone
+    for n in range(3, 7):
+        feed._remember(dataclasses.replace(trade, timestamp=n, proxy_wallet=OTHER), now)
+    assert feed.recent(WATCHED) == []  # pushed out by a burst of three newer trades
+    assert [t.timestamp for t in feed.recent(OTHER)] == [4, 5, 6]
+    feed.up_since = now - 100
+    # The burst cut the history at its arrival: nothing before it can be vouched for.
+    assert not feed.covers(now - 1) and feed.covers(now)
+    feed.close()
 
 
 def test_watch_and_unwatch() -> None:

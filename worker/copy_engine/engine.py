@@ -36,6 +36,8 @@ before its record.
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import json
 import logging
 import time
@@ -118,6 +120,9 @@ class CopyEngine:
             feed_lost=lambda: self._feed_lost, first_poll=self.first_poll,
             polled=self.detection.polled, handled=self._handled)
         self._next_first_poll = 0.0
+        self._turns: list[tuple[int, int]] = []  # first polls waiting: (urgency, order)
+        self._turn_numbers = itertools.count()
+        self._turn_taken = trio.Event()
         self._active: dict[str, int] = {}  # active targets (and config counts) as last read
         # Config revisions already read: (monotonic time, highest revision) per sweep; a
         # sweep reads from the newest mark at least REVISION_LAG_SECONDS old (see sweep).
@@ -162,14 +167,50 @@ class CopyEngine:
             every, rate = settings.poll_seconds, settings.polls_per_second
         return max(every, len(self.targets) * self.ownership.engines / rate)
 
-    async def first_poll(self) -> None:
+    async def first_poll(self, urgent: bool = False) -> None:
         """Wait for a new target's turn to poll first: turns come at this engine's share of
         the deployment's feed-down poll rate, so targets starting together (thousands at
-        an engine's start or a take-over) do not send their first polls all at once."""
-        now = trio.current_time()
-        turn = max(now, self._next_first_poll)
-        self._next_first_poll = turn + self.ownership.engines / self.settings.polls_per_second
-        await trio.sleep_until(turn)
+        an engine's start or a take-over) do not send their first polls all at once.
+        ``urgent`` turns (targets a take-over may have left fills to) go first."""
+        entry = (0 if urgent else 1, next(self._turn_numbers))
+        heapq.heappush(self._turns, entry)
+        try:
+            while True:
+                now = trio.current_time()
+                if self._turns[0] != entry:
+                    await self._turn_taken.wait()  # the head moved: look again
+                elif now < self._next_first_poll:
+                    await trio.sleep_until(self._next_first_poll)
+                else:
+                    heapq.heappop(self._turns)
+                    self._next_first_poll = now + (self.ownership.engines
+                                                   / self.settings.polls_per_second)
+                    return
+        finally:
+            if entry in self._turns:  # cancelled while waiting
+                self._turns.remove(entry)
+                heapq.heapify(self._turns)
+            self._turn_taken.set()
+            self._turn_taken = trio.Event()
+
+    def _catch_up(self, watcher: TargetWatcher) -> None:
+        """Queue the fills the feed carried for a resumed target since its cursor (a
+        take-over's gap, found without a request) and mark its first poll urgent when it
+        had some, or when the feed's history may not reach back to its cursor."""
+        if not watcher.resumed:
+            return  # a new target: nothing of it was missed
+        since = watcher.cursor - self.settings.overlap_seconds
+        feed = self.feed
+        found = 0
+        if feed is not None and self.feed_connected:
+            for item in feed.recent(watcher.address):
+                if item.timestamp >= since and watcher.offer(item, "feed"):
+                    found += 1
+        watcher.urgent = bool(found) or not (
+            feed is not None and self.feed_connected and feed.covers(since))
+        if found:
+            log.info("engine %s: %d fills of %s since its cursor, from the feed's history",
+                     self.name, found, watcher.address)
 
     def wake(self) -> None:
         """Sweep now (a control job or message said a config changed)."""
@@ -527,6 +568,7 @@ class CopyEngine:
                     stale_after=self.settings.stale_intent_seconds)
                 if self.targets.get(watcher.address) is watcher:
                     self.exits.update(watcher.address, watcher.configs, everything=True)
+                self._catch_up(watcher)
             except Exception:
                 log.exception("engine %s: could not start target %s", self.name,
                               watcher.address)

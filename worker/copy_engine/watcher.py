@@ -64,7 +64,8 @@ class WatchContext:
     feed_up: Callable[[], bool]
     # Set when the feed stops carrying trades (down or stale): long backstop waits end.
     feed_lost: Callable[[], trio.Event]
-    first_poll: Callable[[], Awaitable[None]]  # a turn for a new target's first poll
+    # A turn for a new target's first poll (True: ahead of the others, a take-over's risk).
+    first_poll: Callable[[bool], Awaitable[None]]
     polled: Callable[[], None]  # counts a poll (the engine's polls per minute)
     # Told after each fill ("fill") or exit check ("exits") the executor handled: the
     # engine's exit schedule follows what the target's configs hold from there.
@@ -92,10 +93,13 @@ class TargetWatcher:
         self.send, self.receive = trio.open_memory_channel(10000)
         self.ready = trio.Event()
         self.last_error: str | None = None
+        self.resumed = False  # a cursor was saved before: the target ran somewhere earlier
+        self.urgent = False  # its first poll goes ahead of the others' (set before ``run``)
 
     async def load_cursor(self) -> None:
         """Start from the persisted cursor (a new target: from now)."""
         cursor = await self.context.db(store.read_cursor, self.address)
+        self.resumed = cursor is not None
         if cursor is None:
             cursor = int(time.time()) - 1
             await self.context.db(store.write_cursor, self.address, cursor)
@@ -163,8 +167,9 @@ class TargetWatcher:
     async def _poll_loop(self) -> None:
         context = self.context
         # Targets starting together (an engine's start, a take-over) take turns for their
-        # first poll at the deployment's poll rate, which spreads the later ones too.
-        await context.first_poll()
+        # first poll at the deployment's poll rate, which spreads the later ones too; those
+        # at risk of a gap's fills go first.
+        await context.first_poll(self.urgent)
         while True:
             try:
                 await self.poll_once()
