@@ -338,6 +338,7 @@ def test_claim_after_resolution_over_rest(client, auth_headers, user, worker,
 
     nothing = _json(client.post("/api/positions/claim", headers=auth_headers))
     assert nothing["claims"] == [] and "Nothing to claim" in nothing["message"]
+    pusd_before = token_balance_base(w3, dev.pusd, wallet.address)
 
     dev.resolve_condition(plain.question_id, [0, 1])
     dev.resolve_neg_risk_question(question.question_id, True)
@@ -351,7 +352,10 @@ def test_claim_after_resolution_over_rest(client, auth_headers, user, worker,
         url = f"/api/positions/claims/{submitted['id']}"
         done = _wait_status(client, auth_headers, url, "confirmed")
         assert done["status"] == "confirmed" and done["tx_hash"]
-    assert token_balance_base(w3, dev.usdce, wallet.address) == 5 * USDC
+    # the plain market pays its USDC.e; the neg-risk one pays pUSD through the current
+    # NegRiskCtfCollateralAdapter (the v1 NegRiskAdapter, paying USDC.e, is deprecated)
+    assert token_balance_base(w3, dev.usdce, wallet.address) == 2 * USDC
+    assert token_balance_base(w3, dev.pusd, wallet.address) - pusd_before == 3 * USDC
 
 
 def test_a_deposit_wallets_winnings_are_claimed_as_pusd_over_rest(

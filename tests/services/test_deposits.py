@@ -224,8 +224,12 @@ def test_a_second_run_of_a_wrap_whose_answer_was_lost_follows_its_batch(
     row = collateral.request_wrap(trader.user, "9")
     chain_venue.call("POST", "/faults", {"path": "/relayer/submit", "method": "POST",
                                          "after": True, "status": 500}, expect=201)
+    # ...and the relayer's list of our transactions (which would name it) does not answer.
+    chain_venue.call("POST", "/faults", {"path": "/relayer/transactions", "method": "GET",
+                                         "status": 500, "count": 50}, expect=201)
     # The relayer took the batch, its answer was lost: not failed, not sent again.
     assert collateral.run(row.id) == "ambiguous"
+    chain_venue.call("DELETE", "/faults", expect=200)
     deadline = time.monotonic() + 20
     while (status := collateral.run(row.id)) != "confirmed" and time.monotonic() < deadline:
         time.sleep(0.3)

@@ -27,6 +27,10 @@ def test_a_placed_order_becomes_a_trade(trader, market):
     placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
                                 order_type="market", preview_id=quote["preview_id"])
     view = trades.get_trade(trader.user, placed.trade_id)
+    # A manual order's execution: our price and fee, no target to measure slippage against.
+    execution = view.pop("execution")
+    assert (execution["price"], execution["fee"]) == (Decimal("0.51"), Decimal(0))
+    assert execution["source"] is None and execution["slippage_bps"] is None
     assert view == {
         "id": placed.trade_id, "token_id": market.yes, "market_slug": market.slug,
         "side": "buy", "size": Decimal(10), "price": Decimal("0.53"),

@@ -11,6 +11,7 @@ import httpx
 from eth_account import Account
 from web3 import Web3
 
+from config import POLYGON_CONTRACTS
 from tests.chain_venue import attachment
 from tests.devstack.venue.test_session_signers import Clob
 from venue.accounts.approvals import MAX_UINT256, Approval
@@ -129,8 +130,10 @@ def test_the_cache_keys_on_the_dev_chains_contracts_and_indexes_its_pusd(
         assert clob.get("/balance-allowance/update", asset_type="COLLATERAL",
                         signature_type="3").status_code == 200
 
+    # ...and Exchange V3 (protocol-v2 markets' orders settle there), which the dev chain does
+    # not deploy: the venue's own address
     spenders = (dev.ctf_exchange, dev.neg_risk_exchange, dev.ctf_collateral_adapter,
-                dev.neg_risk_collateral_adapter)
+                dev.neg_risk_collateral_adapter, POLYGON_CONTRACTS["EXCHANGE_V3_ADDRESS"])
     assert cached() == {"balance": "0", "allowances": dict.fromkeys(spenders, "0")}
     dev.mint(dev.pusd, wallet, 50_000_000)
     dev.mint(dev.usdce, wallet, 7_000_000)
