@@ -200,7 +200,8 @@ def test_the_preview_replays_the_target_through_the_previewed_rules(
     preview.locator("button:has-text('Replay')").click()
     result = page.locator("#preview-copyability")
     result.locator("[data-status=queued]").wait_for()
-    assert run_queued_jobs(only={"copyability.report"}) == ["copyability.report"]
+    # (an earlier test on this xdist worker may have left its own report job queued)
+    assert "copyability.report" in run_queued_jobs(only={"copyability.report"})
     result.locator("[data-status=done]").wait_for(timeout=20_000)
     shown = result.inner_text()
     assert re.search(r"\b[1-9]\d* fills over 7d", shown), shown

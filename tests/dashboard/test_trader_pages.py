@@ -106,7 +106,8 @@ def test_leaderboard_profile_and_copy_this_trader(page, inbox, venue_control):
     page.select_option("#copyability select[name=window]", "7d")
     page.click("#copyability button:has-text('Replay')")
     page.wait_for_selector("#copyability-result [data-status=queued]")
-    assert run_queued_jobs(only={"copyability.report"}) == ["copyability.report"]
+    # (an earlier test on this xdist worker may have left its own report job queued)
+    assert "copyability.report" in run_queued_jobs(only={"copyability.report"})
     page.wait_for_selector("#copyability-result [data-status=done]")
     assert page.locator("#copyability-result [data-p50-pnl]").inner_text().strip()
     accessible_and_fits_a_phone(page, "trader-copyability")

@@ -216,7 +216,8 @@ def test_a_copyability_report_is_followed_to_its_end(scenario, mcp_url, trader_k
 
     first = run_client(mcp_url, key, "auto", ask).structured_content
     assert first["status"] == "queued" and first["report"] is None
-    assert run_queued_jobs(only={"copyability.report"}) == ["copyability.report"]
+    # (an earlier test on this xdist worker may have left its own report job queued)
+    assert "copyability.report" in run_queued_jobs(only={"copyability.report"})
     done = run_client(mcp_url, key, "auto", ask).structured_content
     assert done["id"] == first["id"] and done["status"] == "done"
     # The whale's two fills (a buy of 40000 and a sell of 10000), each 0.001x: 40 shares
