@@ -182,6 +182,13 @@
       el.title = el.getAttribute("datetime");
       el.dataset.local = "1";
     });
+    // Short times name their zone once, in their column's heading.
+    var zone = new Intl.DateTimeFormat(undefined, {timeZoneName: "short"}).formatToParts(
+      new Date()).filter(function (part) { return part.type === "timeZoneName"; });
+    var headings = (root || document).querySelectorAll("[data-zone-name]");
+    Array.prototype.forEach.call(headings, function (el) {
+      el.textContent = zone.length ? "(" + zone[0].value + ")" : "";
+    });
   }
 
   document.addEventListener("DOMContentLoaded", function () { localTimes(document); });

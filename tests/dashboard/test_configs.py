@@ -64,6 +64,8 @@ def test_preview_create_start_paper_config_and_see_a_copied_trade(
     copied.wait_for(timeout=20_000)
     assert "filled" in copied.inner_text() and "20" in copied.inner_text()
     assert "paper" in copied.inner_text()
+    # The table's short times name their zone once, in the heading (the browser's: UTC here).
+    assert page.locator("#decisions th").first.inner_text().strip() == "When (UTC)"
     page.wait_for_selector("#config-status dd:has-text('1 last hour')")
 
     page.reload()  # the PnL curve is drawn from the fills at page load
