@@ -69,11 +69,13 @@ class CopierWallets:
 
     async def open(self, user_ids: Iterable[UUID]) -> None:
         """Open (decrypt) the venue accounts of these copiers once, and read their balances."""
-        missing = self.accounts.missing(user_ids)
+        wanted = list(dict.fromkeys(user_ids))
         # Targets start concurrently and share copiers: an account another task is opening
-        # is waited for, not opened (and its balance read) once more.
-        busy = {self._opening[u] for u in missing if u in self._opening}
-        missing = [u for u in missing if u not in self._opening]
+        # is waited for, not opened (and its balance read) once more. Its slot is kept
+        # before its balance is read, so "being opened" is asked of every wanted user, not
+        # only of those without a slot.
+        busy = {self._opening[u] for u in wanted if u in self._opening}
+        missing = [u for u in self.accounts.missing(wanted) if u not in self._opening]
         if missing:
             done = trio.Event()
             self._opening.update(dict.fromkeys(missing, done))
