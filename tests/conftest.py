@@ -153,16 +153,25 @@ def _connect_postgresql() -> Any:
 
 
 def _empty_tables(database: peewee.Database) -> None:
+    """Delete every row a test left. Only the tables that hold rows are touched (one probe
+    finds them): TRUNCATE of every table took 100-400 ms a test on PostgreSQL, the probe
+    and a few DELETEs take a few."""
     tables = [t for t in database.get_tables() if t != "schema_migrations"]
     if not tables:
         return
+    probe = " UNION ALL ".join(f"SELECT '{t}' WHERE EXISTS (SELECT 1 FROM \"{t}\")"
+                               for t in tables)
+    full = [row[0] for row in database.execute_sql(probe).fetchall()]
+    if not full:
+        return
     with database.atomic():
         if isinstance(database, peewee.PostgresqlDatabase):
-            database.execute_sql("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " CASCADE")
+            # Foreign keys are not checked while everything goes (the test user is superuser).
+            database.execute_sql("SET LOCAL session_replication_role = replica")
         else:
             database.execute_sql("PRAGMA defer_foreign_keys = ON")
-            for table in tables:
-                database.execute_sql(f'DELETE FROM "{table}"')
+        for table in full:
+            database.execute_sql(f'DELETE FROM "{table}"')
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+import peewee
+
 from models import Market, MarketToken
 from models.base import db, utcnow
 from services.markets.text import fold
@@ -38,9 +40,7 @@ def upsert_markets(markets: Iterable[Any]) -> int:
                 Market.synced_at: now,
             }
             update = {field: values[field] for field in values if field is not Market.venue_id}
-            (Market.insert(values)
-             .on_conflict(conflict_target=[Market.venue_id], update=update)
-             .execute())
+            _upsert_market(values, update)
             row = Market.get(Market.venue_id == str(market.id))
             for index, (outcome, token_id) in enumerate(
                     zip(market.outcomes, market.token_ids, strict=False)):
@@ -52,6 +52,22 @@ def upsert_markets(markets: Iterable[Any]) -> int:
                  .execute())
             count += 1
     return count
+
+
+def _upsert_market(values: dict[Any, Any], update: dict[Any, Any]) -> None:
+    """Insert or refresh one market row. PostgreSQL's ON CONFLICT guards only the venue id:
+    another transaction inserting the same new market at once makes this insert fail on the
+    slug's unique index instead, after which the row exists and a second try updates it."""
+    for attempt in range(2):
+        try:
+            with db.atomic():  # a savepoint: the failed try leaves the outer transaction usable
+                (Market.insert(values)
+                 .on_conflict(conflict_target=[Market.venue_id], update=update)
+                 .execute())
+            return
+        except peewee.IntegrityError:
+            if attempt:
+                raise
 
 
 def market_by_slug(slug: str) -> Market | None:

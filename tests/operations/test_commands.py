@@ -60,6 +60,10 @@ def test_status_jobs_and_move_on_a_running_stack(deployment, make_config, make_t
     failing = jobs_service.enqueue("no.such.job")
     wait(lambda: failing.get_status(refresh=True).value == "failed", DEADLINE, "the job to fail",
          [a, b])
+    # Jobs the fixtures enqueued (a new trader's checks) are taken by the busy workers in
+    # their time: the status below is read once the queue is empty.
+    wait(lambda: jobs_service.queue("default").count == 0, DEADLINE, "the queue to drain",
+         [a, b])
 
     text = cli(env, "status")
     assert "WORKERS (2)" in text and "FAILED JOBS (1)" in text and "COPY EXECUTORS (2)" in text

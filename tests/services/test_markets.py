@@ -99,3 +99,41 @@ def test_top_traders(bound_db, venue_control):
     assert all(isinstance(t["volume"], Decimal) for t in traders)
     with pytest.raises(ValidationFailed):
         markets.top_traders("YEAR")
+
+
+def test_engines_recording_one_new_market_at_once_all_succeed(bound_db):
+    """Copy batches on several threads (or workers) meet a market new to the catalogue at
+    once: each writes it, none fails (PostgreSQL's ON CONFLICT guards only the venue id, so
+    a concurrent insert used to fail on the slug's unique index)."""
+    import secrets
+    import threading
+    from types import SimpleNamespace
+
+    from models.base import db
+    from services.markets import catalogue
+
+    failures: list[BaseException] = []
+    for _ in range(25):
+        slug = f"race-{secrets.token_hex(4)}"
+        market = SimpleNamespace(
+            id=secrets.randbelow(10**9), slug=slug, condition_id="0x" + secrets.token_hex(32),
+            question=f"{slug}?", description="", tags=(), outcomes=["Yes", "No"],
+            token_ids=[str(secrets.randbelow(10**30)) for _ in range(2)], active=True,
+            closed=False, neg_risk=False)
+        start = threading.Barrier(4)
+
+        def write(m: SimpleNamespace = market, gate: threading.Barrier = start) -> None:
+            with db.connection_context():
+                gate.wait()
+                try:
+                    catalogue.upsert_markets([m])
+                except BaseException as exc:  # collected: the assertion names it
+                    failures.append(exc)
+
+        threads = [threading.Thread(target=write) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert Market.select().where(Market.slug == slug).count() == 1
+    assert failures == []
