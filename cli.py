@@ -195,8 +195,9 @@ def wallets_reseal() -> None:
 @wallets.command("ambiguous")
 @click.option("--json", "as_json", is_flag=True, help="Print the same data as JSON.")
 def wallets_ambiguous(as_json: bool) -> None:
-    """Withdrawals, claims and wraps that may have run or may still run (``ambiguous``),
-    oldest first: sent, then the answer was lost; nothing is sent again until settled."""
+    """Withdrawals, claims, wraps, approvals and wallet deployments that may have run or may
+    still run (``ambiguous``), oldest first: sent, then the answer was lost; nothing is
+    made afresh until settled."""
     import json
 
     from models.base import db

@@ -88,23 +88,15 @@ class TradingWallet(BaseModel):
 
 
 class AccountOnboarding(BaseModel):
-    """Where a wallet's onboarding stands; relayer ids are stored before they are awaited."""
+    """Where a wallet's onboarding stands (services/wallets/onboarding.py)."""
 
     wallet = peewee.ForeignKeyField(TradingWallet, backref="onboarding", unique=True,
                                     on_delete="CASCADE")
     status = peewee.CharField(max_length=16, default=ONBOARDING_PENDING)
     step = peewee.CharField(max_length=24, default=STEP_DEPLOY)
-    # Set before a submit leaves, the id as soon as the relayer answers: a crash between
-    # the two is resolved through /deployed (or the allowances), not a blind resubmit.
-    deploy_submitted_at = UTCDateTimeField(null=True)
-    deploy_transaction_id = peewee.CharField(max_length=128, null=True)
-    approvals_submitted_at = UTCDateTimeField(null=True)
+    # The relayer transaction that granted the approvals (shown by the status); what is
+    # sent is in ``wallet_deployments`` and ``wallet_approvals``, the lifecycle's rows.
     approvals_transaction_id = peewee.CharField(max_length=128, null=True)
-    # the approvals' relayer batch, stored before it leaves (services/wallets/wallet_batches.py)
-    approvals_nonce = peewee.BigIntegerField(null=True)
-    approvals_deadline = peewee.BigIntegerField(null=True)
-    approvals_payload = peewee.TextField(null=True)
-    approvals_transaction_hash = peewee.CharField(max_length=66, null=True)
     error = peewee.TextField(null=True)
     # One runner at a time, across processes.
     lease_owner = peewee.CharField(max_length=64, null=True)
@@ -117,22 +109,28 @@ class AccountOnboarding(BaseModel):
         table_name = "account_onboarding"
 
 
-class CollateralWrap(BaseModel):
+class WalletOperation(BaseModel):
+    """A row of the one wallet lifecycle (services/wallets/wallet_lifecycle.py): its state
+    and why it is there. No table of its own: the rows' models inherit these columns."""
+
+    status = peewee.CharField(max_length=16, default=QUEUED, index=True)
+    error = peewee.TextField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+
+class CollateralWrap(WalletOperation):
     """USDC.e wrapped into pUSD from a deposit wallet, one relayer batch through the wallet
-    lifecycle (services/wallets/wallet_batches.py): its states and batch columns."""
+    lifecycle (services/wallets/wallet_batches.py): its batch columns (unprefixed)."""
 
     wallet = peewee.ForeignKeyField(TradingWallet, backref="wraps", on_delete="CASCADE")
     amount = DecimalTextField()
-    status = peewee.CharField(max_length=16, default=QUEUED, index=True)
     submitted_at = UTCDateTimeField(null=True)
     nonce = peewee.BigIntegerField(null=True)
     deadline = peewee.BigIntegerField(null=True)
     payload = peewee.TextField(null=True)
     transaction_id = peewee.CharField(max_length=128, null=True)
     transaction_hash = peewee.CharField(max_length=66, null=True)
-    error = peewee.TextField(null=True)
-    created_at = UTCDateTimeField(default=utcnow)
-    updated_at = UTCDateTimeField(default=utcnow)
 
     class Meta:
         table_name = "collateral_wraps"
@@ -163,31 +161,46 @@ class WalletTransaction(BaseModel):
         indexes = ((("wallet", "status"), False),)
 
 
-class WalletApproval(BaseModel):
-    """Approvals the venue needs, granted through the one wallet lifecycle
-    (services/wallets/wallet_lifecycle.py): a relayer wallet's missing approvals as one
-    batch (its batch columns), or one of a plain EOA's as its own on-chain transaction."""
+class RelayerRecord(WalletOperation):
+    """A row of the one wallet lifecycle sent as one relayer transaction
+    (services/wallets/wallet_batches.py): its body stored before it leaves (a signed batch's
+    nonce and deadline too), the relayer's id as soon as it answers, the chain hash once it
+    ran. No table of its own: the rows' models inherit these columns."""
 
-    wallet = peewee.ForeignKeyField(TradingWallet, backref="approvals", on_delete="CASCADE")
-    calls = peewee.TextField()  # JSON [{target, data}]: what a fresh signature runs
-    status = peewee.CharField(max_length=16, default=QUEUED, index=True)
-    transaction = peewee.ForeignKeyField(WalletTransaction, null=True, on_delete="SET NULL",
-                                         backref="approvals")
     relayer_nonce = peewee.BigIntegerField(null=True)
     relayer_deadline = peewee.BigIntegerField(null=True)
     relayer_payload = peewee.TextField(null=True)
     relayer_transaction_id = peewee.CharField(max_length=128, null=True)
     relayer_transaction_hash = peewee.CharField(max_length=66, null=True)
-    error = peewee.TextField(null=True)
-    created_at = UTCDateTimeField(default=utcnow)
-    updated_at = UTCDateTimeField(default=utcnow)
+
+
+class WalletDeployment(RelayerRecord):
+    """A deposit wallet's deployment (``WALLET-CREATE``, an unsigned relayer body) through
+    the one wallet lifecycle (services/wallets/wallet_lifecycle.py), one row per attempt."""
+
+    wallet = peewee.ForeignKeyField(TradingWallet, backref="deployments", on_delete="CASCADE")
+
+    class Meta:
+        table_name = "wallet_deployments"
+
+
+class WalletApproval(RelayerRecord):
+    """Approvals the venue needs, granted through the one wallet lifecycle
+    (services/wallets/wallet_lifecycle.py): a relayer wallet's missing approvals as one
+    batch (the relayer columns), or one of a plain EOA's as its own on-chain transaction."""
+
+    wallet = peewee.ForeignKeyField(TradingWallet, backref="approvals", on_delete="CASCADE")
+    calls = peewee.TextField()  # JSON [{target, data}]: what a fresh signature runs
+    transaction = peewee.ForeignKeyField(WalletTransaction, null=True, on_delete="SET NULL",
+                                         backref="approvals")
 
     class Meta:
         table_name = "wallet_approvals"
 
 
-class Withdrawal(BaseModel):
-    """A user's request to send pUSD, USDC.e or MATIC out of the trading wallet."""
+class Withdrawal(RelayerRecord):
+    """A user's request to send pUSD, USDC.e or MATIC out of the trading wallet (a deposit
+    wallet's, proxy's or Safe's as one relayer transaction: the relayer columns)."""
 
     user = peewee.ForeignKeyField(User, backref="withdrawals", on_delete="CASCADE")
     wallet = peewee.ForeignKeyField(TradingWallet, backref="withdrawals", on_delete="CASCADE")
@@ -195,26 +208,16 @@ class Withdrawal(BaseModel):
     token_address = peewee.CharField(max_length=42, null=True)  # None for MATIC
     to_address = peewee.CharField(max_length=42)
     amount = DecimalTextField()
-    status = peewee.CharField(max_length=16, default=QUEUED, index=True)
     transaction = peewee.ForeignKeyField(WalletTransaction, null=True, on_delete="SET NULL",
                                          backref="withdrawals")
-    # A deposit wallet's withdrawal is a relayer WALLET batch (services/wallets/wallet_batches.py):
-    # the signed batch is stored before it is submitted, the relayer's id once it answers.
-    relayer_nonce = peewee.BigIntegerField(null=True)
-    relayer_deadline = peewee.BigIntegerField(null=True)
-    relayer_payload = peewee.TextField(null=True)
-    relayer_transaction_id = peewee.CharField(max_length=128, null=True)
-    relayer_transaction_hash = peewee.CharField(max_length=66, null=True)
-    error = peewee.TextField(null=True)
-    created_at = UTCDateTimeField(default=utcnow)
-    updated_at = UTCDateTimeField(default=utcnow)
 
     class Meta:
         table_name = "withdrawals"
 
 
-class Claim(BaseModel):
-    """Redeeming one resolved condition's outcome tokens into collateral."""
+class Claim(RelayerRecord):
+    """Redeeming one resolved condition's outcome tokens into collateral (through the
+    relayer from a deposit wallet, proxy or Safe: the relayer columns)."""
 
     user = peewee.ForeignKeyField(User, backref="claims", on_delete="CASCADE")
     wallet = peewee.ForeignKeyField(TradingWallet, backref="claims", on_delete="CASCADE")
@@ -225,20 +228,10 @@ class Claim(BaseModel):
     amounts = peewee.TextField()  # JSON list of base-unit balances (strings), by outcome index
     collateral = peewee.CharField(max_length=42)  # the token the payout arrives in
     expected_payout = DecimalTextField()
-    status = peewee.CharField(max_length=16, default=QUEUED, index=True)
     approval_transaction = peewee.ForeignKeyField(
         WalletTransaction, null=True, on_delete="SET NULL", backref="approved_claims")
     transaction = peewee.ForeignKeyField(WalletTransaction, null=True, on_delete="SET NULL",
                                          backref="claims")
-    error = peewee.TextField(null=True)
-    # A deposit wallet's claim: the relayer batch (services/wallets/wallet_batches.py)
-    relayer_nonce = peewee.BigIntegerField(null=True)
-    relayer_deadline = peewee.BigIntegerField(null=True)
-    relayer_payload = peewee.TextField(null=True)
-    relayer_transaction_id = peewee.CharField(max_length=128, null=True)
-    relayer_transaction_hash = peewee.CharField(max_length=66, null=True)
-    created_at = UTCDateTimeField(default=utcnow)
-    updated_at = UTCDateTimeField(default=utcnow)
 
     class Meta:
         table_name = "claims"

@@ -18,7 +18,7 @@ import pytest
 from rq.job import JobStatus
 
 from models import User
-from models.wallet import TradingWallet
+from models.wallet import AccountOnboarding, TradingWallet
 from services.platform import jobs, runtime, venues
 from services.wallets import onboarding, trading_accounts, wallets
 from tests.wallet_fixtures import allow_eoa_operator
@@ -120,20 +120,22 @@ def make_eoa_trader(make_trader: Callable[..., Trader]) -> Callable[..., Trader]
 def run_onboarding(wallet: TradingWallet, timeout: float = 30.0) -> None:
     """Run the wallet's onboarding job body here until the account is ready; a test's real
     worker may be running the job its creation queued, and holds the lease meanwhile."""
-    row = onboarding.record(wallet)
-    _take_queued(jobs.qualified_job_id(jobs.logical_job_id(onboarding.JOB_NAME, row.id)))
+    row = take_queued(wallet)
     deadline = time.monotonic() + timeout
     while (state := onboarding.run(row.id)) == "running" and time.monotonic() < deadline:
         time.sleep(0.05)
     assert state == "ready", onboarding.status(wallet.user_id)["error"]
 
 
-def _take_queued(job_id: str) -> None:
-    """Take the job the wallet's creation queued off its queue, as a worker picking it up
-    would (its body runs here), so the test's queue holds only what the test queues."""
-    job = jobs.fetch(job_id)
+def take_queued(wallet: TradingWallet) -> AccountOnboarding:
+    """Take the onboarding job the wallet's creation queued off its queue, as a worker
+    picking it up would (its body runs here), so the test's queue holds only what the test
+    queues; the onboarding's row."""
+    row = onboarding.record(wallet)
+    job = jobs.fetch(jobs.qualified_job_id(jobs.logical_job_id(onboarding.JOB_NAME, row.id)))
     if job is not None and job.get_status(refresh=True) == JobStatus.QUEUED:
         job.cancel()
+    return row
 
 
 def onboarded_trader(owner: User, funds: str, venue_control: Any) -> Trader:

@@ -539,10 +539,13 @@ class RelayerTransaction:
     state: str  # a relayer_rules.TransactionState value (kept as text: the venue may add some)
     transaction_hash: str | None = None
     error: str | None = None
-    # what ``GET /transactions`` lists too: the signed body's signature and nonce (how a
-    # caller whose submit answer was lost finds its own transaction)
+    # what ``GET /transactions`` lists too: the signed body's signature and nonce, its type
+    # and sender (how a caller whose submit answer was lost finds its own transaction; an
+    # unsigned ``WALLET-CREATE`` by its type and owner)
     signature: str | None = None
     nonce: str | None = None
+    kind: str | None = None
+    sender: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

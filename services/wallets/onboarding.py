@@ -1,8 +1,13 @@
 """Onboarding a trading account until the venue accepts its orders (issue 16), as one RQ job
 whose progress the user follows:
 
-1. ``deploy``: ``WALLET-CREATE`` through the relayer (the operator's builder key, or the
-   account's own relayer key), waited on to ``STATE_CONFIRMED``;
+1. ``deploy``: a deposit wallet without code is deployed through the one wallet lifecycle
+   (services/wallets/wallet_lifecycle.py): a durable ``WalletDeployment`` row whose
+   ``WALLET-CREATE`` body is stored before it is sent through the relayer (the operator's
+   builder key, or the account's own relayer key), its id stored as soon as the relayer
+   answers, followed to ``confirmed`` or ``failed``. An earlier run's row still open is
+   resumed: a lost answer is settled by asking the relayer (its list of our transactions,
+   then ``/deployed``), never by a blind new send;
 2. ``approvals``: the required approvals (ACCOUNTS.md §5) read on chain first, the missing
    ones sent through the one wallet lifecycle (services/wallets/wallet_lifecycle.py), each
    send a durable ``WalletApproval`` row: ONE relayer transaction signed by the owner (a
@@ -14,12 +19,11 @@ whose progress the user follows:
 4. ``balance_update``: ``/balance-allowance/update`` with the account's signature type, so
    the CLOB sees the deposits and approvals.
 
-Exactly once: a run holds the row's lease (a conditional UPDATE), so two requests at once
-deploy once. Before the deployment leaves, ``deploy_submitted_at`` is stored; the relayer's
-transaction id as soon as it answers, before waiting. A run that finds a deployment without
-its id (a crash in between) asks ``/deployed`` instead of resubmitting blindly.
-A relayer that is down, slow or ends a transaction FAILED/INVALID leaves the step failed
-with the relayer's reason; ``start`` again retries from that step.
+Exactly once: a run holds the onboarding row's lease (a conditional UPDATE), so two
+requests at once run one onboarding, and the deployment and approvals rows hold the wallet's
+lease while they send. A relayer that is down, slow or ends a transaction FAILED/INVALID
+leaves the step failed with the relayer's reason (the row failed, or open for the next run
+to resume); ``start`` again retries from that step, a failed row with a new one.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
+import peewee
 from web3 import Web3
 
 from chain.errors import ChainError
@@ -57,6 +62,7 @@ from models.wallet import (
     AccountOnboarding,
     TradingWallet,
     WalletApproval,
+    WalletDeployment,
 )
 from services.platform import chain_access, errors, venues
 from services.platform.principal import user_id_of
@@ -72,23 +78,16 @@ from services.wallets import (
     wallets,
 )
 from venue.accounts import Approval, Call, required_approvals
-from venue.errors import VenueError, VenueRejected, VenueTimeout
-from venue.relayer import (
-    RelayerAuth,
-    RelayerTransactionFailed,
-    await_final,
-    create_wallet,
-)
+from venue.errors import VenueError
+from venue.relayer import RelayerAuth
 
 log = logging.getLogger(__name__)
 
 JOB_NAME = onboarding_queue.JOB_NAME
 APPROVAL_KIND = "approval"  # a WalletTransaction an EOA sends to grant one approval
 APPROVALS_METADATA = "copytrade approvals"
+DEPLOY_METADATA = "copytrade deposit wallet"
 LEASE_SECONDS = onboarding_queue.LEASE_SECONDS
-# A submit stored without its transaction id is given this long to show up on chain
-# (``/deployed``) before it counts as never sent and is submitted again.
-UNRECORDED_SUBMIT_GRACE = timedelta(minutes=2)
 BUILDER_MISSING = ("Builder credentials not configured: the operator must set "
                    "POLYMARKET_BUILDER_API_KEY, _SECRET and _PASSPHRASE (or connect an account "
                    "with its own Relayer API key).")
@@ -144,7 +143,7 @@ def status(user: User | UUID | str) -> dict[str, Any]:
             "error": row.error if row else None,
             "progress": {"done": done, "total": len(ONBOARDING_STEPS)},
             "steps": steps, "account": trading_accounts.describe(wallet),
-            "deploy_transaction_id": row.deploy_transaction_id if row else None,
+            "deploy_transaction_id": _deploy_transaction_id(wallet),
             "approvals_transaction_id": row.approvals_transaction_id if row else None}
 
 
@@ -218,63 +217,49 @@ def _auth(wallet: TradingWallet) -> RelayerAuth:
     return auth
 
 
-def _relayer_step(call: Callable[[], Any]) -> Any:
-    """Run one relayer exchange; its refusal or a final FAILED/INVALID becomes the reason."""
-    try:
-        return call()
-    except RelayerTransactionFailed as exc:
-        raise StepFailed(f"The relayer ended the transaction {exc.transaction.state}: "
-                         f"{exc.transaction.error or 'no reason given'}") from exc
-    except VenueRejected as exc:
-        raise StepFailed(f"The relayer refused: {exc}") from exc
-    except VenueTimeout as exc:
-        raise StepFailed(f"The relayer is slow: {exc}") from exc
-
-
 def _deploy(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> None:
     if wallet.signature_type != SIGNATURE_TYPE_DEPOSIT_WALLET:
         return  # EOAs have nothing to deploy; proxies and Safes exist already
-    client = venues.client()
-    maker = wallets.maker(wallet)
-    auth = _auth(wallet)
-    if row.deploy_transaction_id is None and row.deploy_submitted_at is not None:
-        # Sent, then a crash before the id was stored: the chain says whether it happened.
-        if client.relayer.deployed(maker):
-            return
-        if utcnow() - row.deploy_submitted_at < UNRECORDED_SUBMIT_GRACE:
-            raise StepFailed("A deployment was sent and is not on chain yet; retry shortly.")
-        _save(row, owner, deploy_submitted_at=None)
-    if row.deploy_transaction_id is None:
-        if client.relayer.deployed(maker):
+    _auth(wallet)  # no credentials: nothing can be sent, say which are missing
+    # An earlier run's deployment still open is resumed (the lifecycle settles what it
+    # sent); else the wallet's code says whether one is needed.
+    record = next(iter(_open(WalletDeployment, wallet)), None)
+    if record is None:
+        if venues.client().relayer.deployed(wallets.maker(wallet)):
             return  # a connected account's wallet, or deployed by polymarket.com
         if wallet.session_signer:
             raise StepFailed("A session key cannot deploy its wallet; deploy it on "
                              "polymarket.com first.")
-        _save(row, owner, deploy_submitted_at=utcnow())
-        factory = trading_accounts.contracts().deposit_wallet_factory
-        sent = _relayer_step(lambda: client.run_steps(
-            create_wallet(auth, owner=wallet.address, factory=factory,
-                          metadata="copytrade deposit wallet")))
-        _save(row, owner, deploy_transaction_id=sent.transaction_id)
-    try:
-        _relayer_step(lambda: client.run_steps(await_final(row.deploy_transaction_id, auth)))
-    except StepFailed:
-        if _final_failure(client, row.deploy_transaction_id, auth):
-            # A failed deployment had no effect: the retry submits afresh.
-            _save(row, owner, deploy_transaction_id=None, deploy_submitted_at=None)
-        raise
+        record = WalletDeployment.create(wallet=wallet.id)
+    status = wallet_batches.deploy(wallet_batches.BatchRow(WalletDeployment, record.id),
+                                   wallet, DEPLOY_METADATA)
+    _final(WalletDeployment, record.id, status, "deployment")
 
 
-def _final_failure(client: Any, transaction_id: str | None, auth: RelayerAuth) -> bool:
-    if transaction_id is None:
-        return False
-    try:
-        client.run_steps(await_final(transaction_id, auth, max_polls=1))
-    except RelayerTransactionFailed:
-        return True
-    except VenueError:
-        return False
-    return False
+def _deploy_transaction_id(wallet: TradingWallet) -> str | None:
+    """The relayer's id of the wallet's newest deployment that has one."""
+    newest = (WalletDeployment.select(WalletDeployment.relayer_transaction_id)
+              .where((WalletDeployment.wallet == wallet.id)
+                     & WalletDeployment.relayer_transaction_id.is_null(False))
+              .order_by(WalletDeployment.created_at.desc()).first())
+    return newest.relayer_transaction_id if newest else None
+
+
+def _open(model: type[peewee.Model], wallet: TradingWallet) -> list[Any]:
+    """The wallet's rows of ``model`` the lifecycle has not finished, oldest first."""
+    return list(model.select().where((model.wallet == wallet.id)
+                                     & model.status.in_(wallet_lifecycle.RUNNABLE))
+                .order_by(model.created_at))
+
+
+def _final(model: type[peewee.Model], row_id: Any, status: str, noun: str) -> Any:
+    """The lifecycle's row once confirmed; else StepFailed with what the row says (an open
+    one is looked at again by the retry, a failed one is replaced by a new one)."""
+    done = model.get_by_id(row_id)
+    if status == CONFIRMED:
+        return done
+    raise StepFailed(done.error or (f"The {noun} did nothing; retry." if status == FAILED
+                                    else f"The {noun}: not final yet; retry shortly."))
 
 
 def missing_approvals(wallet: TradingWallet) -> list[Approval]:
@@ -314,7 +299,7 @@ def _approvals(row: AccountOnboarding, wallet: TradingWallet, owner: str) -> Non
         _auth(wallet)  # no credentials: nothing can be sent, say which are missing
     # An earlier run's approvals still open are followed first (the lifecycle resumes them):
     # only once they are final does the chain say what is missing, so none is sent twice.
-    for earlier in _open_approvals(wallet):
+    for earlier in _open(WalletApproval, wallet):
         _noted(row, owner, _granted(earlier, wallet))
     missing = missing_approvals(wallet)
     if not missing:
@@ -340,13 +325,6 @@ def _noted(row: AccountOnboarding, owner: str, done: WalletApproval) -> None:
     """The onboarding shows the relayer transaction that granted its approvals."""
     if done.relayer_transaction_id:
         _save(row, owner, approvals_transaction_id=done.relayer_transaction_id)
-
-
-def _open_approvals(wallet: TradingWallet) -> list[WalletApproval]:
-    return list(WalletApproval.select().where(
-        (WalletApproval.wallet == wallet.id)
-        & WalletApproval.status.in_(wallet_lifecycle.RUNNABLE)).order_by(
-            WalletApproval.created_at))
 
 
 def _approval_row(wallet: TradingWallet, approvals: list[Approval]) -> WalletApproval:
@@ -379,11 +357,7 @@ def _granted(record: WalletApproval, wallet: TradingWallet) -> WalletApproval:
     else:
         status = wallet_batches.run(wallet_batches.BatchRow(WalletApproval, record.id),
                                     wallet, _calls, APPROVALS_METADATA, "transaction")
-    done = WalletApproval.get_by_id(record.id)
-    if status == CONFIRMED:
-        return done
-    raise StepFailed(done.error or ("The approvals did nothing; retry." if status == FAILED
-                                    else "The approvals are not final yet; retry shortly."))
+    return _final(WalletApproval, record.id, status, "approvals")
 
 
 def _approval_builder(call: Call) -> wallet_transactions.Builder:

@@ -1,6 +1,8 @@
 """The relayer transport of the one wallet lifecycle (services/wallets/wallet_lifecycle.py):
 a deposit wallet's ``WALLET`` batch, a grandfathered proxy's ``PROXY`` or Safe's ``SAFE``
-transaction, for withdrawals, claims, wraps and the onboarding's approvals.
+transaction, for withdrawals, claims, wraps and the onboarding's approvals; and the deposit
+wallet's deployment, an unsigned ``WALLET-CREATE`` (``submit_create``), stored, sent,
+looked up and followed by the same code.
 
 Under the wallet's lease (taken by the lifecycle), ``submit`` signs once and stores the exact
 bytes (``{prefix}payload``, its nonce and deadline) with a conditional UPDATE that also
@@ -21,6 +23,11 @@ wallet's key is this server's alone (a deposit wallet it created, no session key
 batch that could use that nonce is in these rows: the stored one ran (``confirmed``). So no
 row signs a nonce another row's unsettled batch holds (stored, no relayer id): it waits
 until that batch is settled, and a consumed nonce names one batch only.
+
+A deployment has no nonce: its lost answer is found in the list by its type and owner (one
+the relayer ended FAILED/INVALID is not it), and a wallet that has code since proves it ran
+(``confirmed``). Only then is the stored body resent, as it is; a second ``WALLET-CREATE``
+could deploy nothing more anyway (the wallet's address is fixed by its owner).
 """
 
 from __future__ import annotations
@@ -44,12 +51,14 @@ from models.wallet import (
     CollateralWrap,
     TradingWallet,
     WalletApproval,
+    WalletDeployment,
     Withdrawal,
 )
 from services.platform import errors, venues
 from services.wallets import trading_accounts, wallet_lifecycle, wallet_transactions, wallets
 from venue import relayer
 from venue.accounts.batch import Call
+from venue.accounts.relayer_payloads import wallet_create_payload
 from venue.accounts.relayer_rules import (
     TransactionState,
     resubmittable,
@@ -66,9 +75,15 @@ from venue.signing import OrderKey
 DEADLINE_SLACK_SECONDS = 60
 FOLLOW_POLLS = wallet_lifecycle.FOLLOW_POLLS
 
-LOST_ANSWER = ("Sent to the relayer, but its answer was lost: the transfer may run. It is "
+LOST_ANSWER = ("Sent to the relayer, but its answer was lost: it may run. It is "
                "not sent again until the relayer or the chain tells what became of it; "
                "the next run looks.")
+
+CREATE = "WALLET-CREATE"
+ENDED_UNRUN = (TransactionState.FAILED, TransactionState.INVALID)
+
+BUILDER_MISSING = ("Builder credentials not configured: the operator must set "
+                   "POLYMARKET_BUILDER_API_KEY, _SECRET and _PASSPHRASE.")
 
 # The lifecycle's outcomes, as this transport raises them (services/wallets/wallet_lifecycle.py).
 BatchRefused = wallet_lifecycle.Refused
@@ -111,14 +126,17 @@ class BatchRow:
 
     def store_signed(self, payload: Mapping[str, Any], wallet: TradingWallet,
                      lease_owner: str) -> None:
-        """Write the signed body before it leaves: only while the wallet's lease is ours and
-        the row holds no batch (never over another run's)."""
-        # a PROXY / SAFE transaction has no deadline: it stays valid until its nonce is used
+        """Write the body before it leaves (signed, or an unsigned ``WALLET-CREATE``): only
+        while the wallet's lease is ours and the row holds no body (never over another
+        run's)."""
+        # a PROXY / SAFE transaction has no deadline: it stays valid until its nonce is used;
+        # a WALLET-CREATE has neither
+        nonce = payload.get("nonce")
         deadline = payload.get("depositWalletParams", {}).get("deadline")
         with db.atomic():
             wallet_transactions.renew_lease(wallet, lease_owner)
             written = self._update(
-                {"nonce": int(payload["nonce"]),
+                {"nonce": None if nonce is None else int(nonce),
                  "deadline": None if deadline is None else int(deadline),
                  "payload": json.dumps(payload)},
                 self.column("transaction_id").is_null() & self.column("payload").is_null())
@@ -141,6 +159,7 @@ class BatchRow:
 
 
 # Every kind of row that stores relayer batches: a nonce consumed by one of them is known.
+# (A deployment's WALLET-CREATE has no nonce: ``ambiguous`` adds its rows.)
 def _registry() -> tuple[BatchRow, ...]:
     return (BatchRow(Withdrawal, None), BatchRow(Claim, None),
             BatchRow(CollateralWrap, None, ""), BatchRow(WalletApproval, None))
@@ -229,18 +248,29 @@ def _held_elsewhere(row: BatchRow, wallet: TradingWallet, nonce: int) -> bool:
     return False
 
 
-def _listed(row: BatchRow, auth: RelayerAuth, payload: Mapping[str, Any]) -> str | None:
-    """The relayer's id of the stored batch when its list of our transactions
-    (``GET /transactions``) holds it (the same signature and nonce: the very bytes stored),
-    now stored on the row; None when the list does not show it or does not answer."""
+def _same_body(seen: RelayerTransaction, payload: Mapping[str, Any]) -> bool:
+    """Whether the relayer's listed transaction is the stored body: a signed one by its
+    signature and nonce (the very bytes); an unsigned ``WALLET-CREATE`` by its type and
+    owner, unless the relayer ended it FAILED/INVALID (an earlier attempt that did nothing,
+    never this row's to follow)."""
+    if payload.get("type") == CREATE:
+        return (seen.kind == CREATE and seen.state not in ENDED_UNRUN
+                and (seen.sender or "").lower() == str(payload.get("from", "")).lower())
     signature = str(payload.get("signature", "")).lower()
+    return bool(signature and (seen.signature or "").lower() == signature
+                and str(seen.nonce) == str(payload.get("nonce")))
+
+
+def _listed(row: BatchRow, auth: RelayerAuth, payload: Mapping[str, Any]) -> str | None:
+    """The relayer's id of the stored body when its list of our transactions
+    (``GET /transactions``) holds it (``_same_body``), now stored on the row; None when the
+    list does not show it or does not answer."""
     try:
         listed = _run(_one(RelayerApi.transactions_call(auth)))
     except VenueError:
         return None  # no proof either way: the caller goes on as it would without it
     for seen in listed:
-        if (signature and (seen.signature or "").lower() == signature
-                and str(seen.nonce) == str(payload.get("nonce"))):
+        if _same_body(seen, payload):
             row.store_id(seen.transaction_id)
             return seen.transaction_id
     return None
@@ -288,24 +318,32 @@ def _stored(row: BatchRow, record: Any, wallet: TradingWallet, auth: RelayerAuth
         if deadline is not None and clock() > int(deadline) + DEADLINE_SLACK_SECONDS:
             row.forget_signed()  # expired with its nonce unused: it never ran, never can
             return None
-        try:
-            sent = _run(relayer.submit_with_retry(auth, payload))
-        except (VenueRejected, VenueRateLimited) as exc:
-            status, message = _refusal(exc)
-            if status == 400 and "does not match on-chain nonce" in message:
-                continue  # the nonce moved meanwhile: look at it again
-            if resubmittable(status, message):
-                raise BatchPending(f"The relayer is busy with this wallet ({exc}); this "
-                                   "batch may be the one running.") from exc
-            # refused now, but an earlier send of the same bytes may still run
-            raise BatchAmbiguous(f"The relayer refused to take the stored batch again "
-                                 f"({exc}); an earlier send of it may still run, so it is "
-                                 "not signed afresh until that is known.") from exc
-        except VenueError as exc:
-            return _lost(row, auth, payload, exc)
-        row.store_id(sent.transaction_id)
-        return str(sent.transaction_id)
+        sent = _resend(row, auth, payload)
+        if sent is not None:
+            return sent
     raise BatchPending("The wallet's nonce is moving; the next run looks again.")
+
+
+def _resend(row: BatchRow, auth: RelayerAuth, payload: Mapping[str, Any]) -> str | None:
+    """Send the stored body again, as it is: the relayer's id (stored), or None when the
+    relayer says the batch's nonce moved meanwhile (look at it again); else raises."""
+    try:
+        sent = _run(relayer.submit_with_retry(auth, payload))
+    except (VenueRejected, VenueRateLimited) as exc:
+        status, message = _refusal(exc)
+        if status == 400 and "does not match on-chain nonce" in message:
+            return None
+        if resubmittable(status, message):
+            raise BatchPending(f"The relayer is busy with this wallet ({exc}); this "
+                               "transaction may be the one running.") from exc
+        # refused now, but an earlier send of the same bytes may still run
+        raise BatchAmbiguous(f"The relayer refused to take the stored transaction again "
+                             f"({exc}); an earlier send of it may still run, so it is "
+                             "not made afresh until that is known.") from exc
+    except VenueError as exc:
+        return _lost(row, auth, payload, exc)
+    row.store_id(sent.transaction_id)
+    return str(sent.transaction_id)
 
 
 def _fresh(row: BatchRow, wallet: TradingWallet, auth: RelayerAuth, key: OrderKey,
@@ -324,17 +362,23 @@ def _fresh(row: BatchRow, wallet: TradingWallet, auth: RelayerAuth, key: OrderKe
         # once that batch is settled.
         raise BatchPending(f"Another batch of this wallet with nonce {nonce} may still run; "
                            "this one is signed once that one is settled. Nothing was sent.")
+    return _send_first(row, wallet, auth, payload, lease_owner)
+
+
+def _send_first(row: BatchRow, wallet: TradingWallet, auth: RelayerAuth,
+                payload: Mapping[str, Any], lease_owner: str) -> str:
+    """Store the body made under this lease, then send it: the relayer's id (stored)."""
     row.store_signed(payload, wallet, lease_owner)
     try:
         sent = _run(relayer.submit_with_retry(auth, payload))
     except (VenueRejected, VenueRateLimited) as exc:
-        # These bytes were signed under this lease and never sent before: every send of
+        # These bytes were made under this lease and never sent before: every send of
         # them was refused, so the relayer never took them and they can never run.
         row.forget_signed()
         status, message = _refusal(exc)
         if status == 429 or wallet_busy(message) or "does not match on-chain nonce" in message:
-            raise BatchPending(f"The relayer did not take the batch now ({exc}); nothing "
-                               "was sent, the next run signs afresh.") from exc
+            raise BatchPending(f"The relayer did not take the transaction now ({exc}); "
+                               "nothing was sent, the next run makes it afresh.") from exc
         raise BatchRefused(f"The relayer refused: {exc}") from exc
     except VenueError as exc:
         return _lost(row, auth, payload, exc)
@@ -342,24 +386,34 @@ def _fresh(row: BatchRow, wallet: TradingWallet, auth: RelayerAuth, key: OrderKe
     return str(sent.transaction_id)
 
 
-def submit(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], list[Call]],
-           metadata: str, lease_owner: str, clock: Callable[[], float] = time.time) -> str:
-    """Under the wallet's lease (``lease_owner``): the relayer's id of the row's batch,
-    sending it once if needed. Raises BatchRefused, BatchPending, BatchAmbiguous or
-    BatchExecuted (see the module docstring)."""
+def _unless_known(row: BatchRow, wallet: TradingWallet,
+                  send: Callable[[Any, RelayerAuth], str]) -> str:
+    """The relayer's id of the row's transaction when stored, else ``send(record, auth)``
+    with the row as stored now (BatchRefused without relayer credentials)."""
     record = row.fresh()
     if row.value(record, "transaction_id"):
         return str(row.value(record, "transaction_id"))
     auth = trading_accounts.relayer_auth(wallet)
     if auth is None:
-        raise BatchRefused("Builder credentials not configured: the operator must set "
-                           "POLYMARKET_BUILDER_API_KEY, _SECRET and _PASSPHRASE.")
-    key = OrderKey(wallets.signer(wallet))
-    if row.value(record, "payload"):
-        sent = _stored(row, record, wallet, auth, key.address, clock)
-        if sent is not None:
-            return sent
-    return _fresh(row, wallet, auth, key, calls(record), metadata, lease_owner, clock)
+        raise BatchRefused(BUILDER_MISSING)
+    return send(record, auth)
+
+
+def submit(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], list[Call]],
+           metadata: str, lease_owner: str, clock: Callable[[], float] = time.time) -> str:
+    """Under the wallet's lease (``lease_owner``): the relayer's id of the row's batch,
+    sending it once if needed. Raises BatchRefused, BatchPending, BatchAmbiguous or
+    BatchExecuted (see the module docstring)."""
+
+    def send(record: Any, auth: RelayerAuth) -> str:
+        key = OrderKey(wallets.signer(wallet))
+        if row.value(record, "payload"):
+            sent = _stored(row, record, wallet, auth, key.address, clock)
+            if sent is not None:
+                return sent
+        return _fresh(row, wallet, auth, key, calls(record), metadata, lease_owner, clock)
+
+    return _unless_known(row, wallet, send)
 
 
 def submit_leased(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], list[Call]],
@@ -371,6 +425,47 @@ def submit_leased(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], l
             return submit(row, wallet, calls, metadata, owner)
     except errors.Conflict as exc:
         raise BatchPending(exc.message) from exc
+
+
+def submit_create(row: BatchRow, wallet: TradingWallet, metadata: str, lease_owner: str
+                  ) -> str:
+    """Under the wallet's lease: the relayer's id of the row's ``WALLET-CREATE`` (the
+    deposit wallet's deployment), sending it once if needed. Its body is not signed and the
+    wallet's address is fixed by its owner, so a second one can deploy nothing more; still
+    a stored body is only resent when the relayer does not list it and the wallet has no
+    code yet (deployed: it ran, BatchExecuted). Raises like ``submit``."""
+
+    def send(record: Any, auth: RelayerAuth) -> str:
+        stored = row.value(record, "payload")
+        if stored is None:
+            contracts = trading_accounts.contracts()
+            body = wallet_create_payload(wallet.address, contracts.deposit_wallet_factory,
+                                         metadata)
+            return _send_first(row, wallet, auth, body, lease_owner)
+        return _create_stored(row, wallet, auth, json.loads(stored))
+
+    return _unless_known(row, wallet, send)
+
+
+def _create_stored(row: BatchRow, wallet: TradingWallet, auth: RelayerAuth,
+                   body: Mapping[str, Any]) -> str:
+    """A stored ``WALLET-CREATE`` without the relayer's id: its id when the relayer lists
+    it or once resent; BatchExecuted when the wallet has code since; else raises."""
+    found = _listed(row, auth, body)  # the relayer took it: follow that transaction
+    if found is not None:
+        return found
+    try:
+        deployed = _run(_one(RelayerApi.deployed_call(wallets.maker(wallet))))
+    except VenueError as exc:
+        raise BatchPending(f"The relayer did not answer ({exc}).") from exc
+    if deployed:
+        raise BatchExecuted("Sent, then the relayer's answer was lost; the wallet has been "
+                            "deployed since: it ran. The relayer's id is not known.")
+    sent = _resend(row, auth, body)
+    if sent is None:  # a nonce refusal: not a WALLET-CREATE's, nothing proved
+        raise BatchPending("The relayer did not take the deployment again; the next run "
+                           "looks again.")
+    return sent
 
 
 def follow(wallet: TradingWallet, transaction_id: str, lease_owner: str | None = None,
@@ -396,14 +491,13 @@ def follow(wallet: TradingWallet, transaction_id: str, lease_owner: str | None =
 
 @dataclass
 class RelayerTransport:
-    """The lifecycle's relayer transport: the row's batch (``calls(record)`` builds its
-    calls, only ever for a fresh signature) signed once, sent, followed to a final state
-    under the wallet's lease."""
+    """The lifecycle's relayer transport: the row's one relayer transaction sent once
+    (``submit``, given the lease's owner: a batch's ``submit`` or a deployment's
+    ``submit_create``), then followed to a final state under the wallet's lease."""
 
     row: BatchRow
     wallet: TradingWallet
-    calls: Callable[[Any], list[Call]]
-    metadata: str
+    submit: Callable[[str], str]
     noun: str
     max_polls: int | None = None
     follows_under_lease: bool = True
@@ -416,7 +510,7 @@ class RelayerTransport:
     def send(self, record: Any, lease_owner: str) -> None:
         """``submit`` (see there)."""
         try:
-            submit(self.row, self.wallet, self.calls, self.metadata, lease_owner)
+            self.submit(lease_owner)
         except errors.Conflict as exc:  # the lease lost while storing: nothing was sent
             raise wallet_lifecycle.Pending(exc.message) from exc
 
@@ -436,21 +530,30 @@ class RelayerTransport:
 
 def run(row: BatchRow, wallet: TradingWallet, calls: Callable[[Any], list[Call]],
         metadata: str, noun: str, max_polls: int | None = None) -> str:
-    """Drive a row through the one lifecycle over the relayer; its status (an open one
-    means: run again later)."""
+    """Drive a batch's row through the one lifecycle over the relayer (``calls(record)``
+    builds its calls, only ever for a fresh signature); its status (an open one means: run
+    again later)."""
     return wallet_lifecycle.run(row.model, row.row_id, wallet, RelayerTransport(
-        row, wallet, calls, metadata, noun, max_polls))
+        row, wallet, lambda owner: submit(row, wallet, calls, metadata, owner), noun,
+        max_polls))
+
+
+def deploy(row: BatchRow, wallet: TradingWallet, metadata: str) -> str:
+    """Drive a deployment's row (``WALLET-CREATE``) through the one lifecycle over the
+    relayer; its status (an open one means: run again later)."""
+    return wallet_lifecycle.run(row.model, row.row_id, wallet, RelayerTransport(
+        row, wallet, lambda owner: submit_create(row, wallet, metadata, owner), "deployment"))
 
 
 def ambiguous() -> list[dict[str, Any]]:
-    """Every withdrawal, claim, wrap and approvals batch whose batch may have run or may
-    still run (status ``ambiguous``), oldest first, with its age: what an operator must
-    settle."""
+    """Every withdrawal, claim, wrap, approvals batch and deployment whose relayer
+    transaction may have run or may still run (status ``ambiguous``), oldest first, with its
+    age: what an operator must settle."""
     now = utcnow()
     found = []
-    for model in (Withdrawal, Claim, CollateralWrap, WalletApproval):
+    for row in (*_registry(), BatchRow(WalletDeployment, None)):
+        model = row.model
         for record in model.select().where(model.status == AMBIGUOUS):
-            row = next(r for r in _registry() if r.model is model)
             found.append({
                 "kind": model.__name__.lower(), "id": str(record.id),
                 "wallet": wallets.maker(record.wallet),
@@ -474,10 +577,12 @@ __all__ = [
     "BatchRow",
     "RelayerTransport",
     "ambiguous",
+    "deploy",
     "follow",
     "run",
     "sign_steps",
     "submit",
+    "submit_create",
     "submit_leased",
     "transaction_hash",
 ]

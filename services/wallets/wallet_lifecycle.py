@@ -1,31 +1,36 @@
 """The one lifecycle of money (or rights) leaving a wallet (issue 26): withdrawals, claims,
-wraps and the onboarding's approvals, over every transport.
+wraps, the onboarding's approvals and the deposit wallet's deployment, over every transport.
 
 The steps, each durable before the next (``run``):
 
 1. the durable record: a row in ``queued`` (withdrawals, claims, wraps, the onboarding's
-   approvals: ``WalletApproval``; the caller wrote it);
+   approvals: ``WalletApproval``, its deployment: ``WalletDeployment``; the caller wrote
+   it);
 2. the wallet's lease (``wallet_transactions.nonce_lease``: one signer per wallet at a time,
    across threads and processes), and the row read again under it: what an earlier or
    concurrent run left is the truth;
 3. ``Transport.send``: sign once, store the exact bytes (a conditional write that checks the
    lease is still ours and that the row holds no bytes yet: ``signed``), send them; a row
-   that holds bytes is only ever resent as they are (``broadcast`` once sent);
+   that holds bytes is only ever resent as they are (``broadcast`` once sent). A
+   deployment's ``WALLET-CREATE`` is not signed: its body is stored and sent the same way;
 4. ``Transport.follow``: follow them to a final state (``confirmed``, or ``failed`` when the
    chain or the relayer proves they did nothing).
 
 The transport is the only thing that differs: an on-chain transaction from a plain EOA
 (``chain_transport.ChainTransport`` over ``wallet_transactions``) or one relayer
 transaction (``wallet_batches.RelayerTransport``: a deposit wallet's ``WALLET`` batch, a
-proxy's ``PROXY``, a Safe's ``SAFE``). A transport answers with one of the outcomes below;
-the states they lead to, and what each promises, are in SECURITY.md ("Money moves once").
+proxy's ``PROXY``, a Safe's ``SAFE``, or the deposit wallet's ``WALLET-CREATE``). A
+transport answers with one of the outcomes below; the states they lead to, and what each
+promises, are in SECURITY.md ("Money moves once").
 
 A new signature is made only once the old bytes provably can never run: on chain, the
 nonce was mined by another transaction (``replaced``) or the node refused them before
 anyone took them (``dropped``); through the relayer, it refused the very bytes this run
 first sent, their deadline passed with the nonce unmoved, its nonce went to another known
-transaction, or the relayer ended them FAILED/INVALID. Until then the row is ``ambiguous``
-(or stays open), never "nothing was sent".
+transaction, or the relayer ended them FAILED/INVALID. A deployment is never made afresh
+on a row: its stored body is resent once the relayer neither lists it nor has deployed the
+wallet; a row the relayer ended FAILED is final, and the onboarding's retry makes a new
+one. Until then the row is ``ambiguous`` (or stays open), never "nothing was sent".
 """
 
 from __future__ import annotations

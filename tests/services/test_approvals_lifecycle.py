@@ -2,7 +2,9 @@
 a durable ``WalletApproval`` row (models/wallet.py), signed once, stored, sent and followed
 like a withdrawal's; a run that died after the relayer took the approvals is followed by
 the next run, which never signs a second batch. (A plain EOA's approvals, one on-chain
-transaction per row, are in tests/services/test_account_funding_checks.py.)"""
+transaction per row, are in tests/services/test_account_funding_checks.py; the upgrade that
+moved an onboarding's own approvals batch into these rows is in
+tests/services/test_deployment_lifecycle.py.)"""
 
 from __future__ import annotations
 
@@ -11,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from models.migrations import m0100_wallet_approvals
 from models.wallet import AccountOnboarding, TradingWallet, WalletApproval
 from services.wallets import onboarding, wallet_batches
 from tests.services.test_relayer_legacy_accounts import legacy_account
@@ -66,19 +67,3 @@ def test_a_failed_approvals_batch_is_a_failed_row_and_the_retry_makes_a_new_one(
     assert onboarding.run(row.id) == "ready", onboarding.status(wallet.user_id)["error"]
     assert sorted(r.status for r in _rows(wallet)) == ["confirmed", "failed"]
 
-
-def test_an_onboardings_stored_approvals_batch_moves_into_the_lifecycles_rows(
-        venue_control, bound_db) -> None:
-    """m0100: a batch an onboarding stored in its own columns before the lifecycle took
-    approvals over is resent or followed from a ``WalletApproval`` row."""
-    wallet, _owner = legacy_account(venue_control, 1)
-    row = onboarding.record(wallet)
-    AccountOnboarding.update(approvals_nonce=3, approvals_payload='{"nonce": "3"}',
-                             approvals_transaction_id="tx-7").where(
-        AccountOnboarding.id == row.id).execute()
-    # the table exists (the migration ran on this database): only the move runs again
-    m0100_wallet_approvals.apply(bound_db, None)
-    [moved] = _rows(wallet)
-    assert (moved.status, moved.relayer_nonce, moved.relayer_transaction_id) == (
-        "broadcast", 3, "tx-7")
-    assert moved.relayer_payload == '{"nonce": "3"}' and json.loads(moved.calls) == []

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from models.wallet import AccountOnboarding
+from models.wallet import AccountOnboarding, WalletApproval, WalletDeployment
 from services.platform import errors
 from services.trading import orders, previews
 from services.wallets import onboarding, readiness, wallets
@@ -88,7 +88,8 @@ def test_a_session_key_account_connects_onboards_and_fills_a_live_order(
     done = _onboard(user)
     assert done.status == "ready", done.error
     # The wallet existed and was approved: nothing was deployed or sent from the session key.
-    assert done.deploy_submitted_at is None and done.approvals_submitted_at is None
+    assert not WalletDeployment.select().where(WalletDeployment.wallet == done.wallet_id).exists()
+    assert not WalletApproval.select().where(WalletApproval.wallet == done.wallet_id).exists()
     ready = client.get("/api/trading-account", headers=auth_headers).get_json()
     assert ready["status"] == "ready"
     state = readiness.readiness(user)
@@ -150,4 +151,5 @@ def test_a_session_key_does_not_send_missing_approvals_and_says_so(
     failed = _onboard(user)
     assert (failed.status, failed.step) == ("failed", "approvals")
     assert "session key" in failed.error and "polymarket.com" in failed.error
-    assert failed.approvals_submitted_at is None  # nothing was sent
+    # nothing was sent
+    assert not WalletApproval.select().where(WalletApproval.wallet == failed.wallet_id).exists()

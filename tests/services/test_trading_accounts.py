@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import config
-from models.wallet import AccountOnboarding, TradingWallet
+from models.wallet import AccountOnboarding, TradingWallet, WalletDeployment
 from services.platform import errors, runtime, venue_access
 from services.wallets import onboarding, trading_accounts, wallets
 from tests.conftest import app_settings
@@ -173,7 +173,7 @@ def test_onboarding_without_builder_credentials_fails_with_the_reason(app, accou
     assert status["error"] == onboarding.BUILDER_MISSING
     assert [step["state"] for step in status["steps"]] == ["failed", "pending", "pending",
                                                            "pending"]
-    assert AccountOnboarding.get_by_id(row.id).deploy_submitted_at is None  # nothing sent
+    assert _deployments(wallet) == []  # nothing recorded, nothing sent
 
 
 @pytest.fixture
@@ -182,6 +182,17 @@ def relayer(app: Any, accounts: Any) -> Iterator[Relayer]:
     with serving(fake.handler()) as url:
         use_settings(app, accounts, POLYMARKET_RELAYER_URL=f"{url}/relayer", **BUILDER)
         yield fake
+
+
+def _deployments(wallet: TradingWallet) -> list[WalletDeployment]:
+    return list(WalletDeployment.select().where(WalletDeployment.wallet == wallet.id)
+                .order_by(WalletDeployment.created_at))
+
+
+def _create_body(wallet: TradingWallet) -> dict[str, str]:
+    return {"type": "WALLET-CREATE", "from": wallet.address,
+            "to": trading_accounts.contracts().deposit_wallet_factory,
+            "metadata": "copytrade deposit wallet"}
 
 
 def test_a_failed_deployment_is_recorded_and_retried_afresh(relayer, user) -> None:
@@ -195,15 +206,23 @@ def test_a_failed_deployment_is_recorded_and_retried_afresh(relayer, user) -> No
     assert onboarding.run(row.id) == "failed"
     failed = AccountOnboarding.get_by_id(row.id)
     assert "STATE_FAILED" in failed.error and "wallet registration failed" in failed.error
-    # The failure had no effect, so the id is cleared for a fresh submit on retry.
-    assert failed.deploy_transaction_id is None and failed.lease_owner is None
-    submits = relayer.submits()
-    assert submits == [{"type": "WALLET-CREATE", "from": wallet.address,
-                        "to": trading_accounts.contracts().deposit_wallet_factory,
-                        "metadata": "copytrade deposit wallet"}]
+    assert failed.lease_owner is None
+    # The failure had no effect: its row is final, the retry makes a new one.
+    [attempt] = _deployments(wallet)
+    assert (attempt.status, attempt.relayer_transaction_id) == ("failed", "tx-1")
+    assert relayer.submits() == [_create_body(wallet)]
+    relayer.answer("/relayer/submit", (200, {"transactionID": "tx-2", "state": "STATE_NEW"}))
+    relayer.answer("/relayer/v1/account/transactions/tx-2",
+                   (200, {"transaction_id": "tx-2", "state": "STATE_CONFIRMED"}))
+    onboarding.run(row.id)
+    assert AccountOnboarding.get_by_id(row.id).step != "deploy"
+    assert [(d.status, d.relayer_transaction_id) for d in _deployments(wallet)] == [
+        ("failed", "tx-1"), ("confirmed", "tx-2")]
+    assert relayer.submits() == [_create_body(wallet)] * 2
+    assert onboarding.status(user)["deploy_transaction_id"] == "tx-2"
 
 
-def test_a_relayer_that_is_down_leaves_the_step_failed_and_sends_nothing_twice(
+def test_a_relayer_that_is_down_leaves_the_deployment_open_and_resends_only_its_body(
         relayer, user) -> None:
     wallet = wallets.get_or_create_deposit_wallet(user)
     row = onboarding.record(wallet)
@@ -211,18 +230,22 @@ def test_a_relayer_that_is_down_leaves_the_step_failed_and_sends_nothing_twice(
     relayer.answer("/relayer/submit", (500, {"error": "internal error"}))
     assert onboarding.run(row.id) == "failed"
     failed = AccountOnboarding.get_by_id(row.id)
-    assert "internal error" in failed.error or "venue error 500" in failed.error
-    # The submit may have been acted on: its time is kept, its id unknown; a retry asks
-    # /deployed first and does not resubmit within the grace period.
-    assert failed.deploy_submitted_at is not None and failed.deploy_transaction_id is None
+    assert "answer was lost" in failed.error
+    # The submit may have been acted on: the row keeps its body, never "nothing was sent".
+    [open_row] = _deployments(wallet)
+    assert open_row.status == "ambiguous" and open_row.relayer_transaction_id is None
+    assert json.loads(open_row.relayer_payload) == _create_body(wallet)
+    # Neither listed by the relayer nor deployed: the retry resends the stored body as it is.
     assert onboarding.run(row.id) == "failed"
-    assert len(relayer.submits()) == 1
-    assert "not on chain yet" in AccountOnboarding.get_by_id(row.id).error
-    # Once /deployed says the wallet exists, the step is done without a second submit.
+    assert relayer.submits() == [_create_body(wallet)] * 2
+    assert [d.id for d in _deployments(wallet)] == [open_row.id]
+    # Once /deployed says the wallet exists, the deployment ran: the step is done without
+    # another submit.
     relayer.answer("/relayer/deployed", (200, {"deployed": True}))
     onboarding.run(row.id)
     assert AccountOnboarding.get_by_id(row.id).step != "deploy"
-    assert len(relayer.submits()) == 1
+    assert len(relayer.submits()) == 2
+    assert WalletDeployment.get_by_id(open_row.id).status == "confirmed"
 
 
 def test_two_runs_at_once_deploy_once(relayer, user) -> None:

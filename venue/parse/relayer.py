@@ -46,7 +46,7 @@ def parse_transaction(body: Any) -> RelayerTransaction:
 
 def parse_transactions(body: Any) -> list[RelayerTransaction]:
     """``GET /transactions`` → the caller's transactions (camelCase, as ``/transaction?id=``
-    lists one), each with its signature and nonce."""
+    lists one), each with its signature, nonce, type and sender."""
     found = []
     for item in require_list(body, "relayer transactions"):
         row = require_mapping(item, "relayer transaction")
@@ -58,7 +58,8 @@ def parse_transactions(body: Any) -> list[RelayerTransaction]:
             transaction_hash=_text_or_none(pick(row, "transactionHash", "transaction_hash")),
             error=_text_or_none(pick(row, "errorMsg", "error_msg", "error")),
             signature=_text_or_none(row.get("signature")),
-            nonce=_text_or_none(row.get("nonce"))))
+            nonce=_text_or_none(row.get("nonce")), kind=_text_or_none(row.get("type")),
+            sender=_text_or_none(row.get("from"))))
     return found
 
 

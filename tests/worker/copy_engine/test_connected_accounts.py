@@ -21,7 +21,7 @@ import pytest
 from eth_account import Account
 
 from models import User
-from models.wallet import AccountOnboarding, TradingWallet
+from models.wallet import AccountOnboarding, TradingWallet, WalletApproval, WalletDeployment
 from services.platform import runtime
 from services.trading import orders, previews
 from services.wallets import onboarding, readiness, trading_accounts
@@ -101,7 +101,7 @@ def test_a_connected_deposit_wallet_with_its_own_relayer_key_orders_and_copies_l
 
     done = _onboarded(connected)
     # Deployed already: nothing was created; the approvals went with the user's own key.
-    assert done.deploy_submitted_at is None and done.deploy_transaction_id is None
+    assert not WalletDeployment.select().where(WalletDeployment.wallet == connected.id).exists()
     [batch] = control.get("/relayer/transaction", id=done.approvals_transaction_id)
     assert (batch["type"], batch["state"]) == ("WALLET", "STATE_CONFIRMED")
     assert batch["owner"] == relayer_key
@@ -173,7 +173,9 @@ def test_a_grandfathered_proxy_orders_and_copies_live_as_type_1(
     assert (connected.signature_type, connected.funder_address) == (1, proxy)
     control.fund(proxy, "100", seen=False)
     done = _onboarded(connected)
-    assert done.deploy_transaction_id is None and done.approvals_transaction_id is None
+    assert done.approvals_transaction_id is None
+    assert onboarding.status(user)["deploy_transaction_id"] is None
+    assert not WalletDeployment.select().where(WalletDeployment.wallet == connected.id).exists()
     ready = readiness.readiness(user)
     assert ready["ready_to_trade"] and ready["balance_usdc"] == 100, ready["blockers"]
 
@@ -250,11 +252,14 @@ def test_a_proxy_or_safe_without_approvals_gets_them_through_the_relayer_and_tra
     # Idempotent: onboarding again reads the approvals in place and sends nothing.
     row = AccountOnboarding.get_by_id(done.id)
     row.status, row.step = "failed", "approvals"
-    row.approvals_transaction_id = row.approvals_submitted_at = None
+    row.approvals_transaction_id = None
     row.save()
+    sent_before = WalletApproval.select().where(WalletApproval.wallet == connected.id).count()
     assert control.get("/relayer/nonce", address=owner.address, type=kind) == {"nonce": "1"}
     assert onboarding.run(row.id) == "ready"
     assert AccountOnboarding.get_by_id(row.id).approvals_transaction_id is None
+    assert WalletApproval.select().where(WalletApproval.wallet == connected.id).count() == (
+        sent_before)
     assert control.get("/relayer/nonce", address=owner.address, type=kind) == {"nonce": "1"}
 
 
