@@ -41,10 +41,11 @@ run: setup
 	$(BIN)/copytrade up
 
 # The suite runs in TEST_WORKERS pytest-xdist processes, each with its own sandbox venue,
-# anvil, databases and Redis prefix (tests/conftest.py). The whole suite took 12.7 min with 4
-# on this 2-core machine under load (docs/development/tests.md); 4 workers want PostgreSQL's
-# max_connections at 300 (.ci/run raises it), and wait for a slot when it is lower.
-TEST_WORKERS ?= 4
+# anvil, databases and Redis prefix (tests/conftest.py). It waits more than it computes, so
+# 6 on this 2-core machine beat 4 (9.1 against 10.8 min, docs/development/tests.md); they
+# want PostgreSQL's max_connections at 300 (.ci/run raises it), and wait for a slot when it
+# is lower.
+TEST_WORKERS ?= 6
 
 test: setup sdk-env browser
 	$(BIN)/ruff check .

@@ -40,7 +40,9 @@ pytest_plugins = ["tests.wallet_fixtures", "tests.operations.log_capture", "test
 
 # The modules holding the longest tests (15 s to 90 s each, `make test`'s --durations):
 # started first, they spread over the xdist workers at once and end while the short tests
-# run, instead of one of them running alone at the end of the suite.
+# run, instead of one of them running alone at the end of the suite. xdist hands each
+# worker consecutive runs of the collection; --maxschedchunk=2 (pyproject.toml) keeps
+# those runs short, so the slow tests go one to each free worker, not all to the first.
 SLOW_FIRST = frozenset({
     "tests/services/test_money_soak.py",
     "tests/operations/test_commands.py",

@@ -29,6 +29,10 @@ from tests.worker.copy_engine.conftest import cursor_of
 def deployment(app, tmp_path, redis_url, engine_prefix, venue_server) -> Iterator[dict]:
     """The environment of a test deployment, with a ``spawn()`` for worker processes."""
     env = stack_env(app, redis_url, engine_prefix, venue_server, tmp_path / "instance")
+    # The workers' periodic jobs (the notifications tick, the deposit and claim sweeps) would
+    # come and go in the queues whose depth the status is checked against: queued once at
+    # the start, then not again during the test.
+    env.update(NOTIFY_TICK_SECONDS="3600", DEPOSIT_SWEEP_SECONDS="0", CLAIM_SWEEP_SECONDS="0")
     started: list[WorkerProcess] = []
 
     def spawn() -> WorkerProcess:
@@ -60,8 +64,8 @@ def test_status_jobs_and_move_on_a_running_stack(deployment, make_config, make_t
     failing = jobs_service.enqueue("no.such.job")
     wait(lambda: failing.get_status(refresh=True).value == "failed", DEADLINE, "the job to fail",
          [a, b])
-    # Jobs the fixtures enqueued (a new trader's checks) are taken by the busy workers in
-    # their time: the status below is read once the queue is empty.
+    # Jobs queued at the start (a new trader's checks, the first tick) are taken by the busy
+    # workers in their time: the status below is read once the queue is empty.
     wait(lambda: jobs_service.queue("default").count == 0, DEADLINE, "the queue to drain",
          [a, b])
 
