@@ -58,30 +58,40 @@ class WorkerIdentity:
         """This worker's Redis hash."""
         return worker_key(self.name)
 
+    def _identity(self) -> dict[str, Any]:
+        """The record's fields that never change while the worker lives."""
+        return {"birth": utcformat(self.started_at), "queues": ",".join(self.queue_names),
+                "pid": self.pid, "hostname": self.hostname, "ip_address": "",
+                "version": RQ_VERSION, "python_version": sys.version, "id": self.name,
+                "started_at": self.started_at.isoformat(), "prefix": self.prefix}
+
+    def _join(self, pipe: Any) -> None:
+        pipe.sadd(REDIS_WORKER_KEYS, self.key)
+        for queue_name in self.queue_names:
+            pipe.sadd(WORKERS_BY_QUEUE_KEY % queue_name, self.key)
+        pipe.sadd(workers_set_key(self.prefix), self.name)
+
     def register(self, client: redis.Redis, ttl: int, fields: dict[str, Any]) -> None:
         """Write the record (RQ's fields and ours) and join the worker sets."""
-        stamp = utcformat(now())
-        record = {
-            "birth": utcformat(self.started_at), "last_heartbeat": stamp,
-            "queues": ",".join(self.queue_names), "pid": self.pid, "hostname": self.hostname,
-            "ip_address": "", "version": RQ_VERSION, "python_version": sys.version,
-            "state": "idle", "id": self.name, "started_at": self.started_at.isoformat(),
-            "prefix": self.prefix, **fields,
-        }
+        record = {**self._identity(), "last_heartbeat": utcformat(now()), "state": "idle",
+                  **fields}
         with client.pipeline() as pipe:
             pipe.delete(self.key)
             pipe.hset(self.key, mapping=record)
             pipe.expire(self.key, ttl)
-            pipe.sadd(REDIS_WORKER_KEYS, self.key)
-            for queue_name in self.queue_names:
-                pipe.sadd(WORKERS_BY_QUEUE_KEY % queue_name, self.key)
-            pipe.sadd(workers_set_key(self.prefix), self.name)
+            self._join(pipe)
             pipe.execute()
 
     def heartbeat(self, client: redis.Redis | Any, ttl: int, fields: dict[str, Any]) -> None:
-        """Renew the record for ``ttl`` seconds with fresh ``fields`` (client may be a pipeline)."""
-        client.hset(self.key, mapping={"last_heartbeat": utcformat(now()), **fields})
+        """Renew the record for ``ttl`` seconds with fresh ``fields`` (client may be a pipeline).
+
+        The whole identity is written again, and the sets joined again: a heartbeat late
+        beyond the TTL (a starved machine) finds the record gone, and operators' listings
+        dropped the name; a record of a few fresh fields alone would name no worker."""
+        client.hset(self.key, mapping={**self._identity(), "last_heartbeat": utcformat(now()),
+                                       **fields})
         client.expire(self.key, ttl)
+        self._join(client)
 
     def unregister(self, client: redis.Redis) -> None:
         """Mark the record dead (kept 60 s for operators, as RQ does) and leave the sets."""
@@ -108,7 +118,7 @@ def list_workers(client: redis.Redis, prefix: str) -> list[dict[str, str]]:
     for raw in sorted(client.smembers(workers_set_key(prefix))):
         name = raw.decode()
         record = {k.decode(): v.decode() for k, v in client.hgetall(worker_key(name)).items()}
-        if not record or "death" in record:
+        if "id" not in record or "death" in record:
             client.srem(workers_set_key(prefix), name)  # expired: it died without a word
             continue
         workers.append(record)

@@ -260,3 +260,33 @@ def test_a_live_workers_job_whose_entry_lapsed_is_not_reaped_by_another(settings
     run_host(quiet, body)
     assert reaped == [[]]
     assert slow.return_value(refresh=True) == "slept"
+
+
+def test_a_heartbeat_later_than_the_ttl_names_the_worker_again(redis_url):
+    """On a starved machine a heartbeat can come after the record expired, and after an
+    operator's listing dropped the name: the heartbeat writes the whole record again and
+    rejoins the sets, so `copytrade status` and `worker --drain` still find the worker."""
+    import secrets
+
+    import redis
+
+    from tests.worker.conftest import delete_prefixed_keys
+
+    client = redis.Redis.from_url(redis_url)
+    prefix = f"ct-test-late-beat-{secrets.token_hex(4)}:"
+    identity = worker_registry.WorkerIdentity(prefix=prefix, queue_names=["default"])
+    try:
+        identity.register(client, 30, {"capacity": 4})
+        assert [w["id"] for w in worker_registry.list_workers(client, prefix)] == [
+            identity.name]
+        client.delete(identity.key)  # the TTL ran out before the next beat
+        assert worker_registry.list_workers(client, prefix) == []  # (and the name is dropped)
+        identity.heartbeat(client, 30, {"state": "busy"})
+        [record] = worker_registry.list_workers(client, prefix)
+        assert (record["id"], record["pid"], record["state"]) == (
+            identity.name, str(identity.pid), "busy")
+        assert worker_registry.is_alive(client, identity.name)
+    finally:
+        identity.unregister(client)
+        client.delete(identity.key)
+        delete_prefixed_keys(client, prefix)
