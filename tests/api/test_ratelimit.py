@@ -75,7 +75,9 @@ class Bucket:
         assert response.status_code == 200, response.data
         assert high >= 1, (low, high)  # there was a token to take
         self.admitted += 1
-        assert low - 2 <= remaining <= high, (self.admitted, low, high, remaining)
+        # (4 tokens of slack: a starved machine was seen 2.05 below the bound; a refill at
+        # 50 a second instead of 60 would be 15 below it after the test's 1.5 s.)
+        assert low - 4 <= remaining <= high, (self.admitted, low, high, remaining)
         return response
 
 
