@@ -93,10 +93,11 @@ def test_price_history_summary(bound_db, venue_control):
 def test_top_traders(bound_db, venue_control):
     token = markets.market_details(slug=BTC)["outcomes"][0]["token_id"]
     # The sandbox is shared by every test of this xdist worker, and others trade in it too:
-    # a volume beyond theirs puts the whale in the top 50 whatever ran before.
+    # a volume beyond theirs puts the whale at the top whatever ran before. The venue client
+    # keeps a leaderboard answer 60 s per query, so this asks one no other test asks.
     venue_control.call("POST", "/trades", {"wallet": WHALE, "token_id": token, "side": "BUY",
                                            "price": "0.6", "size": "10000000"}, expect=201)
-    traders = markets.top_traders("week", "vol", 50)
+    traders = markets.top_traders("month", "vol", 47)
     assert WHALE.lower() in [t["address"].lower() for t in traders]
     assert all(isinstance(t["volume"], Decimal) for t in traders)
     with pytest.raises(ValidationFailed):
