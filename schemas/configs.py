@@ -209,7 +209,9 @@ class DecisionSchema(TradeSchema):
     trade_id = fields.UUID(allow_none=True)
     outcome = fields.String()
     outcome_index = fields.Integer(allow_none=True)
-    target_trade = fields.Dict(allow_none=True)
+    target_trade = fields.Dict(allow_none=True, metadata={
+        "description": "The target's fill a mirror decision answered: `key`, `side`, `size`, "
+                       "`price`, `traded_at` (ISO 8601, UTC) and `tx_hash`; null for exits."})
     detection_delay_ms = fields.Integer(allow_none=True, metadata={
         "description": "When we saw the target's trade minus when it traded."})
 

@@ -114,7 +114,7 @@ class MarketDepthSchema(Schema):
 
 
 class PricePointSchema(Schema):
-    t = fields.Integer(required=True, metadata={"description": "Unix seconds"})
+    at = fields.DateTime(required=True, metadata={"description": "ISO 8601, UTC."})
     price = DecimalString(required=True)
 
 
@@ -248,7 +248,8 @@ class TradersArgsSchema(Schema):
                              metadata={"example": "pnl"})
     limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=50))
     category = fields.String(load_default=None, allow_none=True, metadata={
-        "description": "A venue category (e.g. `sports`); all categories when omitted."})
+        "description": "A venue category (e.g. `sports`); all categories when omitted.",
+        "example": "sports"})
 
 
 class TraderProfileArgsSchema(Schema):

@@ -6,6 +6,7 @@ short-lived metadata cache; markets seen are mirrored into the catalogue.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -234,7 +235,8 @@ def price_history(token_id: str, interval: str = "1d", fidelity: int | None = No
     points = sorted(points, key=lambda p: p.t)
     prices = [p.p for p in points]
     summary: dict[str, Any] = {"token_id": token_id, "interval": interval,
-                               "points": [{"t": p.t, "price": p.p} for p in points],
+                               "points": [{"at": datetime.fromtimestamp(p.t, UTC), "price": p.p}
+                                          for p in points],
                                "open": None, "latest": None, "high": None, "low": None,
                                "change": None, "change_pct": None}
     if prices:

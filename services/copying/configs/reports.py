@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
@@ -144,7 +144,9 @@ def decision_view(intent: CopyIntent) -> dict[str, Any]:
         "target_trade": {
             "key": intent.target_trade_key, "side": (intent.target_side or "").lower() or None,
             "size": intent.target_size, "price": intent.target_price,
-            "timestamp": intent.target_timestamp, "tx_hash": intent.target_tx_hash,
+            "traded_at": (datetime.fromtimestamp(intent.target_timestamp, UTC)
+                          if intent.target_timestamp is not None else None),
+            "tx_hash": intent.target_tx_hash,
         } if intent.kind == "mirror" else None,
         "detection_delay_ms": intent.detection_delay_ms,
         "execution": execution_view(intent),
