@@ -17,6 +17,7 @@ MARKET_SUMMARY: dict[str, Any] = {
     "outcomes": [{"outcome": "Yes", "token_id": _YES, "price": "0.3"},
                  {"outcome": "No", "token_id": _NO, "price": "0.7"}],
     "volume": "182340.5", "liquidity": "3475", "end_date": "2026-12-31T23:59:59+00:00",
+    "tick_size": "0.01",
 }
 
 MARKETS = [MARKET_SUMMARY]
@@ -38,7 +39,7 @@ MARKET_PAGE: dict[str, Any] = {
     **MARKET_SUMMARY,
     "description": 'This market will resolve to "Yes" if Bitcoin trades at $150,000 or more '
                    'by December 31, 2026. Otherwise, it will resolve to "No".',
-    "neg_risk": False, "accepting_orders": True, "tick_size": "0.01", "min_order_size": "5",
+    "neg_risk": False, "accepting_orders": True, "min_order_size": "5",
     "best_bid": "0.29", "best_ask": "0.31", "last_trade_price": "0.3", "volume_24h": "1204.7",
     "fees_enabled": True, "taker_fee_rate": "0.07",
     "books": [{"outcome": "Yes", "token_id": _YES, "depth": _book(_YES, "0.29", "0.31", "0.3")},
@@ -70,10 +71,10 @@ TRADER_PROFILE: dict[str, Any] = {
     "markets": [{"market_slug": SLUG, "title": MARKET_SUMMARY["title"], "trades": 2,
                  "volume_usdc": "64"}],
     "recent_trades": [
-        {"at": "2026-11-27T15:30:00+00:00", "side": "SELL", "outcome": "Yes",
+        {"at": "2026-11-27T15:30:00+00:00", "side": "SELL", "outcome": "Yes", "token_id": _YES,
          "market_slug": SLUG, "title": MARKET_SUMMARY["title"], "size": "60", "price": "0.4",
          "usdc": "24", "transaction_hash": "0x" + "b4" * 32},
-        {"at": "2026-11-26T10:00:00+00:00", "side": "BUY", "outcome": "Yes",
+        {"at": "2026-11-26T10:00:00+00:00", "side": "BUY", "outcome": "Yes", "token_id": _YES,
          "market_slug": SLUG, "title": MARKET_SUMMARY["title"], "size": "100",
          "price": "0.3", "usdc": "30", "transaction_hash": "0x" + "a3" * 32}],
     "positions": [{"market_slug": SLUG, "title": MARKET_SUMMARY["title"], "outcome": "Yes",

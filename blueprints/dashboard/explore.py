@@ -178,4 +178,5 @@ def place_order(slug: str) -> str:
     placed = orders.place_order(current_principal().user, source="manual",
                                 **body).response()
     return render_template("dashboard/_order_placed.html", slug=slug,
+                           token_id=body["token_id"],
                            placed=present(PlaceOrderResponseSchema(), placed))

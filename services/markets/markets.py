@@ -5,6 +5,7 @@ short-lived metadata cache; markets seen are mirrored into the catalogue.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -14,9 +15,10 @@ from services.markets import catalogue
 from services.platform import venues
 from services.platform.errors import NotFound, ValidationFailed
 from services.platform.pagination import Page
-from venue.errors import VenueNotFound
+from venue.errors import VenueError, VenueNotFound
 from venue.models import Level, Market, OrderBook
 
+log = logging.getLogger(__name__)
 CENT = Decimal("0.01")
 DEPTH_BANDS = (1, 2, 5)  # cents around the midpoint
 HISTORY_INTERVALS = ("1h", "6h", "1d", "1w", "1m", "max")
@@ -42,7 +44,18 @@ def market_summary(market: Market) -> dict[str, Any]:
         "volume": market.volume,
         "liquidity": market.liquidity,
         "end_date": market.end_date,
+        "tick_size": market.tick_size,
     }
+
+
+def tick_size(token_id: str) -> Decimal | None:
+    """The market's price tick for an outcome token (the venue's, cached a minute); None
+    when the venue cannot say."""
+    try:
+        return venues.client().clob.tick_size(token_id)
+    except (VenueError, OSError) as exc:  # a page still shows the price, at the default tick
+        log.info("no tick size for token %s: %s", token_id, exc)
+        return None
 
 
 def market_status(market: Market) -> str:
@@ -157,7 +170,6 @@ def market_details(slug: str | None = None, token_id: str | None = None) -> dict
         "description": market.description,
         "neg_risk": market.neg_risk,
         "accepting_orders": market.accepting_orders,
-        "tick_size": market.tick_size,
         "min_order_size": market.min_order_size,
         "best_bid": market.best_bid,
         "best_ask": market.best_ask,
