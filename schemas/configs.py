@@ -369,7 +369,8 @@ class ConfigStatusSchema(Schema):
         "description": "`loss_stop` or `drawdown_stop` when a stop ended the config."})
     breaker = fields.Nested(BreakerSchema, required=True)
     out_of_funds = fields.Boolean(required=True, metadata={
-        "description": "The latest failed copy found too little balance."})
+        "description": "The latest failed copy found too little balance, or the latest "
+                       "decision was a skip for balance (`insufficient_balance`)."})
     reasons_24h = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True,
                               metadata={"description": "Skips and failures per reason code, "
                                                        "last 24 hours."})

@@ -62,11 +62,20 @@ def status(user: User | UUID | str, config_id: UUID | str) -> dict[str, Any]:
         "stopped_at": config.stopped_at,
         "stopped_reason": config.stopped_reason,
         "breaker": breaker_view(config),
-        "out_of_funds": config.breaker_last_reason == copying.INSUFFICIENT_BALANCE
-        and config.breaker_failures > 0,
+        "out_of_funds": out_of_funds(config, last, last_skip),
         "reasons_24h": reason_counts(config.id, now - timedelta(days=1)),
         "reasons_7d": reason_counts(config.id, now - timedelta(days=7)),
     }
+
+
+def out_of_funds(config: CopyConfig, last: CopyIntent | None,
+                 last_skip: CopyIntent | None) -> bool:
+    """Whether the config is out of funds: its latest failed copy found too little balance,
+    or its latest decision was a skip for balance (a copy since clears it)."""
+    if config.breaker_last_reason == copying.INSUFFICIENT_BALANCE and config.breaker_failures:
+        return True
+    return (last is not None and last_skip is not None and last.id == last_skip.id
+            and last_skip.reason == copying.INSUFFICIENT_BALANCE)
 
 
 def breaker_view(config: CopyConfig) -> dict[str, Any]:
