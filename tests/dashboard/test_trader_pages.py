@@ -187,3 +187,21 @@ def test_prices_to_each_markets_tick_and_moments_in_the_readers_zone(
         assert "UTC" not in latest.inner_text()
     finally:
         context.close()
+
+
+def test_copy_this_trader_prefills_the_suggested_multiplier(page, inbox, venue_control):
+    user = User.get(User.email == sign_in(page, inbox))
+    onboarded_trader(user, "200", venue_control)  # a balance to size against
+    fills = []
+    for _ in range(3):
+        fills += venue_control.call("POST", "/whales/tick", None, expect=201)["fills"]
+    whale = fills[0]["proxyWallet"]
+
+    page.goto(f"/dashboard/traders/{whale}")
+    figure = page.locator(".figure:has-text('Suggested multiplier') strong").inner_text()
+    suggested = Decimal(figure.lstrip("\N{MULTIPLICATION SIGN}"))
+    assert suggested > 0 and page.locator("#no-suggestion").count() == 0
+    page.click("#copy-trader")
+    page.wait_for_url(re.compile(r".*/dashboard/configs/new\?.*"))
+    assert page.locator("input[name=target_address]").input_value() == whale.lower()
+    assert Decimal(page.locator("input[name=size_multiplier]").input_value()) == suggested
