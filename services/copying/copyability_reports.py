@@ -309,12 +309,13 @@ def _token_facts(token: str, start: int, end: int) -> copyability.TokenFacts:
     except VenueError as exc:
         log.info("no price history for %s: %s", token, exc)
         points = []
-    index = market.clob_token_ids.index(token) if token in market.clob_token_ids else None
+    tokens = market.token_ids  # the version's ids: positionIds for a v2 market
+    index = tokens.index(token) if token in tokens else None
     mark = None
     if market.closed and index is not None and len(market.outcome_prices) > index \
             and market.outcome_prices[index] in (0, 1):
         mark = market.outcome_prices[index]  # resolved: the payout
-    others = [t for t in market.clob_token_ids if t != token]
+    others = [t for t in tokens if t != token]
     names = [n for tag in market.tags for n in (tag.label, tag.slug) if n]
     view = copying.MarketView(
         category=market.tags[0].label if market.tags else "", tick_size=limits.tick_size,
