@@ -303,7 +303,7 @@ def _token_facts(token: str, start: int, end: int) -> copyability.TokenFacts:
             book = client.clob.book(token)
         except VenueNotFound:
             book = None
-    limits = parameters.limits(parameters.live(market.condition_id), book, market)
+    limits = parameters.of(market, book)
     try:
         points = client.clob.prices_history(token, start_ts=start, end_ts=end, fidelity=1)
     except VenueError as exc:
