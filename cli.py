@@ -413,16 +413,21 @@ def status(as_json: bool) -> None:
                            for e in data["executors"]],
                           ["CONFIG", "TARGET", "OWNER", "DETECTING BY", "LAST DETECTION",
                            "LAST ERROR"]))
-    throttle = data.get("venue_throttle") or {}
-    click.echo(f"\nVENUE RATE-LIMIT WARNINGS ({sum(len(s) for s in throttle.values())} "
-               "signers backed off)")
-    if throttle:
-        click.echo(_table([[engine, signer, kind, f"{limit:g}/10s"]
-                           for engine, signers in throttle.items()
-                           for signer, kinds in signers.items()
-                           for kind, limit in kinds.items()],
-                          ["ENGINE", "SIGNER", "BUDGET", "NOW"]))
+    click.echo("\n" + throttle_text(data.get("venue_throttle") or {}))
     click.echo("\n" + _ambiguous_table(data["ambiguous"]))
+
+
+def throttle_text(throttle: dict[str, dict[str, dict[str, float]]]) -> str:
+    """The status's signers backed off after a venue rate-limit warning, per engine."""
+    lines = [f"VENUE RATE-LIMIT WARNINGS ({sum(len(s) for s in throttle.values())} "
+             "signers backed off)"]
+    if throttle:
+        lines.append(_table([[engine, signer, kind, f"{limit:g}/10s"]
+                             for engine, signers in throttle.items()
+                             for signer, kinds in signers.items()
+                             for kind, limit in kinds.items()],
+                            ["ENGINE", "SIGNER", "BUDGET", "NOW"]))
+    return "\n".join(lines)
 
 
 @main.group()

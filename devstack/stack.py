@@ -70,7 +70,9 @@ def sandbox_contracts(contracts: Any) -> dict[str, str]:
             "collateral": contracts.pusd, "conditional_tokens": contracts.ctf,
             "usdc_e": contracts.usdce, "collateral_onramp": contracts.collateral_onramp,
             "ctf_collateral_adapter": contracts.ctf_collateral_adapter,
-            "neg_risk_collateral_adapter": contracts.neg_risk_collateral_adapter}
+            "neg_risk_collateral_adapter": contracts.neg_risk_collateral_adapter,
+            # the chain's v1 NegRiskAdapter, which the relayer refuses calls to (§11)
+            "neg_risk_adapter_v1": contracts.neg_risk_adapter}
 
 
 def start_whales(port: int, interval: float) -> list[str]:

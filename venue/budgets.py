@@ -267,6 +267,18 @@ class RateBudgets:
                     found.setdefault(signer, {})[kind] = round(budget.limit, 1)
             return found
 
+    def lowest(self) -> dict[str, float]:
+        """Per kind, the lowest signer limit now, recovery included (the ceiling when no
+        signer is backed off): what the metrics show."""
+        with self._lock:
+            now = self._clock()
+            found = {kind: float(max(1, int(ceiling * self._share)))
+                     for kind, _, ceiling in SIGNER_KINDS}
+            for (_, kind), budget in self._signers.items():
+                budget._recover(now)
+                found[kind] = min(found[kind], round(budget.limit, 1))
+            return found
+
     def signer_limit(self, signer: str, kind: str) -> float | None:
         """The signer's current limit of ``kind`` per window (None: never used)."""
         with self._lock:

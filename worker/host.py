@@ -50,6 +50,9 @@ log = logging.getLogger("copytrade.worker")
 
 MIN_POLL_SECONDS = 0.02
 DRAIN_POLL_SECONDS = 0.5
+# A worker meeting its Redis late tries again after 0.5 s, doubling up to 5 s between tries.
+REGISTER_RETRY_FIRST = 0.5
+REGISTER_RETRY_MAX = 5.0
 
 
 @dataclass(frozen=True)
@@ -163,8 +166,7 @@ class WorkerHost:
     async def run(self, *, install_signal_handlers: bool = False,
                   task_status: trio.TaskStatus[WorkerHost] = trio.TASK_STATUS_IGNORED) -> None:
         """Serve jobs until stopped (``request_shutdown``, or SIGTERM/SIGINT when installed)."""
-        await trio.to_thread.run_sync(self.identity.register, self.client,
-                                      self.settings.worker_ttl, self._status_fields())
+        await self._register()
         try:
             await self._reap()
             log.info("worker %s serving %s (capacity %d)", self.name,
@@ -195,6 +197,22 @@ class WorkerHost:
                 except redis.RedisError as exc:
                     log.warning("worker %s could not unregister: %s", self.name, exc)
             log.info("worker %s stopped", self.name)
+
+    async def _register(self) -> None:
+        """Register this worker, waiting out a Redis that is slow or not up yet."""
+        # A worker started beside its Redis (a boot, `copytrade up`, a starved machine)
+        # may meet it late: it waits and says so rather than dying on the first timeout.
+        delay = REGISTER_RETRY_FIRST
+        while True:
+            try:
+                await trio.to_thread.run_sync(self.identity.register, self.client,
+                                              self.settings.worker_ttl, self._status_fields())
+                return
+            except redis.RedisError as exc:
+                log.warning("worker %s: Redis out of reach (%s); trying again in %gs",
+                            self.name, exc, delay)
+            await trio.sleep(delay)
+            delay = min(delay * 2, REGISTER_RETRY_MAX)
 
     def stop_taking_work(self) -> None:
         """Claim no more jobs; running jobs and the grace period carry on (the drain path)."""

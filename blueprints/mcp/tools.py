@@ -25,6 +25,7 @@ from schemas.configs import (
     ConfigPreviewRequestSchema,
     ConfigPreviewSchema,
     ConfigQualitySchema,
+    ConfigStatusSchema,
     CopyConfigSchema,
     DecisionSchema,
     QualityArgsSchema,
@@ -371,6 +372,21 @@ TOOLS: tuple[Tool, ...] = (
         output=single(ConfigPnlSchema),
         call=lambda principal, args: configs.pnl(principal.user, args["config_id"]),
         annotations=VENUE_READ),
+    Tool(
+        name="get_config_status", title="Copy config status", scope="read:account",
+        description=(
+            "Is one copy config being copied right now, and how are its target's trades "
+            "detected: whether an executor runs it and on which worker; `detection` (feed: "
+            "the live RTDS feed, or poll: the Data API while the feed is down or silent), "
+            "`detection_since`, the feed's last gap (`detection_last_gap_at`, "
+            "`detection_last_gap_seconds`), `polls_per_minute`, on-chain detection "
+            "(`detection_chain`, its mode, `detection_pending`); the last detection, "
+            "decision, skip and error; fills and skips in the last hour and day; the "
+            "failure breaker."),
+        input=arguments("GetConfigStatusArgs", config_id=_config_id()),
+        output=single(ConfigStatusSchema),
+        call=lambda principal, args: configs.status(principal.user, args["config_id"]),
+        annotations=LOCAL_READ),
     Tool(
         name="get_config_quality", title="Copy config execution quality",
         scope="read:account",

@@ -17,6 +17,9 @@ USDC_E = "0x2791Bca1f2de4661ED88A30C99A7a9449Aa84174"
 COLLATERAL_ONRAMP = "0x93070a847efEf7F70739046A929D47a521F5B8ee"
 CTF_COLLATERAL_ADAPTER = "0xAdA100Db00Ca00073811820692005400218FcE1f"
 NEG_RISK_COLLATERAL_ADAPTER = "0xadA2005600Dec949baf300f4C6120000bDB6eAab"
+# The v1 NegRiskAdapter ("CLOB v1, deprecated"): relayer calls to it are refused since
+# 2026-07-17 (ACCOUNTS.md §5, §11).
+NEG_RISK_ADAPTER_V1 = "0xd91E80cF2E7be2e162c6513ceD06f1dD0dA35296"
 # The builder credentials every sandbox accepts at its relayer, so `copytrade up` works out
 # of the box (README "Sandbox relayer and accounts"); never valid anywhere else.
 DEV_BUILDER_KEY = "00000000-0000-4000-8000-00000000b1d0"
@@ -58,6 +61,7 @@ class SandboxConfig:
     collateral_onramp: str = COLLATERAL_ONRAMP
     ctf_collateral_adapter: str = CTF_COLLATERAL_ADAPTER
     neg_risk_collateral_adapter: str = NEG_RISK_COLLATERAL_ADAPTER
+    neg_risk_adapter_v1: str = NEG_RISK_ADAPTER_V1  # the relayer refuses calls to it
     # The venue's account rules at order time, as the venue applies them to new API users:
     # makers must be registered deposit wallets unless allowlisted (type 0) or grandfathered
     # (types 1/2), and orders need the CLOB's cached balance and allowance of their

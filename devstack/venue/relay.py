@@ -47,6 +47,10 @@ ERR_PROXY_TO = "invalid 'to' field: must be proxy factory"
 # The legacy submit types and the signature type of the wallet each runs from.
 LEGACY_TYPES = {"PROXY": 1, "SAFE": 2}
 ERR_IN_FLIGHT = "wallet has in-flight action"
+# Relayer calls to the v1 NegRiskAdapter are refused since 2026-07-17 (ACCOUNTS.md §11; the
+# venue's own words are not recorded, so these are ours).
+ERR_V1_ADAPTER = ("calls to the v1 NegRiskAdapter are no longer relayed: use the "
+                  "NegRiskCtfCollateralAdapter")
 ERR_SIGNATURE = "invalid signature"
 # The longest a batch's deadline may lie ahead: the SDKs sign now + 600 s against a node's
 # clock (§2.5 item 4, §9.3), so a little slack on top.
@@ -266,6 +270,7 @@ class Relayer:
             raise VenueRejection(ERR_PAYLOAD) from exc
         if not calls:
             raise VenueRejection(ERR_PAYLOAD)
+        self._refuse_retired(calls)
         wallet = self.accounts.wallet(str(params["depositWallet"]))
         if wallet is None or not wallet.registered:
             raise VenueRejection(
@@ -327,6 +332,7 @@ class Relayer:
                                                    signature)
         except (legacy_relay.Malformed, TypeError, ValueError) as exc:
             raise VenueRejection(ERR_PAYLOAD) from exc
+        self._refuse_retired(calls)
         self._refuse_in_flight(wallet)
         expected = self.accounts.legacy_nonces.get(wallet, 0)
         if nonce != expected:
@@ -369,6 +375,12 @@ class Relayer:
         return calls, legacy_relay.safe_signer(
             chain_id=self.executor.chain_id, safe=safe, to=to, value=value, data=data,
             operation=operation, nonce=nonce, signature=signature)
+
+    def _refuse_retired(self, calls: list[WalletCall]) -> None:
+        """Refuse a transaction calling a contract the relayer no longer relays to."""
+        retired = self.config.neg_risk_adapter_v1.lower()
+        if any(call.target.lower() == retired for call in calls):
+            raise VenueRejection(ERR_V1_ADAPTER)
 
     def _refuse_in_flight(self, wallet: str) -> None:
         if any(tx.wallet == wallet and tx.state not in TERMINAL

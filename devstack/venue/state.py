@@ -72,7 +72,7 @@ log = logging.getLogger(__name__)
 CHAIN_CONTRACT_FIELDS = frozenset({
     "exchange", "neg_risk_exchange", "collateral", "conditional_tokens", "usdc_e",
     "collateral_onramp", "ctf_collateral_adapter", "neg_risk_collateral_adapter",
-    "position_manager"})
+    "position_manager", "neg_risk_adapter_v1"})
 
 HOUSE_SEED = "sandbox-house"
 WHALE_PROFILES: tuple[tuple[str, str], ...] = (

@@ -303,18 +303,19 @@ def _token_facts(token: str, start: int, end: int) -> copyability.TokenFacts:
             book = client.clob.book(token)
         except VenueNotFound:
             book = None
-    limits = parameters.limits(parameters.live(market.condition_id), book, market)
+    limits = parameters.of(market, book)
     try:
         points = client.clob.prices_history(token, start_ts=start, end_ts=end, fidelity=1)
     except VenueError as exc:
         log.info("no price history for %s: %s", token, exc)
         points = []
-    index = market.clob_token_ids.index(token) if token in market.clob_token_ids else None
+    tokens = market.token_ids  # the version's ids: positionIds for a v2 market
+    index = tokens.index(token) if token in tokens else None
     mark = None
     if market.closed and index is not None and len(market.outcome_prices) > index \
             and market.outcome_prices[index] in (0, 1):
         mark = market.outcome_prices[index]  # resolved: the payout
-    others = [t for t in market.clob_token_ids if t != token]
+    others = [t for t in tokens if t != token]
     names = [n for tag in market.tags for n in (tag.label, tag.slug) if n]
     view = copying.MarketView(
         category=market.tags[0].label if market.tags else "", tick_size=limits.tick_size,

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from services.markets import catalogue
+from services.markets import catalogue, parameters
 from services.platform import venues
 from services.platform.errors import NotFound, ValidationFailed
 from services.platform.pagination import Page
@@ -166,17 +166,19 @@ def market_details(slug: str | None = None, token_id: str | None = None) -> dict
     market = _resolve_market(slug, token_id)
     catalogue.upsert_markets([market])
     details = market_summary(market)
+    limits = parameters.of(market)  # the live mts/mos/fd, as orders are checked against
     details.update({
         "description": market.description,
         "neg_risk": market.neg_risk,
         "accepting_orders": market.accepting_orders,
-        "min_order_size": market.min_order_size,
+        "tick_size": limits.tick_size,  # the live one, over the summary's Gamma copy
+        "min_order_size": limits.min_order_size,
         "best_bid": market.best_bid,
         "best_ask": market.best_ask,
         "last_trade_price": market.last_trade_price,
         "volume_24h": market.volume_24hr,
         "fees_enabled": market.fees_enabled,
-        "taker_fee_rate": market.fee_schedule.rate if market.fee_schedule else None,
+        "taker_fee_rate": limits.fees.rate if limits.fees else None,
     })
     return details
 

@@ -73,6 +73,12 @@ def limits(params: MarketParameters | None, book: OrderBook | None,
                   live=params is not None)
 
 
+def of(market: GammaMarket, book: OrderBook | None = None, *, fresh: bool = False) -> Limits:
+    """A Gamma market's limits now: its live parameters (cached 10 s; ``fresh``: read now),
+    then the book's and Gamma's own."""
+    return limits(live(market.condition_id, fresh=fresh), book, market)
+
+
 def min_order_size(condition_id: str, book: OrderBook | None = None,
                    market: GammaMarket | None = None) -> Decimal:
     """The market's minimum order size now (the copy rules' dust threshold)."""

@@ -83,8 +83,9 @@ VENUE_RATE_WARNINGS = Counter(
     "the budget they backed off (orders, cancels, other).", ["kind"])
 VENUE_SIGNER_LIMIT = Gauge(
     "copytrade_venue_signer_limit",
-    "The per-signer budget (requests per 10 s) the latest warning backed off to, lowest "
-    "over live processes.", ["kind"], multiprocess_mode="livemin")
+    "The lowest per-signer budget (requests per 10 s) among the copy engines' signers now: "
+    "below the ceiling after a Poly-RateLimit-Warning, rising as it recovers; lowest over "
+    "live engines.", ["kind"], multiprocess_mode="livemin")
 
 # -- copying ------------------------------------------------------------------------------
 
@@ -344,10 +345,16 @@ def _venue_observer(request: Any, seconds: float, error: BaseException | None) -
 def venue_rate_warning(signer: str, kind: str, limit: float | None, text: str) -> None:
     """The venue warned a signer (``Poly-RateLimit-Warning``); its budget backed off."""
     VENUE_RATE_WARNINGS.labels(kind).inc()
-    if limit is not None:
-        VENUE_SIGNER_LIMIT.labels(kind).set(limit)
     log.warning("venue rate-limit warning for signer %s (%s): %s; budget now %s per 10 s",
                 signer, kind, text, limit)
+
+
+@_safe
+def venue_signer_limits(lowest: Mapping[str, float]) -> None:
+    """A copy engine's lowest per-signer budget of each kind now (``RateBudgets.lowest``),
+    set each heartbeat so the gauge follows the slow recovery, not only the warning."""
+    for kind, limit in lowest.items():
+        VENUE_SIGNER_LIMIT.labels(kind).set(limit)
 
 
 # The venue layer knows nothing of ours; it reports every exchange to its observers.

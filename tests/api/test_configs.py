@@ -395,3 +395,18 @@ def test_an_empty_limits_body_changes_nothing(client, auth_headers):
     response = client.put("/api/users/me/limits", json={}, headers=auth_headers)
     assert response.status_code == 200
     assert decode(response) == {"max_total_exposure_usdc": "90"}
+
+
+def test_the_preview_decides_by_the_markets_live_minimum(client, auth_headers, whale,
+                                                          venue_control):
+    """The simulation reads the market's live ``mos`` (ACCOUNTS.md §11) through the one
+    accessor, as copies do, not Gamma's copy of it (cached here, as Gamma lags)."""
+    from services.platform import venues
+
+    target, market = whale
+    venues.client().gamma.market_by_slug(market["slug"])  # Gamma's answer: minimum 5
+    venue_control.call("POST", f"/markets/{market['condition_id']}/parameters",
+                       {"min_order_size": "40"}, expect=200)
+    # Mirrored at 0.5x: 50 shares pass the live minimum of 40, 30 do not.
+    shown = preview(client, auth_headers, target)
+    assert shown["recent_buys"]["outcomes"] == {"copied": 1, "below_min_size": 1}

@@ -239,6 +239,14 @@ def test_a_config_of_the_caller_and_bad_questions(client, auth_headers, api_key,
     assert inline.status_code == 200
     assert inline.get_json()["id"] == by_config.get_json()["id"]
     assert inline.get_json()["report"]["p50"]["expected_pnl_usdc"] == "19.01621"
+    # The cache is per (address, window, rules): another rule or window is another report.
+    for body in ({"window": "7d", "rules": {**RULES, "size_multiplier": "0.25"}, **DELAYS},
+                 {"window": "30d", "rules": RULES, **DELAYS},
+                 {"window": "7d", "rules": RULES, "delay_p50_ms": 6000,
+                  "delay_p95_ms": 65000}):
+        other = _ask(client, auth_headers, address, body)
+        assert other.status_code == 202, (body, other.get_json())
+        assert other.get_json()["id"] != by_config.get_json()["id"]
     # The dashboard's config preview asks with the previewed fields: the same question.
     from services.copying import copyability_reports
 

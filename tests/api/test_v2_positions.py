@@ -89,3 +89,30 @@ def test_the_venue_refuses_the_other_asset_type(bound_db, user, make_trader,
     with pytest.raises(VenueError, match="valid tokenId"):
         clob.update_balance_allowance(acct.creds, asset_type=right,
                                       signature_type=acct.signature_type)
+
+
+def test_the_copyability_replay_and_the_chain_source_read_a_v2_market_by_position_ids(
+        bound_db, venue_control, make_sandbox_market, fresh_venue_cache):
+    """A target's fill in a v2 market names a position id: the replay finds its outcome, its
+    payout once resolved and the other outcome (an inverse copy's), and the chain source
+    labels the fill's outcome, from ``positionIds`` and not the unbooked ``clobTokenIds``."""
+    import time
+
+    from chain.exchange_events import ExchangeFill
+    from services.copying import copyability_reports
+    from worker.copy_engine.chain_source import activity_item
+
+    market = make_sandbox_market(position_ids=True)
+    yes, no = market.token_ids
+    venue_control.call("POST", f"/markets/{market.condition_id}/resolve", {"winner": 0},
+                       expect=200)
+    now = int(time.time())
+    facts = copyability_reports._token_facts(no, now - 3600, now)
+    assert facts.other_token_id == yes
+    assert facts.mark == Decimal(0)  # resolved: the losing outcome pays nothing
+    gamma = venues.client().gamma.market_by_token(no)
+    fill = ExchangeFill(tx_hash="0x" + "ab" * 32, exchange="0x" + "11" * 20,
+                        maker="0x" + "22" * 20, side="BUY", token_id=no, shares=10_000_000,
+                        usdc=5_000_000, fee=0)
+    item = activity_item(fill, gamma, now)
+    assert (item.outcome, item.outcome_index) == (market.outcomes[1], 1)

@@ -1,13 +1,16 @@
 """Killing the RTDS feed mid-run (the sandbox closes every connection and refuses new ones):
 the config page, refreshing its status by itself, shows the fallback to polling within
-30 s, and every fill the target makes before, during and after the outage is copied
-exactly once (issue 30, "Done when")."""
+30 s, MCP's get_config_status says the same, and every fill the target makes before,
+during and after the outage (one of them in the moment the feed dies, before the engine
+can know) is copied exactly once (issue 30, "Done when")."""
 
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 from decimal import Decimal
+from typing import Any
 
 from eth_account import Account
 
@@ -15,6 +18,7 @@ from models import User
 from models.copying import CopyConfig
 from tests.dashboard.conftest import sign_in
 from tests.dashboard.test_configs import _wait
+from tests.mcp_server.conftest import run_client
 from tests.worker.copy_engine.conftest import intents_of
 
 FALLBACK_SHOWN_WITHIN = 30.0  # seconds, the issue's bound
@@ -33,6 +37,30 @@ def _trade(control, target: str, token: str) -> str:
     return tx
 
 
+def _mcp_status(url: str, key: str, config_id: str) -> dict[str, Any]:
+    """get_config_status through the official MCP client (in a thread of its own: the
+    browser's sync API holds this one's event loop)."""
+    box: dict[str, Any] = {}
+
+    async def body(client):
+        return await client.call_tool("get_config_status", {"config_id": config_id})
+
+    def call() -> None:
+        try:
+            box["result"] = run_client(f"{url}/api/mcp", key, "auto", body)
+        except BaseException as exc:  # re-raised in the test's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=call)
+    thread.start()
+    thread.join(60)
+    if "error" in box:
+        raise box["error"]
+    result = box["result"]
+    assert not result.is_error, result.structured_content
+    return result.structured_content
+
+
 def _copied(config: CopyConfig, count: int):
     """A check: ``count`` intents, all settled (``None`` until then)."""
     def check():
@@ -42,7 +70,7 @@ def _copied(config: CopyConfig, count: int):
 
 
 def test_killing_the_feed_shows_polling_within_30_s_and_loses_no_fill(
-        page, inbox, venue_control, copy_engine):
+        page, inbox, venue_control, copy_engine, live_server, api_key):
     market = venue_control.add_market(f"dash-{secrets.token_hex(5)}", liquidity=True,
                                       fair_price="0.5", category="politics")
     yes = market["token_ids"][0]
@@ -56,6 +84,8 @@ def test_killing_the_feed_shows_polling_within_30_s_and_loses_no_fill(
     status = page.locator("#config-status")
     _wait(lambda: (rt := copy_engine.targets.get(target)) is not None and rt.ready.is_set())
     status.locator("[data-detection=feed]").wait_for(timeout=20_000)
+    key = api_key("read:account", owner=user)
+    assert _mcp_status(live_server, key, str(config.id))["detection"] == "feed"
     sent = [_trade(venue_control, target, yes)]  # mid-run: the feed copies this one
     _wait(_copied(config, 1))
     assert copy_engine.stats.feed_fills == 1
@@ -63,6 +93,8 @@ def test_killing_the_feed_shows_polling_within_30_s_and_loses_no_fill(
     try:
         _down(venue_control, True)
         killed = time.monotonic()
+        # A fill in the moment the feed dies, before the engine has noticed anything.
+        sent.append(_trade(venue_control, target, yes))
         # No reload: the status fragment refreshes itself (hx-trigger every 2 s).
         status.locator("[data-detection=poll]").wait_for(
             timeout=FALLBACK_SHOWN_WITHIN * 1000)
@@ -70,25 +102,32 @@ def test_killing_the_feed_shows_polling_within_30_s_and_loses_no_fill(
         assert shown_after <= FALLBACK_SHOWN_WITHIN, shown_after
         assert status.locator("[data-gap=open]").count() == 1
         assert "polling since" in status.inner_text()
+        # MCP shows the same fallback: polling since the gap began, the gap still open.
+        shown = _mcp_status(live_server, key, str(config.id))
+        assert shown["detection"] == "poll" and shown["detection_last_gap_at"]
+        assert shown["detection_since"] == shown["detection_last_gap_at"]
+        assert shown["polls_per_minute"] >= 1
         # The target trades while the feed is dead: polling finds every fill.
         sent += [_trade(venue_control, target, yes) for _ in range(3)]
-        _wait(_copied(config, 4))
+        _wait(_copied(config, 5))
     finally:
         _down(venue_control, False)
     status.locator("[data-detection=feed]").wait_for(timeout=30_000)
     assert status.locator("[data-gap=closed]").count() == 1
     sent.append(_trade(venue_control, target, yes))  # and the feed copies again
-    _wait(_copied(config, 5))
+    _wait(_copied(config, 6))
     # Polling goes on as a backstop and the feed replays nothing: give both time to copy
     # a fill again (more polls of the target than it took to copy the outage's fills).
     polls = copy_engine.stats.polls
     _wait(lambda: copy_engine.stats.polls >= polls + 5)
 
     rows = intents_of(config)
-    assert len(rows) == 5, [(r.target_trade_key, r.status) for r in rows]
+    assert len(rows) == 6, [(r.target_trade_key, r.status) for r in rows]
     assert all(r.status == "filled" for r in rows), [(r.status, r.reason) for r in rows]
-    assert len({r.target_trade_key for r in rows}) == 5
+    assert len({r.target_trade_key for r in rows}) == 6
     assert sorted(r.target_tx_hash for r in rows) == sorted(sent)
     assert copy_engine.stats.poll_fills >= 3  # the outage's fills came by polling
-    page.locator("#decisions tr[data-decision=copied]").nth(4).wait_for()
-    assert page.locator("#decisions tr[data-decision=copied]").count() == 5
+    back = _mcp_status(live_server, key, str(config.id))
+    assert back["detection"] == "feed" and back["detection_last_gap_seconds"] > 0
+    page.locator("#decisions tr[data-decision=copied]").nth(5).wait_for()
+    assert page.locator("#decisions tr[data-decision=copied]").count() == 6

@@ -71,6 +71,7 @@ def read_calls(s: Scenario) -> dict[str, dict[str, Any]]:
         "get_copy_config": {"config_id": s.config_id},
         "get_config_pnl": {"config_id": s.config_id},
         "get_config_quality": {"config_id": s.config_id, "period": "7d"},
+        "get_config_status": {"config_id": s.config_id},
         "get_config_trades": {"config_id": s.config_id},
         "suggest_multiplier": {"target_address": s.whale, "balance": "1000"},
         "list_open_orders": {},

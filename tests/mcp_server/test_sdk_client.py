@@ -26,6 +26,7 @@ READ_TOOLS = {
     "get_copy_config": "read:account",
     "get_config_pnl": "read:account",
     "get_config_quality": "read:account",
+    "get_config_status": "read:account",
     "get_config_trades": "read:trades",
     "suggest_multiplier": "read:markets",
     "list_open_orders": "read:markets",
@@ -54,9 +55,9 @@ def test_the_table_has_the_29_tools_of_the_spec_and_the_issues_tools():
     from blueprints.mcp.tools import TOOLS
 
     assert {t.name: t.scope for t in TOOLS} == ALL_TOOLS
-    # main's 29, update_copy_config (issue 27), get_config_quality and
+    # main's 29, update_copy_config (issue 27), get_config_quality, get_config_status and
     # get_copyability_report (issue 30)
-    assert len(ALL_TOOLS) == 32
+    assert len(ALL_TOOLS) == 33
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -31,6 +31,18 @@ def test_the_accessor_reads_the_live_minimum_and_caches_it_briefly(app, market, 
     assert (info.min_order_size, info.taker_delay) == (Decimal(12), Decimal("0.25"))
 
 
+def test_market_details_show_the_live_parameters(app, market, venue_control):
+    """What an agent sizes an order by (get_market_details) is what the order is checked
+    against: the live mos/mts, not Gamma's copy (cached here, as Gamma lags)."""
+    from services.markets import markets
+
+    venues.client().gamma.market_by_slug(market.slug)  # Gamma's answer: 5 and 0.01
+    _set(venue_control, market, min_order_size="12", tick_size="0.001")
+    details = markets.market_details(slug=market.slug)
+    assert (details["min_order_size"], details["tick_size"]) == (Decimal(12),
+                                                                Decimal("0.001"))
+
+
 def test_an_order_is_rechecked_under_parameters_changed_since_its_preview(
         trader, market, venue_control):
     quote = previews.create(trader.user, market.yes, "buy", "8", "limit", "0.40")

@@ -9,6 +9,7 @@ from rq.job import Job
 
 from services.platform import jobs as jobs_service
 from services.platform import worker_registry
+from tests.forwarder import Forwarder
 from tests.worker.conftest import run_host, status, wait_for
 from tests.worker.jobs_for_tests import marker
 from worker.host import WorkerHost
@@ -290,3 +291,43 @@ def test_a_heartbeat_later_than_the_ttl_names_the_worker_again(redis_url):
         identity.unregister(client)
         client.delete(identity.key)
         delete_prefixed_keys(client, prefix)
+
+
+def test_a_worker_meeting_its_redis_late_waits_for_it_instead_of_dying(settings, redis_url,
+                                                                        caplog):
+    """Started beside a Redis that does not answer yet (a boot, a starved machine), the
+    worker says so and tries again; once Redis answers it registers and serves jobs."""
+    from urllib.parse import urlsplit
+
+    import redis
+
+    real = urlsplit(redis_url)
+    late = Forwarder("127.0.0.1", real.port or 6379, silent=True)
+    client = redis.Redis.from_url(
+        real._replace(netloc=f"127.0.0.1:{late.port}").geturl(), socket_timeout=0.3,
+        socket_connect_timeout=0.3)
+    job = jobs_service.enqueue("test.add", 4, 5)
+    seen: list[str] = []
+
+    async def main() -> None:
+        host = WorkerHost(settings, client=client)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(host.run)
+            with trio.fail_after(10):
+                while late.accepted < 2:  # the first try timed out, and it tried again
+                    await trio.sleep(0.05)
+            assert not finished(job)
+            late.silent = False
+            await wait_for(lambda: finished(job), timeout=30)
+            seen.extend(w["id"] for w in worker_registry.list_workers(
+                redis.Redis.from_url(redis_url), settings.prefix))
+            host.request_shutdown()
+
+    try:
+        with caplog.at_level("WARNING", logger="copytrade.worker"):
+            trio.run(main)
+    finally:
+        late.close()
+    assert job.return_value(refresh=True)["sum"] == 9
+    assert len(seen) == 1
+    assert any("Redis out of reach" in r.getMessage() for r in caplog.records)

@@ -63,7 +63,7 @@ def _log_filter(exchanges: tuple[str, ...], makers: list[str]) -> dict[str, Any]
 def activity_item(fill: ExchangeFill, market: Market, timestamp: int) -> ActivityItem:
     """The fill as the feed and the Data API describe one (the same identity: tx hash,
     token, side, wallet), its market's fields from Gamma."""
-    tokens = list(market.clob_token_ids)
+    tokens = list(market.token_ids)  # by version: positionIds for a v2 market
     index = tokens.index(fill.token_id) if fill.token_id in tokens else None
     return ActivityItem(
         proxy_wallet=fill.maker, timestamp=timestamp, condition_id=market.condition_id,

@@ -289,9 +289,13 @@ class CopyEngine:
                 "throttled": json.dumps(self._throttled(), sort_keys=True)}
 
     def _throttled(self) -> dict[str, dict[str, float]]:
-        """Signers whose venue budget backed off after a rate-limit warning (for status)."""
+        """Signers whose venue budget backed off after a rate-limit warning (for status);
+        the lowest budget of each kind goes to the metrics beside it."""
         budgets = self._venue.transport.budgets if self._venue is not None else None
-        return budgets.throttled() if budgets is not None else {}
+        if budgets is None:
+            return {}
+        metrics.venue_signer_limits(budgets.lowest())  # the metrics follow the recovery
+        return budgets.throttled()
 
     async def _heartbeat_loop(self) -> None:
         while True:

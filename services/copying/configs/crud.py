@@ -36,6 +36,7 @@ from services.copying.configs.rules import (
     with_defaults,
 )
 from services.copying.configs.targets import target_profile
+from services.markets import parameters
 from services.platform import errors, tiers, venues
 from services.platform.principal import require_enabled, user_id_of
 from services.wallets import trading_accounts
@@ -156,10 +157,10 @@ def _simulate(fields: Mapping[str, Any], profile: Mapping[str, Any]) -> dict[str
         except Exception:  # a vanished market: not simulated
             continue
         names = [n for tag in market.tags for n in (tag.label, tag.slug) if n]
+        limits = parameters.of(market)  # the live mts/mos, as copies decide with
         view = copying.MarketView(
             category=market.tags[0].label if market.tags else "",
-            tick_size=market.tick_size or copying.DEFAULT_TICK,
-            min_order_size=market.min_order_size or copying.DEFAULT_MIN_SIZE,
+            tick_size=limits.tick_size, min_order_size=limits.min_order_size,
             best_bid=trade["price"], best_ask=trade["price"],
             categories=copying.normalise_categories(names), question=market.question,
             end_ts=int(market.end_date.timestamp()) if market.end_date else None)

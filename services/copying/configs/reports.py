@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -11,6 +12,7 @@ from peewee import fn
 
 from models.base import utcnow
 from models.copying import INTENT_FILLED, INTENT_SKIPPED, CopyConfig, CopyIntent, CopyPosition
+from models.trading import Trade
 from models.user import User
 from services.copying import mirror as copying
 from services.copying.configs.crud import get
@@ -50,7 +52,8 @@ def status(user: User | UUID | str, config_id: UUID | str) -> dict[str, Any]:
         "mode": "paper" if config.paper_trading else "live",
         "target_address": config.target_address,
         "last_detection_at": last.seen_at if last else None,
-        "last_decision": decision_view(last) if last else None,
+        "last_decision": decision_view(last, _ledger([last]).get(last.trade_id))
+        if last else None,
         "last_skip": decision_view(last_skip) if last_skip else None,
         "last_error": config.last_error,
         "last_error_at": config.last_error_at,
@@ -131,8 +134,15 @@ _TRADE_STATUS = {"pending": "pending", "sent": "pending", "filled": "filled",
                  "failed": "failed", "cancelled": "cancelled", "skipped": "cancelled"}
 
 
-def decision_view(intent: CopyIntent) -> dict[str, Any]:
-    """A decision in the Trade shape, plus whether it was copied or skipped and why."""
+def _ledger(intents: Sequence[CopyIntent]) -> dict[UUID, Trade]:
+    """The live ledger rows behind these decisions (one query), by trade id."""
+    ids = [intent.trade_id for intent in intents if intent.trade_id is not None]
+    return {trade.id: trade for trade in Trade.select().where(Trade.id.in_(ids))} if ids else {}
+
+
+def decision_view(intent: CopyIntent, trade: Trade | None = None) -> dict[str, Any]:
+    """A decision in the Trade shape, plus whether it was copied or skipped and why; a live
+    copy's settlement comes from its ledger row ``trade`` (none yet: nothing settled)."""
     filled = intent.filled_size or Decimal(0)
     price = intent.filled_price or Decimal(0)
     side = intent.side or intent.target_side or ""
@@ -146,6 +156,9 @@ def decision_view(intent: CopyIntent) -> dict[str, Any]:
         "status": _TRADE_STATUS.get(intent.status, "pending"),
         "created_at": intent.created_at, "filled_at": intent.settled_at if filled > 0 else None,
         "config_id": intent.config_id, "order_id": intent.order_id,
+        "settlement": trade.settlement if trade is not None else None,
+        "failed_size": trade.failed_size if trade is not None else Decimal(0),
+        "settled_at": trade.settled_at if trade is not None else None,
         "decision": "skipped" if intent.status == INTENT_SKIPPED else "copied",
         "intent_status": intent.status, "kind": intent.kind, "reason": intent.reason,
         "detail": intent.detail, "paper": intent.paper, "trade_id": intent.trade_id,
@@ -168,4 +181,6 @@ def decisions(user: User | UUID | str, config_id: UUID | str, *, limit: int = 50
     config = get(user, config_id)
     query = (CopyIntent.select().where(CopyIntent.config == config.id)
              .order_by(CopyIntent.created_at.desc(), CopyIntent.id.desc()))
-    return paginate(query, limit, offset).map(decision_view)
+    page = paginate(query, limit, offset)
+    ledger = _ledger(page.items)
+    return page.map(lambda intent: decision_view(intent, ledger.get(intent.trade_id)))

@@ -334,6 +334,26 @@ def test_wrap_transfer_and_redeem_through_the_adapter(deployed, control, sandbox
     assert control.balances(deployed.wallet)["pusd"] == "9"
 
 
+def test_calls_to_the_v1_neg_risk_adapter_are_refused_and_ours_use_the_current_one(
+        deployed, control):
+    """ACCOUNTS.md §11: relayer calls to the v1 NegRiskAdapter are refused since 2026-07-17.
+    The product's neg-risk redemption and its approvals never name it."""
+    from devstack.venue.config import NEG_RISK_ADAPTER_V1
+    from devstack.venue.relay import ERR_V1_ADAPTER
+
+    market = control.add_market("relayer-neg-risk", neg_risk=True)
+    redeem = redeem_call(market["condition_id"], neg_risk=True)
+    through_v1 = Call(target=NEG_RISK_ADAPTER_V1, data=redeem.data)
+    assert _error(deployed.submit(deployed.batch([through_v1]))) == (400, ERR_V1_ADAPTER)
+    approve = required_approvals()[0].call()
+    assert _error(deployed.submit(deployed.batch([approve, through_v1]))) == (
+        400, ERR_V1_ADAPTER)  # the whole batch, not the rest of it
+    assert redeem.target == POLYGON.neg_risk_collateral_adapter
+    assert NEG_RISK_ADAPTER_V1.lower() not in {
+        a.spender.lower() for a in required_approvals()}  # py-sdk stopped approving it
+    deployed.run([approve])  # the wallet's nonce was not used by the refusals
+
+
 def test_a_session_signer_signs_batches_in_the_envelope(deployed):
     session = OrderKey("0x" + Account.create().key.hex())
     until = int(time.time()) + 3600

@@ -55,9 +55,9 @@ def _rpc(w3: Web3, method: str, *params: Any) -> Any:
     return answer.get("result")
 
 
-def _market(control: Any) -> str:
+def _market(control: Any, **fields: Any) -> str:
     return control.add_market(f"oc-{secrets.token_hex(4)}", liquidity=True, fair_price="0.5",
-                              category="politics")["token_ids"][0]
+                              category="politics", **fields)["token_ids"][0]
 
 
 async def _ready(engine: CopyEngine, target: str, *, pending: bool = False) -> None:
@@ -144,6 +144,7 @@ def test_with_the_feed_off_the_chain_copies_within_two_blocks(
         assert intent.status == "filled" and intent.target_tx_hash == fill["transactionHash"]
         assert (engine.stats.chain_fills, engine.stats.feed_fills, engine.stats.poll_fills) \
             == (1, 0, 0)
+        assert intent.detection_source == "chain"
         fields = engine.detection.fields()
         assert (fields["detection_chain"], fields["detection_chain_mode"]) == ("live",
                                                                                "websocket")
@@ -172,6 +173,33 @@ def test_logs_polled_over_http_detect_a_fill_too(
     _run(run_engines, scenario, CHAIN_ONLY)
 
 
+def test_a_neg_risk_markets_fill_is_read_from_the_neg_risk_exchange(
+        dev, chain_venue, copier, make_config, run_engines, target) -> None:  # noqa: F811
+    """A neg-risk market settles through the Neg-Risk Exchange, whose OrderFilled the
+    engine reads beside the CTF Exchange's (the feed off, polling asleep)."""
+    w3 = dev.web3()
+    token = _market(chain_venue, neg_risk=True)
+    config = make_config(copier, target, paper_trading=True)
+
+    async def scenario(engines: list[CopyEngine]) -> None:
+        engine = engines[0]
+        await _ready(engine, target)
+        sold = await inject(chain_venue, target, token, "BUY", "10", "0.5")
+        [fill] = [f for f in sold["fills"] if f["proxyWallet"].lower() == target]
+        receipt = await trio.to_thread.run_sync(
+            w3.eth.wait_for_transaction_receipt, fill["transactionHash"])
+        # settled by the neg-risk exchange, not the CTF one
+        emitters = {entry["address"].lower() for entry in receipt["logs"]
+                    if decode_order_filled(dict(entry)) is not None}
+        assert emitters == {dev.neg_risk_exchange.lower()}, emitters
+        [intent] = await wait_for(settled(config))
+        assert intent.status == "filled" and intent.detection_source == "chain"
+        assert intent.target_tx_hash == fill["transactionHash"]
+        assert engine.stats.chain_fills == 1 and engine.stats.poll_fills == 0
+
+    _run(run_engines, scenario, replace(CHAIN_ONLY, chain_ws_url=_ws(dev)))
+
+
 def test_a_fill_seen_by_the_feed_and_the_chain_makes_one_intent(
         dev, chain_venue, copier, make_config, run_engines, target) -> None:  # noqa: F811
     token = _market(chain_venue)
@@ -193,9 +221,15 @@ def test_a_fill_seen_by_the_feed_and_the_chain_makes_one_intent(
         # and each source's own sighting is kept (the benchmark's "seen by" figures)
         await wait_for(lambda: {"feed", "chain"} <= set(engine.stats.sightings))
         [intent] = intents_of(config)
+        seen = {}
         for source in ("feed", "chain"):
             [(tx_hash, at)] = engine.stats.sightings[source]
             assert tx_hash == intent.target_tx_hash and 0 <= time.time() - at < 60
+            seen[source] = at
+        # The copy records the source that saw the fill first, the one credited with it.
+        first = "feed" if engine.stats.feed_fills else "chain"
+        assert intent.detection_source == first
+        assert seen[first] <= seen[({"feed", "chain"} - {first}).pop()]
 
     _run(run_engines, scenario, settings)
     assert len(intents_of(config)) == 1
@@ -228,6 +262,8 @@ def test_a_pending_match_is_copied_before_its_block_only_by_configs_that_opt_in(
             _rpc(w3, "evm_setAutomine", True)
         [late] = await wait_for(settled(careful))
         assert late.target_tx_hash == tx_hash and late.status == "filled"
+        # each copy records what it acted on: the pending call, or the block confirming it
+        assert (early.detection_source, late.detection_source) == ("pending", "chain")
         # the confirmation was taken in (and not handed to the opted-in config again)
         await wait_for(lambda: not engine.targets[target].pending)
 

@@ -9,6 +9,7 @@ from decimal import Decimal
 
 from models.base import db
 from models.trading import Order
+from services.trading.execution_quality import STAGES
 from tests.venue_lifecycle import delay_market
 from tests.worker.copy_engine.conftest import inject, intents_of, owned, settled, wait_for
 from tests.worker.copy_engine.test_venue_lifecycle import RECHECKING
@@ -22,7 +23,7 @@ def _order_of(intent) -> Order:
 
 
 def test_a_live_buy_and_sale_record_their_source_stages_and_exact_slippage(
-        run_engines, make_config, trader, market, target, venue_control):
+        run_engines, make_config, trader, market, target, venue_control, client, api_key):
     config = make_config(trader.user, target)
     sources: list[str] = []
 
@@ -55,6 +56,21 @@ def test_a_live_buy_and_sale_record_their_source_stages_and_exact_slippage(
         order = _order_of(intent)
         assert order.ack_ms == intent.ack_ms and order.placement_ms is not None
         assert order.taker_delay_ms is None
+    # Each copy trade shows it over REST, in the list and alone: the source, the target's
+    # price and ours, the signed slippage, the fee and every stage's delay.
+    headers = {"Authorization": f"Bearer {api_key('read:trades', owner=trader.user)}"}
+    listed = client.get(f"/api/trades?config_id={config.id}", headers=headers).get_json()
+    assert len(listed) == 2
+    for intent in (buy, sale):
+        execution = {"source": intent.detection_source, "target_price": "0.5",
+                     "price": str(intent.filled_price), "slippage_bps": "200",
+                     "fee": str(intent.fee.normalize()),
+                     "stages": {f"{name}_ms": getattr(intent, column)
+                                for name, column in STAGES}}
+        [row] = [t for t in listed if t["id"] == str(intent.trade_id)]
+        assert row["execution"] == execution, row["execution"]
+        alone = client.get(f"/api/trades/{intent.trade_id}", headers=headers).get_json()
+        assert alone["execution"] == execution
 
 
 def test_a_copy_on_a_delayed_market_records_the_taker_delay(
@@ -78,7 +94,8 @@ def test_a_copy_on_a_delayed_market_records_the_taker_delay(
 
 
 def test_a_paper_copy_records_its_stages_and_slippage(run_engines, make_config, trader,
-                                                      market, target, venue_control):
+                                                      market, target, venue_control, client,
+                                                      api_key):
     config = make_config(trader.user, target, paper_trading=True)
 
     async def scenario(engines):
@@ -92,3 +109,11 @@ def test_a_paper_copy_records_its_stages_and_slippage(run_engines, make_config, 
     assert intent.filled_price == Decimal("0.51") and intent.slippage_bps == Decimal("200.00")
     assert intent.detection_source in ("feed", "poll")
     assert all(getattr(intent, name) is not None for name in MEASURED)
+    # The paper trade shows the same execution over REST.
+    headers = {"Authorization": f"Bearer {api_key('read:trades', owner=trader.user)}"}
+    [shown] = client.get("/api/paper/trades", headers=headers).get_json()
+    assert shown["id"] == str(intent.trade_id)
+    assert shown["execution"] == {
+        "source": intent.detection_source, "target_price": "0.5", "price": "0.51",
+        "slippage_bps": "200", "fee": str(intent.fee.normalize()),
+        "stages": {f"{name}_ms": getattr(intent, column) for name, column in STAGES}}

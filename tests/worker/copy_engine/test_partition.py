@@ -12,15 +12,12 @@ whether a copy was sent twice or never.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -37,6 +34,7 @@ from models.base import db
 from models.copying import CopyIntent, TargetFence
 from services.platform import copy_leases
 from tests.conftest import DEADLINE, app_settings
+from tests.forwarder import Forwarder
 from tests.worker.copy_engine.test_processes import intents, lease_owner, orders_from, owner_pid
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -48,52 +46,6 @@ pytestmark = pytest.mark.skipif(
 
 def _ip(*args: str, check: bool = True) -> None:
     subprocess.run(["ip", *args], check=check, capture_output=True, timeout=30)
-
-
-class Forwarder:
-    """Accepts on ``host``:(a free port) and pipes each connection to 127.0.0.1:``port``."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.listener = socket.create_server((host, 0))
-        self.host, self.port = host, self.listener.getsockname()[1]
-        self.upstream = port
-        self.sockets: list[socket.socket] = []
-        self.closed = False
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while not self.closed:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            try:
-                server = socket.create_connection(("127.0.0.1", self.upstream), timeout=5)
-            except OSError:
-                client.close()
-                continue
-            server.settimeout(None)
-            self.sockets += [client, server]
-            for a, b in ((client, server), (server, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while data := source.recv(65536):
-                sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            with contextlib.suppress(OSError):
-                sink.shutdown(socket.SHUT_WR)
-
-    def close(self) -> None:
-        self.closed = True
-        self.listener.close()
-        for sock in self.sockets:
-            with contextlib.suppress(OSError):
-                sock.close()
 
 
 @dataclass
