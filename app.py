@@ -27,6 +27,7 @@ from blueprints import (
 from blueprints import api as rest
 from blueprints import mcp as mcp_server
 from blueprints import oauth as oauth_surface
+from blueprints.json_provider import IsoJSONProvider
 from models import database, migrate
 from models.base import db
 from services.platform import errors as domain_errors
@@ -44,6 +45,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     app = Flask(__name__, instance_path=settings.instance_path,
                 template_folder="templates", static_folder="static")
+    app.json = IsoJSONProvider(app)  # moments in free-form objects as ISO 8601 UTC
     # Settings are read typed (``runtime().settings``); app.config holds only Flask's own
     # keys: the session cookie's key, and what the caller passed that is no setting
     # (TESTING, REQUIRE_MIGRATED, SESSION_COOKIE_*...).

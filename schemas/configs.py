@@ -209,7 +209,9 @@ class DecisionSchema(TradeSchema):
     trade_id = fields.UUID(allow_none=True)
     outcome = fields.String()
     outcome_index = fields.Integer(allow_none=True)
-    target_trade = fields.Dict(allow_none=True)
+    target_trade = fields.Dict(allow_none=True, metadata={
+        "description": "The target's fill a mirror decision answered: `key`, `side`, `size`, "
+                       "`price`, `traded_at` (ISO 8601, UTC) and `tx_hash`; null for exits."})
     detection_delay_ms = fields.Integer(allow_none=True, metadata={
         "description": "When we saw the target's trade minus when it traded."})
 
@@ -367,7 +369,8 @@ class ConfigStatusSchema(Schema):
         "description": "`loss_stop` or `drawdown_stop` when a stop ended the config."})
     breaker = fields.Nested(BreakerSchema, required=True)
     out_of_funds = fields.Boolean(required=True, metadata={
-        "description": "The latest failed copy found too little balance."})
+        "description": "The latest failed copy found too little balance, or the latest "
+                       "decision was a skip for balance (`insufficient_balance`)."})
     reasons_24h = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True,
                               metadata={"description": "Skips and failures per reason code, "
                                                        "last 24 hours."})

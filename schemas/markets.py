@@ -67,6 +67,8 @@ class MarketSummarySchema(Schema):
     volume = DecimalString(allow_none=True)
     liquidity = DecimalString(allow_none=True)
     end_date = fields.DateTime(allow_none=True)
+    tick_size = DecimalString(allow_none=True, metadata={
+        "description": "The price increment orders must respect (prices are shown to it)."})
 
 
 class MarketDetailsSchema(MarketSummarySchema):
@@ -75,7 +77,6 @@ class MarketDetailsSchema(MarketSummarySchema):
     description = fields.String(required=True)
     neg_risk = fields.Boolean(required=True)
     accepting_orders = fields.Boolean(required=True)
-    tick_size = DecimalString(allow_none=True)
     min_order_size = DecimalString(allow_none=True)
     best_bid = DecimalString(allow_none=True)
     best_ask = DecimalString(allow_none=True)
@@ -114,7 +115,7 @@ class MarketDepthSchema(Schema):
 
 
 class PricePointSchema(Schema):
-    t = fields.Integer(required=True, metadata={"description": "Unix seconds"})
+    at = fields.DateTime(required=True, metadata={"description": "ISO 8601, UTC."})
     price = DecimalString(required=True)
 
 
@@ -248,7 +249,8 @@ class TradersArgsSchema(Schema):
                              metadata={"example": "pnl"})
     limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=50))
     category = fields.String(load_default=None, allow_none=True, metadata={
-        "description": "A venue category (e.g. `sports`); all categories when omitted."})
+        "description": "A venue category (e.g. `sports`); all categories when omitted.",
+        "example": "sports"})
 
 
 class TraderProfileArgsSchema(Schema):
@@ -275,6 +277,7 @@ class TraderTradeSchema(Schema):
     at = fields.DateTime(required=True)
     side = fields.String(required=True)
     outcome = fields.String(required=True)
+    token_id = fields.String(required=True)
     market_slug = fields.String(required=True)
     title = fields.String(required=True)
     size = DecimalString(required=True)

@@ -8,6 +8,7 @@ from flask.views import MethodView
 from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.api.pagination import PAGINATION_HEADERS, paged
+from schemas import discovery_examples as examples
 from schemas.markets import (
     MarketBrowseArgsSchema,
     MarketHistoryArgsSchema,
@@ -50,7 +51,8 @@ class TranslationSearch(MethodView):
 class Markets(MethodView):
     @access.requires("read:markets")
     @blp.arguments(MarketBrowseArgsSchema, location="query")
-    @blp.response(200, MarketSummarySchema(many=True), headers=PAGINATION_HEADERS)
+    @blp.response(200, MarketSummarySchema(many=True), headers=PAGINATION_HEADERS,
+                  example=examples.MARKETS)
     @blp.errors(400, 401, 403, 429, 503)
     def get(self, args):
         """Search markets by `q`, or browse them by 24-hour volume (bare array,
@@ -63,10 +65,10 @@ class Markets(MethodView):
         return paged(markets.browse_markets(**args))
 
 
-@blp.route("/<string:slug>")
+@blp.route("/<string:slug>", parameters=[examples.SLUG_PARAMETER])
 class MarketItem(MethodView):
     @access.requires("read:markets")
-    @blp.response(200, MarketPageSchema)
+    @blp.response(200, MarketPageSchema, example=examples.MARKET_PAGE)
     @blp.errors(401, 403, 404, 429, 503)
     def get(self, slug: str):
         """One market: details, outcomes and prices, its tick and minimum order size, end
@@ -77,11 +79,11 @@ class MarketItem(MethodView):
         return markets.market_page(slug)
 
 
-@blp.route("/<string:slug>/price-history")
+@blp.route("/<string:slug>/price-history", parameters=[examples.SLUG_PARAMETER])
 class MarketHistory(MethodView):
     @access.requires("read:markets")
     @blp.arguments(MarketHistoryArgsSchema, location="query")
-    @blp.response(200, PriceHistorySchema)
+    @blp.response(200, PriceHistorySchema, example=examples.PRICE_HISTORY)
     @blp.errors(400, 401, 403, 404, 429, 503)
     def get(self, args, slug: str):
         """Price points of one outcome (its label as `outcome`; the first when omitted) over

@@ -7,6 +7,7 @@ from flask.views import MethodView
 from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotency_exempt
+from schemas import discovery_examples as examples
 from schemas.copyability import EXAMPLE, CopyabilityOperationSchema, CopyabilityRequestSchema
 from schemas.markets import TraderProfileSchema, TradersArgsSchema, TraderSchema
 from services.copying import copyability_reports, traders
@@ -22,7 +23,7 @@ ORDER_BY = {"pnl": "PNL", "volume": "VOL"}
 class Traders(MethodView):
     @access.requires("read:markets")
     @blp.arguments(TradersArgsSchema, location="query")
-    @blp.response(200, TraderSchema(many=True))
+    @blp.response(200, TraderSchema(many=True), example=examples.TRADERS)
     @blp.errors(400, 401, 403, 429, 503)
     def get(self, args):
         """The venue's leaderboard for a `period` (day, week, month, all), ranked by `pnl` or
@@ -31,10 +32,10 @@ class Traders(MethodView):
                                    args["limit"], args["category"])
 
 
-@blp.route("/<string:address>")
+@blp.route("/<string:address>", parameters=[examples.ADDRESS_PARAMETER])
 class TraderItem(MethodView):
     @access.requires("read:markets")
-    @blp.response(200, TraderProfileSchema)
+    @blp.response(200, TraderProfileSchema, example=examples.TRADER_PROFILE)
     @blp.errors(400, 401, 403, 429, 503)
     def get(self, address: str):
         """One trader's profile: PnL over time, volume, markets traded, recent trades and

@@ -132,7 +132,7 @@ def market_page(slug: str) -> str:
     market = present(MarketPageSchema(), markets.market_page(slug, levels=8))
     token = request.args.get("token") or market["outcomes"][0]["token_id"]
     history = markets.price_history(token, request.args.get("interval", "1w"))
-    chart = {"at": [p["t"] for p in history["points"]],
+    chart = {"at": [int(p["at"].timestamp()) for p in history["points"]],
              "total": [str(p["price"]) for p in history["points"]]}
     held = _held(token)
     return render_template("dashboard/market.html", market=market, token=token,
@@ -178,4 +178,5 @@ def place_order(slug: str) -> str:
     placed = orders.place_order(current_principal().user, source="manual",
                                 **body).response()
     return render_template("dashboard/_order_placed.html", slug=slug,
+                           token_id=body["token_id"],
                            placed=present(PlaceOrderResponseSchema(), placed))

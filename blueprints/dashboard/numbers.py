@@ -2,7 +2,8 @@
 and moments. The API stays exact; pages round for people.
 
 - pUSD to 2 decimals with thousands separators (``money``), signed for PnL (``pnl``);
-- prices to the market's tick (``price``), shares to the venue's 2 decimals (``shares``);
+- prices to the market's tick (``price``; a row that knows only its token asks ``tick_of``),
+  shares to the venue's 2 decimals (``shares``);
 - moments as ``<time>`` elements in UTC, which the page's script shows in the browser's
   time zone with the zone named (``moment``).
 """
@@ -13,9 +14,11 @@ from datetime import UTC, datetime
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
+from flask import g
 from markupsafe import Markup, escape
 
 from blueprints.dashboard.base import bp
+from services.markets import markets
 
 CENT = Decimal("0.01")
 SHARE_STEP = Decimal("0.01")  # order sizes carry 2 decimals at every tick size
@@ -66,6 +69,17 @@ def price(value: Any, tick: Any = None) -> str:
         return "—"
     step = _decimal(tick) or DEFAULT_TICK
     return _grouped(amount, step.normalize() if step < 1 else DEFAULT_TICK)
+
+
+@bp.app_template_global("tick_of")
+def tick_of(token_id: str | None) -> Decimal | None:
+    """The tick of the market an outcome token trades in (asked once per page and token)."""
+    if not token_id:
+        return None
+    known = g.setdefault("dashboard_ticks", {})
+    if token_id not in known:
+        known[token_id] = markets.tick_size(token_id)
+    return known[token_id]
 
 
 @bp.app_template_filter("shares")

@@ -16,7 +16,6 @@ from uuid import UUID
 
 from models.user import User
 from services.copying import configs, pnl_history
-from services.copying.mirror import INSUFFICIENT_BALANCE
 from services.platform import errors
 from services.platform.principal import user_id_of
 from services.trading import positions, stats, trades
@@ -49,11 +48,7 @@ def health(config: Any, status: dict[str, Any] | None) -> str:
     breaker = status.get("breaker") or {}
     if breaker.get("state") == "open":
         return "breaker_open"
-    last_skip = status.get("last_skip") or {}
-    last_decision = status.get("last_decision") or {}
-    # Out of funds while the latest decision is a skip for balance: a fill since clears it.
-    if (last_skip.get("reason") == INSUFFICIENT_BALANCE
-            and last_decision.get("id") == last_skip.get("id")):
+    if status.get("out_of_funds"):  # the config card's own word (configs.status)
         return "out_of_funds"
     if status.get("executor_running") and status.get("detection") == "poll":
         return "feed_degraded"

@@ -86,8 +86,8 @@ def trader_profile(address: str, *, limit: int = 500) -> dict[str, Any]:
         "markets": sorted(markets.values(), key=lambda m: -m["volume_usdc"]),
         "recent_trades": [{
             "at": _when(r.timestamp), "side": r.side, "outcome": r.outcome,
-            "market_slug": r.slug, "title": r.title, "size": r.size, "price": r.price,
-            "usdc": _value(r), "transaction_hash": r.transaction_hash}
+            "token_id": r.asset, "market_slug": r.slug, "title": r.title, "size": r.size,
+            "price": r.price, "usdc": _value(r), "transaction_hash": r.transaction_hash}
             for r in sorted(trades, key=lambda r: -r.timestamp)[:20]],
         "positions": [{
             "market_slug": p.slug, "title": p.title, "outcome": p.outcome,

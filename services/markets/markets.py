@@ -5,7 +5,9 @@ short-lived metadata cache; markets seen are mirrored into the catalogue.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -13,9 +15,10 @@ from services.markets import catalogue, parameters
 from services.platform import venues
 from services.platform.errors import NotFound, ValidationFailed
 from services.platform.pagination import Page
-from venue.errors import VenueNotFound
+from venue.errors import VenueError, VenueNotFound
 from venue.models import Level, Market, OrderBook
 
+log = logging.getLogger(__name__)
 CENT = Decimal("0.01")
 DEPTH_BANDS = (1, 2, 5)  # cents around the midpoint
 HISTORY_INTERVALS = ("1h", "6h", "1d", "1w", "1m", "max")
@@ -41,7 +44,18 @@ def market_summary(market: Market) -> dict[str, Any]:
         "volume": market.volume,
         "liquidity": market.liquidity,
         "end_date": market.end_date,
+        "tick_size": market.tick_size,
     }
+
+
+def tick_size(token_id: str) -> Decimal | None:
+    """The market's price tick for an outcome token (the venue's, cached a minute); None
+    when the venue cannot say."""
+    try:
+        return venues.client().clob.tick_size(token_id)
+    except (VenueError, OSError) as exc:  # a page still shows the price, at the default tick
+        log.info("no tick size for token %s: %s", token_id, exc)
+        return None
 
 
 def market_status(market: Market) -> str:
@@ -157,7 +171,7 @@ def market_details(slug: str | None = None, token_id: str | None = None) -> dict
         "description": market.description,
         "neg_risk": market.neg_risk,
         "accepting_orders": market.accepting_orders,
-        "tick_size": limits.tick_size,
+        "tick_size": limits.tick_size,  # the live one, over the summary's Gamma copy
         "min_order_size": limits.min_order_size,
         "best_bid": market.best_bid,
         "best_ask": market.best_ask,
@@ -235,7 +249,8 @@ def price_history(token_id: str, interval: str = "1d", fidelity: int | None = No
     points = sorted(points, key=lambda p: p.t)
     prices = [p.p for p in points]
     summary: dict[str, Any] = {"token_id": token_id, "interval": interval,
-                               "points": [{"t": p.t, "price": p.p} for p in points],
+                               "points": [{"at": datetime.fromtimestamp(p.t, UTC), "price": p.p}
+                                          for p in points],
                                "open": None, "latest": None, "high": None, "low": None,
                                "change": None, "change_pct": None}
     if prices:

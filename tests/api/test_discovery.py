@@ -4,6 +4,7 @@ tools need (issue 29 item 2)."""
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 from services.markets import markets
@@ -135,10 +136,67 @@ def test_discovery_needs_read_markets(client, api_key):
         assert client.get(path, headers=with_scope).status_code == 200
 
 
+DISCOVERY = {  # path -> the schema its 200 answer is written with
+    "/api/markets": "MarketSummary", "/api/markets/{slug}": "MarketPage",
+    "/api/markets/{slug}/price-history": "PriceHistory", "/api/traders": "Trader",
+    "/api/traders/{address}": "TraderProfile"}
+
+
 def test_the_openapi_description_documents_them_with_examples(client):
+    from schemas import discovery_examples as examples
+    from schemas.markets import (
+        MarketPageSchema,
+        MarketSummarySchema,
+        PriceHistorySchema,
+        TraderProfileSchema,
+        TraderSchema,
+    )
+
     spec = client.get("/openapi.json").get_json()
-    for path in ("/api/markets", "/api/markets/{slug}", "/api/markets/{slug}/price-history",
-                 "/api/traders", "/api/traders/{address}"):
-        assert "get" in spec["paths"][path], path
+    for path, schema in DISCOVERY.items():
+        get = spec["paths"][path]["get"]
+        content = get["responses"]["200"]["content"]["application/json"]
+        assert content["example"], path
+        assert any(p["in"] == "path" for p in spec["paths"][path].get("parameters", [])) \
+            == ("{" in path), path
+        assert schema in json.dumps(content["schema"]), path
+        # every parameter, in the path or the query, shows a value to try
+        for param in spec["paths"][path].get("parameters", []) + get.get("parameters", []):
+            if param["in"] in ("path", "query") and param["name"] not in ("limit", "offset",
+                                                                             "fidelity",
+                                                                             "active"):
+                assert "example" in param or "example" in param.get("schema", {}), \
+                    (path, param["name"])
     params = {p["name"]: p for p in spec["paths"]["/api/markets"]["get"]["parameters"]}
     assert params["q"]["schema"].get("example") or params["q"].get("example")
+    # Each example is an answer its schema reads back whole (no field missing, none extra).
+    for example, schema in ((examples.MARKETS, MarketSummarySchema(many=True)),
+                            (examples.MARKET_PAGE, MarketPageSchema()),
+                            (examples.PRICE_HISTORY, PriceHistorySchema()),
+                            (examples.TRADERS, TraderSchema(many=True)),
+                            (examples.TRADER_PROFILE, TraderProfileSchema())):
+        schema.load(example)
+        assert schema.dump(schema.load(example)) == example
+
+
+def test_the_examples_have_the_shape_of_the_live_answers(client, auth_headers, venue_control):
+    from schemas import discovery_examples as examples
+
+    fills = venue_control.call("POST", "/whales/tick", None, expect=201)["fills"]
+    live = {
+        "/api/markets": client.get("/api/markets?limit=1", headers=auth_headers).get_json()[0],
+        "/api/markets/{slug}": client.get(f"/api/markets/{BTC}", headers=auth_headers)
+        .get_json(),
+        "/api/markets/{slug}/price-history": client.get(
+            f"/api/markets/{BTC}/price-history", headers=auth_headers).get_json(),
+        "/api/traders": client.get("/api/traders?period=all", headers=auth_headers)
+        .get_json()[0],
+        "/api/traders/{address}": client.get(f"/api/traders/{fills[0]['proxyWallet']}",
+                                             headers=auth_headers).get_json(),
+    }
+    shown = {"/api/markets": examples.MARKETS[0], "/api/markets/{slug}": examples.MARKET_PAGE,
+             "/api/markets/{slug}/price-history": examples.PRICE_HISTORY,
+             "/api/traders": examples.TRADERS[0],
+             "/api/traders/{address}": examples.TRADER_PROFILE}
+    for path, answer in live.items():
+        assert set(answer) == set(shown[path]), path

@@ -3,7 +3,11 @@
 relayer runs the deposit wallet on anvil, a live order's fill takes its cost and taker fee
 from the wallet's pUSD on chain (what ``/api/wallets/balance`` reads) and puts its tokens
 there; readiness (the venue's balance) and the venue's ledger say the same; a sell moves them
-back; a trade whose settlement FAILED (the venue's fault switch) moves nothing."""
+back; a trade whose settlement FAILED (the venue's fault switch) moves nothing. PnL agrees
+with the money at each step: the positions', the summary's and the overview's total is the
+portfolio (pUSD on chain plus the positions at the book) less what was funded. The scripted
+whales' fills settle on the same chain: the trader profile the app shows holds what the
+chain holds."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from typing import Any
 from web3 import Web3
 
 from models.trading import Trade
+from services.copying import overview
 from services.trading import order_reconcile
 from services.wallets import readiness
 from tests.chain_venue import ChainVenue
@@ -56,6 +61,26 @@ def _agree(cv: ChainVenue, client: Any, headers: dict, user: Any, wallet: str,
     assert Decimal(cv.control.balances(wallet)["pusd"]) == pusd
 
 
+def _pnl_agrees(client: Any, headers: dict, user: Any, funded: Decimal) -> Decimal:
+    """Positions, the PnL summary and the overview tell one PnL: the portfolio less
+    ``funded``; returns it."""
+    held = _json(client.get("/api/positions?active_only=false", headers=headers))
+    summary = _json(client.get("/api/stats/summary", headers=headers))
+    realized = sum((Decimal(p["realized_pnl"]) for p in held), Decimal(0))
+    unrealized = sum((Decimal(p["unrealized_pnl"]) for p in held), Decimal(0))
+    for p in held:  # each position's unrealized PnL is its value at the book less its cost
+        assert Decimal(p["unrealized_pnl"]) == (Decimal(p["current_value"])
+                                                - Decimal(p["cost_basis"])), p
+    assert Decimal(summary["realized_pnl"]) == realized
+    assert Decimal(summary["total_pnl"]) == realized + unrealized
+    home = overview.overview(user)
+    assert home["notes"] == [], home["notes"]
+    assert (home["total_pnl"], home["realized_pnl"], home["unrealized_pnl"]) == (
+        realized + unrealized, realized, unrealized)
+    assert home["portfolio_value"] - funded == realized + unrealized
+    return realized + unrealized
+
+
 def test_fills_sells_and_a_failed_settlement_agree_everywhere(
         accounts_venue, client, auth_headers, stepped_up_headers, user) -> None:
     cv = accounts_venue
@@ -69,6 +94,8 @@ def test_fills_sells_and_a_failed_settlement_agree_everywhere(
     fee = Decimal("0.09996")
     _agree(cv, client, auth_headers, user, wallet, 100 - Decimal("5.10") - fee)
     assert _shares_on_chain(cv, wallet, token) == 10
+    # marked at the midpoint 0.50: 5.00 of value against 5.10 and the fee paid
+    assert _pnl_agrees(client, auth_headers, user, Decimal(100)) == 5 - Decimal("5.10") - fee
     [position] = _json(client.get("/api/positions", headers=auth_headers))
     assert (position["token_id"], Decimal(position["size"])) == (token, 10)
     [listed] = cv.control.get("/data/positions", user=wallet)
@@ -82,6 +109,8 @@ def test_fills_sells_and_a_failed_settlement_agree_everywhere(
     assert _json(client.get("/api/positions", headers=auth_headers)) == []
     [closed] = _json(client.get("/api/positions?active_only=false", headers=auth_headers))
     assert Decimal(closed["size"]) == 0
+    round_trip = _pnl_agrees(client, auth_headers, user, Decimal(100))
+    assert round_trip == Decimal("4.90") - Decimal("5.10") - 2 * fee == after_sell - 100
 
     # a trade whose settlement fails moves nothing on chain; the venue undoes it at FAILED
     cv.control.call("POST", "/lifecycle", {"fail_next": 1, "mined_after": "0",
@@ -96,3 +125,13 @@ def test_fills_sells_and_a_failed_settlement_agree_everywhere(
     _agree(cv, client, auth_headers, user, wallet, after_sell)
     assert _shares_on_chain(cv, wallet, token) == 0
     assert _json(client.get("/api/positions", headers=auth_headers)) == []
+    assert _pnl_agrees(client, auth_headers, user, Decimal(100)) == round_trip
+
+    # the scripted whales trade on the same chain: what the app shows a whale holding (its
+    # trader profile, from the venue) is what the chain holds
+    fills = cv.control.call("POST", "/whales/tick", expect=201)["fills"]
+    whale = fills[0]["proxyWallet"]
+    profile = _json(client.get(f"/api/traders/{whale}", headers=auth_headers))
+    assert profile["positions"] and profile["recent_trades"]
+    for held in profile["positions"]:
+        assert _shares_on_chain(cv, whale, held["token_id"]) == Decimal(held["size"]), held

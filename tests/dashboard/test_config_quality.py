@@ -62,6 +62,10 @@ def test_a_config_without_copies_says_so_instead_of_charting(page, inbox):
                                price_deviation_bps=500, paper_trading=True, is_active=False,
                                blocked_categories="[]")
     page.goto(f"/dashboard/configs/{config.id}")
+    # the PnL chart says it has nothing yet in words, not an empty 0-100 axis
+    page.wait_for_selector("#pnl-chart .chart-empty")
+    assert "No fills yet" in page.locator("#pnl-chart").inner_text()
+    assert page.locator("#pnl-chart canvas").count() == 0
     page.wait_for_selector("#latency-chart .chart-empty")
     assert "no slippage" in page.locator("#slippage-chart").inner_text()
     assert "slippage —" in page.locator("#quality").inner_text()

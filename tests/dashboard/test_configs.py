@@ -46,6 +46,10 @@ def test_preview_create_start_paper_config_and_see_a_copied_trade(
     preview = page.locator("#config-preview")
     preview.wait_for()
     assert "paper" in preview.inner_text()
+    # amounts to the cent, the target's PnL signed (not the raw "0 pUSD")
+    assert re.search(r"Max position\s+100\.00 pUSD", preview.inner_text())
+    assert re.search(r"Typical trade\s+0\.00 pUSD", preview.inner_text())
+    assert preview.locator("[data-target-pnl]").inner_text() == "0.00 pUSD"
     screenshot(page, "config-preview")
     page.click("button:has-text('Confirm and create')")
     page.wait_for_url(re.compile(r".*/dashboard/configs/[0-9a-f-]{36}$"))

@@ -11,7 +11,7 @@ import re
 from models import User
 from services.identity import auth
 from services.wallets import trading_accounts, wallets
-from tests.dashboard.conftest import screenshot
+from tests.dashboard.conftest import accessible_and_fits_a_phone, screenshot
 from venue.accounts import uups_deposit_wallet_address
 from venue.signing import OrderKey
 
@@ -136,6 +136,7 @@ def test_in_a_browser_someone_elses_link_asks_first(app, page, inbox, bound_db):
     button.wait_for()
     assert page.locator("button:has-text('Continue')").count() == 0
     screenshot(page, "login-foreign-link")
+    accessible_and_fits_a_phone(page, "login-foreign-link")
     button.click()
     page.wait_for_url(re.compile(r".*/dashboard$"))
     assert page.locator(".who").inner_text() == ATTACKER

@@ -9,7 +9,7 @@ from models import User
 from models.oauth import Approval, OAuthClient
 from services.oauth import tokens as oauth
 from services.trading import order_reads, orders, paper, previews
-from tests.dashboard.conftest import screenshot, sign_in
+from tests.dashboard.conftest import accessible_and_fits_a_phone, screenshot, sign_in
 from tests.trading_support import onboarded_trader
 
 
@@ -111,6 +111,7 @@ def test_oauth_consent_signs_in_on_the_dashboard_and_renders_in_its_layout(page,
         "rgb(17, 24, 39)")  # dashboard.css applied under the page's CSP
     assert page.evaluate("typeof htmx") == "object"
     screenshot(page, "oauth-consent")
+    accessible_and_fits_a_phone(page, "oauth-consent")
 
     # Allowing sends the browser to the client's redirect URI with the code.
     page.click("button:has-text('Allow')")

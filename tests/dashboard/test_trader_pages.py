@@ -8,13 +8,16 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from datetime import datetime
 from decimal import Decimal
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from models import User
+from services.trading import orders, previews
 from tests.chain_venue import run_queued_jobs
-from tests.dashboard.conftest import accessible_and_fits_a_phone, screenshot, sign_in
+from tests.dashboard.conftest import DESKTOP, accessible_and_fits_a_phone, screenshot, sign_in
 from tests.services.test_pnl_history import account_fills
 from tests.trading_support import onboarded_trader
 
@@ -127,3 +130,78 @@ def test_every_page_fits_a_phone_and_passes_axe(page, inbox, venue_control, path
     page.goto(path)
     page.wait_for_load_state("networkidle")
     accessible_and_fits_a_phone(page, "page" + path.replace("/", "-"))
+
+
+def test_prices_to_each_markets_tick_and_moments_in_the_readers_zone(
+        browser, live_server, inbox, venue_control):
+    """A reader in New York: the pages' moments are New York's, the zone named; each price
+    is written to its own market's tick (0.01 and 0.001), money to the cent."""
+    context = browser.new_context(base_url=live_server, viewport=DESKTOP, locale="en-US",
+                                  timezone_id="America/New_York")
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    try:
+        user = User.get(User.email == sign_in(page, inbox))
+        onboarded_trader(user, "100", venue_control)
+        tokens = {}
+        for tick in ("0.01", "0.001"):
+            slug = f"tick-{tick[2:]}-{secrets.token_hex(3)}"
+            tokens[tick] = venue_control.add_market(
+                slug, liquidity=True, fair_price="0.5", tick_size=tick,
+                question=f"Will {slug} show its tick?")["token_ids"][0]
+            quote = previews.create(user, tokens[tick], "buy", "10", "market", None)
+            assert orders.place_order(user, token_id=tokens[tick], side="buy", size="10",
+                                      order_type="market",
+                                      preview_id=quote["preview_id"]).status == "filled"
+        decimals = {"0.01": 2, "0.001": 3}
+
+        page.goto("/dashboard/positions")
+        for tick, token in tokens.items():
+            row = page.locator(f"#live-positions tr[data-token-id='{token}']")
+            row.wait_for()
+            shown = row.locator("td[data-label=Price]").inner_text()
+            assert re.fullmatch(rf"0\.\d{{{decimals[tick]}}}", shown), (tick, shown)
+            assert re.fullmatch(r"\d+\.\d{2} pUSD", row.locator("td[data-label=Value]")
+                                .inner_text())
+        page.wait_for_selector("#live-trades tbody tr")
+        prices = sorted(len(cell.split(".")[1]) for cell in page.locator(
+            "#live-trades td[data-label=Price]").all_inner_texts())
+        assert prices == [2, 3], prices
+
+        # A moment: UTC in the page's source, New York's on the screen, the zone named.
+        moment = page.locator("#live-trades time.local").first
+        moment.wait_for()
+        page.wait_for_function("() => document.querySelector('#live-trades time[data-local]')")
+        sent = datetime.fromisoformat(moment.get_attribute("datetime"))
+        there = sent.astimezone(ZoneInfo("America/New_York"))
+        assert there.strftime("%H") != sent.strftime("%H")  # the test means something
+        assert there.tzname() in moment.inner_text() and "UTC" not in moment.inner_text()
+        hour = there.strftime("%I").lstrip("0")
+        assert re.search(rf"\b0?{hour}:{there.strftime('%M')}\b", moment.inner_text()), (
+            moment.inner_text(), there)
+
+        page.goto("/dashboard")  # the overview names the zone in each moment
+        latest = page.locator("#recent-activity time.local").first
+        page.wait_for_function("() => document.querySelector('#recent-activity time[data-local]')")
+        assert there.tzname() in latest.inner_text(), latest.inner_text()
+        assert "UTC" not in latest.inner_text()
+    finally:
+        context.close()
+
+
+def test_copy_this_trader_prefills_the_suggested_multiplier(page, inbox, venue_control):
+    user = User.get(User.email == sign_in(page, inbox))
+    onboarded_trader(user, "200", venue_control)  # a balance to size against
+    fills = []
+    for _ in range(3):
+        fills += venue_control.call("POST", "/whales/tick", None, expect=201)["fills"]
+    whale = fills[0]["proxyWallet"]
+
+    page.goto(f"/dashboard/traders/{whale}")
+    figure = page.locator(".figure:has-text('Suggested multiplier') strong").inner_text()
+    suggested = Decimal(figure.lstrip("\N{MULTIPLICATION SIGN}"))
+    assert suggested > 0 and page.locator("#no-suggestion").count() == 0
+    page.click("#copy-trader")
+    page.wait_for_url(re.compile(r".*/dashboard/configs/new\?.*"))
+    assert page.locator("input[name=target_address]").input_value() == whale.lower()
+    assert Decimal(page.locator("input[name=size_multiplier]").input_value()) == suggested

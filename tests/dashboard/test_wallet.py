@@ -24,7 +24,7 @@ def test_a_new_users_wallet_page_shows_the_deposit_wallet(page, inbox, fund, wal
     fund(shown, pusd=3 * USDC, matic_wei=0)
     page.reload()
     page.wait_for_selector("[data-balance=usdc]")
-    assert page.locator("[data-balance=usdc]").inner_text() == "3"
+    assert page.locator("[data-balance=usdc]").inner_text() == "3.00"  # to the cent
 
 
 def test_deposit_balances_and_a_withdrawal_until_its_hash_appears(
@@ -38,7 +38,7 @@ def test_deposit_balances_and_a_withdrawal_until_its_hash_appears(
     assert page.locator("#deposit-address").inner_text() == wallet.address
     assert page.locator(".qr-wrap svg path").count() == 1
     page.wait_for_selector("[data-balance=usdc]")
-    assert page.locator("[data-balance=usdc]").inner_text() == "5"
+    assert page.locator("[data-balance=usdc]").inner_text() == "5.00"
     assert page.locator("[data-balance=matic]").inner_text() == "1"
     screenshot(page, "wallet")
 

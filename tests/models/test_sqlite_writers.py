@@ -93,3 +93,30 @@ def test_a_read_then_write_transaction_survives_another_writer(bound_db, user, d
     # The other writer was made to wait for the lock, then wrote too.
     assert outcome == {"waited": True, "committed": True}
     assert Order.get_by_id(order.id).error == "touched by the web"
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_every_connection_runs_in_wal_with_a_busy_timeout(bound_db, database_url):
+    """The app's SQLite (issue 29): write-ahead log and a busy timeout on each connection
+    the pool opens, the request's and a job thread's alike, so a writer waits its turn."""
+    def pragmas() -> tuple[str, int]:
+        return (bound_db.execute_sql("PRAGMA journal_mode").fetchone()[0],
+                bound_db.execute_sql("PRAGMA busy_timeout").fetchone()[0])
+
+    assert pragmas() == ("wal", 10_000)
+    seen: dict[str, tuple[str, int]] = {}
+
+    def job() -> None:  # another thread: another pooled connection
+        with bound_db.connection_context():
+            seen["job"] = pragmas()
+
+    worker = threading.Thread(target=job)
+    worker.start()
+    worker.join(WAIT)
+    assert seen == {"job": ("wal", 10_000)}
+    # The file itself is in WAL mode: another process opening it plainly finds it so.
+    other = sqlite3.connect(str(Path(urlparse(database_url).path)))
+    try:
+        assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        other.close()

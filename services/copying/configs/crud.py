@@ -166,7 +166,7 @@ def _simulate(fields: Mapping[str, Any], profile: Mapping[str, Any]) -> dict[str
             end_ts=int(market.end_date.timestamp()) if market.end_date else None)
         fill = copying.TargetFill(key="", wallet=profile["address"], token_id="",
                                   side=copying.BUY, size=trade["size"], price=trade["price"],
-                                  timestamp=trade["timestamp"])
+                                  timestamp=int(trade["at"].timestamp()))
         context = copying.CopyContext(now=now, target_value_usdc=profile["exposure_usdc"])
         decision = copying.decide(rules, fill, view, copying.Holding(), context=context)
         key = "copied" if decision.copies else decision.reason or "skipped"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
@@ -65,11 +65,20 @@ def status(user: User | UUID | str, config_id: UUID | str) -> dict[str, Any]:
         "stopped_at": config.stopped_at,
         "stopped_reason": config.stopped_reason,
         "breaker": breaker_view(config),
-        "out_of_funds": config.breaker_last_reason == copying.INSUFFICIENT_BALANCE
-        and config.breaker_failures > 0,
+        "out_of_funds": out_of_funds(config, last, last_skip),
         "reasons_24h": reason_counts(config.id, now - timedelta(days=1)),
         "reasons_7d": reason_counts(config.id, now - timedelta(days=7)),
     }
+
+
+def out_of_funds(config: CopyConfig, last: CopyIntent | None,
+                 last_skip: CopyIntent | None) -> bool:
+    """Whether the config is out of funds: its latest failed copy found too little balance,
+    or its latest decision was a skip for balance (a copy since clears it)."""
+    if config.breaker_last_reason == copying.INSUFFICIENT_BALANCE and config.breaker_failures:
+        return True
+    return (last is not None and last_skip is not None and last.id == last_skip.id
+            and last_skip.reason == copying.INSUFFICIENT_BALANCE)
 
 
 def breaker_view(config: CopyConfig) -> dict[str, Any]:
@@ -157,7 +166,9 @@ def decision_view(intent: CopyIntent, trade: Trade | None = None) -> dict[str, A
         "target_trade": {
             "key": intent.target_trade_key, "side": (intent.target_side or "").lower() or None,
             "size": intent.target_size, "price": intent.target_price,
-            "timestamp": intent.target_timestamp, "tx_hash": intent.target_tx_hash,
+            "traded_at": (datetime.fromtimestamp(intent.target_timestamp, UTC)
+                          if intent.target_timestamp is not None else None),
+            "tx_hash": intent.target_tx_hash,
         } if intent.kind == "mirror" else None,
         "detection_delay_ms": intent.detection_delay_ms,
         "execution": execution_view(intent),

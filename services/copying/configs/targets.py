@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
@@ -44,15 +44,15 @@ def target_profile(address: str, *, limit: int = 100) -> dict[str, Any]:
         "sells": sum(1 for r in rows if r.side == copying.SELL),
         "volume_usdc": sum(sizes, Decimal(0)),
         "typical_trade_usdc": statistics.median(sizes) if sizes else Decimal(0),
-        "last_trade_at": datetime.fromtimestamp(rows[0].timestamp).astimezone()
-        if rows else None,
+        "last_trade_at": datetime.fromtimestamp(rows[0].timestamp, UTC) if rows else None,
         "open_positions": len(positions),
         "exposure_usdc": exposure,
         "pnl_usdc": pnl,
         "categories": [{"category": k, "trades": v}
                        for k, v in sorted(categories.items(), key=lambda kv: -kv[1])],
         "recent": [{"side": r.side, "size": r.size, "price": r.price, "market_slug": r.slug,
-                    "outcome": r.outcome, "timestamp": r.timestamp} for r in rows[:10]],
+                    "outcome": r.outcome, "at": datetime.fromtimestamp(r.timestamp, UTC)}
+                   for r in rows[:10]],
     }
 
 
