@@ -13,7 +13,15 @@ from models.copying import CopyConfig
 from models.notifications import NotificationDelivery
 from services.identity import telegram_bot
 from services.notifications import channels, deliveries, events
+from services.trading import positions, stats
 from tests.notifications.fakes import FakeTelegram, running
+from tests.services.test_order_lifecycle import _place
+from tests.trading_support import (  # noqa: F401 - fixtures
+    eoa_allowlist,
+    make_sandbox_market,
+    make_trader,
+    trader,
+)
 from worker import jobs_notifications
 
 CHAT, STRANGER = 4242, 999
@@ -110,3 +118,29 @@ def test_the_webhook_route_needs_telegrams_secret(tune, client, user):
         assert answer.status_code == 200
         assert telegram.sent()[-1]["text"].startswith("Sorry")
         assert telegram.sent()[-1]["text"] == telegram_bot.REFUSAL
+
+
+def test_pnl_and_positions_answer_from_the_linked_users_account(
+        tune, trader, make_sandbox_market, venue_control):  # noqa: F811 - fixtures
+    market = make_sandbox_market()
+    bought = _place(trader, market.yes, "buy", "10", "market")
+    assert bought.status == "filled"
+    with running(FakeTelegram()) as telegram:
+        tune(telegram_bot_token=telegram.token, telegram_api_url=telegram.url,
+             telegram_poll_seconds=0)
+        added = channels.add(trader.user, "telegram")
+        telegram.say(CHAT, f"/start {added.link_code}")
+        telegram.say(CHAT, "/pnl")
+        telegram.say(CHAT, "/positions")
+        telegram.say(STRANGER, "/positions")
+        _poll(telegram)
+        linked, pnl, held, refused = (m for m in telegram.sent())
+    assert linked["text"].startswith("Linked.")
+    summary = stats.user_summary(trader.user)
+    assert pnl == {"chat_id": CHAT, "text": f"Total PnL {summary['total_pnl']} pUSD (realized "
+                   f"{summary['realized_pnl']}), 1 filled trades.",
+                   "disable_web_page_preview": True}
+    [position] = positions.list_positions(trader.user)
+    assert held["text"] == (f"10 × “{position['market_title'] or market.slug}” "  # noqa: RUF001
+                            f"{position['outcome']}: {position['current_value']} pUSD")
+    assert refused["chat_id"] == STRANGER and refused["text"] == telegram_bot.REFUSAL
