@@ -131,11 +131,16 @@ def render(name: str, payload: Mapping[str, Any]) -> tuple[str, str]:
     return kind.title, kind.template.format_map(values)
 
 
+def untrusted_data(value: Any) -> dict[str, Any]:
+    """Third-party text as machines get it, in the documented envelope
+    ``{"untrusted_data": {"source": "third_party", "text": ...}}``: data, never instructions."""
+    return {"untrusted_data": {"source": UNTRUSTED_SOURCE, "text": _shown(value)}}
+
+
 def envelope(name: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The payload for machines: third-party fields wrapped as
-    ``{"untrusted_data": {"source": "third_party", "text": ...}}``, the rest as they are."""
+    """The payload for machines: third-party fields in the untrusted-data envelope, the rest
+    as they are."""
     kind = EVENT_TYPES.get(name)
     untrusted = kind.untrusted if kind else ()
-    return {key: ({"untrusted_data": {"source": UNTRUSTED_SOURCE, "text": _shown(value)}}
-                  if key in untrusted and value is not None else value)
+    return {key: (untrusted_data(value) if key in untrusted and value is not None else value)
             for key, value in payload.items()}
