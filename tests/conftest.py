@@ -54,6 +54,7 @@ SLOW_FIRST = frozenset({
     "tests/test_source_install.py",
     "tests/test_wheel.py",
     "tests/notifications/test_end_to_end.py",
+    "tests/notifications/test_wallet_events.py",
     "tests/dashboard/test_feed_fallback.py",
     "tests/operations/test_slow_clients.py",
 })

@@ -19,6 +19,7 @@ from typing import Any
 from flask import current_app
 from marshmallow import ValidationError
 
+from blueprints.mcp import untrusted
 from blueprints.mcp.catalogue import CatalogueEntry
 from blueprints.mcp.protocol import META_REPLAY
 from services.platform import errors, idempotency
@@ -36,16 +37,26 @@ class ToolResult:
     structured: Any
     is_error: bool = False
     replayed: bool = False
+    untrusted: tuple[str, ...] = ()  # where third-party text is (Tool.untrusted)
 
     def as_json(self) -> dict[str, Any]:
-        """The ``result`` object of a tools/call response (a text block mirrors the data)."""
+        """The ``result`` object of a tools/call response: a text block mirrors the data,
+        with third-party text in the untrusted-data envelope (blueprints/mcp/untrusted.py)."""
+        meta: dict[str, Any] = {}
+        shown = self.structured
+        found = [] if self.is_error else untrusted.pointers(self.structured, self.untrusted)
+        if found:
+            shown = untrusted.enveloped(self.structured, found)
+            meta[untrusted.META_UNTRUSTED] = untrusted.meta(found)
+        if self.replayed:
+            meta[META_REPLAY] = True
         result: dict[str, Any] = {
-            "content": [{"type": "text", "text": json.dumps(self.structured, sort_keys=True)}],
+            "content": [{"type": "text", "text": json.dumps(shown, sort_keys=True)}],
             "structuredContent": self.structured,
             "isError": self.is_error,
         }
-        if self.replayed:
-            result["_meta"] = {META_REPLAY: True}
+        if meta:
+            result["_meta"] = meta
         return result
 
 
@@ -91,9 +102,9 @@ def run(entry: CatalogueEntry, principal: Principal, arguments: dict[str, Any]) 
             return OK, json.loads(current_app.json.dumps(dumped))
 
         if key is None:
-            return ToolResult(execute()[1])
+            return ToolResult(execute()[1], untrusted=tool.untrusted)
         digest = idempotency.fingerprint("mcp", tool.name, args)
         outcome = idempotency.run_once(principal.user_id, key, digest, execute)
-        return ToolResult(outcome.body, replayed=outcome.replayed)
+        return ToolResult(outcome.body, replayed=outcome.replayed, untrusted=tool.untrusted)
     except Exception as exc:  # every failure is the agent's to read, never a 500
         return failure(_translate(exc, tool.name))

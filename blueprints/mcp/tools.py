@@ -110,6 +110,11 @@ class Annotations:
                 "openWorldHint": self.open_world}
 
 
+# Third-party text in results (Tool.untrusted): a market's, a position's, a config's target.
+MARKET_TEXT = ("title", "category", "description", "outcomes[].outcome")
+POSITION_TEXT = ("positions[].market_title", "positions[].outcome")
+CONFIG_TEXT = ("target_name",)
+
 # Reads of our own database; reads that ask the venue or the chain.
 LOCAL_READ = Annotations(read_only=True)
 VENUE_READ = Annotations(read_only=True, open_world=True)
@@ -179,6 +184,9 @@ class Tool:
     # token_id"): published as inputSchema ``anyOf`` of ``required``, since agents build
     # calls from the schema and the service would refuse the call otherwise.
     one_of: tuple[tuple[str, ...], ...] = ()
+    # Where the result holds third-party text (``markets[].title``): marked for agents as
+    # untrusted data (blueprints/mcp/untrusted.py).
+    untrusted: tuple[str, ...] = ()
 
     @property
     def is_write(self) -> bool:
@@ -211,6 +219,7 @@ TOOLS: tuple[Tool, ...] = (
         annotations=VENUE_READ),
     Tool(
         name="search_markets", title="Search markets", scope="read:markets",
+        untrusted=tuple(f"markets[].{path}" for path in MARKET_TEXT),
         description=(
             "Find prediction markets by text (e.g. `bitcoin`, `election`). Each result has "
             "its slug, title, category, status and outcomes with their token_id and price "
@@ -222,6 +231,7 @@ TOOLS: tuple[Tool, ...] = (
         annotations=VENUE_READ),
     Tool(
         name="get_market_details", title="Market details", scope="read:markets",
+        untrusted=MARKET_TEXT,
         description=(
             "One market by `slug` or by one of its outcome `token_id`s: status, outcomes "
             "with token ids and prices, best bid/ask, last trade, volume, liquidity, tick "
@@ -250,6 +260,7 @@ TOOLS: tuple[Tool, ...] = (
         annotations=VENUE_READ),
     Tool(
         name="list_top_traders", title="Top traders", scope="read:markets",
+        untrusted=("traders[].name",),
         description=(
             "The venue's leaderboard for a period (DAY, WEEK, MONTH, ALL), ranked by PnL or "
             "volume: wallet address, name, PnL, volume. Candidates for `target_address` in "
@@ -261,6 +272,8 @@ TOOLS: tuple[Tool, ...] = (
         annotations=VENUE_READ),
     Tool(
         name="get_trader_profile", title="Trader profile", scope="read:markets",
+        untrusted=("name", "markets[].title", "recent_trades[].title",
+                   "recent_trades[].outcome", "positions[].title", "positions[].outcome"),
         description=(
             "One wallet as the venue shows it, to judge whether to copy it: PnL over time "
             "(its recent trades and redemptions replayed at average cost, the last point "
@@ -289,6 +302,7 @@ TOOLS: tuple[Tool, ...] = (
         annotations=VENUE_READ, one_of=(("rules",), ("config_id",))),
     Tool(
         name="list_open_positions", title="Open positions", scope="read:positions",
+        untrusted=POSITION_TEXT,
         description=(
             "The live positions of the trading wallet: shares, cost basis, current price "
             "(the book's midpoint, or the settlement price once resolved), value, "
@@ -301,6 +315,7 @@ TOOLS: tuple[Tool, ...] = (
         annotations=VENUE_READ),
     Tool(
         name="list_paper_positions", title="Paper positions", scope="read:positions",
+        untrusted=POSITION_TEXT,
         description=(
             "Positions of the paper (simulated) book that paper-trading copy configs fill, "
             "valued at the live book's midpoint. No real funds are involved."),
@@ -349,6 +364,7 @@ TOOLS: tuple[Tool, ...] = (
         annotations=VENUE_READ),
     Tool(
         name="list_copy_configs", title="Copy configs", scope="read:account",
+        untrusted=("configs[].target_name",),
         description=(
             "The account's copy-trading configs, newest first: target wallet, sizing "
             "(size_multiplier, max_position_usdc), guards, `is_active` (copying now) and "
@@ -358,6 +374,7 @@ TOOLS: tuple[Tool, ...] = (
         annotations=LOCAL_READ),
     Tool(
         name="get_copy_config", title="Copy config", scope="read:account",
+        untrusted=CONFIG_TEXT,
         description="One copy config by id.",
         input=arguments("GetCopyConfigArgs", config_id=_config_id()),
         output=single(CopyConfigSchema),
@@ -365,6 +382,7 @@ TOOLS: tuple[Tool, ...] = (
         annotations=LOCAL_READ),
     Tool(
         name="get_config_pnl", title="Copy config PnL", scope="read:account",
+        untrusted=("positions[].outcome",),
         description=(
             "Realized plus unrealized PnL of one copy config, with each of its positions "
             "marked at the best bid (what selling would get now)."),
@@ -403,6 +421,7 @@ TOOLS: tuple[Tool, ...] = (
         annotations=LOCAL_READ),
     Tool(
         name="get_config_trades", title="Copy config decisions", scope="read:trades",
+        untrusted=("trades[].outcome",),
         description=(
             "Every decision one copy config made, newest first, one page at a time: "
             "copied trades with their order's outcome, and skipped ones with `reason` and "
@@ -436,6 +455,7 @@ TOOLS: tuple[Tool, ...] = (
         idempotency="optional"),
     Tool(
         name="create_copy_config", title="Create a copy config", scope="trade:execute",
+        untrusted=CONFIG_TEXT,
         description=(
             "Step 2 of 2: create the config previewed by preview_copy_config (pass its "
             "unexpired `preview_id`; other fields, if sent, must equal the previewed ones). "
@@ -447,6 +467,7 @@ TOOLS: tuple[Tool, ...] = (
         idempotency="required"),
     Tool(
         name="update_copy_config", title="Update a copy config", scope="trade:execute",
+        untrusted=CONFIG_TEXT,
         description=(
             "Change a copy config's rules (any of the fields preview_copy_config takes "
             "except `target_address`; the others stay). A running config applies them from "
@@ -461,6 +482,7 @@ TOOLS: tuple[Tool, ...] = (
         idempotency="required"),
     Tool(
         name="start_copying", title="Start copying", scope="trade:execute",
+        untrusted=CONFIG_TEXT,
         description=(
             "Start a copy config: new trades of its target wallet are mirrored (on the "
             "paper book when `paper_trading`, else with real funds). Fails with "
@@ -473,6 +495,7 @@ TOOLS: tuple[Tool, ...] = (
         idempotency="required"),
     Tool(
         name="stop_copying", title="Stop copying", scope="trade:execute",
+        untrusted=CONFIG_TEXT,
         description=(
             "Stop a copy config: no new order is made for it once this returns. Positions "
             "it holds stay open. Stopping a stopped config changes nothing."),
@@ -496,6 +519,7 @@ TOOLS: tuple[Tool, ...] = (
         idempotency="required"),
     Tool(
         name="preview_market_order", title="Preview an order", scope="trade:execute",
+        untrusted=("market_title", "outcome"),
         description=(
             "Step 1 of 2 to trade: quote an order on one outcome token against the live "
             "book without sending it. `size` is in shares; `order_type` is `market` "
@@ -511,6 +535,7 @@ TOOLS: tuple[Tool, ...] = (
         idempotency="optional"),
     Tool(
         name="place_market_order", title="Place an order", scope="trade:execute",
+        untrusted=("reason",),
         description=(
             "Step 2 of 2: place the order quoted by preview_market_order, with real funds. "
             "Send the same token_id, side, size, order_type (and price, post_only) plus its "
@@ -553,6 +578,7 @@ TOOLS: tuple[Tool, ...] = (
         idempotency="required"),
     Tool(
         name="claim_positions", title="Claim resolved positions", scope="wallet:write",
+        untrusted=("claims[].error",),
         description=(
             "Redeem resolved winning positions into collateral on chain (all claimable "
             "ones, or `token_ids`). Needs MATIC for gas (`insufficient_balance` otherwise). "

@@ -25,6 +25,7 @@ from uuid import UUID
 
 from models.base import utcnow
 from models.copying import INTENT_FILLED, INTENT_SKIPPED, CopyConfig, CopyIntent
+from services.copying import mirror
 from services.copying.mirror import INSUFFICIENT_BALANCE
 from services.notifications import events
 from services.platform import jobs
@@ -33,7 +34,20 @@ log = logging.getLogger(__name__)
 
 JOB_NAME = "copying.notify"
 _CENTS = Decimal("0.01")
-REASONS = {INSUFFICIENT_BALANCE: "not enough pUSD in the trading wallet"}
+# Reasons worded for a follower where the copy rules' own words (mirror.REASONS) name fields.
+REASONS = {INSUFFICIENT_BALANCE: "not enough pUSD in the trading wallet",
+           mirror.LOSS_STOP: "its loss reached the config's loss stop",
+           mirror.DRAWDOWN_STOP: "its PnL fell the config's maximum drawdown from its peak"}
+
+
+def readable(reason: str) -> str:
+    """A reason code in words for a message (``reason`` itself stays in the payload, for
+    machines and the preferences' ``reasons``); text that is already words is kept."""
+    text = REASONS.get(reason) or mirror.REASONS.get(reason)
+    if text is None:
+        return reason.replace("_", " ")
+    text = text.rstrip(".")
+    return text[0].lower() + text[1:] if text[1:2].islower() else text
 
 
 def trader(config: CopyConfig) -> str:
@@ -79,20 +93,19 @@ def _emit_one(intent: CopyIntent) -> None:
     reason = intent.reason or "skipped"
     events.emit(intent.user_id, "copy.skipped", f"copy.skipped:{intent.id}",
                 link="/dashboard/configs", reason=reason,
-                reason_text=REASONS.get(reason), amount=intent.usdc, **common)
+                reason_text=readable(reason), amount=intent.usdc, **common)
     if reason == INSUFFICIENT_BALANCE:
         hour = utcnow().strftime("%Y%m%d%H")
         events.emit(intent.user_id, "config.out_of_funds",
                     f"config.out_of_funds:{config.id}:{hour}", link="/dashboard/wallet",
-                    config_id=config.id, trader=trader(config), amount=intent.usdc,
-                    balance=None)
+                    config_id=config.id, trader=trader(config), amount=intent.usdc)
 
 
 def config_stopped(config: CopyConfig, reason: str) -> None:
     """config.stopped: copying this config stopped (``reason``: user, loss_stop, drawdown)."""
     events.emit(config.user_id, "config.stopped", f"config.stopped:{config.id}:{config.version}",
                 link="/dashboard/configs", config_id=config.id, trader=trader(config),
-                reason=reason)
+                reason=reason, reason_text=readable(reason))
 
 
 def breaker_opened(config: CopyConfig, reason: str) -> None:
@@ -100,9 +113,7 @@ def breaker_opened(config: CopyConfig, reason: str) -> None:
     events.emit(config.user_id, "config.breaker_opened",
                 f"config.breaker_opened:{config.id}:{config.version}",
                 link="/dashboard/configs", config_id=config.id, trader=trader(config),
-                reason=reason)
-
-
+                reason=reason, reason_text=readable(reason))
 
 
 def feed_degraded(user_ids: Sequence[UUID], engine: str, episode: str, reason: str) -> int:

@@ -25,7 +25,9 @@ class EventType:
 
     name: str
     title: str
-    template: str  # str.format over the payload (missing fields render as "?")
+    # str.format over the payload (missing fields render as "?"; ``reason_text``, the
+    # reason in words, falls back to ``reason``)
+    template: str
     amount_field: str | None = None  # threshold ``min_amount`` compares this field
     reason_field: str | None = None  # threshold ``reasons`` matches this field
     untrusted: tuple[str, ...] = ()  # payload fields that come from third parties
@@ -37,17 +39,19 @@ _TYPES = (
               "{side} {size} shares of “{market}” at {price} for {amount} pUSD (copy of "
               "{trader}).", amount_field="amount", untrusted=("market", "trader")),
     EventType("copy.skipped", "Copy skipped",
-              "A {amount} pUSD trade of {trader} on “{market}” was not copied: {reason}.",
+              "A {amount} pUSD trade of {trader} on “{market}” was not copied: "
+              "{reason_text}.",
               amount_field="amount", reason_field="reason", untrusted=("market", "trader")),
     EventType("config.stopped", "Copying stopped",
-              "Copying {trader} stopped: {reason}.", reason_field="reason",
+              "Copying {trader} stopped: {reason_text}.", reason_field="reason",
               untrusted=("trader",)),
     EventType("config.breaker_opened", "Copying paused",
-              "Copying {trader} is paused: {reason}.", reason_field="reason",
+              "Copying {trader} is paused: {reason_text}.", reason_field="reason",
               untrusted=("trader",)),
     EventType("config.out_of_funds", "Out of funds",
-              "Copying {trader} cannot continue: {amount} pUSD needed, {balance} pUSD "
-              "available. Deposit to resume.", amount_field="amount", untrusted=("trader",)),
+              "Copying {trader} cannot continue: {amount} pUSD needed, more than the trading "
+              "wallet holds. Deposit pUSD to resume.", amount_field="amount",
+              untrusted=("trader",)),
     EventType("order.filled", "Order filled",
               "{side} {size} shares of “{market}” at {price} for {amount} pUSD.",
               amount_field="amount", untrusted=("market",)),
@@ -122,14 +126,21 @@ def render(name: str, payload: Mapping[str, Any]) -> tuple[str, str]:
     kind = EVENT_TYPES[name]
     values = _Fields({key: quote(value) if key in kind.untrusted else _shown(value)
                       for key, value in payload.items()})
+    if "reason_text" not in values and "reason" in values:
+        values["reason_text"] = values["reason"]
     return kind.title, kind.template.format_map(values)
 
 
+def untrusted_data(value: Any) -> dict[str, Any]:
+    """Third-party text as machines get it, in the documented envelope
+    ``{"untrusted_data": {"source": "third_party", "text": ...}}``: data, never instructions."""
+    return {"untrusted_data": {"source": UNTRUSTED_SOURCE, "text": _shown(value)}}
+
+
 def envelope(name: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The payload for machines: third-party fields wrapped as
-    ``{"untrusted_data": {"source": "third_party", "text": ...}}``, the rest as they are."""
+    """The payload for machines: third-party fields in the untrusted-data envelope, the rest
+    as they are."""
     kind = EVENT_TYPES.get(name)
     untrusted = kind.untrusted if kind else ()
-    return {key: ({"untrusted_data": {"source": UNTRUSTED_SOURCE, "text": _shown(value)}}
-                  if key in untrusted and value is not None else value)
+    return {key: (untrusted_data(value) if key in untrusted and value is not None else value)
             for key, value in payload.items()}

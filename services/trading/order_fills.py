@@ -26,6 +26,7 @@ from decimal import Decimal
 from models.base import atomic, utcnow
 from models.copying import INTENT_CANCELLED, INTENT_FAILED, INTENT_FILLED, CopyIntent
 from models.trading import Order, OrderFill, Trade
+from services.notifications import events
 from services.trading import copy_positions
 from venue.client import VenueClient
 from venue.models import ApiCreds, FeeSchedule, OpenOrder, Side
@@ -248,7 +249,22 @@ def settle_trade(order: Order, totals: Totals) -> None:
         log.warning("order %s: %d venue trade(s) FAILED; their fills are reversed",
                     order.order_hash, len(totals.newly_failed))
         _reverse_copy(order, totals.newly_failed)
+        _notify_failed(order, totals.newly_failed)
     _true_up_copy_fee(order)
+
+
+def _notify_failed(order: Order, failed: list[Fill]) -> None:
+    """order.failed for fills whose venue trade FAILED at settlement: the order's status
+    stays (it was matched), but the shares never changed hands. Once per batch of failed
+    fills (``newly_failed`` has one writer), a copy's order too."""
+    shares = sum((f.shares for f in failed), ZERO)
+    events.emit(order.user_id, "order.failed",
+                f"order.failed:{order.id}:settled:{failed[0].trade_id}"[:200],
+                link="/dashboard/positions", order_id=order.id,
+                market=order.market_slug or order.token_id, side=order.side, size=shares,
+                amount=sum((f.value for f in failed), ZERO),
+                reason=f"its trade failed at settlement, so {format(shares.normalize(), 'f')} "
+                       "shares never changed hands and the fill was taken back")
 
 
 def _counted_copy(order: Order) -> CopyIntent | None:

@@ -6,6 +6,8 @@ maker's pUSD and USDC.e on chain and
 - when pUSD differs from what it last saw (``deposit_watches``), has the CLOB re-read the
   account (``/balance-allowance/update``): the venue caches balances, so a deposit is
   invisible to orders until then;
+- when pUSD or USDC.e rose, tells the owner of each transfer behind the rise that came from
+  outside (``deposit.received``; a sale, a claim or a wrap is not one: ``_tell_deposits``);
 - when USDC.e at a deposit wallet reaches ``AUTO_WRAP_MIN_USDC_E`` (and ``AUTO_WRAP_USDC_E``
   is on), wraps it into pUSD, all but what open USDC.e withdrawals are about to send,
   through ``services.wallets.collateral`` (its durable row, its one-in-flight-per-wallet
@@ -34,7 +36,9 @@ from uuid import UUID
 
 import peewee
 
-from chain.tokens import from_base_units, token_balances_base, token_decimals
+from chain import transfers
+from chain.errors import ChainError
+from chain.tokens import checksum, from_base_units, token_balances_base, token_decimals
 from models.base import db, utcnow
 from models.user import User
 from models.wallet import (
@@ -53,6 +57,13 @@ log = logging.getLogger(__name__)
 SWEEP_JOB = "accounts.sweep_deposits"
 CHECK_JOB = "accounts.check_deposits"
 SWEEP_TIMEOUT = 1800  # seconds: a sweep pages through every ready account
+# How far back a rise in a balance is looked up in the chain's transfers: about 33 minutes
+# of Polygon blocks, so a sweep that much late still tells what came in, within the block
+# range public RPC endpoints answer eth_getLogs for.
+DEPOSIT_LOOKBACK_BLOCKS = 1000
+NOT_DEPOSITS_KEPT = 10_000
+ZERO = Decimal(0)
+_not_deposits: set[str] = set()  # transfers in this process found to be no deposit
 
 
 @dataclass(frozen=True)
@@ -112,14 +123,64 @@ def _act(wallet: TradingWallet, held: Holdings, watch: DepositWatch) -> dict[str
         # A deposit (or a wrap, a withdrawal): the CLOB sees it only after an update.
         venue_accounts.refresh_balance(venue_accounts.account(wallet.user_id))
         done["refreshed"] = True
-    if watch.pusd_seen is not None and held.pusd > watch.pusd_seen:
-        wallet_notices.deposit_received(wallet.user_id, wallet.id, held.pusd - watch.pusd_seen,
-                                        held.pusd)
+    if watch.pusd_seen is not None and (held.pusd > watch.pusd_seen
+                                        or held.usdc_e > (watch.usdce_seen or Decimal(0))):
+        _tell_deposits(wallet, held, watch)
     if (watch.pusd_seen, watch.usdce_seen) != (held.pusd, held.usdc_e):
         # Written only on a change: an unchanged account costs the sweep no write.
         (DepositWatch.update(pusd_seen=held.pusd, usdce_seen=held.usdc_e, changed_at=utcnow())
          .where(DepositWatch.id == watch.id).execute())
     return done
+
+
+def _tell_deposits(wallet: TradingWallet, held: Holdings, watch: DepositWatch) -> None:
+    """deposit.received for each pUSD or USDC.e transfer to the maker that came from outside
+    and is part of the rise since the balance last seen.
+
+    The rise of each token is explained by its newest transfers in (within the last
+    ``DEPOSIT_LOOKBACK_BLOCKS``), walked newest first until they add up to it: older ones
+    were in the balance last seen. Of those, a sale, a claim's payout or a wrap is no deposit:
+    in each the maker also gave something (chain/transfers.py). Once per transfer; a chain
+    that cannot say now is asked again at the next rise.
+    """
+    maker = wallets.maker(wallet)
+    w3 = chain_access.web3()
+    contracts = chain_access.contracts()
+    rises = {checksum(contracts.pusd): ("pUSD", held.pusd - (watch.pusd_seen or ZERO)),
+             checksum(contracts.usdce): ("USDC.e", held.usdc_e - (watch.usdce_seen or ZERO))}
+    exchanges = {checksum(a) for a in (contracts.ctf_exchange, contracts.neg_risk_exchange)
+                 if a}
+    try:
+        found = transfers.incoming(w3, list(rises), maker, DEPOSIT_LOOKBACK_BLOCKS)
+        new: list[tuple[transfers.Incoming, Decimal]] = []
+        for token, (_name, rise) in rises.items():
+            scale = token_decimals(w3, token)
+            for transfer in sorted((t for t in found if t.token == token),
+                                   key=lambda t: (t.block, t.log_index), reverse=True):
+                if rise <= 0:
+                    break
+                amount = from_base_units(transfer.amount_base, scale)
+                rise -= amount
+                if transfer.sender not in exchanges and transfer.key not in _not_deposits:
+                    new.append((transfer, amount))
+        told = wallet_notices.deposits_told(wallet.user_id, [t.key for t, _ in new])
+        for transfer, amount in new:
+            if transfer.key in told:
+                continue
+            if transfers.gave_in(w3, transfer.tx_hash, maker):
+                _remember_not_deposit(transfer.key)
+                continue
+            wallet_notices.deposit_received(wallet.user_id, transfer.key, amount,
+                                            rises[transfer.token][0])
+    except ChainError as exc:
+        log.warning("deposits to %s not told now: %s", maker, exc)
+
+
+def _remember_not_deposit(key: str) -> None:
+    """Remember a transfer that was no deposit (its receipt is not read again here)."""
+    if len(_not_deposits) >= NOT_DEPOSITS_KEPT:
+        _not_deposits.clear()
+    _not_deposits.add(key)
 
 
 def _act_safely(wallet: TradingWallet, held: Holdings, watch: DepositWatch

@@ -19,6 +19,7 @@ from uuid import UUID
 from peewee import fn
 
 from models.base import utcnow
+from models.notifications import Notification
 from models.wallet import (
     AMBIGUOUS,
     CONFIRMED,
@@ -70,11 +71,21 @@ def claim_available(user_id: UUID | str, condition_id: str, market: str,
                        condition_id=condition_id) is not None
 
 
-def deposit_received(user_id: UUID | str, wallet_id: UUID | str, amount: Decimal,
-                     balance: Decimal, token: str = "pUSD") -> None:
-    """deposit.received: the wallet's balance went up by ``amount`` to ``balance``."""
-    events.emit(user_id, "deposit.received", f"deposit.received:{wallet_id}:{token}:{balance}",
-                link="/dashboard/wallet", amount=amount, token=token, balance=balance)
+def deposit_received(user_id: UUID | str, transfer: str, amount: Decimal, token: str) -> None:
+    """deposit.received: ``amount`` of ``token`` came in from outside, by chain transfer
+    ``transfer`` (``<tx hash>:<log index>``: told once)."""
+    events.emit(user_id, "deposit.received", f"deposit.received:{transfer}",
+                link="/dashboard/wallet", amount=amount, token=token,
+                tx_hash=transfer.split(":", 1)[0])
+
+
+def deposits_told(user_id: UUID | str, transfers: list[str]) -> set[str]:
+    """Which of these transfers the user was already told about."""
+    if not transfers:
+        return set()
+    keys = {f"deposit.received:{t}": t for t in transfers}
+    return {keys[row.key] for row in Notification.select(Notification.key).where(
+        Notification.user == user_id, Notification.key.in_(list(keys)))}
 
 
 def account_ready(onboarding_id: UUID | str) -> None:

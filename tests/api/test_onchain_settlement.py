@@ -20,10 +20,11 @@ from typing import Any
 
 from web3 import Web3
 
+from models.notifications import Notification
 from models.trading import Trade
 from services.copying import overview
 from services.trading import order_reconcile
-from services.wallets import readiness
+from services.wallets import deposits, readiness
 from tests.chain_venue import ChainVenue
 from tests.services.test_session_key_trading import _market_order, _ready_account
 
@@ -101,10 +102,16 @@ def test_fills_sells_and_a_failed_settlement_agree_everywhere(
     [listed] = cv.control.get("/data/positions", user=wallet)
     assert listed["size"] == Decimal(10)
 
+    deposits.sweep()  # the deposit watcher's look: what the wallet holds after the buy
+
     # selling them back at the best bid 0.49 pays 4.90 less the same fee
     assert _market_order(user, token, "sell").status == "filled"
     after_sell = 100 - Decimal("5.10") - fee + Decimal("4.90") - fee
     _agree(cv, client, auth_headers, user, wallet, after_sell)
+    # The watcher sees the pUSD rise; it is the sale's, not a deposit (nor is the funding
+    # it saw before): nobody is told of one.
+    assert [s["refreshed"] for s in deposits.sweep()] == [True]
+    assert not Notification.select().where(Notification.type == "deposit.received").exists()
     assert _shares_on_chain(cv, wallet, token) == 0
     assert _json(client.get("/api/positions", headers=auth_headers)) == []
     [closed] = _json(client.get("/api/positions?active_only=false", headers=auth_headers))

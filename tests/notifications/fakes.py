@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -125,9 +126,12 @@ class FakeTelegram(Fake):
                                     "description": "Not Found"}).encode()
         method = request.path[len(prefix):]
         if method == "getUpdates":
-            offset = (request.json() or {}).get("offset") or 0
+            asked = request.json() or {}
+            offset = asked.get("offset") or 0
             with self.lock:
                 ready = [u for u in self.updates if u["update_id"] >= offset]
+            if not ready:  # a long poll: wait a little, as Telegram would
+                time.sleep(min(float(asked.get("timeout") or 0), 0.5))
             return 200, json.dumps({"ok": True, "result": ready}).encode()
         return 200, json.dumps({"ok": True, "result": {"message_id": 1}}).encode()
 

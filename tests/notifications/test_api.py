@@ -58,7 +58,7 @@ def test_scopes(tune, client, user, api_key, auth_headers):
 
 
 @pytest.mark.parametrize("url", ["http://example.com/hook", "https://10.1.2.3/hook",
-                                 "https://[::1]/hook", "not a url"])
+                                 "https://[::1]/hook", "https://localhost/hook", "not a url"])
 def test_a_bad_webhook_url_is_400_validation_failed_on_url(tune, client, auth_headers, url):
     tune(allow_loopback_urls=False)
     answer = client.post("/api/notifications/channels", json={"kind": "webhook", "url": url},

@@ -197,3 +197,17 @@ def test_mark_read(tune, user):
     assert inbox.mark_read(user, [newest["id"]]) == {"marked": 1, "unread": 2}
     assert inbox.mark_read(user) == {"marked": 2, "unread": 0}
     assert json.loads(Notification.get_by_id(newest["id"]).payload)["amount"] == "3"
+
+
+def test_a_send_is_refused_when_the_url_now_leads_to_a_private_address(tune, user):
+    # Accepted while loopback was allowed; at the send, the guarded client checks the
+    # address it connects to again: refused, nothing reaches the receiver, not retried.
+    with running(WebhookReceiver()) as receiver:
+        channel = _webhook(user, receiver)
+        tune(allow_loopback_urls=False)
+        events.emit(user, "account.ready", "ready:private")
+        assert _deliver_all() == ["failed"]
+        assert receiver.received == []
+    [entry] = channels.delivery_log(user, channel.id).items
+    assert entry["attempts"] == 1 and entry["status_code"] is None
+    assert entry["error"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import trio
 from eth_account import Account
 
 from models import User
@@ -13,7 +14,16 @@ from models.copying import CopyConfig
 from models.notifications import NotificationDelivery
 from services.identity import telegram_bot
 from services.notifications import channels, deliveries, events
+from services.notifications import telegram as bot_api
+from services.trading import positions, stats
 from tests.notifications.fakes import FakeTelegram, running
+from tests.services.test_order_lifecycle import _place
+from tests.trading_support import (  # noqa: F401 - fixtures
+    eoa_allowlist,
+    make_sandbox_market,
+    make_trader,
+    trader,
+)
 from worker import jobs_notifications
 
 CHAT, STRANGER = 4242, 999
@@ -103,10 +113,55 @@ def test_the_webhook_route_needs_telegrams_secret(tune, client, user):
         update = {"update_id": 1, "message": {"chat": {"id": STRANGER}, "text": "/help"}}
         path = "/notifications/telegram/webhook"
         assert client.post(path, json=update).status_code == 403
-        from services.notifications import telegram as bot_api
-
         answer = client.post(path, json=update, headers={
             "X-Telegram-Bot-Api-Secret-Token": bot_api.webhook_secret()})
         assert answer.status_code == 200
         assert telegram.sent()[-1]["text"].startswith("Sorry")
         assert telegram.sent()[-1]["text"] == telegram_bot.REFUSAL
+
+
+def test_pnl_and_positions_answer_from_the_linked_users_account(
+        tune, trader, make_sandbox_market, venue_control):  # noqa: F811 - fixtures
+    market = make_sandbox_market()
+    bought = _place(trader, market.yes, "buy", "10", "market")
+    assert bought.status == "filled"
+    with running(FakeTelegram()) as telegram:
+        tune(telegram_bot_token=telegram.token, telegram_api_url=telegram.url,
+             telegram_poll_seconds=0)
+        added = channels.add(trader.user, "telegram")
+        telegram.say(CHAT, f"/start {added.link_code}")
+        telegram.say(CHAT, "/pnl")
+        telegram.say(CHAT, "/positions")
+        telegram.say(STRANGER, "/positions")
+        _poll(telegram)
+        linked, pnl, held, refused = (m for m in telegram.sent())
+    assert linked["text"].startswith("Linked.")
+    summary = stats.user_summary(trader.user)
+    assert pnl == {"chat_id": CHAT, "text": f"Total PnL {summary['total_pnl']} pUSD (realized "
+                   f"{summary['realized_pnl']}), 1 filled trades.",
+                   "disable_web_page_preview": True}
+    [position] = positions.list_positions(trader.user)
+    assert held["text"] == (f"10 × “{position['market_title'] or market.slug}” "  # noqa: RUF001
+                            f"{position['outcome']}: {position['current_value']} pUSD")
+    assert refused["chat_id"] == STRANGER and refused["text"] == telegram_bot.REFUSAL
+
+
+def test_with_an_https_base_url_the_worker_registers_the_webhook_instead_of_polling(
+        tune, app, user):
+    with running(FakeTelegram()) as telegram:
+        tune(telegram_bot_token=telegram.token, telegram_api_url=telegram.url,
+             settings={"base_url": "https://copytrade.example"})
+        assert bot_api.uses_webhook()
+
+        async def briefly() -> None:
+            with trio.move_on_after(1.0):
+                await jobs_notifications.run_telegram(object())
+
+        trio.run(briefly)
+        [registered] = telegram.sent("setWebhook")
+        assert registered["url"] == "https://copytrade.example/notifications/telegram/webhook"
+        assert registered["secret_token"] == bot_api.webhook_secret()
+        assert telegram.sent("getUpdates") == []  # no long polling beside it
+        tune(telegram_bot_token=telegram.token, telegram_api_url=telegram.url,
+             settings={"base_url": "http://127.0.0.1:5000"})
+        assert not bot_api.uses_webhook()  # an http BASE_URL: long polling

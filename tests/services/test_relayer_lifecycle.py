@@ -72,24 +72,30 @@ def test_two_runs_of_one_withdrawal_whose_first_answer_is_lost_pay_once(
     assert Withdrawal.get_by_id(row.id).status == "confirmed"
 
 
-def test_a_resend_refused_for_a_reason_but_busy_leaves_the_row_ambiguous(
-        make_trader, venue_control) -> None:
-    trader = make_trader("40", deposit_wallet=True)
-    row = withdrawals.request(trader.user, "0x" + secrets.token_hex(20), Decimal("5"), "usdc")
-    # A batch stored by a run that died after sending it: its deadline has just passed (the
-    # relayer refuses it again, "deadline expired"), but within the grace the relayer may
-    # still be running the first send.
+def stale_signed_withdrawal(trader: Any, amount: Decimal) -> Withdrawal:
+    """A pUSD withdrawal whose batch a run that died stored after sending it: its deadline
+    has just passed (the relayer refuses it again, "deadline expired"), but within the grace
+    the relayer may still be running the first send, so the next run leaves it ambiguous."""
+    row = withdrawals.request(trader.user, "0x" + secrets.token_hex(20), amount, "usdc")
     wallet = trader.wallet
     batch_row = wallet_batches.BatchRow(Withdrawal, row.id)
+    base = int(amount * 1_000_000)
     payload = relayer.run_steps(
         wallet_batches.sign_steps(trading_accounts.relayer_auth(wallet), wallet,
                                   OrderKey(wallets.signer(wallet)),
-                                  [transfer_call(row.token_address, row.to_address, 5_000_000)],
+                                  [transfer_call(row.token_address, row.to_address, base)],
                                   "copytrade withdrawal", clock=lambda: time.time() - 605),
         venues.client().transport.run)
     Withdrawal.update(status="signed").where(Withdrawal.id == row.id).execute()
     with wallet_transactions.nonce_lease(wallet) as owner:
         batch_row.store_signed(payload, wallet, owner)
+    return row
+
+
+def test_a_resend_refused_for_a_reason_but_busy_leaves_the_row_ambiguous(
+        make_trader, venue_control) -> None:
+    trader = make_trader("40", deposit_wallet=True)
+    row = stale_signed_withdrawal(trader, Decimal("5"))
     assert withdrawals.send(row.id) == "ambiguous"
     kept = Withdrawal.get_by_id(row.id)
     assert "deadline expired" in kept.error and "Nothing was sent" not in kept.error

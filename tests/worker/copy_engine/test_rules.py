@@ -72,7 +72,9 @@ def test_a_loss_stop_stops_the_config_and_closes_its_positions(run_engines, make
     run_engines(scenario)
     stored = _config(config)
     assert not stored.is_active and stored.stopped_reason == "loss_stop"
-    assert '"reason": "loss_stop"' in _notice(trader.user, "config.stopped").payload
+    stopped = _notice(trader.user, "config.stopped")
+    assert '"reason": "loss_stop"' in stopped.payload
+    assert stopped.text.endswith(" stopped: its loss reached the config's loss stop.")
     assert "Closing positions: 1 of 1" in stored.last_error
     kinds = {(i.kind, i.status, i.reason) for i in intents_of(config)}
     assert ("loss_stop", "skipped", "loss_stop") in kinds  # the stop itself, counted
