@@ -74,12 +74,14 @@ def test_faults_answer_errors_then_recover(sandbox_venue, control):
 
 def test_delay_fault_makes_a_client_time_out(sandbox_venue, control):
     control.call("POST", "/faults",
-                 {"path": "/gamma/markets", "count": 1, "status": 0, "delay": "0.5"}, expect=201)
+                 {"path": "/gamma/markets", "count": 1, "status": 0, "delay": "5"}, expect=201)
     with pytest.raises(httpx.ReadTimeout):
-        httpx.get(f"{sandbox_venue.gamma_url}/markets", timeout=0.1)
+        httpx.get(f"{sandbox_venue.gamma_url}/markets", timeout=0.5)
+    # The fault was spent on the first request: the next is not held its 5 s (a wide
+    # margin, so a busy machine's slow answer is not mistaken for the delay).
     started = time.monotonic()
-    assert httpx.get(f"{sandbox_venue.gamma_url}/markets", timeout=5).status_code == 200
-    assert time.monotonic() - started < 0.4
+    assert httpx.get(f"{sandbox_venue.gamma_url}/markets", timeout=30).status_code == 200
+    assert time.monotonic() - started < 4
     control.call("POST", "/faults", {"path": "/clob", "count": 5}, expect=201)
     assert control.state()["faults"][0]["remaining"] == 5
     control.call("DELETE", "/faults", expect=200)
