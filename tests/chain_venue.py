@@ -64,6 +64,18 @@ class ChainVenue:
         """The chain's clock (what the wallet contract checks deadlines against)."""
         return int(self.chain.contracts.web3().eth.get_block("latest")["timestamp"])
 
+    def clock(self) -> int:
+        """Now for the relayer (its wall clock) and for the wallet (its chain's latest block,
+        which lags the wall clock while no block is mined and leads it after a quick run of
+        blocks): the later of the two."""
+        return max(int(time.time()), self.now())
+
+    def pass_time(self, moment: int) -> None:
+        """Wait until ``moment`` has passed on the wall clock and in a block mined since."""
+        time.sleep(max(0.0, moment + 1 - time.time()))
+        while self.now() <= moment:  # a new block is stamped max(wall clock, last + 1)
+            self.chain.contracts.web3().provider.make_request("evm_mine", [])
+
     def deploy(self, owner: OrderKey) -> str:
         """WALLET-CREATE for ``owner`` through the relayer, waited on; the wallet's address."""
         client = venues.client()

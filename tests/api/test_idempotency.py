@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -19,11 +18,13 @@ from models import IdempotencyRecord, User
 from models.base import db
 from services.identity import auth
 from services.platform import errors
-from tests.conftest import free_port
+from tests.conftest import DEADLINE, free_port
 
 writes = Blueprint("idempotency_test", __name__, url_prefix="/api/_idem", description="test")
 runs: dict[str, int] = {}
 runs_lock = threading.Lock()
+# A request with "hold" keeps running until the test sets this (see the parallel test).
+released = threading.Event()
 
 
 def _count(tag: str) -> int:
@@ -41,7 +42,8 @@ class Orders(MethodView):
         from flask import request
 
         body = request.get_json()
-        time.sleep(float(body.get("delay", 0)))
+        if body.get("hold"):
+            released.wait(DEADLINE)
         if body.get("fail_first") and runs.get(body["tag"], 0) == 0:
             _count(body["tag"])
             raise errors.VenueUnavailable()
@@ -63,7 +65,9 @@ def idem_client(app):
         app._got_first_request = False  # allow late registration in the test
         app.extensions["copytrade_api"].register_blueprint(writes)
     runs.clear()
-    return app.test_client()
+    released.clear()
+    yield app.test_client()
+    released.set()  # a held request a failed test left running ends
 
 
 def order(headers: dict, key: str | None, client, **body):
@@ -185,33 +189,38 @@ def live_server(idem_client, app):
 def test_parallel_duplicates_run_the_handler_once(live_server, auth_headers):
     key = str(uuid.uuid4())
     headers = {**auth_headers, "Idempotency-Key": key}
+    body = {"tag": "p", "hold": True}
     results: list[httpx.Response] = []
+    answered = threading.Semaphore(0)
     barrier = threading.Barrier(8)
 
     def send() -> None:
         barrier.wait()
         results.append(httpx.post(f"{live_server}/api/_idem/orders", headers=headers,
-                                  json={"tag": "p", "delay": "1.5"}, timeout=20))
+                                  json=body, timeout=DEADLINE))
+        answered.release()
 
     threads = [threading.Thread(target=send) for _ in range(8)]
     for thread in threads:
         thread.start()
+    try:
+        # The one that runs holds until released: the other seven are answered while it
+        # still runs, however long a busy machine takes to send them.
+        for _ in range(7):
+            assert answered.acquire(timeout=DEADLINE), [r.status_code for r in results]
+        assert [r.status_code for r in results] == [409] * 7, [r.text for r in results]
+    finally:
+        released.set()
     for thread in threads:
         thread.join()
-    fresh = [r for r in results if r.status_code == 201 and "Idempotent-Replay" not in r.headers]
-    conflicts = [r for r in results if r.status_code == 409]
-    # One ran; the rest were refused while it ran (or, if a slow thread came after it
-    # ended, got its replay).
-    assert len(fresh) == 1, [r.text for r in results]
-    assert len(conflicts) >= 4
-    assert all(r.headers.get("Idempotent-Replay") == "true"
-               for r in results if r.status_code == 201 and r is not fresh[0])
+    [fresh] = [r for r in results if r.status_code != 409]
+    assert fresh.status_code == 201 and "Idempotent-Replay" not in fresh.headers
     for conflict in (r for r in results if r.status_code == 409):
         assert conflict.json()["code"] == "bad_request"
         assert int(conflict.headers["Retry-After"]) >= 1
     assert runs == {"p": 1}
-    replay = httpx.post(f"{live_server}/api/_idem/orders", headers=headers,
-                        json={"tag": "p", "delay": "1.5"}, timeout=20)
+    replay = httpx.post(f"{live_server}/api/_idem/orders", headers=headers, json=body,
+                        timeout=DEADLINE)
     assert replay.status_code == 201 and replay.headers["Idempotent-Replay"] == "true"
     assert replay.json() == {"run": 1, "order": None}
     assert runs == {"p": 1}

@@ -9,6 +9,7 @@ sending them."""
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from decimal import Decimal
@@ -131,10 +132,15 @@ def test_an_expired_session_key_is_refused_the_same_way(accounts_venue, client, 
                                                        stepped_up_headers, user) -> None:
     cv = accounts_venue
     owner, wallet, session = _ready_account(cv, client, stepped_up_headers, user)
-    # Re-authorized to lapse in a few seconds (the wallet and the venue both read clocks).
-    cv.authorize(owner, wallet, session.address, valid_until=cv.now() + 4)
-    time.sleep(5)
-    cv.chain.contracts.web3().provider.make_request("evm_mine", [])  # Polygon's next block
+    # Re-authorized to lapse soon: the relayer refuses a validUntil already past on its clock
+    # and the wallet one past in the block that takes it, so the key is given several times
+    # what an authorization takes on this machine right now.
+    started = time.monotonic()
+    cv.authorize(owner, wallet, session.address)
+    took = time.monotonic() - started
+    until = cv.clock() + max(4, math.ceil(5 * took))
+    cv.authorize(owner, wallet, session.address, valid_until=until)
+    cv.pass_time(until)
     with pytest.raises(errors.AccountNotReady) as not_ready:
         _market_order(user, _token(cv))
     assert "revoked or expired" in not_ready.value.message
