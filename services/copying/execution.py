@@ -395,7 +395,12 @@ def settle(tickets: list[Ticket]) -> None:
                     "latency_ms": _ms(ticket.sent_at, draft.seen_at),
                     **_stages(draft, ticket.answer.sent, ticket.answer.ack_ms, placed.order)}
             ticket.outcome = _from_placed(placed, base, draft, ticket.answered)
-            if isinstance(ticket.answer.lost, VenueRestricted):
+            if ticket.answer.withheld is not None:
+                # Never sent (its engine's lease clock ran out first; the order is closed and
+                # detached): handed back pending, for whichever engine runs the config next.
+                ticket.outcome = Outcome({"status": INTENT_PENDING,
+                                          "worker": copy_intents.UNOWNED})
+            elif isinstance(ticket.answer.lost, VenueRestricted):
                 # Refused for the venue's mode: nothing placed; the intent waits for a retry.
                 ticket.restricted = ticket.answer.lost
                 # No sent_at/latency: the copy has not left yet as far as the user is concerned.

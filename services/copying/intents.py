@@ -17,7 +17,9 @@ skip with a reason). The rules that make mirroring exactly-once:
   outcome the venue gives for its hash (an order the venue does not know yet, within the
   order service's grace period, leaves the intent pending: it is looked up again). Taking
   over another engine's pending intent is a conditional update only one engine wins
-  (``claim``).
+  (``claim``). An intent whose engine recorded its order but held it back (its lease
+  clock ran out first) names no engine (``UNOWNED``): the order is closed and detached,
+  and whichever engine runs the config next places the copy.
 - ``settle`` / ``settle_many``: outcomes are fenced. An intent's status only moves forward
   (``models.copying.INTENT_PREDECESSORS``: a final outcome is written once), and only for
   the engine named in its ``worker`` column, the fencing token a take-over rewrites. An
@@ -56,6 +58,10 @@ from services.platform.runtime import runtime
 from services.trading import copy_positions, order_outages
 from services.trading.execution_quality import slippage_of
 from venue.models import Side
+
+# The ``worker`` of a pending intent handed back by its engine: no engine is alive by this
+# name, so the next one to run its config takes it over (``claim``) and places it.
+UNOWNED = ""
 
 
 @dataclass(slots=True)
@@ -263,9 +269,11 @@ def reconcile(intent_id: UUID, worker: str, stale_after: float) -> CopyIntentDra
     intent = CopyIntent.get_by_id(intent_id)
     if intent.status not in (INTENT_PENDING, INTENT_SENT):
         return None
-    if intent.status == INTENT_PENDING and intent.worker != worker and not claim(
-            intent.id, worker, intent.worker):
-        return None
+    if intent.status == INTENT_PENDING and intent.worker != worker:
+        if not claim(intent.id, worker, intent.worker):
+            return None
+        # Taken over: a draft handed back to be placed settles under this engine's name.
+        intent.worker = worker
     # The fencing token this engine writes under: its own (a pending intent it now owns),
     # or, for a sent one, the engine that sent it, as read (unless someone moved it since).
     fence = worker if intent.status == INTENT_PENDING else intent.worker
@@ -341,5 +349,5 @@ def _replace_or_expire(intent: CopyIntent, age: float, stale_after: float, fence
     return CopyIntentDraft.stored(intent)
 
 
-__all__ = ["CopyIntentDraft", "claim", "insert", "open_intents", "reconcile", "settle",
+__all__ = ["UNOWNED", "CopyIntentDraft", "claim", "insert", "open_intents", "reconcile", "settle",
            "settle_many", "unsettled"]

@@ -53,7 +53,8 @@ def describe(exc: VenueRestricted) -> str:
 
 
 def hand_back(order: Order) -> None:
-    """Detach an order the venue refused for its mode from its preview, intent and trade."""
+    """Detach an order that never reached the venue (refused for its mode, or withheld by
+    its sender) from its preview, intent and trade."""
     with atomic():
         if order.preview_id is not None:
             (OrderPreview.update(used_at=None)

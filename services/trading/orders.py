@@ -120,6 +120,8 @@ class PostAnswer:
     result: PostOrderResult | None = None
     refused: VenueRejected | None = None
     lost: VenueError | None = None  # no readable answer: the order may or may not be there
+    # Never sent: the sender held the recorded order back itself (why, in words).
+    withheld: str | None = None
     resent: PreparedOrder | None = None  # rebuilt for a new order version and sent instead
     sent: float | None = None  # monotonic clock when the request left
     ack_ms: int | None = None  # from sending to the venue's answer
@@ -360,7 +362,8 @@ def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedO
     """Record the venue's answer to a sent order, or reconcile a lost one; what placing answered.
 
     A lost answer is looked up at the venue by the order's hash now (blocking HTTP: call it
-    outside any open transaction), or queued for reconciliation when the venue is down.
+    outside any open transaction), or queued for reconciliation when the venue is down. A
+    withheld order (never sent) is cancelled and let go of its intent (``hand_back``).
     """
     if answer.resent is not None:  # rebuilt for a new order version: its record was re-stamped
         order, prepared = Order.get_by_id(order.id), answer.resent
@@ -369,6 +372,11 @@ def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedO
         order = finish(order, ORDER_REJECTED, error=_refusal(answer.refused,
                                                              prepared.acct.wallet),
                        acknowledged=True, timings=timings)
+    elif answer.withheld is not None:
+        # Certainly not at the venue: withdrawn (cancelled: nothing failed that the user
+        # should hear of), and its intent let go to be placed anew.
+        order = finish(order, ORDER_CANCELLED, error=answer.withheld)
+        order_outages.hand_back(order)
     elif isinstance(answer.lost, VenueRestricted):
         # Refused for the venue's mode (restart, post-only, ...): certainly not placed.
         order = finish(order, ORDER_REJECTED, error=order_outages.describe(answer.lost),

@@ -165,10 +165,11 @@ def test_drain_hands_executors_over_without_a_missed_or_duplicate_copy(
         drained = a.leases()
         out = cli(env, "worker", "--drain", "--id", a.name, "--timeout", "60")
         assert f"{a.name}: exited" in out
-        assert a.proc.wait(timeout=10) == 0
+        assert a.proc.wait(timeout=DEADLINE) == 0
         assert "drain requested" in a.text()
-        # b took the drained worker's executors over (immediately, not at lease expiry)
-        wait(lambda: set(b.leases()) == set(targets), 10, "b to own every target", [b])
+        # b took the drained worker's executors over (the drain released their leases and
+        # told the others: claimed at b's next sweep)
+        wait(lambda: set(b.leases()) == set(targets), DEADLINE, "b to own every target", [b])
         time.sleep(1.5)  # b copies a few trades too
         wait(lambda: any(i.worker == b.name for c in configs for i in intents(c)
                          if c.target_address in drained), DEADLINE,

@@ -61,6 +61,9 @@ log = logging.getLogger("copytrade.copy_engine")
 
 STALE_FILL = "stale_fill"
 TARGET_VALUE_TTL = 60.0  # seconds a target's portfolio value is reused (proportional sizing)
+# Why a recorded copy's order was held back (the order's error, as people read it).
+LEASE_LAPSED = ("Not sent: the worker could not renew its lease on the target in time; the "
+                "copy is placed again by the worker running it next.")
 
 
 def trade_key(item: ActivityItem) -> str:
@@ -413,11 +416,11 @@ class FillExecutor:
         """Send one recorded order on the engine's client; when it left and the answer."""
         assert self.venue is not None
         if not self.may_send():
-            # Recorded, but the lease may have expired since: not sent. The order is looked
-            # up by hash like a lost answer (the venue never got it).
+            # Recorded, but the lease may have expired since: not sent. Certainly not at the
+            # venue, so the copy is handed back to be placed by the target's next owner.
             log.error("engine %s: lease clock ran out; order %s not sent", self.name,
                       prepared.order_hash)
-            return utcnow(), PostAnswer(lost=VenueError("not sent: the lease clock ran out"))
+            return utcnow(), PostAnswer(withheld=LEASE_LAPSED)
         limiter = self.place_limiter
         try:
             # A free slot is taken without a checkpoint: the fill's orders are written in the

@@ -114,7 +114,8 @@ def test_the_reconciler_places_an_unsent_intent_through_any_placer(bound_db, mak
         placer=Placer(), stale_after=60))
     assert count == 1
     [(config_placed, again)] = placed
-    assert config_placed is snapshot and again.row() == draft.row()
+    # Placed (and settled) under the name of the engine that took it over.
+    assert config_placed is snapshot and again.row() == {**draft.row(), "worker": "this-engine"}
     assert again.side is Side.BUY
     with db.connection_context():
         assert CopyIntent.get_by_id(draft.id).worker == "this-engine"  # taken over

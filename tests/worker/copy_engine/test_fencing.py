@@ -239,6 +239,49 @@ def test_a_dead_engines_copy_is_settled_by_the_recheck_of_the_engine_running_its
     _assert_ledger_agrees(ticket, race.config, trader, market, venue_control)
 
 
+@pytest.mark.parametrize("next_owner", ["the same engine", "another engine"])
+def test_a_copy_its_engine_held_back_when_the_lease_clock_ran_out_is_placed_once_by_the_next_owner(
+        race, trader, market, venue_control, next_owner):
+    ticket = race.ticket
+    assert ticket.prepared is not None
+    held_back = ticket.prepared.order_hash
+    # A's lease clock runs out between the record and the send (a stall on a busy machine):
+    # A sends nothing, and stops the target; its leases go (A itself is still alive).
+    race.a.executor.may_send = lambda: False
+
+    async def send() -> tuple[Any, orders.PostAnswer]:
+        race.a.venue = venues.async_client()
+        try:
+            assert ticket.prepared is not None
+            return await race.a.executor.send(ticket.prepared)
+        finally:
+            await race.a.venue.aclose()
+
+    ticket.sent_at, ticket.answer = trio.run(send)
+    copy_execution.settle([ticket])
+    assert ticket.holding is None
+    race.a.ownership.leases.release([race.config.target_address])
+    race.a.executor.may_send = lambda: True  # A renews again (its clock restarts)
+    owner = race.a if next_owner == "the same engine" else race.b
+    _take(owner, race.config.target_address)
+
+    # The next owner's start places the copy now: not 120 s later as "never reached the
+    # venue", which would miss the target's trade.
+    assert _reconcile(owner, race.config) == 1
+    _assert_ledger_agrees(ticket, race.config, trader, market, venue_control)
+    with db.connection_context():
+        intent = CopyIntent.get_by_id(ticket.draft.id)
+        held = Order.get(Order.order_hash == held_back)
+    assert intent.worker == owner.name
+    assert held.status == "cancelled" and held.target_trade_id is None  # withdrawn
+    assert held.error and held.error.startswith("Not sent")
+    assert not Trade.select().where(Trade.order == held.id).exists()
+    received = [e["order_id"] for e in venue_control.received_orders()
+                if e["body"]["order"]["maker"].lower() == trader.address.lower()]
+    assert held_back not in received and len(received) == 1  # placed once
+    assert _reconcile(owner, race.config) == 0 and _recheck(owner, race.config) == 0
+
+
 def test_a_running_engine_fails_an_order_the_venue_never_got_only_after_the_grace(
         run_engines, make_config, trader, market, target, venue_control):
     config = make_config(trader.user, target)
