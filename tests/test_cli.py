@@ -16,7 +16,7 @@ from devstack.chain.devchain import die_with_parent
 from models.wallet import TradingWallet
 from services.platform import chain_access, runtime
 from services.wallets import wallets
-from tests.conftest import app_settings, free_port
+from tests.conftest import DEADLINE, app_settings, free_port
 
 
 def _env(tmp_path, **extra: str) -> dict[str, str]:
@@ -40,12 +40,13 @@ def test_migrate_then_serve(tmp_path, redis_url):
                                "--workers", "1"], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + DEADLINE  # a starved machine took over 30 s
         while True:
             try:
-                response = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+                response = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10)
                 break
             except httpx.TransportError:
+                assert server.poll() is None, server.stdout.read().decode(errors="replace")
                 assert time.monotonic() < deadline, "server did not start"
                 time.sleep(0.2)
         assert response.status_code == 200

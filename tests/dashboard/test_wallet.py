@@ -11,6 +11,7 @@ from models import User
 from models.wallet import Withdrawal
 from services.wallets import wallets
 from tests.api.test_sessions import confirmation_code
+from tests.conftest import DEADLINE
 from tests.dashboard.conftest import screenshot, sign_in
 from tests.wallet_fixtures import ONE_MATIC, USDC, legacy_eoa_wallet
 
@@ -113,7 +114,7 @@ def test_a_confirmation_submitted_twice_sends_one_withdrawal(
     page.click("button:has-text('Review withdrawal')")
     key = page.locator("#withdraw-confirm input[name=idempotency_key]")
     # The old confirmation stays on the page until htmx swaps the new one in: wait for it.
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + DEADLINE
     while key.get_attribute("value") == fields["idempotency_key"]:
         assert time.monotonic() < deadline, "no fresh confirmation"
         page.wait_for_timeout(100)
