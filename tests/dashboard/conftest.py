@@ -11,6 +11,7 @@ import re
 import secrets
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from werkzeug.serving import make_server
 
 from services.platform import runtime
 from tests.api.test_auth import Inbox
-from tests.conftest import RUN_ID, free_port, use_queue
+from tests.conftest import DEADLINE, RUN_ID, free_port, use_queue
 from tests.worker.conftest import delete_prefixed_keys
 
 CHROMIUM = "/usr/bin/chromium"
@@ -32,6 +33,11 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screensh
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+# Every browser wait (actions, navigations, wait_for, expect) lasts the suite's DEADLINE:
+# Playwright's own defaults (5 s for expect, 30 s for the rest), and the 15 s set here
+# before, are wall-clock bets that a busy machine loses while a request merely takes 6 s.
+# A wait ends as soon as its condition holds, so a long one costs a passing test nothing.
+BROWSER_WAIT_MS = DEADLINE * 1000
 
 
 @pytest.fixture(scope="package")
@@ -41,8 +47,9 @@ def browser() -> Iterator[Any]:
     Package scope, not session: Playwright's sync API keeps an asyncio loop running on
     the main thread while it is open, which would break every later ``asyncio.run``.
     """
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=BROWSER_WAIT_MS)
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install -y chromium)")
     with sync_playwright() as playwright:
@@ -82,8 +89,7 @@ def inbox(app: Any, set_settings: Any) -> Iterator[Inbox]:
 @pytest.fixture
 def page(browser: Any, live_server: str) -> Iterator[Any]:
     """A fresh browser context (no cookies) and page at desktop width."""
-    context = browser.new_context(base_url=live_server, viewport=DESKTOP)
-    context.set_default_timeout(15_000)
+    context = new_context(browser, live_server)
     tab = context.new_page()
     tab.on("dialog", lambda dialog: dialog.accept())  # hx-confirm prompts: say yes
     # The pages send a strict CSP; the browser reports what it blocks only on the console.
@@ -95,6 +101,14 @@ def page(browser: Any, live_server: str) -> Iterator[Any]:
     yield tab
     context.close()
     assert not blocked, f"the page broke its Content-Security-Policy or threw: {blocked}"
+
+
+def new_context(browser: Any, base_url: str, **options: Any) -> Any:
+    """A fresh browser context (no cookies, desktop width unless ``options`` say otherwise)
+    on ``base_url`` whose waits last BROWSER_WAIT_MS."""
+    context = browser.new_context(base_url=base_url, **{"viewport": DESKTOP, **options})
+    context.set_default_timeout(BROWSER_WAIT_MS)
+    return context
 
 
 def _is_csp_violation(text: str) -> bool:
@@ -191,7 +205,15 @@ def copy_engine(app: Any, redis_url: str, job_prefix: str) -> Iterator[Any]:
     from worker.copy_engine.engine import CopyEngine
 
     client = redis.Redis.from_url(redis_url)
-    engine = CopyEngine(f"dash-engine-{secrets.token_hex(3)}", client, job_prefix, FAST)
+    # Timings a busy machine cannot beat are off. Leases of DEADLINE, not FAST's 2 s: a
+    # thread starved for 1.4 s would stop its targets (the lease clock) and take them again,
+    # the page meanwhile showing "waiting for a worker" and the feed's fills of the
+    # restarting target passed over. No stale-feed timer (30 s without a trade frame): the
+    # sandbox trades only when a test says so, so the timer would only time the test's own
+    # sign-in and page loads, and a slow one would find the feed "stale" before its first
+    # trade. These tests watch one engine copy, and kill the feed by closing it.
+    settings = replace(FAST, lease_ms=int(DEADLINE * 1000), feed_stale_seconds=0)
+    engine = CopyEngine(f"dash-engine-{secrets.token_hex(3)}", client, job_prefix, settings)
 
     async def start(nursery: Any) -> Any:
         return await nursery.start(engine.run)

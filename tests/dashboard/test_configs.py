@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import time
 from decimal import Decimal
 
 from eth_account import Account
@@ -14,14 +13,7 @@ from eth_account import Account
 from models.copying import CopyabilityReport, CopyConfig
 from tests.chain_venue import run_queued_jobs
 from tests.dashboard.conftest import accessible_and_fits_a_phone, screenshot, sign_in
-
-
-def _wait(check, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while not (value := check()):
-        assert time.monotonic() < deadline, f"timed out waiting for {check}"
-        time.sleep(0.1)
-    return value
+from tests.operations.stack import wait
 
 
 def _fresh_market(venue_control) -> dict:
@@ -60,12 +52,12 @@ def test_preview_create_start_paper_config_and_see_a_copied_trade(
     page.wait_for_selector("#config-status [data-state=copying]")
     # The engine takes the target within a sweep; the status fragment polls itself.
     page.wait_for_selector("#config-status [data-executor=running]")
-    _wait(lambda: (rt := copy_engine.targets.get(target)) is not None and rt.ready.is_set())
+    wait(lambda: (rt := copy_engine.targets.get(target)) is not None and rt.ready.is_set())
 
     venue_control.call("POST", "/trades", {"wallet": target, "token_id": yes, "side": "BUY",
                                           "size": "40", "price": "0.5"}, expect=201)
     copied = page.locator("#decisions tr[data-decision=copied]")
-    copied.wait_for(timeout=20_000)
+    copied.wait_for()
     assert "filled" in copied.inner_text() and "20" in copied.inner_text()
     assert "paper" in copied.inner_text()
     # The table's short times name their zone once, in the heading (the browser's: UTC here).
@@ -166,13 +158,12 @@ def test_rules_from_the_form_a_budget_running_out_and_the_out_of_funds_card(
 
     page.click("button:has-text('Start copying')")
     page.wait_for_selector("#config-status [data-executor=running]")
-    _wait(lambda: (rt := copy_engine.targets.get(target)) is not None and rt.ready.is_set())
+    wait(lambda: (rt := copy_engine.targets.get(target)) is not None and rt.ready.is_set())
     for _ in range(2):  # 20 shares (about 10.2 pUSD) fit in 12 pUSD a day; the next do not
         venue_control.call("POST", "/trades", {"wallet": target, "token_id": yes,
                                               "side": "BUY", "size": "20", "price": "0.5"},
                            expect=201)
-    page.wait_for_selector("#config-status tr[data-reason=daily_budget_exhausted]",
-                           timeout=20_000)
+    page.wait_for_selector("#config-status tr[data-reason=daily_budget_exhausted]")
     screenshot(page, "config-reasons")
 
     # A copy that found too little balance: the card says so rather than "copying".
@@ -208,7 +199,7 @@ def test_the_preview_replays_the_target_through_the_previewed_rules(
     result.locator("[data-status=queued]").wait_for()
     # (an earlier test on this xdist worker may have left its own report job queued)
     assert "copyability.report" in run_queued_jobs(only={"copyability.report"})
-    result.locator("[data-status=done]").wait_for(timeout=20_000)
+    result.locator("[data-status=done]").wait_for()
     shown = result.inner_text()
     assert re.search(r"\b[1-9]\d* fills over 7d", shown), shown
     assert result.locator("[data-p50-pnl]").inner_text().strip()

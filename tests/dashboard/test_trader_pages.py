@@ -17,7 +17,7 @@ import pytest
 from models import User
 from services.trading import orders, previews
 from tests.chain_venue import run_queued_jobs
-from tests.dashboard.conftest import DESKTOP, accessible_and_fits_a_phone, screenshot, sign_in
+from tests.dashboard.conftest import accessible_and_fits_a_phone, new_context, screenshot, sign_in
 from tests.services.test_pnl_history import account_fills
 from tests.trading_support import onboarded_trader
 
@@ -136,9 +136,8 @@ def test_prices_to_each_markets_tick_and_moments_in_the_readers_zone(
         browser, live_server, inbox, venue_control):
     """A reader in New York: the pages' moments are New York's, the zone named; each price
     is written to its own market's tick (0.01 and 0.001), money to the cent."""
-    context = browser.new_context(base_url=live_server, viewport=DESKTOP, locale="en-US",
-                                  timezone_id="America/New_York")
-    context.set_default_timeout(15_000)
+    context = new_context(browser, live_server, locale="en-US",
+                          timezone_id="America/New_York")
     page = context.new_page()
     try:
         user = User.get(User.email == sign_in(page, inbox))
