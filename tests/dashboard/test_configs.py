@@ -56,7 +56,9 @@ def test_preview_create_start_paper_config_and_see_a_copied_trade(
 
     venue_control.call("POST", "/trades", {"wallet": target, "token_id": yes, "side": "BUY",
                                           "size": "40", "price": "0.5"}, expect=201)
-    copied = page.locator("#decisions tr[data-decision=copied]")
+    # The row comes as soon as the copy is decided (pending), and is filled a moment later,
+    # which a busy machine may stretch past the decisions table's next refresh.
+    copied = page.locator("#decisions tr[data-decision=copied][data-status=filled]")
     copied.wait_for()
     assert "filled" in copied.inner_text() and "20" in copied.inner_text()
     assert "paper" in copied.inner_text()
