@@ -9,16 +9,23 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+
+from tests.conftest import DEADLINE
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_python(script: str, *args: str, timeout: float = 120) -> str:
-    """``script``'s standard output; fails the test with its standard error if it fails."""
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+def run_python(script: str, *args: str, env: Mapping[str, str] | None = None,
+               timeout: float = DEADLINE) -> str:
+    """``script``'s standard output; fails the test with its standard error if it fails.
+
+    ``env``: the process's whole environment (default: this one's)."""
+    env = os.environ if env is None else env
+    path = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     result = subprocess.run([sys.executable, "-c", script, *args], cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": path},
+                            env={**env, "PYTHONPATH": path},
                             capture_output=True, text=True, timeout=timeout)
     assert result.returncode == 0, result.stderr
     return result.stdout

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from tests.conftest import DEADLINE
+
 
 @contextmanager
 def serving(handler: type[BaseHTTPRequestHandler], host: str = "127.0.0.1") -> Iterator[str]:
@@ -25,12 +27,13 @@ def serving(handler: type[BaseHTTPRequestHandler], host: str = "127.0.0.1") -> I
 
 
 class Dripper:
-    """A loopback server that answers one byte every half second, headers included when
-    ``drip_headers``; counts the connections it is holding."""
+    """A loopback server that answers one byte every ``pace`` seconds, headers included when
+    ``drip_headers``; counts the connections it is holding, and those it let go."""
 
-    def __init__(self, drip_headers: bool) -> None:
+    def __init__(self, drip_headers: bool, pace: float = 0.5) -> None:
         self.stop = threading.Event()
         self.holding = 0
+        self.ended = 0  # connections let go: answered in full, given up by the client, stopped
         self.changed = threading.Condition()
         outer = self
 
@@ -48,7 +51,7 @@ class Dripper:
                 try:
                     for byte in head + b" " * 64:
                         # Paced by the clock on purpose: this is the slow server.
-                        if outer.stop.wait(0.5):
+                        if outer.stop.wait(pace):
                             return
                         self.wfile.write(bytes([byte]))
                         self.wfile.flush()
@@ -57,6 +60,7 @@ class Dripper:
                 finally:
                     with outer.changed:
                         outer.holding -= 1
+                        outer.ended += 1
                         outer.changed.notify_all()
 
             def log_message(self, *args: object) -> None:
@@ -65,5 +69,6 @@ class Dripper:
         self.handler = Handler
 
     def wait_holding(self, count: int) -> None:
+        """Wait until ``count`` connections are being held at once."""
         with self.changed:
-            assert self.changed.wait_for(lambda: self.holding >= count, timeout=10)
+            assert self.changed.wait_for(lambda: self.holding >= count, timeout=DEADLINE)
