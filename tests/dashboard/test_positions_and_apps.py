@@ -5,6 +5,8 @@ from __future__ import annotations
 import secrets
 from decimal import Decimal
 
+from playwright.sync_api import expect
+
 from models import User
 from models.oauth import Approval, OAuthClient
 from services.oauth import tokens as oauth
@@ -107,8 +109,9 @@ def test_oauth_consent_signs_in_on_the_dashboard_and_renders_in_its_layout(page,
     page.wait_for_selector("#consent")
     assert "/oauth/authorize" in page.url and "Consent agent" in page.content()
     assert page.locator(".topbar .who").inner_text() == "consent@example.com"
-    assert page.eval_on_selector(".topbar", "e => getComputedStyle(e).backgroundColor") == (
-        "rgb(17, 24, 39)")  # dashboard.css applied under the page's CSP
+    # dashboard.css applied under the page's CSP (awaited: the element can come before
+    # the stylesheet does)
+    expect(page.locator(".topbar")).to_have_css("background-color", "rgb(17, 24, 39)")
     assert page.evaluate("typeof htmx") == "object"
     screenshot(page, "oauth-consent")
     accessible_and_fits_a_phone(page, "oauth-consent")
