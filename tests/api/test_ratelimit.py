@@ -73,10 +73,12 @@ class Bucket:
         high = self.burst - self.admitted + self.rate * answered + self._least_high
         return min(self.burst, low), min(self.burst, high)
 
-    def send(self, client, method: str = "options", path: str = "/api/stats/platform"):
-        """Send one request and check its answer against the bucket; the answer."""
+    def send(self, client, method: str = "options", path: str = "/api/stats/platform",
+             expect: int = 200, **request):
+        """Send one request and check its answer against the bucket (``expect`` when it
+        passes); the answer."""
         sent = time.monotonic()
-        response = getattr(client, method)(path)
+        response = getattr(client, method)(path, **request)
         answered = time.monotonic()
         low, high = self._levels(sent, answered)
         remaining = int(response.headers["X-RateLimit-Remaining"])
@@ -85,7 +87,7 @@ class Bucket:
             assert low < 1 + SLACK and remaining <= 1, (self.admitted, low, high, remaining)
             self.refused += 1
             return response
-        assert response.status_code == 200, response.data
+        assert response.status_code == expect, response.data
         assert high >= 1 - SLACK, (self.admitted, low, high)  # there was a token to take
         self._least_low = min(self._least_low, self.admitted - self.rate * answered)
         self._least_high = min(self._least_high, self.admitted - self.rate * sent)
@@ -96,12 +98,12 @@ class Bucket:
         return response
 
     def send_until_refused(self, client, method: str = "get",
-                           path: str = "/api/stats/platform"):
+                           path: str = "/api/stats/platform", **request):
         """Send (each answer checked) until the bucket refuses one; that answer. A machine
         answering slower than the refill never sees one, so this fails after DEADLINE."""
         deadline = time.monotonic() + DEADLINE
         while time.monotonic() < deadline:
-            response = self.send(client, method, path)
+            response = self.send(client, method, path, **request)
             if response.status_code == 429:
                 return response
         raise AssertionError(f"no request refused in {DEADLINE} s ({self.admitted} admitted)")
@@ -170,31 +172,46 @@ def test_bigger_limit(make_app):
 
 
 def test_every_response_carries_the_headers(make_app):
-    # One token a second: four requests within it, however busy the machine.
+    # A full bucket of 3 admits the first three whatever their answers; the next ones are
+    # sent until one is refused (a busy machine may earn a token back on the way).
     client = client_for(make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=3))
-    responses = [client.get("/api/stats/platform"), client.get("/api/users/me"),
-                 client.post("/api/auth/magic", json={"email": "nope"})]
-    assert [r.status_code for r in responses] == [200, 401, 400]
-    responses.append(client.get("/api/stats/platform"))
-    assert responses[-1].status_code == 429
+    bucket = Bucket(1, 3)
+    responses = [bucket.send(client, "get"),
+                 bucket.send(client, "get", "/api/users/me", expect=401),
+                 bucket.send(client, "post", "/api/auth/magic", expect=400,
+                             json={"email": "nope"})]
+    responses.append(bucket.send_until_refused(client))
     for response in responses:
         assert all(name in response.headers for name in RATE_HEADERS), response.headers
-    assert [r.headers["X-RateLimit-Remaining"] for r in responses] == ["2", "1", "0", "0"]
+    assert responses[0].headers["X-RateLimit-Remaining"] == "2"
+    assert responses[-1].headers["X-RateLimit-Remaining"] == "0"
+
+
+# The tests below drain a bucket of 20 at one token a second: another bucket's answers
+# (a full one says 19 left) differ from the drained one's until ~15 s have passed, which
+# Bucket's bounds allow for only when the machine really was that slow.
+BURST = 20
 
 
 def test_buckets_are_per_client_address(make_app):
-    flask_app = make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=2)
+    flask_app = make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=BURST)
     greedy, other = client_for(flask_app), client_for(flask_app)
-    assert [greedy.get("/api/stats/platform").status_code for _ in range(3)] == [200, 200, 429]
-    assert other.get("/api/stats/platform").status_code == 200
+    bucket = Bucket(1, BURST)
+    for _ in range(BURST):
+        bucket.send(greedy, "get")
+    bucket.send_until_refused(greedy)
+    assert Bucket(1, BURST).send(other, "get").headers["X-RateLimit-Remaining"] == "19"
 
 
 def test_workers_share_one_bucket_through_redis(make_app):
     ip = "10.250.0.1-" + secrets.token_hex(3)
-    one = client_for(make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=3), ip)
-    two = client_for(make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=3), ip)
-    assert [c.get("/api/stats/platform").status_code for c in (one, two, one)] == [200] * 3
-    assert two.get("/api/stats/platform").status_code == 429
+    one = client_for(make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=BURST), ip)
+    two = client_for(make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=BURST), ip)
+    bucket = Bucket(1, BURST)  # one bucket: each answer from either app is checked on it
+    for n in range(BURST):
+        bucket.send((one, two)[n % 2], "get")
+    bucket.send_until_refused(two)
+    assert bucket.send_until_refused(one).status_code == 429
 
 
 def test_redis_down_admits_requests(make_app):
@@ -206,23 +223,31 @@ def test_redis_down_admits_requests(make_app):
         assert "X-RateLimit-Remaining" not in response.headers
 
 
-def _forwarded(client, address: str):
-    return client.get("/api/stats/platform", headers={"X-Forwarded-For": address})
+def _forwarded(address: str) -> dict:
+    return {"headers": {"X-Forwarded-For": address}}
 
 
 def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_bucket(make_app):
     """Issue 18 finding 4: with TRUSTED_PROXIES=1 the proxy's X-Forwarded-For names the client."""
-    proxy = client_for(make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=2,
+    proxy = client_for(make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=BURST,
                                 TRUSTED_PROXIES=1))
-    first, second = (f"198.51.100.{secrets.randbelow(250)}", f"203.0.113.{secrets.randbelow(250)}")
-    assert [_forwarded(proxy, first).status_code for _ in range(3)] == [200, 200, 429]
-    assert _forwarded(proxy, second).status_code == 200
-    # Only the hop the proxy appended counts: a client cannot pick its bucket by
+    first, second, third = (f"198.51.100.{secrets.randbelow(250)}",
+                            f"203.0.113.{secrets.randbelow(250)}",
+                            f"192.0.2.{secrets.randbelow(250)}")
+    firsts = Bucket(1, BURST)
+    for _ in range(BURST):
+        firsts.send(proxy, "get", **_forwarded(first))
+    firsts.send_until_refused(proxy, **_forwarded(first))
+    seconds = Bucket(1, BURST).send(proxy, "get", **_forwarded(second))
+    assert seconds.headers["X-RateLimit-Remaining"] == "19"
+    # Only the hop the proxy appended counts: a client cannot pick a fresh bucket by
     # sending its own X-Forwarded-For (the proxy appends the real address after it).
-    assert _forwarded(proxy, f"{second}, {first}").status_code == 429
+    assert firsts.send_until_refused(proxy, **_forwarded(f"{third}, {first}")).status_code == 429
 
 
 def test_without_trusted_proxies_x_forwarded_for_is_ignored(make_app):
-    peer = client_for(make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=2))
-    statuses = [_forwarded(peer, f"192.0.2.{n}").status_code for n in range(3)]
-    assert statuses == [200, 200, 429]  # one bucket: the peer's address
+    peer = client_for(make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=BURST))
+    bucket = Bucket(1, BURST)  # one bucket, the peer's address, whatever each claims
+    for n in range(BURST):
+        bucket.send(peer, "get", **_forwarded(f"192.0.2.{n}"))
+    bucket.send_until_refused(peer, **_forwarded("192.0.2.250"))

@@ -8,6 +8,7 @@ import secrets
 from models import User
 from services.wallets import wallets
 from tests.api.test_sessions import confirmation_code
+from tests.conftest import DEADLINE
 from tests.dashboard.conftest import screenshot, sign_in
 
 
@@ -32,7 +33,7 @@ def test_a_new_user_follows_onboarding_until_ready(page, inbox, worker_host,
     assert alert.locator("[data-field=private_key]").count() == 1
 
     page.click("button:has-text('Set up my account')")
-    page.wait_for_selector("#onboarding[data-status=ready]", timeout=60_000)
+    page.wait_for_selector("#onboarding[data-status=ready]", timeout=DEADLINE * 1000)
     states = page.locator("#onboarding li").evaluate_all(
         "items => items.map(i => i.dataset.state)")
     assert states == ["done"] * 4

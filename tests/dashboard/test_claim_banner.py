@@ -10,6 +10,7 @@ import time
 from web3 import Web3
 
 from tests.chain_venue import run_queued_jobs
+from tests.conftest import DEADLINE
 from tests.dashboard.conftest import accessible_and_fits_a_phone, sign_in
 from tests.services.test_relayer_claims_chain import holding_winners
 from tests.wallet_fixtures import USDC
@@ -46,12 +47,12 @@ def test_the_banner_claims_resolved_winnings_after_a_confirmation(
     before = _pusd(cv, maker)
     banner.locator("button:has-text('Claim all')").click()
     # The request waits for the claim's job a while: run it here, as a worker would.
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + DEADLINE
     while "claims.redeem" not in run_queued_jobs(only={"claims.redeem"}):
         assert time.monotonic() < deadline, "the claim was never queued"
         time.sleep(0.1)
     assert asked == ["Claim every resolved position? The winnings arrive as pUSD."]
-    page.wait_for_selector("#claim-result [data-status=confirmed]", timeout=60_000)
+    page.wait_for_selector("#claim-result [data-status=confirmed]", timeout=DEADLINE * 1000)
     assert "pays 6.00" in page.locator("#claim-result").inner_text()
     assert _pusd(cv, maker) - before == 6 * USDC
 

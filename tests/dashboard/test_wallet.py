@@ -63,12 +63,12 @@ def test_deposit_balances_and_a_withdrawal_until_its_hash_appears(
     page.fill("input[name=step_up_code]", confirmation_code(inbox, email))
     page.click("button:has-text('Confirm withdrawal')")
     tx_hash = page.locator("[data-tx-hash]")
-    tx_hash.wait_for(timeout=30_000)
+    tx_hash.wait_for(timeout=DEADLINE * 1000)
     hash_text = tx_hash.get_attribute("data-tx-hash")
     assert hash_text.startswith("0x") and len(hash_text) == 66
-    page.wait_for_selector(".progress[data-status=confirmed]", timeout=30_000)
+    page.wait_for_selector(".progress[data-status=confirmed]", timeout=DEADLINE * 1000)
     screenshot(page, "wallet-withdrawal")
-    receipt = wallet_chain.web3().eth.wait_for_transaction_receipt(hash_text, timeout=10)
+    receipt = wallet_chain.web3().eth.wait_for_transaction_receipt(hash_text, timeout=DEADLINE)
     assert receipt["status"] == 1
     assert token_balance_base(wallet_chain.web3(), wallet_chain.contracts.pusd, to) == (
         3 * USDC // 2)

@@ -13,6 +13,7 @@ from models import User
 from models.wallet import CollateralWrap
 from services.wallets import wallets
 from tests.chain_venue import chain_venue  # noqa: F401 - this test's chain-backed venue
+from tests.conftest import DEADLINE
 from tests.dashboard.conftest import screenshot, sign_in
 from tests.wallet_fixtures import USDC
 
@@ -28,7 +29,7 @@ def test_usdc_e_waiting_is_wrapped_from_the_button_and_a_failure_can_be_retried(
     email = sign_in(page, inbox)
     page.goto("/dashboard/account")
     page.click("button:has-text('Set up my account')")
-    page.wait_for_selector("#onboarding[data-status=ready]", timeout=60_000)
+    page.wait_for_selector("#onboarding[data-status=ready]", timeout=DEADLINE * 1000)
     maker = wallets.for_user(User.get(User.email == email)).funder_address
     # Below AUTO_WRAP_MIN_USDC_E: the watcher leaves it, the page offers it.
     dev.mint(dev.usdce, maker, USDC // 2)
@@ -40,7 +41,7 @@ def test_usdc_e_waiting_is_wrapped_from_the_button_and_a_failure_can_be_retried(
     waiting.wait_for()
     assert "0.5 USDC.e" in waiting.inner_text() and "account page" in waiting.inner_text()
     page.click("#wrap button:has-text('Wrap 0.5 USDC.e into pUSD')")
-    page.wait_for_selector("#wrap[data-status=confirmed]", timeout=30_000)
+    page.wait_for_selector("#wrap[data-status=confirmed]", timeout=DEADLINE * 1000)
     assert page.locator("#wrap [data-usdc-e]").count() == 0  # nothing left to wrap
     waiting.wait_for(state="detached")  # the readiness card re-read once the wrap was done
     assert token_balance_base(chain.web3(), dev.pusd, maker) == USDC // 2
@@ -51,10 +52,10 @@ def test_usdc_e_waiting_is_wrapped_from_the_button_and_a_failure_can_be_retried(
         "state": "FAILED", "message": "onramp paused"}}, expect=200)
     page.goto("/dashboard/account")
     page.click("#wrap button:has-text('Wrap 0.25 USDC.e into pUSD')")
-    page.wait_for_selector("#wrap[data-status=failed]", timeout=30_000)
+    page.wait_for_selector("#wrap[data-status=failed]", timeout=DEADLINE * 1000)
     assert "onramp paused" in page.locator("#wrap [data-wrap-error]").inner_text()
     page.click("#wrap button:has-text('Retry: wrap 0.25 USDC.e into pUSD')")
-    page.wait_for_selector("#wrap[data-status=confirmed]", timeout=30_000)
+    page.wait_for_selector("#wrap[data-status=confirmed]", timeout=DEADLINE * 1000)
     assert [w.status for w in CollateralWrap.select().order_by(CollateralWrap.created_at)] == [
         "confirmed", "failed", "confirmed"]
     assert token_balance_base(chain.web3(), dev.pusd, maker) == USDC // 2 + USDC // 4

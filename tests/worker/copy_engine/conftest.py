@@ -21,6 +21,7 @@ from eth_account import Account
 
 from models.base import utcnow
 from models.copying import CopyConfig, CopyIntent
+from tests.conftest import DEADLINE
 from tests.worker.conftest import delete_prefixed_keys
 from worker.copy_engine.engine import CopyEngine, EngineSettings
 
@@ -83,7 +84,7 @@ def run_engines(app: Any, redis_url: str, engine_prefix: str) -> Callable[..., N
                 for engine in engines:
                     await nursery.start(engine.run)
                 try:
-                    with trio.fail_after(60):
+                    with trio.fail_after(3 * DEADLINE):
                         await scenario(engines)
                 finally:
                     nursery.cancel_scope.cancel()
@@ -93,7 +94,7 @@ def run_engines(app: Any, redis_url: str, engine_prefix: str) -> Callable[..., N
     return run
 
 
-async def wait_for(check: Callable[[], Any], timeout: float = 15.0, step: float = 0.1) -> Any:
+async def wait_for(check: Callable[[], Any], timeout: float = DEADLINE, step: float = 0.1) -> Any:
     """Poll a blocking ``check`` in a thread until it returns something truthy."""
     deadline = time.monotonic() + timeout
     while True:
@@ -150,7 +151,7 @@ async def owned(engine: CopyEngine, target: str) -> None:
         rt = engine.targets.get(target)
         return rt is not None and rt.ready.is_set()
 
-    with trio.fail_after(15):
+    with trio.fail_after(DEADLINE):
         while not await ready():
             await trio.sleep(0.05)
 

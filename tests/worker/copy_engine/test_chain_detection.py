@@ -68,7 +68,7 @@ def _market(control: Any, **fields: Any) -> str:
 async def _ready(engine: CopyEngine, target: str, *, pending: bool = False) -> None:
     """Wait until the engine runs ``target``, polled it once, and the chain watches it."""
     await owned(engine, target)
-    with trio.fail_after(15):
+    with trio.fail_after(DEADLINE):
         while not (engine.chain is not None and engine.chain.connected
                    and target in engine.chain.watching and engine.stats.polls >= 1
                    and (engine.chain.pending or not pending)):
@@ -215,7 +215,7 @@ def test_a_fill_seen_by_the_feed_and_the_chain_makes_one_intent(
     async def scenario(engines: list[CopyEngine]) -> None:
         engine = engines[0]
         await _ready(engine, target)
-        with trio.fail_after(15):
+        with trio.fail_after(DEADLINE):
             while not engine.feed_connected:
                 await trio.sleep(0.05)
         await inject(chain_venue, target, token, "BUY", "10", "0.5")

@@ -23,6 +23,7 @@ from services.copying import execution as copy_execution
 from services.copying.intents import CopyIntentDraft
 from services.copying.mirror import Decision
 from services.platform import venues
+from tests.conftest import DEADLINE
 from tests.worker.copy_engine.conftest import (
     FAST,
     inject,
@@ -256,7 +257,7 @@ def test_the_place_limiter_bounds_the_orders_in_flight(
                 tickets = [copy_execution.Ticket(row) for row in rows]
                 copy_execution.prepare(tickets, quote, engine.wallets.accounts)
                 assert copy_execution.record(rows, tickets, quote) == rows
-                with trio.fail_after(30):
+                with trio.fail_after(DEADLINE):
                     await send_all(tickets, tokens)
                 for ticket in tickets:
                     assert ticket.answer is not None and ticket.answer.result is not None

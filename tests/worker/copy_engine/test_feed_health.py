@@ -19,6 +19,7 @@ from schemas.configs import ConfigStatusSchema
 from services.copying import configs
 from services.notifications import channels
 from services.platform import copy_control, metrics, operations
+from tests.conftest import DEADLINE
 from tests.worker.conftest import delete_prefixed_keys
 from tests.worker.copy_engine.conftest import FAST, inject, owned, settled, wait_for
 
@@ -48,13 +49,13 @@ def test_a_muted_feed_goes_stale_polling_copies_and_the_feed_comes_back(
     email = channels.add(trader.user, "email").channel  # any channel: its delivery is queued
 
     async def detection(engine, source: str) -> None:
-        with trio.fail_after(15):
+        with trio.fail_after(DEADLINE):
             while engine.detection.source != source:
                 await trio.sleep(0.05)
 
     async def trades_flow(engine) -> None:
         """A whale trades elsewhere until the feed is live (one may fall in a reconnect)."""
-        with trio.fail_after(15):
+        with trio.fail_after(DEADLINE):
             while engine.detection.source != "feed":
                 await inject(venue_control, "0x" + "77" * 20, market.no, "BUY", "10", "0.5")
                 with trio.move_on_after(0.7):

@@ -15,6 +15,7 @@ from models.copying import CopyConfig, CopyPosition
 from models.trading import Order, PaperTrade
 from services.copying import intents as copy_intents
 from services.copying.intents import CopyIntentDraft
+from tests.conftest import DEADLINE
 from tests.worker.copy_engine.conftest import (
     FAST,
     edit_config,
@@ -275,7 +276,7 @@ def test_backstop_polls_hold_off_while_a_fill_is_being_copied(
     async def scenario(engines):
         engine = engines[0]
         await owned(engine, target)
-        with trio.fail_after(10):
+        with trio.fail_after(DEADLINE):
             while not engine.feed_connected:
                 await trio.sleep(0.05)
         # The venue holds the copy's POST /order for 2.5 s: the fill stays in flight.
@@ -295,7 +296,7 @@ def test_backstop_polls_hold_off_while_a_fill_is_being_copied(
         await wait_for(settled(config))
         # The settle commit lands a moment before the copy ends (positions, answers): wait for
         # the copy itself, then collection must be back on.
-        with trio.fail_after(5):
+        with trio.fail_after(DEADLINE):
             while engine.executor.copying:
                 await trio.sleep(0.01)
         assert gc.isenabled()  # ...and only for it
@@ -351,7 +352,7 @@ def test_first_polls_of_targets_starting_together_take_turns(redis_url, engine_p
 
 def test_the_engines_count_the_live_engines_at_each_sweep(run_engines):
     async def scenario(engines):
-        with trio.fail_after(10):
+        with trio.fail_after(DEADLINE):
             while any(engine.ownership.engines != 3 for engine in engines):
                 await trio.sleep(0.05)
 
@@ -372,7 +373,7 @@ def test_balance_reads_are_paced_oldest_first_under_the_deployments_rate(
     async def scenario(engines):
         engine = engines[0]
         await owned(engine, target)
-        with trio.fail_after(10):  # the first reads, one per copier
+        with trio.fail_after(DEADLINE):  # the first reads, one per copier
             while any(s.refreshed_at == 0 for _, s in engine.wallets.accounts._slots.items()):
                 await trio.sleep(0.05)
         await trio.to_thread.run_sync(lambda: venue_control.call("DELETE", "/requests"))

@@ -14,6 +14,7 @@ import trio.testing
 from eth_account import Account
 
 from services.platform import copy_leases
+from tests.conftest import DEADLINE
 from tests.worker.copy_engine.conftest import FAST, inject, intents_of, settled, wait_for
 from worker.copy_engine.engine import CopyEngine
 
@@ -46,7 +47,7 @@ def test_a_dead_engines_gap_fills_are_copied_once_within_seconds_of_the_lease_ex
         async with trio.open_nursery() as nursery:
             for engine, scope in zip(engines, scopes, strict=True):
                 await nursery.start(run, engine, scope)
-            with trio.fail_after(90):
+            with trio.fail_after(2 * DEADLINE):
                 while not (all(e.feed_connected for e in engines) and sum(
                         1 for e in engines for w in e.targets.values() if w.ready.is_set())
                         == TARGETS and all(e.targets for e in engines)):
@@ -69,7 +70,7 @@ def test_a_dead_engines_gap_fills_are_copied_once_within_seconds_of_the_lease_ex
                 for target in gap:
                     await inject(venue_control, target, market.yes, "BUY", "20", "0.5")
                 for target in gap:
-                    await wait_for(settled(configs[target]), timeout=60)
+                    await wait_for(settled(configs[target]))
                 measured["expiry"] = expiry
                 measured["theirs"] = len(theirs)
                 measured["gap"] = gap  # type: ignore[assignment]
