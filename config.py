@@ -1246,8 +1246,8 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         None),
     "COPY_BALANCE_READS_PER_SECOND": (
         'collateral (balance-allowance) reads per second of the whole deployment, at a '
-        'start and a take-over too, shared by the live workers (each figure read once per '
-        'deployment and shared through Redis)',
+        'start, a take-over and a copy\'s re-check too, shared by the live workers (each '
+        'figure read once per deployment and shared through Redis)',
         None),
     "COPY_RECHECK_SECONDS": (
         'how often a copy engine looks its own open copy orders up again, and from what '

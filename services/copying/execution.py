@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -162,6 +162,19 @@ class Executed:
     outcomes: list[tuple[CopyIntentDraft, dict[str, Any]]] = field(default_factory=list)
 
 
+async def _recheck(recheck: BalanceRecheck, users: set[UUID],
+                   accounts: AccountCache) -> set[UUID]:
+    """Ask the venue for these copiers' figures; those it did not read (past the engine's
+    balance-read budget, or the read failed)."""
+    def read_at(user_id: UUID) -> float | None:
+        slot = accounts.get(user_id)
+        return None if slot is None else slot.refreshed_at
+
+    before = {user_id: read_at(user_id) for user_id in users}
+    await recheck(users)
+    return {user_id for user_id, at in before.items() if read_at(user_id) == at}
+
+
 async def execute(drafts: Sequence[CopyIntentDraft], quote: Quote, *, accounts: AccountCache,
                   send: Sender, run_db: DbRunner, recheck: BalanceRecheck,
                   insert: bool = True, catalogue_market: bool = True,
@@ -179,10 +192,10 @@ async def execute(drafts: Sequence[CopyIntentDraft], quote: Quote, *, accounts: 
         recorded, short = await run_db(ready, drafts, tickets, quote, accounts, insert=insert,
                                        final=False, catalogue_market=catalogue_market,
                                        may_send=may_send)
-        if short:  # the estimate says the wallet cannot pay: ask the venue before skipping
-            await recheck({t.user_id for t in short})
+        if short:  # the estimate is short or unknown: ask the venue before skipping
+            unread = await _recheck(recheck, {t.user_id for t in short}, accounts)
             recorded, _ = await run_db(ready, drafts, tickets, quote, accounts,
-                                       insert=insert, final=True,
+                                       insert=insert, final=True, unchecked=unread,
                                        catalogue_market=catalogue_market, may_send=may_send)
     except fences.LeaseLapsed:
         for ticket in tickets:  # nothing was recorded: give the reservations back
@@ -271,13 +284,15 @@ def _failure(exc: Exception) -> dict[str, Any]:
 
 
 def prepare(tickets: list[Ticket], quote: Quote, accounts: AccountCache, *,
-            final: bool = True) -> list[Ticket]:
+            final: bool = True, unchecked: Collection[UUID] = ()) -> list[Ticket]:
     """Plan, check and sign each ticket's order from the quote (step 1); the short ones.
 
-    A ticket whose copier's estimate cannot pay is returned (not failed) unless ``final``,
-    so the caller can ask the venue for the real balance and try once more. A copier
-    without an opened account is served the slow way (account and balance read now; this
-    needs a database connection).
+    A ticket whose copier's estimate cannot pay, or is not known yet, is returned (not
+    failed) unless ``final``, so the caller can ask the venue for the real balance and try
+    once more. Copiers in ``unchecked`` (the venue was not asked: the balance-read budget
+    was spent), and those still without an estimate, are not checked here: the venue
+    refuses an order the wallet cannot pay. A copier without an opened account is served
+    the slow way (account and balance read now; this needs a database connection).
     """
     short: list[Ticket] = []
     book, market = quote.book, quote.info
@@ -295,8 +310,16 @@ def prepare(tickets: list[Ticket], quote: Quote, accounts: AccountCache, *,
                 ticket.prepared = orders.prepare_order(ticket.user_id, **request)
                 continue
             with slot.lock:
+                available = slot.available
+                if available is None and not final:
+                    # No figure yet (the budget has not reached it): not read here, in
+                    # this thread and past the budget, but asked of the venue by the caller.
+                    ticket.short = True
+                    short.append(ticket)
+                    continue
                 ticket.prepared = orders.prepare_order(
-                    ticket.user_id, account=slot.account, collateral=slot.available,
+                    ticket.user_id, account=slot.account, collateral=available,
+                    check_collateral=available is not None and ticket.user_id not in unchecked,
                     **request)
                 ticket.reserved = ticket.prepared.plan.max_collateral
                 slot.reserve(ticket.reserved)
@@ -318,7 +341,8 @@ def prepare(tickets: list[Ticket], quote: Quote, accounts: AccountCache, *,
 
 def ready(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Quote,
           accounts: AccountCache, *, insert: bool = True, final: bool = True,
-          catalogue_market: bool = True, may_send: Callable[[], bool] | None = None
+          unchecked: Collection[UUID] = (), catalogue_market: bool = True,
+          may_send: Callable[[], bool] | None = None
           ) -> tuple[list[CopyIntentDraft] | None, list[Ticket]]:
     """Steps 1 and 2 in one database thread: (drafts recorded, []), or (None, the short ones).
 
@@ -327,7 +351,7 @@ def ready(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Quote
     the real balance and calls again with ``final``.
     """
     short = prepare([t for t in tickets if t.prepared is None and not t.failure], quote,
-                    accounts, final=final)
+                    accounts, final=final, unchecked=unchecked)
     if short:
         return None, short
     if may_send is not None and not may_send():

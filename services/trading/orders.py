@@ -207,12 +207,14 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
                   time_in_force: str | None = None, floor_size: bool = False,
                   account: VenueAccount | None = None, book: OrderBook | None = None,
                   market: MarketInfo | None = None,
-                  collateral: Decimal | None = None, post_only: bool = False) -> PreparedOrder:
+                  collateral: Decimal | None = None, post_only: bool = False,
+                  check_collateral: bool = True) -> PreparedOrder:
     """Plan, check and sign one order (step 1); nothing is written or sent.
 
     ``account``, ``book``, ``market`` and ``collateral`` (pUSD available) let a caller that
     already holds them (the copy engine) skip reading them again; without them they are
-    read now. Raises like ``place_order``.
+    read now. Without ``check_collateral`` the venue alone judges whether the wallet can
+    pay (the copy engine, past its balance-read budget). Raises like ``place_order``.
     """
     started = time.monotonic()
     if source not in SOURCES:
@@ -236,7 +238,8 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
         # The copy engine's accounts passed this gate when their config started.
         trading_accounts.require_live(user_id)
     acct = account or venue_accounts.account(user_id)
-    _check_collateral(acct, plan, collateral)
+    if check_collateral:
+        _check_collateral(acct, plan, collateral)
     if account is None:  # the copy engine sells what the CLOB itself filled
         _see_shares(acct, plan)
     signed = _sign(acct, plan)

@@ -10,7 +10,9 @@ read from the venue by the one engine that claims the read, within this engine's
 ``balance_reads_per_second`` (``shared_balances``: the venue's limit on balance reads is
 the deployment's, and every engine running one of a user's configs keeps that user's
 estimate); accounts the budget cannot read at once are read by the refresh loop in turn.
-A copy the estimate says a wallet cannot pay reads the venue's figure at once.
+A copy the estimate says a wallet cannot pay, or whose copier has no estimate yet, reads
+the venue's figure at once if the budget allows; past it, the order goes unchecked and
+the venue judges (it refuses what the wallet cannot pay).
 """
 
 from __future__ import annotations
@@ -109,15 +111,14 @@ class CopierWallets:
                 self.accounts.put(user_id, account)
         await self.refresh([u for u in opened if u in keep and u in new], update=True)
 
-    async def refresh(self, user_ids: Iterable[UUID], *, update: bool = False,
-                      fresh: bool = False) -> None:
+    async def refresh(self, user_ids: Iterable[UUID], *, update: bool = False) -> None:
         """Take these copiers' collateral figures: the deployment's shared one while it is
         young, else the venue's (read concurrently, bounded, by the engine that claims
-        it, within the read budget; the rest wait for a later turn); ``fresh``: the
-        venue's now, whatever is shared; ``update``: have the CLOB re-read their wallets
-        first (it caches balances, so a deposit shows only after that)."""
+        it, within the read budget; the rest wait for a later turn); ``update``: have the
+        CLOB re-read their wallets first (it caches balances, so a deposit shows only
+        after that)."""
         slots = [(u, s) for u in user_ids if (s := self.accounts.get(u)) is not None]
-        mine, theirs = (slots, []) if fresh else await self._reads_due(slots)
+        mine, theirs = await self._reads_due(slots)
         async with trio.open_nursery() as nursery:
             for user_id, slot in mine:
                 nursery.start_soon(self._refresh_one, user_id, slot, update)
@@ -174,8 +175,15 @@ class CopierWallets:
                     return
 
     async def recheck(self, user_ids: Iterable[UUID]) -> None:
-        """Before an order is skipped for a short estimate: the venue's fresh figure."""
-        await self.refresh(user_ids, update=True, fresh=True)
+        """Before an order is skipped for a short or unknown estimate: the venue's fresh
+        figure, for as many as the read budget allows now (the rest go unchecked: the
+        venue refuses what a wallet cannot pay, and a burst of copies must not push the
+        deployment past the venue's limit on balance reads)."""
+        slots = [(u, s) for u in dict.fromkeys(user_ids)
+                 if (s := self.accounts.get(u)) is not None]
+        async with trio.open_nursery() as nursery:
+            for user_id, slot in slots[:self._budget.take(len(slots))]:
+                nursery.start_soon(self._refresh_one, user_id, slot, True)
 
     async def _refresh_one(self, user_id: UUID, slot: WalletSlot, update: bool) -> None:
         assert self.venue is not None
