@@ -104,6 +104,11 @@ class ActivityFeed(ReconnectingFeed):
         first (all it carried since a moment only when it ``covers`` that moment)."""
         return list(self._recent.get(wallet.lower(), ()))
 
+    def traded(self, wallet: str) -> bool:
+        """True when ``wallet`` traded in the last ``history_seconds`` (as far as this feed
+        carried it)."""
+        return wallet.lower() in self._recent
+
     def _remember(self, trade: ActivityItem, now: float) -> None:
         wallet = trade.wallet
         self._recent.setdefault(wallet, deque()).append(trade)

@@ -140,6 +140,7 @@ def test_the_history_forgets_by_age_and_size_and_says_how_far_back_it_reaches() 
         feed._remember(dataclasses.replace(trade, timestamp=n, proxy_wallet=OTHER), now)
     assert feed.recent(WATCHED) == []  # pushed out by a burst of three newer trades
     assert [t.timestamp for t in feed.recent(OTHER)] == [4, 5, 6]
+    assert feed.traded(OTHER.upper()) and not feed.traded(WATCHED)  # a take-over's order
     feed.up_since = now - 100
     # The burst cut the history at its arrival: nothing before it can be vouched for.
     assert not feed.covers(now - 1) and feed.covers(now)

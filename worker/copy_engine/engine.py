@@ -212,6 +212,11 @@ class CopyEngine:
             log.info("engine %s: %d fills of %s since its cursor, from the feed's history",
                      self.name, found, watcher.address)
 
+    def _traded_lately(self, target: str) -> bool:
+        """The feed carried a trade of ``target`` lately: a take-over claims it first, so
+        that a dead engine's gap is copied in the first steps, not the last."""
+        return self.feed is not None and self.feed.traded(target)
+
     def wake(self) -> None:
         """Sweep now (a control job or message said a config changed)."""
         self._wake.set()
@@ -438,7 +443,8 @@ class CopyEngine:
         starting = sum(1 for watcher in self.targets.values() if not watcher.ready.is_set())
         for target in await self.ownership.rebalance(
                 active, self.targets, self._drop_target,
-                limit=max(0, self.settings.claims_per_sweep - starting)):
+                limit=max(0, self.settings.claims_per_sweep - starting),
+                urgent=self._traded_lately):
             self._start_target(target)
         self._retain_accounts()
         if full:

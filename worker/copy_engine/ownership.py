@@ -131,14 +131,17 @@ class TargetOwnership:
             log.warning("engine %s could not release leases: %s", self.name, exc)
 
     async def rebalance(self, active: Mapping[str, int], owned: Mapping[str, OwnedTarget],
-                        drop: Callable[[str], None], limit: int | None = None) -> list[str]:
+                        drop: Callable[[str], None], limit: int | None = None,
+                        urgent: Callable[[str], bool] | None = None) -> list[str]:
         """Release what this engine should not run, claim its share; the targets to start.
 
         ``owned`` is the engine's live map of running targets; ``drop`` stops one of them
         (called before its lease is released, so no other engine runs it meanwhile).
         ``limit`` caps the targets claimed now (those an operator handed over aside): an
         engine starting first would otherwise claim every target, start them all, and
-        hand most back a sweep later, when the others have come up.
+        hand most back a sweep later, when the others have come up. Targets ``urgent``
+        says yes to (they traded lately: a dead engine's may have fills to catch up) are
+        claimed and started first.
         """
         engines = await self.live_engines()
         self.engines = max(1, len(engines))
@@ -168,6 +171,8 @@ class TargetOwnership:
                     self._asked(asked, running=bool(owned))
                 start += [t for t in ours if t in kept]
             unheld = [t for t in free if holders[t] is None]
+            if urgent is not None:  # stable: the rest keep their order
+                unheld.sort(key=lambda t: not urgent(t))
             candidates = ([t for t in unheld if t in moved]
                           + [t for t in unheld if t not in moved][:max(room, 0)])
             if candidates:

@@ -59,3 +59,24 @@ def test_an_engine_claims_at_most_its_limit_per_rebalance(redis_url, engine_pref
         assert len(await second.rebalance(active, {}, lambda t: None)) == 5
 
     trio.run(main)
+
+
+def test_targets_that_traded_lately_are_claimed_and_started_first(redis_url, engine_prefix):
+    """A take-over claims in steps: the dead engine's targets the feed saw trade go in the
+    first step, so their gap is copied first (issue 31's fast take-over)."""
+    client = redis.Redis.from_url(redis_url)
+    active = {f"0x{i:040x}": 1 for i in range(10)}
+    lately = [f"0x{i:040x}" for i in (9, 4)]
+
+    async def call(function, *args):
+        return function(*args)
+
+    async def main() -> None:
+        engine = TargetOwnership(client, engine_prefix, "engine-a", 5000, call)
+        await engine.heartbeat({"heartbeat_at": "now"})
+        claimed = await engine.rebalance(active, {}, lambda t: None, limit=3,
+                                         urgent=lambda t: t in lately)
+        assert claimed[:2] == sorted(lately)  # first, in the active targets' order
+        assert claimed[2] == f"0x{0:040x}"  # then the others, in theirs
+
+    trio.run(main)
