@@ -141,7 +141,7 @@ class TargetOwnership:
         engine starting first would otherwise claim every target, start them all, and
         hand most back a sweep later, when the others have come up. Targets ``urgent``
         says yes to (they traded lately: a dead engine's may have fills to catch up) are
-        claimed and started first.
+        claimed and started first, in a step of their own.
         """
         engines = await self.live_engines()
         self.engines = max(1, len(engines))
@@ -171,8 +171,10 @@ class TargetOwnership:
                     self._asked(asked, running=bool(owned))
                 start += [t for t in ours if t in kept]
             unheld = [t for t in free if holders[t] is None]
-            if urgent is not None:  # stable: the rest keep their order
-                unheld.sort(key=lambda t: not urgent(t))
+            # The urgent alone in a step of their own: starting with hundreds of others
+            # they would be ready only when the whole step is (seconds, at scale).
+            first = [t for t in unheld if urgent(t)] if urgent is not None else []
+            unheld = first or unheld
             candidates = ([t for t in unheld if t in moved]
                           + [t for t in unheld if t not in moved][:max(room, 0)])
             if candidates:

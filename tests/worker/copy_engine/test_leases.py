@@ -62,8 +62,8 @@ def test_an_engine_claims_at_most_its_limit_per_rebalance(redis_url, engine_pref
 
 
 def test_targets_that_traded_lately_are_claimed_and_started_first(redis_url, engine_prefix):
-    """A take-over claims in steps: the dead engine's targets the feed saw trade go in the
-    first step, so their gap is copied first (issue 31's fast take-over)."""
+    """A take-over claims in steps: the dead engine's targets the feed saw trade go alone
+    in the first step, so their gap is copied first (issue 31's fast take-over)."""
     client = redis.Redis.from_url(redis_url)
     active = {f"0x{i:040x}": 1 for i in range(10)}
     lately = [f"0x{i:040x}" for i in (9, 4)]
@@ -74,9 +74,14 @@ def test_targets_that_traded_lately_are_claimed_and_started_first(redis_url, eng
     async def main() -> None:
         engine = TargetOwnership(client, engine_prefix, "engine-a", 5000, call)
         await engine.heartbeat({"heartbeat_at": "now"})
-        claimed = await engine.rebalance(active, {}, lambda t: None, limit=3,
-                                         urgent=lambda t: t in lately)
-        assert claimed[:2] == sorted(lately)  # first, in the active targets' order
-        assert claimed[2] == f"0x{0:040x}"  # then the others, in theirs
+        def urgent(target: str) -> bool:
+            return target in lately
+
+        owned: dict[str, object] = {}
+        claimed = await engine.rebalance(active, owned, owned.pop, limit=3, urgent=urgent)
+        assert claimed == sorted(lately)  # alone in the first step, however much room
+        owned.update(dict.fromkeys(claimed, SimpleNamespace(configs=[1])))
+        claimed = await engine.rebalance(active, owned, owned.pop, limit=3, urgent=urgent)
+        assert claimed == [f"0x{i:040x}" for i in range(3)]  # then the others, in order
 
     trio.run(main)
