@@ -42,14 +42,15 @@ from services.platform import copy_control
 # sending by its own clock before it could expire, and takes it again by a claim (a new
 # fencing token, registered in the database before the target runs again).
 LEASE_SCRIPT_RENEW = """
-local renewed = {}
+local lost = {}
 for i, key in ipairs(KEYS) do
   if redis.call('GET', key) == ARGV[1] then
     redis.call('PEXPIRE', key, ARGV[2])
-    renewed[#renewed + 1] = i
+  else
+    lost[#lost + 1] = i
   end
 end
-return renewed
+return lost
 """
 
 # Take each free lease (KEYS: lease, fence, lease, fence, ...); each taken one's fencing
@@ -249,9 +250,11 @@ class TargetLeases:
         """Extend this engine's leases; the targets still held (the rest were lost)."""
         if not targets:
             return set()
-        renewed = self._renew(keys=[self.key(t) for t in targets],
-                              args=[self.owner, self.ttl_ms])
-        return {targets[int(i) - 1] for i in renewed}
+        # The script answers the lost ones (nearly always none): an engine renews all its
+        # leases every second, and reading back 2,500 held ones took a tenth of its CPU.
+        lost = self._renew(keys=[self.key(t) for t in targets],
+                           args=[self.owner, self.ttl_ms])
+        return set(targets).difference(targets[int(i) - 1] for i in lost)
 
     def release(self, targets: Sequence[str]) -> int:
         """Give up leases this engine holds (graceful stop or rebalancing)."""
