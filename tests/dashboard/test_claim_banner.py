@@ -55,6 +55,11 @@ def test_the_banner_claims_resolved_winnings_after_a_confirmation(
     page.wait_for_selector("#claim-result [data-status=confirmed]", timeout=DEADLINE * 1000)
     assert "pays 6.00" in page.locator("#claim-result").inner_text()
     assert _pusd(cv, maker) - before == 6 * USDC
+    # The list re-renders every 10 s, and the banner goes with the last claimable
+    # position: the claim's result stays (it was inside the banner, and vanished).
+    page.evaluate("htmx.ajax('GET', '/dashboard/positions/live', '#live-positions')")
+    page.wait_for_selector("#claimable-banner", state="detached", timeout=DEADLINE * 1000)
+    assert "pays 6.00" in page.locator("#claim-result").inner_text()
 
     page.reload()  # nothing left to claim: no banner, and the row is gone
     page.wait_for_selector("#live-positions :is(table, p)")
