@@ -272,14 +272,22 @@ def _data_calls() -> int:
 def still_budgets(monkeypatch):
     """The venue client's rate budgets on a clock that stands still: their 10 s windows no
     longer slide, so ``_data_calls`` counts every request since (on a busy machine, calls
-    made while placing left the window between two counts)."""
+    made while placing left the window between two counts). The clock moves only by what
+    the client sleeps: a budget that is spent (the venue's rate-limit warning halves a
+    signer's) is waited out, where a clock that never moved would wait forever."""
     from venue.budgets import RateBudgets
 
     client = venues.client()
     assert client.transport.budgets is not None
-    now = time.monotonic()
+    clock = [time.monotonic()]
+
+    def sleep(seconds: float) -> None:
+        time.sleep(seconds)
+        clock[0] += seconds
+
     monkeypatch.setattr(client.transport, "budgets", RateBudgets(
-        client.config.rate_budget_share, clock=lambda: now))
+        client.config.rate_budget_share, clock=lambda: clock[0]))
+    monkeypatch.setattr(client.transport, "_sleep", sleep)
 
 
 def test_following_settlements_walks_each_accounts_trades_once(trader, market, venue_clock,
