@@ -28,8 +28,10 @@ from worker.copy_engine import store
 from worker.copy_engine.shared_balances import ReadBudget
 
 # No exit check by polling comes within a test's time (ten of its deadlines): what fires
-# was asked for by a price move or a timer.
-EVENTS_ONLY = dataclasses.replace(FAST, exit_check_seconds=10 * DEADLINE)
+# was asked for by a price move or a timer. The lease outlasts any stall of a busy machine:
+# a lapsed one restarts the targets, whose reload checks every config once.
+EVENTS_ONLY = dataclasses.replace(FAST, exit_check_seconds=10 * DEADLINE,
+                                  lease_ms=int(DEADLINE * 1000))
 
 
 def _hold(config: CopyConfig, token: str) -> None:
