@@ -603,7 +603,7 @@ def claim(user: User | UUID | str, token_ids: Sequence[str] | None = None,
         message = "Nothing to claim: no resolved positions with a payout in the trading wallet."
     else:
         pending = sum(1 for c in claims if c.status in (QUEUED, SIGNED))
-        message = f"{len(claims)} claim(s) submitted."
+        message = f"{len(claims)} claim{'s' if len(claims) != 1 else ''} submitted."
         if pending:
             message += (f" {pending} still queued; follow each at "
                         "/api/positions/claims/{id}.")

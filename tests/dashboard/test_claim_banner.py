@@ -11,7 +11,7 @@ from web3 import Web3
 
 from tests.chain_venue import run_queued_jobs
 from tests.conftest import DEADLINE
-from tests.dashboard.conftest import accessible_and_fits_a_phone, screenshot, sign_in
+from tests.dashboard.conftest import accessible_and_fits_a_phone, sign_in
 from tests.services.test_relayer_claims_chain import holding_winners
 from tests.wallet_fixtures import USDC
 
@@ -60,7 +60,9 @@ def test_the_banner_claims_resolved_winnings_after_a_confirmation(
     page.evaluate("htmx.ajax('GET', '/dashboard/positions/live', '#live-positions')")
     page.wait_for_selector("#claimable-banner", state="detached", timeout=DEADLINE * 1000)
     assert "pays 6.00" in page.locator("#claim-result").inner_text()
-    screenshot(page, "positions-claimed")
+    assert "1 claim submitted. Expected payout: 6.00 pUSD." in (
+        page.locator("#claim-result").inner_text())
+    accessible_and_fits_a_phone(page, "positions-claimed")
 
     page.reload()  # nothing left to claim: no banner, and the row is gone
     page.wait_for_selector("#live-positions :is(table, p)")

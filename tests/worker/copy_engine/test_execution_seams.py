@@ -20,7 +20,7 @@ from services.copying import execution as copy_execution
 from services.copying import intents as copy_intents
 from services.copying.intents import CopyIntentDraft
 from services.platform import venues
-from services.trading import order_reconcile
+from services.trading import order_reconcile, orders
 from services.trading.orders import PostAnswer, PreparedOrder
 from services.wallets import venue_accounts
 from tests.worker.copy_engine.conftest import intents_of
@@ -133,3 +133,39 @@ def test_a_stored_intent_reads_back_as_the_draft_that_wrote_it(bound_db, make_co
         stored = CopyIntentDraft.stored(CopyIntent.get_by_id(draft.id))
     assert stored.row() == draft.row()
     assert stored.side is Side.BUY and stored.row()["side"] == "BUY"
+
+
+def test_a_copy_past_the_balance_read_budget_goes_unchecked_and_the_venue_refuses_it(
+        bound_db, make_config, make_trader, market, target, redis_url, engine_prefix):
+    """A copier without an estimate, the engine's balance reads spent: the order is not
+    checked here (no read past the budget) but sent, and the venue's refusal is recorded
+    as ``insufficient_balance`` with the venue's words."""
+    poor = make_trader(funds="1")  # the copy (5 shares near 0.55) needs about 2.75 pUSD
+    config = make_config(poor.user, target)
+    engine = _engine(redis_url, engine_prefix)
+    reads: list[int] = []
+
+    async def send(prepared: PreparedOrder) -> tuple[datetime, PostAnswer]:
+        return utcnow(), await orders.post_async(engine.venue, prepared)
+
+    async def main() -> copy_execution.Executed:
+        engine.venue = venues.async_client()
+        try:
+            account = await _in_thread(venue_accounts.account, poor.user.id)
+            engine.wallets.accounts.put(poor.user.id, account)  # opened, no figure yet
+            engine.wallets._budget.take(1000)  # this second's reads are spent
+            quote = await engine.quotes.quote(market.yes)
+            draft = _row(engine, config, market.yes, f"fill-{secrets.token_hex(4)}")
+            done = await copy_execution.execute(
+                [draft], quote, accounts=engine.wallets.accounts, send=send,
+                run_db=_in_thread, recheck=engine.wallets.recheck)
+            reads.append(engine.wallets.venue_reads)
+            return done
+        finally:
+            await engine.venue.aclose()
+
+    done = trio.run(main)
+    assert reads == [0] and done.orders == 1  # not read, and sent
+    [intent] = intents_of(config)
+    assert (intent.status, intent.reason) == ("failed", "insufficient_balance")
+    assert copy_execution.BALANCE_REFUSAL in intent.detail.lower()
