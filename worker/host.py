@@ -53,6 +53,8 @@ DRAIN_POLL_SECONDS = 0.5
 # A worker meeting its Redis late tries again after 0.5 s, doubling up to 5 s between tries.
 REGISTER_RETRY_FIRST = 0.5
 REGISTER_RETRY_MAX = 5.0
+SHUTDOWN_TRIES = 3  # a Redis blip at shutdown must not strand a job until a reaper comes
+SHUTDOWN_RETRY_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -430,7 +432,7 @@ class WorkerHost:
             claim = running.claim
             with trio.CancelScope(shield=True):
                 try:
-                    await trio.to_thread.run_sync(self._requeue_running, running)
+                    await _retrying(partial(self._requeue_running, running))
                     log.warning("job %s re-queued at shutdown after %.1fs", claim.job_id,
                                 time.monotonic() - running.started)
                 except redis.RedisError as exc:
@@ -439,6 +441,20 @@ class WorkerHost:
         with trio.move_on_after(5):
             while self.running:  # cancelled jobs unwinding, settling ones recording
                 await trio.sleep(0.02)
+        # A claim whose answer Redis lost never reached self.running: it is marked started
+        # under this worker's name, and would wait for this worker's heartbeat to expire.
+        with trio.CancelScope(shield=True):
+            try:
+                handed = await _retrying(partial(
+                    lifecycle.reap_abandoned, self.client, self.queues, me=self.name,
+                    mine=frozenset(self.running), leaving=True))
+            except redis.RedisError as exc:
+                log.error("worker %s could not hand back its claims (%s); they go back once "
+                          "its heartbeat expires", self.name, exc)
+            else:
+                if handed:
+                    log.warning("worker %s handed back %d claim(s) it never ran: %s",
+                                self.name, len(handed), ", ".join(handed))
 
     def _requeue_running(self, running: RunningJob) -> None:
         claim = running.claim
@@ -563,3 +579,15 @@ def main(settings: Settings) -> None:
     finally:
         metrics.process_exited(os.getpid(), multiproc_dir)
         process_runtime.close()
+
+
+async def _retrying(call: Callable[[], Any]) -> Any:
+    """``call()`` in a thread, tried again on a Redis error (it must be safe to repeat)."""
+    for attempt in range(1, SHUTDOWN_TRIES + 1):
+        try:
+            return await trio.to_thread.run_sync(call)
+        except redis.RedisError as exc:
+            if attempt == SHUTDOWN_TRIES:
+                raise
+            log.warning("Redis error at shutdown (%s); trying again", exc)
+            await trio.sleep(SHUTDOWN_RETRY_SECONDS)

@@ -154,31 +154,46 @@ def record_failure(client: redis.Redis, claim: Claim, reason: str, worker_name: 
 
 
 def requeue(client: redis.Redis, queue: Queue, job_id: str, execution_id: str) -> bool:
-    """Put a started job back at the front of its queue; False if someone else already did."""
+    """Put a started job back at the front of its queue; False if someone else already did.
+
+    One transaction: the started-registry entry leaves and the job enters its queue together,
+    so an error or a lost answer part-way leaves the job where it was, and trying again is
+    safe (a retry after an applied but unanswered run finds the entry gone: False).
+    """
     execution = Execution(id=execution_id, job_id=job_id, connection=client)
-    # Whoever removes the started-registry entry owns the re-queue: a shutting-down
-    # worker and a reaper can race here, and exactly one of them wins.
-    if not client.zrem(queue.started_job_registry.key, execution.composite_key):
-        return False
-    try:
-        job = Job.fetch(job_id, connection=client, serializer=jobs_service.SERIALIZER)
-    except NoSuchJobError:
-        client.delete(execution.key)
-        return False
+    started, member = queue.started_job_registry.key, execution.composite_key
     with client.pipeline() as pipe:
-        pipe.multi()  # Queue.enqueue_job wants a transaction it can join, not open
-        execution.delete(job=job, pipeline=pipe)
-        job.started_at = None
-        job.ended_at = None
-        job.meta["requeued"] = int(job.meta.get("requeued", 0)) + 1
-        queue.enqueue_job(job, pipeline=pipe, at_front=True)
-        pipe.execute()
+        while True:
+            try:
+                # Whoever removes the started-registry entry owns the re-queue: a
+                # shutting-down worker and a reaper can race here, and exactly one wins.
+                pipe.watch(started)
+                if pipe.zscore(started, member) is None:
+                    return False
+                try:
+                    job = Job.fetch(job_id, connection=client, serializer=jobs_service.SERIALIZER)
+                except NoSuchJobError:
+                    pipe.multi()
+                    pipe.zrem(started, member)
+                    pipe.delete(execution.key)
+                    pipe.execute()
+                    return False
+                pipe.multi()  # Queue.enqueue_job wants a transaction it can join, not open
+                execution.delete(job=job, pipeline=pipe)
+                job.started_at = None
+                job.ended_at = None
+                job.meta["requeued"] = int(job.meta.get("requeued", 0)) + 1
+                queue.enqueue_job(job, pipeline=pipe, at_front=True)
+                pipe.execute()
+                break
+            except redis.WatchError:
+                continue  # the registry moved (another job's heartbeat): look again
     log.warning("job %s (%s) re-queued on %s", job_id, job.func_name, queue.name)
     return True
 
 
 def reap_abandoned(client: redis.Redis, queues: Sequence[Queue], *, me: str | None = None,
-                   mine: frozenset[str] = frozenset()) -> list[str]:
+                   mine: frozenset[str] = frozenset(), leaving: bool = False) -> list[str]:
     """Re-queue started jobs whose worker is dead; their ids.
 
     A lapsed entry of a worker that is still alive is left to it: its heartbeat was late
@@ -186,7 +201,9 @@ def reap_abandoned(client: redis.Redis, queues: Sequence[Queue], *, me: str | No
     the job out again would run it twice at once. The owner itself (``me``, running the
     executions in ``mine``) re-queues its own lapsed entries that it no longer runs (a
     run whose outcome could not be recorded). An entry without an execution record is
-    a worker between claim and start: reaped once it lapses.
+    a worker between claim and start: reaped once it lapses. A worker ``leaving`` (its
+    jobs ended or re-queued) hands back every entry of its own at once, lapsed or not: a
+    claim whose answer it lost is one it will never run.
     """
     requeued = []
     for queue in queues:
@@ -202,7 +219,7 @@ def reap_abandoned(client: redis.Redis, queues: Sequence[Queue], *, me: str | No
                 if not lapsed:
                     continue  # a live worker is between claim and start
             elif owner == me:
-                if not lapsed or member.decode() in mine:
+                if not leaving and (not lapsed or member.decode() in mine):
                     continue  # ours and still running: our heartbeat renews it
             elif worker_registry.is_alive(client, owner):
                 continue  # a live worker's: never run the same job twice at once

@@ -5,14 +5,16 @@ episode's), so a job that runs again tells nothing twice.
 
 ``on_rate_warning`` is the venue client's rate-limit warning observer (venue/http.py calls it
 on every ``Poly-RateLimit-Warning``, on the copy engine's hot path too): it only queues job
-``wallets.notify_throttled`` once per signer, kind and hour in this process; the job finds
-the signer's user and emits ``venue.throttled:<user>:<kind>:<hour>``.
+``wallets.notify_throttled``, at most once an hour per signer and kind in this process; the
+job finds the signer's user and, unless any process told them about that budget within the
+hour (a Redis key living an hour), emits ``venue.throttled:<user>:<kind>:<hour>``.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from datetime import datetime, timedelta
 from decimal import Decimal
 from uuid import UUID
 
@@ -36,7 +38,9 @@ log = logging.getLogger(__name__)
 
 THROTTLE_JOB = "wallets.notify_throttled"
 THROTTLED_KINDS = ("orders", "cancels")  # the per-signer budgets (venue/budgets.py)
-_queued: set[tuple[str, str, str]] = set()  # (signer, kind, hour) this process queued
+# A rolling hour, not the clock's: warnings at 10:59:59 and 11:00:01 are one episode.
+NOTICE_EVERY = timedelta(hours=1)
+_queued: dict[tuple[str, str], datetime] = {}  # (signer, kind): when this process queued
 _queued_lock = threading.Lock()
 
 TOKEN_NAMES = {"usdc": "pUSD", "usdc_e": "USDC.e", "matic": "MATIC"}
@@ -97,30 +101,37 @@ def account_ready(onboarding_id: UUID | str) -> None:
 
 def on_rate_warning(signer: str, kind: str, limit: float | None, text: str) -> None:
     """The venue warned ``signer`` and its budget of ``kind`` backed off to ``limit`` per
-    10 s: queue the notice (once per signer, kind and hour here; never raises, never waits
-    on the database)."""
+    10 s: queue the notice (at most once an hour per signer and kind here; never raises,
+    never waits on the database)."""
     if not signer or kind not in THROTTLED_KINDS or limit is None:
         return
-    hour = utcnow().strftime("%Y%m%d%H")
-    key = (signer.lower(), kind, hour)
+    now = utcnow()
+    key = (signer.lower(), kind)
     with _queued_lock:
-        if key in _queued:
+        last = _queued.get(key)
+        if last is not None and now - last < NOTICE_EVERY:
             return
-        _queued.difference_update({k for k in _queued if k[2] != hour})  # older hours go
-        _queued.add(key)
+        for old in [k for k, at in _queued.items() if now - at >= NOTICE_EVERY]:
+            del _queued[old]  # bounded by the signers warned within the hour
+        _queued[key] = now
+    hour = now.strftime("%Y%m%d%H")
     try:
         jobs.enqueue(THROTTLE_JOB, key[0], kind, int(limit), hour, text[:200], queue="low",
-                     job_id=jobs.logical_job_id(THROTTLE_JOB, *key))
+                     job_id=jobs.logical_job_id(THROTTLE_JOB, *key, hour))
     except Exception:  # Redis down costs the notice, never the order
         log.warning("venue.throttled for %s not queued", signer, exc_info=True)
 
 
 def venue_throttled(signer: str, kind: str, limit: int, hour: str, text: str) -> bool:
-    """venue.throttled for the user whose trading key is ``signer`` (once per kind and hour);
-    whether someone was told."""
+    """venue.throttled for the user whose trading key is ``signer``, unless they were told
+    about ``kind`` within the hour by any process; whether someone was told."""
     wallet = TradingWallet.get_or_none(fn.LOWER(TradingWallet.address) == signer.lower())
     if wallet is None:
         return False
+    told = f"{jobs.current_config().prefix}venue-throttled:{wallet.user_id}:{kind}"
+    if not jobs.connection().set(told, hour, nx=True,
+                                 px=int(NOTICE_EVERY.total_seconds() * 1000)):
+        return False  # this budget's episode was told less than an hour ago
     return events.emit(wallet.user_id, "venue.throttled",
                        f"venue.throttled:{wallet.user_id}:{kind}:{hour}",
                        link="/dashboard/configs", kind=kind, limit=int(limit),

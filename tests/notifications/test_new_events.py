@@ -5,7 +5,9 @@ signatures with the reference package, and at a Discord fake. Each is told once.
 
 from __future__ import annotations
 
+import json
 import secrets
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -81,6 +83,24 @@ def test_a_rate_limit_warning_slows_the_signer_and_tells_its_user_once_an_hour(
         assert wallet_notices.venue_throttled(account.wallet.address, "cancels", 1, _hour(),
                                               "again") is False
         assert Notification.select().where(Notification.type == "venue.throttled").count() == 1
+
+
+def test_warnings_either_side_of_the_hour_tell_the_user_once(trader, prefix, monkeypatch):  # noqa: F811 - the fixture
+    """Once an hour means within any hour, not once per clock hour: a warning at 10:59:59 and
+    another at 11:00:01 are one episode, in this process and from another."""
+    signer = trader.wallet.address
+    now = [datetime(2026, 11, 28, 10, 59, 59, tzinfo=UTC)]
+    monkeypatch.setattr(wallet_notices, "utcnow", lambda: now[0])
+    wallet_notices.on_rate_warning(signer, "orders", Decimal("1.5"), "slow down")
+    now[0] = datetime(2026, 11, 28, 11, 0, 1, tzinfo=UTC)
+    wallet_notices.on_rate_warning(signer, "orders", Decimal(1), "slow down")
+    assert run_queued_jobs().count(wallet_notices.THROTTLE_JOB) == 1
+    # Another process, which queued nothing yet, hears the next warning: nobody is told twice.
+    assert wallet_notices.venue_throttled(signer, "orders", 1, "2026112811", "again") is False
+    # A different budget is a different episode.
+    assert wallet_notices.venue_throttled(signer, "cancels", 1, "2026112811", "x") is True
+    told = Notification.select().where(Notification.type == "venue.throttled")
+    assert sorted(json.loads(n.payload)["kind"] for n in told) == ["cancels", "orders"]
 
 
 def _hour() -> str:

@@ -331,3 +331,66 @@ def test_a_worker_meeting_its_redis_late_waits_for_it_instead_of_dying(settings,
     assert job.return_value(refresh=True)["sum"] == 9
     assert len(seen) == 1
     assert any("Redis out of reach" in r.getMessage() for r in caplog.records)
+
+
+def test_a_claim_whose_answer_was_lost_goes_back_to_its_queue_at_shutdown(settings, monkeypatch):
+    """Redis marked the job started for this worker, but the answer never came back: the
+    worker never runs it, and on leaving hands it back rather than strand it until its
+    heartbeat expires."""
+    import redis
+
+    from worker import lifecycle
+
+    job = jobs_service.enqueue("test.sleep", "30")
+    real, lost = lifecycle.claim_next, []
+
+    def claim_next(*args, **kwargs):
+        claim = real(*args, **kwargs)
+        if claim is not None and not lost:
+            lost.append(claim.job_id)
+            raise redis.TimeoutError("the answer was lost")  # the fault
+        return claim
+
+    monkeypatch.setattr(lifecycle, "claim_next", claim_next)
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: bool(lost))
+        assert status(job) == "started" and not host.running
+
+    run_host(settings, body)
+    assert status(job) == "queued"
+    assert jobs_service.queue("default").job_ids == [job.id]
+    job.refresh()
+    assert job.meta["requeued"] == 1
+
+
+def test_a_requeue_that_fails_part_way_leaves_the_job_whole_and_is_tried_again(
+        settings, monkeypatch):
+    """The shutdown's re-queue is one transaction: a Redis error part-way applies nothing
+    (before, the started entry was already gone and the job belonged to no one), and the
+    next try puts the job back once."""
+    import redis
+    from rq import Queue
+
+    job = jobs_service.enqueue("test.sleep", "30")
+    real, failures = Queue.enqueue_job, []
+
+    def enqueue_job(self, *args, **kwargs):
+        if kwargs.get("at_front") and not failures:
+            failures.append(self.name)
+            raise redis.ConnectionError("Redis went away")  # the fault, before EXEC
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Queue, "enqueue_job", enqueue_job)
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: status(job) == "started")
+
+    run_host(settings, body)  # grace 2 s: the job is re-queued at shutdown
+    assert failures
+    assert status(job) == "queued"
+    queue = jobs_service.queue("default")
+    assert queue.job_ids == [job.id]
+    assert queue.started_job_registry.get_job_ids(cleanup=False) == []
+    job.refresh()
+    assert job.meta["requeued"] == 1

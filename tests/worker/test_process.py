@@ -118,7 +118,7 @@ def test_second_signal_cuts_the_grace_period_short(spawn):
     time.sleep(0.3)
     worker.proc.send_signal(signal.SIGINT)
     assert worker.proc.wait(timeout=10) == 0, worker.text()
-    assert status(job) == "queued"
+    assert status(job) == "queued", worker.text()
 
 
 def test_jobs_of_a_killed_worker_return_to_the_queue(spawn, settings, redis_conn):
