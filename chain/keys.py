@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
-from eth_account import Account
 
 from chain.errors import CryptoFailure
 
@@ -46,12 +45,16 @@ class Keypair:
 
 def generate_keypair() -> Keypair:
     """Create a new EOA from the operating system's CSPRNG."""
+    from eth_account import Account  # a second of imports, for the few who make keys
+
     account = Account.create()
     return Keypair(address=account.address, private_key=bytes(account.key))
 
 
 def address_for_key(private_key: bytes | str) -> str:
     """Return the checksummed address of a private key."""
+    from eth_account import Account
+
     return Account.from_key(private_key).address
 
 

@@ -13,6 +13,7 @@ from web3.contract import Contract
 from web3.exceptions import BadFunctionCallOutput, ContractLogicError, Web3Exception
 
 from chain.abi import CONDITIONAL_TOKENS, ERC20, load_abi
+from chain.checksums import checksum
 from chain.errors import ChainError, ChainUnavailable
 
 NATIVE_DECIMALS = 18
@@ -21,13 +22,6 @@ T = TypeVar("T")
 
 # decimals() never changes for a deployed token: remember it per endpoint and address
 _decimals_cache: dict[tuple[str, str], int] = {}
-
-
-def checksum(address: str) -> str:
-    """Return the EIP-55 form of an address; ValueError if it is not one."""
-    if not Web3.is_address(address):
-        raise ValueError(f"not an address: {address!r}")
-    return Web3.to_checksum_address(address)
 
 
 def from_base_units(value: int, decimals: int) -> Decimal:

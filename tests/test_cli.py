@@ -85,3 +85,19 @@ def test_wallets_reseal_command(app, bound_db, user, tmp_path, monkeypatch) -> N
     assert resealed.key_id == chain_access.current().sealing.current_id != wallet.key_id
     assert wallets.signer(resealed) == key
     runtime.install(saved)
+
+
+def test_building_a_runtime_leaves_web3_and_the_signing_stack_unimported():
+    """Every process builds a Runtime, operator commands included (`copytrade status`, `jobs
+    retry`): web3 and the venue's signing stack, a second of imports, come on first use."""
+    from tests.fresh_interpreter import run_python
+
+    loaded = run_python(
+        "import sys, config\n"
+        "from services.platform import jobs, operations, runtime, wiring\n"
+        "built = wiring.build_runtime(config.load(env={}, overrides={"
+        "'REDIS_URL': 'redis://127.0.0.1:6379/0'}))\n"
+        "runtime.install(built)\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'web3', 'eth_account', 'py_clob_client_v2', 'py_ecc'}))\n")
+    assert loaded.strip() == "[]"

@@ -12,15 +12,16 @@ import hashlib
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from web3 import Web3
-
+from chain.checksums import checksum
 from chain.errors import CryptoFailure
 from chain.keys import parse_encryption_key, passphrase_key
-from chain.rpc import connect
-from chain.tokens import checksum
 from config import Settings
 from services.platform import errors
+
+if TYPE_CHECKING:  # web3 costs a second to import: connected (and imported) on first use
+    from web3 import Web3
 
 
 @dataclass(frozen=True)
@@ -171,5 +172,7 @@ class ChainAccess:
                     raise errors.FeatureNotEnabled(
                         "No chain is configured: set POLYGON_RPC_URL (and the contract "
                         "addresses).")
+                from chain.rpc import connect
+
                 self._web3 = connect(self.settings.rpc_url, timeout=self.settings.rpc_timeout)
             return self._web3

@@ -13,13 +13,16 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 
 from config import Settings
-from services.platform.chain_settings import ChainAccess
-from services.platform.venue_access import VenueAccess
+
+if TYPE_CHECKING:  # web3 and the venue's signing stack cost a second to import: a CLI
+    # command or job that never touches them (status, jobs retry) must not pay for it
+    from services.platform.chain_settings import ChainAccess
+    from services.platform.venue_access import VenueAccess
 
 
 @dataclass(frozen=True)

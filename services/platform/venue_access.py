@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from typing import TYPE_CHECKING
 
 from config import Settings
-from venue.accounts.contracts import POLYGON, AccountContracts
-from venue.client import AsyncVenueClient, VenueClient
 from venue.config import (
     POLYGON_CHAIN_ID,
     POLYMARKET_MARKET_WS_URL,
@@ -20,6 +19,11 @@ from venue.config import (
     sandbox_market_ws_url,
 )
 from venue.order_versions import OrderVersion
+
+if TYPE_CHECKING:  # the clients and the contract table bring the signing stack (a second
+    # of imports): built on first use, so an operator's `copytrade status` does not pay
+    from venue.accounts.contracts import AccountContracts
+    from venue.client import AsyncVenueClient, VenueClient
 
 
 def venue_config(settings: Settings) -> VenueConfig:
@@ -54,6 +58,8 @@ def account_contracts(settings: Settings) -> AccountContracts:
     Addresses with a setting come from it (the dev chain exports its own); the rest, which
     name no variable (ARCHITECTURE.md), keep Polygon's.
     """
+    from venue.accounts.contracts import POLYGON
+
     c = settings.contracts
     return dataclasses.replace(
         POLYGON,
@@ -87,11 +93,15 @@ class VenueAccess:
         """The shared blocking client (thread-safe; pooled connections)."""
         with self._lock:
             if self._client is None:
+                from venue.client import VenueClient
+
                 self._client = VenueClient(self.config)
             return self._client
 
     def async_client(self) -> AsyncVenueClient:
         """A new async client for a Trio task (owned and closed by its caller)."""
+        from venue.client import AsyncVenueClient
+
         return AsyncVenueClient(self.config)
 
     def close(self) -> None:
