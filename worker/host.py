@@ -26,6 +26,7 @@ and times jobs out with SIGALRM, which cannot work for threads in one process.
 from __future__ import annotations
 
 import dataclasses
+import faulthandler
 import logging
 import math
 import signal
@@ -562,6 +563,8 @@ def main(settings: Settings) -> None:
     from models import database
 
     logs.configure(settings.logging.level, settings.logging.format)
+    # `kill -USR1 <pid>` prints every thread's stack to stderr: what a stuck worker waits on.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     multiproc_dir = settings.metrics.multiproc_dir
     if settings.worker.metrics_port:
         # A worker on its own machine: scraped directly (same token rule as the web).

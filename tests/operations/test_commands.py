@@ -8,6 +8,8 @@ venue as the workers, the way an operator on another machine would run them.
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -165,7 +167,12 @@ def test_drain_hands_executors_over_without_a_missed_or_duplicate_copy(
         drained = a.leases()
         out = cli(env, "worker", "--drain", "--id", a.name, "--timeout", "60")
         assert f"{a.name}: exited" in out
-        assert a.proc.wait(timeout=DEADLINE) == 0
+        try:
+            assert a.proc.wait(timeout=DEADLINE) == 0, a.text()[-6000:]
+        except subprocess.TimeoutExpired:
+            a.proc.send_signal(signal.SIGUSR1)  # its threads' stacks, into its log
+            time.sleep(2)
+            pytest.fail("a did not exit after its drain:\n" + a.text()[-12000:])
         assert "drain requested" in a.text()
         # b took the drained worker's executors over (the drain released their leases and
         # told the others: claimed at b's next sweep)

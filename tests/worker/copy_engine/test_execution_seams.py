@@ -28,6 +28,7 @@ from tests.worker.copy_engine.test_fast_path import _engine, _row
 from venue.errors import VenueError
 from venue.models import Side
 from worker.copy_engine import reconciler, store
+from worker.copy_engine.shared_balances import ReadBudget
 from worker.copy_engine.store import ConfigSnapshot
 
 
@@ -153,7 +154,11 @@ def test_a_copy_past_the_balance_read_budget_goes_unchecked_and_the_venue_refuse
         try:
             account = await _in_thread(venue_accounts.account, poor.user.id)
             engine.wallets.accounts.put(poor.user.id, account)  # opened, no figure yet
-            engine.wallets._budget.take(1000)  # this second's reads are spent
+            # This second's reads are spent, and stay spent however slow the machine: the
+            # budget's clock stands still (on the monotonic clock it refilled in a stall).
+            spent = ReadBudget(engine.wallets._budget._rate, clock=lambda: 0.0)
+            spent.take(1000)
+            engine.wallets._budget = spent
             quote = await engine.quotes.quote(market.yes)
             draft = _row(engine, config, market.yes, f"fill-{secrets.token_hex(4)}")
             done = await copy_execution.execute(
