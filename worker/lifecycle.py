@@ -202,8 +202,8 @@ def reap_abandoned(client: redis.Redis, queues: Sequence[Queue], *, me: str | No
     executions in ``mine``) re-queues its own lapsed entries that it no longer runs (a
     run whose outcome could not be recorded). An entry without an execution record is
     a worker between claim and start: reaped once it lapses. A worker ``leaving`` (its
-    jobs ended or re-queued) hands back every entry of its own at once, lapsed or not: a
-    claim whose answer it lost is one it will never run.
+    jobs ended or re-queued) hands back every entry of its own that it does not run, lapsed
+    or not: a claim whose answer it lost is one it will never run.
     """
     requeued = []
     for queue in queues:
@@ -219,7 +219,7 @@ def reap_abandoned(client: redis.Redis, queues: Sequence[Queue], *, me: str | No
                 if not lapsed:
                     continue  # a live worker is between claim and start
             elif owner == me:
-                if not leaving and (not lapsed or member.decode() in mine):
+                if member.decode() in mine or not (lapsed or leaving):
                     continue  # ours and still running: our heartbeat renews it
             elif worker_registry.is_alive(client, owner):
                 continue  # a live worker's: never run the same job twice at once
