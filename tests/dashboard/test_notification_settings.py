@@ -15,6 +15,7 @@ from models import User
 from models.notifications import NotificationChannel
 from services.notifications import preferences
 from services.platform import runtime
+from tests.conftest import DEADLINE
 from tests.dashboard.conftest import sign_in
 from tests.dashboard.test_trader_pages import accessible_and_fits_a_phone
 from tests.notifications.fakes import WebhookReceiver, running
@@ -24,7 +25,7 @@ from tests.worker.conftest import prefix  # noqa: F401 - the fixture: Redis keys
 def _allow_loopback(set_settings) -> None:
     current = runtime.runtime().settings
     set_settings(notifications=replace(current.notifications, allow_loopback_urls=True,
-                                       send_deadline_seconds=5))
+                                       send_deadline_seconds=DEADLINE))
 
 
 def test_channels_and_preferences_from_the_dashboard(page, inbox, set_settings):

@@ -108,16 +108,16 @@ def test_every_event_reaches_every_channel_and_a_receiver_down_loses_nothing(
             total = len(PAYLOADS)
 
             async def body(host: Any) -> None:
-                await wait_for(lambda: len(discord.received) == total, timeout=30)
-                await wait_for(lambda: len(slack.received) == total, timeout=30)
-                await wait_for(lambda: len(inbox.messages) == total, timeout=30)
-                await wait_for(lambda: len(telegram.sent()) == total, timeout=30)
+                await wait_for(lambda: len(discord.received) == total)
+                await wait_for(lambda: len(slack.received) == total)
+                await wait_for(lambda: len(inbox.messages) == total)
+                await wait_for(lambda: len(telegram.sent()) == total)
                 # The webhook receiver was down all along: its deliveries wait to retry.
                 assert hook.received == []
                 started = time.monotonic()
                 await trio.sleep(2.0)
                 hook.status = 200  # back up
-                await wait_for(lambda: len(hook.received) == total, timeout=30)
+                await wait_for(lambda: len(hook.received) == total)
                 assert time.monotonic() - started >= 2.0
                 await trio.sleep(1.0)  # nothing more arrives: each event once
 
@@ -179,15 +179,15 @@ def test_with_the_real_backoff_a_receiver_down_two_minutes_gets_every_event_once
             events.emit(user, name, f"{name}:down", **payload)
 
         async def body(host: Any) -> None:
-            await wait_for(lambda: attempted(1), timeout=30)  # at 0 s: down
+            await wait_for(lambda: attempted(1))  # at 0 s: down
             ahead["seconds"] = 31
-            await wait_for(lambda: attempted(2), timeout=30)  # at 30 s: down
+            await wait_for(lambda: attempted(2))  # at 30 s: down
             ahead["seconds"] = 120
             hook.status = 200  # back after two minutes; the next try is due at 150 s
             await trio.sleep(1.0)
             assert hook.received == [] and attempted(2)
             ahead["seconds"] = 152
-            await wait_for(lambda: len(hook.received) == total, timeout=30)
+            await wait_for(lambda: len(hook.received) == total)
             await trio.sleep(1.0)  # nothing more arrives: each event once
 
         run_worker(redis_url, prefix, body)

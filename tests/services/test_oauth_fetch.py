@@ -17,11 +17,17 @@ import pytest
 
 from services.oauth import clients as oauth_clients
 from services.platform import outbound
+from tests.conftest import DEADLINE as SUITE_DEADLINE
 from tests.local_http import Dripper, serving
 
 DEADLINE = 1.0
-SLACK = 0.75  # thread start-up and scheduling on a busy, shared two-core machine
+# What a busy, shared two-core machine may add to a fetch cut off at DEADLINE. The drippers
+# would take over 30 s to finish, so an end within DEADLINE + SLACK is still the deadline's.
+SLACK = 9.0
 DEV = {"OAUTH_ALLOW_HTTP_CLIENT_ID_URLS": True, "OAUTH_FETCH_DEADLINE_SECONDS": DEADLINE}
+# For the tests not about the deadline: a fetch that a loaded machine serves late must not
+# fail for that (one at load 40 was cut off before the server saw it).
+PATIENT = {**DEV, "OAUTH_FETCH_DEADLINE_SECONDS": float(SUITE_DEADLINE)}
 
 
 @pytest.fixture(params=["dripping body", "dripping headers"])
@@ -67,22 +73,24 @@ def test_slow_dns_is_cut_off_at_the_deadline(use_settings):
 
 def test_fetches_beyond_the_concurrency_cap_fail_fast(dripper, use_settings):
     server, base = dripper
-    use_settings(**{**DEV, "OAUTH_FETCH_CONCURRENCY": 2, "OAUTH_FETCH_DEADLINE_SECONDS": 5.0})
+    use_settings(**{**PATIENT, "OAUTH_FETCH_CONCURRENCY": 2})
     held = [threading.Thread(target=_timed_refusal, args=(f"{base}/held/{n}.json",),
                              daemon=True) for n in range(2)]
     for thread in held:
         thread.start()
     server.wait_holding(2)
-    elapsed, error = _timed_refusal(base + "/one-more.json")
-    assert error.error == "invalid_client"
-    assert elapsed < 1.0, elapsed  # refused at once, not queued behind the slow ones (5 s)
+    _, error = _timed_refusal(base + "/one-more.json")
+    assert error.error == "invalid_client" and error.busy
+    # Refused at once, not queued behind the slow ones: both are still held (they would
+    # take over 30 s), and the third never reached the server.
+    assert (server.holding, server.ended) == (2, 0)
     server.stop.set()
     for thread in held:
         thread.join(10)
 
 
 def test_a_failed_fetch_is_remembered_and_not_repeated(bound_db, use_settings):
-    use_settings(**DEV)
+    use_settings(**PATIENT)
     hits = []
 
     class Broken(BaseHTTPRequestHandler):
@@ -104,7 +112,7 @@ def test_a_failed_fetch_is_remembered_and_not_repeated(bound_db, use_settings):
 
 def test_the_fetch_connects_to_the_address_it_checked(use_settings):
     """No second DNS lookup at connect time (rebinding): the checked address is pinned."""
-    use_settings(**DEV)
+    use_settings(**PATIENT)
     asked = []
 
     class Document(BaseHTTPRequestHandler):
@@ -163,7 +171,8 @@ def test_https_goes_to_the_checked_address_and_checks_the_certificate_by_name(tm
     port = server.server_address[1]
 
     def fetch(host: str) -> outbound.Fetched:
-        return outbound.fetch(f"https://{host}:{port}/client.json", deadline_seconds=DEADLINE,
+        return outbound.fetch(f"https://{host}:{port}/client.json",
+                              deadline_seconds=SUITE_DEADLINE,
                               max_bytes=1024, allow=lambda address: address.is_loopback,
                               resolver=lambda name: {"127.0.0.1"}, ssl_context=trusting)
 

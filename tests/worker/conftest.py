@@ -21,7 +21,7 @@ from rq.job import Job
 from models import database as database_module
 from services.platform import jobs as jobs_service
 from services.platform import runtime
-from tests.conftest import RUN_ID, use_queue
+from tests.conftest import DEADLINE, RUN_ID, use_queue
 from worker import jobs as job_table
 from worker.host import WorkerHost, WorkerSettings
 
@@ -97,7 +97,7 @@ def run_host(settings: WorkerSettings, body: Callable[[WorkerHost], Awaitable[An
     trio.run(main)
 
 
-async def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+async def wait_for(predicate: Callable[[], bool], timeout: float = DEADLINE) -> None:
     """Poll ``predicate`` (in a thread: it may call Redis) until true; fail after ``timeout``."""
     with trio.fail_after(timeout):
         while not await trio.to_thread.run_sync(predicate):
@@ -110,7 +110,7 @@ def status(job: Job) -> str:
     return found.value if found is not None else "gone"
 
 
-def wait_status(job: Job, wanted: str, timeout: float = 10.0) -> None:
+def wait_status(job: Job, wanted: str, timeout: float = DEADLINE) -> None:
     """Block (outside Trio) until ``job`` reaches ``wanted``."""
     deadline = time.monotonic() + timeout
     while status(job) != wanted:

@@ -9,6 +9,7 @@ from rq.job import Job
 
 from services.platform import jobs as jobs_service
 from services.platform import worker_registry
+from tests.conftest import DEADLINE
 from tests.forwarder import Forwarder
 from tests.worker.conftest import run_host, status, wait_for
 from tests.worker.jobs_for_tests import marker
@@ -72,22 +73,30 @@ def test_unknown_job_name_fails_with_a_clear_reason(settings):
     assert "unknown job 'no.such.job'" in job.latest_result().exc_string
 
 
-def test_timed_out_thread_job_fails_while_the_worker_serves_others(settings, redis_conn):
-    slow = jobs_service.enqueue("test.sleep", "5", timeout=1)
+def test_the_worker_serves_others_while_a_thread_job_runs(settings):
+    slow = jobs_service.enqueue("test.sleep", str(DEADLINE))  # runs until the worker stops
     quick: list[Job] = []
 
     async def body(host: WorkerHost) -> None:
         await wait_for(lambda: status(slow) == "started")
         quick.append(jobs_service.enqueue("test.add", 1, 1))
-        await wait_for(lambda: finished(quick[0]), timeout=1)  # served during the slow one
-        await wait_for(lambda: failed(slow), timeout=3)
+        await wait_for(lambda: finished(quick[0]))
+        assert status(slow) == "started"  # served during the slow one, not after it
+
+    run_host(settings, body)
+
+
+def test_a_timed_out_thread_job_fails_and_its_thread_stops(settings, redis_conn):
+    slow = jobs_service.enqueue("test.sleep", str(DEADLINE), timeout=1)
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: failed(slow))
         # The abandoned thread sees it was cancelled and stops early.
-        await wait_for(lambda: redis_conn.exists(marker(f"cancelled:{slow.id}")) == 1,
-                       timeout=2)
+        await wait_for(lambda: redis_conn.exists(marker(f"cancelled:{slow.id}")) == 1)
 
     started = time.monotonic()
     run_host(settings, body)
-    assert time.monotonic() - started < 4
+    assert time.monotonic() - started < DEADLINE  # ended by its timeout, not by its sleep
     assert slow.latest_result().exc_string.startswith("JobTimeout: timed out after 1s")
     assert slow.id in jobs_service.queue("default").failed_job_registry.get_job_ids()
 
@@ -96,8 +105,8 @@ def test_timed_out_async_job_is_cancelled(settings):
     job = jobs_service.enqueue("test.async_sleep", "30", timeout=1)
 
     async def body(host: WorkerHost) -> None:
-        await wait_for(lambda: failed(job), timeout=4)
-        await wait_for(lambda: not host.running, timeout=1)  # its slot is free again
+        await wait_for(lambda: failed(job))
+        await wait_for(lambda: not host.running)  # its slot is free again
 
     run_host(settings, body)
     assert "timed out after 1s" in job.latest_result().exc_string
@@ -108,7 +117,7 @@ def test_jobs_run_concurrently_up_to_capacity(settings, redis_conn):
     jobs = [jobs_service.enqueue("test.concurrent", str(i)) for i in range(5)]
 
     async def body(host: WorkerHost) -> None:
-        await wait_for(lambda: all(finished(j) for j in jobs), timeout=10)
+        await wait_for(lambda: all(finished(j) for j in jobs))
 
     started = time.monotonic()
     run_host(capped, body)
@@ -320,7 +329,7 @@ def test_a_worker_meeting_its_redis_late_waits_for_it_instead_of_dying(settings,
                     await trio.sleep(0.05)
             assert not finished(job)
             late.silent = False
-            await wait_for(lambda: finished(job), timeout=30)
+            await wait_for(lambda: finished(job))
             seen.extend(w["id"] for w in worker_registry.list_workers(
                 redis.Redis.from_url(redis_url), settings.prefix))
             host.request_shutdown()

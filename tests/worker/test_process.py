@@ -138,7 +138,7 @@ def test_jobs_of_a_killed_worker_return_to_the_queue(spawn, settings, redis_conn
     async def body(host: WorkerHost) -> None:
         # The dead worker's record expires (three missed heartbeats), then the job
         # is re-queued and runs again here.
-        await wait_for(lambda: status(job) == "finished", timeout=8)
+        await wait_for(lambda: status(job) == "finished")
 
     run_host(settings, body)
     assert job.return_value(refresh=True) == "run 2"

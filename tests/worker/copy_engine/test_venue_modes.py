@@ -36,9 +36,9 @@ def test_a_copy_during_a_restart_waits_for_the_venue_and_fills_once(
                                              "retry_after": 1}, expect=201)
         await inject(open_venue, target, market.yes, "BUY", "10", "0.5")
         waiting = await wait_for(lambda: [i for i in intents_of(config)
-                                          if i.reason == "venue_restarting"], timeout=5)
+                                          if i.reason == "venue_restarting"])
         assert waiting[0].status == "pending"
-        await wait_for(settled(config), timeout=20)
+        await wait_for(settled(config))
 
     run_engines(scenario)
     [intent] = intents_of(config)
@@ -64,7 +64,7 @@ def test_a_copy_skips_with_the_mode_reason_once_its_fill_is_too_old(
         await owned(engines[0], target)
         open_venue.call("POST", "/mode", {"mode": "disabled", "retry_after": 1}, expect=200)
         await inject(open_venue, target, market.yes, "BUY", "10", "0.5")
-        await wait_for(settled(config), timeout=20)
+        await wait_for(settled(config))
 
     run_engines(scenario, settings=replace(FAST, max_fill_age_seconds=3))
     [intent] = intents_of(config)
