@@ -42,6 +42,7 @@ from venue.models import BuilderCreds
 from venue.relayer import await_final, create_wallet, wallet_batch
 from venue.signing import OrderKey
 from venue.signing.auth import builder_headers
+from venue.tls import client_context
 
 SESSION_LIFETIME = 4_315 * 3600  # what the official SDK asks for (ACCOUNTS.md §2.6)
 
@@ -107,7 +108,8 @@ class ChainVenue:
     def _session_operation(self, path: str, owner: OrderKey, wallet: str, session: str,
                            valid_until: int | None) -> dict:
         """POST the owner's signed one-call batch to the relayer's session-signer route."""
-        http = httpx.Client(base_url=self.venue.relayer_url, timeout=10)
+        http = httpx.Client(base_url=self.venue.relayer_url, timeout=10,
+                            verify=client_context())
         nonce = int(http.get("/nonce", params={"address": owner.address}).json()["nonce"])
         deadline = self.now() + 600
         call = (revoke_session_signer_call(wallet, session) if valid_until is None

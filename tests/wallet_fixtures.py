@@ -25,6 +25,7 @@ from services.platform.chain_settings import ChainAccess, ChainSettings, from_se
 from services.wallets import trading_accounts, wallets
 from tests.conftest import app_settings
 from venue.signing import OrderKey
+from venue.tls import client_context
 
 USDC = 10**6  # base units of one pUSD / USDC.e
 ONE_MATIC = 10**18
@@ -46,7 +47,8 @@ def use_chain(settings: ChainSettings, *, web3: Web3 | None = None) -> None:
 def sandbox_control(method: str, path: str, body: Any = None) -> Any:
     """Call the sandbox venue's control API (the port of its Gamma, ARCHITECTURE.md)."""
     base = runtime.runtime().settings.venue.gamma_url.removesuffix("/gamma") + "/_sandbox"
-    response = httpx.request(method, base + path, json=body, timeout=30)
+    response = httpx.request(method, base + path, json=body, timeout=30,
+                             verify=client_context())
     response.raise_for_status()
     return response.json()
 

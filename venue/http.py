@@ -48,6 +48,7 @@ from venue.errors import (
 from venue.http11 import Http11Pool, Http11Response, Http11Transport
 from venue.parse.values import MalformedResponse, loads
 from venue.restrictions import body_retry_after, restricted_mode
+from venue.tls import client_context
 
 T = TypeVar("T")
 # An answer as a runner got it: httpx's, or the lean pool's (status, headers, body).
@@ -385,7 +386,8 @@ class SyncTransport(_Runner):
         self._sleep = sleep
         self.budgets = _budgets(config)
         self._client = http_client or httpx.Client(
-            timeout=_timeout(config), limits=_limits(config), follow_redirects=True
+            timeout=_timeout(config), limits=_limits(config), follow_redirects=True,
+            verify=client_context(),
         )
 
     async def _send(self, req: VenueRequest) -> Answer:
@@ -456,7 +458,7 @@ class AsyncTransport(_Runner):
         lean = lean_transport(config) if http_client is None else None
         self._client = http_client or httpx.AsyncClient(
             transport=lean, timeout=_timeout(config), limits=_limits(config),
-            follow_redirects=True,
+            follow_redirects=True, verify=client_context(),
         )
         # The fast path's pool (see the class docstring): the lean transport's own.
         self._lean: Http11Pool | None = lean.pool if lean is not None else None

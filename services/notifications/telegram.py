@@ -19,6 +19,7 @@ from models.notifications import TELEGRAM, NotificationChannel
 from services.notifications.outcome import USER_AGENT, Outcome
 from services.platform import keyring
 from services.platform.runtime import runtime
+from venue.tls import client_context
 
 WEBHOOK_PATH = "/notifications/telegram/webhook"
 
@@ -37,7 +38,7 @@ def call(method: str, payload: dict[str, Any], timeout: float | None = None) -> 
     """One Bot API call; the decoded answer (``ok``, ``result`` or ``description``)."""
     config = runtime().settings.notifications
     with httpx.Client(timeout=timeout or config.send_deadline_seconds,
-                      trust_env=False) as client:
+                      trust_env=False, verify=client_context()) as client:
         response = client.post(_url(method), json=payload, headers={"user-agent": USER_AGENT})
     try:
         answer = response.json()

@@ -36,6 +36,8 @@ from urllib.parse import urlsplit
 import httpcore
 import httpx
 
+from venue.tls import client_context
+
 Resolver = Callable[[str], set[str]]
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -215,10 +217,10 @@ class _PinnedTransport(httpx.HTTPTransport):
     """httpx's transport over the pinned backend (one connection, no proxies, no retries)."""
 
     def __init__(self, backend: _PinnedBackend, ssl_context: ssl.SSLContext | None) -> None:
-        super().__init__()
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=ssl_context or httpx.create_ssl_context(), max_connections=1,
-            network_backend=backend)
+        context = ssl_context or client_context()
+        super().__init__(verify=context)  # its own pool is replaced: no second context
+        self._pool = httpcore.ConnectionPool(ssl_context=context, max_connections=1,
+                                             network_backend=backend)
 
 
 def fetch(url: str, *, deadline_seconds: float, max_bytes: int,

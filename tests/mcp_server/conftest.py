@@ -30,6 +30,7 @@ from tests.trading_support import (  # noqa: F401 - fixtures registered for this
     market,
     trader,
 )
+from venue.tls import client_context
 
 T = TypeVar("T")
 
@@ -72,7 +73,8 @@ def run_client(url: str, token: str, mode: str,
 
     async def main() -> T:
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
-                                  timeout=httpx2.Timeout(30, read=120))
+                                  timeout=httpx2.Timeout(30, read=120),
+                                  verify=client_context())
         async with http, Client(streamable_http_client(url, http_client=http), mode=mode,
                                 cache=None) as client:
             return await body(client)
@@ -90,7 +92,7 @@ def rpc(url: str, message: Any, token: str | None = None, *, version: str | None
         sent["MCP-Protocol-Version"] = version
     sent.update(headers or {})
     content = message if isinstance(message, str | bytes) else json.dumps(message)
-    return httpx.post(url, content=content, headers=sent, timeout=60)
+    return httpx.post(url, content=content, headers=sent, timeout=60, verify=client_context())
 
 
 def decode(response: httpx.Response) -> Any:

@@ -16,6 +16,7 @@ import redis
 from devstack.chain.devchain import die_with_parent
 from services.platform import copy_leases, worker_registry
 from tests.conftest import DEADLINE, app_settings
+from venue.tls import client_context
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -113,7 +114,8 @@ def wait_serving(web: subprocess.Popen, base: str, log: Path,
     def up() -> bool:
         assert web.poll() is None, log.read_text()
         try:
-            return httpx.get(f"{base}/healthz", timeout=2).status_code == 200
+            answer = httpx.get(f"{base}/healthz", timeout=2, verify=client_context())
+            return answer.status_code == 200
         except httpx.HTTPError:
             return False
 

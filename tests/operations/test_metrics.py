@@ -20,7 +20,7 @@ from services.identity import auth
 from services.platform import runtime, venues
 from tests.conftest import use_queue
 from tests.operations.scrape import names, total
-from tests.worker.copy_engine.conftest import inject, owned, settled, wait_for
+from tests.worker.copy_engine.conftest import STEADY, inject, owned, settled, wait_for
 from venue.errors import VenueNotFound
 from worker.host import WorkerHost, WorkerSettings
 
@@ -120,7 +120,7 @@ def test_series_move_when_the_suite_trades_copies_and_runs_jobs(
         await wait_for(settled(blocked))
         seen_executors.append(await trio.to_thread.run_sync(scrape, client))
 
-    run_engines(scenario)
+    run_engines(scenario, settings=STEADY)
 
     # Jobs: one succeeds, one fails, on an in-process worker host.
     from services.platform import jobs as jobs_service

@@ -26,6 +26,7 @@ from tests.fresh_interpreter import run_python
 from tests.local_http import Dripper, serving
 from tests.operations.stack import ROOT, cli, wait_serving
 from tests.operations.stack import stop as stop_server
+from venue.tls import client_context
 
 SLOW_CLIENTS = 50
 PROBES = 5
@@ -93,7 +94,7 @@ def test_healthz_and_an_authenticated_get_answer_while_50_clients_hold_authorize
     def slow_client(number: int, drip_base: str) -> None:
         # Answered when the test ends the drips, or when the fetch gives up.
         with httpx.Client(base_url=base, cookies={"session": cookie},
-                          timeout=FETCH_SECONDS + DEADLINE) as http:
+                          timeout=FETCH_SECONDS + DEADLINE, verify=client_context()) as http:
             attempt = 0
             while not stop.is_set():
                 attempt += 1

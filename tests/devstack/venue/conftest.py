@@ -23,6 +23,7 @@ from eth_account import Account
 from py_clob_client_v2.client import ClobClient
 
 from devstack.venue import SandboxServer
+from venue.tls import client_context
 
 
 def decode(response: httpx.Response) -> Any:
@@ -35,7 +36,7 @@ class Control:
 
     def __init__(self, venue: SandboxServer) -> None:
         self.venue = venue
-        self.http = httpx.Client(base_url=venue.url, timeout=10)
+        self.http = httpx.Client(base_url=venue.url, timeout=10, verify=client_context())
 
     def get(self, path: str, **params: Any) -> Any:
         """GET a path of the venue (any API) and decode it."""

@@ -10,7 +10,7 @@ import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
@@ -28,6 +28,9 @@ from worker.copy_engine.engine import CopyEngine, EngineSettings
 FAST = EngineSettings(lease_ms=2000, heartbeat_seconds=0.3, sweep_seconds=0.2,
                       poll_seconds=0.3, backstop_poll_seconds=1.0, exit_check_seconds=0.3,
                       stale_intent_seconds=60)
+# FAST with leases of DEADLINE, for tests that are not about losing a lease: a 2 s lease
+# lapses when a loaded machine stalls an engine for 1.4 s, and its targets stop meanwhile.
+STEADY = replace(FAST, lease_ms=int(DEADLINE * 1000))
 
 
 @pytest.fixture

@@ -25,14 +25,20 @@ from devstack.chain.devchain import _artifacts
 from models import User
 from tests.chain_venue import chain_venue  # noqa: F401 - the fixture
 from tests.conftest import DEADLINE
-from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
+from tests.worker.copy_engine.conftest import (
+    STEADY,
+    inject,
+    intents_of,
+    owned,
+    settled,
+    wait_for,
+)
 from worker.copy_engine.engine import CopyEngine
 
 USDC = 10**6
 # FAST's 2 s lease is lost when a busy machine starves the engine for 1.4 s; the target is
 # then stopped and claimed again, and its new first poll may see a fill before the source
 # under test. These tests count which source saw a fill first: a lease starvation cannot cost.
-STEADY = replace(FAST, lease_ms=int(DEADLINE * 1000))
 # The RTDS feed off and polling slowed to a crawl: only the chain can see a fill in time.
 CHAIN_ONLY = replace(STEADY, use_feed=False, poll_seconds=300, backstop_poll_seconds=300,
                      use_chain=True, chain_poll_seconds=0.2)
