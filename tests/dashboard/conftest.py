@@ -38,6 +38,18 @@ AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.m
 # before, are wall-clock bets that a busy machine loses while a request merely takes 6 s.
 # A wait ends as soon as its condition holds, so a long one costs a passing test nothing.
 BROWSER_WAIT_MS = DEADLINE * 1000
+# Screenshots are saved by one of a test's two database runs: both render the same page
+# under the same name, and a full-page capture is a quarter of the browser's CPU here.
+_SAVING = {"screenshots": True}
+
+
+@pytest.fixture(autouse=True)
+def _screenshots_once(request: pytest.FixtureRequest) -> Iterator[None]:
+    callspec = getattr(request.node, "callspec", None)
+    _SAVING["screenshots"] = (callspec is None
+                              or callspec.params.get("database_url") != "postgresql")
+    yield
+    _SAVING["screenshots"] = True
 
 
 @pytest.fixture(scope="package")
@@ -116,9 +128,12 @@ def _is_csp_violation(text: str) -> bool:
 
 
 def screenshot(page: Any, name: str, *, phone: bool = False) -> Path:
-    """Save a full-page screenshot of ``page`` (optionally at phone width)."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    """Save a full-page screenshot of ``page`` (optionally at phone width), in the SQLite run
+    of a test only."""
     path = SCREENSHOTS / f"{name}.png"
+    if not _SAVING["screenshots"]:
+        return path
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     if phone:
         page.set_viewport_size(PHONE)
     page.screenshot(path=str(path), full_page=True)
