@@ -47,10 +47,19 @@ run: setup
 # is lower.
 TEST_WORKERS ?= 6
 
+# Bytecode is written for the run even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE): otherwise every worker, and every process a test starts (the
+# `copytrade` workers and commands), compiles the app from source again, and each pytest
+# worker rewrites every test module's asserts again: 13 s of CPU to collect instead of 5.
+TEST_ENV := env -u PYTHONDONTWRITEBYTECODE
+APP_SOURCES := app.py cli.py config.py wsgi.py blueprints chain devstack models schemas \
+	services venue worker tests
+
 test: setup sdk-env browser
 	$(BIN)/ruff check .
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --durations=25 $(PYTEST_ARGS)
+	$(TEST_ENV) $(BIN)/python -m compileall -q -j 0 $(APP_SOURCES)
+	$(TEST_ENV) $(BIN)/python -m pytest -n $(TEST_WORKERS) --durations=25 $(PYTEST_ARGS)
 
 # The docs site (mkdocs, Material theme) in build/site: the reference pages are generated
 # from the code first (docs/generate.py); `make test` builds it strictly (any broken link fails).
