@@ -9,6 +9,7 @@ activated), so every file of copytrade itself comes from what was installed.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -31,6 +32,20 @@ def clean_env() -> dict[str, str]:
     """This environment without anything that would put the checkout on ``sys.path``."""
     return {key: value for key, value in os.environ.items()
             if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+
+def clean_source_tree(target: Path) -> Path:
+    """The checkout as a fresh clone of it would hold it (with this change's new files)."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                             "--exclude-standard"], cwd=CHECKOUT, capture_output=True,
+                            check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = CHECKOUT / name
+        if source.is_file():  # a deleted but still tracked file is skipped
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    assert not (target / "node_modules").exists()
+    return target
 
 
 def run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None,

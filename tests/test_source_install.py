@@ -10,30 +10,15 @@ from __future__ import annotations
 
 import logging
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import DEADLINE
-from tests.installed_app import CHECKOUT, install, serving
+from tests.installed_app import clean_source_tree, install, serving
 
 CHROMIUM = "/usr/bin/chromium"
-
-
-def clean_source_tree(target: Path) -> Path:
-    """The checkout as a fresh clone of it would hold it (with this change's new files)."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
-                             "--exclude-standard"], cwd=CHECKOUT, capture_output=True,
-                            check=True).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        source = CHECKOUT / name
-        if source.is_file():  # a deleted but still tracked file is skipped
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    assert not (target / "node_modules").exists()
-    return target
 
 
 @pytest.fixture(scope="module", params=["package", "editable"])

@@ -19,17 +19,22 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.installed_app import CHECKOUT, install, run, serving
+from tests.installed_app import clean_source_tree, install, run, serving
 
 ASSET_REFERENCE = re.compile(r'<(?:script[^>]*\ssrc|link[^>]*\shref)="([^"]+)"')
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtualenv holding the wheel built from this checkout; its bin folder."""
+    """A fresh virtualenv holding the wheel built from this checkout; its bin folder.
+
+    Built from a clean copy of the tree: a build writes build/ and *.egg-info in the tree it
+    builds, and xdist may run this fixture in two workers at once (each holds some of this
+    module's tests), whose builds in one checkout collided ("File exists")."""
     work = tmp_path_factory.mktemp("wheel")
+    tree = clean_source_tree(work / "copytrade")
     run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", work / "dist",
-        CHECKOUT, cwd=work)
+        tree, cwd=work)
     (wheel,) = (work / "dist").glob("copytrade-*.whl")
     return install(work, wheel)
 
