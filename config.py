@@ -1373,7 +1373,8 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         'the flood-control window of NOTIFY_BURST',
         None),
     "NOTIFY_SEND_DEADLINE_SECONDS": (
-        'wall-clock bound of one notification send (DNS included)',
+        'wall-clock bound of one notification send (DNS included; for email, of each'
+        ' exchange with the SMTP server)',
         None),
     "NOTIFY_ALLOW_LOOPBACK_URLS": (
         'accept http webhook, Discord and Slack URLs on a loopback host (tests, '

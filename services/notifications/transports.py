@@ -150,7 +150,8 @@ def send_email(channel: NotificationChannel, message: Message) -> Outcome:
         email["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     started = time.monotonic()
     try:
-        mailer.send(settings.smtp_url, email)
+        mailer.send(settings.smtp_url, email,
+                    timeout=settings.notifications.send_deadline_seconds)
     except errors.Unavailable as exc:
         return Outcome(False, error=exc.message, latency_ms=_since(started))
     return Outcome(True, latency_ms=_since(started))

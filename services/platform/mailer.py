@@ -63,16 +63,18 @@ def build_message(mail_from: str, to: str, subject: str, text: str) -> EmailMess
     return message
 
 
-def send(smtp_url: str, message: EmailMessage) -> None:
-    """Deliver ``message`` through the server at ``smtp_url``; Unavailable (503) on failure."""
+def send(smtp_url: str, message: EmailMessage, timeout: float | None = None) -> None:
+    """Deliver ``message`` through the server at ``smtp_url``, each exchange within
+    ``timeout`` seconds (SMTP_TIMEOUT_SECONDS when None); Unavailable (503) on failure."""
     target = parse_smtp_url(smtp_url)
+    seconds = timeout or SMTP_TIMEOUT_SECONDS
     try:
         if target.tls:
             client: smtplib.SMTP = smtplib.SMTP_SSL(
-                target.host, target.port, timeout=SMTP_TIMEOUT_SECONDS,
+                target.host, target.port, timeout=seconds,
                 context=ssl.create_default_context())
         else:
-            client = smtplib.SMTP(target.host, target.port, timeout=SMTP_TIMEOUT_SECONDS)
+            client = smtplib.SMTP(target.host, target.port, timeout=seconds)
         with client:
             if target.starttls:
                 client.starttls(context=ssl.create_default_context())
