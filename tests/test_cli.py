@@ -66,9 +66,12 @@ def test_serve_refuses_unmigrated_database(tmp_path, redis_url):
     assert "copytrade migrate" in done.stderr
 
 
-def test_wallets_reseal_command(app, bound_db, user, tmp_path, monkeypatch) -> None:
+def test_wallets_reseal_command(app, bound_db, user, tmp_path, monkeypatch, redis_url) -> None:
     # rotation: the new key is current, the old one retired; reseal moves every secret over
     saved = runtime.runtime()  # the command builds its own runtime: restored afterwards
+    # The test Redis: without REDIS_URL the command's runtime started an embedded server in
+    # this worker, which outlived the run (one orphaned redis-server per `make test`).
+    monkeypatch.setenv("REDIS_URL", redis_url)
 
     wallet = wallets.get_or_create(user)
     old_key = app_settings(app).wallet_encryption_key
