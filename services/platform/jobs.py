@@ -23,7 +23,7 @@ import uuid
 
 import redis
 from rq import Queue
-from rq.exceptions import DuplicateJobError, NoSuchJobError
+from rq.exceptions import DuplicateJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
 
@@ -150,7 +150,9 @@ def _delete_if_unchanged(job: Job, client: redis.Redis) -> None:
             pipe.multi()
             job.delete(pipeline=pipe)
             pipe.execute()
-        except redis.WatchError:
+        except (redis.WatchError, InvalidJobOperation):
+            # Changed meanwhile, or gone: RQ's delete reads the status once more, outside
+            # the transaction, and fails if the record expired after the read above.
             return
 
 

@@ -113,3 +113,23 @@ def test_a_job_whose_record_expires_while_it_is_queued_again_is_queued(prefix):
     jobs_service._delete_if_unchanged(first, queue.connection)
     again = jobs_service.enqueue("claims.run", "u4", job_id="claims-u4")
     assert queue.job_ids == [again.id]
+
+
+def test_a_record_that_expires_while_it_is_deleted_does_not_fail_the_enqueue(prefix,
+                                                                              monkeypatch):
+    # The soak found it: the ended run's record expired after the watched status read, and
+    # RQ's delete reads the status again (outside the transaction) to pick its registries.
+    first = jobs_service.enqueue("claims.run", "u5", job_id="claims-u5")
+    queue = jobs_service.queue("default")
+    queue.remove(first)
+    first.set_status(JobStatus.FINISHED)
+    delete = Job.delete
+
+    def expiring_first(job: Job, *args, **kwargs):  # the fault: the TTL ends right now
+        queue.connection.delete(job.key)
+        return delete(job, *args, **kwargs)
+
+    monkeypatch.setattr(Job, "delete", expiring_first)
+    again = jobs_service.enqueue("claims.run", "u5", job_id="claims-u5")
+    assert again.id == first.id
+    assert queue.job_ids == [again.id]
