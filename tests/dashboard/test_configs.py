@@ -86,6 +86,10 @@ def test_preview_create_start_paper_config_and_see_a_copied_trade(
     screenshot(page, "configs")
 
     card.click()
+    # htmx is a deferred script: a click before DOMContentLoaded hits a button nothing
+    # handles yet, and was lost once (a fresh-clone run, 120 s with no POST).
+    page.wait_for_url(f"**/dashboard/configs/{config_id}")
+    page.wait_for_load_state("domcontentloaded")
     page.click("button:has-text('Stop copying')")
     page.wait_for_selector("#config-status [data-state=stopped]")
     assert not CopyConfig.get_by_id(config_id).is_active
