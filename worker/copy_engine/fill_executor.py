@@ -61,6 +61,9 @@ log = logging.getLogger("copytrade.copy_engine")
 
 STALE_FILL = "stale_fill"
 TARGET_VALUE_TTL = 60.0  # seconds a target's portfolio value is reused (proportional sizing)
+# A bid-less token's market is read from Gamma afresh (to see a resolution before the
+# metadata cache expires) at most this often; the cached one serves in between.
+RESOLUTION_READ_SECONDS = 10.0
 # Why a recorded copy's order was held back (the order's error, as people read it).
 LEASE_LAPSED = ("Not sent: the worker could not renew its lease on the target in time; the "
                 "copy is placed again by the worker running it next.")
@@ -87,6 +90,7 @@ class FillExecutor:
         self._db = db
         self._catalogued: set[str] = set()  # tokens whose market the catalogue holds
         self._target_values: dict[str, tuple[float, Decimal]] = {}
+        self._market_reads: dict[str, float] = {}  # token -> last fresh Gamma read (monotonic)
         # (config, start) whose target positions were copied at start (copy_open_positions)
         self._started: set[tuple[UUID, int]] = set()
         # Fills being copied right now (seen -> answers in): backstop polls wait for none.
@@ -654,8 +658,16 @@ class FillExecutor:
         if found is not None and found.view.best_bid is not None:
             return "bid", found.view.best_bid
         assert self.venue is not None
+        now = time.monotonic()
+        fresh = now - self._market_reads.get(token, -RESOLUTION_READ_SECONDS) \
+            >= RESOLUTION_READ_SECONDS
+        if fresh:
+            if len(self._market_reads) > 10_000:
+                self._market_reads = {t: at for t, at in self._market_reads.items()
+                                      if now - at < RESOLUTION_READ_SECONDS}
+            self._market_reads[token] = now
         try:  # no bid (or no book): a resolution shows at Gamma before its cache expires
-            market = await self.venue.gamma.market_by_token(token, fresh=True)
+            market = await self.venue.gamma.market_by_token(token, fresh=fresh)
         except VenueError as exc:
             log.info("token %s: no market to mark by (%s)", token, exc)
         else:
