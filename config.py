@@ -235,6 +235,11 @@ class CopyEngineConfig:
     # Exits are checked when a held token's book moves or a timer comes due; held tokens
     # whose book the market channel does not follow in sync are re-quoted this often.
     exit_check_seconds: float = 2.0
+    # A loss or drawdown stop values a held position without a bid at its last bid seen, if
+    # no older than this (a resolved market at its payout); a stop that can value nothing
+    # for stop_no_verdict_seconds pauses the config's buying until it can.
+    stop_mark_max_age_seconds: float = 900.0
+    stop_no_verdict_seconds: float = 60.0
     max_fill_age_seconds: int = 600
     stale_intent_seconds: float = 120.0
     # This engine's own open live intents are looked up again this often, once they are at
@@ -556,6 +561,8 @@ _ENGINE_VARIABLES = {
     "COPY_BACKSTOP_POLL_SECONDS": "backstop_poll_seconds",
     "COPY_FEED_STALE_SECONDS": "feed_stale_seconds",
     "COPY_EXIT_CHECK_SECONDS": "exit_check_seconds",
+    "COPY_STOP_MARK_MAX_AGE_SECONDS": "stop_mark_max_age_seconds",
+    "COPY_STOP_NO_VERDICT_SECONDS": "stop_no_verdict_seconds",
     "COPY_STALE_INTENT_SECONDS": "stale_intent_seconds",
     "COPY_RECHECK_SECONDS": "recheck_seconds",
     "COPY_RECHECK_AFTER_SECONDS": "recheck_after_seconds",
@@ -1280,6 +1287,16 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
     "COPY_STALE_INTENT_SECONDS": (
         'how long a copy intent may stay unsent before it is settled as stale',
         None),
+    "COPY_STOP_MARK_MAX_AGE_SECONDS": (
+        'a loss or drawdown stop values a held position whose book has no bid at the last '
+        'bid seen, if no older than this (a resolved market at its payout); older, the stop '
+        'has no verdict',
+        None),
+    "COPY_STOP_NO_VERDICT_SECONDS": (
+        'a loss or drawdown stop without a verdict (a held position it cannot value) this '
+        'long pauses the config\'s buying (skip reason `stop_unverified`, notice '
+        '`config.buys_paused`) until it has one again',
+        None),
     "LOG_FORMAT": (
         '`json` (one object per line) or `text` (a line a person reads)',
         '`json`; `copytrade up` sets `text`'),
@@ -1447,7 +1464,8 @@ ENVIRONMENT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "COPY_BALANCE_CONCURRENCY", "COPY_BALANCE_READS_PER_SECOND", "COPY_RECHECK_SECONDS",
         "COPY_RECHECK_AFTER_SECONDS", "COPY_LEASE_MS", "COPY_LEASE_MARGIN",
         "COPY_HEARTBEAT_SECONDS",
-        "COPY_SWEEP_SECONDS", "COPY_EXIT_CHECK_SECONDS", "COPY_STALE_INTENT_SECONDS")),
+        "COPY_SWEEP_SECONDS", "COPY_EXIT_CHECK_SECONDS", "COPY_STALE_INTENT_SECONDS",
+        "COPY_STOP_MARK_MAX_AGE_SECONDS", "COPY_STOP_NO_VERDICT_SECONDS")),
     ("Notifications", (
         "NOTIFY_RETRY_SECONDS", "NOTIFY_TICK_SECONDS", "NOTIFY_BURST",
         "NOTIFY_BURST_WINDOW_SECONDS", "NOTIFY_SEND_DEADLINE_SECONDS", "NOTIFY_ALLOW_LOOPBACK_URLS",

@@ -84,6 +84,10 @@ class CopyConfig(BaseModel):
     breaker_retry_at = UTCDateTimeField(null=True)
     breaker_last_error = peewee.TextField(null=True)
     breaker_last_reason = peewee.CharField(max_length=40, null=True)
+    # Buying paused by the engine (a skip reason: ``stop_unverified``, a loss or drawdown
+    # stop without a verdict), since when; cleared once the stop can judge again.
+    buys_paused_reason = peewee.CharField(max_length=40, null=True)
+    buys_paused_at = UTCDateTimeField(null=True)
     is_active = peewee.BooleanField(default=False, index=True)
     paper_trading = peewee.BooleanField(default=True)
     # Bumped on every edit and start/stop: the executor reloads a config whose version moved.

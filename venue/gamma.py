@@ -45,11 +45,13 @@ class GammaApi:
                                query(include_tag=True))
         return self._run(Call(request, parse.parse_market, cache_key=f"gamma:id:{market_id}"))
 
-    def market_by_token(self, token_id: str) -> Returns[Market]:
-        """The market holding CLOB token ``token_id`` (``/markets?clob_token_ids=``)."""
+    def market_by_token(self, token_id: str, *, fresh: bool = False) -> Returns[Market]:
+        """The market holding CLOB token ``token_id`` (``/markets?clob_token_ids=``);
+        ``fresh`` reads Gamma now (and re-caches), e.g. to see a resolution."""
         request = VenueRequest("gamma", "GET", "/markets",
                                query(clob_token_ids=token_id, include_tag=True))
-        return self._run(Call(request, _first_market, cache_key=f"gamma:token:{token_id}"))
+        return self._run(Call(request, _first_market, cache_key=f"gamma:token:{token_id}",
+                              refresh=fresh))
 
     def markets(
         self,

@@ -156,6 +156,19 @@ class Market:
         """Outcome label of ``token_id``."""
         return self.outcomes[self.token_ids.index(token_id)]
 
+    @property
+    def resolved(self) -> bool:
+        """Whether the market is closed with its outcome decided (UMA ``resolved``)."""
+        return self.closed and "resolved" in self.uma_resolution_statuses
+
+    def payout(self, token_id: str) -> Decimal | None:
+        """What one share of ``token_id`` redeems for once resolved (its outcome price: 1 or
+        0, a split or neg-risk market's fraction); None while unresolved or not its token."""
+        if not self.resolved or token_id not in self.token_ids:
+            return None
+        index = self.token_ids.index(token_id)
+        return self.outcome_prices[index] if index < len(self.outcome_prices) else None
+
 
 @dataclass(frozen=True, slots=True)
 class Event:

@@ -26,6 +26,9 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              or {address, token_id, shares}; pUSD and tokens
                                              reach /balance-allowance after its /update
                                              (seen: true: the cache has them already)
+* POST   /_sandbox/markets/<condition>/house  {fair_price?, liquidity?}: recenter the
+                                             house's quotes; liquidity false pulls them
+                                             (an empty book), true puts them back
 * POST   /_sandbox/markets/<condition>/delay  {seconds}: Gamma ``secondsDelay``; marketable
                                              orders answer "delayed" and match after it;
                                              delayed orders cannot be cancelled
@@ -328,6 +331,28 @@ def market_fees(condition_id: str):
         market.fees = None if rate == 0 else FeeSchedule.for_category(
             market.category, rate, exponent=exponent,
             taker_only=bool(body.get("taker_only", True)), rebate_rate=rebate)
+        return json_response(market_json(state, market))
+
+
+@bp.post("/markets/<condition_id>/house")
+def market_house(condition_id: str):
+    """Move the house's quotes of a market: {fair_price?} recenters them, {liquidity:
+    false} pulls them (the book empties), {liquidity: true} puts them back."""
+    body = _body()
+    fair = _decimal(body, "fair_price")
+    liquidity = body.get("liquidity")
+    if liquidity is not None and not isinstance(liquidity, bool):
+        raise VenueRejection("liquidity must be true or false")
+    if fair is not None and not 0 < fair < 1:
+        raise VenueRejection("fair_price must be between 0 and 1")
+    state = _state()
+    with state.lock:
+        market = state.catalog.market(condition_id)
+        if liquidity is not None:
+            market.house_liquidity = liquidity
+        if fair is not None or liquidity is not None:
+            # recentering cancels the house's quotes and rests them again while it quotes
+            state.recenter_house(market, market.fair_price if fair is None else fair)
         return json_response(market_json(state, market))
 
 

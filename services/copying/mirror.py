@@ -41,7 +41,10 @@ fill, the market and the holding):
 - ``include_keywords``/``exclude_keywords``: case-insensitive, on the market's question.
 - Stops (``stop_signal``): ``loss_stop_usdc`` (total PnL at or under minus this) and
   ``max_drawdown_bps`` (the fall from the PnL peak, in bps of the capital in play: the open
-  cost basis plus the peak). A breaker left open skips with ``breaker_open``.
+  cost basis plus the peak). A breaker left open skips with ``breaker_open``. The stops
+  value a resolved market's position at its payout, one without a bid at its last bid (of
+  bounded age); a stop that cannot value a position for a minute pauses buys
+  (``stop_unverified``) until it can.
 - No dust: a sell that would leave less than the market's minimum sells everything.
 """
 
@@ -90,6 +93,7 @@ KEYWORD_NOT_INCLUDED = "keyword_not_included"
 LOSS_STOP = "loss_stop"
 DRAWDOWN_STOP = "drawdown_stop"
 BREAKER_OPEN = "breaker_open"
+STOP_UNVERIFIED = "stop_unverified"
 
 SIZING_MODES = ("multiplier", "fixed_usdc", "proportional")
 DIRECTIONS = ("mirror", "inverse")
@@ -122,6 +126,8 @@ REASONS: dict[str, str] = {
     LOSS_STOP: "The config's total PnL fell to minus loss_stop_usdc: it stopped.",
     DRAWDOWN_STOP: "The config's PnL fell max_drawdown_bps from its peak: it stopped.",
     BREAKER_OPEN: "Too many copies failed in a row; the breaker pauses copying until retry_at.",
+    STOP_UNVERIFIED: "The loss or drawdown stop could not value a held position for over a "
+                     "minute: buying is paused until it can.",
 }
 
 
@@ -205,6 +211,7 @@ class CopyContext:
     balance_usdc: Decimal | None = None  # ours, for proportional sizing
     target_value_usdc: Decimal | None = None  # the target's portfolio value
     breaker_retry_at: int | None = None  # the breaker is open until then (unix seconds)
+    buys_paused: str | None = None  # buying paused by the engine, with this reason code
 
 
 NO_CONTEXT = CopyContext()
@@ -368,6 +375,8 @@ def decide(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Hold
         return _skip(fill.token_id, side, NOT_A_TRADE)
     if ctx.breaker_retry_at is not None and (ctx.now is None or ctx.now < ctx.breaker_retry_at):
         return _skip(fill.token_id, side, BREAKER_OPEN)
+    if side == BUY and ctx.buys_paused:
+        return _skip(fill.token_id, side, ctx.buys_paused)
     if side == BUY and not rules.copy_buys:
         return _skip(fill.token_id, side, BUYS_DISABLED)
     if side == SELL and not rules.copy_sells:

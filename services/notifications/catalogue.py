@@ -48,6 +48,9 @@ _TYPES = (
     EventType("config.breaker_opened", "Copying paused",
               "Copying {trader} is paused: {reason_text}.", reason_field="reason",
               untrusted=("trader",)),
+    EventType("config.buys_paused", "Buying paused",
+              "Buying for {trader} is paused: {reason_text}. Sales still follow.",
+              reason_field="reason", untrusted=("trader",)),
     EventType("config.out_of_funds", "Out of funds",
               "Copying {trader} cannot continue: {amount} pUSD needed, more than the trading "
               "wallet holds. Deposit pUSD to resume.", amount_field="amount",

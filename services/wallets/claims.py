@@ -96,6 +96,7 @@ from services.wallets import (
 from venue.accounts.batch import Call
 from venue.accounts.wallet_calls import redeem_call, router_redeem_call
 from venue.errors import VenueError
+from venue.models import Market as VenueMarket
 from venue.models import Position as VenuePosition
 from venue.order_versions import is_position_id
 
@@ -321,6 +322,17 @@ def _held(w3: Web3, owner: str, tokens: Sequence[MarketToken]) -> dict[int, int]
     return balances
 
 
+def resolved_market(condition_id: str) -> VenueMarket | None:
+    """The condition's market as Gamma has it once closed and resolved (its outcome prices
+    are the payouts); None before, or when Gamma cannot answer."""
+    try:
+        found = venues.client().gamma.markets(condition_ids=[condition_id], limit=1)
+    except VenueError as exc:
+        log.warning("Gamma's market of %s failed: %s", condition_id, exc)
+        return None
+    return found[0] if found and found[0].resolved else None
+
+
 def _v2_payouts(condition_id: str) -> list[Decimal] | None:
     """A resolved protocol-v2 market's payout per outcome: its Gamma outcome prices once it
     is closed and resolved (None before, or when Gamma cannot answer)."""
@@ -329,14 +341,10 @@ def _v2_payouts(condition_id: str) -> list[Decimal] | None:
         known = _payouts.get(key)
     if known is not None:
         return known
-    try:
-        found = venues.client().gamma.markets(condition_ids=[condition_id], limit=1)
-    except VenueError as exc:
-        log.warning("claims: Gamma's market of %s failed: %s", condition_id, exc)
+    market = resolved_market(condition_id)
+    if market is None:
         return None
-    if not found or not found[0].closed or "resolved" not in found[0].uma_resolution_statuses:
-        return None
-    fractions = list(found[0].outcome_prices)
+    fractions = list(market.outcome_prices)
     with _cache_lock:
         _payouts[key] = fractions
     return fractions

@@ -34,6 +34,7 @@ PAYLOADS: dict[str, dict[str, Any]] = {
                      "trader": "whale"},
     "config.stopped": {"trader": "whale", "reason": "stopped by you"},
     "config.breaker_opened": {"trader": "whale", "reason": "three failures"},
+    "config.buys_paused": {"trader": "whale", "reason": "stop_unverified"},
     "config.out_of_funds": {"trader": "whale", "amount": Decimal(5), "balance": Decimal(1)},
     "order.filled": {"side": "Sold", "size": Decimal(3), "price": Decimal("0.7"),
                      "amount": Decimal("2.1"), "market": "Rain?"},

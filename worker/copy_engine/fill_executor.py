@@ -61,6 +61,9 @@ log = logging.getLogger("copytrade.copy_engine")
 
 STALE_FILL = "stale_fill"
 TARGET_VALUE_TTL = 60.0  # seconds a target's portfolio value is reused (proportional sizing)
+# A bid-less token's market is read from Gamma afresh (to see a resolution before the
+# metadata cache expires) at most this often; the cached one serves in between.
+RESOLUTION_READ_SECONDS = 10.0
 # Why a recorded copy's order was held back (the order's error, as people read it).
 LEASE_LAPSED = ("Not sent: the worker could not renew its lease on the target in time; the "
                 "copy is placed again by the worker running it next.")
@@ -87,6 +90,7 @@ class FillExecutor:
         self._db = db
         self._catalogued: set[str] = set()  # tokens whose market the catalogue holds
         self._target_values: dict[str, tuple[float, Decimal]] = {}
+        self._market_reads: dict[str, float] = {}  # token -> last fresh Gamma read (monotonic)
         # (config, start) whose target positions were copied at start (copy_open_positions)
         self._started: set[tuple[UUID, int]] = set()
         # Fills being copied right now (seen -> answers in): backstop polls wait for none.
@@ -269,7 +273,7 @@ class FillExecutor:
                 spent_total_usdc=config.spent_total,
                 user_exposure_usdc=exposure.get(config.paper, {}).get(config.user_id),
                 balance_usdc=balance, target_value_usdc=target_value,
-                breaker_retry_at=config.retry_ts)
+                breaker_retry_at=config.retry_ts, buys_paused=config.buys_paused)
         return contexts
 
     async def _target_value(self, target: str) -> Decimal | None:
@@ -567,16 +571,44 @@ class FillExecutor:
                          quote: Callable[[str], Awaitable[Quote | None]]
                          ) -> list[CopyIntentDraft]:
         """Stop the config when its loss or drawdown stop is hit (PnL: realized plus the
-        positions marked at the best bid), closing its positions when asked."""
+        positions marked at the best bid), closing its positions when asked.
+
+        A resolved market's positions close at their payout first (realized once); a
+        position without a bid is marked at its last bid if recent enough (``mark``). A
+        position it cannot mark leaves no verdict: after ``stop_no_verdict_seconds`` of
+        that the config's buying is paused (``stop_unverified``) until it has one again.
+        """
         held = {t: h for t, h in config.holdings.items() if h.shares > 0}
         unrealized = Decimal(0)
-        views = {}
+        views: dict[str, Quote] = {}
+        payouts: dict[str, Decimal] = {}
+        unmarked: list[str] = []
+        provisional = False
         for token, holding in held.items():
             found = await quote(token)
-            if found is None or found.view.best_bid is None:
-                return []  # a position without a mark: no verdict this time
-            views[token] = found
-            unrealized += holding.shares * found.view.best_bid - holding.cost_usdc
+            if found is not None:
+                views[token] = found
+            how, price = await self.mark(token, found)
+            if how == "payout":
+                payouts[token] = price
+            elif how is None:
+                unmarked.append(token)
+            else:
+                provisional = provisional or how == "last"
+                unrealized += holding.shares * price - holding.cost_usdc
+        if payouts:
+            await self._db(store.close_resolved, config.id, config.paper, payouts)
+            for token in payouts:
+                config.holdings[token] = Holding()
+                held.pop(token)
+        config.stop_unsettled = provisional or bool(unmarked)
+        if unmarked:
+            await self._no_verdict(config, unmarked)
+            return []
+        config.unvalued_since = None
+        if config.buys_paused == copying.STOP_UNVERIFIED:
+            await self._db(store.resume_buys, config.id)
+            config.buys_paused = None
         total = await self._db(store.realized_pnl, config.id, config.paper) + unrealized
         if total > config.peak_pnl:
             config.peak_pnl = total
@@ -590,6 +622,8 @@ class FillExecutor:
         closing = []
         if config.rules.close_positions_on_stop:
             for token, holding in held.items():
+                if token not in views:
+                    continue  # no book to sell into
                 decision = copying.closing_sell(config.rules, token, holding,
                                                 views[token].view, reason)
                 closing.append(self.draft(config, None, decision, now, reason,
@@ -612,6 +646,56 @@ class FillExecutor:
         configs.pop(config.id, None)  # no decision for it from now on
         log.info("config %s stopped: %s", config.id, report)
         return inserted + done
+
+    async def mark(self, token: str, found: Quote | None
+                   ) -> tuple[str | None, Decimal]:
+        """How a stop values one share of ``token``: ("payout", what it redeems for) once
+        its market resolved, ("bid", the best bid), ("last", the last bid seen, no older
+        than ``stop_mark_max_age_seconds``), or (None, 0) when it cannot."""
+        market = found.market if found is not None else None
+        if market is not None and (paid := market.payout(token)) is not None:
+            return "payout", paid
+        if found is not None and found.view.best_bid is not None:
+            return "bid", found.view.best_bid
+        assert self.venue is not None
+        now = time.monotonic()
+        fresh = now - self._market_reads.get(token, -RESOLUTION_READ_SECONDS) \
+            >= RESOLUTION_READ_SECONDS
+        if fresh:
+            if len(self._market_reads) > 10_000:
+                self._market_reads = {t: at for t, at in self._market_reads.items()
+                                      if now - at < RESOLUTION_READ_SECONDS}
+            self._market_reads[token] = now
+        try:  # no bid (or no book): a resolution shows at Gamma before its cache expires
+            market = await self.venue.gamma.market_by_token(token, fresh=fresh)
+        except VenueError as exc:
+            log.info("token %s: no market to mark by (%s)", token, exc)
+        else:
+            if (paid := market.payout(token)) is not None:
+                return "payout", paid
+        last = self.quotes.last_bid(token)
+        if last is not None and time.time() - last[1] <= self.settings.stop_mark_max_age_seconds:
+            return "last", last[0]
+        return None, Decimal(0)
+
+    async def _no_verdict(self, config: ConfigSnapshot, unmarked: list[str]) -> None:
+        """A stop check without a verdict: timed, and once it lasts
+        ``stop_no_verdict_seconds`` the config's buying is paused (with a notice)."""
+        now = time.time()
+        if config.unvalued_since is None:
+            config.unvalued_since = now
+        waited = now - config.unvalued_since
+        if config.buys_paused is not None or waited < self.settings.stop_no_verdict_seconds:
+            return
+        reason = copying.STOP_UNVERIFIED
+        detail = (f"The loss/drawdown stop has not valued {len(unmarked)} held position(s) "
+                  f"for {int(waited)} s (no bid, no payout, no bid seen within "
+                  f"{int(self.settings.stop_mark_max_age_seconds)} s: "
+                  f"{', '.join(t[:12] for t in unmarked[:3])}); buying is paused until it "
+                  "can.")
+        await self._db(store.pause_buys, config.id, reason, detail)
+        config.buys_paused = reason
+        log.warning("config %s: %s", config.id, detail)
 
     async def copy_open_positions(self, configs: dict[UUID, ConfigSnapshot],
                                   config: ConfigSnapshot) -> list[CopyIntentDraft]:

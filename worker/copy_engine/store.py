@@ -47,6 +47,9 @@ class ConfigSnapshot:
     trips: int = 0
     retry_ts: int | None = None  # open until then
     peak_pnl: Decimal = Decimal(0)
+    buys_paused: str | None = None  # buying paused with this reason (``stop_unverified``)
+    unvalued_since: float | None = None  # since when (unix s) the stops have had no verdict
+    stop_unsettled: bool = False  # the last stop check valued a position provisionally
 
     def spend(self, side: Side | str, paid: Decimal, when: date) -> None:
         """Count a filled copy against the budgets (a sale gives its proceeds back)."""
@@ -179,7 +182,8 @@ def load_configs(config_ids: Iterable[UUID]) -> list[ConfigSnapshot]:
                 rules=_rules(config, limit),
                 started_ts=int(config.started_at.timestamp()) if config.started_at else 0,
                 failures=config.breaker_failures, trips=config.breaker_trips,
-                retry_ts=open_until, peak_pnl=config.pnl_peak_usdc or Decimal(0))
+                retry_ts=open_until, peak_pnl=config.pnl_peak_usdc or Decimal(0),
+                buys_paused=config.buys_paused_reason)
         for position in CopyPosition.select().where(CopyPosition.config.in_(chunk)):
             snap = snapshots.get(position.config_id)
             if snap is not None and position.paper == snap.paper:
@@ -263,3 +267,29 @@ def stop_by_rule(config_id: UUID, reason: str, detail: str) -> bool:
     if stopped:
         copy_notices.config_stopped(CopyConfig.get_by_id(config_id), reason)
     return stopped
+
+
+def close_resolved(config_id: UUID, paper: bool, payouts: dict[str, Decimal]
+                   ) -> list[copy_positions.Closed]:
+    """Close the config's positions in resolved tokens at their payout (realized once)."""
+    return copy_positions.close_at_payout([config_id], payouts, paper=paper)
+
+
+def pause_buys(config_id: UUID, reason: str, detail: str) -> bool:
+    """Pause a running config's buying with a reason (a skip reason code); its follower is
+    told once per pause. False when it was paused already or no longer running."""
+    now = utcnow()
+    paused = bool(CopyConfig.update(
+        buys_paused_reason=reason, buys_paused_at=now, last_error=detail[:2000],
+        last_error_at=now,
+    ).where(CopyConfig.id == config_id, CopyConfig.is_active,
+            CopyConfig.buys_paused_reason.is_null()).execute())
+    if paused:
+        copy_notices.buys_paused(CopyConfig.get_by_id(config_id), reason)
+    return paused
+
+
+def resume_buys(config_id: UUID) -> None:
+    """Lift the engine's pause on a config's buying."""
+    CopyConfig.update(buys_paused_reason=None, buys_paused_at=None).where(
+        CopyConfig.id == config_id).execute()
