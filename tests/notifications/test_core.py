@@ -15,14 +15,20 @@ from models.notifications import (
     NotificationChannel,
     NotificationDelivery,
 )
-from services.notifications import channels, deliveries, events, inbox, preferences
+from services.notifications import channels, deliveries, events, inbox, preferences, urls
 from services.platform import errors
+from services.platform.runtime import runtime
 from tests.notifications.fakes import WebhookReceiver, running
 
 
 def _deliver_all() -> list[str]:
     return [deliveries.deliver(d.id) for d in NotificationDelivery.select().where(
         NotificationDelivery.status == "pending")]
+
+
+def _point(channel: NotificationChannel, url: str) -> None:
+    """Store ``url`` as the channel's address, as a row saved earlier would hold it."""
+    NotificationChannel.update(target=url).where(NotificationChannel.id == channel.id).execute()
 
 
 def _webhook(user, receiver: WebhookReceiver) -> NotificationChannel:
@@ -180,6 +186,51 @@ def test_a_webhook_url_must_be_https_to_a_public_address(tune, user, url, why):
     with pytest.raises(errors.ValidationFailed) as raised:
         channels.add(user, "webhook", url=url)
     assert raised.value.details["fields"] == {"url": [why]}
+
+
+EMBEDDED_PRIVATE_IPV4 = [
+    "64:ff9b::a00:7",  # NAT64 of 10.0.0.7
+    "64:ff9b::7f00:1",  # NAT64 of 127.0.0.1
+    "64:ff9b:1::a00:7",  # local-use NAT64 prefix (RFC 8215)
+    "::a00:7",  # IPv4-compatible 10.0.0.7
+    "::a9fe:a9fe",  # IPv4-compatible 169.254.169.254 (cloud metadata)
+    "2002:a00:7::1",  # 6to4 of 10.0.0.7
+    "2002:a9fe:a9fe::1",  # 6to4 of 169.254.169.254
+    "::ffff:10.0.0.7",  # IPv4-mapped
+    "2001:0:4136:e378:8000:63bf:f5ff:fff8",  # Teredo, client 10.0.0.7
+]
+
+
+@pytest.mark.parametrize("address", EMBEDDED_PRIVATE_IPV4)
+def test_an_ipv6_form_of_a_private_ipv4_address_is_refused_at_save_and_at_send(
+        tune, user, address):
+    tune(allow_loopback_urls=False)
+    url = f"https://[{address}]/hook"
+    with pytest.raises(errors.ValidationFailed) as raised:
+        channels.add(user, "webhook", url=url)
+    assert raised.value.details["fields"] == {
+        "url": ["The host resolves to a private or reserved address."]}
+    # A name resolving to it is refused the same way.
+    with pytest.raises(errors.ValidationFailed):
+        urls.check("https://hook.example/x", "url", runtime().settings.notifications,
+                   resolver=lambda _: {address})
+    # A row saved before the guard knew these forms: the send refuses it, for good.
+    tune(allow_loopback_urls=True)
+    channel = channels.add(user, "webhook", url="http://127.0.0.1:9/hook").channel
+    tune(allow_loopback_urls=False)
+    _point(channel, url)
+    events.emit(user, "account.ready", f"ready:{address}")
+    assert _deliver_all() == ["failed"]
+    [entry] = channels.delivery_log(user, channel.id).items
+    assert entry["attempts"] == 1 and entry["error"] == "This URL's host is not allowed."
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::808:808", "2002:808:808::1", "2606:4700::1111"])
+def test_an_ipv6_form_of_a_public_ipv4_address_is_allowed(tune, address):
+    tune(allow_loopback_urls=False)
+    url = "https://hook.example/x"
+    assert urls.check(url, "url", runtime().settings.notifications,
+                      resolver=lambda _: {address}) == url
 
 
 def test_loopback_http_is_refused_unless_allowed(tune, user):
