@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 from standardwebhooks.webhooks import Webhook
 
+from models.notifications import Notification
 from services.notifications import events
 from tests.mcp_server.conftest import decode, live_server, mcp_url, modern_call  # noqa: F401
 from tests.notifications.fakes import WebhookReceiver, running
@@ -23,7 +24,7 @@ def _emit_three(user) -> None:
 
 def test_list_paginates_like_trades_and_marks_read(tune, client, user, api_key):
     _emit_three(user)
-    key = api_key("read:account")
+    key = api_key("read:account", "trade:execute")
     headers = {"Authorization": f"Bearer {key}"}
     page = client.get("/api/notifications?limit=2", headers=headers)
     assert page.status_code == 200
@@ -115,9 +116,30 @@ def test_preferences_round_trip(tune, client, auth_headers):
     assert bad.status_code == 400 and bad.get_json()["code"] == "validation_failed"
 
 
-def test_mcp_tools_list_and_mark_read(tune, user, api_key, mcp_url):  # noqa: F811
+def test_a_read_only_key_cannot_mark_notifications_read(tune, client, user, api_key):
+    _emit_three(user)
+    reader = {"Authorization": f"Bearer {api_key('read:account')}"}
+    refused = client.post("/api/notifications/read", json={}, headers=reader)
+    assert refused.status_code == 403 and refused.get_json()["code"] == "scope_required"
+    unread = client.get("/api/notifications?unread=true", headers=reader).get_json()
+    assert len(unread) == 3  # the notices stay in front of their owner
+
+
+def test_a_read_only_key_cannot_mark_notifications_read_over_mcp(
+        tune, user, api_key, mcp_url):  # noqa: F811
     _emit_three(user)
     key = api_key("read:account")
+    listed = decode(modern_call(mcp_url, key, "tools/list", {}))
+    assert "mark_notifications_read" not in {t["name"] for t in listed["result"]["tools"]}
+    refused = decode(modern_call(mcp_url, key, "tools/call", {
+        "name": "mark_notifications_read", "arguments": {}}))
+    assert refused["error"]["data"]["code"] == "scope_required"
+    assert Notification.select().where(Notification.read_at.is_null()).count() == 3
+
+
+def test_mcp_tools_list_and_mark_read(tune, user, api_key, mcp_url):  # noqa: F811
+    _emit_three(user)
+    key = api_key("read:account", "trade:execute")
     listed = decode(modern_call(mcp_url, key, "tools/call", {
         "name": "list_notifications", "arguments": {"limit": 2}}))
     content = listed["result"]["structuredContent"]
