@@ -16,9 +16,10 @@ from models.notifications import (
     NotificationDelivery,
 )
 from services.notifications import channels, deliveries, events, inbox, preferences, urls
+from services.notifications import telegram as telegram_api
 from services.platform import errors
 from services.platform.runtime import runtime
-from tests.notifications.fakes import WebhookReceiver, running
+from tests.notifications.fakes import Fake, FakeTelegram, WebhookReceiver, running
 
 
 def _deliver_all() -> list[str]:
@@ -262,3 +263,36 @@ def test_a_send_is_refused_when_the_url_now_leads_to_a_private_address(tune, use
     [entry] = channels.delivery_log(user, channel.id).items
     assert entry["attempts"] == 1 and entry["status_code"] is None
     assert entry["error"]
+
+
+LINK_BAIT = "[Claim refund](https://evil.example/claim)"
+SLACK_BAIT = "<https://evil.example/claim|Claim refund> <!channel>"
+
+
+def test_venue_text_reaches_chat_channels_as_text_never_as_a_link(tune, user):
+    with running(Fake()) as discord, running(Fake()) as slack, \
+            running(FakeTelegram()) as telegram:
+        tune(discord_url_prefix=discord.url + "/api/webhooks/",
+             slack_url_prefix=slack.url + "/services/", telegram_bot_token=telegram.token,
+             telegram_api_url=telegram.url)
+        channels.add(user, "discord", url=discord.url + "/api/webhooks/1/abc")
+        channels.add(user, "slack", url=slack.url + "/services/T/B/x")
+        assert telegram_api.link(channels.add(user, "telegram").link_code, 4242)
+        events.emit(user, "copy.filled", "copy.filled:bait", side="Bought", size=Decimal(1),
+                    market=f"Will it rain? **{SLACK_BAIT}**", price=Decimal("0.5"),
+                    amount=Decimal("0.5"), trader=LINK_BAIT)
+        assert sorted(_deliver_all()) == ["sent"] * 3
+        [posted] = discord.bodies()
+        content = posted["content"]
+        # Discord: every markdown character escaped, so no masked link, no bare link, no bold.
+        assert LINK_BAIT not in content and "https://evil" not in content
+        assert r"\[Claim refund\]\(https\://evil.example/claim\)" in content
+        assert r"\*\*\<https\://evil" in content
+        assert posted["allowed_mentions"] == {"parse": []}
+        # Slack: <, > and & escaped, so no <url|text> link and no <!channel>.
+        [said] = slack.bodies()
+        assert "<https://evil" not in said["text"] and "<!channel>" not in said["text"]
+        assert "&lt;https://evil.example/claim|Claim refund&gt; &lt;!channel&gt;" in said["text"]
+        # Telegram: plain text, no parse mode, so no markup of any kind.
+        [pushed] = telegram.sent()
+        assert "parse_mode" not in pushed and LINK_BAIT in pushed["text"]
