@@ -91,7 +91,7 @@ class Channels(MethodView):
         shown here once). 501 `feature_not_enabled` for telegram without a bot configured.
         """
         added = channels.add(_user(), body["kind"], url=body.get("url"), label=body["label"])
-        return {**channels.as_dict(added.channel), "secret": added.secret,
+        return {**channels.as_dict(added.channel, added.url), "secret": added.secret,
                 "link_code": added.link_code, "link_url": added.link_url}
 
 

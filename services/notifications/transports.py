@@ -118,7 +118,7 @@ def discord_escape(text: str) -> str:
 def send_webhook(channel: NotificationChannel, message: Message) -> Outcome:
     """POST the signed event to the user's endpoint."""
     body = webhook_body(message)
-    return _post(channel.target, body, webhook_headers(channel, message, body))
+    return _post(channel_secrets.url_of(channel), body, webhook_headers(channel, message, body))
 
 
 def send_discord(channel: NotificationChannel, message: Message) -> Outcome:
@@ -127,7 +127,7 @@ def send_discord(channel: NotificationChannel, message: Message) -> Outcome:
                                   f"{discord_escape(message.text)}"
                        + (f"\n{message.link}" if message.link else ""),
                        "allowed_mentions": {"parse": []}}).encode()
-    return _post(channel.target, body, {"content-type": "application/json",
+    return _post(channel_secrets.url_of(channel), body, {"content-type": "application/json",
                                         "user-agent": USER_AGENT})
 
 
@@ -137,7 +137,7 @@ def send_slack(channel: NotificationChannel, message: Message) -> Outcome:
     if message.link:
         text += f"\n<{message.link}|Open in copytrade>"
     body = json.dumps({"text": text}).encode()
-    return _post(channel.target, body, {"content-type": "application/json",
+    return _post(channel_secrets.url_of(channel), body, {"content-type": "application/json",
                                         "user-agent": USER_AGENT})
 
 

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from models.notifications import Notification
+from models.notifications import Notification, NotificationChannel
 from services.notifications import events
 from tests.mcp_server.conftest import decode, live_server, mcp_url, modern_call  # noqa: F401
 from tests.notifications.fakes import WebhookReceiver, running
@@ -101,6 +101,33 @@ def test_a_webhook_channel_secret_once_test_event_log_rotation(tune, client, aut
         assert gone.status_code == 204
         assert client.get(f"/api/notifications/channels/{channel['id']}/deliveries",
                           headers=auth_headers).status_code == 404
+
+
+def test_a_webhook_url_is_sealed_at_rest_and_shown_only_as_its_host(
+        tune, client, user, auth_headers, api_key):
+    with running(WebhookReceiver()) as receiver:
+        url = receiver.url + "/in/tok-4f1c9e?key=hush-77"
+        made = client.post("/api/notifications/channels", json={"kind": "webhook", "url": url},
+                           headers=auth_headers)
+        assert made.status_code == 201
+        channel = made.get_json()
+        assert channel["target"] == url  # the owner's own answer: what they sent
+        receiver.secrets.append(channel["secret"])
+        shown = receiver.url + "/…"
+        for headers in (auth_headers, {"Authorization": f"Bearer {api_key('read:account')}"}):
+            [listed] = client.get("/api/notifications/channels", headers=headers).get_json()
+            assert listed["target"] == shown
+        # At rest: neither token is in the row, in any column.
+        row = NotificationChannel.get_by_id(channel["id"])
+        stored = json.dumps({f.name: str(getattr(row, f.name))
+                             for f in NotificationChannel._meta.sorted_fields})
+        assert "tok-4f1c9e" not in stored and "hush-77" not in stored
+        assert row.target == shown and row.url_sealed
+        # The send still goes to the whole URL.
+        tested = client.post(f"/api/notifications/channels/{channel['id']}/test",
+                             headers=auth_headers)
+        assert tested.get_json()["status"] == "sent"
+        assert [r.path for r in receiver.received] == ["/in/tok-4f1c9e?key=hush-77"]
 
 
 def test_preferences_round_trip(tune, client, auth_headers):

@@ -16,6 +16,7 @@ from models.notifications import (
     NotificationDelivery,
 )
 from services.notifications import channels, deliveries, events, inbox, preferences, urls
+from services.notifications import secrets as channel_secrets
 from services.notifications import telegram as telegram_api
 from services.platform import errors
 from services.platform.runtime import runtime
@@ -29,7 +30,7 @@ def _deliver_all() -> list[str]:
 
 def _point(channel: NotificationChannel, url: str) -> None:
     """Store ``url`` as the channel's address, as a row saved earlier would hold it."""
-    NotificationChannel.update(target=url).where(NotificationChannel.id == channel.id).execute()
+    channel_secrets.seal_url(channel, url)
 
 
 def _webhook(user, receiver: WebhookReceiver) -> NotificationChannel:
