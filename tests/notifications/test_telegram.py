@@ -9,8 +9,9 @@ import trio
 from eth_account import Account
 
 from models import User
-from models.base import utcnow
+from models.base import db, utcnow
 from models.copying import CopyConfig
+from models.migrations import m0110_channel_urls_sealed as m0110
 from models.notifications import NotificationChannel, NotificationDelivery
 from services.identity import telegram_bot
 from services.notifications import channels, deliveries, events
@@ -153,9 +154,13 @@ def test_a_group_can_neither_link_nor_command_an_account(tune, user):
         assert telegram.sent("answerCallbackQuery")[-1]["text"] == \
             "Only in a private chat with me."
         assert CopyConfig.get_by_id(config.id).is_active
+        # The upgrade (m0110) turns such a channel off and unlinks it.
+        assert m0110.unlink_groups(db.obj) == 1
+        unlinked = NotificationChannel.get_by_id(channel.id)
+        assert (unlinked.enabled, unlinked.target) == (False, "")
+        assert unlinked.disabled_reason == m0110.GROUP_LINK
+        assert bot_api.linked_user(GROUP) is None
         # The person links in a private chat with the same code: now theirs alone.
-        NotificationChannel.update(target="", enabled=False).where(
-            NotificationChannel.id == channel.id).execute()
         telegram.say(CHAT, f"/start {added.link_code}")
         telegram.say(CHAT, "/stop 1")
         _poll(telegram)
