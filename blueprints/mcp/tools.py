@@ -345,7 +345,7 @@ TOOLS: tuple[Tool, ...] = (
         call=lambda principal, args: inbox.list_notifications(principal.user, **args),
         annotations=LOCAL_READ),
     Tool(
-        name="mark_notifications_read", title="Mark notifications read", scope="read:account",
+        name="mark_notifications_read", title="Mark notifications read", scope="trade:execute",
         description=(
             "Mark notifications read by `ids` (from list_notifications), or all of them "
             "without `ids`; answers how many changed and how many stay unread."),
