@@ -373,7 +373,14 @@ def market_parameters(condition_id: str):
 
 @bp.post("/lifecycle")
 def lifecycle():
-    """Switch how orders and trades move after placement (see the module docstring)."""
+    """Switch how orders and trades move after placement: settlement steps
+    (mined_after, confirmed_after), fail_next, empty_finished_orders, associate_trades
+    (false: every order lists none, ACCOUNTS.md §12), and split_parts / split_every (an
+    API-key order's match shown as that many trades in /data/trades, seconds apart,
+    while size_matched counts it whole).
+
+    See the module docstring.
+    """
     body = _body()
     state = _state()
     with state.lock:
