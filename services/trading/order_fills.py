@@ -129,9 +129,11 @@ def look_up(client: VenueClient, creds: ApiCreds, order: Order) -> VenueView:
     for trade_id in dict.fromkeys([*hinted, *known]):
         found, _ = client.clob.trades(creds, trade_id=trade_id)
         trades.update((t.id, t) for t in found if t.id == trade_id)
-    if listed is None or _matched(order, trades.values()) < listed.size_matched:
-        # Unlisted, or matched more than the trades we know fill: find the rest.
-        _search(client, creds, order, listed, trades)
+    # What the venue matched: the listing's word; unlisted, what we counted (all there is
+    # to find when nothing is counted yet: a lost answer).
+    matched = listed.size_matched if listed is not None else order.filled_size
+    if _matched(order, trades.values()) < matched or (listed is None and not matched):
+        _search(client, creds, order, listed, matched, trades)
     return VenueView(listed=listed, fills=_fills_of(client, order, trades.values()))
 
 
@@ -162,10 +164,10 @@ def _market_fees(client: VenueClient, trade: VenueTrade) -> FeeSchedule | None:
 
 
 def _search(client: VenueClient, creds: ApiCreds, order: Order, listed: OpenOrder | None,
-            trades: dict[str, VenueTrade]) -> None:
+            matched: Decimal, trades: dict[str, VenueTrade]) -> None:
     """Add the market's trades since the order was sent that name it to ``trades``, page
-    by page until they cover the listing's ``size_matched`` (``SEARCH_PAGES`` at most:
-    what is still missing is looked for again by the next look and the settlement sweep).
+    by page until they cover ``matched`` (all pages when it is 0), ``SEARCH_PAGES`` at
+    most: what is still missing is looked for again by the next look and the sweep.
 
     By market (condition id), not token: a maker that minted or merged against the taker
     is named in a trade of the other outcome's token.
@@ -178,8 +180,7 @@ def _search(client: VenueClient, creds: ApiCreds, order: Order, listed: OpenOrde
             creds, market=market, asset_id=None if market else order.token_id,
             after=int(since.timestamp()), next_cursor=cursor)
         trades.update((t.id, t) for t in page if t.fill_of(order.order_hash) is not None)
-        if cursor in ("", "LTE=") or (
-                listed is not None and _matched(order, trades.values()) >= listed.size_matched):
+        if cursor in ("", "LTE=") or (matched and _matched(order, trades.values()) >= matched):
             return
 
 
