@@ -198,8 +198,9 @@ class ClobApi:
     ) -> Returns[tuple[tuple[parse_trades.VenueTrade, ...], str]]:
         """``GET /data/trades`` (L2): one page of the creds' trades, and the next cursor.
 
-        The venue filters by trade ``id``, ``market`` (condition id), ``asset_id`` and time,
-        never by order: an order's trades are the ones naming it (``VenueTrade.fill_of``).
+        The venue filters by trade ``id``, ``maker_address``, ``market`` (condition id),
+        ``asset_id`` and time (docs.polymarket.com api-reference/trade/get-trades), never by
+        order: an order's trades are the ones naming it (``VenueTrade.fill_of``).
         """
         params = query(id=trade_id, market=market, asset_id=asset_id, after=after,
                        next_cursor=next_cursor)
