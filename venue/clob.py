@@ -170,7 +170,10 @@ class ClobApi:
         order_id: str | None = None,
         next_cursor: str = INITIAL_CURSOR,
     ) -> Returns[OpenOrdersPage]:
-        """``GET /data/orders``: one page of the creds' open orders."""
+        """``GET /data/orders``: one page of the creds' open orders (``asset_id`` only with
+        its ``market``: the venue needs both from 2026-12-14, ACCOUNTS.md §12)."""
+        if asset_id and not market:
+            raise ValueError("open orders filtered by asset_id need the market too")
         params = query(market=market, asset_id=asset_id, id=order_id, next_cursor=next_cursor)
         # The HMAC covers the path only, never the query string.
         headers = l2_headers(creds, "GET", "/data/orders")
@@ -188,12 +191,19 @@ class ClobApi:
         creds: ApiCreds,
         *,
         trade_id: str | None = None,
+        market: str | None = None,
         asset_id: str | None = None,
         after: int | None = None,
         next_cursor: str = INITIAL_CURSOR,
     ) -> Returns[tuple[tuple[parse_trades.VenueTrade, ...], str]]:
-        """``GET /data/trades`` (L2): one page of the creds' trades, and the next cursor."""
-        params = query(id=trade_id, asset_id=asset_id, after=after, next_cursor=next_cursor)
+        """``GET /data/trades`` (L2): one page of the creds' trades, and the next cursor.
+
+        The venue filters by trade ``id``, ``maker_address``, ``market`` (condition id),
+        ``asset_id`` and time (docs.polymarket.com api-reference/trade/get-trades), never by
+        order: an order's trades are the ones naming it (``VenueTrade.fill_of``).
+        """
+        params = query(id=trade_id, market=market, asset_id=asset_id, after=after,
+                       next_cursor=next_cursor)
         headers = l2_headers(creds, "GET", "/data/trades")  # the path only, as /data/orders
         request = VenueRequest("clob", "GET", "/data/trades", params, headers=headers)
         return self._run(Call(request, parse_trades.parse_trades))

@@ -452,6 +452,8 @@ class OpenOrder:
     outcome: str
     expiration: int
     order_type: str
+    # A hint only: deprecated from 2026-12-14, when it may be empty while the order has
+    # fills (ACCOUNTS.md §12); the fills are the /data/trades naming the order.
     associate_trades: tuple[str, ...]
     created_at: int
 

@@ -38,12 +38,18 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              the taker delay delays marketable orders
                                              as secondsDelay does, in ms
 * POST   /_sandbox/lifecycle                  {empty_finished_orders?, mined_after?,
-                                             confirmed_after?, fail_next?}: trades go
+                                             confirmed_after?, fail_next?, associate_trades?,
+                                             split_parts?, split_every?}: trades go
                                              MATCHED -> MINED -> CONFIRMED (seconds after the
                                              match); the next `fail_next` trades of API-key
                                              orders go RETRYING -> FAILED and are undone;
                                              finished orders answer GET /data/order/<id>
-                                             with an empty body (default, as the venue)
+                                             with an empty body (default, as the venue);
+                                             associate_trades: false leaves every order's
+                                             associate_trades empty (ACCOUNTS.md §12); a
+                                             match of an API-key order shows as split_parts
+                                             trades in /data/trades, split_every s apart
+                                             (size_matched counts it whole at once)
 * GET    /_sandbox/balances/<address>         {pusd, positions: {token_id: shares}}
 * POST   /_sandbox/trades                     inject a fill {wallet, token_id, side, price?, size?}
                                              (answers its RTDS payloads and published_us)
@@ -392,14 +398,27 @@ def market_parameters(condition_id: str):
 
 @bp.post("/lifecycle")
 def lifecycle():
-    """Switch how orders and trades move after placement (see the module docstring)."""
+    """Switch how orders and trades move after placement: settlement steps
+    (mined_after, confirmed_after), fail_next, empty_finished_orders, associate_trades
+    (false: every order lists none, ACCOUNTS.md §12), and split_parts / split_every (an
+    API-key order's match shown as that many trades in /data/trades, seconds apart,
+    while size_matched counts it whole).
+
+    See the module docstring.
+    """
     body = _body()
     state = _state()
     with state.lock:
         switches = state.lifecycle.switches
-        if "empty_finished_orders" in body:
-            switches.empty_finished_orders = bool(body["empty_finished_orders"])
-        for name in ("mined_after", "confirmed_after"):
+        for name in ("empty_finished_orders", "associate_trades"):
+            if name in body:
+                setattr(switches, name, bool(body[name]))
+        if "split_parts" in body:
+            parts = _whole(body, "split_parts")
+            if parts < 1:
+                raise VenueRejection("split_parts must be at least 1")
+            switches.split_parts = parts
+        for name in ("mined_after", "confirmed_after", "split_every"):
             value = _decimal(body, name)
             if value is not None:
                 if value < 0:

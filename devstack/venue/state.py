@@ -213,7 +213,9 @@ class SandboxState:
 
     def _settle_trade(self, trade: ClobTrade, fills: list[Fill]) -> None:
         """A match's settlement: none for a trade ``fail_next`` picks; with a chain attached,
-        on chain (the fills take its transaction hash); a revert fails the trade."""
+        on chain (the fills take its transaction hash); a revert fails the trade. The split
+        switch decides here how many trades ``/data/trades`` shows for it."""
+        self.lifecycle.split(trade)
         if self.lifecycle.picks_to_fail(trade):
             return
         chain = self.chain_settlement
