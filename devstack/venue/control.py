@@ -57,7 +57,9 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              fail_next {state: FAILED|INVALID, message},
                                              quota (429 on submit), down (503),
                                              builder {key, secret, passphrase},
-                                             relayer_key_for (address: answers a minted key)
+                                             relayer_key_for (address: answers a minted key),
+                                             wrong_nonce (two_wallets | always | off: the
+                                             execute-params nonce, ACCOUNTS.md §12)
 * POST   /_sandbox/strict-accounts            {enabled?, allowlisted?: [EOAs, type 0],
                                              grandfathered?: [proxy/Safe makers, types 1/2]}:
                                              the venue's account rules at order time, ON by
@@ -119,6 +121,7 @@ from devstack.venue.amounts import TICK_SIZES, to_base
 from devstack.venue.catalog import TAGS, FeeSchedule, MarketSeed
 from devstack.venue.faults import FaultRule
 from devstack.venue.gamma import market_json
+from devstack.venue.relay import WRONG_NONCE_MODES
 from devstack.venue.responses import error_response, json_response
 from devstack.venue.state import Fill, SandboxState, VenueRejection, amount_text
 from devstack.venue.versions import VERSIONS
@@ -553,6 +556,12 @@ def relayer_switches():
             relayer.switches.quota_exceeded = bool(body["quota"])
         if "down" in body:
             relayer.switches.down = bool(body["down"])
+        if "wrong_nonce" in body:
+            mode = body["wrong_nonce"]
+            if mode not in WRONG_NONCE_MODES:
+                raise VenueRejection(
+                    f"wrong_nonce must be one of {', '.join(WRONG_NONCE_MODES)}")
+            relayer.switches.wrong_nonce = mode
         builder = body.get("builder")
         if builder:
             relayer.add_builder(_required(builder, "key"), _required(builder, "secret"),
@@ -562,6 +571,7 @@ def relayer_switches():
         answer.update({
             "step_seconds": str(state.config.relayer_step_seconds),
             "quota": relayer.switches.quota_exceeded, "down": relayer.switches.down,
+            "wrong_nonce": relayer.switches.wrong_nonce,
             "fail_next": [list(f) for f in relayer.switches.fail_next],
         })
     return json_response(answer)
