@@ -72,6 +72,12 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              cached balance and allowance of the exchange.
                                              Lists add to what is there; answers {enabled,
                                              allowlisted, grandfathered}
+* POST   /_sandbox/rate-tiers                 {tiers?: {address: standard|copper|...|elite},
+                                             enforce?}: the tier GET /clob/v1/user/rate-limit-
+                                             tier names (standard by default) and, with
+                                             enforce, each signer's order and cancel token
+                                             buckets (cancel-all: 1 + cancelled, after);
+                                             answers {enforce, tiers, refusals, lowest}
 * POST   /_sandbox/faults                     {path, count?, status?, delay?, method?, retry_after?,
                                              after?, reset?}: after=true serves the request,
                                              then loses its answer (late, replaced by status,
@@ -536,7 +542,8 @@ def approval():
 
 @bp.post("/relayer")
 def relayer_switches():
-    """Switch the relayer: step seconds, an armed failure, quota, down; add credentials."""
+    """Switch the relayer: step seconds, an armed failure, quota, down, a wrong nonce; add
+    credentials."""
     body = _body()
     state = _state()
     answer: dict = {}
@@ -645,6 +652,26 @@ def signer_limits():
     if "enforce" in body:
         limits.enforce = bool(body["enforce"])
     return json_response(limits.describe())
+
+
+@bp.post("/rate-tiers")
+def set_rate_tiers():
+    """Set signers' rate-limit tiers and switch their token buckets' enforcement."""
+    body = _body()
+    tiers = _state().rate_tiers
+    given = body.get("tiers", {})
+    if not isinstance(given, dict) or not all(is_address(a) for a in given):
+        raise VenueRejection("tiers must map addresses to tier names")
+    for address, name in given.items():
+        try:
+            tiers.set_tier(address, str(name).lower())
+        except ValueError as exc:
+            raise VenueRejection(str(exc)) from exc
+    if "enforce" in body:
+        if not isinstance(body["enforce"], bool):
+            raise VenueRejection("enforce must be true or false")
+        tiers.enforce = body["enforce"]
+    return json_response(tiers.describe())
 
 
 @bp.post("/version")
