@@ -24,6 +24,13 @@ batch that could use that nonce is in these rows: the stored one ran (``confirme
 row signs a nonce another row's unsettled batch holds (stored, no relayer id): it waits
 until that batch is settled, and a consumed nonce names one batch only.
 
+The relayer's execute-params nonce is keyed by the owner, and with two deposit wallets under
+one owner it can be the other wallet's (ACCOUNTS.md §12). So a first send refused with
+``batch nonce X does not match on-chain nonce Y`` is signed once more with Y, that body
+stored in place of the refused one (never taken, it can never run) before it leaves
+(``_renonced``); and a stored batch whose nonce the route says moved (or not) is sent again
+as it is, the relayer's refusal naming the wallet's own nonce deciding instead.
+
 A deployment has no nonce: its lost answer is found in the list by its type and owner (one
 the relayer ended FAILED/INVALID is not it), and a wallet that has code since proves it ran
 (``confirmed``). Only then is the stored body resent, as it is; a second ``WALLET-CREATE``
@@ -316,6 +323,22 @@ def _stored(row: BatchRow, record: Any, wallet: TradingWallet, auth: RelayerAuth
             nonce_now = _run(_nonce_now(auth, wallet, signer))
         except VenueError as exc:
             raise BatchPending(f"The relayer did not answer ({exc}).") from exc
+        if nonce_now != nonce and payload.get("type") == "WALLET":
+            # ACCOUNTS.md §12: the execute-params nonce can be another deposit wallet's of
+            # the same owner. Sent these very bytes, the relayer takes them (the nonce had
+            # not moved) or names this wallet's own nonce, which decides instead.
+            sent = _resend(row, auth, payload)
+            if isinstance(sent, str):
+                return sent
+            if sent is None:
+                raise BatchPending("The relayer refused the stored batch's nonce without "
+                                   "naming the wallet's; the next run looks again.")
+            nonce_now = sent
+            if nonce_now < nonce:
+                # refused now, and no send of it was ever taken (the wallet would be past
+                # its nonce): it never ran and never can
+                row.forget_signed()
+                return None
         if nonce_now > nonce:
             if _taken_by_another(row, wallet, auth, nonce):
                 row.forget_signed()
@@ -334,20 +357,22 @@ def _stored(row: BatchRow, record: Any, wallet: TradingWallet, auth: RelayerAuth
             row.forget_signed()  # expired with its nonce unused: it never ran, never can
             return None
         sent = _resend(row, auth, payload)
-        if sent is not None:
+        if isinstance(sent, str):
             return sent
     raise BatchPending("The wallet's nonce is moving; the next run looks again.")
 
 
-def _resend(row: BatchRow, auth: RelayerAuth, payload: Mapping[str, Any]) -> str | None:
-    """Send the stored body again, as it is: the relayer's id (stored), or None when the
-    relayer says the batch's nonce moved meanwhile (look at it again); else raises."""
+def _resend(row: BatchRow, auth: RelayerAuth, payload: Mapping[str, Any]
+            ) -> str | int | None:
+    """Send the stored body again, as it is: the relayer's id (stored), or, when the
+    relayer says the batch's nonce does not match (look at it again), the wallet's nonce
+    it names (None: it names none); else raises."""
     try:
         sent = _run(relayer.submit_with_retry(auth, payload))
     except (VenueRejected, VenueRateLimited) as exc:
         status, message = _refusal(exc)
         if status == 400 and "does not match on-chain nonce" in message:
-            return None
+            return onchain_nonce(status, message)
         if resubmittable(status, message):
             raise BatchPending(f"The relayer is busy with this wallet ({exc}); this "
                                "transaction may be the one running.") from exc
@@ -517,7 +542,7 @@ def _create_stored(row: BatchRow, wallet: TradingWallet, auth: RelayerAuth,
         raise BatchExecuted("Sent, then the relayer's answer was lost; the wallet has been "
                             "deployed since: it ran. The relayer's id is not known.")
     sent = _resend(row, auth, body)
-    if sent is None:  # a nonce refusal: not a WALLET-CREATE's, nothing proved
+    if not isinstance(sent, str):  # a nonce refusal: not a WALLET-CREATE's, nothing proved
         raise BatchPending("The relayer did not take the deployment again; the next run "
                            "looks again.")
     return sent

@@ -150,3 +150,34 @@ def test_an_answer_lost_at_the_resend_still_ends_with_one_transaction(
     assert venue_control.balances(dest)["pusd"] == "20"
     assert venue_control.balances(maker)["pusd"] == "30"
     assert _wallet_nonce(venue_control, maker) == real + 1  # one transaction ran
+
+
+def test_a_wrong_nonce_is_never_taken_for_the_stored_batchs_nonce_used(
+        make_trader, venue_control, wrong_nonce, monkeypatch) -> None:
+    trader = make_trader("50", deposit_wallet=True)
+    maker = trader.maker
+    real = _wallet_nonce(venue_control, maker)
+    wrong_nonce("always")  # the execute-params route answers one past the wallet's nonce
+    # The re-signed batch is stored, then its send fails before the relayer sees it: the
+    # row is left ambiguous with a batch that never ran.
+    again = wallet_batches.BatchRow.restore_signed
+
+    def restore_then_fail(self, refused, payload, wallet, owner) -> None:
+        again(self, refused, payload, wallet, owner)
+        venue_control.call("POST", "/faults", {"path": SUBMIT_PATH, "method": "POST",
+                                               "count": 1, "status": 500}, expect=201)
+
+    monkeypatch.setattr(wallet_batches.BatchRow, "restore_signed", restore_then_fail)
+    dest = "0x" + secrets.token_hex(20)
+    row = withdrawals.request(trader.user, dest, Decimal("20"), "usdc")
+    assert withdrawals.send(row.id) == "ambiguous"
+    assert venue_control.balances(dest)["pusd"] == "0"
+    monkeypatch.undo()
+    # The next run reads a nonce past the stored one from the execute-params route, which
+    # would say the batch ran; the relayer, sent the stored bytes, takes them instead.
+    assert withdrawals.send(row.id) == "confirmed"
+    done = Withdrawal.get_by_id(row.id)
+    assert done.relayer_nonce == real and done.relayer_transaction_id
+    assert venue_control.balances(dest)["pusd"] == "20"
+    assert venue_control.balances(maker)["pusd"] == "30"
+    assert _wallet_nonce(venue_control, maker) == real + 1

@@ -140,29 +140,3 @@ def test_a_small_cancel_all_goes_as_one_request_and_is_charged_for_its_orders(
     assert float(control.call("POST", "/rate-tiers", {}, expect=200)["lowest"][address.lower()][
         "cancels"]) == pytest.approx(116, abs=3)
 
-
-def test_status_lists_each_signers_tier(redis_url: str) -> None:
-    import json
-    import uuid
-
-    import redis
-
-    from cli import tiers_text
-    from services.platform import copy_leases, operations
-
-    client = redis.Redis.from_url(redis_url)
-    prefix = f"ct-test-tiers-{uuid.uuid4().hex[:8]}:"
-    signer = "0x" + "c" * 40
-    try:
-        client.sadd(copy_leases.engines_key(prefix), "engine-1", "engine-2")
-        client.hset(copy_leases.engine_key("engine-1", prefix),
-                    mapping={"rate_tiers": json.dumps({signer: "gold"})})
-        client.hset(copy_leases.engine_key("engine-2", prefix), mapping={"rate_tiers": "{}"})
-        data = operations.snapshot(client, prefix, include_executors=False)
-        assert data["venue_tiers"] == {"engine-1": {signer: "gold"}}
-        text = tiers_text(data["venue_tiers"])
-        assert "(1 signers)" in text and signer in text
-        assert "400/s, 600" in text and "800/s, 1200" in text
-    finally:
-        for key in client.scan_iter(f"{prefix}*"):
-            client.delete(key)
