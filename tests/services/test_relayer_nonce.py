@@ -181,3 +181,18 @@ def test_a_wrong_nonce_is_never_taken_for_the_stored_batchs_nonce_used(
     assert venue_control.balances(dest)["pusd"] == "20"
     assert venue_control.balances(maker)["pusd"] == "30"
     assert _wallet_nonce(venue_control, maker) == real + 1
+
+
+def test_the_onboardings_approvals_go_through_once_resigned(
+        make_trader, venue_control, wrong_nonce, monkeypatch) -> None:
+    from models.wallet import WalletApproval
+
+    wrong_nonce("always")
+    stored = _stores(monkeypatch)
+    trader = make_trader("0", deposit_wallet=True)  # the real onboarding: deploy, approve
+    (approval,) = WalletApproval.select().where(WalletApproval.wallet == trader.wallet.id)
+    assert approval.status == "confirmed" and approval.relayer_nonce == 0
+    batches = [body for body in stored if body["type"] == "WALLET"]  # not the deployment
+    assert [int(body["nonce"]) for body in batches] == [1, 0]  # handed out 1, re-signed 0
+    assert json.loads(approval.relayer_payload) == batches[-1]
+    assert _wallet_nonce(venue_control, trader.maker) == 1  # one batch ran
