@@ -221,8 +221,11 @@ class ClobApi:
                        signature_type=signature_type, token_id=token_id)
         headers = l2_headers(creds, "GET", "/balance-allowance")
         request = VenueRequest("clob", "GET", "/balance-allowance", params, headers=headers)
-        # The venue answers base units (6 decimals) as a decimal string.
-        return self._run(Call(request, lambda body: Decimal(str(body["balance"])).scaleb(-6)))
+        # The venue answers base units (6 decimals) as a decimal string. The signer's tier
+        # rides along when due: the copy engine reads balances off the order path, so its
+        # orders rarely wait for the lookup.
+        return self._run(Call(request, lambda body: Decimal(str(body["balance"])).scaleb(-6),
+                              tier=partial(rate_limit_tier_call, creds)))
 
     def balance_allowances(
         self, creds: ApiCreds, *, signature_type: int = 0
