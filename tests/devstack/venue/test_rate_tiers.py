@@ -140,3 +140,13 @@ def test_a_small_cancel_all_goes_as_one_request_and_is_charged_for_its_orders(
     assert float(control.call("POST", "/rate-tiers", {}, expect=200)["lowest"][address.lower()][
         "cancels"]) == pytest.approx(116, abs=3)
 
+
+
+def test_the_switches_refuse_what_they_do_not_know(control: Control) -> None:
+    control.call("POST", "/rate-tiers", {"tiers": {"0x" + "1" * 40: "mithril"}}, expect=400)
+    control.call("POST", "/rate-tiers", {"tiers": {"not-an-address": "gold"}}, expect=400)
+    control.call("POST", "/rate-tiers", {"enforce": "yes"}, expect=400)
+    control.call("POST", "/relayer", {"wrong_nonce": "sometimes"}, expect=400)
+    shown = control.call("POST", "/relayer", {"wrong_nonce": "off"}, expect=200)
+    assert shown["wrong_nonce"] == "off"
+
