@@ -434,6 +434,7 @@ def status(as_json: bool) -> None:
                           ["CONFIG", "TARGET", "OWNER", "DETECTING BY", "LAST DETECTION",
                            "LAST ERROR"]))
     click.echo("\n" + throttle_text(data.get("venue_throttle") or {}))
+    click.echo("\n" + tiers_text(data.get("venue_tiers") or {}))
     click.echo("\n" + _ambiguous_table(data["ambiguous"]))
 
 
@@ -447,6 +448,24 @@ def throttle_text(throttle: dict[str, dict[str, dict[str, float]]]) -> str:
                              for signer, kinds in signers.items()
                              for kind, limit in kinds.items()],
                             ["ENGINE", "SIGNER", "BUDGET", "NOW"]))
+    return "\n".join(lines)
+
+
+def tiers_text(tiers: dict[str, dict[str, str]]) -> str:
+    """The status's signers by the rate-limit tier the venue names for them (ACCOUNTS.md
+    §12), per engine, with the buckets that tier gives."""
+    from venue import rate_tiers
+
+    lines = [f"VENUE RATE-LIMIT TIERS ({sum(len(s) for s in tiers.values())} signers)"]
+    rows = []
+    for engine, signers in tiers.items():
+        for signer, name in signers.items():
+            tier = rate_tiers.tier_named(name)
+            rows.append([engine, signer, name,
+                         f"{tier.order_rate}/s, {tier.order_burst}" if tier else "-",
+                         f"{tier.cancel_rate}/s, {tier.cancel_burst}" if tier else "-"])
+    if rows:
+        lines.append(_table(rows, ["ENGINE", "SIGNER", "TIER", "ORDERS", "CANCELS"]))
     return "\n".join(lines)
 
 

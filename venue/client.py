@@ -10,7 +10,7 @@ steps (``venue.relayer.Steps``), which each client drives with its own ``run_ste
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, ClassVar, TypeVar
@@ -26,6 +26,7 @@ from venue.gamma import GammaApi, Returns
 from venue.http import AsyncTransport, Call, SyncTransport
 from venue.market_feed import BookFeed, open_book_feed
 from venue.models import ActivityItem, ApiCreds, CancelResult, FeeSchedule, Market, OpenOrder
+from venue.rate_tiers import cancel_all_cost
 from venue.relayer import RelayerApi, Steps, arun_steps, run_steps
 from venue.rtds import ActivityFeed, open_activity_feed
 
@@ -71,16 +72,34 @@ def open_orders_steps(clob: ClobApi, creds: ApiCreds, market: str | None,
     return orders
 
 
-def cancel_many_steps(clob: ClobApi, creds: ApiCreds,
-                      order_ids: Sequence[str]) -> Steps[CancelResult]:
-    """Cancel any number of orders, ``MAX_CANCEL_IDS`` a request; the answers merged."""
+def cancel_many_steps(clob: ClobApi, creds: ApiCreds, order_ids: Sequence[str],
+                      size: int = MAX_CANCEL_IDS) -> Steps[CancelResult]:
+    """Cancel any number of orders, ``size`` (at most ``MAX_CANCEL_IDS``) a request; the
+    answers merged."""
+    size = max(1, min(size, MAX_CANCEL_IDS))
     canceled: list[str] = []
     not_canceled: dict[str, str] = {}
-    for start in range(0, len(order_ids), MAX_CANCEL_IDS):
-        part = yield clob.cancel_orders(creds, order_ids[start:start + MAX_CANCEL_IDS])
+    for start in range(0, len(order_ids), size):
+        part = yield clob.cancel_orders(creds, order_ids[start:start + size])
         canceled.extend(part.canceled)
         not_canceled.update(part.not_canceled)
     return CancelResult(canceled=tuple(canceled), not_canceled=not_canceled)
+
+
+def cancel_all_steps(clob: ClobApi, creds: ApiCreds,
+                     bucket: Callable[[], tuple[float, int] | None]) -> Steps[CancelResult]:
+    """Cancel every open order of ``creds`` without driving the signer's cancel bucket below
+    zero (ACCOUNTS.md §12: a cancel-all costs 1 plus one token per order it cancels, charged
+    after, so one big cancel-all can leave the bucket negative): one ``DELETE /cancel-all``
+    when its cost fits the tokens ``bucket()`` reports (None: no budgets kept), else the
+    open orders by id, a burst's worth a request (the budget waits for the refill)."""
+    if bucket() is None:
+        return (yield clob.cancel_all(creds))
+    orders = yield from open_orders_steps(clob, creds, None, None)  # asks the tier when due
+    tokens, burst = bucket() or (0.0, 1)
+    if cancel_all_cost(len(orders)) <= tokens:
+        return (yield clob.cancel_all(creds))
+    return (yield from cancel_many_steps(clob, creds, [o.id for o in orders], burst))
 
 
 def activity_steps(data: DataApi, user: str, types: Sequence[str] | str | None,
@@ -169,6 +188,14 @@ class _VenueClient:
     def cancel_many(self, creds: ApiCreds, order_ids: Sequence[str]) -> Returns[CancelResult]:
         """Cancel any number of orders, split into the venue's 1,000-id requests."""
         return self.run_steps(cancel_many_steps(self._calls, creds, list(order_ids)))
+
+    def cancel_all_orders(self, creds: ApiCreds) -> Returns[CancelResult]:
+        """Cancel every open order of ``creds``, split so that no request drives the
+        signer's cancel bucket below zero (``cancel_all_steps``)."""
+        budgets = self.transport.budgets
+        signer = creds.address
+        bucket = (lambda: None) if budgets is None else (lambda: budgets.cancel_bucket(signer))
+        return self.run_steps(cancel_all_steps(self._calls, creds, bucket))
 
     def fee_schedule(self, market: Market) -> Returns[FeeSchedule | None]:
         """The market's taker fee model: CLOB ``fd``, else Gamma ``feeSchedule`` (None: free)."""

@@ -511,6 +511,13 @@ def cancel_orders():
     return json_response(_cancel([str(i) for i in body]))
 
 
+@bp.get("/v1/user/rate-limit-tier")
+@l2_required
+def rate_limit_tier():
+    """GET /v1/user/rate-limit-tier (L2): the tier of the key's signer (rate_tiers.py)."""
+    return json_response({"tier": _state().rate_tiers.tier_of(g.api_key.address)})
+
+
 @bp.delete("/cancel-all")
 @l2_required
 def cancel_all():

@@ -66,7 +66,9 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              fail_next {state: FAILED|INVALID, message},
                                              quota (429 on submit), down (503),
                                              builder {key, secret, passphrase},
-                                             relayer_key_for (address: answers a minted key)
+                                             relayer_key_for (address: answers a minted key),
+                                             wrong_nonce (two_wallets | always | off: the
+                                             execute-params nonce, ACCOUNTS.md §12)
 * POST   /_sandbox/strict-accounts            {enabled?, allowlisted?: [EOAs, type 0],
                                              grandfathered?: [proxy/Safe makers, types 1/2]}:
                                              the venue's account rules at order time, ON by
@@ -79,6 +81,12 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              cached balance and allowance of the exchange.
                                              Lists add to what is there; answers {enabled,
                                              allowlisted, grandfathered}
+* POST   /_sandbox/rate-tiers                 {tiers?: {address: standard|copper|...|elite},
+                                             enforce?}: the tier GET /clob/v1/user/rate-limit-
+                                             tier names (standard by default) and, with
+                                             enforce, each signer's order and cancel token
+                                             buckets (cancel-all: 1 + cancelled, after);
+                                             answers {enforce, tiers, refusals, lowest}
 * POST   /_sandbox/faults                     {path, count?, status?, delay?, method?, retry_after?,
                                              after?, reset?}: after=true serves the request,
                                              then loses its answer (late, replaced by status,
@@ -128,6 +136,7 @@ from devstack.venue.amounts import TICK_SIZES, to_base
 from devstack.venue.catalog import TAGS, FeeSchedule, MarketSeed
 from devstack.venue.faults import FaultRule
 from devstack.venue.gamma import market_json
+from devstack.venue.relay import WRONG_NONCE_MODES
 from devstack.venue.responses import error_response, json_response
 from devstack.venue.state import Fill, SandboxState, VenueRejection, amount_text
 from devstack.venue.versions import VERSIONS
@@ -577,7 +586,8 @@ def approval():
 
 @bp.post("/relayer")
 def relayer_switches():
-    """Switch the relayer: step seconds, an armed failure, quota, down; add credentials."""
+    """Switch the relayer: step seconds, an armed failure, quota, down, a wrong nonce; add
+    credentials."""
     body = _body()
     state = _state()
     answer: dict = {}
@@ -597,6 +607,12 @@ def relayer_switches():
             relayer.switches.quota_exceeded = bool(body["quota"])
         if "down" in body:
             relayer.switches.down = bool(body["down"])
+        if "wrong_nonce" in body:
+            mode = body["wrong_nonce"]
+            if mode not in WRONG_NONCE_MODES:
+                raise VenueRejection(
+                    f"wrong_nonce must be one of {', '.join(WRONG_NONCE_MODES)}")
+            relayer.switches.wrong_nonce = mode
         builder = body.get("builder")
         if builder:
             relayer.add_builder(_required(builder, "key"), _required(builder, "secret"),
@@ -606,6 +622,7 @@ def relayer_switches():
         answer.update({
             "step_seconds": str(state.config.relayer_step_seconds),
             "quota": relayer.switches.quota_exceeded, "down": relayer.switches.down,
+            "wrong_nonce": relayer.switches.wrong_nonce,
             "fail_next": [list(f) for f in relayer.switches.fail_next],
         })
     return json_response(answer)
@@ -679,6 +696,26 @@ def signer_limits():
     if "enforce" in body:
         limits.enforce = bool(body["enforce"])
     return json_response(limits.describe())
+
+
+@bp.post("/rate-tiers")
+def set_rate_tiers():
+    """Set signers' rate-limit tiers and switch their token buckets' enforcement."""
+    body = _body()
+    tiers = _state().rate_tiers
+    given = body.get("tiers", {})
+    if not isinstance(given, dict) or not all(is_address(a) for a in given):
+        raise VenueRejection("tiers must map addresses to tier names")
+    for address, name in given.items():
+        try:
+            tiers.set_tier(address, str(name).lower())
+        except ValueError as exc:
+            raise VenueRejection(str(exc)) from exc
+    if "enforce" in body:
+        if not isinstance(body["enforce"], bool):
+            raise VenueRejection("enforce must be true or false")
+        tiers.enforce = body["enforce"]
+    return json_response(tiers.describe())
 
 
 @bp.post("/version")

@@ -42,6 +42,7 @@ from devstack.venue.lifecycle import TradeLifecycle
 from devstack.venue.market_channel import MarketChannel
 from devstack.venue.modes import VenueModes
 from devstack.venue.onchain import ChainHoldings
+from devstack.venue.rate_tiers import RateTiers
 from devstack.venue.rejections import ERR_L1, VenueRejection
 from devstack.venue.relay import Principal, Relayer, RelayerTransaction, session_signer_json
 from devstack.venue.settlement import Settlement
@@ -108,6 +109,7 @@ class SandboxState:
         self.modes = VenueModes(clock)
         self.requests = RequestTally(self._now)  # per endpoint per second, for benchmarks
         self.signer_limits = SignerLimits(self._now)  # per-signer warnings (off until set)
+        self.rate_tiers = RateTiers(self._now)  # tiers and their buckets (enforced when set)
         self.house = derived_address(HOUSE_SEED)
         self._initial_strict = self.config.strict_accounts
         self._initial_order_version = self.config.order_version
@@ -134,6 +136,7 @@ class SandboxState:
         self.faults.clear()
         self.modes.reset()
         self.signer_limits.reset()
+        self.rate_tiers.reset()
 
     def _reset_locked(self) -> None:
         self.rng = random.Random(self.seed)

@@ -45,8 +45,13 @@ class Recorder:
     def __init__(self, *answers: httpx.Response | Exception) -> None:
         self.answers = list(answers)
         self.requests: list[httpx.Request] = []
+        self.tier_reads: list[httpx.Request] = []
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/user/rate-limit-tier":
+            # asked before a signer's first order or cancel (ACCOUNTS.md §12): kept apart
+            self.tier_reads.append(request)
+            return httpx.Response(200, json={"tier": "standard"})
         self.requests.append(request)
         answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
         if isinstance(answer, Exception):

@@ -291,7 +291,13 @@ class CopyEngine:
         return {"heartbeat_at": datetime.now(UTC).isoformat(),
                 "targets": str(len(self.targets)), "configs": str(configs),
                 "feed": "up" if self.feed_connected else "down", **self.detection.fields(),
-                "throttled": json.dumps(self._throttled(), sort_keys=True)}
+                "throttled": json.dumps(self._throttled(), sort_keys=True),
+                "rate_tiers": json.dumps(self._rate_tiers(), sort_keys=True)}
+
+    def _rate_tiers(self) -> dict[str, str]:
+        """Each signer's rate-limit tier as the venue last named it (for status)."""
+        budgets = self._venue.transport.budgets if self._venue is not None else None
+        return budgets.tiers() if budgets is not None else {}
 
     def _throttled(self) -> dict[str, dict[str, float]]:
         """Signers whose venue budget backed off after a rate-limit warning (for status);
