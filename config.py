@@ -1264,7 +1264,9 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
     "COPY_PENDING_OPERATORS": (
         'comma-separated addresses the venue sends its match transactions from: a pending '
         "match call is believed only from one of them (anyone can broadcast a call naming a "
-        'target; only the operator\'s settles)',
+        'target; only the operator\'s settles). Each believed call is followed to its receipt '
+        '(over `POLYGON_RPC_URL`, needed for pending matches): copies of one not mined as seen '
+        'are cancelled, or marked and their owners told',
         'none: no pending match is believed until set (`copytrade up` sets the dev chain\'s '
         'operator)'),
     "COPY_FEED_STALE_SECONDS": (

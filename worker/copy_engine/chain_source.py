@@ -100,8 +100,10 @@ class ChainSource:
         self.deliver = deliver
         self.refute = refute
         self.operators = frozenset(a.lower() for a in settings.pending_operators)
-        # Pending calls are read only when there is someone to believe (and a websocket).
-        self.use_pending = bool(settings.use_pending and self.operators and self.ws_url)
+        # Pending calls are read only when there is someone to believe, a websocket to read
+        # them from and an HTTP RPC to confirm them over.
+        self.use_pending = bool(settings.use_pending and self.operators and self.ws_url
+                                and rpc_url)
         self.pending_refused = 0  # pending match calls naming a target from anyone else
         # Believed pending calls not yet confirmed: tx hash -> (give-up time, their fills).
         self.unconfirmed: dict[str, tuple[float, list[ExchangeFill]]] = {}
@@ -200,7 +202,10 @@ class ChainSource:
                 try:
                     await self._check_receipt(tx_hash)
                 except Exception as exc:  # the RPC down: the next turn asks again
-                    self.failed(exc)
+                    # (the logs' health is the subscription's: not marked down for this)
+                    log.warning("engine %s: confirming the pending match %s: %s", self.name,
+                                tx_hash, scrub(f"{type(exc).__name__}: {exc}",
+                                               self.rpc_url or ""))
 
     async def _check_receipt(self, tx_hash: str) -> None:
         """Settle one believed pending call: confirmed, or refuted (with why)."""
