@@ -179,6 +179,9 @@ class WorkerConfig:
     """How a ``copytrade worker`` process runs."""
 
     capacity: int = 8
+    # Copyability replays (up to 15 minutes each) run in slots of their own, beside the
+    # capacity money and notification jobs are served in (0: this worker runs none).
+    replay_slots: int = 1
     grace_seconds: float = 25.0
     heartbeat_seconds: float = 10.0
     job_modules: tuple[str, ...] = ()  # extra modules of @job functions
@@ -258,6 +261,13 @@ class CopyEngineConfig:
     chain_ws_url: str = field(default="", repr=False)  # may carry a provider key
     chain_poll_seconds: float = 2.0
     use_pending: bool = False
+    # The addresses the venue submits its matches from (lowercase): a pending match call
+    # from anyone else is not believed (a stranger's call would revert when mined). Empty:
+    # no pending match is believed. A believed one whose mined transaction does not show
+    # the fill as seen (reverted, replaced, or never mined within pending_confirm_seconds)
+    # has its copies cancelled, or their mismatch recorded and their owners told.
+    pending_operators: tuple[str, ...] = ()
+    pending_confirm_seconds: float = 60.0
     max_watched_books: int = 500  # tokens followed on the market channel (least recent out)
     db_threads: int = 16
     poll_concurrency: int = 8  # polls in flight at once, whatever the number of targets
@@ -430,6 +440,10 @@ class Settings:
     mcp_listen_max_seconds: float = 900.0
     # False turns the per-IP rate limit off (RATE_LIMIT_ENABLED=false; tests do).
     rate_limit_enabled: bool = True
+    # Copyability reports one user may have queued or running at once, and may queue in any
+    # 24 hours (cached answers count for neither); one more answers 429 rate_limited.
+    copyability_in_flight: int = 2
+    copyability_per_day: int = 20
     notifications: NotificationConfig = NotificationConfig()
 
     def flat(self) -> dict[str, Any]:
@@ -440,6 +454,10 @@ class Settings:
             "REDIS_URL": self.redis_url,
             "REDIS_PREFIX": self.redis_prefix,
             "WORKER_CAPACITY": self.worker.capacity,
+            "WORKER_REPLAY_SLOTS": self.worker.replay_slots,
+            "COPYABILITY_MAX_IN_FLIGHT": self.copyability_in_flight,
+            "COPYABILITY_REPORTS_PER_DAY": self.copyability_per_day,
+            "COPY_PENDING_OPERATORS": ",".join(self.engine.pending_operators),
             "WORKER_GRACE_SECONDS": self.worker.grace_seconds,
             "WORKER_HEARTBEAT_SECONDS": self.worker.heartbeat_seconds,
             "DEPOSIT_SWEEP_SECONDS": self.deposits.sweep_seconds,
@@ -750,6 +768,10 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
                                                or Settings.mcp_listen_streams_per_user)),
         mcp_listen_max_seconds=max(1.0, number("MCP_LISTEN_MAX_SECONDS",
                                                Settings.mcp_listen_max_seconds)),
+        copyability_in_flight=max(1, int(get("COPYABILITY_MAX_IN_FLIGHT")
+                                         or Settings.copyability_in_flight)),
+        copyability_per_day=max(1, int(get("COPYABILITY_REPORTS_PER_DAY")
+                                       or Settings.copyability_per_day)),
         base_url=(get("BASE_URL", "http://127.0.0.1:8000") or "").rstrip("/"),
         smtp_url=get("SMTP_URL"),
         mail_from=get("MAIL_FROM", "copytrade <no-reply@localhost>") or "",
@@ -790,6 +812,7 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
         eoa_allowlist=_address_list(get("TRADING_EOA_ALLOWLIST"), "TRADING_EOA_ALLOWLIST"),
         worker=WorkerConfig(
             capacity=int(get("WORKER_CAPACITY") or worker_defaults.capacity),
+            replay_slots=max(0, int(get("WORKER_REPLAY_SLOTS") or worker_defaults.replay_slots)),
             grace_seconds=number("WORKER_GRACE_SECONDS", worker_defaults.grace_seconds),
             heartbeat_seconds=number("WORKER_HEARTBEAT_SECONDS",
                                      worker_defaults.heartbeat_seconds),
@@ -838,7 +861,9 @@ def _chain_detection(get: Any, flag: Any, venue: str) -> dict[str, Any]:
     # on by default only on the sandbox's chain.
     use_pending = flag("COPY_CHAIN_PENDING", venue == "sandbox") and bool(ws_url)
     return {"use_chain": use_chain and (has_rpc or bool(ws_url)), "chain_ws_url": ws_url,
-            "use_pending": use_chain and use_pending}
+            "use_pending": use_chain and use_pending,
+            "pending_operators": _address_list(get("COPY_PENDING_OPERATORS"),
+                                               "COPY_PENDING_OPERATORS")}
 
 
 def _notifications(get: Any, number: Any, flag: Any) -> NotificationConfig:
@@ -1192,8 +1217,23 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
     "WORKER_CAPACITY": (
         'jobs one worker runs at once',
         None),
+    "WORKER_REPLAY_SLOTS": (
+        'copyability replays one worker runs at once, in slots of their own beside '
+        '`WORKER_CAPACITY` (their own `replays` queue, claimed only by these slots: a replay '
+        'never holds a slot a withdrawal, claim or notification waits for); `0`: this worker '
+        'runs none (another must)',
+        None),
     "WORKER_GRACE_SECONDS": (
         'seconds running jobs get to finish at shutdown',
+        None),
+    "COPYABILITY_MAX_IN_FLIGHT": (
+        'copyability reports one user may have queued or running at once; one more answers '
+        '429 `rate_limited` with Retry-After (a cached or already-building answer is not '
+        'counted)',
+        None),
+    "COPYABILITY_REPORTS_PER_DAY": (
+        'copyability reports one user may queue in any 24 hours; one more answers 429 '
+        '`rate_limited` with Retry-After (when the oldest of the day turns a day old)',
         None),
     "WORKER_HEARTBEAT_SECONDS": (
         'seconds between worker heartbeats; three missed = dead',
@@ -1228,6 +1268,14 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         '`copy_pending_matches` copy before the block',
         'on for the sandbox, off for Polymarket (every transaction of the chain comes down '
         'the socket)'),
+    "COPY_PENDING_OPERATORS": (
+        'comma-separated addresses the venue sends its match transactions from: a pending '
+        "match call is believed only from one of them (anyone can broadcast a call naming a "
+        'target; only the operator\'s settles). Each believed call is followed to its receipt '
+        '(over `POLYGON_RPC_URL`, needed for pending matches): copies of one not mined as seen '
+        'are cancelled, or marked and their owners told',
+        'none: no pending match is believed until set (`copytrade up` sets the dev chain\'s '
+        'operator)'),
     "COPY_FEED_STALE_SECONDS": (
         'an RTDS connection that carries no trade frame this long is stale (it may still '
         'answer pings): the engine reconnects it and polls every target fast until trades'
@@ -1455,11 +1503,14 @@ ENVIRONMENT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Orders", (
         "ORDER_RESOLVE_DEADLINE_SECONDS", "ORDER_NOT_FOUND_GRACE_SECONDS")),
     ("Workers", (
-        "WORKER_CAPACITY", "WORKER_GRACE_SECONDS", "WORKER_HEARTBEAT_SECONDS",
-        "COPYTRADE_JOB_MODULES", "COPYTRADE_MAINTENANCE_SECONDS")),
+        "WORKER_CAPACITY", "WORKER_REPLAY_SLOTS", "WORKER_GRACE_SECONDS",
+        "WORKER_HEARTBEAT_SECONDS", "COPYTRADE_JOB_MODULES", "COPYTRADE_MAINTENANCE_SECONDS")),
+    ("Copyability reports", (
+        "COPYABILITY_MAX_IN_FLIGHT", "COPYABILITY_REPORTS_PER_DAY")),
     ("Copy engine", (
         "COPY_USE_FEED", "COPY_FEED_STALE_SECONDS", "COPY_CHAIN_DETECTION", "COPY_CHAIN_WS_URL",
-        "COPY_CHAIN_POLL_SECONDS", "COPY_CHAIN_PENDING", "COPY_POLLS_PER_SECOND",
+        "COPY_CHAIN_POLL_SECONDS", "COPY_CHAIN_PENDING", "COPY_PENDING_OPERATORS",
+        "COPY_POLLS_PER_SECOND",
         "COPY_BACKSTOP_POLLS_PER_SECOND", "COPY_POLL_SECONDS", "COPY_BACKSTOP_POLL_SECONDS",
         "COPY_BALANCE_CONCURRENCY", "COPY_BALANCE_READS_PER_SECOND", "COPY_RECHECK_SECONDS",
         "COPY_RECHECK_AFTER_SECONDS", "COPY_LEASE_MS", "COPY_LEASE_MARGIN",

@@ -355,6 +355,9 @@ def main() -> None:
     settings = EngineSettings(poll_seconds=1.0, backstop_poll_seconds=5.0, sweep_seconds=1.0,
                               exit_check_seconds=60, use_chain=args.chain,
                               use_pending=args.chain,
+                              pending_operators=tuple(
+                                  a.lower() for a in chain_env.get(
+                                      "COPY_PENDING_OPERATORS", "").split(",") if a),
                               chain_ws_url=chain_env.get("COPY_CHAIN_WS_URL", ""))
     latencies: list[float] = []
     marks: list[tuple[float, dict[str, int]]] = []

@@ -251,6 +251,8 @@ class CopyabilityReport(BaseModel):
 
     Reports are cached per (address, window, inputs hash): the hash covers the rules and
     the delays, so a finished row serves anyone asking the same question until it expires.
+    ``requested_by`` is the user whose request queued the replay: their reports in flight and
+    of the last day are what the per-user limits count.
     """
 
     address = peewee.CharField(max_length=42)  # lowercase
@@ -266,10 +268,12 @@ class CopyabilityReport(BaseModel):
     created_at = UTCDateTimeField(default=utcnow)
     finished_at = UTCDateTimeField(null=True)
     expires_at = UTCDateTimeField()
+    requested_by = peewee.UUIDField(null=True)
 
     class Meta:
         table_name = "copyability_reports"
-        indexes = ((("address", "window", "inputs_hash"), False),)
+        indexes = ((("address", "window", "inputs_hash"), False),
+                   (("requested_by", "created_at"), False))
 
 
 TABLES = [CopyConfig, ConfigPreview, TargetCursor, CopyIntent, CopyPosition, CopyabilityReport,

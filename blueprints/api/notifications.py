@@ -45,8 +45,8 @@ class Notifications(MethodView):
     def get(self, args):
         """The caller's notifications, newest first (bare array, X-Pagination-* headers).
 
-        Types: copy.filled, copy.skipped, config.stopped, config.breaker_opened,
-        config.buys_paused, config.out_of_funds, order.filled, order.failed,
+        Types: copy.filled, copy.skipped, copy.unconfirmed, config.stopped,
+        config.breaker_opened, config.buys_paused, config.out_of_funds, order.filled, order.failed,
         claim.available, claim.completed, withdrawal.completed, withdrawal.ambiguous,
         deposit.received, account.ready, feed.degraded, venue.throttled, channel.disabled.
         `unread=true` keeps the unread ones.

@@ -295,7 +295,9 @@ TOOLS: tuple[Tool, ...] = (
             "max drawdown, capital needed, the share of its PnL we could not have copied, "
             "and reliability (sample size, market concentration, a bootstrap interval). "
             "Built by a background job: while `status` is queued or running, call again "
-            "with the same arguments (cached 15 minutes) until it is `done`."),
+            "with the same arguments (cached 15 minutes) until it is `done`. New reports "
+            "are bounded per user (a few in flight, a number a day): past either, "
+            "`rate_limited` with `retry_after`; an identical call is never refused."),
         input=CopyabilityToolArgsSchema, output=single(CopyabilityOperationSchema),
         call=lambda principal, args: copyability_reports.request(
             principal.user, args["address"], args)[1],

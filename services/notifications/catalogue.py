@@ -42,6 +42,10 @@ _TYPES = (
               "A {amount} pUSD trade of {trader} on “{market}” was not copied: "
               "{reason_text}.",
               amount_field="amount", reason_field="reason", untrusted=("market", "trader")),
+    EventType("copy.unconfirmed", "Copy of an unconfirmed match",
+              "Your copy of {trader} on “{market}” acted on a match seen before its block, "
+              "which the chain did not confirm ({reason_text}): {what}.",
+              reason_field="reason", untrusted=("market", "trader")),
     EventType("config.stopped", "Copying stopped",
               "Copying {trader} stopped: {reason_text}.", reason_field="reason",
               untrusted=("trader",)),

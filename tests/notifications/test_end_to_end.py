@@ -33,6 +33,8 @@ PAYLOADS: dict[str, dict[str, Any]] = {
                     "amount": Decimal(5), "market": "Rain?", "trader": "whale"},
     "copy.skipped": {"amount": Decimal(50), "reason": "slippage", "market": "Rain?",
                      "trader": "whale"},
+    "copy.unconfirmed": {"trader": "whale", "market": "Rain?", "reason": "reverted",
+                         "what": "it filled and stays (nothing was sold)"},
     "config.stopped": {"trader": "whale", "reason": "stopped by you"},
     "config.breaker_opened": {"trader": "whale", "reason": "three failures"},
     "config.buys_paused": {"trader": "whale", "reason": "stop_unverified"},

@@ -52,7 +52,7 @@ import trio
 from chain.exchange_events import ExchangeFill
 from models import database
 from models.base import db as bound_database
-from services.copying import copy_notices, fences
+from services.copying import copy_notices, fences, pending_matches
 from services.platform import copy_control, metrics, venues
 from services.platform.runtime import runtime
 from venue.client import AsyncVenueClient
@@ -652,7 +652,8 @@ class CopyEngine:
         contracts = settings.contracts
         return ChainSource(self.name, self.settings, settings.chain.rpc_url,
                            (contracts.ctf_exchange, contracts.neg_risk_exchange),
-                           lambda: list(self.targets), self._chain_fill)
+                           lambda: list(self.targets), self._chain_fill,
+                           self._pending_refuted)
 
     async def _chain_loop(self, chain: ChainSource) -> None:
         while True:
@@ -678,6 +679,24 @@ class CopyEngine:
                      fill.token_id, exc)
             return
         watcher.offer(activity_item(fill, market, timestamp), source)
+
+    async def _pending_refuted(self, fill: ExchangeFill, why: str) -> None:
+        """A target's fill seen pending was not mined as seen (``why``): copies of it not
+        made yet are dropped, those made are cancelled or marked (pending_matches)."""
+        target = fill.maker.lower()
+        watcher = self.targets.get(target)
+        if watcher is not None:
+            watcher.refute((fill.tx_hash, fill.token_id, fill.side, target))
+        self.stats.pending_refuted += 1
+        try:
+            done = await self.db(pending_matches.refute, target, fill.tx_hash, fill.token_id,
+                                 fill.side, why)
+        except Exception:  # the next owner finds the copy as it is; the log says why
+            log.exception("engine %s: settling the copies of the unconfirmed match %s failed",
+                          self.name, fill.tx_hash)
+            return
+        log.warning("engine %s: copies of the unconfirmed match %s (%s): %s", self.name,
+                    fill.tx_hash, why, done)
 
 
 __all__ = ["CopyEngine", "EngineSettings", "TargetWatcher"]
