@@ -245,6 +245,22 @@ def _market_walk(gamma: GammaApi, memory: MetadataCache, max_rows: int | None,
         MARKETS_PAGE, memory, max_rows)
 
 
+def market_by_token_steps(gamma: GammaApi, memory: MetadataCache, ttl: float,
+                          token_id: str) -> Steps[Market]:
+    """The market holding CLOB token ``token_id`` from the keyset list (the offset one
+    while keyset is refused), kept ``ttl`` seconds; VenueNotFound when none does."""
+    key = f"gamma:token:{token_id}"
+    known = memory.get(key)
+    if known is not None:
+        return known
+    found = yield from list_markets_steps(gamma, memory, 1, {"clob_token_ids": [token_id]})
+    if not found:
+        raise VenueNotFound("no such market")
+    if ttl > 0:
+        memory.set(key, found[0], ttl)
+    return found[0]
+
+
 def list_events_steps(gamma: GammaApi, memory: MetadataCache, max_rows: int | None,
                       filters: dict[str, Any]) -> Steps[list[Event]]:
     """Every event matching ``filters`` (``GammaApi.events``' keywords)."""
@@ -263,6 +279,20 @@ def fee_schedule_steps(clob: ClobApi, market: Market) -> Steps[FeeSchedule | Non
         return gamma_fees(market)
 
 
+class GammaLookups(GammaApi):
+    """The Gamma endpoints, with token lookups over the keyset list like every list walk."""
+
+    def __init__(self, client: _VenueClient) -> None:
+        super().__init__(client.transport.run)
+        self._client = client
+
+    def market_by_token(self, token_id: str) -> Returns[Market]:
+        """The market holding CLOB token ``token_id`` (``/markets/keyset?clob_token_ids=``)."""
+        client = self._client
+        return client.run_steps(market_by_token_steps(
+            client._gamma_calls, client.cache, client.config.cache_ttl, token_id))
+
+
 class _VenueClient:
     """What both clients are: the endpoint classes over one transport, and the helpers."""
 
@@ -279,7 +309,7 @@ class _VenueClient:
         self.cache = MetadataCache() if cache is None else cache
         self.transport = self._transport_class(config, http_client, self.cache)
         run = self.transport.run
-        self.gamma = GammaApi(run)
+        self.gamma = GammaLookups(self)
         self.clob = ClobApi(run, config.chain_id)
         self.data = DataApi(run)
         self.relayer = RelayerApi(run)

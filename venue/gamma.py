@@ -10,7 +10,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from venue.errors import VenueNotFound
 from venue.http import Call, VenueRequest, query
 from venue.models import Event, KeysetPage, Market, SearchResult, Tag
 from venue.parse import gamma as parse
@@ -73,13 +72,6 @@ def event_filters(
                  closed=closed, archived=archived, order=order, ascending=ascending)
 
 
-def _first_market(rows: Any) -> Market:
-    markets = parse.parse_markets(rows)
-    if not markets:
-        raise VenueNotFound("no such market")
-    return markets[0]
-
-
 class GammaApi:
     """Gamma endpoints; market lookups are served from the metadata cache when fresh."""
 
@@ -97,12 +89,6 @@ class GammaApi:
         request = VenueRequest("gamma", "GET", f"/markets/{quote(str(market_id), safe='')}",
                                query(include_tag=True))
         return self._run(Call(request, parse.parse_market, cache_key=f"gamma:id:{market_id}"))
-
-    def market_by_token(self, token_id: str) -> Returns[Market]:
-        """The market holding CLOB token ``token_id`` (``/markets?clob_token_ids=``)."""
-        request = VenueRequest("gamma", "GET", "/markets",
-                               query(clob_token_ids=token_id, include_tag=True))
-        return self._run(Call(request, _first_market, cache_key=f"gamma:token:{token_id}"))
 
     def markets(self, *, limit: int | None = None, offset: int | None = None,
                 **filters: Any) -> Returns[list[Market]]:

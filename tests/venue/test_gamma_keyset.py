@@ -18,7 +18,7 @@ import trio
 from devstack.venue import SandboxServer
 from venue.client import KEYSET_REFUSED_KEY, AsyncVenueClient, VenueClient
 from venue.config import VenueConfig
-from venue.errors import VenueRejected
+from venue.errors import VenueNotFound, VenueRejected
 from venue.parse.values import loads
 
 EXTRA_MARKETS = 95  # with the 10 seeded ones: more than one page of 100
@@ -75,6 +75,11 @@ def test_markets_walk_keyset_pages_with_the_offset_lists_retired(
             m.slug for m in markets[:3]]
         with pytest.raises(VenueRejected):  # the offset list is gone indeed
             client.gamma.markets(limit=5)
+        # a token's market is looked up on the keyset list too, one row asked
+        token = markets[-1].token_ids[1]
+        assert client.gamma.market_by_token(token).id == markets[-1].id
+        with pytest.raises(VenueNotFound):
+            client.gamma.market_by_token("12345")
 
 
 def test_events_walk_keyset_pages_with_the_offset_lists_retired(
@@ -98,6 +103,9 @@ def test_a_refused_keyset_list_falls_back_to_offset_pages_and_is_remembered(
         assert {m.id for m in second} <= {m.id for m in first}
         assert requests_to(sandbox, "/gamma/markets/keyset") == 1  # asked once, remembered
         assert requests_to(sandbox, "/gamma/markets") == 4  # 100 + rest, twice
+        token = first[0].token_ids[0]
+        assert client.gamma.market_by_token(token).id == first[0].id  # the offset list too
+        assert requests_to(sandbox, "/gamma/markets/keyset") == 1
         # a 410 refuses the events' keyset list just as well
         control(sandbox, "POST", "/list-rules", {"keyset_refused": 410})
         assert len(client.list_events()) > 100
