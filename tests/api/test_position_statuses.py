@@ -6,6 +6,7 @@ list); a MERGEABLE one shows what merging its complete sets returns."""
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
@@ -108,3 +109,18 @@ def test_a_wallet_holding_only_losers_has_nothing_to_claim(client, inbox, make_t
     _sign_in_with_code(client, inbox, user.email)
     listed = client.get("/dashboard/wallet/claimable").get_data(as_text=True)
     assert "Nothing to claim" in listed
+
+
+def test_a_trader_profile_shows_its_positions_statuses(client, auth_headers, venue_control,
+                                                       make_sandbox_market, fresh_venue_cache):
+    wallet = "0x" + secrets.token_hex(20)
+    won, lost = make_sandbox_market(), make_sandbox_market()
+    venue_control.grant(wallet, won.yes, "6")
+    venue_control.grant(wallet, lost.no, "2")
+    for market in (won, lost):
+        venue_control.call("POST", f"/markets/{market.condition_id}/resolve", {"winner": 0},
+                           expect=200)
+    response = client.get(f"/api/traders/{wallet}", headers=auth_headers)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    shown = {p["token_id"]: p["status"] for p in response.get_json()["positions"]}
+    assert shown == {won.yes: "REDEEMABLE", lost.no: "REDEEMABLE_LOST"}
