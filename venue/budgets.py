@@ -91,10 +91,14 @@ FAMILIES: tuple[Family, ...] = (
     Family("clob", "clob", None, "/", _per10(9000)),
     Family("data_trades", "data", "GET", "/trades", _per10(200)),
     Family("data_positions", "data", "GET", "/positions", _per10(150)),
+    Family("data_positions", "data", "GET", "/v2/positions", _per10(150)),  # its successor
     Family("data_closed_positions", "data", "GET", "/closed-positions", _per10(150)),
     Family("data", "data", None, "/", _per10(1000)),
     Family("gamma_events", "gamma", "GET", "/events", _per10(500)),
+    # the keyset lists (ACCOUNTS.md §12) count with the offset lists they replace
+    Family("gamma_events", "gamma", "GET", "/events/keyset", _per10(500)),
     Family("gamma_markets", "gamma", "GET", "/markets", _per10(300)),
+    Family("gamma_markets", "gamma", "GET", "/markets/keyset", _per10(300)),
     Family("gamma_search", "gamma", "GET", "/public-search", _per10(350)),
     Family("gamma", "gamma", None, "/", _per10(4000)),
 )

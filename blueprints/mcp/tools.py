@@ -309,7 +309,9 @@ TOOLS: tuple[Tool, ...] = (
             "The live positions of the trading wallet: shares, cost basis, current price "
             "(the book's midpoint, or the settlement price once resolved), value, "
             "unrealized and realized PnL, and `claimable_value` for resolved winners "
-            "(claim them with claim_positions)."),
+            "(claim them with claim_positions). `status` is the venue's, kept as it wrote "
+            "it: `REDEEMABLE_LOST` pays nothing, `MERGEABLE` shows `merge_value` (pUSD a "
+            "merge of the complete sets held returns), an unknown one is shown as it is."),
         input=PositionsArgsSchema, output=listing("positions", PositionSchema,
                                                   "OpenPositionsResult"),
         call=lambda principal, args: positions.list_positions(principal.user,

@@ -120,6 +120,16 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              in `window` s, answers carry
                                              Poly-RateLimit-Warning (enforce: 429 instead);
                                              0 switches a limit off
+* POST   /_sandbox/list-rules             {keyset_refused?, offset_retired?, position_status?}
+                                             (null switches one off; ACCOUNTS.md §12):
+                                             Gamma's /markets/keyset and /events/keyset
+                                             answer keyset_refused (404, 410...), the offset
+                                             lists /markets and /events answer
+                                             offset_retired; every /v2/positions row
+                                             reports position_status (a status clients do
+                                             not know). Always on: keyset pages of at most
+                                             100 markets / 500 events, no offset there, and
+                                             at most 100 condition_ids a request
 * POST   /_sandbox/version                    {version: 2|3}: bump the order version
                                              (orders signed for another: order_version_mismatch)
 """
@@ -223,6 +233,7 @@ def state_summary():
             "faults": state.faults.snapshot(),
             "mode": state.modes.describe(),
             "lifecycle": state.lifecycle.switches.describe(),
+            "list_rules": state.list_rules.describe(),
             "chain": state.chain.describe() if state.chain else None,
             "chain_settlement": (state.chain_settlement.describe()
                                  if state.chain_settlement else None),
@@ -716,6 +727,31 @@ def set_rate_tiers():
             raise VenueRejection("enforce must be true or false")
         tiers.enforce = body["enforce"]
     return json_response(tiers.describe())
+
+
+def _refusal(body: dict, name: str) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, int) or not 400 <= value <= 599:
+        raise VenueRejection(f"{name} must be an HTTP error status or null")
+    return value
+
+
+@bp.post("/list-rules")
+def list_rules():
+    """Turn Gamma's keyset or offset lists off, or make /v2/positions report a status."""
+    body = _body()
+    rules = _state().list_rules
+    for name in ("keyset_refused", "offset_retired"):
+        if name in body:
+            setattr(rules, name, _refusal(body, name))
+    if "position_status" in body:
+        status = body["position_status"]
+        if status is not None and not (isinstance(status, str) and status.strip()):
+            raise VenueRejection("position_status must be a non-empty text or null")
+        rules.position_status = status
+    return json_response(rules.describe())
 
 
 @bp.post("/version")

@@ -39,6 +39,7 @@ from devstack.venue.feed import RtdsHub
 from devstack.venue.house import HouseMaker
 from devstack.venue.ledger import Ledger, PositionStats
 from devstack.venue.lifecycle import TradeLifecycle
+from devstack.venue.list_rules import ListRules
 from devstack.venue.market_channel import MarketChannel
 from devstack.venue.modes import VenueModes
 from devstack.venue.onchain import ChainHoldings
@@ -110,6 +111,7 @@ class SandboxState:
         self.requests = RequestTally(self._now)  # per endpoint per second, for benchmarks
         self.signer_limits = SignerLimits(self._now)  # per-signer warnings (off until set)
         self.rate_tiers = RateTiers(self._now)  # tiers and their buckets (enforced when set)
+        self.list_rules = ListRules()  # keyset/offset lists, position statuses (§12)
         self.house = derived_address(HOUSE_SEED)
         self._initial_strict = self.config.strict_accounts
         self._initial_order_version = self.config.order_version
@@ -137,6 +139,7 @@ class SandboxState:
         self.modes.reset()
         self.signer_limits.reset()
         self.rate_tiers.reset()
+        self.list_rules.reset()
 
     def _reset_locked(self) -> None:
         self.rng = random.Random(self.seed)
