@@ -38,7 +38,7 @@ from models.copying import (
     KIND_OPEN_POSITION,
 )
 from services.copying import execution as copy_execution
-from services.copying import fences
+from services.copying import fences, reservations
 from services.copying import intents as copy_intents
 from services.copying import mirror as copying
 from services.copying.execution import Quote
@@ -251,7 +251,9 @@ class FillExecutor:
             users = {c.user_id for c in snaps
                      if c.paper == paper and c.rules.max_total_exposure_usdc is not None}
             if users:
-                exposure[paper] = await self._db(store.user_exposure, users, paper)
+                # Held and in flight (other targets' copies not settled yet): the decision
+                # is made on it; the intent write reserves against it for certain.
+                exposure[paper] = await self._db(reservations.exposure, users, paper)
         target_value = None
         if any(c.rules.sizing_mode == "proportional" for c in snaps):
             target_value = await self._target_value(target)
@@ -317,7 +319,10 @@ class FillExecutor:
             size=decision.size if copies else None, price=decision.price,
             usdc=decision.usdc if copies else None, reason=decision.reason,
             detail=decision.detail, worker=self.name, created_at=seen_at,
-            fence=self.fence_of(config.target))
+            fence=self.fence_of(config.target),
+            guarded=copies and decision.side == Side.BUY and (
+                config.rules.max_total_exposure_usdc is not None
+                or config.rules.needs_spending))
         if fill is not None:
             draft.target_side, draft.target_size = fill.side, fill.size
             draft.target_price, draft.target_timestamp = fill.price, fill.timestamp
