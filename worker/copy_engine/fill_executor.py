@@ -620,24 +620,35 @@ class FillExecutor:
 
     async def copy_open_positions(self, configs: dict[UUID, ConfigSnapshot],
                                   config: ConfigSnapshot) -> list[CopyIntentDraft]:
-        """Mirror the target's current positions as buys, once per start, each sized and
-        guarded like a copy of a fill at the position's current price."""
+        """Mirror the target's positions as they were at the config's start as buys, once
+        per start, each sized and guarded like a copy of a fill at its current price.
+
+        The target's fills from the start on are the fill handler's (each mirrored on its
+        own), so they are taken out of the positions read now: a trade landing while the
+        config starts is copied once, as a fill (issue 41, finding 6). The positions are
+        read before the fills, so a trade between the two reads is taken out rather than
+        counted twice.
+        """
         assert self.venue is not None
         try:
             positions = await self.venue.data.positions(config.target, limit=500)
+            fills = await self.venue.activity_history(config.target, types="TRADE",
+                                                      start=config.started_ts)
         except VenueError as exc:
             log.info("config %s: target positions unreadable (%s); retried", config.id, exc)
             return []
+        since_start = fills_since(fills, config.started_ts)
         self._started.add((config.id, config.started_ts))
         now = datetime.now(UTC)
         recorded: list[CopyIntentDraft] = []
         for position in positions:
-            if position.size <= 0 or position.redeemable:
-                continue
+            held = position.size - since_start.get(position.asset, Decimal(0))
+            if held <= 0 or position.redeemable:
+                continue  # nothing held at the start: its fills since are mirrored as such
             fill = TargetFill(
                 key=f"{KIND_OPEN_POSITION}:{position.asset}:{config.started_ts}",
                 wallet=config.target, token_id=position.asset, side=Side.BUY,
-                size=position.size, price=position.cur_price, timestamp=int(now.timestamp()),
+                size=held, price=position.cur_price, timestamp=int(now.timestamp()),
                 condition_id=position.condition_id, outcome=position.outcome,
                 outcome_index=position.outcome_index, market_slug=position.slug)
             try:
@@ -652,10 +663,26 @@ class FillExecutor:
         return recorded
 
 
+def fills_since(fills: Iterable[ActivityItem], start: int) -> dict[str, Decimal]:
+    """Shares of each token the fills from ``start`` on (the fill handler's, for a config
+    started then) added to the wallet's position: bought minus sold."""
+    moved: dict[str, Decimal] = {}
+    for item in fills:
+        if item.timestamp < start:
+            continue
+        try:
+            side = Side.parse(item.side)
+        except ValueError:
+            continue  # not a trade's side: the fill handler skips it too
+        change = item.size if side is Side.BUY else -item.size
+        moved[item.asset] = moved.get(item.asset, Decimal(0)) + change
+    return moved
+
+
 def config_holds(config: ConfigSnapshot, token: str) -> bool:
     """Whether the config holds shares of ``token``."""
     holding = config.holdings.get(token)
     return holding is not None and holding.shares > 0
 
 
-__all__ = ["FillExecutor", "config_holds", "trade_key"]
+__all__ = ["FillExecutor", "config_holds", "fills_since", "trade_key"]
