@@ -356,12 +356,13 @@ def ready(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Quote
         return None, short
     if may_send is not None and not may_send():
         raise fences.LeaseLapsed("the lease clock ran out before the copy was recorded")
-    return record(drafts, tickets, quote, accounts, insert=insert,
+    return record(drafts, tickets, quote, insert=insert, accounts=accounts,
                   catalogue_market=catalogue_market), []
 
 
-def record(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Quote,
-           accounts: AccountCache, *, insert: bool = True, catalogue_market: bool = True
+def record(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket],
+           quote: Quote | None = None, *, insert: bool = True,
+           accounts: AccountCache | None = None, catalogue_market: bool = True
            ) -> list[CopyIntentDraft]:
     """Write the intents and their orders' durable records in one transaction (step 2).
 
@@ -370,9 +371,11 @@ def record(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Quot
     (``services.copying.reservations``: cut or skipped past a cap or budget); without, they
     are stored intents being re-placed after a restart, whose failures are written as their
     outcome. With ``catalogue_market`` the quote's market is put in the catalogue if
-    missing. Run in a database thread.
+    missing. ``accounts`` holds the collateral estimates a re-signed or skipped copy gives
+    back. Run in a database thread.
     """
-    if catalogue_market and tickets and catalogue.token(quote.info.token_id) is None:
+    if quote is not None and catalogue_market and tickets \
+            and catalogue.token(quote.info.token_id) is None:
         catalogue.upsert_markets([quote.market])  # trade lists show the market's title
     with atomic():
         if insert:
@@ -398,15 +401,16 @@ def record(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Quot
     return inserted
 
 
-def _reserve(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Quote,
-             accounts: AccountCache) -> None:
+def _reserve(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Quote | None,
+             accounts: AccountCache | None) -> None:
     """Give each buy its reservation (the most it may cost) and hold the guarded ones
     against their caps and budgets, inside the record's transaction: a live copy cut down is
     signed again for its new size; one skipped sends nothing."""
     by_id = {ticket.draft.id: ticket for ticket in tickets}
+    view = quote.view if quote is not None else MarketView()
 
     def cost(draft: CopyIntentDraft) -> Decimal:
-        worst = reservations.worst_cost(draft, quote.view)
+        worst = reservations.worst_cost(draft, view)
         ticket = by_id.get(draft.id)
         if ticket is not None and ticket.prepared is not None:
             return max(worst, ticket.prepared.plan.max_collateral)
@@ -415,14 +419,15 @@ def _reserve(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Qu
     def unsign(draft: CopyIntentDraft) -> Ticket | None:
         ticket = by_id.get(draft.id)
         if ticket is not None and ticket.prepared is not None:
-            _release(ticket, accounts)  # its collateral estimate was held for the old size
+            if accounts is not None:  # its collateral estimate was held for the old size
+                _release(ticket, accounts)
             ticket.prepared = None
         return ticket
 
     def resized(draft: CopyIntentDraft) -> None:
         ticket = unsign(draft)
-        if ticket is not None:
-            prepare([ticket], quote, accounts)
+        if ticket is not None and quote is not None:
+            prepare([ticket], quote, accounts if accounts is not None else AccountCache())
 
     def skipped(draft: CopyIntentDraft) -> None:
         ticket = unsign(draft)
@@ -435,7 +440,7 @@ def _reserve(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Qu
         if draft.status == INTENT_PENDING and draft.side is Side.BUY \
                 and draft.id not in guarded:
             draft.reserved_usdc = cost(draft)  # counted should the user set a cap meanwhile
-    reservations.reserve(drafts, quote.view, cost=cost, resized=resized, skipped=skipped)
+    reservations.reserve(drafts, view, cost=cost, resized=resized, skipped=skipped)
 
 
 def settle(tickets: list[Ticket]) -> None:

@@ -37,7 +37,8 @@ fill, the market and the holding):
   net of what sells brought back; ``max_total_exposure_usdc`` (per user) caps the cost
   basis all its configs hold. A buy is cut to what is left, skipped when that is under the
   market's minimum (``daily_budget_exhausted``, ``total_budget_exhausted``,
-  ``exposure_limit``).
+  ``exposure_limit``). The context counts copies in flight as the caller read them; the
+  intent write reserves against them for certain (``services.copying.reservations``).
 - ``include_keywords``/``exclude_keywords``: case-insensitive, on the market's question.
 - Stops (``stop_signal``): ``loss_stop_usdc`` (total PnL at or under minus this) and
   ``max_drawdown_bps`` (the fall from the PnL peak, in bps of the capital in play: the open
@@ -115,7 +116,8 @@ REASONS: dict[str, str] = {
     SELLS_DISABLED: "copy_sells is off.",
     DAILY_BUDGET_EXHAUSTED: "daily_budget_usdc is spent for this UTC day.",
     TOTAL_BUDGET_EXHAUSTED: "total_budget_usdc is spent.",
-    EXPOSURE_LIMIT: "The user's configs together hold max_total_exposure_usdc.",
+    EXPOSURE_LIMIT: "The user's configs together hold (or have in flight) "
+                    "max_total_exposure_usdc.",
     MARKET_ENDS_SOON: "The market ends within skip_if_ends_within_hours.",
     KEYWORD_EXCLUDED: "The market's question contains one of exclude_keywords.",
     KEYWORD_NOT_INCLUDED: "The market's question contains none of include_keywords.",

@@ -15,9 +15,10 @@ import secrets
 from decimal import Decimal
 from typing import Any
 
+import trio
 from eth_account import Account
 
-from models.base import db
+from models.base import db, utcnow
 from models.copying import INTENT_OPEN, CopyConfig, CopyPosition
 from models.user import User
 from services.copying import mirror
@@ -141,3 +142,65 @@ def test_a_budget_counts_the_copy_waiting_at_a_delayed_market(
 
     for round_no in range(ROUNDS):
         one_round(round_no)
+
+
+def test_the_intent_write_cuts_a_copy_to_what_others_left_and_frees_it_when_final(
+        bound_db, make_config, make_trader, market, redis_url, engine_prefix):
+    from services.copying import execution as copy_execution
+    from services.copying import intents as copy_intents
+    from services.copying import reservations
+    from services.platform import venues
+    from tests.worker.copy_engine.test_fast_path import _engine, _row
+
+    trader = make_trader()
+    cap = Decimal(15)
+    _set_cap(trader.user, cap)
+    first, second = (make_config(trader.user, Account.create().address) for _ in range(2))
+    engine = _engine(redis_url, engine_prefix)
+
+    def exposure() -> Decimal:
+        return reservations.exposure([trader.user.id], False)[trader.user.id]
+
+    async def main():
+        engine.venue = venues.async_client()
+        try:
+            await engine.wallets.open([trader.user.id])
+            quote = await engine.quotes.quote(market.yes)
+        finally:
+            await engine.venue.aclose()
+
+        def record(config, key: str) -> tuple[Any, copy_execution.Ticket]:
+            # Decided while nothing was held or in flight: 20 shares, as both engines would.
+            draft = _row(engine, config, market.yes, key, size="20")
+            assert draft.guarded
+            tickets = [copy_execution.Ticket(draft)]
+            copy_execution.prepare(tickets, quote, engine.wallets.accounts)
+            assert copy_execution.record([draft], tickets, quote,
+                                         accounts=engine.wallets.accounts) == [draft]
+            return draft, tickets[0]
+
+        one, _ = record(first, "fill-1")
+        assert one.size == Decimal(20) and one.reserved_usdc == reservations.worst_cost(
+            one, quote.view)
+        assert exposure() == one.reserved_usdc
+        two, ticket = record(second, "fill-2")  # the cap's rest: cut down and signed again
+        per_share = quote.view.buy_cost_per_share(two.price)
+        assert Decimal(5) <= two.size < Decimal(20)
+        assert two.size * per_share <= cap - one.reserved_usdc \
+            < (two.size + Decimal("0.01")) * per_share
+        assert ticket.prepared is not None and ticket.prepared.plan.size == two.size
+        assert "counting copies in flight" in two.detail
+        assert exposure() == one.reserved_usdc + two.reserved_usdc <= cap
+        three, ticket = record(first, "fill-3")  # nothing left: skipped, nothing signed
+        assert (three.status, three.reason) == ("skipped", mirror.EXPOSURE_LIMIT)
+        assert ticket.prepared is None and ticket.order is None
+        assert exposure() == one.reserved_usdc + two.reserved_usdc
+        # A copy that ends without a fill (refused, cancelled, or failed as not_sent by the
+        # reconciler after its worker died) frees its whole reservation.
+        assert copy_intents.settle(one.id, {"status": "failed", "reason": "not_sent",
+                                            "settled_at": utcnow()})
+        assert exposure() == two.reserved_usdc
+        four, _ = record(first, "fill-4")
+        assert four.status == "pending" and four.size == Decimal(20)
+
+    trio.run(main)
