@@ -627,13 +627,20 @@ class FillExecutor:
         own), so they are taken out of the positions read now: a trade landing while the
         config starts is copied once, as a fill (issue 41, finding 6). The positions are
         read before the fills, so a trade between the two reads is taken out rather than
-        counted twice.
+        counted twice. Positions whose start copy is recorded already (an earlier engine's,
+        before a restart) are not read about again: the fills since a start long ago can
+        be many pages.
         """
         assert self.venue is not None
         try:
             positions = await self.venue.data.positions(config.target, limit=500)
-            fills = await self.venue.activity_history(config.target, types="TRADE",
-                                                      start=config.started_ts)
+            positions = [p for p in positions if p.size > 0 and not p.redeemable]
+            if positions:
+                done = await self._db(store.opened_at_start, config.id, config.started_ts,
+                                      [p.asset for p in positions])
+                positions = [p for p in positions if p.asset not in done]
+            fills = await self.venue.activity_history(
+                config.target, types="TRADE", start=config.started_ts) if positions else []
         except VenueError as exc:
             log.info("config %s: target positions unreadable (%s); retried", config.id, exc)
             return []
@@ -643,10 +650,10 @@ class FillExecutor:
         recorded: list[CopyIntentDraft] = []
         for position in positions:
             held = position.size - since_start.get(position.asset, Decimal(0))
-            if held <= 0 or position.redeemable:
+            if held <= 0:
                 continue  # nothing held at the start: its fills since are mirrored as such
             fill = TargetFill(
-                key=f"{KIND_OPEN_POSITION}:{position.asset}:{config.started_ts}",
+                key=store.opening_key(position.asset, config.started_ts),
                 wallet=config.target, token_id=position.asset, side=Side.BUY,
                 size=held, price=position.cur_price, timestamp=int(now.timestamp()),
                 condition_id=position.condition_id, outcome=position.outcome,

@@ -16,7 +16,13 @@ from uuid import UUID
 import peewee
 
 from models.base import utcnow
-from models.copying import CopyConfig, CopyPosition, TargetCursor
+from models.copying import (
+    KIND_OPEN_POSITION,
+    CopyConfig,
+    CopyIntent,
+    CopyPosition,
+    TargetCursor,
+)
 from models.user import User
 from services.copying import copy_notices, reservations
 from services.copying.configs.crud import rule_fields
@@ -197,6 +203,24 @@ def record_error(config_ids: Iterable[UUID], message: str) -> None:
     if ids:
         CopyConfig.update(last_error=message[:2000], last_error_at=utcnow()).where(
             CopyConfig.id.in_(ids)).execute()
+
+
+def opening_key(token_id: str, started_ts: int) -> str:
+    """The target trade key of a start copy (``copy_open_positions``) of one position."""
+    return f"{KIND_OPEN_POSITION}:{token_id}:{started_ts}"
+
+
+def opened_at_start(config_id: UUID, started_ts: int, tokens: Iterable[str]) -> set[str]:
+    """Those of ``tokens`` whose start copy of this start the config recorded already."""
+    keys = {opening_key(token, started_ts): token for token in tokens}
+    found: set[str] = set()
+    chunk = list(keys)
+    for start in range(0, len(chunk), 500):  # by the (config, key) unique index
+        found.update(keys[key] for (key,) in CopyIntent.select(CopyIntent.target_trade_key)
+                     .where(CopyIntent.config == config_id,
+                            CopyIntent.target_trade_key.in_(chunk[start:start + 500]))
+                     .tuples())
+    return found
 
 
 def write_breaker(config_id: UUID, failures: int, trips: int, retry_at: datetime | None,
