@@ -531,7 +531,8 @@ def place_and_settle(draft: CopyIntentDraft, *, paper: bool
     outcome = place(draft, paper=paper)
     move = None
     # One transaction: the intent's reservation ends as its fill enters the position, so
-    # an exposure read never sees neither (services/copying/reservations.py).
+    # an exposure read sees the copy in flight or held, never in neither
+    # (services/copying/reservations.py).
     with atomic():
         written = copy_intents.settle(draft.id, outcome.settling(), worker=draft.worker)
         if written and outcome.filled_size > 0:
