@@ -627,9 +627,11 @@ class FillExecutor:
         own), so they are taken out of the positions read now: a trade landing while the
         config starts is copied once, as a fill (issue 41, finding 6). The positions are
         read before the fills, so a trade between the two reads is taken out rather than
-        counted twice. Positions whose start copy is recorded already (an earlier engine's,
-        before a restart) are not read about again: the fills since a start long ago can
-        be many pages.
+        counted twice. A fill the target's other configs were decided on before this one
+        was loaded (the start and the engine's reload are moments apart) was not this
+        config's: it stays in the positions copied. Positions whose start copy is
+        recorded already (an earlier engine's, before a restart) are not read about again:
+        the fills since a start long ago can be many pages.
         """
         assert self.venue is not None
         try:
@@ -644,6 +646,13 @@ class FillExecutor:
         except VenueError as exc:
             log.info("config %s: target positions unreadable (%s); retried", config.id, exc)
             return []
+        fills = [item for item in fills if item.timestamp >= config.started_ts]
+        if fills:
+            decided = await self._db(store.decided_for, list(configs),
+                                     [trade_key(item) for item in fills])
+            # Fills this config missed (decided for others only) stay in its positions.
+            fills = [item for item in fills if config.id in decided.get(trade_key(item), {
+                config.id})]
         since_start = fills_since(fills, config.started_ts)
         self._started.add((config.id, config.started_ts))
         now = datetime.now(UTC)

@@ -223,6 +223,19 @@ def opened_at_start(config_id: UUID, started_ts: int, tokens: Iterable[str]) -> 
     return found
 
 
+def decided_for(config_ids: Sequence[UUID], keys: Sequence[str]) -> dict[str, set[UUID]]:
+    """For each target trade key, which of these configs have a decision (an intent) on it."""
+    found: dict[str, set[UUID]] = {}
+    unique = list(dict.fromkeys(keys))
+    for start in range(0, len(unique), 500):  # by the (config, key) unique index
+        rows = (CopyIntent.select(CopyIntent.target_trade_key, CopyIntent.config)
+                .where(CopyIntent.config.in_(list(config_ids)),
+                       CopyIntent.target_trade_key.in_(unique[start:start + 500])).tuples())
+        for key, config_id in rows:
+            found.setdefault(key, set()).add(config_id)
+    return found
+
+
 def write_breaker(config_id: UUID, failures: int, trips: int, retry_at: datetime | None,
                   reason: str | None, error: str | None, *, tripped: bool = False) -> None:
     """Write the config's breaker (open while ``retry_at`` is set); the follower is told

@@ -7,6 +7,8 @@ import time
 from datetime import UTC, datetime
 from decimal import Decimal
 
+import trio
+
 from models.base import db
 from models.copying import KIND_MIRROR, KIND_OPEN_POSITION
 from tests.conftest import DEADLINE
@@ -52,4 +54,31 @@ def test_a_trade_landing_at_the_start_is_not_copied_again_with_the_open_position
     # start (20) as the fill: 15 + 10 shares, not 25 + 10.
     assert by_kind[KIND_OPEN_POSITION].filled_size == Decimal(15)
     assert by_kind[KIND_MIRROR].filled_size == Decimal(10)
+    assert venue_control.balances(trader.address)["positions"] == {market.no: "25"}
+
+
+def test_a_trade_the_config_missed_while_it_was_loading_stays_in_its_start_copy(
+        run_engines, make_config, make_trader, trader, market, target, venue_control):
+    _trade(venue_control, target, market.no, "30")
+    other = make_config(make_trader().user, target)  # the target is watched already
+    config = None
+
+    async def scenario(engines):
+        nonlocal config
+        await owned(engines[0], target)
+        landed = await trio.to_thread.run_sync(_trade, venue_control, target, market.no, "20")
+        await wait_for(settled(other, 1))  # decided before the new config was loaded
+
+        def start():  # started as the trade landed, loaded by the engine after it
+            return make_config(trader.user, target, start_mode="copy_open_positions",
+                               size_multiplier=Decimal("0.5"),
+                               started_at=datetime.fromtimestamp(landed, UTC))
+
+        config = await trio.to_thread.run_sync(start)
+        await wait_for(settled(config, 1))
+
+    run_engines(scenario)
+    [row] = intents_of(config)  # the trade was never its fill: the start copy holds it
+    assert (row.kind, row.status, row.filled_size) == (KIND_OPEN_POSITION, "filled",
+                                                       Decimal(25)), (row.reason, row.detail)
     assert venue_control.balances(trader.address)["positions"] == {market.no: "25"}
