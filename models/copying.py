@@ -175,6 +175,9 @@ class CopyIntent(BaseModel):
     size = DecimalTextField(null=True)  # shares we meant to trade
     price = DecimalTextField(null=True)  # worst acceptable price of the order
     usdc = DecimalTextField(null=True)  # pUSD to spend (buys) or expected (sells)
+    # A buy's most possible cost (fee included), held against the user's exposure cap and
+    # the config's budgets while the intent is open (services/copying/reservations.py).
+    reserved_usdc = DecimalTextField(null=True)
     order_id = peewee.CharField(max_length=80, null=True, index=True)  # signed order hash
     trade_id = peewee.UUIDField(null=True)  # the Trade row the order service wrote
     filled_size = DecimalTextField(null=True)

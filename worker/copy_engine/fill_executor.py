@@ -38,7 +38,7 @@ from models.copying import (
     KIND_OPEN_POSITION,
 )
 from services.copying import execution as copy_execution
-from services.copying import fences
+from services.copying import fences, reservations
 from services.copying import intents as copy_intents
 from services.copying import mirror as copying
 from services.copying.execution import Quote
@@ -255,7 +255,9 @@ class FillExecutor:
             users = {c.user_id for c in snaps
                      if c.paper == paper and c.rules.max_total_exposure_usdc is not None}
             if users:
-                exposure[paper] = await self._db(store.user_exposure, users, paper)
+                # Held and in flight (other targets' copies not settled yet): the decision
+                # is made on it; the intent write reserves against it for certain.
+                exposure[paper] = await self._db(reservations.exposure, users, paper)
         target_value = None
         if any(c.rules.sizing_mode == "proportional" for c in snaps):
             target_value = await self._target_value(target)
@@ -321,7 +323,10 @@ class FillExecutor:
             size=decision.size if copies else None, price=decision.price,
             usdc=decision.usdc if copies else None, reason=decision.reason,
             detail=decision.detail, worker=self.name, created_at=seen_at,
-            fence=self.fence_of(config.target))
+            fence=self.fence_of(config.target),
+            guarded=copies and decision.side == Side.BUY and (
+                config.rules.max_total_exposure_usdc is not None
+                or config.rules.needs_spending))
         if fill is not None:
             draft.target_side, draft.target_size = fill.side, fill.size
             draft.target_price, draft.target_timestamp = fill.price, fill.timestamp
@@ -699,24 +704,51 @@ class FillExecutor:
 
     async def copy_open_positions(self, configs: dict[UUID, ConfigSnapshot],
                                   config: ConfigSnapshot) -> list[CopyIntentDraft]:
-        """Mirror the target's current positions as buys, once per start, each sized and
-        guarded like a copy of a fill at the position's current price."""
+        """Mirror the target's positions as they were at the config's start as buys, once
+        per start, each sized and guarded like a copy of a fill at its current price.
+
+        The target's fills from the start on are the fill handler's (each mirrored on its
+        own), so they are taken out of the positions read now: a trade landing while the
+        config starts is copied once, as a fill (issue 41, finding 6). The positions are
+        read before the fills, so a trade between the two reads is taken out rather than
+        counted twice. A fill the target's other configs were decided on before this one
+        was loaded (the start and the engine's reload are moments apart) was not this
+        config's: it stays in the positions copied. Positions whose start copy is
+        recorded already (an earlier engine's, before a restart) are not read about again:
+        the fills since a start long ago can be many pages.
+        """
         assert self.venue is not None
         try:
             positions = await self.venue.data.positions(config.target, limit=500)
+            positions = [p for p in positions if p.size > 0 and not p.redeemable]
+            if positions:
+                done = await self._db(store.opened_at_start, config.id, config.started_ts,
+                                      [p.asset for p in positions])
+                positions = [p for p in positions if p.asset not in done]
+            fills = await self.venue.activity_history(
+                config.target, types="TRADE", start=config.started_ts) if positions else []
         except VenueError as exc:
             log.info("config %s: target positions unreadable (%s); retried", config.id, exc)
             return []
+        fills = [item for item in fills if item.timestamp >= config.started_ts]
+        if fills:
+            decided = await self._db(store.decided_for, list(configs),
+                                     [trade_key(item) for item in fills])
+            # Fills this config missed (decided for others only) stay in its positions.
+            fills = [item for item in fills if config.id in decided.get(trade_key(item), {
+                config.id})]
+        since_start = fills_since(fills, config.started_ts)
         self._started.add((config.id, config.started_ts))
         now = datetime.now(UTC)
         recorded: list[CopyIntentDraft] = []
         for position in positions:
-            if position.size <= 0 or position.redeemable:
-                continue
+            held = position.size - since_start.get(position.asset, Decimal(0))
+            if held <= 0:
+                continue  # nothing held at the start: its fills since are mirrored as such
             fill = TargetFill(
-                key=f"{KIND_OPEN_POSITION}:{position.asset}:{config.started_ts}",
+                key=store.opening_key(position.asset, config.started_ts),
                 wallet=config.target, token_id=position.asset, side=Side.BUY,
-                size=position.size, price=position.cur_price, timestamp=int(now.timestamp()),
+                size=held, price=position.cur_price, timestamp=int(now.timestamp()),
                 condition_id=position.condition_id, outcome=position.outcome,
                 outcome_index=position.outcome_index, market_slug=position.slug)
             try:
@@ -731,10 +763,26 @@ class FillExecutor:
         return recorded
 
 
+def fills_since(fills: Iterable[ActivityItem], start: int) -> dict[str, Decimal]:
+    """Shares of each token the fills from ``start`` on (the fill handler's, for a config
+    started then) added to the wallet's position: bought minus sold."""
+    moved: dict[str, Decimal] = {}
+    for item in fills:
+        if item.timestamp < start:
+            continue
+        try:
+            side = Side.parse(item.side)
+        except ValueError:
+            continue  # not a trade's side: the fill handler skips it too
+        change = item.size if side is Side.BUY else -item.size
+        moved[item.asset] = moved.get(item.asset, Decimal(0)) + change
+    return moved
+
+
 def config_holds(config: ConfigSnapshot, token: str) -> bool:
     """Whether the config holds shares of ``token``."""
     holding = config.holdings.get(token)
     return holding is not None and holding.shares > 0
 
 
-__all__ = ["FillExecutor", "config_holds", "trade_key"]
+__all__ = ["FillExecutor", "config_holds", "fills_since", "trade_key"]
