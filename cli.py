@@ -93,6 +93,9 @@ def serve(host: str, port: int, workers: int | None, threads: int) -> None:
             self.cfg.set("graceful_timeout", 20)
             self.cfg.set("accesslog", None)  # our request log line replaces it
             self.cfg.set("logger_class", _gunicorn_logs())
+            # gunicorn's control socket defaults to ~/.gunicorn, one for every server of the
+            # user: each deployment keeps its own in its instance folder
+            self.cfg.set("control_socket", os.path.join(settings.instance_path, "gunicorn.ctl"))
             # A dead web process's live gauges must not be summed any more.
             self.cfg.set("child_exit", lambda _server, child: metrics.process_exited(
                 child.pid, multiproc_dir))
@@ -143,14 +146,18 @@ def worker(drain: bool, worker_ids: tuple[str, ...], timeout: float) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=settings_module.DEFAULT_SANDBOX_PORT, show_default=True,
               type=int)
-def sandbox(host: str, port: int) -> None:
+@click.option("--state", "state_file", default=None, metavar="PATH",
+              help="Start from the venue state saved in PATH (when there) and save it there "
+                   "on exit and on POST /_sandbox/snapshot (`copytrade up` uses the instance "
+                   "folder).")
+def sandbox(host: str, port: int, state_file: str | None) -> None:
     """Run the sandbox venue alone (Gamma /gamma, CLOB /clob, Data /data, RTDS /rtds)."""
     try:
         from devstack import venue as sandbox_venue
     except ModuleNotFoundError as exc:
         raise _without_sandbox_extra(exc) from None
 
-    sandbox_venue.serve(host=host, port=port)
+    sandbox_venue.serve(host=host, port=port, state_file=state_file)
 
 
 @main.group()
@@ -284,17 +291,55 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
     click.echo(f"funded {Web3.to_checksum_address(address)} on {contracts.rpc_url}: {shown}")
 
 
+@dev.command("reset")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def dev_reset(yes: bool) -> None:
+    """Wipe the local stack: the database, the dev chain's and the sandbox venue's saved
+    state, and the embedded Redis (`copytrade up` then starts afresh)."""
+    from pathlib import Path
+
+    try:
+        from devstack import stack
+    except ModuleNotFoundError as exc:
+        raise _without_sandbox_extra(exc) from None
+    from models import database
+
+    settings = _settings()
+    pid = stack.running_pid(settings.instance_path)
+    if pid is not None:
+        raise click.ClickException(f"`copytrade up` is running here (pid {pid}): stop it "
+                                   "(Ctrl-C) first")
+    if not yes:
+        click.confirm(f"Wipe the database ({settings.database_url}) and the local chain's and "
+                      f"sandbox venue's state in {settings.instance_path}?", abort=True)
+    click.echo(database.wipe(settings.database_url))
+    folder = Path(settings.instance_path)
+    for name in stack.STACK_FILES:
+        if (folder / name).exists():
+            (folder / name).unlink()
+            click.echo(f"removed {folder / name}")
+    click.echo("reset: `copytrade up` starts everything afresh")
+
+
 def up_environment(environ: Mapping[str, str], port: int = 8000) -> dict[str, str]:
     """The environment of `copytrade up` and its children: a person reads this log in a
     terminal, so lines of text and no line per web request, unless LOG_FORMAT and
-    LOG_REQUESTS say otherwise; links (a sign-in link in the log) name the port it serves."""
+    LOG_REQUESTS say otherwise; links (a sign-in link in the log) name the port it serves;
+    the sandbox venue serves on the port + 10 unless SANDBOX_PORT says otherwise, so two
+    stacks on two ports do not share one."""
     return {**environ, "LOG_FORMAT": environ.get("LOG_FORMAT") or "text",
             "LOG_REQUESTS": environ.get("LOG_REQUESTS") or "debug",
-            "BASE_URL": environ.get("BASE_URL") or f"http://127.0.0.1:{port}"}
+            "BASE_URL": environ.get("BASE_URL") or f"http://127.0.0.1:{port}",
+            "SANDBOX_PORT": environ.get("SANDBOX_PORT") or str(port + SANDBOX_PORT_OFFSET)}
+
+
+# `copytrade up --port P` serves the sandbox venue on P + 10 (8010 beside the default 8000).
+SANDBOX_PORT_OFFSET = settings_module.DEFAULT_SANDBOX_PORT - 8000
 
 
 @main.command()
-@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--port", default=8000, show_default=True, type=int,
+              help="The web app's port; the sandbox venue serves on this + 10.")
 @click.option("--whales", "whale_interval", default=15.0, show_default=True, type=float,
               help="Seconds between the sandbox's scripted traders' trades; 0 leaves them "
                    "stopped.")
@@ -311,7 +356,28 @@ def up(port: int, whale_interval: float) -> None:
     if settings.metrics.multiproc_dir is None:
         env = _with_metrics_folder(settings, env)  # the children share one metrics folder
     LocalStack(settings=settings.flat(), web_port=port, env=env,
-               whale_interval=whale_interval or None).run()
+               whale_interval=whale_interval or None, checks=[_stack_agreement]).run()
+
+
+def _stack_agreement(env: Mapping[str, str]) -> list[str]:
+    """What the started stack's database knows that its chain does not, as lines saying
+    the fix (``copytrade up`` prints them after starting)."""
+    from models import database
+    from services.platform import runtime, wiring
+    from services.wallets import chain_agreement
+
+    settings = settings_module.load(env)
+    if not settings.chain.rpc_url:
+        return []
+    runtime.install(wiring.build_runtime(settings))
+    bound = database.bind(settings.database_url)
+    with bound.connection_context():
+        missing = chain_agreement.undeployed_wallets()
+    if not missing:
+        return []
+    return [f"copytrade up: the database knows {len(missing)} deposit wallet(s) the local "
+            f"chain does not ({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}):"
+            " the chain started afresh; run `copytrade dev reset` to start everything afresh"]
 
 
 # -- operations ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from devstack.chain.devchain import DevContracts
+from devstack.files import write_atomically
 
 NATIVE_DECIMALS = 18
 DEV_CHAIN_FILE = "devchain.json"
@@ -20,15 +21,8 @@ DEV_CHAIN_FILE = "devchain.json"
 
 def save(instance: str | os.PathLike[str], contracts: DevContracts) -> Path:
     """Record the running dev chain's contracts (mode 0600: it holds anvil's dev key)."""
-    folder = Path(instance)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / DEV_CHAIN_FILE
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(contracts.to_dict(), fh, indent=2)
-    tmp.replace(path)
-    return path
+    return write_atomically(Path(instance) / DEV_CHAIN_FILE,
+                            json.dumps(contracts.to_dict(), indent=2).encode())
 
 
 def load(instance: str | os.PathLike[str]) -> DevContracts:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -13,6 +14,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+# What the local stack keeps in the instance folder beside the database, written together
+# (every SAVE_INTERVAL seconds and on the way out) so they agree with each other.
+CHAIN_STATE_FILE = "devchain-state.json"
+SANDBOX_STATE_FILE = "sandbox-state.bin"
+SAVE_INTERVAL = 5.0
+# A running `copytrade up` writes its pid here: `copytrade dev reset` refuses while it runs.
+PID_FILE = "up.pid"
+# Everything `copytrade dev reset` removes from the instance folder (besides the database).
+STACK_FILES = (CHAIN_STATE_FILE, SANDBOX_STATE_FILE, f"{SANDBOX_STATE_FILE}.unreadable",
+               "devchain.json", "redis.db", "redis.db.settings", "gunicorn.ctl")
+
+
+def running_pid(instance_path: str | os.PathLike[str]) -> int | None:
+    """The pid of the `copytrade up` running on this instance folder, None when none runs."""
+    try:
+        pid = int((Path(instance_path) / PID_FILE).read_text().strip())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return pid
 
 
 def wait_for_port(host: str, port: int, timeout: float = 30.0) -> bool:
@@ -153,12 +175,54 @@ class LocalStack:
     # `copytrade up` they trade, so a newcomer has someone to copy from the first minute.
     whale_interval: float | None = None
     whales: list[str] = field(default_factory=list)
+    sandbox_port: int | None = None
+    anvil: Any = None  # the dev chain this stack started (devchain.AnvilProcess)
+    saved_at: float = 0.0
+    ready: bool = False  # every part started
+    # Said after startup: the pieces disagree (``copytrade up`` checks the database against
+    # the chain); each a line with the command that fixes it.
+    checks: list[Any] = field(default_factory=list)
 
-    def spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
-        """Start ``copytrade ARGS`` as a child with the stack's environment."""
-        proc = subprocess.Popen([sys.executable, "-m", "cli", *args], env=dict(self.env))
+    def spawn(self, name: str, *args: str, own_group: bool = False) -> subprocess.Popen[bytes]:
+        """Start ``copytrade ARGS`` as a child with the stack's environment; ``own_group``
+        keeps Ctrl-C from reaching it (the stack saves its state first, then stops it), and
+        it ends with this process all the same."""
+        from devstack.chain.devchain import die_with_parent
+
+        proc = subprocess.Popen([sys.executable, "-m", "cli", *args], env=dict(self.env),
+                                start_new_session=own_group,
+                                preexec_fn=die_with_parent if own_group else None)
         self.children.append((name, proc))
         return proc
+
+    @property
+    def instance(self) -> Path:
+        """The instance folder: the database, and what the chain and the venue keep."""
+        return Path(self.settings["INSTANCE_PATH"])
+
+    def save_state(self) -> None:
+        """Write the sandbox venue's and the dev chain's state, one after the other, so a
+        restart finds the two as they were at (nearly) one moment."""
+        import requests
+
+        if self.settings["VENUE"] == "sandbox" and self.sandbox_port:
+            requests.post(f"http://127.0.0.1:{self.sandbox_port}/_sandbox/snapshot",
+                          timeout=30).raise_for_status()
+        if self.anvil is not None:
+            from devstack.chain import devchain
+
+            devchain.dump_state(self.anvil.rpc_url, self.instance / CHAIN_STATE_FILE)
+        self.saved_at = time.monotonic()
+
+    def _save_now_and_then(self) -> None:
+        """Every SAVE_INTERVAL, save the state; a failed save is said, not fatal."""
+        if time.monotonic() - self.saved_at < SAVE_INTERVAL:
+            return
+        try:
+            self.save_state()
+        except Exception as exc:
+            self.saved_at = time.monotonic()
+            print(f"copytrade up: saving the chain and venue state failed: {exc}")
 
     def run(self) -> None:
         """Start everything, print where it is, and stop it all on Ctrl-C or SIGTERM."""
@@ -166,11 +230,20 @@ class LocalStack:
         try:
             self.start()
             self.report()
+            for check in self.checks:
+                try:
+                    lines = check(self.env)
+                except Exception as exc:  # a check that cannot run stops nothing
+                    lines = [f"copytrade up: could not check the database against the chain: "
+                             f"{exc}"]
+                for line in lines:
+                    print(line, flush=True)
             while True:
                 for name, proc in self.children:
                     if proc.poll() is not None:
                         print(f"copytrade up: {name} exited with {proc.returncode}; stopping")
                         return
+                self._save_now_and_then()
                 time.sleep(0.5)
         except KeyboardInterrupt:
             print("\ncopytrade up: stopping")
@@ -180,6 +253,8 @@ class LocalStack:
     def start(self) -> None:
         """Bring up each part in dependency order, exporting what the next part needs."""
         settings = self.settings
+        self.instance.mkdir(parents=True, exist_ok=True)
+        (self.instance / PID_FILE).write_text(f"{os.getpid()}\n")
         ran = migrate_database(self.env)
         self.started.append(("database", f"{settings['DATABASE_URL']} ({ran} migrated)"))
 
@@ -192,8 +267,9 @@ class LocalStack:
         self.started.append(("redis", self.env["REDIS_URL"]))
 
         if settings["VENUE"] == "sandbox":
-            port = settings["SANDBOX_PORT"]
-            self.spawn("sandbox venue", "sandbox", "--port", str(port))
+            port = self.sandbox_port = settings["SANDBOX_PORT"]
+            self.spawn("sandbox venue", "sandbox", "--port", str(port),
+                       "--state", str(self.instance / SANDBOX_STATE_FILE), own_group=True)
             if not wait_for_port("127.0.0.1", port):
                 raise SystemExit(f"sandbox venue did not start on port {port}")
             self.started.append(("sandbox venue", f"http://127.0.0.1:{port}"))
@@ -212,6 +288,8 @@ class LocalStack:
         if not wait_for_port("127.0.0.1", self.web_port, timeout=60):
             raise SystemExit(f"web did not start on port {self.web_port}")
         self.started.append(("web", f"http://127.0.0.1:{self.web_port}"))
+        self.ready = True
+        self.saved_at = time.monotonic()
 
     def start_chain(self, settings: Mapping[str, Any]) -> None:
         """Start anvil with our dev contracts unless a chain is configured or anvil is absent."""
@@ -224,11 +302,22 @@ class LocalStack:
             print("copytrade up: anvil is not installed (npm install); running without a chain")
             self.started.append(("chain", "none: anvil not installed"))
             return
-        anvil = devchain.start_anvil()
-        self.keep.append(anvil)
-        contracts = devchain.deploy_dev_contracts(anvil.rpc_url, anvil.accounts[0].private_key)
         from devstack import faucet
 
+        kept = self.instance / CHAIN_STATE_FILE
+        resumed = kept.is_file() and (self.instance / faucet.DEV_CHAIN_FILE).is_file()
+        anvil = self.anvil = devchain.start_anvil(load_state=kept if resumed else None)
+        self.keep.append(anvil)
+        contracts = None
+        if resumed:
+            # the chain as the last run left it: its contracts are where it recorded them
+            contracts = faucet.load(self.instance)
+            contracts.rpc_url = anvil.rpc_url
+            if not devchain.has_code(anvil.rpc_url, contracts.deposit_wallet_factory):
+                contracts = None
+        if contracts is None:
+            contracts = devchain.deploy_dev_contracts(anvil.rpc_url,
+                                                      anvil.accounts[0].private_key)
         # recorded for `copytrade dev fund ADDRESS`, the local faucet
         faucet.save(settings["INSTANCE_PATH"], contracts)
         # anvil serves its websocket on the same port: the copy engine's on-chain detection
@@ -236,7 +325,8 @@ class LocalStack:
         self.env.update({"POLYGON_RPC_URL": anvil.rpc_url, "CHAIN_ID": str(anvil.chain_id),
                          "COPY_CHAIN_WS_URL": anvil.rpc_url.replace("http://", "ws://", 1),
                          **contracts.env()})
-        self.started.append(("chain", f"anvil {anvil.rpc_url} (chain id {anvil.chain_id})"))
+        self.started.append(("chain", f"anvil {anvil.rpc_url} (chain id {anvil.chain_id}"
+                                      f"{', resumed' if resumed else ''})"))
         if settings.get("VENUE") == "sandbox":
             # like the real Data API, the sandbox lists what wallets hold on this chain
             # and its relayer deploys deposit wallets through the dev factory (the deployer
@@ -260,17 +350,33 @@ class LocalStack:
             print(line)
 
     def stop(self) -> None:
-        """Stop children in reverse start order, then the chain."""
-        for _name, proc in reversed(self.children):
+        """Stop web and worker, save the venue's and the chain's state, then stop the
+        venue and the chain."""
+        venue = [item for item in self.children if item[0] == "sandbox venue"]
+        self._stop_children([item for item in self.children if item not in venue])
+        try:
+            if self.ready:  # a stack that never came up whole has nothing to keep
+                self.save_state()
+        except Exception as exc:
+            print(f"copytrade up: saving the chain and venue state failed: {exc}")
+        self._stop_children(venue)
+        for item in self.keep:
+            item.stop()
+        with contextlib.suppress(OSError):
+            if running_pid(self.instance) == os.getpid():
+                (self.instance / PID_FILE).unlink()
+
+    @staticmethod
+    def _stop_children(children: list[tuple[str, subprocess.Popen[bytes]]]) -> None:
+        """Terminate ``children`` in reverse start order and wait for them."""
+        for _name, proc in reversed(children):
             if proc.poll() is None:
                 proc.terminate()
-        for _name, proc in reversed(self.children):
+        for _name, proc in reversed(children):
             try:
                 proc.wait(timeout=25)
             except subprocess.TimeoutExpired:
                 proc.kill()
-        for item in self.keep:
-            item.stop()
 
 
 def sandbox_builder_env(settings: Mapping[str, Any]) -> dict[str, str]:

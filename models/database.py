@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from urllib.parse import parse_qsl, unquote, urlparse
 
 import peewee
@@ -76,3 +77,22 @@ def fold_log() -> tuple[int, int] | None:
         return None
     _, frames, folded = db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
     return frames, folded
+
+
+def wipe(url: str) -> str:
+    """Remove every table of the database at ``url`` (SQLite: its files); says what went."""
+    database = open_database(url)
+    if isinstance(database, peewee.SqliteDatabase):
+        path = database.database
+        database.close_all()
+        gone = [f"{path}{suffix}" for suffix in ("", "-wal", "-shm")
+                if path != ":memory:" and os.path.exists(f"{path}{suffix}")]
+        for name in gone:
+            os.remove(name)
+        return f"removed {path}" if gone else f"no database at {path}"
+    with database.connection_context():
+        tables = database.get_tables()
+        for table in tables:
+            database.execute_sql(f'DROP TABLE IF EXISTS "{table}" CASCADE')
+    database.close_all()
+    return f"dropped {len(tables)} table(s) of {database.database}"

@@ -8,6 +8,7 @@ the same condition, collection and position ids.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import platform
@@ -38,6 +39,7 @@ from devstack.chain.transact import (
     fee_caps,
     send_and_wait,
 )
+from devstack.files import write_atomically
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CHAIN_ID = 31337
@@ -146,8 +148,10 @@ def start_anvil(
     block_time: float | None = None,
     chain_id: int = DEFAULT_CHAIN_ID,
     timeout: float = ANVIL_START_TIMEOUT,
+    load_state: Path | None = None,
 ) -> AnvilProcess:
-    """Start anvil on a free (or the given) port and return once its JSON-RPC answers."""
+    """Start anvil on a free (or the given) port and return once its JSON-RPC answers;
+    from the state ``dump_state`` wrote to ``load_state``, when given."""
     binary = find_anvil()
     if binary is None:
         raise DevChainError("anvil not found: run `npm install` (package @foundry-rs/anvil)")
@@ -155,7 +159,8 @@ def start_anvil(
     last_error: DevChainError | None = None
     for _ in range(attempts):
         try:
-            return _start_once(binary, port or _free_port(), block_time, chain_id, timeout)
+            return _start_once(binary, port or _free_port(), block_time, chain_id, timeout,
+                               load_state)
         except DevChainError as exc:
             # a free port can be taken between probing and binding; try another
             last_error = exc
@@ -164,7 +169,8 @@ def start_anvil(
 
 
 def _start_once(
-    binary: str, port: int, block_time: float | None, chain_id: int, timeout: float
+    binary: str, port: int, block_time: float | None, chain_id: int, timeout: float,
+    load_state: Path | None = None,
 ) -> AnvilProcess:
     workdir = tempfile.mkdtemp(prefix="anvil-")
     config_out = Path(workdir) / "config.json"
@@ -179,6 +185,8 @@ def _start_once(
     ]  # fmt: skip
     if block_time is not None:
         args += ["--block-time", str(block_time)]
+    if load_state is not None:
+        args += ["--load-state", str(load_state)]
     arm_death_signal = (
         sys.platform == "linux" and threading.current_thread() is threading.main_thread()
     )
@@ -211,6 +219,21 @@ def _start_once(
         for address, key in zip(config["available_accounts"], config["private_keys"], strict=True)
     ]
     return anvil
+
+
+def dump_state(rpc_url: str, path: Path) -> Path:
+    """Write the chain's state (accounts, code, storage, blocks) where ``start_anvil``'s
+    ``load_state`` reads it, atomically (a temporary file renamed over it)."""
+    dumped = connect(rpc_url).provider.make_request("anvil_dumpState", [])  # type: ignore[arg-type]
+    if "result" not in dumped:
+        raise DevChainError(f"anvil_dumpState failed: {dumped.get('error')}")
+    data = gzip.decompress(bytes.fromhex(str(dumped["result"]).removeprefix("0x")))
+    return write_atomically(path, data)
+
+
+def has_code(rpc_url: str, address: str) -> bool:
+    """True when the chain at ``rpc_url`` holds contract code at ``address``."""
+    return len(connect(rpc_url).eth.get_code(checksum(address))) > 0
 
 
 # ---- contracts ------------------------------------------------------------------------

@@ -142,6 +142,7 @@ from decimal import Decimal, InvalidOperation
 from eth_utils import is_address
 from flask import Blueprint, Response, current_app, request
 
+from devstack.venue import snapshot
 from devstack.venue.amounts import TICK_SIZES, to_base
 from devstack.venue.catalog import TAGS, FeeSchedule, MarketSeed
 from devstack.venue.faults import FaultRule
@@ -896,3 +897,12 @@ def whales_tick():
     """Make one whale trade now."""
     state = _state()
     return _fills_json(state, state.whale_tick())
+
+
+@bp.post("/snapshot")
+def save_snapshot():
+    """Write the venue's state to the file it was started with (``copytrade sandbox --state``)."""
+    path = current_app.extensions.get("sandbox_state_file")
+    if not path:
+        raise VenueRejection("this venue was started without a state file (--state)", 409)
+    return json_response({"path": str(snapshot.save(_state(), path))})

@@ -15,6 +15,7 @@ from typing import Any
 from flask import Flask
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
+from devstack.venue import snapshot
 from devstack.venue.app import create_sandbox_app
 from devstack.venue.config import SandboxConfig
 from devstack.venue.market_ws import MARKET_WS_PATH
@@ -252,12 +253,18 @@ class SandboxServer:
 
 
 def serve(host: str = "127.0.0.1", port: int = 8010, *, seed: int = 0,
-          whales: bool = True) -> None:
-    """Serve the sandbox venue in the foreground until interrupted (`copytrade sandbox`)."""
+          whales: bool = True, state_file: str | None = None) -> None:
+    """Serve the sandbox venue in the foreground until interrupted (`copytrade sandbox`);
+    with ``state_file``, start from the snapshot there and write it again on the way out
+    (and whenever ``POST /_sandbox/snapshot`` asks)."""
     # The venue's own process: hand the GIL between request threads every 0.5 ms (not 5),
     # so a burst of orders is read (and stamped) as it arrives rather than one by one.
     sys.setswitchinterval(0.0005)
     server = SandboxServer(host=host, port=port, seed=seed, whales=whales)
+    if state_file:
+        server.app.extensions["sandbox_state_file"] = state_file
+        if snapshot.load(server.state, state_file):
+            print(f"sandbox venue state loaded from {state_file}", flush=True)
     log.info("sandbox venue on %s (gamma /gamma, clob /clob, data /data, relayer /relayer, "
              "ws /rtds, /ws/market)",
              server.url)
@@ -268,6 +275,8 @@ def serve(host: str = "127.0.0.1", port: int = 8010, *, seed: int = 0,
         pass
     finally:
         server.app.extensions["sandbox_whales"].stop()
+        if state_file:
+            snapshot.save(server.state, state_file)
         server.state.feed.close_all()
         server.state.market_channel.close_all()
         server._server.server_close()

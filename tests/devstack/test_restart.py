@@ -1,0 +1,138 @@
+"""`copytrade up` keeps the dev chain and the sandbox venue across a restart, beside a second
+stack on another port, and `copytrade dev reset` wipes it all (real processes, free ports)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import httpx
+from eth_account import Account
+
+from devstack import faucet
+from devstack.chain.devchain import die_with_parent, has_code
+from devstack.stack import CHAIN_STATE_FILE, PID_FILE, SANDBOX_STATE_FILE
+from tests.conftest import DEADLINE, free_port
+from tests.devstack.venue.conftest import Control
+from venue.models import ApiCreds
+from venue.signing.auth import l1_headers, l2_headers
+
+
+def _env(instance: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "REDIS_URL", "SANDBOX_PORT", "POLYGON_RPC_URL")}
+    env["COPYTRADE_INSTANCE"] = str(instance)
+    return env
+
+
+class Stack:
+    """A `copytrade up --port PORT` child and its output."""
+
+    def __init__(self, instance: Path, port: int) -> None:
+        self.instance, self.port = instance, port
+        self.log = instance.parent / f"up-{port}-{time.monotonic_ns()}.log"
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "wb") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "cli", "up", "--port", str(port), "--whales", "0"],
+                env=_env(instance), stdout=out, stderr=subprocess.STDOUT,
+                preexec_fn=die_with_parent)
+        deadline = time.monotonic() + DEADLINE
+        while "Ctrl-C stops everything" not in self.output():
+            assert self.proc.poll() is None, self.output()
+            assert time.monotonic() < deadline, self.output()
+            time.sleep(0.2)
+        self.venue_url = f"http://127.0.0.1:{port + 10}"
+        self.venue = Control(SimpleNamespace(url=self.venue_url))
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> None:
+        """Ctrl-C, as a person would."""
+        self.venue.close()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            self.proc.wait(timeout=DEADLINE)
+
+
+def _cli(instance: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cli", *args], env=_env(instance),
+                          capture_output=True, text=True, timeout=DEADLINE)
+
+
+def test_the_stack_keeps_chain_and_venue_across_a_restart_and_reset_wipes_them(tmp_path):
+    instance = tmp_path / "instance"
+    port = free_port()
+    first = Stack(instance, port)
+    try:
+        # the chain: a deposit wallet deployed and an address funded through the faucet
+        contracts = faucet.load(instance)
+        owner = Account.from_key("0x" + secrets.token_hex(32)).address
+        wallet = contracts.deploy_deposit_wallet(owner)
+        funded = _cli(instance, "dev", "fund", owner, "--pusd", "25")
+        assert funded.returncode == 0, funded.stderr
+        # the venue: an API key, a balance, a trade on the tape
+        key = "0x" + secrets.token_hex(32)
+        trader = Account.from_key(key).address
+        chain_id = first.venue.state()["chain_id"]
+        creds = httpx.post(f"{first.venue_url}/clob/auth/api-key",
+                           headers=l1_headers(key, chain_id), timeout=10).json()
+        first.venue.fund(trader, "40")
+        market = first.venue.market()
+        first.venue.call("POST", "/trades", {"condition_id": market["condition_id"],
+                                             "wallet": trader, "side": "BUY",
+                                             "price": "0.6", "size": "10"}, expect=201)
+        before = first.venue.balances(trader)
+        book = first.venue.get("/clob/book", token_id=market["token_ids"][0])
+    finally:
+        first.stop()
+    assert (instance / CHAIN_STATE_FILE).is_file() and (instance / SANDBOX_STATE_FILE).is_file()
+    assert not (instance / PID_FILE).exists()
+
+    again = Stack(instance, port)
+    other = None
+    try:
+        assert "resumed" in again.output()
+        assert "does not" not in again.output()  # database and chain agree
+        contracts = faucet.load(instance)
+        assert has_code(contracts.rpc_url, wallet)
+        assert contracts.web3().eth.contract(
+            address=contracts.pusd, abi=[{"name": "balanceOf", "type": "function",
+                                          "stateMutability": "view",
+                                          "inputs": [{"name": "", "type": "address"}],
+                                          "outputs": [{"name": "", "type": "uint256"}]}]
+        ).functions.balanceOf(owner).call() == 25 * 10**6
+        assert again.venue.balances(trader) == before
+        # the house's resting orders, each where it stood
+        kept = again.venue.get("/clob/book", token_id=market["token_ids"][0])
+        assert (kept["bids"], kept["asks"]) == (book["bids"], book["asks"]) and book["bids"]
+        path = "/data/orders"
+        headers = l2_headers(ApiCreds(creds["apiKey"], creds["secret"], creds["passphrase"],
+                                      trader), "GET", path)
+        listed = httpx.get(f"{again.venue_url}/clob{path}", headers=headers,
+                           timeout=10)
+        assert listed.status_code == 200, listed.text  # the API key is still valid
+        # a second stack on another port: its own venue, its own gunicorn control socket
+        other = Stack(tmp_path / "other", free_port())
+        assert other.venue.state()["markets"]
+        assert (tmp_path / "other" / "gunicorn.ctl").exists()
+        assert (instance / "gunicorn.ctl").exists()
+        refused = _cli(instance, "dev", "reset", "--yes")
+        assert refused.returncode != 0 and "is running" in refused.stderr
+    finally:
+        if other is not None:
+            other.stop()
+        again.stop()
+
+    wiped = _cli(instance, "dev", "reset", "--yes")
+    assert wiped.returncode == 0, wiped.stderr
+    assert not (instance / "copytrade.db").exists()
+    for name in (CHAIN_STATE_FILE, SANDBOX_STATE_FILE, faucet.DEV_CHAIN_FILE):
+        assert not (instance / name).exists()
