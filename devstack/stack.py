@@ -177,6 +177,7 @@ class LocalStack:
     whales: list[str] = field(default_factory=list)
     sandbox_port: int | None = None
     anvil: Any = None  # the dev chain this stack started (devchain.AnvilProcess)
+    chain_state: Path | None = None  # where its state is saved
     saved_at: float = 0.0
     ready: bool = False  # every part started
     # Said after startup: the pieces disagree (``copytrade up`` checks the database against
@@ -208,10 +209,10 @@ class LocalStack:
         if self.settings["VENUE"] == "sandbox" and self.sandbox_port:
             requests.post(f"http://127.0.0.1:{self.sandbox_port}/_sandbox/snapshot",
                           timeout=30).raise_for_status()
-        if self.anvil is not None:
+        if self.anvil is not None and self.chain_state is not None:
             from devstack.chain import devchain
 
-            devchain.dump_state(self.anvil.rpc_url, self.instance / CHAIN_STATE_FILE)
+            devchain.dump_state(self.anvil.rpc_url, self.chain_state)
         self.saved_at = time.monotonic()
 
     def _save_now_and_then(self) -> None:
@@ -304,14 +305,15 @@ class LocalStack:
             return
         from devstack import faucet
 
-        kept = self.instance / CHAIN_STATE_FILE
-        resumed = kept.is_file() and (self.instance / faucet.DEV_CHAIN_FILE).is_file()
+        instance = Path(settings["INSTANCE_PATH"])
+        kept = self.chain_state = instance / CHAIN_STATE_FILE
+        resumed = kept.is_file() and (instance / faucet.DEV_CHAIN_FILE).is_file()
         anvil = self.anvil = devchain.start_anvil(load_state=kept if resumed else None)
         self.keep.append(anvil)
         contracts = None
         if resumed:
             # the chain as the last run left it: its contracts are where it recorded them
-            contracts = faucet.load(self.instance)
+            contracts = faucet.load(instance)
             contracts.rpc_url = anvil.rpc_url
             if not devchain.has_code(anvil.rpc_url, contracts.deposit_wallet_factory):
                 contracts = None
@@ -362,7 +364,7 @@ class LocalStack:
         self._stop_children(venue)
         for item in self.keep:
             item.stop()
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, KeyError):
             if running_pid(self.instance) == os.getpid():
                 (self.instance / PID_FILE).unlink()
 

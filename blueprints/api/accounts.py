@@ -29,7 +29,7 @@ class TradingAccount(MethodView):
     @blp.errors(401, 403, 429)
     def get(self):
         """The trading account and where its onboarding stands, step by step."""
-        return onboarding.status(access.current_principal().user)
+        return onboarding.checked_status(access.current_principal().user)
 
 
 @blp.route("/trading-account/onboarding")

@@ -23,7 +23,7 @@ from services.wallets import collateral, deposits, onboarding, readiness, tradin
 
 
 def _status() -> dict:
-    return present(OnboardingSchema(), onboarding.status(current_principal().user))
+    return present(OnboardingSchema(), onboarding.checked_status(current_principal().user))
 
 
 @bp.get("/account")

@@ -116,7 +116,7 @@ def start(user: User | UUID | str) -> dict[str, Any]:
     A user without a trading wallet gets a deposit wallet."""
     wallet = wallets.get_or_create_deposit_wallet(user_id_of(user))
     onboarding_queue.enqueue(wallet)
-    return status(user)
+    return checked_status(user)
 
 
 def status(user: User | UUID | str) -> dict[str, Any]:
@@ -145,6 +145,39 @@ def status(user: User | UUID | str) -> dict[str, Any]:
             "steps": steps, "account": trading_accounts.describe(wallet),
             "deploy_transaction_id": _deploy_transaction_id(wallet),
             "approvals_transaction_id": row.approvals_transaction_id if row else None}
+
+
+# Onboarding recorded as done while the venue says the deposit wallet is not deployed: shown
+# as failed (never "ready" beside "not deployed"), with the way out.
+LOST_BY_VENUE = ("Onboarding finished, but the venue reports this deposit wallet as not "
+                 "deployed: the venue or its chain no longer knows it. On a local stack the "
+                 "chain started afresh beside the kept database: `copytrade dev reset` "
+                 "starts everything afresh.")
+
+
+def lost_by_venue(result: dict[str, Any]) -> dict[str, Any]:
+    """``status()``'s answer as a deployment the venue does not know shows it: failed at
+    the deploy step, with ``LOST_BY_VENUE``."""
+    steps = [{**step, "state": "failed"} if step["name"] == STEP_DEPLOY else step
+             for step in result["steps"]]
+    return {**result, "status": ONBOARDING_FAILED, "ready": False, "error": LOST_BY_VENUE,
+            "steps": steps}
+
+
+def checked_status(user: User | UUID | str) -> dict[str, Any]:
+    """``status()``, with the venue asked whether a ready deposit wallet is deployed (one
+    request, only once onboarding is ready); a venue that cannot answer changes nothing."""
+    result = status(user)
+    account = result.get("account")
+    if not result["ready"] or not account or not account["deposit_wallet"]:
+        return result
+    try:
+        deployed = venues.client().relayer.deployed(account["wallet_address"])
+    except Exception as exc:
+        if errors.from_external(exc) is None:
+            raise
+        return result
+    return result if deployed else lost_by_venue(result)
 
 
 # --- the job -------------------------------------------------------------------------------

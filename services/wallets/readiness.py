@@ -76,6 +76,12 @@ def readiness(user: User | UUID | str) -> dict[str, Any]:
             blockers.append(_blocker("builder_credentials_missing", onboarding.BUILDER_MISSING))
         result["venue_credentials"] = wallets.venue_credentials(wallet) is not None
         _venue_checks(wallet, result, blockers)
+        if result["onboarding"]["ready"] and any(b["code"] == "wallet_not_deployed"
+                                                 for b in blockers):
+            # the record says deployed, the venue says not: the venue's word is shown
+            result["onboarding"] = onboarding.lost_by_venue(result["onboarding"])
+            blockers[:] = [_blocker("wallet_not_deployed", onboarding.LOST_BY_VENUE)
+                           if b["code"] == "wallet_not_deployed" else b for b in blockers]
         _chain_checks(wallet, result, blockers)
     active = CopyConfig.select().where(CopyConfig.user == user.id, CopyConfig.is_active,
                                        CopyConfig.deleted_at.is_null())
