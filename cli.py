@@ -292,7 +292,7 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
 
 
 @dev.command("reset")
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--yes", is_flag=True, default=False, help="Do not ask for confirmation.")
 def dev_reset(yes: bool) -> None:
     """Wipe the local stack: the database, the dev chain's and the sandbox venue's saved
     state, and the embedded Redis (`copytrade up` then starts afresh)."""

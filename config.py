@@ -1054,7 +1054,7 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         '`sandbox` or `polymarket`',
         None),
     "SANDBOX_PORT": (
-        'port of the sandbox venue started by `copytrade up`',
+        'port of the sandbox venue started by `copytrade up` (unset: its `--port` + 10)',
         None),
     "POLYMARKET_GAMMA_URL": (
         'venue base URLs',
