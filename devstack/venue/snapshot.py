@@ -83,11 +83,16 @@ def restore(state: SandboxState, data: bytes) -> None:
     found = body.get("format") if isinstance(body, dict) else None
     if found != FORMAT:
         raise SnapshotError(f"snapshot format {found}, this venue reads {FORMAT}")
+    parts, profiles, rng = body.get("parts"), body.get("profiles"), body.get("rng")
+    if (not isinstance(parts, dict) or set(parts) != set(PARTS)
+            or not all(isinstance(fields, dict) for fields in parts.values())
+            or not isinstance(profiles, dict) or not isinstance(rng, tuple)):
+        raise SnapshotError("snapshot without the venue's parts")
     with state.lock:
-        for name, fields in body["parts"].items():
+        for name, fields in parts.items():
             vars(getattr(state, name)).update(fields)
-        state.profiles = body["profiles"]
-        state.rng.setstate(body["rng"])
+        state.profiles = profiles
+        state.rng.setstate(rng)
         state.market_channel.resync()
 
 

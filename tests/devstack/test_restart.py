@@ -131,6 +131,9 @@ def test_the_stack_keeps_chain_and_venue_across_a_restart_and_reset_wipes_them(t
             other.stop()
         again.stop()
 
+    kept = subprocess.run([sys.executable, "-m", "cli", "dev", "reset"], input="n\n",
+                          env=_env(instance), capture_output=True, text=True, timeout=DEADLINE)
+    assert kept.returncode != 0 and (instance / CHAIN_STATE_FILE).is_file()  # it asked first
     wiped = _cli(instance, "dev", "reset", "--yes")
     assert wiped.returncode == 0, wiped.stderr
     assert not (instance / "copytrade.db").exists()
