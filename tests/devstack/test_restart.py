@@ -4,11 +4,13 @@ stack on another port, and `copytrade dev reset` wipes it all (real processes, f
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import signal
 import subprocess
 import sys
 import time
+from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -62,6 +64,29 @@ class Stack:
             self.proc.wait(timeout=DEADLINE)
 
 
+def _signed_in(stack: Stack, email: str) -> dict[str, str]:
+    """A session for ``email`` on the stack's web app (the code read from its log)."""
+    web = f"http://127.0.0.1:{stack.port}"
+    assert httpx.post(f"{web}/api/auth/magic", json={"email": email},
+                      timeout=30).status_code == 202
+    deadline = time.monotonic() + DEADLINE
+    while not (code := re.search(rf"sign-in code for {re.escape(email)}: (\d{{6}})",
+                                 stack.output())):
+        assert time.monotonic() < deadline, stack.output()
+        time.sleep(0.2)
+    session = httpx.post(f"{web}/api/auth/verify-code",
+                         json={"email": email, "code": code.group(1)}, timeout=30)
+    assert session.status_code == 200, session.text
+    return {"Authorization": f"Bearer {session.json()['token']}"}
+
+
+def _account(stack: Stack, headers: dict[str, str], path: str = "trading-account") -> dict:
+    answer = httpx.get(f"http://127.0.0.1:{stack.port}/api/{path}", headers=headers,
+                       timeout=60)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
 def _cli(instance: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "cli", *args], env=_env(instance),
                           capture_output=True, text=True, timeout=DEADLINE)
@@ -72,6 +97,29 @@ def test_the_stack_keeps_chain_and_venue_across_a_restart_and_reset_wipes_them(t
     port = free_port()
     first = Stack(instance, port)
     try:
+        # a user through the app: a deposit wallet onboarded by the worker on the local
+        # chain through the sandbox relayer (its CLOB API key derived), then funded
+        headers = _signed_in(first, "restart@example.com")
+        httpx.get(f"http://127.0.0.1:{port}/api/wallets/deposit-address", headers=headers,
+                  timeout=60).raise_for_status()
+        deadline = time.monotonic() + DEADLINE
+        while not (onboarded := _account(first, headers))["ready"]:
+            assert onboarded["status"] != "failed", onboarded
+            assert time.monotonic() < deadline, onboarded
+            time.sleep(0.5)
+        maker = onboarded["account"]["wallet_address"]
+        # the faucet and the sandbox's relayer send from one dev key in two processes: a
+        # send racing the relayer's is refused "nonce too low" (before this change too)
+        deadline = time.monotonic() + DEADLINE
+        while (funded := _cli(instance, "dev", "fund", maker, "--pusd", "30")).returncode:
+            assert "nonce too low" in funded.stderr and time.monotonic() < deadline, \
+                funded.stderr
+            time.sleep(0.5)
+        deadline = time.monotonic() + DEADLINE
+        while Decimal((ready := _account(first, headers, "helpers/trading-readiness"))
+                      ["balance_usdc"] or 0) != 30:
+            assert time.monotonic() < deadline, ready
+            time.sleep(0.5)
         # the chain: a deposit wallet deployed and an address funded through the faucet
         contracts = faucet.load(instance)
         owner = Account.from_key("0x" + secrets.token_hex(32)).address
@@ -101,6 +149,11 @@ def test_the_stack_keeps_chain_and_venue_across_a_restart_and_reset_wipes_them(t
     try:
         assert "resumed" in again.output()
         assert "does not" not in again.output()  # database and chain agree
+        # the user's account as it was: deployed, funded, its venue API key still taken
+        assert _account(again, headers)["ready"]
+        ready = _account(again, headers, "helpers/trading-readiness")
+        assert Decimal(ready["balance_usdc"]) == 30 and ready["venue_credentials"]
+        assert ready["ready_to_trade"], ready["blockers"]
         contracts = faucet.load(instance)
         assert has_code(contracts.rpc_url, wallet)
         assert contracts.web3().eth.contract(
@@ -114,15 +167,18 @@ def test_the_stack_keeps_chain_and_venue_across_a_restart_and_reset_wipes_them(t
         kept = again.venue.get("/clob/book", token_id=market["token_ids"][0])
         assert (kept["bids"], kept["asks"]) == (book["bids"], book["asks"]) and book["bids"]
         path = "/data/orders"
-        headers = l2_headers(ApiCreds(creds["apiKey"], creds["secret"], creds["passphrase"],
-                                      trader), "GET", path)
-        listed = httpx.get(f"{again.venue_url}/clob{path}", headers=headers,
+        signed = l2_headers(ApiCreds(creds["apiKey"], creds["secret"], creds["passphrase"],
+                                     trader), "GET", path)
+        listed = httpx.get(f"{again.venue_url}/clob{path}", headers=signed,
                            timeout=10)
         assert listed.status_code == 200, listed.text  # the API key is still valid
         # a second stack on another port: its own venue, its own gunicorn control socket
         other = Stack(tmp_path / "other", free_port())
         assert other.venue.state()["markets"]
-        assert (tmp_path / "other" / "gunicorn.ctl").exists()
+        deadline = time.monotonic() + DEADLINE  # gunicorn opens it once its master runs
+        while not (tmp_path / "other" / "gunicorn.ctl").exists():
+            assert time.monotonic() < deadline, other.output()
+            time.sleep(0.2)
         assert (instance / "gunicorn.ctl").exists()
         refused = _cli(instance, "dev", "reset", "--yes")
         assert refused.returncode != 0 and "is running" in refused.stderr
@@ -130,6 +186,24 @@ def test_the_stack_keeps_chain_and_venue_across_a_restart_and_reset_wipes_them(t
         if other is not None:
             other.stop()
         again.stop()
+
+    # the chain lost, the database kept: one line says so and names the fix, and the
+    # account is not shown ready beside a wallet the venue says is not deployed
+    (instance / CHAIN_STATE_FILE).unlink()
+    (instance / SANDBOX_STATE_FILE).unlink()
+    lost = Stack(instance, port)
+    try:
+        deadline = time.monotonic() + DEADLINE  # said after the summary
+        while not (lines := [line for line in lost.output().splitlines()
+                             if "the local chain does not" in line]):
+            assert "could not check" not in lost.output() and time.monotonic() < deadline, \
+                lost.output()
+            time.sleep(0.2)
+        assert len(lines) == 1 and maker in lines[0] and "copytrade dev reset" in lines[0]
+        account = _account(lost, headers)
+        assert not account["ready"] and "copytrade dev reset" in account["error"]
+    finally:
+        lost.stop()
 
     kept = subprocess.run([sys.executable, "-m", "cli", "dev", "reset"], input="n\n",
                           env=_env(instance), capture_output=True, text=True, timeout=DEADLINE)
