@@ -308,7 +308,8 @@ class LocalStack:
         instance = Path(settings["INSTANCE_PATH"])
         kept = self.chain_state = instance / CHAIN_STATE_FILE
         resumed = kept.is_file() and (instance / faucet.DEV_CHAIN_FILE).is_file()
-        anvil = self.anvil = devchain.start_anvil(load_state=kept if resumed else None)
+        anvil = self.anvil = devchain.start_anvil(load_state=kept if resumed else None,
+                                                   own_group=True)
         self.keep.append(anvil)
         contracts = None
         if resumed:

@@ -149,9 +149,11 @@ def start_anvil(
     chain_id: int = DEFAULT_CHAIN_ID,
     timeout: float = ANVIL_START_TIMEOUT,
     load_state: Path | None = None,
+    own_group: bool = False,
 ) -> AnvilProcess:
     """Start anvil on a free (or the given) port and return once its JSON-RPC answers;
-    from the state ``dump_state`` wrote to ``load_state``, when given."""
+    from the state ``dump_state`` wrote to ``load_state``, when given; ``own_group`` keeps
+    a terminal's Ctrl-C from reaching it (its starter stops it, after saving its state)."""
     binary = find_anvil()
     if binary is None:
         raise DevChainError("anvil not found: run `npm install` (package @foundry-rs/anvil)")
@@ -160,7 +162,7 @@ def start_anvil(
     for _ in range(attempts):
         try:
             return _start_once(binary, port or _free_port(), block_time, chain_id, timeout,
-                               load_state)
+                               load_state, own_group)
         except DevChainError as exc:
             # a free port can be taken between probing and binding; try another
             last_error = exc
@@ -171,6 +173,7 @@ def start_anvil(
 def _start_once(
     binary: str, port: int, block_time: float | None, chain_id: int, timeout: float,
     load_state: Path | None = None,
+    own_group: bool = False,
 ) -> AnvilProcess:
     workdir = tempfile.mkdtemp(prefix="anvil-")
     config_out = Path(workdir) / "config.json"
@@ -197,6 +200,7 @@ def _start_once(
             stdout=log,
             stderr=subprocess.STDOUT,
             preexec_fn=die_with_parent if arm_death_signal else None,
+            start_new_session=own_group,
         )
     anvil = AnvilProcess(process, port, chain_id, [], workdir)
     w3 = connect(anvil.rpc_url, timeout=2)

@@ -44,7 +44,7 @@ class Stack:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "cli", "up", "--port", str(port), "--whales", "0"],
                 env=_env(instance), stdout=out, stderr=subprocess.STDOUT,
-                preexec_fn=die_with_parent)
+                preexec_fn=die_with_parent, start_new_session=True)
         deadline = time.monotonic() + DEADLINE
         while "Ctrl-C stops everything" not in self.output():
             assert self.proc.poll() is None, self.output()
@@ -57,10 +57,10 @@ class Stack:
         return self.log.read_text(errors="replace")
 
     def stop(self) -> None:
-        """Ctrl-C, as a person would."""
+        """Ctrl-C at a terminal: SIGINT to the whole foreground process group."""
         self.venue.close()
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+            os.killpg(self.proc.pid, signal.SIGINT)
             self.proc.wait(timeout=DEADLINE)
 
 
@@ -68,21 +68,21 @@ def _signed_in(stack: Stack, email: str) -> dict[str, str]:
     """A session for ``email`` on the stack's web app (the code read from its log)."""
     web = f"http://127.0.0.1:{stack.port}"
     assert httpx.post(f"{web}/api/auth/magic", json={"email": email},
-                      timeout=30).status_code == 202
+                      timeout=DEADLINE).status_code == 202
     deadline = time.monotonic() + DEADLINE
     while not (code := re.search(rf"sign-in code for {re.escape(email)}: (\d{{6}})",
                                  stack.output())):
         assert time.monotonic() < deadline, stack.output()
         time.sleep(0.2)
     session = httpx.post(f"{web}/api/auth/verify-code",
-                         json={"email": email, "code": code.group(1)}, timeout=30)
+                         json={"email": email, "code": code.group(1)}, timeout=DEADLINE)
     assert session.status_code == 200, session.text
     return {"Authorization": f"Bearer {session.json()['token']}"}
 
 
 def _account(stack: Stack, headers: dict[str, str], path: str = "trading-account") -> dict:
     answer = httpx.get(f"http://127.0.0.1:{stack.port}/api/{path}", headers=headers,
-                       timeout=60)
+                       timeout=DEADLINE)
     assert answer.status_code == 200, answer.text
     return answer.json()
 
@@ -101,7 +101,7 @@ def test_the_stack_keeps_chain_and_venue_across_a_restart_and_reset_wipes_them(t
         # chain through the sandbox relayer (its CLOB API key derived), then funded
         headers = _signed_in(first, "restart@example.com")
         httpx.get(f"http://127.0.0.1:{port}/api/wallets/deposit-address", headers=headers,
-                  timeout=60).raise_for_status()
+                  timeout=DEADLINE).raise_for_status()
         deadline = time.monotonic() + DEADLINE
         while not (onboarded := _account(first, headers))["ready"]:
             assert onboarded["status"] != "failed", onboarded
@@ -120,12 +120,6 @@ def test_the_stack_keeps_chain_and_venue_across_a_restart_and_reset_wipes_them(t
                       ["balance_usdc"] or 0) != 30:
             assert time.monotonic() < deadline, ready
             time.sleep(0.5)
-        # the chain: a deposit wallet deployed and an address funded through the faucet
-        contracts = faucet.load(instance)
-        owner = Account.from_key("0x" + secrets.token_hex(32)).address
-        wallet = contracts.deploy_deposit_wallet(owner)
-        funded = _cli(instance, "dev", "fund", owner, "--pusd", "25")
-        assert funded.returncode == 0, funded.stderr
         # the venue: an API key, a balance, a trade on the tape
         key = "0x" + secrets.token_hex(32)
         trader = Account.from_key(key).address
@@ -137,6 +131,14 @@ def test_the_stack_keeps_chain_and_venue_across_a_restart_and_reset_wipes_them(t
         first.venue.call("POST", "/trades", {"condition_id": market["condition_id"],
                                              "wallet": trader, "side": "BUY",
                                              "price": "0.6", "size": "10"}, expect=201)
+        # the chain, last and just before Ctrl-C (the final save, not a periodic one,
+        # keeps it): a deposit wallet deployed and an address funded through the faucet
+        contracts = faucet.load(instance)
+        owner = Account.from_key("0x" + secrets.token_hex(32)).address
+        wallet = contracts.deploy_deposit_wallet(owner)
+        funded = _cli(instance, "dev", "fund", owner, "--pusd", "25")
+        assert funded.returncode == 0, funded.stderr
+        # read last: the trade has settled by now (the house's book refilled after it)
         before = first.venue.balances(trader)
         book = first.venue.get("/clob/book", token_id=market["token_ids"][0])
     finally:
