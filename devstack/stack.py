@@ -254,6 +254,10 @@ class LocalStack:
     def start(self) -> None:
         """Bring up each part in dependency order, exporting what the next part needs."""
         settings = self.settings
+        running = running_pid(self.instance)
+        if running is not None:  # two stacks on one folder would write one state twice
+            raise SystemExit(f"copytrade up: already running on {self.instance} (pid "
+                             f"{running}); give this one its own COPYTRADE_INSTANCE")
         self.instance.mkdir(parents=True, exist_ok=True)
         (self.instance / PID_FILE).write_text(f"{os.getpid()}\n")
         ran = migrate_database(self.env)

@@ -184,6 +184,8 @@ def test_the_stack_keeps_chain_and_venue_across_a_restart_and_reset_wipes_them(t
         assert (instance / "gunicorn.ctl").exists()
         refused = _cli(instance, "dev", "reset", "--yes")
         assert refused.returncode != 0 and "is running" in refused.stderr
+        twice = _cli(instance, "up", "--port", str(free_port()))
+        assert twice.returncode != 0 and "already running" in twice.stdout + twice.stderr
     finally:
         if other is not None:
             other.stop()
