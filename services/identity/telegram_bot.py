@@ -17,7 +17,7 @@ from typing import Any
 from uuid import UUID
 
 from models.user import User
-from services.copying import configs
+from services.copying import configs, rule_labels
 from services.copying.copy_notices import trader
 from services.notifications import inbox, telegram
 from services.platform import errors
@@ -112,7 +112,8 @@ def _config_list(user: User) -> str:
     listed = configs.list_configs(user)
     if not listed:
         return "No copy configs yet."
-    return "\n".join(f"{n}. {trader(c)}: {'copying' if c.is_active else 'stopped'}"
+    return "\n".join(f"{n}. {trader(c)}: {'copying' if c.is_active else 'stopped'}, "
+                     f"{rule_labels.sizing(c.sizing_mode, c.size_multiplier, c.fixed_usdc)}"
                      for n, c in enumerate(listed, 1))
 
 

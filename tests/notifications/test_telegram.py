@@ -86,7 +86,7 @@ def test_link_push_commands_and_a_confirmed_stop(tune, user):
         help_text, status, listing = (m["text"] for m in telegram.sent()[-3:])
         assert "/positions" in help_text and "/stop N" in help_text
         assert status == "Copying 1 of 1 config. 1 unread notification."
-        assert listing == f"1. {whale}: copying"
+        assert listing == f"1. {whale}: copying, \u00d71 of the trader's size"
         telegram.say(CHAT, "/stop 1")
         _poll(telegram)
         ask = telegram.sent()[-1]

@@ -31,6 +31,7 @@ from services.copying.configs.rules import (
     LIST_FIELDS,
     RULE_DEFAULTS,
     check_combination,
+    sizing_as_set,
     validate_fields,
     validate_limits,
     with_defaults,
@@ -208,6 +209,8 @@ def create(user: User | UUID | str, raw: Mapping[str, Any]) -> CopyConfig:
             raise errors.ValidationFailed("The preview expired; preview again.",
                                           fields={"preview_id": ["Expired."]})
         fields = _decode(previewed.fields)
+        if fields["sizing_mode"] == "fixed_usdc":
+            given.pop("size_multiplier", None)  # dropped by the preview too (sizing_as_set)
         differing = sorted(k for k, v in given.items() if fields.get(k) != v)
         if differing:
             raise errors.ValidationFailed(
@@ -279,6 +282,7 @@ def update(user: User | UUID | str, config_id: UUID | str, raw: Mapping[str, Any
     clean = validate_fields(raw, partial=True)
     with db.atomic():
         config = get(user, config_id)
+        clean = sizing_as_set(clean, rule_fields(config))
         check_combination({**rule_fields(config), **clean})
         for name, value in clean.items():
             setattr(config, name, _stored(name, value))
