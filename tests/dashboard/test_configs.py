@@ -21,6 +21,15 @@ def _fresh_market(venue_control) -> dict:
     return venue_control.add_market(slug, liquidity=True, fair_price="0.5", category="politics")
 
 
+def _preview_and_create(page) -> str:
+    """Preview the filled form, confirm it, and answer the new config's id."""
+    page.click("button:has-text('Preview')")
+    page.locator("#config-preview").wait_for()
+    page.click("button:has-text('Confirm and create')")
+    page.wait_for_url(re.compile(r".*/dashboard/configs/[0-9a-f-]{36}$"))
+    return page.url.rsplit("/", 1)[1]
+
+
 def test_preview_create_start_paper_config_and_see_a_copied_trade(
         page, inbox, venue_control, copy_engine):
     market = _fresh_market(venue_control)
@@ -155,11 +164,7 @@ def test_rules_from_the_form_a_budget_running_out_and_the_out_of_funds_card(
     page.click("button:has-text('Preview')")
     page.locator("#config-errors .alert [data-field=min_price]").wait_for()
     page.fill("input[name=min_price]", "")
-    page.click("button:has-text('Preview')")
-    page.locator("#config-preview").wait_for()
-    page.click("button:has-text('Confirm and create')")
-    page.wait_for_url(re.compile(r".*/dashboard/configs/[0-9a-f-]{36}$"))
-    config_id = page.url.rsplit("/", 1)[1]
+    config_id = _preview_and_create(page)
     assert CopyConfig.get_by_id(config_id).daily_budget_usdc == 12
 
     page.click("button:has-text('Start copying')")
@@ -247,11 +252,7 @@ def test_fixed_sizing_is_shown_as_set_and_a_copy_row_reads_in_words(
     page.select_option("select[name=sizing_mode]", "fixed_usdc")
     assert multiplier.input_value() == "" and not multiplier.is_visible()
     page.fill("input[name=fixed_usdc]", "5")
-    page.click("button:has-text('Preview')")
-    page.locator("#config-preview").wait_for()
-    page.click("button:has-text('Confirm and create')")
-    page.wait_for_url(re.compile(r".*/dashboard/configs/[0-9a-f-]{36}$"))
-    config_id = page.url.rsplit("/", 1)[1]
+    config_id = _preview_and_create(page)
     config = CopyConfig.get_by_id(config_id)
     assert (config.sizing_mode, config.fixed_usdc, config.size_multiplier) == (
         "fixed_usdc", Decimal(5), Decimal(1))
