@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 import config as settings_module
+from services.platform.numbers import plural
 
 
 def _settings() -> settings_module.Settings:
@@ -40,7 +41,7 @@ def migrate() -> None:
     with bound.connection_context():
         ran = migrations.migrate(bound)
         moved = _seal_plain_urls(settings)
-    click.echo(f"applied {len(ran)} migration(s)" + (f": {', '.join(ran)}" if ran else ""))
+    click.echo(f"applied {plural(len(ran), 'migration')}" + (f": {', '.join(ran)}" if ran else ""))
     if moved:
         click.echo(f"sealed {moved} notification channel URL(s)")
 
@@ -209,7 +210,8 @@ def wallets_reseal() -> None:
     except CryptoError as exc:
         raise click.ClickException(
             f"{exc.message} Is the retired key in WALLET_ENCRYPTION_KEY_PREVIOUS?") from None
-    click.echo(f"re-sealed {count} wallet(s) and {channels} notification channel(s)")
+    click.echo(f"re-sealed {plural(count, 'wallet')} and "
+               f"{plural(channels, 'notification channel')}")
 
 
 @wallets.command("ambiguous")
@@ -613,7 +615,7 @@ def users_disable(email: str) -> None:
     from services.identity import users as user_service
 
     user, stopped = _user_command(lambda: user_service.disable(email))
-    click.echo(f"{user.email}: disabled; stopped {stopped} copy config(s)")
+    click.echo(f"{user.email}: disabled; stopped {plural(stopped, 'copy config')}")
 
 
 @users.command("enable")

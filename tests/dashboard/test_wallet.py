@@ -26,6 +26,7 @@ def test_a_new_users_wallet_page_shows_the_deposit_wallet(page, inbox, fund, wal
     page.reload()
     page.wait_for_selector("[data-balance=usdc]")
     assert page.locator("[data-balance=usdc]").inner_text() == "3.00"  # to the cent
+    assert "Total (pUSD + USDC.e)" in page.locator(".balances").inner_text()  # not "USDC"
 
 
 def test_deposit_balances_and_a_withdrawal_until_its_hash_appears(
