@@ -730,11 +730,10 @@ def suggest_multiplier(balance: Decimal, typical_trade_usdc: Decimal,
     exposure_cap = (balance / 2 / typical_exposure_usdc) if typical_exposure_usdc > 0 else per_trade
     multiplier = min(per_trade, exposure_cap)
     multiplier = max(Decimal("0.0001"), multiplier.quantize(Decimal("0.0001"), ROUND_DOWN))
-    how = (f"A typical target trade is {typical_trade_usdc.quantize(USDC_STEP)} pUSD; "
-           f"{multiplier}x makes it about {(risk_share * 100).normalize()}% of your "
-           f"{balance.quantize(USDC_STEP)} pUSD balance")
+    how = (f"A typical trade of the trader is {money(typical_trade_usdc)}; "
+           f"{multiplier.normalize():f}x makes it about {percent(risk_share)} of your "
+           f"{money(balance)} balance")
     if exposure_cap < per_trade:
-        how += (f", reduced so the target's typical open exposure of "
-                f"{typical_exposure_usdc.quantize(USDC_STEP)} pUSD mirrors to at most half "
-                "your balance")
+        how += (f", reduced so the trader's typical open exposure of "
+                f"{money(typical_exposure_usdc)} mirrors to at most half your balance")
     return multiplier, how + f" (about {trades_per_position} fills per position)."
