@@ -361,7 +361,8 @@ class NotificationConfig:
     than BURST messages to one channel within the window are held and sent as one digest at
     the window's end. NOTIFY_SEND_DEADLINE_SECONDS: one send's wall-clock bound.
     NOTIFY_ALLOW_LOOPBACK_URLS: accept http webhook URLs on a loopback host (tests,
-    development; never in production: the server would post to itself).
+    development): on by default with the sandbox venue, and never with Polymarket's (the
+    server would post to itself).
     NOTIFY_WEBHOOK_ROTATION_OVERLAP_SECONDS: after a secret rotation, how long the old secret
     still signs too. DISCORD_WEBHOOK_URL_PREFIX / SLACK_WEBHOOK_URL_PREFIX: what a Discord or
     Slack incoming-webhook URL must start with. TELEGRAM_BOT_TOKEN (none: no Telegram),
@@ -845,7 +846,7 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
                                              Settings.order_not_found_grace_seconds),
         order_resolve_deadline_seconds=number("ORDER_RESOLVE_DEADLINE_SECONDS",
                                               Settings.order_resolve_deadline_seconds),
-        notifications=_notifications(get, number, flag),
+        notifications=_notifications(get, number, flag, venue),
     )
 
 
@@ -866,9 +867,15 @@ def _chain_detection(get: Any, flag: Any, venue: str) -> dict[str, Any]:
                                                "COPY_PENDING_OPERATORS")}
 
 
-def _notifications(get: Any, number: Any, flag: Any) -> NotificationConfig:
+def _notifications(get: Any, number: Any, flag: Any, venue: str) -> NotificationConfig:
     """The NOTIFY_*, DISCORD_*, SLACK_* and TELEGRAM_* variables (NotificationConfig)."""
     defaults = NotificationConfig()
+    # A local receiver (http://127.0.0.1:...) is what a sandbox user tries first; a server
+    # trading real money never posts to its own host, whatever the variable says.
+    loopback = flag("NOTIFY_ALLOW_LOOPBACK_URLS", venue == "sandbox")
+    if loopback and venue != "sandbox":
+        raise ValueError("NOTIFY_ALLOW_LOOPBACK_URLS is for the sandbox venue only "
+                         "(VENUE=sandbox); Polymarket's never posts to a loopback URL")
     retry_text = get("NOTIFY_RETRY_SECONDS")
     try:
         retry = (tuple(float(part) for part in retry_text.split(",") if part.strip())
@@ -888,7 +895,7 @@ def _notifications(get: Any, number: Any, flag: Any) -> NotificationConfig:
                                     defaults.burst_window_seconds),
         send_deadline_seconds=number("NOTIFY_SEND_DEADLINE_SECONDS",
                                      defaults.send_deadline_seconds),
-        allow_loopback_urls=flag("NOTIFY_ALLOW_LOOPBACK_URLS", False),
+        allow_loopback_urls=loopback,
         rotation_overlap_seconds=number("NOTIFY_WEBHOOK_ROTATION_OVERLAP_SECONDS",
                                         defaults.rotation_overlap_seconds),
         discord_url_prefix=get("DISCORD_WEBHOOK_URL_PREFIX") or defaults.discord_url_prefix,
@@ -1442,9 +1449,9 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         ' exchange with the SMTP server)',
         None),
     "NOTIFY_ALLOW_LOOPBACK_URLS": (
-        'accept http webhook, Discord and Slack URLs on a loopback host (tests, '
-        'development; never in production)',
-        None),
+        'accept http webhook, Discord and Slack URLs on a loopback host (a local receiver '
+        'while trying the sandbox); refused with `VENUE=polymarket`',
+        '`true` with the sandbox venue; `false` with Polymarket (and cannot be set)'),
     "NOTIFY_WEBHOOK_ROTATION_OVERLAP_SECONDS": (
         'how long a rotated webhook secret still signs beside the new one',
         None),

@@ -114,9 +114,9 @@ def test_only_config_reads_the_environment():
     found = []
     for path in sorted(ROOT.rglob("*.py")):
         relative = path.relative_to(ROOT).as_posix()
-        if relative.split("/")[0] in NOT_THE_APP \
-                or relative.startswith(".") or relative in ENVIRONMENT_READERS:
-            continue
+        if relative.split("/")[0] in NOT_THE_APP or relative.startswith(".") \
+                or relative in ENVIRONMENT_READERS or relative.startswith("docs/examples/"):
+            continue  # the docs' examples are a user's own scripts, not the app
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if _ENVIRONMENT.search(line):
                 found.append(f"{relative}:{number}: {line.strip()}")
@@ -223,3 +223,15 @@ def test_relayer_builder_credentials_allowlist_and_account_contracts(tmp_path):
     assert settings.flat()["POLYMARKET_BUILDER_API_KEY"] == "bk"
     with pytest.raises(ValueError, match="TRADING_EOA_ALLOWLIST"):
         config.load(env={"TRADING_EOA_ALLOWLIST": "0x123"}, instance=tmp_path)
+
+
+def test_loopback_webhooks_are_on_with_the_sandbox_and_never_with_polymarket(tmp_path):
+    # A user trying the dev stack points a webhook at http://127.0.0.1:...; a server trading
+    # on Polymarket must never post to its own host.
+    assert config.load(env={}, instance=tmp_path).notifications.allow_loopback_urls is True
+    off = config.load(env={"NOTIFY_ALLOW_LOOPBACK_URLS": "false"}, instance=tmp_path)
+    assert off.notifications.allow_loopback_urls is False
+    live = {"VENUE": "polymarket", "SECRET_KEY": "s"}
+    assert config.load(env=live, instance=tmp_path).notifications.allow_loopback_urls is False
+    with pytest.raises(ValueError, match="NOTIFY_ALLOW_LOOPBACK_URLS"):
+        config.load(env={**live, "NOTIFY_ALLOW_LOOPBACK_URLS": "true"}, instance=tmp_path)
