@@ -194,15 +194,128 @@ def _openapi() -> dict[str, Any]:
             logging.disable(logging.NOTSET)
 
 
+_SAMPLE_STRINGS = {"uuid": "3f6c1e0a-8d2b-4c7e-9a51-2b7d4e8f0c19",
+                   "date-time": "2026-12-07T12:00:00Z", "date": "2026-12-07",
+                   "decimal": "12.5", "email": "you@example.com",
+                   "uri": "https://example.com/", "url": "https://example.com/"}
+
+
+def _resolve(spec: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with a ``$ref`` (or an ``allOf`` of one) followed to its component."""
+    while True:
+        if "$ref" in schema:
+            schema = spec["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+        elif len(schema.get("allOf", [])) == 1:
+            schema = schema["allOf"][0]
+        else:
+            return schema
+
+
+def _type(spec: dict[str, Any], schema: dict[str, Any]) -> str:
+    """A field's type in a few words: ``string (uuid)``, ``array of Position``, ``integer``."""
+    if "$ref" in schema:
+        return schema["$ref"].rsplit("/", 1)[1]
+    kind = schema.get("type", "object")
+    kinds = [k for k in kind if k != "null"] if isinstance(kind, list) else [kind]
+    kind = kinds[0] if kinds else "null"
+    if kind == "array":
+        return f"array of {_type(spec, schema.get('items', {}))}"
+    return f"{kind} ({schema['format']})" if "format" in schema else kind
+
+
+def _sample(spec: dict[str, Any], schema: dict[str, Any], depth: int = 0,
+            only_required: bool = False) -> Any:
+    """An example value for ``schema``: its own ``example``, else one made from its type."""
+    schema = _resolve(spec, schema)
+    if "example" in schema:
+        return schema["example"]
+    if "enum" in schema:
+        return next((value for value in schema["enum"] if value is not None), None)
+    kind = schema.get("type", "object")
+    kind = next((k for k in kind if k != "null"), "null") if isinstance(kind, list) else kind
+    if kind == "array":
+        return [] if depth > 2 else [_sample(spec, schema.get("items", {}), depth + 1)]
+    if kind == "object" or "properties" in schema:
+        if depth > 2:
+            return {}
+        properties = schema.get("properties", {})
+        names = list(properties)
+        if only_required:
+            required = [name for name in names if name in schema.get("required", [])]
+            names = required or [name for name in names if "example" in properties[name]][:6]
+        return {name: _sample(spec, properties[name], depth + 1) for name in names}
+    if kind == "string":
+        return _SAMPLE_STRINGS.get(schema.get("format", ""), "string")
+    return {"integer": 0, "number": 0, "boolean": True, "null": None}.get(kind)
+
+
+def _fields(spec: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    """One table row per top-level field of ``schema``: name, type, required, meaning."""
+    schema = _resolve(spec, schema)
+    if schema.get("type") == "array":
+        schema = _resolve(spec, schema.get("items", {}))
+    rows = []
+    for name, field in schema.get("properties", {}).items():
+        required = "yes" if name in schema.get("required", []) else ""
+        meaning = field.get("description") or _resolve(spec, field).get("description", "")
+        rows.append(f"| `{name}` | {_cell(_type(spec, field))} | {required} | "
+                    f"{_cell(meaning)} |")
+    return rows
+
+
+def _json_block(value: Any) -> list[str]:
+    import json
+
+    return ["```json", json.dumps(value, indent=2), "```", ""]
+
+
+def _operation(spec: dict[str, Any], method: str, path: str, op: dict[str, Any]) -> list[str]:
+    """One route's section: what it does, its parameters, its body and its answer."""
+    lines = [f"### `{method.upper()} {path}`\n", (op.get("description") or op.get("summary")
+                                                  or "").strip() + "\n"]
+    parameters = [p for p in op.get("parameters", []) if p.get("in") in ("path", "query")]
+    if parameters:
+        lines += ["**Parameters**\n", "| name | in | type | what |", "|---|---|---|---|"]
+        lines += [f"| `{p['name']}` | {p['in']} | {_cell(_type(spec, p.get('schema', {})))} | "
+                  f"{_cell(p.get('description', ''))} |" for p in parameters] + [""]
+    body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
+    if "schema" in body:
+        rows = _fields(spec, body["schema"])
+        lines += ["**Body**\n"]
+        if rows:
+            lines += ["| field | type | required | what |", "|---|---|---|---|", *rows, ""]
+        lines += _json_block(_sample(spec, body["schema"], only_required=True))
+    for status, answer in sorted(op.get("responses", {}).items()):
+        if not status.startswith("2"):
+            continue
+        schema = answer.get("content", {}).get("application/json", {}).get("schema")
+        lines.append(f"**Answer {status}**: {_cell(answer.get('description', ''))}\n")
+        if schema is not None:
+            rows = _fields(spec, schema)
+            if rows:
+                lines += ["| field | type | required | what |", "|---|---|---|---|", *rows, ""]
+            lines += _json_block(_sample(spec, schema))
+    errors = ", ".join(status for status in sorted(op.get("responses", {}))
+                       if not status.startswith("2"))
+    lines.append(f"Errors: {errors} (the [error answers](error-answers.md)).\n")
+    return lines
+
+
 def rest_api() -> str:
-    """Every REST route: method, path, credential, what it does and its error statuses."""
+    """Every REST route: method, path, credential and what it does, then its body and
+    answer with an example of each."""
     spec = _openapi()
     lines = [GENERATED.format(source="the OpenAPI document (`/openapi.json`)"),
              "# REST API\n",
-             f"{spec['info']['title']} {spec['info']['version']}. The full description, with "
-             "schemas and examples, is served at `/openapi.json`; `/api/docs` is an explorer "
-             "over it. Errors use the [error codes](errors.md).\n"]
+             f"{spec['info']['title']} {spec['info']['version']}. Each group lists its routes, "
+             "then each route with its body and answer and an example of each (made from the "
+             "schema: the values are placeholders). The same description is served at "
+             "`/openapi.json`; `/api/docs` is an explorer over it. Errors use the "
+             "[error codes](errors.md). Worked calls with curl are in the user guide "
+             "([sign-in](../user/sign-in.md), [trading](../user/trading.md), "
+             "[copy trading](../user/copy-trading.md)).\n"]
     by_tag: dict[str, list[str]] = {}
+    details: dict[str, list[str]] = {}
     for path, item in sorted(spec["paths"].items()):
         for method, op in item.items():
             if method not in ("get", "post", "put", "patch", "delete"):
@@ -216,9 +329,10 @@ def rest_api() -> str:
             summary = _cell(op.get("summary") or (op.get("description") or "").split("\n")[0])
             by_tag.setdefault(tag, []).append(
                 f"| `{method.upper()}` | `{path}` | {who} | {summary} | {statuses} |")
+            details.setdefault(tag, []).extend(_operation(spec, method, path, op))
     for tag in sorted(by_tag):
         lines += [f"## {tag}\n", "| method | path | credential | what | statuses |",
-                  "|---|---|---|---|---|", *by_tag[tag], ""]
+                  "|---|---|---|---|---|", *by_tag[tag], "", *details[tag]]
     return "\n".join(lines)
 
 
