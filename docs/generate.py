@@ -220,6 +220,9 @@ def _type(spec: dict[str, Any], schema: dict[str, Any]) -> str:
     kind = kinds[0] if kinds else "null"
     if kind == "array":
         return f"array of {_type(spec, schema.get('items', {}))}"
+    if schema.get("enum"):
+        return f"{kind}: " + ", ".join(f"`{value}`" for value in schema["enum"]
+                                       if value is not None)
     return f"{kind} ({schema['format']})" if "format" in schema else kind
 
 
