@@ -1,7 +1,8 @@
 """Every example the docs show (docs/examples/, included into the pages) runs here as a user
 would run it: the curl calls in a shell against the app on a real HTTP server over the
-sandbox venue, the MCP client with the official SDK, the agent configs' URL and headers,
-and the webhook receivers (Python and Node) as child processes checking real signatures.
+sandbox venue, the MCP clients with the official SDK (a key; OAuth), the agent configs' URL
+and headers, and the webhook receivers (Python and Node) as child processes checking real
+signatures.
 
 One database (SQLite): the examples are about the surfaces, not the storage."""
 
@@ -19,12 +20,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
 import pytest
 from eth_account import Account
 
 from models import User
+from tests.api.oauth_flow import csrf_from, page_csrf
 from tests.conftest import DEADLINE, free_port
 from tests.mcp_server.conftest import (  # noqa: F401 - fixtures
     eoa_allowlist,
@@ -144,6 +147,49 @@ def test_the_agent_configs_reach_the_tools_with_a_key_and_find_oauth_without(
     server = httpx.get(f"{issuer}/.well-known/oauth-authorization-server").json()
     assert "S256" in server["code_challenge_methods_supported"]
     assert server["registration_endpoint"].startswith(issuer)
+
+
+def _sign_in_and_allow(base: str, url: str, caplog: pytest.LogCaptureFixture) -> str:
+    """What the user does in the browser: sign in (the code from the log), allow the
+    recommended scopes; the address the browser is sent back to."""
+    email = f"{secrets.token_hex(5)}@example.com"
+    with httpx.Client(base_url=base, follow_redirects=False, timeout=DEADLINE) as browser:
+        login = browser.get(url).headers["location"]
+        [target] = parse_qs(urlsplit(login).query)["next"]
+        csrf = page_csrf(browser.get(login).text)
+        browser.post("/dashboard/login", data={"csrf_token": csrf, "email": email,
+                                               "next": target}).raise_for_status()
+        verified = browser.post("/dashboard/login/verify", data={
+            "csrf_token": csrf, "email": email, "code": logged_code(caplog, email),
+            "next": target})
+        consent = urljoin(base, verified.headers["location"])
+        page = browser.get(consent)
+        allowed = browser.post(consent, data={
+            "csrf_token": csrf_from(page.text), "decision": "approve",
+            "approved_scope": ["read:account", "read:markets"]})
+        assert allowed.status_code == 302, allowed.text
+        return allowed.headers["location"]
+
+
+def test_the_python_oauth_example_signs_in_through_the_browser_steps(
+        live_server, set_settings, caplog):  # noqa: F811
+    set_settings(base_url=live_server, smtp_url=None)
+    caplog.set_level(logging.WARNING, logger="services.identity.auth")
+    process = subprocess.Popen(
+        [sys.executable, str(EXAMPLES / "mcp" / "client_oauth.py")], text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "COPYTRADE_URL": live_server})
+    try:
+        shown = process.stdout.readline()
+        assert shown.startswith("Open this address to sign in: "), process.stderr.read()
+        back = _sign_in_and_allow(live_server, shown.split(": ", 1)[1].strip(), caplog)
+        assert back.startswith("http://127.0.0.1:8765/callback?code=")
+        out, err = process.communicate(back + "\n", timeout=DEADLINE)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    tools = out.rsplit("tools: ", 1)[1]
+    assert "get_user_summary" in tools and "place_market_order" not in tools  # as allowed
 
 
 def _listening(port: int, process: subprocess.Popen) -> None:
