@@ -84,6 +84,11 @@ def signed_in(live_server, set_settings, caplog) -> dict[str, str]:  # noqa: F81
 def test_the_rest_examples_sign_in_mint_a_key_order_and_copy(
         signed_in, make_trader, market, venue_control):  # noqa: F811
     me = make_trader(user=User.get(User.email == signed_in["EMAIL"]))
+    title = httpx.get(f"{signed_in['COPYTRADE_URL']}/api/markets/{market.slug}", headers={
+        "Authorization": f"Bearer {signed_in['COPYTRADE_KEY']}"}).json()["title"]
+    word = max(title.split(), key=len)  # the test market's own word ("Will t-1a2b happen?")
+    found = run("rest/list-markets.sh", **signed_in, QUERY=word)
+    assert market.yes in {o["token_id"] for m in found for o in m["outcomes"]}, title
     quote = run("rest/preview-order.sh", **signed_in, TOKEN_ID=market.yes)
     assert quote["confirmation"].startswith("Buy 10 shares")
     placed = run("rest/place-order.sh", **signed_in, TOKEN_ID=market.yes,
@@ -96,6 +101,8 @@ def test_the_rest_examples_sign_in_mint_a_key_order_and_copy(
     venue_control.call("POST", "/trades", {"wallet": target, "token_id": market.yes,
                                            "side": "BUY", "size": "100", "price": "0.5"},
                        expect=201)
+    asked = run("rest/copyability.sh", **signed_in, TARGET=target)
+    assert asked["location"].startswith(f"/api/traders/{target}/copyability/")
     preview = run("rest/preview-config.sh", **signed_in, TARGET=target)
     assert preview["target"]["address"].lower() == target
     config = run("rest/create-config.sh", **signed_in, CONFIG_PREVIEW_ID=preview["preview_id"])
