@@ -46,7 +46,7 @@ def create_key() -> str:
         data["expires_in_days"] = days
     body = parse(ApiKeyCreateRequestSchema(), data)
     caller = current_principal()
-    step_up = (browser.step_up_token(caller, form_text("step_up_code"))
+    step_up = (browser.require_step_up(caller, form_text("step_up_code"))
                if keys.MONEY_SCOPE in body["scopes"] else None)
     created = keys.create(caller, step_up_token=step_up, **body)
     shown = present(ApiKeyCreateResponseSchema(), {

@@ -81,8 +81,7 @@ def withdraw() -> str:
     body = parse(WithdrawRequestSchema(), _withdraw_form())
     key = idempotency.parse_key(form_text("idempotency_key"), field="idempotency_key")
     caller = current_principal()
-    auth.require_step_up(caller, browser.step_up_token(
-        caller, form_text("step_up_code")))
+    browser.require_step_up(caller, form_text("step_up_code"))
     user = caller.user
 
     def send() -> tuple[int, dict]:

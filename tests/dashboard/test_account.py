@@ -69,6 +69,14 @@ def test_without_a_mail_server_the_step_up_says_the_code_is_in_the_log(
     sign_in(page, inbox)
     set_settings(smtp_url=None)  # a laptop run: codes go to the server's log
     page.goto("/dashboard/keys")
+    # A money key without a code is refused in the dashboard's words, not the API's.
+    page.fill("input[name=name]", "mover")
+    page.check("input[name=scopes][value='wallet:write']")
+    page.click("button:has-text('Create key')")
+    alert = page.locator("#key-errors .alert")
+    alert.wait_for()
+    assert alert.get_attribute("data-code") == "scope_required"
+    assert "Send me a code" in alert.inner_text() and "/api/" not in alert.inner_text()
     page.click("button:has-text('Send me a code')")
     where = page.locator("#key-step-up-sent [data-code-where=log]")
     where.wait_for()
