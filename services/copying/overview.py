@@ -50,7 +50,7 @@ def health(config: Any, status: dict[str, Any] | None) -> str:
         return "breaker_open"
     if status.get("out_of_funds"):  # the config card's own word (configs.status)
         return "out_of_funds"
-    if status.get("executor_running") and status.get("detection") == "poll":
+    if status.get("executor_running") and status.get("detection") in ("poll", "chain"):
         return "feed_degraded"
     if not status.get("executor_running"):
         return "paused"
