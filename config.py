@@ -253,7 +253,7 @@ class CopyEngineConfig:
     chain_ws_url: str = field(default="", repr=False)  # may carry a provider key
     chain_poll_seconds: float = 2.0
     # With use_chain off: the same logs read only while the RTDS feed is degraded (stale,
-    # down, or no feed), over POLYGON_RPC_URL, before Data API polls are the source; they
+    # down or refused), over POLYGON_RPC_URL, before Data API polls are the source; they
     # stop once the feed has carried trades again for chain_fallback_linger_seconds.
     chain_fallback: bool = True
     chain_fallback_linger_seconds: float = 10.0
@@ -1226,8 +1226,9 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
     "COPY_CHAIN_FALLBACK": (
         "with `COPY_CHAIN_DETECTION` off: read the exchanges' `OrderFilled` logs (over "
         '`COPY_CHAIN_WS_URL`, else `POLYGON_RPC_URL` every `COPY_CHAIN_POLL_SECONDS`) only '
-        'while the RTDS activity feed is degraded (stale, down, refused or not configured), '
-        'before Data API polls; `false`: polls only',
+        'while the RTDS activity feed is degraded (stale, down or refused), before Data API '
+        'polls; `false`: polls only. With no feed (`COPY_USE_FEED=false`, an empty '
+        '`POLYMARKET_RTDS_URL`) detection polls, as chosen',
         'on with a chain RPC (billed only while the feed is degraded)'),
     "COPY_CHAIN_FALLBACK_LINGER_SECONDS": (
         'how long the feed must carry trades again before the fallback log reading stops',

@@ -208,6 +208,7 @@ class ActivityFeed(ReconnectingFeed):
             parsed = parse_rtds_activity(frame)
             for kind in parsed.refused:
                 self.refused.add(kind)
+                self.subscribed.discard(kind)
                 log.warning("rtds feed: activity/%s refused", kind)
                 if self.carrier in (None, kind) and self.stale_since is None:
                     self.stale_since = time.time()  # what carried the trades is gone
@@ -217,7 +218,8 @@ class ActivityFeed(ReconnectingFeed):
                 self.stale_since = None
             arrived = time.time()
             for kind, trade in parsed.trades:
-                self._carried(kind)
+                if kind in self.subscribed:  # not one still in flight after an unsubscribe
+                    self._carried(kind)
                 self._remember(trade, arrived)
                 if self.wanted(trade):
                     await self._send.send(trade)

@@ -69,13 +69,14 @@ class RtdsHub:
         if down:
             self.close_all()
 
-    def refusals(self, pairs: set[tuple[str, str]]) -> list[str]:
-        """The error frames answering a subscription to ``pairs`` whose type is refused (a
-        frame naming the topic and type, and why)."""
-        return [dumps({"topic": topic, "type": kind, "error": "subscription refused",
-                       "message": f"{topic}/{kind} is not available"})
+    def refusals(self, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        """The pairs of a subscription whose type is refused, each with the error frame
+        answering it (naming the topic and type, and why)."""
+        return {(topic, kind): dumps({"topic": topic, "type": kind,
+                                      "error": "subscription refused",
+                                      "message": f"{topic}/{kind} is not available"})
                 for topic, kind in sorted(pairs)
-                if topic == "activity" and self.activity.get(kind) == "refused"]
+                if topic == "activity" and self.activity.get(kind) == "refused"}
 
     def count(self) -> int:
         """Number of connected subscribers."""

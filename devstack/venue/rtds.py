@@ -99,8 +99,10 @@ def _handle_client_message(state: SandboxState, sub: Subscriber, text: str) -> N
         if isinstance(item, dict) and item.get("topic"):
             pairs.add((str(item["topic"]), str(item.get("type") or "*")))
     if action == "subscribe":
-        for refusal in state.feed.refusals(pairs):
-            sub.outbox.put(refusal)
+        refused = state.feed.refusals(pairs)
+        for topic_type, frame in refused.items():  # a refused type is not subscribed
+            pairs.discard(topic_type)
+            sub.outbox.put(frame)
         sub.topics |= pairs
     elif action == "unsubscribe":
         sub.topics -= pairs

@@ -17,7 +17,7 @@ The engine owns the nursery and a few parts, each owning the tasks it starts:
   ``OrderFilled`` logs of the owned targets (and pending match calls), fanned in to their
   watchers as a third source beside the feed and polling; with it off but a chain RPC
   configured, it stands by and reads the logs only while the feed is degraded (stale,
-  down, refused, or no feed at all), before Data API polls are the source.
+  down or refused), before Data API polls are the source.
 - ``QuoteSource`` (``quotes.py``): markets, and books from the CLOB market channel.
 - ``FillExecutor`` (``fill_executor.py``): decisions, copy execution, TP/SL exits.
 - ``ExitSchedule`` (``exits.py``): which targets have exit work and when (held tokens'
@@ -631,10 +631,10 @@ class CopyEngine:
 
     def feed_degraded(self) -> bool:
         """The feed carries no trades: stale, down or refused (after it had time to come
-        up), or there is no feed at all."""
-        if self.feed_connected:
+        up)."""
+        if self.feed_connected or not self._feed_on:
             return False
-        if not self._feed_on or (self.feed is not None and self.feed.stale_since is not None):
+        if self.feed is not None and self.feed.stale_since is not None:
             return True
         return (trio.current_time() - self._started_at
                 >= max(self.settings.feed_stale_seconds, 1.0))
@@ -662,7 +662,10 @@ class CopyEngine:
         """On-chain detection over the deployment's chain RPC, when it is on (or, as the
         feed's fallback, stands by) and has one."""
         settings = runtime().settings
-        if not (self.settings.use_chain or self.settings.chain_fallback) or not (
+        # The fallback stands in for a feed that went quiet; with no feed at all the
+        # operator chose polls (COPY_USE_FEED=false, an empty POLYMARKET_RTDS_URL).
+        fallback = self.settings.chain_fallback and self._feed_on
+        if not (self.settings.use_chain or fallback) or not (
                 settings.chain.rpc_url or self.settings.chain_ws_url):
             return None
         contracts = settings.contracts
