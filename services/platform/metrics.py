@@ -206,7 +206,8 @@ def observe_venue(api: str, method: str, path: str, seconds: float,
 
 @_safe
 def copy_detected(source: str) -> None:
-    """A new target fill queued for an executor (``feed`` or ``poll``)."""
+    """A new target fill queued for an executor (by ``feed``, ``matched``, ``poll``, ``chain``
+    or ``pending``)."""
     COPY_DETECTIONS.labels(source).inc()
 
 

@@ -189,7 +189,7 @@ class DetectionSource:
 @dataclass(frozen=True, slots=True)
 class Detection:
     """One target fill's detection: when (wall clock, for the record; monotonic, for the
-    stage delays after it) and by which source (feed, poll, chain, pending)."""
+    stage delays after it) and by which source (feed, matched, poll, chain, pending)."""
 
     at: datetime
     clock: float
