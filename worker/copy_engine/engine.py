@@ -136,6 +136,7 @@ class CopyEngine:
         self.running = False
         self._started_at = 0.0  # trio time the engine started (the feed's first grace)
         self._feed_on = False  # an RTDS feed runs (False: detection never has a feed)
+        self._notice_at: float | None = None  # when the feed's drop is told (trio time)
 
     # -- plumbing ---------------------------------------------------------------------
 
@@ -625,7 +626,14 @@ class CopyEngine:
             if self.detection.source == POLL and was != POLL:
                 self._feed_lost.set()  # targets waiting out a backstop interval poll now
                 self._feed_lost = trio.Event()
+            # A drop is told once it has lasted COPY_FEED_STALE_SECONDS: a feed that
+            # orders_matched carries again by then (trades silent) needs no notice.
             if was_live and not self.feed_connected:
+                self._notice_at = trio.current_time() + self.settings.feed_stale_seconds
+            if self.feed_connected:
+                self._notice_at = None
+            elif self._notice_at is not None and trio.current_time() >= self._notice_at:
+                self._notice_at = None
                 self._tell_degraded()
             await trio.sleep(0.5)
 
