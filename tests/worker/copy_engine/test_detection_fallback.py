@@ -16,12 +16,17 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import redis
 import trio
 
+from blueprints.dashboard.base import present
 from models import User
-from services.platform import metrics
+from schemas.configs import ConfigStatusSchema
+from services.copying import configs
+from services.platform import copy_control, metrics
 from tests.chain_venue import chain_venue  # noqa: F401 - the fixture
 from tests.conftest import DEADLINE
+from tests.worker.conftest import delete_prefixed_keys
 from tests.worker.copy_engine.conftest import (
     STEADY,
     copy_on_second_blocks,
@@ -45,6 +50,21 @@ WHALE = "0x" + "77" * 20  # trades elsewhere, so that a live feed carries someth
 
 def _activity(control: Any, kind: str, state: str) -> None:
     control.call("POST", "/rtds/activity", {"type": kind, "state": state}, expect=200)
+
+
+@pytest.fixture
+def engine_prefix(app: Any, redis_url: str) -> Any:
+    """The deployment's own prefix, so a config's status reads these engines' heartbeats."""
+    prefix = copy_control.prefix()
+    yield prefix
+    delete_prefixed_keys(redis.Redis.from_url(redis_url), prefix + "copy:")
+
+
+async def _status(engine: CopyEngine, user: Any, config: Any) -> dict[str, Any]:
+    """The config's status as REST and MCP show it, once a heartbeat carried the source."""
+    await trio.sleep(engine.settings.heartbeat_seconds * 2)
+    status = await trio.to_thread.run_sync(configs.status, user, config.id)
+    return present(ConfigStatusSchema(), status)
 
 
 @pytest.fixture
@@ -82,22 +102,25 @@ def test_with_trades_off_orders_matched_carries_the_feed(
         await _source(engine, MATCHED, venue_control, market.no)
         assert engine.feed.carrier == "orders_matched"
         assert "orders_matched" in engine.feed.subscribed
-        seen["fields"] = engine.detection.fields()
-        seen["metrics"] = metrics.exposition()[0].decode()
-        await inject(venue_control, target, market.yes, "BUY", "40", "0.5")
-        [intent] = await wait_for(settled(config))
+        async with trio.open_nursery() as nursery:  # the feed goes on carrying trades
+            nursery.start_soon(_whale_trades, venue_control, market.no)
+            seen["status"] = await _status(engine, copier, config)
+            seen["metrics"] = metrics.exposition()[0].decode()
+            await inject(venue_control, target, market.yes, "BUY", "40", "0.5")
+            [intent] = await wait_for(settled(config))
+            # the feed was not degraded: polls stayed at the backstop pace
+            assert engine.poll_delay() == QUIET_POLLS.backstop_poll_seconds
+            nursery.cancel_scope.cancel()
         assert intent.status == "filled" and intent.detection_source == MATCHED
         assert (engine.stats.matched_fills, engine.stats.feed_fills,
                 engine.stats.poll_fills, engine.stats.chain_fills) == (1, 0, 0, 0)
-        # the feed was not degraded: polls stayed at the backstop pace
-        assert engine.poll_delay() == QUIET_POLLS.backstop_poll_seconds
 
     _activity(venue_control, "trades", "off")
     try:
         run_engines(scenario, settings=replace(QUIET_POLLS, chain_fallback=False))
     finally:
         _activity(venue_control, "trades", "on")
-    assert seen["fields"]["detection"] == "matched"
+    assert seen["status"]["detection"] == "matched"  # REST, MCP and the dashboard's field
     assert 'copytrade_detection_source{source="matched"} 1.0' in seen["metrics"]
     assert 'copytrade_detection_source{source="feed"} 0.0' in seen["metrics"]
 
@@ -123,10 +146,10 @@ def test_with_the_activity_topic_gone_the_chain_copies_within_two_blocks(
             while not (engine.detection.source == CHAIN and target in engine.chain.watching
                        and engine.stats.polls >= 1):
                 await trio.sleep(0.05)
-        fields = engine.detection.fields()
-        assert (fields["detection"], fields["detection_chain"],
-                fields["detection_chain_mode"]) == ("chain", "live", "logs")
-        assert int(fields["chain_calls_per_minute"]) >= 2  # eth_blockNumber + eth_getLogs
+        status = await _status(engine, copier, config)
+        assert (status["detection"], status["detection_chain"],
+                status["detection_chain_mode"]) == ("chain", "live", "logs")
+        assert status["chain_calls_per_minute"] >= 2  # eth_blockNumber + eth_getLogs
         # the chain detects: polls back to the backstop pace
         assert engine.poll_delay() == QUIET_POLLS.backstop_poll_seconds
         intent, fill, blocks = await copy_on_second_blocks(w3, chain_venue, config, target,
