@@ -39,7 +39,23 @@ def migrate() -> None:
     bound = database.bind(settings.database_url)
     with bound.connection_context():
         ran = migrations.migrate(bound)
+        moved = _seal_plain_urls(settings)
     click.echo(f"applied {len(ran)} migration(s)" + (f": {', '.join(ran)}" if ran else ""))
+    if moved:
+        click.echo(f"sealed {moved} notification channel URL(s)")
+
+
+def _seal_plain_urls(settings: settings_module.Settings) -> int:
+    """m0110's move: seal the URL channels stored before URLs were sealed. It needs the
+    wallet encryption key, which only a runtime holds, so it runs here, after the schema
+    steps (and again in ``wallets reseal``)."""
+    from services.notifications import secrets as channel_secrets
+    from services.platform import runtime, wiring
+
+    if not channel_secrets.plain_urls_left():
+        return 0
+    runtime.install(wiring.build_runtime(settings))  # the keys to seal with
+    return channel_secrets.seal_plain_urls()
 
 
 @main.command()
@@ -170,12 +186,15 @@ def wallets() -> None:
 
 @wallets.command("reseal")
 def wallets_reseal() -> None:
-    """Re-seal every wallet secret under the current WALLET_ENCRYPTION_KEY and format.
+    """Re-seal every sealed secret under the current WALLET_ENCRYPTION_KEY and format.
 
-    After a key rotation, and once after upgrading: older secrets (v1, not bound to their
-    row) move to v2, bound to their table, row and column.
+    Trading wallets' keys and venue credentials, and notification channels' webhook signing
+    secrets and URLs (a URL still stored plain is sealed). After a key rotation, and once
+    after upgrading: older secrets (v1, not bound to their row) move to v2, bound to their
+    table, row and column.
     """
     from models import database
+    from services.notifications import secrets as channel_secrets
     from services.platform import runtime, wiring
     from services.platform.errors import CryptoError
     from services.wallets import wallets as wallet_service
@@ -186,10 +205,11 @@ def wallets_reseal() -> None:
     try:
         with bound.connection_context():
             count = wallet_service.reseal_all()
+            channels = channel_secrets.reseal_all()
     except CryptoError as exc:
         raise click.ClickException(
             f"{exc.message} Is the retired key in WALLET_ENCRYPTION_KEY_PREVIOUS?") from None
-    click.echo(f"re-sealed {count} wallet(s)")
+    click.echo(f"re-sealed {count} wallet(s) and {channels} notification channel(s)")
 
 
 @wallets.command("ambiguous")
@@ -416,6 +436,7 @@ def status(as_json: bool) -> None:
     click.echo("\n" + detection_text(data.get("detection") or {},
                                       data.get("detection_sources") or []))
     click.echo("\n" + throttle_text(data.get("venue_throttle") or {}))
+    click.echo("\n" + tiers_text(data.get("venue_tiers") or {}))
     click.echo("\n" + _ambiguous_table(data["ambiguous"]))
 
 
@@ -452,6 +473,24 @@ def throttle_text(throttle: dict[str, dict[str, dict[str, float]]]) -> str:
                              for signer, kinds in signers.items()
                              for kind, limit in kinds.items()],
                             ["ENGINE", "SIGNER", "BUDGET", "NOW"]))
+    return "\n".join(lines)
+
+
+def tiers_text(tiers: dict[str, dict[str, str]]) -> str:
+    """The status's signers by the rate-limit tier the venue names for them (ACCOUNTS.md
+    §12), per engine, with the buckets that tier gives."""
+    from venue import rate_tiers
+
+    lines = [f"VENUE RATE-LIMIT TIERS ({sum(len(s) for s in tiers.values())} signers)"]
+    rows = []
+    for engine, signers in tiers.items():
+        for signer, name in signers.items():
+            tier = rate_tiers.tier_named(name)
+            rows.append([engine, signer, name,
+                         f"{tier.order_rate}/s, {tier.order_burst}" if tier else "-",
+                         f"{tier.cancel_rate}/s, {tier.cancel_burst}" if tier else "-"])
+    if rows:
+        lines.append(_table(rows, ["ENGINE", "SIGNER", "TIER", "ORDERS", "CANCELS"]))
     return "\n".join(lines)
 
 

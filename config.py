@@ -179,6 +179,9 @@ class WorkerConfig:
     """How a ``copytrade worker`` process runs."""
 
     capacity: int = 8
+    # Copyability replays (up to 15 minutes each) run in slots of their own, beside the
+    # capacity money and notification jobs are served in (0: this worker runs none).
+    replay_slots: int = 1
     grace_seconds: float = 25.0
     heartbeat_seconds: float = 10.0
     job_modules: tuple[str, ...] = ()  # extra modules of @job functions
@@ -235,6 +238,11 @@ class CopyEngineConfig:
     # Exits are checked when a held token's book moves or a timer comes due; held tokens
     # whose book the market channel does not follow in sync are re-quoted this often.
     exit_check_seconds: float = 2.0
+    # A loss or drawdown stop values a held position without a bid at its last bid seen, if
+    # no older than this (a resolved market at its payout); a stop that can value nothing
+    # for stop_no_verdict_seconds pauses the config's buying until it can.
+    stop_mark_max_age_seconds: float = 900.0
+    stop_no_verdict_seconds: float = 60.0
     max_fill_age_seconds: int = 600
     stale_intent_seconds: float = 120.0
     # This engine's own open live intents are looked up again this often, once they are at
@@ -258,6 +266,13 @@ class CopyEngineConfig:
     chain_fallback: bool = True
     chain_fallback_linger_seconds: float = 10.0
     use_pending: bool = False
+    # The addresses the venue submits its matches from (lowercase): a pending match call
+    # from anyone else is not believed (a stranger's call would revert when mined). Empty:
+    # no pending match is believed. A believed one whose mined transaction does not show
+    # the fill as seen (reverted, replaced, or never mined within pending_confirm_seconds)
+    # has its copies cancelled, or their mismatch recorded and their owners told.
+    pending_operators: tuple[str, ...] = ()
+    pending_confirm_seconds: float = 60.0
     max_watched_books: int = 500  # tokens followed on the market channel (least recent out)
     db_threads: int = 16
     poll_concurrency: int = 8  # polls in flight at once, whatever the number of targets
@@ -430,6 +445,10 @@ class Settings:
     mcp_listen_max_seconds: float = 900.0
     # False turns the per-IP rate limit off (RATE_LIMIT_ENABLED=false; tests do).
     rate_limit_enabled: bool = True
+    # Copyability reports one user may have queued or running at once, and may queue in any
+    # 24 hours (cached answers count for neither); one more answers 429 rate_limited.
+    copyability_in_flight: int = 2
+    copyability_per_day: int = 20
     notifications: NotificationConfig = NotificationConfig()
 
     def flat(self) -> dict[str, Any]:
@@ -440,6 +459,10 @@ class Settings:
             "REDIS_URL": self.redis_url,
             "REDIS_PREFIX": self.redis_prefix,
             "WORKER_CAPACITY": self.worker.capacity,
+            "WORKER_REPLAY_SLOTS": self.worker.replay_slots,
+            "COPYABILITY_MAX_IN_FLIGHT": self.copyability_in_flight,
+            "COPYABILITY_REPORTS_PER_DAY": self.copyability_per_day,
+            "COPY_PENDING_OPERATORS": ",".join(self.engine.pending_operators),
             "WORKER_GRACE_SECONDS": self.worker.grace_seconds,
             "WORKER_HEARTBEAT_SECONDS": self.worker.heartbeat_seconds,
             "DEPOSIT_SWEEP_SECONDS": self.deposits.sweep_seconds,
@@ -561,6 +584,8 @@ _ENGINE_VARIABLES = {
     "COPY_BACKSTOP_POLL_SECONDS": "backstop_poll_seconds",
     "COPY_FEED_STALE_SECONDS": "feed_stale_seconds",
     "COPY_EXIT_CHECK_SECONDS": "exit_check_seconds",
+    "COPY_STOP_MARK_MAX_AGE_SECONDS": "stop_mark_max_age_seconds",
+    "COPY_STOP_NO_VERDICT_SECONDS": "stop_no_verdict_seconds",
     "COPY_STALE_INTENT_SECONDS": "stale_intent_seconds",
     "COPY_RECHECK_SECONDS": "recheck_seconds",
     "COPY_RECHECK_AFTER_SECONDS": "recheck_after_seconds",
@@ -749,6 +774,10 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
                                                or Settings.mcp_listen_streams_per_user)),
         mcp_listen_max_seconds=max(1.0, number("MCP_LISTEN_MAX_SECONDS",
                                                Settings.mcp_listen_max_seconds)),
+        copyability_in_flight=max(1, int(get("COPYABILITY_MAX_IN_FLIGHT")
+                                         or Settings.copyability_in_flight)),
+        copyability_per_day=max(1, int(get("COPYABILITY_REPORTS_PER_DAY")
+                                       or Settings.copyability_per_day)),
         base_url=(get("BASE_URL", "http://127.0.0.1:8000") or "").rstrip("/"),
         smtp_url=get("SMTP_URL"),
         mail_from=get("MAIL_FROM", "copytrade <no-reply@localhost>") or "",
@@ -789,6 +818,7 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
         eoa_allowlist=_address_list(get("TRADING_EOA_ALLOWLIST"), "TRADING_EOA_ALLOWLIST"),
         worker=WorkerConfig(
             capacity=int(get("WORKER_CAPACITY") or worker_defaults.capacity),
+            replay_slots=max(0, int(get("WORKER_REPLAY_SLOTS") or worker_defaults.replay_slots)),
             grace_seconds=number("WORKER_GRACE_SECONDS", worker_defaults.grace_seconds),
             heartbeat_seconds=number("WORKER_HEARTBEAT_SECONDS",
                                      worker_defaults.heartbeat_seconds),
@@ -839,7 +869,9 @@ def _chain_detection(get: Any, flag: Any, venue: str) -> dict[str, Any]:
     return {"use_chain": use_chain and (has_rpc or bool(ws_url)), "chain_ws_url": ws_url,
             "use_pending": use_chain and use_pending,
             # Reading logs only while the feed is degraded costs nothing while it is live.
-            "chain_fallback": flag("COPY_CHAIN_FALLBACK", True) and (has_rpc or bool(ws_url))}
+            "chain_fallback": flag("COPY_CHAIN_FALLBACK", True) and (has_rpc or bool(ws_url)),
+            "pending_operators": _address_list(get("COPY_PENDING_OPERATORS"),
+                                               "COPY_PENDING_OPERATORS")}
 
 
 def _notifications(get: Any, number: Any, flag: Any) -> NotificationConfig:
@@ -1193,8 +1225,23 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
     "WORKER_CAPACITY": (
         'jobs one worker runs at once',
         None),
+    "WORKER_REPLAY_SLOTS": (
+        'copyability replays one worker runs at once, in slots of their own beside '
+        '`WORKER_CAPACITY` (their own `replays` queue, claimed only by these slots: a replay '
+        'never holds a slot a withdrawal, claim or notification waits for); `0`: this worker '
+        'runs none (another must)',
+        None),
     "WORKER_GRACE_SECONDS": (
         'seconds running jobs get to finish at shutdown',
+        None),
+    "COPYABILITY_MAX_IN_FLIGHT": (
+        'copyability reports one user may have queued or running at once; one more answers '
+        '429 `rate_limited` with Retry-After (a cached or already-building answer is not '
+        'counted)',
+        None),
+    "COPYABILITY_REPORTS_PER_DAY": (
+        'copyability reports one user may queue in any 24 hours; one more answers 429 '
+        '`rate_limited` with Retry-After (when the oldest of the day turns a day old)',
         None),
     "WORKER_HEARTBEAT_SECONDS": (
         'seconds between worker heartbeats; three missed = dead',
@@ -1239,6 +1286,14 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         '`copy_pending_matches` copy before the block',
         'on for the sandbox, off for Polymarket (every transaction of the chain comes down '
         'the socket)'),
+    "COPY_PENDING_OPERATORS": (
+        'comma-separated addresses the venue sends its match transactions from: a pending '
+        "match call is believed only from one of them (anyone can broadcast a call naming a "
+        'target; only the operator\'s settles). Each believed call is followed to its receipt '
+        '(over `POLYGON_RPC_URL`, needed for pending matches): copies of one not mined as seen '
+        'are cancelled, or marked and their owners told',
+        'none: no pending match is believed until set (`copytrade up` sets the dev chain\'s '
+        'operator)'),
     "COPY_FEED_STALE_SECONDS": (
         'an RTDS connection that carries no trade frame this long is stale (it may still '
         'answer pings): the engine reconnects it and polls every target fast until trades'
@@ -1297,6 +1352,16 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
         None),
     "COPY_STALE_INTENT_SECONDS": (
         'how long a copy intent may stay unsent before it is settled as stale',
+        None),
+    "COPY_STOP_MARK_MAX_AGE_SECONDS": (
+        'a loss or drawdown stop values a held position whose book has no bid at the last '
+        'bid seen, if no older than this (a resolved market at its payout); older, the stop '
+        'has no verdict',
+        None),
+    "COPY_STOP_NO_VERDICT_SECONDS": (
+        'a loss or drawdown stop without a verdict (a held position it cannot value) this '
+        'long pauses the config\'s buying (skip reason `stop_unverified`, notice '
+        '`config.buys_paused`) until it has one again',
         None),
     "LOG_FORMAT": (
         '`json` (one object per line) or `text` (a line a person reads)',
@@ -1456,17 +1521,20 @@ ENVIRONMENT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Orders", (
         "ORDER_RESOLVE_DEADLINE_SECONDS", "ORDER_NOT_FOUND_GRACE_SECONDS")),
     ("Workers", (
-        "WORKER_CAPACITY", "WORKER_GRACE_SECONDS", "WORKER_HEARTBEAT_SECONDS",
-        "COPYTRADE_JOB_MODULES", "COPYTRADE_MAINTENANCE_SECONDS")),
+        "WORKER_CAPACITY", "WORKER_REPLAY_SLOTS", "WORKER_GRACE_SECONDS",
+        "WORKER_HEARTBEAT_SECONDS", "COPYTRADE_JOB_MODULES", "COPYTRADE_MAINTENANCE_SECONDS")),
+    ("Copyability reports", (
+        "COPYABILITY_MAX_IN_FLIGHT", "COPYABILITY_REPORTS_PER_DAY")),
     ("Copy engine", (
         "COPY_USE_FEED", "COPY_FEED_STALE_SECONDS", "COPY_CHAIN_DETECTION", "COPY_CHAIN_WS_URL",
-        "COPY_CHAIN_POLL_SECONDS", "COPY_CHAIN_PENDING", "COPY_CHAIN_FALLBACK",
-        "COPY_CHAIN_FALLBACK_LINGER_SECONDS", "COPY_POLLS_PER_SECOND",
+        "COPY_CHAIN_POLL_SECONDS", "COPY_CHAIN_PENDING", "COPY_PENDING_OPERATORS",
+        "COPY_CHAIN_FALLBACK", "COPY_CHAIN_FALLBACK_LINGER_SECONDS", "COPY_POLLS_PER_SECOND",
         "COPY_BACKSTOP_POLLS_PER_SECOND", "COPY_POLL_SECONDS", "COPY_BACKSTOP_POLL_SECONDS",
         "COPY_BALANCE_CONCURRENCY", "COPY_BALANCE_READS_PER_SECOND", "COPY_RECHECK_SECONDS",
         "COPY_RECHECK_AFTER_SECONDS", "COPY_LEASE_MS", "COPY_LEASE_MARGIN",
         "COPY_HEARTBEAT_SECONDS",
-        "COPY_SWEEP_SECONDS", "COPY_EXIT_CHECK_SECONDS", "COPY_STALE_INTENT_SECONDS")),
+        "COPY_SWEEP_SECONDS", "COPY_EXIT_CHECK_SECONDS", "COPY_STALE_INTENT_SECONDS",
+        "COPY_STOP_MARK_MAX_AGE_SECONDS", "COPY_STOP_NO_VERDICT_SECONDS")),
     ("Notifications", (
         "NOTIFY_RETRY_SECONDS", "NOTIFY_TICK_SECONDS", "NOTIFY_BURST",
         "NOTIFY_BURST_WINDOW_SECONDS", "NOTIFY_SEND_DEADLINE_SECONDS", "NOTIFY_ALLOW_LOOPBACK_URLS",

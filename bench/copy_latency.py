@@ -372,6 +372,9 @@ def main() -> None:
     settings = EngineSettings(poll_seconds=1.0, backstop_poll_seconds=5.0, sweep_seconds=1.0,
                               exit_check_seconds=60, use_chain=args.chain and not gone,
                               use_pending=args.chain and not gone, chain_fallback=gone,
+                              pending_operators=tuple(
+                                  a.lower() for a in chain_env.get(
+                                      "COPY_PENDING_OPERATORS", "").split(",") if a),
                               chain_poll_seconds=args.chain_poll,
                               feed_stale_seconds=30.0 if args.activity == "trades" else 2.0,
                               chain_ws_url="" if gone else chain_env.get("COPY_CHAIN_WS_URL",

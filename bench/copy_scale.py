@@ -89,9 +89,9 @@ VENUE_LIMITS: list[tuple[str, tuple[str, ...], int, int | None]] = [
     ("CLOB ledger (/data/order)", ("GET /clob/data/order/<order_id>",), 900, None),
     ("CLOB API keys", ("POST /clob/auth/api-key", "GET /clob/auth/derive-api-key"), 100, None),
     ("CLOB (all)", ("/clob/",), 9000, None),
-    ("Data API /positions", ("GET /data/positions",), 150, None),
+    ("Data API /positions", ("GET /data/positions", "GET /data/v2/positions"), 150, None),
     ("Data API (all, /activity polls)", ("/data/",), 1000, None),
-    ("Gamma /markets", ("GET /gamma/markets",), 300, None),
+    ("Gamma /markets", ("GET /gamma/markets", "GET /gamma/markets/keyset"), 300, None),
     ("Gamma (all)", ("/gamma/",), 4000, None),
     ("all endpoints", ("",), 15000, None),
 ]

@@ -1,12 +1,12 @@
 """Per-IP rate limiting: flask-limiter, running our token bucket kept in Redis
 (services/platform/ratelimit.py).
 
-Every client IP gets one bucket for the whole app (an application limit), shared
-by all gunicorn workers through Redis: ``RATE_LIMIT_PER_SECOND`` sustained
-(default 60), bursts up to ``RATE_LIMIT_BURST`` (default 500). Every response
-carries ``X-RateLimit-Limit`` (bucket capacity), ``X-RateLimit-Remaining`` and
-``X-RateLimit-Reset`` (Unix time the bucket is full again); a refused request
-gets 429 ``rate_limited`` with ``Retry-After`` (whole seconds until a token).
+Every client IP (an IPv6 client's /64, which one host can walk through) gets one bucket
+for the whole app (an application limit), shared by all gunicorn workers through Redis:
+``RATE_LIMIT_PER_SECOND`` sustained (default 60), bursts up to ``RATE_LIMIT_BURST``
+(default 500). Every response carries ``X-RateLimit-Limit`` (bucket capacity),
+``X-RateLimit-Remaining`` and ``X-RateLimit-Reset`` (Unix time the bucket is full again);
+a refused request gets 429 ``rate_limited`` with ``Retry-After`` (whole seconds until a token).
 ``RATE_LIMIT_ENABLED=False`` turns it off. Requests that match no route and static files
 are not counted.
 
@@ -34,8 +34,9 @@ EXTENSION = "copytrade_limiter"
 
 
 def _client() -> str:
-    # ProxyFix (TRUSTED_PROXIES) has already put the forwarded client here.
-    return request.remote_addr or "127.0.0.1"
+    # ProxyFix (TRUSTED_PROXIES) has already put the forwarded client here; an IPv6
+    # client is its /64, which one host can walk through.
+    return buckets.client_key(request.remote_addr, "127.0.0.1")
 
 
 def _on_breach(limit: RequestLimit) -> None:

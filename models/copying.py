@@ -84,6 +84,10 @@ class CopyConfig(BaseModel):
     breaker_retry_at = UTCDateTimeField(null=True)
     breaker_last_error = peewee.TextField(null=True)
     breaker_last_reason = peewee.CharField(max_length=40, null=True)
+    # Buying paused by the engine (a skip reason: ``stop_unverified``, a loss or drawdown
+    # stop without a verdict), since when; cleared once the stop can judge again.
+    buys_paused_reason = peewee.CharField(max_length=40, null=True)
+    buys_paused_at = UTCDateTimeField(null=True)
     is_active = peewee.BooleanField(default=False, index=True)
     paper_trading = peewee.BooleanField(default=True)
     # Bumped on every edit and start/stop: the executor reloads a config whose version moved.
@@ -171,6 +175,9 @@ class CopyIntent(BaseModel):
     size = DecimalTextField(null=True)  # shares we meant to trade
     price = DecimalTextField(null=True)  # worst acceptable price of the order
     usdc = DecimalTextField(null=True)  # pUSD to spend (buys) or expected (sells)
+    # A buy's most possible cost (fee included), held against the user's exposure cap and
+    # the config's budgets while the intent is open (services/copying/reservations.py).
+    reserved_usdc = DecimalTextField(null=True)
     order_id = peewee.CharField(max_length=80, null=True, index=True)  # signed order hash
     trade_id = peewee.UUIDField(null=True)  # the Trade row the order service wrote
     filled_size = DecimalTextField(null=True)
@@ -247,6 +254,8 @@ class CopyabilityReport(BaseModel):
 
     Reports are cached per (address, window, inputs hash): the hash covers the rules and
     the delays, so a finished row serves anyone asking the same question until it expires.
+    ``requested_by`` is the user whose request queued the replay: their reports in flight and
+    of the last day are what the per-user limits count.
     """
 
     address = peewee.CharField(max_length=42)  # lowercase
@@ -262,10 +271,12 @@ class CopyabilityReport(BaseModel):
     created_at = UTCDateTimeField(default=utcnow)
     finished_at = UTCDateTimeField(null=True)
     expires_at = UTCDateTimeField()
+    requested_by = peewee.UUIDField(null=True)
 
     class Meta:
         table_name = "copyability_reports"
-        indexes = ((("address", "window", "inputs_hash"), False),)
+        indexes = ((("address", "window", "inputs_hash"), False),
+                   (("requested_by", "created_at"), False))
 
 
 TABLES = [CopyConfig, ConfigPreview, TargetCursor, CopyIntent, CopyPosition, CopyabilityReport,

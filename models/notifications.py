@@ -46,13 +46,17 @@ class Notification(BaseModel):
 
 class NotificationChannel(BaseModel):
     """One place a user is told: a webhook, their email, a linked Telegram chat, a Discord or
-    Slack incoming webhook. A webhook's signing secret is sealed (it must be read to sign);
-    during a rotation the previous secret signs too until ``previous_secret_until``."""
+    Slack incoming webhook. A webhook's signing secret and a URL channel's URL are sealed
+    (they must be read to sign and to send); during a rotation the previous secret signs too
+    until ``previous_secret_until``."""
 
     user = peewee.ForeignKeyField(User, on_delete="CASCADE", index=True)
     kind = peewee.CharField(max_length=16)
     label = peewee.CharField(max_length=100, default="")
-    target = peewee.TextField(default="")  # URL, email address or Telegram chat id
+    # Email address, Telegram chat id, or a URL as shown (scheme, host, "…"): the whole
+    # URL (its path or query may hold a token) is sealed in ``url_sealed``.
+    target = peewee.TextField(default="")
+    url_sealed = peewee.TextField(null=True)
     secret_sealed = peewee.TextField(null=True)
     previous_secret_sealed = peewee.TextField(null=True)
     previous_secret_until = UTCDateTimeField(null=True)

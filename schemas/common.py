@@ -8,6 +8,9 @@ from schemas.vocabulary import ERROR_CODES
 
 # The plan limits a tier_limit_exceeded error can name (services/platform/tiers.py).
 TIER_LIMIT_NAMES = ("max_active_configs", "max_api_keys")
+# The per-user limits of copyability reports a rate_limited error can name
+# (services/copying/copyability_reports.py).
+REPORT_LIMIT_NAMES = ("reports_in_flight", "reports_per_day")
 MAX_OFFSET = 2**31 - 1
 
 
@@ -25,10 +28,16 @@ class ErrorSchema(Schema):
                                            "examples": [{"size": ["Must be greater than 0."]}]})
     required_scope = fields.String(metadata={
         "description": "`scope_required`: the scope the credential lacks."})
-    limit = fields.String(validate=validate.OneOf(TIER_LIMIT_NAMES), metadata={
-        "description": "`tier_limit_exceeded`: which plan limit was reached."})
+    limit = fields.String(validate=validate.OneOf(TIER_LIMIT_NAMES + REPORT_LIMIT_NAMES),
+                          metadata={"description": "`tier_limit_exceeded`: which plan limit "
+                                                   "was reached; `rate_limited` from a "
+                                                   "copyability report: which per-user limit."})
     allowed = fields.Integer(metadata={
-        "description": "`tier_limit_exceeded`: how many the plan allows."})
+        "description": "`tier_limit_exceeded`: how many the plan allows; `rate_limited` "
+                       "(copyability reports): how many the limit allows."})
+    in_flight = fields.List(fields.String(), metadata={
+        "description": "`rate_limited` for `reports_in_flight`: the locations of the "
+                       "caller's copyability reports still being built."})
     blockers = fields.List(fields.Dict(keys=fields.String(), values=fields.String()), metadata={
         "description": "`wallet_error` with status 409: what keeps the trading account "
                        "from live trading, each a `code` and a `message`.",

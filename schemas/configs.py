@@ -305,6 +305,13 @@ class ConfigQualitySchema(Schema):
         "description": "Each filled copy, oldest first (the charts' data)."})
 
 
+class BuysPausedSchema(Schema):
+    """Buying paused by the copy engine: why (a skip reason code) and since when."""
+
+    reason = fields.String(required=True)
+    since = fields.DateTime(allow_none=True)
+
+
 class BreakerSchema(Schema):
     """The failure breaker: closed (copying), open (paused until retry_at) or half (the next
     copy tries; a success closes it, a failure opens it again for longer)."""
@@ -377,6 +384,10 @@ class ConfigStatusSchema(Schema):
     stopped_reason = fields.String(allow_none=True, metadata={
         "description": "`loss_stop` or `drawdown_stop` when a stop ended the config."})
     breaker = fields.Nested(BreakerSchema, required=True)
+    buys_paused = fields.Nested(BuysPausedSchema, allow_none=True, metadata={
+        "description": "Set while the copy engine pauses the config's buying (sales still "
+                       "follow): `stop_unverified` when its loss or drawdown stop has not "
+                       "been able to value a held position for over a minute."})
     out_of_funds = fields.Boolean(required=True, metadata={
         "description": "The latest failed copy found too little balance, or the latest "
                        "decision was a skip for balance (`insufficient_balance`)."})

@@ -80,7 +80,7 @@ TRADER_PROFILE: dict[str, Any] = {
     "positions": [{"market_slug": SLUG, "title": MARKET_SUMMARY["title"], "outcome": "Yes",
                    "token_id": _YES, "size": "40", "average_price": "0.3",
                    "current_price": "0.29", "current_value": "11.6", "pnl_usdc": "-0.4",
-                   "redeemable": False}],
+                   "redeemable": False, "status": "OPEN"}],
     "window_rows": 2,
 }
 

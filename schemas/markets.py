@@ -297,6 +297,9 @@ class TraderPositionSchema(Schema):
     current_value = DecimalString(required=True)
     pnl_usdc = DecimalString(allow_none=True)
     redeemable = fields.Boolean(required=True)
+    status = fields.String(required=True, metadata={"description": (
+        "The venue's position status as it wrote it (`OPEN`, `REDEEMABLE`, "
+        "`REDEEMABLE_LOST`, `MERGEABLE`, `CLOSED`, or one this version does not know).")})
 
 
 class TraderProfileSchema(Schema):

@@ -57,8 +57,10 @@ class ChannelSchema(Schema):
     kind = fields.String(required=True, validate=validate.OneOf(CHANNEL_KINDS))
     label = fields.String(required=True)
     target = fields.String(required=True, metadata={
-        "description": "The webhook URL, the email address, or the origin of a Discord/Slack "
-                       "URL (its path is a secret); empty for a Telegram chat not yet linked."})
+        "description": "The email address, the Telegram chat, or a webhook, Discord or Slack "
+                       "URL's scheme and host followed by `…` (its path and query may hold a "
+                       "token: stored sealed, shown whole only in the answer that adds the "
+                       "channel); empty for a Telegram chat not yet linked."})
     enabled = fields.Boolean(required=True)
     disabled_reason = fields.String(allow_none=True)
     linked = fields.Boolean(required=True)

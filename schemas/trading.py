@@ -209,7 +209,15 @@ class PositionSchema(Schema):
     unrealized_pnl = DecimalString(required=True)
     realized_pnl = DecimalString(required=True)
     resolved = fields.Boolean(required=True)
+    status = fields.String(required=True, metadata={"description": (
+        "The venue's position status as it wrote it (Data API v2): `OPEN`, `REDEEMABLE`, "
+        "`REDEEMABLE_LOST` (resolved against this outcome: nothing to claim), `MERGEABLE` "
+        "(both outcomes held: see `merge_value`), `CLOSED`; any other text is a status "
+        "this version does not know, shown as it is.")})
     claimable_value = DecimalString(required=True, allow_none=True)
+    merge_value = DecimalString(required=True, allow_none=True, metadata={"description": (
+        "For a `MERGEABLE` position: the pUSD merging the complete sets held would return "
+        "(1 a set: the smaller of the two outcomes' sizes); null otherwise.")})
 
 
 class PositionsArgsSchema(Schema):

@@ -11,10 +11,14 @@ import time
 import httpx
 from click.testing import CliRunner
 
+import config
 from cli import main
 from devstack.chain.devchain import die_with_parent
+from models.notifications import NotificationChannel
 from models.wallet import TradingWallet
-from services.platform import chain_access, runtime
+from services.notifications import channels
+from services.notifications import secrets as channel_secrets
+from services.platform import chain_access, runtime, wiring
 from services.wallets import wallets
 from tests.conftest import DEADLINE, app_settings, free_port
 
@@ -88,6 +92,63 @@ def test_wallets_reseal_command(app, bound_db, user, tmp_path, monkeypatch, redi
     assert resealed.key_id == chain_access.current().sealing.current_id != wallet.key_id
     assert wallets.signer(resealed) == key
     runtime.install(saved)
+
+
+def test_wallets_reseal_reseals_webhook_secrets_and_urls_after_a_key_rotation(
+        app, bound_db, user, tmp_path, monkeypatch, redis_url) -> None:
+    # The documented rotation (new key current, old one in WALLET_ENCRYPTION_KEY_PREVIOUS,
+    # reseal, then the previous key dropped) must leave every channel able to sign and send.
+    saved = runtime.runtime()
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    added = NotificationChannel.create(user=user, kind="webhook")
+    channel_secrets.seal_url(added, "https://hooks.example/in/tok-1")
+    NotificationChannel.update(secret_sealed=channel_secrets.seal(added.id, "whsec_bmV3")).where(
+        NotificationChannel.id == added.id).execute()
+    channels.rotate_secret(user, added.id)  # a previous secret, still signing
+    before = channel_secrets.signing_secrets(NotificationChannel.get_by_id(added.id))
+    assert len(before) == 2
+    old_key = app_settings(app).wallet_encryption_key
+    monkeypatch.setenv("COPYTRADE_INSTANCE", str(tmp_path))
+    monkeypatch.setenv("DATABASE_URL", app_settings(app).database_url)
+    monkeypatch.setenv("WALLET_ENCRYPTION_KEY", secrets.token_hex(32))
+    monkeypatch.setenv("WALLET_ENCRYPTION_KEY_PREVIOUS", old_key)
+    try:
+        result = CliRunner().invoke(main, ["wallets", "reseal"])
+        assert result.exit_code == 0, result.output
+        assert "and 1 notification channel(s)" in result.output
+        # The retired key dropped: only the new one is left, and everything opens under it.
+        monkeypatch.delenv("WALLET_ENCRYPTION_KEY_PREVIOUS")
+        runtime.install(wiring.build_runtime(config.load()))
+        channel = NotificationChannel.get_by_id(added.id)
+        assert channel_secrets.signing_secrets(channel) == before
+        assert channel_secrets.url_of(channel) == "https://hooks.example/in/tok-1"
+    finally:
+        runtime.install(saved)
+
+
+def test_migrate_seals_the_channel_urls_stored_plain(
+        app, bound_db, user, tmp_path, monkeypatch, redis_url) -> None:
+    # A row as releases before m0110 stored it: the whole URL, token and all, in ``target``.
+    saved = runtime.runtime()
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    url = "https://discord.com/api/webhooks/1/tok-plain"
+    old = NotificationChannel.create(user=user, kind="discord", target=url)
+    email = channels.add(user, "email").channel
+    monkeypatch.setenv("COPYTRADE_INSTANCE", str(tmp_path))
+    monkeypatch.setenv("DATABASE_URL", app_settings(app).database_url)
+    monkeypatch.setenv("WALLET_ENCRYPTION_KEY", app_settings(app).wallet_encryption_key)
+    try:
+        result = CliRunner().invoke(main, ["migrate"])
+        assert result.exit_code == 0, result.output
+        assert "sealed 1 notification channel URL(s)" in result.output
+        moved = NotificationChannel.get_by_id(old.id)
+        assert moved.target == "https://discord.com/…" and "tok-plain" not in moved.url_sealed
+        assert channel_secrets.url_of(moved) == url
+        assert NotificationChannel.get_by_id(email.id).target == user.email  # not a URL
+        again = CliRunner().invoke(main, ["migrate"])
+        assert again.exit_code == 0 and "sealed" not in again.output
+    finally:
+        runtime.install(saved)
 
 
 def test_building_a_runtime_leaves_web3_and_the_signing_stack_unimported():

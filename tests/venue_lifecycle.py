@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 
 DEFAULT_SWITCHES = {"empty_finished_orders": True, "mined_after": 2, "confirmed_after": 6,
-                    "fail_next": 0}
+                    "fail_next": 0, "associate_trades": True, "split_parts": 1,
+                    "split_every": 0}
 
 
 class VenueClock:

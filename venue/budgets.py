@@ -16,6 +16,15 @@ a ``Poly-RateLimit-Warning`` on an answer halves it below the rate that drew the
 and each quiet window lets it grow back by a quarter, so a busy follower slows down before
 enforcement starts failing its orders instead of after. A batch counts as its number of
 orders and is sent whole or waits (never split to fit: batches are all-or-nothing).
+
+Rate-limit tiers (ACCOUNTS.md §12, ``venue.rate_tiers``): once the venue names a signer's
+tier (``set_tier``: the transport asks ``GET /v1/user/rate-limit-tier`` before the signer's
+first order or cancel, and again every 3 hours), each of its two budgets also keeps the
+venue's token bucket: the tier's rate and burst, a request waiting until the bucket holds
+its whole weight, and a cancel-all's cancelled orders charged after its answer (``charge``),
+which may leave the bucket below zero as the venue's does. The window's ceiling becomes the
+tier's rate over the window (or the family's limit, when lower). Both keep 10% below the
+venue's figures (``TIER_HEADROOM``).
 """
 
 from __future__ import annotations
@@ -25,6 +34,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from venue.rate_tiers import DEFAULT_TIER, TIER_REFRESH_SECONDS, Tier
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +91,14 @@ FAMILIES: tuple[Family, ...] = (
     Family("clob", "clob", None, "/", _per10(9000)),
     Family("data_trades", "data", "GET", "/trades", _per10(200)),
     Family("data_positions", "data", "GET", "/positions", _per10(150)),
+    Family("data_positions", "data", "GET", "/v2/positions", _per10(150)),  # its successor
     Family("data_closed_positions", "data", "GET", "/closed-positions", _per10(150)),
     Family("data", "data", None, "/", _per10(1000)),
     Family("gamma_events", "gamma", "GET", "/events", _per10(500)),
+    # the keyset lists (ACCOUNTS.md §12) count with the offset lists they replace
+    Family("gamma_events", "gamma", "GET", "/events/keyset", _per10(500)),
     Family("gamma_markets", "gamma", "GET", "/markets", _per10(300)),
+    Family("gamma_markets", "gamma", "GET", "/markets/keyset", _per10(300)),
     Family("gamma_search", "gamma", "GET", "/public-search", _per10(350)),
     Family("gamma", "gamma", None, "/", _per10(4000)),
 )
@@ -99,6 +114,7 @@ SIGNER_WINDOW = 10.0
 BACKOFF = 0.5    # a warning: at most half the rate that drew it
 RECOVERY = 1.25  # each quiet window: a quarter more, up to the ceiling
 MIN_SIGNER_LIMIT = 1
+TIER_HEADROOM = 0.9  # the part of a tier's rate and burst our buckets use (see ``_size``)
 
 
 def family_of(api: str, method: str, path: str,
@@ -140,9 +156,45 @@ class SignerBudget:
     changed_at: float = 0.0
     warnings: int = 0
     sent: deque[tuple[float, int]] = field(default_factory=deque)
+    # the venue's token bucket for the signer's tier (rate 0: no tier known yet)
+    rate: float = 0.0
+    burst: float = 0.0
+    tokens: float = 0.0
+    filled_at: float = 0.0
 
     def __post_init__(self) -> None:
         self.limit = self.limit or float(self.ceiling)
+
+    def sized(self, now: float, rate: float, burst: float, ceiling: int) -> None:
+        """Take the tier's bucket (``rate`` per second up to ``burst``) and window ceiling;
+        a backed-off limit stays backed off."""
+        self._refill(now)
+        self.tokens = burst if not self.rate else min(self.tokens, burst)
+        self.rate, self.burst, self.filled_at = rate, burst, now
+        backed_off = self.limit < self.ceiling
+        self.ceiling = ceiling
+        self.limit = min(self.limit, float(ceiling)) if backed_off else float(ceiling)
+
+    def _refill(self, now: float) -> None:
+        if self.rate:
+            self.tokens = min(self.burst, self.tokens + (now - self.filled_at) * self.rate)
+            self.filled_at = now
+
+    def bucket_wait(self, now: float, weight: int) -> float:
+        """0 when the bucket holds ``weight`` tokens (a weight above the burst: a full
+        bucket), else seconds until it will."""
+        if not self.rate:
+            return 0.0
+        self._refill(now)
+        need = min(float(weight), self.burst)
+        return 0.0 if self.tokens >= need else max(0.001, (need - self.tokens) / self.rate)
+
+    def charge(self, now: float, tokens: int) -> None:
+        """Spend ``tokens`` more after the fact (a cancel-all's cancelled orders): the
+        bucket may go below zero, as the venue's does."""
+        if self.rate:
+            self._refill(now)
+            self.tokens -= tokens
 
     def _recover(self, now: float) -> None:
         # Slow recovery: a quarter more per full window without a warning.
@@ -162,14 +214,16 @@ class SignerBudget:
         A batch larger than the whole limit goes alone, once the window is empty.
         """
         self._recover(now)
+        bucket = self.bucket_wait(now, weight)
         used = self.used(now)
         if used == 0 or used + weight <= int(self.limit):
-            return 0.0
-        return max(0.001, self.sent[0][0] + SIGNER_WINDOW - now)
+            return bucket
+        return max(bucket, 0.001, self.sent[0][0] + SIGNER_WINDOW - now)
 
     def count(self, now: float, weight: int) -> None:
         """Count ``weight`` orders sent at ``now``."""
         self.sent.append((now, weight))
+        self.charge(now, weight)
 
     def warned(self, now: float) -> float:
         """The venue warned: back off below the rate that drew the warning; the new limit."""
@@ -203,6 +257,7 @@ class RateBudgets:
                                for w in family.windows)
                 self._budgets[family.name] = _Budget(scaled)
         self._signers: dict[tuple[str, str], SignerBudget] = {}
+        self._tiers: dict[str, tuple[Tier | None, float]] = {}  # signer -> (tier, asked at)
 
     def take(self, api: str, method: str, path: str, signer: str | None = None,
              weight: int = 1) -> float:
@@ -231,15 +286,82 @@ class RateBudgets:
         """(kind, the signer's budget of it); ("", None) for a request without one."""
         if not signer:
             return "", None
-        for kind, families, ceiling in SIGNER_KINDS:
+        for kind, families, _ceiling in SIGNER_KINDS:
             if family in families:
-                key = (signer.lower(), kind)
-                budget = self._signers.get(key)
-                if budget is None:
-                    budget = self._signers[key] = SignerBudget(
-                        max(1, int(ceiling * self._share)))
-                return kind, budget
+                return kind, self._budget_of(signer.lower(), kind)
         return "", None
+
+    def _budget_of(self, signer: str, kind: str) -> SignerBudget:
+        """The signer's budget of ``kind`` (lower-case signer), made on first use and sized
+        by its tier when the venue named one."""
+        budget = self._signers.get((signer, kind))
+        if budget is None:
+            ceiling = next(c for k, _, c in SIGNER_KINDS if k == kind)
+            budget = self._signers[(signer, kind)] = SignerBudget(
+                max(1, int(ceiling * self._share)))
+            tier = self._tiers.get(signer, (None, 0.0))[0]
+            if tier is not None:
+                self._size(budget, kind, tier)
+        return budget
+
+    def _size(self, budget: SignerBudget, kind: str, tier: Tier) -> None:
+        # TIER_HEADROOM below the venue's figures: our bucket is debited when a request
+        # leaves and the venue's when it arrives, so arrival jitter must never find the
+        # venue's bucket emptier than ours (a refused order is not sent again).
+        scale = self._share * TIER_HEADROOM
+        rate, burst = tier.bucket(kind)
+        family_ceiling = next(c for k, _, c in SIGNER_KINDS if k == kind)
+        ceiling = max(1, int(min(family_ceiling * self._share, rate * SIGNER_WINDOW * scale)))
+        budget.sized(self._clock(), max(1.0, rate * scale), max(1.0, float(int(burst * scale))),
+                     ceiling)
+
+    def tier_due(self, signer: str | None) -> bool:
+        """Whether the signer's tier is to be asked now: never asked, or asked
+        ``TIER_REFRESH_SECONDS`` ago (the venue refreshes tiers every 3 hours)."""
+        if not signer:
+            return False
+        with self._lock:
+            asked = self._tiers.get(signer.lower())
+            return asked is None or self._clock() - asked[1] >= TIER_REFRESH_SECONDS
+
+    def set_tier(self, signer: str, tier: Tier | None) -> None:
+        """The venue named ``signer``'s tier (None: it could not say; the last one known
+        stays, and it is asked again at the next refresh): both budgets take its size."""
+        key = signer.lower()
+        with self._lock:
+            known = tier or self._tiers.get(key, (None, 0.0))[0]
+            self._tiers[key] = (known, self._clock())
+            if known is not None:
+                for kind, _, _ in SIGNER_KINDS:
+                    self._size(self._budget_of(key, kind), kind, known)
+
+    def tiers(self) -> dict[str, str]:
+        """Each signer's tier as the venue last named it: {signer: name}."""
+        with self._lock:
+            return {signer: tier.name for signer, (tier, _) in self._tiers.items()
+                    if tier is not None}
+
+    def charge(self, api: str, method: str, path: str, signer: str | None,
+               tokens: int) -> None:
+        """Spend ``tokens`` more of the signer's budget after the answer (a cancel-all's
+        cancelled orders, one token each: ACCOUNTS.md §12)."""
+        family = family_of(api, method, path, self._families)
+        if family is None or tokens <= 0:
+            return
+        with self._lock:
+            budget = self._signer_budget(signer, family.name)[1]
+            if budget is not None:
+                budget.charge(self._clock(), tokens)
+
+    def cancel_bucket(self, signer: str) -> tuple[float, int]:
+        """(tokens now, burst) of the signer's cancel bucket, at the tightest tier until
+        the venue names one: what one cancel request may cost without going below zero."""
+        with self._lock:
+            budget = self._budget_of(signer.lower(), "cancels")
+            if not budget.rate:
+                self._size(budget, "cancels", DEFAULT_TIER)
+            budget._refill(self._clock())
+            return budget.tokens, int(budget.burst)
 
     def warned(self, api: str, method: str, path: str, signer: str | None
                ) -> tuple[str, float] | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import Decimal
+from functools import partial
 
 from venue.gamma import Returns, Runner
 from venue.http import Call, VenueRequest, query
@@ -25,6 +26,7 @@ from venue.models import (
 from venue.order_versions import balance_asset_type
 from venue.parse import clob as parse
 from venue.parse import clob_trades as parse_trades
+from venue.rate_tiers import Tier, cancel_all_cost, parse_tier
 from venue.signing import SignedOrder, address_of, compact_json, l1_headers, l2_headers
 
 INITIAL_CURSOR = "MA=="
@@ -159,7 +161,8 @@ class ClobApi:
         headers = l2_headers(creds, "POST", "/order", body)
         request = VenueRequest("clob", "POST", "/order", body=body, headers=headers,
                                retryable=False)
-        return self._run(Call(request, parse.parse_post_order))
+        return self._run(Call(request, parse.parse_post_order,
+                              tier=partial(rate_limit_tier_call, creds)))
 
     def open_orders(
         self,
@@ -170,12 +173,17 @@ class ClobApi:
         order_id: str | None = None,
         next_cursor: str = INITIAL_CURSOR,
     ) -> Returns[OpenOrdersPage]:
-        """``GET /data/orders``: one page of the creds' open orders."""
+        """``GET /data/orders``: one page of the creds' open orders (``asset_id`` only with
+        its ``market``: the venue needs both from 2026-12-14, ACCOUNTS.md §12)."""
+        if asset_id and not market:
+            raise ValueError("open orders filtered by asset_id need the market too")
         params = query(market=market, asset_id=asset_id, id=order_id, next_cursor=next_cursor)
         # The HMAC covers the path only, never the query string.
         headers = l2_headers(creds, "GET", "/data/orders")
         request = VenueRequest("clob", "GET", "/data/orders", params, headers=headers)
-        return self._run(Call(request, parse.parse_open_orders))
+        # the tier too when due: a cancel-all sizes its requests by it after this listing
+        return self._run(Call(request, parse.parse_open_orders,
+                              tier=partial(rate_limit_tier_call, creds)))
 
     def order(self, creds: ApiCreds, order_id: str) -> Returns[OpenOrder | None]:
         """``GET /data/order/{id}``; None for the empty answer the venue gives finished orders."""
@@ -188,12 +196,19 @@ class ClobApi:
         creds: ApiCreds,
         *,
         trade_id: str | None = None,
+        market: str | None = None,
         asset_id: str | None = None,
         after: int | None = None,
         next_cursor: str = INITIAL_CURSOR,
     ) -> Returns[tuple[tuple[parse_trades.VenueTrade, ...], str]]:
-        """``GET /data/trades`` (L2): one page of the creds' trades, and the next cursor."""
-        params = query(id=trade_id, asset_id=asset_id, after=after, next_cursor=next_cursor)
+        """``GET /data/trades`` (L2): one page of the creds' trades, and the next cursor.
+
+        The venue filters by trade ``id``, ``maker_address``, ``market`` (condition id),
+        ``asset_id`` and time (docs.polymarket.com api-reference/trade/get-trades), never by
+        order: an order's trades are the ones naming it (``VenueTrade.fill_of``).
+        """
+        params = query(id=trade_id, market=market, asset_id=asset_id, after=after,
+                       next_cursor=next_cursor)
         headers = l2_headers(creds, "GET", "/data/trades")  # the path only, as /data/orders
         request = VenueRequest("clob", "GET", "/data/trades", params, headers=headers)
         return self._run(Call(request, parse_trades.parse_trades))
@@ -216,8 +231,11 @@ class ClobApi:
                        signature_type=signature_type, token_id=token_id)
         headers = l2_headers(creds, "GET", "/balance-allowance")
         request = VenueRequest("clob", "GET", "/balance-allowance", params, headers=headers)
-        # The venue answers base units (6 decimals) as a decimal string.
-        return self._run(Call(request, lambda body: Decimal(str(body["balance"])).scaleb(-6)))
+        # The venue answers base units (6 decimals) as a decimal string. The signer's tier
+        # rides along when due: the copy engine reads balances off the order path, so its
+        # orders rarely wait for the lookup.
+        return self._run(Call(request, lambda body: Decimal(str(body["balance"])).scaleb(-6),
+                              tier=partial(rate_limit_tier_call, creds)))
 
     def balance_allowances(
         self, creds: ApiCreds, *, signature_type: int = 0
@@ -260,19 +278,42 @@ class ClobApi:
                             weight=max(1, len(order_ids)))
 
     def cancel_all(self, creds: ApiCreds) -> Returns[CancelResult]:
-        """``DELETE /cancel-all``: every open order of the creds."""
-        return self._delete(creds, "/cancel-all", None)
+        """``DELETE /cancel-all``: every open order of the creds; it costs 1 plus one token
+        per cancelled order (the client's ``cancel_all_orders`` keeps that within the
+        signer's bucket)."""
+        return self._delete(creds, "/cancel-all", None, per_cancelled=True)
+
+    def rate_limit_tier(self, creds: ApiCreds) -> Returns[Tier]:
+        """``GET /v1/user/rate-limit-tier`` (L2): the creds' signer's rate-limit tier."""
+        return self._run(rate_limit_tier_call(creds))
 
     def cancel_market_orders(
         self, creds: ApiCreds, *, market: str | None = None, asset_id: str | None = None
     ) -> Returns[CancelResult]:
         """``DELETE /cancel-market-orders`` for a condition id and/or token."""
         body = {k: v for k, v in (("market", market), ("asset_id", asset_id)) if v}
-        return self._delete(creds, "/cancel-market-orders", compact_json(body))
+        return self._delete(creds, "/cancel-market-orders", compact_json(body),
+                            per_cancelled=True)
 
     def _delete(self, creds: ApiCreds, path: str, body: str | None,
-                weight: int = 1) -> Returns[CancelResult]:
+                weight: int = 1, per_cancelled: bool = False) -> Returns[CancelResult]:
         headers = l2_headers(creds, "DELETE", path, body)
         request = VenueRequest("clob", "DELETE", path, body=body, headers=headers,
                                weight=weight)
-        return self._run(Call(request, parse.parse_cancel))
+        return self._run(Call(request, parse.parse_cancel,
+                              tier=partial(rate_limit_tier_call, creds),
+                              charge=_cancelled if per_cancelled else None))
+
+
+def _cancelled(result: CancelResult) -> int:
+    """The tokens a cancel-all's answer costs beyond its 1: one per cancelled order."""
+    return cancel_all_cost(len(result.canceled)) - 1
+
+
+def rate_limit_tier_call(creds: ApiCreds) -> Call[Tier]:
+    """``GET /v1/user/rate-limit-tier`` (L2) as a call; not retried (the next order asks
+    again at the next refresh)."""
+    path = "/v1/user/rate-limit-tier"
+    request = VenueRequest("clob", "GET", path, headers=l2_headers(creds, "GET", path),
+                           retryable=False)
+    return Call(request, parse_tier)

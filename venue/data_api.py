@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from venue.gamma import Returns, Runner
 from venue.http import Call, VenueRequest, query
-from venue.models import ActivityItem, ActivityPage, LeaderboardEntry, Position
+from venue.models import ActivityItem, ActivityPage, LeaderboardEntry, Position, PositionPage
 from venue.parse import data_api as parse
 
 
@@ -129,6 +129,21 @@ class DataApi:
         )
         return self._run(Call(VenueRequest("data", "GET", "/positions", params),
                               parse.parse_positions))
+
+    def positions_page(
+        self,
+        user: str,
+        *,
+        cursor: str | None = None,
+        limit: int | None = None,
+        size_threshold: str | None = None,
+        status: str | None = None,
+    ) -> Returns[PositionPage]:
+        """``GET /v2/positions``: one cursor page, each row with its ``status`` (§12)."""
+        params = query(user=user, cursor=cursor, limit=None if cursor else limit,
+                       size_threshold=size_threshold, status=status)
+        return self._run(Call(VenueRequest("data", "GET", "/v2/positions", params),
+                              parse.parse_position_page))
 
     def leaderboard(
         self,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
+import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
@@ -52,6 +53,8 @@ from venue.tls import client_context
 
 T = TypeVar("T")
 # An answer as a runner got it: httpx's, or the lean pool's (status, headers, body).
+logger = logging.getLogger(__name__)
+
 Answer = httpx.Response  # every runner reads httpx's model, whichever transport carried it
 
 _MISSING = object()
@@ -123,6 +126,12 @@ class Call(Generic[T]):
     cache_key: str | None = None
     cache_ttl: float | None = None
     refresh: bool = False
+    # An order or cancel: what makes its signer's rate-limit tier lookup, asked first when
+    # due (``RateBudgets.tier_due``; made only then: orders are the hot path), and the
+    # tokens its answer costs beyond the request's weight (a cancel-all's cancelled
+    # orders: ACCOUNTS.md §12).
+    tier: Callable[[], Call[Any]] | None = None
+    charge: Callable[[T], int] | None = None
 
 
 def query(**params: Any) -> tuple[tuple[str, str], ...]:
@@ -339,6 +348,8 @@ class _Runner:
             attempt += 1
             outcome = _Attempt()
             if self.budgets is not None:
+                if call.tier is not None and attempt == 1:
+                    await self._tier(call.tier, call.request.headers.get(SIGNER_HEADER))
                 while (wait := _take(self.budgets, call.request)) > 0:
                     await self._pause(wait)  # this family's budget is spent: wait for room
             started = time.perf_counter()
@@ -354,11 +365,30 @@ class _Runner:
             _observe(call.request, started, outcome.error)
             if outcome.error is None:
                 _store(self.cache, call, self.config, outcome.value)
+                if call.charge is not None and self.budgets is not None:
+                    req = call.request
+                    self.budgets.charge(req.api, req.method, req.path,
+                                        req.headers.get(SIGNER_HEADER),
+                                        call.charge(outcome.value))
                 return outcome.value
             delay = outcome.next_delay(self.config, call, attempt)
             if delay is None:
                 raise outcome.error
             await self._pause(delay)
+
+
+    async def _tier(self, lookup: Callable[[], Call[Any]], signer: str | None) -> None:
+        """Ask the signer's rate-limit tier when due and size its budgets by it; a venue
+        that cannot say now leaves the last one known (asked again at the next refresh)."""
+        assert self.budgets is not None
+        if not signer or not self.budgets.tier_due(signer):
+            return
+        try:
+            tier = await self._exchange(lookup())
+        except VenueError as exc:
+            logger.info("rate-limit tier of %s not read: %s", signer, exc)
+            tier = None
+        self.budgets.set_tier(signer, tier)
 
 
 def _blocking(loop: Coroutine[Any, Any, T]) -> T:

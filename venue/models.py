@@ -14,7 +14,7 @@ from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 from operator import attrgetter
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from venue import fees
 
@@ -155,6 +155,19 @@ class Market:
     def outcome_for(self, token_id: str) -> str:
         """Outcome label of ``token_id``."""
         return self.outcomes[self.token_ids.index(token_id)]
+
+    @property
+    def resolved(self) -> bool:
+        """Whether the market is closed with its outcome decided (UMA ``resolved``)."""
+        return self.closed and "resolved" in self.uma_resolution_statuses
+
+    def payout(self, token_id: str) -> Decimal | None:
+        """What one share of ``token_id`` redeems for once resolved (its outcome price: 1 or
+        0, a split or neg-risk market's fraction); None while unresolved or not its token."""
+        if not self.resolved or token_id not in self.token_ids:
+            return None
+        index = self.token_ids.index(token_id)
+        return self.outcome_prices[index] if index < len(self.outcome_prices) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,6 +394,24 @@ class ActivityPage:
     has_more: bool
 
 
+# Data API v2 position statuses (ACCOUNTS.md §12, docs migrate/data-api-v1-to-v2). Any
+# other text the venue sends is kept as it is: a status we do not know never fails a read.
+OPEN, REDEEMABLE, REDEEMABLE_LOST, MERGEABLE, CLOSED = (
+    "OPEN", "REDEEMABLE", "REDEEMABLE_LOST", "MERGEABLE", "CLOSED")
+POSITION_STATUSES = (OPEN, REDEEMABLE, REDEEMABLE_LOST, MERGEABLE, CLOSED)
+
+
+def position_status(*, redeemable: bool, mergeable: bool, size: Decimal,
+                    price: Decimal) -> str:
+    """The v2 status a holding without one stands for (a v1 row, a paper position): a
+    resolved one priced 0 lost."""
+    if redeemable:
+        return REDEEMABLE if price > 0 else REDEEMABLE_LOST
+    if mergeable:
+        return MERGEABLE
+    return OPEN if size > 0 else CLOSED
+
+
 @dataclass(frozen=True, slots=True)
 class Position:
     """A wallet's position in one outcome token (Data API ``/positions``)."""
@@ -406,6 +437,29 @@ class Position:
     opposite_asset: str
     end_date: str
     negative_risk: bool
+    # Data API v2 ``status`` as the venue wrote it, unknown ones too (ACCOUNTS.md §12):
+    # OPEN, REDEEMABLE, REDEEMABLE_LOST, MERGEABLE, CLOSED; derived for v1 rows.
+    status: str = "OPEN"
+
+
+@dataclass(frozen=True, slots=True)
+class PositionPage:
+    """A cursor page of Data API v2 positions."""
+
+    items: tuple[Position, ...]
+    next_cursor: str | None
+    has_more: bool
+
+
+ItemT = TypeVar("ItemT")
+
+
+@dataclass(frozen=True, slots=True)
+class KeysetPage(Generic[ItemT]):
+    """A Gamma keyset page (``/markets/keyset``, ``/events/keyset``): no cursor on the last."""
+
+    items: tuple[ItemT, ...]
+    next_cursor: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -439,6 +493,8 @@ class OpenOrder:
     outcome: str
     expiration: int
     order_type: str
+    # A hint only: deprecated from 2026-12-14, when it may be empty while the order has
+    # fills (ACCOUNTS.md §12); the fills are the /data/trades naming the order.
     associate_trades: tuple[str, ...]
     created_at: int
 

@@ -287,6 +287,22 @@ def sign_wallet_batch(auth: RelayerAuth, key: OrderKey, *, chain_id: int, factor
                                 signature=signature, metadata=metadata)
 
 
+def resign_wallet_batch(payload: Mapping[str, Any], key: OrderKey, *, chain_id: int,
+                        nonce: int, session_signer: bool = False) -> dict[str, Any]:
+    """``payload`` (a signed ``WALLET`` body) signed again with ``nonce``: the same calls,
+    deadline, wallet and metadata, as the SDKs re-sign once with the nonce a refusal names
+    (ts-sdk ``resignDepositWalletExecuteRequest``, PR #247; py-sdk PR #213)."""
+    params = payload["depositWalletParams"]
+    wallet, deadline = str(params["depositWallet"]), int(str(params["deadline"]))
+    calls = [Call(str(c["target"]), str(c["data"]), int(str(c.get("value", 0))))
+             for c in params["calls"]]
+    signature = sign_batch(key, chain_id=chain_id, wallet=wallet, nonce=nonce,
+                           deadline=deadline, calls=calls, session_signer=session_signer)
+    return wallet_batch_payload(signer=str(payload["from"]), factory=str(payload["to"]),
+                                wallet=wallet, nonce=nonce, deadline=deadline, calls=calls,
+                                signature=signature, metadata=str(payload.get("metadata", "")))
+
+
 def sign_legacy_batch(auth: RelayerAuth, key: OrderKey, *, signature_type: int,
                       contracts: AccountContracts, wallet: str,
                       calls: tuple[Call, ...] | list[Call], metadata: str = ""
@@ -384,6 +400,7 @@ __all__ = [
     "await_final",
     "create_wallet",
     "legacy_batch",
+    "resign_wallet_batch",
     "run_steps",
     "sign_legacy_batch",
     "sign_wallet_batch",

@@ -1,7 +1,9 @@
 """``copytrade worker``: one Trio process that runs RQ jobs and hosts long-lived tasks.
 
 Jobs come from RQ queues (``<REDIS_PREFIX>high``, ``default``, ``low``, served in
-that order) and keep RQ's data model (started, finished and failed registries,
+that order, in ``capacity`` slots; ``replays``, the copyability replays, only in
+``replay_slots`` of their own, so a replay never holds a slot a withdrawal or a
+notification waits for) and keep RQ's data model (started, finished and failed registries,
 results), so RQ's tools can inspect them. The loop is ours: RQ's Worker forks
 and times jobs out with SIGALRM, which cannot work for threads in one process.
 
@@ -66,6 +68,7 @@ class WorkerSettings:
     prefix: str = "copytrade:"
     queues: tuple[str, ...] = jobs_service.QUEUES
     capacity: int = 8
+    replay_slots: int = 1  # replays at once, beside ``capacity`` (0: none on this worker)
     grace_seconds: float = 25.0
     heartbeat_seconds: float = 10.0
     poll_seconds: float = 0.5  # longest pause between claims while idle
@@ -81,6 +84,7 @@ class WorkerSettings:
         """Worker settings from the process's Settings."""
         return cls(redis_url=redis_url, prefix=settings.redis_prefix,
                    capacity=settings.worker.capacity,
+                   replay_slots=settings.worker.replay_slots,
                    grace_seconds=settings.worker.grace_seconds,
                    heartbeat_seconds=settings.worker.heartbeat_seconds)
 
@@ -114,6 +118,23 @@ class RunningJob:
     abandoned: bool = False
     recorded: bool = False  # its outcome is in Redis: no more heartbeats
     lock: threading.Lock = field(default_factory=threading.Lock)  # heartbeat vs record
+    lane: _Lane | None = None  # the slots it holds (released when it ends)
+
+
+class _Lane:
+    """Queues claimed into slots of their own: the work queues in ``capacity`` slots, the
+    replays in ``replay_slots``; each with its own threads for sync jobs."""
+
+    def __init__(self, name: str, queues: list[Any], slots: int) -> None:
+        self.name = name
+        self.queues = queues
+        self.slots = trio.Semaphore(slots)
+        # Sync jobs' threads, running or abandoned after a timeout, apart from the
+        # threads the host itself uses for Redis: abandoned threads can never
+        # starve claims and heartbeats. Beyond ``slots`` abandoned threads, new
+        # sync jobs wait for a thread (within their own timeout).
+        self.threads = trio.CapacityLimiter(2 * slots)
+        self.wait_scope: trio.CancelScope | None = None
 
 
 @dataclass
@@ -135,24 +156,25 @@ class WorkerHost:
     def __init__(self, settings: WorkerSettings, client: redis.Redis | None = None) -> None:
         self.settings = settings
         self.client = client or redis_client.connect(settings.redis_url)
+        served = [name for name in settings.queues
+                  if name != jobs_service.REPLAY_QUEUE or settings.replay_slots > 0]
         self.queues = [jobs_service.queue(name, prefix=settings.prefix,
                                           redis_connection=self.client)
-                       for name in settings.queues]
+                       for name in served]
         self.identity = worker_registry.WorkerIdentity(prefix=settings.prefix,
                                                        queue_names=[q.name for q in self.queues])
         self.running: dict[str, RunningJob] = {}
         self.tasks: dict[str, LongTask] = {}
         self.abandoned_threads = 0
-        self._slots = trio.Semaphore(settings.capacity)
-        # Sync jobs' threads, running or abandoned after a timeout, apart from the
-        # threads the host itself uses for Redis: abandoned threads can never
-        # starve claims and heartbeats. Beyond ``capacity`` abandoned threads,
-        # new sync jobs wait for a thread (within their own timeout).
-        self._job_threads = trio.CapacityLimiter(2 * settings.capacity)
+        by_name = dict(zip(served, self.queues, strict=True))
+        self._lanes = [_Lane("work", [by_name[n] for n in served
+                                      if n != jobs_service.REPLAY_QUEUE], settings.capacity)]
+        if jobs_service.REPLAY_QUEUE in by_name:
+            self._lanes.append(_Lane("replays", [by_name[jobs_service.REPLAY_QUEUE]],
+                                     settings.replay_slots))
         self._taking_work = True
         self._shutdown_requested = False
         self._deadline = math.inf
-        self._wait_scope: trio.CancelScope | None = None
         self._drain_scope: trio.CancelScope | None = None
         self._job_nursery: trio.Nursery | None = None
         self._task_nursery: trio.Nursery | None = None
@@ -172,8 +194,9 @@ class WorkerHost:
         await self._register()
         try:
             await self._reap()
-            log.info("worker %s serving %s (capacity %d)", self.name,
-                     ", ".join(q.name for q in self.queues), self.settings.capacity)
+            log.info("worker %s serving %s (capacity %d, replay slots %d)", self.name,
+                     ", ".join(q.name for q in self.queues), self.settings.capacity,
+                     self.settings.replay_slots if len(self._lanes) > 1 else 0)
             async with trio.open_nursery() as root:
                 root.start_soon(self._heartbeat_loop)
                 root.start_soon(self._drain_request_loop)
@@ -188,7 +211,9 @@ class WorkerHost:
                     async with trio.open_nursery() as jobs:
                         self._job_nursery = jobs
                         task_status.started(self)
-                        await self._claim_loop()
+                        async with trio.open_nursery() as lanes:
+                            for lane in self._lanes:
+                                lanes.start_soon(self._claim_loop, lane)
                         self._accepting_tasks = False
                         self._cancel_all_tasks()
                         await self._drain()
@@ -220,8 +245,9 @@ class WorkerHost:
     def stop_taking_work(self) -> None:
         """Claim no more jobs; running jobs and the grace period carry on (the drain path)."""
         self._taking_work = False
-        if self._wait_scope is not None:
-            self._wait_scope.cancel()
+        for lane in self._lanes:
+            if lane.wait_scope is not None:
+                lane.wait_scope.cancel()
 
     def request_shutdown(self) -> None:
         """Stop claiming and give running jobs the grace period before re-queueing them."""
@@ -269,43 +295,43 @@ class WorkerHost:
 
     # -- claiming ----------------------------------------------------------------
 
-    async def _claim_loop(self) -> None:
+    async def _claim_loop(self, lane: _Lane) -> None:
         delay = MIN_POLL_SECONDS
         while self._taking_work:
             acquired = False
-            with trio.CancelScope() as self._wait_scope:
-                await self._slots.acquire()
+            with trio.CancelScope() as lane.wait_scope:
+                await lane.slots.acquire()
                 acquired = True
             if not self._taking_work:
                 if acquired:
-                    self._slots.release()
+                    lane.slots.release()
                 break
             try:
                 with trio.CancelScope(shield=True):  # a claimed job must not be dropped
                     claim = await trio.to_thread.run_sync(
-                        lifecycle.claim_next, self.client, self.queues, self.name,
+                        lifecycle.claim_next, self.client, lane.queues, self.name,
                         self.settings.worker_ttl)
             except Exception as exc:  # Redis down, a corrupt job record: keep serving
                 log.error("worker %s cannot claim jobs: %s", self.name, exc)
                 claim = None
                 delay = self.settings.poll_seconds
             if claim is None:
-                self._slots.release()
+                lane.slots.release()
                 if not self._taking_work:
                     break
-                with trio.CancelScope() as self._wait_scope:
+                with trio.CancelScope() as lane.wait_scope:
                     await trio.sleep(delay)
                 delay = min(delay * 2, self.settings.poll_seconds)
                 continue
             delay = MIN_POLL_SECONDS
-            self._start_job(claim)
+            self._start_job(claim, lane)
 
-    def _start_job(self, claim: lifecycle.Claim) -> None:
+    def _start_job(self, claim: lifecycle.Claim, lane: _Lane) -> None:
         timeout = claim.job.timeout
         seconds = float(timeout) if timeout and timeout > 0 else math.inf
         context = job_table.JobContext(job_id=claim.job_id, name="", ids=(),
                                        timeout=seconds, host=self)
-        running = RunningJob(claim=claim, context=context)
+        running = RunningJob(claim=claim, context=context, lane=lane)
         self.running[claim.execution.composite_key] = running
         assert self._job_nursery is not None
         self._job_nursery.start_soon(self._run_job, running, name=f"job:{claim.job_id}")
@@ -332,7 +358,8 @@ class WorkerHost:
             log.exception("worker %s could not settle job %s", self.name, claim.job_id)
         finally:
             self.running.pop(claim.execution.composite_key, None)
-            self._slots.release()
+            assert running.lane is not None
+            running.lane.slots.release()
 
     async def _execute(self, running: RunningJob) -> _Success | _Failure | _Requeue:
         claim, context = running.claim, running.context
@@ -366,10 +393,11 @@ class WorkerHost:
 
     async def _call_in_thread(self, running: RunningJob, function: Callable[..., Any],
                               args: tuple[Any, ...]) -> Any:
+        assert running.lane is not None
         try:
             return await trio.to_thread.run_sync(self._thread_body, running, function, args,
                                                  abandon_on_cancel=True,
-                                                 limiter=self._job_threads)
+                                                 limiter=running.lane.threads)
         except trio.Cancelled:
             with self._thread_lock:
                 running.abandoned = True

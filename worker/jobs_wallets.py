@@ -7,6 +7,7 @@ is persisted before it is broadcast, and a re-run only re-sends those bytes.
 from __future__ import annotations
 
 from models.wallet import ONBOARDING_READY
+from services.trading import resolved_positions
 from services.wallets import (
     claims,
     collateral,
@@ -30,6 +31,7 @@ def send_withdrawal(withdrawal_id: str) -> str:
 def redeem_claim(claim_id: str) -> str:
     """Approve if needed, redeem (once) and settle a claim; return its final status."""
     status = claims.redeem(claim_id)
+    resolved_positions.close_claimed(claim_id)  # the copy positions it redeemed close
     wallet_notices.claim_outcome(claim_id)
     return status
 

@@ -1,6 +1,6 @@
 """Notifications: the centre (list, mark read), channels (add, list, remove, test, rotate, log)
-and preferences. Reads: a session JWT or `read:account`; adding and changing channels and
-preferences: a session JWT."""
+and preferences. Reads: a session JWT or `read:account`; marking read: `trade:execute`;
+adding and changing channels and preferences: a session JWT."""
 
 from __future__ import annotations
 
@@ -45,23 +45,26 @@ class Notifications(MethodView):
     def get(self, args):
         """The caller's notifications, newest first (bare array, X-Pagination-* headers).
 
-        Types: copy.filled, copy.skipped, config.stopped, config.breaker_opened,
-        config.out_of_funds, order.filled, order.failed, claim.available, claim.completed,
-        withdrawal.completed, withdrawal.ambiguous, deposit.received, account.ready,
-        feed.degraded, venue.throttled, channel.disabled. `unread=true` keeps the unread ones.
+        Types: copy.filled, copy.skipped, copy.unconfirmed, config.stopped,
+        config.breaker_opened, config.buys_paused, config.out_of_funds, order.filled, order.failed,
+        claim.available, claim.completed, withdrawal.completed, withdrawal.ambiguous,
+        deposit.received, account.ready, feed.degraded, venue.throttled, channel.disabled.
+        `unread=true` keeps the unread ones.
         """
         return paged(inbox.list_notifications(_user(), **args))
 
 
 @blp.route("/read")
 class MarkRead(MethodView):
-    @access.requires("read:account")
+    # A write: marking read hides a withdrawal or stop notice, so a read-only key may not.
+    @access.requires("trade:execute")
     @idempotent
     @blp.arguments(MarkReadRequestSchema)
     @blp.response(200, MarkReadResultSchema)
     @blp.errors(400, 401, 403, 429)
     def post(self, body):
-        """Mark notifications read (`ids`), or all of them without `ids`."""
+        """Mark notifications read (`ids`), or all of them without `ids`. Needs
+        `trade:execute` (a `read:account` key cannot hide a notice from its owner)."""
         return inbox.mark_read(_user(), body.get("ids"))
 
 
@@ -89,7 +92,7 @@ class Channels(MethodView):
         shown here once). 501 `feature_not_enabled` for telegram without a bot configured.
         """
         added = channels.add(_user(), body["kind"], url=body.get("url"), label=body["label"])
-        return {**channels.as_dict(added.channel), "secret": added.secret,
+        return {**channels.as_dict(added.channel, added.url), "secret": added.secret,
                 "link_code": added.link_code, "link_url": added.link_url}
 
 

@@ -25,12 +25,15 @@ class Positions(MethodView):
     @blp.response(200, PositionSchema(many=True))
     @blp.errors(400, 401, 403, 429, 503)
     def get(self, args):
-        """The caller's positions (bare array, not paginated).
+        """The caller's positions (bare array, not paginated), each with the venue's `status`.
 
         Sizes are the venue's (Data API positions of the wallet's maker address); cost
         basis and realized PnL come from the platform's fills ledger (average cost, fees
         included); current price is the live book's midpoint, or the settlement price once
-        resolved, when `claimable_value` is also set.
+        resolved, when `claimable_value` is also set. `status` is the venue's as it wrote
+        it (`OPEN`, `REDEEMABLE`, `REDEEMABLE_LOST`, `MERGEABLE`, `CLOSED`, or one this
+        version does not know): a `REDEEMABLE_LOST` position is never offered for a claim
+        (`claimable_value` 0), a `MERGEABLE` one carries `merge_value`.
         """
         return positions.list_positions(access.current_principal().user, args["active_only"])
 

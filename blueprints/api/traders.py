@@ -69,7 +69,14 @@ class Copyability(MethodView):
         is (sample size, markets' shares, a seeded bootstrap interval). The slippage model:
         docs/user/copyability.md. Cached per (address, window, rules and delays) for 15
         minutes. 400 `validation_failed` names the field (`address`, `window`,
-        `rules.<field>`, `config_id`, `delay_p50_ms`)."""
+        `rules.<field>`, `config_id`, `delay_p50_ms`).
+
+        Bounded per user: at most `COPYABILITY_MAX_IN_FLIGHT` (2 by default) of your reports
+        queued or running at once, and `COPYABILITY_REPORTS_PER_DAY` (20) asked for in any
+        24 hours. One more answers 429 `rate_limited` with `Retry-After` and `limit`
+        (`reports_in_flight`, with `in_flight`: the locations to follow, or
+        `reports_per_day`) and `allowed`. A cached answer, or a report of the same question
+        already being built, counts for neither and is never refused."""
         done, operation = copyability_reports.request(access.current_principal().user,
                                                       address, body)
         if done:

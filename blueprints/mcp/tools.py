@@ -295,7 +295,9 @@ TOOLS: tuple[Tool, ...] = (
             "max drawdown, capital needed, the share of its PnL we could not have copied, "
             "and reliability (sample size, market concentration, a bootstrap interval). "
             "Built by a background job: while `status` is queued or running, call again "
-            "with the same arguments (cached 15 minutes) until it is `done`."),
+            "with the same arguments (cached 15 minutes) until it is `done`. New reports "
+            "are bounded per user (a few in flight, a number a day): past either, "
+            "`rate_limited` with `retry_after`; an identical call is never refused."),
         input=CopyabilityToolArgsSchema, output=single(CopyabilityOperationSchema),
         call=lambda principal, args: copyability_reports.request(
             principal.user, args["address"], args)[1],
@@ -307,7 +309,9 @@ TOOLS: tuple[Tool, ...] = (
             "The live positions of the trading wallet: shares, cost basis, current price "
             "(the book's midpoint, or the settlement price once resolved), value, "
             "unrealized and realized PnL, and `claimable_value` for resolved winners "
-            "(claim them with claim_positions)."),
+            "(claim them with claim_positions). `status` is the venue's, kept as it wrote "
+            "it: `REDEEMABLE_LOST` pays nothing, `MERGEABLE` shows `merge_value` (pUSD a "
+            "merge of the complete sets held returns), an unknown one is shown as it is."),
         input=PositionsArgsSchema, output=listing("positions", PositionSchema,
                                                   "OpenPositionsResult"),
         call=lambda principal, args: positions.list_positions(principal.user,
@@ -345,7 +349,7 @@ TOOLS: tuple[Tool, ...] = (
         call=lambda principal, args: inbox.list_notifications(principal.user, **args),
         annotations=LOCAL_READ),
     Tool(
-        name="mark_notifications_read", title="Mark notifications read", scope="read:account",
+        name="mark_notifications_read", title="Mark notifications read", scope="trade:execute",
         description=(
             "Mark notifications read by `ids` (from list_notifications), or all of them "
             "without `ids`; answers how many changed and how many stay unread."),

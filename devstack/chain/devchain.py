@@ -283,6 +283,9 @@ class DevContracts:
             "NATIVE_USDC_ADDRESS": self.native_usdc,
             "POSITION_MANAGER_ADDRESS": self.position_manager,
             "PROTOCOL_V2_ROUTER_ADDRESS": self.protocol_v2_router,
+            # the sandbox's operator sends the match settlements (chain_settlement.py): the
+            # only sender whose pending match calls the copy engine believes
+            "COPY_PENDING_OPERATORS": self.deployer,
         }
 
     def to_dict(self) -> dict[str, Any]:

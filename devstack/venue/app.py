@@ -11,7 +11,7 @@ import time
 
 from flask import Flask, Response, g, request
 
-from devstack.venue import clob, control, data_api, gamma, relayer, signer_limits
+from devstack.venue import clob, control, data_api, gamma, rate_tiers, relayer, signer_limits
 from devstack.venue.config import SandboxConfig
 from devstack.venue.faults import FaultRule
 from devstack.venue.market_ws import install_market_ws
@@ -135,6 +135,41 @@ def create_sandbox_app(
             return error_response(f"Too Many Requests: {warning}", 429)
         g.rate_limit_warning = warning
         return None
+
+    @app.before_request
+    def _rate_tiers() -> Response | None:
+        # Per-signer token buckets by tier (rate_tiers.py): 429 when the bucket is short.
+        path = request.path
+        if not path.startswith(CLOB_PREFIX) or not state.rate_tiers.enforce:
+            return None
+        admission = state.rate_tiers.admit(request.method, path[len(CLOB_PREFIX):],
+                                           request.headers.get("POLY_ADDRESS"),
+                                           _batch_size(request.get_data(cache=True)))
+        if admission is None:
+            return None
+        if not admission.admitted:
+            response = error_response(
+                f"Too Many Requests: {admission.kind} rate limit of tier {admission.tier}", 429)
+            response.headers["Retry-After"] = str(admission.retry_after)
+            response.headers[rate_tiers.TIER_HEADER] = admission.tier
+            return response
+        g.rate_tier = admission
+        return None
+
+    @app.after_request
+    def _rate_tier_headers(response: Response) -> Response:
+        admission = g.pop("rate_tier", None)
+        if admission is None:
+            return response
+        remaining = admission.remaining
+        per_cancelled = request.path[len(CLOB_PREFIX):] in rate_tiers.PER_CANCELLED
+        if per_cancelled and response.status_code < 300:
+            cancelled = (response.get_json(silent=True) or {}).get("canceled") or []
+            remaining = state.rate_tiers.charge_cancelled(request.headers["POLY_ADDRESS"],
+                                                          len(cancelled))
+        response.headers[rate_tiers.REMAINING_HEADER] = f"{remaining:g}"
+        response.headers[rate_tiers.TIER_HEADER] = admission.tier
+        return response
 
     @app.after_request
     def _warn(response: Response) -> Response:

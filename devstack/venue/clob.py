@@ -15,15 +15,16 @@ from devstack.ctf import is_protocol_position_id
 from devstack.venue import auth
 from devstack.venue.market_channel import book_summary
 from devstack.venue.matching import BookOrder
+from devstack.venue.rejections import ERR_ASSET_WITHOUT_MARKET
 from devstack.venue.responses import error_response, json_response, poly_headers, query_int
 from devstack.venue.state import (
     ERR_L1,
     ApiKeyRecord,
-    ClobTrade,
     SandboxState,
     VenueRejection,
     amount_text,
 )
+from devstack.venue.tape import TradePart
 
 bp = Blueprint("sandbox_clob", __name__)
 
@@ -510,6 +511,13 @@ def cancel_orders():
     return json_response(_cancel([str(i) for i in body]))
 
 
+@bp.get("/v1/user/rate-limit-tier")
+@l2_required
+def rate_limit_tier():
+    """GET /v1/user/rate-limit-tier (L2): the tier of the key's signer (rate_tiers.py)."""
+    return json_response({"tier": _state().rate_tiers.tier_of(g.api_key.address)})
+
+
 @bp.delete("/cancel-all")
 @l2_required
 def cancel_all():
@@ -532,7 +540,7 @@ def cancel_market_orders():
             state.desk.cancel_where(g.api_key, body.get("market"), body.get("asset_id")))
 
 
-def open_order_json(order: BookOrder) -> dict:
+def open_order_json(state: SandboxState, order: BookOrder) -> dict:
     """An order as GET /data/orders lists it (sizes in shares, decimal strings)."""
     return {
         "id": order.order_id,
@@ -548,7 +556,7 @@ def open_order_json(order: BookOrder) -> dict:
         "outcome": order.outcome,
         "expiration": str(order.expiration),
         "order_type": order.order_type,
-        "associate_trades": list(order.associate_trades),
+        "associate_trades": state.lifecycle.associate_trades(order, state.clock()),
         "created_at": order.created_at,
     }
 
@@ -556,16 +564,20 @@ def open_order_json(order: BookOrder) -> dict:
 @bp.get("/data/orders")
 @l2_required
 def open_orders():
-    """GET /data/orders (L2): live orders, cursor-paginated."""
+    """GET /data/orders (L2): live orders, cursor-paginated.
+
+    ``asset_id`` alone is refused: from 2026-12-14 it needs ``market`` beside it
+    (ACCOUNTS.md §12).
+    """
     state = _state()
+    market, asset_id = request.args.get("market", ""), request.args.get("asset_id", "")
+    if asset_id and not market:
+        raise VenueRejection(ERR_ASSET_WITHOUT_MARKET)
     with state.lock:
-        orders = state.desk.listed_orders(
-            g.api_key,
-            market=request.args.get("market", ""),
-            asset_id=request.args.get("asset_id", ""),
-            order_id=request.args.get("id", ""),
-        )
-    page, next_cursor = _cursor_page([open_order_json(o) for o in orders], 100)
+        orders = state.desk.listed_orders(g.api_key, market=market, asset_id=asset_id,
+                                          order_id=request.args.get("id", ""))
+        listed = [open_order_json(state, o) for o in orders]
+    page, next_cursor = _cursor_page(listed, 100)
     return json_response({"limit": 100, "next_cursor": next_cursor, "count": len(page),
                           "data": page})
 
@@ -579,15 +591,16 @@ def get_order(order_id: str):
         order = state.desk.order_for(g.api_key, order_id)
         if state.lifecycle.finished_order_hidden(order):
             return Response("", 200, mimetype="application/json")  # as the venue: nothing
-        return json_response(open_order_json(order))
+        return json_response(open_order_json(state, order))
 
 
-def clob_trade_json(trade: ClobTrade, viewer: str, status: str = "CONFIRMED") -> dict:
-    """A CLOB trade from the viewer's side (TAKER or MAKER)."""
+def clob_trade_json(part: TradePart, viewer: str, status: str = "CONFIRMED") -> dict:
+    """A CLOB trade entity (a match, or a part of one) from the viewer's side."""
+    trade = part.trade
     taker = trade.taker_order
     market = trade.market
     makers = []
-    for order, shares, maker_price in trade.maker_fills:
+    for order, shares, maker_price in part.maker_fills:
         makers.append({
             "order_id": order.order_id,
             "owner": order.owner,
@@ -601,17 +614,17 @@ def clob_trade_json(trade: ClobTrade, viewer: str, status: str = "CONFIRMED") ->
         })
     side = "TAKER" if taker.maker.lower() == viewer.lower() else "MAKER"
     return {
-        "id": trade.id,
+        "id": part.id,
         "taker_order_id": taker.order_id,
         "market": market.condition_id,
         "asset_id": taker.token_id,
         "side": taker.side,
-        "size": amount_text(trade.size),
+        "size": amount_text(part.size),
         "fee_rate_bps": str(trade.fee_rate_bps),
-        "price": format(trade.price.normalize(), "f"),
+        "price": format(part.price.normalize(), "f"),
         "status": status,
-        "match_time": str(trade.match_time),
-        "last_update": str(trade.match_time),
+        "match_time": str(part.match_time),
+        "last_update": str(part.match_time),
         "outcome": taker.outcome,
         "bucket_index": 0,
         "owner": taker.owner,
@@ -637,6 +650,7 @@ def trades():
     funders = {record.address.lower()} | state.accounts.wallets_of(record.address)
     with state.lock:
         rows = []
+        now = state.clock()
         for trade in reversed(state.tape.clob_trades.values()):
             orders = [trade.taker_order, *(o for o, _, _ in trade.maker_fills)]
             parties = {o.maker.lower() for o in orders}
@@ -645,18 +659,18 @@ def trades():
                                           if o.owner == record.api_key}
             if not mine:
                 continue
-            if wanted_id and trade.id != wanted_id:
-                continue
             if market and trade.market.condition_id != market:
                 continue
             if asset and trade.taker_order.token_id != asset:
                 continue
             if maker_address and maker_address.lower() not in parties:
                 continue
-            if not after <= trade.match_time <= before:
-                continue
-            status = state.lifecycle.status(trade, state.clock())
-            rows.append(clob_trade_json(trade, next(iter(mine)), status))
+            for part in reversed(state.lifecycle.visible_parts(trade, now)):
+                if (wanted_id and part.id != wanted_id) or \
+                        not after <= part.match_time <= before:
+                    continue
+                status = state.lifecycle.status(trade, now, part.matched_at)
+                rows.append(clob_trade_json(part, next(iter(mine)), status))
     page, next_cursor = _cursor_page(rows, 100)
     return json_response({"limit": 100, "next_cursor": next_cursor, "count": len(page),
                           "data": page})

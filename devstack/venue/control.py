@@ -26,6 +26,9 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              or {address, token_id, shares}; pUSD and tokens
                                              reach /balance-allowance after its /update
                                              (seen: true: the cache has them already)
+* POST   /_sandbox/markets/<condition>/house  {fair_price?, liquidity?}: recenter the
+                                             house's quotes; liquidity false pulls them
+                                             (an empty book), true puts them back
 * POST   /_sandbox/markets/<condition>/delay  {seconds}: Gamma ``secondsDelay``; marketable
                                              orders answer "delayed" and match after it;
                                              delayed orders cannot be cancelled
@@ -35,12 +38,18 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              the taker delay delays marketable orders
                                              as secondsDelay does, in ms
 * POST   /_sandbox/lifecycle                  {empty_finished_orders?, mined_after?,
-                                             confirmed_after?, fail_next?}: trades go
+                                             confirmed_after?, fail_next?, associate_trades?,
+                                             split_parts?, split_every?}: trades go
                                              MATCHED -> MINED -> CONFIRMED (seconds after the
                                              match); the next `fail_next` trades of API-key
                                              orders go RETRYING -> FAILED and are undone;
                                              finished orders answer GET /data/order/<id>
-                                             with an empty body (default, as the venue)
+                                             with an empty body (default, as the venue);
+                                             associate_trades: false leaves every order's
+                                             associate_trades empty (ACCOUNTS.md §12); a
+                                             match of an API-key order shows as split_parts
+                                             trades in /data/trades, split_every s apart
+                                             (size_matched counts it whole at once)
 * GET    /_sandbox/balances/<address>         {pusd, positions: {token_id: shares}}
 * POST   /_sandbox/trades                     inject a fill {wallet, token_id, side, price?, size?}
                                              (answers its RTDS payloads and published_us)
@@ -57,7 +66,9 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              fail_next {state: FAILED|INVALID, message},
                                              quota (429 on submit), down (503),
                                              builder {key, secret, passphrase},
-                                             relayer_key_for (address: answers a minted key)
+                                             relayer_key_for (address: answers a minted key),
+                                             wrong_nonce (two_wallets | always | off: the
+                                             execute-params nonce, ACCOUNTS.md §12)
 * POST   /_sandbox/strict-accounts            {enabled?, allowlisted?: [EOAs, type 0],
                                              grandfathered?: [proxy/Safe makers, types 1/2]}:
                                              the venue's account rules at order time, ON by
@@ -70,6 +81,12 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              cached balance and allowance of the exchange.
                                              Lists add to what is there; answers {enabled,
                                              allowlisted, grandfathered}
+* POST   /_sandbox/rate-tiers                 {tiers?: {address: standard|copper|...|elite},
+                                             enforce?}: the tier GET /clob/v1/user/rate-limit-
+                                             tier names (standard by default) and, with
+                                             enforce, each signer's order and cancel token
+                                             buckets (cancel-all: 1 + cancelled, after);
+                                             answers {enforce, tiers, refusals, lowest}
 * POST   /_sandbox/faults                     {path, count?, status?, delay?, method?, retry_after?,
                                              after?, reset?}: after=true serves the request,
                                              then loses its answer (late, replaced by status,
@@ -107,6 +124,16 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              in `window` s, answers carry
                                              Poly-RateLimit-Warning (enforce: 429 instead);
                                              0 switches a limit off
+* POST   /_sandbox/list-rules             {keyset_refused?, offset_retired?, position_status?}
+                                             (null switches one off; ACCOUNTS.md §12):
+                                             Gamma's /markets/keyset and /events/keyset
+                                             answer keyset_refused (404, 410...), the offset
+                                             lists /markets and /events answer
+                                             offset_retired; every /v2/positions row
+                                             reports position_status (a status clients do
+                                             not know). Always on: keyset pages of at most
+                                             100 markets / 500 events, no offset there, and
+                                             at most 100 condition_ids a request
 * POST   /_sandbox/version                    {version: 2|3}: bump the order version
                                              (orders signed for another: order_version_mismatch)
 """
@@ -124,6 +151,7 @@ from devstack.venue.catalog import TAGS, FeeSchedule, MarketSeed
 from devstack.venue.faults import FaultRule
 from devstack.venue.feed import ACTIVITY_STATES, ACTIVITY_TYPES
 from devstack.venue.gamma import market_json
+from devstack.venue.relay import WRONG_NONCE_MODES
 from devstack.venue.responses import error_response, json_response
 from devstack.venue.state import Fill, SandboxState, VenueRejection, amount_text
 from devstack.venue.versions import VERSIONS
@@ -210,6 +238,7 @@ def state_summary():
             "faults": state.faults.snapshot(),
             "mode": state.modes.describe(),
             "lifecycle": state.lifecycle.switches.describe(),
+            "list_rules": state.list_rules.describe(),
             "chain": state.chain.describe() if state.chain else None,
             "chain_settlement": (state.chain_settlement.describe()
                                  if state.chain_settlement else None),
@@ -336,6 +365,28 @@ def market_fees(condition_id: str):
         return json_response(market_json(state, market))
 
 
+@bp.post("/markets/<condition_id>/house")
+def market_house(condition_id: str):
+    """Move the house's quotes of a market: {fair_price?} recenters them, {liquidity:
+    false} pulls them (the book empties), {liquidity: true} puts them back."""
+    body = _body()
+    fair = _decimal(body, "fair_price")
+    liquidity = body.get("liquidity")
+    if liquidity is not None and not isinstance(liquidity, bool):
+        raise VenueRejection("liquidity must be true or false")
+    if fair is not None and not 0 < fair < 1:
+        raise VenueRejection("fair_price must be between 0 and 1")
+    state = _state()
+    with state.lock:
+        market = state.catalog.market(condition_id)
+        if liquidity is not None:
+            market.house_liquidity = liquidity
+        if fair is not None or liquidity is not None:
+            # recentering cancels the house's quotes and rests them again while it quotes
+            state.recenter_house(market, market.fair_price if fair is None else fair)
+        return json_response(market_json(state, market))
+
+
 @bp.post("/markets/<condition_id>/delay")
 def delay_market(condition_id: str):
     """Set a market's matching delay (Gamma ``secondsDelay``; 0 switches it off)."""
@@ -372,14 +423,27 @@ def market_parameters(condition_id: str):
 
 @bp.post("/lifecycle")
 def lifecycle():
-    """Switch how orders and trades move after placement (see the module docstring)."""
+    """Switch how orders and trades move after placement: settlement steps
+    (mined_after, confirmed_after), fail_next, empty_finished_orders, associate_trades
+    (false: every order lists none, ACCOUNTS.md §12), and split_parts / split_every (an
+    API-key order's match shown as that many trades in /data/trades, seconds apart,
+    while size_matched counts it whole).
+
+    See the module docstring.
+    """
     body = _body()
     state = _state()
     with state.lock:
         switches = state.lifecycle.switches
-        if "empty_finished_orders" in body:
-            switches.empty_finished_orders = bool(body["empty_finished_orders"])
-        for name in ("mined_after", "confirmed_after"):
+        for name in ("empty_finished_orders", "associate_trades"):
+            if name in body:
+                setattr(switches, name, bool(body[name]))
+        if "split_parts" in body:
+            parts = _whole(body, "split_parts")
+            if parts < 1:
+                raise VenueRejection("split_parts must be at least 1")
+            switches.split_parts = parts
+        for name in ("mined_after", "confirmed_after", "split_every"):
             value = _decimal(body, name)
             if value is not None:
                 if value < 0:
@@ -538,7 +602,8 @@ def approval():
 
 @bp.post("/relayer")
 def relayer_switches():
-    """Switch the relayer: step seconds, an armed failure, quota, down; add credentials."""
+    """Switch the relayer: step seconds, an armed failure, quota, down, a wrong nonce; add
+    credentials."""
     body = _body()
     state = _state()
     answer: dict = {}
@@ -558,6 +623,12 @@ def relayer_switches():
             relayer.switches.quota_exceeded = bool(body["quota"])
         if "down" in body:
             relayer.switches.down = bool(body["down"])
+        if "wrong_nonce" in body:
+            mode = body["wrong_nonce"]
+            if mode not in WRONG_NONCE_MODES:
+                raise VenueRejection(
+                    f"wrong_nonce must be one of {', '.join(WRONG_NONCE_MODES)}")
+            relayer.switches.wrong_nonce = mode
         builder = body.get("builder")
         if builder:
             relayer.add_builder(_required(builder, "key"), _required(builder, "secret"),
@@ -567,6 +638,7 @@ def relayer_switches():
         answer.update({
             "step_seconds": str(state.config.relayer_step_seconds),
             "quota": relayer.switches.quota_exceeded, "down": relayer.switches.down,
+            "wrong_nonce": relayer.switches.wrong_nonce,
             "fail_next": [list(f) for f in relayer.switches.fail_next],
         })
     return json_response(answer)
@@ -654,6 +726,51 @@ def signer_limits():
     if "enforce" in body:
         limits.enforce = bool(body["enforce"])
     return json_response(limits.describe())
+
+
+@bp.post("/rate-tiers")
+def set_rate_tiers():
+    """Set signers' rate-limit tiers and switch their token buckets' enforcement."""
+    body = _body()
+    tiers = _state().rate_tiers
+    given = body.get("tiers", {})
+    if not isinstance(given, dict) or not all(is_address(a) for a in given):
+        raise VenueRejection("tiers must map addresses to tier names")
+    for address, name in given.items():
+        try:
+            tiers.set_tier(address, str(name).lower())
+        except ValueError as exc:
+            raise VenueRejection(str(exc)) from exc
+    if "enforce" in body:
+        if not isinstance(body["enforce"], bool):
+            raise VenueRejection("enforce must be true or false")
+        tiers.enforce = body["enforce"]
+    return json_response(tiers.describe())
+
+
+def _refusal(body: dict, name: str) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, int) or not 400 <= value <= 599:
+        raise VenueRejection(f"{name} must be an HTTP error status or null")
+    return value
+
+
+@bp.post("/list-rules")
+def list_rules():
+    """Turn Gamma's keyset or offset lists off, or make /v2/positions report a status."""
+    body = _body()
+    rules = _state().list_rules
+    for name in ("keyset_refused", "offset_retired"):
+        if name in body:
+            setattr(rules, name, _refusal(body, name))
+    if "position_status" in body:
+        status = body["position_status"]
+        if status is not None and not (isinstance(status, str) and status.strip()):
+            raise VenueRejection("position_status must be a non-empty text or null")
+        rules.position_status = status
+    return json_response(rules.describe())
 
 
 @bp.post("/version")

@@ -316,8 +316,9 @@ _POSITION_SORTS = {
 
 
 def _select_positions(state: SandboxState, user: str) -> list[dict]:
-    """v1 position rows matching the /positions query, sorted."""
+    """v1 position rows matching the /positions query (or v2's snake_case one), sorted."""
     threshold = query_decimal("sizeThreshold")
+    threshold = query_decimal("size_threshold") if threshold is None else threshold
     threshold = Decimal(1) if threshold is None else threshold
     markets = {m.lower() for m in query_list("market")}
     redeemable = query_bool("redeemable")
@@ -348,6 +349,19 @@ def positions():
     return json_response(_window(rows, default_limit=100, max_limit=500))
 
 
+def position_status(state: SandboxState, row: dict) -> str:
+    """The v2 ``status`` of a v1 row (ACCOUNTS.md §12): a resolved position REDEEMABLE, or
+    REDEEMABLE_LOST when its outcome lost; MERGEABLE while both outcomes are held; OPEN;
+    CLOSED once sold out. The ``position_status`` switch reports another for every row."""
+    if state.list_rules.position_status is not None:
+        return state.list_rules.position_status
+    if row["redeemable"]:
+        return "REDEEMABLE" if row["curPrice"] > 0 else "REDEEMABLE_LOST"
+    if row["mergeable"]:
+        return "MERGEABLE"
+    return "OPEN" if row["size"] > 0 else "CLOSED"
+
+
 def position_v2(state: SandboxState, row: dict) -> dict:
     """A v1 position row in the Data API v2 shape."""
     times = [
@@ -372,7 +386,7 @@ def position_v2(state: SandboxState, row: dict) -> dict:
         "total_pnl": row["cashPnl"] + row["realizedPnl"],
         "percent_pnl": row["percentPnl"],
         "percent_realized_pnl": row["percentRealizedPnl"],
-        "status": "RESOLVED" if row["redeemable"] else "OPEN",
+        "status": position_status(state, row),
         "redeemable": row["redeemable"],
         "mergeable": row["mergeable"],
         "negative_risk": row["negativeRisk"],
@@ -397,12 +411,16 @@ def position_v2(state: SandboxState, row: dict) -> dict:
 
 @bp.get("/v2/positions")
 def positions_v2():
-    """GET /v2/positions?user=: v2 rows in a cursor envelope."""
+    """GET /v2/positions?user=&status=: v2 rows, each with its status, in a cursor envelope."""
     state = _state()
     user = request.args.get("user", "").lower()
     if not user:
         return error_response("user is required", 400)
-    return _v2_page(_select_positions(state, user), lambda r: position_v2(state, r))
+    rows = _select_positions(state, user)
+    wanted = {s.upper() for s in query_list("status")}
+    if wanted:
+        rows = [r for r in rows if position_status(state, r) in wanted]
+    return _v2_page(rows, lambda r: position_v2(state, r))
 
 
 _PERIODS = {"DAY": 86400, "WEEK": 604800, "MONTH": 2592000, "ALL": None}

@@ -5,9 +5,16 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, Response, current_app, request
 
 from devstack.venue.catalog import TAGS, Event, Market
+from devstack.venue.list_rules import (
+    EVENTS_PAGE,
+    IDS_PER_REQUEST,
+    MARKETS_PAGE,
+    decode_cursor,
+    encode_cursor,
+)
 from devstack.venue.responses import (
     error_response,
     json_response,
@@ -238,35 +245,117 @@ def _page(items: list) -> list:
     return items[offset : offset + limit]
 
 
-@bp.get("/markets")
-def list_markets():
-    """GET /markets with Gamma's common filters."""
-    state = _state()
+def _refused(status: int | None, what: str) -> Response | None:
+    """The answer of a list the switches turned off, or None."""
+    return None if status is None else error_response(f"{what} is not available", status)
+
+
+def _found_markets(state: SandboxState) -> list[Market]:
+    """Markets matching Gamma's common filters (call under the lock)."""
     slugs = set(query_list("slug"))
     ids = set(query_list("id"))
     conditions = {c.lower() for c in query_list("condition_ids")}
     tokens = set(query_list("clob_token_ids"))
     closed = query_bool("closed")
     active = query_bool("active")
+    found = []
+    for market in state.catalog.markets_by_id.values():
+        if slugs and market.slug not in slugs:
+            continue
+        if ids and market.id not in ids:
+            continue
+        if conditions and market.condition_id.lower() not in conditions:
+            continue
+        if tokens and tokens.isdisjoint({*market.token_ids, *sum(market.gamma_ids(), ())}):
+            continue
+        if closed is not None and market.closed != closed:
+            continue
+        if active is not None and market.active != active:
+            continue
+        if not _tag_matches(market.category):
+            continue
+        found.append(market)
+    return found
+
+
+def _found_events(state: SandboxState) -> list[Event]:
+    """Events matching id, slug, closed and tag filters (call under the lock)."""
+    slugs = set(query_list("slug"))
+    ids = set(query_list("id"))
+    closed = query_bool("closed")
+    found = []
+    for event in state.catalog.events.values():
+        payload_closed = all(state.catalog.markets_by_id[m].closed for m in event.market_ids)
+        if slugs and event.slug not in slugs:
+            continue
+        if ids and event.id not in ids:
+            continue
+        if closed is not None and payload_closed != closed:
+            continue
+        if not _tag_matches(event.category):
+            continue
+        found.append(event)
+    return found
+
+
+def _too_many_ids() -> Response | None:
+    """The venue takes at most 100 ``condition_ids`` a request (ACCOUNTS.md §12)."""
+    if len(query_list("condition_ids")) > IDS_PER_REQUEST:
+        return error_response(f"condition_ids: at most {IDS_PER_REQUEST} a request", 400)
+    return None
+
+
+def _keyset_window(items: list, cap: int) -> tuple[list, str | None] | Response:
+    """One keyset page of ``items``: at most ``cap`` rows, a cursor and never an offset."""
+    if "offset" in request.args:
+        return error_response("offset is not supported on keyset lists; use cursor", 400)
+    limit = query_int("limit", cap, low=1)
+    if limit > cap:
+        return error_response(f"limit: at most {cap} a page", 400)
+    start = 0
+    cursor = request.args.get("cursor")
+    if cursor:
+        try:
+            start = decode_cursor(cursor)
+        except ValueError:
+            return error_response("invalid cursor", 400)
+    end = start + limit
+    return items[start:end], encode_cursor(end) if end < len(items) else None
+
+
+def _keyset_list(key: str, items: list, cap: int, render) -> Response:
+    """``{key: [...], "next_cursor": ...}``; no ``next_cursor`` on the last page."""
+    window = _keyset_window(items, cap)
+    if isinstance(window, Response):
+        return window
+    rows, cursor = window
+    body: dict = {key: [render(item) for item in rows]}
+    if cursor is not None:
+        body["next_cursor"] = cursor
+    return json_response(body)
+
+
+@bp.get("/markets")
+def list_markets():
+    """GET /markets with Gamma's common filters (the offset list)."""
+    state = _state()
+    refused = _refused(state.list_rules.offset_retired, "/markets") or _too_many_ids()
+    if refused is not None:
+        return refused
     with state.lock:
-        found = []
-        for market in state.catalog.markets_by_id.values():
-            if slugs and market.slug not in slugs:
-                continue
-            if ids and market.id not in ids:
-                continue
-            if conditions and market.condition_id.lower() not in conditions:
-                continue
-            if tokens and tokens.isdisjoint({*market.token_ids, *sum(market.gamma_ids(), ())}):
-                continue
-            if closed is not None and market.closed != closed:
-                continue
-            if active is not None and market.active != active:
-                continue
-            if not _tag_matches(market.category):
-                continue
-            found.append(market)
-        return json_response([market_json(state, m) for m in _page(found)])
+        return json_response([market_json(state, m) for m in _page(_found_markets(state))])
+
+
+@bp.get("/markets/keyset")
+def list_markets_keyset():
+    """GET /markets/keyset: the same filters, at most 100 a page, cursor paging."""
+    state = _state()
+    refused = _refused(state.list_rules.keyset_refused, "/markets/keyset") or _too_many_ids()
+    if refused is not None:
+        return refused
+    with state.lock:
+        return _keyset_list("markets", _found_markets(state), MARKETS_PAGE,
+                            lambda m: market_json(state, m))
 
 
 @bp.get("/markets/<market_id>")
@@ -295,25 +384,25 @@ def get_market_by_slug(slug: str):
 
 @bp.get("/events")
 def list_events():
-    """GET /events with id, slug, closed, active and tag filters."""
+    """GET /events with id, slug, closed, active and tag filters (the offset list)."""
     state = _state()
-    slugs = set(query_list("slug"))
-    ids = set(query_list("id"))
-    closed = query_bool("closed")
+    refused = _refused(state.list_rules.offset_retired, "/events")
+    if refused is not None:
+        return refused
     with state.lock:
-        found = []
-        for event in state.catalog.events.values():
-            payload_closed = all(state.catalog.markets_by_id[m].closed for m in event.market_ids)
-            if slugs and event.slug not in slugs:
-                continue
-            if ids and event.id not in ids:
-                continue
-            if closed is not None and payload_closed != closed:
-                continue
-            if not _tag_matches(event.category):
-                continue
-            found.append(event)
-        return json_response([event_json(state, e) for e in _page(found)])
+        return json_response([event_json(state, e) for e in _page(_found_events(state))])
+
+
+@bp.get("/events/keyset")
+def list_events_keyset():
+    """GET /events/keyset: the same filters, at most 500 a page, cursor paging."""
+    state = _state()
+    refused = _refused(state.list_rules.keyset_refused, "/events/keyset")
+    if refused is not None:
+        return refused
+    with state.lock:
+        return _keyset_list("events", _found_events(state), EVENTS_PAGE,
+                            lambda e: event_json(state, e))
 
 
 @bp.get("/events/<event_id>")

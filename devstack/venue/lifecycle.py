@@ -10,6 +10,12 @@
   ledger (pUSD, fee and tokens back where they were; nothing moved on chain).
 * ``empty_finished_orders``: ``GET /data/order/<id>`` answers 200 with an empty body for
   an order that is no longer open (the venue's way, py-clob-client #217).
+* ``associate_trades`` off: an order's ``associate_trades`` is always empty, as the venue may
+  leave it from 2026-12-14 ("an empty associate_trades tuple does not mean an order has no
+  fills", ACCOUNTS.md §12); its fills are only found in ``/data/trades``.
+* ``split_parts`` / ``split_every``: a match of an API-key order is shown as that many
+  trades, ``split_every`` s apart (ClobTrade.split): the order's ``size_matched`` counts the
+  whole match at once while ``/data/trades`` shows its parts one by one.
 
 Time moves lazily: ``advance`` runs before every request (and after each order entry), so
 no thread is needed. Not locked here: the sandbox state's lock guards every call.
@@ -24,7 +30,7 @@ from devstack.venue.catalog import Catalog, Market
 from devstack.venue.desk import OrderDesk
 from devstack.venue.ledger import Ledger
 from devstack.venue.matching import BookOrder
-from devstack.venue.tape import ClobTrade, Tape
+from devstack.venue.tape import ClobTrade, Tape, TradePart
 
 OPEN_STATUSES = ("LIVE", "DELAYED")
 
@@ -37,12 +43,17 @@ class LifecycleSwitches:
     mined_after: float = 2.0
     confirmed_after: float = 6.0
     fail_next: int = 0  # how many of the next trades (of API-key orders) end FAILED
+    associate_trades: bool = True  # off: orders list no trades (ACCOUNTS.md §12)
+    split_parts: int = 1           # trades a match of an API-key order is shown as
+    split_every: float = 0.0       # seconds between those trades
 
     def describe(self) -> dict:
         """The switches as the control API shows them."""
         return {"empty_finished_orders": self.empty_finished_orders,
                 "mined_after": str(self.mined_after),
-                "confirmed_after": str(self.confirmed_after), "fail_next": self.fail_next}
+                "confirmed_after": str(self.confirmed_after), "fail_next": self.fail_next,
+                "associate_trades": self.associate_trades, "split_parts": self.split_parts,
+                "split_every": str(self.split_every)}
 
 
 class TradeLifecycle:
@@ -76,6 +87,26 @@ class TradeLifecycle:
         self.fail(trade)
         return True
 
+    def split(self, trade: ClobTrade) -> None:
+        """At its match: show an API-key order's match as ``split_parts`` trades."""
+        if self.switches.split_parts > 1 and _placed_by_a_key(trade):
+            trade.parts, trade.part_every = self.switches.split_parts, self.switches.split_every
+
+    def visible_parts(self, trade: ClobTrade, now: float) -> list[TradePart]:
+        """The trade entities of a match that have appeared by ``now``."""
+        return [part for part in trade.split() if part.matched_at <= now]
+
+    def associate_trades(self, order: BookOrder, now: float) -> list[str]:
+        """An order's ``associate_trades``: its trades' visible parts (none when switched off)."""
+        if not self.switches.associate_trades:
+            return []
+        ids: list[str] = []
+        for trade_id in order.associate_trades:
+            trade = self.tape.clob_trades.get(trade_id)
+            ids.extend([trade_id] if trade is None
+                       else [p.id for p in self.visible_parts(trade, now)])
+        return ids
+
     def fail(self, trade: ClobTrade) -> None:
         """This trade's settlement failed: RETRYING, then FAILED with its fills undone."""
         trade.fails = True
@@ -91,9 +122,9 @@ class TradeLifecycle:
                 self._failing.remove(trade)
                 self._reverse(trade)
 
-    def status(self, trade: ClobTrade, now: float) -> str:
-        """The trade's settlement status at ``now``."""
-        age = now - trade.matched_at
+    def status(self, trade: ClobTrade, now: float, matched_at: float | None = None) -> str:
+        """The trade's settlement status at ``now`` (one part's: from its ``matched_at``)."""
+        age = now - (trade.matched_at if matched_at is None else matched_at)
         if age < self.switches.mined_after:
             return "MATCHED"
         if trade.fails:

@@ -20,6 +20,9 @@ ERR_UNAUTHORIZED = "Unauthorized/Invalid api key"
 ERR_L1 = "Invalid L1 Request headers"
 # POST /auth/api-key for an (address, nonce) that has creds already (ACCOUNTS.md §4).
 ERR_CREATE_KEY = "Could not create api key"
+# GET /data/orders filtered by asset_id without market, refused from 2026-12-14 (ACCOUNTS.md
+# §12 says the filter needs market; the venue's wording is not published: ours).
+ERR_ASSET_WITHOUT_MARKET = "market is required when filtering open orders by asset_id"
 
 
 class VenueRejection(Exception):

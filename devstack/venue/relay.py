@@ -115,12 +115,20 @@ class RelayerTransaction:
     armed: tuple[str, str] | None = None  # (terminal state, message) chosen by the control API
 
 
+WRONG_NONCE_MODES = ("two_wallets", "always", "off")
+
+
 @dataclass
 class RelayerSwitches:
     """What the control API sets on the relayer."""
 
     quota_exceeded: bool = False
     down: bool = False
+    # ACCOUNTS.md §12: ``/v1/account/transactions/params`` can hand out the wrong nonce when
+    # one owner key has two deposit wallets (py-sdk PR #213, ts-sdk PR #247). "two_wallets"
+    # (the venue's way, the default): such an owner gets its other wallet's nonce;
+    # "always": every owner gets its wallet's nonce plus one; "off": never wrong.
+    wrong_nonce: str = "two_wallets"
     fail_next: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -563,7 +571,22 @@ class Relayer:
         if kind != "WALLET":
             raise VenueRejection(f"invalid type {kind!r}: WALLET, PROXY or SAFE")
         wallet = self.accounts.wallet_controlled_by(address, self.now())
-        return wallet.nonce if wallet is not None else 0
+        if wallet is None:
+            return 0
+        return self._handed_out(address, wallet)
+
+    def _handed_out(self, address: str, wallet: DepositWallet) -> int:
+        """The nonce the execute-params route hands out for ``wallet`` (see
+        ``RelayerSwitches.wrong_nonce``): the batch signed with a wrong one is refused with
+        the real nonce named, as at the venue."""
+        mode = self.switches.wrong_nonce
+        if mode == "always":
+            return wallet.nonce + 1
+        if mode == "two_wallets":
+            others = sorted(w for w in self.accounts.wallets_of(address) if w != wallet.address)
+            if others:
+                return self.accounts.wallets[others[-1]].nonce
+        return wallet.nonce
 
     def deployed(self, wallet: str) -> bool:
         """Whether the factory deployed ``wallet`` (true from MINED on); a proxy or Safe

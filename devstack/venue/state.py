@@ -39,9 +39,11 @@ from devstack.venue.feed import ACTIVITY_TYPES, RtdsHub
 from devstack.venue.house import HouseMaker
 from devstack.venue.ledger import Ledger, PositionStats
 from devstack.venue.lifecycle import TradeLifecycle
+from devstack.venue.list_rules import ListRules
 from devstack.venue.market_channel import MarketChannel
 from devstack.venue.modes import VenueModes
 from devstack.venue.onchain import ChainHoldings
+from devstack.venue.rate_tiers import RateTiers
 from devstack.venue.rejections import ERR_L1, VenueRejection
 from devstack.venue.relay import Principal, Relayer, RelayerTransaction, session_signer_json
 from devstack.venue.settlement import Settlement
@@ -108,6 +110,8 @@ class SandboxState:
         self.modes = VenueModes(clock)
         self.requests = RequestTally(self._now)  # per endpoint per second, for benchmarks
         self.signer_limits = SignerLimits(self._now)  # per-signer warnings (off until set)
+        self.rate_tiers = RateTiers(self._now)  # tiers and their buckets (enforced when set)
+        self.list_rules = ListRules()  # keyset/offset lists, position statuses (§12)
         self.house = derived_address(HOUSE_SEED)
         self._initial_strict = self.config.strict_accounts
         self._initial_order_version = self.config.order_version
@@ -135,6 +139,8 @@ class SandboxState:
         self.faults.clear()
         self.modes.reset()
         self.signer_limits.reset()
+        self.rate_tiers.reset()
+        self.list_rules.reset()
 
     def _reset_locked(self) -> None:
         self.rng = random.Random(self.seed)
@@ -214,7 +220,9 @@ class SandboxState:
 
     def _settle_trade(self, trade: ClobTrade, fills: list[Fill]) -> None:
         """A match's settlement: none for a trade ``fail_next`` picks; with a chain attached,
-        on chain (the fills take its transaction hash); a revert fails the trade."""
+        on chain (the fills take its transaction hash); a revert fails the trade. The split
+        switch decides here how many trades ``/data/trades`` shows for it."""
+        self.lifecycle.split(trade)
         if self.lifecycle.picks_to_fail(trade):
             return
         chain = self.chain_settlement

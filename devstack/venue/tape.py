@@ -7,6 +7,7 @@ Not locked here: the sandbox state's lock guards every call.
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -71,6 +72,59 @@ class ClobTrade:
     maker_fills: list[tuple[BookOrder, int, Decimal]] = field(default_factory=list)
     matched_at: float = 0.0  # epoch seconds (settlement statuses run from here)
     fails: bool = False      # ends FAILED (a control switch chose it; lifecycle.py)
+    # Shown as this many trade entities, ``part_every`` s apart (lifecycle.py's split
+    # switch): the venue breaks a match into several trades (ACCOUNTS.md §12).
+    parts: int = 1
+    part_every: float = 0.0
+
+    def split(self) -> list[TradePart]:
+        """The trade entities ``GET /data/trades`` shows for this match, first to last.
+
+        Each part takes an equal share of the size (the last the rest), cut along the maker
+        fills; the first keeps the trade's id and time, part ``i`` comes ``i * part_every``
+        s later under an id of its own.
+        """
+        parts = self.parts if self.parts > 1 and self.size >= self.parts else 1
+        if parts == 1:
+            return [TradePart(self.id, self, tuple(self.maker_fills), self.size,
+                              self.price, self.matched_at)]
+        quota = self.size // parts
+        pieces: list[list[tuple[BookOrder, int, Decimal]]] = [[] for _ in range(parts)]
+        index, room = 0, quota
+        for order, shares, price in self.maker_fills:
+            while shares > 0:
+                take = shares if index == parts - 1 else min(shares, room)
+                pieces[index].append((order, take, price))
+                shares -= take
+                room -= take
+                if room == 0 and index < parts - 1:
+                    index, room = index + 1, quota
+        return [TradePart(self.id if i == 0 else str(uuid.uuid5(uuid.UUID(self.id), str(i))),
+                          self, tuple(piece), sum(s for _, s, _ in piece),
+                          self._taker_price(piece[0]), self.matched_at + i * self.part_every)
+                for i, piece in enumerate(pieces) if piece]
+
+    def _taker_price(self, fill: tuple[BookOrder, int, Decimal]) -> Decimal:
+        """A maker fill's price in the taker's token (a mint or merge maker holds the other)."""
+        order, _, price = fill
+        return price if order.token_id == self.taker_order.token_id else 1 - price
+
+
+@dataclass(frozen=True)
+class TradePart:
+    """One trade entity of ``GET /data/trades``: a whole match, or one part of a split one."""
+
+    id: str
+    trade: ClobTrade
+    maker_fills: tuple[tuple[BookOrder, int, Decimal], ...]
+    size: int
+    price: Decimal      # in the taker's token
+    matched_at: float   # when it appears (and its settlement starts)
+
+    @property
+    def match_time(self) -> int:
+        """Its ``match_time``, epoch seconds."""
+        return int(self.matched_at)
 
 
 class Tape:

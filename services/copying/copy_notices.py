@@ -9,6 +9,12 @@ skipped, a config out of funds, a config stopped. Call sites and their event ids
   stops and drawdown: the copy rules), ``config.stopped:<config>:<version>``;
 - ``breaker_opened(config, reason)`` for the copy rules' circuit breaker,
   ``config.breaker_opened:<config>:<version>``;
+- ``buys_paused(config, reason)`` when the copy engine pauses a config's buying (a loss or
+  drawdown stop without a verdict: ``stop_unverified``),
+  ``config.buys_paused:<config>:<paused at>``;
+- ``unconfirmed(intent, reason, what)`` when a copy acted on a target's match seen pending
+  that its mined transaction did not confirm (services/copying/pending_matches.py):
+  ``copy.unconfirmed:<intent>``;
 - ``feed_degraded(user_ids, engine, episode, reason)`` when a copy engine's live feed drops
   and detection falls back to polling: ``feed.degraded:<user>:<engine>:<episode>``, one per
   user whose configs that engine runs and per drop (a flapping feed is folded into a digest
@@ -36,8 +42,13 @@ JOB_NAME = "copying.notify"
 _CENTS = Decimal("0.01")
 # Reasons worded for a follower where the copy rules' own words (mirror.REASONS) name fields.
 REASONS = {INSUFFICIENT_BALANCE: "not enough pUSD in the trading wallet",
+           "reverted": "its transaction reverted",
+           "not_mined": "its transaction was never mined (dropped or replaced)",
+           "differs": "the mined transaction filled the trader differently",
            mirror.LOSS_STOP: "its loss reached the config's loss stop",
-           mirror.DRAWDOWN_STOP: "its PnL fell the config's maximum drawdown from its peak"}
+           mirror.DRAWDOWN_STOP: "its PnL fell the config's maximum drawdown from its peak",
+           mirror.STOP_UNVERIFIED: "its loss or drawdown stop has not been able to value a "
+                                   "held position for over a minute"}
 
 
 def readable(reason: str) -> str:
@@ -114,6 +125,26 @@ def breaker_opened(config: CopyConfig, reason: str) -> None:
                 f"config.breaker_opened:{config.id}:{config.version}",
                 link="/dashboard/configs", config_id=config.id, trader=trader(config),
                 reason=reason, reason_text=readable(reason))
+
+
+def buys_paused(config: CopyConfig, reason: str) -> None:
+    """config.buys_paused: the copy engine paused this config's buying (``reason`` says
+    why); once per pause."""
+    since = int(config.buys_paused_at.timestamp()) if config.buys_paused_at else 0
+    events.emit(config.user_id, "config.buys_paused",
+                f"config.buys_paused:{config.id}:{since}", link="/dashboard/configs",
+                config_id=config.id, trader=trader(config), reason=reason,
+                reason_text=readable(reason))
+
+
+def unconfirmed(intent: CopyIntent, reason: str, what: str) -> None:
+    """copy.unconfirmed: this copy acted on a pending match the chain did not confirm
+    (``reason``: reverted, not_mined, differs); ``what`` says what became of the copy."""
+    config = intent.config
+    events.emit(intent.user_id, "copy.unconfirmed", f"copy.unconfirmed:{intent.id}",
+                link="/dashboard/configs", config_id=config.id, trader=trader(config),
+                market=intent.market_slug or intent.token_id, reason=reason,
+                reason_text=readable(reason), what=what, paper=intent.paper)
 
 
 def feed_degraded(user_ids: Sequence[UUID], engine: str, episode: str, reason: str) -> int:

@@ -7,6 +7,12 @@ the inputs. A finished, unexpired report of the same (address, window, inputs ha
 answered at once; one still being built is followed; otherwise a row is written and the
 ``copyability.report`` job builds it (``run``), reporting its progress on the row. The
 replay itself is pure: ``services.copying.copyability``.
+
+A replay reads hundreds of markets for up to JOB_TIMEOUT, and any reader may ask for one: a
+user may have ``copyability_in_flight`` of their own replays queued or running and queue
+``copyability_per_day`` in any 24 hours (one more is refused, 429 with Retry-After; cached
+and followed answers count for neither), and the jobs wait on their own queue
+(``jobs.REPLAY_QUEUE``), which workers serve only in slots of its own.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -21,7 +28,9 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
-from models.base import utcnow
+import peewee
+
+from models.base import atomic, db, utcnow
 from models.copying import (
     KIND_MIRROR,
     REPORT_DONE,
@@ -45,6 +54,7 @@ from services.copying.traders import wallet_address
 from services.markets import parameters
 from services.platform import errors, jobs, venues
 from services.platform.principal import user_id_of
+from services.platform.runtime import runtime
 from venue.errors import VenueError, VenueNotFound
 from venue.models import ActivityItem, Side
 
@@ -54,6 +64,9 @@ JOB = "copyability.report"
 JOB_TIMEOUT = 900  # seconds: a 90-day window of a busy wallet reads many markets
 WINDOWS = {"7d": 7, "30d": 30, "90d": 90}
 CACHE_TTL = timedelta(minutes=15)  # a report answers the same question this long
+# Retry-After of a request refused for reports in flight: a typical replay's length (a
+# stuck one stops counting once its row expires, JOB_TIMEOUT + CACHE_TTL after it was asked).
+IN_FLIGHT_RETRY_SECONDS = 30
 MAX_FILLS = 5000  # the most fills one report replays (the newest; the report says so)
 MAX_DELAY_MS = 3_600_000
 # The measured detection delay: copies of the last DELAY_DAYS, at least DELAY_MIN_SAMPLES.
@@ -175,18 +188,68 @@ def request(user: User | UUID | str, address: str, raw: Mapping[str, Any]
     text = json.dumps(_encode(inputs), sort_keys=True)
     digest = hashlib.sha256(f"{address}|{window}|{text}".encode()).hexdigest()
     now = utcnow()
-    found = (CopyabilityReport.select().where(
+    with atomic():
+        found = _cached(address, window, digest, now)
+        if found is not None:
+            return found.status == REPORT_DONE, describe(found)
+        _check_limits(owner.id, now)
+        row = CopyabilityReport.create(
+            address=address, window=window, inputs_hash=digest, inputs=text,
+            status=REPORT_QUEUED, created_at=now, requested_by=owner.id,
+            expires_at=now + timedelta(seconds=JOB_TIMEOUT) + CACHE_TTL)
+    try:
+        jobs.enqueue(JOB, row.id, job_id=jobs.logical_job_id(JOB, row.id),
+                     timeout=JOB_TIMEOUT, queue=jobs.REPLAY_QUEUE)
+    except Exception:
+        # Not queued: the row must not count against the user's reports in flight.
+        CopyabilityReport.delete().where(CopyabilityReport.id == row.id).execute()
+        raise
+    return False, describe(row)
+
+
+def _cached(address: str, window: str, digest: str, now: datetime
+            ) -> CopyabilityReport | None:
+    """The unexpired report (done, or still being built) answering the same question."""
+    return (CopyabilityReport.select().where(
         CopyabilityReport.address == address, CopyabilityReport.window == window,
         CopyabilityReport.inputs_hash == digest, CopyabilityReport.expires_at > now,
         CopyabilityReport.status != REPORT_FAILED)
         .order_by(CopyabilityReport.created_at.desc()).first())
-    if found is not None:
-        return found.status == REPORT_DONE, describe(found)
-    row = CopyabilityReport.create(address=address, window=window, inputs_hash=digest,
-                                   inputs=text, status=REPORT_QUEUED, created_at=now,
-                                   expires_at=now + timedelta(seconds=JOB_TIMEOUT) + CACHE_TTL)
-    jobs.enqueue(JOB, row.id, job_id=jobs.logical_job_id(JOB, row.id), timeout=JOB_TIMEOUT)
-    return False, describe(row)
+
+
+def _check_limits(user_id: UUID, now: datetime) -> None:
+    """Refuse (RateLimited, with Retry-After) a replay past the user's limits: reports in
+    flight (queued or running, not yet expired) and reports queued in the last 24 hours."""
+    settings = runtime().settings
+    # One user's requests take turns here (PostgreSQL locks the user's row; SQLite has one
+    # writer), so two at once cannot both pass the count.
+    lock = User.select(User.id).where(User.id == user_id)
+    if isinstance(db.obj, peewee.PostgresqlDatabase):
+        lock = lock.for_update()
+    lock.first()
+    mine = CopyabilityReport.requested_by == user_id
+    day_ago = now - timedelta(days=1)
+    today = list(CopyabilityReport.select(CopyabilityReport.created_at).where(
+        mine, CopyabilityReport.created_at > day_ago)
+        .order_by(CopyabilityReport.created_at).limit(settings.copyability_per_day))
+    if len(today) >= settings.copyability_per_day:
+        wait = (today[0].created_at + timedelta(days=1) - now).total_seconds()
+        raise errors.RateLimited(
+            f"At most {settings.copyability_per_day} copyability reports a day; the next "
+            "can be asked for once the oldest of the last 24 hours is a day old.",
+            retry_after=max(1, math.ceil(wait)), limit="reports_per_day",
+            allowed=settings.copyability_per_day)
+    flying = list(CopyabilityReport.select(CopyabilityReport.id, CopyabilityReport.address,
+                                           CopyabilityReport.expires_at).where(
+        mine, CopyabilityReport.status.in_((REPORT_QUEUED, REPORT_RUNNING)),
+        CopyabilityReport.expires_at > now).order_by(CopyabilityReport.created_at))
+    if len(flying) >= settings.copyability_in_flight:
+        raise errors.RateLimited(
+            f"At most {settings.copyability_in_flight} copyability reports in flight at "
+            "once; follow those (in_flight) and ask again when one is done.",
+            retry_after=IN_FLIGHT_RETRY_SECONDS, limit="reports_in_flight",
+            allowed=settings.copyability_in_flight,
+            in_flight=[location(row) for row in flying])
 
 
 def get(report_id: UUID | str, address: str | None = None) -> CopyabilityReport:
@@ -201,13 +264,18 @@ def get(report_id: UUID | str, address: str | None = None) -> CopyabilityReport:
     return row
 
 
+def location(row: CopyabilityReport) -> str:
+    """Where a report is followed (REST)."""
+    return f"/api/traders/{row.address}/copyability/{row.id}"
+
+
 def describe(row: CopyabilityReport) -> dict[str, Any]:
     """A report row as the API shows it: the operation, and the report once done."""
     return {
         "id": row.id, "address": row.address, "window": row.window, "status": row.status,
         "progress": {"done": row.progress_done, "total": row.progress_total,
                      "stage": row.stage},
-        "location": f"/api/traders/{row.address}/copyability/{row.id}",
+        "location": location(row),
         "created_at": row.created_at, "finished_at": row.finished_at,
         "expires_at": row.expires_at, "error": row.error,
         "report": _stored_report(row.report) if row.report else None,

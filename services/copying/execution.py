@@ -51,7 +51,7 @@ from models.copying import (
     INTENT_SKIPPED,
 )
 from models.trading import Order
-from services.copying import copy_notices, fences
+from services.copying import copy_notices, fences, reservations
 from services.copying import intents as copy_intents
 from services.copying.accounts import AccountCache
 from services.copying.intents import CopyIntentDraft
@@ -356,22 +356,30 @@ def ready(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Quote
         return None, short
     if may_send is not None and not may_send():
         raise fences.LeaseLapsed("the lease clock ran out before the copy was recorded")
-    return record(drafts, tickets, quote if catalogue_market else None, insert=insert), []
+    return record(drafts, tickets, quote, insert=insert, accounts=accounts,
+                  catalogue_market=catalogue_market), []
 
 
 def record(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket],
-           quote: Quote | None = None, *, insert: bool = True) -> list[CopyIntentDraft]:
+           quote: Quote | None = None, *, insert: bool = True,
+           accounts: AccountCache | None = None, catalogue_market: bool = True
+           ) -> list[CopyIntentDraft]:
     """Write the intents and their orders' durable records in one transaction (step 2).
 
     With ``insert`` the drafts are new intents (only those inserted now get an order; the
-    inserted drafts are returned); without, they are stored intents being re-placed after a
-    restart, whose failures are written as their outcome. With ``quote`` its market is
-    put in the catalogue if missing. Run in a database thread.
+    inserted drafts are returned), their buys' reservations taken in the same transaction
+    (``services.copying.reservations``: cut or skipped past a cap or budget); without, they
+    are stored intents being re-placed after a restart, whose failures are written as their
+    outcome. With ``catalogue_market`` the quote's market is put in the catalogue if
+    missing. ``accounts`` holds the collateral estimates a re-signed or skipped copy gives
+    back. Run in a database thread.
     """
-    if quote is not None and tickets and catalogue.token(quote.info.token_id) is None:
+    if quote is not None and catalogue_market and tickets \
+            and catalogue.token(quote.info.token_id) is None:
         catalogue.upsert_markets([quote.market])  # trade lists show the market's title
     with atomic():
         if insert:
+            _reserve(drafts, tickets, quote, accounts)
             inserted = copy_intents.insert(drafts)
         elif drafts and drafts[0].fence is not None and not fences.holds(
                 drafts[0].target_address, drafts[0].fence):
@@ -391,6 +399,48 @@ def record(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket],
                          + [t.draft.id for t in tickets if t.failure
                             and t.failure.get("status") == INTENT_SKIPPED])
     return inserted
+
+
+def _reserve(drafts: Sequence[CopyIntentDraft], tickets: list[Ticket], quote: Quote | None,
+             accounts: AccountCache | None) -> None:
+    """Give each buy its reservation (the most it may cost) and hold the guarded ones
+    against their caps and budgets, inside the record's transaction: a live copy cut down is
+    signed again for its new size; one skipped sends nothing."""
+    by_id = {ticket.draft.id: ticket for ticket in tickets}
+    view = quote.view if quote is not None else MarketView()
+
+    def cost(draft: CopyIntentDraft) -> Decimal:
+        worst = reservations.worst_cost(draft, view)
+        ticket = by_id.get(draft.id)
+        if ticket is not None and ticket.prepared is not None:
+            return max(worst, ticket.prepared.plan.max_collateral)
+        return worst
+
+    def unsign(draft: CopyIntentDraft) -> Ticket | None:
+        ticket = by_id.get(draft.id)
+        if ticket is not None and ticket.prepared is not None:
+            if accounts is not None:  # its collateral estimate was held for the old size
+                _release(ticket, accounts)
+            ticket.prepared = None
+        return ticket
+
+    def resized(draft: CopyIntentDraft) -> None:
+        ticket = unsign(draft)
+        if ticket is not None and quote is not None:
+            prepare([ticket], quote, accounts if accounts is not None else AccountCache())
+
+    def skipped(draft: CopyIntentDraft) -> None:
+        ticket = unsign(draft)
+        if ticket is not None:
+            ticket.failure = {"status": draft.status, "reason": draft.reason,
+                              "detail": draft.detail, "settled_at": draft.settled_at}
+
+    guarded = {draft.id for draft in reservations.guarded_buys(drafts)}
+    for draft in drafts:
+        if draft.status == INTENT_PENDING and draft.side is Side.BUY \
+                and draft.id not in guarded:
+            draft.reserved_usdc = cost(draft)  # counted should the user set a cap meanwhile
+    reservations.reserve(drafts, view, cost=cost, resized=resized, skipped=skipped)
 
 
 def settle(tickets: list[Ticket]) -> None:
@@ -479,19 +529,24 @@ def place_and_settle(draft: CopyIntentDraft, *, paper: bool
     paper copies and an intent whose config changed from paper to live meanwhile.
     """
     outcome = place(draft, paper=paper)
-    written = copy_intents.settle(draft.id, outcome.settling(), worker=draft.worker)
+    move = None
+    # One transaction: the intent's reservation ends as its fill enters the position, so
+    # an exposure read sees the copy in flight or held, never in neither
+    # (services/copying/reservations.py).
+    with atomic():
+        written = copy_intents.settle(draft.id, outcome.settling(), worker=draft.worker)
+        if written and outcome.filled_size > 0:
+            side = draft.side or Side.BUY
+            paid = outcome.paid(side)
+            holding, opened = copy_positions.apply_position(
+                draft.config_id, paper, draft.token_id, side, outcome.filled_size,
+                paid, condition_id=draft.condition_id,
+                market_slug=draft.market_slug, outcome=draft.outcome,
+                intent_id=None if paper else draft.id)
+            move = PositionMove(draft.config_id, draft.token_id, holding, opened, side, paid)
     if written:
         copy_notices.enqueue([draft.id])
-    if not written or outcome.filled_size <= 0:
-        return None, outcome
-    side = draft.side or Side.BUY
-    paid = outcome.paid(side)
-    holding, opened = copy_positions.apply_position(
-        draft.config_id, paper, draft.token_id, side, outcome.filled_size,
-        paid, condition_id=draft.condition_id,
-        market_slug=draft.market_slug, outcome=draft.outcome,
-        intent_id=None if paper else draft.id)
-    return PositionMove(draft.config_id, draft.token_id, holding, opened, side, paid), outcome
+    return move, outcome
 
 
 def place(draft: CopyIntentDraft, *, paper: bool) -> Outcome:

@@ -82,6 +82,8 @@ class CopyIntentDraft:
     size: Decimal | None = None       # shares to trade
     price: Decimal | None = None      # worst acceptable price
     usdc: Decimal | None = None       # pUSD to spend (buys) or expected (sells)
+    # A buy's most possible cost, reserved against the exposure cap and budgets while open.
+    reserved_usdc: Decimal | None = None
     reason: str | None = None
     detail: str = ""
     target_side: Side | str | None = None
@@ -104,6 +106,9 @@ class CopyIntentDraft:
     # The target lease's fencing token the engine writes under (None: not fenced, outside
     # a running engine): the write refuses one older than the target's current token.
     fence: int | None = None
+    # A buy under the user's exposure cap or its config's budgets (decided with them): its
+    # reservation is taken when it is written (``services.copying.reservations``).
+    guarded: bool = False
 
     def failed(self, changes: Mapping[str, Any]) -> None:
         """Take an outcome decided before anything was sent (status, reason, detail)."""
@@ -127,6 +132,7 @@ class CopyIntentDraft:
             "reason": self.reason, "detail": self.detail,
             "side": self.side.value if self.side is not None else None,
             "size": self.size, "price": self.price, "usdc": self.usdc,
+            "reserved_usdc": self.reserved_usdc,
             "seen_at": self.seen_at, "detection_delay_ms": self.detection_delay_ms,
             "detection_source": self.detection_source, "decision_ms": self.decision_ms,
             "worker": self.worker, "created_at": self.created_at or self.seen_at,
@@ -142,7 +148,8 @@ class CopyIntentDraft:
             token_id=intent.token_id, status=intent.status, seen_at=intent.seen_at,
             kind=intent.kind, paper=intent.paper,
             side=Side.parse(intent.side) if intent.side else None, size=intent.size,
-            price=intent.price, usdc=intent.usdc, reason=intent.reason,
+            price=intent.price, usdc=intent.usdc, reserved_usdc=intent.reserved_usdc,
+            reason=intent.reason,
             detail=intent.detail, target_side=intent.target_side,
             target_size=intent.target_size, target_price=intent.target_price,
             target_timestamp=intent.target_timestamp, target_tx_hash=intent.target_tx_hash,
@@ -316,13 +323,16 @@ def reconcile(intent_id: UUID, worker: str, stale_after: float) -> CopyIntentDra
         changes["sent_at"] = order.submitted_at
         changes["latency_ms"] = max(0, int((order.submitted_at - intent.seen_at)
                                            .total_seconds() * 1000))
-    written = settle(intent.id, changes, worker=fence)
-    if written and changes.get("status") == INTENT_FILLED:  # a fill is counted once
-        paid = copy_positions.fee_inclusive(intent.side, value, order.fee)
-        copy_positions.apply_position(intent.config_id, False, intent.token_id, intent.side,
-                                      filled, paid, condition_id=intent.condition_id,
-                                      market_slug=intent.market_slug, outcome=intent.outcome,
-                                      intent_id=intent.id)
+    # One transaction: the intent's reservation ends as its fill enters the position.
+    with atomic():
+        written = settle(intent.id, changes, worker=fence)
+        if written and changes.get("status") == INTENT_FILLED:  # a fill is counted once
+            paid = copy_positions.fee_inclusive(intent.side, value, order.fee)
+            copy_positions.apply_position(intent.config_id, False, intent.token_id,
+                                          intent.side, filled, paid,
+                                          condition_id=intent.condition_id,
+                                          market_slug=intent.market_slug,
+                                          outcome=intent.outcome, intent_id=intent.id)
     return None
 
 

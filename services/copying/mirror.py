@@ -37,11 +37,15 @@ fill, the market and the holding):
   net of what sells brought back; ``max_total_exposure_usdc`` (per user) caps the cost
   basis all its configs hold. A buy is cut to what is left, skipped when that is under the
   market's minimum (``daily_budget_exhausted``, ``total_budget_exhausted``,
-  ``exposure_limit``).
+  ``exposure_limit``). The context counts copies in flight as the caller read them; the
+  intent write reserves against them for certain (``services.copying.reservations``).
 - ``include_keywords``/``exclude_keywords``: case-insensitive, on the market's question.
 - Stops (``stop_signal``): ``loss_stop_usdc`` (total PnL at or under minus this) and
   ``max_drawdown_bps`` (the fall from the PnL peak, in bps of the capital in play: the open
-  cost basis plus the peak). A breaker left open skips with ``breaker_open``.
+  cost basis plus the peak). A breaker left open skips with ``breaker_open``. The stops
+  value a resolved market's position at its payout, one without a bid at its last bid (of
+  bounded age); a stop that cannot value a position for a minute pauses buys
+  (``stop_unverified``) until it can.
 - No dust: a sell that would leave less than the market's minimum sells everything.
 """
 
@@ -90,6 +94,7 @@ KEYWORD_NOT_INCLUDED = "keyword_not_included"
 LOSS_STOP = "loss_stop"
 DRAWDOWN_STOP = "drawdown_stop"
 BREAKER_OPEN = "breaker_open"
+STOP_UNVERIFIED = "stop_unverified"
 
 SIZING_MODES = ("multiplier", "fixed_usdc", "proportional")
 DIRECTIONS = ("mirror", "inverse")
@@ -115,13 +120,16 @@ REASONS: dict[str, str] = {
     SELLS_DISABLED: "copy_sells is off.",
     DAILY_BUDGET_EXHAUSTED: "daily_budget_usdc is spent for this UTC day.",
     TOTAL_BUDGET_EXHAUSTED: "total_budget_usdc is spent.",
-    EXPOSURE_LIMIT: "The user's configs together hold max_total_exposure_usdc.",
+    EXPOSURE_LIMIT: "The user's configs together hold (or have in flight) "
+                    "max_total_exposure_usdc.",
     MARKET_ENDS_SOON: "The market ends within skip_if_ends_within_hours.",
     KEYWORD_EXCLUDED: "The market's question contains one of exclude_keywords.",
     KEYWORD_NOT_INCLUDED: "The market's question contains none of include_keywords.",
     LOSS_STOP: "The config's total PnL fell to minus loss_stop_usdc: it stopped.",
     DRAWDOWN_STOP: "The config's PnL fell max_drawdown_bps from its peak: it stopped.",
     BREAKER_OPEN: "Too many copies failed in a row; the breaker pauses copying until retry_at.",
+    STOP_UNVERIFIED: "The loss or drawdown stop could not value a held position for over a "
+                     "minute: buying is paused until it can.",
 }
 
 
@@ -205,6 +213,7 @@ class CopyContext:
     balance_usdc: Decimal | None = None  # ours, for proportional sizing
     target_value_usdc: Decimal | None = None  # the target's portfolio value
     breaker_retry_at: int | None = None  # the breaker is open until then (unix seconds)
+    buys_paused: str | None = None  # buying paused by the engine, with this reason code
 
 
 NO_CONTEXT = CopyContext()
@@ -368,6 +377,8 @@ def decide(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Hold
         return _skip(fill.token_id, side, NOT_A_TRADE)
     if ctx.breaker_retry_at is not None and (ctx.now is None or ctx.now < ctx.breaker_retry_at):
         return _skip(fill.token_id, side, BREAKER_OPEN)
+    if side == BUY and ctx.buys_paused:
+        return _skip(fill.token_id, side, ctx.buys_paused)
     if side == BUY and not rules.copy_buys:
         return _skip(fill.token_id, side, BUYS_DISABLED)
     if side == SELL and not rules.copy_sells:
@@ -434,18 +445,60 @@ def _wanted_shares(rules: CopyRules, fill: TargetFill, per_share: Decimal,
 
 def spending_limits(rules: CopyRules, ctx: CopyContext) -> list[tuple[str, Decimal, str]]:
     """(reason, pUSD left, rule) for each budget and the exposure limit that applies."""
+    return budget_bounds(rules.daily_budget_usdc, rules.total_budget_usdc,
+                         rules.max_total_exposure_usdc, spent_today=ctx.spent_today_usdc,
+                         spent_total=ctx.spent_total_usdc, exposure=ctx.user_exposure_usdc)
+
+
+def budget_bounds(daily_budget: Decimal | None, total_budget: Decimal | None,
+                  exposure_cap: Decimal | None, *, spent_today: Decimal, spent_total: Decimal,
+                  exposure: Decimal | None) -> list[tuple[str, Decimal, str]]:
+    """(reason, pUSD left, rule) for each budget set, and the exposure cap when both it and
+    the exposure are known (amounts as the caller counts them: in flight or not)."""
     limits = []
-    if rules.daily_budget_usdc is not None:
-        limits.append((DAILY_BUDGET_EXHAUSTED, rules.daily_budget_usdc - ctx.spent_today_usdc,
-                       "daily_budget_usdc"))
-    if rules.total_budget_usdc is not None:
-        limits.append((TOTAL_BUDGET_EXHAUSTED, rules.total_budget_usdc - ctx.spent_total_usdc,
-                       "total_budget_usdc"))
-    if rules.max_total_exposure_usdc is not None and ctx.user_exposure_usdc is not None:
-        limits.append((EXPOSURE_LIMIT,
-                       rules.max_total_exposure_usdc - ctx.user_exposure_usdc,
-                       "max_total_exposure_usdc"))
+    if daily_budget is not None:
+        limits.append((DAILY_BUDGET_EXHAUSTED, daily_budget - spent_today, "daily_budget_usdc"))
+    if total_budget is not None:
+        limits.append((TOTAL_BUDGET_EXHAUSTED, total_budget - spent_total, "total_budget_usdc"))
+    if exposure_cap is not None and exposure is not None:
+        limits.append((EXPOSURE_LIMIT, exposure_cap - exposure, "max_total_exposure_usdc"))
     return limits
+
+
+@dataclass(frozen=True)
+class Fit:
+    """What spending bounds leave of a buy: its shares and why they were cut, or a skip."""
+
+    shares: Decimal
+    ceiling: Decimal  # the most shares every bound allows
+    notes: tuple[str, ...] = ()
+    reason: str | None = None  # a skip's reason (the bound under the market minimum)
+    detail: str = ""
+
+    @property
+    def skips(self) -> bool:
+        """True when the buy cannot be made."""
+        return self.reason is not None
+
+
+def fit_spending(shares: Decimal, per_share: Decimal, limit: Decimal,
+                 bounds: Iterable[tuple[str, Decimal, str]], min_order_size: Decimal,
+                 ceiling: Decimal) -> Fit:
+    """Cut a buy of ``shares`` (costing ``per_share`` each at ``limit``) to what every
+    (reason, pUSD left, rule) bound can pay; a skip with the bound's reason when that is
+    under the market's minimum."""
+    notes: list[str] = []
+    for reason, left, name in bounds:
+        affordable = _round_down(max(left, Decimal(0)) / per_share, SHARE_STEP)
+        ceiling = min(ceiling, affordable)
+        if affordable < shares:
+            if affordable < min_order_size:
+                return Fit(Decimal(0), ceiling, tuple(notes), reason,
+                           f"{max(left, Decimal(0)).quantize(USDC_STEP)} pUSD left by {name} "
+                           f"cannot buy the minimum {min_order_size} shares at {limit}.")
+            notes.append(f"reduced to {affordable} shares by {name}")
+            shares = affordable
+    return Fit(shares, ceiling, tuple(notes))
 
 
 def _decide_buy(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Holding,
@@ -478,17 +531,11 @@ def _decide_buy(rules: CopyRules, fill: TargetFill, market: MarketView, holding:
     bounds = spending_limits(rules, ctx)
     if available_usdc is not None:
         bounds.append((INSUFFICIENT_BALANCE, available_usdc, "the balance"))
-    for reason, left, name in bounds:
-        affordable = _round_down(max(left, Decimal(0)) / per_share, SHARE_STEP)
-        ceiling = min(ceiling, affordable)
-        if affordable < capped:
-            if affordable < market.min_order_size:
-                return _skip(fill.token_id, BUY, reason,
-                             f"{max(left, Decimal(0)).quantize(USDC_STEP)} pUSD left by "
-                             f"{name} cannot buy the minimum {market.min_order_size} shares "
-                             f"at {limit}.")
-            notes.append(f"reduced to {affordable} shares by {name}")
-            capped = affordable
+    fit = fit_spending(capped, per_share, limit, bounds, market.min_order_size, ceiling)
+    if fit.reason is not None:
+        return _skip(fill.token_id, BUY, fit.reason, fit.detail)
+    capped, ceiling = fit.shares, fit.ceiling
+    notes.extend(fit.notes)
     if rules.min_trade_usdc is not None and capped * per_share < rules.min_trade_usdc:
         needed = _round_up(rules.min_trade_usdc / per_share, SHARE_STEP)
         if not rules.round_up_to_min or needed > ceiling:

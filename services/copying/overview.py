@@ -26,7 +26,8 @@ ZERO = Decimal(0)
 T = TypeVar("T")
 
 # A config's health, worst first: what the follower should look at before the rest.
-HEALTH = ("breaker_open", "out_of_funds", "feed_degraded", "paused", "copying", "stopped")
+HEALTH = ("breaker_open", "out_of_funds", "buys_paused", "feed_degraded", "paused", "copying",
+          "stopped")
 
 
 def _read(what: str, read: Callable[[], T], notes: list[str]) -> T | None:
@@ -39,8 +40,8 @@ def _read(what: str, read: Callable[[], T], notes: list[str]) -> T | None:
 
 
 def health(config: Any, status: dict[str, Any] | None) -> str:
-    """One word for a config's state: breaker_open, out_of_funds, feed_degraded, paused,
-    copying or stopped."""
+    """One word for a config's state: breaker_open, out_of_funds, buys_paused,
+    feed_degraded, paused, copying or stopped."""
     if not config.is_active:
         return "stopped"
     if status is None:
@@ -50,6 +51,8 @@ def health(config: Any, status: dict[str, Any] | None) -> str:
         return "breaker_open"
     if status.get("out_of_funds"):  # the config card's own word (configs.status)
         return "out_of_funds"
+    if status.get("buys_paused"):  # the engine paused its buys (a stop without a verdict)
+        return "buys_paused"
     if status.get("executor_running") and status.get("detection") in ("poll", "chain"):
         return "feed_degraded"
     if not status.get("executor_running"):

@@ -93,7 +93,7 @@ def trader_profile(address: str, *, limit: int = 500) -> dict[str, Any]:
             "market_slug": p.slug, "title": p.title, "outcome": p.outcome,
             "token_id": p.asset, "size": p.size, "average_price": p.avg_price,
             "current_price": p.cur_price, "current_value": p.current_value,
-            "pnl_usdc": p.cash_pnl, "redeemable": p.redeemable}
+            "pnl_usdc": p.cash_pnl, "redeemable": p.redeemable, "status": p.status}
             for p in sorted(positions, key=lambda p: -p.current_value)],
         "window_rows": len(rows),
     }

@@ -22,7 +22,7 @@ import peewee
 
 from models import SignInEvent
 from models.base import utcnow
-from services.platform import errors
+from services.platform import errors, ratelimit
 from services.platform.runtime import runtime
 
 EMAIL = "email"
@@ -34,7 +34,7 @@ _BUSY_IP = "Too many sign-in attempts from this address; try again later."
 
 
 def _client(ip: str | None) -> str:
-    return (ip or UNKNOWN_IP)[:64]
+    return ratelimit.client_key(ip, UNKNOWN_IP)  # an IPv6 client is its /64
 
 
 def _recent(kind: str, column: peewee.Field, value: str, since: datetime) -> peewee.Query:

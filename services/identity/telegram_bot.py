@@ -3,6 +3,9 @@ telegram.py links it with ``/start CODE``): /status, /pnl, /positions, /configs,
 /stop <config>, /start <config>, /help. A chat linked to nobody gets a polite refusal and
 nothing is done. A stop asks first, with an inline button.
 
+Links and commands are taken only in a private chat, from its one person (``from.id`` is
+the chat's id): a group is refused, else every member could stop copying or read the PnL.
+
 It lives in identity because a linked chat is a credential: the chat id resolves to the
 user, and every command then calls the same services REST and MCP call.
 """
@@ -28,6 +31,15 @@ HELP = ("Commands:\n/status: copying and unread notifications\n/pnl: profit and 
         "/help: this list")
 REFUSAL = ("Sorry, this chat is not linked to a copytrade account, so I can do nothing "
            "here. Add a Telegram channel in copytrade and send the /start code it shows.")
+NOT_PRIVATE = ("Sorry, I take commands and link codes only in a private chat with me, from "
+               "the person the account is linked to: in a group every member could use them.")
+
+
+def _from_the_person(chat: dict[str, Any], sender: dict[str, Any]) -> bool:
+    """Whether an update comes from the one person of a private chat: there the chat's id is
+    the person's (``from.id``), so a chat linked this way is one person's."""
+    return (chat.get("type") == "private" and sender.get("id") is not None
+            and sender.get("id") == chat.get("id"))
 
 
 def handle_update(update: dict[str, Any]) -> str | None:
@@ -35,10 +47,15 @@ def handle_update(update: dict[str, Any]) -> str | None:
     if "callback_query" in update:
         return _button(update["callback_query"])
     message = update.get("message") or {}
-    chat_id = (message.get("chat") or {}).get("id")
+    chat = message.get("chat") or {}
+    chat_id = chat.get("id")
     text = (message.get("text") or "").strip()
     if chat_id is None or not text.startswith("/"):
         return None
+    if not _from_the_person(chat, message.get("from") or {}):
+        # A group (linked or not): no link code is spent, no command runs, nothing is read.
+        telegram.send_message(chat_id, NOT_PRIVATE)
+        return NOT_PRIVATE
     command, _, argument = text.partition(" ")
     command = command.split("@", 1)[0].lower()
     argument = argument.strip()
@@ -108,9 +125,13 @@ def _config(user: User, argument: str) -> Any:
 
 
 def _button(query: dict[str, Any]) -> str | None:
-    chat_id = ((query.get("message") or {}).get("chat") or {}).get("id")
+    chat = (query.get("message") or {}).get("chat") or {}
+    chat_id = chat.get("id")
     data = query.get("data") or ""
-    user_id = telegram.linked_user(chat_id) if chat_id is not None else None
+    if not _from_the_person(chat, query.get("from") or {}):
+        telegram.answer_button(query.get("id", ""), "Only in a private chat with me.")
+        return None
+    user_id = telegram.linked_user(chat_id)
     if user_id is None:
         telegram.answer_button(query.get("id", ""), "Not linked.")
         return None

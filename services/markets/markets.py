@@ -114,10 +114,12 @@ def browse_markets(q: str | None = None, *, category: str | None = None, active:
                      m if m.tags else replace(m, tags=event.tags), category)]
         rows = found[offset:offset + limit + 1]
     else:
-        rows = venues.client().gamma.markets(
+        # Gamma's keyset list has no offset (ACCOUNTS.md §12): read up to the page's end
+        # and one row past it, then slice.
+        rows = venues.client().list_markets(
             active=True if active else None, closed=False if active else None,
             tag_id=_category_tag(category) if category else None,
-            order="volume24hr", ascending=False, limit=limit + 1, offset=offset)
+            order="volume24hr", ascending=False, max_rows=offset + limit + 1)[offset:]
     catalogue.upsert_markets(rows[:limit])
     return Page([market_summary(m) for m in rows[:limit]], limit, offset, len(rows) > limit)
 

@@ -42,12 +42,19 @@ _TYPES = (
               "A {amount} pUSD trade of {trader} on “{market}” was not copied: "
               "{reason_text}.",
               amount_field="amount", reason_field="reason", untrusted=("market", "trader")),
+    EventType("copy.unconfirmed", "Copy of an unconfirmed match",
+              "Your copy of {trader} on “{market}” acted on a match seen before its block, "
+              "which the chain did not confirm ({reason_text}): {what}.",
+              reason_field="reason", untrusted=("market", "trader")),
     EventType("config.stopped", "Copying stopped",
               "Copying {trader} stopped: {reason_text}.", reason_field="reason",
               untrusted=("trader",)),
     EventType("config.breaker_opened", "Copying paused",
               "Copying {trader} is paused: {reason_text}.", reason_field="reason",
               untrusted=("trader",)),
+    EventType("config.buys_paused", "Buying paused",
+              "Buying for {trader} is paused: {reason_text}. Sales still follow.",
+              reason_field="reason", untrusted=("trader",)),
     EventType("config.out_of_funds", "Out of funds",
               "Copying {trader} cannot continue: {amount} pUSD needed, more than the trading "
               "wallet holds. Deposit pUSD to resume.", amount_field="amount",

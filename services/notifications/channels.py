@@ -1,5 +1,6 @@
 """A user's channels: add (a webhook's secret and a Telegram link code shown once), list,
-remove, rotate a webhook's secret, send a test, read the delivery log."""
+remove, rotate a webhook's secret, send a test, read the delivery log. A URL is stored
+sealed and shown as its scheme and host (services/notifications/secrets.py)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ class Added:
     secret: str | None = None
     link_code: str | None = None
     link_url: str | None = None
+    url: str | None = None  # the whole URL the owner gave (shown only in this answer)
 
 
 def link_code_hash(code: str) -> str:
@@ -47,17 +49,16 @@ def link_code_hash(code: str) -> str:
     return telegram.link_code_hash(code)
 
 
-def as_dict(channel: NotificationChannel) -> dict[str, Any]:
-    """A channel as the API shows it; never a secret (a webhook URL's path may be one: it is
-    cut to its origin)."""
+def as_dict(channel: NotificationChannel, whole_url: str | None = None) -> dict[str, Any]:
+    """A channel as the API shows it; never a secret: a URL channel's ``target`` is its
+    scheme and host (the path or query may hold a token), unless ``whole_url`` is given (the
+    answer to the owner who just sent it)."""
     target = channel.target
-    if channel.kind in (WEBHOOK, DISCORD, SLACK) and target:
-        from urllib.parse import urlsplit
-
-        parts = urlsplit(target)
-        target = f"{parts.scheme}://{parts.netloc}/…" if channel.kind != WEBHOOK else target
-    return {"id": channel.id, "kind": channel.kind, "label": channel.label, "target": target,
-            "enabled": channel.enabled, "disabled_reason": channel.disabled_reason,
+    if channel.kind in channel_secrets.URL_KINDS and target:
+        target = whole_url or channel_secrets.shown_url(target)  # a row not moved yet too
+    return {"id": channel.id, "kind": channel.kind, "label": channel.label,
+            "target": target, "enabled": channel.enabled,
+            "disabled_reason": channel.disabled_reason,
             "linked": bool(channel.target), "created_at": channel.created_at}
 
 
@@ -83,19 +84,17 @@ def add(user: User, kind: str, url: str | None = None, label: str = "") -> Added
             >= MAX_CHANNELS:
         raise errors.ValidationFailed(fields={"kind": [f"At most {MAX_CHANNELS} channels."]})
     label = (label or "").strip()[:100]
-    if kind == WEBHOOK:
-        target = urls.check(url or "", "url", config)
+    if kind in channel_secrets.URL_KINDS:
+        prefix = {DISCORD: config.discord_url_prefix, SLACK: config.slack_url_prefix}.get(kind)
+        checked = urls.check(url or "", "url", config, prefix=prefix)
         channel_id = uuid4()
-        secret = channel_secrets.new_secret()
-        channel = NotificationChannel.create(id=channel_id, user=user, kind=kind, label=label,
-                                             target=target,
-                                             secret_sealed=channel_secrets.seal(channel_id, secret))
-        return Added(channel, secret=secret)
-    if kind in (DISCORD, SLACK):
-        prefix = config.discord_url_prefix if kind == DISCORD else config.slack_url_prefix
-        target = urls.check(url or "", "url", config, prefix=prefix)
-        return Added(NotificationChannel.create(user=user, kind=kind, label=label,
-                                                target=target))
+        secret = channel_secrets.new_secret() if kind == WEBHOOK else None
+        channel = NotificationChannel.create(
+            id=channel_id, user=user, kind=kind, label=label,
+            target=channel_secrets.shown_url(checked),
+            url_sealed=channel_secrets.seal(channel_id, checked, "url_sealed"),
+            secret_sealed=channel_secrets.seal(channel_id, secret) if secret else None)
+        return Added(channel, secret=secret, url=checked)
     if kind == EMAIL:
         return Added(NotificationChannel.create(user=user, kind=kind, label=label or user.email,
                                                 target=user.email))

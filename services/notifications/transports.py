@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import json
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -103,18 +104,30 @@ def _slack_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+# Discord's markdown: emphasis, code, spoilers, quotes, headings, lists, masked links
+# ``[text](url)``, ``<...>`` forms; ``:`` so a bare ``https://`` in venue text is no link.
+_DISCORD_MARKUP = re.compile(r"([\\*_~`|>#\-\[\]()<:])")
+
+
+def discord_escape(text: str) -> str:
+    """``text`` with every markdown character backslash-escaped: shown as typed, never as a
+    link or formatting (a trader named ``[Claim refund](https://evil)`` stays text)."""
+    return _DISCORD_MARKUP.sub(r"\\\1", text)
+
+
 def send_webhook(channel: NotificationChannel, message: Message) -> Outcome:
     """POST the signed event to the user's endpoint."""
     body = webhook_body(message)
-    return _post(channel.target, body, webhook_headers(channel, message, body))
+    return _post(channel_secrets.url_of(channel), body, webhook_headers(channel, message, body))
 
 
 def send_discord(channel: NotificationChannel, message: Message) -> Outcome:
     """POST to a Discord incoming webhook; mentions off (a market title cannot ping)."""
-    body = json.dumps({"content": f"**{message.title}**\n{message.text}"
+    body = json.dumps({"content": f"**{discord_escape(message.title)}**\n"
+                                  f"{discord_escape(message.text)}"
                        + (f"\n{message.link}" if message.link else ""),
                        "allowed_mentions": {"parse": []}}).encode()
-    return _post(channel.target, body, {"content-type": "application/json",
+    return _post(channel_secrets.url_of(channel), body, {"content-type": "application/json",
                                         "user-agent": USER_AGENT})
 
 
@@ -124,7 +137,7 @@ def send_slack(channel: NotificationChannel, message: Message) -> Outcome:
     if message.link:
         text += f"\n<{message.link}|Open in copytrade>"
     body = json.dumps({"text": text}).encode()
-    return _post(channel.target, body, {"content-type": "application/json",
+    return _post(channel_secrets.url_of(channel), body, {"content-type": "application/json",
                                         "user-agent": USER_AGENT})
 
 

@@ -27,7 +27,7 @@ def address_rule(url: str, config: NotificationConfig) -> Callable[[outbound.Add
     parts = urlsplit(url)
     if config.allow_loopback_urls and _loopback_host(parts.hostname or ""):
         return lambda address: address.is_loopback
-    return lambda address: address.is_global and not address.is_multicast
+    return outbound.public
 
 
 def check(url: str, field: str, config: NotificationConfig, *, prefix: str | None = None,

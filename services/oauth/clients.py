@@ -292,7 +292,7 @@ def _address_rule(parts: SplitResult) -> Callable[[outbound.Address], bool]:
     """
     if parts.scheme == "http":
         return lambda address: address.is_loopback
-    return lambda address: address.is_global and not address.is_multicast
+    return outbound.public
 
 
 def _deadline() -> float:

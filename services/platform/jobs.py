@@ -33,8 +33,16 @@ from services.platform.runtime import JobsConfig, runtime
 SERIALIZER = JSONSerializer
 """How job records are stored in Redis: JSON (jobs carry only IDs), never pickle."""
 
-QUEUES: tuple[str, ...] = ("high", "default", "low")
-"""Queue names, most urgent first; the worker serves them in this order."""
+WORK_QUEUES: tuple[str, ...] = ("high", "default", "low")
+"""The queues of the platform's own work (money, notifications, upkeep), most urgent first;
+a worker serves them in this order, in its ``capacity`` slots."""
+
+REPLAY_QUEUE = "replays"
+"""Copyability replays (minutes each, asked for by any reader): served only by a worker's
+replay slots, after and apart from ``WORK_QUEUES``, so no replay holds up a withdrawal."""
+
+QUEUES: tuple[str, ...] = (*WORK_QUEUES, REPLAY_QUEUE)
+"""Every queue name."""
 
 DEFAULT_TIMEOUT = 180
 """Seconds a job may run before the worker gives up on it (RQ's own default)."""

@@ -131,24 +131,38 @@ def engine_detection(client: redis.Redis, prefix: str | None,
     return found
 
 
-def venue_throttle(client: redis.Redis, prefix: str,
-                   engines: Iterable[str]) -> dict[str, dict[str, dict[str, float]]]:
-    """Per engine, the signers whose venue budget is backed off after a rate-limit warning
-    (``Poly-RateLimit-Warning``): {engine: {signer: {kind: requests per 10 s}}}."""
+def _engine_json(client: redis.Redis, prefix: str, engines: Iterable[str],
+                 field: str) -> dict[str, Any]:
+    """Per engine, the JSON object its heartbeat keeps under ``field`` (empty ones left
+    out)."""
     names = sorted(engines)
     with client.pipeline(transaction=False) as pipe:
         for name in names:
-            pipe.hget(copy_leases.engine_key(name, prefix), "throttled")
+            pipe.hget(copy_leases.engine_key(name, prefix), field)
         answers = pipe.execute()
     found = {}
     for name, raw in zip(names, answers, strict=True):
         try:
-            signers = json.loads(raw) if raw else {}
+            value = json.loads(raw) if raw else {}
         except ValueError:
-            signers = {}
-        if signers:
-            found[name] = signers
+            value = {}
+        if value:
+            found[name] = value
     return found
+
+
+def venue_throttle(client: redis.Redis, prefix: str,
+                   engines: Iterable[str]) -> dict[str, dict[str, dict[str, float]]]:
+    """Per engine, the signers whose venue budget is backed off after a rate-limit warning
+    (``Poly-RateLimit-Warning``): {engine: {signer: {kind: requests per 10 s}}}."""
+    return _engine_json(client, prefix, engines, "throttled")
+
+
+def venue_tiers(client: redis.Redis, prefix: str,
+                engines: Iterable[str]) -> dict[str, dict[str, str]]:
+    """Per engine, each signer's rate-limit tier as the venue last named it (ACCOUNTS.md
+    §12): {engine: {signer: tier}}."""
+    return _engine_json(client, prefix, engines, "rate_tiers")
 
 
 def workers(client: redis.Redis, prefix: str, now: datetime,
@@ -292,6 +306,7 @@ def snapshot(client: redis.Redis, prefix: str, *, now: datetime | None = None,
         "detection": engine_detection(client, prefix, engines),
         "detection_sources": detection_costs.table(),
         "venue_throttle": venue_throttle(client, prefix, engines),
+        "venue_tiers": venue_tiers(client, prefix, engines),
     }
 
 

@@ -123,6 +123,37 @@ def gate(name: str, limit: int, failure_ttl: float) -> Gate:
         return _gates[key]
 
 
+# IPv6 forms that carry an IPv4 address inside them; a connection to one may reach that
+# IPv4 host (through a translator or tunnel), so the IPv4 address is what is judged.
+NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052 well-known prefix
+NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215: any embedding, site-local
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated ::a.b.c.d (and :: and ::1)
+
+
+def embedded_ipv4(address: Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries (mapped, compatible, NAT64, 6to4, Teredo)."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return None
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address in NAT64 or address in IPV4_COMPATIBLE:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]  # the client's address (the server's is public anyway)
+    return None
+
+
+def public(address: Address) -> bool:
+    """Whether ``address`` is a public unicast one, judging an embedded IPv4 address too
+    (``ipaddress.is_global`` passes ``64:ff9b::10.0.0.1``, ``::10.0.0.1``, ``2002:a00:1::``)."""
+    if not address.is_global or address.is_multicast or address in NAT64_LOCAL:
+        return False
+    inner = embedded_ipv4(address)
+    return inner is None or (inner.is_global and not inner.is_multicast)
+
+
 def system_resolver(hostname: str) -> set[str]:
     """The IP addresses the system resolver gives for ``hostname``."""
     return {info[4][0] for info in socket.getaddrinfo(hostname, None, type=socket.SOCK_STREAM)}

@@ -21,6 +21,7 @@ cannot be reached, requests are admitted (logged), unlike idempotency, which fai
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import math
 import threading
@@ -73,6 +74,23 @@ if remaining < 0 then remaining = 0 end
 if remaining > capacity then remaining = capacity end
 return {allowed, remaining, math.ceil(ahead), math.ceil(wait)}
 """
+
+
+IPV6_CLIENT_PREFIX = 64  # one subscriber's share: a host picks any address inside its /64
+
+
+def client_key(ip: str | None, unknown: str = "unknown") -> str:
+    """The client an address stands for in per-IP budgets: an IPv4 address itself, an IPv6
+    one's /64 (an IPv4-mapped one's IPv4); ``unknown`` when there is none."""
+    try:
+        address = ipaddress.ip_address((ip or "").split("%", 1)[0])
+    except ValueError:
+        return (ip or unknown)[:64]
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, IPV6_CLIENT_PREFIX), strict=False))
+    return str(address)
 
 
 @dataclass(frozen=True)

@@ -144,3 +144,48 @@ def unsell(config_id: UUID, token_id: str, shares: Decimal, cost: Decimal,
             "shares": row["shares"] + shares, "cost_usdc": row["cost_usdc"] + cost,
             "realized_pnl": row["realized_pnl"] - realized, "updated_at": utcnow()})
             for row in rows])
+
+
+@dataclass(frozen=True)
+class Closed:
+    """A copy position closed at its market's payout (``close_at_payout``)."""
+
+    config_id: UUID
+    paper: bool
+    token_id: str
+    shares: Decimal
+    realized: Decimal  # shares x payout - the cost basis they carried
+
+
+def close_at_payout(config_ids: Sequence[UUID], payouts: dict[str, Decimal],
+                    paper: bool | None = None) -> list[Closed]:
+    """Close the configs' open positions in resolved tokens at each token's payout per
+    share (redeemed, or as good as): their shares and cost basis to 0, shares x payout -
+    cost booked as realized PnL. Once: a closed position holds no shares, so a later
+    resolution, claim or merge of the same token books nothing more."""
+    if not config_ids or not payouts:
+        return []
+    where: dict[str, list[Any]] = {"token_id": list(payouts)}
+    if paper is not None:
+        where["paper"] = [paper]
+    closed: list[Closed] = []
+    with atomic():
+        rows = []
+        ids = list(dict.fromkeys(config_ids))
+        for start in range(0, len(ids), 500):
+            rows += select_rows(CopyPosition, _POSITION_STATE,
+                                {"config": ids[start:start + 500], **where}, for_update=True)
+        now = utcnow()
+        changes = []
+        for row in rows:
+            shares = Decimal(row["shares"])
+            if shares <= 0:
+                continue
+            realized = shares * payouts[row["token_id"]] - Decimal(row["cost_usdc"])
+            changes.append((row["id"], {"shares": ZERO, "cost_usdc": ZERO,
+                                        "realized_pnl": Decimal(row["realized_pnl"]) + realized,
+                                        "updated_at": now}))
+            closed.append(Closed(row["config"], row["paper"], row["token_id"], shares,
+                                 realized))
+        update_rows(CopyPosition, changes)
+    return closed

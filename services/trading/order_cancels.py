@@ -38,9 +38,10 @@ def cancel_order(user: User | UUID | str, order_id: str) -> dict[str, Any]:
 
 
 def cancel_all(user: User | UUID | str) -> dict[str, Any]:
-    """Cancel every resting order of the user's wallet."""
+    """Cancel every resting order of the user's wallet, in as many requests as keep its
+    signer's cancel budget from going below zero (ACCOUNTS.md §12)."""
     user_id = user_id_of(user)
     acct = venue_accounts.account(user_id)
-    result = venues.client().clob.cancel_all(acct.creds)
+    result = venues.client().cancel_all_orders(acct.creds)
     _after_cancel(user_id, list(result.canceled), acct)
     return {"canceled": list(result.canceled), "not_canceled": dict(result.not_canceled)}

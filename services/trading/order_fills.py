@@ -1,18 +1,23 @@
 """What the venue did with one of our orders, read from ``/data/orders`` and ``/data/trades``.
 
 ``look_up`` asks ``GET /data/orders?id=<hash>`` (the order in any status: live, delayed,
-matched, cancelled) and finds the order's trades: the ones it names
-(``associate_trades``) and the ones we already know, each read with
-``GET /data/trades?id=``, and, when the venue does not list the order, the trades of its
-token since it was sent that name it as taker or maker (a finished FOK the venue no
-longer lists). ``GET /data/order/<id>`` is not used: the venue answers finished orders
-with an empty body there, and never "not found" for an order it had.
+matched, cancelled) and finds the order's trades in ``/data/trades``, which the venue
+filters by market and time but never by order: the ones we already know, each read with
+``GET /data/trades?id=``, then, while what they fill falls short of the listing's
+``size_matched`` (or the venue does not list the order: a finished FOK), the market's
+trades since the order was sent that name it as taker or among ``maker_orders``. An
+order's ``associate_trades`` is a hint at most: from 2026-12-14 "an empty
+associate_trades tuple does not mean an order has no fills" (ACCOUNTS.md §12), and a
+match may show as several trades that appear seconds apart. ``GET /data/order/<id>`` is
+not used: the venue answers finished orders with an empty body there, and never "not
+found" for an order it had.
 
 ``record`` keeps one ``OrderFill`` per venue trade with its status (MATCHED → MINED →
 CONFIRMED, or RETRYING → FAILED) and sums what counts: a FAILED trade is a fill that
 never happened. ``settle_trade`` writes the user's view of it on the order's ``Trade``
-(``settlement``, ``failed_size``, ``settled_at``) and, for a copy order whose failed fill
-the config's position had counted, takes it back out of that position.
+(``settlement``, ``failed_size``, ``settled_at``; not settled while the trades found fall
+short of what the order counts, so the sweep keeps looking) and, for a copy order whose
+failed fill the config's position had counted, takes it back out of that position.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from decimal import Decimal
 from models.base import atomic, utcnow
 from models.copying import INTENT_CANCELLED, INTENT_FAILED, INTENT_FILLED, CopyIntent
 from models.trading import Order, OrderFill, Trade
+from services.markets import catalogue
 from services.notifications import events
 from services.trading import copy_positions
 from venue.client import VenueClient
@@ -116,17 +122,26 @@ def look_up(client: VenueClient, creds: ApiCreds, order: Order) -> VenueView:
     """The venue's listing of the order and its fills; raises VenueError when it cannot say."""
     page = client.clob.open_orders(creds, order_id=order.order_hash)
     listed = next((o for o in page.orders if o.id.lower() == order.order_hash.lower()), None)
-    wanted = list(listed.associate_trades) if listed is not None else []
+    hinted = list(listed.associate_trades) if listed is not None else []
     known = [row.venue_trade_id for row in OrderFill.select(OrderFill.venue_trade_id)
              .where(OrderFill.order == order.id)]
     trades: dict[str, VenueTrade] = {}
-    for trade_id in dict.fromkeys([*wanted, *known]):
+    for trade_id in dict.fromkeys([*hinted, *known]):
         found, _ = client.clob.trades(creds, trade_id=trade_id)
         trades.update((t.id, t) for t in found if t.id == trade_id)
-    if not trades and (listed is None or listed.size_matched > 0):
-        # Unlisted, or filled without naming its trades: find them among the token's.
-        trades.update((t.id, t) for t in _search(client, creds, order))
+    # What the venue matched: the listing's word; unlisted, what we counted (all there is
+    # to find when nothing is counted yet: a lost answer).
+    matched = listed.size_matched if listed is not None else order.filled_size
+    if _matched(order, trades.values()) < matched or (listed is None and not matched):
+        _search(client, creds, order, listed, matched, trades)
     return VenueView(listed=listed, fills=_fills_of(client, order, trades.values()))
+
+
+def _matched(order: Order, trades: Iterable[VenueTrade]) -> Decimal:
+    """Shares these trades matched for the order, FAILED ones included (``size_matched``
+    counts a match whatever became of its settlement)."""
+    parts = (trade.fill_of(order.order_hash) for trade in trades)
+    return sum((part[0] for part in parts if part is not None), ZERO)
 
 
 def _fills_of(client: VenueClient, order: Order, trades: Iterable[VenueTrade]
@@ -148,16 +163,31 @@ def _market_fees(client: VenueClient, trade: VenueTrade) -> FeeSchedule | None:
     return client.clob.market_parameters(trade.market).fees
 
 
-def _search(client: VenueClient, creds: ApiCreds, order: Order) -> Iterable[VenueTrade]:
-    """The token's trades since the order was sent that name it (it is no longer listed)."""
+def _search(client: VenueClient, creds: ApiCreds, order: Order, listed: OpenOrder | None,
+            matched: Decimal, trades: dict[str, VenueTrade]) -> None:
+    """Add the market's trades since the order was sent that name it to ``trades``, page
+    by page until they cover ``matched`` (all pages when it is 0), ``SEARCH_PAGES`` at
+    most: what is still missing is looked for again by the next look and the sweep.
+
+    By market (condition id), not token: a maker that minted or merged against the taker
+    is named in a trade of the other outcome's token.
+    """
+    market = listed.market if listed is not None and listed.market else _condition_of(order)
     since = (order.submitted_at or order.created_at) - CLOCK_SLACK
     cursor = "MA=="
     for _ in range(SEARCH_PAGES):
-        page, cursor = client.clob.trades(creds, asset_id=order.token_id,
-                                          after=int(since.timestamp()), next_cursor=cursor)
-        yield from (t for t in page if t.fill_of(order.order_hash) is not None)
-        if cursor in ("", "LTE="):
+        page, cursor = client.clob.trades(
+            creds, market=market, asset_id=None if market else order.token_id,
+            after=int(since.timestamp()), next_cursor=cursor)
+        trades.update((t.id, t) for t in page if t.fill_of(order.order_hash) is not None)
+        if cursor in ("", "LTE=") or (matched and _matched(order, trades.values()) >= matched):
             return
+
+
+def _condition_of(order: Order) -> str | None:
+    """The condition id of the order's token, from the catalogue (None when not synced)."""
+    row = catalogue.token(order.token_id)
+    return row.market.condition_id if row is not None else None
 
 
 def settled_views(client: VenueClient, creds: ApiCreds, orders: list[Order]
@@ -238,9 +268,12 @@ def settle_trade(order: Order, totals: Totals) -> None:
     if not totals.statuses:
         return
     settlement = totals.settlement
+    if totals.shares + totals.failed_shares < order.filled_size:
+        # The order counts fills we have not found yet: unsettled until they are found.
+        settlement = FIRST_SETTLEMENT
     changes: dict[str, object] = {"settlement": settlement, "failed_size": totals.failed_shares}
-    if settlement in ("confirmed", "failed"):
-        changes["settled_at"] = utcnow()
+    # A fill found after the others settled opens the settlement again.
+    changes["settled_at"] = utcnow() if settlement in ("confirmed", "failed") else None
     if totals.failed_shares > 0 and totals.shares == 0 and order.status not in (
             "pending", "live", "delayed"):
         changes["status"] = "failed"  # every fill failed: nothing happened after all

@@ -119,10 +119,20 @@ def _apply_view(order: Order, view: order_fills.VenueView) -> Order:
         # The fee too is what the venue's trades charged, not the estimate at the POST.
         filled, value, fee = totals.shares, totals.value, totals.fee
     elif view.listed is not None and listed > order.filled_size:
+        if status not in ("LIVE", "DELAYED") and order.status in ORDER_OPEN \
+                and not _overdue(order):
+            # Done at the venue, but some of its trades are not found yet (a match shows
+            # as several trades, seconds apart: ACCOUNTS.md §12): stays open, so nothing
+            # (a copy's intent, its position, budgets) books a guess; looked up again.
+            log.info("order %s: the venue matched %s, its trades found fill %s; looking "
+                     "again", order.order_hash, listed, totals.shares)
+            return order
         # The listing counts more than the trades we could read: resting (maker) fills
         # happen at the order's own price, and makers pay no fee.
+        size, value = max((order.filled_size, order.filled_value),
+                          (totals.shares, totals.value))
         filled, fee = listed, totals.fee if totals.statuses else None
-        value = order.filled_value + (listed - order.filled_size) * view.listed.price
+        value += (listed - size) * view.listed.price
     else:  # the answer counted more than the venue lists yet: keep it
         filled, value, fee = order.filled_size, order.filled_value, None
     if new_status == ORDER_CANCELLED and (status in (None, "MATCHED") and filled > 0):

@@ -24,7 +24,7 @@ from services.platform.principal import user_id_of
 from services.trading import order_plan
 from services.trading.execution_quality import copies_of, execution_view
 from venue.errors import VenueNotFound
-from venue.models import Side
+from venue.models import Side, position_status
 
 ZERO = Decimal(0)
 SIX = order_book.BASE_UNIT
@@ -185,6 +185,9 @@ def list_positions(user: User | UUID | str, active_only: bool = True) -> list[di
             "current_value": value.quantize(SIX),
             "unrealized_pnl": (value - position.cost_basis).quantize(SIX),
             "realized_pnl": position.realized_pnl, "resolved": resolved,
+            "status": position_status(redeemable=resolved, mergeable=False,
+                                      size=position.size, price=price),
             "claimable_value": value.quantize(SIX) if resolved else None,
+            "merge_value": None,  # a paper book holds nothing on chain to merge
         })
     return result

@@ -2,7 +2,7 @@
 
 Where positions come from (README "Positions"):
 
-* **Size** is the venue's: the Data API ``/positions`` of the maker address (the EOA for
+* **Size** is the venue's: the Data API ``/v2/positions`` of the maker address (the EOA for
   signature type 0, the deposit wallet for type 3). It sees every fill, redemption and
   transfer, including ones that never passed through us.
 * **Cost basis and realized PnL** come from our fills ledger (services/trading/trades.py,
@@ -13,7 +13,11 @@ Where positions come from (README "Positions"):
   the settlement price once the market has resolved.
 * **claimable_value** is set once resolved: from services/claims (on-chain balances and
   payouts) when a chain is configured and holds the tokens, else the venue's settlement
-  value (size x settlement price), which is what the sandbox venue pays on redemption.
+  value (size x settlement price), which is what the sandbox venue pays on redemption;
+  0 for a position the venue calls REDEEMABLE_LOST (never offered for a claim).
+* **status** is the Data API v2's (ACCOUNTS.md §12: OPEN, REDEEMABLE, REDEEMABLE_LOST,
+  MERGEABLE, CLOSED), kept as text whatever it says; **merge_value** is what merging a
+  MERGEABLE position's complete sets returns (1 pUSD a set held).
 """
 
 from __future__ import annotations
@@ -34,11 +38,12 @@ from services.platform.principal import user_id_of
 from services.trading import orders, trades
 from services.wallets.venue_accounts import maker_address
 from venue.errors import VenueError, VenueNotFound
+from venue.models import CLOSED, MERGEABLE, REDEEMABLE, REDEEMABLE_LOST
 from venue.models import Position as VenuePosition
 
 log = logging.getLogger(__name__)
 ZERO = Decimal(0)
-VENUE_PAGE = 500
+RESOLVED = (REDEEMABLE, REDEEMABLE_LOST)  # the venue's statuses of a resolved market
 
 
 @dataclass
@@ -79,9 +84,21 @@ def ledger(user: User | UUID | str) -> dict[str, LedgerEntry]:
 
 
 def venue_positions(address: str) -> dict[str, VenuePosition]:
-    """The venue's view of an address's holdings, by token."""
-    rows = venues.client().data.positions(address, size_threshold="0", limit=VENUE_PAGE)
-    return {row.asset: row for row in rows}
+    """The venue's view of an address's holdings, by token, each with its status."""
+    return {row.asset: row for row in venues.client().all_positions(address)}
+
+
+def merge_value(row: VenuePosition, remote: dict[str, VenuePosition]) -> Decimal | None:
+    """What merging a MERGEABLE position's complete sets returns: 1 pUSD a set, so the
+    smaller of the two outcomes' sizes held (None for any other status)."""
+    if row.status != MERGEABLE:
+        return None
+    opposite = remote.get(row.opposite_asset)
+    return min(row.size, opposite.size) if opposite is not None else ZERO
+
+
+def _quantized(value: Decimal | None) -> Decimal | None:
+    return None if value is None else value.quantize(order_book.BASE_UNIT)
 
 
 def _mark(token_id: str) -> Decimal | None:
@@ -91,7 +108,10 @@ def _mark(token_id: str) -> Decimal | None:
         return None
 
 
-def _claimable(owner: str, token_id: str, size: Decimal, price: Decimal) -> Decimal:
+def _claimable(owner: str, token_id: str, size: Decimal, price: Decimal,
+               status: str) -> Decimal:
+    if status == REDEEMABLE_LOST:  # a lost outcome is never offered for a claim (§12)
+        return ZERO
     if chain_access.current().rpc_url:
         from services.wallets import claims
 
@@ -134,7 +154,8 @@ def list_positions(user: User | UUID | str, active_only: bool = True) -> list[di
             cost = row.initial_value if row.initial_value is not None else row.avg_price * size
         else:
             cost = ZERO
-        resolved = bool(row is not None and row.redeemable)
+        status = row.status if row is not None else CLOSED
+        resolved = bool(row is not None and (row.redeemable or status in RESOLVED))
         price = row.cur_price if resolved and row is not None else _mark(token_id)
         if price is None:
             price = row.cur_price if row is not None else ZERO
@@ -148,8 +169,10 @@ def list_positions(user: User | UUID | str, active_only: bool = True) -> list[di
             "realized_pnl": (entry.realized_pnl if entry else ZERO).quantize(
                 order_book.BASE_UNIT),
             "resolved": resolved,
-            "claimable_value": _claimable(owner, token_id, size, price).quantize(
-                order_book.BASE_UNIT) if resolved else None,
+            "status": status,
+            "claimable_value": _quantized(_claimable(owner, token_id, size, price, status)
+                                          if resolved else None),
+            "merge_value": None if row is None else _quantized(merge_value(row, remote)),
         })
     return result
 

@@ -96,6 +96,8 @@ from services.wallets import (
 from venue.accounts.batch import Call
 from venue.accounts.wallet_calls import redeem_call, router_redeem_call
 from venue.errors import VenueError
+from venue.models import REDEEMABLE, REDEEMABLE_LOST
+from venue.models import Market as VenueMarket
 from venue.models import Position as VenuePosition
 from venue.order_versions import is_position_id
 
@@ -109,9 +111,6 @@ BALANCE_BATCH = 200  # token ids per balanceOfBatch call
 # exists: setApprovalForAll (~50k) plus the adapter's or Router's redeem (~250k), with room.
 NEG_RISK_GAS_BUDGET = 400_000
 POSITION_DECIMALS = 6  # protocol-v2 positions count in pUSD's base units
-DATA_API_PAGE = 500  # the Data API's largest /positions page
-DATA_API_MAX_OFFSET = 10_000  # and its largest offset
-GAMMA_BATCH = 50  # condition or token ids per Gamma /markets query (keeps URLs short)
 
 
 @dataclass(frozen=True)
@@ -180,20 +179,16 @@ def _position_collateral(w3: Web3, market: Market, tokens: list[MarketToken]) ->
 
 
 def _venue_redeemable(owner: str) -> list[VenuePosition] | None:
-    """The Data API's redeemable positions of ``owner``; None when it cannot answer."""
-    rows: list[VenuePosition] = []
+    """The Data API's redeemable positions of ``owner`` that pay: REDEEMABLE_LOST ones
+    (ACCOUNTS.md §12) are never offered; None when it cannot answer."""
     try:
-        for offset in range(0, DATA_API_MAX_OFFSET + 1, DATA_API_PAGE):
-            page = venues.client().data.positions(owner, redeemable=True, size_threshold="0",
-                                                  limit=DATA_API_PAGE, offset=offset)
-            rows.extend(page)
-            if len(page) < DATA_API_PAGE:
-                break
+        rows = venues.client().all_positions(owner, status=REDEEMABLE)
     except VenueError as exc:
         log.warning("claims: the Data API's positions of %s failed (%s); falling back to the "
                     "catalogue's closed markets", owner, exc)
         return None
-    return [row for row in rows if row.redeemable and row.size > 0]
+    return [row for row in rows if (row.redeemable or row.status == REDEEMABLE)
+            and row.status != REDEEMABLE_LOST and row.size > 0]
 
 
 def _catalogue_missing(condition_ids: Sequence[str] = (), token_ids: Sequence[str] = ()
@@ -211,15 +206,15 @@ def _catalogue_missing(condition_ids: Sequence[str] = (), token_ids: Sequence[st
         tokens -= {row.token_id for row in known_tokens}
     if not conditions and not tokens:
         return
-    gamma = venues.client().gamma
+    client = venues.client()
     fetched = []
     try:
-        # no ``closed`` filter: resolved markets are closed ones
+        # no ``closed`` filter: resolved markets are closed ones; the client asks 100 ids a
+        # request at most (ACCOUNTS.md §12)
         for key, values in (("condition_ids", sorted(conditions)),
                             ("clob_token_ids", sorted(tokens))):
-            for start in range(0, len(values), GAMMA_BATCH):
-                batch = values[start:start + GAMMA_BATCH]
-                fetched += gamma.markets(**{key: batch}, limit=len(batch))
+            if values:
+                fetched += client.list_markets(**{key: values})
     except VenueError as exc:  # those positions wait for the next claim
         log.warning("claims: fetching markets from Gamma failed: %s", exc)
     if fetched:
@@ -321,6 +316,17 @@ def _held(w3: Web3, owner: str, tokens: Sequence[MarketToken]) -> dict[int, int]
     return balances
 
 
+def resolved_market(condition_id: str) -> VenueMarket | None:
+    """The condition's market as Gamma has it once closed and resolved (its outcome prices
+    are the payouts); None before, or when Gamma cannot answer."""
+    try:
+        found = venues.client().list_markets(condition_ids=[condition_id], max_rows=1)
+    except VenueError as exc:
+        log.warning("Gamma's market of %s failed: %s", condition_id, exc)
+        return None
+    return found[0] if found and found[0].resolved else None
+
+
 def _v2_payouts(condition_id: str) -> list[Decimal] | None:
     """A resolved protocol-v2 market's payout per outcome: its Gamma outcome prices once it
     is closed and resolved (None before, or when Gamma cannot answer)."""
@@ -329,14 +335,10 @@ def _v2_payouts(condition_id: str) -> list[Decimal] | None:
         known = _payouts.get(key)
     if known is not None:
         return known
-    try:
-        found = venues.client().gamma.markets(condition_ids=[condition_id], limit=1)
-    except VenueError as exc:
-        log.warning("claims: Gamma's market of %s failed: %s", condition_id, exc)
+    market = resolved_market(condition_id)
+    if market is None:
         return None
-    if not found or not found[0].closed or "resolved" not in found[0].uma_resolution_statuses:
-        return None
-    fractions = list(found[0].outcome_prices)
+    fractions = list(market.outcome_prices)
     with _cache_lock:
         _payouts[key] = fractions
     return fractions

@@ -24,6 +24,13 @@ batch that could use that nonce is in these rows: the stored one ran (``confirme
 row signs a nonce another row's unsettled batch holds (stored, no relayer id): it waits
 until that batch is settled, and a consumed nonce names one batch only.
 
+The relayer's execute-params nonce is keyed by the owner, and with two deposit wallets under
+one owner it can be the other wallet's (ACCOUNTS.md §12). So a first send refused with
+``batch nonce X does not match on-chain nonce Y`` is signed once more with Y, that body
+stored in place of the refused one (never taken, it can never run) before it leaves
+(``_renonced``); and a stored batch whose nonce the route says moved (or not) is sent again
+as it is, the relayer's refusal naming the wallet's own nonce deciding instead.
+
 A deployment has no nonce: its lost answer is found in the list by its type and owner (one
 the relayer ended FAILED/INVALID is not it), and a wallet that has code since proves it ran
 (``confirmed``). Only then is the stored body resent, as it is; a second ``WALLET-CREATE``
@@ -36,7 +43,7 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import peewee
 
@@ -61,6 +68,7 @@ from venue.accounts.batch import Call
 from venue.accounts.relayer_payloads import wallet_create_payload
 from venue.accounts.relayer_rules import (
     TransactionState,
+    onchain_nonce,
     resubmittable,
     wallet_busy,
 )
@@ -142,6 +150,20 @@ class BatchRow:
                 self.column("transaction_id").is_null() & self.column("payload").is_null())
             if written != 1:
                 raise BatchPending("Another run stored a batch for this row meanwhile.")
+
+    def restore_signed(self, refused: Mapping[str, Any], payload: Mapping[str, Any],
+                       wallet: TradingWallet, lease_owner: str) -> None:
+        """Replace the stored body the relayer refused (so never took) with its re-signed
+        form, before that leaves: only while the lease is ours, the row has no relayer id
+        and still holds exactly the refused body."""
+        with db.atomic():
+            wallet_transactions.renew_lease(wallet, lease_owner)
+            written = self._update(
+                {"nonce": int(payload["nonce"]), "payload": json.dumps(payload)},
+                self.column("transaction_id").is_null()
+                & (self.column("payload") == json.dumps(refused)))
+            if written != 1:
+                raise BatchPending("Another run changed this row's batch meanwhile.")
 
     def store_id(self, transaction_id: str) -> None:
         """Record the relayer's id of the submitted batch."""
@@ -301,6 +323,22 @@ def _stored(row: BatchRow, record: Any, wallet: TradingWallet, auth: RelayerAuth
             nonce_now = _run(_nonce_now(auth, wallet, signer))
         except VenueError as exc:
             raise BatchPending(f"The relayer did not answer ({exc}).") from exc
+        if nonce_now != nonce and payload.get("type") == "WALLET":
+            # ACCOUNTS.md §12: the execute-params nonce can be another deposit wallet's of
+            # the same owner. Sent these very bytes, the relayer takes them (the nonce had
+            # not moved) or names this wallet's own nonce, which decides instead.
+            sent = _resend(row, auth, payload)
+            if isinstance(sent, str):
+                return sent
+            if sent is None:
+                raise BatchPending("The relayer refused the stored batch's nonce without "
+                                   "naming the wallet's; the next run looks again.")
+            nonce_now = sent
+            if nonce_now < nonce:
+                # refused now, and no send of it was ever taken (the wallet would be past
+                # its nonce): it never ran and never can
+                row.forget_signed()
+                return None
         if nonce_now > nonce:
             if _taken_by_another(row, wallet, auth, nonce):
                 row.forget_signed()
@@ -319,20 +357,22 @@ def _stored(row: BatchRow, record: Any, wallet: TradingWallet, auth: RelayerAuth
             row.forget_signed()  # expired with its nonce unused: it never ran, never can
             return None
         sent = _resend(row, auth, payload)
-        if sent is not None:
+        if isinstance(sent, str):
             return sent
     raise BatchPending("The wallet's nonce is moving; the next run looks again.")
 
 
-def _resend(row: BatchRow, auth: RelayerAuth, payload: Mapping[str, Any]) -> str | None:
-    """Send the stored body again, as it is: the relayer's id (stored), or None when the
-    relayer says the batch's nonce moved meanwhile (look at it again); else raises."""
+def _resend(row: BatchRow, auth: RelayerAuth, payload: Mapping[str, Any]
+            ) -> str | int | None:
+    """Send the stored body again, as it is: the relayer's id (stored), or, when the
+    relayer says the batch's nonce does not match (look at it again), the wallet's nonce
+    it names (None: it names none); else raises."""
     try:
         sent = _run(relayer.submit_with_retry(auth, payload))
     except (VenueRejected, VenueRateLimited) as exc:
         status, message = _refusal(exc)
         if status == 400 and "does not match on-chain nonce" in message:
-            return None
+            return onchain_nonce(status, message)
         if resubmittable(status, message):
             raise BatchPending(f"The relayer is busy with this wallet ({exc}); this "
                                "transaction may be the one running.") from exc
@@ -362,28 +402,68 @@ def _fresh(row: BatchRow, wallet: TradingWallet, auth: RelayerAuth, key: OrderKe
         # once that batch is settled.
         raise BatchPending(f"Another batch of this wallet with nonce {nonce} may still run; "
                            "this one is signed once that one is settled. Nothing was sent.")
-    return _send_first(row, wallet, auth, payload, lease_owner)
+    return _send_first(row, wallet, auth, payload, lease_owner, key)
+
+
+def _renonced(row: BatchRow, wallet: TradingWallet, key: OrderKey | None,
+              payload: Mapping[str, Any], exc: VenueError,
+              lease_owner: str) -> Mapping[str, Any] | None:
+    """The refused first body re-signed with the nonce the refusal names, stored in its
+    place (never sent yet), or None when the refusal names none or this is no first
+    ``WALLET`` batch of this run.
+
+    ACCOUNTS.md §12: with two deposit wallets under one owner key,
+    ``/v1/account/transactions/params`` can hand out the other wallet's nonce; the relayer
+    then refuses with ``batch nonce X does not match on-chain nonce Y`` and the SDKs sign
+    once more with Y (ts-sdk ``extractOnChainNonceFromSubmitError`` and
+    ``resignDepositWalletExecuteRequest``, PR #247; py-sdk PR #213)."""
+    status, message = _refusal(exc)
+    named = onchain_nonce(status, message)
+    if (key is None or named is None or payload.get("type") != "WALLET"
+            or named == int(payload["nonce"])):
+        return None
+    if _held_elsewhere(row, wallet, named):
+        return None  # another unsettled batch of this wallet holds that nonce
+    chain_id = trading_accounts.contracts().chain_id
+    again = relayer.resign_wallet_batch(payload, key, chain_id=chain_id, nonce=named,
+                                        session_signer=bool(wallet.session_signer))
+    row.restore_signed(payload, again, wallet, lease_owner)
+    return again
 
 
 def _send_first(row: BatchRow, wallet: TradingWallet, auth: RelayerAuth,
-                payload: Mapping[str, Any], lease_owner: str) -> str:
-    """Store the body made under this lease, then send it: the relayer's id (stored)."""
+                payload: Mapping[str, Any], lease_owner: str,
+                key: OrderKey | None = None) -> str:
+    """Store the body made under this lease, then send it: the relayer's id (stored).
+    A refusal naming the wallet's nonce is answered once: the body re-signed with it,
+    stored in place of the refused one, then sent (``_renonced``); never a second time."""
     row.store_signed(payload, wallet, lease_owner)
-    try:
-        sent = _run(relayer.submit_with_retry(auth, payload))
-    except (VenueRejected, VenueRateLimited) as exc:
-        # These bytes were made under this lease and never sent before: every send of
-        # them was refused, so the relayer never took them and they can never run.
-        row.forget_signed()
-        status, message = _refusal(exc)
-        if status == 429 or wallet_busy(message) or "does not match on-chain nonce" in message:
-            raise BatchPending(f"The relayer did not take the transaction now ({exc}); "
-                               "nothing was sent, the next run makes it afresh.") from exc
-        raise BatchRefused(f"The relayer refused: {exc}") from exc
-    except VenueError as exc:
-        return _lost(row, auth, payload, exc)
-    row.store_id(sent.transaction_id)
-    return str(sent.transaction_id)
+    resigned = False
+    while True:
+        try:
+            sent = _run(relayer.submit_with_retry(auth, payload))
+        except (VenueRejected, VenueRateLimited) as exc:
+            again = None if resigned else _renonced(row, wallet, key, payload, exc,
+                                                    lease_owner)
+            if again is not None:
+                payload, resigned = again, True
+                continue
+            _refused_first(row, exc)
+        except VenueError as exc:
+            return _lost(row, auth, payload, exc)
+        row.store_id(sent.transaction_id)
+        return str(sent.transaction_id)
+
+
+def _refused_first(row: BatchRow, exc: VenueError) -> NoReturn:
+    """The relayer refused a body made under this lease and never sent before: it never
+    took it, so it can never run: forgotten, and BatchPending (try afresh) or BatchRefused."""
+    row.forget_signed()
+    status, message = _refusal(exc)
+    if status == 429 or wallet_busy(message) or "does not match on-chain nonce" in message:
+        raise BatchPending(f"The relayer did not take the transaction now ({exc}); "
+                           "nothing was sent, the next run makes it afresh.") from exc
+    raise BatchRefused(f"The relayer refused: {exc}") from exc
 
 
 def _unless_known(row: BatchRow, wallet: TradingWallet,
@@ -462,7 +542,7 @@ def _create_stored(row: BatchRow, wallet: TradingWallet, auth: RelayerAuth,
         raise BatchExecuted("Sent, then the relayer's answer was lost; the wallet has been "
                             "deployed since: it ran. The relayer's id is not known.")
     sent = _resend(row, auth, body)
-    if sent is None:  # a nonce refusal: not a WALLET-CREATE's, nothing proved
+    if not isinstance(sent, str):  # a nonce refusal: not a WALLET-CREATE's, nothing proved
         raise BatchPending("The relayer did not take the deployment again; the next run "
                            "looks again.")
     return sent

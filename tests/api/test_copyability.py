@@ -222,7 +222,9 @@ def test_five_fills_replayed_by_hand_to_the_base_unit(client, api_key, venue_con
 
 
 def test_a_config_of_the_caller_and_bad_questions(client, auth_headers, api_key, user,
-                                                  five_fills):
+                                                  five_fills, set_settings):
+    # Four questions below queue at once: more than a user's default reports in flight.
+    set_settings(copyability_in_flight=4)
     address = five_fills["target"]
     preview = client.post("/api/configs/preview", json={
         "target_address": address, **RULES}, headers=auth_headers)

@@ -32,14 +32,15 @@ def test_positions_after_fills_and_resolution(client, auth_headers, user, make_t
         "token_id": market.yes, "market_slug": market.slug,
         "market_title": f"Will {market.slug} happen?", "outcome": "Yes", "size": "10",
         "cost_basis": "5.1", "current_price": "0.5", "current_value": "5",
-        "unrealized_pnl": "-0.1", "realized_pnl": "0", "resolved": False,
-        "claimable_value": None}
+        "unrealized_pnl": "-0.1", "realized_pnl": "0", "resolved": False, "status": "OPEN",
+        "claimable_value": None, "merge_value": None}
 
     venue_control.call("POST", f"/markets/{market.condition_id}/resolve", {"winner": 0},
                        expect=200)
     [resolved] = _json(client.get("/api/positions", headers=auth_headers))
     assert (resolved["resolved"], resolved["current_price"], resolved["claimable_value"]) == (
         True, "1", "10")
+    assert resolved["status"] == "REDEEMABLE"
     assert resolved["unrealized_pnl"] == "4.9"
 
 

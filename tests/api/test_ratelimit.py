@@ -203,6 +203,19 @@ def test_buckets_are_per_client_address(make_app):
     assert Bucket(1, BURST).send(other, "get").headers["X-RateLimit-Remaining"] == "19"
 
 
+def test_an_ipv6_client_is_its_64_one_bucket_for_every_address_inside(make_app):
+    flask_app = make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=BURST)
+    prefix = f"2001:db8:{secrets.randbelow(0xffff):x}:{secrets.randbelow(0xffff):x}"
+    bucket = Bucket(1, BURST)
+    # A host walking its /64, a new address per request, drains one bucket.
+    for n in range(BURST):
+        bucket.send(client_for(flask_app, f"{prefix}:{n:x}::{n + 1:x}"), "get")
+    bucket.send_until_refused(client_for(flask_app, f"{prefix}:ffff:ffff:ffff:fff0"))
+    # The next /64 is another client.
+    neighbour = client_for(flask_app, f"{prefix[:-1]}{(int(prefix[-1], 16) + 1) % 16:x}::1")
+    assert Bucket(1, BURST).send(neighbour, "get").headers["X-RateLimit-Remaining"] == "19"
+
+
 def test_workers_share_one_bucket_through_redis(make_app):
     ip = "10.250.0.1-" + secrets.token_hex(3)
     one = client_for(make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=BURST), ip)

@@ -87,6 +87,19 @@ def test_one_ip_guessing_many_addresses_is_limited(app, inbox, bound_db, setting
                  401, "invalid_token")
 
 
+def test_an_ipv6_client_guessing_from_many_addresses_of_its_64_is_limited(
+        app, inbox, bound_db, settings, set_settings):
+    set_settings(sign_in=replace(settings.sign_in, misses_per_ip=3))
+    for i in range(3):
+        guesser = _client(app, f"2001:db8:5:7:{i:x}::{i + 1:x}")
+        assert_error(_verify(guesser, f"victim{i}@example.com", "123456"), 401, "invalid_token")
+    refused = _verify(_client(app, "2001:db8:5:7:ffff::9"), "victim9@example.com", "123456")
+    assert_error(refused, 429, "rate_limited")
+    # The next /64 is another client.
+    assert_error(_verify(_client(app, "2001:db8:5:8::1"), "victim9@example.com", "123456"),
+                 401, "invalid_token")
+
+
 def test_sign_in_emails_are_budgeted_per_address_without_saying_so(client, inbox, bound_db):
     email = "flooded@example.com"
     answers = [client.post("/api/auth/magic", json={"email": email}) for _ in range(7)]

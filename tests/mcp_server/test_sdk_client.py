@@ -47,7 +47,7 @@ WRITE_TOOLS = {
     "claim_positions": "wallet:write",
 }
 # Writes whose idempotency key is optional (marking read twice changes nothing more).
-LIGHT_WRITE_TOOLS = {"mark_notifications_read": "read:account"}
+LIGHT_WRITE_TOOLS = {"mark_notifications_read": "trade:execute"}
 ALL_TOOLS = {**READ_TOOLS, **WRITE_TOOLS, **LIGHT_WRITE_TOOLS}
 
 

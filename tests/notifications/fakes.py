@@ -110,6 +110,13 @@ class WebhookReceiver(Fake):
             return [r.headers["webhook-id"] for r in self.received]
 
 
+def _chat(chat_id: int, sender: int | None) -> dict[str, Any]:
+    """A chat as Telegram describes it: private (the id is the person's) or a group."""
+    if sender is None:
+        return {"id": chat_id, "type": "private"}
+    return {"id": chat_id, "type": "supergroup", "title": "a group"}
+
+
 @dataclass
 class FakeTelegram(Fake):
     """A fake Telegram Bot API for one token: records sendMessage and answerCallbackQuery,
@@ -135,20 +142,23 @@ class FakeTelegram(Fake):
             return 200, json.dumps({"ok": True, "result": ready}).encode()
         return 200, json.dumps({"ok": True, "result": {"message_id": 1}}).encode()
 
-    def say(self, chat_id: int, text: str) -> None:
-        """Queue a message from ``chat_id``."""
+    def say(self, chat_id: int, text: str, sender: int | None = None) -> None:
+        """Queue a message in ``chat_id``: a private chat with that person, or (``sender``
+        given) a group chat where ``sender`` wrote it."""
         with self.lock:
             self.updates.append({"update_id": self.next_id, "message": {
-                "message_id": self.next_id, "chat": {"id": chat_id, "type": "private"},
+                "message_id": self.next_id, "chat": _chat(chat_id, sender),
+                "from": {"id": chat_id if sender is None else sender, "is_bot": False},
                 "text": text}})
             self.next_id += 1
 
-    def press(self, chat_id: int, data: str) -> None:
-        """Queue an inline-button press in ``chat_id``."""
+    def press(self, chat_id: int, data: str, sender: int | None = None) -> None:
+        """Queue an inline-button press in ``chat_id`` (by ``sender`` in a group chat)."""
         with self.lock:
             self.updates.append({"update_id": self.next_id, "callback_query": {
                 "id": str(self.next_id), "data": data,
-                "message": {"message_id": 1, "chat": {"id": chat_id}}}})
+                "from": {"id": chat_id if sender is None else sender, "is_bot": False},
+                "message": {"message_id": 1, "chat": _chat(chat_id, sender)}}})
             self.next_id += 1
 
     def sent(self, method: str = "sendMessage") -> list[dict[str, Any]]:

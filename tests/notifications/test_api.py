@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 from standardwebhooks.webhooks import Webhook
 
+from models.notifications import Notification, NotificationChannel
 from services.notifications import events
 from tests.mcp_server.conftest import decode, live_server, mcp_url, modern_call  # noqa: F401
 from tests.notifications.fakes import WebhookReceiver, running
@@ -23,7 +24,7 @@ def _emit_three(user) -> None:
 
 def test_list_paginates_like_trades_and_marks_read(tune, client, user, api_key):
     _emit_three(user)
-    key = api_key("read:account")
+    key = api_key("read:account", "trade:execute")
     headers = {"Authorization": f"Bearer {key}"}
     page = client.get("/api/notifications?limit=2", headers=headers)
     assert page.status_code == 200
@@ -102,6 +103,33 @@ def test_a_webhook_channel_secret_once_test_event_log_rotation(tune, client, aut
                           headers=auth_headers).status_code == 404
 
 
+def test_a_webhook_url_is_sealed_at_rest_and_shown_only_as_its_host(
+        tune, client, user, auth_headers, api_key):
+    with running(WebhookReceiver()) as receiver:
+        url = receiver.url + "/in/tok-4f1c9e?key=hush-77"
+        made = client.post("/api/notifications/channels", json={"kind": "webhook", "url": url},
+                           headers=auth_headers)
+        assert made.status_code == 201
+        channel = made.get_json()
+        assert channel["target"] == url  # the owner's own answer: what they sent
+        receiver.secrets.append(channel["secret"])
+        shown = receiver.url + "/…"
+        for headers in (auth_headers, {"Authorization": f"Bearer {api_key('read:account')}"}):
+            [listed] = client.get("/api/notifications/channels", headers=headers).get_json()
+            assert listed["target"] == shown
+        # At rest: neither token is in the row, in any column.
+        row = NotificationChannel.get_by_id(channel["id"])
+        stored = json.dumps({f.name: str(getattr(row, f.name))
+                             for f in NotificationChannel._meta.sorted_fields})
+        assert "tok-4f1c9e" not in stored and "hush-77" not in stored
+        assert row.target == shown and row.url_sealed
+        # The send still goes to the whole URL.
+        tested = client.post(f"/api/notifications/channels/{channel['id']}/test",
+                             headers=auth_headers)
+        assert tested.get_json()["status"] == "sent"
+        assert [r.path for r in receiver.received] == ["/in/tok-4f1c9e?key=hush-77"]
+
+
 def test_preferences_round_trip(tune, client, auth_headers):
     stored = client.put("/api/notifications/preferences", json={"preferences": [
         {"event_type": "copy.skipped", "channel_id": None, "enabled": True,
@@ -115,9 +143,30 @@ def test_preferences_round_trip(tune, client, auth_headers):
     assert bad.status_code == 400 and bad.get_json()["code"] == "validation_failed"
 
 
-def test_mcp_tools_list_and_mark_read(tune, user, api_key, mcp_url):  # noqa: F811
+def test_a_read_only_key_cannot_mark_notifications_read(tune, client, user, api_key):
+    _emit_three(user)
+    reader = {"Authorization": f"Bearer {api_key('read:account')}"}
+    refused = client.post("/api/notifications/read", json={}, headers=reader)
+    assert refused.status_code == 403 and refused.get_json()["code"] == "scope_required"
+    unread = client.get("/api/notifications?unread=true", headers=reader).get_json()
+    assert len(unread) == 3  # the notices stay in front of their owner
+
+
+def test_a_read_only_key_cannot_mark_notifications_read_over_mcp(
+        tune, user, api_key, mcp_url):  # noqa: F811
     _emit_three(user)
     key = api_key("read:account")
+    listed = decode(modern_call(mcp_url, key, "tools/list", {}))
+    assert "mark_notifications_read" not in {t["name"] for t in listed["result"]["tools"]}
+    refused = decode(modern_call(mcp_url, key, "tools/call", {
+        "name": "mark_notifications_read", "arguments": {}}))
+    assert refused["error"]["data"]["code"] == "scope_required"
+    assert Notification.select().where(Notification.read_at.is_null()).count() == 3
+
+
+def test_mcp_tools_list_and_mark_read(tune, user, api_key, mcp_url):  # noqa: F811
+    _emit_three(user)
+    key = api_key("read:account", "trade:execute")
     listed = decode(modern_call(mcp_url, key, "tools/call", {
         "name": "list_notifications", "arguments": {"limit": 2}}))
     content = listed["result"]["structuredContent"]

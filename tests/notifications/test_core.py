@@ -15,14 +15,22 @@ from models.notifications import (
     NotificationChannel,
     NotificationDelivery,
 )
-from services.notifications import channels, deliveries, events, inbox, preferences
+from services.notifications import channels, deliveries, events, inbox, preferences, urls
+from services.notifications import secrets as channel_secrets
+from services.notifications import telegram as telegram_api
 from services.platform import errors
-from tests.notifications.fakes import WebhookReceiver, running
+from services.platform.runtime import runtime
+from tests.notifications.fakes import Fake, FakeTelegram, WebhookReceiver, running
 
 
 def _deliver_all() -> list[str]:
     return [deliveries.deliver(d.id) for d in NotificationDelivery.select().where(
         NotificationDelivery.status == "pending")]
+
+
+def _point(channel: NotificationChannel, url: str) -> None:
+    """Store ``url`` as the channel's address, as a row saved earlier would hold it."""
+    channel_secrets.seal_url(channel, url)
 
 
 def _webhook(user, receiver: WebhookReceiver) -> NotificationChannel:
@@ -182,6 +190,51 @@ def test_a_webhook_url_must_be_https_to_a_public_address(tune, user, url, why):
     assert raised.value.details["fields"] == {"url": [why]}
 
 
+EMBEDDED_PRIVATE_IPV4 = [
+    "64:ff9b::a00:7",  # NAT64 of 10.0.0.7
+    "64:ff9b::7f00:1",  # NAT64 of 127.0.0.1
+    "64:ff9b:1::a00:7",  # local-use NAT64 prefix (RFC 8215)
+    "::a00:7",  # IPv4-compatible 10.0.0.7
+    "::a9fe:a9fe",  # IPv4-compatible 169.254.169.254 (cloud metadata)
+    "2002:a00:7::1",  # 6to4 of 10.0.0.7
+    "2002:a9fe:a9fe::1",  # 6to4 of 169.254.169.254
+    "::ffff:10.0.0.7",  # IPv4-mapped
+    "2001:0:4136:e378:8000:63bf:f5ff:fff8",  # Teredo, client 10.0.0.7
+]
+
+
+@pytest.mark.parametrize("address", EMBEDDED_PRIVATE_IPV4)
+def test_an_ipv6_form_of_a_private_ipv4_address_is_refused_at_save_and_at_send(
+        tune, user, address):
+    tune(allow_loopback_urls=False)
+    url = f"https://[{address}]/hook"
+    with pytest.raises(errors.ValidationFailed) as raised:
+        channels.add(user, "webhook", url=url)
+    assert raised.value.details["fields"] == {
+        "url": ["The host resolves to a private or reserved address."]}
+    # A name resolving to it is refused the same way.
+    with pytest.raises(errors.ValidationFailed):
+        urls.check("https://hook.example/x", "url", runtime().settings.notifications,
+                   resolver=lambda _: {address})
+    # A row saved before the guard knew these forms: the send refuses it, for good.
+    tune(allow_loopback_urls=True)
+    channel = channels.add(user, "webhook", url="http://127.0.0.1:9/hook").channel
+    tune(allow_loopback_urls=False)
+    _point(channel, url)
+    events.emit(user, "account.ready", f"ready:{address}")
+    assert _deliver_all() == ["failed"]
+    [entry] = channels.delivery_log(user, channel.id).items
+    assert entry["attempts"] == 1 and entry["error"] == "This URL's host is not allowed."
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::808:808", "2002:808:808::1", "2606:4700::1111"])
+def test_an_ipv6_form_of_a_public_ipv4_address_is_allowed(tune, address):
+    tune(allow_loopback_urls=False)
+    url = "https://hook.example/x"
+    assert urls.check(url, "url", runtime().settings.notifications,
+                      resolver=lambda _: {address}) == url
+
+
 def test_loopback_http_is_refused_unless_allowed(tune, user):
     tune(allow_loopback_urls=False)
     with pytest.raises(errors.ValidationFailed):
@@ -211,3 +264,36 @@ def test_a_send_is_refused_when_the_url_now_leads_to_a_private_address(tune, use
     [entry] = channels.delivery_log(user, channel.id).items
     assert entry["attempts"] == 1 and entry["status_code"] is None
     assert entry["error"]
+
+
+LINK_BAIT = "[Claim refund](https://evil.example/claim)"
+SLACK_BAIT = "<https://evil.example/claim|Claim refund> <!channel>"
+
+
+def test_venue_text_reaches_chat_channels_as_text_never_as_a_link(tune, user):
+    with running(Fake()) as discord, running(Fake()) as slack, \
+            running(FakeTelegram()) as telegram:
+        tune(discord_url_prefix=discord.url + "/api/webhooks/",
+             slack_url_prefix=slack.url + "/services/", telegram_bot_token=telegram.token,
+             telegram_api_url=telegram.url)
+        channels.add(user, "discord", url=discord.url + "/api/webhooks/1/abc")
+        channels.add(user, "slack", url=slack.url + "/services/T/B/x")
+        assert telegram_api.link(channels.add(user, "telegram").link_code, 4242)
+        events.emit(user, "copy.filled", "copy.filled:bait", side="Bought", size=Decimal(1),
+                    market=f"Will it rain? **{SLACK_BAIT}**", price=Decimal("0.5"),
+                    amount=Decimal("0.5"), trader=LINK_BAIT)
+        assert sorted(_deliver_all()) == ["sent"] * 3
+        [posted] = discord.bodies()
+        content = posted["content"]
+        # Discord: every markdown character escaped, so no masked link, no bare link, no bold.
+        assert LINK_BAIT not in content and "https://evil" not in content
+        assert r"\[Claim refund\]\(https\://evil.example/claim\)" in content
+        assert r"\*\*\<https\://evil" in content
+        assert posted["allowed_mentions"] == {"parse": []}
+        # Slack: <, > and & escaped, so no <url|text> link and no <!channel>.
+        [said] = slack.bodies()
+        assert "<https://evil" not in said["text"] and "<!channel>" not in said["text"]
+        assert "&lt;https://evil.example/claim|Claim refund&gt; &lt;!channel&gt;" in said["text"]
+        # Telegram: plain text, no parse mode, so no markup of any kind.
+        [pushed] = telegram.sent()
+        assert "parse_mode" not in pushed and LINK_BAIT in pushed["text"]

@@ -19,6 +19,7 @@ from models.base import db
 from models.notifications import NotificationDelivery
 from services.notifications import catalogue, channels, deliveries, email_links, events
 from services.notifications import telegram as telegram_api
+from services.notifications.transports import discord_escape
 from services.platform.runtime import runtime
 from tests.api.test_auth import Inbox
 from tests.conftest import free_port
@@ -32,8 +33,11 @@ PAYLOADS: dict[str, dict[str, Any]] = {
                     "amount": Decimal(5), "market": "Rain?", "trader": "whale"},
     "copy.skipped": {"amount": Decimal(50), "reason": "slippage", "market": "Rain?",
                      "trader": "whale"},
+    "copy.unconfirmed": {"trader": "whale", "market": "Rain?", "reason": "reverted",
+                         "what": "it filled and stays (nothing was sold)"},
     "config.stopped": {"trader": "whale", "reason": "stopped by you"},
     "config.breaker_opened": {"trader": "whale", "reason": "three failures"},
+    "config.buys_paused": {"trader": "whale", "reason": "stop_unverified"},
     "config.out_of_funds": {"trader": "whale", "amount": Decimal(5), "balance": Decimal(1)},
     "order.filled": {"side": "Sold", "size": Decimal(3), "price": Decimal("0.7"),
                      "amount": Decimal("2.1"), "market": "Rain?"},
@@ -130,7 +134,8 @@ def test_every_event_reaches_every_channel_and_a_receiver_down_loses_nothing(
             assert {d.status for d in NotificationDelivery.select()} == {"sent"}
             # Same wording everywhere, from the one template.
             texts = {b["data"]["text"] for b in hook.bodies()}
-            assert all(any(t in b["content"] for t in texts) for b in discord.bodies())
+            assert all(any(discord_escape(t) in b["content"] for t in texts)
+                       for b in discord.bodies())
             for body in discord.bodies():
                 assert body["allowed_mentions"] == {"parse": []}
             assert all(b["text"].startswith("*") for b in slack.bodies())

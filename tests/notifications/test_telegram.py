@@ -9,9 +9,10 @@ import trio
 from eth_account import Account
 
 from models import User
-from models.base import utcnow
+from models.base import db, utcnow
 from models.copying import CopyConfig
-from models.notifications import NotificationDelivery
+from models.migrations import m0110_channel_urls_sealed as m0110
+from models.notifications import NotificationChannel, NotificationDelivery
 from services.identity import telegram_bot
 from services.notifications import channels, deliveries, events
 from services.notifications import telegram as bot_api
@@ -110,7 +111,8 @@ def test_link_push_commands_and_a_confirmed_stop(tune, user):
 def test_the_webhook_route_needs_telegrams_secret(tune, client, user):
     with running(FakeTelegram()) as telegram:
         tune(telegram_bot_token=telegram.token, telegram_api_url=telegram.url)
-        update = {"update_id": 1, "message": {"chat": {"id": STRANGER}, "text": "/help"}}
+        update = {"update_id": 1, "message": {"chat": {"id": STRANGER, "type": "private"},
+                                              "from": {"id": STRANGER}, "text": "/help"}}
         path = "/notifications/telegram/webhook"
         assert client.post(path, json=update).status_code == 403
         answer = client.post(path, json=update, headers={
@@ -118,6 +120,55 @@ def test_the_webhook_route_needs_telegrams_secret(tune, client, user):
         assert answer.status_code == 200
         assert telegram.sent()[-1]["text"].startswith("Sorry")
         assert telegram.sent()[-1]["text"] == telegram_bot.REFUSAL
+
+
+GROUP, MEMBER = -100777, 31337
+
+
+def test_a_group_can_neither_link_nor_command_an_account(tune, user):
+    with running(FakeTelegram()) as telegram:
+        tune(telegram_bot_token=telegram.token, telegram_api_url=telegram.url,
+             telegram_poll_seconds=0)
+        config = _config(user)
+        added = channels.add(user, "telegram")
+        # A link code sent in a group is refused and not spent.
+        telegram.say(GROUP, f"/start {added.link_code}", sender=CHAT)
+        _poll(telegram)
+        assert telegram.sent()[-1] == {"chat_id": GROUP, "text": telegram_bot.NOT_PRIVATE,
+                                       "disable_web_page_preview": True}
+        assert bot_api.linked_user(GROUP) is None
+        # A chat linked to a group before groups were refused: its members command nothing
+        # and read nothing, the linked person included (not in a private chat).
+        channel = added.channel
+        NotificationChannel.update(target=str(GROUP), enabled=True).where(
+            NotificationChannel.id == channel.id).execute()
+        for sender in (MEMBER, CHAT):
+            for command in ("/stop 1", "/pnl", "/positions", "/status", "/configs"):
+                telegram.say(GROUP, command, sender=sender)
+        telegram.press(GROUP, f"stop:{config.id}", sender=MEMBER)
+        _poll(telegram)
+        answers = telegram.sent()[1:]
+        assert len(answers) == 10
+        assert {(m["chat_id"], m["text"]) for m in answers} == {
+            (GROUP, telegram_bot.NOT_PRIVATE)}
+        assert telegram.sent("answerCallbackQuery")[-1]["text"] == \
+            "Only in a private chat with me."
+        assert CopyConfig.get_by_id(config.id).is_active
+        # The upgrade (m0110) turns such a channel off and unlinks it.
+        assert m0110.unlink_groups(db.obj) == 1
+        unlinked = NotificationChannel.get_by_id(channel.id)
+        assert (unlinked.enabled, unlinked.target) == (False, "")
+        assert unlinked.disabled_reason == m0110.GROUP_LINK
+        assert bot_api.linked_user(GROUP) is None
+        # The person links in a private chat with the same code: now theirs alone.
+        telegram.say(CHAT, f"/start {added.link_code}")
+        telegram.say(CHAT, "/stop 1")
+        _poll(telegram)
+        assert telegram.sent()[-2]["text"].startswith("Linked.")
+        assert telegram.sent()[-1]["text"] == "Stop copying whale?"
+        telegram.press(CHAT, f"stop:{config.id}")
+        _poll(telegram)
+        assert not CopyConfig.get_by_id(config.id).is_active
 
 
 def test_pnl_and_positions_answer_from_the_linked_users_account(

@@ -94,7 +94,7 @@ def test_status_jobs_and_move_on_a_running_stack(deployment, make_config, make_t
         assert worker["leases"] == by_name[name].leases()
     assert sorted(t for w in workers.values() for t in w["leases"]) == sorted(targets)
     queues = {q["name"]: q for q in data["queues"]}
-    assert set(queues) == {"high", "default", "low"}
+    assert set(queues) == {"high", "default", "low", "replays"}
     assert queues["default"]["failed"] == 1 and queues["default"]["depth"] == 0
     assert data["failed"]["count"] == 1
     newest = data["failed"]["newest"][0]

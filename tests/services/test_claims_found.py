@@ -110,7 +110,7 @@ def test_data_api_down_falls_back_to_the_catalogue(wallet_chain, user) -> None:
     dev.resolve_condition(known.question_id, [1, 0])
     _resolve_plain(wallet_chain, unknown, [1, 0])
 
-    sandbox_control("POST", "/faults", {"path": "/data/positions", "count": 1000, "status": 503})
+    sandbox_control("POST", "/faults", {"path": "/data/v2/positions", "count": 1000, "status": 503})
     try:
         [claim] = claims.request(user)
     finally:

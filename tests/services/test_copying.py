@@ -269,6 +269,16 @@ def test_an_open_breaker_skips_until_retry_at() -> None:
     assert copying.decide(RULES, fill(), MARKET, Holding(), context=later).copies
 
 
+def test_paused_buys_skip_with_the_pause_reason_and_sales_still_follow() -> None:
+    paused = copying.CopyContext(now=100, buys_paused=copying.STOP_UNVERIFIED)
+    buy = copying.decide(RULES, fill(), MARKET, Holding(), context=paused)
+    assert (buy.action, buy.reason) == ("skip", "stop_unverified")
+    assert "could not value a held position" in buy.detail
+    sale = copying.decide(RULES, fill("SELL", size="20", price="0.49"), MARKET,
+                          Holding(D(20), D(10)), context=paused)
+    assert sale.copies and sale.size == D(20)
+
+
 def test_the_breaker_trips_after_the_limit_and_backs_off() -> None:
     state = (0, 0)
     for _ in range(4):

@@ -260,6 +260,18 @@ def test_metadata_urls_must_not_reach_internal_addresses(use_settings):
                                               resolver=fake_dns)
 
 
+def test_metadata_urls_must_not_reach_an_internal_ipv4_address_in_an_ipv6_form(use_settings):
+    # NAT64, IPv4-compatible and 6to4 forms pass ipaddress's is_global; their embedded
+    # IPv4 address (here 10.0.0.8 and the cloud metadata 169.254.169.254) is what counts.
+    use_settings()
+    for address in ("64:ff9b::a00:8", "::a9fe:a9fe", "2002:a9fe:a9fe::1", "64:ff9b:1::a00:8"):
+        assert not oauth_clients.check_metadata_url(f"https://[{address}]/c.json"), address
+        assert not oauth_clients.check_metadata_url(
+            "https://agent.example/c.json", resolver=lambda _, a=address: {a}), address
+    assert oauth_clients.check_metadata_url(  # NAT64 of a public address
+        "https://agent.example/c.json", resolver=lambda _: {"64:ff9b::5db8:d822"})
+
+
 def test_metadata_fetch_faults_are_refusals(use_settings):
     # One URL, several faults in a row: failures are not remembered here (see
     # test_oauth_fetch.py for the memory).

@@ -29,6 +29,8 @@ RUNNING = {"executor_running": True, "detection": "feed", "breaker": {"state": "
     (ACTIVE, {**RUNNING, "detection": "poll"}, "feed_degraded"),
     (ACTIVE, {**RUNNING, "detection": "poll", "out_of_funds": True}, "out_of_funds"),
     (ACTIVE, {**RUNNING, "out_of_funds": True, "breaker": {"state": "open"}}, "breaker_open"),
+    (ACTIVE, {**RUNNING, "detection": "poll", "buys_paused": {"reason": "stop_unverified"}},
+     "buys_paused"),
 ])
 def test_one_word_worst_first(config, status, word):
     assert overview.health(config, status) == word

@@ -32,6 +32,9 @@ def test_positions_after_fills_agree_with_the_venue(trader, market, venue_contro
         market.slug, "Yes", False, None)
     assert yes["market_title"] == f"Will {market.slug} happen?"
     assert (no["size"], no["cost_basis"], no["outcome"]) == (Decimal(20), Decimal("10.2"), "No")
+    # both outcomes held: the venue calls them MERGEABLE, and 10 complete sets merge to 10 pUSD
+    assert [(p["status"], p["merge_value"]) for p in (yes, no)] == [
+        ("MERGEABLE", Decimal(10)), ("MERGEABLE", Decimal(10))]
     venue_sizes = venue_control.balances(trader.maker)["positions"]
     assert venue_sizes == {market.yes: "10", market.no: "20"}
     assert positions.ledger_drift(trader.user) == {}
@@ -63,6 +66,7 @@ def test_positions_after_resolution_are_claimable(trader, market, venue_control,
     assert won["unrealized_pnl"] == Decimal("4.9")
     assert (lost["resolved"], lost["current_price"], lost["claimable_value"]) == (
         True, Decimal(0), Decimal(0))
+    assert (won["status"], lost["status"]) == ("REDEEMABLE", "REDEEMABLE_LOST")
     assert lost["unrealized_pnl"] == Decimal("-2.55")
 
 

@@ -129,6 +129,12 @@ def test_post_list_cancel_order_with_derived_creds(
         orders = client.all_open_orders(creds)
         assert [o.id for o in orders] == [order.order_hash]
         assert orders[0].price == tick and orders[0].side == "BUY"
+        # By token: with its market, as the venue needs from 2026-12-14 (ACCOUNTS.md §12);
+        # the token alone is not sent (the sandbox refuses it as the venue does).
+        by_token = client.all_open_orders(creds, market=market.condition_id, asset_id=token)
+        assert [o.id for o in by_token] == [order.order_hash]
+        with pytest.raises(ValueError, match="market"):
+            client.all_open_orders(creds, asset_id=token)
         cancelled = client.clob.cancel_order(creds, order.order_hash)
         assert cancelled.canceled == (order.order_hash,)
         assert client.all_open_orders(creds) == []

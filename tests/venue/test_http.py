@@ -45,13 +45,23 @@ class Recorder:
     def __init__(self, *answers: httpx.Response | Exception) -> None:
         self.answers = list(answers)
         self.requests: list[httpx.Request] = []
+        self.tier_reads: list[httpx.Request] = []
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/user/rate-limit-tier":
+            # asked before a signer's first order or cancel (ACCOUNTS.md §12): kept apart
+            self.tier_reads.append(request)
+            return httpx.Response(200, json={"tier": "standard"})
         self.requests.append(request)
         answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
         if isinstance(answer, Exception):
             raise answer
         return answer
+
+
+def keyset_page(name: str) -> httpx.Response:
+    """A Gamma list sample as one keyset page (the last: no ``next_cursor``)."""
+    return httpx.Response(200, content=b'{"markets": ' + sample_text(name).encode() + b"}")
 
 
 def ok(name: str) -> httpx.Response:
@@ -232,12 +242,13 @@ def test_metadata_cache_spares_repeat_calls() -> None:
     client = client_with(venue)
     assert [client.clob.tick_size(TOKEN) for _ in range(50)] == [Decimal("0.001")] * 50
     assert len(venue.requests) == 1
-    markets = Recorder(ok("gamma-markets.json"))
+    markets = Recorder(keyset_page("gamma-markets.json"))
     client = client_with(markets)
     schedule = gamma_fees(client.gamma.market_by_token(TOKEN))
     assert schedule is not None and schedule.rate == Decimal("0.05")
     assert client.gamma.market_by_token(TOKEN).slug == "unl-nor-den-2026-09-24-nor"
     assert len(markets.requests) == 1
+    assert markets.requests[0].url.path == "/markets/keyset"
     assert markets.requests[0].url.params["clob_token_ids"] == TOKEN
 
 
@@ -300,7 +311,7 @@ def test_async_client_helpers_take_the_same_steps() -> None:
             ok("clob-open-orders.json"),
             httpx.Response(200, json={"limit": 100, "next_cursor": "LTE=", "count": 0,
                                       "data": []}),
-            ok("gamma-markets.json"),
+            keyset_page("gamma-markets.json"),
             httpx.Response(404, json={"error": "market not found"}),
         )
         async with AsyncVenueClient(
@@ -315,6 +326,7 @@ def test_async_client_helpers_take_the_same_steps() -> None:
         paths = [(r.method, r.url.path) for r in venue.requests]
         assert paths == [("POST", "/auth/api-key"), ("GET", "/auth/derive-api-key"),
                          ("GET", "/data/orders"), ("GET", "/data/orders"),
-                         ("GET", "/markets"), ("GET", f"/clob-markets/{market.condition_id}")]
+                         ("GET", "/markets/keyset"),
+                         ("GET", f"/clob-markets/{market.condition_id}")]
 
     trio.run(main)

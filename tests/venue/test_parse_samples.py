@@ -322,6 +322,26 @@ def test_data_positions_v1_and_v2() -> None:
     assert v2[0].current_value == Decimal("20.0843")
     assert v2[0].negative_risk is True
     assert v2[1].cash_pnl == Decimal("-1.2404")
+    assert [p.status for p in v2] == ["OPEN", "OPEN"]
+    assert pos.status == "OPEN"  # v1 rows carry none: an unresolved, unmergeable one is open
+
+
+@pytest.mark.parametrize(("redeemable", "mergeable", "price", "status"), [
+    (True, False, "1", "REDEEMABLE"), (True, False, "0", "REDEEMABLE_LOST"),
+    (False, True, "0.5", "MERGEABLE"), (False, False, "0.5", "OPEN")])
+def test_v1_positions_stand_for_a_v2_status(redeemable, mergeable, price, status) -> None:
+    [row] = sample("data-positions.json")
+    [pos] = data_api.parse_positions([{**row, "redeemable": redeemable,
+                                       "mergeable": mergeable, "curPrice": price}])
+    assert pos.status == status
+
+
+def test_a_v2_status_we_do_not_know_is_kept_as_text() -> None:
+    body = sample("data-v2-positions.json")
+    body["data"][0]["status"] = "frozen_for_review"
+    page = data_api.parse_position_page(body)
+    assert [p.status for p in page.items] == ["FROZEN_FOR_REVIEW", "OPEN"]
+    assert page.items[0].size == Decimal("28.09")  # the rest of the row read as ever
 
 
 def test_data_leaderboard() -> None:

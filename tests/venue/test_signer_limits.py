@@ -112,12 +112,13 @@ def test_cancel_of_more_than_1000_orders_is_split(sandbox: SandboxServer) -> Non
         assert answer.status_code == 400 and "at most 1000" in answer.text
 
 
-def test_status_lists_backed_off_signers(redis_url: str) -> None:
+def test_status_lists_backed_off_signers_and_each_signers_tier(redis_url: str) -> None:
     import json
     import uuid
 
     import redis
 
+    from cli import tiers_text
     from services.platform import copy_leases, operations
 
     client = redis.Redis.from_url(redis_url)
@@ -126,10 +127,17 @@ def test_status_lists_backed_off_signers(redis_url: str) -> None:
     try:
         client.sadd(copy_leases.engines_key(prefix), "engine-1", "engine-2")
         client.hset(copy_leases.engine_key("engine-1", prefix),
-                    mapping={"throttled": json.dumps({signer: {"orders": 5.0}})})
-        client.hset(copy_leases.engine_key("engine-2", prefix), mapping={"throttled": "{}"})
+                    mapping={"throttled": json.dumps({signer: {"orders": 5.0}}),
+                             "rate_tiers": json.dumps({signer: "gold"})})
+        client.hset(copy_leases.engine_key("engine-2", prefix),
+                    mapping={"throttled": "{}", "rate_tiers": "{}"})
         data = operations.snapshot(client, prefix, include_executors=False)
         assert data["venue_throttle"] == {"engine-1": {signer: {"orders": 5.0}}}
+        # the rate-limit tier the venue names for each engine's signers (ACCOUNTS.md §12)
+        assert data["venue_tiers"] == {"engine-1": {signer: "gold"}}
+        text = tiers_text(data["venue_tiers"])
+        assert "(1 signers)" in text and signer in text
+        assert "400/s, 600" in text and "800/s, 1200" in text
     finally:
         for key in client.scan_iter(f"{prefix}*"):
             client.delete(key)

@@ -86,6 +86,38 @@ def test_the_worker_serves_others_while_a_thread_job_runs(settings):
     run_host(settings, body)
 
 
+def test_replays_run_only_in_their_own_slots_and_the_money_queues_never_wait_for_them(
+        settings):
+    one_each = type(settings)(**{**settings.__dict__, "capacity": 1, "replay_slots": 1})
+    replays = [jobs_service.enqueue("test.sleep", str(DEADLINE), queue=jobs_service.REPLAY_QUEUE)
+               for _ in range(3)]  # each runs until the worker stops
+    money: list[Job] = []
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: status(replays[0]) == "started")
+        for queue in jobs_service.WORK_QUEUES:
+            money.append(jobs_service.enqueue("test.add", 1, 1, queue=queue))
+        await wait_for(lambda: all(finished(job) for job in money))
+        # served beside the replay holding the one replay slot; the others still wait
+        assert [status(job) for job in replays] == ["started", "queued", "queued"]
+
+    run_host(one_each, body)
+
+
+def test_a_worker_without_replay_slots_leaves_the_replays_to_others(settings):
+    none = type(settings)(**{**settings.__dict__, "replay_slots": 0})
+    replay = jobs_service.enqueue("test.add", 2, 2, queue=jobs_service.REPLAY_QUEUE)
+    money = jobs_service.enqueue("test.add", 1, 1)
+
+    async def body(host: WorkerHost) -> None:
+        await wait_for(lambda: finished(money))
+        assert status(replay) == "queued"
+        assert jobs_service.queue_name(jobs_service.REPLAY_QUEUE) not in {
+            q.name for q in host.queues}
+
+    run_host(none, body)
+
+
 def test_a_timed_out_thread_job_fails_and_its_thread_stops(settings, redis_conn):
     slow = jobs_service.enqueue("test.sleep", str(DEADLINE), timeout=1)
 

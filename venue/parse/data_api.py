@@ -8,7 +8,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from venue.models import ActivityItem, ActivityPage, LeaderboardEntry, Position
+from venue.models import (
+    ActivityItem,
+    ActivityPage,
+    LeaderboardEntry,
+    Position,
+    PositionPage,
+    position_status,
+)
 from venue.parse.values import (
     as_text,
     dec,
@@ -53,33 +60,40 @@ def parse_activity(rows: Any) -> list[ActivityItem]:
     return [parse_activity_item(r) for r in require_list(rows, "activity")]
 
 
-def parse_activity_page(body: Any) -> ActivityPage:
-    """Data API v2 envelope ``{data, pagination:{has_more, next_cursor}}``."""
+def _envelope(body: Any, what: str) -> tuple[list[Any], str | None, bool]:
+    """A v2 envelope ``{data, pagination:{has_more, next_cursor}}`` (or a bare v1 array)."""
     if isinstance(body, list):
-        return ActivityPage(items=tuple(parse_activity(body)), next_cursor=None, has_more=False)
-    body = require_mapping(body, "activity page")
+        return body, None, False
+    body = require_mapping(body, what)
     pagination = body.get("pagination") or {}
-    return ActivityPage(
-        items=tuple(parse_activity_item(r) for r in body.get("data") or ()),
-        next_cursor=pagination.get("next_cursor") or None,
-        has_more=bool(pagination.get("has_more", False)),
-    )
+    return (list(body.get("data") or ()), pagination.get("next_cursor") or None,
+            bool(pagination.get("has_more", False)))
+
+
+def parse_activity_page(body: Any) -> ActivityPage:
+    """Data API v2 activity or trades envelope."""
+    rows, cursor, more = _envelope(body, "activity page")
+    return ActivityPage(items=tuple(parse_activity_item(r) for r in rows),
+                        next_cursor=cursor, has_more=more)
 
 
 def parse_position(row: Any) -> Position:
-    """A Data API v1 (camelCase) or v2 (snake_case) position row."""
+    """A Data API v1 (camelCase) or v2 (snake_case) position row; any ``status`` is kept."""
     row = require_mapping(row, "position")
+    size = req_dec(pick(row, "size", "current_size"))
+    price = req_dec(pick(row, "curPrice", "current_price"))
+    status = as_text(row.get("status")).strip().upper()
     return Position(
         proxy_wallet=as_text(pick(row, "proxyWallet", "proxy_wallet")),
         asset=as_text(pick(row, "asset", "token_id")),
         condition_id=as_text(pick(row, "conditionId", "condition_id")),
-        size=req_dec(pick(row, "size", "current_size")),
+        size=size,
         avg_price=req_dec(pick(row, "avgPrice", "avg_price")),
         initial_value=dec(pick(row, "initialValue", "total_cost_usdc")),
         current_value=req_dec(pick(row, "currentValue", "current_value")),
         cash_pnl=dec(pick(row, "cashPnl", "unrealized_pnl")),
         realized_pnl=dec(pick(row, "realizedPnl", "realized_pnl")),
-        cur_price=req_dec(pick(row, "curPrice", "current_price")),
+        cur_price=price,
         redeemable=bool(row.get("redeemable", False)),
         mergeable=bool(row.get("mergeable", False)),
         title=as_text(row.get("title")),
@@ -91,6 +105,9 @@ def parse_position(row: Any) -> Position:
         opposite_asset=as_text(pick(row, "oppositeAsset", "opposite_token_id")),
         end_date=as_text(pick(row, "endDate", "end_date")),
         negative_risk=bool(pick(row, "negativeRisk", "negative_risk") or False),
+        status=status or position_status(
+            redeemable=bool(row.get("redeemable")), mergeable=bool(row.get("mergeable")),
+            size=size, price=price),
     )
 
 
@@ -99,6 +116,13 @@ def parse_positions(body: Any) -> list[Position]:
     if isinstance(body, Mapping):
         body = body.get("data") or []
     return [parse_position(r) for r in require_list(body, "positions")]
+
+
+def parse_position_page(body: Any) -> PositionPage:
+    """Data API v2 ``/v2/positions`` envelope."""
+    rows, cursor, more = _envelope(body, "positions page")
+    return PositionPage(items=tuple(parse_position(r) for r in rows), next_cursor=cursor,
+                        has_more=more)
 
 
 def parse_leaderboard(rows: Any) -> list[LeaderboardEntry]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from venue.models import Event, FeeSchedule, Market, SearchResult, Tag
+from venue.models import Event, FeeSchedule, KeysetPage, Market, SearchResult, Tag
 from venue.parse.values import (
     MalformedResponse,
     as_text,
@@ -129,6 +129,28 @@ def parse_event(row: Any) -> Event:
 def parse_events(rows: Any) -> list[Event]:
     """Gamma ``/events`` array."""
     return [parse_event(r) for r in require_list(rows, "events")]
+
+
+def _keyset(body: Any, key: str) -> tuple[list[Any], str | None]:
+    """A keyset page's rows under ``key`` and its cursor. The shape is Gamma's as
+    Polymarket/agents #227 shows it (``{"markets": [...], "next_cursor": "..."}``) and
+    nautilus_trader's Polymarket adapter docs describe it: no ``next_cursor`` on the last
+    page, which an empty or null one means too."""
+    body = require_mapping(body, f"{key} keyset page")
+    cursor = body.get("next_cursor")
+    return require_list(body.get(key) or [], key), str(cursor) if cursor else None
+
+
+def parse_market_keyset(body: Any) -> KeysetPage[Market]:
+    """Gamma ``/markets/keyset`` page."""
+    rows, cursor = _keyset(body, "markets")
+    return KeysetPage(items=tuple(parse_market(r) for r in rows), next_cursor=cursor)
+
+
+def parse_event_keyset(body: Any) -> KeysetPage[Event]:
+    """Gamma ``/events/keyset`` page."""
+    rows, cursor = _keyset(body, "events")
+    return KeysetPage(items=tuple(parse_event(r) for r in rows), next_cursor=cursor)
 
 
 def parse_search(body: Any) -> SearchResult:

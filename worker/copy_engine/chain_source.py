@@ -14,6 +14,14 @@ under Trio): every HTTP call runs in a thread.
 Each fill is handed to ``deliver`` with its source and the time it happened (its block's
 timestamp; a pending one: now). Only new fills are looked for (from the head when the
 source starts): older ones are the Data API poll's backfill.
+
+A pending match call is believed only from the venue's operator (``pending_operators``, the
+transaction's ``from``): anyone can broadcast a ``matchOrders`` naming a target, and only
+the operator's settles (a stranger's reverts when mined, after a copy would have been
+made). A believed one is followed to its receipt (over HTTP, every ``chain_poll_seconds``):
+when the mined transaction does not show the target's fill as it was seen (reverted, the
+fill missing or of another size) or is not mined within ``pending_confirm_seconds``
+(dropped or replaced), ``refute`` is told, with why.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from typing import Any
 
 import trio
 from web3 import Web3
+from web3.exceptions import TransactionNotFound
 
 from chain.exchange_events import (
     ORDER_FILLED_TOPIC,
@@ -49,6 +58,8 @@ MAX_BLOCK_RANGE = 500  # blocks per eth_getLogs after an outage (the poll backfi
 BLOCK_TIMES = 64  # block timestamps remembered
 
 Deliver = Callable[[ExchangeFill, str, int], Awaitable[None]]
+Refute = Callable[[ExchangeFill, str], Awaitable[None]]
+REVERTED, NOT_MINED, DIFFERS = "reverted", "not_mined", "differs"
 
 
 def _chunks(addresses: list[str]) -> list[list[str]]:
@@ -79,7 +90,8 @@ class ChainSource:
 
     def __init__(self, name: str, settings: EngineSettings, rpc_url: str | None,
                  exchanges: Iterable[str], targets: Callable[[], Iterable[str]],
-                 deliver: Deliver, calls: Callable[[int], None] = lambda count: None) -> None:
+                 deliver: Deliver, refute: Refute | None = None,
+                 calls: Callable[[int], None] = lambda count: None) -> None:
         self.name = name
         self.settings = settings
         self.rpc_url = rpc_url
@@ -88,6 +100,15 @@ class ChainSource:
         self.targets = targets
         self.deliver = deliver
         self.calls = calls  # told of each JSON-RPC request sent (billed by hosted RPCs)
+        self.refute = refute
+        self.operators = frozenset(a.lower() for a in settings.pending_operators)
+        # Pending calls are read only when there is someone to believe, a websocket to read
+        # them from and an HTTP RPC to confirm them over.
+        self.use_pending = bool(settings.use_pending and self.operators and self.ws_url
+                                and rpc_url)
+        self.pending_refused = 0  # pending match calls naming a target from anyone else
+        # Believed pending calls not yet confirmed: tx hash -> (give-up time, their fills).
+        self.unconfirmed: dict[str, tuple[float, list[ExchangeFill]]] = {}
         self.mode = WEBSOCKET if self.ws_url else LOGS
         self.active = True  # False: stands by as the feed's fallback, not reading
         self.connected = False  # subscribed (websocket) or the last read worked (logs)
@@ -105,10 +126,14 @@ class ChainSource:
 
     async def run(self) -> None:
         """Read fills until cancelled (reconnecting, or retrying the next poll, on errors)."""
-        if self.mode == WEBSOCKET:
-            await _Subscriptions(self).run()
-        else:
-            await self._poll_logs()
+        async with trio.open_nursery() as nursery:
+            if self.use_pending:
+                nursery.start_soon(self._follow_pending)
+            if self.mode == WEBSOCKET:
+                await _Subscriptions(self).run()
+            else:
+                await self._poll_logs()
+            nursery.cancel_scope.cancel()
 
     # -- shared --
 
@@ -153,14 +178,64 @@ class ChainSource:
         await self.deliver(fill, CHAIN, await self.block_time(log_entry, fill.block_number))
 
     async def on_pending(self, tx: dict[str, Any]) -> None:
-        """Hand the target fills of one pending match call to ``deliver``."""
+        """Hand the target fills of one pending match call from the venue's operator to
+        ``deliver``, and follow its transaction to its receipt."""
         if not isinstance(tx, dict):
             return  # a bare hash: this node sends no bodies
         wanted = {t.lower() for t in self.targets()}
+        fills = [f for f in decode_match_call(tx, self.exchanges) if f.maker.lower() in wanted]
+        if not fills:
+            return
+        if str(tx.get("from") or "").lower() not in self.operators:
+            # Not the operator's: a call anyone could have sent, which would revert.
+            self.pending_refused += 1
+            log.warning("engine %s: a pending match call naming %s from %s, not the venue's "
+                        "operator: ignored", self.name, fills[0].maker, tx.get("from"))
+            return
         now = int(time.time())
-        for fill in decode_match_call(tx, self.exchanges):
-            if fill.maker.lower() in wanted:
-                await self.deliver(fill, PENDING, now)
+        self.unconfirmed[fills[0].tx_hash] = (time.monotonic()
+                                              + self.settings.pending_confirm_seconds, fills)
+        for fill in fills:
+            await self.deliver(fill, PENDING, now)
+
+    async def _follow_pending(self) -> None:
+        """Check the believed pending calls' receipts until cancelled."""
+        while True:
+            await trio.sleep(self.settings.chain_poll_seconds)
+            for tx_hash in list(self.unconfirmed):
+                try:
+                    await self._check_receipt(tx_hash)
+                except Exception as exc:  # the RPC down: the next turn asks again
+                    # (the logs' health is the subscription's: not marked down for this)
+                    log.warning("engine %s: confirming the pending match %s: %s", self.name,
+                                tx_hash, scrub(f"{type(exc).__name__}: {exc}",
+                                               self.rpc_url or ""))
+
+    async def _check_receipt(self, tx_hash: str) -> None:
+        """Settle one believed pending call: confirmed, or refuted (with why)."""
+        give_up, fills = self.unconfirmed[tx_hash]
+        w3 = self._web3()
+        if w3 is None:
+            raise RuntimeError("no POLYGON_RPC_URL to confirm pending matches over")
+        receipt = await trio.to_thread.run_sync(_receipt, w3, tx_hash)
+        if receipt is None:
+            if time.monotonic() < give_up:
+                return
+            refuted = [(fill, NOT_MINED) for fill in fills]
+        elif int(receipt.get("status", 1)) != 1:
+            refuted = [(fill, REVERTED) for fill in fills]
+        else:
+            mined = {(m.maker, m.token_id, m.side, m.shares)
+                     for entry in receipt.get("logs") or ()
+                     if (m := decode_order_filled(dict(entry))) is not None}
+            refuted = [(fill, DIFFERS) for fill in fills
+                       if (fill.maker, fill.token_id, fill.side, fill.shares) not in mined]
+        del self.unconfirmed[tx_hash]
+        for fill, why in refuted:
+            log.warning("engine %s: the pending match %s of %s was not mined as seen (%s)",
+                        self.name, tx_hash, fill.maker, why)
+            if self.refute is not None:
+                await self.refute(fill, why)
 
     def failed(self, exc: BaseException) -> None:
         """Record a failure, its text free of the RPC URL's credentials."""
@@ -207,6 +282,14 @@ class ChainSource:
             await self.on_log(dict(entry))
         self.last_block, self.watching = head, frozenset(makers)
         return head + 1
+
+
+def _receipt(w3: Web3, tx_hash: str) -> dict[str, Any] | None:
+    """A transaction's receipt; None while it is not mined (or unknown to the node)."""
+    try:
+        return dict(w3.eth.get_transaction_receipt(tx_hash))  # type: ignore[arg-type]
+    except TransactionNotFound:
+        return None
 
 
 class _Subscriptions(ReconnectingFeed):
@@ -263,7 +346,7 @@ class _Subscriptions(ReconnectingFeed):
         self._asked.clear()
         self._subscriptions.clear()
         await self._subscribe_logs(websocket)
-        if source.settings.use_pending:
+        if source.use_pending:
             await self._request(websocket, "eth_subscribe", ["newPendingTransactions", True],
                                 PENDING)
         self._link_up()

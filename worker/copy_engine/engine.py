@@ -54,7 +54,7 @@ import trio
 from chain.exchange_events import ExchangeFill
 from models import database
 from models.base import db as bound_database
-from services.copying import copy_notices, fences
+from services.copying import copy_notices, fences, pending_matches
 from services.platform import copy_control, metrics, venues
 from services.platform.runtime import runtime
 from venue.client import AsyncVenueClient
@@ -301,7 +301,13 @@ class CopyEngine:
         return {"heartbeat_at": datetime.now(UTC).isoformat(),
                 "targets": str(len(self.targets)), "configs": str(configs),
                 "feed": "up" if self.feed_connected else "down", **self.detection.fields(),
-                "throttled": json.dumps(self._throttled(), sort_keys=True)}
+                "throttled": json.dumps(self._throttled(), sort_keys=True),
+                "rate_tiers": json.dumps(self._rate_tiers(), sort_keys=True)}
+
+    def _rate_tiers(self) -> dict[str, str]:
+        """Each signer's rate-limit tier as the venue last named it (for status)."""
+        budgets = self._venue.transport.budgets if self._venue is not None else None
+        return budgets.tiers() if budgets is not None else {}
 
     def _throttled(self) -> dict[str, dict[str, float]]:
         """Signers whose venue budget backed off after a rate-limit warning (for status);
@@ -680,7 +686,7 @@ class CopyEngine:
         chain = ChainSource(self.name, self.settings, settings.chain.rpc_url,
                             (contracts.ctf_exchange, contracts.neg_risk_exchange),
                             lambda: list(self.targets), self._chain_fill,
-                            calls=self.detection.chain_calls.add)
+                            self._pending_refuted, calls=self.detection.chain_calls.add)
         chain.active = self.settings.use_chain  # else: only while the feed is degraded
         return chain
 
@@ -733,6 +739,24 @@ class CopyEngine:
                      fill.token_id, exc)
             return
         watcher.offer(activity_item(fill, market, timestamp), source)
+
+    async def _pending_refuted(self, fill: ExchangeFill, why: str) -> None:
+        """A target's fill seen pending was not mined as seen (``why``): copies of it not
+        made yet are dropped, those made are cancelled or marked (pending_matches)."""
+        target = fill.maker.lower()
+        watcher = self.targets.get(target)
+        if watcher is not None:
+            watcher.refute((fill.tx_hash, fill.token_id, fill.side, target))
+        self.stats.pending_refuted += 1
+        try:
+            done = await self.db(pending_matches.refute, target, fill.tx_hash, fill.token_id,
+                                 fill.side, why)
+        except Exception:  # the next owner finds the copy as it is; the log says why
+            log.exception("engine %s: settling the copies of the unconfirmed match %s failed",
+                          self.name, fill.tx_hash)
+            return
+        log.warning("engine %s: copies of the unconfirmed match %s (%s): %s", self.name,
+                    fill.tx_hash, why, done)
 
 
 __all__ = ["CopyEngine", "EngineSettings", "TargetWatcher"]

@@ -12,6 +12,9 @@ end) are asked of a target's watcher only:
 - once when a target starts, a config is (re)loaded or a fill moved its holdings (a
   position opened past its take-profit, a realised loss reaching a loss stop, the
   target's positions to copy at start, retried while unreadable);
+- every ``exit_check_seconds`` while a loss or drawdown stop values a position only
+  provisionally (no bid: its last bid) or not at all (one timer per target), so a
+  resolution is booked and a stop without a verdict is timed without waiting for a move;
 - for held tokens whose book the market channel does not follow in sync (the channel is
   off or down, or dropped the book), every ``exit_check_seconds``: polling, but of those
   tokens' holders only.
@@ -66,6 +69,7 @@ class ExitSchedule:
         self._timed: dict[str, set[tuple[str, Decimal]]] = {}  # target -> (token, hours)
         self._to_time: list[tuple[str, str, Decimal]] = []  # (target, token, hours) to arm
         self._timers: list[tuple[float, int, str, str | None]] = []
+        self._retrying: set[str] = set()  # targets with a whole-target retry armed
         self._order = itertools.count()
         self._dirty: dict[str, set[str] | None] = {}
         self._wake = trio.Event()
@@ -82,7 +86,7 @@ class ExitSchedule:
         timed: set[tuple[str, Decimal]] = set()
         retry = whole = False
         for config in configs.values():
-            due = self._opening_due(config)
+            due = self._opening_due(config) or config.stop_unsettled
             retry = retry or due
             whole = whole or due or config.rules.needs_stop_check
             if not _exit_rules(config):
@@ -117,7 +121,10 @@ class ExitSchedule:
         if everything and whole:
             self._mark(target, ALL)
         else:
-            if retry:  # the target's positions were unreadable: copied at a later try
+            if retry and target not in self._retrying:
+                # The target's positions were unreadable (copied at a later try), or a
+                # stop valued a position provisionally: looked at again.
+                self._retrying.add(target)
                 self._arm(trio.current_time() + self.settings.exit_check_seconds, target, ALL)
             # A position opened past its take-profit is sold without waiting for a move.
             for token in new - old:
@@ -129,6 +136,7 @@ class ExitSchedule:
         """The target stopped running here."""
         self.update(target, {})
         self._dirty.pop(target, None)
+        self._retrying.discard(target)
 
     def moved(self, tokens: set[str]) -> None:
         """Books moved on the market channel: their holders' exits are checked."""
@@ -178,6 +186,7 @@ class ExitSchedule:
         while self._timers and self._timers[0][0] <= now:
             _, _, target, token = heapq.heappop(self._timers)
             if token is ALL:
+                self._retrying.discard(target)
                 self._mark(target, ALL)
             elif token in self.held.get(target, ()):
                 self._mark(target, token)

@@ -38,7 +38,7 @@ from models.copying import (
     KIND_OPEN_POSITION,
 )
 from services.copying import execution as copy_execution
-from services.copying import fences
+from services.copying import fences, reservations
 from services.copying import intents as copy_intents
 from services.copying import mirror as copying
 from services.copying.execution import Quote
@@ -61,6 +61,9 @@ log = logging.getLogger("copytrade.copy_engine")
 
 STALE_FILL = "stale_fill"
 TARGET_VALUE_TTL = 60.0  # seconds a target's portfolio value is reused (proportional sizing)
+# A bid-less token's market is read from Gamma afresh (to see a resolution before the
+# metadata cache expires) at most this often; the cached one serves in between.
+RESOLUTION_READ_SECONDS = 10.0
 # Why a recorded copy's order was held back (the order's error, as people read it).
 LEASE_LAPSED = ("Not sent: the worker could not renew its lease on the target in time; the "
                 "copy is placed again by the worker running it next.")
@@ -87,6 +90,7 @@ class FillExecutor:
         self._db = db
         self._catalogued: set[str] = set()  # tokens whose market the catalogue holds
         self._target_values: dict[str, tuple[float, Decimal]] = {}
+        self._market_reads: dict[str, float] = {}  # token -> last fresh Gamma read (monotonic)
         # (config, start) whose target positions were copied at start (copy_open_positions)
         self._started: set[tuple[UUID, int]] = set()
         # Fills being copied right now (seen -> answers in): backstop polls wait for none.
@@ -251,7 +255,9 @@ class FillExecutor:
             users = {c.user_id for c in snaps
                      if c.paper == paper and c.rules.max_total_exposure_usdc is not None}
             if users:
-                exposure[paper] = await self._db(store.user_exposure, users, paper)
+                # Held and in flight (other targets' copies not settled yet): the decision
+                # is made on it; the intent write reserves against it for certain.
+                exposure[paper] = await self._db(reservations.exposure, users, paper)
         target_value = None
         if any(c.rules.sizing_mode == "proportional" for c in snaps):
             target_value = await self._target_value(target)
@@ -269,7 +275,7 @@ class FillExecutor:
                 spent_total_usdc=config.spent_total,
                 user_exposure_usdc=exposure.get(config.paper, {}).get(config.user_id),
                 balance_usdc=balance, target_value_usdc=target_value,
-                breaker_retry_at=config.retry_ts)
+                breaker_retry_at=config.retry_ts, buys_paused=config.buys_paused)
         return contexts
 
     async def _target_value(self, target: str) -> Decimal | None:
@@ -317,7 +323,10 @@ class FillExecutor:
             size=decision.size if copies else None, price=decision.price,
             usdc=decision.usdc if copies else None, reason=decision.reason,
             detail=decision.detail, worker=self.name, created_at=seen_at,
-            fence=self.fence_of(config.target))
+            fence=self.fence_of(config.target),
+            guarded=copies and decision.side == Side.BUY and (
+                config.rules.max_total_exposure_usdc is not None
+                or config.rules.needs_spending))
         if fill is not None:
             draft.target_side, draft.target_size = fill.side, fill.size
             draft.target_price, draft.target_timestamp = fill.price, fill.timestamp
@@ -567,16 +576,44 @@ class FillExecutor:
                          quote: Callable[[str], Awaitable[Quote | None]]
                          ) -> list[CopyIntentDraft]:
         """Stop the config when its loss or drawdown stop is hit (PnL: realized plus the
-        positions marked at the best bid), closing its positions when asked."""
+        positions marked at the best bid), closing its positions when asked.
+
+        A resolved market's positions close at their payout first (realized once); a
+        position without a bid is marked at its last bid if recent enough (``mark``). A
+        position it cannot mark leaves no verdict: after ``stop_no_verdict_seconds`` of
+        that the config's buying is paused (``stop_unverified``) until it has one again.
+        """
         held = {t: h for t, h in config.holdings.items() if h.shares > 0}
         unrealized = Decimal(0)
-        views = {}
+        views: dict[str, Quote] = {}
+        payouts: dict[str, Decimal] = {}
+        unmarked: list[str] = []
+        provisional = False
         for token, holding in held.items():
             found = await quote(token)
-            if found is None or found.view.best_bid is None:
-                return []  # a position without a mark: no verdict this time
-            views[token] = found
-            unrealized += holding.shares * found.view.best_bid - holding.cost_usdc
+            if found is not None:
+                views[token] = found
+            how, price = await self.mark(token, found)
+            if how == "payout":
+                payouts[token] = price
+            elif how is None:
+                unmarked.append(token)
+            else:
+                provisional = provisional or how == "last"
+                unrealized += holding.shares * price - holding.cost_usdc
+        if payouts:
+            await self._db(store.close_resolved, config.id, config.paper, payouts)
+            for token in payouts:
+                config.holdings[token] = Holding()
+                held.pop(token)
+        config.stop_unsettled = provisional or bool(unmarked)
+        if unmarked:
+            await self._no_verdict(config, unmarked)
+            return []
+        config.unvalued_since = None
+        if config.buys_paused == copying.STOP_UNVERIFIED:
+            await self._db(store.resume_buys, config.id)
+            config.buys_paused = None
         total = await self._db(store.realized_pnl, config.id, config.paper) + unrealized
         if total > config.peak_pnl:
             config.peak_pnl = total
@@ -590,6 +627,8 @@ class FillExecutor:
         closing = []
         if config.rules.close_positions_on_stop:
             for token, holding in held.items():
+                if token not in views:
+                    continue  # no book to sell into
                 decision = copying.closing_sell(config.rules, token, holding,
                                                 views[token].view, reason)
                 closing.append(self.draft(config, None, decision, now, reason,
@@ -613,26 +652,103 @@ class FillExecutor:
         log.info("config %s stopped: %s", config.id, report)
         return inserted + done
 
+    async def mark(self, token: str, found: Quote | None
+                   ) -> tuple[str | None, Decimal]:
+        """How a stop values one share of ``token``: ("payout", what it redeems for) once
+        its market resolved, ("bid", the best bid), ("last", the last bid seen, no older
+        than ``stop_mark_max_age_seconds``), or (None, 0) when it cannot."""
+        market = found.market if found is not None else None
+        if market is not None and (paid := market.payout(token)) is not None:
+            return "payout", paid
+        if found is not None and found.view.best_bid is not None:
+            return "bid", found.view.best_bid
+        assert self.venue is not None
+        now = time.monotonic()
+        fresh = now - self._market_reads.get(token, -RESOLUTION_READ_SECONDS) \
+            >= RESOLUTION_READ_SECONDS
+        if fresh:
+            if len(self._market_reads) > 10_000:
+                self._market_reads = {t: at for t, at in self._market_reads.items()
+                                      if now - at < RESOLUTION_READ_SECONDS}
+            self._market_reads[token] = now
+        try:  # no bid (or no book): a resolution shows at Gamma before its cache expires
+            market = await self.venue.gamma.market_by_token(token, fresh=fresh)
+        except VenueError as exc:
+            log.info("token %s: no market to mark by (%s)", token, exc)
+        else:
+            if (paid := market.payout(token)) is not None:
+                return "payout", paid
+        last = self.quotes.last_bid(token)
+        if last is not None and time.time() - last[1] <= self.settings.stop_mark_max_age_seconds:
+            return "last", last[0]
+        return None, Decimal(0)
+
+    async def _no_verdict(self, config: ConfigSnapshot, unmarked: list[str]) -> None:
+        """A stop check without a verdict: timed, and once it lasts
+        ``stop_no_verdict_seconds`` the config's buying is paused (with a notice)."""
+        now = time.time()
+        if config.unvalued_since is None:
+            config.unvalued_since = now
+        waited = now - config.unvalued_since
+        if config.buys_paused is not None or waited < self.settings.stop_no_verdict_seconds:
+            return
+        reason = copying.STOP_UNVERIFIED
+        detail = (f"The loss/drawdown stop has not valued {len(unmarked)} held position(s) "
+                  f"for {int(waited)} s (no bid, no payout, no bid seen within "
+                  f"{int(self.settings.stop_mark_max_age_seconds)} s: "
+                  f"{', '.join(t[:12] for t in unmarked[:3])}); buying is paused until it "
+                  "can.")
+        await self._db(store.pause_buys, config.id, reason, detail)
+        config.buys_paused = reason
+        log.warning("config %s: %s", config.id, detail)
+
     async def copy_open_positions(self, configs: dict[UUID, ConfigSnapshot],
                                   config: ConfigSnapshot) -> list[CopyIntentDraft]:
-        """Mirror the target's current positions as buys, once per start, each sized and
-        guarded like a copy of a fill at the position's current price."""
+        """Mirror the target's positions as they were at the config's start as buys, once
+        per start, each sized and guarded like a copy of a fill at its current price.
+
+        The target's fills from the start on are the fill handler's (each mirrored on its
+        own), so they are taken out of the positions read now: a trade landing while the
+        config starts is copied once, as a fill (issue 41, finding 6). The positions are
+        read before the fills, so a trade between the two reads is taken out rather than
+        counted twice. A fill the target's other configs were decided on before this one
+        was loaded (the start and the engine's reload are moments apart) was not this
+        config's: it stays in the positions copied. Positions whose start copy is
+        recorded already (an earlier engine's, before a restart) are not read about again:
+        the fills since a start long ago can be many pages.
+        """
         assert self.venue is not None
         try:
             positions = await self.venue.data.positions(config.target, limit=500)
+            positions = [p for p in positions if p.size > 0 and not p.redeemable]
+            if positions:
+                done = await self._db(store.opened_at_start, config.id, config.started_ts,
+                                      [p.asset for p in positions])
+                positions = [p for p in positions if p.asset not in done]
+            fills = await self.venue.activity_history(
+                config.target, types="TRADE", start=config.started_ts) if positions else []
         except VenueError as exc:
             log.info("config %s: target positions unreadable (%s); retried", config.id, exc)
             return []
+        fills = [item for item in fills if item.timestamp >= config.started_ts]
+        if fills:
+            decided = await self._db(store.decided_for, list(configs),
+                                     [trade_key(item) for item in fills])
+            # Fills this config missed (decided for others only) stay in its positions.
+            fills = [item for item in fills if config.id in decided.get(trade_key(item), {
+                config.id})]
+        since_start = fills_since(fills, config.started_ts)
         self._started.add((config.id, config.started_ts))
         now = datetime.now(UTC)
         recorded: list[CopyIntentDraft] = []
         for position in positions:
-            if position.size <= 0 or position.redeemable:
-                continue
+            held = position.size - since_start.get(position.asset, Decimal(0))
+            if held <= 0:
+                continue  # nothing held at the start: its fills since are mirrored as such
             fill = TargetFill(
-                key=f"{KIND_OPEN_POSITION}:{position.asset}:{config.started_ts}",
+                key=store.opening_key(position.asset, config.started_ts),
                 wallet=config.target, token_id=position.asset, side=Side.BUY,
-                size=position.size, price=position.cur_price, timestamp=int(now.timestamp()),
+                size=held, price=position.cur_price, timestamp=int(now.timestamp()),
                 condition_id=position.condition_id, outcome=position.outcome,
                 outcome_index=position.outcome_index, market_slug=position.slug)
             try:
@@ -647,10 +763,26 @@ class FillExecutor:
         return recorded
 
 
+def fills_since(fills: Iterable[ActivityItem], start: int) -> dict[str, Decimal]:
+    """Shares of each token the fills from ``start`` on (the fill handler's, for a config
+    started then) added to the wallet's position: bought minus sold."""
+    moved: dict[str, Decimal] = {}
+    for item in fills:
+        if item.timestamp < start:
+            continue
+        try:
+            side = Side.parse(item.side)
+        except ValueError:
+            continue  # not a trade's side: the fill handler skips it too
+        change = item.size if side is Side.BUY else -item.size
+        moved[item.asset] = moved.get(item.asset, Decimal(0)) + change
+    return moved
+
+
 def config_holds(config: ConfigSnapshot, token: str) -> bool:
     """Whether the config holds shares of ``token``."""
     holding = config.holdings.get(token)
     return holding is not None and holding.shares > 0
 
 
-__all__ = ["FillExecutor", "config_holds", "trade_key"]
+__all__ = ["FillExecutor", "config_holds", "fills_since", "trade_key"]

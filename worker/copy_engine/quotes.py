@@ -3,13 +3,16 @@
 Books come from the CLOB market channel once the engine follows a token, else from
 ``GET /book``, after which the token is followed (the channel's book is used only while
 it is known to be in sync). At most ``max_watched_books`` tokens are followed; the least
-recently quoted is dropped first.
+recently quoted is dropped first. The last bid each quote saw is kept with its time
+(``last_bid``): what a stop values a position at while its book has none.
 """
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from collections.abc import Callable
+from decimal import Decimal
 
 import trio
 
@@ -23,6 +26,8 @@ from venue.market_feed import BookFeed
 from venue.models import OrderBook
 from worker.copy_engine.settings import EngineSettings, EngineStats
 
+LAST_BIDS_KEPT = 50_000  # tokens whose last bid is remembered (least recently seen out)
+
 
 class QuoteSource:
     """Markets and live books for the engine's decisions (owns the market-channel task)."""
@@ -34,6 +39,11 @@ class QuoteSource:
         self.books: BookFeed | None = None
         self._watched: OrderedDict[str, None] = OrderedDict()  # least recently quoted first
         self.moved: Callable[[set[str]], None] | None = None  # told of the books that moved
+        self._bids: OrderedDict[str, tuple[Decimal, float]] = OrderedDict()  # (bid, unix s)
+
+    def last_bid(self, token_id: str) -> tuple[Decimal, float] | None:
+        """The last best bid a quote of the token saw, and when (unix seconds)."""
+        return self._bids.get(token_id)
 
     def live(self, token_id: str) -> bool:
         """Whether the market channel follows the token's book in sync (its moves are told)."""
@@ -86,6 +96,11 @@ class QuoteSource:
         except VenueError:
             params = None  # the CLOB cannot say: the book's and Gamma's (parameters.limits)
         info = order_plan.market_info_from(token_id, market, book, params)
+        if book.best_bid is not None:
+            self._bids[token_id] = (book.best_bid, time.time())
+            self._bids.move_to_end(token_id)
+            if len(self._bids) > LAST_BIDS_KEPT:
+                self._bids.popitem(last=False)
         view = MarketView(
             category=market.tags[0].label if market.tags else "",
             tick_size=info.tick_size, min_order_size=info.min_order_size,

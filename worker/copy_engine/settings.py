@@ -25,6 +25,7 @@ class EngineStats:
     poll_fills: int = 0
     chain_fills: int = 0  # OrderFilled logs
     pending_fills: int = 0  # match calls before their block
+    pending_refuted: int = 0  # pending target fills their mined transaction did not confirm
     duplicates: int = 0
     intents: int = 0
     orders: int = 0

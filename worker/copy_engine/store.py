@@ -16,9 +16,15 @@ from uuid import UUID
 import peewee
 
 from models.base import utcnow
-from models.copying import CopyConfig, CopyIntent, CopyPosition, TargetCursor
+from models.copying import (
+    KIND_OPEN_POSITION,
+    CopyConfig,
+    CopyIntent,
+    CopyPosition,
+    TargetCursor,
+)
 from models.user import User
-from services.copying import copy_notices
+from services.copying import copy_notices, reservations
 from services.copying.configs.crud import rule_fields
 from services.copying.mirror import CopyRules, Holding
 from services.trading import copy_positions
@@ -47,6 +53,9 @@ class ConfigSnapshot:
     trips: int = 0
     retry_ts: int | None = None  # open until then
     peak_pnl: Decimal = Decimal(0)
+    buys_paused: str | None = None  # buying paused with this reason (``stop_unverified``)
+    unvalued_since: float | None = None  # since when (unix s) the stops have had no verdict
+    stop_unsettled: bool = False  # the last stop check valued a position provisionally
 
     def spend(self, side: Side | str, paid: Decimal, when: date) -> None:
         """Count a filled copy against the budgets (a sale gives its proceeds back)."""
@@ -78,28 +87,13 @@ def _rules(config: CopyConfig, exposure_limit: Decimal | None = None) -> CopyRul
 
 def _spending(snapshots: dict[UUID, ConfigSnapshot]) -> None:
     """Fill the budgets' spending of the snapshots that have a budget, from their fills."""
-    wanted = [cid for cid, snap in snapshots.items() if snap.rules.needs_spending]
+    wanted = {cid: snap.paper for cid, snap in snapshots.items() if snap.rules.needs_spending}
     if not wanted:
         return
     today = utcnow().date()
-    rows = (CopyIntent.select(CopyIntent.config, CopyIntent.side, CopyIntent.paper,
-                              CopyIntent.filled_size, CopyIntent.filled_price, CopyIntent.fee,
-                              CopyIntent.settled_at, CopyIntent.created_at)
-            .where(CopyIntent.config.in_(wanted), CopyIntent.filled_size.is_null(False)))
-    for row in rows:
-        snap = snapshots[row.config_id]
-        if row.paper != snap.paper or not row.side or not row.filled_size:
-            continue
-        side = Side.parse(row.side)
-        paid = copy_positions.fee_inclusive(side, row.filled_size * (row.filled_price or 0),
-                                            row.fee)
-        when = (row.settled_at or row.created_at).date()
-        amount = paid if side == Side.BUY else -paid
-        snap.spent_total += amount
-        if when == today:
-            snap.spent_today += amount
-    for cid in wanted:
-        snapshots[cid].spent_day = today
+    for cid, (spent_today, spent_total) in reservations.spent(wanted, today).items():
+        snap = snapshots[cid]
+        snap.spent_day, snap.spent_today, snap.spent_total = today, spent_today, spent_total
 
 
 def active_targets(targets: Sequence[str] | None = None) -> dict[str, int]:
@@ -179,7 +173,8 @@ def load_configs(config_ids: Iterable[UUID]) -> list[ConfigSnapshot]:
                 rules=_rules(config, limit),
                 started_ts=int(config.started_at.timestamp()) if config.started_at else 0,
                 failures=config.breaker_failures, trips=config.breaker_trips,
-                retry_ts=open_until, peak_pnl=config.pnl_peak_usdc or Decimal(0))
+                retry_ts=open_until, peak_pnl=config.pnl_peak_usdc or Decimal(0),
+                buys_paused=config.buys_paused_reason)
         for position in CopyPosition.select().where(CopyPosition.config.in_(chunk)):
             snap = snapshots.get(position.config_id)
             if snap is not None and position.paper == snap.paper:
@@ -215,17 +210,35 @@ def record_error(config_ids: Iterable[UUID], message: str) -> None:
             CopyConfig.id.in_(ids)).execute()
 
 
-def user_exposure(user_ids: Iterable[UUID], paper: bool) -> dict[UUID, Decimal]:
-    """Cost basis every config of each user holds (live or paper positions)."""
-    ids = list(set(user_ids))
-    exposure = dict.fromkeys(ids, Decimal(0))
-    rows = (CopyPosition.select(CopyConfig.user, CopyPosition.shares, CopyPosition.cost_usdc)
-            .join(CopyConfig).where(CopyConfig.user.in_(ids), CopyPosition.paper == paper)
-            .tuples())
-    for user_id, shares, cost in rows:  # amounts are text: compared here, not in SQL
-        if Decimal(shares) > 0:
-            exposure[user_id] += Decimal(cost)
-    return exposure
+def opening_key(token_id: str, started_ts: int) -> str:
+    """The target trade key of a start copy (``copy_open_positions``) of one position."""
+    return f"{KIND_OPEN_POSITION}:{token_id}:{started_ts}"
+
+
+def opened_at_start(config_id: UUID, started_ts: int, tokens: Iterable[str]) -> set[str]:
+    """Those of ``tokens`` whose start copy of this start the config recorded already."""
+    keys = {opening_key(token, started_ts): token for token in tokens}
+    found: set[str] = set()
+    chunk = list(keys)
+    for start in range(0, len(chunk), 500):  # by the (config, key) unique index
+        found.update(keys[key] for (key,) in CopyIntent.select(CopyIntent.target_trade_key)
+                     .where(CopyIntent.config == config_id,
+                            CopyIntent.target_trade_key.in_(chunk[start:start + 500]))
+                     .tuples())
+    return found
+
+
+def decided_for(config_ids: Sequence[UUID], keys: Sequence[str]) -> dict[str, set[UUID]]:
+    """For each target trade key, which of these configs have a decision (an intent) on it."""
+    found: dict[str, set[UUID]] = {}
+    unique = list(dict.fromkeys(keys))
+    for start in range(0, len(unique), 500):  # by the (config, key) unique index
+        rows = (CopyIntent.select(CopyIntent.target_trade_key, CopyIntent.config)
+                .where(CopyIntent.config.in_(list(config_ids)),
+                       CopyIntent.target_trade_key.in_(unique[start:start + 500])).tuples())
+        for key, config_id in rows:
+            found.setdefault(key, set()).add(config_id)
+    return found
 
 
 def write_breaker(config_id: UUID, failures: int, trips: int, retry_at: datetime | None,
@@ -263,3 +276,29 @@ def stop_by_rule(config_id: UUID, reason: str, detail: str) -> bool:
     if stopped:
         copy_notices.config_stopped(CopyConfig.get_by_id(config_id), reason)
     return stopped
+
+
+def close_resolved(config_id: UUID, paper: bool, payouts: dict[str, Decimal]
+                   ) -> list[copy_positions.Closed]:
+    """Close the config's positions in resolved tokens at their payout (realized once)."""
+    return copy_positions.close_at_payout([config_id], payouts, paper=paper)
+
+
+def pause_buys(config_id: UUID, reason: str, detail: str) -> bool:
+    """Pause a running config's buying with a reason (a skip reason code); its follower is
+    told once per pause. False when it was paused already or no longer running."""
+    now = utcnow()
+    paused = bool(CopyConfig.update(
+        buys_paused_reason=reason, buys_paused_at=now, last_error=detail[:2000],
+        last_error_at=now,
+    ).where(CopyConfig.id == config_id, CopyConfig.is_active,
+            CopyConfig.buys_paused_reason.is_null()).execute())
+    if paused:
+        copy_notices.buys_paused(CopyConfig.get_by_id(config_id), reason)
+    return paused
+
+
+def resume_buys(config_id: UUID) -> None:
+    """Lift the engine's pause on a config's buying."""
+    CopyConfig.update(buys_paused_reason=None, buys_paused_at=None).where(
+        CopyConfig.id == config_id).execute()

@@ -83,6 +83,9 @@ class TargetWatcher:
         # Fills seen pending on chain, not yet confirmed: timestamp, and the configs that
         # copied them then (the rest copy on confirmation).
         self.pending: dict[tuple[str, str, str, str], tuple[int, frozenset[UUID]]] = {}
+        # Pending fills their mined transaction did not confirm: a copy still queued of one
+        # is dropped (timestamp, pruned like ``pending``).
+        self.refuted: dict[tuple[str, str, str, str], int] = {}
         self.cursor = 0
         self.processed_ts = 0
         self.saved_ts = 0
@@ -157,6 +160,12 @@ class TargetWatcher:
             return True
         return False
 
+    def refute(self, key: tuple[str, str, str, str]) -> None:
+        """A fill seen pending was not mined as seen: its copies still queued are dropped;
+        a confirmed sighting of the same identity later is a fill of its own."""
+        seen = self.pending.pop(key, None)
+        self.refuted[key] = seen[0] if seen is not None else self.cursor
+
     def request_exit_check(self, tokens: frozenset[str] | None = None) -> None:
         """Queue an exit check behind the fills already queued (skipped when full): of the
         positions in ``tokens`` (their price moved or their clock came due), or None for
@@ -222,6 +231,8 @@ class TargetWatcher:
         # A pending match never confirmed (dropped or reverted) is forgotten in time.
         self.pending = {k: v for k, v in self.pending.items()
                         if v[0] >= horizon - self.context.settings.max_fill_age_seconds}
+        self.refuted = {k: v for k, v in self.refuted.items()
+                        if v >= horizon - self.context.settings.max_fill_age_seconds}
 
     async def _executor_loop(self) -> None:
         context = self.context
@@ -231,6 +242,8 @@ class TargetWatcher:
             item = detected.item if detected is not None else None
             try:
                 if detected is not None and item is not None:
+                    if detected.detection.source == PENDING and item.dedup_key in self.refuted:
+                        continue  # not mined as seen before its copy was made: none is
                     configs = self.configs if detected.configs is None else {
                         cid: c for cid, c in self.configs.items() if cid in detected.configs}
                     await executor.handle_fill(self.address, configs, item, detected.detection)

@@ -323,9 +323,9 @@ def start(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:
         config.is_active = True
         config.started_at = config.updated_at = now
         config.last_error = None
-        # A restart begins afresh: no stop reason, the breaker closed.
+        # A restart begins afresh: no stop reason, the breaker closed, buying not paused.
         config.stopped_reason = config.breaker_retry_at = config.breaker_last_error = None
-        config.breaker_last_reason = None
+        config.breaker_last_reason = config.buys_paused_reason = config.buys_paused_at = None
         config.breaker_state, config.breaker_failures, config.breaker_trips = "closed", 0, 0
         config.version += 1
         config.save()

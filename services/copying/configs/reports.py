@@ -65,6 +65,8 @@ def status(user: User | UUID | str, config_id: UUID | str) -> dict[str, Any]:
         "stopped_at": config.stopped_at,
         "stopped_reason": config.stopped_reason,
         "breaker": breaker_view(config),
+        "buys_paused": ({"reason": config.buys_paused_reason, "since": config.buys_paused_at}
+                        if config.buys_paused_reason else None),
         "out_of_funds": out_of_funds(config, last, last_skip),
         "reasons_24h": reason_counts(config.id, now - timedelta(days=1)),
         "reasons_7d": reason_counts(config.id, now - timedelta(days=7)),

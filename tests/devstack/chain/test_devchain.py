@@ -15,6 +15,7 @@ ENV_NAMES = {
     "DEPOSIT_WALLET_FACTORY_ADDRESS", "DEPOSIT_WALLET_BEACON_ADDRESS", "COLLATERAL_ONRAMP_ADDRESS",
     "CTF_COLLATERAL_ADAPTER_ADDRESS", "NEG_RISK_COLLATERAL_ADAPTER_ADDRESS",
     "NATIVE_USDC_ADDRESS", "POSITION_MANAGER_ADDRESS", "PROTOCOL_V2_ROUTER_ADDRESS",
+    "COPY_PENDING_OPERATORS",
 }  # fmt: skip
 # the exchanges are keyless stand-ins; every other address holds our contracts
 DEPLOYED = {name for name in ENV_NAMES if name.endswith("_ADDRESS")} - {
@@ -27,6 +28,7 @@ def test_env_names_the_architecture_variables(chain) -> None:
     assert set(env) == ENV_NAMES
     assert env["POLYGON_RPC_URL"] == chain.rpc_url
     assert env["CHAIN_ID"] == str(chain.chain_id)
+    assert env["COPY_PENDING_OPERATORS"] == chain.contracts.deployer  # the sandbox's operator
     w3 = chain.web3()
     for name in sorted(DEPLOYED):
         assert w3.eth.get_code(env[name]), name

@@ -44,9 +44,9 @@ def _seller(control, make_trader, token: str, price: str, size: str):
     return seller
 
 
-def _buy(trader, token: str, amount: str, order_type=OrderType.FOK) -> dict:
+def _buy(trader, token: str, amount: str, order_type=OrderType.FOK, price: str = "0.5") -> dict:
     return trader.client.create_and_post_market_order(
-        MarketOrderArgsV2(token_id=token, amount=D(amount), side="BUY", price=D("0.5")),
+        MarketOrderArgsV2(token_id=token, amount=D(amount), side="BUY", price=D(price)),
         order_type=order_type)
 
 
@@ -221,3 +221,75 @@ def test_a_fault_after_serving_loses_only_the_answer(sandbox_venue, control, mak
     served = [e for e in control.received_orders() if e["api_key"] == buyer.client.creds.api_key]
     assert [e["status"] for e in served] == [200, 200]  # the venue took both orders
     assert control.balances(buyer.address)["positions"] == {yes: "20"}
+
+
+def _seller_at_two_prices(control, make_trader, token: str):
+    """Two resting sells of 10: at 0.50 and at 0.52."""
+    _seller(control, make_trader, token, "0.50", "10")
+    _seller(control, make_trader, token, "0.52", "10")
+
+
+def test_associate_trades_switched_off_leaves_every_order_without_trades(
+        sandbox_venue, control, make_trader):
+    """ACCOUNTS.md §12: "an empty associate_trades tuple does not mean an order has no fills"."""
+    _clock(sandbox_venue)
+    market = control.add_market("no-associates")
+    yes = market["token_ids"][0]
+    _seller(control, make_trader, yes, "0.50", "10")
+    control.call("POST", "/lifecycle", {"associate_trades": False}, expect=200)
+    buyer = make_trader("100")
+    answer = _buy(buyer, yes, "5")
+    [order] = _order_by_id(sandbox_venue, buyer, answer["orderID"])
+    assert (order["status"], order["size_matched"], order["associate_trades"]) == (
+        "MATCHED", "10", [])
+    [trade] = buyer.client.get_trades(TradeParams(id=answer["tradeIDs"][0]))
+    assert trade["taker_order_id"] == answer["orderID"]  # the fill is there, in /data/trades
+    control.call("POST", "/lifecycle", {"associate_trades": True}, expect=200)
+    [order] = _order_by_id(sandbox_venue, buyer, answer["orderID"])
+    assert order["associate_trades"] == answer["tradeIDs"]
+
+
+def test_a_split_match_shows_its_trades_one_by_one(sandbox_venue, control, make_trader):
+    clock = _clock(sandbox_venue)
+    market = control.add_market("split-match")
+    yes = market["token_ids"][0]
+    _seller_at_two_prices(control, make_trader, yes)
+    control.call("POST", "/lifecycle", {"split_parts": 2, "split_every": 3}, expect=200)
+    buyer = make_trader("100")
+    answer = _buy(buyer, yes, "10.2", OrderType.FAK, price="0.52")
+    assert (answer["takingAmount"], answer["makingAmount"]) == ("20", "10.2")
+    mine = TradeParams(market=market["condition_id"])
+
+    [first] = buyer.client.get_trades(mine)
+    [order] = _order_by_id(sandbox_venue, buyer, answer["orderID"])
+    # The order counts the whole match at once; /data/trades shows its first part only.
+    assert (order["size_matched"], order["associate_trades"]) == ("20", [first["id"]])
+    assert (first["id"], first["size"], first["price"]) == (answer["tradeIDs"][0], "10", "0.5")
+    clock.now += 3
+    second, again = buyer.client.get_trades(mine)  # newest first
+    assert again == {**first, "status": "MINED"}
+    assert (second["size"], second["price"], second["taker_order_id"]) == (
+        "10", "0.52", answer["orderID"])
+    assert second["status"] == "MATCHED" and int(second["match_time"]) == \
+        int(first["match_time"]) + 3
+    [order] = _order_by_id(sandbox_venue, buyer, answer["orderID"])
+    assert order["associate_trades"] == [first["id"], second["id"]]
+    [by_id] = buyer.client.get_trades(TradeParams(id=second["id"]))
+    assert by_id == second
+
+
+def test_open_orders_by_asset_need_the_market(sandbox_venue, control, make_trader):
+    """ACCOUNTS.md §12: filtering open orders by asset_id now also needs market."""
+    market = control.add_market("asset-filter")
+    yes = market["token_ids"][0]
+    seller = _seller(control, make_trader, yes, "0.50", "10")
+    refused = _raw_get(sandbox_venue, seller, "/data/orders", asset_id=yes)
+    assert refused.status_code == 400 and "market" in refused.json()["error"]
+    both = _raw_get(sandbox_venue, seller, "/data/orders", asset_id=yes,
+                    market=market["condition_id"])
+    assert both.status_code == 200 and len(both.json()["data"]) == 1
+
+
+def test_split_switches_refuse_bad_values(control):
+    assert control.call("POST", "/lifecycle", {"split_parts": 0}, expect=400)
+    assert control.call("POST", "/lifecycle", {"split_every": "-1"}, expect=400)

@@ -1,4 +1,5 @@
-"""Resolution (Gamma, positions, redemption) and injected faults (5xx, 429, stalls)."""
+"""Resolution (Gamma, positions, redemption), the house's quotes moved or pulled, and
+injected faults (5xx, 429, stalls)."""
 
 from __future__ import annotations
 
@@ -53,6 +54,27 @@ def test_resolution_closes_the_market_and_makes_positions_redeemable(
     activity = control.get("/data/activity", user=trader.address, type="REDEEM")
     assert [(a["type"], a["usdcSize"], a["side"]) for a in activity] == [("REDEEM", 10, "")]
     assert control.get("/data/positions", user=trader.address) == []
+
+
+def _top(control, token: str) -> tuple[str | None, str | None]:
+    book = control.get("/clob/book", token_id=token)
+    return ((book["bids"][-1]["price"] if book["bids"] else None),
+            (book["asks"][-1]["price"] if book["asks"] else None))
+
+
+def test_the_house_quotes_move_and_are_pulled_on_command(sandbox_venue, control):
+    market = control.add_market("house-moves", fair_price="0.5", liquidity=True)
+    yes, cid = market["token_ids"][0], market["condition_id"]
+    assert _top(control, yes) == ("0.49", "0.51")
+    control.call("POST", f"/markets/{cid}/house", {"fair_price": "0.3"}, expect=200)
+    assert _top(control, yes) == ("0.29", "0.31")
+    control.call("POST", f"/markets/{cid}/house", {"liquidity": False}, expect=200)
+    assert _top(control, yes) == (None, None)  # the book is empty, the market still open
+    assert control.get("/gamma/markets", slug="house-moves")[0]["closed"] is False
+    control.call("POST", f"/markets/{cid}/house", {"liquidity": True}, expect=200)
+    assert _top(control, yes) == ("0.29", "0.31")
+    bad = control.call("POST", f"/markets/{cid}/house", {"liquidity": "no"})
+    assert "liquidity must be true or false" in json.dumps(bad)
 
 
 def test_faults_answer_errors_then_recover(sandbox_venue, control):

@@ -8,21 +8,35 @@ Polygon, so a target's trade injected there is what the engine sees on chain."""
 
 from __future__ import annotations
 
+import json
 import secrets
 import threading
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
 import pytest
 import trio
+from eth_abi import encode
 from eth_account import Account
 from web3 import Web3
 
-from chain.exchange_events import SETTLE_MATCH_SELECTOR, decode_match_call, decode_order_filled
+from chain.exchange_events import (
+    MATCH_ORDERS_SELECTOR,
+    MATCH_ORDERS_SIGNATURE,
+    SETTLE_MATCH_SELECTOR,
+    _types,
+    decode_match_call,
+    decode_order_filled,
+)
 from devstack.chain.devchain import _artifacts
 from models import User
+from models.base import db
+from models.copying import CopyIntent
+from models.notifications import Notification
+from services.copying import pending_matches
 from tests.chain_venue import chain_venue  # noqa: F401 - the fixture
 from tests.conftest import DEADLINE
 from tests.worker.copy_engine.conftest import (
@@ -86,21 +100,44 @@ def _run(run_engines: Any, scenario: Any, settings: Any) -> None:
     run_engines(scenario, settings=settings)
 
 
-def _settle_directly(dev: Any, maker: str, token: str, *, shares: int, usdc: int) -> str:
+def _settle_directly(dev: Any, maker: str, token: str, *, shares: int, usdc: int,
+                     reverting: bool = False) -> str:
     """As the exchange's operator, send a settlement that only emits ``maker``'s BUY fill
-    (nothing moves): the match call a pending-transaction reader decodes. Its hash."""
+    (nothing moves): the match call a pending-transaction reader decodes. Its hash.
+    ``reverting``: it also pulls pUSD the maker never approved, so it reverts when mined."""
     w3 = dev.web3()
     exchange = w3.eth.contract(address=dev.ctf_exchange, abi=_artifacts()["CTFExchange"].abi)
     filled = (secrets.token_bytes(32), Web3.to_checksum_address(maker), dev.ctf_exchange, 0,
               int(token), usdc, shares, 0, bytes(32), bytes(32))
-    operator = Account.from_key(dev.deployer_key)
+    pulls = [(Web3.to_checksum_address(maker), 0, usdc)] if reverting else []
     data = exchange.encode_abi("settleMatch", args=[
-        (bytes(32), "0x" + "00" * 20, 0, 0), [], [], [], filled])
-    tx = {"to": dev.ctf_exchange, "data": data, "chainId": int(w3.eth.chain_id),
-          "gas": 300_000, "nonce": w3.eth.get_transaction_count(operator.address, "pending"),
+        (bytes(32), "0x" + "00" * 20, 0, 0), pulls, [], [], filled])
+    return _send(dev, Account.from_key(dev.deployer_key), dev.ctf_exchange, data)
+
+
+def _send(dev: Any, sender: Any, to: str, data: str) -> str:
+    """Sign and send a call from ``sender`` (an eth_account Account); its hash."""
+    w3 = dev.web3()
+    tx = {"to": to, "data": data, "chainId": int(w3.eth.chain_id),
+          "gas": 300_000, "nonce": w3.eth.get_transaction_count(sender.address, "pending"),
           "maxFeePerGas": 10**10, "maxPriorityFeePerGas": 10**9}
     return "0x" + w3.eth.send_raw_transaction(
-        operator.sign_transaction(tx).raw_transaction).hex().removeprefix("0x")
+        sender.sign_transaction(tx).raw_transaction).hex().removeprefix("0x")
+
+
+def _strangers_match_orders(dev: Any, maker: str, token: str, *, shares: int,
+                            usdc: int) -> str:
+    """From a wallet that is not the exchange's operator, broadcast an unsigned
+    ``matchOrders`` whose taker order is ``maker`` buying ``shares`` for ``usdc`` (it would
+    revert when mined: only the operator may match). Its hash."""
+    w3 = dev.web3()
+    stranger = Account.create()
+    _rpc(w3, "anvil_setBalance", stranger.address, hex(10**18))
+    order = (secrets.randbits(64), Web3.to_checksum_address(maker),
+             Web3.to_checksum_address(maker), int(token), usdc, shares, 0, 0, 0, bytes(32),
+             bytes(32), b"")
+    body = encode(_types(MATCH_ORDERS_SIGNATURE), [bytes(32), order, [], usdc, [], 0, []])
+    return _send(dev, stranger, dev.ctf_exchange, MATCH_ORDERS_SELECTOR + body.hex())
 
 
 def test_order_filled_and_the_match_call_decode_to_the_same_fill(dev, chain_venue) -> None:  # noqa: F811
@@ -238,19 +275,35 @@ def test_a_fill_seen_by_the_feed_and_the_chain_makes_one_intent(
     assert len(intents_of(config)) == 1
 
 
+@dataclass
+class Followers:
+    """A target's market on the dev chain and two paper configs of one copier following it:
+    ``eager`` opted in to pending matches, ``careful`` waits for the block."""
+
+    w3: Web3
+    token: str
+    eager: Any
+    careful: Any
+
+
+@pytest.fixture
+def followers(dev, chain_venue, copier, make_config, target) -> Followers:  # noqa: F811
+    """Two configs following ``target``, one copying pending matches."""
+    return Followers(w3=dev.web3(), token=_market(chain_venue),
+                     eager=make_config(copier, target, paper_trading=True,
+                                       copy_pending_matches=True),
+                     careful=make_config(copier, target, paper_trading=True))
+
+
 def test_a_pending_match_is_copied_before_its_block_only_by_configs_that_opt_in(
-        dev, chain_venue, copier, make_config, run_engines, target) -> None:  # noqa: F811
-    w3 = dev.web3()
-    token = _market(chain_venue)
-    eager = make_config(copier, target, paper_trading=True, copy_pending_matches=True)
-    careful = make_config(copier, target, paper_trading=True)
-    settings = replace(CHAIN_ONLY, chain_ws_url=_ws(dev), use_pending=True)
+        dev, followers, run_engines, target) -> None:
+    w3, token, eager, careful = followers.w3, followers.token, followers.eager, followers.careful
+    settings = _pending_settings(dev)
     mined = threading.Event()
 
     async def scenario(engines: list[CopyEngine]) -> None:
         engine = engines[0]
-        await _ready(engine, target, pending=True)
-        _rpc(w3, "evm_setAutomine", False)
+        await _hold_blocks(engine, target, w3)
         try:
             tx_hash = await trio.to_thread.run_sync(lambda: _settle_directly(
                 dev, target, token, shares=10 * USDC, usdc=5 * USDC))
@@ -273,3 +326,108 @@ def test_a_pending_match_is_copied_before_its_block_only_by_configs_that_opt_in(
     _run(run_engines, scenario, settings)
     assert mined.is_set()
     assert len(intents_of(eager)) == 1 and len(intents_of(careful)) == 1
+
+
+async def _hold_blocks(engine: CopyEngine, target: str, w3: Web3) -> None:
+    """Once the engine reads pending calls naming ``target``, stop mining (until evm_mine)."""
+    await _ready(engine, target, pending=True)
+    _rpc(w3, "evm_setAutomine", False)
+
+
+def _pending_settings(dev: Any) -> Any:
+    """Chain detection with pending calls read, believed from the sandbox's operator."""
+    return replace(CHAIN_ONLY, chain_ws_url=_ws(dev), use_pending=True,
+                   pending_operators=(dev.deployer.lower(),))
+
+
+def test_a_strangers_match_call_naming_the_target_is_not_copied_the_operators_is(
+        dev, followers, run_engines, target) -> None:
+    w3, token, eager = followers.w3, followers.token, followers.eager
+
+    async def scenario(engines: list[CopyEngine]) -> None:
+        engine = engines[0]
+        await _ready(engine, target, pending=True)
+        assert engine.chain is not None
+        _rpc(w3, "evm_setAutomine", False)
+        try:
+            faked = await trio.to_thread.run_sync(lambda: _strangers_match_orders(
+                dev, target, token, shares=10 * USDC, usdc=5 * USDC))
+            real = await trio.to_thread.run_sync(lambda: _settle_directly(
+                dev, target, token, shares=11 * USDC, usdc=5 * USDC))
+            # both pending, read in the order sent: once the operator's is copied, the
+            # stranger's was handled before it
+            await wait_for(lambda: [i for i in intents_of(eager) if i.target_tx_hash == real])
+            assert w3.eth.get_transaction(faked)["blockNumber"] is None
+            [copied] = intents_of(eager)
+            assert (copied.target_tx_hash, copied.detection_source) == (real, "pending")
+            assert engine.chain.pending_refused == 1 and engine.stats.pending_fills == 1
+            _rpc(w3, "evm_mine")
+        finally:
+            _rpc(w3, "evm_setAutomine", True)
+        # the stranger's call reverted (only the operator matches); the operator's settled
+        assert w3.eth.get_transaction_receipt(faked)["status"] == 0
+        assert w3.eth.get_transaction_receipt(real)["status"] == 1
+        # the operator's was confirmed by its receipt: nothing refuted
+        await wait_for(lambda: not engine.chain.unconfirmed)
+        assert engine.stats.pending_refuted == 0
+
+    _run(run_engines, scenario, _pending_settings(dev))
+    assert len(intents_of(eager)) == 1
+
+
+def test_a_pending_copy_whose_match_reverts_when_mined_is_marked_and_its_owner_told(
+        dev, followers, copier, run_engines, target) -> None:
+    w3, token, eager, careful = followers.w3, followers.token, followers.eager, followers.careful
+
+    async def scenario(engines: list[CopyEngine]) -> None:
+        engine = engines[0]
+        await _hold_blocks(engine, target, w3)
+        try:
+            tx_hash = await trio.to_thread.run_sync(lambda: _settle_directly(
+                dev, target, token, shares=10 * USDC, usdc=5 * USDC, reverting=True))
+            [early] = await wait_for(settled(eager))
+            assert early.status == "filled" and early.detection_source == "pending"
+            _rpc(w3, "evm_mine")
+        finally:
+            _rpc(w3, "evm_setAutomine", True)
+        assert w3.eth.get_transaction_receipt(tx_hash)["status"] == 0
+        await wait_for(lambda: "not confirmed" in intents_of(eager)[0].detail)
+        assert engine.stats.pending_refuted == 1
+
+    _run(run_engines, scenario, _pending_settings(dev))
+    [copy] = intents_of(eager)
+    assert "its transaction reverted" in copy.detail and "nothing was sold" in copy.detail
+    # the careful config waited for a block, and none confirmed the fill
+    assert intents_of(careful) == []
+    with db.connection_context():
+        [told] = Notification.select().where(Notification.user == copier.id,
+                                             Notification.type == "copy.unconfirmed")
+    assert json.loads(told.payload)["reason"] == "reverted"
+    assert "its transaction reverted" in told.text
+
+
+def test_an_unsent_copy_of_an_unconfirmed_match_is_cancelled(
+        copier, make_config, target) -> None:
+    """A copy recorded from a pending match but not sent yet (its order waiting for the
+    venue to reopen, say) is cancelled when the match is refuted; a filled one is kept."""
+    waiting = make_config(copier, target, paper_trading=True, copy_pending_matches=True)
+    tx_hash = "0x" + secrets.token_hex(32)
+    common = {"user_id": copier.id, "target_address": target, "target_tx_hash": tx_hash,
+              "token_id": "7", "target_side": "BUY", "detection_source": "pending",
+              "side": "BUY", "size": Decimal(10), "price": Decimal("0.5"),
+              "seen_at": datetime.now(UTC), "paper": True}
+    unsent = CopyIntent.create(config=waiting, target_trade_key=f"{tx_hash}:7:BUY",
+                               status="pending", **common)
+    other = make_config(copier, target, paper_trading=True, copy_pending_matches=True)
+    filled = CopyIntent.create(config=other, target_trade_key=f"{tx_hash}:7:BUY",
+                               status="filled", filled_size=Decimal(10),
+                               filled_price=Decimal("0.5"), **common)
+    assert pending_matches.refute(target, tx_hash, "7", "BUY", "not_mined") == {
+        "cancelled": 1, "marked": 1}
+    unsent, filled = CopyIntent.get_by_id(unsent.id), CopyIntent.get_by_id(filled.id)
+    assert (unsent.status, unsent.reason) == ("cancelled", pending_matches.REASON)
+    assert "never mined" in unsent.detail
+    assert filled.status == "filled" and "never mined" in filled.detail
+    # told once, for the copy that could not be undone
+    assert [n.type for n in Notification.select().where(Notification.user == copier.id)] == [
+        "copy.unconfirmed"]

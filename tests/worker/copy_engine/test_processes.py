@@ -55,7 +55,8 @@ class Worker:
 
 
 @pytest.fixture
-def spawn(app, tmp_path, redis_url, engine_prefix, venue_server) -> Iterator[Callable[[], Worker]]:
+def spawn(app, tmp_path, redis_url, engine_prefix, venue_server
+          ) -> Iterator[Callable[..., Worker]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("POLYMARKET_")}
     env.update(
         DATABASE_URL=app_settings(app).database_url, REDIS_URL=redis_url,
@@ -70,8 +71,9 @@ def spawn(app, tmp_path, redis_url, engine_prefix, venue_server) -> Iterator[Cal
     )
     started: list[Worker] = []
 
-    def start() -> Worker:
-        worker = Worker(tmp_path, env)
+    def start(**extra: str) -> Worker:
+        """A worker; ``extra`` adds to (or overrides) its environment."""
+        worker = Worker(tmp_path, {**env, **extra})
         started.append(worker)
         return worker
 

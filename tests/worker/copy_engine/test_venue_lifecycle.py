@@ -11,11 +11,12 @@ import trio
 
 from models.base import db
 from models.copying import CopyPosition
-from models.trading import Order, Trade
+from models.trading import Order, OrderFill, Trade
 from services.copying import intents as copy_intents
 from services.trading import order_reconcile
 from tests.venue_lifecycle import delay_market, fail_next_trade
 from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
+from worker.copy_engine import store
 
 # Rechecks often; reads no balance again meanwhile (the estimate is what is checked).
 RECHECKING = dataclasses.replace(FAST, recheck_seconds=0.2, recheck_after_seconds=0,
@@ -161,3 +162,50 @@ def test_a_copy_filled_after_its_order_was_closed_is_booked_late(
     assert "booked late" in intent.detail
     assert _position(config) == Decimal(10)
     assert venue_control.balances(trader.address)["positions"] == {market.yes: "10"}
+
+
+def _found_fills(order: Order) -> int:
+    with db.connection_context():
+        return OrderFill.select().where(OrderFill.order == order.id).count()
+
+
+def test_a_delayed_copy_matched_as_two_trades_counts_both_everywhere(
+        run_engines, make_config, trader, market, target, venue_control, venue_clock):
+    """ACCOUNTS.md §12: no associate_trades, and the match shows as two trades 3 s apart.
+    The copy's intent, the config's position and its budget count the whole match, at the
+    prices and fee the venue charged."""
+    venue_control.call("POST", f"/markets/{market.condition_id}/fees", {"rate": "0.04"},
+                       expect=200)
+    config = make_config(trader.user, target, total_budget_usdc=Decimal(100))
+    delay_market(venue_control, market.condition_id, 5)
+    venue_control.call("POST", "/lifecycle", {"associate_trades": False, "split_parts": 2,
+                                              "split_every": 3}, expect=200)
+    before = Decimal(venue_control.balances(trader.address)["pusd"])
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.yes, "BUY", "20", "0.5")
+        order = await wait_for(lambda: (o := _order(config)) and o.status != "pending" and o)
+        assert order.status == "delayed"
+        venue_clock.advance(5)  # matched whole: size_matched 20, one trade of 10 shown
+        await wait_for(lambda: _found_fills(order) == 1)
+        [intent] = intents_of(config)
+        assert intent.status == "sent" and _position(config) == 0  # nothing booked on a guess
+        venue_clock.advance(3)  # the second trade shows
+        await wait_for(lambda: [i for i in intents_of(config) if i.status == "filled"])
+
+    run_engines(scenario, settings=RECHECKING)
+    order = _order(config)
+    paid = before - Decimal(venue_control.balances(trader.address)["pusd"])
+    fee = paid - order.filled_value
+    assert (order.status, order.filled_size, order.fee) == ("matched", Decimal(20), fee)
+    assert fee > 0 and _found_fills(order) == 2
+    [intent] = intents_of(config)
+    assert (intent.filled_size, intent.filled_size * intent.filled_price, intent.fee) == (
+        Decimal(20), order.filled_value, fee)
+    with db.connection_context():
+        row = CopyPosition.get(CopyPosition.config == config.id)
+        [snapshot] = store.load_configs([config.id])
+    assert (row.shares, row.cost_usdc) == (Decimal(20), paid)  # the fee is in the cost
+    assert snapshot.spent_total == paid
+    assert venue_control.balances(trader.address)["positions"] == {market.yes: "20"}
