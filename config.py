@@ -1142,9 +1142,8 @@ def _walk(kind: type, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...],
 # Every setting, by variable name, in declaration order: load reads only these, flat gives
 # each, docs/generate.py writes each on the configuration page (its group's table).
 SETTINGS_PATHS = {declared.env: path for path, declared in _walk(Settings)}
-DECLARED: dict[str, Setting] = {}
-for _path, _declared in _walk(Settings):
-    DECLARED.update({name: _declared for name in _declared.names})
+DECLARED: dict[str, Setting] = {name: declared for _, declared in _walk(Settings)
+                                 for name in declared.names}
 
 
 def _build(kind: type, source: Source) -> Any:
@@ -1170,9 +1169,8 @@ def load(env: Mapping[str, Any] | None = None, instance: Path | None = None,
     values: dict[str, Any] = dict(os.environ if env is None else env)
     values.update(overrides or {})
     named = _text((overrides or {}).get("INSTANCE_PATH"))
-    bare = Source(values, Path("."))
-    folder = Path(named or bare.text("COPYTRADE_INSTANCE") or instance or DEFAULT_INSTANCE)
-    return _build(Settings, Source(values, folder))
+    given = Source(values, Path()).text("COPYTRADE_INSTANCE")
+    return _build(Settings, Source(values, Path(named or given or instance or DEFAULT_INSTANCE)))
 
 
 def _as_text(value: Any) -> Any:
