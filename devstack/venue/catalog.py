@@ -105,6 +105,7 @@ class Market:
     seconds_delay: int = 0  # Gamma secondsDelay: marketable orders answer "delayed"
     # The CLOB's per-market taker delay (ACCOUNTS.md §11), in ms; served as clob-markets td.
     taker_delay_ms: int = 0
+    ends_at: float | None = None  # epoch s the sandbox's schedule resolves it (lifespans.py)
 
     def taker_delay(self) -> float:
         """Seconds a marketable order waits, delayed and not cancellable (0: none)."""

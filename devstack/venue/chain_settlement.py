@@ -215,7 +215,7 @@ class ChainSettlement:
             return (bytes(32), ZERO_ADDRESS, 0, 0)
         return (_bytes32(market.condition_id), checksum(market.collateral), mint, merge)
 
-    def _prepare(self, market: Market) -> None:
+    def prepare(self, market: Market) -> None:
         """Prepare the market's condition on the CTF if it is not (once per market)."""
         if market.condition_id in self._ready_conditions:
             return
@@ -229,7 +229,7 @@ class ChainSettlement:
 
     # -- the venue's keyless accounts --
 
-    def _impersonated(self, account: str, to: str, data: str) -> None:
+    def act_as(self, account: str, to: str, data: str) -> None:
         """Send a transaction as ``account`` (anvil impersonation; it gets gas money)."""
         provider = self.w3.provider
         provider.make_request("anvil_impersonateAccount", [account])  # type: ignore[arg-type]
@@ -242,7 +242,7 @@ class ChainSettlement:
             receipt = self.w3.eth.wait_for_transaction_receipt(tx, timeout=60,
                                                                poll_latency=0.05)
             if int(receipt["status"]) != 1:
-                raise SettlementFailed(f"approval from {account} reverted")
+                raise SettlementFailed(f"a transaction from {account} reverted")
         except SettlementFailed:
             raise
         except Exception as exc:  # not anvil, or the call failed
@@ -258,10 +258,10 @@ class ChainSettlement:
         pusd = self._contract(self.config.collateral)
         ctf = self._contract(self.config.conditional_tokens)
         if pusd.functions.allowance(account, exchange).call() < MAX_UINT // 2:
-            self._impersonated(account, self.config.collateral,
+            self.act_as(account, self.config.collateral,
                                pusd.encode_abi("approve", args=[exchange, MAX_UINT]))
         if not ctf.functions.isApprovedForAll(account, exchange).call():
-            self._impersonated(account, self.config.conditional_tokens,
+            self.act_as(account, self.config.conditional_tokens,
                                ctf.encode_abi("setApprovalForAll", args=[exchange, True]))
         self._approved.add((account, exchange))
 
@@ -285,7 +285,7 @@ class ChainSettlement:
         """Mint ``pusd`` and ``amount`` of ``token`` (split from new pUSD) to ``account``."""
         if amount:
             assert market is not None
-            self._prepare(market)
+            self.prepare(market)
         exchange = self.config.exchange if market is None else self._exchange(market)
         data = self._contract(exchange).encode_abi("provision", args=[
             self._match(market), checksum(account), pusd, int(token or 0), amount])
@@ -305,7 +305,7 @@ class ChainSettlement:
         legs = trade_legs(fills)
         mint, merge = sets_needed(market, legs)
         if mint or merge:
-            self._prepare(market)
+            self.prepare(market)
         keyless = {checksum(o.maker) for o in _orders(trade) if not o.owner}
         for (account, token), amount in self._shortfalls(legs, keyless).items():
             if token == PUSD:
