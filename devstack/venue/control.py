@@ -378,7 +378,7 @@ def _epoch(moment: float | None) -> int | None:
 
 def _lifespans(state: SandboxState) -> dict:
     """The schedule of market ends: lifetime (decimal seconds, "0": off), replenish."""
-    return {"lifetime": str(Decimal(str(state.config.market_lifetime)).normalize()),
+    return {"lifetime": format(Decimal(str(state.config.market_lifetime)).normalize(), "f"),
             "replenish": state.config.replenish_markets}
 
 

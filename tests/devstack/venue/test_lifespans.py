@@ -74,3 +74,17 @@ def test_dev_resolve_ends_a_market_by_slug_or_condition_id(sandbox_venue, contro
     assert unknown.exit_code != 0 and "no sandbox market" in unknown.output
     wrong = runner.invoke(main, ["dev", "resolve", first["slug"], "Maybe"])
     assert wrong.exit_code != 0 and "outcome must be one of" in wrong.output
+
+
+def test_copytrade_up_sets_its_markets_a_lifetime(sandbox_venue, control) -> None:
+    """``copytrade up`` (``--market-lifetime``) switches the schedule on: every open market
+    ends within it, one after another."""
+    from devstack.stack import start_lifespans
+
+    started = time.time()
+    start_lifespans(sandbox_venue.port, 1200)
+    state = control.state()
+    assert state["lifespans"] == {"lifetime": "1200", "replenish": True}
+    ends = sorted(m["ends_at"] for m in state["markets"] if not m["closed"])
+    assert started < ends[0] < ends[-1] <= started + 1201
+    assert len(set(ends)) == len(ends)  # staggered, not all at once
