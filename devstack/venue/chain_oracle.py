@@ -39,9 +39,7 @@ def _write(name: str, inputs: list[str]) -> dict[str, Any]:
 _ABI: list[dict[str, Any]] = [
     _write("reportPayouts", ["bytes32", "uint256[]"]),  # ConditionalTokens
     _view("payoutDenominator", ["bytes32"], "uint256"),
-    _view("negRiskAdapter", [], "address"),  # the dev exchange's adapter
-    _view("admin", [], "address"),  # NegRiskAdapter
-    _write("reportOutcome", ["bytes32", "bool"]),
+    _write("reportOutcome", ["bytes32", "bool"]),  # NegRiskAdapter
 ]
 _ROUTER_ABI: list[dict[str, Any]] = [
     _view("router", [], "address"),  # PositionManager
@@ -66,10 +64,11 @@ def report_resolution(settlement: ChainSettlement, market: Market, winner: int) 
     if ctf.functions.payoutDenominator(_bytes32(market.condition_id)).call():
         return False
     question = _bytes32(market.question_id)
-    adapter = _neg_risk_adapter(settlement) if market.neg_risk else None
-    if adapter is not None and condition_id(adapter, market.question_id, 2) == market.condition_id:
-        contract = w3.eth.contract(address=adapter, abi=_ABI)
-        settlement.act_as(checksum(contract.functions.admin().call()), adapter,
+    adapter = settlement.neg_risk_adapter() if market.neg_risk else None
+    if adapter is not None and condition_id(adapter.adapter, market.question_id,
+                                            2) == market.condition_id:
+        contract = w3.eth.contract(address=adapter.adapter, abi=_ABI)
+        settlement.act_as(adapter.admin, adapter.adapter,
                           contract.encode_abi("reportOutcome", args=[question, winner == 0]))
         return True
     oracle = _oracle_of(settlement, market)
@@ -77,17 +76,6 @@ def report_resolution(settlement: ChainSettlement, market: Market, winner: int) 
     settlement.act_as(oracle, config.conditional_tokens,
                       ctf.encode_abi("reportPayouts", args=[question, payouts]))
     return True
-
-
-def _neg_risk_adapter(settlement: ChainSettlement) -> str | None:
-    """The NegRiskAdapter the dev neg-risk exchange splits through (None if it has none)."""
-    exchange = settlement.w3.eth.contract(
-        address=checksum(settlement.config.neg_risk_exchange), abi=_ABI)
-    try:
-        adapter = exchange.functions.negRiskAdapter().call()
-    except Exception:  # not the dev exchange: no adapter to report through
-        return None
-    return None if int(adapter, 16) == 0 else checksum(adapter)
 
 
 def _oracle_of(settlement: ChainSettlement, market: Market) -> str:

@@ -148,7 +148,11 @@ class SandboxState:
     def _reset_locked(self) -> None:
         self.rng = random.Random(self.seed)
         started_at = datetime.fromtimestamp(self.clock(), UTC).replace(microsecond=0)
-        self.catalog = Catalog(self.config.oracle, self._position_collateral(), started_at)
+        # before the catalog: on a dev chain, the neg-risk questions it lists are its adapter's
+        self.chain_settlement = self._attach_settlement()
+        self.catalog = Catalog(self.config.oracle, self._position_collateral(), started_at,
+                               None if self.chain_settlement is None
+                               else self.chain_settlement.neg_risk_adapter())
         self.ledger = Ledger()
         self.keys = ApiKeyRegistry(self.config.server_secret, self.lock)
         self.accounts = AccountRegistry(self.config)
@@ -166,7 +170,6 @@ class SandboxState:
         self.lifecycle = TradeLifecycle(self._now, self.catalog, self.desk, self.ledger,
                                         self.tape, self._after_match)
         self.desk.settle = self._settle_trade
-        self.chain_settlement = self._attach_settlement()
         self.profiles: dict[str, tuple[str, str]] = {}
         for index, whale in enumerate(self.whales):
             self.profiles[whale.lower()] = WHALE_PROFILES[index % len(WHALE_PROFILES)]
@@ -225,7 +228,7 @@ class SandboxState:
             return None
         rpc_url, _, operator_key = self.wallet_chain
         try:
-            return ChainSettlement.attach(rpc_url, operator_key, self.config, self.catalog.oracle)
+            return ChainSettlement.attach(rpc_url, operator_key, self.config, self.config.oracle)
         except Exception as exc:  # a stopped chain: the ledger alone, as without one
             log.warning("sandbox: no on-chain settlement on %s: %s", rpc_url, exc)
             return None

@@ -13,11 +13,12 @@ from decimal import Decimal
 from typing import Any
 
 from chain.tokens import token_balance_base
+from devstack.ctf import position_id
 from services.wallets import claims, wallets
 from tests.chain_venue import ChainVenue
 from tests.conftest import DEADLINE
 from tests.services.test_relayer_claims_chain import _onboarded
-from tests.wallet_fixtures import USDC, list_on_venue
+from tests.wallet_fixtures import USDC
 
 
 def _sandbox_market(cv: ChainVenue, **fields: Any) -> dict:
@@ -34,12 +35,12 @@ def _held(cv: ChainVenue, maker: str, token_id: str, shares: int) -> None:
                                       "shares": str(shares), "seen": True}, expect=200)
 
 
-def _holding(cv: ChainVenue, user: Any, shares: int, outcomes: tuple[int, ...] = (0,)
-             ) -> tuple[str, dict]:
+def _holding(cv: ChainVenue, user: Any, shares: int, outcomes: tuple[int, ...] = (0,),
+             **fields: Any) -> tuple[str, dict]:
     """The user's deposit wallet holding ``shares`` of the chosen outcomes of a new sandbox
-    market: (its maker, the market's summary)."""
+    market (``fields`` as POST /_sandbox/markets takes them): (its maker, its summary)."""
     maker = wallets.maker(_onboarded(user))
-    market = _sandbox_market(cv)
+    market = _sandbox_market(cv, **fields)
     for outcome in outcomes:
         _held(cv, maker, market["token_ids"][outcome], shares)
     return maker, market
@@ -71,16 +72,19 @@ def test_a_sandbox_resolution_pays_a_binary_claim_in_pusd(accounts_venue, user) 
 
 def test_a_sandbox_resolution_pays_a_neg_risk_claim_through_the_adapter(
         accounts_venue, user) -> None:
+    """The venue's own neg-risk questions are the dev NegRiskAdapter's (prepared there as its
+    admin, tokens split from its wrapped collateral), as on Polygon; No wins here."""
     cv = accounts_venue
     dev = cv.chain.contracts
-    maker = wallets.maker(_onboarded(user))
-    question = dev.prepare_neg_risk_question()
-    listed = list_on_venue(question)
-    dev.split_position(maker, question, 4 * USDC, outcomes=[1])  # 4 No
+    maker, market = _holding(cv, user, 4, (1,), neg_risk=True)
+    # split from the adapter's wrapped collateral, as Polymarket's neg-risk tokens are
+    assert market["token_ids"][1] == str(position_id(dev.wrapped_collateral,
+                                                     market["condition_id"], 2))
 
-    cv.control.call("POST", f"/markets/{question.condition_id}/resolve", {"winner": 1},
+    cv.control.call("POST", f"/markets/{market['condition_id']}/resolve", {"winner": "No"},
                     expect=200)
-    assert listed["negRisk"] is True
+    [held] = claims.maker_claimable(_onboarded(user))
+    assert held.neg_risk and held.claimable_value == Decimal(4)
     _claimed(cv, user, maker, 4 * USDC)
 
 
