@@ -28,7 +28,8 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              later ones a lifetime after listing, each
                                              resolving as /resolve does (winner drawn by its
                                              price) and, replenishing, followed by a new
-                                             market of its kind
+                                             market of its kind (a reset restores
+                                             SandboxConfig.market_lifetime)
 * POST   /_sandbox/markets/<condition>/fees   {rate, exponent?: 1, taker_only?: true,
                                              rebate_rate?: 0.15}: the market's taker fee
                                              (served as clob-markets fd and Gamma
