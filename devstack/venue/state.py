@@ -302,6 +302,10 @@ class SandboxState:
             if winner not in (0, 1):
                 raise VenueRejection("winning outcome index must be 0 or 1")
             chain = self.chain_settlement
+            if chain is not None and market.winner not in (None, winner):
+                raise VenueRejection(f"{market.slug} resolved for "
+                                     f"{market.outcomes[market.winner]}: payouts reported on "
+                                     "chain never change", 409)
             if chain is not None:
                 try:
                     report_resolution(chain, market, winner)

@@ -67,6 +67,10 @@ def test_a_sandbox_resolution_pays_a_binary_claim_in_pusd(accounts_venue, user) 
                     expect=200)
     [held] = claims.maker_claimable(_onboarded(user))
     assert (held.token_id, held.claimable_value) == (yes, Decimal(7))
+    # the chain's payouts never change: the venue keeps to them
+    refused = cv.control.call("POST", f"/markets/{market['condition_id']}/resolve",
+                              {"winner": "No"}, expect=409)
+    assert "never change" in refused["error"]
     _claimed(cv, user, maker, 7 * USDC)
 
 
