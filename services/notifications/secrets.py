@@ -86,8 +86,8 @@ def seal_url(channel: NotificationChannel, url: str) -> None:
 
 
 def _plain_urls() -> list[NotificationChannel]:
-    return list(NotificationChannel.select().where(NotificationChannel.kind.in_(PLAIN_BEFORE_M0110),
-                                                   NotificationChannel.url_sealed.is_null()))
+    return list(NotificationChannel.select().where(
+        NotificationChannel.kind.in_(PLAIN_BEFORE_M0110), NotificationChannel.url_sealed.is_null()))
 
 
 def plain_urls_left() -> bool:
