@@ -35,7 +35,7 @@ from devstack.venue.chain_wallets import ChainWallets
 from devstack.venue.config import SandboxConfig
 from devstack.venue.desk import OrderDesk, order_response
 from devstack.venue.faults import FaultBoard
-from devstack.venue.feed import RtdsHub
+from devstack.venue.feed import ACTIVITY_TYPES, RtdsHub
 from devstack.venue.house import HouseMaker
 from devstack.venue.ledger import Ledger, PositionStats
 from devstack.venue.lifecycle import TradeLifecycle
@@ -133,6 +133,7 @@ class SandboxState:
             self.config.order_version = self._initial_order_version
             self.feed.muted = False
             self.feed.down = False
+            self.feed.activity = dict.fromkeys(ACTIVITY_TYPES, "on")
             self._reset_locked()
             self.market_channel.resync()
         self.faults.clear()
@@ -530,7 +531,8 @@ class SandboxState:
         if not self.feed.count():
             return
         payloads = [self.rtds_payload(f) for f in fills]
-        self.feed.publish("activity", "trades", payloads, int(now * 1000))
+        for kind in ACTIVITY_TYPES:  # the same trade payload under either type
+            self.feed.publish("activity", kind, payloads, int(now * 1000))
 
     def profile(self, address: str) -> tuple[str, str]:
         """(name, pseudonym) shown for an address."""
