@@ -466,9 +466,34 @@ def status(as_json: bool) -> None:
                            for e in data["executors"]],
                           ["CONFIG", "TARGET", "OWNER", "DETECTING BY", "LAST DETECTION",
                            "LAST ERROR"]))
+    click.echo("\n" + detection_text(data.get("detection") or {},
+                                      data.get("detection_sources") or []))
     click.echo("\n" + throttle_text(data.get("venue_throttle") or {}))
     click.echo("\n" + tiers_text(data.get("venue_tiers") or {}))
     click.echo("\n" + _ambiguous_table(data["ambiguous"]))
+
+
+def detection_text(engines: dict[str, dict[str, Any]], sources: list[dict[str, str]]) -> str:
+    """Each copy engine's detection source with what it spends now (Data API polls and chain
+    JSON-RPC calls of the last minute), then what each source costs and how late it is."""
+    lines = [f"DETECTION ({len(engines)} engines)"]
+    if engines:
+        lines.append(_table([[name, f"{row['detection'] or '-'} since "
+                                    f"{row['detection_since'] or '-'}",
+                              str(row["polls_per_minute"] or 0),
+                              str(row["chain_calls_per_minute"] or 0),
+                              f"{row['detection_chain'] or '-'}"
+                              + (f" ({row['detection_chain_mode']})"
+                                 if row["detection_chain_mode"] else "")]
+                             for name, row in sorted(engines.items())],
+                            ["ENGINE", "DETECTING BY", "POLLS/MIN", "RPC CALLS/MIN",
+                             "ON CHAIN"]))
+    if sources:
+        lines.append("\nDETECTION SOURCES (preferred first; delays measured on the sandbox)")
+        lines.append(_table([[s["source"], s["cost"], s["measured"], s["venue_lag"]]
+                             for s in sources],
+                            ["SOURCE", "COSTS", "SANDBOX DELAY", "ON POLYMARKET"]))
+    return "\n".join(lines)
 
 
 def throttle_text(throttle: dict[str, dict[str, dict[str, float]]]) -> str:

@@ -260,6 +260,11 @@ class CopyEngineConfig:
     use_chain: bool = False
     chain_ws_url: str = field(default="", repr=False)  # may carry a provider key
     chain_poll_seconds: float = 2.0
+    # With use_chain off: the same logs read only while the RTDS feed is degraded (stale,
+    # down or refused), over POLYGON_RPC_URL, before Data API polls are the source; they
+    # stop once the feed has carried trades again for chain_fallback_linger_seconds.
+    chain_fallback: bool = True
+    chain_fallback_linger_seconds: float = 10.0
     use_pending: bool = False
     # The addresses the venue submits its matches from (lowercase): a pending match call
     # from anyone else is not believed (a stranger's call would revert when mined). Empty:
@@ -589,6 +594,7 @@ _ENGINE_VARIABLES = {
     "COPY_BACKSTOP_POLLS_PER_SECOND": "backstop_polls_per_second",
     "COPY_BALANCE_READS_PER_SECOND": "balance_reads_per_second",
     "COPY_CHAIN_POLL_SECONDS": "chain_poll_seconds",
+    "COPY_CHAIN_FALLBACK_LINGER_SECONDS": "chain_fallback_linger_seconds",
 }
 
 
@@ -862,6 +868,8 @@ def _chain_detection(get: Any, flag: Any, venue: str) -> dict[str, Any]:
     use_pending = flag("COPY_CHAIN_PENDING", venue == "sandbox") and bool(ws_url)
     return {"use_chain": use_chain and (has_rpc or bool(ws_url)), "chain_ws_url": ws_url,
             "use_pending": use_chain and use_pending,
+            # Reading logs only while the feed is degraded costs nothing while it is live.
+            "chain_fallback": flag("COPY_CHAIN_FALLBACK", True) and (has_rpc or bool(ws_url)),
             "pending_operators": _address_list(get("COPY_PENDING_OPERATORS"),
                                                "COPY_PENDING_OPERATORS")}
 
@@ -1262,6 +1270,16 @@ ENVIRONMENT: dict[str, tuple[str, str | None]] = {
     "COPY_CHAIN_POLL_SECONDS": (
         'with no websocket: seconds between two reads of new `OrderFilled` logs over HTTP',
         '2 (a Polygon block)'),
+    "COPY_CHAIN_FALLBACK": (
+        "with `COPY_CHAIN_DETECTION` off: read the exchanges' `OrderFilled` logs (over "
+        '`COPY_CHAIN_WS_URL`, else `POLYGON_RPC_URL` every `COPY_CHAIN_POLL_SECONDS`) only '
+        'while the RTDS activity feed is degraded (stale, down or refused), before Data API '
+        'polls; `false`: polls only. With no feed (`COPY_USE_FEED=false`, an empty '
+        '`POLYMARKET_RTDS_URL`) detection polls, as chosen',
+        'on with a chain RPC (billed only while the feed is degraded)'),
+    "COPY_CHAIN_FALLBACK_LINGER_SECONDS": (
+        'how long the feed must carry trades again before the fallback log reading stops',
+        None),
     "COPY_CHAIN_PENDING": (
         "read pending transactions (`eth_subscribe newPendingTransactions`, full bodies) "
         "over `COPY_CHAIN_WS_URL` for the exchanges' match calls, so configs with "
@@ -1510,7 +1528,7 @@ ENVIRONMENT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Copy engine", (
         "COPY_USE_FEED", "COPY_FEED_STALE_SECONDS", "COPY_CHAIN_DETECTION", "COPY_CHAIN_WS_URL",
         "COPY_CHAIN_POLL_SECONDS", "COPY_CHAIN_PENDING", "COPY_PENDING_OPERATORS",
-        "COPY_POLLS_PER_SECOND",
+        "COPY_CHAIN_FALLBACK", "COPY_CHAIN_FALLBACK_LINGER_SECONDS", "COPY_POLLS_PER_SECOND",
         "COPY_BACKSTOP_POLLS_PER_SECOND", "COPY_POLL_SECONDS", "COPY_BACKSTOP_POLL_SECONDS",
         "COPY_BALANCE_CONCURRENCY", "COPY_BALANCE_READS_PER_SECOND", "COPY_RECHECK_SECONDS",
         "COPY_RECHECK_AFTER_SECONDS", "COPY_LEASE_MS", "COPY_LEASE_MARGIN",

@@ -126,6 +126,10 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              (connections stay open and answer pings)
 * POST   /_sandbox/rtds/down                  {enabled}: the RTDS feed killed: every
                                              connection closed, new ones refused (503)
+* POST   /_sandbox/rtds/activity              {type: trades|orders_matched, state: on|off|
+                                             refused}: one activity type gone for good
+                                             (subscriptions accepted, nothing sent) or
+                                             refused (an error frame answers them)
 * POST   /_sandbox/signer-limits             {orders?, cancels?, window?: 10, enforce?}: per
                                              signer, past `orders` order requests (or
                                              `cancels` cancels; a batch counts its orders)
@@ -157,6 +161,7 @@ from flask import Blueprint, Response, current_app, request
 from devstack.venue.amounts import TICK_SIZES, to_base
 from devstack.venue.catalog import TAGS, FeeSchedule, MarketSeed
 from devstack.venue.faults import FaultRule
+from devstack.venue.feed import ACTIVITY_STATES, ACTIVITY_TYPES
 from devstack.venue.gamma import market_json
 from devstack.venue.relay import WRONG_NONCE_MODES
 from devstack.venue.responses import error_response, json_response
@@ -737,6 +742,20 @@ def take_rtds_down():
     enabled = _switch()
     _state().feed.take_down(enabled)
     return json_response({"down": enabled})
+
+
+@bp.post("/rtds/activity")
+def rtds_activity():
+    """Turn one RTDS activity type on, off for good, or refused (ACCOUNTS.md §12)."""
+    body = _body()
+    kind, switch = body.get("type"), body.get("state")
+    if kind not in ACTIVITY_TYPES:
+        raise VenueRejection(f"type must be one of {', '.join(ACTIVITY_TYPES)}")
+    if switch not in ACTIVITY_STATES:
+        raise VenueRejection(f"state must be one of {', '.join(ACTIVITY_STATES)}")
+    feed = _state().feed
+    feed.activity[kind] = switch
+    return json_response({"activity": dict(feed.activity)})
 
 
 @bp.post("/signer-limits")

@@ -36,7 +36,7 @@ from devstack.venue.chain_wallets import ChainWallets
 from devstack.venue.config import SandboxConfig
 from devstack.venue.desk import OrderDesk, order_response
 from devstack.venue.faults import FaultBoard
-from devstack.venue.feed import RtdsHub
+from devstack.venue.feed import ACTIVITY_TYPES, RtdsHub
 from devstack.venue.house import HouseMaker
 from devstack.venue.ledger import Ledger, PositionStats
 from devstack.venue.lifecycle import TradeLifecycle
@@ -137,6 +137,7 @@ class SandboxState:
             self.config.market_lifetime, self.config.replenish_markets = self._initial_lifespans
             self.feed.muted = False
             self.feed.down = False
+            self.feed.activity = dict.fromkeys(ACTIVITY_TYPES, "on")
             self._reset_locked()
             self.market_channel.resync()
         self.faults.clear()
@@ -620,7 +621,8 @@ class SandboxState:
         if not self.feed.count():
             return
         payloads = [self.rtds_payload(f) for f in fills]
-        self.feed.publish("activity", "trades", payloads, int(now * 1000))
+        for kind in ACTIVITY_TYPES:  # the same trade payload under either type
+            self.feed.publish("activity", kind, payloads, int(now * 1000))
 
     def profile(self, address: str) -> tuple[str, str]:
         """(name, pseudonym) shown for an address."""
