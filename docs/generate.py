@@ -1,9 +1,10 @@
 """Writes the docs site's reference pages from their sources, so they cannot drift.
 
 Each page is made from the code that defines it: the settings declared in ``config.py``,
-the CLI's click commands, the MCP tool table, the error vocabulary, the OpenAPI document
-and the sandbox's control routes. ``make docs`` runs this before ``mkdocs build``;
-``tests/test_docs.py`` fails when a committed page differs from what this writes.
+the CLI's click commands, the MCP tool table, the error vocabulary, the OpenAPI document,
+the sandbox's control routes and the notification channel providers. ``make docs`` runs
+this before ``mkdocs build``; ``tests/test_docs.py`` fails when a committed page differs
+from what this writes.
 
 Usage: ``python docs/generate.py`` (write the pages) or ``--check`` (exit 1 on a stale page).
 """
@@ -229,6 +230,25 @@ def sandbox() -> str:
     return "\n".join(lines)
 
 
+def channels() -> str:
+    """Each notification channel kind, from the provider table."""
+    from services.notifications import providers
+
+    lines = [GENERATED.format(source="`services/notifications/providers/`"),
+             "# Notification channels\n",
+             "The kinds of channel `POST /api/notifications/channels` takes (`kind`), each "
+             "a provider in `services/notifications/providers/`: the API's choices, the "
+             "dashboard's form and this table come from that one table. How to set each up: "
+             "[Notifications](../user/notifications.md#setting-up-each-channel).\n",
+             "| `kind` | name | `url` | `target` shows | signed |", "|---|---|---|---|---|"]
+    for provider in providers.all_providers():
+        url = ("required: " if provider.takes_url else "") + provider.url_hint
+        lines.append(f"| `{provider.kind}` | {provider.label} | {_cell(url)} | "
+                     f"{_cell(provider.target)} | {'yes' if provider.signs else 'no'} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
 def security() -> str:
     """SECURITY.md, the repository's security policy, as the operator guide's page."""
     text = (ROOT / "SECURITY.md").read_text()
@@ -242,6 +262,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "reference/errors.md": errors,
     "reference/rest-api.md": rest_api,
     "reference/sandbox.md": sandbox,
+    "reference/channels.md": channels,
     "operator/security.md": security,
 }
 
