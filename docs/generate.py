@@ -1,9 +1,10 @@
 """Writes the docs site's reference pages from their sources, so they cannot drift.
 
-Each page is made from the code that defines it: the environment table in ``config.py``,
-the CLI's click commands, the MCP tool table, the error vocabulary, the OpenAPI document
-and the sandbox's control routes. ``make docs`` runs this before ``mkdocs build``;
-``tests/test_docs.py`` fails when a committed page differs from what this writes.
+Each page is made from the code that defines it: the settings declared in ``config.py``,
+the CLI's click commands, the MCP tool table, the error vocabulary, the OpenAPI document,
+the sandbox's control routes and the notification channel providers. ``make docs`` runs
+this before ``mkdocs build``; ``tests/test_docs.py`` fails when a committed page differs
+from what this writes.
 
 Usage: ``python docs/generate.py`` (write the pages) or ``--check`` (exit 1 on a stale page).
 """
@@ -45,40 +46,23 @@ def _shown(value: Any) -> str:
     return f"`{value}`"
 
 
-def _defaults() -> dict[str, Any]:
-    """What ``config.load`` gives each variable with nothing set."""
+def configuration() -> str:
+    """Every setting's variable, meaning and default, from its declaration in ``config.py``."""
     import config
 
     with tempfile.TemporaryDirectory() as folder:
-        settings = config.load(env={}, instance=Path(folder))
-    values: dict[str, Any] = dict(settings.flat())
-    values.update({name: getattr(settings.engine, attribute)
-                   for name, attribute in config._ENGINE_VARIABLES.items()})
-    values.update({"COPY_USE_FEED": settings.engine.use_feed,
-                   "COPYTRADE_MAINTENANCE_SECONDS": settings.worker.maintenance_seconds,
-                   "WEB_CONCURRENCY": settings.web_concurrency,
-                   "WORKER_METRICS_HOST": settings.worker.metrics_host})
-    return values
-
-
-def configuration() -> str:
-    """Every environment variable the settings read, its meaning and default."""
-    import config
-
-    values = _defaults()
-
-    lines = [GENERATED.format(source="`config.ENVIRONMENT`"), "# Configuration\n",
+        values = config.load(env={}, instance=Path(folder)).flat()
+    lines = [GENERATED.format(source="the `setting(...)` declarations in `config.py`"),
+             "# Configuration\n",
              "Every setting is an environment variable, read once by `config.load` into a "
              "frozen `Settings`. Nothing else reads the environment. Unset variables take the "
              "defaults below, which run the whole product on a laptop.\n"]
-    for group, names in config.ENVIRONMENT_GROUPS:
+    for group in config.GROUPS:
         lines += [f"## {group}\n", "| variable | meaning | default |", "|---|---|---|"]
-        for name in names:
-            meaning, default = config.ENVIRONMENT[name]
-            if default is None and name not in values:
-                raise KeyError(f"{name}: give its default in config.ENVIRONMENT")
-            shown = _shown(values[name]) if default is None else default
-            lines.append(f"| `{name}` | {_cell(meaning)} | {_cell(shown)} |")
+        for name, declared in config.DECLARED.items():
+            if declared.group == group:
+                shown = declared.shown or _shown(values[name])
+                lines.append(f"| `{name}` | {_cell(declared.doc)} | {_cell(shown)} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -363,6 +347,25 @@ def sandbox() -> str:
     return "\n".join(lines)
 
 
+def channels() -> str:
+    """Each notification channel kind, from the provider table."""
+    from services.notifications import providers
+
+    lines = [GENERATED.format(source="`services/notifications/providers/`"),
+             "# Notification channels\n",
+             "The kinds of channel `POST /api/notifications/channels` takes (`kind`), each "
+             "a provider in `services/notifications/providers/`: the API's choices, the "
+             "dashboard's form and this table come from that one table. How to set each up: "
+             "[Notifications](../user/notifications.md#setting-up-each-channel).\n",
+             "| `kind` | name | `url` | `target` shows | signed |", "|---|---|---|---|---|"]
+    for provider in providers.all_providers():
+        url = ("required: " if provider.takes_url else "") + provider.url_hint
+        lines.append(f"| `{provider.kind}` | {provider.label} | {_cell(url)} | "
+                     f"{_cell(provider.target)} | {'yes' if provider.signs else 'no'} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
 def security() -> str:
     """SECURITY.md, the repository's security policy, as the operator guide's page."""
     text = (ROOT / "SECURITY.md").read_text()
@@ -376,6 +379,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "reference/errors.md": errors,
     "reference/rest-api.md": rest_api,
     "reference/sandbox.md": sandbox,
+    "reference/channels.md": channels,
     "operator/security.md": security,
 }
 
