@@ -233,6 +233,7 @@ class SandboxServer:
     def stop(self) -> None:
         """Stop whales, close websockets, stop serving and free the port."""
         self.app.extensions["sandbox_whales"].stop()
+        self.app.extensions["sandbox_lifespans"].stop()
         self.state.feed.close_all()
         self.state.market_channel.close_all()
         self._server.shutdown()
@@ -268,6 +269,7 @@ def serve(host: str = "127.0.0.1", port: int = 8010, *, seed: int = 0,
         pass
     finally:
         server.app.extensions["sandbox_whales"].stop()
+        server.app.extensions["sandbox_lifespans"].stop()
         server.state.feed.close_all()
         server.state.market_channel.close_all()
         server._server.server_close()

@@ -86,8 +86,8 @@ _TYPES = (
     EventType("account.ready", "Account ready",
               "Your trading account is ready: you can trade and copy."),
     EventType("feed.degraded", "Detection slowed",
-              "Live trade detection fell back to polling: copies may be a few seconds "
-              "late. {reason}.", reason_field="reason"),
+              "Live trade detection fell back, so copies may be late. {reason}.",
+              reason_field="reason"),
     EventType("venue.throttled", "Orders slowed",
               "Polymarket warned that your account sends orders fast: copytrade now sends at "
               "most {limit} {kind} per 10 seconds, and speeds up again while no warning "

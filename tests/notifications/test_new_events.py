@@ -13,7 +13,7 @@ from typing import Any
 
 from models.notifications import Notification
 from services.notifications import channels
-from services.notifications.transports import discord_escape
+from services.notifications.providers.discord import discord_escape
 from services.platform import venues
 from services.wallets import claims, deposits, venue_accounts, wallet_notices
 from tests.chain_venue import run_queued_jobs
