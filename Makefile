@@ -11,7 +11,7 @@ SDK_VENV := .venv-sdk
 SDK_VERSION := 0.14.0
 SDK_STAMP := $(SDK_VENV)/.installed-$(SDK_VERSION)
 
-.PHONY: run test setup sdk-env browser lint migrate dist vendor-assets clean docs
+.PHONY: run test setup sdk-env browser lint migrate dist vendor-assets clean docs docs-serve
 
 $(STAMP): pyproject.toml package.json
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -66,6 +66,11 @@ test: setup sdk-env browser
 docs: setup
 	$(BIN)/python docs/generate.py
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# The docs site served with live reload and search at http://127.0.0.1:8001 (8000 is the app).
+docs-serve: setup
+	$(BIN)/python docs/generate.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8001
 
 lint: setup
 	$(BIN)/ruff check .

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 import config as settings_module
+from services.platform.numbers import plural
 
 
 def _settings() -> settings_module.Settings:
@@ -40,7 +41,7 @@ def migrate() -> None:
     with bound.connection_context():
         ran = migrations.migrate(bound)
         moved = _seal_plain_urls(settings)
-    click.echo(f"applied {len(ran)} migration(s)" + (f": {', '.join(ran)}" if ran else ""))
+    click.echo(f"applied {plural(len(ran), 'migration')}" + (f": {', '.join(ran)}" if ran else ""))
     if moved:
         click.echo(f"sealed {moved} notification channel URL(s)")
 
@@ -216,7 +217,8 @@ def wallets_reseal() -> None:
     except CryptoError as exc:
         raise click.ClickException(
             f"{exc.message} Is the retired key in WALLET_ENCRYPTION_KEY_PREVIOUS?") from None
-    click.echo(f"re-sealed {count} wallet(s) and {channels} notification channel(s)")
+    click.echo(f"re-sealed {plural(count, 'wallet')} and "
+               f"{plural(channels, 'notification channel')}")
 
 
 @wallets.command("ambiguous")
@@ -321,6 +323,33 @@ def dev_reset(yes: bool) -> None:
     click.echo("reset: `copytrade up` starts everything afresh")
 
 
+@dev.command("resolve")
+@click.argument("market")
+@click.argument("outcome", required=False)
+@click.option("--sandbox", "sandbox_url", default=None,
+              help="The sandbox venue's URL (default: the one `copytrade up` runs, "
+                   "http://127.0.0.1:SANDBOX_PORT).")
+def dev_resolve(market: str, outcome: str | None, sandbox_url: str | None) -> None:
+    """Resolve sandbox MARKET (slug or condition id) now; OUTCOME (name or 0/1) wins, the
+    leading outcome (priced at least 0.5) by default. With the local chain, the payouts are
+    reported there, so its holders can claim."""
+    try:
+        from devstack.stack import resolve_market
+    except ModuleNotFoundError as exc:
+        raise _without_sandbox_extra(exc) from None
+    import requests
+
+    url = sandbox_url or f"http://127.0.0.1:{_settings().venue.sandbox_port}"
+    try:
+        resolved = resolve_market(url, market, outcome)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    except requests.RequestException as exc:
+        raise click.ClickException(f"no sandbox venue answers at {url}: {exc}") from None
+    winner = resolved["outcomes"][resolved["winner"]]
+    click.echo(f"resolved {resolved['slug']} ({resolved['condition_id']}): {winner} won")
+
+
 def up_environment(environ: Mapping[str, str], port: int = 8000) -> dict[str, str]:
     """The environment of `copytrade up` and its children: a person reads this log in a
     terminal, so lines of text and no line per web request, unless LOG_FORMAT and
@@ -343,7 +372,12 @@ SANDBOX_PORT_OFFSET = settings_module.DEFAULT_SANDBOX_PORT - 8000
 @click.option("--whales", "whale_interval", default=15.0, show_default=True, type=float,
               help="Seconds between the sandbox's scripted traders' trades; 0 leaves them "
                    "stopped.")
-def up(port: int, whale_interval: float) -> None:
+@click.option("--market-lifetime", "market_minutes", default=20.0, show_default=True,
+              type=float,
+              help="Minutes a sandbox market lives before it resolves by itself (the first "
+                   "ones end one after another over it, each replaced by a new market); "
+                   "0: markets never end.")
+def up(port: int, whale_interval: float, market_minutes: float) -> None:
     """Run the whole local stack in one process group until Ctrl-C."""
     try:
         from devstack.stack import LocalStack
@@ -356,7 +390,9 @@ def up(port: int, whale_interval: float) -> None:
     if settings.metrics.multiproc_dir is None:
         env = _with_metrics_folder(settings, env)  # the children share one metrics folder
     LocalStack(settings=settings.flat(), web_port=port, env=env,
-               whale_interval=whale_interval or None, checks=[_stack_agreement]).run()
+               whale_interval=whale_interval or None,
+               market_lifetime=market_minutes * 60 or None,
+               checks=[_stack_agreement]).run()
 
 
 def _stack_agreement(env: Mapping[str, str]) -> list[str]:
@@ -499,9 +535,34 @@ def status(as_json: bool) -> None:
                            for e in data["executors"]],
                           ["CONFIG", "TARGET", "OWNER", "DETECTING BY", "LAST DETECTION",
                            "LAST ERROR"]))
+    click.echo("\n" + detection_text(data.get("detection") or {},
+                                      data.get("detection_sources") or []))
     click.echo("\n" + throttle_text(data.get("venue_throttle") or {}))
     click.echo("\n" + tiers_text(data.get("venue_tiers") or {}))
     click.echo("\n" + _ambiguous_table(data["ambiguous"]))
+
+
+def detection_text(engines: dict[str, dict[str, Any]], sources: list[dict[str, str]]) -> str:
+    """Each copy engine's detection source with what it spends now (Data API polls and chain
+    JSON-RPC calls of the last minute), then what each source costs and how late it is."""
+    lines = [f"DETECTION ({len(engines)} engines)"]
+    if engines:
+        lines.append(_table([[name, f"{row['detection'] or '-'} since "
+                                    f"{row['detection_since'] or '-'}",
+                              str(row["polls_per_minute"] or 0),
+                              str(row["chain_calls_per_minute"] or 0),
+                              f"{row['detection_chain'] or '-'}"
+                              + (f" ({row['detection_chain_mode']})"
+                                 if row["detection_chain_mode"] else "")]
+                             for name, row in sorted(engines.items())],
+                            ["ENGINE", "DETECTING BY", "POLLS/MIN", "RPC CALLS/MIN",
+                             "ON CHAIN"]))
+    if sources:
+        lines.append("\nDETECTION SOURCES (preferred first; delays measured on the sandbox)")
+        lines.append(_table([[s["source"], s["cost"], s["measured"], s["venue_lag"]]
+                             for s in sources],
+                            ["SOURCE", "COSTS", "SANDBOX DELAY", "ON POLYMARKET"]))
+    return "\n".join(lines)
 
 
 def throttle_text(throttle: dict[str, dict[str, dict[str, float]]]) -> str:
@@ -679,7 +740,7 @@ def users_disable(email: str) -> None:
     from services.identity import users as user_service
 
     user, stopped = _user_command(lambda: user_service.disable(email))
-    click.echo(f"{user.email}: disabled; stopped {stopped} copy config(s)")
+    click.echo(f"{user.email}: disabled; stopped {plural(stopped, 'copy config')}")
 
 
 @users.command("enable")

@@ -30,6 +30,18 @@ the feed and polling::
 
     .venv/bin/python bench/copy_latency.py --configs 20 --targets 4 --users 5 --chain
 
+``--activity`` runs without the RTDS activity feed's ``trades`` type (ACCOUNTS.md §12):
+``orders_matched`` turns it off in the sandbox (the engine falls back to
+``activity/orders_matched`` on the same connection; the sandbox's whales trade meanwhile, so
+that the feed carries something), ``gone`` turns both types off: the engine reads the
+exchanges' logs by itself over ``POLYGON_RPC_URL`` (HTTP, every ``--chain-poll`` seconds,
+the ``COPY_CHAIN_FALLBACK`` path) with ``--chain``, and polls the Data API without it.
+Each run also prints the engine's Data API polls and chain JSON-RPC calls of its last
+minute (what each source costs)::
+
+    .venv/bin/python bench/copy_latency.py --configs 4 --targets 2 --users 2 --samples 10 \
+        --chain --activity gone
+
 ``--breakdown`` also prints where the time goes, and the venue's own handling time
 (arrival to answer: auth, signature checks, matching; not part of the overhead).
 
@@ -285,6 +297,10 @@ def main() -> None:
                         help="on: every copy rule switched on (see RULES_ON)")
     parser.add_argument("--chain", action="store_true",
                         help="settle on a dev chain (anvil) and detect on chain too")
+    parser.add_argument("--activity", choices=("trades", "orders_matched", "gone"),
+                        default="trades", help="which RTDS activity types the sandbox sends")
+    parser.add_argument("--chain-poll", type=float, default=2.0,
+                        help="seconds between two reads of the logs (--activity gone)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     folder = Path(tempfile.mkdtemp(prefix="copybench-"))
@@ -352,18 +368,30 @@ def main() -> None:
     setup_seconds = time.perf_counter() - started
 
     client = redis.Redis.from_url(args.redis_url)
+    gone = args.activity == "gone"  # the chain only as the feed's fallback, over HTTP
     settings = EngineSettings(poll_seconds=1.0, backstop_poll_seconds=5.0, sweep_seconds=1.0,
-                              exit_check_seconds=60, use_chain=args.chain,
-                              use_pending=args.chain,
+                              exit_check_seconds=60, use_chain=args.chain and not gone,
+                              use_pending=args.chain and not gone, chain_fallback=gone,
                               pending_operators=tuple(
                                   a.lower() for a in chain_env.get(
                                       "COPY_PENDING_OPERATORS", "").split(",") if a),
-                              chain_ws_url=chain_env.get("COPY_CHAIN_WS_URL", ""))
+                              chain_poll_seconds=args.chain_poll,
+                              feed_stale_seconds=30.0 if args.activity == "trades" else 2.0,
+                              chain_ws_url="" if gone else chain_env.get("COPY_CHAIN_WS_URL",
+                                                                         ""))
+    expected = {"trades": "feed", "orders_matched": "matched",
+                "gone": "chain" if args.chain else "poll"}[args.activity]
+    for kind in {"trades": (), "orders_matched": ("trades",),
+                 "gone": ("trades", "orders_matched")}[args.activity]:
+        control.post("/rtds/activity", json={"type": kind, "state": "off"})
+    if args.activity == "orders_matched":  # something to carry: the feed shows it is live
+        control.post("/whales/start", json={"interval": 0.5})
     latencies: list[float] = []
     marks: list[tuple[float, dict[str, int]]] = []
     handled: list[float] = []
     injections: list[float] = []
     figures: dict[str, float] = {}
+    detected_by: list[str] = []  # the engine's live detection source at the end
     delays: dict[str, list[float]] = {}  # detection delay (s) per source that saw a fill first
     sightings: dict[str, list[float]] = {}  # injection to each source's sighting (s)
     injected_at: dict[str, float] = {}  # a sample's transaction hash: when it was injected
@@ -372,7 +400,7 @@ def main() -> None:
         deadline = time.monotonic() + 600
         while not (len(engine.targets) == len(targets) and all(
                 rt.ready.is_set() for rt in engine.targets.values())
-                and engine.feed_connected and (not args.chain or (
+                and engine.detection.source == expected and (not args.chain or (
                     engine.chain is not None and engine.chain.connected
                     and len(engine.chain.watching) == len(targets)))):
             if time.monotonic() > deadline:
@@ -432,6 +460,9 @@ def main() -> None:
             delays.update({source: list(kept) for source, kept in engine.stats.delays.items()})
             if args.chain:  # the chain's own sightings of the last sample may still come
                 await sighted_by_chain(engine)
+            figures["polls_per_minute"] = engine.detection.polls_per_minute()
+            figures["chain_calls_per_minute"] = engine.detection.chain_calls.per_minute()
+            detected_by.append(engine.detection.source)
             for source, kept in engine.stats.sightings.items():
                 first: dict[str, float] = {}  # a poll may see a fill again: its first time
                 for tx_hash, at in kept:
@@ -524,6 +555,10 @@ def main() -> None:
             print(f"  venue handling (arrival -> answer, not overhead): p50 "
                   f"{percentile(handled, 50):.1f} ms, p95 {percentile(handled, 95):.1f} ms")
     print_detection(delays, sightings)
+    if detected_by:
+        print(f"  detecting by {detected_by[0]}: {figures['polls_per_minute']:.0f} Data API "
+              f"polls and {figures['chain_calls_per_minute']:.0f} chain JSON-RPC calls in the "
+              "last minute")
     if args.chain:
         print("  (with --chain: anvil automines, each settlement in a block of its own)")
     print(f"rules {args.rules}:")

@@ -91,6 +91,8 @@ def sandbox_contracts(contracts: Any) -> dict[str, str]:
     return {"exchange": contracts.ctf_exchange, "neg_risk_exchange": contracts.neg_risk_exchange,
             "collateral": contracts.pusd, "conditional_tokens": contracts.ctf,
             "usdc_e": contracts.usdce, "collateral_onramp": contracts.collateral_onramp,
+            # protocol-v2 markets resolve on its Router (chain_oracle.py)
+            "position_manager": contracts.position_manager,
             "ctf_collateral_adapter": contracts.ctf_collateral_adapter,
             "neg_risk_collateral_adapter": contracts.neg_risk_collateral_adapter,
             # the chain's v1 NegRiskAdapter, which the relayer refuses calls to (§11)
@@ -105,6 +107,48 @@ def start_whales(port: int, interval: float) -> list[str]:
                              json={"interval": interval}, timeout=10)
     response.raise_for_status()
     return [str(address) for address in response.json().get("whales", [])]
+
+
+def resolve_market(sandbox_url: str, market: str, outcome: str | None = None) -> dict[str, Any]:
+    """Resolve a sandbox market now (``copytrade dev resolve``): ``market`` is its slug or
+    condition id, ``outcome`` an outcome's name or index (None: the leading outcome, the one
+    priced at least 0.5). Answers the market's summary from ``/_sandbox/state`` afterwards;
+    ValueError naming what is wrong (an unknown market or outcome, the venue's refusal)."""
+    import requests
+
+    base = sandbox_url.rstrip("/")
+    state = requests.get(f"{base}/_sandbox/state", timeout=10)
+    state.raise_for_status()
+    wanted = market.strip().lower()
+    found = next((m for m in state.json()["markets"]
+                  if wanted in (m["slug"].lower(), m["condition_id"].lower())), None)
+    if found is None:
+        raise ValueError(f"no sandbox market has the slug or condition id {market}")
+    body: dict[str, Any] = {}
+    if outcome is not None:
+        names = [name.lower() for name in found["outcomes"]]
+        if outcome.isdigit():
+            body["winner"] = int(outcome)
+        elif outcome.lower() in names:
+            body["winner"] = names.index(outcome.lower())
+        else:
+            raise ValueError(f"outcome must be one of {found['outcomes']} or 0/1")
+    answer = requests.post(f"{base}/_sandbox/markets/{found['condition_id']}/resolve",
+                           json=body, timeout=120)
+    if answer.status_code != 200:
+        raise ValueError(f"the sandbox refused: {answer.json().get('error', answer.text)}")
+    after = requests.get(f"{base}/_sandbox/state", timeout=10).json()["markets"]
+    return next(m for m in after if m["condition_id"] == found["condition_id"])
+
+
+def start_lifespans(port: int, lifetime: float) -> None:
+    """Have the sandbox's markets end by themselves over ``lifetime`` seconds, replaced by
+    new ones as they end (lifespans.py)."""
+    import requests
+
+    response = requests.post(f"http://127.0.0.1:{port}/_sandbox/lifespans",
+                             json={"lifetime": lifetime, "replenish": True}, timeout=10)
+    response.raise_for_status()
 
 
 def cli_path() -> str:
@@ -183,6 +227,9 @@ class LocalStack:
     # Said after startup: the pieces disagree (``copytrade up`` checks the database against
     # the chain); each a line with the command that fixes it.
     checks: list[Any] = field(default_factory=list)
+    # Seconds a sandbox market lives before it resolves by itself (the markets open at the
+    # start end one after another over it, each replaced by a new one); None: they never end.
+    market_lifetime: float | None = None
 
     def spawn(self, name: str, *args: str, own_group: bool = False) -> subprocess.Popen[bytes]:
         """Start ``copytrade ARGS`` as a child with the stack's environment; ``own_group``
@@ -285,6 +332,12 @@ class LocalStack:
                                                f"every {self.whale_interval:g} s"))
 
         self.start_chain(settings)
+        if settings["VENUE"] == "sandbox" and self.market_lifetime:
+            # after the chain: attaching it lists the markets afresh on the chain's pUSD
+            start_lifespans(settings["SANDBOX_PORT"], self.market_lifetime)
+            self.started.append(("market ends", f"each market resolves within "
+                                                f"{self.market_lifetime / 60:g} min; a new one "
+                                                f"is listed in its place"))
 
         self.spawn("worker", "worker")
         self.started.append(("worker", "copytrade worker"))

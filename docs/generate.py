@@ -1,9 +1,10 @@
 """Writes the docs site's reference pages from their sources, so they cannot drift.
 
-Each page is made from the code that defines it: the environment table in ``config.py``,
-the CLI's click commands, the MCP tool table, the error vocabulary, the OpenAPI document
-and the sandbox's control routes. ``make docs`` runs this before ``mkdocs build``;
-``tests/test_docs.py`` fails when a committed page differs from what this writes.
+Each page is made from the code that defines it: the settings declared in ``config.py``,
+the CLI's click commands, the MCP tool table, the error vocabulary, the OpenAPI document,
+the sandbox's control routes and the notification channel providers. ``make docs`` runs
+this before ``mkdocs build``; ``tests/test_docs.py`` fails when a committed page differs
+from what this writes.
 
 Usage: ``python docs/generate.py`` (write the pages) or ``--check`` (exit 1 on a stale page).
 """
@@ -45,40 +46,23 @@ def _shown(value: Any) -> str:
     return f"`{value}`"
 
 
-def _defaults() -> dict[str, Any]:
-    """What ``config.load`` gives each variable with nothing set."""
+def configuration() -> str:
+    """Every setting's variable, meaning and default, from its declaration in ``config.py``."""
     import config
 
     with tempfile.TemporaryDirectory() as folder:
-        settings = config.load(env={}, instance=Path(folder))
-    values: dict[str, Any] = dict(settings.flat())
-    values.update({name: getattr(settings.engine, attribute)
-                   for name, attribute in config._ENGINE_VARIABLES.items()})
-    values.update({"COPY_USE_FEED": settings.engine.use_feed,
-                   "COPYTRADE_MAINTENANCE_SECONDS": settings.worker.maintenance_seconds,
-                   "WEB_CONCURRENCY": settings.web_concurrency,
-                   "WORKER_METRICS_HOST": settings.worker.metrics_host})
-    return values
-
-
-def configuration() -> str:
-    """Every environment variable the settings read, its meaning and default."""
-    import config
-
-    values = _defaults()
-
-    lines = [GENERATED.format(source="`config.ENVIRONMENT`"), "# Configuration\n",
+        values = config.load(env={}, instance=Path(folder)).flat()
+    lines = [GENERATED.format(source="the `setting(...)` declarations in `config.py`"),
+             "# Configuration\n",
              "Every setting is an environment variable, read once by `config.load` into a "
              "frozen `Settings`. Nothing else reads the environment. Unset variables take the "
              "defaults below, which run the whole product on a laptop.\n"]
-    for group, names in config.ENVIRONMENT_GROUPS:
+    for group in config.GROUPS:
         lines += [f"## {group}\n", "| variable | meaning | default |", "|---|---|---|"]
-        for name in names:
-            meaning, default = config.ENVIRONMENT[name]
-            if default is None and name not in values:
-                raise KeyError(f"{name}: give its default in config.ENVIRONMENT")
-            shown = _shown(values[name]) if default is None else default
-            lines.append(f"| `{name}` | {_cell(meaning)} | {_cell(shown)} |")
+        for name, declared in config.DECLARED.items():
+            if declared.group == group:
+                shown = declared.shown or _shown(values[name])
+                lines.append(f"| `{name}` | {_cell(declared.doc)} | {_cell(shown)} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -194,15 +178,131 @@ def _openapi() -> dict[str, Any]:
             logging.disable(logging.NOTSET)
 
 
+_SAMPLE_STRINGS = {"uuid": "3f6c1e0a-8d2b-4c7e-9a51-2b7d4e8f0c19",
+                   "date-time": "2026-12-07T12:00:00Z", "date": "2026-12-07",
+                   "decimal": "12.5", "email": "you@example.com",
+                   "uri": "https://example.com/", "url": "https://example.com/"}
+
+
+def _resolve(spec: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with a ``$ref`` (or an ``allOf`` of one) followed to its component."""
+    while True:
+        if "$ref" in schema:
+            schema = spec["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+        elif len(schema.get("allOf", [])) == 1:
+            schema = schema["allOf"][0]
+        else:
+            return schema
+
+
+def _type(spec: dict[str, Any], schema: dict[str, Any]) -> str:
+    """A field's type in a few words: ``string (uuid)``, ``array of Position``, ``integer``."""
+    if "$ref" in schema:
+        return schema["$ref"].rsplit("/", 1)[1]
+    kind = schema.get("type", "object")
+    kinds = [k for k in kind if k != "null"] if isinstance(kind, list) else [kind]
+    kind = kinds[0] if kinds else "null"
+    if kind == "array":
+        return f"array of {_type(spec, schema.get('items', {}))}"
+    if schema.get("enum"):
+        return f"{kind}: " + ", ".join(f"`{value}`" for value in schema["enum"]
+                                       if value is not None)
+    return f"{kind} ({schema['format']})" if "format" in schema else kind
+
+
+def _sample(spec: dict[str, Any], schema: dict[str, Any], depth: int = 0,
+            only_required: bool = False) -> Any:
+    """An example value for ``schema``: its own ``example``, else one made from its type."""
+    schema = _resolve(spec, schema)
+    if "example" in schema:
+        return schema["example"]
+    if "enum" in schema:
+        return next((value for value in schema["enum"] if value is not None), None)
+    kind = schema.get("type", "object")
+    kind = next((k for k in kind if k != "null"), "null") if isinstance(kind, list) else kind
+    if kind == "array":
+        return [] if depth > 2 else [_sample(spec, schema.get("items", {}), depth + 1)]
+    if kind == "object" or "properties" in schema:
+        if depth > 2:
+            return {}
+        properties = schema.get("properties", {})
+        names = list(properties)
+        if only_required:
+            required = [name for name in names if name in schema.get("required", [])]
+            names = required or [name for name in names if "example" in properties[name]][:6]
+        return {name: _sample(spec, properties[name], depth + 1) for name in names}
+    if kind == "string":
+        return _SAMPLE_STRINGS.get(schema.get("format", ""), "string")
+    return {"integer": 0, "number": 0, "boolean": True, "null": None}.get(kind)
+
+
+def _fields(spec: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    """One table row per top-level field of ``schema``: name, type, required, meaning."""
+    schema = _resolve(spec, schema)
+    if schema.get("type") == "array":
+        schema = _resolve(spec, schema.get("items", {}))
+    rows = []
+    for name, field in schema.get("properties", {}).items():
+        required = "yes" if name in schema.get("required", []) else ""
+        meaning = field.get("description") or _resolve(spec, field).get("description", "")
+        rows.append(f"| `{name}` | {_cell(_type(spec, field))} | {required} | "
+                    f"{_cell(meaning)} |")
+    return rows
+
+
+def _json_block(value: Any) -> list[str]:
+    import json
+
+    return ["```json", json.dumps(value, indent=2), "```", ""]
+
+
+def _operation(spec: dict[str, Any], method: str, path: str, op: dict[str, Any]) -> list[str]:
+    """One route's section: what it does, its parameters, its body and its answer."""
+    lines = [f"### `{method.upper()} {path}`\n", (op.get("description") or op.get("summary")
+                                                  or "").strip() + "\n"]
+    parameters = [p for p in op.get("parameters", []) if p.get("in") in ("path", "query")]
+    if parameters:
+        lines += ["**Parameters**\n", "| name | in | type | what |", "|---|---|---|---|"]
+        lines += [f"| `{p['name']}` | {p['in']} | {_cell(_type(spec, p.get('schema', {})))} | "
+                  f"{_cell(p.get('description', ''))} |" for p in parameters] + [""]
+    body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
+    if "schema" in body:
+        rows = _fields(spec, body["schema"])
+        lines += ["**Body**\n"]
+        if rows:
+            lines += ["| field | type | required | what |", "|---|---|---|---|", *rows, ""]
+        lines += _json_block(_sample(spec, body["schema"], only_required=True))
+    for status, answer in sorted(op.get("responses", {}).items()):
+        if not status.startswith("2"):
+            continue
+        schema = answer.get("content", {}).get("application/json", {}).get("schema")
+        lines.append(f"**Answer {status}**: {_cell(answer.get('description', ''))}\n")
+        if schema is not None:
+            rows = _fields(spec, schema)
+            if rows:
+                lines += ["| field | type | required | what |", "|---|---|---|---|", *rows, ""]
+            lines += _json_block(_sample(spec, schema))
+    errors = ", ".join(status for status in sorted(op.get("responses", {}))
+                       if not status.startswith("2"))
+    lines.append(f"Errors: {errors} (the [error answers](error-answers.md)).\n")
+    return lines
+
+
 def rest_api() -> str:
-    """Every REST route: method, path, credential, what it does and its error statuses."""
+    """Every REST route: method, path, credential and what it does, then its body and
+    answer with an example of each."""
     spec = _openapi()
     lines = [GENERATED.format(source="the OpenAPI document (`/openapi.json`)"),
              "# REST API\n",
-             f"{spec['info']['title']} {spec['info']['version']}. The full description, with "
-             "schemas and examples, is served at `/openapi.json`; `/api/docs` is an explorer "
-             "over it. Errors use the [error codes](errors.md).\n"]
+             f"{spec['info']['title']} {spec['info']['version']}. Each group lists its routes, "
+             "then each route with its body and answer and an example of each (made from the "
+             "schema: the values are placeholders). The same description is served at "
+             "`/openapi.json`; `/api/docs` is an explorer over it. Errors use the "
+             "[error codes](errors.md). Worked calls with curl are in the user guide "
+             "([sign-in](../user/sign-in.md), [trading](../user/trading.md), "
+             "[copy trading](../user/copy-trading.md)).\n"]
     by_tag: dict[str, list[str]] = {}
+    details: dict[str, list[str]] = {}
     for path, item in sorted(spec["paths"].items()):
         for method, op in item.items():
             if method not in ("get", "post", "put", "patch", "delete"):
@@ -216,9 +316,10 @@ def rest_api() -> str:
             summary = _cell(op.get("summary") or (op.get("description") or "").split("\n")[0])
             by_tag.setdefault(tag, []).append(
                 f"| `{method.upper()}` | `{path}` | {who} | {summary} | {statuses} |")
+            details.setdefault(tag, []).extend(_operation(spec, method, path, op))
     for tag in sorted(by_tag):
         lines += [f"## {tag}\n", "| method | path | credential | what | statuses |",
-                  "|---|---|---|---|---|", *by_tag[tag], ""]
+                  "|---|---|---|---|---|", *by_tag[tag], "", *details[tag]]
     return "\n".join(lines)
 
 
@@ -246,6 +347,25 @@ def sandbox() -> str:
     return "\n".join(lines)
 
 
+def channels() -> str:
+    """Each notification channel kind, from the provider table."""
+    from services.notifications import providers
+
+    lines = [GENERATED.format(source="`services/notifications/providers/`"),
+             "# Notification channels\n",
+             "The kinds of channel `POST /api/notifications/channels` takes (`kind`), each "
+             "a provider in `services/notifications/providers/`: the API's choices, the "
+             "dashboard's form and this table come from that one table. How to set each up: "
+             "[Notifications](../user/notifications.md#setting-up-each-channel).\n",
+             "| `kind` | name | `url` | `target` shows | signed |", "|---|---|---|---|---|"]
+    for provider in providers.all_providers():
+        url = ("required: " if provider.takes_url else "") + provider.url_hint
+        lines.append(f"| `{provider.kind}` | {provider.label} | {_cell(url)} | "
+                     f"{_cell(provider.target)} | {'yes' if provider.signs else 'no'} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
 def security() -> str:
     """SECURITY.md, the repository's security policy, as the operator guide's page."""
     text = (ROOT / "SECURITY.md").read_text()
@@ -259,6 +379,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "reference/errors.md": errors,
     "reference/rest-api.md": rest_api,
     "reference/sandbox.md": sandbox,
+    "reference/channels.md": channels,
     "operator/security.md": security,
 }
 

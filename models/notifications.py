@@ -14,9 +14,10 @@ import peewee
 from models.base import BaseModel, UTCDateTimeField, utcnow
 from models.user import User
 
-# Channel kinds (in-app is every event's own row, not a channel).
+# The names of the first channel kinds, as ``kind`` stores them, for the modules that look
+# rows up by kind. The kinds there are, and what each does, are the provider table's
+# (services/notifications/providers/); in-app is every event's own row, not a channel.
 WEBHOOK, EMAIL, TELEGRAM, DISCORD, SLACK = "webhook", "email", "telegram", "discord", "slack"
-CHANNEL_KINDS = (WEBHOOK, EMAIL, TELEGRAM, DISCORD, SLACK)
 
 # Delivery states: pending (due at next_attempt_at) -> sending (claimed, lease_until) ->
 # sent | pending again (a retry) | failed (retries spent); held (folded into the next

@@ -333,24 +333,33 @@ class ConfigStatusSchema(Schema):
     worker_heartbeat_at = fields.String(allow_none=True)
     detection = fields.String(allow_none=True, metadata={
         "description": "How the executor detects the target's trades now: feed (RTDS "
-                       "carrying trades) or poll (the feed down or stale)."})
+                       "activity/trades), matched (RTDS activity/orders_matched, where "
+                       "trades went quiet), chain (the exchanges' OrderFilled logs, the "
+                       "feed degraded) or poll (Data API polls: the feed degraded and no "
+                       "chain read)."})
     detection_since = fields.String(allow_none=True, metadata={
         "description": "When that detection source became the live one (ISO time)."})
     detection_last_gap_at = fields.String(allow_none=True, metadata={
         "description": "When the RTDS feed last stopped carrying trades after it had "
-                       "(down or stale; ISO time), so detection fell back to polling. "
+                       "(down or stale; ISO time), so detection fell back to the chain or "
+                       "polling. "
                        "Null if it has not dropped since the executor started."})
     detection_last_gap_seconds = fields.Float(allow_none=True, metadata={
         "description": "How long that gap lasted, in seconds; while detection is still "
-                       "poll, how long it has lasted so far."})
+                       "chain or poll, how long it has lasted so far."})
     polls_per_minute = fields.Integer(allow_none=True, metadata={
         "description": "Data API /activity polls the executor's worker made over the last "
                        "minute, for all the targets it watches (fast while polling is the "
-                       "source, backstop polls only while the feed is live)."})
+                       "source, backstop polls only while the feed or the chain detects)."})
+    chain_calls_per_minute = fields.Integer(allow_none=True, metadata={
+        "description": "Chain JSON-RPC calls (eth_blockNumber, eth_getLogs, eth_getBlock"
+                       "ByNumber, subscriptions) the worker made over the last minute: what "
+                       "a hosted RPC bills."})
     detection_chain = fields.String(allow_none=True, metadata={
         "description": "On-chain detection beside it (the exchanges' OrderFilled logs of "
                        "the target): live, down (the chain RPC unreachable; the feed and "
-                       "polling go on), or off (not configured)."})
+                       "polling go on), standby (read only while the feed is degraded: "
+                       "COPY_CHAIN_FALLBACK), or off (no chain RPC)."})
     detection_chain_mode = fields.String(allow_none=True, metadata={
         "description": "How the chain is read: websocket (pushed as blocks come) or logs "
                        "(read every block over HTTP); empty when off."})

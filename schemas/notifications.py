@@ -2,12 +2,69 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from marshmallow import Schema, fields, validate
 
 from schemas.common import PageArgsSchema
 from schemas.fields import DecimalString
 
-CHANNEL_KINDS = ("webhook", "email", "telegram", "discord", "slack")
+
+class ChannelKinds:
+    """The channel kinds this server has, in the order their providers registered
+    (services/notifications/providers/, the one table of them). Schemas sit below services,
+    so the table writes each name here, and the choices below read them when they validate."""
+
+    def __init__(self) -> None:
+        self._names: list[str] = []
+
+    def add(self, kind: str) -> None:
+        """Make ``kind`` a choice."""
+        if kind not in self._names:
+            self._names.append(kind)
+
+    def discard(self, kind: str) -> None:
+        """Make ``kind`` no choice any more."""
+        if kind in self._names:
+            self._names.remove(kind)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(tuple(self._names))
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in self._names
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __repr__(self) -> str:
+        return f"ChannelKinds({self._names!r})"
+
+
+CHANNEL_KINDS = ChannelKinds()
+"""Every channel kind, filled by the provider table."""
+
+
+class KindChoice(validate.OneOf):
+    """``OneOf`` over the kinds registered now (OpenAPI's ``enum`` too), not a copy taken when
+    the schema was defined."""
+
+    def __init__(self, kinds: ChannelKinds) -> None:
+        self.kinds = kinds
+        self.labels: list[str] = []
+        self.labels_text = ""
+        self.error = self.default_message
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        """The kinds registered now."""
+        return tuple(self.kinds)
+
+    @property  # type: ignore[override]
+    def choices_text(self) -> str:
+        """The kinds registered now, as the error message lists them."""
+        return ", ".join(self.kinds)
+
 UNTRUSTED_NOTE = (
     "Text from third parties (market titles, trader names, venue messages) inside `data` "
     "comes wrapped as `{\"untrusted_data\": {\"source\": \"third_party\", \"text\": ...}}`: "
@@ -54,7 +111,7 @@ class ChannelSchema(Schema):
     """A place notifications are sent; never a secret."""
 
     id = fields.UUID(required=True)
-    kind = fields.String(required=True, validate=validate.OneOf(CHANNEL_KINDS))
+    kind = fields.String(required=True, validate=KindChoice(CHANNEL_KINDS))
     label = fields.String(required=True)
     target = fields.String(required=True, metadata={
         "description": "The email address, the Telegram chat, or a webhook, Discord or Slack "
@@ -71,7 +128,7 @@ class ChannelCreateRequestSchema(Schema):
     """A new channel: ``url`` for webhook, discord and slack; email uses the account's
     address; telegram answers a one-time link code."""
 
-    kind = fields.String(required=True, validate=validate.OneOf(CHANNEL_KINDS))
+    kind = fields.String(required=True, validate=KindChoice(CHANNEL_KINDS))
     url = fields.String(load_default=None, validate=validate.Length(max=2000), metadata={
         "description": "https (http only to loopback when the operator allows it); must not "
                        "resolve to a private address."})

@@ -191,8 +191,36 @@
     });
   }
 
-  document.addEventListener("DOMContentLoaded", function () { localTimes(document); });
-  document.addEventListener("htmx:afterSwap", function (event) { localTimes(event.target); });
+  // Sizing: only the chosen mode's field shows; switching modes clears the other's, so a
+  // multiplier left in the form is never saved with a fixed amount (issue 44).
+  function sizingFields(root) {
+    var selects = root.querySelectorAll("select[name=sizing_mode]");
+    Array.prototype.forEach.call(selects, function (select) {
+      var form = select.form;
+      if (!form || select.dataset.sizingBound) { return; }
+      select.dataset.sizingBound = "1";
+      var show = function (clear) {
+        var fixed = select.value === "fixed_usdc";
+        var fields = form.querySelectorAll("[data-sizing-field]");
+        Array.prototype.forEach.call(fields, function (el) {
+          var mine = (el.getAttribute("data-sizing-field") === "fixed_usdc") === fixed;
+          el.hidden = !mine;
+          var input = el.querySelector("input");
+          if (!mine && clear && input) { input.value = ""; }
+        });
+      };
+      select.addEventListener("change", function () { show(true); });
+      show(false);
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    localTimes(document);
+    sizingFields(document);
+  });
+  document.addEventListener("htmx:afterSwap", function (event) {
+    localTimes(event.target);
+    sizingFields(event.target);
+  });
   window.addEventListener("load", drawChart);
   window.addEventListener("load", drawQuality);
 })();

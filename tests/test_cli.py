@@ -37,7 +37,7 @@ def test_migrate_then_serve(tmp_path, redis_url):
     assert "m0001_users" in done.stdout
     again = subprocess.run([sys.executable, "-m", "cli", "migrate"], env=env,
                            capture_output=True, text=True, timeout=60)
-    assert "applied 0 migration(s)" in again.stdout
+    assert "applied 0 migrations" in again.stdout
 
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port),
@@ -115,7 +115,7 @@ def test_wallets_reseal_reseals_webhook_secrets_and_urls_after_a_key_rotation(
     try:
         result = CliRunner().invoke(main, ["wallets", "reseal"])
         assert result.exit_code == 0, result.output
-        assert "and 1 notification channel(s)" in result.output
+        assert "and 1 notification channel" in result.output
         # The retired key dropped: only the new one is left, and everything opens under it.
         monkeypatch.delenv("WALLET_ENCRYPTION_KEY_PREVIOUS")
         runtime.install(wiring.build_runtime(config.load()))

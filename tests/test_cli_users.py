@@ -126,7 +126,7 @@ def test_disable_refuses_every_credential_and_stops_configs(app, client, user, o
 
     done = operator("users", "disable", user.email)
     assert done.exit_code == 0, done.output
-    assert "disabled; stopped 1 copy config(s)" in done.output
+    assert "disabled; stopped 1 copy config" in done.output
     stopped = CopyConfig.get_by_id(config.id)
     assert not stopped.is_active and stopped.stopped_at is not None
     nudge = copy_control.decode_message(listener.get_message(timeout=5))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 import stat
@@ -114,9 +115,9 @@ def test_only_config_reads_the_environment():
     found = []
     for path in sorted(ROOT.rglob("*.py")):
         relative = path.relative_to(ROOT).as_posix()
-        if relative.split("/")[0] in NOT_THE_APP \
-                or relative.startswith(".") or relative in ENVIRONMENT_READERS:
-            continue
+        if relative.split("/")[0] in NOT_THE_APP or relative.startswith(".") \
+                or relative in ENVIRONMENT_READERS or relative.startswith("docs/examples/"):
+            continue  # the docs' examples are a user's own scripts, not the app
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if _ENVIRONMENT.search(line):
                 found.append(f"{relative}:{number}: {line.strip()}")
@@ -223,3 +224,148 @@ def test_relayer_builder_credentials_allowlist_and_account_contracts(tmp_path):
     assert settings.flat()["POLYMARKET_BUILDER_API_KEY"] == "bk"
     with pytest.raises(ValueError, match="TRADING_EOA_ALLOWLIST"):
         config.load(env={"TRADING_EOA_ALLOWLIST": "0x123"}, instance=tmp_path)
+
+
+def test_loopback_webhooks_are_on_with_the_sandbox_and_never_with_polymarket(tmp_path):
+    # A user trying the dev stack points a webhook at http://127.0.0.1:...; a server trading
+    # on Polymarket must never post to its own host.
+    assert config.load(env={}, instance=tmp_path).notifications.allow_loopback_urls is True
+    off = config.load(env={"NOTIFY_ALLOW_LOOPBACK_URLS": "false"}, instance=tmp_path)
+    assert off.notifications.allow_loopback_urls is False
+    live = {"VENUE": "polymarket", "SECRET_KEY": "s"}
+    assert config.load(env=live, instance=tmp_path).notifications.allow_loopback_urls is False
+    with pytest.raises(ValueError, match="NOTIFY_ALLOW_LOOPBACK_URLS"):
+        config.load(env={**live, "NOTIFY_ALLOW_LOOPBACK_URLS": "true"}, instance=tmp_path)
+
+
+# -- each setting declared once: load, flat and the page are walked from the declarations --
+
+A = "0x" + "ab" * 20
+# Every declared variable (but the proxies) set to a value other than its default: a setting
+# added without a line here fails the tests below, so each is read, carried and loaded back.
+EVERY = {
+    "COPYTRADE_INSTANCE": "elsewhere", "DATABASE_URL": "postgresql://u@h:5432/db",
+    "REDIS_URL": "redis://r:6379/1", "REDIS_PREFIX": "p:", "SECRET_KEY": "sk",
+    "WALLET_ENCRYPTION_KEY": "wk", "WALLET_ENCRYPTION_KEY_PREVIOUS": "old1,old2",
+    "WALLET_ENCRYPTION_SALT": "salt", "BASE_URL": "https://ct.example/",
+    "ALLOWED_HOSTS": "A.lan, b.lan", "TRUSTED_PROXIES": "2", "WEB_CONCURRENCY": "6",
+    "RATE_LIMIT_PER_SECOND": "9", "RATE_LIMIT_BURST": "99", "RATE_LIMIT_ENABLED": "no",
+    "MCP_ALLOWED_ORIGINS": "https://X.example/", "MCP_LISTEN_STREAMS": "3",
+    "MCP_LISTEN_STREAMS_PER_USER": "2", "MCP_LISTEN_MAX_SECONDS": "100",
+    "SMTP_URL": "smtp://m:25", "MAIL_FROM": "me <m@x>", "SIGN_IN_EMAILS_PER_ADDRESS": "6",
+    "SIGN_IN_EMAILS_PER_IP": "21", "SIGN_IN_MISSES_PER_ADDRESS": "11",
+    "SIGN_IN_MISSES_PER_IP": "51", "SIGN_IN_WINDOW_SECONDS": "3601", "STEP_UP_SECONDS": "301",
+    "AUTH_RETENTION_DAYS": "8", "OAUTH_FETCH_DEADLINE_SECONDS": "4",
+    "OAUTH_FETCH_CONCURRENCY": "3", "OAUTH_FETCH_FAILURE_TTL_SECONDS": "61",
+    "OAUTH_ALLOW_HTTP_CLIENT_ID_URLS": "yes", "VENUE": "Polymarket", "SANDBOX_PORT": "8011",
+    "POLYMARKET_GAMMA_URL": "https://g", "POLYMARKET_CLOB_URL": "https://c",
+    "POLYMARKET_DATA_URL": "https://d", "POLYMARKET_RTDS_URL": "",
+    "POLYMARKET_RELAYER_URL": "https://rel/", "POLYMARKET_BUILDER_API_KEY": "k",
+    "POLYMARKET_BUILDER_SECRET": "s", "POLYMARKET_BUILDER_PASSPHRASE": "p",
+    "VENUE_RATE_BUDGET_SHARE": "0.5", "TRADING_EOA_ALLOWLIST": A.upper().replace("0X", "0x"),
+    "POLYGON_RPC_URL": "https://rpc", "CHAIN_ID": "80002", "POLYGON_RPC_TIMEOUT": "11",
+    **{name: "0x" + f"{number:040x}" for number, name in enumerate(config.POLYGON_CONTRACTS)
+       if name in config.DECLARED},  # the table's other addresses name no variable
+    "WITHDRAW_WAIT_SECONDS": "6", "WITHDRAW_MAX_WAITERS": "3", "RECEIPT_TIMEOUT_SECONDS": "121",
+    "DEPOSIT_SWEEP_SECONDS": "61", "CLAIM_SWEEP_SECONDS": "601",
+    "DEPOSIT_SWEEP_CONCURRENCY": "5", "AUTO_WRAP_USDC_E": "false", "AUTO_WRAP_MIN_USDC_E": "2.5",
+    "ORDER_RESOLVE_DEADLINE_SECONDS": "601", "ORDER_NOT_FOUND_GRACE_SECONDS": "121",
+    "WORKER_CAPACITY": "9", "WORKER_REPLAY_SLOTS": "2", "WORKER_GRACE_SECONDS": "26",
+    "WORKER_HEARTBEAT_SECONDS": "11", "COPYTRADE_JOB_MODULES": "a.b, c",
+    "COPYTRADE_MAINTENANCE_SECONDS": "31", "COPYABILITY_MAX_IN_FLIGHT": "3",
+    "COPYABILITY_REPORTS_PER_DAY": "21", "COPY_USE_FEED": "0", "COPY_FEED_STALE_SECONDS": "31",
+    "COPY_CHAIN_DETECTION": "true", "COPY_CHAIN_WS_URL": "wss://ws",
+    "COPY_CHAIN_POLL_SECONDS": "3", "COPY_CHAIN_PENDING": "yes",
+    "COPY_PENDING_OPERATORS": A, "COPY_CHAIN_FALLBACK": "false",
+    "COPY_CHAIN_FALLBACK_LINGER_SECONDS": "12", "COPY_POLLS_PER_SECOND": "81",
+    "COPY_BACKSTOP_POLLS_PER_SECOND": "21", "COPY_POLL_SECONDS": "2",
+    "COPY_BACKSTOP_POLL_SECONDS": "6", "COPY_BALANCE_CONCURRENCY": "5",
+    "COPY_BALANCE_READS_PER_SECOND": "16", "COPY_RECHECK_SECONDS": "11",
+    "COPY_RECHECK_AFTER_SECONDS": "31", "COPY_LEASE_MS": "5001.7", "COPY_LEASE_MARGIN": "0.4",
+    "COPY_HEARTBEAT_SECONDS": "2", "COPY_SWEEP_SECONDS": "2", "COPY_EXIT_CHECK_SECONDS": "3",
+    "COPY_STALE_INTENT_SECONDS": "121", "COPY_STOP_MARK_MAX_AGE_SECONDS": "901",
+    "COPY_STOP_NO_VERDICT_SECONDS": "61", "NOTIFY_RETRY_SECONDS": "1, 2,3.5",
+    "NOTIFY_TICK_SECONDS": "6", "NOTIFY_BURST": "6", "NOTIFY_BURST_WINDOW_SECONDS": "301",
+    "NOTIFY_SEND_DEADLINE_SECONDS": "11", "NOTIFY_ALLOW_LOOPBACK_URLS": "0",
+    "NOTIFY_WEBHOOK_ROTATION_OVERLAP_SECONDS": "86401",
+    "DISCORD_WEBHOOK_URL_PREFIX": "https://d/", "SLACK_WEBHOOK_URL_PREFIX": "https://s/",
+    "TELEGRAM_BOT_TOKEN": "tg", "TELEGRAM_BOT_USERNAME": "bot",
+    "TELEGRAM_API_URL": "https://tg/", "TELEGRAM_POLL_SECONDS": "26", "LOG_FORMAT": "TEXT",
+    "LOG_LEVEL": "debug", "LOG_REQUESTS": "DEBUG", "METRICS_TOKEN": "mt",
+    "PROMETHEUS_MULTIPROC_DIR": "/tmp/prom", "WORKER_METRICS_PORT": "9101",
+    "WORKER_METRICS_HOST": "0.0.0.0", "DEFAULT_TIER": "pro", "TIERS_FILE": "",
+}
+# Variables whose value only flags that one of them is set (httpx reads the proxies itself).
+ANY_OF = {name for declared in config.DECLARED.values() if declared.also
+          for name in declared.names}
+
+
+def _at(settings: config.Settings, name: str):
+    value = settings
+    for attribute in config.SETTINGS_PATHS[name]:
+        value = getattr(value, attribute)
+    return value
+
+
+def test_every_declared_setting_is_in_flat_under_its_name(tmp_path):
+    flat = config.load(env={}, instance=tmp_path).flat()
+    assert set(config.DECLARED) - ANY_OF <= set(flat)
+    assert set(config.PROXY_VARIABLES) == ANY_OF  # the only setting of several variables
+    assert set(EVERY) | {"TIERS_FILE"} >= set(config.DECLARED) - ANY_OF, "add it to EVERY"
+
+
+def _every(tmp_path: Path) -> dict[str, str]:
+    return {**EVERY, "COPYTRADE_INSTANCE": str(tmp_path / "elsewhere")}
+
+
+def test_every_setting_set_loads_back_from_flat(tmp_path):
+    settings = config.load(env=_every(tmp_path), instance=tmp_path)
+    assert config.load(env={}, overrides=settings.flat()) == settings
+    assert (settings.engine.use_chain, settings.engine.use_pending,
+            settings.engine.chain_fallback) == (True, True, False)
+
+
+@pytest.mark.parametrize("name", sorted(set(EVERY) - {"TIERS_FILE"}))
+def test_each_variable_sets_its_own_setting(tmp_path, name):
+    """Unsetting one variable of EVERY moves its setting (back to what the others derive)."""
+    every = _every(tmp_path)
+    rest = {key: value for key, value in every.items() if key != name}
+    if name == "COPY_CHAIN_DETECTION":  # with the websocket it is on by default: say no
+        rest = {**rest, "COPY_CHAIN_DETECTION": "false"}
+    if name == "NOTIFY_ALLOW_LOOPBACK_URLS":  # only the sandbox may say anything but no
+        every, rest = {**every, "VENUE": "sandbox"}, {**rest, "VENUE": "sandbox"}
+    given = config.load(env=every, instance=tmp_path)
+    without = config.load(env=rest, instance=tmp_path)
+    assert _at(given, name) != _at(without, name)
+
+
+def test_derived_switches_are_left_to_derive_in_flat(tmp_path):
+    """A chain switch nobody set stays unset in flat, so an RPC added later still turns it on
+    (tests hand flat on with the dev chain's variables over it)."""
+    bare = config.load(env={}, instance=tmp_path).flat()
+    assert bare["COPY_CHAIN_DETECTION"] is None and bare["COPY_CHAIN_PENDING"] is None
+    chained = config.load(env={}, overrides={**bare, "POLYGON_RPC_URL": "http://127.0.0.1:1",
+                                             "COPY_CHAIN_WS_URL": "ws://127.0.0.1:1"})
+    assert chained.engine.use_chain and chained.engine.use_pending
+    assert chained.engine.chain_fallback
+    refused = config.load(env={"COPY_CHAIN_DETECTION": "no", "POLYGON_RPC_URL": "http://r"},
+                          instance=tmp_path)
+    assert config.load(env={}, overrides=refused.flat()).engine.use_chain is False
+
+
+def test_config_reads_no_undeclared_variable():
+    """Every name config.py reads by text is declared; the environment is read whole, once."""
+    tree = ast.parse((ROOT / "config.py").read_text())
+    read, environ = set(), 0
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("get", "text", "value", "getenv") and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str) and node.args[0].value.isupper()):
+            read.add(node.args[0].value)
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
+            environ += 1
+    assert read, "the scan found no read: it no longer understands config.py"
+    # INSTANCE_PATH is load's own override name (the instance folder), no variable.
+    assert read - set(config.DECLARED) == {"INSTANCE_PATH"}
+    assert environ == 1  # load's ``os.environ if env is None``

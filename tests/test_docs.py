@@ -1,8 +1,7 @@
-"""The docs site's generated pages match their sources, and the environment table is whole."""
+"""The docs site's generated pages match their sources; every setting has its row."""
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import re
 from pathlib import Path
@@ -30,35 +29,18 @@ def test_each_generated_page_is_what_its_source_makes_now(page: str) -> None:
     assert committed == GENERATE.PAGES[page](), f"docs/{page} is stale: run `make docs`"
 
 
-def _names_read_by_load() -> set[str]:
-    """Every variable name config.py's load reads, found in its source (nothing is run)."""
-    tree = ast.parse((ROOT / "config.py").read_text())
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                and node.func.id in ("get", "number", "flag") and node.args
-                and isinstance(node.args[0], ast.Constant)):
-            names.add(node.args[0].value)
-        if (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id.endswith("_VARIABLES")):
-            value = node.value
-            items = value.keys if isinstance(value, ast.Dict) else getattr(value, "elts", [])
-            names |= {item.value for item in items if isinstance(item, ast.Constant)}
-    return names | set(config.POLYMARKET_URLS)
+def test_every_declared_setting_has_its_row_on_the_configuration_page() -> None:
+    page = (ROOT / "docs" / "operator" / "configuration.md").read_text()
+    sections = re.split(r"^## ", page, flags=re.M)[1:]
+    rows = {name: section.splitlines()[0] for section in sections
+            for name in re.findall(r"^\| `([^`]+)` \|", section, re.M)}
+    assert set(rows) == set(config.DECLARED)  # no row of an undeclared name either
+    assert all(rows[name] == declared.group for name, declared in config.DECLARED.items())
+    assert [section.splitlines()[0] for section in sections] == list(config.GROUPS)
 
 
-def test_every_variable_load_reads_is_documented_and_every_documented_one_is_read() -> None:
-    read = _names_read_by_load()
-    assert read, "the scan found no variable: it no longer understands config.py"
-    assert read - set(config.ENVIRONMENT) == set(), "document these in config.ENVIRONMENT"
-    contracts = set(config.POLYGON_CONTRACTS)  # read by name from the contracts table
-    assert set(config.ENVIRONMENT) - read - contracts == set(), "documented but never read"
-    grouped = [name for _, names in config.ENVIRONMENT_GROUPS for name in names]
-    assert sorted(grouped) == sorted(config.ENVIRONMENT)
-
-
-def test_load_refuses_to_read_an_undocumented_variable(monkeypatch) -> None:
-    monkeypatch.delitem(config.ENVIRONMENT, "REDIS_PREFIX")
+def test_load_refuses_to_read_an_undeclared_variable(monkeypatch) -> None:
+    monkeypatch.delitem(config.DECLARED, "REDIS_PREFIX")
     with pytest.raises(KeyError, match="REDIS_PREFIX"):
         config.load(env={})
 

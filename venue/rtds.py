@@ -1,5 +1,10 @@
 """RTDS live activity feed: ``activity/trades`` frames as parsed trades, reconnecting with backoff.
 
+When ``trades`` carries nothing for ``stale_after`` seconds, or its subscription is refused,
+the feed subscribes to ``activity/orders_matched`` on the same connection (users report
+``trades`` disabled and point to it: ACCOUNTS.md §12), and relies on whichever type carries
+trades (``carrier``); only when both are silent (or refused) is the connection stale.
+
 Usage (Trio worker, or asyncio)::
 
     async with open_activity_feed(config.rtds_url, wallets={"0xabc..."}) as feed:
@@ -28,15 +33,19 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from venue.models import ActivityItem
-from venue.parse.feeds import parse_rtds_frame
+from venue.parse.feeds import RTDS_ORDERS_MATCHED, RTDS_TRADES, parse_rtds_activity
 from venue.ws import ReconnectingFeed
 
 log = logging.getLogger(__name__)
 
-SUBSCRIBE_ACTIVITY_TRADES: dict[str, Any] = {
-    "action": "subscribe",
-    "subscriptions": [{"topic": "activity", "type": "trades"}],
-}
+
+
+def activity_request(action: str, kind: str) -> dict[str, Any]:
+    """The message (un)subscribing to one activity type."""
+    return {"action": action, "subscriptions": [{"topic": "activity", "type": kind}]}
+
+
+SUBSCRIBE_ACTIVITY_TRADES: dict[str, Any] = activity_request("subscribe", RTDS_TRADES)
 
 
 class FeedStale(Exception):
@@ -77,6 +86,11 @@ class ActivityFeed(ReconnectingFeed):
         self.stale_after = stale_after
         self.stale_since: float | None = None
         self.stale_count = 0  # connections dropped for carrying no trades
+        # The activity type that carried the latest trade (trades or orders_matched; None
+        # until one did), the types asked for on this connection and those it refused.
+        self.carrier: str | None = None
+        self.subscribed: set[str] = set()
+        self.refused: set[str] = set()
         self._send: MemoryObjectSendStream[ActivityItem]
         self._receive: MemoryObjectReceiveStream[ActivityItem]
         self._send, self._receive = anyio.create_memory_object_stream[ActivityItem](buffer)
@@ -167,7 +181,10 @@ class ActivityFeed(ReconnectingFeed):
 
     async def _session(self, websocket: Any) -> None:
         """Subscribe and forward frames until the connection ends (ConnectionClosed)."""
-        await websocket.send(json.dumps(SUBSCRIBE_ACTIVITY_TRADES))
+        self.subscribed, self.refused = set(), set()
+        await self._ask(websocket, "subscribe", RTDS_TRADES)
+        if self.carrier == RTDS_ORDERS_MATCHED:  # trades was gone: ask for both again
+            await self._ask(websocket, "subscribe", RTDS_ORDERS_MATCHED)
         self._link_up()
         now = anyio.current_time()
         next_ping = now + self.ping_interval
@@ -179,20 +196,56 @@ class ActivityFeed(ReconnectingFeed):
                 frame = await websocket.recv()
             if frame is None:
                 if anyio.current_time() >= stale_at:
-                    self._went_stale()
+                    if self.stale_since is None:
+                        self.stale_since = time.time()
+                    if not await self._fall_back(websocket):
+                        self._went_stale()
+                    stale_at = anyio.current_time() + (self.stale_after or 0.0)
                 await websocket.send("PING")  # RTDS drops idle sockets without text pings
                 next_ping = anyio.current_time() + self.ping_interval
                 continue
             self.frames += 1
-            trades = parse_rtds_frame(frame)
-            if trades and self.stale_after:
+            parsed = parse_rtds_activity(frame)
+            for kind in parsed.refused:
+                self.refused.add(kind)
+                self.subscribed.discard(kind)
+                log.warning("rtds feed: activity/%s refused", kind)
+                if self.carrier in (None, kind) and self.stale_since is None:
+                    self.stale_since = time.time()  # what carried the trades is gone
+                await self._fall_back(websocket)
+            if parsed.trades and self.stale_after:
                 stale_at = anyio.current_time() + self.stale_after
                 self.stale_since = None
             arrived = time.time()
-            for trade in trades:
+            for kind, trade in parsed.trades:
+                if kind in self.subscribed:  # not one still in flight after an unsubscribe
+                    self._carried(kind)
                 self._remember(trade, arrived)
                 if self.wanted(trade):
                     await self._send.send(trade)
+            if RTDS_ORDERS_MATCHED in self.subscribed and any(
+                    kind == RTDS_TRADES for kind, _ in parsed.trades):
+                # trades is back: one type is enough (each fill would come twice)
+                await self._ask(websocket, "unsubscribe", RTDS_ORDERS_MATCHED)
+
+    async def _ask(self, websocket: Any, action: str, kind: str) -> None:
+        await websocket.send(json.dumps(activity_request(action, kind)))
+        (self.subscribed.add if action == "subscribe" else self.subscribed.discard)(kind)
+
+    async def _fall_back(self, websocket: Any) -> bool:
+        """``trades`` is silent or refused: ask for ``orders_matched`` on this connection.
+        False when it was asked for (or refused) already."""
+        if RTDS_ORDERS_MATCHED in self.subscribed | self.refused:
+            return False
+        log.warning("rtds feed: no trades on activity/trades; trying activity/%s",
+                    RTDS_ORDERS_MATCHED)
+        await self._ask(websocket, "subscribe", RTDS_ORDERS_MATCHED)
+        return True
+
+    def _carried(self, kind: str) -> None:
+        if kind != self.carrier:
+            log.info("rtds feed: trades now carried by activity/%s", kind)
+            self.carrier = kind
 
     def _went_stale(self) -> None:
         if self.stale_since is None:

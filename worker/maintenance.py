@@ -19,7 +19,7 @@ from models.wallet import OPEN_STATES, Claim, CollateralWrap, TradingWallet, Wit
 from services.identity import retention
 from services.platform import idempotency, jobs
 from services.platform.runtime import runtime
-from services.trading import order_reconcile, previews
+from services.trading import order_reconcile, previews, resolved_positions
 from services.wallets import claims, collateral, deposits, withdrawals
 from worker.jobs import job, on_worker_start
 
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 RESUME_JOB = "maintenance.resume_chain_work"
 PURGE_JOB = "maintenance.purge"
+CLOSE_RESOLVED_JOB = "maintenance.close_resolved_positions"
 CHAIN_WORK_GRACE = timedelta(seconds=60)  # a job younger than this is still being worked
 
 
@@ -78,12 +79,19 @@ def purge() -> dict[str, int]:
                               timedelta(seconds=sign_in.window_seconds))}
 
 
+@job(CLOSE_RESOLVED_JOB)
+def close_resolved_positions() -> int:
+    """Close the copy positions of markets that resolved at their payout; how many."""
+    return len(resolved_positions.close_resolved_markets())
+
+
 def schedule_once() -> None:
     """Enqueue one round of upkeep (deduplicated by job id)."""
     grace = int(CHAIN_WORK_GRACE.total_seconds())
     for name, args, queue in ((order_reconcile.RECONCILE_PENDING_JOB, (30,), "low"),
                               (RESUME_JOB, (grace,), "low"),
-                              (PURGE_JOB, (), "low")):
+                              (PURGE_JOB, (), "low"),
+                              (CLOSE_RESOLVED_JOB, (), "low")):
         jobs.enqueue(name, *args, job_id=jobs.logical_job_id(name), queue=queue)
 
 

@@ -23,6 +23,7 @@ from blueprints.dashboard import (  # noqa: F401
     positions,
     session,
     wallet,
+    words,
 )
 from blueprints.dashboard.base import bp
 from services.platform.runtime import runtime

@@ -18,7 +18,6 @@ from schemas.accounts import (
 )
 from schemas.configs import ReadinessSchema
 from schemas.fields import format_decimal
-from services.identity import auth
 from services.wallets import collateral, deposits, onboarding, readiness, trading_accounts
 
 
@@ -64,7 +63,7 @@ def connect_account() -> str:
         "relayer_api_key": form_text("relayer_api_key"),
         "relayer_api_key_address": form_text("relayer_api_key_address")})
     caller = current_principal()
-    auth.require_step_up(caller, browser.step_up_token(caller, form_text("step_up_code")))
+    browser.require_step_up(caller, form_text("step_up_code"))
     trading_accounts.connect(caller.user, **body)
     onboarding.start(caller.user)
     return render_template("dashboard/_onboarding.html", onboarding=_status())

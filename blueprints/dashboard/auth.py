@@ -18,7 +18,6 @@ from blueprints.dashboard.base import (
 from schemas.auth import MagicRequestSchema, VerifyCodeSchema
 from services.identity import auth
 from services.platform import errors
-from services.platform.runtime import runtime
 
 HOME = "/dashboard"
 
@@ -29,12 +28,6 @@ def _next() -> str | None:
 
 def _link(token: str) -> auth.LinkInfo | None:
     return auth.link_info(token, browser.login_browser())
-
-
-def _mail_configured() -> bool:
-    # Without SMTP_URL (a laptop run) the code is in the server's log: say so, or a
-    # newcomer waits for an email that never comes.
-    return bool(runtime().settings.smtp_url)
 
 
 @bp.get("/login")
@@ -48,7 +41,7 @@ def login() -> str:
     token = request.args.get("token", "")
     if not token:
         return render_template("dashboard/login.html", step="email", next=_next(),
-                               mail=_mail_configured())
+                               mail=auth.codes_by_mail())
     info = _link(token)
     foreign = info is not None and not info.same_browser
     return render_template("dashboard/login.html", step="confirm" if foreign else "link",
@@ -63,7 +56,7 @@ def send_code() -> str:
     body = parse(MagicRequestSchema(), {"email": request.form.get("email", "")})
     auth.request_login(body["email"], client_ip=request.remote_addr,
                        browser=browser.login_browser(create=True))
-    return render_template("dashboard/_login_code.html", mail=_mail_configured(),
+    return render_template("dashboard/_login_code.html", mail=auth.codes_by_mail(),
                            email=auth.normalize_email(
         body["email"]), next=_next())
 

@@ -56,6 +56,12 @@ def _config_form() -> dict[str, Any]:
     if deviation is not None:
         data["price_deviation_bps"] = deviation
     data.update(_rule_form())
+    # Only the sizing mode chosen is sent: a multiplier left in the form is not a fixed
+    # amount's, nor a fixed amount the other modes' (the service clears what is stored).
+    if data.get("sizing_mode") == "fixed_usdc":
+        data["size_multiplier"] = None
+    else:
+        data["fixed_usdc"] = None
     return {k: v for k, v in data.items()
             if v is not None or k in ("take_profit_bps", "stop_loss_bps", *_NULLABLE_RULES)}
 

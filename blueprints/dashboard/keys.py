@@ -46,7 +46,7 @@ def create_key() -> str:
         data["expires_in_days"] = days
     body = parse(ApiKeyCreateRequestSchema(), data)
     caller = current_principal()
-    step_up = (browser.step_up_token(caller, form_text("step_up_code"))
+    step_up = (browser.require_step_up(caller, form_text("step_up_code"))
                if keys.MONEY_SCOPE in body["scopes"] else None)
     created = keys.create(caller, step_up_token=step_up, **body)
     shown = present(ApiKeyCreateResponseSchema(), {
@@ -59,8 +59,9 @@ def create_key() -> str:
 @bp.post("/step-up")
 def send_step_up_code() -> str:
     """Email a confirmation code for moving money (POST /api/auth/magic, purpose step_up)."""
-    auth.request_step_up(current_principal().user.email, client_ip=request.remote_addr)
-    return "Code sent: check your email."
+    email = current_principal().user.email
+    auth.request_step_up(email, client_ip=request.remote_addr)
+    return render_template("_step_up_where.html", mail=auth.codes_by_mail(), email=email)
 
 
 @bp.post("/keys/<uuid:key_id>/revoke")

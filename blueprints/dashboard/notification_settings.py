@@ -13,7 +13,6 @@ from flask import render_template, request
 
 from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
 from schemas.notifications import (
-    CHANNEL_KINDS,
     ChannelCreateRequestSchema,
     ChannelCreateResponseSchema,
     ChannelSchema,
@@ -21,11 +20,8 @@ from schemas.notifications import (
     PreferencesRequestSchema,
     RotatedSecretSchema,
 )
-from services.notifications import catalogue, channels, preferences
+from services.notifications import catalogue, channels, preferences, providers
 from services.platform.principal import Principal
-
-KIND_LABELS = {"webhook": "Webhook", "email": "Email", "telegram": "Telegram",
-               "discord": "Discord", "slack": "Slack"}
 
 
 def _writer() -> Principal:
@@ -55,11 +51,14 @@ def _rules(channel_id: str | None) -> list[dict[str, Any]]:
 
 def _context(**extra: Any) -> dict[str, Any]:
     listed = _listing()
+    kinds = providers.all_providers()  # the form's kinds, labels and hints: the provider table
+    labels = {provider.kind: provider.label for provider in kinds}
     sections = [{"key": "app", "title": "In the app", "channel_id": None}] + [
         {"key": c["id"], "channel_id": c["id"],
-         "title": KIND_LABELS[c["kind"]] + (f": {c['label']}" if c["label"] else "")}
+         "title": labels[c["kind"]] + (f": {c['label']}" if c["label"] else "")}
         for c in listed]
-    return {"channels": listed, "kinds": CHANNEL_KINDS, "kind_labels": KIND_LABELS,
+    return {"channels": listed, "kinds": kinds, "kind_labels": labels,
+            "signing_kinds": {provider.kind for provider in kinds if provider.signs},
             "sections": sections,
             "rules": {s["key"]: _rules(s["channel_id"]) for s in sections}, **extra}
 

@@ -1,9 +1,8 @@
-"""Numbers that read like money: the one place the dashboard formats amounts, prices, shares
-and moments. The API stays exact; pages round for people.
+"""Numbers that read like money, as template filters: the formatters of
+services/platform/numbers.py (money, pnl, price, shares, plural, percent, bps, multiplier)
+and the page-only parts. The API stays exact; pages round for people.
 
-- pUSD to 2 decimals with thousands separators (``money``), signed for PnL (``pnl``);
-- prices to the market's tick (``price``; a row that knows only its token asks ``tick_of``),
-  shares to the venue's 2 decimals (``shares``);
+- prices to the market's tick (``price``; a row that knows only its token asks ``tick_of``);
 - moments as ``<time>`` elements in UTC, which the page's script shows in the browser's
   time zone with the zone named (``moment``).
 """
@@ -11,7 +10,7 @@ and moments. The API stays exact; pages round for people.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from flask import g
@@ -19,56 +18,19 @@ from markupsafe import Markup, escape
 
 from blueprints.dashboard.base import bp
 from services.markets import markets
+from services.platform import addresses, numbers
 
-CENT = Decimal("0.01")
-SHARE_STEP = Decimal("0.01")  # order sizes carry 2 decimals at every tick size
-DEFAULT_TICK = Decimal("0.01")
-
-
-def _decimal(value: Any) -> Decimal | None:
-    if value is None or value == "":
-        return None
-    try:
-        return value if isinstance(value, Decimal) else Decimal(str(value))
-    except (InvalidOperation, ValueError):
-        return None
-
-
-def _grouped(value: Decimal, step: Decimal) -> str:
-    rounded = value.quantize(step, rounding=ROUND_HALF_EVEN)
-    if rounded == 0:
-        rounded = abs(rounded)  # no "-0.00"
-    places = max(0, -step.as_tuple().exponent)
-    return f"{rounded:,.{places}f}"
-
-
-@bp.app_template_filter("money")
-def money(value: Any, unit: str = "pUSD") -> str:
-    """An amount of pUSD to the cent, grouped: ``1,234.50 pUSD`` ("—" when unknown)."""
-    amount = _decimal(value)
-    if amount is None:
-        return "—"
-    return f"{_grouped(amount, CENT)} {unit}".rstrip()
-
-
-@bp.app_template_filter("pnl")
-def pnl(value: Any) -> str:
-    """A profit or loss to the cent with its sign: ``+12.30 pUSD``, ``-0.42 pUSD``."""
-    amount = _decimal(value)
-    if amount is None:
-        return "—"
-    text = money(amount)
-    return text if text.startswith("-") or amount.quantize(CENT) == 0 else f"+{text}"
-
-
-@bp.app_template_filter("price")
-def price(value: Any, tick: Any = None) -> str:
-    """A price (0-1) to the market's tick: ``0.63`` at 0.01, ``0.625`` at 0.001."""
-    amount = _decimal(value)
-    if amount is None:
-        return "—"
-    step = _decimal(tick) or DEFAULT_TICK
-    return _grouped(amount, step.normalize() if step < 1 else DEFAULT_TICK)
+# The pure formatters live in services/platform/numbers.py (notifications, Telegram and the
+# CLI use the same); these register them for templates.
+money = bp.app_template_filter("money")(numbers.money)
+pnl = bp.app_template_filter("pnl")(numbers.pnl)
+price = bp.app_template_filter("price")(numbers.price)
+shares = bp.app_template_filter("shares")(numbers.shares)
+plural = bp.app_template_filter("plural")(numbers.plural)
+percent = bp.app_template_filter("percent")(numbers.percent)
+bps = bp.app_template_filter("bps")(numbers.bps)
+multiplier = bp.app_template_filter("multiplier")(numbers.multiplier)
+short_address = bp.app_template_filter("short_address")(addresses.short_address)
 
 
 @bp.app_template_global("tick_of")
@@ -82,18 +44,11 @@ def tick_of(token_id: str | None) -> Decimal | None:
     return known[token_id]
 
 
-@bp.app_template_filter("shares")
-def shares(value: Any) -> str:
-    """A number of outcome shares to the venue's 2 decimals: ``1,250.00``."""
-    amount = _decimal(value)
-    return "—" if amount is None else _grouped(amount, SHARE_STEP)
-
-
 @bp.app_template_filter("pnl_class")
 def pnl_class(value: Any) -> str:
     """``pos``, ``neg`` or "" for a signed amount, to colour it."""
-    amount = _decimal(value)
-    if amount is None or amount.quantize(CENT) == 0:
+    amount = numbers.decimal(value)
+    if amount is None or amount.quantize(numbers.CENT) == 0:
         return ""
     return "pos" if amount > 0 else "neg"
 

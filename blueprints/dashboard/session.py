@@ -88,6 +88,20 @@ def step_up_token(caller: Principal, code: str | None) -> str | None:
     return earned.token
 
 
+# The REST answer names routes and a header; a dashboard user is told what to press.
+STEP_UP_NEEDED = ("This needs a fresh confirmation code: press \u201cSend me a code\u201d (a "
+                  "withdrawal sends one when you review it) and type it in the Code field.")
+
+
+def require_step_up(caller: Principal, code: str | None) -> str:
+    """This session's live step-up token (earned now with ``code`` if need be); 403
+    scope_required in the dashboard's words without one."""
+    token = step_up_token(caller, code)
+    if token is None:
+        raise errors.Forbidden(STEP_UP_NEEDED)
+    return token
+
+
 def principal() -> Principal | None:
     """The signed-in caller, or None (no session, or its JWT expired or was refused)."""
     token = session.get(JWT_KEY)

@@ -71,7 +71,8 @@ def confirm_withdrawal() -> str:
     # One key per confirmation shown: submitting it twice sends one withdrawal.
     return render_template("dashboard/_withdraw_confirm.html", body=present(
         WithdrawRequestSchema(), body), label=TOKEN_LABELS[body["token"]],
-        code_sent=code_sent, idempotency_key=uuid.uuid4())
+        code_sent=code_sent, idempotency_key=uuid.uuid4(), mail=auth.codes_by_mail(),
+        email=caller.user.email)
 
 
 @bp.post("/wallet/withdraw")
@@ -80,13 +81,14 @@ def withdraw() -> str:
     body = parse(WithdrawRequestSchema(), _withdraw_form())
     key = idempotency.parse_key(form_text("idempotency_key"), field="idempotency_key")
     caller = current_principal()
-    auth.require_step_up(caller, browser.step_up_token(
-        caller, form_text("step_up_code")))
+    browser.require_step_up(caller, form_text("step_up_code"))
     user = caller.user
 
     def send() -> tuple[int, dict]:
-        return 200, present(WithdrawResponseSchema(),
-                            withdrawals.withdraw(user, **body).to_dict())
+        sent = withdrawals.withdraw(user, **body)
+        # The dashboard follows it below: its message names no /api path.
+        return 200, {**present(WithdrawResponseSchema(), sent.to_dict()),
+                     "message": sent.summary}
 
     # the same key and body again (a double click, a resubmitted form) replays the answer
     answer = idempotency.run_once(caller.user_id, key, idempotency.fingerprint(
@@ -118,7 +120,8 @@ def claimable() -> str:
 def claim() -> str:
     """Claim resolved positions (POST /api/positions/claim); then follow each claim."""
     token_ids = request.form.getlist("token_ids") or None
-    answer = present(ClaimResponseSchema(), claims.claim(current_principal().user, token_ids))
+    sent = claims.claim(current_principal().user, token_ids)
+    answer = {**present(ClaimResponseSchema(), sent), "message": sent["summary"]}
     return render_template("dashboard/_claims.html", answer=answer)
 
 

@@ -399,9 +399,10 @@ TOOLS: tuple[Tool, ...] = (
         description=(
             "Is one copy config being copied right now, and how are its target's trades "
             "detected: whether an executor runs it and on which worker; `detection` (feed: "
-            "the live RTDS feed, or poll: the Data API while the feed is down or silent), "
-            "`detection_since`, the feed's last gap (`detection_last_gap_at`, "
-            "`detection_last_gap_seconds`), `polls_per_minute`, on-chain detection "
+            "the live RTDS feed; matched: its orders_matched type; chain: the exchanges' "
+            "logs while the feed is degraded; poll: the Data API), `detection_since`, the "
+            "feed's last gap (`detection_last_gap_at`, `detection_last_gap_seconds`), "
+            "`polls_per_minute`, `chain_calls_per_minute`, on-chain detection "
             "(`detection_chain`, its mode, `detection_pending`); the last detection, "
             "decision, skip and error; fills and skips in the last hour and day; the "
             "failure breaker."),

@@ -129,6 +129,7 @@ def _consent_page(grant: Any, user: Any, *, error: str | None = None,
         "oauth/consent.html", client_name=client.name, client_uri=client.record.client_uri,
         redirect_host=redirect_parts.hostname or redirect_parts.scheme, scopes=scopes,
         resource_name=_resource_name(grant.request.resource), user_email=user.email,
+        mail=auth.codes_by_mail(),
         signed_in_email=user.email, action=request.full_path, error=error,
         need_code=need_code), status)
     return _page_headers(response)

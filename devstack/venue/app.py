@@ -14,6 +14,7 @@ from flask import Flask, Response, g, request
 from devstack.venue import clob, control, data_api, gamma, rate_tiers, relayer, signer_limits
 from devstack.venue.config import SandboxConfig
 from devstack.venue.faults import FaultRule
+from devstack.venue.lifespans import lifespan_ticker
 from devstack.venue.market_ws import install_market_ws
 from devstack.venue.responses import error_response, json_response
 from devstack.venue.rtds import install_rtds
@@ -41,6 +42,9 @@ def create_sandbox_app(
     app.extensions["sandbox_state"] = state
     runner = WhaleRunner(state)
     app.extensions["sandbox_whales"] = runner
+    # markets ending by themselves: the thread runs once a lifetime is set (lifespans.py)
+    ending = lifespan_ticker(state.end_due_markets, lambda: state.config.market_lifetime)
+    app.extensions["sandbox_lifespans"] = ending
     app.register_blueprint(gamma.bp, url_prefix=GAMMA_PREFIX)
     app.register_blueprint(clob.bp, url_prefix=CLOB_PREFIX)
     app.register_blueprint(data_api.bp, url_prefix=DATA_PREFIX)
@@ -188,6 +192,8 @@ def create_sandbox_app(
 
     if whales:
         runner.start()
+    if state.config.market_lifetime:
+        ending.start()
     return app
 
 

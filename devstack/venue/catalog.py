@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from eth_abi import encode
 from eth_utils import keccak
 
 from devstack.ctf import binary_token_ids, condition_id, protocol_position_ids
@@ -105,6 +106,10 @@ class Market:
     seconds_delay: int = 0  # Gamma secondsDelay: marketable orders answer "delayed"
     # The CLOB's per-market taker delay (ACCOUNTS.md §11), in ms; served as clob-markets td.
     taker_delay_ms: int = 0
+    ends_at: float | None = None  # epoch s the sandbox's schedule resolves it (lifespans.py)
+    # A neg-risk question of the dev chain's NegRiskAdapter the sandbox made: the adapter's
+    # prepareMarket data of its event (b"": not one), to prepare it there before a split.
+    neg_risk_request: bytes = b""
 
     def taker_delay(self) -> float:
         """Seconds a marketable order waits, delayed and not cancellable (0: none)."""
@@ -198,6 +203,22 @@ SEED_MARKETS: tuple[MarketSeed, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class NegRiskAdapterIds:
+    """A dev chain's NegRiskAdapter: the oracle of its questions' conditions, the admin who
+    prepares them, and the wrapped collateral their outcome tokens are split from."""
+
+    adapter: str
+    admin: str
+    wrapped_collateral: str
+
+    def market_id(self, request: bytes) -> str:
+        """The id of the adapter market its admin prepares with ``prepareMarket(0, request)``:
+        keccak256(abi.encode(admin, 0, request)), its low byte clear (questions count there)."""
+        raw = keccak(encode(["address", "uint256", "bytes"], [self.admin, 0, request]))
+        return "0x" + (raw[:31] + b"\x00").hex()
+
+
 def question_id_for(slug: str) -> str:
     """Deterministic question id (bytes32 hex) for a market slug."""
     return "0x" + keccak(text=f"sandbox-question:{slug}").hex()
@@ -262,9 +283,12 @@ class Catalog:
     Not locked here: the sandbox state's lock guards every call.
     """
 
-    def __init__(self, oracle: str, collateral: str, started_at: datetime) -> None:
+    def __init__(self, oracle: str, collateral: str, started_at: datetime,
+                 neg_risk_adapter: NegRiskAdapterIds | None = None) -> None:
         self.oracle = oracle
         self.collateral = collateral
+        # on a dev chain, its neg-risk questions are the adapter's, as on Polygon
+        self.neg_risk_adapter = neg_risk_adapter
         self.started_at = started_at
         self.markets: dict[str, Market] = {}  # by condition id
         self.markets_by_id: dict[str, Market] = {}
@@ -285,6 +309,10 @@ class Catalog:
         created = self.listed_at
         end = self.started_at + timedelta(days=seed.days_to_end)
         event = self.events_by_slug.get(seed.event_slug)
+        adapter = self.neg_risk_adapter
+        if not (seed.neg_risk and not seed.position_ids and seed.condition_id is None):
+            adapter = None  # only the venue's own neg-risk questions become the adapter's
+        request = seed.event_slug.encode()
         if event is None:
             event = Event(
                 id=str(self._next_event_id),
@@ -294,7 +322,8 @@ class Catalog:
                 category=seed.category,
                 neg_risk=seed.neg_risk,
                 neg_risk_market_id=(
-                    "0x" + keccak(text=f"sandbox-neg-risk:{seed.event_slug}").hex()
+                    adapter.market_id(request) if adapter is not None
+                    else "0x" + keccak(text=f"sandbox-neg-risk:{seed.event_slug}").hex()
                     if seed.neg_risk
                     else ""
                 ),
@@ -305,16 +334,26 @@ class Catalog:
             self._next_event_id += 1
             self.events[event.id] = event
             self.events_by_slug[event.slug] = event
+        oracle = self.oracle
+        if adapter is not None and event.neg_risk_market_id == adapter.market_id(request):
+            # the event's next question: the adapter's market id plus its index
+            question = event.neg_risk_market_id[:-2] + f"{len(event.market_ids):02x}"
+            seed = replace(seed, question_id=question, collateral=adapter.wrapped_collateral)
+            oracle = adapter.adapter
+        else:
+            adapter = None
         market = build_market(
             seed,
             market_id=str(self._next_market_id),
             event=event,
-            oracle=self.oracle,
+            oracle=oracle,
             collateral=self.collateral,
             created_at=iso(created),
             end_date=iso(end),
             house_liquidity=house_liquidity,
         )
+        if adapter is not None:
+            market.neg_risk_request = request
         self._next_market_id += 1
         event.market_ids.append(market.id)
         self.markets[market.condition_id] = market

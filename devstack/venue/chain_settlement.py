@@ -16,7 +16,8 @@ fill for) are provisioned: pUSD and tokens their settlement needs are minted to 
 ``anvil_impersonateAccount``), so they settle on chain as any wallet does.
 
 A market's condition is prepared on the CTF before its first split or merge (anyone may
-prepare a condition); protocol-v2 markets (position ids, Exchange V3) are not settled on
+prepare a condition; the venue's own neg-risk questions, the adapter's, are prepared there as
+its admin); protocol-v2 markets (position ids, Exchange V3) are not settled on
 chain. Not locked here: the sandbox state's lock guards every call.
 """
 
@@ -30,7 +31,7 @@ from web3 import Web3
 
 from devstack.chain.transact import address_of, checksum, connect, send_and_wait
 from devstack.ctf import condition_id
-from devstack.venue.catalog import Market
+from devstack.venue.catalog import Market, NegRiskAdapterIds
 from devstack.venue.chain_wallets import revert_reason
 from devstack.venue.config import SandboxConfig
 from devstack.venue.matching import BookOrder
@@ -85,6 +86,15 @@ _ABI: list[dict[str, Any]] = [
     _view("allowance", [("owner", "address"), ("spender", "address")], "uint256"),
     _view("isApprovedForAll", [("owner", "address"), ("operator", "address")], "bool"),
     _view("isOperator", [("operator", "address")], "bool"),
+    # the dev neg-risk exchange's NegRiskAdapter, and the adapter's own questions
+    _view("negRiskAdapter", [], "address"),
+    _view("admin", [], "address"),
+    _view("wcol", [], "address"),
+    _view("questionCount", [("marketId", "bytes32")], "uint256"),
+    _write("prepareMarket", [{"name": "feeBips", "type": "uint256"},
+                             {"name": "data", "type": "bytes"}]),
+    _write("prepareQuestion", [{"name": "marketId", "type": "bytes32"},
+                               {"name": "data", "type": "bytes"}]),
 ]
 _ERC1155_BALANCE = _view("balanceOf", [("owner", "address"), ("id", "uint256")], "uint256")
 
@@ -215,21 +225,55 @@ class ChainSettlement:
             return (bytes(32), ZERO_ADDRESS, 0, 0)
         return (_bytes32(market.condition_id), checksum(market.collateral), mint, merge)
 
-    def _prepare(self, market: Market) -> None:
+    def neg_risk_adapter(self) -> NegRiskAdapterIds | None:
+        """The NegRiskAdapter the neg-risk exchange splits through (None: it has none)."""
+        try:
+            address = self._contract(self.config.neg_risk_exchange).functions.negRiskAdapter(
+                ).call()
+            if int(address, 16) == 0:
+                return None
+            adapter = self._contract(address)
+            return NegRiskAdapterIds(checksum(address), checksum(adapter.functions.admin().call()),
+                                     checksum(adapter.functions.wcol().call()))
+        except Exception:  # not the dev exchange and adapter
+            return None
+
+    def prepare(self, market: Market) -> None:
         """Prepare the market's condition on the CTF if it is not (once per market)."""
         if market.condition_id in self._ready_conditions:
             return
         ctf = self._contract(self.config.conditional_tokens)
         if not ctf.functions.getOutcomeSlotCount(_bytes32(market.condition_id)).call():
-            if condition_id(self.oracle, market.question_id, 2) != market.condition_id:
+            if market.neg_risk_request:
+                self._prepare_question(market)
+            elif condition_id(self.oracle, market.question_id, 2) == market.condition_id:
+                self._send(self.config.conditional_tokens, ctf.encode_abi(
+                    "prepareCondition",
+                    args=[checksum(self.oracle), _bytes32(market.question_id), 2]))
+            else:
                 raise SettlementFailed(f"condition {market.condition_id} is not on chain")
-            self._send(self.config.conditional_tokens, ctf.encode_abi(
-                "prepareCondition", args=[checksum(self.oracle), _bytes32(market.question_id), 2]))
         self._ready_conditions.add(market.condition_id)
+
+    def _prepare_question(self, market: Market) -> None:
+        """Prepare a neg-risk question the venue made on the adapter, as its admin: its market
+        first, then its questions up to this one's index (they are numbered in order)."""
+        ids = self.neg_risk_adapter()
+        if ids is None or condition_id(ids.adapter, market.question_id, 2) != market.condition_id:
+            raise SettlementFailed(f"{market.slug} is no question of this chain's adapter")
+        adapter = self._contract(ids.adapter)
+        question = _bytes32(market.question_id)
+        parent = question[:31] + b"\x00"
+        count = int(adapter.functions.questionCount(parent).call())
+        if count == 0:
+            self.act_as(ids.admin, ids.adapter, adapter.encode_abi(
+                "prepareMarket", args=[0, market.neg_risk_request]))
+        for _ in range(count, question[31] + 1):
+            self.act_as(ids.admin, ids.adapter, adapter.encode_abi(
+                "prepareQuestion", args=[parent, b""]))
 
     # -- the venue's keyless accounts --
 
-    def _impersonated(self, account: str, to: str, data: str) -> None:
+    def act_as(self, account: str, to: str, data: str) -> None:
         """Send a transaction as ``account`` (anvil impersonation; it gets gas money)."""
         provider = self.w3.provider
         provider.make_request("anvil_impersonateAccount", [account])  # type: ignore[arg-type]
@@ -242,7 +286,7 @@ class ChainSettlement:
             receipt = self.w3.eth.wait_for_transaction_receipt(tx, timeout=60,
                                                                poll_latency=0.05)
             if int(receipt["status"]) != 1:
-                raise SettlementFailed(f"approval from {account} reverted")
+                raise SettlementFailed(f"a transaction from {account} reverted")
         except SettlementFailed:
             raise
         except Exception as exc:  # not anvil, or the call failed
@@ -258,10 +302,10 @@ class ChainSettlement:
         pusd = self._contract(self.config.collateral)
         ctf = self._contract(self.config.conditional_tokens)
         if pusd.functions.allowance(account, exchange).call() < MAX_UINT // 2:
-            self._impersonated(account, self.config.collateral,
+            self.act_as(account, self.config.collateral,
                                pusd.encode_abi("approve", args=[exchange, MAX_UINT]))
         if not ctf.functions.isApprovedForAll(account, exchange).call():
-            self._impersonated(account, self.config.conditional_tokens,
+            self.act_as(account, self.config.conditional_tokens,
                                ctf.encode_abi("setApprovalForAll", args=[exchange, True]))
         self._approved.add((account, exchange))
 
@@ -285,7 +329,7 @@ class ChainSettlement:
         """Mint ``pusd`` and ``amount`` of ``token`` (split from new pUSD) to ``account``."""
         if amount:
             assert market is not None
-            self._prepare(market)
+            self.prepare(market)
         exchange = self.config.exchange if market is None else self._exchange(market)
         data = self._contract(exchange).encode_abi("provision", args=[
             self._match(market), checksum(account), pusd, int(token or 0), amount])
@@ -305,7 +349,7 @@ class ChainSettlement:
         legs = trade_legs(fills)
         mint, merge = sets_needed(market, legs)
         if mint or merge:
-            self._prepare(market)
+            self.prepare(market)
         keyless = {checksum(o.maker) for o in _orders(trade) if not o.owner}
         for (account, token), amount in self._shortfalls(legs, keyless).items():
             if token == PUSD:

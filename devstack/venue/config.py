@@ -68,6 +68,10 @@ class SandboxConfig:
     # exchange. On by default; off only for a scenario that needs the rules out of the way
     # (README "Sandbox relayer and accounts").
     strict_accounts: bool = True
+    # Seconds an open market lives before it resolves by itself (lifespans.py; 0: markets
+    # never end), and whether a successor is listed in the place of each one that ends.
+    market_lifetime: float = 0.0
+    replenish_markets: bool = True
     # Seconds between a relayer transaction's states (NEW, EXECUTED, MINED, CONFIRMED).
     relayer_step_seconds: float = 1.0
     # Builder credentials (key, secret, passphrase) the relayer accepts from the start.

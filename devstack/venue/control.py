@@ -17,7 +17,19 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              it); where those exchanges are the dev
                                              chain's, every trade settles on chain
                                              (chain_settlement.py) and /fund mints there
-* POST   /_sandbox/markets/<condition>/resolve {winner: 0|1|"Yes"}
+* POST   /_sandbox/markets/<condition>/resolve {winner?: 0|1|"Yes"}: without a winner,
+                                             the leading outcome (price at least 0.5) wins;
+                                             where trades settle on a dev chain, the payouts
+                                             are reported there (chain_oracle.py), so
+                                             claims pay on chain
+* POST   /_sandbox/lifespans                  {lifetime: seconds (0: off), replenish?: true}:
+                                             markets end by themselves (lifespans.py): those
+                                             open now one after another over the lifetime,
+                                             later ones a lifetime after listing, each
+                                             resolving as /resolve does (winner drawn by its
+                                             price) and, replenishing, followed by a new
+                                             market of its kind (a reset restores
+                                             SandboxConfig.market_lifetime)
 * POST   /_sandbox/markets/<condition>/fees   {rate, exponent?: 1, taker_only?: true,
                                              rebate_rate?: 0.15}: the market's taker fee
                                              (served as clob-markets fd and Gamma
@@ -114,6 +126,10 @@ Routes (JSON bodies; money and sizes as decimal strings):
                                              (connections stay open and answer pings)
 * POST   /_sandbox/rtds/down                  {enabled}: the RTDS feed killed: every
                                              connection closed, new ones refused (503)
+* POST   /_sandbox/rtds/activity              {type: trades|orders_matched, state: on|off|
+                                             refused}: one activity type gone for good
+                                             (subscriptions accepted, nothing sent) or
+                                             refused (an error frame answers them)
 * POST   /_sandbox/signer-limits             {orders?, cancels?, window?: 10, enforce?}: per
                                              signer, past `orders` order requests (or
                                              `cancels` cancels; a batch counts its orders)
@@ -146,6 +162,7 @@ from devstack.venue import snapshot
 from devstack.venue.amounts import TICK_SIZES, to_base
 from devstack.venue.catalog import TAGS, FeeSchedule, MarketSeed
 from devstack.venue.faults import FaultRule
+from devstack.venue.feed import ACTIVITY_STATES, ACTIVITY_TYPES
 from devstack.venue.gamma import market_json
 from devstack.venue.relay import WRONG_NONCE_MODES
 from devstack.venue.responses import error_response, json_response
@@ -213,7 +230,7 @@ def state_summary():
                 "outcomes": list(m.outcomes), "neg_risk": m.neg_risk,
                 "tick_size": str(m.tick_size), "closed": m.closed, "winner": m.winner,
                 "house_liquidity": m.house_liquidity, "fair_price": str(m.fair_price),
-                "position_ids": m.position_ids,
+                "position_ids": m.position_ids, "ends_at": _epoch(m.ends_at),
             }
             for m in state.catalog.markets_by_id.values()
         ]
@@ -230,6 +247,7 @@ def state_summary():
             "house": state.house,
             "whales": state.whales,
             "whales_running": _whales().running,
+            "lifespans": _lifespans(state),
             "markets": markets,
             "faults": state.faults.snapshot(),
             "mode": state.modes.describe(),
@@ -318,22 +336,57 @@ def attach_chain():
 
 @bp.post("/markets/<condition_id>/resolve")
 def resolve_market(condition_id: str):
-    """Resolve a market: {winner: index or outcome name}."""
+    """Resolve a market: {winner?: index or outcome name; none: the leading outcome}; with a
+    dev chain settling its trades, its payouts are reported there first (502 if refused)."""
     body = _body()
     state = _state()
     market = state.catalog.market(condition_id)
     winner = body.get("winner")
+    index: int | None = None
     if isinstance(winner, str) and not winner.isdigit():
         if winner not in market.outcomes:
             raise VenueRejection(f"winner must be one of {list(market.outcomes)}")
-        winner = market.outcomes.index(winner)
-    try:
-        index = int(winner)
-    except (TypeError, ValueError) as exc:
-        raise VenueRejection("winner is required") from exc
+        index = market.outcomes.index(winner)
+    elif winner is not None:
+        try:
+            index = int(winner)
+        except (TypeError, ValueError) as exc:
+            raise VenueRejection("winner must be an outcome index or name") from exc
     with state.lock:
-        state.settlement.resolve(condition_id, index)
+        state.resolve(condition_id, index)
         return json_response(market_json(state, market))
+
+
+@bp.post("/lifespans")
+def lifespans():
+    """Make markets end by themselves: {lifetime: seconds, 0 stops; replenish?: true lists a
+    successor for each}; answers the schedule and each open market's end (epoch s)."""
+    body = _body()
+    lifetime = _seconds(body, "lifetime")
+    if lifetime is None:
+        raise VenueRejection("lifetime is required (seconds, 0: markets never end)")
+    replenish = body.get("replenish", True)
+    if not isinstance(replenish, bool):
+        raise VenueRejection("replenish must be true or false")
+    state = _state()
+    state.set_lifespans(lifetime, replenish)
+    if lifetime:
+        current_app.extensions["sandbox_lifespans"].start()
+    with state.lock:
+        return json_response({**_lifespans(state), "ends": {
+            m.condition_id: _epoch(m.ends_at) for m in state.catalog.markets.values()
+            if m.ends_at is not None}})
+
+
+def _epoch(moment: float | None) -> int | None:
+    """An epoch moment in whole seconds (the sandbox's JSON has no floats)."""
+    return None if moment is None else int(moment)
+
+
+def _lifespans(state: SandboxState) -> dict:
+    """The schedule of market ends: lifetime (decimal seconds, "0": off), replenish."""
+    return {"lifetime": format(Decimal(str(state.config.market_lifetime)).normalize(), "f"),
+            "replenish": state.config.replenish_markets}
 
 
 def _whole(body: dict, name: str) -> int:
@@ -690,6 +743,20 @@ def take_rtds_down():
     enabled = _switch()
     _state().feed.take_down(enabled)
     return json_response({"down": enabled})
+
+
+@bp.post("/rtds/activity")
+def rtds_activity():
+    """Turn one RTDS activity type on, off for good, or refused (ACCOUNTS.md §12)."""
+    body = _body()
+    kind, switch = body.get("type"), body.get("state")
+    if kind not in ACTIVITY_TYPES:
+        raise VenueRejection(f"type must be one of {', '.join(ACTIVITY_TYPES)}")
+    if switch not in ACTIVITY_STATES:
+        raise VenueRejection(f"state must be one of {', '.join(ACTIVITY_STATES)}")
+    feed = _state().feed
+    feed.activity[kind] = switch
+    return json_response({"activity": dict(feed.activity)})
 
 
 @bp.post("/signer-limits")

@@ -1,4 +1,6 @@
-"""The RTDS hub: websocket subscribers and the activity/trades messages pushed to them."""
+"""The RTDS hub: websocket subscribers and the activity messages pushed to them (each fill
+as ``activity/trades`` and as ``activity/orders_matched``, the type users point to where
+``trades`` is disabled: ACCOUNTS.md §12)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,9 @@ import threading
 from dataclasses import dataclass, field
 
 from devstack.venue.jsonenc import dumps
+
+ACTIVITY_TYPES = ("trades", "orders_matched")
+ACTIVITY_STATES = ("on", "off", "refused")
 
 
 @dataclass
@@ -34,6 +39,10 @@ class RtdsHub:
         self.muted = False
         # The feed killed: every connection closed and new ones refused (503) until back.
         self.down = False
+        # Per activity type (trades, orders_matched): "on", "off" (subscriptions accepted,
+        # nothing sent: the type gone for good) or "refused" (a subscription is answered
+        # with an error frame and nothing is sent).
+        self.activity: dict[str, str] = dict.fromkeys(ACTIVITY_TYPES, "on")
 
     def connect(self) -> Subscriber:
         """Register a new connection."""
@@ -60,13 +69,23 @@ class RtdsHub:
         if down:
             self.close_all()
 
+    def refusals(self, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        """The pairs of a subscription whose type is refused, each with the error frame
+        answering it (naming the topic and type, and why)."""
+        return {(topic, kind): dumps({"topic": topic, "type": kind,
+                                      "error": "subscription refused",
+                                      "message": f"{topic}/{kind} is not available"})
+                for topic, kind in sorted(pairs)
+                if topic == "activity" and self.activity.get(kind) == "refused"}
+
     def count(self) -> int:
         """Number of connected subscribers."""
         return len(self._subscribers)
 
     def publish(self, topic: str, kind: str, payloads: list[dict], timestamp_ms: int) -> None:
         """Send one frame per payload to subscribers of topic/kind."""
-        if not payloads or not self._subscribers or self.muted:
+        if (not payloads or not self._subscribers or self.muted
+                or (topic == "activity" and self.activity.get(kind, "on") != "on")):
             return
         with self._lock:
             targets = [s for s in self._subscribers.values() if s.wants(topic, kind)]

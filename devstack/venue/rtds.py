@@ -1,4 +1,5 @@
-"""RTDS websocket (/rtds): subscribe to activity/trades and receive every fill as it happens."""
+"""RTDS websocket (/rtds): subscribe to activity/trades (or activity/orders_matched) and
+receive every fill as it happens; a refused type is answered with an error frame."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def install_rtds(app: Flask, state: SandboxState) -> Sock:
         """One RTDS connection: a reader (subscriptions, pings) and a sender thread."""
         sub = state.feed.connect()
         try:
-            serve_connection(ws, sub.outbox, lambda text: _handle_client_message(sub, text))
+            serve_connection(ws, sub.outbox,
+                             lambda text: _handle_client_message(state, sub, text))
         finally:
             state.feed.disconnect(sub)
             sub.outbox.put(None)
@@ -87,7 +89,7 @@ def _send_loop(ws, outbox: queue.Queue) -> None:
         ws.close()
 
 
-def _handle_client_message(sub: Subscriber, text: str) -> None:
+def _handle_client_message(state: SandboxState, sub: Subscriber, text: str) -> None:
     message = client_message(sub.outbox, text)
     if message is None:
         return
@@ -97,6 +99,10 @@ def _handle_client_message(sub: Subscriber, text: str) -> None:
         if isinstance(item, dict) and item.get("topic"):
             pairs.add((str(item["topic"]), str(item.get("type") or "*")))
     if action == "subscribe":
+        refused = state.feed.refusals(pairs)
+        for topic_type, frame in refused.items():  # a refused type is not subscribed
+            pairs.discard(topic_type)
+            sub.outbox.put(frame)
         sub.topics |= pairs
     elif action == "unsubscribe":
         sub.topics -= pairs

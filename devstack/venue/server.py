@@ -234,6 +234,7 @@ class SandboxServer:
     def stop(self) -> None:
         """Stop whales, close websockets, stop serving and free the port."""
         self.app.extensions["sandbox_whales"].stop()
+        self.app.extensions["sandbox_lifespans"].stop()
         self.state.feed.close_all()
         self.state.market_channel.close_all()
         self._server.shutdown()
@@ -275,6 +276,7 @@ def serve(host: str = "127.0.0.1", port: int = 8010, *, seed: int = 0,
         pass
     finally:
         server.app.extensions["sandbox_whales"].stop()
+        server.app.extensions["sandbox_lifespans"].stop()
         if state_file:
             snapshot.save(server.state, state_file)
         server.state.feed.close_all()

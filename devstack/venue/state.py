@@ -30,15 +30,17 @@ from devstack.venue.accounts import COLLATERAL_ASSET, AccountRegistry
 from devstack.venue.amounts import SCALE, amount_text, to_base, units
 from devstack.venue.api_keys import ApiKeyRecord, ApiKeyRegistry
 from devstack.venue.catalog import SEED_MARKETS, Catalog, Market, MarketSeed
+from devstack.venue.chain_oracle import report_resolution
 from devstack.venue.chain_settlement import PUSD, ChainSettlement
 from devstack.venue.chain_wallets import ChainWallets
 from devstack.venue.config import SandboxConfig
 from devstack.venue.desk import OrderDesk, order_response
 from devstack.venue.faults import FaultBoard
-from devstack.venue.feed import RtdsHub
+from devstack.venue.feed import ACTIVITY_TYPES, RtdsHub
 from devstack.venue.house import HouseMaker
 from devstack.venue.ledger import Ledger, PositionStats
 from devstack.venue.lifecycle import TradeLifecycle
+from devstack.venue.lifespans import drawn_winner, set_end, stagger, successor_seed
 from devstack.venue.list_rules import ListRules
 from devstack.venue.market_channel import MarketChannel
 from devstack.venue.modes import VenueModes
@@ -115,6 +117,7 @@ class SandboxState:
         self.house = derived_address(HOUSE_SEED)
         self._initial_strict = self.config.strict_accounts
         self._initial_order_version = self.config.order_version
+        self._initial_lifespans = (self.config.market_lifetime, self.config.replenish_markets)
         self.whales = [derived_address(f"sandbox-whale-{seed}-{i}") for i in range(4)]
         self.chain: ChainHoldings | None = None
         self.wallet_chain: tuple[str, str, str] | None = None  # (rpc, factory, operator key)
@@ -131,8 +134,10 @@ class SandboxState:
         with self.lock:
             self.config.strict_accounts = self._initial_strict
             self.config.order_version = self._initial_order_version
+            self.config.market_lifetime, self.config.replenish_markets = self._initial_lifespans
             self.feed.muted = False
             self.feed.down = False
+            self.feed.activity = dict.fromkeys(ACTIVITY_TYPES, "on")
             self._reset_locked()
             self.market_channel.resync()
         self.faults.clear()
@@ -144,7 +149,11 @@ class SandboxState:
     def _reset_locked(self) -> None:
         self.rng = random.Random(self.seed)
         started_at = datetime.fromtimestamp(self.clock(), UTC).replace(microsecond=0)
-        self.catalog = Catalog(self.config.oracle, self.config.collateral, started_at)
+        # before the catalog: on a dev chain, the neg-risk questions it lists are its adapter's
+        self.chain_settlement = self._attach_settlement()
+        self.catalog = Catalog(self.config.oracle, self._position_collateral(), started_at,
+                               None if self.chain_settlement is None
+                               else self.chain_settlement.neg_risk_adapter())
         self.ledger = Ledger()
         self.keys = ApiKeyRegistry(self.config.server_secret, self.lock)
         self.accounts = AccountRegistry(self.config)
@@ -162,13 +171,16 @@ class SandboxState:
         self.lifecycle = TradeLifecycle(self._now, self.catalog, self.desk, self.ledger,
                                         self.tape, self._after_match)
         self.desk.settle = self._settle_trade
-        self.chain_settlement = self._attach_settlement()
         self.profiles: dict[str, tuple[str, str]] = {}
         for index, whale in enumerate(self.whales):
             self.profiles[whale.lower()] = WHALE_PROFILES[index % len(WHALE_PROFILES)]
         self.ledger.set_balance(self.house, 10**18)
+        self.rounds = 0  # successors listed since the reset (lifespans.py)
         for market_seed in SEED_MARKETS:
             self._add_market_locked(market_seed, self.config.house_liquidity)
+        if self.config.market_lifetime:
+            stagger(list(self.catalog.markets.values()), self._now(),
+                    self.config.market_lifetime)
 
     def attach_chain(self, rpc_url: str, ctf: str) -> ChainHoldings | None:
         """Index on-chain holdings of ``ctf`` on ``rpc_url`` (empty URL: stop); kept on reset."""
@@ -196,9 +208,9 @@ class SandboxState:
             self.config.deposit_wallet_factory = executor.factory
             self.config.deposit_wallet_beacon = beacon
             self.wallet_chain = (rpc_url, factory, operator_key)
-            if self.catalog.collateral.lower() != self.config.collateral.lower():
+            if self.catalog.collateral.lower() != self._position_collateral().lower():
                 # outcome token ids derive from the collateral: the venue starts afresh on
-                # the chain's pUSD, so its markets' tokens can be split and moved there
+                # the chain's USDC.e, so its markets' tokens can be split and moved there
                 self._reset_locked()
                 self.market_channel.resync()
                 return self.relayer.executor  # type: ignore[return-value]
@@ -206,13 +218,18 @@ class SandboxState:
             self.chain_settlement = self._attach_settlement()
             return executor
 
+    def _position_collateral(self) -> str:
+        """What the markets' outcome tokens are split from: on a wallet chain, its USDC.e, as
+        on Polygon (the collateral adapters redeem them into pUSD); else the pUSD address."""
+        return self.config.usdc_e if self.wallet_chain is not None else self.config.collateral
+
     def _attach_settlement(self) -> ChainSettlement | None:
         """Settle trades on the wallet chain when its exchanges are the dev chain's."""
         if self.wallet_chain is None:
             return None
         rpc_url, _, operator_key = self.wallet_chain
         try:
-            return ChainSettlement.attach(rpc_url, operator_key, self.config, self.catalog.oracle)
+            return ChainSettlement.attach(rpc_url, operator_key, self.config, self.config.oracle)
         except Exception as exc:  # a stopped chain: the ledger alone, as without one
             log.warning("sandbox: no on-chain settlement on %s: %s", rpc_url, exc)
             return None
@@ -261,7 +278,10 @@ class SandboxState:
             if seed.slug in self.catalog.markets_by_slug:
                 raise VenueRejection(f"market slug already exists: {seed.slug}", 409)
             liquidity = self.config.house_liquidity if house_liquidity is None else house_liquidity
-            return self._add_market_locked(seed, liquidity)
+            market = self._add_market_locked(seed, liquidity)
+            if self.config.market_lifetime:
+                set_end(market, self._now() + self.config.market_lifetime)
+            return market
 
     def _add_market_locked(self, seed: MarketSeed, house_liquidity: bool) -> Market:
         market = self.catalog.add(seed, house_liquidity=house_liquidity)
@@ -270,6 +290,77 @@ class SandboxState:
         if house_liquidity:
             self.house_maker.replenish(market)
         return market
+
+    # ------------------------------------------------------------ resolution
+
+    def resolve(self, condition_id: str, winner: int | None = None) -> Market:
+        """Resolve a market with outcome ``winner`` winning (None: the leading one); where
+        trades settle on a dev chain, its payouts are reported there first, so claims pay."""
+        with self.lock:
+            market = self.catalog.market(condition_id)
+            if winner is None:
+                winner = self.leading_outcome(market)
+            if winner not in (0, 1):
+                raise VenueRejection("winning outcome index must be 0 or 1")
+            chain = self.chain_settlement
+            if chain is not None and market.winner not in (None, winner):
+                raise VenueRejection(f"{market.slug} resolved for "
+                                     f"{market.outcomes[market.winner]}: payouts reported on "
+                                     "chain never change", 409)
+            if chain is not None:
+                try:
+                    report_resolution(chain, market, winner)
+                except Exception as exc:  # the ledger resolves only what the chain does
+                    raise VenueRejection(f"reporting the payouts of {market.slug} on "
+                                         f"{chain.rpc_url} failed: {exc}", 502) from exc
+            market.ends_at = None
+            return self.settlement.resolve(market.condition_id, winner)
+
+    def leading_outcome(self, market: Market) -> int:
+        """The outcome the market favours now: 0 when its price is at least one half."""
+        return 0 if self.current_price(market, 0) >= Decimal("0.5") else 1
+
+    def set_lifespans(self, lifetime: float, replenish: bool) -> None:
+        """Markets end ``lifetime`` s after now (those open now staggered over it; 0: never),
+        with successors listed in their place when ``replenish`` (lifespans.py)."""
+        with self.lock:
+            self.config.market_lifetime = lifetime
+            self.config.replenish_markets = replenish
+            markets = list(self.catalog.markets.values())
+            for market in markets:
+                market.ends_at = None
+            if lifetime:
+                stagger(markets, self._now(), lifetime)
+
+    def end_due_markets(self) -> list[Market]:
+        """Resolve every open market whose end has come (its winner drawn by its price) and,
+        replenishing, list a successor of each; the markets that ended."""
+        ended: list[Market] = []
+        with self.lock:
+            now = self._now()
+            due = [m for m in self.catalog.markets.values()
+                   if not m.closed and m.ends_at is not None and m.ends_at <= now]
+            for market in due:
+                winner = drawn_winner(self.current_price(market, 0), self.rng)
+                try:
+                    self.resolve(market.condition_id, winner)
+                except VenueRejection as exc:  # the chain refused: tried again next time
+                    log.warning("sandbox: %s did not end: %s", market.slug, exc.message)
+                    continue
+                ended.append(market)
+                if self.config.replenish_markets:
+                    self._list_successor(market)
+        return ended
+
+    def _list_successor(self, market: Market) -> Market:
+        """List the next round of an ended market, ending one lifetime from now."""
+        event = self.catalog.events[market.event_id]
+        while True:
+            self.rounds += 1
+            seed = successor_seed(market, event, self.rounds, self.rng)
+            if seed.slug not in self.catalog.markets_by_slug:
+                break
+        return self.add_market(seed)
 
     # ------------------------------------------------------------ house quotes
 
@@ -530,7 +621,8 @@ class SandboxState:
         if not self.feed.count():
             return
         payloads = [self.rtds_payload(f) for f in fills]
-        self.feed.publish("activity", "trades", payloads, int(now * 1000))
+        for kind in ACTIVITY_TYPES:  # the same trade payload under either type
+            self.feed.publish("activity", kind, payloads, int(now * 1000))
 
     def profile(self, address: str) -> tuple[str, str]:
         """(name, pseudonym) shown for an address."""

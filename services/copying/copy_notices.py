@@ -33,8 +33,10 @@ from models.base import utcnow
 from models.copying import INTENT_FILLED, INTENT_SKIPPED, CopyConfig, CopyIntent
 from services.copying import mirror
 from services.copying.mirror import INSUFFICIENT_BALANCE
+from services.markets import catalogue, markets
 from services.notifications import events
 from services.platform import jobs
+from services.platform.addresses import short_address, trader_name
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +64,15 @@ def readable(reason: str) -> str:
 
 
 def trader(config: CopyConfig) -> str:
-    """How a config's target is named in a message."""
-    return config.target_name or f"{config.target_address[:6]}…{config.target_address[-4:]}"
+    """How a config's target is named in a message: its name with a short address."""
+    return trader_name(config.target_name, config.target_address)
+
+
+def _trader(config: CopyConfig) -> dict[str, str]:
+    # The payload keeps ``trader`` as it was (the name, or the short address) and adds the
+    # address, from which the text shows the name with its short address.
+    return {"trader": config.target_name or short_address(config.target_address),
+            "trader_address": config.target_address}
 
 
 def enqueue(intent_ids: Sequence[UUID]) -> None:
@@ -90,9 +99,10 @@ def emit_outcomes(intent_ids: Sequence[UUID | str]) -> int:
 
 def _emit_one(intent: CopyIntent) -> None:
     config = intent.config
-    common: dict[str, Any] = {"config_id": config.id, "trader": trader(config),
+    common: dict[str, Any] = {"config_id": config.id, **_trader(config),
                               "market": intent.market_slug or intent.token_id,
-                              "outcome": intent.outcome or None, "paper": intent.paper}
+                              "outcome": intent.outcome or None, "paper": intent.paper,
+                              **markets.names(intent.market_slug, intent.token_id)}
     if intent.status == INTENT_FILLED:
         size = intent.filled_size or intent.size
         price = intent.filled_price or intent.price
@@ -109,13 +119,13 @@ def _emit_one(intent: CopyIntent) -> None:
         hour = utcnow().strftime("%Y%m%d%H")
         events.emit(intent.user_id, "config.out_of_funds",
                     f"config.out_of_funds:{config.id}:{hour}", link="/dashboard/wallet",
-                    config_id=config.id, trader=trader(config), amount=intent.usdc)
+                    config_id=config.id, **_trader(config), amount=intent.usdc)
 
 
 def config_stopped(config: CopyConfig, reason: str) -> None:
     """config.stopped: copying this config stopped (``reason``: user, loss_stop, drawdown)."""
     events.emit(config.user_id, "config.stopped", f"config.stopped:{config.id}:{config.version}",
-                link="/dashboard/configs", config_id=config.id, trader=trader(config),
+                link="/dashboard/configs", config_id=config.id, **_trader(config),
                 reason=reason, reason_text=readable(reason))
 
 
@@ -123,7 +133,7 @@ def breaker_opened(config: CopyConfig, reason: str) -> None:
     """config.breaker_opened: the copy rules paused this config (``reason`` says why)."""
     events.emit(config.user_id, "config.breaker_opened",
                 f"config.breaker_opened:{config.id}:{config.version}",
-                link="/dashboard/configs", config_id=config.id, trader=trader(config),
+                link="/dashboard/configs", config_id=config.id, **_trader(config),
                 reason=reason, reason_text=readable(reason))
 
 
@@ -133,7 +143,7 @@ def buys_paused(config: CopyConfig, reason: str) -> None:
     since = int(config.buys_paused_at.timestamp()) if config.buys_paused_at else 0
     events.emit(config.user_id, "config.buys_paused",
                 f"config.buys_paused:{config.id}:{since}", link="/dashboard/configs",
-                config_id=config.id, trader=trader(config), reason=reason,
+                config_id=config.id, **_trader(config), reason=reason,
                 reason_text=readable(reason))
 
 
@@ -142,8 +152,9 @@ def unconfirmed(intent: CopyIntent, reason: str, what: str) -> None:
     (``reason``: reverted, not_mined, differs); ``what`` says what became of the copy."""
     config = intent.config
     events.emit(intent.user_id, "copy.unconfirmed", f"copy.unconfirmed:{intent.id}",
-                link="/dashboard/configs", config_id=config.id, trader=trader(config),
+                link="/dashboard/configs", config_id=config.id, **_trader(config),
                 market=intent.market_slug or intent.token_id, reason=reason,
+                **catalogue.named(intent.market_slug, intent.token_id),
                 reason_text=readable(reason), what=what, paper=intent.paper)
 
 

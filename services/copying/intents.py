@@ -96,7 +96,7 @@ class CopyIntentDraft:
     outcome_index: int | None = None
     market_slug: str = ""
     detection_delay_ms: int | None = None
-    detection_source: str | None = None  # feed, poll, chain, pending (None: not a fill)
+    detection_source: str | None = None  # feed, matched, poll, chain, pending (None: no fill)
     decision_ms: int | None = None
     # Monotonic clock when the decision was made (the placement stage runs from it).
     decided_clock: float | None = None

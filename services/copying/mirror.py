@@ -57,6 +57,8 @@ from dataclasses import fields as dataclass_fields
 from decimal import ROUND_CEILING, ROUND_DOWN, Decimal
 from typing import Any
 
+from services.copying.rule_labels import label
+from services.platform.numbers import money, percent, price, shares
 from services.trading.holdings import Holding
 from venue import fees
 from venue.models import FeeSchedule, Side
@@ -103,31 +105,32 @@ START_MODES = ("new_trades_only", "copy_open_positions")
 BREAKER_BACKOFF = (60, 300, 1800)
 
 REASONS: dict[str, str] = {
-    CATEGORY_BLOCKED: "The market's category is blocked by the config.",
-    PRICE_DEVIATION: "The book price moved too far from the target's fill price.",
-    BELOW_MIN_SIZE: "The mirrored size is under the market's minimum order size.",
-    INSUFFICIENT_BALANCE: "The balance cannot pay for the mirrored order.",
-    CAP_REACHED: "The position already holds max_position_usdc.",
-    NO_POSITION: "The target sold, but the config holds none of this token.",
+    CATEGORY_BLOCKED: "The market's category is one the config blocks.",
+    PRICE_DEVIATION: "The book price moved too far from the trader's fill price.",
+    BELOW_MIN_SIZE: "The copy would be under the market's minimum order size.",
+    INSUFFICIENT_BALANCE: "The trading wallet cannot pay for the copy.",
+    CAP_REACHED: "The position already holds the config's max position.",
+    NO_POSITION: "The trader sold, but the config holds none of this outcome.",
     NO_LIQUIDITY: "The book has no price on the side the order would take.",
     NOT_A_TRADE: "The activity is not a buy or sell fill.",
     MARKET_CLOSED: "The market no longer accepts orders.",
     CONFIG_INACTIVE: "The config was stopped before the order left.",
-    BELOW_MIN_TARGET_TRADE: "The target's trade is worth less than min_target_trade_usdc.",
-    BELOW_MIN_TRADE: "The copy would be worth less than min_trade_usdc.",
-    PRICE_OUT_OF_RANGE: "The price is outside the config's min_price-max_price band.",
-    BUYS_DISABLED: "copy_buys is off.",
-    SELLS_DISABLED: "copy_sells is off.",
-    DAILY_BUDGET_EXHAUSTED: "daily_budget_usdc is spent for this UTC day.",
-    TOTAL_BUDGET_EXHAUSTED: "total_budget_usdc is spent.",
-    EXPOSURE_LIMIT: "The user's configs together hold (or have in flight) "
-                    "max_total_exposure_usdc.",
-    MARKET_ENDS_SOON: "The market ends within skip_if_ends_within_hours.",
-    KEYWORD_EXCLUDED: "The market's question contains one of exclude_keywords.",
-    KEYWORD_NOT_INCLUDED: "The market's question contains none of include_keywords.",
-    LOSS_STOP: "The config's total PnL fell to minus loss_stop_usdc: it stopped.",
-    DRAWDOWN_STOP: "The config's PnL fell max_drawdown_bps from its peak: it stopped.",
-    BREAKER_OPEN: "Too many copies failed in a row; the breaker pauses copying until retry_at.",
+    BELOW_MIN_TARGET_TRADE: "The trader's trade is worth less than the config's smallest "
+                            "trader's trade to copy.",
+    BELOW_MIN_TRADE: "The copy would be worth less than the config's min per trade.",
+    PRICE_OUT_OF_RANGE: "The price is outside the config's min-max price band.",
+    BUYS_DISABLED: "Copying buys is off for this config.",
+    SELLS_DISABLED: "Copying sells is off for this config.",
+    DAILY_BUDGET_EXHAUSTED: "The config's daily budget is spent for this UTC day.",
+    TOTAL_BUDGET_EXHAUSTED: "The config's total budget is spent.",
+    EXPOSURE_LIMIT: "Your configs together hold (or have in flight) your exposure limit.",
+    MARKET_ENDS_SOON: "The market ends sooner than the config's skip markets ending within.",
+    KEYWORD_EXCLUDED: "The market's question contains a word the config excludes.",
+    KEYWORD_NOT_INCLUDED: "The market's question contains none of the words the config "
+                          "requires.",
+    LOSS_STOP: "The config's total PnL fell to its loss stop: it stopped.",
+    DRAWDOWN_STOP: "The config's PnL fell its max drawdown from its peak: it stopped.",
+    BREAKER_OPEN: "Too many copies failed in a row; copying is paused until its retry time.",
     STOP_UNVERIFIED: "The loss or drawdown stop could not value a held position for over a "
                      "minute: buying is paused until it can.",
 }
@@ -385,8 +388,8 @@ def decide(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Hold
         return _skip(fill.token_id, side, SELLS_DISABLED)
     if rules.min_target_trade_usdc is not None and fill.value_usdc < rules.min_target_trade_usdc:
         return _skip(fill.token_id, side, BELOW_MIN_TARGET_TRADE,
-                     f"The target's trade is worth {fill.value_usdc.quantize(USDC_STEP)} pUSD, "
-                     f"under min_target_trade_usdc {rules.min_target_trade_usdc}.")
+                     f"The trader's trade is worth {money(fill.value_usdc)}, under the "
+                     f"{label('min_target_trade_usdc')} of {money(rules.min_target_trade_usdc)}.")
     if not market.accepting_orders:
         return _skip(fill.token_id, side, MARKET_CLOSED)
     keyword = keyword_skip(rules, market.question)
@@ -395,25 +398,27 @@ def decide(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Hold
                      f"{REASONS[keyword]} Question: {market.question[:200]!r}.")
     if category_blocked(rules, market):
         return _skip(fill.token_id, side, CATEGORY_BLOCKED,
-                     f"Category '{market.category}' is blocked by the config.")
+                     f"The category “{market.category}” is blocked by the config.")
     left = hours_to_end(market, ctx.now)
     if (side == BUY and rules.skip_if_ends_within_hours is not None and left is not None
             and left < rules.skip_if_ends_within_hours):
         return _skip(fill.token_id, side, MARKET_ENDS_SOON,
-                     f"The market ends in {left.quantize(Decimal('0.1'))} h, within "
-                     f"skip_if_ends_within_hours {rules.skip_if_ends_within_hours}.")
+                     f"The market ends in {left.quantize(Decimal('0.1'))} h, within the "
+                     f"{label('skip_if_ends_within_hours')} "
+                     f"{rules.skip_if_ends_within_hours.normalize():f} h.")
     book = market.best_ask if side == BUY else market.best_bid
     if book is None:
         return _skip(fill.token_id, side, NO_LIQUIDITY)
     if side == BUY and not _in_band(rules, book):
         return _skip(fill.token_id, side, PRICE_OUT_OF_RANGE,
-                     f"Ask {book} is outside the band {rules.min_price or 0}-"
-                     f"{rules.max_price or 1}.")
+                     f"The ask {price(book, market.tick_size)} is outside the band "
+                     f"{price(rules.min_price or 0)}-{price(rules.max_price or 1)}.")
     moved = deviation_bps(book, fill.price)
     if moved > rules.price_deviation_bps:
         return _skip(fill.token_id, side, PRICE_DEVIATION,
-                     f"Book {book} vs target fill {fill.price}: {moved.quantize(Decimal(1))} "
-                     f"bps > {rules.price_deviation_bps} bps allowed.")
+                     f"The book's {price(book, market.tick_size)} is {moved.quantize(Decimal(1))} "
+                     f"bps from the trader's fill at {price(fill.price)}; the "
+                     f"{label('price_deviation_bps')} allows {rules.price_deviation_bps} bps.")
     limit = worst_price(side, fill.price, rules.price_deviation_bps, market.tick_size)
     if side == BUY:
         return _decide_buy(rules, fill, market, holding, limit, available_usdc, ctx)
@@ -430,17 +435,16 @@ def _wanted_shares(rules: CopyRules, fill: TargetFill, per_share: Decimal,
     """Shares the sizing mode asks for, and how; None when it cannot size (unknown value)."""
     if rules.sizing_mode == "fixed_usdc" and rules.fixed_usdc is not None:
         return (_round_down(rules.fixed_usdc / per_share, SHARE_STEP),
-                f"fixed_usdc {rules.fixed_usdc} pUSD")
+                f"fixed {money(rules.fixed_usdc)} per copy")
     if rules.sizing_mode == "proportional":
         if not ctx.balance_usdc or not ctx.target_value_usdc or ctx.target_value_usdc <= 0:
-            return None, "the target's portfolio value or our balance is unknown"
+            return None, "the trader's portfolio value or our balance is unknown"
         ratio = ctx.balance_usdc / ctx.target_value_usdc
         return (_round_down(fill.size * ratio * rules.size_multiplier, SHARE_STEP),
-                f"target {fill.size} x our balance {ctx.balance_usdc.quantize(USDC_STEP)} / "
-                f"its value {ctx.target_value_usdc.quantize(USDC_STEP)} x "
-                f"{rules.size_multiplier}")
+                f"the trader's {shares(fill.size)} x our balance {money(ctx.balance_usdc)} / "
+                f"its value {money(ctx.target_value_usdc)} x {rules.size_multiplier.normalize():f}")
     return (_round_down(fill.size * rules.size_multiplier, SHARE_STEP),
-            f"target {fill.size} x {rules.size_multiplier}")
+            f"the trader's {shares(fill.size)} x {rules.size_multiplier.normalize():f}")
 
 
 def spending_limits(rules: CopyRules, ctx: CopyContext) -> list[tuple[str, Decimal, str]]:
@@ -457,11 +461,13 @@ def budget_bounds(daily_budget: Decimal | None, total_budget: Decimal | None,
     the exposure are known (amounts as the caller counts them: in flight or not)."""
     limits = []
     if daily_budget is not None:
-        limits.append((DAILY_BUDGET_EXHAUSTED, daily_budget - spent_today, "daily_budget_usdc"))
+        limits.append((DAILY_BUDGET_EXHAUSTED, daily_budget - spent_today,
+                       label("daily_budget_usdc")))
     if total_budget is not None:
-        limits.append((TOTAL_BUDGET_EXHAUSTED, total_budget - spent_total, "total_budget_usdc"))
+        limits.append((TOTAL_BUDGET_EXHAUSTED, total_budget - spent_total,
+                       label("total_budget_usdc")))
     if exposure_cap is not None and exposure is not None:
-        limits.append((EXPOSURE_LIMIT, exposure_cap - exposure, "max_total_exposure_usdc"))
+        limits.append((EXPOSURE_LIMIT, exposure_cap - exposure, label("max_total_exposure_usdc")))
     return limits
 
 
@@ -481,24 +487,24 @@ class Fit:
         return self.reason is not None
 
 
-def fit_spending(shares: Decimal, per_share: Decimal, limit: Decimal,
+def fit_spending(size: Decimal, per_share: Decimal, limit: Decimal,
                  bounds: Iterable[tuple[str, Decimal, str]], min_order_size: Decimal,
                  ceiling: Decimal) -> Fit:
-    """Cut a buy of ``shares`` (costing ``per_share`` each at ``limit``) to what every
+    """Cut a buy of ``size`` shares (costing ``per_share`` each at ``limit``) to what every
     (reason, pUSD left, rule) bound can pay; a skip with the bound's reason when that is
     under the market's minimum."""
     notes: list[str] = []
     for reason, left, name in bounds:
         affordable = _round_down(max(left, Decimal(0)) / per_share, SHARE_STEP)
         ceiling = min(ceiling, affordable)
-        if affordable < shares:
+        if affordable < size:
             if affordable < min_order_size:
                 return Fit(Decimal(0), ceiling, tuple(notes), reason,
-                           f"{max(left, Decimal(0)).quantize(USDC_STEP)} pUSD left by {name} "
-                           f"cannot buy the minimum {min_order_size} shares at {limit}.")
-            notes.append(f"reduced to {affordable} shares by {name}")
-            shares = affordable
-    return Fit(shares, ceiling, tuple(notes))
+                           f"The {money(max(left, Decimal(0)))} left of the {name} cannot buy "
+                           f"the minimum {shares(min_order_size)} shares at {price(limit)}.")
+            notes.append(f"reduced to {shares(affordable)} shares by the {name}")
+            size = affordable
+    return Fit(size, ceiling, tuple(notes))
 
 
 def _decide_buy(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Holding,
@@ -513,8 +519,8 @@ def _decide_buy(rules: CopyRules, fill: TargetFill, market: MarketView, holding:
     headroom = rules.max_position_usdc - holding.cost_usdc
     if headroom <= 0:
         return _skip(fill.token_id, BUY, CAP_REACHED,
-                     f"Position cost {holding.cost_usdc} already at the {rules.max_position_usdc}"
-                     " pUSD cap.")
+                     f"The position's cost of {money(holding.cost_usdc)} is already at the "
+                     f"{label('max_position_usdc')} of {money(rules.max_position_usdc)}.")
     notes: list[str] = []
     capped = wanted
     # Every bound, in shares: the most the copy may buy (what round_up_to_min may reach).
@@ -523,14 +529,16 @@ def _decide_buy(rules: CopyRules, fill: TargetFill, market: MarketView, holding:
         most = _round_down(rules.max_trade_usdc / per_share, SHARE_STEP)
         ceiling = min(ceiling, most)
         if most < capped:
-            notes.append(f"cut from {capped} to {most} shares by max_trade_usdc")
+            notes.append(f"cut from {shares(capped)} to {shares(most)} shares by the "
+                         f"{label('max_trade_usdc')} of {money(rules.max_trade_usdc)}")
             capped = most
     if ceiling < capped:
-        notes.append(f"capped from {capped} to {ceiling} shares by max_position_usdc")
+        notes.append(f"capped from {shares(capped)} to {shares(ceiling)} shares by the "
+                     f"{label('max_position_usdc')} of {money(rules.max_position_usdc)}")
         capped = ceiling
     bounds = spending_limits(rules, ctx)
     if available_usdc is not None:
-        bounds.append((INSUFFICIENT_BALANCE, available_usdc, "the balance"))
+        bounds.append((INSUFFICIENT_BALANCE, available_usdc, "balance"))
     fit = fit_spending(capped, per_share, limit, bounds, market.min_order_size, ceiling)
     if fit.reason is not None:
         return _skip(fill.token_id, BUY, fit.reason, fit.detail)
@@ -539,23 +547,39 @@ def _decide_buy(rules: CopyRules, fill: TargetFill, market: MarketView, holding:
     if rules.min_trade_usdc is not None and capped * per_share < rules.min_trade_usdc:
         needed = _round_up(rules.min_trade_usdc / per_share, SHARE_STEP)
         if not rules.round_up_to_min or needed > ceiling:
-            why = (f"; rounding up to {needed} shares would pass a cap, budget or the balance"
-                   if rules.round_up_to_min else "")
+            why = (f"; rounding up to {shares(needed)} shares would pass a cap, budget or the "
+                   "balance" if rules.round_up_to_min else "")
             return _skip(fill.token_id, BUY, BELOW_MIN_TRADE,
-                         f"{capped} shares at {limit} is under min_trade_usdc "
-                         f"{rules.min_trade_usdc}{why}.")
-        notes.append(f"rounded up from {capped} to {needed} shares by round_up_to_min")
+                         f"{shares(capped)} shares at {price(limit)} is under the "
+                         f"{label('min_trade_usdc')} of {money(rules.min_trade_usdc)}{why}.")
+        notes.append(f"rounded up from {shares(capped)} to {shares(needed)} shares to the "
+                     f"{label('min_trade_usdc')}")
         capped = needed
     if capped < market.min_order_size or capped <= 0:
         return _skip(fill.token_id, BUY, BELOW_MIN_SIZE,
-                     f"{capped} shares is under the market minimum of {market.min_order_size}"
+                     f"{shares(capped)} shares is under the market minimum of "
+                     f"{shares(market.min_order_size)}"
                      + (f" ({'; '.join(notes)})" if notes else "") + ".")
     spend = _round_up(capped * limit, USDC_STEP)
     if spend > headroom:
         spend = _round_down(headroom, USDC_STEP)
-    detail = f"Buy {capped} shares ({how})"
+    if rules.sizing_mode == "fixed_usdc" and rules.fixed_usdc is not None:
+        notes.append(fixed_spend_note(rules.fixed_usdc, capped, limit, per_share, spend))
+    detail = f"Buy {shares(capped)} shares ({how})"
     return Decision(action="copy", token_id=fill.token_id, side=BUY, size=capped, price=limit,
                     usdc=spend, detail=detail + ("; " + "; ".join(notes) if notes else "") + ".")
+
+
+def fixed_spend_note(fixed: Decimal, size: Decimal, limit: Decimal, per_share: Decimal,
+                     spend: Decimal) -> str:
+    """Why a fixed-size copy spends less than its amount: whole hundredths of a share at up
+    to the limit price, the taker fee on top, a better fill costing less."""
+    fee = _round_up(size * (per_share - limit), USDC_STEP)
+    why = [f"shares are bought in steps of {SHARE_STEP} at up to {price(limit)} each"]
+    if fee > 0:
+        why.append(f"the taker fee takes about {money(fee)}")
+    return (f"spends at most {money(spend)} of the {money(fixed)}: " + ", ".join(why)
+            + ", and a fill at a better price costs less")
 
 
 def sell_fraction(sold: Decimal, position_after: Decimal | None) -> Decimal:
@@ -571,24 +595,25 @@ def _decide_sell(fill: TargetFill, market: MarketView, holding: Holding, book: D
     if holding.shares <= 0:
         return _skip(fill.token_id, SELL, NO_POSITION)
     fraction = sell_fraction(fill.size, target_position_after)
-    shares = holding.shares if fraction >= 1 else _round_down(holding.shares * fraction,
-                                                              SHARE_STEP)
-    percent = (fraction * 100).quantize(Decimal("0.1"))
-    if shares < market.min_order_size or shares <= 0:
+    size = holding.shares if fraction >= 1 else _round_down(holding.shares * fraction,
+                                                            SHARE_STEP)
+    if size < market.min_order_size or size <= 0:
         return _skip(fill.token_id, SELL, BELOW_MIN_SIZE,
-                     f"Selling {shares} shares ({percent}% of {holding.shares}) is under the "
-                     f"market minimum of {market.min_order_size}.")
-    detail = (f"Sell {shares} of {holding.shares} shares: the target sold {percent}% of its "
-              "position.")
-    remainder = holding.shares - shares
+                     f"Selling {shares(size)} shares ({percent(fraction, 1)} of "
+                     f"{shares(holding.shares)}) is under the market minimum of "
+                     f"{shares(market.min_order_size)}.")
+    detail = (f"Sell {shares(size)} of {shares(holding.shares)} shares: the trader sold "
+              f"{percent(fraction, 1)} of its position.")
+    remainder = holding.shares - size
     if 0 < remainder < market.min_order_size:
         # What would be left could never be sold on its own: sell it with this order.
-        detail = (f"Sell the whole holding of {holding.shares} shares: the target sold "
-                  f"{percent}% of its position, and the {remainder} shares left would be "
-                  f"under the market minimum of {market.min_order_size} (unsellable dust).")
-        shares = holding.shares
-    return Decision(action="copy", token_id=fill.token_id, side=SELL, size=shares, price=limit,
-                    usdc=_round_down(shares * book, USDC_STEP), detail=detail)
+        detail = (f"Sell the whole holding of {shares(holding.shares)} shares: the trader sold "
+                  f"{percent(fraction, 1)} of its position, and the {shares(remainder)} shares "
+                  f"left would be under the market minimum of {shares(market.min_order_size)} "
+                  "(unsellable dust).")
+        size = holding.shares
+    return Decision(action="copy", token_id=fill.token_id, side=SELL, size=size, price=limit,
+                    usdc=_round_down(size * book, USDC_STEP), detail=detail)
 
 
 def stop_signal(rules: CopyRules, total_pnl: Decimal, peak_pnl: Decimal,
@@ -600,8 +625,8 @@ def stop_signal(rules: CopyRules, total_pnl: Decimal, peak_pnl: Decimal,
     its fall against what it holds).
     """
     if rules.loss_stop_usdc is not None and total_pnl <= -rules.loss_stop_usdc:
-        return LOSS_STOP, (f"Total PnL {total_pnl.quantize(USDC_STEP)} pUSD reached the loss "
-                           f"stop of -{rules.loss_stop_usdc} pUSD.")
+        return LOSS_STOP, (f"Total PnL {money(total_pnl)} reached the loss stop of "
+                           f"{money(-rules.loss_stop_usdc)}.")
     if rules.max_drawdown_bps is not None:
         peak = max(peak_pnl, total_pnl, Decimal(0))
         capital = open_cost_usdc + peak
@@ -610,10 +635,9 @@ def stop_signal(rules: CopyRules, total_pnl: Decimal, peak_pnl: Decimal,
             drawdown = fall / capital * BPS
             if drawdown >= rules.max_drawdown_bps:
                 return DRAWDOWN_STOP, (
-                    f"PnL {total_pnl.quantize(USDC_STEP)} pUSD is "
-                    f"{drawdown.quantize(Decimal(1))} bps below its peak of "
-                    f"{peak.quantize(USDC_STEP)} pUSD (max_drawdown_bps "
-                    f"{rules.max_drawdown_bps}).")
+                    f"PnL {money(total_pnl)} is {drawdown.quantize(Decimal(1))} bps below "
+                    f"its peak of {money(peak)} (the {label('max_drawdown_bps')} is "
+                    f"{rules.max_drawdown_bps} bps).")
     return None
 
 
@@ -627,12 +651,13 @@ def closing_sell(rules: CopyRules, token_id: str, holding: Holding, market: Mark
         return _skip(token_id, SELL, NO_LIQUIDITY, f"{why}: {REASONS[NO_LIQUIDITY]}")
     if holding.shares < market.min_order_size:
         return _skip(token_id, SELL, BELOW_MIN_SIZE,
-                     f"{why}: {holding.shares} shares is under the market minimum.")
+                     f"{why}: {shares(holding.shares)} shares is under the market minimum.")
     limit = worst_price(SELL, market.best_bid, rules.price_deviation_bps, market.tick_size)
     return Decision(action="copy", token_id=token_id, side=SELL, size=holding.shares,
                     price=limit, usdc=_round_down(holding.shares * market.best_bid, USDC_STEP),
-                    detail=f"{why}: sell all {holding.shares} shares at market, no lower than "
-                           f"{limit} (best bid {market.best_bid}).")
+                    detail=f"{why}: sell all {shares(holding.shares)} shares at market, no "
+                           f"lower than {price(limit, market.tick_size)} (best bid "
+                           f"{price(market.best_bid, market.tick_size)}).")
 
 
 def exit_before_end(rules: CopyRules, market: MarketView, now: int) -> bool:
@@ -680,13 +705,13 @@ def decide_exit(rules: CopyRules, token_id: str, holding: Holding, market: Marke
         return None
     if holding.shares < market.min_order_size:
         return _skip(token_id, SELL, BELOW_MIN_SIZE,
-                     f"{signal}: {holding.shares} shares is under the market minimum.")
+                     f"{signal}: {shares(holding.shares)} shares is under the market minimum.")
     limit = max(market.tick_size, _round_up(market.best_bid * Decimal("0.98"), market.tick_size))
     return Decision(action="copy", token_id=token_id, side=SELL, size=holding.shares,
                     price=min(limit, 1 - market.tick_size),
                     usdc=_round_down(holding.shares * market.best_bid, USDC_STEP),
-                    detail=f"{signal}: best bid {market.best_bid} vs average cost "
-                           f"{holding.average_price:.4f}.")
+                    detail=f"{signal}: best bid {price(market.best_bid, market.tick_size)} vs "
+                           f"average cost {price(holding.average_price)}.")
 
 
 def suggest_multiplier(balance: Decimal, typical_trade_usdc: Decimal,
@@ -705,11 +730,10 @@ def suggest_multiplier(balance: Decimal, typical_trade_usdc: Decimal,
     exposure_cap = (balance / 2 / typical_exposure_usdc) if typical_exposure_usdc > 0 else per_trade
     multiplier = min(per_trade, exposure_cap)
     multiplier = max(Decimal("0.0001"), multiplier.quantize(Decimal("0.0001"), ROUND_DOWN))
-    how = (f"A typical target trade is {typical_trade_usdc.quantize(USDC_STEP)} pUSD; "
-           f"{multiplier}x makes it about {(risk_share * 100).normalize()}% of your "
-           f"{balance.quantize(USDC_STEP)} pUSD balance")
+    how = (f"A typical trade of the trader is {money(typical_trade_usdc)}; "
+           f"{multiplier.normalize():f}x makes it about {percent(risk_share)} of your "
+           f"{money(balance)} balance")
     if exposure_cap < per_trade:
-        how += (f", reduced so the target's typical open exposure of "
-                f"{typical_exposure_usdc.quantize(USDC_STEP)} pUSD mirrors to at most half "
-                "your balance")
+        how += (f", reduced so the trader's typical open exposure of "
+                f"{money(typical_exposure_usdc)} mirrors to at most half your balance")
     return multiplier, how + f" (about {trades_per_position} fills per position)."

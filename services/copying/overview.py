@@ -53,7 +53,7 @@ def health(config: Any, status: dict[str, Any] | None) -> str:
         return "out_of_funds"
     if status.get("buys_paused"):  # the engine paused its buys (a stop without a verdict)
         return "buys_paused"
-    if status.get("executor_running") and status.get("detection") == "poll":
+    if status.get("executor_running") and status.get("detection") in ("poll", "chain"):
         return "feed_degraded"
     if not status.get("executor_running"):
         return "paused"

@@ -49,6 +49,7 @@ from models.user import User
 from services.copying import mirror
 from services.copying.intents import CopyIntentDraft
 from services.copying.mirror import MarketView
+from services.platform import numbers
 from services.trading import copy_positions
 from venue.models import Side
 
@@ -227,11 +228,12 @@ def reserve(drafts: Sequence[CopyIntentDraft], view: MarketView, *,
                 # Rounding, or a fee the order's walk pays above the limit's: a step less.
                 reason, left, name = over[0]
                 fewer = draft.size - mirror.SHARE_STEP
-                fit = (mirror.Fit(fewer, fewer, (f"reduced to {fewer} shares by {name}",))
+                fit = (mirror.Fit(fewer, fewer,
+                                  (f"reduced to {numbers.shares(fewer)} shares by the {name}",))
                        if fewer >= view.min_order_size else mirror.Fit(
                            ZERO, ZERO, (), reason,
-                           f"{max(left, ZERO).quantize(mirror.USDC_STEP)} pUSD left by "
-                           f"{name} cannot buy the minimum {view.min_order_size} shares."))
+                           f"The {numbers.money(max(left, ZERO))} left of the {name} cannot "
+                           f"buy the minimum {numbers.shares(view.min_order_size)} shares."))
             if fit.skips:
                 draft.failed({"status": INTENT_SKIPPED, "reason": fit.reason,
                               "detail": fit.detail + " (copies in flight counted)",

@@ -89,6 +89,11 @@ def login_link(token: str) -> str:
     return f"{runtime().settings.base_url}{LOGIN_LINK_PATH}?token={token}"
 
 
+def codes_by_mail() -> bool:
+    """Whether codes go out by email (SMTP_URL set) rather than to the server's log."""
+    return bool(runtime().settings.smtp_url)
+
+
 def _send(email: str, subject: str, text: str, code: str, link: str | None) -> None:
     settings = runtime().settings
     smtp_url = settings.smtp_url

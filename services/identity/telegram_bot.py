@@ -17,10 +17,11 @@ from typing import Any
 from uuid import UUID
 
 from models.user import User
-from services.copying import configs
+from services.copying import configs, rule_labels
 from services.copying.copy_notices import trader
 from services.notifications import inbox, telegram
 from services.platform import errors
+from services.platform.numbers import money, plural, pnl, shares
 from services.trading import positions, stats
 
 log = logging.getLogger(__name__)
@@ -81,18 +82,19 @@ def _command(user: User, command: str, argument: str) -> tuple[str, Any]:
     if command == "/status":
         listed = configs.list_configs(user)
         active = sum(1 for c in listed if c.is_active)
-        return (f"Copying {active} of {len(listed)} configs. "
-                f"{inbox.unread_count(user)} unread notifications."), None
+        return (f"Copying {active} of {plural(len(listed), 'config')}. "
+                f"{plural(inbox.unread_count(user), 'unread notification')}."), None
     if command == "/pnl":
         summary = stats.user_summary(user)
-        return (f"Total PnL {summary['total_pnl']} pUSD (realized {summary['realized_pnl']}), "
-                f"{summary['trade_count']} filled trades."), None
+        trades = plural(summary["trade_count"], "filled trade")
+        return (f"Total PnL {pnl(summary['total_pnl'])} (realized "
+                f"{pnl(summary['realized_pnl'])}), {trades}."), None
     if command == "/positions":
         held = positions.list_positions(user)
         if not held:
             return "No open positions.", None
-        return "\n".join(f"{p['size']} × “{p['market_title'] or p['market_slug']}” "  # noqa: RUF001
-                         f"{p['outcome']}: {p['current_value']} pUSD" for p in held[:20]), None
+        return "\n".join(f"{shares(p['size'])} shares of “{p['market_title'] or p['market_slug']}” "
+                         f"({p['outcome']}): {money(p['current_value'])}" for p in held[:20]), None
     if command == "/configs":
         return _config_list(user), None
     if command in ("/stop", "/start"):
@@ -110,7 +112,8 @@ def _config_list(user: User) -> str:
     listed = configs.list_configs(user)
     if not listed:
         return "No copy configs yet."
-    return "\n".join(f"{n}. {trader(c)}: {'copying' if c.is_active else 'stopped'}"
+    return "\n".join(f"{n}. {trader(c)}: {'copying' if c.is_active else 'stopped'}, "
+                     f"{rule_labels.sizing(c.sizing_mode, c.size_multiplier, c.fixed_usdc)}"
                      for n, c in enumerate(listed, 1))
 
 

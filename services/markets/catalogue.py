@@ -79,3 +79,16 @@ def token(token_id: str) -> MarketToken | None:
     """The catalogue row of an outcome token, with its market, if synced."""
     return (MarketToken.select(MarketToken, Market).join(Market)
             .where(MarketToken.token_id == token_id).first())
+
+
+def named(slug: str | None = None, token_id: str | None = None) -> dict[str, str]:
+    """How a message names a market: ``market_title`` (its question) and, from the token,
+    ``outcome``; only what the catalogue knows (empty when the market is not synced)."""
+    row = token(token_id) if token_id else None
+    market = row.market if row is not None else (market_by_slug(slug) if slug else None)
+    names: dict[str, str] = {}
+    if market is not None and market.title:
+        names["market_title"] = market.title
+    if row is not None and row.outcome:
+        names["outcome"] = row.outcome
+    return names

@@ -163,6 +163,21 @@ def _resolve_market(slug: str | None = None, token_id: str | None = None) -> Mar
     raise ValidationFailed(fields={"slug": ["Give a market slug or a token_id."]})
 
 
+def names(slug: str | None = None, token_id: str | None = None) -> dict[str, str]:
+    """How a message names a market (``market_title``, ``outcome``: ``catalogue.named``),
+    synced from Gamma first when the catalogue lacks it; best effort, for jobs off the hot
+    path (a venue that does not answer leaves the names out, and the slug stands in)."""
+    known = catalogue.named(slug, token_id)
+    if "market_title" in known or not (slug or token_id):
+        return known
+    try:
+        catalogue.upsert_markets([_resolve_market(slug, token_id)])
+    except (VenueError, NotFound):
+        log.warning("market %s not synced for a message", slug or token_id, exc_info=True)
+        return known
+    return catalogue.named(slug, token_id)
+
+
 def market_details(slug: str | None = None, token_id: str | None = None) -> dict[str, Any]:
     """Status, condition id, outcome tokens with prices, volume, liquidity, trading rules."""
     market = _resolve_market(slug, token_id)

@@ -30,7 +30,7 @@ from models.notifications import (
     NotificationChannel,
     NotificationDelivery,
 )
-from services.notifications import catalogue, dispatch, email_links, events, transports
+from services.notifications import catalogue, dispatch, events, providers, transports
 from services.platform.pagination import DEFAULT_LIMIT, Page, paginate
 from services.platform.runtime import runtime
 
@@ -46,8 +46,7 @@ def _config() -> Any:
 def message_for(delivery: NotificationDelivery) -> transports.Message:
     """The message a delivery sends: its event's, or its digest's."""
     channel = delivery.channel
-    unsubscribe = (email_links.unsubscribe_url(channel.id)
-                   if channel.kind == "email" else None)
+    unsubscribe = providers.get(channel.kind).unsubscribe_url(channel)
     if delivery.notification_id is None:
         return transports.Message(
             id=str(delivery.id), type="digest", title="Notifications digest",
@@ -84,7 +83,7 @@ def deliver(delivery_id: UUID | str) -> str:
         _finish(delivery, status=CANCELLED, error="the channel is off")
         return CANCELLED
     try:
-        outcome = transports.send(channel, message_for(delivery))
+        outcome = providers.send(channel, message_for(delivery))
     except Exception as exc:  # a bug or a sealed secret that no longer opens: retry, log
         log.exception("delivery %s failed to send", delivery_id)
         outcome = transports.Outcome(False, error=f"internal error: {type(exc).__name__}")

@@ -1,5 +1,6 @@
 """Which URLs a user may make this server post to: https to public addresses only; http on a
-loopback host only when NOTIFY_ALLOW_LOOPBACK_URLS is set (tests, development).
+loopback host only when NOTIFY_ALLOW_LOOPBACK_URLS allows it (by default with the sandbox venue,
+never with Polymarket's: config.py).
 
 Checked when a channel is added (400 ``validation_failed`` naming the field) and again at
 every send, where the connection goes to the address that was checked (outbound.py)."""

@@ -29,3 +29,18 @@ def checked_address(text: Any, field: str) -> str:
             "The address's letter case does not match its EIP-55 checksum: check for a "
             "typo, or paste it all in lower case."]})
     return checksummed
+
+
+def short_address(address: str | None) -> str:
+    """An address shortened for a sentence: ``0x1234…abcd``."""
+    if not address:
+        return "—"
+    return f"{address[:6]}…{address[-4:]}" if len(address) > 12 else address
+
+
+def trader_name(name: str | None, address: str | None) -> str:
+    """A trader as a message names them: ``Name (0x1234…abcd)``, or the short address alone."""
+    short = short_address(address) if address else ""
+    if name and name.strip():
+        return f"{name.strip()} ({short})" if short else name.strip()
+    return short or "—"

@@ -108,8 +108,10 @@ COPY_EXECUTORS = Gauge("copytrade_copy_executors",
                        "live worker processes.", ["kind"], multiprocess_mode="livesum")
 
 DETECTION_SOURCE = Gauge("copytrade_detection_source",
-                        "Copy engines detecting trades by each source (feed: RTDS carrying "
-                        "trades; poll: the feed down or stale), summed over live workers.",
+                        "Copy engines detecting trades by each source (feed: RTDS "
+                        "activity/trades; matched: RTDS activity/orders_matched; chain: "
+                        "OrderFilled logs with the feed degraded; poll: Data API polls), "
+                        "summed over live workers.",
                         ["source"], multiprocess_mode="livesum")
 DETECTION_SINCE = Gauge("copytrade_detection_source_since_seconds",
                         "Unix time the engine's current detection source became live.",
@@ -204,7 +206,8 @@ def observe_venue(api: str, method: str, path: str, seconds: float,
 
 @_safe
 def copy_detected(source: str) -> None:
-    """A new target fill queued for an executor (``feed`` or ``poll``)."""
+    """A new target fill queued for an executor (by ``feed``, ``matched``, ``poll``, ``chain``
+    or ``pending``)."""
     COPY_DETECTIONS.labels(source).inc()
 
 
@@ -242,8 +245,9 @@ def copy_executors(targets: int, configs: int) -> None:
 
 @_safe
 def detection_source(source: str) -> None:
-    """This process's copy engine now detects trades by ``source`` (feed or poll)."""
-    for kind in ("feed", "poll"):
+    """This process's copy engine now detects trades by ``source`` (feed, matched, chain or
+    poll)."""
+    for kind in ("feed", "matched", "chain", "poll"):
         DETECTION_SOURCE.labels(kind).set(1 if kind == source else 0)
     DETECTION_SINCE.labels(source).set_to_current_time()
 

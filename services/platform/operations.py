@@ -29,7 +29,7 @@ from rq.job import Job
 from rq.registry import FailedJobRegistry
 from rq.utils import utcparse
 
-from services.platform import copy_leases, worker_registry
+from services.platform import copy_leases, detection_costs, worker_registry
 from services.platform import jobs as jobs_service
 
 NEWEST_FAILURES = 5
@@ -99,16 +99,18 @@ def lease_holders(client: redis.Redis, prefix: str) -> dict[str, str]:
 
 
 DETECTION_FIELDS = ("detection", "detection_since", "detection_last_gap_at",
-                    "detection_last_gap_seconds", "polls_per_minute", "detection_chain",
-                    "detection_chain_mode", "detection_chain_since", "detection_pending")
+                    "detection_last_gap_seconds", "polls_per_minute", "chain_calls_per_minute",
+                    "detection_chain", "detection_chain_mode", "detection_chain_since",
+                    "detection_pending")
 NO_DETECTION: dict[str, Any] = dict.fromkeys(DETECTION_FIELDS)
 
 
 def engine_detection(client: redis.Redis, prefix: str | None,
                      engines: Iterable[str | None]) -> dict[str, dict[str, Any]]:
-    """Each engine's live detection source (feed|poll) and since when, the feed's last gap
-    (start, seconds), its polls over the last minute and its on-chain detection (live, down
-    or off; websocket or logs; since when; pending matches read), from its heartbeat."""
+    """Each engine's live detection source (feed|matched|chain|poll) and since when, the
+    feed's last gap (start, seconds), its Data API polls and chain JSON-RPC calls over the
+    last minute and its on-chain detection (live, down, standby or off; websocket or logs;
+    since when; pending matches read), from its heartbeat."""
     names = sorted(e for e in engines if e)
     with client.pipeline(transaction=False) as pipe:
         for name in names:
@@ -119,9 +121,10 @@ def engine_detection(client: redis.Redis, prefix: str | None,
         # An empty field is "none yet" (no gap); an engine from before a field leaves None.
         row = dict(zip(DETECTION_FIELDS, (v.decode() if v else None for v in values),
                        strict=True))
-        gap, polls = row["detection_last_gap_seconds"], row["polls_per_minute"]
+        gap = row["detection_last_gap_seconds"]
         row["detection_last_gap_seconds"] = float(gap) if gap else None
-        row["polls_per_minute"] = int(polls) if polls else None
+        for count in ("polls_per_minute", "chain_calls_per_minute"):
+            row[count] = int(row[count]) if row[count] else None
         row["detection_pending"] = row["detection_pending"] == "true" if row[
             "detection_pending"] else None
         found[name] = row
@@ -300,6 +303,8 @@ def snapshot(client: redis.Redis, prefix: str, *, now: datetime | None = None,
         "failed": failed_jobs(client, prefix, now),
         "executors": executors(client, prefix, now, holders) if include_executors else [],
         "engines": engines,
+        "detection": engine_detection(client, prefix, engines),
+        "detection_sources": detection_costs.table(),
         "venue_throttle": venue_throttle(client, prefix, engines),
         "venue_tiers": venue_tiers(client, prefix, engines),
     }

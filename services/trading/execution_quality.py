@@ -3,8 +3,8 @@ delays; a manual order's stages.
 
 Each copy intent records (columns of ``models.copying.CopyIntent``):
 
-- ``detection_source``: what saw the target's fill first (``feed``, ``poll``; ``chain`` and
-  ``pending`` for the on-chain sources);
+- ``detection_source``: what saw the target's fill first (``feed``, ``matched``, ``poll``;
+  ``chain`` and ``pending`` for the on-chain sources);
 - the stages, in whole milliseconds: ``detection`` (the target's trade time to our seeing it,
   ``detection_delay_ms``; the venue stamps trades in whole seconds, so this one is coarse),
   ``decision`` (seen to decided: quotes read, rules applied), ``placement`` (decided to the

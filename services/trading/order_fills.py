@@ -33,6 +33,7 @@ from models.copying import INTENT_CANCELLED, INTENT_FAILED, INTENT_FILLED, CopyI
 from models.trading import Order, OrderFill, Trade
 from services.markets import catalogue
 from services.notifications import events
+from services.platform import numbers
 from services.trading import copy_positions
 from venue.client import VenueClient
 from venue.models import ApiCreds, FeeSchedule, OpenOrder, Side
@@ -296,8 +297,9 @@ def _notify_failed(order: Order, failed: list[Fill]) -> None:
                 link="/dashboard/positions", order_id=order.id,
                 market=order.market_slug or order.token_id, side=order.side, size=shares,
                 amount=sum((f.value for f in failed), ZERO),
-                reason=f"its trade failed at settlement, so {format(shares.normalize(), 'f')} "
-                       "shares never changed hands and the fill was taken back")
+                reason=f"its trade failed at settlement, so {numbers.shares(shares)} "
+                       "shares never changed hands and the fill was taken back",
+                **catalogue.named(order.market_slug, order.token_id))
 
 
 def _counted_copy(order: Order) -> CopyIntent | None:

@@ -23,7 +23,7 @@ from typing import Any
 
 from services.markets import catalogue, order_book, parameters
 from services.markets.order_book import Walk
-from services.platform import errors, venues
+from services.platform import errors, numbers, venues
 from venue.errors import VenueNotFound
 from venue.models import FeeSchedule, MarketParameters, OrderBook, Side
 from venue.models import Market as GammaMarket
@@ -121,16 +121,19 @@ class OrderPlan:
         """One line a person can confirm."""
         verb = "Buy" if self.side is Side.BUY else "Sell"
         what = f"'{self.market.outcome}' in \"{self.market.market_title}\""
-        cost = f"{_plain(self.estimated_cost)} pUSD"
+        cost = numbers.money(self.estimated_cost)
         fee = self.estimated_fee
-        fee_text = f" + {_plain(fee)} pUSD fee" if fee else ""
+        fee_text = f" + {numbers.money(fee)} fee" if fee else ""
+        tick = self.market.tick_size
         if self.order_type == "limit":
-            return (f"{verb} {_plain(self.size)} shares of {what} at limit "
-                    f"{_plain(self.limit_price)} ({self._resting()}) for up to {cost}{fee_text}.")
+            return (f"{verb} {numbers.shares(self.size)} shares of {what} at limit "
+                    f"{numbers.price(self.limit_price, tick)} ({self._resting()}) for up to "
+                    f"{cost}{fee_text}.")
         paid = "for about" if self.side is Side.BUY else "receiving about"
-        return (f"{verb} {_plain(self.estimated_shares)} shares of {what} at market "
-                f"(average ~{_plain(self.expected_price)}, worst {_plain(self.limit_price)}, "
-                f"{self.time_in_force}) {paid} {cost}{fee_text}.")
+        return (f"{verb} {numbers.shares(self.estimated_shares)} shares of {what} at market "
+                f"(average ~{numbers.price(self.expected_price)}, worst "
+                f"{numbers.price(self.limit_price, tick)}, {self.time_in_force}) {paid} "
+                f"{cost}{fee_text}.")
 
     def _resting(self) -> str:
         return f"{self.time_in_force}, post-only" if self.post_only else self.time_in_force

@@ -37,6 +37,7 @@ from models.trading import (
     Order,
     Trade,
 )
+from services.markets import catalogue
 from services.notifications import events
 from services.trading import order_fills
 
@@ -106,14 +107,15 @@ def _notify(order: Order) -> None:
         events.emit(order.user_id, "order.failed", f"order.failed:{order.id}",
                     link="/dashboard/positions", order_id=order.id,
                     market=order.market_slug or order.token_id, side=order.side,
-                    reason=(order.error or "refused by the venue")[:200])
+                    reason=(order.error or "refused by the venue")[:200],
+                    **catalogue.named(order.market_slug, order.token_id))
     elif order.source != "copy" and order.status not in ORDER_OPEN and filled > 0:
         events.emit(order.user_id, "order.filled", f"order.filled:{order.id}",
                     link="/dashboard/positions", order_id=order.id,
                     market=order.market_slug or order.token_id,
                     side="Bought" if order.side == "buy" else "Sold", size=filled,
                     price=(order.filled_value / filled).quantize(Decimal("0.0001")),
-                    amount=order.filled_value)
+                    amount=order.filled_value, **catalogue.named(order.market_slug, order.token_id))
 
 
 def as_stored(order: Order, state: dict[str, Any]) -> Order:

@@ -528,7 +528,7 @@ def request(user: User | UUID | str, token_ids: Sequence[str] | None = None) -> 
                 "The trading wallet needs MATIC to pay gas for these claims: about "
                 f"{wallet_transactions.matic(needed)} MATIC, it has "
                 f"{wallet_transactions.matic(max(free, 0))}. Deposit MATIC to the deposit "
-                "address shown at GET /api/wallets/deposit-address.")
+                f"address ({withdrawals.DEPOSIT_ADDRESS_WHERE}).")
         for draft in drafts:
             draft.save(force_insert=True)
             claims.append(draft)
@@ -607,10 +607,13 @@ def claim(user: User | UUID | str, token_ids: Sequence[str] | None = None,
         pending = sum(1 for c in claims if c.status in (QUEUED, SIGNED))
         message = f"{len(claims)} claim{'s' if len(claims) != 1 else ''} submitted."
         if pending:
-            message += (f" {pending} still queued; follow each at "
-                        "/api/positions/claims/{id}.")
+            message += f" {pending} still queued."
+    summary = message  # the dashboard follows each claim itself: no /api path in its text
+    if claims and pending:
+        message = message[:-1] + "; follow each at /api/positions/claims/{id}."
     total = sum((c.payout for c in claims if c.status != FAILED), Decimal(0))
-    return {"claims": described, "message": message, "expected_payout": total}
+    return {"claims": described, "message": message, "summary": summary,
+            "expected_payout": total}
 
 
 def get(user: User | UUID | str, claim_id: UUID | str) -> Claim:

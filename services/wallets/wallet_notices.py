@@ -30,6 +30,7 @@ from models.wallet import (
     TradingWallet,
     Withdrawal,
 )
+from services.markets import catalogue
 from services.notifications import events
 from services.platform import jobs
 from venue import http as venue_http
@@ -63,7 +64,8 @@ def claim_outcome(claim_id: UUID | str) -> None:
     if row.status == CONFIRMED:
         events.emit(row.user_id, "claim.completed", f"claim.completed:{row.id}",
                     link="/dashboard/positions", amount=row.expected_payout,
-                    market=row.market_slug or row.condition_id, claim_id=row.id)
+                    market=row.market_slug or row.condition_id, claim_id=row.id,
+                    **catalogue.named(row.market_slug))
 
 
 def claim_available(user_id: UUID | str, condition_id: str, market: str,
@@ -72,7 +74,7 @@ def claim_available(user_id: UUID | str, condition_id: str, market: str,
     whether this call told them."""
     return events.emit(user_id, "claim.available", f"claim.available:{user_id}:{condition_id}",
                        link="/dashboard/wallet", amount=amount, market=market,
-                       condition_id=condition_id) is not None
+                       condition_id=condition_id, **catalogue.named(market)) is not None
 
 
 def deposit_received(user_id: UUID | str, transfer: str, amount: Decimal, token: str) -> None:

@@ -86,12 +86,17 @@ class WithdrawResult:
     withdrawal_id: UUID
     status: str
     status_url: str
+    summary: str  # the message without the REST path to follow (the dashboard shows progress)
 
     def to_dict(self) -> dict[str, Any]:
         """The response body."""
         return {"success": self.success, "tx_hash": self.tx_hash, "message": self.message,
                 "withdrawal_id": self.withdrawal_id, "status": self.status,
                 "status_url": self.status_url}
+
+
+# Where a user finds the deposit address, on either surface (errors reach both).
+DEPOSIT_ADDRESS_WHERE = "on the dashboard's Wallet page, or GET /api/wallets/deposit-address"
 
 
 def status_url(withdrawal_id: UUID | str) -> str:
@@ -213,7 +218,7 @@ def _plan(w3: Web3, wallet: TradingWallet, token: str, to: str, amount_base: int
             "The trading wallet needs MATIC to pay gas for this withdrawal: about "
             f"{_fmt(gas_cost, NATIVE_DECIMALS)} MATIC, it has "
             f"{_fmt(max(native_free, 0), NATIVE_DECIMALS)}. Deposit MATIC to the "
-            "deposit address shown at GET /api/wallets/deposit-address.")
+            f"deposit address ({DEPOSIT_ADDRESS_WHERE}).")
     return _Plan(token, to, amount_base, gas, fees)
 
 
@@ -350,19 +355,22 @@ def result(withdrawal: Withdrawal) -> WithdrawResult:
     url = status_url(withdrawal.id)
     symbol = TOKEN_SYMBOLS[withdrawal.token]
     if withdrawal.status == FAILED:
-        return WithdrawResult(False, tx_hash, withdrawal.error or "The withdrawal failed.",
-                              withdrawal.id, withdrawal.status, url)
+        error = withdrawal.error or "The withdrawal failed."
+        return WithdrawResult(False, tx_hash, error, withdrawal.id, withdrawal.status, url,
+                              error)
     if withdrawal.status == AMBIGUOUS:
-        return WithdrawResult(True, tx_hash, f"Withdrawal of {withdrawal.amount} {symbol} "
-                              f"was sent but its outcome is not known yet: {withdrawal.error} "
-                              f"Follow it at {url}.", withdrawal.id, withdrawal.status, url)
+        summary = (f"Withdrawal of {withdrawal.amount} {symbol} was sent but its outcome is "
+                   f"not known yet: {withdrawal.error}")
+        return WithdrawResult(True, tx_hash, f"{summary} Follow it at {url}.", withdrawal.id,
+                              withdrawal.status, url, summary)
     if withdrawal.status in (BROADCAST, CONFIRMED):
         done = "confirmed" if withdrawal.status == CONFIRMED else "broadcast"
-        message = (f"Withdrawal of {withdrawal.amount} {symbol} to {withdrawal.to_address} "
-                   f"{done}; follow it at {url}.")
-        return WithdrawResult(True, tx_hash, message, withdrawal.id, withdrawal.status, url)
-    return WithdrawResult(True, None, f"Withdrawal of {withdrawal.amount} {symbol} is queued; "
-                          f"follow it at {url}.", withdrawal.id, withdrawal.status, url)
+        summary = f"Withdrawal of {withdrawal.amount} {symbol} to {withdrawal.to_address} {done}"
+        return WithdrawResult(True, tx_hash, f"{summary}; follow it at {url}.", withdrawal.id,
+                              withdrawal.status, url, f"{summary}.")
+    summary = f"Withdrawal of {withdrawal.amount} {symbol} is queued"
+    return WithdrawResult(True, None, f"{summary}; follow it at {url}.", withdrawal.id,
+                          withdrawal.status, url, f"{summary}.")
 
 
 def withdraw(user: User | UUID | str, to_address: Any, amount: Any, token: Any,

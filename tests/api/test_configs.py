@@ -410,3 +410,29 @@ def test_the_preview_decides_by_the_markets_live_minimum(client, auth_headers, w
     # Mirrored at 0.5x: 50 shares pass the live minimum of 40, 30 do not.
     shown = preview(client, auth_headers, target)
     assert shown["recent_buys"]["outcomes"] == {"copied": 1, "below_min_size": 1}
+
+
+def test_sizing_keeps_only_the_mode_in_force(client, auth_headers, whale):
+    """Saving the fixed mode drops a multiplier sent with it (the form's prefilled one);
+    leaving it clears the fixed amount and asks for a multiplier again (issue 44)."""
+    target, _ = whale
+    fixed = create(client, auth_headers, target, size_multiplier="1.1532",
+                   sizing_mode="fixed_usdc", fixed_usdc="5")
+    cid = fixed["id"]
+    assert (fixed["sizing_mode"], fixed["fixed_usdc"], fixed["size_multiplier"]) == (
+        "fixed_usdc", "5", "1")  # the stale 1.1532 is not kept
+    again = client.put(f"/api/configs/{cid}", json={"size_multiplier": "3"},
+                       headers=auth_headers)
+    assert decode(again)["size_multiplier"] == "1"  # a fixed amount multiplies nothing
+    bare = client.put(f"/api/configs/{cid}", json={"sizing_mode": "multiplier"},
+                      headers=auth_headers)
+    assert bare.status_code == 400 and "size_multiplier" in decode(bare)["fields"]
+    switched = client.put(f"/api/configs/{cid}", json={"sizing_mode": "proportional",
+                                                      "size_multiplier": "0.8"},
+                          headers=auth_headers)
+    assert switched.status_code == 200, switched.get_data(as_text=True)
+    assert (decode(switched)["sizing_mode"], decode(switched)["fixed_usdc"],
+            decode(switched)["size_multiplier"]) == ("proportional", None, "0.8")
+    back = client.put(f"/api/configs/{cid}", json={"sizing_mode": "fixed_usdc",
+                                                  "fixed_usdc": "7"}, headers=auth_headers)
+    assert (decode(back)["fixed_usdc"], decode(back)["size_multiplier"]) == ("7", "1")

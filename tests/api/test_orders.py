@@ -36,7 +36,8 @@ def test_preview_then_market_order(client, auth_headers, me, market, venue_contr
     assert quote["price"] == "0.53" and quote["estimated_cost"] == "5.1"
     assert quote["expected_price"] == "0.51" and quote["fee"] == "0"
     assert quote["market_slug"] == market.slug and quote["outcome"] == "Yes"
-    assert quote["confirmation"].startswith("Buy 10 shares")
+    assert quote["confirmation"].startswith("Buy 10.00 shares")
+    assert quote["confirmation"].endswith("for about 5.10 pUSD.")
 
     response = client.post("/api/markets/order", headers=auth_headers,
                            json={**body, "preview_id": quote["preview_id"]})

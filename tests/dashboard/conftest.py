@@ -176,7 +176,7 @@ def sign_in(page: Any, inbox: Inbox, email: str | None = None) -> str:
     email = email or f"{secrets.token_hex(5)}@example.com"
     page.goto("/dashboard/login")
     page.fill("input[name=email]", email)
-    page.click("button:has-text('Email me a code')")
+    page.click("button:has-text('Send me a code')")
     page.wait_for_selector("input[name=code]")
     code, _token = inbox.last_for(email)
     page.fill("input[name=code]", code)

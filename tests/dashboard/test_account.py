@@ -23,8 +23,8 @@ def test_a_new_user_follows_onboarding_until_ready(page, inbox, worker_host,
     connect = page.locator("form[hx-post='/dashboard/account/connect']")
     connect.locator("input[name=wallet_address]").fill("0x" + "ab" * 20)
     connect.locator("input[name=private_key]").fill("42" * 32)
-    connect.locator("button:has-text('Email me a code')").click()
-    page.wait_for_selector("#connect-step-up-sent:has-text('Code sent')")
+    connect.locator("button:has-text('Send me a code')").click()
+    page.wait_for_selector("#connect-step-up-sent [data-code-where=mail]")
     connect.locator("input[name=step_up_code]").fill(confirmation_code(inbox, email))
     page.click("button:has-text('Connect')")
     alert = page.locator("#connect-errors .alert")
@@ -62,3 +62,22 @@ def test_a_plain_eoa_not_allowlisted_sees_the_venues_refusal(page, inbox,
     blocker = page.locator("li[data-code=eoa_not_allowlisted]")
     assert blocker.count() == 1
     assert trading_accounts.EOA_REFUSED in blocker.inner_text()
+
+
+def test_without_a_mail_server_the_step_up_says_the_code_is_in_the_log(
+        page, inbox, set_settings) -> None:
+    sign_in(page, inbox)
+    set_settings(smtp_url=None)  # a laptop run: codes go to the server's log
+    page.goto("/dashboard/keys")
+    # A money key without a code is refused in the dashboard's words, not the API's.
+    page.fill("input[name=name]", "mover")
+    page.check("input[name=scopes][value='wallet:write']")
+    page.click("button:has-text('Create key')")
+    alert = page.locator("#key-errors .alert")
+    alert.wait_for()
+    assert alert.get_attribute("data-code") == "scope_required"
+    assert "Send me a code" in alert.inner_text() and "/api/" not in alert.inner_text()
+    page.click("button:has-text('Send me a code')")
+    where = page.locator("#key-step-up-sent [data-code-where=log]")
+    where.wait_for()
+    assert "SMTP_URL" in where.inner_text() and "terminal" in where.inner_text()

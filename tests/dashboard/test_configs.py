@@ -21,6 +21,15 @@ def _fresh_market(venue_control) -> dict:
     return venue_control.add_market(slug, liquidity=True, fair_price="0.5", category="politics")
 
 
+def _preview_and_create(page) -> str:
+    """Preview the filled form, confirm it, and answer the new config's id."""
+    page.click("button:has-text('Preview')")
+    page.locator("#config-preview").wait_for()
+    page.click("button:has-text('Confirm and create')")
+    page.wait_for_url(re.compile(r".*/dashboard/configs/[0-9a-f-]{36}$"))
+    return page.url.rsplit("/", 1)[1]
+
+
 def test_preview_create_start_paper_config_and_see_a_copied_trade(
         page, inbox, venue_control, copy_engine):
     market = _fresh_market(venue_control)
@@ -155,11 +164,7 @@ def test_rules_from_the_form_a_budget_running_out_and_the_out_of_funds_card(
     page.click("button:has-text('Preview')")
     page.locator("#config-errors .alert [data-field=min_price]").wait_for()
     page.fill("input[name=min_price]", "")
-    page.click("button:has-text('Preview')")
-    page.locator("#config-preview").wait_for()
-    page.click("button:has-text('Confirm and create')")
-    page.wait_for_url(re.compile(r".*/dashboard/configs/[0-9a-f-]{36}$"))
-    config_id = page.url.rsplit("/", 1)[1]
+    config_id = _preview_and_create(page)
     assert CopyConfig.get_by_id(config_id).daily_budget_usdc == 12
 
     page.click("button:has-text('Start copying')")
@@ -179,7 +184,7 @@ def test_rules_from_the_form_a_budget_running_out_and_the_out_of_funds_card(
     page.goto("/dashboard/configs")
     card = page.locator(f"[data-config-id='{config_id}']")
     assert card.locator("[data-state=out-of-funds]").count() == 1
-    assert "daily_budget_exhausted 1" in card.inner_text()
+    assert "The config's daily budget is spent for this UTC day: 1" in card.inner_text()
 
 
 def test_the_preview_replays_the_target_through_the_previewed_rules(
@@ -221,3 +226,57 @@ def test_the_preview_replays_the_target_through_the_previewed_rules(
     # The preview is still there to confirm: the replay did not use it up.
     page.click("button:has-text('Confirm and create')")
     page.wait_for_url(re.compile(r".*/dashboard/configs/[0-9a-f-]{36}$"))
+
+
+FIELD_NAMES = ("size_multiplier", "fixed_usdc", "max_position_usdc", "daily_budget_usdc",
+               "min_trade_usdc", "max_trade_usdc", "exclude_keywords", "market_slug")
+
+
+def test_fixed_sizing_is_shown_as_set_and_a_copy_row_reads_in_words(
+        page, inbox, venue_control, copy_engine):
+    """The trader page's prefilled multiplier is cleared by choosing the fixed mode, the
+    list and the page show "fixed 5.00 pUSD per copy", and the copy's row names the market
+    by its question and says why it spent less than 5.00 (issue 44)."""
+    slug = f"dash-{secrets.token_hex(5)}"
+    question = "Will the Tide win the harbour cup?"
+    market = venue_control.add_market(slug, question=question, liquidity=True,
+                                      fair_price="0.5", category="politics")
+    target = Account.create().address.lower()
+    sign_in(page, inbox)
+    page.goto(f"/dashboard/configs/new?target_address={target}&size_multiplier=1.1532"
+              "&max_position_usdc=100")
+    page.wait_for_load_state("domcontentloaded")
+    multiplier = page.locator("input[name=size_multiplier]")
+    assert multiplier.input_value() == "1.1532"  # prefilled, as the trader page does
+    page.click("summary:has-text('Sizing, limits')")
+    page.select_option("select[name=sizing_mode]", "fixed_usdc")
+    assert multiplier.input_value() == "" and not multiplier.is_visible()
+    page.fill("input[name=fixed_usdc]", "5")
+    config_id = _preview_and_create(page)
+    config = CopyConfig.get_by_id(config_id)
+    assert (config.sizing_mode, config.fixed_usdc, config.size_multiplier) == (
+        "fixed_usdc", Decimal(5), Decimal(1))
+    assert page.locator("dd[data-sizing]").inner_text() == "fixed 5.00 pUSD per copy"
+
+    page.click("button:has-text('Start copying')")
+    page.wait_for_selector("#config-status [data-executor=running]")
+    wait(lambda: (rt := copy_engine.targets.get(target)) is not None and rt.ready.is_set())
+    venue_control.call("POST", "/trades", {"wallet": target, "token_id": market["token_ids"][0],
+                                          "side": "BUY", "size": "40", "price": "0.5"},
+                       expect=201)
+    row = page.locator("#decisions tr[data-decision=copied][data-status=filled]")
+    row.wait_for()
+    text = row.inner_text()
+    assert row.locator("td[data-label=Market]").inner_text() == f"{question} (Yes)"
+    assert slug not in text and "?" not in text.replace(question, "")
+    assert "spends at most" in text and "of the 5.00 pUSD" in text
+    shown = text + page.locator("#config-status").inner_text() + page.locator(
+        "dd[data-sizing]").inner_text()
+    assert not [name for name in FIELD_NAMES if name in shown]
+
+    page.goto("/dashboard/configs")
+    card = page.locator(f"[data-config-id='{config_id}']")
+    assert card.locator("[data-sizing]").inner_text() == \
+        "fixed 5.00 pUSD per copy · max 100.00 pUSD per position"
+    assert "\u00d7" not in card.inner_text()  # no multiplier for a fixed amount
+    assert not [name for name in FIELD_NAMES if name in card.inner_text()]

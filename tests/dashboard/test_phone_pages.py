@@ -90,7 +90,7 @@ def test_signed_out_pages(page, inbox):
     page.goto("/dashboard/login")
     accessible_and_fits_a_phone(page, "login")
     page.fill("input[name=email]", f"{secrets.token_hex(5)}@example.com")
-    page.click("button:has-text('Email me a code')")
+    page.click("button:has-text('Send me a code')")
     page.wait_for_selector("input[name=code]")
     accessible_and_fits_a_phone(page, "login-code")
     page.goto("/dashboard/no-such-page")  # signed out: the sign-in page, then back here

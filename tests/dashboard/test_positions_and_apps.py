@@ -100,7 +100,7 @@ def test_oauth_consent_signs_in_on_the_dashboard_and_renders_in_its_layout(page,
     page.wait_for_selector("input[name=email]")
     assert urlsplit(page.url).path == "/dashboard/login"
     page.fill("input[name=email]", "consent@example.com")
-    page.click("button:has-text('Email me a code')")
+    page.click("button:has-text('Send me a code')")
     page.wait_for_selector("input[name=code]")
     code, _ = inbox.last_for("consent@example.com")
     page.fill("input[name=code]", code)

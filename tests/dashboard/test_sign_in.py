@@ -31,7 +31,7 @@ def test_sign_in_with_the_emailed_link_returns_to_the_page_asked_for(page, inbox
     page.goto("/dashboard/keys")
     page.wait_for_url(re.compile(r".*next=/dashboard/keys$"))
     page.fill("input[name=email]", email)
-    page.click("button:has-text('Email me a code')")
+    page.click("button:has-text('Send me a code')")
     page.wait_for_selector("input[name=code]")
     _code, token = inbox.last_for(email)
     # The emailed link, opened in the same browser; a button redeems it (scanners that
@@ -55,7 +55,7 @@ def test_sign_in_with_the_emailed_link_returns_to_the_page_asked_for(page, inbox
 def test_a_wrong_code_is_refused_inline_with_the_api_code(page, inbox):
     page.goto("/dashboard/login")
     page.fill("input[name=email]", "wrong-code@example.com")
-    page.click("button:has-text('Email me a code')")
+    page.click("button:has-text('Send me a code')")
     page.wait_for_selector("input[name=code]")
     code, _ = inbox.last_for("wrong-code@example.com")
     page.fill("input[name=code]", "000000" if code != "000000" else "111111")
@@ -104,7 +104,7 @@ def test_without_a_mail_server_the_pages_say_the_code_is_in_the_servers_log(
     assert "appear in the server's log" in page.locator("#no-mail").inner_text()
     page.fill("input[name=email]", email)
     with caplog.at_level("WARNING", logger="services.identity.auth"):
-        page.click("button:has-text('Email me a code')")
+        page.click("button:has-text('Send me a code')")
         page.wait_for_selector("input[name=code]")
     assert page.locator("h1").inner_text() == "Find your code in the server's log"
     screenshot(page, "login-no-mail")

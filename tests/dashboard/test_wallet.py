@@ -26,6 +26,7 @@ def test_a_new_users_wallet_page_shows_the_deposit_wallet(page, inbox, fund, wal
     page.reload()
     page.wait_for_selector("[data-balance=usdc]")
     assert page.locator("[data-balance=usdc]").inner_text() == "3.00"  # to the cent
+    assert "Total (pUSD + USDC.e)" in page.locator(".balances").inner_text()  # not "USDC"
 
 
 def test_deposit_balances_and_a_withdrawal_until_its_hash_appears(
@@ -59,11 +60,14 @@ def test_deposit_balances_and_a_withdrawal_until_its_hash_appears(
     confirm = page.locator("#withdraw-confirm")
     confirm.wait_for()
     assert "1.5 pUSD" in confirm.inner_text() and to in confirm.inner_text()
-    # Moving money asks for a fresh code, emailed when the confirmation opened.
+    # Moving money asks for a fresh code, emailed when the confirmation opened: it says where.
+    assert email in confirm.locator("[data-code-where=mail]").inner_text()
     page.fill("input[name=step_up_code]", confirmation_code(inbox, email))
     page.click("button:has-text('Confirm withdrawal')")
     tx_hash = page.locator("[data-tx-hash]")
     tx_hash.wait_for(timeout=DEADLINE * 1000)
+    # The result is followed right here: it points at no REST path.
+    assert "/api/" not in page.locator("#withdraw-step").inner_text()
     hash_text = tx_hash.get_attribute("data-tx-hash")
     assert hash_text.startswith("0x") and len(hash_text) == 66
     page.wait_for_selector(".progress[data-status=confirmed]", timeout=DEADLINE * 1000)

@@ -68,7 +68,7 @@ def test_the_sdk_client_hears_a_new_notification_and_reads_it(mcp_url, api_key, 
     assert event.uri == f"{NOTIFICATIONS}/{emitted}"
     shown = json.loads(read.contents[0].text)
     assert shown["id"] == emitted and shown["type"] == "claim.available"
-    assert shown["text"].startswith("7 pUSD can be claimed from")
+    assert shown["text"].startswith("7.00 pUSD can be claimed from")
     # The market's words are third-party data, in the envelope, never our own text.
     assert shown["data"]["market"]["untrusted_data"]["source"] == "third_party"
     # The frame itself carries the notification too (no read-back needed).

@@ -53,8 +53,8 @@ def test_an_event_is_recorded_once_and_reaches_the_webhook_signed(tune, user):
         [body] = receiver.bodies()
         assert receiver.rejected == 0
         assert body["type"] == "copy.filled"
-        assert body["data"]["text"] == ("Bought 10 shares of “Will it rain?” at 0.42 for 4.2 "
-                                        "pUSD (copy of whale).")
+        assert body["data"]["text"] == ("Bought 10.00 shares of “Will it rain?” at 0.42 for "
+                                        "4.20 pUSD (copy of whale).")
         # Third-party text reaches machines inside the envelope.
         assert body["data"]["payload"]["market"] == {
             "untrusted_data": {"source": "third_party", "text": "Will it rain?"}}

@@ -19,7 +19,7 @@ from models.base import db
 from models.notifications import NotificationDelivery
 from services.notifications import catalogue, channels, deliveries, email_links, events
 from services.notifications import telegram as telegram_api
-from services.notifications.transports import discord_escape
+from services.notifications.providers.discord import discord_escape
 from services.platform.runtime import runtime
 from tests.api.test_auth import Inbox
 from tests.conftest import free_port

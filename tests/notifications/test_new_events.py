@@ -13,7 +13,7 @@ from typing import Any
 
 from models.notifications import Notification
 from services.notifications import channels
-from services.notifications.transports import discord_escape
+from services.notifications.providers.discord import discord_escape
 from services.platform import venues
 from services.wallets import claims, deposits, venue_accounts, wallet_notices
 from tests.chain_venue import run_queued_jobs
@@ -45,7 +45,7 @@ def test_the_claim_sweep_tells_a_holder_of_winnings_once_on_every_channel(
         payload = body["data"]["payload"]
         assert payload["amount"] == "6" and payload["condition_id"] == condition.condition_id
         assert payload["market"]["untrusted_data"]["source"] == "third_party"
-        assert body["data"]["text"].startswith("6 pUSD can be claimed from “")
+        assert body["data"]["text"].startswith("6.00 pUSD can be claimed from “")
         [chat] = discord.bodies()
         assert discord_escape(body["data"]["text"]) in chat["content"]
         # The next sweep finds the same winnings: nothing more is said.

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from models.notifications import Notification
+from services.markets import catalogue
 from services.notifications import channels
 from services.trading import order_reconcile
 from tests.chain_venue import run_queued_jobs
@@ -44,7 +45,9 @@ def test_a_fill_then_its_failed_settlement_are_each_told_once(
         [(kind, filled)] = _told(hook)
         assert kind == "order.filled"
         assert filled["payload"]["size"] == "10" and filled["payload"]["side"] == "Bought"
-        assert filled["text"].startswith("Bought 10 shares of “")
+        question = catalogue.named(token_id=market.yes)["market_title"]
+        assert filled["text"].startswith(f"Bought 10.00 shares of “{question}” (Yes) at ")
+        assert filled["payload"]["market_title"]["untrusted_data"]["text"] == question
         for seconds in (1, 2):
             venue_clock.advance(seconds)
             order_reconcile.reconcile_pending(older_than=timedelta(0))

@@ -13,9 +13,11 @@ from models.base import db, utcnow
 from models.copying import CopyConfig
 from models.migrations import m0110_channel_urls_sealed as m0110
 from models.notifications import NotificationChannel, NotificationDelivery
+from services.copying import copy_notices
 from services.identity import telegram_bot
 from services.notifications import channels, deliveries, events
 from services.notifications import telegram as bot_api
+from services.platform import numbers
 from services.trading import positions, stats
 from tests.notifications.fakes import FakeTelegram, running
 from tests.services.test_order_lifecycle import _place
@@ -48,6 +50,7 @@ def test_link_push_commands_and_a_confirmed_stop(tune, user):
         tune(telegram_bot_token=telegram.token, telegram_api_url=telegram.url,
              telegram_poll_seconds=0, telegram_bot_username="copytrade_bot")
         config = _config(user)
+        whale = f"whale ({config.target_address[:6]}…{config.target_address[-4:]})"
         added = channels.add(user, "telegram")
         assert added.link_url == f"https://t.me/copytrade_bot?start={added.link_code}"
         assert not added.channel.enabled
@@ -75,32 +78,32 @@ def test_link_push_commands_and_a_confirmed_stop(tune, user):
         assert deliveries.deliver(delivery.id) == "sent"
         pushed = telegram.sent()[-1]
         assert pushed["chat_id"] == str(CHAT) and "parse_mode" not in pushed
-        assert pushed["text"].startswith("Out of funds\nCopying whale cannot continue: 5 pUSD")
+        assert pushed["text"].startswith("Out of funds\nCopying whale cannot continue: 5.00 pUSD")
         # Commands.
         for command in ("/help", "/status", "/configs"):
             telegram.say(CHAT, command)
         _poll(telegram)
         help_text, status, listing = (m["text"] for m in telegram.sent()[-3:])
         assert "/positions" in help_text and "/stop N" in help_text
-        assert status == "Copying 1 of 1 configs. 1 unread notifications."
-        assert listing == "1. whale: copying"
+        assert status == "Copying 1 of 1 config. 1 unread notification."
+        assert listing == f"1. {whale}: copying, \u00d71 of the trader's size"
         telegram.say(CHAT, "/stop 1")
         _poll(telegram)
         ask = telegram.sent()[-1]
-        assert ask["text"] == "Stop copying whale?"
+        assert ask["text"] == f"Stop copying {whale}?"
         assert ask["reply_markup"]["inline_keyboard"][0][0]["callback_data"] == \
             f"stop:{config.id}"
         assert CopyConfig.get_by_id(config.id).is_active  # not before the button
         telegram.press(CHAT, f"stop:{config.id}")
         _poll(telegram)
         assert not CopyConfig.get_by_id(config.id).is_active
-        assert telegram.sent("answerCallbackQuery")[-1]["text"] == "Copying whale stopped."
+        assert telegram.sent("answerCallbackQuery")[-1]["text"] == f"Copying {whale} stopped."
         # The stop is an event like any other.
         assert events.emit(user, "config.stopped", f"config.stopped:{config.id}:"
                            f"{CopyConfig.get_by_id(config.id).version}") is None
         telegram.say(CHAT, "/start 1")
         _poll(telegram)
-        assert telegram.sent()[-1]["text"] == "Copying whale started."
+        assert telegram.sent()[-1]["text"] == f"Copying {whale} started."
         assert CopyConfig.get_by_id(config.id).is_active
         # A stranger pressing a forged button changes nothing.
         telegram.press(STRANGER, f"stop:{config.id}")
@@ -165,7 +168,7 @@ def test_a_group_can_neither_link_nor_command_an_account(tune, user):
         telegram.say(CHAT, "/stop 1")
         _poll(telegram)
         assert telegram.sent()[-2]["text"].startswith("Linked.")
-        assert telegram.sent()[-1]["text"] == "Stop copying whale?"
+        assert telegram.sent()[-1]["text"] == f"Stop copying {copy_notices.trader(config)}?"
         telegram.press(CHAT, f"stop:{config.id}")
         _poll(telegram)
         assert not CopyConfig.get_by_id(config.id).is_active
@@ -188,12 +191,12 @@ def test_pnl_and_positions_answer_from_the_linked_users_account(
         linked, pnl, held, refused = (m for m in telegram.sent())
     assert linked["text"].startswith("Linked.")
     summary = stats.user_summary(trader.user)
-    assert pnl == {"chat_id": CHAT, "text": f"Total PnL {summary['total_pnl']} pUSD (realized "
-                   f"{summary['realized_pnl']}), 1 filled trades.",
+    assert pnl == {"chat_id": CHAT, "text": f"Total PnL {numbers.pnl(summary['total_pnl'])} "
+                   f"(realized {numbers.pnl(summary['realized_pnl'])}), 1 filled trade.",
                    "disable_web_page_preview": True}
     [position] = positions.list_positions(trader.user)
-    assert held["text"] == (f"10 × “{position['market_title'] or market.slug}” "  # noqa: RUF001
-                            f"{position['outcome']}: {position['current_value']} pUSD")
+    assert held["text"] == (f"10.00 shares of “{position['market_title'] or market.slug}” "
+                            f"({position['outcome']}): {numbers.money(position['current_value'])}")
     assert refused["chat_id"] == STRANGER and refused["text"] == telegram_bot.REFUSAL
 
 

@@ -43,13 +43,13 @@ def test_an_accounts_life_on_chain_is_told_as_it_happens(tune, accounts_venue, u
         deposits.sweep()
         assert _told(hook)[1:] == ["deposit.received"]
         assert hook.bodies()[1]["data"]["payload"]["amount"] == "40"
-        assert hook.bodies()[1]["data"]["text"] == "40 pUSD arrived in your trading wallet."
+        assert hook.bodies()[1]["data"]["text"] == "40.00 pUSD arrived in your trading wallet."
         # USDC.e sent in is a deposit too; the sweep wraps it, and the pUSD the wrap mints
         # is no second deposit.
         dev.mint(dev.usdce, maker, 5 * USDC)
         deposits.sweep()
         assert _told(hook)[2:] == ["deposit.received"]  # the wrap's job runs here too
-        assert hook.bodies()[2]["data"]["text"] == "5 USDC.e arrived in your trading wallet."
+        assert hook.bodies()[2]["data"]["text"] == "5.00 USDC.e arrived in your trading wallet."
         assert _pusd(accounts_venue, maker) == 45 * USDC  # wrapped
         deposits.sweep()
         assert _told(hook)[3:] == []
@@ -83,7 +83,7 @@ def test_a_withdrawal_done_and_one_left_ambiguous_are_told(tune, make_trader,  #
         withdrawals.withdraw(trader.user, dest, Decimal("30"), "usdc", wait_seconds=0)
         assert _told(hook) == ["withdrawal.completed"]
         done = hook.bodies()[0]["data"]
-        assert done["payload"]["amount"] == "30" and done["text"].startswith("30 pUSD sent to ")
+        assert done["payload"]["amount"] == "30" and done["text"].startswith("30.00 pUSD sent to ")
         row = stale_signed_withdrawal(trader, Decimal("5"))
         assert jobs_wallets.send_withdrawal(str(row.id)) == "ambiguous"
         assert _told(hook)[1:] == ["withdrawal.ambiguous"]

@@ -76,6 +76,11 @@ def test_status_jobs_and_move_on_a_running_stack(deployment, make_config, make_t
     for worker in (a, b):
         assert worker.name in text and str(worker.pid) in text
     assert failing.id in text and "UnknownJob" in text
+    # each engine's detection source and what it spends, then every source's cost and delay
+    assert "DETECTION (2 engines)" in text and "DETECTION SOURCES" in text
+    sources = text[text.index("DETECTION SOURCES"):].splitlines()[2:6]
+    assert [line.split()[0] for line in sources] == ["feed", "matched", "chain", "poll"]
+    assert "eth_getLogs" in sources[2] and "22 s" in sources[3]
     for config in configs:
         line = next(line for line in text.splitlines() if str(config.id) in line)
         assert (a.name in line) != (b.name in line)  # owned by exactly one worker
@@ -97,6 +102,11 @@ def test_status_jobs_and_move_on_a_running_stack(deployment, make_config, make_t
     assert newest["reason"].startswith("UnknownJob")
     executors = {e["config_id"]: e for e in data["executors"]}
     assert set(executors) == {str(c.id) for c in configs}
+    assert set(data["detection"]) == {a.name, b.name}
+    assert {row["detection"] for row in data["detection"].values()} <= {
+        "feed", "matched", "chain", "poll"}
+    assert [s["source"] for s in data["detection_sources"]] == ["feed", "matched", "chain",
+                                                                  "poll"]
     for config in configs:
         assert executors[str(config.id)]["owner"] in (a.name, b.name)
         assert executors[str(config.id)]["target"] == config.target_address

@@ -151,7 +151,7 @@ def test_proportional_sizes_by_our_balance_over_the_target_value() -> None:
 
 def test_max_trade_cuts_and_min_trade_skips_or_rounds_up() -> None:
     cut = copying.decide(rules(max_trade_usdc=D("5.2")), fill(size="400"), MARKET, Holding())
-    assert cut.size == D("10.00") and "max_trade_usdc" in cut.detail
+    assert cut.size == D("10.00") and "max per trade of 5.20 pUSD" in cut.detail
     small = copying.decide(rules(min_trade_usdc=D(10)), fill(size="20"), MARKET, Holding())
     assert small.reason == copying.BELOW_MIN_TRADE  # 10 shares x 0.52 = 5.2 pUSD
     rounded = copying.decide(rules(min_trade_usdc=D(10), round_up_to_min=True),
@@ -192,7 +192,7 @@ def test_budgets_cut_then_skip_and_sells_give_back() -> None:
     rule = rules(daily_budget_usdc=D(10), total_budget_usdc=D(100))
     ctx = copying.CopyContext(spent_today_usdc=D("5.2"), spent_total_usdc=D(20))
     cut = copying.decide(rule, fill(size="40"), MARKET, Holding(), context=ctx)
-    assert cut.size == D("9.23") and "daily_budget_usdc" in cut.detail  # 4.8 left / 0.52
+    assert cut.size == D("9.23") and "by the daily budget" in cut.detail  # 4.8 left / 0.52
     spent = copying.CopyContext(spent_today_usdc=D(8), spent_total_usdc=D(20))
     assert copying.decide(rule, fill(), MARKET, Holding(), context=spent).reason == \
         copying.DAILY_BUDGET_EXHAUSTED

@@ -31,8 +31,10 @@ def test_market_buy_preview_walks_the_book(trader, market):
     assert quote["slippage_bps"] == ((Decimal("153.5") / 300 - Decimal("0.5")) / Decimal("0.5")
                                      * 10000).quantize(Decimal("0.01"))
     assert quote["fee"] == 0
-    assert quote["confirmation"].startswith("Buy 300 shares of 'Yes' in")
-    assert "153.5 pUSD" in quote["confirmation"]
+    assert quote["confirmation"].startswith("Buy 300.00 shares of 'Yes' in")
+    # in the formatter's words: money to the cent, the average to 4 decimals at most
+    assert quote["confirmation"].endswith("at market (average ~0.5117, worst 0.54, FOK) for "
+                                          "about 153.50 pUSD.")
     stored = OrderPreview.get_by_id(quote["preview_id"])
     assert stored.user_id == trader.user.id and stored.used_at is None
     lifetime = stored.expires_at - stored.created_at

@@ -22,7 +22,8 @@ from tests.wallet_fixtures import USDC, legacy_eoa_wallet, sandbox_control
 
 def _v2_market_held(dev: Any, holder: str, shares: int) -> list[str]:
     """A v2 market listed by the sandbox, ``shares`` of its Yes held by ``holder`` (on chain
-    and in the venue's index), resolved Yes on both: its position ids."""
+    and in the venue's index), resolved Yes by the sandbox, which reports it on the Router:
+    its position ids."""
     slug = f"v2-claim-{secrets.token_hex(4)}"
     sandbox_control("POST", "/markets", {"slug": slug, "question": f"Will {slug} pay?",
                                          "position_ids": True, "liquidity": False})
@@ -32,7 +33,6 @@ def _v2_market_held(dev: Any, holder: str, shares: int) -> list[str]:
     sandbox_control("POST", "/fund", {"address": holder, "token_id": yes,
                                       "shares": str(shares), "seen": True})
     sandbox_control("POST", f"/markets/{market['condition_id']}/resolve", {"winner": 0})
-    dev.resolve_v2(yes, [1, 0])
     return [yes, no]
 
 

@@ -105,6 +105,17 @@ def test_a_markets_version_picks_its_trading_ids() -> None:
     assert v2.outcome_for(row["positionIds"][0]) == "Yes"
 
 
+@pytest.mark.parametrize("clob_ids", [None, "[null, null]", [None, None], ""])
+def test_a_v2_only_markets_null_clob_token_ids_leave_it_trading_by_position_ids(clob_ids) -> None:
+    """ACCOUNTS.md §12 (ts-sdk #331): on V2-only markets the CLOB token id is null. The
+    market still parses, trades by its position ids, and no null becomes a token "None"."""
+    row = {**sample("gamma-market-by-slug.json"), "version": "v2", "clobTokenIds": clob_ids}
+    market = gamma.parse_market(row)
+    assert market.clob_token_ids == ()
+    assert market.token_ids == tuple(row["positionIds"])
+    assert market.outcome_for(row["positionIds"][1]) == "No"
+
+
 def test_gamma_events_with_nested_markets() -> None:
     [event] = gamma.parse_events(sample("gamma-events.json"))
     assert event.slug == "democratic-presidential-nominee-2028"

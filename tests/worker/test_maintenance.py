@@ -70,7 +70,8 @@ def test_every_worker_ticking_queues_each_job_once(prefix):
     low = jobs_service.queue("low").job_ids
     assert sorted(low) == sorted(jobs_service.qualified_job_id(jobs_service.logical_job_id(name))
                                 for name in (
-        order_reconcile.RECONCILE_PENDING_JOB, maintenance.RESUME_JOB, maintenance.PURGE_JOB))
+        order_reconcile.RECONCILE_PENDING_JOB, maintenance.RESUME_JOB, maintenance.PURGE_JOB,
+        maintenance.CLOSE_RESOLVED_JOB))
 
 
 def test_a_withdrawal_whose_wallet_is_signing_now_is_not_requeued(prefix, bound_db, user):

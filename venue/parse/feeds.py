@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -118,23 +119,49 @@ def parse_market_frame(text: str | bytes) -> list[MarketEvent]:
 # --- RTDS ----------------------------------------------------------------------------------
 
 
-def parse_rtds_frame(text: str | bytes) -> list[ActivityItem]:
-    """Trades in one RTDS text frame; ``[]`` for pongs, other topics and non-JSON keepalives."""
+# The activity types carrying trades: ``trades``, and ``orders_matched``, which users point
+# to where ``trades`` is disabled (ACCOUNTS.md §12: unconfirmed; its payload taken to be
+# the same trade).
+RTDS_TRADES, RTDS_ORDERS_MATCHED = "trades", "orders_matched"
+RTDS_ACTIVITY_TYPES = (RTDS_TRADES, RTDS_ORDERS_MATCHED)
+
+
+@dataclass(frozen=True, slots=True)
+class RtdsFrame:
+    """One RTDS text frame's trades, each with its activity type, and the activity types a
+    refusal in it names (an error frame answering a subscription)."""
+
+    trades: list[tuple[str, ActivityItem]] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+
+def parse_rtds_activity(text: str | bytes) -> RtdsFrame:
+    """Trades (by activity type) and refusals in one RTDS text frame; empty for pongs, other
+    topics and non-JSON keepalives."""
+    found = RtdsFrame()
     stripped = _json_frame(text)
     if stripped is None:
-        return []
+        return found
     try:
         decoded = json.loads(stripped, parse_float=Decimal)
     except ValueError:
-        return []
-    messages = decoded if isinstance(decoded, list) else [decoded]
-    trades: list[ActivityItem] = []
-    for message in messages:
-        if not isinstance(message, Mapping):
+        return found
+    for message in decoded if isinstance(decoded, list) else [decoded]:
+        if not isinstance(message, Mapping) or message.get("topic") != "activity":
             continue
-        if message.get("topic") != "activity" or message.get("type") != "trades":
+        kind = message.get("type")
+        if kind not in RTDS_ACTIVITY_TYPES:
+            continue
+        if message.get("error"):
+            found.refused.append(kind)
             continue
         payload = message.get("payload")
         if isinstance(payload, Mapping):
-            trades.append(parse_activity_item(payload))
-    return trades
+            found.trades.append((kind, parse_activity_item(payload)))
+    return found
+
+
+def parse_rtds_frame(text: str | bytes) -> list[ActivityItem]:
+    """Trades in one RTDS text frame (either activity type); ``[]`` for pongs, other topics
+    and non-JSON keepalives."""
+    return [trade for _, trade in parse_rtds_activity(text).trades]

@@ -53,7 +53,9 @@ def parse_market(row: Any) -> Market:
     try:
         outcomes = tuple(str(o) for o in json_list(row.get("outcomes")))
         prices = tuple(req_dec(p) for p in json_list(row.get("outcomePrices")))
-        tokens = tuple(str(t) for t in json_list(row.get("clobTokenIds")))
+        # A V2-only market's CLOB token ids are null (ACCOUNTS.md §12): it trades by
+        # positionIds, and a null never becomes a token "None".
+        tokens = tuple(str(t) for t in json_list(row.get("clobTokenIds")) if t is not None)
         positions = tuple(str(t) for t in json_list(row.get("positionIds")))
         statuses = tuple(str(s) for s in json_list(row.get("umaResolutionStatuses")))
     except (TypeError, ValueError) as exc:

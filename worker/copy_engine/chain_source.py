@@ -90,7 +90,8 @@ class ChainSource:
 
     def __init__(self, name: str, settings: EngineSettings, rpc_url: str | None,
                  exchanges: Iterable[str], targets: Callable[[], Iterable[str]],
-                 deliver: Deliver, refute: Refute | None = None) -> None:
+                 deliver: Deliver, refute: Refute | None = None,
+                 calls: Callable[[int], None] = lambda count: None) -> None:
         self.name = name
         self.settings = settings
         self.rpc_url = rpc_url
@@ -98,6 +99,7 @@ class ChainSource:
         self.exchanges = tuple(Web3.to_checksum_address(e) for e in exchanges if e)
         self.targets = targets
         self.deliver = deliver
+        self.calls = calls  # told of each JSON-RPC request sent (billed by hosted RPCs)
         self.refute = refute
         self.operators = frozenset(a.lower() for a in settings.pending_operators)
         # Pending calls are read only when there is someone to believe, a websocket to read
@@ -108,6 +110,7 @@ class ChainSource:
         # Believed pending calls not yet confirmed: tx hash -> (give-up time, their fills).
         self.unconfirmed: dict[str, tuple[float, list[ExchangeFill]]] = {}
         self.mode = WEBSOCKET if self.ws_url else LOGS
+        self.active = True  # False: stands by as the feed's fallback, not reading
         self.connected = False  # subscribed (websocket) or the last read worked (logs)
         self.pending = False  # pending transactions are being read
         self.last_error: str | None = None
@@ -152,6 +155,7 @@ class ChainSource:
             if w3 is None:
                 return int(time.time())
             try:
+                self.calls(1)
                 block = await trio.to_thread.run_sync(w3.eth.get_block, number)
             except Exception as exc:  # the fill still counts: its time is now, then
                 log.warning("engine %s: reading block %d: %s", self.name, number,
@@ -262,6 +266,7 @@ class ChainSource:
         if w3 is None:
             raise RuntimeError("no POLYGON_RPC_URL to read logs from")
         makers = sorted({t.lower() for t in self.targets()})
+        self.calls(1)
         head = int(await trio.to_thread.run_sync(lambda: w3.eth.block_number))
         if next_block is None or head < next_block:
             # the first read starts at the next block: new fills only
@@ -271,6 +276,7 @@ class ChainSource:
         found: list[dict[str, Any]] = []
         for chunk in _chunks(makers):
             query = {**_log_filter(self.exchanges, chunk), "fromBlock": start, "toBlock": head}
+            self.calls(1)
             found += await trio.to_thread.run_sync(w3.eth.get_logs, query)
         for entry in sorted(found, key=lambda e: (e["blockNumber"], e["logIndex"])):
             await self.on_log(dict(entry))
@@ -316,6 +322,7 @@ class _Subscriptions(ReconnectingFeed):
                        makers: frozenset[str] = frozenset()) -> None:
         self._next_id += 1
         self._asked[self._next_id] = (kind, makers)
+        self.source.calls(1)
         await websocket.send(json.dumps({"jsonrpc": "2.0", "id": self._next_id,
                                          "method": method, "params": params}))
 

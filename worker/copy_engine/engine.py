@@ -15,7 +15,9 @@ The engine owns the nursery and a few parts, each owning the tasks it starts:
   engine fans the global RTDS activity feed (one connection, filtered locally) in to them.
 - ``ChainSource`` (``chain_source.py``), when on-chain detection is on: the exchanges'
   ``OrderFilled`` logs of the owned targets (and pending match calls), fanned in to their
-  watchers as a third source beside the feed and polling.
+  watchers as a third source beside the feed and polling; with it off but a chain RPC
+  configured, it stands by and reads the logs only while the feed is degraded (stale,
+  down or refused), before Data API polls are the source.
 - ``QuoteSource`` (``quotes.py``): markets, and books from the CLOB market channel.
 - ``FillExecutor`` (``fill_executor.py``): decisions, copy execution, TP/SL exits.
 - ``ExitSchedule`` (``exits.py``): which targets have exit work and when (held tokens'
@@ -60,7 +62,7 @@ from venue.errors import VenueError
 from worker.copy_engine import reconciler, store
 from worker.copy_engine.chain_source import ChainSource, activity_item
 from worker.copy_engine.copier_wallets import CopierWallets
-from worker.copy_engine.detection import DetectionSource
+from worker.copy_engine.detection import POLL, DetectionSource
 from worker.copy_engine.exits import ExitSchedule
 from worker.copy_engine.fill_executor import FillExecutor
 from worker.copy_engine.ownership import TargetOwnership
@@ -116,7 +118,7 @@ class CopyEngine:
         self._watch = WatchContext(
             name=name, settings=self.settings, stats=self.stats, executor=self.executor,
             db=self.db, poll_limiter=self._poll_limiter, venue=lambda: self._venue,
-            poll_delay=self.poll_delay, feed_up=lambda: self.feed_connected,
+            poll_delay=self.poll_delay, feed_up=lambda: self.detection.source != POLL,
             feed_lost=lambda: self._feed_lost, first_poll=self.first_poll,
             polled=self.detection.polled, handled=self._handled)
         self._next_first_poll = 0.0
@@ -132,6 +134,9 @@ class CopyEngine:
         self._dropped = False  # targets were dropped since the accounts were last retained
         self._users: set[UUID] | None = None  # users of the live configs running here
         self.running = False
+        self._started_at = 0.0  # trio time the engine started (the feed's first grace)
+        self._feed_on = False  # an RTDS feed runs (False: detection never has a feed)
+        self._notice_at: float | None = None  # when the feed's drop is told (trio time)
 
     # -- plumbing ---------------------------------------------------------------------
 
@@ -156,12 +161,13 @@ class CopyEngine:
         return await trio.to_thread.run_sync(function, *args)
 
     def poll_delay(self) -> float:
-        """Seconds between one target's polls: every second with the feed down, else the
-        backstop interval, stretched so that all the deployment's targets together stay
-        under the poll rate (each engine polls its share of the targets, so it takes its
-        share of the rate: the venue's limit is the deployment's, not one worker's)."""
+        """Seconds between one target's polls: every second while polls are the source, else
+        (the feed, or with it degraded the chain's logs, detect) the backstop interval,
+        stretched so that all the deployment's targets together stay under the poll rate
+        (each engine polls its share of the targets, so it takes its share of the rate: the
+        venue's limit is the deployment's, not one worker's)."""
         settings = self.settings
-        if self.feed_connected:
+        if self.detection.source != POLL:
             every, rate = settings.backstop_poll_seconds, settings.backstop_polls_per_second
         else:
             every, rate = settings.poll_seconds, settings.polls_per_second
@@ -261,11 +267,15 @@ class CopyEngine:
                 nursery.start_soon(self._lease_clock_loop)
                 nursery.start_soon(self._sweep_loop)
                 nursery.start_soon(self._control_loop)
-                if self.settings.use_feed and venue.config.rtds_url:
+                self._started_at = trio.current_time()
+                self._feed_on = bool(self.settings.use_feed and venue.config.rtds_url)
+                if self._feed_on:
                     nursery.start_soon(self._feed_loop)
                 self.chain = self.detection.chain = self._chain_source()
                 if self.chain is not None:
-                    nursery.start_soon(self._chain_loop, self.chain)
+                    nursery.start_soon(self._chain_loop if self.chain.active
+                                       else self._chain_fallback_loop, self.chain)
+                nursery.start_soon(self._detection_loop)
                 if self.settings.use_book_feed and venue.config.market_ws_url:
                     nursery.start_soon(self.quotes.run)
                 nursery.start_soon(self.exits.run)
@@ -607,22 +617,41 @@ class CopyEngine:
             self.feed = feed
             for target in self.targets:
                 feed.watch(target)
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._feed_status, feed)
-                async for item in feed:
-                    watcher = self.targets.get(item.wallet)
-                    if watcher is not None and watcher.ready.is_set():
-                        watcher.offer(item, "feed")
+            async for item in feed:
+                watcher = self.targets.get(item.wallet)
+                if watcher is not None and watcher.ready.is_set():
+                    # credited to the activity type that carries the feed now
+                    watcher.offer(item, self.detection.feed_source(feed))
 
-    async def _feed_status(self, feed: Any) -> None:
+    async def _detection_loop(self) -> None:
+        """Follow the feed and the chain: which source detects, and what changed."""
         while True:
-            # A stale feed (pings answered, no trades) counts as down: targets poll fast.
-            was_live, self.feed_connected = self.feed_connected, self.detection.observe(feed)
-            if was_live and not self.feed_connected:
+            # A stale feed (pings answered, no trades) counts as down.
+            was_live, was = self.feed_connected, self.detection.source
+            self.feed_connected = self.detection.observe(self.feed)
+            if self.detection.source == POLL and was != POLL:
                 self._feed_lost.set()  # targets waiting out a backstop interval poll now
                 self._feed_lost = trio.Event()
+            # A drop is told once it has lasted COPY_FEED_STALE_SECONDS: a feed that
+            # orders_matched carries again by then (trades silent) needs no notice.
+            if was_live and not self.feed_connected:
+                self._notice_at = trio.current_time() + self.settings.feed_stale_seconds
+            if self.feed_connected:
+                self._notice_at = None
+            elif self._notice_at is not None and trio.current_time() >= self._notice_at:
+                self._notice_at = None
                 self._tell_degraded()
             await trio.sleep(0.5)
+
+    def feed_degraded(self) -> bool:
+        """The feed carries no trades: stale, down or refused (after it had time to come
+        up)."""
+        if self.feed_connected or not self._feed_on:
+            return False
+        if self.feed is not None and self.feed.stale_since is not None:
+            return True
+        return (trio.current_time() - self._started_at
+                >= max(self.settings.feed_stale_seconds, 1.0))
 
     def _tell_degraded(self) -> None:
         """feed.degraded to every user of the configs running here, in the background (a
@@ -644,16 +673,22 @@ class CopyEngine:
     # -- the chain -----------------------------------------------------------------------
 
     def _chain_source(self) -> ChainSource | None:
-        """On-chain detection over the deployment's chain RPC, when it is on and has one."""
+        """On-chain detection over the deployment's chain RPC, when it is on (or, as the
+        feed's fallback, stands by) and has one."""
         settings = runtime().settings
-        if not self.settings.use_chain or not (settings.chain.rpc_url
-                                               or self.settings.chain_ws_url):
+        # The fallback stands in for a feed that went quiet; with no feed at all the
+        # operator chose polls (COPY_USE_FEED=false, an empty POLYMARKET_RTDS_URL).
+        fallback = self.settings.chain_fallback and self._feed_on
+        if not (self.settings.use_chain or fallback) or not (
+                settings.chain.rpc_url or self.settings.chain_ws_url):
             return None
         contracts = settings.contracts
-        return ChainSource(self.name, self.settings, settings.chain.rpc_url,
-                           (contracts.ctf_exchange, contracts.neg_risk_exchange),
-                           lambda: list(self.targets), self._chain_fill,
-                           self._pending_refuted)
+        chain = ChainSource(self.name, self.settings, settings.chain.rpc_url,
+                            (contracts.ctf_exchange, contracts.neg_risk_exchange),
+                            lambda: list(self.targets), self._chain_fill,
+                            self._pending_refuted, calls=self.detection.chain_calls.add)
+        chain.active = self.settings.use_chain  # else: only while the feed is degraded
+        return chain
 
     async def _chain_loop(self, chain: ChainSource) -> None:
         while True:
@@ -662,6 +697,31 @@ class CopyEngine:
             except Exception as exc:  # a bad URL or a node's odd answer: retried, reported
                 chain.failed(exc)
             await trio.sleep(1.0)
+
+    async def _chain_fallback_loop(self, chain: ChainSource) -> None:
+        """Read the chain's logs while the feed is degraded; stop once it has carried trades
+        again for ``chain_fallback_linger_seconds`` (a fill in between is read by both)."""
+        linger = self.settings.chain_fallback_linger_seconds
+        while True:
+            while not self.feed_degraded():
+                await trio.sleep(0.5)
+            log.warning("engine %s: the feed is degraded: reading OrderFilled logs (%s)",
+                        self.name, chain.mode)
+            chain.active = True
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._chain_loop, chain)
+                back_at = None
+                while True:
+                    await trio.sleep(0.5)
+                    if self.feed_degraded():
+                        back_at = None
+                    elif back_at is None:
+                        back_at = trio.current_time()
+                    elif trio.current_time() - back_at >= linger:
+                        nursery.cancel_scope.cancel()
+            chain.active = chain.connected = False
+            log.info("engine %s: the feed carries trades again: on-chain reading stands by",
+                     self.name)
 
     async def _chain_fill(self, fill: ExchangeFill, source: str, timestamp: int) -> None:
         """Offer a target's fill seen on chain to its watcher (with its market from Gamma,

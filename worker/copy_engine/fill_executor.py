@@ -44,6 +44,7 @@ from services.copying import mirror as copying
 from services.copying.execution import Quote
 from services.copying.intents import CopyIntentDraft
 from services.copying.mirror import Holding, TargetFill
+from services.platform.numbers import plural
 from services.trading import order_outages, orders
 from services.trading.orders import PostAnswer, PreparedOrder, elapsed_ms
 from venue.client import AsyncVenueClient
@@ -635,7 +636,7 @@ class FillExecutor:
                                           f"{reason}:{token}:{config.opened.get(token, 0)}"))
         marker = self.draft(config, None, copying.Decision(
             action="skip", token_id="", side=Side.SELL, reason=reason,
-            detail=why + (f" Closing {len(closing)} position(s) at market."
+            detail=why + (f" Closing {plural(len(closing), 'position')} at market."
                           if closing else "")), now, reason, f"{reason}:{config.started_ts}")
         inserted = await self._db(copy_intents.insert, [marker])
         if not inserted:

@@ -20,7 +20,8 @@ class EngineStats:
     poll_requests: int = 0
     book_requests: int = 0
     book_hits: int = 0  # books taken from the market channel instead of GET /book
-    feed_fills: int = 0
+    feed_fills: int = 0  # RTDS activity/trades
+    matched_fills: int = 0  # RTDS activity/orders_matched
     poll_fills: int = 0
     chain_fills: int = 0  # OrderFilled logs
     pending_fills: int = 0  # match calls before their block
@@ -38,7 +39,8 @@ class EngineStats:
     sightings: dict[str, deque[tuple[str, float]]] = field(default_factory=dict)
 
     def detected(self, source: str, delay: float) -> None:
-        """Count a fill first seen by ``source`` (feed, poll, chain, pending) after ``delay``."""
+        """Count a fill first seen by ``source`` (feed, matched, poll, chain, pending) after
+        ``delay``."""
         name = f"{source}_fills"
         setattr(self, name, getattr(self, name, 0) + 1)
         self.delays.setdefault(source, deque(maxlen=DELAYS_KEPT)).append(delay)

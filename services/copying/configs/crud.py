@@ -23,7 +23,7 @@ import peewee
 from models.base import db, utcnow
 from models.copying import ConfigPreview, CopyConfig
 from models.user import User
-from services.copying import copy_notices
+from services.copying import copy_notices, rule_labels
 from services.copying import mirror as copying
 from services.copying.configs.rules import (
     DECIMAL_FIELDS,
@@ -31,6 +31,7 @@ from services.copying.configs.rules import (
     LIST_FIELDS,
     RULE_DEFAULTS,
     check_combination,
+    sizing_as_set,
     validate_fields,
     validate_limits,
     with_defaults,
@@ -74,9 +75,11 @@ def preview(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
     if profile["recent_trades"] == 0:
         warnings.append("The target has no recent trades to mirror.")
     if mirrored > fields["max_position_usdc"]:
-        warnings.append("A typical target trade, mirrored, exceeds max_position_usdc; "
+        warnings.append("A typical target trade, mirrored, exceeds the max position; "
                         "trades will be capped.")
     now = utcnow()
+    sized = rule_labels.sizing(fields["sizing_mode"], fields["size_multiplier"],
+                               fields["fixed_usdc"])
     summary = {
         "config": fields,
         "target": profile,
@@ -89,9 +92,9 @@ def preview(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
             "min_trade_usdc": fields["min_trade_usdc"],
             "max_trade_usdc": fields["max_trade_usdc"],
             "round_up_to_min": fields["round_up_to_min"],
-            "rule": _SIZING_RULES[fields["sizing_mode"]] + " Each buy is capped per position "
-                    "by max_position_usdc (and max_trade_usdc, budgets and the exposure "
-                    "limit); sells mirror the share of its position the target sold.",
+            "rule": f"Buys: {sized}{_SIZING_RULES[fields['sizing_mode']]}. Each buy is "
+                    "capped by the max position (and the max per trade, budgets and the "
+                    "exposure limit); sells mirror the share of its position the trader sold.",
         },
         "guards": {
             "price_deviation_bps": fields["price_deviation_bps"],
@@ -113,11 +116,11 @@ def preview(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
     return {"preview_id": row.id, "expires_at": row.expires_at, **summary}
 
 
-_SIZING_RULES = {
-    "multiplier": "Buys mirror target shares x size_multiplier.",
-    "fixed_usdc": "Each buy spends fixed_usdc pUSD.",
-    "proportional": "Buys mirror target shares x (our balance / the target's portfolio "
-                    "value) x size_multiplier.",
+_SIZING_RULES = {  # what each mode's words (rule_labels.sizing) leave to say
+    "multiplier": "",
+    "fixed_usdc": ", at most: whole hundredths of a share at the order's limit price, the "
+                  "taker fee included",
+    "proportional": "",
 }
 
 
@@ -208,6 +211,8 @@ def create(user: User | UUID | str, raw: Mapping[str, Any]) -> CopyConfig:
             raise errors.ValidationFailed("The preview expired; preview again.",
                                           fields={"preview_id": ["Expired."]})
         fields = _decode(previewed.fields)
+        if fields["sizing_mode"] == "fixed_usdc":
+            given.pop("size_multiplier", None)  # dropped by the preview too (sizing_as_set)
         differing = sorted(k for k, v in given.items() if fields.get(k) != v)
         if differing:
             raise errors.ValidationFailed(
@@ -279,6 +284,7 @@ def update(user: User | UUID | str, config_id: UUID | str, raw: Mapping[str, Any
     clean = validate_fields(raw, partial=True)
     with db.atomic():
         config = get(user, config_id)
+        clean = sizing_as_set(clean, rule_fields(config))
         check_combination({**rule_fields(config), **clean})
         for name, value in clean.items():
             setattr(config, name, _stored(name, value))

@@ -312,8 +312,31 @@ def with_defaults(user_id: UUID, clean: dict[str, Any]) -> dict[str, Any]:
         "blocked_categories": [], "take_profit_bps": None, "stop_loss_bps": None,
         **RULE_DEFAULTS, **clean,
     }
-    if full.get("size_multiplier") is None and full["sizing_mode"] == "fixed_usdc":
-        full["size_multiplier"] = Decimal(1)  # unused by a fixed amount; the column needs one
+    return _with_paper_default(user_id, sizing_as_set(full))
+
+
+def sizing_as_set(clean: dict[str, Any], stored: Mapping[str, Any] | None = None
+                  ) -> dict[str, Any]:
+    """``clean`` keeping only the sizing mode in force: a fixed amount keeps no multiplier
+    (1 is stored, which nothing reads), the other modes no fixed amount. ``stored`` is the
+    config an edit applies to; leaving the fixed mode needs a multiplier again."""
+    before = stored or {}
+    mode = clean.get("sizing_mode") or before.get("sizing_mode") or "multiplier"
+    if mode == "fixed_usdc":
+        if stored is None or "size_multiplier" in clean or before.get("sizing_mode") != mode:
+            clean["size_multiplier"] = Decimal(1)  # a stale multiplier is dropped
+        return clean
+    if "fixed_usdc" not in clean and before.get("fixed_usdc") is not None:
+        clean["fixed_usdc"] = None  # switching away from a fixed amount clears it
+    if before.get("sizing_mode") == "fixed_usdc" and clean.get("size_multiplier") is None:
+        raise errors.ValidationFailed(
+            f"Invalid size_multiplier: required to leave sizing_mode fixed_usdc for {mode}.",
+            fields={"size_multiplier": [
+                f"Required to leave sizing_mode fixed_usdc for {mode} (none was kept)."]})
+    return clean
+
+
+def _with_paper_default(user_id: UUID, full: dict[str, Any]) -> dict[str, Any]:
     if full.get("paper_trading") is None:
         # A new target runs on paper first (the spec's advice made the default).
         full["paper_trading"] = not _has_copied_before(user_id, full["target_address"])

@@ -89,6 +89,51 @@ def test_a_feed_with_no_trades_is_reconnected_and_recovers(sandbox_venue, contro
     trio.run(scenario)
 
 
+def _activity(control, kind: str, state: str) -> None:
+    control.call("POST", "/rtds/activity", {"type": kind, "state": state}, expect=200)
+
+
+def test_trades_silent_or_refused_orders_matched_on_the_same_connection(sandbox_venue,
+                                                                         control):
+    """ACCOUNTS.md §12: ``activity/trades`` silent for ``stale_after`` (or refused at once)
+    is replaced by ``activity/orders_matched`` on the same connection; trades back, the feed
+    drops orders_matched again."""
+    token = control.add_market("rtds-matched", fair_price="0.5")["token_ids"][0]
+    wallet = "0x" + "5c" * 20
+
+    async def scenario(state: str) -> None:
+        async with open_activity_feed(sandbox_venue.rtds_url, [wallet], ping_interval=0.2,
+                                      stale_after=3.0, backoff_initial=0.05) as feed:
+            with trio.fail_after(DEADLINE):
+                await feed.wait_connected()
+            item = await _delivered(feed, control, wallet, token)
+            assert item.wallet == wallet and feed.carrier == "orders_matched"
+            assert feed.connections == 1 and feed.stale_count == 0  # the same connection
+            assert ("trades" in feed.refused) == (state == "refused")
+            assert feed.subscribed == ({"orders_matched"} if state == "refused"
+                                       else {"trades", "orders_matched"})
+            if state == "off":  # trades back: one type again
+                await trio.to_thread.run_sync(_activity, control, "trades", "on")
+                with trio.fail_after(DEADLINE):
+                    while feed.subscribed != {"trades"}:
+                        await _delivered(feed, control, wallet, token)
+                assert feed.carrier == "trades" and feed.connections == 1
+
+    for state in ("off", "refused"):
+        _activity(control, "trades", state)
+        try:
+            trio.run(scenario, state)
+        finally:
+            _activity(control, "trades", "on")
+
+
+def test_the_activity_switch_names_a_type_and_a_state(control):
+    assert control.call("POST", "/rtds/activity", {"type": "comments", "state": "off"},
+                        expect=400)["error"] == "type must be one of trades, orders_matched"
+    assert control.call("POST", "/rtds/activity", {"type": "trades", "state": "gone"},
+                        expect=400)["error"] == "state must be one of on, off, refused"
+
+
 def test_the_mute_switch_takes_a_boolean(control):
     answer = control.call("POST", "/rtds/mute", {"enabled": "yes"}, expect=400)
     assert answer["error"] == "enabled must be true or false"

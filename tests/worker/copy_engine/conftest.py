@@ -168,6 +168,25 @@ async def inject(control: Any, wallet: str, token_id: str, side: str, size: str,
         lambda: control.call("POST", "/trades", body, expect=201))
 
 
+async def copy_on_second_blocks(w3: Any, control: Any, config: CopyConfig, target: str,
+                                token_id: str) -> tuple[CopyIntent, dict, int]:
+    """With the chain making a block every second (as a real chain does), ``target`` buys
+    on the chain-backed sandbox; its config's intent, the target's fill, and how many blocks
+    after the settlement's the copy was decided in."""
+    w3.provider.make_request("evm_setIntervalMining", [1])
+    try:
+        sold = await inject(control, target, token_id, "BUY", "10", "0.5")
+        [fill] = [f for f in sold["fills"] if f["proxyWallet"].lower() == target]
+        receipt = await trio.to_thread.run_sync(
+            w3.eth.wait_for_transaction_receipt, fill["transactionHash"])
+        [intent] = await wait_for(settled(config), step=0.02)
+        now = await trio.to_thread.run_sync(lambda: w3.eth.block_number)
+    finally:
+        w3.provider.make_request("evm_setIntervalMining", [0])
+        w3.provider.make_request("evm_setAutomine", [True])
+    return intent, fill, now - receipt["blockNumber"]
+
+
 def copy_one_fill(run_engines: Callable[..., None], control: Any, config: CopyConfig,
                   target: str, token_id: str, side: str = "BUY", size: str = "40") -> None:
     """Run an engine until ``target``'s one trade in ``token_id`` is copied and filled."""

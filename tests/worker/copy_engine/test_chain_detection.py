@@ -41,6 +41,7 @@ from tests.chain_venue import chain_venue  # noqa: F401 - the fixture
 from tests.conftest import DEADLINE
 from tests.worker.copy_engine.conftest import (
     STEADY,
+    copy_on_second_blocks,
     inject,
     intents_of,
     owned,
@@ -177,18 +178,9 @@ def test_with_the_feed_off_the_chain_copies_within_two_blocks(
     async def scenario(engines: list[CopyEngine]) -> None:
         engine = engines[0]
         await _ready(engine, target)
-        _rpc(w3, "evm_setIntervalMining", 1)
-        try:
-            sold = await inject(chain_venue, target, token, "BUY", "10", "0.5")
-            [fill] = [f for f in sold["fills"] if f["proxyWallet"].lower() == target]
-            receipt = await trio.to_thread.run_sync(
-                w3.eth.wait_for_transaction_receipt, fill["transactionHash"])
-            [intent] = await wait_for(settled(config), step=0.02)
-            now = await trio.to_thread.run_sync(lambda: w3.eth.block_number)
-        finally:
-            _rpc(w3, "evm_setIntervalMining", 0)
-            _rpc(w3, "evm_setAutomine", True)
-        assert now <= receipt["blockNumber"] + 2, (now, receipt["blockNumber"])
+        intent, fill, blocks = await copy_on_second_blocks(w3, chain_venue, config, target,
+                                                           token)
+        assert blocks <= 2, blocks
         assert intent.status == "filled" and intent.target_tx_hash == fill["transactionHash"]
         assert (engine.stats.chain_fills, engine.stats.feed_fills, engine.stats.poll_fills) \
             == (1, 0, 0)

@@ -33,4 +33,4 @@ def test_a_copy_sale_keeps_no_dust_under_the_live_minimum(
     assert buy.status == "filled" and buy.filled_size == Decimal(40), (buy.reason, buy.detail)
     assert sale.status == "filled", (sale.reason, sale.detail)
     assert sale.size == Decimal(40) and "unsellable dust" in sale.detail
-    assert "market minimum of 15" in sale.detail
+    assert "market minimum of 15.00" in sale.detail

@@ -312,18 +312,20 @@ def test_polling_is_capped_per_second_across_the_deployments_targets(redis_url, 
                               poll_seconds=1.0, polls_per_second=80.0)
     engine = CopyEngine("capped", redis.Redis.from_url(redis_url), engine_prefix, settings)
     engine.targets = {f"0x{i:040x}": engine.watcher_for(f"0x{i:040x}") for i in range(1000)}
-    engine.feed_connected = False
+    engine.detection.source = "poll"  # polls are the source: the feed down, no chain
     assert engine.poll_delay() == 12.5  # no feed: 1,000 targets at 80 polls/s in all
-    engine.feed_connected = True
+    engine.detection.source = "feed"
     assert engine.poll_delay() == 50.0  # 1,000 targets at 20 polls/s in all
+    engine.detection.source = "chain"  # the feed degraded, the chain's logs detect
+    assert engine.poll_delay() == 50.0  # polls only backfill: the backstop pace
     engine.ownership.engines = 4  # four engines with ~1,000 targets each share the rate
     assert engine.poll_delay() == 200.0
-    engine.feed_connected = False
+    engine.detection.source = "poll"
     assert engine.poll_delay() == 50.0
     engine.ownership.engines = 1
     engine.targets = dict(list(engine.targets.items())[:10])
     assert engine.poll_delay() == 1.0  # few targets: every target polled every second
-    engine.feed_connected = True
+    engine.detection.source = "matched"
     assert engine.poll_delay() == 5.0
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 from decimal import Decimal
 
 from models.base import db
+from models.market import Market as MarketRow
 from models.notifications import Notification
 from services.notifications import channels
+from services.platform.numbers import money
 from tests.chain_venue import run_queued_jobs
 from tests.notifications.conftest import tune  # noqa: F401 - the fixture
 from tests.notifications.fakes import WebhookReceiver, running
@@ -51,19 +53,30 @@ def test_a_filled_copy_a_skipped_one_and_out_of_funds_are_told_once(
         assert filled["data"]["payload"]["size"] == "10"
         assert filled["data"]["payload"]["trader"] == {"untrusted_data": {
             "source": "third_party", "text": "whale"}}
-        assert filled["data"]["text"].startswith("Bought 10 shares of “")
-        assert filled["data"]["text"].endswith("(copy of whale).")
+        # Words: the market by its question and outcome (synced into the catalogue by the
+        # job), amounts as money, the trader by name and short address; never the slug.
+        with db.connection_context():
+            question = MarketRow.get(MarketRow.slug == market.slug).title
+        short = f"{target[:6]}…{target[-4:]}"
+        assert filled["data"]["text"] == (
+            f"Bought 10.00 shares of “{question}” (Yes) at 0.51 for 5.10 pUSD (copy of "
+            f"whale ({short})).")
+        assert filled["data"]["payload"]["market"] == {"untrusted_data": {
+            "source": "third_party", "text": market.slug}}  # machines keep the slug
         out_of_funds, skipped = sorted(poor_hook.bodies(), key=lambda b: b["type"])
         assert skipped["type"] == "copy.skipped"
         assert skipped["data"]["payload"]["reason"] == "insufficient_balance"
-        assert skipped["data"]["text"].endswith(
-            "was not copied: not enough pUSD in the trading wallet.")
+        amount = money(skipped["data"]["payload"]["amount"])
+        assert skipped["data"]["text"] == (
+            f"A {amount} trade of {short} on “{question}” (Yes) was not copied: not enough "
+            "pUSD in the trading wallet.")
         assert out_of_funds["type"] == "config.out_of_funds"
         assert out_of_funds["data"]["text"] == (
-            f"Copying {poor_config.target_address[:6]}…{poor_config.target_address[-4:]} "
-            f"cannot continue: {skipped['data']['payload']['amount']} pUSD needed, more than "
-            "the trading wallet holds. Deposit pUSD to resume.")
-        assert "?" not in skipped["data"]["text"] + filled["data"]["text"]
+            f"Copying {short} cannot continue: {amount} needed, more than the trading wallet "
+            "holds. Deposit pUSD to resume.")
+        texts = skipped["data"]["text"] + filled["data"]["text"] + out_of_funds["data"]["text"]
+        rest = texts.replace(f"“{question}”", "")  # the sandbox's question holds the slug
+        assert "?" not in rest and market.slug not in rest
         # The job run again (a worker retrying it) tells nothing twice.
         from services.copying import copy_notices
 

@@ -1,0 +1,37 @@
+"""Words for pages, as template globals and filters: markets by their question, rules and
+reasons by their labels, the sizing mode in force. The API keeps slugs, codes and fields."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flask import g
+
+from blueprints.dashboard.base import bp
+from services.copying import copy_notices, rule_labels
+from services.markets import catalogue
+
+
+@bp.app_template_global("market_name")
+def market_name(slug: str | None, token_id: str | None = None) -> str:
+    """A market's question from the catalogue (asked once per page), else its slug."""
+    key = (slug or "", token_id or "")
+    known = g.setdefault("dashboard_market_names", {})
+    if key not in known:
+        known[key] = catalogue.named(slug or None, token_id or None).get("market_title")
+    return known[key] or slug or (f"token {token_id[:10]}…" if token_id else "—")
+
+
+@bp.app_template_global("sizing")
+def sizing(config: Mapping[str, Any]) -> str:
+    """A config's sizing mode in force, in words: "fixed 5.00 pUSD per copy"."""
+    return rule_labels.sizing(config.get("sizing_mode"), config.get("size_multiplier"),
+                              config.get("fixed_usdc"))
+
+
+@bp.app_template_filter("reason_words")
+def reason_words(code: str | None) -> str:
+    """A skip, failure or stop reason code in words, as a sentence starts it."""
+    text = copy_notices.readable(code) if code else ""
+    return text[:1].upper() + text[1:]
