@@ -90,7 +90,7 @@ def test_the_rest_examples_sign_in_mint_a_key_order_and_copy(
     found = run("rest/list-markets.sh", **signed_in, QUERY=word)
     assert market.yes in {o["token_id"] for m in found for o in m["outcomes"]}, title
     quote = run("rest/preview-order.sh", **signed_in, TOKEN_ID=market.yes)
-    assert quote["confirmation"].startswith("Buy 10 shares")
+    assert quote["confirmation"].startswith("Buy 10.00 shares")
     placed = run("rest/place-order.sh", **signed_in, TOKEN_ID=market.yes,
                  PREVIEW_ID=quote["preview_id"])
     assert placed["status"] == "filled" and placed["filled_size"] == "10"

@@ -102,7 +102,7 @@ def test_a_registered_kind_is_a_choice_is_added_shown_and_sent_through(
                     market="Will it rain?")
         [delivery] = NotificationDelivery.select()
         assert deliveries.deliver(delivery.id) == "sent"
-        assert loft.bodies() == [{"coo": "3.5 pUSD claimed from “Will it rain?”."}]
+        assert loft.bodies() == [{"coo": "3.50 pUSD claimed from “Will it rain?”."}]
     providers.unregister("pigeon")
     assert not _accepts("pigeon")
     refused = client.post("/api/notifications/channels", headers=auth_headers,
