@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+from decimal import Decimal
 from pathlib import Path
 
 import httpx
@@ -120,8 +121,14 @@ def test_a_worker_serves_its_own_metrics_port(app, tmp_path, redis_url, engine_p
         failing = jobs_service.enqueue("no.such.job")
         wait(lambda: failing.get_status(refresh=True).value == "failed", DEADLINE, "the job",
              [worker])
-        text = httpx.get(f"http://127.0.0.1:{port}/metrics").text
-        assert total(text, "copytrade_job_failures_total", job="no.such.job") == 1
+
+        def failures() -> Decimal:
+            text = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+            return total(text, "copytrade_job_failures_total", job="no.such.job")
+
+        # The worker records the job's failure, then counts it: the status can show first.
+        wait(lambda: failures() > 0, DEADLINE, "the failure's count", [worker])
+        assert failures() == 1
         assert Path(worker.log).exists()
     finally:
         runtime.install(saved)
