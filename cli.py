@@ -350,6 +350,48 @@ def dev_resolve(market: str, outcome: str | None, sandbox_url: str | None) -> No
     click.echo(f"resolved {resolved['slug']} ({resolved['condition_id']}): {winner} won")
 
 
+@dev.command("soak")
+@click.option("--days", default=7.0, show_default=True, type=click.FloatRange(min=0.05),
+              help="Simulated days to live through.")
+@click.option("--speed", default=1440.0, show_default=True, type=click.FloatRange(min=1),
+              help="Simulated seconds per second (1440: a day a minute).")
+@click.option("--followers", default=12, show_default=True, type=click.IntRange(1, 100),
+              help="Followers, each with its own rules (budgets, stops, caps, breaker, "
+                   "inverse, fixed size).")
+@click.option("--seed", default=None, type=int, help="Replay a run's random choices.")
+@click.option("--instance", "instance", default=None, type=click.Path(file_okay=False),
+              help="Folder for the soak's stack (default: a new temporary one).")
+@click.option("--database-url", default=None,
+              help="A fresh database for the soak's stack (default: SQLite in its folder).")
+@click.option("--json", "as_json", is_flag=True, default=False,
+              help="The invariants as JSON.")
+def dev_soak(days: float, speed: float, followers: int, seed: int | None,
+             instance: str | None, database_url: str | None, as_json: bool) -> None:
+    """Run a whole local stack of its own (web, two workers, the sandbox on a dev chain)
+    through compressed days of whales, market ends, followers and faults, then check the
+    invariants; exits 1 when one fails (docs/development/soak.md)."""
+    import json
+    from pathlib import Path
+
+    try:
+        from bench.soak.run import Options, Soak, table
+    except ModuleNotFoundError as exc:
+        raise click.ClickException(f"the soak runs from a source checkout with the sandbox "
+                                   f"extra ({exc})") from None
+    options = Options(days=days, speed=speed, followers=followers, seed=seed,
+                      instance=Path(instance) if instance else None,
+                      database_url=database_url)
+    outcome = Soak(options, os.environ, lambda line: click.echo(line, err=True)).run()
+    if as_json:
+        click.echo(json.dumps({"ok": outcome.ok, "invariants": [r.as_dict() for r in
+                                                                  outcome.rows],
+                               "run": outcome.figures}, indent=2, default=str))
+    else:
+        click.echo(table(outcome))
+    if not outcome.ok:
+        raise SystemExit(1)
+
+
 def up_environment(environ: Mapping[str, str], port: int = 8000) -> dict[str, str]:
     """The environment of `copytrade up` and its children: a person reads this log in a
     terminal, so lines of text and no line per web request, unless LOG_FORMAT and

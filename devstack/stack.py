@@ -230,6 +230,10 @@ class LocalStack:
     # Seconds a sandbox market lives before it resolves by itself (the markets open at the
     # start end one after another over it, each replaced by a new one); None: they never end.
     market_lifetime: float | None = None
+    # Copy workers to start (`copytrade up` runs one; the soak two, to kill one of them).
+    workers: int = 1
+    # Where the children write (None: this terminal); the soak reads sign-in codes there.
+    output: Any = None
 
     def spawn(self, name: str, *args: str, own_group: bool = False) -> subprocess.Popen[bytes]:
         """Start ``copytrade ARGS`` as a child with the stack's environment; ``own_group``
@@ -238,6 +242,8 @@ class LocalStack:
         from devstack.chain.devchain import die_with_parent
 
         proc = subprocess.Popen([sys.executable, "-m", "cli", *args], env=dict(self.env),
+                                stdout=self.output,
+                                stderr=None if self.output is None else subprocess.STDOUT,
                                 start_new_session=own_group,
                                 preexec_fn=die_with_parent if own_group else None)
         self.children.append((name, proc))
@@ -339,8 +345,10 @@ class LocalStack:
                                                 f"{self.market_lifetime / 60:g} min; a new one "
                                                 f"is listed in its place"))
 
-        self.spawn("worker", "worker")
-        self.started.append(("worker", "copytrade worker"))
+        for number in range(1, self.workers + 1):
+            self.spawn("worker" if number == 1 else f"worker {number}", "worker")
+        self.started.append(("worker", "copytrade worker" if self.workers == 1 else
+                             f"{self.workers} x copytrade worker"))
 
         self.spawn("web", "serve", "--port", str(self.web_port))
         if not wait_for_port("127.0.0.1", self.web_port, timeout=60):
