@@ -81,13 +81,19 @@ def fills_decided_once(world: World, followers: list[Follower], ended: float) ->
     for follower in followers:
         config = CopyConfig.get_by_id(follower.config_id)
         fills = fills_of.setdefault(follower.target, _target_fills(world, follower.target))
-        start = _epoch(config.started_at) or ended
-        stop = ended if config.is_active else (_epoch(config.stopped_at) or ended)
         intents = list(CopyIntent.select().where((CopyIntent.config == config.id)
                                                  & (CopyIntent.kind == KIND_MIRROR)))
+        start = (_epoch(config.started_at) or ended) + EDGE_SECONDS
+        stop = ended  # the whales' last trade: every fill since has been waited for
+        if not config.is_active and config.stopped_at is not None:
+            # a fill the engine had not seen yet when a stop hit is not the stopped
+            # config's (it was stopped when the fill was seen): its longest detection
+            # delay before the stop may have hidden one
+            seen_after = max((i.detection_delay_ms or 0 for i in intents), default=0) / 1000
+            stop = _epoch(config.stopped_at) - max(EDGE_SECONDS, seen_after + 1)
         keyed = Counter(i.target_trade_key for i in intents)
         for fill in fills:
-            if not start + EDGE_SECONDS <= fill.timestamp <= stop - EDGE_SECONDS:
+            if not start <= fill.timestamp <= stop:
                 continue
             key = "|".join(fill.dedup_key)
             counts["fills"] += 1
