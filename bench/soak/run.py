@@ -26,6 +26,7 @@ DAY, HOUR = 86400.0, 3600.0
 MARKET_HOURS = 6  # a sandbox market lives this many simulated hours (at least MIN_LIFETIME)
 MIN_LIFETIME = 20.0  # seconds: a market's end, payout and claims take a few on the chain
 SETTLE_SECONDS = 180.0  # after the last hour: the copies, money and deliveries in flight end
+QUIET_CHECKS = 8  # 2 s apart: a fill the engine sees late is decided within them
 ORDER_PATH, SUBMIT_PATH = "/clob/order", "/relayer/submit"
 
 
@@ -224,8 +225,11 @@ class Soak:
         for future in self.acting:
             future.result()  # a follower's request the app refused unexpectedly fails here
         deadline = time.monotonic() + SETTLE_SECONDS
-        while (busy := self._in_flight()) and time.monotonic() < deadline:
+        quiet = 0  # checks in a row that found nothing moving (a late fill comes later)
+        while quiet < QUIET_CHECKS and time.monotonic() < deadline:
             time.sleep(2)
+            busy = self._in_flight()
+            quiet = 0 if busy else quiet + 1
         self.say(f"soak: settled ({busy or 'nothing'} in flight)")
 
     def _in_flight(self) -> str:

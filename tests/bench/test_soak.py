@@ -31,7 +31,8 @@ def test_a_simulated_day_keeps_every_promise(tmp_path: Path) -> None:
         cur.execute(f'CREATE SCHEMA "{schema}"')
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "cli", "dev", "soak", "--days", "1", "--followers", "12",
+            [sys.executable, "-m", "cli", "dev", "soak", "--days", "1", "--speed", "2880",
+             "--followers", "12",
              "--seed", seed, "--instance", str(tmp_path / "soak"),
              "--database-url", _pg_schema_url(schema), "--json"],
             cwd=ROOT, capture_output=True, text=True, timeout=900)
