@@ -25,7 +25,7 @@ class ShareRequestSchema(Schema):
         "description": "Also show the config's results (realized, unrealized and total PnL, "
                        "the number of filled copies, whether they were paper fills, and "
                        "since when) to whoever opens the link. Default false: the rules "
-                       "only."})
+                       "only.", "example": False})
 
 
 class ShareLinkSchema(Schema):
@@ -34,9 +34,11 @@ class ShareLinkSchema(Schema):
     config_id = fields.UUID(required=True)
     token = fields.String(required=True, metadata={
         "description": "The link's secret part (43 characters, URL-safe). Shown once: "
-                       "only its hash is stored. GET /api/shared-configs/{token} reads it."})
+                       "only its hash is stored. GET /api/shared-configs/{token} reads it.",
+        "example": _TOKEN})
     url = fields.String(required=True, metadata={
-        "description": "The dashboard page that shows the rules and offers to use them."})
+        "description": "The dashboard page that shows the rules and offers to use them.",
+        "example": f"https://copytrade.example/dashboard/shared/{_TOKEN}"})
     show_results = fields.Boolean(required=True)
     created_at = fields.DateTime(required=True)
 
@@ -67,7 +69,8 @@ class SharedConfigSchema(Schema):
     wallet, balance or PnL unless the owner chose to show the results)."""
 
     target_address = fields.String(required=True, metadata={
-        "description": "The trader the setup copies (a public wallet, not the owner's)."})
+        "description": "The trader the setup copies (a public wallet, not the owner's).",
+        "example": "0x52908400098527886e0f7030069857d2e4169ee7"})
     rules = fields.Nested(ConfigFieldsSchema, required=True, metadata={
         "description": "The config's rules as POST /api/configs/preview takes them (every "
                        "field but `target_name` and `paper_trading`)."})
