@@ -12,7 +12,12 @@ from eth_account import Account
 
 from models.copying import CopyConfig
 from models.user import User
-from tests.dashboard.conftest import accessible_and_fits_a_phone, new_context, sign_in
+from tests.dashboard.conftest import (
+    accessible_and_fits_a_phone,
+    new_context,
+    screenshot,
+    sign_in,
+)
 
 
 def test_a_second_user_uses_a_shared_link_then_it_is_revoked(page, browser, live_server,
@@ -85,10 +90,30 @@ def test_a_second_user_uses_a_shared_link_then_it_is_revoked(page, browser, live
     assert mine.excluded == ["election", "recount"] and mine.paper_trading
     assert mine.target_name == "From a friend"
 
+    # A new link that shows the owner's results replaces the first one.
+    page.reload()
+    page.locator("#share #share-state:has-text('rules only')").wait_for()
+    page.check("#share input[name=show_results]")
+    page.click("#share button:has-text('Make a new link')")
+    page.locator("#share-link").wait_for()
+    second = page.locator("#share-link").inner_text().strip()
+    second_path = second[second.index("/dashboard/shared/"):]
+    assert second_path != path
+    screenshot(page, "config-share")
+    replaced = reader.goto(path)
+    assert replaced is not None and replaced.status == 404
+    reader.goto(second_path)
+    results = reader.locator("#shared-results")
+    results.wait_for()
+    assert re.search(r"Total\s+0\.00 pUSD", results.inner_text())
+    assert "0 copies filled" in results.inner_text()
+    assert "paper-trading results" in results.inner_text()
+    assert owner_email not in reader.locator("main").inner_text()
+
     # The owner revokes: the link answers not found from then on.
     page.click("#share button:has-text('Revoke link')")
     page.locator("#share #share-state:has-text('Not shared')").wait_for()
-    gone = reader.goto(path)
+    gone = reader.goto(second_path)
     assert gone is not None and gone.status == 404
     reader_context.close()
     assert User.select().where(User.email.in_([owner_email, reader_email])).count() == 2
