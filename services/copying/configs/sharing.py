@@ -47,22 +47,27 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _link(config: CopyConfig, token: str, row: SharedConfig) -> dict[str, Any]:
+def _link(config: CopyConfig, token: str, fields: dict[str, Any]) -> dict[str, Any]:
     return {"config_id": config.id, "token": token,
             "url": f"{runtime().settings.base_url}{PAGE_PATH}{token}",
-            "show_results": row.show_results, "created_at": row.created_at}
+            "show_results": fields["show_results"], "created_at": fields["created_at"]}
 
 
 def share(user: User | UUID | str, config_id: UUID | str, *,
           show_results: bool = False) -> dict[str, Any]:
     """A new link to the config's rules (any earlier link of it stops working)."""
     token = secrets.token_urlsafe(TOKEN_BYTES)
+    fields = {"token_hash": _digest(token), "show_results": show_results,
+              "created_at": utcnow()}
     with db.atomic():
         config = get(user, config_id)
-        SharedConfig.delete().where(SharedConfig.config == config.id).execute()
-        row = SharedConfig.create(config=config.id, token_hash=_digest(token),
-                                  show_results=show_results, created_at=utcnow())
-    return _link(config, token, row)
+        # One statement, so two shares at once leave one link (the later), not a conflict.
+        (SharedConfig.insert(config=config.id, **fields)
+         .on_conflict(conflict_target=[SharedConfig.config],
+                      update={getattr(SharedConfig, name): value
+                              for name, value in fields.items()})
+         .execute())
+    return _link(config, token, fields)
 
 
 def revoke(user: User | UUID | str, config_id: UUID | str) -> None:
