@@ -65,7 +65,7 @@ from worker.copy_engine.copier_wallets import CopierWallets
 from worker.copy_engine.detection import POLL, DetectionSource
 from worker.copy_engine.exits import ExitSchedule
 from worker.copy_engine.fill_executor import FillExecutor
-from worker.copy_engine.ownership import TargetOwnership
+from worker.copy_engine.ownership import SendLease, TargetOwnership
 from worker.copy_engine.quotes import QuoteSource
 from worker.copy_engine.settings import EngineSettings, EngineStats
 from worker.copy_engine.shared_balances import SharedBalances
@@ -110,8 +110,10 @@ class CopyEngine:
         self.wallets = CopierWallets(name, self.settings, self.db, self._balance_limiter,
                                      self._account_users, lambda: self.ownership.engines,
                                      SharedBalances(redis_client, prefix, name, self.redis_call))
+        self.lease = SendLease(self.ownership)  # fences the executor while the engine runs
         self.executor = FillExecutor(name, self.settings, self.stats, self.quotes,
-                                     self.wallets, self.db)
+                                     self.wallets, self.db, lease=self.lease,
+                                     spawn=self._spawn)
         self.exits = ExitSchedule(self.settings, self._request_exits, self._market_end,
                                   self.quotes.live, self.executor.opening_due)
         self.quotes.moved = self.exits.moved
@@ -155,6 +157,12 @@ class CopyEngine:
             with bound_database.connection_context():
                 return function(*args, **kwargs)
         return await trio.to_thread.run_sync(call, limiter=self._db_limiter)
+
+    def _spawn(self, task: Callable[..., Any], *args: Any) -> None:
+        """Start ``task`` in the engine's nursery (the executor's background work)."""
+        if self._nursery is None:
+            raise RuntimeError("the copy engine is not running")
+        self._nursery.start_soon(task, *args)
 
     async def redis_call(self, function: Callable[..., Any], *args: Any) -> Any:
         """Run a blocking Redis call in a thread."""
@@ -259,10 +267,7 @@ class CopyEngine:
             await self.ownership.heartbeat(self._heartbeat_fields())
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                self.executor.spawn = nursery.start_soon
-                self.executor.fence_of = self.ownership.token
-                self.executor.may_send = self.ownership.may_send
-                self.running = True
+                self.running = self.lease.running = True
                 nursery.start_soon(self._heartbeat_loop)
                 nursery.start_soon(self._lease_clock_loop)
                 nursery.start_soon(self._sweep_loop)
@@ -285,7 +290,7 @@ class CopyEngine:
                     nursery.start_soon(self._fold_log_loop)
                 task_status.started(self)
         finally:
-            self.running = False
+            self.running = self.lease.running = False
             self.wallets.clear()  # opened keys live no longer than the engine
             with trio.CancelScope(shield=True):
                 owned = list(self.targets)
