@@ -85,7 +85,7 @@ def test_balance_reads_and_detection_polls_hold_separate_slots(redis_url, engine
                         replace(FAST, balance_concurrency=3, poll_concurrency=5))
 
     async def main() -> None:
-        balances, polls = engine.wallets._limiter, engine._watch.poll_limiter
+        balances, polls = engine.wallets._limiter, engine.polls.limiter
         for _ in range(balances.total_tokens):
             balances.acquire_on_behalf_of_nowait(object())
         assert balances.available_tokens == 0
