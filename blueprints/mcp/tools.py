@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, validate
 
 from schemas.common import PageArgsSchema, PaginationSchema
 from schemas.configs import (
@@ -71,6 +71,7 @@ from schemas.trading import (
 )
 from schemas.wallets import ClaimRequestSchema, ClaimResponseSchema
 from services.copying import configs, copyability_reports, traders
+from services.identity import money_tools
 from services.markets import markets
 from services.notifications import inbox
 from services.platform.principal import Principal
@@ -89,6 +90,9 @@ from services.wallets import claims, readiness
 Idempotency = Literal["none", "optional", "required"]
 ServiceCall = Callable[[Principal, dict[str, Any]], Any]
 
+CONFIRMATION_CODE_DOC = (
+    "Only when a person must confirm this call: the code an earlier call with the same "
+    "arguments answered (in `confirmation`), once the person agreed. Single use, 15 minutes.")
 IDEMPOTENCY_KEY_DOC = (
     "A UUID you generate for this action. Retrying with the same key (within 24 hours) "
     "returns the first result without doing it again; use a new key for a new action.")
@@ -601,12 +605,17 @@ TOOLS_BY_NAME: dict[str, Tool] = {tool.name: tool for tool in TOOLS}
 
 
 def with_idempotency_key(tool: Tool) -> type[Schema]:
-    """The tool's full input schema: its arguments plus ``idempotency_key`` when it takes one."""
+    """The tool's full input schema: its arguments plus ``idempotency_key`` when it takes one,
+    and ``confirmation_code`` when it may move money."""
     if tool.idempotency == "none":
         return tool.input
-    key = fields.UUID(required=tool.idempotency == "required",
-                      metadata={"description": IDEMPOTENCY_KEY_DOC})
-    return type(f"{tool.input.__name__}WithKey", (tool.input,), {"idempotency_key": key})
+    extra: dict[str, fields.Field] = {"idempotency_key": fields.UUID(
+        required=tool.idempotency == "required", metadata={"description": IDEMPOTENCY_KEY_DOC})}
+    if money_tools.guarded(tool.name):
+        extra["confirmation_code"] = fields.String(
+            load_default=None, validate=validate.Length(max=20),
+            metadata={"description": CONFIRMATION_CODE_DOC})
+    return type(f"{tool.input.__name__}WithKey", (tool.input,), extra)
 
 
 def visible_to(principal: Principal) -> list[Tool]:

@@ -51,7 +51,7 @@ from urllib.parse import urlsplit
 
 from flask import Response, current_app, g, request
 
-from blueprints.mcp import listen, protocol, resources, runner, sessions
+from blueprints.mcp import confirmations, listen, protocol, resources, runner, sessions
 from blueprints.mcp.catalogue import catalogue
 from blueprints.mcp.protocol import JsonRpcError
 from blueprints.mcp.tools import visible_to
@@ -315,7 +315,11 @@ def _modern(method: str, params: dict[str, Any], header_version: str | None,
     elif method == "tools/list":
         result = _list_tools(principal, params, modern=True)
     elif method == "tools/call":
-        result = _call_tool(principal, params)
+        capabilities = meta[protocol.META_CLIENT_CAPABILITIES]
+        asking = confirmations.Asking(
+            form=isinstance(capabilities.get("elicitation"), dict),
+            responses=params.get("inputResponses"), state=_text(params.get("requestState")))
+        result = _call_tool(principal, params, asking)
     elif method == "resources/list":
         result = resources.list_resources(principal)
     elif method == "resources/read":
@@ -393,7 +397,12 @@ def _list_tools(principal: Principal, params: dict[str, Any], *, modern: bool
     return result
 
 
-def _call_tool(principal: Principal, params: dict[str, Any]) -> dict[str, Any]:
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _call_tool(principal: Principal, params: dict[str, Any],
+               asking: confirmations.Asking = confirmations.CODE_ONLY) -> dict[str, Any]:
     name = params.get("name")
     if not isinstance(name, str):
         raise JsonRpcError(protocol.INVALID_PARAMS, "tools/call needs params.name (a string).")
@@ -406,7 +415,7 @@ def _call_tool(principal: Principal, params: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(arguments, dict):
         raise JsonRpcError(protocol.INVALID_PARAMS, "params.arguments must be an object.")
     try:
-        outcome = runner.run(entry, principal, arguments)
+        outcome = runner.run(entry, principal, arguments, asking)
     except errors.ScopeRequired as err:
         raise insufficient_scope(err) from None
     return outcome.as_json()

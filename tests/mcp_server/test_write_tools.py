@@ -20,7 +20,7 @@ from models.idempotency import IdempotencyRecord
 from models.trading import Order, OrderPreview
 from schemas.vocabulary import SCOPES
 from services.wallets import wallets
-from tests.mcp_server.conftest import rpc, run_client
+from tests.mcp_server.conftest import rpc, run_client, set_confirmations
 from tests.mcp_server.test_sdk_client import WRITE_TOOLS
 
 REQUIRES_KEY = sorted(name for name in WRITE_TOOLS if not name.startswith("preview_"))
@@ -274,6 +274,7 @@ def test_cancel_a_resting_order(mcp_url, trader_key, market):
 def test_claim_positions_with_nothing_to_claim(mcp_url, api_key, user, wallet_chain):
     wallets.get_or_create(user)
     token = api_key("wallet:write", owner=user)
+    set_confirmations(user, token, on=False)  # confirmations: test_confirmations.py
     claim_key = key()
 
     async def body(client: Client):
