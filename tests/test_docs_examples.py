@@ -245,3 +245,63 @@ def test_a_local_webhook_receiver_verifies_our_signature(
     assert tested["status"] == "sent" and tested["status_code"] == 204
     seen = json.loads(process.stdout.readline())
     assert seen["type"] == "notification.test" and seen["id"] not in ("", "msg_1")
+
+
+def _run_answering(example: str, answer: Any, env: dict[str, str]) -> list[str]:
+    """Run an interactive example; ``answer(shown)`` is what the person types. Its lines."""
+    process = subprocess.Popen(
+        [sys.executable, str(EXAMPLES / example)], text=True, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **env})
+    try:
+        shown = [process.stdout.readline()]
+        if example.endswith("code.py"):
+            shown.append(process.stdout.readline())
+        out, err = process.communicate(answer(shown) + "\n", timeout=DEADLINE)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    return [*shown, *out.splitlines()]
+
+
+@pytest.mark.parametrize("example", ["mcp/confirm_form.py", "mcp/confirm_code.py"])
+def test_the_confirmation_examples_place_an_order_a_person_confirmed(
+        example, api_key, live_server, make_trader, market, venue_control):  # noqa: F811
+    trader = make_trader()
+    env = {"COPYTRADE_URL": live_server, "TOKEN_ID": market.yes,
+           "COPYTRADE_KEY": api_key("trade:execute", owner=trader.user)}
+
+    def answer(shown: list[str]) -> str:
+        if example.endswith("form.py"):
+            return "yes"
+        return shown[1].split(": ", 1)[1].strip()  # the person types the code they read
+
+    lines = _run_answering(example, answer, env)
+    assert lines[0].startswith("Buy 10.00 shares of")  # the preview's words, to a person
+    placed = json.loads(lines[-1])
+    assert placed["status"] == "filled"
+    sent = [e for e in venue_control.received_orders() if e["order_id"] == placed["order_id"]]
+    assert len(sent) == 1
+
+
+def test_the_form_example_sends_nothing_when_the_person_says_no(
+        api_key, live_server, make_trader, market, venue_control):  # noqa: F811
+    trader = make_trader()
+    env = {"COPYTRADE_URL": live_server, "TOKEN_ID": market.yes,
+           "COPYTRADE_KEY": api_key("trade:execute", owner=trader.user)}
+    lines = _run_answering("mcp/confirm_form.py", lambda shown: "no", env)
+    answered = json.loads(lines[-1])
+    assert answered["code"] == "validation_failed" and "declined" in answered["error"]
+    assert not [e for e in venue_control.received_orders()
+                if trader.maker.lower() in str(e).lower()]
+
+
+def test_the_readonly_agent_config_lists_read_tools_only(api_key, live_server):  # noqa: F811
+    server = _agent_server("agent-readonly.json", live_server)
+    key = api_key("read:account", "trade:execute")
+    headers = {name: value.replace("${COPYTRADE_KEY}", key)
+               for name, value in server["headers"].items()}
+    listed = httpx.post(server["url"], headers={
+        **headers, "Accept": "application/json, text/event-stream"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+    names = {tool["name"] for tool in listed.json()["result"]["tools"]}
+    assert "get_user_summary" in names and "place_market_order" not in names
