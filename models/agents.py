@@ -1,4 +1,5 @@
-"""Confirmations a person gives (or refuses) before an agent's money-moving tool call runs."""
+"""Confirmations a person gives (or refuses) before an agent's money-moving tool call runs,
+and the MCP tasks that follow such a call to its end."""
 
 from __future__ import annotations
 
@@ -34,3 +35,19 @@ class AgentConfirmation(BaseModel):
         table_name = "agent_confirmations"
         indexes = ((("user_id", "status", "created_at"), False),
                    (("credential_id", "tool", "arguments_digest"), False))
+
+
+class AgentTask(BaseModel):
+    """An MCP task: one task-augmented tool call, its saved answer and the order it follows."""
+
+    user_id = peewee.UUIDField()
+    tool = peewee.CharField(max_length=64)
+    order_hash = peewee.CharField(max_length=66, null=True)  # the venue's order id
+    result = peewee.TextField()  # the CallToolResult JSON the call answered
+    failed = peewee.BooleanField(default=False)  # the call itself was an error
+    created_at = UTCDateTimeField(default=utcnow)
+    ttl_ms = peewee.IntegerField(null=True)
+
+    class Meta:
+        table_name = "agent_tasks"
+        indexes = ((("user_id", "created_at"), False),)

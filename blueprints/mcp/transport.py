@@ -51,7 +51,15 @@ from urllib.parse import urlsplit
 
 from flask import Response, current_app, g, request
 
-from blueprints.mcp import confirmations, listen, protocol, resources, runner, sessions
+from blueprints.mcp import (
+    confirmations,
+    listen,
+    protocol,
+    resources,
+    runner,
+    sessions,
+    tasks,
+)
 from blueprints.mcp.catalogue import catalogue
 from blueprints.mcp.protocol import JsonRpcError
 from blueprints.mcp.tools import visible_to
@@ -259,7 +267,12 @@ def _legacy(method: str, params: dict[str, Any], header_version: str | None,
     if method == "tools/list":
         return _list_tools(principal, params, modern=False, readonly=readonly), {}
     if method == "tools/call":
-        return _call_tool(principal, params, readonly=readonly), {}
+        result = _call_tool(principal, params, readonly=readonly)
+        if isinstance(params.get("task"), dict) and "content" in result:
+            return tasks.created(principal, params, result), {}
+        return result, {}
+    if method in tasks.METHODS and not readonly:
+        return tasks.handle(principal, method, params), {}
     if method == "server/discover":
         return _discover(), {}
     raise JsonRpcError(protocol.METHOD_NOT_FOUND,
@@ -279,7 +292,8 @@ def _initialize(principal: Principal, params: dict[str, Any]
     session_id = sessions.issue(principal.user_id, version)
     result = {
         "protocolVersion": version,
-        "capabilities": {"tools": {"listChanged": False}},
+        "capabilities": {"tools": {"listChanged": False},
+                         **({"tasks": tasks.CAPABILITY} if version in tasks.VERSIONS else {})},
         "serverInfo": server_info(),
         "instructions": INSTRUCTIONS,
     }

@@ -3,7 +3,8 @@
 ``agent_confirmations`` records each one durably (asked, approved or declined, used), bound
 to the credential, the tool and a digest of the exact arguments. ``api_keys`` and
 ``oauth_approvals`` gain ``confirm_money_tools`` (on by default): the owner's switch to
-let that key or that app move money without asking."""
+let that key or that app move money without asking. ``agent_tasks``: MCP tasks (a
+task-augmented tools/call), each the saved answer of one call and the order it follows."""
 
 import uuid
 
@@ -35,10 +36,26 @@ class AgentConfirmation(peewee.Model):
                    (("credential_id", "tool", "arguments_digest"), False))
 
 
+class AgentTask(peewee.Model):
+    id = peewee.UUIDField(primary_key=True, default=uuid.uuid4)
+    user_id = peewee.UUIDField()
+    tool = peewee.CharField(max_length=64)
+    order_hash = peewee.CharField(max_length=66, null=True)
+    result = peewee.TextField()
+    failed = peewee.BooleanField(default=False)
+    created_at = peewee.DateTimeField()
+    ttl_ms = peewee.IntegerField(null=True)
+
+    class Meta:
+        table_name = "agent_tasks"
+        indexes = ((("user_id", "created_at"), False),)
+
+
 def apply(database: peewee.Database, migrator: object) -> None:
-    """Create agent_confirmations; add confirm_money_tools to keys and OAuth approvals."""
-    with database.bind_ctx([AgentConfirmation]):
-        database.create_tables([AgentConfirmation])
+    """Create agent_confirmations and agent_tasks; add confirm_money_tools to keys and OAuth
+    approvals."""
+    with database.bind_ctx([AgentConfirmation, AgentTask]):
+        database.create_tables([AgentConfirmation, AgentTask])
     migrate(migrator.add_column("api_keys", "confirm_money_tools",
                                 peewee.BooleanField(default=True)),
             migrator.add_column("oauth_approvals", "confirm_money_tools",

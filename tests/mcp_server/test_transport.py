@@ -159,7 +159,9 @@ def test_initialize_negotiates_a_version(mcp_url, token, offered, agreed):
     assert response.status_code == 200
     result = response.json()["result"]
     assert result["protocolVersion"] == agreed
-    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    tasks = {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+    assert result["capabilities"] == {"tools": {"listChanged": False},
+                                      **(tasks if agreed == "2025-11-25" else {})}
     assert result["serverInfo"]["name"] == "copytrade" and result["instructions"]
     assert response.headers["Mcp-Session-Id"]
 
