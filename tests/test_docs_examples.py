@@ -305,3 +305,21 @@ def test_the_readonly_agent_config_lists_read_tools_only(api_key, live_server): 
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
     names = {tool["name"] for tool in listed.json()["result"]["tools"]}
     assert "get_user_summary" in names and "place_market_order" not in names
+
+
+def test_the_task_example_follows_an_order_to_its_end(
+        api_key, live_server, make_trader, market, venue_control):  # noqa: F811
+    from services.identity import agent_confirmations, keys
+    from tests.mcp_server.conftest import session_of
+
+    trader = make_trader()
+    key = api_key("trade:execute", "trade:cancel", owner=trader.user)
+    agent_confirmations.set_required(session_of(trader.user), "api_key",
+                                     keys.resolve(key).credential_id, False)
+    out = run("mcp/task.py", COPYTRADE_URL=live_server, COPYTRADE_KEY=key,
+              TOKEN_ID=market.yes).splitlines()
+    assert out[:3] == ["created: working resting on the book",
+                       "now: working resting on the book", "after cancel: cancelled"]
+    placed = json.loads(out[3])
+    assert placed["status"] == "accepted"
+    assert venue_control.received_orders()[-1]["order_id"] == placed["order_id"]
