@@ -263,6 +263,12 @@ def _run_answering(example: str, answer: Any, env: dict[str, str]) -> list[str]:
     return [*shown, *out.splitlines()]
 
 
+def _last_json(lines: list[str]) -> Any:
+    """The JSON an interactive example printed last (after its prompt: no echo in a pipe)."""
+    last = lines[-1]
+    return json.loads(last[last.index("{"):])
+
+
 @pytest.mark.parametrize("example", ["mcp/confirm_form.py", "mcp/confirm_code.py"])
 def test_the_confirmation_examples_place_an_order_a_person_confirmed(
         example, api_key, live_server, make_trader, market, venue_control):  # noqa: F811
@@ -277,7 +283,7 @@ def test_the_confirmation_examples_place_an_order_a_person_confirmed(
 
     lines = _run_answering(example, answer, env)
     assert lines[0].startswith("Buy 10.00 shares of")  # the preview's words, to a person
-    placed = json.loads(lines[-1])
+    placed = _last_json(lines)
     assert placed["status"] == "filled"
     sent = [e for e in venue_control.received_orders() if e["order_id"] == placed["order_id"]]
     assert len(sent) == 1
@@ -289,7 +295,7 @@ def test_the_form_example_sends_nothing_when_the_person_says_no(
     env = {"COPYTRADE_URL": live_server, "TOKEN_ID": market.yes,
            "COPYTRADE_KEY": api_key("trade:execute", owner=trader.user)}
     lines = _run_answering("mcp/confirm_form.py", lambda shown: "no", env)
-    answered = json.loads(lines[-1])
+    answered = _last_json(lines)
     assert answered["code"] == "validation_failed" and "declined" in answered["error"]
     assert not [e for e in venue_control.received_orders()
                 if trader.maker.lower() in str(e).lower()]
