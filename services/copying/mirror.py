@@ -53,10 +53,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from dataclasses import fields as dataclass_fields
 from decimal import ROUND_CEILING, ROUND_DOWN, Decimal
 from typing import Any
 
+from schemas import rule_fields
 from services.copying.rule_labels import label
 from services.platform.numbers import money, percent, price, shares
 from services.trading.holdings import Holding
@@ -136,54 +136,65 @@ REASONS: dict[str, str] = {
 }
 
 
+def _default(name: str) -> Any:
+    return rule_fields.BY_NAME[name].default
+
+
 @dataclass(frozen=True)
 class CopyRules:
-    """The parts of a config that decide trades (a snapshot: the engine reloads on edits)."""
+    """The parts of a config that decide trades (a snapshot: the engine reloads on edits).
+
+    One attribute per rule of ``schemas.rule_fields`` (its default from there; a
+    test holds the two together), lists as tuples, plus the user's exposure limit.
+    """
 
     size_multiplier: Decimal
     max_position_usdc: Decimal
-    price_deviation_bps: int
+    price_deviation_bps: int = _default("price_deviation_bps")
     blocked_categories: frozenset[str] = frozenset()
     take_profit_bps: int | None = None
     stop_loss_bps: int | None = None
-    sizing_mode: str = "multiplier"
+    sizing_mode: str = _default("sizing_mode")
     fixed_usdc: Decimal | None = None
     min_trade_usdc: Decimal | None = None
     max_trade_usdc: Decimal | None = None
-    round_up_to_min: bool = False
+    round_up_to_min: bool = _default("round_up_to_min")
     min_target_trade_usdc: Decimal | None = None
     min_price: Decimal | None = None
     max_price: Decimal | None = None
-    copy_buys: bool = True
-    copy_sells: bool = True
-    direction: str = "mirror"
+    copy_buys: bool = _default("copy_buys")
+    copy_sells: bool = _default("copy_sells")
+    direction: str = _default("direction")
     daily_budget_usdc: Decimal | None = None
     total_budget_usdc: Decimal | None = None
     loss_stop_usdc: Decimal | None = None
     max_drawdown_bps: int | None = None
-    close_positions_on_stop: bool = False
-    max_consecutive_failures: int = 5
-    start_mode: str = "new_trades_only"
+    close_positions_on_stop: bool = _default("close_positions_on_stop")
+    max_consecutive_failures: int = _default("max_consecutive_failures")
+    start_mode: str = _default("start_mode")
     skip_if_ends_within_hours: Decimal | None = None
     exit_hours_before_end: Decimal | None = None
     include_keywords: tuple[str, ...] = ()
     exclude_keywords: tuple[str, ...] = ()
     # Copy a target's match seen pending on chain, before its block (it may still fail).
-    copy_pending_matches: bool = False
+    copy_pending_matches: bool = _default("copy_pending_matches")
     max_total_exposure_usdc: Decimal | None = None  # the user's, across its configs
 
     @classmethod
     def from_fields(cls, fields: Mapping[str, Any], *,
                     exposure_limit: Decimal | None = None) -> CopyRules:
         """The rules of a config's fields (as ``validate_fields`` cleans them; lists as
-        lists), with the user's exposure limit."""
-        names = {f.name for f in dataclass_fields(cls)}
-        values = {k: v for k, v in fields.items() if (k in names and v is not None)
-                  or (k in _NULLABLE and k in fields)}
-        values["blocked_categories"] = normalise_categories(fields.get("blocked_categories")
-                                                            or [])
-        values["include_keywords"] = tuple(fields.get("include_keywords") or ())
-        values["exclude_keywords"] = tuple(fields.get("exclude_keywords") or ())
+        lists), with the user's exposure limit; a rule left out (or None where None is
+        not "off") takes its default."""
+        values: dict[str, Any] = {}
+        for rule in rule_fields.RULES:
+            value = fields.get(rule.name)
+            if rule.kind == rule_fields.CATEGORIES:
+                values[rule.name] = normalise_categories(value or [])
+            elif rule.kind in rule_fields.LIST_KINDS:
+                values[rule.name] = tuple(value or ())
+            elif value is not None or (rule.nullable and rule.name in fields):
+                values[rule.name] = value
         return cls(**values, max_total_exposure_usdc=exposure_limit)
 
     @property
@@ -195,14 +206,6 @@ class CopyRules:
     def needs_stop_check(self) -> bool:
         """True when a loss or drawdown stop watches the config's PnL."""
         return self.loss_stop_usdc is not None or self.max_drawdown_bps is not None
-
-
-# Rules whose None means "off" (the others take their default when a field is None).
-_NULLABLE = frozenset({
-    "take_profit_bps", "stop_loss_bps", "fixed_usdc", "min_trade_usdc", "max_trade_usdc",
-    "min_target_trade_usdc", "min_price", "max_price", "daily_budget_usdc",
-    "total_budget_usdc", "loss_stop_usdc", "max_drawdown_bps", "skip_if_ends_within_hours",
-    "exit_hours_before_end"})
 
 
 @dataclass(frozen=True)
