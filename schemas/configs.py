@@ -6,6 +6,7 @@ once, in ``services.copying.configs.rules.validate_fields``, for every surface.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,6 +20,15 @@ _PAPER = ("Fill on the paper book instead of the venue. Defaults to true for a u
           "config of a target, false afterwards.")
 
 
+class PriceBandSchema(Schema):
+    """One price band: up to ``max_price`` (above the band before), ``max_deviation_bps``."""
+
+    max_price = DecimalString(required=True, metadata={
+        "description": "The band's highest price (above 0, at most 1)."})
+    max_deviation_bps = fields.Integer(required=True, metadata={
+        "description": "The deviation allowed in the band, in bps (0-10000)."})
+
+
 def _rule_field(rule: rule_fields.RuleField, required: bool) -> fields.Field:
     """The marshmallow field of one declared rule (a config stores lists as JSON text)."""
     meta: dict[str, Any] = {"description": rule.help}
@@ -30,11 +40,25 @@ def _rule_field(rule: rule_fields.RuleField, required: bool) -> fields.Field:
         return fields.Boolean(required=required, metadata=meta)
     if rule.kind == rule_fields.CHOICE:
         return fields.String(required=required, metadata={**meta, "enum": list(rule.values)})
+    if rule.kind == rule_fields.BANDS:
+        return fields.List(fields.Nested(PriceBandSchema), required=required, metadata=meta)
     return fields.List(fields.String(), required=required, metadata=meta)
+
+
+class _StoredList(fields.List):
+    """A list rule as a config holds it: JSON text on the model, a list in a dict."""
+
+    def serialize(self, attr: str, obj: Any, accessor: Any = None, **kwargs: Any) -> Any:
+        value = obj.get(attr, []) if isinstance(obj, Mapping) else getattr(obj, attr)
+        return self._serialize(json.loads(value or "[]") if isinstance(value, str) else value,
+                               attr, obj, **kwargs)
 
 
 def _rule_value(rule: rule_fields.RuleField) -> fields.Field:
     """A stored config's rule as the API shows it (lists decoded from the model's text)."""
+    if rule.kind == rule_fields.BANDS:
+        return _StoredList(fields.Nested(PriceBandSchema), required=True,
+                           metadata={"description": rule.help})
     if rule.kind not in rule_fields.LIST_KINDS:
         return _rule_field(rule, required=True)
     return fields.Function(lambda config: rule.loaded(getattr(config, rule.name)) if not

@@ -12,6 +12,7 @@ stays explicit).
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -27,12 +28,15 @@ FLAG = "flag"            # a boolean
 CHOICE = "choice"        # one of ``choices``
 WORDS = "words"          # a list of keywords, folded for matching
 CATEGORIES = "categories"  # a list of the venue's categories (checked against the venue)
-KINDS = (POSITIVE, PRICE, HOURS, INTEGER, FLAG, CHOICE, WORDS, CATEGORIES)
-LIST_KINDS = (WORDS, CATEGORIES)
+BANDS = "bands"          # price bands: [{max_price, max_deviation_bps}], ascending price
+KINDS = (POSITIVE, PRICE, HOURS, INTEGER, FLAG, CHOICE, WORDS, CATEGORIES, BANDS)
+LIST_KINDS = (WORDS, CATEGORIES, BANDS)
 DECIMAL_KINDS = (POSITIVE, PRICE, HOURS)
 
+MAX_BPS = 10000
 MAX_KEYWORDS = 50
 MAX_KEYWORD_LENGTH = 100
+MAX_BANDS = 20
 
 # The dashboard form's sections, in order: (key, title). ``basics`` is always open.
 GROUPS: tuple[tuple[str, str], ...] = (
@@ -40,6 +44,7 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("sizing", "Sizing, limits and direction"),
     ("stops", "Budgets, stops and the failure breaker"),
     ("filters", "Start and market filters"),
+    ("entries", "Entries, exits and slippage by price"),
 )
 
 
@@ -71,9 +76,10 @@ class RuleField:
 
     @property
     def widget(self) -> str:
-        """The form control: ``text``, ``number``, ``check``, ``select`` or ``list``."""
+        """The form control: ``text``, ``number``, ``check``, ``select``, ``list`` or
+        ``bands``."""
         return {FLAG: "check", CHOICE: "select", WORDS: "list", CATEGORIES: "list",
-                INTEGER: "number"}.get(self.kind, "text")
+                INTEGER: "number", BANDS: "bands"}.get(self.kind, "text")
 
     @property
     def hint(self) -> str:
@@ -98,6 +104,10 @@ class RuleField:
             return "Must be a boolean."
         if self.kind == CHOICE:
             return f"One of {', '.join(self.values)}."
+        if self.kind == BANDS:
+            return (f"A list of at most {MAX_BANDS} bands {{max_price, max_deviation_bps}} in "
+                    "ascending max_price, each max_price above 0 and at most 1, each "
+                    f"max_deviation_bps an integer from 0 to {MAX_BPS}.")
         return "A list of keywords." if self.kind == WORDS else "A list of category names."
 
     def clean(self, value: Any) -> Any:
@@ -123,6 +133,8 @@ class RuleField:
             return value
         if self.kind == WORDS:
             return _keywords(value)
+        if self.kind == BANDS:
+            return self._bands(value)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ValueError(self.problem())
         return value  # categories: normalised and checked by the caller
@@ -140,6 +152,25 @@ class RuleField:
         if self.kind == POSITIVE and amount.as_tuple().exponent < -6:  # type: ignore[operator]
             raise ValueError(self.problem() if self.nullable else "At most 6 decimal places.")
         return amount
+
+    def _bands(self, value: Any) -> list[dict[str, Any]]:
+        """Bands as JSON holds them (max_price a decimal string), or ValueError."""
+        if not isinstance(value, list) or len(value) > MAX_BANDS:
+            raise ValueError(self.problem())
+        bands: list[dict[str, Any]] = []
+        for band in value:
+            if not isinstance(band, Mapping) or set(band) != {"max_price", "max_deviation_bps"}:
+                raise ValueError(self.problem())
+            top, bps = as_decimal(band["max_price"]), band["max_deviation_bps"]
+            if top is None or not 0 < top <= 1 or top.as_tuple().exponent < -6:  # type: ignore[operator]
+                raise ValueError(f"Each max_price above 0 and at most 1 (got "
+                                 f"{band['max_price']!r}).")
+            if isinstance(bps, bool) or not isinstance(bps, int) or not 0 <= bps <= MAX_BPS:
+                raise ValueError(f"Each max_deviation_bps an integer from 0 to {MAX_BPS}.")
+            if bands and top <= Decimal(bands[-1]["max_price"]):
+                raise ValueError("Bands must be in ascending max_price, each above the last.")
+            bands.append({"max_price": format(top.normalize(), "f"), "max_deviation_bps": bps})
+        return bands
 
     def decode(self, value: Any) -> Any:
         """A value read back from JSON (a preview, a report's inputs) as ``clean`` made it."""
@@ -182,7 +213,19 @@ def _keywords(value: Any) -> list[str]:
 
 MAX_POSITION_USDC = Decimal(1_000_000)
 MAX_HOURS = Decimal(24 * 365)
-MAX_BPS = 10000
+MAX_DAY_SECONDS = 7 * 24 * 3600
+
+# The default slippage bands: about two ticks (0.01) around the coin flips, where one tick
+# is 200 bps of a 0.50 price and a single 200 bps limit skips a book that moved one tick,
+# tighter toward the favourites (one tick of 0.90 is 111 bps), wider toward the long shots.
+# Above the last band (none here: it ends at 1) the single price_deviation_bps applies.
+DEFAULT_BANDS: list[dict[str, Any]] = [
+    {"max_price": "0.2", "max_deviation_bps": 1000},
+    {"max_price": "0.4", "max_deviation_bps": 600},
+    {"max_price": "0.6", "max_deviation_bps": 450},
+    {"max_price": "0.8", "max_deviation_bps": 300},
+    {"max_price": "1", "max_deviation_bps": 200},
+]
 
 RULES: tuple[RuleField, ...] = (
     # The basics: sizing and the guards every config has.
@@ -340,6 +383,57 @@ RULES: tuple[RuleField, ...] = (
               "Never questions containing", "filters",
               "Comma-separated, case-insensitive (keyword_excluded).",
               reasons=("keyword_excluded",), placeholder="none"),
+    # Entries, exits and slippage by price (issue 45).
+    RuleField("entry_policy", CHOICE, "every_add", "entry policy",
+              "Which of the target's buys into one position are copied: `every_add` (the "
+              "default), `first_entry_only` (the buy that opens it) or `max_adds` (the "
+              "first max_adds_count buys, the opening one included); others are skipped "
+              "(`entry_policy`).", "Entry policy", "entries",
+              "Which buys into one position are copied (entry_policy).",
+              choices=(("every_add", "Every add to a position"),
+                       ("first_entry_only", "Only the first entry"),
+                       ("max_adds", "Up to a number of buys per position")),
+              reasons=("entry_policy",)),
+    RuleField("max_adds_count", INTEGER, None, "max adds",
+              "With entry_policy `max_adds`: how many buys into one position are copied, "
+              "the opening one included (at least 1).", "Max buys per position", "entries",
+              "With “up to a number of buys”: the opening buy counts as one.", nullable=True,
+              low=1, high=1000),
+    RuleField("sell_mode", CHOICE, "mirror", "sell mode",
+              "How the target's sells are copied: `mirror` (the default: the share of its "
+              "position the target sold, read after the sale), `same_percentage` (the "
+              "percentage of its position the target sold, from its position read before and "
+              "after the sale), `sell_all` (the whole position on any sell) or `manual` "
+              "(never: `sells_manual`).", "Sell mode", "entries",
+              "How the target's sells are followed (manual: sells_manual).",
+              choices=(("mirror", "Mirror the share of its position the trader sold"),
+                       ("same_percentage", "The same percentage, read before and after"),
+                       ("sell_all", "Sell everything when the trader sells any"),
+                       ("manual", "Never: I exit by hand")),
+              reasons=("sells_manual",)),
+    RuleField("max_open_positions", INTEGER, None, "max open positions",
+              "At most this many positions held at once: a buy into a new one is skipped "
+              "(`max_open_positions`); adds to positions held still follow the entry policy.",
+              "Max open positions", "entries",
+              "Buys into new positions are skipped beyond this (max_open_positions).",
+              nullable=True, low=1, high=10000, reasons=("max_open_positions",)),
+    RuleField("market_cooldown_seconds", INTEGER, None, "market cooldown",
+              "A copy in a market (a buy or a sell) waits this many seconds after the "
+              "config's last copy there (`market_cooldown`).", "Market cooldown (s)",
+              "entries", "Seconds between two copies in one market (market_cooldown).",
+              nullable=True, low=1, high=MAX_DAY_SECONDS, reasons=("market_cooldown",)),
+    RuleField("price_deviation_bands", BANDS, DEFAULT_BANDS, "price deviation bands",
+              "The price deviation by price band: a list of {max_price, max_deviation_bps} in "
+              "ascending max_price; a trade at a price up to a band's max_price (and above "
+              "the band before) uses its max_deviation_bps instead of price_deviation_bps. "
+              "An empty list, or a price above the last band, uses price_deviation_bps. A new "
+              "config given neither starts with about two ticks around 0.50 "
+              "(0.2: 1000, 0.4: 600, 0.6: 450, 0.8: 300, 1: 200); one given only "
+              "price_deviation_bps keeps that single limit.",
+              "Price deviation by price (max price: bps)", "entries",
+              "Comma-separated max price: bps pairs, ascending; blank uses the single price "
+              "deviation (price_deviation).", reasons=("price_deviation",),
+              placeholder="0.4: 600, 0.6: 450, 1: 200"),
 )
 
 BY_NAME: dict[str, RuleField] = {rule.name: rule for rule in RULES}
@@ -356,8 +450,7 @@ def in_group(group: str) -> Iterator[RuleField]:
 
 def default(name: str) -> Any:
     """Rule ``name``'s default (a fresh list for a list rule)."""
-    value = BY_NAME[name].default
-    return list(value) if isinstance(value, list) else value
+    return copy.deepcopy(BY_NAME[name].default)
 
 
 def rules_of(fields: Mapping[str, Any]) -> dict[str, Any]:

@@ -55,6 +55,8 @@ def _config_form() -> dict[str, Any]:
         elif rule.widget == "list":
             text = request.form.get(rule.name) or ""
             data[rule.name] = [w.strip() for w in text.split(",") if w.strip()]
+        elif rule.widget == "bands":
+            data[rule.name] = _bands(request.form.get(rule.name) or "")
         elif rule.widget == "number":
             data[rule.name] = form_int(rule.name)
         else:
@@ -91,13 +93,31 @@ def rule_form(values: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return groups
 
 
+def _bands(text: str) -> Any:
+    """``max price: bps`` pairs, comma-separated, as the API's bands; the text itself when
+    it is not such pairs (the schema then names the field)."""
+    bands = []
+    for pair in (p.strip() for p in text.split(",") if p.strip()):
+        top, _, bps = pair.partition(":")
+        if not bps.strip().isdigit():
+            return text
+        bands.append({"max_price": top.strip(), "max_deviation_bps": int(bps)})
+    return bands
+
+
 def _shown(rule: rule_fields.RuleField, value: Any) -> str:
-    """A rule's value as its control shows it (a list comma-separated, a choice its default
-    when unset)."""
-    if value is None:
-        return rule.default if rule.widget == "select" else ""
+    """A rule's value as its control shows it (a list comma-separated, a choice and the
+    bands their default when unset)."""
+    if value is None:  # a new config: a choice and the bands show their default
+        if rule.widget == "select":
+            return rule.default
+        value = rule.default if rule.widget == "bands" else None
+        if value is None:
+            return ""
     if rule.widget == "list" and not isinstance(value, str):
         return ", ".join(str(v) for v in value)
+    if rule.widget == "bands" and not isinstance(value, str):
+        return ", ".join(f"{b['max_price']}: {b['max_deviation_bps']}" for b in value)
     return str(value)
 
 

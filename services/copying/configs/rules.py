@@ -139,6 +139,8 @@ def check_combination(fields: Mapping[str, Any]) -> None:
     if mode == "fixed_usdc" and get("fixed_usdc") is not None \
             and get("max_trade_usdc") is not None and get("fixed_usdc") > get("max_trade_usdc"):
         problems["fixed_usdc"] = ["Must not exceed max_trade_usdc."]
+    if get("entry_policy") == "max_adds" and get("max_adds_count") is None:
+        problems["max_adds_count"] = ["Required with entry_policy max_adds (at least 1)."]
     if problems:
         first = next(iter(problems))
         raise errors.ValidationFailed(f"Invalid {first}: {problems[first][0]}", fields=problems)
@@ -169,7 +171,11 @@ def validate_limits(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 def with_defaults(user_id: UUID, clean: dict[str, Any]) -> dict[str, Any]:
     """The fields of a new config: ``clean`` plus the defaults of what it leaves out."""
-    full = {"target_name": "", **rule_fields.rules_of({}), **clean}
+    defaults = rule_fields.rules_of({})
+    if "price_deviation_bps" in clean:
+        # A single limit given without bands is the limit for every price, as before.
+        defaults["price_deviation_bands"] = []
+    full = {"target_name": "", **defaults, **clean}
     return _with_paper_default(user_id, sizing_as_set(full))
 
 
