@@ -23,6 +23,7 @@ from blueprints.dashboard import (  # noqa: F401
     numbers,
     positions,
     session,
+    sharing,
     wallet,
     words,
 )
