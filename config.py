@@ -647,8 +647,9 @@ class ScreeningConfig:
         "SCREENING_INACTIVE_DAYS", 7, "`inactive`: no fill in this many days",
         group=_SCREENING, parse=at_least(1, int))
     toxic_edge_share: Decimal = setting(
-        "SCREENING_TOXIC_EDGE_SHARE", Decimal("0.15"), "`toxic_for_copying`: a copier at our "
-        "typical (p50) delay loses more than this share of the trader's own PnL",
+        "SCREENING_TOXIC_EDGE_SHARE", Decimal("0.15"), "`toxic_for_copying`: the copies made "
+        "at our typical (p50) delay lose more than this share of what the same copies made "
+        "without delay would earn (the edge), to the late price and the moved book",
         group=_SCREENING, parse=_fraction)
     hf_median_hold_seconds: int = setting(
         "SCREENING_HF_MEDIAN_HOLD_SECONDS", 300, "`high_frequency`: the median hold of the "

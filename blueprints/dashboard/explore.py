@@ -21,8 +21,10 @@ from schemas.markets import (
     MarketPageSchema,
     MarketSummarySchema,
     TraderProfileSchema,
+    TradersArgsSchema,
     TraderSchema,
 )
+from schemas.screening import RANGED, SORTS, TRADER_FLAGS, ComparedTraderSchema
 from schemas.trading import (
     OrderPreviewSchema,
     PlaceOrderRequestSchema,
@@ -30,7 +32,7 @@ from schemas.trading import (
     PlaceOrderSchema,
     TradeSchema,
 )
-from services.copying import copyability_reports, traders
+from services.copying import copyability_reports, leaderboard, traders
 from services.copying import overview as overview_service
 from services.copying.configs import list_configs, suggest_multiplier
 from services.markets import markets
@@ -53,15 +55,47 @@ def home() -> str:
 
 @bp.get("/traders")
 def traders_page() -> str:
-    """The venue's leaderboard for a period, by PnL or volume (GET /api/traders)."""
-    period = request.args.get("period", "week")
-    order_by = request.args.get("order_by", "pnl")
-    if period not in PERIODS or order_by not in ("pnl", "volume"):
-        raise errors.ValidationFailed(fields={"period": ["day, week, month or all."]})
-    rows = markets.top_traders(period.upper(), "VOL" if order_by == "volume" else "PNL", 25)
+    """The screened leaderboard for a period, ranked by PnL or volume, sorted, filtered and
+    searched by the replay's columns (GET /api/traders)."""
+    raw: dict[str, Any] = {name: value for name, value in request.args.items()
+                           if value and name not in ("flag", "without_flag", "column", "low",
+                                                     "high")}
+    for name in ("flag", "without_flag"):
+        chosen = [value for value in request.args.getlist(name) if value]
+        if chosen:
+            raw[name] = chosen
+    column = request.args.get("column") or ""
+    for edge, field in (("min", "low"), ("max", "high")):
+        if column and request.args.get(field):
+            raw[f"{edge}_{column}"] = request.args[field]
+    args = parse(TradersArgsSchema(), raw)
+    args["limit"] = 50
+    rows = leaderboard.top_traders(args.pop("period").upper(),
+                                   "VOL" if args.pop("order_by") == "volume" else "PNL",
+                                   args.pop("limit"), args.pop("category"), **args)
     return render_template("dashboard/traders.html", traders=present(TraderSchema(many=True),
                                                                     rows),
-                           period=period, order_by=order_by, periods=PERIODS)
+                           args=request.args, periods=PERIODS, sorts=SORTS, flags=TRADER_FLAGS,
+                           ranged=RANGED)
+
+
+@bp.get("/traders/compare")
+def compare_page() -> str:
+    """Up to five traders' replays side by side (GET /api/traders/compare): equity curves
+    at our typical delay, the rules that skipped their trades, the capital each needs."""
+    shown = present(ComparedTraderSchema(many=True),
+                    leaderboard.compare(request.args.get("addresses") or ""))
+    times = sorted({point["at"] for trader in shown for point in trader["equity"]})
+    lines = []
+    for trader in shown:
+        by_time = {point["at"]: point["pnl_usdc"] for point in trader["equity"]}
+        value, values = "0", []
+        for moment in times:  # a curve holds its last value until its next copy
+            value = by_time.get(moment, value)
+            values.append(value)
+        lines.append({"label": trader["name"] or trader["address"][:10], "values": values})
+    return render_template("dashboard/traders_compare.html", traders=shown,
+                           chart_json=json.dumps({"at": times, "lines": lines}))
 
 
 @bp.get("/traders/<address>")

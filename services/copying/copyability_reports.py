@@ -425,10 +425,11 @@ def market_facts(tokens: list[str], start: int, end: int, direction: str,
 def replay_numbers(items: list[ActivityItem], positions: list[Position],
                    facts: Mapping[str, copyability.TokenFacts], rules: copying.CopyRules,
                    delays: Mapping[str, Any], balance_usdc: Decimal | None = None, *,
-                   with_equity: bool = False) -> dict[str, Any]:
+                   with_edge: bool = False) -> dict[str, Any]:
     """The report's numbers (``copyability.build_report``) of the trades ``items`` (oldest
-    first), given what the wallet holds now (``positions``); with ``with_equity``, also the
-    p50 replay's equity curve (``equity``)."""
+    first), given what the wallet holds now (``positions``); with ``with_edge``, also the
+    p50 replay's equity curve (``equity``) and the same copies' PnL made without delay
+    (``instant_pnl_usdc``: the edge our delay eats into)."""
     fills = [fill_of(r) for r in items]
     fees = {f.key: r.fee for f, r in zip(fills, items, strict=True) if r.fee}
     held: dict[str, Decimal] = {}
@@ -439,11 +440,12 @@ def replay_numbers(items: list[ActivityItem], positions: list[Position],
     numbers = copyability.build_report(
         fills, facts, rules, (delays["p50_ms"], delays["p95_ms"]), target_fees=fees,
         target_after=after, balance_usdc=balance_usdc, target_value_usdc=target_value)
-    if with_equity:
-        typical = copyability.replay(fills, facts, rules, delays["p50_ms"], target_after=after,
-                                     balance_usdc=balance_usdc,
-                                     target_value_usdc=target_value)
+    if with_edge:
+        typical, instant = (copyability.replay(
+            fills, facts, rules, delay, target_after=after, balance_usdc=balance_usdc,
+            target_value_usdc=target_value) for delay in (delays["p50_ms"], 0))
         numbers["equity"] = copyability.equity_curve(typical)
+        numbers["instant_pnl_usdc"] = copyability.money(instant.pnl)
     return numbers
 
 

@@ -133,6 +133,17 @@ def top_traders(period: str, order_by: str, limit: int, category: str | None = N
     return _sorted(chosen, sort, direction)[:limit]
 
 
+def screened(address: str) -> dict[str, Any] | None:
+    """One trader's stored replay as ``describe`` shows it; None when it has none (or the
+    text is no wallet address)."""
+    try:
+        wallet = traders.wallet_address(address)
+    except errors.ValidationFailed:
+        return None
+    row = TraderScreening.get_or_none(TraderScreening.address == wallet)
+    return describe(row) if row is not None else None
+
+
 def compare(text: str) -> list[dict[str, Any]]:
     """Up to COMPARE_MAX traders (``text``: comma-separated addresses) side by side: each
     one's numbers at both delays, the rules' skips by reason, the capital it needs and its
@@ -159,4 +170,4 @@ def compare(text: str) -> list[dict[str, Any]]:
     return found
 
 
-__all__ = ["COMPARE_MAX", "compare", "describe", "top_traders"]
+__all__ = ["COMPARE_MAX", "compare", "describe", "screened", "top_traders"]

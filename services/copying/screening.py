@@ -195,7 +195,7 @@ def screen(address: str, *, force: bool = False) -> bool:
     delays = copyability_reports.measured_delays()
     facts = copyability_reports.market_facts(tokens, start, end, rules.direction)
     numbers = copyability_reports.replay_numbers(items, positions, facts, rules, delays,
-                                                 with_equity=True)
+                                                 with_edge=True)
     _store(row, items, facts, numbers, delays, rules_fields, end)
     return True
 
@@ -209,7 +209,7 @@ def _store(row: TraderScreening, items: list[ActivityItem],
                                        limits.mm_quote_seconds)
     trader = numbers["target"]["pnl_usdc"]
     p50, p95 = numbers["p50"]["expected_pnl_usdc"], numbers["p95"]["expected_pnl_usdc"]
-    raised = screening_stats.flags(stats, trader, p50, now, limits)
+    raised = screening_stats.flags(stats, numbers["instant_pnl_usdc"], p50, now, limits)
     kept = (p50 / trader * 10000).to_integral_value() if trader > 0 else None
     name = row.name or next((i.name or i.pseudonym for i in items if i.name or i.pseudonym),
                             "")

@@ -9,8 +9,9 @@ the thresholds are the operator's (``ScreeningConfig``; docs/user/traders.md exp
   fills;
 - ``high_frequency``: the median hold of the shares sold is short and there are many round
   trips (sells closing earlier buys, first in first out);
-- ``toxic_for_copying``: a copier at our typical delay loses more than a set share of the
-  trader's own PnL (the edge) to the late price, the moved book and fees;
+- ``toxic_for_copying``: the copies made at our typical delay lose more than a set share of
+  what the same rules would have made without delay (the edge a copier could reach) to the
+  late price and the moved book;
 - ``thin_history``: too few fills in the window to say;
 - ``wash_like``: many fills pair with an opposite fill of the same token at the same price
   and size at about the same time (trading with oneself);
@@ -137,9 +138,10 @@ def fill_stats(fills: Sequence[TargetFill], facts: Mapping[str, TokenFacts],
         wash_share=_share(_paired(fills, quote_seconds, True), len(fills)))
 
 
-def flags(stats: FillStats, trader_pnl: Decimal, copier_pnl: Decimal, now: int,
+def flags(stats: FillStats, edge: Decimal, copier_pnl: Decimal, now: int,
           limits: ScreeningConfig) -> dict[str, dict[str, Any]]:
-    """The flags these numbers raise, each with the numbers and the threshold behind it."""
+    """The flags these numbers raise, each with the numbers and the threshold behind it;
+    ``edge`` is the copies' PnL without delay, ``copier_pnl`` at our typical delay."""
     raised: dict[str, dict[str, Any]] = {}
     if stats.two_sided_share is not None and stats.two_sided_share >= limits.mm_two_sided_share \
             and (stats.maker_share is None or stats.maker_share >= Decimal("0.5")):
@@ -154,10 +156,10 @@ def flags(stats: FillStats, trader_pnl: Decimal, copier_pnl: Decimal, now: int,
                                     "round_trips": stats.round_trips,
                                     "max_median_hold_seconds": limits.hf_median_hold_seconds,
                                     "min_round_trips": limits.hf_min_round_trips}
-    if trader_pnl > 0:
-        lost = ((trader_pnl - copier_pnl) / trader_pnl).quantize(Decimal("0.0001"))
+    if edge > 0:
+        lost = ((edge - copier_pnl) / edge).quantize(Decimal("0.0001"))
         if lost > limits.toxic_edge_share:
-            raised["toxic_for_copying"] = {"trader_pnl_usdc": trader_pnl,
+            raised["toxic_for_copying"] = {"edge_usdc": edge,
                                            "copier_pnl_usdc": copier_pnl,
                                            "lost_share": lost,
                                            "threshold": limits.toxic_edge_share}

@@ -181,6 +181,9 @@ def test_traders_sort_filter_and_search_by_the_replay(client, api_key, bound_db,
     assert scalper["avg_hold_seconds"] == 5
     swing = rows[traders["swing"]]["screening"]
     assert "high_frequency" not in swing["flags"] and "thin_history" in swing["flags"]
+    # The share of its own PnL a copier keeps: the replay's p50 PnL over the trader's.
+    kept = D(swing["copier_pnl_p50_usdc"]) / D(swing["trader_pnl_usdc"])
+    assert D(swing["kept_share"]) == kept.quantize(D("0.0001"))
     assert swing["flag_numbers"]["thin_history"] == {"fills": 6, "min_fills": 20}
 
     # Filters: by flag, without a flag, by a column's bounds, by search.

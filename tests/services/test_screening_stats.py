@@ -23,10 +23,10 @@ def _fill(n: int, at: int, side: Side, size: str, price: str, *, token: str = "y
                       usdc=D(size) * D(price))
 
 
-def _raised(fills: list[TargetFill], *, trader: str = "0", copier: str = "0",
+def _raised(fills: list[TargetFill], *, edge: str = "0", copier: str = "0",
             roles: list[str | None] | None = None, limits=LIMITS) -> dict:
     stats = fill_stats(fills, {}, roles or [None] * len(fills), limits.mm_quote_seconds)
-    return flags(stats, D(trader), D(copier), NOW, limits)
+    return flags(stats, D(edge), D(copier), NOW, limits)
 
 
 def _quoting(pairs: int) -> list[TargetFill]:
@@ -86,10 +86,11 @@ def test_self_matching_is_wash_like():
 
 def test_toxic_when_the_delay_eats_more_than_the_set_share_of_the_edge():
     fills = _quoting(15)
-    raised = _raised(fills, trader="100", copier="80")
-    assert raised["toxic_for_copying"]["lost_share"] == D("0.2")
-    assert "toxic_for_copying" not in _raised(fills, trader="100", copier="90")
-    assert "toxic_for_copying" not in _raised(fills, trader="-5", copier="-50")  # no edge
+    raised = _raised(fills, edge="100", copier="80")
+    assert raised["toxic_for_copying"] == {"edge_usdc": D(100), "copier_pnl_usdc": D(80),
+                                           "lost_share": D("0.2"), "threshold": D("0.15")}
+    assert "toxic_for_copying" not in _raised(fills, edge="100", copier="90")
+    assert "toxic_for_copying" not in _raised(fills, edge="-5", copier="-50")  # no edge
 
 
 def test_thin_and_inactive_have_their_thresholds():
