@@ -5,6 +5,7 @@ copyability report's to the base unit."""
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from dataclasses import replace
@@ -244,3 +245,27 @@ def test_compare_puts_replays_side_by_side(client, api_key, bound_db, traders, f
     refused = client.get("/api/traders/compare", headers=headers,
                          query_string={"addresses": too_many})
     assert refused.status_code == 400 and "addresses" in str(refused.get_json())
+
+
+def test_the_sandbox_maker_and_scalper_get_their_flags(
+        bound_db, venue_control, scripted_clock, set_settings, fresh_budget):  # noqa: F811
+    from models.copying import TraderScreening
+    from services.copying import screening
+    from services.platform.runtime import runtime
+
+    set_settings(screening=replace(runtime().settings.screening, venue_calls_per_minute=10000))
+    styles = venue_control.state()["styles"]
+    start = int(time.time()) - 86400
+    for round_number in range(24):  # a round every 15 s, as `copytrade up` would
+        scripted_clock[0] = start + 15 * round_number
+        venue_control.call("POST", "/styles/tick", None, expect=201)
+    scripted_clock[0] = time.time()
+    flagged = {}
+    for name, wallet in styles.items():
+        assert screening.screen(wallet, force=True) is True
+        row = TraderScreening.get(TraderScreening.address == wallet.lower())
+        flagged[name] = json.loads(row.flags)
+    assert "market_maker" in flagged["market_maker"]
+    assert D(flagged["market_maker"]["market_maker"]["two_sided_share"]) == 1
+    assert "high_frequency" in flagged["scalper"] and "market_maker" not in flagged["scalper"]
+    assert flagged["scalper"]["high_frequency"]["median_hold_seconds"] == 15
