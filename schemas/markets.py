@@ -325,4 +325,7 @@ class TraderProfileSchema(Schema):
     markets = fields.List(fields.Nested(TradedMarketSchema), required=True)
     recent_trades = fields.List(fields.Nested(TraderTradeSchema), required=True)
     positions = fields.List(fields.Nested(TraderPositionSchema), required=True)
+    screening = fields.Nested(ScreeningSchema, allow_none=True, dump_default=None, metadata={
+        "description": "Its replay through the default rules at our measured delay, with its "
+                       "flags (as on GET /api/traders); null until the screening replays it."})
     window_rows = fields.Integer(required=True)

@@ -280,7 +280,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         name="get_trader_profile", title="Trader profile", scope="read:markets",
         untrusted=("name", "markets[].title", "recent_trades[].title",
-                   "recent_trades[].outcome", "positions[].title", "positions[].outcome"),
+                   "recent_trades[].outcome", "positions[].title", "positions[].outcome",
+                   "screening.categories[]"),
         description=(
             "One wallet as the venue shows it, to judge whether to copy it: PnL over time "
             "(its recent trades and redemptions replayed at average cost, the last point "

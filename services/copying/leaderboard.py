@@ -10,51 +10,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import timedelta
-from decimal import Decimal
 from typing import Any
 
 from models.base import utcnow
 from models.copying import TraderScreening
 from schemas.screening import COLUMNS, RANGED, SORTS, TRADER_FLAGS
-from services.copying import screening, traders
+from services.copying import screening, screening_rows, traders
 from services.markets import markets
 from services.platform import errors
 
-BPS = Decimal(10000)
 COMPARE_MAX = 5
-
-
-def _bps(value: int | None) -> Decimal | None:
-    return None if value is None else Decimal(value) / BPS
-
-
-def describe(row: TraderScreening) -> dict[str, Any] | None:
-    """One trader's stored replay as the surfaces show it (None before its first replay)."""
-    if row.updated_at is None:
-        return None
-    report = json.loads(row.report or "{}")
-    return {
-        "kind": "replay",
-        "window": screening.WINDOW,
-        "delays": report.get("delays"),
-        "copier_pnl_p50_usdc": screening.amount(row.copier_pnl_p50),
-        "copier_pnl_p95_usdc": screening.amount(row.copier_pnl_p95),
-        "trader_pnl_usdc": screening.amount(row.trader_pnl),
-        "kept_share": _bps(row.kept_share_bps),
-        "win_rate": _bps(row.win_rate_bps),
-        "trades": row.trades,
-        "volume_usdc": screening.amount(row.volume),
-        "avg_hold_seconds": row.avg_hold_seconds,
-        "max_drawdown_usdc": screening.amount(row.drawdown),
-        "markets": row.markets,
-        "categories": json.loads(row.categories or "[]"),
-        "last_active_at": row.last_active_at,
-        "fills": row.fill_count,
-        "updated_at": row.updated_at,
-        "flags": sorted(json.loads(row.flags or "{}")),
-        "flag_numbers": json.loads(row.flags or "{}"),
-        "cannot_know": list(screening.CANNOT_KNOW),
-    }
 
 
 def _matches(row: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
@@ -128,20 +93,18 @@ def top_traders(period: str, order_by: str, limit: int, category: str | None = N
     rows = []
     for entry in board:
         found = stored.get(entry["address"].lower())
-        rows.append({**entry, "screening": describe(found) if found else None})
+        rows.append({**entry, "screening": screening_rows.describe(found) if found else None})
     chosen = [r for r in rows if _matches(r, args)]
     return _sorted(chosen, sort, direction)[:limit]
 
 
 def screened(address: str) -> dict[str, Any] | None:
-    """One trader's stored replay as ``describe`` shows it; None when it has none (or the
-    text is no wallet address)."""
+    """One trader's stored replay (``screening_rows.of``); None when it has none, or when
+    the text is no wallet address."""
     try:
-        wallet = traders.wallet_address(address)
+        return screening_rows.of(traders.wallet_address(address))
     except errors.ValidationFailed:
         return None
-    row = TraderScreening.get_or_none(TraderScreening.address == wallet)
-    return describe(row) if row is not None else None
 
 
 def compare(text: str) -> list[dict[str, Any]]:
@@ -161,7 +124,7 @@ def compare(text: str) -> list[dict[str, Any]]:
         report = json.loads(row.report) if row is not None and row.report else None
         found.append({
             "address": address, "name": row.name if row is not None else "",
-            "screening": describe(row) if row is not None else None,
+            "screening": screening_rows.describe(row) if row is not None else None,
             "p50": report["p50"] if report else None,
             "p95": report["p95"] if report else None,
             "rules": report["rules"] if report else None,
@@ -170,4 +133,4 @@ def compare(text: str) -> list[dict[str, Any]]:
     return found
 
 
-__all__ = ["COMPARE_MAX", "compare", "describe", "screened", "top_traders"]
+__all__ = ["COMPARE_MAX", "compare", "screened", "top_traders"]

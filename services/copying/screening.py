@@ -28,13 +28,14 @@ from typing import Any
 
 import redis
 
-from chain.tokens import from_base_units, to_base_units
+from chain.tokens import to_base_units
 from config import ScreeningConfig
 from models.base import utcnow
 from models.copying import TraderScreening
 from services.copying import copyability, copyability_reports, screening_stats
 from services.copying import mirror as copying
 from services.copying.configs.rules import validate_fields, with_defaults
+from services.copying.screening_rows import DECIMALS, WINDOW
 from services.platform import errors, jobs, venues
 from services.platform.runtime import runtime
 from venue.models import ActivityItem
@@ -43,7 +44,6 @@ log = logging.getLogger(__name__)
 
 JOB = "screening.sweep"
 JOB_TIMEOUT = 900
-WINDOW = "30d"  # the copyability report's default window: the two answer the same question
 DEFAULT_RULES = {"size_multiplier": "1", "max_position_usdc": "100"}
 PERIODS = ("DAY", "WEEK", "MONTH", "ALL")
 ORDERS = ("PNL", "VOL")
@@ -51,9 +51,6 @@ BOARD_SIZE = 50  # the venue's largest leaderboard page
 REFRESH_AFTER = timedelta(hours=1)  # marks move: replay again this often without new fills
 LOOK_CALLS = 2  # the fills since the cursor, the positions
 TOKEN_CALLS = 3  # per token: its market, its book, its price history
-DECIMALS = 6
-CANNOT_KNOW = ("the book's depth at the time of each fill (today's book shape is moved to "
-               "the price then)", "our place in the queue at a price level")
 
 
 def default_rules() -> dict[str, Any]:
@@ -68,11 +65,6 @@ def default_rules() -> dict[str, Any]:
 def units(amount: Decimal) -> int:
     """A reported amount (to the base unit) in integer base units."""
     return to_base_units(copyability.money(amount), DECIMALS)
-
-
-def amount(value: int | None) -> Decimal | None:
-    """Integer base units back to pUSD."""
-    return None if value is None else from_base_units(value, DECIMALS)
 
 
 # -- the budget --------------------------------------------------------------------------
@@ -288,6 +280,5 @@ def status(client: redis.Redis, prefix: str, settings: ScreeningConfig) -> dict[
             "flags": dict(sorted(counts.items())), "venue_calls": calls}
 
 
-__all__ = ["CANNOT_KNOW", "DEFAULT_RULES", "JOB", "WINDOW", "amount", "budget",
-           "default_rules", "enqueue_sweep", "rank", "screen", "status", "sweep", "take",
-           "units"]
+__all__ = ["DEFAULT_RULES", "JOB", "budget", "default_rules", "enqueue_sweep", "rank",
+           "screen", "status", "sweep", "take", "units"]

@@ -78,7 +78,7 @@ def traders(venue_control, scripted_clock) -> dict[str, Any]:  # noqa: F811 - th
 def test_a_ranked_trader_is_replayed_and_its_numbers_equal_its_report(
         client, api_key, bound_db, traders, fresh_budget):
     from models.copying import TraderScreening
-    from services.copying import screening
+    from services.copying import screening, screening_rows
 
     assert screening.screen(traders["swing"]) is True
     row = TraderScreening.get(TraderScreening.address == traders["swing"])
@@ -93,11 +93,11 @@ def test_a_ranked_trader_is_replayed_and_its_numbers_equal_its_report(
     report = client.get(asked.get_json()["location"], headers=headers).get_json()["report"]
 
     # The leaderboard's numbers are the report's, to the base unit.
-    assert screening.amount(row.copier_pnl_p50) == D(report["p50"]["expected_pnl_usdc"])
-    assert screening.amount(row.copier_pnl_p95) == D(report["p95"]["expected_pnl_usdc"])
-    assert screening.amount(row.trader_pnl) == D(report["target"]["pnl_usdc"])
-    assert screening.amount(row.drawdown) == D(report["p50"]["max_drawdown_usdc"])
-    assert screening.amount(row.volume) == D(report["target"]["volume_usdc"])
+    assert screening_rows.amount(row.copier_pnl_p50) == D(report["p50"]["expected_pnl_usdc"])
+    assert screening_rows.amount(row.copier_pnl_p95) == D(report["p95"]["expected_pnl_usdc"])
+    assert screening_rows.amount(row.trader_pnl) == D(report["target"]["pnl_usdc"])
+    assert screening_rows.amount(row.drawdown) == D(report["p50"]["max_drawdown_usdc"])
+    assert screening_rows.amount(row.volume) == D(report["target"]["volume_usdc"])
     assert row.fill_count == report["fills"]
     # ... and the copy earned something different from the trader (the rules capped it).
     assert row.copier_pnl_p50 != row.trader_pnl
@@ -206,6 +206,10 @@ def test_traders_sort_filter_and_search_by_the_replay(client, api_key, bound_db,
     everyone = listed(sort="trades")
     replayed = [r["screening"] is not None for r in everyone]
     assert replayed == sorted(replayed, reverse=True)
+
+    # The profile carries the same replay.
+    profile = client.get(f"/api/traders/{traders['scalper']}", headers=headers).get_json()
+    assert profile["screening"] == rows[traders["scalper"]]["screening"]
 
     # Today's arguments still work, alone.
     plain = client.get("/api/traders?period=week&order_by=pnl&limit=5", headers=headers)

@@ -57,6 +57,12 @@ def test_the_traders_page_sorts_filters_and_flags(page, inbox, bound_db, traders
     page.goto(f"/dashboard/traders?period=all&order_by=volume&q={traders['swing'][2:14]}")
     assert _ours(page, traders) == [traders["swing"]]
 
+    # The profile shows the replay and its flags with their numbers.
+    page.goto(f"/dashboard/traders/{traders['scalper']}")
+    flags = page.locator("#profile-flags").inner_text()
+    assert "high frequency" in flags and "median hold seconds 5" in flags
+    page.goto(f"/dashboard/traders?period=all&order_by=volume&q={traders['swing'][2:14]}")
+
     # A row's "Copy this trader": the form filled with the replay's rules, its numbers beside.
     page.locator(f"tr[data-address='{traders['swing']}'] a.copy-row").click()
     page.wait_for_url(re.compile(r".*/dashboard/configs/new\?.*"))
