@@ -38,9 +38,11 @@ def _bound(name: str, edge: str) -> fields.Field:
     text = f"Only traders whose {_HELP[name]} is at {'least' if edge == 'min' else 'most'} this."
     if name in ("copier_pnl_p50", "copier_pnl_p95", "volume", "drawdown", "kept_share",
                 "win_rate"):
+        example = "0.5" if name in ("kept_share", "win_rate") else "10"
         return DecimalString(load_default=None, allow_none=True,
-                             metadata={"description": text})
-    return fields.Integer(load_default=None, allow_none=True, metadata={"description": text})
+                             metadata={"description": text, "example": example})
+    return fields.Integer(load_default=None, allow_none=True,
+                          metadata={"description": text, "example": 20})
 
 
 class _ScreenedArgs(Schema):
@@ -53,21 +55,25 @@ class _ScreenedArgs(Schema):
                        "replayed yet come last.", "example": "copier_pnl_p50"})
     direction = fields.String(load_default=None, validate=validate.OneOf(["asc", "desc"]),
                               metadata={"description": "`asc` or `desc` (the default, but "
-                                                       "for `rank`)."})
+                                                       "for `rank`).", "example": "desc"})
     q = fields.String(load_default=None, validate=validate.Length(min=1, max=100), metadata={
-        "description": "Search: part of a wallet address or of a trader's name."})
+        "description": "Search: part of a wallet address or of a trader's name.",
+        "example": "orca"})
     flag = fields.List(fields.String(validate=validate.OneOf(TRADER_FLAGS)), load_default=list,
                        metadata={"description": "Only traders with every one of these flags: "
-                                                + ", ".join(TRADER_FLAGS) + "."})
+                                                + ", ".join(TRADER_FLAGS) + ".",
+                                 "example": ["high_frequency"]})
     without_flag = fields.List(fields.String(validate=validate.OneOf(TRADER_FLAGS)),
                                load_default=list, metadata={
-        "description": "Only traders with none of these flags."})
+        "description": "Only traders with none of these flags.",
+        "example": ["thin_history", "inactive"]})
     traded_category = fields.String(load_default=None, validate=validate.Length(max=100),
                                     metadata={"description": "Only traders whose replayed "
-                                                             "fills include this category."})
+                                                             "fills include this category.",
+                                              "example": "Politics"})
     active_within_days = fields.Integer(load_default=None, allow_none=True,
                                         validate=validate.Range(min=1, max=3650), metadata={
-        "description": "Only traders with a fill in this many days."})
+        "description": "Only traders with a fill in this many days.", "example": 7})
 
 
 # min_<column> and max_<column> for every numeric column.
