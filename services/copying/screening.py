@@ -179,7 +179,16 @@ def screen(address: str, *, force: bool = False) -> bool:
         return True
     items = kept + read
     tokens = sorted({item.asset for item in items})
-    if not take(len(tokens) * TOKEN_CALLS):
+    needed = len(tokens) * TOKEN_CALLS
+    per_minute = runtime().settings.screening.venue_calls_per_minute
+    if needed > per_minute:
+        # It would never fit: say so and move on, or it would hold up every trader after it.
+        TraderScreening.update(
+            error=f"Its {len(tokens)} markets need {needed} venue requests, more than "
+                  f"SCREENING_VENUE_CALLS_PER_MINUTE ({per_minute}) allows in a minute.",
+            checked_at=utcnow()).where(TraderScreening.id == row.id).execute()
+        return True
+    if not take(needed):
         return False
     positions = venues.client().data.positions(address, limit=500)
     rules_fields = default_rules()

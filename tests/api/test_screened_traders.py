@@ -155,6 +155,20 @@ def test_the_sweep_ranks_then_stops_at_the_minutes_budget(bound_db, traders, set
         <= 1
 
 
+def test_a_trader_too_big_for_a_minutes_budget_is_told_and_passed_over(
+        bound_db, traders, set_settings, fresh_budget):
+    from models.copying import TraderScreening
+    from services.copying import screening
+    from services.platform.runtime import runtime
+
+    # The look (2 calls) fits; its one market's 3 reads never could.
+    set_settings(screening=replace(runtime().settings.screening, venue_calls_per_minute=2))
+    assert screening.screen(traders["swing"]) is True  # the sweep goes on to the next
+    row = TraderScreening.get(TraderScreening.address == traders["swing"])
+    assert row.updated_at is None and row.checked_at is not None
+    assert "SCREENING_VENUE_CALLS_PER_MINUTE (2)" in row.error
+
+
 def test_traders_sort_filter_and_search_by_the_replay(client, api_key, bound_db, traders,
                                                       fresh_budget):
     from services.copying import screening
