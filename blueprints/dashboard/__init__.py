@@ -21,6 +21,7 @@ from blueprints.dashboard import (  # noqa: F401
     notifications,
     numbers,
     positions,
+    refresh,
     session,
     wallet,
     words,

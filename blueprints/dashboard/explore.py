@@ -12,8 +12,9 @@ import json
 from datetime import datetime
 from typing import Any
 
-from flask import render_template, request
+from flask import Response, render_template, request
 
+from blueprints.dashboard import refresh
 from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
 from schemas.configs import CopyConfigSchema
 from schemas.copyability import CopyabilityOperationSchema
@@ -35,7 +36,7 @@ from services.copying import overview as overview_service
 from services.copying.configs import list_configs, suggest_multiplier
 from services.markets import markets
 from services.platform import errors
-from services.trading import orders, positions, previews
+from services.trading import order_reads, orders, positions, previews
 
 PERIODS = ("day", "week", "month", "all")
 
@@ -171,12 +172,39 @@ def order_preview(slug: str) -> str:
 
 
 @bp.post("/markets/<slug>/order")
-def place_order(slug: str) -> str:
+def place_order(slug: str) -> Response:
     """Place the previewed order (POST /api/markets/order with its preview_id)."""
     data = {**_ticket(), "preview_id": form_text("preview_id") or ""}
     body = parse(PlaceOrderSchema(), data)
-    placed = orders.place_order(current_principal().user, source="manual",
-                                **body).response()
-    return render_template("dashboard/_order_placed.html", slug=slug,
-                           token_id=body["token_id"],
-                           placed=present(PlaceOrderResponseSchema(), placed))
+    placed = orders.place_order(current_principal().user, source="manual", **body)
+    return _placed_fragment(slug, body["token_id"], placed.response(), placed=True)
+
+
+@bp.get("/markets/<slug>/orders/<order_id>")
+def order_progress(slug: str, order_id: str) -> Response:
+    """A placed order as its record stands now: the fragment polls it while it is accepted
+    (resting, or waiting out the market's delay) and stops once it filled or ended."""
+    order = order_reads.get_order(current_principal().user, order_id)
+    return _placed_fragment(slug, order.token_id, orders.placed_now(order).response(),
+                            placed=False)
+
+
+def _placed_fragment(slug: str, token_id: str, answer: dict[str, Any], *,
+                     placed: bool) -> Response:
+    """The placed order's fragment; a fill announces that cash, shares and orders changed,
+    an order just placed to rest on the book (not each poll of it) that the orders did, an
+    order that left the book unfilled that they did again."""
+    shown = present(PlaceOrderResponseSchema(), answer)
+    html = render_template("dashboard/_order_placed.html", slug=slug, token_id=token_id,
+                           placed=shown)
+    if shown["status"] == "filled":
+        return refresh.announce(html, *refresh.FILLED)
+    if shown["status"] == "accepted" and not placed:
+        return refresh.announce(html)
+    return refresh.announce(html, refresh.ORDERS)
+
+
+@bp.get("/markets/<slug>/position")
+def market_position(slug: str) -> str:
+    """The ticket's "Your position" in one outcome (re-read when shares change)."""
+    return render_template("dashboard/_held.html", held=_held(request.args.get("token", "")))

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import io
 import uuid
+from typing import Any
 from uuid import UUID
 
 import segno
-from flask import render_template, request
+from flask import Response, render_template, request
 from markupsafe import Markup
 
+from blueprints.dashboard import refresh
 from blueprints.dashboard import session as browser
 from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
 from schemas.wallets import (
@@ -24,7 +26,7 @@ from schemas.wallets import (
     WithdrawResponseSchema,
 )
 from services.identity import auth
-from services.platform import idempotency
+from services.platform import errors, idempotency
 from services.wallets import claims, trading_accounts, wallets, withdrawals
 
 TOKEN_LABELS = {"usdc": "pUSD", "usdc_e": "USDC.e", "matic": "MATIC"}
@@ -54,6 +56,20 @@ def wallet_balances() -> str:
     return render_template("dashboard/_balances.html", balance=balance)
 
 
+@bp.get("/wallet/cash")
+def wallet_cash() -> str:
+    """The pUSD an order can spend, read from the chain now (the order ticket's line); a
+    dash when there is no wallet yet or the chain cannot be read (the ticket still works)."""
+    user = current_principal().user
+    balance = None
+    if wallets.for_user(user) is not None:  # reading it never creates the wallet
+        try:
+            balance = present(BalanceSchema(), wallets.balances(user))
+        except (errors.CopytradeError, OSError):
+            balance = None
+    return render_template("dashboard/_cash.html", balance=balance)
+
+
 def _withdraw_form() -> dict:
     return {"to_address": form_text("to_address") or "", "amount": form_text("amount") or "",
             "token": form_text("token") or ""}
@@ -75,8 +91,16 @@ def confirm_withdrawal() -> str:
         email=caller.user.email)
 
 
+def _withdrawal_fragment(record: Any, message: str | None) -> Response:
+    """A withdrawal's progress; once confirmed, the balance cards re-read."""
+    shown = present(WithdrawalSchema(), withdrawals.describe(record))
+    body = render_template("dashboard/_withdrawal.html", message=message, withdrawal=shown,
+                           label=TOKEN_LABELS)
+    return refresh.announce(body, refresh.BALANCE if shown["status"] == "confirmed" else "")
+
+
 @bp.post("/wallet/withdraw")
-def withdraw() -> str:
+def withdraw() -> Response:
     """Send it (POST /api/trading-wallet/withdraw, keyed); then follow its progress."""
     body = parse(WithdrawRequestSchema(), _withdraw_form())
     key = idempotency.parse_key(form_text("idempotency_key"), field="idempotency_key")
@@ -93,18 +117,14 @@ def withdraw() -> str:
     # the same key and body again (a double click, a resubmitted form) replays the answer
     answer = idempotency.run_once(caller.user_id, key, idempotency.fingerprint(
         "dashboard-withdraw", present(WithdrawRequestSchema(), body)), send).body
-    record = withdrawals.get(user, answer["withdrawal_id"])
-    return render_template("dashboard/_withdrawal.html", message=answer["message"],
-                           withdrawal=present(WithdrawalSchema(), withdrawals.describe(record)),
-                           label=TOKEN_LABELS)
+    return _withdrawal_fragment(withdrawals.get(user, answer["withdrawal_id"]),
+                                answer["message"])
 
 
 @bp.get("/wallet/withdrawals/<uuid:withdrawal_id>")
-def withdrawal_status(withdrawal_id: UUID) -> str:
+def withdrawal_status(withdrawal_id: UUID) -> Response:
     """One withdrawal's progress (polled until confirmed or failed)."""
-    record = withdrawals.get(current_principal().user, withdrawal_id)
-    return render_template("dashboard/_withdrawal.html", message=None, label=TOKEN_LABELS,
-                           withdrawal=present(WithdrawalSchema(), withdrawals.describe(record)))
+    return _withdrawal_fragment(withdrawals.get(current_principal().user, withdrawal_id), None)
 
 
 @bp.get("/wallet/claimable")
@@ -117,16 +137,22 @@ def claimable() -> str:
 
 
 @bp.post("/wallet/claim")
-def claim() -> str:
+def claim() -> Response:
     """Claim resolved positions (POST /api/positions/claim); then follow each claim."""
     token_ids = request.form.getlist("token_ids") or None
     sent = claims.claim(current_principal().user, token_ids)
     answer = {**present(ClaimResponseSchema(), sent), "message": sent["summary"]}
-    return render_template("dashboard/_claims.html", answer=answer)
+    # A claim already confirmed polls no more: announce it here (the others, when they end).
+    confirmed = any(c["status"] == "confirmed" for c in answer["claims"])
+    return refresh.announce(render_template("dashboard/_claims.html", answer=answer),
+                            *((refresh.BALANCE, refresh.POSITIONS) if confirmed else ()))
 
 
 @bp.get("/wallet/claims/<uuid:claim_id>")
-def claim_status(claim_id: UUID) -> str:
-    """One claim's progress (polled until confirmed or failed)."""
+def claim_status(claim_id: UUID) -> Response:
+    """One claim's progress (polled until confirmed or failed); once confirmed, the balance
+    and positions cards re-read."""
     item = present(ClaimSchema(), claims.describe(claims.get(current_principal().user, claim_id)))
-    return render_template("dashboard/_claim.html", claim=item)
+    confirmed = item["status"] == "confirmed"
+    return refresh.announce(render_template("dashboard/_claim.html", claim=item),
+                            *((refresh.BALANCE, refresh.POSITIONS) if confirmed else ()))
