@@ -20,7 +20,8 @@ def test_sign_in_with_the_emailed_code_then_sign_out(page, inbox, live_server):
     assert cookie["httpOnly"] and cookie["sameSite"] == "Lax" and not cookie["secure"]
     screenshot(page, "configs-empty")
 
-    page.click("button:has-text('Sign out')")
+    page.click("#menu summary")  # signing out is in the header's menu
+    page.click("#menu button:has-text('Sign out')")
     page.wait_for_url(re.compile(r".*/dashboard/login$"))
     page.goto("/dashboard/keys")
     page.wait_for_url(re.compile(r".*/dashboard/login\?next=/dashboard/keys$"))
