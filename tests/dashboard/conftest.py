@@ -113,9 +113,34 @@ def page(browser: Any, live_server: str) -> Iterator[Any]:
            if message.type == "error" and _is_csp_violation(message.text) else None)
     tab.on("pageerror", lambda error: blocked.append(f"uncaught: {error}"))
     tab.csp_blocked = blocked  # a test that provokes a violation on purpose reads and clears it
+    wait_for_htmx(tab)
     yield tab
     context.close()
     assert not blocked, f"the page broke its Content-Security-Policy or threw: {blocked}"
+
+
+# Set before any page script runs (through the DevTools protocol, so the CSP allows it):
+# htmx fires htmx:load on the body once it has processed the page.
+_HTMX_LOADED = "document.addEventListener('htmx:load', () => { window.__htmxLoaded = true; });"
+# (A page without htmx, the OAuth consent page or about:blank, is ready once loaded.)
+HTMX_READY = ("() => !document.querySelector('script[src*=htmx]')"
+              " || (!!window.htmx && window.__htmxLoaded === true)")
+
+
+def wait_for_htmx(tab: Any) -> None:
+    """After each navigation through ``tab.goto``, ``reload``, ``wait_for_url`` or
+    ``go_back``, wait until htmx has processed the page, so that a click that follows is
+    never a plain link or form submission htmx had not taken over yet."""
+    tab.add_init_script(_HTMX_LOADED)
+    for name in ("goto", "reload", "wait_for_url", "go_back"):
+        navigate = getattr(tab, name)
+
+        def then_ready(*args: Any, _navigate: Any = navigate, **kwargs: Any) -> Any:
+            answer = _navigate(*args, **kwargs)
+            tab.wait_for_function(HTMX_READY)
+            return answer
+
+        setattr(tab, name, then_ready)
 
 
 def new_context(browser: Any, base_url: str, **options: Any) -> Any:
@@ -143,6 +168,16 @@ def screenshot(page: Any, name: str, *, phone: bool = False) -> Path:
     if phone:
         page.set_viewport_size(DESKTOP)
     return path
+
+
+DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+def docs_screenshot(page: Any, name: str) -> None:
+    """Save a full-page screenshot of ``page`` as it is sized now to docs/screenshots/ (the
+    pictures the docs show), in the SQLite run of a test only."""
+    if _SAVING["screenshots"]:
+        page.screenshot(path=str(DOCS_SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
 def accessible_and_fits_a_phone(page: Any, name: str) -> None:
