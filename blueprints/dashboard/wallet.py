@@ -15,7 +15,15 @@ from markupsafe import Markup
 
 from blueprints.dashboard import refresh
 from blueprints.dashboard import session as browser
-from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
+from blueprints.dashboard.base import (
+    bp,
+    current_principal,
+    form_text,
+    go,
+    is_htmx,
+    parse,
+    present,
+)
 from schemas.wallets import (
     BalanceSchema,
     ClaimResponseSchema,
@@ -43,10 +51,20 @@ def qr_svg(text: str) -> Markup:
 
 @bp.get("/wallet")
 def wallet_page() -> str:
-    """Deposit address and QR code; balances, withdraw and claims load as fragments."""
+    """Deposit address and QR code; balances, withdraw and claims load as fragments (and
+    the withdrawal ``?withdrawal=`` names, where a form posted without JavaScript was sent)."""
+    step = None
+    if request.args.get("withdrawal"):
+        record = withdrawals.get(current_principal().user, request.args["withdrawal"])
+        step = _withdrawal_fragment(record, None).get_data(as_text=True)
+    return _wallet_page(step)
+
+
+def _wallet_page(withdraw_step: str | None = None) -> str:
     deposit = present(DepositAddressSchema(), wallets.deposit_address(current_principal().user))
     return render_template("dashboard/wallet.html", deposit=deposit,
-                           qr=qr_svg(deposit["address"]), tokens=TOKEN_LABELS)
+                           qr=qr_svg(deposit["address"]), tokens=TOKEN_LABELS,
+                           withdraw_step=Markup(withdraw_step) if withdraw_step else None)
 
 
 @bp.get("/wallet/balances")
@@ -85,10 +103,12 @@ def confirm_withdrawal() -> str:
     if code_sent:
         auth.request_step_up(caller.user.email, client_ip=request.remote_addr)
     # One key per confirmation shown: submitting it twice sends one withdrawal.
-    return render_template("dashboard/_withdraw_confirm.html", body=present(
+    html = render_template("dashboard/_withdraw_confirm.html", body=present(
         WithdrawRequestSchema(), body), label=TOKEN_LABELS[body["token"]],
         code_sent=code_sent, idempotency_key=uuid.uuid4(), mail=auth.codes_by_mail(),
         email=caller.user.email)
+    # A form posted without JavaScript gets the wallet's page with the confirmation in place.
+    return html if is_htmx() else _wallet_page(html)
 
 
 def _withdrawal_fragment(record: Any, message: str | None) -> Response:
@@ -117,6 +137,8 @@ def withdraw() -> Response:
     # the same key and body again (a double click, a resubmitted form) replays the answer
     answer = idempotency.run_once(caller.user_id, key, idempotency.fingerprint(
         "dashboard-withdraw", present(WithdrawRequestSchema(), body)), send).body
+    if not is_htmx():  # posted without JavaScript: the wallet's page follows it
+        return go(f"/dashboard/wallet?withdrawal={answer['withdrawal_id']}")
     return _withdrawal_fragment(withdrawals.get(user, answer["withdrawal_id"]),
                                 answer["message"])
 

@@ -8,10 +8,14 @@ import re
 import secrets
 from decimal import Decimal
 
+from chain.keys import generate_keypair
 from models import User
 from models.copying import CopyConfig
+from models.wallet import Withdrawal
+from tests.api.test_sessions import confirmation_code
 from tests.dashboard.conftest import new_context, sign_in
 from tests.trading_support import onboarded_trader
+from tests.wallet_fixtures import ONE_MATIC, USDC, legacy_eoa_wallet
 
 
 def test_the_config_and_order_forms_post_without_javascript(
@@ -46,5 +50,33 @@ def test_the_config_and_order_forms_post_without_javascript(
         plain.wait_for_url(re.compile(rf".*/dashboard/markets/{slug}\?.*order=0x.*"))
         assert plain.locator("#order-placed").get_attribute("data-status") == "filled"
         assert re.match(r"10\.00 Yes shares", plain.locator("#held").inner_text())
+    finally:
+        context.close()
+
+
+def test_a_withdrawal_posts_without_javascript(page, browser, live_server, inbox, fund,
+                                               wallet_chain):
+    email = sign_in(page, inbox)
+    wallet = legacy_eoa_wallet(User.get(User.email == email))  # pays its own gas
+    fund(wallet.address, pusd=5 * USDC, matic_wei=ONE_MATIC)
+    context = new_context(browser, live_server, java_script_enabled=False)
+    context.add_cookies(page.context.cookies())
+    plain = context.new_page()
+    try:
+        plain.goto("/dashboard/wallet")
+        to = generate_keypair().address
+        plain.fill("input[name=to_address]", to)
+        plain.fill("input[name=amount]", "1")
+        plain.click("button:has-text('Review withdrawal')")
+        confirm = plain.locator("#withdraw-confirm")  # the wallet's page, confirming
+        confirm.wait_for()
+        assert "1 pUSD" in confirm.inner_text()
+        plain.fill("input[name=step_up_code]", confirmation_code(inbox, email))
+        plain.click("button:has-text('Confirm withdrawal')")
+        plain.wait_for_url(re.compile(r".*/dashboard/wallet\?withdrawal=.*"))
+        [sent] = Withdrawal.select().where(Withdrawal.user == wallet.user)
+        assert (sent.to_address.lower(), sent.amount) == (to.lower(), Decimal(1))
+        # the page shows where it stands (a reload follows it; nothing polls without script)
+        assert plain.locator(f"#withdrawal-{sent.id}").get_attribute("data-status")
     finally:
         context.close()
