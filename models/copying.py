@@ -137,6 +137,19 @@ class ConfigPreview(BaseModel):
         table_name = "config_previews"
 
 
+class SharedConfig(BaseModel):
+    """A link sharing one config's rules (issue 45): the token's SHA-256 only, and whether
+    the link also shows the config's results; one per config, deleted when revoked."""
+
+    config = peewee.ForeignKeyField(CopyConfig, unique=True, on_delete="CASCADE")
+    token_hash = peewee.CharField(max_length=64, unique=True)
+    show_results = peewee.BooleanField(default=False)
+    created_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "shared_configs"
+
+
 class TargetCursor(BaseModel):
     """How far polling has read one target wallet's fills (unix seconds of the newest seen)."""
 
@@ -280,4 +293,4 @@ class CopyabilityReport(BaseModel):
 
 
 TABLES = [CopyConfig, ConfigPreview, TargetCursor, CopyIntent, CopyPosition, CopyabilityReport,
-          TargetFence]
+          TargetFence, SharedConfig]

@@ -44,7 +44,7 @@ pytest_plugins = ["tests.wallet_fixtures", "tests.operations.log_capture", "test
 # worker consecutive runs of the collection; --maxschedchunk=2 (pyproject.toml) keeps
 # those runs short, so the slow tests go one to each free worker, not all to the first.
 SLOW_FIRST = frozenset({
-    "tests/services/test_money_soak.py",
+    "tests/services/wallets/test_money_soak.py",
     "tests/operations/test_commands.py",
     "tests/api/test_openapi_fuzz.py",
     "tests/operations/test_listen_gunicorn.py",

@@ -23,6 +23,7 @@ from blueprints.dashboard import (  # noqa: F401
     positions,
     refresh,
     session,
+    sharing,
     wallet,
     words,
 )

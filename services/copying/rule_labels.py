@@ -3,6 +3,8 @@ rule by its label here, never by its field (the API and payloads keep the fields
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from services.platform import numbers
@@ -58,3 +60,47 @@ def sizing(mode: str | None, multiplier: Any, fixed: Any) -> str:
         return (f"proportional {numbers.multiplier(multiplier)} (our balance ÷ the "
                 "trader's value)")
     return f"{numbers.multiplier(multiplier)} of the trader's size"
+
+
+# An empty list that means "every one", not "none".
+_EMPTY = {"include_keywords": "any"}
+# The fields ``described`` shows as one sizing line.
+_SIZING_FIELDS = ("sizing_mode", "size_multiplier", "fixed_usdc")
+
+
+def described(rules: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Each rule as (label, value in words), the sizing first in one line; a rule that is
+    off reads "off"."""
+    lines = [("sizing", sizing(rules.get("sizing_mode"), rules.get("size_multiplier"),
+                               rules.get("fixed_usdc")))]
+    lines += [(label(name), _words(name, value)) for name, value in rules.items()
+              if name not in _SIZING_FIELDS]
+    return lines
+
+
+def _words(name: str, value: Any) -> str:
+    """One rule's value as a page shows it, chosen by the kind its field name says."""
+    if value is None:
+        return "off"
+    if value == []:
+        return _EMPTY.get(name, "none")
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        if all(isinstance(item, Mapping) for item in value):  # bands: one per "; "
+            return "; ".join(", ".join(f"{label(k)} {_words(k, v)}" for k, v in item.items())
+                             for item in value)
+        return ", ".join(str(item) for item in value)
+    if name.endswith("_usdc"):
+        return numbers.money(value)
+    if name.endswith("_bps"):
+        return numbers.bps(value)
+    if name.endswith("price"):
+        return numbers.price(value)
+    if name.endswith("_hours"):
+        return f"{format(Decimal(str(value)).normalize(), 'f')} h"
+    if name.endswith("_seconds"):
+        return numbers.plural(value, "second")
+    if name.endswith("multiplier"):
+        return numbers.multiplier(value)
+    return str(value).replace("_", " ")

@@ -26,7 +26,7 @@ from services.copying import overview
 from services.trading import order_reconcile
 from services.wallets import deposits, readiness
 from tests.chain_venue import ChainVenue
-from tests.services.test_session_key_trading import _market_order, _ready_account
+from tests.services.trading.test_session_key_trading import _market_order, _ready_account
 
 USDC = 10**6
 _ERC1155 = [{"type": "function", "name": "balanceOf", "stateMutability": "view",

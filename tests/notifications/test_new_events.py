@@ -18,7 +18,7 @@ from services.platform import venues
 from services.wallets import claims, deposits, venue_accounts, wallet_notices
 from tests.chain_venue import run_queued_jobs
 from tests.notifications.fakes import Fake, WebhookReceiver, running
-from tests.services.test_relayer_claims_chain import holding_winners
+from tests.services.wallets.test_relayer_claims_chain import holding_winners
 from tests.trading_support import eoa_allowlist, make_trader, trader  # noqa: F401 - fixtures
 from worker import maintenance
 

@@ -13,7 +13,7 @@ from services.notifications import channels
 from services.trading import order_reconcile
 from tests.chain_venue import run_queued_jobs
 from tests.notifications.fakes import WebhookReceiver, running
-from tests.services.test_order_lifecycle import _place, _seller, venue_clock  # noqa: F401
+from tests.services.trading.test_order_lifecycle import _place, _seller, venue_clock  # noqa: F401
 from tests.trading_support import (  # noqa: F401 - fixtures
     eoa_allowlist,
     make_sandbox_market,

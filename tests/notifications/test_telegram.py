@@ -20,7 +20,7 @@ from services.notifications import telegram as bot_api
 from services.platform import numbers
 from services.trading import positions, stats
 from tests.notifications.fakes import FakeTelegram, running
-from tests.services.test_order_lifecycle import _place
+from tests.services.trading.test_order_lifecycle import _place
 from tests.trading_support import (  # noqa: F401 - fixtures
     eoa_allowlist,
     make_sandbox_market,

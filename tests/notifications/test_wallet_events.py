@@ -14,8 +14,8 @@ from services.notifications import channels
 from services.wallets import claims, deposits, withdrawals
 from tests.chain_venue import run_queued_jobs
 from tests.notifications.fakes import WebhookReceiver, running
-from tests.services.test_relayer_claims_chain import _pusd, holding_winners
-from tests.services.test_relayer_lifecycle import stale_signed_withdrawal
+from tests.services.wallets.test_relayer_claims_chain import _pusd, holding_winners
+from tests.services.wallets.test_relayer_lifecycle import stale_signed_withdrawal
 from tests.trading_support import eoa_allowlist, make_trader  # noqa: F401 - fixtures
 from tests.wallet_fixtures import USDC
 from worker import jobs_wallets, maintenance

@@ -11,7 +11,7 @@ from services.identity import auth, credentials, keys
 from services.oauth import tokens as oauth
 from services.platform import errors
 
-SERVICES = Path(__file__).resolve().parents[2] / "services"
+SERVICES = Path(__file__).resolve().parents[3] / "services"
 
 
 def test_the_table_sends_each_prefix_to_its_resolver():

@@ -32,8 +32,8 @@ from chain.keys import generate_keypair
 from chain.rpc import connect
 from models.wallet import AMBIGUOUS, CONFIRMED, FAILED, OPEN_STATES, Withdrawal
 from services.wallets import wallet_batches, wallet_transactions, wallets, withdrawals
-from tests.services.test_relayer_legacy_accounts import _legacy_trader
-from tests.services.test_withdrawals import _received
+from tests.services.wallets.test_relayer_legacy_accounts import _legacy_trader
+from tests.services.wallets.test_withdrawals import _received
 from tests.wallet_fixtures import USDC, chain_settings, legacy_eoa_wallet, use_chain
 from venue import relayer
 
@@ -53,7 +53,7 @@ NONCE_PATHS = {"wallet": "/relayer/v1/account/transactions/params",
 # answer was lost before anything was signed: nothing was sent, and the user is told so. (A
 # relayer transaction whose send was answered by nobody is found in the relayer's list of
 # ours, ``GET /transactions``, by its stored signature, and followed: confirmed; what stays
-# ambiguous when nothing proves it is in tests/services/test_relayer_legacy_accounts.py.)
+# ambiguous when nothing proves it is in tests/services/wallets/test_relayer_legacy_accounts.py.)
 NOT_CONFIRMED = {
     ("chain", "before_signing", "lost"): FAILED,
 }

@@ -15,7 +15,7 @@ from models.wallet import Withdrawal
 from services.platform import errors
 from services.wallets import withdrawals
 from tests.chain_venue import ChainVenue
-from tests.services.test_relayer_claims_chain import _BALANCE_OF, _no_pol, _onboarded
+from tests.services.wallets.test_relayer_claims_chain import _BALANCE_OF, _no_pol, _onboarded
 from tests.wallet_fixtures import USDC
 
 

@@ -2,9 +2,9 @@
 a durable ``WalletApproval`` row (models/wallet.py), signed once, stored, sent and followed
 like a withdrawal's; a run that died after the relayer took the approvals is followed by
 the next run, which never signs a second batch. (A plain EOA's approvals, one on-chain
-transaction per row, are in tests/services/test_account_funding_checks.py; the upgrade that
+transaction per row, are in tests/services/wallets/test_account_funding_checks.py; the upgrade that
 moved an onboarding's own approvals batch into these rows is in
-tests/services/test_deployment_lifecycle.py.)"""
+tests/services/wallets/test_deployment_lifecycle.py.)"""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 from models.wallet import AccountOnboarding, TradingWallet, WalletApproval
 from services.wallets import onboarding, wallet_batches
-from tests.services.test_relayer_legacy_accounts import legacy_account
+from tests.services.wallets.test_relayer_legacy_accounts import legacy_account
 
 KIND = {1: "PROXY", 2: "SAFE"}
 

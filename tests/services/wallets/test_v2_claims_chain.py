@@ -16,7 +16,7 @@ from chain.tokens import token_balance_base
 from models.wallet import Claim
 from services.wallets import claims, wallets
 from tests.chain_venue import ChainVenue
-from tests.services.test_relayer_claims_chain import _onboarded
+from tests.services.wallets.test_relayer_claims_chain import _onboarded
 from tests.wallet_fixtures import USDC, legacy_eoa_wallet, sandbox_control
 
 

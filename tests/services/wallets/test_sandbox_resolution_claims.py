@@ -17,7 +17,7 @@ from devstack.ctf import position_id
 from services.wallets import claims, wallets
 from tests.chain_venue import ChainVenue
 from tests.conftest import DEADLINE
-from tests.services.test_relayer_claims_chain import _onboarded
+from tests.services.wallets.test_relayer_claims_chain import _onboarded
 from tests.wallet_fixtures import USDC
 
 

@@ -19,7 +19,7 @@ from models.wallet import TradingWallet, WalletTransaction, Withdrawal
 from services.platform import errors, runtime
 from services.wallets import wallet_transactions, wallets, withdrawals
 from tests.conftest import ONE_MATIC, free_port
-from tests.services.test_withdrawals import _received
+from tests.services.wallets.test_withdrawals import _received
 from tests.wallet_fixtures import USDC, chain_settings, faulty_web3, legacy_eoa_wallet, use_chain
 
 

@@ -15,7 +15,7 @@ from models.base import utcnow
 from models.copying import CopyIntent
 from services.copying import configs, overview
 from services.copying.mirror import INSUFFICIENT_BALANCE
-from tests.services.test_pnl_history import _config
+from tests.services.copying.test_pnl_history import _config
 
 ACTIVE, STOPPED = SimpleNamespace(is_active=True), SimpleNamespace(is_active=False)
 RUNNING = {"executor_running": True, "detection": "feed", "breaker": {"state": "closed"},

@@ -17,7 +17,7 @@ from models.wallet import AccountOnboarding, TradingWallet, WalletApproval, Wall
 from schemas.configs import ReadinessSchema
 from services.platform import runtime
 from services.wallets import onboarding, readiness, trading_accounts, wallet_transactions
-from tests.services.test_trading_accounts import use_settings
+from tests.services.wallets.test_trading_accounts import use_settings
 from tests.wallet_fixtures import chain_settings, use_chain
 from venue.signing import OrderKey
 

@@ -27,7 +27,7 @@ from services.wallets import (
     wallets,
     withdrawals,
 )
-from tests.services.test_relayer_withdrawals import _crash_once
+from tests.services.wallets.test_relayer_withdrawals import _crash_once
 from tests.trading_support import Trader
 from venue import relayer
 from venue.accounts import proxy_wallet_address, safe_wallet_address
