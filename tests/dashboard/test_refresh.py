@@ -17,7 +17,7 @@ from services.trading import order_reconcile
 from services.wallets import onboarding, wallets
 from tests.conftest import DEADLINE
 from tests.dashboard.conftest import sign_in
-from tests.services.test_relayer_claims_chain import _onboarded
+from tests.services.wallets.test_relayer_claims_chain import _onboarded
 from tests.trading_support import onboarded_trader
 from tests.venue_lifecycle import delay_market
 from tests.wallet_fixtures import USDC

@@ -11,12 +11,13 @@ from decimal import Decimal
 from typing import Any
 
 from models import User
+from services.copying.configs import sharing
 from services.notifications import events
 from services.trading import orders, previews
 from services.wallets import onboarding, wallets
 from tests.dashboard.conftest import DESKTOP, PHONE, docs_screenshot, sign_in
 from tests.dashboard.test_phone_pages import LONG_SLUG, _config_with_decisions
-from tests.services.test_relayer_claims_chain import _onboarded
+from tests.services.wallets.test_relayer_claims_chain import _onboarded
 from tests.wallet_fixtures import USDC
 
 HEADER_MAX_PX = 64  # one line: the name, the bell and the menu
@@ -68,6 +69,7 @@ def test_every_page_at_desktop_and_phone_width(page, inbox, job_prefix, accounts
     sign_in(page, inbox, user.email)
     slug = _filled_order(user, venue_control)
     config = _config_with_decisions(user)
+    shared = sharing.share(user, config.id, show_results=True)["token"]
     whale = venue_control.call("POST", "/whales/tick", None, expect=201)["fills"][0]["proxyWallet"]
     for n in range(3):
         events.emit(user, "copy.skipped", f"shots-skip:{n}", amount=Decimal(20),
@@ -83,6 +85,7 @@ def test_every_page_at_desktop_and_phone_width(page, inbox, job_prefix, accounts
              ("config", f"/dashboard/configs/{config.id}", "#decisions tr[data-decision]"),
              ("config-edit", f"/dashboard/configs/{config.id}/edit", "main form"),
              ("config-new", "/dashboard/configs/new", "main form"),
+             ("shared-setup", f"/dashboard/shared/{shared}", "#shared-rules"),
              ("positions", "/dashboard/positions", "#live-positions table"),
              ("account", "/dashboard/account", "main"),
              ("wallet", "/dashboard/wallet", "[data-balance=usdc]"),
