@@ -36,7 +36,10 @@ RUN_ID = secrets.token_hex(4)
 DEADLINE = 120.0
 
 # Fixture modules shared across test packages.
-pytest_plugins = ["tests.wallet_fixtures", "tests.operations.log_capture", "tests.chain_venue"]
+pytest_plugins = [
+    "tests.wallet_fixtures", "tests.operations.log_capture", "tests.chain_venue",
+    "tests.mail_inbox", "tests.trading_support",
+]
 
 # The modules holding the longest tests (15 s to 90 s each, `make test`'s --durations):
 # started first, they spread over the xdist workers at once and end while the short tests
@@ -232,6 +235,16 @@ def venue_control(venue_server: Any) -> Iterator[Any]:
     control = Control(venue_server)
     yield control
     control.close()
+
+
+@pytest.fixture
+def venue_clock(venue_server: Any, venue_control: Any) -> Iterator[Any]:
+    """The sandbox's clock, moved by hand (``advance``): delays and settlement steps; the
+    venue's own clock again after the test."""
+    from tests.venue_lifecycle import hand_moved_clock
+
+    with hand_moved_clock(venue_server, venue_control) as clock:
+        yield clock
 
 
 @pytest.fixture

@@ -18,12 +18,11 @@ from typing import Any
 import pytest
 import redis
 import trio
-from aiosmtpd.controller import Controller
-from werkzeug.serving import make_server
 
-from services.platform import mailer, runtime
-from tests.api.test_auth import Inbox
+from services.platform import runtime
 from tests.conftest import DEADLINE, RUN_ID, free_port, use_queue
+from tests.http_helpers import serving
+from tests.mail_inbox import Inbox
 from tests.worker.conftest import delete_prefixed_keys
 
 CHROMIUM = "/usr/bin/chromium"
@@ -75,30 +74,9 @@ def browser() -> Iterator[Any]:
 def live_server(app: Any, set_settings: Any) -> Iterator[str]:
     """The app on a real threaded HTTP server on a free port; its base URL."""
     port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    set_settings(base_url=base)  # sign-in links point here
-    server = make_server("127.0.0.1", port, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="dashboard-server",
-                              daemon=True)
-    thread.start()
-    yield base
-    server.shutdown()
-    thread.join(10)
-
-
-@pytest.fixture
-def inbox(app: Any, set_settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Inbox]:
-    """A real SMTP server on a free port receiving the sign-in emails."""
-    # Sign-in mail waits DEADLINE for this server, not the product's 10 s: a loaded machine
-    # starved the server's thread (in this process) past 10 s at load 31.
-    monkeypatch.setattr(mailer, "SMTP_TIMEOUT_SECONDS", DEADLINE)
-    handler = Inbox()
-    port = free_port()
-    controller = Controller(handler, hostname="127.0.0.1", port=port)
-    controller.start()
-    set_settings(smtp_url=f"smtp://127.0.0.1:{port}")
-    yield handler
-    controller.stop()
+    set_settings(base_url=f"http://127.0.0.1:{port}")  # sign-in links point here
+    with serving(app, port) as base:
+        yield base
 
 
 @pytest.fixture
