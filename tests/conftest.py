@@ -146,6 +146,12 @@ def redis_url() -> str:
     return REDIS_URL
 
 
+# For a test that runs no SQL and starts no process (each statement and process counted over
+# a run of it; docs/development/tests.md): the database is not what it tests, so its
+# PostgreSQL run would only repeat its SQLite one.
+one_database = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+
+
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                  ) -> Iterator[str]:
