@@ -239,3 +239,23 @@ def test_a_local_webhook_receiver_verifies_our_signature(
     assert tested["status"] == "sent" and tested["status_code"] == 204
     seen = json.loads(process.stdout.readline())
     assert seen["type"] == "notification.test" and seen["id"] not in ("", "msg_1")
+
+
+def test_the_share_examples_share_a_setup_another_user_reads_then_revoke_it(
+        signed_in, api_key):
+    target = Account.create().address.lower()
+    preview = run("rest/preview-config.sh", **signed_in, TARGET=target)
+    config = run("rest/create-config.sh", **signed_in, CONFIG_PREVIEW_ID=preview["preview_id"])
+    link = run("rest/share-config.sh", **signed_in, CONFIG_ID=config["id"])
+    assert link["url"].endswith(f"/dashboard/shared/{link['token']}")
+    assert link["show_results"] is False
+    # Another user reads it with a key of their own.
+    reader = {**signed_in, "COPYTRADE_KEY": api_key("read:markets")}
+    shown = run("rest/read-shared-config.sh", **reader, SHARED_TOKEN=link["token"])
+    assert shown["target_address"] == target and shown["results"] is None
+    assert shown["rules"]["size_multiplier"] == "0.5"
+    assert shown["rules"]["max_position_usdc"] == "100"
+    assert run("rest/revoke-share.sh", **signed_in, CONFIG_ID=config["id"]) == 204
+    gone = httpx.get(f"{signed_in['COPYTRADE_URL']}/api/shared-configs/{link['token']}",
+                     headers={"Authorization": f"Bearer {reader['COPYTRADE_KEY']}"})
+    assert gone.status_code == 404 and gone.json()["code"] == "not_found"

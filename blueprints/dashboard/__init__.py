@@ -22,6 +22,7 @@ from blueprints.dashboard import (  # noqa: F401
     numbers,
     positions,
     session,
+    sharing,
     wallet,
     words,
 )
