@@ -77,6 +77,15 @@ class CopyConfig(BaseModel):
     include_keywords = peewee.TextField(default="[]")  # JSON list, lowercase
     exclude_keywords = peewee.TextField(default="[]")
     copy_pending_matches = peewee.BooleanField(default=False)  # act before the block
+    # Issue 45's rules (schemas/rule_fields.py declares them; m0111 adds the columns).
+    entry_policy = peewee.CharField(max_length=16, default="every_add")
+    max_adds_count = peewee.IntegerField(null=True)
+    sell_mode = peewee.CharField(max_length=16, default="mirror")
+    max_open_positions = peewee.IntegerField(null=True)
+    market_cooldown_seconds = peewee.IntegerField(null=True)
+    # JSON list of {max_price, max_deviation_bps}. A config made through the surfaces gets
+    # the declared default bands; a row left without ([], as before m0111) the single limit.
+    price_deviation_bands = peewee.TextField(default="[]")
     # The failure breaker: closed, open (until retry_at) or half (one copy may try).
     breaker_state = peewee.CharField(max_length=8, default="closed")
     breaker_failures = peewee.IntegerField(default=0)
@@ -251,6 +260,7 @@ class CopyPosition(BaseModel):
     cost_usdc = DecimalTextField(default=Decimal(0))  # cost basis of the shares held
     realized_pnl = DecimalTextField(default=Decimal(0))
     opened = peewee.IntegerField(default=0)  # times it went from flat to held (exit keys)
+    entries = peewee.IntegerField(default=0)  # buys filled since it was last flat (entry policy)
     updated_at = UTCDateTimeField(default=utcnow)
 
     class Meta:

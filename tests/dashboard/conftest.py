@@ -18,12 +18,11 @@ from typing import Any
 import pytest
 import redis
 import trio
-from aiosmtpd.controller import Controller
-from werkzeug.serving import make_server
 
-from services.platform import mailer, runtime
-from tests.api.test_auth import Inbox
+from services.platform import runtime
 from tests.conftest import DEADLINE, RUN_ID, free_port, use_queue
+from tests.http_helpers import serving
+from tests.mail_inbox import Inbox
 from tests.worker.conftest import delete_prefixed_keys
 
 CHROMIUM = "/usr/bin/chromium"
@@ -75,30 +74,9 @@ def browser() -> Iterator[Any]:
 def live_server(app: Any, set_settings: Any) -> Iterator[str]:
     """The app on a real threaded HTTP server on a free port; its base URL."""
     port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    set_settings(base_url=base)  # sign-in links point here
-    server = make_server("127.0.0.1", port, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="dashboard-server",
-                              daemon=True)
-    thread.start()
-    yield base
-    server.shutdown()
-    thread.join(10)
-
-
-@pytest.fixture
-def inbox(app: Any, set_settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Inbox]:
-    """A real SMTP server on a free port receiving the sign-in emails."""
-    # Sign-in mail waits DEADLINE for this server, not the product's 10 s: a loaded machine
-    # starved the server's thread (in this process) past 10 s at load 31.
-    monkeypatch.setattr(mailer, "SMTP_TIMEOUT_SECONDS", DEADLINE)
-    handler = Inbox()
-    port = free_port()
-    controller = Controller(handler, hostname="127.0.0.1", port=port)
-    controller.start()
-    set_settings(smtp_url=f"smtp://127.0.0.1:{port}")
-    yield handler
-    controller.stop()
+    set_settings(base_url=f"http://127.0.0.1:{port}")  # sign-in links point here
+    with serving(app, port) as base:
+        yield base
 
 
 @pytest.fixture
@@ -208,15 +186,23 @@ def accessible_and_fits_a_phone(page: Any, name: str) -> None:
 
 
 def sign_in(page: Any, inbox: Inbox, email: str | None = None) -> str:
-    """Sign in through the UI with the code from the delivered email; the address used."""
+    """Sign in with the code from the delivered email, then open the home page; the address
+    used. The sign-in requests go over HTTP from the page's context (its cookies), without
+    rendering the sign-in pages: tests/dashboard/test_sign_in.py drives those in the
+    browser, and rendering them for every other test cost Chromium two page loads each."""
     email = email or f"{secrets.token_hex(5)}@example.com"
-    page.goto("/dashboard/login")
-    page.fill("input[name=email]", email)
-    page.click("button:has-text('Send me a code')")
-    page.wait_for_selector("input[name=code]")
+    login = page.request.get("/dashboard/login")
+    assert login.ok, login.status
+    found = re.search(r'<meta name="csrf-token" content="([^"]+)"', login.text())
+    assert found, "the sign-in page carries no CSRF token"
+    csrf = {"X-CSRF-Token": found.group(1)}
+    sent = page.request.post("/dashboard/login", form={"email": email}, headers=csrf)
+    assert sent.ok, (sent.status, sent.text())
     code, _token = inbox.last_for(email)
-    page.fill("input[name=code]", code)
-    page.click("button:has-text('Sign in')")
+    verified = page.request.post("/dashboard/login/verify", form={"email": email, "code": code},
+                                 headers=csrf, max_redirects=0)
+    assert verified.status == 303, (verified.status, verified.text())
+    page.goto("/dashboard")
     page.wait_for_url(re.compile(r".*/dashboard$"))
     return email
 
