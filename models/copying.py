@@ -77,6 +77,15 @@ class CopyConfig(BaseModel):
     include_keywords = peewee.TextField(default="[]")  # JSON list, lowercase
     exclude_keywords = peewee.TextField(default="[]")
     copy_pending_matches = peewee.BooleanField(default=False)  # act before the block
+    # Issue 45's rules (schemas/rule_fields.py declares them; m0111 adds the columns).
+    entry_policy = peewee.CharField(max_length=16, default="every_add")
+    max_adds_count = peewee.IntegerField(null=True)
+    sell_mode = peewee.CharField(max_length=16, default="mirror")
+    max_open_positions = peewee.IntegerField(null=True)
+    market_cooldown_seconds = peewee.IntegerField(null=True)
+    # JSON list of {max_price, max_deviation_bps}. A config made through the surfaces gets
+    # the declared default bands; a row left without ([], as before m0111) the single limit.
+    price_deviation_bands = peewee.TextField(default="[]")
     # The failure breaker: closed, open (until retry_at) or half (one copy may try).
     breaker_state = peewee.CharField(max_length=8, default="closed")
     breaker_failures = peewee.IntegerField(default=0)
@@ -135,6 +144,19 @@ class ConfigPreview(BaseModel):
 
     class Meta:
         table_name = "config_previews"
+
+
+class SharedConfig(BaseModel):
+    """A link sharing one config's rules (issue 45): the token's SHA-256 only, and whether
+    the link also shows the config's results; one per config, deleted when revoked."""
+
+    config = peewee.ForeignKeyField(CopyConfig, unique=True, on_delete="CASCADE")
+    token_hash = peewee.CharField(max_length=64, unique=True)
+    show_results = peewee.BooleanField(default=False)
+    created_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "shared_configs"
 
 
 class TargetCursor(BaseModel):
@@ -238,6 +260,7 @@ class CopyPosition(BaseModel):
     cost_usdc = DecimalTextField(default=Decimal(0))  # cost basis of the shares held
     realized_pnl = DecimalTextField(default=Decimal(0))
     opened = peewee.IntegerField(default=0)  # times it went from flat to held (exit keys)
+    entries = peewee.IntegerField(default=0)  # buys filled since it was last flat (entry policy)
     updated_at = UTCDateTimeField(default=utcnow)
 
     class Meta:
@@ -320,4 +343,4 @@ class TraderScreening(BaseModel):
 
 
 TABLES = [CopyConfig, ConfigPreview, TargetCursor, CopyIntent, CopyPosition, CopyabilityReport,
-          TargetFence, TraderScreening]
+          TargetFence, SharedConfig, TraderScreening]

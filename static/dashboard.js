@@ -156,6 +156,9 @@
     var latency = document.getElementById("latency-chart");
     var slippage = document.getElementById("slippage-chart");
     if (!latency || latency.dataset.drawn) { return; }
+    // A folded section has no width yet: its charts are drawn when it opens.
+    var folded = latency.closest("details:not([open])");
+    if (folded) { return; }
     var data = JSON.parse(latency.dataset.quality || "{}");
     if (!data.at || data.at.length === 0) {
       chartNote(latency, "No filled copy in the window: no stage delays to chart yet.");
@@ -243,4 +246,8 @@
   window.addEventListener("load", drawChart);
   window.addEventListener("load", drawCompare);
   window.addEventListener("load", drawQuality);
+  // "toggle" does not bubble: caught on its way down to the details that opened.
+  document.addEventListener("toggle", function (event) {
+    if (event.target.open && event.target.querySelector("#latency-chart")) { drawQuality(); }
+  }, true);
 })();

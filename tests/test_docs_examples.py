@@ -29,13 +29,7 @@ from eth_account import Account
 from models import User
 from tests.api.oauth_flow import csrf_from, page_csrf
 from tests.conftest import DEADLINE, free_port
-from tests.mcp_server.conftest import (  # noqa: F401 - fixtures
-    eoa_allowlist,
-    live_server,
-    make_sandbox_market,
-    make_trader,
-    market,
-)
+from tests.mcp_server.conftest import live_server  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 
@@ -82,7 +76,7 @@ def signed_in(live_server, set_settings, caplog) -> dict[str, str]:  # noqa: F81
 
 
 def test_the_rest_examples_sign_in_mint_a_key_order_and_copy(
-        signed_in, make_trader, market, venue_control):  # noqa: F811
+        signed_in, make_trader, market, venue_control):
     me = make_trader(user=User.get(User.email == signed_in["EMAIL"]))
     title = httpx.get(f"{signed_in['COPYTRADE_URL']}/api/markets/{market.slug}", headers={
         "Authorization": f"Bearer {signed_in['COPYTRADE_KEY']}"}).json()["title"]
@@ -245,3 +239,23 @@ def test_a_local_webhook_receiver_verifies_our_signature(
     assert tested["status"] == "sent" and tested["status_code"] == 204
     seen = json.loads(process.stdout.readline())
     assert seen["type"] == "notification.test" and seen["id"] not in ("", "msg_1")
+
+
+def test_the_share_examples_share_a_setup_another_user_reads_then_revoke_it(
+        signed_in, api_key):
+    target = Account.create().address.lower()
+    preview = run("rest/preview-config.sh", **signed_in, TARGET=target)
+    config = run("rest/create-config.sh", **signed_in, CONFIG_PREVIEW_ID=preview["preview_id"])
+    link = run("rest/share-config.sh", **signed_in, CONFIG_ID=config["id"])
+    assert link["url"].endswith(f"/dashboard/shared/{link['token']}")
+    assert link["show_results"] is False
+    # Another user reads it with a key of their own.
+    reader = {**signed_in, "COPYTRADE_KEY": api_key("read:markets")}
+    shown = run("rest/read-shared-config.sh", **reader, SHARED_TOKEN=link["token"])
+    assert shown["target_address"] == target and shown["results"] is None
+    assert shown["rules"]["size_multiplier"] == "0.5"
+    assert shown["rules"]["max_position_usdc"] == "100"
+    assert run("rest/revoke-share.sh", **signed_in, CONFIG_ID=config["id"]) == 204
+    gone = httpx.get(f"{signed_in['COPYTRADE_URL']}/api/shared-configs/{link['token']}",
+                     headers={"Authorization": f"Bearer {reader['COPYTRADE_KEY']}"})
+    assert gone.status_code == 404 and gone.json()["code"] == "not_found"

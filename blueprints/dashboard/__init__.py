@@ -21,7 +21,9 @@ from blueprints.dashboard import (  # noqa: F401
     notifications,
     numbers,
     positions,
+    refresh,
     session,
+    sharing,
     wallet,
     words,
 )

@@ -11,10 +11,21 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlencode
 
-from flask import render_template, request
+from flask import Response, render_template, request
+from markupsafe import Markup
 
-from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
+from blueprints.dashboard import refresh
+from blueprints.dashboard.base import (
+    bp,
+    current_principal,
+    form_text,
+    go,
+    is_htmx,
+    parse,
+    present,
+)
 from schemas.configs import CopyConfigSchema
 from schemas.copyability import CopyabilityOperationSchema
 from schemas.markets import (
@@ -37,7 +48,7 @@ from services.copying import overview as overview_service
 from services.copying.configs import list_configs, suggest_multiplier
 from services.markets import markets
 from services.platform import errors
-from services.trading import orders, positions, previews
+from services.trading import order_reads, orders, positions, previews
 
 PERIODS = ("day", "week", "month", "all")
 
@@ -162,9 +173,18 @@ def markets_page() -> str:
 
 @bp.get("/markets/<slug>")
 def market_page(slug: str) -> str:
-    """One market: price chart, each outcome's book, the order ticket and your position."""
+    """One market: price chart, each outcome's book, the order ticket and your position (and
+    the order ``?order=`` names, where a form posted without JavaScript was sent)."""
+    placed = None
+    if request.args.get("order"):
+        order = order_reads.get_order(current_principal().user, request.args["order"])
+        placed = _placed_html(slug, order.token_id, orders.placed_now(order).response())
+    return _market_page(slug, request.args.get("token"), placed)
+
+
+def _market_page(slug: str, token: str | None, ticket_result: str | None = None) -> str:
     market = present(MarketPageSchema(), markets.market_page(slug, levels=8))
-    token = request.args.get("token") or market["outcomes"][0]["token_id"]
+    token = token or market["outcomes"][0]["token_id"]
     history = markets.price_history(token, request.args.get("interval", "1w"))
     chart = {"at": [int(p["at"].timestamp()) for p in history["points"]],
              "total": [str(p["price"]) for p in history["points"]]}
@@ -172,7 +192,8 @@ def market_page(slug: str) -> str:
     return render_template("dashboard/market.html", market=market, token=token,
                            chart_json=json.dumps(chart), held=held,
                            side=request.args.get("side", "buy"),
-                           size=request.args.get("size", ""))
+                           size=request.args.get("size", ""),
+                           ticket_result=Markup(ticket_result) if ticket_result else None)
 
 
 def _held(token: str) -> dict[str, Any] | None:
@@ -200,17 +221,53 @@ def order_preview(slug: str) -> str:
     """Quote the ticket (POST /api/markets/order/preview); the answer asks to confirm."""
     body = parse(PlaceOrderRequestSchema(), _ticket())
     quote = previews.create(current_principal().user, **body)
-    return render_template("dashboard/_order_preview.html", slug=slug,
+    html = render_template("dashboard/_order_preview.html", slug=slug,
                            preview=present(OrderPreviewSchema(), quote))
+    # A form posted without JavaScript gets the market's page with the preview in place.
+    return html if is_htmx() else _market_page(slug, body["token_id"], html)
 
 
 @bp.post("/markets/<slug>/order")
-def place_order(slug: str) -> str:
+def place_order(slug: str) -> Response:
     """Place the previewed order (POST /api/markets/order with its preview_id)."""
     data = {**_ticket(), "preview_id": form_text("preview_id") or ""}
     body = parse(PlaceOrderSchema(), data)
-    placed = orders.place_order(current_principal().user, source="manual",
-                                **body).response()
-    return render_template("dashboard/_order_placed.html", slug=slug,
-                           token_id=body["token_id"],
-                           placed=present(PlaceOrderResponseSchema(), placed))
+    placed = orders.place_order(current_principal().user, source="manual", **body)
+    if not is_htmx():  # posted without JavaScript: the market's page shows the order
+        return go(f"/dashboard/markets/{slug}?" + urlencode(
+            {"token": body["token_id"], "order": placed.order_id}))
+    return _placed_fragment(slug, body["token_id"], placed.response(), placed=True)
+
+
+@bp.get("/markets/<slug>/orders/<order_id>")
+def order_progress(slug: str, order_id: str) -> Response:
+    """A placed order as its record stands now: the fragment polls it while it is accepted
+    (resting, or waiting out the market's delay) and stops once it filled or ended."""
+    order = order_reads.get_order(current_principal().user, order_id)
+    return _placed_fragment(slug, order.token_id, orders.placed_now(order).response(),
+                            placed=False)
+
+
+def _placed_fragment(slug: str, token_id: str, answer: dict[str, Any], *,
+                     placed: bool) -> Response:
+    """The placed order's fragment; a fill announces that cash, shares and orders changed,
+    an order just placed to rest on the book (not each poll of it) that the orders did, an
+    order that left the book unfilled that they did again."""
+    shown = present(PlaceOrderResponseSchema(), answer)
+    html = _placed_html(slug, token_id, answer)
+    if shown["status"] == "filled":
+        return refresh.announce(html, *refresh.FILLED)
+    if shown["status"] == "accepted" and not placed:
+        return refresh.announce(html)
+    return refresh.announce(html, refresh.ORDERS)
+
+
+def _placed_html(slug: str, token_id: str, answer: dict[str, Any]) -> str:
+    return render_template("dashboard/_order_placed.html", slug=slug, token_id=token_id,
+                           placed=present(PlaceOrderResponseSchema(), answer))
+
+
+@bp.get("/markets/<slug>/position")
+def market_position(slug: str) -> str:
+    """The ticket's "Your position" in one outcome (re-read when shares change)."""
+    return render_template("dashboard/_held.html", held=_held(request.args.get("token", "")))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, validate
 
 from schemas.common import PageArgsSchema, PaginationSchema
 from schemas.configs import (
@@ -55,6 +55,7 @@ from schemas.notifications import (
     NotificationsArgsSchema,
     NotificationSchema,
 )
+from schemas.shared_configs import SharedConfigSchema
 from schemas.stats import PlatformStatsSchema
 from schemas.trading import (
     CancelResultSchema,
@@ -71,6 +72,7 @@ from schemas.trading import (
 )
 from schemas.wallets import ClaimRequestSchema, ClaimResponseSchema
 from services.copying import configs, copyability_reports, leaderboard, traders
+from services.copying.configs import sharing
 from services.markets import markets
 from services.notifications import inbox
 from services.platform.principal import Principal
@@ -114,6 +116,9 @@ class Annotations:
 MARKET_TEXT = ("title", "category", "description", "outcomes[].outcome")
 POSITION_TEXT = ("positions[].market_title", "positions[].outcome")
 CONFIG_TEXT = ("target_name",)
+# A shared setup's words are its owner's, another user's.
+SHARED_TEXT = ("rules.include_keywords[]", "rules.exclude_keywords[]",
+               "rules.blocked_categories[]")
 
 # Reads of our own database; reads that ask the venue or the chain.
 LOCAL_READ = Annotations(read_only=True)
@@ -290,6 +295,26 @@ TOOLS: tuple[Tool, ...] = (
         input=TraderProfileArgsSchema, output=single(TraderProfileSchema),
         call=lambda principal, args: traders.trader_profile(
             traders.wallet_address(args["address"])),
+        annotations=VENUE_READ),
+    Tool(
+        name="get_shared_config", title="Shared copy setup", scope="read:markets",
+        untrusted=SHARED_TEXT,
+        description=(
+            "A copy setup someone shared by link: the trader it copies (`target_address`) "
+            "and its rules (`rules`: the fields preview_copy_config takes, without "
+            "target_name and paper_trading); `results` (the config's realized, unrealized "
+            "and total PnL, filled copies, whether on paper) only when its owner chose to "
+            "show them, null otherwise. `token` is the link's last part "
+            "(.../dashboard/shared/<token>). An unknown or revoked link fails with "
+            "`not_found`. To copy the setup, call preview_copy_config with target_address "
+            "and the rules. Sharing a config is done on the dashboard or over REST (POST "
+            "/api/configs/{id}/share): its link is shown once and never stored, so no "
+            "tool's replayable result may hold it."),
+        input=arguments("GetSharedConfigArgs", token=fields.String(
+            required=True, validate=validate.Length(min=1, max=100),
+            metadata={"description": "The link's token: what follows /dashboard/shared/."})),
+        output=single(SharedConfigSchema),
+        call=lambda principal, args: sharing.read(args["token"]),
         annotations=VENUE_READ),
     Tool(
         name="get_copyability_report", title="Copyability report", scope="read:markets",

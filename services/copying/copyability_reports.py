@@ -41,11 +41,11 @@ from models.copying import (
     CopyIntent,
 )
 from models.user import User
+from schemas import rule_fields
 from services.copying import copyability
 from services.copying import mirror as copying
 from services.copying.configs import crud
 from services.copying.configs.rules import (
-    DECIMAL_FIELDS,
     check_combination,
     validate_fields,
     with_defaults,
@@ -329,9 +329,9 @@ def run(report_id: UUID | str) -> str:
 def _inputs(row: CopyabilityReport) -> dict[str, Any]:
     inputs = json.loads(row.inputs)
     rules = inputs["rules"]
-    for name in DECIMAL_FIELDS:
-        if rules.get(name) is not None:
-            rules[name] = Decimal(rules[name])
+    for rule in rule_fields.RULES:
+        if rule.name in rules:
+            rules[rule.name] = rule.decode(rules[rule.name])
     for name in ("exposure_limit", "balance_usdc"):
         if inputs.get(name) is not None:
             inputs[name] = Decimal(inputs[name])

@@ -406,7 +406,11 @@ def test_copy_rules_through_preview_create_update_and_status(mcp_url, trader_key
              "max_price": "0.9", "direction": "inverse", "daily_budget_usdc": "50",
              "loss_stop_usdc": "25", "close_positions_on_stop": True,
              "max_consecutive_failures": 3, "start_mode": "copy_open_positions",
-             "skip_if_ends_within_hours": "6", "exclude_keywords": ["Fed"]}
+             "skip_if_ends_within_hours": "6", "exclude_keywords": ["Fed"],
+             "entry_policy": "first_entry_only", "sell_mode": "sell_all",
+             "max_open_positions": 3, "market_cooldown_seconds": 30,
+             "price_deviation_bands": [{"max_price": "0.5", "max_deviation_bps": 450},
+                                       {"max_price": "1", "max_deviation_bps": 250}]}
 
     async def body(client: Client):
         listed = {t.name: t for t in (await client.list_tools()).tools}
@@ -417,7 +421,8 @@ def test_copy_rules_through_preview_create_update_and_status(mcp_url, trader_key
         config_id = created.structured_content["id"]
         updated = await client.call_tool("update_copy_config", {
             "config_id": config_id, "sizing_mode": "multiplier", "fixed_usdc": None,
-            "size_multiplier": "0.5", "copy_sells": False, "idempotency_key": key()})
+            "size_multiplier": "0.5", "copy_sells": False, "entry_policy": "max_adds",
+            "max_adds_count": 2, "idempotency_key": key()})
         contradicting = await client.call_tool("update_copy_config", {
             "config_id": config_id, "fixed_usdc": "9", "idempotency_key": key()})
         return listed, bad, shown, created, updated, contradicting
@@ -437,4 +442,9 @@ def test_copy_rules_through_preview_create_update_and_status(mcp_url, trader_key
     assert updated.structured_content["sizing_mode"] == "multiplier"
     assert updated.structured_content["fixed_usdc"] is None
     assert updated.structured_content["copy_sells"] is False
+    assert (config["entry_policy"], config["sell_mode"], config["max_open_positions"],
+            config["market_cooldown_seconds"]) == ("first_entry_only", "sell_all", 3, 30)
+    assert config["price_deviation_bands"][1] == {"max_price": "1", "max_deviation_bps": 250}
+    assert (updated.structured_content["entry_policy"],
+            updated.structured_content["max_adds_count"]) == ("max_adds", 2)
     assert contradicting.is_error and "fixed_usdc" in contradicting.structured_content["fields"]
