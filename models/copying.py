@@ -302,5 +302,45 @@ class CopyabilityReport(BaseModel):
                    (("requested_by", "created_at"), False))
 
 
+class TraderScreening(BaseModel):
+    """One ranked trader replayed in the background (the screened leaderboard).
+
+    Money is integer base units (millionths of pUSD), shares and rates basis points, so the
+    database can sort by them. ``fills`` holds the window's fills the replay rests on (JSON),
+    ``cursor`` the newest fill's second: the next replay reads only fills from there on.
+    ``report`` is the replay's full numbers (as a copyability report's); ``flags`` each flag
+    set with the numbers behind it.
+    """
+
+    address = peewee.CharField(max_length=42, unique=True)  # lowercase
+    name = peewee.CharField(max_length=200, default="")
+    ranks = peewee.TextField(default="{}")  # {"week:pnl": 3, ...}: where the venue ranks it
+    ranked_at = UTCDateTimeField(default=utcnow)
+    copier_pnl_p50 = peewee.BigIntegerField(null=True)
+    copier_pnl_p95 = peewee.BigIntegerField(null=True)
+    trader_pnl = peewee.BigIntegerField(null=True)
+    kept_share_bps = peewee.IntegerField(null=True)
+    win_rate_bps = peewee.IntegerField(null=True)
+    trades = peewee.IntegerField(default=0)
+    volume = peewee.BigIntegerField(default=0)
+    avg_hold_seconds = peewee.IntegerField(null=True)
+    drawdown = peewee.BigIntegerField(null=True)
+    markets = peewee.IntegerField(default=0)
+    categories = peewee.TextField(default="[]")
+    last_active_at = UTCDateTimeField(null=True)
+    fill_count = peewee.IntegerField(default=0)
+    fills = peewee.TextField(default="[]")
+    cursor = peewee.BigIntegerField(null=True)
+    report = peewee.TextField(null=True)
+    flags = peewee.TextField(default="{}")
+    error = peewee.TextField(null=True)
+    updated_at = UTCDateTimeField(null=True)  # the last replay
+    checked_at = UTCDateTimeField(null=True)  # the last look (a replay, or no new fills)
+
+    class Meta:
+        table_name = "trader_screenings"
+        indexes = ((("checked_at",), False),)
+
+
 TABLES = [CopyConfig, ConfigPreview, TargetCursor, CopyIntent, CopyPosition, CopyabilityReport,
-          TargetFence, SharedConfig]
+          TargetFence, SharedConfig, TraderScreening]

@@ -29,13 +29,7 @@ from eth_account import Account
 from models import User
 from tests.api.oauth_flow import csrf_from, page_csrf
 from tests.conftest import DEADLINE, free_port
-from tests.mcp_server.conftest import (  # noqa: F401 - fixtures
-    eoa_allowlist,
-    live_server,
-    make_sandbox_market,
-    make_trader,
-    market,
-)
+from tests.mcp_server.conftest import live_server  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 
@@ -82,7 +76,7 @@ def signed_in(live_server, set_settings, caplog) -> dict[str, str]:  # noqa: F81
 
 
 def test_the_rest_examples_sign_in_mint_a_key_order_and_copy(
-        signed_in, make_trader, market, venue_control):  # noqa: F811
+        signed_in, make_trader, market, venue_control):
     me = make_trader(user=User.get(User.email == signed_in["EMAIL"]))
     title = httpx.get(f"{signed_in['COPYTRADE_URL']}/api/markets/{market.slug}", headers={
         "Authorization": f"Bearer {signed_in['COPYTRADE_KEY']}"}).json()["title"]

@@ -22,6 +22,7 @@ from blueprints.dashboard import (  # noqa: F401
     notifications,
     numbers,
     positions,
+    refresh,
     session,
     sharing,
     wallet,

@@ -32,7 +32,8 @@ from schemas.configs import (
     DecisionSchema,
 )
 from schemas.fields import format_decimal
-from services.copying import configs, pnl_history
+from schemas.screening import ScreeningSchema
+from services.copying import configs, leaderboard, pnl_history
 from services.platform import errors
 
 DECISIONS_SHOWN = 50
@@ -141,8 +142,12 @@ def configs_page() -> str:
 
 @bp.get("/configs/new")
 def new_config() -> str:
-    """The create form (preview first)."""
-    return render_template("dashboard/config_new.html", values=request.args)
+    """The create form (preview first); from a screened trader's "Copy this trader", what
+    its replay expects beside it."""
+    target = request.args.get("target_address") or ""
+    expected = leaderboard.screened(target) if target else None
+    return render_template("dashboard/config_new.html", values=request.args,
+                           expected=present(ScreeningSchema(), expected) if expected else None)
 
 
 @bp.post("/configs/preview")

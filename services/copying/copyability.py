@@ -341,6 +341,16 @@ def replay(fills: Sequence[TargetFill], facts: Mapping[str, TokenFacts], rules: 
     return run.finish()
 
 
+def equity_curve(run: Replay) -> list[dict[str, object]]:
+    """The replay's PnL over time: each copy's part at the mark added up in time order,
+    one point per copy ({at: unix seconds, pnl_usdc})."""
+    total, points = ZERO, []
+    for copy in sorted(run.copies, key=lambda c: c.at):
+        total += copy.pnl
+        points.append({"at": int(copy.at), "pnl_usdc": money(total)})
+    return points
+
+
 def target_pnl(fill: TargetFill, facts: Mapping[str, TokenFacts], fee: Decimal = ZERO
                ) -> Decimal:
     """The target's PnL from one fill at its own price, marked like the copies'."""
@@ -460,5 +470,5 @@ def build_report(fills: Sequence[TargetFill], facts: Mapping[str, TokenFacts],
 
 
 __all__ = ["TOO_FAST", "TOO_ILLIQUID", "TOO_SMALL", "UNCOPYABLE", "Copy", "Replay",
-           "TokenFacts", "bootstrap", "build_report", "money", "moved_book", "percentile", "replay",
-           "target_pnl"]
+           "TokenFacts", "bootstrap", "build_report", "equity_curve", "money", "moved_book",
+           "percentile", "replay", "target_pnl"]

@@ -79,6 +79,7 @@ def test_preview_create_start_paper_config_and_see_a_copied_trade(
     page.wait_for_selector("#pnl-chart canvas")
     # One copy just now: its latency chart spans minutes, not the 1,000 days uPlot gives a
     # single moment.
+    page.click("#quality summary")  # folded at first: drawn when opened
     page.wait_for_selector("#latency-chart .uplot")
     page.wait_for_selector("#latency-chart[data-x-span]")
     assert 0 < float(page.locator("#latency-chart").get_attribute("data-x-span")) <= 180

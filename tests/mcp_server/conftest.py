@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Awaitable, Callable, Iterator
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -17,19 +16,8 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from werkzeug.serving import make_server
 
-from models.base import db
-from tests.conftest import free_port
-from tests.trading_support import (  # noqa: F401 - fixtures registered for this directory
-    eoa_allowlist,
-    fresh_venue_cache,
-    make_eoa_trader,
-    make_sandbox_market,
-    make_trader,
-    market,
-    trader,
-)
+from tests.http_helpers import serving
 from venue.tls import client_context
 
 T = TypeVar("T")
@@ -41,14 +29,8 @@ LEGACY_HEADERS = {"Accept": "application/json, text/event-stream",
 @pytest.fixture
 def live_server(app) -> Iterator[str]:
     """The test app on a real threaded HTTP server; its base URL."""
-    port = free_port()
-    server = make_server("127.0.0.1", port, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{port}"
-    server.shutdown()
-    thread.join(timeout=5)
-    db.initialize(app.extensions["database"])
+    with serving(app) as base:
+        yield base
 
 
 @pytest.fixture
@@ -58,7 +40,7 @@ def mcp_url(live_server: str) -> str:
 
 
 @pytest.fixture
-def trader_key(api_key, trader) -> Callable[..., str]:  # noqa: F811 - the fixture
+def trader_key(api_key, trader) -> Callable[..., str]:
     """``trader_key(*scopes, confirm=False)``: an API key of the funded ``trader``.
 
     Its owner switched confirmations off (``confirm=False``), as for an unattended agent:
