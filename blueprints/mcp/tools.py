@@ -71,8 +71,9 @@ from schemas.trading import (
     UserSummarySchema,
 )
 from schemas.wallets import ClaimRequestSchema, ClaimResponseSchema
-from services.copying import configs, copyability_reports, traders
+from services.copying import configs, copyability_reports, leaderboard, traders
 from services.copying.configs import sharing
+from services.identity import money_tools
 from services.markets import markets
 from services.notifications import inbox
 from services.platform.principal import Principal
@@ -91,6 +92,9 @@ from services.wallets import claims, readiness
 Idempotency = Literal["none", "optional", "required"]
 ServiceCall = Callable[[Principal, dict[str, Any]], Any]
 
+CONFIRMATION_CODE_DOC = (
+    "Only when a person must confirm this call: the code an earlier call with the same "
+    "arguments answered (in `confirmation`), once the person agreed. Single use, 15 minutes.")
 IDEMPOTENCY_KEY_DOC = (
     "A UUID you generate for this action. Retrying with the same key (within 24 hours) "
     "returns the first result without doing it again; use a new key for a new action.")
@@ -265,20 +269,28 @@ TOOLS: tuple[Tool, ...] = (
         annotations=VENUE_READ),
     Tool(
         name="list_top_traders", title="Top traders", scope="read:markets",
-        untrusted=("traders[].name",),
+        untrusted=("traders[].name", "traders[].screening.categories[]"),
         description=(
             "The venue's leaderboard for a period (DAY, WEEK, MONTH, ALL), ranked by PnL or "
             "volume: wallet address, name, PnL, volume. Candidates for `target_address` in "
-            "preview_copy_config."),
+            "preview_copy_config. Screened: each row's `screening` is the trader's last 30 "
+            "days replayed through default rules at our measured p50/p95 delay after fees "
+            "(a replay: `fills` it rests on, `updated_at`, `cannot_know`), with flags "
+            "(market_maker, high_frequency, toxic_for_copying, thin_history, wash_like, "
+            "inactive) and their numbers; `sort`/`direction`, `min_<column>`/`max_<column>`, "
+            "`flag`, `without_flag`, `traded_category`, `active_within_days` and `q` (address "
+            "or name) sort, filter and search as GET /api/traders does."),
         input=TopTradersArgsSchema, output=listing("traders", TraderSchema,
                                                    "TopTradersResult"),
-        call=lambda principal, args: markets.top_traders(
-            args["period"], args["order_by"], args["limit"], args["category"]),
+        call=lambda principal, args: leaderboard.top_traders(
+            args.pop("period"), args.pop("order_by"), args.pop("limit"), args.pop("category"),
+            **args),
         annotations=VENUE_READ),
     Tool(
         name="get_trader_profile", title="Trader profile", scope="read:markets",
         untrusted=("name", "markets[].title", "recent_trades[].title",
-                   "recent_trades[].outcome", "positions[].title", "positions[].outcome"),
+                   "recent_trades[].outcome", "positions[].title", "positions[].outcome",
+                   "screening.categories[]"),
         description=(
             "One wallet as the venue shows it, to judge whether to copy it: PnL over time "
             "(its recent trades and redemptions replayed at average cost, the last point "
@@ -626,12 +638,17 @@ TOOLS_BY_NAME: dict[str, Tool] = {tool.name: tool for tool in TOOLS}
 
 
 def with_idempotency_key(tool: Tool) -> type[Schema]:
-    """The tool's full input schema: its arguments plus ``idempotency_key`` when it takes one."""
+    """The tool's full input schema: its arguments plus ``idempotency_key`` when it takes one,
+    and ``confirmation_code`` when it may move money."""
     if tool.idempotency == "none":
         return tool.input
-    key = fields.UUID(required=tool.idempotency == "required",
-                      metadata={"description": IDEMPOTENCY_KEY_DOC})
-    return type(f"{tool.input.__name__}WithKey", (tool.input,), {"idempotency_key": key})
+    extra: dict[str, fields.Field] = {"idempotency_key": fields.UUID(
+        required=tool.idempotency == "required", metadata={"description": IDEMPOTENCY_KEY_DOC})}
+    if money_tools.guarded(tool.name):
+        extra["confirmation_code"] = fields.String(
+            load_default=None, validate=validate.Length(max=20),
+            metadata={"description": CONFIRMATION_CODE_DOC})
+    return type(f"{tool.input.__name__}WithKey", (tool.input,), extra)
 
 
 def visible_to(principal: Principal) -> list[Tool]:

@@ -7,41 +7,14 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from schemas.rule_fields import RULES
 from services.platform import numbers
 
 LABELS: dict[str, str] = {
     "target_name": "name",
     "paper_trading": "paper trading",
-    "size_multiplier": "size multiplier",
-    "sizing_mode": "sizing mode",
-    "fixed_usdc": "fixed amount per copy",
-    "max_position_usdc": "max position",
-    "price_deviation_bps": "price deviation",
-    "blocked_categories": "blocked categories",
-    "take_profit_bps": "take profit",
-    "stop_loss_bps": "stop loss",
-    "min_trade_usdc": "min per trade",
-    "max_trade_usdc": "max per trade",
-    "round_up_to_min": "round up to the minimum",
-    "min_target_trade_usdc": "smallest trader's trade to copy",
-    "min_price": "min price",
-    "max_price": "max price",
-    "copy_buys": "copy buys",
-    "copy_sells": "copy sells",
-    "direction": "direction",
-    "daily_budget_usdc": "daily budget",
-    "total_budget_usdc": "total budget",
+    **{rule.name: rule.label for rule in RULES},
     "max_total_exposure_usdc": "exposure limit",
-    "loss_stop_usdc": "loss stop",
-    "max_drawdown_bps": "max drawdown",
-    "close_positions_on_stop": "close positions on stop",
-    "max_consecutive_failures": "failures before pausing",
-    "start_mode": "start mode",
-    "skip_if_ends_within_hours": "skip markets ending within",
-    "exit_hours_before_end": "exit hours before the end",
-    "include_keywords": "only questions containing",
-    "exclude_keywords": "never questions containing",
-    "copy_pending_matches": "copy pending matches",
 }
 """Each rule field's label, as a sentence names it."""
 

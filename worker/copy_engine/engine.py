@@ -453,6 +453,12 @@ class CopyEngine:
                 old = watcher.configs.get(snap.id)
                 if old is not None and old.paper == snap.paper:
                     snap.holdings = old.holdings if not snap.holdings else snap.holdings
+                    # Copies in flight count on (the store knows only the settled ones).
+                    snap.entries = {t: max(n, snap.entries.get(t, 0))
+                                    for t, n in old.entries.items()} | {
+                        t: n for t, n in snap.entries.items() if t not in old.entries}
+                    snap.last_copy = {m: max(old.last_copy.get(m, 0), snap.last_copy.get(m, 0))
+                                      for m in old.last_copy.keys() | snap.last_copy.keys()}
                 watcher.configs[snap.id] = snap
                 touched.add(snap.target)
         if not touched:

@@ -244,9 +244,21 @@ class FillExecutor:
                     detail="Inverse copy: the market has no other outcome to trade.")
                 return self.draft(config, fill, decision, seen_at, kind, key or fill.key)
             own, view = copying.inverse_fill(fill, other.info.token_id), other.view
+        market = fill.condition_id or own.token_id
+        context = dataclasses.replace(
+            context, entries=config.entries.get(own.token_id, 0),
+            open_positions=config.open_positions, last_copy_at=config.last_copy.get(market))
+        # The position before the sale: what the target holds after it plus what it sold.
+        before = target_after + fill.size if target_after is not None else None
         decision = copying.decide(
             config.rules, own, view, config.holdings.get(own.token_id, Holding()),
-            target_position_after=target_after, context=context)
+            target_position_after=target_after, target_position_before=before,
+            context=context)
+        if decision.copies:
+            # Counted as decided, in flight too: the next fill of a scaling-in target sees
+            # this buy before it settles (a failed one leaves the count one high: fewer
+            # copies, never more).
+            config.copied(own.token_id, market, decision.side, int(seen_at.timestamp()))
         draft = self.draft(config, fill, decision, seen_at, kind, key or fill.key)
         if own is not fill:
             draft.outcome, draft.outcome_index = "", own.outcome_index
@@ -394,6 +406,8 @@ class FillExecutor:
             if config is not None:
                 config.holdings[move.token_id] = move.holding
                 config.opened[move.token_id] = move.opened
+                if move.holding.shares <= 0:
+                    config.entries.pop(move.token_id, None)  # flat: the next buy opens it
                 if move.side is not None:
                     config.spend(move.side, move.paid, today)
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal as D
 
-from services.copying.configs.rules import EDITABLE_FIELDS, RULE_DEFAULTS
+from schemas.rule_fields import DEFAULTS as RULE_DEFAULTS
+from services.copying.configs.rules import EDITABLE_FIELDS
 from services.copying.rule_labels import described
 
 # Field names a label must not show ("direction" is both).

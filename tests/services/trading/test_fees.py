@@ -3,18 +3,16 @@ model from the CLOB (``fd``) and Gamma, and what a fill really cost (the venue's
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
 
 import httpx
-import pytest
 
 from models.trading import Order, OrderFill, Trade
 from services.platform import venues
 from services.trading import order_reconcile, orders, previews
 from tests.sdk_env import sdk_result
-from tests.venue_lifecycle import VenueClock, delay_market, hand_moved_clock
+from tests.venue_lifecycle import delay_market
 from venue import fees
 from venue.models import FeeSchedule
 from venue.parse.clob_trades import parse_trade
@@ -23,12 +21,6 @@ CASES = [  # (rate, exponent, price)
     ("0.07", "1", "0.5"), ("0.05", "1", "0.03"), ("0.04", "2", "0.81"), ("0.0725", "1", "0.51"),
     ("0.25", "2", "0.999"),
 ]
-
-
-@pytest.fixture
-def venue_clock(venue_server, venue_control) -> Iterator[VenueClock]:
-    with hand_moved_clock(venue_server, venue_control) as clock:
-        yield clock
 
 
 def test_effective_rate_and_buy_budget_match_the_official_sdk() -> None:

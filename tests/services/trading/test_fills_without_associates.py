@@ -8,7 +8,6 @@ an order is still booked exactly, once, from the venue's trades.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
 
@@ -18,13 +17,7 @@ from models.trading import Order, OrderFill, Trade
 from services.platform import venues
 from services.trading import order_reconcile, orders, positions, previews
 from services.wallets import venue_accounts
-from tests.venue_lifecycle import VenueClock, delay_market, hand_moved_clock
-
-
-@pytest.fixture
-def venue_clock(venue_server, venue_control) -> Iterator[VenueClock]:
-    with hand_moved_clock(venue_server, venue_control) as clock:
-        yield clock
+from tests.venue_lifecycle import delay_market
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
 
@@ -24,13 +23,7 @@ from services.trading import (
     stats,
 )
 from services.wallets import venue_accounts
-from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
-
-
-@pytest.fixture
-def venue_clock(venue_server, venue_control) -> Iterator[VenueClock]:
-    with hand_moved_clock(venue_server, venue_control) as clock:
-        yield clock
+from tests.venue_lifecycle import delay_market, fail_next_trade
 
 
 def _place(trader, token, side, size, kind, price=None):
