@@ -80,3 +80,17 @@ def gave_in(w3: Web3, tx_hash: str, owner: str) -> bool:
                 and len(topics) == 4 and topics[2] == sender):
             return True
     return False
+
+
+def received_in(w3: Web3, tx_hash: str, token: str, owner: str) -> int:
+    """The base units of ERC-20 ``token`` that transaction ``tx_hash`` moved to ``owner``
+    (its receipt's Transfer events, mints included)."""
+    receipt = read(lambda: w3.eth.get_transaction_receipt(tx_hash), "a transaction receipt")
+    to, address = _topic(owner), checksum(token)
+    total = 0
+    for entry in receipt["logs"]:
+        topics = [_hex(t) for t in entry["topics"]]
+        if (checksum(entry["address"]) == address and len(topics) == 3
+                and topics[0] == TRANSFER_TOPIC and topics[2] == to):
+            total += int(_hex(entry["data"]), 16)
+    return total

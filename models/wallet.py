@@ -228,6 +228,7 @@ class Claim(RelayerRecord):
     amounts = peewee.TextField()  # JSON list of base-unit balances (strings), by outcome index
     collateral = peewee.CharField(max_length=42)  # the token the payout arrives in
     expected_payout = DecimalTextField()
+    paid = DecimalTextField(null=True)  # what the redemption paid, from its receipt
     approval_transaction = peewee.ForeignKeyField(
         WalletTransaction, null=True, on_delete="SET NULL", backref="approved_claims")
     transaction = peewee.ForeignKeyField(WalletTransaction, null=True, on_delete="SET NULL",
@@ -248,8 +249,9 @@ class Claim(RelayerRecord):
 
     @property
     def payout(self) -> Decimal:
-        """The collateral the claim should pay."""
-        return Decimal(self.expected_payout)
+        """The collateral the claim paid once its receipt was read, else what it should
+        pay."""
+        return Decimal(self.paid if self.paid is not None else self.expected_payout)
 
 
 class DepositWatch(BaseModel):

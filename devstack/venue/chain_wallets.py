@@ -75,11 +75,14 @@ class ChainWallets:
         """What the control API shows about it (never the key)."""
         return {"factory": self.factory, "operator": address_of(self.operator_key)}
 
-    def _send(self, data: str) -> None:
+    def _send(self, data: str) -> str:
+        """Send from the operator and wait; the mined transaction's hash."""
         try:
-            send_and_wait(self.w3, self.operator_key, {"to": self.factory, "data": data})
+            receipt = send_and_wait(self.w3, self.operator_key,
+                                    {"to": self.factory, "data": data})
         except Exception as exc:  # a revert (at estimation or mining) fails the transaction
             raise ExecutionFailed(revert_reason(exc)) from exc
+        return "0x" + bytes(receipt["transactionHash"]).hex()
 
     def create(self, owner: str) -> str:
         """``deploy(owner)`` from the operator; the wallet is registered at CONFIRMED."""
@@ -94,16 +97,18 @@ class ChainWallets:
         return int(contract.functions.nonce().call())
 
     def execute(self, wallet: DepositWallet, signer: str, calls: list[WalletCall], *,
-                nonce: int, deadline: int, signature: str) -> None:
-        """``execute`` through the factory; then mirror the nonce and the approvals made."""
+                nonce: int, deadline: int, signature: str) -> str:
+        """``execute`` through the factory; then mirror the nonce and the approvals made.
+        The chain's hash of it (what the relayer reports)."""
         batch = (checksum(wallet.address), nonce, deadline,
                  [(checksum(c.target), c.value, c.data) for c in calls])
-        self._send(self._factory.encode_abi(
+        tx_hash = self._send(self._factory.encode_abi(
             "execute", args=[checksum(wallet.address), batch,
                              bytes.fromhex(signature.removeprefix("0x"))]))
         wallet.nonce = self.nonce(wallet.address)
         for call in calls:
             self._mirror(wallet, call)
+        return tx_hash
 
     def execute_legacy(self, wallet: str, calls: list[WalletCall]) -> None:
         """Proxy and Safe wallets exist only in the simulation (the dev chain deploys no

@@ -73,7 +73,9 @@ class WalletExecutor(Protocol):
     def create(self, owner: str) -> str: ...
 
     def execute(self, wallet: DepositWallet, signer: str, calls: list[WalletCall], *,
-                nonce: int, deadline: int, signature: str) -> None: ...
+                nonce: int, deadline: int, signature: str) -> str | None:
+        """Run the batch; the chain's hash of it when it ran on a chain."""
+        ...
 
     def execute_legacy(self, wallet: str, calls: list[WalletCall]) -> None: ...
 
@@ -514,7 +516,8 @@ class Relayer:
         if tx.step == 2:
             tx.transaction_hash = "0x" + secrets.token_bytes(32).hex()
             try:
-                self._apply(tx)
+                # the chain's own hash when the wallet ran on one (its receipt is there)
+                tx.transaction_hash = self._apply(tx) or tx.transaction_hash
             except ExecutionFailed as exc:
                 tx.state, tx.error = FAILED, exc.message
                 return
@@ -524,21 +527,21 @@ class Relayer:
             if wallet is not None:
                 wallet.registered = True
 
-    def _apply(self, tx: RelayerTransaction) -> None:
+    def _apply(self, tx: RelayerTransaction) -> str | None:
         if tx.type == "WALLET-CREATE":
             self.executor.create(tx.sender)
-            return
+            return None
         if tx.type in LEGACY_TYPES:
             self.executor.execute_legacy(tx.wallet, tx.calls)
             self.accounts.legacy_nonces[tx.wallet] = int(tx.nonce) + 1
-            return
+            return None
         wallet = self.accounts.wallet(tx.wallet)
         if wallet is None:
             raise ExecutionFailed("wallet not deployed")
         if tx.deadline < self.now():
             raise ExecutionFailed("DepositWallet: expired deadline")
-        self.executor.execute(wallet, tx.sender, tx.calls, nonce=int(tx.nonce),
-                              deadline=tx.deadline, signature=tx.signature)
+        return self.executor.execute(wallet, tx.sender, tx.calls, nonce=int(tx.nonce),
+                                     deadline=tx.deadline, signature=tx.signature)
 
     def transaction(self, tx_id: str) -> RelayerTransaction:
         """A transaction by id (states brought up to date), or 404 (503 while down)."""

@@ -112,11 +112,12 @@ class SimulatedWallets:
         return self.config.chain_id
 
     def execute(self, wallet: DepositWallet, signer: str, calls: list[WalletCall], *,
-                nonce: int, deadline: int, signature: str) -> None:
+                nonce: int, deadline: int, signature: str) -> str | None:
         """Run a batch atomically: every call, or (ExecutionFailed) none (the relayer has
-        checked ``nonce``, ``deadline`` and ``signature`` already)."""
+        checked ``nonce``, ``deadline`` and ``signature`` already); no chain, no hash."""
         self._atomically(wallet.address, wallet, signer, calls)
         wallet.nonce += 1
+        return None
 
     def execute_legacy(self, wallet: str, calls: list[WalletCall]) -> None:
         """Run a proxy's or Safe's calls atomically (the relayer has checked owner, nonce

@@ -37,7 +37,7 @@ import json
 import logging
 import threading
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
@@ -46,8 +46,9 @@ from uuid import UUID
 from peewee import fn
 from web3 import Web3
 
-from chain import ids
+from chain import ids, transfers
 from chain.abi import CONDITIONAL_TOKENS, NEG_RISK_ADAPTER, load_abi
+from chain.errors import ChainError
 from chain.tokens import (
     from_base_units,
     native_balance_wei,
@@ -490,14 +491,70 @@ def _draft_relayer_claims(user_id: UUID, wallet: TradingWallet,
     return drafts
 
 
-def _keep_new(wallet: TradingWallet, drafts: list[Claim]) -> tuple[list[Claim], list[Claim]]:
+def _last_confirmed(wallet: TradingWallet, condition_id: str) -> Claim | None:
+    return (Claim.select().where((Claim.wallet == wallet.id)
+                                 & (Claim.condition_id == condition_id)
+                                 & (Claim.status == CONFIRMED))
+            .order_by(Claim.updated_at.desc()).first())
+
+
+def _confirmed_block(claim: Claim) -> int | None:
+    """The block a confirmed claim's redemption mined in, as the RPC knows it: its own
+    transaction's, or its relayer transaction's receipt (None when unknown there)."""
+    if claim.transaction_id is not None:
+        return claim.transaction.block_number
+    tx_hash = claim.relayer_transaction_hash
+    if not tx_hash or not chain_access.current().rpc_url:
+        return None
+    w3 = chain_access.web3()
+    try:
+        receipt = read(lambda: w3.eth.get_transaction_receipt(tx_hash), "a claim's receipt")
+    except ChainError:  # not a chain hash, or a node that has not seen it yet
+        return None
+    return int(receipt["blockNumber"])
+
+
+def _chain_caught_up(claim: Claim) -> bool:
+    """Whether balances read now are read at or after the confirmed claim's block."""
+    if not chain_access.current().rpc_url:
+        return True  # balances are the venue's index, which holds no block
+    block = _confirmed_block(claim)
+    if block is None:
+        return claim.transaction_id is None and not _relayer_ran_on_chain(claim)
+    return int(read(lambda: chain_access.web3().eth.block_number, "the latest block")) >= block
+
+
+def _relayer_ran_on_chain(claim: Claim) -> bool:
+    """Whether the relayer claim's wallet lives on this chain (its hash must be found)."""
+    maker = wallets.maker(claim.wallet)
+    return bool(chain_access.web3().eth.get_code(maker))
+
+
+def _keep_new(wallet: TradingWallet, drafts: list[Claim],
+              redraft: Callable[[list[str]], list[Claim]]) -> tuple[list[Claim], list[Claim]]:
     """(claims to answer, drafts to save): a condition already being claimed answers its
-    open claim instead of a second one."""
+    open claim instead of a second one; one whose last claim confirmed is drafted again
+    from balances read now, at or after that claim's block (those drafted from may have
+    been read before its redemption mined), and not at all when nothing is left."""
     claims: list[Claim] = []
     fresh: list[Claim] = []
     for draft in drafts:
         existing = _open_claim(wallet, draft.condition_id)
-        (claims if existing is not None else fresh).append(existing or draft)
+        if existing is not None:
+            claims.append(existing)
+            continue
+        last = _last_confirmed(wallet, draft.condition_id)
+        if last is not None:
+            if not _chain_caught_up(last):
+                log.warning("claims: the chain has not caught up with claim %s of %s yet; "
+                            "not claiming that market again now", last.id, draft.condition_id)
+                continue
+            again = [d for d in redraft(draft.token_id_list)
+                     if d.condition_id == draft.condition_id]
+            if not again:
+                continue
+            draft = again[0]
+        fresh.append(draft)
     return claims, fresh
 
 
@@ -510,13 +567,18 @@ def request(user: User | UUID | str, token_ids: Sequence[str] | None = None) -> 
     user_id = user_id_of(user)
     wallet = wallets.get_or_create(user_id)
     if trading_accounts.uses_relayer(wallet):
-        claims, drafts = _keep_new(wallet, _draft_relayer_claims(
-            user_id, wallet, maker_claimable(wallet, token_ids)))
+        def relayer_drafts(tokens: Sequence[str] | None) -> list[Claim]:
+            return _draft_relayer_claims(user_id, wallet, maker_claimable(wallet, tokens))
+
+        claims, drafts = _keep_new(wallet, relayer_drafts(token_ids), relayer_drafts)
         for draft in drafts:
             draft.save(force_insert=True)
         return claims + drafts
-    positions = claimable_positions(wallet.address, token_ids)
-    claims, drafts = _keep_new(wallet, _draft_claims(user_id, wallet, positions))
+
+    def eoa_drafts(tokens: Sequence[str] | None) -> list[Claim]:
+        return _draft_claims(user_id, wallet, claimable_positions(wallet.address, tokens))
+
+    claims, drafts = _keep_new(wallet, eoa_drafts(token_ids), eoa_drafts)
     if drafts:
         w3 = chain_access.web3()
         fees = suggest_fees(w3)
@@ -744,8 +806,38 @@ def redeem_by_relayer(claim_id: UUID | str, max_polls: int | None = None) -> str
     status = wallet_batches.run(wallet_batches.BatchRow(Claim, claim.id), wallet, calls,
                                 "copytrade claim", "claim", max_polls)
     if status == CONFIRMED:
+        book_paid(claim.id)
         withdrawals.refresh_venue_balance(wallet)
     return status
+
+
+def book_paid(claim_id: UUID) -> Decimal | None:
+    """Record what a confirmed claim's redemption paid, from its receipt's collateral
+    transfers to the wallet (once; None when no chain has its receipt, as a simulated
+    relayer's): a claim of tokens already redeemed books nothing, whatever it expected."""
+    claim = Claim.get_by_id(claim_id)
+    if claim.status != CONFIRMED or not chain_access.current().rpc_url:
+        return None
+    if claim.paid is not None:
+        return Decimal(claim.paid)
+    if claim.transaction_id is not None:
+        tx_hash, receiver = claim.transaction.tx_hash, claim.wallet.address
+    else:
+        tx_hash, receiver = claim.relayer_transaction_hash, wallets.maker(claim.wallet)
+    if not tx_hash:
+        return None
+    w3 = chain_access.web3()
+    try:
+        base = transfers.received_in(w3, tx_hash, claim.collateral, receiver)
+        paid = from_base_units(base, token_decimals(w3, claim.collateral))
+    except ChainError as exc:  # a hash no chain holds, or a node not reached
+        log.warning("claim %s: what it paid is not readable (%s); it keeps its expected "
+                    "payout", claim.id, exc)
+        return None
+    if paid != claim.payout:
+        log.warning("claim %s paid %s, not the %s expected", claim.id, paid, claim.payout)
+    Claim.update(paid=paid).where((Claim.id == claim.id) & Claim.paid.is_null()).execute()
+    return paid
 
 
 def redeem(claim_id: UUID | str) -> str:
@@ -760,6 +852,7 @@ def redeem(claim_id: UUID | str) -> str:
         Claim, found.id, wallet, "claim", _redeem_builder(found, wallet),
         before=_approved_first(wallet)))
     if status == CONFIRMED:
+        book_paid(found.id)
         withdrawals.refresh_venue_balance(wallet)
     log.info("claim %s: %s", found.id, status)
     return status

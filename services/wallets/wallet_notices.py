@@ -63,7 +63,7 @@ def claim_outcome(claim_id: UUID | str) -> None:
     row = Claim.get_by_id(UUID(str(claim_id)))
     if row.status == CONFIRMED:
         events.emit(row.user_id, "claim.completed", f"claim.completed:{row.id}",
-                    link="/dashboard/positions", amount=row.expected_payout,
+                    link="/dashboard/positions", amount=row.payout,
                     market=row.market_slug or row.condition_id, claim_id=row.id,
                     **catalogue.named(row.market_slug))
 

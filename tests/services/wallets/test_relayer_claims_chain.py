@@ -104,3 +104,68 @@ def test_positions_value_what_the_maker_can_claim(accounts_venue, user) -> None:
     [shown] = positions.list_positions(user)
     assert shown["token_id"] == str(condition.token_ids[1])
     assert (shown["resolved"], shown["claimable_value"]) == (True, Decimal(3))
+
+
+def _confirmed_payouts(user: Any, condition_id: str) -> Decimal:
+    """What the app books for the user's confirmed claims of one market."""
+    return sum((row.payout for row in Claim.select().where(
+        (Claim.user == user.id) & (Claim.condition_id == condition_id)
+        & (Claim.status == "confirmed"))), Decimal(0))
+
+
+def test_a_claim_asked_while_the_last_one_confirms_claims_nothing_twice(
+        accounts_venue, user, monkeypatch) -> None:
+    # the soak's case: a second claim read the held balances just before the first claim's
+    # redemption mined, and only then found no open claim of the market
+    cv = accounts_venue
+    _wallet, maker, condition = holding_winners(cv, user, 7)
+    [first] = claims.request(user)
+    real_held = claims._held
+
+    def read_then_the_first_confirms(w3: Any, owner: str, tokens: Any) -> dict[int, int]:
+        balances = real_held(w3, owner, tokens)  # before the first claim's redemption
+        monkeypatch.setattr(claims, "_held", real_held)
+        assert claims.redeem(first.id) == "confirmed"
+        return balances
+
+    before = _pusd(cv, maker)
+    monkeypatch.setattr(claims, "_held", read_then_the_first_confirms)
+    assert claims.request(user) == []
+    assert _pusd(cv, maker) - before == 7 * USDC
+    assert Claim.select().where(Claim.user == user.id).count() == 1
+    assert _confirmed_payouts(user, condition.condition_id) == Decimal(7)
+
+
+def test_winnings_arriving_after_a_confirmed_claim_are_claimed_at_what_is_held_now(
+        accounts_venue, user) -> None:
+    cv, dev = accounts_venue, accounts_venue.chain.contracts
+    _wallet, maker, condition = holding_winners(cv, user, 7)
+    [first] = claims.request(user)
+    assert claims.redeem(first.id) == "confirmed"
+    dev.split_position(maker, condition, 3 * USDC, outcomes=[0])  # 3 more Yes arrive
+
+    [second] = claims.request(user)
+    assert second.id != first.id and second.payout == Decimal(3)
+    assert json.loads(second.amounts) == [str(3 * USDC)]
+    before = _pusd(cv, maker)
+    assert claims.redeem(second.id) == "confirmed"
+    assert _pusd(cv, maker) - before == 3 * USDC
+    assert _confirmed_payouts(user, condition.condition_id) == Decimal(10)
+
+
+def test_a_confirmed_claim_books_what_the_chain_paid_and_a_duplicate_books_nothing(
+        accounts_venue, user) -> None:
+    cv = accounts_venue
+    _wallet, maker, condition = holding_winners(cv, user, 7)
+    [first] = claims.request(user)
+    # a second claim of the same tokens, as one drafted from a read before the first mined
+    twin = Claim.create(**{name: getattr(first, name) for name in (
+        "user", "wallet", "condition_id", "neg_risk", "market_slug", "token_ids", "amounts",
+        "collateral", "expected_payout", "status")})
+    before = _pusd(cv, maker)
+    assert claims.redeem(first.id) == "confirmed"
+    assert claims.redeem(twin.id) == "confirmed"  # redeeming nothing still runs on chain
+    assert _pusd(cv, maker) - before == 7 * USDC
+    assert Claim.get_by_id(first.id).payout == Decimal(7)
+    assert Claim.get_by_id(twin.id).payout == Decimal(0)
+    assert _confirmed_payouts(user, condition.condition_id) == Decimal(7)
