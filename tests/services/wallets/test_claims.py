@@ -49,6 +49,7 @@ def test_claim_after_resolution_pays_collateral(wallet_chain, user) -> None:
                                      condition.token_ids).values()) == {0}
     done = claims.describe(Claim.get_by_id(claim.id))
     assert done["status"] == "confirmed" and done["tx_hash"] and done["block_number"]
+    assert Claim.get_by_id(claim.id).paid == Decimal(4)  # read from its receipt
     # redeemed: nothing left to claim; running the job again changes nothing
     assert claims.claimable_positions(wallet.address) == []
     assert claims.redeem(claim.id) == "confirmed"
