@@ -91,7 +91,8 @@ def serve(host: str, port: int, workers: int | None, threads: int) -> None:
             self.cfg.set("workers", workers)
             self.cfg.set("threads", threads)
             self.cfg.set("worker_class", "gthread")
-            self.cfg.set("graceful_timeout", 20)
+            self.cfg.set("graceful_timeout", settings.web_grace_seconds)
+            self.cfg.set("post_worker_init", _web_process_ready)
             self.cfg.set("accesslog", None)  # our request log line replaces it
             self.cfg.set("logger_class", _gunicorn_logs())
             # gunicorn's control socket defaults to ~/.gunicorn, one for every server of the
@@ -353,15 +354,23 @@ def dev_resolve(market: str, outcome: str | None, sandbox_url: str | None) -> No
 def up_environment(environ: Mapping[str, str], port: int = 8000) -> dict[str, str]:
     """The environment of `copytrade up` and its children: a person reads this log in a
     terminal, so lines of text and no line per web request, unless LOG_FORMAT and
-    LOG_REQUESTS say otherwise; links (a sign-in link in the log) name the port it serves;
-    the sandbox venue serves on the port + 10 unless SANDBOX_PORT says otherwise, so two
-    stacks on two ports do not share one."""
+    LOG_REQUESTS say otherwise; the person waits on Ctrl-C, so running jobs and requests
+    get UP_GRACE_SECONDS to finish, unless WORKER_GRACE_SECONDS and WEB_GRACE_SECONDS say
+    otherwise; links (a sign-in link in the log) name the port it serves; the sandbox
+    venue serves on the port + 10 unless SANDBOX_PORT says otherwise, so two stacks on two
+    ports do not share one."""
     return {**environ, "LOG_FORMAT": environ.get("LOG_FORMAT") or "text",
             "LOG_REQUESTS": environ.get("LOG_REQUESTS") or "debug",
+            "WORKER_GRACE_SECONDS": environ.get("WORKER_GRACE_SECONDS") or UP_GRACE_SECONDS,
+            "WEB_GRACE_SECONDS": environ.get("WEB_GRACE_SECONDS") or UP_GRACE_SECONDS,
             "BASE_URL": environ.get("BASE_URL") or f"http://127.0.0.1:{port}",
             "SANDBOX_PORT": environ.get("SANDBOX_PORT") or str(port + SANDBOX_PORT_OFFSET)}
 
 
+# Under `copytrade up`, the seconds a stopping worker's jobs and web's requests get (jobs
+# still running then go back to their queue): with the stack's own margin, Ctrl-C is done
+# within 10 s.
+UP_GRACE_SECONDS = "4"
 # `copytrade up --port P` serves the sandbox venue on P + 10 (8010 beside the default 8000).
 SANDBOX_PORT_OFFSET = settings_module.DEFAULT_SANDBOX_PORT - 8000
 
@@ -431,6 +440,32 @@ def _gunicorn_logs() -> type:
                 logger.propagate = True
 
     return Logs
+
+
+def _web_process_ready(_worker: Any) -> None:
+    """In a gunicorn worker, once the app is loaded: its stop signals also end the open MCP
+    listen streams, whose threads would otherwise keep the stopping process alive until it
+    is killed; and the loaded app is left out of the collector's work."""
+    import gc
+    import signal
+
+    from blueprints.mcp import listen
+
+    # The app's modules live as long as the process: frozen, the collector no longer walks
+    # them, at each full collection nor at exit, where that walk took seconds and
+    # outlived the grace period (the process then killed, "Perhaps out of memory?").
+    gc.freeze()
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
+        handler = signal.getsignal(signum)
+
+        def ending(number: int, frame: Any, handler: Any = handler) -> None:
+            listen.STOPPING.set()
+            handler(number, frame)
+
+        signal.signal(signum, ending)
+    # as gunicorn has it: a stop signal never interrupts a system call of a request
+    signal.siginterrupt(signal.SIGTERM, False)
 
 
 def _configure_logs(settings: settings_module.Settings) -> None:
