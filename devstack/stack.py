@@ -344,6 +344,10 @@ class LocalStack:
         except KeyboardInterrupt:
             print("\ncopytrade up: stopping")
         finally:
+            # Stopping is bounded (stop_seconds) and this process ends after it: a second
+            # Ctrl-C must not cut it short halfway, with a traceback and the state unsaved.
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(signum, signal.SIG_IGN)
             self.stop()
 
     def start(self) -> None:
@@ -461,18 +465,6 @@ class LocalStack:
     def stop(self) -> None:
         """Stop web and worker, save the venue's and the chain's state, then stop the
         venue, the chain and the embedded Redis; say what was stopped."""
-        # Stopping is bounded (stop_seconds): a second Ctrl-C must not cut it short
-        # halfway, with a traceback and the state unsaved.
-        before = {signum: signal.signal(signum, signal.SIG_IGN)
-                  for signum in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            self._stop_parts()
-        finally:
-            for signum, handler in before.items():
-                signal.signal(signum, handler)
-
-    def _stop_parts(self) -> None:
-        """Stop each part in order and print what was stopped."""
         venue = [item for item in self.children if item[0] == "sandbox venue"]
         stopped = self._stop_children([item for item in self.children if item not in venue])
         try:
