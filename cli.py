@@ -513,6 +513,7 @@ def status(as_json: bool) -> None:
     import json
 
     from models.base import db
+    from services.copying import screening
     from services.platform import operations
     from services.wallets import wallet_batches
 
@@ -520,6 +521,7 @@ def status(as_json: bool) -> None:
     with db.connection_context():
         data = operations.snapshot(client, prefix)
         data["ambiguous"] = wallet_batches.ambiguous()
+        data["screening"] = screening.status(client, prefix, _settings().screening)
     if as_json:
         click.echo(json.dumps(data, indent=2, default=str))
         return
@@ -556,6 +558,24 @@ def status(as_json: bool) -> None:
     click.echo("\n" + throttle_text(data.get("venue_throttle") or {}))
     click.echo("\n" + tiers_text(data.get("venue_tiers") or {}))
     click.echo("\n" + _ambiguous_table(data["ambiguous"]))
+    click.echo("\n" + screening_text(data["screening"]))
+
+
+def screening_text(screening: dict[str, Any]) -> str:
+    """The screened leaderboard: traders ranked and replayed, the replays' ages, the flags
+    raised and this minute's venue calls against the budget."""
+    if not screening["enabled"]:
+        return "SCREENED LEADERBOARD (off: SCREENING_INTERVAL_SECONDS=0)"
+    calls = screening["venue_calls"]
+    flags = ", ".join(f"{name} {count}" for name, count in screening["flags"].items())
+    return "\n".join([
+        f"SCREENED LEADERBOARD ({screening['screened']} of {screening['ranked']} ranked "
+        f"traders replayed, {screening['failed']} failed; a sweep every "
+        f"{screening['interval_seconds']:g}s)",
+        f"  newest replay {screening['newest_replay'] or '-'}, oldest "
+        f"{screening['oldest_replay'] or '-'}",
+        f"  venue calls this minute {calls['used']} of {calls['per_minute']}",
+        f"  flags: {flags or 'none'}"])
 
 
 def detection_text(engines: dict[str, dict[str, Any]], sources: list[dict[str, str]]) -> str:

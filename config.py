@@ -116,7 +116,7 @@ _TRUE = ("1", "true", "yes")
 # The configuration page's sections, in order; every setting names one.
 GROUPS = ("Storage and secrets", "Web", "Sign-in and mail", "OAuth", "Venue",
           "Chain and contracts", "Money out and deposits", "Orders", "Workers",
-          "Copyability reports", "Copy engine", "Notifications", "Proxies",
+          "Copyability reports", "Screened leaderboard", "Copy engine", "Notifications", "Proxies",
           "Logs, metrics and tiers")
 
 
@@ -261,6 +261,17 @@ def _share(text: str) -> float:
     value = float(text)
     if not 0 <= value <= 1:
         raise ValueError("VENUE_RATE_BUDGET_SHARE must be between 0 and 1")
+    return value
+
+
+def _fraction(text: str) -> Decimal:
+    """A share between 0 and 1, as a Decimal."""
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise ValueError(f"not a number: {text!r}") from None
+    if not 0 <= value <= 1:
+        raise ValueError("a share must be between 0 and 1")
     return value
 
 
@@ -610,6 +621,54 @@ class WorkerConfig:
         "WORKER_METRICS_PORT", None, _WORKER_METRICS, group=_LOGS, parse=int, shown="off")
     metrics_host: str = setting("WORKER_METRICS_HOST", "127.0.0.1", _WORKER_METRICS,
                                 group=_LOGS)
+
+
+_SCREENING = "Screened leaderboard"
+
+
+@dataclass(frozen=True)
+class ScreeningConfig:
+    """The screened leaderboard: how often and how cheaply every ranked trader is replayed,
+    and the thresholds of the flags it sets (docs/user/traders.md explains each)."""
+
+    interval_seconds: float = setting(
+        "SCREENING_INTERVAL_SECONDS", 300.0, "how often a worker queues a screening sweep "
+        "(the venue's leaderboards, then the traders whose replay is oldest, within the budget "
+        "below); once per interval across workers; `0` turns screening off",
+        group=_SCREENING, parse=at_least(0.0, float))
+    venue_calls_per_minute: int = setting(
+        "SCREENING_VENUE_CALLS_PER_MINUTE", 120, "venue requests the screening may make in any "
+        "minute, across workers; a sweep that would go past it stops and the next one goes on",
+        group=_SCREENING, parse=at_least(1, int))
+    thin_min_fills: int = setting(
+        "SCREENING_THIN_MIN_FILLS", 20, "`thin_history`: fewer fills than this in the window "
+        "are too few to say", group=_SCREENING, parse=at_least(0, int))
+    inactive_days: int = setting(
+        "SCREENING_INACTIVE_DAYS", 7, "`inactive`: no fill in this many days",
+        group=_SCREENING, parse=at_least(1, int))
+    toxic_edge_share: Decimal = setting(
+        "SCREENING_TOXIC_EDGE_SHARE", Decimal("0.15"), "`toxic_for_copying`: the copies made "
+        "at our typical (p50) delay lose more than this share of what the same copies made "
+        "without delay would earn (the edge), to the late price and the moved book",
+        group=_SCREENING, parse=_fraction)
+    hf_median_hold_seconds: int = setting(
+        "SCREENING_HF_MEDIAN_HOLD_SECONDS", 300, "`high_frequency`: the median hold of the "
+        "shares the trader sold is shorter than this", group=_SCREENING, parse=at_least(1, int))
+    hf_min_round_trips: int = setting(
+        "SCREENING_HF_MIN_ROUND_TRIPS", 10, "`high_frequency`: at least this many sells "
+        "closing earlier buys", group=_SCREENING, parse=at_least(1, int))
+    mm_two_sided_share: Decimal = setting(
+        "SCREENING_MM_TWO_SIDED_SHARE", Decimal("0.5"), "`market_maker`: at least this share "
+        "of fills has a fill on the other side of the same market within "
+        "`SCREENING_MM_QUOTE_SECONDS` (and at least half are maker fills where the venue "
+        "says)", group=_SCREENING, parse=_fraction)
+    mm_quote_seconds: int = setting(
+        "SCREENING_MM_QUOTE_SECONDS", 2, "`market_maker`: how close in time fills on both "
+        "sides count as quoting both sides", group=_SCREENING, parse=at_least(0, int))
+    wash_share: Decimal = setting(
+        "SCREENING_WASH_SHARE", Decimal("0.2"), "`wash_like`: at least this share of fills "
+        "pairs with an opposite fill of the same token at the same price and size within "
+        "`SCREENING_MM_QUOTE_SECONDS`", group=_SCREENING, parse=_fraction)
 
 
 @dataclass(frozen=True)
@@ -1137,6 +1196,7 @@ class Settings:
         "hours; one more answers 429 `rate_limited` with Retry-After (when the oldest of the "
         "day turns a day old)", group="Copyability reports", parse=at_least(1, int))
     notifications: NotificationConfig = section(NotificationConfig)
+    screening: ScreeningConfig = section(ScreeningConfig)
 
     def flat(self) -> dict[str, Any]:
         """The settings under their environment names (what Flask's ``app.config`` carries)."""

@@ -58,7 +58,7 @@ Prints a Markdown row per run::
 
     .venv/bin/python bench/copy_latency.py --configs 1000 --targets 100 --samples 20
 
-``--rules on`` switches every copy rule of issue 27 on for every config (and an exposure
+``--rules on`` switches every copy rule of issues 27 and 45 on for every config (and an exposure
 limit for every user), each set so the copy still goes out: what they cost on the fill's
 path, measured beside ``--rules off`` (the default) in the same sitting::
 
@@ -86,6 +86,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from schemas.rule_fields import DEFAULT_BANDS
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -240,6 +242,11 @@ RULES_ON: dict[str, Any] = {
     "start_mode": "copy_open_positions", "skip_if_ends_within_hours": Decimal(1),
     "exit_hours_before_end": Decimal(1), "include_keywords": '["bench"]',
     "exclude_keywords": '["nothing-matches-this"]',
+    # Issue 45's: every add of up to 1000, sells by the percentage read, a cooldown of a
+    # second (the samples come --gap apart), the default price bands.
+    "entry_policy": "max_adds", "max_adds_count": 1000, "sell_mode": "same_percentage",
+    "max_open_positions": 10000, "market_cooldown_seconds": 1,
+    "price_deviation_bands": json.dumps(DEFAULT_BANDS),
 }
 
 

@@ -148,11 +148,12 @@ def sandbox_contracts(contracts: Any) -> dict[str, str]:
 
 
 def start_whales(port: int, interval: float) -> list[str]:
-    """Start the sandbox's scripted whales trading every ``interval`` s; their addresses."""
+    """Start the sandbox's scripted whales trading every ``interval`` s, with the scripted
+    market maker and scalper beside them; the whales' addresses."""
     import requests
 
     response = requests.post(f"http://127.0.0.1:{port}/_sandbox/whales/start",
-                             json={"interval": interval}, timeout=10)
+                             json={"interval": interval, "styles": True}, timeout=10)
     response.raise_for_status()
     return [str(address) for address in response.json().get("whales", [])]
 

@@ -2,9 +2,9 @@
 
 Each page is made from the code that defines it: the settings declared in ``config.py``,
 the CLI's click commands, the MCP tool table, the error vocabulary, the OpenAPI document,
-the sandbox's control routes and the notification channel providers. ``make docs`` runs
-this before ``mkdocs build``; ``tests/test_docs.py`` fails when a committed page differs
-from what this writes.
+the sandbox's control routes, the notification channel providers and the copy rules.
+``make docs`` runs this before ``mkdocs build``; ``tests/test_docs.py`` fails when a
+committed page differs from what this writes.
 
 Usage: ``python docs/generate.py`` (write the pages) or ``--check`` (exit 1 on a stale page).
 """
@@ -111,7 +111,9 @@ def mcp_tools() -> str:
     lines = [GENERATED.format(source="`blueprints/mcp/tools.py`"), "# MCP tools\n",
              "The MCP server at `POST /api/mcp` serves these tools. A tool needs the scope "
              "named (none: public); a write takes an `idempotency_key`. The REST route that "
-             "calls the same service needs the same scope.\n",
+             "calls the same service needs the same scope. `/api/mcp/readonly` serves the "
+             "tools that do not write. Tools that may move money take a "
+             "`confirmation_code` and wait for a person ([Agents](../user/agents.md)).\n",
              "| tool | scope | writes |", "|---|---|---|"]
     for tool in TOOLS:
         lines.append(f"| [`{tool.name}`](#{tool.name.replace('_', '_')}) | "
@@ -366,6 +368,46 @@ def channels() -> str:
     return "\n".join(lines)
 
 
+def copy_rules() -> str:
+    """Each copy rule's field, kind, default, bounds and skip reasons, from its declaration."""
+    from schemas import rule_fields
+
+    lines = [GENERATED.format(source="the `RuleField` declarations in `schemas/rule_fields.py`"),
+             "# Copy rules\n",
+             "The rules a copy config holds: the fields of `POST /api/configs/preview`, "
+             "`PUT /api/configs/{id}` and the MCP config tools, and the controls of the "
+             "dashboard's config form, all made from one table. What each rule does, in "
+             "words: [Copy rules](../user/copy-trading.md). A blank default is a rule that is "
+             "off until set.\n",
+             "| field | takes | default | skip reasons | what it does |",
+             "|---|---|---|---|---|"]
+    for rule in rule_fields.RULES:
+        reasons = ", ".join(f"`{r}`" for r in rule.reasons)
+        lines.append(f"| `{rule.name}` | {_cell(_takes(rule))} | "
+                     f"{'' if rule.default is None else _shown(rule.default)} | {reasons} | "
+                     f"{_cell(rule.help)} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _takes(rule: Any) -> str:
+    """What a rule's field takes, in words."""
+    from schemas import rule_fields
+
+    null = "null or " if rule.nullable else ""
+    if rule.kind == rule_fields.CHOICE:
+        return "one of " + ", ".join(f"`{v}`" for v in rule.values)
+    if rule.kind == rule_fields.INTEGER:
+        return f"{null}an integer {rule.low}-{rule.high}"
+    if rule.kind == rule_fields.PRICE:
+        return f"{null}a price 0-1"
+    if rule.kind in rule_fields.DECIMAL_KINDS:
+        return f"{null}a decimal string above 0, at most {rule.high}"
+    if rule.kind == rule_fields.FLAG:
+        return "true or false"
+    return "a list of strings"
+
+
 def security() -> str:
     """SECURITY.md, the repository's security policy, as the operator guide's page."""
     text = (ROOT / "SECURITY.md").read_text()
@@ -380,6 +422,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "reference/rest-api.md": rest_api,
     "reference/sandbox.md": sandbox,
     "reference/channels.md": channels,
+    "reference/copy-rules.md": copy_rules,
     "operator/security.md": security,
 }
 

@@ -77,6 +77,15 @@ class CopyConfig(BaseModel):
     include_keywords = peewee.TextField(default="[]")  # JSON list, lowercase
     exclude_keywords = peewee.TextField(default="[]")
     copy_pending_matches = peewee.BooleanField(default=False)  # act before the block
+    # Issue 45's rules (schemas/rule_fields.py declares them; m0111 adds the columns).
+    entry_policy = peewee.CharField(max_length=16, default="every_add")
+    max_adds_count = peewee.IntegerField(null=True)
+    sell_mode = peewee.CharField(max_length=16, default="mirror")
+    max_open_positions = peewee.IntegerField(null=True)
+    market_cooldown_seconds = peewee.IntegerField(null=True)
+    # JSON list of {max_price, max_deviation_bps}. A config made through the surfaces gets
+    # the declared default bands; a row left without ([], as before m0111) the single limit.
+    price_deviation_bands = peewee.TextField(default="[]")
     # The failure breaker: closed, open (until retry_at) or half (one copy may try).
     breaker_state = peewee.CharField(max_length=8, default="closed")
     breaker_failures = peewee.IntegerField(default=0)
@@ -135,6 +144,19 @@ class ConfigPreview(BaseModel):
 
     class Meta:
         table_name = "config_previews"
+
+
+class SharedConfig(BaseModel):
+    """A link sharing one config's rules (issue 45): the token's SHA-256 only, and whether
+    the link also shows the config's results; one per config, deleted when revoked."""
+
+    config = peewee.ForeignKeyField(CopyConfig, unique=True, on_delete="CASCADE")
+    token_hash = peewee.CharField(max_length=64, unique=True)
+    show_results = peewee.BooleanField(default=False)
+    created_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "shared_configs"
 
 
 class TargetCursor(BaseModel):
@@ -238,6 +260,7 @@ class CopyPosition(BaseModel):
     cost_usdc = DecimalTextField(default=Decimal(0))  # cost basis of the shares held
     realized_pnl = DecimalTextField(default=Decimal(0))
     opened = peewee.IntegerField(default=0)  # times it went from flat to held (exit keys)
+    entries = peewee.IntegerField(default=0)  # buys filled since it was last flat (entry policy)
     updated_at = UTCDateTimeField(default=utcnow)
 
     class Meta:
@@ -279,5 +302,45 @@ class CopyabilityReport(BaseModel):
                    (("requested_by", "created_at"), False))
 
 
+class TraderScreening(BaseModel):
+    """One ranked trader replayed in the background (the screened leaderboard).
+
+    Money is integer base units (millionths of pUSD), shares and rates basis points, so the
+    database can sort by them. ``fills`` holds the window's fills the replay rests on (JSON),
+    ``cursor`` the newest fill's second: the next replay reads only fills from there on.
+    ``report`` is the replay's full numbers (as a copyability report's); ``flags`` each flag
+    set with the numbers behind it.
+    """
+
+    address = peewee.CharField(max_length=42, unique=True)  # lowercase
+    name = peewee.CharField(max_length=200, default="")
+    ranks = peewee.TextField(default="{}")  # {"week:pnl": 3, ...}: where the venue ranks it
+    ranked_at = UTCDateTimeField(default=utcnow)
+    copier_pnl_p50 = peewee.BigIntegerField(null=True)
+    copier_pnl_p95 = peewee.BigIntegerField(null=True)
+    trader_pnl = peewee.BigIntegerField(null=True)
+    kept_share_bps = peewee.IntegerField(null=True)
+    win_rate_bps = peewee.IntegerField(null=True)
+    trades = peewee.IntegerField(default=0)
+    volume = peewee.BigIntegerField(default=0)
+    avg_hold_seconds = peewee.IntegerField(null=True)
+    drawdown = peewee.BigIntegerField(null=True)
+    markets = peewee.IntegerField(default=0)
+    categories = peewee.TextField(default="[]")
+    last_active_at = UTCDateTimeField(null=True)
+    fill_count = peewee.IntegerField(default=0)
+    fills = peewee.TextField(default="[]")
+    cursor = peewee.BigIntegerField(null=True)
+    report = peewee.TextField(null=True)
+    flags = peewee.TextField(default="{}")
+    error = peewee.TextField(null=True)
+    updated_at = UTCDateTimeField(null=True)  # the last replay
+    checked_at = UTCDateTimeField(null=True)  # the last look (a replay, or no new fills)
+
+    class Meta:
+        table_name = "trader_screenings"
+        indexes = ((("checked_at",), False),)
+
+
 TABLES = [CopyConfig, ConfigPreview, TargetCursor, CopyIntent, CopyPosition, CopyabilityReport,
-          TargetFence]
+          TargetFence, SharedConfig, TraderScreening]

@@ -76,6 +76,8 @@ class ApiKey(BaseModel):
     last_used_at = UTCDateTimeField(null=True)
     expires_at = UTCDateTimeField(null=True)
     revoked_at = UTCDateTimeField(null=True)
+    # Money-moving MCP tools ask a person first (issue 47) unless the owner turned this off.
+    confirm_money_tools = peewee.BooleanField(default=True)
 
     class Meta:
         table_name = "api_keys"

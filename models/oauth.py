@@ -51,6 +51,8 @@ class Approval(BaseModel):
     created_at = UTCDateTimeField(default=utcnow)
     updated_at = UTCDateTimeField(default=utcnow)
     revoked_at = UTCDateTimeField(null=True)
+    # Money-moving MCP tools ask a person first (issue 47) unless the owner turned this off.
+    confirm_money_tools = peewee.BooleanField(default=True)
 
     class Meta:
         table_name = "oauth_approvals"

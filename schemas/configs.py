@@ -6,101 +6,75 @@ once, in ``services.copying.configs.rules.validate_fields``, for every surface.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from typing import Any
+
 from marshmallow import RAISE, Schema, fields, validate
 
+from schemas import rule_fields
 from schemas.fields import DecimalString
 from schemas.trading import StageSplitSchema, TradeSchema
 
-_MULTIPLIER = ("Target shares are multiplied by this (greater than 0, at most 100, 6 decimal "
-               "places).")
-_MAX_POSITION = ("Cap on the cost basis of each position the config holds (one outcome "
-                 "token), in pUSD; buys are cut down to fit (greater than 0).")
-_DEVIATION = ("Skip a trade when the book price (best ask to buy, best bid to sell) differs "
-              "from the target's fill price by more than this many basis points (0-10000); "
-              "also the worst price a mirrored order accepts.")
-_BLOCKED = "Categories never copied, from the venue's categories (e.g. `sports`)."
-_TP = "Sell the whole position when the best bid is this many bps above its average cost."
-_SL = "Sell the whole position when the best bid is this many bps below its average cost."
 _PAPER = ("Fill on the paper book instead of the venue. Defaults to true for a user's first "
           "config of a target, false afterwards.")
 
 
-_RULES: dict[str, str] = {
-    "sizing_mode": "How a buy is sized: `multiplier` (target shares x size_multiplier, the "
-                   "default), `fixed_usdc` (fixed_usdc pUSD per copy) or `proportional` "
-                   "(target shares x our balance / the target's portfolio value from the Data "
-                   "API x size_multiplier).",
-    "fixed_usdc": "pUSD spent per copied buy; required with, and only with, sizing_mode "
-                  "fixed_usdc.",
-    "min_trade_usdc": "A buy worth less is skipped (`below_min_trade`) unless round_up_to_min.",
-    "max_trade_usdc": "A buy worth more is cut down to this.",
-    "round_up_to_min": "Round a buy under min_trade_usdc up to it (never past a cap, budget "
-                       "or the balance) instead of skipping it. Needs min_trade_usdc.",
-    "min_target_trade_usdc": "Ignore target trades (buys and sells) worth less "
-                             "(`below_min_target_trade`).",
-    "min_price": "The odds band's floor (0-1): buys at a lower ask are skipped "
-                 "(`price_out_of_range`); sells always follow.",
-    "max_price": "The odds band's ceiling (0-1), above min_price.",
-    "copy_buys": "Copy the target's buys (default true; `buys_disabled` otherwise).",
-    "copy_sells": "Copy the target's sells (default true; `sells_disabled` otherwise).",
-    "direction": "`mirror` (default) or `inverse`: buy the market's other outcome when the "
-                 "target buys, sell it when the target sells.",
-    "daily_budget_usdc": "pUSD copies may spend per UTC day, net of what sells bring back "
-                         "(`daily_budget_exhausted`).",
-    "total_budget_usdc": "pUSD copies may spend in all, net of sells "
-                         "(`total_budget_exhausted`).",
-    "loss_stop_usdc": "Stop the config when its total PnL reaches minus this (a positive "
-                      "amount of loss); stopped_reason `loss_stop`.",
-    "max_drawdown_bps": "Stop the config when its PnL falls this many bps (of the open cost "
-                        "basis plus the peak profit) below its peak; stopped_reason "
-                        "`drawdown_stop`.",
-    "close_positions_on_stop": "When a loss or drawdown stop hits, sell the config's "
-                               "positions at market, no lower than price_deviation_bps below "
-                               "the best bid; each sale is in the config's decisions.",
-    "max_consecutive_failures": "Failed copies in a row (running out of funds counts) that "
-                                "open the breaker (default 5, at least 1); it retries after "
-                                "1 min, then 5 min, then 30 min (`breaker_open`).",
-    "start_mode": "`new_trades_only` (default) or `copy_open_positions`: on start, mirror "
-                  "the target's current positions, sized and guarded like any copy.",
-    "skip_if_ends_within_hours": "Skip buys in markets ending sooner (`market_ends_soon`).",
-    "exit_hours_before_end": "Sell the config's position this many hours before its market "
-                             "ends.",
-    "include_keywords": "Copy only markets whose question contains one of these "
-                        "(case-insensitive; at most 50, each at most 100 characters; "
-                        "`keyword_not_included`).",
-    "exclude_keywords": "Never copy markets whose question contains one of these "
-                        "(`keyword_excluded`).",
-    "copy_pending_matches": "Copy the target's match as soon as its transaction is seen "
-                            "pending on chain, before its block (faster, but the match can "
-                            "still fail, leaving the copy without the target's trade). "
-                            "Default false: copies wait for the fill to be confirmed.",
-}
+class PriceBandSchema(Schema):
+    """One price band: up to ``max_price`` (above the band before), ``max_deviation_bps``."""
+
+    max_price = DecimalString(required=True, metadata={
+        "description": "The band's highest price (above 0, at most 1)."})
+    max_deviation_bps = fields.Integer(required=True, metadata={
+        "description": "The deviation allowed in the band, in bps (0-10000)."})
 
 
-def _rule_fields(required: bool = False) -> dict[str, fields.Field]:
-    """Issue 27's fields, described once for the bodies and the config."""
-    built: dict[str, fields.Field] = {}
-    for name, text in _RULES.items():
-        meta = {"description": text}
-        if name in ("sizing_mode", "direction", "start_mode"):
-            choices = {"sizing_mode": ["multiplier", "fixed_usdc", "proportional"],
-                       "direction": ["mirror", "inverse"],
-                       "start_mode": ["new_trades_only", "copy_open_positions"]}[name]
-            built[name] = fields.String(required=required, metadata={**meta, "enum": choices})
-        elif name in ("round_up_to_min", "copy_buys", "copy_sells", "close_positions_on_stop",
-                      "copy_pending_matches"):
-            built[name] = fields.Boolean(required=required, metadata=meta)
-        elif name in ("max_drawdown_bps", "max_consecutive_failures"):
-            built[name] = fields.Integer(required=required,
-                                         allow_none=name == "max_drawdown_bps", metadata=meta)
-        elif name in ("include_keywords", "exclude_keywords"):
-            built[name] = fields.List(fields.String(), required=required, metadata=meta)
-        else:
-            built[name] = DecimalString(required=required, allow_none=True, metadata=meta)
-    return built
+def _rule_field(rule: rule_fields.RuleField, required: bool) -> fields.Field:
+    """The marshmallow field of one declared rule (a config stores lists as JSON text)."""
+    meta: dict[str, Any] = {"description": rule.help}
+    if rule.kind in rule_fields.DECIMAL_KINDS:
+        return DecimalString(required=required, allow_none=rule.nullable, metadata=meta)
+    if rule.kind == rule_fields.INTEGER:
+        return fields.Integer(required=required, allow_none=rule.nullable, metadata=meta)
+    if rule.kind == rule_fields.FLAG:
+        return fields.Boolean(required=required, metadata=meta)
+    if rule.kind == rule_fields.CHOICE:
+        return fields.String(required=required, metadata={**meta, "enum": list(rule.values)})
+    if rule.kind == rule_fields.BANDS:
+        return fields.List(fields.Nested(PriceBandSchema), required=required, metadata=meta)
+    return fields.List(fields.String(), required=required, metadata=meta)
 
 
-class ConfigFieldsSchema(Schema.from_dict(_rule_fields(), name="_ConfigRules")):  # type: ignore[misc]
+class _StoredList(fields.List):
+    """A list rule as a config holds it: JSON text on the model, a list in a dict."""
+
+    def serialize(self, attr: str, obj: Any, accessor: Any = None, **kwargs: Any) -> Any:
+        value = obj.get(attr, []) if isinstance(obj, Mapping) else getattr(obj, attr)
+        return self._serialize(json.loads(value or "[]") if isinstance(value, str) else value,
+                               attr, obj, **kwargs)
+
+
+def _rule_value(rule: rule_fields.RuleField) -> fields.Field:
+    """A stored config's rule as the API shows it (lists decoded from the model's text)."""
+    if rule.kind == rule_fields.BANDS:
+        return _StoredList(fields.Nested(PriceBandSchema), required=True,
+                           metadata={"description": rule.help})
+    if rule.kind not in rule_fields.LIST_KINDS:
+        return _rule_field(rule, required=True)
+    return fields.Function(lambda config: rule.loaded(getattr(config, rule.name)) if not
+                           isinstance(config, Mapping) else list(config.get(rule.name, [])),
+                           required=True, metadata={"type": "array", "items": {"type": "string"},
+                                                    "description": rule.help})
+
+
+# The basics keep the shapes the API has always had: no null where the rule is never off.
+_RULE_INPUTS = {rule.name: _rule_field(rule, required=False) for rule in rule_fields.RULES}
+_RULE_VALUES = {rule.name: _rule_value(rule) for rule in rule_fields.RULES}
+for _name in ("take_profit_bps", "stop_loss_bps"):  # optional in a config, as before
+    _RULE_VALUES[_name] = _rule_field(rule_fields.BY_NAME[_name], required=False)
+
+
+class ConfigFieldsSchema(Schema.from_dict(_RULE_INPUTS, name="_ConfigRules")):  # type: ignore[misc]
     """The editable fields of a config (PUT body; every field optional; others refused)."""
 
     class Meta:
@@ -108,12 +82,6 @@ class ConfigFieldsSchema(Schema.from_dict(_rule_fields(), name="_ConfigRules")):
 
     target_name = fields.String(allow_none=True, metadata={
         "description": "A label for the target (at most 120 characters)."})
-    size_multiplier = DecimalString(metadata={"description": _MULTIPLIER})
-    max_position_usdc = DecimalString(metadata={"description": _MAX_POSITION})
-    price_deviation_bps = fields.Integer(metadata={"description": _DEVIATION})
-    blocked_categories = fields.List(fields.String(), metadata={"description": _BLOCKED})
-    take_profit_bps = fields.Integer(allow_none=True, metadata={"description": _TP})
-    stop_loss_bps = fields.Integer(allow_none=True, metadata={"description": _SL})
     paper_trading = fields.Boolean(metadata={"description": _PAPER})
 
 
@@ -123,8 +91,10 @@ class ConfigPreviewRequestSchema(ConfigFieldsSchema):
     target_address = fields.String(required=True, metadata={
         "description": "The wallet to copy, `^0x[0-9a-fA-F]{40}$`."})
     size_multiplier = DecimalString(metadata={
-        "description": _MULTIPLIER + " Required unless sizing_mode is fixed_usdc."})
-    max_position_usdc = DecimalString(required=True, metadata={"description": _MAX_POSITION})
+        "description": rule_fields.BY_NAME["size_multiplier"].help
+        + " Required unless sizing_mode is fixed_usdc."})
+    max_position_usdc = DecimalString(required=True, metadata={
+        "description": rule_fields.BY_NAME["max_position_usdc"].help})
 
 
 class ConfigCreateRequestSchema(ConfigFieldsSchema):
@@ -135,19 +105,12 @@ class ConfigCreateRequestSchema(ConfigFieldsSchema):
     target_address = fields.String()
 
 
-class CopyConfigSchema(Schema.from_dict(_rule_fields(required=True), name="_ConfigRuleValues")):  # type: ignore[misc]
+class CopyConfigSchema(Schema.from_dict(_RULE_VALUES, name="_ConfigRuleValues")):  # type: ignore[misc]
     """CopyConfig."""
 
     id = fields.UUID(required=True)
     target_address = fields.String(required=True)
     target_name = fields.String(required=True)
-    size_multiplier = DecimalString(required=True)
-    max_position_usdc = DecimalString(required=True)
-    price_deviation_bps = fields.Integer(required=True)
-    blocked_categories = fields.Method("_blocked", required=True,
-                                       metadata={"type": "array", "items": {"type": "string"}})
-    take_profit_bps = fields.Integer(allow_none=True)
-    stop_loss_bps = fields.Integer(allow_none=True)
     is_active = fields.Boolean(required=True, metadata={
         "description": "True exactly while the config is copying (between start and stop)."})
     paper_trading = fields.Boolean(required=True)
@@ -156,22 +119,6 @@ class CopyConfigSchema(Schema.from_dict(_rule_fields(required=True), name="_Conf
                        "(null when running, or stopped by its user)."})
     created_at = fields.DateTime(required=True)
     updated_at = fields.DateTime()
-    include_keywords = fields.Method("_included", required=True, metadata={
-        "type": "array", "items": {"type": "string"}, "description": _RULES["include_keywords"]})
-    exclude_keywords = fields.Method("_excluded", required=True, metadata={
-        "type": "array", "items": {"type": "string"}, "description": _RULES["exclude_keywords"]})
-
-    def _included(self, config) -> list[str]:
-        return config.included if hasattr(config, "included") else list(
-            config.get("include_keywords", []))
-
-    def _excluded(self, config) -> list[str]:
-        return config.excluded if hasattr(config, "excluded") else list(
-            config.get("exclude_keywords", []))
-
-    def _blocked(self, config) -> list[str]:
-        return config.blocked if hasattr(config, "blocked") else list(
-            config.get("blocked_categories", []))
 
 
 class ConfigPreviewSchema(Schema):

@@ -55,11 +55,25 @@ PRICE_HISTORY: dict[str, Any] = {
     "change_pct": "11.11",
 }
 
+SCREENING: dict[str, Any] = {
+    "kind": "replay", "window": "30d",
+    "delays": {"p50_ms": 2000, "p95_ms": 25000, "source": "default", "samples": 0},
+    "copier_pnl_p50_usdc": "41.2", "copier_pnl_p95_usdc": "18.75", "trader_pnl_usdc": "1840.25",
+    "kept_share": "0.0224", "win_rate": "0.625", "trades": 48, "volume_usdc": "27288.4",
+    "avg_hold_seconds": 51840, "max_drawdown_usdc": "12.4", "markets": 8,
+    "categories": ["Crypto", "Politics"], "last_active_at": "2026-11-28T03:36:20+00:00",
+    "fills": 48, "updated_at": "2026-11-28T03:40:00+00:00", "flags": ["toxic_for_copying"],
+    "flag_numbers": {"toxic_for_copying": {"edge_usdc": "58.1", "copier_pnl_usdc": "41.2",
+                                           "lost_share": "0.2909", "threshold": "0.15"}},
+    "cannot_know": ["the book's depth at the time of each fill (today's book shape is moved "
+                    "to the price then)", "our place in the queue at a price level"],
+}
+
 TRADERS = [
     {"rank": 1, "address": TRADER, "name": "Orca9", "pnl": "1840.25", "volume": "27288.4",
-     "verified": False},
+     "verified": False, "screening": SCREENING},
     {"rank": 2, "address": "0x519aef9d3ef193a256838e1cc46e3b5c3c9cfda9", "name": "TideRunner",
-     "pnl": "912.6", "volume": "14455.1", "verified": True},
+     "pnl": "912.6", "volume": "14455.1", "verified": True, "screening": None},
 ]
 
 TRADER_PROFILE: dict[str, Any] = {
@@ -82,6 +96,7 @@ TRADER_PROFILE: dict[str, Any] = {
                    "current_price": "0.29", "current_value": "11.6", "pnl_usdc": "-0.4",
                    "redeemable": False, "status": "OPEN"}],
     "window_rows": 2,
+    "screening": SCREENING,
 }
 
 # Path parameters, documented with an example each.

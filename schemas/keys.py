@@ -24,6 +24,9 @@ class ApiKeySchema(Schema):
         "description": "Updated on use, at most once a minute."})
     expires_at = fields.DateTime(required=True, allow_none=True)
     revoked_at = fields.DateTime(required=True, allow_none=True)
+    confirm_money_tools = fields.Boolean(required=True, metadata={
+        "description": "Whether a person confirms this key's money-moving MCP tool calls "
+                       "(on by default)."})
 
 
 class ApiKeyCreateRequestSchema(Schema):

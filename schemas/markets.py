@@ -5,6 +5,7 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from schemas.fields import DecimalString
+from schemas.screening import ScreenedArgs, ScreeningSchema
 
 
 class MarketTranslationSchema(Schema):
@@ -132,7 +133,7 @@ class PriceHistorySchema(Schema):
 
 
 class TraderSchema(Schema):
-    """A leaderboard entry: a wallet one could copy."""
+    """A leaderboard entry: a wallet one could copy, with its screened replay."""
 
     rank = fields.Integer(required=True)
     address = fields.String(required=True)
@@ -140,6 +141,9 @@ class TraderSchema(Schema):
     pnl = DecimalString(required=True)
     volume = DecimalString(required=True)
     verified = fields.Boolean(required=True)
+    screening = fields.Nested(ScreeningSchema, allow_none=True, dump_default=None, metadata={
+        "description": "Its replay through the default rules at our measured delay, with its "
+                       "flags; null until the background screening has replayed it."})
 
 
 # Arguments of the discovery services (services/markets/markets.py), shared by every surface.
@@ -183,8 +187,8 @@ class PriceHistoryArgsSchema(Schema):
         "description": "Minutes between points (the venue's default when omitted)."})
 
 
-class TopTradersArgsSchema(Schema):
-    """The venue's leaderboard."""
+class TopTradersArgsSchema(ScreenedArgs):
+    """The venue's leaderboard, screened: sorted, filtered and searched."""
 
     period = fields.String(load_default="WEEK", validate=validate.OneOf(
         ["DAY", "WEEK", "MONTH", "ALL"]))
@@ -240,8 +244,8 @@ class MarketHistoryArgsSchema(Schema):
         "description": "Minutes between points (the venue's default when omitted)."})
 
 
-class TradersArgsSchema(Schema):
-    """The venue's leaderboard."""
+class TradersArgsSchema(ScreenedArgs):
+    """The venue's leaderboard, screened: sorted, filtered and searched."""
 
     period = fields.String(load_default="week", validate=validate.OneOf(
         ["day", "week", "month", "all"]), metadata={"example": "week"})
@@ -321,4 +325,7 @@ class TraderProfileSchema(Schema):
     markets = fields.List(fields.Nested(TradedMarketSchema), required=True)
     recent_trades = fields.List(fields.Nested(TraderTradeSchema), required=True)
     positions = fields.List(fields.Nested(TraderPositionSchema), required=True)
+    screening = fields.Nested(ScreeningSchema, allow_none=True, dump_default=None, metadata={
+        "description": "Its replay through the default rules at our measured delay, with its "
+                       "flags (as on GET /api/traders); null until the screening replays it."})
     window_rows = fields.Integer(required=True)

@@ -25,6 +25,9 @@ class ApprovalSchema(Schema):
     created_at = fields.DateTime(required=True)
     updated_at = fields.DateTime(required=True, metadata={
         "description": "When the user last approved (re-approving replaces the scopes)."})
+    confirm_money_tools = fields.Boolean(required=True, metadata={
+        "description": "Whether a person confirms this app's money-moving MCP tool calls "
+                       "(on by default)."})
 
 
 class OAuthErrorSchema(Schema):

@@ -100,6 +100,25 @@
            220);
   }
 
+  // Several traders' curves on one time axis: data-series {at: [epoch s], lines: [{label,
+  // values}]} (the compare page).
+  var PALETTE = ["#1f5fd1", "#2f9e44", "#d9480f", "#862e9c", "#0b7285"];
+  function drawCompare() {
+    var box = document.getElementById("compare-chart");
+    if (!box || box.dataset.drawn) { return; }
+    var series = JSON.parse(box.dataset.series || "{}");
+    if (!series.at || series.at.length === 0) { chartNote(box, box.dataset.empty); return; }
+    if (typeof uPlot === "undefined") { return; }
+    var lines = [{}], data = [series.at.slice()];
+    series.lines.forEach(function (line, index) {
+      lines.push({label: line.label, stroke: PALETTE[index % PALETTE.length], width: 2});
+      data.push(line.values.map(Number));
+    });
+    var width = Math.max(240, box.clientWidth || 600);
+    fitted(box, new uPlot({width: width, height: 240, series: lines, axes: [{}, {size: 60}],
+                           scales: {x: {range: timeRange}}}, data, box), 240);
+  }
+
   // A time axis over points within a minute (one copy just now) gets a minute each side,
   // not the 1,000 days uPlot gives a single moment; a zoom inside the data is left alone.
   function timeRange(u, min, max) {
@@ -137,6 +156,9 @@
     var latency = document.getElementById("latency-chart");
     var slippage = document.getElementById("slippage-chart");
     if (!latency || latency.dataset.drawn) { return; }
+    // A folded section has no width yet: its charts are drawn when it opens.
+    var folded = latency.closest("details:not([open])");
+    if (folded) { return; }
     var data = JSON.parse(latency.dataset.quality || "{}");
     if (!data.at || data.at.length === 0) {
       chartNote(latency, "No filled copy in the window: no stage delays to chart yet.");
@@ -222,5 +244,10 @@
     sizingFields(event.target);
   });
   window.addEventListener("load", drawChart);
+  window.addEventListener("load", drawCompare);
   window.addEventListener("load", drawQuality);
+  // "toggle" does not bubble: caught on its way down to the details that opened.
+  document.addEventListener("toggle", function (event) {
+    if (event.target.open && event.target.querySelector("#latency-chart")) { drawQuality(); }
+  }, true);
 })();

@@ -36,7 +36,10 @@ RUN_ID = secrets.token_hex(4)
 DEADLINE = 120.0
 
 # Fixture modules shared across test packages.
-pytest_plugins = ["tests.wallet_fixtures", "tests.operations.log_capture", "tests.chain_venue"]
+pytest_plugins = [
+    "tests.wallet_fixtures", "tests.operations.log_capture", "tests.chain_venue",
+    "tests.mail_inbox", "tests.trading_support",
+]
 
 # The modules holding the longest tests (15 s to 90 s each, `make test`'s --durations):
 # started first, they spread over the xdist workers at once and end while the short tests
@@ -44,7 +47,7 @@ pytest_plugins = ["tests.wallet_fixtures", "tests.operations.log_capture", "test
 # worker consecutive runs of the collection; --maxschedchunk=2 (pyproject.toml) keeps
 # those runs short, so the slow tests go one to each free worker, not all to the first.
 SLOW_FIRST = frozenset({
-    "tests/services/test_money_soak.py",
+    "tests/services/wallets/test_money_soak.py",
     "tests/operations/test_commands.py",
     "tests/api/test_openapi_fuzz.py",
     "tests/operations/test_listen_gunicorn.py",
@@ -143,6 +146,12 @@ def redis_url() -> str:
     return REDIS_URL
 
 
+# For a test that runs no SQL and starts no process (each statement and process counted over
+# a run of it; docs/development/tests.md): the database is not what it tests, so its
+# PostgreSQL run would only repeat its SQLite one.
+one_database = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+
+
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                  ) -> Iterator[str]:
@@ -232,6 +241,16 @@ def venue_control(venue_server: Any) -> Iterator[Any]:
     control = Control(venue_server)
     yield control
     control.close()
+
+
+@pytest.fixture
+def venue_clock(venue_server: Any, venue_control: Any) -> Iterator[Any]:
+    """The sandbox's clock, moved by hand (``advance``): delays and settlement steps; the
+    venue's own clock again after the test."""
+    from tests.venue_lifecycle import hand_moved_clock
+
+    with hand_moved_clock(venue_server, venue_control) as clock:
+        yield clock
 
 
 @pytest.fixture

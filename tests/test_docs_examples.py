@@ -29,13 +29,7 @@ from eth_account import Account
 from models import User
 from tests.api.oauth_flow import csrf_from, page_csrf
 from tests.conftest import DEADLINE, free_port
-from tests.mcp_server.conftest import (  # noqa: F401 - fixtures
-    eoa_allowlist,
-    live_server,
-    make_sandbox_market,
-    make_trader,
-    market,
-)
+from tests.mcp_server.conftest import live_server  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 
@@ -82,7 +76,7 @@ def signed_in(live_server, set_settings, caplog) -> dict[str, str]:  # noqa: F81
 
 
 def test_the_rest_examples_sign_in_mint_a_key_order_and_copy(
-        signed_in, make_trader, market, venue_control):  # noqa: F811
+        signed_in, make_trader, market, venue_control):
     me = make_trader(user=User.get(User.email == signed_in["EMAIL"]))
     title = httpx.get(f"{signed_in['COPYTRADE_URL']}/api/markets/{market.slug}", headers={
         "Authorization": f"Bearer {signed_in['COPYTRADE_KEY']}"}).json()["title"]
@@ -245,3 +239,107 @@ def test_a_local_webhook_receiver_verifies_our_signature(
     assert tested["status"] == "sent" and tested["status_code"] == 204
     seen = json.loads(process.stdout.readline())
     assert seen["type"] == "notification.test" and seen["id"] not in ("", "msg_1")
+
+
+def _run_answering(example: str, answer: Any, env: dict[str, str]) -> list[str]:
+    """Run an interactive example; ``answer(shown)`` is what the person types. Its lines."""
+    process = subprocess.Popen(
+        [sys.executable, str(EXAMPLES / example)], text=True, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **env})
+    try:
+        shown = [process.stdout.readline()]
+        if example.endswith("code.py"):
+            shown.append(process.stdout.readline())
+        out, err = process.communicate(answer(shown) + "\n", timeout=DEADLINE)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    return [*shown, *out.splitlines()]
+
+
+def _last_json(lines: list[str]) -> Any:
+    """The JSON an interactive example printed last (after its prompt: no echo in a pipe)."""
+    last = lines[-1]
+    return json.loads(last[last.index("{"):])
+
+
+@pytest.mark.parametrize("example", ["mcp/confirm_form.py", "mcp/confirm_code.py"])
+def test_the_confirmation_examples_place_an_order_a_person_confirmed(
+        example, api_key, live_server, make_trader, market, venue_control):  # noqa: F811
+    trader = make_trader()
+    env = {"COPYTRADE_URL": live_server, "TOKEN_ID": market.yes,
+           "COPYTRADE_KEY": api_key("trade:execute", owner=trader.user)}
+
+    def answer(shown: list[str]) -> str:
+        if example.endswith("form.py"):
+            return "yes"
+        return shown[1].split(": ", 1)[1].strip()  # the person types the code they read
+
+    lines = _run_answering(example, answer, env)
+    assert lines[0].startswith("Buy 10.00 shares of")  # the preview's words, to a person
+    placed = _last_json(lines)
+    assert placed["status"] == "filled"
+    sent = [e for e in venue_control.received_orders() if e["order_id"] == placed["order_id"]]
+    assert len(sent) == 1
+
+
+def test_the_form_example_sends_nothing_when_the_person_says_no(
+        api_key, live_server, make_trader, market, venue_control):  # noqa: F811
+    trader = make_trader()
+    env = {"COPYTRADE_URL": live_server, "TOKEN_ID": market.yes,
+           "COPYTRADE_KEY": api_key("trade:execute", owner=trader.user)}
+    lines = _run_answering("mcp/confirm_form.py", lambda shown: "no", env)
+    answered = _last_json(lines)
+    assert answered["code"] == "validation_failed" and "declined" in answered["error"]
+    assert not [e for e in venue_control.received_orders()
+                if trader.maker.lower() in str(e).lower()]
+
+
+def test_the_readonly_agent_config_lists_read_tools_only(api_key, live_server):  # noqa: F811
+    server = _agent_server("agent-readonly.json", live_server)
+    key = api_key("read:account", "trade:execute")
+    headers = {name: value.replace("${COPYTRADE_KEY}", key)
+               for name, value in server["headers"].items()}
+    listed = httpx.post(server["url"], headers={
+        **headers, "Accept": "application/json, text/event-stream"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+    names = {tool["name"] for tool in listed.json()["result"]["tools"]}
+    assert "get_user_summary" in names and "place_market_order" not in names
+
+
+def test_the_task_example_follows_an_order_to_its_end(
+        api_key, live_server, make_trader, market, venue_control):  # noqa: F811
+    from services.identity import agent_confirmations, keys
+    from tests.mcp_server.conftest import session_of
+
+    trader = make_trader()
+    key = api_key("trade:execute", "trade:cancel", owner=trader.user)
+    agent_confirmations.set_required(session_of(trader.user), "api_key",
+                                     keys.resolve(key).credential_id, False)
+    out = run("mcp/task.py", COPYTRADE_URL=live_server, COPYTRADE_KEY=key,
+              TOKEN_ID=market.yes).splitlines()
+    assert out[:3] == ["created: working resting on the book",
+                       "now: working resting on the book", "after cancel: cancelled"]
+    placed = json.loads(out[3])
+    assert placed["status"] == "accepted"
+    assert venue_control.received_orders()[-1]["order_id"] == placed["order_id"]
+
+
+def test_the_share_examples_share_a_setup_another_user_reads_then_revoke_it(
+        signed_in, api_key):
+    target = Account.create().address.lower()
+    preview = run("rest/preview-config.sh", **signed_in, TARGET=target)
+    config = run("rest/create-config.sh", **signed_in, CONFIG_PREVIEW_ID=preview["preview_id"])
+    link = run("rest/share-config.sh", **signed_in, CONFIG_ID=config["id"])
+    assert link["url"].endswith(f"/dashboard/shared/{link['token']}")
+    assert link["show_results"] is False
+    # Another user reads it with a key of their own.
+    reader = {**signed_in, "COPYTRADE_KEY": api_key("read:markets")}
+    shown = run("rest/read-shared-config.sh", **reader, SHARED_TOKEN=link["token"])
+    assert shown["target_address"] == target and shown["results"] is None
+    assert shown["rules"]["size_multiplier"] == "0.5"
+    assert shown["rules"]["max_position_usdc"] == "100"
+    assert run("rest/revoke-share.sh", **signed_in, CONFIG_ID=config["id"]) == 204
+    gone = httpx.get(f"{signed_in['COPYTRADE_URL']}/api/shared-configs/{link['token']}",
+                     headers={"Authorization": f"Bearer {reader['COPYTRADE_KEY']}"})
+    assert gone.status_code == 404 and gone.json()["code"] == "not_found"

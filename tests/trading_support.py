@@ -1,6 +1,7 @@
 """Fixtures for trading tests: funded traders and fresh markets on the shared sandbox venue.
 
-Registered for tests/services and tests/api by their conftest.py.
+Registered for the whole suite by ``pytest_plugins`` in tests/conftest.py (a folder's own
+conftest.py may define its own, as tests/worker/copy_engine/ does).
 Each test gets its own market (a unique slug with house liquidity around 0.50), so tests
 never see each other's books on the session-wide sandbox.
 """

@@ -1,7 +1,7 @@
 """A hand-moved clock for the shared sandbox venue, and its switches put back afterwards.
 
-A test module wraps ``hand_moved_clock`` in its own ``venue_clock`` fixture: the venue's
-matching delays and trade settlement (devstack/venue/lifecycle.py) run on it.
+The ``venue_clock`` fixture (tests/conftest.py) wraps ``hand_moved_clock`` for a test: the
+venue's matching delays and trade settlement (devstack/venue/lifecycle.py) run on it.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import trio
 
 from models.base import utcnow
 from models.wallet import OPEN_STATES, Claim, CollateralWrap, TradingWallet, Withdrawal
+from services.copying import screening
 from services.identity import retention
 from services.platform import idempotency, jobs
 from services.platform.runtime import runtime
@@ -160,3 +161,18 @@ async def run_claim_sweeps(host: Any) -> None:
     """Queue a claim sweep every CLAIM_SWEEP_SECONDS, once across all workers."""
     await _sweeping("claim sweep", runtime().settings.deposits.claim_sweep_seconds,
                     schedule_claim_sweep)
+
+
+def schedule_screening() -> bool:
+    """Queue a screening sweep unless one was queued less than SCREENING_INTERVAL_SECONDS
+    ago by any worker; whether this call queued it."""
+    return _once_per("screening-tick", runtime().settings.screening.interval_seconds,
+                     screening.enqueue_sweep)
+
+
+@on_worker_start("screening")
+async def run_screening(host: Any) -> None:
+    """Queue a screening sweep every SCREENING_INTERVAL_SECONDS, once across all workers
+    (the first as the worker starts)."""
+    await _sweeping("screening", runtime().settings.screening.interval_seconds,
+                    schedule_screening)

@@ -84,5 +84,8 @@ def register(app: Flask) -> CopytradeApi:
 
     for blueprint in (configs.blp, helpers.blp, accounts.blp, traders.blp, notifications.blp):
         api.register_blueprint(blueprint)
+    from blueprints.api import shared_configs
+
+    api.register_blueprint(shared_configs.blp)
     app.extensions["copytrade_api"] = api
     return api

@@ -10,8 +10,8 @@ from blueprints.idempotency import idempotency_exempt
 from schemas import discovery_examples as examples
 from schemas.copyability import EXAMPLE, CopyabilityOperationSchema, CopyabilityRequestSchema
 from schemas.markets import TraderProfileSchema, TradersArgsSchema, TraderSchema
-from services.copying import copyability_reports, traders
-from services.markets import markets
+from schemas.screening import CompareArgsSchema, ComparedTraderSchema
+from services.copying import copyability_reports, leaderboard, traders
 
 blp = Blueprint("traders", __name__, url_prefix="/api/traders", description="Traders")
 
@@ -27,9 +27,40 @@ class Traders(MethodView):
     @blp.errors(400, 401, 403, 429, 503)
     def get(self, args):
         """The venue's leaderboard for a `period` (day, week, month, all), ranked by `pnl` or
-        `volume`: candidates to copy (MCP `list_top_traders`)."""
-        return markets.top_traders(args["period"].upper(), ORDER_BY[args["order_by"]],
-                                   args["limit"], args["category"])
+        `volume`: candidates to copy (MCP `list_top_traders`), screened.
+
+        Each row carries `screening`: the trader's last 30 days of fills replayed in the
+        background through the default rules (a multiplier of 1, positions up to 100 pUSD)
+        at this deployment's measured p50 and p95 detection delay, after fees, the same
+        replay as `POST /api/traders/{address}/copyability`; null until it has been
+        replayed. It says when it was replayed (`updated_at`), how many fills it rests on
+        (`fills`) and what a replay cannot know (`cannot_know`), and carries the trader's
+        flags with the numbers behind each (`flag_numbers`).
+
+        `sort` (with `direction`) orders by the venue's rank or PnL or any replay column;
+        `min_<column>`/`max_<column>`, `flag`, `without_flag`, `traded_category` and
+        `active_within_days` filter (a trader not replayed yet passes no such filter); `q`
+        searches addresses and names. The venue's top 50 are screened this way. 400
+        `validation_failed` names the field (`period`, `order_by`, `sort`, `flag`, ...)."""
+        return leaderboard.top_traders(args.pop("period").upper(),
+                                       ORDER_BY[args.pop("order_by")], args.pop("limit"),
+                                       args.pop("category"), **args)
+
+
+@blp.route("/compare")
+class TradersCompared(MethodView):
+    @access.requires("read:markets")
+    @blp.arguments(CompareArgsSchema, location="query")
+    @blp.response(200, ComparedTraderSchema(many=True))
+    @blp.errors(400, 401, 403, 429)
+    def get(self, args):
+        """Up to five traders' replays side by side, in the order asked: each one's
+        screening row, its numbers at the p50 and p95 delays (copies, skips by the rule that
+        skipped them, fees, drawdown, the capital it needs), the rules replayed and its
+        equity curve at p50 (cumulative PnL of the copies at the mark). A trader not
+        replayed yet answers nulls. 400 `validation_failed` (`addresses`) for more than five
+        or anything but wallet addresses."""
+        return leaderboard.compare(args["addresses"])
 
 
 @blp.route("/<string:address>", parameters=[examples.ADDRESS_PARAMETER])

@@ -11,6 +11,7 @@ from flask import Flask, redirect
 from blueprints import errors as error_mapping
 from blueprints.dashboard import (  # noqa: F401
     account,
+    agent_confirmations,
     apps,
     auth,
     configs,
@@ -21,7 +22,9 @@ from blueprints.dashboard import (  # noqa: F401
     notifications,
     numbers,
     positions,
+    refresh,
     session,
+    sharing,
     wallet,
     words,
 )

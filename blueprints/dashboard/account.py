@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from flask import Response, make_response, render_template
+from flask import Response, render_template
 
+from blueprints.dashboard import refresh
 from blueprints.dashboard import session as browser
 from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
 from schemas.accounts import (
@@ -99,7 +100,6 @@ def wrap_progress(wrap_id: UUID) -> Response:
     """One wrap's progress; the fragment polls itself until it is confirmed or failed (then
     the readiness card re-reads, through the ``wrap-confirmed`` event)."""
     wrap = collateral.describe(collateral.get(current_principal().user, wrap_id))
-    response = make_response(_wrap_fragment(wrap))
-    if wrap["status"] == "confirmed":
-        response.headers["HX-Trigger"] = "wrap-confirmed"
-    return response
+    if wrap["status"] == "confirmed":  # pUSD arrived: the balance changed too
+        return refresh.announce(_wrap_fragment(wrap), refresh.WRAP, refresh.BALANCE)
+    return refresh.announce(_wrap_fragment(wrap))

@@ -9,6 +9,7 @@ from flask import render_template
 
 from blueprints.dashboard.base import bp, current_principal, present
 from blueprints.dashboard.keys import SCOPE_HINTS
+from services.identity import agent_confirmations
 
 
 def _approvals() -> list[dict]:
@@ -23,7 +24,8 @@ def _approvals() -> list[dict]:
 @bp.get("/apps")
 def apps_page() -> str:
     """Every app the user allowed, with what it may do."""
-    return render_template("dashboard/apps.html", approvals=_approvals(), hints=SCOPE_HINTS)
+    return render_template("dashboard/apps.html", approvals=_approvals(), hints=SCOPE_HINTS,
+                           confirmations=agent_confirmations.pending(current_principal().user))
 
 
 @bp.post("/apps/<uuid:approval_id>/revoke")
@@ -32,5 +34,10 @@ def revoke_app(approval_id: UUID) -> str:
     from services.oauth import tokens as oauth
 
     oauth.revoke_approval(current_principal(), approval_id)
+    return apps_table()
+
+
+def apps_table() -> str:
+    """The apps table, fresh."""
     return render_template("dashboard/_apps_table.html", approvals=_approvals(),
                            hints=SCOPE_HINTS)

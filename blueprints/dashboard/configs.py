@@ -4,6 +4,7 @@ with its PnL curve, decisions (copied and skipped, with reasons) and live execut
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +19,7 @@ from blueprints.dashboard.base import (
     parse,
     present,
 )
+from schemas import rule_fields
 from schemas.configs import (
     ConfigCreateRequestSchema,
     ConfigFieldsSchema,
@@ -30,7 +32,8 @@ from schemas.configs import (
     DecisionSchema,
 )
 from schemas.fields import format_decimal
-from services.copying import configs, pnl_history
+from schemas.screening import ScreeningSchema
+from services.copying import configs, leaderboard, pnl_history
 from services.platform import errors
 
 DECISIONS_SHOWN = 50
@@ -41,54 +44,82 @@ CHART_STAGES = ("decision", "placement", "ack", "settlement", "taker_delay")
 
 
 def _config_form() -> dict[str, Any]:
-    """The editable fields as the JSON body of the REST call would carry them."""
-    blocked = [c.strip() for c in (request.form.get("blocked_categories") or "").split(",")]
+    """The editable fields as the JSON body of the REST call would carry them: each
+    declared rule from its control (blank text is off, an unticked box false)."""
     data: dict[str, Any] = {
         "target_name": request.form.get("target_name", "").strip(),
-        "size_multiplier": form_text("size_multiplier"),
-        "max_position_usdc": form_text("max_position_usdc"),
-        "blocked_categories": [c for c in blocked if c],
-        "take_profit_bps": form_int("take_profit_bps"),
-        "stop_loss_bps": form_int("stop_loss_bps"),
         "paper_trading": request.form.get("paper_trading") == "true",
     }
-    deviation = form_int("price_deviation_bps")
-    if deviation is not None:
-        data["price_deviation_bps"] = deviation
-    data.update(_rule_form())
+    for rule in rule_fields.RULES:
+        if rule.widget == "check":
+            data[rule.name] = request.form.get(rule.name) == "true"
+        elif rule.widget == "list":
+            text = request.form.get(rule.name) or ""
+            data[rule.name] = [w.strip() for w in text.split(",") if w.strip()]
+        elif rule.widget == "bands":
+            data[rule.name] = _bands(request.form.get(rule.name) or "")
+        elif rule.widget == "number":
+            data[rule.name] = form_int(rule.name)
+        else:
+            data[rule.name] = form_text(rule.name)
     # Only the sizing mode chosen is sent: a multiplier left in the form is not a fixed
     # amount's, nor a fixed amount the other modes' (the service clears what is stored).
     if data.get("sizing_mode") == "fixed_usdc":
         data["size_multiplier"] = None
     else:
         data["fixed_usdc"] = None
+    # A blank rule that is never off keeps its value; a blank one that can be off clears it.
     return {k: v for k, v in data.items()
-            if v is not None or k in ("take_profit_bps", "stop_loss_bps", *_NULLABLE_RULES)}
+            if v is not None or (k in rule_fields.BY_NAME and rule_fields.BY_NAME[k].nullable)}
 
 
-# Issue 27's rules the form may clear (blank: off).
-_NULLABLE_RULES = ("fixed_usdc", "min_trade_usdc", "max_trade_usdc", "min_target_trade_usdc",
-                   "min_price", "max_price", "daily_budget_usdc", "total_budget_usdc",
-                   "loss_stop_usdc", "max_drawdown_bps", "skip_if_ends_within_hours",
-                   "exit_hours_before_end")
+@bp.app_template_global()
+def rule_form(values: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The config form's sections: each declared rule with the text or tick it shows, and
+    whether a section holds a rule set away from its default (shown open)."""
+    values = values or {}
+    groups = []
+    for key, title in rule_fields.GROUPS:
+        rows, changed = [], False
+        for rule in rule_fields.in_group(key):
+            value = values.get(rule.name)
+            if rule.sizing == "multiplier" and values.get("sizing_mode") == "fixed_usdc":
+                value = None  # a fixed amount per copy multiplies nothing
+            checked = value in (True, "true") or (value is None and rule.default is True)
+            text = _shown(rule, value)
+            rows.append({"rule": rule, "text": text, "checked": checked})
+            changed = changed or (text not in ("", _shown(rule, rule.default))
+                                  if rule.widget != "check" else checked != bool(rule.default))
+        groups.append({"title": title, "rows": rows, "changed": changed})
+    return groups
 
 
-def _rule_form() -> dict[str, Any]:
-    """Issue 27's fields from the form: blank text is off, unticked boxes false."""
-    def words(name: str) -> list[str]:
-        return [w.strip() for w in (request.form.get(name) or "").split(",") if w.strip()]
+def _bands(text: str) -> Any:
+    """``max price: bps`` pairs, comma-separated, as the API's bands; the text itself when
+    it is not such pairs (the schema then names the field)."""
+    bands = []
+    for pair in (p.strip() for p in text.split(",") if p.strip()):
+        top, _, bps = pair.partition(":")
+        if not bps.strip().isdigit():
+            return text
+        bands.append({"max_price": top.strip(), "max_deviation_bps": int(bps)})
+    return bands
 
-    data: dict[str, Any] = {name: form_text(name) for name in _NULLABLE_RULES}
-    data["max_drawdown_bps"] = form_int("max_drawdown_bps")
-    for name in ("sizing_mode", "direction", "start_mode"):
-        data[name] = form_text(name)
-    data["max_consecutive_failures"] = form_int("max_consecutive_failures")
-    for name in ("round_up_to_min", "copy_buys", "copy_sells", "close_positions_on_stop",
-                 "copy_pending_matches"):
-        data[name] = request.form.get(name) == "true"
-    data["include_keywords"] = words("include_keywords")
-    data["exclude_keywords"] = words("exclude_keywords")
-    return data
+
+def _shown(rule: rule_fields.RuleField, value: Any) -> str:
+    """A rule's value as its control shows it (a list comma-separated, a choice and the
+    bands their default when unset)."""
+    if value is None:  # a new config: a choice and the bands show their default
+        if rule.widget == "select":
+            return rule.default
+        value = rule.default if rule.widget == "bands" else None
+        if value is None:
+            return ""
+    if rule.widget == "list" and not isinstance(value, str):
+        return ", ".join(str(v) for v in value)
+    if rule.widget == "bands" and not isinstance(value, str):
+        return ", ".join(f"{b['max_price']}: {b['max_deviation_bps']}" for b in value)
+    return str(value)
 
 
 def _glance(config: Any) -> dict[str, Any]:
@@ -111,8 +142,12 @@ def configs_page() -> str:
 
 @bp.get("/configs/new")
 def new_config() -> str:
-    """The create form (preview first)."""
-    return render_template("dashboard/config_new.html", values=request.args)
+    """The create form (preview first); from a screened trader's "Copy this trader", what
+    its replay expects beside it."""
+    target = request.args.get("target_address") or ""
+    expected = leaderboard.screened(target) if target else None
+    return render_template("dashboard/config_new.html", values=request.args,
+                           expected=present(ScreeningSchema(), expected) if expected else None)
 
 
 @bp.post("/configs/preview")

@@ -11,18 +11,31 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlencode
 
-from flask import render_template, request
+from flask import Response, render_template, request
+from markupsafe import Markup
 
-from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
+from blueprints.dashboard import refresh
+from blueprints.dashboard.base import (
+    bp,
+    current_principal,
+    form_text,
+    go,
+    is_htmx,
+    parse,
+    present,
+)
 from schemas.configs import CopyConfigSchema
 from schemas.copyability import CopyabilityOperationSchema
 from schemas.markets import (
     MarketPageSchema,
     MarketSummarySchema,
     TraderProfileSchema,
+    TradersArgsSchema,
     TraderSchema,
 )
+from schemas.screening import RANGED, SORTS, TRADER_FLAGS, ComparedTraderSchema
 from schemas.trading import (
     OrderPreviewSchema,
     PlaceOrderRequestSchema,
@@ -30,12 +43,12 @@ from schemas.trading import (
     PlaceOrderSchema,
     TradeSchema,
 )
-from services.copying import copyability_reports, traders
+from services.copying import copyability_reports, leaderboard, traders
 from services.copying import overview as overview_service
 from services.copying.configs import list_configs, suggest_multiplier
 from services.markets import markets
 from services.platform import errors
-from services.trading import orders, positions, previews
+from services.trading import order_reads, orders, positions, previews
 
 PERIODS = ("day", "week", "month", "all")
 
@@ -53,15 +66,47 @@ def home() -> str:
 
 @bp.get("/traders")
 def traders_page() -> str:
-    """The venue's leaderboard for a period, by PnL or volume (GET /api/traders)."""
-    period = request.args.get("period", "week")
-    order_by = request.args.get("order_by", "pnl")
-    if period not in PERIODS or order_by not in ("pnl", "volume"):
-        raise errors.ValidationFailed(fields={"period": ["day, week, month or all."]})
-    rows = markets.top_traders(period.upper(), "VOL" if order_by == "volume" else "PNL", 25)
+    """The screened leaderboard for a period, ranked by PnL or volume, sorted, filtered and
+    searched by the replay's columns (GET /api/traders)."""
+    raw: dict[str, Any] = {name: value for name, value in request.args.items()
+                           if value and name not in ("flag", "without_flag", "column", "low",
+                                                     "high")}
+    for name in ("flag", "without_flag"):
+        chosen = [value for value in request.args.getlist(name) if value]
+        if chosen:
+            raw[name] = chosen
+    column = request.args.get("column") or ""
+    for edge, field in (("min", "low"), ("max", "high")):
+        if column and request.args.get(field):
+            raw[f"{edge}_{column}"] = request.args[field]
+    args = parse(TradersArgsSchema(), raw)
+    args["limit"] = 50
+    rows = leaderboard.top_traders(args.pop("period").upper(),
+                                   "VOL" if args.pop("order_by") == "volume" else "PNL",
+                                   args.pop("limit"), args.pop("category"), **args)
     return render_template("dashboard/traders.html", traders=present(TraderSchema(many=True),
                                                                     rows),
-                           period=period, order_by=order_by, periods=PERIODS)
+                           args=request.args, periods=PERIODS, sorts=SORTS, flags=TRADER_FLAGS,
+                           ranged=RANGED)
+
+
+@bp.get("/traders/compare")
+def compare_page() -> str:
+    """Up to five traders' replays side by side (GET /api/traders/compare): equity curves
+    at our typical delay, the rules that skipped their trades, the capital each needs."""
+    shown = present(ComparedTraderSchema(many=True),
+                    leaderboard.compare(request.args.get("addresses") or ""))
+    times = sorted({point["at"] for trader in shown for point in trader["equity"]})
+    lines = []
+    for trader in shown:
+        by_time = {point["at"]: point["pnl_usdc"] for point in trader["equity"]}
+        value, values = "0", []
+        for moment in times:  # a curve holds its last value until its next copy
+            value = by_time.get(moment, value)
+            values.append(value)
+        lines.append({"label": trader["name"] or trader["address"][:10], "values": values})
+    return render_template("dashboard/traders_compare.html", traders=shown,
+                           chart_json=json.dumps({"at": times, "lines": lines}))
 
 
 @bp.get("/traders/<address>")
@@ -128,9 +173,18 @@ def markets_page() -> str:
 
 @bp.get("/markets/<slug>")
 def market_page(slug: str) -> str:
-    """One market: price chart, each outcome's book, the order ticket and your position."""
+    """One market: price chart, each outcome's book, the order ticket and your position (and
+    the order ``?order=`` names, where a form posted without JavaScript was sent)."""
+    placed = None
+    if request.args.get("order"):
+        order = order_reads.get_order(current_principal().user, request.args["order"])
+        placed = _placed_html(slug, order.token_id, orders.placed_now(order).response())
+    return _market_page(slug, request.args.get("token"), placed)
+
+
+def _market_page(slug: str, token: str | None, ticket_result: str | None = None) -> str:
     market = present(MarketPageSchema(), markets.market_page(slug, levels=8))
-    token = request.args.get("token") or market["outcomes"][0]["token_id"]
+    token = token or market["outcomes"][0]["token_id"]
     history = markets.price_history(token, request.args.get("interval", "1w"))
     chart = {"at": [int(p["at"].timestamp()) for p in history["points"]],
              "total": [str(p["price"]) for p in history["points"]]}
@@ -138,7 +192,8 @@ def market_page(slug: str) -> str:
     return render_template("dashboard/market.html", market=market, token=token,
                            chart_json=json.dumps(chart), held=held,
                            side=request.args.get("side", "buy"),
-                           size=request.args.get("size", ""))
+                           size=request.args.get("size", ""),
+                           ticket_result=Markup(ticket_result) if ticket_result else None)
 
 
 def _held(token: str) -> dict[str, Any] | None:
@@ -166,17 +221,53 @@ def order_preview(slug: str) -> str:
     """Quote the ticket (POST /api/markets/order/preview); the answer asks to confirm."""
     body = parse(PlaceOrderRequestSchema(), _ticket())
     quote = previews.create(current_principal().user, **body)
-    return render_template("dashboard/_order_preview.html", slug=slug,
+    html = render_template("dashboard/_order_preview.html", slug=slug,
                            preview=present(OrderPreviewSchema(), quote))
+    # A form posted without JavaScript gets the market's page with the preview in place.
+    return html if is_htmx() else _market_page(slug, body["token_id"], html)
 
 
 @bp.post("/markets/<slug>/order")
-def place_order(slug: str) -> str:
+def place_order(slug: str) -> Response:
     """Place the previewed order (POST /api/markets/order with its preview_id)."""
     data = {**_ticket(), "preview_id": form_text("preview_id") or ""}
     body = parse(PlaceOrderSchema(), data)
-    placed = orders.place_order(current_principal().user, source="manual",
-                                **body).response()
-    return render_template("dashboard/_order_placed.html", slug=slug,
-                           token_id=body["token_id"],
-                           placed=present(PlaceOrderResponseSchema(), placed))
+    placed = orders.place_order(current_principal().user, source="manual", **body)
+    if not is_htmx():  # posted without JavaScript: the market's page shows the order
+        return go(f"/dashboard/markets/{slug}?" + urlencode(
+            {"token": body["token_id"], "order": placed.order_id}))
+    return _placed_fragment(slug, body["token_id"], placed.response(), placed=True)
+
+
+@bp.get("/markets/<slug>/orders/<order_id>")
+def order_progress(slug: str, order_id: str) -> Response:
+    """A placed order as its record stands now: the fragment polls it while it is accepted
+    (resting, or waiting out the market's delay) and stops once it filled or ended."""
+    order = order_reads.get_order(current_principal().user, order_id)
+    return _placed_fragment(slug, order.token_id, orders.placed_now(order).response(),
+                            placed=False)
+
+
+def _placed_fragment(slug: str, token_id: str, answer: dict[str, Any], *,
+                     placed: bool) -> Response:
+    """The placed order's fragment; a fill announces that cash, shares and orders changed,
+    an order just placed to rest on the book (not each poll of it) that the orders did, an
+    order that left the book unfilled that they did again."""
+    shown = present(PlaceOrderResponseSchema(), answer)
+    html = _placed_html(slug, token_id, answer)
+    if shown["status"] == "filled":
+        return refresh.announce(html, *refresh.FILLED)
+    if shown["status"] == "accepted" and not placed:
+        return refresh.announce(html)
+    return refresh.announce(html, refresh.ORDERS)
+
+
+def _placed_html(slug: str, token_id: str, answer: dict[str, Any]) -> str:
+    return render_template("dashboard/_order_placed.html", slug=slug, token_id=token_id,
+                           placed=present(PlaceOrderResponseSchema(), answer))
+
+
+@bp.get("/markets/<slug>/position")
+def market_position(slug: str) -> str:
+    """The ticket's "Your position" in one outcome (re-read when shares change)."""
+    return render_template("dashboard/_held.html", held=_held(request.args.get("token", "")))

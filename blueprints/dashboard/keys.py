@@ -10,7 +10,7 @@ from flask import render_template, request
 from blueprints.dashboard import session as browser
 from blueprints.dashboard.base import bp, current_principal, form_int, form_text, parse, present
 from schemas.keys import SCOPES, ApiKeyCreateRequestSchema, ApiKeyCreateResponseSchema, ApiKeySchema
-from services.identity import auth, keys
+from services.identity import agent_confirmations, auth, keys
 
 # What each scope lets a key do, in plain words (SPEC "Authentication").
 SCOPE_HINTS: dict[str, str] = {
@@ -33,7 +33,8 @@ def _listing() -> list[dict]:
 def keys_page() -> str:
     """Every key of the user, and the form to mint one."""
     return render_template("dashboard/keys.html", keys=_listing(), scopes=SCOPES,
-                           hints=SCOPE_HINTS, expiry_choices=EXPIRY_CHOICES)
+                           hints=SCOPE_HINTS, expiry_choices=EXPIRY_CHOICES,
+                           confirmations=agent_confirmations.pending(current_principal().user))
 
 
 @bp.post("/keys")
@@ -52,7 +53,7 @@ def create_key() -> str:
     shown = present(ApiKeyCreateResponseSchema(), {
         **{name: getattr(created.key, name) for name in (
             "id", "name", "prefix", "scope_list", "created_at", "last_used_at", "expires_at",
-            "revoked_at")}, "secret": created.secret})
+            "revoked_at", "confirm_money_tools")}, "secret": created.secret})
     return render_template("dashboard/_key_created.html", created=shown, keys=_listing())
 
 
@@ -68,4 +69,9 @@ def send_step_up_code() -> str:
 def revoke_key(key_id: UUID) -> str:
     """Revoke one key (DELETE /api/keys/{id}); the refreshed list."""
     keys.revoke(current_principal(), key_id)
+    return keys_table()
+
+
+def keys_table() -> str:
+    """The keys table, fresh."""
     return render_template("dashboard/_keys_table.html", keys=_listing())

@@ -29,6 +29,7 @@ shares = bp.app_template_filter("shares")(numbers.shares)
 plural = bp.app_template_filter("plural")(numbers.plural)
 percent = bp.app_template_filter("percent")(numbers.percent)
 bps = bp.app_template_filter("bps")(numbers.bps)
+duration = bp.app_template_filter("duration")(numbers.duration)
 multiplier = bp.app_template_filter("multiplier")(numbers.multiplier)
 short_address = bp.app_template_filter("short_address")(addresses.short_address)
 

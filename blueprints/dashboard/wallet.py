@@ -6,14 +6,24 @@ from __future__ import annotations
 
 import io
 import uuid
+from typing import Any
 from uuid import UUID
 
 import segno
-from flask import render_template, request
+from flask import Response, render_template, request
 from markupsafe import Markup
 
+from blueprints.dashboard import refresh
 from blueprints.dashboard import session as browser
-from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
+from blueprints.dashboard.base import (
+    bp,
+    current_principal,
+    form_text,
+    go,
+    is_htmx,
+    parse,
+    present,
+)
 from schemas.wallets import (
     BalanceSchema,
     ClaimResponseSchema,
@@ -24,7 +34,7 @@ from schemas.wallets import (
     WithdrawResponseSchema,
 )
 from services.identity import auth
-from services.platform import idempotency
+from services.platform import errors, idempotency
 from services.wallets import claims, trading_accounts, wallets, withdrawals
 
 TOKEN_LABELS = {"usdc": "pUSD", "usdc_e": "USDC.e", "matic": "MATIC"}
@@ -41,10 +51,20 @@ def qr_svg(text: str) -> Markup:
 
 @bp.get("/wallet")
 def wallet_page() -> str:
-    """Deposit address and QR code; balances, withdraw and claims load as fragments."""
+    """Deposit address and QR code; balances, withdraw and claims load as fragments (and
+    the withdrawal ``?withdrawal=`` names, where a form posted without JavaScript was sent)."""
+    step = None
+    if request.args.get("withdrawal"):
+        record = withdrawals.get(current_principal().user, request.args["withdrawal"])
+        step = _withdrawal_fragment(record, None).get_data(as_text=True)
+    return _wallet_page(step)
+
+
+def _wallet_page(withdraw_step: str | None = None) -> str:
     deposit = present(DepositAddressSchema(), wallets.deposit_address(current_principal().user))
     return render_template("dashboard/wallet.html", deposit=deposit,
-                           qr=qr_svg(deposit["address"]), tokens=TOKEN_LABELS)
+                           qr=qr_svg(deposit["address"]), tokens=TOKEN_LABELS,
+                           withdraw_step=Markup(withdraw_step) if withdraw_step else None)
 
 
 @bp.get("/wallet/balances")
@@ -52,6 +72,20 @@ def wallet_balances() -> str:
     """Balances read from the chain now (GET /api/wallets/balance)."""
     balance = present(BalanceSchema(), wallets.balances(current_principal().user))
     return render_template("dashboard/_balances.html", balance=balance)
+
+
+@bp.get("/wallet/cash")
+def wallet_cash() -> str:
+    """The pUSD an order can spend, read from the chain now (the order ticket's line); a
+    dash when there is no wallet yet or the chain cannot be read (the ticket still works)."""
+    user = current_principal().user
+    balance = None
+    if wallets.for_user(user) is not None:  # reading it never creates the wallet
+        try:
+            balance = present(BalanceSchema(), wallets.balances(user))
+        except (errors.CopytradeError, OSError):
+            balance = None
+    return render_template("dashboard/_cash.html", balance=balance)
 
 
 def _withdraw_form() -> dict:
@@ -69,14 +103,24 @@ def confirm_withdrawal() -> str:
     if code_sent:
         auth.request_step_up(caller.user.email, client_ip=request.remote_addr)
     # One key per confirmation shown: submitting it twice sends one withdrawal.
-    return render_template("dashboard/_withdraw_confirm.html", body=present(
+    html = render_template("dashboard/_withdraw_confirm.html", body=present(
         WithdrawRequestSchema(), body), label=TOKEN_LABELS[body["token"]],
         code_sent=code_sent, idempotency_key=uuid.uuid4(), mail=auth.codes_by_mail(),
         email=caller.user.email)
+    # A form posted without JavaScript gets the wallet's page with the confirmation in place.
+    return html if is_htmx() else _wallet_page(html)
+
+
+def _withdrawal_fragment(record: Any, message: str | None) -> Response:
+    """A withdrawal's progress; once confirmed, the balance cards re-read."""
+    shown = present(WithdrawalSchema(), withdrawals.describe(record))
+    body = render_template("dashboard/_withdrawal.html", message=message, withdrawal=shown,
+                           label=TOKEN_LABELS)
+    return refresh.announce(body, refresh.BALANCE if shown["status"] == "confirmed" else "")
 
 
 @bp.post("/wallet/withdraw")
-def withdraw() -> str:
+def withdraw() -> Response:
     """Send it (POST /api/trading-wallet/withdraw, keyed); then follow its progress."""
     body = parse(WithdrawRequestSchema(), _withdraw_form())
     key = idempotency.parse_key(form_text("idempotency_key"), field="idempotency_key")
@@ -93,18 +137,16 @@ def withdraw() -> str:
     # the same key and body again (a double click, a resubmitted form) replays the answer
     answer = idempotency.run_once(caller.user_id, key, idempotency.fingerprint(
         "dashboard-withdraw", present(WithdrawRequestSchema(), body)), send).body
-    record = withdrawals.get(user, answer["withdrawal_id"])
-    return render_template("dashboard/_withdrawal.html", message=answer["message"],
-                           withdrawal=present(WithdrawalSchema(), withdrawals.describe(record)),
-                           label=TOKEN_LABELS)
+    if not is_htmx():  # posted without JavaScript: the wallet's page follows it
+        return go(f"/dashboard/wallet?withdrawal={answer['withdrawal_id']}")
+    return _withdrawal_fragment(withdrawals.get(user, answer["withdrawal_id"]),
+                                answer["message"])
 
 
 @bp.get("/wallet/withdrawals/<uuid:withdrawal_id>")
-def withdrawal_status(withdrawal_id: UUID) -> str:
+def withdrawal_status(withdrawal_id: UUID) -> Response:
     """One withdrawal's progress (polled until confirmed or failed)."""
-    record = withdrawals.get(current_principal().user, withdrawal_id)
-    return render_template("dashboard/_withdrawal.html", message=None, label=TOKEN_LABELS,
-                           withdrawal=present(WithdrawalSchema(), withdrawals.describe(record)))
+    return _withdrawal_fragment(withdrawals.get(current_principal().user, withdrawal_id), None)
 
 
 @bp.get("/wallet/claimable")
@@ -117,16 +159,22 @@ def claimable() -> str:
 
 
 @bp.post("/wallet/claim")
-def claim() -> str:
+def claim() -> Response:
     """Claim resolved positions (POST /api/positions/claim); then follow each claim."""
     token_ids = request.form.getlist("token_ids") or None
     sent = claims.claim(current_principal().user, token_ids)
     answer = {**present(ClaimResponseSchema(), sent), "message": sent["summary"]}
-    return render_template("dashboard/_claims.html", answer=answer)
+    # A claim already confirmed polls no more: announce it here (the others, when they end).
+    confirmed = any(c["status"] == "confirmed" for c in answer["claims"])
+    return refresh.announce(render_template("dashboard/_claims.html", answer=answer),
+                            *((refresh.BALANCE, refresh.POSITIONS) if confirmed else ()))
 
 
 @bp.get("/wallet/claims/<uuid:claim_id>")
-def claim_status(claim_id: UUID) -> str:
-    """One claim's progress (polled until confirmed or failed)."""
+def claim_status(claim_id: UUID) -> Response:
+    """One claim's progress (polled until confirmed or failed); once confirmed, the balance
+    and positions cards re-read."""
     item = present(ClaimSchema(), claims.describe(claims.get(current_principal().user, claim_id)))
-    return render_template("dashboard/_claim.html", claim=item)
+    confirmed = item["status"] == "confirmed"
+    return refresh.announce(render_template("dashboard/_claim.html", claim=item),
+                            *((refresh.BALANCE, refresh.POSITIONS) if confirmed else ()))

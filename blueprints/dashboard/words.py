@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlencode
 
 from flask import g
+from werkzeug.datastructures import MultiDict
 
 from blueprints.dashboard.base import bp
 from services.copying import copy_notices, rule_labels
@@ -35,3 +37,20 @@ def reason_words(code: str | None) -> str:
     """A skip, failure or stop reason code in words, as a sentence starts it."""
     text = copy_notices.readable(code) if code else ""
     return text[:1].upper() + text[1:]
+
+
+@bp.app_template_filter("flag_words")
+def flag_words(numbers: Mapping[str, Any] | None) -> str:
+    """A flag's numbers in words, for its badge's title: "lost share 0.2, threshold 0.15"."""
+    return ", ".join(f"{name.replace('_', ' ')} {value if value is not None else '—'}"
+                     for name, value in (numbers or {}).items())
+
+
+@bp.app_template_global("sorted_by")
+def sorted_by(args: MultiDict[str, str], name: str) -> str:
+    """The query string of the traders page sorted by ``name`` (the other way when it
+    already is), its other choices kept."""
+    kept = [(key, value) for key, values in args.lists() for value in values
+            if key not in ("sort", "direction")]
+    flip = args.get("sort") == name and args.get("direction") != "asc"
+    return urlencode([*kept, ("sort", name), *([("direction", "asc")] if flip else [])])

@@ -22,6 +22,7 @@ from blueprints.mcp.catalogue import catalogue
 from schemas.jsonrpc import JsonRpcRequestSchema, JsonRpcResponseSchema
 
 ENDPOINT = "/api/mcp"
+READONLY_ENDPOINT = ENDPOINT + "/readonly"
 
 blp = Blueprint("mcp", __name__, url_prefix=ENDPOINT, description="MCP server")
 
@@ -43,6 +44,14 @@ tools require an `idempotency_key` argument (the store behind REST's Idempotency
 refused when it is down); `place_market_order` and `create_copy_config` require a
 `preview_id`. Tool failures are results with `isError: true` and `{error, code}`. The
 manifest is at `/.well-known/mcp.json`.
+
+Money-moving calls (`place_market_order`, `create_copy_config` and `start_copying` for a
+live config, `update_copy_config` raising a limit, `claim_positions`) wait for a person
+unless the key's or app's owner turned that off: a 2026-07-28 client that declared
+elicitation gets `resultType: input_required` with an `elicitation/create` form and a
+signed `requestState`; any other gets an `isError` result (`validation_failed` naming
+`confirmation_code`) whose `confirmation` holds the code to pass back. A read-only endpoint
+is at `/api/mcp/readonly`.
 """
 
 
@@ -71,6 +80,30 @@ class McpEndpoint(MethodView):
     @blp.errors(401, 429)
     def post(self):
         return transport.handle()
+
+
+@blp.route("/readonly")
+class ReadOnlyEndpoint(MethodView):
+    @access.api_credential_only
+    @idempotency_exempt("the read-only endpoint serves no write tool.")
+    @blp.doc(summary="Read-only MCP endpoint", description=(
+        "The MCP endpoint for agents that only watch: the same protocol as `/api/mcp`, "
+        "but `tools/list` lists read tools only and a `tools/call` of any other tool "
+        "answers -32602 `Unknown tool`, whatever scopes the credential holds. OAuth tokens "
+        "for `/api/mcp` are accepted here."),
+        requestBody={"required": True,
+                     "content": {"application/json": {"schema": JsonRpcRequestSchema}}})
+    @blp.alt_response(200, schema=JsonRpcResponseSchema, description="A JSON-RPC response.")
+    @blp.alt_response(202, description="A notification was accepted (no body).")
+    @blp.alt_response(400, schema=JsonRpcResponseSchema,
+                      description="JSON-RPC error, as on `/api/mcp`.")
+    @blp.alt_response(403, schema=JsonRpcResponseSchema,
+                      description="A foreign `Origin`, or a read tool needing a missing scope.")
+    @blp.alt_response(404, schema=JsonRpcResponseSchema,
+                      description="Unknown method (2026-07-28) or Mcp-Session-Id.")
+    @blp.errors(401, 429)
+    def post(self):
+        return transport.handle(readonly=True)
 
 
 @blp.route("/server-card")
@@ -113,7 +146,7 @@ def _challenge(response: Response) -> Response:
 
 
 def _origin_guard() -> Response | None:
-    if request.path.rstrip("/") != ENDPOINT:
+    if request.path.rstrip("/") not in (ENDPOINT, READONLY_ENDPOINT):
         return None
     return transport.origin_refusal()
 

@@ -16,6 +16,7 @@ from marshmallow import Schema
 
 from blueprints.mcp import schema_export
 from blueprints.mcp.tools import TOOLS, Tool, with_idempotency_key
+from services.identity import money_tools
 
 META_SCOPE = "com.copytrade/scope"
 _LOCK = threading.Lock()
@@ -44,7 +45,7 @@ def _with_argument_groups(tool: Tool, input_json: dict[str, Any]) -> dict[str, A
 
 def _definition(tool: Tool, input_json: dict[str, Any], output_json: dict[str, Any]
                 ) -> dict[str, Any]:
-    return {
+    definition = {
         "name": tool.name,
         "title": tool.title,
         "description": tool.description,
@@ -53,6 +54,9 @@ def _definition(tool: Tool, input_json: dict[str, Any], output_json: dict[str, A
         "annotations": tool.annotations.as_json(tool.title),
         "_meta": {META_SCOPE: tool.scope},
     }
+    if money_tools.guarded(tool.name):  # 2025-11-25 tasks: followed to a final state
+        definition["execution"] = {"taskSupport": "optional"}
+    return definition
 
 
 def catalogue(app: Flask) -> dict[str, CatalogueEntry]:

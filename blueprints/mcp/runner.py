@@ -19,7 +19,7 @@ from typing import Any
 from flask import current_app
 from marshmallow import ValidationError
 
-from blueprints.mcp import untrusted
+from blueprints.mcp import confirmations, untrusted
 from blueprints.mcp.catalogue import CatalogueEntry
 from blueprints.mcp.protocol import META_REPLAY
 from services.platform import errors, idempotency
@@ -38,10 +38,13 @@ class ToolResult:
     is_error: bool = False
     replayed: bool = False
     untrusted: tuple[str, ...] = ()  # where third-party text is (Tool.untrusted)
+    input_required: dict[str, Any] | None = None  # an InputRequiredResult instead
 
     def as_json(self) -> dict[str, Any]:
         """The ``result`` object of a tools/call response: a text block mirrors the data,
         with third-party text in the untrusted-data envelope (blueprints/mcp/untrusted.py)."""
+        if self.input_required is not None:
+            return dict(self.input_required)
         meta: dict[str, Any] = {}
         shown = self.structured
         found = [] if self.is_error else untrusted.pointers(self.structured, self.untrusted)
@@ -85,7 +88,8 @@ def _translate(exc: Exception, tool_name: str) -> errors.CopytradeError:
     return translated
 
 
-def run(entry: CatalogueEntry, principal: Principal, arguments: dict[str, Any]) -> ToolResult:
+def run(entry: CatalogueEntry, principal: Principal, arguments: dict[str, Any],
+        asking: confirmations.Asking = confirmations.CODE_ONLY) -> ToolResult:
     """Call the tool for ``principal``; raises ScopeRequired when the credential lacks it."""
     tool = entry.tool
     if tool.scope is not None:
@@ -93,10 +97,19 @@ def run(entry: CatalogueEntry, principal: Principal, arguments: dict[str, Any]) 
     try:
         args = entry.input_schema().load(arguments)
         key = args.pop("idempotency_key", None)
+        code = args.pop(confirmations.FIELD, None)
         output = tool.output.schema()
 
         def execute() -> tuple[int, Any]:
-            dumped = output.dump(tool.output.present(tool.call(principal, args)))
+            # Inside the idempotency run: a replay of a finished call needs no new
+            # confirmation, and a refusal is never saved as the key's answer.
+            confirmed = confirmations.check(principal, tool.name, args, code, asking)
+            try:
+                result = tool.call(principal, args)
+            except Exception:
+                confirmations.release(confirmed)
+                raise
+            dumped = output.dump(tool.output.present(result))
             # Through the app's JSON provider, as a REST response body would be: free-form
             # Dict fields may still hold Decimals or datetimes.
             return OK, json.loads(current_app.json.dumps(dumped))
@@ -106,5 +119,7 @@ def run(entry: CatalogueEntry, principal: Principal, arguments: dict[str, Any]) 
         digest = idempotency.fingerprint("mcp", tool.name, args)
         outcome = idempotency.run_once(principal.user_id, key, digest, execute)
         return ToolResult(outcome.body, replayed=outcome.replayed, untrusted=tool.untrusted)
+    except confirmations.InputRequired as asked:
+        return ToolResult(None, input_required=asked.result)
     except Exception as exc:  # every failure is the agent's to read, never a 500
         return failure(_translate(exc, tool.name))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, validate
 
 from schemas.common import PageArgsSchema, PaginationSchema
 from schemas.configs import (
@@ -55,6 +55,7 @@ from schemas.notifications import (
     NotificationsArgsSchema,
     NotificationSchema,
 )
+from schemas.shared_configs import SharedConfigSchema
 from schemas.stats import PlatformStatsSchema
 from schemas.trading import (
     CancelResultSchema,
@@ -70,7 +71,9 @@ from schemas.trading import (
     UserSummarySchema,
 )
 from schemas.wallets import ClaimRequestSchema, ClaimResponseSchema
-from services.copying import configs, copyability_reports, traders
+from services.copying import configs, copyability_reports, leaderboard, traders
+from services.copying.configs import sharing
+from services.identity import money_tools
 from services.markets import markets
 from services.notifications import inbox
 from services.platform.principal import Principal
@@ -89,6 +92,9 @@ from services.wallets import claims, readiness
 Idempotency = Literal["none", "optional", "required"]
 ServiceCall = Callable[[Principal, dict[str, Any]], Any]
 
+CONFIRMATION_CODE_DOC = (
+    "Only when a person must confirm this call: the code an earlier call with the same "
+    "arguments answered (in `confirmation`), once the person agreed. Single use, 15 minutes.")
 IDEMPOTENCY_KEY_DOC = (
     "A UUID you generate for this action. Retrying with the same key (within 24 hours) "
     "returns the first result without doing it again; use a new key for a new action.")
@@ -114,6 +120,9 @@ class Annotations:
 MARKET_TEXT = ("title", "category", "description", "outcomes[].outcome")
 POSITION_TEXT = ("positions[].market_title", "positions[].outcome")
 CONFIG_TEXT = ("target_name",)
+# A shared setup's words are its owner's, another user's.
+SHARED_TEXT = ("rules.include_keywords[]", "rules.exclude_keywords[]",
+               "rules.blocked_categories[]")
 
 # Reads of our own database; reads that ask the venue or the chain.
 LOCAL_READ = Annotations(read_only=True)
@@ -260,20 +269,28 @@ TOOLS: tuple[Tool, ...] = (
         annotations=VENUE_READ),
     Tool(
         name="list_top_traders", title="Top traders", scope="read:markets",
-        untrusted=("traders[].name",),
+        untrusted=("traders[].name", "traders[].screening.categories[]"),
         description=(
             "The venue's leaderboard for a period (DAY, WEEK, MONTH, ALL), ranked by PnL or "
             "volume: wallet address, name, PnL, volume. Candidates for `target_address` in "
-            "preview_copy_config."),
+            "preview_copy_config. Screened: each row's `screening` is the trader's last 30 "
+            "days replayed through default rules at our measured p50/p95 delay after fees "
+            "(a replay: `fills` it rests on, `updated_at`, `cannot_know`), with flags "
+            "(market_maker, high_frequency, toxic_for_copying, thin_history, wash_like, "
+            "inactive) and their numbers; `sort`/`direction`, `min_<column>`/`max_<column>`, "
+            "`flag`, `without_flag`, `traded_category`, `active_within_days` and `q` (address "
+            "or name) sort, filter and search as GET /api/traders does."),
         input=TopTradersArgsSchema, output=listing("traders", TraderSchema,
                                                    "TopTradersResult"),
-        call=lambda principal, args: markets.top_traders(
-            args["period"], args["order_by"], args["limit"], args["category"]),
+        call=lambda principal, args: leaderboard.top_traders(
+            args.pop("period"), args.pop("order_by"), args.pop("limit"), args.pop("category"),
+            **args),
         annotations=VENUE_READ),
     Tool(
         name="get_trader_profile", title="Trader profile", scope="read:markets",
         untrusted=("name", "markets[].title", "recent_trades[].title",
-                   "recent_trades[].outcome", "positions[].title", "positions[].outcome"),
+                   "recent_trades[].outcome", "positions[].title", "positions[].outcome",
+                   "screening.categories[]"),
         description=(
             "One wallet as the venue shows it, to judge whether to copy it: PnL over time "
             "(its recent trades and redemptions replayed at average cost, the last point "
@@ -282,6 +299,26 @@ TOOLS: tuple[Tool, ...] = (
         input=TraderProfileArgsSchema, output=single(TraderProfileSchema),
         call=lambda principal, args: traders.trader_profile(
             traders.wallet_address(args["address"])),
+        annotations=VENUE_READ),
+    Tool(
+        name="get_shared_config", title="Shared copy setup", scope="read:markets",
+        untrusted=SHARED_TEXT,
+        description=(
+            "A copy setup someone shared by link: the trader it copies (`target_address`) "
+            "and its rules (`rules`: the fields preview_copy_config takes, without "
+            "target_name and paper_trading); `results` (the config's realized, unrealized "
+            "and total PnL, filled copies, whether on paper) only when its owner chose to "
+            "show them, null otherwise. `token` is the link's last part "
+            "(.../dashboard/shared/<token>). An unknown or revoked link fails with "
+            "`not_found`. To copy the setup, call preview_copy_config with target_address "
+            "and the rules. Sharing a config is done on the dashboard or over REST (POST "
+            "/api/configs/{id}/share): its link is shown once and never stored, so no "
+            "tool's replayable result may hold it."),
+        input=arguments("GetSharedConfigArgs", token=fields.String(
+            required=True, validate=validate.Length(min=1, max=100),
+            metadata={"description": "The link's token: what follows /dashboard/shared/."})),
+        output=single(SharedConfigSchema),
+        call=lambda principal, args: sharing.read(args["token"]),
         annotations=VENUE_READ),
     Tool(
         name="get_copyability_report", title="Copyability report", scope="read:markets",
@@ -601,12 +638,17 @@ TOOLS_BY_NAME: dict[str, Tool] = {tool.name: tool for tool in TOOLS}
 
 
 def with_idempotency_key(tool: Tool) -> type[Schema]:
-    """The tool's full input schema: its arguments plus ``idempotency_key`` when it takes one."""
+    """The tool's full input schema: its arguments plus ``idempotency_key`` when it takes one,
+    and ``confirmation_code`` when it may move money."""
     if tool.idempotency == "none":
         return tool.input
-    key = fields.UUID(required=tool.idempotency == "required",
-                      metadata={"description": IDEMPOTENCY_KEY_DOC})
-    return type(f"{tool.input.__name__}WithKey", (tool.input,), {"idempotency_key": key})
+    extra: dict[str, fields.Field] = {"idempotency_key": fields.UUID(
+        required=tool.idempotency == "required", metadata={"description": IDEMPOTENCY_KEY_DOC})}
+    if money_tools.guarded(tool.name):
+        extra["confirmation_code"] = fields.String(
+            load_default=None, validate=validate.Length(max=20),
+            metadata={"description": CONFIRMATION_CODE_DOC})
+    return type(f"{tool.input.__name__}WithKey", (tool.input,), extra)
 
 
 def visible_to(principal: Principal) -> list[Tool]:

@@ -121,7 +121,8 @@ Routes (JSON bodies; money and sizes as decimal strings):
 * DELETE /_sandbox/orders                     forget them
 * GET    /_sandbox/requests?since=<epoch s>   requests per endpoint per second (rate limits)
 * DELETE /_sandbox/requests                   forget them
-* POST   /_sandbox/whales/start {interval?}, /_sandbox/whales/stop, /_sandbox/whales/tick
+* POST   /_sandbox/whales/start {interval?, styles?}, /_sandbox/whales/stop, /_sandbox/whales/tick
+* POST   /_sandbox/styles/tick                 the scripted market maker and scalper, once
 * POST   /_sandbox/rtds/mute                  {enabled}: the RTDS feed stops sending trades
                                              (connections stay open and answer pings)
 * POST   /_sandbox/rtds/down                  {enabled}: the RTDS feed killed: every
@@ -247,6 +248,8 @@ def state_summary():
             "house": state.house,
             "whales": state.whales,
             "whales_running": _whales().running,
+            "styles": {"market_maker": _whales().styles.maker,
+                       "scalper": _whales().styles.scalper},
             "lifespans": _lifespans(state),
             "markets": markets,
             "faults": state.faults.snapshot(),
@@ -945,10 +948,12 @@ def forget_requests():
 
 @bp.post("/whales/start")
 def whales_start():
-    """Start the scripted whales {interval?: seconds}."""
+    """Start the scripted whales {interval?: seconds, styles?: true (the scripted market
+    maker and scalper trade on the same ticks, and every whale buys once on the first)}."""
     body = _body()
     interval = _decimal(body, "interval")
-    _whales().start(float(interval) if interval is not None else None)
+    _whales().start(float(interval) if interval is not None else None,
+                    styles=bool(body.get("styles")))
     return json_response({"running": True, "whales": _state().whales})
 
 
@@ -964,6 +969,12 @@ def whales_tick():
     """Make one whale trade now."""
     state = _state()
     return _fills_json(state, state.whale_tick())
+
+
+@bp.post("/styles/tick")
+def styles_tick():
+    """Make the scripted market maker and scalper trade once now (their fills)."""
+    return _fills_json(_state(), _whales().styles.tick())
 
 
 @bp.post("/snapshot")

@@ -154,6 +154,8 @@ class _Book:
     spent_by_day: dict[str, Decimal] = field(default_factory=dict)
     spent_total: Decimal = ZERO
     stopped: str | None = None
+    entries: dict[str, int] = field(default_factory=dict)  # buys into each open position
+    last_copy: dict[str, int] = field(default_factory=dict)  # market -> last copy (unix s)
 
     def open_cost(self) -> Decimal:
         return sum((h.cost_usdc for h in self.holdings.values()), ZERO)
@@ -207,15 +209,25 @@ class _Run:
             target_after = None  # the target holds the other outcome: sell by its fraction
         price = self.price(own.token_id, at, own.price)
         book = moved_book(self.facts[own.token_id], price)
+        state, market = self.state, fill.condition_id or own.token_id
+        held = {t for t, h in state.holdings.items() if h.shares > 0}
+        context = replace(self.context(at), entries=state.entries.get(own.token_id, 0),
+                          open_positions=len(held), last_copy_at=state.last_copy.get(market))
         decision = mirror.decide(
             self.rules, own, self.view(own.token_id, book),
-            self.state.holdings.get(own.token_id, Holding()),
-            target_position_after=target_after, context=self.context(at))
+            state.holdings.get(own.token_id, Holding()),
+            target_position_after=target_after, context=context)
         if not decision.copies:
             self.out.skips[fill.key] = decision.reason or "skipped"
             return
         if not self.execute(fill.key, decision, book, at, "mirror"):
             self.out.skips[fill.key] = mirror.NO_LIQUIDITY
+            return
+        state.last_copy[market] = int(at)
+        if decision.side == mirror.BUY:
+            state.entries[own.token_id] = state.entries.get(own.token_id, 0) + 1
+        if state.holdings.get(own.token_id, Holding()).shares <= 0:
+            state.entries.pop(own.token_id, None)  # flat: the next buy opens it again
 
     def exits(self, at: Decimal) -> None:
         """Take-profit, stop-loss and exits before a market's end, at ``at``."""
@@ -327,6 +339,16 @@ def replay(fills: Sequence[TargetFill], facts: Mapping[str, TokenFacts], rules: 
     for fill in sorted(fills, key=lambda f: f.timestamp):
         run.fill(fill, after.get(fill.key))
     return run.finish()
+
+
+def equity_curve(run: Replay) -> list[dict[str, object]]:
+    """The replay's PnL over time: each copy's part at the mark added up in time order,
+    one point per copy ({at: unix seconds, pnl_usdc})."""
+    total, points = ZERO, []
+    for copy in sorted(run.copies, key=lambda c: c.at):
+        total += copy.pnl
+        points.append({"at": int(copy.at), "pnl_usdc": money(total)})
+    return points
 
 
 def target_pnl(fill: TargetFill, facts: Mapping[str, TokenFacts], fee: Decimal = ZERO
@@ -448,5 +470,5 @@ def build_report(fills: Sequence[TargetFill], facts: Mapping[str, TokenFacts],
 
 
 __all__ = ["TOO_FAST", "TOO_ILLIQUID", "TOO_SMALL", "UNCOPYABLE", "Copy", "Replay",
-           "TokenFacts", "bootstrap", "build_report", "money", "moved_book", "percentile", "replay",
-           "target_pnl"]
+           "TokenFacts", "bootstrap", "build_report", "equity_curve", "money", "moved_book",
+           "percentile", "replay", "target_pnl"]

@@ -22,7 +22,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -41,11 +41,11 @@ from models.copying import (
     CopyIntent,
 )
 from models.user import User
+from schemas import rule_fields
 from services.copying import copyability
 from services.copying import mirror as copying
 from services.copying.configs import crud
 from services.copying.configs.rules import (
-    DECIMAL_FIELDS,
     check_combination,
     validate_fields,
     with_defaults,
@@ -56,7 +56,7 @@ from services.platform import errors, jobs, venues
 from services.platform.principal import user_id_of
 from services.platform.runtime import runtime
 from venue.errors import VenueError, VenueNotFound
-from venue.models import ActivityItem, Side
+from venue.models import ActivityItem, Position, Side
 
 log = logging.getLogger(__name__)
 
@@ -154,13 +154,14 @@ def _rule_fields(user: User | UUID | str, address: str, raw: Mapping[str, Any]
     return {name: fields.get(name) for name in RULE_NAMES}
 
 
-def _encode(value: Any) -> Any:
+def encode(value: Any) -> Any:
+    """``value`` with decimals as text and times in ISO 8601, for JSON."""
     if isinstance(value, Decimal):
         return str(value)
     if isinstance(value, dict):
-        return {k: _encode(v) for k, v in value.items()}
+        return {k: encode(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_encode(v) for v in value]
+        return [encode(v) for v in value]
     if isinstance(value, datetime):
         return value.isoformat()
     return value
@@ -185,7 +186,7 @@ def request(user: User | UUID | str, address: str, raw: Mapping[str, Any]
             inputs["balance_usdc"] = readiness.available_usdc(owner.id)
         except Exception:  # no trading account: nothing to size against
             inputs["balance_usdc"] = Decimal(0)
-    text = json.dumps(_encode(inputs), sort_keys=True)
+    text = json.dumps(encode(inputs), sort_keys=True)
     digest = hashlib.sha256(f"{address}|{window}|{text}".encode()).hexdigest()
     now = utcnow()
     with atomic():
@@ -320,7 +321,7 @@ def run(report_id: UUID | str) -> str:
     CopyabilityReport.update(status=REPORT_DONE, finished_at=finished,
                              expires_at=finished + CACHE_TTL, stage="done",
                              progress_done=CopyabilityReport.progress_total,
-                             report=json.dumps(_encode(report), sort_keys=True)).where(
+                             report=json.dumps(encode(report), sort_keys=True)).where(
         CopyabilityReport.id == row.id).execute()
     return REPORT_DONE
 
@@ -328,16 +329,16 @@ def run(report_id: UUID | str) -> str:
 def _inputs(row: CopyabilityReport) -> dict[str, Any]:
     inputs = json.loads(row.inputs)
     rules = inputs["rules"]
-    for name in DECIMAL_FIELDS:
-        if rules.get(name) is not None:
-            rules[name] = Decimal(rules[name])
+    for rule in rule_fields.RULES:
+        if rule.name in rules:
+            rules[rule.name] = rule.decode(rules[rule.name])
     for name in ("exposure_limit", "balance_usdc"):
         if inputs.get(name) is not None:
             inputs[name] = Decimal(inputs[name])
     return inputs
 
 
-def _fill(row: ActivityItem) -> copying.TargetFill:
+def fill_of(row: ActivityItem) -> copying.TargetFill:
     return copying.TargetFill(
         key=f"{row.transaction_hash}:{row.asset}:{row.side}", wallet=row.wallet,
         token_id=row.asset, side=Side.parse(row.side), size=row.size, price=row.price,
@@ -397,6 +398,57 @@ def _token_facts(token: str, start: int, end: int) -> copyability.TokenFacts:
         other_token_id=others[0] if len(others) == 1 else None)
 
 
+def target_fills(address: str, start: int) -> list[ActivityItem]:
+    """The wallet's trades since ``start`` (the newest MAX_FILLS), oldest first; same-second
+    fills in the order they happened (the Data API answers newest first)."""
+    return [r for r in reversed(venues.client().activity_history(
+        address, types="TRADE", start=start, max_rows=MAX_FILLS))
+        if r.is_trade and r.timestamp >= start]
+
+
+def market_facts(tokens: list[str], start: int, end: int, direction: str,
+                 progress: Callable[[int], object] | None = None
+                 ) -> dict[str, copyability.TokenFacts]:
+    """What the replay knows of each token (its other outcome too for inverse copies);
+    ``progress`` is told how many tokens are read."""
+    facts: dict[str, copyability.TokenFacts] = {}
+    for number, token in enumerate(tokens, start=1):
+        facts[token] = _token_facts(token, start, end)
+        other = facts[token].other_token_id
+        if direction == "inverse" and other and other not in facts:
+            facts[other] = _token_facts(other, start, end)
+        if progress is not None:
+            progress(number)
+    return facts
+
+
+def replay_numbers(items: list[ActivityItem], positions: list[Position],
+                   facts: Mapping[str, copyability.TokenFacts], rules: copying.CopyRules,
+                   delays: Mapping[str, Any], balance_usdc: Decimal | None = None, *,
+                   with_edge: bool = False) -> dict[str, Any]:
+    """The report's numbers (``copyability.build_report``) of the trades ``items`` (oldest
+    first), given what the wallet holds now (``positions``); with ``with_edge``, also the
+    p50 replay's equity curve (``equity``) and the same copies' PnL made without delay
+    (``instant_pnl_usdc``: the edge our delay eats into)."""
+    fills = [fill_of(r) for r in items]
+    fees = {f.key: r.fee for f, r in zip(fills, items, strict=True) if r.fee}
+    held: dict[str, Decimal] = {}
+    for position in positions:
+        held[position.asset] = held.get(position.asset, Decimal(0)) + position.size
+    target_value = sum((p.current_value for p in positions), Decimal(0))
+    after = positions_after(fills, held)
+    numbers = copyability.build_report(
+        fills, facts, rules, (delays["p50_ms"], delays["p95_ms"]), target_fees=fees,
+        target_after=after, balance_usdc=balance_usdc, target_value_usdc=target_value)
+    if with_edge:
+        typical, instant = (copyability.replay(
+            fills, facts, rules, delay, target_after=after, balance_usdc=balance_usdc,
+            target_value_usdc=target_value) for delay in (delays["p50_ms"], 0))
+        numbers["equity"] = copyability.equity_curve(typical)
+        numbers["instant_pnl_usdc"] = copyability.money(instant.pnl)
+    return numbers
+
+
 def _build(row: CopyabilityReport) -> dict[str, Any]:
     inputs = _inputs(row)
     rules = copying.CopyRules.from_fields(inputs["rules"],
@@ -404,33 +456,16 @@ def _build(row: CopyabilityReport) -> dict[str, Any]:
     delays = inputs["delays"]
     end = int(time.time())
     start = end - WINDOWS[row.window] * 86400
-    client = venues.client()
     _progress(row, "fills", 0, 1)
-    # The Data API answers newest first: replayed oldest first, same-second fills in order.
-    items = [r for r in reversed(client.activity_history(
-        row.address, types="TRADE", start=start, max_rows=MAX_FILLS))
-        if r.is_trade and r.timestamp >= start]
-    fills = [_fill(r) for r in items]
-    fees = {f.key: r.fee for f, r in zip(fills, items, strict=True) if r.fee}
-    positions = client.data.positions(row.address, limit=500)
-    held: dict[str, Decimal] = {}
-    for position in positions:
-        held[position.asset] = held.get(position.asset, Decimal(0)) + position.size
-    target_value = sum((p.current_value for p in positions), Decimal(0))
-    tokens = sorted({f.token_id for f in fills})
-    facts: dict[str, copyability.TokenFacts] = {}
+    items = target_fills(row.address, start)
+    positions = venues.client().data.positions(row.address, limit=500)
+    tokens = sorted({r.asset for r in items})
     total = len(tokens) + 2
     _progress(row, "markets", 1, total)
-    for number, token in enumerate(tokens, start=1):
-        facts[token] = _token_facts(token, start, end)
-        other = facts[token].other_token_id
-        if rules.direction == "inverse" and other and other not in facts:
-            facts[other] = _token_facts(other, start, end)
-        _progress(row, "markets", 1 + number, total)
-    numbers = copyability.build_report(
-        fills, facts, rules, (delays["p50_ms"], delays["p95_ms"]), target_fees=fees,
-        target_after=positions_after(fills, held), balance_usdc=inputs.get("balance_usdc"),
-        target_value_usdc=target_value)
+    facts = market_facts(tokens, start, end, rules.direction,
+                         lambda number: _progress(row, "markets", 1 + number, total))
+    numbers = replay_numbers(items, positions, facts, rules, delays,
+                             inputs.get("balance_usdc"))
     return {
         "address": row.address, "window": row.window,
         "window_start": datetime.fromtimestamp(start, UTC),
@@ -440,5 +475,5 @@ def _build(row: CopyabilityReport) -> dict[str, Any]:
     }
 
 
-__all__ = ["JOB", "WINDOWS", "describe", "get", "measured_delays", "positions_after",
-           "request", "run"]
+__all__ = ["JOB", "WINDOWS", "describe", "encode", "fill_of", "get", "market_facts",
+           "measured_delays", "positions_after", "replay_numbers", "request", "run", "target_fills"]

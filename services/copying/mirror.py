@@ -47,16 +47,32 @@ fill, the market and the holding):
   bounded age); a stop that cannot value a position for a minute pauses buys
   (``stop_unverified``) until it can.
 - No dust: a sell that would leave less than the market's minimum sells everything.
+
+Issue 45's rules (``CopyContext`` carries the counts they read):
+
+- ``entry_policy``: ``every_add``; ``first_entry_only`` copies the buy that opens a position
+  and skips the adds (``entry_policy``); ``max_adds`` copies the first ``max_adds_count``
+  buys into a position, the opening one included. A position counts from flat.
+- ``max_open_positions``: a buy that would open one more position than this is skipped
+  (``max_open_positions``); adds to held positions follow the entry policy.
+- ``sell_mode``: ``mirror`` (the share of its position the target sold, as above),
+  ``same_percentage`` (the target's position before and after the sale), ``sell_all`` (the
+  whole holding on any target sale) or ``manual`` (sells skipped: ``sells_manual``).
+- ``market_cooldown_seconds``: a copy (buy or sell) within this long of the config's last
+  copy in the market is skipped (``market_cooldown``).
+- ``price_deviation_bands``: the deviation allowed for a trade at the target's price is the
+  first band's whose max price is at or above it; above the last band, or with none, the
+  single ``price_deviation_bps``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from dataclasses import fields as dataclass_fields
 from decimal import ROUND_CEILING, ROUND_DOWN, Decimal
 from typing import Any
 
+from schemas import rule_fields
 from services.copying.rule_labels import label
 from services.platform.numbers import money, percent, price, shares
 from services.trading.holdings import Holding
@@ -97,6 +113,10 @@ LOSS_STOP = "loss_stop"
 DRAWDOWN_STOP = "drawdown_stop"
 BREAKER_OPEN = "breaker_open"
 STOP_UNVERIFIED = "stop_unverified"
+ENTRY_POLICY = "entry_policy"
+MAX_OPEN_POSITIONS = "max_open_positions"
+MARKET_COOLDOWN = "market_cooldown"
+SELLS_MANUAL = "sells_manual"
 
 SIZING_MODES = ("multiplier", "fixed_usdc", "proportional")
 DIRECTIONS = ("mirror", "inverse")
@@ -133,57 +153,83 @@ REASONS: dict[str, str] = {
     BREAKER_OPEN: "Too many copies failed in a row; copying is paused until its retry time.",
     STOP_UNVERIFIED: "The loss or drawdown stop could not value a held position for over a "
                      "minute: buying is paused until it can.",
+    ENTRY_POLICY: "The config's entry policy copies no more buys into this position.",
+    MAX_OPEN_POSITIONS: "The config holds its max open positions: no new one is opened.",
+    MARKET_COOLDOWN: "The config copied in this market too recently (its market cooldown).",
+    SELLS_MANUAL: "The config's sell mode is manual: you exit its positions yourself.",
 }
+
+
+def _default(name: str) -> Any:
+    return rule_fields.BY_NAME[name].default
 
 
 @dataclass(frozen=True)
 class CopyRules:
-    """The parts of a config that decide trades (a snapshot: the engine reloads on edits)."""
+    """The parts of a config that decide trades (a snapshot: the engine reloads on edits).
+
+    One attribute per rule of ``schemas.rule_fields`` (its default from there; a
+    test holds the two together), lists as tuples, plus the user's exposure limit.
+    """
 
     size_multiplier: Decimal
     max_position_usdc: Decimal
-    price_deviation_bps: int
+    price_deviation_bps: int = _default("price_deviation_bps")
     blocked_categories: frozenset[str] = frozenset()
     take_profit_bps: int | None = None
     stop_loss_bps: int | None = None
-    sizing_mode: str = "multiplier"
+    sizing_mode: str = _default("sizing_mode")
     fixed_usdc: Decimal | None = None
     min_trade_usdc: Decimal | None = None
     max_trade_usdc: Decimal | None = None
-    round_up_to_min: bool = False
+    round_up_to_min: bool = _default("round_up_to_min")
     min_target_trade_usdc: Decimal | None = None
     min_price: Decimal | None = None
     max_price: Decimal | None = None
-    copy_buys: bool = True
-    copy_sells: bool = True
-    direction: str = "mirror"
+    copy_buys: bool = _default("copy_buys")
+    copy_sells: bool = _default("copy_sells")
+    direction: str = _default("direction")
     daily_budget_usdc: Decimal | None = None
     total_budget_usdc: Decimal | None = None
     loss_stop_usdc: Decimal | None = None
     max_drawdown_bps: int | None = None
-    close_positions_on_stop: bool = False
-    max_consecutive_failures: int = 5
-    start_mode: str = "new_trades_only"
+    close_positions_on_stop: bool = _default("close_positions_on_stop")
+    max_consecutive_failures: int = _default("max_consecutive_failures")
+    start_mode: str = _default("start_mode")
     skip_if_ends_within_hours: Decimal | None = None
     exit_hours_before_end: Decimal | None = None
     include_keywords: tuple[str, ...] = ()
     exclude_keywords: tuple[str, ...] = ()
     # Copy a target's match seen pending on chain, before its block (it may still fail).
-    copy_pending_matches: bool = False
+    copy_pending_matches: bool = _default("copy_pending_matches")
+    entry_policy: str = _default("entry_policy")
+    max_adds_count: int | None = None
+    sell_mode: str = _default("sell_mode")
+    max_open_positions: int | None = None
+    market_cooldown_seconds: int | None = None
+    # (max price, max deviation bps), ascending; none: the single price_deviation_bps.
+    price_deviation_bands: tuple[tuple[Decimal, int], ...] = ()
     max_total_exposure_usdc: Decimal | None = None  # the user's, across its configs
 
     @classmethod
     def from_fields(cls, fields: Mapping[str, Any], *,
                     exposure_limit: Decimal | None = None) -> CopyRules:
         """The rules of a config's fields (as ``validate_fields`` cleans them; lists as
-        lists), with the user's exposure limit."""
-        names = {f.name for f in dataclass_fields(cls)}
-        values = {k: v for k, v in fields.items() if (k in names and v is not None)
-                  or (k in _NULLABLE and k in fields)}
-        values["blocked_categories"] = normalise_categories(fields.get("blocked_categories")
-                                                            or [])
-        values["include_keywords"] = tuple(fields.get("include_keywords") or ())
-        values["exclude_keywords"] = tuple(fields.get("exclude_keywords") or ())
+        lists), with the user's exposure limit; a rule left out (or None where None is
+        not "off") takes its default."""
+        values: dict[str, Any] = {}
+        for rule in rule_fields.RULES:
+            value = fields.get(rule.name)
+            if rule.kind == rule_fields.CATEGORIES:
+                values[rule.name] = normalise_categories(value or [])
+            elif rule.kind == rule_fields.BANDS:
+                values[rule.name] = tuple((Decimal(str(band["max_price"])),
+                                           int(band["max_deviation_bps"]))
+                                          for band in value or ())
+            elif rule.kind in rule_fields.LIST_KINDS:
+                values[rule.name] = tuple(value or ())
+            elif value is not None or (rule.nullable and rule.name in fields):
+                values[rule.name] = value
         return cls(**values, max_total_exposure_usdc=exposure_limit)
 
     @property
@@ -195,14 +241,6 @@ class CopyRules:
     def needs_stop_check(self) -> bool:
         """True when a loss or drawdown stop watches the config's PnL."""
         return self.loss_stop_usdc is not None or self.max_drawdown_bps is not None
-
-
-# Rules whose None means "off" (the others take their default when a field is None).
-_NULLABLE = frozenset({
-    "take_profit_bps", "stop_loss_bps", "fixed_usdc", "min_trade_usdc", "max_trade_usdc",
-    "min_target_trade_usdc", "min_price", "max_price", "daily_budget_usdc",
-    "total_budget_usdc", "loss_stop_usdc", "max_drawdown_bps", "skip_if_ends_within_hours",
-    "exit_hours_before_end"})
 
 
 @dataclass(frozen=True)
@@ -217,6 +255,12 @@ class CopyContext:
     target_value_usdc: Decimal | None = None  # the target's portfolio value
     breaker_retry_at: int | None = None  # the breaker is open until then (unix seconds)
     buys_paused: str | None = None  # buying paused by the engine, with this reason code
+    # The entry policy's count: buys copied into this position since it was last flat (in
+    # flight included); the positions the config holds or is opening; when (unix seconds)
+    # the config last copied in this market.
+    entries: int = 0
+    open_positions: int | None = None
+    last_copy_at: int | None = None
 
 
 NO_CONTEXT = CopyContext()
@@ -365,6 +409,7 @@ def inverse_fill(fill: TargetFill, other_token_id: str) -> TargetFill:
 def decide(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Holding,
            *, available_usdc: Decimal | None = None,
            target_position_after: Decimal | None = None,
+           target_position_before: Decimal | None = None,
            context: CopyContext | None = None) -> Decision:
     """What one config does about one target fill (see the module rules).
 
@@ -386,6 +431,8 @@ def decide(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Hold
         return _skip(fill.token_id, side, BUYS_DISABLED)
     if side == SELL and not rules.copy_sells:
         return _skip(fill.token_id, side, SELLS_DISABLED)
+    if side == SELL and rules.sell_mode == "manual":
+        return _skip(fill.token_id, side, SELLS_MANUAL)
     if rules.min_target_trade_usdc is not None and fill.value_usdc < rules.min_target_trade_usdc:
         return _skip(fill.token_id, side, BELOW_MIN_TARGET_TRADE,
                      f"The trader's trade is worth {money(fill.value_usdc)}, under the "
@@ -399,6 +446,9 @@ def decide(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Hold
     if category_blocked(rules, market):
         return _skip(fill.token_id, side, CATEGORY_BLOCKED,
                      f"The category “{market.category}” is blocked by the config.")
+    waited = entry_skip(rules, fill.token_id, side, holding, ctx)
+    if waited is not None:
+        return waited
     left = hours_to_end(market, ctx.now)
     if (side == BUY and rules.skip_if_ends_within_hours is not None and left is not None
             and left < rules.skip_if_ends_within_hours):
@@ -414,15 +464,62 @@ def decide(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Hold
                      f"The ask {price(book, market.tick_size)} is outside the band "
                      f"{price(rules.min_price or 0)}-{price(rules.max_price or 1)}.")
     moved = deviation_bps(book, fill.price)
-    if moved > rules.price_deviation_bps:
+    allowed, rule = deviation_limit(rules, fill.price)
+    if moved > allowed:
         return _skip(fill.token_id, side, PRICE_DEVIATION,
                      f"The book's {price(book, market.tick_size)} is {moved.quantize(Decimal(1))} "
                      f"bps from the trader's fill at {price(fill.price)}; the "
-                     f"{label('price_deviation_bps')} allows {rules.price_deviation_bps} bps.")
-    limit = worst_price(side, fill.price, rules.price_deviation_bps, market.tick_size)
+                     f"{rule} allows {allowed} bps.")
+    limit = worst_price(side, fill.price, allowed, market.tick_size)
     if side == BUY:
         return _decide_buy(rules, fill, market, holding, limit, available_usdc, ctx)
-    return _decide_sell(fill, market, holding, book, limit, target_position_after)
+    return _decide_sell(rules, fill, market, holding, book, limit, target_position_after,
+                        target_position_before)
+
+
+def deviation_limit(rules: CopyRules, reference: Decimal) -> tuple[int, str]:
+    """The bps a trade at ``reference`` may deviate, and the rule that says so: the first
+    band whose max price is at or above it, else the single price deviation."""
+    floor = Decimal(0)
+    for top, bps in rules.price_deviation_bands:
+        if reference <= top:
+            return bps, (f"{label('price_deviation_bands')} for prices {price(floor)}-"
+                         f"{price(top)}")
+        floor = top
+    return rules.price_deviation_bps, label("price_deviation_bps")
+
+
+def entry_skip(rules: CopyRules, token_id: str, side: Side, holding: Holding,
+               ctx: CopyContext) -> Decision | None:
+    """A skip for the market cooldown, the entry policy or the max open positions, else
+    None."""
+    cooldown = rules.market_cooldown_seconds
+    if (cooldown is not None and ctx.last_copy_at is not None and ctx.now is not None
+            and ctx.now - ctx.last_copy_at < cooldown):
+        return _skip(token_id, side, MARKET_COOLDOWN,
+                     f"The config copied in this market {ctx.now - ctx.last_copy_at} s ago; "
+                     f"its {label('market_cooldown_seconds')} is {cooldown} s.")
+    if side != BUY:
+        return None
+    # A position held from before any count (a restart, an older config) counts as one.
+    entries = max(ctx.entries, 1 if holding.shares > 0 else 0)
+    if entries > 0:
+        if rules.entry_policy == "first_entry_only":
+            return _skip(token_id, side, ENTRY_POLICY,
+                         f"The position is open already; the {label('entry_policy')} copies "
+                         "only the first entry.")
+        if rules.entry_policy == "max_adds" and rules.max_adds_count is not None \
+                and entries >= rules.max_adds_count:
+            return _skip(token_id, side, ENTRY_POLICY,
+                         f"{entries} buys into this position were copied; the "
+                         f"{label('entry_policy')} copies up to {rules.max_adds_count}.")
+        return None
+    if (rules.max_open_positions is not None and ctx.open_positions is not None
+            and ctx.open_positions >= rules.max_open_positions):
+        return _skip(token_id, side, MAX_OPEN_POSITIONS,
+                     f"The config holds {ctx.open_positions} positions, its "
+                     f"{label('max_open_positions')} of {rules.max_open_positions}.")
+    return None
 
 
 def _in_band(rules: CopyRules, price: Decimal) -> bool:
@@ -590,11 +687,26 @@ def sell_fraction(sold: Decimal, position_after: Decimal | None) -> Decimal:
     return min(Decimal(1), sold / before) if before > 0 else Decimal(1)
 
 
-def _decide_sell(fill: TargetFill, market: MarketView, holding: Holding, book: Decimal,
-                 limit: Decimal, target_position_after: Decimal | None) -> Decision:
+def sold_share(rules: CopyRules, sold: Decimal, after: Decimal | None,
+               before: Decimal | None) -> tuple[Decimal, str]:
+    """The share of our holding a target's sale sells, by the sell mode, and why."""
+    if rules.sell_mode == "sell_all":
+        return Decimal(1), "the sell mode sells the whole position on any sale"
+    if rules.sell_mode == "same_percentage" and before is not None and before > 0 \
+            and after is not None:
+        share = min(Decimal(1), max(Decimal(0), before - after) / before)
+        return share, (f"the trader's position went from {shares(before)} to "
+                       f"{shares(after)} shares ({percent(share, 1)} sold)")
+    fraction = sell_fraction(sold, after)
+    return fraction, f"the trader sold {percent(fraction, 1)} of its position"
+
+
+def _decide_sell(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Holding,
+                 book: Decimal, limit: Decimal, target_position_after: Decimal | None,
+                 target_position_before: Decimal | None) -> Decision:
     if holding.shares <= 0:
         return _skip(fill.token_id, SELL, NO_POSITION)
-    fraction = sell_fraction(fill.size, target_position_after)
+    fraction, why = sold_share(rules, fill.size, target_position_after, target_position_before)
     size = holding.shares if fraction >= 1 else _round_down(holding.shares * fraction,
                                                             SHARE_STEP)
     if size < market.min_order_size or size <= 0:
@@ -602,15 +714,13 @@ def _decide_sell(fill: TargetFill, market: MarketView, holding: Holding, book: D
                      f"Selling {shares(size)} shares ({percent(fraction, 1)} of "
                      f"{shares(holding.shares)}) is under the market minimum of "
                      f"{shares(market.min_order_size)}.")
-    detail = (f"Sell {shares(size)} of {shares(holding.shares)} shares: the trader sold "
-              f"{percent(fraction, 1)} of its position.")
+    detail = f"Sell {shares(size)} of {shares(holding.shares)} shares: {why}."
     remainder = holding.shares - size
     if 0 < remainder < market.min_order_size:
         # What would be left could never be sold on its own: sell it with this order.
-        detail = (f"Sell the whole holding of {shares(holding.shares)} shares: the trader sold "
-                  f"{percent(fraction, 1)} of its position, and the {shares(remainder)} shares "
-                  f"left would be under the market minimum of {shares(market.min_order_size)} "
-                  "(unsellable dust).")
+        detail = (f"Sell the whole holding of {shares(holding.shares)} shares: {why}, and the "
+                  f"{shares(remainder)} shares left would be under the market minimum of "
+                  f"{shares(market.min_order_size)} (unsellable dust).")
         size = holding.shares
     return Decision(action="copy", token_id=fill.token_id, side=SELL, size=size, price=limit,
                     usdc=_round_down(size * book, USDC_STEP), detail=detail)

@@ -3,43 +3,18 @@ rule by its label here, never by its field (the API and payloads keep the fields
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
+from schemas.rule_fields import RULES
 from services.platform import numbers
 
 LABELS: dict[str, str] = {
     "target_name": "name",
     "paper_trading": "paper trading",
-    "size_multiplier": "size multiplier",
-    "sizing_mode": "sizing mode",
-    "fixed_usdc": "fixed amount per copy",
-    "max_position_usdc": "max position",
-    "price_deviation_bps": "price deviation",
-    "blocked_categories": "blocked categories",
-    "take_profit_bps": "take profit",
-    "stop_loss_bps": "stop loss",
-    "min_trade_usdc": "min per trade",
-    "max_trade_usdc": "max per trade",
-    "round_up_to_min": "round up to the minimum",
-    "min_target_trade_usdc": "smallest trader's trade to copy",
-    "min_price": "min price",
-    "max_price": "max price",
-    "copy_buys": "copy buys",
-    "copy_sells": "copy sells",
-    "direction": "direction",
-    "daily_budget_usdc": "daily budget",
-    "total_budget_usdc": "total budget",
+    **{rule.name: rule.label for rule in RULES},
     "max_total_exposure_usdc": "exposure limit",
-    "loss_stop_usdc": "loss stop",
-    "max_drawdown_bps": "max drawdown",
-    "close_positions_on_stop": "close positions on stop",
-    "max_consecutive_failures": "failures before pausing",
-    "start_mode": "start mode",
-    "skip_if_ends_within_hours": "skip markets ending within",
-    "exit_hours_before_end": "exit hours before the end",
-    "include_keywords": "only questions containing",
-    "exclude_keywords": "never questions containing",
-    "copy_pending_matches": "copy pending matches",
 }
 """Each rule field's label, as a sentence names it."""
 
@@ -58,3 +33,47 @@ def sizing(mode: str | None, multiplier: Any, fixed: Any) -> str:
         return (f"proportional {numbers.multiplier(multiplier)} (our balance ÷ the "
                 "trader's value)")
     return f"{numbers.multiplier(multiplier)} of the trader's size"
+
+
+# An empty list that means "every one", not "none".
+_EMPTY = {"include_keywords": "any"}
+# The fields ``described`` shows as one sizing line.
+_SIZING_FIELDS = ("sizing_mode", "size_multiplier", "fixed_usdc")
+
+
+def described(rules: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Each rule as (label, value in words), the sizing first in one line; a rule that is
+    off reads "off"."""
+    lines = [("sizing", sizing(rules.get("sizing_mode"), rules.get("size_multiplier"),
+                               rules.get("fixed_usdc")))]
+    lines += [(label(name), _words(name, value)) for name, value in rules.items()
+              if name not in _SIZING_FIELDS]
+    return lines
+
+
+def _words(name: str, value: Any) -> str:
+    """One rule's value as a page shows it, chosen by the kind its field name says."""
+    if value is None:
+        return "off"
+    if value == []:
+        return _EMPTY.get(name, "none")
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        if all(isinstance(item, Mapping) for item in value):  # bands: one per "; "
+            return "; ".join(", ".join(f"{label(k)} {_words(k, v)}" for k, v in item.items())
+                             for item in value)
+        return ", ".join(str(item) for item in value)
+    if name.endswith("_usdc"):
+        return numbers.money(value)
+    if name.endswith("_bps"):
+        return numbers.bps(value)
+    if name.endswith("price"):
+        return numbers.price(value)
+    if name.endswith("_hours"):
+        return f"{format(Decimal(str(value)).normalize(), 'f')} h"
+    if name.endswith("_seconds"):
+        return numbers.plural(value, "second")
+    if name.endswith("multiplier"):
+        return numbers.multiplier(value)
+    return str(value).replace("_", " ")

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from services.copying import screening_rows
 from services.platform import errors, venues
 from services.platform.addresses import checked_address
 from services.trading.holdings import Holding, apply_fill
@@ -56,7 +57,7 @@ def wallet_address(text: str) -> str:
 
 def trader_profile(address: str, *, limit: int = 500) -> dict[str, Any]:
     """What the venue shows of ``address``: PnL over time, volume, markets traded, recent
-    trades and open positions."""
+    trades and open positions; with its screened replay and flags (null before one)."""
     client = venues.client()
     try:
         rows = [r for r in client.activity_history(address, types=ACTIVITY_TYPES,
@@ -96,4 +97,5 @@ def trader_profile(address: str, *, limit: int = 500) -> dict[str, Any]:
             "pnl_usdc": p.cash_pnl, "redeemable": p.redeemable, "status": p.status}
             for p in sorted(positions, key=lambda p: -p.current_value)],
         "window_rows": len(rows),
+        "screening": screening_rows.of(address),
     }

@@ -120,6 +120,20 @@ def bps(value: Any) -> str:
     return percent(amount / 10000, places=2 if amount % 100 else 0)
 
 
+def duration(value: Any) -> str:
+    """Seconds as people say them: ``45 s``, ``12 min``, ``3.5 h``, ``2.1 days``."""
+    amount = decimal(value)
+    if amount is None:
+        return UNKNOWN
+    if amount < 60:
+        return f"{amount:.0f} s"
+    if amount < 3600:
+        return f"{amount / 60:.0f} min"
+    if amount < 86400:
+        return f"{amount / 3600:.1f} h"
+    return f"{amount / 86400:.1f} days"
+
+
 def multiplier(value: Any) -> str:
     """A size multiplier as people read it, a times sign before it: 1.15, 0.5, 2."""
     amount = decimal(value)

@@ -63,7 +63,7 @@ def true_up_fee(config_id: UUID, token_id: str, side: Side | str, delta: Decimal
         update_rows(CopyPosition, [(row["id"], {**changes, "updated_at": utcnow()})])
 
 
-_POSITION_MOVES = ("shares", "cost_usdc", "realized_pnl", "opened")  # what a fill changes
+_POSITION_MOVES = ("shares", "cost_usdc", "realized_pnl", "opened", "entries")  # a fill's
 _POSITION_STATE = ("id", "config", "paper", "token_id", *_POSITION_MOVES)
 
 
@@ -108,13 +108,15 @@ def apply_positions(fills: Sequence[PositionFill]) -> list[tuple[Holding, int]]:
                     "id": uuid4(), "config": fill.config_id, "paper": fill.paper,
                     "token_id": fill.token_id, "condition_id": fill.condition_id,
                     "market_slug": fill.market_slug, "outcome": fill.outcome,
-                    "shares": ZERO, "cost_usdc": ZERO, "realized_pnl": ZERO, "opened": 0}
+                    "shares": ZERO, "cost_usdc": ZERO, "realized_pnl": ZERO, "opened": 0,
+                    "entries": 0}
                 new.add(key)
             before = Holding(row["shares"], row["cost_usdc"])
             after, realized = apply_fill(before, fill.side, fill.shares, fill.usdc)
             row.update(shares=after.shares, cost_usdc=after.cost_usdc,
                        realized_pnl=row["realized_pnl"] + realized,
-                       opened=row["opened"] + (1 if before.shares <= 0 < after.shares else 0))
+                       opened=row["opened"] + (1 if before.shares <= 0 < after.shares else 0),
+                       entries=_entries(row["entries"], before, after))
             moved.add(key)
             results.append((after, row["opened"]))
             if fill.intent_id is not None and Side.parse(fill.side) is Side.SELL:
@@ -129,6 +131,16 @@ def apply_positions(fills: Sequence[PositionFill]) -> list[tuple[Holding, int]]:
         if sales:
             update_rows(CopyIntent, sales)
     return results
+
+
+def _entries(entries: int, before: Holding, after: Holding) -> int:
+    """Buys since the position was last flat (the entry policy's count): a buy adds one,
+    the buy that opens it starts again at one, a sale to nothing ends the count."""
+    if after.shares <= 0:
+        return 0
+    if before.shares <= 0:
+        return 1
+    return entries + 1 if after.shares > before.shares else entries
 
 
 def unsell(config_id: UUID, token_id: str, shares: Decimal, cost: Decimal,

@@ -526,6 +526,12 @@ def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan,
                   acknowledged=True, timings=timings)
 
 
+def placed_now(order: Order) -> PlacedOrder:
+    """What placing ``order`` answers as its record stands now (a resting or delayed order
+    later filled says so); its Trade shares its id."""
+    return _placed(order, order.id)
+
+
 def _placed(order: Order, trade_id: UUID) -> PlacedOrder:
     filled = order.filled_size
     if order.status in (ORDER_REJECTED, ORDER_FAILED):

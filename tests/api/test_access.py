@@ -12,6 +12,7 @@ from models import User
 from schemas.vocabulary import SCOPES
 from services.platform import errors
 from services.platform.principal import Principal
+from tests.conftest import one_database
 
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
@@ -59,6 +60,7 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+@one_database
 def test_every_api_route_declares_a_policy(app):
     missing = []
     for rule in app.url_map.iter_rules():
@@ -78,6 +80,7 @@ def _handler(app, endpoint: str, method: str):
     return getattr(view_class, method.lower()) if view_class else view
 
 
+@one_database
 def test_every_api_write_takes_an_idempotency_key_or_says_why_not(app):
     undeclared = []
     for rule in app.url_map.iter_rules():
@@ -143,6 +146,7 @@ def test_public_routes_ignore_credentials(client):
     assert client.get("/api/docs").status_code == 200
 
 
+@one_database
 def test_openapi_security_comes_from_the_declared_policy(gated_client):
     spec = gated_client.get("/openapi.json").get_json()
     paths = spec["paths"]
@@ -164,6 +168,7 @@ def test_openapi_security_comes_from_the_declared_policy(gated_client):
                 assert "security" in operation, f"{method} {path}"
 
 
+@one_database
 def test_openapi_documents_rate_limit_headers_and_idempotency(client):
     spec = client.get("/openapi.json").get_json()
     assert set(spec["components"]["headers"]) == {

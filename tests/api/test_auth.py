@@ -6,8 +6,6 @@ import logging
 import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from email import message_from_bytes, policy
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -15,28 +13,6 @@ from models import LoginCode, User
 from services.identity import auth
 from services.platform import runtime
 from tests.conftest import free_port
-
-
-class Inbox:
-    """An aiosmtpd handler keeping every delivered message."""
-
-    def __init__(self) -> None:
-        self.messages: list = []
-
-    async def handle_DATA(self, server, session, envelope):
-        message = message_from_bytes(envelope.content, policy=policy.default)
-        self.messages.append((envelope.rcpt_tos, message))
-        return "250 OK"
-
-    def last_for(self, address: str) -> tuple[str, str]:
-        """The (code, link token) of the newest mail to ``address``."""
-        for rcpt, message in reversed(self.messages):
-            if address in rcpt:
-                text = message.get_content()
-                code = re.search(r"sign-in code is (\d{6})", text).group(1)
-                link = re.search(r"(https?://\S+)", text).group(1)
-                return code, parse_qs(urlparse(link).query)["token"][0]
-        raise AssertionError(f"no mail to {address}")
 
 
 def assert_error(response, status: int, code: str) -> dict:

@@ -8,6 +8,7 @@ import uuid
 import pytest
 
 from blueprints import access
+from tests.conftest import one_database
 
 REST_METADATA = "http://127.0.0.1:8000/.well-known/oauth-protected-resource/api"
 CHALLENGE = f'Bearer realm="copytrade", resource_metadata="{REST_METADATA}"'
@@ -53,6 +54,7 @@ def test_a_wrong_sign_in_code_is_challenged_too(client):
     assert response.headers["WWW-Authenticate"] == CHALLENGE + ', error="invalid_token"'
 
 
+@one_database
 def test_the_named_metadata_describes_the_rest_resource(client):
     challenge = client.get("/api/users/me").headers["WWW-Authenticate"]
     url = re.search(r'resource_metadata="([^"]+)"', challenge).group(1)
@@ -61,6 +63,7 @@ def test_the_named_metadata_describes_the_rest_resource(client):
     assert document["authorization_servers"] == ["http://127.0.0.1:8000"]
 
 
+@one_database
 def test_mcp_keeps_its_own_challenge(client):
     response = client.post("/api/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert response.status_code == 401

@@ -4,7 +4,6 @@ split, and the execution shown on a config's decisions."""
 
 from __future__ import annotations
 
-import json
 import secrets
 from datetime import timedelta
 from decimal import Decimal
@@ -13,6 +12,7 @@ from models.base import utcnow
 from models.copying import CopyConfig, CopyIntent
 from models.user import User
 from services.trading.execution_quality import reference_price, slippage_bps
+from tests.http_helpers import json_body
 
 
 def _config(user: User) -> CopyConfig:
@@ -39,10 +39,6 @@ def _filled(config, slippage, fee, stages, **fields):
                    ack_ms=ack, settlement_ms=settlement, **fields)
 
 
-def _json(response):
-    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
-
-
 def test_quality_over_known_rows(client, auth_headers, user):
     config = _config(user)
     _filled(config, "200", "0.02", (1000, 3, 4, 40, 2))
@@ -55,7 +51,7 @@ def test_quality_over_known_rows(client, auth_headers, user):
     _intent(config, "skipped", reason="odds_band")
     _filled(config, "900", "5", (1, 1, 1, 1, 1), hours_ago=30)  # outside 24 h, inside 7 d
 
-    body = _json(client.get(f"/api/configs/{config.id}/quality?period=24h",
+    body = json_body(client.get(f"/api/configs/{config.id}/quality?period=24h",
                             headers=auth_headers))
     assert (body["period"], body["copies"], body["filled"], body["skips"], body["failures"],
             body["unfilled"]) == ("24h", 5, 3, 2, 1, 1)
@@ -75,17 +71,17 @@ def test_quality_over_known_rows(client, auth_headers, user):
                                  {"from_bps": 200, "to_bps": 225, "count": 1}]
     assert [p["slippage_bps"] for p in body["points"]] == ["200", "-50", "100"]
 
-    week = _json(client.get(f"/api/configs/{config.id}/quality?period=7d",
+    week = json_body(client.get(f"/api/configs/{config.id}/quality?period=7d",
                             headers=auth_headers))
     assert (week["copies"], week["filled"], week["fees"]) == (6, 4, "5.06")
     assert week["slippage_bps"]["max"] == "900"
-    assert _json(client.get(f"/api/configs/{config.id}/quality",
+    assert json_body(client.get(f"/api/configs/{config.id}/quality",
                             headers=auth_headers))["period"] == "24h"
 
 
 def test_quality_of_a_quiet_config_is_empty_not_an_error(client, auth_headers, user):
     config = _config(user)
-    body = _json(client.get(f"/api/configs/{config.id}/quality?period=30d",
+    body = json_body(client.get(f"/api/configs/{config.id}/quality?period=30d",
                             headers=auth_headers))
     assert (body["copies"], body["fill_ratio"], body["fees"]) == (0, None, "0")
     assert body["slippage_bps"] == {"count": 0, "mean": None, "p95": None, "max": None}
@@ -114,7 +110,7 @@ def test_latency_stats_gain_the_stage_split(client, auth_headers, user):
     _filled(config, "10", "0", (900, 2, 3, 30, 1))
     _filled(config, "10", "0", (1100, 4, 5, 50, 2))
     _intent(config, "skipped", reason="odds_band", detection_delay_ms=99999)  # not a copy
-    body = _json(client.get("/api/stats/latency", headers=auth_headers))
+    body = json_body(client.get("/api/stats/latency", headers=auth_headers))
     assert body["stages"]["detection"] == {"count": 2, "p50_ms": 900, "p95_ms": 1100,
                                            "max_ms": 1100}
     assert body["stages"]["placement"]["max_ms"] == 5
@@ -124,7 +120,7 @@ def test_latency_stats_gain_the_stage_split(client, auth_headers, user):
 def test_decisions_show_each_copys_execution(client, auth_headers, user):
     config = _config(user)
     _filled(config, "200", "0.02", (1000, 3, 4, 40, 2))
-    [decision] = _json(client.get(f"/api/configs/{config.id}/trades", headers=auth_headers))
+    [decision] = json_body(client.get(f"/api/configs/{config.id}/trades", headers=auth_headers))
     assert decision["execution"] == {
         "source": "feed", "target_price": "0.5", "price": "0.51", "slippage_bps": "200",
         "fee": "0.02",

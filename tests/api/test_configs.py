@@ -307,6 +307,40 @@ def test_rules_are_created_edited_and_shown(client, auth_headers, whale):
     assert status["reasons_24h"] == {} and status["reasons_7d"] == {}
 
 
+def test_entry_and_exit_rules_are_created_edited_and_shown(client, auth_headers, whale):
+    target, _ = whale
+    config = create(client, auth_headers, target)
+    # A new config starts with today's entries and exits, and the default bands.
+    assert (config["entry_policy"], config["sell_mode"], config["max_adds_count"],
+            config["max_open_positions"], config["market_cooldown_seconds"]) == (
+        "every_add", "mirror", None, None, None)
+    # A single limit given without bands stays the limit for every price, as before;
+    # without either, a new config starts with the default bands.
+    assert config["price_deviation_bands"] == [] and config["price_deviation_bps"] == 300
+    fresh = {k: v for k, v in body(target).items() if k != "price_deviation_bps"}
+    shown = decode(client.post("/api/configs/preview", json=fresh, headers=auth_headers))
+    assert shown["config"]["price_deviation_bps"] == 200
+    assert shown["config"]["price_deviation_bands"][2] == {"max_price": "0.6",
+                                                           "max_deviation_bps": 450}
+    config = create(client, auth_headers, target, entry_policy="max_adds", max_adds_count=3,
+                    sell_mode="same_percentage", max_open_positions=4,
+                    market_cooldown_seconds=90,
+                    price_deviation_bands=[{"max_price": "0.5", "max_deviation_bps": 400}])
+    assert (config["entry_policy"], config["max_adds_count"], config["sell_mode"],
+            config["max_open_positions"], config["market_cooldown_seconds"]) == (
+        "max_adds", 3, "same_percentage", 4, 90)
+    assert config["price_deviation_bands"] == [{"max_price": "0.5", "max_deviation_bps": 400}]
+    edited = client.put(f"/api/configs/{config['id']}", json={
+        "sell_mode": "manual", "price_deviation_bands": [], "max_open_positions": None},
+        headers=auth_headers)
+    assert edited.status_code == 200, edited.get_data(as_text=True)
+    shown = decode(edited)
+    assert (shown["sell_mode"], shown["price_deviation_bands"],
+            shown["max_open_positions"]) == ("manual", [], None)
+    stored = CopyConfig.get_by_id(config["id"])
+    assert (stored.sell_mode, stored.price_deviation_bands) == ("manual", "[]")
+
+
 def test_copying_pending_matches_is_an_opt_in(client, auth_headers, whale):
     target, _ = whale
     config = create(client, auth_headers, target)
@@ -333,6 +367,20 @@ def test_copying_pending_matches_is_an_opt_in(client, auth_headers, whale):
     ({"exclude_keywords": [str(i) for i in range(51)]}, "exclude_keywords"),
     ({"include_keywords": ["k" * 101]}, "include_keywords"),
     ({"direction": "backwards"}, "direction"),
+    # Issue 45's rules.
+    ({"price_deviation_bands": [{"max_price": "0.6", "max_deviation_bps": 400},
+                                {"max_price": "0.4", "max_deviation_bps": 600}]},
+     "price_deviation_bands"),
+    ({"price_deviation_bands": [{"max_price": "1.2", "max_deviation_bps": 400}]},
+     "price_deviation_bands"),
+    ({"price_deviation_bands": [{"max_price": "0", "max_deviation_bps": 400}]},
+     "price_deviation_bands"),
+    ({"price_deviation_bands": [{"max_price": "0.5"}]}, "price_deviation_bands"),
+    ({"entry_policy": "max_adds"}, "max_adds_count"),
+    ({"entry_policy": "max_adds", "max_adds_count": 0}, "max_adds_count"),
+    ({"max_open_positions": 0}, "max_open_positions"),
+    ({"sell_mode": "panic"}, "sell_mode"),
+    ({"market_cooldown_seconds": -5}, "market_cooldown_seconds"),
 ])
 def test_bad_rules_name_the_field(client, auth_headers, whale, extra, field):
     target, _ = whale

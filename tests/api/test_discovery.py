@@ -9,6 +9,7 @@ from decimal import Decimal
 
 from services.markets import markets
 from services.trading.holdings import Holding, apply_fill
+from tests.conftest import one_database
 
 BTC = "will-bitcoin-reach-150k-2026"
 
@@ -142,6 +143,7 @@ DISCOVERY = {  # path -> the schema its 200 answer is written with
     "/api/traders/{address}": "TraderProfile"}
 
 
+@one_database
 def test_the_openapi_description_documents_them_with_examples(client):
     from schemas import discovery_examples as examples
     from schemas.markets import (

@@ -11,6 +11,7 @@ import pytest
 
 from schemas.vocabulary import ERROR_CODES
 from services.platform import errors
+from tests.conftest import one_database
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,12 +55,14 @@ def test_every_code_the_services_raise_is_in_the_spec():
     assert raisable_codes() <= spec_error_codes()
 
 
+@one_database
 def test_openapi_error_enum_is_the_spec_list(client):
     document = client.get("/openapi.json").get_json()
     enum = document["components"]["schemas"]["Error"]["properties"]["code"]["enum"]
     assert set(enum) == spec_error_codes()
 
 
+@one_database
 def test_openapi_description_gives_a_status_for_each_spec_code_and_no_other(client):
     description = client.get("/openapi.json").get_json()["info"]["description"]
     statuses = description.split("Status per code:", 1)[1].split("\n\n", 1)[0]

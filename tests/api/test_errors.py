@@ -11,6 +11,7 @@ from blueprints import errors as error_handler
 from blueprints.api.base import Blueprint
 from schemas.fields import DecimalString
 from services.platform import errors
+from tests.conftest import one_database
 
 
 def assert_error(response, status: int, code: str) -> dict:
@@ -23,6 +24,7 @@ def assert_error(response, status: int, code: str) -> dict:
     return body
 
 
+@one_database
 def test_unknown_route_is_not_found(client):
     assert_error(client.get("/api/no-such-thing"), 404, "not_found")
 
@@ -33,6 +35,7 @@ def test_wrong_method_names_allowed_methods(client):
     assert "GET" in response.headers["Allow"]
 
 
+@one_database
 def test_wrong_content_type_is_refused(client):
     response = client.post("/api/stats/platform", data="a=1",
                            content_type="application/x-www-form-urlencoded")
@@ -64,12 +67,14 @@ def echo_client(app):
     return app.test_client()
 
 
+@one_database
 def test_malformed_json_is_bad_request(echo_client):
     response = echo_client.post("/api/_echo", data="{not json",
                                 content_type="application/json")
     assert_error(response, 400, "bad_request")
 
 
+@one_database
 @pytest.mark.parametrize("depth", [65, 100_000])
 def test_deeply_nested_json_is_bad_request_not_500(echo_client, depth):
     # 100,000 levels crashed the process: web3's py_ecc lifts the recursion limit to 100,000
@@ -81,6 +86,7 @@ def test_deeply_nested_json_is_bad_request_not_500(echo_client, depth):
     assert_error(unclosed, 400, "bad_request")
 
 
+@one_database
 def test_brackets_inside_strings_are_not_nesting(echo_client):
     name = "[{" * 200 + '\\"' + "]" * 10
     response = echo_client.post("/api/_echo", data=f'{{"name": "{name}", "amount": "1"}}',
@@ -88,18 +94,21 @@ def test_brackets_inside_strings_are_not_nesting(echo_client):
     assert response.status_code == 200, response.get_data(as_text=True)
 
 
+@one_database
 def test_validation_errors_name_each_field(echo_client):
     response = echo_client.post("/api/_echo", json={"amount": 1.5, "extra": True})
     body = assert_error(response, 400, "validation_failed")
     assert set(body["fields"]) == {"amount", "name", "extra"}
 
 
+@one_database
 def test_oversized_body_is_refused(echo_client):
     body = b'{"name": "' + b"a" * (2 * 1024 * 1024) + b'"}'
     response = echo_client.post("/api/_echo", data=body, content_type="application/json")
     assert_error(response, 413, "bad_request")
 
 
+@one_database
 def test_decimal_string_validation(echo_client):
     assert_error(echo_client.post("/api/_echo", json={"amount": "-1", "name": "x"}),
                  400, "validation_failed")
@@ -110,6 +119,7 @@ def test_decimal_string_validation(echo_client):
     assert ok.get_json() == {"amount": "12.500000", "name": "x"}
 
 
+@one_database
 @pytest.mark.parametrize("exc,status,code", [
     (errors.InsufficientBalance(), 402, "insufficient_balance"),
     (errors.ScopeRequired("trade:execute"), 403, "scope_required"),
@@ -129,12 +139,14 @@ def test_domain_errors_map_to_status_and_code(app, exc, status, code):
         assert int(response.headers["Retry-After"]) > 0
 
 
+@one_database
 def test_scope_required_names_the_scope(app):
     with app.test_request_context("/api/x"):
         body = error_handler.handle(errors.ScopeRequired("wallet:write")).get_json()
     assert body["required_scope"] == "wallet:write"
 
 
+@one_database
 def test_transport_errors_are_translated(app):
     import peewee
     import redis
@@ -155,6 +167,7 @@ def test_transport_errors_are_translated(app):
         assert response.headers["Retry-After"] == retry
 
 
+@one_database
 def test_unexpected_exception_hides_details(app, caplog):
     with app.test_request_context("/api/x"):
         response = error_handler.handle(RuntimeError("secret internals"))

@@ -3,16 +3,12 @@ a fill found later by reconciliation carry what the venue charged."""
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from decimal import Decimal
 
 from services.trading import order_reconcile
+from tests.http_helpers import json_body
 from tests.venue_lifecycle import delay_market, hand_moved_clock
-
-
-def _json(response) -> dict:
-    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
 
 
 def _pusd(venue_control, address: str) -> Decimal:
@@ -21,11 +17,11 @@ def _pusd(venue_control, address: str) -> Decimal:
 
 def _market(client, headers, token: str, side: str = "buy") -> tuple[dict, dict]:
     body = {"token_id": token, "side": side, "size": "10", "order_type": "market"}
-    quote = _json(client.post("/api/markets/order/preview", json=body, headers=headers))
+    quote = json_body(client.post("/api/markets/order/preview", json=body, headers=headers))
     response = client.post("/api/markets/order", headers=headers,
                            json={**body, "preview_id": quote["preview_id"]})
     assert response.status_code == 200, response.get_data(as_text=True)
-    return quote, _json(response)
+    return quote, json_body(response)
 
 
 def test_a_market_buy_shows_and_records_the_venue_fee(client, auth_headers, user, make_trader,
@@ -36,10 +32,10 @@ def test_a_market_buy_shows_and_records_the_venue_fee(client, auth_headers, user
     quote, placed = _market(client, auth_headers, market.yes)
     assert quote["fee"] == "0.18118"  # 10 x 0.0725 x 0.51 x 0.49, to 5 dp
     assert placed["status"] == "filled"
-    trade = _json(client.get(f"/api/trades/{placed['trade_id']}", headers=auth_headers))
+    trade = json_body(client.get(f"/api/trades/{placed['trade_id']}", headers=auth_headers))
     charged = before - _pusd(venue_control, me.maker) - Decimal(trade["usdc_value"])
     assert Decimal(trade["fee"]) == charged == Decimal("0.18118")
-    summary = _json(client.get("/api/stats/summary", headers=auth_headers))
+    summary = json_body(client.get("/api/stats/summary", headers=auth_headers))
     assert Decimal(summary["fees_paid"]) == charged
 
 
@@ -55,7 +51,7 @@ def test_a_delayed_fill_shows_the_fee_the_venue_charged(client, auth_headers, us
         assert placed["status"] == "accepted"
         clock.advance(4)
         order_reconcile.reconcile_pending(older_than=timedelta(0))
-    trade = _json(client.get(f"/api/trades/{placed['trade_id']}", headers=auth_headers))
+    trade = json_body(client.get(f"/api/trades/{placed['trade_id']}", headers=auth_headers))
     charged = before - _pusd(venue_control, me.maker) - Decimal(trade["usdc_value"])
     assert trade["status"] == "filled" and charged == Decimal("0.18118")
     assert Decimal(trade["fee"]) == charged  # was 0: a fill found later had no fee
@@ -70,7 +66,7 @@ def test_a_market_sell_pays_its_fee_out_of_the_proceeds(client, auth_headers, us
     before = _pusd(venue_control, me.maker)
     quote, placed = _market(client, auth_headers, market.yes, "sell")
     assert placed["status"] == "filled", placed
-    trade = _json(client.get(f"/api/trades/{placed['trade_id']}", headers=auth_headers))
+    trade = json_body(client.get(f"/api/trades/{placed['trade_id']}", headers=auth_headers))
     received = _pusd(venue_control, me.maker) - before
     assert Decimal(quote["fee"]) == Decimal(trade["fee"]) == Decimal("0.18118")
     assert received == Decimal(trade["usdc_value"]) - Decimal(trade["fee"])

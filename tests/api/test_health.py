@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app import create_app
-from tests.conftest import free_port
+from tests.conftest import free_port, one_database
 
 
 def test_healthz_ok(client):
@@ -51,6 +51,7 @@ def test_the_rate_limiters_answer_proves_redis_reachable(app, app_config, client
     assert answer.status_code == 503 and answer.get_json()["redis"]["ok"] is False
 
 
+@one_database
 def test_the_site_icon_is_served_where_browsers_ask_for_it(client):
     response = client.get("/favicon.ico")
     assert response.status_code == 200

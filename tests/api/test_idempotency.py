@@ -9,16 +9,15 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 from flask.views import MethodView
-from werkzeug.serving import make_server
 
 from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotent
 from models import IdempotencyRecord, User
-from models.base import db
 from services.identity import auth
 from services.platform import errors
-from tests.conftest import DEADLINE, free_port
+from tests.conftest import DEADLINE
+from tests.http_helpers import serving
 
 writes = Blueprint("idempotency_test", __name__, url_prefix="/api/_idem", description="test")
 runs: dict[str, int] = {}
@@ -176,14 +175,8 @@ def test_delete_key_route_replays(client, auth_headers):
 @pytest.fixture
 def live_server(idem_client, app):
     """The app on a real threaded HTTP server (the test client is serial)."""
-    port = free_port()
-    server = make_server("127.0.0.1", port, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{port}"
-    server.shutdown()
-    thread.join(timeout=5)
-    db.initialize(app.extensions["database"])
+    with serving(app) as base:
+        yield base
 
 
 def test_parallel_duplicates_run_the_handler_once(live_server, auth_headers):

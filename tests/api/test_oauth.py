@@ -22,7 +22,7 @@ from tests.api.oauth_flow import (
     register,
     sign_in,
 )
-from tests.conftest import app_settings
+from tests.conftest import app_settings, one_database
 
 ALL_SCOPES = [*RECOMMENDED, "wallet:write"]
 
@@ -67,6 +67,7 @@ def test_authorization_server_metadata(client, app):
     assert doc["authorization_response_iss_parameter_supported"] is True
 
 
+@one_database
 def test_protected_resource_metadata(client, app):
     base = app_settings(app).base_url
     root = client.get("/.well-known/oauth-protected-resource")
@@ -93,6 +94,7 @@ def test_discovery_preflight_is_allowed(client):
     assert token.headers["Access-Control-Allow-Origin"] == "*"
 
 
+@one_database
 def test_openapi_documents_the_oauth_endpoints(client):
     spec = client.get("/openapi.json").get_json()
     for path in ("/oauth/authorize", "/oauth/token", "/oauth/register", "/oauth/revoke",
@@ -124,6 +126,7 @@ def test_register_defaults_to_a_confidential_client(client):
     assert response.headers["Cache-Control"] == "no-store"
 
 
+@one_database
 def test_register_refuses_bad_metadata(client):
     for uris in (["http://evil.example/cb"], ["https://a.example/cb#frag"], [], "x",
                  ["javascript:alert(1)"]):
@@ -384,6 +387,7 @@ def test_token_resource_must_match_the_code(client, user, app):
     assert OAuthToken.select().count() == 0
 
 
+@one_database
 def test_unsupported_grant_type(client):
     response = client.post("/oauth/token", data={"grant_type": "password"})
     oauth_error(response, 400, "unsupported_grant_type")

@@ -4,7 +4,6 @@ over HTTP -> token -> tools/list filtered to the approved scopes -> refresh)."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -23,12 +22,12 @@ from mcp.shared.auth import (
     OAuthClientMetadata,
     OAuthToken,
 )
-from werkzeug.serving import make_server
 
 from models.oauth import OAuthToken as StoredToken
 from tests.api.oauth_flow import REDIRECT_URI, csrf_from, page_csrf
-from tests.api.test_auth import Inbox
 from tests.conftest import free_port
+from tests.http_helpers import serving
+from tests.mail_inbox import Inbox
 
 EMAIL = "agent.owner@example.com"
 APPROVED = ["read:account", "read:markets"]
@@ -58,14 +57,9 @@ class MemoryStorage:
 def live_app(app, set_settings) -> Iterator[str]:
     """The app served on a free port by a threaded werkzeug server; BASE_URL points at it."""
     port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    set_settings(base_url=base)
-    server = make_server("127.0.0.1", port, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield base
-    server.shutdown()
-    thread.join(timeout=10)
+    set_settings(base_url=f"http://127.0.0.1:{port}")
+    with serving(app, port) as base:
+        yield base
 
 
 

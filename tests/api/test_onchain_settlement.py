@@ -11,7 +11,6 @@ chain holds."""
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from datetime import timedelta
@@ -26,7 +25,8 @@ from services.copying import overview
 from services.trading import order_reconcile
 from services.wallets import deposits, readiness
 from tests.chain_venue import ChainVenue
-from tests.services.test_session_key_trading import _market_order, _ready_account
+from tests.http_helpers import json_body
+from tests.services.trading.test_session_key_trading import _market_order, _ready_account
 
 USDC = 10**6
 _ERC1155 = [{"type": "function", "name": "balanceOf", "stateMutability": "view",
@@ -40,7 +40,7 @@ _ERC20 = [{"type": "function", "name": "balanceOf", "stateMutability": "view",
 
 def _json(response: Any) -> Any:
     assert response.status_code == 200, response.get_data(as_text=True)
-    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
+    return json_body(response)
 
 
 def _shares_on_chain(cv: ChainVenue, wallet: str, token: str) -> Decimal:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from openapi_spec_validator import validate
 
+from tests.conftest import one_database
 
+
+@one_database
 def test_openapi_is_valid_3_1(client):
     response = client.get("/openapi.json")
     assert response.status_code == 200
@@ -14,6 +17,7 @@ def test_openapi_is_valid_3_1(client):
     assert spec["info"]["version"] == "1.1.0"
 
 
+@one_database
 def test_openapi_shared_components(client):
     spec = client.get("/openapi.json").get_json()
     components = spec["components"]
@@ -23,6 +27,7 @@ def test_openapi_shared_components(client):
     assert set(components["schemas"]["Pagination"]["required"]) == {"limit", "offset", "has_next"}
 
 
+@one_database
 def test_every_operation_documents_errors(client):
     spec = client.get("/openapi.json").get_json()
     for path, item in spec["paths"].items():
@@ -35,12 +40,14 @@ def test_every_operation_documents_errors(client):
             assert errors, f"{method.upper()} {path} documents no error response"
 
 
+@one_database
 def test_platform_stats_documents_decimal_string(client):
     spec = client.get("/openapi.json").get_json()
     stats = spec["components"]["schemas"]["PlatformStats"]
     assert stats["properties"]["total_volume_usdc_24h"]["pattern"] == r"^-?[0-9]+(\.[0-9]+)?$"
 
 
+@one_database
 def test_docs_explorer_served_without_cdn(client):
     page = client.get("/api/docs")
     assert page.status_code == 200

@@ -2,46 +2,26 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from datetime import timedelta
-from decimal import Decimal
-
-import pytest
 
 from services.trading import order_reconcile
-from tests.venue_lifecycle import VenueClock, delay_market, fail_next_trade, hand_moved_clock
-
-
-@pytest.fixture
-def venue_clock(venue_server, venue_control) -> Iterator[VenueClock]:
-    with hand_moved_clock(venue_server, venue_control) as clock:
-        yield clock
-
-
-@pytest.fixture
-def me(user, make_trader):
-    """The signed-in user (``auth_headers``) with a funded trading wallet."""
-    return make_trader(user=user)
-
-
-def _json(response):
-    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
+from tests.http_helpers import json_body
+from tests.venue_lifecycle import delay_market, fail_next_trade
 
 
 def _market_buy(client, headers, token: str, size: str) -> dict:
     body = {"token_id": token, "side": "buy", "size": size, "order_type": "market"}
-    quote = _json(client.post("/api/markets/order/preview", json=body, headers=headers))
+    quote = json_body(client.post("/api/markets/order/preview", json=body, headers=headers))
     response = client.post("/api/markets/order", headers=headers,
                            json={**body, "preview_id": quote["preview_id"]})
     assert response.status_code == 200, response.get_data(as_text=True)
-    return _json(response)
+    return json_body(response)
 
 
 def _trade(client, headers, trade_id: str) -> dict:
     response = client.get(f"/api/trades/{trade_id}", headers=headers)
     assert response.status_code == 200
-    return _json(response)
+    return json_body(response)
 
 
 def test_a_delayed_market_order_is_accepted_then_filled(client, auth_headers, me, market,
@@ -73,5 +53,5 @@ def test_a_failed_trade_shows_and_no_longer_counts(client, auth_headers, me, mar
     trade = _trade(client, auth_headers, placed["trade_id"])
     assert (trade["status"], trade["settlement"], trade["failed_size"], trade["usdc_value"]) \
         == ("failed", "failed", "10", "0")
-    summary = _json(client.get("/api/stats/summary", headers=auth_headers))
+    summary = json_body(client.get("/api/stats/summary", headers=auth_headers))
     assert summary["trade_count"] == 0

@@ -5,33 +5,20 @@ trade on Exchange V3. The bump is undone after each test (the venue is session-w
 from __future__ import annotations
 
 import json
-from decimal import Decimal
-from typing import Any
-
-import pytest
 
 from devstack.venue.order_signing import parse_order, recover_order_signer
 from models.trading import Order
 from services.platform import venues
-
-
-def _json(response) -> Any:
-    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
-
-
-@pytest.fixture
-def me(user, make_trader):
-    """The signed-in user (``auth_headers``) with a funded trading wallet."""
-    return make_trader(user=user)
+from tests.http_helpers import json_body
 
 
 def _place(client, headers, body) -> dict:
     quote = client.post("/api/markets/order/preview", json=body, headers=headers)
     assert quote.status_code == 200, quote.get_data(as_text=True)
     placed = client.post("/api/markets/order", headers=headers,
-                         json={**body, "preview_id": _json(quote)["preview_id"]})
+                         json={**body, "preview_id": json_body(quote)["preview_id"]})
     assert placed.status_code == 200, placed.get_data(as_text=True)
-    return _json(placed)
+    return json_body(placed)
 
 
 def _sent_by(venue_control, maker: str) -> list[dict]:

@@ -2,32 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import uuid
-from decimal import Decimal
 
 import httpx
 import pytest
-from werkzeug.serving import make_server
 
-from tests.conftest import free_port
-
-
-def _json(response):
-    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
-
-
-@pytest.fixture
-def me(user, make_trader):
-    """The signed-in user (``auth_headers``) with a funded trading wallet."""
-    return make_trader(user=user)
+from tests.http_helpers import json_body, serving
 
 
 def _preview(client, headers, body):
     response = client.post("/api/markets/order/preview", json=body, headers=headers)
     assert response.status_code == 200, response.get_data(as_text=True)
-    return _json(response)
+    return json_body(response)
 
 
 def test_preview_then_market_order(client, auth_headers, me, market, venue_control):
@@ -42,7 +29,7 @@ def test_preview_then_market_order(client, auth_headers, me, market, venue_contr
     response = client.post("/api/markets/order", headers=auth_headers,
                            json={**body, "preview_id": quote["preview_id"]})
     assert response.status_code == 200
-    placed = _json(response)
+    placed = json_body(response)
     assert placed["status"] == "filled"
     assert (placed["filled_size"], placed["average_price"]) == ("10", "0.51")
     received = [e for e in venue_control.received_orders() if e["order_id"] == placed["order_id"]]
@@ -52,44 +39,44 @@ def test_preview_then_market_order(client, auth_headers, me, market, venue_contr
     assert stages["placement_ms"] >= 0 and stages["ack_ms"] >= 0
     assert (stages["taker_delay_ms"], stages["decision_ms"], placed["execution"]["source"]) \
         == (None, None, None)
-    [trade] = _json(client.get("/api/trades", headers=auth_headers))
+    [trade] = json_body(client.get("/api/trades", headers=auth_headers))
     assert trade["execution"]["stages"] == stages and trade["execution"]["price"] == "0.51"
 
     again = client.post("/api/markets/order", headers=auth_headers,
                         json={**body, "preview_id": quote["preview_id"]})
     assert again.status_code == 400
-    assert "already used" in _json(again)["error"]
+    assert "already used" in json_body(again)["error"]
 
 
 def test_limit_order_list_and_cancel(client, auth_headers, me, market):
     body = {"token_id": market.yes, "side": "BUY", "size": "20", "order_type": "limit",
             "price": "0.45"}
     quote = _preview(client, auth_headers, body)
-    placed = _json(client.post("/api/markets/order", headers=auth_headers,
+    placed = json_body(client.post("/api/markets/order", headers=auth_headers,
                                json={**body, "preview_id": quote["preview_id"]}))
     assert placed["status"] == "accepted" and placed["filled_size"] == "0"
 
     listed = client.get("/api/markets/orders", headers=auth_headers)
     assert listed.status_code == 200
-    [order] = _json(listed)
+    [order] = json_body(listed)
     assert order == {"order_id": placed["order_id"], "token_id": market.yes, "side": "buy",
                      "price": "0.45", "size": "20", "filled_size": "0", "status": "live",
                      "order_type": "limit", "created_at": order["created_at"]}
 
     second = {**body, "price": "0.44"}
     quote2 = _preview(client, auth_headers, second)
-    other = _json(client.post("/api/markets/order", headers=auth_headers,
+    other = json_body(client.post("/api/markets/order", headers=auth_headers,
                               json={**second, "preview_id": quote2["preview_id"]}))
 
     one = client.delete(f"/api/markets/orders/{placed['order_id']}", headers=auth_headers)
     assert one.status_code == 200
-    assert _json(one) == {"canceled": [placed["order_id"]], "not_canceled": {}}
+    assert json_body(one) == {"canceled": [placed["order_id"]], "not_canceled": {}}
     assert client.delete("/api/markets/orders/0xdeadbeef", headers=auth_headers
                          ).status_code == 404
     everything = client.delete("/api/markets/orders", headers=auth_headers)
-    assert _json(everything)["canceled"] == [other["order_id"]]
-    assert _json(client.get("/api/markets/orders", headers=auth_headers)) == []
-    trades = _json(client.get("/api/trades", headers=auth_headers))
+    assert json_body(everything)["canceled"] == [other["order_id"]]
+    assert json_body(client.get("/api/markets/orders", headers=auth_headers)) == []
+    trades = json_body(client.get("/api/trades", headers=auth_headers))
     assert {t["status"] for t in trades} == {"cancelled"}
 
 
@@ -102,7 +89,7 @@ def test_cannot_cancel_another_users_order(client, auth_headers, me, make_trader
                                 order_type="limit", price="0.40",
                                 preview_id=quote["preview_id"])
     response = client.delete(f"/api/markets/orders/{theirs.order_id}", headers=auth_headers)
-    assert response.status_code == 404 and _json(response)["code"] == "not_found"
+    assert response.status_code == 404 and json_body(response)["code"] == "not_found"
     assert [o["order_id"] for o in order_reads.open_orders(other.user)] == [theirs.order_id]
 
 
@@ -123,7 +110,7 @@ def test_bad_requests_are_400(client, auth_headers, me, market, body, field):
                                      **({"preview_id": str(uuid.uuid4())}
                                         if path.endswith("order") else {})})
         assert response.status_code == 400, (path, response.get_data(as_text=True))
-        error = _json(response)
+        error = json_body(response)
         assert error["code"] == "validation_failed"
         assert field in error.get("fields", {}) or field in error["error"]
 
@@ -131,19 +118,19 @@ def test_bad_requests_are_400(client, auth_headers, me, market, body, field):
 def test_preview_problems_are_400_with_the_reason(client, auth_headers, me, market):
     body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
     missing = client.post("/api/markets/order", headers=auth_headers, json=body)
-    assert missing.status_code == 400 and "preview_id" in _json(missing)["error"]
+    assert missing.status_code == 400 and "preview_id" in json_body(missing)["error"]
     quote = _preview(client, auth_headers, body)
     mismatch = client.post("/api/markets/order", headers=auth_headers,
                            json={**body, "size": "12", "preview_id": quote["preview_id"]})
     assert mismatch.status_code == 400
-    assert "size 12 (preview: 10)" in _json(mismatch)["error"]
+    assert "size 12 (preview: 10)" in json_body(mismatch)["error"]
 
 
 def test_unknown_token_404_and_poor_wallet_402(client, auth_headers, user, make_trader,
                                                market, venue_control):
     unknown = client.post("/api/markets/order/preview", headers=auth_headers, json={
         "token_id": "123456789", "side": "buy", "size": "10", "order_type": "market"})
-    assert unknown.status_code == 404 and _json(unknown)["code"] == "not_found"
+    assert unknown.status_code == 404 and json_body(unknown)["code"] == "not_found"
 
     make_trader(user=user, funds="1")
     body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
@@ -151,7 +138,7 @@ def test_unknown_token_404_and_poor_wallet_402(client, auth_headers, user, make_
     before = len(venue_control.received_orders())
     poor = client.post("/api/markets/order", headers=auth_headers,
                        json={**body, "preview_id": quote["preview_id"]})
-    assert poor.status_code == 402 and _json(poor)["code"] == "insufficient_balance"
+    assert poor.status_code == 402 and json_body(poor)["code"] == "insufficient_balance"
     assert len(venue_control.received_orders()) == before
 
 
@@ -162,8 +149,8 @@ def test_venue_refusal_is_a_rejected_response(client, auth_headers, me, market):
     response = client.post("/api/markets/order", headers=auth_headers,
                            json={**body, "preview_id": quote["preview_id"]})
     assert response.status_code == 200
-    assert _json(response)["status"] == "rejected"
-    assert _json(response)["reason"] == "not enough balance / allowance"
+    assert json_body(response)["status"] == "rejected"
+    assert json_body(response)["reason"] == "not enough balance / allowance"
 
 
 def test_scopes(client, api_key, me, market):
@@ -171,7 +158,7 @@ def test_scopes(client, api_key, me, market):
     assert client.get("/api/markets/orders", headers=reader).status_code == 200
     body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
     denied = client.post("/api/markets/order/preview", headers=reader, json=body)
-    assert denied.status_code == 403 and _json(denied)["code"] == "scope_required"
+    assert denied.status_code == 403 and json_body(denied)["code"] == "scope_required"
     assert client.delete("/api/markets/orders", headers=reader).status_code == 403
     trader_key = {"Authorization": f"Bearer {api_key('trade:execute')}"}
     assert client.post("/api/markets/order/preview", headers=trader_key,
@@ -185,13 +172,8 @@ def test_scopes(client, api_key, me, market):
 @pytest.fixture
 def live_server(app):
     """The app on a real threaded HTTP server."""
-    port = free_port()
-    server = make_server("127.0.0.1", port, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{port}"
-    server.shutdown()
-    thread.join(timeout=5)
+    with serving(app) as base:
+        yield base
 
 
 def test_parallel_retries_under_one_key_send_one_order(live_server, auth_headers, me, market,

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 
 from services.trading import paper
-
-
-def _json(response):
-    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
+from tests.http_helpers import json_body
 
 
 def test_paper_positions_and_trades(client, auth_headers, user, market):
@@ -18,7 +14,7 @@ def test_paper_positions_and_trades(client, auth_headers, user, market):
 
     positions = client.get("/api/paper/positions", headers=auth_headers)
     assert positions.status_code == 200
-    [position] = _json(positions)
+    [position] = json_body(positions)
     assert (position["token_id"], position["size"], position["current_price"]) == (
         market.yes, "200", "0.5")
     assert position["cost_basis"] == str((Decimal("153.5") * 2 / 3).quantize(
@@ -27,13 +23,13 @@ def test_paper_positions_and_trades(client, auth_headers, user, market):
 
     trades = client.get("/api/paper/trades?limit=1", headers=auth_headers)
     assert trades.status_code == 200
-    [latest] = _json(trades)
+    [latest] = json_body(trades)
     assert (latest["side"], latest["size"], latest["filled_price"], latest["usdc_value"]) == (
         "sell", "100", "0.49", "49")
     assert trades.headers["X-Pagination-Has-Next"] == "true"
     assert trades.headers["X-Pagination-Count"] == "1"
     # The live ledger is untouched.
-    assert _json(client.get("/api/trades", headers=auth_headers)) == []
+    assert json_body(client.get("/api/trades", headers=auth_headers)) == []
 
 
 def test_paper_scopes(client, api_key, user):

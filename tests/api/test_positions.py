@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import uuid
-from decimal import Decimal
 
 from services.trading import orders, previews
-
-
-def _json(response):
-    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
+from tests.http_helpers import json_body
 
 
 def _buy(user, token, size):
@@ -22,12 +17,12 @@ def _buy(user, token, size):
 def test_positions_after_fills_and_resolution(client, auth_headers, user, make_trader, market,
                                               venue_control, fresh_venue_cache):
     make_trader(user=user)
-    assert _json(client.get("/api/positions", headers=auth_headers)) == []
+    assert json_body(client.get("/api/positions", headers=auth_headers)) == []
     _buy(user, market.yes, "10")
     response = client.get("/api/positions", headers=auth_headers)
     assert response.status_code == 200
     assert not [h for h in response.headers if h[0].lower().startswith("x-pagination")]
-    [position] = _json(response)
+    [position] = json_body(response)
     assert position == {
         "token_id": market.yes, "market_slug": market.slug,
         "market_title": f"Will {market.slug} happen?", "outcome": "Yes", "size": "10",
@@ -37,7 +32,7 @@ def test_positions_after_fills_and_resolution(client, auth_headers, user, make_t
 
     venue_control.call("POST", f"/markets/{market.condition_id}/resolve", {"winner": 0},
                        expect=200)
-    [resolved] = _json(client.get("/api/positions", headers=auth_headers))
+    [resolved] = json_body(client.get("/api/positions", headers=auth_headers))
     assert (resolved["resolved"], resolved["current_price"], resolved["claimable_value"]) == (
         True, "1", "10")
     assert resolved["status"] == "REDEEMABLE"
@@ -51,15 +46,15 @@ def test_sell_positions_at_market(client, auth_headers, user, make_trader, marke
     response = client.post("/api/positions/sell", headers=headers,
                            json={"token_ids": [market.yes]})
     assert response.status_code == 200
-    [result] = _json(response)["results"]
+    [result] = json_body(response)["results"]
     assert (result["token_id"], result["status"], result["filled_size"]) == (
         market.yes, "filled", "10")
     replay = client.post("/api/positions/sell", headers=headers,
                          json={"token_ids": [market.yes]})
     assert replay.headers["Idempotent-Replay"] == "true"
-    assert _json(replay) == _json(response)
-    assert _json(client.get("/api/positions", headers=auth_headers)) == []
-    [closed] = _json(client.get("/api/positions?active_only=false", headers=auth_headers))
+    assert json_body(replay) == json_body(response)
+    assert json_body(client.get("/api/positions", headers=auth_headers)) == []
+    [closed] = json_body(client.get("/api/positions?active_only=false", headers=auth_headers))
     assert closed["size"] == "0" and closed["realized_pnl"] == "-0.2"
 
     assert client.post("/api/positions/sell", headers=auth_headers,
@@ -67,5 +62,5 @@ def test_sell_positions_at_market(client, auth_headers, user, make_trader, marke
     claimer = {"Authorization": f"Bearer {api_key('wallet:write', 'read:positions')}"}
     denied = client.post("/api/positions/sell", headers=claimer,
                          json={"token_ids": [market.yes]})
-    assert denied.status_code == 403 and _json(denied)["code"] == "scope_required"
+    assert denied.status_code == 403 and json_body(denied)["code"] == "scope_required"
     assert client.get("/api/positions", headers=claimer).status_code == 200

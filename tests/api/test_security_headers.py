@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from blueprints.security_headers import CONTENT_SECURITY_POLICY
+from tests.conftest import one_database
 
 
 def test_every_response_is_nosniff_and_pages_get_the_csp(client) -> None:
@@ -22,6 +23,7 @@ def test_every_response_is_nosniff_and_pages_get_the_csp(client) -> None:
     assert client.get("/api/nothing-here").headers["X-Content-Type-Options"] == "nosniff"
 
 
+@one_database
 def test_no_inline_script_or_style_in_the_pages(client) -> None:
     html = client.get("/dashboard/login").get_data(as_text=True)
     assert "<script>" not in html and "<style" not in html and " style=" not in html

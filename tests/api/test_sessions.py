@@ -8,6 +8,7 @@ import re
 from models import ApiKey, User
 from services.identity import auth
 from tests.api.test_auth import assert_error
+from tests.conftest import one_database
 
 MONEY_KEY = {"name": "mover", "scopes": ["read:account", "wallet:write"]}
 
@@ -128,6 +129,7 @@ def test_expired_step_up_is_refused(app, client, inbox, bound_db):
                  403, "scope_required")
 
 
+@one_database
 def test_openapi_documents_sign_out_and_step_up(client):
     spec = client.get("/openapi.json").get_json()
     for path in ("/api/auth/sign-out", "/api/auth/sign-out-everywhere", "/api/auth/step-up"):

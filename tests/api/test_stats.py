@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from datetime import timedelta
@@ -12,10 +11,7 @@ from models import User
 from models.base import utcnow
 from models.trading import Trade
 from services.trading import orders, previews, stats
-
-
-def _json(response):
-    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
+from tests.http_helpers import json_body
 
 
 def _copy_trade(user, latency_ms, *, hours_ago=1, value="5", status="filled", **fields):
@@ -48,7 +44,7 @@ def test_platform_stats_with_trades(client, user):
     _copy_trade(user, None, value="1")  # a manual trade: volume, no latency
     _copy_trade(user, 5, hours_ago=30)  # older than 24 h
     _copy_trade(user, 7, status="failed")
-    body = _json(client.get("/api/stats/platform"))
+    body = json_body(client.get("/api/stats/platform"))
     assert body == {"median_latency_ms": 300, "p95_latency_ms": 1000, "total_users": 1,
                     "total_trades_24h": 6, "total_volume_usdc_24h": "13.5"}
 
@@ -65,7 +61,7 @@ def test_latency_last_seven_days(client, auth_headers, user):
     _copy_trade(user, 80, hours_ago=2)
     _copy_trade(user, 500, hours_ago=24 * 3)
     _copy_trade(user, 9999, hours_ago=24 * 8)  # outside the window
-    body = _json(client.get("/api/stats/latency", headers=auth_headers))
+    body = json_body(client.get("/api/stats/latency", headers=auth_headers))
     assert (body["days"], body["count"], body["p50_ms"], body["p99_ms"], body["max_ms"]) == (
         7, 3, 120, 500, 500)
     assert len(body["per_day"]) == 7
@@ -75,7 +71,7 @@ def test_latency_last_seven_days(client, auth_headers, user):
 
 
 def test_summary(client, auth_headers, user, make_trader, market):
-    empty = _json(client.get("/api/stats/summary", headers=auth_headers))
+    empty = json_body(client.get("/api/stats/summary", headers=auth_headers))
     assert empty == {"user_id": str(user.id), "total_pnl": "0", "realized_pnl": "0",
                      "trade_count": 0, "fees_paid": "0"}
     make_trader(user=user)
@@ -86,7 +82,7 @@ def test_summary(client, auth_headers, user, make_trader, market):
     quote = previews.create(user, market.no, "buy", "10", "market")
     orders.place_order(user, token_id=market.no, side="buy", size="10", order_type="market",
                        preview_id=quote["preview_id"])
-    body = _json(client.get("/api/stats/summary", headers=auth_headers))
+    body = json_body(client.get("/api/stats/summary", headers=auth_headers))
     # Yes: bought 0.51, sold 0.49 -> -0.2 realized; No: 10 @ 0.51 marked at 0.50 -> -0.1.
     assert (body["realized_pnl"], body["total_pnl"], body["trade_count"]) == (
         "-0.2", "-0.3", 3)

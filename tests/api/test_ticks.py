@@ -4,20 +4,11 @@ before anything is sent."""
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 
 import pytest
 
-
-def _json(response):
-    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
-
-
-@pytest.fixture
-def me(user, make_trader):
-    """The signed-in user (``auth_headers``) with a funded trading wallet."""
-    return make_trader(user=user)
+from tests.http_helpers import json_body
 
 
 @pytest.mark.parametrize(("tick", "off_grid", "on_grid"),
@@ -27,19 +18,19 @@ def test_orders_on_fine_tick_markets_stay_on_the_grid(client, auth_headers, me,
                                                       tick, off_grid, on_grid):
     market = make_sandbox_market(tick_size=tick, fair_price="0.5")
     body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
-    quote = _json(client.post("/api/markets/order/preview", json=body, headers=auth_headers))
+    quote = json_body(client.post("/api/markets/order/preview", json=body, headers=auth_headers))
     assert Decimal(quote["price"]) % Decimal(tick) == 0  # the protective limit, on the grid
-    placed = _json(client.post("/api/markets/order", headers=auth_headers,
+    placed = json_body(client.post("/api/markets/order", headers=auth_headers,
                                json={**body, "preview_id": quote["preview_id"]}))
     assert placed["status"] == "filled", placed
     limit = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "limit"}
     refused = client.post("/api/markets/order/preview", headers=auth_headers,
                           json={**limit, "price": off_grid})
     assert refused.status_code == 400
-    assert f"tick size {tick}" in _json(refused)["error"]
-    quote = _json(client.post("/api/markets/order/preview", headers=auth_headers,
+    assert f"tick size {tick}" in json_body(refused)["error"]
+    quote = json_body(client.post("/api/markets/order/preview", headers=auth_headers,
                               json={**limit, "price": on_grid}))
-    rested = _json(client.post("/api/markets/order", headers=auth_headers,
+    rested = json_body(client.post("/api/markets/order", headers=auth_headers,
                                json={**limit, "price": on_grid,
                                      "preview_id": quote["preview_id"]}))
     assert rested["status"] == "accepted", rested

@@ -20,7 +20,7 @@ from models.base import utcnow
 from models.copying import CopyIntent
 from tests.api.test_configs import body as config_body
 from tests.api.test_configs import whale  # noqa: F401 - a fixture
-from tests.api.test_orders import me  # noqa: F401 - a fixture
+from tests.http_helpers import json_body
 from tests.mcp_server.conftest import modern_meta
 
 # A moment's key: `*_at`, `at`, and the window bounds.
@@ -76,10 +76,6 @@ def test_the_walker_sees_each_wrong_form() -> None:
     assert moment_problems(right) == []
 
 
-def _json(response: Any) -> Any:
-    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
-
-
 def _decision(config_id: str, user_id: Any, token: str, slug: str) -> None:
     """A copied decision of a target fill, as the engine records one."""
     seen = utcnow() - timedelta(minutes=3)
@@ -99,19 +95,19 @@ def test_every_answer_writes_its_moments_in_iso_8601_utc(
     target, whale_market = whale
     # A fill of our own (trades, positions, PnL), a config (preview, status, decisions).
     order = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
-    quote = _json(client.post("/api/markets/order/preview", json=order, headers=auth_headers))
+    quote = json_body(client.post("/api/markets/order/preview", json=order, headers=auth_headers))
     placed = client.post("/api/markets/order", headers=auth_headers,
                          json={**order, "preview_id": quote["preview_id"]})
-    assert _json(placed)["status"] == "filled"
+    assert json_body(placed)["status"] == "filled"
     preview = client.post("/api/configs/preview", json=config_body(target), headers=auth_headers)
     assert preview.status_code == 200
-    answers: dict[str, Any] = {"POST /api/configs/preview": _json(preview)}
+    answers: dict[str, Any] = {"POST /api/configs/preview": json_body(preview)}
     assert answers["POST /api/configs/preview"]["target"]["last_trade_at"]
     created = client.post("/api/configs", headers=auth_headers,
                           json={"preview_id": answers["POST /api/configs/preview"]["preview_id"]})
-    config_id = _json(created)["id"]
+    config_id = json_body(created)["id"]
     _decision(config_id, me.user.id, whale_market["token_ids"][0], whale_market["slug"])
-    [trade] = _json(client.get("/api/trades", headers=auth_headers))
+    [trade] = json_body(client.get("/api/trades", headers=auth_headers))
     ids = {"{config_id}": config_id, "{trade_id}": trade["id"], "{slug}": market.slug,
            "{address}": target, "{order_id}": trade["order_id"]}
 
@@ -126,7 +122,7 @@ def test_every_answer_writes_its_moments_in_iso_8601_utc(
         assert "{" not in url, f"no value for {url}"
         answer = client.get(url, headers=auth_headers)
         if answer.is_json and answer.status_code < 400:
-            answers[f"GET {url}"] = _json(answer)
+            answers[f"GET {url}"] = json_body(answer)
     # A decision of a target fill, price history and a profile's trades were among them.
     assert answers[f"GET /api/configs/{config_id}/trades"][0]["target_trade"]["traded_at"]
     assert answers[f"GET /api/markets/{market.slug}/price-history"]["points"]
@@ -142,7 +138,7 @@ def test_every_answer_writes_its_moments_in_iso_8601_utc(
         "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
         "Mcp-Name": "get_market_price_history"})
     assert mcp.status_code == 200, mcp.get_data(as_text=True)
-    answers["MCP get_market_price_history"] = _json(mcp)["result"]["structuredContent"]
+    answers["MCP get_market_price_history"] = json_body(mcp)["result"]["structuredContent"]
 
     problems = {name: found for name, answer in answers.items()
                 if (found := moment_problems(answer))}

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import timedelta
 from decimal import Decimal
 
 from models.base import utcnow
 from models.trading import Trade
-
-
-def _json(response):
-    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
+from tests.http_helpers import json_body
 
 
 def _trade(user, minutes_ago, **fields):
@@ -28,7 +24,7 @@ def test_pagination_headers_and_order(client, auth_headers, user):
     made = [_trade(user, m) for m in range(3)]
     response = client.get("/api/trades?limit=2", headers=auth_headers)
     assert response.status_code == 200
-    assert [t["id"] for t in _json(response)] == [str(made[0].id), str(made[1].id)]
+    assert [t["id"] for t in json_body(response)] == [str(made[0].id), str(made[1].id)]
     assert {k: response.headers[k] for k in ("X-Pagination-Limit", "X-Pagination-Offset",
                                              "X-Pagination-Count", "X-Pagination-Has-Next")} \
         == {"X-Pagination-Limit": "2", "X-Pagination-Offset": "0", "X-Pagination-Count": "2",
@@ -38,7 +34,7 @@ def test_pagination_headers_and_order(client, auth_headers, user):
     assert last.headers["X-Pagination-Has-Next"] == "false"
     default = client.get("/api/trades", headers=auth_headers)
     assert default.headers["X-Pagination-Limit"] == "50"
-    first = _json(default)[0]
+    first = json_body(default)[0]
     assert set(first) >= {"id", "token_id", "market_slug", "side", "size", "price",
                           "filled_price", "usdc_value", "fee", "latency_ms", "status",
                           "created_at", "filled_at"}
@@ -56,22 +52,22 @@ def test_offset_past_what_the_database_holds_is_400_not_500(client, auth_headers
         assert answer.status_code == 400, huge
         assert answer.get_json()["code"] == "validation_failed"
     edge = client.get(f"/api/trades?offset={2**31 - 1}", headers=auth_headers)
-    assert edge.status_code == 200 and _json(edge) == []
+    assert edge.status_code == 200 and json_body(edge) == []
 
 
 def test_config_filter_and_single_trade(client, auth_headers, user, make_trader):
     config_id = uuid.uuid4()
     copied = _trade(user, 1, config_id=config_id, latency_ms=350)
     _trade(user, 2)
-    rows = _json(client.get(f"/api/trades?config_id={config_id}", headers=auth_headers))
+    rows = json_body(client.get(f"/api/trades?config_id={config_id}", headers=auth_headers))
     assert [(r["id"], r["latency_ms"]) for r in rows] == [(str(copied.id), 350)]
 
     one = client.get(f"/api/trades/{copied.id}", headers=auth_headers)
-    assert one.status_code == 200 and _json(one)["id"] == str(copied.id)
+    assert one.status_code == 200 and json_body(one)["id"] == str(copied.id)
     theirs = _trade(make_trader().user, 0)
     for missing in (theirs.id, uuid.uuid4()):
         response = client.get(f"/api/trades/{missing}", headers=auth_headers)
-        assert response.status_code == 404 and _json(response)["code"] == "not_found"
+        assert response.status_code == 404 and json_body(response)["code"] == "not_found"
 
 
 def test_scope(client, api_key, user):

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import pytest
 
 from services.markets import catalogue, translations
 from services.platform.errors import ValidationFailed
+from tests.test_cli_users import operator  # noqa: F401 - the fixture
 
 
 def venue_market(venue_id: str, slug: str, question: str, description: str = "",
@@ -139,17 +138,13 @@ def test_import_csv_updates_and_rejects_bad_files(bound_db, catalogue_rows, tmp_
     assert translations.translations(["a"], "es")["translations"] == []
 
 
-def test_cli_import(app, tmp_path, database_url, redis_url):
-    import os
-
+def test_cli_import(operator, tmp_path):  # noqa: F811 - the fixture
+    # In-process (click's runner, the deployment's environment): what this tests is the
+    # command, not the start of a process, which tests/test_cli.py covers.
     path = write_json(tmp_path, [{"slug": "x", "locale": "it", "title": "Titolo"}])
-    env = dict(os.environ, DATABASE_URL=database_url, REDIS_URL=redis_url,
-               COPYTRADE_INSTANCE=str(tmp_path))
-    done = subprocess.run([sys.executable, "-m", "cli", "translations", "import", str(path)],
-                          env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    done = operator("translations", "import", str(path))
+    assert done.exit_code == 0, done.output
     assert "1 new" in done.stdout
     bad = write_json(tmp_path, [{"slug": "x"}])
-    failed = subprocess.run([sys.executable, "-m", "cli", "translations", "import", str(bad)],
-                            env=env, capture_output=True, text=True, timeout=60)
-    assert failed.returncode != 0 and "row 1" in failed.stderr
+    failed = operator("translations", "import", str(bad))
+    assert failed.exit_code != 0 and "row 1" in failed.stderr

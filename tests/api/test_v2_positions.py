@@ -15,11 +15,8 @@ from models.market import MarketToken
 from services.markets import markets
 from services.platform import venues
 from services.wallets import venue_accounts
+from tests.http_helpers import json_body
 from venue.errors import VenueError
-
-
-def _json(response) -> Any:
-    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
 
 
 def _gamma(venue_control: Any, slug: str) -> dict:
@@ -66,9 +63,9 @@ def test_shares_the_clob_has_not_seen_are_sold_after_a_refresh_of_their_asset_ty
     quote = client.post("/api/markets/order/preview", json=body, headers=auth_headers)
     assert quote.status_code == 200, quote.get_data(as_text=True)
     placed = client.post("/api/markets/order", headers=auth_headers,
-                         json={**body, "preview_id": _json(quote)["preview_id"]})
+                         json={**body, "preview_id": json_body(quote)["preview_id"]})
     assert placed.status_code == 200, placed.get_data(as_text=True)
-    assert _json(placed)["status"] == "filled", _json(placed)
+    assert json_body(placed)["status"] == "filled", json_body(placed)
     assert venue_accounts.outcome_balance(acct, market.yes) == 0  # sold
 
 

@@ -4,7 +4,6 @@ with Retry-After, and a retry with the same Idempotency-Key places the order exa
 from __future__ import annotations
 
 import dataclasses
-import json
 import uuid
 from decimal import Decimal
 
@@ -14,16 +13,7 @@ from models.trading import Order, OrderPreview, Trade
 from services.platform import venues
 from services.trading import orders
 from services.wallets import venue_accounts
-
-
-def _json(response):
-    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
-
-
-@pytest.fixture
-def me(user, make_trader):
-    """The signed-in user with a funded trading wallet."""
-    return make_trader(user=user)
+from tests.http_helpers import json_body
 
 
 @pytest.fixture
@@ -39,7 +29,7 @@ def _order(client, headers, market):
     body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
     quote = client.post("/api/markets/order/preview", json=body, headers=headers)
     assert quote.status_code == 200, quote.get_data(as_text=True)
-    return {**body, "preview_id": _json(quote)["preview_id"]}
+    return {**body, "preview_id": json_body(quote)["preview_id"]}
 
 
 def _accepted(venue_control, order_hash):
@@ -65,7 +55,7 @@ def test_restricted_mode_answers_503_and_the_same_key_places_once_reopened(
 
     refused = client.post("/api/markets/order", headers=headers, json=body)
     assert refused.status_code == 503, refused.get_data(as_text=True)
-    error = _json(refused)
+    error = json_body(refused)
     assert error["code"] == "polymarket_unavailable" and error["reason"] == reason
     assert "not placed" in error["error"]
     if retry_after is not None:
@@ -81,10 +71,10 @@ def test_restricted_mode_answers_503_and_the_same_key_places_once_reopened(
     open_venue.call("POST", "/mode", {"mode": "open"}, expect=200)
     placed = client.post("/api/markets/order", headers=headers, json=body)
     assert placed.status_code == 200, placed.get_data(as_text=True)
-    answer = _json(placed)
+    answer = json_body(placed)
     assert answer["status"] == "filled" and answer["filled_size"] == "10"
     replay = client.post("/api/markets/order", headers=headers, json=body)
-    assert replay.headers["Idempotent-Replay"] == "true" and _json(replay) == answer
+    assert replay.headers["Idempotent-Replay"] == "true" and json_body(replay) == answer
     # Exactly one order reached the venue's book, and one trade counts.
     assert len(_accepted(open_venue, answer["order_id"])) == 1
     assert Trade.select().where(Trade.user == me.user.id).count() == 1
@@ -94,8 +84,8 @@ def test_post_only_mode_lets_post_only_orders_and_cancels_through(
         client, auth_headers, me, market, open_venue):
     body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "limit",
             "price": "0.40"}
-    quote = _json(client.post("/api/markets/order/preview", json=body, headers=auth_headers))
-    resting = _json(client.post("/api/markets/order", headers=auth_headers,
+    quote = json_body(client.post("/api/markets/order/preview", json=body, headers=auth_headers))
+    resting = json_body(client.post("/api/markets/order", headers=auth_headers,
                                 json={**body, "preview_id": quote["preview_id"]}))
     assert resting["status"] == "accepted"
     open_venue.call("POST", "/restart", {"seconds": 0, "post_only_seconds": 60},
@@ -104,7 +94,7 @@ def test_post_only_mode_lets_post_only_orders_and_cancels_through(
     cancelled = client.delete(f"/api/markets/orders/{resting['order_id']}",
                               headers=auth_headers)
     assert cancelled.status_code == 200
-    assert _json(cancelled)["canceled"] == [resting["order_id"]]
+    assert json_body(cancelled)["canceled"] == [resting["order_id"]]
 
 
 def test_outage_on_a_live_order_is_503_and_a_retry_answers_the_order_that_got_through(
@@ -115,14 +105,14 @@ def test_outage_on_a_live_order_is_503_and_a_retry_answers_the_order_that_got_th
                                         "status": 502, "count": 1}, expect=201)
     lost = client.post("/api/markets/order", headers=headers, json=body)
     assert lost.status_code == 503, lost.get_data(as_text=True)
-    error = _json(lost)
+    error = json_body(lost)
     assert error["code"] == "polymarket_unavailable" and "Retry-After" in lost.headers
     order = Order.get(Order.order_hash == error["order_id"])
     assert order.status == "pending"  # reconcilable: nothing lost
 
     # A retry while the venue still does not know it: 503 again, nothing new sent.
     again = client.post("/api/markets/order", headers=headers, json=body)
-    assert again.status_code == 503 and _json(again)["order_id"] == order.order_hash
+    assert again.status_code == 503 and json_body(again)["order_id"] == order.order_hash
     assert Order.select().where(Order.user == me.user.id).count() == 1
 
     # The order did reach the venue after all (the gateway lost only its answer).
@@ -130,7 +120,7 @@ def test_outage_on_a_live_order_is_503_and_a_retry_answers_the_order_that_got_th
     venues.client().clob.post_order(acct.creds, None, body=order.signed_body)  # type: ignore
     placed = client.post("/api/markets/order", headers=headers, json=body)
     assert placed.status_code == 200, placed.get_data(as_text=True)
-    answer = _json(placed)
+    answer = json_body(placed)
     assert answer["order_id"] == order.order_hash and answer["status"] == "filled"
     assert Order.select().where(Order.user == me.user.id).count() == 1
     assert len(_accepted(open_venue, order.order_hash)) == 1
@@ -142,7 +132,7 @@ def test_throttled_venue_answers_late_but_the_order_outcome_is_kept(
     open_venue.call("POST", "/throttle", {"delay": "0.3", "seconds": 30, "path": "/clob"},
                     expect=200)
     placed = client.post("/api/markets/order", headers=auth_headers, json=body)
-    assert placed.status_code == 200 and _json(placed)["status"] == "filled"
+    assert placed.status_code == 200 and json_body(placed)["status"] == "filled"
 
 
 @pytest.mark.parametrize(("switch", "reason"), [
@@ -157,13 +147,13 @@ def test_selling_positions_in_a_restricted_mode_or_outage_is_503(
         client, auth_headers, me, market, open_venue, switch, reason):
     bought = client.post("/api/markets/order", headers=auth_headers,
                          json=_order(client, auth_headers, market))
-    assert _json(bought)["status"] == "filled"
+    assert json_body(bought)["status"] == "filled"
     open_venue.call("POST", switch["path"], switch["body"], expect=None)
     headers = {**auth_headers, "Idempotency-Key": str(uuid.uuid4())}
     refused = client.post("/api/positions/sell", headers=headers,
                           json={"token_ids": [market.yes]})
     assert refused.status_code == 503, refused.get_data(as_text=True)
-    error = _json(refused)
+    error = json_body(refused)
     assert error["code"] == "polymarket_unavailable" and int(refused.headers["Retry-After"]) >= 1
     if reason is not None:
         assert error["reason"] == reason and refused.headers["Retry-After"] == "4"
@@ -171,7 +161,7 @@ def test_selling_positions_in_a_restricted_mode_or_outage_is_503(
     open_venue.call("POST", "/mode", {"mode": "open"}, expect=200)
     sold = client.post("/api/positions/sell", headers=headers, json={"token_ids": [market.yes]})
     assert sold.status_code == 200, sold.get_data(as_text=True)
-    [result] = _json(sold)["results"]
+    [result] = json_body(sold)["results"]
     assert result["status"] == "filled" and result["filled_size"] == "10"
 
 
@@ -182,17 +172,17 @@ def test_a_post_only_limit_order_rests_during_the_post_only_window(
             "price": "0.40", "post_only": True}
     quote = client.post("/api/markets/order/preview", json=body, headers=auth_headers)
     assert quote.status_code == 200, quote.get_data(as_text=True)
-    summary = _json(quote)
+    summary = json_body(quote)
     assert summary["post_only"] is True and "post-only" in summary["confirmation"]
     # The preview is bound to post_only: the same order without it is another order.
     plain = client.post("/api/markets/order", headers=auth_headers,
                         json={**body, "post_only": False, "preview_id": summary["preview_id"]})
-    assert plain.status_code == 400 and "post_only" in _json(plain)["error"]
+    assert plain.status_code == 400 and "post_only" in json_body(plain)["error"]
 
     placed = client.post("/api/markets/order", headers=auth_headers,
                          json={**body, "preview_id": summary["preview_id"]})
     assert placed.status_code == 200, placed.get_data(as_text=True)
-    answer = _json(placed)
+    answer = json_body(placed)
     assert answer["status"] == "accepted"
     [sent] = [e for e in open_venue.received_orders() if e["order_id"] == answer["order_id"]]
     assert sent.get("response", {}).get("success") is True
@@ -209,7 +199,7 @@ def test_a_post_only_order_that_cannot_rest_is_400(client, auth_headers, me, mar
             "price": "0.40", "post_only": True, **change}
     refused = client.post("/api/markets/order/preview", json=body, headers=auth_headers)
     assert refused.status_code == 400, refused.get_data(as_text=True)
-    error = _json(refused)
+    error = json_body(refused)
     assert error["code"] == "validation_failed" and field in error["fields"]
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import secrets
 import threading
 import time
@@ -21,6 +20,7 @@ from models.wallet import Withdrawal
 from services.platform import runtime
 from services.wallets import wallets
 from tests.conftest import RUN_ID, free_port, use_queue
+from tests.http_helpers import json_body
 from tests.wallet_fixtures import (
     ONE_MATIC,
     USDC,
@@ -33,10 +33,6 @@ from tests.wallet_fixtures import (
 )
 from worker import jobs as job_table
 from worker.host import WorkerHost, WorkerSettings
-
-
-def _json(response) -> Any:
-    return json.loads(response.get_data(as_text=True), parse_float=Decimal)
 
 
 @pytest.fixture
@@ -90,7 +86,7 @@ def no_worker(app, redis_url: str, wallet_chain) -> Iterator[str]:
 def _wait_status(client, headers, url: str, wanted: str, timeout: float = 20) -> dict:
     deadline = time.monotonic() + timeout
     while True:
-        body = _json(client.get(url, headers=headers))
+        body = json_body(client.get(url, headers=headers))
         if body["status"] == wanted or time.monotonic() > deadline:
             return body
         time.sleep(0.05)
@@ -98,25 +94,25 @@ def _wait_status(client, headers, url: str, wanted: str, timeout: float = 20) ->
 
 def test_deposit_address_and_balances_after_funding(client, auth_headers, user, fund,
                                                     wallet_chain) -> None:
-    assert _json(client.get("/api/users/me", headers=auth_headers))[
+    assert json_body(client.get("/api/users/me", headers=auth_headers))[
         "trading_wallet_address"] is None
     response = client.get("/api/wallets/deposit-address", headers=auth_headers)
     assert response.status_code == 200
-    deposit = _json(response)
+    deposit = json_body(response)
     assert deposit["chain_id"] == wallet_chain.chain_id
     tokens = {t["token"]: t for t in deposit["tokens"]}
     assert tokens["usdc"]["contract_address"] == wallet_chain.contracts.pusd
     assert tokens["usdc_e"]["contract_address"] == wallet_chain.contracts.usdce
     # A deposit wallet (the default) spends no MATIC: none is asked for, the note says so.
     assert "matic" not in tokens and "No MATIC is needed" in deposit["note"]
-    assert _json(client.get("/api/users/me", headers=auth_headers))[
+    assert json_body(client.get("/api/users/me", headers=auth_headers))[
         "trading_wallet_address"] == deposit["address"]
 
     wallet = wallets.for_user(user)  # a deposit wallet: its owner key signs, pays no gas
     assert deposit["address"] == wallet.funder_address != wallet.address
     fund(deposit["address"], pusd=7_250_000, usdce=1, matic_wei=5 * ONE_MATIC)
     fund(wallet.address, matic_wei=ONE_MATIC // 2)  # the owner key's, not the deposit's
-    balance = _json(client.get("/api/wallets/balance", headers=auth_headers))
+    balance = json_body(client.get("/api/wallets/balance", headers=auth_headers))
     assert balance["address"] == deposit["address"]
     assert (balance["usdc"], balance["pusd"], balance["usdc_e"], balance["matic"],
             balance["total_usdc"]) == ("7.25", "7.25", "0.000001", "5", "7.250001")
@@ -129,9 +125,9 @@ def test_scopes_gate_reads_and_writes(client, api_key, user, wallet_chain) -> No
     assert client.get("/api/wallets/deposit-address", headers=reader).status_code == 200
     body = {"to_address": "0x" + "ab" * 20, "amount": "1", "token": "usdc"}
     denied = client.post("/api/trading-wallet/withdraw", json=body, headers=reader)
-    assert denied.status_code == 403 and _json(denied)["code"] == "scope_required"
+    assert denied.status_code == 403 and json_body(denied)["code"] == "scope_required"
     denied = client.post("/api/positions/claim", json={}, headers=reader)
-    assert denied.status_code == 403 and _json(denied)["code"] == "scope_required"
+    assert denied.status_code == 403 and json_body(denied)["code"] == "scope_required"
     writer = {"Authorization": f"Bearer {api_key('wallet:write')}"}
     assert client.get("/api/wallets/balance", headers=writer).status_code == 403
     assert client.get("/api/wallets/balance").status_code == 401
@@ -148,7 +144,7 @@ def test_withdraw_each_token_returns_the_real_hash(client, auth_headers, stepped
     response = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
                            json={"to_address": to, "amount": amount, "token": token})
     assert response.status_code == 200, response.get_data(as_text=True)
-    body = _json(response)
+    body = json_body(response)
     assert body["success"] is True and body["tx_hash"].startswith("0x")
     receipt = wallet_chain.web3().eth.wait_for_transaction_receipt(body["tx_hash"], timeout=10)
     assert receipt["status"] == 1
@@ -172,7 +168,7 @@ def test_two_concurrent_withdrawals_both_land(app, auth_headers, stepped_up_head
 
     def post(amount: str) -> None:
         with app.test_client() as own:
-            answers.append(_json(own.post("/api/trading-wallet/withdraw",
+            answers.append(json_body(own.post("/api/trading-wallet/withdraw",
                                           headers=stepped_up_headers,
                                           json={"to_address": to, "amount": amount,
                                                 "token": "usdc"})))
@@ -201,11 +197,11 @@ def test_queued_when_not_broadcast_in_time(app, client, auth_headers, stepped_up
     response = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
                            json={"to_address": "0x" + "cd" * 20, "amount": "1",
                                  "token": "usdc"})
-    body = _json(response)
+    body = json_body(response)
     assert response.status_code == 200
     assert body["success"] is True and body["tx_hash"] is None and body["status"] == "queued"
     assert body["status_url"] in body["message"]
-    followed = _json(client.get(body["status_url"], headers=auth_headers))
+    followed = json_body(client.get(body["status_url"], headers=auth_headers))
     assert followed["status"] == "queued" and followed["tx_hash"] is None
     assert followed["to_address"] == "0x" + "Cd" * 20 or followed["to_address"].lower() == (
         "0x" + "cd" * 20)
@@ -218,11 +214,11 @@ def test_withdraw_with_a_bare_session_is_refused(app, client, auth_headers, step
     fund(legacy_eoa_wallet(user).address, pusd=2 * USDC)
     body = {"to_address": "0x" + "cd" * 20, "amount": "1", "token": "usdc"}
     refused = client.post("/api/trading-wallet/withdraw", headers=auth_headers, json=body)
-    assert refused.status_code == 403 and _json(refused)["code"] == "scope_required"
-    assert "X-Step-Up-Token" in _json(refused)["error"]
+    assert refused.status_code == 403 and json_body(refused)["code"] == "scope_required"
+    assert "X-Step-Up-Token" in json_body(refused)["error"]
     assert Withdrawal.select().count() == 0
     sent = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers, json=body)
-    assert sent.status_code == 200 and _json(sent)["success"] is True
+    assert sent.status_code == 200 and json_body(sent)["success"] is True
     assert Withdrawal.select().count() == 1
 
 
@@ -240,7 +236,7 @@ def test_bad_withdrawals_are_validation_failed(client, auth_headers, stepped_up_
                                                user, wallet_chain, body,
                                                field) -> None:
     response = client.post("/api/trading-wallet/withdraw", json=body, headers=stepped_up_headers)
-    error = _json(response)
+    error = json_body(response)
     assert response.status_code == 400 and error["code"] == "validation_failed", error
     assert field in error["fields"]
     assert Withdrawal.select().count() == 0
@@ -254,7 +250,7 @@ def test_a_withdrawal_to_the_accounts_own_signer_is_validation_failed(
     for to in (trader.wallet.address, trader.wallet.address.lower()):
         response = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
                                json={"to_address": to, "amount": "1", "token": "usdc"})
-        error = _json(response)
+        error = json_body(response)
         assert response.status_code == 400 and error["code"] == "validation_failed", error
         assert set(error["fields"]) == {"to_address"}
     assert Withdrawal.select().count() == 0
@@ -267,10 +263,10 @@ def test_more_than_the_balance_and_no_gas_are_402(client, auth_headers, stepped_
     fund(wallet.address, pusd=1 * USDC, matic_wei=0)
     too_much = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
                            json={"to_address": "0x" + "ab" * 20, "amount": "2", "token": "usdc"})
-    assert too_much.status_code == 402 and _json(too_much)["code"] == "insufficient_balance"
+    assert too_much.status_code == 402 and json_body(too_much)["code"] == "insufficient_balance"
     no_gas = client.post("/api/trading-wallet/withdraw", headers=stepped_up_headers,
                          json={"to_address": "0x" + "ab" * 20, "amount": "1", "token": "usdc"})
-    error = _json(no_gas)
+    error = json_body(no_gas)
     assert no_gas.status_code == 402 and error["code"] == "insufficient_balance"
     assert "MATIC" in error["error"] and "gas" in error["error"]
     assert Withdrawal.select().count() == 0
@@ -309,7 +305,7 @@ def test_idempotency_key_replays_one_withdrawal(client, auth_headers, stepped_up
     again = client.post("/api/trading-wallet/withdraw", headers=headers, json=body)
     assert first.status_code == again.status_code == 200
     assert again.headers.get("Idempotent-Replay") == "true"
-    assert _json(again)["withdrawal_id"] == _json(first)["withdrawal_id"]
+    assert json_body(again)["withdrawal_id"] == json_body(first)["withdrawal_id"]
     assert Withdrawal.select().count() == 1
 
 
@@ -322,7 +318,7 @@ def test_someone_elses_withdrawal_is_404(client, auth_headers, user, fund, no_wo
     fund(legacy_eoa_wallet(other).address, pusd=2 * USDC)
     theirs = withdrawals.request(other, "0x" + "ab" * 20, Decimal("1"), "usdc")
     response = client.get(f"/api/trading-wallet/withdrawals/{theirs.id}", headers=auth_headers)
-    assert response.status_code == 404 and _json(response)["code"] == "not_found"
+    assert response.status_code == 404 and json_body(response)["code"] == "not_found"
 
 
 def test_claim_after_resolution_over_rest(client, auth_headers, user, worker,
@@ -336,7 +332,7 @@ def test_claim_after_resolution_over_rest(client, auth_headers, user, worker,
     dev.split_position(wallet.address, plain, 2 * USDC, outcomes=[1])
     dev.split_position(wallet.address, question, 3 * USDC, outcomes=[0])
 
-    nothing = _json(client.post("/api/positions/claim", headers=auth_headers))
+    nothing = json_body(client.post("/api/positions/claim", headers=auth_headers))
     assert nothing["claims"] == [] and "Nothing to claim" in nothing["message"]
     pusd_before = token_balance_base(w3, dev.pusd, wallet.address)
 
@@ -344,7 +340,7 @@ def test_claim_after_resolution_over_rest(client, auth_headers, user, worker,
     dev.resolve_neg_risk_question(question.question_id, True)
     response = client.post("/api/positions/claim", headers=auth_headers, json={})
     assert response.status_code == 200, response.get_data(as_text=True)
-    body = _json(response)
+    body = json_body(response)
     assert body["expected_payout"] == "5"
     assert {c["condition_id"] for c in body["claims"]} == {plain.condition_id,
                                                             question.condition_id}
@@ -367,7 +363,7 @@ def test_a_deposit_wallets_winnings_are_claimed_as_pusd_over_rest(
     venue_control.grant(maker, market.yes, "9")
     venue_control.call("POST", f"/markets/{market.condition_id}/resolve", {"winner": 0},
                        expect=200)
-    body = _json(client.post("/api/positions/claim", headers=auth_headers, json={}))
+    body = json_body(client.post("/api/positions/claim", headers=auth_headers, json={}))
     [submitted] = body["claims"]
     assert body["expected_payout"] == "9" and submitted["condition_id"] == market.condition_id
     done = _wait_status(client, auth_headers, f"/api/positions/claims/{submitted['id']}",
@@ -375,7 +371,7 @@ def test_a_deposit_wallets_winnings_are_claimed_as_pusd_over_rest(
     assert done["status"] == "confirmed", done
     assert done["relayer_transaction_id"] and len(done["tx_hash"]) == 66  # the chain hash
     assert venue_control.balances(maker)["pusd"] == "13"
-    again = _json(client.post("/api/positions/claim", headers=auth_headers, json={}))
+    again = json_body(client.post("/api/positions/claim", headers=auth_headers, json={}))
     assert again["claims"] == [] and venue_control.balances(maker)["pusd"] == "13"
 
 
@@ -391,17 +387,17 @@ def test_outside_positions_in_uncatalogued_markets_are_claimed_over_rest(
     dev.resolve_condition(first.question_id, [1, 0])
     dev.resolve_condition(second.question_id, [0, 1])
 
-    chosen = _json(client.post("/api/positions/claim", headers=auth_headers,
+    chosen = json_body(client.post("/api/positions/claim", headers=auth_headers,
                                json={"token_ids": [str(second.token_ids[1])]}))
     [one] = chosen["claims"]
     assert one["condition_id"] == second.condition_id and chosen["expected_payout"] == "3"
     _wait_status(client, auth_headers, f"/api/positions/claims/{one['id']}", "confirmed")
-    rest = _json(client.post("/api/positions/claim", headers=auth_headers, json={}))
+    rest = json_body(client.post("/api/positions/claim", headers=auth_headers, json={}))
     [other] = rest["claims"]
     assert other["condition_id"] == first.condition_id and rest["expected_payout"] == "2"
     _wait_status(client, auth_headers, f"/api/positions/claims/{other['id']}", "confirmed")
     assert token_balance_base(w3, dev.usdce, wallet.address) == 5 * USDC
-    nothing = _json(client.post("/api/positions/claim", headers=auth_headers, json={}))
+    nothing = json_body(client.post("/api/positions/claim", headers=auth_headers, json={}))
     assert nothing["claims"] == [] and "Nothing to claim" in nothing["message"]
 
 
@@ -415,11 +411,11 @@ def test_claim_without_gas_is_402(client, auth_headers, user, wallet_chain) -> N
     dev.resolve_condition(condition.question_id, [1, 0])
     response = client.post("/api/positions/claim", headers=auth_headers,
                            json={"token_ids": [str(condition.token_ids[0])]})
-    error = _json(response)
+    error = json_body(response)
     assert response.status_code == 402
     assert error["code"] == "insufficient_balance" and "MATIC" in error["error"]
     bad = client.post("/api/positions/claim", headers=auth_headers, json={"token_ids": ["0xab"]})
-    assert bad.status_code == 400 and _json(bad)["code"] == "validation_failed"
+    assert bad.status_code == 400 and json_body(bad)["code"] == "validation_failed"
 
 
 def test_openapi_documents_the_wallet_routes(client) -> None:
@@ -464,7 +460,7 @@ def test_waiting_for_the_broadcast_never_takes_every_web_thread(
     for _ in range(3):
         response = app.test_client().post("/api/trading-wallet/withdraw",
                                           headers=stepped_up_headers, json=body)
-        answer = _json(response)
+        answer = json_body(response)
         assert response.status_code == 200
         assert (answer["success"], answer["tx_hash"], answer["status"]) == (True, None, "queued")
         assert answer["status_url"].endswith(answer["withdrawal_id"])
@@ -472,6 +468,6 @@ def test_waiting_for_the_broadcast_never_takes_every_web_thread(
     assert waiter.is_alive()  # the first is still waiting its bounded turn
     waiter.join(30)
     assert not waiter.is_alive()
-    assert _json(first["response"])["status"] == "queued"
+    assert json_body(first["response"])["status"] == "queued"
     assert broadcast_wait.waiting() == 0
     assert Withdrawal.select().count() == 4

@@ -18,12 +18,11 @@ from typing import Any
 import pytest
 import redis
 import trio
-from aiosmtpd.controller import Controller
-from werkzeug.serving import make_server
 
-from services.platform import mailer, runtime
-from tests.api.test_auth import Inbox
+from services.platform import runtime
 from tests.conftest import DEADLINE, RUN_ID, free_port, use_queue
+from tests.http_helpers import serving
+from tests.mail_inbox import Inbox
 from tests.worker.conftest import delete_prefixed_keys
 
 CHROMIUM = "/usr/bin/chromium"
@@ -75,30 +74,9 @@ def browser() -> Iterator[Any]:
 def live_server(app: Any, set_settings: Any) -> Iterator[str]:
     """The app on a real threaded HTTP server on a free port; its base URL."""
     port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    set_settings(base_url=base)  # sign-in links point here
-    server = make_server("127.0.0.1", port, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="dashboard-server",
-                              daemon=True)
-    thread.start()
-    yield base
-    server.shutdown()
-    thread.join(10)
-
-
-@pytest.fixture
-def inbox(app: Any, set_settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Inbox]:
-    """A real SMTP server on a free port receiving the sign-in emails."""
-    # Sign-in mail waits DEADLINE for this server, not the product's 10 s: a loaded machine
-    # starved the server's thread (in this process) past 10 s at load 31.
-    monkeypatch.setattr(mailer, "SMTP_TIMEOUT_SECONDS", DEADLINE)
-    handler = Inbox()
-    port = free_port()
-    controller = Controller(handler, hostname="127.0.0.1", port=port)
-    controller.start()
-    set_settings(smtp_url=f"smtp://127.0.0.1:{port}")
-    yield handler
-    controller.stop()
+    set_settings(base_url=f"http://127.0.0.1:{port}")  # sign-in links point here
+    with serving(app, port) as base:
+        yield base
 
 
 @pytest.fixture
@@ -113,9 +91,34 @@ def page(browser: Any, live_server: str) -> Iterator[Any]:
            if message.type == "error" and _is_csp_violation(message.text) else None)
     tab.on("pageerror", lambda error: blocked.append(f"uncaught: {error}"))
     tab.csp_blocked = blocked  # a test that provokes a violation on purpose reads and clears it
+    wait_for_htmx(tab)
     yield tab
     context.close()
     assert not blocked, f"the page broke its Content-Security-Policy or threw: {blocked}"
+
+
+# Set before any page script runs (through the DevTools protocol, so the CSP allows it):
+# htmx fires htmx:load on the body once it has processed the page.
+_HTMX_LOADED = "document.addEventListener('htmx:load', () => { window.__htmxLoaded = true; });"
+# (A page without htmx, the OAuth consent page or about:blank, is ready once loaded.)
+HTMX_READY = ("() => !document.querySelector('script[src*=htmx]')"
+              " || (!!window.htmx && window.__htmxLoaded === true)")
+
+
+def wait_for_htmx(tab: Any) -> None:
+    """After each navigation through ``tab.goto``, ``reload``, ``wait_for_url`` or
+    ``go_back``, wait until htmx has processed the page, so that a click that follows is
+    never a plain link or form submission htmx had not taken over yet."""
+    tab.add_init_script(_HTMX_LOADED)
+    for name in ("goto", "reload", "wait_for_url", "go_back"):
+        navigate = getattr(tab, name)
+
+        def then_ready(*args: Any, _navigate: Any = navigate, **kwargs: Any) -> Any:
+            answer = _navigate(*args, **kwargs)
+            tab.wait_for_function(HTMX_READY)
+            return answer
+
+        setattr(tab, name, then_ready)
 
 
 def new_context(browser: Any, base_url: str, **options: Any) -> Any:
@@ -145,9 +148,19 @@ def screenshot(page: Any, name: str, *, phone: bool = False) -> Path:
     return path
 
 
+DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+def docs_screenshot(page: Any, name: str) -> None:
+    """Save a full-page screenshot of ``page`` as it is sized now to docs/screenshots/ (the
+    pictures the docs show), in the SQLite run of a test only."""
+    if _SAVING["screenshots"]:
+        page.screenshot(path=str(DOCS_SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
 def accessible_and_fits_a_phone(page: Any, name: str) -> None:
     """axe-core's serious and critical violations are none; at 390 px nothing overflows and
-    every table is stacked rows (its header hidden, each row a block)."""
+    every table but a compact one is stacked rows (its header hidden, each row a block)."""
     # Evaluated through the DevTools protocol: the page's CSP (no inline script) stays on.
     if not page.evaluate("() => typeof axe !== 'undefined'"):
         page.evaluate(AXE.read_text() + "\n;0")
@@ -161,7 +174,8 @@ def accessible_and_fits_a_phone(page: Any, name: str) -> None:
     wide = page.evaluate("() => document.scrollingElement.scrollWidth")
     assert wide <= PHONE["width"], f"{name}: {wide} px wide at {PHONE['width']} px"
     unstacked = page.evaluate(
-        "() => [...document.querySelectorAll('table:not(.u-legend)')]"  # uPlot's legend
+        # uPlot's legend, and compact tables (an order book's few figures) stay tables
+        "() => [...document.querySelectorAll('table:not(.u-legend):not(.compact)')]"
         ".filter(t => t.offsetParent !== null)"
         ".filter(t => !t.classList.contains('rows') || (t.tHead && t.tHead.offsetParent)"
         " || [...t.tBodies].some(b => [...b.rows].some("
@@ -172,15 +186,23 @@ def accessible_and_fits_a_phone(page: Any, name: str) -> None:
 
 
 def sign_in(page: Any, inbox: Inbox, email: str | None = None) -> str:
-    """Sign in through the UI with the code from the delivered email; the address used."""
+    """Sign in with the code from the delivered email, then open the home page; the address
+    used. The sign-in requests go over HTTP from the page's context (its cookies), without
+    rendering the sign-in pages: tests/dashboard/test_sign_in.py drives those in the
+    browser, and rendering them for every other test cost Chromium two page loads each."""
     email = email or f"{secrets.token_hex(5)}@example.com"
-    page.goto("/dashboard/login")
-    page.fill("input[name=email]", email)
-    page.click("button:has-text('Send me a code')")
-    page.wait_for_selector("input[name=code]")
+    login = page.request.get("/dashboard/login")
+    assert login.ok, login.status
+    found = re.search(r'<meta name="csrf-token" content="([^"]+)"', login.text())
+    assert found, "the sign-in page carries no CSRF token"
+    csrf = {"X-CSRF-Token": found.group(1)}
+    sent = page.request.post("/dashboard/login", form={"email": email}, headers=csrf)
+    assert sent.ok, (sent.status, sent.text())
     code, _token = inbox.last_for(email)
-    page.fill("input[name=code]", code)
-    page.click("button:has-text('Sign in')")
+    verified = page.request.post("/dashboard/login/verify", form={"email": email, "code": code},
+                                 headers=csrf, max_redirects=0)
+    assert verified.status == 303, (verified.status, verified.text())
+    page.goto("/dashboard")
     page.wait_for_url(re.compile(r".*/dashboard$"))
     return email
 

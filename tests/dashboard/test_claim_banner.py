@@ -12,7 +12,7 @@ from web3 import Web3
 from tests.chain_venue import run_queued_jobs
 from tests.conftest import DEADLINE
 from tests.dashboard.conftest import accessible_and_fits_a_phone, sign_in
-from tests.services.test_relayer_claims_chain import holding_winners
+from tests.services.wallets.test_relayer_claims_chain import holding_winners
 from tests.wallet_fixtures import USDC
 
 _ERC20 = [{"type": "function", "name": "balanceOf", "stateMutability": "view",

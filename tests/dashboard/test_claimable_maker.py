@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from services.wallets import claims, wallets
 from tests.dashboard.test_login_binding import _sign_in_with_code
-from tests.services.test_relayer_claims_chain import holding_winners
+from tests.services.wallets.test_relayer_claims_chain import holding_winners
 
 
 def test_the_claimable_list_reads_the_deposit_wallet_not_its_owner(accounts_venue, client,

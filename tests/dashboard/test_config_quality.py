@@ -36,6 +36,7 @@ def test_the_config_page_charts_latency_per_stage_and_slippage(page, inbox):
         _copy(config, minutes, slippage, ack)
 
     page.goto(f"/dashboard/configs/{config.id}")
+    page.click("#quality summary")  # folded at first: drawn when opened
     page.wait_for_selector("#latency-chart .uplot")
     page.wait_for_selector("#slippage-chart .uplot")
     section = page.locator("#quality").inner_text()
@@ -66,6 +67,7 @@ def test_a_config_without_copies_says_so_instead_of_charting(page, inbox):
     page.wait_for_selector("#pnl-chart .chart-empty")
     assert "No fills yet" in page.locator("#pnl-chart").inner_text()
     assert page.locator("#pnl-chart canvas").count() == 0
+    page.click("#quality summary")
     page.wait_for_selector("#latency-chart .chart-empty")
     assert "no slippage" in page.locator("#slippage-chart").inner_text()
     assert "slippage —" in page.locator("#quality").inner_text()

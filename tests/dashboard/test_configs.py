@@ -84,6 +84,7 @@ def test_preview_create_start_paper_config_and_see_a_copied_trade(
     page.wait_for_selector("#pnl-chart canvas")
     # One copy just now: its latency chart spans minutes, not the 1,000 days uPlot gives a
     # single moment.
+    page.click("#quality summary")  # folded at first: drawn when opened
     page.wait_for_selector("#latency-chart .uplot")
     page.wait_for_selector("#latency-chart[data-x-span]")
     assert 0 < float(page.locator("#latency-chart").get_attribute("data-x-span")) <= 180
@@ -285,3 +286,37 @@ def test_fixed_sizing_is_shown_as_set_and_a_copy_row_reads_in_words(
         "fixed 5.00 pUSD per copy · max 100.00 pUSD per position"
     assert "\u00d7" not in card.inner_text()  # no multiplier for a fixed amount
     assert not [name for name in FIELD_NAMES if name in card.inner_text()]
+
+
+def test_entry_and_exit_rules_from_the_form(page, inbox):
+    target = Account.create().address.lower()
+    sign_in(page, inbox)
+    page.goto("/dashboard/configs/new")
+    page.fill("input[name=target_address]", target)
+    page.fill("input[name=size_multiplier]", "1")
+    page.fill("input[name=max_position_usdc]", "100")
+    page.click("summary:has-text('Entries, exits')")
+    # A new config starts with the default bands, written as the form takes them.
+    bands = page.locator("input[name=price_deviation_bands]")
+    assert bands.input_value() == "0.2: 1000, 0.4: 600, 0.6: 450, 0.8: 300, 1: 200"
+    page.select_option("select[name=entry_policy]", "max_adds")
+    page.select_option("select[name=sell_mode]", "manual")
+    page.fill("input[name=max_open_positions]", "3")
+    bands.fill("0.6: 500, 0.4: 300")  # out of order: refused, naming the field
+    page.click("button:has-text('Preview')")
+    page.locator("#config-errors .alert [data-field=price_deviation_bands]").wait_for()
+    bands.fill("0.5: 500, 1: 250")
+    page.click("button:has-text('Preview')")
+    page.locator("#config-errors .alert [data-field=max_adds_count]").wait_for()
+    page.fill("input[name=max_adds_count]", "2")
+    config = CopyConfig.get_by_id(_preview_and_create(page))
+    assert (config.entry_policy, config.max_adds_count, config.sell_mode,
+            config.max_open_positions) == ("max_adds", 2, "manual", 3)
+    assert json.loads(config.price_deviation_bands) == [
+        {"max_price": "0.5", "max_deviation_bps": 500},
+        {"max_price": "1", "max_deviation_bps": 250}]
+    # The edit form shows them back; the section holding them opens.
+    page.goto(f"/dashboard/configs/{config.id}/edit")
+    assert page.locator("input[name=price_deviation_bands]").input_value() == \
+        "0.5: 500, 1: 250"
+    assert page.locator("select[name=sell_mode]").input_value() == "manual"

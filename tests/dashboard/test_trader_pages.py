@@ -18,7 +18,7 @@ from models import User
 from services.trading import orders, previews
 from tests.chain_venue import run_queued_jobs
 from tests.dashboard.conftest import accessible_and_fits_a_phone, new_context, screenshot, sign_in
-from tests.services.test_pnl_history import account_fills
+from tests.services.copying.test_pnl_history import account_fills
 from tests.trading_support import onboarded_trader
 
 

@@ -71,6 +71,8 @@ def test_deposit_balances_and_a_withdrawal_until_its_hash_appears(
     hash_text = tx_hash.get_attribute("data-tx-hash")
     assert hash_text.startswith("0x") and len(hash_text) == 66
     page.wait_for_selector(".progress[data-status=confirmed]", timeout=DEADLINE * 1000)
+    # The balance card re-reads by itself once the withdrawal is confirmed (no reload).
+    page.wait_for_selector("[data-balance=usdc]:text-is('3.50')")
     screenshot(page, "wallet-withdrawal")
     receipt = wallet_chain.web3().eth.wait_for_transaction_receipt(hash_text, timeout=DEADLINE)
     assert receipt["status"] == 1

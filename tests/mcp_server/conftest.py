@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Awaitable, Callable, Iterator
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -17,19 +16,8 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from werkzeug.serving import make_server
 
-from models.base import db
-from tests.conftest import free_port
-from tests.trading_support import (  # noqa: F401 - fixtures registered for this directory
-    eoa_allowlist,
-    fresh_venue_cache,
-    make_eoa_trader,
-    make_sandbox_market,
-    make_trader,
-    market,
-    trader,
-)
+from tests.http_helpers import serving
 from venue.tls import client_context
 
 T = TypeVar("T")
@@ -41,14 +29,8 @@ LEGACY_HEADERS = {"Accept": "application/json, text/event-stream",
 @pytest.fixture
 def live_server(app) -> Iterator[str]:
     """The test app on a real threaded HTTP server; its base URL."""
-    port = free_port()
-    server = make_server("127.0.0.1", port, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{port}"
-    server.shutdown()
-    thread.join(timeout=5)
-    db.initialize(app.extensions["database"])
+    with serving(app) as base:
+        yield base
 
 
 @pytest.fixture
@@ -58,25 +40,53 @@ def mcp_url(live_server: str) -> str:
 
 
 @pytest.fixture
-def trader_key(api_key, trader) -> Callable[..., str]:  # noqa: F811 - the fixture
-    """``trader_key(*scopes)``: an API key of the funded ``trader``."""
+def trader_key(api_key, trader) -> Callable[..., str]:
+    """``trader_key(*scopes, confirm=False)``: an API key of the funded ``trader``.
 
-    def mint(*scopes: str) -> str:
-        return api_key(*scopes, owner=trader.user)
+    Its owner switched confirmations off (``confirm=False``), as for an unattended agent:
+    the tests of money tools' other rules call them directly. ``confirm=True`` keeps the
+    default (a person confirms each money-moving call; test_confirmations.py)."""
+
+    def mint(*scopes: str, confirm: bool = False) -> str:
+        secret = api_key(*scopes, owner=trader.user)
+        if not confirm:
+            set_confirmations(trader.user, secret, on=False)
+        return secret
 
     return mint
 
 
+def set_confirmations(owner: Any, secret: str, *, on: bool) -> None:
+    """Switch confirmations for the key ``secret`` as its owner does on the dashboard."""
+    from models import ApiKey
+    from services.identity import agent_confirmations, keys
+
+    key = ApiKey.get(ApiKey.id == keys.resolve(secret).credential_id)
+    agent_confirmations.set_required(session_of(owner), "api_key", key.id, on)
+
+
+def session_of(owner: Any) -> Any:
+    """A session Principal of ``owner`` (what the dashboard acts as)."""
+    import uuid
+
+    from schemas.vocabulary import ALL_SCOPES
+    from services.platform.principal import Principal
+
+    return Principal(user=owner, kind="session", scopes=ALL_SCOPES, credential_id=uuid.uuid4())
+
+
 def run_client(url: str, token: str, mode: str,
-               body: Callable[[Client], Awaitable[T]]) -> T:
-    """Connect the official SDK client (``mode`` legacy or auto) and run ``body`` with it."""
+               body: Callable[[Client], Awaitable[T]], *,
+               elicitation: Callable[..., Awaitable[Any]] | None = None) -> T:
+    """Connect the official SDK client (``mode`` legacy or auto) and run ``body`` with it;
+    ``elicitation``: the client's elicitation callback (it then declares the capability)."""
 
     async def main() -> T:
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
                                   timeout=httpx2.Timeout(30, read=120),
                                   verify=client_context())
         async with http, Client(streamable_http_client(url, http_client=http), mode=mode,
-                                cache=None) as client:
+                                cache=None, elicitation_callback=elicitation) as client:
             return await body(client)
 
     return anyio.run(main)

@@ -27,4 +27,4 @@ def test_inspector_cli_lists_the_tools_a_key_permits(mcp_url, api_key, user):
     assert {t["name"] for t in listed["tools"]} == {
         "get_platform_stats", "search_markets", "get_market_details", "get_market_depth",
         "get_market_price_history", "list_top_traders", "get_trader_profile",
-        "get_copyability_report", "suggest_multiplier", "list_open_orders"}
+        "get_copyability_report", "suggest_multiplier", "list_open_orders", "get_shared_config"}

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 
-import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
 from services.trading import order_reconcile, orders, previews
 from tests.mcp_server.conftest import run_client
-from tests.venue_lifecycle import VenueClock, fail_next_trade, hand_moved_clock
-
-
-@pytest.fixture
-def venue_clock(venue_server, venue_control) -> Iterator[VenueClock]:
-    with hand_moved_clock(venue_server, venue_control) as clock:
-        yield clock
+from tests.venue_lifecycle import fail_next_trade
 
 
 def test_list_trades_shows_a_failed_settlement(mcp_url, trader_key, trader, market,

@@ -13,6 +13,7 @@ from mcp import Client
 
 from schemas.vocabulary import SCOPES
 from services.copying import configs
+from services.copying.configs import sharing
 from services.trading import orders, paper, previews
 from tests.mcp_server.conftest import run_client
 from tests.mcp_server.test_sdk_client import READ_TOOLS
@@ -26,6 +27,7 @@ class Scenario:
     whale: str
     config_id: str
     resting_order_id: str
+    shared_token: str
 
 
 @pytest.fixture
@@ -50,7 +52,8 @@ def scenario(trader, market, venue_control, fresh_venue_cache) -> Scenario:
                                           "max_position_usdc": "50"})
     config = configs.create(trader.user, {"preview_id": str(shown["preview_id"])})
     return Scenario(market=market, whale=whale, config_id=str(config.id),
-                    resting_order_id=resting.order_id)
+                    resting_order_id=resting.order_id,
+                    shared_token=sharing.share(trader.user, config.id)["token"])
 
 
 def read_calls(s: Scenario) -> dict[str, dict[str, Any]]:
@@ -78,6 +81,7 @@ def read_calls(s: Scenario) -> dict[str, dict[str, Any]]:
         "get_trader_profile": {"address": s.whale},
         "get_copyability_report": {"address": s.whale, "window": "7d", "rules": {
             "size_multiplier": "0.001", "max_position_usdc": "50"}},
+        "get_shared_config": {"token": s.shared_token},
         "list_notifications": {"limit": 5},
     }
 
@@ -170,7 +174,8 @@ def test_every_read_tool_succeeds_with_just_the_arguments_its_schema_requires(
     values = {"slug": scenario.market.slug, "token_id": scenario.market.yes,
               "config_id": scenario.config_id, "target_address": scenario.whale,
               "query": scenario.market.slug.split("-")[0], "address": scenario.whale,
-              "rules": {"size_multiplier": "0.001", "max_position_usdc": "50"}}
+              "rules": {"size_multiplier": "0.001", "max_position_usdc": "50"},
+              "token": scenario.shared_token}
 
     async def body(client: Client):
         listed = {t.name: t for t in (await client.list_tools()).tools}

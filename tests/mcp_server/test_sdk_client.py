@@ -32,6 +32,7 @@ READ_TOOLS = {
     "list_open_orders": "read:markets",
     "get_trader_profile": "read:markets",
     "get_copyability_report": "read:markets",
+    "get_shared_config": "read:markets",
     "list_notifications": "read:account",
 }
 WRITE_TOOLS = {
@@ -56,8 +57,8 @@ def test_the_table_has_the_29_tools_of_the_spec_and_the_issues_tools():
 
     assert {t.name: t.scope for t in TOOLS} == ALL_TOOLS
     # main's 29, update_copy_config (issue 27), get_config_quality, get_config_status and
-    # get_copyability_report (issue 30)
-    assert len(ALL_TOOLS) == 33
+    # get_copyability_report (issue 30), get_shared_config (issue 45)
+    assert len(ALL_TOOLS) == 34
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from blueprints.mcp.tools import TOOLS
+from tests.conftest import one_database
 from tests.mcp_server.conftest import decode, modern_call, modern_meta, rpc
 
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
@@ -159,7 +160,9 @@ def test_initialize_negotiates_a_version(mcp_url, token, offered, agreed):
     assert response.status_code == 200
     result = response.json()["result"]
     assert result["protocolVersion"] == agreed
-    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    tasks = {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+    assert result["capabilities"] == {"tools": {"listChanged": False},
+                                      **(tasks if agreed == "2025-11-25" else {})}
     assert result["serverInfo"]["name"] == "copytrade" and result["instructions"]
     assert response.headers["Mcp-Session-Id"]
 
@@ -283,6 +286,7 @@ def test_modern_bad_params_are_400(mcp_url, token):
 
 # ---- manifest and OpenAPI ---------------------------------------------------------------
 
+@one_database
 def test_manifest_and_server_card(client):
     manifest = client.get("/.well-known/mcp.json")
     assert manifest.status_code == 200
@@ -316,6 +320,7 @@ def test_manifest_and_server_card(client):
         assert client.get(discovered).status_code == 200
 
 
+@one_database
 def test_openapi_documents_the_endpoint(client):
     spec = client.get("/openapi.json").get_json()
     operation = spec["paths"]["/api/mcp"]["post"]

@@ -20,7 +20,7 @@ from models.idempotency import IdempotencyRecord
 from models.trading import Order, OrderPreview
 from schemas.vocabulary import SCOPES
 from services.wallets import wallets
-from tests.mcp_server.conftest import rpc, run_client
+from tests.mcp_server.conftest import rpc, run_client, set_confirmations
 from tests.mcp_server.test_sdk_client import WRITE_TOOLS
 
 REQUIRES_KEY = sorted(name for name in WRITE_TOOLS if not name.startswith("preview_"))
@@ -274,6 +274,7 @@ def test_cancel_a_resting_order(mcp_url, trader_key, market):
 def test_claim_positions_with_nothing_to_claim(mcp_url, api_key, user, wallet_chain):
     wallets.get_or_create(user)
     token = api_key("wallet:write", owner=user)
+    set_confirmations(user, token, on=False)  # confirmations: test_confirmations.py
     claim_key = key()
 
     async def body(client: Client):
@@ -406,7 +407,11 @@ def test_copy_rules_through_preview_create_update_and_status(mcp_url, trader_key
              "max_price": "0.9", "direction": "inverse", "daily_budget_usdc": "50",
              "loss_stop_usdc": "25", "close_positions_on_stop": True,
              "max_consecutive_failures": 3, "start_mode": "copy_open_positions",
-             "skip_if_ends_within_hours": "6", "exclude_keywords": ["Fed"]}
+             "skip_if_ends_within_hours": "6", "exclude_keywords": ["Fed"],
+             "entry_policy": "first_entry_only", "sell_mode": "sell_all",
+             "max_open_positions": 3, "market_cooldown_seconds": 30,
+             "price_deviation_bands": [{"max_price": "0.5", "max_deviation_bps": 450},
+                                       {"max_price": "1", "max_deviation_bps": 250}]}
 
     async def body(client: Client):
         listed = {t.name: t for t in (await client.list_tools()).tools}
@@ -417,7 +422,8 @@ def test_copy_rules_through_preview_create_update_and_status(mcp_url, trader_key
         config_id = created.structured_content["id"]
         updated = await client.call_tool("update_copy_config", {
             "config_id": config_id, "sizing_mode": "multiplier", "fixed_usdc": None,
-            "size_multiplier": "0.5", "copy_sells": False, "idempotency_key": key()})
+            "size_multiplier": "0.5", "copy_sells": False, "entry_policy": "max_adds",
+            "max_adds_count": 2, "idempotency_key": key()})
         contradicting = await client.call_tool("update_copy_config", {
             "config_id": config_id, "fixed_usdc": "9", "idempotency_key": key()})
         return listed, bad, shown, created, updated, contradicting
@@ -437,4 +443,9 @@ def test_copy_rules_through_preview_create_update_and_status(mcp_url, trader_key
     assert updated.structured_content["sizing_mode"] == "multiplier"
     assert updated.structured_content["fixed_usdc"] is None
     assert updated.structured_content["copy_sells"] is False
+    assert (config["entry_policy"], config["sell_mode"], config["max_open_positions"],
+            config["market_cooldown_seconds"]) == ("first_entry_only", "sell_all", 3, 30)
+    assert config["price_deviation_bands"][1] == {"max_price": "1", "max_deviation_bps": 250}
+    assert (updated.structured_content["entry_policy"],
+            updated.structured_content["max_adds_count"]) == ("max_adds", 2)
     assert contradicting.is_error and "fixed_usdc" in contradicting.structured_content["fields"]

@@ -21,8 +21,8 @@ from services.notifications import catalogue, channels, deliveries, email_links,
 from services.notifications import telegram as telegram_api
 from services.notifications.providers.discord import discord_escape
 from services.platform.runtime import runtime
-from tests.api.test_auth import Inbox
 from tests.conftest import free_port
+from tests.mail_inbox import Inbox
 from tests.notifications.fakes import Fake, FakeTelegram, WebhookReceiver, running
 from tests.worker.conftest import wait_for
 from worker import jobs as job_table

@@ -18,8 +18,7 @@ from services.platform import venues
 from services.wallets import claims, deposits, venue_accounts, wallet_notices
 from tests.chain_venue import run_queued_jobs
 from tests.notifications.fakes import Fake, WebhookReceiver, running
-from tests.services.test_relayer_claims_chain import holding_winners
-from tests.trading_support import eoa_allowlist, make_trader, trader  # noqa: F401 - fixtures
+from tests.services.wallets.test_relayer_claims_chain import holding_winners
 from worker import maintenance
 
 
@@ -57,7 +56,7 @@ def test_the_claim_sweep_tells_a_holder_of_winnings_once_on_every_channel(
 
 
 def test_a_rate_limit_warning_slows_the_signer_and_tells_its_user_once_an_hour(
-        tune, trader, venue_control, prefix):  # noqa: F811 - the fixture
+        tune, trader, venue_control, prefix):
     user = trader.user
     with running(WebhookReceiver()) as hook, running(Fake()) as discord:
         _channels(user, hook, discord, tune)
@@ -86,7 +85,7 @@ def test_a_rate_limit_warning_slows_the_signer_and_tells_its_user_once_an_hour(
         assert Notification.select().where(Notification.type == "venue.throttled").count() == 1
 
 
-def test_warnings_either_side_of_the_hour_tell_the_user_once(trader, prefix, monkeypatch):  # noqa: F811 - the fixture
+def test_warnings_either_side_of_the_hour_tell_the_user_once(trader, prefix, monkeypatch):
     """Once an hour means within any hour, not once per clock hour: a warning at 10:59:59 and
     another at 11:00:01 are one episode, in this process and from another."""
     signer = trader.wallet.address

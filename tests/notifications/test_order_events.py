@@ -13,13 +13,7 @@ from services.notifications import channels
 from services.trading import order_reconcile
 from tests.chain_venue import run_queued_jobs
 from tests.notifications.fakes import WebhookReceiver, running
-from tests.services.test_order_lifecycle import _place, _seller, venue_clock  # noqa: F401
-from tests.trading_support import (  # noqa: F401 - fixtures
-    eoa_allowlist,
-    make_sandbox_market,
-    make_trader,
-    trader,
-)
+from tests.services.trading.test_order_lifecycle import _place, _seller
 
 DELIVER = {"notifications.deliver"}
 
@@ -30,7 +24,7 @@ def _told(hook: WebhookReceiver) -> list[tuple[str, dict]]:
 
 
 def test_a_fill_then_its_failed_settlement_are_each_told_once(
-        tune, trader, make_trader, make_sandbox_market, venue_control, venue_clock,  # noqa: F811
+        tune, trader, make_trader, make_sandbox_market, venue_control, venue_clock,
         prefix):
     market = make_sandbox_market(liquidity=False)
     _seller(make_trader, market, venue_control)
@@ -63,7 +57,7 @@ def test_a_fill_then_its_failed_settlement_are_each_told_once(
     assert Notification.select().where(Notification.type == "order.failed").count() == 1
 
 
-def test_a_refused_order_is_told_as_failed(tune, trader, make_sandbox_market,  # noqa: F811
+def test_a_refused_order_is_told_as_failed(tune, trader, make_sandbox_market,
                                            venue_control,
                                            prefix):
     market = make_sandbox_market()

@@ -23,7 +23,6 @@ from services.notifications import deliveries, events, providers, transports
 from services.notifications.outcome import Outcome
 from services.notifications.providers import Added, Provider
 from services.notifications.transports import Message
-from tests.dashboard.conftest import inbox  # noqa: F401 - the fixture: a real SMTP server
 from tests.dashboard.test_login_binding import _post, _sign_in_with_code
 from tests.notifications.fakes import Fake, running
 
@@ -112,7 +111,7 @@ def test_a_registered_kind_is_a_choice_is_added_shown_and_sent_through(
 
 
 def test_the_dashboards_form_offers_a_registered_kind_and_adds_it(
-        tune, client, user, inbox, pigeon):  # noqa: F811 - the fixture
+        tune, client, user, inbox, pigeon):
     _sign_in_with_code(client, inbox, user.email)
     page = client.get("/dashboard/notifications/settings").get_data(as_text=True)
     assert '<option value="pigeon">Carrier pigeon</option>' in page

@@ -20,13 +20,7 @@ from services.notifications import telegram as bot_api
 from services.platform import numbers
 from services.trading import positions, stats
 from tests.notifications.fakes import FakeTelegram, running
-from tests.services.test_order_lifecycle import _place
-from tests.trading_support import (  # noqa: F401 - fixtures
-    eoa_allowlist,
-    make_sandbox_market,
-    make_trader,
-    trader,
-)
+from tests.services.trading.test_order_lifecycle import _place
 from worker import jobs_notifications
 
 CHAT, STRANGER = 4242, 999
@@ -175,7 +169,7 @@ def test_a_group_can_neither_link_nor_command_an_account(tune, user):
 
 
 def test_pnl_and_positions_answer_from_the_linked_users_account(
-        tune, trader, make_sandbox_market, venue_control):  # noqa: F811 - fixtures
+        tune, trader, make_sandbox_market, venue_control):
     market = make_sandbox_market()
     bought = _place(trader, market.yes, "buy", "10", "market")
     assert bought.status == "filled"

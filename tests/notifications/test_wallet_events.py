@@ -14,9 +14,8 @@ from services.notifications import channels
 from services.wallets import claims, deposits, withdrawals
 from tests.chain_venue import run_queued_jobs
 from tests.notifications.fakes import WebhookReceiver, running
-from tests.services.test_relayer_claims_chain import _pusd, holding_winners
-from tests.services.test_relayer_lifecycle import stale_signed_withdrawal
-from tests.trading_support import eoa_allowlist, make_trader  # noqa: F401 - fixtures
+from tests.services.wallets.test_relayer_claims_chain import _pusd, holding_winners
+from tests.services.wallets.test_relayer_lifecycle import stale_signed_withdrawal
 from tests.wallet_fixtures import USDC
 from worker import jobs_wallets, maintenance
 
@@ -73,7 +72,7 @@ def test_an_accounts_life_on_chain_is_told_as_it_happens(tune, accounts_venue, u
     assert wallet.user_id == user.id and condition.condition_id
 
 
-def test_a_withdrawal_done_and_one_left_ambiguous_are_told(tune, make_trader,  # noqa: F811
+def test_a_withdrawal_done_and_one_left_ambiguous_are_told(tune, make_trader,
                                                            venue_control,
                                                            prefix):
     trader = make_trader("100", deposit_wallet=True)

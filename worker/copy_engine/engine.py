@@ -1,6 +1,8 @@
 """``CopyEngine``: the long-lived Trio task that owns target leases and mirrors their fills.
 
-The engine owns the nursery and a few parts, each owning the tasks it starts:
+The engine owns the nursery, the configs and the wiring of a few parts, each owning its
+state and the tasks it starts (``DetectionFanIn`` and ``PollScheduler`` are started with
+``nursery.start``):
 
 - ``TargetOwnership`` (``ownership.py``): the target leases, their fencing tokens and
   this engine's fair share. The engine's heartbeat renews the leases every second (a
@@ -11,23 +13,25 @@ The engine owns the nursery and a few parts, each owning the tasks it starts:
   revision), lets the ownership release and claim targets, and reloads configs whose
   version changed, so edits apply without a restart.
 - ``TargetWatcher`` (``watcher.py``), one per owned target: polling, de-duplication and
-  cursor, and the task that hands the target's fills to the executor one at a time. The
-  engine fans the global RTDS activity feed (one connection, filtered locally) in to them.
-- ``ChainSource`` (``chain_source.py``), when on-chain detection is on: the exchanges'
-  ``OrderFilled`` logs of the owned targets (and pending match calls), fanned in to their
-  watchers as a third source beside the feed and polling; with it off but a chain RPC
-  configured, it stands by and reads the logs only while the feed is degraded (stale,
-  down or refused), before Data API polls are the source.
+  cursor, and the task that hands the target's fills to the executor one at a time.
+- ``DetectionFanIn`` (``fan_in.py``): the global RTDS activity feed (one connection,
+  filtered locally) and, when on-chain detection is on, ``ChainSource``
+  (``chain_source.py``: the exchanges' ``OrderFilled`` logs of the owned targets and
+  pending match calls; with it off but a chain RPC configured, it stands by and reads the
+  logs only while the feed is degraded), fanned in to the watchers; which source detects,
+  and the ``feed.degraded`` notice.
+- ``PollScheduler`` (``polls.py``): each target's poll interval and first-poll turn, a
+  resumed target's catch-up from the feed's history, and the recheck loop
+  (``reconciler.recheck``): open live intents (this engine's, and those of its configs
+  whose engine died) are looked up again until the venue's answer settles them.
 - ``QuoteSource`` (``quotes.py``): markets, and books from the CLOB market channel.
-- ``FillExecutor`` (``fill_executor.py``): decisions, copy execution, TP/SL exits.
+- ``FillExecutor`` (``fill_executor.py``): decisions, copy execution, TP/SL exits; built
+  with the engine's ``SendLease`` (fencing tokens, the lease clock) and its spawner.
 - ``ExitSchedule`` (``exits.py``): which targets have exit work and when (held tokens'
   book moves on the market channel, exit-before-end timers), so no pass visits every
   config.
 - ``CopierWallets`` (``copier_wallets.py``): the copiers' opened accounts and estimates,
   read once per deployment and shared through Redis (``shared_balances.py``).
-- a recheck loop (``reconciler.recheck``): open live intents (this engine's, and those of
-  its configs whose engine died) are looked up again until the venue's answer settles
-  them (an order it did not know yet, a lost answer, a hand-over that never finished).
 
 A fill becomes one intent per config (copied or skipped, with the reason); the live copies
 are recorded with their orders in one transaction and sent concurrently
@@ -38,8 +42,6 @@ before its record.
 from __future__ import annotations
 
 import contextlib
-import heapq
-import itertools
 import json
 import logging
 import time
@@ -51,21 +53,20 @@ from uuid import UUID
 import redis
 import trio
 
-from chain.exchange_events import ExchangeFill
 from models import database
 from models.base import db as bound_database
-from services.copying import copy_notices, fences, pending_matches
+from services.copying import fences
 from services.platform import copy_control, metrics, venues
-from services.platform.runtime import runtime
 from venue.client import AsyncVenueClient
-from venue.errors import VenueError
 from worker.copy_engine import reconciler, store
-from worker.copy_engine.chain_source import ChainSource, activity_item
+from worker.copy_engine.chain_source import ChainSource
 from worker.copy_engine.copier_wallets import CopierWallets
-from worker.copy_engine.detection import POLL, DetectionSource
+from worker.copy_engine.detection import DetectionSource
 from worker.copy_engine.exits import ExitSchedule
+from worker.copy_engine.fan_in import DetectionFanIn
 from worker.copy_engine.fill_executor import FillExecutor
-from worker.copy_engine.ownership import TargetOwnership
+from worker.copy_engine.ownership import SendLease, TargetOwnership
+from worker.copy_engine.polls import PollScheduler
 from worker.copy_engine.quotes import QuoteSource
 from worker.copy_engine.settings import EngineSettings, EngineStats
 from worker.copy_engine.shared_balances import SharedBalances
@@ -92,16 +93,10 @@ class CopyEngine:
         self.venue_factory = venue_factory or venues.async_client
         self._venue: AsyncVenueClient | None = None
         self.targets: dict[str, TargetWatcher] = {}
-        self.feed: Any = None
-        self.feed_connected = False  # connected and carrying trades (not stale)
-        self.chain: ChainSource | None = None  # on-chain detection, when on
         self.detection = DetectionSource(name)
-        self._feed_lost = trio.Event()  # set (and replaced) each time the feed stops
         self._wake = trio.Event()
         self._nursery: trio.Nursery | None = None
         self._db_limiter = trio.CapacityLimiter(self.settings.db_threads)
-        # Backstop polls of many targets share the connection pool with the hot path.
-        self._poll_limiter = trio.CapacityLimiter(self.settings.poll_concurrency)
         self.ownership = TargetOwnership(redis_client, prefix, name, self.settings.lease_ms,
                                          self.redis_call, self.settings.lease_margin)
         self.quotes = QuoteSource(self.settings, self.stats)
@@ -110,21 +105,21 @@ class CopyEngine:
         self.wallets = CopierWallets(name, self.settings, self.db, self._balance_limiter,
                                      self._account_users, lambda: self.ownership.engines,
                                      SharedBalances(redis_client, prefix, name, self.redis_call))
+        self.lease = SendLease(self.ownership)  # fences the executor while the engine runs
         self.executor = FillExecutor(name, self.settings, self.stats, self.quotes,
-                                     self.wallets, self.db)
+                                     self.wallets, self.db, lease=self.lease,
+                                     spawn=self._spawn)
         self.exits = ExitSchedule(self.settings, self._request_exits, self._market_end,
                                   self.quotes.live, self.executor.opening_due)
         self.quotes.moved = self.exits.moved
+        self.fan_in = DetectionFanIn(name, self.settings, self.stats, self.detection,
+                                     lambda: self.targets, lambda: self._venue, self.db)
+        self.polls = PollScheduler(name, self.settings, self.detection, self.fan_in,
+                                   self.ownership, lambda: self.targets, self.executor,
+                                   self._running_configs, self.db)
         self._watch = WatchContext(
             name=name, settings=self.settings, stats=self.stats, executor=self.executor,
-            db=self.db, poll_limiter=self._poll_limiter, venue=lambda: self._venue,
-            poll_delay=self.poll_delay, feed_up=lambda: self.detection.source != POLL,
-            feed_lost=lambda: self._feed_lost, first_poll=self.first_poll,
-            polled=self.detection.polled, handled=self._handled)
-        self._next_first_poll = 0.0
-        self._turns: list[tuple[int, int]] = []  # first polls waiting: (urgency, order)
-        self._turn_numbers = itertools.count()
-        self._turn_taken = trio.Event()
+            db=self.db, polls=self.polls, venue=lambda: self._venue, handled=self._handled)
         self._active: dict[str, int] = {}  # active targets (and config counts) as last read
         # Config revisions already read: (monotonic time, highest revision) per sweep; a
         # sweep reads from the newest mark at least REVISION_LAG_SECONDS old (see sweep).
@@ -134,11 +129,23 @@ class CopyEngine:
         self._dropped = False  # targets were dropped since the accounts were last retained
         self._users: set[UUID] | None = None  # users of the live configs running here
         self.running = False
-        self._started_at = 0.0  # trio time the engine started (the feed's first grace)
-        self._feed_on = False  # an RTDS feed runs (False: detection never has a feed)
-        self._notice_at: float | None = None  # when the feed's drop is told (trio time)
 
     # -- plumbing ---------------------------------------------------------------------
+
+    @property
+    def feed(self) -> Any:
+        """The RTDS activity feed, while it is connected (the fan-in's)."""
+        return self.fan_in.feed
+
+    @property
+    def feed_connected(self) -> bool:
+        """The feed is connected and carries trades (not stale)."""
+        return self.fan_in.connected
+
+    @property
+    def chain(self) -> ChainSource | None:
+        """On-chain detection, when on (the fan-in's)."""
+        return self.fan_in.chain
 
     @property
     def venue(self) -> AsyncVenueClient | None:
@@ -156,72 +163,15 @@ class CopyEngine:
                 return function(*args, **kwargs)
         return await trio.to_thread.run_sync(call, limiter=self._db_limiter)
 
+    def _spawn(self, task: Callable[..., Any], *args: Any) -> None:
+        """Start ``task`` in the engine's nursery (the executor's background work)."""
+        if self._nursery is None:
+            raise RuntimeError("the copy engine is not running")
+        self._nursery.start_soon(task, *args)
+
     async def redis_call(self, function: Callable[..., Any], *args: Any) -> Any:
         """Run a blocking Redis call in a thread."""
         return await trio.to_thread.run_sync(function, *args)
-
-    def poll_delay(self) -> float:
-        """Seconds between one target's polls: every second while polls are the source, else
-        (the feed, or with it degraded the chain's logs, detect) the backstop interval,
-        stretched so that all the deployment's targets together stay under the poll rate
-        (each engine polls its share of the targets, so it takes its share of the rate: the
-        venue's limit is the deployment's, not one worker's)."""
-        settings = self.settings
-        if self.detection.source != POLL:
-            every, rate = settings.backstop_poll_seconds, settings.backstop_polls_per_second
-        else:
-            every, rate = settings.poll_seconds, settings.polls_per_second
-        return max(every, len(self.targets) * self.ownership.engines / rate)
-
-    async def first_poll(self, urgent: bool = False) -> None:
-        """Wait for a new target's turn to poll first: turns come at this engine's share of
-        the deployment's feed-down poll rate, so targets starting together (thousands at
-        an engine's start or a take-over) do not send their first polls all at once.
-        ``urgent`` turns (targets a take-over may have left fills to) go first."""
-        entry = (0 if urgent else 1, next(self._turn_numbers))
-        heapq.heappush(self._turns, entry)
-        try:
-            while True:
-                now = trio.current_time()
-                if self._turns[0] != entry:
-                    await self._turn_taken.wait()  # the head moved: look again
-                elif now < self._next_first_poll:
-                    await trio.sleep_until(self._next_first_poll)
-                else:
-                    heapq.heappop(self._turns)
-                    self._next_first_poll = now + (self.ownership.engines
-                                                   / self.settings.polls_per_second)
-                    return
-        finally:
-            if entry in self._turns:  # cancelled while waiting
-                self._turns.remove(entry)
-                heapq.heapify(self._turns)
-            self._turn_taken.set()
-            self._turn_taken = trio.Event()
-
-    def _catch_up(self, watcher: TargetWatcher) -> None:
-        """Queue the fills the feed carried for a resumed target since its cursor (a
-        take-over's gap, found without a request) and mark its first poll urgent when it
-        had some, or when the feed's history may not reach back to its cursor."""
-        if not watcher.resumed:
-            return  # a new target: nothing of it was missed
-        since = watcher.cursor - self.settings.overlap_seconds
-        feed = self.feed
-        found = 0
-        if feed is not None and self.feed_connected:
-            for item in feed.recent(watcher.address):
-                if item.timestamp >= since and watcher.offer(item, "feed"):
-                    found += 1
-        watcher.urgent = bool(found) or not (
-            feed is not None and self.feed_connected and feed.covers(since))
-        if found:
-            log.info("engine %s: %d fills of %s since its cursor, from the feed's history",
-                     self.name, found, watcher.address)
-
-    def _traded_lately(self, target: str) -> bool:
-        """The feed carried a trade of ``target`` lately: a take-over claims it first, so
-        that a dead engine's gap is copied in the first steps, not the last."""
-        return self.feed is not None and self.feed.traded(target)
 
     def wake(self) -> None:
         """Sweep now (a control job or message said a config changed)."""
@@ -259,33 +209,23 @@ class CopyEngine:
             await self.ownership.heartbeat(self._heartbeat_fields())
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                self.executor.spawn = nursery.start_soon
-                self.executor.fence_of = self.ownership.token
-                self.executor.may_send = self.ownership.may_send
-                self.running = True
+                self.running = self.lease.running = True
                 nursery.start_soon(self._heartbeat_loop)
                 nursery.start_soon(self._lease_clock_loop)
+                # The fan-in's sources are up before the first sweep starts targets.
+                await nursery.start(self.fan_in.run)
+                await nursery.start(self.polls.run)
                 nursery.start_soon(self._sweep_loop)
                 nursery.start_soon(self._control_loop)
-                self._started_at = trio.current_time()
-                self._feed_on = bool(self.settings.use_feed and venue.config.rtds_url)
-                if self._feed_on:
-                    nursery.start_soon(self._feed_loop)
-                self.chain = self.detection.chain = self._chain_source()
-                if self.chain is not None:
-                    nursery.start_soon(self._chain_loop if self.chain.active
-                                       else self._chain_fallback_loop, self.chain)
-                nursery.start_soon(self._detection_loop)
                 if self.settings.use_book_feed and venue.config.market_ws_url:
                     nursery.start_soon(self.quotes.run)
                 nursery.start_soon(self.exits.run)
                 nursery.start_soon(self.wallets.run)
-                nursery.start_soon(self._recheck_loop)
                 if database.has_log_to_fold():
                     nursery.start_soon(self._fold_log_loop)
                 task_status.started(self)
         finally:
-            self.running = False
+            self.running = self.lease.running = False
             self.wallets.clear()  # opened keys live no longer than the engine
             with trio.CancelScope(shield=True):
                 owned = list(self.targets)
@@ -367,20 +307,6 @@ class CopyEngine:
             self.exits.update(watcher.address, watcher.configs, everything=kind == "fill" and any(
                 c.rules.needs_stop_check for c in watcher.configs.values()))
 
-    async def _recheck_loop(self) -> None:
-        # Intents whose order the venue did not know yet (or whose answer was lost) are
-        # settled here once it does, rather than at the next restart or take-over.
-        while True:
-            await trio.sleep(self.settings.recheck_seconds)
-            try:
-                await reconciler.recheck(
-                    self.name, self._running_configs, db=self.db,
-                    live_engines=self.ownership.live_engines, placer=self.executor,
-                    older_than=self.settings.recheck_after_seconds,
-                    stale_after=self.settings.stale_intent_seconds)
-            except Exception:  # retried at the next turn
-                log.exception("engine %s: rechecking open intents failed", self.name)
-
     async def _fold_log_loop(self) -> None:
         # The worker's connections leave SQLite's log to this loop (``fold_on_commit``):
         # a fold every few seconds costs one fill a little; one inside a commit, every ~10
@@ -460,7 +386,7 @@ class CopyEngine:
         for target in await self.ownership.rebalance(
                 active, self.targets, self._drop_target,
                 limit=max(0, self.settings.claims_per_sweep - starting),
-                urgent=self._traded_lately):
+                urgent=self.fan_in.traded_lately):
             self._start_target(target)
         self._retain_accounts()
         if full:
@@ -527,6 +453,12 @@ class CopyEngine:
                 old = watcher.configs.get(snap.id)
                 if old is not None and old.paper == snap.paper:
                     snap.holdings = old.holdings if not snap.holdings else snap.holdings
+                    # Copies in flight count on (the store knows only the settled ones).
+                    snap.entries = {t: max(n, snap.entries.get(t, 0))
+                                    for t, n in old.entries.items()} | {
+                        t: n for t, n in snap.entries.items() if t not in old.entries}
+                    snap.last_copy = {m: max(old.last_copy.get(m, 0), snap.last_copy.get(m, 0))
+                                      for m in old.last_copy.keys() | snap.last_copy.keys()}
                 watcher.configs[snap.id] = snap
                 touched.add(snap.target)
         if not touched:
@@ -540,10 +472,7 @@ class CopyEngine:
 
     def _start_target(self, target: str) -> None:
         watcher = self.targets[target] = self.watcher_for(target)
-        if self.feed is not None:
-            self.feed.watch(target)
-        if self.chain is not None:
-            self.chain.targets_changed()
+        self.fan_in.watch(target)
         assert self._nursery is not None
         self._nursery.start_soon(self._run_target, watcher, name=f"copy-target:{target}")
         log.info("engine %s runs target %s", self.name, target)
@@ -556,10 +485,7 @@ class CopyEngine:
         self.exits.forget(target)
         if watcher is not None:
             watcher.scope.cancel()
-            if self.feed is not None:
-                self.feed.unwatch(target)
-            if self.chain is not None:
-                self.chain.targets_changed()
+            self.fan_in.unwatch(target)
             self._dropped = True
             self._users = None
 
@@ -594,7 +520,7 @@ class CopyEngine:
                     stale_after=self.settings.stale_intent_seconds)
                 if self.targets.get(watcher.address) is watcher:
                     self.exits.update(watcher.address, watcher.configs, everything=True)
-                self._catch_up(watcher)
+                self.polls.catch_up(watcher)
             except Exception:
                 log.exception("engine %s: could not start target %s", self.name,
                               watcher.address)
@@ -606,157 +532,6 @@ class CopyEngine:
 
     async def _register_fence(self, target: str, token: int) -> int:
         return int(await self.db(fences.register, target, token))
-
-    # -- the feed -------------------------------------------------------------------------
-
-    async def _feed_loop(self) -> None:
-        assert self.venue is not None
-        stale_after = self.settings.feed_stale_seconds or None
-        async with self.venue.activity_feed(list(self.targets),
-                                            stale_after=stale_after) as feed:
-            self.feed = feed
-            for target in self.targets:
-                feed.watch(target)
-            async for item in feed:
-                watcher = self.targets.get(item.wallet)
-                if watcher is not None and watcher.ready.is_set():
-                    # credited to the activity type that carries the feed now
-                    watcher.offer(item, self.detection.feed_source(feed))
-
-    async def _detection_loop(self) -> None:
-        """Follow the feed and the chain: which source detects, and what changed."""
-        while True:
-            # A stale feed (pings answered, no trades) counts as down.
-            was_live, was = self.feed_connected, self.detection.source
-            self.feed_connected = self.detection.observe(self.feed)
-            if self.detection.source == POLL and was != POLL:
-                self._feed_lost.set()  # targets waiting out a backstop interval poll now
-                self._feed_lost = trio.Event()
-            # A drop is told once it has lasted COPY_FEED_STALE_SECONDS: a feed that
-            # orders_matched carries again by then (trades silent) needs no notice.
-            if was_live and not self.feed_connected:
-                self._notice_at = trio.current_time() + self.settings.feed_stale_seconds
-            if self.feed_connected:
-                self._notice_at = None
-            elif self._notice_at is not None and trio.current_time() >= self._notice_at:
-                self._notice_at = None
-                self._tell_degraded()
-            await trio.sleep(0.5)
-
-    def feed_degraded(self) -> bool:
-        """The feed carries no trades: stale, down or refused (after it had time to come
-        up)."""
-        if self.feed_connected or not self._feed_on:
-            return False
-        if self.feed is not None and self.feed.stale_since is not None:
-            return True
-        return (trio.current_time() - self._started_at
-                >= max(self.settings.feed_stale_seconds, 1.0))
-
-    def _tell_degraded(self) -> None:
-        """feed.degraded to every user of the configs running here, in the background (a
-        notice never holds detection up); the drop's time is the episode's id."""
-        users = sorted({c.user_id for watcher in self.targets.values()
-                        for c in watcher.configs.values()})
-        if not users or self._nursery is None or self.detection.gap_at is None:
-            return
-        self._nursery.start_soon(self._emit_degraded, users, self.detection.gap_at.isoformat(),
-                                 self.detection.reason)
-
-    async def _emit_degraded(self, users: list[UUID], episode: str, reason: str) -> None:
-        try:
-            await self.db(copy_notices.feed_degraded, users, self.name, episode, reason)
-        except Exception:  # a lost notice must not end the engine
-            log.exception("engine %s: feed.degraded notices failed", self.name)
-
-
-    # -- the chain -----------------------------------------------------------------------
-
-    def _chain_source(self) -> ChainSource | None:
-        """On-chain detection over the deployment's chain RPC, when it is on (or, as the
-        feed's fallback, stands by) and has one."""
-        settings = runtime().settings
-        # The fallback stands in for a feed that went quiet; with no feed at all the
-        # operator chose polls (COPY_USE_FEED=false, an empty POLYMARKET_RTDS_URL).
-        fallback = self.settings.chain_fallback and self._feed_on
-        if not (self.settings.use_chain or fallback) or not (
-                settings.chain.rpc_url or self.settings.chain_ws_url):
-            return None
-        contracts = settings.contracts
-        chain = ChainSource(self.name, self.settings, settings.chain.rpc_url,
-                            (contracts.ctf_exchange, contracts.neg_risk_exchange),
-                            lambda: list(self.targets), self._chain_fill,
-                            self._pending_refuted, calls=self.detection.chain_calls.add)
-        chain.active = self.settings.use_chain  # else: only while the feed is degraded
-        return chain
-
-    async def _chain_loop(self, chain: ChainSource) -> None:
-        while True:
-            try:
-                await chain.run()
-            except Exception as exc:  # a bad URL or a node's odd answer: retried, reported
-                chain.failed(exc)
-            await trio.sleep(1.0)
-
-    async def _chain_fallback_loop(self, chain: ChainSource) -> None:
-        """Read the chain's logs while the feed is degraded; stop once it has carried trades
-        again for ``chain_fallback_linger_seconds`` (a fill in between is read by both)."""
-        linger = self.settings.chain_fallback_linger_seconds
-        while True:
-            while not self.feed_degraded():
-                await trio.sleep(0.5)
-            log.warning("engine %s: the feed is degraded: reading OrderFilled logs (%s)",
-                        self.name, chain.mode)
-            chain.active = True
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._chain_loop, chain)
-                back_at = None
-                while True:
-                    await trio.sleep(0.5)
-                    if self.feed_degraded():
-                        back_at = None
-                    elif back_at is None:
-                        back_at = trio.current_time()
-                    elif trio.current_time() - back_at >= linger:
-                        nursery.cancel_scope.cancel()
-            chain.active = chain.connected = False
-            log.info("engine %s: the feed carries trades again: on-chain reading stands by",
-                     self.name)
-
-    async def _chain_fill(self, fill: ExchangeFill, source: str, timestamp: int) -> None:
-        """Offer a target's fill seen on chain to its watcher (with its market from Gamma,
-        unless a faster source saw it already)."""
-        watcher = self.targets.get(fill.maker.lower())
-        if watcher is None or not watcher.ready.is_set() or self.venue is None:
-            return
-        if watcher.has_seen((fill.tx_hash, fill.token_id, fill.side, fill.maker.lower()),
-                            source):
-            return
-        try:
-            market = await self.venue.gamma.market_by_token(fill.token_id)
-        except VenueError as exc:  # the feed or the poll brings it with its market
-            log.info("engine %s: no market for token %s seen on chain: %s", self.name,
-                     fill.token_id, exc)
-            return
-        watcher.offer(activity_item(fill, market, timestamp), source)
-
-    async def _pending_refuted(self, fill: ExchangeFill, why: str) -> None:
-        """A target's fill seen pending was not mined as seen (``why``): copies of it not
-        made yet are dropped, those made are cancelled or marked (pending_matches)."""
-        target = fill.maker.lower()
-        watcher = self.targets.get(target)
-        if watcher is not None:
-            watcher.refute((fill.tx_hash, fill.token_id, fill.side, target))
-        self.stats.pending_refuted += 1
-        try:
-            done = await self.db(pending_matches.refute, target, fill.tx_hash, fill.token_id,
-                                 fill.side, why)
-        except Exception:  # the next owner finds the copy as it is; the log says why
-            log.exception("engine %s: settling the copies of the unconfirmed match %s failed",
-                          self.name, fill.tx_hash)
-            return
-        log.warning("engine %s: copies of the unconfirmed match %s (%s): %s", self.name,
-                    fill.tx_hash, why, done)
 
 
 __all__ = ["CopyEngine", "EngineSettings", "TargetWatcher"]

@@ -54,6 +54,7 @@ from venue.restrictions import restart_backoff
 from worker.copy_engine import store
 from worker.copy_engine.copier_wallets import CopierWallets
 from worker.copy_engine.detection import Detection
+from worker.copy_engine.ownership import SendLease
 from worker.copy_engine.quotes import QuoteSource
 from worker.copy_engine.settings import EngineSettings, EngineStats
 from worker.copy_engine.store import ConfigSnapshot
@@ -80,7 +81,8 @@ class FillExecutor:
 
     def __init__(self, name: str, settings: EngineSettings, stats: EngineStats,
                  quotes: QuoteSource, wallets: CopierWallets,
-                 db: Callable[..., Any]) -> None:
+                 db: Callable[..., Any], *, lease: SendLease | None = None,
+                 spawn: Callable[..., Any] | None = None) -> None:
         self.name = name
         self.settings = settings
         self.stats = stats
@@ -100,12 +102,18 @@ class FillExecutor:
         self.quiet.set()
         self._gc_held_since: float | None = None
         # Starts background tasks (copies waiting for the venue to reopen): the engine's.
-        self.spawn: Callable[..., Any] | None = None
-        # The running engine's lease fencing: the token a target's intents are written
-        # under, and whether its lease clock still allows sending (outside an engine: no
-        # fencing, always).
-        self.fence_of: Callable[[str], int | None] = lambda target: None
-        self.may_send: Callable[[], bool] = lambda: True
+        self.spawn = spawn
+        # The engine's lease fencing: the token a target's intents are written under, and
+        # whether its lease clock still allows sending (outside an engine: no fencing).
+        self.lease = lease or SendLease()
+
+    def fence_of(self, target: str) -> int | None:
+        """The fencing token ``target``'s intents are written under (None: unfenced)."""
+        return self.lease.token(target)
+
+    def may_send(self) -> bool:
+        """Whether the lease clock still allows sending."""
+        return self.lease.may_send()
 
     @contextlib.contextmanager
     def copying_now(self) -> Iterator[None]:
@@ -236,9 +244,21 @@ class FillExecutor:
                     detail="Inverse copy: the market has no other outcome to trade.")
                 return self.draft(config, fill, decision, seen_at, kind, key or fill.key)
             own, view = copying.inverse_fill(fill, other.info.token_id), other.view
+        market = fill.condition_id or own.token_id
+        context = dataclasses.replace(
+            context, entries=config.entries.get(own.token_id, 0),
+            open_positions=config.open_positions, last_copy_at=config.last_copy.get(market))
+        # The position before the sale: what the target holds after it plus what it sold.
+        before = target_after + fill.size if target_after is not None else None
         decision = copying.decide(
             config.rules, own, view, config.holdings.get(own.token_id, Holding()),
-            target_position_after=target_after, context=context)
+            target_position_after=target_after, target_position_before=before,
+            context=context)
+        if decision.copies:
+            # Counted as decided, in flight too: the next fill of a scaling-in target sees
+            # this buy before it settles (a failed one leaves the count one high: fewer
+            # copies, never more).
+            config.copied(own.token_id, market, decision.side, int(seen_at.timestamp()))
         draft = self.draft(config, fill, decision, seen_at, kind, key or fill.key)
         if own is not fill:
             draft.outcome, draft.outcome_index = "", own.outcome_index
@@ -341,13 +361,15 @@ class FillExecutor:
     # -- executing ----------------------------------------------------------------------
 
     async def execute(self, configs: dict[UUID, ConfigSnapshot],
-                      drafts: list[CopyIntentDraft], quote: Quote, *, insert: bool = True
-                      ) -> list[CopyIntentDraft]:
+                      drafts: list[CopyIntentDraft], quote: Quote, *, insert: bool = True,
+                      attempt: int = 0) -> list[CopyIntentDraft]:
         """Record intents (``insert``) and place their copies; the drafts recorded.
 
         The drafts are decisions for ``configs``. One call to ``copy_execution.execute``;
-        the positions it moved go into the configs' snapshots. Without ``insert`` the
-        drafts are stored intents re-placed after a restart.
+        the positions it moved go into the configs' snapshots and the outcomes into their
+        failure breakers. Without ``insert`` the drafts are stored intents placed again
+        (after a restart, or the venue's ``attempt``-th refusal for its mode); copies the
+        venue refused for its mode are retried in the background (``retry_when_open``).
         """
         token = quote.info.token_id
         if not self.may_send():
@@ -370,7 +392,7 @@ class FillExecutor:
         for draft, refusal in done.waiting:
             config = configs.get(draft.config_id)
             if config is not None:
-                self._later(self.retry_when_open, config, draft, refusal)
+                self._later(self.retry_when_open, config, draft, refusal, attempt + 1)
         self.stats.intents += len(done.recorded) if insert else 0
         self.stats.orders += done.orders
         return done.recorded
@@ -384,6 +406,8 @@ class FillExecutor:
             if config is not None:
                 config.holdings[move.token_id] = move.holding
                 config.opened[move.token_id] = move.opened
+                if move.holding.shares <= 0:
+                    config.entries.pop(move.token_id, None)  # flat: the next buy opens it
                 if move.side is not None:
                     config.spend(move.side, move.paid, today)
 
@@ -455,18 +479,18 @@ class FillExecutor:
         self.spawn(task, *args)
 
     async def retry_when_open(self, config: ConfigSnapshot, draft: CopyIntentDraft,
-                              refusal: VenueRestricted) -> None:
+                              refusal: VenueRestricted, attempt: int = 1) -> None:
         """Place a copy the venue refused for its mode again, while its fill is young enough.
 
         Waits the venue's Retry-After (else 1-2 s doubling, capped at 30 s: ACCOUNTS.md
-        §7.4) between attempts; once the next attempt would come after the fill's age
-        limit, the intent is skipped with the mode's reason (``venue_restarting``, ...).
+        §7.4) before the ``attempt``; once it would come after the fill's age limit, the
+        intent is skipped with the mode's reason (``venue_restarting``, ...). The attempt
+        goes through ``execute`` like any copy: balances rechecked the same way, its
+        outcome counted by the failure breaker, a refusal again retried from there.
         """
         seen = draft.target_timestamp or draft.seen_at.timestamp()
         deadline = seen + self.settings.max_fill_age_seconds
-        attempt = 0
         while True:
-            attempt += 1
             delay = restart_backoff(attempt, refusal.retry_after)
             if time.time() + delay > deadline:
                 await self._db(copy_intents.settle, draft.id, {
@@ -480,20 +504,14 @@ class FillExecutor:
                 quote = await self.quotes.quote(draft.token_id)
             except VenueError as exc:
                 log.info("copy intent %s: no quote yet (%s); waiting", draft.id, exc)
+                attempt += 1
                 continue
-            if not self.may_send():
-                return  # the lease clock ran out: the next owner reconciles the intent
-            draft.fence = self.fence_of(config.target)
-            done = await copy_execution.execute(
-                [draft], quote, accounts=self.wallets.accounts, send=self.send,
-                run_db=self._db, recheck=self.wallets.refresh, insert=False,
-                catalogue_market=False)
-            self._apply({config.id: config}, done.moves)
-            self.stats.orders += done.orders
-            again = [refused for waiting, refused in done.waiting if waiting.id == draft.id]
-            if not again:
-                return
-            refusal = again[0]
+            break
+        draft.fence = self.fence_of(config.target)
+        # The lease clock ran out: the next owner reconciles the intent.
+        with contextlib.suppress(fences.LeaseLapsed):
+            await self.execute({config.id: config}, [draft], quote, insert=False,
+                               attempt=attempt)
 
     async def place_intent(self, config: ConfigSnapshot, draft: CopyIntentDraft) -> None:
         """Place one stored intent's order (live ones as a batch of one; paper the plain way)."""

@@ -197,4 +197,25 @@ class TargetOwnership:
                  ", ".join(targets[:3]))
 
 
-__all__ = ["TargetOwnership"]
+class SendLease:
+    """What the fill executor asks of the leases: the fencing token a target's intents are
+    written under, and whether sending is still safe. Unfenced (no token, always) until
+    the engine holding ``ownership`` runs (``running``): an executor outside a running
+    engine (a job, a test driving one step) writes and sends as no lease's holder."""
+
+    def __init__(self, ownership: TargetOwnership | None = None) -> None:
+        self.ownership = ownership
+        self.running = False
+
+    def token(self, target: str) -> int | None:
+        """The fencing token of ``target`` (None: unfenced)."""
+        if self.ownership is None or not self.running:
+            return None
+        return self.ownership.token(target)
+
+    def may_send(self) -> bool:
+        """False once the running engine's lease clock ran out."""
+        return self.ownership is None or not self.running or self.ownership.may_send()
+
+
+__all__ = ["SendLease", "TargetOwnership"]

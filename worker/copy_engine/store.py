@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from uuid import UUID
 
@@ -17,6 +17,10 @@ import peewee
 
 from models.base import utcnow
 from models.copying import (
+    INTENT_FILLED,
+    INTENT_PENDING,
+    INTENT_SENT,
+    KIND_MIRROR,
     KIND_OPEN_POSITION,
     CopyConfig,
     CopyIntent,
@@ -44,6 +48,10 @@ class ConfigSnapshot:
     started_ts: int = 0  # fills before the config started are not its business
     holdings: dict[str, Holding] = field(default_factory=dict)
     opened: dict[str, int] = field(default_factory=dict)  # token -> times opened (exit keys)
+    # token -> buys copied into its position since it was last flat (the entry policy's
+    # count, in flight included); market (condition id) -> unix s of the last copy there.
+    entries: dict[str, int] = field(default_factory=dict)
+    last_copy: dict[str, int] = field(default_factory=dict)
     # What budgets read: pUSD spent net of sells, on ``spent_day`` (UTC) and in all.
     spent_day: date | None = None
     spent_today: Decimal = Decimal(0)
@@ -64,6 +72,18 @@ class ConfigSnapshot:
             self.spent_day, self.spent_today = when, Decimal(0)
         self.spent_today += amount
         self.spent_total += amount
+
+    @property
+    def open_positions(self) -> int:
+        """Positions held, or being opened by a buy in flight."""
+        held = {token for token, h in self.holdings.items() if h.shares > 0}
+        return len(held | {token for token, n in self.entries.items() if n > 0})
+
+    def copied(self, token: str, market: str, side: Side | str, at: int) -> None:
+        """Count a copy just decided: a buy into the token's position, the market's time."""
+        if side == Side.BUY:
+            self.entries[token] = self.entries.get(token, 0) + 1
+        self.last_copy[market] = at
 
     def spent_on(self, when: date) -> Decimal:
         """Net spending on the UTC day ``when``."""
@@ -94,6 +114,26 @@ def _spending(snapshots: dict[UUID, ConfigSnapshot]) -> None:
     for cid, (spent_today, spent_total) in reservations.spent(wanted, today).items():
         snap = snapshots[cid]
         snap.spent_day, snap.spent_today, snap.spent_total = today, spent_today, spent_total
+
+
+def _last_copies(snapshots: dict[UUID, ConfigSnapshot]) -> None:
+    """When each snapshot with a market cooldown last copied in each market (its copies
+    within the longest cooldown: older ones wait for nothing)."""
+    wanted = {cid: snap for cid, snap in snapshots.items()
+              if snap.rules.market_cooldown_seconds is not None}
+    if not wanted:
+        return
+    longest = max(snap.rules.market_cooldown_seconds or 0 for snap in wanted.values())
+    since = utcnow() - timedelta(seconds=longest)
+    rows = (CopyIntent.select(CopyIntent.config, CopyIntent.condition_id, CopyIntent.token_id,
+                              CopyIntent.seen_at)
+            .where(CopyIntent.config.in_(list(wanted)), CopyIntent.seen_at >= since,
+                   CopyIntent.status.in_((INTENT_PENDING, INTENT_SENT, INTENT_FILLED)),
+                   CopyIntent.kind.in_((KIND_MIRROR, KIND_OPEN_POSITION))))
+    for intent in rows:
+        market, at = intent.condition_id or intent.token_id, int(intent.seen_at.timestamp())
+        snap = wanted[intent.config_id]
+        snap.last_copy[market] = max(at, snap.last_copy.get(market, 0))
 
 
 def active_targets(targets: Sequence[str] | None = None) -> dict[str, int]:
@@ -180,7 +220,10 @@ def load_configs(config_ids: Iterable[UUID]) -> list[ConfigSnapshot]:
             if snap is not None and position.paper == snap.paper:
                 snap.holdings[position.token_id] = Holding(position.shares, position.cost_usdc)
                 snap.opened[position.token_id] = position.opened
+                if position.shares > 0:
+                    snap.entries[position.token_id] = position.entries
     _spending(snapshots)
+    _last_copies(snapshots)
     return list(snapshots.values())
 
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
 
 import trio
@@ -49,6 +49,24 @@ class Detected:
     configs: frozenset[UUID] | None = None
 
 
+class PollPace(Protocol):
+    """The engine's poll scheduler, as a watcher's poll loop follows it."""
+
+    limiter: trio.CapacityLimiter  # polls in flight at once, whatever the targets
+
+    def delay(self) -> float: ...  # seconds between a target's polls, as things stand
+
+    def feed_up(self) -> bool: ...
+
+    # Set when the feed stops carrying trades (down or stale): long backstop waits end.
+    def feed_lost(self) -> trio.Event: ...
+
+    # A turn for a new target's first poll (True: ahead of the others, a take-over's risk).
+    async def first_poll(self, urgent: bool = False) -> None: ...
+
+    def polled(self) -> None: ...  # counts a poll (the engine's polls per minute)
+
+
 @dataclass(frozen=True)
 class WatchContext:
     """What every target's watcher shares with its engine."""
@@ -58,15 +76,8 @@ class WatchContext:
     stats: EngineStats
     executor: FillExecutor
     db: Callable[..., Any]
-    poll_limiter: trio.CapacityLimiter  # polls in flight at once, whatever the targets
+    polls: PollPace
     venue: Callable[[], AsyncVenueClient | None]  # the engine's client (while it runs)
-    poll_delay: Callable[[], float]  # seconds between a target's polls, as things stand
-    feed_up: Callable[[], bool]
-    # Set when the feed stops carrying trades (down or stale): long backstop waits end.
-    feed_lost: Callable[[], trio.Event]
-    # A turn for a new target's first poll (True: ahead of the others, a take-over's risk).
-    first_poll: Callable[[bool], Awaitable[None]]
-    polled: Callable[[], None]  # counts a poll (the engine's polls per minute)
     # Told after each fill ("fill") or exit check ("exits") the executor handled: the
     # engine's exit schedule follows what the target's configs hold from there.
     handled: Callable[[TargetWatcher, str], None] = lambda watcher, kind: None
@@ -178,7 +189,7 @@ class TargetWatcher:
         # Targets starting together (an engine's start, a take-over) take turns for their
         # first poll at the deployment's poll rate, which spreads the later ones too; those
         # at risk of a gap's fills go first.
-        await context.first_poll(self.urgent)
+        await context.polls.first_poll(self.urgent)
         while True:
             try:
                 await self.poll_once()
@@ -195,9 +206,9 @@ class TargetWatcher:
                     log.exception("engine %s: saving the cursor of %s failed", context.name,
                                   self.address)
             self._prune_seen()
-            with trio.move_on_after(context.poll_delay()):
-                await context.feed_lost().wait()  # the feed went: poll now, then fast
-            if context.feed_up():
+            with trio.move_on_after(context.polls.delay()):
+                await context.polls.feed_lost().wait()  # the feed went: poll now, then fast
+            if context.polls.feed_up():
                 # A backstop poll is never urgent: it waits for copies in flight, whose
                 # latency its request and parsing on this loop would add to (a while at
                 # most, so a stream of fills cannot starve it).
@@ -213,10 +224,10 @@ class TargetWatcher:
         new = 0
         # Data API v2 cursor pages (v1 offsets, capped at 10,000 rows, only as a fallback):
         # a long catch-up is not cut short (ACCOUNTS.md §11).
-        async with context.poll_limiter:
+        async with context.polls.limiter:
             rows = await venue.activity_history(self.address, types="TRADE", start=start)
         context.stats.poll_requests += 1
-        context.polled()
+        context.polls.polled()
         for item in sorted(rows, key=lambda row: row.timestamp):  # oldest first, as they came
             if self.offer(item, "poll"):
                 new += 1

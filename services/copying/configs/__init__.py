@@ -4,8 +4,9 @@ Every surface (REST, MCP, dashboard) calls these functions with the caller's use
 gate has checked the scope). The parts: ``rules`` (limits, validation, defaults),
 ``targets`` (what the venue shows of a target wallet, sizing suggestions), ``crud`` (a
 config's life: preview, create, edit, start, stop, delete), ``reports`` (status, PnL,
-decisions) and ``quality`` (execution quality over a period). The names surfaces call
-are importable from here.
+decisions), ``quality`` (execution quality over a period) and ``sharing`` (a config's
+rules shared by link, imported as the module). The other names surfaces call are
+importable from here.
 """
 
 from __future__ import annotations

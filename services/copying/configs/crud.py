@@ -23,13 +23,12 @@ import peewee
 from models.base import db, utcnow
 from models.copying import ConfigPreview, CopyConfig
 from models.user import User
+from schemas import rule_fields as rule_table
 from services.copying import copy_notices, rule_labels
 from services.copying import mirror as copying
 from services.copying.configs.rules import (
-    DECIMAL_FIELDS,
     EDITABLE_FIELDS,
     LIST_FIELDS,
-    RULE_DEFAULTS,
     check_combination,
     sizing_as_set,
     validate_fields,
@@ -54,9 +53,9 @@ def _encode(fields: Mapping[str, Any]) -> str:
 
 def _decode(text: str) -> dict[str, Any]:
     data = json.loads(text)
-    for name in DECIMAL_FIELDS:
-        if data.get(name) is not None:
-            data[name] = Decimal(data[name])
+    for rule in rule_table.RULES:
+        if rule.name in data:
+            data[rule.name] = rule.decode(data[rule.name])
     return data
 
 
@@ -96,15 +95,8 @@ def preview(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
                     "capped by the max position (and the max per trade, budgets and the "
                     "exposure limit); sells mirror the share of its position the trader sold.",
         },
-        "guards": {
-            "price_deviation_bps": fields["price_deviation_bps"],
-            "blocked_categories": fields["blocked_categories"],
-            "take_profit_bps": fields["take_profit_bps"],
-            "stop_loss_bps": fields["stop_loss_bps"],
-            **{name: fields[name] for name in RULE_DEFAULTS
-               if name not in ("sizing_mode", "fixed_usdc", "min_trade_usdc",
-                               "max_trade_usdc", "round_up_to_min")},
-        },
+        "guards": {name: fields[name] for name in rule_table.NAMES
+                   if name not in _SIZING_FIELDS},
         "mode": "paper" if fields["paper_trading"] else "live",
         "recent_buys": simulated,
         "warnings": warnings,
@@ -116,6 +108,9 @@ def preview(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any]:
     return {"preview_id": row.id, "expires_at": row.expires_at, **summary}
 
 
+# The rules the preview shows under sizing; the others are its guards.
+_SIZING_FIELDS = ("size_multiplier", "max_position_usdc", "sizing_mode", "fixed_usdc",
+                  "min_trade_usdc", "max_trade_usdc", "round_up_to_min")
 _SIZING_RULES = {  # what each mode's words (rule_labels.sizing) leave to say
     "multiplier": "",
     "fixed_usdc": ", at most: whole hundredths of a share at the order's limit price, the "
@@ -221,14 +216,9 @@ def create(user: User | UUID | str, raw: Mapping[str, Any]) -> CopyConfig:
         config = CopyConfig.create(
             user=user_id_of(user), target_address=fields["target_address"],
             target_name=fields.get("target_name") or "",
-            size_multiplier=fields["size_multiplier"],
-            max_position_usdc=fields["max_position_usdc"],
-            price_deviation_bps=fields["price_deviation_bps"],
-            blocked_categories=json.dumps(fields["blocked_categories"]),
-            take_profit_bps=fields["take_profit_bps"], stop_loss_bps=fields["stop_loss_bps"],
             paper_trading=fields["paper_trading"], is_active=False,
-            **{name: _stored(name, fields.get(name, default))
-               for name, default in RULE_DEFAULTS.items()},
+            **{rule.name: rule.stored(fields.get(rule.name, rule_table.default(rule.name)))
+               for rule in rule_table.RULES},
             created_at=now, updated_at=now)
         previewed.consumed_at = now
         previewed.config_id = config.id
@@ -253,6 +243,11 @@ def rule_fields(config: CopyConfig) -> dict[str, Any]:
     """The config's editable fields as ``validate_fields`` cleans them (lists decoded)."""
     return {name: (json.loads(getattr(config, name) or "[]") if name in LIST_FIELDS
                    else getattr(config, name)) for name in EDITABLE_FIELDS}
+
+
+def config_rules(config: CopyConfig) -> dict[str, Any]:
+    """The config's copy rules only, as a dict by field (a shared setup carries these)."""
+    return {rule.name: rule.loaded(getattr(config, rule.name)) for rule in rule_table.RULES}
 
 
 def get(user: User | UUID | str, config_id: UUID | str) -> CopyConfig:

@@ -42,15 +42,6 @@ def engine_prefix(redis_url: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def venue_clock(venue_server: Any, venue_control: Any) -> Iterator[Any]:
-    """The sandbox's clock, moved by hand (``advance``): delays and settlement steps."""
-    from tests.venue_lifecycle import hand_moved_clock
-
-    with hand_moved_clock(venue_server, venue_control) as clock:
-        yield clock
-
-
-@pytest.fixture
 def target() -> str:
     """A fresh target wallet address (lowercase)."""
     return Account.create().address.lower()

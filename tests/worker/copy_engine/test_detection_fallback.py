@@ -109,7 +109,7 @@ def test_with_trades_off_orders_matched_carries_the_feed(
             await inject(venue_control, target, market.yes, "BUY", "40", "0.5")
             [intent] = await wait_for(settled(config))
             # the feed was not degraded: polls stayed at the backstop pace
-            assert engine.poll_delay() == QUIET_POLLS.backstop_poll_seconds
+            assert engine.polls.delay() == QUIET_POLLS.backstop_poll_seconds
             nursery.cancel_scope.cancel()
         assert intent.status == "filled" and intent.detection_source == MATCHED
         assert (engine.stats.matched_fills, engine.stats.feed_fills,
@@ -151,7 +151,7 @@ def test_with_the_activity_topic_gone_the_chain_copies_within_two_blocks(
                 status["detection_chain_mode"]) == ("chain", "live", "logs")
         assert status["chain_calls_per_minute"] >= 2  # eth_blockNumber + eth_getLogs
         # the chain detects: polls back to the backstop pace
-        assert engine.poll_delay() == QUIET_POLLS.backstop_poll_seconds
+        assert engine.polls.delay() == QUIET_POLLS.backstop_poll_seconds
         intent, fill, blocks = await copy_on_second_blocks(w3, chain_venue, config, target,
                                                            token)
         assert blocks <= 2, blocks

@@ -66,10 +66,10 @@ def test_a_muted_feed_goes_stale_polling_copies_and_the_feed_comes_back(
         seen["engine"] = engine.name
         await owned(engine, target)
         await trades_flow(engine)  # the feed carries trades: it is the live source
-        assert engine.poll_delay() == STALE.backstop_poll_seconds
+        assert engine.polls.delay() == STALE.backstop_poll_seconds
         await trio.to_thread.run_sync(_mute, venue_control, True)
         await detection(engine, "poll")
-        assert engine.poll_delay() == STALE.poll_seconds  # fast polling while stale
+        assert engine.polls.delay() == STALE.poll_seconds  # fast polling while stale
         since = engine.detection.since
         seen["metrics"] = metrics.exposition()[0].decode()
         await trio.sleep(STALE.heartbeat_seconds * 2)

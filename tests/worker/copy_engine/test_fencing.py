@@ -247,7 +247,8 @@ def test_a_copy_its_engine_held_back_when_the_lease_clock_ran_out_is_placed_once
     held_back = ticket.prepared.order_hash
     # A's lease clock runs out between the record and the send (a stall on a busy machine):
     # A sends nothing, and stops the target; its leases go (A itself is still alive).
-    race.a.executor.may_send = lambda: False
+    race.a.lease.running = True
+    race.a.ownership.valid_until = 0.0
 
     async def send() -> tuple[Any, orders.PostAnswer]:
         race.a.venue = venues.async_client()
@@ -261,7 +262,8 @@ def test_a_copy_its_engine_held_back_when_the_lease_clock_ran_out_is_placed_once
     copy_execution.settle([ticket])
     assert ticket.holding is None
     race.a.ownership.leases.release([race.config.target_address])
-    race.a.executor.may_send = lambda: True  # A renews again (its clock restarts)
+    # A renews again (its clock restarts); driven step by step, outside a running engine.
+    race.a.lease.running = False
     owner = race.a if next_owner == "the same engine" else race.b
     _take(owner, race.config.target_address)
 

@@ -313,20 +313,20 @@ def test_polling_is_capped_per_second_across_the_deployments_targets(redis_url, 
     engine = CopyEngine("capped", redis.Redis.from_url(redis_url), engine_prefix, settings)
     engine.targets = {f"0x{i:040x}": engine.watcher_for(f"0x{i:040x}") for i in range(1000)}
     engine.detection.source = "poll"  # polls are the source: the feed down, no chain
-    assert engine.poll_delay() == 12.5  # no feed: 1,000 targets at 80 polls/s in all
+    assert engine.polls.delay() == 12.5  # no feed: 1,000 targets at 80 polls/s in all
     engine.detection.source = "feed"
-    assert engine.poll_delay() == 50.0  # 1,000 targets at 20 polls/s in all
+    assert engine.polls.delay() == 50.0  # 1,000 targets at 20 polls/s in all
     engine.detection.source = "chain"  # the feed degraded, the chain's logs detect
-    assert engine.poll_delay() == 50.0  # polls only backfill: the backstop pace
+    assert engine.polls.delay() == 50.0  # polls only backfill: the backstop pace
     engine.ownership.engines = 4  # four engines with ~1,000 targets each share the rate
-    assert engine.poll_delay() == 200.0
+    assert engine.polls.delay() == 200.0
     engine.detection.source = "poll"
-    assert engine.poll_delay() == 50.0
+    assert engine.polls.delay() == 50.0
     engine.ownership.engines = 1
     engine.targets = dict(list(engine.targets.items())[:10])
-    assert engine.poll_delay() == 1.0  # few targets: every target polled every second
+    assert engine.polls.delay() == 1.0  # few targets: every target polled every second
     engine.detection.source = "matched"
-    assert engine.poll_delay() == 5.0
+    assert engine.polls.delay() == 5.0
 
 
 def test_first_polls_of_targets_starting_together_take_turns(redis_url, engine_prefix):
@@ -336,7 +336,7 @@ def test_first_polls_of_targets_starting_together_take_turns(redis_url, engine_p
     turns: list[float] = []
 
     async def one() -> None:
-        await engine.first_poll()
+        await engine.polls.first_poll()
         turns.append(trio.current_time())
 
     async def main() -> None:

@@ -20,7 +20,8 @@ from models.base import db
 from models.copying import CopyIntent
 from models.trading import Order
 from services.platform import copy_leases
-from tests.conftest import DEADLINE, app_settings
+from tests.conftest import app_settings
+from tests.operations.stack import wait
 from tests.worker.copy_engine.conftest import cursor_of
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -80,19 +81,6 @@ def spawn(app, tmp_path, redis_url, engine_prefix, venue_server
     yield start
     for worker in started:
         worker.close()
-
-
-def wait(check: Callable[[], Any], timeout: float = DEADLINE, what: str = "",
-         workers=()) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            logs = "\n".join(w.text()[-3000:] for w in workers)
-            raise AssertionError(f"timed out waiting for {what or check}\n{logs}")
-        time.sleep(0.1)
 
 
 def lease_owner(redis_url: str, prefix: str, target: str) -> str | None:

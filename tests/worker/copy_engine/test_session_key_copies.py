@@ -12,7 +12,7 @@ from decimal import Decimal
 from models import User
 from services.wallets import readiness, trading_accounts, wallets
 from tests.api.test_onchain_settlement import _shares_on_chain
-from tests.services.test_session_key_trading import _onboard, _owned_wallet
+from tests.services.trading.test_session_key_trading import _onboard, _owned_wallet
 from tests.worker.copy_engine.conftest import copy_one_fill
 
 

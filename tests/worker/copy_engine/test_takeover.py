@@ -108,7 +108,7 @@ def test_urgent_first_polls_go_ahead_of_the_turns_already_waiting(redis_url, eng
     turns: list[tuple[str, float]] = []
 
     async def one(name: str, urgent: bool) -> None:
-        await engine.first_poll(urgent)
+        await engine.polls.first_poll(urgent)
         turns.append((name.split("-")[0], round(trio.current_time(), 3)))
 
     async def main() -> None:

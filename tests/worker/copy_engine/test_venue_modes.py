@@ -85,7 +85,7 @@ def test_balance_reads_and_detection_polls_hold_separate_slots(redis_url, engine
                         replace(FAST, balance_concurrency=3, poll_concurrency=5))
 
     async def main() -> None:
-        balances, polls = engine.wallets._limiter, engine._watch.poll_limiter
+        balances, polls = engine.wallets._limiter, engine.polls.limiter
         for _ in range(balances.total_tokens):
             balances.acquire_on_behalf_of_nowait(object())
         assert balances.available_tokens == 0
@@ -95,3 +95,39 @@ def test_balance_reads_and_detection_polls_hold_separate_slots(redis_url, engine
         assert waited.cancelled_caught
 
     trio.run(main)
+
+
+def test_a_retried_copy_that_fails_counts_toward_the_breaker(
+        run_engines, make_config, trader, market, target, open_venue):
+    """A copy retried once the venue reopens goes the way of every copy: its failure is
+    one of the config's failures in a row (here the one that opens the breaker)."""
+    config = make_config(trader.user, target, max_consecutive_failures=1)
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        open_venue.call("POST", "/mode", {"mode": "disabled", "retry_after": 1}, expect=200)
+        await inject(open_venue, target, market.yes, "BUY", "10", "0.5")
+        await wait_for(lambda: [i for i in intents_of(config) if i.reason == "venue_disabled"])
+        # The retry's order is refused outright (a 400): the copy failed.
+        open_venue.call("POST", "/faults", {"path": "/clob/order", "method": "POST",
+                                            "status": 400, "count": 1}, expect=201)
+        try:
+            await wait_for(settled(config))
+            await wait_for(lambda: _stored(config).breaker_state == "open")
+        finally:
+            open_venue.call("DELETE", "/faults", expect=200)
+
+    run_engines(scenario)
+    [intent] = intents_of(config)
+    assert intent.status == "failed"
+    stored = _stored(config)
+    assert (stored.breaker_state, stored.breaker_failures) == ("open", 1)
+    assert stored.breaker_retry_at is not None
+    assert _accepted(open_venue, trader.address) == []
+
+
+def _stored(config):
+    from models.copying import CopyConfig
+
+    with db.connection_context():
+        return CopyConfig.get_by_id(config.id)

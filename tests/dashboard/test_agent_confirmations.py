@@ -1,0 +1,94 @@
+"""An unattended agent's order approved on the dashboard, and the per-key switch (issue 47)."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from mcp import Client
+
+from models import ApiKey, User
+from models.agents import AgentConfirmation
+from tests.dashboard.conftest import screenshot, sign_in
+from tests.mcp_server.conftest import run_client as run_in_loop
+from tests.trading_support import onboarded_trader
+
+
+def run_client(*args: Any) -> Any:
+    """The SDK client on its own thread: Playwright's sync API holds this one's event loop."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(run_in_loop, *args).result()
+
+
+def test_a_person_approves_an_agents_order_on_the_dashboard(page, inbox, live_server, api_key,
+                                                             venue_control):
+    email = sign_in(page, inbox)
+    user = User.get(User.email == email)
+    onboarded_trader(user, "200", venue_control)
+    market = venue_control.add_market(f"dash-confirm-{secrets.token_hex(4)}", liquidity=True,
+                                      fair_price="0.5", category="politics")
+    token = api_key("trade:execute", owner=user)
+    url = f"{live_server}/api/mcp"
+    order = {"token_id": market["token_ids"][0], "side": "buy", "size": "10",
+             "order_type": "market"}
+
+    async def ask(client: Client):
+        quote = await client.call_tool("preview_market_order", order)
+        args = {**order, "preview_id": quote.structured_content["preview_id"],
+                "idempotency_key": str(uuid.uuid4())}
+        return args, await client.call_tool("place_market_order", args)
+
+    args, asked = run_client(url, token, "auto", ask)
+    assert asked.is_error and asked.structured_content["code"] == "validation_failed"
+    summary = asked.structured_content["confirmation"]["summary"]
+
+    page.goto("/dashboard/keys")
+    card = page.locator("#agent-confirmations")
+    item = card.locator("li", has_text=summary)
+    item.wait_for()
+    assert "API key “test key”" in item.inner_text()
+    screenshot(page, "agent-confirmations")
+    item.locator("button:has-text('Approve')").click()
+    page.wait_for_selector("#agent-confirmations:has-text('Nothing waiting')")
+    assert AgentConfirmation.get(AgentConfirmation.user_id == user.id).status == "approved"
+
+    async def retry(client: Client):  # the agent's same call, without any code
+        return await client.call_tool("place_market_order", args)
+
+    done = run_client(url, token, "auto", retry)
+    assert not done.is_error and done.structured_content["status"] == "filled"
+    assert AgentConfirmation.get(AgentConfirmation.user_id == user.id).status == "used"
+
+    # The owner lets this key act alone: the switch on its row.
+    row = page.locator("#keys tr", has_text="test key")
+    row.locator("button:has-text('Stop asking')").click()  # confirm: yes
+    page.wait_for_selector("#keys tr:has-text('test key') button:has-text('Ask me first')")
+    assert ApiKey.get(ApiKey.user == user.id).confirm_money_tools is False
+
+
+def test_a_declined_call_leaves_the_list_and_is_refused(page, inbox, live_server, api_key):
+    email = sign_in(page, inbox)
+    user = User.get(User.email == email)
+    token = api_key("wallet:write", owner=user)
+
+    async def claim(client: Client):
+        return await client.call_tool("claim_positions",
+                                      {"idempotency_key": str(uuid.uuid4())})
+
+    url = f"{live_server}/api/mcp"
+    asked = run_client(url, token, "auto", claim)
+    code = asked.structured_content["confirmation"]["code"]
+    page.goto("/dashboard/keys")
+    item = page.locator("#agent-confirmations li", has_text="Claim every resolved winning")
+    item.locator("button:has-text('Decline')").click()
+    page.wait_for_selector("#agent-confirmations:has-text('Nothing waiting')")
+
+    async def with_code(client: Client):
+        return await client.call_tool("claim_positions", {
+            "idempotency_key": str(uuid.uuid4()), "confirmation_code": code})
+
+    refused = run_client(url, token, "auto", with_code)
+    assert refused.is_error and "declined" in refused.structured_content["error"]
+    assert AgentConfirmation.get(AgentConfirmation.user_id == user.id).status == "declined"
