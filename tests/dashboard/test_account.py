@@ -34,6 +34,10 @@ def test_a_new_user_follows_onboarding_until_ready(page, inbox, worker_host,
 
     page.click("button:has-text('Set up my account')")
     page.wait_for_selector("#onboarding[data-status=ready]", timeout=DEADLINE * 1000)
+    # "signature type 3" is explained where it is shown
+    kind = page.locator("#onboarding abbr.term")
+    assert kind.inner_text() == "signature type 3" and "deposit wallet" in kind.get_attribute(
+        "title")
     states = page.locator("#onboarding li").evaluate_all(
         "items => items.map(i => i.dataset.state)")
     assert states == ["done"] * 4

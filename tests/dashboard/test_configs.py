@@ -61,6 +61,11 @@ def test_preview_create_start_paper_config_and_see_a_copied_trade(
     page.wait_for_selector("#config-status [data-state=copying]")
     # The engine takes the target within a sweep; the status fragment polls itself.
     page.wait_for_selector("#config-status [data-executor=running]")
+    # in words for people: the worker's host name only in its tooltip
+    running = page.locator("#config-status [data-executor=running]")
+    assert running.inner_text().startswith("on: a background worker is watching this trader")
+    worker = running.get_attribute("title").removeprefix("worker ")
+    assert worker and worker not in running.inner_text()
     wait(lambda: (rt := copy_engine.targets.get(target)) is not None and rt.ready.is_set())
 
     venue_control.call("POST", "/trades", {"wallet": target, "token_id": yes, "side": "BUY",

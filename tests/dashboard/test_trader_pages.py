@@ -49,6 +49,8 @@ def test_markets_search_ticket_and_position_with_the_overview(page, inbox, venue
     page.wait_for_selector("#order-preview")
     preview = page.locator("#order-preview").inner_text()
     assert re.search(r"Cost\s+\d+\.\d{2} pUSD", preview), preview
+    # the order's time in force is explained where it is shown
+    assert "fill or kill" in page.locator("#order-preview abbr.term").get_attribute("title")
     page.click("#order-preview button:has-text('Place order')")
     placed = page.locator("#order-placed")
     placed.wait_for()

@@ -71,7 +71,10 @@ def _headers(key: str) -> dict[str, str]:
             "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"}
 
 
-def test_listen_streams_under_gunicorn(tmp_path: Any, redis_url: str) -> None:
+def _serve(tmp_path: Any, redis_url: str, **settings: str
+           ) -> tuple[subprocess.Popen[bytes], str, list[dict[str, str]], dict[str, str]]:
+    """`copytrade serve` (2 processes x 4 threads) on a free port, two users' keys, and the
+    environment it runs with."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items()
@@ -80,13 +83,18 @@ def test_listen_streams_under_gunicorn(tmp_path: Any, redis_url: str) -> None:
                REDIS_PREFIX=f"ct-listen-{secrets.token_hex(4)}:",
                COPYTRADE_INSTANCE=str(tmp_path / "instance"), SECRET_KEY=secrets.token_hex(32),
                WALLET_ENCRYPTION_KEY=secrets.token_hex(32), BASE_URL=base, WEB_CONCURRENCY="2",
-               MCP_LISTEN_STREAMS="1", RATE_LIMIT_ENABLED="false")
+               RATE_LIMIT_ENABLED="false", **settings)
     cli(env, "migrate")
     made = json.loads(run_python(SETUP, env=env))
     log = (tmp_path / "web.log").open("wb")
     web = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port),
                             "--threads", "4"], cwd=ROOT, env=env, stdout=log,
                            stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
+    return web, base, made, env
+
+
+def test_listen_streams_under_gunicorn(tmp_path: Any, redis_url: str) -> None:
+    web, base, made, env = _serve(tmp_path, redis_url, MCP_LISTEN_STREAMS="1")
     heard: dict[int, list[Any]] = {0: [], 1: []}
     acked = [threading.Event(), threading.Event()]
     refused: list[int] = []
@@ -143,3 +151,39 @@ def test_listen_streams_under_gunicorn(tmp_path: Any, redis_url: str) -> None:
         for client in clients:
             client.close()
         stop_server(web)
+
+
+def test_a_stopping_server_ends_open_streams_gracefully(tmp_path: Any, redis_url: str) -> None:
+    """SIGTERM with a listen stream open: the stream gets its graceful end (the result
+    ``complete``) and the server exits on its own, well before its grace period would have
+    it kill the process holding the stream ("Worker was sent SIGKILL! Perhaps out of
+    memory?")."""
+    grace = DEADLINE / 2  # the stream's thread would hold its process this long
+    web, base, made, _env = _serve(tmp_path, redis_url, WEB_GRACE_SECONDS=f"{grace:g}",
+                             MCP_LISTEN_MAX_SECONDS=f"{DEADLINE * 10:g}")
+    frames: list[dict[str, Any]] = []
+    acked = threading.Event()
+
+    def listen() -> None:
+        with httpx.Client(base_url=base, timeout=httpx.Timeout(DEADLINE)) as client, \
+                client.stream("POST", "/api/mcp", json=LISTEN,
+                              headers=_headers(made[0]["key"])) as response:
+            for line in response.iter_lines():
+                if line.startswith("data: "):
+                    frames.append(json.loads(line[6:]))
+                    acked.set()
+
+    try:
+        wait_serving(web, base, tmp_path / "web.log")
+        thread = threading.Thread(target=listen, daemon=True)
+        thread.start()
+        assert acked.wait(DEADLINE), "the stream was acknowledged"
+        web.terminate()
+        thread.join(grace)  # the stream ends before the grace period would end it
+        assert not thread.is_alive()
+        assert frames[-1]["result"]["resultType"] == "complete", frames
+        assert web.wait(timeout=grace) == 0
+    finally:
+        stop_server(web)
+    log = (tmp_path / "web.log").read_text()
+    assert "ERROR" not in log and "SIGKILL" not in log and "Traceback" not in log, log

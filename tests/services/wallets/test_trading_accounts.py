@@ -158,6 +158,15 @@ def test_a_deposit_wallet_trades_live_only_once_onboarded(accounts, user) -> Non
     # Its onboarding was queued by the wallet's creation (the worker runs it).
     [row] = AccountOnboarding.select().where(AccountOnboarding.wallet == wallet.id)
     assert row.status == "pending"
+    # the refusal says what is happening and how to follow it, not what to run
+    assert "being set up for the venue" in refused.value.message
+    assert "GET /api/trading-account" in refused.value.message
+    AccountOnboarding.update(status="failed", step="approvals", error="the relayer is down").where(
+        AccountOnboarding.id == row.id).execute()
+    with pytest.raises(errors.AccountNotReady) as failed:
+        trading_accounts.require_live(user)
+    assert "stopped at approvals: the relayer is down" in failed.value.message
+    assert "POST /api/trading-account/onboarding" in failed.value.message
     AccountOnboarding.update(status="ready", step="done").where(
         AccountOnboarding.id == row.id).execute()
     trading_accounts.require_live(user)

@@ -1,0 +1,45 @@
+"""Ctrl-C on `copytrade up` (SIGINT to its process group, as a terminal sends it): every part
+stops within the stack's bound, on its own, with no error line, and the stack says what it
+stopped (real processes: gunicorn, the worker, the sandbox venue, anvil, embedded Redis)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+
+import httpx
+
+import cli
+import config
+from devstack.stack import PID_FILE, STOP_MARGIN_SECONDS
+from tests.conftest import DEADLINE, free_port
+from tests.devstack.test_restart import Stack, _env
+
+
+def test_ctrl_c_stops_every_part_calmly_and_says_what_it_stopped(tmp_path) -> None:
+    instance = tmp_path / "instance"
+    stack = Stack(instance, free_port())
+    # the stack's own settings: what web and worker get to finish before they are killed
+    settings = config.load(cli.up_environment(_env(instance), stack.port))
+    grace = max(settings.worker.grace_seconds, settings.web_grace_seconds)
+    # the parts stop together, then the venue: each a margin beyond the grace at most
+    bound = grace + 2 * STOP_MARGIN_SECONDS
+    assert bound <= 10  # the promise a person at the terminal is made
+    try:
+        # in use, as a person would have it: the app answers, the venue trades
+        assert httpx.get(f"http://127.0.0.1:{stack.port}/healthz",
+                         timeout=DEADLINE).status_code == 200
+        os.killpg(stack.proc.pid, signal.SIGINT)
+        assert stack.proc.wait(timeout=bound) == 0
+    finally:
+        stack.stop()
+    said = stack.output().split("copytrade up: stopping", 1)[1]
+    assert not re.search(r"ERROR|WARNING|Traceback|SIGKILL|killed|failed", said), said
+    stopped = re.search(r"copytrade up: stopped (.+)", said)
+    assert stopped, said
+    assert re.fullmatch(r"web \(pid \d+\), worker \(pid \d+\), sandbox venue \(pid \d+\), "
+                        r"chain \(anvil, pid \d+\), redis \(embedded\)", stopped.group(1))
+    # the worker was asked once: a second signal would have cut its jobs' grace short
+    assert "shutting down" in said and "second SIG" not in said
+    assert not (instance / PID_FILE).exists()
