@@ -259,7 +259,7 @@ def redeem_link(token: str) -> Session:
 
 def _user_for(email: str) -> User:
     """The account for ``email``, created on the default tier at its first verified sign-in;
-    its trading setup is started when not yet (``account_setup``).
+    an existing wallet's trading setup is started if nobody started it (``account_setup``).
 
     InvalidToken (401) when the operator disabled it.
     """
@@ -271,7 +271,7 @@ def _user_for(email: str) -> User:
         except peewee.IntegrityError:  # a parallel first sign-in created it
             user = User.get(User.email == email)
     require_enabled(user)
-    # Every sign-in, not only the first: accounts made before setup started here catch up.
+    # Accounts whose setup nobody started (made before it started by itself) catch up.
     account_setup.start_at_sign_in(user)
     return user
 

@@ -1,8 +1,11 @@
-"""Starting a trading account's setup (onboarding) by itself: at every sign-in, so an API
-user who goes straight to trading never waits on a setup nobody started.
+"""Starting a trading account's setup (onboarding) by itself at sign-in, for an account
+whose wallet exists but whose setup nobody started (accounts from before setup started by
+itself).
 
-Only where the operator configured a chain (``POLYGON_RPC_URL``): without one no wallet can
-be deployed or approved, and ``GET /api/wallets/deposit-address`` is refused the same way.
+A sign-in makes no wallet: a new user may still connect the polymarket.com account they
+already have (``trading_accounts.connect``), which needs the account to have none yet. A
+new user's wallet, and its setup, start with the first live trade (its 409 says so), the
+Wallet page or ``POST /api/trading-account/onboarding``. Only where a chain is configured.
 """
 
 from __future__ import annotations
@@ -15,15 +18,14 @@ from services.wallets import onboarding_queue, wallets
 
 
 def start_at_sign_in(user: User | UUID | str) -> None:
-    """The user's deposit wallet and its onboarding job, queued once; nothing when setup is
-    already under way, finished or failed (a failure is retried by the user), or no chain."""
+    """Queue the user's onboarding once if their wallet has one nobody started; nothing
+    when it is under way, finished or failed (a failure is retried by the user), when they
+    have no wallet, or without a chain."""
     if not onboarding_queue.chain_configured():
         return
     wallet = wallets.for_user(user_id_of(user))
-    if wallet is None:
-        wallets.get_or_create(user)  # a new wallet queues its onboarding (once, if it won)
-        return
-    onboarding_queue.queue_if_waiting(wallet)
+    if wallet is not None:
+        onboarding_queue.queue_if_waiting(wallet)
 
 
 __all__ = ["start_at_sign_in"]

@@ -221,8 +221,8 @@ def _not_set_up(row: AccountOnboarding | None) -> str:
     follow = "GET /api/trading-account (or the account page) follows it"
     if row is None:
         return ("The account is not set up for the venue yet. Its setup starts by itself "
-                "at sign-in, at its first live trade, or with POST "
-                f"/api/trading-account/onboarding; {follow}.")
+                "at its first live trade or when its deposit address is first asked for, "
+                f"or with POST /api/trading-account/onboarding; {follow}.")
     if row.status == ONBOARDING_FAILED:
         return (f"The account's setup for the venue stopped at {row.step}: {row.error}. "
                 "POST /api/trading-account/onboarding (or the account page) retries it.")
@@ -248,8 +248,8 @@ def require_live(user: User | UUID | str) -> None:
 
 
 def _start_setup(user_id: UUID) -> TradingWallet | None:
-    """The user's wallet, its setup started if nobody started it yet (an account from before
-    setup started at sign-in): a deposit wallet made, its onboarding queued once.
+    """The user's wallet, its setup started if nobody started it yet: a new user's deposit
+    wallet made (its onboarding queued once), or an existing wallet's onboarding queued.
 
     Not inside a caller's transaction: the refusal that follows rolls it back, and a job
     queued meanwhile would name rows that never were."""

@@ -1,10 +1,11 @@
-"""A new account's trading setup starts by itself at sign-in (issue 44): an API user who
-signs in and goes straight to trading never has to ask for the deposit address first.
-Accounts made before that catch up at their next sign-in or their first live trade, whose
-409 says the setup is under way and how to follow it."""
+"""A trading account's setup starts by itself (issue 44): an API user who signs in and goes
+straight to trading never has to ask for the deposit address first. The first live trade
+starts it (its 409 says the setup is under way and how to follow it); an account whose
+wallet exists but whose setup nobody started catches up at its next sign-in."""
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -57,11 +58,27 @@ def _old_account_wallet(database, user: User) -> TradingWallet:
     return wallet
 
 
-def test_a_new_user_signed_in_over_rest_becomes_ready_without_asking_for_an_address(
-        client, inbox, venue_control, worker_host) -> None:  # noqa: F811 (fixture)
+def test_a_new_api_user_trades_straight_away_without_asking_for_an_address(
+        client, inbox, venue_control, worker_host, market) -> None:  # noqa: F811 (fixture)
+    """Signed in over REST, the first live order starts the setup (a 409 saying so), the
+    worker finishes it, and the same order is then accepted; no other call in between."""
     venue_control.call("POST", "/relayer", {"step_seconds": 0}, expect=200)
-    headers = sign_in_over_rest(client, inbox, "straight-to-trading@example.com")
-    user = User.get(User.email == "straight-to-trading@example.com")
+    email = f"straight-to-trading-{secrets.token_hex(3)}@example.com"
+    headers = sign_in_over_rest(client, inbox, email)
+    user = User.get(User.email == email)
+    # No wallet at sign-in: the user may still connect a polymarket.com account instead.
+    assert wallets.for_user(user.id) is None
+    body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
+
+    def order():
+        quote = client.post("/api/markets/order/preview", json=body, headers=headers)
+        assert quote.status_code == 200, quote.get_data(as_text=True)
+        return client.post("/api/markets/order", headers=headers,
+                           json={**body, "preview_id": quote.get_json()["preview_id"]})
+
+    first = order()
+    assert first.status_code == 409, first.get_data(as_text=True)
+    assert "being set up for the venue" in first.get_json()["error"]
     wallet = wallets.for_user(user.id)
     assert wallet is not None and wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET
 
@@ -73,9 +90,12 @@ def test_a_new_user_signed_in_over_rest_becomes_ready_without_asking_for_an_addr
         assert time.monotonic() < deadline, status
         time.sleep(0.2)
     assert status["progress"] == {"done": 4, "total": 4}
-    assert status["account"]["wallet_address"] == wallets.maker(wallet)
-    # Signing in again finds it done and queues nothing.
-    sign_in_over_rest(client, inbox, "straight-to-trading@example.com")
+    venue_control.fund(wallets.maker(wallet), "100", seen=False)
+    placed = order()
+    assert placed.status_code == 200, placed.get_data(as_text=True)
+    assert placed.get_json()["status"] == "filled"
+    # Signing in again finds the setup done and queues nothing.
+    sign_in_over_rest(client, inbox, email)
     [row] = AccountOnboarding.select().where(AccountOnboarding.wallet == wallet.id)
     assert row.status == "ready" and _queued_onboardings(row) == []
 
@@ -88,19 +108,18 @@ def test_concurrent_sign_ins_of_an_old_account_queue_one_onboarding(app, wallet_
     assert row.status == "pending" and len(_queued_onboardings(row)) == 1
 
 
-def test_concurrent_first_sign_ins_make_one_wallet_and_queue_one_onboarding(
-        app, wallet_chain, bound_db, user) -> None:
-    _at_once(app, 4, lambda: account_setup.start_at_sign_in(user.id))
-    [wallet] = TradingWallet.select().where(TradingWallet.user == user.id)
-    [row] = AccountOnboarding.select().where(AccountOnboarding.wallet == wallet.id)
-    assert len(_queued_onboardings(row)) == 1
-
-
-def test_without_a_chain_a_sign_in_makes_no_wallet(client, inbox) -> None:
-    """The test suite's (and a paper-only deployment's) sign-ins: nothing to set up on."""
-    sign_in_over_rest(client, inbox, "paper-only@example.com")
-    user = User.get(User.email == "paper-only@example.com")
-    assert wallets.for_user(user.id) is None
+def test_without_a_chain_a_sign_in_or_a_live_order_queues_nothing(
+        client, bound_db, user, auth_headers, market) -> None:
+    """The test suite's (and a paper-only deployment's) accounts: nothing to set up on."""
+    wallet = _old_account_wallet(bound_db, user)
+    account_setup.start_at_sign_in(user)
+    body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
+    quote = client.post("/api/markets/order/preview", json=body, headers=auth_headers)
+    placed = client.post("/api/markets/order", headers=auth_headers,
+                         json={**body, "preview_id": quote.get_json()["preview_id"]})
+    assert placed.status_code == 409, placed.get_data(as_text=True)
+    assert "not set up for the venue yet" in placed.get_json()["error"]
+    assert not AccountOnboarding.select().where(AccountOnboarding.wallet == wallet.id).exists()
 
 
 def test_a_live_order_of_an_old_account_starts_its_setup_and_says_so(
