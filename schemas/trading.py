@@ -19,13 +19,18 @@ ORDER_TYPE = validate.OneOf(["market", "limit"])
 
 
 class PlaceOrderRequestSchema(Schema):
-    """PlaceOrderRequest: ``size`` is in shares (at most 2 decimals)."""
+    """PlaceOrderRequest: ``size`` in shares (at most 2 decimals), or a market buy's ``amount``."""
 
     token_id = fields.String(required=True, validate=validate.Length(min=1, max=100),
                              metadata={"description": "The outcome token (CLOB asset id)."})
     side = fields.String(required=True, validate=SIDE, metadata={"enum": ["buy", "sell"]})
-    size = DecimalString(required=True, positive=True, metadata={
-        "description": "Shares to buy or sell, at most 2 decimals (the venue's share step)."})
+    size = DecimalString(load_default=None, allow_none=True, positive=True, metadata={
+        "description": "Shares to buy or sell, at most 2 decimals (the venue's share step). "
+                       "Required unless `amount` is given."})
+    amount = DecimalString(load_default=None, allow_none=True, positive=True, metadata={
+        "description": "Market buys only, instead of `size`: the pUSD to spend, taker fee "
+                       "included, in whole cents and at least 1. The order buys as many "
+                       "shares as that buys from the book, and never spends more."})
     price = DecimalString(load_default=None, allow_none=True, metadata={
         "description": "Limit price, required for limit orders: strictly between 0 and 1 "
                        "and on the market's tick grid. Ignored for market orders, whose "
@@ -51,7 +56,9 @@ class PlaceOrderRequestSchema(Schema):
 
     @validates_schema
     def price_rules(self, data: dict[str, Any], **kwargs: Any) -> None:
-        """Limit orders need a price in (0, 1); only they can be post-only."""
+        """Limit orders need a price in (0, 1); only they can be post-only.
+
+        Size versus amount is checked where every surface checks it (order_plan)."""
         if data.get("post_only") and data.get("order_type") != "limit":
             raise ValidationError("Only limit orders can be post-only.", field_name="post_only")
         price = data.get("price")
@@ -87,7 +94,12 @@ class OrderPreviewSchema(Schema):
         "description": "GTC for limit orders; FOK for market orders."})
     post_only = fields.Boolean(required=True, metadata={
         "description": "Whether the order is post-only (rests, never matches at once)."})
-    size = DecimalString(required=True)
+    size = DecimalString(required=True, metadata={
+        "description": "Shares asked for; for an order sized by `amount`, the shares that "
+                       "amount is expected to buy."})
+    amount = DecimalString(required=True, allow_none=True, metadata={
+        "description": "The pUSD a market buy sized by amount spends at most, fee included; "
+                       "null for an order sized in shares."})
     price = DecimalString(required=True, metadata={
         "description": "The limit price, or a market order's protective limit (worst price "
                        "it accepts)."})

@@ -38,6 +38,16 @@ class Inbox:
         raise AssertionError(f"no mail to {address}")
 
 
+def sign_in_over_rest(client: Any, inbox: Inbox, email: str) -> dict[str, str]:
+    """Sign ``email`` in as an API user does (a mailed code, then verify-code); its
+    Authorization headers."""
+    assert client.post("/api/auth/magic", json={"email": email}).status_code == 202
+    code, _link = inbox.last_for(email)
+    verified = client.post("/api/auth/verify-code", json={"email": email, "code": code})
+    assert verified.status_code == 200, verified.get_data(as_text=True)
+    return {"Authorization": f"Bearer {verified.get_json()['token']}"}
+
+
 @pytest.fixture
 def inbox(app: Any, set_settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Inbox]:
     """A real SMTP server on a free port receiving the app's mail (``SMTP_URL``)."""

@@ -90,6 +90,11 @@ def test_the_rest_examples_sign_in_mint_a_key_order_and_copy(
     assert placed["status"] == "filled" and placed["filled_size"] == "10"
     sent = [e for e in venue_control.received_orders() if e["order_id"] == placed["order_id"]]
     assert len(sent) == 1 and sent[0]["body"]["order"]["maker"] == me.maker
+    spend = run("rest/preview-spend.sh", **signed_in, TOKEN_ID=market.yes)
+    assert spend["amount"] == "5" and "spending at most 5.00 pUSD" in spend["confirmation"]
+    bought = run("rest/place-spend.sh", **signed_in, TOKEN_ID=market.yes,
+                 PREVIEW_ID=spend["preview_id"])
+    assert bought["status"] == "filled" and bought["filled_size"] == spend["estimated_shares"]
 
     target = Account.create().address.lower()
     venue_control.call("POST", "/trades", {"wallet": target, "token_id": market.yes,

@@ -208,8 +208,12 @@ def _ticket() -> dict[str, Any]:
     """The order ticket's fields as the REST body of POST /api/markets/order/preview."""
     data: dict[str, Any] = {"token_id": form_text("token_id") or "",
                             "side": (form_text("side") or "").lower(),
-                            "order_type": form_text("order_type") or "market",
-                            "size": form_text("size") or ""}
+                            "order_type": form_text("order_type") or "market"}
+    # "Spend pUSD" sizes a market buy by the amount it spends; "Shares" (the default) by size.
+    if form_text("sizing") == "amount":
+        data["amount"] = form_text("amount") or ""
+    else:
+        data["size"] = form_text("size") or ""
     limit = form_text("limit_price")
     if data["order_type"] == "limit" and limit is not None:
         data["price"] = limit

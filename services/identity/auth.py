@@ -37,6 +37,7 @@ from services.identity import sign_in_budget
 from services.platform import errors, keyring, mailer, tiers
 from services.platform.principal import Principal, require_enabled
 from services.platform.runtime import runtime
+from services.wallets import account_setup
 
 log = logging.getLogger(__name__)
 
@@ -257,7 +258,8 @@ def redeem_link(token: str) -> Session:
 
 
 def _user_for(email: str) -> User:
-    """The account for ``email``, created on the default tier at its first verified sign-in.
+    """The account for ``email``, created on the default tier at its first verified sign-in;
+    an existing wallet's trading setup is started if nobody started it (``account_setup``).
 
     InvalidToken (401) when the operator disabled it.
     """
@@ -265,10 +267,12 @@ def _user_for(email: str) -> User:
     if user is None:
         try:
             with db.atomic():
-                return User.create(email=email, tier=tiers.default_tier())
+                user = User.create(email=email, tier=tiers.default_tier())
         except peewee.IntegrityError:  # a parallel first sign-in created it
             user = User.get(User.email == email)
     require_enabled(user)
+    # Accounts whose setup nobody started (made before it started by itself) catch up.
+    account_setup.start_at_sign_in(user)
     return user
 
 

@@ -12,6 +12,9 @@ very order that is then signed. Rules (README "Orders"):
   (at least one tick) against the trader. A market BUY is sent, as on the venue, as a
   pUSD budget: the walked cost floored to the cent, so it never buys past the shares
   asked; it must be at least 1 pUSD.
+* A market BUY may instead name ``amount``, the pUSD to spend (cents, at least 1 pUSD):
+  the budget is the amount less the taker fee the walk expects, so budget plus fee never
+  exceed it; ``size`` is then the shares that budget is expected to buy.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ class OrderPlan:
     midpoint: Decimal | None
     book: OrderBook = field(repr=False)
     post_only: bool = False       # a resting limit order the venue refuses if it would match
+    amount: Decimal | None = None  # pUSD a spend-sized market BUY was asked to spend, fee included
 
     @property
     def estimated_shares(self) -> Decimal:
@@ -129,6 +133,11 @@ class OrderPlan:
             return (f"{verb} {numbers.shares(self.size)} shares of {what} at limit "
                     f"{numbers.price(self.limit_price, tick)} ({self._resting()}) for up to "
                     f"{cost}{fee_text}.")
+        if self.amount is not None:
+            return (f"{verb} about {numbers.shares(self.estimated_shares)} shares of {what} at "
+                    f"market (average ~{numbers.price(self.expected_price)}, worst "
+                    f"{numbers.price(self.limit_price, tick)}, {self.time_in_force}) spending at "
+                    f"most {numbers.money(self.amount)} ({cost}{fee_text}).")
         paid = "for about" if self.side is Side.BUY else "receiving about"
         return (f"{verb} {numbers.shares(self.estimated_shares)} shares of {what} at market "
                 f"(average ~{numbers.price(self.expected_price)}, worst "
@@ -150,6 +159,7 @@ class OrderPlan:
             "time_in_force": self.time_in_force,
             "post_only": self.post_only,
             "size": self.size,
+            "amount": self.amount,
             "price": self.limit_price,
             "expected_price": self.expected_price,
             "estimated_shares": self.estimated_shares,
@@ -181,8 +191,12 @@ def _invalid(name: str, message: str) -> errors.ValidationFailed:
 
 
 def normalize_request(token_id: Any, side: Any, size: Any, order_type: Any,
-                      price: Any = None) -> tuple[str, Side, Decimal, str, Decimal | None]:
-    """Check the fields of a PlaceOrderRequest (any surface); ValidationFailed (400) if bad."""
+                      price: Any = None, amount: Any = None,
+                      ) -> tuple[str, Side, Decimal | None, str, Decimal | None, Decimal | None]:
+    """Check the fields of a PlaceOrderRequest (any surface); ValidationFailed (400) if bad.
+
+    Answers (token, side, size, order_type, price, amount): exactly one of size and amount
+    is set, amount only for a market buy."""
     token = str(token_id or "").strip()
     if not token:
         raise _invalid("token_id", "Required.")
@@ -193,9 +207,7 @@ def normalize_request(token_id: Any, side: Any, size: Any, order_type: Any,
     kind = str(order_type or "").strip().lower()
     if kind not in ORDER_TYPES:
         raise _invalid("order_type", "Must be 'market' or 'limit'.")
-    amount = _decimal("size", size)
-    if amount <= 0:
-        raise _invalid("size", "Must be greater than 0.")
+    shares, spend = _size_or_amount(parsed_side, kind, size, amount)
     limit: Decimal | None = None
     if kind == "limit":
         if price is None:
@@ -204,7 +216,29 @@ def normalize_request(token_id: Any, side: Any, size: Any, order_type: Any,
         if not Decimal(0) < limit < Decimal(1):
             raise _invalid("price", "Must be between 0 and 1 (exclusive).")
     # A market order's price is ignored: its protective limit comes from the book.
-    return token, parsed_side, amount, kind, limit
+    return token, parsed_side, shares, kind, limit, spend
+
+
+def _size_or_amount(side: Side, kind: str, size: Any, amount: Any,
+                    ) -> tuple[Decimal | None, Decimal | None]:
+    """Exactly one of ``size`` (shares) and ``amount`` (pUSD, market buys only), checked."""
+    if amount is None:
+        if size is None:
+            raise _invalid("size", "Required (or give amount, the pUSD a market buy spends).")
+        shares = _decimal("size", size)
+        if shares <= 0:
+            raise _invalid("size", "Must be greater than 0.")
+        return shares, None
+    if size is not None:
+        raise _invalid("amount", "Give size (shares) or amount (pUSD to spend), not both.")
+    if kind != "market" or side is not Side.BUY:
+        raise _invalid("amount", "Only market buys can be sized by amount; give size in shares.")
+    spend = _decimal("amount", amount)
+    if spend != spend.quantize(CENT, ROUND_FLOOR):
+        raise _invalid("amount", "At most 2 decimal places (whole cents).")
+    if spend < MIN_MARKET_BUY:
+        raise _invalid("amount", f"Minimum market buy is {_plain(MIN_MARKET_BUY)} pUSD.")
+    return None, spend
 
 
 def _decimal(name: str, value: Any) -> Decimal:
@@ -290,11 +324,11 @@ def _crosses(side: Side, best_bid: Decimal | None, best_ask: Decimal | None) -> 
             f"Choose a price that does not cross, or drop post_only.")
 
 
-def plan_order(token_id: str, side: Side | str, size: Decimal, order_type: str,
+def plan_order(token_id: str, side: Side | str, size: Decimal | str | None, order_type: str,
                price: Decimal | None = None, *, time_in_force: str | None = None,
                floor_size: bool = False, book: OrderBook | None = None,
                market: MarketInfo | None = None, post_only: bool = False,
-               fresh: bool = False) -> OrderPlan:
+               fresh: bool = False, amount: Decimal | str | None = None) -> OrderPlan:
     """Price the order against the live book and check it against the market's rules.
 
     ``floor_size`` floors the size to the share grid instead of refusing extra decimals
@@ -302,18 +336,18 @@ def plan_order(token_id: str, side: Side | str, size: Decimal, order_type: str,
     ``book`` and ``market`` let a caller that just read them (the copy engine's decision)
     plan without reading them again.
     """
-    token_id, side, size, order_type, price = normalize_request(
-        token_id, side, size, order_type, price)
-    return plan_normalized(token_id, side, size, order_type, price, time_in_force=time_in_force,
+    token_id, side, shares, order_type, price, spend = normalize_request(
+        token_id, side, size, order_type, price, amount)
+    return plan_normalized(token_id, side, shares, order_type, price, time_in_force=time_in_force,
                            floor_size=floor_size, book=book, market=market,
-                           post_only=post_only, fresh=fresh)
+                           post_only=post_only, fresh=fresh, amount=spend)
 
 
-def plan_normalized(token_id: str, side: Side | str, size: Decimal, order_type: str,
+def plan_normalized(token_id: str, side: Side | str, size: Decimal | None, order_type: str,
                     price: Decimal | None = None, *, time_in_force: str | None = None,
                     floor_size: bool = False, book: OrderBook | None = None,
                     market: MarketInfo | None = None, post_only: bool = False,
-                    fresh: bool = False) -> OrderPlan:
+                    fresh: bool = False, amount: Decimal | None = None) -> OrderPlan:
     """``plan_order`` of a request that ``normalize_request`` already returned (not again).
 
     ``fresh``: read the market's live parameters now, not from their 10-second cache (an
@@ -333,6 +367,9 @@ def plan_normalized(token_id: str, side: Side | str, size: Decimal, order_type: 
     if market.closed or not market.accepting_orders:
         raise errors.BadRequest(f"The market \"{market.market_title}\" is not accepting "
                                 "orders (closed or paused).")
+    if amount is not None:
+        return _plan_spend(market, side, amount, book, time_in_force)
+    assert size is not None
     if floor_size:
         size = size.quantize(CENT, ROUND_FLOOR)
         if size <= 0:
@@ -360,9 +397,7 @@ def plan_normalized(token_id: str, side: Side | str, size: Decimal, order_type: 
             raise _invalid("post_only", _crosses(side, best_bid, best_ask))
         return OrderPlan(limit_price=price, time_in_force="GTC", budget=None, walk=crossing,
                          post_only=post_only, **common)
-    tif = (time_in_force or "FOK").upper()
-    if tif not in TIME_IN_FORCE:
-        raise _invalid("time_in_force", "Market orders are FOK or FAK.")
+    tif = _market_tif(time_in_force)
     needed = order_book.walk(book, side, shares=size)
     if not needed.fills:
         other = "asks" if side is Side.BUY else "bids"
@@ -388,3 +423,42 @@ def plan_normalized(token_id: str, side: Side | str, size: Decimal, order_type: 
                          **common)
     expected = order_book.walk(book, side, shares=size, limit=limit)
     return OrderPlan(limit_price=limit, time_in_force=tif, budget=None, walk=expected, **common)
+
+
+def _market_tif(time_in_force: str | None) -> str:
+    tif = (time_in_force or "FOK").upper()
+    if tif not in TIME_IN_FORCE:
+        raise _invalid("time_in_force", "Market orders are FOK or FAK.")
+    return tif
+
+
+def _plan_spend(market: MarketInfo, side: Side, amount: Decimal, book: OrderBook,
+                time_in_force: str | None) -> OrderPlan:
+    """A market BUY spending at most ``amount`` pUSD, its expected taker fee included."""
+    tif = _market_tif(time_in_force)
+    reach = order_book.walk(book, side, budget=amount)
+    if not reach.fills:
+        raise errors.BadRequest("The book has no asks for this token; a market buy cannot "
+                                "fill. Use a limit order.")
+    if tif == "FOK" and not reach.complete:
+        raise errors.BadRequest(
+            f"The book holds only {numbers.money(reach.value)} of asks; a market buy of "
+            f"{numbers.money(amount)} cannot fill completely. Spend less or use a limit order.")
+    worst = reach.worst_price
+    assert worst is not None
+    limit = protective_limit(worst, side, market.tick_size)
+    budget = amount
+    expected = order_book.walk(book, side, budget=budget, limit=limit)
+    # The fee is charged on top of the budget: take it out until budget + fee fit the amount
+    # (each round lowers the budget by at least a cent, and the fee with it).
+    while (over := budget + expected.fee(market.fee_schedule) - amount) > 0:
+        budget = (budget - over).quantize(CENT, ROUND_FLOOR)
+        if budget < MIN_MARKET_BUY:
+            raise _invalid("amount", f"After the taker fee less than "
+                           f"{_plain(MIN_MARKET_BUY)} pUSD is left to buy with.")
+        expected = order_book.walk(book, side, budget=budget, limit=limit)
+    best_bid, best_ask, midpoint = book.top_of_book()
+    return OrderPlan(market=market, side=side, order_type="market",
+                     size=expected.shares.quantize(CENT, ROUND_FLOOR), limit_price=limit,
+                     time_in_force=tif, budget=budget, walk=expected, best_bid=best_bid,
+                     best_ask=best_ask, midpoint=midpoint, book=book, amount=amount)

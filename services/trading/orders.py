@@ -150,9 +150,10 @@ def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
                 source: str = "manual", config_id: UUID | str | None = None,
                 target_trade_id: str | None = None, detected_at: datetime | None = None,
                 time_in_force: str | None = None, floor_size: bool = False,
-                post_only: bool = False) -> PlacedOrder:
+                post_only: bool = False, amount: Any = None) -> PlacedOrder:
     """Place one live order; manual orders need the matching unexpired ``preview_id``.
 
+    A market buy may give ``amount`` (pUSD to spend, fee included) instead of ``size``.
     Copy trades pass ``source="copy"``, ``config_id``, ``target_trade_id`` and
     ``detected_at`` (when the target's trade was seen; the trade's ``latency_ms`` runs
     from there to the venue's acknowledgement) and may ask ``time_in_force="FAK"``.
@@ -167,7 +168,8 @@ def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
         user, token_id=token_id, side=side, size=size, order_type=order_type, price=price,
         preview_id=preview_id, source=source, config_id=config_id,
         target_trade_id=target_trade_id, detected_at=detected_at,
-        time_in_force=time_in_force, floor_size=floor_size, post_only=post_only)
+        time_in_force=time_in_force, floor_size=floor_size, post_only=post_only,
+        amount=amount)
     [order] = record_orders([prepared])
     answer = post(prepared)
     placed = settle(order, prepared, answer)
@@ -208,7 +210,7 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
                   account: VenueAccount | None = None, book: OrderBook | None = None,
                   market: MarketInfo | None = None,
                   collateral: Decimal | None = None, post_only: bool = False,
-                  check_collateral: bool = True) -> PreparedOrder:
+                  check_collateral: bool = True, amount: Any = None) -> PreparedOrder:
     """Plan, check and sign one order (step 1); nothing is written or sent.
 
     ``account``, ``book``, ``market`` and ``collateral`` (pUSD available) let a caller that
@@ -221,19 +223,19 @@ def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: An
         raise ValueError(f"source must be one of {SOURCES}")
     # The copy engine passes UUIDs already: skip their round trip through text.
     user_id = user if type(user) is UUID else user_id_of(user)
-    token, parsed_side, amount, kind, limit = order_plan.normalize_request(
-        token_id, side, size, order_type, price)
+    token, parsed_side, shares, kind, limit, spend = order_plan.normalize_request(
+        token_id, side, size, order_type, price, amount)
     # The order's own rules first (tick, minimum, depth), then the preview it must match.
     # A manual order re-reads the market's live parameters (they may have changed since
     # its preview): planned again under them, refused only if it breaks them now.
-    plan = order_plan.plan_normalized(token, parsed_side, amount, kind, limit,
+    plan = order_plan.plan_normalized(token, parsed_side, shares, kind, limit,
                                       time_in_force=time_in_force, floor_size=floor_size,
                                       book=book, market=market, post_only=post_only,
-                                      fresh=market is None)
+                                      fresh=market is None, amount=spend)
     preview = None
     if source == "manual":
-        preview = previews.check(user_id, preview_id, token, parsed_side, amount, kind, limit,
-                                 post_only=post_only)
+        preview = previews.check(user_id, preview_id, token, parsed_side, shares, kind, limit,
+                                 post_only=post_only, amount=spend)
     if account is None:
         # The copy engine's accounts passed this gate when their config started.
         trading_accounts.require_live(user_id)

@@ -1,8 +1,8 @@
 """Order previews: the exact order that would be sent, quoted from the live book, redeemable once.
 
 A preview is stored in the database (any web worker or the MCP server can redeem it),
-bound to its user and to the order's parameters (token, side, type, size, price,
-post-only), and
+bound to its user and to the order's parameters (token, side, type, size or the amount a
+market buy spends, price, post-only), and
 expires ``PREVIEW_TTL`` after it was made (3 minutes: long enough to read and confirm,
 short enough that the book has not moved far). A live order names it by ``preview_id``;
 it is consumed in the same transaction that writes the order record, so it can place at
@@ -29,9 +29,10 @@ PREVIEW_TTL = timedelta(minutes=3)
 
 
 def create(user: User | UUID | str, token_id: Any, side: Any, size: Any, order_type: Any,
-           price: Any = None, post_only: bool = False) -> dict[str, Any]:
+           price: Any = None, post_only: bool = False, amount: Any = None) -> dict[str, Any]:
     """Quote the order against the live book and store the preview; returns its summary."""
-    plan = order_plan.plan_order(token_id, side, size, order_type, price, post_only=post_only)
+    plan = order_plan.plan_order(token_id, side, size, order_type, price, post_only=post_only,
+                                 amount=amount)
     summary = plan.summary()
     now = utcnow()
     preview = OrderPreview.create(
@@ -48,10 +49,14 @@ def _describe(value: Decimal | str | None) -> str:
     return order_plan._plain(value) if isinstance(value, Decimal) else str(value)
 
 
-def check(user: User | UUID | str, preview_id: Any, token_id: str, side: Side, size: Decimal,
-          order_type: str, price: Decimal | None, *, post_only: bool = False,
+def check(user: User | UUID | str, preview_id: Any, token_id: str, side: Side,
+          size: Decimal | None, order_type: str, price: Decimal | None, *,
+          post_only: bool = False, amount: Decimal | None = None,
           now: datetime | None = None) -> OrderPreview:
-    """The user's unexpired, unused preview for exactly these parameters; BadRequest otherwise."""
+    """The user's unexpired, unused preview for exactly these parameters; BadRequest otherwise.
+
+    An order sized by ``amount`` matches its preview's amount, not its size (the shares the
+    amount buys are planned again from the book)."""
     if preview_id in (None, ""):
         raise errors.BadRequest(
             "A live order needs a preview_id: call POST /api/markets/order/preview with the "
@@ -72,11 +77,17 @@ def check(user: User | UUID | str, preview_id: Any, token_id: str, side: Side, s
         raise errors.BadRequest(
             f"This preview expired at {preview.expires_at.isoformat()}; previews last "
             f"{int(PREVIEW_TTL.total_seconds())} seconds. Request a new preview.")
+    quote = summary_of(preview)
+    held_amount = quote.get("amount")
     wanted = {"token_id": token_id, "side": side.lower(), "order_type": order_type, "size": size,
-              "price": price if order_type == "limit" else None, "post_only": post_only}
+              "amount": amount, "price": price if order_type == "limit" else None,
+              "post_only": post_only}
     held = {"token_id": preview.token_id, "side": preview.side,
-            "order_type": preview.order_type, "size": preview.size, "price": preview.price,
-            "post_only": bool(summary_of(preview).get("post_only", False))}
+            "order_type": preview.order_type, "size": preview.size,
+            "amount": Decimal(held_amount) if held_amount is not None else None,
+            "price": preview.price, "post_only": bool(quote.get("post_only", False))}
+    if amount is not None:
+        del wanted["size"], held["size"]
     diffs = [f"{name} {_describe(wanted[name])} (preview: {_describe(held[name])})"
              for name in wanted if wanted[name] != held[name]]
     if diffs:

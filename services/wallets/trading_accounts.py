@@ -39,7 +39,7 @@ from services.platform import errors, venue_access
 from services.platform.addresses import checked_address
 from services.platform.principal import user_id_of
 from services.platform.runtime import runtime
-from services.wallets import session_keys, wallets
+from services.wallets import onboarding_queue, session_keys, wallets
 from venue.accounts import (
     MAX_UINT256,
     WalletType,
@@ -221,9 +221,8 @@ def _not_set_up(row: AccountOnboarding | None) -> str:
     follow = "GET /api/trading-account (or the account page) follows it"
     if row is None:
         return ("The account is not set up for the venue yet. Its setup starts by itself "
-                "when its deposit address is first asked for (the Wallet page, or GET "
-                "/api/wallets/deposit-address), or with POST /api/trading-account/onboarding; "
-                f"{follow}.")
+                "at its first live trade or when its deposit address is first asked for, "
+                f"or with POST /api/trading-account/onboarding; {follow}.")
     if row.status == ONBOARDING_FAILED:
         return (f"The account's setup for the venue stopped at {row.step}: {row.error}. "
                 "POST /api/trading-account/onboarding (or the account page) retries it.")
@@ -238,13 +237,29 @@ def require_live(user: User | UUID | str) -> None:
     Deposit-wallet and connected accounts must have finished onboarding. A plain EOA is
     left to the venue, which refuses a maker it does not allow with its own message (the
     order's reason, shown to the user); readiness lists it as ``eoa_not_allowlisted``.
+    An account whose setup nobody started has it started here, and the 409 says so.
     """
-    wallet = wallets.for_user(user_id_of(user))
+    wallet = _start_setup(user_id_of(user))
     if wallet is None or wallet.signature_type == SIGNATURE_TYPE_EOA:
         return
     blockers = live_blockers(wallet)
     if blockers:
         raise errors.AccountNotReady(blockers[0]["message"], blockers=blockers)
+
+
+def _start_setup(user_id: UUID) -> TradingWallet | None:
+    """The user's wallet, its setup started if nobody started it yet: a new user's deposit
+    wallet made (its onboarding queued once), or an existing wallet's onboarding queued.
+
+    Not inside a caller's transaction: the refusal that follows rolls it back, and a job
+    queued meanwhile would name rows that never were."""
+    wallet = wallets.for_user(user_id)
+    if db.in_transaction() or not onboarding_queue.chain_configured():
+        return wallet
+    if wallet is None:
+        return wallets.get_or_create(user_id)  # a new wallet queues its onboarding
+    onboarding_queue.queue_if_waiting(wallet)
+    return wallet
 
 
 def refuse_session_key(wallet: TradingWallet, action: str = "withdraw") -> None:

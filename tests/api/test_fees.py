@@ -70,3 +70,22 @@ def test_a_market_sell_pays_its_fee_out_of_the_proceeds(client, auth_headers, us
     received = _pusd(venue_control, me.maker) - before
     assert Decimal(quote["fee"]) == Decimal(trade["fee"]) == Decimal("0.18118")
     assert received == Decimal(trade["usdc_value"]) - Decimal(trade["fee"])
+
+
+def test_a_market_buy_sized_by_amount_leaves_room_for_its_fee(client, auth_headers, user,
+                                                              make_trader, make_sandbox_market,
+                                                              venue_control):
+    me = make_trader(user=user)
+    market = make_sandbox_market(fee_rate="0.0725")
+    body = {"token_id": market.yes, "side": "buy", "amount": "5", "order_type": "market"}
+    quote = json_body(client.post("/api/markets/order/preview", json=body, headers=auth_headers))
+    cost, fee = Decimal(quote["estimated_cost"]), Decimal(quote["fee"])
+    assert fee > 0 and cost == Decimal("4.82")  # the fee is paid on top of the budget
+    assert Decimal(5) - Decimal("0.01") < cost + fee <= Decimal(5)
+    before = _pusd(venue_control, me.maker)
+    response = client.post("/api/markets/order", headers=auth_headers,
+                           json={**body, "preview_id": quote["preview_id"]})
+    placed = json_body(response)
+    assert placed["status"] == "filled"
+    assert placed["filled_size"] == quote["estimated_shares"]
+    assert Decimal(0) < before - _pusd(venue_control, me.maker) <= Decimal(5)

@@ -11,15 +11,8 @@ from decimal import Decimal
 from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET
 from services.platform import jobs
 from services.wallets import onboarding, wallets
+from tests.mail_inbox import sign_in_over_rest
 from worker import jobs as job_table
-
-
-def _sign_up(client, inbox, email: str) -> dict[str, str]:
-    assert client.post("/api/auth/magic", json={"email": email}).status_code == 202
-    code, _link = inbox.last_for(email)
-    verified = client.post("/api/auth/verify-code", json={"email": email, "code": code})
-    assert verified.status_code == 200, verified.get_data(as_text=True)
-    return {"Authorization": f"Bearer {verified.get_json()['token']}"}
 
 
 def _queued_onboardings() -> list:
@@ -38,7 +31,7 @@ def test_a_new_user_deposits_at_a_deposit_wallet_and_trades_live_with_no_other_s
         client, inbox, wallet_chain, venue_control, market) -> None:
     venue_control.call("POST", "/relayer", {"step_seconds": 0}, expect=200)
     jobs.queue("default").empty()
-    headers = _sign_up(client, inbox, "new-trader@example.com")
+    headers = sign_in_over_rest(client, inbox, "new-trader@example.com")
 
     shown = client.get("/api/wallets/deposit-address", headers=headers)
     assert shown.status_code == 200, shown.get_data(as_text=True)

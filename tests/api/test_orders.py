@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from decimal import Decimal
 
 import httpx
 import pytest
@@ -46,6 +47,33 @@ def test_preview_then_market_order(client, auth_headers, me, market, venue_contr
                         json={**body, "preview_id": quote["preview_id"]})
     assert again.status_code == 400
     assert "already used" in json_body(again)["error"]
+
+
+def test_a_market_buy_sized_by_amount_spends_at_most_it(client, auth_headers, me, market,
+                                                         venue_control):
+    body = {"token_id": market.yes, "side": "buy", "amount": "5.00", "order_type": "market"}
+    quote = _preview(client, auth_headers, body)
+    assert quote["amount"] == "5" and quote["estimated_cost"] == "5"
+    shares = Decimal(quote["estimated_shares"])
+    assert shares > 9 and Decimal(quote["size"]) == shares.quantize(Decimal("0.01"), "ROUND_FLOOR")
+    assert quote["confirmation"].endswith("spending at most 5.00 pUSD (5.00 pUSD).")
+    before = Decimal(str(venue_control.balances(me.maker)["pusd"]))
+    # The order names the amount, not the shares its preview expected.
+    placed = json_body(client.post("/api/markets/order", headers=auth_headers,
+                                   json={**body, "preview_id": quote["preview_id"]}))
+    assert placed["status"] == "filled" and Decimal(placed["filled_size"]) == shares
+    spent = before - Decimal(str(venue_control.balances(me.maker)["pusd"]))
+    assert Decimal(0) < spent <= Decimal(5)
+    # Its preview binds the amount: another amount is another order.
+    quote = _preview(client, auth_headers, body)
+    other = client.post("/api/markets/order", headers=auth_headers,
+                        json={**body, "amount": "4", "preview_id": quote["preview_id"]})
+    assert other.status_code == 400 and "amount 4 (preview: 5)" in json_body(other)["error"]
+    shares_too = client.post("/api/markets/order", headers=auth_headers,
+                             json={**body, "amount": None, "size": quote["size"],
+                                   "preview_id": quote["preview_id"]})
+    assert shares_too.status_code == 400
+    assert "amount none (preview: 5)" in json_body(shares_too)["error"]
 
 
 def test_limit_order_list_and_cancel(client, auth_headers, me, market):
@@ -102,6 +130,13 @@ def test_cannot_cancel_another_users_order(client, auth_headers, me, make_trader
     ({"side": "buy", "size": "10", "order_type": "limit", "price": "1.5"}, "price"),
     ({"side": "buy", "size": "10", "order_type": "limit", "price": "0.455"}, "price"),
     ({"side": "buy", "size": "3", "order_type": "limit", "price": "0.45"}, "size"),
+    ({"side": "buy", "order_type": "market"}, "size"),
+    ({"side": "buy", "size": "10", "amount": "5", "order_type": "market"}, "amount"),
+    ({"side": "sell", "amount": "5", "order_type": "market"}, "amount"),
+    ({"side": "buy", "amount": "5", "order_type": "limit", "price": "0.45"}, "amount"),
+    ({"side": "buy", "amount": "0.99", "order_type": "market"}, "amount"),
+    ({"side": "buy", "amount": "5.001", "order_type": "market"}, "amount"),
+    ({"side": "buy", "amount": 5.5, "order_type": "market"}, "amount"),
 ])
 def test_bad_requests_are_400(client, auth_headers, me, market, body, field):
     for path in ("/api/markets/order/preview", "/api/markets/order"):

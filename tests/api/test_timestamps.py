@@ -108,8 +108,12 @@ def test_every_answer_writes_its_moments_in_iso_8601_utc(
     config_id = json_body(created)["id"]
     _decision(config_id, me.user.id, whale_market["token_ids"][0], whale_market["slug"])
     [trade] = json_body(client.get("/api/trades", headers=auth_headers))
+    shared = client.post(f"/api/configs/{config_id}/share", headers=auth_headers,
+                         json={"show_results": True})
+    assert shared.status_code in (200, 201), shared.get_data(as_text=True)
     ids = {"{config_id}": config_id, "{trade_id}": trade["id"], "{slug}": market.slug,
-           "{address}": target, "{order_id}": trade["order_id"]}
+           "{address}": target, "{order_id}": trade["order_id"],
+           "{token}": json_body(shared)["token"]}
 
     spec = client.get("/openapi.json").get_json()
     for path, operations in spec["paths"].items():

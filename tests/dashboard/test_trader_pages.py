@@ -75,6 +75,22 @@ def test_markets_search_ticket_and_position_with_the_overview(page, inbox, venue
     assert page.locator("#ticket input[name=side][value=sell]").is_checked()
     assert Decimal(page.locator("#ticket input[name=size]").input_value()) == Decimal(10)
 
+    # Spend pUSD: a market buy sized by the amount it spends, fee included.
+    page.goto(f"/dashboard/markets/{slug}")
+    page.check("#ticket input[name=sizing][value=amount]")
+    page.fill("#ticket input[name=amount]", "5")
+    page.click("#ticket button:has-text('Preview')")
+    page.wait_for_selector("#order-preview")
+    preview = page.locator("#order-preview").inner_text()
+    assert "spending at most 5.00 pUSD" in preview and "Spends at most\n5.00 pUSD" in preview
+    bought = Decimal(re.search(r"Estimated shares\s+([\d.]+)", preview).group(1))
+    page.click("#order-preview button:has-text('Place order')")
+    page.locator("#order-placed").wait_for()
+    assert page.locator("#order-placed").get_attribute("data-status") == "filled"
+    page.goto(f"/dashboard/markets/{slug}")
+    held = Decimal(re.match(r"([\d.]+) Yes shares", page.locator("#held").inner_text()).group(1))
+    assert held == Decimal(10) + bought
+
 
 def test_the_overview_shows_pnl_over_24_hours_and_7_days(page, inbox, venue_control):
     email = sign_in(page, inbox)

@@ -104,6 +104,35 @@ def test_preview_then_place_reaches_the_venue_once_for_one_key(mode, mcp_url, tr
     assert Order.select().where(Order.user == trader.user.id).count() == 1
 
 
+def test_a_market_buy_sized_by_amount(mcp_url, trader_key, trader, market, venue_control):
+    token = trader_key("trade:execute")
+    order = {"token_id": market.yes, "side": "buy", "amount": "5", "order_type": "market"}
+
+    async def body(client: Client):
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        quote = await client.call_tool("preview_market_order", order)
+        validate(listed["preview_market_order"], quote)
+        placed = await client.call_tool(
+            "place_market_order", {**order, "idempotency_key": key(),
+                                   "preview_id": quote.structured_content["preview_id"]})
+        selling = await client.call_tool("preview_market_order", {**order, "side": "sell"})
+        both = await client.call_tool("preview_market_order", {**order, "size": "10"})
+        return quote.structured_content, placed, selling, both
+
+    quote, placed, selling, both = run_client(mcp_url, token, "auto", body)
+    assert quote["amount"] == "5" and Decimal(quote["estimated_cost"]) <= Decimal(5)
+    assert "spending at most 5.00 pUSD" in quote["confirmation"]
+    assert not placed.is_error, placed.structured_content
+    assert placed.structured_content["status"] == "filled"
+    assert placed.structured_content["filled_size"] == quote["estimated_shares"]
+    for refused in (selling, both):
+        assert refused.is_error and refused.structured_content["code"] == "validation_failed"
+        assert "amount" in refused.structured_content["fields"]
+    [sent] = orders_for(venue_control, trader.maker)
+    assert sent["body"]["order"]["makerAmount"] == str(int(Decimal(quote["estimated_cost"])
+                                                           * 10**6))
+
+
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_place_needs_an_unexpired_preview(mode, mcp_url, trader_key, trader, market,
                                           venue_control):

@@ -1,0 +1,149 @@
+"""A trading account's setup starts by itself (issue 44): an API user who signs in and goes
+straight to trading never has to ask for the deposit address first. The first live trade
+starts it (its 409 says the setup is under way and how to follow it); an account whose
+wallet exists but whose setup nobody started catches up at its next sign-in."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Callable
+
+from models.user import User
+from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET, AccountOnboarding, TradingWallet
+from services.platform import jobs
+from services.wallets import account_setup, onboarding_queue, wallets
+from tests.conftest import DEADLINE
+from tests.dashboard.conftest import job_prefix, worker_host  # noqa: F401 (fixtures)
+from tests.mail_inbox import sign_in_over_rest
+
+
+def _at_once(app, count: int, sign_in: Callable[[], None]) -> None:
+    """Run ``sign_in`` in ``count`` threads released together (each with its connection);
+    an exception in any of them fails the test."""
+    database = app.extensions["database"]
+    start = threading.Barrier(count)
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        with database.connection_context():
+            start.wait()
+            try:
+                sign_in()
+            except BaseException as exc:  # reported below, not lost in the thread
+                failures.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+
+
+def _queued_onboardings(row: AccountOnboarding) -> list:
+    queue = jobs.queue("default")
+    found = [queue.fetch_job(job_id) for job_id in queue.get_job_ids()]
+    return [job for job in found if job is not None
+            and job.func_name == onboarding_queue.JOB_NAME and list(job.args) == [str(row.id)]]
+
+
+def _old_account_wallet(database, user: User) -> TradingWallet:
+    """A deposit wallet with no onboarding started, as accounts made before this change
+    have it (a wallet made inside a transaction queues nothing)."""
+    with database.atomic():
+        wallet = wallets.get_or_create(user)
+    assert not AccountOnboarding.select().where(AccountOnboarding.wallet == wallet.id).exists()
+    return wallet
+
+
+def test_a_new_api_user_trades_straight_away_without_asking_for_an_address(
+        client, inbox, venue_control, worker_host, market) -> None:  # noqa: F811 (fixture)
+    """Signed in over REST, the first live order starts the setup (a 409 saying so), the
+    worker finishes it, and the same order is then accepted; no other call in between."""
+    venue_control.call("POST", "/relayer", {"step_seconds": 0}, expect=200)
+    email = f"straight-to-trading-{secrets.token_hex(3)}@example.com"
+    headers = sign_in_over_rest(client, inbox, email)
+    user = User.get(User.email == email)
+    # No wallet at sign-in: the user may still connect a polymarket.com account instead.
+    assert wallets.for_user(user.id) is None
+    body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
+
+    def order():
+        quote = client.post("/api/markets/order/preview", json=body, headers=headers)
+        assert quote.status_code == 200, quote.get_data(as_text=True)
+        return client.post("/api/markets/order", headers=headers,
+                           json={**body, "preview_id": quote.get_json()["preview_id"]})
+
+    first = order()
+    assert first.status_code == 409, first.get_data(as_text=True)
+    assert "being set up for the venue" in first.get_json()["error"]
+    wallet = wallets.for_user(user.id)
+    assert wallet is not None and wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET
+
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        status = client.get("/api/trading-account", headers=headers).get_json()
+        if status["ready"]:
+            break
+        assert time.monotonic() < deadline, status
+        time.sleep(0.2)
+    assert status["progress"] == {"done": 4, "total": 4}
+    venue_control.fund(wallets.maker(wallet), "100", seen=False)
+    placed = order()
+    assert placed.status_code == 200, placed.get_data(as_text=True)
+    assert placed.get_json()["status"] == "filled"
+    # Signing in again finds the setup done and queues nothing.
+    sign_in_over_rest(client, inbox, email)
+    [row] = AccountOnboarding.select().where(AccountOnboarding.wallet == wallet.id)
+    assert row.status == "ready" and _queued_onboardings(row) == []
+
+
+def test_concurrent_sign_ins_of_an_old_account_queue_one_onboarding(app, wallet_chain,
+                                                                     bound_db, user) -> None:
+    wallet = _old_account_wallet(bound_db, user)
+    _at_once(app, 4, lambda: account_setup.start_at_sign_in(user))
+    [row] = AccountOnboarding.select().where(AccountOnboarding.wallet == wallet.id)
+    assert row.status == "pending" and len(_queued_onboardings(row)) == 1
+
+
+def test_without_a_chain_a_sign_in_or_a_live_order_queues_nothing(
+        client, bound_db, user, auth_headers, market) -> None:
+    """The test suite's (and a paper-only deployment's) accounts: nothing to set up on."""
+    wallet = _old_account_wallet(bound_db, user)
+    account_setup.start_at_sign_in(user)
+    body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
+    quote = client.post("/api/markets/order/preview", json=body, headers=auth_headers)
+    placed = client.post("/api/markets/order", headers=auth_headers,
+                         json={**body, "preview_id": quote.get_json()["preview_id"]})
+    assert placed.status_code == 409, placed.get_data(as_text=True)
+    assert "not set up for the venue yet" in placed.get_json()["error"]
+    assert not AccountOnboarding.select().where(AccountOnboarding.wallet == wallet.id).exists()
+
+
+def test_a_live_order_of_an_old_account_starts_its_setup_and_says_so(
+        client, wallet_chain, bound_db, user, auth_headers, market) -> None:
+    wallet = _old_account_wallet(bound_db, user)
+    body = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
+
+    def order() -> dict:
+        quote = client.post("/api/markets/order/preview", json=body, headers=auth_headers)
+        assert quote.status_code == 200, quote.get_data(as_text=True)
+        placed = client.post("/api/markets/order", headers=auth_headers,
+                             json={**body, "preview_id": quote.get_json()["preview_id"]})
+        assert placed.status_code == 409, placed.get_data(as_text=True)
+        return placed.get_json()
+
+    refused = order()
+    assert refused["code"] == "wallet_error"
+    assert [b["code"] for b in refused["blockers"]] == ["onboarding_incomplete"]
+    # It says the setup is under way and where to follow it, not what to run.
+    assert "being set up for the venue" in refused["error"]
+    assert "GET /api/trading-account" in refused["error"]
+    [row] = AccountOnboarding.select().where(AccountOnboarding.wallet == wallet.id)
+    assert row.status == "pending" and len(_queued_onboardings(row)) == 1
+    # Asking again while it is under way queues nothing more.
+    again = order()
+    assert again["error"] == refused["error"]
+    assert len(_queued_onboardings(row)) == 1
