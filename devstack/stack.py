@@ -480,7 +480,7 @@ class LocalStack:
             if self.ready:  # a stack that never came up whole has nothing to keep
                 self.save_state()
         except Exception as exc:
-            print(f"copytrade up: saving the chain and venue state failed: {exc}")
+            self.say(f"copytrade up: saving the chain and venue state failed: {exc}")
         stopped += self._stop_children(venue)
         for item in self.keep:
             item.stop()
@@ -493,7 +493,16 @@ class LocalStack:
             if running_pid(self.instance) == os.getpid():
                 (self.instance / PID_FILE).unlink()
         if stopped:
-            print(f"copytrade up: stopped {', '.join(stopped)}", flush=True)
+            self.say(f"copytrade up: stopped {', '.join(stopped)}")
+
+    def say(self, line: str) -> None:
+        """A line for the person who started the stack: the terminal, or where the children
+        write when that is elsewhere (the soak keeps its standard output for its report)."""
+        if self.output is None:
+            print(line, flush=True)
+        else:  # the children's log, opened in binary for them
+            self.output.write(f"{line}\n".encode())
+            self.output.flush()
 
     def stop_seconds(self, name: str) -> float:
         """How long a part may take to stop before it is killed: its own grace period (what
