@@ -13,6 +13,7 @@ import random
 from decimal import Decimal
 
 from devstack.venue.amounts import SCALE
+from devstack.venue.rejections import VenueRejection
 from devstack.venue.state import SandboxState, derived_address
 from devstack.venue.tape import Fill
 from devstack.venue.ticker import Ticker
@@ -76,8 +77,11 @@ class ScriptedStyles:
         token, self.scalping = self.scalping, None
         if token is not None:
             held = state.ledger.token_balance(self.scalper, token)
-            market, index = state.catalog.market_for_token(token)
-            if held > 0 and not market.closed:
+            try:
+                market, index = state.catalog.market_for_token(token)
+            except VenueRejection:  # its market ended and left the catalogue: start anew
+                market, index = None, 0
+            if market is not None and held > 0 and not market.closed:
                 fair = market.fair_price if index == 0 else 1 - market.fair_price
                 shares = Decimal(held) / SCALE
                 return state.desk.inject(self.scalper, token, "SELL", price=fair,

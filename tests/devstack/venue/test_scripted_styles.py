@@ -61,3 +61,15 @@ def test_the_maker_quotes_both_sides_and_the_scalper_sells_next_round():
     sold = [f for f in styles.tick() if f.proxy_wallet == styles.scalper]
     assert sold[0].side == "SELL" and sold[0].asset == scalper[0].asset
     assert sold[0].size == scalper[0].size
+
+
+def test_the_scalper_starts_anew_when_its_token_left_the_catalogue():
+    """Attaching the dev chain resets the sandbox to a catalogue of the chain's token ids:
+    the scalper's held token from before is unknown there, and its round buys anew."""
+    state = SandboxState()
+    styles = WhaleRunner(state).styles
+    styles.tick()
+    styles.scalping = "1" * 70  # a token of the catalogue before the reset
+    fills = [f for f in styles.tick() if f.proxy_wallet == styles.scalper]
+    assert [f.side for f in fills] == ["BUY"]
+    assert styles.scalping in state.catalog.tokens
