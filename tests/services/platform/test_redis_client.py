@@ -66,3 +66,27 @@ def test_a_stopped_embedded_redis_saved_its_data_and_says_nothing_failed(
         assert redis_client.connect(again).get("copytrade:kept") == b"1"
     finally:
         redis_client.connect(again).shutdown(nosave=True)
+
+
+def test_a_command_beside_a_running_stack_leaves_its_redis_running(tmp_path, monkeypatch):
+    """A second process on the same instance folder (`copytrade status` in another terminal
+    beside `make run`) joins the stack's embedded Redis; its exit must not stop it."""
+    import subprocess
+    import sys
+
+    from config import ROOT
+
+    monkeypatch.setattr(redis_client, "_embedded", None)
+    url = redis_client.resolve_url(None, tmp_path)
+    client = redis_client.connect(url)
+    try:
+        client.set("copytrade:stack", "1")
+        joined = subprocess.run(
+            [sys.executable, "-c",
+             "import sys; from services.platform import redis_client as r; "
+             "print(r.resolve_url(None, sys.argv[1]))", str(tmp_path)],
+            cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+        assert joined.stdout.strip() == url  # it joined the running server
+        assert client.ping() and client.get("copytrade:stack") == b"1"
+    finally:
+        client.shutdown(nosave=True)
