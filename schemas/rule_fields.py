@@ -405,7 +405,8 @@ RULES: tuple[RuleField, ...] = (
               "percentage of its position the target sold, from its position read before and "
               "after the sale), `sell_all` (the whole position on any sell) or `manual` "
               "(never: `sells_manual`).", "Sell mode", "entries",
-              "How the target's sells are followed (manual: sells_manual).",
+              "How the trader's sells are followed; with Never, they are skipped "
+              "(sells_manual) and you exit by hand.",
               choices=(("mirror", "Mirror the share of its position the trader sold"),
                        ("same_percentage", "The same percentage, read before and after"),
                        ("sell_all", "Sell everything when the trader sells any"),
