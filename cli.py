@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -528,6 +529,14 @@ def _operations_store(bind_database: bool = True) -> tuple[Any, str]:
     return built.redis(), settings.redis_prefix
 
 
+def _since(moment: datetime | None) -> str:
+    """How long ago ``moment`` was, in the words of ``_ago``."""
+    if moment is None:
+        return "-"
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return _ago((datetime.now(UTC) - aware).total_seconds())
+
+
 def _ago(seconds: float | None) -> str:
     if seconds is None:
         return "-"
@@ -614,8 +623,8 @@ def screening_text(screening: dict[str, Any]) -> str:
         f"SCREENED LEADERBOARD ({screening['screened']} of {screening['ranked']} ranked "
         f"traders replayed, {screening['failed']} failed; a sweep every "
         f"{screening['interval_seconds']:g}s)",
-        f"  newest replay {screening['newest_replay'] or '-'}, oldest "
-        f"{screening['oldest_replay'] or '-'}",
+        f"  newest replay {_since(screening['newest_replay'])}, oldest "
+        f"{_since(screening['oldest_replay'])}",
         f"  venue calls this minute {calls['used']} of {calls['per_minute']}",
         f"  flags: {flags or 'none'}"])
 
