@@ -352,22 +352,20 @@ def notifications_once(followers: list[Follower], receiver: Receiver) -> Row:
 
 
 def stood_still(world: World, followers: list[Follower], began: datetime) -> Row:
-    """Nothing happened while the checks read: no whale fill, order, copy decision or
-    notification since ``began``. The checks read the app, the venue and the chain one
-    after another, so a copy filled between two reads shows in one and not the other (a
-    ledger short of the chain while its pUSD agrees): such a run proves nothing."""
+    """Nothing traded while the checks read: no whale fill, order or copy decision since
+    ``began``. The checks read the app, the venue and the chain one after another, so a
+    copy filled between two reads shows in one and not the other (a ledger short of the
+    chain while its pUSD agrees): such a run proves nothing."""
     from models.copying import CopyIntent
-    from models.notifications import Notification
     from models.trading import Order
 
-    row = Row("nothing moved while the checks read")
+    row = Row("nothing traded while the checks read")
     moved = {
         "whale fills": sum(1 for target in {f.target for f in followers}
                            for fill in _target_fills(world, target)
                            if fill.timestamp >= int(began.timestamp())),
         "orders": Order.select().where(Order.created_at >= began).count(),
-        "copy decisions": CopyIntent.select().where(CopyIntent.created_at >= began).count(),
-        "notifications": Notification.select().where(Notification.created_at >= began).count()}
+        "copy decisions": CopyIntent.select().where(CopyIntent.created_at >= began).count()}
     for what, count in moved.items():
         if count:
             row.fail(f"{count} {what} since the checks began at {began:%H:%M:%S}")

@@ -52,7 +52,7 @@ def test_a_simulated_day_keeps_every_promise(tmp_path: Path) -> None:
         "each user's ledger equals the chain and the venue to the base unit",
         "no money moved twice",
         "every notification delivered once per channel",
-        "nothing moved while the checks read"]
+        "nothing traded while the checks read"]
     # the day happened: copies, a killed worker, lost answers, a venue restart, money out
     figures = {row["name"]: row["figures"] for row in report["invariants"]}
     assert figures["every target fill copied or skipped with a reason, once"]["fills"] > 0
