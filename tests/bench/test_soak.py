@@ -3,9 +3,9 @@ its invariants, each of which must hold.
 
 The command starts a stack of its own (web, two workers, the sandbox on a dev chain,
 an embedded Redis) on a fresh PostgreSQL schema, so it runs on PostgreSQL only: the
-suite's SQLite pass would double its three minutes for what the rest of the suite covers
-on both already. Its random choices come from a seed printed with the table
-(SOAK_SEED=... replays them).
+suite's SQLite pass would double its 3 to 8 minutes for what the rest of the suite
+covers on both already. `make test` starts it first (tests/conftest.py, SLOW_FIRST). Its
+random choices come from a seed printed with the table (SOAK_SEED=... replays them).
 """
 
 from __future__ import annotations
