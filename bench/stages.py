@@ -8,7 +8,8 @@ are timed step by step, only while their coroutine runs: the time a copy waits f
 venue or the database is nobody's CPU. What no stage claims (the Trio loop, the websocket's
 frames, thread hand-offs) stays in the process total the harness measures, as "the rest".
 
-The wrappers cost about a microsecond a call; a copy passes through a dozen.
+The wrappers cost about a microsecond a call; a copy passes through a dozen. The API's
+stages (``bench/stage_site/``) are counted with the same clock.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Callable, Generator
 from decimal import Decimal
 from typing import Any
@@ -50,9 +52,9 @@ TARGETS: dict[str, tuple[Decimal, Decimal, str]] = {
 class _Book:
     """CPU seconds and SQL statements per stage, and each thread's stack of running stages."""
 
-    cpu: dict[str, float] = {key: 0.0 for key, _ in STAGES}
-    sql: dict[str, int] = {key: 0 for key, _ in STAGES}
-    calls: dict[str, int] = {key: 0 for key, _ in STAGES}
+    cpu: defaultdict[str, float] = defaultdict(float)
+    sql: defaultdict[str, int] = defaultdict(int)
+    calls: defaultdict[str, int] = defaultdict(int)
     local = threading.local()
     lock = threading.Lock()
 
@@ -122,7 +124,9 @@ class _Steps:
                 value, error = None, exc
 
 
-def _timed(function: Callable[..., Any], stage: str, is_async: bool) -> Callable[..., Any]:
+def timed(function: Callable[..., Any], stage: str, is_async: bool = False
+          ) -> Callable[..., Any]:
+    """``function`` with its CPU (less the stages it calls) charged to ``stage``."""
     if is_async:
         @functools.wraps(function)
         async def timed_async(*args: Any, **kwargs: Any) -> Any:
@@ -146,9 +150,9 @@ def _wrap(owner: Any, name: str, stage: str) -> None:
 
     function = inspect.getattr_static(owner, name)
     if isinstance(function, staticmethod):
-        setattr(owner, name, staticmethod(_timed(function.__func__, stage, False)))
+        setattr(owner, name, staticmethod(timed(function.__func__, stage)))
         return
-    setattr(owner, name, _timed(function, stage, inspect.iscoroutinefunction(function)))
+    setattr(owner, name, timed(function, stage, inspect.iscoroutinefunction(function)))
 
 
 def install() -> None:
