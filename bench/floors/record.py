@@ -6,12 +6,10 @@ multi-row INSERT per table and one commit (the client's CPU; the server's is not
 
 from __future__ import annotations
 
-import argparse
 import uuid
 from typing import Any
 
-from floor_clock import cpu_ms
-from floor_db import COLUMNS, connect
+from floor_db import COLUMNS, main, per_copy
 from psycopg2.extras import execute_values
 
 
@@ -31,14 +29,8 @@ def writer(connection: Any, copies: int) -> Any:
 
 def measure(copies: int) -> float:
     """ms of CPU per copy order."""
-    connection = connect()
-    try:
-        return cpu_ms(writer(connection, copies), calls=200) / copies
-    finally:
-        connection.close()
+    return per_copy(writer, copies)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--copies", type=int, default=10)
-    print(f"record: {measure(parser.parse_args().copies):.4f} ms per copy")
+    main("record", writer, __doc__)

@@ -6,12 +6,10 @@ positions upserted), one statement per table and one commit.
 
 from __future__ import annotations
 
-import argparse
 import uuid
 from typing import Any
 
-from floor_clock import cpu_ms
-from floor_db import connect
+from floor_db import main, per_copy
 from psycopg2.extras import execute_values
 
 
@@ -39,14 +37,8 @@ def settler(connection: Any, copies: int) -> Any:
 
 def measure(copies: int) -> float:
     """ms of CPU per copy order."""
-    connection = connect()
-    try:
-        return cpu_ms(settler(connection, copies), calls=200) / copies
-    finally:
-        connection.close()
+    return per_copy(settler, copies)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--copies", type=int, default=10)
-    print(f"settle: {measure(parser.parse_args().copies):.4f} ms per copy")
+    main("settle", settler, __doc__)
