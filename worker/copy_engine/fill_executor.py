@@ -646,10 +646,15 @@ class FillExecutor:
         closing = []
         if config.rules.close_positions_on_stop:
             for token, holding in held.items():
-                if token not in views:
-                    continue  # no book to sell into
-                decision = copying.closing_sell(config.rules, token, holding,
-                                                views[token].view, reason)
+                if token in views:
+                    decision = copying.closing_sell(config.rules, token, holding,
+                                                    views[token].view, reason)
+                else:  # no quote to sell by: the position stays held, and its decision says so
+                    decision = copying.Decision(
+                        action="skip", token_id=token, side=Side.SELL,
+                        reason=copying.NO_LIQUIDITY,
+                        detail=f"{reason}: no quote of its market to sell by (the venue did "
+                               "not answer); the position stays held.")
                 closing.append(self.draft(config, None, decision, now, reason,
                                           f"{reason}:{token}:{config.opened.get(token, 0)}"))
         marker = self.draft(config, None, copying.Decision(
@@ -661,7 +666,10 @@ class FillExecutor:
             return []  # stopped already (by another engine, or its user)
         done = []
         for draft in closing:
-            done += await self.execute(configs, [draft], views[draft.token_id])
+            if draft.token_id in views:
+                done += await self.execute(configs, [draft], views[draft.token_id])
+            else:
+                done += await self._db(copy_intents.insert, [draft])
         report = why
         if closing:
             filled = sum(1 for d in done if d.status != INTENT_SKIPPED)
