@@ -66,6 +66,8 @@ TARGET_VALUE_TTL = 60.0  # seconds a target's portfolio value is reused (proport
 # A bid-less token's market is read from Gamma afresh (to see a resolution before the
 # metadata cache expires) at most this often; the cached one serves in between.
 RESOLUTION_READ_SECONDS = 10.0
+# Intents that copy a target's fill (or its positions at a start): the breaker holds them.
+COPY_KINDS = frozenset({KIND_MIRROR, KIND_OPEN_POSITION})
 # Why a recorded copy's order was held back (the order's error, as people read it).
 LEASE_LAPSED = ("Not sent: the worker could not renew its lease on the target in time; the "
                 "copy is placed again by the worker running it next.")
@@ -376,6 +378,10 @@ class FillExecutor:
             # The lease clock ran out (renewals failed): another engine may own the target
             # by now; the fill is its to copy (raised: the target's cursor stays before it).
             raise fences.LeaseLapsed("the lease clock ran out")
+        if not insert:  # decided earlier: the breaker may have opened since
+            drafts = await self._past_breaker(configs, drafts)
+            if not drafts:
+                return []
         now = time.monotonic()
         for draft in drafts:  # exits and re-placed intents: placing is measured from here
             if draft.decided_clock is None:
@@ -396,6 +402,25 @@ class FillExecutor:
         self.stats.intents += len(done.recorded) if insert else 0
         self.stats.orders += done.orders
         return done.recorded
+
+    async def _past_breaker(self, configs: dict[UUID, ConfigSnapshot],
+                            drafts: list[CopyIntentDraft]) -> list[CopyIntentDraft]:
+        """The stored copies of fills that may still go out: one whose config's failure
+        breaker opened after it was decided is skipped (``breaker_open``), as the decision
+        would skip it now. Exits pass: the breaker never holds them back."""
+        now = int(time.time())
+        going = []
+        for draft in drafts:
+            config = configs.get(draft.config_id)
+            if draft.kind in COPY_KINDS and config is not None \
+                    and copying.breaker_holds(config.retry_ts, now):
+                await self._db(copy_intents.settle, draft.id, {
+                    "status": INTENT_SKIPPED, "reason": copying.BREAKER_OPEN,
+                    "detail": copying.REASONS[copying.BREAKER_OPEN], "settled_at": utcnow()},
+                    worker=draft.worker)
+            else:
+                going.append(draft)
+        return going
 
     @staticmethod
     def _apply(configs: dict[UUID, ConfigSnapshot],
