@@ -116,9 +116,9 @@ def test_cannot_cancel_another_users_order(client, auth_headers, me, make_trader
     theirs = orders.place_order(other.user, token_id=market.yes, side="buy", size="10",
                                 order_type="limit", price="0.40",
                                 preview_id=quote["preview_id"])
-    response = client.delete(f"/api/markets/orders/{theirs.order_id}", headers=auth_headers)
+    response = client.delete(f"/api/markets/orders/{theirs.order_hash}", headers=auth_headers)
     assert response.status_code == 404 and json_body(response)["code"] == "not_found"
-    assert [o["order_id"] for o in order_reads.open_orders(other.user)] == [theirs.order_id]
+    assert [o["order_id"] for o in order_reads.open_orders(other.user)] == [theirs.order_hash]
 
 
 @pytest.mark.parametrize(("body", "field"), [

@@ -489,7 +489,7 @@ class FillExecutor:
             await limiter.acquire()
         try:
             sent_at = utcnow()
-            answer = await orders.post_async(self.venue, prepared)
+            answer = await orders.post(prepared, self.venue)
         finally:
             limiter.release()
         refused = answer.refused
