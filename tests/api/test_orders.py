@@ -247,3 +247,19 @@ def test_parallel_retries_under_one_key_send_one_order(live_server, auth_headers
     sent_by_me = [e for e in venue_control.received_orders()
                   if e["body"]["order"]["maker"] == me.maker]
     assert len(sent_by_me) == 1
+
+
+def test_every_stored_order_status_has_the_apis_word():
+    """The one translation of an order's stored status: every status the records hold
+    has a word, and a cancelled order reads filled once it moved shares."""
+    from models import trading
+    from schemas.trading import placed_status
+
+    stored = {value for name, value in vars(trading).items()
+              if name.startswith("ORDER_") and isinstance(value, str)}
+    assert stored == set(trading.ORDER_PREDECESSORS) | {trading.ORDER_PENDING}
+    words = {status: placed_status(status, Decimal(0)) for status in sorted(stored)}
+    assert words == {"cancelled": "rejected", "delayed": "accepted", "failed": "rejected",
+                     "live": "accepted", "matched": "filled", "pending": "accepted",
+                     "rejected": "rejected"}
+    assert placed_status("cancelled", Decimal("0.5")) == "filled"  # a FAK's partial fill

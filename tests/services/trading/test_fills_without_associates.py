@@ -44,7 +44,7 @@ def _resting_sell(make_trader, venue_control, token: str, price: str, size: str)
 def _market_sell(make_trader, venue_control, token: str, size: str) -> None:
     seller = make_trader("0")
     venue_control.grant(seller.maker, token, size)
-    assert _place(seller, token, "sell", size, "market").status == "filled"
+    assert _place(seller, token, "sell", size, "market").status == "matched"
 
 
 def _pusd(venue_control, address: str) -> Decimal:

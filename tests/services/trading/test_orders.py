@@ -300,3 +300,34 @@ def test_lost_answer_is_queued_for_reconciliation(trader, market, venue_control)
     _past_the_grace(order)
     assert order_reconcile.reconcile(str(order.id)).status == "failed"
     assert Trade.get_by_id(order.id).status == "failed"
+
+
+def test_plan_and_sign_reads_nothing_and_signs_what_prepare_order_would(
+        trader, market, monkeypatch):
+    """The engine's path is pure: with the venue and the database cut off (faults injected),
+    it plans and signs from what it is given, the same order ``prepare_order`` reads for."""
+    import peewee
+
+    acct = venue_accounts.account(trader.user)
+    book, info = order_plan.read_market(market.yes)
+    request = order_plan.OrderRequest.checked(market.yes, "buy", "10", "market",
+                                              time_in_force="FAK")
+    read = orders.prepare_order(trader.user, request, orders.Origin("copy"))
+
+    def cut_off(*args, **kwargs):
+        raise AssertionError("plan_and_sign reached the venue or the database")
+
+    monkeypatch.setattr(venues, "client", cut_off)
+    monkeypatch.setattr(peewee.Database, "execute_sql", cut_off)
+    pure = orders.plan_and_sign(trader.user.id, acct, request, book=book, market=info,
+                                origin=orders.Origin("copy"), available=Decimal(100))
+    assert (pure.plan.size, pure.plan.limit_price, pure.plan.budget, pure.plan.time_in_force) \
+        == (read.plan.size, read.plan.limit_price, read.plan.budget, "FAK")
+    mine, theirs = json.loads(pure.body)["order"], json.loads(read.body)["order"]
+    same = ("maker", "signer", "tokenId", "makerAmount", "takerAmount", "side",
+            "signatureType")
+    assert {k: mine[k] for k in same} == {k: theirs[k] for k in same}
+    # A collateral figure that cannot pay refuses the buy before anything is signed.
+    with pytest.raises(errors.InsufficientBalance, match=r"needs up to 5\.1 "):
+        orders.plan_and_sign(trader.user.id, acct, request, book=book, market=info,
+                             available=Decimal(5))

@@ -154,7 +154,7 @@ def test_an_allowlisted_eoa_orders_and_copies_live_and_one_not_allowed_is_refuse
     _onboarded(refused_eoa)
     refused = _live_order(someone, market.yes)
     assert refused.status == "rejected"
-    assert trading_accounts.EOA_REFUSED in refused.reason
+    assert trading_accounts.EOA_REFUSED in refused.error
 
 
 def test_a_grandfathered_proxy_orders_and_copies_live_as_type_1(
