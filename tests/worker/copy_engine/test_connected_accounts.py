@@ -182,7 +182,7 @@ def test_a_grandfathered_proxy_orders_and_copies_live_as_type_1(
     # Not grandfathered yet: the venue's own refusal.
     refused = _live_order(user, market.yes)
     assert refused.status == "rejected"
-    assert trading_accounts.EOA_REFUSED in refused.reason
+    assert trading_accounts.EOA_REFUSED in refused.error
     control.call("POST", "/strict-accounts", {"grandfathered": [proxy]}, expect=200)
     placed = _live_order(user, market.yes)
     assert placed.status == "matched", placed.error
