@@ -256,9 +256,11 @@ def run_steps(steps: Steps[T], run: Callable[[HttpCall[Any]], Any],
     raise RuntimeError("a blocking step runner was asked to suspend")
 
 
-async def arun_steps(steps: Steps[T], run: Callable[[HttpCall[Any]], Awaitable[Any]]) -> T:
-    """Drive ``steps`` with an async runner (trio or asyncio)."""
-    return await _drive(steps, run, anyio.sleep, anyio.to_thread.run_sync)
+def arun_steps(steps: Steps[T], run: Callable[[HttpCall[Any]], Awaitable[Any]]
+               ) -> Awaitable[T]:
+    """Drive ``steps`` with an async runner (trio or asyncio): the driver's coroutine itself,
+    no wrapper around it (an order's send goes through here)."""
+    return _drive(steps, run, anyio.sleep, anyio.to_thread.run_sync)
 
 
 def _call(work: Callable[[], Any]) -> Any:
