@@ -153,8 +153,10 @@ def withdrawal_status(withdrawal_id: UUID) -> Response:
 def claimable() -> str:
     """Positions of resolved markets the wallet holds, and what claiming each pays."""
     wallet = wallets.get_or_create(current_principal().user)
-    return render_template("dashboard/_claimable.html",
-                           positions=claims.wallet_claimable(wallet),
+    positions = claims.wallet_claimable(wallet)
+    return render_template("dashboard/_claimable.html", positions=positions,
+                           units={p.collateral: claims.payout_symbol(p.collateral)
+                                  for p in positions},
                            gasless=trading_accounts.uses_relayer(wallet))
 
 

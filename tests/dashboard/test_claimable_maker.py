@@ -23,4 +23,6 @@ def test_the_claimable_list_reads_the_deposit_wallet_not_its_owner(accounts_venu
     html = page.get_data(as_text=True)
     assert page.status_code == 200, html
     assert str(condition.token_ids[0]) in html and f"Dev question {held.market_slug}" in html
+    # what it pays reads as money, in the token's name (not its contract's address)
+    assert 'data-label="Pays">6.00 pUSD<' in html and held.collateral not in html
     assert "MATIC" not in html and "POL" not in html.replace("POLICY", "")  # gasless
