@@ -30,6 +30,13 @@ def _fits(page: Any, name: str, width: int) -> None:
     page.wait_for_timeout(100)  # a relayout, not a wait for the server
     wide = page.evaluate("() => [document.documentElement.scrollWidth, innerWidth]")
     assert wide[0] <= wide[1], f"{name}: {wide[0]} px wide at {wide[1]} px"
+    # A title's buttons, wrapped under it on a phone, do not touch what follows them.
+    gap = page.evaluate(
+        "() => { const h = document.querySelector('main .heading'); if (!h) return null;"
+        " let n = h.nextElementSibling; while (n && !n.getClientRects().length)"
+        " n = n.nextElementSibling; return n ? n.getBoundingClientRect().top"
+        " - h.lastElementChild.getBoundingClientRect().bottom : null; }")
+    assert gap is None or gap >= 8, f"{name}: {gap} px under the title's buttons at {width} px"
     docs_screenshot(page, f"{name}-{'phone' if width == PHONE['width'] else 'desktop'}")
 
 
