@@ -12,6 +12,7 @@ from typing import Any
 
 from models import User
 from services.copying.configs import sharing
+from services.copying.copy_notices import readable
 from services.notifications import events
 from services.trading import orders, previews
 from services.wallets import onboarding, wallets
@@ -79,9 +80,12 @@ def test_every_page_at_desktop_and_phone_width(page, inbox, job_prefix, accounts
     shared = sharing.share(user, config.id, show_results=True)["token"]
     whale = venue_control.call("POST", "/whales/tick", None, expect=201)["fills"][0]["proxyWallet"]
     for n in range(3):
+        # as the engine's are (copy_notices): the market's question, the reason in words
         events.emit(user, "copy.skipped", f"shots-skip:{n}", amount=Decimal(20),
-                    reason="price_deviation_exceeded", market=LONG_SLUG, trader="whale",
-                    link="/dashboard/configs")
+                    reason="price_deviation_exceeded",
+                    reason_text=readable("price_deviation_exceeded"), market=LONG_SLUG,
+                    market_title="Will the Fed cut rates by 50 basis points in December 2026?",
+                    trader="whale", link="/dashboard/configs")
 
     pages = [("overview", "/dashboard", "#portfolio-value"),
              ("traders", "/dashboard/traders", "main table, main p"),
