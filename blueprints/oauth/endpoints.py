@@ -36,6 +36,7 @@ from services.oauth import resources as oauth_resources
 from services.oauth import server as oauth_server
 from services.oauth import tokens as oauth
 from services.platform import errors
+from services.wallets import account_setup
 
 blp = Blueprint("oauth", __name__, url_prefix="/oauth", description=(
     "OAuth 2.1 authorization server for hosted agents. Lifetimes: access tokens (`svco_...`) "
@@ -211,6 +212,8 @@ def authorize() -> Response:
             if refused is not None:
                 return refused
         approval = oauth.record_approval(user, grant.client.record, chosen)
+        # An app's sign-in: its user may trade through it at once, so setup starts now.
+        account_setup.start(user)
         grant.request.approval = approval
         grant.request.approved_scope = " ".join(oauth.ordered_scopes(chosen))
         response = server.create_authorization_response(grant=grant, grant_user=user)
