@@ -13,12 +13,19 @@ import time
 from collections.abc import Callable
 
 from models.user import User
-from models.wallet import SIGNATURE_TYPE_DEPOSIT_WALLET, AccountOnboarding, TradingWallet
+from models.wallet import (
+    SIGNATURE_TYPE_DEPOSIT_WALLET,
+    AccountOnboarding,
+    ReplacedWallet,
+    TradingWallet,
+)
 from services.platform import jobs
-from services.wallets import account_setup, onboarding_queue, wallets
-from tests.conftest import DEADLINE
+from services.wallets import account_setup, onboarding_queue, trading_accounts, wallets
+from tests.conftest import DEADLINE, step_up_headers
 from tests.dashboard.conftest import job_prefix, worker_host  # noqa: F401 (fixtures)
 from tests.mail_inbox import sign_in_over_rest
+from venue.accounts import beacon_deposit_wallet_address
+from venue.signing import OrderKey
 
 
 def _at_once(app, count: int, sign_in: Callable[[], None]) -> None:
@@ -176,3 +183,32 @@ def test_a_live_order_of_an_old_account_starts_its_setup_and_says_so(
     again = order()
     assert again["error"] == refused["error"]
     assert len(_queued_onboardings(row)) == 1
+
+
+def test_connecting_an_existing_account_after_the_first_sign_in_still_works(
+        app, client, inbox, wallet_chain) -> None:
+    """The sign-in made a deposit wallet and queued its setup; connecting a polymarket.com
+    account replaces it (unused) and sets the connected one up instead."""
+    email = f"connects-{secrets.token_hex(3)}@example.com"
+    headers = sign_in_over_rest(client, inbox, email)
+    user = User.get(User.email == email)
+    generated = wallets.for_user(user.id)
+    [setup] = AccountOnboarding.select().where(AccountOnboarding.wallet == generated.id)
+    key = OrderKey("0x" + secrets.token_hex(32))
+    address = beacon_deposit_wallet_address(key.address, trading_accounts.contracts())
+    stepped_up = step_up_headers(app, headers["Authorization"].removeprefix("Bearer "))
+    connected = client.post("/api/trading-account/connect", headers=stepped_up,
+                            json={"wallet_address": address, "private_key": key.private_key})
+    assert connected.status_code == 201, connected.get_data(as_text=True)
+    account = connected.get_json()["account"]
+    assert (account["kind"], account["wallet_address"]) == ("connected", address)
+    wallet = wallets.for_user(user.id)
+    assert wallet.id != generated.id and wallet.address == key.address
+    assert ReplacedWallet.get_by_id(generated.id).address == generated.address
+    # The connected account's setup is queued; the generated one's is gone with it.
+    [row] = AccountOnboarding.select().where(AccountOnboarding.wallet == wallet.id)
+    assert len(_queued_onboardings(row)) == 1
+    assert not AccountOnboarding.select().where(AccountOnboarding.id == setup.id).exists()
+    # Signing in again keeps the connected account.
+    sign_in_over_rest(client, inbox, email)
+    assert wallets.for_user(user.id).id == wallet.id
