@@ -10,6 +10,7 @@ from flask.views import MethodView
 from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotency_exempt, idempotent
+from schemas import request_examples
 from schemas.accounts import (
     ConnectAccountSchema,
     OnboardingSchema,
@@ -49,7 +50,7 @@ class Onboarding(MethodView):
 class Connect(MethodView):
     @access.jwt_only
     @idempotency_exempt("an account connects once: a repeat answers 409.")
-    @blp.arguments(ConnectAccountSchema)
+    @blp.arguments(ConnectAccountSchema, example=request_examples.CONNECT)
     @blp.response(201, OnboardingSchema)
     @blp.errors(400, 401, 403, 409, 429, 500)
     def post(self, args):
@@ -73,7 +74,7 @@ class Connect(MethodView):
 class Wrap(MethodView):
     @access.requires("wallet:write")
     @idempotent
-    @blp.arguments(WrapRequestSchema)
+    @blp.arguments(WrapRequestSchema, example=request_examples.WRAP)
     @blp.response(202, WrapSchema)
     @blp.errors(400, 401, 403, 409, 429)
     def post(self, args):

@@ -10,6 +10,7 @@ from flask.views import MethodView
 from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotency_exempt, idempotent
+from schemas import request_examples
 from schemas.keys import ApiKeyCreateRequestSchema, ApiKeyCreateResponseSchema, ApiKeySchema
 from services.identity import auth, keys
 
@@ -29,7 +30,7 @@ class Keys(MethodView):
     @idempotency_exempt("the response holds the key's one-time secret, which is never "
                         "stored, so it cannot be replayed. Retrying mints a second key; "
                         "revoke the spare one.")
-    @blp.arguments(ApiKeyCreateRequestSchema)
+    @blp.arguments(ApiKeyCreateRequestSchema, example=request_examples.API_KEY)
     @blp.response(201, ApiKeyCreateResponseSchema)
     @blp.errors(400, 401, 403, 429)
     def post(self, body):

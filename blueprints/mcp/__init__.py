@@ -19,6 +19,7 @@ from blueprints.idempotency import idempotency_exempt
 from blueprints.mcp import manifest as manifest_doc
 from blueprints.mcp import transport
 from blueprints.mcp.catalogue import catalogue
+from schemas import request_examples
 from schemas.jsonrpc import JsonRpcRequestSchema, JsonRpcResponseSchema
 
 ENDPOINT = "/api/mcp"
@@ -62,7 +63,8 @@ class McpEndpoint(MethodView):
                         "through the same store as Idempotency-Key.")
     @blp.doc(summary="MCP endpoint (Streamable HTTP)", description=_ENDPOINT_DOC,
              requestBody={"required": True,
-                          "content": {"application/json": {"schema": JsonRpcRequestSchema}}})
+                          "content": {"application/json": {"schema": JsonRpcRequestSchema,
+                                                           "example": request_examples.JSON_RPC}}})
     @blp.alt_response(200, schema=JsonRpcResponseSchema,
                       description="A JSON-RPC response (legacy-era JSON-RPC errors too).")
     @blp.alt_response(202, description="A notification was accepted (no body).")
@@ -92,7 +94,8 @@ class ReadOnlyEndpoint(MethodView):
         "answers -32602 `Unknown tool`, whatever scopes the credential holds. OAuth tokens "
         "for `/api/mcp` are accepted here."),
         requestBody={"required": True,
-                     "content": {"application/json": {"schema": JsonRpcRequestSchema}}})
+                     "content": {"application/json": {"schema": JsonRpcRequestSchema,
+                                                           "example": request_examples.JSON_RPC}}})
     @blp.alt_response(200, schema=JsonRpcResponseSchema, description="A JSON-RPC response.")
     @blp.alt_response(202, description="A notification was accepted (no body).")
     @blp.alt_response(400, schema=JsonRpcResponseSchema,

@@ -29,6 +29,7 @@ from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.dashboard import session as browser
 from blueprints.oauth.server import current_server
+from schemas import request_examples
 from schemas.oauth import ClientInformationSchema, OAuthErrorSchema, TokenResponseSchema
 from services.identity import auth, keys
 from services.oauth import clients as oauth_clients
@@ -282,7 +283,8 @@ def token() -> Response:
             "grant_types": {"type": "array", "items": {"type": "string"}},
             "response_types": {"type": "array", "items": {"type": "string"}},
             "scope": {"type": "string"}, "client_uri": {"type": "string"},
-            "logo_uri": {"type": "string"}}}}}},
+            "logo_uri": {"type": "string"}}},
+        "example": request_examples.OAUTH_CLIENT}}},
     responses={
         "201": {"description": "The registered client (RFC 7591 3.2.1).",
                 "content": {"application/json": {"schema": ClientInformationSchema}}},
