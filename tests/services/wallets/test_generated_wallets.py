@@ -12,10 +12,11 @@ import pytest
 
 from models.trading import Order
 from models.wallet import AccountOnboarding, ReplacedWallet, TradingWallet
-from services.platform import errors
+from services.platform import chain_access, errors
 from services.wallets import account_setup, onboarding, trading_accounts, wallets
+from tests.conftest import app_settings
 from tests.services.wallets.test_trading_accounts import accounts  # noqa: F401 (fixture)
-from tests.wallet_fixtures import USDC
+from tests.wallet_fixtures import USDC, chain_settings, use_chain
 from venue.accounts import beacon_deposit_wallet_address
 from venue.signing import OrderKey
 
@@ -92,3 +93,23 @@ def test_a_generated_wallet_that_placed_an_order_is_never_replaced(accounts, use
     with pytest.raises(errors.Conflict, match="has placed orders"):
         trading_accounts.connect(user, wallet_address=address, private_key=key)
     assert TradingWallet.get_by_id(generated.id).user_id == user.id
+
+
+def test_a_replaced_wallets_key_is_resealed_at_rotation(app, accounts, user) -> None:  # noqa: F811
+    generated = account_setup.start(user)
+    address, key = _existing_account()
+    trading_accounts.connect(user, wallet_address=address, private_key=key)
+    old_key, new_key = app_settings(app).wallet_encryption_key, secrets.token_hex(32)
+    use_chain(
+        chain_settings(
+            app, accounts, WALLET_ENCRYPTION_KEY=new_key, WALLET_ENCRYPTION_KEY_PREVIOUS=old_key
+        )
+    )
+    assert wallets.reseal_all() == 2  # the connected account's secrets and the kept key
+    kept = ReplacedWallet.get_by_id(generated.id)
+    assert kept.key_id == chain_access.current().sealing.current_id
+    # Sealed under the new key alone, it still opens where it was sealed.
+    use_chain(chain_settings(app, accounts, WALLET_ENCRYPTION_KEY=new_key))
+    opened = wallets.unseal(kept.private_key_sealed, wallets.place(kept.id, "private_key_sealed"))
+    assert OrderKey("0x" + opened.hex()).address == generated.address
+    assert wallets.reseal_all() == 0
