@@ -57,7 +57,9 @@ class Connect(MethodView):
         """Connect an existing polymarket.com account (its wallet and signer key, optionally
         its Relayer API key) as the trading account, then onboard it. 400
         ``validation_failed`` names the field (a key that does not control the wallet:
-        ``private_key``); 409 when the user already has a trading wallet.
+        ``private_key``); 409 when the user already has a trading wallet that is not the
+        unused one their first sign-in made (that one is replaced; the 409 says why another
+        cannot be: ``holds pUSD``, ``has placed orders``, ...).
 
         Like a withdrawal, it needs a step-up token (`POST /api/auth/step-up`, 5 minutes) as
         the `X-Step-Up-Token` header: the wallet connected is where the account's deposits
