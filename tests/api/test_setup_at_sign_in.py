@@ -21,6 +21,8 @@ from models.wallet import (
 )
 from services.platform import jobs
 from services.wallets import account_setup, onboarding_queue, trading_accounts, wallets
+from tests.api.oauth_flow import bearer, obtain_tokens
+from tests.api.test_oauth import api_resource
 from tests.conftest import DEADLINE, step_up_headers
 from tests.dashboard.conftest import job_prefix, worker_host  # noqa: F401 (fixtures)
 from tests.mail_inbox import sign_in_over_rest
@@ -212,3 +214,18 @@ def test_connecting_an_existing_account_after_the_first_sign_in_still_works(
     # Signing in again keeps the connected account.
     sign_in_over_rest(client, inbox, email)
     assert wallets.for_user(user.id).id == wallet.id
+
+
+def test_an_app_allowed_over_oauth_starts_the_setup(app, client, wallet_chain, user) -> None:
+    """An account an app signs in to (its consent) trades through it at once: the consent
+    starts the set-up, as a sign-in does (this user never signed in otherwise)."""
+    assert wallets.for_user(user) is None
+    _registration, tokens = obtain_tokens(client, user, ["read:account"],
+                                          resource=api_resource(app))
+    wallet = wallets.for_user(user)
+    assert wallet is not None and wallet.signature_type == SIGNATURE_TYPE_DEPOSIT_WALLET
+    [row] = AccountOnboarding.select().where(AccountOnboarding.wallet == wallet.id)
+    assert len(_queued_onboardings(row)) == 1
+    # The app follows it with its token.
+    status = client.get("/api/trading-account", headers=bearer(tokens["access_token"]))
+    assert status.status_code == 200 and status.get_json()["account"]["kind"] == "deposit_wallet"
