@@ -20,22 +20,35 @@ MAGIC: dict[str, Any] = {"email": "ada@example.com"}
 VERIFY_CODE: dict[str, Any] = {"email": "ada@example.com", "code": "123456"}
 STEP_UP: dict[str, Any] = {"code": "123456"}
 
-ORDER_PREVIEW: dict[str, Any] = {"token_id": _YES, "side": "buy", "size": "10",
-                                 "order_type": "market"}
+ORDER_PREVIEW: dict[str, Any] = {
+    "token_id": _YES,
+    "side": "buy",
+    "size": "10",
+    "order_type": "market",
+}
 ORDER: dict[str, Any] = {**ORDER_PREVIEW, "preview_id": _ID}
 
 CONFIG_PREVIEW: dict[str, Any] = {
-    "target_address": TRADER, "target_name": "Bitcoin whale", "size_multiplier": "0.5",
-    "max_position_usdc": "100", "price_deviation_bps": 200, "paper_trading": True}
+    "target_address": TRADER,
+    "target_name": "Bitcoin whale",
+    "size_multiplier": "0.5",
+    "max_position_usdc": "100",
+    "price_deviation_bps": 200,
+    "paper_trading": True,
+}
 CONFIG_CREATE: dict[str, Any] = {"preview_id": _ID}
 CONFIG_EDIT: dict[str, Any] = {"max_position_usdc": "250", "daily_budget_usdc": "50"}
 SHARE: dict[str, Any] = {"show_results": False}
-COPYABILITY: dict[str, Any] = {"window": "30d", "rules": {"size_multiplier": "0.5",
-                                                         "max_position_usdc": "100"}}
+COPYABILITY: dict[str, Any] = {
+    "window": "30d",
+    "rules": {"size_multiplier": "0.5", "max_position_usdc": "100"},
+}
 
-API_KEY: dict[str, Any] = {"name": "trading bot",
-                           "scopes": ["read:account", "read:markets", "trade:execute"],
-                           "expires_in_days": 90}
+API_KEY: dict[str, Any] = {
+    "name": "trading bot",
+    "scopes": ["read:account", "read:markets", "trade:execute"],
+    "expires_in_days": 90,
+}
 USER_LIMITS: dict[str, Any] = {"max_total_exposure_usdc": "500"}
 
 CONNECT: dict[str, Any] = {"wallet_address": _DEPOSIT_WALLET, "private_key": _SIGNER_KEY}
@@ -44,18 +57,28 @@ WITHDRAW: dict[str, Any] = {"to_address": TRADER, "amount": "25", "token": "usdc
 CLAIM: dict[str, Any] = {"token_ids": [_YES]}
 SELL: dict[str, Any] = {"token_ids": [_YES]}
 
-CHANNEL: dict[str, Any] = {"kind": "webhook", "url": "https://example.com/hooks/copytrade",
-                           "label": "My server"}
-PREFERENCES: dict[str, Any] = {"preferences": [
-    {"event_type": "copy.skipped", "channel_id": _ID, "enabled": True}]}
+CHANNEL: dict[str, Any] = {
+    "kind": "webhook",
+    "url": "https://example.com/hooks/copytrade",
+    "label": "My server",
+}
+PREFERENCES: dict[str, Any] = {
+    "preferences": [{"event_type": "copy.skipped", "channel_id": _ID, "enabled": True}]
+}
 MARK_READ: dict[str, Any] = {"ids": [_ID]}
 
-JSON_RPC: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                            "params": {"name": "search_markets",
-                                       "arguments": {"query": "bitcoin"}}}
+JSON_RPC: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "search_markets", "arguments": {"query": "bitcoin"}},
+}
 
 OAUTH_CLIENT: dict[str, Any] = {
-    "redirect_uris": ["https://agent.example.com/oauth/callback"], "client_name": "My agent",
+    "redirect_uris": ["https://agent.example.com/oauth/callback"],
+    "client_name": "My agent",
     "token_endpoint_auth_method": "none",
-    "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
-    "scope": "read:account read:markets"}
+    "grant_types": ["authorization_code", "refresh_token"],
+    "response_types": ["code"],
+    "scope": "read:account read:markets",
+}

@@ -81,8 +81,13 @@ def test_the_order_examples_name_their_size_and_pass_the_order_rules() -> None:
     for example in (request_examples.ORDER_PREVIEW, request_examples.ORDER):
         assert example["size"] == "10"
         _token, _side, size, kind, _price, amount = order_plan.normalize_request(
-            example["token_id"], example["side"], example["size"], example["order_type"],
-            example.get("price"), example.get("amount"))
+            example["token_id"],
+            example["side"],
+            example["size"],
+            example["order_type"],
+            example.get("price"),
+            example.get("amount"),
+        )
         assert (str(size), kind, amount) == ("10", "market", None)
     assert request_examples.ORDER["preview_id"]  # the placing call names its quote
 
