@@ -35,6 +35,7 @@ from models import ApiKey
 from models.agents import AgentConfirmation
 from models.base import utcnow
 from models.oauth import Approval
+from services.identity import auth
 from services.notifications import events
 from services.platform import errors, keyring
 from services.platform.principal import Principal, user_id_of
@@ -74,7 +75,8 @@ def required(principal: Principal) -> bool:
     return row is None or bool(row.confirm_money_tools)
 
 
-def set_required(principal: Principal, kind: str, credential_id: UUID, on: bool) -> None:
+def set_required(principal: Principal, kind: str, credential_id: UUID, on: bool
+                 ) -> ApiKey | Approval:
     """Switch confirmations on or off for one of the caller's keys or app approvals."""
     principal.require_session()
     if kind not in ("api_key", "oauth"):
@@ -84,6 +86,16 @@ def set_required(principal: Principal, kind: str, credential_id: UUID, on: bool)
         raise errors.NotFound("No such key or app.")
     row.confirm_money_tools = bool(on)
     row.save()
+    return row
+
+
+def switch(principal: Principal, kind: str, credential_id: UUID, on: bool,
+           step_up_token: str | None) -> ApiKey | Approval:
+    """``set_required`` over the API: turning the guard off lets an agent move money alone,
+    so it needs a fresh step-up, as minting a money-moving key does; turning it on never."""
+    if not on:
+        auth.require_step_up(principal, step_up_token)
+    return set_required(principal, kind, credential_id, on)
 
 
 def digest(tool: str, arguments: dict[str, Any]) -> str:
