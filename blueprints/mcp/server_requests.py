@@ -28,7 +28,6 @@ from uuid import UUID
 from flask import Response, g, stream_with_context
 
 from blueprints.mcp import confirmations, listen
-from models.base import db
 from services.identity import confirmation_answers
 from services.platform.principal import Principal
 
@@ -77,15 +76,14 @@ def stream(
         "id": f"{ID_PREFIX}{row.id}",
         **confirmations.form_request(row.summary),
     }
-    waiter = confirmation_answers.Waiter(row.id)
-    # Hold no database connection through a wait of up to 15 minutes.
-    owns_connection = bool(g.get("opened_db_connection"))
+    # Hold no database connection through a wait of up to 15 minutes (when it is ours).
+    waiter = confirmation_answers.Waiter(
+        row.id, owns_connection=bool(g.get("opened_db_connection"))
+    )
 
     def frames() -> Generator[str, None, None]:
         try:
             yield _frame(ask)
-            if owns_connection and not db.is_closed():
-                db.close()
             quiet_since = time.monotonic()
             while not waiter.settled(WAIT_SECONDS):
                 if listen.STOPPING.is_set():
@@ -93,7 +91,7 @@ def stream(
                 if time.monotonic() - quiet_since >= KEEPALIVE_SECONDS:
                     quiet_since = time.monotonic()
                     yield ":\n\n"
-            db.connect(reuse_if_open=True)
+            waiter.close()  # the connection back, for the call
             result = rerun(confirmations.Asking(answered=row.id))
             yield _frame({"jsonrpc": "2.0", "id": request_id, "result": result})
         finally:

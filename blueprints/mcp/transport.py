@@ -364,6 +364,10 @@ def _modern(method: str, params: dict[str, Any], header_version: str | None,
             form=isinstance(capabilities.get("elicitation"), dict),
             responses=params.get("inputResponses"), state=_text(params.get("requestState")))
         result = _call_tool(principal, params, asking, readonly=readonly)
+        if "content" in result and tasks.wanted(capabilities) and not readonly:
+            result = tasks.created_modern(principal, params, result)
+    elif method in tasks.MODERN_METHODS and not readonly:
+        result = tasks.handle_modern(principal, method, params)
     elif method == "resources/list":
         result = resources.list_resources(principal)
     elif method == "resources/read":
@@ -417,7 +421,8 @@ def _check_mirrored_headers(method: str, params: dict[str, Any]) -> None:
 def _discover() -> dict[str, Any]:
     return {
         "supportedVersions": list(protocol.SUPPORTED_VERSIONS),
-        "capabilities": {"tools": {"listChanged": False}, "resources": {"subscribe": True}},
+        "capabilities": {"tools": {"listChanged": False}, "resources": {"subscribe": True},
+                         "extensions": {tasks.EXTENSION: {}}},
         "instructions": INSTRUCTIONS,
         "ttlMs": DISCOVER_TTL_MS,
         "cacheScope": "public",

@@ -48,8 +48,12 @@ class Waiter:
     Subscribed when made, so an answer recorded afterwards is never missed; between reads
     it holds no database connection (a wait may last the confirmation's 15 minutes)."""
 
-    def __init__(self, confirmation_id: UUID) -> None:
+    def __init__(self, confirmation_id: UUID, *, owns_connection: bool = False) -> None:
         self.confirmation_id = confirmation_id
+        # The thread's database connection is this request's own: closed for the wait,
+        # opened again by ``close`` for the work after it.
+        self._owns_connection = owns_connection
+        self._reopen = False
         self._pubsub: Any = None
         try:
             self._pubsub = jobs.connection().pubsub(ignore_subscribe_messages=True)
@@ -60,6 +64,9 @@ class Waiter:
 
     def settled(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds; True once the row is answered or expired."""
+        if self._owns_connection and not self._reopen and not db.is_closed():
+            db.close()
+            self._reopen = True
         if self._pubsub is not None:
             try:
                 self._pubsub.get_message(timeout=timeout)
@@ -76,7 +83,12 @@ class Waiter:
         return row.status != "pending" or row.expires_at <= utcnow()
 
     def close(self) -> None:
-        """Unsubscribe and hand the connection back."""
+        """Unsubscribe, and open the thread's database connection again if the wait closed
+        it (idempotent)."""
         if self._pubsub is not None:
             with contextlib.suppress(redis.RedisError):
                 self._pubsub.close()
+            self._pubsub = None
+        if self._reopen:
+            db.connect(reuse_if_open=True)
+            self._reopen = False

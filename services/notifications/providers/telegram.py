@@ -57,11 +57,13 @@ class Telegram(Provider):
         return telegram.send_message(channel.target, text)
 
     def _ask(self, channel: NotificationChannel, message: Message) -> Outcome:
-        """The call's words in full (other channels quote them cut), and one tap to answer."""
+        """The event's words (the call's quoted, cut when long: then in full below it) and
+        one tap to answer."""
         payload = message.data.get("payload") or {}
         summary = (payload.get("summary") or {}).get("untrusted_data", {}).get("text", "")
-        text = (f"{message.title}\n{payload.get('agent', 'An agent')} asks to do this:\n"
-                f"{summary}\nNothing is sent unless you approve (15 minutes).")
+        text = f"{message.title}\n{message.text}"
+        if summary and summary not in text:
+            text += f"\nIn full: {summary}"
         confirmation = payload.get("confirmation_id")
         buttons = [[{"text": "Approve", "callback_data": f"{APPROVE}{confirmation}"},
                     {"text": "Decline", "callback_data": f"{DECLINE}{confirmation}"}]]
