@@ -55,8 +55,12 @@ signed `requestState`; a 2025-11-25 session whose client declared elicitation at
 stream then carries the call's result (declined, cancelled or unanswered within the
 confirmation's 15 minutes: an `isError` result, nothing sent). Any other client gets an
 `isError` result (`validation_failed` naming `confirmation_code`) whose `confirmation`
-holds the code to pass back. A read-only endpoint
-is at `/api/mcp/readonly`.
+holds the code to pass back. Tasks: on 2025-11-25, a `tools/call` with `task`
+answers `{task}` (`tasks/get`, `tasks/list`, `tasks/result`, `tasks/cancel`); on
+2026-07-28, a request whose client capabilities list the extension
+`io.modelcontextprotocol/tasks` gets, for a money tool that ran, a task with
+`resultType: task` (`tasks/get`, with `result` once completed; `tasks/cancel`). A
+read-only endpoint is at `/api/mcp/readonly`.
 """
 
 
