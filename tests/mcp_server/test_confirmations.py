@@ -249,6 +249,32 @@ def test_a_legacy_session_with_elicitation_is_asked_on_the_calls_stream(
     assert (row.channel, row.status, row.decided_by) == ("form", "used", "agent")
 
 
+def test_a_legacy_session_is_answered_without_redis_by_reading_the_row(
+        monkeypatch, mcp_url, trader_key, trader, market, venue_control):
+    # Redis only wakes the waiting stream; with it down the answer still counts, read from
+    # the database within a second.
+    import redis
+
+    from services.identity import confirmation_answers
+
+    class Down:
+        @staticmethod
+        def connection() -> Any:
+            raise redis.ConnectionError("injected: Redis is down")
+
+    monkeypatch.setattr(confirmation_answers, "jobs", Down)
+    token = trader_key("trade:execute", confirm=True)
+
+    async def body(client: Client):
+        return await client.call_tool("place_market_order",
+                                      await placing(client, order_of(market)))
+
+    done = run_client(mcp_url, token, "legacy", body, elicitation=accepting([]))
+    assert not done.is_error, done.structured_content
+    assert done.structured_content["status"] == "filled"
+    assert len(orders_for(venue_control, trader.maker)) == 1
+
+
 @pytest.mark.parametrize("action", ["decline", "cancel"])
 def test_a_legacy_session_declining_sends_nothing(action, mcp_url, trader_key, trader, market,
                                                   venue_control):
@@ -288,6 +314,32 @@ def test_a_legacy_session_left_unanswered_expires_and_sends_nothing(
     assert answered_late == []  # the call ended while the form was still open
     assert orders_for(venue_control, trader.maker) == []
     assert AgentConfirmation.get(AgentConfirmation.user_id == trader.user.id).status == "pending"
+
+
+def test_a_legacy_session_gets_the_code_while_its_user_holds_every_stream_slot(
+        mcp_url, trader_key, trader, market, venue_control):
+    # A waiting call holds a web thread: past the per-user cap of long streams (listen.py)
+    # the session is asked the other way, with a code, rather than refused.
+    from blueprints.mcp import listen
+
+    token = trader_key("trade:execute", confirm=True)
+    seen: list[Any] = []
+    assert listen.take_slot(trader.user.id) is None  # the user's one slot (the default)
+
+    async def body(client: Client):
+        return await client.call_tool("place_market_order",
+                                      await placing(client, order_of(market)))
+
+    try:
+        result = run_client(mcp_url, token, "legacy", body, elicitation=accepting(seen))
+    finally:
+        listen.give_slot(trader.user.id)
+    assert seen == []
+    refused(result, "A person must confirm")
+    assert result.structured_content["confirmation"]["code"]
+    assert orders_for(venue_control, trader.maker) == []
+    assert listen.take_slot(trader.user.id) is None  # the call gave back what it took
+    listen.give_slot(trader.user.id)
 
 
 @pytest.mark.parametrize("mode", MODES)
