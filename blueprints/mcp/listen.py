@@ -117,7 +117,8 @@ def honored_filter(principal: Principal, requested: Any) -> dict[str, Any]:
     return {"resourceSubscriptions": [resources.NOTIFICATIONS_URI]}
 
 
-def _frame(message: dict[str, Any]) -> str:
+def frame(message: dict[str, Any]) -> str:
+    """One SSE event carrying one JSON-RPC message."""
     return f"event: message\ndata: {json.dumps(message, separators=(',', ':'))}\n\n"
 
 
@@ -139,7 +140,7 @@ def stream(principal: Principal, request_id: Any, params: dict[str, Any]) -> Res
             "result": {"resultType": "complete", "_meta": dict(meta)}}
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     if not honored:  # nothing we would ever send: acknowledge and end at once
-        return Response(_frame(ack) + _frame(done), mimetype="text/event-stream",
+        return Response(frame(ack) + frame(done), mimetype="text/event-stream",
                         headers=headers)
     refused = take_slot(principal.user_id)
     if refused:
@@ -167,7 +168,7 @@ def stream(principal: Principal, request_id: Any, params: dict[str, Any]) -> Res
 
     def frames() -> Generator[str, None, None]:
         try:
-            yield _frame(ack)
+            yield frame(ack)
             ends = time.monotonic() + lifetime
             quiet_since = time.monotonic()
             while time.monotonic() < ends and not STOPPING.is_set():
@@ -186,10 +187,10 @@ def stream(principal: Principal, request_id: Any, params: dict[str, Any]) -> Res
                 if not _still_allowed(authorization):
                     break
                 quiet_since = now
-                yield _frame({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                yield frame({"jsonrpc": "2.0", "method": "notifications/resources/updated",
                               "params": {"uri": resources.item_uri(item["id"]), "_meta": {
                                   **meta, META_NOTIFICATION: json.loads(dumps(item))}}})
-            yield _frame(done)
+            yield frame(done)
         finally:  # also when the client went away (the server closes the generator)
             release()
 

@@ -18,8 +18,6 @@ process's long-stream slots (listen.py); with none free the call takes the code 
 
 from __future__ import annotations
 
-import json
-import logging
 import time
 from collections.abc import Callable, Generator
 from typing import Any
@@ -28,10 +26,9 @@ from uuid import UUID
 from flask import Response, g, stream_with_context
 
 from blueprints.mcp import confirmations, listen
+from blueprints.mcp.protocol import JsonRpcError
 from services.identity import confirmation_answers
 from services.platform.principal import Principal
-
-log = logging.getLogger(__name__)
 
 VERSIONS = ("2025-11-25",)  # the revisions whose sessions we ask on
 ID_PREFIX = "confirm-"
@@ -62,10 +59,6 @@ def answered(principal: Principal, message: dict[str, Any]) -> bool:
     return confirmation_answers.answer(principal, confirmation_id, confirmations.accepted(result))
 
 
-def _frame(message: dict[str, Any]) -> str:
-    return f"event: message\ndata: {json.dumps(message, separators=(',', ':'))}\n\n"
-
-
 def stream(
     principal: Principal, request_id: Any, asked: confirmations.AskOnSession, rerun: Rerun
 ) -> Response:
@@ -83,7 +76,7 @@ def stream(
 
     def frames() -> Generator[str, None, None]:
         try:
-            yield _frame(ask)
+            yield listen.frame(ask)
             quiet_since = time.monotonic()
             while not waiter.settled(WAIT_SECONDS):
                 if listen.STOPPING.is_set():
@@ -92,8 +85,12 @@ def stream(
                     quiet_since = time.monotonic()
                     yield ":\n\n"
             waiter.close()  # the connection back, for the call
-            result = rerun(confirmations.Asking(answered=row.id))
-            yield _frame({"jsonrpc": "2.0", "id": request_id, "result": result})
+            try:
+                result = rerun(confirmations.Asking(answered=row.id))
+            except JsonRpcError as err:  # the key lost the tool's scope meanwhile
+                yield listen.frame(err.body(request_id))
+                return
+            yield listen.frame({"jsonrpc": "2.0", "id": request_id, "result": result})
         finally:
             waiter.close()
 

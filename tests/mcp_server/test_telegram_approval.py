@@ -45,16 +45,29 @@ def poll() -> None:
 
 def deliver_the_ask(confirmation_id: str) -> None:
     """Send the agent.confirmation event's Telegram delivery, as the worker's job does."""
-    [delivery] = (NotificationDelivery.select().join(Notification)
-                  .where(Notification.key == f"agent.confirmation:{confirmation_id}"))
+    [delivery] = (
+        NotificationDelivery.select()
+        .join(Notification)
+        .where(Notification.key == f"agent.confirmation:{confirmation_id}")
+    )
     assert deliveries.deliver(delivery.id) == "sent"
 
 
 def test_an_approve_tap_lets_the_agents_retry_run_once_and_a_decline_refuses(
-        tune, mcp_url, trader_key, trader, user, market, venue_control):  # noqa: F811
+    tune,  # noqa: F811 - the fixture imported above
+    mcp_url,
+    trader_key,
+    trader,
+    user,
+    market,
+    venue_control,
+):
     with running(FakeTelegram()) as telegram:
-        tune(telegram_bot_token=telegram.token, telegram_api_url=telegram.url,
-             telegram_poll_seconds=0)
+        tune(
+            telegram_bot_token=telegram.token,
+            telegram_api_url=telegram.url,
+            telegram_poll_seconds=0,
+        )
         link(telegram, trader.user, CHAT)
         link(telegram, user, OTHER_CHAT)  # another account's linked chat
         token = trader_key("trade:execute", confirm=True)
@@ -76,22 +89,28 @@ def test_an_approve_tap_lets_the_agents_retry_run_once_and_a_decline_refuses(
             waiting = AgentConfirmation.get_by_id(shown["id"]).status
             tap(CHAT, f"{APPROVE}{shown['id']}", "approve")
             tap(CHAT, f"{DECLINE}{shown['id']}", "late decline")
-            done = await client.call_tool("place_market_order",
-                                          {**args, "confirmation_code": shown["code"]})
-            again = await client.call_tool("place_market_order", {
-                **args, "confirmation_code": shown["code"], "idempotency_key": key()})
+            done = await client.call_tool(
+                "place_market_order", {**args, "confirmation_code": shown["code"]}
+            )
+            again = await client.call_tool(
+                "place_market_order",
+                {**args, "confirmation_code": shown["code"], "idempotency_key": key()},
+            )
             # A second order, declined in Telegram.
             other = await placing(client, order_of(market, "12"))
-            second = (await client.call_tool("place_market_order", other)
-                      ).structured_content["confirmation"]
+            second = (await client.call_tool("place_market_order", other)).structured_content[
+                "confirmation"
+            ]
             deliver_the_ask(second["id"])
             tap(CHAT, f"{DECLINE}{second['id']}", "decline")
-            declined = await client.call_tool("place_market_order",
-                                              {**other, "confirmation_code": second["code"]})
+            declined = await client.call_tool(
+                "place_market_order", {**other, "confirmation_code": second["code"]}
+            )
             return args, shown, message, waiting, done, again, declined
 
         args, shown, message, waiting, done, again, declined = run_client(
-            mcp_url, token, "legacy", body)
+            mcp_url, token, "legacy", body
+        )
 
     # The person reads the preview's own words, with one tap to answer; never the code.
     assert message["chat_id"] == str(CHAT)
