@@ -49,6 +49,8 @@ API_KEY: dict[str, Any] = {
     "scopes": ["read:account", "read:markets", "trade:execute"],
     "expires_in_days": 90,
 }
+# Turning confirmations on needs nothing; off needs X-Step-Up-Token (docs/user/agents.md).
+API_KEY_UPDATE: dict[str, Any] = {"confirm_money_tools": True}
 USER_LIMITS: dict[str, Any] = {"max_total_exposure_usdc": "500"}
 
 CONNECT: dict[str, Any] = {"wallet_address": _DEPOSIT_WALLET, "private_key": _SIGNER_KEY}

@@ -49,7 +49,8 @@ class Notifications(MethodView):
         Types: copy.filled, copy.skipped, copy.unconfirmed, config.stopped,
         config.breaker_opened, config.buys_paused, config.out_of_funds, order.filled, order.failed,
         claim.available, claim.completed, withdrawal.completed, withdrawal.ambiguous,
-        deposit.received, account.ready, feed.degraded, venue.throttled, channel.disabled.
+        deposit.received, account.ready, feed.degraded, venue.throttled, agent.confirmation,
+        channel.disabled.
         `unread=true` keeps the unread ones.
         """
         return paged(inbox.list_notifications(_user(), **args))

@@ -50,9 +50,18 @@ Money-moving calls (`place_market_order`, `create_copy_config` and `start_copyin
 live config, `update_copy_config` raising a limit, `claim_positions`) wait for a person
 unless the key's or app's owner turned that off: a 2026-07-28 client that declared
 elicitation gets `resultType: input_required` with an `elicitation/create` form and a
-signed `requestState`; any other gets an `isError` result (`validation_failed` naming
-`confirmation_code`) whose `confirmation` holds the code to pass back. A read-only endpoint
-is at `/api/mcp/readonly`.
+signed `requestState`; a 2025-11-25 session whose client declared elicitation at
+`initialize` gets a `text/event-stream` carrying the server request `elicitation/create`
+(id `confirm-<id>`): POST its result as a JSON-RPC response on the session (202) and the
+stream then carries the call's result (declined, cancelled or unanswered within the
+confirmation's 15 minutes: an `isError` result, nothing sent). Any other client gets an
+`isError` result (`validation_failed` naming `confirmation_code`) whose `confirmation`
+holds the code to pass back. Tasks: on 2025-11-25, a `tools/call` with `task`
+answers `{task}` (`tasks/get`, `tasks/list`, `tasks/result`, `tasks/cancel`); on
+2026-07-28, a request whose client capabilities list the extension
+`io.modelcontextprotocol/tasks` gets, for a money tool that ran, a task with
+`resultType: task` (`tasks/get`, with `result` once completed; `tasks/cancel`). A
+read-only endpoint is at `/api/mcp/readonly`.
 """
 
 
