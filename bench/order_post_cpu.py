@@ -132,7 +132,7 @@ async def measure(prepared: list[orders.PreparedOrder], runs: int, rounds: int
     """Per-run µs of loop CPU per order: until written, total, sequential."""
     client = venues.async_client()
     executor: Any = SimpleNamespace(
-        venue=client, place_limiter=trio.CapacityLimiter(64),
+        venue=client, place_limiter=trio.CapacityLimiter(64), may_send=lambda: True,
         wallets=SimpleNamespace(accounts=SimpleNamespace(drop=lambda user_id: None)))
     written: list[float] = []
     returned: list[float] = []
