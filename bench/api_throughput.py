@@ -45,6 +45,7 @@ route's CPU per request under both, with the ratio flask-limiter / hook.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -65,6 +66,20 @@ sys.path.insert(0, str(ROOT))
 
 LUA = Path(__file__).with_suffix(".lua")
 HOOK_SITE = Path(__file__).with_name("hook_site")
+STAGE_SITE = Path(__file__).with_name("stage_site")
+# The API's stages (bench/stage_site/wsgi.py's keys): label, target CPU per request as a
+# share of the bare app's whole request (measured in the same rounds, so the targets move
+# with the machine's load as the figures do). With the rest at 1.1, they add up to 1.95:
+# a keyed GET at half the bare app's rate, the issue's goal, once the cores are the server's.
+API_STAGES: list[tuple[str, str, float]] = [
+    ("limiter", "rate limiter (flask-limiter, one Redis round trip)", 0.25),
+    ("access", "access gate (the key's HMAC and lookup)", 0.2),
+    ("operations", "request id, JSON log line, metrics", 0.15),
+    ("security", "Host check, security headers", 0.05),
+    ("hooks", "other hooks (sessions, well-known headers)", 0.05),
+    ("view", "the view (profile, wallet address)", 0.15),
+]
+REST_TARGET = 1.1  # gunicorn's, Flask's and werkzeug's share, against the bare app's
 ROUTES = ("healthz", "public", "me", "trades", "post")
 SCOPES = ["read:account", "read:trades", "trade:execute"]
 
@@ -253,7 +268,49 @@ def wrk(url: str, args: argparse.Namespace, env: dict[str, str],
     return {"rps": found["requests"] / seconds, "p50": found["p50_us"] / 1000,
             "p99": found["p99_us"] / 1000,
             "cpu_us": cpu / max(1, found["requests"]) * 1e6,
-            "errors": found["non_2xx_3xx"] + found["socket_errors"]}
+            "errors": found["non_2xx_3xx"] + found["socket_errors"],
+            "requests": found["requests"]}
+
+
+def stage_totals(folder: Path) -> dict[str, float]:
+    """CPU seconds per stage, summed over the product's workers (their latest reports)."""
+    totals: dict[str, float] = {}
+    for path in folder.glob("*.json"):
+        with contextlib.suppress(OSError, ValueError):
+            for stage, seconds in json.loads(path.read_text())["cpu"].items():
+                totals[stage] = totals.get(stage, 0.0) + seconds
+    return totals
+
+
+def print_stages(routes: list[str], results: dict[str, dict[str, list[dict[str, float]]]],
+                 labels: dict[str, str]) -> None:
+    """Per route, each stage's CPU per request (median over the rounds) beside its floor
+    and target; the rest is gunicorn's, Flask's and werkzeug's, whose floor is the bare
+    app's whole request."""
+    sys.path.insert(0, str(Path(__file__).with_name("floors")))
+    from api_floors import measure  # a floor script's sibling names, as it runs them
+
+    floors = measure()
+    for name in routes:
+        product, bare = results[name]["product"], results[name]["bare"]
+        bare_us = statistics.median(r["cpu_us"] for r in bare)
+        total = statistics.median(r["cpu_us"] for r in product)
+        print(f"\n{labels[name]}: server CPU per request by stage, µs (median of "
+              f"{len(product)} rounds)\n")
+        print("| stage | µs / request | floor µs | target µs |")
+        print("|---|---|---|---|")
+        staged = 0.0
+        for key, label, target in API_STAGES:
+            us = statistics.median(r.get(f"stage_{key}", 0.0) for r in product)
+            staged += us
+            floor = floors.get(key)
+            print(f"| {label} | {us:.0f} | {'-' if floor is None else f'{floor:.0f}'} | "
+                  f"{target * bare_us:.0f} |")
+        rest_target = REST_TARGET * bare_us
+        print(f"| the rest: gunicorn, Flask, werkzeug, serialization | {total - staged:.0f} | "
+              f"{bare_us:.0f} (the bare app's request) | {rest_target:.0f} |")
+        goal = rest_target + sum(t for _, _, t in API_STAGES) * bare_us
+        print(f"| **all** | **{total:.0f}** | - | {goal:.0f} (half the bare app's rate) |")
 
 
 def route_table(config_id: str, key: str) -> dict[str, tuple[str, dict[str, str]]]:
@@ -309,6 +366,10 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="also print the rows as JSON")
     parser.add_argument("--limiter-hook", action="store_true",
                         help="also run the product with the pre-flask-limiter hook")
+    parser.add_argument("--stages", action="store_true",
+                        help="serve the product with its hooks timed per stage "
+                             "(bench/stage_site/) and print each route's CPU per stage, "
+                             "beside each stage's floor (bench/floors/api_floors.py)")
     parser.add_argument("--serve-bare", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_bare is not None:
@@ -330,9 +391,14 @@ def main() -> None:
         hook = None
         hook_port = free_port()
         with product_log.open("w") as plog, bare_log.open("w") as blog:
+            stage_dir = folder / "stages"
+            stage_dir.mkdir()
+            # With --stages, served from stage_site/, whose wsgi.py shadows ours.
             product = subprocess.Popen(
                 [sys.executable, "-m", "cli", "serve", "--port", str(product_port), *gunicorn],
-                env=env, cwd=ROOT, stdout=plog, stderr=subprocess.STDOUT)
+                env={**env, "API_STAGES_DIR": str(stage_dir)} if args.stages else env,
+                cwd=STAGE_SITE if args.stages else ROOT, stdout=plog,
+                stderr=subprocess.STDOUT)
             bare = subprocess.Popen(
                 [sys.executable, __file__, "--serve-bare", str(bare_port), *gunicorn],
                 cwd=ROOT, stdout=blog, stderr=subprocess.STDOUT)
@@ -376,9 +442,16 @@ def main() -> None:
                         pid = gunicorn_workers(product.pid)[0]
                         spy = profile_start(pid, args.duration,
                                             args.profile / f"{name}-{round_no}.txt")
+                    staged_before = stage_totals(stage_dir) if args.stages else {}
                     results[name]["product"].append(
                         wrk(f"http://127.0.0.1:{product_port}{path}", args, extra,
                             product.pid))
+                    if args.stages:
+                        time.sleep(0.7)  # the workers write their totals every 0.5 s
+                        done = results[name]["product"][-1]
+                        after = stage_totals(stage_dir)
+                        done.update({f"stage_{k}": (after.get(k, 0) - staged_before.get(k, 0))
+                                     * 1e6 / max(1, done["requests"]) for k in after})
                     if spy is not None:
                         spy.wait()
                     if hook is not None:
@@ -430,6 +503,8 @@ def main() -> None:
                   f"{statistics.median(r['cpu_us'] for r in hook_rows):.0f} | {ratio:.2f} | "
                   f"{statistics.median(r['rps'] for r in product_rows):,.0f} | "
                   f"{statistics.median(r['rps'] for r in hook_rows):,.0f} |")
+    if args.stages:
+        print_stages(routes, results, labels)
     if args.json:
         print(json.dumps({"rows": rows, "raw": results}, indent=1))
 

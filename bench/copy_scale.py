@@ -105,9 +105,24 @@ class _Counters:
     redis = 0  # round trips (a pipeline or a script is one)
 
 
-def _count_database_calls(database: Any) -> None:
+def _load_stages(path: str = "stages.py") -> Any:
+    """``bench/stages.py`` (or another of ``path``) of this harness, not of the ``--code``
+    tree: the base and this tree are measured the same way."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"bench_{Path(path).stem}",
+                                                  Path(__file__).parent / path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _count_database_calls(database: Any, each: Callable[[], None] | None = None) -> None:
     """Count the statements and commits of ``database``'s PostgreSQL connections (peewee
-    sends BEGIN and COMMIT as statements: its connections are in autocommit mode)."""
+    sends BEGIN and COMMIT as statements: its connections are in autocommit mode); ``each``
+    is called for every statement counted."""
     import psycopg2.extensions
 
     class Cursor(psycopg2.extensions.cursor):
@@ -116,10 +131,14 @@ def _count_database_calls(database: Any) -> None:
                 _Counters.commits += 1
             elif not (isinstance(query, str) and query.startswith("BEGIN")):
                 _Counters.sql += 1
+                if each is not None:
+                    each()
             return super().execute(query, vars)
 
         def executemany(self, query: Any, vars_list: Any) -> Any:
             _Counters.sql += 1
+            if each is not None:
+                each()
             return super().executemany(query, vars_list)
 
     class Connection(psycopg2.extensions.connection):
@@ -152,9 +171,10 @@ def _proc_rss_mb(pid: int | str = "self") -> float:
     return float("nan")
 
 
-def run_worker(name: str, venue_url: str, database_url: str, redis_url: str, prefix: str
-               ) -> None:
-    """One copy engine, as ``copytrade worker`` runs it; prints its counters as JSON lines."""
+def run_worker(name: str, venue_url: str, database_url: str, redis_url: str, prefix: str,
+               staged: bool = False) -> None:
+    """One copy engine, as ``copytrade worker`` runs it; prints its counters as JSON lines
+    (with ``staged``, the CPU and SQL statements of each stage of the copy path too)."""
     import redis
     import trio
 
@@ -164,7 +184,10 @@ def run_worker(name: str, venue_url: str, database_url: str, redis_url: str, pre
     os.environ["COPYTRADE_INSTANCE"] = tempfile.mkdtemp(prefix="copyscale-")
     install_runtime(venue_url, redis_url, prefix)
     database = database_module.bind(database_url, fold_on_commit=False)
-    _count_database_calls(database)
+    stages = _load_stages() if staged else None
+    if stages is not None:
+        stages.install()
+    _count_database_calls(database, stages.count_sql if stages is not None else None)
     _count_redis_calls()
     # The sandbox carries no trades but the bench's: a feed idle for feed_stale_seconds
     # would count as stale (reconnecting, polling fast) as the venue's never does, and
@@ -192,7 +215,9 @@ def run_worker(name: str, venue_url: str, database_url: str, redis_url: str, pre
                     "poll_requests": stats.poll_requests, "feed": engine.feed_connected,
                     "cpu": times.user + times.system, "sql": _Counters.sql,
                     "commits": _Counters.commits, "redis": _Counters.redis,
-                    "rss_base": baseline}), flush=True)
+                    "rss_base": baseline,
+                    **({"stages": stages.snapshot()} if stages is not None else {})}),
+                    flush=True)
                 await trio.sleep(STATUS_SECONDS)
 
     try:
@@ -205,12 +230,12 @@ class Worker:
     """A worker process and its latest counters."""
 
     def __init__(self, name: str, venue_url: str, database_url: str, redis_url: str,
-                 prefix: str) -> None:
+                 prefix: str, staged: bool = False) -> None:
         self.name = name
         self.process = subprocess.Popen(
             [sys.executable, __file__, "--worker", name, "--venue-url", venue_url,
              "--database-url", database_url, "--redis-url", redis_url, "--prefix", prefix,
-             "--code", CODE_TREE],
+             "--code", CODE_TREE, *(["--stages"] if staged else [])],
             stdout=subprocess.PIPE, text=True)
         self.status: dict[str, Any] = {}
         self.alive = True
@@ -415,6 +440,29 @@ def print_rates(title: str, rates: dict[str, tuple[float, int]]) -> None:
               f"{flag}")
 
 
+def stage_totals(workers: list[Worker]) -> dict[str, dict[str, float]]:
+    """The live workers' stage counters, summed (``--stages``)."""
+    return _load_stages().add([w.status for w in workers if w.alive])
+
+
+def stage_figures(before: dict[str, dict[str, float]], after: dict[str, dict[str, float]],
+                  orders: int, per_copy: dict[str, float], idle_rate: dict[str, float],
+                  elapsed: float) -> dict[str, float]:
+    """Each stage's CPU and SQL statements per copy (``bench/stages.py``)."""
+    return _load_stages().figures(before, after, orders, per_copy["cpu"], idle_rate["cpu"],
+                                  elapsed)
+
+
+def print_stage_table(figures: dict[str, Any], copies: int,
+                      load: tuple[float, float]) -> None:
+    """The per-stage budget beside each stage's floor, measured now (``bench/floors/``)."""
+    floors = _load_stages("floors/run.py").measure(copies)
+    print(f"  CPU per stage, per copy order ({figures['orders']} copies, {copies} per fill; "
+          f"machine load {load[0]:.1f}, at most {load[1]:.1f}, on {os.cpu_count()} cores):")
+    for row in _load_stages().table(figures, floors):
+        print(f"  {row}")
+
+
 def totals(workers: list[Worker], key: str) -> float:
     """A counter summed over the live workers."""
     return sum(w.get(key) for w in workers if w.alive)
@@ -491,6 +539,10 @@ def main() -> None:
     parser.add_argument("--prefix", default="", help=argparse.SUPPRESS)
     parser.add_argument("--code", default="", help="run this tree's code (a worktree of "
                         "another commit) under this harness")
+    parser.add_argument("--stages", action="store_true",
+                        help="count CPU and SQL statements per stage of the copy path in the "
+                             "workers (bench/stages.py), measure each stage's floor "
+                             "(bench/floors/) and print the budget table")
     parser.add_argument("--summary", default="", help="also write the figures as JSON here")
     parser.add_argument("--alternate", default="", metavar="REV",
                         help="run REV (a worktree of it in a temp dir) and this tree "
@@ -503,7 +555,7 @@ def main() -> None:
         return
     if args.worker:
         run_worker(args.worker, args.venue_url, args.database_url, args.redis_url,
-                   args.prefix)
+                   args.prefix, args.stages)
         return
     os.environ["COPYTRADE_INSTANCE"] = tempfile.mkdtemp(prefix="copyscale-")
     os.environ.setdefault("WALLET_ENCRYPTION_KEY", secrets.token_hex(32))  # the workers' too
@@ -567,8 +619,8 @@ def run(args: argparse.Namespace) -> None:
 
         control.delete("/requests")  # the seeding's own requests are not the workers'
         started, start_wall = time.monotonic(), time.time()
-        workers = [Worker(f"scale-{i}", venue_url, url, args.redis_url, prefix)
-                   for i in range(args.workers)]
+        workers = [Worker(f"scale-{i}", venue_url, url, args.redis_url, prefix,
+                          args.stages) for i in range(args.workers)]
         share = math.ceil(len(targets) / args.workers)
 
         def running() -> bool:
@@ -617,6 +669,7 @@ def run(args: argparse.Namespace) -> None:
         # Copies.
         latencies: list[float] = []
         before = {k: totals(workers, k) for k in ("cpu", "sql", "commits", "redis")}
+        stages_before = stage_totals(workers)
         done = totals(workers, "orders")
         sample_start = time.time()
         token = by_slug["scale-0"]
@@ -648,6 +701,10 @@ def run(args: argparse.Namespace) -> None:
               f"{copy_load[0]:.1f} (at most {copy_load[1]:.1f}) on {os.cpu_count()} cores")
         print_rates(f"venue requests while copying ({elapsed:.0f} s)",
                     venue_rates(control, sample_start, sample_end))
+        staged: dict[str, float] = {}
+        if args.stages:
+            staged = stage_figures(stages_before, stage_totals(workers), orders,
+                                   per_copy, idle_rate, elapsed)
 
         takeover: dict[str, float] = {}
         if args.takeover and args.workers > 1:
@@ -666,7 +723,7 @@ def run(args: argparse.Namespace) -> None:
             "load_copies": copy_load[0], "load_copies_max": copy_load[1],
             "load_run": run_load[0], "cores": os.cpu_count() or 0,
             "rss_mb": max(rss_loaded + rss_end), "to_run_s": to_run,
-            "idle_cpu": idle_rate["cpu"], **takeover}
+            "idle_cpu": idle_rate["cpu"], **takeover, **staged}
         taken = (f"{takeover['takeover_leases_s']:.1f} / {takeover['takeover_copied_s']:.1f}"
                  f" s ({takeover['takeover_after_expiry_s']:.1f} s after expiry)"
                  if takeover else "—")
@@ -676,6 +733,8 @@ def run(args: argparse.Namespace) -> None:
               f"{figures['sql_per_copy']:.1f} | {figures['commits_per_copy']:.1f} | "
               f"{copy_load[0]:.1f} | {figures['rss_mb']:.0f} | {to_run:.0f} s | {taken} | "
               f"{seeded:.0f} s |")
+        if args.stages:
+            print_stage_table(figures, args.configs // args.targets, copy_load)
         if args.summary:
             Path(args.summary).write_text(json.dumps(figures))
     finally:

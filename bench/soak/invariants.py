@@ -351,19 +351,44 @@ def notifications_once(followers: list[Follower], receiver: Receiver) -> Row:
     return row
 
 
+def stood_still(world: World, followers: list[Follower], began: datetime) -> Row:
+    """Nothing traded while the checks read: no whale fill, order or copy decision since
+    ``began``. The checks read the app, the venue and the chain one after another, so a
+    copy filled between two reads shows in one and not the other (a ledger short of the
+    chain while its pUSD agrees): such a run proves nothing."""
+    from models.copying import CopyIntent
+    from models.trading import Order
+
+    row = Row("nothing traded while the checks read")
+    moved = {
+        "whale fills": sum(1 for target in {f.target for f in followers}
+                           for fill in _target_fills(world, target)
+                           if fill.timestamp >= int(began.timestamp())),
+        "orders": Order.select().where(Order.created_at >= began).count(),
+        "copy decisions": CopyIntent.select().where(CopyIntent.created_at >= began).count()}
+    for what, count in moved.items():
+        if count:
+            row.fail(f"{count} {what} since the checks began at {began:%H:%M:%S}")
+    row.figures.update({"since": f"{began:%H:%M:%S}", **moved})
+    return row
+
+
 def check_all(world: World, followers: list[Follower], receiver: Receiver,
               ended: float) -> list[Row]:
-    """Every invariant, in the table's order."""
+    """Every invariant, in the table's order, then whether the world stood still."""
     from models import database
+    from models.base import utcnow
 
     bound = database.bind(world.settings.database_url)
     with bound.connection_context():
         from models.user import User
 
+        began = utcnow()
         for follower in followers:
             follower.user_id = User.get(User.email == follower.email).id
         return [fills_decided_once(world, followers, ended),
                 limits_held(world, followers, ended),
                 ledger_matches(world, followers),
                 money_moved_once(world, followers),
-                notifications_once(followers, receiver)]
+                notifications_once(followers, receiver),
+                stood_still(world, followers, began)]

@@ -71,7 +71,9 @@ class Soak:
         self.options = options
         self.seed = options.seed if options.seed is not None else secrets.randbits(32)
         self.rng = random.Random(self.seed)
-        self.say = say
+        begun = time.monotonic()
+        # each line says when it came, so a slow run shows which stage took the time
+        self.say = lambda text: say(f"{text} (+{time.monotonic() - begun:.0f} s)")
         instance = options.instance or Path(tempfile.mkdtemp(prefix="copytrade-soak-"))
         env = dict(environ)
         env["DATABASE_URL"] = options.database_url or f"sqlite:///{instance / 'soak.db'}"
@@ -107,12 +109,15 @@ class Soak:
             self.live()
             ended, ended_at = time.time(), time.monotonic()
             self.settle()
+            settled = time.monotonic()
             rows = check_all(self.world, self.followers, self.receiver, ended)
             figures = {"seed": self.seed, "days": self.options.days,
                        "speed": self.options.speed, "followers": len(self.followers),
                        "events": dict(self.events), "worker kills": self.world.kills,
                        "wall seconds": round(time.monotonic() - started),
+                       "joining seconds": round(lived - started),
                        "living seconds": round(ended_at - lived),
+                       "settling seconds": round(settled - ended_at),
                        "load while living": (f"{sum(self.loads) / len(self.loads):.2f}"
                                              if self.loads else "unknown"),
                        "load at the end": _load(),
@@ -213,11 +218,9 @@ class Soak:
         return sum(1 for m in self.world.control("GET", "/state")["markets"] if m["closed"])
 
     def settle(self) -> None:
-        """No more trades or market ends; faults cleared; a last claim round; then wait for
-        the copies, money and notifications in flight to end."""
-        self.world.control("POST", "/lifespans", {"lifetime": 0})
-        self.world.control("DELETE", "/faults")
-        self.world.control("POST", "/mode", {"mode": "open"})
+        """The world stands still (no trade, market end or fault); a last claim round; then
+        wait for the copies, money and notifications in flight to end."""
+        self.world.still()
         wait(self.acting)
         for follower in self.followers:
             self.act(follower.claim)

@@ -10,7 +10,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,18 @@ def stack_environment(environ: Mapping[str, str], instance: Path, web_port: int,
     env.update(QUICK, COPYTRADE_INSTANCE=str(instance), VENUE="sandbox",
                SANDBOX_PORT=str(venue_port), BASE_URL=f"http://127.0.0.1:{web_port}")
     return env
+
+
+def still_venue(control: Callable[..., Any]) -> None:
+    """The sandbox stands still: markets stop ending, its whale thread stops (a tick under
+    way ends first), the faults are cleared and the matching engine is open.
+
+    ``control(method, path, body)`` calls its control API (``/_sandbox/...``).
+    """
+    control("POST", "/lifespans", {"lifetime": 0})
+    control("POST", "/whales/stop")
+    control("DELETE", "/faults")
+    control("POST", "/mode", {"mode": "open"})
 
 
 class World:
@@ -153,6 +165,13 @@ class World:
         return str(codes[seen])
 
     # -- the venue ------------------------------------------------------------------------
+
+    def still(self) -> None:
+        """Stop the world before it is checked: no market ends, no faults, the engine open,
+        and no whale trades, the sandbox's own thread's included (`copytrade sandbox` runs
+        one, a trade every few seconds): a copy filled while the checks read would count
+        on the chain and not yet in the app's records, or the reverse."""
+        still_venue(self.control)
 
     def control(self, method: str, path: str, body: Any = None, **params: Any) -> Any:
         """Call the sandbox's control API (``/_sandbox/...``); its JSON answer."""

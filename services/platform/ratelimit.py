@@ -24,6 +24,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -121,12 +122,44 @@ class TokenBucketRedisStorage(RedisStorage):
         self._last_warning = 0.0
         self._warning_lock = threading.Lock()
         self._intervals: dict[float, str] = {}
+        # Each thread's own connection for the bucket's script (see ``_run_script``).
+        self._lean = threading.local()
         super().__init__(uri.removeprefix(SCHEME_PREFIX), **options)
 
     def initialize_storage(self, uri: str) -> None:
         """Register limits' scripts and ours."""
         super().initialize_storage(uri)
         self.lua_token_bucket = self.get_connection().register_script(TOKEN_BUCKET_LUA)
+
+    def _run_script(self, key: str, interval: str, capacity: int, cost: int) -> Any:
+        """The bucket's script on this thread's own connection: one EVALSHA written and its
+        answer read, without redis-py's client and pool layers around each command (their
+        retries, events and pool bookkeeping cost several times the round trip itself).
+
+        The connection is the pool's kind (its address, TLS, password and database), made
+        for this thread and process; a broken one is dropped and the call tried once more
+        on a new one (redis-py's client retries too), then the error raised (the caller
+        admits the request, as with any Redis error). A script Redis no longer holds
+        (restarted, flushed) goes through the registered ``Script``, which loads it again.
+        """
+        lean = self._lean
+        for attempt in (1, 2):  # a connection Redis closed while idle: once more, anew
+            connection = getattr(lean, "connection", None)
+            if connection is None or lean.pid != os.getpid():
+                connection = self.get_connection().connection_pool.make_connection()
+                lean.connection, lean.pid = connection, os.getpid()
+            try:
+                connection.send_command("EVALSHA", self.lua_token_bucket.sha, 1, key,
+                                        interval, capacity, cost)
+                return connection.read_response()
+            except redis.exceptions.NoScriptError:
+                return self.lua_token_bucket([key], [interval, capacity, cost])
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
+                connection.disconnect()  # half-read or gone: never reused as it is
+                lean.connection = None
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
     def capacity_for(self, amount: int) -> int:
         """Bucket capacity for a limit of ``amount`` per period."""
@@ -138,9 +171,9 @@ class TokenBucketRedisStorage(RedisStorage):
         if interval is None:  # formatted once per rate: µs per token
             interval = self._intervals[rate_per_second] = repr(1_000_000 / rate_per_second)
         try:
-            allowed, remaining, full_us, wait_us = self.lua_token_bucket(
-                [self.prefixed_key(key)], [interval, capacity, cost])
-        except redis.exceptions.RedisError as exc:
+            allowed, remaining, full_us, wait_us = self._run_script(
+                self.prefixed_key(key), interval, capacity, cost)
+        except (redis.exceptions.RedisError, OSError) as exc:
             self._warn(exc)
             return BucketState(allowed=True, remaining=capacity, capacity=capacity,
                                full_in=0.0, retry_in=0.0, known=False)

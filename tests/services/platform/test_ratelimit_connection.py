@@ -1,0 +1,68 @@
+"""The token bucket's own per-thread connection: what it answers when Redis drops it, forgets
+the script, or is not there at all (real Redis; only this test's connections are touched)."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+
+import redis
+
+from services.platform.ratelimit import SCHEME_PREFIX, TokenBucketRedisStorage
+from tests.conftest import free_port
+
+
+def _storage(url: str) -> TokenBucketRedisStorage:
+    return TokenBucketRedisStorage(SCHEME_PREFIX + url, key_prefix=f"t-{secrets.token_hex(4)}")
+
+
+def _own_client_id(storage: TokenBucketRedisStorage, admin: redis.Redis) -> int:
+    """Redis's id for the calling thread's bucket connection (found by its local port)."""
+    host, port = storage._lean.connection._sock.getsockname()[:2]
+    for client in admin.client_list():
+        if client["addr"] == f"{host}:{port}":
+            return int(client["id"])
+    raise AssertionError("the bucket's connection is not among Redis's clients")
+
+
+def test_a_connection_redis_closed_is_replaced_and_the_token_still_taken(redis_url):
+    storage, admin = _storage(redis_url), redis.Redis.from_url(redis_url)
+    assert storage.take("ip", 1.0, 3).remaining == 2
+    admin.client_kill_filter(_id=_own_client_id(storage, admin))
+    state = storage.take("ip", 1.0, 3)
+    assert state.known and state.allowed
+    assert state.remaining == 1  # counted on the same bucket, not admitted blind
+
+
+def test_a_script_redis_forgot_is_loaded_again(redis_url):
+    storage = _storage(redis_url)
+    real = storage.lua_token_bucket.sha
+    storage.lua_token_bucket.sha = "0" * 40  # what EVALSHA meets after SCRIPT FLUSH
+    state = storage.take("ip", 1.0, 2)
+    assert state.known and state.remaining == 1
+    assert storage.lua_token_bucket.sha == real  # loaded, and the next call goes lean again
+    assert storage.take("ip", 1.0, 2).remaining == 0
+
+
+def test_each_thread_has_its_own_connection_on_one_shared_bucket(redis_url):
+    storage = _storage(redis_url)
+    seen: list[tuple[int, int]] = []
+
+    def take() -> None:
+        state = storage.take("ip", 0.001, 10)
+        seen.append((id(storage._lean.connection), state.remaining))
+
+    threads = [threading.Thread(target=take) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({connection for connection, _ in seen}) == 4
+    assert sorted(remaining for _, remaining in seen) == [6, 7, 8, 9]
+
+
+def test_redis_unreachable_admits_unknown(redis_url):
+    storage = _storage(f"redis://127.0.0.1:{free_port()}/0")
+    state = storage.take("ip", 1.0, 1)
+    assert state.allowed and not state.known
+    assert storage.take("ip", 1.0, 1).allowed  # and again: nothing half-open kept
