@@ -71,7 +71,7 @@ soak: setup
 docs: setup
 	$(BIN)/python docs/generate.py
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
-	@echo 'Built build/site; its search needs a server: make docs-serve serves it with search.'
+	@echo 'Built build/site: open build/site/index.html in a browser (search works from the file).'
 
 # The docs site served with live reload and search at http://127.0.0.1:8001 (8000 is the app).
 docs-serve: setup

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 import config as settings_module
-from services.platform.numbers import plural
+from services.platform.numbers import CENT, money, plural
 
 
 def _settings() -> settings_module.Settings:
@@ -291,8 +291,17 @@ def dev_fund(address: str, pusd: str, usdce: str, matic: str) -> None:
         raise click.ClickException(
             "no local chain recorded: start one with `copytrade up` (needs anvil)") from None
     given = faucet.fund(contracts, Web3.to_checksum_address(address), **amounts)
-    shown = ", ".join(f"{amount} {name}" for name, amount in given.items()) or "nothing"
+    shown = ", ".join(_minted(amount, FAUCET_UNITS[name]) for name, amount in given.items())
+    shown = shown or "nothing"
     click.echo(f"funded {Web3.to_checksum_address(address)} on {contracts.rpc_url}: {shown}")
+
+
+FAUCET_UNITS = {"pusd": "pUSD", "usdc_e": "USDC.e", "matic": "MATIC"}
+
+
+def _minted(amount: Any, unit: str) -> str:
+    # As money reads (1,000.00 pUSD), but a finer amount asked for is shown whole, not 0.00.
+    return money(amount, unit) if amount == amount.quantize(CENT) else f"{amount:,f} {unit}"
 
 
 @dev.command("reset")

@@ -760,13 +760,13 @@ class CopyEngineConfig:
     backstop_hold_seconds: float = 10.0  # how long a backstop poll waits for copies in flight
     gc_hold_seconds: float = 0.25  # garbage collection put off while copying, at most this
     overlap_seconds: int = 10
-    # Exits are checked when a held token's book moves or a timer comes due; held tokens
+    # Exits are checked when a held token's best bid moves or a timer comes due; held tokens
     # whose book the market channel does not follow in sync are re-quoted this often.
     exit_check_seconds: float = _engine(
         "COPY_EXIT_CHECK_SECONDS", 2.0, "exits (take-profit, stop-loss, exit before a market's "
-        "end) are checked when a held token's book moves or its time comes; tokens whose book "
-        "the market channel does not follow are re-quoted this often, and a due exit not yet "
-        "sold is retried")
+        "end) are checked when a held token's best bid moves or its time comes; tokens whose "
+        "book the market channel does not follow are re-quoted this often, and a due exit not "
+        "yet sold is retried")
     # A loss or drawdown stop values a held position without a bid at its last bid seen, if
     # no older than this (a resolved market at its payout); a stop that can value nothing
     # for stop_no_verdict_seconds pauses the config's buying until it can.

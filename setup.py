@@ -22,8 +22,9 @@ TABLE = ROOT / "blueprints" / "vendor_assets.json"
 
 def _require_assets() -> None:
     table = json.loads(TABLE.read_text())
+    # Entries with a ``dir`` are the docs site's, not the package's.
     missing = [f"static/vendor/{name}/{served}" for name, entry in table.items()
-               if not name.startswith("_") for served in entry["files"]
+               if not name.startswith("_") and "dir" not in entry for served in entry["files"]
                if not (VENDORED / name / served).is_file()]
     if missing:
         raise SystemExit(

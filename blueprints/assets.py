@@ -33,7 +33,9 @@ bp = Blueprint("assets", __name__)
 def vendor_table() -> dict[str, dict[str, str]]:
     """Each asset bundle's files: name -> {served file name: path inside its npm package}."""
     raw = json.loads(TABLE.read_text())
-    return {name: entry["files"] for name, entry in raw.items() if not name.startswith("_")}
+    # Entries with their own ``dir`` belong to the docs site, not to the app.
+    return {name: entry["files"] for name, entry in raw.items()
+            if not name.startswith("_") and "dir" not in entry}
 
 
 def locate(name: str, filename: str, vendored: Path | None = None) -> Path | None:

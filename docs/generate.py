@@ -238,6 +238,14 @@ def _sample(spec: dict[str, Any], schema: dict[str, Any], depth: int = 0,
     return {"integer": 0, "number": 0, "boolean": True, "null": None}.get(kind)
 
 
+def request_example(spec: dict[str, Any], body: dict[str, Any]) -> Any:
+    """The example a route's JSON body shows: its own (``schemas/request_examples.py``, a
+    whole request), else one made from the schema's required fields."""
+    if "example" in body:
+        return body["example"]
+    return _sample(spec, body["schema"], only_required=True)
+
+
 def _fields(spec: dict[str, Any], schema: dict[str, Any]) -> list[str]:
     """One table row per top-level field of ``schema``: name, type, required, meaning."""
     schema = _resolve(spec, schema)
@@ -273,7 +281,7 @@ def _operation(spec: dict[str, Any], method: str, path: str, op: dict[str, Any])
         lines += ["**Body**\n"]
         if rows:
             lines += ["| field | type | required | what |", "|---|---|---|---|", *rows, ""]
-        lines += _json_block(_sample(spec, body["schema"], only_required=True))
+        lines += _json_block(request_example(spec, body))
     for status, answer in sorted(op.get("responses", {}).items()):
         if not status.startswith("2"):
             continue

@@ -267,3 +267,21 @@ class DepositWatch(BaseModel):
 
     class Meta:
         table_name = "deposit_watches"
+
+
+class ReplacedWallet(BaseModel):
+    """A generated wallet a connected account replaced while it was unused
+    (services/wallets/generated_wallets.py), kept whole: should funds reach its address
+    afterwards, its sealed key (still bound to its place in ``trading_wallets``) recovers
+    them."""
+
+    user = peewee.ForeignKeyField(User, backref="replaced_wallets", on_delete="CASCADE")
+    address = peewee.CharField(max_length=42, unique=True)
+    funder_address = peewee.CharField(max_length=42, null=True)
+    private_key_sealed = peewee.TextField()
+    key_id = peewee.CharField(max_length=64, index=True)
+    created_at = UTCDateTimeField()
+    replaced_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "replaced_wallets"

@@ -54,6 +54,15 @@ class ApiKeyCreateRequestSchema(Schema):
             raise ValidationError("Scopes must not repeat.")
 
 
+class ApiKeyUpdateRequestSchema(Schema):
+    """What to change on a key: whether a person confirms its money-moving MCP calls."""
+
+    confirm_money_tools = fields.Boolean(required=True, metadata={
+        "description": "true: a person confirms each money-moving MCP call of this key (the "
+                       "default); false: the key's agent moves money alone (needs "
+                       "`X-Step-Up-Token`)."})
+
+
 class ApiKeyCreateResponseSchema(ApiKeySchema):
     """A new key: every ApiKey field plus the secret, shown this once."""
 

@@ -49,3 +49,12 @@ def test_the_configuration_page_takes_defaults_from_the_settings() -> None:
     page = (ROOT / "docs" / "operator" / "configuration.md").read_text()
     row = re.search(r"^\| `WORKER_CAPACITY` \|.*\| `(\d+)` \|$", page, re.M)
     assert row is not None and int(row.group(1)) == config.WorkerConfig().capacity
+
+
+def test_the_market_search_the_docs_show_finds_a_market_on_the_local_stack() -> None:
+    """Pasted against `make run` (the sandbox's markets), the trading page's QUERY finds one."""
+    from devstack.venue.catalog import SEED_MARKETS
+
+    page = (ROOT / "docs" / "user" / "trading.md").read_text()
+    word = re.search(r"\bQUERY=(\S+)", page).group(1)
+    assert any(word.lower() in seed.question.lower() for seed in SEED_MARKETS), word

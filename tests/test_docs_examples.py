@@ -268,11 +268,14 @@ def _last_json(lines: list[str]) -> Any:
     return json.loads(last[last.index("{"):])
 
 
-@pytest.mark.parametrize("example", ["mcp/confirm_form.py", "mcp/confirm_code.py"])
+@pytest.mark.parametrize(("example", "mode"), [
+    ("mcp/confirm_form.py", "auto"), ("mcp/confirm_form.py", "legacy"),
+    ("mcp/confirm_code.py", "auto")])
 def test_the_confirmation_examples_place_an_order_a_person_confirmed(
-        example, api_key, live_server, make_trader, market, venue_control):  # noqa: F811
+        example, mode, api_key, live_server, make_trader, market, venue_control):  # noqa: F811
+    # legacy: a 2025-11-25 session, asked with a server request on the call's stream.
     trader = make_trader()
-    env = {"COPYTRADE_URL": live_server, "TOKEN_ID": market.yes,
+    env = {"COPYTRADE_URL": live_server, "TOKEN_ID": market.yes, "MCP_MODE": mode,
            "COPYTRADE_KEY": api_key("trade:execute", owner=trader.user)}
 
     def answer(shown: list[str]) -> str:
@@ -288,10 +291,11 @@ def test_the_confirmation_examples_place_an_order_a_person_confirmed(
     assert len(sent) == 1
 
 
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_the_form_example_sends_nothing_when_the_person_says_no(
-        api_key, live_server, make_trader, market, venue_control):  # noqa: F811
+        mode, api_key, live_server, make_trader, market, venue_control):  # noqa: F811
     trader = make_trader()
-    env = {"COPYTRADE_URL": live_server, "TOKEN_ID": market.yes,
+    env = {"COPYTRADE_URL": live_server, "TOKEN_ID": market.yes, "MCP_MODE": mode,
            "COPYTRADE_KEY": api_key("trade:execute", owner=trader.user)}
     lines = _run_answering("mcp/confirm_form.py", lambda shown: "no", env)
     answered = _last_json(lines)
@@ -328,6 +332,50 @@ def test_the_task_example_follows_an_order_to_its_end(
     placed = json.loads(out[3])
     assert placed["status"] == "accepted"
     assert venue_control.received_orders()[-1]["order_id"] == placed["order_id"]
+
+
+def test_the_task_example_on_2026_uses_the_tasks_extension(
+        api_key, live_server, make_trader, market, venue_control):  # noqa: F811
+    from models.trading import Order
+    from services.identity import agent_confirmations, keys
+    from tests.mcp_server.conftest import session_of
+
+    trader = make_trader()
+    key = api_key("trade:execute", "trade:cancel", owner=trader.user)
+    agent_confirmations.set_required(session_of(trader.user), "api_key",
+                                     keys.resolve(key).credential_id, False)
+    out = run("mcp/task.py", COPYTRADE_URL=live_server, COPYTRADE_KEY=key,
+              TOKEN_ID=market.yes, MCP_VERSION="2026-07-28").splitlines()
+    assert out[:3] == ["created: working resting on the book",
+                       "now: working resting on the book", "after cancel: cancelled"]
+    shown = json.loads(out[3])
+    assert shown["pollIntervalMs"] > 0
+    [order] = Order.select().where(Order.user == trader.user.id)
+    assert order.status == "cancelled" and shown["taskId"]
+    assert venue_control.received_orders()[-1]["order_id"] == order.order_hash
+
+
+def test_the_key_switch_examples_need_a_step_up_to_stop_asking(
+        signed_in, caplog):
+    from models import ApiKey
+    from services.identity import keys
+
+    key_id = str(keys.resolve(signed_in["COPYTRADE_KEY"]).credential_id)
+    url = f"{signed_in['COPYTRADE_URL']}/api/keys/{key_id}"
+    bare = httpx.patch(url, json={"confirm_money_tools": False},
+                       headers={"Authorization": f"Bearer {signed_in['SESSION']}"})
+    assert bare.status_code == 403 and bare.json()["code"] == "scope_required"
+    caplog.clear()  # the sign-in code is logged too: read the step-up's
+    assert run("rest/request-step-up.sh", **signed_in)["status"] == "sent"
+    step_up = run("rest/step-up.sh", **signed_in,
+                  CODE=logged_code(caplog, signed_in["EMAIL"]))
+    off = run("rest/stop-asking.sh", **signed_in, KEY_ID=key_id,
+              STEP_UP=step_up["step_up_token"])
+    assert off["id"] == key_id and off["confirm_money_tools"] is False
+    assert ApiKey.get_by_id(key_id).confirm_money_tools is False
+    on = run("rest/ask-again.sh", **signed_in, KEY_ID=key_id)
+    assert on["confirm_money_tools"] is True
+    assert ApiKey.get_by_id(key_id).confirm_money_tools is True
 
 
 def test_the_share_examples_share_a_setup_another_user_reads_then_revoke_it(

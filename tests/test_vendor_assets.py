@@ -1,5 +1,6 @@
-"""The committed front-end files (static/vendor/) are the npm packages' at the versions
-package.json pins: a version bump without refreshing them (`make vendor-assets`) fails."""
+"""The committed front-end files (static/vendor/, docs/assets/vendor/) are the npm packages'
+at the versions package.json pins: a version bump without refreshing them
+(`make vendor-assets`) fails."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ BUNDLES = {name: entry for name, entry in TABLE.items() if not name.startswith("
 
 
 def test_each_bundle_names_the_version_package_json_pins():
-    pins = json.loads((ROOT / "package.json").read_text())["dependencies"]
+    manifest = json.loads((ROOT / "package.json").read_text())
+    pins = manifest["dependencies"] | manifest["devDependencies"]
     assert {entry["package"]: entry["version"] for entry in BUNDLES.values()} == {
         entry["package"]: pins[entry["package"]] for entry in BUNDLES.values()}
 
@@ -29,6 +31,6 @@ def test_the_committed_files_are_the_packages(name: str):
     if installed != entry["version"]:
         pytest.skip(f"node_modules holds {entry['package']} {installed}: run `npm install`")
     for served, inside in entry["files"].items():
-        committed = ROOT / "static" / "vendor" / name / served
+        committed = ROOT / entry.get("dir", "static/vendor") / name / served
         assert committed.read_bytes() == (package / inside).read_bytes(), (
             f"{committed} differs from {entry['package']}/{inside}: `make vendor-assets`")

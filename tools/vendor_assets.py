@@ -1,11 +1,12 @@
 """Refresh the vendored front-end files in ``static/vendor/`` from ``node_modules``.
 
 The API explorer's and the dashboard's npm files (``blueprints/vendor_assets.json`` lists
-each, with the package version it comes from) are committed under ``static/vendor/``, so
-every install has them without Node. To update one: change its version in ``package.json``
-and in ``vendor_assets.json``, then ``make vendor-assets`` (``npm install``, then this), and
-commit what changed. ``tests/test_vendor_assets.py`` fails while the two versions differ or
-the committed files are not the package's.
+each, with the package version it comes from) are committed under ``static/vendor/``, and
+the docs site's (its search shim for pages opened from a file) under
+``docs/assets/vendor/``, so every install has them without Node. To update one: change its
+version in ``package.json`` and in ``vendor_assets.json``, then ``make vendor-assets``
+(``npm install``, then this), and commit what changed. ``tests/test_vendor_assets.py``
+fails while the two versions differ or the committed files are not the package's.
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "blueprints" / "vendor_assets.json"
 VENDORED = ROOT / "static" / "vendor"
+
+
+def vendored_dir(entry: dict, vendored: Path = VENDORED) -> Path:
+    """The folder an entry's files are committed in: its ``dir``, or ``static/vendor``."""
+    return ROOT / entry["dir"] if "dir" in entry else vendored
 
 
 def refresh(node_modules: Path = ROOT / "node_modules", vendored: Path = VENDORED) -> list[str]:
@@ -34,7 +40,7 @@ def refresh(node_modules: Path = ROOT / "node_modules", vendored: Path = VENDORE
                            f"{installed or 'none'})")
             continue
         for served, inside in entry["files"].items():
-            target = vendored / name / served
+            target = vendored_dir(entry, vendored) / name / served
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(package / inside, target)
     return missing

@@ -20,6 +20,7 @@ import logging
 from bisect import bisect_left, insort
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
+from decimal import Decimal
 from typing import Any
 
 import anyio
@@ -175,6 +176,13 @@ class BookFeed(ReconnectingFeed):
         if local is None or not self.connected:
             return None
         return local.build(self._seeds.get(token_id))
+
+    def best_bid(self, token_id: str) -> Decimal | None:
+        """The token's best bid without building its book (None: no bid, or not in sync)."""
+        local = self._books.get(token_id)
+        if local is None or not self.connected or not local.bid_prices:
+            return None
+        return local.bid_prices[-1]
 
     def synced(self, token_id: str) -> bool:
         """Whether the token's book is in sync on the open connection (its moves are told)."""

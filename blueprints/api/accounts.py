@@ -10,6 +10,7 @@ from flask.views import MethodView
 from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotency_exempt, idempotent
+from schemas import request_examples
 from schemas.accounts import (
     ConnectAccountSchema,
     OnboardingSchema,
@@ -49,14 +50,16 @@ class Onboarding(MethodView):
 class Connect(MethodView):
     @access.jwt_only
     @idempotency_exempt("an account connects once: a repeat answers 409.")
-    @blp.arguments(ConnectAccountSchema)
+    @blp.arguments(ConnectAccountSchema, example=request_examples.CONNECT)
     @blp.response(201, OnboardingSchema)
     @blp.errors(400, 401, 403, 409, 429, 500)
     def post(self, args):
         """Connect an existing polymarket.com account (its wallet and signer key, optionally
         its Relayer API key) as the trading account, then onboard it. 400
         ``validation_failed`` names the field (a key that does not control the wallet:
-        ``private_key``); 409 when the user already has a trading wallet.
+        ``private_key``); 409 when the user already has a trading wallet that is not the
+        unused one their first sign-in made (that one is replaced; the 409 says why another
+        cannot be: ``holds pUSD``, ``has placed orders``, ...).
 
         Like a withdrawal, it needs a step-up token (`POST /api/auth/step-up`, 5 minutes) as
         the `X-Step-Up-Token` header: the wallet connected is where the account's deposits
@@ -73,7 +76,7 @@ class Connect(MethodView):
 class Wrap(MethodView):
     @access.requires("wallet:write")
     @idempotent
-    @blp.arguments(WrapRequestSchema)
+    @blp.arguments(WrapRequestSchema, example=request_examples.WRAP)
     @blp.response(202, WrapSchema)
     @blp.errors(400, 401, 403, 409, 429)
     def post(self, args):

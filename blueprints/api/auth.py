@@ -8,6 +8,7 @@ from flask.views import MethodView
 from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotency_exempt
+from schemas import request_examples
 from schemas.auth import (
     MagicRequestSchema,
     MagicSentSchema,
@@ -39,7 +40,7 @@ def auth_profile(user: object) -> dict:
 class Magic(MethodView):
     @access.public
     @idempotency_exempt(_NO_USER_YET)
-    @blp.arguments(MagicRequestSchema)
+    @blp.arguments(MagicRequestSchema, example=request_examples.MAGIC)
     @blp.response(202, MagicSentSchema, description="The sign-in email was sent (`{email}`).")
     @blp.alt_response(200, schema=SessionSchema,
                       description="The link's token was redeemed (`{token}`): a session.")
@@ -74,7 +75,7 @@ class Magic(MethodView):
 class VerifyCode(MethodView):
     @access.public
     @idempotency_exempt(_NO_USER_YET)
-    @blp.arguments(VerifyCodeSchema)
+    @blp.arguments(VerifyCodeSchema, example=request_examples.VERIFY_CODE)
     @blp.response(200, SessionSchema)
     @blp.errors(400, 401, 429, 503)
     def post(self, body):
@@ -95,7 +96,7 @@ class VerifyCode(MethodView):
 class StepUp(MethodView):
     @access.jwt_only
     @idempotency_exempt("the code is single use; retrying asks for a new code.")
-    @blp.arguments(StepUpRequestSchema)
+    @blp.arguments(StepUpRequestSchema, example=request_examples.STEP_UP)
     @blp.response(200, StepUpSchema)
     @blp.errors(400, 401, 403, 429)
     def post(self, body):

@@ -8,6 +8,7 @@ from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.api.pagination import PAGINATION_HEADERS, paged
 from blueprints.idempotency import idempotent
+from schemas import request_examples
 from schemas.common import PageArgsSchema
 from schemas.configs import (
     QUALITY_EXAMPLE,
@@ -32,7 +33,7 @@ blp = Blueprint("configs", __name__, url_prefix="/api/configs",
 class ConfigPreview(MethodView):
     @access.requires("trade:execute")
     @idempotent
-    @blp.arguments(ConfigPreviewRequestSchema)
+    @blp.arguments(ConfigPreviewRequestSchema, example=request_examples.CONFIG_PREVIEW)
     @blp.response(200, ConfigPreviewSchema)
     @blp.errors(400, 401, 403, 429, 503)
     def post(self, body):
@@ -54,7 +55,7 @@ class Configs(MethodView):
 
     @access.requires("trade:execute")
     @idempotent
-    @blp.arguments(ConfigCreateRequestSchema)
+    @blp.arguments(ConfigCreateRequestSchema, example=request_examples.CONFIG_CREATE)
     @blp.response(201, CopyConfigSchema)
     @blp.errors(400, 401, 403, 409, 429)
     def post(self, body):
@@ -77,7 +78,7 @@ class ConfigItem(MethodView):
 
     @access.requires("trade:execute")
     @idempotent
-    @blp.arguments(ConfigFieldsSchema)
+    @blp.arguments(ConfigFieldsSchema, example=request_examples.CONFIG_EDIT)
     @blp.response(200, CopyConfigSchema)
     @blp.errors(400, 401, 403, 404, 429)
     def put(self, body, config_id: str):

@@ -1,4 +1,4 @@
-"""API keys: mint (secret shown once), list, revoke. Session JWT only."""
+"""API keys: mint (secret shown once), list, switch confirmations, revoke. Session JWT only."""
 
 from __future__ import annotations
 
@@ -10,8 +10,14 @@ from flask.views import MethodView
 from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotency_exempt, idempotent
-from schemas.keys import ApiKeyCreateRequestSchema, ApiKeyCreateResponseSchema, ApiKeySchema
-from services.identity import auth, keys
+from schemas import request_examples
+from schemas.keys import (
+    ApiKeyCreateRequestSchema,
+    ApiKeyCreateResponseSchema,
+    ApiKeySchema,
+    ApiKeyUpdateRequestSchema,
+)
+from services.identity import agent_confirmations, auth, keys
 
 blp = Blueprint("keys", __name__, url_prefix="/api/keys", description="API keys")
 
@@ -29,7 +35,7 @@ class Keys(MethodView):
     @idempotency_exempt("the response holds the key's one-time secret, which is never "
                         "stored, so it cannot be replayed. Retrying mints a second key; "
                         "revoke the spare one.")
-    @blp.arguments(ApiKeyCreateRequestSchema)
+    @blp.arguments(ApiKeyCreateRequestSchema, example=request_examples.API_KEY)
     @blp.response(201, ApiKeyCreateResponseSchema)
     @blp.errors(400, 401, 403, 429)
     def post(self, body):
@@ -50,6 +56,24 @@ class Keys(MethodView):
 
 @blp.route("/<uuid:key_id>")
 class Key(MethodView):
+    @access.jwt_only
+    @idempotent
+    @blp.arguments(ApiKeyUpdateRequestSchema, example=request_examples.API_KEY_UPDATE)
+    @blp.response(200, ApiKeySchema)
+    @blp.errors(400, 401, 403, 404, 409, 429, 503)
+    def patch(self, body, key_id: UUID):
+        """Switch whether a person confirms this key's money-moving MCP calls.
+
+        `{"confirm_money_tools": false}` lets the key's agent place orders, copy with real
+        funds, raise limits and claim without asking: like minting a key with
+        `wallet:write`, it needs a fresh confirmation code, the token of
+        `POST /api/auth/step-up` as the `X-Step-Up-Token` header (403 `scope_required`
+        without a live one). Turning it back on (`true`) needs none. 404 if not yours.
+        """
+        return agent_confirmations.switch(
+            access.current_principal(), "api_key", key_id, body["confirm_money_tools"],
+            request.headers.get(auth.STEP_UP_HEADER))
+
     @access.jwt_only
     @idempotent
     @blp.response(204)

@@ -12,6 +12,7 @@ from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.api.pagination import PAGINATION_HEADERS, paged
 from blueprints.idempotency import idempotency_exempt, idempotent
+from schemas import request_examples
 from schemas.common import PageArgsSchema
 from schemas.notifications import (
     ChannelCreateRequestSchema,
@@ -48,7 +49,8 @@ class Notifications(MethodView):
         Types: copy.filled, copy.skipped, copy.unconfirmed, config.stopped,
         config.breaker_opened, config.buys_paused, config.out_of_funds, order.filled, order.failed,
         claim.available, claim.completed, withdrawal.completed, withdrawal.ambiguous,
-        deposit.received, account.ready, feed.degraded, venue.throttled, channel.disabled.
+        deposit.received, account.ready, feed.degraded, venue.throttled, agent.confirmation,
+        channel.disabled.
         `unread=true` keeps the unread ones.
         """
         return paged(inbox.list_notifications(_user(), **args))
@@ -59,7 +61,7 @@ class MarkRead(MethodView):
     # A write: marking read hides a withdrawal or stop notice, so a read-only key may not.
     @access.requires("trade:execute")
     @idempotent
-    @blp.arguments(MarkReadRequestSchema)
+    @blp.arguments(MarkReadRequestSchema, example=request_examples.MARK_READ)
     @blp.response(200, MarkReadResultSchema)
     @blp.errors(400, 401, 403, 429)
     def post(self, body):
@@ -81,7 +83,7 @@ class Channels(MethodView):
     @idempotency_exempt("the response holds the webhook's one-time secret or Telegram link "
                         "code, which is never stored, so it cannot be replayed. Retrying "
                         "adds a second channel; remove the spare one.")
-    @blp.arguments(ChannelCreateRequestSchema)
+    @blp.arguments(ChannelCreateRequestSchema, example=request_examples.CHANNEL)
     @blp.response(201, ChannelCreateResponseSchema)
     @blp.errors(400, 401, 403, 429, 501)
     def post(self, body):
@@ -153,7 +155,7 @@ class Preferences(MethodView):
 
     @access.jwt_only
     @idempotent
-    @blp.arguments(PreferencesRequestSchema)
+    @blp.arguments(PreferencesRequestSchema, example=request_examples.PREFERENCES)
     @blp.response(200, PreferenceSchema(many=True))
     @blp.errors(400, 401, 403, 429)
     def put(self, body):

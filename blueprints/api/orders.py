@@ -7,6 +7,7 @@ from flask.views import MethodView
 from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotent
+from schemas import request_examples
 from schemas.trading import (
     CancelResultSchema,
     OpenOrderSchema,
@@ -24,7 +25,7 @@ blp = Blueprint("orders", __name__, url_prefix="/api/markets", description="Orde
 class OrderPreview(MethodView):
     @access.requires("trade:execute")
     @idempotent
-    @blp.arguments(PlaceOrderRequestSchema)
+    @blp.arguments(PlaceOrderRequestSchema, example=request_examples.ORDER_PREVIEW)
     @blp.response(200, OrderPreviewSchema)
     @blp.errors(400, 401, 403, 404, 409, 429, 503)
     def post(self, body):
@@ -44,7 +45,7 @@ class OrderPreview(MethodView):
 class PlaceOrder(MethodView):
     @access.requires("trade:execute")
     @idempotent
-    @blp.arguments(PlaceOrderSchema)
+    @blp.arguments(PlaceOrderSchema, example=request_examples.ORDER)
     @blp.response(200, PlaceOrderResponseSchema)
     @blp.errors(400, 401, 402, 403, 404, 409, 429, 503)
     def post(self, body):
@@ -62,8 +63,8 @@ class PlaceOrder(MethodView):
         is lost, the order answers 503 `polymarket_unavailable` with `Retry-After` (and
         `reason`, `order_id`): retry with the same Idempotency-Key; it is placed once.
         """
-        return orders.place_order(access.current_principal().user, source="manual",
-                                  **body).response()
+        return orders.placed_view(orders.place_order(access.current_principal().user,
+                                                     source="manual", **body))
 
 
 @blp.route("/orders")

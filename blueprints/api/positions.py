@@ -7,6 +7,7 @@ from flask.views import MethodView
 from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotent
+from schemas import request_examples
 from schemas.trading import (
     PositionsArgsSchema,
     PositionSchema,
@@ -42,7 +43,7 @@ class Positions(MethodView):
 class SellPositions(MethodView):
     @access.requires("trade:execute")
     @idempotent
-    @blp.arguments(SellPositionsRequestSchema)
+    @blp.arguments(SellPositionsRequestSchema, example=request_examples.SELL)
     @blp.response(200, SellPositionsResponseSchema)
     @blp.errors(400, 401, 403, 409, 429, 503)
     def post(self, body):

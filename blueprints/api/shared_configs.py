@@ -7,6 +7,7 @@ from flask.views import MethodView
 from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotency_exempt, idempotent
+from schemas import request_examples
 from schemas.shared_configs import (
     SHARE_EXAMPLE,
     SHARED_EXAMPLE,
@@ -26,8 +27,7 @@ class ConfigShare(MethodView):
     @idempotency_exempt("the response holds the link's token, which is never stored, so it "
                         "cannot be replayed. Retrying makes a new link and the first one "
                         "stops working, which is what a retry wants.")
-    @blp.arguments(ShareRequestSchema, required=False,
-                   example={"show_results": False})
+    @blp.arguments(ShareRequestSchema, required=False, example=request_examples.SHARE)
     @blp.response(201, ShareLinkSchema, example=SHARE_EXAMPLE)
     @blp.errors(400, 401, 403, 404, 429)
     def post(self, body, config_id: str):

@@ -8,6 +8,7 @@ from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotency_exempt
 from schemas import discovery_examples as examples
+from schemas import request_examples
 from schemas.copyability import EXAMPLE, CopyabilityOperationSchema, CopyabilityRequestSchema
 from schemas.markets import TraderProfileSchema, TradersArgsSchema, TraderSchema
 from schemas.screening import CompareArgsSchema, ComparedTraderSchema
@@ -80,7 +81,7 @@ class Copyability(MethodView):
     @access.requires("read:markets")
     @idempotency_exempt("a report is cached per question: asking again answers the same "
                         "report, or the same job building it.")
-    @blp.arguments(CopyabilityRequestSchema)
+    @blp.arguments(CopyabilityRequestSchema, example=request_examples.COPYABILITY)
     @blp.response(202, CopyabilityOperationSchema,
                   description="Not cached: a job builds the report. Follow `location` "
                               "(also the `Location` header) until `status` is `done`.")

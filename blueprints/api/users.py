@@ -7,6 +7,7 @@ from flask.views import MethodView
 from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotent
+from schemas import request_examples
 from schemas.users import UserLimitsSchema, UserProfileSchema
 from services.copying import configs
 from services.identity import users
@@ -35,7 +36,7 @@ class MyLimits(MethodView):
 
     @access.requires("trade:execute")
     @idempotent
-    @blp.arguments(UserLimitsSchema)
+    @blp.arguments(UserLimitsSchema, example=request_examples.USER_LIMITS)
     @blp.response(200, UserLimitsSchema)
     @blp.errors(400, 401, 403, 429)
     def put(self, body):

@@ -10,6 +10,7 @@ from flask.views import MethodView
 from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.idempotency import idempotent
+from schemas import request_examples
 from schemas.wallets import (
     BalanceSchema,
     ClaimRequestSchema,
@@ -61,7 +62,7 @@ class Balance(MethodView):
 class Withdraw(MethodView):
     @access.requires("wallet:write")
     @idempotent
-    @blp.arguments(WithdrawRequestSchema)
+    @blp.arguments(WithdrawRequestSchema, example=request_examples.WITHDRAW)
     @blp.response(200, WithdrawResponseSchema)
     @blp.errors(400, 401, 402, 403, 409, 429, 500, 501, 503)
     def post(self, body):
@@ -105,7 +106,7 @@ class WithdrawalStatus(MethodView):
 class ClaimPositions(MethodView):
     @access.requires("wallet:write")
     @idempotent
-    @blp.arguments(ClaimRequestSchema, required=False)
+    @blp.arguments(ClaimRequestSchema, required=False, example=request_examples.CLAIM)
     @blp.response(200, ClaimResponseSchema)
     @blp.errors(400, 401, 402, 403, 409, 429, 500, 501, 503)
     def post(self, body):

@@ -7,10 +7,19 @@ from __future__ import annotations
 from uuid import UUID
 
 from flask import Response, render_template
+from markupsafe import Markup
 
 from blueprints.dashboard import refresh
 from blueprints.dashboard import session as browser
-from blueprints.dashboard.base import bp, current_principal, form_text, parse, present
+from blueprints.dashboard.base import (
+    bp,
+    current_principal,
+    form_text,
+    go,
+    is_htmx,
+    parse,
+    present,
+)
 from schemas.accounts import (
     ConnectAccountSchema,
     OnboardingSchema,
@@ -31,7 +40,13 @@ def account_page() -> str:
     """The account, its onboarding steps (followed live) and the connect form; a ready
     account's deposits are looked at now (a deduplicated job)."""
     deposits.on_account_viewed(current_principal().user)
-    return render_template("dashboard/account.html", onboarding=_status())
+    return _account_page()
+
+
+def _account_page(wrap_card: str = "") -> str:
+    """The account's page, with the wrap card a request without JavaScript asked for."""
+    return render_template("dashboard/account.html", onboarding=_status(),
+                           wrap_card=Markup(wrap_card))
 
 
 @bp.get("/account/onboarding")
@@ -83,15 +98,18 @@ def _wrap_fragment(wrap: dict | None = None) -> str:
 
 @bp.get("/account/wrap")
 def wrap_offer() -> str:
-    """USDC.e waiting at the deposit wallet, with a button to wrap it, and the last wrap."""
-    return _wrap_fragment()
+    """USDC.e waiting at the deposit wallet, with a button to wrap it, and the last wrap
+    (asked without JavaScript, its link: the account's page with the card in place)."""
+    return _wrap_fragment() if is_htmx() else _account_page(_wrap_fragment())
 
 
 @bp.post("/account/wrap")
-def start_wrap() -> str:
+def start_wrap() -> str | Response:
     """Wrap the USDC.e shown (POST /api/trading-account/wrap), then follow it."""
     body = parse(WrapRequestSchema(), {"amount": form_text("amount") or ""})
     row = collateral.request_wrap(current_principal().user, body["amount"])
+    if not is_htmx():  # posted without JavaScript: the account's page follows the wrap
+        return go(f"/dashboard/account/wraps/{row.id}")
     return _wrap_fragment(collateral.describe(row))
 
 
@@ -100,6 +118,8 @@ def wrap_progress(wrap_id: UUID) -> Response:
     """One wrap's progress; the fragment polls itself until it is confirmed or failed (then
     the readiness card re-reads, through the ``wrap-confirmed`` event)."""
     wrap = collateral.describe(collateral.get(current_principal().user, wrap_id))
+    if not is_htmx():  # a reload of the page a form without JavaScript was sent to
+        return Response(_account_page(_wrap_fragment(wrap)))
     if wrap["status"] == "confirmed":  # pUSD arrived: the balance changed too
         return refresh.announce(_wrap_fragment(wrap), refresh.WRAP, refresh.BALANCE)
     return refresh.announce(_wrap_fragment(wrap))

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from flask import Response, render_template, request
+from markupsafe import Markup
 
 from blueprints.dashboard.base import (
     bp,
@@ -16,6 +17,7 @@ from blueprints.dashboard.base import (
     form_int,
     form_text,
     go,
+    is_htmx,
     parse,
     present,
 )
@@ -156,7 +158,12 @@ def preview_config() -> str:
     data = {"target_address": form_text("target_address") or "", **_config_form()}
     body = parse(ConfigPreviewRequestSchema(), data)
     shown = present(ConfigPreviewSchema(), configs.preview(current_principal().user, body))
-    return render_template("dashboard/_config_preview.html", preview=shown)
+    html = render_template("dashboard/_config_preview.html", preview=shown)
+    if is_htmx():
+        return html
+    # Posted without JavaScript: the form's page again, as filled in, the preview below it.
+    return render_template("dashboard/config_new.html", values=request.form, expected=None,
+                           preview=Markup(html))
 
 
 @bp.post("/configs")

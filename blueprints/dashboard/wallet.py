@@ -52,19 +52,28 @@ def qr_svg(text: str) -> Markup:
 @bp.get("/wallet")
 def wallet_page() -> str:
     """Deposit address and QR code; balances, withdraw and claims load as fragments (and
-    the withdrawal ``?withdrawal=`` names, where a form posted without JavaScript was sent)."""
+    the withdrawal ``?withdrawal=`` or the claims ``?claims=`` name, where a form posted
+    without JavaScript was sent)."""
+    user = current_principal().user
     step = None
     if request.args.get("withdrawal"):
-        record = withdrawals.get(current_principal().user, request.args["withdrawal"])
+        record = withdrawals.get(user, request.args["withdrawal"])
         step = _withdrawal_fragment(record, None).get_data(as_text=True)
-    return _wallet_page(step)
+    progress = "".join(
+        render_template("dashboard/_claim.html",
+                        claim=present(ClaimSchema(), claims.describe(claims.get(user, ident))))
+        for ident in (request.args.get("claims") or "").split(",") if ident.strip())
+    return _wallet_page(step, claim_progress=progress)
 
 
-def _wallet_page(withdraw_step: str | None = None) -> str:
+def _wallet_page(withdraw_step: str | None = None, *, claimable: str = "",
+                 claim_progress: str = "") -> str:
+    """The wallet's page, with what a form posted without JavaScript answered in place."""
     deposit = present(DepositAddressSchema(), wallets.deposit_address(current_principal().user))
     return render_template("dashboard/wallet.html", deposit=deposit,
                            qr=qr_svg(deposit["address"]), tokens=TOKEN_LABELS,
-                           withdraw_step=Markup(withdraw_step) if withdraw_step else None)
+                           withdraw_step=Markup(withdraw_step) if withdraw_step else None,
+                           claimable=Markup(claimable), claim_progress=Markup(claim_progress))
 
 
 @bp.get("/wallet/balances")
@@ -153,9 +162,13 @@ def withdrawal_status(withdrawal_id: UUID) -> Response:
 def claimable() -> str:
     """Positions of resolved markets the wallet holds, and what claiming each pays."""
     wallet = wallets.get_or_create(current_principal().user)
-    return render_template("dashboard/_claimable.html",
-                           positions=claims.wallet_claimable(wallet),
+    positions = claims.wallet_claimable(wallet)
+    html = render_template("dashboard/_claimable.html", positions=positions,
+                           units={p.collateral: claims.payout_symbol(p.collateral)
+                                  for p in positions},
                            gasless=trading_accounts.uses_relayer(wallet))
+    # Asked without JavaScript (its link): the wallet's page with the list in place.
+    return html if is_htmx() else _wallet_page(claimable=html)
 
 
 @bp.post("/wallet/claim")
@@ -164,6 +177,8 @@ def claim() -> Response:
     token_ids = request.form.getlist("token_ids") or None
     sent = claims.claim(current_principal().user, token_ids)
     answer = {**present(ClaimResponseSchema(), sent), "message": sent["summary"]}
+    if not is_htmx():  # posted without JavaScript: the wallet's page follows the claims
+        return go("/dashboard/wallet?claims=" + ",".join(c["id"] for c in answer["claims"]))
     # A claim already confirmed polls no more: announce it here (the others, when they end).
     confirmed = any(c["status"] == "confirmed" for c in answer["claims"])
     return refresh.announce(render_template("dashboard/_claims.html", answer=answer),

@@ -19,6 +19,7 @@ from blueprints.idempotency import idempotency_exempt
 from blueprints.mcp import manifest as manifest_doc
 from blueprints.mcp import transport
 from blueprints.mcp.catalogue import catalogue
+from schemas import request_examples
 from schemas.jsonrpc import JsonRpcRequestSchema, JsonRpcResponseSchema
 
 ENDPOINT = "/api/mcp"
@@ -49,9 +50,18 @@ Money-moving calls (`place_market_order`, `create_copy_config` and `start_copyin
 live config, `update_copy_config` raising a limit, `claim_positions`) wait for a person
 unless the key's or app's owner turned that off: a 2026-07-28 client that declared
 elicitation gets `resultType: input_required` with an `elicitation/create` form and a
-signed `requestState`; any other gets an `isError` result (`validation_failed` naming
-`confirmation_code`) whose `confirmation` holds the code to pass back. A read-only endpoint
-is at `/api/mcp/readonly`.
+signed `requestState`; a 2025-11-25 session whose client declared elicitation at
+`initialize` gets a `text/event-stream` carrying the server request `elicitation/create`
+(id `confirm-<id>`): POST its result as a JSON-RPC response on the session (202) and the
+stream then carries the call's result (declined, cancelled or unanswered within the
+confirmation's 15 minutes: an `isError` result, nothing sent). Any other client gets an
+`isError` result (`validation_failed` naming `confirmation_code`) whose `confirmation`
+holds the code to pass back. Tasks: on 2025-11-25, a `tools/call` with `task`
+answers `{task}` (`tasks/get`, `tasks/list`, `tasks/result`, `tasks/cancel`); on
+2026-07-28, a request whose client capabilities list the extension
+`io.modelcontextprotocol/tasks` gets, for a money tool that ran, a task with
+`resultType: task` (`tasks/get`, with `result` once completed; `tasks/cancel`). A
+read-only endpoint is at `/api/mcp/readonly`.
 """
 
 
@@ -62,7 +72,8 @@ class McpEndpoint(MethodView):
                         "through the same store as Idempotency-Key.")
     @blp.doc(summary="MCP endpoint (Streamable HTTP)", description=_ENDPOINT_DOC,
              requestBody={"required": True,
-                          "content": {"application/json": {"schema": JsonRpcRequestSchema}}})
+                          "content": {"application/json": {"schema": JsonRpcRequestSchema,
+                                                           "example": request_examples.JSON_RPC}}})
     @blp.alt_response(200, schema=JsonRpcResponseSchema,
                       description="A JSON-RPC response (legacy-era JSON-RPC errors too).")
     @blp.alt_response(202, description="A notification was accepted (no body).")
@@ -92,7 +103,8 @@ class ReadOnlyEndpoint(MethodView):
         "answers -32602 `Unknown tool`, whatever scopes the credential holds. OAuth tokens "
         "for `/api/mcp` are accepted here."),
         requestBody={"required": True,
-                     "content": {"application/json": {"schema": JsonRpcRequestSchema}}})
+                     "content": {"application/json": {"schema": JsonRpcRequestSchema,
+                                                           "example": request_examples.JSON_RPC}}})
     @blp.alt_response(200, schema=JsonRpcResponseSchema, description="A JSON-RPC response.")
     @blp.alt_response(202, description="A notification was accepted (no body).")
     @blp.alt_response(400, schema=JsonRpcResponseSchema,

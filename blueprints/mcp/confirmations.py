@@ -5,14 +5,17 @@ call spends (None when no confirmation is needed), raises ``InputRequired`` to a
 form (2026-07-28 clients that declared elicitation: an ``InputRequiredResult`` with an
 ``elicitation/create`` form and a signed ``requestState``), or raises ValidationFailed
 naming ``confirmation_code`` (every other client: the body's ``confirmation`` carries the
-code, the words to show and when it expires). 2025-era sessions get the code path: the
-transport answers every POST with one JSON body, so it cannot carry a server request.
+code, the words to show and when it expires). A 2025-11-25 session whose client declared
+elicitation is asked with a server request instead: ``check`` raises ``AskOnSession`` and
+the transport answers the call with an SSE stream carrying ``elicitation/create``
+(server_requests.py), then runs the call again with the answer (``Asking.answered``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 from services.identity import agent_confirmations, money_tools
 from services.platform import errors
@@ -29,6 +32,8 @@ class Asking:
     form: bool = False
     responses: Any = None  # params.inputResponses of a retry
     state: str | None = None  # params.requestState of a retry
+    on_session: bool = False  # a server request can ask (a 2025-11-25 session's stream)
+    answered: UUID | None = None  # the confirmation answered on the session
 
 
 CODE_ONLY = Asking()
@@ -42,22 +47,38 @@ class InputRequired(Exception):
         self.result = result
 
 
-def _form(words: str, state: str) -> dict[str, Any]:
+class AskOnSession(Exception):
+    """The call needs the person's answer, asked with a server request on the session."""
+
+    def __init__(self, row: agent_confirmations.AgentConfirmation) -> None:
+        super().__init__("ask on the session")
+        self.row = row
+
+
+def form_request(words: str) -> dict[str, Any]:
+    """The ``elicitation/create`` request (method and params) showing ``words``."""
     schema = {"type": "object", "required": [INPUT_KEY], "properties": {INPUT_KEY: {
         "type": "boolean", "title": "I confirm", "default": False,
         "description": "Tick to let the agent do exactly this."}}}
-    request = {"method": "elicitation/create", "params": {
+    return {"method": "elicitation/create", "params": {
         "mode": "form", "message": words, "requestedSchema": schema}}
-    return {"resultType": "input_required", "inputRequests": {INPUT_KEY: request},
+
+
+def _form(words: str, state: str) -> dict[str, Any]:
+    return {"resultType": "input_required", "inputRequests": {INPUT_KEY: form_request(words)},
             "requestState": state}
 
 
-def _accepted(responses: Any) -> bool:
-    answer = responses.get(INPUT_KEY) if isinstance(responses, dict) else None
+def accepted(answer: Any) -> bool:
+    """Whether an ElicitResult says yes: accepted, with the box ticked."""
     if not isinstance(answer, dict) or answer.get("action") != "accept":
         return False
     content = answer.get("content")
     return isinstance(content, dict) and content.get(INPUT_KEY) is True
+
+
+def _accepted(responses: Any) -> bool:
+    return accepted(responses.get(INPUT_KEY) if isinstance(responses, dict) else None)
 
 
 def _needed(row: agent_confirmations.AgentConfirmation, code: str | None,
@@ -72,6 +93,8 @@ def _needed(row: agent_confirmations.AgentConfirmation, code: str | None,
 def check(principal: Principal, tool: str, args: dict[str, Any], code: str | None,
           asking: Asking) -> agent_confirmations.AgentConfirmation | None:
     """The confirmation this call spends; raises when a person must answer first."""
+    if asking.answered is not None:  # asked on the session: its answer decides, whatever
+        return agent_confirmations.redeem_answered(principal, tool, args, asking.answered)
     if not money_tools.guarded(tool) or not agent_confirmations.required(principal):
         return None
     words = money_tools.summary(principal.user, tool, args)
@@ -86,6 +109,8 @@ def check(principal: Principal, tool: str, args: dict[str, Any], code: str | Non
     if waiting is not None and waiting.status == "approved":
         agent_confirmations.redeem_approved(waiting)
         return waiting
+    if asking.on_session:
+        raise AskOnSession(agent_confirmations.ask_on_session(principal, tool, args, words))
     if asking.form:
         _, state = agent_confirmations.ask_form(principal, tool, args, words)
         raise InputRequired(_form(words, state))

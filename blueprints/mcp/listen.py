@@ -22,7 +22,8 @@ Every frame carries ``_meta["io.modelcontextprotocol/subscriptionId"]`` = the re
 
 Workers: gunicorn's gthread worker gives the stream one of its threads for its whole life
 (its heartbeat is the main thread's, so a long response is never killed as stuck). A
-process holds at most MCP_LISTEN_STREAMS of them, and one user at most
+process holds at most MCP_LISTEN_STREAMS of them (a call waiting for a confirmation on its
+stream, server_requests.py, takes a slot too), and one user at most
 MCP_LISTEN_STREAMS_PER_USER of those, so one user cannot take every slot (one more answers
 HTTP 429 -31429 with Retry-After); that leaves the other threads serving, and
 MCP_LISTEN_MAX_SECONDS bounds each. Both caps are per process (no Redis lease to leak when a
@@ -76,7 +77,7 @@ def open_streams() -> int:
     return _open
 
 
-def _take_slot(user_id: UUID) -> str | None:
+def take_slot(user_id: UUID) -> str | None:
     """Take a slot for ``user_id``'s stream; why not (the 429's message) when none is free."""
     global _open
     settings = runtime().settings
@@ -90,7 +91,8 @@ def _take_slot(user_id: UUID) -> str | None:
         return None
 
 
-def _give_slot(user_id: UUID) -> None:
+def give_slot(user_id: UUID) -> None:
+    """Give back a slot taken with ``take_slot``."""
     global _open
     with _lock:
         _open -= 1
@@ -115,7 +117,8 @@ def honored_filter(principal: Principal, requested: Any) -> dict[str, Any]:
     return {"resourceSubscriptions": [resources.NOTIFICATIONS_URI]}
 
 
-def _frame(message: dict[str, Any]) -> str:
+def frame(message: dict[str, Any]) -> str:
+    """One SSE event carrying one JSON-RPC message."""
     return f"event: message\ndata: {json.dumps(message, separators=(',', ':'))}\n\n"
 
 
@@ -137,9 +140,9 @@ def stream(principal: Principal, request_id: Any, params: dict[str, Any]) -> Res
             "result": {"resultType": "complete", "_meta": dict(meta)}}
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     if not honored:  # nothing we would ever send: acknowledge and end at once
-        return Response(_frame(ack) + _frame(done), mimetype="text/event-stream",
+        return Response(frame(ack) + frame(done), mimetype="text/event-stream",
                         headers=headers)
-    refused = _take_slot(principal.user_id)
+    refused = take_slot(principal.user_id)
     if refused:
         busy = errors.RateLimited(refused, retry_after=BUSY_RETRY_SECONDS)
         raise JsonRpcError(protocol.LISTEN_BUSY, busy.message, status=429,
@@ -148,7 +151,7 @@ def stream(principal: Principal, request_id: Any, params: dict[str, Any]) -> Res
     try:
         listener = inbox.Listener(principal.user_id)
     except errors.CacheUnavailable:
-        _give_slot(principal.user_id)
+        give_slot(principal.user_id)
         raise
     authorization = request.headers.get("Authorization")
     lifetime = runtime().settings.mcp_listen_max_seconds
@@ -161,11 +164,11 @@ def stream(principal: Principal, request_id: Any, params: dict[str, Any]) -> Res
         if not released.is_set():
             released.set()
             listener.close()
-            _give_slot(principal.user_id)
+            give_slot(principal.user_id)
 
     def frames() -> Generator[str, None, None]:
         try:
-            yield _frame(ack)
+            yield frame(ack)
             ends = time.monotonic() + lifetime
             quiet_since = time.monotonic()
             while time.monotonic() < ends and not STOPPING.is_set():
@@ -184,17 +187,17 @@ def stream(principal: Principal, request_id: Any, params: dict[str, Any]) -> Res
                 if not _still_allowed(authorization):
                     break
                 quiet_since = now
-                yield _frame({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                yield frame({"jsonrpc": "2.0", "method": "notifications/resources/updated",
                               "params": {"uri": resources.item_uri(item["id"]), "_meta": {
                                   **meta, META_NOTIFICATION: json.loads(dumps(item))}}})
-            yield _frame(done)
+            yield frame(done)
         finally:  # also when the client went away (the server closes the generator)
             release()
 
-    return Response(_Body(frames(), release), mimetype="text/event-stream", headers=headers)
+    return Response(StreamBody(frames(), release), mimetype="text/event-stream", headers=headers)
 
 
-class _Body:
+class StreamBody:
     """The stream's body: the server closes it when the response ends or the client goes,
     which releases the stream's slot even if it never started."""
 

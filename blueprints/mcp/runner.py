@@ -121,5 +121,7 @@ def run(entry: CatalogueEntry, principal: Principal, arguments: dict[str, Any],
         return ToolResult(outcome.body, replayed=outcome.replayed, untrusted=tool.untrusted)
     except confirmations.InputRequired as asked:
         return ToolResult(None, input_required=asked.result)
+    except confirmations.AskOnSession:
+        raise  # the transport asks on the session's stream, then runs the call again
     except Exception as exc:  # every failure is the agent's to read, never a 500
         return failure(_translate(exc, tool.name))

@@ -2,13 +2,16 @@
 
 Every request is answered with ``application/json`` (no tool streams progress), except a
 2026-07-28 ``subscriptions/listen``, whose answer is an SSE stream of the caller's new
-notifications (listen.py). What the server does, by revision:
+notifications (listen.py), and a money-moving ``tools/call`` in a 2025-11-25 session whose
+client declared elicitation, answered with an SSE stream carrying our ``elicitation/create``
+and then the call's result (server_requests.py). What the server does, by revision:
 
 - **Both eras.** GET and DELETE answer 405 (no server-initiated stream; clients cannot end
   sessions). A present ``Origin`` that is not BASE_URL's origin or listed in
   MCP_ALLOWED_ORIGINS answers 403 before anything else (DNS-rebinding guard). A JSON
   array (batch) is refused with 400 -32600; a body that is not JSON with 400 -32700. A
-  notification, or a JSON-RPC response, answers 202 with no body.
+  notification answers 202 with no body; so does a JSON-RPC response (a legacy session's
+  answer to our ``elicitation/create`` is recorded first; the modern era refuses it).
   ``MCP-Protocol-Version`` naming a version we do not speak answers 400 -32022
   (UnsupportedProtocolVersion, ``data.supported`` listing ours).
 - **Legacy** (2025-06-18, 2025-11-25): ``initialize`` negotiates (the client's version
@@ -57,6 +60,7 @@ from blueprints.mcp import (
     protocol,
     resources,
     runner,
+    server_requests,
     sessions,
     tasks,
 )
@@ -186,11 +190,11 @@ def handle(*, readonly: bool = False) -> Response:
                      400)
     modern = header_version in protocol.MODERN_VERSIONS
 
-    if "method" not in message:  # a JSON-RPC response: we never ask, so nothing awaits it
+    if "method" not in message:  # a JSON-RPC response: an answer to our elicitation/create
         if modern:
             err = JsonRpcError(protocol.INVALID_REQUEST, "Clients send requests, not responses.")
             return _json(err.body(_request_id(message)), 400)
-        return Response(status=202)
+        return _client_response(message)
     if not isinstance(message["method"], str):
         err = JsonRpcError(protocol.INVALID_REQUEST, "method must be a string.")
         return _json(err.body(_request_id(message)), 400)
@@ -215,11 +219,11 @@ def handle(*, readonly: bool = False) -> Response:
             raise JsonRpcError(protocol.INVALID_PARAMS, "params must be an object.")
         if use_modern:
             outcome = _modern(method, params, header_version, request_id, readonly)
-            if isinstance(outcome, Response):  # a subscriptions/listen stream
-                return outcome
-            result, headers = outcome
         else:
-            result, headers = _legacy(method, params, header_version, readonly)
+            outcome = _legacy(method, params, header_version, request_id, readonly)
+        if isinstance(outcome, Response):  # a listen stream, or a call asking on its stream
+            return outcome
+        result, headers = outcome
     except JsonRpcError as err:
         status = err.status
         if use_modern and status == 200:
@@ -247,30 +251,49 @@ def _principal() -> Principal:
     return principal
 
 
+def _session(principal: Principal) -> sessions.Session | None:
+    """The request's Mcp-Session-Id read; 404 (initialize again) when it is not live."""
+    session_id = request.headers.get(protocol.SESSION_HEADER)
+    if not session_id:
+        return None
+    session = sessions.read(session_id, principal.user_id)
+    if session is None:
+        raise JsonRpcError(protocol.INVALID_REQUEST,
+                           "Unknown or expired Mcp-Session-Id: initialize again.", status=404)
+    return session
+
+
+def _client_response(message: dict[str, Any]) -> Response:
+    """A legacy client's JSON-RPC response: its answer to a confirmation we asked on its
+    session is recorded; anything else awaits nothing. 202 either way."""
+    try:
+        session = _session(_principal())
+    except JsonRpcError as err:
+        return _json(err.body(_request_id(message)), err.status)
+    if session is not None:
+        server_requests.answered(_principal(), message)
+    return Response(status=202)
+
+
 def _legacy(method: str, params: dict[str, Any], header_version: str | None,
-            readonly: bool = False) -> tuple[dict[str, Any], dict[str, str]]:
+            request_id: Any, readonly: bool = False
+            ) -> tuple[dict[str, Any], dict[str, str]] | Response:
     principal = _principal()
     if method == "initialize":
         return _initialize(principal, params)
-    session_id = request.headers.get(protocol.SESSION_HEADER)
-    session_version = None
-    if session_id:
-        session_version = sessions.version_of(session_id,
-                                              principal.user_id)
-        if session_version is None:
-            raise JsonRpcError(protocol.INVALID_REQUEST,
-                               "Unknown or expired Mcp-Session-Id: initialize again.",
-                               status=404)
-    version = header_version or session_version or protocol.DEFAULT_LEGACY
+    session = _session(principal)
+    version = header_version or (session.version if session else protocol.DEFAULT_LEGACY)
     if method == "ping":
         return {}, {}
     if method == "tools/list":
         return _list_tools(principal, params, modern=False, readonly=readonly), {}
     if method == "tools/call":
-        result = _call_tool(principal, params, readonly=readonly)
-        if isinstance(params.get("task"), dict) and "content" in result:
-            return tasks.created(principal, params, result), {}
-        return result, {}
+        if isinstance(params.get("task"), dict):
+            result = _call_tool(principal, params, readonly=readonly)
+            return (tasks.created(principal, params, result) if "content" in result
+                    else result), {}
+        return _call_asking_on_session(principal, params, request_id, session, version,
+                                       readonly)
     if method in tasks.METHODS and not readonly:
         return tasks.handle(principal, method, params), {}
     if method == "server/discover":
@@ -289,7 +312,9 @@ def _initialize(principal: Principal, params: dict[str, Any]
         raise JsonRpcError(protocol.INVALID_PARAMS, "params.capabilities must be an object.")
     # Negotiation: the client's version when we speak it, else our latest handshake one.
     version = requested if requested in protocol.LEGACY_VERSIONS else protocol.LATEST_LEGACY
-    session_id = sessions.issue(principal.user_id, version)
+    capabilities = params.get("capabilities", {})
+    session_id = sessions.issue(principal.user_id, version,
+                                elicitation=isinstance(capabilities.get("elicitation"), dict))
     result = {
         "protocolVersion": version,
         "capabilities": {"tools": {"listChanged": False},
@@ -339,6 +364,10 @@ def _modern(method: str, params: dict[str, Any], header_version: str | None,
             form=isinstance(capabilities.get("elicitation"), dict),
             responses=params.get("inputResponses"), state=_text(params.get("requestState")))
         result = _call_tool(principal, params, asking, readonly=readonly)
+        if "content" in result and tasks.wanted(capabilities) and not readonly:
+            result = tasks.created_modern(principal, params, result)
+    elif method in tasks.MODERN_METHODS and not readonly:
+        result = tasks.handle_modern(principal, method, params)
     elif method == "resources/list":
         result = resources.list_resources(principal)
     elif method == "resources/read":
@@ -392,7 +421,8 @@ def _check_mirrored_headers(method: str, params: dict[str, Any]) -> None:
 def _discover() -> dict[str, Any]:
     return {
         "supportedVersions": list(protocol.SUPPORTED_VERSIONS),
-        "capabilities": {"tools": {"listChanged": False}, "resources": {"subscribe": True}},
+        "capabilities": {"tools": {"listChanged": False}, "resources": {"subscribe": True},
+                         "extensions": {tasks.EXTENSION: {}}},
         "instructions": INSTRUCTIONS,
         "ttlMs": DISCOVER_TTL_MS,
         "cacheScope": "public",
@@ -441,6 +471,29 @@ def _call_tool(principal: Principal, params: dict[str, Any],
     except errors.ScopeRequired as err:
         raise insufficient_scope(err) from None
     return outcome.as_json()
+
+
+def _call_asking_on_session(principal: Principal, params: dict[str, Any], request_id: Any,
+                            session: sessions.Session | None, version: str,
+                            readonly: bool) -> tuple[dict[str, Any], dict[str, str]] | Response:
+    """A legacy tools/call; in a session that can answer a form (server_requests.py), a
+    confirmation is asked on the call's stream, while a long-stream slot is free."""
+    can_ask = (session is not None and session.elicitation
+               and version in server_requests.VERSIONS and not readonly
+               and listen.take_slot(principal.user_id) is None)
+    streaming = False  # the stream, once made, gives the slot back when it ends
+    try:
+        return _call_tool(principal, params, confirmations.Asking(on_session=can_ask),
+                          readonly=readonly), {}
+    except confirmations.AskOnSession as asked:
+        response = server_requests.stream(
+            principal, request_id, asked,
+            lambda asking: _call_tool(principal, params, asking, readonly=readonly))
+        streaming = True
+        return response
+    finally:
+        if can_ask and not streaming:
+            listen.give_slot(principal.user_id)
 
 
 def resource_metadata_url() -> str:

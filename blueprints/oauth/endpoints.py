@@ -29,6 +29,7 @@ from blueprints import access
 from blueprints.api.base import Blueprint
 from blueprints.dashboard import session as browser
 from blueprints.oauth.server import current_server
+from schemas import request_examples
 from schemas.oauth import ClientInformationSchema, OAuthErrorSchema, TokenResponseSchema
 from services.identity import auth, keys
 from services.oauth import clients as oauth_clients
@@ -36,6 +37,7 @@ from services.oauth import resources as oauth_resources
 from services.oauth import server as oauth_server
 from services.oauth import tokens as oauth
 from services.platform import errors
+from services.wallets import account_setup
 
 blp = Blueprint("oauth", __name__, url_prefix="/oauth", description=(
     "OAuth 2.1 authorization server for hosted agents. Lifetimes: access tokens (`svco_...`) "
@@ -211,6 +213,8 @@ def authorize() -> Response:
             if refused is not None:
                 return refused
         approval = oauth.record_approval(user, grant.client.record, chosen)
+        # An app's sign-in: its user may trade through it at once, so setup starts now.
+        account_setup.start(user)
         grant.request.approval = approval
         grant.request.approved_scope = " ".join(oauth.ordered_scopes(chosen))
         response = server.create_authorization_response(grant=grant, grant_user=user)
@@ -279,7 +283,8 @@ def token() -> Response:
             "grant_types": {"type": "array", "items": {"type": "string"}},
             "response_types": {"type": "array", "items": {"type": "string"}},
             "scope": {"type": "string"}, "client_uri": {"type": "string"},
-            "logo_uri": {"type": "string"}}}}}},
+            "logo_uri": {"type": "string"}}},
+        "example": request_examples.OAUTH_CLIENT}}},
     responses={
         "201": {"description": "The registered client (RFC 7591 3.2.1).",
                 "content": {"application/json": {"schema": ClientInformationSchema}}},

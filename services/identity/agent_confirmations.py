@@ -9,7 +9,10 @@ and runs one call. Two ways to ask:
   pending confirmation on the dashboard (or Telegram): once approved, the agent's retry
   with the same arguments runs with or without the code; once declined, nothing does.
 - **form** (an elicitation): the client shows the words and the person accepts or
-  declines; the retry carries the answer and a signed ``request_state`` naming the row.
+  declines; the retry carries the answer and a signed ``request_state`` naming the row
+  (2026-07-28), or the answer comes back on the client's session while the call waits
+  (a server request in a 2025-11-25 session: ``answer`` records it, ``redeem_answered``
+  spends it; the waiting is services/identity/confirmation_answers.py).
 
 Whether a credential asks at all is its owner's switch, ``confirm_money_tools`` (on by
 default). Marking a row used happens before the tool runs, atomically; if the tool then
@@ -32,6 +35,8 @@ from models import ApiKey
 from models.agents import AgentConfirmation
 from models.base import utcnow
 from models.oauth import Approval
+from services.identity import auth
+from services.notifications import events
 from services.platform import errors, keyring
 from services.platform.principal import Principal, user_id_of
 from services.platform.runtime import runtime
@@ -42,6 +47,7 @@ STATE_PURPOSE = "mcp-request-state"
 # Unambiguous when read aloud or typed from a phone: no 0/O, 1/I/L.
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 FIELD = "confirmation_code"
+DASHBOARD = "/dashboard/keys"  # where pending confirmations are listed
 # Arguments that are not the action itself: they never change what the call does.
 NOT_BOUND = frozenset({"idempotency_key", FIELD})
 
@@ -69,7 +75,8 @@ def required(principal: Principal) -> bool:
     return row is None or bool(row.confirm_money_tools)
 
 
-def set_required(principal: Principal, kind: str, credential_id: UUID, on: bool) -> None:
+def set_required(principal: Principal, kind: str, credential_id: UUID, on: bool
+                 ) -> ApiKey | Approval:
     """Switch confirmations on or off for one of the caller's keys or app approvals."""
     principal.require_session()
     if kind not in ("api_key", "oauth"):
@@ -79,6 +86,16 @@ def set_required(principal: Principal, kind: str, credential_id: UUID, on: bool)
         raise errors.NotFound("No such key or app.")
     row.confirm_money_tools = bool(on)
     row.save()
+    return row
+
+
+def switch(principal: Principal, kind: str, credential_id: UUID, on: bool,
+           step_up_token: str | None) -> ApiKey | Approval:
+    """``set_required`` over the API: turning the guard off lets an agent move money alone,
+    so it needs a fresh step-up, as minting a money-moving key does; turning it on never."""
+    if not on:
+        auth.require_step_up(principal, step_up_token)
+    return set_required(principal, kind, credential_id, on)
 
 
 def digest(tool: str, arguments: dict[str, Any]) -> str:
@@ -121,6 +138,11 @@ def ask_code(principal: Principal, tool: str, arguments: dict[str, Any], summary
     raw = "".join(secrets.choice(CODE_ALPHABET) for _ in range(8))
     code = f"{raw[:4]}-{raw[4:]}"
     row = _ask(principal, tool, arguments, summary, "code", _code_hash(code), now or utcnow())
+    # The person hears of it on their channels (Telegram with one-tap buttons); never the
+    # code, which only the agent is shown.
+    events.emit(row.user_id, "agent.confirmation", f"agent.confirmation:{row.id}",
+                link=DASHBOARD, agent=row.credential_name, summary=summary,
+                confirmation_id=str(row.id))
     return row, code
 
 
@@ -202,10 +224,16 @@ def _state_key() -> bytes:
     return keyring.derive_key(runtime().settings.secret_key, STATE_PURPOSE)
 
 
+def ask_on_session(principal: Principal, tool: str, arguments: dict[str, Any], summary: str,
+                   *, now: datetime | None = None) -> AgentConfirmation:
+    """Record a pending form confirmation whose answer comes back on the client's session."""
+    return _ask(principal, tool, arguments, summary, "form", None, now or utcnow())
+
+
 def ask_form(principal: Principal, tool: str, arguments: dict[str, Any], summary: str, *,
              now: datetime | None = None) -> tuple[AgentConfirmation, str]:
     """Record a pending form confirmation; the row and its integrity-protected state."""
-    row = _ask(principal, tool, arguments, summary, "form", None, now or utcnow())
+    row = ask_on_session(principal, tool, arguments, summary, now=now)
     payload = json.dumps({"c": str(row.id), "k": str(row.credential_id), "t": tool,
                           "d": row.arguments_digest,
                           "e": int(row.expires_at.timestamp())}, separators=(",", ":"))
@@ -236,6 +264,44 @@ def redeem_form(principal: Principal, tool: str, arguments: dict[str, Any], stat
         decide_row(row, approve=False, by="agent", now=now)
         raise _refuse("The person declined this call.")
     _use(row, now, from_status=("pending",))
+    return row
+
+
+def _own_form(principal: Principal, confirmation_id: UUID) -> AgentConfirmation | None:
+    found = credential_of(principal)
+    if found is None:
+        return None
+    return AgentConfirmation.get_or_none(AgentConfirmation.id == confirmation_id,
+                                         AgentConfirmation.credential_id == found[1],
+                                         AgentConfirmation.channel == "form")
+
+
+def answer(principal: Principal, confirmation_id: UUID, accepted: bool, *,
+           now: datetime | None = None) -> bool:
+    """Record the person's answer to a form asked on the session; False when it came too
+    late (expired, already answered) or names no form of this credential."""
+    row = _own_form(principal, confirmation_id)
+    if row is None:
+        return False
+    try:
+        decide_row(row, approve=accepted, by="agent", now=now)
+    except errors.ValidationFailed:
+        return False
+    return True
+
+
+def redeem_answered(principal: Principal, tool: str, arguments: dict[str, Any],
+                    confirmation_id: UUID, *, now: datetime | None = None) -> AgentConfirmation:
+    """The form answered on the session, marked used; ValidationFailed (nothing runs) when
+    it was declined, never answered in time, or is for another call."""
+    now = now or utcnow()
+    row = _own_form(principal, confirmation_id)
+    if row is None:
+        raise _refuse("No such confirmation for this credential.")
+    _check_live(row, tool, arguments, now)
+    if row.status == "pending":  # asked, and the time to answer ran out
+        raise _refuse("Nobody answered the confirmation in time. Call again to ask anew.")
+    _use(row, now, from_status=("approved",))
     return row
 
 

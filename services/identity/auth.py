@@ -259,7 +259,8 @@ def redeem_link(token: str) -> Session:
 
 def _user_for(email: str) -> User:
     """The account for ``email``, created on the default tier at its first verified sign-in;
-    an existing wallet's trading setup is started if nobody started it (``account_setup``).
+    its trading setup is started if nobody started it (``account_setup``: a new account's
+    deposit wallet made and its onboarding queued).
 
     InvalidToken (401) when the operator disabled it.
     """
@@ -271,8 +272,9 @@ def _user_for(email: str) -> User:
         except peewee.IntegrityError:  # a parallel first sign-in created it
             user = User.get(User.email == email)
     require_enabled(user)
-    # Accounts whose setup nobody started (made before it started by itself) catch up.
-    account_setup.start_at_sign_in(user)
+    # A new account's setup starts now, so trading straight after sign-in finds it under
+    # way or done; accounts whose setup nobody started (made before this) catch up.
+    account_setup.start(user)
     return user
 
 

@@ -23,6 +23,7 @@ from services.identity import auth
 from services.platform import errors, keyring, tiers
 from services.platform.principal import Principal
 from services.platform.runtime import runtime
+from services.wallets import account_setup
 
 SECRET_PREFIX = "svck_"
 LIVE_PREFIX = "svck_live_"
@@ -134,6 +135,10 @@ def resolve(token: str) -> Principal:
     if key is None or key.revoked_at is not None or (
             key.expires_at is not None and key.expires_at <= now):
         raise errors.InvalidToken()
+    if key.last_used_at is None:
+        # A key's first use is a sign-in of its own: an account only ever used through
+        # keys (made before setup started at sign-in) gets its trading setup started.
+        account_setup.start(key.user)
     _touch(key, now)
     return Principal(user=key.user, kind="api_key", scopes=frozenset(key.scope_list),
                      credential_id=key.id)

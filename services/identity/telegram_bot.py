@@ -1,7 +1,9 @@
 """The Telegram bot's commands, for the user a chat is linked to (services/notifications/
 telegram.py links it with ``/start CODE``): /status, /pnl, /positions, /configs,
 /stop <config>, /start <config>, /help. A chat linked to nobody gets a polite refusal and
-nothing is done. A stop asks first, with an inline button.
+nothing is done. A stop asks first, with an inline button; an agent's call waiting for a
+person comes with Approve and Decline buttons (agent_confirmations.decide, as on the
+dashboard: once, and only the linked person's own).
 
 Links and commands are taken only in a private chat, from its one person (``from.id`` is
 the chat's id): a group is refused, else every member could stop copying or read the PnL.
@@ -19,7 +21,9 @@ from uuid import UUID
 from models.user import User
 from services.copying import configs, rule_labels
 from services.copying.copy_notices import trader
+from services.identity import agent_confirmations
 from services.notifications import inbox, telegram
+from services.notifications.providers.telegram import APPROVE, DECLINE
 from services.platform import errors
 from services.platform.numbers import money, plural, pnl, shares
 from services.trading import positions, stats
@@ -144,11 +148,29 @@ def _button(query: dict[str, Any]) -> str | None:
             reply = f"Copying {trader(config)} stopped."
         except (errors.CopytradeError, ValueError):
             reply = "That config is gone."
+    elif data.startswith((APPROVE, DECLINE)):
+        reply = _decide(user_id, data)
     else:
         reply = "Nothing changed."
     telegram.answer_button(query.get("id", ""), reply)
     telegram.send_message(chat_id, reply)
     return reply
+
+
+def _decide(user_id: Any, data: str) -> str:
+    """Approve or decline an agent's waiting call: the dashboard's service, single use."""
+    approve = data.startswith(APPROVE)
+    try:
+        confirmation_id = UUID(data.partition(":")[2])
+        agent_confirmations.decide(User.get_by_id(user_id), confirmation_id, approve=approve,
+                                   by="telegram")
+    except (ValueError, errors.NotFound):  # another account's, or no id: say nothing of it
+        return "That confirmation is gone."
+    except errors.CopytradeError:
+        return "That call was already answered, used or has expired: nothing changed."
+    if approve:
+        return "Approved: the agent's call runs when it calls again (once)."
+    return "Declined: nothing will be sent."
 
 
 def poll_once(offset: int | None, timeout: float) -> int | None:

@@ -92,6 +92,9 @@ _TYPES = (
               "Polymarket warned that your account sends orders fast: copytrade now sends at "
               "most {limit} {kind} per 10 seconds, and speeds up again while no warning "
               "comes.", reason_field="kind", untrusted=("venue_message",)),
+    EventType("agent.confirmation", "An agent waits for your yes",
+              "[{agent} asks to do this: {summary} ]Approve or decline it on the dashboard "
+              "within 15 minutes; nothing is sent before.", untrusted=("summary",)),
     EventType("channel.disabled", "Channel disabled",
               "Your {kind} channel “{label}” was turned off: {reason}.",
               untrusted=("label",)),

@@ -131,6 +131,13 @@ class ClaimablePosition:
     collateral: str  # the token the payout arrives in
 
 
+def payout_symbol(collateral: str) -> str:
+    """The name of the token a claim pays in (``pUSD``, ``USDC.e``); its address if neither."""
+    contracts = chain_access.contracts()
+    names = {contracts.pusd.lower(): "pUSD", contracts.usdce.lower(): "USDC.e"}
+    return names.get(collateral.lower(), collateral)
+
+
 # A resolved condition's payouts never change: remember them per CTF and condition.
 _payouts: dict[tuple[str, str], list[Decimal]] = {}
 _adapter_tokens: dict[str, tuple[str, str]] = {}

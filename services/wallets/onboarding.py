@@ -88,6 +88,7 @@ APPROVAL_KIND = "approval"  # a WalletTransaction an EOA sends to grant one appr
 APPROVALS_METADATA = "copytrade approvals"
 DEPLOY_METADATA = "copytrade deposit wallet"
 LEASE_SECONDS = onboarding_queue.LEASE_SECONDS
+REPLACED = "replaced"  # a run's answer when a connected account replaced its wallet
 BUILDER_MISSING = ("Builder credentials not configured: the operator must set "
                    "POLYMARKET_BUILDER_API_KEY, _SECRET and _PASSPHRASE (or connect an account "
                    "with its own Relayer API key).")
@@ -214,8 +215,9 @@ def run(onboarding_id: UUID | str) -> str:
     """The job: run the remaining steps under the row's lease; return the final status."""
     owner = secrets.token_hex(8)
     if not _take_lease(onboarding_id, owner):
-        row = AccountOnboarding.get_by_id(onboarding_id)
-        return row.status  # ready, or another run holds it
+        row = AccountOnboarding.get_or_none(AccountOnboarding.id == onboarding_id)
+        # ready, or another run holds it; gone: a connected account replaced the wallet
+        return row.status if row is not None else REPLACED
     row = AccountOnboarding.get_by_id(onboarding_id)
     wallet = TradingWallet.get_by_id(row.wallet_id)
     steps: dict[str, Callable[[AccountOnboarding, TradingWallet, str], None]] = {
@@ -227,7 +229,14 @@ def run(onboarding_id: UUID | str) -> str:
             following = ONBOARDING_STEPS.index(row.step) + 1
             _save(row, owner, step=(ONBOARDING_STEPS[following]
                                     if following < len(ONBOARDING_STEPS) else STEP_DONE))
-    except (StepFailed, VenueError, errors.CopytradeError) as exc:
+    except (StepFailed, VenueError, errors.CopytradeError, peewee.IntegrityError) as exc:
+        if not AccountOnboarding.select().where(AccountOnboarding.id == row.id).exists():
+            # The wallet was replaced mid-run (``generated_wallets``): it held nothing, so
+            # whatever this run sent for it strands nothing; there is nothing to record.
+            log.info("onboarding %s stopped: its wallet was replaced", row.id)
+            return REPLACED
+        if isinstance(exc, peewee.IntegrityError):
+            raise
         reason = getattr(exc, "reason", None) or getattr(exc, "message", None) or str(exc)
         log.warning("onboarding %s failed at %s: %s", row.id, row.step, reason)
         AccountOnboarding.update(status=ONBOARDING_FAILED, error=reason[:2000],

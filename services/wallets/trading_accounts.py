@@ -39,7 +39,7 @@ from services.platform import errors, venue_access
 from services.platform.addresses import checked_address
 from services.platform.principal import user_id_of
 from services.platform.runtime import runtime
-from services.wallets import onboarding_queue, session_keys, wallets
+from services.wallets import account_setup, generated_wallets, session_keys, wallets
 from venue.accounts import (
     MAX_UINT256,
     WalletType,
@@ -136,7 +136,8 @@ def connect(user: User | UUID | str, *, wallet_address: str, private_key: str,
 
     The key must control the wallet (the wallet is the key's EOA, deposit wallet, proxy or
     Safe, or the deposit wallet accepts the key as a session signer: ``session_keys``); a
-    plain EOA only when allowlisted. The user must not have a trading wallet yet.
+    plain EOA only when allowlisted. A wallet the user already has is replaced only while
+    it is the generated one, never used (``generated_wallets``); else Conflict (409).
     """
     user_id = user_id_of(user)
     key = _key(private_key)
@@ -157,9 +158,11 @@ def connect(user: User | UUID | str, *, wallet_address: str, private_key: str,
         raise errors.ValidationFailed(fields={"wallet_address": [
             f"{EOA_REFUSED} (a plain EOA trades only when the operator allowlists it)."]})
     relayer_key = _relayer_key(relayer_api_key, relayer_api_key_address, signer)
-    if wallets.for_user(user_id) is not None:
-        raise errors.Conflict("This account already has a trading wallet; connecting another "
-                              "one would strand its funds.")
+    # A wallet generated at sign-in and never used gives way (its funds checked on chain
+    # here, its records again under the transaction below).
+    existing = wallets.for_user(user_id)
+    if existing is not None:
+        generated_wallets.require_unused(existing)
     wallet_id = uuid4()
     sealed, key_id = wallets.seal(bytes.fromhex(key[2:]),
                                   wallets.place(wallet_id, "private_key_sealed"))
@@ -174,6 +177,8 @@ def connect(user: User | UUID | str, *, wallet_address: str, private_key: str,
         row["relayer_api_key_address"] = relayer_key.address
     try:
         with db.atomic():
+            if existing is not None:
+                generated_wallets.retire(existing)
             return TradingWallet.create(**row)
     except peewee.IntegrityError:
         raise errors.Conflict("This signer key or account is already connected, or this "
@@ -221,7 +226,7 @@ def _not_set_up(row: AccountOnboarding | None) -> str:
     follow = "GET /api/trading-account (or the account page) follows it"
     if row is None:
         return ("The account is not set up for the venue yet. Its setup starts by itself "
-                "at its first live trade or when its deposit address is first asked for, "
+                "at sign-in, at a live trade or when its deposit address is first asked for, "
                 f"or with POST /api/trading-account/onboarding; {follow}.")
     if row.status == ONBOARDING_FAILED:
         return (f"The account's setup for the venue stopped at {row.step}: {row.error}. "
@@ -239,27 +244,12 @@ def require_live(user: User | UUID | str) -> None:
     order's reason, shown to the user); readiness lists it as ``eoa_not_allowlisted``.
     An account whose setup nobody started has it started here, and the 409 says so.
     """
-    wallet = _start_setup(user_id_of(user))
+    wallet = account_setup.start(user)
     if wallet is None or wallet.signature_type == SIGNATURE_TYPE_EOA:
         return
     blockers = live_blockers(wallet)
     if blockers:
         raise errors.AccountNotReady(blockers[0]["message"], blockers=blockers)
-
-
-def _start_setup(user_id: UUID) -> TradingWallet | None:
-    """The user's wallet, its setup started if nobody started it yet: a new user's deposit
-    wallet made (its onboarding queued once), or an existing wallet's onboarding queued.
-
-    Not inside a caller's transaction: the refusal that follows rolls it back, and a job
-    queued meanwhile would name rows that never were."""
-    wallet = wallets.for_user(user_id)
-    if db.in_transaction() or not onboarding_queue.chain_configured():
-        return wallet
-    if wallet is None:
-        return wallets.get_or_create(user_id)  # a new wallet queues its onboarding
-    onboarding_queue.queue_if_waiting(wallet)
-    return wallet
 
 
 def refuse_session_key(wallet: TradingWallet, action: str = "withdraw") -> None:

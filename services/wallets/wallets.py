@@ -36,6 +36,7 @@ from models.wallet import (
     KIND_DEPOSIT_WALLET,
     SIGNATURE_TYPE_DEPOSIT_WALLET,
     SIGNATURE_TYPE_EOA,
+    ReplacedWallet,
     TradingWallet,
 )
 from services.platform import chain_access, errors, venue_access
@@ -222,7 +223,8 @@ def _needs_reseal(wallet: TradingWallet, key_id: str) -> bool:
 
 
 def reseal_all() -> int:
-    """Re-seal every wallet secret under the current key and format; return how many wallets.
+    """Re-seal every wallet secret (replaced wallets' keys too) under the current key and
+    format; return how many wallets.
 
     Moves secrets sealed under a retired key (rotation) and those of the old format (v1, not
     bound to their row) to the current key, bound to their row and column.
@@ -244,6 +246,25 @@ def reseal_all() -> int:
                         raise errors.CryptoError() from exc
             wallet.key_id = keys.current_id
             wallet.save()
+        count += 1
+    return count + _reseal_replaced(keys)
+
+
+def _reseal_replaced(keys: Any) -> int:
+    """Re-seal the keys of replaced wallets (kept to recover late funds) like the others;
+    each stays bound to the place it was sealed at, its old ``trading_wallets`` row."""
+    count = 0
+    for row in ReplacedWallet.select():
+        if row.key_id == keys.current_id and is_current(row.private_key_sealed, keys.current_id):
+            continue
+        try:
+            row.private_key_sealed = reseal_secret(row.private_key_sealed, keys.keys,
+                                                   keys.current, keys.current_id,
+                                                   place(row.id, "private_key_sealed"))
+        except CryptoFailure as exc:
+            raise errors.CryptoError() from exc
+        row.key_id = keys.current_id
+        row.save(only=[ReplacedWallet.private_key_sealed, ReplacedWallet.key_id])
         count += 1
     return count
 

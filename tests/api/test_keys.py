@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from models import ApiKey, User
-from services.identity import auth
+from services.identity import auth, keys
 from services.platform import keyring
 from tests.conftest import app_settings
 
@@ -188,3 +188,55 @@ def test_free_tier_key_quota(client, auth_headers, user):
     assert create(client, auth_headers).status_code == 201  # revoked keys do not count
     User.update(tier="pro").where(User.id == user.id).execute()
     assert create(client, auth_headers).status_code == 201
+
+
+def switch(client, headers, key_id, body):
+    return client.patch(f"/api/keys/{key_id}", json=body, headers=headers)
+
+
+def test_turning_confirmations_off_needs_a_step_up_and_on_needs_none(
+        client, auth_headers, stepped_up_headers, user):
+    key_id = create(client, auth_headers, scopes=["trade:execute"]).get_json()["id"]
+    off = {"confirm_money_tools": False}
+    # A guard turned off lets an agent move money alone: a fresh confirmation code first.
+    body = assert_error(switch(client, auth_headers, key_id, off), 403, "scope_required")
+    assert "X-Step-Up-Token" in body["error"]
+    assert ApiKey.get_by_id(key_id).confirm_money_tools is True
+    done = switch(client, stepped_up_headers, key_id, off)
+    assert done.status_code == 200, done.data
+    assert done.get_json()["confirm_money_tools"] is False
+    assert done.get_json()["id"] == key_id and "secret" not in done.get_json()
+    assert ApiKey.get_by_id(key_id).confirm_money_tools is False
+    listed = client.get("/api/keys", headers=auth_headers).get_json()
+    assert [k["confirm_money_tools"] for k in listed if k["id"] == key_id] == [False]
+    again = switch(client, auth_headers, key_id, {"confirm_money_tools": True})
+    assert again.status_code == 200 and again.get_json()["confirm_money_tools"] is True
+    assert ApiKey.get_by_id(key_id).confirm_money_tools is True
+
+
+@pytest.mark.parametrize("body", [{}, {"confirm_money_tools": "maybe"},
+                                  {"confirm_money_tools": None},
+                                  {"confirm_money_tools": True, "name": "renamed"}])
+def test_a_bad_switch_body_is_refused(client, auth_headers, stepped_up_headers, body):
+    key_id = create(client, auth_headers).get_json()["id"]
+    response = assert_error(switch(client, stepped_up_headers, key_id, body), 400,
+                            "validation_failed")
+    assert response["error"]
+    assert ApiKey.get_by_id(key_id).confirm_money_tools is True
+    assert ApiKey.get_by_id(key_id).name == "agent"
+
+
+def test_switching_a_foreign_or_unknown_key_is_not_found_and_keys_cannot_switch(
+        client, stepped_up_headers, api_key, bound_db):
+    stranger = User.create(email="stranger2@example.com")
+    api_key("read:account", owner=stranger)
+    foreign = ApiKey.get(ApiKey.user == stranger)
+    off = {"confirm_money_tools": False}
+    assert_error(switch(client, stepped_up_headers, foreign.id, off), 404, "not_found")
+    assert_error(switch(client, stepped_up_headers, uuid.uuid4(), off), 404, "not_found")
+    assert ApiKey.get_by_id(foreign.id).confirm_money_tools is True
+    # An agent's own key cannot switch its guard off (session only).
+    secret = api_key("read:account", "trade:execute", "wallet:write")
+    own = ApiKey.get_by_id(keys.resolve(secret).credential_id)
+    assert_error(switch(client, bearer(secret), own.id, off), 403, "scope_required")
+    assert ApiKey.get_by_id(own.id).confirm_money_tools is True

@@ -19,8 +19,10 @@ def test_the_claimable_list_reads_the_deposit_wallet_not_its_owner(accounts_venu
     [held] = claims.wallet_claimable(wallets.for_user(user))
     assert (held.condition_id, held.claimable_value) == (condition.condition_id, Decimal(6))
     _sign_in_with_code(client, inbox, user.email)
-    page = client.get("/dashboard/wallet/claimable")
+    page = client.get("/dashboard/wallet/claimable", headers={"HX-Request": "true"})
     html = page.get_data(as_text=True)
     assert page.status_code == 200, html
     assert str(condition.token_ids[0]) in html and f"Dev question {held.market_slug}" in html
+    # what it pays reads as money, in the token's name (not its contract's address)
+    assert 'data-label="Pays">6.00 pUSD<' in html and held.collateral not in html
     assert "MATIC" not in html and "POL" not in html.replace("POLICY", "")  # gasless

@@ -56,6 +56,11 @@ def test_preview_create_start_paper_config_and_see_a_copied_trade(
     page.wait_for_url(re.compile(r".*/dashboard/configs/[0-9a-f-]{36}$"))
     config_id = page.url.rsplit("/", 1)[1]
     assert page.locator("[data-state=stopped]").count() == 1
+    # rules not set read in words, without a dash or a unit of nothing ("— bps", "off bps")
+    settings = page.locator("#settings").inner_text()
+    assert "daily none · total none" in settings, settings
+    assert "loss off · drawdown off · breaker after 5 failures" in settings, settings
+    assert "off / off" in settings and "off bps" not in settings and "—" not in settings
 
     page.click("button:has-text('Start copying')")
     page.wait_for_selector("#config-status [data-state=copying]")

@@ -35,3 +35,12 @@ def test_no_page_shows_bps_or_a_signature_type_without_its_explanation() -> None
         if re.search(r"\bbps\b|signature type \d|\bFOK\b", text):
             bare.append(page.name)
     assert bare == []
+
+
+def test_a_threshold_not_set_reads_off_without_its_unit(_session_app) -> None:
+    template = _session_app.jinja_env.from_string(
+        '{% from "dashboard/_terms.html" import bps_or_off %}'
+        "{{ bps_or_off(none) }} / {{ bps_or_off(0) }} / {{ bps_or_off(150) }}")
+    text = template.render()
+    assert text.startswith("off / off / 150 <abbr"), text  # not "off / off bps"
+    assert text.endswith(">bps</abbr>")

@@ -27,8 +27,7 @@ def test_usdc_e_waiting_is_wrapped_from_the_button_and_a_failure_can_be_retried(
         page, inbox, chain_venue, worker_host, chain) -> None:  # noqa: F811
     dev = chain.contracts
     email = sign_in(page, inbox)
-    page.goto("/dashboard/account")
-    page.click("button:has-text('Set up my account')")
+    page.goto("/dashboard/account")  # the sign-in started the set-up; the page follows it
     page.wait_for_selector("#onboarding[data-status=ready]", timeout=DEADLINE * 1000)
     maker = wallets.for_user(User.get(User.email == email)).funder_address
     # Below AUTO_WRAP_MIN_USDC_E: the watcher leaves it, the page offers it.

@@ -22,6 +22,8 @@ def test_dev_fund_mints_on_the_recorded_chain(chain, tmp_path, monkeypatch) -> N
                                        "--usdce", "0.000001", "--matic", "2"])
     assert result.exit_code == 0, result.output
     assert address in result.output
+    # as money reads everywhere: the token's name, cents, a finer amount whole
+    assert result.output.endswith(": 12.50 pUSD, 0.000001 USDC.e, 2.00 MATIC\n")
     w3 = chain.web3()
     assert token_balance(w3, chain.contracts.pusd, address) == Decimal("12.5")
     assert token_balance(w3, chain.contracts.usdce, address) == Decimal("0.000001")
@@ -35,7 +37,7 @@ def test_dev_fund_sends_no_matic_unless_asked(chain, tmp_path, monkeypatch) -> N
     address = generate_keypair().address
     result = CliRunner().invoke(main, ["dev", "fund", address, "--pusd", "3"])
     assert result.exit_code == 0, result.output
-    assert "matic" not in result.output
+    assert "MATIC" not in result.output and result.output.endswith(": 3.00 pUSD\n")
     w3 = chain.web3()
     assert token_balance(w3, chain.contracts.pusd, address) == Decimal(3)
     assert native_balance(w3, address) == 0

@@ -77,16 +77,19 @@ def session_of(owner: Any) -> Any:
 
 def run_client(url: str, token: str, mode: str,
                body: Callable[[Client], Awaitable[T]], *,
-               elicitation: Callable[..., Awaitable[Any]] | None = None) -> T:
+               elicitation: Callable[..., Awaitable[Any]] | None = None,
+               extensions: list[Any] | None = None) -> T:
     """Connect the official SDK client (``mode`` legacy or auto) and run ``body`` with it;
-    ``elicitation``: the client's elicitation callback (it then declares the capability)."""
+    ``elicitation``: the client's elicitation callback (it then declares the capability);
+    ``extensions``: the client's extensions (ClientExtension instances)."""
 
     async def main() -> T:
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
                                   timeout=httpx2.Timeout(30, read=120),
                                   verify=client_context())
         async with http, Client(streamable_http_client(url, http_client=http), mode=mode,
-                                cache=None, elicitation_callback=elicitation) as client:
+                                cache=None, elicitation_callback=elicitation,
+                                extensions=extensions) as client:
             return await body(client)
 
     return anyio.run(main)

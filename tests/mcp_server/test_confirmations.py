@@ -8,6 +8,7 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 from mcp_types import ElicitResult
@@ -221,20 +222,124 @@ def test_a_request_state_is_bound_to_its_credential_and_arguments(mcp_url, trade
     assert len(orders_for(venue_control, trader.maker)) == 1
 
 
-def test_a_legacy_session_with_elicitation_gets_the_code(mcp_url, trader_key, market,
-                                                         venue_control, trader):
-    # 2025-11-25 answers each POST with one JSON body: no server request, so a code.
+def test_a_legacy_session_with_elicitation_is_asked_on_the_calls_stream(
+        mcp_url, trader_key, market, venue_control, trader):
+    # 2025-11-25: the call's answer is an SSE stream carrying elicitation/create; the
+    # client's answer comes back on its session and the call then runs once.
     token = trader_key("trade:execute", confirm=True)
     seen: list[Any] = []
+    sent_while_asking: list[int] = []
+
+    async def body(client: Client):
+        args = await placing(client, order_of(market))
+        return args, await client.call_tool("place_market_order", args)
+
+    def count() -> None:
+        sent_while_asking.append(len(orders_for(venue_control, trader.maker)))
+
+    args, done = run_client(mcp_url, token, "legacy", body,
+                            elicitation=accepting(seen, before=count))
+    assert not done.is_error, done.structured_content
+    assert done.structured_content["status"] == "filled"
+    assert len(seen) == 1 and seen[0].message == confirmation_line(args["preview_id"])
+    assert seen[0].requested_schema["properties"]["confirm"]["type"] == "boolean"
+    assert sent_while_asking == [0]
+    assert len(orders_for(venue_control, trader.maker)) == 1
+    row = AgentConfirmation.get(AgentConfirmation.user_id == trader.user.id)
+    assert (row.channel, row.status, row.decided_by) == ("form", "used", "agent")
+
+
+def test_a_legacy_session_is_answered_without_redis_by_reading_the_row(
+        monkeypatch, mcp_url, trader_key, trader, market, venue_control):
+    # Redis only wakes the waiting stream; with it down the answer still counts, read from
+    # the database within a second.
+    import redis
+
+    from services.identity import confirmation_answers
+
+    class Down:
+        @staticmethod
+        def connection() -> Any:
+            raise redis.ConnectionError("injected: Redis is down")
+
+    monkeypatch.setattr(confirmation_answers, "jobs", Down)
+    token = trader_key("trade:execute", confirm=True)
 
     async def body(client: Client):
         return await client.call_tool("place_market_order",
                                       await placing(client, order_of(market)))
 
-    result = run_client(mcp_url, token, "legacy", body, elicitation=accepting(seen))
-    assert seen == []
-    assert result.is_error and result.structured_content["confirmation"]["code"]
+    done = run_client(mcp_url, token, "legacy", body, elicitation=accepting([]))
+    assert not done.is_error, done.structured_content
+    assert done.structured_content["status"] == "filled"
+    assert len(orders_for(venue_control, trader.maker)) == 1
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+def test_a_legacy_session_declining_sends_nothing(action, mcp_url, trader_key, trader, market,
+                                                  venue_control):
+    token = trader_key("trade:execute", confirm=True)
+
+    async def body(client: Client):
+        return await client.call_tool("place_market_order",
+                                      await placing(client, order_of(market)))
+
+    result = run_client(mcp_url, token, "legacy", body,
+                        elicitation=accepting([], action=action))
+    refused(result, "declined")
     assert orders_for(venue_control, trader.maker) == []
+    assert Order.select().where(Order.user == trader.user.id).count() == 0
+    assert AgentConfirmation.get(AgentConfirmation.user_id == trader.user.id).status == "declined"
+
+
+def test_a_legacy_session_left_unanswered_expires_and_sends_nothing(
+        mcp_url, trader_key, trader, market, venue_control):
+    token = trader_key("trade:execute", confirm=True)
+    answered_late: list[Any] = []
+
+    async def never_in_time(context: Any, params: Any) -> ElicitResult:
+        # The person walks away: the confirmation runs out two seconds from now and the
+        # answer comes only after the call has ended.
+        AgentConfirmation.update(expires_at=utcnow() + timedelta(seconds=2)).execute()
+        await anyio.sleep(6)
+        answered_late.append(True)
+        return ElicitResult(action="accept", content={"confirm": True})
+
+    async def body(client: Client):
+        return await client.call_tool("place_market_order",
+                                      await placing(client, order_of(market)))
+
+    result = run_client(mcp_url, token, "legacy", body, elicitation=never_in_time)
+    refused(result, "expired")
+    assert answered_late == []  # the call ended while the form was still open
+    assert orders_for(venue_control, trader.maker) == []
+    assert AgentConfirmation.get(AgentConfirmation.user_id == trader.user.id).status == "pending"
+
+
+def test_a_legacy_session_gets_the_code_while_its_user_holds_every_stream_slot(
+        mcp_url, trader_key, trader, market, venue_control):
+    # A waiting call holds a web thread: past the per-user cap of long streams (listen.py)
+    # the session is asked the other way, with a code, rather than refused.
+    from blueprints.mcp import listen
+
+    token = trader_key("trade:execute", confirm=True)
+    seen: list[Any] = []
+    assert listen.take_slot(trader.user.id) is None  # the user's one slot (the default)
+
+    async def body(client: Client):
+        return await client.call_tool("place_market_order",
+                                      await placing(client, order_of(market)))
+
+    try:
+        result = run_client(mcp_url, token, "legacy", body, elicitation=accepting(seen))
+    finally:
+        listen.give_slot(trader.user.id)
+    assert seen == []
+    refused(result, "A person must confirm")
+    assert result.structured_content["confirmation"]["code"]
+    assert orders_for(venue_control, trader.maker) == []
+    assert listen.take_slot(trader.user.id) is None  # the call gave back what it took
+    listen.give_slot(trader.user.id)
 
 
 @pytest.mark.parametrize("mode", MODES)

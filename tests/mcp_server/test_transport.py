@@ -215,7 +215,8 @@ def test_server_discover(mcp_url, token):
     assert result["resultType"] == "complete"
     assert result["supportedVersions"] == ["2025-06-18", "2025-11-25", "2026-07-28"]
     assert result["capabilities"] == {"tools": {"listChanged": False},
-                                      "resources": {"subscribe": True}}
+                                      "resources": {"subscribe": True},
+                                      "extensions": {"io.modelcontextprotocol/tasks": {}}}
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "copytrade"
     assert result["ttlMs"] > 0 and result["cacheScope"] == "public"
     assert "Mcp-Session-Id" not in response.headers

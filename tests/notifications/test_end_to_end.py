@@ -50,6 +50,8 @@ PAYLOADS: dict[str, dict[str, Any]] = {
     "account.ready": {},
     "feed.degraded": {"reason": "the live feed is down"},
     "venue.throttled": {"kind": "orders", "limit": 1750, "venue_message": "slow down"},
+    "agent.confirmation": {"agent": "API key “bot”", "summary": "Buy 10 shares of “Rain?”.",
+                           "confirmation_id": "5d1c0a52-6a55-4b8e-9d7e-2f1c3b4a5e6f"},
 }
 
 

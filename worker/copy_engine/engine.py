@@ -110,7 +110,8 @@ class CopyEngine:
                                      self.wallets, self.db, lease=self.lease,
                                      spawn=self._spawn)
         self.exits = ExitSchedule(self.settings, self._request_exits, self._market_end,
-                                  self.quotes.live, self.executor.opening_due)
+                                  self.quotes.live, self.executor.opening_due,
+                                  self.quotes.live_bid)
         self.quotes.moved = self.exits.moved
         self.fan_in = DetectionFanIn(name, self.settings, self.stats, self.detection,
                                      lambda: self.targets, lambda: self._venue, self.db)
@@ -289,11 +290,11 @@ class CopyEngine:
                 for target in list(self.targets):
                     self._drop_target(target)
 
-    def _request_exits(self, target: str, tokens: frozenset[str] | None) -> None:
-        """The exit schedule's check of a target (queued behind its fills)."""
+    def _request_exits(self, target: str, tokens: frozenset[str] | None) -> bool:
+        """The exit schedule's check of a target (queued behind its fills); False when
+        it could not be queued."""
         watcher = self.targets.get(target)
-        if watcher is not None:
-            watcher.request_exit_check(tokens)
+        return watcher is not None and watcher.request_exit_check(tokens)
 
     async def _market_end(self, token: str) -> int | None:
         """The end (unix seconds) of the token's market, if it has one (Gamma, cached)."""

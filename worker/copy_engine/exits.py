@@ -3,9 +3,12 @@
 Exits (take-profit, stop-loss, the loss and drawdown stops, the sale before a market's
 end) are asked of a target's watcher only:
 
-- when a held token's book moves on the market channel (``moved``), for the targets
-  whose configs hold it with an exit rule; moves are gathered for ``COALESCE_SECONDS`` so
-  a busy book costs one check per target, not one per frame;
+- when a held token's best bid moves on the market channel (``moved``), for the targets
+  whose configs hold it with an exit rule: every exit verdict reads the book through its
+  best bid alone (take-profit and stop-loss, the stops' marks, a closing sale's limit), so
+  a move deeper in the book or on the asks (copies buying, the venue's other makers)
+  asks for nothing; moves are gathered for ``COALESCE_SECONDS`` so a busy book costs one
+  check per target, not one per frame;
 - when a clock comes due: a heap keyed by each held position's exit-before-end time (the
   market's end less the config's ``exit_hours_before_end``), re-armed every
   ``exit_check_seconds`` while the position is still held after its time;
@@ -58,12 +61,17 @@ class ExitSchedule:
                  request: Callable[[str, frozenset[str] | None], None],
                  market_end: Callable[[str], Awaitable[int | None]],
                  live: Callable[[str], bool],
-                 opening_due: Callable[[ConfigSnapshot], bool]) -> None:
+                 opening_due: Callable[[ConfigSnapshot], bool],
+                 bid: Callable[[str], Decimal | None]) -> None:
         self.settings = settings
-        self._request = request  # (target, tokens or ALL): queue a check on its watcher
+        # (target, tokens or ALL): queue a check on its watcher; False when it was dropped
+        self._request = request
         self._market_end = market_end  # a token's market end (unix seconds), if it has one
         self._live = live  # whether the market channel tells the token's moves
         self._opening_due = opening_due
+        self._bid = bid  # a token's best bid on the market channel now
+        # Held tokens' best bids their holders' checks were last asked for (``moved``).
+        self._checked_bids: dict[str, Decimal | None] = {}
         self.holders: dict[str, set[str]] = {}  # token -> targets whose configs hold it
         self.held: dict[str, frozenset[str]] = {}  # target -> tokens held with exit rules
         self._timed: dict[str, set[tuple[str, Decimal]]] = {}  # target -> (token, hours)
@@ -105,6 +113,7 @@ class ExitSchedule:
                 holders.discard(target)
                 if not holders:
                     del self.holders[token]
+                    self._checked_bids.pop(token, None)
         for token in new - old:
             self.holders.setdefault(token, set()).add(target)
         if new:
@@ -139,10 +148,21 @@ class ExitSchedule:
         self._retrying.discard(target)
 
     def moved(self, tokens: set[str]) -> None:
-        """Books moved on the market channel: their holders' exits are checked."""
+        """Books moved on the market channel: the holders' exits of those whose best bid
+        moved since their last check was asked for are checked."""
         for token in tokens:
-            for target in self.holders.get(token, ()):
-                self._mark(target, token)
+            holders = self.holders.get(token)
+            if not holders:
+                continue
+            bid = self._bid(token)
+            if token in self._checked_bids and self._checked_bids[token] == bid:
+                continue  # no verdict reads anything else of the book
+            self._checked_bids[token] = bid
+            self._due(token)
+
+    def _due(self, token: str) -> None:
+        for target in self.holders.get(token, ()):
+            self._mark(target, token)
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -163,11 +183,17 @@ class ExitSchedule:
             if now >= next_poll:
                 next_poll = now + self.settings.exit_check_seconds
                 for token in [t for t in self.holders if not self._live(t)]:
-                    self.moved({token})
+                    self._checked_bids.pop(token, None)  # told again once followed
+                    self._due(token)
             dirty, self._dirty = self._dirty, {}
             for target, tokens in dirty.items():
                 self.requests += 1
-                self._request(target, None if tokens is None else frozenset(tokens))
+                if self._request(target, None if tokens is None else frozenset(tokens)) \
+                        is False:
+                    # Not queued (the watcher's queue is full): the next move of these
+                    # tokens' books asks again, whatever their bids.
+                    for token in tokens if tokens is not None else self.held.get(target, ()):
+                        self._checked_bids.pop(token, None)
 
     def _mark(self, target: str, token: str | None) -> None:
         if target not in self._dirty:

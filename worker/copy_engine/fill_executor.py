@@ -49,7 +49,7 @@ from services.trading import order_outages, orders
 from services.trading.orders import PostAnswer, PreparedOrder, elapsed_ms
 from venue.client import AsyncVenueClient
 from venue.errors import VenueError, VenueRestricted
-from venue.models import ActivityItem, Side
+from venue.models import ActivityItem, Position, Side
 from venue.restrictions import restart_backoff
 from worker.copy_engine import store
 from worker.copy_engine.copier_wallets import CopierWallets
@@ -66,6 +66,8 @@ TARGET_VALUE_TTL = 60.0  # seconds a target's portfolio value is reused (proport
 # A bid-less token's market is read from Gamma afresh (to see a resolution before the
 # metadata cache expires) at most this often; the cached one serves in between.
 RESOLUTION_READ_SECONDS = 10.0
+# Intents that copy a target's fill (or its positions at a start): the breaker holds them.
+COPY_KINDS = frozenset({KIND_MIRROR, KIND_OPEN_POSITION})
 # Why a recorded copy's order was held back (the order's error, as people read it).
 LEASE_LAPSED = ("Not sent: the worker could not renew its lease on the target in time; the "
                 "copy is placed again by the worker running it next.")
@@ -376,6 +378,10 @@ class FillExecutor:
             # The lease clock ran out (renewals failed): another engine may own the target
             # by now; the fill is its to copy (raised: the target's cursor stays before it).
             raise fences.LeaseLapsed("the lease clock ran out")
+        if not insert:  # decided earlier: the breaker may have opened since
+            drafts = await self._past_breaker(configs, drafts)
+            if not drafts:
+                return []
         now = time.monotonic()
         for draft in drafts:  # exits and re-placed intents: placing is measured from here
             if draft.decided_clock is None:
@@ -396,6 +402,25 @@ class FillExecutor:
         self.stats.intents += len(done.recorded) if insert else 0
         self.stats.orders += done.orders
         return done.recorded
+
+    async def _past_breaker(self, configs: dict[UUID, ConfigSnapshot],
+                            drafts: list[CopyIntentDraft]) -> list[CopyIntentDraft]:
+        """The stored copies of fills that may still go out: one whose config's failure
+        breaker opened after it was decided is skipped (``breaker_open``), as the decision
+        would skip it now. Exits pass: the breaker never holds them back."""
+        now = int(time.time())
+        going = []
+        for draft in drafts:
+            config = configs.get(draft.config_id)
+            if draft.kind in COPY_KINDS and config is not None \
+                    and copying.breaker_holds(config.retry_ts, now):
+                await self._db(copy_intents.settle, draft.id, {
+                    "status": INTENT_SKIPPED, "reason": copying.BREAKER_OPEN,
+                    "detail": copying.REASONS[copying.BREAKER_OPEN], "settled_at": utcnow()},
+                    worker=draft.worker)
+            else:
+                going.append(draft)
+        return going
 
     @staticmethod
     def _apply(configs: dict[UUID, ConfigSnapshot],
@@ -464,7 +489,7 @@ class FillExecutor:
             await limiter.acquire()
         try:
             sent_at = utcnow()
-            answer = await orders.post_async(self.venue, prepared)
+            answer = await orders.post(prepared, self.venue)
         finally:
             limiter.release()
         refused = answer.refused
@@ -545,9 +570,9 @@ class FillExecutor:
         positions copied at a config's start (``copy_open_positions``)."""
         inserted: list[CopyIntentDraft] = []
         if tokens is None:
-            for config in list(configs.values()):
-                if self.opening_due(config):
-                    inserted += await self.copy_open_positions(configs, config)
+            due = [config for config in configs.values() if self.opening_due(config)]
+            if due:
+                inserted += await self.copy_open_positions(configs, due)
         self.stats.exit_visits += len(configs)
         quotes: dict[str, Quote] = {}
 
@@ -586,18 +611,24 @@ class FillExecutor:
         for token in dict.fromkeys(draft.token_id for draft in drafts):
             inserted += await self.execute(
                 configs, [draft for draft in drafts if draft.token_id == token], quotes[token])
-        for config in [c for c in configs.values() if c.rules.needs_stop_check and (
-                tokens is None or any(config_holds(c, t) for t in tokens))]:
-            inserted += await self.check_stop(configs, config, quote)
+        stopping = [c for c in configs.values() if c.rules.needs_stop_check and (
+            tokens is None or any(config_holds(c, t) for t in tokens))]
+        if stopping:
+            # One read of the realized PnL for all of them (after the sales above), not one
+            # per config: a book move asks this of every holder of the token.
+            realized = await self._db(store.realized_pnls, {c.id: c.paper for c in stopping})
+            for config in stopping:
+                inserted += await self.check_stop(configs, config, quote, realized[config.id])
         return inserted
 
     async def check_stop(self, configs: dict[UUID, ConfigSnapshot], config: ConfigSnapshot,
-                         quote: Callable[[str], Awaitable[Quote | None]]
-                         ) -> list[CopyIntentDraft]:
+                         quote: Callable[[str], Awaitable[Quote | None]],
+                         realized: Decimal) -> list[CopyIntentDraft]:
         """Stop the config when its loss or drawdown stop is hit (PnL: realized plus the
         positions marked at the best bid), closing its positions when asked.
 
-        A resolved market's positions close at their payout first (realized once); a
+        ``realized`` is the config's realized PnL as read before the check. A resolved
+        market's positions close at their payout first (realized once, and read again); a
         position without a bid is marked at its last bid if recent enough (``mark``). A
         position it cannot mark leaves no verdict: after ``stop_no_verdict_seconds`` of
         that the config's buying is paused (``stop_unverified``) until it has one again.
@@ -625,6 +656,8 @@ class FillExecutor:
             for token in payouts:
                 config.holdings[token] = Holding()
                 held.pop(token)
+            realized = (await self._db(store.realized_pnls, {config.id: config.paper})
+                        )[config.id]
         config.stop_unsettled = provisional or bool(unmarked)
         if unmarked:
             await self._no_verdict(config, unmarked)
@@ -633,7 +666,7 @@ class FillExecutor:
         if config.buys_paused == copying.STOP_UNVERIFIED:
             await self._db(store.resume_buys, config.id)
             config.buys_paused = None
-        total = await self._db(store.realized_pnl, config.id, config.paper) + unrealized
+        total = realized + unrealized
         if total > config.peak_pnl:
             config.peak_pnl = total
             await self._db(store.write_peak, config.id, total)
@@ -730,11 +763,16 @@ class FillExecutor:
         log.warning("config %s: %s", config.id, detail)
 
     async def copy_open_positions(self, configs: dict[UUID, ConfigSnapshot],
-                                  config: ConfigSnapshot) -> list[CopyIntentDraft]:
-        """Mirror the target's positions as they were at the config's start as buys, once
-        per start, each sized and guarded like a copy of a fill at its current price.
+                                  due: list[ConfigSnapshot]) -> list[CopyIntentDraft]:
+        """Mirror the target's positions as they were at each ``due`` config's start as
+        buys, once per start, each sized and guarded like a copy of a fill at its current
+        price.
 
-        The target's fills from the start on are the fill handler's (each mirrored on its
+        The target's positions and fills are read once for all the due configs (one
+        target's), not once per config: the Data API's positions endpoint allows 150
+        requests per 10 s (venue/budgets.py), and a target with a thousand followers
+        starting together would otherwise take minutes before its next fill is decided.
+        The target's fills from a start on are the fill handler's (each mirrored on its
         own), so they are taken out of the positions read now: a trade landing while the
         config starts is copied once, as a fill (issue 41, finding 6). The positions are
         read before the fills, so a trade between the two reads is taken out rather than
@@ -745,26 +783,38 @@ class FillExecutor:
         the fills since a start long ago can be many pages.
         """
         assert self.venue is not None
+        target = due[0].target
         try:
-            positions = await self.venue.data.positions(config.target, limit=500)
+            positions = await self.venue.data.positions(target, limit=500)
             positions = [p for p in positions if p.size > 0 and not p.redeemable]
-            if positions:
-                done = await self._db(store.opened_at_start, config.id, config.started_ts,
-                                      [p.asset for p in positions])
-                positions = [p for p in positions if p.asset not in done]
+            done = await self._db(store.opened_at_start, {c.id: c.started_ts for c in due},
+                                  [p.asset for p in positions]) if positions else {}
+            left = {c.id: [p for p in positions if p.asset not in done.get(c.id, ())]
+                    for c in due}
+            reading = [c.started_ts for c in due if left[c.id]]
             fills = await self.venue.activity_history(
-                config.target, types="TRADE", start=config.started_ts) if positions else []
+                target, types="TRADE", start=min(reading)) if reading else []
         except VenueError as exc:
-            log.info("config %s: target positions unreadable (%s); retried", config.id, exc)
+            log.info("target %s: positions unreadable (%s); the start copies of %s are "
+                     "retried", target, exc, plural(len(due), "config"))
             return []
-        fills = [item for item in fills if item.timestamp >= config.started_ts]
-        if fills:
-            decided = await self._db(store.decided_for, list(configs),
-                                     [trade_key(item) for item in fills])
-            # Fills this config missed (decided for others only) stay in its positions.
-            fills = [item for item in fills if config.id in decided.get(trade_key(item), {
-                config.id})]
-        since_start = fills_since(fills, config.started_ts)
+        decided = await self._db(store.decided_for, list(configs), [
+            trade_key(item) for item in fills]) if fills else {}
+        recorded: list[CopyIntentDraft] = []
+        for config in due:
+            recorded += await self._open_positions(configs, config, left[config.id], fills,
+                                                   decided)
+        return recorded
+
+    async def _open_positions(self, configs: dict[UUID, ConfigSnapshot],
+                              config: ConfigSnapshot, positions: list[Position],
+                              fills: list[ActivityItem], decided: dict[str, set[UUID]]
+                              ) -> list[CopyIntentDraft]:
+        """One config's start copies of ``positions`` less its ``fills`` since its start."""
+        # Fills this config missed (decided for others only) stay in its positions.
+        mine = [item for item in fills if item.timestamp >= config.started_ts
+                and config.id in decided.get(trade_key(item), {config.id})]
+        since_start = fills_since(mine, config.started_ts)
         self._started.add((config.id, config.started_ts))
         now = datetime.now(UTC)
         recorded: list[CopyIntentDraft] = []

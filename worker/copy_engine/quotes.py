@@ -50,6 +50,11 @@ class QuoteSource:
         books = self.books
         return books is not None and books.synced(token_id)
 
+    def live_bid(self, token_id: str) -> Decimal | None:
+        """The token's best bid on the market channel now (None: none, or not followed)."""
+        books = self.books
+        return books.best_bid(token_id) if books is not None else None
+
     async def run(self) -> None:
         """Follow books on the market channel until cancelled."""
         assert self.venue is not None

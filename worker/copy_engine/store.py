@@ -7,7 +7,7 @@ Intents and positions are the services' (``copy_intents``, ``copy_positions``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -258,16 +258,22 @@ def opening_key(token_id: str, started_ts: int) -> str:
     return f"{KIND_OPEN_POSITION}:{token_id}:{started_ts}"
 
 
-def opened_at_start(config_id: UUID, started_ts: int, tokens: Iterable[str]) -> set[str]:
-    """Those of ``tokens`` whose start copy of this start the config recorded already."""
-    keys = {opening_key(token, started_ts): token for token in tokens}
-    found: set[str] = set()
+def opened_at_start(starts: Mapping[UUID, int], tokens: Iterable[str]
+                    ) -> dict[UUID, set[str]]:
+    """For each config (id: its start), those of ``tokens`` whose start copy of that start
+    it recorded already (configs with none left out)."""
+    keys = {opening_key(token, started): token for started in set(starts.values())
+            for token in tokens}
+    found: dict[UUID, set[str]] = {}
     chunk = list(keys)
     for start in range(0, len(chunk), 500):  # by the (config, key) unique index
-        found.update(keys[key] for (key,) in CopyIntent.select(CopyIntent.target_trade_key)
-                     .where(CopyIntent.config == config_id,
-                            CopyIntent.target_trade_key.in_(chunk[start:start + 500]))
-                     .tuples())
+        rows = (CopyIntent.select(CopyIntent.config, CopyIntent.target_trade_key)
+                .where(CopyIntent.config.in_(list(starts)),
+                       CopyIntent.target_trade_key.in_(chunk[start:start + 500])).tuples())
+        for config_id, key in rows:
+            token = keys[key]
+            if key == opening_key(token, starts[config_id]):  # its own start's, not another's
+                found.setdefault(config_id, set()).add(token)
     return found
 
 
@@ -297,11 +303,18 @@ def write_breaker(config_id: UUID, failures: int, trips: int, retry_at: datetime
         copy_notices.breaker_opened(CopyConfig.get_by_id(config_id), reason or "failures")
 
 
-def realized_pnl(config_id: UUID, paper: bool) -> Decimal:
-    """The realized PnL of the config's positions (live or paper)."""
-    return sum((row.realized_pnl for row in CopyPosition.select(CopyPosition.realized_pnl)
-                .where(CopyPosition.config == config_id, CopyPosition.paper == paper)),
-               Decimal(0))
+def realized_pnls(configs: Mapping[UUID, bool]) -> dict[UUID, Decimal]:
+    """The realized PnL of each config's positions (config id: paper or live), 0 for none."""
+    totals = dict.fromkeys(configs, Decimal(0))
+    for paper in (False, True):
+        ids = [cid for cid, is_paper in configs.items() if is_paper == paper]
+        for start in range(0, len(ids), 500):
+            rows = (CopyPosition.select(CopyPosition.config, CopyPosition.realized_pnl)
+                    .where(CopyPosition.config.in_(ids[start:start + 500]),
+                           CopyPosition.paper == paper).tuples())
+            for config_id, realized in rows:
+                totals[config_id] += realized
+    return totals
 
 
 def write_peak(config_id: UUID, peak: Decimal) -> None:

@@ -15,7 +15,6 @@ flight, whose latency its request would add to.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -177,12 +176,15 @@ class TargetWatcher:
         seen = self.pending.pop(key, None)
         self.refuted[key] = seen[0] if seen is not None else self.cursor
 
-    def request_exit_check(self, tokens: frozenset[str] | None = None) -> None:
+    def request_exit_check(self, tokens: frozenset[str] | None = None) -> bool:
         """Queue an exit check behind the fills already queued (skipped when full): of the
         positions in ``tokens`` (their price moved or their clock came due), or None for
-        all the target's periodic work (a start, a fill, a retry)."""
-        with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+        all the target's periodic work (a start, a fill, a retry); whether it was queued."""
+        try:
             self.send.send_nowait(("exits", tokens))
+        except (trio.WouldBlock, trio.ClosedResourceError):
+            return False
+        return True
 
     async def _poll_loop(self) -> None:
         context = self.context

@@ -1,6 +1,8 @@
 """Place an order with the official SDK; the person confirms it in a form (elicitation).
 
 Run: COPYTRADE_KEY=svck_live_... TOKEN_ID=... python confirm_form.py
+With MCP_MODE=legacy the client speaks protocol 2025-11-25 instead: the server then asks
+with a server request on the call's own stream, and the SDK answers it the same way.
 """
 
 import asyncio
@@ -15,6 +17,7 @@ from mcp_types import ElicitResult
 
 URL = os.environ.get("COPYTRADE_URL", "http://127.0.0.1:8000") + "/api/mcp"
 KEY = os.environ["COPYTRADE_KEY"]
+MODE = os.environ.get("MCP_MODE", "auto")  # auto: 2026-07-28 here; legacy: 2025-11-25
 
 
 async def ask_the_person(context, params) -> ElicitResult:
@@ -31,7 +34,7 @@ async def main() -> None:
                               timeout=httpx2.Timeout(30, read=120))
     # With an elicitation callback the client declares the capability, and the server
     # asks through it; the SDK sends the answer back and retries the call for you.
-    async with http, Client(streamable_http_client(URL, http_client=http),
+    async with http, Client(streamable_http_client(URL, http_client=http), mode=MODE,
                             elicitation_callback=ask_the_person) as client:
         order = {"token_id": os.environ["TOKEN_ID"], "side": "buy", "size": "10",
                  "order_type": "market"}

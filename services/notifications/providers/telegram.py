@@ -1,6 +1,7 @@
 """Telegram: added off, with a one-time link code (15 minutes) the user sends to the bot as
 ``/start CODE`` (services/notifications/telegram.py links the chat); messages are plain text,
-no parse mode."""
+no parse mode. An agent's call waiting for a person (``agent.confirmation``) comes with
+Approve and Decline buttons (services/identity/telegram_bot.py answers them)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from services.platform import errors
 from services.platform.runtime import runtime
 
 LINK_CODE_TTL = timedelta(minutes=15)
+CONFIRMATION = "agent.confirmation"
+# Button data (at most 64 bytes): the prefix and the confirmation's id.
+APPROVE, DECLINE = "approve:", "decline:"
 
 
 class Telegram(Provider):
@@ -46,9 +50,24 @@ class Telegram(Provider):
 
     def send(self, channel: NotificationChannel, message: Message) -> Outcome:
         """sendMessage to the linked chat, as plain text (no markup a market title could use)."""
+        if message.type == CONFIRMATION:
+            return self._ask(channel, message)
         text = (f"{message.title}\n{message.text}"
                 + (f"\n{message.link}" if message.link else ""))
         return telegram.send_message(channel.target, text)
+
+    def _ask(self, channel: NotificationChannel, message: Message) -> Outcome:
+        """The event's words (the call's quoted, cut when long: then in full below it) and
+        one tap to answer."""
+        payload = message.data.get("payload") or {}
+        summary = (payload.get("summary") or {}).get("untrusted_data", {}).get("text", "")
+        text = f"{message.title}\n{message.text}"
+        if summary and summary not in text:
+            text += f"\nIn full: {summary}"
+        confirmation = payload.get("confirmation_id")
+        buttons = [[{"text": "Approve", "callback_data": f"{APPROVE}{confirmation}"},
+                    {"text": "Decline", "callback_data": f"{DECLINE}{confirmation}"}]]
+        return telegram.send_message(channel.target, text, buttons)
 
 
 PROVIDER = Telegram()

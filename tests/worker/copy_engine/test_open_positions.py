@@ -82,3 +82,29 @@ def test_a_trade_the_config_missed_while_it_was_loading_stays_in_its_start_copy(
     assert (row.kind, row.status, row.filled_size) == (KIND_OPEN_POSITION, "filled",
                                                        Decimal(25)), (row.reason, row.detail)
     assert venue_control.balances(trader.address)["positions"] == {market.no: "25"}
+
+
+def test_followers_starting_together_read_the_targets_positions_once(
+        run_engines, make_config, make_trader, market, target, venue_control):
+    """Issue 48: a target's configs starting with copy_open_positions each copy its
+    positions once, from one read of them (the positions endpoint allows 150 requests per
+    10 s: one read per config held a target with many followers for minutes)."""
+    _trade(venue_control, target, market.no, "30")
+    started = datetime.fromtimestamp(int(time.time()) + 1, UTC)  # after the trade
+    configs = [make_config(make_trader().user, target, start_mode="copy_open_positions",
+                           size_multiplier=Decimal("0.5"), started_at=started)
+               for _ in range(3)]
+    venue_control.call("DELETE", "/requests", expect=200)
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        for config in configs:
+            await wait_for(settled(config, 1))
+
+    run_engines(scenario)
+    for config in configs:
+        [row] = intents_of(config)
+        assert (row.kind, row.status, row.filled_size) == (KIND_OPEN_POSITION, "filled",
+                                                           Decimal(15)), (row.reason, row.detail)
+    tally = venue_control.call("GET", "/requests", expect=200)
+    assert sum(tally["GET /data/positions"].values()) == 1, tally.keys()

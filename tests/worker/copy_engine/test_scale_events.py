@@ -1,6 +1,6 @@
 """Issue 31, items 1 and 2: per-config work driven by events, and shared reads.
 
-Exits are asked for when a held token's book moves or a position's exit-before-end clock
+Exits are asked for when a held token's best bid moves or a position's exit-before-end clock
 comes due, never by a pass over every config; the sweep reads only the configs written
 since its last look (their revision); a copier's balance is read from the venue once per
 deployment and shared through Redis, within the balance-read budget.
