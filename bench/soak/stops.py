@@ -10,8 +10,10 @@ stopped config may lose past its limit is, exactly:
   the check that fired books it (``resolution``);
 - after the stop: the close's exit below the bid the stop marked (at most
   ``price_deviation_bps``) and its taker fees (``exit``), the copies decided before the
-  stop and filled after it (``in_flight``), and the positions the close could not sell
-  (``left_open``, each with a decision saying why).
+  stop and filled after it (``in_flight``), and what the close could not sell
+  (``left_open``, each with a decision saying why): the shares a close did not sell (the
+  venue refused it, say its market resolved since the check, or it filled in part) at the
+  bid the stop marked them at, and a position it could not quote at its cost.
 
 No buy is decided after the stop, and no close sells below its limit.
 """
@@ -34,12 +36,20 @@ TICK = Decimal("0.01")  # the coarsest tick: a limit rounds to it
 STOP_PNL = re.compile(r"Total PnL (-?[\d,]+\.\d+) pUSD")
 BEST_BID = re.compile(r"best bid (\d+\.\d+)")
 SIX = Decimal("0.000001")
+CENT = Decimal("0.01")  # a close's ``usdc`` (its shares at the bid) is cut to the cent
 # The check that fired books a resolution moments before it records the stop.
 CHECK_SECONDS = 5
 
 
 def _dec(value: Any) -> Decimal:
     return ZERO if value in (None, "") else Decimal(str(value))
+
+
+def _marked(close: Any) -> Decimal:
+    """The bid the stop marked a close's shares at: its detail's, else at most its usdc
+    (cut to the cent) over its size (a refused close's detail is the venue's answer)."""
+    found = BEST_BID.search(close.detail or "")
+    return Decimal(found.group(1)) if found else (_dec(close.usdc) + CENT) / _dec(close.size)
 
 
 def _realized(sale: Any) -> Decimal:
@@ -57,7 +67,7 @@ class Overshoot:
     resolution: Decimal = ZERO  # booked at payout by that check (<= 0 for a loss)
     exit: Decimal = ZERO  # the close's sales below the bid they were marked at, fees in
     in_flight: Decimal = ZERO  # buys decided before the stop, filled after it
-    left_open: Decimal = ZERO  # cost of the positions the close could not sell
+    left_open: Decimal = ZERO  # what the close could not sell, at the stop's mark (or cost)
     failures: list[str] = field(default_factory=list)
 
     @property
@@ -108,11 +118,14 @@ def loss_stop_overshoot(limit: Decimal, deviation_bps: int, final_pnl: Decimal,
                               + _dec(intent.fee))
     closes = [i for i in intents if i.kind == "loss_stop" and i.side]
     for close in closes:
+        if close.status == "skipped":
+            continue  # nothing to sell by: left open at its cost (below)
+        size, filled = _dec(close.size), _dec(close.filled_size)
+        bid = _marked(close)
+        # shares it did not sell (refused, or filled in part) ride on from the stop's mark
+        out.left_open += (size - filled) * bid
         if close.status != "filled":
             continue
-        size, filled = _dec(close.size), _dec(close.filled_size)
-        marked = BEST_BID.search(close.detail or "")  # what the stop marked a share at
-        bid = Decimal(marked.group(1)) if marked else _dec(close.usdc) / size
         limit_price = _dec(close.price)
         if _dec(close.filled_price) < limit_price:
             out.failures.append(f"close of {close.token_id[:10]}... filled at "

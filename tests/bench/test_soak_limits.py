@@ -52,14 +52,16 @@ def _intent(config: CopyConfig, at: datetime, *, kind: str = "mirror", side: str
             token: str = "tok-a", status: str = "filled", size: str = "0", price: str = "0",
             fee: str = "0", sold_cost: str | None = None, usdc: str | None = None,
             limit: str | None = None, reason: str | None = None, detail: str = "",
-            settled: datetime | None = None) -> CopyIntent:
+            settled: datetime | None = None, filled: str | None = None) -> CopyIntent:
+    done = side is not None and status != "failed"  # a refused order fills nothing
     return CopyIntent.create(
         config=config.id, user_id=config.user_id, kind=kind,
         target_trade_key=f"{kind}:{uuid.uuid4()}", target_address=config.target_address,
         token_id=token, status=status, side=side, size=Decimal(size) if side else None,
         price=Decimal(limit or price) if side else None,
-        usdc=Decimal(usdc) if usdc else None, filled_size=Decimal(size) if side else None,
-        filled_price=Decimal(price) if side else None, fee=Decimal(fee) if side else None,
+        usdc=Decimal(usdc) if usdc else None,
+        filled_size=Decimal(filled or size) if done else None,
+        filled_price=Decimal(price) if done else None, fee=Decimal(fee) if done else None,
         sold_cost=Decimal(sold_cost) if sold_cost else None, reason=reason, detail=detail,
         seen_at=at, created_at=at, settled_at=settled or at)
 
@@ -113,6 +115,40 @@ def test_a_resolution_in_the_check_that_fired_is_what_a_stop_may_overshoot(bound
     assert figures["resolution in the check that fired"] == "-4.000000"
     assert figures["exit"] == "0.000000" and figures["past the stop"] == "3.600000"
     assert row.figures["worst past a loss stop"] == Decimal("3.6")
+
+
+def test_what_a_refused_or_part_filled_close_leaves_rides_on_from_the_stops_mark(
+        bound_db, user):
+    # Seed 4307's f05: tok-b's market resolved between the check (bid 0.45, +0.50) and its
+    # close, which the venue refused; it then paid 0 (-4.00). tok-a's close (bid 0.47,
+    # -0.60) sold all but 0.1 share, which paid 0 too. With -1.00 realized before, the
+    # stop saw -1.10 and the config ends at -5.647: 4.547 under that, all of it what the
+    # closes could not sell, at the stop's mark (tok-b's bid from its usdc, cut to the cent).
+    config, at = _stopped(user, "-1.10")
+    _position(config, "tok-c", "-1.00", T0 + timedelta(seconds=30))
+    _intent(config, at, kind="loss_stop", side="SELL", size="20", filled="19.9",
+            price="0.47", limit="0.46", usdc="9.40", sold_cost="9.95",
+            detail="loss_stop: sell all 20.00 shares at market, no lower than 0.46 "
+                   "(best bid 0.47).", settled=at + timedelta(seconds=1))
+    _intent(config, at, kind="loss_stop", side="SELL", token="tok-b", status="failed",
+            size="10", limit="0.44", usdc="4.50", reason="order_refused",
+            detail="market is closed, orders are not accepted",
+            settled=at + timedelta(seconds=1))
+    _position(config, "tok-a", "-0.647", at + timedelta(minutes=3))
+    _position(config, "tok-b", "-4.00", at + timedelta(minutes=3))
+
+    row = _row(config, user)
+
+    assert row.ok, row.failures
+    figures = row.figures["f05 loss stop"]
+    assert figures["pnl"] == "-5.647000" and figures["past the stop"] == "4.647000"
+    assert figures["left open"] == "4.557000"  # 0.1 x 0.47 + 10 x (4.50 + 0.01) / 10
+    assert figures["exit"] == "0.000000"
+
+    # a close the venue refused is no licence: losing past what it left open still fails
+    _position(config, "tok-d", "-0.02", at + timedelta(minutes=4))
+    failures = _row(config, user).failures
+    assert any("after the stop" in failure for failure in failures), failures
 
 
 def test_a_stopped_config_losing_past_its_exit_fails_the_row(bound_db, user):
