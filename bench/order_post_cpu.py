@@ -5,10 +5,10 @@ spends on each order before its bytes are written delays every later order of th
 This benchmark prepares ``--orders`` signed orders (one copier each, distinct API creds),
 starts a raw local HTTP server in a process of its own (so that its work does not hold
 this interpreter's GIL; it answers each request with a fixed JSON body, nothing else) and
-sends the orders as one fan-out through ``FillExecutor.send`` -> ``post_async`` ->
-``ClobApi.post_order`` -> ``AsyncTransport`` -> ``Http11Pool``, ``--rounds`` times per
-run. It prints the medians over ``--runs`` runs, in µs of the loop thread's CPU
-(``time.thread_time``: the server's CPU is not counted) per order:
+sends the orders as one fan-out through ``FillExecutor.send`` -> ``orders.post`` (its venue
+steps on the async client) -> ``ClobApi.post_order`` -> ``AsyncTransport`` ->
+``Http11Pool``, ``--rounds`` times per run. It prints the medians over ``--runs`` runs, in
+µs of the loop thread's CPU (``time.thread_time``: the server's CPU is not counted) per order:
 
 - until written: from opening the fan-out's nursery until the last order's bytes were
   handed to the kernel (the ``send`` system call returned): the pre-write work of all
@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import config
 from services.platform import runtime, venues, wiring
 from services.trading import orders
-from services.trading.order_plan import MarketInfo
+from services.trading.order_plan import MarketInfo, OrderRequest
 from services.wallets import venue_accounts
 from venue.models import ApiCreds, FeeSchedule, Level, OrderBook
 from venue.order_signer import OrderSigner
@@ -119,11 +119,12 @@ def prepared_orders(count: int) -> list[orders.PreparedOrder]:
             wallet=SimpleNamespace(address=opened.address, funder_address=None),  # type: ignore[arg-type]
             private_key=key, signature_type=0, creds=creds, key=opened,
             signer=OrderSigner.for_venue(venues.client().config, opened))
-        prepared.append(orders.prepare_order(
-            uuid.uuid4(), token_id=token, side="buy", size=Decimal("10"), order_type="market",
-            source="copy", config_id=uuid.uuid4(), target_trade_id=str(uuid.uuid4()),
-            time_in_force="FAK", book=book, market=market, account=account,
-            collateral=Decimal(100000)))
+        prepared.append(orders.plan_and_sign(
+            uuid.uuid4(), account, OrderRequest.checked(token, "buy", Decimal("10"), "market",
+                                                        time_in_force="FAK"),
+            book=book, market=market,
+            origin=orders.Origin("copy", uuid.uuid4(), str(uuid.uuid4())),
+            available=Decimal(100000)))
     return prepared
 
 
@@ -197,7 +198,7 @@ async def measure(prepared: list[orders.PreparedOrder], runs: int, rounds: int
             start = time.thread_time()
             for _ in range(rounds):
                 for item in prepared:
-                    await orders.post_async(client, item)
+                    await orders.post(item, client)
             results["sequential"].append((time.thread_time() - start) / per_run)
     finally:
         trio.SocketStream.send_all = send_all  # type: ignore[method-assign]

@@ -53,7 +53,7 @@ from services.copying.execution import Ticket
 from services.copying.intents import CopyIntentDraft
 from services.platform import runtime, venues, wiring
 from services.trading import orders
-from services.trading.order_plan import MarketInfo
+from services.trading.order_plan import MarketInfo, OrderRequest
 from services.trading.orders import PostAnswer
 from services.wallets import venue_accounts
 from venue.errors import VenueRejected
@@ -138,12 +138,13 @@ class Bench:
                 seen_at=seen, detection_delay_ms=3, worker="bench", created_at=seen)
             rows.append(draft)
             ticket = Ticket(draft)
-            ticket.prepared = orders.prepare_order(
-                self.user_id, token_id=self.token, side=side, size=size,
-                order_type="market", source="copy", config_id=config_id,
-                target_trade_id=str(draft.id), detected_at=seen, time_in_force="FAK",
-                floor_size=side is Side.SELL, book=self.book, market=self.info,
-                account=self.account, collateral=Decimal(100000))
+            ticket.prepared = orders.plan_and_sign(
+                self.user_id, self.account, OrderRequest.checked(
+                    self.token, side, size, "market", time_in_force="FAK",
+                    floor_size=side is Side.SELL),
+                book=self.book, market=self.info,
+                origin=orders.Origin("copy", config_id, str(draft.id), seen),
+                available=Decimal(100000))
             tickets.append(ticket)
         copy_execution.record(rows, tickets, None)
         return tickets

@@ -3,7 +3,9 @@
 peewee builds a query's SQL text anew on every execution: for the few queries every
 authenticated request runs, that compilation cost more than the database's own work
 (README "Capacity"). A ``Prepared`` query is built once per bound database with marker
-values, its SQL and parameter list kept, and each run swaps the real values in.
+values, its SQL and parameter list kept, and each run swaps the real values in. How its
+rows map onto models (peewee's cursor wrapper's ``initialize``, which matches the cursor's
+columns to the models' fields on every run) is kept too, from the first run that returns a row.
 """
 
 from __future__ import annotations
@@ -17,6 +19,10 @@ import peewee
 
 from models.base import db
 
+# A cursor wrapper's attributes that belong to one execution; the others (what
+# ``initialize`` derives from the SQL's columns) are the same on every run of one query.
+_PER_CURSOR = frozenset({"cursor", "count", "index", "initialized", "populated", "row_cache"})
+
 
 class Prepared:
     """A SELECT built by ``build(*values)``, whose values are compared with ``fields``."""
@@ -28,6 +34,8 @@ class Prepared:
         # Keyed by id(database); the entry holds the database, so the id stays its own.
         self._compiled: dict[int, tuple[peewee.Database, peewee.ModelSelect, str, list[Any],
                                         list[list[int]]]] = {}
+        # Keyed like _compiled: the row mapping ``initialize`` derived on a first run.
+        self._mappings: dict[int, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
     def _marker(self, field: peewee.Field) -> Any:
@@ -65,7 +73,17 @@ class Prepared:
             for place in places:
                 params[place] = field.db_value(value)
         cursor = database.execute_sql(sql, params)
-        return list(query._get_cursor_wrapper(cursor))
+        wrapper = query._get_cursor_wrapper(cursor)
+        mapping = self._mappings.get(id(database))
+        if mapping is not None:
+            # The same SQL gives the same columns: skip peewee's per-run column matching.
+            vars(wrapper).update(mapping)
+            wrapper.initialized = True
+        found = list(wrapper)
+        if mapping is None and wrapper.initialized:
+            self._mappings[id(database)] = {name: value for name, value in vars(wrapper).items()
+                                            if name not in _PER_CURSOR}
+        return found
 
     def first(self, *values: Any) -> Any:
         """The first row for ``values``, or None."""

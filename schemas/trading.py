@@ -9,7 +9,15 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates_schema
+from marshmallow import (
+    Schema,
+    ValidationError,
+    fields,
+    pre_dump,
+    pre_load,
+    validate,
+    validates_schema,
+)
 
 from schemas.common import PageArgsSchema
 from schemas.fields import DecimalString
@@ -162,7 +170,30 @@ class ExecutionSchema(Schema):
     stages = fields.Nested(StagesSchema, required=True)
 
 
-class PlaceOrderResponseSchema(Schema):
+# PlaceOrderResponse's words for an order's stored status (models.trading's vocabulary),
+# the one place they are translated: ``placed_status``.
+PLACED_WORDS = {"pending": "accepted", "delayed": "accepted", "live": "accepted",
+                "matched": "filled", "cancelled": "rejected", "rejected": "rejected",
+                "failed": "rejected"}
+
+
+def placed_status(status: str, filled_size: Decimal) -> str:
+    """An order's stored status in the API's words: ``filled`` once shares moved (a
+    cancelled order with a partial fill too), ``accepted`` while open, else ``rejected``."""
+    word = PLACED_WORDS[status]
+    return "filled" if word == "rejected" and status == "cancelled" and filled_size > 0 \
+        else word
+
+
+class _PlacedWords(Schema):
+    """Answers an order placed as its record stands, its status in the API's words."""
+
+    @pre_dump
+    def _words(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        return {**data, "status": placed_status(data["status"], data["filled_size"])}
+
+
+class PlaceOrderResponseSchema(_PlacedWords):
     """PlaceOrderResponse."""
 
     order_id = fields.String(required=True, metadata={
@@ -242,7 +273,7 @@ class SellPositionsRequestSchema(Schema):
                             required=True, validate=validate.Length(min=1, max=100))
 
 
-class SellResultSchema(Schema):
+class SellResultSchema(_PlacedWords):
     token_id = fields.String(required=True)
     order_id = fields.String(allow_none=True)
     status = fields.String(required=True)

@@ -73,11 +73,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: _SLOW_RANK.get(item.nodeid.split("::")[0], len(SLOW_FIRST)))
 
 
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
+def free_port(also: int = 0) -> int:
+    """A TCP port nobody listens on right now (nor on the port + ``also``, when given: a
+    process that serves on both, as `copytrade up` does its sandbox venue on the port + 10)."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if not also or _bindable(port + also):
+            return port
+
+
+def _bindable(port: int) -> bool:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def use_queue(redis_url: str, prefix: str) -> Any:

@@ -32,11 +32,11 @@ def _env(tmp_path, **extra: str) -> dict[str, str]:
 def test_migrate_then_serve(tmp_path, redis_url):
     env = _env(tmp_path, REDIS_URL=redis_url)
     done = subprocess.run([sys.executable, "-m", "cli", "migrate"], env=env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=DEADLINE)
     assert done.returncode == 0, done.stderr
     assert "m0001_users" in done.stdout
     again = subprocess.run([sys.executable, "-m", "cli", "migrate"], env=env,
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=DEADLINE)
     assert "applied 0 migrations" in again.stdout
 
     port = free_port()
@@ -54,18 +54,18 @@ def test_migrate_then_serve(tmp_path, redis_url):
                 assert time.monotonic() < deadline, "server did not start"
                 time.sleep(0.2)
         assert response.status_code == 200
-        stats = httpx.get(f"http://127.0.0.1:{port}/api/stats/platform", timeout=5)
+        stats = httpx.get(f"http://127.0.0.1:{port}/api/stats/platform", timeout=DEADLINE)
         assert stats.json()["total_users"] == 0
     finally:
         server.terminate()
-        server.wait(timeout=30)
+        server.wait(timeout=DEADLINE)
 
 
 def test_serve_refuses_unmigrated_database(tmp_path, redis_url):
     env = _env(tmp_path, REDIS_URL=redis_url)
     done = subprocess.run(
         [sys.executable, "-c", "import wsgi"], env=env, capture_output=True, text=True,
-        timeout=60)
+        timeout=DEADLINE)  # beside other runs, importing the app took 78 s
     assert done.returncode != 0
     assert "copytrade migrate" in done.stderr
 

@@ -334,7 +334,7 @@ class _VenueClient:
         self.clob = ClobApi(run, config.chain_id)
         self.data = DataApi(run)
         self.relayer = RelayerApi(run)
-        self._calls = ClobApi(_described, config.chain_id)  # the CLOB's calls, for the steps
+        self.clob_calls = ClobApi(_described, config.chain_id)  # the CLOB's calls, for steps
         self._data_calls = DataApi(_described)
         self._gamma_calls = GammaApi(_described)
 
@@ -344,13 +344,13 @@ class _VenueClient:
 
     def create_or_derive_api_key(self, private_key: str, nonce: int = 0) -> Returns[ApiCreds]:
         """Mint CLOB credentials, or derive the existing ones when the key already has some."""
-        return self.run_steps(create_or_derive_steps(self._calls, private_key, nonce))
+        return self.run_steps(create_or_derive_steps(self.clob_calls, private_key, nonce))
 
     def all_open_orders(
         self, creds: ApiCreds, *, market: str | None = None, asset_id: str | None = None
     ) -> Returns[list[OpenOrder]]:
         """Every open order of ``creds``, following ``next_cursor`` to the end."""
-        return self.run_steps(open_orders_steps(self._calls, creds, market, asset_id))
+        return self.run_steps(open_orders_steps(self.clob_calls, creds, market, asset_id))
 
     def activity_history(self, user: str, *, types: Sequence[str] | str | None = None,
                          start: int | None = None, max_rows: int | None = None
@@ -380,7 +380,7 @@ class _VenueClient:
 
     def cancel_many(self, creds: ApiCreds, order_ids: Sequence[str]) -> Returns[CancelResult]:
         """Cancel any number of orders, split into the venue's 1,000-id requests."""
-        return self.run_steps(cancel_many_steps(self._calls, creds, list(order_ids)))
+        return self.run_steps(cancel_many_steps(self.clob_calls, creds, list(order_ids)))
 
     def cancel_all_orders(self, creds: ApiCreds) -> Returns[CancelResult]:
         """Cancel every open order of ``creds``, split so that no request drives the
@@ -388,11 +388,11 @@ class _VenueClient:
         budgets = self.transport.budgets
         signer = creds.address
         bucket = (lambda: None) if budgets is None else (lambda: budgets.cancel_bucket(signer))
-        return self.run_steps(cancel_all_steps(self._calls, creds, bucket))
+        return self.run_steps(cancel_all_steps(self.clob_calls, creds, bucket))
 
     def fee_schedule(self, market: Market) -> Returns[FeeSchedule | None]:
         """The market's taker fee model: CLOB ``fd``, else Gamma ``feeSchedule`` (None: free)."""
-        return self.run_steps(fee_schedule_steps(self._calls, market))
+        return self.run_steps(fee_schedule_steps(self.clob_calls, market))
 
 
 class VenueClient(_VenueClient):

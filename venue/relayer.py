@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 import anyio
+import anyio.to_thread
 
 from venue.accounts.batch import DEADLINE_SECONDS, Call, sign_batch
 from venue.accounts.contracts import AccountContracts
@@ -183,7 +184,15 @@ class Sleep:
     seconds: float
 
 
-Step = HttpCall[Any] | Sleep
+@dataclass(frozen=True, slots=True)
+class Blocking:
+    """A step asking the driver to run blocking work (a database write) and hand back its
+    result: at once on a blocking driver, in a worker thread on an async one."""
+
+    work: Callable[[], Any]
+
+
+Step = HttpCall[Any] | Sleep | Blocking
 Steps = Generator[Step, Any, T]
 
 
@@ -198,7 +207,8 @@ def _advance(steps: Steps[T], reply: Any, error: BaseException | None
 
 
 async def _drive(steps: Steps[T], run: Callable[[HttpCall[Any]], Awaitable[Any]],
-                 sleep: Callable[[float], Awaitable[Any]]) -> T:
+                 sleep: Callable[[float], Awaitable[Any]],
+                 block: Callable[[Callable[[], Any]], Awaitable[Any]]) -> T:
     """The one step runner: each call's reply (or its VenueError) goes back into ``steps``."""
     reply, error = None, None
     while True:
@@ -207,7 +217,12 @@ async def _drive(steps: Steps[T], run: Callable[[HttpCall[Any]], Awaitable[Any]]
             return step
         reply, error = None, None
         try:
-            reply = await (sleep(step.seconds) if isinstance(step, Sleep) else run(step))
+            if isinstance(step, Sleep):
+                reply = await sleep(step.seconds)
+            elif isinstance(step, Blocking):
+                reply = await block(step.work)
+            else:
+                reply = await run(step)
         except VenueError as exc:
             error = exc
 
@@ -232,7 +247,7 @@ def _now(call: Callable[..., Any]) -> Callable[..., _Done]:
 def run_steps(steps: Steps[T], run: Callable[[HttpCall[Any]], Any],
               sleep: Callable[[float], None] = time.sleep) -> T:
     """Drive ``steps`` with a blocking runner (``sleep`` may renew a lease while it waits)."""
-    driving = _drive(steps, _now(run), _now(sleep))
+    driving = _drive(steps, _now(run), _now(sleep), _now(_call))
     try:
         driving.send(None)
     except StopIteration as done:
@@ -241,9 +256,15 @@ def run_steps(steps: Steps[T], run: Callable[[HttpCall[Any]], Any],
     raise RuntimeError("a blocking step runner was asked to suspend")
 
 
-async def arun_steps(steps: Steps[T], run: Callable[[HttpCall[Any]], Awaitable[Any]]) -> T:
-    """Drive ``steps`` with an async runner (trio or asyncio)."""
-    return await _drive(steps, run, anyio.sleep)
+def arun_steps(steps: Steps[T], run: Callable[[HttpCall[Any]], Awaitable[Any]]
+               ) -> Awaitable[T]:
+    """Drive ``steps`` with an async runner (trio or asyncio): the driver's coroutine itself,
+    no wrapper around it (an order's send goes through here)."""
+    return _drive(steps, run, anyio.sleep, anyio.to_thread.run_sync)
+
+
+def _call(work: Callable[[], Any]) -> Any:
+    return work()
 
 
 def _rejection(exc: VenueError) -> tuple[int, str]:

@@ -15,7 +15,9 @@ from typing import Any
 
 from bench.soak.followers import Follower
 from bench.soak.receiver import Receiver
+from bench.soak.stops import loss_stop_overshoot
 from bench.soak.world import World
+from venue.models import Side
 
 ZERO = Decimal(0)
 BASE_UNIT = Decimal("0.000001")
@@ -130,7 +132,7 @@ def _sell_value(intent: Any) -> Decimal:
 def limits_held(world: World, followers: list[Follower], ended: float) -> Row:
     """No budget, position cap, exposure cap, loss stop or breaker was passed by more than
     one copy in flight."""
-    from models.copying import INTENT_FAILED, INTENT_FILLED, CopyConfig, CopyIntent
+    from models.copying import INTENT_FAILED, INTENT_FILLED, CopyConfig, CopyIntent, CopyPosition
     from models.user import User
 
     row = Row("no stop, budget or cap exceeded beyond one in-flight copy")
@@ -139,25 +141,32 @@ def limits_held(world: World, followers: list[Follower], ended: float) -> Row:
         config = CopyConfig.get_by_id(follower.config_id)
         intents = sorted(CopyIntent.select().where(CopyIntent.config == config.id),
                          key=lambda i: (i.settled_at or i.created_at, str(i.id)))
-        buys = [i for i in intents if i.side == "buy" and i.status == INTENT_FILLED]
+        buys = [i for i in intents if i.side == Side.BUY and i.status == INTENT_FILLED]
         one = max((_buy_cost(i) for i in buys), default=ZERO)  # the in-flight allowance
+        positions = list(CopyPosition.select().where(CopyPosition.config == config.id))
         net, daily, held, peak = ZERO, defaultdict(lambda: ZERO), defaultdict(lambda: ZERO), {}
-        for intent in intents:
-            if intent.status != INTENT_FILLED:
+        open_peak = ZERO
+        # a position closed at its payout (a resolution, a claim) holds nothing from then on
+        closes = [(p.updated_at, p.token_id) for p in positions if _dec(p.shares) == 0]
+        events = [((i.settled_at or i.created_at), i.token_id, i) for i in intents
+                  if i.status == INTENT_FILLED] + [(at, token, None) for at, token in closes]
+        for _, token, intent in sorted(events, key=lambda e: (e[0], e[2] is not None)):
+            if intent is None:
+                held[token] = ZERO
                 continue
             day = (intent.settled_at or intent.created_at).date()
-            if intent.side == "buy":
+            if intent.side == Side.BUY:
                 cost = _buy_cost(intent)
                 net += cost
                 daily[day] += cost
-                held[intent.token_id] += _dec(intent.filled_size) * _dec(intent.filled_price)
-                peak[intent.token_id] = max(peak.get(intent.token_id, ZERO),
-                                            held[intent.token_id])
+                held[token] += _dec(intent.filled_size) * _dec(intent.filled_price)
+                peak[token] = max(peak.get(token, ZERO), held[token])
+                open_peak = max(open_peak, sum(held.values(), ZERO))
             else:
                 value = _sell_value(intent)
                 net -= value
                 daily[day] -= value
-                held[intent.token_id] -= _dec(intent.sold_cost)
+                held[token] = max(ZERO, held[token] - _dec(intent.sold_cost))
         who = f"{follower.name} ({follower.profile['name']})"
         if config.total_budget_usdc is not None:
             checked["total budgets"] += 1
@@ -178,9 +187,8 @@ def limits_held(world: World, followers: list[Follower], ended: float) -> Row:
         cap = getattr(user, "max_total_exposure_usdc", None)
         if cap is not None:
             checked["exposure caps"] += 1
-            open_cost = sum((v for v in held.values() if v > 0), ZERO)
-            if open_cost > _dec(cap) + one:
-                row.fail(f"{who}: {open_cost} open against an exposure cap of {cap}")
+            if open_peak > _dec(cap) + one:
+                row.fail(f"{who}: {open_peak} open against an exposure cap of {cap}")
         if config.loss_stop_usdc is not None:
             checked["loss stops"] += 1
             pnl = follower.call("GET", f"/api/configs/{config.id}/pnl").json()
@@ -189,11 +197,15 @@ def limits_held(world: World, followers: list[Follower], ended: float) -> Row:
             if config.is_active and total <= -_dec(config.loss_stop_usdc) - one:
                 row.fail(f"{who}: PnL {total} past its {config.loss_stop_usdc} loss stop, "
                          "still copying")
-            if not config.is_active and config.stopped_at is not None:
-                late = [i for i in intents if i.side == "buy" and i.kind == "mirror"
-                        and i.status == INTENT_FILLED and i.created_at > config.stopped_at]
-                if len(late) > 1:
-                    row.fail(f"{who}: {len(late)} buys after its stop")
+            if config.stopped_reason == "loss_stop":
+                over = loss_stop_overshoot(_dec(config.loss_stop_usdc),
+                                           config.price_deviation_bps, total, intents,
+                                           positions)
+                row.figures[f"{follower.name} loss stop"] = over.figures()
+                worst = row.figures.get("worst past a loss stop", ZERO)
+                row.figures["worst past a loss stop"] = max(_dec(worst), over.past)
+                for failure in over.failures:
+                    row.fail(f"{who}: {failure}")
         if config.max_consecutive_failures:
             checked["breakers"] += 1
             run = longest = 0

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from flask import Flask
 from flask_smorest import Api
 
 from blueprints import errors as error_handler
 from blueprints.access import openapi_notes as access_notes
-from blueprints.api.base import RATE_LIMIT_HEADERS, SECURITY_SCHEMES, DecimalStringComponent
+from blueprints.api.base import (
+    RATE_LIMIT_HEADERS,
+    SECURITY_SCHEMES,
+    Blueprint,
+    DecimalStringComponent,
+)
 from config import TierSettings
 from schemas.common import ErrorSchema, PaginationSchema
 from schemas.fields import decimal_string_property
@@ -64,9 +72,8 @@ def api_config(base_url: str, plans: TierSettings) -> dict[str, object]:
 
 
 def register(app: Flask) -> CopytradeApi:
-    """Create the Api for ``app`` and register every REST blueprint on it."""
-    from blueprints.api import auth, keys, markets, stats, users, wallets
-
+    """Create the Api for ``app`` and register every REST blueprint on it: each module of
+    this package that holds a ``blp`` (a new area's module needs no entry anywhere else)."""
     settings = runtime().settings
     for key, value in api_config(settings.base_url, settings.tiers).items():
         app.config.setdefault(key, value)
@@ -74,18 +81,17 @@ def register(app: Flask) -> CopytradeApi:
     api.ma_plugin.converter.add_attribute_function(decimal_string_property)
     api.spec.components.schema("DecimalString", DecimalStringComponent)
     api.spec.components.schema("Pagination", schema=PaginationSchema)
-    for blueprint in (stats.blp, markets.blp, auth.blp, users.blp, keys.blp, wallets.blp):
+    for blueprint in blueprints():
         api.register_blueprint(blueprint)
-    from blueprints.api import orders, paper, positions, trades
-
-    for blueprint in (orders.blp, positions.blp, trades.blp, paper.blp):
-        api.register_blueprint(blueprint)
-    from blueprints.api import accounts, configs, helpers, notifications, traders
-
-    for blueprint in (configs.blp, helpers.blp, accounts.blp, traders.blp, notifications.blp):
-        api.register_blueprint(blueprint)
-    from blueprints.api import shared_configs
-
-    api.register_blueprint(shared_configs.blp)
     app.extensions["copytrade_api"] = api
     return api
+
+
+def blueprints() -> list[Blueprint]:
+    """The REST areas' blueprints: the ``blp`` of each module here, by module name."""
+    found = []
+    for module in sorted(info.name for info in pkgutil.iter_modules(__path__)):
+        blueprint = getattr(importlib.import_module(f"{__name__}.{module}"), "blp", None)
+        if isinstance(blueprint, Blueprint):
+            found.append(blueprint)
+    return found

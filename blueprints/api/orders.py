@@ -63,8 +63,8 @@ class PlaceOrder(MethodView):
         is lost, the order answers 503 `polymarket_unavailable` with `Retry-After` (and
         `reason`, `order_id`): retry with the same Idempotency-Key; it is placed once.
         """
-        return orders.place_order(access.current_principal().user, source="manual",
-                                  **body).response()
+        return orders.placed_view(orders.place_order(access.current_principal().user,
+                                                     source="manual", **body))
 
 
 @blp.route("/orders")

@@ -178,7 +178,7 @@ def market_page(slug: str) -> str:
     placed = None
     if request.args.get("order"):
         order = order_reads.get_order(current_principal().user, request.args["order"])
-        placed = _placed_html(slug, order.token_id, orders.placed_now(order).response())
+        placed = _placed_html(slug, order.token_id, orders.placed_view(order))
     return _market_page(slug, request.args.get("token"), placed)
 
 
@@ -236,11 +236,11 @@ def place_order(slug: str) -> Response:
     """Place the previewed order (POST /api/markets/order with its preview_id)."""
     data = {**_ticket(), "preview_id": form_text("preview_id") or ""}
     body = parse(PlaceOrderSchema(), data)
-    placed = orders.place_order(current_principal().user, source="manual", **body)
+    order = orders.place_order(current_principal().user, source="manual", **body)
     if not is_htmx():  # posted without JavaScript: the market's page shows the order
         return go(f"/dashboard/markets/{slug}?" + urlencode(
-            {"token": body["token_id"], "order": placed.order_id}))
-    return _placed_fragment(slug, body["token_id"], placed.response(), placed=True)
+            {"token": body["token_id"], "order": order.order_hash}))
+    return _placed_fragment(slug, body["token_id"], orders.placed_view(order), placed=True)
 
 
 @bp.get("/markets/<slug>/orders/<order_id>")
@@ -248,8 +248,7 @@ def order_progress(slug: str, order_id: str) -> Response:
     """A placed order as its record stands now: the fragment polls it while it is accepted
     (resting, or waiting out the market's delay) and stops once it filled or ended."""
     order = order_reads.get_order(current_principal().user, order_id)
-    return _placed_fragment(slug, order.token_id, orders.placed_now(order).response(),
-                            placed=False)
+    return _placed_fragment(slug, order.token_id, orders.placed_view(order), placed=False)
 
 
 def _placed_fragment(slug: str, token_id: str, answer: dict[str, Any], *,

@@ -592,8 +592,8 @@ TOOLS: tuple[Tool, ...] = (
             required=True, metadata={"description": "From preview_market_order for exactly "
                                                     "this order: unexpired and unused."})),
         output=single(PlaceOrderResponseSchema),
-        call=lambda principal, args: orders.place_order(principal.user, source="manual",
-                                                        **args).response(),
+        call=lambda principal, args: orders.placed_view(orders.place_order(
+            principal.user, source="manual", **args)),
         annotations=Annotations(read_only=False, destructive=True, idempotent=False,
                                 open_world=True),
         idempotency="required"),

@@ -50,7 +50,14 @@ from models.copying import (
     INTENT_SENT,
     INTENT_SKIPPED,
 )
-from models.trading import Order
+from models.trading import (
+    ORDER_CANCELLED,
+    ORDER_FAILED,
+    ORDER_MATCHED,
+    ORDER_PENDING,
+    ORDER_REJECTED,
+    Order,
+)
 from services.copying import copy_notices, fences, reservations
 from services.copying import intents as copy_intents
 from services.copying.accounts import AccountCache
@@ -60,7 +67,7 @@ from services.markets import catalogue
 from services.platform import errors, metrics
 from services.trading import copy_positions, order_outages, orders
 from services.trading.execution_quality import slippage_of
-from services.trading.order_plan import MarketInfo
+from services.trading.order_plan import MarketInfo, OrderRequest
 from services.trading.orders import PostAnswer, PreparedOrder, elapsed_ms
 from venue.errors import VenueRestricted
 from venue.models import Market as GammaMarket
@@ -299,15 +306,16 @@ def prepare(tickets: list[Ticket], quote: Quote, accounts: AccountCache, *,
     for ticket in tickets:
         draft = ticket.draft
         side = draft.side
-        request = {"token_id": draft.token_id, "side": side, "size": draft.size,
-                   "order_type": "market", "source": "copy", "config_id": draft.config_id,
-                   "target_trade_id": str(draft.id), "detected_at": draft.seen_at,
-                   "time_in_force": "FAK", "floor_size": side is Side.SELL, "book": book,
-                   "market": market}
         slot = accounts.get(ticket.user_id)
         try:
-            if slot is None:
-                ticket.prepared = orders.prepare_order(ticket.user_id, **request)
+            request = OrderRequest.checked(draft.token_id, side, draft.size, "market",
+                                           time_in_force="FAK", floor_size=side is Side.SELL)
+            origin = orders.Origin("copy", draft.config_id, str(draft.id), draft.seen_at)
+            if slot is None:  # the slow way: the account and its balances read now
+                acct = orders.live_account(ticket.user_id)
+                ticket.prepared = orders.plan_and_sign(ticket.user_id, acct, request,
+                                                       book=book, market=market, origin=origin)
+                orders.check_funds(acct, ticket.prepared.plan)
                 continue
             with slot.lock:
                 available = slot.available
@@ -317,10 +325,10 @@ def prepare(tickets: list[Ticket], quote: Quote, accounts: AccountCache, *,
                     ticket.short = True
                     short.append(ticket)
                     continue
-                ticket.prepared = orders.prepare_order(
-                    ticket.user_id, account=slot.account, collateral=available,
-                    check_collateral=available is not None and ticket.user_id not in unchecked,
-                    **request)
+                checked = available is not None and ticket.user_id not in unchecked
+                ticket.prepared = orders.plan_and_sign(
+                    ticket.user_id, slot.account, request, book=book, market=market,
+                    origin=origin, available=available if checked else None)
                 ticket.reserved = ticket.prepared.plan.max_collateral
                 slot.reserve(ticket.reserved)
         except errors.InsufficientBalance as exc:
@@ -328,7 +336,8 @@ def prepare(tickets: list[Ticket], quote: Quote, accounts: AccountCache, *,
                 ticket.short = True
                 short.append(ticket)
                 continue
-            ticket.failure = _failure(exc)
+            ticket.failure = _failure(exc if slot is None else orders.explained(slot.account,
+                                                                                  exc))
         except Exception as exc:  # a bug must fail this intent, not the whole fill
             if not isinstance(exc, errors.CopytradeError):
                 log.exception("copy intent %s: preparing the order failed", draft.id)
@@ -449,26 +458,26 @@ def settle(tickets: list[Ticket]) -> None:
     Answers lost in transit are reconciled by hash first (that asks the venue, so outside
     the transaction); the rest is one transaction. Run in a database thread.
     """
-    placed_by_id: dict[UUID, Any] = {}
+    settled_by_id: dict[UUID, Order] = {}
     for ticket in tickets:
         if ticket.answer is not None and ticket.answer.result is None \
                 and ticket.answer.refused is None:
             assert ticket.order is not None and ticket.prepared is not None
-            placed_by_id[ticket.draft.id] = orders.settle(ticket.order, ticket.prepared,
-                                                          ticket.answer)
+            settled_by_id[ticket.draft.id] = orders.settle(ticket.order, ticket.prepared,
+                                                           ticket.answer)
     settled: list[tuple[Ticket, Outcome]] = []
     with atomic():
         for ticket in tickets:
             if ticket.order is None or ticket.prepared is None or ticket.answer is None:
                 continue
             draft = ticket.draft
-            placed = placed_by_id.get(draft.id) or orders.settle(
+            order = settled_by_id.get(draft.id) or orders.settle(
                 ticket.order, ticket.prepared, ticket.answer)
             assert ticket.sent_at is not None
             base = {"sent_at": ticket.sent_at,
                     "latency_ms": _ms(ticket.sent_at, draft.seen_at),
-                    **_stages(draft, ticket.answer.sent, ticket.answer.ack_ms, placed.order)}
-            ticket.outcome = _from_placed(placed, base, draft, ticket.answered)
+                    **_stages(draft, ticket.answer.sent, ticket.answer.ack_ms, order)}
+            ticket.outcome = _from_order(order, base, draft, ticket.answered)
             if ticket.answer.withheld is not None:
                 # Never sent (its engine's lease clock ran out first; the order is closed and
                 # detached): handed back pending, for whichever engine runs the config next.
@@ -480,7 +489,7 @@ def settle(tickets: list[Ticket]) -> None:
                 # No sent_at/latency: the copy has not left yet as far as the user is concerned.
                 ticket.outcome = Outcome({"status": INTENT_PENDING,
                                           "reason": order_outages.reason_for(ticket.restricted),
-                                          "detail": placed.reason or ""})
+                                          "detail": orders.reason_of(order) or ""})
             settled.append((ticket, ticket.outcome))
         # The intents and positions of the whole batch in a few statements, not a few per
         # ticket: this transaction holds SQLite's write lock (PostgreSQL's row locks).
@@ -564,18 +573,17 @@ def place(draft: CopyIntentDraft, *, paper: bool) -> Outcome:
 
 
 def _live(draft: CopyIntentDraft, base: dict[str, Any]) -> Outcome:
-    placed = orders.place_order(
+    order = orders.place_order(
         draft.user_id, token_id=draft.token_id, side=draft.side, size=draft.size,
         order_type="market", source="copy", config_id=draft.config_id,
         target_trade_id=str(draft.id), detected_at=draft.seen_at, time_in_force="FAK",
         floor_size=draft.side is Side.SELL)
     answered = time.monotonic()
-    order = placed.order
     # Placed the plain way: the order measured its own acknowledgement; placing is the
     # rest of the time since the decision.
     sent = answered - order.ack_ms / 1000 if order.ack_ms is not None else None
-    return _from_placed(placed, {**base, **_stages(draft, sent, order.ack_ms, order)}, draft,
-                        answered)
+    return _from_order(order, {**base, **_stages(draft, sent, order.ack_ms, order)}, draft,
+                       answered)
 
 
 def _stages(draft: CopyIntentDraft, sent: float | None, ack_ms: int | None,
@@ -589,25 +597,27 @@ def _stages(draft: CopyIntentDraft, sent: float | None, ack_ms: int | None,
     return stages
 
 
-def _from_placed(placed: Any, base: dict[str, Any], draft: CopyIntentDraft,
-                 answered: float | None) -> Outcome:
-    order = placed.order
-    changes = {**base, "order_id": placed.order_id, "trade_id": placed.trade_id}
+def _from_order(order: Order, base: dict[str, Any], draft: CopyIntentDraft,
+                answered: float | None) -> Outcome:
+    """The intent's outcome from its order as stored (its Trade shares the order's id)."""
+    changes = {**base, "order_id": order.order_hash, "trade_id": order.id}
     filled = Decimal(order.filled_size or 0)
     value = Decimal(order.filled_value or 0)
-    if placed.status == "filled":
+    status = order.status
+    if status == ORDER_MATCHED or (status == ORDER_CANCELLED and filled > 0):
         price = (value / filled) if filled else None
         changes.update(status=INTENT_FILLED, filled_size=filled, filled_price=price,
                        fee=order.fee, slippage_bps=slippage_of(draft, price),
                        settled_at=utcnow())
-    elif placed.status == "rejected":
-        refused_for_balance = BALANCE_REFUSAL in (placed.reason or "").lower()
+    elif status in (ORDER_REJECTED, ORDER_FAILED, ORDER_CANCELLED):
+        reason = orders.reason_of(order) or ""
+        refused_for_balance = BALANCE_REFUSAL in reason.lower()
         changes.update(status=INTENT_FAILED if filled == 0 else INTENT_FILLED,
                        reason="insufficient_balance" if refused_for_balance
-                       else "order_refused", detail=placed.reason or "", settled_at=utcnow())
-    elif order.status == "pending":
+                       else "order_refused", detail=reason, settled_at=utcnow())
+    elif status == ORDER_PENDING:
         changes.update(status=INTENT_PENDING)  # left for the reconciler
-    else:
+    else:  # resting on the book, or waiting out the market's matching delay
         changes.update(status=INTENT_SENT)
     return Outcome(changes, filled, value, answered)
 

@@ -423,7 +423,7 @@ def decide(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Hold
         return _skip(fill.token_id, str(fill.side).upper() or "?", NOT_A_TRADE)
     if fill.size <= 0:
         return _skip(fill.token_id, side, NOT_A_TRADE)
-    if ctx.breaker_retry_at is not None and (ctx.now is None or ctx.now < ctx.breaker_retry_at):
+    if breaker_holds(ctx.breaker_retry_at, ctx.now):
         return _skip(fill.token_id, side, BREAKER_OPEN)
     if side == BUY and ctx.buys_paused:
         return _skip(fill.token_id, side, ctx.buys_paused)
@@ -775,6 +775,11 @@ def exit_before_end(rules: CopyRules, market: MarketView, now: int) -> bool:
     left = hours_to_end(market, now)
     return (rules.exit_hours_before_end is not None and left is not None
             and left <= rules.exit_hours_before_end)
+
+
+def breaker_holds(retry_at: int | None, now: int | None) -> bool:
+    """True while the failure breaker holds a fill's copy back (open until ``retry_at``)."""
+    return retry_at is not None and (now is None or now < retry_at)
 
 
 def breaker_after(failures: int, trips: int, limit: int, *, failed: bool

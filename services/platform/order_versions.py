@@ -13,9 +13,11 @@ import logging
 
 from models.trading import ORDER_PENDING, Order
 from services.platform import venues
-from venue.client import AsyncVenueClient, VenueClient
+from venue.client import VenueClient
+from venue.clob import ClobApi
 from venue.errors import VenueError, VenueRejected
 from venue.order_versions import is_version_mismatch
+from venue.relayer import Steps
 from venue.signing import SignedOrder
 
 log = logging.getLogger(__name__)
@@ -43,14 +45,11 @@ def ensure_read(client: VenueClient | None = None) -> None:
         log.warning("could not read the venue's order version: %s", exc)
 
 
-def refresh(client: VenueClient) -> int:
-    """Read the venue's order version again (after a mismatch); the version now in force."""
-    return _announce(client.clob.version())
+def refresh_steps(clob: ClobApi) -> Steps[int]:
+    """Read the venue's order version again (after a mismatch): the version now in force.
 
-
-async def refresh_async(client: AsyncVenueClient) -> int:
-    """``refresh`` on an async client."""
-    return _announce(await client.clob.version())
+    Venue steps (``clob``: described calls), run by a blocking or an async client alike."""
+    return _announce((yield clob.version()))
 
 
 def restamp(old_hash: str, signed: SignedOrder, body: str) -> None:

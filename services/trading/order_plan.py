@@ -175,6 +175,56 @@ class OrderPlan:
         }
 
 
+@dataclass(frozen=True)
+class OrderRequest:
+    """A PlaceOrderRequest's fields, checked (``OrderRequest.checked``): what an order is
+    planned from, whatever asks for it (a person, a copy, a position sale)."""
+
+    token_id: str
+    side: Side
+    size: Decimal | None          # shares; None when a market buy is sized by ``amount``
+    order_type: str               # market | limit
+    price: Decimal | None = None  # a limit order's price
+    amount: Decimal | None = None  # pUSD a market buy spends, fee included
+    time_in_force: str | None = None
+    floor_size: bool = False      # floor the size to the share grid instead of refusing
+    post_only: bool = False
+
+    @classmethod
+    def checked(cls, token_id: Any, side: Any, size: Any, order_type: Any, price: Any = None,
+                amount: Any = None, *, time_in_force: str | None = None,
+                floor_size: bool = False, post_only: bool = False) -> OrderRequest:
+        """The request from any surface's fields; ValidationFailed (400) if one is bad."""
+        token, parsed_side, shares, kind, limit, spend = normalize_request(
+            token_id, side, size, order_type, price, amount)
+        return cls(token, parsed_side, shares, kind, limit, spend, time_in_force, floor_size,
+                   post_only)
+
+
+def plan_request(request: OrderRequest, book: OrderBook, market: MarketInfo) -> OrderPlan:
+    """The order ``request`` asks for, priced on ``book`` under ``market``'s rules: pure (no
+    database, no network), so the copy engine plans from what its decision just read."""
+    return plan_normalized(request.token_id, request.side, request.size, request.order_type,
+                           request.price, time_in_force=request.time_in_force,
+                           floor_size=request.floor_size, book=book, market=market,
+                           post_only=request.post_only, amount=request.amount)
+
+
+def read_market(token_id: str, *, fresh: bool = False) -> tuple[OrderBook, MarketInfo]:
+    """The token's live book and its market (``fresh``: live parameters read now, not from
+    their 10-second cache); NotFound for a token the venue does not know."""
+    book = _read_book(token_id)
+    return book, market_info(token_id, book, fresh=fresh)
+
+
+def _read_book(token_id: str) -> OrderBook:
+    try:
+        return venues.client().clob.book(token_id)
+    except VenueNotFound:
+        raise errors.NotFound(f"Unknown token {token_id}: the venue has no order book "
+                              "for it.") from None
+
+
 def _plain(value: Decimal) -> str:
     text = format(value.normalize(), "f")
     return "0" if text in ("-0", "") else text
@@ -357,11 +407,7 @@ def plan_normalized(token_id: str, side: Side | str, size: Decimal | None, order
     if post_only and order_type != "limit":
         raise _invalid("post_only", "Only limit orders can be post-only.")
     if book is None:
-        try:
-            book = venues.client().clob.book(token_id)
-        except VenueNotFound:
-            raise errors.NotFound(f"Unknown token {token_id}: the venue has no order book "
-                                  "for it.") from None
+        book = _read_book(token_id)
     if market is None:
         market = market_info(token_id, book, fresh=fresh)
     if market.closed or not market.accepting_orders:

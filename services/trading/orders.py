@@ -3,20 +3,24 @@
 Every order reaches the venue through the same three steps, which ``place_order`` runs
 one after the other for one order and the copy engine runs for a batch:
 
-1. ``prepare_order`` plans the order from the book (services/trading/order_plan.py; a caller that
-   just read the book and the market passes them in), checks the preview and collateral
-   (a caller that keeps a collateral estimate passes it in), and signs it for the
-   wallet's signature type (a caller that keeps the opened account passes it in).
+1. ``plan_and_sign`` plans the order from a book and market (services/trading/order_plan.py),
+   checks it against a collateral figure when given one and signs it with the wallet's
+   account: pure, no database, no network (the copy engine's path, fed with what its
+   decision read). ``prepare_order`` reads the book, the market, the account and the
+   balances first, checks the preview, and plans and signs the same way.
 2. ``record_orders`` writes the durable ``Order`` records (status ``pending``, the signed
    body and its EIP-712 hash, which is the venue's order id) and their ``Trade`` rows in
    one transaction, consuming previews there. Only then is anything sent.
-3. ``post`` / ``post_async`` send it (never retried) and ``settle`` records the answer.
+3. ``post`` sends it (never retried; venue steps, run by a blocking or an async client) and
+   ``settle`` records the answer: the ``Order`` as stored.
 
 A crash or a timeout after step 2 leaves a ``pending`` record that
 services/trading/order_reconcile.py looks up at the venue by its hash; nothing is ever
 signed or sent twice for one record. Status changes are written through
-services/trading/order_states.py (the status machine); listing is in order_reads.py,
-cancelling in order_cancels.py.
+services/trading/order_states.py (the status machine), in the stored vocabulary
+(``models.trading``); the surfaces alone put it in the API's words
+(``schemas.trading.placed_status``). Listing is in order_reads.py, cancelling in
+order_cancels.py.
 """
 
 from __future__ import annotations
@@ -27,10 +31,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
+from functools import partial
 from typing import Any
 from uuid import UUID, uuid4
 
-import trio
 from redis.exceptions import RedisError
 
 from chain.errors import ChainError
@@ -55,14 +59,17 @@ from services.platform import errors, order_versions, venues
 from services.platform.principal import user_id_of
 from services.trading import order_outages, order_plan, previews
 from services.trading.execution_quality import order_execution_view
-from services.trading.order_plan import MarketInfo, OrderPlan
+from services.trading.order_plan import MarketInfo, OrderPlan, OrderRequest
 from services.trading.order_reconcile import RECONCILE_JOB, reconcile
 from services.trading.order_states import finish
 from services.wallets import session_keys, trading_accounts, venue_accounts
 from services.wallets.venue_accounts import VenueAccount
-from venue.client import AsyncVenueClient
+from venue.client import AsyncVenueClient, VenueClient
+from venue.clob import ClobApi
 from venue.errors import VenueError, VenueRejected, VenueRestricted
+from venue.gamma import Returns
 from venue.models import OrderBook, PostOrderResult, Side
+from venue.relayer import Blocking, Steps
 from venue.signing import SignedOrder
 
 log = logging.getLogger(__name__)
@@ -72,23 +79,17 @@ ZERO = Decimal(0)
 
 
 @dataclass(frozen=True)
-class PlacedOrder:
-    """What placing answered (PlaceOrderResponse) plus the records written."""
+class Origin:
+    """Who an order is for: its source and, for a copy, its config and the target's trade
+    (``detected_at``: when that trade was seen; the trade's latency runs from there)."""
 
-    order_id: str          # the venue's order id (the signed order's hash)
-    status: str            # accepted | filled | rejected
-    filled_size: Decimal
-    average_price: Decimal
-    reason: str | None     # the venue's reason when rejected
-    trade_id: UUID
-    order: Order
+    source: str = "manual"
+    config_id: UUID | None = None
+    target_trade_id: str | None = None
+    detected_at: datetime | None = None
 
-    def response(self) -> dict[str, Any]:
-        """The PlaceOrderResponse fields."""
-        return {"order_id": self.order_id, "status": self.status,
-                "filled_size": self.filled_size, "average_price": self.average_price,
-                "reason": self.reason, "trade_id": self.trade_id,
-                "execution": order_execution_view(self.order)}
+
+MANUAL = Origin()
 
 
 @dataclass(frozen=True)
@@ -100,10 +101,7 @@ class PreparedOrder:
     plan: OrderPlan
     signed: SignedOrder
     body: str              # the exact POST /order JSON (stored, then sent)
-    source: str
-    config_id: UUID | None = None
-    target_trade_id: str | None = None
-    detected_at: datetime | None = None
+    origin: Origin = MANUAL
     preview: Any = None    # the OrderPreview consumed with the record (manual orders)
     started: float = 0.0   # monotonic clock when preparing began (the placement stage)
 
@@ -150,7 +148,7 @@ def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
                 source: str = "manual", config_id: UUID | str | None = None,
                 target_trade_id: str | None = None, detected_at: datetime | None = None,
                 time_in_force: str | None = None, floor_size: bool = False,
-                post_only: bool = False, amount: Any = None) -> PlacedOrder:
+                post_only: bool = False, amount: Any = None) -> Order:
     """Place one live order; manual orders need the matching unexpired ``preview_id``.
 
     A market buy may give ``amount`` (pUSD to spend, fee included) instead of ``size``.
@@ -158,33 +156,36 @@ def place_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
     ``detected_at`` (when the target's trade was seen; the trade's ``latency_ms`` runs
     from there to the venue's acknowledgement) and may ask ``time_in_force="FAK"``.
     Raises ValidationFailed/BadRequest (400), NotFound (404), InsufficientBalance (402);
-    a venue refusal is not an exception: it answers status ``rejected`` with the reason.
+    a venue refusal is not an exception: the order as stored is ``rejected`` with the reason.
+    Its Trade shares its id.
     """
     if source == "manual":
         earlier = _earlier_attempt(user, preview_id)
         if earlier is not None:
             return earlier
-    prepared = prepare_order(
-        user, token_id=token_id, side=side, size=size, order_type=order_type, price=price,
-        preview_id=preview_id, source=source, config_id=config_id,
-        target_trade_id=target_trade_id, detected_at=detected_at,
-        time_in_force=time_in_force, floor_size=floor_size, post_only=post_only,
-        amount=amount)
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {SOURCES}")
+    request = OrderRequest.checked(token_id, side, size, order_type, price, amount,
+                                   time_in_force=time_in_force, floor_size=floor_size,
+                                   post_only=post_only)
+    origin = Origin(source, UUID(str(config_id)) if config_id else None, target_trade_id,
+                    detected_at)
+    prepared = prepare_order(user, request, origin, preview_id=preview_id)
     [order] = record_orders([prepared])
     answer = post(prepared)
-    placed = settle(order, prepared, answer)
+    order = settle(order, prepared, answer)
     if source in ANSWERED_503:
         # Orders a person places the venue could not take answer 503 (order_outages),
         # never 200 ``rejected``: the client retries with the same Idempotency-Key.
         if isinstance(answer.lost, VenueRestricted):
-            raise order_outages.restricted(placed.order, answer.lost)
-        if placed.order.status == ORDER_PENDING:
-            raise order_outages.unknown_outcome(placed.order, answer.lost)
-    return placed
+            raise order_outages.restricted(order, answer.lost)
+        if order.status == ORDER_PENDING:
+            raise order_outages.unknown_outcome(order, answer.lost)
+    return order
 
 
-def _earlier_attempt(user: User | UUID | str, preview_id: Any) -> PlacedOrder | None:
-    """A retry of a manual order whose answer was lost: that order's outcome, once known.
+def _earlier_attempt(user: User | UUID | str, preview_id: Any) -> Order | None:
+    """A retry of a manual order whose answer was lost: that order, once its outcome is known.
 
     None (place it now) when no attempt holds the preview, or its order never reached the
     venue (its preview is handed back); 503 while the venue still cannot say.
@@ -199,59 +200,68 @@ def _earlier_attempt(user: User | UUID | str, preview_id: Any) -> PlacedOrder | 
     if order.status == ORDER_FAILED:
         order_outages.hand_back(order)  # never reached the venue: place it anew
         return None
-    return _placed(order, order.id)
+    return order
 
 
-def prepare_order(user: User | UUID | str, *, token_id: Any, side: Any, size: Any,
-                  order_type: Any, price: Any = None, preview_id: Any = None,
-                  source: str = "manual", config_id: UUID | str | None = None,
-                  target_trade_id: str | None = None, detected_at: datetime | None = None,
-                  time_in_force: str | None = None, floor_size: bool = False,
-                  account: VenueAccount | None = None, book: OrderBook | None = None,
-                  market: MarketInfo | None = None,
-                  collateral: Decimal | None = None, post_only: bool = False,
-                  check_collateral: bool = True, amount: Any = None) -> PreparedOrder:
-    """Plan, check and sign one order (step 1); nothing is written or sent.
+def prepare_order(user: User | UUID | str, request: OrderRequest, origin: Origin = MANUAL,
+                  *, preview_id: Any = None) -> PreparedOrder:
+    """Read, plan, check and sign one order (step 1); nothing is written or sent.
 
-    ``account``, ``book``, ``market`` and ``collateral`` (pUSD available) let a caller that
-    already holds them (the copy engine) skip reading them again; without them they are
-    read now. Without ``check_collateral`` the venue alone judges whether the wallet can
-    pay (the copy engine, past its balance-read budget). Raises like ``place_order``.
+    Reads the book and the market's live parameters now (a manual order may come a while
+    after its preview: planned again under them, refused only if it breaks them now), then
+    checks the preview (manual orders), the account and its balances, and signs. The order's
+    own rules are checked before anything about the user is read. Raises like ``place_order``.
     """
     started = time.monotonic()
-    if source not in SOURCES:
-        raise ValueError(f"source must be one of {SOURCES}")
-    # The copy engine passes UUIDs already: skip their round trip through text.
-    user_id = user if type(user) is UUID else user_id_of(user)
-    token, parsed_side, shares, kind, limit, spend = order_plan.normalize_request(
-        token_id, side, size, order_type, price, amount)
-    # The order's own rules first (tick, minimum, depth), then the preview it must match.
-    # A manual order re-reads the market's live parameters (they may have changed since
-    # its preview): planned again under them, refused only if it breaks them now.
-    plan = order_plan.plan_normalized(token, parsed_side, shares, kind, limit,
-                                      time_in_force=time_in_force, floor_size=floor_size,
-                                      book=book, market=market, post_only=post_only,
-                                      fresh=market is None, amount=spend)
+    user_id = user_id_of(user)
+    book, market = order_plan.read_market(request.token_id, fresh=True)
+    plan = order_plan.plan_request(request, book, market)
     preview = None
-    if source == "manual":
-        preview = previews.check(user_id, preview_id, token, parsed_side, shares, kind, limit,
-                                 post_only=post_only, amount=spend)
-    if account is None:
-        # The copy engine's accounts passed this gate when their config started.
-        trading_accounts.require_live(user_id)
-    acct = account or venue_accounts.account(user_id)
-    if check_collateral:
-        _check_collateral(acct, plan, collateral)
-    if account is None:  # the copy engine sells what the CLOB itself filled
-        _see_shares(acct, plan)
+    if origin.source == "manual":
+        preview = previews.check(user_id, preview_id, request.token_id, request.side,
+                                 request.size, request.order_type, request.price,
+                                 post_only=request.post_only, amount=request.amount)
+    acct = live_account(user_id)
+    check_funds(acct, plan)
+    return _prepared(user_id, acct, plan, origin, started, preview)
+
+
+def plan_and_sign(user_id: UUID, acct: VenueAccount, request: OrderRequest, *,
+                  book: OrderBook, market: MarketInfo, origin: Origin = MANUAL,
+                  available: Decimal | None = None) -> PreparedOrder:
+    """Plan the order on ``book`` under ``market`` and sign it with ``acct``: pure, no
+    database and no network (the copy engine's path, fed with what its decision read).
+
+    ``available`` (pUSD the wallet can spend, when known) refuses a buy it cannot pay
+    (InsufficientBalance: ``explained`` tells a lapsed session key apart); None leaves
+    that to the venue. Raises like ``place_order`` for the order's own rules.
+    """
+    started = time.monotonic()
+    plan = order_plan.plan_request(request, book, market)
+    if available is not None and plan.max_collateral > available:
+        raise _short(plan.max_collateral, available)
+    return _prepared(user_id, acct, plan, origin, started)
+
+
+def live_account(user_id: UUID) -> VenueAccount:
+    """The user's opened venue account, once it may trade live (AccountNotReady otherwise)."""
+    trading_accounts.require_live(user_id)
+    return venue_accounts.account(user_id)
+
+
+def check_funds(acct: VenueAccount, plan: OrderPlan) -> None:
+    """Read whether the wallet can pay for a buy (InsufficientBalance, 402, if not) and, before
+    a sale, let the venue see shares that reached the wallet outside the CLOB."""
+    _check_collateral(acct, plan)
+    _see_shares(acct, plan)
+
+
+def _prepared(user_id: UUID, acct: VenueAccount, plan: OrderPlan, origin: Origin,
+              started: float, preview: Any = None) -> PreparedOrder:
     signed = _sign(acct, plan)
-    return PreparedOrder(
-        user_id=user_id, acct=acct, plan=plan, signed=signed,
-        body=_body(acct, plan, signed), source=source,
-        config_id=(config_id if type(config_id) is UUID
-                   else UUID(str(config_id)) if config_id else None),
-        target_trade_id=target_trade_id, detected_at=detected_at, preview=preview,
-        started=started)
+    return PreparedOrder(user_id=user_id, acct=acct, plan=plan, signed=signed,
+                         body=_body(acct, plan, signed), origin=origin, preview=preview,
+                         started=started)
 
 
 def record_orders(prepared: Sequence[PreparedOrder]) -> list[Order]:
@@ -275,9 +285,9 @@ def record_orders(prepared: Sequence[PreparedOrder]) -> list[Order]:
             side=side, order_type=plan.order_type, time_in_force=plan.time_in_force,
             size=plan.size, price=plan.limit_price, budget=plan.budget,
             order_hash=item.order_hash, signed_body=item.body, status=ORDER_PENDING,
-            filled_size=ZERO, filled_value=ZERO, fee=ZERO, source=item.source,
-            config_id=item.config_id, target_trade_id=item.target_trade_id,
-            detected_at=item.detected_at,
+            filled_size=ZERO, filled_value=ZERO, fee=ZERO, source=item.origin.source,
+            config_id=item.origin.config_id, target_trade_id=item.origin.target_trade_id,
+            detected_at=item.origin.detected_at,
             preview=item.preview.id if item.preview is not None else None,
             created_at=now, submitted_at=now, updated_at=now)
         orders.append(order)
@@ -286,7 +296,7 @@ def record_orders(prepared: Sequence[PreparedOrder]) -> list[Order]:
             "token_id": plan.market.token_id, "market_slug": plan.market.market_slug,
             "side": side, "requested_size": plan.size, "price": plan.limit_price,
             "filled_size": ZERO, "filled_value": ZERO, "fee": ZERO,
-            "status": TRADE_PENDING, "config_id": item.config_id, "created_at": now})
+            "status": TRADE_PENDING, "config_id": item.origin.config_id, "created_at": now})
     with atomic():
         for item in prepared:
             if item.preview is not None:
@@ -296,60 +306,41 @@ def record_orders(prepared: Sequence[PreparedOrder]) -> list[Order]:
     return orders
 
 
-def post(prepared: PreparedOrder) -> PostAnswer:
-    """Send a recorded order (step 3, blocking); never raises for the venue.
+def post(prepared: PreparedOrder, client: VenueClient | AsyncVenueClient | None = None
+         ) -> Returns[PostAnswer]:
+    """Send a recorded order (step 3); never raises for the venue. On a blocking client (the
+    process's by default) the answer, on an async one (the worker's Trio loop, pooled
+    connections) an awaitable of it: ``post_steps`` run by the client's driver."""
+    venue = client or venues.client()
+    return venue.run_steps(post_steps(prepared, venue.clob_calls))
+
+
+def post_steps(prepared: PreparedOrder, clob: ClobApi) -> Steps[PostAnswer]:
+    """The venue steps of sending a recorded order (``clob``: described calls).
 
     Retried once only when refused for a stale order version: rebuilt for the version the
     venue now announces, re-recorded, sent again (services/platform/order_versions.py).
     """
-    answer = _post_once(prepared)
+    answer = yield from _post_once(prepared, clob)
     if not order_versions.is_stale(answer.refused):
         return answer
     try:
-        order_versions.refresh(venues.client())
+        yield from order_versions.refresh_steps(clob)
         rebuilt = _rebuilt(prepared)
     except (VenueError, errors.CopytradeError) as exc:
         log.warning("order %s: no rebuild for the new version (%s)", prepared.order_hash, exc)
         return answer
-    order_versions.restamp(prepared.order_hash, rebuilt.signed, rebuilt.body)
-    return replace(_post_once(rebuilt), resent=rebuilt)
+    yield Blocking(partial(order_versions.restamp, prepared.order_hash, rebuilt.signed,
+                           rebuilt.body))
+    return replace((yield from _post_once(rebuilt, clob)), resent=rebuilt)
 
 
-def _post_once(prepared: PreparedOrder) -> PostAnswer:
+def _post_once(prepared: PreparedOrder, clob: ClobApi) -> Steps[PostAnswer]:
     sent = time.monotonic()
     try:
         # The body recorded with the order is the one sent (and signed): not encoded again.
-        answer = PostAnswer(result=venues.client().clob.post_order(
-            prepared.acct.creds, prepared.signed, body=prepared.body))
-    except VenueRejected as exc:
-        answer = PostAnswer(refused=exc)
-    except VenueError as exc:
-        return PostAnswer(lost=exc, sent=sent)
-    return replace(answer, sent=sent, ack_ms=elapsed_ms(sent))
-
-
-async def post_async(client: AsyncVenueClient, prepared: PreparedOrder) -> PostAnswer:
-    """``post`` on an async client (the worker's Trio loop, pooled connections)."""
-    answer = await _post_once_async(client, prepared)
-    if not order_versions.is_stale(answer.refused):
-        return answer
-    try:
-        await order_versions.refresh_async(client)
-        rebuilt = _rebuilt(prepared)
-    except (VenueError, errors.CopytradeError) as exc:
-        log.warning("order %s: no rebuild for the new version (%s)", prepared.order_hash, exc)
-        return answer
-    await trio.to_thread.run_sync(order_versions.restamp, prepared.order_hash,
-                                  rebuilt.signed, rebuilt.body)
-    return replace(await _post_once_async(client, rebuilt), resent=rebuilt)
-
-
-async def _post_once_async(client: AsyncVenueClient, prepared: PreparedOrder) -> PostAnswer:
-    sent = time.monotonic()
-    try:
-        # The body recorded with the order is the one sent (and signed): not encoded again.
-        answer = PostAnswer(result=await client.clob.post_order(
-            prepared.acct.creds, prepared.signed, body=prepared.body))
+        answer = PostAnswer(result=(yield clob.post_order(
+            prepared.acct.creds, prepared.signed, body=prepared.body)))
     except VenueRejected as exc:
         answer = PostAnswer(refused=exc)
     except VenueError as exc:
@@ -363,8 +354,8 @@ def _rebuilt(prepared: PreparedOrder) -> PreparedOrder:
     return replace(prepared, signed=signed, body=_body(prepared.acct, prepared.plan, signed))
 
 
-def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedOrder:
-    """Record the venue's answer to a sent order, or reconcile a lost one; what placing answered.
+def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> Order:
+    """Record the venue's answer to a sent order, or reconcile a lost one; the order as stored.
 
     A lost answer is looked up at the venue by the order's hash now (blocking HTTP: call it
     outside any open transaction), or queued for reconciliation when the venue is down. A
@@ -398,7 +389,7 @@ def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> PlacedO
             order = Order.get_by_id(order.id)
     else:
         order = _apply_post_result(order, answer.result, prepared.plan, timings)
-    return _placed(order, order.id)  # record_orders gave the Trade its Order's id
+    return order
 
 
 # The venue's refusal of a post-only order that would match at once (ACCOUNTS.md §7.2).
@@ -431,26 +422,34 @@ def _session_key_lapsed(wallet: TradingWallet) -> str | None:
         return None
 
 
-def _check_collateral(acct: VenueAccount, plan: OrderPlan,
-                      available: Decimal | None = None) -> None:
+def _check_collateral(acct: VenueAccount, plan: OrderPlan) -> None:
     if plan.side is not Side.BUY:
         return
     need = plan.max_collateral
-    have = venue_accounts.collateral_balance(acct) if available is None else available
-    if have < need and available is None:
+    have = venue_accounts.collateral_balance(acct)
+    if have < need:
         # The CLOB caches balances: a recent deposit shows only after an update (py-sdk
         # refreshes once on `not enough balance / allowance`, then retries).
         venue_accounts.refresh_balance(acct)
         have = venue_accounts.collateral_balance(acct)
     if have < need:
-        # The venue stops crediting a session key's wallet to a key that lapsed: say so.
-        lapsed = _session_key_lapsed(acct.wallet) if acct.wallet.session_signer else None
-        if lapsed:
-            raise errors.AccountNotReady(lapsed, blockers=[
-                {"code": "session_key_not_authorized", "message": lapsed}])
-        raise errors.InsufficientBalance(
-            f"Insufficient balance: this order needs up to {order_plan._plain(need)} pUSD "
-            f"(fees included); the wallet holds {order_plan._plain(have)} pUSD.")
+        raise explained(acct, _short(need, have))
+
+
+def _short(need: Decimal, have: Decimal) -> errors.InsufficientBalance:
+    return errors.InsufficientBalance(
+        f"Insufficient balance: this order needs up to {order_plan._plain(need)} pUSD "
+        f"(fees included); the wallet holds {order_plan._plain(have)} pUSD.")
+
+
+def explained(acct: VenueAccount, short: errors.InsufficientBalance) -> errors.CopytradeError:
+    """Why a wallet cannot pay: its session key lapsed (the venue stops crediting a lapsed
+    key's wallet; asked on chain, only once short), else ``short`` itself."""
+    lapsed = _session_key_lapsed(acct.wallet) if acct.wallet.session_signer else None
+    if lapsed:
+        return errors.AccountNotReady(lapsed, blockers=[
+            {"code": "session_key_not_authorized", "message": lapsed}])
+    return short
 
 
 def _see_shares(acct: VenueAccount, plan: OrderPlan) -> None:
@@ -528,26 +527,22 @@ def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan,
                   acknowledged=True, timings=timings)
 
 
-def placed_now(order: Order) -> PlacedOrder:
-    """What placing ``order`` answers as its record stands now (a resting or delayed order
-    later filled says so); its Trade shares its id."""
-    return _placed(order, order.id)
+NOT_FILLED = "The order was not filled."  # the reason of an order that ended without a fill
 
 
-def _placed(order: Order, trade_id: UUID) -> PlacedOrder:
+def placed_view(order: Order) -> dict[str, Any]:
+    """What placing ``order`` answers as its record stands now (PlaceOrderResponse's fields,
+    the status as stored: the surface's schema words it). Its Trade shares its id."""
     filled = order.filled_size
-    if order.status in (ORDER_REJECTED, ORDER_FAILED):
-        status = "rejected"
-    elif order.status == ORDER_CANCELLED:
-        status = "filled" if filled > 0 else "rejected"
-    elif order.status == ORDER_MATCHED:
-        status = "filled"
-    else:
-        status = "accepted"
     average = (order.filled_value / filled).quantize(Decimal("0.000001")) if filled else ZERO
-    reason = order.error
-    if status == "rejected" and not reason:
-        reason = "The order was not filled."
-    return PlacedOrder(order_id=order.order_hash, status=status, filled_size=filled,
-                       average_price=average, reason=reason, trade_id=trade_id, order=order)
+    return {"order_id": order.order_hash, "status": order.status, "filled_size": filled,
+            "average_price": average, "reason": reason_of(order), "trade_id": order.id,
+            "execution": order_execution_view(order)}
 
+
+def reason_of(order: Order) -> str | None:
+    """Why the order ended without shares (its error, else NOT_FILLED); None otherwise."""
+    if order.error:
+        return order.error
+    ended_empty = order.status == ORDER_CANCELLED and not order.filled_size
+    return NOT_FILLED if ended_empty or order.status in (ORDER_REJECTED, ORDER_FAILED) else None

@@ -30,7 +30,7 @@ from typing import Any
 from uuid import UUID
 
 from chain.errors import ChainError
-from models.trading import Trade
+from models.trading import ORDER_REJECTED, Trade
 from models.user import User
 from services.markets import catalogue, order_book
 from services.platform import chain_access, errors, venues
@@ -192,7 +192,8 @@ def ledger_drift(user: User | UUID | str) -> dict[str, tuple[Decimal, Decimal]]:
 
 
 def sell_positions(user: User | UUID | str, token_ids: Sequence[str]) -> list[dict[str, Any]]:
-    """Sell the whole holding of each token at market (FAK); one result per token."""
+    """Sell the whole holding of each token at market (FAK); one result per token, its status
+    as stored (``orders.placed_view``; the surface's schema words it)."""
     if not token_ids:
         raise errors.ValidationFailed(fields={"token_ids": ["Give at least one token id."]})
     user_id = user_id_of(user)
@@ -202,17 +203,17 @@ def sell_positions(user: User | UUID | str, token_ids: Sequence[str]) -> list[di
         row = remote.get(token_id)
         size = row.size if row is not None else ZERO
         if size <= 0:
-            results.append({"token_id": token_id, "order_id": None, "status": "rejected",
+            results.append({"token_id": token_id, "order_id": None, "status": ORDER_REJECTED,
                             "filled_size": ZERO, "average_price": ZERO,
                             "reason": "No position in this token."})
             continue
         try:
-            placed = orders.place_order(user_id, token_id=token_id, side="sell", size=size,
-                                        order_type="market", source="sell",
-                                        time_in_force="FAK", floor_size=True)
+            order = orders.place_order(user_id, token_id=token_id, side="sell", size=size,
+                                       order_type="market", source="sell",
+                                       time_in_force="FAK", floor_size=True)
         except (errors.BadRequest, errors.NotFound, VenueError) as exc:
-            results.append({"token_id": token_id, "order_id": None, "status": "rejected",
+            results.append({"token_id": token_id, "order_id": None, "status": ORDER_REJECTED,
                             "filled_size": ZERO, "average_price": ZERO, "reason": str(exc)})
             continue
-        results.append({"token_id": token_id, **placed.response()})
+        results.append({"token_id": token_id, **orders.placed_view(order)})
     return results

@@ -116,9 +116,9 @@ def test_cannot_cancel_another_users_order(client, auth_headers, me, make_trader
     theirs = orders.place_order(other.user, token_id=market.yes, side="buy", size="10",
                                 order_type="limit", price="0.40",
                                 preview_id=quote["preview_id"])
-    response = client.delete(f"/api/markets/orders/{theirs.order_id}", headers=auth_headers)
+    response = client.delete(f"/api/markets/orders/{theirs.order_hash}", headers=auth_headers)
     assert response.status_code == 404 and json_body(response)["code"] == "not_found"
-    assert [o["order_id"] for o in order_reads.open_orders(other.user)] == [theirs.order_id]
+    assert [o["order_id"] for o in order_reads.open_orders(other.user)] == [theirs.order_hash]
 
 
 @pytest.mark.parametrize(("body", "field"), [
@@ -247,3 +247,19 @@ def test_parallel_retries_under_one_key_send_one_order(live_server, auth_headers
     sent_by_me = [e for e in venue_control.received_orders()
                   if e["body"]["order"]["maker"] == me.maker]
     assert len(sent_by_me) == 1
+
+
+def test_every_stored_order_status_has_the_apis_word():
+    """The one translation of an order's stored status: every status the records hold
+    has a word, and a cancelled order reads filled once it moved shares."""
+    from models import trading
+    from schemas.trading import placed_status
+
+    stored = {value for name, value in vars(trading).items()
+              if name.startswith("ORDER_") and isinstance(value, str)}
+    assert stored == set(trading.ORDER_PREDECESSORS) | {trading.ORDER_PENDING}
+    words = {status: placed_status(status, Decimal(0)) for status in sorted(stored)}
+    assert words == {"cancelled": "rejected", "delayed": "accepted", "failed": "rejected",
+                     "live": "accepted", "matched": "filled", "pending": "accepted",
+                     "rejected": "rejected"}
+    assert placed_status("cancelled", Decimal("0.5")) == "filled"  # a FAK's partial fill

@@ -11,7 +11,7 @@ import pytest
 
 from models.trading import Order, OrderPreview, Trade
 from services.platform import venues
-from services.trading import orders
+from services.trading import order_plan, orders
 from services.wallets import venue_accounts
 from tests.http_helpers import json_body
 
@@ -208,12 +208,14 @@ def test_the_venues_post_only_crossing_refusal_is_a_clear_rejected_reason(me, ma
     # was, without asks) saw a resting order; the venue finds it crossing and refuses it.
     live = venues.client().clob.book(market.yes)
     stale = dataclasses.replace(live, asks=())
-    prepared = orders.prepare_order(me.user, token_id=market.yes, side="buy", size="10",
-                                    order_type="limit", price="0.60", source="sell",  # no preview
-                                    book=stale, post_only=True)
+    request = order_plan.OrderRequest.checked(market.yes, "buy", "10", "limit", "0.60",
+                                              post_only=True)
+    prepared = orders.plan_and_sign(  # planned on the stale book, as the engine plans
+        me.user.id, orders.live_account(me.user.id), request, book=stale,
+        market=order_plan.market_info(market.yes, stale), origin=orders.Origin("sell"))
     [order] = orders.record_orders([prepared])
-    placed = orders.settle(order, prepared, orders.post(prepared))
-    assert placed.status == "rejected"
-    assert placed.reason.startswith("Post-only order refused")
-    assert "invalid post-only order: order crosses book" in placed.reason
-    assert Decimal(placed.filled_size) == 0
+    settled = orders.settle(order, prepared, orders.post(prepared))
+    assert settled.status == "rejected"
+    assert settled.error.startswith("Post-only order refused")
+    assert "invalid post-only order: order crosses book" in settled.error
+    assert Decimal(settled.filled_size) == 0

@@ -36,7 +36,7 @@ def test_positions_trades_and_cancelling_an_open_order(page, inbox, venue_contro
                             price=Decimal("0.2"), order_type="limit")
     resting = orders.place_order(user, source="manual", token_id=no, side="buy",
                                  size=Decimal(10), price=Decimal("0.2"), order_type="limit",
-                                 preview_id=quote["preview_id"]).response()
+                                 preview_id=quote["preview_id"])
     paper.fill(user, yes, "BUY", Decimal(4))
 
     page.goto("/dashboard/positions")
@@ -48,14 +48,14 @@ def test_positions_trades_and_cancelling_an_open_order(page, inbox, venue_contro
     # Matched just now: the venue has not confirmed it on chain yet, and the table says so.
     page.wait_for_selector("#live-trades td:has-text('settlement matched')")
     page.wait_for_selector("#paper-trades td:has-text('filled')")
-    order_row = page.locator(f"#open-orders tr[data-order-id='{resting['order_id']}']")
+    order_row = page.locator(f"#open-orders tr[data-order-id='{resting.order_hash}']")
     order_row.wait_for()
     screenshot(page, "positions")
     screenshot(page, "positions-phone", phone=True)
 
     order_row.locator("button:has-text('Cancel')").click()  # confirm: yes
-    page.wait_for_selector(f"#open-orders:has-text('Cancelled: {resting['order_id']}')")
-    assert page.locator(f"#open-orders tr[data-order-id='{resting['order_id']}']").count() == 0
+    page.wait_for_selector(f"#open-orders:has-text('Cancelled: {resting.order_hash}')")
+    assert page.locator(f"#open-orders tr[data-order-id='{resting.order_hash}']").count() == 0
     assert order_reads.open_orders(user) == []
 
 

@@ -169,7 +169,7 @@ def test_prices_to_each_markets_tick_and_moments_in_the_readers_zone(
             quote = previews.create(user, tokens[tick], "buy", "10", "market", None)
             assert orders.place_order(user, token_id=tokens[tick], side="buy", size="10",
                                       order_type="market",
-                                      preview_id=quote["preview_id"]).status == "filled"
+                                      preview_id=quote["preview_id"]).status == "matched"
         decimals = {"0.01": 2, "0.001": 3}
 
         page.goto("/dashboard/positions")

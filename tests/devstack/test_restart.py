@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import httpx
 from eth_account import Account
 
+from cli import SANDBOX_PORT_OFFSET
 from devstack import faucet
 from devstack.chain.devchain import die_with_parent, has_code
 from devstack.stack import CHAIN_STATE_FILE, PID_FILE, SANDBOX_STATE_FILE
@@ -31,6 +32,12 @@ def _env(instance: Path) -> dict[str, str]:
            if k not in ("DATABASE_URL", "REDIS_URL", "SANDBOX_PORT", "POLYGON_RPC_URL")}
     env["COPYTRADE_INSTANCE"] = str(instance)
     return env
+
+
+def stack_port() -> int:
+    """A port for a stack's web app, free with its sandbox venue's (the port + 10): another
+    run's servers on this machine may hold either."""
+    return free_port(also=SANDBOX_PORT_OFFSET)
 
 
 class Stack:
@@ -50,7 +57,7 @@ class Stack:
             assert self.proc.poll() is None, self.output()
             assert time.monotonic() < deadline, self.output()
             time.sleep(0.2)
-        self.venue_url = f"http://127.0.0.1:{port + 10}"
+        self.venue_url = f"http://127.0.0.1:{port + SANDBOX_PORT_OFFSET}"
         self.venue = Control(SimpleNamespace(url=self.venue_url))
 
     def output(self) -> str:
@@ -94,7 +101,7 @@ def _cli(instance: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_stack_keeps_chain_and_venue_across_a_restart_and_reset_wipes_them(tmp_path):
     instance = tmp_path / "instance"
-    port = free_port()
+    port = stack_port()
     first = Stack(instance, port)
     try:
         # a user through the app: a deposit wallet onboarded by the worker on the local
@@ -175,7 +182,7 @@ def test_the_stack_keeps_chain_and_venue_across_a_restart_and_reset_wipes_them(t
                            timeout=10)
         assert listed.status_code == 200, listed.text  # the API key is still valid
         # a second stack on another port: its own venue, its own gunicorn control socket
-        other = Stack(tmp_path / "other", free_port())
+        other = Stack(tmp_path / "other", stack_port())
         assert other.venue.state()["markets"]
         deadline = time.monotonic() + DEADLINE  # gunicorn opens it once its master runs
         while not (tmp_path / "other" / "gunicorn.ctl").exists():

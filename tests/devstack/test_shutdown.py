@@ -13,8 +13,8 @@ import httpx
 import cli
 import config
 from devstack.stack import PID_FILE, STOP_MARGIN_SECONDS
-from tests.conftest import DEADLINE, free_port
-from tests.devstack.test_restart import Stack, _env
+from tests.conftest import DEADLINE
+from tests.devstack.test_restart import Stack, _env, stack_port
 
 # What a calm stop takes here: web and worker stop together while the state is saved, Redis
 # beside the venue and the chain, no interpreter teardown. Measured 2.3-3.0 s at load 13-19
@@ -24,7 +24,7 @@ STOPPED_WITHIN = 8.0
 
 def test_ctrl_c_stops_every_part_calmly_and_says_what_it_stopped(tmp_path) -> None:
     instance = tmp_path / "instance"
-    stack = Stack(instance, free_port())
+    stack = Stack(instance, stack_port())
     # the stack's own settings: what web and worker get to finish before they are killed
     settings = config.load(cli.up_environment(_env(instance), stack.port))
     grace = max(settings.worker.grace_seconds, settings.web_grace_seconds)

@@ -31,6 +31,6 @@ def test_list_trades_shows_a_failed_settlement(mcp_url, trader_key, trader, mark
     assert not list(Draft202012Validator(tool.output_schema).iter_errors(
         result.structured_content))
     [trade] = result.structured_content["trades"]
-    assert trade["id"] == str(placed.trade_id)
+    assert trade["id"] == str(placed.id)  # the Trade shares its Order's id
     assert (trade["status"], trade["settlement"], trade["failed_size"]) == (
         "failed", "failed", "10")

@@ -41,18 +41,18 @@ def scenario(trader, market, venue_control, fresh_venue_cache) -> Scenario:
     quote = previews.create(trader.user, market.yes, "buy", "10", "market")
     placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
                                 order_type="market", preview_id=quote["preview_id"])
-    assert placed.status == "filled"
+    assert placed.status == "matched"
     rest = previews.create(trader.user, market.yes, "buy", "10", "limit", Decimal("0.30"))
     resting = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
                                  order_type="limit", price=Decimal("0.30"),
                                  preview_id=rest["preview_id"])
-    assert resting.status == "accepted"
+    assert resting.status == "live"
     paper.fill(trader.user, market.no, "buy", Decimal("10"))
     shown = configs.preview(trader.user, {"target_address": whale, "size_multiplier": "1",
                                           "max_position_usdc": "50"})
     config = configs.create(trader.user, {"preview_id": str(shown["preview_id"])})
     return Scenario(market=market, whale=whale, config_id=str(config.id),
-                    resting_order_id=resting.order_id,
+                    resting_order_id=resting.order_hash,
                     shared_token=sharing.share(trader.user, config.id)["token"])
 
 

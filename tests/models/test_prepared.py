@@ -41,3 +41,21 @@ def test_a_value_that_never_reaches_the_sql_is_refused(bound_db):
     with pytest.raises(ValueError, match="does not reach"):
         wrong.rows("x")
 
+
+
+def test_later_runs_map_rows_as_the_first_did(bound_db):
+    # The row mapping is kept from the first run that returned a row: later runs must
+    # still convert every column and build fresh, separate instances.
+    ada = User.create(email=f"ada-{secrets.token_hex(4)}@example.com")
+    first, second = _key(ada, "a"), _key(ada, "b")
+    by_hash = Prepared(lambda key_hash: ApiKey.select(ApiKey, User).join(User)
+                       .where(ApiKey.key_hash == key_hash), ApiKey.key_hash)
+    assert by_hash.first("no such hash") is None  # no row: nothing kept yet
+    runs = [by_hash.first(key.key_hash) for key in (first, second, first)]
+    assert [run.id for run in runs] == [first.id, second.id, first.id]
+    assert runs[0] is not runs[2] and runs[0].user is not runs[2].user
+    for run in runs:
+        assert run.created_at == ApiKey.get_by_id(run.id).created_at  # converted, not text
+        assert run.user.id == ada.id and run.user.email == ada.email
+    runs[0].name = "changed"
+    assert runs[2].name == "a"

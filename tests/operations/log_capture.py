@@ -14,7 +14,6 @@ import io
 import logging
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,8 +70,11 @@ def capture_path() -> Path | None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Attach the production handler, writing to a file, to the root logger."""
-    # COPYTRADE_TEST_LOGS keeps the file somewhere chosen (CI artifacts); a temp folder else.
-    folder = Path(os.environ.get("COPYTRADE_TEST_LOGS") or tempfile.mkdtemp(prefix="ct-logs-"))
+    # COPYTRADE_TEST_LOGS keeps the file somewhere chosen (CI artifacts); else the run's own
+    # temp folder, which pytest removes with the run's other folders three runs later (a
+    # folder of tempfile's own was left in /tmp by every worker of every run).
+    chosen = os.environ.get("COPYTRADE_TEST_LOGS")
+    folder = Path(chosen) if chosen else session.config._tmp_path_factory.mktemp("logs")
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"test-logs-{os.getpid()}.jsonl"
     stream = path.open("w", encoding="utf-8")

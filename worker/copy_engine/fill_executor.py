@@ -66,6 +66,8 @@ TARGET_VALUE_TTL = 60.0  # seconds a target's portfolio value is reused (proport
 # A bid-less token's market is read from Gamma afresh (to see a resolution before the
 # metadata cache expires) at most this often; the cached one serves in between.
 RESOLUTION_READ_SECONDS = 10.0
+# Intents that copy a target's fill (or its positions at a start): the breaker holds them.
+COPY_KINDS = frozenset({KIND_MIRROR, KIND_OPEN_POSITION})
 # Why a recorded copy's order was held back (the order's error, as people read it).
 LEASE_LAPSED = ("Not sent: the worker could not renew its lease on the target in time; the "
                 "copy is placed again by the worker running it next.")
@@ -376,6 +378,10 @@ class FillExecutor:
             # The lease clock ran out (renewals failed): another engine may own the target
             # by now; the fill is its to copy (raised: the target's cursor stays before it).
             raise fences.LeaseLapsed("the lease clock ran out")
+        if not insert:  # decided earlier: the breaker may have opened since
+            drafts = await self._past_breaker(configs, drafts)
+            if not drafts:
+                return []
         now = time.monotonic()
         for draft in drafts:  # exits and re-placed intents: placing is measured from here
             if draft.decided_clock is None:
@@ -396,6 +402,25 @@ class FillExecutor:
         self.stats.intents += len(done.recorded) if insert else 0
         self.stats.orders += done.orders
         return done.recorded
+
+    async def _past_breaker(self, configs: dict[UUID, ConfigSnapshot],
+                            drafts: list[CopyIntentDraft]) -> list[CopyIntentDraft]:
+        """The stored copies of fills that may still go out: one whose config's failure
+        breaker opened after it was decided is skipped (``breaker_open``), as the decision
+        would skip it now. Exits pass: the breaker never holds them back."""
+        now = int(time.time())
+        going = []
+        for draft in drafts:
+            config = configs.get(draft.config_id)
+            if draft.kind in COPY_KINDS and config is not None \
+                    and copying.breaker_holds(config.retry_ts, now):
+                await self._db(copy_intents.settle, draft.id, {
+                    "status": INTENT_SKIPPED, "reason": copying.BREAKER_OPEN,
+                    "detail": copying.REASONS[copying.BREAKER_OPEN], "settled_at": utcnow()},
+                    worker=draft.worker)
+            else:
+                going.append(draft)
+        return going
 
     @staticmethod
     def _apply(configs: dict[UUID, ConfigSnapshot],
@@ -464,7 +489,7 @@ class FillExecutor:
             await limiter.acquire()
         try:
             sent_at = utcnow()
-            answer = await orders.post_async(self.venue, prepared)
+            answer = await orders.post(prepared, self.venue)
         finally:
             limiter.release()
         refused = answer.refused
@@ -654,10 +679,15 @@ class FillExecutor:
         closing = []
         if config.rules.close_positions_on_stop:
             for token, holding in held.items():
-                if token not in views:
-                    continue  # no book to sell into
-                decision = copying.closing_sell(config.rules, token, holding,
-                                                views[token].view, reason)
+                if token in views:
+                    decision = copying.closing_sell(config.rules, token, holding,
+                                                    views[token].view, reason)
+                else:  # no quote to sell by: the position stays held, and its decision says so
+                    decision = copying.Decision(
+                        action="skip", token_id=token, side=Side.SELL,
+                        reason=copying.NO_LIQUIDITY,
+                        detail=f"{reason}: no quote of its market to sell by (the venue did "
+                               "not answer); the position stays held.")
                 closing.append(self.draft(config, None, decision, now, reason,
                                           f"{reason}:{token}:{config.opened.get(token, 0)}"))
         marker = self.draft(config, None, copying.Decision(
@@ -669,7 +699,10 @@ class FillExecutor:
             return []  # stopped already (by another engine, or its user)
         done = []
         for draft in closing:
-            done += await self.execute(configs, [draft], views[draft.token_id])
+            if draft.token_id in views:
+                done += await self.execute(configs, [draft], views[draft.token_id])
+            else:
+                done += await self._db(copy_intents.insert, [draft])
         report = why
         if closing:
             filled = sum(1 for d in done if d.status != INTENT_SKIPPED)

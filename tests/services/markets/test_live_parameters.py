@@ -51,7 +51,7 @@ def test_an_order_is_rechecked_under_parameters_changed_since_its_preview(
     placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="8",
                                 order_type="limit", price="0.40",
                                 preview_id=quote["preview_id"])
-    assert placed.status == "accepted"
+    assert placed.status == "live"
     quote = previews.create(trader.user, market.yes, "buy", "8", "limit", "0.40")
     _set(venue_control, market, min_order_size="10")  # no longer met: refused, saying why
     with pytest.raises(errors.ValidationFailed, match="minimum order size of 10"):
@@ -64,12 +64,12 @@ def test_a_delayed_order_is_open_and_not_cancellable(trader, market, venue_contr
     quote = previews.create(trader.user, market.yes, "buy", "10", "market")
     placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
                                 order_type="market", preview_id=quote["preview_id"])
-    assert placed.status == "accepted"  # open, not a final unfilled answer
-    order = Order.get(Order.order_hash == placed.order_id)
+    assert placed.status == "delayed"  # open, not a final unfilled answer
+    order = Order.get(Order.order_hash == placed.order_hash)
     assert order.status == "delayed"
     # Its stages show the delay it waits out (issue 33 item 4), beside placement and ack.
     assert order.taker_delay_ms == 60_000 and order.ack_ms is not None
-    assert placed.response()["execution"]["stages"]["taker_delay_ms"] == 60_000
+    assert orders.placed_view(placed)["execution"]["stages"]["taker_delay_ms"] == 60_000
     with pytest.raises(errors.BadRequest, match="taker delay"):
         order_cancels.cancel_order(trader.user, order.order_hash)
     # The venue refuses too (what a cancel without the client's rule would meet).

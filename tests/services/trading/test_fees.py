@@ -101,8 +101,8 @@ def test_a_fill_found_later_carries_the_fee_the_venue_charged(trader, make_sandb
     assert quote["fee"] == Decimal("0.18118")  # 10 x 0.0725 x 0.51 x 0.49, to 5 dp
     placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
                                 order_type="market", preview_id=quote["preview_id"])
-    assert placed.status == "accepted"
-    order = Order.get(Order.order_hash == placed.order_id)
+    assert placed.status == "delayed"
+    order = Order.get(Order.order_hash == placed.order_hash)
     assert order.fee == 0  # nothing matched yet
 
     venue_clock.advance(5)
@@ -112,7 +112,7 @@ def test_a_fill_found_later_carries_the_fee_the_venue_charged(trader, make_sandb
     assert order.filled_size == Decimal(10) and charged == Decimal("0.18118")
     # Before: a fill found by reconciliation was recorded with fee 0.
     assert order.fee == charged
-    assert Trade.get_by_id(placed.trade_id).fee == charged
+    assert Trade.get_by_id(placed.id).fee == charged
     [fill] = OrderFill.select().where(OrderFill.order == order.id)
     assert fill.fee == charged
 
@@ -127,14 +127,14 @@ def test_the_trade_fee_follows_the_market_exponent(trader, make_sandbox_market,
     quote = previews.create(trader.user, market.yes, "buy", "10", "market", None)
     placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
                                 order_type="market", preview_id=quote["preview_id"])
-    assert placed.status == "filled"
+    assert placed.status == "matched"
     venue_clock.advance(1)
     order_reconcile.reconcile_pending(older_than=timedelta(0))
-    order = Order.get(Order.order_hash == placed.order_id)
+    order = Order.get(Order.order_hash == placed.order_hash)
     charged = before - _pusd(venue_control, trader.maker) - order.filled_value
     assert charged == Decimal("0.02498")  # 10 x 0.04 x (0.51 x 0.49)^2, to 5 dp
     assert quote["fee"] == charged
-    assert order.fee == charged and Trade.get_by_id(placed.trade_id).fee == charged
+    assert order.fee == charged and Trade.get_by_id(placed.id).fee == charged
 
 
 def test_a_trade_record_prices_the_takers_fee_per_maker_fill() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
 
@@ -27,9 +28,11 @@ def no_associates(venue_control, venue_clock) -> None:
 
 
 def _place(trader, token, side, size, kind, price=None):
+    """What placing answers (PlaceOrderResponse's fields, the status as stored)."""
     quote = previews.create(trader.user, token, side, size, kind, price)
-    return orders.place_order(trader.user, token_id=token, side=side, size=size,
-                              order_type=kind, price=price, preview_id=quote["preview_id"])
+    return SimpleNamespace(**orders.placed_view(orders.place_order(
+        trader.user, token_id=token, side=side, size=size, order_type=kind, price=price,
+        preview_id=quote["preview_id"])))
 
 
 def _resting_sell(make_trader, venue_control, token: str, price: str, size: str) -> None:
@@ -41,7 +44,7 @@ def _resting_sell(make_trader, venue_control, token: str, price: str, size: str)
 def _market_sell(make_trader, venue_control, token: str, size: str) -> None:
     seller = make_trader("0")
     venue_control.grant(seller.maker, token, size)
-    assert _place(seller, token, "sell", size, "market").status == "filled"
+    assert _place(seller, token, "sell", size, "market").status == "matched"
 
 
 def _pusd(venue_control, address: str) -> Decimal:
@@ -100,7 +103,7 @@ def test_a_delayed_fok_matched_as_two_trades_is_booked_when_both_are_found(
     before = _pusd(venue_control, trader.maker)
     placed = _place(trader, market.yes, "buy", "20", "market")
     order = Order.get(Order.order_hash == placed.order_id)
-    assert (placed.status, order.status, order.time_in_force) == ("accepted", "delayed", "FOK")
+    assert (placed.status, order.status, order.time_in_force) == ("delayed", "delayed", "FOK")
 
     venue_clock.advance(3)  # matched whole; /data/trades shows its first trade only
     order_reconcile.reconcile_pending(older_than=timedelta(0))
@@ -138,7 +141,7 @@ def test_a_split_match_keeps_its_settlement_open_until_every_trade_is_found(
     venue_control.call("POST", "/lifecycle", {"split_parts": 2, "split_every": 10},
                        expect=200)
     placed = _place(trader, market.yes, "buy", "20", "market")
-    assert (placed.status, placed.filled_size) == ("filled", Decimal(20))
+    assert (placed.status, placed.filled_size) == ("matched", Decimal(20))
     order = Order.get(Order.order_hash == placed.order_id)
     venue_clock.advance(6)  # the first trade is CONFIRMED; the second not shown yet
     order_reconcile.reconcile_pending(older_than=timedelta(0))

@@ -7,6 +7,7 @@ import dataclasses
 import time
 from datetime import timedelta
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
 
@@ -27,9 +28,11 @@ from tests.venue_lifecycle import delay_market, fail_next_trade
 
 
 def _place(trader, token, side, size, kind, price=None):
+    """What placing answers (PlaceOrderResponse's fields, the status as stored)."""
     quote = previews.create(trader.user, token, side, size, kind, price)
-    return orders.place_order(trader.user, token_id=token, side=side, size=size,
-                              order_type=kind, price=price, preview_id=quote["preview_id"])
+    return SimpleNamespace(**orders.placed_view(orders.place_order(
+        trader.user, token_id=token, side=side, size=size, order_type=kind, price=price,
+        preview_id=quote["preview_id"])))
 
 
 def _place_unanswered(trader, token, side, size, kind) -> tuple[Order, Trade]:
@@ -63,7 +66,7 @@ def test_a_delayed_order_stays_open_and_fills_after_the_delay(trader, market, ve
     placed = _place(trader, market.yes, "buy", "10", "market")
 
     # Not a final "cancelled" with no fill: the venue has the order and may fill it.
-    assert placed.status == "accepted" and placed.filled_size == 0
+    assert placed.status == "delayed" and placed.filled_size == 0
     order = Order.get(Order.order_hash == placed.order_id)
     assert order.status == "delayed" and order.acknowledged_at is not None
     assert Trade.get_by_id(placed.trade_id).status == "pending"
@@ -115,7 +118,7 @@ def test_a_failed_trade_is_reversed_everywhere_it_counted(trader, make_trader,
     _seller(make_trader, market, venue_control)
     fail_next_trade(venue_control)
     placed = _place(trader, market.yes, "buy", "10", "market")
-    assert placed.status == "filled" and placed.filled_size == Decimal(10)
+    assert placed.status == "matched" and placed.filled_size == Decimal(10)
     assert stats.user_summary(trader.user)["trade_count"] == 1
     order_reconcile.reconcile_pending(older_than=timedelta(0))
     assert Trade.get_by_id(placed.trade_id).settlement == "matched"
@@ -192,7 +195,7 @@ def test_an_answer_lost_after_the_venue_took_the_order_is_resolved_at_once(
     placed = _place(trader, market.yes, "buy", "10", "market")
     assert "POST failed" in caplog.text  # the answer was indeed lost
     # Looked up through /data/orders and /data/trades right away: nothing waits for a 404.
-    assert placed.status == "filled", placed
+    assert placed.status == "matched", placed
     order = Order.get(Order.order_hash == placed.order_id)
     assert (order.status, order.filled_size, order.filled_value) == (
         "matched", Decimal(10), Decimal("5.1"))
@@ -286,7 +289,7 @@ def still_budgets(monkeypatch):
 def test_following_settlements_walks_each_accounts_trades_once(trader, market, venue_clock,
                                                                still_budgets):
     placed = [_place(trader, market.yes, "buy", "5", "market") for _ in range(6)]
-    assert all(p.status == "filled" for p in placed)
+    assert all(p.status == "matched" for p in placed)
     venue_clock.advance(2)  # MINED at the venue
     before = _data_calls()
     # none left to look up alone

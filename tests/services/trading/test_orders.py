@@ -7,6 +7,7 @@ import json
 import secrets
 from datetime import timedelta
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
 
@@ -30,17 +31,18 @@ def _received(venue_control, order_hash: str) -> list[dict]:
 
 
 def _place(trader, token, side, size, kind, price=None, **extra):
+    """What placing answers (PlaceOrderResponse's fields, the status as stored)."""
     quote = previews.create(trader.user, token, side, size, kind, price)
-    return orders.place_order(trader.user, token_id=token, side=side, size=size,
-                              order_type=kind, price=price, preview_id=quote["preview_id"],
-                              **extra)
+    return SimpleNamespace(**orders.placed_view(orders.place_order(
+        trader.user, token_id=token, side=side, size=size, order_type=kind, price=price,
+        preview_id=quote["preview_id"], **extra)))
 
 
 def test_market_buy_sends_one_correctly_signed_fok_order(trader, market, venue_control,
                                                          venue_server):
     placed = _place(trader, market.yes, "buy", "10", "market")
 
-    assert placed.status == "filled"
+    assert placed.status == "matched"
     assert placed.filled_size == Decimal("10")
     assert placed.average_price == Decimal("0.51")
     [entry] = _received(venue_control, placed.order_id)
@@ -75,7 +77,7 @@ def test_limit_order_rests_then_fills_and_the_trade_follows(trader, make_trader,
                                                              make_sandbox_market, venue_control):
     market = make_sandbox_market(liquidity=False)
     placed = _place(trader, market.yes, "buy", "20", "limit", "0.45")
-    assert placed.status == "accepted"
+    assert placed.status == "live"
     assert placed.filled_size == 0
     [entry] = _received(venue_control, placed.order_id)
     assert entry["body"]["orderType"] == "GTC"
@@ -88,7 +90,7 @@ def test_limit_order_rests_then_fills_and_the_trade_follows(trader, make_trader,
     seller = make_trader()
     venue_control.grant(seller.maker, market.yes, "20")  # held a while: the CLOB has seen them
     sold = _place(seller, market.yes, "sell", "20", "limit", "0.45")
-    assert sold.status == "filled" and sold.average_price == Decimal("0.45")
+    assert sold.status == "matched" and sold.average_price == Decimal("0.45")
     order_reconcile.sync_user_orders(trader.user)
     trade = Trade.get_by_id(placed.trade_id)
     assert (trade.status, trade.filled_size, trade.filled_value) == (
@@ -146,7 +148,7 @@ def test_a_legacy_eoa_the_venue_allowlists_trades_as_type_0(make_eoa_trader, mar
                                                               venue_control):
     eoa = make_eoa_trader("100")
     placed = _place(eoa, market.yes, "buy", "10", "market")
-    assert placed.status == "filled", placed.reason
+    assert placed.status == "matched", placed.reason
     [entry] = _received(venue_control, placed.order_id)
     signed = entry["body"]["order"]
     assert signed["signatureType"] == 0
@@ -159,7 +161,7 @@ def test_deposit_wallet_signature_type_3(trader, market, venue_control, venue_se
     deposit = trader.maker
     assert deposit == trader.wallet.funder_address != trader.address
     placed = _place(trader, market.yes, "buy", "10", "market")
-    assert placed.status == "filled", placed.reason
+    assert placed.status == "matched", placed.reason
     [entry] = _received(venue_control, placed.order_id)
     signed = entry["body"]["order"]
     assert signed["signatureType"] == 3
@@ -189,11 +191,11 @@ def test_copy_trade_goes_through_the_same_function(trader, market):
                                 order_type="market", source="copy", config_id=config_id,
                                 target_trade_id="0xabc:1", detected_at=detected,
                                 time_in_force="FAK")
-    assert placed.status == "filled"
-    order = Order.get(Order.order_hash == placed.order_id)
+    assert placed.status == "matched"
+    order = Order.get(Order.order_hash == placed.order_hash)
     assert (order.source, str(order.config_id), order.target_trade_id, order.time_in_force) \
         == ("copy", config_id, "0xabc:1", "FAK")
-    trade = Trade.get_by_id(placed.trade_id)
+    trade = Trade.get_by_id(placed.id)  # the Trade shares its Order's id
     assert str(trade.config_id) == config_id
     assert trade.latency_ms is not None and trade.latency_ms >= 250
 
@@ -233,14 +235,13 @@ def test_not_found_within_the_grace_stays_pending_and_a_later_lookup_settles_it(
         trader, market, venue_control):
     """Looked up while its POST is still on its way, an order is not failed (finding 8)."""
     acct = venue_accounts.account(trader.user)
-    prepared = orders.prepare_order(trader.user, token_id=market.yes, side="buy", size="10",
-                                    order_type="market", source="copy",
-                                    time_in_force="FAK")
+    prepared = orders.prepare_order(trader.user, order_plan.OrderRequest.checked(
+        market.yes, "buy", "10", "market", time_in_force="FAK"), orders.Origin("copy"))
     [order] = orders.record_orders([prepared])
     assert order_reconcile.reconcile(order.id, acct=acct).status == "pending"  # not sent yet
     assert Trade.get_by_id(order.id).status == "pending"
-    placed = orders.settle(order, prepared, orders.post(prepared))
-    assert placed.status == "filled"
+    settled = orders.settle(order, prepared, orders.post(prepared))
+    assert (settled.id, settled.status) == (order.id, "matched")
     order = order_reconcile.reconcile(order.id, acct=acct)
     assert (order.status, order.filled_size) == ("matched", Decimal(10))
     assert venue_control.balances(trader.maker)["positions"] == {market.yes: "10"}
@@ -299,3 +300,34 @@ def test_lost_answer_is_queued_for_reconciliation(trader, market, venue_control)
     _past_the_grace(order)
     assert order_reconcile.reconcile(str(order.id)).status == "failed"
     assert Trade.get_by_id(order.id).status == "failed"
+
+
+def test_plan_and_sign_reads_nothing_and_signs_what_prepare_order_would(
+        trader, market, monkeypatch):
+    """The engine's path is pure: with the venue and the database cut off (faults injected),
+    it plans and signs from what it is given, the same order ``prepare_order`` reads for."""
+    import peewee
+
+    acct = venue_accounts.account(trader.user)
+    book, info = order_plan.read_market(market.yes)
+    request = order_plan.OrderRequest.checked(market.yes, "buy", "10", "market",
+                                              time_in_force="FAK")
+    read = orders.prepare_order(trader.user, request, orders.Origin("copy"))
+
+    def cut_off(*args, **kwargs):
+        raise AssertionError("plan_and_sign reached the venue or the database")
+
+    monkeypatch.setattr(venues, "client", cut_off)
+    monkeypatch.setattr(peewee.Database, "execute_sql", cut_off)
+    pure = orders.plan_and_sign(trader.user.id, acct, request, book=book, market=info,
+                                origin=orders.Origin("copy"), available=Decimal(100))
+    assert (pure.plan.size, pure.plan.limit_price, pure.plan.budget, pure.plan.time_in_force) \
+        == (read.plan.size, read.plan.limit_price, read.plan.budget, "FAK")
+    mine, theirs = json.loads(pure.body)["order"], json.loads(read.body)["order"]
+    same = ("maker", "signer", "tokenId", "makerAmount", "takerAmount", "side",
+            "signatureType")
+    assert {k: mine[k] for k in same} == {k: theirs[k] for k in same}
+    # A collateral figure that cannot pay refuses the buy before anything is signed.
+    with pytest.raises(errors.InsufficientBalance, match=r"needs up to 5\.1 "):
+        orders.plan_and_sign(trader.user.id, acct, request, book=book, market=info,
+                             available=Decimal(5))

@@ -44,7 +44,7 @@ def test_realized_pnl_and_inactive_positions(trader, market):
     _buy(trader, market.yes, "10")
     sold = positions.sell_positions(trader.user, [market.yes])
     assert [(r["status"], r["filled_size"], r["average_price"]) for r in sold] == [
-        ("filled", Decimal(10), Decimal("0.49"))]
+        ("matched", Decimal(10), Decimal("0.49"))]
     assert positions.list_positions(trader.user) == []
     [row] = positions.list_positions(trader.user, active_only=False)
     assert (row["token_id"], row["size"], row["cost_basis"]) == (market.yes, 0, 0)
@@ -74,7 +74,7 @@ def test_sell_positions_reports_each_token(trader, market):
     _buy(trader, market.yes, "10")
     results = positions.sell_positions(trader.user, [market.yes, market.no])
     assert [(r["token_id"], r["status"]) for r in results] == [
-        (market.yes, "filled"), (market.no, "rejected")]
+        (market.yes, "matched"), (market.no, "rejected")]
     assert results[1]["reason"] == "No position in this token."
     with pytest.raises(errors.ValidationFailed):
         positions.sell_positions(trader.user, [])

@@ -13,6 +13,7 @@ import math
 import secrets
 import time
 from decimal import Decimal
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -71,9 +72,11 @@ def _token(cv: ChainVenue) -> str:
 
 
 def _market_order(user: Any, token: str, side: str = "buy") -> Any:
+    """What placing answers (PlaceOrderResponse's fields, the status as stored)."""
     quote = previews.create(user, token, side, "10", "market", None)
-    return orders.place_order(user, token_id=token, side=side, size="10",
-                              order_type="market", preview_id=quote["preview_id"])
+    return SimpleNamespace(**orders.placed_view(orders.place_order(
+        user, token_id=token, side=side, size="10", order_type="market",
+        preview_id=quote["preview_id"])))
 
 
 def test_a_session_key_account_connects_onboards_and_fills_a_live_order(
@@ -98,7 +101,7 @@ def test_a_session_key_account_connects_onboards_and_fills_a_live_order(
     assert state["balance_usdc"] == Decimal(100)
 
     placed = _market_order(user, _token(cv))
-    assert placed.status == "filled", placed.reason
+    assert placed.status == "matched", placed.reason
     [sent] = [o["body"]["order"] for o in cv.control.received_orders()]
     assert (sent["maker"], sent["signer"], sent["signatureType"]) == (wallet, wallet, 3)
     assert sent["signature"].endswith("6492" * 16)  # the session-signer envelope
@@ -110,7 +113,7 @@ def test_a_revoked_session_key_gets_the_venues_refusal_and_readiness_says_why(
     cv = accounts_venue
     owner, wallet, session = _ready_account(cv, client, stepped_up_headers, user)
     token = _token(cv)
-    assert _market_order(user, token).status == "filled"
+    assert _market_order(user, token).status == "matched"
     cv.revoke(owner, wallet, session.address)
 
     # The venue's own words, and why: the wallet no longer takes the key.

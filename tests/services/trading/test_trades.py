@@ -26,17 +26,17 @@ def test_a_placed_order_becomes_a_trade(trader, market):
     quote = previews.create(trader.user, market.yes, "buy", "10", "market")
     placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
                                 order_type="market", preview_id=quote["preview_id"])
-    view = trades.get_trade(trader.user, placed.trade_id)
+    view = trades.get_trade(trader.user, placed.id)  # the Trade shares its Order's id
     # A manual order's execution: our price and fee, no target to measure slippage against.
     execution = view.pop("execution")
     assert (execution["price"], execution["fee"]) == (Decimal("0.51"), Decimal(0))
     assert execution["source"] is None and execution["slippage_bps"] is None
     assert view == {
-        "id": placed.trade_id, "token_id": market.yes, "market_slug": market.slug,
+        "id": placed.id, "token_id": market.yes, "market_slug": market.slug,
         "side": "buy", "size": Decimal(10), "price": Decimal("0.53"),
         "filled_price": Decimal("0.51"), "usdc_value": Decimal("5.1"), "fee": Decimal(0),
         "latency_ms": None, "status": "filled", "created_at": view["created_at"],
-        "filled_at": view["filled_at"], "config_id": None, "order_id": placed.order_id,
+        "filled_at": view["filled_at"], "config_id": None, "order_id": placed.order_hash,
         "settlement": "matched", "failed_size": Decimal(0), "settled_at": None}
     assert view["filled_at"] >= view["created_at"]
 

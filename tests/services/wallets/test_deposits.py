@@ -69,9 +69,9 @@ def test_usdc_e_alone_is_wrapped_by_the_watcher_and_a_live_order_goes_through(
     assert _cached_pusd(trader) == 25  # the wrap's job had the CLOB re-read the wallet
 
     quote = previews.create(trader.user, market.yes, "buy", "10", "market", None)
-    placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
-                                order_type="market", preview_id=quote["preview_id"])
-    assert placed.status == "filled", placed.reason
+    order = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
+                               order_type="market", preview_id=quote["preview_id"])
+    assert order.status == "matched", order.error
 
     # Nothing left to wrap: the next sweeps send nothing.
     assert [s["wrap"] for s in deposits.sweep()] == [None]

@@ -287,9 +287,9 @@ def test_a_new_user_onboards_against_the_sandbox_and_trades_as_a_deposit_wallet(
     # registered wallets, balance and allowance checked against the CLOB's cache.
     assert venue_control.state()["strict_accounts"] is True
     quote = previews.create(trader.user, market.yes, "buy", "10", "market", None)
-    placed = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
-                                order_type="market", preview_id=quote["preview_id"])
-    assert placed.status == "filled", placed.reason
+    order = orders.place_order(trader.user, token_id=market.yes, side="buy", size="10",
+                               order_type="market", preview_id=quote["preview_id"])
+    assert order.status == "matched", order.error
     assert venue_control.balances(maker)["positions"] == {market.yes: "10"}
     # Onboarding again is a no-op: ready stays ready, nothing is resubmitted.
     assert onboarding.run(onboarding.record(trader.wallet).id) == "ready"
@@ -319,10 +319,10 @@ def test_a_plain_eoa_not_allowlisted_gets_the_venues_refusal(user, market, venue
     trading_accounts.connect(user, wallet_address=key.address, private_key=key.private_key)
     venue_control.fund(key.address, "100")
     quote = previews.create(user, market.yes, "buy", "10", "market", None)
-    placed = orders.place_order(user, token_id=market.yes, side="buy", size="10",
-                                order_type="market", preview_id=quote["preview_id"])
-    assert placed.status == "rejected"
-    assert trading_accounts.EOA_REFUSED in placed.reason
+    order = orders.place_order(user, token_id=market.yes, side="buy", size="10",
+                               order_type="market", preview_id=quote["preview_id"])
+    assert order.status == "rejected"
+    assert trading_accounts.EOA_REFUSED in order.error
 
 
 def test_usdc_e_is_wrapped_into_pusd_once_through_the_relayer(make_trader,

@@ -113,7 +113,7 @@ def test_a_connected_deposit_wallet_with_its_own_relayer_key_orders_and_copies_l
     assert ready["ready_to_trade"], ready["blockers"]
 
     placed = _live_order(user, market.yes)
-    assert placed.status == "filled", placed.reason
+    assert placed.status == "matched", placed.error
     config = make_config(user, target)
     copy_one_fill(run_engines, control, config, target, market.yes)
     sent = _sent_by(control, wallet)
@@ -138,7 +138,7 @@ def test_an_allowlisted_eoa_orders_and_copies_live_and_one_not_allowed_is_refuse
     _onboarded(eoa)  # nothing to deploy; the venue sees the approvals; credentials
     assert readiness.readiness(user)["ready_to_trade"]
     placed = _live_order(user, market.yes)
-    assert placed.status == "filled", placed.reason
+    assert placed.status == "matched", placed.error
     config = make_config(user, target)
     copy_one_fill(run_engines, control, config, target, market.yes)
     assert {o["signatureType"] for o in _sent_by(control, key.address)} == {0}
@@ -154,7 +154,7 @@ def test_an_allowlisted_eoa_orders_and_copies_live_and_one_not_allowed_is_refuse
     _onboarded(refused_eoa)
     refused = _live_order(someone, market.yes)
     assert refused.status == "rejected"
-    assert trading_accounts.EOA_REFUSED in refused.reason
+    assert trading_accounts.EOA_REFUSED in refused.error
 
 
 def test_a_grandfathered_proxy_orders_and_copies_live_as_type_1(
@@ -182,10 +182,10 @@ def test_a_grandfathered_proxy_orders_and_copies_live_as_type_1(
     # Not grandfathered yet: the venue's own refusal.
     refused = _live_order(user, market.yes)
     assert refused.status == "rejected"
-    assert trading_accounts.EOA_REFUSED in refused.reason
+    assert trading_accounts.EOA_REFUSED in refused.error
     control.call("POST", "/strict-accounts", {"grandfathered": [proxy]}, expect=200)
     placed = _live_order(user, market.yes)
-    assert placed.status == "filled", placed.reason
+    assert placed.status == "matched", placed.error
     config = make_config(user, target)
     copy_one_fill(run_engines, control, config, target, market.yes)
     sent = _sent_by(control, proxy)
@@ -246,7 +246,7 @@ def test_a_proxy_or_safe_without_approvals_gets_them_through_the_relayer_and_tra
     assert ready["ready_to_trade"] and ready["balance_usdc"] == 100, ready["blockers"]
 
     placed = _live_order(user, market.yes)
-    assert placed.status == "filled", placed.reason
+    assert placed.status == "matched", placed.error
     assert {(o["signatureType"], o["signer"].lower()) for o in _sent_by(control, wallet)} == {
         (signature_type, owner.address.lower())}
     # Idempotent: onboarding again reads the approvals in place and sends nothing.
@@ -289,4 +289,4 @@ def test_a_failed_or_refused_safe_approval_shows_the_relayers_reason_and_a_retry
     assert onboarding.run(row.id) == "ready", onboarding.status(user)["error"]
     assert control.get("/relayer/nonce", address=owner.address, type="SAFE") == {"nonce": "1"}
     placed = _live_order(user, market.yes)
-    assert placed.status == "filled", placed.reason
+    assert placed.status == "matched", placed.error

@@ -147,7 +147,7 @@ def test_a_copy_past_the_balance_read_budget_goes_unchecked_and_the_venue_refuse
     reads: list[int] = []
 
     async def send(prepared: PreparedOrder) -> tuple[datetime, PostAnswer]:
-        return utcnow(), await orders.post_async(engine.venue, prepared)
+        return utcnow(), await orders.post(prepared, engine.venue)
 
     async def main() -> copy_execution.Executed:
         engine.venue = venues.async_client()

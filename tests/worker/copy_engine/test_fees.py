@@ -48,7 +48,7 @@ def _rest_sell(venue_control, seller, token: str, size: str, price: str) -> None
     placed = orders.place_order(seller.user, token_id=token, side="sell", size=size,
                                 order_type="limit", price=price,
                                 preview_id=quote["preview_id"])
-    assert placed.status == "accepted", placed
+    assert placed.status == "live", placed
 
 
 def test_a_copy_fee_is_trued_up_to_what_the_venue_charged(

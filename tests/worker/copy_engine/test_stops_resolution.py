@@ -222,3 +222,40 @@ def test_a_stop_without_a_verdict_pauses_buying_with_a_notice_until_it_has_one(
     assert '"reason": "stop_unverified"' in notice.payload
     assert "is paused: its loss or drawdown stop has not been able to value" in notice.text
     assert _config(config).is_active
+
+
+def test_a_position_the_stop_cannot_quote_is_left_with_a_decision_saying_so(
+        run_engines, make_config, trader, market, make_market, target, venue_control):
+    # Soak seed 1002: a stop's close decided nothing for one held position. Here the venue
+    # cannot quote other.yes at the stop's check (valued at its last bid, so the stop has a
+    # verdict): the close cannot sell it, and says so in a decision of the stop's kind.
+    from venue.errors import VenueError
+
+    config = make_config(trader.user, target, loss_stop_usdc=Decimal(5),
+                         close_positions_on_stop=True)
+    other = make_market()
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        await inject(venue_control, target, market.yes, "BUY", "40", "0.5")
+        await _bought(config, 1)()
+        await inject(venue_control, target, other.yes, "BUY", "20", "0.5")
+        await _bought(config, 2)()
+        quotes = engines[0].quotes
+        real = quotes.quote
+
+        async def quote(token: str):
+            if token == other.yes:  # the fault: the venue does not answer for this book
+                raise VenueError("no answer")
+            return await real(token)
+
+        quotes.quote = quote
+        _resolve(venue_control, market, 1)
+        await wait_for(lambda: not _config(config).is_active)
+
+    run_engines(scenario)
+    assert _config(config).stopped_reason == "loss_stop"
+    closes = [i for i in intents_of(config) if i.kind == "loss_stop" and i.token_id == other.yes]
+    assert [(i.status, i.reason) for i in closes] == [("skipped", "no_liquidity")]
+    assert "no quote" in closes[0].detail
+    assert _position(config, other.yes).shares == Decimal(20)  # still held, as said

@@ -126,6 +126,34 @@ def test_a_retried_copy_that_fails_counts_toward_the_breaker(
     assert _accepted(open_venue, trader.address) == []
 
 
+def test_a_retried_copy_is_not_sent_while_its_config_breaker_is_open(
+        run_engines, make_config, make_trader, market, target, open_venue):
+    """A copy waiting for the venue to reopen passes the breaker again when retried: once
+    another copy of its config tripped the breaker meanwhile, the retry is skipped with
+    ``breaker_open`` and nothing is sent."""
+    poor = make_trader(funds="8")  # pays 10 shares at ~0.51, not 20
+    config = make_config(poor.user, target, max_consecutive_failures=1)
+
+    async def scenario(engines):
+        await owned(engines[0], target)
+        open_venue.call("POST", "/mode", {"mode": "disabled"}, expect=200)
+        await inject(open_venue, target, market.yes, "BUY", "10", "0.5")
+        await wait_for(lambda: [i for i in intents_of(config) if i.reason == "venue_disabled"])
+        # A second copy the wallet cannot pay fails before it is sent: the breaker opens.
+        await inject(open_venue, target, market.yes, "BUY", "20", "0.5")
+        await wait_for(lambda: _stored(config).breaker_state == "open")
+        open_venue.call("POST", "/mode", {"mode": "open"}, expect=200)
+        await wait_for(settled(config, 2))
+
+    run_engines(scenario)
+    waited, short = intents_of(config)
+    assert (short.status, short.reason) == ("skipped", "insufficient_balance")
+    assert (waited.status, waited.reason) == ("skipped", "breaker_open"), waited.detail
+    assert _accepted(open_venue, poor.address) == []
+    assert _stored(config).breaker_state == "open"
+    assert open_venue.balances(poor.address)["positions"] == {}
+
+
 def _stored(config):
     from models.copying import CopyConfig
 
