@@ -126,7 +126,7 @@ def worker(drain: bool, worker_ids: tuple[str, ...], timeout: float) -> None:
         from worker import host
 
         host.main(_settings())
-        return
+        _exit_now()  # its jobs are back in Redis, its writes committed: nothing left to tear down
     from services.platform import operations
 
     client, prefix = _operations_store(bind_database=False)
@@ -454,6 +454,19 @@ def up(port: int, whale_interval: float, market_minutes: float) -> None:
                whale_interval=whale_interval or None,
                market_lifetime=market_minutes * 60 or None,
                checks=[_stack_agreement]).run()
+    _exit_now()  # every part stopped and its state saved: nothing left to tear down
+
+
+def _exit_now() -> None:
+    """End this process at once, its output flushed: past a calm stop, the interpreter's
+    own teardown (every imported module and thread, seconds on a loaded machine) keeps
+    Ctrl-C waiting for nothing."""
+    import logging
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _stack_agreement(env: Mapping[str, str]) -> list[str]:

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -272,6 +273,8 @@ class LocalStack:
     anvil: Any = None  # the dev chain this stack started (devchain.AnvilProcess)
     chain_state: Path | None = None  # where its state is saved
     saved_at: float = 0.0
+    saved_height: int | None = None  # the chain's block number at the last save
+    redis_stopped: list[str] = field(default_factory=list)  # said once the stop is done
     ready: bool = False  # every part started
     # Said after startup: the pieces disagree (``copytrade up`` checks the database against
     # the chain); each a line with the command that fixes it.
@@ -287,7 +290,7 @@ class LocalStack:
     def spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
         """Start ``copytrade ARGS`` as a child with the stack's environment, in a process
         group of its own: Ctrl-C reaches only the stack, which stops each part once, in
-        order (web and worker, then it saves the state, then the venue). It ends with this
+        order (web and worker while it saves the state, then the venue). It ends with this
         process all the same."""
         from devstack.chain.devchain import die_with_parent
 
@@ -311,11 +314,21 @@ class LocalStack:
         if self.settings["VENUE"] == "sandbox" and self.sandbox_port:
             requests.post(f"http://127.0.0.1:{self.sandbox_port}/_sandbox/snapshot",
                           timeout=30).raise_for_status()
+        self.saved_height = self._chain_height()
         if self.anvil is not None and self.chain_state is not None:
             from devstack.chain import devchain
 
             devchain.dump_state(self.anvil.rpc_url, self.chain_state)
         self.saved_at = time.monotonic()
+
+    def _chain_height(self) -> int | None:
+        """The dev chain's latest block number (None without a chain of ours): it mines a
+        block per transaction, so an unchanged height means an unchanged chain."""
+        if self.anvil is None or self.chain_state is None:
+            return None
+        from devstack.chain.transact import connect
+
+        return int(connect(self.anvil.rpc_url, timeout=5).eth.block_number)
 
     def _save_now_and_then(self) -> None:
         """Every SAVE_INTERVAL, save the state; a failed save is said, not fatal."""
@@ -472,28 +485,58 @@ class LocalStack:
             print(line)
 
     def stop(self) -> None:
-        """Stop web and worker, save the venue's and the chain's state, then stop the
-        venue, the chain and the embedded Redis; say what was stopped."""
+        """Stop web and worker while the venue's and the chain's state is saved, save again
+        what moved meanwhile, then stop the venue and the chain beside the embedded Redis;
+        say what was stopped."""
         venue = [item for item in self.children if item[0] == "sandbox venue"]
-        stopped = self._stop_children([item for item in self.children if item not in venue])
-        try:
-            if self.ready:  # a stack that never came up whole has nothing to keep
-                self.save_state()
-        except Exception as exc:
-            self.say(f"copytrade up: saving the chain and venue state failed: {exc}")
+        apps = [item for item in self.children if item not in venue]
+        self._terminate(apps)
+        # Saved while web and worker finish (the larger part of a stop): a job still in
+        # flight may move the chain after it, which the height check below catches; the
+        # venue writes its own state again on its way out.
+        saving = self._in_thread(self._save_quietly) if self.ready else None
+        stopped = self._wait_for(apps)
+        if saving is not None:
+            saving.join()
+            with contextlib.suppress(Exception):  # unreadable: save again, to be sure
+                if self._chain_height() == self.saved_height:
+                    saving = None
+            if saving is not None:
+                self._save_quietly()
+        # Redis holds nothing the venue or the chain needs: it saves beside them.
+        redis_stop = self._in_thread(self._stop_redis)
         stopped += self._stop_children(venue)
         for item in self.keep:
             item.stop()
             stopped.append(f"chain (anvil, pid {item.process.pid})")
-        for server in self.keep_alive:
-            stop_embedded_redis(server)
-            stopped.append("redis (embedded)")
-        self.keep_alive.clear()
+        redis_stop.join()
+        stopped += self.redis_stopped
         with contextlib.suppress(OSError, KeyError):
             if running_pid(self.instance) == os.getpid():
                 (self.instance / PID_FILE).unlink()
         if stopped:
             self.say(f"copytrade up: stopped {', '.join(stopped)}")
+
+    def _save_quietly(self) -> None:
+        """``save_state``; a failure is said, not raised (stopping goes on)."""
+        try:
+            self.save_state()
+        except Exception as exc:
+            self.say(f"copytrade up: saving the chain and venue state failed: {exc}")
+
+    def _stop_redis(self) -> None:
+        """Stop the embedded Redis (saving its data); noted for the stop's summary."""
+        for server in self.keep_alive:
+            stop_embedded_redis(server)
+            self.redis_stopped.append("redis (embedded)")
+        self.keep_alive.clear()
+
+    @staticmethod
+    def _in_thread(work: Any) -> threading.Thread:
+        """``work()`` started on a thread of its own (joined by the caller)."""
+        thread = threading.Thread(target=work, daemon=True)
+        thread.start()
+        return thread
 
     def say(self, line: str) -> None:
         """A line for the person who started the stack: the terminal, or where the children
@@ -512,11 +555,20 @@ class LocalStack:
 
     def _stop_children(self, children: list[tuple[str, subprocess.Popen[bytes]]]
                        ) -> list[str]:
-        """Terminate ``children`` in reverse start order and wait for each (killing one
-        that outlives its stop_seconds); what stopped, as words."""
+        """Terminate ``children`` and wait for them; what stopped, as words."""
+        self._terminate(children)
+        return self._wait_for(children)
+
+    @staticmethod
+    def _terminate(children: list[tuple[str, subprocess.Popen[bytes]]]) -> None:
+        """Ask each of ``children`` still running to stop (SIGTERM), all at once."""
         for _name, proc in reversed(children):
             if proc.poll() is None:
                 proc.terminate()
+
+    def _wait_for(self, children: list[tuple[str, subprocess.Popen[bytes]]]) -> list[str]:
+        """Wait for each of ``children`` in reverse start order, killing one that outlives
+        its stop_seconds (counted from now: they stop together); what stopped, as words."""
         stopped = []
         for name, proc in reversed(children):
             try:

@@ -9,7 +9,7 @@ from flask import render_template
 
 from blueprints.dashboard.base import bp, current_principal, present
 from blueprints.dashboard.keys import SCOPE_HINTS
-from services.identity import agent_confirmations
+from services.identity import agent_confirmations, auth
 
 
 def _approvals() -> list[dict]:
@@ -37,7 +37,8 @@ def revoke_app(approval_id: UUID) -> str:
     return apps_table()
 
 
-def apps_table() -> str:
-    """The apps table, fresh."""
+def apps_table(asking: UUID | None = None) -> str:
+    """The apps table, fresh; ``asking`` names the app whose switch waits for a code."""
     return render_template("dashboard/_apps_table.html", approvals=_approvals(),
-                           hints=SCOPE_HINTS)
+                           hints=SCOPE_HINTS, asking=asking, mail=auth.codes_by_mail(),
+                           email=current_principal().user.email)

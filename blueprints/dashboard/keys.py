@@ -72,6 +72,7 @@ def revoke_key(key_id: UUID) -> str:
     return keys_table()
 
 
-def keys_table() -> str:
-    """The keys table, fresh."""
-    return render_template("dashboard/_keys_table.html", keys=_listing())
+def keys_table(asking: UUID | None = None) -> str:
+    """The keys table, fresh; ``asking`` names the key whose switch waits for a code."""
+    return render_template("dashboard/_keys_table.html", keys=_listing(), asking=asking,
+                           mail=auth.codes_by_mail(), email=current_principal().user.email)

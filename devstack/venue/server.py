@@ -96,6 +96,13 @@ class PolyHeaderRequestHandler(WSGIRequestHandler):
         self.arrived_at = None
         super().handle_one_request()
 
+    def log_error(self, format: str, *args: Any) -> None:
+        """http.server's error line, but not for a kept-alive connection left idle past
+        ``timeout``: closing it is how keep-alive ends, not an error for the terminal."""
+        if format.startswith("Request timed out"):
+            return
+        super().log_error(format, *args)
+
     def make_environ(self):
         environ = super().make_environ()
         # The venue's receive time: when the kernel got the request's first bytes (now,

@@ -243,16 +243,20 @@ def sweep() -> dict[str, int]:
     looked = 0
     order = (TraderScreening.checked_at.is_null(False), TraderScreening.checked_at,
              TraderScreening.address)
-    for row in TraderScreening.select(TraderScreening.address).where(
-            TraderScreening.ranks != "{}").order_by(*order):
+    # Read in full before the first replay: a lazily iterated select holds SQLite's read
+    # snapshot across the loop's venue calls, and the row's write after another process's
+    # commit then fails at once with "database is locked", the busy timeout notwithstanding.
+    addresses = [row.address for row in TraderScreening.select(TraderScreening.address).where(
+        TraderScreening.ranks != "{}").order_by(*order)]
+    for address in addresses:
         try:
-            if not screen(row.address):
+            if not screen(address):
                 break  # the minute's budget is spent: the next sweep goes on
         except Exception as exc:
             known = errors.from_external(exc)
-            log.warning("screening %s failed: %s", row.address, exc)
+            log.warning("screening %s failed: %s", address, exc)
             TraderScreening.update(error=str(known or exc)[:500], checked_at=utcnow()).where(
-                TraderScreening.address == row.address).execute()
+                TraderScreening.address == address).execute()
             if known is None:
                 raise
         looked += 1

@@ -75,15 +75,21 @@ def required(principal: Principal) -> bool:
     return row is None or bool(row.confirm_money_tools)
 
 
-def set_required(principal: Principal, kind: str, credential_id: UUID, on: bool
-                 ) -> ApiKey | Approval:
-    """Switch confirmations on or off for one of the caller's keys or app approvals."""
+def owned(principal: Principal, kind: str, credential_id: UUID) -> ApiKey | Approval:
+    """One of the caller's keys (``api_key``) or app approvals (``oauth``); 404 otherwise."""
     principal.require_session()
     if kind not in ("api_key", "oauth"):
         raise errors.ValidationFailed(fields={"kind": ["api_key or oauth."]})
     row = _row(kind, credential_id)
     if row is None or row.user_id != principal.user_id:
         raise errors.NotFound("No such key or app.")
+    return row
+
+
+def set_required(principal: Principal, kind: str, credential_id: UUID, on: bool
+                 ) -> ApiKey | Approval:
+    """Switch confirmations on or off for one of the caller's keys or app approvals."""
+    row = owned(principal, kind, credential_id)
     row.confirm_money_tools = bool(on)
     row.save()
     return row

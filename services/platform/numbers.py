@@ -6,7 +6,8 @@ the CLI share. The API and webhook payloads stay exact; only human text rounds.
   when the tick is unknown (``0.45``, ``0.4525``);
 - shares to the venue's 2 decimals (``1,250.00``);
 - counts with their noun in the right number (``1 copy``, ``2 copies``);
-- fractions as percentages (``0.25`` → ``25 %``).
+- fractions as percentages (``0.25`` → ``25 %``);
+- multipliers exactly as set, without trailing zeros (``0.7037``, ``2``, after a times sign).
 
 Each returns ``UNKNOWN`` ("—") for a missing or unreadable value; a sentence that must not
 show one asks ``known`` first and leaves the amount out.
@@ -135,11 +136,9 @@ def duration(value: Any) -> str:
 
 
 def multiplier(value: Any) -> str:
-    """A size multiplier as people read it, a times sign before it: 1.15, 0.5, 2."""
+    """A size multiplier as it was set, a times sign before it: 0.7037, 0.5, 2."""
     amount = decimal(value)
     if amount is None:
         return UNKNOWN
-    rounded = amount.quantize(CENT, rounding=ROUND_HALF_EVEN) if amount >= CENT else amount
-    text = format(rounded.normalize(), "f")
-    return f"{TIMES}{text}"
-
+    # Never rounded: it is a rule the person typed, and 0.7 shown for 0.7037 misstates every size.
+    return f"{TIMES}{format(amount.normalize(), 'f')}"

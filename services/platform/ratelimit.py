@@ -146,7 +146,11 @@ class TokenBucketRedisStorage(RedisStorage):
         for attempt in (1, 2):  # a connection Redis closed while idle: once more, anew
             connection = getattr(lean, "connection", None)
             if connection is None or lean.pid != os.getpid():
-                connection = self.get_connection().connection_pool.make_connection()
+                # Made beside the pool, not by it: the pool counts what it makes against its
+                # limit and this one is never given back, so request threads that come and
+                # go would use the limit up for every other Redis user of the process.
+                pool = self.get_connection().connection_pool
+                connection = pool.connection_class(**pool.connection_kwargs)
                 lean.connection, lean.pid = connection, os.getpid()
             try:
                 connection.send_command("EVALSHA", self.lua_token_bucket.sha, 1, key,

@@ -91,7 +91,7 @@ def test_fills_sells_and_a_failed_settlement_agree_everywhere(
     _agree(cv, client, auth_headers, user, wallet, Decimal(100))
 
     # 10 shares at the house's best ask 0.51, and the taker fee 10 x 0.04 x 0.51 x 0.49
-    assert _market_order(user, token).status == "filled"
+    assert _market_order(user, token).status == "matched"
     fee = Decimal("0.09996")
     _agree(cv, client, auth_headers, user, wallet, 100 - Decimal("5.10") - fee)
     assert _shares_on_chain(cv, wallet, token) == 10
@@ -105,7 +105,7 @@ def test_fills_sells_and_a_failed_settlement_agree_everywhere(
     deposits.sweep()  # the deposit watcher's look: what the wallet holds after the buy
 
     # selling them back at the best bid 0.49 pays 4.90 less the same fee
-    assert _market_order(user, token, "sell").status == "filled"
+    assert _market_order(user, token, "sell").status == "matched"
     after_sell = 100 - Decimal("5.10") - fee + Decimal("4.90") - fee
     _agree(cv, client, auth_headers, user, wallet, after_sell)
     # The watcher sees the pUSD rise; it is the sale's, not a deposit (nor is the funding
@@ -123,7 +123,7 @@ def test_fills_sells_and_a_failed_settlement_agree_everywhere(
     cv.control.call("POST", "/lifecycle", {"fail_next": 1, "mined_after": "0",
                                            "confirmed_after": "0.2"}, expect=200)
     failed = _market_order(user, token)
-    assert failed.status == "filled"  # matched: the venue answers before it settles
+    assert failed.status == "matched"  # the venue answers before it settles
     assert _shares_on_chain(cv, wallet, token) == 0
     time.sleep(0.3)
     order_reconcile.reconcile_pending(older_than=timedelta(0))  # the app follows it to FAILED

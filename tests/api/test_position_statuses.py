@@ -85,7 +85,8 @@ def test_a_lost_position_is_never_offered_for_a_claim(client, auth_headers, inbo
     assert "1 resolved position can be claimed." in html
     assert html.count("<button type=\"submit\">Claim ") == 1
     assert 'data-status="REDEEMABLE_LOST">redeemable lost</span>' in html
-    listed = client.get("/dashboard/wallet/claimable").get_data(as_text=True)
+    listed = client.get("/dashboard/wallet/claimable",
+                        headers={"HX-Request": "true"}).get_data(as_text=True)
     assert market.yes in listed and market.no not in listed
 
 
@@ -107,7 +108,8 @@ def test_a_wallet_holding_only_losers_has_nothing_to_claim(client, inbox, make_t
     finally:
         venue_control.call("DELETE", "/faults", expect=200)
     _sign_in_with_code(client, inbox, user.email)
-    listed = client.get("/dashboard/wallet/claimable").get_data(as_text=True)
+    listed = client.get("/dashboard/wallet/claimable",
+                        headers={"HX-Request": "true"}).get_data(as_text=True)
     assert "Nothing to claim" in listed
 
 

@@ -207,6 +207,19 @@ def sign_in(page: Any, inbox: Inbox, email: str | None = None) -> str:
     return email
 
 
+def approved_app(user: Any, name: str, scopes: list[str]) -> Any:
+    """A registered OAuth client ``name`` that ``user`` approved for ``scopes``."""
+    from models.oauth import OAuthClient
+    from services.oauth import tokens as oauth
+
+    client = OAuthClient.create(client_id=f"client-{secrets.token_hex(4)}", kind="registered",
+                                client_name=name, redirect_uris='["https://agent.example/cb"]',
+                                grant_types="authorization_code refresh_token",
+                                response_types="code", token_endpoint_auth_method="none")
+    oauth.record_approval(user, client, scopes)
+    return client
+
+
 @pytest.fixture
 def job_prefix(app: Any, redis_url: str) -> Iterator[str]:
     """A Redis prefix of this test's own for jobs and copy-engine leases (cleaned after)."""

@@ -11,7 +11,9 @@ from mcp import Client
 
 from models import ApiKey, User
 from models.agents import AgentConfirmation
-from tests.dashboard.conftest import screenshot, sign_in
+from models.oauth import Approval
+from tests.api.test_sessions import confirmation_code
+from tests.dashboard.conftest import approved_app, screenshot, sign_in
 from tests.mcp_server.conftest import run_client as run_in_loop
 from tests.trading_support import onboarded_trader
 
@@ -61,11 +63,47 @@ def test_a_person_approves_an_agents_order_on_the_dashboard(page, inbox, live_se
     assert not done.is_error and done.structured_content["status"] == "filled"
     assert AgentConfirmation.get(AgentConfirmation.user_id == user.id).status == "used"
 
-    # The owner lets this key act alone: the switch on its row.
+    # The owner lets this key act alone: the switch on its row, past a fresh code (as
+    # PATCH /api/keys/{id} asks), sent by the first press; until it is typed, nothing changes.
     row = page.locator("#keys tr", has_text="test key")
     row.locator("button:has-text('Stop asking')").click()  # confirm: yes
+    code_field = page.locator("#keys tr:has-text('test key') input[name=step_up_code]")
+    code_field.wait_for()
+    assert page.locator("#keys [data-code-where=mail]").count() == 1
+    assert ApiKey.get(ApiKey.user == user.id).confirm_money_tools is True
+    code_field.fill(confirmation_code(inbox, email))
+    page.locator("#keys tr:has-text('test key') button:has-text('Stop asking')").click()
     page.wait_for_selector("#keys tr:has-text('test key') button:has-text('Ask me first')")
     assert ApiKey.get(ApiKey.user == user.id).confirm_money_tools is False
+
+
+def test_an_apps_stop_asking_switch_needs_a_fresh_code(page, inbox, app):
+    email = sign_in(page, inbox)
+    user = User.get(User.email == email)
+    client = approved_app(user, "Trading agent", ["read:account", "trade:execute"])
+    approval = Approval.get(Approval.client == client.id)
+
+    page.goto("/dashboard/apps")
+    row = page.locator("#apps tr", has_text="Trading agent")
+    row.locator("button:has-text('Stop asking')").click()  # confirm: yes
+    code_field = page.locator("#apps tr:has-text('Trading agent') input[name=step_up_code]")
+    code_field.wait_for()
+    assert Approval.get_by_id(approval.id).confirm_money_tools is True
+    code_field.fill("000000" if confirmation_code(inbox, email) != "000000" else "111111")
+    page.locator("#apps tr:has-text('Trading agent') button:has-text('Stop asking')").click()
+    page.locator("#apps-errors .alert").wait_for()  # a wrong code switches nothing
+    assert Approval.get_by_id(approval.id).confirm_money_tools is True
+
+    page.goto("/dashboard/apps")
+    row.locator("button:has-text('Stop asking')").click()  # confirm: yes
+    code_field.fill(confirmation_code(inbox, email))
+    page.locator("#apps tr:has-text('Trading agent') button:has-text('Stop asking')").click()
+    page.wait_for_selector("#apps tr:has-text('Trading agent') button:has-text('Ask me first')")
+    assert Approval.get_by_id(approval.id).confirm_money_tools is False
+    # Asking again needs no code.
+    row.locator("button:has-text('Ask me first')").click()
+    page.wait_for_selector("#apps tr:has-text('Trading agent') button:has-text('Stop asking')")
+    assert Approval.get_by_id(approval.id).confirm_money_tools is True
 
 
 def test_a_declined_call_leaves_the_list_and_is_refused(page, inbox, live_server, api_key):

@@ -8,10 +8,14 @@ from decimal import Decimal
 from playwright.sync_api import expect
 
 from models import User
-from models.oauth import Approval, OAuthClient
-from services.oauth import tokens as oauth
+from models.oauth import Approval
 from services.trading import order_reads, orders, paper, previews
-from tests.dashboard.conftest import accessible_and_fits_a_phone, screenshot, sign_in
+from tests.dashboard.conftest import (
+    accessible_and_fits_a_phone,
+    approved_app,
+    screenshot,
+    sign_in,
+)
 from tests.trading_support import onboarded_trader
 
 
@@ -58,12 +62,7 @@ def test_positions_trades_and_cancelling_an_open_order(page, inbox, venue_contro
 def test_approved_apps_are_listed_and_revoked(page, inbox, app):
     email = sign_in(page, inbox)
     user = User.get(User.email == email)
-    client = OAuthClient.create(client_id=f"client-{secrets.token_hex(4)}", kind="registered",
-                                client_name="Research agent",
-                                redirect_uris='["https://agent.example/cb"]',
-                                grant_types="authorization_code refresh_token",
-                                response_types="code", token_endpoint_auth_method="none")
-    oauth.record_approval(user, client, ["read:account", "read:trades"])
+    client = approved_app(user, "Research agent", ["read:account", "read:trades"])
 
     page.goto("/dashboard/apps")
     row = page.locator("tr", has_text="Research agent")

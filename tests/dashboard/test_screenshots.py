@@ -22,6 +22,8 @@ from tests.services.wallets.test_relayer_claims_chain import _onboarded
 from tests.wallet_fixtures import USDC
 
 HEADER_MAX_PX = 64  # one line: the name, the bell and the menu
+# Pages whose tables fit their cards at both widths (others may still scroll inside theirs).
+TABLES_FIT = {"positions"}
 
 
 def _fits(page: Any, name: str, width: int) -> None:
@@ -31,6 +33,11 @@ def _fits(page: Any, name: str, width: int) -> None:
     page.wait_for_timeout(100)  # a relayout, not a wait for the server
     wide = page.evaluate("() => [document.documentElement.scrollWidth, innerWidth]")
     assert wide[0] <= wide[1], f"{name}: {wide[0]} px wide at {wide[1]} px"
+    # Nor inside its cards: a table wider than its card scrolls there (positions did).
+    inner = page.evaluate("() => [...document.querySelectorAll('main .table-wrap')]"
+                          ".filter(w => w.scrollWidth > w.clientWidth + 1)"
+                          ".map(w => w.scrollWidth + ' px in ' + w.clientWidth + ' px')")
+    assert not inner or name not in TABLES_FIT, f"{name} at {width} px: tables {inner}"
     # A title's buttons, wrapped under it on a phone, do not touch what follows them.
     gap = page.evaluate(
         "() => { const h = document.querySelector('main .heading'); if (!h) return null;"
@@ -55,15 +62,17 @@ def _walk(page: Any, name: str, path: str, ready: str = "main") -> None:
 
 
 def _filled_order(user: User, venue_control: Any) -> str:
-    """A market with a question and a position in it (a manual order, filled); its slug."""
+    """A market with a question and a position in each outcome (manual orders, filled:
+    mergeable, so a row shows its widest actions); its slug."""
     slug = f"dash-shots-{secrets.token_hex(4)}"
-    token = venue_control.add_market(
+    tokens = venue_control.add_market(
         slug, liquidity=True, fair_price="0.46", category="politics",
-        question="Will the Federal Reserve cut interest rates in December?")["token_ids"][0]
-    quote = previews.create(user, token, "buy", "12", "market", None)
-    placed = orders.place_order(user, token_id=token, side="buy", size="12",
-                                order_type="market", preview_id=quote["preview_id"])
-    assert placed.status == "matched", placed.error
+        question="Will the Federal Reserve cut interest rates in December?")["token_ids"]
+    for token in tokens:
+        quote = previews.create(user, token, "buy", "12", "market", None)
+        placed = orders.place_order(user, token_id=token, side="buy", size="12",
+                                    order_type="market", preview_id=quote["preview_id"])
+        assert placed.status == "matched", placed.error
     return slug
 
 

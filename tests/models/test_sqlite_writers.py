@@ -120,3 +120,38 @@ def test_every_connection_runs_in_wal_with_a_busy_timeout(bound_db, database_url
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         other.close()
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_the_screening_sweep_writes_while_another_process_does(bound_db, database_url,
+                                                              monkeypatch):
+    """The sweep reads the traders to look at, then replays each (venue calls, seconds) and
+    writes its row. Iterated lazily, that read kept its snapshot open across the loop, and
+    the first write after another process's commit failed at once with "database is locked"
+    (`make run`'s terminal showed it under load)."""
+    from models.copying import TraderScreening
+    from services.copying import screening
+
+    path = str(Path(urlparse(database_url).path))
+    addresses = [f"0x{n:040x}" for n in range(1, 4)]
+    for address in addresses:
+        TraderScreening.create(address=address, ranks='{"week:pnl": 1}')
+    screened: list[str] = []
+
+    def screen(address: str) -> bool:
+        # Another process (the web, a job) commits while this trader is being replayed.
+        other = sqlite3.connect(path, isolation_level=None, timeout=WAIT)
+        try:
+            other.execute("UPDATE trader_screenings SET name = 'web' WHERE address = ?",
+                          (addresses[-1],))
+        finally:
+            other.close()
+        TraderScreening.update(trades=7).where(TraderScreening.address == address).execute()
+        screened.append(address)
+        return True
+
+    monkeypatch.setattr(screening, "rank", lambda: len(addresses))
+    monkeypatch.setattr(screening, "screen", screen)
+    assert screening.sweep() == {"ranked": 3, "looked": 3}
+    assert sorted(screened) == addresses
+    assert {row.trades for row in TraderScreening.select()} == {7}

@@ -35,7 +35,7 @@ def test_a_fill_then_its_failed_settlement_are_each_told_once(
         venue_control.call("POST", "/lifecycle", {"fail_next": 1, "mined_after": 1,
                                                   "confirmed_after": 3}, expect=200)
         placed = _place(trader, market.yes, "buy", "10", "market")
-        assert placed.status == "filled"
+        assert placed.status == "matched"
         [(kind, filled)] = _told(hook)
         assert kind == "order.filled"
         assert filled["payload"]["size"] == "10" and filled["payload"]["side"] == "Bought"

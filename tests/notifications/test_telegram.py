@@ -172,7 +172,7 @@ def test_pnl_and_positions_answer_from_the_linked_users_account(
         tune, trader, make_sandbox_market, venue_control):
     market = make_sandbox_market()
     bought = _place(trader, market.yes, "buy", "10", "market")
-    assert bought.status == "filled"
+    assert bought.status == "matched"
     with running(FakeTelegram()) as telegram:
         tune(telegram_bot_token=telegram.token, telegram_api_url=telegram.url,
              telegram_poll_seconds=0)

@@ -49,6 +49,26 @@ def test_requests_follow_each_other_on_one_connection_until_stop() -> None:
     sock.close()
 
 
+def test_an_idle_kept_alive_connection_closes_without_an_error_line(monkeypatch,
+                                                                   caplog) -> None:
+    """`make run`'s terminal showed "Request timed out: TimeoutError('timed out')" at ERROR
+    when a client left a kept-alive connection idle past the handler's timeout."""
+    from devstack.venue import server as venue_server
+
+    monkeypatch.setattr(venue_server.PolyHeaderRequestHandler, "timeout", 0.3)
+    server = SandboxServer(seed=5).start()
+    try:
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        assert _exchange(sock, b"GET /clob/time HTTP/1.1\r\nHost: x\r\n\r\n").startswith(
+            b"HTTP/1.1 200")
+        assert sock.recv(1) == b""  # left idle: the venue closed it
+        sock.close()
+    finally:
+        server.stop()
+    said = [record.getMessage() for record in caplog.records]
+    assert not [line for line in said if "timed out" in line], said
+
+
 def test_an_order_is_stamped_when_its_first_bytes_arrive(sandbox_venue, control,
                                                         make_trader) -> None:
     """The benchmark's "received by the venue": the kernel's receive time of the request's

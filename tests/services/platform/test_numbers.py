@@ -41,7 +41,17 @@ def test_shares_counts_and_percentages():
 
 
 def test_multipliers_and_traders_read_as_people_write_them():
-    assert numbers.multiplier("1.1532") == "\u00d71.15" and numbers.multiplier("2") == "\u00d72"
+    # A multiplier is a rule as typed: never rounded (0.7 for 0.7037 misstates every size).
+    times = "\u00d7"
+    for typed, shown in (
+        ("0.7037", "0.7037"),
+        ("2", "2"),
+        ("1.1532", "1.1532"),
+        ("0.70", "0.7"),
+        ("2.500000", "2.5"),
+        ("1E+1", "10"),
+    ):
+        assert numbers.multiplier(typed) == f"{times}{shown}"
     assert numbers.multiplier("0.5") == "\u00d70.5" and numbers.multiplier("0.005") == "\u00d70.005"
     address = "0x" + "ab" * 20
     assert addresses.short_address(address) == "0xabab…abab"

@@ -66,3 +66,26 @@ def test_redis_unreachable_admits_unknown(redis_url):
     state = storage.take("ip", 1.0, 1)
     assert state.allowed and not state.known
     assert storage.take("ip", 1.0, 1).allowed  # and again: nothing half-open kept
+
+
+def test_threads_that_come_and_go_never_use_up_the_pools_connections(redis_url):
+    # Each request thread's bucket connection is the limiter's own: counted against the
+    # shared pool it was not given back to, a process's short-lived threads exhausted the
+    # pool every other Redis user draws from ("Too many connections").
+    storage = _storage(redis_url)
+    pool = storage.get_connection().connection_pool
+    pool.max_connections = pool._created_connections + 2
+    errors: list[BaseException] = []
+
+    def take() -> None:
+        try:
+            assert storage.take("ip", 0.001, 100).allowed
+        except BaseException as error:  # handed to the main thread
+            errors.append(error)
+
+    for _ in range(6):  # one after another: each thread gone before the next
+        thread = threading.Thread(target=take)
+        thread.start()
+        thread.join()
+    assert errors == []
+    assert storage.get_connection().ping()  # the pool still serves its own users
