@@ -37,6 +37,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 PolicyKind = Literal["public", "session", "api_credential", "scope"]
 
 API_PREFIX = "/api"
+# Routes outside /api that the gate guards all the same: the MCP read-only endpoint's
+# outside name (shared ARCHITECTURE.md), the same view as /api/mcp/readonly.
+GATED_OUTSIDE_API = frozenset({oauth_resources.MCP_READONLY_ALIAS})
 _DECLARED = "access_declared_endpoints"
 
 
@@ -174,7 +177,8 @@ def enforce() -> None:
     """The gate: resolve the credential and apply the route's policy (deny by default)."""
     rule = request.url_rule
     if rule is None or request.method == "OPTIONS" or not (
-            rule.rule == API_PREFIX or rule.rule.startswith(API_PREFIX + "/")):
+            rule.rule == API_PREFIX or rule.rule.startswith(API_PREFIX + "/")
+            or rule.rule in GATED_OUTSIDE_API):
         return
     policy = policy_for(current_app, request.endpoint or "", request.method)
     if policy is None:

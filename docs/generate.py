@@ -111,9 +111,10 @@ def mcp_tools() -> str:
     lines = [GENERATED.format(source="`blueprints/mcp/tools.py`"), "# MCP tools\n",
              "The MCP server at `POST /api/mcp` serves these tools. A tool needs the scope "
              "named (none: public); a write takes an `idempotency_key`. The REST route that "
-             "calls the same service needs the same scope. `/api/mcp/readonly` serves the "
-             "tools that do not write. Tools that may move money take a "
-             "`confirmation_code` and wait for a person ([Agents](../user/agents.md)).\n",
+             "calls the same service needs the same scope. `/mcp/readonly` (also "
+             "`/api/mcp/readonly`) serves the tools that do not write. Tools that may "
+             "move money take a `confirmation_code` and wait for a person "
+             "([Agents](../user/agents.md)).\n",
              "| tool | scope | writes |", "|---|---|---|"]
     for tool in TOOLS:
         lines.append(f"| [`{tool.name}`](#{tool.name.replace('_', '_')}) | "

@@ -21,9 +21,12 @@ from blueprints.mcp import transport
 from blueprints.mcp.catalogue import catalogue
 from schemas import request_examples
 from schemas.jsonrpc import JsonRpcRequestSchema, JsonRpcResponseSchema
+from services.oauth import resources as oauth_resources
 
 ENDPOINT = "/api/mcp"
 READONLY_ENDPOINT = ENDPOINT + "/readonly"
+# The read-only endpoint's outside name (shared ARCHITECTURE.md), served beside the /api one.
+READONLY_ALIAS = oauth_resources.MCP_READONLY_ALIAS
 
 blp = Blueprint("mcp", __name__, url_prefix=ENDPOINT, description="MCP server")
 
@@ -61,7 +64,7 @@ answers `{task}` (`tasks/get`, `tasks/list`, `tasks/result`, `tasks/cancel`); on
 2026-07-28, a request whose client capabilities list the extension
 `io.modelcontextprotocol/tasks` gets, for a money tool that ran, a task with
 `resultType: task` (`tasks/get`, with `result` once completed; `tasks/cancel`). A
-read-only endpoint is at `/api/mcp/readonly`.
+read-only endpoint is at `/mcp/readonly` (and `/api/mcp/readonly`).
 """
 
 
@@ -98,7 +101,8 @@ class ReadOnlyEndpoint(MethodView):
     @access.api_credential_only
     @idempotency_exempt("the read-only endpoint serves no write tool.")
     @blp.doc(summary="Read-only MCP endpoint", description=(
-        "The MCP endpoint for agents that only watch: the same protocol as `/api/mcp`, "
+        "The MCP endpoint for agents that only watch, also served at `/mcp/readonly`: the "
+        "same protocol as `/api/mcp`, "
         "but `tools/list` lists read tools only and a `tools/call` of any other tool "
         "answers -32602 `Unknown tool`, whatever scopes the credential holds. OAuth tokens "
         "for `/api/mcp` are accepted here."),
@@ -158,7 +162,7 @@ def _challenge(response: Response) -> Response:
 
 
 def _origin_guard() -> Response | None:
-    if request.path.rstrip("/") not in (ENDPOINT, READONLY_ENDPOINT):
+    if request.path.rstrip("/") not in (ENDPOINT, READONLY_ENDPOINT, READONLY_ALIAS):
         return None
     return transport.origin_refusal()
 
@@ -167,6 +171,9 @@ def init_app(app: Flask) -> None:
     """Register the MCP routes on the app's REST Api and guard the endpoint's Origin."""
     api = app.extensions["copytrade_api"]
     api.register_blueprint(blp)  # /.well-known/mcp.json comes with wellknown.register(app)
+    # Named inside the blueprint ("mcp."), so its hooks (the 401 challenge) run for it too.
+    app.add_url_rule(READONLY_ALIAS, endpoint="mcp.ReadOnlyAlias", methods=["POST"],
+                     view_func=app.view_functions["mcp.ReadOnlyEndpoint"])
     # First of all hooks: a foreign Origin is refused before rate limiting or the
     # credential lookup, so a rebinding page learns nothing (not even 401 vs 403).
     app.before_request_funcs.setdefault(None, []).insert(0, _origin_guard)

@@ -27,6 +27,7 @@ from schemas.keys import SCOPES
 from services.platform.runtime import runtime
 
 MCP_PATH = "/api/mcp"
+MCP_READONLY_ALIAS = "/mcp/readonly"  # the read-only endpoint's outside name
 API_PATH = "/api"
 PROTECTED_RESOURCE_WELL_KNOWN = "/.well-known/oauth-protected-resource"
 
@@ -94,7 +95,7 @@ def check_token_request(values: Sequence[str], bound: str) -> None:
 
 def resource_for_path(path: str) -> str | None:
     """Which protected resource a request path belongs to; None outside /api."""
-    if path == MCP_PATH or path.startswith(MCP_PATH + "/"):
+    if path in (MCP_PATH, MCP_READONLY_ALIAS) or path.startswith(MCP_PATH + "/"):
         return mcp_resource()
     if path == API_PATH or path.startswith(API_PATH + "/"):
         return api_resource()

@@ -1,4 +1,5 @@
-"""The read-only endpoint /api/mcp/readonly: read tools only, whatever the credential holds."""
+"""The read-only endpoint /mcp/readonly (also at /api/mcp/readonly): read tools only, whatever
+the credential holds."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from tests.mcp_server.test_sdk_client import READ_TOOLS
 from tests.mcp_server.test_write_tools import orders_for
 
 
+@pytest.mark.parametrize("path", ["/api/mcp/readonly", "/mcp/readonly"])
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_lists_and_serves_read_tools_and_refuses_a_write_even_with_trade_execute(
-        mode, live_server, trader_key, trader, market, venue_control):
+        mode, path, live_server, trader_key, trader, market, venue_control):
     token = trader_key(*SCOPES)
     order = {"token_id": market.yes, "side": "buy", "size": "10", "order_type": "market"}
 
@@ -40,7 +42,7 @@ def test_lists_and_serves_read_tools_and_refuses_a_write_even_with_trade_execute
                 refused.append((err.error.code, err.error.message))
         return listed, read, refused
 
-    listed, read, refused = run_client(f"{live_server}/api/mcp/readonly", token, mode, body)
+    listed, read, refused = run_client(f"{live_server}{path}", token, mode, body)
     assert listed == set(READ_TOOLS)
     assert not read.is_error
     assert refused == [(-32602, "Unknown tool: place_market_order."),
