@@ -176,10 +176,11 @@ def test_prices_to_each_markets_tick_and_moments_in_the_readers_zone(
         for tick, token in tokens.items():
             row = page.locator(f"#live-positions tr[data-token-id='{token}']")
             row.wait_for()
-            shown = row.locator("td[data-label=Price]").inner_text()
-            assert re.fullmatch(rf"0\.\d{{{decimals[tick]}}}", shown), (tick, shown)
-            assert re.fullmatch(r"\d+\.\d{2} pUSD", row.locator("td[data-label=Value]")
-                                .inner_text())
+            # The price sits under the value, in the Value column ("at 0.50").
+            shown = row.locator("td[data-label=Value] [data-price]").inner_text()
+            assert re.fullmatch(rf"at 0\.\d{{{decimals[tick]}}}", shown), (tick, shown)
+            value = row.locator("td[data-label=Value]").inner_text().splitlines()[0]
+            assert re.fullmatch(r"\d+\.\d{2} pUSD", value), value
         page.wait_for_selector("#live-trades tbody tr")
         prices = sorted(len(cell.split(".")[1]) for cell in page.locator(
             "#live-trades td[data-label=Price]").all_inner_texts())
