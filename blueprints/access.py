@@ -24,6 +24,7 @@ from typing import Any, Literal, TypeVar
 
 from flask import Flask, Response, current_app, g, request
 
+from blueprints import ratelimit
 from config import TierSettings
 from schemas.vocabulary import ALL_SCOPES
 from services.identity import credentials
@@ -188,7 +189,8 @@ def enforce() -> None:
     if policy.kind == "public":
         return
     try:
-        principal = credentials.resolve(request.headers.get("Authorization"))
+        principal = credentials.resolve(request.headers.get("Authorization"),
+                                        ratelimit.credential_generation_seen())
     except errors.Unauthorized as err:
         raise _challenge(err) from None
     g.principal = principal

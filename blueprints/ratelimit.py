@@ -26,7 +26,7 @@ from typing import Any
 from flask import Flask, Response, current_app, request
 from flask_limiter import Limiter, RequestLimit
 
-from services.platform import errors, metrics, redis_client
+from services.platform import credential_generation, errors, metrics, redis_client
 from services.platform import ratelimit as buckets
 from services.platform.runtime import runtime
 
@@ -70,6 +70,12 @@ def _add_headers(response: Response) -> Response:
     response.headers["X-RateLimit-Remaining"] = str(state.remaining)
     response.headers["X-RateLimit-Reset"] = str(math.ceil(time.time() + state.full_in))
     return response
+
+
+def credential_generation_seen() -> bytes | str | None:
+    """The credential generation Redis gave with this request's token (None: not known)."""
+    state = _this_request()
+    return state.generation if state is not None and state.known else None
 
 
 def redis_answered() -> bool:
@@ -125,6 +131,8 @@ def init_app(app: Flask) -> Limiter | None:
         storage_options={
             "burst": settings.rate_limit_burst,
             "key_prefix": f"{settings.redis_prefix}ratelimit",
+            # Read in the same round trip: what a cached API key is checked against.
+            "generation_key": credential_generation.key(settings.redis_prefix),
             # Share the app's client pool (bounded timeouts) instead of a second one.
             "connection_pool": redis_client.connect(built.redis_url).connection_pool,
         },

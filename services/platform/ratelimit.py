@@ -43,7 +43,10 @@ SCHEME_PREFIX = "tokenbucket+"
 
 # GCRA: KEYS[1] holds the theoretical arrival time (TAT) in microseconds of the
 # Redis clock. ARGV: emission interval (µs per token), capacity (tokens), cost
-# (0 = only look). Returns allowed, remaining, µs until full, µs until allowed.
+# (0 = only look). Returns allowed, remaining, µs until full, µs until allowed, and, when
+# KEYS[2] names the credential generation (services/platform/credential_generation.py), its
+# value, read in this same round trip (set to the clock's µs when absent: a value no
+# earlier generation held, so a flushed Redis never matches an old one).
 TOKEN_BUCKET_LUA = """
 local interval = tonumber(ARGV[1])
 local capacity = tonumber(ARGV[2])
@@ -73,7 +76,15 @@ end
 local remaining = math.floor((tolerance - ahead) / interval + 0.001)
 if remaining < 0 then remaining = 0 end
 if remaining > capacity then remaining = capacity end
-return {allowed, remaining, math.ceil(ahead), math.ceil(wait)}
+local generation = false
+if KEYS[2] then
+  generation = redis.call('GET', KEYS[2])
+  if not generation then
+    generation = string.format('%.0f', now)
+    redis.call('SET', KEYS[2], generation)
+  end
+end
+return {allowed, remaining, math.ceil(ahead), math.ceil(wait), generation}
 """
 
 
@@ -104,6 +115,8 @@ class BucketState:
     full_in: float  # seconds until the bucket is full again
     retry_in: float  # seconds until a request of this cost would be admitted (0 if now)
     known: bool = True  # False when Redis could not be asked (the request was admitted)
+    # The credential generation read in the same round trip (None: not asked, or unknown)
+    generation: bytes | str | None = None
 
     @property
     def retry_after_seconds(self) -> int:
@@ -116,9 +129,12 @@ class TokenBucketRedisStorage(RedisStorage):
 
     STORAGE_SCHEME = ["tokenbucket+redis", "tokenbucket+rediss", "tokenbucket+unix"]
 
-    def __init__(self, uri: str, burst: int | None = None, **options: Any) -> None:
-        """``burst``: tokens every bucket holds (None: the limit's own amount)."""
+    def __init__(self, uri: str, burst: int | None = None, generation_key: str | None = None,
+                 **options: Any) -> None:
+        """``burst``: tokens every bucket holds (None: the limit's own amount);
+        ``generation_key``: the credential generation's key, read with every take."""
         self.burst = int(burst) if burst is not None else None
+        self._keys: tuple[str, ...] = (generation_key,) if generation_key else ()
         self._last_warning = 0.0
         self._warning_lock = threading.Lock()
         self._intervals: dict[float, str] = {}
@@ -153,11 +169,12 @@ class TokenBucketRedisStorage(RedisStorage):
                 connection = pool.connection_class(**pool.connection_kwargs)
                 lean.connection, lean.pid = connection, os.getpid()
             try:
-                connection.send_command("EVALSHA", self.lua_token_bucket.sha, 1, key,
+                connection.send_command("EVALSHA", self.lua_token_bucket.sha,
+                                        1 + len(self._keys), key, *self._keys,
                                         interval, capacity, cost)
                 return connection.read_response()
             except redis.exceptions.NoScriptError:
-                return self.lua_token_bucket([key], [interval, capacity, cost])
+                return self.lua_token_bucket([key, *self._keys], [interval, capacity, cost])
             except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
                 connection.disconnect()  # half-read or gone: never reused as it is
                 lean.connection = None
@@ -175,14 +192,15 @@ class TokenBucketRedisStorage(RedisStorage):
         if interval is None:  # formatted once per rate: µs per token
             interval = self._intervals[rate_per_second] = repr(1_000_000 / rate_per_second)
         try:
-            allowed, remaining, full_us, wait_us = self._run_script(
+            allowed, remaining, full_us, wait_us, *generation = self._run_script(
                 self.prefixed_key(key), interval, capacity, cost)
         except (redis.exceptions.RedisError, OSError) as exc:
             self._warn(exc)
             return BucketState(allowed=True, remaining=capacity, capacity=capacity,
                                full_in=0.0, retry_in=0.0, known=False)
         return BucketState(allowed=bool(allowed), remaining=int(remaining), capacity=capacity,
-                           full_in=int(full_us) / 1e6, retry_in=int(wait_us) / 1e6)
+                           full_in=int(full_us) / 1e6, retry_in=int(wait_us) / 1e6,
+                           generation=generation[0] if generation else None)
 
     def _warn(self, exc: Exception) -> None:
         with self._warning_lock:
