@@ -124,6 +124,66 @@ class BucketState:
         return max(1, math.ceil(self.retry_in))
 
 
+def _bulk(value: bytes) -> bytes:
+    return b"$%d\r\n%s\r\n" % (len(value), value)
+
+
+def _read_reply(sock: Any) -> list[Any]:
+    """The script's answer read from ``sock``: integers, and bulk strings as bytes (None for
+    nil); Redis's error line raised as redis-py raises it."""
+    data = sock.recv(1024)
+    while True:
+        if not data:
+            raise redis.exceptions.ConnectionError("Redis closed the connection")
+        reply = _parse_reply(data)
+        if reply is not None:
+            return reply
+        data += sock.recv(1024)
+
+
+def _parse_reply(data: bytes) -> list[Any] | None:
+    """An array of integers, bulk strings and nulls (RESP2 or RESP3), or an error; None while
+    ``data`` is partial."""
+    end = data.find(b"\r\n")
+    if end < 0:
+        return None
+    kind = data[:1]
+    if kind == b"-":
+        message = data[1:end].decode(errors="replace")
+        if message.startswith("NOSCRIPT"):
+            raise redis.exceptions.NoScriptError(message)
+        raise redis.exceptions.ResponseError(message)
+    if kind != b"*":
+        raise redis.exceptions.InvalidResponse(f"unexpected answer {data[:40]!r}")
+    items: list[Any] = []
+    position = end + 2
+    for _ in range(int(data[1:end])):
+        end = data.find(b"\r\n", position)
+        if end < 0:
+            return None
+        kind = data[position:position + 1]
+        if kind == b":":
+            items.append(int(data[position + 1:end]))
+            position = end + 2
+        elif kind == b"_":  # RESP3's null (the connection may speak either)
+            items.append(None)
+            position = end + 2
+        elif kind == b"$":
+            size = int(data[position + 1:end])
+            if size < 0:
+                items.append(None)
+                position = end + 2
+                continue
+            stop = end + 2 + size
+            if len(data) < stop + 2:
+                return None
+            items.append(data[end + 2:stop])
+            position = stop + 2
+        else:
+            raise redis.exceptions.InvalidResponse(f"unexpected answer {data[:40]!r}")
+    return items
+
+
 class TokenBucketRedisStorage(RedisStorage):
     """limits' Redis storage plus an atomic token bucket (GCRA in one Lua script)."""
 
@@ -135,6 +195,8 @@ class TokenBucketRedisStorage(RedisStorage):
         ``generation_key``: the credential generation's key, read with every take."""
         self.burst = int(burst) if burst is not None else None
         self._keys: tuple[str, ...] = (generation_key,) if generation_key else ()
+        self._heads: dict[str, bytes] = {}
+        self._tails: dict[tuple[str, int, int], bytes] = {}
         self._last_warning = 0.0
         self._warning_lock = threading.Lock()
         self._intervals: dict[float, str] = {}
@@ -169,10 +231,13 @@ class TokenBucketRedisStorage(RedisStorage):
                 connection = pool.connection_class(**pool.connection_kwargs)
                 lean.connection, lean.pid = connection, os.getpid()
             try:
-                connection.send_command("EVALSHA", self.lua_token_bucket.sha,
-                                        1 + len(self._keys), key, *self._keys,
-                                        interval, capacity, cost)
-                return connection.read_response()
+                # redis-py connects (address, TLS, AUTH, SELECT); the command is then written
+                # and its one short answer read on the socket itself, packed and parsed here
+                # (redis-py's packer and parser were most of the call's CPU).
+                connection.connect()
+                sock = connection._sock
+                sock.sendall(self._command(key, interval, capacity, cost))
+                return _read_reply(sock)
             except redis.exceptions.NoScriptError:
                 return self.lua_token_bucket([key, *self._keys], [interval, capacity, cost])
             except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
@@ -181,6 +246,21 @@ class TokenBucketRedisStorage(RedisStorage):
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
+
+    def _command(self, key: str, interval: str, capacity: int, cost: int) -> bytes:
+        """The EVALSHA as RESP bytes: its fixed parts packed once, the bucket's key each time."""
+        sha = self.lua_token_bucket.sha
+        head = self._heads.get(sha)
+        if head is None:
+            head = self._heads[sha] = (
+                b"*%d\r\n" % (7 + len(self._keys))
+                + _bulk(b"EVALSHA") + _bulk(sha.encode()) + _bulk(b"%d" % (1 + len(self._keys))))
+        tail = self._tails.get((interval, capacity, cost))
+        if tail is None:
+            tail = self._tails[(interval, capacity, cost)] = b"".join(
+                [*(_bulk(extra.encode()) for extra in self._keys), _bulk(interval.encode()),
+                 _bulk(b"%d" % capacity), _bulk(b"%d" % cost)])
+        return head + _bulk(key.encode()) + tail
 
     def capacity_for(self, amount: int) -> int:
         """Bucket capacity for a limit of ``amount`` per period."""
