@@ -123,7 +123,8 @@ class FixedLimiter(Limiter):
     up seven times): more CPU than the Redis call it wraps. Each endpoint's limits are
     resolved once; every request takes each one's token and, when refused, runs the breach
     callbacks and raises ``RateLimitExceeded`` as flask-limiter does. Any other configuration
-    takes flask-limiter's own path.
+    takes flask-limiter's own path. The configuration is read at the first request, as
+    ``_resolve_once`` reads the limits: they are fixed once the app serves.
     """
 
     _plans: dict[tuple[str, str | None], list[Any]]

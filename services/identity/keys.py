@@ -160,7 +160,7 @@ def resolve(token: str, generation: Any = None) -> Principal:
         account_setup.start(key.user)
     _touch(key, now)
     scopes = frozenset(key.scope_list)
-    if seconds:
+    if seconds and key.user.disabled_at is None:  # a refused account's key is never kept
         verified_keys.put(token_digest, verified_keys.Entry(
             key.id, scopes, key.expires_at, key.last_used_at, key.user, generation,
             time.monotonic() + seconds))

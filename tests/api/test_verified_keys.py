@@ -164,3 +164,13 @@ def test_each_use_gets_its_own_copy_of_the_account(app, user, api_key):
         with pytest.raises(errors.InvalidToken):
             keys.resolve(secret, b"generation-2")
     assert credential_generation.KEY_SUFFIX in credential_generation.key("p:")
+
+
+def test_a_key_of_a_disabled_account_is_not_kept(client, user, api_key):
+    # Refused for its account, then the account enabled behind the services' back (no
+    # generation moved): nothing was kept, so the next request reads the account again.
+    secret = api_key("read:account")
+    User.update(disabled_at=utcnow()).where(User.id == user.id).execute()
+    assert client.get("/api/users/me", headers=bearer(secret)).status_code == 401
+    User.update(disabled_at=None).where(User.id == user.id).execute()
+    assert client.get("/api/users/me", headers=bearer(secret)).status_code == 200
