@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from models import User
+from models.market import Market
 from services.copying.configs import sharing
 from services.copying.copy_notices import readable
 from services.notifications import events
@@ -69,6 +70,11 @@ def test_every_page_at_desktop_and_phone_width(page, inbox, job_prefix, accounts
     sign_in(page, inbox, user.email)
     slug = _filled_order(user, venue_control)
     config = _config_with_decisions(user)
+    # its decisions' market, as the catalogue holds it once synced: the pages name it by
+    # its question (the made-up slug alone drew the docs' picture with a slug in each row)
+    Market.get_or_create(slug=LONG_SLUG, defaults={
+        "venue_id": f"shots-{secrets.token_hex(4)}", "condition_id": "0x" + "ab" * 32,
+        "title": "Will the Fed cut rates by 50 basis points in December 2026?"})
     shared = sharing.share(user, config.id, show_results=True)["token"]
     whale = venue_control.call("POST", "/whales/tick", None, expect=201)["fills"][0]["proxyWallet"]
     for n in range(3):
@@ -99,6 +105,12 @@ def test_every_page_at_desktop_and_phone_width(page, inbox, job_prefix, accounts
              ("not-found", "/dashboard/no-such-page", "h1")]
     for name, path, ready in pages:
         _walk(page, name, path, ready)
+        if name == "config":
+            decisions = page.locator("#decisions").inner_text()
+            assert "Will the Fed cut rates" in decisions and LONG_SLUG not in decisions
+            # a copy's execution reads as one phrase, not three words spread over the row
+            execution = page.locator("#decisions .execution").first.bounding_box()
+            assert execution["width"] < 200, execution
 
     # The phone's menu opens over the page: every page, notifications and signing out.
     page.set_viewport_size(PHONE)
