@@ -6,6 +6,7 @@ to look at)."""
 
 from __future__ import annotations
 
+import re
 import secrets
 from decimal import Decimal
 from pathlib import Path
@@ -33,11 +34,17 @@ from tests.wallet_fixtures import USDC
 HEADER_MAX_PX = 64  # one line: the name, the bell and the menu
 
 
+# A count of one with its noun in the plural ("1 trades" on a trader's profile).
+ONE_PLURAL = re.compile(r"(?<![\d.,])1 (trades|copies|fills|positions|markets|orders)\b")
+
+
 def _walk(page: Any, name: str, path: str, ready: str = "main") -> None:
     page.set_viewport_size(DESKTOP)
     page.goto(path)
     page.wait_for_selector(ready)
     page.wait_for_load_state("networkidle")
+    wrong = ONE_PLURAL.findall(page.locator("main").inner_text())
+    assert not wrong, f"{name}: {wrong}"
     docs_shots(page, name)
     if page.locator(".topbar #menu").count():
         header = page.evaluate("() => document.querySelector('.topbar')"
