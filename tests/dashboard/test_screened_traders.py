@@ -40,6 +40,11 @@ def test_the_traders_page_sorts_filters_and_flags(page, inbox, bound_db, traders
     p50 = scalper.locator("[data-col=copier_pnl_p50]").inner_text()
     assert re.fullmatch(r"[+-]?[\d,]+\.\d{2} pUSD", p50), p50
     assert "queue" in page.locator("#screening-note").inner_text()
+    # "Copy this trader" is in sight on a desktop, though sixteen columns scroll in the card
+    copy = scalper.locator("a.copy-row").bounding_box()
+    card = page.locator("#leaderboard").evaluate(
+        "t => t.closest('.table-wrap').getBoundingClientRect().right")
+    assert copy["x"] + copy["width"] <= card, (copy, card)
     accessible_and_fits_a_phone(page, "traders-screened")
     docs_shots(page, "traders-screened")  # the docs' picture of the screened leaderboard
     page.set_viewport_size(DESKTOP)
