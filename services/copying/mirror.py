@@ -74,7 +74,7 @@ from typing import Any
 
 from schemas import rule_fields
 from services.copying.rule_labels import label
-from services.platform.numbers import money, percent, price, shares
+from services.platform.numbers import bps, money, percent, price, shares
 from services.trading.holdings import Holding
 from venue import fees
 from venue.models import FeeSchedule, Side
@@ -158,6 +158,24 @@ REASONS: dict[str, str] = {
     MARKET_COOLDOWN: "The config copied in this market too recently (its market cooldown).",
     SELLS_MANUAL: "The config's sell mode is manual: you exit its positions yourself.",
 }
+
+
+# How an exit's or a stop's decision opens: the rule that fired, by its label.
+SIGNALS: dict[str, str] = {"take_profit": "Take profit", "stop_loss": "Stop loss",
+                           LOSS_STOP: "Loss stop", DRAWDOWN_STOP: "Max drawdown",
+                           "market_end": "Exit before the end"}
+
+
+def signal_words(why: str) -> str:
+    """An exit's or stop's code as a decision names it ("Take profit"); text stays as is."""
+    return SIGNALS.get(why, why)
+
+
+def market_end_why(rules: CopyRules) -> str:
+    """Why a position is sold before its market ends, in words."""
+    hours = rules.exit_hours_before_end
+    within = "" if hours is None else f" {format(Decimal(hours).normalize(), 'f')} h"
+    return (f"The market ends within{within} (the {label('exit_hours_before_end')})")
 
 
 def _default(name: str) -> Any:
@@ -467,9 +485,9 @@ def decide(rules: CopyRules, fill: TargetFill, market: MarketView, holding: Hold
     allowed, rule = deviation_limit(rules, fill.price)
     if moved > allowed:
         return _skip(fill.token_id, side, PRICE_DEVIATION,
-                     f"The book's {price(book, market.tick_size)} is {moved.quantize(Decimal(1))} "
-                     f"bps from the trader's fill at {price(fill.price)}; the "
-                     f"{rule} allows {allowed} bps.")
+                     f"The book's {price(book, market.tick_size)} is {bps(moved)} from the "
+                     f"trader's fill at {price(fill.price, market.tick_size)}; the {rule} "
+                     f"allows {bps(allowed)}.")
     limit = worst_price(side, fill.price, allowed, market.tick_size)
     if side == BUY:
         return _decide_buy(rules, fill, market, holding, limit, available_usdc, ctx)
@@ -481,9 +499,9 @@ def deviation_limit(rules: CopyRules, reference: Decimal) -> tuple[int, str]:
     """The bps a trade at ``reference`` may deviate, and the rule that says so: the first
     band whose max price is at or above it, else the single price deviation."""
     floor = Decimal(0)
-    for top, bps in rules.price_deviation_bands:
+    for top, allowed in rules.price_deviation_bands:
         if reference <= top:
-            return bps, (f"{label('price_deviation_bands')} for prices {price(floor)}-"
+            return allowed, (f"{label('price_deviation_bands')} for prices {price(floor)}-"
                          f"{price(top)}")
         floor = top
     return rules.price_deviation_bps, label("price_deviation_bps")
@@ -586,7 +604,7 @@ class Fit:
 
 def fit_spending(size: Decimal, per_share: Decimal, limit: Decimal,
                  bounds: Iterable[tuple[str, Decimal, str]], min_order_size: Decimal,
-                 ceiling: Decimal) -> Fit:
+                 ceiling: Decimal, tick: Decimal | None = None) -> Fit:
     """Cut a buy of ``size`` shares (costing ``per_share`` each at ``limit``) to what every
     (reason, pUSD left, rule) bound can pay; a skip with the bound's reason when that is
     under the market's minimum."""
@@ -598,7 +616,7 @@ def fit_spending(size: Decimal, per_share: Decimal, limit: Decimal,
             if affordable < min_order_size:
                 return Fit(Decimal(0), ceiling, tuple(notes), reason,
                            f"The {money(max(left, Decimal(0)))} left of the {name} cannot buy "
-                           f"the minimum {shares(min_order_size)} shares at {price(limit)}.")
+                           f"the minimum {shares(min_order_size)} shares at {price(limit, tick)}.")
             notes.append(f"reduced to {shares(affordable)} shares by the {name}")
             size = affordable
     return Fit(size, ceiling, tuple(notes))
@@ -636,7 +654,8 @@ def _decide_buy(rules: CopyRules, fill: TargetFill, market: MarketView, holding:
     bounds = spending_limits(rules, ctx)
     if available_usdc is not None:
         bounds.append((INSUFFICIENT_BALANCE, available_usdc, "balance"))
-    fit = fit_spending(capped, per_share, limit, bounds, market.min_order_size, ceiling)
+    fit = fit_spending(capped, per_share, limit, bounds, market.min_order_size, ceiling,
+                       market.tick_size)
     if fit.reason is not None:
         return _skip(fill.token_id, BUY, fit.reason, fit.detail)
     capped, ceiling = fit.shares, fit.ceiling
@@ -647,7 +666,8 @@ def _decide_buy(rules: CopyRules, fill: TargetFill, market: MarketView, holding:
             why = (f"; rounding up to {shares(needed)} shares would pass a cap, budget or the "
                    "balance" if rules.round_up_to_min else "")
             return _skip(fill.token_id, BUY, BELOW_MIN_TRADE,
-                         f"{shares(capped)} shares at {price(limit)} is under the "
+                         f"{shares(capped)} shares at {price(limit, market.tick_size)} is "
+                         f"under the "
                          f"{label('min_trade_usdc')} of {money(rules.min_trade_usdc)}{why}.")
         notes.append(f"rounded up from {shares(capped)} to {shares(needed)} shares to the "
                      f"{label('min_trade_usdc')}")
@@ -661,18 +681,19 @@ def _decide_buy(rules: CopyRules, fill: TargetFill, market: MarketView, holding:
     if spend > headroom:
         spend = _round_down(headroom, USDC_STEP)
     if rules.sizing_mode == "fixed_usdc" and rules.fixed_usdc is not None:
-        notes.append(fixed_spend_note(rules.fixed_usdc, capped, limit, per_share, spend))
+        notes.append(fixed_spend_note(rules.fixed_usdc, capped, limit, per_share, spend,
+                                      market.tick_size))
     detail = f"Buy {shares(capped)} shares ({how})"
     return Decision(action="copy", token_id=fill.token_id, side=BUY, size=capped, price=limit,
                     usdc=spend, detail=detail + ("; " + "; ".join(notes) if notes else "") + ".")
 
 
 def fixed_spend_note(fixed: Decimal, size: Decimal, limit: Decimal, per_share: Decimal,
-                     spend: Decimal) -> str:
+                     spend: Decimal, tick: Decimal | None = None) -> str:
     """Why a fixed-size copy spends less than its amount: whole hundredths of a share at up
     to the limit price, the taker fee on top, a better fill costing less."""
     fee = _round_up(size * (per_share - limit), USDC_STEP)
-    why = [f"shares are bought in steps of {SHARE_STEP} at up to {price(limit)} each"]
+    why = [f"shares are bought in steps of {SHARE_STEP} at up to {price(limit, tick)} each"]
     if fee > 0:
         why.append(f"the taker fee takes about {money(fee)}")
     return (f"spends at most {money(spend)} of the {money(fixed)}: " + ", ".join(why)
@@ -745,16 +766,18 @@ def stop_signal(rules: CopyRules, total_pnl: Decimal, peak_pnl: Decimal,
             drawdown = fall / capital * BPS
             if drawdown >= rules.max_drawdown_bps:
                 return DRAWDOWN_STOP, (
-                    f"PnL {money(total_pnl)} is {drawdown.quantize(Decimal(1))} bps below "
-                    f"its peak of {money(peak)} (the {label('max_drawdown_bps')} is "
-                    f"{rules.max_drawdown_bps} bps).")
+                    f"PnL {money(total_pnl)} is {bps(drawdown)} below its peak of "
+                    f"{money(peak)} (the {label('max_drawdown_bps')} is "
+                    f"{bps(rules.max_drawdown_bps)}).")
     return None
 
 
 def closing_sell(rules: CopyRules, token_id: str, holding: Holding, market: MarketView,
                  why: str) -> Decision:
     """Sell a whole position at market, no lower than the deviation rule allows below the
-    best bid (a stop's close, an exit before the market ends); a skip when it cannot."""
+    best bid (a stop's close, an exit before the market ends); a skip when it cannot.
+    ``why`` is an exit's or stop's code (``loss_stop``, ``market_end``) or a phrase."""
+    why = market_end_why(rules) if why == "market_end" else signal_words(why)
     if not market.accepting_orders:
         return _skip(token_id, SELL, MARKET_CLOSED, f"{why}: {REASONS[MARKET_CLOSED]}")
     if market.best_bid is None:
@@ -820,13 +843,15 @@ def decide_exit(rules: CopyRules, token_id: str, holding: Holding, market: Marke
         return None
     if holding.shares < market.min_order_size:
         return _skip(token_id, SELL, BELOW_MIN_SIZE,
-                     f"{signal}: {shares(holding.shares)} shares is under the market minimum.")
+                     f"{signal_words(signal)}: {shares(holding.shares)} shares is under the "
+                     "market minimum.")
     limit = max(market.tick_size, _round_up(market.best_bid * Decimal("0.98"), market.tick_size))
     return Decision(action="copy", token_id=token_id, side=SELL, size=holding.shares,
                     price=min(limit, 1 - market.tick_size),
                     usdc=_round_down(holding.shares * market.best_bid, USDC_STEP),
-                    detail=f"{signal}: best bid {price(market.best_bid, market.tick_size)} vs "
-                           f"average cost {price(holding.average_price)}.")
+                    detail=f"{signal_words(signal)}: best bid "
+                           f"{price(market.best_bid, market.tick_size)} vs "
+                           f"average cost {price(holding.average_price, market.tick_size)}.")
 
 
 def suggest_multiplier(balance: Decimal, typical_trade_usdc: Decimal,

@@ -91,7 +91,7 @@ def _close(config: CopyConfig, at: datetime, price: str) -> None:
     """The stop's close of tok-a's 20 shares, marked at its 0.47 bid, limited at 0.46."""
     _intent(config, at, kind="loss_stop", side="SELL", size="20", price=price,
             limit="0.46", usdc="9.40", sold_cost="10",
-            detail="loss_stop: sell all 20.00 shares at market, no lower than 0.46 "
+            detail="Loss stop: sell all 20.00 shares at market, no lower than 0.46 "
                    "(best bid 0.47).", settled=at + timedelta(seconds=1))
 
 
@@ -128,7 +128,7 @@ def test_what_a_refused_or_part_filled_close_leaves_rides_on_from_the_stops_mark
     _position(config, "tok-c", "-1.00", T0 + timedelta(seconds=30))
     _intent(config, at, kind="loss_stop", side="SELL", size="20", filled="19.9",
             price="0.47", limit="0.46", usdc="9.40", sold_cost="9.95",
-            detail="loss_stop: sell all 20.00 shares at market, no lower than 0.46 "
+            detail="Loss stop: sell all 20.00 shares at market, no lower than 0.46 "
                    "(best bid 0.47).", settled=at + timedelta(seconds=1))
     _intent(config, at, kind="loss_stop", side="SELL", token="tok-b", status="failed",
             size="10", limit="0.44", usdc="4.50", reason="order_refused",

@@ -33,8 +33,9 @@ def _config_with_decisions(user: User) -> CopyConfig:
                                blocked_categories=json.dumps(["sports"]))
     # a copy by each detection source, with the slippage it paid; skips have neither
     rows = [("filled", None, "", "BUY", "1250.5", "0.634"),
-            ("skipped", "price_deviation_exceeded",
-             "Best ask 0.7120 is 1,230 bps from the target's 0.6340 (limit 300 bps).",
+            ("skipped", "price_deviation",
+             "The book's 0.71 is 12.30 % from the trader's fill at 0.63; the price deviation "
+             "allows 3 %.",
              "BUY", "40", "0.634"),
             ("skipped", "daily_budget_exhausted",
              "Today's copies spent 39.87 of 40.00 pUSD; this one needs 12.68.", "SELL", "20",

@@ -600,10 +600,8 @@ class FillExecutor:
                 if (decision is None or not decision.copies) and copying.exit_before_end(
                         rules, found.view, int(now.timestamp())):
                     kind = KIND_MARKET_END
-                    decision = copying.closing_sell(
-                        rules, token, holding, found.view,
-                        f"{KIND_MARKET_END}: the market ends within exit_hours_before_end "
-                        f"{rules.exit_hours_before_end}")
+                    decision = copying.closing_sell(rules, token, holding, found.view,
+                                                    KIND_MARKET_END)
                 if decision is None or not decision.copies:
                     continue
                 key = f"{kind}:{token}:{config.opened.get(token, 0)}"
@@ -686,7 +684,8 @@ class FillExecutor:
                     decision = copying.Decision(
                         action="skip", token_id=token, side=Side.SELL,
                         reason=copying.NO_LIQUIDITY,
-                        detail=f"{reason}: no quote of its market to sell by (the venue did "
+                        detail=f"{copying.signal_words(reason)}: no quote of its market to "
+                               "sell by (the venue did "
                                "not answer); the position stays held.")
                 closing.append(self.draft(config, None, decision, now, reason,
                                           f"{reason}:{token}:{config.opened.get(token, 0)}"))

@@ -111,7 +111,7 @@ def test_bands_take_the_coin_flip_the_single_limit_skips():
     favourite = mirror.decide(banded, fill(price="0.85"),
                               dataclasses.replace(MARKET, best_ask=D("0.88")), Holding())
     assert favourite.reason == mirror.PRICE_DEVIATION
-    assert "price deviation bands for prices 0.80-1.00 allows 200 bps" in favourite.detail
+    assert "price deviation bands for prices 0.80-1.00 allows 2 %" in favourite.detail
 
 
 def test_above_the_last_band_the_single_limit_applies():

@@ -75,3 +75,27 @@ def test_a_fixed_size_copy_says_why_it_spends_less_than_its_amount():
     assert decision.detail.endswith("and a fill at a better price costs less.")
     multiplier = mirror.decide(RULES, fill(), MARKET, Holding())
     assert "spends at most" not in multiplier.detail  # only a fixed amount explains itself
+
+
+def test_skip_and_exit_sentences_show_prices_to_the_tick_and_bps_as_percentages():
+    ticked = re.compile(r"\b0\.\d{3,}")  # a price past the market's 0.01 tick
+    deviated = mirror.decide(RULES, fill(price="0.4523"), MARKET, Holding())
+    assert deviated.reason == mirror.PRICE_DEVIATION
+    assert deviated.detail == ("The book's 0.51 is 12.76 % from the trader's fill at 0.45; the "
+                               "price deviation allows 5 %.")
+    drawdown = mirror.stop_signal(dataclasses.replace(RULES, max_drawdown_bps=1250),
+                                  D(-5), D(5), D(50))
+    assert drawdown == (mirror.DRAWDOWN_STOP, "PnL -5.00 pUSD is 18.18 % below its peak of "
+                        "5.00 pUSD (the max drawdown is 12.50 %).")
+    held = Holding(shares=D(10), cost_usdc=D("4.523"))  # an average cost of 0.4523
+    exits = dataclasses.replace(RULES, take_profit_bps=500, exit_hours_before_end=D(2))
+    taken = mirror.decide_exit(exits, "1", held, MARKET)
+    assert taken.detail == "Take profit: best bid 0.49 vs average cost 0.45."
+    closing = mirror.closing_sell(exits, "1", held, MARKET, "market_end")
+    assert closing.detail.startswith("The market ends within 2 h (the exit hours before the "
+                                     "end): sell all 10.00 shares at market")
+    stopped = mirror.closing_sell(exits, "1", held, MARKET, mirror.LOSS_STOP)
+    assert stopped.detail.startswith("Loss stop: sell all 10.00 shares")
+    for detail in (deviated.detail, drawdown[1], taken.detail, closing.detail, stopped.detail):
+        assert "bps" not in detail and not ticked.search(detail), detail
+        assert not FIELD_NAMES.search(detail) and "_" not in detail, detail
