@@ -152,7 +152,8 @@ class World:
     def sign_in_codes(self, email: str) -> list[str]:
         """The codes (sign-in and step-up) the web app wrote to its log for ``email``: with
         no mail server, that is where a person reads them."""
-        pattern = re.compile(rf"sign-in code for {re.escape(email)}: (\d{{6}})")
+        pattern = re.compile(rf"(?:sign-in|confirmation) code for {re.escape(email)}"
+                             r"(?:, for [^:\n]+)?: (\d{6})")
         return pattern.findall(self.output())
 
     def next_code(self, email: str, seen: int, timeout: float = 60) -> str:

@@ -39,7 +39,8 @@ def _switch(kind: str, credential_id: UUID) -> UUID | None:
         token = browser.step_up_token(caller, form_text("step_up_code"))
         if token is None:
             agent_confirmations.owned(caller, kind, credential_id)  # no code for a 404
-            auth.request_step_up(caller.user.email, client_ip=request.remote_addr)
+            auth.request_step_up(caller.user.email, client_ip=request.remote_addr,
+                                 purpose="letting an agent move money without asking you")
             return credential_id
     agent_confirmations.switch(caller, kind, credential_id, on, token)
     return None

@@ -34,7 +34,8 @@ from schemas.wallets import (
     WithdrawResponseSchema,
 )
 from services.identity import auth
-from services.platform import errors, idempotency
+from services.platform import errors, idempotency, numbers
+from services.platform.addresses import short_address
 from services.wallets import claims, trading_accounts, wallets, withdrawals
 
 TOKEN_LABELS = {"usdc": "pUSD", "usdc_e": "USDC.e", "matic": "MATIC"}
@@ -110,7 +111,10 @@ def confirm_withdrawal() -> str:
     # Moving money needs a fresh code: email one unless this session proved one lately.
     code_sent = browser.step_up_token(caller, None) is None
     if code_sent:
-        auth.request_step_up(caller.user.email, client_ip=request.remote_addr)
+        # The terminal's line (no mail server) says what the code confirms.
+        amount = numbers.exact_money(body["amount"], TOKEN_LABELS[body["token"]])
+        what = f"a withdrawal of {amount} to {short_address(body['to_address'])}"
+        auth.request_step_up(caller.user.email, client_ip=request.remote_addr, purpose=what)
     # One key per confirmation shown: submitting it twice sends one withdrawal.
     html = render_template("dashboard/_withdraw_confirm.html", body=present(
         WithdrawRequestSchema(), body), label=TOKEN_LABELS[body["token"]],

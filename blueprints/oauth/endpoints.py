@@ -150,7 +150,8 @@ def _money_step_up(grant: Any, user: Any, chosen: list[str]) -> Response | None:
     except errors.CopytradeError as err:
         return _consent_page(grant, user, status=err.status, chosen=chosen, need_code=True,
                              error=err.message)
-    auth.request_step_up(user.email, client_ip=request.remote_addr)
+    auth.request_step_up(user.email, client_ip=request.remote_addr,
+                         purpose="allowing an app to move your money (wallet:write)")
     return _consent_page(grant, user, status=403, chosen=chosen, need_code=True, error=(
         "Allowing wallet:write lets the app move your money: enter the confirmation code "
         "we just emailed you."))

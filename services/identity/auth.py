@@ -95,14 +95,20 @@ def codes_by_mail() -> bool:
     return bool(runtime().settings.smtp_url)
 
 
-def _send(email: str, subject: str, text: str, code: str, link: str | None) -> None:
+def _send(email: str, subject: str, text: str, code: str, link: str | None,
+          purpose: str | None = None) -> None:
     settings = runtime().settings
     smtp_url = settings.smtp_url
     if not smtp_url:
         # No mail server configured (a laptop run): the operator reads the log (the one
-        # message services/platform/logs.py lets through unmasked).
-        log.warning("SMTP_URL is not set; sign-in code for %s: %s (%s)", email, code,
-                    f"link: {link}" if link else "confirmation code, for a step-up")
+        # message services/platform/logs.py lets through unmasked), which says what the
+        # code is for: a sign-in, or the money it confirms.
+        if purpose is None:
+            log.warning("SMTP_URL is not set; sign-in code for %s: %s (link: %s)", email, code,
+                        link)
+        else:
+            log.warning("SMTP_URL is not set; confirmation code for %s, for %s: %s", email,
+                        purpose, code)
         return
     message = mailer.build_message(settings.mail_from, email, subject, text)
     mailer.send(smtp_url, message)
@@ -143,11 +149,17 @@ def request_login(email: str, *, client_ip: str | None = None,
     _send(email, f"Your copytrade sign-in code: {code}", text, code, link)
 
 
-def request_step_up(email: str, *, client_ip: str | None = None) -> None:
+STEP_UP_PURPOSE = "moving money (a withdrawal, a key or an app that can move money)"
+
+
+def request_step_up(email: str, *, client_ip: str | None = None,
+                    purpose: str = STEP_UP_PURPOSE) -> None:
     """Email the account of ``email`` a confirmation code for moving money (no link).
 
     Within the same budgets as sign-in emails; an unknown address gets nothing, and the
-    caller answers as if it had (the answer does not reveal accounts).
+    caller answers as if it had (the answer does not reveal accounts). ``purpose`` says what
+    the code confirms, in words ("a withdrawal of 12.50 pUSD to 0xab…cd"): the terminal's
+    line names it when there is no mail server.
     """
     email = normalize_email(email)
     if not sign_in_budget.take_email(email, client_ip):
@@ -162,7 +174,7 @@ def request_step_up(email: str, *, client_ip: str | None = None) -> None:
             "a wallet to your account.\n"
             f"It works once and expires in {minutes} minutes. If you did not ask for it, "
             "someone may be using your session: sign out everywhere.\n")
-    _send(email, f"Your copytrade confirmation code: {code}", text, code, None)
+    _send(email, f"Your copytrade confirmation code: {code}", text, code, None, purpose)
 
 
 def _open_codes(email: str, purpose: str, now: datetime) -> list[LoginCode]:

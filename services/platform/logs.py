@@ -73,9 +73,12 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 _MAYBE_SECRET = re.compile(r"://|eyJ|svc|(?i:bearer|code)|[:=]|[A-Za-z0-9_-]{40}")
 
 # The one deliberate exception, fixed by ARCHITECTURE.md: with no SMTP_URL (a laptop run)
-# the sign-in code is logged so the person at the keyboard can sign in. Production sets
-# SMTP_URL and then the code is never logged; this message only exists without it.
-DEV_SIGNIN_NOTICE = ("services.identity.auth", "SMTP_URL is not set; sign-in code for ")
+# the sign-in code (and a step-up's confirmation code) is logged so the person at the
+# keyboard can sign in. Production sets SMTP_URL and then no code is ever logged; these
+# messages only exist without it.
+DEV_CODE_LOGGER = "services.identity.auth"
+DEV_CODE_NOTICES = ("SMTP_URL is not set; sign-in code for ",
+                    "SMTP_URL is not set; confirmation code for ")
 
 
 # Endpoint URLs whose path, query or userinfo may be a credential (see protect_urls).
@@ -103,7 +106,7 @@ class RedactionFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Rewrite the record in place (message pre-rendered) and always let it through."""
-        if (record.name, str(record.msg)[:len(DEV_SIGNIN_NOTICE[1])]) == DEV_SIGNIN_NOTICE:
+        if record.name == DEV_CODE_LOGGER and str(record.msg).startswith(DEV_CODE_NOTICES):
             return True
         try:
             message = record.getMessage()

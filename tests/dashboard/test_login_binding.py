@@ -6,6 +6,7 @@ for a fresh code."""
 
 from __future__ import annotations
 
+import logging
 import re
 
 from models import User
@@ -140,3 +141,30 @@ def test_in_a_browser_someone_elses_link_asks_first(app, page, inbox, bound_db):
     button.click()
     page.wait_for_url(re.compile(r".*/dashboard$"))
     assert page.locator(".who").inner_text() == ATTACKER
+
+
+def test_the_terminal_says_what_a_confirmation_code_is_for(client, inbox, set_settings,
+                                                          caplog, bound_db):
+    """No mail server: the sign-in line stays as it was, and a step-up's line names the
+    money it confirms (not "sign-in code … for a step-up")."""
+    email = "terminal@example.com"
+    _sign_in_with_code(client, inbox, email)
+    set_settings(smtp_url=None)
+    to = "0xAbCdEf0123456789aBcDeF0123456789AbCdEf01"
+    with caplog.at_level(logging.WARNING, logger="services.identity.auth"):
+        # (no chain here: the confirmation's page answers 501 once the code is sent)
+        _post(client, "/dashboard/wallet/withdraw/confirm",
+              {"to_address": to, "amount": "12.5", "token": "usdc"})
+        assert _post(client, "/dashboard/login", {"email": email}).status_code == 200
+    step_up, sign_in = [r.getMessage() for r in caplog.records
+                        if r.name == "services.identity.auth"]
+    code = re.fullmatch(rf"SMTP_URL is not set; confirmation code for {email}, for a "
+                        r"withdrawal of 12\.50 pUSD to 0xAbCd…Ef01: (\d{6})", step_up)
+    assert code, step_up
+    assert re.fullmatch(rf"SMTP_URL is not set; sign-in code for {email}: \d{{6}} \(link: "
+                        r"\S+/dashboard/login\?token=\S+\)", sign_in), sign_in
+    # The logged code is the step-up's own: it mints a key that can move money.
+    minted = _post(client, "/dashboard/keys", {"name": "mover", "scopes": ["wallet:write"],
+                                               "expires_in_days": "30",
+                                               "step_up_code": code.group(1)})
+    assert minted.status_code == 200 and "svck_live_" in minted.get_data(as_text=True)

@@ -53,7 +53,7 @@ def leaks(text: str) -> list[tuple[str, str]]:
     """(kind, line) for each line of captured output that holds a secret."""
     found = []
     for line in text.splitlines():
-        if logs.DEV_SIGNIN_NOTICE[1] in line:
+        if any(notice in line for notice in logs.DEV_CODE_NOTICES):
             # the documented laptop-only notice (no SMTP_URL); see services/platform/logs.py
             continue
         for kind, pattern in SECRET_PATTERNS.items():
