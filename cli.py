@@ -338,28 +338,31 @@ def dev_reset(yes: bool) -> None:
 @click.argument("market")
 @click.argument("outcome", required=False)
 @click.option("--sandbox", "sandbox_url", default=None,
-              help="The sandbox venue's URL (default: http://127.0.0.1:SANDBOX_PORT, the one "
-                   "`copytrade up` runs on its default port; `up --port P` serves it on P + 10).")
+              help="The sandbox venue's URL (default: the one of the `copytrade up` running "
+                   "on this instance folder, whatever its --port; with none running, "
+                   "http://127.0.0.1:SANDBOX_PORT).")
 def dev_resolve(market: str, outcome: str | None, sandbox_url: str | None) -> None:
     """Resolve sandbox MARKET (slug or condition id) now; OUTCOME (name or 0/1) wins, the
     leading outcome (priced at least 0.5) by default. With the local chain, the payouts are
     reported there, so its holders can claim."""
     try:
-        from devstack.stack import resolve_market
+        from devstack.stack import resolve_market, running_sandbox_url
     except ModuleNotFoundError as exc:
         raise _without_sandbox_extra(exc) from None
     import requests
 
-    url = sandbox_url or f"http://127.0.0.1:{_settings().venue.sandbox_port}"
+    settings = _settings()
+    url = (sandbox_url or running_sandbox_url(settings.instance_path)
+           or f"http://127.0.0.1:{settings.venue.sandbox_port}")
     try:
         resolved = resolve_market(url, market, outcome)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     except requests.RequestException:
         raise click.ClickException(
-            f"no sandbox venue answers at {url}. Is `copytrade up` running? Name its sandbox "
-            "with --sandbox: the URL its summary prints beside `sandbox venue` (a stack "
-            "started with --port P serves it on P + 10).") from None
+            f"no sandbox venue answers at {url}. Is `copytrade up` running? One started on "
+            "another instance folder (COPYTRADE_INSTANCE) is named with --sandbox: the URL "
+            "its summary prints beside `sandbox venue`.") from None
     winner = resolved["outcomes"][resolved["winner"]]
     click.echo(f"resolved {resolved['slug']} ({resolved['condition_id']}): {winner} won")
 

@@ -25,9 +25,13 @@ SAVE_INTERVAL = 5.0
 STOP_MARGIN_SECONDS = 3.0
 # A running `copytrade up` writes its pid here: `copytrade dev reset` refuses while it runs.
 PID_FILE = "up.pid"
+# ... and its sandbox venue's URL here, so `copytrade dev resolve` finds a stack started
+# with --port by itself; removed at stop, and ignored unless that stack still runs.
+SANDBOX_URL_FILE = "up.sandbox-url"
 # Everything `copytrade dev reset` removes from the instance folder (besides the database).
 STACK_FILES = (CHAIN_STATE_FILE, SANDBOX_STATE_FILE, f"{SANDBOX_STATE_FILE}.unreadable",
-               "devchain.json", "redis.db", "redis.db.settings", "gunicorn.ctl")
+               "devchain.json", "redis.db", "redis.db.settings", "gunicorn.ctl",
+               SANDBOX_URL_FILE)
 
 
 def running_pid(instance_path: str | os.PathLike[str]) -> int | None:
@@ -38,6 +42,18 @@ def running_pid(instance_path: str | os.PathLike[str]) -> int | None:
     except (OSError, ValueError):
         return None
     return pid
+
+
+def running_sandbox_url(instance_path: str | os.PathLike[str]) -> str | None:
+    """The sandbox venue URL of the `copytrade up` running on this instance folder, None
+    when none runs (or it runs no sandbox)."""
+    if running_pid(instance_path) is None:
+        return None
+    try:
+        url = (Path(instance_path) / SANDBOX_URL_FILE).read_text().strip()
+    except OSError:
+        return None
+    return url or None
 
 
 def wait_for_port(host: str, port: int, timeout: float = 30.0,
@@ -414,6 +430,7 @@ class LocalStack:
             if not wait_for_port("127.0.0.1", port, proc=venue):
                 raise SystemExit(f"sandbox venue did not start on port {port}")
             self.started.append(("sandbox venue", f"http://127.0.0.1:{port}"))
+            (self.instance / SANDBOX_URL_FILE).write_text(f"http://127.0.0.1:{port}\n")
             self.env.update(sandbox_builder_env(settings))
             if self.whale_interval is not None:
                 self.whales = start_whales(port, self.whale_interval)
@@ -530,6 +547,7 @@ class LocalStack:
         stopped += self.redis_stopped
         with contextlib.suppress(OSError, KeyError):
             if running_pid(self.instance) == os.getpid():
+                (self.instance / SANDBOX_URL_FILE).unlink(missing_ok=True)
                 (self.instance / PID_FILE).unlink()
         if stopped:
             self.say(f"copytrade up: stopped {', '.join(stopped)}")

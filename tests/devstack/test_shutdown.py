@@ -16,7 +16,13 @@ import psutil
 
 import cli
 import config
-from devstack.stack import PID_FILE, STOP_MARGIN_SECONDS, wait_until_exited
+from devstack.stack import (
+    PID_FILE,
+    SANDBOX_URL_FILE,
+    STOP_MARGIN_SECONDS,
+    running_sandbox_url,
+    wait_until_exited,
+)
 from tests.conftest import DEADLINE
 from tests.devstack.test_restart import Stack, _env, stack_port
 
@@ -40,6 +46,8 @@ def test_ctrl_c_stops_every_part_calmly_and_says_what_it_stopped(tmp_path) -> No
         # in use, as a person would have it: the app answers, the venue trades
         assert httpx.get(f"http://127.0.0.1:{stack.port}/healthz",
                          timeout=DEADLINE).status_code == 200
+        # `copytrade dev resolve` finds its sandbox by the instance folder (P + 10)
+        assert running_sandbox_url(instance) == f"http://127.0.0.1:{stack.port + 10}"
         os.killpg(stack.proc.pid, signal.SIGINT)
         assert stack.proc.wait(timeout=STOPPED_WITHIN) == 0
     finally:
@@ -53,6 +61,7 @@ def test_ctrl_c_stops_every_part_calmly_and_says_what_it_stopped(tmp_path) -> No
     # the worker was asked once: a second signal would have cut its jobs' grace short
     assert "shutting down" in said and "second SIG" not in said
     assert not (instance / PID_FILE).exists()
+    assert not (instance / SANDBOX_URL_FILE).exists()
 
 
 def test_a_daemon_that_exited_is_stopped_though_nobody_reaped_it() -> None:

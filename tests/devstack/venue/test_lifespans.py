@@ -86,6 +86,29 @@ def test_dev_resolve_ends_a_market_by_slug_or_condition_id(sandbox_venue, contro
     assert "sandbox venue" in missed.output and "Connection refused" not in missed.output
 
 
+def test_dev_resolve_finds_the_sandbox_of_the_stack_running_on_its_instance(
+        sandbox_venue, control, monkeypatch, tmp_path) -> None:
+    """`copytrade up --port P` writes its sandbox's URL beside its pid (removed at stop):
+    `dev resolve` reads it, with no --sandbox, whatever P was (it said "Connection
+    refused" on the default port)."""
+    import os
+
+    from devstack.stack import PID_FILE, SANDBOX_URL_FILE
+
+    market = control.add_market("resolve-by-file", fair_price="0.8")
+    monkeypatch.setenv("COPYTRADE_INSTANCE", str(tmp_path))
+    monkeypatch.setenv("SANDBOX_PORT", str(free_port()))  # nothing answers on the default
+    (tmp_path / SANDBOX_URL_FILE).write_text(f"{sandbox_venue.url}\n")
+    runner = CliRunner()
+    # the file of a stack that no longer runs (no pid file) is not followed
+    stale = runner.invoke(main, ["dev", "resolve", market["slug"]])
+    assert stale.exit_code != 0 and "no sandbox venue answers" in stale.output, stale.output
+    (tmp_path / PID_FILE).write_text(f"{os.getpid()}\n")  # a running stack: this process
+    found = runner.invoke(main, ["dev", "resolve", market["slug"], "No"])
+    assert found.exit_code == 0, found.output
+    assert control.market("resolve-by-file")["winner"] == 1
+
+
 def test_copytrade_up_sets_its_markets_a_lifetime(sandbox_venue, control) -> None:
     """``copytrade up`` (``--market-lifetime``) switches the schedule on: every open market
     ends within it, one after another."""
