@@ -28,6 +28,7 @@ from eth_account import Account
 
 from models import User
 from tests.api.oauth_flow import csrf_from, page_csrf
+from tests.api.test_wallets import worker  # noqa: F401 - the fixture
 from tests.conftest import DEADLINE, free_port
 from tests.mcp_server.conftest import live_server  # noqa: F401 - the fixture
 
@@ -396,3 +397,47 @@ def test_the_share_examples_share_a_setup_another_user_reads_then_revoke_it(
     gone = httpx.get(f"{signed_in['COPYTRADE_URL']}/api/shared-configs/{link['token']}",
                      headers={"Authorization": f"Bearer {reader['COPYTRADE_KEY']}"})
     assert gone.status_code == 404 and gone.json()["code"] == "not_found"
+
+
+def _followed(example: str, env: dict[str, str], wanted: str = "confirmed") -> dict:
+    """Run a follow-up example until its answer's status is ``wanted`` (or a final one)."""
+    deadline = time.monotonic() + DEADLINE
+    while (answer := run(example, **env))["status"] not in (wanted, "failed") \
+            and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return answer
+
+
+def test_the_claim_and_withdrawal_examples_move_money_once(
+        signed_in, caplog, make_trader, make_sandbox_market, venue_control,
+        worker):  # noqa: F811 - the fixture
+    """The wallet guide's curl files: a claim of a position in a market the sandbox resolved,
+    then a withdrawal with its step-up, each followed to confirmed and sent once though the
+    withdrawal's call is repeated."""
+    trader = make_trader("4", user=User.get(User.email == signed_in["EMAIL"]))
+    maker = trader.wallet.funder_address
+    market = make_sandbox_market()
+    venue_control.grant(maker, market.yes, "9")
+    venue_control.call("POST", f"/markets/{market.condition_id}/resolve", {"winner": 0},
+                       expect=200)
+    claimed = run("rest/claim.sh", **signed_in)
+    [submitted] = claimed["claims"]
+    assert claimed["expected_payout"] == "9" and submitted["condition_id"] == market.condition_id
+    done = _followed("rest/follow-claim.sh", {**signed_in, "CLAIM_ID": submitted["id"]})
+    assert done["status"] == "confirmed", done
+    assert venue_control.balances(maker)["pusd"] == "13"
+    assert run("rest/claim.sh", **signed_in)["claims"] == []  # claimed once
+
+    caplog.clear()  # the sign-in code is logged too: read the step-up's
+    assert run("rest/request-step-up.sh", **signed_in)["status"] == "sent"
+    step_up = run("rest/step-up.sh", **signed_in, CODE=logged_code(caplog, signed_in["EMAIL"]))
+    to = Account.create().address
+    env = {**signed_in, "STEP_UP": step_up["step_up_token"], "TO_ADDRESS": to,
+           "WITHDRAWAL_KEY": secrets.token_hex(16)}
+    sent, again = run("rest/withdraw.sh", **env), run("rest/withdraw.sh", **env)
+    assert again["withdrawal_id"] == sent["withdrawal_id"]  # the retry answers the first
+    followed = _followed("rest/follow-withdrawal.sh",
+                         {**signed_in, "WITHDRAWAL_ID": sent["withdrawal_id"]})
+    assert followed["status"] == "confirmed" and followed["amount"] == "12.5", followed
+    assert venue_control.balances(maker)["pusd"] == "0.5"
+    assert venue_control.balances(to)["pusd"] == "12.5"
