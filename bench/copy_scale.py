@@ -668,6 +668,7 @@ def run(args: argparse.Namespace) -> None:
 
         # Copies.
         latencies: list[float] = []
+        fills: list[tuple[float, float, int, str]] = []
         before = {k: totals(workers, k) for k in ("cpu", "sql", "commits", "redis")}
         stages_before = stage_totals(workers)
         done = totals(workers, "orders")
@@ -685,8 +686,17 @@ def run(args: argparse.Namespace) -> None:
                 wait_for(lambda goal=done: totals(workers, "orders") >= goal, 120, "the copies",
                          every=0.01)
                 received = control.get("/orders").json()
-                latencies.extend(e["received_at"] - visible * 1000 for e in received)
+                fill = sorted(e["received_at"] - visible * 1000 for e in received)
+                latencies.extend(fill)
+                if fill:
+                    fills.append((fill[-1], fill[0], sample, target))
         sample_end = time.time()
+        # The slowest fills, their first copy beside their last: a fill slow from its first
+        # copy waited before the fan-out (detection, the loop); one slow only at its tail
+        # waited inside it (per-copy work, budgets, the database).
+        print("  slowest fills (last / first copy ms, sample, target): " + "; ".join(
+            f"{last:.0f} / {first:.0f} #{n} {t[:10]}"
+            for last, first, n, t in sorted(fills, reverse=True)[:4]), flush=True)
         if args.py_spy:
             print_profile(args.py_spy)
         elapsed = sample_end - sample_start

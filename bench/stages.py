@@ -202,6 +202,7 @@ def install() -> None:
         (engine.CopyEngine, "_sweep_loop", "background"),
         (engine.CopyEngine, "_control_loop", "background"),
         (polls.PollScheduler, "run", "background"),
+        (watcher.TargetWatcher, "_poll_loop", "background"),
         (fan_in.DetectionFanIn, "_feed_loop", "background"),
         (fan_in.DetectionFanIn, "_detection_loop", "background"),
         (copier_wallets.CopierWallets, "run", "background"),
