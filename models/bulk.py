@@ -97,8 +97,9 @@ def _typed(database: Any) -> bool:
 
 
 @functools.lru_cache(maxsize=512)
-def _update_sql(model: type[peewee.Model], key: str, shape: Shape, returning: tuple[str, ...],
-                guard: GuardShape, rows: int, param: str, typed: bool) -> str:
+def _update_sql(model: type[peewee.Model], key: str, shape: Shape,
+                returning: tuple[str, ...] | None, guard: GuardShape, rows: int, param: str,
+                typed: bool) -> str:
     """``UPDATE t SET ... FROM (VALUES (key, change..., allowed...), ...) AS v WHERE ...``:
     each row's changes and guard values in its own VALUES row, one statement for them all
     (SQLite >= 3.33 and PostgreSQL name a VALUES list's columns column1, column2, ...)."""
@@ -127,7 +128,7 @@ def _update_sql(model: type[peewee.Model], key: str, shape: Shape, returning: tu
         allowed = ", ".join(f"v.column{index + offset}" for offset in range(count))
         sql += f' AND {table}."{fields[name].column_name}" IN ({allowed})'
         index += count
-    if returning:
+    if returning is not None:  # the key first: which row each answer is
         sql += " RETURNING " + ", ".join(f'{table}."{fields[name].column_name}"'
                                          for name in (key, *returning))
     return sql
@@ -165,9 +166,10 @@ def _batches(rows: list[tuple[Any, list[Any]]]) -> list[list[list[Any]]]:
 
 
 def _update(model: type[peewee.Model], rows: Sequence[tuple[Any, Mapping[str, Any]]], key: str,
-            guard: Callable[[Mapping[str, Any]], Guard] | None, returning: tuple[str, ...]
-            ) -> list[tuple[Any, ...]]:
-    """Write the rows, one statement per shape of change (and of guard); what they return."""
+            guard: Callable[[Mapping[str, Any]], Guard] | None,
+            returning: tuple[str, ...] | None) -> list[tuple[Any, ...]]:
+    """Write the rows, one statement per shape of change (and of guard); with ``returning``
+    (None: nothing), each written row's key and those fields as stored."""
     meta = model._meta  # type: ignore[attr-defined]
     fields = meta.fields
     database = meta.database
@@ -183,7 +185,7 @@ def _update(model: type[peewee.Model], rows: Sequence[tuple[Any, Mapping[str, An
             sql = _update_sql(model, key, shape, returning, checks, len(batch),
                               database.param, typed)
             cursor = database.execute_sql(sql, [value for params in batch for value in params])
-            if returning:
+            if returning is not None:
                 found.extend(cursor.fetchall())
     return found
 
@@ -203,7 +205,7 @@ def update_rows(model: type[peewee.Model], rows: Sequence[tuple[Any, Mapping[str
     database = model._meta.database  # type: ignore[attr-defined]
     # All or nothing (inside a caller's transaction that is the caller's).
     with contextlib.nullcontext() if database.in_transaction() else database.atomic():
-        _update(model, rows, key, guard, ())
+        _update(model, rows, key, guard, None)
 
 
 def update_returning_rows(model: type[peewee.Model],

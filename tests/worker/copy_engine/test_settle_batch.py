@@ -220,7 +220,9 @@ def test_a_fills_orders_settle_in_one_statement_and_their_trades_in_one_more(
     monkeypatch.undo()
     assert len([s for s in seen if s.startswith('UPDATE "orders"')]) == 1
     assert len([s for s in seen if s.startswith('UPDATE "trades"')]) == 1
+    # The intents written and named in one guarded statement, not read and locked first.
     assert len([s for s in seen if s.startswith('UPDATE "copy_intents"')]) == 1
+    assert not [s for s in seen if s.startswith("SELECT") and '"copy_intents"' in s]
     for ticket in tickets:  # each order took its own answer
         assert ticket.order is not None
         order, trade = Order.get_by_id(ticket.order.id), Trade.get_by_id(ticket.order.id)
