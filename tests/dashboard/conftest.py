@@ -176,6 +176,35 @@ def docs_screenshot(page: Any, name: str) -> None:
         page.screenshot(path=str(DOCS_SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
+# Pages whose tables fit their cards at both widths (others may still scroll inside theirs).
+TABLES_FIT = {"positions", "traders-compare"}
+
+
+def docs_shots(page: Any, name: str) -> None:
+    """``page`` at desktop width, then at 390 px: no sideways scroll, no table wider than
+    its card where that is promised, a title's buttons clear of what follows; saved each
+    time as docs/screenshots/<name>-desktop.png and <name>-phone.png. Left at phone width."""
+    for size in (DESKTOP, PHONE):
+        width = size["width"]
+        page.set_viewport_size(size)
+        page.wait_for_timeout(100)  # a relayout, not a wait for the server
+        wide = page.evaluate("() => [document.documentElement.scrollWidth, innerWidth]")
+        assert wide[0] <= wide[1], f"{name}: {wide[0]} px wide at {wide[1]} px"
+        # Nor inside its cards: a table wider than its card scrolls there (positions did).
+        inner = page.evaluate("() => [...document.querySelectorAll('main .table-wrap')]"
+                              ".filter(w => w.scrollWidth > w.clientWidth + 1)"
+                              ".map(w => w.scrollWidth + ' px in ' + w.clientWidth + ' px')")
+        assert not inner or name not in TABLES_FIT, f"{name} at {width} px: tables {inner}"
+        # A title's buttons, wrapped under it on a phone, do not touch what follows them.
+        gap = page.evaluate(
+            "() => { const h = document.querySelector('main .heading'); if (!h) return null;"
+            " let n = h.nextElementSibling; while (n && !n.getClientRects().length)"
+            " n = n.nextElementSibling; return n ? n.getBoundingClientRect().top"
+            " - h.lastElementChild.getBoundingClientRect().bottom : null; }")
+        assert gap is None or gap >= 8, f"{name}: {gap} px under the title's buttons at {width} px"
+        docs_screenshot(page, f"{name}-{'phone' if size is PHONE else 'desktop'}")
+
+
 def accessible_and_fits_a_phone(page: Any, name: str) -> None:
     """axe-core's serious and critical violations are none; at 390 px nothing overflows and
     every table but a compact one is stacked rows (its header hidden, each row a block)."""

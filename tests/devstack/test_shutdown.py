@@ -7,13 +7,16 @@ from __future__ import annotations
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
 
 import httpx
+import psutil
 
 import cli
 import config
-from devstack.stack import PID_FILE, STOP_MARGIN_SECONDS
+from devstack.stack import PID_FILE, STOP_MARGIN_SECONDS, wait_until_exited
 from tests.conftest import DEADLINE
 from tests.devstack.test_restart import Stack, _env, stack_port
 
@@ -50,3 +53,23 @@ def test_ctrl_c_stops_every_part_calmly_and_says_what_it_stopped(tmp_path) -> No
     # the worker was asked once: a second signal would have cut its jobs' grace short
     assert "shutting down" in said and "second SIG" not in said
     assert not (instance / PID_FILE).exists()
+
+
+def test_a_daemon_that_exited_is_stopped_though_nobody_reaped_it() -> None:
+    """The embedded Redis is a daemon, not the stack's child: once it exits it lingers as a
+    zombie until PID 1 reaps it, late on some machines (2 s of each stop here) and never in
+    a container whose PID 1 is a plain shell. Its stop waits for the exit, not the reaping."""
+    # a process whose parent never reaps it: a zombie the moment it ends
+    parent = subprocess.Popen(
+        [sys.executable, "-c", "import subprocess, sys, time; p = subprocess.Popen("
+         "[sys.executable, '-c', 'pass']); print(p.pid, flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        orphan = psutil.Process(int(parent.stdout.readline()))
+        started = time.monotonic()
+        wait_until_exited(orphan, timeout=DEADLINE)
+        assert time.monotonic() - started < 5  # psutil waited for the reaping: 10 s
+        assert orphan.status() == psutil.STATUS_ZOMBIE  # gone, though not yet reaped
+    finally:
+        parent.kill()
+        parent.wait()
