@@ -156,6 +156,7 @@ class SignerBudget:
     changed_at: float = 0.0
     warnings: int = 0
     sent: deque[tuple[float, int]] = field(default_factory=deque)
+    counted: int = 0  # the weights in ``sent``, kept as a running sum (read on every order)
     # the venue's token bucket for the signer's tier (rate 0: no tier known yet)
     rate: float = 0.0
     burst: float = 0.0
@@ -204,9 +205,10 @@ class SignerBudget:
 
     def used(self, now: float) -> int:
         """Orders counted in the window ending ``now``."""
-        while self.sent and self.sent[0][0] <= now - SIGNER_WINDOW:
-            self.sent.popleft()
-        return sum(weight for _, weight in self.sent)
+        sent, start = self.sent, now - SIGNER_WINDOW
+        while sent and sent[0][0] <= start:
+            self.counted -= sent.popleft()[1]
+        return self.counted
 
     def room(self, now: float, weight: int) -> float:
         """0 when ``weight`` orders fit now, else seconds to wait.
@@ -223,6 +225,7 @@ class SignerBudget:
     def count(self, now: float, weight: int) -> None:
         """Count ``weight`` orders sent at ``now``."""
         self.sent.append((now, weight))
+        self.counted += weight
         self.charge(now, weight)
 
     def warned(self, now: float) -> float:

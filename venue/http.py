@@ -52,10 +52,11 @@ from venue.restrictions import body_retry_after, restricted_mode
 from venue.tls import client_context
 
 T = TypeVar("T")
-# An answer as a runner got it: httpx's, or the lean pool's (status, headers, body).
 logger = logging.getLogger(__name__)
 
-Answer = httpx.Response  # every runner reads httpx's model, whichever transport carried it
+# An answer as a runner got it: httpx's, or the lean pool's (status, fields, body). The
+# runner reads only what both have: ``status_code``, ``headers.get``, ``content``, ``text``.
+Answer = httpx.Response | Http11Response
 
 _MISSING = object()
 _DEFAULT_RETRY_AFTER = 5
@@ -177,7 +178,7 @@ def _error_message(body: Any, fallback: str) -> str:
     return fallback
 
 
-def _decode_error_body(response: httpx.Response) -> Any:
+def _decode_error_body(response: Answer) -> Any:
     try:
         return loads(response.content)
     except VenueError:
@@ -473,8 +474,8 @@ class AsyncTransport(_Runner):
     ``AsyncClient.send`` (httpx's request building and client layers cost more CPU than the
     whole lean exchange: ``bench/order_post_cpu.py`` measured ~100 µs of loop CPU per order
     until written and ~190 µs in all on this path, ~220 and ~400 µs through
-    ``AsyncClient.send`` over the same transport). Its answer becomes an ``httpx.Response``
-    (~12 µs, after the request left), so one response type flows from either transport.
+    ``AsyncClient.send`` over the same transport), and its answer is read as the pool's
+    ``Http11Response`` (the fields the runner reads, without an ``httpx.Response``).
     """
 
     def __init__(
@@ -496,7 +497,7 @@ class AsyncTransport(_Runner):
 
     async def _send(self, req: VenueRequest) -> Answer:
         if self._lean is not None:
-            return (await _lean_request(self._lean, self.config, req)).to_httpx()
+            return await _lean_request(self._lean, self.config, req)
         return await self._client.send(_build(self._client, self.config, req))
 
     async def _pause(self, seconds: float) -> None:

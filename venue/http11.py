@@ -1,71 +1,115 @@
 """A lean HTTP/1.1 client on trio for the worker's venue calls: kept-alive pool, TLS.
 
 httpx on trio spends about a millisecond of CPU per request in its own layers (request
-models, httpcore, anyio). The copy engine sends a fan-out's orders and every target's
+models, httpcore, anyio), and h11's event machinery, which this pool used until issue 48,
+another ~70 µs (a state machine stepped per event, an object per event, every field
+validated and normalised). The copy engine sends a fan-out's orders and every target's
 backstop polls from one Trio loop, so that per-request cost becomes latency and a CPU
-ceiling. This client keeps one ``h11.Connection`` per pooled socket: h11 does the HTTP/1.1
-framing (validating and writing the request, parsing status, headers, ``Content-Length`` or
-chunked bodies, deciding whether the connection may carry another request); this module
-only moves bytes, pools connections per origin and applies timeouts. It raises httpx's
-exception types, so ``venue.http.AsyncTransport`` maps errors and retries exactly as it does
-for httpx; ``fetch`` answers a plain ``Http11Response`` (status, headers, body) and
-``request`` the equivalent ``httpx.Response``. ``Http11Transport`` puts the pool behind
-httpx's transport interface, so an ``httpx.AsyncClient`` can carry it (httpx then follows
-redirects and decodes compressed bodies); it does not do proxies (``venue.http`` chooses
-httpx's own transport when a proxy is configured).
+ceiling. This module writes a request as one ``bytes`` (the origin's constant fields
+prepared once, each distinct caller field checked once and remembered as its line) and
+reads the answer with a minimal HTTP/1.1 reader: the status line and fields, the body by
+``Content-Length``, chunked, or to the end of the connection, and whether the connection
+may carry another request (HTTP/1.1 without ``Connection: close``, nothing left over).
+
+It raises httpx's exception types, so ``venue.http.AsyncTransport`` maps errors and retries
+exactly as it does for httpx; ``fetch`` answers an ``Http11Response`` (status, fields, body:
+what the runner reads of an answer) and ``request`` the equivalent ``httpx.Response``.
+``Http11Transport`` puts the pool behind httpx's transport interface, so an
+``httpx.AsyncClient`` can carry it (httpx then follows redirects and decodes compressed
+bodies); it does not do proxies (``venue.http`` chooses httpx's own transport when a proxy
+is configured).
 
 The path to the write is kept free of scheduler trips: a free connection slot is taken
-without a checkpoint, and header fields h11 already validated (the origin's, a copier's API
-key and passphrase) are not validated again, so a fan-out's orders all go out in the loop's
-first pass over them. That reuse reaches h11's private header helpers; where they are
-missing or changed, h11.Request validates every field every time (``FIELD_CHECKS`` says
-which), writing the same bytes.
+without a checkpoint, so a fan-out's orders all go out in the loop's first pass over them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import select
 import ssl
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-import h11
 import httpx
 import trio
-
-try:  # h11's own header normalisation and validated-headers type (private; h11 is pinned):
-    # fields it validated once are reused as they are, not checked again on every request.
-    from h11._headers import Headers, normalize_and_validate
-except ImportError:  # an h11 without them: h11.Request validates every field every time
-    Headers = normalize_and_validate = None  # type: ignore[assignment,misc]
 
 MAX_HEADER_BYTES = 64 * 1024
 _READ = 65536
 # Framing headers httpx would act on again if they stayed on the decoded response.
 _DROPPED = (b"transfer-encoding", b"content-encoding")
-# Fields h11 checks against one another (duplicate or conflicting lengths, chunked + length).
-_FRAMING = (b"content-length", b"transfer-encoding")
-# Validated fields and split URLs remembered: most are per-origin or per-copier constants,
+# Checked fields and split URLs remembered: most are per-origin or per-copier constants,
 # but a signature is new on every order, so a memo is emptied when it reaches this size.
 _MEMO_SIZE = 1024
-_END = h11.EndOfMessage()  # an immutable event: one serves every request
+# RFC 9110's token and field-value (h11's own grammar: no leading or trailing whitespace,
+# no control characters but tab; obs-text allowed), and a request target without spaces.
+_TOKEN = re.compile(rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+")
+_VALUE = re.compile(rb"(?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?")
+_TARGET = re.compile(rb"[^\x00\s]+")
+_STATUS = re.compile(rb"HTTP/(\d)\.(\d) ([0-9]{3})(?: [^\r\n]*)?")
+_BODILESS = (204, 304)
+_FRAMING = (b"content-length", b"transfer-encoding")  # a request's: the pool writes its own
+
+
+class _Fields:
+    """An answer's header fields as they came, read by name (case-insensitive) like httpx's."""
+
+    __slots__ = ("_named", "raw")
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        self.raw = raw
+        self._named: dict[str, str] | None = None
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        """The field's value (repeated fields joined with ", ", as httpx does), or default."""
+        named = self._named
+        if named is None:
+            named = self._named = {}
+            for key, value in self.raw:
+                text, seen = key.decode("latin-1").lower(), value.decode("latin-1")
+                named[text] = f"{named[text]}, {seen}" if text in named else seen
+        return named.get(name.lower(), default)
+
+    def raw_items(self) -> list[tuple[bytes, bytes]]:
+        """(name, value) pairs as the server wrote them."""
+        return list(self.raw)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+
+_CHARSET = re.compile(r"charset=[\"']?([\w.:-]+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
 class Http11Response:
-    """One answer as h11 read it: status, header fields (h11's ``Headers``) and the body."""
+    """One answer as the pool read it: status, header fields and the (de-chunked) body.
+
+    What ``venue.http``'s runner reads of an answer (``status_code``, ``headers.get``,
+    ``content``, ``text``), so the fast path needs no ``httpx.Response``.
+    """
 
     status_code: int
-    headers: Headers
+    headers: _Fields
     content: bytes
+
+    @property
+    def text(self) -> str:
+        """The body decoded as httpx decodes it: the Content-Type's charset, else UTF-8."""
+        kind = self.headers.get("content-type") or ""
+        found = _CHARSET.search(kind)
+        try:
+            return self.content.decode(found.group(1) if found else "utf-8", errors="replace")
+        except LookupError:  # a charset Python does not know
+            return self.content.decode("utf-8", errors="replace")
 
     def to_httpx(self) -> httpx.Response:
         """The same answer as an ``httpx.Response`` (body already de-chunked)."""
-        kept = [(name, value) for name, value in self.headers.raw_items()
+        kept = [(name, value) for name, value in self.headers.raw
                 if name.lower() not in _DROPPED]
         return _as_read(self.status_code, kept, self.content)
 
@@ -81,10 +125,10 @@ def _read_preset(status: int, headers: list[tuple[bytes, bytes]], content: bytes
     """``_read_publicly``'s answer without reading the body through httpx's stream machinery.
 
     ``content=`` runs the body through httpx's decoders and chunker (``Response.read``): ~25
-    µs of the worker's loop per answer (every order's, every poll's), about ten times the
-    rest of the conversion. The body is already whole and decoded, so it is set as read,
-    with the ``Content-Length`` ``content=`` adds; this reaches httpx's private ``_content``
-    (``_choose_reader`` checks that the result reads the same).
+    µs of the worker's loop per answer, about ten times the rest of the conversion. The body
+    is already whole and decoded, so it is set as read, with the ``Content-Length``
+    ``content=`` adds; this reaches httpx's private ``_content`` (``_choose_reader`` checks
+    that the result reads the same).
     """
     if content and not any(name.lower() == b"content-length" for name, _ in headers):
         headers.append((b"Content-Length", str(len(content)).encode()))
@@ -119,114 +163,219 @@ def _choose_reader() -> tuple[Callable[[int, list[tuple[bytes, bytes]], bytes],
 _as_read, ANSWER_READS = _choose_reader()
 
 
-class _CheckedFields:
-    """Request header fields through h11's validation, each distinct field once."""
+def _bytes(text: str | bytes) -> bytes:
+    return text if isinstance(text, bytes) else text.encode("ascii")
+
+
+class _Lines:
+    """Request header lines, each distinct (name, value) checked once and kept as its bytes."""
 
     __slots__ = ("_known",)
 
     def __init__(self) -> None:
-        self._known: dict[tuple[str, str], tuple[bytes, bytes, bytes]] = {}
+        self._known: dict[tuple[str | bytes, str | bytes], tuple[bytes, bytes]] = {}
 
-    def headers(self, fields: Sequence[tuple[str, str]]) -> Headers:
-        """h11 ``Headers`` of ``fields``; raises h11.LocalProtocolError on an invalid one."""
-        known = self._known
-        items: list[tuple[bytes, bytes, bytes]] = []
-        framing = 0
+    def line(self, pair: tuple[str | bytes, str | bytes]) -> tuple[bytes, bytes]:
+        """(the field's lower-case name, its ``Name: value\\r\\n`` line); raises
+        httpx.LocalProtocolError for a name or value HTTP does not allow."""
+        known = self._known.get(pair)
+        if known is None:
+            try:
+                name, value = _bytes(pair[0]), _bytes(pair[1])
+            except UnicodeEncodeError as exc:
+                raise httpx.LocalProtocolError(f"header field {pair[0]!r}: {exc}") from None
+            if not _TOKEN.fullmatch(name):
+                raise httpx.LocalProtocolError(f"illegal header name {name!r}")
+            if not _VALUE.fullmatch(value):
+                raise httpx.LocalProtocolError(f"illegal header value {value!r}")
+            known = (name.lower(), name + b": " + value + b"\r\n")
+            if len(self._known) >= _MEMO_SIZE:
+                self._known.clear()
+            self._known[pair] = known
+        return known
+
+    def head(self, method: str, target: bytes, prefix: bytes,
+             fields: Iterable[tuple[str | bytes, str | bytes]], body: bytes | None) -> bytes:
+        """The request's head: request line, ``prefix`` (constant lines), the fields, the
+        body's ``Content-Length`` (one given must match the body; bodies are never chunked)."""
+        parts = [method.encode("ascii"), b" ", target, b" HTTP/1.1\r\n", prefix]
+        length: bytes | None = None
         for pair in fields:
-            item = known.get(pair)
-            if item is None:
-                # Alone, a field's validation and normal form depend on nothing else.
-                (item,) = normalize_and_validate([pair])._full_items
-                if len(known) >= _MEMO_SIZE:
-                    known.clear()
-                known[pair] = item
-            framing += item[1] in _FRAMING
-            items.append(item)
-        if framing > 1:  # h11 checks these against one another: let it see them all at once
-            return normalize_and_validate(list(fields))
-        return Headers(items)
+            name, line = self.line(pair)
+            if name == b"content-length":
+                given = line[line.index(b":") + 2:-2]
+                if length is not None and given != length:
+                    raise httpx.LocalProtocolError("conflicting Content-Length fields")
+                if not given.isdigit() or int(given) != len(body or b""):
+                    raise httpx.LocalProtocolError(
+                        f"Content-Length {given!r} does not match the body's "
+                        f"{len(body or b'')} bytes")
+                length = given
+                continue
+            if name == b"transfer-encoding":
+                raise httpx.LocalProtocolError("request bodies are sent whole, not chunked")
+            if name != b"host" or not prefix.startswith(b"Host:"):
+                parts.append(line)
+        if length is not None or body is not None or method in _WITH_BODY:
+            parts.append(b"Content-Length: %d\r\n" % len(body or b""))
+        parts.append(b"\r\n")
+        if body:
+            parts.append(body)
+        return b"".join(parts)
 
 
-class _PublicFields:
-    """``_CheckedFields``' stand-in where h11's private helpers are missing or changed: the
-    fields go to ``h11.Request`` as they are, which validates all of them on every request."""
-
-    __slots__ = ()
-
-    def headers(self, fields: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-        """``fields`` for ``h11.Request`` to validate (it raises h11.LocalProtocolError)."""
-        return list(fields)
-
-
-def _choose_fields() -> tuple[type[_CheckedFields] | type[_PublicFields], str]:
-    """``_CheckedFields`` when h11's private helpers work as it expects, else the public path."""
-    if normalize_and_validate is not None:
-        probe = [("Host", "example.org"), ("X-Probe", "1"), ("Content-Length", "2")]
-        try:
-            if _CheckedFields().headers(probe).raw_items() == (
-                    normalize_and_validate(probe).raw_items()):
-                return _CheckedFields, "memo"
-        except (AttributeError, TypeError, ValueError):
-            pass  # a changed h11: fall through to the public path
-    return _PublicFields, "h11"
-
-
-_Fields, FIELD_CHECKS = _choose_fields()
+_WITH_BODY = ("POST", "PUT", "PATCH", "DELETE")
 
 
 @dataclass
 class _Origin:
-    """Idle connections to one (scheme, host, port), the cap on open ones, its Host field."""
+    """Idle connections to one (scheme, host, port), the cap on open ones, its fixed lines."""
 
     scheme: str
     host: str
     port: int
     limit: trio.Semaphore
-    host_field: tuple[str, str]
+    host_line: bytes  # "Host: ...": fetch's; send_fields' callers give their own
+    prefix: bytes  # Host and User-Agent: what fetch writes on every request
     idle: deque[tuple[_Connection, float]] = field(default_factory=deque)
 
 
 class _Connection:
-    """One open stream and the h11 state machine that frames what crosses it."""
+    """One open stream, the bytes read past the last answer, and whether it may be reused."""
 
-    __slots__ = ("h11", "stream")
+    __slots__ = ("buffer", "reusable", "stream")
 
     def __init__(self, stream: trio.abc.Stream) -> None:
         self.stream = stream
-        self.h11 = h11.Connection(our_role=h11.CLIENT,
-                                  max_incomplete_event_size=MAX_HEADER_BYTES)
+        self.buffer = bytearray()
+        self.reusable = False
 
-    def reusable(self) -> bool:
-        """True when both sides finished the exchange cleanly and nothing extra arrived."""
-        conn = self.h11
-        return (conn.our_state is h11.DONE and conn.their_state is h11.DONE
-                and conn.trailing_data == (b"", False))
+    async def _more(self) -> None:
+        data = await self.stream.receive_some(_READ)
+        if not data:
+            raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+        self.buffer += data
 
-    async def exchange(self, request: h11.Request, body: bytes | None) -> Http11Response:
-        conn = self.h11
-        data = conn.send(request)
-        if body:
-            data += conn.send(h11.Data(data=body))
-        data += conn.send(_END)
+    async def exchange(self, data: bytes, head_only: bool) -> Http11Response:
+        """Write the request, read its answer; ``reusable`` says if another may follow."""
+        self.reusable = False
         await self.stream.send_all(data)
-        head: h11.Response | None = None
-        chunks: list[bytes] = []
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                conn.receive_data(await self.stream.receive_some(_READ))  # b"" = EOF
-            elif isinstance(event, h11.Response):
-                head = event
-            elif isinstance(event, h11.Data):
-                chunks.append(event.data)
-            elif isinstance(event, h11.EndOfMessage):
+        buffer = self.buffer
+        while True:  # informational answers (100 Continue) first: the real one follows
+            end = buffer.find(b"\r\n\r\n")
+            while end < 0:
+                if len(buffer) > MAX_HEADER_BYTES:
+                    raise httpx.RemoteProtocolError("the answer's head is too long")
+                await self._more()
+                end = buffer.find(b"\r\n\r\n")
+            status, fields, keep = _head(bytes(buffer[:end]))
+            del buffer[:end + 4]
+            if not 100 <= status < 200:
                 break
-            elif isinstance(event, h11.ConnectionClosed):
-                raise httpx.RemoteProtocolError(
-                    "Server disconnected without sending a response.")
-            # InformationalResponse (100 Continue): the real answer follows.
-        assert head is not None  # h11 yields a Response before any EndOfMessage
-        return Http11Response(head.status_code, head.headers, b"".join(chunks))
+            if status == 101:
+                raise httpx.RemoteProtocolError("the server switched protocols")
+        framing = _framing(fields)
+        if head_only or status in _BODILESS:
+            content = b""
+        elif framing == b"chunked":
+            content = await self._chunked()
+        elif framing is not None:
+            length = int(framing)
+            while len(buffer) < length:
+                await self._more()
+            content = bytes(buffer[:length])
+            del buffer[:length]
+        else:  # neither: the body ends with the connection
+            while data := await self.stream.receive_some(_READ):
+                buffer += data
+            content, keep = bytes(buffer), False
+            buffer.clear()
+        # Bytes beyond the answer were never asked for: the connection is not trusted again.
+        self.reusable = keep and not buffer
+        return Http11Response(status, _Fields(fields), content)
+
+    async def _chunked(self) -> bytes:
+        buffer, parts = self.buffer, []
+        while True:
+            end = buffer.find(b"\r\n")
+            while end < 0:
+                if len(buffer) > MAX_HEADER_BYTES:
+                    raise httpx.RemoteProtocolError("a chunk's size line is too long")
+                await self._more()
+                end = buffer.find(b"\r\n")
+            size_text = bytes(buffer[:end]).split(b";", 1)[0].strip()
+            try:
+                size = int(size_text, 16)
+            except ValueError:
+                raise httpx.RemoteProtocolError(f"bad chunk size {size_text!r}") from None
+            if size < 0 or not size_text.isalnum():
+                raise httpx.RemoteProtocolError(f"bad chunk size {size_text!r}")
+            del buffer[:end + 2]
+            if size == 0:  # trailer fields (ignored) up to the blank line
+                while not buffer.startswith(b"\r\n"):
+                    end = buffer.find(b"\r\n\r\n")
+                    if end >= 0:
+                        del buffer[:end + 2]
+                        continue
+                    if len(buffer) > MAX_HEADER_BYTES:
+                        raise httpx.RemoteProtocolError("the answer's trailer is too long")
+                    await self._more()
+                del buffer[:2]
+                return b"".join(parts)
+            while len(buffer) < size + 2:
+                await self._more()
+            if buffer[size:size + 2] != b"\r\n":
+                raise httpx.RemoteProtocolError("a chunk does not end with CRLF")
+            parts.append(bytes(buffer[:size]))
+            del buffer[:size + 2]
+
+
+def _head(head: bytes) -> tuple[int, list[tuple[bytes, bytes]], bool]:
+    """(status, fields, keep-alive) of an answer's head (without its blank line)."""
+    lines = head.split(b"\r\n")
+    matched = _STATUS.fullmatch(lines[0])
+    if matched is None:
+        raise httpx.RemoteProtocolError(f"illegal status line {lines[0][:100]!r}")
+    fields: list[tuple[bytes, bytes]] = []
+    keep = (matched.group(1), matched.group(2)) >= (b"1", b"1")  # HTTP/1.0: one request
+    for line in lines[1:]:
+        if line[:1] in (b" ", b"\t"):  # an obsolete line folding: the value continues
+            if not fields:
+                raise httpx.RemoteProtocolError("the answer's head starts with a folded line")
+            name, value = fields[-1]
+            fields[-1] = (name, (value + b" " + line.strip()).strip())
+            continue
+        name, colon, value = line.partition(b":")
+        if not colon or not _TOKEN.fullmatch(name):
+            raise httpx.RemoteProtocolError(f"illegal header line {line[:100]!r}")
+        value = value.strip(b" \t")
+        fields.append((name, value))
+        if keep and name.lower() == b"connection" and b"close" in value.lower():
+            keep = not any(token.strip() == b"close" for token in value.lower().split(b","))
+    return int(matched.group(3)), fields, keep
+
+
+def _framing(fields: Sequence[tuple[bytes, bytes]]) -> bytes | None:
+    """b"chunked", the body's length, or None (the body ends with the connection)."""
+    length: bytes | None = None
+    chunked = False
+    for name, value in fields:
+        lowered = name.lower()
+        if lowered == b"transfer-encoding":
+            if value.lower().rsplit(b",", 1)[-1].strip() != b"chunked":
+                raise httpx.RemoteProtocolError(f"unsupported Transfer-Encoding {value!r}")
+            chunked = True
+        elif lowered == b"content-length":
+            for part in value.split(b","):
+                part = part.strip()
+                if not part.isdigit() or (length is not None and part != length):
+                    raise httpx.RemoteProtocolError(f"bad Content-Length {value!r}")
+                length = part
+    if chunked:
+        if length is not None:
+            raise httpx.RemoteProtocolError("both Content-Length and chunked")
+        return b"chunked"
+    return length
 
 
 def _socket_of(stream: trio.abc.Stream) -> trio.socket.SocketType | None:
@@ -260,24 +409,30 @@ class Http11Pool:
         self.user_agent = user_agent
         self._ssl_context = ssl_context
         self._origins: dict[tuple[str, str, int], _Origin] = {}
-        self._routes: dict[str, tuple[_Origin, str]] = {}  # URL -> its origin, request target
-        self._fields = _Fields()
+        self._routes: dict[str, tuple[_Origin, bytes]] = {}  # URL -> its origin, target
+        self._lines = _Lines()
+        self._user_agent = self._lines.line(("User-Agent", user_agent))[1]
         self._closed = False
 
-    def _route(self, url: str) -> tuple[_Origin, str]:
+    def _route(self, url: str) -> tuple[_Origin, bytes]:
         route = self._routes.get(url)
         if route is None:
             parts = urlsplit(url)
             scheme = parts.scheme or "http"
             host = parts.hostname or ""
             port = parts.port or (443 if scheme == "https" else 80)
-            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            target = ((parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+                      ).encode("ascii")
+            if not _TARGET.fullmatch(target):
+                raise httpx.LocalProtocolError(f"illegal request target {target!r}")
             origin = self._origins.get((scheme, host, port))
             if origin is None:
                 default_port = port == (443 if scheme == "https" else 80)
+                host_line = self._lines.line(
+                    ("Host", host if default_port else f"{host}:{port}"))[1]
                 origin = self._origins[(scheme, host, port)] = _Origin(
-                    scheme, host, port, trio.Semaphore(self.max_connections),
-                    ("Host", host if default_port else f"{host}:{port}"))
+                    scheme, host, port, trio.Semaphore(self.max_connections), host_line,
+                    host_line + self._user_agent)
             if len(self._routes) >= _MEMO_SIZE:
                 self._routes.clear()
             route = self._routes[url] = (origin, target)
@@ -317,35 +472,34 @@ class Http11Pool:
 
     async def fetch(self, method: str, url: str, headers: Mapping[str, str],
                     body: bytes | None = None) -> Http11Response:
-        """``request``, answering h11's status, headers and body without httpx's model."""
+        """``request``, answering the status, fields and body without httpx's model."""
         if self._closed:
             raise httpx.ConnectError("the connection pool is closed")
         # A cancelled caller stops here, as at the slot's checkpoint before (no yield when not).
         await trio.lowlevel.checkpoint_if_cancelled()
-        origin, target = self._route(url)
-        fields = [origin.host_field, ("User-Agent", self.user_agent), *headers.items()]
-        if body is not None or method in ("POST", "PUT", "PATCH", "DELETE"):
-            fields.append(("Content-Length", str(len(body or b""))))
-        return await self._exchange(method, url, origin, target, fields, body)
+        try:
+            origin, target = self._route(url)
+            data = self._lines.head(method, target, origin.prefix, headers.items(), body)
+        except httpx.LocalProtocolError as exc:
+            raise httpx.LocalProtocolError(f"{method} {url}: {exc}") from None
+        return await self._exchange(method, url, origin, data)
 
     async def send_fields(self, method: str, url: str, fields: Sequence[tuple[bytes, bytes]],
                           body: bytes | None = None) -> Http11Response:
-        """``fetch`` with every header field given (Host and framing included), as httpx
-        builds a request for a transport."""
+        """``fetch`` with every header field given (Host included), as httpx builds a
+        request for a transport; the body is sent whole with its ``Content-Length``."""
         if self._closed:
             raise httpx.ConnectError("the connection pool is closed")
         await trio.lowlevel.checkpoint_if_cancelled()
-        origin, target = self._route(url)
-        return await self._exchange(method, url, origin, target, fields, body)
-
-    async def _exchange(self, method: str, url: str, origin: _Origin, target: str,
-                        fields: Sequence[tuple[str, str]] | Sequence[tuple[bytes, bytes]],
-                        body: bytes | None) -> Http11Response:
         try:
-            request = h11.Request(method=method, target=target,
-                                  headers=self._fields.headers(fields))
-        except h11.LocalProtocolError as exc:
-            raise httpx.LocalProtocolError(f"{method} {url}: {exc}") from exc
+            origin, target = self._route(url)
+            data = self._lines.head(method, target, b"", fields, body)
+        except httpx.LocalProtocolError as exc:
+            raise httpx.LocalProtocolError(f"{method} {url}: {exc}") from None
+        return await self._exchange(method, url, origin, data)
+
+    async def _exchange(self, method: str, url: str, origin: _Origin, data: bytes
+                        ) -> Http11Response:
         limit = origin.limit
         try:
             limit.acquire_nowait()  # a free slot: no trip through the scheduler before the write
@@ -358,17 +512,14 @@ class Http11Pool:
                     await self._connect(origin.scheme, origin.host, origin.port))
             try:
                 with trio.move_on_after(self.timeout) as deadline:
-                    response = await connection.exchange(request, body)
-            except h11.RemoteProtocolError as exc:
+                    response = await connection.exchange(data, method == "HEAD")
+            except httpx.RemoteProtocolError as exc:
                 raise httpx.RemoteProtocolError(f"{method} {url}: {exc}") from exc
-            except h11.LocalProtocolError as exc:
-                raise httpx.LocalProtocolError(f"{method} {url}: {exc}") from exc
             except (OSError, trio.BrokenResourceError, trio.ClosedResourceError,
                     ssl.SSLError) as exc:
                 raise httpx.ReadError(f"{method} {url}: {exc}") from exc
             finally:
-                if connection.reusable() and not self._closed:
-                    connection.h11.start_next_cycle()
+                if connection.reusable and not self._closed:
                     origin.idle.append((connection, time.monotonic()))
                 else:
                     _close_quietly(connection.stream)
@@ -400,8 +551,11 @@ class Http11Transport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` over a pooled connection; the answer's body is read whole."""
         body = await request.aread()
-        answer = await self.pool.send_fields(request.method, str(request.url),
-                                             request.headers.raw, body or None)
+        # The body is whole here, so it goes with its length, never chunked.
+        fields = [(name, value) for name, value in request.headers.raw
+                  if name.lower() not in _FRAMING]
+        answer = await self.pool.send_fields(request.method, str(request.url), fields,
+                                             body or None)
         # The answer's fields as they came (httpx's own transport keeps the framing ones too).
         return httpx.Response(answer.status_code, headers=answer.headers.raw_items(),
                               stream=httpx.ByteStream(answer.content),

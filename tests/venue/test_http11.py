@@ -1,7 +1,9 @@
 """The lean HTTP/1.1 pool (venue/http11.py) against a real local server over TCP.
 
 The server is Python's own http.server speaking HTTP/1.1 (kept-alive connections,
-Content-Length and chunked answers); the client side is what the worker runs under trio.
+Content-Length and chunked answers), or a raw socket answering scripted bytes (the framings
+and faults http.server does not write); the client side is what the worker runs under trio.
+h11 (httpx's own HTTP/1.1 library) is the reference for the bytes a request is written as.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import socket
 import ssl
 import threading
 from collections.abc import Iterator
@@ -26,7 +29,6 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from h11._headers import normalize_and_validate
 
 from tests.fresh_interpreter import run_python
 from tests.local_http import serving
@@ -37,11 +39,11 @@ from venue.http import AsyncTransport, Call, VenueRequest, lean_transport
 from venue.http11 import (
     _MEMO_SIZE,
     ANSWER_READS,
-    FIELD_CHECKS,
     Http11Pool,
     Http11Response,
     Http11Transport,
-    _CheckedFields,
+    _Fields,
+    _Lines,
     _observed,
 )
 from venue.parse.values import MalformedResponse
@@ -381,37 +383,61 @@ def test_the_transport_refuses_an_invalid_header_as_venue_unavailable(server_url
 FIELD_SETS = [
     [("Host", "example.org"), ("POLY_API_KEY", "k-1"), ("Content-Length", "7")],
     [("Host", "example.org"), ("Content-Length", "7"), ("content-length", "7")],
-    [("Host", "example.org"), ("Content-Length", "7, 7")],
     [("Host", "example.org"), ("Content-Length", "7"), ("Content-Length", "8")],
+    [("Host", "example.org"), ("Content-Length", "8")],
     [("Host", "example.org"), ("Transfer-Encoding", "Chunked"), ("Content-Length", "7")],
-    [("Host", "example.org"), ("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "chunked")],
+    [("Host", "example.org"), ("Transfer-Encoding", "chunked")],
     [("Host", "example.org"), ("X-Value", "a\x00b")],
     [("Host", "example.org"), ("X-Value", "trailing ")],
+    [("Host", "example.org"), ("X-Value", "a\tb c")],
+    [("Host", "example.org"), ("X Value", "x")],
+    [("Host", "example.org"), ("X-Value", "caf\xe9")],
 ]
+BODY = b'{"x":1}'
+
+
+def h11_head(fields: list[tuple[str, str]]) -> tuple[bytes, frozenset[bytes]] | None:
+    """What h11 writes for a POST of ``BODY`` with ``fields`` (its request line and its set
+    of field lines), or None when it refuses them."""
+    try:
+        request = h11.Request(method="POST", target="/order", headers=fields)
+        written = h11.Connection(our_role=h11.CLIENT).send(request)
+    except (h11.LocalProtocolError, UnicodeEncodeError):
+        return None
+    line, *lines = written.split(b"\r\n")[:-2]
+    return line, frozenset(lines)
 
 
 @pytest.mark.parametrize("fields", FIELD_SETS)
-def test_checked_fields_are_what_h11_makes_of_them(fields: list[tuple[str, str]]) -> None:
-    checked = _CheckedFields()
-    for _ in range(2):  # validated, then remembered
+def test_requests_are_written_as_h11_writes_them_or_refused(fields: list[tuple[str, str]]
+                                                            ) -> None:
+    """Every field set h11 writes is written with the same request line and field lines
+    (Content-Length last), then the body; what h11 refuses is refused, every time (checked
+    once, remembered as valid only). The pool is stricter only on framing it never sends:
+    a chunked request body, a length that does not match the body."""
+    lines = _Lines()
+    given = any(name.lower() == "content-length" for name, _ in fields)
+    expected = h11_head(fields if given else [*fields, ("Content-Length", "7")])
+    framing = any(name.lower() == "transfer-encoding" for name, _ in fields) or any(
+        name.lower() == "content-length" and value != "7" for name, value in fields)
+    for _ in range(2):
         try:
-            expected: object = normalize_and_validate(fields)._full_items
-        except Exception as exc:  # h11's refusal, whatever its type, must be the same
-            expected = (type(exc), str(exc))
-        try:
-            got: object = checked.headers(fields)._full_items
-        except Exception as exc:
-            got = (type(exc), str(exc))
-        assert got == expected
+            written = lines.head("POST", b"/order", b"", fields, BODY)
+        except httpx.LocalProtocolError:
+            assert expected is None or framing
+            continue
+        assert expected is not None and written.endswith(b"\r\n\r\n" + BODY)
+        line, *rest = written[:-len(BODY)].split(b"\r\n")[:-2]
+        assert (line, frozenset(rest)) == expected
+        assert rest[-1] == b"Content-Length: 7" and len(rest) == len(set(rest))
 
 
 def test_the_memo_of_checked_fields_stays_bounded() -> None:
-    checked = _CheckedFields()
+    lines = _Lines()
     for n in range(3 * _MEMO_SIZE):  # a new signature on every request
-        fields = [("Host", "example.org"), ("POLY_SIGNATURE", f"sig-{n}")]
-        assert checked.headers(fields)._full_items[1] == (
-            b"POLY_SIGNATURE", b"poly_signature", f"sig-{n}".encode())
-        assert len(checked._known) <= _MEMO_SIZE
+        head = lines.head("GET", b"/", b"Host: x\r\n", [("POLY_SIGNATURE", f"sig-{n}")], None)
+        assert head == f"GET / HTTP/1.1\r\nHost: x\r\nPOLY_SIGNATURE: sig-{n}\r\n\r\n".encode()
+        assert len(lines._known) <= _MEMO_SIZE
 
 
 async def _errors_read_as_httpx_reads_them(transport: AsyncTransport) -> None:
@@ -439,8 +465,9 @@ def test_the_lean_transport_reads_errors_and_their_retry_after_as_httpx_does(
             transport = client.transport
             assert transport._lean is not None
             success = await transport._send(_call("/json").request)
-            # the lean pool carried it; the runner reads httpx's model, as from httpx itself
-            assert type(success) is httpx.Response and success.json()["path"] == "/clob/json"
+            # the lean pool carried it and the runner reads its answer as it is
+            assert type(success) is Http11Response
+            assert json.loads(success.content)["path"] == "/clob/json"
             await _errors_read_as_httpx_reads_them(transport)
 
     trio.run(main)
@@ -500,7 +527,7 @@ def test_the_lean_pool_is_the_clients_transport_and_closes_with_it(server_url: s
         transport = AsyncTransport(config)
         pool = transport._lean
         assert pool is not None
-        assert type(await transport._send(_call("/json").request)) is httpx.Response
+        assert type(await transport._send(_call("/json").request)) is Http11Response
         through_httpx = await transport._client.get(f"{server_url}/clob/json")
         assert through_httpx.json()["path"] == "/clob/json"
         await transport.aclose()
@@ -530,49 +557,6 @@ def test_httpx_carries_the_requests_where_the_lean_transport_does_not_apply(
     trio.run(main)
 
 
-def request_heads() -> list[str]:
-    """What the pool's field check lets h11 write for each of FIELD_SETS (and for fields it
-    has seen before), or h11's refusal."""
-    checker = _pool()._fields
-    heads = []
-    for fields in [*FIELD_SETS, *FIELD_SETS]:
-        try:
-            request = h11.Request(method="POST", target="/order",
-                                  headers=checker.headers(fields))
-            heads.append(h11.Connection(our_role=h11.CLIENT).send(request).decode("latin-1"))
-        except h11.LocalProtocolError as exc:
-            heads.append(f"refused: {exc}")
-    return heads
-
-
-def test_this_install_checks_fields_once() -> None:
-    """The pinned h11 has the private helpers the once-only field check needs."""
-    assert FIELD_CHECKS == "memo"
-
-
-@pytest.mark.parametrize("helpers", ["missing", "changed"])
-def test_without_h11s_private_helpers_requests_are_written_the_same(helpers: str) -> None:
-    """With h11's private header helpers absent (or not what we expect), the pool falls back
-    to h11.Request's own validation: the same request bytes, the same refusals."""
-    script = (
-        "import json, sys\n"
-        "import h11, h11._headers as private\n"
-        "kept = private.normalize_and_validate\n"
-        "if sys.argv[1] == 'missing':\n"
-        "    del private.normalize_and_validate\n"
-        "else:  # validated headers without the field list the memo reads\n"
-        "    private.normalize_and_validate = lambda headers, _parsed=False: list(headers)\n"
-        "from venue import http11\n"
-        "private.normalize_and_validate = kept  # back, for this test module's own import\n"
-        "from tests.venue.test_http11 import request_heads\n"
-        "print(json.dumps([http11.FIELD_CHECKS, request_heads()]))\n"
-    )
-    checks, heads = json.loads(run_python(script, helpers))
-    assert checks == "h11"
-    assert heads == request_heads()
-    assert sum(head.startswith("refused") for head in heads) == 2 * 4  # and 4 written
-
-
 ANSWER_SHAPES = [
     (200, [("Content-Type", "application/json"), ("Content-Length", "11")], b'{"a":"1.5"}'),
     (200, [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")], b'{"n": 1}'),
@@ -584,11 +568,13 @@ ANSWER_SHAPES = [
 ]
 
 
+def _raw(fields: list[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
+    return [(name.encode(), value.encode()) for name, value in fields]
+
+
 def lean_answers_as_read() -> list[tuple[object, ...]]:
     """What a reader sees of ``ANSWER_SHAPES`` turned into httpx answers by the lean pool."""
-    from h11._headers import normalize_and_validate
-
-    return [_observed(Http11Response(status, normalize_and_validate(fields), body).to_httpx())
+    return [_observed(Http11Response(status, _Fields(_raw(fields)), body).to_httpx())
             for status, fields, body in ANSWER_SHAPES]
 
 
@@ -600,10 +586,8 @@ def test_this_install_reads_answers_without_httpxs_stream_machinery() -> None:
 def test_lean_answers_read_as_httpx_reads_the_same_body_given_whole() -> None:
     """Status, fields (framing ones dropped, Content-Length as ``content=`` adds it), body,
     text, read state: what ``httpx.Response(content=...)`` of the same answer shows."""
-    from h11._headers import normalize_and_validate
-
     for (status, fields, body), seen in zip(ANSWER_SHAPES, lean_answers_as_read(), strict=True):
-        kept = [(name, value) for name, value in normalize_and_validate(fields).raw_items()
+        kept = [(name, value) for name, value in _raw(fields)
                 if name.lower() not in (b"transfer-encoding", b"content-encoding")]
         assert seen == _observed(httpx.Response(status, headers=kept, content=body))
     chunked = lean_answers_as_read()[1]
@@ -634,3 +618,159 @@ def test_without_httpxs_private_body_answers_are_read_the_same() -> None:
     reads, answers = json.loads(run_python(script))
     assert reads == "httpx"
     assert answers == repr(lean_answers_as_read())
+
+
+class Scripted:
+    """A raw loopback server: each request (head and Content-Length body) read, then the
+    next scripted answer written as given; an answer ending in ``CLOSE`` closes after it.
+    Counts the connections it accepted."""
+
+    CLOSE = b"<close>"
+
+    def __init__(self, answers: list[bytes]) -> None:
+        self.answers = list(answers)
+        self.connections = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        buffer = b""
+        with conn:
+            while self.answers:
+                while b"\r\n\r\n" not in buffer:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buffer += data
+                head, _, buffer = buffer.partition(b"\r\n\r\n")
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)
+                while len(buffer) < length:
+                    buffer += conn.recv(65536)
+                buffer = buffer[length:]
+                answer = self.answers.pop(0)
+                conn.sendall(answer.removesuffix(self.CLOSE))
+                if answer.endswith(self.CLOSE):
+                    return
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def _scripted(answers: list[bytes], paths: list[str], method: str = "GET"
+              ) -> tuple[list[Http11Response | Exception], int]:
+    """The pool's answers (or the httpx error raised) to ``paths`` in turn, and how many
+    connections the server saw."""
+    server = Scripted(answers)
+    got: list[Http11Response | Exception] = []
+
+    async def main() -> None:
+        pool = _pool(timeout=2)
+        for path in paths:
+            try:
+                got.append(await pool.fetch(method, f"{server.url}{path}", {}))
+            except httpx.HTTPError as exc:
+                got.append(exc)
+        await pool.aclose()
+
+    try:
+        trio.run(main)
+    finally:
+        server.close()
+    return got, server.connections
+
+
+def test_chunked_answers_with_extensions_and_trailers_are_read_and_the_connection_kept(
+        ) -> None:
+    chunked = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+               b"4;name=value\r\n{\"a\"\r\n8\r\n:\"12.5\"}\r\n0\r\nX-Trailer: 1\r\n\r\n")
+    plain = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    (first, second), connections = _scripted([chunked, plain], ["/a", "/b"])
+    assert isinstance(first, Http11Response) and isinstance(second, Http11Response)
+    assert first.content == b'{"a":"12.5"}' and first.headers.get("x-trailer") is None
+    assert second.content == b"ok" and connections == 1
+
+
+def test_informational_answers_bodiless_statuses_and_folded_fields_are_read() -> None:
+    answers = [
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 3\r\n"
+        b"X-Folded: one\r\n two\r\n\r\nyes",
+        b"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n",  # no body after a 204
+        b"HTTP/1.1 304 Not Modified\r\n\r\n",
+        b"HTTP/1.1 200\r\nContent-Length: 1\r\n\r\nz",  # no reason phrase
+    ]
+    got, connections = _scripted(answers, ["/1", "/2", "/3", "/4"])
+    assert [(a.status_code, a.content) for a in got if isinstance(a, Http11Response)] == [
+        (200, b"yes"), (204, b""), (304, b""), (200, b"z")]
+    assert got[0].headers.get("x-folded") == "one two"  # type: ignore[union-attr]
+    assert connections == 1
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok",  # HTTP/1.0: one request a connection
+    b"HTTP/1.1 200 OK\r\nConnection: keep-alive, Close\r\nContent-Length: 2\r\n\r\nok",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA",  # bytes nobody asked for
+    b"HTTP/1.1 200 OK\r\n\r\nok" + Scripted.CLOSE,  # no length: the body ends with the close
+])
+def test_a_connection_that_may_not_carry_another_request_is_not_reused(answer: bytes) -> None:
+    plain = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    got, connections = _scripted([answer, plain], ["/a", "/b"])
+    assert [(a.status_code, a.content) for a in got if isinstance(a, Http11Response)] == [
+        (200, b"ok"), (200, b"ok")]
+    assert connections == 2
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 2OO OK\r\nContent-Length: 2\r\n\r\nok",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok",
+    b"HTTP/1.1 200 OK\r\nContent-Length: -2\r\n\r\nok",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n"
+    b"2\r\nok\r\n0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nok",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokXX0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nBad Name: 1\r\nContent-Length: 2\r\n\r\nok",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nok" + Scripted.CLOSE,  # cut short
+    b"HTTP/1.1 101 Switching Protocols\r\n\r\n",
+    Scripted.CLOSE,  # closed without a word
+])
+def test_a_malformed_or_cut_answer_raises_and_the_connection_is_dropped(answer: bytes) -> None:
+    plain = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    got, connections = _scripted([answer, plain], ["/a", "/b"])
+    assert isinstance(got[0], httpx.RemoteProtocolError | httpx.ReadError)
+    assert isinstance(got[1], Http11Response) and got[1].content == b"ok"
+    assert connections == 2
+
+
+def test_a_head_answer_has_no_body_whatever_its_length() -> None:
+    answers = [b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n",
+               b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"]
+    got, connections = _scripted(answers, ["/a", "/b"], method="HEAD")
+    assert [(a.status_code, a.content) for a in got] == [(200, b""), (200, b"")]  # type: ignore[union-attr]
+    assert connections == 1
+
+
+def test_lean_answers_read_by_the_runner_as_their_httpx_form() -> None:
+    """What the runner reads of an answer (status, a field by any casing, repeated fields
+    joined, body, text in the declared charset) is the same on the lean answer as on its
+    ``httpx.Response``."""
+    shapes = [*ANSWER_SHAPES,
+              (503, [("Retry-After", "3"), ("X-Twice", "a"), ("x-twice", "b")], b"down"),
+              (200, [("Content-Type", "text/plain; charset=nonesuch")], b"caf\xc3\xa9")]
+    for status, fields, body in shapes:
+        lean = Http11Response(status, _Fields(_raw(fields)), body)
+        model = lean.to_httpx()
+        assert (lean.status_code, lean.content, lean.text) == (
+            model.status_code, model.content, model.text)
+        for name in ("retry-after", "Retry-After", "X-TWICE", "content-type", "missing"):
+            assert lean.headers.get(name) == model.headers.get(name)

@@ -97,6 +97,29 @@ def test_a_batch_goes_whole_or_waits() -> None:
     assert budget.room(11.0, 1) == 0
 
 
+def test_the_windows_running_count_is_the_sum_of_the_orders_it_holds() -> None:
+    """``used`` keeps a running sum (it is read on every order): after orders and batches
+    come and leave the window at uneven times, it still equals the weights sent in the last
+    ``SIGNER_WINDOW`` seconds, and a warning backs off below that rate."""
+    import random
+
+    from venue.budgets import SIGNER_WINDOW
+
+    rng = random.Random(48)
+    budget = SignerBudget(ceiling=3500)
+    sent: list[tuple[float, int]] = []
+    now = 0.0
+    for _ in range(2000):
+        now += rng.choice((0.001, 0.01, 0.5, 3.0))
+        weight = rng.choice((1, 1, 1, 4, 15))
+        budget.count(now, weight)
+        sent.append((now, weight))
+        now += rng.random() * 2  # read later (the clock only moves on)
+        assert budget.used(now) == sum(w for t, w in sent if t > now - SIGNER_WINDOW)
+    held = budget.used(now)
+    assert held > 0 and budget.warned(now) == pytest.approx(min(3500.0, held) * 0.5)
+
+
 def test_cancel_of_more_than_1000_orders_is_split(sandbox: SandboxServer) -> None:
     ids = _ids(MAX_CANCEL_IDS + 1)
     with VenueClient(VenueConfig.for_sandbox(sandbox.url)) as client:
