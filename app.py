@@ -122,19 +122,23 @@ def _register_request_hooks(app: Flask) -> None:
     def check_body() -> None:
         # webargs reads bodies silently: an oversized or non-JSON body would
         # surface as "missing field" errors. Say what is really wrong.
+        current = request._get_current_object()  # type: ignore[attr-defined]  # one lookup
+        length = current.content_length
+        if not length:  # no body (every GET): nothing to check
+            return
         limit = app.config["MAX_CONTENT_LENGTH"]
-        if request.content_length and limit and request.content_length > limit:
+        if limit and length > limit:
             raise RequestEntityTooLarge()
-        if (request.path.startswith("/api/") and request.method in ("POST", "PUT", "PATCH")
-                and request.content_length and not request.is_json):
+        if (current.path.startswith("/api/") and current.method in ("POST", "PUT", "PATCH")
+                and not current.is_json):
             err = domain_errors.BadRequest(
                 "Unsupported media type: send application/json.")
             err.status = 415
             raise err
         # Before any parser: deep nesting can crash it (see services/platform/json_bodies.py).
         # /api/mcp answers this itself, as a JSON-RPC parse error (-32700).
-        if (request.path != "/api/mcp" and request.content_length and request.is_json
-                and json_bodies.too_deep(request.get_data(cache=True))):
+        if (current.path != "/api/mcp" and current.is_json
+                and json_bodies.too_deep(current.get_data(cache=True))):
             raise domain_errors.BadRequest(
                 f"The JSON body nests deeper than {json_bodies.MAX_DEPTH} levels.")
 

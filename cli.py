@@ -338,8 +338,8 @@ def dev_reset(yes: bool) -> None:
 @click.argument("market")
 @click.argument("outcome", required=False)
 @click.option("--sandbox", "sandbox_url", default=None,
-              help="The sandbox venue's URL (default: the one `copytrade up` runs, "
-                   "http://127.0.0.1:SANDBOX_PORT).")
+              help="The sandbox venue's URL (default: http://127.0.0.1:SANDBOX_PORT, the one "
+                   "`copytrade up` runs on its default port; `up --port P` serves it on P + 10).")
 def dev_resolve(market: str, outcome: str | None, sandbox_url: str | None) -> None:
     """Resolve sandbox MARKET (slug or condition id) now; OUTCOME (name or 0/1) wins, the
     leading outcome (priced at least 0.5) by default. With the local chain, the payouts are
@@ -355,8 +355,11 @@ def dev_resolve(market: str, outcome: str | None, sandbox_url: str | None) -> No
         resolved = resolve_market(url, market, outcome)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
-    except requests.RequestException as exc:
-        raise click.ClickException(f"no sandbox venue answers at {url}: {exc}") from None
+    except requests.RequestException:
+        raise click.ClickException(
+            f"no sandbox venue answers at {url}. Is `copytrade up` running? Name its sandbox "
+            "with --sandbox: the URL its summary prints beside `sandbox venue` (a stack "
+            "started with --port P serves it on P + 10).") from None
     winner = resolved["outcomes"][resolved["winner"]]
     click.echo(f"resolved {resolved['slug']} ({resolved['condition_id']}): {winner} won")
 

@@ -235,6 +235,14 @@ def at_least(minimum: float, parse: Callable[[str], Any]) -> Callable[[str], Any
     return lambda text: max(minimum, parse(text))
 
 
+def _key_cache_seconds(text: str) -> float:
+    """API_KEY_CACHE_SECONDS: 0 to 10 seconds."""
+    value = float(text)
+    if not 0 <= value <= 10:
+        raise ValueError("API_KEY_CACHE_SECONDS must be between 0 and 10 seconds")
+    return value
+
+
 def rstripped(text: str) -> str:
     """A URL without its trailing slashes."""
     return text.rstrip("/")
@@ -584,6 +592,11 @@ class ChainConfig:
     receipt_timeout_seconds: float = setting(
         "RECEIPT_TIMEOUT_SECONDS", 120.0, "how long a withdrawal or claim job waits for its "
         "receipt", group=_MONEY, parse=float)
+    signing_lease_seconds: int = setting(
+        "WALLET_SIGNING_LEASE_SECONDS", 60, "how long a trading wallet's signing lease holds "
+        "between its holder's renewals: one job signs and sends for the wallet at a time, and "
+        "a killed worker's lease is taken over once it runs out", group=_MONEY,
+        parse=at_least(1, whole))
 
 
 _WORKER_METRICS = ("a worker's own `/metrics` listener (for workers on machines without a web "
@@ -1184,6 +1197,14 @@ class Settings:
     rate_limit_enabled: bool = setting(
         "RATE_LIMIT_ENABLED", True, "the per-IP rate limit; `false` turns it off (tests do)",
         group="Web", parse=yes_no)
+    # How long a web process may use an API key it verified without reading it again; every
+    # revocation or account change acts at once through the credential generation, this is
+    # the bound when that could not be moved (services/identity/verified_keys.py).
+    api_key_cache_seconds: float = setting(
+        "API_KEY_CACHE_SECONDS", 5.0, "seconds a web process may use an API key it verified "
+        "without reading it again (0: read on every request; at most 10); a revocation or an "
+        "account change acts on every process's next request, and within this bound when "
+        "Redis could not be told (SECURITY.md)", group="Web", parse=_key_cache_seconds)
     # Copyability reports one user may have queued or running at once, and may queue in any
     # 24 hours (cached answers count for neither); one more answers 429 rate_limited.
     copyability_in_flight: int = setting(

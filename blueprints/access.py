@@ -24,6 +24,7 @@ from typing import Any, Literal, TypeVar
 
 from flask import Flask, Response, current_app, g, request
 
+from blueprints import ratelimit
 from config import TierSettings
 from schemas.vocabulary import ALL_SCOPES
 from services.identity import credentials
@@ -175,20 +176,22 @@ def point_to_resource_metadata(response: Response) -> Response:
 
 def enforce() -> None:
     """The gate: resolve the credential and apply the route's policy (deny by default)."""
-    rule = request.url_rule
-    if rule is None or request.method == "OPTIONS" or not (
+    current = request._get_current_object()  # type: ignore[attr-defined]  # one lookup
+    rule = current.url_rule
+    if rule is None or current.method == "OPTIONS" or not (
             rule.rule == API_PREFIX or rule.rule.startswith(API_PREFIX + "/")
             or rule.rule in GATED_OUTSIDE_API):
         return
-    policy = policy_for(current_app, request.endpoint or "", request.method)
+    policy = policy_for(current_app, current.endpoint or "", current.method)
     if policy is None:
-        log.error("refusing %s %s: the route declares no access policy", request.method,
+        log.error("refusing %s %s: the route declares no access policy", current.method,
                   rule.rule)
         raise errors.Forbidden("This route declares no access policy and refuses every request.")
     if policy.kind == "public":
         return
     try:
-        principal = credentials.resolve(request.headers.get("Authorization"))
+        principal = credentials.resolve(current.headers.get("Authorization"),
+                                        ratelimit.credential_generation_seen())
     except errors.Unauthorized as err:
         raise _challenge(err) from None
     g.principal = principal

@@ -24,9 +24,9 @@ import time
 from typing import Any
 
 from flask import Flask, Response, current_app, request
-from flask_limiter import Limiter, RequestLimit
+from flask_limiter import Limiter, RateLimitExceeded, RequestLimit
 
-from services.platform import errors, metrics, redis_client
+from services.platform import credential_generation, errors, metrics, redis_client
 from services.platform import ratelimit as buckets
 from services.platform.runtime import runtime
 
@@ -72,6 +72,12 @@ def _add_headers(response: Response) -> Response:
     return response
 
 
+def credential_generation_seen() -> bytes | str | None:
+    """The credential generation Redis gave with this request's token (None: not known)."""
+    state = _this_request()
+    return state.generation if state is not None and state.known else None
+
+
 def redis_answered() -> bool:
     """Whether this request's token came from Redis (so Redis is reachable right now)."""
     state = _this_request()
@@ -107,6 +113,65 @@ def _resolve_once(limiter: Limiter) -> None:
     manager.exemption_scope = exemption_scope  # type: ignore[method-assign]
 
 
+class FixedLimiter(Limiter):
+    """flask-limiter, whose before-request check goes straight to the limits when they are
+    what this app builds: application limits only (no decorated, blueprint, default or meta
+    limits, no request filters, no in-memory fallback, no conditional deduction).
+
+    Its generic check re-derives, on every request, what cannot change in that case (the
+    filters, the meta limits, ordered sets of limits already seen, a request context looked
+    up seven times): more CPU than the Redis call it wraps. Each endpoint's limits are
+    resolved once; every request takes each one's token and, when refused, runs the breach
+    callbacks and raises ``RateLimitExceeded`` as flask-limiter does. Any other configuration
+    takes flask-limiter's own path. The configuration is read at the first request, as
+    ``_resolve_once`` reads the limits: they are fixed once the app serves.
+    """
+
+    _plans: dict[tuple[str, str | None], list[Any]]
+    _fixed: bool | None = None
+
+    def _fixed_configuration(self) -> bool:
+        manager = self.limit_manager
+        return not (self._request_filters or self._meta_limits or self._in_memory_fallback_enabled
+                    or self._marked_for_limiting or self._key_prefix
+                    or manager._default_limits or manager._decorated_limits
+                    or manager._blueprint_limits or manager._endpoint_hints
+                    or any(limit.deduct_when for limit in manager.application_limits))
+
+    def _check_request_limit(self, callable_name: str | None = None,
+                             in_middleware: bool = True) -> None:
+        """Take this request's tokens (flask-limiter's check when the limits are not fixed)."""
+        if self._fixed is None:
+            self._fixed, self._plans = self._fixed_configuration(), {}
+        if not (self._fixed and in_middleware and callable_name is None):
+            return super()._check_request_limit(callable_name, in_middleware)
+        endpoint = self.identify_request()
+        if not endpoint or endpoint.rpartition(".")[2] == "static" or not (
+                self.enabled and self.initialized):
+            return None
+        blueprint = request.blueprint
+        plan = self._plans.get((endpoint, blueprint))
+        if plan is None:
+            plan = self._plans[(endpoint, blueprint)] = self.limit_manager.resolve_limits(
+                current_app, endpoint, blueprint, None, True, False)[0]
+        method = request.method
+        for limit in plan:
+            if limit.is_exempt or limit.method_exempt:
+                continue
+            args = [limit.key_func(), limit.scope_for(endpoint, method)]
+            if not all(args):
+                continue  # as flask-limiter: a limit without its key is skipped
+            if not self.limiter.hit(limit.limit, *args, cost=limit.deduction_amount):
+                breached = RequestLimit(self, limit.limit, args, True, limit.shared)
+                self.context.view_rate_limit = breached
+                self.context.view_rate_limits = [breached]
+                for callback in dict.fromkeys([self._on_breach, limit.on_breach]):
+                    if callback:
+                        callback(breached)
+                raise RateLimitExceeded(limit)
+        return None
+
+
 def init_app(app: Flask) -> Limiter | None:
     """Install the limiter on ``app`` (before the access gate, so floods stop first)."""
     built = runtime()
@@ -116,7 +181,7 @@ def init_app(app: Flask) -> Limiter | None:
     # Runs after flask-limiter's own after_request (registered later, run earlier).
     app.after_request(_add_headers)
     app.teardown_request(_forget)
-    limiter = Limiter(
+    limiter = FixedLimiter(
         key_func=_client,
         # "N per 1 second": the bucket refills at N tokens a second and holds the burst.
         application_limits=[f"{int(settings.rate_limit_per_second)}/second"],
@@ -125,6 +190,8 @@ def init_app(app: Flask) -> Limiter | None:
         storage_options={
             "burst": settings.rate_limit_burst,
             "key_prefix": f"{settings.redis_prefix}ratelimit",
+            # Read in the same round trip: what a cached API key is checked against.
+            "generation_key": credential_generation.key(settings.redis_prefix),
             # Share the app's client pool (bounded timeouts) instead of a second one.
             "connection_pool": redis_client.connect(built.redis_url).connection_pool,
         },

@@ -36,11 +36,18 @@ def _host_name(host: str) -> str:
 def allowed_hosts() -> frozenset[str]:
     """The Host names this app answers to: BASE_URL's, ALLOWED_HOSTS, loopback for a local URL."""
     settings = runtime().settings
-    base = (urlsplit(settings.base_url).hostname or "").lower()
-    names = {base, *(_host_name(name) for name in settings.allowed_hosts)}
-    if base in LOOPBACK_HOSTS:
-        names |= LOOPBACK_HOSTS
-    return frozenset(names)
+    source = (settings.base_url, settings.allowed_hosts)
+    found = _ALLOWED.get(source)
+    if found is None:  # worked out once per pair of settings, not on every request
+        base = (urlsplit(settings.base_url).hostname or "").lower()
+        names = {base, *(_host_name(name) for name in settings.allowed_hosts)}
+        if base in LOOPBACK_HOSTS:
+            names |= LOOPBACK_HOSTS
+        found = _ALLOWED.setdefault(source, frozenset(names))
+    return found
+
+
+_ALLOWED: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}
 
 
 # Probes (load balancers, orchestrators) call by IP; the answer reveals nothing.
@@ -49,9 +56,10 @@ HOST_EXEMPT_PATHS = frozenset({"/healthz"})
 
 def check_host() -> None:
     """Refuse a request whose Host is not one this deployment answers to."""
-    if request.path in HOST_EXEMPT_PATHS:
+    current = request._get_current_object()  # type: ignore[attr-defined]  # one lookup
+    if current.path in HOST_EXEMPT_PATHS:
         return
-    if _host_name(request.host) not in allowed_hosts():
+    if _host_name(current.host) not in allowed_hosts():
         raise errors.BadRequest("Unknown host.")
 
 

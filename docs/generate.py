@@ -194,6 +194,10 @@ def _resolve(spec: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
             schema = spec["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
         elif len(schema.get("allOf", [])) == 1:
             schema = schema["allOf"][0]
+        elif any(key in schema for key in ("anyOf", "oneOf")):
+            # a nullable component ({"anyOf": [ref, null]}): the example shows the thing
+            choices = schema.get("anyOf") or schema.get("oneOf")
+            schema = next((c for c in choices if c.get("type") != "null"), choices[0])
         else:
             return schema
 
@@ -214,29 +218,54 @@ def _type(spec: dict[str, Any], schema: dict[str, Any]) -> str:
 
 
 def _sample(spec: dict[str, Any], schema: dict[str, Any], depth: int = 0,
-            only_required: bool = False) -> Any:
-    """An example value for ``schema``: its own ``example``, else one made from its type."""
+            only_required: bool = False, name: str | None = None) -> Any:
+    """An example value for ``schema`` (the field ``name``'s, when it is one): its own
+    ``example``, else its first choice, else the example a field of that name shows
+    (``schemas/answer_examples.py``), else one made from its type."""
+    from schemas.answer_examples import EMPTY, FIELDS
+
     schema = _resolve(spec, schema)
-    if "example" in schema:
+    # A decimal's own example is the type's ("12.5"): a price or an amount says more.
+    generic = schema.get("format") == "decimal" and name in FIELDS
+    if "example" in schema and not generic:
         return schema["example"]
     if "enum" in schema:
         return next((value for value in schema["enum"] if value is not None), None)
     kind = schema.get("type", "object")
     kind = next((k for k in kind if k != "null"), "null") if isinstance(kind, list) else kind
+    if name in EMPTY and "null" in (schema.get("type") or []):
+        return None  # an answer that went well has no error to show
+    known = FIELDS.get(name)
+    # a name's value when it is of this field's kind ("markets": a count, or a list) and
+    # its format does not already give one (an "id" that is a uuid)
+    if known is not None and kind != "object" and "properties" not in schema and (
+            isinstance(known, list) == (kind == "array")) and (
+            schema.get("format", "decimal") == "decimal"):
+        return known
     if kind == "array":
-        return [] if depth > 2 else [_sample(spec, schema.get("items", {}), depth + 1)]
+        return [] if depth > 4 else [_sample(spec, schema.get("items", {}), depth + 1,
+                                             name=name)]
     if kind == "object" or "properties" in schema:
-        if depth > 2:
+        if depth > 4:
             return {}
         properties = schema.get("properties", {})
         names = list(properties)
         if only_required:
             required = [name for name in names if name in schema.get("required", [])]
             names = required or [name for name in names if "example" in properties[name]][:6]
-        return {name: _sample(spec, properties[name], depth + 1) for name in names}
+        return {field: _sample(spec, properties[field], depth + 1, name=field)
+                for field in names}
     if kind == "string":
         return _SAMPLE_STRINGS.get(schema.get("format", ""), "string")
     return {"integer": 0, "number": 0, "boolean": True, "null": None}.get(kind)
+
+
+def answer_example(spec: dict[str, Any], content: dict[str, Any]) -> Any:
+    """The example a route's JSON answer shows: its own (a route's ``example=``), else one
+    made from its schema, each field with a real value (``schemas/answer_examples.py``)."""
+    if "example" in content:
+        return content["example"]
+    return _sample(spec, content["schema"])
 
 
 def request_example(spec: dict[str, Any], body: dict[str, Any]) -> Any:
@@ -286,13 +315,13 @@ def _operation(spec: dict[str, Any], method: str, path: str, op: dict[str, Any])
     for status, answer in sorted(op.get("responses", {}).items()):
         if not status.startswith("2"):
             continue
-        schema = answer.get("content", {}).get("application/json", {}).get("schema")
+        content = answer.get("content", {}).get("application/json", {})
         lines.append(f"**Answer {status}**: {_cell(answer.get('description', ''))}\n")
-        if schema is not None:
-            rows = _fields(spec, schema)
+        if "schema" in content:
+            rows = _fields(spec, content["schema"])
             if rows:
                 lines += ["| field | type | required | what |", "|---|---|---|---|", *rows, ""]
-            lines += _json_block(_sample(spec, schema))
+            lines += _json_block(answer_example(spec, content))
     errors = ", ".join(status for status in sorted(op.get("responses", {}))
                        if not status.startswith("2"))
     lines.append(f"Errors: {errors} (the [error answers](error-answers.md)).\n")
@@ -306,8 +335,9 @@ def rest_api() -> str:
     lines = [GENERATED.format(source="the OpenAPI document (`/openapi.json`)"),
              "# REST API\n",
              f"{spec['info']['title']} {spec['info']['version']}. Each group lists its routes, "
-             "then each route with its body and answer and an example of each (made from the "
-             "schema: the values are placeholders). The same description is served at "
+             "then each route with its body and answer and an example of each (a request "
+             "a user could send; an answer as one reads, its values made up). The same "
+             "description is served at "
              "`/openapi.json`; `/api/docs` is an explorer over it. Errors use the "
              "[error codes](errors.md). Worked calls with curl are in the user guide "
              "([sign-in](../user/sign-in.md), [trading](../user/trading.md), "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -46,6 +47,10 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("filters", "Start and market filters"),
     ("entries", "Entries, exits and slippage by price"),
 )
+
+
+# " (a_reason_code)" in a rule's help: the API's words, not the dashboard's
+_REASON_CODE = re.compile(r" \(`?[a-z]+(?:_[a-z]+)+`?\)")
 
 
 @dataclass(frozen=True)
@@ -83,8 +88,9 @@ class RuleField:
 
     @property
     def hint(self) -> str:
-        """The dashboard's hint under the control."""
-        return self.form_help or self.help
+        """The dashboard's hint under the control: the help without the skip reason's code
+        it names for API users ("(daily_budget_exhausted)")."""
+        return _REASON_CODE.sub("", self.form_help or self.help)
 
     def problem(self) -> str:
         """What a bad value is told: the bounds the field takes."""

@@ -250,7 +250,7 @@ EVERY = {
     "WALLET_ENCRYPTION_SALT": "salt", "BASE_URL": "https://ct.example/",
     "ALLOWED_HOSTS": "A.lan, b.lan", "TRUSTED_PROXIES": "2", "WEB_CONCURRENCY": "6",
     "WEB_GRACE_SECONDS": "7", "RATE_LIMIT_PER_SECOND": "9", "RATE_LIMIT_BURST": "99",
-    "RATE_LIMIT_ENABLED": "no",
+    "RATE_LIMIT_ENABLED": "no", "API_KEY_CACHE_SECONDS": "2.5",
     "MCP_ALLOWED_ORIGINS": "https://X.example/", "MCP_LISTEN_STREAMS": "3",
     "MCP_LISTEN_STREAMS_PER_USER": "2", "MCP_LISTEN_MAX_SECONDS": "100",
     "SMTP_URL": "smtp://m:25", "MAIL_FROM": "me <m@x>", "SIGN_IN_EMAILS_PER_ADDRESS": "6",
@@ -268,6 +268,7 @@ EVERY = {
     **{name: "0x" + f"{number:040x}" for number, name in enumerate(config.POLYGON_CONTRACTS)
        if name in config.DECLARED},  # the table's other addresses name no variable
     "WITHDRAW_WAIT_SECONDS": "6", "WITHDRAW_MAX_WAITERS": "3", "RECEIPT_TIMEOUT_SECONDS": "121",
+    "WALLET_SIGNING_LEASE_SECONDS": "61",
     "DEPOSIT_SWEEP_SECONDS": "61", "CLAIM_SWEEP_SECONDS": "601",
     "DEPOSIT_SWEEP_CONCURRENCY": "5", "AUTO_WRAP_USDC_E": "false", "AUTO_WRAP_MIN_USDC_E": "2.5",
     "ORDER_RESOLVE_DEADLINE_SECONDS": "601", "ORDER_NOT_FOUND_GRACE_SECONDS": "121",

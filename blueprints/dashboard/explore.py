@@ -47,7 +47,7 @@ from services.copying import copyability_reports, leaderboard, traders
 from services.copying import overview as overview_service
 from services.copying.configs import list_configs, suggest_multiplier
 from services.markets import markets
-from services.platform import errors
+from services.platform import addresses, errors
 from services.trading import order_reads, orders, positions, previews
 
 PERIODS = ("day", "week", "month", "all")
@@ -104,7 +104,9 @@ def compare_page() -> str:
         for moment in times:  # a curve holds its last value until its next copy
             value = by_time.get(moment, value)
             values.append(value)
-        lines.append({"label": trader["name"] or trader["address"][:10], "values": values})
+        # named as the table names them (0xe8e7…b134), not by the address's first 10 signs
+        lines.append({"label": trader["name"] or addresses.short_address(trader["address"]),
+                      "values": values})
     return render_template("dashboard/traders_compare.html", traders=shown,
                            chart_json=json.dumps({"at": times, "lines": lines}))
 

@@ -1,6 +1,6 @@
 """Numbers that read like money, as template filters: the formatters of
-services/platform/numbers.py (money, pnl, price, shares, plural, percent, bps, multiplier)
-and the page-only parts. The API stays exact; pages round for people.
+services/platform/numbers.py (money, exact_money, pnl, price, shares, plural, percent, bps,
+multiplier) and the page-only parts. The API stays exact; pages round for people.
 
 - prices to the market's tick (``price``; a row that knows only its token asks ``tick_of``);
 - moments as ``<time>`` elements in UTC, which the page's script shows in the browser's
@@ -23,6 +23,7 @@ from services.platform import addresses, numbers
 # The pure formatters live in services/platform/numbers.py (notifications, Telegram and the
 # CLI use the same); these register them for templates.
 money = bp.app_template_filter("money")(numbers.money)
+exact_money = bp.app_template_filter("exact_money")(numbers.exact_money)
 pnl = bp.app_template_filter("pnl")(numbers.pnl)
 price = bp.app_template_filter("price")(numbers.price)
 shares = bp.app_template_filter("shares")(numbers.shares)

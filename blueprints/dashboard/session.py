@@ -51,6 +51,19 @@ class SigningSessionInterface(SecureCookieSessionInterface):
                 self._serializers[keys] = found
         return found
 
+    def open_session(self, app: Flask, request: Any) -> Any:
+        """Flask's, without parsing the cookies of a request that sends none (API calls)."""
+        if "HTTP_COOKIE" not in request.environ and app.secret_key:
+            return self.session_class()
+        return super().open_session(app, request)
+
+    def save_session(self, app: Flask, session: Any, response: Any) -> None:
+        """Flask's; a session never read, written or holding anything is done at once (Flask
+        would only work out the cookie's attributes and then do nothing)."""
+        if not session and not session.accessed and not session.modified:
+            return
+        super().save_session(app, session, response)
+
 
 def sign_in(signed: auth.Session) -> None:
     """Remember a fresh session in this browser (a new CSRF token with it)."""

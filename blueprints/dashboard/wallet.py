@@ -58,7 +58,7 @@ def wallet_page() -> str:
     step = None
     if request.args.get("withdrawal"):
         record = withdrawals.get(user, request.args["withdrawal"])
-        step = _withdrawal_fragment(record, None).get_data(as_text=True)
+        step = _withdrawal_fragment(record).get_data(as_text=True)
     progress = "".join(
         render_template("dashboard/_claim.html",
                         claim=present(ClaimSchema(), claims.describe(claims.get(user, ident))))
@@ -120,11 +120,11 @@ def confirm_withdrawal() -> str:
     return html if is_htmx() else _wallet_page(html)
 
 
-def _withdrawal_fragment(record: Any, message: str | None) -> Response:
-    """A withdrawal's progress; once confirmed, the balance cards re-read."""
+def _withdrawal_fragment(record: Any) -> Response:
+    """A withdrawal's progress (its amount, address and state: the API's message would say
+    them a second time); once confirmed, the balance cards re-read."""
     shown = present(WithdrawalSchema(), withdrawals.describe(record))
-    body = render_template("dashboard/_withdrawal.html", message=message, withdrawal=shown,
-                           label=TOKEN_LABELS)
+    body = render_template("dashboard/_withdrawal.html", withdrawal=shown, label=TOKEN_LABELS)
     return refresh.announce(body, refresh.BALANCE if shown["status"] == "confirmed" else "")
 
 
@@ -138,24 +138,20 @@ def withdraw() -> Response:
     user = caller.user
 
     def send() -> tuple[int, dict]:
-        sent = withdrawals.withdraw(user, **body)
-        # The dashboard follows it below: its message names no /api path.
-        return 200, {**present(WithdrawResponseSchema(), sent.to_dict()),
-                     "message": sent.summary}
+        return 200, present(WithdrawResponseSchema(), withdrawals.withdraw(user, **body).to_dict())
 
     # the same key and body again (a double click, a resubmitted form) replays the answer
     answer = idempotency.run_once(caller.user_id, key, idempotency.fingerprint(
         "dashboard-withdraw", present(WithdrawRequestSchema(), body)), send).body
     if not is_htmx():  # posted without JavaScript: the wallet's page follows it
         return go(f"/dashboard/wallet?withdrawal={answer['withdrawal_id']}")
-    return _withdrawal_fragment(withdrawals.get(user, answer["withdrawal_id"]),
-                                answer["message"])
+    return _withdrawal_fragment(withdrawals.get(user, answer["withdrawal_id"]))
 
 
 @bp.get("/wallet/withdrawals/<uuid:withdrawal_id>")
 def withdrawal_status(withdrawal_id: UUID) -> Response:
     """One withdrawal's progress (polled until confirmed or failed)."""
-    return _withdrawal_fragment(withdrawals.get(current_principal().user, withdrawal_id), None)
+    return _withdrawal_fragment(withdrawals.get(current_principal().user, withdrawal_id))
 
 
 @bp.get("/wallet/claimable")

@@ -15,14 +15,26 @@ from services.copying import copy_notices, rule_labels
 from services.markets import catalogue
 
 
-@bp.app_template_global("market_name")
-def market_name(slug: str | None, token_id: str | None = None) -> str:
-    """A market's question from the catalogue (asked once per page), else its slug."""
+def _named(slug: str | None, token_id: str | None) -> dict[str, str]:
+    """The catalogue's names for a market and outcome (asked once per page and pair)."""
     key = (slug or "", token_id or "")
     known = g.setdefault("dashboard_market_names", {})
     if key not in known:
-        known[key] = catalogue.named(slug or None, token_id or None).get("market_title")
-    return known[key] or slug or (f"token {token_id[:10]}…" if token_id else "—")
+        known[key] = catalogue.named(slug or None, token_id or None)
+    return known[key]
+
+
+@bp.app_template_global("market_name")
+def market_name(slug: str | None, token_id: str | None = None) -> str:
+    """A market's question from the catalogue, else its slug."""
+    title = _named(slug, token_id).get("market_title")
+    return title or slug or (f"token {token_id[:10]}…" if token_id else "—")
+
+
+@bp.app_template_global("outcome_name")
+def outcome_name(token_id: str | None) -> str:
+    """The outcome a token is (``Yes``, ``Riverside``), or "" when the catalogue lacks it."""
+    return _named(None, token_id).get("outcome", "") if token_id else ""
 
 
 @bp.app_template_global("sizing")

@@ -34,7 +34,7 @@ from models.base import db, utcnow
 from models.identity import SIGN_IN, STEP_UP
 from schemas.vocabulary import ALL_SCOPES, SCOPES
 from services.identity import sign_in_budget
-from services.platform import errors, keyring, mailer, tiers
+from services.platform import credential_generation, errors, keyring, mailer, tiers
 from services.platform.principal import Principal, require_enabled
 from services.platform.runtime import runtime
 from services.wallets import account_setup
@@ -364,6 +364,7 @@ def sign_out_everywhere(principal: Principal) -> None:
     """End every session of the principal's user, this one included."""
     principal.require_session()
     User.update(sessions_valid_after=utcnow()).where(User.id == principal.user_id).execute()
+    credential_generation.bump()  # cached keys carry the account's row
 
 
 @dataclass(frozen=True)

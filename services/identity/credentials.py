@@ -9,6 +9,7 @@ at import time, so every kind resolves however the process was started.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from services.identity import auth, keys
 from services.oauth import tokens as oauth
@@ -38,15 +39,21 @@ def bearer_token(authorization: str | None) -> str:
     return token
 
 
-def resolve_token(token: str) -> Principal:
-    """The Principal for a bearer token; InvalidToken (401) when it is not valid."""
-    resolver = next((resolver for prefix, resolver in RESOLVERS_BY_PREFIX
-                     if token.startswith(prefix)), SESSION_RESOLVER)
-    principal = resolver(token)
+def resolve_token(token: str, generation: Any = None) -> Principal:
+    """The Principal for a bearer token; InvalidToken (401) when it is not valid.
+
+    ``generation``: the credential generation read from Redis for this request, which lets
+    an API key verified under it a moment ago be used without reading it again."""
+    if token.startswith(keys.SECRET_PREFIX):
+        principal = keys.resolve(token, generation)
+    else:
+        resolver = next((resolver for prefix, resolver in RESOLVERS_BY_PREFIX
+                         if token.startswith(prefix)), SESSION_RESOLVER)
+        principal = resolver(token)
     require_enabled(principal.user)
     return principal
 
 
-def resolve(authorization: str | None) -> Principal:
+def resolve(authorization: str | None, generation: Any = None) -> Principal:
     """The Principal for an Authorization header: 401 unauthorized or invalid_token otherwise."""
-    return resolve_token(bearer_token(authorization))
+    return resolve_token(bearer_token(authorization), generation)

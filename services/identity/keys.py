@@ -9,6 +9,7 @@ minute per key, never on every request.
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -19,8 +20,8 @@ from models import ApiKey, User
 from models.base import db, utcnow
 from models.prepared import Prepared
 from schemas.vocabulary import ALL_SCOPES, SCOPES
-from services.identity import auth
-from services.platform import errors, keyring, tiers
+from services.identity import auth, verified_keys
+from services.platform import credential_generation, errors, keyring, tiers
 from services.platform.principal import Principal
 from services.platform.runtime import runtime
 from services.wallets import account_setup
@@ -109,6 +110,7 @@ def revoke(principal: Principal, key_id: UUID) -> None:
         raise errors.NotFound("No such API key.")
     (ApiKey.update(revoked_at=utcnow())
      .where(ApiKey.id == key.id, ApiKey.revoked_at.is_null()).execute())
+    credential_generation.bump()  # every process's cached copy of the key is dropped
 
 
 def count_active(user_id: UUID, *, now: Any = None) -> int:
@@ -126,10 +128,27 @@ _KEY_BY_HASH = Prepared(
     .where(ApiKey.key_hash == key_hash).limit(1), ApiKey.key_hash)
 
 
-def resolve(token: str) -> Principal:
-    """The Principal of an API-key token; InvalidToken (401) if unknown, revoked or expired."""
+def resolve(token: str, generation: Any = None) -> Principal:
+    """The Principal of an API-key token; InvalidToken (401) if unknown, revoked or expired.
+
+    ``generation``: the credential generation this request read from Redis before any
+    database read (None: unknown, so the key is read from the database); with it a key
+    verified under the same generation within ``API_KEY_CACHE_SECONDS`` is not read again
+    (services/identity/verified_keys.py)."""
     if not token.startswith(LIVE_PREFIX):
         raise errors.InvalidToken()
+    seconds = runtime().settings.api_key_cache_seconds if generation is not None else 0
+    if seconds:
+        token_digest = verified_keys.digest(token)
+        entry = verified_keys.get(token_digest, generation)
+        if entry is not None:
+            now = utcnow()
+            if entry.expires_at is None or entry.expires_at > now:
+                if entry.last_used_at is None or now - entry.last_used_at >= LAST_USED_RESOLUTION:
+                    _record_use(entry.key_id, now)
+                    entry.last_used_at = now
+                return Principal(user=entry.user(), kind="api_key", scopes=entry.scopes,
+                                 credential_id=entry.key_id)
     key = _KEY_BY_HASH.first(_hash(token))
     now = utcnow()
     if key is None or key.revoked_at is not None or (
@@ -140,17 +159,27 @@ def resolve(token: str) -> Principal:
         # keys (made before setup started at sign-in) gets its trading setup started.
         account_setup.start(key.user)
     _touch(key, now)
-    return Principal(user=key.user, kind="api_key", scopes=frozenset(key.scope_list),
-                     credential_id=key.id)
+    scopes = frozenset(key.scope_list)
+    if seconds and key.user.disabled_at is None:  # a refused account's key is never kept
+        verified_keys.put(token_digest, verified_keys.Entry(
+            key.id, scopes, key.expires_at, key.last_used_at, key.user, generation,
+            time.monotonic() + seconds))
+    return Principal(user=key.user, kind="api_key", scopes=scopes, credential_id=key.id)
 
 
 def _touch(key: ApiKey, now: Any) -> None:
     """Record use, at most once per LAST_USED_RESOLUTION (no write on every request)."""
     if key.last_used_at is not None and now - key.last_used_at < LAST_USED_RESOLUTION:
         return
+    _record_use(key.id, now)
+    key.last_used_at = now
+
+
+def _record_use(key_id: UUID, now: Any) -> None:
+    # Written only when the stored moment is a minute old: processes that each hold the key
+    # change the row once a minute between them.
     stale = now - LAST_USED_RESOLUTION
     (ApiKey.update(last_used_at=now)
-     .where(ApiKey.id == key.id,
+     .where(ApiKey.id == key_id,
             ApiKey.last_used_at.is_null() | (ApiKey.last_used_at <= stale))
      .execute())
-    key.last_used_at = now

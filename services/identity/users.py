@@ -7,7 +7,7 @@ from typing import Any
 from models import User
 from models.base import utcnow
 from services.copying import configs
-from services.platform import errors, tiers
+from services.platform import credential_generation, errors, tiers
 from services.wallets import wallets
 
 
@@ -60,6 +60,7 @@ def set_tier(email: str, tier: str) -> User:
         raise errors.BadRequest(f"No tier {tier!r}; the tiers are: {', '.join(known)}.")
     user = by_email(email)
     User.update(tier=tier).where(User.id == user.id).execute()
+    credential_generation.bump()  # cached keys carry the account's row
     user.tier = tier
     return user
 
@@ -75,6 +76,7 @@ def disable(email: str) -> tuple[User, int]:
         # Disable first: a credential resolved from now on is refused, so no new start.
         user.disabled_at = utcnow()
         User.update(disabled_at=user.disabled_at).where(User.id == user.id).execute()
+        credential_generation.bump()  # every process refuses the account's cached keys
     stopped = 0
     for config_id in [c.id for c in tiers.active_configs(user.id)]:
         configs.stop(user, config_id)  # the usual path: the executors end
@@ -86,5 +88,6 @@ def enable(email: str) -> User:
     """Let a disabled account sign in and use its credentials again (nothing restarts)."""
     user = by_email(email)
     User.update(disabled_at=None).where(User.id == user.id).execute()
+    credential_generation.bump()
     user.disabled_at = None
     return user

@@ -20,6 +20,7 @@ import json
 import logging
 import re
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -161,6 +162,60 @@ class JsonFormatter(logging.Formatter):
         if record.exc_text or record.exc_info:
             entry["exception"] = record.exc_text or self.formatException(record.exc_info)
         return json.dumps(entry, default=str)
+
+
+def _sole_json_handler(logger: logging.Logger, level: int) -> logging.StreamHandler | None:
+    """The handler ``configure`` installed when a record of ``logger`` at ``level`` would reach
+    it and nothing else: no other handler or filter on the way, JSON and our two filters."""
+    found: Any = None
+    current: logging.Logger | None = logger
+    while current is not None:
+        if current.filters:
+            return None
+        for handler in current.handlers:
+            if found is not None or not getattr(handler, "_copytrade", False):
+                return None
+            found = handler
+        if not current.propagate:
+            break
+        current = current.parent
+    if (found is None or level < found.level or len(found.filters) != 2
+            or type(found.formatter) is not JsonFormatter):
+        return None
+    return found
+
+
+def write_line(logger: logging.Logger, level: int, message: str, fields: dict[str, Any]) -> bool:
+    """Write what ``logger.log(level, message, extra=fields)`` would, without a log record,
+    when the line's only way out is ``configure``'s JSON handler and no field needs masking
+    (a request's line, on every request); False when the caller must log it as usual."""
+    if not logger.isEnabledFor(level):
+        return True
+    handler = _sole_json_handler(logger, level)
+    if handler is None:
+        return False
+    texts = [message, *(value for value in fields.values() if isinstance(value, str))]
+    joined = "\n".join(texts)
+    if redact(joined) != joined:  # something to mask: the filter's way, field by field
+        return False
+    entry: dict[str, Any] = {
+        "ts": datetime.fromtimestamp(time.time(), UTC).isoformat(timespec="milliseconds"),
+        "level": logging.getLevelName(level).lower(), "logger": logger.name,
+        "message": message}
+    for name, variable in (("request_id", request_id), ("job_id", job_id)):
+        value = variable.get()
+        if value:
+            entry[name] = value
+    for name, value in fields.items():
+        entry[name] = value if isinstance(value, int | float | bool | type(None)) else str(value)
+    line = json.dumps(entry, default=str) + handler.terminator
+    with handler.lock:  # type: ignore[union-attr]
+        try:
+            handler.stream.write(line)
+            handler.flush()
+        except Exception:  # as StreamHandler.emit: report and go on
+            handler.handleError(logging.makeLogRecord({"msg": message}))
+    return True
 
 
 def build_handler(stream: Any = None, fmt: str | None = None) -> logging.Handler:

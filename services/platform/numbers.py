@@ -2,6 +2,7 @@
 the CLI share. The API and webhook payloads stay exact; only human text rounds.
 
 - money to the cent with thousands separators and the token (``6.30 pUSD``), signed for PnL;
+  an amount a person confirms or sent to the cent at least, never rounded (``exact_money``);
 - prices to the market's tick (``0.625`` at 0.001), or 2-4 decimals without trailing zeros
   when the tick is unknown (``0.45``, ``0.4525``);
 - shares to the venue's 2 decimals (``1,250.00``);
@@ -58,6 +59,16 @@ def money(value: Any, unit: str = TOKEN) -> str:
     if amount is None:
         return UNKNOWN
     return f"{_grouped(amount, CENT)} {unit}".rstrip()
+
+
+def exact_money(value: Any, unit: str = TOKEN) -> str:
+    """An amount as typed or sent, never rounded: to the cent at least, grouped, every digit
+    past it kept (``12.50 pUSD``, ``1.0000001 pUSD``). What a person confirms is what goes."""
+    amount = decimal(value)
+    if amount is None:
+        return UNKNOWN
+    places = max(2, -int(amount.normalize().as_tuple().exponent))
+    return f"{_grouped(amount, Decimal(1).scaleb(-places))} {unit}".rstrip()
 
 
 def pnl(value: Any, unit: str = TOKEN) -> str:

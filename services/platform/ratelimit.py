@@ -43,7 +43,10 @@ SCHEME_PREFIX = "tokenbucket+"
 
 # GCRA: KEYS[1] holds the theoretical arrival time (TAT) in microseconds of the
 # Redis clock. ARGV: emission interval (µs per token), capacity (tokens), cost
-# (0 = only look). Returns allowed, remaining, µs until full, µs until allowed.
+# (0 = only look). Returns allowed, remaining, µs until full, µs until allowed, and, when
+# KEYS[2] names the credential generation (services/platform/credential_generation.py), its
+# value, read in this same round trip (set to the clock's µs when absent: a value no
+# earlier generation held, so a flushed Redis never matches an old one).
 TOKEN_BUCKET_LUA = """
 local interval = tonumber(ARGV[1])
 local capacity = tonumber(ARGV[2])
@@ -73,7 +76,15 @@ end
 local remaining = math.floor((tolerance - ahead) / interval + 0.001)
 if remaining < 0 then remaining = 0 end
 if remaining > capacity then remaining = capacity end
-return {allowed, remaining, math.ceil(ahead), math.ceil(wait)}
+local generation = false
+if KEYS[2] then
+  generation = redis.call('GET', KEYS[2])
+  if not generation then
+    generation = string.format('%.0f', now)
+    redis.call('SET', KEYS[2], generation)
+  end
+end
+return {allowed, remaining, math.ceil(ahead), math.ceil(wait), generation}
 """
 
 
@@ -104,6 +115,8 @@ class BucketState:
     full_in: float  # seconds until the bucket is full again
     retry_in: float  # seconds until a request of this cost would be admitted (0 if now)
     known: bool = True  # False when Redis could not be asked (the request was admitted)
+    # The credential generation read in the same round trip (None: not asked, or unknown)
+    generation: bytes | str | None = None
 
     @property
     def retry_after_seconds(self) -> int:
@@ -111,14 +124,79 @@ class BucketState:
         return max(1, math.ceil(self.retry_in))
 
 
+def _bulk(value: bytes) -> bytes:
+    return b"$%d\r\n%s\r\n" % (len(value), value)
+
+
+def _read_reply(sock: Any) -> list[Any]:
+    """The script's answer read from ``sock``: integers, and bulk strings as bytes (None for
+    nil); Redis's error line raised as redis-py raises it."""
+    data = sock.recv(1024)
+    while True:
+        if not data:
+            raise redis.exceptions.ConnectionError("Redis closed the connection")
+        reply = _parse_reply(data)
+        if reply is not None:
+            return reply
+        data += sock.recv(1024)
+
+
+def _parse_reply(data: bytes) -> list[Any] | None:
+    """An array of integers, bulk strings and nulls (RESP2 or RESP3), or an error; None while
+    ``data`` is partial."""
+    end = data.find(b"\r\n")
+    if end < 0:
+        return None
+    kind = data[:1]
+    if kind == b"-":
+        message = data[1:end].decode(errors="replace")
+        if message.startswith("NOSCRIPT"):
+            raise redis.exceptions.NoScriptError(message)
+        raise redis.exceptions.ResponseError(message)
+    if kind != b"*":
+        raise redis.exceptions.InvalidResponse(f"unexpected answer {data[:40]!r}")
+    items: list[Any] = []
+    position = end + 2
+    for _ in range(int(data[1:end])):
+        end = data.find(b"\r\n", position)
+        if end < 0:
+            return None
+        kind = data[position:position + 1]
+        if kind == b":":
+            items.append(int(data[position + 1:end]))
+            position = end + 2
+        elif kind == b"_":  # RESP3's null (the connection may speak either)
+            items.append(None)
+            position = end + 2
+        elif kind == b"$":
+            size = int(data[position + 1:end])
+            if size < 0:
+                items.append(None)
+                position = end + 2
+                continue
+            stop = end + 2 + size
+            if len(data) < stop + 2:
+                return None
+            items.append(data[end + 2:stop])
+            position = stop + 2
+        else:
+            raise redis.exceptions.InvalidResponse(f"unexpected answer {data[:40]!r}")
+    return items
+
+
 class TokenBucketRedisStorage(RedisStorage):
     """limits' Redis storage plus an atomic token bucket (GCRA in one Lua script)."""
 
     STORAGE_SCHEME = ["tokenbucket+redis", "tokenbucket+rediss", "tokenbucket+unix"]
 
-    def __init__(self, uri: str, burst: int | None = None, **options: Any) -> None:
-        """``burst``: tokens every bucket holds (None: the limit's own amount)."""
+    def __init__(self, uri: str, burst: int | None = None, generation_key: str | None = None,
+                 **options: Any) -> None:
+        """``burst``: tokens every bucket holds (None: the limit's own amount);
+        ``generation_key``: the credential generation's key, read with every take."""
         self.burst = int(burst) if burst is not None else None
+        self._keys: tuple[str, ...] = (generation_key,) if generation_key else ()
+        self._heads: dict[str, bytes] = {}
+        self._tails: dict[tuple[str, int, int], bytes] = {}
         self._last_warning = 0.0
         self._warning_lock = threading.Lock()
         self._intervals: dict[float, str] = {}
@@ -153,17 +231,36 @@ class TokenBucketRedisStorage(RedisStorage):
                 connection = pool.connection_class(**pool.connection_kwargs)
                 lean.connection, lean.pid = connection, os.getpid()
             try:
-                connection.send_command("EVALSHA", self.lua_token_bucket.sha, 1, key,
-                                        interval, capacity, cost)
-                return connection.read_response()
+                # redis-py connects (address, TLS, AUTH, SELECT); the command is then written
+                # and its one short answer read on the socket itself, packed and parsed here
+                # (redis-py's packer and parser were most of the call's CPU).
+                connection.connect()
+                sock = connection._sock
+                sock.sendall(self._command(key, interval, capacity, cost))
+                return _read_reply(sock)
             except redis.exceptions.NoScriptError:
-                return self.lua_token_bucket([key], [interval, capacity, cost])
+                return self.lua_token_bucket([key, *self._keys], [interval, capacity, cost])
             except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
                 connection.disconnect()  # half-read or gone: never reused as it is
                 lean.connection = None
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
+
+    def _command(self, key: str, interval: str, capacity: int, cost: int) -> bytes:
+        """The EVALSHA as RESP bytes: its fixed parts packed once, the bucket's key each time."""
+        sha = self.lua_token_bucket.sha
+        head = self._heads.get(sha)
+        if head is None:
+            head = self._heads[sha] = (
+                b"*%d\r\n" % (7 + len(self._keys))
+                + _bulk(b"EVALSHA") + _bulk(sha.encode()) + _bulk(b"%d" % (1 + len(self._keys))))
+        tail = self._tails.get((interval, capacity, cost))
+        if tail is None:
+            tail = self._tails[(interval, capacity, cost)] = b"".join(
+                [*(_bulk(extra.encode()) for extra in self._keys), _bulk(interval.encode()),
+                 _bulk(b"%d" % capacity), _bulk(b"%d" % cost)])
+        return head + _bulk(key.encode()) + tail
 
     def capacity_for(self, amount: int) -> int:
         """Bucket capacity for a limit of ``amount`` per period."""
@@ -175,14 +272,15 @@ class TokenBucketRedisStorage(RedisStorage):
         if interval is None:  # formatted once per rate: µs per token
             interval = self._intervals[rate_per_second] = repr(1_000_000 / rate_per_second)
         try:
-            allowed, remaining, full_us, wait_us = self._run_script(
+            allowed, remaining, full_us, wait_us, *generation = self._run_script(
                 self.prefixed_key(key), interval, capacity, cost)
         except (redis.exceptions.RedisError, OSError) as exc:
             self._warn(exc)
             return BucketState(allowed=True, remaining=capacity, capacity=capacity,
                                full_in=0.0, retry_in=0.0, known=False)
         return BucketState(allowed=bool(allowed), remaining=int(remaining), capacity=capacity,
-                           full_in=int(full_us) / 1e6, retry_in=int(wait_us) / 1e6)
+                           full_in=int(full_us) / 1e6, retry_in=int(wait_us) / 1e6,
+                           generation=generation[0] if generation else None)
 
     def _warn(self, exc: Exception) -> None:
         with self._warning_lock:

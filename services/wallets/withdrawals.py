@@ -49,7 +49,7 @@ from models.wallet import (
     Withdrawal,
 )
 from schemas.fields import format_decimal
-from services.platform import chain_access, errors
+from services.platform import chain_access, errors, numbers
 from services.platform.addresses import checked_address
 from services.platform.principal import user_id_of
 from services.wallets import (
@@ -86,7 +86,6 @@ class WithdrawResult:
     withdrawal_id: UUID
     status: str
     status_url: str
-    summary: str  # the message without the REST path to follow (the dashboard shows progress)
 
     def to_dict(self) -> dict[str, Any]:
         """The response body."""
@@ -353,24 +352,22 @@ def result(withdrawal: Withdrawal) -> WithdrawResult:
     """The caller's view of a withdrawal's state."""
     tx_hash = broadcast_wait.tx_hash(withdrawal)
     url = status_url(withdrawal.id)
-    symbol = TOKEN_SYMBOLS[withdrawal.token]
+    # the amount as it was asked for, to the cent at least (not the column's "12.500000")
+    amount = numbers.exact_money(withdrawal.amount, TOKEN_SYMBOLS[withdrawal.token])
     if withdrawal.status == FAILED:
         error = withdrawal.error or "The withdrawal failed."
-        return WithdrawResult(False, tx_hash, error, withdrawal.id, withdrawal.status, url,
-                              error)
+        return WithdrawResult(False, tx_hash, error, withdrawal.id, withdrawal.status, url)
     if withdrawal.status == AMBIGUOUS:
-        summary = (f"Withdrawal of {withdrawal.amount} {symbol} was sent but its outcome is "
-                   f"not known yet: {withdrawal.error}")
-        return WithdrawResult(True, tx_hash, f"{summary} Follow it at {url}.", withdrawal.id,
-                              withdrawal.status, url, summary)
-    if withdrawal.status in (BROADCAST, CONFIRMED):
+        message = (f"Withdrawal of {amount} was sent but its outcome is not known yet: "
+                   f"{withdrawal.error} Follow it at {url}.")
+    elif withdrawal.status in (BROADCAST, CONFIRMED):
         done = "confirmed" if withdrawal.status == CONFIRMED else "broadcast"
-        summary = f"Withdrawal of {withdrawal.amount} {symbol} to {withdrawal.to_address} {done}"
-        return WithdrawResult(True, tx_hash, f"{summary}; follow it at {url}.", withdrawal.id,
-                              withdrawal.status, url, f"{summary}.")
-    summary = f"Withdrawal of {withdrawal.amount} {symbol} is queued"
-    return WithdrawResult(True, None, f"{summary}; follow it at {url}.", withdrawal.id,
-                          withdrawal.status, url, f"{summary}.")
+        message = (f"Withdrawal of {amount} to {withdrawal.to_address} {done}; follow it "
+                   f"at {url}.")
+    else:
+        message = f"Withdrawal of {amount} is queued; follow it at {url}."
+        tx_hash = None  # not sent yet
+    return WithdrawResult(True, tx_hash, message, withdrawal.id, withdrawal.status, url)
 
 
 def withdraw(user: User | UUID | str, to_address: Any, amount: Any, token: Any,

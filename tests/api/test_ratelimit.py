@@ -264,3 +264,30 @@ def test_without_trusted_proxies_x_forwarded_for_is_ignored(make_app):
     for n in range(BURST):
         bucket.send(peer, "get", **_forwarded(f"192.0.2.{n}"))
     bucket.send_until_refused(peer, **_forwarded("192.0.2.250"))
+
+
+def test_the_fixed_limits_check_is_the_one_that_runs_and_any_other_set_falls_back(make_app):
+    from flask import Flask
+
+    from blueprints.ratelimit import EXTENSION, FixedLimiter
+
+    built = make_app(RATE_LIMIT_PER_SECOND=1, RATE_LIMIT_BURST=2)
+    client = client_for(built)
+    refused = Bucket(1, 2).send_until_refused(client)
+    assert refused.status_code == 429 and refused.get_json()["code"] == "rate_limited"
+    assert built.extensions[EXTENSION]._fixed is True  # the direct check answered those
+
+    # A set this app never builds (a default limit): flask-limiter's own check, which
+    # still limits.
+    other = Flask("other")
+    limiter = FixedLimiter(key_func=lambda: "one", default_limits=["1/minute"],
+                           storage_uri="memory://")
+    limiter.init_app(other)
+
+    def home() -> str:
+        return "ok"
+
+    other.add_url_rule("/", "home", home)
+    answers = [other.test_client().get("/").status_code for _ in range(2)]
+    assert limiter._fixed is False
+    assert answers == [200, 429]

@@ -103,3 +103,52 @@ def test_the_other_examples_pass_the_rules_behind_their_schemas() -> None:
     call = JsonRpcRequestSchema().load(request_examples.JSON_RPC)
     tool = TOOLS_BY_NAME[call["params"]["name"]]
     assert tool.input().validate(call["params"]["arguments"]) == {}
+
+
+# Integer fields whose 0 is a real value, not the type's placeholder.
+_ZERO_MEANS = {"outcome_index", "client_secret_expires_at"}  # the first outcome; never
+
+
+def _placeholders(value: Any, where: str = "", zeros: bool = False) -> list[str]:
+    """Where ``value`` holds a made-from-the-type value: "string", the decimal's generic
+    "12.5", or (unless ``zeros``: a route's own example, whose 0s are counted) an integer
+    0 that means nothing."""
+    if isinstance(value, dict):
+        return [found for key, item in value.items()
+                for found in _placeholders(item, f"{where}.{key}", zeros)]
+    if isinstance(value, list):
+        return [found for item in value for found in _placeholders(item, f"{where}[]", zeros)]
+    field = where.rsplit(".", 1)[-1].removesuffix("[]")
+    if value in ("string", "12.5") or (type(value) is int and value == 0 and not zeros
+                                       and field not in _ZERO_MEANS):
+        return [f"{where}: {value!r}"]
+    return []
+
+
+@SQLITE_ONLY
+def test_every_answer_example_reads_like_a_real_answer(client) -> None:
+    spec = client.get("/openapi.json").get_json()
+    generator = _generator()
+    reference = (ROOT / "docs" / "reference" / "rest-api.md").read_text()
+    answers = 0
+    for path, item in sorted(spec["paths"].items()):
+        if path.startswith("/api/_"):
+            continue  # routes other tests register on the shared app
+        for method, op in item.items():
+            if method not in ("get", "post", "put", "patch", "delete"):
+                continue
+            for status, answer in op.get("responses", {}).items():
+                content = answer.get("content", {}).get("application/json", {})
+                if not status.startswith("2") or "schema" not in content:
+                    continue
+                route = f"{method.upper()} {path} {status}"
+                example = generator.answer_example(spec, content)
+                answers += 1
+                # no "string" for an id, no 0 for a latency, no "12.5" for a price
+                found = _placeholders(example, zeros="example" in content)
+                assert not found, (route, found)
+                # and a valid answer: the types and choices the schema promises
+                jsonschema.validate(example, {**content["schema"],
+                                              "components": spec["components"]})
+                assert json.dumps(example, indent=2) in reference, route
+    assert answers >= 60  # every documented answer, not a few

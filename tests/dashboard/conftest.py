@@ -20,7 +20,7 @@ import redis
 import trio
 
 from services.platform import runtime
-from tests.conftest import DEADLINE, RUN_ID, free_port, use_queue
+from tests.conftest import DEADLINE, RUN_ID, free_port, one_database, use_queue
 from tests.http_helpers import serving
 from tests.mail_inbox import Inbox
 from tests.worker.conftest import delete_prefixed_keys
@@ -40,6 +40,24 @@ BROWSER_WAIT_MS = DEADLINE * 1000
 # Screenshots are saved by one of a test's two database runs: both render the same page
 # under the same name, and a full-page capture is a quarter of the browser's CPU here.
 _SAVING = {"screenshots": True}
+# A browser test runs on SQLite only (`make run`'s database): its point is the page, and the
+# rows behind it are read and written on both databases by the API and service tests. Both
+# runs stay for the tests where another writer commits while the page reads: a copy engine
+# or a worker host in a thread of its own (transactions and locks differ between the two).
+BOTH_DATABASES = frozenset({"copy_engine", "worker_host"})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Browser tests on SQLite only, but for those with a concurrent writer (above): marked
+    ``one_database`` before pytest reads the marks and the fixture's own two params."""
+    names = set(metafunc.fixturenames)
+    if "browser" not in names or "database_url" not in names or names & BOTH_DATABASES:
+        return
+    if any("database_url" in str(mark.args[0])
+           for mark in metafunc.definition.iter_markers("parametrize")):
+        return  # already chose its database
+    metafunc.definition.add_marker(one_database)
 
 
 @pytest.fixture(autouse=True)
@@ -156,6 +174,35 @@ def docs_screenshot(page: Any, name: str) -> None:
     pictures the docs show), in the SQLite run of a test only."""
     if _SAVING["screenshots"]:
         page.screenshot(path=str(DOCS_SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+# Pages whose tables fit their cards at both widths (others may still scroll inside theirs).
+TABLES_FIT = {"positions", "traders-compare"}
+
+
+def docs_shots(page: Any, name: str) -> None:
+    """``page`` at desktop width, then at 390 px: no sideways scroll, no table wider than
+    its card where that is promised, a title's buttons clear of what follows; saved each
+    time as docs/screenshots/<name>-desktop.png and <name>-phone.png. Left at phone width."""
+    for size in (DESKTOP, PHONE):
+        width = size["width"]
+        page.set_viewport_size(size)
+        page.wait_for_timeout(100)  # a relayout, not a wait for the server
+        wide = page.evaluate("() => [document.documentElement.scrollWidth, innerWidth]")
+        assert wide[0] <= wide[1], f"{name}: {wide[0]} px wide at {wide[1]} px"
+        # Nor inside its cards: a table wider than its card scrolls there (positions did).
+        inner = page.evaluate("() => [...document.querySelectorAll('main .table-wrap')]"
+                              ".filter(w => w.scrollWidth > w.clientWidth + 1)"
+                              ".map(w => w.scrollWidth + ' px in ' + w.clientWidth + ' px')")
+        assert not inner or name not in TABLES_FIT, f"{name} at {width} px: tables {inner}"
+        # A title's buttons, wrapped under it on a phone, do not touch what follows them.
+        gap = page.evaluate(
+            "() => { const h = document.querySelector('main .heading'); if (!h) return null;"
+            " let n = h.nextElementSibling; while (n && !n.getClientRects().length)"
+            " n = n.nextElementSibling; return n ? n.getBoundingClientRect().top"
+            " - h.lastElementChild.getBoundingClientRect().bottom : null; }")
+        assert gap is None or gap >= 8, f"{name}: {gap} px under the title's buttons at {width} px"
+        docs_screenshot(page, f"{name}-{'phone' if size is PHONE else 'desktop'}")
 
 
 def accessible_and_fits_a_phone(page: Any, name: str) -> None:

@@ -88,3 +88,5 @@ def test_without_a_mail_server_the_step_up_says_the_code_is_in_the_log(
     where = page.locator("#key-step-up-sent [data-code-where=log]")
     where.wait_for()
     assert "SMTP_URL" in where.inner_text() and "terminal" in where.inner_text()
+    # the command the newcomer ran, as the sign-in page names it
+    assert "make run" in where.inner_text()

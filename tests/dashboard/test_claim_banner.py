@@ -37,6 +37,11 @@ def test_the_banner_claims_resolved_winnings_after_a_confirmation(
     banner = page.locator("#claimable-banner")
     banner.wait_for()
     assert "1 resolved position can be claimed." in banner.inner_text()
+    # Winnings to collect are news, not a fault: the banner is not painted as an error.
+    error_red = page.evaluate("() => { const a = document.createElement('div');"
+                              " a.className = 'alert'; document.body.append(a);"
+                              " const c = getComputedStyle(a).color; a.remove(); return c; }")
+    assert banner.evaluate("b => getComputedStyle(b).color") != error_red
     row = page.locator(f"#live-positions tr[data-token-id='{winner}']")
     assert "resolved" in row.inner_text()
     assert row.locator("button:has-text('Claim 6.00 pUSD')").count() == 1

@@ -76,7 +76,7 @@ def test_a_withdrawal_posts_without_javascript(page, browser, live_server, inbox
         plain.click("button:has-text('Review withdrawal')")
         confirm = plain.locator("#withdraw-confirm")  # the wallet's page, confirming
         confirm.wait_for()
-        assert "1 pUSD" in confirm.inner_text()
+        assert "1.00 pUSD" in confirm.inner_text()
         plain.fill("input[name=step_up_code]", confirmation_code(inbox, email))
         plain.click("button:has-text('Confirm withdrawal')")
         plain.wait_for_url(re.compile(r".*/dashboard/wallet\?withdrawal=.*"))

@@ -32,6 +32,9 @@ def test_the_bell_counts_unread_and_the_centre_marks_them_read(page, inbox, live
     assert page.locator(".notifications li.unread").count() == 3
     # Third-party text is shown as text, never run.
     assert "<script>alert(2)</script>" in page.locator(".notifications li").first.inner_text()
+    # Its moment as every other page shows one (a <time> in the reader's zone, zone named),
+    # not "2026-12-07 21:22 UTC" beside the trades' "Dec 7, 2026, 09:22 PM UTC".
+    page.wait_for_selector(".notifications li time[data-local]")
     screenshot(page, "notifications")
     page.locator(".notifications li.unread button:has-text('Mark read')").first.click()
     expect(page.locator(".notifications li.unread")).to_have_count(2)

@@ -12,7 +12,7 @@ from tests.api.test_screened_traders import (  # noqa: F401 - the fixtures
     scripted_clock,
     traders,
 )
-from tests.dashboard.conftest import accessible_and_fits_a_phone, screenshot, sign_in
+from tests.dashboard.conftest import DESKTOP, accessible_and_fits_a_phone, docs_shots, sign_in
 
 
 def _ours(page, traders) -> list[str]:  # noqa: F811 - the fixture's value
@@ -40,7 +40,14 @@ def test_the_traders_page_sorts_filters_and_flags(page, inbox, bound_db, traders
     p50 = scalper.locator("[data-col=copier_pnl_p50]").inner_text()
     assert re.fullmatch(r"[+-]?[\d,]+\.\d{2} pUSD", p50), p50
     assert "queue" in page.locator("#screening-note").inner_text()
+    # "Copy this trader" is in sight on a desktop, though sixteen columns scroll in the card
+    copy = scalper.locator("a.copy-row").bounding_box()
+    card = page.locator("#leaderboard").evaluate(
+        "t => t.closest('.table-wrap').getBoundingClientRect().right")
+    assert copy["x"] + copy["width"] <= card, (copy, card)
     accessible_and_fits_a_phone(page, "traders-screened")
+    docs_shots(page, "traders-screened")  # the docs' picture of the screened leaderboard
+    page.set_viewport_size(DESKTOP)
 
     # The column header sorts the other way.
     page.locator("#leaderboard thead a:has-text('Trades')").click()
@@ -87,5 +94,8 @@ def test_compare_shows_replays_side_by_side(page, inbox, bound_db, traders,  # n
     assert rows.count() == 2
     assert re.fullmatch(r"[\d,]+\.\d{2} pUSD",
                         rows.first.locator("[data-capital]").inner_text())
+    # the chart's legend names them as the table does
+    legend = page.locator("#compare-chart .u-legend").inner_text()
+    assert f"{traders['swing'][:6]}…{traders['swing'][-4:]}" in legend, legend
     accessible_and_fits_a_phone(page, "traders-compare")
-    screenshot(page, "traders-compare")
+    docs_shots(page, "traders-compare")

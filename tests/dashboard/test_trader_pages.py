@@ -63,13 +63,16 @@ def test_markets_search_ticket_and_position_with_the_overview(page, inbox, venue
 
     page.goto("/dashboard")
     activity = page.locator("#recent-activity li").first.inner_text()
-    assert re.search(r"buy 10\.00 of .* at 0\.\d{2}", activity), activity
+    # which outcome it bought, as the ticket says it ("10.00 of" a market was not enough)
+    assert re.search(r"buy 10\.00 Yes shares of .* at 0\.\d{2}", activity), activity
     value = page.locator("#positions-value").inner_text()
     assert re.fullmatch(r"[1-9][\d,]*\.\d{2} pUSD", value), value
     screenshot(page, "overview")
 
     # Sell part of it from the positions page: the ticket opens prefilled.
     page.goto("/dashboard/positions")
+    # a trade names its outcome beside its side, as the positions above it do
+    assert page.locator("#live-trades td[data-label=Side]").first.inner_text() == "buy Yes"
     page.locator("#live-positions a:has-text('Sell')").first.click()
     page.wait_for_url(re.compile(rf".*/dashboard/markets/{slug}\?.*side=sell.*"))
     assert page.locator("#ticket input[name=side][value=sell]").is_checked()

@@ -41,7 +41,7 @@ def test_deposit_balances_and_a_withdrawal_until_its_hash_appears(
     assert page.locator(".qr-wrap svg path").count() == 1
     page.wait_for_selector("[data-balance=usdc]")
     assert page.locator("[data-balance=usdc]").inner_text() == "5.00"
-    assert page.locator("[data-balance=matic]").inner_text() == "1"
+    assert page.locator("[data-balance=matic]").inner_text() == "1.00"  # as the others
     screenshot(page, "wallet")
 
     to = generate_keypair().address
@@ -59,15 +59,18 @@ def test_deposit_balances_and_a_withdrawal_until_its_hash_appears(
     page.click("button:has-text('Review withdrawal')")
     confirm = page.locator("#withdraw-confirm")
     confirm.wait_for()
-    assert "1.5 pUSD" in confirm.inner_text() and to in confirm.inner_text()
+    assert "Send 1.50 pUSD" in confirm.inner_text() and to in confirm.inner_text()
     # Moving money asks for a fresh code, emailed when the confirmation opened: it says where.
     assert email in confirm.locator("[data-code-where=mail]").inner_text()
     page.fill("input[name=step_up_code]", confirmation_code(inbox, email))
     page.click("button:has-text('Confirm withdrawal')")
     tx_hash = page.locator("[data-tx-hash]")
     tx_hash.wait_for(timeout=DEADLINE * 1000)
-    # The result is followed right here: it points at no REST path.
-    assert "/api/" not in page.locator("#withdraw-step").inner_text()
+    # The result is followed right here: it points at no REST path, and it says the amount
+    # once, to the cent (it said "12.500000 pUSD" in a line above "12.5 pUSD").
+    step = page.locator("#withdraw-step").inner_text()
+    assert "/api/" not in step
+    assert step.count("Withdrawal of 1.50 pUSD") == 1 and "1.500000" not in step, step
     hash_text = tx_hash.get_attribute("data-tx-hash")
     assert hash_text.startswith("0x") and len(hash_text) == 66
     page.wait_for_selector(".progress[data-status=confirmed]", timeout=DEADLINE * 1000)
@@ -80,10 +83,12 @@ def test_deposit_balances_and_a_withdrawal_until_its_hash_appears(
         3 * USDC // 2)
 
     # The chain's own checks answer at confirmation with the API's codes, inline.
-    for amount, code in (("100", "insufficient_balance"), ("1.0000001", "validation_failed")):
+    for amount, shown, code in (("100", "100.00", "insufficient_balance"),
+                                ("1.0000001", "1.0000001", "validation_failed")):
         page.fill("input[name=amount]", amount)
         page.click("button:has-text('Review withdrawal')")
-        page.wait_for_selector(f"#withdraw-confirm:has-text('Send {amount} pUSD')")
+        # never rounded: what is confirmed is what would be sent (and is refused)
+        page.wait_for_selector(f"#withdraw-confirm:has-text('Send {shown} pUSD')")
         page.click("button:has-text('Confirm withdrawal')")
         alert = page.locator("#withdraw-errors .alert")
         alert.wait_for()

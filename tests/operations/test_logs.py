@@ -4,11 +4,13 @@ and no secret in any line (targeted checks here; the whole run is searched by lo
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
 import re
 import secrets
+from collections.abc import Iterator
 from datetime import timedelta
 from types import SimpleNamespace
 
@@ -197,3 +199,69 @@ def test_copytrade_up_logs_text_with_no_request_line_and_good_news_at_info(app, 
                                             r"200 .*\[request serve-page\]$", requests[0]), text
     assert any(re.search(r" INFO worker\.copy_engine\.detection: engine up-test: trades now "
                          r"detected by feed", line) for line in text), text
+
+
+@contextlib.contextmanager
+def sole_handler() -> Iterator[io.StringIO]:
+    """``configure``'s JSON handler alone on the root logger (as `copytrade serve` runs),
+    writing to a buffer; pytest's own capture handlers are put back afterwards."""
+    root = logging.getLogger()
+    saved, level = root.handlers[:], root.level
+    stream = io.StringIO()
+    handler = logs.build_handler(stream, fmt="json")
+    handler._copytrade = True  # type: ignore[attr-defined]
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    try:
+        yield stream
+    finally:
+        root.handlers[:] = saved
+        root.setLevel(level)
+
+
+def test_the_request_line_written_directly_is_the_record_line(client):
+    """With configure's handler the only way out, the request line skips the log record; it
+    reads as the record's line does (a second handler on the way sends it as a record)."""
+    request_log = logging.getLogger("copytrade.request")
+    made: list[str] = []
+    factory = logging.getLogRecordFactory()
+
+    def counting(*args, **kwargs):
+        made.append(args[0])
+        return factory(*args, **kwargs)
+
+    logging.setLogRecordFactory(counting)
+    try:
+        with sole_handler() as stream:
+            client.get("/healthz", headers={"X-Request-Id": "direct-1"})
+            assert "copytrade.request" not in made  # no record: written directly
+            witness = logging.NullHandler()
+            request_log.addHandler(witness)
+            try:
+                client.get("/healthz", headers={"X-Request-Id": "record-1"})
+            finally:
+                request_log.removeHandler(witness)
+        assert made.count("copytrade.request") == 1
+    finally:
+        logging.setLogRecordFactory(factory)
+    direct, recorded = lines(stream)
+
+    def comparable(entry: dict) -> dict:
+        varying = ("ts", "request_id", "duration_ms", "message")
+        return {name: value for name, value in entry.items() if name not in varying}
+
+    assert list(direct) == list(recorded)  # the same fields, in the same order
+    assert comparable(direct) == comparable(recorded)
+    assert direct["request_id"] == "direct-1" and direct["logger"] == "copytrade.request"
+    assert re.fullmatch(r"GET /healthz \d{3} \d+\.\dms", direct["message"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", direct["ts"])
+    assert isinstance(direct["duration_ms"], float) and isinstance(direct["status"], int)
+
+
+def test_a_request_line_with_a_secret_in_its_path_is_masked(client):
+    secret = "svck_live_" + secrets.token_urlsafe(32)
+    with sole_handler() as stream:
+        client.get(f"/api/keys/{secret}")
+    entry = next(e for e in lines(stream) if e.get("event") == "request")
+    assert secret not in stream.getvalue()
+    assert "svck_***" in entry["path"] and "svck_***" in entry["message"]

@@ -37,7 +37,7 @@ from services.copying.configs.rules import (
 )
 from services.copying.configs.targets import target_profile
 from services.markets import parameters
-from services.platform import errors, tiers, venues
+from services.platform import credential_generation, errors, tiers, venues
 from services.platform.principal import require_enabled, user_id_of
 from services.wallets import trading_accounts
 
@@ -369,6 +369,7 @@ def set_limits(user: User | UUID | str, raw: Mapping[str, Any]) -> dict[str, Any
         if running:
             CopyConfig.update(version=CopyConfig.version + 1, updated_at=utcnow()).where(
                 CopyConfig.id.in_([c.id for c in running])).execute()
+    credential_generation.bump()  # cached keys carry the account's row, limits included
     for config in running:
         _nudge("copy.reload", config.id)
     return limits(user)

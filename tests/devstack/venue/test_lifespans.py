@@ -10,7 +10,7 @@ import time
 from click.testing import CliRunner
 
 from cli import main
-from tests.conftest import DEADLINE
+from tests.conftest import DEADLINE, free_port
 
 
 def _open(control) -> list[dict]:
@@ -77,6 +77,13 @@ def test_dev_resolve_ends_a_market_by_slug_or_condition_id(sandbox_venue, contro
     assert unknown.exit_code != 0 and "no sandbox market" in unknown.output
     wrong = runner.invoke(main, ["dev", "resolve", first["slug"], "Maybe"])
     assert wrong.exit_code != 0 and "outcome must be one of" in wrong.output
+
+    # A stack started with `copytrade up --port P` serves its sandbox on P + 10: where none
+    # answers, the error says how to name the right one (it said only "Connection refused").
+    monkeypatch.setenv("SANDBOX_PORT", str(free_port()))
+    missed = runner.invoke(main, ["dev", "resolve", first["slug"]])
+    assert missed.exit_code != 0 and "--sandbox" in missed.output, missed.output
+    assert "sandbox venue" in missed.output and "Connection refused" not in missed.output
 
 
 def test_copytrade_up_sets_its_markets_a_lifetime(sandbox_venue, control) -> None:

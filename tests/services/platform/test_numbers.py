@@ -20,6 +20,15 @@ def test_money_has_two_decimals_and_the_token_name():
     assert numbers.pnl("12.3") == "+12.30 pUSD" and numbers.pnl("-4") == "-4.00 pUSD"
 
 
+def test_an_exact_amount_shows_the_cent_and_every_digit_past_it():
+    # what a person confirms or sent: grouped like money, never rounded away
+    assert numbers.exact_money("12.5") == "12.50 pUSD"
+    assert numbers.exact_money(Decimal("12.500000")) == "12.50 pUSD"
+    assert numbers.exact_money("1234.0000001") == "1,234.0000001 pUSD"
+    assert numbers.exact_money("0.000021", unit="MATIC") == "0.000021 MATIC"
+    assert numbers.exact_money(None) == numbers.UNKNOWN
+
+
 def test_prices_follow_the_tick_or_show_two_to_four_decimals():
     assert numbers.price("0.45", "0.01") == "0.45"
     assert numbers.price("0.4500", "0.001") == "0.450"  # a finer tick shows its places

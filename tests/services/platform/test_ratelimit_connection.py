@@ -89,3 +89,24 @@ def test_threads_that_come_and_go_never_use_up_the_pools_connections(redis_url):
         thread.join()
     assert errors == []
     assert storage.get_connection().ping()  # the pool still serves its own users
+
+
+def test_the_answer_is_read_whole_in_either_protocol_and_errors_are_raised():
+    import pytest
+
+    from services.platform.ratelimit import _parse_reply
+
+    for whole, expected in (
+            (b"*5\r\n:1\r\n:499\r\n:2000\r\n:0\r\n$16\r\n1765142400123456\r\n",
+             [1, 499, 2000, 0, b"1765142400123456"]),
+            (b"*5\r\n:0\r\n:0\r\n:-1\r\n:7\r\n_\r\n", [0, 0, -1, 7, None]),  # RESP3 null
+            (b"*4\r\n:1\r\n:2\r\n:3\r\n$-1\r\n", [1, 2, 3, None])):  # RESP2 nil
+        assert _parse_reply(whole) == expected
+        # split anywhere by the network: incomplete until the last byte
+        assert all(_parse_reply(whole[:cut]) is None for cut in range(len(whole)))
+    with pytest.raises(redis.exceptions.NoScriptError):
+        _parse_reply(b"-NOSCRIPT No matching script. Please use EVAL.\r\n")
+    with pytest.raises(redis.exceptions.ResponseError, match="WRONGTYPE"):
+        _parse_reply(b"-WRONGTYPE Operation against a key holding the wrong kind\r\n")
+    with pytest.raises(redis.exceptions.InvalidResponse):
+        _parse_reply(b"+OK\r\n")
