@@ -592,6 +592,11 @@ class ChainConfig:
     receipt_timeout_seconds: float = setting(
         "RECEIPT_TIMEOUT_SECONDS", 120.0, "how long a withdrawal or claim job waits for its "
         "receipt", group=_MONEY, parse=float)
+    signing_lease_seconds: int = setting(
+        "WALLET_SIGNING_LEASE_SECONDS", 60, "how long a trading wallet's signing lease holds "
+        "between its holder's renewals: one job signs and sends for the wallet at a time, and "
+        "a killed worker's lease is taken over once it runs out", group=_MONEY,
+        parse=at_least(1, whole))
 
 
 _WORKER_METRICS = ("a worker's own `/metrics` listener (for workers on machines without a web "

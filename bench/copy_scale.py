@@ -213,6 +213,8 @@ def run_worker(name: str, venue_url: str, database_url: str, redis_url: str, pre
                     "targets": targets, "ready": ready, "configs": configs,
                     "orders": stats.orders, "polls": stats.polls,
                     "poll_requests": stats.poll_requests, "feed": engine.feed_connected,
+                    "feed_fills": stats.feed_fills, "poll_fills": stats.poll_fills,
+                    "matched_fills": getattr(stats, "matched_fills", 0),
                     "cpu": times.user + times.system, "sql": _Counters.sql,
                     "commits": _Counters.commits, "redis": _Counters.redis,
                     "rss_base": baseline,
@@ -668,9 +670,11 @@ def run(args: argparse.Namespace) -> None:
 
         # Copies.
         latencies: list[float] = []
+        fills: list[tuple[float, float, int, str]] = []
         before = {k: totals(workers, k) for k in ("cpu", "sql", "commits", "redis")}
         stages_before = stage_totals(workers)
         done = totals(workers, "orders")
+        sources = {k: totals(workers, k) for k in ("feed_fills", "matched_fills", "poll_fills")}
         sample_start = time.time()
         token = by_slug["scale-0"]
         with profiling(workers, args.py_spy, args.samples * 0.6 + 5):
@@ -685,8 +689,19 @@ def run(args: argparse.Namespace) -> None:
                 wait_for(lambda goal=done: totals(workers, "orders") >= goal, 120, "the copies",
                          every=0.01)
                 received = control.get("/orders").json()
-                latencies.extend(e["received_at"] - visible * 1000 for e in received)
+                fill = sorted(e["received_at"] - visible * 1000 for e in received)
+                latencies.extend(fill)
+                if fill:
+                    fills.append((fill[-1], fill[0], sample, target))
         sample_end = time.time()
+        print("  fills first seen while copying, by source: " + ", ".join(
+            f"{k[:-6]} {totals(workers, k) - v:.0f}" for k, v in sources.items()), flush=True)
+        # The slowest fills, their first copy beside their last: a fill slow from its first
+        # copy waited before the fan-out (detection, the loop); one slow only at its tail
+        # waited inside it (per-copy work, budgets, the database).
+        print("  slowest fills (last / first copy ms, sample, target): " + "; ".join(
+            f"{last:.0f} / {first:.0f} #{n} {t[:10]}"
+            for last, first, n, t in sorted(fills, reverse=True)[:4]), flush=True)
         if args.py_spy:
             print_profile(args.py_spy)
         elapsed = sample_end - sample_start

@@ -5,8 +5,9 @@ the database's own work for a batch of a few dozen wide rows. These helpers conv
 value with its field's own ``db_value`` (so what is stored is exactly what peewee would
 store; what is read back goes through ``python_value``) and send statements whose text is
 built once per shape: ``insert_rows`` one multi-row INSERT per chunk, ``update_rows`` one
-prepared UPDATE per set of changed fields (``executemany``), ``update_returning`` one
-UPDATE that reads the row back, ``select_rows`` one SELECT; on SQLite and PostgreSQL alike.
+``UPDATE ... FROM (VALUES ...)`` per set of changed fields, ``update_returning_rows`` the same
+reading the rows back, ``select_rows`` one SELECT; on SQLite (>= 3.35: UPDATE FROM and
+RETURNING) and PostgreSQL alike.
 An update may carry a guard (conditional write: ``WHERE status IN (...)``), which is how
 monotonic status transitions are written without an extra round trip.
 """
@@ -82,23 +83,54 @@ GuardShape = tuple[tuple[str, int], ...]
 # A row's precondition: field name -> the values it may hold for the row to be written.
 Guard = Mapping[str, Sequence[Any]]
 
+_UPDATE_CHUNK = 200  # rows per statement (SQLite allows 32,766 parameters)
 
-@functools.lru_cache(maxsize=256)
-def _update_sql(model: type[peewee.Model], key: str, shape: Shape, returning: tuple[str, ...],
-                param: str, guard: GuardShape = ()) -> str:
+
+# A VALUES list's column types on PostgreSQL, which reads bare parameters as text (SQLite's
+# columns apply their own affinity to whatever is stored: no types there).
+_POSTGRES_TYPES: Mapping[str, str] = {**peewee.FIELD, **peewee.PostgresqlDatabase.field_types}
+
+
+def _typed(database: Any) -> bool:
+    """Whether ``database`` (or the one a proxy stands for) needs its VALUES typed."""
+    return isinstance(getattr(database, "obj", database), peewee.PostgresqlDatabase)
+
+
+@functools.lru_cache(maxsize=512)
+def _update_sql(model: type[peewee.Model], key: str, shape: Shape,
+                returning: tuple[str, ...] | None, guard: GuardShape, rows: int, param: str,
+                typed: bool) -> str:
+    """``UPDATE t SET ... FROM (VALUES (key, change..., allowed...), ...) AS v WHERE ...``:
+    each row's changes and guard values in its own VALUES row, one statement for them all
+    (SQLite >= 3.33 and PostgreSQL name a VALUES list's columns column1, column2, ...)."""
     meta = model._meta  # type: ignore[attr-defined]
     fields = meta.fields
+    table = f'"{meta.table_name}"'
+    columns = [fields[key]] + [fields[name] for name, _ in shape] \
+        + [fields[name] for name, count in guard for _ in range(count)]
+    if typed:  # the first row's types are the list's (the rest follow them)
+        first = ", ".join(f"CAST({param} AS "
+                          f"{_POSTGRES_TYPES.get(field.field_type, field.field_type)})"
+                          for field in columns)
+    else:
+        first = ", ".join([param] * len(columns))
+    values = ", ".join([f"({first})"] + [f"({', '.join([param] * len(columns))})"]
+                       * (rows - 1))
     sets = []
-    for name, if_null in shape:
+    for index, (name, if_null) in enumerate(shape, start=2):
         column = f'"{fields[name].column_name}"'
-        sets.append(f"{column} = COALESCE({column}, {param})" if if_null
-                    else f"{column} = {param}")
-    sql = (f'UPDATE "{meta.table_name}" SET {", ".join(sets)} '
-           f'WHERE "{fields[key].column_name}" = {param}')
+        sets.append(f"{column} = COALESCE({table}.{column}, v.column{index})" if if_null
+                    else f"{column} = v.column{index}")
+    sql = (f'UPDATE {table} SET {", ".join(sets)} FROM (VALUES {values}) AS v '
+           f'WHERE {table}."{fields[key].column_name}" = v.column1')
+    index = 2 + len(shape)
     for name, count in guard:
-        sql += f' AND "{fields[name].column_name}" IN ({", ".join([param] * count)})'
-    if returning:
-        sql += " RETURNING " + ", ".join(f'"{fields[name].column_name}"' for name in returning)
+        allowed = ", ".join(f"v.column{index + offset}" for offset in range(count))
+        sql += f' AND {table}."{fields[name].column_name}" IN ({allowed})'
+        index += count
+    if returning is not None:  # the key first: which row each answer is
+        sql += " RETURNING " + ", ".join(f'{table}."{fields[name].column_name}"'
+                                         for name in (key, *returning))
     return sql
 
 
@@ -106,17 +138,56 @@ def _update_params(fields: Mapping[str, peewee.Field], key_field: peewee.Field, 
                    changes: Mapping[str, Any], guard: Guard | None = None
                    ) -> tuple[Shape, GuardShape, list[Any]]:
     shape: list[tuple[str, bool]] = []
-    params: list[Any] = []
+    params: list[Any] = [key_field.db_value(key_value)]
     for name, value in changes.items():
         if_null = isinstance(value, IfNull)
         shape.append((name, if_null))
         params.append(fields[name].db_value(value.value if if_null else value))
-    params.append(key_field.db_value(key_value))
     checks: list[tuple[str, int]] = []
     for name, allowed in (guard or {}).items():
         checks.append((name, len(allowed)))
         params.extend(fields[name].db_value(value) for value in allowed)
     return tuple(shape), tuple(checks), params
+
+
+def _batches(rows: list[tuple[Any, list[Any]]]) -> list[list[list[Any]]]:
+    """A shape's rows in statements of at most ``_UPDATE_CHUNK``, a key at most once in each
+    (a second change of one row waits for the next statement, so the later one wins, as
+    one statement per row would have it)."""
+    batches: list[list[list[Any]]] = []
+    seen: set[Any] = set()
+    for key_value, params in rows:
+        if not batches or key_value in seen or len(batches[-1]) >= _UPDATE_CHUNK:
+            batches.append([])
+            seen = set()
+        seen.add(key_value)
+        batches[-1].append(params)
+    return batches
+
+
+def _update(model: type[peewee.Model], rows: Sequence[tuple[Any, Mapping[str, Any]]], key: str,
+            guard: Callable[[Mapping[str, Any]], Guard] | None,
+            returning: tuple[str, ...] | None) -> list[tuple[Any, ...]]:
+    """Write the rows, one statement per shape of change (and of guard); with ``returning``
+    (None: nothing), each written row's key and those fields as stored."""
+    meta = model._meta  # type: ignore[attr-defined]
+    fields = meta.fields
+    database = meta.database
+    groups: dict[tuple[Shape, GuardShape], list[tuple[Any, list[Any]]]] = {}
+    for key_value, changes in rows:
+        shape, checks, params = _update_params(fields, fields[key], key_value, changes,
+                                               guard(changes) if guard else None)
+        groups.setdefault((shape, checks), []).append((params[0], params))
+    found: list[tuple[Any, ...]] = []
+    typed = _typed(database)
+    for (shape, checks), group in groups.items():
+        for batch in _batches(group):
+            sql = _update_sql(model, key, shape, returning, checks, len(batch),
+                              database.param, typed)
+            cursor = database.execute_sql(sql, [value for params in batch for value in params])
+            if returning is not None:
+                found.extend(cursor.fetchall())
+    return found
 
 
 def update_rows(model: type[peewee.Model], rows: Sequence[tuple[Any, Mapping[str, Any]]], *,
@@ -128,46 +199,46 @@ def update_rows(model: type[peewee.Model], rows: Sequence[tuple[Any, Mapping[str
     written only where the column is NULL. With ``guard``, a row is written only where
     each field it names (for that row's changes) still holds one of the values given: a
     conditional write that leaves a row someone else moved on alone. Rows changing the
-    same fields under the same kind of guard share one prepared statement (``executemany``).
+    same fields under the same kind of guard share one statement (``UPDATE ... FROM
+    (VALUES ...)``: each row's values, its guard's too, in its own VALUES row).
     """
-    meta = model._meta  # type: ignore[attr-defined]
-    fields = meta.fields
-    database = meta.database
-    groups: dict[tuple[Shape, GuardShape], list[list[Any]]] = {}
-    for key_value, changes in rows:
-        shape, checks, params = _update_params(fields, fields[key], key_value, changes,
-                                               guard(changes) if guard else None)
-        groups.setdefault((shape, checks), []).append(params)
+    database = model._meta.database  # type: ignore[attr-defined]
     # All or nothing (inside a caller's transaction that is the caller's).
     with contextlib.nullcontext() if database.in_transaction() else database.atomic():
-        for (shape, checks), group in groups.items():
-            sql = _update_sql(model, key, shape, (), database.param, checks)
-            if len(group) == 1:
-                database.execute_sql(sql, group[0])
-                continue
-            with peewee.__exception_wrapper__:  # the driver's errors as peewee's raises them
-                database.cursor().executemany(sql, group)
+        _update(model, rows, key, guard, None)
+
+
+def update_returning_rows(model: type[peewee.Model],
+                          rows: Sequence[tuple[Any, Mapping[str, Any]]],
+                          returning: Sequence[str], *, key: str = "id",
+                          guard: Callable[[Mapping[str, Any]], Guard] | None = None
+                          ) -> dict[Any, dict[str, Any]]:
+    """``update_rows`` whose written rows come back: key value -> ``returning`` fields as
+    now stored (key values as the key field reads them back).
+
+    One statement per shape writes and reads, so what comes back is the row this change
+    produced (on PostgreSQL, under the row lock the UPDATE took). A row missing from the
+    answer was not written: no row with its key, or its guard no longer held (it lost a
+    race). Call it inside the caller's transaction when the rows must go together.
+    """
+    fields = model._meta.fields  # type: ignore[attr-defined]
+    converters = [fields[name].python_value for name in (key, *returning)]
+    written: dict[Any, dict[str, Any]] = {}
+    for row in _update(model, rows, key, guard, tuple(returning)):
+        key_value, *values = (convert(value) for convert, value
+                              in zip(converters, row, strict=True))
+        written[key_value] = dict(zip(returning, values, strict=True))
+    return written
 
 
 def update_returning(model: type[peewee.Model], key_value: Any, changes: Mapping[str, Any],
                      returning: Sequence[str], *, key: str = "id", guard: Guard | None = None
                      ) -> dict[str, Any] | None:
-    """``update_rows`` for one row, whose ``returning`` fields come back as now stored.
-
-    One statement writes and reads, so what comes back is the row this change produced
-    (on PostgreSQL, under the row lock the UPDATE took). None when no row matched (none
-    with this key, or ``guard``'s condition no longer held: the write lost a race).
-    """
-    meta = model._meta  # type: ignore[attr-defined]
-    fields = meta.fields
-    database = meta.database
-    shape, checks, params = _update_params(fields, fields[key], key_value, changes, guard)
-    sql = _update_sql(model, key, shape, tuple(returning), database.param, checks)
-    found = database.execute_sql(sql, params).fetchall()
-    if not found:
-        return None
-    return {name: fields[name].python_value(value)
-            for name, value in zip(returning, found[0], strict=True)}
+    """``update_returning_rows`` for one row: its ``returning`` fields as now stored, or
+    None when it was not written (no row with this key, or ``guard`` no longer held)."""
+    written = update_returning_rows(model, [(key_value, changes)], returning, key=key,
+                                    guard=None if guard is None else lambda _: guard)
+    return next(iter(written.values()), None)
 
 
 def select_rows(model: type[peewee.Model], names: Sequence[str],
@@ -201,4 +272,5 @@ def select_rows(model: type[peewee.Model], names: Sequence[str],
             for row in database.execute_sql(sql, params).fetchall()]
 
 
-__all__ = ["Guard", "IfNull", "insert_rows", "select_rows", "update_returning", "update_rows"]
+__all__ = ["Guard", "IfNull", "insert_rows", "select_rows", "update_returning",
+           "update_returning_rows", "update_rows"]

@@ -59,8 +59,7 @@ class Prepared:
             slots.append(found)
         return database, query, sql, list(params), slots
 
-    def rows(self, *values: Any) -> list[Any]:
-        """The rows (model instances, as ``build``'s query returns them) for ``values``."""
+    def _execute(self, values: tuple[Any, ...]) -> tuple[peewee.ModelSelect, Any]:
         database = db.obj
         compiled = self._compiled.get(id(database))
         if compiled is None:
@@ -72,7 +71,12 @@ class Prepared:
         for field, value, places in zip(self._fields, values, slots, strict=True):
             for place in places:
                 params[place] = field.db_value(value)
-        cursor = database.execute_sql(sql, params)
+        return query, database.execute_sql(sql, params)
+
+    def rows(self, *values: Any) -> list[Any]:
+        """The rows (model instances, as ``build``'s query returns them) for ``values``."""
+        query, cursor = self._execute(values)
+        database = db.obj
         wrapper = query._get_cursor_wrapper(cursor)
         mapping = self._mappings.get(id(database))
         if mapping is not None:
@@ -84,6 +88,18 @@ class Prepared:
             self._mappings[id(database)] = {name: value for name, value in vars(wrapper).items()
                                             if name not in _PER_CURSOR}
         return found
+
+    def first_values(self, *values: Any) -> tuple[Any, ...] | None:
+        """The first row's selected fields, each read as its field reads it, or None.
+
+        No model instance is built: for a hot read of a few plain columns.
+        """
+        query, cursor = self._execute(values)
+        found = cursor.fetchall()  # to the end: an unfinished SQLite read would hold its lock
+        if not found:
+            return None
+        return tuple(field.python_value(value)
+                     for field, value in zip(query._returning, found[0], strict=True))
 
     def first(self, *values: Any) -> Any:
         """The first row for ``values``, or None."""

@@ -117,3 +117,34 @@ def serving(installed: Path, home: Path, name: str) -> Iterator[tuple[str, Path]
     finally:
         stop(server)  # never fails the test: a graceful stop slow under load is killed
         log.close()
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def assert_chromium_renders_the_explorer(base: str) -> None:
+    """Chromium renders ``/api/docs`` at ``base`` with every operation, and nothing it asks
+    for fails."""
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), \
+        f"{CHROMIUM} is missing: run `make browser` (apt-get install -y chromium)"
+    failed: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                             args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(DEADLINE * 1000)  # a busy machine renders slowly
+            page.on("response", lambda r: failed.append(f"{r.status} {r.url}")
+                    if r.status >= 400 else None)
+            page.on("requestfailed", lambda r: failed.append(f"failed {r.url}"))
+            page.goto(base + "/api/docs")
+            page.wait_for_selector(".swagger-ui .opblock")
+            assert page.locator(".swagger-ui .info .title").inner_text().startswith(
+                "copytrade")
+            assert page.locator(".opblock").count() > 20  # every operation, rendered
+            assert page.locator("#missing-assets").count() == 0
+        finally:
+            browser.close()
+    assert failed == []

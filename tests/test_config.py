@@ -268,6 +268,7 @@ EVERY = {
     **{name: "0x" + f"{number:040x}" for number, name in enumerate(config.POLYGON_CONTRACTS)
        if name in config.DECLARED},  # the table's other addresses name no variable
     "WITHDRAW_WAIT_SECONDS": "6", "WITHDRAW_MAX_WAITERS": "3", "RECEIPT_TIMEOUT_SECONDS": "121",
+    "WALLET_SIGNING_LEASE_SECONDS": "61",
     "DEPOSIT_SWEEP_SECONDS": "61", "CLAIM_SWEEP_SECONDS": "601",
     "DEPOSIT_SWEEP_CONCURRENCY": "5", "AUTO_WRAP_USDC_E": "false", "AUTO_WRAP_MIN_USDC_E": "2.5",
     "ORDER_RESOLVE_DEADLINE_SECONDS": "601", "ORDER_NOT_FOUND_GRACE_SECONDS": "121",

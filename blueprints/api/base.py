@@ -6,9 +6,11 @@ from collections.abc import Callable
 from typing import Any
 
 import flask_smorest
+from flask_smorest.utils import resolve_schema_instance
 from webargs.flaskparser import FlaskParser
 
 from schemas.common import ErrorSchema
+from schemas.dump import compiled
 from schemas.fields import DECIMAL_PATTERN
 
 DecimalStringComponent = {
@@ -64,6 +66,11 @@ class Blueprint(flask_smorest.Blueprint):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._prepare_doc_cbks.append(merge_extra_doc)
+
+    def response(self, status_code: Any, schema: Any = None, **kwargs: Any) -> Callable[[Any], Any]:
+        """smorest's response, dumping with the schema's compiled dump when it is plain."""
+        # The instance smorest documents is the one it dumps with: the OpenAPI is unchanged.
+        return super().response(status_code, compiled(resolve_schema_instance(schema)), **kwargs)
 
     def errors(self, *statuses: int) -> Callable[[Any], Any]:
         """Document the error responses a route may give, with the Error body."""

@@ -109,7 +109,7 @@ class SandboxState:
         self.feed = RtdsHub()
         self.market_channel = MarketChannel(self)
         self.faults = FaultBoard()
-        self.modes = VenueModes(clock)
+        self.modes = VenueModes(self._now)  # the state's clock, swapped or not
         self.requests = RequestTally(self._now)  # per endpoint per second, for benchmarks
         self.signer_limits = SignerLimits(self._now)  # per-signer warnings (off until set)
         self.rate_tiers = RateTiers(self._now)  # tiers and their buckets (enforced when set)

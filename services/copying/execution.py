@@ -458,21 +458,21 @@ def settle(tickets: list[Ticket]) -> None:
     Answers lost in transit are reconciled by hash first (that asks the venue, so outside
     the transaction); the rest is one transaction. Run in a database thread.
     """
-    settled_by_id: dict[UUID, Order] = {}
-    for ticket in tickets:
-        if ticket.answer is not None and ticket.answer.result is None \
-                and ticket.answer.refused is None:
-            assert ticket.order is not None and ticket.prepared is not None
-            settled_by_id[ticket.draft.id] = orders.settle(ticket.order, ticket.prepared,
-                                                           ticket.answer)
+    answered = [t for t in tickets
+                if t.order is not None and t.prepared is not None and t.answer is not None]
+    lost = [t for t in answered
+            if t.answer is not None and t.answer.result is None and t.answer.refused is None]
+    settled_by_id = dict(zip((t.draft.id for t in lost), _settle_orders(lost), strict=True))
     settled: list[tuple[Ticket, Outcome]] = []
     with atomic():
-        for ticket in tickets:
-            if ticket.order is None or ticket.prepared is None or ticket.answer is None:
-                continue
+        # The batch's answers in a few statements (one per shape of change and table).
+        rest = [t for t in answered if t.draft.id not in settled_by_id]
+        settled_by_id.update(zip((t.draft.id for t in rest), _settle_orders(rest),
+                                 strict=True))
+        for ticket in answered:
+            assert ticket.answer is not None
             draft = ticket.draft
-            order = settled_by_id.get(draft.id) or orders.settle(
-                ticket.order, ticket.prepared, ticket.answer)
+            order = settled_by_id[draft.id]
             assert ticket.sent_at is not None
             base = {"sent_at": ticket.sent_at,
                     "latency_ms": _ms(ticket.sent_at, draft.seen_at),
@@ -515,6 +515,16 @@ def settle(tickets: list[Ticket]) -> None:
         metrics.copy_settled(outcome.changes)
     copy_notices.enqueue([t.draft.id for t, outcome in settled
                           if outcome.changes.get("status") in (INTENT_FILLED, INTENT_SKIPPED)])
+
+
+def _settle_orders(tickets: list[Ticket]) -> list[Order]:
+    """The tickets' orders with their answers recorded (``orders.settle_many``)."""
+    sent = []
+    for ticket in tickets:
+        assert ticket.order is not None and ticket.prepared is not None \
+            and ticket.answer is not None
+        sent.append((ticket.order, ticket.prepared, ticket.answer))
+    return orders.settle_many(sent)
 
 
 def spent(ticket: Ticket) -> Decimal:

@@ -39,7 +39,7 @@ from typing import Any
 from uuid import UUID
 
 from models.base import atomic, utcnow
-from models.bulk import Guard, insert_rows, select_rows, update_rows
+from models.bulk import Guard, insert_rows, update_returning_rows
 from models.copying import (
     INTENT_CANCELLED,
     INTENT_FAILED,
@@ -203,34 +203,22 @@ def settle_many(settled: Sequence[tuple[UUID, Mapping[str, Any]]], *,
 
     An intent is written only over a status its new one may follow and, with ``worker``,
     only while that engine still owns it (its fencing token); the others lost a race and
-    are left as the winner wrote them. The intents are read and locked in one statement,
-    then written with one prepared statement per kind of outcome (the copy engine settles
-    a fill's intents inside the transaction that holds the write lock); counted by the
-    caller.
+    are left as the winner wrote them. One guarded ``UPDATE ... RETURNING`` per kind of
+    outcome writes the intents and names those written (the copy engine settles a fill's
+    intents inside the transaction that holds the write lock); counted by the caller.
     """
     if not settled:
         return set()
-    ids = [intent_id for intent_id, _ in settled]
+
+    def guard(changes: Mapping[str, Any]) -> Guard:
+        # What another writer may have changed: the status moved on, the owner replaced.
+        fence: dict[str, Sequence[Any]] = {"status": _may_follow(changes)}
+        if worker is not None:
+            fence["worker"] = (worker,)
+        return fence
+
     with atomic():
-        current: dict[UUID, dict[str, Any]] = {}
-        for start in range(0, len(ids), 500):
-            for row in select_rows(CopyIntent, ("id", "status", "worker"),
-                                   {"id": ids[start:start + 500]}, for_update=True):
-                current[row["id"]] = row
-        won = [(intent_id, changes) for intent_id, changes in settled
-               if (row := current.get(intent_id)) is not None
-               and row["status"] in _may_follow(changes)
-               and (worker is None or row["worker"] == worker)]
-
-        def guard(changes: Mapping[str, Any]) -> Guard:
-            # The same rule in the statement itself: what another writer may have changed.
-            fence: dict[str, Sequence[Any]] = {"status": _may_follow(changes)}
-            if worker is not None:
-                fence["worker"] = (worker,)
-            return fence
-
-        update_rows(CopyIntent, won, guard=guard)
-    return {intent_id for intent_id, _ in won}
+        return set(update_returning_rows(CopyIntent, settled, (), guard=guard))
 
 
 def open_intents(config_ids: Sequence[UUID]) -> list[CopyIntent]:

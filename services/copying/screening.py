@@ -74,9 +74,14 @@ def _budget_key(prefix: str, minute: int) -> str:
     return f"{prefix}screening-calls:{minute}"
 
 
+def minute() -> int:
+    """The minute the budget counts in (minutes since the epoch)."""
+    return int(time.time() // 60)
+
+
 def budget(client: redis.Redis, prefix: str, per_minute: int) -> dict[str, int]:
     """This minute's venue calls: used and allowed."""
-    used = client.get(_budget_key(prefix, int(time.time() // 60)))
+    used = client.get(_budget_key(prefix, minute()))
     return {"used": int(used or 0), "per_minute": per_minute}
 
 
@@ -84,7 +89,7 @@ def take(calls: int) -> bool:
     """Count ``calls`` against this minute's budget; False (nothing counted) when they do
     not fit."""
     connection = jobs.connection()
-    key = _budget_key(jobs.current_config().prefix, int(time.time() // 60))
+    key = _budget_key(jobs.current_config().prefix, minute())
     used = connection.incrby(key, calls)
     connection.expire(key, 120)
     if used > runtime().settings.screening.venue_calls_per_minute:

@@ -78,6 +78,7 @@ class ChainSettings:
     withdraw_wait_seconds: float
     withdraw_max_waiters: int
     receipt_timeout_seconds: float
+    signing_lease_seconds: int = 60
 
 
 def _legacy_passphrase_key(text: str) -> bytes:
@@ -153,6 +154,7 @@ def from_settings(settings: Settings) -> ChainSettings:
         withdraw_wait_seconds=settings.chain.withdraw_wait_seconds,
         withdraw_max_waiters=settings.chain.withdraw_max_waiters,
         receipt_timeout_seconds=settings.chain.receipt_timeout_seconds,
+        signing_lease_seconds=settings.chain.signing_lease_seconds,
     )
 
 

@@ -38,31 +38,61 @@ import redis
 
 from services.platform import copy_control
 
-# Renew this engine's leases. One that expired is not taken back: the engine stopped
-# sending by its own clock before it could expire, and takes it again by a claim (a new
-# fencing token, registered in the database before the target runs again).
+# Renew the leases named (KEYS[2:]) and keep them in this engine's set of held leases
+# (KEYS[1]; ARGV[3] = '1': the set becomes exactly the kept ones). One that expired is not
+# taken back: the engine stopped sending by its own clock before it could expire, and takes
+# it again by a claim (a new fencing token, registered in the database before the target
+# runs again).
 LEASE_SCRIPT_RENEW = """
+if ARGV[3] == '1' then redis.call('DEL', KEYS[1]) end
 local lost = {}
-for i, key in ipairs(KEYS) do
+for i = 2, #KEYS do
+  local key = KEYS[i]
   if redis.call('GET', key) == ARGV[1] then
     redis.call('PEXPIRE', key, ARGV[2])
+    redis.call('SADD', KEYS[1], key)
   else
-    lost[#lost + 1] = i
+    redis.call('SREM', KEYS[1], key)
+    lost[#lost + 1] = i - 1
   end
 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return lost
 """
 
-# Take each free lease (KEYS: lease, fence, lease, fence, ...); each taken one's fencing
-# token moves on: {index, token} pairs of the targets taken.
+# Renew every lease in this engine's set of held leases (KEYS[1]), by exception: one short
+# command a heartbeat, whatever the engine runs; the answer names only the lease keys lost
+# (taken over or expired; they leave the set). False, touching nothing, when the set does
+# not hold as many leases as the engine runs (ARGV[3]): the engine then renews the leases
+# it runs by name, which makes the set exactly those again.
+LEASE_SCRIPT_RENEW_HELD = """
+if redis.call('SCARD', KEYS[1]) ~= tonumber(ARGV[3]) then return false end
+local lost = {}
+for _, key in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('GET', key) == ARGV[1] then
+    redis.call('PEXPIRE', key, ARGV[2])
+  else
+    redis.call('SREM', KEYS[1], key)
+    lost[#lost + 1] = key
+  end
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return lost
+"""
+
+# Take each free lease (KEYS: the engine's set of held leases, then lease, fence, lease,
+# fence, ...); each taken one joins the set and its fencing token moves on: {index, token}
+# pairs of the targets taken.
 LEASE_SCRIPT_CLAIM = """
 local taken = {}
-for i = 1, #KEYS, 2 do
+for i = 2, #KEYS, 2 do
   if redis.call('SET', KEYS[i], ARGV[1], 'NX', 'PX', ARGV[2]) then
-    taken[#taken + 1] = (i + 1) / 2
+    redis.call('SADD', KEYS[1], KEYS[i])
+    taken[#taken + 1] = i / 2
     taken[#taken + 1] = redis.call('INCR', KEYS[i + 1])
   end
 end
+if #taken > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return taken
 """
 
@@ -78,9 +108,12 @@ end
 return token
 """
 
+# Drop the leases named (KEYS[2:]) that this engine holds, and each from its set (KEYS[1]).
 LEASE_SCRIPT_RELEASE = """
 local released = 0
-for _, key in ipairs(KEYS) do
+for i = 2, #KEYS do
+  local key = KEYS[i]
+  redis.call('SREM', KEYS[1], key)
   if redis.call('GET', key) == ARGV[1] then
     redis.call('DEL', key)
     released = released + 1
@@ -102,6 +135,11 @@ def lease_key(target: str, key_prefix: str | None = None) -> str:
 def fence_key(target: str, key_prefix: str | None = None) -> str:
     """The Redis key of a target lease's fencing token (incremented at every take-over)."""
     return f"{_prefix(key_prefix)}copy:fence:{target.lower()}"
+
+
+def held_key(name: str, key_prefix: str | None = None) -> str:
+    """The Redis set of the lease keys an engine holds (what its renewal extends)."""
+    return f"{_prefix(key_prefix)}copy:held:{name}"
 
 
 def engine_key(name: str, key_prefix: str | None = None) -> str:
@@ -195,6 +233,9 @@ class TargetLeases:
         self.owner = owner
         self.ttl_ms = ttl_ms
         self._renew = client.register_script(LEASE_SCRIPT_RENEW)
+        self._renew_held = client.register_script(LEASE_SCRIPT_RENEW_HELD)
+        self._held = held_key(owner, prefix)
+        self._lease_prefix = lease_key("", prefix)
         self._release = client.register_script(LEASE_SCRIPT_RELEASE)
         self._claim = client.register_script(LEASE_SCRIPT_CLAIM)
         self._adopt = client.register_script(FENCE_SCRIPT_ADOPT)
@@ -216,7 +257,8 @@ class TargetLeases:
         taken: dict[str, int] = {}
         for start in range(0, len(targets), 500):  # a script call blocks Redis: in chunks
             chunk = targets[start:start + 500]
-            keys = [key for t in chunk for key in (self.key(t), fence_key(t, self.prefix))]
+            keys = [self._held] + [key for t in chunk
+                                   for key in (self.key(t), fence_key(t, self.prefix))]
             found = self._claim(keys=keys, args=[self.owner, self.ttl_ms])
             taken.update((chunk[int(found[i]) - 1], int(found[i + 1]))
                          for i in range(0, len(found), 2))
@@ -246,21 +288,33 @@ class TargetLeases:
         values = self.client.mget([moved_key(t, self.prefix) for t in moved])
         return {t: v.decode() for t, v in zip(moved, values, strict=True) if v}
 
-    def renew(self, targets: Sequence[str]) -> set[str]:
-        """Extend this engine's leases; the targets still held (the rest were lost)."""
-        if not targets:
+    def renew(self, targets: Sequence[str], exactly: bool = False) -> set[str]:
+        """Extend this engine's leases of ``targets``; the targets still held (the rest
+        were lost). ``exactly``: these are every lease the engine runs (its set of held
+        leases becomes the kept ones)."""
+        if not targets and not exactly:
             return set()
-        # The script answers the lost ones (nearly always none): an engine renews all its
-        # leases every second, and reading back 2,500 held ones took a tenth of its CPU.
-        lost = self._renew(keys=[self.key(t) for t in targets],
-                           args=[self.owner, self.ttl_ms])
+        # The script answers the lost ones (nearly always none).
+        lost = self._renew(keys=[self._held] + [self.key(t) for t in targets],
+                           args=[self.owner, self.ttl_ms, "1" if exactly else "0"])
         return set(targets).difference(targets[int(i) - 1] for i in lost)
+
+    def renew_held(self, running: int) -> list[str] | None:
+        """Extend every lease in this engine's set of held ones, in one short command; the
+        targets lost (lower case), or None when the set does not hold ``running`` leases
+        (then nothing was renewed: renew the running ones by name, ``exactly``)."""
+        lost = self._renew_held(keys=[self._held], args=[self.owner, self.ttl_ms, running])
+        if lost is None:
+            return None
+        cut = len(self._lease_prefix)
+        return [key.decode()[cut:] for key in lost]
 
     def release(self, targets: Sequence[str]) -> int:
         """Give up leases this engine holds (graceful stop or rebalancing)."""
         if not targets:
             return 0
-        return int(self._release(keys=[self.key(t) for t in targets], args=[self.owner]))
+        return int(self._release(keys=[self._held] + [self.key(t) for t in targets],
+                                 args=[self.owner]))
 
     def heartbeat(self, fields: dict[str, str]) -> None:
         """Announce this engine alive for one lease period."""
@@ -275,6 +329,7 @@ class TargetLeases:
         """Leave the engine set at once (so others rebalance without waiting for expiry)."""
         with self.client.pipeline() as pipe:
             pipe.delete(engine_key(self.owner, self.prefix))
+            pipe.delete(self._held)
             pipe.srem(engines_key(self.prefix), self.owner)
             pipe.execute()
 

@@ -2,7 +2,7 @@
 
 Positions are per (config, paper, token). The copy engine settles a fill's copies in one
 transaction (``apply_positions``: the positions read and locked in one statement,
-missing ones inserted, the rest written with one prepared statement); a reconciled
+missing ones inserted, the rest written in one statement); a reconciled
 intent adds its fill with ``apply_position``.
 """
 
@@ -81,8 +81,9 @@ def apply_positions(fills: Sequence[PositionFill]) -> list[tuple[Holding, int]]:
     """Add fills, in order, to their configs' positions; each fill's new holding and open count.
 
     The positions involved are read (and locked, on PostgreSQL) in one statement, missing
-    ones inserted with their first fill applied, the rest written with one prepared
-    statement: a fill's copies settle in three statements instead of two or three each.
+    ones inserted with their first fill applied, the rest written in one statement
+    (``update_rows``): a fill's copies settle in three statements instead of two or three
+    each.
     """
     if not fills:
         return []

@@ -10,19 +10,22 @@ later write changes nothing and reads back what the earlier one stored. Trade st
 fill) | failed (rejected, never reached the venue, or every fill's venue trade FAILED).
 
 Placing (services/trading/orders.py) and reconciling (services/trading/order_reconcile.py)
-both write through ``finish``.
+both write through ``finish_many`` (``finish``: a batch of one); a copy fill's answers
+settle as one batch.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
+from uuid import UUID
 
 from models.base import atomic, utcnow
-from models.bulk import IfNull, select_rows, update_returning, update_rows
+from models.bulk import IfNull, select_rows, update_returning_rows, update_rows
 from models.trading import (
     ORDER_FAILED,
     ORDER_LIVE,
@@ -59,43 +62,91 @@ STORED_STATE = ("status", "filled_size", "filled_value", "fee", "error", "acknow
                 "updated_at", "preview")
 
 
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """One order's new state, as ``finish_many`` writes it.
+
+    ``timings``: the stage timings measured while placing it (``placement_ms``, ``ack_ms``,
+    ``taker_delay_ms``), written with the answer. ``deadline``: closed unanswered (the
+    late-fill sweep follows it: ``closed_at_deadline``).
+    """
+
+    order: Order
+    status: str
+    filled_size: Decimal | None = None
+    filled_value: Decimal | None = None
+    fee: Decimal | None = None
+    error: str | None = None
+    acknowledged: bool = False
+    deadline: bool = False
+    timings: Mapping[str, int] | None = None
+
+    def changes(self, now: datetime) -> dict[str, Any]:
+        """The order's columns this writes (``now``: the time of the write)."""
+        changes: dict[str, Any] = {"status": self.status, "updated_at": now,
+                                   **(self.timings or {})}
+        if self.filled_size is not None:
+            changes["filled_size"] = self.filled_size
+            changes["filled_value"] = self.filled_value if self.filled_value is not None \
+                else ZERO
+        if self.fee is not None:
+            changes["fee"] = self.fee
+        if self.error is not None:
+            changes["error"] = self.error
+        if self.deadline:
+            changes["deadline_closed_at"] = now
+        if self.acknowledged:  # the first acknowledgement stays (a reconciliation's may)
+            changes["acknowledged_at"] = IfNull(now)
+        return changes
+
+
 def finish(order: Order, status: str, *, filled_size: Decimal | None = None,
            filled_value: Decimal | None = None, fee: Decimal | None = None,
            error: str | None = None, acknowledged: bool = False,
            deadline: bool = False, timings: Mapping[str, int] | None = None) -> Order:
-    """Write the order's new state and mirror it onto its trade; the order as now stored.
+    """Write the order's new state and mirror it onto its trade; the order as now stored
+    (``finish_many`` of one: see ``Finish`` for the arguments)."""
+    [stored] = finish_many([Finish(order, status, filled_size, filled_value, fee, error,
+                                   acknowledged, deadline, timings)])
+    return stored
 
-    ``timings``: the stage timings measured while placing it (``placement_ms``, ``ack_ms``,
-    ``taker_delay_ms``), written with the answer.
+
+def _guard(changes: Mapping[str, Any]) -> Mapping[str, Sequence[str]]:
+    return {"status": ORDER_PREDECESSORS[changes["status"]]}
+
+
+def finish_many(finishes: Sequence[Finish]) -> list[Order]:
+    """Write orders' new states and mirror them onto their trades, in one transaction (the
+    caller's, when open); each order as now stored, in the order given.
+
+    A fill's copies settle in a few statements, not two each: the orders written and read
+    back in one statement per shape of change, their trades in one more per shape.
     """
+    if not finishes:
+        return []
     now = utcnow()
-    changes: dict[str, Any] = {"status": status, "updated_at": now, **(timings or {})}
-    if filled_size is not None:
-        changes["filled_size"] = filled_size
-        changes["filled_value"] = filled_value if filled_value is not None else ZERO
-    if fee is not None:
-        changes["fee"] = fee
-    if error is not None:
-        changes["error"] = error
-    if deadline:  # closed unanswered: the late-fill sweep follows it (closed_at_deadline)
-        changes["deadline_closed_at"] = now
-    if acknowledged:  # the first acknowledgement stays (a reconciliation may have made it)
-        changes["acknowledged_at"] = IfNull(now)
     with atomic():
-        # Written and read back in one statement (plain SQL: peewee's compiler cost more
-        # than the database): the fills, fee and error a reconciliation stored and this
-        # answer does not replace are what the trade mirrors and the caller gets. Only
-        # over a status this one may follow: a final status is never replaced.
-        state = update_returning(Order, order.id, changes, STORED_STATE,
-                                 guard={"status": ORDER_PREDECESSORS[status]})
-        if state is None:
-            # Lost the race (or no such record): what the winner stored stands.
-            state = _lost_race(order, status)
-        stored = as_stored(order, state)
-        if timings and state.get("status") == status:
-            stored.__data__.update(timings)
-        update_rows(Trade, [(order.id, trade_changes(stored, now))], key="order")
-    _notify(stored)
+        # Written and read back together (plain SQL: peewee's compiler cost more than the
+        # database): the fills, fee and error a reconciliation stored and this answer does
+        # not replace are what the trade mirrors and the caller gets. Only over a status
+        # this one may follow: a final status is never replaced.
+        states = update_returning_rows(
+            Order, [(step.order.id, step.changes(now)) for step in finishes], STORED_STATE,
+            guard=_guard)
+        lost = [step for step in finishes if step.order.id not in states]
+        if lost:  # lost the race (or no such record): what the winner stored stands
+            states.update(_lost_races(lost))
+        stored = []
+        for step in finishes:
+            state = states[step.order.id]
+            order = as_stored(step.order, state)
+            if step.timings and state.get("status") == step.status:
+                order.__data__.update(step.timings)
+            stored.append(order)
+        update_rows(Trade, [(order.id, trade_changes(order, now)) for order in stored],
+                    key="order")
+    for order in stored:
+        _notify(order)
     return stored
 
 
@@ -126,20 +177,25 @@ def as_stored(order: Order, state: dict[str, Any]) -> Order:
     return stored
 
 
-def _lost_race(order: Order, status: str) -> dict[str, Any]:
-    """The order's stored state after a write of ``status`` found its predecessor gone."""
-    found = select_rows(Order, STORED_STATE, {"id": [order.id]})  # plain SQL, as above
-    if not found:
-        raise Order.DoesNotExist(f"order {order.id} is not stored")
-    [state] = found
-    if state["status"] == ORDER_FAILED and status in (ORDER_LIVE, ORDER_MATCHED):
-        # The venue has an order we failed after the grace: tell the operator.
-        log.error("order %s was failed as never sent, but the venue answers %s; the grace "
-                  "(ORDER_NOT_FOUND_GRACE_SECONDS) is too short", order.order_hash, status)
-    else:
-        log.info("order %s is %s already; %s not written", order.order_hash,
-                 state["status"], status)
-    return state
+def _lost_races(lost: Sequence[Finish]) -> dict[UUID, dict[str, Any]]:
+    """The orders' stored states after writes that found their predecessors gone."""
+    found = {state["id"]: state for state in select_rows(   # plain SQL, as above
+        Order, ("id", *STORED_STATE), {"id": [step.order.id for step in lost]})}
+    for step in lost:
+        state = found.get(step.order.id)
+        if state is None:
+            raise Order.DoesNotExist(f"order {step.order.id} is not stored")
+        del state["id"]
+        order, status = step.order, step.status
+        if state["status"] == ORDER_FAILED and status in (ORDER_LIVE, ORDER_MATCHED):
+            # The venue has an order we failed after the grace: tell the operator.
+            log.error("order %s was failed as never sent, but the venue answers %s; the "
+                      "grace (ORDER_NOT_FOUND_GRACE_SECONDS) is too short", order.order_hash,
+                      status)
+        else:
+            log.info("order %s is %s already; %s not written", order.order_hash,
+                     state["status"], status)
+    return found
 
 
 def trade_changes(order: Order, now: datetime) -> dict[str, Any]:

@@ -12,7 +12,8 @@ one after the other for one order and the copy engine runs for a batch:
    body and its EIP-712 hash, which is the venue's order id) and their ``Trade`` rows in
    one transaction, consuming previews there. Only then is anything sent.
 3. ``post`` sends it (never retried; venue steps, run by a blocking or an async client) and
-   ``settle`` records the answer: the ``Order`` as stored.
+   ``settle`` records the answer: the ``Order`` as stored (``settle_many``: a batch's
+   answers in a few statements).
 
 A crash or a timeout after step 2 leaves a ``pending`` record that
 services/trading/order_reconcile.py looks up at the venue by its hash; nothing is ever
@@ -57,11 +58,10 @@ from models.wallet import TradingWallet
 from services.markets import order_book
 from services.platform import errors, order_versions, venues
 from services.platform.principal import user_id_of
-from services.trading import order_outages, order_plan, previews
+from services.trading import order_outages, order_plan, order_states, previews
 from services.trading.execution_quality import order_execution_view
 from services.trading.order_plan import MarketInfo, OrderPlan, OrderRequest
 from services.trading.order_reconcile import RECONCILE_JOB, reconcile
-from services.trading.order_states import finish
 from services.wallets import session_keys, trading_accounts, venue_accounts
 from services.wallets.venue_accounts import VenueAccount
 from venue.client import AsyncVenueClient, VenueClient
@@ -357,39 +357,72 @@ def _rebuilt(prepared: PreparedOrder) -> PreparedOrder:
 def settle(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> Order:
     """Record the venue's answer to a sent order, or reconcile a lost one; the order as stored.
 
-    A lost answer is looked up at the venue by the order's hash now (blocking HTTP: call it
-    outside any open transaction), or queued for reconciliation when the venue is down. A
-    withheld order (never sent) is cancelled and let go of its intent (``hand_back``).
+    ``settle_many`` of one (a lost answer's lookup is blocking HTTP: call it outside any
+    open transaction).
     """
-    if answer.resent is not None:  # rebuilt for a new order version: its record was re-stamped
-        order, prepared = Order.get_by_id(order.id), answer.resent
+    [settled] = settle_many([(order, prepared, answer)])
+    return settled
+
+
+def settle_many(sent: Sequence[tuple[Order, PreparedOrder, PostAnswer]]) -> list[Order]:
+    """Record the venue's answers to sent orders; each order as stored, in the order given.
+
+    The answers are written together (``order_states.finish_many``: a few statements for
+    the batch, in one transaction, the caller's when open). A lost answer is looked up at
+    the venue by the order's hash now (blocking HTTP: call it outside any open transaction),
+    or queued for reconciliation when the venue is down. A withheld order (never sent) is
+    cancelled and let go of its intent (``hand_back``), as is one refused for the venue's
+    mode.
+    """
+    settled: list[Order | None] = [None] * len(sent)
+    steps: list[tuple[int, order_states.Finish, bool]] = []
+    for index, (order, prepared, answer) in enumerate(sent):
+        if answer.resent is not None:  # rebuilt for a new order version: its record re-stamped
+            order, prepared = Order.get_by_id(order.id), answer.resent
+        step = _finishing(order, prepared, answer)
+        if step is None:
+            settled[index] = _looked_up(order, prepared, answer)
+        else:
+            steps.append((index, *step))
+    stored = order_states.finish_many([step for _, step, _ in steps])
+    for (index, _, hand_back), order in zip(steps, stored, strict=True):
+        if hand_back:
+            order_outages.hand_back(order)
+        settled[index] = order
+    return [order for order in settled if order is not None]
+
+
+def _finishing(order: Order, prepared: PreparedOrder, answer: PostAnswer
+               ) -> tuple[order_states.Finish, bool] | None:
+    """The state an answer gives the order, and whether its intent is let go of
+    (``hand_back``: it certainly never reached the venue); None for a lost answer."""
     timings = answer.timings(prepared)
     if answer.refused is not None:
-        order = finish(order, ORDER_REJECTED, error=_refusal(answer.refused,
-                                                             prepared.acct.wallet),
-                       acknowledged=True, timings=timings)
-    elif answer.withheld is not None:
+        return order_states.Finish(order, ORDER_REJECTED, error=_refusal(
+            answer.refused, prepared.acct.wallet), acknowledged=True, timings=timings), False
+    if answer.withheld is not None:
         # Certainly not at the venue: withdrawn (cancelled: nothing failed that the user
         # should hear of), and its intent let go to be placed anew.
-        order = finish(order, ORDER_CANCELLED, error=answer.withheld)
-        order_outages.hand_back(order)
-    elif isinstance(answer.lost, VenueRestricted):
+        return order_states.Finish(order, ORDER_CANCELLED, error=answer.withheld), True
+    if isinstance(answer.lost, VenueRestricted):
         # Refused for the venue's mode (restart, post-only, ...): certainly not placed.
-        order = finish(order, ORDER_REJECTED, error=order_outages.describe(answer.lost),
-                       acknowledged=True)
-        order_outages.hand_back(order)
-    elif answer.lost is not None or answer.result is None:
-        # The order may or may not have arrived: look it up by its hash.
-        log.warning("order %s: POST failed (%s); reconciling", order.order_hash, answer.lost)
-        try:
-            order = reconcile(order.id, acct=prepared.acct)
-        except VenueError:
-            log.warning("order %s left pending; queueing its reconciliation", order.order_hash)
-            _queue_reconcile(order)
-            order = Order.get_by_id(order.id)
-    else:
-        order = _apply_post_result(order, answer.result, prepared.plan, timings)
-    return order
+        return order_states.Finish(order, ORDER_REJECTED, acknowledged=True,
+                                   error=order_outages.describe(answer.lost)), True
+    if answer.lost is not None or answer.result is None:
+        return None
+    return _post_result(order, answer.result, prepared.plan, timings), False
+
+
+def _looked_up(order: Order, prepared: PreparedOrder, answer: PostAnswer) -> Order:
+    """A lost answer's order, looked up at the venue by its hash (the order may or may not
+    have arrived), or queued for that when the venue is down."""
+    log.warning("order %s: POST failed (%s); reconciling", order.order_hash, answer.lost)
+    try:
+        return reconcile(order.id, acct=prepared.acct)
+    except VenueError:
+        log.warning("order %s left pending; queueing its reconciliation", order.order_hash)
+        _queue_reconcile(order)
+        return Order.get_by_id(order.id)
 
 
 # The venue's refusal of a post-only order that would match at once (ACCOUNTS.md §7.2).
@@ -499,11 +532,12 @@ def _queue_reconcile(order: Order) -> None:
         log.warning("could not queue reconciliation of %s: %s", order.order_hash, exc)
 
 
-def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan,
-                       timings: dict[str, int]) -> Order:
+def _post_result(order: Order, result: PostOrderResult, plan: OrderPlan,
+                 timings: dict[str, int]) -> order_states.Finish:
+    """The state the venue's result gives the order (its fills' taker fee walked)."""
     if not result.success:
-        return finish(order, ORDER_REJECTED, error=result.error_msg or "refused",
-                      acknowledged=True, timings=timings)
+        return order_states.Finish(order, ORDER_REJECTED, error=result.error_msg or "refused",
+                                   acknowledged=True, timings=timings)
     making, taking = result.making_amount or ZERO, result.taking_amount or ZERO
     shares, value = (taking, making) if order.side == "buy" else (making, taking)
     fee = ZERO
@@ -523,8 +557,8 @@ def _apply_post_result(order: Order, result: PostOrderResult, plan: OrderPlan,
         status = ORDER_MATCHED
     else:
         status = ORDER_CANCELLED
-    return finish(order, status, filled_size=shares, filled_value=value, fee=fee,
-                  acknowledged=True, timings=timings)
+    return order_states.Finish(order, status, filled_size=shares, filled_value=value, fee=fee,
+                               acknowledged=True, timings=timings)
 
 
 NOT_FILLED = "The order was not filled."  # the reason of an order that ended without a fill

@@ -71,7 +71,6 @@ from services.wallets import wallets
 
 log = logging.getLogger(__name__)
 
-LEASE_SECONDS = 60
 LEASE_WAIT_SECONDS = 30.0
 _LEASE_POLL_SECONDS = 0.05
 
@@ -129,11 +128,17 @@ class Link:
                 .where(self._unlinked_and_open()).execute()) == 1
 
 
+def lease_seconds() -> int:
+    """How long a signing lease holds between renewals (WALLET_SIGNING_LEASE_SECONDS)."""
+    return chain_access.current().signing_lease_seconds
+
+
 @contextlib.contextmanager
-def nonce_lease(wallet: TradingWallet, *, seconds: int = LEASE_SECONDS,
+def nonce_lease(wallet: TradingWallet, *, seconds: int | None = None,
                 wait: float = LEASE_WAIT_SECONDS) -> Iterator[str]:
     """Hold the wallet's signing lease (an atomic conditional UPDATE); Conflict if busy."""
     owner = uuid.uuid4().hex
+    seconds = seconds or lease_seconds()
     deadline = time.monotonic() + wait
     while True:
         now = utcnow()
@@ -158,10 +163,11 @@ def nonce_lease(wallet: TradingWallet, *, seconds: int = LEASE_SECONDS,
          .execute())
 
 
-def renew_lease(wallet: TradingWallet, owner: str, seconds: int = LEASE_SECONDS,
+def renew_lease(wallet: TradingWallet, owner: str, seconds: int | None = None,
                 **also: Any) -> None:
     """Check the wallet's lease is still ``owner``'s and renew it (writing ``also`` with
     it); Conflict (roll back) if it was lost."""
+    seconds = seconds or lease_seconds()
     held = (TradingWallet
             .update(nonce_lease_until=utcnow() + timedelta(seconds=seconds), **also)
             .where((TradingWallet.id == wallet.id) & (TradingWallet.nonce_lease_owner == owner))

@@ -104,8 +104,8 @@ _ADDRESS_OF_USER = Prepared(
 def address_of(user: User | UUID | str) -> str | None:
     """The user's trading address (the maker: where funds go), or None before the wallet
     exists."""
-    wallet = _ADDRESS_OF_USER.first(user_id_of(user))
-    return maker(wallet) if wallet is not None else None
+    found = _ADDRESS_OF_USER.first_values(user_id_of(user))  # no model built: every /me reads it
+    return (found[1] or found[0]) if found is not None else None  # as maker(): the funder first
 
 
 def maker(wallet: TradingWallet) -> str:

@@ -21,14 +21,19 @@ D = Decimal
 
 
 @pytest.fixture
-def fresh_budget(app) -> None:
+def fresh_budget(app, monkeypatch) -> None:
     """This minute's screening budget unspent (earlier tests of this worker share the
-    Redis prefix) and the venue's leaderboard answers not cached."""
+    Redis prefix), and the budget's minute held still for the test: a loaded machine's
+    sweep may cross a minute's end, which would hand it a second budget mid-test. The
+    venue's leaderboard answers are not cached."""
+    from services.copying import screening
     from services.platform import jobs, venues
 
     connection = jobs.connection()
     for key in connection.scan_iter(f"{jobs.current_config().prefix}screening-calls:*"):
         connection.delete(key)
+    now = screening.minute()
+    monkeypatch.setattr(screening, "minute", lambda: now)
     venues.client().cache.invalidate("data:lb:")
 
 

@@ -20,7 +20,7 @@ import redis
 import trio
 
 from services.platform import runtime
-from tests.conftest import DEADLINE, RUN_ID, free_port, use_queue
+from tests.conftest import DEADLINE, RUN_ID, free_port, one_database, use_queue
 from tests.http_helpers import serving
 from tests.mail_inbox import Inbox
 from tests.worker.conftest import delete_prefixed_keys
@@ -40,6 +40,24 @@ BROWSER_WAIT_MS = DEADLINE * 1000
 # Screenshots are saved by one of a test's two database runs: both render the same page
 # under the same name, and a full-page capture is a quarter of the browser's CPU here.
 _SAVING = {"screenshots": True}
+# A browser test runs on SQLite only (`make run`'s database): its point is the page, and the
+# rows behind it are read and written on both databases by the API and service tests. Both
+# runs stay for the tests where another writer commits while the page reads: a copy engine
+# or a worker host in a thread of its own (transactions and locks differ between the two).
+BOTH_DATABASES = frozenset({"copy_engine", "worker_host"})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Browser tests on SQLite only, but for those with a concurrent writer (above): marked
+    ``one_database`` before pytest reads the marks and the fixture's own two params."""
+    names = set(metafunc.fixturenames)
+    if "browser" not in names or "database_url" not in names or names & BOTH_DATABASES:
+        return
+    if any("database_url" in str(mark.args[0])
+           for mark in metafunc.definition.iter_markers("parametrize")):
+        return  # already chose its database
+    metafunc.definition.add_marker(one_database)
 
 
 @pytest.fixture(autouse=True)

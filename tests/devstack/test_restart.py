@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 import httpx
 from eth_account import Account
+from web3.exceptions import Web3RPCError
 
 from cli import SANDBOX_PORT_OFFSET
 from devstack import faucet
@@ -40,6 +41,15 @@ def stack_port() -> int:
     return free_port(also=SANDBOX_PORT_OFFSET)
 
 
+def _as_at_a_terminal() -> None:
+    """``preexec_fn`` of the stack: it dies with the test, and Ctrl-C's SIGINT reaches it as
+    it does a command run at a terminal. A run started in the background (`make test &`,
+    nohup, a CI step) hands its children SIGINT ignored, and Python then leaves it ignored:
+    the stack would never hear the test's Ctrl-C."""
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Stack:
     """A `copytrade up --port PORT` child and its output."""
 
@@ -51,7 +61,7 @@ class Stack:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "cli", "up", "--port", str(port), "--whales", "0"],
                 env=_env(instance), stdout=out, stderr=subprocess.STDOUT,
-                preexec_fn=die_with_parent, start_new_session=True)
+                preexec_fn=_as_at_a_terminal, start_new_session=True)
         deadline = time.monotonic() + DEADLINE
         while "Ctrl-C stops everything" not in self.output():
             assert self.proc.poll() is None, self.output()
@@ -99,6 +109,16 @@ def _cli(instance: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=DEADLINE)
 
 
+def _fund(instance: Path, address: str, pusd: str) -> None:
+    """``copytrade dev fund ADDRESS --pusd N``. The faucet and the sandbox's relayer send
+    from one dev key in two processes: a send racing the relayer's is refused "nonce too
+    low" and sent again (a loaded machine holds the relayer's sends longer)."""
+    deadline = time.monotonic() + DEADLINE
+    while (funded := _cli(instance, "dev", "fund", address, "--pusd", pusd)).returncode:
+        assert "nonce too low" in funded.stderr and time.monotonic() < deadline, funded.stderr
+        time.sleep(0.5)
+
+
 def test_the_stack_keeps_chain_and_venue_across_a_restart_and_reset_wipes_them(tmp_path):
     instance = tmp_path / "instance"
     port = stack_port()
@@ -115,13 +135,7 @@ def test_the_stack_keeps_chain_and_venue_across_a_restart_and_reset_wipes_them(t
             assert time.monotonic() < deadline, onboarded
             time.sleep(0.5)
         maker = onboarded["account"]["wallet_address"]
-        # the faucet and the sandbox's relayer send from one dev key in two processes: a
-        # send racing the relayer's is refused "nonce too low" (before this change too)
-        deadline = time.monotonic() + DEADLINE
-        while (funded := _cli(instance, "dev", "fund", maker, "--pusd", "30")).returncode:
-            assert "nonce too low" in funded.stderr and time.monotonic() < deadline, \
-                funded.stderr
-            time.sleep(0.5)
+        _fund(instance, maker, "30")
         deadline = time.monotonic() + DEADLINE
         while Decimal((ready := _account(first, headers, "helpers/trading-readiness"))
                       ["balance_usdc"] or 0) != 30:
@@ -142,9 +156,15 @@ def test_the_stack_keeps_chain_and_venue_across_a_restart_and_reset_wipes_them(t
         # keeps it): a deposit wallet deployed and an address funded through the faucet
         contracts = faucet.load(instance)
         owner = Account.from_key("0x" + secrets.token_hex(32)).address
-        wallet = contracts.deploy_deposit_wallet(owner)
-        funded = _cli(instance, "dev", "fund", owner, "--pusd", "25")
-        assert funded.returncode == 0, funded.stderr
+        deadline = time.monotonic() + DEADLINE
+        while True:  # the dev key again, beside the relayer's sends (_fund)
+            try:
+                wallet = contracts.deploy_deposit_wallet(owner)
+                break
+            except Web3RPCError as exc:
+                assert "nonce too low" in str(exc) and time.monotonic() < deadline, exc
+                time.sleep(0.5)
+        _fund(instance, owner, "25")
         # read last: the trade has settled by now (the house's book refilled after it)
         before = first.venue.balances(trader)
         book = first.venue.get("/clob/book", token_id=market["token_ids"][0])

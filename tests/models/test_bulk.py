@@ -12,7 +12,14 @@ import peewee
 import pytest
 
 from models.base import AmountField, BaseModel, DecimalTextField, UTCDateTimeField, atomic
-from models.bulk import IfNull, insert_rows, select_rows, update_returning, update_rows
+from models.bulk import (
+    IfNull,
+    insert_rows,
+    select_rows,
+    update_returning,
+    update_returning_rows,
+    update_rows,
+)
 
 
 class Entry(BaseModel):
@@ -199,3 +206,33 @@ def test_select_rows_for_share_reads_the_rows_and_holds_writers_off_on_postgresq
         assert seen["shared"] == [{"count": 1}]
         assert "lock timeout" in str(seen["write"])
         assert Entry.get_by_id(row.id).count == 1
+
+
+def test_update_returning_rows_writes_a_batch_in_one_statement_and_names_what_it_wrote(
+        bound_db, entries, monkeypatch):
+    account = uuid.uuid4()
+    rows = [_new(account, note=note) for note in ("open", "open", "done")]
+    sent: list[str] = []
+    run = bound_db.execute_sql
+    monkeypatch.setattr(bound_db, "execute_sql",
+                        lambda sql, params=None, *a, **k: sent.append(sql) or run(sql, params,
+                                                                                  *a, **k))
+    written = update_returning_rows(
+        Entry, [(row.id, {"note": "done", "count": index, "exact": Decimal(f"1.{index}0")})
+                for index, row in enumerate(rows)], ("count", "exact"),
+        guard=lambda changes: {"note": ("open",)})
+    monkeypatch.undo()
+    assert len(sent) == 1 and sent[0].startswith('UPDATE "test_bulk_entries"')
+    # The third was done already: not written, not named.
+    assert written == {rows[0].id: {"count": 0, "exact": Decimal("1.00")},
+                       rows[1].id: {"count": 1, "exact": Decimal("1.10")}}
+    assert str(written[rows[0].id]["exact"]) == "1.00"
+    assert [Entry.get_by_id(row.id).count for row in rows] == [0, 1, 0]
+
+
+def test_update_rows_changing_one_row_twice_in_a_batch_keeps_the_later_change(
+        bound_db, entries):
+    row, other = _new(uuid.uuid4()), _new(uuid.uuid4())
+    update_rows(Entry, [(row.id, {"count": 1}), (other.id, {"count": 5}),
+                        (row.id, {"count": 2})])
+    assert (Entry.get_by_id(row.id).count, Entry.get_by_id(other.id).count) == (2, 5)

@@ -59,3 +59,17 @@ def test_later_runs_map_rows_as_the_first_did(bound_db):
         assert run.user.id == ada.id and run.user.email == ada.email
     runs[0].name = "changed"
     assert runs[2].name == "a"
+
+
+def test_first_values_reads_the_selected_fields_as_their_fields_do(bound_db):
+    ada = User.create(email=f"ada-{secrets.token_hex(4)}@example.com")
+    key = _key(ada, "a")
+    by_hash = Prepared(lambda key_hash: ApiKey.select(ApiKey.id, ApiKey.user, ApiKey.created_at)
+                       .where(ApiKey.key_hash == key_hash).limit(1), ApiKey.key_hash)
+    assert by_hash.first_values("no such hash") is None
+    found = by_hash.first_values(key.key_hash)
+    stored = ApiKey.get_by_id(key.id)
+    # Converted by each field (a UUID, a datetime), as the model's own read gives them.
+    assert found == (stored.id, stored.user_id, stored.created_at)
+    assert by_hash.first_values(key.key_hash) == found  # the SQLite read left no lock behind
+    ApiKey.update(name="b").where(ApiKey.id == key.id).execute()

@@ -5,7 +5,8 @@ an engine keeps at most its fair share (active targets / live engines, rounded u
 hands the surplus back; free targets are claimed up to that share. A target an operator
 moved (``copytrade executors move``) never goes back to the engine it left, is taken by
 another at once (above its share) and is not shed while the mark lasts. Leases are
-renewed every heartbeat; one that could not be renewed was taken over.
+renewed every heartbeat, by exception (one short command; only the lost ones come back);
+one that could not be renewed was taken over.
 
 Fencing: a claim hands back each lease's new fencing token (``claimed``); the engine
 registers it in the database (``fence``) before the target runs, and its intents carry
@@ -109,12 +110,26 @@ class TargetOwnership:
         await self._call(self.leases.heartbeat, fields)
 
     async def renew(self, owned: Sequence[str]) -> set[str]:
-        """Extend the leases of ``owned``; the targets still held (the rest were lost).
-        The lease clock restarts from when this was asked (``owned``: every running one)."""
+        """Extend the leases of ``owned`` (every running target); the ones lost. The lease
+        clock restarts from when this was asked.
+
+        By exception: Redis keeps the set of this engine's leases, and one short command
+        extends them all and names only the lost ones. When that set does not hold as many
+        leases as ``owned`` (a claim or release that went astray, Redis that lost it), the
+        leases of ``owned`` are renewed by name instead, and the set becomes them again.
+        """
         asked = time.monotonic()
-        kept = await self._call(self.leases.renew, list(owned))
+        lost_keys = await self._call(self.leases.renew_held, len(owned))
+        if lost_keys is None:
+            kept = await self._call(self.leases.renew, list(owned), True)
+            lost = set(owned).difference(kept)
+        elif lost_keys:
+            gone = set(lost_keys)
+            lost = {t for t in owned if t.lower() in gone}
+        else:
+            lost = set()
         self._asked(asked, running=False)
-        return kept
+        return lost
 
     async def release(self, targets: Sequence[str]) -> None:
         """Give up leases this engine holds."""

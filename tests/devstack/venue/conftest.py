@@ -23,6 +23,7 @@ from eth_account import Account
 from py_clob_client_v2.client import ClobClient
 
 from devstack.venue import SandboxServer
+from tests.conftest import DEADLINE
 from venue.tls import client_context
 
 
@@ -36,7 +37,9 @@ class Control:
 
     def __init__(self, venue: SandboxServer) -> None:
         self.venue = venue
-        self.http = httpx.Client(base_url=venue.url, timeout=10, verify=client_context())
+        # The control API's answer time is never what a test asserts: a loaded machine may
+        # take seconds over a chain attach, so it gets the suite's deadline.
+        self.http = httpx.Client(base_url=venue.url, timeout=DEADLINE, verify=client_context())
 
     def get(self, path: str, **params: Any) -> Any:
         """GET a path of the venue (any API) and decode it."""

@@ -14,6 +14,7 @@ from py_clob_client_v2.exceptions import PolyApiException
 from devstack.venue.modes import ERR_CANCEL_ONLY, ERR_DISABLED, ERR_POST_ONLY
 from devstack.venue.rejections import ERR_POST_ONLY_CROSSES
 from tests.conftest import DEADLINE
+from tests.venue_lifecycle import VenueClock
 
 
 def _order(trader, token, price="0.40"):
@@ -25,6 +26,10 @@ def test_restart_answers_425_on_order_endpoints_then_post_only(sandbox_venue, co
                                                                 make_trader):
     token = control.add_market("restart-me", liquidity=True)["token_ids"][0]
     trader = make_trader("100")
+    # The venue's clock moves by hand: the restart's 0.6 s are the venue's, not however long
+    # a loaded machine takes to sign and send the requests below.
+    clock = VenueClock()
+    sandbox_venue.state.clock = clock
     control.call("POST", "/restart", {"seconds": "0.6", "post_only_seconds": 30,
                                       "retry_after": 2}, expect=201)
     with pytest.raises(PolyApiException) as caught:
@@ -36,7 +41,8 @@ def test_restart_answers_425_on_order_endpoints_then_post_only(sandbox_venue, co
     assert httpx.get(f"{sandbox_venue.clob_url}/book",
                      params={"token_id": token}).status_code == 200
 
-    time.sleep(0.7)
+    assert control.call("GET", "/mode", expect=200)["seconds_left"] == "0.600"
+    clock.advance(0.7)
     assert control.call("GET", "/mode", expect=200)["mode"] == "post_only"
     refused = httpx.post(f"{sandbox_venue.clob_url}/order", json={"postOnly": False})
     assert refused.status_code == 503 and refused.json()["code"] == "post_only_mode"

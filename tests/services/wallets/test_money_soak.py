@@ -39,7 +39,12 @@ from tests.worker.conftest import delete_prefixed_keys
 from worker import maintenance
 
 CHAOS_SECONDS = 45.0  # kills and lost answers
-SETTLE_SECONDS = 110.0  # then: a dead worker's lease runs out (60 s), maintenance, the rest
+SETTLE_SECONDS = 110.0  # then, at most: a dead worker's lease runs out, maintenance, the rest
+# A killed worker's signing lease holds this long before the other worker takes the wallet
+# over (60 s by default): the settle waits for it, once per kill that held one. Short, so the
+# settle is short; still several renewals' worth, as a lease that lapses under a live holder
+# only makes it retry (its renewal is refused before anything leaves).
+SIGNING_LEASE_SECONDS = "15"
 WALLETS = 2
 PUSD, USDC_E, WINNINGS = Decimal("40"), Decimal("12"), Decimal("5")
 SUBMIT_PATH = "/relayer/submit"
@@ -49,13 +54,14 @@ READ_PATH = "/relayer/v1/account/transactions/"
 def _env(app: Any, redis_url: str, prefix: str, venue_server: Any, instance: Path
          ) -> dict[str, str]:
     """The deployment's environment, with the sandbox relayer and its builder key, a quick
-    maintenance tick, and no deposit sweep (nothing wraps but what the soak asks)."""
+    maintenance tick, a short signing lease, and no deposit sweep (nothing wraps but what
+    the soak asks)."""
     from devstack.stack import sandbox_builder_env
 
     return {**stack_env(app, redis_url, prefix, venue_server, instance),
             **sandbox_builder_env({}), "POLYMARKET_RELAYER_URL": f"{venue_server.url}/relayer",
             "WORKER_GRACE_SECONDS": "2", "COPYTRADE_MAINTENANCE_SECONDS": "3",
-            "DEPOSIT_SWEEP_SECONDS": "0"}
+            "DEPOSIT_SWEEP_SECONDS": "0", "WALLET_SIGNING_LEASE_SECONDS": SIGNING_LEASE_SECONDS}
 
 
 def _usdc_e(venue_control: Any, address: str) -> Decimal:

@@ -140,6 +140,31 @@ def _stalling_web3(rpc_url: str, method: str, stalled: threading.Event,
     return w3
 
 
+def test_the_signing_lease_lasts_the_configured_seconds(wallet_chain, user) -> None:
+    # WALLET_SIGNING_LEASE_SECONDS: taking and renewing the lease both hold it that long
+    from services.platform.chain_access import current
+    from services.platform.chain_settings import ChainAccess
+
+    wallet = legacy_eoa_wallet(user)
+    previous = runtime.runtime()
+    runtime.install(replace(previous, chain=ChainAccess(replace(current(),
+                                                                signing_lease_seconds=7))))
+
+    def held() -> float:
+        return (TradingWallet.get_by_id(wallet.id).nonce_lease_until - utcnow()).total_seconds()
+
+    try:
+        with wallet_transactions.nonce_lease(wallet) as owner:
+            assert 0 < held() <= 7
+            TradingWallet.update(nonce_lease_until=utcnow()).where(
+                TradingWallet.id == wallet.id).execute()
+            wallet_transactions.renew_lease(wallet, owner)
+            assert 0 < held() <= 7
+        assert TradingWallet.get_by_id(wallet.id).nonce_lease_until is None
+    finally:
+        runtime.install(previous)
+
+
 def test_a_withdrawal_job_stalled_by_a_slow_rpc_past_its_lease_sends_once(
         app, wallet_chain, fund, user) -> None:
     wallet = legacy_eoa_wallet(user)

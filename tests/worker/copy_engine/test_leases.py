@@ -85,3 +85,64 @@ def test_targets_that_traded_lately_are_claimed_and_started_first(redis_url, eng
         assert claimed == [f"0x{i:040x}" for i in range(3)]  # then the others, in order
 
     trio.run(main)
+
+
+def test_renewal_by_exception_extends_the_held_set_and_names_only_the_lost(
+        redis_url, engine_prefix):
+    """One short command renews every lease an engine holds; only taken-over ones come back,
+    and a set that does not match what the engine runs renews nothing."""
+    client = redis.Redis.from_url(redis_url)
+    targets = [f"0x{i:040x}" for i in range(5)]
+    a = TargetLeases(client, engine_prefix, "engine-a", 5000)
+    assert sorted(a.claim(targets)) == targets
+    for t in targets:
+        client.pexpire(a.key(t), 1000)
+    assert a.renew_held(5) == []
+    assert all(client.pttl(a.key(t)) > 4000 for t in targets)
+    # Taken over (an operator's move) and expired: named once, then out of the set.
+    copy_leases.move_target(client, engine_prefix, targets[0], "engine-b", 60000)
+    client.delete(a.key(targets[1]))
+    assert sorted(a.renew_held(5)) == targets[:2]
+    assert client.get(a.key(targets[1])) is None  # an expired lease is not taken back
+    assert a.renew_held(3) == []
+    # A count that is not the engine's: nothing renewed, the caller renews by name.
+    client.pexpire(a.key(targets[2]), 1000)
+    assert a.renew_held(4) is None
+    assert client.pttl(a.key(targets[2])) <= 1000
+    # Released leases leave the set; a renewal by name makes the set exactly the kept.
+    a.release([targets[2]])
+    assert a.renew_held(2) == []
+    assert a.renew(targets[3:4], exactly=True) == {targets[3]}
+    client.pexpire(a.key(targets[4]), 1000)
+    assert a.renew_held(1) == []
+    assert client.pttl(a.key(targets[4])) <= 1000  # no longer in the set: not extended
+    assert client.get(a.key(targets[0])) == b"engine-b"  # the other's lease untouched
+
+
+def test_an_engine_renews_by_name_when_its_held_set_is_off(redis_url, engine_prefix):
+    """Redis lost the set, or it holds a lease the engine stopped without releasing: the
+    leases the engine runs are renewed by name (lost ones named), the stray one is not."""
+    client = redis.Redis.from_url(redis_url)
+    targets = [f"0x{i:040x}" for i in range(4)]
+
+    async def call(function, *args):
+        return function(*args)
+
+    async def main() -> None:
+        own = TargetOwnership(client, engine_prefix, "engine-a", 5000, call)
+        assert sorted(own.leases.claim(targets)) == targets
+        assert await own.renew(targets) == set()
+        # Stopped targets[3] without releasing it, and lost targets[2]'s lease.
+        client.delete(own.leases.key(targets[2]))
+        client.pexpire(own.leases.key(targets[3]), 1000)
+        assert await own.renew(targets[:3]) == {targets[2]}
+        assert client.pttl(own.leases.key(targets[3])) <= 1000
+        assert own.may_send()
+        # Redis lost the set: the running leases are renewed by name and make it again.
+        client.delete(copy_leases.held_key("engine-a", engine_prefix))
+        client.pexpire(own.leases.key(targets[0]), 1000)
+        assert await own.renew(targets[:2]) == set()
+        assert client.pttl(own.leases.key(targets[0])) > 4000
+        assert own.leases.renew_held(2) == []
+
+    trio.run(main)

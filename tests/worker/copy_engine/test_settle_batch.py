@@ -167,3 +167,152 @@ def test_intents_settled_together_keep_each_outcome_exactly(bound_db, make_confi
                 if isinstance(value, Decimal):
                     assert str(getattr(intent, name)) == str(value), name
             assert intent.size == row.size and intent.target_trade_key == row.target_trade_key
+
+
+def _sent_fill(engine, configs, market, sizes) -> list[copy_execution.Ticket]:
+    """One fill's copies for ``configs``, recorded and posted (answers not yet settled)."""
+    async def main() -> list[copy_execution.Ticket]:
+        engine.venue = venues.async_client()
+        try:
+            await engine.wallets.open(list({c.user_id for c in configs}))
+            quote = await engine.quotes.quote(market.yes)
+            key = f"0x{secrets.token_hex(8)}|{market.yes}|BUY|fill"
+            rows = [dataclasses.replace(
+                _row(engine, c, market.yes, key, size=size), condition_id=market.condition_id,
+                market_slug=market.slug, outcome="Yes") for c, size in zip(configs, sizes,
+                                                                            strict=True)]
+            tickets = [copy_execution.Ticket(row) for row in rows]
+            copy_execution.prepare(tickets, quote, engine.wallets.accounts)
+            assert copy_execution.record(rows, tickets, quote) == rows
+            for ticket in tickets:
+                assert ticket.prepared is not None
+                ticket.sent_at = utcnow()
+                ticket.answer = orders.post(ticket.prepared)
+            return tickets
+        finally:
+            await engine.venue.aclose()
+
+    return trio.run(main)
+
+
+def _statements(monkeypatch) -> list[str]:
+    """Every SQL statement the bound database runs from now on (the text, as sent)."""
+    database = db.obj
+    seen: list[str] = []
+    run = database.execute_sql
+
+    def counted(sql, params=None, *args, **kwargs):
+        seen.append(sql)
+        return run(sql, params, *args, **kwargs)
+
+    monkeypatch.setattr(database, "execute_sql", counted)
+    return seen
+
+
+def test_a_fills_orders_settle_in_one_statement_and_their_trades_in_one_more(
+        bound_db, make_config, make_trader, market, target, redis_url, engine_prefix,
+        monkeypatch):
+    configs = [make_config(make_trader().user, target) for _ in range(4)]
+    engine = _engine(redis_url, engine_prefix)
+    tickets = _sent_fill(engine, configs, market, ["5", "6", "7", "8"])
+    seen = _statements(monkeypatch)
+    copy_execution.settle(tickets)
+    monkeypatch.undo()
+    assert len([s for s in seen if s.startswith('UPDATE "orders"')]) == 1
+    assert len([s for s in seen if s.startswith('UPDATE "trades"')]) == 1
+    # The intents written and named in one guarded statement, not read and locked first.
+    assert len([s for s in seen if s.startswith('UPDATE "copy_intents"')]) == 1
+    assert not [s for s in seen if s.startswith("SELECT") and '"copy_intents"' in s]
+    for ticket in tickets:  # each order took its own answer
+        assert ticket.order is not None
+        order, trade = Order.get_by_id(ticket.order.id), Trade.get_by_id(ticket.order.id)
+        assert (order.status, order.filled_size) == ("matched", ticket.draft.size)
+        assert order.acknowledged_at is not None and order.ack_ms is not None
+        assert (trade.status, trade.filled_size, trade.filled_value, trade.fee) == (
+            "filled", order.filled_size, order.filled_value, order.fee)
+        assert CopyIntent.get_by_id(ticket.draft.id).status == "filled"
+
+
+def test_a_batch_of_orders_where_one_lost_its_race_writes_the_others_and_keeps_the_winner(
+        bound_db, make_config, make_trader, market, target, redis_url, engine_prefix):
+    from services.trading import order_states
+
+    configs = [make_config(make_trader().user, target) for _ in range(3)]
+    engine = _engine(redis_url, engine_prefix)
+    tickets = _sent_fill(engine, configs, market, ["5", "6", "7"])
+    recorded = [t.order for t in tickets]
+    # Another process failed the second order first: a final status is never replaced.
+    [failed] = order_states.finish_many([order_states.Finish(recorded[1], "failed",
+                                                             error="never reached")])
+    stored = order_states.finish_many([
+        order_states.Finish(order, "matched", filled_size=Decimal(size),
+                            filled_value=Decimal(size) / 2, fee=Decimal("0.01"),
+                            acknowledged=True, timings={"ack_ms": 7})
+        for order, size in zip(recorded, ("5", "6", "7"), strict=True)])
+    assert [order.id for order in stored] == [order.id for order in recorded]  # in order
+    assert [order.status for order in stored] == ["matched", "failed", "matched"]
+    assert stored[1].error == "never reached" and stored[1].filled_size == 0
+    assert stored[1].ack_ms is None and stored[0].ack_ms == 7
+    assert failed.status == "failed"
+    for order in stored:
+        trade = Trade.get_by_id(order.id)
+        assert trade.status == ("failed" if order.status == "failed" else "filled")
+        assert trade.filled_value == Order.get_by_id(order.id).filled_value
+
+
+def test_a_settlement_cut_between_statements_leaves_nothing_and_reconciliation_finishes_it(
+        bound_db, make_config, make_trader, market, target, redis_url, engine_prefix,
+        monkeypatch):
+    """A fault after the orders' statement (at their trades) and one after the intents'
+    (at the positions): the batch's transaction leaves no order, trade, intent or position
+    written; the reconciler then finds the orders pending, looks them up at the venue by
+    hash and settles each copy once."""
+    from services.trading import order_states
+
+    configs = [make_config(make_trader().user, target) for _ in range(3)]
+    engine = _engine(redis_url, engine_prefix)
+    for cut in ("trades", "positions"):
+        tickets = _sent_fill(engine, configs, market, ["5", "6", "7"])
+
+        def fault(*args, cut=cut, **kwargs):
+            raise RuntimeError(f"cut at the {cut}")
+
+        if cut == "trades":
+            monkeypatch.setattr(order_states, "update_rows", fault)
+        else:
+            monkeypatch.setattr(copy_positions, "apply_positions", fault)
+        try:
+            copy_execution.settle(tickets)
+        except RuntimeError as exc:
+            assert str(exc) == f"cut at the {cut}"
+        else:
+            raise AssertionError("the fault did not stop the settlement")
+        monkeypatch.undo()
+        for ticket in tickets:
+            assert ticket.order is not None
+            order, trade = Order.get_by_id(ticket.order.id), Trade.get_by_id(ticket.order.id)
+            assert (order.status, order.filled_size, order.acknowledged_at) == (
+                "pending", 0, None), cut
+            assert (trade.status, trade.filled_size) == ("pending", 0), cut
+            assert CopyIntent.get_by_id(ticket.draft.id).status == "pending", cut
+    held = {config.id: _position_or_none(config.id, market.yes) for config in configs}
+    assert held == {config.id: None for config in configs}
+    # Recovery: each engine's reconciliation of its open intents, twice over (the second
+    # finds them settled and moves nothing).
+    for _ in range(2):
+        for intent in CopyIntent.select().where(CopyIntent.config.in_([c.id for c in configs])):
+            copy_intents.reconcile(intent.id, intent.worker, stale_after=600)
+    for config in configs:
+        intents = list(CopyIntent.select().where(CopyIntent.config == config.id))
+        assert [intent.status for intent in intents] == ["filled", "filled"]
+        found = [Order.get(Order.target_trade_id == str(intent.id)) for intent in intents]
+        assert all(order.status == "matched" for order in found)
+        assert all(Trade.get_by_id(order.id).status == "filled" for order in found)
+        position = _position(config.id, market.yes)
+        assert position.shares == sum(order.filled_size for order in found)
+        assert position.cost_usdc == sum(order.filled_value + order.fee for order in found)
+
+
+def _position_or_none(config_id, token: str) -> CopyPosition | None:
+    return CopyPosition.get_or_none(CopyPosition.config == config_id,
+                                    CopyPosition.token_id == token)
