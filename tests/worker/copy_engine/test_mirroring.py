@@ -386,8 +386,10 @@ def test_balance_reads_are_paced_oldest_first_under_the_deployments_rate(
         counted["spread"] = ages[-1] - ages[0]
 
     run_engines(scenario, settings=settings)
-    # 2 reads a second for 3 s, one per 0.5 s turn (unpaced: 6 copiers per turn, ~36).
-    assert 4 <= counted["reads"] <= 8
+    # 2 reads a second for 3 s, one per 0.5 s turn (unpaced: 6 copiers per turn, ~36). The
+    # rate is a ceiling: on a loaded machine the turns come late and fewer reads fit in the
+    # 3 s (3 seen beside a full suite), so the floor only asks that stale ones were re-read.
+    assert 2 <= counted["reads"] <= 8
     assert counted["spread"] > 0.5  # taken in turn, not all at once
 
 
