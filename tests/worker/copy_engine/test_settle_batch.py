@@ -28,6 +28,21 @@ def _position(config_id, token: str, paper: bool = False) -> CopyPosition:
                             CopyPosition.paper == paper)
 
 
+def _post(engine, configs, market, quote, key: str, sizes) -> list[copy_execution.Ticket]:
+    """A fill's copies for ``configs`` planned, recorded and posted (answers not settled)."""
+    rows = [dataclasses.replace(
+        _row(engine, c, market.yes, key, size=size), condition_id=market.condition_id,
+        market_slug=market.slug, outcome="Yes") for c, size in zip(configs, sizes, strict=True)]
+    tickets = [copy_execution.Ticket(row) for row in rows]
+    copy_execution.prepare(tickets, quote, engine.wallets.accounts)
+    assert copy_execution.record(rows, tickets, quote) == rows
+    for ticket in tickets:
+        assert ticket.prepared is not None
+        ticket.sent_at = utcnow()
+        ticket.answer = orders.post(ticket.prepared)
+    return tickets
+
+
 def test_a_fills_copies_settle_together_and_a_reconciled_order_keeps_its_record(
         bound_db, make_config, make_trader, market, target, redis_url, engine_prefix):
     traders = [make_trader() for _ in range(3)]
@@ -44,17 +59,8 @@ def test_a_fills_copies_settle_together_and_a_reconciled_order_keeps_its_record(
             quote = await engine.quotes.quote(market.yes)
             for number in range(2):
                 key = f"0x{secrets.token_hex(8)}|{market.yes}|BUY|{target}"
-                rows = [dataclasses.replace(
-                    _row(engine, c, market.yes, key, size=str(5 + i)),
-                    condition_id=market.condition_id, market_slug=market.slug, outcome="Yes")
-                    for i, c in enumerate(configs)]
-                tickets = [copy_execution.Ticket(row) for row in rows]
-                copy_execution.prepare(tickets, quote, engine.wallets.accounts)
-                assert copy_execution.record(rows, tickets, quote) == rows
-                for ticket in tickets:
-                    assert ticket.prepared is not None
-                    ticket.sent_at = utcnow()
-                    ticket.answer = orders.post(ticket.prepared)
+                tickets = _post(engine, configs, market, quote, key,
+                                [str(5 + i) for i in range(len(configs))])
                 if number == 0:  # the reconciler looked the first order up meanwhile
                     first = tickets[0]
                     assert first.order is not None and first.prepared is not None
@@ -177,18 +183,7 @@ def _sent_fill(engine, configs, market, sizes) -> list[copy_execution.Ticket]:
             await engine.wallets.open(list({c.user_id for c in configs}))
             quote = await engine.quotes.quote(market.yes)
             key = f"0x{secrets.token_hex(8)}|{market.yes}|BUY|fill"
-            rows = [dataclasses.replace(
-                _row(engine, c, market.yes, key, size=size), condition_id=market.condition_id,
-                market_slug=market.slug, outcome="Yes") for c, size in zip(configs, sizes,
-                                                                            strict=True)]
-            tickets = [copy_execution.Ticket(row) for row in rows]
-            copy_execution.prepare(tickets, quote, engine.wallets.accounts)
-            assert copy_execution.record(rows, tickets, quote) == rows
-            for ticket in tickets:
-                assert ticket.prepared is not None
-                ticket.sent_at = utcnow()
-                ticket.answer = orders.post(ticket.prepared)
-            return tickets
+            return _post(engine, configs, market, quote, key, sizes)
         finally:
             await engine.venue.aclose()
 
