@@ -18,7 +18,9 @@ CPU (``time.thread_time``) and wall time, in ms per settle of ``--orders`` order
 trades a fresh token, so its first fill creates the positions and the rest update them.
 
 ``--dump FILE`` writes what was stored (ids and clock times normalised away) as JSON, to
-compare two versions of the code; ``--profile`` prints a cProfile of the settles.
+compare two versions of the code; ``--profile`` prints a cProfile (thread CPU) of the settles.
+``--record`` times (and profiles) ``copy_execution.record`` instead, the fill's settle then
+untimed; ``--code DIR`` measures another tree's code (a worktree) under this harness.
 
     .venv/bin/python bench/settle_cpu.py --runs 7 --fills 300
     .venv/bin/python bench/settle_cpu.py --database-url postgresql://postgres@127.0.0.1/test
@@ -35,13 +37,16 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# With --code DIR (a worktree of another commit) the code measured is that tree's.
+sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--code") + 1]).resolve()
+                       if "--code" in sys.argv[:-1] else Path(__file__).resolve().parent.parent))
 import config
 from models import User, migrate
 from models import database as database_module
@@ -72,7 +77,8 @@ def _account() -> venue_accounts.VenueAccount:
                      secret=base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
                      passphrase=secrets.token_hex(16), address=opened.address)
     return venue_accounts.VenueAccount(
-        wallet=SimpleNamespace(address=opened.address, funder_address=None),  # type: ignore[arg-type]
+        wallet=SimpleNamespace(address=opened.address, funder_address=None,  # type: ignore[arg-type]
+                               session_signer=None),
         private_key=key, signature_type=0, creds=creds, key=opened,
         signer=OrderSigner.for_venue(venues.client().config, opened))
 
@@ -117,8 +123,9 @@ class Bench:
     def _side(self, index: int) -> Side:
         return Side.SELL if self.mix and index == 1 else Side.BUY
 
-    def record(self) -> list[Ticket]:
-        """Record one fill's intents and orders (``copy_execution.record``); the tickets."""
+    def record(self, timed: Callable[[Callable[[], Any]], None] | None = None) -> list[Ticket]:
+        """Record one fill's intents and orders (``copy_execution.record``, through
+        ``timed`` when given); the tickets."""
         self.fill_number += 1
         seen = utcnow()
         key = f"fill-{self.fill_number}-{secrets.token_hex(4)}"
@@ -146,7 +153,10 @@ class Bench:
                 origin=orders.Origin("copy", config_id, str(draft.id), seen),
                 available=Decimal(100000))
             tickets.append(ticket)
-        copy_execution.record(rows, tickets, None)
+        if timed is None:
+            copy_execution.record(rows, tickets, None)
+        else:
+            timed(lambda: copy_execution.record(rows, tickets, None))
         return tickets
 
     def answer(self, tickets: list[Ticket]) -> None:
@@ -251,6 +261,11 @@ def main() -> None:
     parser.add_argument("--mix", action="store_true", help="mixed answers (see above)")
     parser.add_argument("--dump", default="", help="write what was stored to this file")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--sort", default="tottime", help="the profile's order (pstats)")
+    parser.add_argument("--lines", type=int, default=25, help="the profile's rows")
+    parser.add_argument("--code", default="", help="measure this tree's code (a worktree)")
+    parser.add_argument("--record", action="store_true",
+                        help="time (and profile) copy_execution.record instead of settle")
     args = parser.parse_args()
     runtime.install(wiring.build_runtime(config.load(env={
         "VENUE": "sandbox", "POLYMARKET_GAMMA_URL": "http://127.0.0.1:9/gamma",
@@ -279,35 +294,43 @@ def main() -> None:
         if args.profile:
             import cProfile
 
-            profile = cProfile.Profile()
+            profile = cProfile.Profile(time.thread_time)  # CPU, as the figures
+        def timed(call: Callable[[], Any]) -> None:
+            if profile is not None:
+                profile.enable()
+            wall, cpu = time.perf_counter(), time.thread_time()
+            call()
+            run_cpu.append((time.thread_time() - cpu) * 1000)
+            run_wall.append((time.perf_counter() - wall) * 1000)
+            if profile is not None:
+                profile.disable()
+
         for run in range(args.runs):
             bench.new_token(run + 1)
-            run_cpu, run_wall = [], []
+            run_cpu: list[float] = []
+            run_wall: list[float] = []
             for _ in range(args.fills):
-                tickets = bench.record()
+                tickets = bench.record(timed if args.record else None)
                 bench.answer(tickets)
-                if profile is not None:
-                    profile.enable()
-                wall, cpu = time.perf_counter(), time.thread_time()
-                copy_execution.settle(tickets)
-                run_cpu.append((time.thread_time() - cpu) * 1000)
-                run_wall.append((time.perf_counter() - wall) * 1000)
-                if profile is not None:
-                    profile.disable()
+                if args.record:
+                    copy_execution.settle(tickets)
+                else:
+                    timed(lambda: copy_execution.settle(tickets))  # noqa: B023
                 if args.dump:
                     kept.append(tickets)
             cpus.append(statistics.median(run_cpu))
             walls.append(statistics.median(run_wall))
         if args.dump:
             Path(args.dump).write_text(json.dumps(dump(bench, kept), indent=1, sort_keys=True))
-    print(f"copy_execution.settle of {args.orders} orders{' (mixed answers)' if args.mix else ''}"
+    step = "record" if args.record else "settle"
+    print(f"copy_execution.{step} of {args.orders} orders{' (mixed answers)' if args.mix else ''}"
           f" on {url.split(':')[0]}: median of {args.runs} runs x {args.fills} fills")
     print(f"  CPU  {statistics.median(cpus):6.2f} ms  [{min(cpus):.2f}-{max(cpus):.2f}]")
     print(f"  wall {statistics.median(walls):6.2f} ms  [{min(walls):.2f}-{max(walls):.2f}]")
     if profile is not None:
         import pstats
 
-        pstats.Stats(profile).sort_stats("tottime").print_stats(25)
+        pstats.Stats(profile).sort_stats(args.sort).print_stats(args.lines)
 
 
 if __name__ == "__main__":

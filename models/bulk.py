@@ -18,17 +18,87 @@ import contextlib
 import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
 import peewee
 
+from models.base import UTCDateTimeField
+
 _MISSING = object()
 
 
-def _default(field: peewee.Field) -> Any:
-    default = field.default
-    return default() if callable(default) else default
+class _Never:
+    """No value is of this type: a field whose every value goes through its converter."""
+
+
+# (type, converter): a value of exactly that type is stored as it is (what the field's
+# db_value would return for it); any other goes through the converter, which returns what
+# db_value returns. A hot batch converts thousands of values: most skip a call this way.
+Converter = tuple[type, Callable[[Any], Any]]
+
+
+def _utc_naive(field: peewee.Field) -> Callable[[Any], Any]:
+    slow = field.db_value
+
+    def convert(value: Any) -> Any:
+        # UTCDateTimeField.db_value's result for UTC (astimezone(UTC) of a UTC datetime is
+        # itself) without its two calls and isinstance checks.
+        if type(value) is datetime and value.tzinfo is UTC:
+            return value.replace(tzinfo=None)
+        return slow(value)
+    return convert
+
+
+def _uuid_hex(field: peewee.Field) -> Callable[[Any], Any]:
+    slow = field.db_value
+
+    def convert(value: Any) -> Any:
+        return value.hex if type(value) is UUID else slow(value)  # UUIDField.db_value's
+    return convert
+
+
+def _converter(field: peewee.Field) -> Converter:
+    """``field.db_value`` as a (type stored as it is, converter) pair (see ``Converter``)."""
+    kind = type(field)
+    target = field.rel_field if isinstance(field, peewee.ForeignKeyField) \
+        and kind.db_value is peewee.ForeignKeyField.db_value else field
+    if type(target).db_value is peewee.UUIDField.db_value:
+        return _Never, _uuid_hex(field)
+    if kind.db_value is UTCDateTimeField.db_value \
+            and kind.adapt is peewee.DateTimeField.adapt:
+        return type(None), _utc_naive(field)  # None is stored as None
+    if kind.db_value is peewee.Field.db_value:  # None, or adapt(value)
+        adapt = kind.adapt
+        for same, its_adapt in ((str, peewee._StringField.adapt),
+                                (int, peewee.IntegerField.adapt), (bool, bool),
+                                (datetime, peewee.DateTimeField.adapt)):
+            if adapt is its_adapt:  # returns a value of this exact type as it is
+                return same, field.db_value
+    return _Never, field.db_value
+
+
+@functools.lru_cache(maxsize=256)
+def _converters(model: type[peewee.Model]) -> Mapping[str, Converter]:
+    """Each of ``model``'s fields' converter pair, by field name."""
+    return {name: _converter(field)
+            for name, field in model._meta.fields.items()}  # type: ignore[attr-defined]
+
+
+@functools.lru_cache(maxsize=256)
+def _insert_plan(model: type[peewee.Model], given: frozenset[str]
+                 ) -> tuple[str, list[tuple[str, type, Callable[[Any], Any], Any, bool]]]:
+    """The INSERT's column list for rows naming ``given``, and per column (field name, its
+    converter pair, its default, whether the default is called per row)."""
+    meta = model._meta  # type: ignore[attr-defined]
+    converters = _converters(model)
+    # Like peewee: every field a row names, plus every field with a default.
+    fields = [field for field in meta.sorted_fields
+              if field.name in given or field.default is not None]
+    columns = ", ".join(f'"{field.column_name}"' for field in fields)
+    return columns, [(field.name, *converters[field.name], field.default,
+                      callable(field.default)) for field in fields]
 
 
 def insert_rows(model: type[peewee.Model], rows: Sequence[dict[str, Any]], *,
@@ -44,24 +114,24 @@ def insert_rows(model: type[peewee.Model], rows: Sequence[dict[str, Any]], *,
     if not rows:
         return []
     meta = model._meta  # type: ignore[attr-defined]
-    given = {name for row in rows for name in row}
-    # Like peewee: every field a row names, plus every field with a default.
-    fields = [field for field in meta.sorted_fields
-              if field.name in given or field.default is not None]
+    columns, plan = _insert_plan(model, frozenset().union(*rows))
     database = meta.database
-    columns = ", ".join(f'"{field.column_name}"' for field in fields)
-    one_row = "(" + ", ".join([database.param] * len(fields)) + ")"
+    one_row = "(" + ", ".join([database.param] * len(plan)) + ")"
     suffix = " ON CONFLICT DO NOTHING" if ignore_conflicts else ""
     if returning_ids:
         suffix += f' RETURNING "{meta.primary_key.column_name}"'
     inserted: list[UUID] = []
     for start in range(0, len(rows), chunk):
         part = rows[start:start + chunk]
-        params = []
+        params: list[Any] = []
+        append = params.append
         for row in part:
-            for field in fields:
-                value = row.get(field.name, _MISSING)
-                params.append(field.db_value(_default(field) if value is _MISSING else value))
+            get = row.get
+            for name, same, convert, default, call in plan:
+                value = get(name, _MISSING)
+                if value is _MISSING:
+                    value = default() if call else default
+                append(value if type(value) is same else convert(value))
         sql = (f'INSERT INTO "{meta.table_name}" ({columns}) VALUES '
                + ", ".join([one_row] * len(part)) + suffix)
         cursor = database.execute_sql(sql, params)
@@ -134,19 +204,28 @@ def _update_sql(model: type[peewee.Model], key: str, shape: Shape,
     return sql
 
 
-def _update_params(fields: Mapping[str, peewee.Field], key_field: peewee.Field, key_value: Any,
+def _update_params(converters: Mapping[str, Converter], key: str, key_value: Any,
                    changes: Mapping[str, Any], guard: Guard | None = None
                    ) -> tuple[Shape, GuardShape, list[Any]]:
     shape: list[tuple[str, bool]] = []
-    params: list[Any] = [key_field.db_value(key_value)]
+    same, convert = converters[key]
+    params: list[Any] = [key_value if type(key_value) is same else convert(key_value)]
+    append = params.append
     for name, value in changes.items():
-        if_null = isinstance(value, IfNull)
-        shape.append((name, if_null))
-        params.append(fields[name].db_value(value.value if if_null else value))
+        if type(value) is IfNull:
+            shape.append((name, True))
+            value = value.value
+        else:
+            shape.append((name, False))
+        same, convert = converters[name]
+        append(value if type(value) is same else convert(value))
     checks: list[tuple[str, int]] = []
-    for name, allowed in (guard or {}).items():
-        checks.append((name, len(allowed)))
-        params.extend(fields[name].db_value(value) for value in allowed)
+    if guard:
+        for name, allowed in guard.items():
+            checks.append((name, len(allowed)))
+            same, convert = converters[name]
+            params.extend([value if type(value) is same else convert(value)
+                           for value in allowed])
     return tuple(shape), tuple(checks), params
 
 
@@ -171,11 +250,11 @@ def _update(model: type[peewee.Model], rows: Sequence[tuple[Any, Mapping[str, An
     """Write the rows, one statement per shape of change (and of guard); with ``returning``
     (None: nothing), each written row's key and those fields as stored."""
     meta = model._meta  # type: ignore[attr-defined]
-    fields = meta.fields
     database = meta.database
+    converters = _converters(model)
     groups: dict[tuple[Shape, GuardShape], list[tuple[Any, list[Any]]]] = {}
     for key_value, changes in rows:
-        shape, checks, params = _update_params(fields, fields[key], key_value, changes,
+        shape, checks, params = _update_params(converters, key, key_value, changes,
                                                guard(changes) if guard else None)
         groups.setdefault((shape, checks), []).append((params[0], params))
     found: list[tuple[Any, ...]] = []

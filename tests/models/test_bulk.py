@@ -236,3 +236,52 @@ def test_update_rows_changing_one_row_twice_in_a_batch_keeps_the_later_change(
     update_rows(Entry, [(row.id, {"count": 1}), (other.id, {"count": 5}),
                         (row.id, {"count": 2})])
     assert (Entry.get_by_id(row.id).count, Entry.get_by_id(other.id).count) == (2, 5)
+
+
+def _every_model() -> list[type[peewee.Model]]:
+    import models  # noqa: F401  (every table's module registers its model)
+
+    found, todo = [], [BaseModel]
+    while todo:
+        model = todo.pop()
+        found.append(model)
+        todo.extend(model.__subclasses__())
+    return found
+
+
+class _Rel:
+    """A value no field converts as it is (passes through the slow path)."""
+
+    def __str__(self) -> str:
+        return "rel"
+
+
+def test_the_converters_give_what_each_fields_db_value_gives():
+    """The converters' shortcuts (a value of the stored type kept, a UTC datetime made naive,
+    a UUID as hex) agree with db_value for every field of every model, on every kind of value."""
+    from datetime import timedelta, timezone
+
+    from models.bulk import _converters
+
+    moment = datetime(2026, 12, 8, 1, 2, 3, 456789, tzinfo=UTC)
+    values = [None, moment, moment.replace(tzinfo=None),
+              moment.astimezone(timezone(timedelta(hours=2))), uuid.uuid4(),
+              uuid.uuid4().hex, str(uuid.uuid4()), "text", "", 0, 7, True, False,
+              Decimal("1.25"), Decimal(0), b"bytes", _Rel()]
+    checked = 0
+    for model in _every_model():
+        converters = _converters(model)
+        for name, field in model._meta.fields.items():
+            same, convert = converters[name]
+            for value in values:
+                try:
+                    expected: object = field.db_value(value)
+                except Exception as exc:  # the same refusal is expected of both
+                    expected = type(exc)
+                try:
+                    got: object = value if type(value) is same else convert(value)
+                except Exception as exc:
+                    got = type(exc)
+                assert (type(got), got) == (type(expected), expected), (model, name, value)
+                checked += 1
+    assert checked > 1000  # the product's models were all walked
