@@ -172,7 +172,7 @@ def _proc_rss_mb(pid: int | str = "self") -> float:
 
 
 def run_worker(name: str, venue_url: str, database_url: str, redis_url: str, prefix: str,
-               staged: bool = False) -> None:
+               staged: bool = False, waits: bool = False) -> None:
     """One copy engine, as ``copytrade worker`` runs it; prints its counters as JSON lines
     (with ``staged``, the CPU and SQL statements of each stage of the copy path too)."""
     import redis
@@ -187,6 +187,9 @@ def run_worker(name: str, venue_url: str, database_url: str, redis_url: str, pre
     stages = _load_stages() if staged else None
     if stages is not None:
         stages.install()
+    fill_waits = _load_stages("fill_waits.py") if waits else None
+    if fill_waits is not None:
+        fill_waits.install()
     _count_database_calls(database, stages.count_sql if stages is not None else None)
     _count_redis_calls()
     # The sandbox carries no trades but the bench's: a feed idle for feed_stale_seconds
@@ -218,7 +221,9 @@ def run_worker(name: str, venue_url: str, database_url: str, redis_url: str, pre
                     "cpu": times.user + times.system, "sql": _Counters.sql,
                     "commits": _Counters.commits, "redis": _Counters.redis,
                     "rss_base": baseline,
-                    **({"stages": stages.snapshot()} if stages is not None else {})}),
+                    **({"stages": stages.snapshot()} if stages is not None else {}),
+                    **({"waits": fill_waits.snapshot()} if fill_waits is not None
+                       and tick % 10 == 0 else {})}),
                     flush=True)
                 await trio.sleep(STATUS_SECONDS)
 
@@ -232,12 +237,13 @@ class Worker:
     """A worker process and its latest counters."""
 
     def __init__(self, name: str, venue_url: str, database_url: str, redis_url: str,
-                 prefix: str, staged: bool = False) -> None:
+                 prefix: str, staged: bool = False, waits: bool = False) -> None:
         self.name = name
         self.process = subprocess.Popen(
             [sys.executable, __file__, "--worker", name, "--venue-url", venue_url,
              "--database-url", database_url, "--redis-url", redis_url, "--prefix", prefix,
-             "--code", CODE_TREE, *(["--stages"] if staged else [])],
+             "--code", CODE_TREE, *(["--stages"] if staged else []),
+             *(["--waits"] if waits else [])],
             stdout=subprocess.PIPE, text=True)
         self.status: dict[str, Any] = {}
         self.alive = True
@@ -248,7 +254,10 @@ class Worker:
         assert self.process.stdout is not None
         for line in self.process.stdout:
             with contextlib.suppress(ValueError):
-                self.status = json.loads(line)
+                status = json.loads(line)
+                if "waits" not in status and "waits" in self.status:
+                    status["waits"] = self.status["waits"]  # sent every tenth report
+                self.status = status
 
     def get(self, key: str) -> float:
         """The latest value of one counter (0 before the first report)."""
@@ -545,6 +554,10 @@ def main() -> None:
                         help="count CPU and SQL statements per stage of the copy path in the "
                              "workers (bench/stages.py), measure each stage's floor "
                              "(bench/floors/) and print the budget table")
+    parser.add_argument("--waits", action="store_true",
+                        help="time each fill from the feed's hand-over to its first order, "
+                             "by part, in the workers (bench/fill_waits.py), and print the "
+                             "slowest fills' parts")
     parser.add_argument("--summary", default="", help="also write the figures as JSON here")
     parser.add_argument("--alternate", default="", metavar="REV",
                         help="run REV (a worktree of it in a temp dir) and this tree "
@@ -557,7 +570,7 @@ def main() -> None:
         return
     if args.worker:
         run_worker(args.worker, args.venue_url, args.database_url, args.redis_url,
-                   args.prefix, args.stages)
+                   args.prefix, args.stages, args.waits)
         return
     os.environ["COPYTRADE_INSTANCE"] = tempfile.mkdtemp(prefix="copyscale-")
     os.environ.setdefault("WALLET_ENCRYPTION_KEY", secrets.token_hex(32))  # the workers' too
@@ -622,7 +635,7 @@ def run(args: argparse.Namespace) -> None:
         control.delete("/requests")  # the seeding's own requests are not the workers'
         started, start_wall = time.monotonic(), time.time()
         workers = [Worker(f"scale-{i}", venue_url, url, args.redis_url, prefix,
-                          args.stages) for i in range(args.workers)]
+                          args.stages, args.waits) for i in range(args.workers)]
         share = math.ceil(len(targets) / args.workers)
 
         def running() -> bool:
@@ -702,6 +715,9 @@ def run(args: argparse.Namespace) -> None:
         print("  slowest fills (last / first copy ms, sample, target): " + "; ".join(
             f"{last:.0f} / {first:.0f} #{n} {t[:10]}"
             for last, first, n, t in sorted(fills, reverse=True)[:4]), flush=True)
+        if args.waits:
+            time.sleep(1.5)  # the workers' next report with their fills' parts
+            print_waits(workers, sample_start)
         if args.py_spy:
             print_profile(args.py_spy)
         elapsed = sample_end - sample_start
@@ -761,6 +777,26 @@ def run(args: argparse.Namespace) -> None:
         client = redis.Redis.from_url(args.redis_url)  # this run's keys (the engine set)
         for key in client.scan_iter(match=f"{prefix}*", count=1000):
             client.delete(key)
+
+
+def print_waits(workers: list[Worker], since: float, top: int = 6) -> None:
+    """The slowest fills from the feed's hand-over to their first order, by part (ms)."""
+    records = [r for w in workers for r in w.status.get("waits", [])
+               if r.get("source") != "poll" or r.get("first_send") is not None]
+    records = [r for r in records if r.get("first_send") is not None]
+    if not records:
+        print("  fill waits: none recorded")
+        return
+    sends = sorted(r["first_send"] * 1000 for r in records)
+    print(f"  fill waits ({len(records)} fills with an order; hand-over to first order ms): "
+          f"p50 {percentile(sends, 50):.1f}, p99 {percentile(sends, 99):.1f}, "
+          f"max {sends[-1]:.1f}")
+    for r in sorted(records, key=lambda r: -r["first_send"])[:top]:
+        parts = ", ".join(f"{k} {v * 1000:.0f}" for k, v in sorted(
+            r["parts"].items(), key=lambda kv: -kv[1]) if v * 1000 >= 0.5)
+        ahead = ", ".join(f"{k} {v * 1000:.0f}" for k, v in r["ahead"].items()) or "nothing"
+        print(f"    {r['target'][:10]} ({r['source']}): first order {r['first_send'] * 1000:.0f},"
+              f" queued {r['queued'] * 1000:.0f} (ahead: {ahead}); parts: {parts}")
 
 
 def measure_takeover(args: argparse.Namespace, workers: list[Worker], targets: list[str],

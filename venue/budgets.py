@@ -284,6 +284,15 @@ class RateBudgets:
                 own.count(now, weight)
             return 0.0
 
+    def room(self, api: str, method: str, path: str) -> float:
+        """Seconds before one more request of this family may go (0: now), counting
+        nothing: a caller that must not wait asks first."""
+        family = family_of(api, method, path, self._families)
+        if family is None:
+            return 0.0
+        with self._lock:
+            return self._budgets[family.name].room(self._clock())
+
     def _signer_budget(self, signer: str | None, family: str
                        ) -> tuple[str, SignerBudget | None]:
         """(kind, the signer's budget of it); ("", None) for a request without one."""

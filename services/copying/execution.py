@@ -9,8 +9,9 @@ same ``services.trading.orders`` core as a manual order, fed with what the engin
    collateral estimate and signed with the copier's opened account (``copier_accounts``):
    no database, no HTTP. An order that cannot be built becomes the intent's failure (or
    an ``insufficient_balance`` skip) before anything is written. When an estimate says a
-   wallet cannot pay, the venue's figure is read (``recheck``) and the batch prepared once
-   more before it is skipped.
+   wallet cannot pay, the venue's figure is read (``recheck``: at once or not at all) and
+   the batch prepared once more before it is skipped; a copier without an estimate yet is
+   not read first (the venue judges its order).
 2. record: in ONE transaction, the drafts are inserted (``copy_intents.insert``: only
    those inserted now are acted on; a draft whose fencing token is older than its
    target's current one is refused, ``services.copying.fences``) and, for those, the
@@ -199,7 +200,7 @@ async def execute(drafts: Sequence[CopyIntentDraft], quote: Quote, *, accounts: 
         recorded, short = await run_db(ready, drafts, tickets, quote, accounts, insert=insert,
                                        final=False, catalogue_market=catalogue_market,
                                        may_send=may_send)
-        if short:  # the estimate is short or unknown: ask the venue before skipping
+        if short:  # the estimate is short: ask the venue before skipping
             unread = await _recheck(recheck, {t.user_id for t in short}, accounts)
             recorded, _ = await run_db(ready, drafts, tickets, quote, accounts,
                                        insert=insert, final=True, unchecked=unread,
@@ -294,11 +295,11 @@ def prepare(tickets: list[Ticket], quote: Quote, accounts: AccountCache, *,
             final: bool = True, unchecked: Collection[UUID] = ()) -> list[Ticket]:
     """Plan, check and sign each ticket's order from the quote (step 1); the short ones.
 
-    A ticket whose copier's estimate cannot pay, or is not known yet, is returned (not
-    failed) unless ``final``, so the caller can ask the venue for the real balance and try
-    once more. Copiers in ``unchecked`` (the venue was not asked: the balance-read budget
-    was spent), and those still without an estimate, are not checked here: the venue
-    refuses an order the wallet cannot pay. A copier without an opened account is served
+    A ticket whose copier's estimate cannot pay is returned (not failed) unless ``final``,
+    so the caller can ask the venue for the real balance and try once more. Copiers in
+    ``unchecked`` (the venue was not asked: the balance-read budget was spent), and those
+    without an estimate yet, are not checked here: the venue refuses an order the wallet
+    cannot pay. A copier without an opened account is served
     the slow way (account and balance read now; this needs a database connection).
     """
     short: list[Ticket] = []
@@ -318,13 +319,10 @@ def prepare(tickets: list[Ticket], quote: Quote, accounts: AccountCache, *,
                 orders.check_funds(acct, ticket.prepared.plan)
                 continue
             with slot.lock:
+                # No figure yet (the refresh loop has not reached it): not read before the
+                # fill's orders, which would wait for a venue round trip and its budget; the
+                # order goes unchecked and the venue refuses what the wallet cannot pay.
                 available = slot.available
-                if available is None and not final:
-                    # No figure yet (the budget has not reached it): not read here, in
-                    # this thread and past the budget, but asked of the venue by the caller.
-                    ticket.short = True
-                    short.append(ticket)
-                    continue
                 checked = available is not None and ticket.user_id not in unchecked
                 ticket.prepared = orders.plan_and_sign(
                     ticket.user_id, slot.account, request, book=book, market=market,

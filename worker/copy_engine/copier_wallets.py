@@ -10,13 +10,14 @@ read from the venue by the one engine that claims the read, within this engine's
 ``balance_reads_per_second`` (``shared_balances``: the venue's limit on balance reads is
 the deployment's, and every engine running one of a user's configs keeps that user's
 estimate); accounts the budget cannot read at once are read by the refresh loop in turn.
-A copy the estimate says a wallet cannot pay, or whose copier has no estimate yet, reads
-the venue's figure at once if the budget allows; past it, the order goes unchecked and
-the venue judges (it refuses what the wallet cannot pay).
+A copy the estimate says a wallet cannot pay reads the venue's figure first if that can
+go at once (the budgets allow it now); else, and for a copier without an estimate yet, the
+order goes unchecked and the venue judges (it refuses what the wallet cannot pay).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -37,6 +38,8 @@ from worker.copy_engine.shared_balances import CLAIM_SECONDS, ReadBudget, Shared
 log = logging.getLogger("copytrade.copy_engine")
 
 SHARED_POLL_SECONDS = 0.1  # how often a figure another engine is reading is looked for
+BALANCE_PATH = "/balance-allowance"  # the CLOB's balance read, and its wallet re-read
+UPDATE_PATH = "/balance-allowance/update"
 
 
 class CopierWallets:
@@ -175,24 +178,39 @@ class CopierWallets:
                     return
 
     async def recheck(self, user_ids: Iterable[UUID]) -> None:
-        """Before an order is skipped for a short or unknown estimate: the venue's fresh
-        figure, for as many as the read budget allows now (the rest go unchecked: the
-        venue refuses what a wallet cannot pay, and a burst of copies must not push the
-        deployment past the venue's limit on balance reads)."""
+        """Before an order is skipped for a short estimate: the venue's fresh figure, for as
+        many as can be read at once: within the read budget, and only while the venue's
+        budget for balance reads has room now (the CLOB re-reads the wallet first while its
+        own budget does). A fill's orders wait for this, so it never waits for a budget or
+        behind the refresh loop's reads: the rest go unchecked (the venue refuses what a
+        wallet cannot pay, and a burst of copies must not push the deployment past the
+        venue's limit on balance reads)."""
         slots = [(u, s) for u in dict.fromkeys(user_ids)
                  if (s := self.accounts.get(u)) is not None]
+        if not slots or self._room(BALANCE_PATH) > 0:
+            return
         async with trio.open_nursery() as nursery:
             for user_id, slot in slots[:self._budget.take(len(slots))]:
-                nursery.start_soon(self._refresh_one, user_id, slot, True)
+                nursery.start_soon(self._refresh_one, user_id, slot, True, False)
 
-    async def _refresh_one(self, user_id: UUID, slot: WalletSlot, update: bool) -> None:
+    def _room(self, path: str) -> float:
+        """Seconds before the venue client's budget lets one more request to ``path`` go."""
+        budgets = self.venue.transport.budgets if self.venue is not None else None
+        return 0.0 if budgets is None else budgets.room("clob", "GET", path)
+
+    async def _refresh_one(self, user_id: UUID, slot: WalletSlot, update: bool,
+                           limited: bool = True) -> None:
+        """Read one copier's figure (``update``: the CLOB re-reads the wallet first, when
+        its budget has room now; ``limited``: within the balance reads' concurrency)."""
         assert self.venue is not None
         account = slot.account
         started, read_at = self.accounts.now(), time.time()
         self.venue_reads += 1
         try:
-            async with self._limiter:
-                if update:
+            async with self._limiter if limited else contextlib.nullcontext():
+                # The re-read's budget (a quarter of the reads') is not waited for: a
+                # slot held meanwhile would hold up the reads behind it.
+                if update and self._room(UPDATE_PATH) == 0:
                     await self.venue.clob.update_balance_allowance(
                         account.creds, signature_type=account.signature_type)
                 balance = await self.venue.clob.balance_allowance(
