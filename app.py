@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import inspect
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from flask import Flask, g, request
@@ -28,6 +27,7 @@ from blueprints import (
 from blueprints import api as rest
 from blueprints import mcp as mcp_server
 from blueprints import oauth as oauth_surface
+from blueprints.flask_app import App
 from blueprints.json_provider import IsoJSONProvider
 from models import database, migrate
 from models.base import db
@@ -36,25 +36,6 @@ from services.platform import json_bodies, wiring
 from services.platform import runtime as process_runtime
 
 MAX_BODY_BYTES = 1024 * 1024
-
-
-class App(Flask):
-    """Flask, with each hook's and view's sync-or-async kind read once, not per request."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # Flask asks inspect.iscoroutinefunction about every hook and view on every request
-        # (two dozen calls a keyed GET); the answer never changes for a function.
-        self._sync_kinds: dict[Any, bool] = {}
-
-    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
-        """``func`` itself when it is a plain function; Flask's async wrapper otherwise."""
-        # A bound method is a new object per access: its function is the stable key.
-        key = getattr(func, "__func__", func)
-        is_sync = self._sync_kinds.get(key)
-        if is_sync is None:
-            is_sync = self._sync_kinds.setdefault(key, not inspect.iscoroutinefunction(func))
-        return func if is_sync else super().ensure_sync(func)
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:

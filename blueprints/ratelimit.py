@@ -26,6 +26,7 @@ from typing import Any
 from flask import Flask, Response, current_app, request
 from flask_limiter import Limiter, RateLimitExceeded, RequestLimit
 
+from blueprints import header_writes
 from services.platform import credential_generation, errors, metrics, redis_client
 from services.platform import ratelimit as buckets
 from services.platform.runtime import runtime
@@ -66,9 +67,10 @@ def _add_headers(response: Response) -> Response:
     state = _this_request()
     if state is None or not state.known:
         return response
-    response.headers["X-RateLimit-Limit"] = str(state.capacity)
-    response.headers["X-RateLimit-Remaining"] = str(state.remaining)
-    response.headers["X-RateLimit-Reset"] = str(math.ceil(time.time() + state.full_in))
+    header_writes.set_known(response.headers, (  # numbers: nothing to check
+        ("X-RateLimit-Limit", str(state.capacity)),
+        ("X-RateLimit-Remaining", str(state.remaining)),
+        ("X-RateLimit-Reset", str(math.ceil(time.time() + state.full_in)))))
     return response
 
 

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Response, request
 
+from blueprints import header_writes
 from services.platform import errors
 from services.platform.runtime import runtime
 
@@ -63,16 +64,20 @@ def check_host() -> None:
         raise errors.BadRequest("Unknown host.")
 
 
+# nosniff everywhere; sign-in links carry a token in the URL: never send it to another site.
+EVERYWHERE = (("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "same-origin"))
+ON_HTTPS = (("Strict-Transport-Security", HSTS),)
+ON_PAGES = (("Content-Security-Policy", CONTENT_SECURITY_POLICY), ("X-Frame-Options", "DENY"))
+
+
 def add_headers(response: Response) -> Response:
     """nosniff and a referrer policy everywhere, HSTS on https, the CSP on browser pages."""
-    response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    # sign-in links carry a token in the URL: never send it to another site
-    response.headers.setdefault("Referrer-Policy", "same-origin")
+    pairs: tuple[tuple[str, str], ...] = EVERYWHERE
     if runtime().settings.base_url.startswith("https://"):
-        response.headers.setdefault("Strict-Transport-Security", HSTS)
+        pairs += ON_HTTPS
     if request.path.startswith(CSP_PREFIXES):
-        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
-        response.headers.setdefault("X-Frame-Options", "DENY")
+        pairs += ON_PAGES
+    header_writes.default_known(response.headers, pairs)
     return response
 
 

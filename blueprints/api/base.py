@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
+from functools import wraps
 from typing import Any
 
 import flask_smorest
-from flask_smorest.utils import resolve_schema_instance
+from flask import current_app
+from flask.globals import app_ctx
+from flask_smorest.utils import (
+    resolve_schema_instance,
+    set_status_and_headers_in_response,
+    unpack_tuple_response,
+)
 from webargs.flaskparser import FlaskParser
+from werkzeug import Response
 
 from schemas.common import ErrorSchema
 from schemas.dump import compiled
@@ -70,19 +79,62 @@ class Blueprint(flask_smorest.Blueprint):
     def response(self, status_code: Any, schema: Any = None, **kwargs: Any) -> Callable[[Any], Any]:
         """smorest's response, dumping with the schema's compiled dump when it is plain."""
         # The instance smorest documents is the one it dumps with: the OpenAPI is unchanged.
-        return super().response(status_code, compiled(resolve_schema_instance(schema)), **kwargs)
+        schema = compiled(resolve_schema_instance(schema))
+        documenting = super().response(status_code, schema, **kwargs)
+        prepare = self._prepare_response_content
+
+        def decorator(func: Any) -> Any:
+            documented = documenting(func)
+            if inspect.iscoroutinefunction(func):
+                return documented  # smorest's wrapper runs it through Flask's async bridge
+
+            # smorest's wrapper, step for step, for a plain function: it asked Flask for a
+            # sync version of ``func`` and looked up the app and ``g`` through their proxies
+            # on every call.
+            @wraps(func)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                result_raw, r_status_code, r_headers = unpack_tuple_response(func(*args, **kwargs))
+                if isinstance(result_raw, Response):
+                    set_status_and_headers_in_response(result_raw, r_status_code, r_headers)
+                    return result_raw
+                result_dump = result_raw if schema is None else schema.dump(result_raw)
+                app = current_app._get_current_object()  # type: ignore[attr-defined]
+                # kept where smorest keeps it (its ETag support reads it)
+                app_ctx._get_current_object().g.setdefault(  # type: ignore[attr-defined]
+                    "_flask_smorest", {})["result_dump"] = result_dump
+                resp = app.json.response(prepare(result_dump))
+                set_status_and_headers_in_response(resp, r_status_code, r_headers)
+                if r_status_code is None:
+                    resp.status_code = status_code
+                return resp
+
+            wrapper._apidoc = documented._apidoc  # type: ignore[attr-defined]
+            return wrapper
+
+        return decorator
 
     def errors(self, *statuses: int) -> Callable[[Any], Any]:
         """Document the error responses a route may give, with the Error body."""
 
         def decorator(func: Any) -> Any:
+            documented = func
             for status in statuses:
                 headers = _RETRY_AFTER if status in (409, 429, 503) else None
-                func = self.alt_response(
+                documented = self.alt_response(
                     status, schema=ErrorSchema, description=ERROR_DESCRIPTIONS.get(status),
                     headers=headers,
-                )(func)
-            return func
+                )(documented)
+            if inspect.iscoroutinefunction(func) or documented is func:
+                return documented
+            # smorest's alt_response wraps once per status, each layer only passing the
+            # call on through Flask's sync check: one plain layer carries all their docs.
+
+            @wraps(func)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                return func(*args, **kwargs)
+
+            wrapper._apidoc = documented._apidoc  # type: ignore[attr-defined]
+            return wrapper
 
         return decorator
 
