@@ -67,9 +67,12 @@ Scenario = Callable[[list[CopyEngine]], Awaitable[None]]
 
 @pytest.fixture
 def run_engines(app: Any, redis_url: str, engine_prefix: str) -> Callable[..., None]:
-    """``run_engines(scenario, count=1)``: run engines, await the scenario, stop them."""
+    """``run_engines(scenario, count=1)``: run engines, await the scenario, stop them.
 
-    def run(scenario: Scenario, count: int = 1, settings: EngineSettings = FAST) -> None:
+    STEADY by default: a test about losing a lease passes FAST (or its own settings).
+    """
+
+    def run(scenario: Scenario, count: int = 1, settings: EngineSettings = STEADY) -> None:
         async def main() -> None:
             client = redis.Redis.from_url(redis_url)
             engines = [CopyEngine(f"engine-{i}-{secrets.token_hex(3)}", client, engine_prefix,

@@ -21,11 +21,11 @@ from services.notifications import channels
 from services.platform import copy_control, metrics, operations
 from tests.conftest import DEADLINE
 from tests.worker.conftest import delete_prefixed_keys
-from tests.worker.copy_engine.conftest import FAST, inject, owned, settled, wait_for
+from tests.worker.copy_engine.conftest import STEADY, inject, owned, settled, wait_for
 
 # Stale after 1 s without a trade frame; backstop polls far apart, so a copy made while the
 # feed is stale can only come from the fast polling the stale feed switched on.
-STALE = dataclasses.replace(FAST, feed_stale_seconds=1.0, backstop_poll_seconds=30.0)
+STALE = dataclasses.replace(STEADY, feed_stale_seconds=1.0, backstop_poll_seconds=30.0)
 
 
 @pytest.fixture

@@ -15,11 +15,11 @@ from models.trading import Order, OrderFill, Trade
 from services.copying import intents as copy_intents
 from services.trading import order_reconcile
 from tests.venue_lifecycle import delay_market, fail_next_trade
-from tests.worker.copy_engine.conftest import FAST, inject, intents_of, owned, settled, wait_for
+from tests.worker.copy_engine.conftest import STEADY, inject, intents_of, owned, settled, wait_for
 from worker.copy_engine import store
 
 # Rechecks often; reads no balance again meanwhile (the estimate is what is checked).
-RECHECKING = dataclasses.replace(FAST, recheck_seconds=0.2, recheck_after_seconds=0,
+RECHECKING = dataclasses.replace(STEADY, recheck_seconds=0.2, recheck_after_seconds=0,
                                  wallet_refresh_seconds=300.0)
 
 
@@ -42,6 +42,14 @@ def test_a_copy_on_a_delayed_market_fills_after_the_delay(run_engines, make_conf
 
     async def scenario(engines):
         await owned(engines[0], target)
+
+        def estimated() -> object:
+            slot = engines[0].wallets.accounts.get(trader.user.id)
+            return slot if slot is not None and slot.balance is not None else None
+
+        # The copier's first estimate is read by the refresh loop, not before a fill (a fill
+        # does not wait for a read): the test is about the estimate an open order keeps.
+        await wait_for(estimated)
         await inject(venue_control, target, market.yes, "BUY", "10", "0.5")
         order = await wait_for(lambda: (o := _order(config)) and o.status != "pending" and o)
         assert order.status == "delayed"  # not booked as a final unfilled "cancelled"
