@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import config
+from tests.source_files import python_files
 
 ROOT = Path(config.__file__).resolve().parent
 
@@ -113,10 +114,9 @@ _ENVIRONMENT = re.compile(r"\bos\.(environ|getenv|putenv|unsetenv)\b|\bgetenv\("
 
 def test_only_config_reads_the_environment():
     found = []
-    for path in sorted(ROOT.rglob("*.py")):
+    for path in python_files(skip=NOT_THE_APP):
         relative = path.relative_to(ROOT).as_posix()
-        if relative.split("/")[0] in NOT_THE_APP or relative.startswith(".") \
-                or relative in ENVIRONMENT_READERS or relative.startswith("docs/examples/"):
+        if relative in ENVIRONMENT_READERS or relative.startswith("docs/examples/"):
             continue  # the docs' examples are a user's own scripts, not the app
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if _ENVIRONMENT.search(line):
@@ -128,11 +128,8 @@ def test_nothing_writes_the_environment():
     found = []
     writes = re.compile(r"os\.environ(\[[^]]+\]\s*=(?!=)|\.(setdefault|update|pop)\()"
                         r"|\bputenv\(")
-    for path in sorted(ROOT.rglob("*.py")):
+    for path in python_files(skip=("tests", "bench", "node_modules")):
         relative = path.relative_to(ROOT).as_posix()
-        if relative.split("/")[0] in ("tests", "bench", "node_modules") \
-                or relative.startswith("."):
-            continue
         found += [f"{relative}: {line.strip()}" for line in path.read_text().splitlines()
                   if writes.search(line)]
     assert found == []

@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from tests.source_files import python_files
+
 ROOT = Path(__file__).resolve().parents[1]
 # what `pip install copytrade` lacks: the devstack's own code paths and the extra's packages
 BLOCKED = ("devstack", "flask_sock", "simple_websocket")
@@ -98,15 +100,7 @@ def _module_level(tree: ast.Module) -> set[int]:
 
 def _app_files() -> list[Path]:
     """The app's Python files: the top-level modules and packages that are not tooling."""
-    files = []
-    for top in ROOT.iterdir():
-        if top.name.startswith(".") or top.name in NOT_APP:
-            continue
-        if top.is_dir():
-            files += top.rglob("*.py")
-        elif top.suffix == ".py":
-            files.append(top)
-    return files
+    return python_files(skip=NOT_APP)
 
 
 def test_only_the_cli_reaches_devstack_and_only_lazily() -> None:
