@@ -55,7 +55,16 @@ def intents(config) -> list[CopyIntent]:
         return list(CopyIntent.select().where(CopyIntent.config == config.id))
 
 
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 def test_status_jobs_and_move_on_a_running_stack(deployment, make_config, make_trader):
+    """status, jobs retry/purge and executors move against two live workers.
+
+    PostgreSQL only: the stack's two worker processes and the CLI processes share the
+    database as a deployment does (a deployment with several workers runs PostgreSQL), and
+    what differs between the databases here (the intents' writes and unique keys, the
+    cursors) is covered on both by the lighter tests of tests/worker/copy_engine; the
+    SQLite run repeated the same processes at the suite's third-highest CPU cost.
+    """
     env, spawn = deployment["env"], deployment["spawn"]
     targets = [Account.create().address.lower() for _ in range(2)]
     configs = [make_config(make_trader("0").user, t, paper_trading=True) for t in targets]
@@ -143,8 +152,17 @@ def test_status_jobs_and_move_on_a_running_stack(deployment, make_config, make_t
     assert moved[str(config.id)]["owner"] == other.name
 
 
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 def test_drain_hands_executors_over_without_a_missed_or_duplicate_copy(
         deployment, make_config, make_trader, market, venue_control):
+    """A drained worker's executors go to the other, no trade missed or copied twice.
+
+    PostgreSQL only: the stack's two worker processes and the CLI processes share the
+    database as a deployment does (a deployment with several workers runs PostgreSQL), and
+    what differs between the databases here (the intents' writes and unique keys, the
+    cursors) is covered on both by the lighter tests of tests/worker/copy_engine; the
+    SQLite run repeated the same processes at the suite's third-highest CPU cost.
+    """
     env, spawn = deployment["env"], deployment["spawn"]
     targets = [Account.create().address.lower() for _ in range(3)]
     copiers = [make_trader() for _ in targets]

@@ -1,6 +1,10 @@
 """Metrics across processes: ``copytrade serve`` (gunicorn, two web processes) and a worker
 process share the multiprocess folder; one scrape of the web shows both. SIGTERM on the web
 lets an in-flight request finish.
+
+PostgreSQL only: these test the metrics folder and the processes' signals, not the
+database; each test starts gunicorn or a worker whose SQLite run only repeated the same
+processes (a deployment of several processes runs PostgreSQL).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import httpx
+import pytest
 
 from devstack.chain.devchain import die_with_parent
 from services.platform import jobs as jobs_service
@@ -21,6 +26,8 @@ from services.platform import runtime
 from tests.conftest import DEADLINE, free_port, use_queue
 from tests.operations.scrape import total
 from tests.operations.stack import ROOT, WorkerProcess, stack_env, wait, wait_serving
+
+pytestmark = pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 
 
 def test_web_and_worker_processes_share_one_metrics_exposition(
