@@ -795,8 +795,13 @@ def print_waits(workers: list[Worker], since: float, top: int = 6) -> None:
         parts = ", ".join(f"{k} {v * 1000:.0f}" for k, v in sorted(
             r["parts"].items(), key=lambda kv: -kv[1]) if v * 1000 >= 0.5)
         ahead = ", ".join(f"{k} {v * 1000:.0f}" for k, v in r["ahead"].items()) or "nothing"
+        busy = ", ".join(f"{k} {v}" for k, v in sorted(
+            r.get("busy", {}).items(), key=lambda kv: -kv[1])[:5]) or "none"
         print(f"    {r['target'][:10]} ({r['source']}): first order {r['first_send'] * 1000:.0f},"
               f" queued {r['queued'] * 1000:.0f} (ahead: {ahead}); parts: {parts}")
+        most = r.get('busy_total', 0)
+        print(f"      database calls under way at its calls (most at once {most}):"
+              f" {busy}")
 
 
 def measure_takeover(args: argparse.Namespace, workers: list[Worker], targets: list[str],

@@ -26,6 +26,8 @@ _current: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar
 _done: deque[dict[str, Any]] = deque(maxlen=500)
 # Per target: (start, end, kind) of the work its watcher's executor did, the latest few.
 _ran: defaultdict[str, deque[tuple[float, float, str]]] = defaultdict(lambda: deque(maxlen=20))
+# The engine's database thread calls under way (queued or running), by id: the function's name.
+_in_db: dict[int, str] = {}
 
 
 def _charge(part: str, seconds: float) -> None:
@@ -111,14 +113,56 @@ def install() -> None:
         (executor_class, "contexts", "contexts"),
         (executor_class, "_breaker", "breaker"),
         (copier_wallets.CopierWallets, "recheck", "balance recheck"),
-        (engine.CopyEngine, "db", "database thread"),
     ]:
         setattr(owner, name, _timed(getattr(owner, name), part))
+    engine.CopyEngine.db = _split_db(engine.CopyEngine.db)  # type: ignore[method-assign]
     http.AsyncTransport.run = _timed(  # type: ignore[method-assign]
         http.AsyncTransport.run,
         lambda self, call: f"venue {call.request.method} {call.request.path}")
     http.AsyncTransport._pause = _timed(  # type: ignore[method-assign]
         http.AsyncTransport._pause, "venue budget waits")
+
+
+def _split_db(db: Callable[..., Any]) -> Callable[..., Any]:
+    """Time a database call as its wait for a thread and a connection, then its statements,
+    and note what other database calls were under way when a fill's call was made."""
+    @functools.wraps(db)
+    async def wrapper(self: Any, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        name = getattr(function, "__qualname__", repr(function))
+        module = getattr(function, "__module__", "") or ""
+        label = f"{module.rsplit('.', 1)[-1]}.{name}"
+        record = _current.get()
+        key = object()
+        if record is not None:
+            busy = record.setdefault("busy", {})
+            under_way: dict[str, int] = {}
+            for other in _in_db.values():
+                under_way[other] = under_way.get(other, 0) + 1
+            for other, count in under_way.items():
+                busy[other] = max(busy.get(other, 0), count)
+            record["busy_total"] = max(record.get("busy_total", 0), len(_in_db))
+        _in_db[id(key)] = label
+        called = time.monotonic()
+        marks: dict[str, float] = {}
+
+        def timed(*a: Any, **k: Any) -> Any:
+            marks["start"] = time.monotonic()
+            try:
+                return function(*a, **k)
+            finally:
+                marks["end"] = time.monotonic()
+        try:
+            return await db(self, timed, *args, **kwargs)
+        finally:
+            _in_db.pop(id(key), None)
+            done = time.monotonic()
+            if record is not None:
+                start = marks.get("start", done)
+                _charge("database thread", done - called)
+                _charge("database: thread + connection wait", start - called)
+                _charge("database: statements", marks.get("end", done) - start)
+                _charge(f"database: {label}", done - called)
+    return wrapper
 
 
 def snapshot() -> list[dict[str, Any]]:
